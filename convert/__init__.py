@@ -1,0 +1,1 @@
+"""Conversion between onegraph models and ONNX (onnx is imported only inside this package)."""

@@ -1,0 +1,1 @@
+"""Small bundled datasets and their loaders."""

@@ -1,0 +1,49 @@
+"""The exception hierarchy: every error onegraph raises on bad input is one of these."""
+
+
+class OneGraphError(Exception):
+    """Base class of every error onegraph raises deliberately."""
+
+
+class FormatError(OneGraphError):
+    """A `.og` file (or an in-memory model about to be written) is malformed."""
+
+
+class DataLossError(FormatError):
+    """Stored bytes do not match their checksum, or a file is truncated."""
+
+
+class ShapeError(OneGraphError):
+    """Tensor shapes or dtypes are inconsistent with an operator's definition."""
+
+
+class UnsupportedOpError(OneGraphError):
+    """An operator (or op version or dtype) has no definition or kernel here."""
+
+
+class OpAttributeError(OneGraphError):
+    """A node has a missing, unknown or wrongly typed attribute."""
+
+
+class ExecutionError(OneGraphError):
+    """A kernel failed while running a node; the message names the node and op."""
+
+
+class GradientNotDefinedError(OneGraphError):
+    """An op on the path from a loss to a variable has no gradient rule."""
+
+
+class ConversionError(OneGraphError):
+    """A model cannot be converted to or from another format (ONNX, TFLite)."""
+
+
+class QuantizationError(OneGraphError):
+    """A model cannot be quantized as asked."""
+
+
+class PlacementError(OneGraphError):
+    """Ops cannot be placed on devices as the constraints ask."""
+
+
+class OutOfRangeError(OneGraphError):
+    """A closed queue is exhausted (the input pipeline has ended)."""

@@ -1,0 +1,1 @@
+"""The lightweight numpy-only interpreter: load, verify, plan, arena, invoke; integer kernels."""

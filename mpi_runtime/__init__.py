@@ -1,0 +1,1 @@
+"""MPI runtime: cluster roles, placement, partitioning with Send/Recv, replication modes, launcher."""

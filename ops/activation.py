@@ -1,0 +1,3 @@
+"""Operators: activation family (definitions, kernels, inference, gradients)."""
+
+OPS = ()

@@ -1,0 +1,52 @@
+"""Helpers shared by op family modules: inference rules used by many ops."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError
+from .registry import TensorInfo
+
+
+def broadcast_shape(*shapes, where: str = ""):
+    """Numpy/ONNX multidirectional broadcast of shapes with None for unknown dims.
+
+    Raises:
+        ShapeError: two known dims differ and neither is 1.
+    """
+    if any(s is None for s in shapes):
+        return None
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(rank):
+        dim = 1
+        for s in shapes:
+            j = i - (rank - len(s))
+            if j < 0:
+                continue
+            d = s[j]
+            if d is None:
+                dim = None if dim in (1, None) else dim
+            elif d != 1:
+                if dim not in (1, None) and dim != d:
+                    raise ShapeError(f"{where}cannot broadcast shapes {list(shapes)}")
+                dim = d
+        out.append(dim)
+    return tuple(out)
+
+
+def infer_elementwise(attrs, inputs):
+    """Output 0 has the broadcast shape and the dtype of input 0."""
+    present = [t for t in inputs if t is not None]
+    return [TensorInfo(present[0].dtype, broadcast_shape(*(t.shape for t in present)))]
+
+
+def infer_same(attrs, inputs):
+    """Output 0 has the dtype and shape of input 0."""
+    return [TensorInfo(inputs[0].dtype, inputs[0].shape)]
+
+
+def infer_compare(attrs, inputs):
+    """Output 0 is bool with the broadcast shape of all inputs."""
+    present = [t for t in inputs if t is not None]
+    return [TensorInfo(np.dtype(bool), broadcast_shape(*(t.shape for t in present)))]

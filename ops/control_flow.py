@@ -1,0 +1,3 @@
+"""Operators: control_flow family (definitions, kernels, inference, gradients)."""
+
+OPS = ()

@@ -1,0 +1,3 @@
+"""Operators: conv family (definitions, kernels, inference, gradients)."""
+
+OPS = ()

@@ -1,0 +1,3 @@
+"""Operators: elementwise family (definitions, kernels, inference, gradients)."""
+
+OPS = ()

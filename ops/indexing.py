@@ -1,0 +1,3 @@
+"""Operators: indexing family (definitions, kernels, inference, gradients)."""
+
+OPS = ()

@@ -1,0 +1,3 @@
+"""Operators: linalg family (definitions, kernels, inference, gradients)."""
+
+OPS = ()

@@ -1,0 +1,3 @@
+"""Operators: normalization family (definitions, kernels, inference, gradients)."""
+
+OPS = ()

@@ -1,0 +1,3 @@
+"""Operators: pool family (definitions, kernels, inference, gradients)."""
+
+OPS = ()

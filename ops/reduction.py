@@ -1,0 +1,3 @@
+"""Operators: reduction family (definitions, kernels, inference, gradients)."""
+
+OPS = ()

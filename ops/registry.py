@@ -1,0 +1,191 @@
+"""Operator definitions and the registry that maps (domain, op_type) to them.
+
+An op is described once, by an `OpDef`: its inputs, outputs and attributes (with
+defaults), the float kernel, shape/dtype inference and (optionally) the gradient rule.
+Op family modules (`ops/elementwise.py`, `ops/conv.py`, ...) build `OpDef`s with
+`define(...)` and list them in a module-level `OPS` tuple; `ops/__init__.py` collects
+those tuples into the one registry, refusing duplicates.
+
+Kernel contract
+---------------
+``kernel(inputs, attrs, ctx) -> tuple``
+
+* ``inputs``: list of numpy arrays, ``None`` for an omitted optional input, in the
+  order of ``OpDef.inputs`` (a variadic last input takes all remaining positions).
+* ``attrs``: dict of attribute values with defaults filled in (ints, floats, str,
+  lists, numpy arrays for tensor attributes, `format.Graph` objects for subgraphs).
+* ``ctx``: a `KernelContext` (or None when the op does not need one): gives
+  subgraph execution, per-run state (variables, queues) and random generators.
+* returns a tuple with one numpy array per output (never a bare array).
+
+Inference contract
+------------------
+``infer(attrs, inputs) -> list[TensorInfo]`` where ``inputs`` holds a `TensorInfo`
+(dtype, shape with None for unknown dims, value if statically known) per input or
+None for omitted optional inputs. Raise `ShapeError` on inconsistent inputs.
+
+Gradient contract
+-----------------
+``gradient(b, node, grad_outputs) -> list`` with one entry per op input: a graph
+tensor handle holding d(loss)/d(input), or None where there is none. ``b`` is the
+graph builder supplied by `onegraph.train` (``b.op(op_type, inputs, attrs,
+num_outputs=1)``, ``b.constant(value)``); ``node.inputs``/``node.outputs`` are handles.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import OpAttributeError, UnsupportedOpError
+
+REQUIRED = object()  # sentinel: attribute has no default and must be given
+
+ATTR_TYPES = ("int", "float", "string", "ints", "floats", "strings", "tensor", "graph",
+              "graphs")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AttrSpec:
+    """One attribute of an op: name, type (one of ATTR_TYPES) and default."""
+
+    name: str
+    type: str
+    default: Any = REQUIRED
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TensorInfo:
+    """What inference knows about a tensor: dtype, shape (None = unknown dim), value."""
+
+    dtype: np.dtype | None
+    shape: tuple[int | None, ...] | None
+    value: np.ndarray | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OpDef:
+    """Everything onegraph knows about one operator.
+
+    Input names ending in ``?`` are optional; a final name ending in ``*`` is variadic.
+    ``dtypes`` lists the numpy dtype names the float kernel accepts for its first
+    input (empty = any). ``stateful`` ops are never constant-folded or pruned away
+    when they are targets.
+    """
+
+    name: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    kernel: Callable[..., tuple] | None
+    attrs: tuple[AttrSpec, ...] = ()
+    infer: Callable[..., list] | None = None
+    gradient: Callable[..., list] | None = None
+    domain: str = ""
+    dtypes: tuple[str, ...] = ()
+    stateful: bool = False
+    since_version: int = 1
+    doc: str = ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.domain, self.name)
+
+    def attr_spec(self, name: str) -> AttrSpec | None:
+        for spec in self.attrs:
+            if spec.name == name:
+                return spec
+        return None
+
+    def resolve_attrs(self, given: Mapping[str, Any], where: str = "") -> dict[str, Any]:
+        """Return the node's attributes with defaults filled in.
+
+        Raises:
+            OpAttributeError: a required attribute is missing or an unknown one given.
+        """
+        out: dict[str, Any] = {}
+        known = {spec.name for spec in self.attrs}
+        for name in given:
+            if name not in known:
+                raise OpAttributeError(
+                    f"{where}{self.name}: unknown attribute {name!r} "
+                    f"(known: {sorted(known) or 'none'})")
+        for spec in self.attrs:
+            if spec.name in given:
+                out[spec.name] = given[spec.name]
+            elif spec.required:
+                raise OpAttributeError(f"{where}{self.name}: missing required attribute "
+                                       f"{spec.name!r}")
+            else:
+                out[spec.name] = spec.default
+        return out
+
+
+def define(name: str, inputs: Sequence[str], outputs: Sequence[str], kernel,
+           attrs: Iterable[AttrSpec | tuple] = (), **kwargs) -> OpDef:
+    """Build an OpDef; attrs may be AttrSpec or (name, type[, default]) tuples."""
+    specs = []
+    for a in attrs:
+        spec = a if isinstance(a, AttrSpec) else AttrSpec(*a)
+        if spec.type not in ATTR_TYPES:
+            raise ValueError(f"op {name}: attribute {spec.name} has unknown type {spec.type}")
+        specs.append(spec)
+    return OpDef(name=name, inputs=tuple(inputs), outputs=tuple(outputs), kernel=kernel,
+                 attrs=tuple(specs), **kwargs)
+
+
+class KernelContext:
+    """Services a kernel may need from the executor running it.
+
+    The base class serves pure graphs; executors subclass it.
+    """
+
+    def run_graph(self, graph, inputs: Sequence[Any]) -> list:
+        """Run a subgraph (If/Loop/Scan body) with the given inputs, returning outputs."""
+        raise UnsupportedOpError("this executor cannot run subgraphs")
+
+    @property
+    def rng(self) -> np.random.Generator:
+        return np.random.default_rng()
+
+
+class Registry:
+    """Maps (domain, op_type) to OpDef; built once from the op family modules."""
+
+    def __init__(self) -> None:
+        self._ops: dict[tuple[str, str], OpDef] = {}
+
+    def add(self, op: OpDef) -> None:
+        if op.key in self._ops:
+            raise ValueError(f"op {op.domain or 'ai.onnx'}::{op.name} registered twice")
+        self._ops[op.key] = op
+
+    def get(self, op_type: str, domain: str = "", where: str = "") -> OpDef:
+        """Return the definition of an op.
+
+        Raises:
+            UnsupportedOpError: no such op; the message names the node (``where``).
+        """
+        op = self._ops.get((_norm_domain(domain), op_type))
+        if op is None:
+            raise UnsupportedOpError(
+                f"{where}unsupported op {(domain + '::') if domain else ''}{op_type}")
+        return op
+
+    def has(self, op_type: str, domain: str = "") -> bool:
+        return (_norm_domain(domain), op_type) in self._ops
+
+    def __iter__(self):
+        return iter(sorted(self._ops.values(), key=lambda o: (o.domain, o.name)))
+
+    def __len__(self) -> int:
+        return len(self._ops)
+
+
+def _norm_domain(domain: str) -> str:
+    return "" if domain in ("", "ai.onnx") else domain

@@ -1,0 +1,3 @@
+"""Operators: rnn family (definitions, kernels, inference, gradients)."""
+
+OPS = ()

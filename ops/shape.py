@@ -1,0 +1,3 @@
+"""Operators: shape family (definitions, kernels, inference, gradients)."""
+
+OPS = ()

@@ -1,0 +1,1 @@
+"""Calibration, post-training int8 quantization and error reports."""

@@ -1,0 +1,1 @@
+"""Graph building, autodiff, optimizers, control flow, queues, the Session executor and checkpoints."""
