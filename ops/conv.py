@@ -1,3 +1,383 @@
-"""Operators: conv family (definitions, kernels, inference, gradients)."""
+"""Operators: conv family (Conv, ConvTranspose).
 
-OPS = ()
+Convolution is im2col + GEMM: the (zero-padded) input is viewed through
+`np.lib.stride_tricks.as_strided` as windows ``(N, C, *kernel, *out)`` and the view is
+handed to ONE batched matmul per call (groups are a batch axis of the matmul, not a
+Python loop; for depthwise convs this batched matmul beats a multiply-accumulate loop
+over kernel positions).  1x1 convolutions are a plain GEMM.
+ConvTranspose is GEMM followed by col2im, the scatter-add of columns back to an image,
+again looping over kernel positions only.
+
+The window/padding arithmetic here (`_pool_geometry`, `_conv_output_shape`, `_pad`,
+`_window_slices`, `_im2col`, `_col2im`) is shared with `ops/pool.py` and meant for reuse
+by the gradient kernels.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ..errors import ShapeError
+from .registry import TensorInfo, define
+
+# --------------------------------------------------------------------------------------
+# Geometry: strides / dilations / pads / output sizes
+# --------------------------------------------------------------------------------------
+
+
+def _ints(value, n, fill):
+    """An ints attribute as a list of length n, or [fill]*n when absent/empty."""
+    if value is None or len(value) == 0:
+        return [fill] * n
+    return [int(v) for v in value]
+
+
+def _auto_pad(attrs) -> str:
+    mode = attrs.get("auto_pad") or "NOTSET"
+    if isinstance(mode, bytes):
+        mode = mode.decode()
+    return mode
+
+
+def _conv_output_shape(in_sp, kernel, strides, dilations, pads_begin, pads_end,
+                       ceil_mode=False):
+    """Output spatial sizes of a sliding window; None where the input dim is unknown.
+
+    ``ceil_mode`` follows ONNX/PyTorch pooling: round up, but drop a last window that
+    would start inside the end padding.
+    """
+    out = []
+    for n, k, s, d, pb, pe in zip(in_sp, kernel, strides, dilations, pads_begin, pads_end):
+        if n is None or k is None:
+            out.append(None)
+            continue
+        span = n + pb + pe - ((k - 1) * d + 1)
+        if ceil_mode:
+            o = -(-span // s) + 1
+            if (o - 1) * s >= n + pb:
+                o -= 1
+        else:
+            o = span // s + 1
+        out.append(max(o, 0))
+    return out
+
+
+def _pool_geometry(in_sp, kernel, attrs, ceil_mode=False):
+    """Resolve (strides, dilations, pads_begin, pads_end, out_sp) for Conv and pooling.
+
+    ``auto_pad`` SAME_* gives ``out = ceil(in / stride)`` with the total padding split
+    evenly, the odd pixel at the end (SAME_UPPER) or the beginning (SAME_LOWER).
+    Unknown input dims (None) give None pads/sizes.
+    """
+    nsp = len(kernel)
+    strides = _ints(attrs.get("strides"), nsp, 1)
+    dilations = _ints(attrs.get("dilations"), nsp, 1)
+    mode = _auto_pad(attrs)
+    if mode in ("SAME_UPPER", "SAME_LOWER"):
+        pb, pe, out = [], [], []
+        for n, k, s, d in zip(in_sp, kernel, strides, dilations):
+            if n is None:
+                pb.append(None)
+                pe.append(None)
+                out.append(None)
+                continue
+            o = -(-n // s)
+            total = max((o - 1) * s + (k - 1) * d + 1 - n, 0)
+            small = total // 2
+            if mode == "SAME_UPPER":
+                pb.append(small)
+                pe.append(total - small)
+            else:
+                pb.append(total - small)
+                pe.append(small)
+            out.append(o)
+        return strides, dilations, pb, pe, out
+    if mode == "VALID":
+        pads = [0] * (2 * nsp)
+    elif mode == "NOTSET":
+        pads = _ints(attrs.get("pads"), 2 * nsp, 0)
+    else:
+        raise ShapeError(f"unknown auto_pad {mode!r}")
+    pb, pe = pads[:nsp], pads[nsp:]
+    out = _conv_output_shape(in_sp, kernel, strides, dilations, pb, pe, ceil_mode)
+    return strides, dilations, pb, pe, out
+
+
+def _pad(x, pads_begin, pads_end, fill=0):
+    """Pad the spatial dims (all but the first two) of x; returns x itself if no padding.
+
+    Negative end pads crop.
+    """
+    if not any(pads_begin) and not any(pads_end):
+        return x
+    sp = x.shape[2:]
+    new_sp = [n + b + max(e, 0) for n, b, e in zip(sp, pads_begin, pads_end)]
+    out = np.full(x.shape[:2] + tuple(new_sp), fill, dtype=x.dtype)
+    dst = (slice(None), slice(None)) + tuple(
+        slice(b, b + n + min(e, 0)) for n, b, e in zip(sp, pads_begin, pads_end))
+    src = (slice(None), slice(None)) + tuple(slice(0, n + min(e, 0))
+                                             for n, e in zip(sp, pads_end))
+    out[dst] = x[src]
+    return out
+
+
+def _pad_for_windows(x, kernel, strides, dilations, pads_begin, pads_end, out_sp, fill=0):
+    """Pad x so every one of out_sp windows fits (ceil mode may need extra end padding).
+
+    Returns the padded array; windows then start at 0 in the padded coordinates.
+    """
+    pe = []
+    for n, k, s, d, b, e, o in zip(x.shape[2:], kernel, strides, dilations, pads_begin,
+                                   pads_end, out_sp):
+        need = (o - 1) * s + (k - 1) * d + 1 if o > 0 else 0
+        pe.append(max(need - n - b, e) if o > 0 else e)
+    return _pad(x, pads_begin, pe, fill)
+
+
+def _window_slices(kernel, strides, dilations, out_sp):
+    """Yield (kernel_index_tuple, slices) for each kernel position.
+
+    ``xp[(..., *slices)]`` is the strided view of the padded input that kernel position
+    meets at every output position, shaped like the output's spatial dims.
+    """
+    for pos in itertools.product(*(range(k) for k in kernel)):
+        yield pos, tuple(slice(p * d, p * d + (o - 1) * s + 1, s)
+                         for p, d, o, s in zip(pos, dilations, out_sp, strides))
+
+
+def _im2col(xp, kernel, strides, dilations, out_sp):
+    """Strided view (no copy) of the padded input: shape (N, C, *kernel, *out_sp)."""
+    st = xp.strides
+    shape = xp.shape[:2] + tuple(kernel) + tuple(out_sp)
+    strides_ = st[:2] + tuple(a * d for a, d in zip(st[2:], dilations)) + \
+        tuple(a * s for a, s in zip(st[2:], strides))
+    return np.lib.stride_tricks.as_strided(xp, shape, strides_, writeable=False)
+
+
+def _col2im(cols, buf, kernel, strides, dilations, in_sp):
+    """Scatter-add columns (N, C, *kernel, *in_sp) into the image buffer buf (N, C, *L).
+
+    Column at kernel position p and input position i lands at buf[..., i*s + p*d]; the
+    loop runs over kernel positions only.
+    """
+    nk = len(kernel)
+    for pos, sl in _window_slices(kernel, strides, dilations, in_sp):
+        buf[(slice(None), slice(None)) + sl] += cols[(slice(None), slice(None)) + pos
+                                                    + (slice(None),) * nk]
+    return buf
+
+
+def _compute_dtype(dtype):
+    """Kernels compute in float64 for float64 and in float32 for everything else."""
+    return np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
+
+
+# --------------------------------------------------------------------------------------
+# Conv
+# --------------------------------------------------------------------------------------
+
+
+def _conv_kernel(inputs, attrs, ctx):
+    x, w = inputs[0], inputs[1]
+    b = inputs[2] if len(inputs) > 2 else None
+    return (conv_nd(x, w, b, attrs),)
+
+
+def conv_nd(x, w, b, attrs):
+    """N-D convolution (ONNX Conv semantics), x (N, C, *S), w (M, C/group, *k)."""
+    out_dtype = x.dtype
+    cdt = _compute_dtype(out_dtype)
+    x = np.asarray(x, dtype=cdt)
+    w = np.asarray(w, dtype=cdt)
+    group = int(attrs.get("group", 1) or 1)
+    n, c = x.shape[:2]
+    m = w.shape[0]
+    kernel = list(w.shape[2:])
+    cg, mg = c // group, m // group
+    if w.shape[1] != cg or c % group or m % group:
+        raise ShapeError(f"Conv: input channels {c}, weight {w.shape}, group {group}")
+    strides, dilations, pb, pe, out_sp = _pool_geometry(x.shape[2:], kernel, attrs)
+    npix = int(np.prod(out_sp))
+    nsp = len(kernel)
+
+    if all(k == 1 for k in kernel) and not any(pb) and not any(pe):
+        # 1x1: a plain GEMM on the (possibly strided) input
+        if any(s != 1 for s in strides):
+            x = x[(slice(None), slice(None)) + tuple(slice(0, (o - 1) * s + 1, s)
+                                                     for o, s in zip(out_sp, strides))]
+        if group == 1:
+            y = np.matmul(w.reshape(m, c), x.reshape(n, c, npix))
+        else:
+            y = np.matmul(w.reshape(group, mg, cg), x.reshape(n, group, cg, npix))
+    else:
+        xp = _pad(x, pb, pe)
+        cols = _im2col(xp, kernel, strides, dilations, out_sp)
+        kk = cg * int(np.prod(kernel))
+        if group == 1:
+            y = np.matmul(w.reshape(m, kk), cols.reshape(n, kk, npix))
+        else:
+            y = np.matmul(w.reshape(group, mg, kk), cols.reshape(n, group, kk, npix))
+    y = y.reshape((n, m) + tuple(out_sp))
+    if b is not None:
+        y += np.asarray(b, dtype=cdt).reshape((m,) + (1,) * nsp)
+    return y.astype(out_dtype, copy=False)
+
+
+def _known(shape, i):
+    return shape is not None and len(shape) > i and shape[i] is not None
+
+
+def _conv_infer(attrs, inputs):
+    x, w = inputs[0], inputs[1]
+    if x.shape is None:
+        return [TensorInfo(x.dtype, None)]
+    rank = len(x.shape)
+    if w is not None and w.shape is not None:
+        kernel = list(w.shape[2:])
+        m = w.shape[0]
+    else:
+        kernel = list(attrs.get("kernel_shape") or [None] * (rank - 2))
+        m = None
+    if attrs.get("kernel_shape"):
+        kernel = [int(k) for k in attrs["kernel_shape"]]
+    if w is not None and _known(w.shape, 1) and _known(x.shape, 1):
+        group = int(attrs.get("group", 1) or 1)
+        if x.shape[1] != w.shape[1] * group:
+            raise ShapeError(f"Conv: input channels {x.shape[1]} != weight {w.shape[1]} * "
+                             f"group {group}")
+    *_, out = _pool_geometry(x.shape[2:], kernel, attrs)
+    return [TensorInfo(x.dtype, (x.shape[0], m) + tuple(out))]
+
+
+# --------------------------------------------------------------------------------------
+# ConvTranspose
+# --------------------------------------------------------------------------------------
+
+
+def _convtranspose_geometry(in_sp, kernel, attrs):
+    """Resolve (strides, dilations, pads_begin, pads_end, out_sp) for ConvTranspose."""
+    nsp = len(kernel)
+    strides = _ints(attrs.get("strides"), nsp, 1)
+    dilations = _ints(attrs.get("dilations"), nsp, 1)
+    outpad = _ints(attrs.get("output_padding"), nsp, 0)
+    mode = _auto_pad(attrs)
+    out_shape = attrs.get("output_shape")
+    if out_shape is not None and len(out_shape):
+        out_shape = [int(v) for v in out_shape][-nsp:]
+    elif mode in ("SAME_UPPER", "SAME_LOWER"):
+        out_shape = [None if n is None else n * s for n, s in zip(in_sp, strides)]
+    else:
+        out_shape = None
+    if out_shape is None:
+        pads = [0] * (2 * nsp) if mode == "VALID" else _ints(attrs.get("pads"), 2 * nsp, 0)
+        pb, pe = pads[:nsp], pads[nsp:]
+        out = [None if n is None else
+               s * (n - 1) + op + (k - 1) * d + 1 - b - e
+               for n, k, s, d, op, b, e in zip(in_sp, kernel, strides, dilations, outpad,
+                                               pb, pe)]
+        return strides, dilations, pb, pe, out
+    pb, pe = [], []
+    for n, k, s, d, op, o in zip(in_sp, kernel, strides, dilations, outpad, out_shape):
+        if n is None:
+            pb.append(None)
+            pe.append(None)
+            continue
+        total = s * (n - 1) + op + (k - 1) * d + 1 - o
+        half = total // 2
+        if mode == "SAME_UPPER":
+            pb.append(half)
+            pe.append(total - half)
+        else:
+            pb.append(total - half)
+            pe.append(half)
+    return strides, dilations, pb, pe, list(out_shape)
+
+
+def _convtranspose_kernel(inputs, attrs, ctx):
+    x, w = inputs[0], inputs[1]
+    b = inputs[2] if len(inputs) > 2 else None
+    return (conv_transpose_nd(x, w, b, attrs),)
+
+
+def conv_transpose_nd(x, w, b, attrs):
+    """N-D transposed convolution: x (N, C, *S), w (C, M/group, *k) -> (N, M, *out)."""
+    out_dtype = x.dtype
+    cdt = _compute_dtype(out_dtype)
+    x = np.asarray(x, dtype=cdt)
+    w = np.asarray(w, dtype=cdt)
+    group = int(attrs.get("group", 1) or 1)
+    n, c = x.shape[:2]
+    in_sp = list(x.shape[2:])
+    kernel = list(w.shape[2:])
+    nsp = len(kernel)
+    cg, mg = c // group, w.shape[1]
+    m = mg * group
+    if w.shape[0] != c or c % group:
+        raise ShapeError(f"ConvTranspose: input channels {c}, weight {w.shape}, group {group}")
+    strides, dilations, pb, pe, out_sp = _convtranspose_geometry(in_sp, kernel, attrs)
+    kprod = int(np.prod(kernel))
+    npix = int(np.prod(in_sp))
+    # GEMM: columns (N, G, Mg*K, P) = W_g^T (Mg*K, Cg) @ X_g (Cg, P)
+    if group == 1:
+        cols = np.matmul(w.reshape(c, m * kprod).T, x.reshape(n, c, npix))
+    else:
+        cols = np.matmul(w.reshape(group, cg, mg * kprod).transpose(0, 2, 1),
+                         x.reshape(n, group, cg, npix))
+    cols = cols.reshape((n, m) + tuple(kernel) + tuple(in_sp))
+    # col2im into a buffer covering both the full result and the requested window
+    full = [s * (i - 1) + (k - 1) * d + 1 for i, k, s, d in zip(in_sp, kernel, strides,
+                                                                dilations)]
+    lo = [min(0, p) for p in pb]
+    hi = [max(f, p + o) for f, p, o in zip(full, pb, out_sp)]
+    buf = np.zeros((n, m) + tuple(h - l for h, l in zip(hi, lo)), dtype=cdt)
+    inner = buf[(slice(None), slice(None)) + tuple(slice(-l, -l + f) for l, f in zip(lo, full))]
+    _col2im(cols, inner, kernel, strides, dilations, in_sp)
+    y = buf[(slice(None), slice(None)) + tuple(slice(p - l, p - l + o)
+                                               for p, l, o in zip(pb, lo, out_sp))]
+    if b is not None:
+        y = y + np.asarray(b, dtype=cdt).reshape((m,) + (1,) * nsp)
+    return np.ascontiguousarray(y, dtype=out_dtype)
+
+
+def _convtranspose_infer(attrs, inputs):
+    x, w = inputs[0], inputs[1]
+    if x.shape is None:
+        return [TensorInfo(x.dtype, None)]
+    rank = len(x.shape)
+    group = int(attrs.get("group", 1) or 1)
+    if w is not None and w.shape is not None:
+        kernel = list(w.shape[2:])
+        m = None if w.shape[1] is None else w.shape[1] * group
+    else:
+        kernel = [None] * (rank - 2)
+        m = None
+    if attrs.get("kernel_shape"):
+        kernel = [int(k) for k in attrs["kernel_shape"]]
+    if any(k is None for k in kernel):
+        return [TensorInfo(x.dtype, (x.shape[0], m) + (None,) * (rank - 2))]
+    *_, out = _convtranspose_geometry(x.shape[2:], kernel, attrs)
+    return [TensorInfo(x.dtype, (x.shape[0], m) + tuple(out))]
+
+
+_FLOATS = ("float16", "float32", "float64")
+
+_CONV_ATTRS = (("auto_pad", "string", "NOTSET"), ("dilations", "ints", None),
+               ("group", "int", 1), ("kernel_shape", "ints", None), ("pads", "ints", None),
+               ("strides", "ints", None))
+
+Conv = define(
+    "Conv", ("X", "W", "B?"), ("Y",), _conv_kernel, _CONV_ATTRS, infer=_conv_infer,
+    dtypes=_FLOATS, since_version=22,
+    doc="N-D convolution (im2col + one GEMM per call; groups batched).")
+
+ConvTranspose = define(
+    "ConvTranspose", ("X", "W", "B?"), ("Y",), _convtranspose_kernel,
+    _CONV_ATTRS + (("output_padding", "ints", None), ("output_shape", "ints", None)),
+    infer=_convtranspose_infer, dtypes=_FLOATS, since_version=22,
+    doc="N-D transposed convolution (GEMM + col2im).")
+
+OPS = (Conv, ConvTranspose)
+
+KNOWN_FAILURES: dict[str, str] = {}

@@ -1,3 +1,494 @@
-"""Operators: elementwise family (definitions, kernels, inference, gradients)."""
+"""Operators: elementwise family (definitions, kernels, inference, gradients).
 
-OPS = ()
+Arithmetic, math functions, comparisons, logic, bitwise ops, Cast/CastLike and Clip,
+all with ONNX semantics: multidirectional broadcasting and the input dtype preserved
+(float16 stays float16, integer division truncates towards zero like C).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import OpAttributeError, ShapeError
+from .common import broadcast_shape, infer_compare, infer_elementwise, infer_same
+from .registry import TensorInfo, define
+
+# Float dtypes numpy cannot compute in natively (ml_dtypes bfloat16, float8...) are
+# lifted to float32 for the arithmetic and rounded back afterwards.
+_NATIVE_FLOAT_KINDS = ("float16", "float32", "float64")
+
+
+def _compute_dtype(dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f" and dtype.name in _NATIVE_FLOAT_KINDS:
+        return dtype
+    if dtype.kind in "biuOUS":
+        return dtype
+    # ml_dtypes types report kind 'V' or 'f' with a non-native name.
+    return np.dtype(np.float32)
+
+
+def _lift(x):
+    x = np.asarray(x)
+    cd = _compute_dtype(x.dtype)
+    return x if cd == x.dtype else x.astype(cd)
+
+
+def _back(y, dtype):
+    y = np.asarray(y)
+    return y if y.dtype == dtype else y.astype(dtype)
+
+
+# ---------------------------------------------------------------------------------------
+# Unary math
+
+
+def _unary(fn):
+    def kernel(inputs, attrs, ctx):
+        """Apply the elementwise function, keeping the input dtype."""
+        x = np.asarray(inputs[0])
+        with np.errstate(all="ignore"):
+            return (_back(fn(_lift(x)), x.dtype),)
+    return kernel
+
+
+_SQRT_PI = math.sqrt(math.pi)
+_ERF_SERIES_TERMS = 60
+_ERFC_CF_DEPTH = 80
+_ERF_SPLIT = 2.5
+
+
+def erf(x):
+    """Error function, vectorised, accurate to a few ulp in float64.
+
+    Small |x| uses the all-positive series
+    erf(x) = 2/sqrt(pi) exp(-x^2) sum_n 2^n x^(2n+1) / (1*3*...*(2n+1)),
+    which has no cancellation; large |x| uses the classical continued fraction
+    erfc(x) = exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))).
+    """
+    x = np.asarray(x)
+    out_dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+    z = x.astype(np.float64)
+    a = np.abs(z)
+    small = a < _ERF_SPLIT
+    result = np.empty_like(z)
+
+    xs = a[small]
+    if xs.size:
+        x2 = xs * xs
+        term = xs.copy()
+        total = xs.copy()
+        for n in range(_ERF_SERIES_TERMS):
+            term = term * (2.0 * x2) / (2 * n + 3)
+            total += term
+        result[small] = (2.0 / _SQRT_PI) * np.exp(-x2) * total
+
+    xl = a[~small]
+    if xl.size:
+        with np.errstate(all="ignore"):
+            f = xl.copy()
+            for k in range(_ERFC_CF_DEPTH, 0, -1):
+                f = xl + (0.5 * k) / f
+            erfc = np.exp(-xl * xl) / (_SQRT_PI * f)
+        # inf / inf leaves NaN for x = inf, where erfc is exactly 0.
+        erfc = np.where(np.isinf(xl), 0.0, erfc)
+        result[~small] = 1.0 - erfc
+
+    result = np.copysign(result, z)
+    result = np.where(np.isnan(z), np.nan, result)
+    return result.astype(out_dtype)
+
+
+def _round_half_even(x):
+    return np.round(x) if x.dtype.kind == "f" else x
+
+
+_UNARY = {
+    "Neg": (np.negative, 13),
+    "Abs": (np.abs, 13),
+    "Sqrt": (np.sqrt, 13),
+    "Reciprocal": (np.reciprocal, 13),
+    "Exp": (np.exp, 13),
+    "Log": (np.log, 13),
+    "Sin": (np.sin, 22),
+    "Cos": (np.cos, 22),
+    "Tan": (np.tan, 22),
+    "Asin": (np.arcsin, 22),
+    "Acos": (np.arccos, 22),
+    "Atan": (np.arctan, 22),
+    "Sinh": (np.sinh, 22),
+    "Cosh": (np.cosh, 22),
+    "Asinh": (np.arcsinh, 22),
+    "Acosh": (np.arccosh, 22),
+    "Atanh": (np.arctanh, 22),
+    "Erf": (erf, 13),
+    "Floor": (np.floor, 13),
+    "Ceil": (np.ceil, 13),
+    "Round": (_round_half_even, 22),
+    "Sign": (np.sign, 13),
+}
+
+
+# ---------------------------------------------------------------------------------------
+# Binary arithmetic
+
+
+def _binary(fn):
+    def kernel(inputs, attrs, ctx):
+        """Apply the broadcasting binary function, keeping the dtype of input 0."""
+        a, b = np.asarray(inputs[0]), np.asarray(inputs[1])
+        with np.errstate(all="ignore"):
+            return (_back(fn(_lift(a), _lift(b)), a.dtype),)
+    return kernel
+
+
+def _div(a, b):
+    if a.dtype.kind not in "iu":
+        return np.divide(a, b)
+    b_safe = np.where(b == 0, 1, b).astype(b.dtype)
+    q = np.floor_divide(a, b_safe)
+    if a.dtype.kind == "i":
+        # Floor division rounds towards -inf; C (and ONNX) truncate towards zero.
+        inexact = (q * b_safe) != a
+        q = q + (inexact & ((a < 0) != (b_safe < 0))).astype(q.dtype)
+    return np.where(b == 0, 0, q).astype(a.dtype)
+
+
+def _pow(a, b):
+    if a.dtype.kind in "iu" and b.dtype.kind in "iu":
+        if np.any(b < 0):
+            return np.power(a.astype(np.float64), b.astype(np.float64))
+        return np.power(a, b.astype(a.dtype))
+    if a.dtype.kind == "f" and b.dtype.kind in "iub":
+        return np.power(a, b.astype(a.dtype))
+    return np.power(a.astype(np.float64), b.astype(np.float64))
+
+
+def _mod_kernel(inputs, attrs, ctx):
+    """Modulo: sign of the divisor (fmod=0) or of the dividend (fmod=1, C fmod)."""
+    a, b = np.asarray(inputs[0]), np.asarray(inputs[1])
+    fa, fb = _lift(a), _lift(b)
+    with np.errstate(all="ignore"):
+        if a.dtype.kind in "iu":
+            b_safe = np.where(fb == 0, 1, fb).astype(fb.dtype)
+            r = np.fmod(fa, b_safe) if attrs["fmod"] else np.mod(fa, b_safe)
+            r = np.where(fb == 0, 0, r)
+        else:
+            r = np.fmod(fa, fb) if attrs["fmod"] else np.mod(fa, fb)
+    return (_back(r, a.dtype),)
+
+
+def _bitshift_kernel(inputs, attrs, ctx):
+    """Shift X by Y bits; out-of-range shifts give the pure sign extension (0 or -1)."""
+    x, y = np.asarray(inputs[0]), np.asarray(inputs[1])
+    direction = attrs["direction"]
+    if direction not in ("LEFT", "RIGHT"):
+        raise OpAttributeError(f"BitShift: direction must be LEFT or RIGHT, got {direction!r}")
+    bits = x.dtype.itemsize * 8
+    bad = (y < 0) | (y >= bits)
+    ys = np.where(bad, 0, y).astype(x.dtype)
+    if direction == "LEFT":
+        out = np.left_shift(x, ys)
+        fill = np.zeros((), x.dtype)
+    else:
+        out = np.right_shift(x, ys)
+        fill = np.where(x < 0, -1, 0).astype(x.dtype) if x.dtype.kind == "i" \
+            else np.zeros((), x.dtype)
+    return (np.where(bad, fill, out).astype(x.dtype),)
+
+
+_BINARY = {
+    "Add": (np.add, 14),
+    "Sub": (np.subtract, 14),
+    "Mul": (np.multiply, 14),
+    "Div": (_div, 14),
+    "Pow": (_pow, 15),
+    "BitwiseAnd": (np.bitwise_and, 18),
+    "BitwiseOr": (np.bitwise_or, 18),
+    "BitwiseXor": (np.bitwise_xor, 18),
+}
+
+
+# ---------------------------------------------------------------------------------------
+# Comparisons and logic
+
+
+def _compare(fn):
+    def kernel(inputs, attrs, ctx):
+        """Broadcasting comparison giving a bool tensor."""
+        a, b = np.asarray(inputs[0]), np.asarray(inputs[1])
+        return (np.asarray(fn(_lift(a), _lift(b)), dtype=bool),)
+    return kernel
+
+
+_COMPARE = {
+    "Equal": (np.equal, 19),
+    "Less": (np.less, 13),
+    "LessOrEqual": (np.less_equal, 16),
+    "Greater": (np.greater, 13),
+    "GreaterOrEqual": (np.greater_equal, 16),
+    "And": (np.logical_and, 7),
+    "Or": (np.logical_or, 7),
+    "Xor": (np.logical_xor, 7),
+}
+
+
+def _not_kernel(inputs, attrs, ctx):
+    """Logical not of a bool tensor."""
+    return (np.logical_not(inputs[0]),)
+
+
+def _bitwise_not_kernel(inputs, attrs, ctx):
+    """Bitwise complement of an integer tensor."""
+    x = np.asarray(inputs[0])
+    return (np.invert(x).astype(x.dtype),)
+
+
+def _isnan_kernel(inputs, attrs, ctx):
+    """True where the input is NaN."""
+    return (np.isnan(_lift(inputs[0])),)
+
+
+def _isinf_kernel(inputs, attrs, ctx):
+    """True where the input is an infinity of a detected sign."""
+    x = _lift(inputs[0])
+    pos = np.isposinf(x) if attrs["detect_positive"] else np.zeros(x.shape, bool)
+    neg = np.isneginf(x) if attrs["detect_negative"] else np.zeros(x.shape, bool)
+    return (pos | neg,)
+
+
+# ---------------------------------------------------------------------------------------
+# Variadic and selection ops
+
+
+def _variadic(fn, mean=False):
+    def kernel(inputs, attrs, ctx):
+        """Fold the broadcasting function over all inputs, keeping the input dtype."""
+        arrays = [np.asarray(x) for x in inputs if x is not None]
+        dtype = arrays[0].dtype
+        with np.errstate(all="ignore"):
+            acc = _lift(arrays[0])
+            for x in arrays[1:]:
+                acc = fn(acc, _lift(x))
+            if mean:
+                acc = acc / len(arrays) if acc.dtype.kind == "f" else acc // len(arrays)
+            acc = np.broadcast_to(acc, np.broadcast_shapes(*(x.shape for x in arrays)))
+        return (_back(np.array(acc), dtype),)
+    return kernel
+
+
+def _where_kernel(inputs, attrs, ctx):
+    """Pick X where the condition holds, else Y (broadcasting all three)."""
+    cond, x, y = (np.asarray(t) for t in inputs)
+    return (np.where(cond, x, y).astype(x.dtype, copy=False),)
+
+
+def _infer_where(attrs, inputs):
+    shape = broadcast_shape(*(t.shape for t in inputs), where="Where: ")
+    return [TensorInfo(inputs[1].dtype, shape)]
+
+
+def _clip_kernel(inputs, attrs, ctx):
+    """Clamp to [min, max]; when min > max every value becomes max."""
+    x = np.asarray(inputs[0])
+    lo = inputs[1] if len(inputs) > 1 else None
+    hi = inputs[2] if len(inputs) > 2 else None
+    y = _lift(x)
+    if lo is not None:
+        y = np.maximum(y, _lift(lo))
+    if hi is not None:
+        y = np.minimum(y, _lift(hi))
+    return (_back(y, x.dtype),)
+
+
+# ---------------------------------------------------------------------------------------
+# Cast / CastLike
+
+# ONNX TensorProto.DataType values -> numpy dtype names ("ml:" = provided by ml_dtypes).
+_ONNX_TYPES = {
+    1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64",
+    8: "object", 9: "bool", 10: "float16", 11: "float64", 12: "uint32", 13: "uint64",
+    14: "complex64", 15: "complex128", 16: "ml:bfloat16", 17: "ml:float8_e4m3fn",
+    18: "ml:float8_e4m3fnuz", 19: "ml:float8_e5m2", 20: "ml:float8_e5m2fnuz",
+    21: "ml:uint4", 22: "ml:int4", 23: "ml:float4_e2m1fn", 24: "ml:float8_e8m0fnu",
+    25: "ml:uint2", 26: "ml:int2",
+}
+_FLOAT8 = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")
+
+
+def onnx_type_to_numpy(to: int) -> np.dtype:
+    """Numpy dtype for an ONNX TensorProto.DataType value.
+
+    Raises:
+        OpAttributeError: unknown type, or it needs ml_dtypes which is not installed.
+    """
+    name = _ONNX_TYPES.get(int(to))
+    if name is None:
+        raise OpAttributeError(f"Cast: unknown ONNX data type {to}")
+    if not name.startswith("ml:"):
+        return np.dtype(name)
+    try:
+        import ml_dtypes
+    except ImportError:  # pragma: no cover - depends on environment
+        raise OpAttributeError(f"Cast: type {name[3:]} needs the ml_dtypes package") from None
+    return np.dtype(getattr(ml_dtypes, name[3:]))
+
+
+def _is_string(dtype) -> bool:
+    return np.dtype(dtype).kind in "OUS"
+
+
+def _from_strings(x, dtype):
+    text = np.asarray(x).astype(str)
+    if dtype.kind in "iu":
+        try:
+            return text.astype(dtype)
+        except ValueError:
+            pass  # e.g. "2.5" -> int: parse as float then truncate
+    if dtype == np.bool_:
+        return text.astype(np.float64).astype(bool)
+    # Python's float parser already accepts INF/+INF/-INF/NaN in any case and 1E8 forms.
+    return text.astype(np.float64).astype(dtype)
+
+
+def _to_e8m0(x, dtype, saturate, round_mode):
+    v = x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        mant, exp = np.frexp(v)  # v = mant * 2**exp with mant in [0.5, 1)
+        e = (exp - 1).astype(np.float64)  # v = (2 * mant) * 2**e, 2 * mant in [1, 2)
+        m = 2.0 * mant
+        if round_mode == "up":
+            e = e + (m > 1.0)
+        elif round_mode == "nearest":
+            e = e + (m >= 1.5)
+        elif round_mode != "down":
+            raise OpAttributeError(f"Cast: unknown round_mode {round_mode!r}")
+        finite = np.isfinite(v) & (v > 0)
+        if saturate:
+            e = np.clip(e, -127, 127)
+            e = np.where(np.isposinf(v), 127, e)
+            e = np.where(v == 0, -127, e)
+            valid = finite | np.isposinf(v) | (v == 0)
+        else:
+            valid = finite & (e >= -127) & (e <= 127)
+        out = np.where(valid, np.ldexp(1.0, np.clip(e, -127, 127).astype(np.int32)), np.nan)
+    return out.astype(np.float32).astype(dtype)
+
+
+def cast_array(x, dtype, saturate=1, round_mode="up"):
+    """Convert an array to `dtype` with ONNX Cast rules."""
+    x = np.asarray(x)
+    dtype = np.dtype(dtype)
+    if x.dtype == dtype:
+        return x.copy()
+    if _is_string(dtype):
+        if _is_string(x.dtype):
+            return x.astype(object)
+        src = x.astype(np.float32) if _compute_dtype(x.dtype) != x.dtype else x
+        return src.astype(str).astype(object)
+    if _is_string(x.dtype):
+        return _from_strings(x, dtype)
+    if dtype.name == "float8_e8m0fnu":
+        return _to_e8m0(x, dtype, saturate, round_mode)
+    if dtype.name in _FLOAT8 and saturate and x.dtype.kind != "b":
+        import ml_dtypes
+
+        top = float(ml_dtypes.finfo(dtype).max)
+        v = x.astype(np.float32) if x.dtype.name != "float64" else x
+        with np.errstate(all="ignore"):
+            v = np.where(np.isnan(v), v, np.clip(v, -top, top))
+        return v.astype(dtype)
+    if x.dtype.name not in _NATIVE_FLOAT_KINDS and x.dtype.kind not in "biu" \
+            and dtype.kind in "iub":
+        # Exotic floats (bfloat16, float8) go through float32 to reach integer types.
+        return x.astype(np.float32).astype(dtype)
+    with np.errstate(all="ignore"):
+        return x.astype(dtype)
+
+
+def _cast_kernel(inputs, attrs, ctx):
+    """Cast to the ONNX type `to` (numeric, bool, string; float8 via ml_dtypes)."""
+    dtype = onnx_type_to_numpy(attrs["to"])
+    return (cast_array(inputs[0], dtype, attrs["saturate"], attrs["round_mode"]),)
+
+
+def _castlike_kernel(inputs, attrs, ctx):
+    """Cast input 0 to the dtype of input 1."""
+    return (cast_array(inputs[0], np.asarray(inputs[1]).dtype, attrs["saturate"],
+                       attrs["round_mode"]),)
+
+
+def _infer_cast(attrs, inputs):
+    try:
+        dtype = onnx_type_to_numpy(attrs["to"])
+    except OpAttributeError:
+        dtype = None
+    return [TensorInfo(dtype, inputs[0].shape)]
+
+
+def _infer_castlike(attrs, inputs):
+    return [TensorInfo(inputs[1].dtype, inputs[0].shape)]
+
+
+def _infer_clip(attrs, inputs):
+    for bound in inputs[1:]:
+        if bound is not None and bound.shape is not None and len(bound.shape) != 0 \
+                and any(d not in (1, None) for d in bound.shape):
+            raise ShapeError(f"Clip: min/max must be scalars, got shape {bound.shape}")
+    return infer_same(attrs, inputs)
+
+
+# ---------------------------------------------------------------------------------------
+# Definitions
+
+
+def _build():
+    ops = []
+    for name, (fn, since) in _UNARY.items():
+        ops.append(define(name, ["X"], ["Y"], _unary(fn), infer=infer_same,
+                          since_version=since))
+    for name, (fn, since) in _BINARY.items():
+        ops.append(define(name, ["A", "B"], ["C"], _binary(fn), infer=infer_elementwise,
+                          since_version=since))
+    for name, (fn, since) in _COMPARE.items():
+        ops.append(define(name, ["A", "B"], ["C"], _compare(fn), infer=infer_compare,
+                          since_version=since))
+    ops += [
+        define("Mod", ["A", "B"], ["C"], _mod_kernel, attrs=[("fmod", "int", 0)],
+               infer=infer_elementwise, since_version=28),
+        define("BitShift", ["X", "Y"], ["Z"], _bitshift_kernel,
+               attrs=[("direction", "string")], infer=infer_elementwise, since_version=28),
+        define("Not", ["X"], ["Y"], _not_kernel, infer=infer_compare, since_version=1),
+        define("BitwiseNot", ["X"], ["Y"], _bitwise_not_kernel, infer=infer_same,
+               since_version=18),
+        define("IsNaN", ["X"], ["Y"], _isnan_kernel, infer=infer_compare, since_version=20),
+        define("IsInf", ["X"], ["Y"], _isinf_kernel,
+               attrs=[("detect_negative", "int", 1), ("detect_positive", "int", 1)],
+               infer=infer_compare, since_version=20),
+        define("Max", ["data_0*"], ["max"], _variadic(np.maximum), infer=infer_elementwise,
+               since_version=13),
+        define("Min", ["data_0*"], ["min"], _variadic(np.minimum), infer=infer_elementwise,
+               since_version=13),
+        define("Sum", ["data_0*"], ["sum"], _variadic(np.add), infer=infer_elementwise,
+               since_version=13),
+        define("Mean", ["data_0*"], ["mean"], _variadic(np.add, mean=True),
+               infer=infer_elementwise, since_version=13),
+        define("Where", ["condition", "X", "Y"], ["output"], _where_kernel,
+               infer=_infer_where, since_version=16),
+        define("Clip", ["input", "min?", "max?"], ["output"], _clip_kernel,
+               infer=_infer_clip, since_version=13),
+        define("Cast", ["input"], ["output"], _cast_kernel,
+               attrs=[("to", "int"), ("saturate", "int", 1), ("round_mode", "string", "up")],
+               infer=_infer_cast, since_version=28),
+        define("CastLike", ["input", "target_type"], ["output"], _castlike_kernel,
+               attrs=[("saturate", "int", 1), ("round_mode", "string", "up")],
+               infer=_infer_castlike, since_version=25),
+    ]
+    return tuple(sorted(ops, key=lambda op: op.name))
+
+
+OPS = _build()
+
+KNOWN_FAILURES: dict[str, str] = {}

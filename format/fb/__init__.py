@@ -1,0 +1,1 @@
+"""FlatBuffers code generated from `format/onegraph.fbs` by `make schema`; do not edit."""

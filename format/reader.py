@@ -1,0 +1,537 @@
+"""Load a `.og` file: verify every byte the FlatBuffer part claims, then build the IR.
+
+The Python FlatBuffers runtime does no bounds checking, so this module does not use
+it for reading. It walks the FlatBuffer with its own bounds-checked accessors, checking
+each offset, length, index, enum value, UTF-8 string and shape as it decodes, and raises
+`FormatError` naming the field path (``graphs[0].nodes[12].inputs[1]``) on the first
+problem. Work is bounded by the file size (a budget of decoded elements), so a hostile
+file cannot make loading hang or allocate what it merely claims to need.
+
+Constant and variable tensors become numpy arrays viewing the memory-mapped data tail:
+loading does not read the weights. `check_data=True` also verifies segment checksums.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+import zlib
+
+import numpy as np
+
+from ..errors import DataLossError, FormatError
+from .dtypes import DType
+from .ir import (SCHEMA_VERSION, AttrType, Graph, Model, Node, Quantization, Signature, Tensor,
+                 TensorKind, TypedList, topological_order)
+from .writer import ALIGNMENT, FILE_IDENTIFIER
+
+_U8, _I8 = struct.Struct("<B"), struct.Struct("<b")
+_U16, _I16 = struct.Struct("<H"), struct.Struct("<h")
+_U32, _I32 = struct.Struct("<I"), struct.Struct("<i")
+_U64, _I64 = struct.Struct("<Q"), struct.Struct("<q")
+_F64 = struct.Struct("<d")
+_MAX_DIM_PRODUCT = 1 << 62
+
+
+class _Reader:
+    """Bounds-checked access to a FlatBuffer held in `buf` (any buffer-protocol object)."""
+
+    def __init__(self, buf, size: int) -> None:
+        self.buf = buf
+        self.size = size
+        self.extent = 0  # furthest byte the FlatBuffer part uses
+        # Each decoded element costs one unit; a well-formed file needs far fewer than
+        # this, a hostile one sharing sub-objects cannot make us do more.
+        self.budget = 4 * size + 100_000
+
+    def need(self, pos: int, n: int, path: str) -> None:
+        if pos < 0 or n < 0 or pos + n > self.size:
+            raise FormatError(f"{path}: bytes {pos}..{pos + n} lie outside the file "
+                              f"({self.size} bytes)")
+        if pos + n > self.extent:
+            self.extent = pos + n
+
+    def spend(self, units: int, path: str) -> None:
+        self.budget -= units
+        if self.budget < 0:
+            raise FormatError(f"{path}: file references more data than it can hold "
+                              "(shared or overlapping objects)")
+
+    def scalar(self, st: struct.Struct, pos: int, path: str):
+        self.need(pos, st.size, path)
+        return st.unpack_from(self.buf, pos)[0]
+
+    def table(self, pos: int, path: str) -> "_Table":
+        self.spend(1, path)
+        self.need(pos, 4, path)
+        vtable = pos - _I32.unpack_from(self.buf, pos)[0]
+        self.need(vtable, 4, f"{path} (vtable)")
+        vt_len, tbl_len = _U16.unpack_from(self.buf, vtable)[0], \
+            _U16.unpack_from(self.buf, vtable + 2)[0]
+        if vt_len < 4 or vt_len % 2:
+            raise FormatError(f"{path}: bad vtable size {vt_len}")
+        if tbl_len < 4:
+            raise FormatError(f"{path}: bad table size {tbl_len}")
+        self.need(vtable, vt_len, f"{path} (vtable)")
+        self.need(pos, tbl_len, path)
+        return _Table(self, pos, vtable, vt_len, tbl_len, path)
+
+
+class _Table:
+    __slots__ = ("r", "pos", "vtable", "vt_len", "tbl_len", "path")
+
+    def __init__(self, r: _Reader, pos, vtable, vt_len, tbl_len, path):
+        self.r, self.pos, self.vtable = r, pos, vtable
+        self.vt_len, self.tbl_len, self.path = vt_len, tbl_len, path
+
+    def _field(self, slot: int, size: int, name: str) -> int:
+        """Absolute position of a field, 0 when absent; checks it lies inside the table."""
+        o = 4 + 2 * slot
+        if o >= self.vt_len:
+            return 0
+        off = _U16.unpack_from(self.r.buf, self.vtable + o)[0]
+        if off == 0:
+            return 0
+        if off < 4 or off + size > self.tbl_len:
+            raise FormatError(f"{self.path}.{name}: field offset {off} outside its table")
+        return self.pos + off
+
+    def scalar(self, slot: int, st: struct.Struct, default, name: str):
+        p = self._field(slot, st.size, name)
+        return default if p == 0 else st.unpack_from(self.r.buf, p)[0]
+
+    def _target(self, slot: int, name: str) -> int:
+        p = self._field(slot, 4, name)
+        if p == 0:
+            return 0
+        target = p + _U32.unpack_from(self.r.buf, p)[0]
+        self.r.need(target, 4, f"{self.path}.{name}")
+        return target
+
+    def struct_at(self, slot: int, size: int, name: str) -> int:
+        return self._field(slot, size, name)
+
+    def string(self, slot: int, name: str, default: str | None = "") -> str | None:
+        p = self._target(slot, name)
+        if p == 0:
+            return default
+        return _string_at(self.r, p, f"{self.path}.{name}")
+
+    def table(self, slot: int, name: str) -> "_Table | None":
+        p = self._target(slot, name)
+        return None if p == 0 else self.r.table(p, f"{self.path}.{name}")
+
+    def vector(self, slot: int, elem_size: int, name: str) -> tuple[int, int] | None:
+        """(start, count) of a vector field, None when absent."""
+        p = self._target(slot, name)
+        if p == 0:
+            return None
+        count = _U32.unpack_from(self.r.buf, p)[0]
+        path = f"{self.path}.{name}"
+        self.r.need(p + 4, count * elem_size, path)
+        self.r.spend(count, path)
+        return p + 4, count
+
+    def numbers(self, slot: int, dtype: str, name: str) -> list | None:
+        dt = np.dtype(dtype)
+        v = self.vector(slot, dt.itemsize, name)
+        if v is None:
+            return None
+        start, count = v
+        return np.frombuffer(self.r.buf, dt, count, start).tolist()
+
+    def tables(self, slot: int, name: str) -> list["_Table"]:
+        v = self.vector(slot, 4, name)
+        if v is None:
+            return []
+        start, count = v
+        out = []
+        for i in range(count):
+            p = start + 4 * i
+            out.append(self.r.table(p + _U32.unpack_from(self.r.buf, p)[0],
+                                    f"{self.path}.{name}[{i}]"))
+        return out
+
+    def strings(self, slot: int, name: str) -> list[str] | None:
+        v = self.vector(slot, 4, name)
+        if v is None:
+            return None
+        start, count = v
+        out = []
+        for i in range(count):
+            p = start + 4 * i
+            target = p + _U32.unpack_from(self.r.buf, p)[0]
+            path = f"{self.path}.{name}[{i}]"
+            self.r.need(target, 4, path)
+            out.append(_string_at(self.r, target, path))
+        return out
+
+
+def _string_at(r: _Reader, p: int, path: str) -> str:
+    n = _U32.unpack_from(r.buf, p)[0]
+    r.need(p + 4, n + 1, path)
+    r.spend(n // 64, path)
+    if r.buf[p + 4 + n] != 0:
+        raise FormatError(f"{path}: string is not NUL-terminated")
+    try:
+        return bytes(r.buf[p + 4:p + 4 + n]).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FormatError(f"{path}: string is not valid UTF-8 ({e.reason} at byte "
+                          f"{e.start})") from None
+
+
+class _GraphRef:
+    """A GRAPH attribute's index, resolved to the Graph once all graphs are decoded."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def _enum(value: int, enum_cls, path: str):
+    try:
+        return enum_cls(value)
+    except ValueError:
+        raise FormatError(f"{path}: unknown {enum_cls.__name__} value {value}") from None
+
+
+def _shape(values: list | None, path: str, allow_unknown: bool) -> tuple | None:
+    if values is None:
+        return None
+    product = 1
+    for k, d in enumerate(values):
+        if d < 0 and not (allow_unknown and d == -1):
+            raise FormatError(f"{path}[{k}]: invalid dimension {d}")
+        if d > 0:
+            product *= d
+            if product > _MAX_DIM_PRODUCT:
+                raise FormatError(f"{path}: shape {values} has more elements than "
+                                  "can be addressed")
+    return tuple(values)
+
+
+def _index(i: int, n: int, path: str, allow_omitted: bool = False) -> int:
+    if allow_omitted and i == -1:
+        return i
+    if not 0 <= i < n:
+        raise FormatError(f"{path}: index {i} out of range (0..{n - 1})")
+    return i
+
+
+class _Decoder:
+    """Turns verified tables into IR objects; owns the buffer list and the mapping."""
+
+    def __init__(self, r: _Reader, data, file_size: int, check_data: bool):
+        self.r = r
+        self.data = data
+        self.file_size = file_size
+        self.check_data = check_data
+        self.buffers: list[tuple[int, int, int]] = []
+
+    def decode_buffers(self, model_t: _Table) -> None:
+        for i, t in enumerate(model_t.tables(4, "buffers")):
+            path = f"buffers[{i}]"
+            offset = t.scalar(0, _U64, 0, "offset")
+            length = t.scalar(1, _U64, 0, "length")
+            crc = t.scalar(2, _U32, 0, "crc32")
+            if offset % ALIGNMENT:
+                raise FormatError(f"{path}.offset: {offset} is not {ALIGNMENT}-byte aligned")
+            if offset + length > self.file_size:
+                raise DataLossError(f"{path}: segment {offset}..{offset + length} lies past "
+                                    f"the end of the file ({self.file_size} bytes); "
+                                    "the file is truncated")
+            self.buffers.append((offset, length, crc))
+
+    def check_layout(self) -> None:
+        fb_end = self.r.extent
+        for i, (offset, length, _) in enumerate(self.buffers):
+            if length and offset < fb_end:
+                raise FormatError(f"buffers[{i}]: segment at {offset} overlaps the "
+                                  f"FlatBuffer (which ends at {fb_end})")
+
+    def array(self, buffer: int, dtype: DType, shape: tuple, path: str) -> np.ndarray:
+        _index(buffer, len(self.buffers), f"{path}.buffer")
+        if shape is None or any(d < 0 for d in shape):
+            raise FormatError(f"{path}: tensor with data must have a fully known shape, "
+                              f"got {shape}")
+        if dtype is DType.UNDEFINED:
+            raise FormatError(f"{path}: tensor with data has dtype UNDEFINED")
+        offset, length, crc = self.buffers[buffer]
+        count = 1
+        for d in shape:
+            count *= d
+        if self.check_data:
+            segment = memoryview(self.data)[offset:offset + length]
+            if zlib.crc32(segment) != crc:
+                raise DataLossError(f"{path}: data in buffers[{buffer}] fails its CRC-32 "
+                                    "check (the file is corrupted)")
+        if dtype is DType.STRING:
+            return _decode_strings(self.data, offset, length, count, shape, path)
+        want = count * dtype.itemsize
+        if want != length:
+            raise FormatError(f"{path}: shape {list(shape)} of {dtype.name} needs {want} "
+                              f"bytes but buffers[{buffer}] holds {length}")
+        array = np.frombuffer(self.data, dtype.numpy, count, offset) if count else \
+            np.zeros(0, dtype.numpy)
+        return array.reshape(shape)
+
+    def quantization(self, t: _Table | None) -> Quantization | None:
+        if t is None:
+            return None
+        scale = t.numbers(0, "<f4", "scale") or []
+        zero_point = t.numbers(1, "<i8", "zero_point") or []
+        axis = t.scalar(2, _I32, 0, "axis")
+        return Quantization(np.array(scale, np.float32), np.array(zero_point, np.int64), axis)
+
+    def tensor(self, t: _Table, path: str) -> Tensor:
+        name = t.string(0, "name")
+        dtype = _enum(t.scalar(1, _I8, 0, "dtype"), DType, f"{path}.dtype")
+        kind = _enum(t.scalar(5, _I8, 0, "kind"), TensorKind, f"{path}.kind")
+        shape = _shape(t.numbers(2, "<i8", "shape"), f"{path}.shape", allow_unknown=True)
+        buffer = t.scalar(3, _I32, -1, "buffer")
+        data = None
+        if buffer != -1:
+            data = self.array(buffer, dtype, shape, path)
+        elif kind is TensorKind.CONSTANT:
+            raise FormatError(f"{path}: constant tensor {name!r} has no buffer")
+        quant = self.quantization(t.table(4, "quantization"))
+        if quant is not None and shape is not None:
+            n = len(quant.scale)
+            if len(quant.zero_point) not in (0, n):
+                raise FormatError(f"{path}.quantization: {n} scales but "
+                                  f"{len(quant.zero_point)} zero points")
+            if n > 1 and not 0 <= quant.axis < max(len(shape), 1):
+                raise FormatError(f"{path}.quantization.axis: {quant.axis} out of range "
+                                  f"for rank {len(shape)}")
+        tensor = Tensor.__new__(Tensor)
+        tensor.name, tensor.dtype, tensor.shape = name, dtype, shape
+        tensor.kind, tensor.data, tensor.quantization = kind, data, quant
+        return tensor
+
+    def attribute(self, t: _Table, path: str, n_graphs: int):
+        name = t.string(0, "name")
+        kind = _enum(t.scalar(1, _I8, 0, "type"), AttrType, f"{path}.type")
+        if kind is AttrType.FLOAT:
+            value = t.scalar(2, _F64, 0.0, "f")
+        elif kind is AttrType.INT:
+            value = t.scalar(3, _I64, 0, "i")
+        elif kind is AttrType.STRING:
+            value = t.string(4, "s")
+        elif kind is AttrType.TENSOR:
+            tv = t.table(5, "t")
+            if tv is None:
+                raise FormatError(f"{path}.t: tensor attribute without a value")
+            dtype = _enum(tv.scalar(0, _I8, 0, "dtype"), DType, f"{path}.t.dtype")
+            shape = _shape(tv.numbers(1, "<i8", "shape") or [], f"{path}.t.shape", False)
+            value = self.array(tv.scalar(2, _I32, -1, "buffer"), dtype, shape, f"{path}.t")
+        elif kind is AttrType.GRAPH:
+            value = _GraphRef(_index(t.scalar(6, _I32, -1, "g"), n_graphs, f"{path}.g"))
+        elif kind is AttrType.FLOATS:
+            value = TypedList(kind, t.numbers(7, "<f8", "floats") or [])
+        elif kind is AttrType.INTS:
+            value = TypedList(kind, t.numbers(8, "<i8", "ints") or [])
+        elif kind is AttrType.STRINGS:
+            value = TypedList(kind, t.strings(9, "strings") or [])
+        elif kind is AttrType.GRAPHS:
+            value = TypedList(kind, [_index(g, n_graphs, f"{path}.graphs[{k}]") for k, g in
+                                     enumerate(t.numbers(10, "<i4", "graphs") or [])])
+        else:
+            raise FormatError(f"{path}.type: attribute {name!r} has no type")
+        return name, kind, value
+
+    def graph(self, t: _Table, gi: int, n_graphs: int, graph_refs: list) -> Graph:
+        path = f"graphs[{gi}]"
+        g = Graph(t.string(0, "name"))
+        g.tensors = [self.tensor(x, f"{path}.tensors[{i}]")
+                     for i, x in enumerate(t.tables(1, "tensors"))]
+        n_t = len(g.tensors)
+        node_tables = t.tables(2, "nodes")
+        produced: dict[int, int] = {}
+        for ni, nt in enumerate(node_tables):
+            npath = f"{path}.nodes[{ni}]"
+            ins = [_index(i, n_t, f"{npath}.inputs[{k}]", allow_omitted=True)
+                   for k, i in enumerate(nt.numbers(3, "<i4", "inputs") or [])]
+            outs = [_index(i, n_t, f"{npath}.outputs[{k}]")
+                    for k, i in enumerate(nt.numbers(4, "<i4", "outputs") or [])]
+            for k, o in enumerate(outs):
+                if o in produced:
+                    raise FormatError(f"{npath}.outputs[{k}]: tensor {o} is already "
+                                      f"produced by node {produced[o]}")
+                if g.tensors[o].kind is TensorKind.CONSTANT:
+                    raise FormatError(f"{npath}.outputs[{k}]: tensor {o} is a constant")
+                produced[o] = ni
+            ctrl = [_index(i, len(node_tables), f"{npath}.control_inputs[{k}]")
+                    for k, i in enumerate(nt.numbers(7, "<i4", "control_inputs") or [])]
+            attributes = {}
+            for ai, at in enumerate(nt.tables(5, "attributes")):
+                apath = f"{npath}.attributes[{ai}]"
+                name, kind, value = self.attribute(at, apath, n_graphs)
+                if name in attributes:
+                    raise FormatError(f"{apath}: duplicate attribute {name!r}")
+                if kind is AttrType.GRAPH:
+                    graph_refs.append((gi, [value.index], apath))
+                elif kind is AttrType.GRAPHS:
+                    graph_refs.append((gi, list(value), apath))
+                attributes[name] = value
+            node = Node.__new__(Node)
+            node.op_type, node.inputs, node.outputs = nt.string(1, "op_type"), ins, outs
+            node.attributes, node.name = attributes, nt.string(0, "name")
+            node.domain, node.device = nt.string(2, "domain"), nt.string(6, "device")
+            node.control_inputs = ctrl
+            g.nodes.append(node)
+        g.inputs = [_index(i, n_t, f"{path}.inputs[{k}]")
+                    for k, i in enumerate(t.numbers(3, "<i4", "inputs") or [])]
+        g.outputs = [_index(i, n_t, f"{path}.outputs[{k}]")
+                     for k, i in enumerate(t.numbers(4, "<i4", "outputs") or [])]
+        if topological_order(n_t, g.nodes) is None:
+            raise FormatError(f"{path}: the graph has a cycle outside control-flow frames")
+        return g
+
+
+def _decode_strings(data, offset: int, length: int, count: int, shape, path) -> np.ndarray:
+    head = 8 * (count + 1)
+    if head > length:
+        raise FormatError(f"{path}: string tensor of {count} elements needs at least {head} "
+                          f"bytes, buffer holds {length}")
+    ends = np.frombuffer(data, "<u8", count + 1, offset)
+    body = length - head
+    if ends[0] != 0 or ends[-1] != body or np.any(np.diff(ends.astype(np.int64)) < 0):
+        raise FormatError(f"{path}: string tensor offsets are inconsistent")
+    raw = bytes(memoryview(data)[offset + head:offset + length])
+    out = np.empty(count, dtype=object)
+    try:
+        for k in range(count):
+            out[k] = raw[ends[k]:ends[k + 1]].decode("utf-8")
+    except UnicodeDecodeError:
+        raise FormatError(f"{path}: string element {k} is not valid UTF-8") from None
+    return out.reshape(shape)
+
+
+def _check_graph_refs(graph_refs, n_graphs: int) -> None:
+    """Subgraph references must form a DAG that never points back to graph 0."""
+    edges: dict[int, set[int]] = {g: set() for g in range(n_graphs)}
+    for gi, targets, path in graph_refs:
+        for target in targets:
+            if target == 0:
+                raise FormatError(f"{path}: a subgraph attribute refers to the main graph")
+            edges[gi].add(target)
+    state = [0] * n_graphs  # 0 new, 1 on stack, 2 done
+    for start in range(n_graphs):
+        if state[start]:
+            continue
+        stack = [(start, iter(sorted(edges[start])))]
+        state[start] = 1
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[node] = 2
+                stack.pop()
+            elif state[nxt] == 1:
+                raise FormatError(f"graphs[{node}]: subgraph references form a cycle "
+                                  f"through graphs[{nxt}]")
+            elif state[nxt] == 0:
+                state[nxt] = 1
+                stack.append((nxt, iter(sorted(edges[nxt]))))
+
+
+def parse(data, check_data: bool = False) -> Model:
+    """Verify and decode a `.og` image held in any buffer (bytes, mmap, memoryview).
+
+    Raises:
+        FormatError: the bytes are not a valid `.og` model (the message names the field).
+        DataLossError: truncated data tail, or (with check_data) a checksum mismatch.
+    """
+    size = len(data)
+    if size < 8:
+        raise FormatError(f"file is {size} bytes: too short to be a .og model")
+    if bytes(data[4:8]) != FILE_IDENTIFIER:
+        raise FormatError(f"not a .og model: file identifier is {bytes(data[4:8])!r}, "
+                          f"expected {FILE_IDENTIFIER!r}")
+    r = _Reader(data, size)
+    root = r.scalar(_U32, 0, "root offset")
+    model_t = r.table(root, "model")
+    version_pos = model_t.struct_at(0, 4, "schema_version")
+    if version_pos == 0:
+        raise FormatError("model.schema_version: missing")
+    major = _U16.unpack_from(data, version_pos)[0]
+    minor = _U16.unpack_from(data, version_pos + 2)[0]
+    if major != SCHEMA_VERSION[0]:
+        raise FormatError(f"model.schema_version: file has schema {major}.{minor}, this "
+                          f"reader understands major version {SCHEMA_VERSION[0]} only")
+    dec = _Decoder(r, data, size, check_data)
+    dec.decode_buffers(model_t)
+    model = Model()
+    model.schema_version = (major, minor)
+    model.producer = model_t.string(1, "producer")
+    for i, t in enumerate(model_t.tables(2, "opset_imports")):
+        model.opset_imports[t.string(0, "domain")] = t.scalar(1, _I64, 0, "version")
+    graph_tables = model_t.tables(3, "graphs")
+    graph_refs: list = []
+    graphs = [dec.graph(t, gi, len(graph_tables), graph_refs)
+              for gi, t in enumerate(graph_tables)]
+    _check_graph_refs(graph_refs, len(graphs))
+    for g in graphs:
+        for node in g.nodes:
+            for name, value in node.attributes.items():
+                if isinstance(value, TypedList) and value.attr_type is AttrType.GRAPHS:
+                    node.attributes[name] = TypedList(AttrType.GRAPHS,
+                                                      [graphs[k] for k in value])
+                elif isinstance(value, _GraphRef):
+                    node.attributes[name] = graphs[value.index]
+    for si, t in enumerate(model_t.tables(5, "signatures")):
+        path = f"signatures[{si}]"
+        sig = Signature(t.string(0, "name"))
+        sig.graph = _index(t.scalar(1, _I32, 0, "graph"), len(graphs), f"{path}.graph")
+        g = graphs[sig.graph]
+        for field, slot, target in (("inputs", 2, sig.inputs), ("outputs", 3, sig.outputs)):
+            for k, st in enumerate(t.tables(slot, field)):
+                target[st.string(0, "key")] = _index(st.scalar(1, _I32, 0, "tensor"),
+                                                     len(g.tensors),
+                                                     f"{path}.{field}[{k}].tensor")
+        sig.targets = [_index(n, len(g.nodes), f"{path}.targets[{k}]")
+                       for k, n in enumerate(t.numbers(4, "<i4", "targets") or [])]
+        if sig.name in model.signatures:
+            raise FormatError(f"{path}: duplicate signature name {sig.name!r}")
+        model.signatures[sig.name] = sig
+    for t in model_t.tables(6, "metadata"):
+        model.metadata[t.string(0, "key")] = t.string(1, "value")
+    dec.check_layout()
+    # Only the graphs stored in the file's list order; subgraphs stay reachable both
+    # from there and from the attributes that reference them.
+    model.graphs = graphs
+    model.file_info = {
+        "file_size": size,
+        "flatbuffer_size": r.extent,
+        "data_size": sum(length for _, length, _ in dec.buffers),
+        "num_buffers": len(dec.buffers),
+        "alignment": ALIGNMENT,
+    }
+    return model
+
+
+def load_model(path: str | os.PathLike, check_data: bool = False) -> Model:
+    """Memory-map and verify a `.og` file; tensors with data view the mapping (no copy).
+
+    Raises:
+        FormatError / DataLossError: the file is malformed, truncated or corrupted.
+        OSError: the file cannot be opened.
+    """
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            raise FormatError(f"{path}: file is empty")
+        data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        model = parse(data, check_data=check_data)
+    except FormatError as e:
+        try:
+            data.close()
+        except BufferError:  # arrays decoded before the failure still view the map
+            pass
+        raise type(e)(f"{path}: {e}") from None
+    model.path = path
+    return model

@@ -1,0 +1,372 @@
+"""Serialize a Model to a `.og` file: the FlatBuffer, then the 64-byte aligned data tail.
+
+Buffers hold absolute file offsets, which depend on the FlatBuffer's size; the
+FlatBuffer is therefore built twice: once with placeholder offsets to learn its size,
+then with the real ones. Offsets are always non-zero, so both builds store the same
+fields and have the same size (checked). The output is a pure function of the model:
+saving a loaded model again reproduces the file byte for byte.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import zlib
+from typing import Any
+
+import flatbuffers
+import numpy as np
+
+from ..errors import FormatError
+from . import fb
+from .dtypes import DType
+from .fb import (Attribute, Buffer, Graph as FbGraph, KeyValue, Model as FbModel, Node,
+                 OpsetImport, Quantization, Signature, SignatureTensor, Tensor as FbTensor,
+                 TensorValue, Version)
+from .ir import AttrType, Graph, Model, attr_type_of
+
+FILE_IDENTIFIER = b"OGF1"
+ALIGNMENT = 64
+_PLACEHOLDER_OFFSET = 1 << 62
+
+
+def align_up(n: int, alignment: int = ALIGNMENT) -> int:
+    """Round n up to a multiple of alignment."""
+    return (n + alignment - 1) // alignment * alignment
+
+
+def encode_strings(array: np.ndarray) -> bytes:
+    """Pack a string tensor: (n+1) little-endian uint64 offsets, then the UTF-8 bytes."""
+    encoded = [s.encode("utf-8") if isinstance(s, str) else bytes(s)
+               for s in np.asarray(array, dtype=object).reshape(-1)]
+    ends = np.cumsum([0] + [len(e) for e in encoded], dtype=np.uint64)
+    return ends.astype("<u8").tobytes() + b"".join(encoded)
+
+
+class _Segments:
+    """The data tail being planned: one entry per Buffer, in file order."""
+
+    def __init__(self) -> None:
+        self.views: list[memoryview] = []
+
+    def add(self, array: np.ndarray, dtype: DType, where: str) -> int:
+        if dtype is DType.STRING:
+            view = memoryview(encode_strings(array))
+        else:
+            try:
+                contiguous = np.ascontiguousarray(array, dtype=dtype.numpy)
+            except (TypeError, ValueError) as e:
+                raise FormatError(f"{where}: data cannot be stored as {dtype.name}: {e}") from e
+            view = memoryview(contiguous.reshape(-1).view(np.uint8))
+        self.views.append(view)
+        return len(self.views) - 1
+
+
+def _plan(model: Model) -> tuple[list[Graph], dict[int, int], _Segments, dict]:
+    """Order graphs and assign a buffer to every piece of data (deterministically)."""
+    graphs = model.all_graphs()
+    graph_index = {id(g): i for i, g in enumerate(graphs)}
+    segments = _Segments()
+    buffer_of: dict[tuple, int] = {}
+    for gi, g in enumerate(graphs):
+        for ti, t in enumerate(g.tensors):
+            if t.data is not None:
+                where = f"graphs[{gi}].tensors[{ti}] ({t.name!r})"
+                buffer_of[("t", gi, ti)] = segments.add(t.data, t.dtype, where)
+        for ni, node in enumerate(g.nodes):
+            for name in sorted(node.attributes):
+                value = node.attributes[name]
+                if isinstance(value, np.ndarray):
+                    where = f"graphs[{gi}].nodes[{ni}].attributes[{name!r}]"
+                    dt = DType.from_numpy(value.dtype)
+                    buffer_of[("a", gi, ni, name)] = segments.add(value, dt, where)
+    return graphs, graph_index, segments, buffer_of
+
+
+def serialize(model: Model) -> tuple[bytes, list[memoryview], list[int]]:
+    """Build the FlatBuffer for `model`.
+
+    Returns:
+        (flatbuffer bytes, data segments, absolute file offset of each segment)
+
+    Raises:
+        FormatError: the model is inconsistent (see `Model.lint`) or holds a value that
+            cannot be stored.
+    """
+    model.lint()
+    graphs, graph_index, segments, buffer_of = _plan(model)
+    placeholder = [_PLACEHOLDER_OFFSET] * len(segments.views)
+    first = _build(model, graphs, graph_index, segments, buffer_of, placeholder)
+    offsets = []
+    pos = align_up(len(first))
+    for view in segments.views:
+        offsets.append(pos)
+        pos = align_up(pos + view.nbytes)
+    final = _build(model, graphs, graph_index, segments, buffer_of, offsets)
+    if len(final) != len(first):  # pragma: no cover - guards the two-pass invariant
+        raise FormatError("internal error: FlatBuffer size changed between passes")
+    return final, segments.views, offsets
+
+
+def save_model(model: Model, path: str | os.PathLike) -> int:
+    """Write `model` to `path` atomically (temp file, fsync, rename); returns bytes written.
+
+    Raises:
+        FormatError: the model cannot be stored (nothing is written).
+        OSError: the file system refused (the temp file is removed).
+    """
+    flat, views, offsets = serialize(model)
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".og-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(flat)
+            pos = len(flat)
+            for view, offset in zip(views, offsets):
+                if offset > pos:
+                    f.write(b"\0" * (offset - pos))
+                f.write(view)
+                pos = offset + view.nbytes
+            end = align_up(pos)
+            if end > pos:
+                f.write(b"\0" * (end - pos))
+                pos = end
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(folder)
+    return pos
+
+
+def _fsync_dir(folder: str) -> None:
+    try:
+        dfd = os.open(folder, os.O_RDONLY)
+    except OSError:  # pragma: no cover - e.g. platforms without directory fds
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(dfd)
+
+
+# -- FlatBuffer construction ------------------------------------------------------------
+
+def _build(model, graphs, graph_index, segments, buffer_of, offsets) -> bytes:
+    b = flatbuffers.Builder(1024)
+    strings: dict[str, int] = {}
+
+    def string(s: str) -> int:
+        # Share identical strings: smaller files, and still deterministic.
+        if s not in strings:
+            try:
+                strings[s] = b.CreateString(s)
+            except UnicodeEncodeError as e:
+                raise FormatError(f"string {s!r} is not valid UTF-8: {e}") from e
+        return strings[s]
+
+    def table_vector(start_fn, items: list[int]) -> int:
+        start_fn(b, len(items))
+        for off in reversed(items):
+            b.PrependUOffsetTRelative(off)
+        return b.EndVector()
+
+    def numbers(values, dtype) -> int:
+        return b.CreateNumpyVector(np.asarray(list(values), dtype=dtype))
+
+    graph_offsets = [_build_graph(b, g, gi, graph_index, buffer_of, string, table_vector,
+                                  numbers) for gi, g in enumerate(graphs)]
+
+    buffers = []
+    for view, offset in zip(segments.views, offsets):
+        Buffer.Start(b)
+        Buffer.AddOffset(b, offset)
+        Buffer.AddLength(b, view.nbytes)
+        Buffer.AddCrc32(b, zlib.crc32(view))
+        buffers.append(Buffer.End(b))
+
+    opsets = []
+    for domain, version in sorted(model.opset_imports.items()):
+        d = string(domain)
+        OpsetImport.Start(b)
+        OpsetImport.AddDomain(b, d)
+        OpsetImport.AddVersion(b, int(version))
+        opsets.append(OpsetImport.End(b))
+
+    sigs = []
+    for name in sorted(model.signatures):
+        sig = model.signatures[name]
+        sig_name = string(name)
+        ins = _sig_tensors(b, sig.inputs, string)
+        outs = _sig_tensors(b, sig.outputs, string)
+        in_vec = table_vector(Signature.StartInputsVector, ins)
+        out_vec = table_vector(Signature.StartOutputsVector, outs)
+        targets = numbers(sig.targets, "<i4")
+        Signature.Start(b)
+        Signature.AddName(b, sig_name)
+        Signature.AddGraph(b, sig.graph)
+        Signature.AddInputs(b, in_vec)
+        Signature.AddOutputs(b, out_vec)
+        Signature.AddTargets(b, targets)
+        sigs.append(Signature.End(b))
+
+    meta = []
+    for key in sorted(model.metadata):
+        k, v = string(key), string(str(model.metadata[key]))
+        KeyValue.Start(b)
+        KeyValue.AddKey(b, k)
+        KeyValue.AddValue(b, v)
+        meta.append(KeyValue.End(b))
+
+    producer = string(model.producer)
+    graphs_vec = table_vector(FbModel.StartGraphsVector, graph_offsets)
+    buffers_vec = table_vector(FbModel.StartBuffersVector, buffers)
+    opsets_vec = table_vector(FbModel.StartOpsetImportsVector, opsets)
+    sigs_vec = table_vector(FbModel.StartSignaturesVector, sigs)
+    meta_vec = table_vector(FbModel.StartMetadataVector, meta)
+    FbModel.Start(b)
+    major, minor = model.schema_version
+    FbModel.AddSchemaVersion(b, Version.CreateVersion(b, major, minor))
+    FbModel.AddProducer(b, producer)
+    FbModel.AddOpsetImports(b, opsets_vec)
+    FbModel.AddGraphs(b, graphs_vec)
+    FbModel.AddBuffers(b, buffers_vec)
+    FbModel.AddSignatures(b, sigs_vec)
+    FbModel.AddMetadata(b, meta_vec)
+    root = FbModel.End(b)
+    b.Finish(root, file_identifier=FILE_IDENTIFIER)
+    return bytes(b.Output())
+
+
+def _sig_tensors(b, mapping: dict[str, int], string) -> list[int]:
+    out = []
+    for key in sorted(mapping):
+        k = string(key)
+        SignatureTensor.Start(b)
+        SignatureTensor.AddKey(b, k)
+        SignatureTensor.AddTensor(b, int(mapping[key]))
+        out.append(SignatureTensor.End(b))
+    return out
+
+
+def _build_graph(b, g: Graph, gi: int, graph_index, buffer_of, string, table_vector,
+                 numbers) -> int:
+    tensors = []
+    for ti, t in enumerate(g.tensors):
+        name = string(t.name)
+        shape = numbers(t.shape, "<i8") if t.shape is not None else None
+        quant = None
+        if t.quantization is not None:
+            q = t.quantization
+            scale = numbers(q.scale, "<f4")
+            zp = numbers(q.zero_point, "<i8")
+            Quantization.Start(b)
+            Quantization.AddScale(b, scale)
+            Quantization.AddZeroPoint(b, zp)
+            Quantization.AddAxis(b, int(q.axis))
+            quant = Quantization.End(b)
+        FbTensor.Start(b)
+        FbTensor.AddName(b, name)
+        FbTensor.AddDtype(b, int(t.dtype))
+        if shape is not None:
+            FbTensor.AddShape(b, shape)
+        FbTensor.AddBuffer(b, buffer_of.get(("t", gi, ti), -1))
+        if quant is not None:
+            FbTensor.AddQuantization(b, quant)
+        FbTensor.AddKind(b, int(t.kind))
+        tensors.append(FbTensor.End(b))
+
+    nodes = []
+    for ni, node in enumerate(g.nodes):
+        where = f"graphs[{gi}].nodes[{ni}]"
+        attrs = [_build_attribute(b, name, node.attributes[name], f"{where}.attributes"
+                                  f"[{name!r}]", buffer_of.get(("a", gi, ni, name), -1),
+                                  graph_index, string, numbers)
+                 for name in sorted(node.attributes)]
+        name, op_type = string(node.name), string(node.op_type)
+        domain, device = string(node.domain), string(node.device)
+        ins = numbers(node.inputs, "<i4")
+        outs = numbers(node.outputs, "<i4")
+        ctrl = numbers(node.control_inputs, "<i4")
+        attr_vec = table_vector(Node.StartAttributesVector, attrs)
+        Node.Start(b)
+        Node.AddName(b, name)
+        Node.AddOpType(b, op_type)
+        Node.AddDomain(b, domain)
+        Node.AddInputs(b, ins)
+        Node.AddOutputs(b, outs)
+        Node.AddAttributes(b, attr_vec)
+        Node.AddDevice(b, device)
+        Node.AddControlInputs(b, ctrl)
+        nodes.append(Node.End(b))
+
+    name = string(g.name)
+    tensors_vec = table_vector(FbGraph.StartTensorsVector, tensors)
+    nodes_vec = table_vector(FbGraph.StartNodesVector, nodes)
+    ins = numbers(g.inputs, "<i4")
+    outs = numbers(g.outputs, "<i4")
+    FbGraph.Start(b)
+    FbGraph.AddName(b, name)
+    FbGraph.AddTensors(b, tensors_vec)
+    FbGraph.AddNodes(b, nodes_vec)
+    FbGraph.AddInputs(b, ins)
+    FbGraph.AddOutputs(b, outs)
+    return FbGraph.End(b)
+
+
+def _build_attribute(b, name: str, value: Any, where: str, buffer: int, graph_index,
+                     string, numbers) -> int:
+    kind = attr_type_of(value, where)
+    name_off = string(name)
+    payload = None
+    if kind is AttrType.STRING:
+        payload = string(value)
+    elif kind is AttrType.FLOATS:
+        payload = numbers([float(v) for v in value], "<f8")
+    elif kind is AttrType.INTS:
+        payload = numbers([int(v) for v in value], "<i8")
+    elif kind is AttrType.STRINGS:
+        items = [string(v) for v in value]
+        Attribute.StartStringsVector(b, len(items))
+        for off in reversed(items):
+            b.PrependUOffsetTRelative(off)
+        payload = b.EndVector()
+    elif kind is AttrType.GRAPHS:
+        payload = numbers([graph_index[id(v)] for v in value], "<i4")
+    elif kind is AttrType.TENSOR:
+        shape = numbers(value.shape, "<i8")
+        TensorValue.Start(b)
+        TensorValue.AddDtype(b, int(DType.from_numpy(value.dtype)))
+        TensorValue.AddShape(b, shape)
+        TensorValue.AddBuffer(b, buffer)
+        payload = TensorValue.End(b)
+    Attribute.Start(b)
+    Attribute.AddName(b, name_off)
+    Attribute.AddType(b, int(kind))
+    if kind is AttrType.FLOAT:
+        Attribute.AddF(b, float(value))
+    elif kind is AttrType.INT:
+        Attribute.AddI(b, int(value))
+    elif kind is AttrType.STRING:
+        Attribute.AddS(b, payload)
+    elif kind is AttrType.TENSOR:
+        Attribute.AddT(b, payload)
+    elif kind is AttrType.GRAPH:
+        Attribute.AddG(b, graph_index[id(value)])
+    elif kind is AttrType.FLOATS:
+        Attribute.AddFloats(b, payload)
+    elif kind is AttrType.INTS:
+        Attribute.AddInts(b, payload)
+    elif kind is AttrType.STRINGS:
+        Attribute.AddStrings(b, payload)
+    elif kind is AttrType.GRAPHS:
+        Attribute.AddGraphs(b, payload)
+    return Attribute.End(b)
