@@ -665,13 +665,15 @@ def _source_coords(out_len, in_len, scale, start, end, mode):
         return offset + (x + 0.5) / scale - 0.5
     if mode == "pytorch_half_pixel":
         return (x + 0.5) / scale - 0.5 if out_len > 1 else np.zeros_like(x)
+    # With scales given, ONNX's length_resized here is the fractional in_len * scale.
+    length = in_len * scale
     if mode == "align_corners":
-        return x * (in_len - 1) / (out_len - 1) if out_len > 1 else np.zeros_like(x)
+        return x * (in_len - 1) / (length - 1) if out_len > 1 else np.zeros_like(x)
     if mode == "asymmetric":
         return x / scale
     if mode == "tf_crop_and_resize":
         if out_len > 1:
-            return start * (in_len - 1) + x * (end - start) * (in_len - 1) / (out_len - 1)
+            return start * (in_len - 1) + x * (end - start) * (in_len - 1) / (length - 1)
         return np.full_like(x, 0.5 * (start + end) * (in_len - 1))
     raise ShapeError(f"Resize: unknown coordinate_transformation_mode {mode!r}")
 
@@ -713,7 +715,7 @@ def _taps(coord, in_len, scale, attrs):
     else:
         w = np.maximum(0.0, 1.0 - np.abs(dist))
     inside = (idx >= 0) & (idx <= in_len - 1)
-    if attrs["exclude_outside"] or stretch != 1.0:
+    if attrs["exclude_outside"]:
         w = np.where(inside, w, 0.0)
     total = w.sum(axis=1, keepdims=True)
     w = w / np.where(total == 0, 1.0, total)
