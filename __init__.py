@@ -1,8 +1,67 @@
-"""onegraph: one portable dataflow graph file from the datacenter to the phone."""
+"""onegraph: one portable dataflow graph file from the datacenter to the phone.
+
+Build or import a model, save it as one `.og` FlatBuffers file, train it, convert it
+to and from ONNX, quantize it, and run it anywhere numpy runs::
+
+    import onegraph as og
+    model = og.load("model.og")          # memory-mapped, verified, zero-copy weights
+    og.save(model, "copy.og")            # atomic write
+"""
+
+from __future__ import annotations
+
+import os
 
 from .errors import (ConversionError, DataLossError, ExecutionError, FormatError,
                      GradientNotDefinedError, OneGraphError, OpAttributeError,
                      OutOfRangeError, PlacementError, QuantizationError, ShapeError,
                      UnsupportedOpError)
+from .format import DType, Graph as IRGraph, Model, Node, Signature, Tensor, TensorKind
 
 __version__ = "0.1.0"
+
+
+def save(model, path: str | os.PathLike, **kwargs) -> int:
+    """Write a model to a `.og` file atomically (temp file, fsync, rename).
+
+    Args:
+        model: a `onegraph.format.Model` (or an object with `to_model(**kwargs)`, such
+            as a training graph, which is converted first).
+        path: destination file; an existing file is replaced only once the new one is
+            complete on disk.
+
+    Returns:
+        The number of bytes written.
+
+    Raises:
+        FormatError: the model is inconsistent; nothing is written.
+    """
+    from .format import save_model
+
+    if not isinstance(model, Model):
+        to_model = getattr(model, "to_model", None)
+        if to_model is None:
+            raise TypeError(f"cannot save a {type(model).__name__}; expected a Model")
+        model = to_model(**kwargs)
+    elif kwargs:
+        raise TypeError(f"unexpected arguments for saving a Model: {sorted(kwargs)}")
+    return save_model(model, path)
+
+
+def load(path: str | os.PathLike, check_data: bool = False) -> Model:
+    """Memory-map and verify a `.og` file.
+
+    Constant and variable tensors are numpy arrays viewing the file (no copy, nothing
+    read until touched), so load time does not grow with the size of the weights.
+
+    Args:
+        path: the `.og` file.
+        check_data: also verify the CRC-32 of every data segment (reads all weights).
+
+    Raises:
+        FormatError: the file is malformed (the message names the field).
+        DataLossError: the file is truncated, or a checksum fails with check_data.
+    """
+    from .format import load_model
+
+    return load_model(path, check_data=check_data)

@@ -1,3 +1,221 @@
-"""Operators: activation family (definitions, kernels, inference, gradients)."""
+"""Operators: activation family (definitions, kernels, inference, gradients).
 
-OPS = ()
+Pointwise activations (Relu, Elu, Gelu, ...) and the axis-wise normalisers Softmax,
+LogSoftmax and Hardmax, with ONNX semantics. Outputs keep the input dtype; types numpy
+cannot compute in (ml_dtypes bfloat16) are evaluated in float32 and rounded back.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import OpAttributeError, ShapeError
+from .common import infer_elementwise, infer_same
+from .elementwise import erf
+from .registry import define
+
+_NATIVE_FLOATS = ("float16", "float32", "float64")
+
+
+def _lift(x):
+    x = np.asarray(x)
+    if x.dtype.kind in "fiu" and (x.dtype.kind != "f" or x.dtype.name in _NATIVE_FLOATS):
+        return x
+    return x.astype(np.float32)
+
+
+def _pointwise(fn):
+    def kernel(inputs, attrs, ctx):
+        """Apply the activation elementwise, keeping the input dtype."""
+        x = np.asarray(inputs[0])
+        with np.errstate(all="ignore"):
+            y = np.asarray(fn(_lift(x), attrs))
+        return (y if y.dtype == x.dtype else y.astype(x.dtype),)
+    return kernel
+
+
+def _relu(x, attrs):
+    return np.maximum(x, np.zeros((), x.dtype))
+
+
+def _leaky_relu(x, attrs):
+    return np.where(x < 0, x * x.dtype.type(attrs["alpha"]), x)
+
+
+def _elu(x, attrs):
+    return np.where(x < 0, x.dtype.type(attrs["alpha"]) * np.expm1(x), x)
+
+
+def _selu(x, attrs):
+    alpha = x.dtype.type(attrs["alpha"])
+    gamma = x.dtype.type(attrs["gamma"])
+    return gamma * np.where(x <= 0, alpha * np.expm1(x), x)
+
+
+def _celu(x, attrs):
+    alpha = attrs["alpha"]
+    if alpha == 0:
+        raise OpAttributeError("Celu: alpha must not be 0")
+    neg = alpha * np.expm1(np.minimum(x, 0).astype(np.float64) / alpha)
+    return np.maximum(x, 0) + neg.astype(x.dtype)
+
+
+def _sigmoid(x, attrs):
+    # Split by sign so exp never overflows.
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _hard_sigmoid(x, attrs):
+    alpha = x.dtype.type(attrs["alpha"])
+    beta = x.dtype.type(attrs["beta"])
+    return np.clip(alpha * x + beta, 0, 1)
+
+
+def _hard_swish(x, attrs):
+    return x * np.clip(x / x.dtype.type(6) + x.dtype.type(0.5), 0, 1)
+
+
+def _softplus(x, attrs):
+    return np.logaddexp(np.zeros((), x.dtype), x)
+
+
+def _softsign(x, attrs):
+    return x / (1 + np.abs(x))
+
+
+def _tanh(x, attrs):
+    return np.tanh(x)
+
+
+def _mish(x, attrs):
+    return x * np.tanh(np.logaddexp(np.zeros((), x.dtype), x))
+
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+def _gelu(x, attrs):
+    mode = attrs["approximate"]
+    wide = x.astype(np.float64)
+    if mode == "none":
+        y = 0.5 * wide * (1.0 + erf(wide / math.sqrt(2.0)))
+    elif mode == "tanh":
+        y = 0.5 * wide * (1.0 + np.tanh(_SQRT_2_OVER_PI * (wide + 0.044715 * wide ** 3)))
+    else:
+        raise OpAttributeError(f"Gelu: approximate must be 'none' or 'tanh', got {mode!r}")
+    return y.astype(x.dtype)
+
+
+def _thresholded_relu(x, attrs):
+    return np.where(x > x.dtype.type(attrs["alpha"]), x, np.zeros((), x.dtype))
+
+
+def _shrink(x, attrs):
+    lambd = x.dtype.type(attrs["lambd"])
+    bias = x.dtype.type(attrs["bias"])
+    zero = np.zeros((), x.dtype)
+    return np.where(x < -lambd, x + bias, np.where(x > lambd, x - bias, zero))
+
+
+def _prelu_kernel(inputs, attrs, ctx):
+    """PRelu: x where x >= 0, slope * x elsewhere (slope broadcasts to x)."""
+    x = np.asarray(inputs[0])
+    slope = np.asarray(inputs[1])
+    lx, ls = _lift(x), _lift(slope)
+    y = np.where(lx < 0, lx * ls, lx)
+    if y.shape != x.shape:
+        raise ShapeError(f"PRelu: slope shape {slope.shape} does not broadcast to {x.shape}")
+    return (y.astype(x.dtype, copy=False),)
+
+
+# ---------------------------------------------------------------------------------------
+# Axis-wise normalisers (opset 13: one axis, not a flattened 2-D view)
+
+
+def _axis(attrs, rank, op_name):
+    axis = attrs["axis"]
+    if not -rank <= axis < max(rank, 1):
+        raise OpAttributeError(f"{op_name}: axis {axis} out of range for rank {rank}")
+    return axis % rank if rank else 0
+
+
+def _softmax_kernel(inputs, attrs, ctx):
+    """Softmax along `axis`, shifted by the max so exp cannot overflow."""
+    x = np.asarray(inputs[0])
+    lx = _lift(x)
+    axis = _axis(attrs, x.ndim, "Softmax")
+    with np.errstate(all="ignore"):
+        e = np.exp(lx - np.max(lx, axis=axis, keepdims=True))
+        y = e / np.sum(e, axis=axis, keepdims=True)
+    return (y.astype(x.dtype, copy=False),)
+
+
+def _log_softmax_kernel(inputs, attrs, ctx):
+    """LogSoftmax along `axis`: (x - max) - log(sum(exp(x - max)))."""
+    x = np.asarray(inputs[0])
+    lx = _lift(x)
+    axis = _axis(attrs, x.ndim, "LogSoftmax")
+    with np.errstate(all="ignore"):
+        shifted = lx - np.max(lx, axis=axis, keepdims=True)
+        y = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+    return (y.astype(x.dtype, copy=False),)
+
+
+def _hardmax_kernel(inputs, attrs, ctx):
+    """1 at the first maximum along `axis`, 0 elsewhere."""
+    x = np.asarray(inputs[0])
+    axis = _axis(attrs, x.ndim, "Hardmax")
+    y = np.zeros(x.shape, dtype=x.dtype)
+    if x.size:
+        idx = np.expand_dims(np.argmax(_lift(x), axis=axis), axis)
+        np.put_along_axis(y, idx, 1, axis=axis)
+    return (y,)
+
+
+# ---------------------------------------------------------------------------------------
+# Definitions
+
+_POINTWISE = {
+    # name: (function, attributes with ONNX defaults, since_version)
+    "Relu": (_relu, [], 14),
+    "LeakyRelu": (_leaky_relu, [("alpha", "float", 0.01)], 16),
+    "Elu": (_elu, [("alpha", "float", 1.0)], 22),
+    "Selu": (_selu, [("alpha", "float", 1.67326319217681884765625),
+                     ("gamma", "float", 1.05070102214813232421875)], 22),
+    "Celu": (_celu, [("alpha", "float", 1.0)], 28),
+    "Sigmoid": (_sigmoid, [], 13),
+    "HardSigmoid": (_hard_sigmoid, [("alpha", "float", 0.2), ("beta", "float", 0.5)], 22),
+    "HardSwish": (_hard_swish, [], 22),
+    "Tanh": (_tanh, [], 13),
+    "Softplus": (_softplus, [], 22),
+    "Softsign": (_softsign, [], 22),
+    "Gelu": (_gelu, [("approximate", "string", "none")], 20),
+    "Mish": (_mish, [], 22),
+    "ThresholdedRelu": (_thresholded_relu, [("alpha", "float", 1.0)], 22),
+    "Shrink": (_shrink, [("bias", "float", 0.0), ("lambd", "float", 0.5)], 9),
+}
+
+
+def _build():
+    ops = [define(name, ["X"], ["Y"], _pointwise(fn), attrs=attrs, infer=infer_same,
+                  since_version=since)
+           for name, (fn, attrs, since) in _POINTWISE.items()]
+    ops += [
+        define("PRelu", ["X", "slope"], ["Y"], _prelu_kernel, infer=infer_elementwise,
+               since_version=16),
+        define("Softmax", ["input"], ["output"], _softmax_kernel,
+               attrs=[("axis", "int", -1)], infer=infer_same, since_version=13),
+        define("LogSoftmax", ["input"], ["output"], _log_softmax_kernel,
+               attrs=[("axis", "int", -1)], infer=infer_same, since_version=13),
+        define("Hardmax", ["input"], ["output"], _hardmax_kernel,
+               attrs=[("axis", "int", -1)], infer=infer_same, since_version=13),
+    ]
+    return tuple(sorted(ops, key=lambda op: op.name))
+
+
+OPS = _build()
+
+KNOWN_FAILURES: dict[str, str] = {}

