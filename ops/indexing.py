@@ -1,3 +1,319 @@
-"""Operators: indexing family (definitions, kernels, inference, gradients)."""
+"""Operators: indexing family (slicing, gathers, scatters, one-hot, selection)."""
 
-OPS = ()
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError
+from .registry import TensorInfo, define
+from .shape import _folding, _ints, _norm_axis
+
+KNOWN_FAILURES: dict[str, str] = {}
+
+_INT64 = np.dtype(np.int64)
+
+
+def _wrap(indices, dim):
+    """ONNX indices may be negative (counting from the end); make them non-negative."""
+    indices = np.asarray(indices).astype(np.int64, copy=False)
+    return np.where(indices < 0, indices + dim, indices)
+
+
+def _check_range(indices, dim, where):
+    if indices.size and (indices.min() < 0 or indices.max() >= dim):
+        raise ShapeError(f"{where}: index out of range for dimension of size {dim}")
+
+
+# --------------------------------------------------------------------------- Slice
+
+def _slice_spec(rank, starts, ends, axes, steps):
+    """Per-axis Python slices; Python's slice clamping matches ONNX's for all steps."""
+    axes = list(range(len(starts))) if axes is None else [_norm_axis(a, rank) for a in axes]
+    steps = [1] * len(starts) if steps is None else steps
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        raise ShapeError("Slice: starts, ends, axes and steps differ in length")
+    spec = [slice(None)] * rank
+    for a, s, e, st in zip(axes, starts, ends, steps):
+        if st == 0:
+            raise ShapeError("Slice: step 0")
+        spec[a] = slice(s, e, st)
+    return spec
+
+
+def _opt_ints(inputs, i):
+    return _ints(inputs[i]) if len(inputs) > i and inputs[i] is not None else None
+
+
+def _slice(inputs, attrs, ctx):
+    """Strided slice along chosen axes (negative indices and steps, clamped bounds)."""
+    x = inputs[0]
+    spec = _slice_spec(x.ndim, _ints(inputs[1]), _ints(inputs[2]), _opt_ints(inputs, 3),
+                       _opt_ints(inputs, 4))
+    return (x[tuple(spec)].copy(),)
+
+
+@_folding(_slice)
+def _infer_slice(attrs, inputs):
+    x = inputs[0]
+    if x.shape is None:
+        return [TensorInfo(x.dtype, None)]
+    rank = len(x.shape)
+    parts = [inputs[i] if len(inputs) > i else None for i in range(1, 5)]
+    if any(p is not None and p.value is None for p in parts):
+        axes = parts[2]
+        if axes is not None and axes.value is not None:
+            hit = {_norm_axis(a, rank) for a in _ints(axes.value)}
+            return [TensorInfo(x.dtype, tuple(None if i in hit else d
+                                              for i, d in enumerate(x.shape)))]
+        return [TensorInfo(x.dtype, (None,) * rank)]
+    vals = [None if p is None else _ints(p.value) for p in parts]
+    spec = _slice_spec(rank, *vals)
+    out = []
+    for d, s in zip(x.shape, spec):
+        if s == slice(None):
+            out.append(d)
+        else:
+            out.append(None if d is None else len(range(*s.indices(d))))
+    return [TensorInfo(x.dtype, tuple(out))]
+
+
+# --------------------------------------------------------------------------- Gather
+
+def _gather(inputs, attrs, ctx):
+    """Pick slices along `axis` at the given (possibly negative) indices."""
+    x, idx = inputs
+    axis = _norm_axis(attrs["axis"], x.ndim)
+    idx = _wrap(idx, x.shape[axis])
+    _check_range(idx, x.shape[axis], "Gather")
+    return (np.take(x, idx, axis=axis),)
+
+
+@_folding(_gather)
+def _infer_gather(attrs, inputs):
+    x, idx = inputs
+    if x.shape is None or idx.shape is None:
+        return [TensorInfo(x.dtype, None)]
+    axis = _norm_axis(attrs["axis"], len(x.shape))
+    return [TensorInfo(x.dtype, x.shape[:axis] + tuple(idx.shape) + x.shape[axis + 1:])]
+
+
+def _gather_elements(inputs, attrs, ctx):
+    """out[i][j][k] = x[i][idx[i][j][k]][k] (for axis 1): index along one axis."""
+    x, idx = inputs
+    axis = _norm_axis(attrs["axis"], x.ndim)
+    idx = _wrap(idx, x.shape[axis])
+    _check_range(idx, x.shape[axis], "GatherElements")
+    return (np.take_along_axis(x, idx, axis=axis),)
+
+
+@_folding(_gather_elements)
+def _infer_gather_elements(attrs, inputs):
+    return [TensorInfo(inputs[0].dtype, inputs[1].shape)]
+
+
+def _gather_nd(inputs, attrs, ctx):
+    """Gather slices of x addressed by the last dim of `indices`, after batch_dims."""
+    x, idx = inputs
+    b = attrs["batch_dims"]
+    k = idx.shape[-1]
+    batch = int(np.prod(x.shape[:b], dtype=np.int64))
+    xr = x.reshape((batch,) + x.shape[b:])
+    ir = np.asarray(idx).reshape(batch, -1, k).astype(np.int64)
+    coords = []
+    for j in range(k):  # loop over the index tuple's length, not over elements
+        dim = x.shape[b + j]
+        c = _wrap(ir[..., j], dim)
+        _check_range(c, dim, "GatherND")
+        coords.append(c)
+    out = xr[(np.arange(batch)[:, None],) + tuple(coords)]
+    return (out.reshape(idx.shape[:-1] + x.shape[b + k:]),)
+
+
+@_folding(_gather_nd)
+def _infer_gather_nd(attrs, inputs):
+    x, idx = inputs
+    if x.shape is None or idx.shape is None or idx.shape[-1] is None:
+        return [TensorInfo(x.dtype, None)]
+    k, b = idx.shape[-1], attrs["batch_dims"]
+    return [TensorInfo(x.dtype, tuple(idx.shape[:-1]) + tuple(x.shape[b + k:]))]
+
+
+# --------------------------------------------------------------------------- Scatter
+
+_REDUCERS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
+def _scatter_into(out, where, updates, reduction, op):
+    if reduction == "none":
+        out[where] = updates
+    elif reduction in _REDUCERS:
+        # ufunc.at applies duplicates one after another, as ONNX's reductions require.
+        _REDUCERS[reduction].at(out, where, updates)
+    else:
+        raise ShapeError(f"{op}: unknown reduction {reduction!r}")
+    return out
+
+
+def _scatter_elements(inputs, attrs, ctx):
+    """Write (or reduce) updates into a copy of data at indices along `axis`."""
+    x, idx, upd = inputs
+    axis = _norm_axis(attrs["axis"], x.ndim)
+    idx = _wrap(idx, x.shape[axis])
+    _check_range(idx, x.shape[axis], "ScatterElements")
+    where = list(np.indices(idx.shape, sparse=True))
+    where[axis] = idx
+    return (_scatter_into(x.copy(), tuple(where), upd, attrs["reduction"],
+                          "ScatterElements"),)
+
+
+def _scatter_nd(inputs, attrs, ctx):
+    """Write (or reduce) update slices into a copy of data at N-d index tuples."""
+    x, idx, upd = inputs
+    k = idx.shape[-1]
+    where = []
+    for j in range(k):  # loop over the index tuple's length, not over elements
+        c = _wrap(idx[..., j], x.shape[j])
+        _check_range(c, x.shape[j], "ScatterND")
+        where.append(c)
+    return (_scatter_into(x.copy(), tuple(where), upd, attrs["reduction"], "ScatterND"),)
+
+
+def _infer_scatter(attrs, inputs):
+    return [TensorInfo(inputs[0].dtype, inputs[0].shape)]
+
+
+# --------------------------------------------------------------------------- OneHot
+
+def _one_hot(inputs, attrs, ctx):
+    """values[1] where index == position along the new `axis`, values[0] elsewhere."""
+    idx, depth, values = inputs
+    depth = int(np.asarray(depth).reshape(-1)[0])
+    idx = np.asarray(idx)
+    axis = _norm_axis(attrs["axis"], idx.ndim + 1)
+    # Indices are wrapped from the end; anything still outside [0, depth) stays all-off.
+    pos = np.asarray(idx).astype(np.int64)
+    pos = np.where(pos < 0, pos + depth, pos)
+    hot = np.moveaxis(pos[..., None] == np.arange(depth), -1, axis)
+    values = np.asarray(values).reshape(-1)
+    return (np.where(hot, values[1], values[0]).astype(values.dtype),)
+
+
+@_folding(_one_hot)
+def _infer_one_hot(attrs, inputs):
+    idx, depth, values = inputs
+    if idx.shape is None:
+        return [TensorInfo(values.dtype, None)]
+    d = None if depth.value is None else int(np.asarray(depth.value).reshape(-1)[0])
+    axis = _norm_axis(attrs["axis"], len(idx.shape) + 1)
+    shape = list(idx.shape)
+    shape.insert(axis, d)
+    return [TensorInfo(values.dtype, tuple(shape))]
+
+
+# --------------------------------------------------------------------------- NonZero
+
+def _non_zero(inputs, attrs, ctx):
+    """Indices of non-zero elements, one row per input dim, as int64."""
+    x = np.asarray(inputs[0])
+    if x.ndim == 0:
+        return (np.zeros((0, int(bool(x))), dtype=np.int64),)
+    return (np.array(np.nonzero(x), dtype=np.int64).reshape(x.ndim, -1),)
+
+
+@_folding(_non_zero)
+def _infer_non_zero(attrs, inputs):
+    x = inputs[0]
+    return [TensorInfo(_INT64, None if x.shape is None else (len(x.shape), None))]
+
+
+# --------------------------------------------------------------------------- Compress
+
+def _compress(inputs, attrs, ctx):
+    """Keep slices along `axis` (of the flattened input if none) where condition holds."""
+    x, cond = inputs
+    cond = np.asarray(cond).astype(bool).reshape(-1)
+    if attrs["axis"] is None:
+        flat = x.reshape(-1)
+        return (flat[:cond.size][cond[:flat.size]],)
+    axis = _norm_axis(attrs["axis"], x.ndim)
+    keep = np.nonzero(cond[:x.shape[axis]])[0]
+    return (np.take(x, keep, axis=axis),)
+
+
+@_folding(_compress)
+def _infer_compress(attrs, inputs):
+    x = inputs[0]
+    if attrs["axis"] is None:
+        return [TensorInfo(x.dtype, (None,))]
+    if x.shape is None:
+        return [TensorInfo(x.dtype, None)]
+    axis = _norm_axis(attrs["axis"], len(x.shape))
+    return [TensorInfo(x.dtype, x.shape[:axis] + (None,) + x.shape[axis + 1:])]
+
+
+# --------------------------------------------------------------------------- Unique
+
+def _unique(inputs, attrs, ctx):
+    """Unique values (or slices along `axis`), first indices, inverse map and counts."""
+    x = np.asarray(inputs[0])
+    axis = attrs["axis"]
+    if axis is not None:
+        axis = _norm_axis(axis, x.ndim)
+        data = x
+    else:
+        data = x.reshape(-1)
+    y, first, inverse, counts = np.unique(data, return_index=True, return_inverse=True,
+                                          return_counts=True,
+                                          axis=None if axis is None else axis)
+    inverse = inverse.reshape(-1)
+    if not attrs["sorted"]:
+        # Reorder the sorted uniques by first occurrence and remap the inverse.
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        y = np.take(y, order, axis=0 if axis is None else axis)
+        first, counts, inverse = first[order], counts[order], rank[inverse]
+    return (y, first.astype(np.int64), inverse.astype(np.int64), counts.astype(np.int64))
+
+
+@_folding(_unique)
+def _infer_unique(attrs, inputs):
+    x = inputs[0]
+    n = (None,)
+    if attrs["axis"] is None or x.shape is None:
+        y = (None,) if attrs["axis"] is None else None
+        inv = (None,)
+    else:
+        axis = _norm_axis(attrs["axis"], len(x.shape))
+        y = x.shape[:axis] + (None,) + x.shape[axis + 1:]
+        inv = (x.shape[axis],)
+    return [TensorInfo(x.dtype, y), TensorInfo(_INT64, n), TensorInfo(_INT64, inv),
+            TensorInfo(_INT64, n)]
+
+
+# --------------------------------------------------------------------------- definitions
+
+_REDUCTION = ("reduction", "string", "none")
+
+OPS = tuple(sorted((
+    define("Compress", ["input", "condition"], ["output"], _compress,
+           [("axis", "int", None)], infer=_infer_compress, since_version=11),
+    define("Gather", ["data", "indices"], ["output"], _gather, [("axis", "int", 0)],
+           infer=_infer_gather, since_version=13),
+    define("GatherElements", ["data", "indices"], ["output"], _gather_elements,
+           [("axis", "int", 0)], infer=_infer_gather_elements, since_version=13),
+    define("GatherND", ["data", "indices"], ["output"], _gather_nd,
+           [("batch_dims", "int", 0)], infer=_infer_gather_nd, since_version=13),
+    define("NonZero", ["X"], ["Y"], _non_zero, infer=_infer_non_zero, since_version=13),
+    define("OneHot", ["indices", "depth", "values"], ["output"], _one_hot,
+           [("axis", "int", -1)], infer=_infer_one_hot, since_version=11),
+    define("ScatterElements", ["data", "indices", "updates"], ["output"], _scatter_elements,
+           [("axis", "int", 0), _REDUCTION], infer=_infer_scatter, since_version=13),
+    define("ScatterND", ["data", "indices", "updates"], ["output"], _scatter_nd,
+           [_REDUCTION], infer=_infer_scatter, since_version=13),
+    define("Slice", ["data", "starts", "ends", "axes?", "steps?"], ["output"], _slice,
+           infer=_infer_slice, since_version=13),
+    define("Unique", ["X"], ["Y", "indices?", "inverse_indices?", "counts?"], _unique,
+           [("axis", "int", None), ("sorted", "int", 1)], infer=_infer_unique,
+           since_version=11),
+), key=lambda op: op.name))
