@@ -65,3 +65,12 @@ def load(path: str | os.PathLike, check_data: bool = False) -> Model:
     from .format import load_model
 
     return load_model(path, check_data=check_data)
+
+
+def __getattr__(name: str):
+    # Heavier pieces load on first use so `import onegraph` stays cheap on devices.
+    if name == "Session":
+        from .train.session import Session
+
+        return Session
+    raise AttributeError(f"module 'onegraph' has no attribute {name!r}")

@@ -189,3 +189,33 @@ class Registry:
 
 def _norm_domain(domain: str) -> str:
     return "" if domain in ("", "ai.onnx") else domain
+
+
+class VariableRef:
+    """The state of one mutable variable, shared by the ops that read and update it.
+
+    `value` is replaced (not mutated) by updates, so a reader holding the old array is
+    never disturbed mid-step; `lock` serialises read-modify-write updates.
+    """
+
+    __slots__ = ("name", "value", "lock")
+
+    def __init__(self, name: str, value: np.ndarray | None) -> None:
+        import threading
+
+        self.name = name
+        self.value = value
+        self.lock = threading.Lock()
+
+    def read(self) -> np.ndarray:
+        """The current value.
+
+        Raises:
+            ExecutionError: the variable was never initialised.
+        """
+        if self.value is None:
+            from ..errors import ExecutionError
+
+            raise ExecutionError(f"variable {self.name!r} is used before it is initialised "
+                                 "(run the initializer first)")
+        return self.value

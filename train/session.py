@@ -1,0 +1,422 @@
+"""The Session: runs a graph step by step, the paper's `run(fetches, feeds)`.
+
+A step prunes the graph to the nodes the fetches and targets need (stopping at fed
+tensors), orders them once, and caches that plan per (feeds, fetches, targets). Running
+a plan is a flat loop over precomputed (kernel, attributes, input slots, output slots)
+entries that frees each value after its last use, so per-op overhead stays at a few
+microseconds. State (variables, queues) lives in the Session and persists across
+steps; several threads may call `run` at once (each run has its own value slots).
+
+Subgraphs of ONNX If/Loop/Scan run through `KernelContext.run_graph`, with outer-scope
+values resolved by name as ONNX specifies (this is the "equivalent machinery" to the
+paper's Switch/Merge frames; dead-value control flow runs in the same loop).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import ExecutionError, OneGraphError, ShapeError
+from ..format import DType, Graph, Model, TensorKind
+from ..ops import REGISTRY, KernelContext
+
+
+class _Dead:
+    """The dead value of dataflow control flow: the untaken side of a Switch."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "DEAD"
+
+
+DEAD = _Dead()
+
+# Ops that receive dead inputs instead of being skipped by dead-value propagation.
+_DEAD_AWARE = frozenset({"Merge"})
+
+
+class _Step:
+    __slots__ = ("kernel", "attrs", "inputs", "outputs", "node", "free", "dead_aware")
+
+    def __init__(self, kernel, attrs, inputs, outputs, node, free, dead_aware):
+        self.kernel, self.attrs, self.inputs, self.outputs = kernel, attrs, inputs, outputs
+        self.node, self.free, self.dead_aware = node, free, dead_aware
+
+
+class _Plan:
+    """One compiled step: the slots template and the ordered kernel calls."""
+
+    __slots__ = ("steps", "template", "fetch_slots", "free_tensors", "uses_dead")
+
+    def __init__(self, steps, template, fetch_slots, free_tensors, uses_dead):
+        self.steps = steps
+        self.template = template
+        self.fetch_slots = fetch_slots
+        self.free_tensors = free_tensors
+        self.uses_dead = uses_dead
+
+
+class _Frame:
+    """Values of one graph activation; subgraph frames look up free names in parents."""
+
+    __slots__ = ("graph", "values", "parent")
+
+    def __init__(self, graph: Graph, values: list, parent: "_Frame | None"):
+        self.graph, self.values, self.parent = graph, values, parent
+
+    def lookup(self, name: str):
+        frame = self
+        while frame is not None:
+            i = frame.graph.find_tensor(name)
+            if i is not None and frame.values[i] is not None:
+                return frame.values[i]
+            frame = frame.parent
+        raise ExecutionError(f"subgraph refers to {name!r}, which no enclosing graph defines")
+
+
+class RunContext(KernelContext):
+    """What kernels see of the Session: subgraph execution, state and randomness."""
+
+    def __init__(self, session: "Session", frame: _Frame):
+        self.session = session
+        self.frame = frame
+
+    def run_graph(self, graph: Graph, inputs: Sequence[Any]) -> list:
+        return self.session._run_subgraph(graph, list(inputs), self.frame)
+
+    @property
+    def rng(self) -> np.random.Generator:
+        return self.session.rng
+
+    @property
+    def state(self) -> dict:
+        """Per-session resources (variables, queues), keyed by the op that owns them."""
+        return self.session.state
+
+
+def _graph_of(obj) -> tuple[Graph, Model | None]:
+    if isinstance(obj, Model):
+        return obj.graph, obj
+    if isinstance(obj, Graph):
+        return obj, None
+    ir = getattr(obj, "ir_graph", None)
+    if ir is not None:
+        return ir() if callable(ir) else ir, getattr(obj, "model", None)
+    raise TypeError(f"Session needs a Model or Graph, got {type(obj).__name__}")
+
+
+class Session:
+    """Runs steps of a graph: `run(fetches, feed_dict)`.
+
+    Args:
+        graph: a `onegraph.format.Model` (its main graph), a `onegraph.format.Graph`,
+            or a training graph (`onegraph.Graph`).
+        seed: seed of the random generator used by random ops.
+
+    Example::
+
+        sess = og.Session(og.load("model.og"))
+        (y,) = sess.run(["y"], {"x": np.ones((1, 4), np.float32)})
+    """
+
+    def __init__(self, graph, seed: int | None = None):
+        self._source = graph
+        self.graph, self.model = _graph_of(graph)
+        self.rng = np.random.default_rng(seed)
+        self.state: dict = {}
+        self._plans: dict = {}
+        self._sub_plans: dict = {}
+        self._lock = threading.Lock()
+        self._node_names: dict[str, int] | None = None
+
+    # -- public API -----------------------------------------------------------------
+
+    def run(self, fetches, feed_dict: Mapping | None = None, feeds: Mapping | None = None):
+        """Run one step and return the fetched values in the structure of `fetches`.
+
+        Args:
+            fetches: a tensor (handle, name or index), a target op (handle or node
+                name; its result is None), or a list/tuple/dict nesting of those.
+            feed_dict: maps tensors (handle, name or index) to values; fed tensors
+                are not computed. `feeds` is an alias.
+
+        Raises:
+            ExecutionError: a kernel failed (the message names node and op type).
+            ShapeError: a fed value's dtype or shape contradicts the tensor's.
+            OneGraphError: an unknown fetch/feed or an unsupported op.
+        """
+        feed_dict = feed_dict if feed_dict is not None else (feeds or {})
+        flat, rebuild = _flatten(fetches)
+        fetch_tensors, targets, kinds = [], [], []
+        for f in flat:
+            kind, index = self._resolve(f)
+            kinds.append(kind)
+            (fetch_tensors if kind == "tensor" else targets).append(index)
+        feed_items = [(self._resolve_tensor(k), v) for k, v in feed_dict.items()]
+        key = (tuple(sorted(i for i, _ in feed_items)), tuple(fetch_tensors), tuple(targets))
+        plan = self._plans.get(key)
+        if plan is None:
+            with self._lock:
+                plan = self._plans.get(key)
+                if plan is None:
+                    plan = self._compile(self.graph, fetch_tensors, targets,
+                                         {i for i, _ in feed_items})
+                    self._plans[key] = plan
+        values = plan.template.copy()
+        for index, value in feed_items:
+            values[index] = self._check_feed(index, value)
+        frame = _Frame(self.graph, values, None)
+        self._execute(plan, frame)
+        out = []
+        it = iter(plan.fetch_slots)
+        for kind in kinds:
+            if kind == "tensor":
+                v = values[next(it)]
+                out.append(None if v is DEAD else v)
+            else:
+                out.append(None)
+        return rebuild(out)
+
+    def run_signature(self, name: str, **inputs) -> dict:
+        """Run a named signature of the model: keyword inputs by key, returns outputs by key.
+
+        Raises:
+            OneGraphError: no such signature, or a missing/unknown input key.
+        """
+        if self.model is None or name not in self.model.signatures:
+            known = sorted(self.model.signatures) if self.model else []
+            raise OneGraphError(f"no signature {name!r} (available: {known})")
+        sig = self.model.signatures[name]
+        missing = set(sig.inputs) - set(inputs)
+        extra = set(inputs) - set(sig.inputs)
+        if missing or extra:
+            raise OneGraphError(f"signature {name!r} takes inputs {sorted(sig.inputs)}; "
+                                f"missing {sorted(missing)}, unknown {sorted(extra)}")
+        keys = sorted(sig.outputs)
+        fetches = [sig.outputs[k] for k in keys] + [("node", n) for n in sig.targets]
+        results = self.run(fetches, {sig.inputs[k]: v for k, v in inputs.items()})
+        return dict(zip(keys, results[:len(keys)]))
+
+    # -- resolution -----------------------------------------------------------------
+
+    def _resolve(self, f) -> tuple[str, int]:
+        if isinstance(f, tuple) and len(f) == 2 and f[0] == "node":
+            return "node", int(f[1])
+        node_index = getattr(f, "node_index", None)
+        if node_index is not None and getattr(f, "tensor_index", None) is None:
+            return "node", int(node_index)
+        if isinstance(f, str) and self.graph.find_tensor(f) is None:
+            names = self._node_name_map()
+            if f in names:
+                return "node", names[f]
+        return "tensor", self._resolve_tensor(f)
+
+    def _resolve_tensor(self, f) -> int:
+        index = getattr(f, "tensor_index", None)
+        if index is None:
+            if isinstance(f, str):
+                index = self.graph.find_tensor(f)
+                if index is None:
+                    raise OneGraphError(f"graph {self.graph.name!r} has no tensor named {f!r}")
+            elif isinstance(f, (int, np.integer)):
+                index = int(f)
+            else:
+                raise OneGraphError(f"cannot fetch or feed a {type(f).__name__}")
+        if not 0 <= index < len(self.graph.tensors):
+            raise OneGraphError(f"tensor index {index} out of range")
+        return index
+
+    def _node_name_map(self) -> dict[str, int]:
+        if self._node_names is None or len(self._node_names) > len(self.graph.nodes):
+            self._node_names = {n.name: i for i, n in enumerate(self.graph.nodes)}
+        return self._node_names
+
+    def _check_feed(self, index: int, value):
+        t = self.graph.tensors[index]
+        if t.dtype is DType.STRING:
+            return np.asarray(value, dtype=object)
+        value = np.asarray(value)
+        if t.dtype is not DType.UNDEFINED and value.dtype != t.dtype.numpy:
+            want = t.dtype.numpy
+            if value.dtype.kind in "iub" and want.kind in "iuf" or \
+                    value.dtype.kind == "f" and want.kind == "f":
+                value = value.astype(want)
+            else:
+                raise ShapeError(f"feed for {t.name!r}: dtype {value.dtype} does not match "
+                                 f"the tensor's {t.dtype.short_name}")
+        if t.shape is not None:
+            if value.ndim != len(t.shape) or any(
+                    d >= 0 and d != v for d, v in zip(t.shape, value.shape)):
+                raise ShapeError(f"feed for {t.name!r}: shape {list(value.shape)} does not "
+                                 f"match the tensor's {list(t.shape)} (-1 = any)")
+        return value
+
+    # -- planning -------------------------------------------------------------------
+
+    def _compile(self, graph: Graph, fetches: list[int], targets: list[int],
+                 fed: set[int], graph_inputs: Sequence[int] = ()) -> _Plan:
+        producers = graph.producers()
+        needed_nodes: set[int] = set()
+        stack_t = [t for t in fetches if t not in fed]
+        stack_n = list(targets)
+        seen_t: set[int] = set()
+        while stack_t or stack_n:
+            if stack_t:
+                t = stack_t.pop()
+                if t in seen_t or t in fed:
+                    continue
+                seen_t.add(t)
+                n = producers.get(t)
+                if n is not None:
+                    stack_n.append(n)
+                continue
+            n = stack_n.pop()
+            if n in needed_nodes:
+                continue
+            needed_nodes.add(n)
+            node = graph.nodes[n]
+            stack_t.extend(i for i in node.inputs if i >= 0)
+            stack_n.extend(node.control_inputs)
+        order = [n for n in graph.topological_order() if n in needed_nodes]
+
+        template: list = [None] * len(graph.tensors)
+        for i, t in enumerate(graph.tensors):
+            if t.kind is TensorKind.VARIABLE:
+                template[i] = self._variable(graph, i)
+            elif t.data is not None:
+                template[i] = t.data
+        keep = set(fetches) | fed | {i for i, v in enumerate(template) if v is not None}
+        keep.update(graph_inputs)
+        last_use: dict[int, int] = {}
+        for pos, n in enumerate(order):
+            for i in graph.nodes[n].inputs:
+                if i >= 0:
+                    last_use[i] = pos
+        steps = []
+        uses_dead = False
+        free_tensors = set()
+        for pos, n in enumerate(order):
+            node = graph.nodes[n]
+            where = f"node {node.name!r} ({node.op_type}): "
+            op = REGISTRY.get(node.op_type, node.domain, where)
+            if op.kernel is None:
+                raise OneGraphError(f"{where}op has no kernel")
+            attrs = op.resolve_attrs(node.attributes, where)
+            free = tuple(i for i in set(node.inputs) if i >= 0 and last_use.get(i) == pos
+                         and i not in keep)
+            dead_aware = node.op_type in _DEAD_AWARE
+            uses_dead = uses_dead or node.op_type in ("Switch", "Merge")
+            steps.append(_Step(op.kernel, attrs, tuple(node.inputs), tuple(node.outputs),
+                               node, free, dead_aware))
+            for i in node.inputs:
+                if i >= 0 and producers.get(i) is None and template[i] is None \
+                        and i not in fed and i not in graph_inputs:
+                    free_tensors.add(i)
+        for t in fetches:
+            if t not in fed and producers.get(t) is None and template[t] is None \
+                    and t not in graph_inputs:
+                free_tensors.add(t)
+        return _Plan(steps, template, list(fetches), sorted(free_tensors), uses_dead)
+
+    def _variable(self, graph: Graph, index: int):
+        """The Session's state slot for a VARIABLE tensor (initialised from its data)."""
+        key = ("variable", id(graph), index)
+        ref = self.state.get(key)
+        if ref is None:
+            from ..ops.registry import VariableRef
+
+            t = graph.tensors[index]
+            ref = VariableRef(t.name, None if t.data is None else np.array(t.data))
+            self.state[key] = ref
+        return ref
+
+    # -- execution ------------------------------------------------------------------
+
+    def _execute(self, plan: _Plan, frame: _Frame) -> None:
+        values = frame.values
+        if plan.free_tensors:
+            for i in plan.free_tensors:
+                if values[i] is None:
+                    if frame.parent is None:
+                        t = frame.graph.tensors[i]
+                        raise OneGraphError(f"tensor {t.name!r} must be fed: it is a graph "
+                                            "input or has no producer")
+                    values[i] = frame.parent.lookup(frame.graph.tensors[i].name)
+        ctx = RunContext(self, frame)
+        step = None
+        try:
+            if plan.uses_dead:
+                self._execute_with_dead(plan, values, ctx)
+                return
+            for step in plan.steps:
+                outs = step.kernel([values[i] if i >= 0 else None for i in step.inputs],
+                                   step.attrs, ctx)
+                for i, v in zip(step.outputs, outs):
+                    values[i] = v
+                for i in step.free:
+                    values[i] = None
+        except OneGraphError as e:
+            if step is None or str(e).startswith("node "):
+                raise
+            raise type(e)(f"node {step.node.name!r} ({step.node.op_type}): {e}") from e
+        except Exception as e:
+            if step is None:
+                raise
+            raise ExecutionError(f"node {step.node.name!r} ({step.node.op_type}) failed: "
+                                 f"{type(e).__name__}: {e}") from e
+
+    def _execute_with_dead(self, plan: _Plan, values: list, ctx) -> None:
+        for step in plan.steps:
+            args = [values[i] if i >= 0 else None for i in step.inputs]
+            if not step.dead_aware and any(a is DEAD for a in args):
+                outs = (DEAD,) * len(step.outputs)
+            else:
+                outs = step.kernel(args, step.attrs, ctx)
+            for i, v in zip(step.outputs, outs):
+                values[i] = v
+            for i in step.free:
+                values[i] = None
+
+    def _run_subgraph(self, graph: Graph, inputs: list, parent: _Frame) -> list:
+        plan = self._sub_plans.get(id(graph))
+        if plan is None or plan[0] is not graph:
+            compiled = self._compile(graph, list(graph.outputs), [], set(graph.inputs),
+                                     graph_inputs=graph.inputs)
+            plan = (graph, compiled)
+            self._sub_plans[id(graph)] = plan
+        compiled = plan[1]
+        if len(inputs) != len(graph.inputs):
+            raise ExecutionError(f"subgraph {graph.name!r} takes {len(graph.inputs)} inputs, "
+                                 f"got {len(inputs)}")
+        values = compiled.template.copy()
+        for i, v in zip(graph.inputs, inputs):
+            values[i] = v
+        self._execute(compiled, _Frame(graph, values, parent))
+        return [values[i] for i in graph.outputs]
+
+
+def _flatten(fetches):
+    """Flatten a nesting of lists/tuples/dicts; return (leaves, rebuild(leaves))."""
+    if isinstance(fetches, (list, tuple)) and not (
+            isinstance(fetches, tuple) and len(fetches) == 2 and fetches[0] == "node"):
+        parts = [_flatten(f) for f in fetches]
+        leaves = [leaf for p in parts for leaf in p[0]]
+        sizes = [len(p[0]) for p in parts]
+
+        def rebuild(values, parts=parts, sizes=sizes, kind=type(fetches)):
+            out, pos = [], 0
+            for (_, sub), n in zip(parts, sizes):
+                out.append(sub(values[pos:pos + n]))
+                pos += n
+            return out if kind is list else tuple(out)
+
+        return leaves, rebuild
+    if isinstance(fetches, dict):
+        keys = list(fetches)
+        leaves, sub = _flatten([fetches[k] for k in keys])
+        return leaves, lambda values: dict(zip(keys, sub(values)))
+    return [fetches], lambda values: values[0]
