@@ -1,20 +1,37 @@
 """The operator catalogue: ONNX-semantics ops plus the `onegraph` domain.
 
 `REGISTRY` is built once from an explicit, sorted list of op family modules; each
-module lists its `OpDef`s in `OPS`. Look an op up with `get_op(op_type, domain)`.
+module lists its `OpDef`s in `OPS`. Gradient rules live next to their ops: either in
+the OpDef itself or in a `<family>_grad.py` module whose `GRADIENTS` dict maps op type
+to rule; both are attached here, and a rule for an unknown op is refused. Look an op
+up with `get_op(op_type, domain)`.
 """
+
+import dataclasses
 
 from . import (activation, control_flow, conv, elementwise, indexing, linalg, normalization,
                pool, reduction, rnn, shape)
-from .registry import REQUIRED, AttrSpec, KernelContext, OpDef, Registry, TensorInfo, define
+from .registry import (REQUIRED, AttrSpec, KernelContext, OpDef, Registry, TensorInfo,
+                       VariableRef, define)
 
 _FAMILIES = (activation, control_flow, conv, elementwise, indexing, linalg, normalization,
              pool, reduction, rnn, shape)
+
+# Modules holding `GRADIENTS = {op_type: rule}` (default domain) or
+# `GRADIENTS = {(domain, op_type): rule}`.
+_GRADIENT_MODULES = ()
 
 REGISTRY = Registry()
 for _module in _FAMILIES:
     for _op in _module.OPS:
         REGISTRY.add(_op)
+for _module in _GRADIENT_MODULES:
+    for _key, _rule in _module.GRADIENTS.items():
+        _domain, _name = _key if isinstance(_key, tuple) else ("", _key)
+        _op = REGISTRY.get(_name, _domain)
+        if _op.gradient is not None:
+            raise ValueError(f"gradient of {_name} defined twice")
+        REGISTRY.replace(dataclasses.replace(_op, gradient=_rule))
 
 
 def get_op(op_type: str, domain: str = "", where: str = "") -> OpDef:
@@ -23,4 +40,4 @@ def get_op(op_type: str, domain: str = "", where: str = "") -> OpDef:
 
 
 __all__ = ["REGISTRY", "REQUIRED", "AttrSpec", "KernelContext", "OpDef", "Registry",
-           "TensorInfo", "define", "get_op"]
+           "TensorInfo", "VariableRef", "define", "get_op"]

@@ -165,6 +165,12 @@ class Registry:
             raise ValueError(f"op {op.domain or 'ai.onnx'}::{op.name} registered twice")
         self._ops[op.key] = op
 
+    def replace(self, op: OpDef) -> None:
+        """Swap in a new definition of an already registered op (e.g. with a gradient)."""
+        if op.key not in self._ops:
+            raise ValueError(f"op {op.domain or 'ai.onnx'}::{op.name} is not registered")
+        self._ops[op.key] = op
+
     def get(self, op_type: str, domain: str = "", where: str = "") -> OpDef:
         """Return the definition of an op.
 
