@@ -1,3 +1,228 @@
-"""Operators: reduction family (definitions, kernels, inference, gradients)."""
+"""Operators: reduction family (Reduce*, ArgMax/ArgMin, TopK, CumSum)."""
 
-OPS = ()
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError
+from .registry import TensorInfo, define
+from .shape import _folding, _ints, _norm_axis
+
+KNOWN_FAILURES: dict[str, str] = {}
+
+_INT64 = np.dtype(np.int64)
+
+
+# --------------------------------------------------------------------------- Reduce*
+
+def _reduce_axes(inputs, attrs, rank):
+    """Axes to reduce as a sorted tuple, or None for "leave the input as is"."""
+    axes = None
+    if len(inputs) > 1 and inputs[1] is not None:
+        axes = _ints(inputs[1])
+    elif attrs.get("axes") is not None:
+        axes = list(attrs["axes"])
+    if not axes:
+        return None if attrs["noop_with_empty_axes"] else tuple(range(rank))
+    return tuple(sorted({_norm_axis(a, rank) for a in axes}))
+
+
+def _acc_dtype(dtype):
+    """Accumulate half-precision floats in float32; everything else in its own type."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32) if dtype.kind == "f" and dtype.itemsize < 4 else dtype
+
+
+def _lowest(dtype):
+    if dtype.kind == "f":
+        return -np.inf
+    if dtype.kind == "b":
+        return False
+    return np.iinfo(dtype).min
+
+
+def _highest(dtype):
+    if dtype.kind == "f":
+        return np.inf
+    if dtype.kind == "b":
+        return True
+    return np.iinfo(dtype).max
+
+
+def _sum(x, axes, keep):
+    return np.sum(x, axis=axes, keepdims=keep, dtype=_acc_dtype(x.dtype))
+
+
+def _log_sum_exp(x, axes, keep):
+    xf = x.astype(np.float64)
+    m = np.max(xf, axis=axes, keepdims=True, initial=-np.inf)
+    # Shift by the max for stability; an all -inf (or empty) slice must stay -inf.
+    shift = np.where(np.isfinite(m), m, 0.0)
+    out = np.log(np.sum(np.exp(xf - shift), axis=axes, keepdims=True)) + shift
+    return out if keep else np.squeeze(out, axis=axes)
+
+
+_REDUCERS = {
+    "ReduceSum": _sum,
+    "ReduceMean": lambda x, a, k: np.mean(x, axis=a, keepdims=k, dtype=np.float64
+                                          if x.dtype.kind in "iub" else _acc_dtype(x.dtype)),
+    "ReduceMax": lambda x, a, k: np.max(x, axis=a, keepdims=k, initial=_lowest(x.dtype)),
+    "ReduceMin": lambda x, a, k: np.min(x, axis=a, keepdims=k, initial=_highest(x.dtype)),
+    "ReduceProd": lambda x, a, k: np.prod(x, axis=a, keepdims=k, dtype=_acc_dtype(x.dtype)),
+    "ReduceL1": lambda x, a, k: _sum(np.abs(x), a, k),
+    "ReduceL2": lambda x, a, k: np.sqrt(_sum(np.square(x.astype(_acc_dtype(x.dtype))), a, k)),
+    "ReduceSumSquare": lambda x, a, k: _sum(np.square(x), a, k),
+    "ReduceLogSum": lambda x, a, k: np.log(_sum(x, a, k)),
+    "ReduceLogSumExp": _log_sum_exp,
+}
+
+
+def _reduce_kernel(name):
+    reducer = _REDUCERS[name]
+
+    def kernel(inputs, attrs, ctx):
+        x = np.asarray(inputs[0])
+        axes = _reduce_axes(inputs, attrs, x.ndim)
+        if axes is None:
+            return (x.copy(),)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = reducer(x, axes, bool(attrs["keepdims"]))
+        return (np.asarray(out).astype(x.dtype, copy=False),)
+
+    kernel.__doc__ = f"{name}: reduce over the given axes (all by default)."
+    return kernel
+
+
+def _reduce_infer(kernel):
+    @_folding(kernel)
+    def infer(attrs, inputs):
+        """Reduced shape when the axes are known; rank-only (or unknown) otherwise."""
+        x = inputs[0]
+        axes_info = inputs[1] if len(inputs) > 1 else None
+        keep = bool(attrs["keepdims"])
+        if x.shape is None:
+            return [TensorInfo(x.dtype, None)]
+        rank = len(x.shape)
+        if axes_info is not None and axes_info.value is None:
+            n = axes_info.shape[0] if axes_info.shape and len(axes_info.shape) == 1 else None
+            if n != 0:
+                if keep:
+                    return [TensorInfo(x.dtype, (None,) * rank)]
+                return [TensorInfo(x.dtype, None if n is None else (None,) * (rank - n))]
+            axes_info = None
+        probe = [None] if axes_info is None else [None, np.asarray(axes_info.value)]
+        axes = _reduce_axes(probe, attrs, rank)
+        if axes is None:
+            return [TensorInfo(x.dtype, x.shape)]
+        return [TensorInfo(x.dtype, _reduced_shape(x.shape, axes, keep))]
+    return infer
+
+
+def _reduced_shape(shape, axes, keep):
+    if keep:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+# --------------------------------------------------------------------------- ArgMax/ArgMin
+
+def _arg_kernel(fn):
+    def kernel(inputs, attrs, ctx):
+        x = np.asarray(inputs[0])
+        axis = _norm_axis(attrs["axis"], x.ndim)
+        if attrs["select_last_index"]:
+            # Search the reversed axis so ties resolve to the last occurrence.
+            idx = x.shape[axis] - 1 - fn(np.flip(x, axis=axis), axis=axis)
+        else:
+            idx = fn(x, axis=axis)
+        idx = idx.astype(np.int64)
+        return (np.expand_dims(idx, axis) if attrs["keepdims"] else idx,)
+
+    kernel.__doc__ = f"Index (int64) of the {fn.__name__[3:]} along `axis`."
+    return kernel
+
+
+def _infer_arg(attrs, inputs):
+    x = inputs[0]
+    if x.shape is None:
+        return [TensorInfo(_INT64, None)]
+    axis = _norm_axis(attrs["axis"], len(x.shape))
+    return [TensorInfo(_INT64, _reduced_shape(x.shape, (axis,), attrs["keepdims"]))]
+
+
+# --------------------------------------------------------------------------- TopK
+
+def _top_k(inputs, attrs, ctx):
+    """k largest (or smallest) along `axis`, sorted, equal values ordered by index."""
+    x, k = np.asarray(inputs[0]), int(np.asarray(inputs[1]).reshape(-1)[0])
+    axis = _norm_axis(attrs["axis"], x.ndim)
+    n = x.shape[axis]
+    if not 0 <= k <= n:
+        raise ShapeError(f"TopK: k={k} outside [0, {n}]")
+    if attrs["largest"]:
+        # Stable ascending sort of the reversed axis, read backwards, is descending with
+        # ties in ascending index order (works for unsigned ints, unlike negation).
+        order = n - 1 - np.flip(np.argsort(np.flip(x, axis=axis), axis=axis, kind="stable"),
+                                axis=axis)
+    else:
+        order = np.argsort(x, axis=axis, kind="stable")
+    idx = np.take(order, np.arange(k), axis=axis).astype(np.int64)
+    return (np.take_along_axis(x, idx, axis=axis), idx)
+
+
+def _infer_top_k(attrs, inputs):
+    x, k = inputs
+    if x.shape is None:
+        return [TensorInfo(x.dtype, None), TensorInfo(_INT64, None)]
+    axis = _norm_axis(attrs["axis"], len(x.shape))
+    kv = None if k.value is None else int(np.asarray(k.value).reshape(-1)[0])
+    shape = x.shape[:axis] + (kv,) + x.shape[axis + 1:]
+    return [TensorInfo(x.dtype, shape), TensorInfo(_INT64, shape)]
+
+
+# --------------------------------------------------------------------------- CumSum
+
+def _cum_sum(inputs, attrs, ctx):
+    """Running sum along `axis`, optionally exclusive and/or from the end."""
+    x = np.asarray(inputs[0])
+    axis = _norm_axis(int(np.asarray(inputs[1]).reshape(-1)[0]), x.ndim)
+    y = np.flip(x, axis=axis) if attrs["reverse"] else x
+    y = np.cumsum(y, axis=axis, dtype=_acc_dtype(x.dtype))
+    if attrs["exclusive"]:
+        head = np.zeros_like(np.take(y, [0], axis=axis))
+        y = np.concatenate([head, np.take(y, np.arange(y.shape[axis] - 1), axis=axis)],
+                           axis=axis)
+    if attrs["reverse"]:
+        y = np.flip(y, axis=axis)
+    return (np.ascontiguousarray(y).astype(x.dtype, copy=False),)
+
+
+# --------------------------------------------------------------------------- definitions
+
+_REDUCE_ATTRS = (("axes", "ints", None), ("keepdims", "int", 1),
+                 ("noop_with_empty_axes", "int", 0))
+
+
+def _reduce_op(name):
+    kernel = _reduce_kernel(name)
+    return define(name, ["data", "axes?"], ["reduced"], kernel, _REDUCE_ATTRS,
+                  infer=_reduce_infer(kernel), since_version=13 if name == "ReduceSum" else 18)
+
+
+_ARG_ATTRS = (("axis", "int", 0), ("keepdims", "int", 1), ("select_last_index", "int", 0))
+
+OPS = tuple(sorted((
+    *(_reduce_op(name) for name in _REDUCERS),
+    define("ArgMax", ["data"], ["reduced"], _arg_kernel(np.argmax), _ARG_ATTRS,
+           infer=_folding(_arg_kernel(np.argmax))(_infer_arg), since_version=13),
+    define("ArgMin", ["data"], ["reduced"], _arg_kernel(np.argmin), _ARG_ATTRS,
+           infer=_folding(_arg_kernel(np.argmin))(_infer_arg), since_version=13),
+    define("CumSum", ["x", "axis"], ["y"], _cum_sum,
+           [("exclusive", "int", 0), ("reverse", "int", 0)],
+           infer=_folding(_cum_sum)(lambda attrs, inputs: [TensorInfo(inputs[0].dtype,
+                                                                      inputs[0].shape)]),
+           since_version=14),
+    define("TopK", ["X", "K"], ["Values", "Indices"], _top_k,
+           [("axis", "int", -1), ("largest", "int", 1), ("sorted", "int", 1)],
+           infer=_infer_top_k, since_version=11),
+), key=lambda op: op.name))
