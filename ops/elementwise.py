@@ -55,8 +55,9 @@ def _unary(fn):
 
 
 _SQRT_PI = math.sqrt(math.pi)
-_ERF_SERIES_TERMS = 60
-_ERFC_CF_DEPTH = 80
+# Both converge to double precision (checked against math.erf) with a few terms to spare.
+_ERF_SERIES_TERMS = 40
+_ERFC_CF_DEPTH = 50
 _ERF_SPLIT = 2.5
 
 
@@ -78,10 +79,12 @@ def erf(x):
     xs = a[small]
     if xs.size:
         x2 = xs * xs
+        two_x2 = 2.0 * x2
         term = xs.copy()
         total = xs.copy()
         for n in range(_ERF_SERIES_TERMS):
-            term = term * (2.0 * x2) / (2 * n + 3)
+            term *= two_x2
+            term /= 2 * n + 3
             total += term
         result[small] = (2.0 / _SQRT_PI) * np.exp(-x2) * total
 

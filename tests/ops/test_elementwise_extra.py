@@ -125,3 +125,18 @@ def test_float16_dtype_kept():
     assert _run("Mean", [x, x, x]).dtype == np.float16
     assert _run("Round", [np.array([0.5, 1.5, 2.5, -0.5], np.float32)]).tolist() == \
         [0.0, 2.0, 2.0, -0.0]
+
+
+def test_activations_keep_dtype_and_are_stable():
+    x16 = np.array([-3.0, -0.5, 0.0, 0.5, 3.0], np.float16)
+    for op_type in ("Relu", "LeakyRelu", "Elu", "Selu", "Celu", "Sigmoid", "HardSigmoid",
+                    "HardSwish", "Tanh", "Softplus", "Softsign", "Gelu", "Mish",
+                    "ThresholdedRelu", "Shrink", "Softmax", "LogSoftmax", "Hardmax"):
+        assert _run(op_type, [x16]).dtype == np.float16, op_type
+    big = np.array([[1000.0, 0.0, -1000.0]], np.float32)
+    assert np.isfinite(_run("Sigmoid", [big])).all()
+    np.testing.assert_allclose(_run("Softplus", [big]), [[1000.0, math.log(2.0), 0.0]])
+    np.testing.assert_allclose(_run("LogSoftmax", [big]), [[0.0, -1000.0, -2000.0]])
+    np.testing.assert_array_equal(_run("Hardmax", [np.array([[1.0, 3.0, 3.0]])]),
+                                  [[0.0, 1.0, 0.0]])
+    assert _run("Relu", [np.array([-2, 3], np.int32)]).tolist() == [0, 3]
