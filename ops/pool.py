@@ -1,3 +1,315 @@
-"""Operators: pool family (definitions, kernels, inference, gradients)."""
+"""Operators: pool family (MaxPool, AveragePool, LpPool, global pools, LRN).
 
-OPS = ()
+Pooling reduces strided views of the padded input: one whole-array reduction per
+kernel position (``prod(kernel_shape)`` iterations), never a loop over output pixels.
+Window geometry (auto_pad, ceil_mode, dilations) comes from `ops/conv.py`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .conv import _compute_dtype, _pad_for_windows, _pool_geometry, _window_slices
+from .registry import TensorInfo, define
+
+_ALL = (slice(None), slice(None))
+
+
+def _geometry(x_shape, attrs):
+    kernel = [int(k) for k in attrs["kernel_shape"]]
+    return (kernel,) + tuple(_pool_geometry(x_shape[2:], kernel, attrs,
+                                            bool(attrs.get("ceil_mode", 0))))
+
+
+def _lowest(dtype):
+    if dtype.kind == "f":
+        return -np.inf
+    if dtype.kind == "b":
+        return False
+    return np.iinfo(dtype).min
+
+
+def _wants_output(ctx, k):
+    """Whether output k is needed; executors may expose `num_outputs` on the context."""
+    n = getattr(ctx, "num_outputs", None)
+    return n is None or n > k
+
+
+# --------------------------------------------------------------------------------------
+# Separable window reduction (max, sum)
+# --------------------------------------------------------------------------------------
+
+
+def _valid_range(n, p, s, d, b, o):
+    """Outputs [lo, hi) whose kernel tap p lands inside the input [0, n), and the first
+    input coordinate they read (tap position t = out * s - pad_begin + p * d)."""
+    off = p * d - b
+    lo = max(0, -(off // s) if off < 0 else 0)
+    hi = min(o, (n - 1 - off) // s + 1) if n - 1 - off >= 0 else 0
+    return lo, hi, lo * s + off
+
+
+def _separable_reduce(x, kernel, strides, dil, pb, out_sp, ufunc, init):
+    """Reduce every window with `ufunc` (np.maximum or np.add), one spatial dim at a time.
+
+    Pads and ceil-mode overhang are never materialised: each kernel tap only touches the
+    outputs whose input lies inside x, so padding acts as the identity `init`.  Cost is
+    sum(kernel) whole-array ufunc calls instead of prod(kernel).
+    """
+    y = x
+    nsp = len(kernel)
+    for dim in range(nsp):  # outer dims first: their taps read contiguous rows
+        n, k, s, d, b, o = (y.shape[2 + dim], kernel[dim], strides[dim], dil[dim], pb[dim],
+                            out_sp[dim])
+        if k == 1 and s == 1 and b == 0 and o == n:
+            continue
+        lead = (slice(None),) * (2 + dim)
+        shape = y.shape[:2 + dim] + (o,) + y.shape[3 + dim:]
+        res = None
+        for p in range(k):
+            lo, hi, t0 = _valid_range(n, p, s, d, b, o)
+            if hi <= lo:
+                continue
+            src = y[lead + (slice(t0, t0 + (hi - lo - 1) * s + 1, s),)]
+            if res is None:
+                if lo == 0 and hi == o:
+                    res = src.copy()
+                    continue
+                res = np.full(shape, init, dtype=y.dtype)
+            dst = res[lead + (slice(lo, hi),)]
+            ufunc(dst, src, out=dst)
+        y = res if res is not None else np.full(shape, init, dtype=y.dtype)
+    return y if y is not x else x.copy()
+
+
+# --------------------------------------------------------------------------------------
+# MaxPool
+# --------------------------------------------------------------------------------------
+
+
+def _maxpool_kernel(inputs, attrs, ctx):
+    x = inputs[0]
+    kernel, strides, dil, pb, pe, out_sp = _geometry(x.shape, attrs)
+    if not _wants_output(ctx, 1):
+        return (_separable_reduce(x, kernel, strides, dil, pb, out_sp, np.maximum,
+                                  _lowest(x.dtype)),)
+    # With Indices: track the winning kernel tap (first one on ties) with branch-free
+    # modular arithmetic (masked stores are slow on random masks), decode at the end.
+    xp = _pad_for_windows(x, kernel, strides, dil, pb, pe, out_sp, _lowest(x.dtype))
+    ntaps = int(np.prod(kernel))
+    tdt = np.uint8 if ntaps <= 256 else np.uint32
+    y = tap = better = step = None
+    for i, (pos, sl) in enumerate(_window_slices(kernel, strides, dil, out_sp)):
+        v = xp[_ALL + sl]
+        if y is None:
+            y = v.copy()
+            tap = np.zeros(y.shape, dtype=tdt)
+            better = np.empty(y.shape, dtype=bool)
+            step = np.empty(y.shape, dtype=tdt)
+            continue
+        np.greater(v, y, out=better)
+        np.maximum(y, v, out=y)
+        np.subtract(tdt(i), tap, out=step)          # tap += better * (i - tap)
+        np.multiply(step, better, out=step, casting="unsafe")
+        tap += step
+    idx = _flat_index(x.shape, tap, kernel, strides, dil, pb, out_sp,
+                      int(attrs.get("storage_order", 0)))
+    return (y, idx)
+
+
+def _flat_index(shape, tap, kernel, strides, dil, pb, out_sp, storage_order):
+    """Flat index into x (N, C, *S) of the element each output's winning tap read.
+
+    `tap` is the row-major kernel position per output; spatial dims are flattened row
+    major (storage_order 0) or column major (storage_order 1).
+    """
+    n, c = shape[:2]
+    sp = shape[2:]
+    nsp = len(sp)
+    mult = [0] * nsp
+    acc = 1
+    for d in (range(nsp) if storage_order == 1 else range(nsp - 1, -1, -1)):
+        mult[d] = acc
+        acc *= sp[d]
+    # offset of each kernel tap, and of each output window's origin
+    taps = np.indices(kernel, dtype=np.int64).reshape(nsp, -1)
+    tap_off = sum(taps[d] * (dil[d] * mult[d]) for d in range(nsp))
+    base = (np.arange(n * c, dtype=np.int64) * acc).reshape((n, c) + (1,) * nsp)
+    for d in range(nsp):
+        shp = [1] * (2 + nsp)
+        shp[2 + d] = out_sp[d]
+        base = base + ((np.arange(out_sp[d], dtype=np.int64) * strides[d] - pb[d])
+                       * mult[d]).reshape(shp)
+    return base + np.take(tap_off, tap)
+
+
+def _maxpool_infer(attrs, inputs):
+    x = inputs[0]
+    shape = _pooled_shape(x, attrs)
+    return [TensorInfo(x.dtype, shape), TensorInfo(np.dtype(np.int64), shape)]
+
+
+def _pooled_shape(x, attrs):
+    if x.shape is None:
+        return None
+    *_, out_sp = _geometry(x.shape, attrs)
+    return tuple(x.shape[:2]) + tuple(out_sp)
+
+
+# --------------------------------------------------------------------------------------
+# AveragePool, LpPool
+# --------------------------------------------------------------------------------------
+
+
+def _window_sum(x, attrs, transform=None):
+    """Sum over each window of zero-padded x (after `transform`), in the compute dtype."""
+    cdt = _compute_dtype(x.dtype)
+    kernel, strides, dil, pb, pe, out_sp = _geometry(x.shape, attrs)
+    xc = np.asarray(x, dtype=cdt)
+    if transform is not None:
+        xc = transform(xc)
+    acc = _separable_reduce(xc, kernel, strides, dil, pb, out_sp, np.add, 0)
+    return acc, (kernel, strides, dil, pb, pe, out_sp)
+
+
+def _window_counts(in_sp, kernel, strides, dil, pb, pe, out_sp, include_pad):
+    """Number of counted elements in each window, shaped out_sp (separable per dim)."""
+    counts = np.ones((), dtype=np.int64)
+    for n, k, s, d, b, e, o in zip(in_sp, kernel, strides, dil, pb, pe, out_sp):
+        t = np.arange(o)[:, None] * s - b + np.arange(k)[None, :] * d
+        lo, hi = (-b, n + e) if include_pad else (0, n)
+        c = ((t >= lo) & (t < hi)).sum(axis=1)
+        counts = np.multiply.outer(counts, c)
+    return counts
+
+
+def _averagepool_kernel(inputs, attrs, ctx):
+    x = inputs[0]
+    acc, (kernel, strides, dil, pb, pe, out_sp) = _window_sum(x, attrs)
+    counts = _window_counts(x.shape[2:], kernel, strides, dil, pb, pe, out_sp,
+                            bool(attrs.get("count_include_pad", 0)))
+    first = counts.flat[0] if counts.size else 1
+    if counts.size and np.all(counts == first):
+        acc *= acc.dtype.type(1.0 / first)
+    else:
+        acc /= np.maximum(counts, 1).astype(acc.dtype)
+    return (acc.astype(x.dtype, copy=False),)
+
+
+def _lppool_kernel(inputs, attrs, ctx):
+    x = inputs[0]
+    p = int(attrs.get("p", 2))
+    if p == 2:
+        acc, _ = _window_sum(x, attrs, np.square)
+        np.sqrt(acc, out=acc)
+    elif p == 1:
+        acc, _ = _window_sum(x, attrs, np.abs)
+    else:
+        acc, _ = _window_sum(x, attrs, lambda v: np.abs(v) ** p)
+        acc **= 1.0 / p
+    return (acc.astype(x.dtype, copy=False),)
+
+
+def _pool_infer(attrs, inputs):
+    x = inputs[0]
+    return [TensorInfo(x.dtype, _pooled_shape(x, attrs))]
+
+
+# --------------------------------------------------------------------------------------
+# Global pools
+# --------------------------------------------------------------------------------------
+
+
+def _global_kernel(reduce):
+    def kernel(inputs, attrs, ctx):
+        x = inputs[0]
+        n, c = x.shape[:2]
+        flat = x.reshape(n, c, -1)
+        if reduce == "max":
+            y = flat.max(axis=2)
+        else:
+            y = flat.mean(axis=2, dtype=_compute_dtype(x.dtype)).astype(x.dtype, copy=False)
+        return (y.reshape((n, c) + (1,) * (x.ndim - 2)),)
+    return kernel
+
+
+def _global_infer(attrs, inputs):
+    x = inputs[0]
+    if x.shape is None:
+        return [TensorInfo(x.dtype, None)]
+    return [TensorInfo(x.dtype, tuple(x.shape[:2]) + (1,) * (len(x.shape) - 2))]
+
+
+# --------------------------------------------------------------------------------------
+# LRN
+# --------------------------------------------------------------------------------------
+
+
+def _lrn_kernel(inputs, attrs, ctx):
+    x = inputs[0]
+    size = int(attrs["size"])
+    alpha, beta, bias = float(attrs["alpha"]), float(attrs["beta"]), float(attrs["bias"])
+    cdt = _compute_dtype(x.dtype)
+    xc = np.asarray(x, dtype=cdt)
+    c = x.shape[1]
+    lo = (size - 1) // 2
+    sq = np.zeros((x.shape[0], c + size - 1) + x.shape[2:], dtype=cdt)
+    np.square(xc, out=sq[:, lo:lo + c])
+    acc = sq[:, 0:c].copy()
+    for i in range(1, size):
+        acc += sq[:, i:i + c]
+    acc *= cdt.type(alpha / size)
+    acc += cdt.type(bias)
+    if beta == 0.75:
+        # x^-0.75 = 1 / (sqrt(x) * sqrt(sqrt(x))): much cheaper than np.power
+        r = np.sqrt(acc)
+        acc = np.sqrt(r, out=acc)
+        acc *= r
+    elif beta == 0.5:
+        np.sqrt(acc, out=acc)
+    else:
+        np.power(acc, cdt.type(beta), out=acc)
+    y = np.divide(xc, acc, out=acc)
+    return (y.astype(x.dtype, copy=False),)
+
+
+_FLOATS = ("float16", "float32", "float64")
+_POOL_ATTRS = (("auto_pad", "string", "NOTSET"), ("ceil_mode", "int", 0),
+               ("dilations", "ints", None), ("kernel_shape", "ints"),
+               ("pads", "ints", None), ("strides", "ints", None))
+
+AveragePool = define(
+    "AveragePool", ("X",), ("Y",), _averagepool_kernel,
+    _POOL_ATTRS + (("count_include_pad", "int", 0),), infer=_pool_infer, dtypes=_FLOATS,
+    since_version=22, doc="Average over sliding windows (padding excluded unless "
+                          "count_include_pad).")
+
+GlobalAveragePool = define(
+    "GlobalAveragePool", ("X",), ("Y",), _global_kernel("mean"), infer=_global_infer,
+    dtypes=_FLOATS, since_version=22, doc="Mean over all spatial dims, kept as size 1.")
+
+GlobalMaxPool = define(
+    "GlobalMaxPool", ("X",), ("Y",), _global_kernel("max"), infer=_global_infer,
+    dtypes=_FLOATS, since_version=22, doc="Max over all spatial dims, kept as size 1.")
+
+LRN = define(
+    "LRN", ("X",), ("Y",), _lrn_kernel,
+    (("alpha", "float", 0.0001), ("beta", "float", 0.75), ("bias", "float", 1.0),
+     ("size", "int")), infer=lambda attrs, inputs: [TensorInfo(inputs[0].dtype,
+                                                               inputs[0].shape)],
+    dtypes=_FLOATS, since_version=13, doc="Local response normalization across channels.")
+
+LpPool = define(
+    "LpPool", ("X",), ("Y",), _lppool_kernel, _POOL_ATTRS + (("p", "int", 2),),
+    infer=_pool_infer, dtypes=_FLOATS, since_version=22,
+    doc="p-norm over sliding windows (zero padding).")
+
+MaxPool = define(
+    "MaxPool", ("X",), ("Y", "Indices?"), _maxpool_kernel,
+    _POOL_ATTRS + (("storage_order", "int", 0),), infer=_maxpool_infer,
+    dtypes=_FLOATS + ("int8", "uint8"), since_version=22,
+    doc="Max over sliding windows; Indices are flat indices into X.")
+
+OPS = (AveragePool, GlobalAveragePool, GlobalMaxPool, LRN, LpPool, MaxPool)
+
+KNOWN_FAILURES: dict[str, str] = {}
