@@ -494,12 +494,4 @@ def _build():
 
 OPS = _build()
 
-# The ONNX Cast/CastLike cases store their data as TensorProto; tests/ops/node_cases.py
-# hands those protos to the kernel unconverted. The same cases, converted with
-# numpy_helper.to_array, all pass in tests/ops/test_elementwise_extra.py.
-_HARNESS_TENSORPROTO = ("harness passes TensorProto test data unconverted "
-                        "(checked converted in test_elementwise_extra.py)")
-KNOWN_FAILURES: dict[str, str] = {
-    "test_cast_": _HARNESS_TENSORPROTO,
-    "test_castlike_": _HARNESS_TENSORPROTO,
-}
+KNOWN_FAILURES: dict[str, str] = {}

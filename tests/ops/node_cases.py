@@ -40,6 +40,15 @@ def onnx_attr_value(attr):
     return helper.get_attribute_value(attr)
 
 
+def as_numpy(value):
+    """Test data is numpy arrays, except some cases (Cast) that store TensorProtos."""
+    from onnx import TensorProto, numpy_helper
+
+    if isinstance(value, TensorProto):
+        return numpy_helper.to_array(value)
+    return value
+
+
 def single_node_cases(op_types):
     """Yield (case_name, node, inputs, expected_outputs, rtol, atol) for one-node models."""
     for case in all_node_cases():
@@ -47,8 +56,8 @@ def single_node_cases(op_types):
         if len(graph.node) != 1 or graph.node[0].op_type not in op_types:
             continue
         for i, (inputs, outputs) in enumerate(case.data_sets):
-            yield (f"{case.name}[{i}]", graph.node[0], list(inputs), list(outputs),
-                   case.rtol, case.atol)
+            yield (f"{case.name}[{i}]", graph.node[0], [as_numpy(x) for x in inputs],
+                   [as_numpy(x) for x in outputs], case.rtol, case.atol)
 
 
 def run_node_kernel(node, inputs, opset_version=None):
