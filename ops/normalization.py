@@ -1,3 +1,233 @@
-"""Operators: normalization family (definitions, kernels, inference, gradients)."""
+"""Operators: normalization family.
 
-OPS = ()
+BatchNormalization (inference and training mode), InstanceNormalization,
+LayerNormalization, GroupNormalization, MeanVarianceNormalization, LpNormalization.
+Statistics are computed in float32 (float64 stays float64); inference-mode batch norm
+folds into one per-channel multiply-add.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError
+from .registry import TensorInfo, define
+
+
+def _cdt(dtype):
+    return np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
+
+
+def _stash_dtype(stash_type, x_dtype):
+    """ONNX stash_type (a TensorProto dtype code) -> numpy compute dtype."""
+    if stash_type == 11:
+        return np.dtype(np.float64)
+    if stash_type == 10:
+        return np.dtype(np.float16)
+    return _cdt(x_dtype) if stash_type in (1, None) else np.dtype(np.float32)
+
+
+def _per_channel(v, ndim, dtype):
+    """A (C,) parameter reshaped to broadcast over (N, C, *spatial)."""
+    return np.asarray(v, dtype=dtype).reshape((-1,) + (1,) * (ndim - 2))
+
+
+def _mean_var(x, axes):
+    """Population mean and variance over axes (keepdims), one pass for the mean."""
+    mean = x.mean(axis=axes, keepdims=True)
+    d = x - mean
+    var = np.mean(np.square(d, out=d), axis=axes, keepdims=True)
+    return mean, var
+
+
+# --------------------------------------------------------------------------------------
+# BatchNormalization
+# --------------------------------------------------------------------------------------
+
+
+def _batchnorm_kernel(inputs, attrs, ctx):
+    x, scale, bias, mean, var = inputs[:5]
+    eps = float(attrs["epsilon"])
+    cdt = _cdt(x.dtype)
+    xc = np.asarray(x, dtype=cdt)
+    if int(attrs.get("training_mode", 0)):
+        axes = (0,) + tuple(range(2, x.ndim))
+        cur_mean, cur_var = _mean_var(xc, axes)
+        mom = float(attrs["momentum"])
+        cm, cv = cur_mean.reshape(-1), cur_var.reshape(-1)
+        run_mean = (np.asarray(mean, cdt) * mom + cm * (1 - mom)).astype(mean.dtype)
+        run_var = (np.asarray(var, cdt) * mom + cv * (1 - mom)).astype(var.dtype)
+        a = np.asarray(scale, cdt) / np.sqrt(cv + cdt.type(eps))
+        b = np.asarray(bias, cdt) - cm * a
+        y = xc * _per_channel(a, x.ndim, cdt)
+        y += _per_channel(b, x.ndim, cdt)
+        return (y.astype(x.dtype, copy=False), run_mean, run_var)
+    a = np.asarray(scale, cdt) / np.sqrt(np.asarray(var, cdt) + cdt.type(eps))
+    b = np.asarray(bias, cdt) - np.asarray(mean, cdt) * a
+    y = xc * _per_channel(a, x.ndim, cdt)
+    y += _per_channel(b, x.ndim, cdt)
+    return (y.astype(x.dtype, copy=False),)
+
+
+def _batchnorm_infer(attrs, inputs):
+    x = inputs[0]
+    out = [TensorInfo(x.dtype, x.shape)]
+    if int(attrs.get("training_mode", 0)):
+        for t in inputs[3:5]:
+            out.append(TensorInfo(t.dtype if t is not None else x.dtype,
+                                  t.shape if t is not None else None))
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# InstanceNormalization, GroupNormalization
+# --------------------------------------------------------------------------------------
+
+
+def _instancenorm_kernel(inputs, attrs, ctx):
+    x, scale, bias = inputs
+    cdt = _cdt(x.dtype)
+    n, c = x.shape[:2]
+    xc = np.asarray(x, dtype=cdt).reshape(n, c, -1)
+    mean, var = _mean_var(xc, (2,))
+    a = np.asarray(scale, cdt).reshape(1, c, 1) / np.sqrt(var + cdt.type(attrs["epsilon"]))
+    b = np.asarray(bias, cdt).reshape(1, c, 1) - mean * a
+    y = xc * a
+    y += b
+    return (y.reshape(x.shape).astype(x.dtype, copy=False),)
+
+
+def _groupnorm_kernel(inputs, attrs, ctx):
+    x, scale, bias = inputs
+    g = int(attrs["num_groups"])
+    n, c = x.shape[:2]
+    if c % g:
+        raise ShapeError(f"GroupNormalization: {c} channels not divisible by {g} groups")
+    sdt = _stash_dtype(int(attrs.get("stash_type", 1)), x.dtype)
+    xg = np.asarray(x, dtype=sdt).reshape(n, g, -1)
+    mean, var = _mean_var(xg, (2,))
+    norm = (xg - mean) / np.sqrt(var + sdt.type(attrs["epsilon"]))
+    norm = norm.astype(x.dtype, copy=False).reshape(x.shape)
+    cdt = _cdt(x.dtype)
+    y = norm * _per_channel(np.asarray(scale, cdt), x.ndim, cdt)
+    y += _per_channel(np.asarray(bias, cdt), x.ndim, cdt)
+    return (y.astype(x.dtype, copy=False),)
+
+
+# --------------------------------------------------------------------------------------
+# LayerNormalization
+# --------------------------------------------------------------------------------------
+
+
+def _layernorm_kernel(inputs, attrs, ctx):
+    x, scale = inputs[0], inputs[1]
+    bias = inputs[2] if len(inputs) > 2 else None
+    axis = int(attrs["axis"])
+    axis = axis + x.ndim if axis < 0 else axis
+    sdt = _stash_dtype(int(attrs.get("stash_type", 1)), x.dtype)
+    lead = x.shape[:axis]
+    xs = np.asarray(x, dtype=sdt).reshape(int(np.prod(lead)), -1)
+    mean = xs.mean(axis=1, keepdims=True)
+    d = xs - mean
+    var = np.einsum("ij,ij->i", d, d).reshape(-1, 1) / sdt.type(d.shape[1] or 1)
+    inv = 1.0 / np.sqrt(var + sdt.type(attrs["epsilon"]))
+    d *= inv
+    y = d.reshape(x.shape).astype(x.dtype, copy=False)
+    y = y * scale
+    if bias is not None:
+        y += bias
+    stat_shape = lead + (1,) * (x.ndim - axis)
+    return (y.astype(x.dtype, copy=False), mean.reshape(stat_shape).astype(sdt, copy=False),
+            inv.reshape(stat_shape).astype(sdt, copy=False))
+
+
+def _layernorm_infer(attrs, inputs):
+    x = inputs[0]
+    sdt = _stash_dtype(int(attrs.get("stash_type", 1)), x.dtype)
+    if x.shape is None:
+        stat = None
+    else:
+        axis = int(attrs["axis"])
+        axis = axis + len(x.shape) if axis < 0 else axis
+        stat = tuple(x.shape[:axis]) + (1,) * (len(x.shape) - axis)
+    return [TensorInfo(x.dtype, x.shape), TensorInfo(sdt, stat), TensorInfo(sdt, stat)]
+
+
+# --------------------------------------------------------------------------------------
+# MeanVarianceNormalization, LpNormalization
+# --------------------------------------------------------------------------------------
+
+
+def _mvn_kernel(inputs, attrs, ctx):
+    x = inputs[0]
+    cdt = _cdt(x.dtype)
+    axes = tuple(int(a) + x.ndim if int(a) < 0 else int(a) for a in attrs["axes"])
+    xc = np.asarray(x, dtype=cdt)
+    mean, var = _mean_var(xc, axes)
+    y = (xc - mean) / (np.sqrt(var) + cdt.type(1e-9))
+    return (y.astype(x.dtype, copy=False),)
+
+
+def _lpnorm_kernel(inputs, attrs, ctx):
+    x = inputs[0]
+    cdt = _cdt(x.dtype)
+    xc = np.asarray(x, dtype=cdt)
+    axis = int(attrs["axis"])
+    p = int(attrs["p"])
+    if p == 1:
+        norm = np.abs(xc).sum(axis=axis, keepdims=True)
+    elif p == 2:
+        norm = np.sqrt(np.square(xc).sum(axis=axis, keepdims=True))
+    else:
+        raise ShapeError(f"LpNormalization: p must be 1 or 2, got {p}")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.where(norm == 0, 0, xc / norm)
+    return (y.astype(x.dtype, copy=False),)
+
+
+def _same(attrs, inputs):
+    return [TensorInfo(inputs[0].dtype, inputs[0].shape)]
+
+
+_FLOATS = ("float16", "float32", "float64")
+
+BatchNormalization = define(
+    "BatchNormalization", ("X", "scale", "B", "input_mean", "input_var"),
+    ("Y", "running_mean?", "running_var?"), _batchnorm_kernel,
+    (("epsilon", "float", 1e-5), ("momentum", "float", 0.9), ("training_mode", "int", 0)),
+    infer=_batchnorm_infer, dtypes=_FLOATS, since_version=15,
+    doc="Batch norm; inference folds to x * a + b, training_mode also updates running "
+        "statistics.")
+
+GroupNormalization = define(
+    "GroupNormalization", ("X", "scale", "bias"), ("Y",), _groupnorm_kernel,
+    (("epsilon", "float", 1e-5), ("num_groups", "int"), ("stash_type", "int", 1)),
+    infer=_same, dtypes=_FLOATS, since_version=21,
+    doc="Normalise per instance per group of channels; per-channel scale and bias.")
+
+InstanceNormalization = define(
+    "InstanceNormalization", ("input", "scale", "B"), ("output",), _instancenorm_kernel,
+    (("epsilon", "float", 1e-5),), infer=_same, dtypes=_FLOATS, since_version=22,
+    doc="Normalise each (instance, channel) over its spatial dims.")
+
+LayerNormalization = define(
+    "LayerNormalization", ("X", "Scale", "B?"), ("Y", "Mean?", "InvStdDev?"),
+    _layernorm_kernel,
+    (("axis", "int", -1), ("epsilon", "float", 1e-5), ("stash_type", "int", 1)),
+    infer=_layernorm_infer, dtypes=_FLOATS, since_version=17,
+    doc="Normalise over dims [axis, rank); optional Mean/InvStdDev outputs.")
+
+LpNormalization = define(
+    "LpNormalization", ("input",), ("output",), _lpnorm_kernel,
+    (("axis", "int", -1), ("p", "int", 2)), infer=_same, dtypes=_FLOATS, since_version=22,
+    doc="Divide by the L1 or L2 norm along an axis.")
+
+MeanVarianceNormalization = define(
+    "MeanVarianceNormalization", ("X",), ("Y",), _mvn_kernel,
+    (("axes", "ints", [0, 2, 3]),), infer=_same, dtypes=_FLOATS, since_version=13,
+    doc="(X - mean) / (std + 1e-9) over the given axes.")
+
+OPS = (BatchNormalization, GroupNormalization, InstanceNormalization, LayerNormalization,
+       LpNormalization, MeanVarianceNormalization)
+
+KNOWN_FAILURES: dict[str, str] = {}
