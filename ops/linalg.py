@@ -1,3 +1,201 @@
-"""Operators: linalg family (definitions, kernels, inference, gradients)."""
+"""Operators: linalg family (MatMul, Gemm, Einsum).
 
-OPS = ()
+Float32/float64 go straight to BLAS through np.matmul (transposes are passed as views,
+never copied); float16 and bfloat16 are computed in float32 and cast back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError
+from .common import broadcast_shape
+from .registry import TensorInfo, define
+
+_NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _widen(*arrays):
+    """(arrays in a BLAS-friendly dtype, result dtype): narrow floats go through float32."""
+    dt = arrays[0].dtype
+    if dt in _NATIVE or dt.kind in "iub":
+        return arrays, dt
+    return tuple(np.asarray(a, dtype=np.float32) for a in arrays), dt
+
+
+# --------------------------------------------------------------------------------------
+# MatMul
+# --------------------------------------------------------------------------------------
+
+
+def _matmul_kernel(inputs, attrs, ctx):
+    (a, b), dt = _widen(inputs[0], inputs[1])
+    y = np.matmul(a, b)
+    return (np.asarray(y).astype(dt, copy=False),)
+
+
+def _matmul_shape(sa, sb, where="MatMul: "):
+    if sa is None or sb is None:
+        return None
+    if len(sa) == 0 or len(sb) == 0:
+        raise ShapeError(f"{where}scalar operands are not allowed")
+    a = (1,) + tuple(sa) if len(sa) == 1 else tuple(sa)
+    b = tuple(sb) + (1,) if len(sb) == 1 else tuple(sb)
+    ka, kb = a[-1], b[-2]
+    if ka is not None and kb is not None and ka != kb:
+        raise ShapeError(f"{where}inner dims differ: {list(sa)} @ {list(sb)}")
+    batch = broadcast_shape(a[:-2], b[:-2], where=where)
+    out = tuple(batch)
+    if len(sa) > 1:
+        out += (a[-2],)
+    if len(sb) > 1:
+        out += (b[-1],)
+    return out
+
+
+def _matmul_infer(attrs, inputs):
+    a, b = inputs[0], inputs[1]
+    return [TensorInfo(a.dtype, _matmul_shape(a.shape, b.shape))]
+
+
+# --------------------------------------------------------------------------------------
+# Gemm
+# --------------------------------------------------------------------------------------
+
+
+def _gemm_kernel(inputs, attrs, ctx):
+    a, b = inputs[0], inputs[1]
+    c = inputs[2] if len(inputs) > 2 else None
+    (a, b), dt = _widen(a, b)
+    if int(attrs["transA"]):
+        a = a.T
+    if int(attrs["transB"]):
+        b = b.T
+    alpha, beta = float(attrs["alpha"]), float(attrs["beta"])
+    y = np.matmul(a, b)
+    if alpha != 1.0:
+        y *= y.dtype.type(alpha)
+    if c is not None and beta != 0.0:
+        c = np.asarray(c, dtype=y.dtype)
+        if beta != 1.0:
+            c = c * y.dtype.type(beta)
+        if np.broadcast_shapes(y.shape, c.shape) == y.shape:
+            y += c
+        else:
+            y = y + c
+    return (y.astype(dt, copy=False),)
+
+
+def _gemm_infer(attrs, inputs):
+    a, b = inputs[0], inputs[1]
+    if a.shape is None or b.shape is None:
+        return [TensorInfo(a.dtype, None)]
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        raise ShapeError(f"Gemm: A and B must be 2-D, got {a.shape} and {b.shape}")
+    m, ka = a.shape[::-1] if int(attrs["transA"]) else a.shape
+    kb, n = b.shape[::-1] if int(attrs["transB"]) else b.shape
+    if ka is not None and kb is not None and ka != kb:
+        raise ShapeError(f"Gemm: inner dims differ ({ka} vs {kb})")
+    return [TensorInfo(a.dtype, (m, n))]
+
+
+# --------------------------------------------------------------------------------------
+# Einsum
+# --------------------------------------------------------------------------------------
+
+
+def _einsum_kernel(inputs, attrs, ctx):
+    arrays, dt = _widen(*inputs)
+    y = np.einsum(attrs["equation"].replace(" ", ""), *arrays, optimize=True)
+    return (np.asarray(y).astype(dt, copy=False),)
+
+
+def _parse_einsum(equation, ranks):
+    """Split an equation into per-input term lists and the output term list.
+
+    Each term is a list of single letters, with "..." kept as one item. The implicit
+    output (no "->") is the ellipsis followed by letters used once, sorted.
+    """
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = [_split_term(t) for t in lhs.split(",")]
+    if len(terms) != len(ranks):
+        raise ShapeError(f"Einsum: equation {equation!r} has {len(terms)} operands, "
+                         f"got {len(ranks)} inputs")
+    if arrow:
+        out = _split_term(rhs)
+    else:
+        counts: dict[str, int] = {}
+        for t in terms:
+            for s in t:
+                counts[s] = counts.get(s, 0) + 1
+        has_ell = any("..." in t for t in terms)
+        out = (["..."] if has_ell else []) + sorted(
+            s for s, k in counts.items() if k == 1 and s != "...")
+    return terms, out
+
+
+def _split_term(term):
+    out = []
+    i = 0
+    while i < len(term):
+        if term.startswith("...", i):
+            out.append("...")
+            i += 3
+        else:
+            out.append(term[i])
+            i += 1
+    return out
+
+
+def _einsum_infer(attrs, inputs):
+    dtype = inputs[0].dtype
+    shapes = [t.shape for t in inputs]
+    if any(s is None for s in shapes):
+        return [TensorInfo(dtype, None)]
+    terms, out = _parse_einsum(attrs["equation"], [len(s) for s in shapes])
+    dims: dict[str, int | None] = {}
+    ells = []
+    for term, shape in zip(terms, shapes):
+        n_ell = len(shape) - (len(term) - (1 if "..." in term else 0))
+        k = 0
+        for s in term:
+            if s == "...":
+                ells.append(tuple(shape[k:k + n_ell]))
+                k += n_ell
+                continue
+            d = shape[k]
+            k += 1
+            old = dims.get(s)
+            if old is None or old == 1:
+                dims[s] = d if old is None or d is not None else old
+            elif d is not None and d != 1 and d != old:
+                raise ShapeError(f"Einsum: label {s!r} has sizes {old} and {d}")
+    ell = broadcast_shape(*ells) if ells else ()
+    shape = []
+    for s in out:
+        if s == "...":
+            shape.extend(ell)
+        else:
+            shape.append(dims.get(s))
+    return [TensorInfo(dtype, tuple(shape))]
+
+
+Einsum = define(
+    "Einsum", ("Inputs*",), ("Output",), _einsum_kernel, (("equation", "string"),),
+    infer=_einsum_infer, since_version=12,
+    doc="Einstein summation (np.einsum with contraction-order optimisation).")
+
+Gemm = define(
+    "Gemm", ("A", "B", "C?"), ("Y",), _gemm_kernel,
+    (("alpha", "float", 1.0), ("beta", "float", 1.0), ("transA", "int", 0),
+     ("transB", "int", 0)), infer=_gemm_infer, since_version=13,
+    doc="alpha * A' @ B' + beta * C (C unidirectionally broadcast).")
+
+MatMul = define(
+    "MatMul", ("A", "B"), ("Y",), _matmul_kernel, infer=_matmul_infer, since_version=13,
+    doc="numpy-style matmul with batch broadcasting.")
+
+OPS = (Einsum, Gemm, MatMul)
+
+KNOWN_FAILURES: dict[str, str] = {}
