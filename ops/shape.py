@@ -38,10 +38,6 @@ def _ints(arr) -> list[int]:
     return [int(v) for v in np.asarray(arr).reshape(-1)]
 
 
-def _rank(info):
-    return None if info is None or info.shape is None else len(info.shape)
-
-
 def _known(info) -> bool:
     return info is not None and info.value is not None
 
@@ -71,11 +67,20 @@ def _fold(kernel, attrs, inputs):
 
 
 def _folding(kernel):
-    """Decorate an inference rule so it constant-folds when all input values are known."""
+    """Decorate an inference rule so it constant-folds when all input values are known.
+
+    The plain rule runs first: folding is skipped when it predicts an output larger
+    than the limit (ConstantOfShape, Expand, Range ... can make big tensors from tiny
+    inputs, and materialising those belongs to the executor, not to inference).
+    """
     def wrap(infer):
         def run(attrs, inputs):
-            folded = _fold(kernel, attrs, inputs)
-            return folded if folded is not None else infer(attrs, inputs)
+            result = infer(attrs, inputs)
+            if all(_prod(t.shape) is None or _prod(t.shape) <= _FOLD_LIMIT for t in result):
+                folded = _fold(kernel, attrs, inputs)
+                if folded is not None:
+                    return folded
+            return result
         run.__doc__ = infer.__doc__
         return run
     return wrap
@@ -510,18 +515,25 @@ def _range(inputs, attrs, ctx):
     """start + i*delta for i < max(ceil((limit-start)/delta), 0), in the input dtype."""
     start, limit, delta = (np.asarray(a) for a in inputs)
     dtype = start.dtype
+    n = _range_length(start, limit, delta)
     if dtype.kind in "iu":
-        s, l, d = int(start), int(limit), int(delta)
-        n = max(-(-(l - s) // d), 0)
-        return (np.arange(n, dtype=np.int64).astype(dtype) * dtype.type(d) + dtype.type(s),)
-    # Floats: count and values in float64 (the stash precision covers float32 too).
-    s, l, d = float(start), float(limit), float(delta)
-    n = max(int(math.ceil((l - s) / d)), 0)
-    return ((s + np.arange(n, dtype=np.float64) * d).astype(dtype),)
+        return (np.arange(n, dtype=np.int64).astype(dtype) * dtype.type(delta)
+                + dtype.type(start),)
+    # Floats: values in float64 (covers the float32 stash precision too), then cast.
+    return ((float(start) + np.arange(n, dtype=np.float64) * float(delta)).astype(dtype),)
+
+
+def _range_length(start, limit, delta):
+    if np.asarray(start).dtype.kind in "iu":
+        return max(-(-(int(limit) - int(start)) // int(delta)), 0)
+    return max(int(math.ceil((float(limit) - float(start)) / float(delta))), 0)
 
 
 @_folding(_range)
 def _infer_range(attrs, inputs):
+    """Length known from the three scalar values, else unknown."""
+    if all(_known(t) for t in inputs):
+        return [TensorInfo(inputs[0].dtype, (_range_length(*(t.value for t in inputs)),))]
     return [TensorInfo(inputs[0].dtype, (None,))]
 
 
