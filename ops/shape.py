@@ -318,6 +318,10 @@ def _infer_split(attrs, inputs):
     else:
         split = (_ints(split_info.value) if split_info is not None
                  else None if attrs.get("split") is None else list(attrs["split"]))
+        if split is None and attrs["num_outputs"] is None:
+            # Opset < 18 equal split: the part count is the node's output count, which
+            # inference is not told; that is missing information, not an inconsistency.
+            return []
         length = None
         if x.shape is not None:
             length = x.shape[_norm_axis(attrs["axis"], len(x.shape))]

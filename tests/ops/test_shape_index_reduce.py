@@ -94,6 +94,7 @@ def test_split_num_outputs_uneven_and_zero():
     assert [p.tolist() for p in parts] == [[0, 1, 2], [3, 4, 5], [6]]
     infos = infer("Split", [TensorInfo(F32, (7, 2))], num_outputs=3)
     assert [i.shape for i in infos] == [(3, 2), (3, 2), (1, 2)]
+    assert infer("Split", [TensorInfo(F32, (6,))]) == []
 
 
 def test_pad_negative_crops_and_modes_keep_dtype():
