@@ -216,7 +216,11 @@ def conv_nd(x, w, b, attrs):
         cols = _im2col(xp, kernel, strides, dilations, out_sp)
         kk = cg * int(np.prod(kernel))
         if group == 1:
-            y = np.matmul(w.reshape(m, kk), cols.reshape(n, kk, npix))
+            # one GEMM per image keeps the im2col copy at one image's size
+            w2 = w.reshape(m, kk)
+            y = np.empty((n, m, npix), dtype=cdt)
+            for i in range(n):
+                np.matmul(w2, cols[i].reshape(kk, npix), out=y[i])
         else:
             y = _grouped_gemm(w.reshape(group, mg, kk), cols, group, kk, npix)
     y = y.reshape((n, m) + tuple(out_sp))

@@ -1,0 +1,154 @@
+"""Conv / ConvTranspose / pooling kernels against onnxruntime on configurations the ONNX
+node tests do not cover: groups, depthwise, channel multipliers, dilations, strides,
+batch > 1, 1-D and 3-D, float16, MaxPool Indices with storage_order."""
+
+import numpy as np
+import pytest
+
+from onegraph.ops import KernelContext, get_op
+
+ort = pytest.importorskip("onnxruntime")
+onnx = pytest.importorskip("onnx")
+
+
+def _run_ort(op_type, inputs, attrs, n_out=1, opset=21):
+    from onnx import helper
+
+    names = [f"i{k}" for k in range(len(inputs))]
+    outs = [f"o{k}" for k in range(n_out)]
+    node = helper.make_node(op_type, names, outs, **attrs)
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info(nm, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+         for nm, a in zip(names, inputs)],
+        [helper.make_tensor_value_info(
+            o, onnx.TensorProto.INT64 if k == 1 and op_type == "MaxPool"
+            else helper.np_dtype_to_tensor_dtype(inputs[0].dtype), None)
+         for k, o in enumerate(outs)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 10
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(model.SerializeToString(), so,
+                                providers=["CPUExecutionProvider"])
+    return sess.run(None, dict(zip(names, inputs)))
+
+
+def _run_ours(op_type, inputs, attrs):
+    op = get_op(op_type)
+    return op.kernel(list(inputs), op.resolve_attrs(attrs), KernelContext())
+
+
+def _check(op_type, inputs, attrs, n_out=1, rtol=1e-4, atol=1e-4):
+    want = _run_ort(op_type, inputs, attrs, n_out)
+    got = _run_ours(op_type, inputs, attrs)
+    for w, g in zip(want, got):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol,
+                                   atol=atol)
+    # inference agrees with the kernel
+    from onegraph.ops import TensorInfo
+    op = get_op(op_type)
+    infos = op.infer(op.resolve_attrs(attrs), [TensorInfo(a.dtype, a.shape) for a in inputs])
+    for info, g in zip(infos, got):
+        assert tuple(info.shape) == g.shape and np.dtype(info.dtype) == g.dtype
+
+
+RNG = np.random.default_rng(0)
+
+
+def _r(*shape, dtype=np.float32):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+CONV_CASES = [
+    ("3x3 pad", (2, 8, 9, 9), (6, 8, 3, 3), dict(pads=[1, 1, 1, 1])),
+    ("stride dil", (1, 4, 13, 11), (5, 4, 3, 2), dict(strides=[2, 3], dilations=[2, 1])),
+    ("groups", (2, 6, 10, 10), (9, 2, 3, 3), dict(group=3, pads=[1, 0, 2, 1])),
+    ("depthwise", (2, 16, 12, 12), (16, 1, 3, 3), dict(group=16, pads=[1, 1, 1, 1])),
+    ("depthwise mult", (1, 4, 8, 8), (12, 1, 3, 3), dict(group=4, strides=[2, 2])),
+    ("dw big", (1, 64, 40, 40), (64, 1, 5, 5), dict(group=64, pads=[2, 2, 2, 2])),
+    ("1x1 stride", (2, 8, 9, 9), (4, 8, 1, 1), dict(strides=[2, 2])),
+    ("1x1 groups", (1, 12, 5, 5), (12, 4, 1, 1), dict(group=3)),
+    ("same lower", (1, 3, 7, 8), (4, 3, 4, 3), dict(auto_pad="SAME_LOWER", strides=[2, 2])),
+    ("same upper", (1, 3, 7, 8), (4, 3, 4, 3), dict(auto_pad="SAME_UPPER", strides=[2, 1])),
+    ("valid", (1, 3, 7, 8), (4, 3, 2, 3), dict(auto_pad="VALID")),
+    ("1d", (2, 3, 20), (5, 3, 4), dict(pads=[2, 1], strides=[3])),
+    ("3d", (1, 2, 6, 7, 5), (3, 2, 3, 2, 3), dict(pads=[1, 0, 1, 1, 1, 0])),
+]
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("case", CONV_CASES, ids=[c[0] for c in CONV_CASES])
+def test_conv_vs_ort(case, bias):
+    _, xs, ws, attrs = case
+    inputs = [_r(*xs), _r(*ws)] + ([_r(ws[0])] if bias else [])
+    _check("Conv", inputs, attrs)
+
+
+def test_conv_float16():
+    inputs = [_r(1, 4, 8, 8, dtype=np.float16), _r(6, 2, 3, 3, dtype=np.float16),
+              _r(6, dtype=np.float16)]
+    _check("Conv", inputs, dict(group=2, pads=[1, 1, 1, 1]), rtol=1e-2, atol=1e-2)
+
+
+CONVT_CASES = [
+    ("basic", (2, 4, 5, 5), (4, 3, 3, 3), dict()),
+    ("stride pad outpad", (1, 4, 5, 6), (4, 2, 3, 4),
+     dict(strides=[2, 3], pads=[1, 0, 1, 2], output_padding=[1, 2])),
+    ("groups dil", (2, 6, 4, 4), (6, 2, 3, 3), dict(group=3, dilations=[2, 1])),
+    ("output_shape", (1, 2, 4, 4), (2, 3, 3, 3), dict(strides=[2, 2], output_shape=[9, 10])),
+    ("same upper", (1, 2, 4, 5), (2, 3, 3, 3), dict(strides=[2, 2], auto_pad="SAME_UPPER")),
+    ("1d", (1, 3, 7), (3, 2, 4), dict(strides=[2], pads=[1, 2])),
+]
+
+
+@pytest.mark.parametrize("case", CONVT_CASES, ids=[c[0] for c in CONVT_CASES])
+def test_convtranspose_vs_ort(case):
+    _, xs, ws, attrs = case
+    _check("ConvTranspose", [_r(*xs), _r(*ws), _r(ws[1] * attrs.get("group", 1))], attrs)
+
+
+POOL_CASES = [
+    ("MaxPool", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
+    ("MaxPool", dict(kernel_shape=[3, 2], strides=[2, 2], ceil_mode=1)),
+    ("MaxPool", dict(kernel_shape=[2, 3], dilations=[2, 2], pads=[1, 0, 1, 2])),
+    ("AveragePool", dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1])),
+    ("AveragePool", dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=1)),
+    ("AveragePool", dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)),
+    ("LpPool", dict(kernel_shape=[2, 2], strides=[2, 2], p=3)),
+]
+
+
+@pytest.mark.parametrize("case", POOL_CASES, ids=[f"{c[0]}{i}" for i, c in
+                                                 enumerate(POOL_CASES)])
+def test_pool_vs_ort(case):
+    op_type, attrs = case
+    _check(op_type, [_r(2, 3, 11, 10)], attrs)
+
+
+@pytest.mark.parametrize("storage_order", [0, 1])
+def test_maxpool_indices_vs_ort(storage_order):
+    attrs = dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                 storage_order=storage_order)
+    _check("MaxPool", [_r(2, 3, 9, 8)], attrs, n_out=2)
+
+
+def test_maxpool_without_indices_matches():
+    class OneOutput(KernelContext):
+        num_outputs = 1
+
+    op = get_op("MaxPool")
+    x = _r(2, 3, 9, 8)
+    attrs = op.resolve_attrs(dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]))
+    (fast,) = op.kernel([x], attrs, OneOutput())
+    full = op.kernel([x], attrs, KernelContext())
+    np.testing.assert_array_equal(fast, full[0])
+
+
+def test_lrn_and_globals_vs_ort():
+    x = _r(2, 7, 5, 5)
+    _check("LRN", [x], dict(size=3, alpha=0.01, beta=0.6, bias=2.0))
+    _check("LRN", [x], dict(size=5))
+    _check("GlobalAveragePool", [x], {})
+    _check("GlobalMaxPool", [x], {})
