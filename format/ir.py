@@ -342,6 +342,7 @@ class Graph:
                 _check_index(c, len(self.nodes), f"{at}.control_inputs")
         for k, t in enumerate(self.tensors):
             at = f"{where}.tensors[{k}] ({t.name!r})"
+            _check_shape(t, at)
             if t.data is not None:
                 if t.shape is None or tuple(t.data.shape) != t.shape:
                     raise FormatError(f"{at}: data shape {t.data.shape} != shape {t.shape}")
@@ -352,6 +353,32 @@ class Graph:
             if k in produced and t.kind is TensorKind.CONSTANT:
                 raise FormatError(f"{at}: constant is also produced by a node")
         self.topological_order()
+
+
+# Shapes with more elements than this are refused by the reader; refuse them on write.
+MAX_ELEMENTS = 1 << 62
+
+
+def _check_shape(t: Tensor, where: str) -> None:
+    """Refuse what the reader would refuse: dims below -1, unaddressable sizes, and
+    quantization parameters that do not fit the tensor."""
+    product = 1
+    for d in t.shape or ():
+        if d < -1:
+            raise FormatError(f"{where}: invalid dimension {d} in shape {t.shape}")
+        product *= max(d, 1)
+        if product > MAX_ELEMENTS:
+            raise FormatError(f"{where}: shape {t.shape} has more elements than can be "
+                              "addressed")
+    q = t.quantization
+    if q is not None and t.shape is not None:
+        n = len(q.scale)
+        if len(q.zero_point) not in (0, n):
+            raise FormatError(f"{where}.quantization: {n} scales but "
+                              f"{len(q.zero_point)} zero points")
+        if n > 1 and not 0 <= q.axis < max(len(t.shape), 1):
+            raise FormatError(f"{where}.quantization.axis: {q.axis} out of range for "
+                              f"rank {len(t.shape)}")
 
 
 def _check_index(i: int, n: int, where: str) -> None:
@@ -488,8 +515,18 @@ class Model:
         Raises:
             FormatError: see `Graph.lint`; or a signature names a missing tensor/node.
         """
-        for g in self.all_graphs():
+        graphs = self.all_graphs()
+        for g in graphs:
             g.lint()
+        if self.graphs:
+            main = self.graphs[0]
+            for g in graphs:
+                for node in g.nodes:
+                    for name, value in node.attributes.items():
+                        subs = value if isinstance(value, (list, tuple)) else [value]
+                        if any(sub is main for sub in subs):
+                            raise FormatError(f"graph {g.name!r}: attribute {name!r} of "
+                                              f"node {node.name!r} refers to the main graph")
         for name, sig in self.signatures.items():
             _check_index(sig.graph, len(self.graphs), f"signatures[{name!r}].graph")
             g = self.graphs[sig.graph]

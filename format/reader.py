@@ -31,7 +31,7 @@ _U16, _I16 = struct.Struct("<H"), struct.Struct("<h")
 _U32, _I32 = struct.Struct("<I"), struct.Struct("<i")
 _U64, _I64 = struct.Struct("<Q"), struct.Struct("<q")
 _F64 = struct.Struct("<d")
-_MAX_DIM_PRODUCT = 1 << 62
+_MAX_DIM_PRODUCT = 1 << 62  # == ir.MAX_ELEMENTS, which the writer enforces
 
 
 class _Reader:
@@ -229,6 +229,7 @@ class _Decoder:
         self.file_size = file_size
         self.check_data = check_data
         self.buffers: list[tuple[int, int, int]] = []
+        self.crc_checked: set[int] = set()
 
     def decode_buffers(self, model_t: _Table) -> None:
         for i, t in enumerate(model_t.tables(4, "buffers")):
@@ -259,15 +260,24 @@ class _Decoder:
         if dtype is DType.UNDEFINED:
             raise FormatError(f"{path}: tensor with data has dtype UNDEFINED")
         offset, length, crc = self.buffers[buffer]
-        count = 1
+        count = nonzero = 1
         for d in shape:
             count *= d
-        if self.check_data:
+            nonzero *= d or 1
+        # numpy refuses even an empty array whose non-zero dims overflow its byte size.
+        if nonzero * dtype.numpy.itemsize > np.iinfo(np.intp).max:
+            raise FormatError(f"{path}: shape {list(shape)} of {dtype.name} is too large "
+                              "to be addressed")
+        if self.check_data and buffer not in self.crc_checked:
             segment = memoryview(self.data)[offset:offset + length]
             if zlib.crc32(segment) != crc:
                 raise DataLossError(f"{path}: data in buffers[{buffer}] fails its CRC-32 "
                                     "check (the file is corrupted)")
+            self.crc_checked.add(buffer)  # tensors sharing a buffer: checksum it once
         if dtype is DType.STRING:
+            # Decoding is per element: charge it, so many tensors sharing one big string
+            # buffer cannot make loading take quadratic time.
+            self.r.spend(min(count, length // 8), path)
             return _decode_strings(self.data, offset, length, count, shape, path)
         want = count * dtype.itemsize
         if want != length:

@@ -9,6 +9,7 @@ saving a loaded model again reproduces the file byte for byte.
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 import zlib
@@ -352,7 +353,14 @@ def _build_attribute(b, name: str, value: Any, where: str, buffer: int, graph_in
     Attribute.AddName(b, name_off)
     Attribute.AddType(b, int(kind))
     if kind is AttrType.FLOAT:
-        Attribute.AddF(b, float(value))
+        f = float(value)
+        if f == 0.0 and math.copysign(1.0, f) < 0:
+            # -0.0 equals the default 0.0, which FlatBuffers would omit: force it.
+            b.ForceDefaults(True)
+            Attribute.AddF(b, f)
+            b.ForceDefaults(False)
+        else:
+            Attribute.AddF(b, f)
     elif kind is AttrType.INT:
         Attribute.AddI(b, int(value))
     elif kind is AttrType.STRING:

@@ -1,0 +1,274 @@
+"""Round trips through the `.og` file: save -> load gives an equal model, saving again
+gives identical bytes, weights are zero-copy views of the mapping, and saving is atomic.
+"""
+
+from __future__ import annotations
+
+import math
+import mmap
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import onegraph
+from onegraph.format import (AttrType, DType, Graph, Model, Quantization, TensorKind,
+                             TypedList, serialize)
+from onegraph.format.reader import parse
+
+from . import strategies
+
+SETTINGS = settings(max_examples=150, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                           HealthCheck.function_scoped_fixture])
+
+
+def file_bytes(model: Model) -> bytes:
+    flat, views, offsets = serialize(model)
+    out = bytearray(flat)
+    for view, offset in zip(views, offsets):
+        out += b"\0" * (offset - len(out)) + bytes(view)
+    return bytes(out)
+
+
+def small_model() -> Model:
+    g = Graph("main")
+    x = g.add_input("x", "float32", [-1, 4])
+    w = g.add_constant("w", np.arange(8, dtype=np.float32).reshape(4, 2))
+    b = g.add_constant("b", np.array([0.5, -1.5], np.float32))
+    (h,) = g.add_node("MatMul", [x, w], ["h"])
+    (y,) = g.add_node("Add", ["h", "b"], ["y"], {"broadcast": 1, "note": "ünïcode ✓"})
+    g.outputs = [y]
+    model = Model(graphs=[g], opset_imports={"": 17}, metadata={"author": "tests"})
+    model.add_signature("serving", inputs={"x": "x"}, outputs={"y": y})
+    return model
+
+
+@SETTINGS
+@given(model=strategies.models())
+def test_roundtrip_equal_and_deterministic(model, tmp_path_factory):
+    """save -> load gives an equal model; saving the loaded model reproduces the bytes."""
+    folder = tmp_path_factory.mktemp("rt")
+    path, again = folder / "a.og", folder / "b.og"
+    size = onegraph.save(model, path)
+    assert size == os.path.getsize(path)
+    assert size % 64 == 0
+    loaded = onegraph.load(path, check_data=True)
+    assert loaded == model
+    assert model == loaded
+    onegraph.save(loaded, again)
+    assert path.read_bytes() == again.read_bytes()
+    assert parse(path.read_bytes()) == model
+
+
+@SETTINGS
+@given(model=strategies.models(max_subgraphs=0))
+def test_serialize_is_pure(model):
+    """Serializing the same model twice gives the same bytes (no dict/id order leaks)."""
+    assert file_bytes(model) == file_bytes(model)
+
+
+def test_segments_are_aligned_and_zero_copy(tmp_path):
+    """Constant data are read-only views of the mmap, each segment 64-byte aligned."""
+    model = small_model()
+    path = tmp_path / "m.og"
+    onegraph.save(model, path)
+    loaded = onegraph.load(path)
+    assert loaded == model
+    info = loaded.file_info
+    assert info["num_buffers"] == 2 and info["alignment"] == 64
+    for index in (1, 2):
+        arr = loaded.graph.tensors[index].data
+        assert not arr.flags.owndata
+        assert not arr.flags.writeable
+        base = arr
+        while isinstance(base, np.ndarray):
+            base = base.base
+        if isinstance(base, memoryview):
+            base = base.obj
+        assert isinstance(base, mmap.mmap)
+        assert arr.__array_interface__["data"][0] % 64 == 0
+        with pytest.raises(ValueError):
+            arr[...] = 0
+    np.testing.assert_array_equal(loaded.graph.tensors[1].data,
+                                  np.arange(8, dtype=np.float32).reshape(4, 2))
+
+
+def test_check_data_true_on_valid_file(tmp_path):
+    """check_data=True verifies every CRC and loads a valid file unchanged."""
+    model = small_model()
+    path = tmp_path / "m.og"
+    onegraph.save(model, path)
+    assert onegraph.load(path, check_data=True) == model
+
+
+def test_all_dtypes_roundtrip_values(tmp_path):
+    """Every dtype's values come back bit-exact, strings as Python str objects."""
+    g = Graph("main")
+    for dtype in DType:
+        if dtype is DType.UNDEFINED:
+            continue
+        if dtype is DType.STRING:
+            value = np.array(["", "ascii", "ünïcode ✓", "a\0b"], dtype=object)
+        elif dtype is DType.BOOL:
+            value = np.array([True, False, True])
+        else:
+            value = np.frombuffer(bytes(range(48)), dtype=dtype.numpy)[:5].copy()
+        g.add_constant(f"c_{dtype.short_name}", value)
+    path = tmp_path / "m.og"
+    onegraph.save(Model(graphs=[g]), path)
+    loaded = onegraph.load(path, check_data=True)
+    for original, back in zip(g.tensors, loaded.graph.tensors):
+        assert back.dtype == original.dtype
+        if back.dtype is DType.STRING:
+            assert back.data.tolist() == original.data.tolist()
+        else:
+            assert back.data.dtype == original.data.dtype
+            assert back.data.tobytes() == original.data.tobytes()
+
+
+def test_attribute_edge_values_roundtrip(tmp_path):
+    """-0.0 keeps its sign, nan/inf survive, empty typed lists keep their type."""
+    g = Graph("main")
+    x = g.add_input("x", "float32", None)
+    sub = Graph("body")
+    sub.add_input("i", "int64", [])
+    attrs = {"neg_zero": -0.0, "zero": 0.0, "nan": math.nan, "inf": -math.inf,
+             "int_min": -(2**63), "empty_floats": TypedList(AttrType.FLOATS, []),
+             "empty_strings": TypedList(AttrType.STRINGS, []), "body": sub,
+             "bodies": [sub, sub], "t": np.array([[1, 2]], np.int8)}
+    g.add_node("Custom", [x, None], ["y"], attrs)
+    path = tmp_path / "m.og"
+    model = Model(graphs=[g])
+    onegraph.save(model, path)
+    loaded = onegraph.load(path)
+    assert loaded == model
+    back = loaded.graph.nodes[0].attributes
+    assert math.copysign(1.0, back["neg_zero"]) == -1.0
+    assert math.copysign(1.0, back["zero"]) == 1.0
+    assert math.isnan(back["nan"]) and back["inf"] == -math.inf
+    assert back["empty_floats"].attr_type is AttrType.FLOATS
+    assert back["empty_strings"].attr_type is AttrType.STRINGS
+    assert back["body"] is back["bodies"][0] is back["bodies"][1]
+    assert len(loaded.graphs) == 2  # a shared subgraph is stored once
+    assert loaded.graph.nodes[0].inputs == [0, -1]
+    assert loaded.graph.tensors[0].shape is None
+
+
+def test_quantization_roundtrip(tmp_path):
+    """Per-tensor and per-axis quantization parameters round-trip."""
+    g = Graph("main")
+    w = g.add_constant("w", np.arange(6, dtype=np.int8).reshape(3, 2))
+    g.tensors[w].quantization = Quantization([0.5, 0.25, 0.125], [0, 1, -1], axis=0)
+    x = g.add_input("x", "uint8", [1, 3])
+    g.tensors[x].quantization = Quantization([0.02], [128])
+    path = tmp_path / "m.og"
+    model = Model(graphs=[g])
+    onegraph.save(model, path)
+    loaded = onegraph.load(path)
+    assert loaded == model
+    q = loaded.graph.tensors[w].quantization
+    assert q.axis == 0 and q.scale.tolist() == [0.5, 0.25, 0.125]
+
+
+def test_checkpoint_of_variables(tmp_path):
+    """A checkpoint is a Model holding variable tensors only."""
+    g = Graph("checkpoint")
+    g.add_constant("step", np.array(1234, np.int64), kind=TensorKind.VARIABLE)
+    g.add_constant("w", np.ones((3, 3), np.float16), kind=TensorKind.VARIABLE)
+    model = Model(graphs=[g])
+    path = tmp_path / "ckpt.og"
+    onegraph.save(model, path)
+    loaded = onegraph.load(path)
+    assert loaded == model
+    assert all(t.kind is TensorKind.VARIABLE for t in loaded.graph.tensors)
+    assert int(loaded.graph.tensors[0].data) == 1234
+
+
+def test_named_in_memory_ir(tmp_path):
+    """A model built by name with add_node/add_signature saves and loads."""
+    model = small_model()
+    g = model.graph
+    assert g.find_tensor("h") == 3 and g.nodes[1].inputs == [3, 2]
+    path = tmp_path / "m.og"
+    onegraph.save(model, path)
+    loaded = onegraph.load(path)
+    assert loaded == model
+    assert [t.name for t in loaded.graph.tensors] == ["x", "w", "b", "h", "y"]
+    assert loaded.graph.tensor("y").dtype is DType.UNDEFINED
+    assert loaded.signatures["serving"].outputs == {"y": 4}
+    assert loaded.graph.nodes[1].attributes == {"broadcast": 1, "note": "ünïcode ✓"}
+    assert loaded.graph.topological_order() == [0, 1]
+    assert loaded.path == os.fspath(path)
+
+
+def test_atomic_save_leaves_no_temp_files(tmp_path):
+    """A successful save leaves only the destination file behind."""
+    path = tmp_path / "m.og"
+    onegraph.save(small_model(), path)
+    onegraph.save(small_model(), path)  # replacing an existing file
+    assert os.listdir(tmp_path) == ["m.og"]
+
+
+def test_invalid_model_does_not_clobber_existing_file(tmp_path):
+    """Saving an invalid model raises FormatError and leaves the old file intact."""
+    path = tmp_path / "m.og"
+    onegraph.save(small_model(), path)
+    before = path.read_bytes()
+    bad = small_model()
+    bad.graph.nodes[0].inputs[0] = 99
+    with pytest.raises(onegraph.FormatError, match=r"nodes\[0\].*inputs.*99"):
+        onegraph.save(bad, path)
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["m.og"]
+
+
+def test_failed_write_removes_temp_file(tmp_path, monkeypatch):
+    """An OS error during the final rename removes the temp file, old file intact."""
+    path = tmp_path / "m.og"
+    onegraph.save(small_model(), path)
+    before = path.read_bytes()
+
+    def refuse(src, dst):
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError, match="disk on fire"):
+        onegraph.save(small_model(), path)
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["m.og"]
+
+
+def test_unstorable_value_writes_nothing(tmp_path):
+    """A value with no attribute representation is refused before any file exists."""
+    model = small_model()
+    model.graph.nodes[0].attributes["bad"] = {"a": 1}
+    with pytest.raises(onegraph.FormatError, match="cannot be stored"):
+        onegraph.save(model, tmp_path / "m.og")
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda g: setattr(g.tensors[0], "shape", (-2, 4)), "invalid dimension -2"),
+    (lambda g: setattr(g.tensors[0], "shape", (2**40, 2**40, 2**40)), "more elements"),
+    (lambda g: setattr(g.tensors[1], "quantization", Quantization([1.0, 2.0], [0], 0)),
+     "2 scales but 1 zero points"),
+    (lambda g: setattr(g.tensors[1], "quantization", Quantization([1.0, 2.0], [], 5)),
+     "axis: 5 out of range"),
+])
+def test_save_refuses_what_load_would_refuse(tmp_path, mutate, message):
+    """The writer never produces a file its own reader rejects (shapes, quantization)."""
+    model = small_model()
+    mutate(model.graph)
+    with pytest.raises(onegraph.FormatError, match=message):
+        onegraph.save(model, tmp_path / "m.og")
+    assert os.listdir(tmp_path) == []
+
+
+def test_save_refuses_subgraph_pointing_at_main_graph(tmp_path):
+    """A subgraph attribute referring to graph 0 is refused on save (and on load)."""
+    model = small_model()
+    model.graph.nodes[0].attributes["body"] = model.graph
+    with pytest.raises(onegraph.FormatError, match="refers to the main graph"):
+        onegraph.save(model, tmp_path / "m.og")
