@@ -1,0 +1,187 @@
+"""Extra checks of the RNN / GRU / LSTM kernels.
+
+1. The ONNX node cases for these ops, with outputs matched by *name*: most of them
+   omit Y (node outputs ``['', 'Y_h']``), and the expected data only holds the outputs
+   that are present, so they must be paired with the kernel's outputs by position in
+   ``node.output`` (the generic harness pairs them positionally).
+2. Attribute combinations the ONNX cases do not cover, compared with onnxruntime.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from onegraph.ops import TensorInfo, get_op
+
+from .node_cases import assert_outputs_match, onnx_attr_value, run_node_kernel, \
+    single_node_cases
+
+_CASES = list(single_node_cases({"RNN", "GRU", "LSTM"}))
+
+
+def _present(node, values):
+    """Keep the entries of `values` (one per op output) whose node output is named."""
+    return [v for name, v in zip(node.output, values) if name != ""]
+
+
+@pytest.mark.parametrize("case", _CASES, ids=[c[0] for c in _CASES])
+def test_rnn_node_case_by_name(case):
+    name, node, inputs, expected, rtol, atol = case
+    actual = run_node_kernel(node, inputs)
+    assert isinstance(actual, tuple)
+    assert_outputs_match(expected, _present(node, actual), rtol, atol, name)
+
+
+@pytest.mark.parametrize("case", _CASES, ids=[c[0] for c in _CASES])
+def test_rnn_node_inference_by_name(case):
+    name, node, inputs, expected, rtol, atol = case
+    op = get_op(node.op_type)
+    attrs = op.resolve_attrs({a.name: onnx_attr_value(a) for a in node.attribute})
+    it = iter(inputs)
+    infos = [None if n == "" else TensorInfo(np.asarray(v).dtype, np.asarray(v).shape)
+             for n in node.input for v in ([None] if n == "" else [next(it)])]
+    result = _present(node, op.infer(attrs, infos))
+    assert len(result) == len(expected)
+    for info, want in zip(result, expected):
+        assert np.dtype(info.dtype) == want.dtype
+        assert info.shape == want.shape, f"{name}: inferred {info.shape}, want {want.shape}"
+
+
+# ---------------------------------------------------------------------------------------
+# onnxruntime comparisons
+
+_GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
+
+
+def _run_both(op_type, feeds, attrs, outputs):
+    """Run a one-node model on onnxruntime and on our kernel; return both output lists.
+
+    onnxruntime's CPU kernels refuse layout=1, so for layout=1 onnxruntime runs the
+    equivalent layout=0 model on transposed inputs and its outputs are transposed back;
+    our kernel runs layout=1 directly.
+    """
+    if attrs.get("layout", 0) == 1:
+        swap = {k: (np.ascontiguousarray(v.transpose(1, 0, 2))
+                    if k in ("X", "initial_h", "initial_c") else v)
+                for k, v in feeds.items()}
+        want, _, _, _ = _run_both(op_type, swap, dict(attrs, layout=0), outputs)
+        present = [o for o in outputs if o]
+        want = [w.transpose(2, 0, 1, 3) if o == "Y" else w.transpose(1, 0, 2)
+                for o, w in zip(present, want)]
+        op = get_op(op_type)
+        in_names = ["X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"]
+        got = op.kernel([feeds.get(n) for n in in_names], op.resolve_attrs(attrs), None)
+        got = [g for name, g in zip(["Y", "Y_h", "Y_c"], got) if name in present]
+        return want, got, op, None
+    pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+
+    in_names = ["X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"]
+    node_inputs = []
+    graph_inputs = []
+    ort_feeds = {}
+    for nm in in_names[:max(i for i, n in enumerate(in_names) if n in feeds) + 1]:
+        if nm not in feeds:
+            node_inputs.append("")
+            continue
+        node_inputs.append(nm)
+        v = feeds[nm]
+        elem = helper.np_dtype_to_tensor_dtype(v.dtype)
+        graph_inputs.append(helper.make_tensor_value_info(nm, elem, v.shape))
+        ort_feeds[nm] = v
+    node = helper.make_node(op_type, node_inputs, outputs, **attrs)
+    graph_outputs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+                     for o in outputs if o]
+    graph = helper.make_graph([node], "g", graph_inputs, graph_outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    model.ir_version = 8
+    sess = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"])
+    want = sess.run(None, ort_feeds)
+    args = [feeds.get(nm) for nm in in_names[:len(node_inputs)]]
+    op = get_op(op_type)
+    got = op.kernel(args, op.resolve_attrs(attrs), None)
+    return want, _present(node, got), op, node
+
+
+def _weights(rng, op_type, nd, hs, in_size, peepholes=False):
+    g = _GATES[op_type]
+    feeds = {
+        "W": rng.standard_normal((nd, g * hs, in_size)).astype(np.float32) * 0.5,
+        "R": rng.standard_normal((nd, g * hs, hs)).astype(np.float32) * 0.5,
+        "B": rng.standard_normal((nd, 2 * g * hs)).astype(np.float32) * 0.5,
+    }
+    if peepholes:
+        feeds["P"] = rng.standard_normal((nd, 3 * hs)).astype(np.float32) * 0.5
+    return feeds
+
+
+@pytest.mark.parametrize("layout", [0, 1])
+def test_lstm_bidirectional_seq_lens_vs_onnxruntime(layout):
+    rng = np.random.default_rng(0)
+    t_len, batch, in_size, hs, nd = 5, 4, 3, 6, 2
+    feeds = _weights(rng, "LSTM", nd, hs, in_size, peepholes=True)
+    x = rng.standard_normal((t_len, batch, in_size)).astype(np.float32)
+    h0 = rng.standard_normal((nd, batch, hs)).astype(np.float32)
+    c0 = rng.standard_normal((nd, batch, hs)).astype(np.float32)
+    if layout == 1:
+        x, h0, c0 = x.transpose(1, 0, 2), h0.transpose(1, 0, 2), c0.transpose(1, 0, 2)
+    feeds.update(X=np.ascontiguousarray(x), initial_h=np.ascontiguousarray(h0),
+                 initial_c=np.ascontiguousarray(c0),
+                 sequence_lens=np.array([5, 2, 4, 1], dtype=np.int32))
+    attrs = dict(hidden_size=hs, direction="bidirectional", layout=layout)
+    want, got, op, _ = _run_both("LSTM", feeds, attrs, ["Y", "Y_h", "Y_c"])
+    for w, g in zip(want, got):
+        assert g.dtype == np.float32
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+    infos = [TensorInfo(v.dtype, v.shape) if v is not None else None
+             for v in (feeds.get(n) for n in
+                       ["X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"])]
+    assert [i.shape for i in op.infer(op.resolve_attrs(attrs), infos)] == \
+        [w.shape for w in want]
+
+
+@pytest.mark.parametrize("op_type,attrs", [
+    ("LSTM", dict(direction="reverse", activations=["HardSigmoid", "Softsign", "Elu"],
+                  activation_alpha=[0.3, 0.7], activation_beta=[0.4], clip=2.5)),
+    ("LSTM", dict(direction="forward", input_forget=1, layout=1)),
+    ("GRU", dict(direction="bidirectional", linear_before_reset=1, layout=1)),
+    ("GRU", dict(direction="reverse", activations=["Sigmoid", "LeakyRelu"],
+                 activation_alpha=[0.2], clip=1.5)),
+    ("RNN", dict(direction="bidirectional", activations=["Relu", "ScaledTanh"],
+                 activation_alpha=[0.9], activation_beta=[1.3])),
+    ("RNN", dict(direction="forward", activations=["Affine"], activation_alpha=[0.5],
+                 activation_beta=[0.1], layout=1)),
+    ("RNN", dict(direction="reverse", activations=["Softplus"])),
+    ("RNN", dict(direction="forward", activations=["ThresholdedRelu"],
+                 activation_alpha=[0.2])),
+])
+def test_attribute_combinations_vs_onnxruntime(op_type, attrs):
+    rng = np.random.default_rng(1)
+    t_len, batch, in_size, hs = 4, 3, 5, 4
+    nd = 2 if attrs["direction"] == "bidirectional" else 1
+    layout = attrs.get("layout", 0)
+    feeds = _weights(rng, op_type, nd, hs, in_size)
+    x_shape = (batch, t_len, in_size) if layout else (t_len, batch, in_size)
+    feeds["X"] = rng.standard_normal(x_shape).astype(np.float32)
+    feeds["sequence_lens"] = np.array([4, 3, 1], dtype=np.int32)
+    attrs = dict(attrs, hidden_size=hs)
+    outputs = ["Y", "Y_h", "Y_c"] if op_type == "LSTM" else ["Y", "Y_h"]
+    want, got, _, _ = _run_both(op_type, feeds, attrs, outputs)
+    for w, g in zip(want, got):
+        assert g.dtype == np.float32 and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+def test_float64_preserved():
+    rng = np.random.default_rng(2)
+    op = get_op("GRU")
+    x = rng.standard_normal((3, 2, 4))
+    w = rng.standard_normal((1, 9, 4))
+    r = rng.standard_normal((1, 9, 3))
+    y, y_h = op.kernel([x, w, r], op.resolve_attrs({}), None)
+    assert y.dtype == np.float64 and y.shape == (3, 1, 2, 3)
+    np.testing.assert_array_equal(y[-1], y_h)
