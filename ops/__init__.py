@@ -9,13 +9,13 @@ up with `get_op(op_type, domain)`.
 
 import dataclasses
 
-from . import (activation, control_flow, conv, elementwise, indexing, linalg, normalization,
-               pool, reduction, rnn, shape)
-from .registry import (REQUIRED, AttrSpec, KernelContext, OpDef, Registry, TensorInfo,
+from . import (activation, control_flow, conv, dataflow, elementwise, indexing, linalg,
+               normalization, pool, reduction, rnn, shape, state, training)
+from .registry import (NUM_OUTPUTS, REQUIRED, AttrSpec, KernelContext, OpDef, Registry, TensorInfo,
                        VariableRef, define)
 
-_FAMILIES = (activation, control_flow, conv, elementwise, indexing, linalg, normalization,
-             pool, reduction, rnn, shape)
+_FAMILIES = (activation, control_flow, conv, dataflow, elementwise, indexing, linalg,
+             normalization, pool, reduction, rnn, shape, state, training)
 
 # Modules holding `GRADIENTS = {op_type: rule}` (default domain) or
 # `GRADIENTS = {(domain, op_type): rule}`.
@@ -39,5 +39,5 @@ def get_op(op_type: str, domain: str = "", where: str = "") -> OpDef:
     return REGISTRY.get(op_type, domain, where)
 
 
-__all__ = ["REGISTRY", "REQUIRED", "AttrSpec", "KernelContext", "OpDef", "Registry",
+__all__ = ["NUM_OUTPUTS", "REGISTRY", "REQUIRED", "AttrSpec", "KernelContext", "OpDef", "Registry",
            "TensorInfo", "VariableRef", "define", "get_op"]

@@ -67,7 +67,7 @@ def infer_graph(graph: Graph, inputs: dict[int, TensorInfo] | None = None,
                zip(args, node.inputs) if i >= 0):
             continue
         try:
-            attrs = op.resolve_attrs(node.attributes, where)
+            attrs = op.resolve_attrs(node.attributes, where, len(node.outputs))
             result = op.infer(attrs, args)
         except ShapeError as e:
             raise ShapeError(f"{where}{e}") from e

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .conv import _compute_dtype, _pad_for_windows, _pool_geometry, _window_slices
-from .registry import TensorInfo, define
+from .registry import NUM_OUTPUTS, TensorInfo, define
 
 _ALL = (slice(None), slice(None))
 
@@ -29,9 +29,9 @@ def _lowest(dtype):
     return np.iinfo(dtype).min
 
 
-def _wants_output(ctx, k):
-    """Whether output k is needed; executors may expose `num_outputs` on the context."""
-    n = getattr(ctx, "num_outputs", None)
+def _wants_output(attrs, k):
+    """Whether the node declares output k (executors pass the count in attrs)."""
+    n = attrs.get(NUM_OUTPUTS)
     return n is None or n > k
 
 
@@ -90,7 +90,7 @@ def _separable_reduce(x, kernel, strides, dil, pb, out_sp, ufunc, init):
 def _maxpool_kernel(inputs, attrs, ctx):
     x = inputs[0]
     kernel, strides, dil, pb, pe, out_sp = _geometry(x.shape, attrs)
-    if not _wants_output(ctx, 1):
+    if not _wants_output(attrs, 1):
         return (_separable_reduce(x, kernel, strides, dil, pb, out_sp, np.maximum,
                                   _lowest(x.dtype)),)
     # With Indices: track the winning kernel tap (first one on ties) with branch-free

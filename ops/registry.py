@@ -13,7 +13,8 @@ Kernel contract
 * ``inputs``: list of numpy arrays, ``None`` for an omitted optional input, in the
   order of ``OpDef.inputs`` (a variadic last input takes all remaining positions).
 * ``attrs``: dict of attribute values with defaults filled in (ints, floats, str,
-  lists, numpy arrays for tensor attributes, `format.Graph` objects for subgraphs).
+  lists, numpy arrays for tensor attributes, `format.Graph` objects for subgraphs),
+  plus ``attrs[NUM_OUTPUTS]``, the number of outputs the node declares.
 * ``ctx``: a `KernelContext` (or None when the op does not need one): gives
   subgraph execution, per-run state (variables, queues) and random generators.
 * returns a tuple with one numpy array per output (never a bare array).
@@ -42,6 +43,11 @@ import numpy as np
 from ..errors import OpAttributeError, UnsupportedOpError
 
 REQUIRED = object()  # sentinel: attribute has no default and must be given
+
+# Executors add this key to a kernel's attrs: how many outputs the node declares, so
+# kernels skip optional outputs nobody asked for (MaxPool's Indices) and opset<18
+# Split knows its part count.
+NUM_OUTPUTS = "__num_outputs__"
 
 ATTR_TYPES = ("int", "float", "string", "ints", "floats", "strings", "tensor", "graph",
               "graphs")
@@ -102,8 +108,12 @@ class OpDef:
                 return spec
         return None
 
-    def resolve_attrs(self, given: Mapping[str, Any], where: str = "") -> dict[str, Any]:
+    def resolve_attrs(self, given: Mapping[str, Any], where: str = "",
+                      num_outputs: int | None = None) -> dict[str, Any]:
         """Return the node's attributes with defaults filled in.
+
+        With `num_outputs` (the node's declared output count) the result also holds it
+        under the `NUM_OUTPUTS` key.
 
         Raises:
             OpAttributeError: a required attribute is missing or an unknown one given.
@@ -123,6 +133,8 @@ class OpDef:
                                        f"{spec.name!r}")
             else:
                 out[spec.name] = spec.default
+        if num_outputs is not None:
+            out[NUM_OUTPUTS] = num_outputs
         return out
 
 

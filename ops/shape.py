@@ -8,20 +8,13 @@ import numpy as np
 
 from ..errors import ShapeError
 from .common import broadcast_shape, infer_same
-from .registry import TensorInfo, define
+from .registry import NUM_OUTPUTS, TensorInfo, define
 
 # Shape-manipulating subgraphs are constant-folded at inference time when every input
 # value is known; beyond this many input elements we leave folding to the executor.
 _FOLD_LIMIT = 1 << 16
 
-KNOWN_FAILURES = {
-    "test_split_equal_parts_1d_opset13":
-        "opset<18 Split without `split` infers the part count from the node's outputs, "
-        "which the kernel contract does not pass (converter must set num_outputs)",
-    "test_split_equal_parts_2d_opset13": "same: part count only known from node outputs",
-    "test_split_equal_parts_default_axis_opset13":
-        "same: part count only known from node outputs",
-}
+KNOWN_FAILURES: dict[str, str] = {}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -295,12 +288,20 @@ def _split_sizes(length, split, num_outputs):
     return sizes
 
 
+def _split_count(attrs):
+    """Part count of an equal split: `num_outputs` (opset 18+) or, before opset 18,
+    the number of outputs the node declares."""
+    if attrs["num_outputs"] is not None:
+        return attrs["num_outputs"]
+    return attrs.get(NUM_OUTPUTS)
+
+
 def _split(inputs, attrs, ctx):
     """Split along `axis` into given lengths or num_outputs near-equal parts."""
     x = inputs[0]
     axis = _norm_axis(attrs["axis"], x.ndim)
     split = _axes_arg(inputs, {"axes": attrs.get("split")}, 1)
-    sizes = _split_sizes(x.shape[axis], split, attrs["num_outputs"])
+    sizes = _split_sizes(x.shape[axis], split, _split_count(attrs))
     if sum(sizes) != x.shape[axis]:
         raise ShapeError(f"Split: parts {sizes} do not sum to {x.shape[axis]}")
     return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=axis))
@@ -318,14 +319,13 @@ def _infer_split(attrs, inputs):
     else:
         split = (_ints(split_info.value) if split_info is not None
                  else None if attrs.get("split") is None else list(attrs["split"]))
-        if split is None and attrs["num_outputs"] is None:
-            # Opset < 18 equal split: the part count is the node's output count, which
-            # inference is not told; that is missing information, not an inconsistency.
+        if split is None and _split_count(attrs) is None:
+            # Equal split with no declared output count: nothing to infer from.
             return []
         length = None
         if x.shape is not None:
             length = x.shape[_norm_axis(attrs["axis"], len(x.shape))]
-        sizes = _split_sizes(length, split, attrs["num_outputs"])
+        sizes = _split_sizes(length, split, _split_count(attrs))
     if x.shape is None:
         return [TensorInfo(x.dtype, None) for _ in sizes]
     axis = _norm_axis(attrs["axis"], len(x.shape))

@@ -24,16 +24,9 @@ from ..format import DType, Graph, Model, TensorKind
 from ..ops import REGISTRY, KernelContext
 
 
-class _Dead:
-    """The dead value of dataflow control flow: the untaken side of a Switch."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "DEAD"
-
-
-DEAD = _Dead()
+# The dead value of dataflow control flow (the untaken side of a Switch) is defined
+# with the Switch/Merge kernels, which produce it.
+from ..ops.dataflow import DEAD  # noqa: E402
 
 # Ops that receive dead inputs instead of being skipped by dead-value propagation.
 _DEAD_AWARE = frozenset({"Merge"})
@@ -305,7 +298,7 @@ class Session:
             op = REGISTRY.get(node.op_type, node.domain, where)
             if op.kernel is None:
                 raise OneGraphError(f"{where}op has no kernel")
-            attrs = op.resolve_attrs(node.attributes, where)
+            attrs = op.resolve_attrs(node.attributes, where, len(node.outputs))
             free = tuple(i for i in set(node.inputs) if i >= 0 and last_use.get(i) == pos
                          and i not in keep)
             dead_aware = node.op_type in _DEAD_AWARE

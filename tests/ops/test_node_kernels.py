@@ -11,8 +11,8 @@ import pytest
 from onegraph import ops
 from onegraph.ops import REGISTRY, TensorInfo, get_op
 
-from .node_cases import (assert_outputs_match, onnx_attr_value, run_node_kernel,
-                         single_node_cases)
+from .node_cases import (assert_outputs_match, declared_outputs, onnx_attr_value,
+                         run_node_kernel, single_node_cases)
 
 KNOWN_FAILURES: dict[str, str] = {}
 for _family in ops._FAMILIES:
@@ -56,7 +56,8 @@ def test_node_inference(case):
     op = get_op(node.op_type, node.domain)
     if op.infer is None:
         pytest.fail(f"{node.op_type} has no shape/dtype inference")
-    attrs = op.resolve_attrs({a.name: onnx_attr_value(a) for a in node.attribute})
+    attrs = op.resolve_attrs({a.name: onnx_attr_value(a) for a in node.attribute},
+                             num_outputs=declared_outputs(node))
     it = iter(inputs)
     infos = []
     for input_name in node.input:
