@@ -420,16 +420,3 @@ OPS = _build()
 
 KNOWN_FAILURES: dict[str, str] = {}
 
-# These cases omit Y (node outputs ['', 'Y_h'...]) and their expected data holds only
-# the present outputs; tests/ops/node_cases.py pairs expected and kernel outputs by
-# position, so it compares Y_h against our Y. Our outputs are right when paired by
-# name (tests/ops/test_rnn_extra.py runs every RNN/GRU/LSTM node case that way);
-# drop these entries once the harness skips outputs whose node output name is ''.
-_OMITTED_Y = ("harness pairs outputs positionally but the node omits Y; "
-              "checked by output name in tests/ops/test_rnn_extra.py")
-KNOWN_FAILURES.update({name: _OMITTED_Y for name in (
-    "test_gru_defaults", "test_gru_with_initial_bias", "test_gru_seq_length",
-    "test_lstm_defaults", "test_lstm_with_initial_bias", "test_lstm_with_peepholes",
-    "test_lstm_reverse", "test_lstm_bidirectional", "test_simple_rnn_defaults",
-    "test_simple_rnn_with_initial_bias", "test_rnn_seq_length", "test_simple_rnn_reverse",
-    "test_simple_rnn_bidirectional")})
