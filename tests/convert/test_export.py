@@ -1,0 +1,135 @@
+"""to_onnx: hand-built models, external data, opset targets, QDQ, refused ops."""
+
+import os
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+from onegraph.convert import from_onnx, to_onnx
+from onegraph.errors import ConversionError
+from onegraph.format import Graph, Model, Quantization
+
+
+def _mlp(size=4):
+    rng = np.random.default_rng(0)
+    g = Graph("mlp")
+    x = g.add_input("x", "float32", [-1, size])
+    w = g.add_constant("W", rng.standard_normal((size, 3)).astype(np.float32))
+    b = g.add_constant("b", np.zeros(3, np.float32))
+    (h,) = g.add_node("MatMul", [x, w], ["h"])
+    (z,) = g.add_node("Add", [h, b], ["z"])
+    (y,) = g.add_node("Relu", [z], ["y"])
+    g.outputs = [y]
+    model = Model(graphs=[g], opset_imports={"": 17})
+    model.add_signature("serving", inputs={"x": x}, outputs={"y": y})
+    return model
+
+
+def _ort(proto_or_path, feeds, optimize=True):
+    src = proto_or_path if isinstance(proto_or_path, str) else \
+        proto_or_path.SerializeToString()
+    opts = ort.SessionOptions()
+    if not optimize:  # keep ORT from fusing DQ+MatMul into its own int8 kernels
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(src, opts, providers=["CPUExecutionProvider"]).run(
+        None, feeds)
+
+
+def test_hand_built_model_runs_in_ort():
+    from onegraph.train.session import Session
+
+    model = _mlp()
+    proto = to_onnx(model)
+    x = np.random.default_rng(1).standard_normal((2, 4)).astype(np.float32)
+    (want,) = Session(model).run(["y"], {"x": x})
+    np.testing.assert_allclose(_ort(proto, {"x": x})[0], want, rtol=1e-5, atol=1e-6)
+    assert proto.graph.output[0].type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+
+
+def test_opset_target():
+    model = _mlp()
+    model.opset_imports[""] = 13
+    for target in (13, 17, 21):
+        proto = to_onnx(model, opset=target)
+        assert [o.version for o in proto.opset_import if o.domain == ""] == [target]
+    x = np.ones((1, 4), np.float32)
+    np.testing.assert_allclose(_ort(to_onnx(model, opset=21), {"x": x})[0],
+                               _ort(to_onnx(model), {"x": x})[0])
+
+
+def test_impossible_opset_target_is_conversion_error():
+    with pytest.raises(ConversionError, match="opset 17 to 13"):
+        to_onnx(_mlp(), opset=13)
+
+
+def test_external_data_written_next_to_path(tmp_path):
+    path = tmp_path / "big.onnx"
+    to_onnx(_mlp(64), path, external_data_threshold=100)
+    data_file = tmp_path / "big.onnx.data"
+    assert data_file.exists() and data_file.stat().st_size >= 64 * 3 * 4
+    x = np.ones((1, 64), np.float32)
+    want = _ort(to_onnx(_mlp(64)), {"x": x})[0]
+    np.testing.assert_allclose(_ort(str(path), {"x": x})[0], want, rtol=1e-6)
+    # and it imports back from inside its folder
+    model = from_onnx(str(path))
+    np.testing.assert_array_equal(model.graph.tensor("W").data, _mlp(64).graph.tensor("W").data)
+
+
+def test_small_model_stays_inline(tmp_path):
+    path = tmp_path / "small.onnx"
+    to_onnx(_mlp(), path)
+    assert not (tmp_path / "small.onnx.data").exists()
+
+
+def test_onegraph_domain_ops_listed():
+    g = Graph("g")
+    x = g.add_input("x", "float32", [2])
+    (a,) = g.add_node("Enqueue", [x], ["a"], domain="onegraph", name="enq")
+    (b,) = g.add_node("Switch", [a, x], ["b"], domain="onegraph", name="sw1")
+    (c,) = g.add_node("Switch", [b, x], ["c"], domain="onegraph", name="sw2")
+    g.outputs = [c]
+    with pytest.raises(ConversionError) as info:
+        to_onnx(Model(graphs=[g], opset_imports={"": 17}))
+    msg = str(info.value)
+    assert "onegraph::Enqueue x1" in msg and "onegraph::Switch x2" in msg and "sw1" in msg
+
+
+def test_quantized_weight_exports_as_qdq():
+    g = Graph("q")
+    x = g.add_input("x", "float32", [1, 4])
+    wq = np.array([[10, -20, 30], [0, 5, -5], [127, -128, 1], [3, 3, 3]], np.int8)
+    w = g.add_constant("W", wq)
+    g.tensors[w].quantization = Quantization(scale=[0.05], zero_point=[0])
+    (y,) = g.add_node("MatMul", [x, w], ["y"])
+    g.tensors[y].dtype = g.tensors[x].dtype
+    g.outputs = [y]
+    proto = to_onnx(Model(graphs=[g], opset_imports={"": 17}))
+    assert "DequantizeLinear" in [n.op_type for n in proto.graph.node]
+    xv = np.arange(4, dtype=np.float32).reshape(1, 4)
+    np.testing.assert_allclose(_ort(proto, {"x": xv}, optimize=False)[0], xv @ (wq.astype(np.float32) * 0.05),
+                               rtol=1e-5)
+
+
+def test_if_subgraph_with_outer_scope_roundtrip():
+    """An If whose branches read an outer tensor by name survives export and import."""
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])
+    c = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])
+    then_out = helper.make_tensor_value_info("t", TensorProto.FLOAT, [3])
+    else_out = helper.make_tensor_value_info("e", TensorProto.FLOAT, [3])
+    then_g = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then", [],
+                               [then_out])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
+                               [else_out])
+    node = helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)
+    m = helper.make_model(helper.make_graph([node], "g", [c, x], [y]),
+                          opset_imports=[helper.make_opsetid("", 17)])
+    proto = to_onnx(from_onnx(m))
+    xv = np.array([-1, 0, 2], np.float32)
+    for cond in (True, False):
+        feeds = {"x": xv, "c": np.array(cond)}
+        np.testing.assert_array_equal(_ort(proto, feeds)[0], _ort(m, feeds)[0])
