@@ -230,6 +230,7 @@ class _Decoder:
         self.check_data = check_data
         self.buffers: list[tuple[int, int, int]] = []
         self.crc_checked: set[int] = set()
+        self.strings: dict[int, np.ndarray] = {}  # decoded string buffers, by index
 
     def decode_buffers(self, model_t: _Table) -> None:
         for i, t in enumerate(model_t.tables(4, "buffers")):
@@ -278,7 +279,11 @@ class _Decoder:
             # Decoding is per element: charge it, so many tensors sharing one big string
             # buffer cannot make loading take quadratic time.
             self.r.spend(min(count, length // 8), path)
-            return _decode_strings(self.data, offset, length, count, shape, path)
+            cached = self.strings.get(buffer)
+            if cached is None or cached.size != count:
+                cached = _decode_strings(self.data, offset, length, count, path)
+                self.strings[buffer] = cached
+            return cached.copy().reshape(shape)
         want = count * dtype.itemsize
         if want != length:
             raise FormatError(f"{path}: shape {list(shape)} of {dtype.name} needs {want} "
@@ -400,7 +405,7 @@ class _Decoder:
         return g
 
 
-def _decode_strings(data, offset: int, length: int, count: int, shape, path) -> np.ndarray:
+def _decode_strings(data, offset: int, length: int, count: int, path) -> np.ndarray:
     head = 8 * (count + 1)
     if head > length:
         raise FormatError(f"{path}: string tensor of {count} elements needs at least {head} "
@@ -416,7 +421,7 @@ def _decode_strings(data, offset: int, length: int, count: int, shape, path) -> 
             out[k] = raw[ends[k]:ends[k + 1]].decode("utf-8")
     except UnicodeDecodeError:
         raise FormatError(f"{path}: string element {k} is not valid UTF-8") from None
-    return out.reshape(shape)
+    return out
 
 
 def _check_graph_refs(graph_refs, n_graphs: int) -> None:
