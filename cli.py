@@ -2,6 +2,8 @@
 
     onegraph info model.og [--json]
     onegraph verify model.og [--json]
+    onegraph convert in.onnx out.og | in.og out.onnx [--opset N]
+    onegraph run model.og --input NAME=file.npy ... [--output-dir DIR]
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(func=_cmd_verify)
 
+    from .convert.cli_commands import register as register_convert
+
+    register_convert(sub)
     for register in _EXTRA_COMMANDS:
         register(sub)
     return parser

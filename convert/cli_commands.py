@@ -1,0 +1,135 @@
+"""The `onegraph convert` and `onegraph run` subcommands.
+
+    onegraph convert in.onnx out.og          # import (direction from the extensions)
+    onegraph convert in.og out.onnx [--opset N]
+    onegraph run model.og --input x=x.npy [--input ...] [--output-dir DIR] [--signature S]
+
+`run` needs only numpy (it does not import onnx); `convert` imports onnx lazily.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..errors import ConversionError, OneGraphError
+
+
+def cmd_convert(args) -> int:
+    """Convert between .onnx and .og, choosing the direction from the file extensions.
+
+    Raises:
+        ConversionError: unknown extension pair or a failed conversion.
+    """
+    import onegraph as og
+
+    src_ext = os.path.splitext(args.input)[1].lower()
+    dst_ext = os.path.splitext(args.output)[1].lower()
+    if src_ext == ".onnx" and dst_ext == ".og":
+        from .onnx_import import from_onnx
+
+        if args.opset is not None:
+            raise ConversionError("--opset applies to export (.og -> .onnx) only")
+        model = from_onnx(args.input)
+        size = og.save(model, args.output)
+        print(f"{args.input} -> {args.output}: {len(model.graph.nodes)} nodes, "
+              f"{size:,} bytes")
+        return 0
+    if src_ext == ".og" and dst_ext == ".onnx":
+        from .onnx_export import to_onnx
+
+        model = og.load(args.input)
+        proto = to_onnx(model, args.output, opset=args.opset)
+        opset = next((o.version for o in proto.opset_import if o.domain == ""), "?")
+        print(f"{args.input} -> {args.output}: {len(proto.graph.node)} nodes, opset {opset}")
+        return 0
+    raise ConversionError(f"cannot tell the direction from {src_ext or 'no extension'} -> "
+                          f"{dst_ext or 'no extension'}; use .onnx -> .og or .og -> .onnx")
+
+
+def _parse_inputs(items) -> dict[str, np.ndarray]:
+    feeds = {}
+    for item in items or []:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise OneGraphError(f"--input {item!r}: expected NAME=file.npy")
+        try:
+            feeds[name] = np.load(path, allow_pickle=False)
+        except ValueError as e:
+            raise OneGraphError(f"--input {name}: {path} is not a plain .npy array "
+                                f"({e})") from e
+        except OSError as e:
+            raise OneGraphError(f"--input {name}: cannot read {path}: {e}") from e
+    return feeds
+
+
+def cmd_run(args) -> int:
+    """Run a model's signature (default "serving") on .npy inputs with the Session.
+
+    Writes NAME.npy per output into --output-dir, or prints a summary per output.
+
+    Raises:
+        OneGraphError: bad --input, unknown signature or input key, or a failed run.
+    """
+    import onegraph as og
+    from ..train.session import Session
+
+    model = og.load(args.model)
+    feeds = _parse_inputs(args.input)
+    session = Session(model)
+    if args.signature in model.signatures:
+        outputs = session.run_signature(args.signature, **feeds)
+    elif args.signature == "serving" and not model.signatures:
+        g = model.graph
+        names = [g.tensors[i].name for i in g.outputs]
+        outputs = dict(zip(names, session.run(names, feeds)))
+    else:
+        raise OneGraphError(f"no signature {args.signature!r} "
+                            f"(available: {sorted(model.signatures)})")
+    if args.output_dir:
+        os.makedirs(args.output_dir, exist_ok=True)
+    for name, value in outputs.items():
+        value = np.asarray(value)
+        if args.output_dir:
+            safe = name.replace("/", "_").replace("\\", "_").replace(os.sep, "_") or "output"
+            path = os.path.join(args.output_dir, safe + ".npy")
+            np.save(path, value, allow_pickle=False)
+            print(f"{name}: {value.dtype}{list(value.shape)} -> {path}")
+        else:
+            print(_summary(name, value))
+    return 0
+
+
+def _summary(name: str, value: np.ndarray) -> str:
+    head = f"{name}: {value.dtype}{list(value.shape)}"
+    if value.size == 0 or value.dtype == object:
+        return head
+    if value.dtype.kind in "fiub":
+        flat = value.reshape(-1)
+        shown = np.array2string(flat[:8], precision=5, separator=", ")
+        stats = ""
+        if value.dtype.kind in "fiu":
+            v = flat.astype(np.float64)
+            stats = f" min={v.min():.6g} max={v.max():.6g} mean={v.mean():.6g}"
+        return f"{head}{stats} values={shown}{' ...' if flat.size > 8 else ''}"
+    return head
+
+
+def register(sub) -> None:
+    """Add the `convert` and `run` subcommands to an argparse subparsers object."""
+    p = sub.add_parser("convert", help="convert .onnx <-> .og (direction from extensions)")
+    p.add_argument("input")
+    p.add_argument("output")
+    p.add_argument("--opset", type=int, default=None,
+                   help="target ONNX opset when exporting (.og -> .onnx)")
+    p.set_defaults(func=cmd_convert)
+
+    p = sub.add_parser("run", help="run a .og model on .npy inputs")
+    p.add_argument("model")
+    p.add_argument("--input", action="append", metavar="NAME=FILE.npy",
+                   help="an input value (repeatable)")
+    p.add_argument("--output-dir", default=None,
+                   help="write each output as NAME.npy here (default: print a summary)")
+    p.add_argument("--signature", default="serving", help="signature to run")
+    p.set_defaults(func=cmd_run)
