@@ -2,6 +2,10 @@
 
 Stage 1 (format): build a small graph by hand, save it to a `.og` file, load it back
 (memory-mapped, verified) and print what `onegraph info` prints.
+
+Stage 2 (ONNX): import a light model-zoo model shipped in the onnx wheel
+(light_squeezenet), save it as `.og`, run it with the Session on a seeded random input,
+compare with onnxruntime, export it back to ONNX and run that in onnxruntime too.
 """
 
 import os
@@ -36,9 +40,43 @@ def stage_format(workdir: str) -> str:
     return path
 
 
+def stage_onnx(workdir: str) -> None:
+    """ONNX -> .og -> Session vs onnxruntime -> ONNX -> onnxruntime."""
+    import onnx
+    import onnxruntime as ort
+
+    from onegraph.convert import from_onnx, to_onnx
+
+    print("== stage 2: ONNX import/export ==")
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3  # the zoo model lists its weights as inputs; ORT warns
+    src = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light",
+                       "light_squeezenet.onnx")
+    model = from_onnx(src)
+    og_path = os.path.join(workdir, "squeezenet.og")
+    og.save(model, og_path)
+    loaded = og.load(og_path)
+    sig = loaded.signatures["serving"]
+    (key,) = sig.inputs
+    shape = [d if d > 0 else 1 for d in loaded.graph.tensors[sig.inputs[key]].shape]
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    ours = og.Session(loaded).run_signature("serving", **{key: x})
+    out_name = next(iter(ours))
+    ref = ort.InferenceSession(src, opts, providers=["CPUExecutionProvider"]).run(None, {key: x})[0]
+    print(f"{os.path.basename(src)} -> {og_path}: {len(loaded.graph.nodes)} nodes; "
+          f"Session vs onnxruntime max abs diff {np.abs(ours[out_name] - ref).max():.3g}")
+    onnx_path = os.path.join(workdir, "squeezenet_back.onnx")
+    to_onnx(loaded, onnx_path)
+    back = ort.InferenceSession(onnx_path, opts, providers=["CPUExecutionProvider"]).run(
+        None, {key: x})[0]
+    print(f"exported {onnx_path}: onnxruntime on the export vs original max abs diff "
+          f"{np.abs(back - ref).max():.3g}")
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="onegraph-demo-") as workdir:
         stage_format(workdir)
+        stage_onnx(workdir)
     print("demo finished")
 
 
