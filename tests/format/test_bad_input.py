@@ -19,7 +19,7 @@ import pytest
 
 import onegraph
 from onegraph import DataLossError, FormatError
-from onegraph.format import Graph, Model, Node, TensorKind, writer
+from onegraph.format import Graph, Model, Node, writer
 from onegraph.format.reader import parse
 
 from . import craft
@@ -350,10 +350,10 @@ def test_dangling_buffer_and_graph_indices(tmp_path, valid):
     t = craft.tensor_table(valid, 0, 1)
     refused(tmp_path, craft.patch(valid, craft.field_pos(t, craft.TENSOR_BUFFER), "<i", 7),
             r"graphs\[0\]\.tensors\[1\]\.buffer: index 7 out of range \(0\.\.2\)")
-    attrs = craft.root(valid).Graphs(0).Nodes(1)
-    body = [attrs.Attributes(k) for k in range(attrs.AttributesLength())
-            if attrs.Attributes(k).Name() == b"body"][0]
-    k = [attrs.Attributes(k).Name() for k in range(attrs.AttributesLength())].index(b"body")
+    node = craft.root(valid).Graphs(0).Nodes(1)
+    names = [node.Attributes(k).Name() for k in range(node.AttributesLength())]
+    k = names.index(b"body")  # attributes are stored sorted by name
+    body = node.Attributes(k)
     refused(tmp_path, craft.patch(valid, craft.field_pos(body, 16), "<i", 9),
             rf"graphs\[0\]\.nodes\[1\]\.attributes\[{k}\]\.g: index 9 out of range")
     refused(tmp_path, craft.patch(valid, craft.field_pos(body, 16), "<i", 0),
