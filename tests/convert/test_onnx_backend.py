@@ -15,28 +15,11 @@ op families (`KNOWN_FAILURES` in each ops module) and the conversion-level ones 
 
 import pytest
 
+from onegraph.convert.known_failures import CONVERSION_KNOWN_FAILURES
 from onegraph.ops.control_flow import CONVERTER_TESTED
 
 from .backend import (unsupported_element_types, OnegraphBackend, all_node_cases, as_numpy, compare,
                       family_known_failures, lookup_reason, unsupported)
-
-# Cases that fail for reasons of the converter or the Session, not of a kernel.
-_SEQUENCE_FEED = ("Session.run converts fed sequence values (lists) to arrays "
-                  "(train/session.py _check_feed)")
-_OUTER_SCOPE = ("Session prunes/frees outer-scope values that only a subgraph uses "
-                "(train/session.py _compile tracks explicit node inputs only)")
-CONVERSION_KNOWN_FAILURES: dict[str, str] = {
-    "test_identity_sequence": _SEQUENCE_FEED,
-    "test_identity_opt": _SEQUENCE_FEED,
-    "test_sequence_insert_at_": _SEQUENCE_FEED,
-    "test_sequence_map_": _SEQUENCE_FEED,
-    "test_affine_grid_": _OUTER_SCOPE,
-    "test_linear_attention_": _OUTER_SCOPE,
-    "test_range_float16_type_positive_delta_expanded": _OUTER_SCOPE,
-    "test_range_bfloat16_type_positive_delta_expanded": _OUTER_SCOPE,
-    "test_scan_sum": "opset-8 Scan (batch axis, sequence_lens) is not upgraded to opset 9 "
-                     "semantics by onnx's version converter",
-}
 
 KNOWN = {k: v for k, v in family_known_failures().items() if v != CONVERTER_TESTED}
 CASES = [c for c in all_node_cases() if not unsupported(c.model)]
@@ -53,10 +36,10 @@ def reason(case):
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_node(case):
+def test_node(case, request):
     why = reason(case)
-    if why:
-        pytest.xfail(why)
+    if why:  # still run it: an XPASS shows a known failure that import fixes
+        request.node.add_marker(pytest.mark.xfail(reason=why, strict=False))
     rep = OnegraphBackend.prepare(case.model)
     for inputs, outputs in case.data_sets:
         actual = rep.run([as_numpy(x) for x in inputs])
