@@ -73,4 +73,14 @@ def __getattr__(name: str):
         from .train.session import Session
 
         return Session
+    if name in ("train", "datasets"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    if not name.startswith("__"):
+        # the graph-building API (og.placeholder, og.gradients, og.nn, ...)
+        from .train import public
+
+        if name in public.__all__:
+            return getattr(public, name)
     raise AttributeError(f"module 'onegraph' has no attribute {name!r}")

@@ -9,8 +9,10 @@ up with `get_op(op_type, domain)`.
 
 import dataclasses
 
-from . import (activation, control_flow, conv, dataflow, elementwise, indexing, linalg,
-               normalization, pool, reduction, rnn, shape, state, training)
+from . import (activation, activation_grad, control_flow, conv, conv_grad, dataflow,
+               elementwise, elementwise_grad, indexing, indexing_grad, linalg, linalg_grad,
+               normalization, pool, pool_grad, reduction, reduction_grad, rnn, shape,
+               shape_grad, state, training, training_grad)
 from .registry import (NUM_OUTPUTS, REQUIRED, AttrSpec, KernelContext, OpDef, Registry, TensorInfo,
                        VariableRef, define)
 
@@ -19,7 +21,8 @@ _FAMILIES = (activation, control_flow, conv, dataflow, elementwise, indexing, li
 
 # Modules holding `GRADIENTS = {op_type: rule}` (default domain) or
 # `GRADIENTS = {(domain, op_type): rule}`.
-_GRADIENT_MODULES = ()
+_GRADIENT_MODULES = (activation_grad, conv_grad, elementwise_grad, indexing_grad, linalg_grad,
+                     pool_grad, reduction_grad, shape_grad, training_grad)
 
 REGISTRY = Registry()
 for _module in _FAMILIES:

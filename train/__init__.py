@@ -1,1 +1,16 @@
-"""Graph building, autodiff, optimizers, control flow, queues, the Session executor and checkpoints."""
+"""Graph building, autodiff, optimizers, control flow, queues, the Session executor and checkpoints.
+
+`og.train.*` holds the optimizers, schedules, clipping functions and the checkpoint
+Saver; the graph-building API itself is re-exported at the top level (`og.placeholder`,
+`og.gradients`, `og.nn`, ...).
+"""
+
+from .optimizers import (SGD, AdaGrad, Adam, AdamOptimizer, AdamW, GradientDescentOptimizer,
+                         Momentum, Optimizer, RMSProp, clip_by_global_norm, clip_by_norm,
+                         cosine_decay, exponential_decay, global_norm, piecewise_constant)
+from .variables import get_or_create_global_step
+
+__all__ = ["SGD", "AdaGrad", "Adam", "AdamOptimizer", "AdamW", "GradientDescentOptimizer",
+           "Momentum", "Optimizer", "RMSProp", "clip_by_global_norm", "clip_by_norm",
+           "cosine_decay", "exponential_decay", "get_or_create_global_step", "global_norm",
+           "piecewise_constant"]

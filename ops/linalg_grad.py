@@ -1,0 +1,71 @@
+"""Gradient rules of the linalg family: MatMul (any rank, batch broadcasting) and Gemm."""
+
+from __future__ import annotations
+
+from .grad_util import like_dtype, unbroadcast
+
+
+def _swap_last(b, x):
+    rank = len(x.shape)
+    perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+    return b.op("Transpose", [x], {"perm": perm})
+
+
+def _matmul(b, op, grads):
+    (g,) = grads
+    a, w = op.inputs
+    if a.shape is None or w.shape is None:
+        raise NotImplementedError("MatMul gradient needs operands of known rank")
+    ra, rw = len(a.shape), len(w.shape)
+    if ra == 2 and rw == 2:
+        return [b.op("Gemm", [g, w], {"transB": 1}), b.op("Gemm", [a, g], {"transA": 1})]
+    # promote vectors to matrices as numpy does, then undo
+    a2 = b.op("Unsqueeze", [a, b.constant_ints([0])]) if ra == 1 else a
+    w2 = b.op("Unsqueeze", [w, b.constant_ints([1])]) if rw == 1 else w
+    g2 = g
+    if ra == 1:
+        g2 = b.op("Unsqueeze", [g2, b.constant_ints([-2])])
+    if rw == 1:
+        g2 = b.op("Unsqueeze", [g2, b.constant_ints([-1])])
+    ga = b.op("MatMul", [g2, _swap_last(b, w2)])
+    gw = b.op("MatMul", [_swap_last(b, a2), g2])
+    if ra == 1:
+        ga = b.op("Reshape", [ga, b.op("Shape", [a])])
+    if rw == 1:
+        gw = b.op("Reshape", [gw, b.op("Shape", [w])])
+    if ra > 2 or rw > 2:
+        ga, gw = b.op("SumToShapeOf", [ga, a]), b.op("SumToShapeOf", [gw, w])
+    return [ga, gw]
+
+
+def _gemm(b, op, grads):
+    (g,) = grads
+    a, w = op.inputs[0], op.inputs[1]
+    c = op.inputs[2] if len(op.inputs) > 2 else None
+    attrs = op.attrs
+    ta, tb = int(attrs["transA"]), int(attrs["transB"])
+    alpha, beta = float(attrs["alpha"]), float(attrs["beta"])
+    if alpha != 1.0:
+        g_a = b.op("Mul", [g, like_dtype(b, alpha, g)])
+    else:
+        g_a = g
+    # dA' = g B'^T and dB' = A'^T g, written back through each operand's transpose
+    ga = {(0, 0): lambda: b.op("Gemm", [g_a, w], {"transB": 1}),
+          (0, 1): lambda: b.op("Gemm", [g_a, w]),
+          (1, 0): lambda: b.op("Gemm", [w, g_a], {"transB": 1}),
+          (1, 1): lambda: b.op("Gemm", [w, g_a], {"transA": 1, "transB": 1})}[(ta, tb)]()
+    gw = {(0, 0): lambda: b.op("Gemm", [a, g_a], {"transA": 1}),
+          (1, 0): lambda: b.op("Gemm", [a, g_a]),
+          (0, 1): lambda: b.op("Gemm", [g_a, a], {"transA": 1}),
+          (1, 1): lambda: b.op("Gemm", [g_a, a], {"transA": 1, "transB": 1})}[(ta, tb)]()
+    out = [ga, gw]
+    if len(op.inputs) > 2:
+        if c is None or beta == 0.0:
+            out.append(None)
+        else:
+            gc = g if beta == 1.0 else b.op("Mul", [g, like_dtype(b, beta, g)])
+            out.append(unbroadcast(b, gc, c, []))
+    return out
+
+
+GRADIENTS = {"Gemm": _gemm, "MatMul": _matmul}

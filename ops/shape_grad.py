@@ -1,0 +1,144 @@
+"""Gradient rules of the shape family: reshapes, transposes, concat/split, pad, tile,
+expand, dropout, identity."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .grad_util import static_ints
+
+
+def _reshape_back(b, op, grads):
+    """Ops that only change the shape: reshape the gradient to the input's shape."""
+    x = op.inputs[0]
+    g = b.op("Reshape", [grads[0], b.op("Shape", [x])])
+    return [g] + [None] * (len(op.inputs) - 1)
+
+
+def _identity(b, op, grads):
+    return [grads[0]]
+
+
+def _transpose(b, op, grads):
+    x = op.inputs[0]
+    perm = op.attrs.get("perm")
+    if perm is None:
+        if x.shape is None:
+            raise NotImplementedError("Transpose gradient needs a known rank")
+        perm = list(range(len(x.shape)))[::-1]
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return [b.op("Transpose", [grads[0]], {"perm": inv})]
+
+
+def _concat(b, op, grads):
+    (g,) = grads
+    xs = op.inputs
+    axis = int(op.attrs["axis"])
+    sizes = []
+    for x in xs:
+        if x.shape is None or x.shape[axis] is None:
+            return _concat_dynamic(b, op, g, axis)
+        sizes.append(x.shape[axis])
+    parts = b.op("Split", [g, b.constant_ints(sizes)], {"axis": axis},
+                 num_outputs=len(sizes))
+    return parts if isinstance(parts, list) else [parts]
+
+
+def _concat_dynamic(b, op, g, axis):
+    """Slice the gradient at run-time offsets (input sizes from Shape ops)."""
+    out = []
+    start = b.constant_ints([0])
+    ax = b.constant_ints([axis])
+    for x in op.inputs:
+        size = b.op("Gather", [b.op("Shape", [x]), ax])
+        end = b.op("Add", [start, size])
+        out.append(b.op("Slice", [g, start, end, ax]))
+        start = end
+    return out
+
+
+def _split(b, op, grads):
+    axis = int(op.attrs["axis"])
+    parts = [gr if gr is not None else b.op("ZerosLike", [y])
+             for gr, y in zip(grads, op.outputs)]
+    return [b.op("Concat", parts, {"axis": axis})] + [None] * (len(op.inputs) - 1)
+
+
+def _expand(b, op, grads):
+    return [b.op("SumToShapeOf", [grads[0], op.inputs[0]]), None]
+
+
+def _tile(b, op, grads):
+    x = op.inputs[0]
+    reps = static_ints(b, op.inputs[1])
+    if reps is None or x.shape is None or any(d is None for d in x.shape):
+        raise NotImplementedError("Tile gradient needs static repeats and input shape")
+    # view the gradient as (r0, d0, r1, d1, ...) and sum the repeat axes
+    split_shape = [v for r, d in zip(reps, x.shape) for v in (r, d)]
+    g = b.op("Reshape", [grads[0], b.constant_ints(split_shape)])
+    axes = list(range(0, 2 * len(reps), 2))
+    return [b.op("ReduceSum", [g, b.constant_ints(axes)], {"keepdims": 0}), None]
+
+
+def _pad(b, op, grads):
+    x = op.inputs[0]
+    pads = static_ints(b, op.inputs[1])
+    if op.attrs.get("mode", "constant") != "constant" or pads is None or x.shape is None:
+        raise NotImplementedError("Pad gradient supports constant mode with static pads")
+    rank = len(x.shape)
+    axes = static_ints(b, op.inputs[3]) if len(op.inputs) > 3 and op.inputs[3] is not None \
+        else list(range(rank))
+    k = len(axes)
+    starts = pads[:k]
+    ends = [-e if e > 0 else np.iinfo(np.int64).max for e in pads[k:]]
+    g = b.op("Slice", [grads[0], b.constant_ints(starts), b.constant_ints(ends),
+                       b.constant_ints(axes)])
+    return [g] + [None] * (len(op.inputs) - 1)
+
+
+def _dropout(b, op, grads):
+    g = grads[0]
+    if g is None:
+        return [None] * len(op.inputs)
+    if len(op.outputs) < 2:
+        raise NotImplementedError("Dropout gradient needs the mask output")
+    x = op.inputs[0]
+    ratio = op.inputs[1] if len(op.inputs) > 1 and op.inputs[1] is not None else None
+    mask = b.op("CastLike", [op.outputs[1], x])
+    if ratio is None:
+        scale = b.constant(np.asarray(1.0 / (1.0 - op.attrs["ratio"]), x.dtype.numpy))
+    else:
+        one = b.constant(np.asarray(1.0, x.dtype.numpy))
+        scale = b.op("Div", [one, b.op("Sub", [one, b.op("CastLike", [ratio, x])])])
+    # in inference mode the mask is all ones and the output is x itself
+    training = op.inputs[2] if len(op.inputs) > 2 else None
+    gx = b.op("Mul", [b.op("Mul", [g, mask]), scale])
+    if training is not None:
+        gx = b.op("Where", [training, gx, g])
+    else:
+        gx = g
+    return [gx] + [None] * (len(op.inputs) - 1)
+
+
+def _depth_to_space(b, op, grads):
+    return [b.op("SpaceToDepth", [grads[0]], {"blocksize": op.attrs["blocksize"]})] \
+        if op.attrs.get("mode", "DCR") == "DCR" else _unsupported("DepthToSpace CRD")
+
+
+def _space_to_depth(b, op, grads):
+    return [b.op("DepthToSpace", [grads[0]], {"blocksize": op.attrs["blocksize"]})]
+
+
+def _unsupported(what):
+    raise NotImplementedError(f"no gradient for {what}")
+
+
+GRADIENTS = {
+    "Concat": _concat, "DepthToSpace": _depth_to_space, "Dropout": _dropout,
+    "Expand": _expand, "Flatten": _reshape_back, "Identity": _identity, "Pad": _pad,
+    "Reshape": _reshape_back, "SpaceToDepth": _space_to_depth, "Split": _split,
+    "Squeeze": _reshape_back, "Tile": _tile, "Transpose": _transpose,
+    "Unsqueeze": _reshape_back,
+}

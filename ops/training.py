@@ -1,0 +1,544 @@
+"""Operators: training helpers of the `onegraph` domain.
+
+What ONNX lacks for training: gradient kernels (ReluGrad, SoftmaxGrad, ConvGradInput,
+ConvGradFilter, MaxPoolGrad, AveragePoolGrad, ReduceGrad, SumToShapeOf), AddN,
+ZerosLike/OnesLike, the fused softmax cross-entropy losses, dense conversion of sparse
+(indices, values) gradients, and the optimizer update kernels (ApplyGradientDescent,
+ApplyMomentum, ApplyAdagrad, ApplyRMSProp, ApplyAdam, SparseApplyGradientDescent).
+
+Update kernels take `VariableRef`s (the variable and its slot variables), compute the
+new values from the current ones under the variable's lock and replace them, so two
+threads applying updates to one variable serialise instead of losing an update.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ExecutionError, ShapeError
+from .conv import _col2im, _im2col, _pad, _pool_geometry, _window_slices
+from .registry import TensorInfo, VariableRef, define
+
+DOMAIN = "onegraph"
+
+
+def _f(x):
+    return np.asarray(x)
+
+
+# --------------------------------------------------------------------------- sums, likes
+
+def _add_n(inputs, attrs, ctx):
+    """Sum of all inputs (same shape; the first input's dtype)."""
+    acc = np.array(inputs[0], copy=True)
+    for v in inputs[1:]:
+        acc += v
+    return (acc,)
+
+
+def sum_to_shape(g, shape):
+    """Sum `g` over the axes numpy broadcasting added or stretched to reach its shape."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, d in enumerate(shape) if d == 1 and g.shape[lead + i] != 1)
+    out = np.sum(g, axis=axes, keepdims=True) if axes else g
+    return out.reshape(shape)
+
+
+def _sum_to_shape_of(inputs, attrs, ctx):
+    """Input 0 summed down to the shape of input 1 (undoing broadcasting)."""
+    like = inputs[1]
+    return (np.asarray(sum_to_shape(_f(inputs[0]), np.shape(like))),)
+
+
+def _zeros_like(inputs, attrs, ctx):
+    x = _f(inputs[0])
+    return (np.zeros(x.shape, x.dtype),)
+
+
+def _ones_like(inputs, attrs, ctx):
+    x = _f(inputs[0])
+    return (np.ones(x.shape, x.dtype),)
+
+
+def _broadcast_like(inputs, attrs, ctx):
+    """Input 0 broadcast to the shape of input 1 (a contiguous copy)."""
+    return (np.ascontiguousarray(np.broadcast_to(inputs[0], np.shape(inputs[1]))),)
+
+
+# --------------------------------------------------------------------------- reductions
+
+def _reduce_axes(attrs, axes_input, rank):
+    axes = None
+    if axes_input is not None:
+        axes = [int(a) for a in np.asarray(axes_input).reshape(-1)]
+    elif attrs["axes"] is not None:
+        axes = list(attrs["axes"])
+    if not axes:
+        return () if attrs["noop_with_empty_axes"] else tuple(range(rank))
+    return tuple(sorted({a % rank if rank else 0 for a in axes}))
+
+
+def _reduce_grad(inputs, attrs, ctx):
+    """d(Reduce{Sum,Mean,Max,Min}(x))/dx applied to dy: dy broadcast back over the axes.
+
+    Inputs: dy, x, y (the forward output, used by max/min), axes (optional).
+    Max/min share the gradient equally among tied extrema.
+    """
+    dy, x, y = _f(inputs[0]), _f(inputs[1]), inputs[2]
+    axes = _reduce_axes(attrs, inputs[3] if len(inputs) > 3 else None, x.ndim)
+    kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    dyk = dy.reshape(kept)
+    mode = attrs["mode"]
+    if mode == "sum":
+        dx = np.broadcast_to(dyk, x.shape)
+    elif mode == "mean":
+        count = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+        dx = np.broadcast_to(dyk / dy.dtype.type(max(count, 1)), x.shape)
+    elif mode in ("max", "min"):
+        hit = x == np.asarray(y).reshape(kept)
+        n = np.sum(hit, axis=axes, keepdims=True) if axes else np.ones(kept)
+        dx = hit * (dyk / n)
+    elif mode == "sum_square":
+        dx = 2 * x * dyk
+    elif mode == "l1":
+        dx = np.sign(x) * dyk
+    elif mode == "l2":
+        yk = np.asarray(y).reshape(kept)
+        dx = np.where(yk > 0, x / np.where(yk > 0, yk, 1), 0) * dyk
+    elif mode == "logsumexp":
+        dx = np.exp(x - np.asarray(y).reshape(kept)) * dyk
+    elif mode == "log_sum":
+        dx = np.broadcast_to(dyk / np.asarray(np.exp(y)).reshape(kept), x.shape)
+    elif mode == "prod":
+        # d(prod)/dx_i = prod of the others (exact also where x_i == 0)
+        dx = _prod_others(x, axes) * dyk
+    else:
+        raise ExecutionError(f"ReduceGrad: unknown mode {mode!r}")
+    return (np.ascontiguousarray(dx, dtype=x.dtype),)
+
+
+def _prod_others(x, axes):
+    """For each element, the product of the other elements of its reduction group."""
+    if not axes:
+        return np.ones_like(x)
+    moved = np.moveaxis(x, axes, tuple(range(x.ndim - len(axes), x.ndim)))
+    lead = moved.shape[:x.ndim - len(axes)]
+    flat = moved.reshape(lead + (-1,))
+    ones = np.ones(lead + (1,), x.dtype)
+    before = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    after = np.flip(np.cumprod(np.concatenate([ones, np.flip(flat, -1)[..., :-1]], axis=-1),
+                               axis=-1), -1)
+    others = (before * after).reshape(moved.shape)
+    return np.moveaxis(others, tuple(range(x.ndim - len(axes), x.ndim)), axes)
+
+
+def _slice_grad(inputs, attrs, ctx):
+    """Gradient of ONNX Slice: zeros shaped like x with dy written where x was sliced."""
+    from .indexing import _slice_spec
+
+    dy, x = _f(inputs[0]), inputs[1]
+    starts, ends = (_ints_of(inputs[2]), _ints_of(inputs[3]))
+    axes = _ints_of(inputs[4]) if len(inputs) > 4 and inputs[4] is not None else None
+    steps = _ints_of(inputs[5]) if len(inputs) > 5 and inputs[5] is not None else None
+    out = np.zeros(np.shape(x), dy.dtype)
+    out[tuple(_slice_spec(out.ndim, starts, ends, axes, steps))] = dy
+    return (out,)
+
+
+def _ints_of(v):
+    return [int(a) for a in np.asarray(v).reshape(-1)]
+
+
+# --------------------------------------------------------------------------- activations
+
+def _relu_grad(inputs, attrs, ctx):
+    """dy where the forward output y > 0, else 0."""
+    dy, y = _f(inputs[0]), _f(inputs[1])
+    return (np.where(y > 0, dy, np.zeros((), dy.dtype)),)
+
+
+def _sigmoid_grad(inputs, attrs, ctx):
+    """dy * y * (1 - y) from the forward output y."""
+    dy, y = _f(inputs[0]), _f(inputs[1])
+    return (dy * y * (1 - y),)
+
+
+def _tanh_grad(inputs, attrs, ctx):
+    """dy * (1 - y^2) from the forward output y."""
+    dy, y = _f(inputs[0]), _f(inputs[1])
+    return (dy * (1 - y * y),)
+
+
+def _softmax_grad(inputs, attrs, ctx):
+    """y * (dy - sum(dy * y, axis)) from the forward output y."""
+    dy, y = _f(inputs[0]), _f(inputs[1])
+    axis = attrs["axis"]
+    return (y * (dy - np.sum(dy * y, axis=axis, keepdims=True)),)
+
+
+def _log_softmax_grad(inputs, attrs, ctx):
+    """dy - exp(y) * sum(dy, axis) from the forward output y = log_softmax(x)."""
+    dy, y = _f(inputs[0]), _f(inputs[1])
+    axis = attrs["axis"]
+    return (dy - np.exp(y) * np.sum(dy, axis=axis, keepdims=True),)
+
+
+# --------------------------------------------------------------------------- losses
+
+def _log_softmax(x):
+    m = np.max(x, axis=-1, keepdims=True)
+    z = x - m
+    return z - np.log(np.sum(np.exp(z), axis=-1, keepdims=True))
+
+
+def _softmax_xent(inputs, attrs, ctx):
+    """(loss[..], backprop[.., C]) of softmax cross-entropy with dense label rows."""
+    logits, labels = _f(inputs[0]), _f(inputs[1]).astype(inputs[0].dtype, copy=False)
+    logp = _log_softmax(logits)
+    loss = -np.sum(labels * logp, axis=-1)
+    backprop = np.exp(logp) * np.sum(labels, axis=-1, keepdims=True) - labels
+    return (loss, backprop)
+
+
+def _sparse_softmax_xent(inputs, attrs, ctx):
+    """(loss[N], backprop[N, C]) of softmax cross-entropy with integer class labels."""
+    logits, labels = _f(inputs[0]), _f(inputs[1]).astype(np.int64, copy=False)
+    if labels.shape != logits.shape[:-1]:
+        raise ShapeError(f"SparseSoftmaxCrossEntropyWithLogits: labels {labels.shape} must "
+                         f"be logits {logits.shape} without the class axis")
+    c = logits.shape[-1]
+    if labels.size and (labels.min() < 0 or labels.max() >= c):
+        raise ShapeError(f"SparseSoftmaxCrossEntropyWithLogits: label out of range [0, {c})")
+    logp = _log_softmax(logits)
+    flat = logp.reshape(-1, c)
+    rows = np.arange(flat.shape[0])
+    lab = labels.reshape(-1)
+    loss = -flat[rows, lab].reshape(labels.shape)
+    backprop = np.exp(flat)
+    backprop[rows, lab] -= 1
+    return (loss, backprop.reshape(logits.shape))
+
+
+def _infer_xent(attrs, inputs):
+    x = inputs[0]
+    shape = None if x.shape is None else tuple(x.shape[:-1])
+    return [TensorInfo(x.dtype, shape), TensorInfo(x.dtype, x.shape)]
+
+
+# --------------------------------------------------------------------------- sparse
+
+def _indexed_slices_to_dense(inputs, attrs, ctx):
+    """Zeros shaped like input 2 with rows `indices` (input 1) += `values` (input 0)."""
+    values, indices, like = _f(inputs[0]), _f(inputs[1]).astype(np.int64), inputs[2]
+    shape = np.shape(like)
+    out = np.zeros(shape, dtype=values.dtype)
+    np.add.at(out, indices.reshape(-1), values.reshape((-1,) + tuple(shape[1:])))
+    return (out,)
+
+
+# --------------------------------------------------------------------------- conv, pool
+
+def _conv_geometry(x_shape, w_shape, attrs):
+    kernel = list(w_shape[2:])
+    strides, dil, pb, pe, out_sp = _pool_geometry(tuple(x_shape[2:]), kernel, attrs)
+    return kernel, strides, dil, pb, pe, out_sp
+
+
+def _conv_grad_input(inputs, attrs, ctx):
+    """dL/dX of ONNX Conv: inputs dy (N, M, *O), W (M, C/g, *k), x (for its shape)."""
+    dy, w, x_shape = _f(inputs[0]), _f(inputs[1]), np.shape(inputs[2])
+    group = int(attrs["group"] or 1)
+    kernel, strides, dil, pb, pe, out_sp = _conv_geometry(x_shape, w.shape, attrs)
+    n, c = x_shape[:2]
+    m = w.shape[0]
+    cg, mg = c // group, m // group
+    kk = cg * int(np.prod(kernel))
+    npix = int(np.prod(out_sp))
+    dy_g = dy.reshape(n, group, mg, npix)
+    w_g = w.reshape(group, mg, kk)
+    cols = np.matmul(np.swapaxes(w_g, 1, 2), dy_g)  # (N, G, Kg, P)
+    cols = cols.reshape((n, c) + tuple(kernel) + tuple(out_sp))
+    padded = tuple(d + b + max(e, 0) for d, b, e in zip(x_shape[2:], pb, pe))
+    # windows may reach past the padded end when (in + pads - k) % stride != 0: grow buf
+    need = tuple(max(p, (o - 1) * s + (k - 1) * d_ + 1)
+                 for p, o, s, k, d_ in zip(padded, out_sp, strides, kernel, dil))
+    buf = np.zeros((n, c) + need, dtype=dy.dtype)
+    _col2im(cols, buf, kernel, strides, dil, out_sp)
+    crop = (slice(None), slice(None)) + tuple(slice(b, b + d) for b, d in zip(pb, x_shape[2:]))
+    return (np.ascontiguousarray(buf[crop]),)
+
+
+def _conv_grad_filter(inputs, attrs, ctx):
+    """dL/dW of ONNX Conv: inputs x (N, C, *S), dy (N, M, *O), W (for its shape)."""
+    x, dy, w_shape = _f(inputs[0]), _f(inputs[1]), np.shape(inputs[2])
+    group = int(attrs["group"] or 1)
+    kernel, strides, dil, pb, pe, out_sp = _conv_geometry(x.shape, w_shape, attrs)
+    n, c = x.shape[:2]
+    m = w_shape[0]
+    cg, mg = c // group, m // group
+    kk = cg * int(np.prod(kernel))
+    npix = int(np.prod(out_sp))
+    xp = _pad(x, pb, [max(e, 0) for e in pe])
+    cols = _im2col(xp, kernel, strides, dil, out_sp).reshape(n, group, kk, npix)
+    dy_g = dy.reshape(n, group, mg, npix)
+    dw = np.einsum("ngmp,ngkp->gmk", dy_g, cols, optimize=True)
+    return (dw.reshape(w_shape).astype(x.dtype, copy=False),)
+
+
+def _conv_grad_bias(inputs, attrs, ctx):
+    """dL/dB of ONNX Conv: dy summed over every axis but the channel axis."""
+    dy = _f(inputs[0])
+    return (np.sum(dy, axis=(0,) + tuple(range(2, dy.ndim))),)
+
+
+def _pool_geom(x_shape, attrs):
+    kernel = [int(k) for k in attrs["kernel_shape"]]
+    strides, dil, pb, pe, out_sp = _pool_geometry(tuple(x_shape[2:]), kernel, attrs,
+                                                  bool(attrs["ceil_mode"]))
+    return kernel, strides, dil, pb, pe, out_sp
+
+
+def _padded_buffer(x_shape, kernel, strides, dil, pb, pe, out_sp, dtype, fill=0):
+    sp = tuple(max(d + b + max(e, 0), (o - 1) * s + (k - 1) * dd + 1)
+               for d, b, e, o, s, k, dd in zip(x_shape[2:], pb, pe, out_sp, strides, kernel,
+                                               dil))
+    return np.full(tuple(x_shape[:2]) + sp, fill, dtype=dtype)
+
+
+def _max_pool_grad(inputs, attrs, ctx):
+    """dL/dX of MaxPool: inputs x, dy; each window's dy goes to its first maximum."""
+    x, dy = _f(inputs[0]), _f(inputs[1])
+    kernel, strides, dil, pb, pe, out_sp = _pool_geom(x.shape, attrs)
+    all_ = (slice(None), slice(None))
+    low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    xp = _padded_buffer(x.shape, kernel, strides, dil, pb, pe, out_sp, x.dtype, low)
+    inner = all_ + tuple(slice(b, b + d) for b, d in zip(pb, x.shape[2:]))
+    xp[inner] = x
+    best = None
+    best_tap = None
+    taps = list(_window_slices(kernel, strides, dil, out_sp))
+    for i, (_, sl) in enumerate(taps):
+        v = xp[all_ + sl]
+        if best is None:
+            best = v.copy()
+            best_tap = np.zeros(v.shape, np.int32)
+        else:
+            better = v > best
+            best = np.where(better, v, best)
+            best_tap = np.where(better, i, best_tap)
+    dxp = np.zeros(xp.shape, dtype=dy.dtype)
+    for i, (_, sl) in enumerate(taps):
+        dxp[all_ + sl] += np.where(best_tap == i, dy, 0)
+    return (np.ascontiguousarray(dxp[inner]),)
+
+
+def _average_pool_grad(inputs, attrs, ctx):
+    """dL/dX of AveragePool: inputs x (for its shape), dy."""
+    x_shape, dy = np.shape(inputs[0]), _f(inputs[1])
+    kernel, strides, dil, pb, pe, out_sp = _pool_geom(x_shape, attrs)
+    all_ = (slice(None), slice(None))
+    include = bool(attrs["count_include_pad"])
+    counts = np.ones((), dtype=np.int64)
+    for n, k, s, d, b, e, o in zip(x_shape[2:], kernel, strides, dil, pb, pe, out_sp):
+        t = np.arange(o)[:, None] * s - b + np.arange(k)[None, :] * d
+        lo, hi = (-b, n + e) if include else (0, n)
+        counts = np.multiply.outer(counts, ((t >= lo) & (t < hi)).sum(axis=1))
+    share = dy / np.maximum(counts, 1).astype(dy.dtype)
+    buf = _padded_buffer(x_shape, kernel, strides, dil, pb, pe, out_sp, dy.dtype)
+    for _, sl in _window_slices(kernel, strides, dil, out_sp):
+        buf[all_ + sl] += share
+    inner = all_ + tuple(slice(b, b + d) for b, d in zip(pb, x_shape[2:]))
+    return (np.ascontiguousarray(buf[inner]),)
+
+
+def _infer_like(k):
+    def infer(attrs, inputs):
+        t = inputs[k]
+        return [TensorInfo(inputs[0].dtype if k != 0 else t.dtype, t.shape)]
+    return infer
+
+
+def _infer_first(attrs, inputs):
+    return [TensorInfo(inputs[0].dtype, inputs[0].shape)]
+
+
+# --------------------------------------------------------------------------- optimizers
+
+def _refs(inputs, n, op):
+    for i in range(n):
+        if not isinstance(inputs[i], VariableRef):
+            raise ExecutionError(f"{op}: input {i} must be a variable")
+    return inputs[:n]
+
+
+def _scalar(v):
+    return np.asarray(v).reshape(())
+
+
+def _apply_sgd(inputs, attrs, ctx):
+    """var -= lr * grad."""
+    (var,) = _refs(inputs, 1, "ApplyGradientDescent")
+    lr, grad = _scalar(inputs[1]), _f(inputs[2])
+    with var.lock:
+        old = var.read()
+        var.value = new = old - (lr * grad).astype(old.dtype, copy=False)
+    return (new,)
+
+
+def _sparse_apply_sgd(inputs, attrs, ctx):
+    """var[indices] -= lr * values (rows along axis 0; repeats accumulate)."""
+    (var,) = _refs(inputs, 1, "SparseApplyGradientDescent")
+    lr, values, indices = _scalar(inputs[1]), _f(inputs[2]), _f(inputs[3]).astype(np.int64)
+    with var.lock:
+        new = var.read().copy()
+        np.subtract.at(new, indices.reshape(-1),
+                       (lr * values).astype(new.dtype).reshape((-1,) + new.shape[1:]))
+        var.value = new
+    return (new,)
+
+
+def _apply_momentum(inputs, attrs, ctx):
+    """accum = momentum * accum + grad; var -= lr * (grad + momentum * accum if nesterov
+    else accum)."""
+    var, accum = _refs(inputs, 2, "ApplyMomentum")
+    lr, grad, mom = _scalar(inputs[2]), _f(inputs[3]), _scalar(inputs[4])
+    with var.lock:
+        old = var.read()
+        acc = (mom * accum.read() + grad).astype(old.dtype, copy=False)
+        step = grad + mom * acc if attrs["use_nesterov"] else acc
+        accum.value = acc
+        var.value = new = old - (lr * step).astype(old.dtype, copy=False)
+    return (new,)
+
+
+def _apply_adagrad(inputs, attrs, ctx):
+    """accum += grad^2; var -= lr * grad / (sqrt(accum) + epsilon)."""
+    var, accum = _refs(inputs, 2, "ApplyAdagrad")
+    lr, grad = _scalar(inputs[2]), _f(inputs[3])
+    with var.lock:
+        old = var.read()
+        acc = (accum.read() + grad * grad).astype(old.dtype, copy=False)
+        accum.value = acc
+        step = lr * grad / (np.sqrt(acc) + old.dtype.type(attrs["epsilon"]))
+        var.value = new = old - step.astype(old.dtype, copy=False)
+    return (new,)
+
+
+def _apply_rmsprop(inputs, attrs, ctx):
+    """ms = rho*ms + (1-rho)*grad^2; mom = momentum*mom + lr*grad/sqrt(ms+eps); var -= mom."""
+    var, ms, mom = _refs(inputs, 3, "ApplyRMSProp")
+    lr, grad = _scalar(inputs[3]), _f(inputs[4])
+    rho, momentum, eps = attrs["rho"], attrs["momentum"], attrs["epsilon"]
+    with var.lock:
+        old = var.read()
+        new_ms = (rho * ms.read() + (1 - rho) * grad * grad).astype(old.dtype, copy=False)
+        new_mom = (momentum * mom.read() + lr * grad / np.sqrt(new_ms + eps)).astype(
+            old.dtype, copy=False)
+        ms.value, mom.value = new_ms, new_mom
+        var.value = new = old - new_mom
+    return (new,)
+
+
+def _apply_adam(inputs, attrs, ctx):
+    """Adam (AdamW when weight_decay > 0: decoupled decay lr * wd * var) with bias
+    correction from the step count t (input 4, counting from 1)."""
+    var, m, v = _refs(inputs, 3, "ApplyAdam")
+    lr, t, grad = _scalar(inputs[3]), float(_scalar(inputs[4])), _f(inputs[5])
+    b1, b2, eps, wd = attrs["beta1"], attrs["beta2"], attrs["epsilon"], attrs["weight_decay"]
+    with var.lock:
+        old = var.read()
+        dt = old.dtype.type
+        new_m = m.read() * dt(b1) + grad * dt(1 - b1)
+        new_v = v.read() * dt(b2) + (grad * grad) * dt(1 - b2)
+        alpha = dt(float(lr) * np.sqrt(1 - b2 ** t) / (1 - b1 ** t))
+        step = alpha * new_m / (np.sqrt(new_v) + dt(eps * np.sqrt(1 - b2 ** t)))
+        if wd:
+            step = step + dt(float(lr) * wd) * old
+        m.value, v.value = new_m.astype(old.dtype, copy=False), new_v.astype(old.dtype,
+                                                                               copy=False)
+        var.value = new = (old - step).astype(old.dtype, copy=False)
+    return (new,)
+
+
+def _infer_var(attrs, inputs):
+    return [TensorInfo(inputs[0].dtype, inputs[0].shape)]
+
+
+_CONV_ATTRS = (("auto_pad", "string", "NOTSET"), ("dilations", "ints", None),
+               ("group", "int", 1), ("kernel_shape", "ints", None), ("pads", "ints", None),
+               ("strides", "ints", None))
+_POOL_ATTRS = (("auto_pad", "string", "NOTSET"), ("ceil_mode", "int", 0),
+               ("dilations", "ints", None), ("kernel_shape", "ints"),
+               ("pads", "ints", None), ("strides", "ints", None),
+               ("storage_order", "int", 0), ("count_include_pad", "int", 0))
+_REDUCE_ATTRS = (("axes", "ints", None), ("keepdims", "int", 1),
+                 ("noop_with_empty_axes", "int", 0), ("mode", "string", "sum"))
+_UPDATE = dict(domain=DOMAIN, stateful=True, infer=_infer_var)
+_HELPER = dict(domain=DOMAIN)
+
+OPS = tuple(sorted((
+    define("AddN", ["inputs*"], ["sum"], _add_n, infer=_infer_first, doc="sum of inputs",
+           **_HELPER),
+    define("ApplyAdagrad", ["var", "accum", "lr", "grad"], ["out"], _apply_adagrad,
+           [("epsilon", "float", 1e-7)], doc="AdaGrad update", **_UPDATE),
+    define("ApplyAdam", ["var", "m", "v", "lr", "t", "grad"], ["out"], _apply_adam,
+           [("beta1", "float", 0.9), ("beta2", "float", 0.999), ("epsilon", "float", 1e-8),
+            ("weight_decay", "float", 0.0)], doc="Adam / AdamW update", **_UPDATE),
+    define("ApplyGradientDescent", ["var", "lr", "grad"], ["out"], _apply_sgd,
+           doc="SGD update", **_UPDATE),
+    define("ApplyMomentum", ["var", "accum", "lr", "grad", "momentum"], ["out"],
+           _apply_momentum, [("use_nesterov", "int", 0)], doc="momentum update", **_UPDATE),
+    define("ApplyRMSProp", ["var", "ms", "mom", "lr", "grad"], ["out"], _apply_rmsprop,
+           [("rho", "float", 0.9), ("momentum", "float", 0.0), ("epsilon", "float", 1e-7)],
+           doc="RMSProp update", **_UPDATE),
+    define("AveragePoolGrad", ["x", "dy"], ["dx"], _average_pool_grad, _POOL_ATTRS,
+           infer=_infer_like(0), doc="gradient of AveragePool", **_HELPER),
+    define("BroadcastLike", ["input", "like"], ["output"], _broadcast_like,
+           infer=_infer_like(1), doc="broadcast input 0 to input 1's shape", **_HELPER),
+    define("ConvGradBias", ["dy"], ["db"], _conv_grad_bias,
+           infer=lambda a, i: [TensorInfo(i[0].dtype, None if i[0].shape is None
+                                          else (i[0].shape[1],))],
+           doc="gradient of Conv w.r.t. its bias", **_HELPER),
+    define("ConvGradFilter", ["x", "dy", "w"], ["dw"], _conv_grad_filter, _CONV_ATTRS,
+           infer=_infer_like(2), doc="gradient of Conv w.r.t. its weights", **_HELPER),
+    define("ConvGradInput", ["dy", "w", "x"], ["dx"], _conv_grad_input, _CONV_ATTRS,
+           infer=_infer_like(2), doc="gradient of Conv w.r.t. its input", **_HELPER),
+    define("IndexedSlicesToDense", ["values", "indices", "like"], ["dense"],
+           _indexed_slices_to_dense, infer=_infer_like(2),
+           doc="scatter-add sparse rows into zeros shaped like input 2", **_HELPER),
+    define("LogSoftmaxGrad", ["dy", "y"], ["dx"], _log_softmax_grad, [("axis", "int", -1)],
+           infer=_infer_first, doc="gradient of LogSoftmax", **_HELPER),
+    define("MaxPoolGrad", ["x", "dy"], ["dx"], _max_pool_grad, _POOL_ATTRS,
+           infer=_infer_like(0), doc="gradient of MaxPool", **_HELPER),
+    define("OnesLike", ["input"], ["output"], _ones_like, infer=_infer_first,
+           doc="ones shaped like the input", **_HELPER),
+    define("ReduceGrad", ["dy", "x", "y", "axes?"], ["dx"], _reduce_grad, _REDUCE_ATTRS,
+           infer=_infer_like(1), doc="gradient of Reduce{Sum,Mean,Max,Min,SumSquare}",
+           **_HELPER),
+    define("ReluGrad", ["dy", "y"], ["dx"], _relu_grad, infer=_infer_first,
+           doc="gradient of Relu from its output", **_HELPER),
+    define("SigmoidGrad", ["dy", "y"], ["dx"], _sigmoid_grad, infer=_infer_first,
+           doc="gradient of Sigmoid from its output", **_HELPER),
+    define("SliceGrad", ["dy", "x", "starts", "ends", "axes?", "steps?"], ["dx"], _slice_grad,
+           infer=_infer_like(1), doc="gradient of Slice", **_HELPER),
+    define("SoftmaxCrossEntropyWithLogits", ["logits", "labels"], ["loss", "backprop"],
+           _softmax_xent, infer=_infer_xent, doc="softmax cross-entropy, dense labels",
+           **_HELPER),
+    define("SoftmaxGrad", ["dy", "y"], ["dx"], _softmax_grad, [("axis", "int", -1)],
+           infer=_infer_first, doc="gradient of Softmax", **_HELPER),
+    define("SparseApplyGradientDescent", ["var", "lr", "values", "indices"], ["out"],
+           _sparse_apply_sgd, doc="sparse SGD update of rows", **_UPDATE),
+    define("SparseSoftmaxCrossEntropyWithLogits", ["logits", "labels"], ["loss", "backprop"],
+           _sparse_softmax_xent, infer=_infer_xent,
+           doc="softmax cross-entropy, integer labels", **_HELPER),
+    define("SumToShapeOf", ["input", "like"], ["output"], _sum_to_shape_of,
+           infer=_infer_like(1), doc="sum input 0 down to input 1's shape", **_HELPER),
+    define("TanhGrad", ["dy", "y"], ["dx"], _tanh_grad, infer=_infer_first,
+           doc="gradient of Tanh from its output", **_HELPER),
+    define("ZerosLike", ["input"], ["output"], _zeros_like, infer=_infer_first,
+           doc="zeros shaped like the input", **_HELPER),
+), key=lambda op: op.name))

@@ -1,0 +1,263 @@
+"""Gradient rules vs central finite differences in float64, one row per op (table-driven).
+
+Each case: (id, build function over input tensors, input arrays). Inputs are float64
+unless the op needs integers; only float inputs are checked.
+"""
+
+import numpy as np
+import pytest
+
+import onegraph as og
+from onegraph.errors import GradientNotDefinedError
+
+from .gradcheck import check_op_gradients
+
+R = np.random.default_rng(42)
+
+
+def f64(*shape, lo=-1.0, hi=1.0):
+    return R.uniform(lo, hi, shape).astype(np.float64)
+
+
+def away_from_zero(*shape):
+    x = f64(*shape)
+    return np.where(np.abs(x) < 0.2, 0.5, x)
+
+
+raw = og.raw_ops
+
+
+def unary(op_type, **attrs):
+    return lambda x: getattr(raw, op_type)(x, **attrs)
+
+
+def binary(op_type):
+    return lambda a, b: getattr(raw, op_type)(a, b)
+
+
+CASES = [
+    # elementwise arithmetic, with broadcasting
+    ("Add", binary("Add"), [f64(3, 4), f64(4)]),
+    ("Add_bcast_both", binary("Add"), [f64(3, 1), f64(1, 4)]),
+    ("Sub", binary("Sub"), [f64(2, 3), f64(2, 1)]),
+    ("Mul", binary("Mul"), [f64(2, 3), f64(3)]),
+    ("Div", binary("Div"), [f64(2, 3), f64(2, 3, lo=0.5, hi=2.0)]),
+    ("Pow", binary("Pow"), [f64(2, 3, lo=0.5, hi=2.0), f64(2, 3)]),
+    ("Neg", unary("Neg"), [f64(3)]),
+    ("Abs", unary("Abs"), [away_from_zero(5)]),
+    ("Exp", unary("Exp"), [f64(4)]),
+    ("Log", unary("Log"), [f64(4, lo=0.5, hi=3.0)]),
+    ("Sqrt", unary("Sqrt"), [f64(4, lo=0.5, hi=3.0)]),
+    ("Reciprocal", unary("Reciprocal"), [f64(4, lo=0.5, hi=3.0)]),
+    ("Sin", unary("Sin"), [f64(4)]),
+    ("Cos", unary("Cos"), [f64(4)]),
+    ("Tan", unary("Tan"), [f64(4)]),
+    ("Sinh", unary("Sinh"), [f64(4)]),
+    ("Cosh", unary("Cosh"), [f64(4)]),
+    ("Asin", unary("Asin"), [f64(4, lo=-0.8, hi=0.8)]),
+    ("Acos", unary("Acos"), [f64(4, lo=-0.8, hi=0.8)]),
+    ("Atan", unary("Atan"), [f64(4)]),
+    ("Asinh", unary("Asinh"), [f64(4)]),
+    ("Erf", unary("Erf"), [f64(4)]),
+    ("Max", lambda a, b: raw.Max(a, b), [f64(3, 4), f64(4)]),
+    ("Min", lambda a, b: raw.Min(a, b), [f64(3, 4), f64(3, 4)]),
+    ("Sum", lambda a, b, c: raw.Sum(a, b, c), [f64(2, 3), f64(3), f64(2, 1)]),
+    ("Mean", lambda a, b: raw.Mean(a, b), [f64(2, 3), f64(2, 3)]),
+    ("Where", lambda a, b: og.where(a > 0.0, a, b), [away_from_zero(3, 4), f64(4)]),
+    ("Cast", lambda a: raw.Cast(a, to=11) * a, [f64(3)]),
+    ("Clip", lambda a: og.clip_by_value(a, -0.5, 0.5), [f64(10)]),
+    # activations
+    ("Relu", unary("Relu"), [away_from_zero(3, 4)]),
+    ("LeakyRelu", unary("LeakyRelu", alpha=0.1), [away_from_zero(3, 4)]),
+    ("Elu", unary("Elu"), [away_from_zero(3, 4)]),
+    ("Selu", unary("Selu"), [away_from_zero(3, 4)]),
+    ("Sigmoid", unary("Sigmoid"), [f64(3, 4)]),
+    ("Tanh", unary("Tanh"), [f64(3, 4)]),
+    ("Softplus", unary("Softplus"), [f64(3, 4)]),
+    ("Softsign", unary("Softsign"), [f64(3, 4)]),
+    ("HardSigmoid", unary("HardSigmoid"), [f64(3, 4)]),
+    ("HardSwish", unary("HardSwish"), [f64(3, 4, lo=-5, hi=5)]),
+    ("Gelu", unary("Gelu"), [f64(3, 4)]),
+    ("Gelu_tanh", unary("Gelu", approximate="tanh"), [f64(3, 4)]),
+    ("Mish", unary("Mish"), [f64(3, 4)]),
+    ("PRelu", lambda x, s: raw.PRelu(x, s), [away_from_zero(2, 3), f64(3)]),
+    ("ThresholdedRelu", unary("ThresholdedRelu", alpha=0.1), [away_from_zero(6)]),
+    ("Softmax", unary("Softmax", axis=-1), [f64(3, 5)]),
+    ("Softmax_axis0", unary("Softmax", axis=0), [f64(3, 5)]),
+    ("LogSoftmax", unary("LogSoftmax", axis=1), [f64(3, 5)]),
+    # linalg
+    ("MatMul_2d", lambda a, b: og.matmul(a, b), [f64(3, 4), f64(4, 2)]),
+    ("MatMul_batched", lambda a, b: og.matmul(a, b), [f64(2, 3, 4), f64(4, 5)]),
+    ("MatMul_vec", lambda a, b: og.matmul(a, b), [f64(4), f64(4, 2)]),
+    ("MatMul_matvec", lambda a, b: og.matmul(a, b), [f64(3, 4), f64(4)]),
+    ("Gemm", lambda a, b, c: raw.Gemm(a, b, c, alpha=0.5, beta=2.0),
+     [f64(3, 4), f64(4, 2), f64(2)]),
+    ("Gemm_tA", lambda a, b: raw.Gemm(a, b, transA=1), [f64(4, 3), f64(4, 2)]),
+    ("Gemm_tB", lambda a, b: raw.Gemm(a, b, transB=1), [f64(3, 4), f64(2, 4)]),
+    ("Gemm_tAtB", lambda a, b: raw.Gemm(a, b, transA=1, transB=1), [f64(4, 3), f64(2, 4)]),
+    # conv and pooling
+    ("Conv", lambda x, w, b: raw.Conv(x, w, b, pads=[1, 1, 1, 1]),
+     [f64(2, 3, 5, 5), f64(4, 3, 3, 3), f64(4)]),
+    ("Conv_stride2", lambda x, w: raw.Conv(x, w, strides=[2, 2]),
+     [f64(1, 2, 6, 7), f64(3, 2, 3, 2)]),
+    ("Conv_dilated_group", lambda x, w: raw.Conv(x, w, dilations=[2, 1], group=2,
+                                                 pads=[1, 0, 2, 1]),
+     [f64(1, 4, 6, 5), f64(2, 2, 2, 3)]),
+    ("Conv_same_upper", lambda x, w: raw.Conv(x, w, auto_pad="SAME_UPPER", strides=[2, 2]),
+     [f64(1, 1, 5, 5), f64(2, 1, 3, 3)]),
+    ("MaxPool", lambda x: raw.MaxPool(x, kernel_shape=[2, 2], strides=[2, 2]),
+     [f64(2, 2, 4, 6)]),
+    ("MaxPool_overlap_pad", lambda x: raw.MaxPool(x, kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+     [f64(1, 2, 4, 5)]),
+    ("AveragePool", lambda x: raw.AveragePool(x, kernel_shape=[2, 2], pads=[1, 1, 0, 0]),
+     [f64(1, 2, 4, 5)]),
+    ("GlobalAveragePool", unary("GlobalAveragePool"), [f64(2, 3, 4, 4)]),
+    ("GlobalMaxPool", unary("GlobalMaxPool"), [f64(2, 3, 4, 4)]),
+    # reductions
+    ("ReduceSum", lambda x: og.reduce_sum(x, 1), [f64(3, 4, 2)]),
+    ("ReduceSum_all_keep", lambda x: og.reduce_sum(x, keepdims=True), [f64(3, 4)]),
+    ("ReduceMean", lambda x: og.reduce_mean(x, [0, 2]), [f64(3, 4, 2)]),
+    ("ReduceMax", lambda x: og.reduce_max(x, 1), [f64(3, 4)]),
+    ("ReduceMin", lambda x: og.reduce_min(x, 0, keepdims=True), [f64(3, 4)]),
+    ("ReduceProd", lambda x: og.reduce_prod(x, 1), [f64(3, 4)]),
+    ("ReduceLogSumExp", lambda x: og.reduce_logsumexp(x, 1), [f64(3, 4)]),
+    ("ReduceSumSquare", lambda x: raw.ReduceSumSquare(x, og.constant(np.array([1])),
+                                                      keepdims=0), [f64(3, 4)]),
+    ("ReduceL1", lambda x: raw.ReduceL1(x, og.constant(np.array([1]))), [away_from_zero(3, 4)]),
+    ("ReduceL2", lambda x: raw.ReduceL2(x, og.constant(np.array([0]))), [f64(3, 4)]),
+    ("ReduceLogSum", lambda x: raw.ReduceLogSum(x, og.constant(np.array([1]))),
+     [f64(3, 4, lo=0.5, hi=2)]),
+    ("CumSum", lambda x: raw.CumSum(x, og.constant(np.array(1))), [f64(3, 4)]),
+    ("CumSum_rev_excl", lambda x: raw.CumSum(x, og.constant(np.array(0)), exclusive=1,
+                                             reverse=1), [f64(3, 4)]),
+    # shape family
+    ("Reshape", lambda x: og.reshape(x, [4, -1]), [f64(2, 3, 2)]),
+    ("Flatten", lambda x: og.nn.flatten(x), [f64(2, 3, 2)]),
+    ("Transpose", lambda x: og.transpose(x, [1, 2, 0]), [f64(2, 3, 4)]),
+    ("Transpose_default", lambda x: og.transpose(x), [f64(2, 3, 4)]),
+    ("Squeeze", lambda x: og.squeeze(x, 1), [f64(3, 1, 2)]),
+    ("Unsqueeze", lambda x: og.expand_dims(x, 0), [f64(3, 2)]),
+    ("Concat", lambda a, b: og.concat([a, b], 1), [f64(2, 3), f64(2, 2)]),
+    ("Split", lambda x: og.split(x, [1, 3], axis=1)[1] * 2.0, [f64(2, 4)]),
+    ("Split_both", lambda x: og.split(x, 2, axis=0), [f64(4, 3)]),
+    ("Expand", lambda x: raw.Expand(x, og.constant(np.array([3, 2, 4]))), [f64(2, 1)]),
+    ("Tile", lambda x: og.tile(x, [2, 3]), [f64(2, 3)]),
+    ("Pad", lambda x: og.pad(x, [[1, 0], [2, 1]]), [f64(2, 3)]),
+    ("Identity", lambda x: og.identity(x) * x, [f64(3)]),
+    ("DepthToSpace", lambda x: raw.DepthToSpace(x, blocksize=2), [f64(1, 8, 2, 3)]),
+    ("SpaceToDepth", lambda x: raw.SpaceToDepth(x, blocksize=2), [f64(1, 2, 4, 6)]),
+    # indexing
+    ("Slice", lambda x: x[1:, ::2], [f64(3, 5)]),
+    ("Slice_neg_step", lambda x: x[::-1, 1], [f64(3, 5)]),
+    ("Gather_rows", lambda p, i: og.gather(p, i), [f64(5, 3), np.array([[0, 2], [2, 4]])]),
+    ("GatherElements", lambda x, i: raw.GatherElements(x, i, axis=1),
+     [f64(3, 4), np.array([[0, 0], [1, 3], [2, 2]])]),
+    ("GatherND", lambda x, i: raw.GatherND(x, i), [f64(3, 4), np.array([[0, 1], [2, 2],
+                                                                       [0, 1]])]),
+    # fused losses and helpers
+    ("SparseSoftmaxXent", lambda lg, lab: og.nn.sparse_softmax_cross_entropy(lab, lg),
+     [f64(4, 5), np.array([0, 3, 4, 1])]),
+    ("SoftmaxXent", lambda lg, lab: og.nn.softmax_cross_entropy(lab, lg),
+     [f64(4, 5), np.full((4, 5), 0.2)]),
+    ("AddN", lambda a, b: og.add_n([a, b, a]), [f64(2, 3), f64(2, 3)]),
+]
+
+
+@pytest.mark.parametrize("name,build,inputs", CASES, ids=[c[0] for c in CASES])
+def test_gradient_matches_finite_differences(name, build, inputs):
+    check_op_gradients(build, inputs)
+
+
+def test_cases_cover_every_op_with_a_rule():
+    """Every op with a gradient rule appears in the table (directly or as a helper)."""
+    from onegraph.ops import REGISTRY
+
+    covered = set()
+    for _, build, inputs in CASES:
+        g = og.Graph()
+        with g.as_default():
+            build(*[og.placeholder(np.asarray(a).dtype, np.shape(a)) for a in inputs])
+        covered.update(n.op_type for n in g.ir_graph.nodes)
+    with_rule = {op.name for op in REGISTRY if op.gradient is not None}
+    exempt = {"ReadVariable", "StopGradient", "IdentityN", "CastLike", "Ceil", "Floor",
+              "Round", "Sign", "Dropout"}
+    assert with_rule - covered - exempt == set()
+
+
+def test_missing_rule_names_the_op():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float64, [3])
+        y = raw.TopK(x, og.constant(np.array([2])))[0]
+        with pytest.raises(GradientNotDefinedError, match="TopK"):
+            og.gradients(og.reduce_sum(y), [x])
+
+
+def test_stop_gradient_blocks():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float64, [3])
+        y = og.reduce_sum(x * og.stop_gradient(x))
+        (gx,) = og.gradients(y, [x])
+    v = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(og.Session(g).run(gx, {x: v}), v)
+
+
+def test_custom_gradient_and_override():
+    g = og.Graph()
+    with g.as_default():
+        @og.custom_gradient
+        def clipped_identity(x):
+            def grad(dy):
+                return og.clip_by_value(dy, -1.0, 1.0)
+            return og.identity(x), grad
+
+        x = og.placeholder(og.float32, [3])
+        y = og.reduce_sum(clipped_identity(x) * og.constant(np.float32([0.5, 3.0, -4.0])))
+        (gx,) = og.gradients(y, [x])
+
+        @og.RegisterGradient("DoubleGrad_test")
+        def _double(b, op, grads):
+            return [grads[0] * 2.0]
+
+        with og.gradient_override_map({"Identity": "DoubleGrad_test"}):
+            z = og.identity(x)
+        (gz,) = og.gradients(og.reduce_sum(z), [x])
+    sess = og.Session(g)
+    gx_v, gz_v = sess.run([gx, gz], {x: np.zeros(3, np.float32)})
+    np.testing.assert_allclose(gx_v, [0.5, 1.0, -1.0])
+    np.testing.assert_allclose(gz_v, [2.0, 2.0, 2.0])
+
+
+def test_gather_gradient_is_sparse_and_feeds_scatter_add():
+    g = og.Graph()
+    with g.as_default():
+        emb = og.Variable(np.arange(12, dtype=np.float32).reshape(4, 3), name="emb")
+        ids = og.placeholder(og.int64, [None])
+        loss = og.reduce_sum(og.nn.embedding_lookup(emb, ids))
+        (ge,) = og.gradients(loss, [emb])
+        assert isinstance(ge, og.IndexedSlices)
+        update = emb.scatter_add(ge.indices, ge.values * -1.0)
+        sgd = og.train.SGD(1.0).minimize(loss)
+    ops = {n.op_type for n in g.ir_graph.nodes}
+    assert "IndexedSlicesToDense" not in ops and "SparseApplyGradientDescent" in ops
+    sess = og.Session(g)
+    sess.run(update, {ids: [1, 1, 3]})
+    want = np.arange(12, dtype=np.float32).reshape(4, 3)
+    want[1] -= 2
+    want[3] -= 1
+    np.testing.assert_allclose(sess.run(emb), want)
+    sess.run(sgd, {ids: [0]})
+    want[0] -= 1
+    np.testing.assert_allclose(sess.run(emb), want)
+
+
+def test_gradients_sum_over_paths_with_addn():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float64, [2])
+        y = og.reduce_sum(x * x + og.exp(x) + x)
+        (gx,) = og.gradients(y, x)
+    assert any(n.op_type == "AddN" for n in g.ir_graph.nodes)
+    v = np.array([0.5, -1.0])
+    np.testing.assert_allclose(og.Session(g).run(gx, {x: v}), 2 * v + np.exp(v) + 1)

@@ -1,0 +1,300 @@
+"""Automatic differentiation as a graph-to-graph transform.
+
+`gradients(ys, xs)` walks back from `ys` over the ops that lie between `xs` and `ys`
+(in reverse creation order, which is a topological order of a built graph), asks each
+op's gradient rule for the gradients of its inputs, and sums partial gradients of a
+tensor with one AddN node. Rules are graph builders (see `onegraph.ops.registry`), so
+the result is ordinary graph nodes that can be saved, placed and run.
+
+A gradient may be *sparse*: `IndexedSlices(values, indices, like)` (Gather's gradient
+w.r.t. its params) stays sparse through aggregation and reaches optimizers as is, so
+an embedding update touches only the looked-up rows (ScatterAdd / SparseApply*).
+
+Overrides: `RegisterGradient("Name")` registers a rule under a name and
+`gradient_override_map({"OpType": "Name"})` applies it to ops built inside the block;
+`custom_gradient(f)` gives one Python function its own gradient.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..errors import GradientNotDefinedError, OneGraphError
+from ..format import DType
+from ..ops import REGISTRY
+from . import graph as _g
+from .graph import Graph, Operation, Tensor
+
+
+class IndexedSlices:
+    """A sparse gradient: rows `indices` of a dense tensor shaped like `like` get `values`.
+
+    Attributes:
+        values: Tensor (num_indices, *like.shape[1:]).
+        indices: int64 Tensor (num_indices,); repeated indices accumulate.
+        like: the dense tensor (its shape and dtype define the dense gradient).
+    """
+
+    __slots__ = ("values", "indices", "like")
+
+    def __init__(self, values: Tensor, indices: Tensor, like: Tensor):
+        self.values, self.indices, self.like = values, indices, like
+
+    @property
+    def graph(self) -> Graph:
+        return self.values.graph
+
+    def to_dense(self) -> Tensor:
+        """The dense gradient (one IndexedSlicesToDense node)."""
+        return self.graph.op("IndexedSlicesToDense", [self.values, self.indices, self.like])
+
+    def __repr__(self) -> str:
+        return f"<og.IndexedSlices values={self.values.name!r} indices={self.indices.name!r}>"
+
+
+_REGISTERED: dict[str, Callable] = {}
+
+
+def RegisterGradient(name: str):  # noqa: N802 - TF's spelling
+    """Decorator registering `rule(b, op, grads) -> list` under `name`.
+
+    Use it with `gradient_override_map` (or name an op type to override that op's
+    rule everywhere).
+
+    Raises:
+        OneGraphError: the name is already registered.
+    """
+    def deco(fn):
+        if name in _REGISTERED:
+            raise OneGraphError(f"gradient {name!r} registered twice")
+        _REGISTERED[name] = fn
+        return fn
+    return deco
+
+
+@contextlib.contextmanager
+def gradient_override_map(mapping: dict, graph: Graph | None = None):
+    """Inside the block, ops of type K built get the gradient registered as mapping[K]."""
+    g = graph or _g.get_default_graph()
+    start = len(g._ir.nodes)
+    try:
+        yield
+    finally:
+        for n in range(start, len(g._ir.nodes)):
+            name = mapping.get(g._ir.nodes[n].op_type)
+            if name is not None:
+                if name not in _REGISTERED:
+                    raise OneGraphError(f"no gradient registered as {name!r}")
+                g._node_grad[n] = _REGISTERED[name]
+
+
+def custom_gradient(f: Callable):
+    """Decorator: `f(*xs)` returns `(y, grad_fn)`; `grad_fn(dy)` returns the xs' gradients.
+
+    The forward graph `f` builds is used as is; `og.gradients` uses `grad_fn` instead
+    of differentiating through it.
+
+    Example::
+
+        @og.custom_gradient
+        def clip_grad(x):
+            def grad(dy):
+                return og.clip_by_value(dy, -1.0, 1.0)
+            return og.identity(x), grad
+    """
+    @functools.wraps(f)
+    def wrapper(*xs):
+        xs_t = [_g.convert_to_tensor(x) for x in xs]
+        y, grad_fn = f(*xs_t)
+        ys = list(y) if isinstance(y, (list, tuple)) else [y]
+        g = xs_t[0].graph if xs_t else ys[0].graph
+        # IdentityN(ys..., xs...) -> outputs; only the ys outputs are returned. The
+        # rule sends nothing into f's internals (ys) and grad_fn's result to the xs.
+        outs = g.op("IdentityN", ys + xs_t, name=f"{f.__name__}/custom_gradient")
+        outs = outs if isinstance(outs, list) else [outs]
+        n = g._producer[outs[0].tensor_index]
+        n_y = len(ys)
+
+        def rule(b, node, grads):
+            dys = grads[:n_y]
+            dys = [d if d is not None else b.op("ZerosLike", [yy]) for d, yy in
+                   zip(dys, node.inputs[:n_y])]
+            dx = grad_fn(*dys)
+            dx = list(dx) if isinstance(dx, (list, tuple)) else [dx]
+            return [None] * n_y + dx
+
+        g._node_grad[n] = rule
+        result = outs[:n_y]
+        return result if isinstance(y, (list, tuple)) else result[0]
+    return wrapper
+
+
+def _rule_for(g: Graph, n: int):
+    override = g._node_grad.get(n)
+    if override is not None:
+        return override
+    node = g._ir.nodes[n]
+    mapped = g._grad_override_map.get(node.op_type)
+    if mapped is not None:
+        return _REGISTERED[mapped]
+    if node.op_type in _REGISTERED and node.domain in ("", "onegraph"):
+        return _REGISTERED[node.op_type]
+    return REGISTRY.get(node.op_type, node.domain).gradient
+
+
+def _targets(x) -> list[int]:
+    """Tensor indices whose gradients make up the gradient of x (a Variable: its reads)."""
+    reads = getattr(x, "_reads", None)
+    if reads is not None:
+        return [t.tensor_index for t in reads]
+    return [_g.convert_to_tensor(x).tensor_index]
+
+
+def _is_float(g: Graph, t: int) -> bool:
+    dt = g._ir.tensors[t].dtype
+    return dt is DType.UNDEFINED or dt.numpy.kind == "f"
+
+
+def aggregate(g: Graph, parts: list):
+    """Sum partial gradients: AddN of dense ones; sparse ones stay sparse if all are."""
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    if all(isinstance(p, IndexedSlices) for p in parts):
+        values = g.op("Concat", [p.values for p in parts], {"axis": 0})
+        indices = g.op("Concat", [p.indices for p in parts], {"axis": 0})
+        return IndexedSlices(values, indices, parts[0].like)
+    dense = [p.to_dense() if isinstance(p, IndexedSlices) else p for p in parts]
+    return g.op("AddN", dense)
+
+
+def dense(grad):
+    """A gradient as a dense Tensor (IndexedSlices are scattered into zeros)."""
+    return grad.to_dense() if isinstance(grad, IndexedSlices) else grad
+
+
+def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
+              name: str = "gradients") -> list:
+    """Symbolic gradients of sum(ys) with respect to each of xs.
+
+    Args:
+        ys: a tensor or list of tensors (differentiated as their sum, each weighted
+            by its grad_ys entry).
+        xs: tensors or Variables.
+        grad_ys: initial gradients for ys (default ones shaped like each y).
+        stop_gradients: tensors treated as constants.
+        name: name scope of the gradient nodes.
+
+    Returns:
+        One entry per x: a Tensor, an `IndexedSlices` (sparse, e.g. an embedding
+        looked up with Gather), or None if x does not influence ys.
+
+    Raises:
+        GradientNotDefinedError: an op on a path from xs to ys has no gradient rule
+            (the message names the op type and the node).
+    """
+    ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
+    xs_list = list(xs) if isinstance(xs, (list, tuple)) else [xs]
+    ys = [_g.convert_to_tensor(y) for y in ys]
+    g = ys[0].graph
+    ir = g._ir
+    if grad_ys is None:
+        grad_ys = [None] * len(ys)
+    grad_ys = list(grad_ys) if isinstance(grad_ys, (list, tuple)) else [grad_ys]
+    x_targets = [_targets(x) for x in xs_list]
+    stop = {_g.convert_to_tensor(s).tensor_index for s in stop_gradients}
+    producers = g._producer
+
+    # consumers: tensor -> nodes reading it
+    consumers: dict[int, list[int]] = {}
+    for n, node in enumerate(ir.nodes):
+        for i in node.inputs:
+            if i >= 0:
+                consumers.setdefault(i, []).append(n)
+    # nodes forward-reachable from xs
+    forward: set[int] = set()
+    stack = [t for ts in x_targets for t in ts]
+    seen_t: set[int] = set()
+    while stack:
+        t = stack.pop()
+        if t in seen_t or t in stop:
+            continue
+        seen_t.add(t)
+        for n in consumers.get(t, ()):
+            if n not in forward:
+                forward.add(n)
+                stack.extend(ir.nodes[n].outputs)
+    # nodes backward-reachable from ys (through data edges), limited to forward
+    between: set[int] = set()
+    stack = [y.tensor_index for y in ys]
+    seen_t = set()
+    while stack:
+        t = stack.pop()
+        if t in seen_t or t in stop:
+            continue
+        seen_t.add(t)
+        n = producers.get(t)
+        if n is None or n not in forward or n in between:
+            continue
+        between.add(n)
+        stack.extend(i for i in ir.nodes[n].inputs if i >= 0)
+
+    grads: dict[int, list] = {}
+    with g.control_dependencies(None), g.name_scope(name):
+        saved_cf, g._cf_stack = g._cf_stack, []
+        try:
+            for y, gy in zip(ys, grad_ys):
+                if gy is None:
+                    gy = g.op("OnesLike", [y])
+                else:
+                    gy = g.convert(gy, y.dtype)
+                grads.setdefault(y.tensor_index, []).append(gy)
+            for n in sorted(between, reverse=True):
+                node = ir.nodes[n]
+                out_grads = []
+                for t in node.outputs:
+                    parts = grads.get(t)
+                    if parts and len(parts) > 1:
+                        grads[t] = parts = [aggregate(g, parts)]
+                    out_grads.append(parts[0] if parts else None)
+                if all(o is None for o in out_grads):
+                    continue
+                rule = _rule_for(g, n)
+                if rule is None:
+                    raise GradientNotDefinedError(
+                        f"op {node.op_type!r} (node {node.name!r}) has no gradient rule; "
+                        "wrap its input in og.stop_gradient or register one with "
+                        "og.RegisterGradient")
+                dense_grads = [dense(o) for o in out_grads]
+                with g.name_scope(node.name.replace(":", "_")):
+                    in_grads = rule(g, Operation(g, n), dense_grads)
+                if len(in_grads) != len(node.inputs):
+                    raise OneGraphError(f"gradient rule of {node.op_type} returned "
+                                        f"{len(in_grads)} entries for {len(node.inputs)} "
+                                        "inputs")
+                for t, gr in zip(node.inputs, in_grads):
+                    if gr is None or t < 0 or t in stop or not _is_float(g, t):
+                        continue
+                    grads.setdefault(t, []).append(gr)
+            result = []
+            for ts in x_targets:
+                parts = [p for t in ts for p in grads.get(t, ())]
+                result.append(aggregate(g, parts))
+        finally:
+            g._cf_stack = saved_cf
+    return result
+
+
+def hessian_vector_product(ys, xs, vs) -> list:
+    """Gradients of (grad(ys, xs) . vs) w.r.t. xs (forward-over-reverse not needed)."""
+    grads = gradients(ys, xs)
+    from . import api
+
+    dots = [api.reduce_sum(dense(gr) * v) for gr, v in zip(grads, vs) if gr is not None]
+    return gradients(api.add_n(dots), xs)

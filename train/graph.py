@@ -1,0 +1,728 @@
+"""The graph-building API: deferred (TF1-style) graphs of onegraph ops.
+
+A `Graph` wraps a `onegraph.format.Graph` (the IR that is saved and executed) and
+adds what building needs: a default-graph stack, name and device scopes, control
+dependencies, collections, control-flow contexts, and shape/dtype inference of every
+new node through the op registry. `Tensor` and `Operation` are light handles (a graph
+and an index), so `Session.run` resolves them without name lookups::
+
+    import onegraph as og
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [None, 3], name="x")
+        y = og.reduce_sum(x * 2.0)
+    print(og.Session(g).run(y, {x: np.ones((2, 3), np.float32)}))   # 12.0
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import OneGraphError, ShapeError
+from ..format import DType, Graph as IRGraph, Model, TensorKind
+from ..ops import REGISTRY, TensorInfo
+
+# Collection keys (the names users pass to `get_collection`).
+GLOBAL_VARIABLES = "variables"
+TRAINABLE_VARIABLES = "trainable_variables"
+GLOBAL_STEP = "global_step"
+UPDATE_OPS = "update_ops"
+QUEUE_RUNNERS = "queue_runners"
+
+DOMAIN = "onegraph"
+
+
+def as_dtype(dtype) -> DType:
+    """Normalise a dtype given as og.float32, 'float32', numpy dtype or Python type.
+
+    Raises:
+        OneGraphError: the value names no known dtype.
+    """
+    if dtype is float:
+        return DType.FLOAT32
+    if dtype is int:
+        return DType.INT64
+    if dtype is bool:
+        return DType.BOOL
+    try:
+        return DType.parse(dtype)
+    except Exception as e:
+        raise OneGraphError(f"unknown dtype {dtype!r}") from e
+
+
+def _shape_tuple(shape) -> tuple | None:
+    """User shape (None = unknown rank, None/-1 entries = unknown dims) -> tuple|None."""
+    if shape is None:
+        return None
+    return tuple(None if d is None or int(d) < 0 else int(d) for d in shape)
+
+
+def _ir_shape(shape) -> tuple | None:
+    return None if shape is None else tuple(-1 if d is None else int(d) for d in shape)
+
+
+class Tensor:
+    """A symbolic tensor: one output of an op (or a placeholder/constant/variable).
+
+    Supports `+ - * / @ **`, unary `-`, comparisons `< <= > >=` (elementwise, bool
+    results) and `[...]` slicing. `==` keeps its Python meaning (identity) so tensors
+    can key a feed_dict.
+
+    Attributes:
+        graph: the owning `Graph`.
+        tensor_index: index of the tensor in the IR graph.
+    """
+
+    __slots__ = ("graph", "tensor_index", "__weakref__")
+
+    def __init__(self, graph: "Graph", tensor_index: int):
+        self.graph = graph
+        self.tensor_index = tensor_index
+
+    # -- metadata -------------------------------------------------------------------
+
+    @property
+    def _ir(self):
+        return self.graph._ir.tensors[self.tensor_index]
+
+    @property
+    def name(self) -> str:
+        return self._ir.name
+
+    @property
+    def dtype(self) -> DType:
+        return self._ir.dtype
+
+    @property
+    def shape(self) -> tuple | None:
+        """Static shape: tuple with None for unknown dims, or None for unknown rank."""
+        s = self._ir.shape
+        return None if s is None else tuple(None if d < 0 else d for d in s)
+
+    @property
+    def op(self) -> "Operation | None":
+        """The op producing this tensor (None for placeholders, constants, variables)."""
+        n = self.graph._producer.get(self.tensor_index)
+        return None if n is None else Operation(self.graph, n)
+
+    @property
+    def value_index(self) -> int:
+        op = self.op
+        return 0 if op is None else op._node.outputs.index(self.tensor_index)
+
+    def set_shape(self, shape) -> None:
+        """Refine the static shape (e.g. after a reshape whose target was dynamic)."""
+        self._ir.shape = _ir_shape(_shape_tuple(shape))
+
+    def __repr__(self) -> str:
+        return (f"<og.Tensor {self.name!r} shape={self.shape} "
+                f"dtype={self.dtype.short_name}>")
+
+    def __hash__(self):
+        return hash((id(self.graph), self.tensor_index))
+
+    def __eq__(self, other):
+        return (isinstance(other, Tensor) and other.graph is self.graph
+                and other.tensor_index == self.tensor_index)
+
+    def __bool__(self):
+        raise TypeError("a symbolic og.Tensor has no truth value; use og.cond for "
+                        "data-dependent branches")
+
+    # -- operators ------------------------------------------------------------------
+
+    def _bin(self, op_type, other, reverse=False):
+        a, b = _convert_pair(self, other)
+        if reverse:
+            a, b = b, a
+        return a.graph.op(op_type, [a, b])
+
+    def __add__(self, other):
+        return self._bin("Add", other)
+
+    def __radd__(self, other):
+        return self._bin("Add", other, True)
+
+    def __sub__(self, other):
+        return self._bin("Sub", other)
+
+    def __rsub__(self, other):
+        return self._bin("Sub", other, True)
+
+    def __mul__(self, other):
+        return self._bin("Mul", other)
+
+    def __rmul__(self, other):
+        return self._bin("Mul", other, True)
+
+    def __truediv__(self, other):
+        return self._bin("Div", other)
+
+    def __rtruediv__(self, other):
+        return self._bin("Div", other, True)
+
+    def __matmul__(self, other):
+        return self._bin("MatMul", other)
+
+    def __rmatmul__(self, other):
+        return self._bin("MatMul", other, True)
+
+    def __pow__(self, other):
+        return self._bin("Pow", other)
+
+    def __rpow__(self, other):
+        return self._bin("Pow", other, True)
+
+    def __neg__(self):
+        return self.graph.op("Neg", [self])
+
+    def __abs__(self):
+        return self.graph.op("Abs", [self])
+
+    def __lt__(self, other):
+        return self._bin("Less", other)
+
+    def __le__(self, other):
+        return self._bin("LessOrEqual", other)
+
+    def __gt__(self, other):
+        return self._bin("Greater", other)
+
+    def __ge__(self, other):
+        return self._bin("GreaterOrEqual", other)
+
+    def __getitem__(self, key):
+        from . import api
+
+        return api.strided_slice(self, key)
+
+
+class Operation:
+    """A node of the graph (handle: graph + node index).
+
+    Attributes:
+        graph: the owning `Graph`.
+        node_index: index of the node in the IR graph.
+    """
+
+    __slots__ = ("graph", "node_index")
+
+    def __init__(self, graph: "Graph", node_index: int):
+        self.graph = graph
+        self.node_index = node_index
+
+    @property
+    def _node(self):
+        return self.graph._ir.nodes[self.node_index]
+
+    @property
+    def name(self) -> str:
+        return self._node.name
+
+    @property
+    def type(self) -> str:
+        return self._node.op_type
+
+    op_type = type
+
+    @property
+    def domain(self) -> str:
+        return self._node.domain
+
+    @property
+    def device(self) -> str:
+        return self._node.device
+
+    @property
+    def inputs(self) -> list:
+        """Input tensors (None for an omitted optional input)."""
+        return [None if i < 0 else Tensor(self.graph, i) for i in self._node.inputs]
+
+    @property
+    def outputs(self) -> list:
+        return [Tensor(self.graph, i) for i in self._node.outputs]
+
+    @property
+    def control_inputs(self) -> list:
+        return [Operation(self.graph, i) for i in self._node.control_inputs]
+
+    @property
+    def attrs(self) -> dict:
+        """Attributes with the op's defaults filled in."""
+        op = REGISTRY.get(self.type, self.domain)
+        return op.resolve_attrs(self._node.attributes)
+
+    def __repr__(self) -> str:
+        return f"<og.Operation {self.name!r} type={self.type}>"
+
+    def __hash__(self):
+        return hash((id(self.graph), "op", self.node_index))
+
+    def __eq__(self, other):
+        return (isinstance(other, Operation) and other.graph is self.graph
+                and other.node_index == self.node_index)
+
+
+class _Scopes(threading.local):
+    def __init__(self):
+        self.graphs: list = []
+
+
+_scopes = _Scopes()
+_global_default: "Graph | None" = None
+_global_lock = threading.Lock()
+
+
+def get_default_graph() -> "Graph":
+    """The innermost graph of an `as_default()` block, else the global default graph."""
+    global _global_default
+    if _scopes.graphs:
+        return _scopes.graphs[-1]
+    with _global_lock:
+        if _global_default is None:
+            _global_default = Graph()
+        return _global_default
+
+
+def reset_default_graph() -> None:
+    """Replace the global default graph with a new, empty one."""
+    global _global_default
+    with _global_lock:
+        _global_default = Graph()
+
+
+class Graph:
+    """A training graph under construction (wraps the IR graph that is run and saved).
+
+    Args:
+        name: the IR graph's name.
+
+    Example::
+
+        g = og.Graph()
+        with g.as_default():
+            c = og.constant([1.0, 2.0]) * 3.0
+    """
+
+    def __init__(self, name: str = "main"):
+        self._ir = IRGraph(name)
+        self._lock = threading.RLock()
+        self._producer: dict[int, int] = {}
+        self._static: dict[int, np.ndarray] = {}
+        self._used_names: set[str] = set()
+        self._name_counts: dict[str, int] = {}
+        self._scope: list[str] = []
+        self._device: list[str] = []
+        self._control: list[list[int]] = []
+        self._collections: dict[str, list] = {}
+        self._const_cache: dict = {}
+        # control-flow context stack (cond / while builders), innermost last
+        self._cf_stack: list = []
+        self._node_context: dict[int, Any] = {}
+        # gradient overrides per node (custom_gradient) and per op type
+        self._node_grad: dict[int, Any] = {}
+        self._grad_override_map: dict[str, str] = {}
+        self._variables_by_handle: dict[int, Any] = {}
+        self._finalized = False
+
+    # -- plumbing for Session ---------------------------------------------------------
+
+    @property
+    def ir_graph(self) -> IRGraph:
+        """The IR graph (what `Session` runs and `to_model` saves)."""
+        return self._ir
+
+    model = None  # a Session built on a Graph has no Model signatures
+
+    def finalize(self) -> None:
+        """Make the graph read-only: adding ops raises afterwards."""
+        self._finalized = True
+
+    # -- default graph and scopes -----------------------------------------------------
+
+    @contextlib.contextmanager
+    def as_default(self):
+        """Make this the default graph inside a `with` block (per thread)."""
+        _scopes.graphs.append(self)
+        try:
+            yield self
+        finally:
+            _scopes.graphs.pop()
+
+    @contextlib.contextmanager
+    def name_scope(self, name: str | None):
+        """Prefix names of ops created inside with `name/` (nested scopes stack up)."""
+        if not name:
+            yield ""
+            return
+        name = name.rstrip("/")
+        full = "/".join(self._scope + [name])
+        if full in self._used_names and not name.endswith("_"):
+            full = self._unique(full)
+            name = full.rsplit("/", 1)[-1]
+        self._used_names.add(full)
+        self._scope.append(name)
+        try:
+            yield full + "/"
+        finally:
+            self._scope.pop()
+
+    @contextlib.contextmanager
+    def device(self, device: str | None):
+        """Place ops created inside on `device` (e.g. "/job:ps/task:0")."""
+        self._device.append(device or "")
+        try:
+            yield
+        finally:
+            self._device.pop()
+
+    @contextlib.contextmanager
+    def control_dependencies(self, control_inputs: Iterable | None):
+        """Ops created inside run after every op (or tensor's producer) listed.
+
+        `None` clears the dependencies of enclosing blocks.
+        """
+        if control_inputs is None:
+            saved, self._control = self._control, []
+            try:
+                yield
+            finally:
+                self._control = saved
+            return
+        nodes = []
+        for c in control_inputs:
+            n = _node_of(c)
+            if n is not None:
+                nodes.append(n)
+        self._control.append(nodes)
+        try:
+            yield
+        finally:
+            self._control.pop()
+
+    def _unique(self, base: str) -> str:
+        if base not in self._used_names and self._ir.find_tensor(base) is None:
+            return base
+        k = self._name_counts.get(base, 0)
+        while True:
+            k += 1
+            cand = f"{base}_{k}"
+            if cand not in self._used_names and self._ir.find_tensor(cand) is None:
+                self._name_counts[base] = k
+                return cand
+
+    def unique_name(self, name: str) -> str:
+        """`name` under the current name scope, made unique in this graph."""
+        full = "/".join(self._scope + [name]) if self._scope else name
+        full = self._unique(full)
+        self._used_names.add(full)
+        return full
+
+    # -- collections --------------------------------------------------------------------
+
+    def add_to_collection(self, name: str, value) -> None:
+        """Append `value` to the named collection."""
+        self._collections.setdefault(name, []).append(value)
+
+    def get_collection(self, name: str) -> list:
+        """A copy of the named collection (empty if it does not exist)."""
+        return list(self._collections.get(name, ()))
+
+    def get_collection_ref(self, name: str) -> list:
+        """The named collection itself (mutable)."""
+        return self._collections.setdefault(name, [])
+
+    # -- building -----------------------------------------------------------------------
+
+    def _check_open(self):
+        if self._finalized:
+            raise OneGraphError(f"graph {self._ir.name!r} is finalized; no ops can be added")
+
+    def _add_tensor(self, name, dtype, shape, kind=TensorKind.ACTIVATION, data=None) -> int:
+        with self._lock:
+            self._check_open()
+            name = self._unique(name)
+            self._used_names.add(name)
+            return self._ir.add_tensor(name, dtype, _ir_shape(shape), kind, data)
+
+    def placeholder(self, dtype, shape=None, name: str | None = None) -> Tensor:
+        """A graph input that must be fed at run time (see `onegraph.placeholder`)."""
+        full = "/".join(self._scope + [name or "Placeholder"])
+        with self._lock:
+            index = self._add_tensor(full, as_dtype(dtype), _shape_tuple(shape))
+            self._ir.inputs.append(index)
+        return Tensor(self, index)
+
+    def constant(self, value, dtype=None, name: str | None = None) -> Tensor:
+        """A constant tensor holding `value` (see `onegraph.constant`)."""
+        array = _as_array(value, dtype)
+        small = array.size <= 16 and array.dtype != object and name is None
+        key = (array.dtype.str, array.shape, array.tobytes()) if small else None
+        with self._lock:
+            if key is not None and key in self._const_cache:
+                return Tensor(self, self._const_cache[key])
+            index = self._add_tensor("/".join(self._scope + [name or "Const"]),
+                                     DType.from_numpy(array.dtype), array.shape,
+                                     TensorKind.CONSTANT, array)
+            self._static[index] = array
+            if key is not None:
+                self._const_cache[key] = index
+        return Tensor(self, index)
+
+    def variable_tensor(self, name: str, dtype, shape, data) -> Tensor:
+        """A VARIABLE tensor: the Session holds its state (initialised from `data`)."""
+        with self._lock:
+            self._check_open()
+            self._used_names.add(name)
+            index = self._ir.add_tensor(name, as_dtype(dtype), _ir_shape(_shape_tuple(shape)),
+                                        TensorKind.VARIABLE, data)
+        return Tensor(self, index)
+
+    def op(self, op_type: str, inputs: Sequence, attrs: Mapping[str, Any] | None = None,
+           num_outputs: int | None = None, name: str | None = None,
+           domain: str | None = None, control_inputs: Iterable = (),
+           dtypes: Sequence | None = None, shapes: Sequence | None = None):
+        """Add a node and return its output tensor (or a list when it has several).
+
+        This is also the builder gradient rules receive (`b.op(...)`).
+
+        Args:
+            op_type: the registered op type.
+            inputs: tensors (or values converted with `constant`), None for an
+                omitted optional input.
+            attrs: node attributes.
+            num_outputs: outputs to create (default: the op's declared outputs; a
+                variadic output needs it).
+            name: node name (made unique under the current name scope).
+            domain: op domain; default: "" if the op exists there, else "onegraph".
+            control_inputs: extra ops/tensors that must run first.
+            dtypes, shapes: override inferred output dtypes/shapes.
+
+        Returns:
+            A `Tensor` for one output, a list of `Tensor`s for several, or the
+            `Operation` when the op has no outputs.
+
+        Raises:
+            UnsupportedOpError: no such op.
+            ShapeError: inference found the inputs inconsistent (names the node).
+        """
+        if domain is None:
+            domain = "" if REGISTRY.has(op_type, "") else DOMAIN
+        opdef = REGISTRY.get(op_type, domain)
+        attrs = {k: v for k, v in (attrs or {}).items() if v is not None}
+        with self._lock:
+            self._check_open()
+            in_tensors = [None if x is None else self.convert(x) for x in inputs]
+            ctx = self._cf_stack[-1] if self._cf_stack else None
+            if ctx is not None:
+                in_tensors = [None if t is None else ctx.capture(t) for t in in_tensors]
+            node_name = self.unique_name(name or op_type)
+            if num_outputs is None:
+                # optional outputs ("name?") are created only when asked for
+                num_outputs = sum(1 for o in opdef.outputs if not o.endswith("?"))
+                if op_type == "IdentityN":
+                    num_outputs = len(inputs)
+            out_names = [node_name if k == 0 else self._unique(f"{node_name}:{k}")
+                         for k in range(num_outputs)]
+            for n in out_names:
+                self._used_names.add(n)
+            outs = [self._ir.add_tensor(n, DType.UNDEFINED, None) for n in out_names]
+            in_idx = [-1 if t is None else t.tensor_index for t in in_tensors]
+            self._ir.add_node(op_type, in_idx, outs, attrs, name=node_name, domain=domain,
+                              device=next((d for d in reversed(self._device) if d), ""))
+            n = len(self._ir.nodes) - 1
+            node = self._ir.nodes[n]
+            for t in outs:
+                self._producer[t] = n
+            ctrl = [c for group in self._control for c in group]
+            ctrl += [c for c in (_node_of(x) for x in control_inputs) if c is not None]
+            node.control_inputs = sorted(set(ctrl))
+            if ctx is not None:
+                self._node_context[n] = ctx
+                ctx.add_op(n, in_tensors)
+            self._infer(n, opdef, in_tensors, dtypes, shapes)
+        if not outs:
+            return Operation(self, n)
+        result = [Tensor(self, t) for t in outs]
+        return result[0] if len(result) == 1 else result
+
+    def _infer(self, n, opdef, in_tensors, dtypes, shapes):
+        node = self._ir.nodes[n]
+        out_t = [self._ir.tensors[i] for i in node.outputs]
+        infos = None
+        if opdef.infer is not None:
+            args = []
+            for t in in_tensors:
+                if t is None:
+                    args.append(None)
+                    continue
+                ir = self._ir.tensors[t.tensor_index]
+                dt = None if ir.dtype is DType.UNDEFINED else ir.dtype.numpy
+                shape = None if ir.shape is None else tuple(None if d < 0 else d
+                                                            for d in ir.shape)
+                args.append(TensorInfo(dt, shape, self._static.get(t.tensor_index)))
+            try:
+                attrs = opdef.resolve_attrs(node.attributes, f"node {node.name!r}: ")
+                infos = opdef.infer(attrs, args)
+            except ShapeError as e:
+                raise ShapeError(f"node {node.name!r} ({node.op_type}): {e}") from e
+            except OneGraphError:
+                raise
+            except Exception:  # inference is best effort; the kernel has the last word
+                infos = None
+        for k, t in enumerate(out_t):
+            info = infos[k] if infos is not None and k < len(infos) else None
+            if info is not None:
+                if info.dtype is not None:
+                    try:
+                        t.dtype = DType.from_numpy(info.dtype)
+                    except Exception:
+                        pass
+                t.shape = _ir_shape(info.shape)
+                if info.value is not None and not opdef.stateful:
+                    self._static[node.outputs[k]] = np.asarray(info.value)
+            if dtypes is not None and k < len(dtypes) and dtypes[k] is not None:
+                t.dtype = as_dtype(dtypes[k])
+            if shapes is not None and k < len(shapes) and shapes[k] is not None:
+                t.shape = _ir_shape(_shape_tuple(shapes[k]))
+
+    def constant_ints(self, values) -> Tensor:
+        """An int64 vector constant (axes, shapes, sizes in gradient rules)."""
+        return self.constant(np.asarray(list(values), dtype=np.int64))
+
+    def indexed_slices(self, values: Tensor, indices: Tensor, like: Tensor):
+        """A sparse gradient (see `onegraph.train.gradients.IndexedSlices`)."""
+        from .gradients import IndexedSlices
+
+        return IndexedSlices(values, indices, like)
+
+    def static_value(self, t: Tensor) -> np.ndarray | None:
+        """The value of `t` if known while building (constants, folded shapes)."""
+        return self._static.get(t.tensor_index)
+
+    def convert(self, value, dtype=None) -> Tensor:
+        """Turn a Tensor, Variable or array-like into a Tensor of this graph.
+
+        Raises:
+            OneGraphError: a tensor of another graph is used here.
+        """
+        if isinstance(value, Tensor):
+            if value.graph is not self:
+                raise OneGraphError(f"tensor {value.name!r} belongs to another graph")
+            return value
+        conv = getattr(value, "_as_graph_tensor", None)
+        if conv is not None:
+            return conv(self)
+        return self.constant(value, dtype)
+
+    # -- saving --------------------------------------------------------------------------
+
+    def to_model(self, signatures: Mapping | None = None, session=None,
+                 metadata: Mapping | None = None) -> Model:
+        """The `Model` to save: this graph (variables holding their initial values, or
+        their current values in `session`), plus named signatures.
+
+        Args:
+            signatures: name -> `signature(...)` result.
+            session: if given, variables are saved with their values in this session.
+            metadata: extra key/value strings.
+
+        Returns:
+            A `onegraph.format.Model` sharing this graph's arrays.
+        """
+        import copy
+
+        ir = copy.copy(self._ir)
+        ir.tensors = list(self._ir.tensors)
+        if session is not None:
+            for i, t in enumerate(ir.tensors):
+                if t.kind is TensorKind.VARIABLE:
+                    ref = session.state.get(("variable", id(session.graph), i))
+                    if ref is not None and ref.value is not None:
+                        value = np.ascontiguousarray(ref.value)
+                        ir.tensors[i] = type(t)(t.name, t.dtype, value.shape, t.kind, value,
+                                                t.quantization)
+        model = Model(graphs=[ir], opset_imports={"": 21, DOMAIN: 1},
+                      metadata=dict(metadata or {}))
+        for key in (GLOBAL_STEP,):
+            for v in self.get_collection(key):
+                model.metadata[f"collection:{key}"] = v.handle.name
+        init = self._collections.get("_initializer_names")
+        if init:
+            model.metadata["initializer"] = ",".join(init)
+        for sig_name, sig in (signatures or {}).items():
+            model.add_signature(sig_name, inputs={k: t.tensor_index
+                                                  for k, t in sig["inputs"].items()},
+                                outputs={k: t.tensor_index for k, t in sig["outputs"].items()},
+                                targets=[_node_of(x) for x in sig["targets"]])
+        return model
+
+
+def _node_of(x) -> int | None:
+    """Node index of an Operation, a Tensor's producer, or a Variable's initializer."""
+    if x is None:
+        return None
+    if isinstance(x, Operation):
+        return x.node_index
+    if isinstance(x, Tensor):
+        return x.graph._producer.get(x.tensor_index)
+    node = getattr(x, "node_index", None)
+    if node is not None:
+        return node
+    op = getattr(x, "op", None)
+    if op is not None and op is not x:
+        return _node_of(op)
+    return None
+
+
+def _as_array(value, dtype=None) -> np.ndarray:
+    if dtype is not None:
+        return np.asarray(value, dtype=as_dtype(dtype).numpy)
+    array = np.asarray(value)
+    if array.dtype == object and not all(isinstance(v, (str, bytes)) for v in array.flat):
+        raise OneGraphError(f"cannot convert {type(value).__name__} to a tensor (a list of "
+                            "tensors needs og.stack or og.concat)")
+    if array.dtype == np.float64 and not isinstance(value, np.ndarray):
+        array = array.astype(np.float32)  # Python floats default to float32 (TF rule)
+    elif array.dtype.kind in "US":
+        array = array.astype(object)
+    return array
+
+
+def _convert_pair(a, b):
+    """Convert two operands of a binary op; plain values take the tensor's dtype."""
+    if isinstance(a, Tensor) or hasattr(a, "_as_graph_tensor"):
+        g = a.graph if isinstance(a, Tensor) else a._as_graph_tensor(None).graph
+        ta = g.convert(a)
+        tb = g.convert(b, None if _is_symbolic(b) else _dtype_for(ta))
+        return ta, tb
+    g = b.graph if isinstance(b, Tensor) else b._as_graph_tensor(None).graph
+    tb = g.convert(b)
+    return g.convert(a, _dtype_for(tb)), tb
+
+
+def _is_symbolic(x) -> bool:
+    return isinstance(x, Tensor) or hasattr(x, "_as_graph_tensor")
+
+
+def _dtype_for(t: Tensor):
+    return None if t.dtype is DType.UNDEFINED else t.dtype
+
+
+def convert_to_tensor(value, dtype=None, graph: Graph | None = None) -> Tensor:
+    """A Tensor for `value` in `graph` (default: the value's own graph or the default).
+
+    Args:
+        value: Tensor, Variable, or array-like (becomes a constant).
+        dtype: dtype for array-likes.
+    """
+    if isinstance(value, Tensor):
+        return value
+    if graph is None:
+        conv = getattr(value, "_as_graph_tensor", None)
+        graph = conv(None).graph if conv is not None else get_default_graph()
+    return graph.convert(value, dtype)

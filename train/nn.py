@@ -1,0 +1,377 @@
+"""Neural-network layers and losses (`og.nn`), built from primitive ops only.
+
+Layers create their Variables on first use with Glorot-uniform weights drawn from the
+graph's seeded generator (`og.set_random_seed`), so a model built twice with the same
+seed starts from the same parameters. Images are NCHW, as in ONNX.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import OneGraphError, ShapeError
+from . import api
+from . import graph as _g
+from .graph import Tensor
+from .variables import Variable
+
+relu = api.relu
+sigmoid = api.sigmoid
+tanh = api.tanh
+
+
+def set_random_seed(seed: int, graph=None) -> None:
+    """Seed the generator that layer initializers draw from (per graph)."""
+    g = graph or _g.get_default_graph()
+    g._init_rng = np.random.default_rng(seed)
+
+
+def _rng(g) -> np.random.Generator:
+    rng = getattr(g, "_init_rng", None)
+    if rng is None:
+        rng = g._init_rng = np.random.default_rng(0)
+    return rng
+
+
+def glorot_uniform(shape, fan_in: int, fan_out: int, dtype=np.float32, graph=None):
+    """Glorot/Xavier uniform initial values (numpy) from the graph's generator."""
+    limit = math.sqrt(6.0 / (fan_in + fan_out))
+    return _rng(graph or _g.get_default_graph()).uniform(-limit, limit, shape).astype(dtype)
+
+
+def _x(x) -> Tensor:
+    return _g.convert_to_tensor(x)
+
+
+def softmax(logits, axis: int = -1, name=None) -> Tensor:
+    """Softmax along `axis`."""
+    x = _x(logits)
+    return x.graph.op("Softmax", [x], {"axis": axis}, name=name)
+
+
+def log_softmax(logits, axis: int = -1, name=None) -> Tensor:
+    """Log-softmax along `axis`."""
+    x = _x(logits)
+    return x.graph.op("LogSoftmax", [x], {"axis": axis}, name=name)
+
+
+def leaky_relu(x, alpha: float = 0.2, name=None) -> Tensor:
+    """max(x, alpha * x)."""
+    x = _x(x)
+    return x.graph.op("LeakyRelu", [x], {"alpha": alpha}, name=name)
+
+
+def elu(x, name=None) -> Tensor:
+    """Exponential linear unit."""
+    x = _x(x)
+    return x.graph.op("Elu", [x], name=name)
+
+
+def gelu(x, approximate: bool = False, name=None) -> Tensor:
+    """Gaussian error linear unit (exact erf form, or the tanh approximation)."""
+    x = _x(x)
+    return x.graph.op("Gelu", [x], {"approximate": "tanh" if approximate else "none"},
+                      name=name)
+
+
+def softplus(x, name=None) -> Tensor:
+    """log(1 + exp(x))."""
+    x = _x(x)
+    return x.graph.op("Softplus", [x], name=name)
+
+
+# --------------------------------------------------------------------------- layers
+
+def dense(x, units: int, activation=None, use_bias: bool = True, name: str = "dense"
+          ) -> Tensor:
+    """Fully connected layer: activation(x @ W + b), W (in, units) Glorot, b zeros.
+
+    Args:
+        x: (batch, in) tensor with a known last dim.
+        units: output features.
+        activation: a function applied to the result (e.g. og.nn.relu), or None.
+        use_bias: add a bias vector.
+        name: name scope of the variables.
+
+    Raises:
+        ShapeError: the last dim of x is unknown.
+    """
+    x = _x(x)
+    g = x.graph
+    if x.shape is None or x.shape[-1] is None:
+        raise ShapeError(f"dense: the last dim of {x.name!r} must be known, got {x.shape}")
+    n_in = x.shape[-1]
+    with g.name_scope(name):
+        w = Variable(glorot_uniform((n_in, units), n_in, units, x.dtype.numpy, g), name="kernel")
+        y = api.matmul(x, w)
+        if use_bias:
+            b = Variable(np.zeros(units, x.dtype.numpy), name="bias")
+            y = y + b
+        if activation is not None:
+            y = activation(y)
+    return y
+
+
+def _pair(v, n=2) -> list[int]:
+    return [int(v)] * n if np.isscalar(v) else [int(a) for a in v]
+
+
+def _same_pads(in_sp, kernel, strides):
+    pb, pe = [], []
+    for n, k, s in zip(in_sp, kernel, strides):
+        out = -(-n // s)
+        total = max((out - 1) * s + k - n, 0)
+        pb.append(total // 2)
+        pe.append(total - total // 2)
+    return pb + pe
+
+
+def conv2d(x, filters: int, kernel_size, strides=1, padding: str = "SAME", activation=None,
+           use_bias: bool = True, name: str = "conv2d") -> Tensor:
+    """2-D convolution layer on NCHW input (ONNX Conv): activation(conv(x, W) + b).
+
+    Args:
+        x: (N, C, H, W) with known C.
+        filters: output channels.
+        kernel_size: int or (kh, kw).
+        strides: int or (sh, sw).
+        padding: "SAME" (output H/stride) or "VALID".
+        activation: function applied to the result, or None.
+        name: name scope.
+
+    Raises:
+        ShapeError: x is not 4-D with known channels.
+    """
+    x = _x(x)
+    g = x.graph
+    if x.shape is None or len(x.shape) != 4 or x.shape[1] is None:
+        raise ShapeError(f"conv2d: input must be NCHW with known C, got {x.shape}")
+    kh, kw = _pair(kernel_size)
+    sh, sw = _pair(strides)
+    c = x.shape[1]
+    attrs = {"strides": [sh, sw], "kernel_shape": [kh, kw]}
+    if padding.upper() == "SAME":
+        if x.shape[2] is not None and x.shape[3] is not None:
+            attrs["pads"] = _same_pads(x.shape[2:], (kh, kw), (sh, sw))
+        else:
+            attrs["auto_pad"] = "SAME_UPPER"
+    elif padding.upper() != "VALID":
+        raise OneGraphError(f"conv2d: padding must be SAME or VALID, got {padding!r}")
+    with g.name_scope(name):
+        fan_in, fan_out = c * kh * kw, filters * kh * kw
+        w = Variable(glorot_uniform((filters, c, kh, kw), fan_in, fan_out, x.dtype.numpy, g),
+                     name="kernel")
+        inputs = [x, w]
+        if use_bias:
+            inputs.append(Variable(np.zeros(filters, x.dtype.numpy), name="bias"))
+        y = g.op("Conv", inputs, attrs)
+        if activation is not None:
+            y = activation(y)
+    return y
+
+
+def _pool(op_type, x, pool_size, strides, padding, name):
+    x = _x(x)
+    k = _pair(pool_size)
+    s = _pair(strides if strides is not None else pool_size)
+    attrs = {"kernel_shape": k, "strides": s}
+    if padding.upper() == "SAME":
+        if x.shape is not None and None not in x.shape[2:]:
+            attrs["pads"] = _same_pads(x.shape[2:], k, s)
+        else:
+            attrs["auto_pad"] = "SAME_UPPER"
+    return x.graph.op(op_type, [x], attrs, name=name)
+
+
+def max_pool2d(x, pool_size=2, strides=None, padding: str = "VALID", name=None) -> Tensor:
+    """Max pooling over NCHW windows (strides default to pool_size)."""
+    return _pool("MaxPool", x, pool_size, strides, padding, name)
+
+
+def avg_pool2d(x, pool_size=2, strides=None, padding: str = "VALID", name=None) -> Tensor:
+    """Average pooling over NCHW windows (padding excluded from the count)."""
+    return _pool("AveragePool", x, pool_size, strides, padding, name)
+
+
+def flatten(x, name=None) -> Tensor:
+    """(N, ...) -> (N, prod(...))."""
+    x = _x(x)
+    return x.graph.op("Flatten", [x], {"axis": 1}, name=name)
+
+
+def batch_norm(x, training: bool, axis: int = 1, momentum: float = 0.9,
+               epsilon: float = 1e-5, name: str = "batch_norm") -> Tensor:
+    """Batch normalization built from primitives.
+
+    Training mode normalises with the batch statistics and adds moving-average
+    updates to the UPDATE_OPS collection (optimizers' `minimize` runs them);
+    inference mode uses the moving averages.
+
+    Args:
+        x: input; `axis` is the feature (channel) axis, 1 for NCHW/NC.
+        training: Python bool selecting the mode for this graph.
+        momentum: moving average decay.
+        epsilon: added to the variance.
+        name: name scope.
+
+    Raises:
+        ShapeError: the rank or the feature dim is unknown.
+    """
+    x = _x(x)
+    g = x.graph
+    if x.shape is None or x.shape[axis] is None:
+        raise ShapeError(f"batch_norm: need known rank and feature dim, got {x.shape}")
+    rank = len(x.shape)
+    axis = axis % rank
+    c = x.shape[axis]
+    bshape = [1] * rank
+    bshape[axis] = c
+    reduce_axes = [a for a in range(rank) if a != axis]
+    dt = x.dtype.numpy
+    with g.name_scope(name):
+        gamma = Variable(np.ones(c, dt), name="gamma")
+        beta = Variable(np.zeros(c, dt), name="beta")
+        mm = Variable(np.zeros(c, dt), trainable=False, name="moving_mean")
+        mv = Variable(np.ones(c, dt), trainable=False, name="moving_variance")
+        gam = api.reshape(gamma, bshape)
+        bet = api.reshape(beta, bshape)
+        if training:
+            mean = api.reduce_mean(x, reduce_axes, keepdims=True)
+            centered = x - mean
+            var = api.reduce_mean(api.square(centered), reduce_axes, keepdims=True)
+            flat_mean = api.reshape(api.stop_gradient(mean), [c])
+            flat_var = api.reshape(api.stop_gradient(var), [c])
+            g.add_to_collection(_g.UPDATE_OPS, mm.assign(mm * momentum
+                                                         + flat_mean * (1 - momentum)))
+            g.add_to_collection(_g.UPDATE_OPS, mv.assign(mv * momentum
+                                                         + flat_var * (1 - momentum)))
+        else:
+            centered = x - api.reshape(mm, bshape)
+            var = api.reshape(mv, bshape)
+        inv = api.reciprocal(api.sqrt(var + epsilon))
+        return centered * (inv * gam) + bet
+
+
+def dropout(x, rate: float, training: bool = True, name=None) -> Tensor:
+    """Zero elements with probability `rate` and scale the rest by 1/(1-rate).
+
+    Uses the Session's random generator (`og.Session(graph, seed=...)`); identity
+    when training is False.
+    """
+    x = _x(x)
+    if not training or rate == 0:
+        return x
+    g = x.graph
+    outs = g.op("Dropout", [x, g.constant(np.asarray(rate, x.dtype.numpy)),
+                            g.constant(np.asarray(True))], num_outputs=2, name=name)
+    return outs[0]
+
+
+def embedding_lookup(params, ids, name=None) -> Tensor:
+    """Rows of `params` (a Variable or tensor) picked by integer `ids` (any shape).
+
+    The gradient w.r.t. params is sparse (IndexedSlices), so optimizers update only
+    the looked-up rows.
+    """
+    return api.gather(params, ids, axis=0, name=name)
+
+
+class LSTMCell:
+    """A long short-term memory cell: (x, (c, h)) -> (h', (c', h')).
+
+    Gates come from one matmul of concat([x, h]) with a (in + units, 4 * units)
+    kernel, in the order input, forget, cell, output; `forget_bias` is added to the
+    forget gate. Variables are created on the first call.
+
+    Args:
+        num_units: size of c and h.
+        forget_bias: added to the forget gate pre-activation.
+        name: name scope of the variables.
+    """
+
+    def __init__(self, num_units: int, forget_bias: float = 1.0, name: str = "lstm_cell"):
+        self.num_units = int(num_units)
+        self.forget_bias = float(forget_bias)
+        self.name = name
+        self.kernel: Variable | None = None
+        self.bias: Variable | None = None
+
+    @property
+    def state_size(self) -> tuple[int, int]:
+        return (self.num_units, self.num_units)
+
+    def zero_state(self, batch_size: int, dtype=np.float32) -> tuple:
+        """(c, h) zeros for a batch (constants)."""
+        z = np.zeros((batch_size, self.num_units), dtype)
+        return (api.constant(z), api.constant(z))
+
+    def build(self, n_in: int, dtype=np.float32, graph=None) -> None:
+        """Create the kernel and bias (done by the first call)."""
+        g = graph or _g.get_default_graph()
+        u = self.num_units
+        saved_cf, g._cf_stack = g._cf_stack, []
+        try:
+            with g.name_scope(self.name):
+                self.kernel = Variable(glorot_uniform((n_in + u, 4 * u), n_in + u, 4 * u,
+                                                      dtype, g), name="kernel", graph=g)
+                self.bias = Variable(np.zeros(4 * u, dtype), name="bias", graph=g)
+        finally:
+            g._cf_stack = saved_cf
+
+    def __call__(self, x, state: Sequence):
+        x = _x(x)
+        c, h = state
+        if self.kernel is None:
+            if x.shape is None or x.shape[-1] is None:
+                raise ShapeError("LSTMCell: input feature dim must be known")
+            self.build(x.shape[-1], x.dtype.numpy, x.graph)
+        z = api.matmul(api.concat([x, h], axis=1), self.kernel) + self.bias
+        i, f, gg, o = api.split(z, 4, axis=1)
+        new_c = api.sigmoid(f + self.forget_bias) * c + api.sigmoid(i) * api.tanh(gg)
+        new_h = api.sigmoid(o) * api.tanh(new_c)
+        return new_h, (new_c, new_h)
+
+
+# --------------------------------------------------------------------------- losses
+
+def sparse_softmax_cross_entropy(labels, logits, name=None) -> Tensor:
+    """Per-example cross-entropy of softmax(logits) against integer class labels.
+
+    Args:
+        labels: int tensor shaped like logits without the last axis.
+        logits: unnormalised scores (..., classes).
+
+    Returns:
+        The loss per example (reduce it with og.reduce_mean).
+    """
+    lg = _x(logits)
+    lab = _g.convert_to_tensor(labels, api.int64, lg.graph)
+    return lg.graph.op("SparseSoftmaxCrossEntropyWithLogits", [lg, lab], name=name)[0]
+
+
+sparse_softmax_cross_entropy_with_logits = sparse_softmax_cross_entropy
+
+
+def softmax_cross_entropy(labels, logits, name=None) -> Tensor:
+    """Per-example cross-entropy of softmax(logits) against label distributions."""
+    lg = _x(logits)
+    lab = _g.convert_to_tensor(labels, lg.dtype, lg.graph)
+    return lg.graph.op("SoftmaxCrossEntropyWithLogits", [lg, lab], name=name)[0]
+
+
+softmax_cross_entropy_with_logits = softmax_cross_entropy
+
+
+def mean_squared_error(labels, predictions, name=None) -> Tensor:
+    """mean((predictions - labels)^2) over every element."""
+    p = _x(predictions)
+    d = p - _g.convert_to_tensor(labels, p.dtype, p.graph)
+    return api.reduce_mean(api.square(d), name=name)
+
+
+def l2_loss(t, name=None) -> Tensor:
+    """sum(t^2) / 2."""
+    return api.reduce_sum(api.square(_x(t)), name=name) * 0.5

@@ -1,0 +1,337 @@
+"""Optimizers as subgraphs over Variables, gradient clipping, and learning-rate schedules.
+
+An optimizer adds, per trainable variable, its slot variables (momentum, Adam's
+moments, ...) and one fused update node (ApplyGradientDescent, ApplyAdam, ...) that
+reads the gradient tensor and updates the variable and its slots under the variable's
+lock. `minimize(loss)` returns one train op that runs every update, the graph's
+UPDATE_OPS (e.g. batch-norm moving averages) and then increments the global step.
+Learning rates may be floats, tensors, or schedules built with the functions below,
+which compute the rate from the global step inside the graph.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import OneGraphError
+from . import api
+from . import graph as _g
+from .gradients import IndexedSlices, dense, gradients
+from .graph import Operation, Tensor
+from .variables import Variable, get_or_create_global_step, trainable_variables
+
+
+# --------------------------------------------------------------------------- clipping
+
+def global_norm(tensors: Sequence) -> Tensor:
+    """sqrt(sum of squares of every element of every tensor); Nones are skipped."""
+    parts = [api.reduce_sum(api.square(dense(t) if not isinstance(t, IndexedSlices)
+                                       else t.values)) for t in tensors if t is not None]
+    return api.sqrt(api.add_n(parts))
+
+
+def clip_by_norm(t, clip_norm, name=None) -> Tensor:
+    """t scaled down so its L2 norm is at most clip_norm (unchanged if already smaller)."""
+    t = _g.convert_to_tensor(dense(t))
+    norm = api.sqrt(api.reduce_sum(api.square(t)))
+    c = _g.convert_to_tensor(clip_norm, t.dtype, t.graph)
+    return api.multiply(t, c / api.maximum(norm, c), name=name)
+
+
+def clip_by_global_norm(tensors: Sequence, clip_norm) -> tuple[list, Tensor]:
+    """Scale every tensor by clip_norm / max(global_norm, clip_norm).
+
+    Returns:
+        (clipped tensors, the global norm before clipping); Nones stay None.
+    """
+    norm = global_norm(tensors)
+    c = _g.convert_to_tensor(clip_norm, norm.dtype, norm.graph)
+    scale = c / api.maximum(norm, c)
+    out = []
+    for t in tensors:
+        if t is None:
+            out.append(None)
+        elif isinstance(t, IndexedSlices):
+            out.append(IndexedSlices(t.values * scale, t.indices, t.like))
+        else:
+            out.append(t * scale)
+    return out, norm
+
+
+# --------------------------------------------------------------------------- schedules
+
+def _step_float(global_step) -> Tensor:
+    step = global_step if global_step is not None else get_or_create_global_step()
+    return api.cast(step, api.float32)
+
+
+def exponential_decay(learning_rate: float, global_step, decay_steps: int, decay_rate: float,
+                      staircase: bool = False) -> Tensor:
+    """lr * decay_rate ^ (step / decay_steps), computed in the graph each step.
+
+    Args:
+        staircase: use floor(step / decay_steps) (decay in discrete intervals).
+    """
+    p = _step_float(global_step) / float(decay_steps)
+    if staircase:
+        p = api.floor(p)
+    return float(learning_rate) * api.pow(api.constant(np.float32(decay_rate)), p)
+
+
+def cosine_decay(learning_rate: float, global_step, decay_steps: int,
+                 alpha: float = 0.0) -> Tensor:
+    """lr * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha)."""
+    s = api.minimum(_step_float(global_step), api.constant(np.float32(decay_steps)))
+    cos = 0.5 * (1.0 + api.cos(s * float(math.pi / decay_steps)))
+    return float(learning_rate) * ((1.0 - alpha) * cos + float(alpha))
+
+
+def piecewise_constant(global_step, boundaries: Sequence, values: Sequence) -> Tensor:
+    """values[i] while boundaries[i-1] < step <= boundaries[i] (len(values) = len(b) + 1).
+
+    Raises:
+        OneGraphError: the lengths disagree.
+    """
+    if len(values) != len(boundaries) + 1:
+        raise OneGraphError("piecewise_constant needs len(values) == len(boundaries) + 1")
+    step = global_step if global_step is not None else get_or_create_global_step()
+    step = _g.convert_to_tensor(step)
+    out = api.constant(np.float32(values[-1]))
+    for b, v in reversed(list(zip(boundaries, values[:-1]))):
+        out = api.where(api.less_equal(step, api.constant(np.int64(b)) if step.dtype ==
+                                       api.int64 else float(b)),
+                        api.constant(np.float32(v)), out)
+    return out
+
+
+# --------------------------------------------------------------------------- optimizers
+
+class Optimizer:
+    """Base class: gradients, slots, clipping, and the train op.
+
+    Args:
+        learning_rate: float, scalar Tensor, or a callable `f(global_step) -> Tensor`.
+        clipvalue: clip each gradient elementwise to [-clipvalue, clipvalue].
+        clipnorm: clip each gradient to this L2 norm.
+        global_clipnorm: clip all gradients together to this global norm.
+        name: name scope of the slots and updates.
+    """
+
+    def __init__(self, learning_rate=0.01, clipvalue: float | None = None,
+                 clipnorm: float | None = None, global_clipnorm: float | None = None,
+                 name: str = "Optimizer"):
+        self.learning_rate = learning_rate
+        self.clipvalue, self.clipnorm, self.global_clipnorm = clipvalue, clipnorm, global_clipnorm
+        self.name = name
+        self._slots: dict[tuple[int, str], Variable] = {}
+
+    # -- pieces -------------------------------------------------------------------------
+
+    def _lr(self, graph) -> Tensor:
+        lr = self.learning_rate
+        if callable(lr) and not isinstance(lr, Tensor):
+            lr = lr(get_or_create_global_step(graph))
+        return _g.convert_to_tensor(lr, api.float32, graph)
+
+    def get_slot(self, var: Variable, name: str) -> Variable | None:
+        """The slot variable `name` of `var` (e.g. "m", "v", "momentum"), if created."""
+        return self._slots.get((id(var), name))
+
+    def _slot(self, var: Variable, name: str, value: float = 0.0) -> Variable:
+        key = (id(var), name)
+        if key not in self._slots:
+            g = var.graph
+            data = np.full(var.shape, value, dtype=var.dtype.numpy)
+            saved, g._scope = g._scope, []
+            try:
+                self._slots[key] = Variable(data, trainable=False, graph=g,
+                                            name=f"{var.name}/{self.name}/{name}")
+            finally:
+                g._scope = saved
+        return self._slots[key]
+
+    def compute_gradients(self, loss, var_list=None) -> list[tuple]:
+        """[(gradient, variable)] for the trainable variables (or var_list), clipped as
+        configured; the gradient is None for variables the loss does not depend on."""
+        loss = _g.convert_to_tensor(loss)
+        var_list = list(var_list) if var_list is not None else trainable_variables(loss.graph)
+        if not var_list:
+            raise OneGraphError("no variables to optimize")
+        grads = gradients(loss, var_list)
+        if self.clipvalue is not None:
+            c = float(self.clipvalue)
+            grads = [None if gr is None else (
+                IndexedSlices(api.clip_by_value(gr.values, -c, c), gr.indices, gr.like)
+                if isinstance(gr, IndexedSlices) else api.clip_by_value(gr, -c, c))
+                for gr in grads]
+        if self.clipnorm is not None:
+            grads = [None if gr is None else clip_by_norm(gr, float(self.clipnorm))
+                     for gr in grads]
+        if self.global_clipnorm is not None:
+            grads, _ = clip_by_global_norm(grads, float(self.global_clipnorm))
+        return list(zip(grads, var_list))
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name: str | None = None
+                        ) -> Operation:
+        """One op applying every (gradient, variable) update; increments `global_step`
+        (a Variable) afterwards when given."""
+        pairs = [(gr, v) for gr, v in grads_and_vars if gr is not None]
+        if not pairs:
+            raise OneGraphError("no gradients to apply (does the loss depend on the "
+                                "variables?)")
+        g = pairs[0][1].graph
+        with g.name_scope(name or self.name):
+            lr = self._lr(g)
+            shared = self._prepare(g)
+            updates = [self._apply(gr, v, lr, shared) for gr, v in pairs]
+        deps = [_g._node_of(u) for u in updates]
+        deps += [_g._node_of(u) for u in g.get_collection(_g.UPDATE_OPS)]
+        if global_step is not None:
+            with g.control_dependencies([Operation(g, d) for d in deps if d is not None]):
+                inc = global_step.assign_add(np.array(1, global_step.dtype.numpy))
+            return g.op("NoOp", [], name="train", control_inputs=[inc])
+        return g.op("NoOp", [], name="train",
+                    control_inputs=[Operation(g, d) for d in deps if d is not None])
+
+    def minimize(self, loss, var_list=None, global_step="default",
+                 name: str | None = None) -> Operation:
+        """The train op: gradients of `loss`, every update, then global_step += 1.
+
+        Args:
+            loss: scalar tensor.
+            var_list: variables to train (default: all trainable variables).
+            global_step: Variable to increment (default: the graph's global step;
+                None: do not increment).
+
+        Returns:
+            The train `Operation` (fetch it as a target in `Session.run`).
+
+        Raises:
+            OneGraphError: no variables, or the loss depends on none of them.
+            GradientNotDefinedError: an op between loss and variables has no rule.
+        """
+        loss_t = _g.convert_to_tensor(loss)
+        if global_step == "default":
+            global_step = get_or_create_global_step(loss_t.graph)
+        return self.apply_gradients(self.compute_gradients(loss_t, var_list), global_step,
+                                    name)
+
+    # -- per optimizer ----------------------------------------------------------------
+
+    def _prepare(self, g):
+        return None
+
+    def _apply(self, grad, var, lr, shared):
+        raise NotImplementedError
+
+
+class SGD(Optimizer):
+    """Plain gradient descent: var -= lr * grad (sparse gradients update rows only)."""
+
+    def __init__(self, learning_rate=0.01, name: str = "SGD", **kwargs):
+        super().__init__(learning_rate, name=name, **kwargs)
+
+    def _apply(self, grad, var, lr, shared):
+        g = var.graph
+        if isinstance(grad, IndexedSlices):
+            return g.op("SparseApplyGradientDescent", [var.handle, lr, grad.values,
+                                                       grad.indices])
+        return g.op("ApplyGradientDescent", [var.handle, lr, grad])
+
+
+GradientDescentOptimizer = SGD
+
+
+class Momentum(Optimizer):
+    """Momentum (heavy ball) or Nesterov momentum.
+
+    Args:
+        momentum: decay of the accumulated velocity.
+        use_nesterov: evaluate the gradient step at the look-ahead point.
+    """
+
+    def __init__(self, learning_rate=0.01, momentum: float = 0.9, use_nesterov: bool = False,
+                 name: str = "Momentum", **kwargs):
+        super().__init__(learning_rate, name=name, **kwargs)
+        self.momentum, self.use_nesterov = momentum, use_nesterov
+
+    def _apply(self, grad, var, lr, shared):
+        acc = self._slot(var, "momentum")
+        return var.graph.op("ApplyMomentum", [var.handle, acc.handle, lr, dense(grad),
+                                              api.constant(np.float32(self.momentum))],
+                            {"use_nesterov": int(self.use_nesterov)})
+
+
+class AdaGrad(Optimizer):
+    """AdaGrad: per-coordinate rates from the running sum of squared gradients."""
+
+    def __init__(self, learning_rate=0.01, initial_accumulator_value: float = 0.1,
+                 epsilon: float = 1e-7, name: str = "AdaGrad", **kwargs):
+        super().__init__(learning_rate, name=name, **kwargs)
+        self.initial_accumulator_value, self.epsilon = initial_accumulator_value, epsilon
+
+    def _apply(self, grad, var, lr, shared):
+        acc = self._slot(var, "accumulator", self.initial_accumulator_value)
+        return var.graph.op("ApplyAdagrad", [var.handle, acc.handle, lr, dense(grad)],
+                            {"epsilon": self.epsilon})
+
+
+class RMSProp(Optimizer):
+    """RMSProp with optional momentum."""
+
+    def __init__(self, learning_rate=0.001, rho: float = 0.9, momentum: float = 0.0,
+                 epsilon: float = 1e-7, name: str = "RMSProp", **kwargs):
+        super().__init__(learning_rate, name=name, **kwargs)
+        self.rho, self.momentum, self.epsilon = rho, momentum, epsilon
+
+    def _apply(self, grad, var, lr, shared):
+        ms = self._slot(var, "rms")
+        mom = self._slot(var, "momentum")
+        return var.graph.op("ApplyRMSProp", [var.handle, ms.handle, mom.handle, lr,
+                                             dense(grad)],
+                            {"rho": self.rho, "momentum": self.momentum,
+                             "epsilon": self.epsilon})
+
+
+class Adam(Optimizer):
+    """Adam with bias correction (the optimizer counts its own steps in a variable)."""
+
+    weight_decay = 0.0
+
+    def __init__(self, learning_rate=0.001, beta1: float = 0.9, beta2: float = 0.999,
+                 epsilon: float = 1e-8, name: str = "Adam", **kwargs):
+        super().__init__(learning_rate, name=name, **kwargs)
+        self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
+        self._t: Variable | None = None
+
+    def _prepare(self, g):
+        if self._t is None:
+            saved, g._scope = g._scope, []
+            try:
+                self._t = Variable(np.float32(0), trainable=False, graph=g,
+                                   name=f"{self.name}/t")
+            finally:
+                g._scope = saved
+        return self._t.assign_add(np.float32(1))
+
+    def _apply(self, grad, var, lr, t):
+        m = self._slot(var, "m")
+        v = self._slot(var, "v")
+        return var.graph.op("ApplyAdam", [var.handle, m.handle, v.handle, lr, t, dense(grad)],
+                            {"beta1": self.beta1, "beta2": self.beta2,
+                             "epsilon": self.epsilon, "weight_decay": self.weight_decay})
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: var -= lr * weight_decay * var each step."""
+
+    def __init__(self, learning_rate=0.001, weight_decay: float = 0.01, name: str = "AdamW",
+                 **kwargs):
+        super().__init__(learning_rate, name=name, **kwargs)
+        self.weight_decay = float(weight_decay)
+
+
+AdamOptimizer = Adam

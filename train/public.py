@@ -1,0 +1,20 @@
+"""Everything `import onegraph as og` exposes from the training half, in one namespace.
+
+`onegraph.__getattr__` looks names up here on first use, so `import onegraph` stays
+light (numpy + flatbuffers) until a graph is built.
+"""
+
+from __future__ import annotations
+
+from . import nn
+from .api import *  # noqa: F401,F403 - the public building functions
+from .api import __all__ as _api_all
+from .gradients import (IndexedSlices, RegisterGradient, custom_gradient, gradient_override_map,
+                        gradients)
+from .nn import set_random_seed
+from .session import Session
+
+__all__ = sorted(set(_api_all) | {
+    "IndexedSlices", "RegisterGradient", "Session", "custom_gradient",
+    "gradient_override_map", "gradients", "nn", "set_random_seed",
+})

@@ -1,0 +1,228 @@
+"""Variables: mutable state that persists across Session steps.
+
+A Variable is a VARIABLE tensor of the IR graph (its initial value stored as the
+tensor's data, so a saved model carries it) plus graph nodes that use it: one
+ReadVariable shared by ordinary uses, an Assign initializer, and whatever updates
+the user or an optimizer adds (Assign, AssignAdd, AssignSub, ScatterAdd, Apply*).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..errors import OneGraphError
+from . import graph as _g
+from .graph import Graph, Operation, Tensor
+
+
+class Variable:
+    """A mutable tensor living in the Session across steps.
+
+    Args:
+        initial_value: array-like (stored in the graph and the saved model), or a
+            callable returning one; a Tensor is also accepted (its value is then
+            computed by the initializer op only).
+        trainable: add to the TRAINABLE_VARIABLES collection (optimizers' default).
+        name: name of the variable tensor (under the current name scope).
+        dtype: convert the initial value to this dtype.
+        collections: collections to add to (default: GLOBAL_VARIABLES, plus
+            TRAINABLE_VARIABLES when trainable).
+
+    Example::
+
+        w = og.Variable(np.zeros((3, 2), np.float32), name="w")
+        y = x @ w            # uses the variable's current value
+        step = w.assign_add(np.ones((3, 2), np.float32))
+
+    Raises:
+        OneGraphError: the initial value is a tensor of unknown shape or dtype.
+    """
+
+    def __init__(self, initial_value, trainable: bool = True, name: str | None = None,
+                 dtype=None, collections=None, graph: Graph | None = None):
+        if callable(initial_value) and not isinstance(initial_value, Tensor):
+            initial_value = initial_value()
+        if graph is None:
+            graph = (initial_value.graph if isinstance(initial_value, Tensor)
+                     else _g.get_default_graph())
+        self.graph = graph
+        self.trainable = bool(trainable)
+        base = graph.unique_name(name or "Variable")
+        with graph.control_dependencies(None):
+            saved_cf, graph._cf_stack = graph._cf_stack, []
+            saved_scope = graph._scope
+            try:
+                if isinstance(initial_value, Tensor):
+                    init = initial_value
+                    if init.shape is None or any(d is None for d in init.shape) or \
+                            init.dtype is _g.DType.UNDEFINED:
+                        raise OneGraphError(f"variable {base!r}: initial value tensor needs a "
+                                            "fully known shape and dtype")
+                    if dtype is not None and _g.as_dtype(dtype) != init.dtype:
+                        init = graph.op("Cast", [init], {"to": _onnx_type(dtype)})
+                    data, shape, vdtype = None, init.shape, init.dtype
+                else:
+                    data = _g._as_array(initial_value, dtype)
+                    data = np.array(data, order="C")
+                    shape, vdtype = data.shape, _g.DType.from_numpy(data.dtype)
+                    init = None
+                self.handle = graph.variable_tensor(base, vdtype, shape, data)
+                saved_scope, graph._scope = graph._scope, []  # names below are absolute
+                if init is None:
+                    init = graph.constant(data, name=f"{base}/initial_value")
+                self.initial_value = init
+                self.initializer = graph.op("Assign", [self.handle, init],
+                                            name=f"{base}/Assign").op
+                self._read = graph.op("ReadVariable", [self.handle], name=f"{base}/read")
+            finally:
+                graph._cf_stack = saved_cf
+                graph._scope = saved_scope
+        self._reads = [self._read]
+        graph._variables_by_handle[self.handle.tensor_index] = self
+        if collections is None:
+            collections = [_g.GLOBAL_VARIABLES] + ([_g.TRAINABLE_VARIABLES] if trainable
+                                                   else [])
+        for c in collections:
+            graph.add_to_collection(c, self)
+        graph.get_collection_ref("_initializer_names").append(self.initializer.name)
+
+    # -- identity ---------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.handle.name
+
+    @property
+    def dtype(self):
+        return self.handle.dtype
+
+    @property
+    def shape(self):
+        return self.handle.shape
+
+    @property
+    def op(self) -> Operation:
+        """The initializer (so `og.group(var)` or control deps on a variable work)."""
+        return self.initializer
+
+    @property
+    def tensor_index(self) -> int:
+        """Fetching a Variable fetches its value."""
+        return self._read.tensor_index
+
+    def value(self) -> Tensor:
+        """The variable's value as read by ordinary uses (one shared ReadVariable)."""
+        return self._read
+
+    def read_value(self) -> Tensor:
+        """A fresh read, ordered after the current control dependencies."""
+        t = self.graph.op("ReadVariable", [self.handle], name=f"{self.name}/read")
+        self._reads.append(t)
+        return t
+
+    def _as_graph_tensor(self, graph):
+        if graph is not None and graph is not self.graph:
+            raise OneGraphError(f"variable {self.name!r} belongs to another graph")
+        g = self.graph
+        if g._control and g._cf_stack == []:
+            return self.read_value()  # honour enclosing control_dependencies
+        return self._read
+
+    def __repr__(self) -> str:
+        return f"<og.Variable {self.name!r} shape={self.shape} dtype={self.dtype.short_name}>"
+
+    # -- updates ----------------------------------------------------------------------
+
+    def assign(self, value, name: str | None = None) -> Tensor:
+        """An op setting the variable to `value`; its output is the new value."""
+        return self.graph.op("Assign", [self.handle, self.graph.convert(value, self.dtype)],
+                             name=name or f"{self.name}/Assign")
+
+    def assign_add(self, delta, name: str | None = None) -> Tensor:
+        """An op adding `delta` to the variable (atomically); outputs the new value."""
+        return self.graph.op("AssignAdd", [self.handle, self.graph.convert(delta, self.dtype)],
+                             name=name or f"{self.name}/AssignAdd")
+
+    def assign_sub(self, delta, name: str | None = None) -> Tensor:
+        """An op subtracting `delta` from the variable; outputs the new value."""
+        return self.graph.op("AssignSub", [self.handle, self.graph.convert(delta, self.dtype)],
+                             name=name or f"{self.name}/AssignSub")
+
+    def scatter_add(self, indices, updates, name: str | None = None) -> Tensor:
+        """An op adding `updates[i]` to row `indices[i]` (sparse; repeats accumulate)."""
+        g = self.graph
+        return g.op("ScatterAdd", [self.handle, g.convert(indices, _g.DType.INT64),
+                                   g.convert(updates, self.dtype)],
+                    name=name or f"{self.name}/ScatterAdd")
+
+    def load(self, session) -> np.ndarray:
+        """The variable's current value in `session` (without running a step)."""
+        return session.run(self._read)
+
+
+def _operator(name: str) -> Callable:
+    def method(self, *args):
+        return getattr(self._as_graph_tensor(None), name)(*args)
+    method.__name__ = name
+    return method
+
+
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+              "__truediv__", "__rtruediv__", "__matmul__", "__rmatmul__", "__pow__",
+              "__rpow__", "__neg__", "__abs__", "__lt__", "__le__", "__gt__", "__ge__",
+              "__getitem__"):
+    setattr(Variable, _name, _operator(_name))
+
+
+def _onnx_type(dtype) -> int:
+    from .api import onnx_type
+
+    return onnx_type(dtype)
+
+
+def global_variables(graph: Graph | None = None) -> list:
+    """Every Variable of the graph (default graph if none given)."""
+    return (graph or _g.get_default_graph()).get_collection(_g.GLOBAL_VARIABLES)
+
+
+def trainable_variables(graph: Graph | None = None) -> list:
+    """The trainable Variables of the graph."""
+    return (graph or _g.get_default_graph()).get_collection(_g.TRAINABLE_VARIABLES)
+
+
+def variables_initializer(var_list, name: str = "init") -> Operation:
+    """One op that runs the initializers of `var_list`."""
+    var_list = list(var_list)
+    g = var_list[0].graph if var_list else _g.get_default_graph()
+    return g.op("NoOp", [], name=name, control_inputs=[v.initializer for v in var_list])
+
+
+def global_variables_initializer(graph: Graph | None = None) -> Operation:
+    """One op that (re)sets every global variable to its initial value.
+
+    Variables created from arrays also start at their initial value in a new Session,
+    so running this op is needed only to reset them or for tensor-valued initial
+    values.
+    """
+    g = graph or _g.get_default_graph()
+    with g.control_dependencies(None):
+        return variables_initializer(global_variables(g), name="init") if global_variables(
+            g) else g.op("NoOp", [], name="init")
+
+
+def get_or_create_global_step(graph: Graph | None = None) -> Variable:
+    """The graph's global step (an int64 scalar Variable, not trainable)."""
+    g = graph or _g.get_default_graph()
+    found = g.get_collection(_g.GLOBAL_STEP)
+    if found:
+        return found[0]
+    with g.name_scope(None):
+        saved, g._scope = g._scope, []
+        try:
+            step = Variable(np.array(0, np.int64), trainable=False, name="global_step",
+                            graph=g, collections=[_g.GLOBAL_VARIABLES, _g.GLOBAL_STEP])
+        finally:
+            g._scope = saved
+    return step
