@@ -60,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .convert.cli_commands import register as register_convert
 
     register_convert(sub)
+    from .train.cli_commands import register as register_train
+
+    register_train(sub)
     for register in _EXTRA_COMMANDS:
         register(sub)
     return parser

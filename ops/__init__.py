@@ -9,15 +9,15 @@ up with `get_op(op_type, domain)`.
 
 import dataclasses
 
-from . import (activation, activation_grad, control_flow, conv, conv_grad, dataflow,
-               elementwise, elementwise_grad, indexing, indexing_grad, linalg, linalg_grad,
-               normalization, pool, pool_grad, reduction, reduction_grad, rnn, shape,
-               shape_grad, state, training, training_grad)
+from . import (activation, activation_grad, checkpoint, control_flow, conv, conv_grad,
+               dataflow, elementwise, elementwise_grad, indexing, indexing_grad, linalg,
+               linalg_grad, normalization, pool, pool_grad, queue, reduction, reduction_grad,
+               rnn, shape, shape_grad, state, training, training_grad)
 from .registry import (NUM_OUTPUTS, REQUIRED, AttrSpec, KernelContext, OpDef, Registry, TensorInfo,
                        VariableRef, define)
 
-_FAMILIES = (activation, control_flow, conv, dataflow, elementwise, indexing, linalg,
-             normalization, pool, reduction, rnn, shape, state, training)
+_FAMILIES = (activation, checkpoint, control_flow, conv, dataflow, elementwise, indexing,
+             linalg, normalization, pool, queue, reduction, rnn, shape, state, training)
 
 # Modules holding `GRADIENTS = {op_type: rule}` (default domain) or
 # `GRADIENTS = {(domain, op_type): rule}`.

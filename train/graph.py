@@ -643,7 +643,7 @@ class Graph:
                 if t.kind is TensorKind.VARIABLE:
                     ref = session.state.get(("variable", id(session.graph), i))
                     if ref is not None and ref.value is not None:
-                        value = np.ascontiguousarray(ref.value)
+                        value = np.array(ref.value, order="C")
                         ir.tensors[i] = type(t)(t.name, t.dtype, value.shape, t.kind, value,
                                                 t.quantization)
         model = Model(graphs=[ir], opset_imports={"": 21, DOMAIN: 1},

@@ -12,9 +12,10 @@ from .api import __all__ as _api_all
 from .gradients import (IndexedSlices, RegisterGradient, custom_gradient, gradient_override_map,
                         gradients)
 from .nn import set_random_seed
+from .queues import FIFOQueue, RandomShuffleQueue
 from .session import Session
 
 __all__ = sorted(set(_api_all) | {
-    "IndexedSlices", "RegisterGradient", "Session", "custom_gradient",
+    "FIFOQueue", "IndexedSlices", "RandomShuffleQueue", "RegisterGradient", "Session", "custom_gradient",
     "gradient_override_map", "gradients", "nn", "set_random_seed",
 })

@@ -1,0 +1,183 @@
+"""`onegraph train`: train a saved model from the file alone (no Python model code).
+
+    onegraph train model.og --data train.npz --steps 500 --batch-size 64 \\
+        --checkpoint-dir ckpt/ --output trained.og [--seed 0] [--plot loss.png]
+
+The model's `train` signature names the inputs (the `.npz` keys), the `loss` output
+and the train op (its target). Each step feeds a minibatch of rows drawn from the data
+by a generator seeded with (seed, step), so a run resumed from a checkpoint sees the
+same batches as an uninterrupted one. `--steps` is the total step count: with a
+checkpoint in `--checkpoint-dir` the run resumes from its step. The output is the model
+with its variables holding the trained values.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+
+from ..errors import OneGraphError
+
+
+def _progress(total, initial):
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, initial=initial, unit="step", dynamic_ncols=True)
+
+
+def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
+                checkpoint_dir: str | None = None, output: str | None = None, seed: int = 0,
+                checkpoint_every: int = 100, plot: str | None = None, quiet: bool = False
+                ) -> dict:
+    """Train `model_path` on `data_path` (see the module doc); returns a summary dict.
+
+    Raises:
+        OneGraphError: the model has no usable `train` signature, or the data does not
+            match it.
+    """
+    from .. import load, save
+    from .saver import Saver, latest_checkpoint
+    from .session import Session
+
+    model = load(model_path)
+    sig = model.signatures.get("train")
+    if sig is None:
+        raise OneGraphError(f"{model_path} has no 'train' signature "
+                            f"(has {sorted(model.signatures)})")
+    if "loss" not in sig.outputs:
+        raise OneGraphError("the 'train' signature must have a 'loss' output")
+    with np.load(data_path, allow_pickle=False) as f:
+        data = {k: f[k] for k in f.files}
+    missing = set(sig.inputs) - set(data)
+    if missing:
+        raise OneGraphError(f"{data_path} lacks arrays for train inputs {sorted(missing)} "
+                            f"(has {sorted(data)})")
+    n = {len(data[k]) for k in sig.inputs}
+    if len(n) != 1:
+        raise OneGraphError(f"train inputs have different lengths: {n}")
+    n = n.pop()
+    sess = Session(model, seed=seed)
+    g = model.graph
+    step_name = model.metadata.get("collection:global_step")
+    step_index = g.find_tensor(step_name) if step_name else None
+    saver = Saver(max_to_keep=3)
+    start = 0
+    if checkpoint_dir and latest_checkpoint(checkpoint_dir):
+        restored = saver.restore(sess, checkpoint_dir, fallback=True)
+        start = int(sess.run(_read_of(sess, step_index))) if step_index is not None else \
+            int(os.path.basename(restored).split("-")[-1].split(".")[0])
+        if not quiet:
+            print(f"resumed from {restored} at step {start}", file=sys.stderr)
+    fetch = [sig.outputs["loss"]] + [("node", t) for t in sig.targets]
+    losses = []
+    bar = None if quiet else _progress(steps, start)
+    t0 = time.perf_counter()
+    for step in range(start, steps):
+        rng = np.random.default_rng([seed, step])
+        rows = rng.integers(0, n, batch_size)
+        feed = {sig.inputs[k]: data[k][rows] for k in sig.inputs}
+        loss = float(sess.run(fetch, feed)[0])
+        losses.append((step + 1, loss))
+        if bar is not None:
+            bar.set_postfix(loss=f"{loss:.4f}")
+            bar.update(1)
+        if checkpoint_dir and ((step + 1) % checkpoint_every == 0 or step + 1 == steps):
+            saver.save(sess, checkpoint_dir, global_step=step + 1)
+    if bar is not None:
+        bar.close()
+    elapsed = time.perf_counter() - t0
+    if output:
+        out = model_with_values(model, sess)
+        save(out, output)
+    if plot and losses:
+        _plot(losses, plot)
+    done = steps - start
+    summary = {"start_step": start, "steps": done, "final_loss": losses[-1][1] if losses else
+               None, "steps_per_second": done / elapsed if elapsed > 0 else None,
+               "losses": losses}
+    if not quiet and bar is None and losses:
+        print(f"trained {done} steps, final loss {losses[-1][1]:.4f}, "
+              f"{summary['steps_per_second']:.1f} steps/s", file=sys.stderr)
+    return summary
+
+
+def _read_of(sess, var_index):
+    """A fetchable tensor holding the variable's value: its ReadVariable output."""
+    g = sess.graph
+    for node in g.nodes:
+        if node.op_type == "ReadVariable" and node.inputs and node.inputs[0] == var_index:
+            return node.outputs[0]
+    raise OneGraphError("the global step variable has no ReadVariable")
+
+
+def model_with_values(model, sess):
+    """A copy of `model` whose variable tensors hold their values in `sess`."""
+    import copy
+
+    from ..format import Tensor, TensorKind
+
+    out = copy.copy(model)
+    g = copy.copy(model.graph)
+    g.tensors = list(g.tensors)
+    for i, t in enumerate(g.tensors):
+        if t.kind is TensorKind.VARIABLE:
+            ref = sess.state.get(("variable", id(sess.graph), i))
+            if ref is not None and ref.value is not None:
+                v = np.array(ref.value, order="C")
+                g.tensors[i] = Tensor(t.name, t.dtype, v.shape, t.kind, v, t.quantization)
+    out.graphs = [g] + list(model.graphs[1:])
+    out.path = None
+    out.file_info = None
+    return out
+
+
+def _plot(losses, path):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no loss curve written", file=sys.stderr)
+        return
+    steps, values = zip(*losses)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(steps, values)
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss")
+    ax.set_yscale("log")
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def _cmd_train(args) -> int:
+    plot = args.plot
+    if plot is None and args.output:
+        plot = os.path.splitext(args.output)[0] + "_loss.png"
+    train_model(args.model, args.data, args.steps, args.batch_size, args.checkpoint_dir,
+                args.output, args.seed, args.checkpoint_every, plot, args.quiet)
+    return 0
+
+
+def register(sub) -> None:
+    """Add the `train` subcommand to the CLI's subparsers."""
+    p = sub.add_parser("train", help="train a .og model with its 'train' signature on an "
+                                     ".npz file")
+    p.add_argument("model")
+    p.add_argument("--data", required=True, help=".npz whose keys name the train inputs")
+    p.add_argument("--steps", type=int, required=True, help="total number of steps")
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--checkpoint-dir", default=None)
+    p.add_argument("--checkpoint-every", type=int, default=100)
+    p.add_argument("--output", default=None, help="write the trained model here")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--plot", default=None, help="loss-curve PNG (needs matplotlib)")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=_cmd_train)
