@@ -253,6 +253,17 @@ def _conv_grad_input(inputs, attrs, ctx):
     dy, w, x_shape = _f(inputs[0]), _f(inputs[1]), np.shape(inputs[2])
     group = int(attrs["group"] or 1)
     kernel, strides, dil, pb, pe, out_sp = _conv_geometry(x_shape, w.shape, attrs)
+    if group == 1 and all(s == 1 for s in strides) and all(d == 1 for d in dil) and all(
+            0 <= b <= k - 1 and 0 <= e <= k - 1 for b, e, k in zip(pb, pe, kernel)):
+        # stride 1: the input gradient is a "full" convolution of dy with the flipped,
+        # channel-transposed kernel, so it reuses the im2col + GEMM forward kernel
+        from .conv import conv_nd
+
+        nsp = len(kernel)
+        w_t = np.swapaxes(w, 0, 1)[(slice(None), slice(None)) + (slice(None, None, -1),) * nsp]
+        pads = [k - 1 - b for k, b in zip(kernel, pb)] + [k - 1 - e for k, e in zip(kernel, pe)]
+        dx = conv_nd(dy, np.ascontiguousarray(w_t), None, {"pads": pads})
+        return (dx,)
     n, c = x_shape[:2]
     m = w.shape[0]
     cg, mg = c // group, m // group
@@ -284,8 +295,10 @@ def _conv_grad_filter(inputs, attrs, ctx):
     npix = int(np.prod(out_sp))
     xp = _pad(x, pb, [max(e, 0) for e in pe])
     cols = _im2col(xp, kernel, strides, dil, out_sp).reshape(n, group, kk, npix)
-    dy_g = dy.reshape(n, group, mg, npix)
-    dw = np.einsum("ngmp,ngkp->gmk", dy_g, cols, optimize=True)
+    # one GEMM per group over the whole batch: (Mg, N*P) @ (N*P, Kg)
+    dy_g = np.moveaxis(dy.reshape(n, group, mg, npix), 0, 2).reshape(group, mg, n * npix)
+    cols_g = np.moveaxis(cols, 0, 2).reshape(group, kk, n * npix)
+    dw = np.matmul(dy_g, np.swapaxes(cols_g, 1, 2))
     return (dw.reshape(w_shape).astype(x.dtype, copy=False),)
 
 
@@ -313,6 +326,10 @@ def _max_pool_grad(inputs, attrs, ctx):
     """dL/dX of MaxPool: inputs x, dy; each window's dy goes to its first maximum."""
     x, dy = _f(inputs[0]), _f(inputs[1])
     kernel, strides, dil, pb, pe, out_sp = _pool_geom(x.shape, attrs)
+    if len(kernel) == 2 and list(kernel) == list(strides) and not any(pb) and all(
+            d == 1 for d in dil) and all(o * k <= n for o, k, n in zip(out_sp, kernel,
+                                                                        x.shape[2:])):
+        return (_max_pool_grad_tiled(x, dy, kernel, out_sp),)
     all_ = (slice(None), slice(None))
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xp = _padded_buffer(x.shape, kernel, strides, dil, pb, pe, out_sp, x.dtype, low)
@@ -334,6 +351,29 @@ def _max_pool_grad(inputs, attrs, ctx):
     for i, (_, sl) in enumerate(taps):
         dxp[all_ + sl] += np.where(best_tap == i, dy, 0)
     return (np.ascontiguousarray(dxp[inner]),)
+
+
+def _max_pool_grad_tiled(x, dy, kernel, out_sp):
+    """Non-overlapping 2-D windows: each tile's dy goes to its first maximum (row-major
+    tap order, as MaxPool's Indices), one strided view per tap."""
+    n, c = x.shape[:2]
+    (kh, kw), (oh, ow) = kernel, out_sp
+    tiles = x[:, :, :oh * kh, :ow * kw].reshape(n, c, oh, kh, ow, kw)
+    taps = [tiles[:, :, :, i, :, j] for i in range(kh) for j in range(kw)]
+    best = taps[0].copy()
+    for t in taps[1:]:
+        np.maximum(best, t, out=best)  # faster than a multi-axis reduce over the view
+    dx = np.zeros(x.shape, dtype=dy.dtype)
+    dtiles = dx[:, :, :oh * kh, :ow * kw].reshape(n, c, oh, kh, ow, kw)  # a view of dx
+    free = np.ones(best.shape, dtype=bool)
+    zero = np.zeros((), dy.dtype)
+    for k, t in enumerate(taps):
+        i, j = divmod(k, kw)
+        hit = t == best
+        hit &= free
+        free &= ~hit
+        dtiles[:, :, :, i, :, j] = np.where(hit, dy, zero)
+    return dx
 
 
 def _average_pool_grad(inputs, attrs, ctx):
