@@ -27,6 +27,7 @@ from ..ops import REGISTRY, KernelContext
 # The dead value of dataflow control flow (the untaken side of a Switch) is defined
 # with the Switch/Merge kernels, which produce it.
 from ..ops.dataflow import DEAD  # noqa: E402
+from .optimize import optimize_plan  # noqa: E402
 
 # Ops that receive dead inputs instead of being skipped by dead-value propagation.
 _DEAD_AWARE = frozenset({"Merge"})
@@ -115,6 +116,8 @@ class Session:
         sess = og.Session(og.load("model.og"))
         (y,) = sess.run(["y"], {"x": np.ones((1, 4), np.float32)})
     """
+
+    optimize = True  # plan-time graph optimisations (train/optimize.py)
 
     def __init__(self, graph, seed: int | None = None):
         self._source = graph
@@ -230,6 +233,11 @@ class Session:
 
     def _check_feed(self, index: int, value):
         t = self.graph.tensors[index]
+        if t.dtype is DType.UNDEFINED and t.shape is None and (
+                value is None or isinstance(value, (list, tuple))):
+            # An untyped input may hold an ONNX sequence (a list of tensors) or an
+            # empty optional (None); both pass through as they are.
+            return None if value is None else [np.asarray(v) for v in value]
         if t.dtype is DType.STRING:
             return np.asarray(value, dtype=object)
         value = np.asarray(value)
@@ -253,6 +261,9 @@ class Session:
     def _compile(self, graph: Graph, fetches: list[int], targets: list[int],
                  fed: set[int], graph_inputs: Sequence[int] = ()) -> _Plan:
         producers = graph.producers()
+        # Values a node's subgraphs read from this graph by name (ONNX outer scope)
+        # are its implicit inputs: they must be computed first and kept alive.
+        implicit = _implicit_inputs(graph)
         needed_nodes: set[int] = set()
         stack_t = [t for t in fetches if t not in fed]
         stack_n = list(targets)
@@ -273,8 +284,9 @@ class Session:
             needed_nodes.add(n)
             node = graph.nodes[n]
             stack_t.extend(i for i in node.inputs if i >= 0)
+            stack_t.extend(implicit.get(n, ()))
             stack_n.extend(node.control_inputs)
-        order = [n for n in graph.topological_order() if n in needed_nodes]
+        order = [n for n in _order_with_implicit(graph, implicit) if n in needed_nodes]
 
         template: list = [None] * len(graph.tensors)
         for i, t in enumerate(graph.tensors):
@@ -289,6 +301,8 @@ class Session:
             for i in graph.nodes[n].inputs:
                 if i >= 0:
                     last_use[i] = pos
+            for i in implicit.get(n, ()):
+                last_use[i] = pos
         steps = []
         uses_dead = False
         free_tensors = set()
@@ -313,6 +327,10 @@ class Session:
             if t not in fed and producers.get(t) is None and template[t] is None \
                     and t not in graph_inputs:
                 free_tensors.add(t)
+        # -- plan-time optimisations (constant folding, Conv/BN/Relu fusion): see
+        # train/optimize.py. Set Session.optimize = False to run the graph as written.
+        if self.optimize and not uses_dead:
+            steps = optimize_plan(graph, steps, template, keep, fed, graph_inputs)
         return _Plan(steps, template, list(fetches), sorted(free_tensors), uses_dead)
 
     def _variable(self, graph: Graph, index: int):
@@ -390,6 +408,67 @@ class Session:
             values[i] = v
         self._execute(compiled, _Frame(graph, values, parent))
         return [values[i] for i in graph.outputs]
+
+
+def _subgraphs_of(node) -> list[Graph]:
+    out = []
+    for value in node.attributes.values():
+        if isinstance(value, Graph):
+            out.append(value)
+        elif isinstance(value, (list, tuple)):
+            out.extend(v for v in value if isinstance(v, Graph))
+    return out
+
+
+_FREE_NAMES: dict[int, tuple[Graph, frozenset[str]]] = {}
+
+
+def _free_names(graph: Graph) -> frozenset[str]:
+    """Names a (sub)graph reads from enclosing scopes, including its nested subgraphs'."""
+    cached = _FREE_NAMES.get(id(graph))
+    if cached is not None and cached[0] is graph:
+        return cached[1]
+    produced = {t for node in graph.nodes for t in node.outputs}
+    defined = {graph.tensors[i].name for i in set(graph.inputs) | produced}
+    defined.update(t.name for t in graph.tensors
+                   if t.data is not None or t.kind is TensorKind.VARIABLE)
+    free = set()
+    for node in graph.nodes:
+        for i in node.inputs:
+            if i >= 0 and graph.tensors[i].name not in defined:
+                free.add(graph.tensors[i].name)
+        for sub in _subgraphs_of(node):
+            free.update(_free_names(sub) - defined)
+    result = frozenset(free)
+    _FREE_NAMES[id(graph)] = (graph, result)
+    return result
+
+
+def _implicit_inputs(graph: Graph) -> dict[int, list[int]]:
+    """Node index -> tensors of `graph` that the node's subgraphs read by name."""
+    out = {}
+    for n, node in enumerate(graph.nodes):
+        subs = _subgraphs_of(node)
+        if not subs:
+            continue
+        names = set().union(*(_free_names(s) for s in subs))
+        found = [graph.find_tensor(name) for name in sorted(names)]
+        out[n] = [i for i in found if i is not None]
+    return out
+
+
+def _order_with_implicit(graph: Graph, implicit: dict[int, list[int]]) -> list[int]:
+    """Topological order that also respects implicit (outer-scope) inputs."""
+    if not any(implicit.values()):
+        return graph.topological_order()
+    from ..format.ir import Node, topological_order
+
+    nodes = [Node(node.op_type, list(node.inputs) + implicit.get(n, []), node.outputs,
+                  control_inputs=node.control_inputs) for n, node in enumerate(graph.nodes)]
+    order = topological_order(len(graph.tensors), nodes)
+    if order is None:
+        raise OneGraphError(f"graph {graph.name!r}: cycle through subgraph outer-scope reads")
+    return order
 
 
 def _flatten(fetches):

@@ -1,0 +1,363 @@
+"""Plan-time graph optimisations for the Session (inference-style rewrites of a plan).
+
+`optimize_plan` rewrites the ordered step list of one compiled plan; the graph itself is
+never modified, so every plan of a Session (and a saved model) stays the original.
+The rewrites, in order:
+
+1. Constant folding: a step whose inputs are all constants (initializers, or outputs of
+   steps folded before it) runs once at plan time and its outputs join the plan's
+   constants. Only deterministic, stateless default-domain ops without subgraphs are
+   folded (no Random*, Dropout, Multinomial, Bernoulli, nothing stateful); a kernel that
+   raises is left in place, so the error surfaces at run time as usual.
+2. Conv + per-channel affine folding: a Conv with constant weights followed by a chain
+   of BatchNormalization (inference, constant parameters) and Mul / Add by constant
+   per-channel tensors becomes one Conv with rescaled weights and bias.
+3. BatchNormalization with constant parameters becomes a precomputed multiply-add, and
+   absorbs following per-channel Mul / Add by constants when the rank is known.
+4. Relu fusion: a Relu whose input comes only from a Conv, BN-affine, Add, Sum, Mul,
+   Sub, MatMul, Gemm or Concat step is applied in place on that step's fresh output.
+
+A rewrite only touches values nobody else reads: an intermediate consumed by exactly one
+step and neither fetched, fed nor a graph input/output. Plans using dead-value control
+flow (Switch/Merge) are left alone, and plans with subgraph ops (If/Loop/Scan, whose
+bodies read outer values by name) are only constant-folded. Free lists (`_Step.free`) are recomputed afterwards.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ops import REGISTRY, KernelContext
+from ..ops.registry import NUM_OUTPUTS
+
+_NONDETERMINISTIC = frozenset({
+    "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+    "Multinomial", "Bernoulli", "Dropout"})
+
+_RELU_PRODUCERS = frozenset({"Conv", "Add", "Sum", "Mul", "Sub", "MatMul", "Gemm",
+                             "Concat", "BatchNormalization"})
+
+
+def optimize_plan(graph, steps: list, template: list, keep: set, fed: set,
+                  graph_inputs=()) -> list:
+    """Return the optimised step list; `template` gains folded constants in place."""
+    if any(s.node.op_type in ("Switch", "Merge") for s in steps):
+        return steps
+    from .session import _Step  # session imports this module
+
+    protected = set(keep) | set(fed) | set(graph_inputs)
+    steps = _fold_constants(steps, template, fed, graph_inputs, protected)
+    if not any(_has_subgraph(s) for s in steps):
+        # subgraphs read outer values by name, invisible to the consumer counts
+        steps = _fuse(graph, steps, template, fed, graph_inputs, protected, _Step)
+    _recompute_free(steps, protected | {i for i, v in enumerate(template) if v is not None})
+    return steps
+
+
+# --------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------
+
+
+def _const(i, template, fed, graph_inputs):
+    """The constant value of tensor i, or None (fed/graph inputs are never constant)."""
+    if i < 0 or i in fed or i in graph_inputs:
+        return None
+    v = template[i]
+    return v if isinstance(v, np.ndarray) else None
+
+
+def _has_subgraph(step) -> bool:
+    op = REGISTRY.get(step.node.op_type, step.node.domain)
+    return any(spec.type in ("graph", "graphs") for spec in op.attrs)
+
+
+def _foldable(step) -> bool:
+    node = step.node
+    if node.domain not in ("", "ai.onnx") or node.op_type in _NONDETERMINISTIC:
+        return False
+    op = REGISTRY.get(node.op_type, node.domain)
+    if op.stateful or any(spec.type in ("graph", "graphs") for spec in op.attrs):
+        return False
+    return not node.control_inputs
+
+
+def _fold_constants(steps, template, fed, graph_inputs, protected):
+    out = []
+    ctx = KernelContext()
+    for step in steps:
+        if _foldable(step):
+            args = [None if i < 0 else _const(i, template, fed, graph_inputs)
+                    for i in step.inputs]
+            if all(a is not None for a, i in zip(args, step.inputs) if i >= 0):
+                try:
+                    values = step.kernel(args, step.attrs, ctx)
+                except Exception:  # leave it to run time, which reports it properly
+                    values = None
+                # only tensors are folded (sequences, optionals... stay run-time values)
+                if values is not None and len(values) >= len(step.outputs) and all(
+                        isinstance(v, np.ndarray) for o, v in zip(step.outputs, values)
+                        if o >= 0):
+                    for o, v in zip(step.outputs, values):
+                        if o >= 0:
+                            template[o] = v
+                    continue
+        out.append(step)
+    return out
+
+
+def _consumers(steps):
+    users: dict[int, list[int]] = {}
+    for k, s in enumerate(steps):
+        for i in set(s.inputs):
+            if i >= 0:
+                users.setdefault(i, []).append(k)
+    return users
+
+
+def _recompute_free(steps, keep):
+    last: dict[int, int] = {}
+    for pos, s in enumerate(steps):
+        for i in s.inputs:
+            if i >= 0:
+                last[i] = pos
+    for pos, s in enumerate(steps):
+        s.free = tuple(i for i in set(s.inputs)
+                       if i >= 0 and last.get(i) == pos and i not in keep)
+
+
+def _per_channel_vector(c, rank, channels):
+    """c as a (C,) vector if it broadcasts against (N, C, *sp) of `rank` per channel."""
+    if c is None or c.dtype.kind != "f" or rank is None:
+        return None
+    shape = c.shape
+    if len(shape) > rank:
+        return None
+    full = (1,) * (rank - len(shape)) + tuple(shape)
+    if any(d != 1 for k, d in enumerate(full) if k != 1):
+        return None
+    if channels is not None and full[1] not in (1, channels):
+        return None
+    return c.reshape(-1).astype(np.float64)
+
+
+# --------------------------------------------------------------------------------------
+# fusion
+# --------------------------------------------------------------------------------------
+
+
+class _Affine:
+    """y = x * a + b per channel (float64 accumulation of the chain)."""
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def then_mul(self, c):
+        return _Affine(self.a * c, self.b * c)
+
+    def then_add(self, c):
+        return _Affine(self.a, self.b + c)
+
+
+def _bn_affine(step, template, fed, graph_inputs):
+    """(a, b) of an inference BatchNormalization with constant parameters, or None."""
+    attrs = step.attrs
+    if attrs.get(NUM_OUTPUTS, 1) != 1 or int(attrs.get("training_mode", 0) or 0) \
+            or int(attrs.get("spatial", 1) if attrs.get("spatial") is not None else 1) != 1:
+        return None
+    if len(step.inputs) < 5 or len(step.outputs) != 1:
+        return None
+    params = [_const(i, template, fed, graph_inputs) for i in step.inputs[1:5]]
+    if any(p is None or p.ndim != 1 or p.dtype.kind != "f" for p in params):
+        return None
+    scale, bias, mean, var = (p.astype(np.float64) for p in params)
+    if not scale.shape == bias.shape == mean.shape == var.shape:
+        return None
+    a = scale / np.sqrt(var + float(attrs["epsilon"]))
+    return _Affine(a, bias - mean * a)
+
+
+def _fuse(graph, steps, template, fed, graph_inputs, protected, Step):
+    users = _consumers(steps)
+    removed: set[int] = set()
+    replace: dict[int, object] = {}
+
+    def sole_user(t):
+        """Index of the only step reading tensor t, if t is a private intermediate."""
+        if t in protected:
+            return None
+        u = users.get(t, [])
+        if len(u) != 1 or u[0] in removed:
+            return None
+        return u[0]
+
+    def absorb_chain(t, affine, rank, channels):
+        """Follow BN / per-channel Mul / Add steps from tensor t; return (affine, t, taken)."""
+        taken = []
+        while True:
+            k = sole_user(t)
+            if k is None:
+                break
+            s = steps[k]
+            op = s.node.op_type
+            if s.node.domain not in ("", "ai.onnx") or len(s.outputs) != 1:
+                break
+            if op == "BatchNormalization" and s.inputs[0] == t:
+                bn = _bn_affine(s, template, fed, graph_inputs)
+                if bn is None or (channels is not None and bn.a.shape[0] != channels):
+                    break
+                affine = _Affine(affine.a * bn.a, affine.b * bn.a + bn.b) if affine \
+                    else bn
+                channels = bn.a.shape[0]
+            elif op in ("Mul", "Add") and len(s.inputs) == 2 and t in s.inputs \
+                    and s.inputs[0] != s.inputs[1]:
+                other = s.inputs[1] if s.inputs[0] == t else s.inputs[0]
+                c = _per_channel_vector(_const(other, template, fed, graph_inputs), rank,
+                                        channels)
+                if c is None or affine is None or c.shape[0] not in (1, affine.a.shape[0]):
+                    break
+                affine = affine.then_mul(c) if op == "Mul" else affine.then_add(c)
+            else:
+                break
+            taken.append(k)
+            t = s.outputs[0]
+        return affine, t, taken
+
+    def relu_after(t):
+        k = sole_user(t)
+        if k is None:
+            return None
+        s = steps[k]
+        if s.node.op_type == "Relu" and s.node.domain in ("", "ai.onnx") \
+                and s.inputs[0] == t and len(s.outputs) == 1:
+            return k
+        return None
+
+    for k, step in enumerate(steps):
+        if k in removed:
+            continue
+        op = step.node.op_type
+        if step.node.domain not in ("", "ai.onnx"):
+            continue
+        if op == "Conv" and len(step.outputs) == 1:
+            w = _const(step.inputs[1], template, fed, graph_inputs)
+            bi = step.inputs[2] if len(step.inputs) > 2 else -1
+            b = _const(bi, template, fed, graph_inputs) if bi >= 0 else None
+            if w is None or w.dtype.kind != "f" or (bi >= 0 and b is None):
+                continue
+            m = w.shape[0]
+            start = _Affine(np.ones(m), np.zeros(m) if b is None else b.astype(np.float64))
+            affine, t, taken = absorb_chain(step.outputs[0], start, w.ndim, m)
+            relu = relu_after(t)
+            if not taken and relu is None:
+                continue
+            if taken:
+                w2 = (w.astype(np.float64) * affine.a.reshape((-1,) + (1,) * (w.ndim - 1))
+                      ).astype(w.dtype)
+                b2 = np.broadcast_to(affine.b, (m,)).astype(w.dtype)
+            else:
+                w2, b2 = w, b
+            out = steps[taken[-1]].outputs[0] if taken else step.outputs[0]
+            if relu is not None:
+                taken.append(relu)
+                out = steps[relu].outputs[0]
+            replace[k] = Step(_conv_kernel(step.kernel, w2, b2, relu is not None),
+                              step.attrs, (step.inputs[0],), (out,), step.node, (), False)
+            removed.update(taken)
+        elif op == "BatchNormalization":
+            bn = _bn_affine(step, template, fed, graph_inputs)
+            if bn is None:
+                continue
+            shape = graph.tensors[step.inputs[0]].shape if step.inputs[0] >= 0 else None
+            rank = len(shape) if shape is not None else None
+            affine, t, taken = absorb_chain(step.outputs[0], bn, rank, bn.a.shape[0])
+            relu = relu_after(t)
+            if relu is not None:
+                taken.append(relu)
+                t = steps[relu].outputs[0]
+            chain, cur = [], step.outputs[0]
+            for j in taken:
+                sj = steps[j]
+                args = tuple(None if i == cur or i < 0 else template[i] for i in sj.inputs)
+                chain.append((sj.kernel, sj.attrs, args, list(sj.inputs).index(cur)))
+                cur = sj.outputs[0]
+            replace[k] = Step(_affine_kernel(affine, rank, relu is not None,
+                                             step.kernel, step.attrs, chain),
+                              step.attrs, step.inputs, (t,), step.node, (), False)
+            removed.update(taken)
+        elif op in _RELU_PRODUCERS and len(step.outputs) == 1:
+            relu = relu_after(step.outputs[0])
+            if relu is None:
+                continue
+            replace[k] = Step(_relu_fused(step.kernel), step.attrs, step.inputs,
+                              steps[relu].outputs, step.node, (), step.dead_aware)
+            removed.add(relu)
+    return [replace.get(k, s) for k, s in enumerate(steps) if k not in removed]
+
+
+def _conv_kernel(conv, w, b, relu):
+    def kernel(inputs, attrs, ctx):
+        (y,) = conv([inputs[0], w, b], attrs, ctx)
+        if relu:
+            _relu_inplace(y)
+        return (y,)
+    return kernel
+
+
+def _affine_kernel(affine, rank, relu, bn_kernel, bn_attrs, chain):
+    """x * a + b per channel (+ Relu), in the input's float compute dtype.
+
+    `chain` holds (kernel, attrs, args, position) of the absorbed steps, `args` with the
+    constants captured and the running value at `position`. An input the fold does not
+    cover (wrong rank, channel count or dtype) runs those steps one by one instead.
+    """
+    a64, b64 = affine.a, affine.b
+    cache: dict = {}
+
+    def unfused(inputs, ctx):
+        y = bn_kernel(inputs, bn_attrs, ctx)[0]
+        for kern, attrs, args, pos in chain:
+            args = list(args)
+            args[pos] = y
+            y = kern(args, attrs, ctx)[0]
+        return (y,)
+
+    def kernel(inputs, attrs, ctx):
+        x = inputs[0]
+        if not isinstance(x, np.ndarray) or x.dtype.kind != "f" or x.ndim < 2 \
+                or (rank is not None and x.ndim != rank) or x.shape[1] != a64.shape[0]:
+            return unfused(inputs, ctx)
+        cdt = np.float64 if x.dtype == np.float64 else np.float32
+        key = (x.ndim, cdt)
+        ab = cache.get(key)
+        if ab is None:
+            shape = (-1,) + (1,) * (x.ndim - 2)
+            ab = cache[key] = (a64.astype(cdt).reshape(shape), b64.astype(cdt).reshape(shape))
+        y = np.multiply(x, ab[0], dtype=cdt)
+        y += ab[1]
+        if relu:
+            np.maximum(y, 0, out=y)
+        return (y.astype(x.dtype, copy=False),)
+
+    return kernel
+
+
+def _relu_inplace(y):
+    if isinstance(y, np.ndarray) and y.flags.writeable and y.dtype.kind == "f":
+        np.maximum(y, 0, out=y)
+        return y
+    return np.maximum(y, 0)
+
+
+def _relu_fused(producer):
+    def kernel(inputs, attrs, ctx):
+        outs = producer(inputs, attrs, ctx)
+        y = outs[0]
+        # only a fresh array (owning its data, not one of the inputs) is updated in place
+        if isinstance(y, np.ndarray) and y.base is None and y.flags.writeable \
+                and y.dtype.kind == "f" and not any(y is a for a in inputs):
+            np.maximum(y, 0, out=y)
+        else:
+            y = np.maximum(y, np.zeros((), y.dtype))
+        return (y,) + tuple(outs[1:])
+    return kernel
