@@ -47,9 +47,12 @@ def optimize_plan(graph, steps: list, template: list, keep: set, fed: set,
 
     protected = set(keep) | set(fed) | set(graph_inputs)
     steps = _fold_constants(steps, template, fed, graph_inputs, protected)
-    if not any(_has_subgraph(s) for s in steps):
-        # subgraphs read outer values by name, invisible to the consumer counts
-        steps = _fuse(graph, steps, template, fed, graph_inputs, protected, _Step)
+    # Folded steps read constants only (never freed), so dropping them needs no new free
+    # lists. Subgraphs read outer values by name (the Session's implicit inputs, kept
+    # alive through its free lists), invisible to the consumer counts: no fusion then.
+    if any(_has_subgraph(s) for s in steps):
+        return steps
+    steps = _fuse(graph, steps, template, fed, graph_inputs, protected, _Step)
     _recompute_free(steps, protected | {i for i, v in enumerate(template) if v is not None})
     return steps
 
