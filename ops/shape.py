@@ -517,7 +517,8 @@ def _infer_constant(attrs, inputs):
 
 def _range(inputs, attrs, ctx):
     """start + i*delta for i < max(ceil((limit-start)/delta), 0), in the input dtype."""
-    start, limit, delta = (np.asarray(a) for a in inputs)
+    start, limit, delta = (_scalar(a, name) for a, name in
+                           zip(inputs, ("start", "limit", "delta")))
     dtype = start.dtype
     n = _range_length(start, limit, delta)
     if dtype.kind in "iu":
@@ -525,6 +526,14 @@ def _range(inputs, attrs, ctx):
                 + dtype.type(start),)
     # Floats: values in float64 (covers the float32 stash precision too), then cast.
     return ((float(start) + np.arange(n, dtype=np.float64) * float(delta)).astype(dtype),)
+
+
+def _scalar(value, name):
+    """A Range operand: a scalar, or (as onnxruntime also accepts) a 1-element tensor."""
+    a = np.asarray(value)
+    if a.size != 1:
+        raise ShapeError(f"Range: {name} must be a scalar, got shape {list(a.shape)}")
+    return a.reshape(())
 
 
 def _range_length(start, limit, delta):
