@@ -27,14 +27,20 @@ def _reduce_axes(inputs, attrs, rank):
     return tuple(sorted({_norm_axis(a, rank) for a in axes}))
 
 
+def _is_float(dtype) -> bool:
+    """Floating point, including ml_dtypes' bfloat16/float8 (numpy kind 'V')."""
+    dtype = np.dtype(dtype)
+    return dtype.kind == "f" or dtype.name == "bfloat16" or dtype.name.startswith("float8")
+
+
 def _acc_dtype(dtype):
     """Accumulate half-precision floats in float32; everything else in its own type."""
     dtype = np.dtype(dtype)
-    return np.dtype(np.float32) if dtype.kind == "f" and dtype.itemsize < 4 else dtype
+    return np.dtype(np.float32) if _is_float(dtype) and dtype.itemsize < 4 else dtype
 
 
 def _lowest(dtype):
-    if dtype.kind == "f":
+    if _is_float(dtype):
         return -np.inf
     if dtype.kind == "b":
         return False
@@ -42,7 +48,7 @@ def _lowest(dtype):
 
 
 def _highest(dtype):
-    if dtype.kind == "f":
+    if _is_float(dtype):
         return np.inf
     if dtype.kind == "b":
         return True
