@@ -4,7 +4,9 @@ Convolution is im2col + GEMM: the (zero-padded) input is viewed through
 `np.lib.stride_tricks.as_strided` as windows ``(N, C, *kernel, *out)`` and the view is
 handed to ONE batched matmul per call (groups are a batch axis of the matmul, not a
 Python loop; for depthwise convs this batched matmul beats a multiply-accumulate loop
-over kernel positions).  1x1 convolutions are a plain GEMM.
+over kernel positions).  1x1 convolutions are a plain GEMM. Stride-1 2-D convs with few output channels
+(M <= C/2, e.g. DenseNet's 128->32 3x3) run GEMM-then-shift (`_conv_taps_2d`) instead,
+which moves kh*kw*M rather than kh*kw*C values per pixel.
 ConvTranspose is GEMM followed by col2im, the scatter-add of columns back to an image,
 again looping over kernel positions only.
 
@@ -215,7 +217,10 @@ def conv_nd(x, w, b, attrs):
         xp = _pad(x, pb, pe)
         cols = _im2col(xp, kernel, strides, dilations, out_sp)
         kk = cg * int(np.prod(kernel))
-        if group == 1:
+        if group == 1 and nsp == 2 and 2 * m <= c and strides == [1, 1] \
+                and dilations == [1, 1] and min(pb + pe) >= 0:
+            y = _conv_taps_2d(x, w, pb, pe, out_sp).reshape(n, m, npix)
+        elif group == 1:
             # one GEMM per image keeps the im2col copy at one image's size
             w2 = w.reshape(m, kk)
             y = np.empty((n, m, npix), dtype=cdt)
@@ -227,6 +232,34 @@ def conv_nd(x, w, b, attrs):
     if b is not None:
         y += np.asarray(b, dtype=cdt).reshape((m,) + (1,) * nsp)
     return y.astype(out_dtype, copy=False)
+
+
+def _conv_taps_2d(x, w, pb, pe, out_sp):
+    """Stride-1 2-D conv with few output channels (M <= C/2): GEMM first, shift after.
+
+    One GEMM (kh*kw*M, C) @ (C, padded pixels) gives every tap's contribution at every
+    padded position; the output is the sum of the kh*kw planes, each shifted by its tap
+    offset in the row-major padded image (rows wrap into the pad columns, which are
+    cropped). This writes kh*kw*M values per pixel instead of im2col's kh*kw*C.
+    """
+    n, c, h, wd = x.shape
+    m, _, kh, kw = w.shape
+    ho, wo = out_sp
+    hp, wp = h + pb[0] + pe[0], wd + pb[1] + pe[1]
+    xp = np.zeros((n, c, hp + 1, wp), dtype=x.dtype)  # a spare row: last shifts fit
+    xp[:, :, pb[0]:pb[0] + h, pb[1]:pb[1] + wd] = x
+    length = (hp + 1) * wp
+    wt = np.ascontiguousarray(w.transpose(2, 3, 0, 1)).reshape(kh * kw * m, c)
+    y = np.empty((n, m, ho, wo), dtype=x.dtype)
+    span = ho * wp
+    for i in range(n):
+        z = np.matmul(wt, xp[i].reshape(c, length)).reshape(kh * kw, m, length)
+        acc = z[0, :, :span].copy()
+        for t in range(1, kh * kw):
+            off = (t // kw) * wp + t % kw
+            acc += z[t, :, off:off + span]
+        y[i] = acc.reshape(m, ho, wp)[:, :, :wo]
+    return y
 
 
 _BLOCK_BYTES = 1 << 18  # im2col buffer per block of groups: stays in L2
