@@ -180,7 +180,7 @@ def dense(grad):
 
 
 def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
-              name: str = "gradients") -> list:
+              name: str = "gradients", _in_context: bool = False) -> list:
     """Symbolic gradients of sum(ys) with respect to each of xs.
 
     Args:
@@ -247,7 +247,11 @@ def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
 
     grads: dict[int, list] = {}
     with g.control_dependencies(None), g.name_scope(name):
-        saved_cf, g._cf_stack = g._cf_stack, []
+        # gradient nodes are built outside control-flow contexts, except for the
+        # backward body of a while loop, which differentiates inside its own frame
+        saved_cf = g._cf_stack
+        g._cf_stack = list(saved_cf) if _in_context else []
+        loops_done: set[int] = set()
         try:
             for y, gy in zip(ys, grad_ys):
                 if gy is None:
@@ -256,6 +260,12 @@ def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
                     gy = g.convert(gy, y.dtype)
                 grads.setdefault(y.tensor_index, []).append(gy)
             for n in sorted(between, reverse=True):
+                loop = g._loop_of_node.get(n)
+                if loop is not None:  # a whole while loop at once (BPTT)
+                    if id(loop) not in loops_done:
+                        loops_done.add(id(loop))
+                        _loop_gradients(g, loop, grads, stop)
+                    continue
                 node = ir.nodes[n]
                 out_grads = []
                 for t in node.outputs:
@@ -289,6 +299,20 @@ def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
         finally:
             g._cf_stack = saved_cf
     return result
+
+
+def _loop_gradients(g: Graph, loop, grads: dict, stop: set) -> None:
+    from .control_flow import while_loop_gradients
+
+    d_exits = []
+    for e in loop.exits[1:]:
+        parts = grads.get(e.tensor_index)
+        d_exits.append(aggregate(g, parts) if parts else None)
+    if all(d is None for d in d_exits):
+        return
+    for t, gr in while_loop_gradients(g, loop, d_exits):
+        if gr is not None and t not in stop and _is_float(g, t):
+            grads.setdefault(t, []).append(gr)
 
 
 def hessian_vector_product(ys, xs, vs) -> list:

@@ -327,6 +327,9 @@ class Graph:
         self._node_grad: dict[int, Any] = {}
         self._grad_override_map: dict[str, str] = {}
         self._variables_by_handle: dict[int, Any] = {}
+        # control flow built by og.cond / og.while_loop (train/control_flow.py)
+        self._merge_pred: dict[int, Any] = {}
+        self._loop_of_node: dict[int, Any] = {}
         self._finalized = False
 
     # -- plumbing for Session ---------------------------------------------------------
@@ -686,7 +689,7 @@ def _as_array(value, dtype=None) -> np.ndarray:
     if array.dtype == object and not all(isinstance(v, (str, bytes)) for v in array.flat):
         raise OneGraphError(f"cannot convert {type(value).__name__} to a tensor (a list of "
                             "tensors needs og.stack or og.concat)")
-    if array.dtype == np.float64 and not isinstance(value, np.ndarray):
+    if array.dtype == np.float64 and not isinstance(value, (np.ndarray, np.generic)):
         array = array.astype(np.float32)  # Python floats default to float32 (TF rule)
     elif array.dtype.kind in "US":
         array = array.astype(object)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import nn
 from .api import *  # noqa: F401,F403 - the public building functions
 from .api import __all__ as _api_all
+from .control_flow import cond, foldl, map_fn, scan, while_loop
 from .gradients import (IndexedSlices, RegisterGradient, custom_gradient, gradient_override_map,
                         gradients)
 from .nn import set_random_seed
@@ -16,6 +17,6 @@ from .queues import FIFOQueue, RandomShuffleQueue
 from .session import Session
 
 __all__ = sorted(set(_api_all) | {
-    "FIFOQueue", "IndexedSlices", "RandomShuffleQueue", "RegisterGradient", "Session", "custom_gradient",
+    "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices", "RandomShuffleQueue", "RegisterGradient", "Session", "custom_gradient",
     "gradient_override_map", "gradients", "nn", "set_random_seed",
 })

@@ -28,17 +28,23 @@ from ..ops import REGISTRY, KernelContext
 # with the Switch/Merge kernels, which produce it.
 from ..ops.dataflow import DEAD  # noqa: E402
 from .optimize import optimize_plan  # noqa: E402
+from . import frames  # noqa: E402
 
 # Ops that receive dead inputs instead of being skipped by dead-value propagation.
 _DEAD_AWARE = frozenset({"Merge"})
+# Control inputs whose dead output makes the dependent node dead: the pivots of
+# og.cond branches and loop bodies (Identity nodes), see train/control_flow.py.
+_PIVOTS = frozenset({"Identity"})
 
 
 class _Step:
-    __slots__ = ("kernel", "attrs", "inputs", "outputs", "node", "free", "dead_aware")
+    __slots__ = ("kernel", "attrs", "inputs", "outputs", "node", "free", "dead_aware", "ctrl")
 
-    def __init__(self, kernel, attrs, inputs, outputs, node, free, dead_aware):
+    def __init__(self, kernel, attrs, inputs, outputs, node, free, dead_aware, ctrl=()):
         self.kernel, self.attrs, self.inputs, self.outputs = kernel, attrs, inputs, outputs
         self.node, self.free, self.dead_aware = node, free, dead_aware
+        # outputs of control inputs: the step is dead when one of them is (cond pivots)
+        self.ctrl = ctrl
 
 
 class _Plan:
@@ -287,6 +293,13 @@ class Session:
             stack_t.extend(implicit.get(n, ()))
             stack_n.extend(node.control_inputs)
         order = [n for n in _order_with_implicit(graph, implicit) if n in needed_nodes]
+        if frames.has_frames(graph, needed_nodes):
+            # while-loop frames run whole, as one macro step each (train/frames.py)
+            grown = frames.frame_closure(graph, needed_nodes)
+            if grown != needed_nodes:  # plan again with the whole frames as targets
+                return self._compile(graph, fetches, sorted(set(targets) | grown), fed,
+                                     graph_inputs)
+            order = frames.contract(graph, order)
 
         template: list = [None] * len(graph.tensors)
         for i, t in enumerate(graph.tensors):
@@ -298,15 +311,31 @@ class Session:
         keep.update(graph_inputs)
         last_use: dict[int, int] = {}
         for pos, n in enumerate(order):
-            for i in graph.nodes[n].inputs:
+            for i in (graph.nodes[n].inputs if isinstance(n, int) else n.inputs):
                 if i >= 0:
                     last_use[i] = pos
+            if isinstance(n, int):
+                for c in graph.nodes[n].control_inputs:
+                    for i in graph.nodes[c].outputs[:1]:
+                        last_use[i] = max(last_use.get(i, pos), pos)
             for i in implicit.get(n, ()):
                 last_use[i] = pos
         steps = []
         uses_dead = False
         free_tensors = set()
         for pos, n in enumerate(order):
+            if not isinstance(n, int):  # a loop frame (train/frames.py)
+                n.kernel = frames.FrameRunner(self, graph, n, template,
+                                              graph.topological_order())
+                free = tuple(i for i in set(n.inputs) if last_use.get(i) == pos
+                             and i not in keep)
+                steps.append(_Step(n.kernel, {}, tuple(n.inputs), tuple(n.outputs), n.node,
+                                   free, False))
+                for i in n.inputs:
+                    if producers.get(i) is None and template[i] is None and i not in fed \
+                            and i not in graph_inputs:
+                        free_tensors.add(i)
+                continue
             node = graph.nodes[n]
             where = f"node {node.name!r} ({node.op_type}): "
             op = REGISTRY.get(node.op_type, node.domain, where)
@@ -317,8 +346,10 @@ class Session:
                          and i not in keep)
             dead_aware = node.op_type in _DEAD_AWARE
             uses_dead = uses_dead or node.op_type in ("Switch", "Merge")
+            ctrl = tuple(graph.nodes[c].outputs[0] for c in node.control_inputs
+                         if graph.nodes[c].outputs and graph.nodes[c].op_type in _PIVOTS)
             steps.append(_Step(op.kernel, attrs, tuple(node.inputs), tuple(node.outputs),
-                               node, free, dead_aware))
+                               node, free, dead_aware, ctrl))
             for i in node.inputs:
                 if i >= 0 and producers.get(i) is None and template[i] is None \
                         and i not in fed and i not in graph_inputs:
@@ -329,7 +360,7 @@ class Session:
                 free_tensors.add(t)
         # -- plan-time optimisations (constant folding, Conv/BN/Relu fusion): see
         # train/optimize.py. Set Session.optimize = False to run the graph as written.
-        if self.optimize and not uses_dead:
+        if self.optimize and not uses_dead and all(isinstance(n, int) for n in order):
             steps = optimize_plan(graph, steps, template, keep, fed, graph_inputs)
         return _Plan(steps, template, list(fetches), sorted(free_tensors), uses_dead)
 
@@ -383,7 +414,8 @@ class Session:
     def _execute_with_dead(self, plan: _Plan, values: list, ctx) -> None:
         for step in plan.steps:
             args = [values[i] if i >= 0 else None for i in step.inputs]
-            if not step.dead_aware and any(a is DEAD for a in args):
+            if not step.dead_aware and any(a is DEAD for a in args) or step.ctrl and any(
+                    values[i] is DEAD for i in step.ctrl):
                 outs = (DEAD,) * len(step.outputs)
             else:
                 outs = step.kernel(args, step.attrs, ctx)
