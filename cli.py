@@ -63,14 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .train.cli_commands import register as register_train
 
     register_train(sub)
-    for register in _EXTRA_COMMANDS:
-        register(sub)
     return parser
-
-
-# Other packages add subcommands (convert, run, train) by appending a
-# `register(subparsers)` function here at import time of this module.
-_EXTRA_COMMANDS: list = []
 
 
 def main(argv=None) -> int:
@@ -85,6 +78,9 @@ def main(argv=None) -> int:
     except FileNotFoundError as e:
         print(f"onegraph {args.command}: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into `head` and the like
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

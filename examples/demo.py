@@ -20,6 +20,7 @@ import numpy as np
 import onegraph as og
 from onegraph.format import Graph, Model
 from onegraph.info import describe, format_text
+from onegraph.ops.inference import annotate_graph
 
 
 def stage_format(workdir: str) -> str:
@@ -33,6 +34,7 @@ def stage_format(workdir: str) -> str:
     (z,) = g.add_node("Add", [h, b], ["z"])
     (y,) = g.add_node("Relu", [z], ["y"])
     g.outputs = [y]
+    annotate_graph(g)  # infer the dtypes and shapes of h, z and y from the op definitions
     model = Model(graphs=[g], opset_imports={"": 21}, metadata={"demo": "stage 1"})
     model.add_signature("serving", inputs={"x": x}, outputs={"y": y})
     path = os.path.join(workdir, "mlp.og")
