@@ -25,8 +25,11 @@ def save(model, path: str | os.PathLike, **kwargs) -> int:
     """Write a model to a `.og` file atomically (temp file, fsync, rename).
 
     Args:
-        model: a `onegraph.format.Model` (or an object with `to_model(**kwargs)`, such
-            as a training graph, which is converted first).
+        model: a `onegraph.format.Model`, or a training graph (`og.Graph`), which is
+            converted first with the keyword arguments: `signatures={"serving":
+            og.signature(...), "train": ...}` and `session=sess` to store the
+            variables' current values in that Session (without it, a graph is saved
+            with its variables' initial values, as TF1 graph export does).
         path: destination file; an existing file is replaced only once the new one is
             complete on disk.
 
