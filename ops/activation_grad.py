@@ -53,6 +53,28 @@ def _selu(b, op, grads):
     return [b.op("Where", [le, neg, pos])]
 
 
+def _celu(b, op, grads):
+    (g,) = grads
+    x = op.inputs[0]
+    # y = max(0, x) + min(0, alpha * (exp(x / alpha) - 1)): slope exp(x / alpha) below 0
+    slope = b.op("Exp", [b.op("Div", [x, like_dtype(b, op.attrs["alpha"], x)])])
+    return [_where_negative(b, x, g, b.op("Mul", [g, slope]))]
+
+
+def _shrink(b, op, grads):
+    (g,) = grads
+    x = op.inputs[0]
+    lambd = op.attrs["lambd"]
+    outside = b.op("Or", [b.op("Less", [x, like_dtype(b, -lambd, x)]),
+                          b.op("Greater", [x, like_dtype(b, lambd, x)])])
+    return [b.op("Where", [outside, g, b.op("ZerosLike", [g])])]
+
+
+def _hardmax(b, op, grads):
+    # piecewise constant: the gradient is zero almost everywhere
+    return [b.op("ZerosLike", [op.inputs[0]])]
+
+
 def _softplus(b, op, grads):
     return [b.op("Mul", [grads[0], b.op("Sigmoid", [op.inputs[0]])])]
 
@@ -146,9 +168,11 @@ def _mish(b, op, grads):
 
 
 GRADIENTS = {
-    "Elu": _elu, "Gelu": _gelu, "HardSigmoid": _hard_sigmoid, "HardSwish": _hard_swish,
+    "Celu": _celu, "Elu": _elu, "Gelu": _gelu, "HardSigmoid": _hard_sigmoid,
+    "HardSwish": _hard_swish, "Hardmax": _hardmax,
     "LeakyRelu": _leaky_relu, "LogSoftmax": _axis_from_output("LogSoftmaxGrad"),
     "Mish": _mish, "PRelu": _prelu, "Relu": _from_output("ReluGrad"), "Selu": _selu,
+    "Shrink": _shrink,
     "Sigmoid": _from_output("SigmoidGrad"), "Softmax": _axis_from_output("SoftmaxGrad"),
     "Softplus": _softplus, "Softsign": _softsign, "Tanh": _from_output("TanhGrad"),
     "ThresholdedRelu": _thresholded_relu,

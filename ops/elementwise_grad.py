@@ -103,6 +103,31 @@ def _atan(b, op, grads):
 def _asinh(b, op, grads):
     return [b.op("Mul", [grads[0], _inv_sqrt_1m(b, op.inputs[0], +1)])]
 
+def _acosh(b, op, grads):
+    x = op.inputs[0]
+    one = like_dtype(b, 1.0, x)
+    return [b.op("Div", [grads[0], b.op("Sqrt", [b.op("Sub", [b.op("Mul", [x, x]), one])])])]
+
+def _atanh(b, op, grads):
+    x = op.inputs[0]
+    one = like_dtype(b, 1.0, x)
+    return [b.op("Div", [grads[0], b.op("Sub", [one, b.op("Mul", [x, x])])])]
+
+def _mod(b, op, grads):
+    """Float Mod: a - q * b with q = trunc(a / b) (fmod=1) or floor(a / b) (fmod=0); q is
+    piecewise constant, so dC/dA = 1 and dC/dB = -q. Integer Mod has no gradient."""
+    (g,) = grads
+    x, y = op.inputs
+    if x.dtype.numpy.kind != "f":
+        return [None, None]
+    ratio = b.op("Div", [x, y])
+    if int(op.attrs["fmod"]):
+        q = b.op("Mul", [b.op("Sign", [ratio]), b.op("Floor", [b.op("Abs", [ratio])])])
+    else:
+        q = b.op("Floor", [ratio])
+    return [unbroadcast(b, g, x, [y]),
+            unbroadcast(b, b.op("Neg", [b.op("Mul", [g, q])]), y, [x])]
+
 def _erf(b, op, grads):
     x = op.inputs[0]
     scale = like_dtype(b, 2.0 / math.sqrt(math.pi), x)
@@ -174,10 +199,10 @@ def _castlike(b, op, grads):
     return [b.op("CastLike", [grads[0], x]), None]
 
 GRADIENTS = {
-    "Abs": _abs, "Acos": _acos, "Add": _add, "Asin": _asin, "Asinh": _asinh, "Atan": _atan,
-    "Cast": _cast, "CastLike": _castlike, "Ceil": _zero, "Clip": _clip, "Cos": _cos,
-    "Cosh": _cosh, "Div": _div, "Erf": _erf, "Exp": _exp, "Floor": _zero, "Log": _log,
-    "Max": _select(True), "Mean": _mean, "Min": _select(False), "Mul": _mul, "Neg": _neg,
-    "Pow": _pow, "Reciprocal": _reciprocal, "Round": _zero, "Sign": _zero, "Sin": _sin,
-    "Sinh": _sinh, "Sqrt": _sqrt, "Sub": _sub, "Sum": _sum, "Tan": _tan, "Where": _where,
+    "Abs": _abs, "Acos": _acos, "Acosh": _acosh, "Add": _add, "Asin": _asin, "Asinh": _asinh,
+    "Atan": _atan, "Atanh": _atanh, "Cast": _cast, "CastLike": _castlike, "Ceil": _zero,
+    "Clip": _clip, "Cos": _cos, "Cosh": _cosh, "Div": _div, "Erf": _erf, "Exp": _exp,
+    "Floor": _zero, "Log": _log, "Max": _select(True), "Mean": _mean, "Min": _select(False),
+    "Mod": _mod, "Mul": _mul, "Neg": _neg, "Pow": _pow, "Reciprocal": _reciprocal,
+    "Round": _zero, "Sign": _zero, "Sin": _sin, "Sinh": _sinh, "Sqrt": _sqrt, "Sub": _sub, "Sum": _sum, "Tan": _tan, "Where": _where,
 }

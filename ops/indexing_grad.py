@@ -6,6 +6,8 @@ indices, like)` (an `IndexedSlices` in onegraph.train) so embedding updates stay
 
 from __future__ import annotations
 
+from ..errors import GradientNotDefinedError
+
 
 def _gather(b, op, grads):
     (g,) = grads
@@ -21,8 +23,8 @@ def _gather(b, op, grads):
         else:
             values = b.op("Reshape", [g, b.constant_ints(row)])
         return [b.indexed_slices(values, flat_idx, params), None]
-    # other axes: dense, by scattering into zeros with GatherElements' inverse
-    raise NotImplementedError("Gather gradient is implemented for axis 0")
+    # other axes (or unknown params shape): dense, scatter-added into zeros
+    return [b.op("GatherGrad", [g, params, indices], {"axis": axis}), None]
 
 
 def _row_shape(b, params):
@@ -52,5 +54,51 @@ def _gather_nd(b, op, grads):
     return [b.op("ScatterND", [zeros, idx, grads[0]], {"reduction": "add"}), None]
 
 
-GRADIENTS = {"Gather": _gather, "GatherElements": _gather_elements, "GatherND": _gather_nd,
-             "Slice": _slice}
+def _scatter(gather_op, scatter_op, with_axis):
+    """ScatterElements / ScatterND. reduction none: data's gradient is dy with the
+    written positions zeroed, the updates' gradient is dy gathered at the indices (a
+    repeated index gives every duplicate the gradient, although only one write wins).
+    reduction add: dy passes to data unchanged."""
+    def rule(b, op, grads):
+        (g,) = grads
+        data, idx, upd = op.inputs
+        red = op.attrs["reduction"]
+        attrs = {"axis": op.attrs["axis"]} if with_axis else {}
+        if red not in ("none", "add"):
+            raise GradientNotDefinedError(
+                f"{op.type} gradient supports reduction none and add, not {red!r}")
+        if red == "none":
+            zeros = b.op("ZerosLike", [upd])
+            g_data = b.op(scatter_op, [g, idx, zeros], dict(attrs, reduction="none"))
+        else:
+            g_data = g
+        return [g_data, None, b.op(gather_op, [g, idx], attrs)]
+    return rule
+
+
+def _compress(b, op, grads):
+    x, cond = op.inputs
+    return [b.op("CompressGrad", [grads[0], x, cond], {"axis": op.attrs["axis"]}), None]
+
+
+def _one_hot(b, op, grads):
+    # output = values[1] where hot else values[0]: values gets the summed dy of each part
+    (g,) = grads
+    idx, depth, values = op.inputs
+    if values.dtype.numpy.kind != "f":
+        return [None, None, None]
+    unit = b.op("CastLike", [b.constant_ints([0, 1]), values])
+    hot = b.op("OneHot", [idx, depth, unit], {"axis": op.attrs["axis"]})
+    d_on = b.op("ReduceSum", [b.op("Mul", [g, hot])], {"keepdims": 0})
+    d_off = b.op("Sub", [b.op("ReduceSum", [g], {"keepdims": 0}), d_on])
+    ax0 = b.constant_ints([0])
+    return [None, None, b.op("Concat", [b.op("Unsqueeze", [d_off, ax0]),
+                                        b.op("Unsqueeze", [d_on, ax0])], {"axis": 0})]
+
+
+GRADIENTS = {
+    "Compress": _compress, "Gather": _gather, "GatherElements": _gather_elements,
+    "GatherND": _gather_nd, "OneHot": _one_hot,
+    "ScatterElements": _scatter("GatherElements", "ScatterElements", True),
+    "ScatterND": _scatter("GatherND", "ScatterND", False), "Slice": _slice,
+}

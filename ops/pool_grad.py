@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from ..errors import GradientNotDefinedError
+from .grad_util import like_dtype
+
 _POOL = ("auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "strides",
          "storage_order", "count_include_pad")
 
@@ -32,5 +35,35 @@ def _global(mode):
     return rule
 
 
+def _lrn(b, op, grads):
+    attrs = {k: op.attrs[k] for k in ("alpha", "beta", "bias", "size")}
+    return [b.op("LRNGrad", [grads[0], op.inputs[0]], attrs)]
+
+
+def _lp_pool(b, op, grads):
+    """y = (window sum of |x|^p)^(1/p) over zero-padded x. The window sum is kprod times
+    an AveragePool with count_include_pad=1 (every window counts kprod taps when
+    ceil_mode is 0), so its adjoint is AveragePoolGrad of dy * kprod."""
+    (g,) = grads
+    x, y = op.inputs[0], op.outputs[0]
+    attrs = _attrs(op)
+    if int(op.attrs["ceil_mode"]):
+        raise GradientNotDefinedError("LpPool gradient with ceil_mode=1")
+    kprod = 1
+    for k in op.attrs["kernel_shape"]:
+        kprod *= int(k)
+    p = float(op.attrs["p"])
+    attrs["count_include_pad"] = 1
+    attrs.pop("ceil_mode", None)
+    # dL/d(window sum) = g * y^(1-p) / p; d|x|^p/dx = p |x|^(p-1) sign(x)
+    d_sum = b.op("Mul", [g, b.op("Pow", [y, like_dtype(b, 1.0 - p, y)])])
+    d_sum = b.op("Mul", [d_sum, like_dtype(b, kprod / p, y)])
+    d_u = b.op("AveragePoolGrad", [x, d_sum], attrs)
+    slope = b.op("Mul", [b.op("Pow", [b.op("Abs", [x]), like_dtype(b, p - 1.0, x)]),
+                         b.op("Sign", [x])])
+    return [b.op("Mul", [d_u, b.op("Mul", [slope, like_dtype(b, p, x)])])]
+
+
 GRADIENTS = {"AveragePool": _average_pool, "GlobalAveragePool": _global("mean"),
-             "GlobalMaxPool": _global("max"), "MaxPool": _max_pool}
+             "GlobalMaxPool": _global("max"), "LRN": _lrn, "LpPool": _lp_pool,
+             "MaxPool": _max_pool}

@@ -27,5 +27,16 @@ def _cum_sum(b, op, grads):
             None]
 
 
+def _top_k(b, op, grads):
+    # Values = X gathered at Indices along axis (distinct): scatter dValues back
+    g = grads[0]
+    if g is None:
+        return [None, None]
+    x = op.inputs[0]
+    return [b.op("ScatterElements", [b.op("ZerosLike", [x]), op.outputs[1], g],
+                 {"axis": op.attrs["axis"], "reduction": "add"}), None]
+
+
 GRADIENTS = {name: _reduce(mode) for name, mode in _MODES.items()}
 GRADIENTS["CumSum"] = _cum_sum
+GRADIENTS["TopK"] = _top_k

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import GradientNotDefinedError
 from .grad_util import static_ints
 
 
@@ -131,14 +132,55 @@ def _space_to_depth(b, op, grads):
     return [b.op("DepthToSpace", [grads[0]], {"blocksize": op.attrs["blocksize"]})]
 
 
+def _trilu(b, op, grads):
+    ins = op.inputs
+    k = ins[1] if len(ins) > 1 else None
+    g = b.op("Trilu", [grads[0]] + ([k] if k is not None else []),
+             {"upper": op.attrs["upper"]})
+    return [g] + [None] * (len(ins) - 1)
+
+
+def _resize(b, op, grads):
+    ins = op.inputs
+    x = ins[0]
+    if x.dtype.numpy.kind != "f":
+        return [None] * len(ins)
+    if op.attrs["mode"] not in ("nearest", "linear", "cubic"):
+        raise GradientNotDefinedError(f"Resize gradient: unknown mode {op.attrs['mode']!r}")
+    attrs = {k: v for k, v in op.attrs.items() if not k.startswith("__")}
+    extra = list(ins[1:4]) + [None] * (3 - len(ins[1:4]))
+    g = b.op("ResizeGrad", [grads[0], x] + extra, attrs)
+    return [g] + [None] * (len(ins) - 1)
+
+
+def _no_gradient(b, op, grads):
+    """Outputs computed from integer inputs only (ConstantOfShape's fill is an attr)."""
+    return [None] * len(op.inputs)
+
+
+def _range(b, op, grads):
+    # y_i = start + i * delta: dy/dstart = 1, dy/ddelta = i = (y_i - start) / delta;
+    # the length is piecewise constant in limit
+    (g,) = grads
+    start, _, delta = op.inputs
+    if start.dtype.numpy.kind != "f":
+        return [None, None, None]
+    steps = b.op("Div", [b.op("Sub", [op.outputs[0], start]), delta])
+    return [b.op("Reshape", [b.op("ReduceSum", [g], {"keepdims": 0}), b.op("Shape", [start])]),
+            None,
+            b.op("Reshape", [b.op("ReduceSum", [b.op("Mul", [g, steps])], {"keepdims": 0}),
+                             b.op("Shape", [delta])])]
+
+
 def _unsupported(what):
     raise NotImplementedError(f"no gradient for {what}")
 
 
 GRADIENTS = {
-    "Concat": _concat, "DepthToSpace": _depth_to_space, "Dropout": _dropout,
-    "Expand": _expand, "Flatten": _reshape_back, "Identity": _identity, "Pad": _pad,
-    "Reshape": _reshape_back, "SpaceToDepth": _space_to_depth, "Split": _split,
-    "Squeeze": _reshape_back, "Tile": _tile, "Transpose": _transpose,
+    "Concat": _concat, "ConstantOfShape": _no_gradient, "DepthToSpace": _depth_to_space,
+    "Dropout": _dropout, "Expand": _expand, "Flatten": _reshape_back, "Identity": _identity,
+    "Pad": _pad, "Range": _range, "Reshape": _reshape_back, "Resize": _resize,
+    "SpaceToDepth": _space_to_depth, "Split": _split,
+    "Squeeze": _reshape_back, "Tile": _tile, "Transpose": _transpose, "Trilu": _trilu,
     "Unsqueeze": _reshape_back,
 }

@@ -395,6 +395,115 @@ def _average_pool_grad(inputs, attrs, ctx):
     return (np.ascontiguousarray(buf[inner]),)
 
 
+# --------------------------------------------------------------------------- indexing
+
+def _gather_grad(inputs, attrs, ctx):
+    """dL/d(data) of ONNX Gather on any axis: dy scatter-added into zeros shaped like data
+    at `indices` along `axis` (negative indices wrap; repeats accumulate)."""
+    dy, data, idx = _f(inputs[0]), inputs[1], _f(inputs[2]).astype(np.int64)
+    shape = np.shape(data)
+    axis = int(attrs["axis"]) % len(shape)
+    idx = np.where(idx < 0, idx + shape[axis], idx)
+    out = np.zeros(shape, dtype=dy.dtype)
+    # move the gathered axis to the front: out_m[i] += dy_m[j] for every index j
+    moved = np.moveaxis(out, axis, 0)
+    dy_m = np.moveaxis(dy.reshape(shape[:axis] + (idx.size,) + shape[axis + 1:]), axis, 0)
+    np.add.at(moved, idx.reshape(-1), dy_m)
+    return (out,)
+
+
+def _compress_grad(inputs, attrs, ctx):
+    """dL/d(input) of ONNX Compress: dy written back where condition kept a slice."""
+    dy, x, cond = _f(inputs[0]), inputs[1], np.asarray(inputs[2]).astype(bool).reshape(-1)
+    shape = np.shape(x)
+    out = np.zeros(shape, dtype=dy.dtype)
+    if attrs["axis"] is None:
+        flat = out.reshape(-1)
+        n = min(flat.size, cond.size)
+        flat[np.nonzero(cond[:n])[0]] = dy.reshape(-1)
+        return (out,)
+    axis = int(attrs["axis"]) % len(shape)
+    keep = np.nonzero(cond[:shape[axis]])[0]
+    sl = [slice(None)] * len(shape)
+    sl[axis] = keep
+    out[tuple(sl)] = dy
+    return (out,)
+
+
+def _resize_grad(inputs, attrs, ctx):
+    """dL/dX of ONNX Resize (nearest, linear, cubic): the adjoint of the separable
+    per-axis resampling, i.e. each output's dy scatter-added onto the input taps it read
+    with the same weights. Inputs: dy, X (for its shape), roi?, scales?, sizes?."""
+    from .shape import _nearest_index, _resize_plan, _source_coords, _taps
+
+    dy, x_shape = _f(inputs[0]), tuple(np.shape(inputs[1]))
+    get = (lambda i: inputs[i] if len(inputs) > i and inputs[i] is not None
+           and np.asarray(inputs[i]).size else None)
+    roi, scales, sizes = get(2), get(3), get(4)
+    out_shape, scale, starts, ends = _resize_plan(x_shape, scales, sizes, roi, attrs)
+    mode, ctm = attrs["mode"], attrs["coordinate_transformation_mode"]
+    if mode not in ("nearest", "linear", "cubic"):
+        raise ExecutionError(f"ResizeGrad: unknown mode {mode!r}")
+    g = np.asarray(dy, dtype=np.float64)
+    plans = []
+    for axis in range(len(x_shape)):
+        if out_shape[axis] == x_shape[axis] and scale[axis] == 1.0 and \
+                ctm != "tf_crop_and_resize":
+            continue
+        in_len = x_shape[axis]
+        coord = _source_coords(out_shape[axis], in_len, scale[axis], starts[axis],
+                               ends[axis], ctm)
+        if ctm == "tf_crop_and_resize":
+            # outputs outside the input got the extrapolation value: no gradient
+            bad = (coord < 0) | (coord > in_len - 1)
+            shp = [1] * len(x_shape)
+            shp[axis] = out_shape[axis]
+            g = np.where(bad.reshape(shp), 0.0, g)
+        if mode == "nearest":
+            idx = _nearest_index(coord, in_len, attrs["nearest_mode"])[:, None]
+            w = np.ones(idx.shape)
+        else:
+            idx, w = _taps(coord, in_len, scale[axis], attrs)
+        plans.append((axis, in_len, idx, w))
+    # the forward resamples axes in increasing order; the adjoint undoes them in reverse
+    for axis, in_len, idx, w in reversed(plans):
+        moved = np.moveaxis(g, axis, 0)                     # (out, ...)
+        contrib = w.reshape(w.shape + (1,) * (moved.ndim - 1)) * moved[:, None]
+        acc = np.zeros((in_len,) + moved.shape[1:])
+        np.add.at(acc, idx.reshape(-1), contrib.reshape((-1,) + moved.shape[1:]))
+        g = np.moveaxis(acc, 0, axis)
+    return (np.ascontiguousarray(g, dtype=dy.dtype),)
+
+
+# --------------------------------------------------------------------------- LRN
+
+def _lrn_grad(inputs, attrs, ctx):
+    """dL/dX of ONNX LRN: y_c = x_c * s_c^-beta with s_c = bias + alpha/size * (sum of
+    x^2 over the channel window of c), so dx_j = dy_j s_j^-beta - 2 alpha beta / size *
+    x_j * (sum over the windows i containing j of dy_i x_i s_i^(-beta-1))."""
+    dy, x = _f(inputs[0]), _f(inputs[1])
+    size = int(attrs["size"])
+    alpha, beta, bias = float(attrs["alpha"]), float(attrs["beta"]), float(attrs["bias"])
+    xc = np.asarray(x, dtype=np.float64)
+    c = x.shape[1]
+    lo = (size - 1) // 2
+    hi = size - 1 - lo
+
+    def window_sum(v, before, after):
+        pad = np.zeros((v.shape[0], c + size - 1) + v.shape[2:])
+        pad[:, before:before + c] = v
+        acc = pad[:, 0:c].copy()
+        for i in range(1, size):
+            acc += pad[:, i:i + c]
+        return acc
+
+    # window(i) = channels [i - lo, i + hi]; j lies in window(i) iff i in [j - hi, j + lo]
+    s = bias + (alpha / size) * window_sum(xc * xc, lo, hi)
+    t = np.asarray(dy, np.float64) * xc * s ** (-beta - 1)
+    dx = dy * s ** -beta - (2 * alpha * beta / size) * xc * window_sum(t, hi, lo)
+    return (dx.astype(x.dtype, copy=False),)
+
+
 def _infer_like(k):
     def infer(attrs, inputs):
         t = inputs[k]
@@ -517,6 +626,13 @@ _POOL_ATTRS = (("auto_pad", "string", "NOTSET"), ("ceil_mode", "int", 0),
                ("storage_order", "int", 0), ("count_include_pad", "int", 0))
 _REDUCE_ATTRS = (("axes", "ints", None), ("keepdims", "int", 1),
                  ("noop_with_empty_axes", "int", 0), ("mode", "string", "sum"))
+_RESIZE_ATTRS = (("antialias", "int", 0), ("axes", "ints", None),
+                 ("coordinate_transformation_mode", "string", "half_pixel"),
+                 ("cubic_coeff_a", "float", -0.75), ("exclude_outside", "int", 0),
+                 ("extrapolation_value", "float", 0.0),
+                 ("keep_aspect_ratio_policy", "string", "stretch"),
+                 ("mode", "string", "nearest"),
+                 ("nearest_mode", "string", "round_prefer_floor"))
 _UPDATE = dict(domain=DOMAIN, stateful=True, infer=_infer_var)
 _HELPER = dict(domain=DOMAIN)
 
@@ -539,6 +655,9 @@ OPS = tuple(sorted((
            infer=_infer_like(0), doc="gradient of AveragePool", **_HELPER),
     define("BroadcastLike", ["input", "like"], ["output"], _broadcast_like,
            infer=_infer_like(1), doc="broadcast input 0 to input 1's shape", **_HELPER),
+    define("CompressGrad", ["dy", "input", "condition"], ["dx"], _compress_grad,
+           [("axis", "int", None)], infer=_infer_like(1), doc="gradient of Compress",
+           **_HELPER),
     define("ConvGradBias", ["dy"], ["db"], _conv_grad_bias,
            infer=lambda a, i: [TensorInfo(i[0].dtype, None if i[0].shape is None
                                           else (i[0].shape[1],))],
@@ -547,9 +666,15 @@ OPS = tuple(sorted((
            infer=_infer_like(2), doc="gradient of Conv w.r.t. its weights", **_HELPER),
     define("ConvGradInput", ["dy", "w", "x"], ["dx"], _conv_grad_input, _CONV_ATTRS,
            infer=_infer_like(2), doc="gradient of Conv w.r.t. its input", **_HELPER),
+    define("GatherGrad", ["dy", "data", "indices"], ["dx"], _gather_grad,
+           [("axis", "int", 0)], infer=_infer_like(1),
+           doc="gradient of Gather w.r.t. data (dense, any axis)", **_HELPER),
     define("IndexedSlicesToDense", ["values", "indices", "like"], ["dense"],
            _indexed_slices_to_dense, infer=_infer_like(2),
            doc="scatter-add sparse rows into zeros shaped like input 2", **_HELPER),
+    define("LRNGrad", ["dy", "x"], ["dx"], _lrn_grad,
+           [("alpha", "float", 0.0001), ("beta", "float", 0.75), ("bias", "float", 1.0),
+            ("size", "int")], infer=_infer_like(1), doc="gradient of LRN", **_HELPER),
     define("LogSoftmaxGrad", ["dy", "y"], ["dx"], _log_softmax_grad, [("axis", "int", -1)],
            infer=_infer_first, doc="gradient of LogSoftmax", **_HELPER),
     define("MaxPoolGrad", ["x", "dy"], ["dx"], _max_pool_grad, _POOL_ATTRS,
@@ -561,6 +686,9 @@ OPS = tuple(sorted((
            **_HELPER),
     define("ReluGrad", ["dy", "y"], ["dx"], _relu_grad, infer=_infer_first,
            doc="gradient of Relu from its output", **_HELPER),
+    define("ResizeGrad", ["dy", "X", "roi?", "scales?", "sizes?"], ["dx"], _resize_grad,
+           _RESIZE_ATTRS, infer=_infer_like(1), doc="gradient of Resize w.r.t. X",
+           **_HELPER),
     define("SigmoidGrad", ["dy", "y"], ["dx"], _sigmoid_grad, infer=_infer_first,
            doc="gradient of Sigmoid from its output", **_HELPER),
     define("SliceGrad", ["dy", "x", "starts", "ends", "axes?", "steps?"], ["dx"], _slice_grad,
