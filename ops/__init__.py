@@ -11,8 +11,8 @@ import dataclasses
 
 from . import (activation, activation_grad, checkpoint, control_flow, conv, conv_grad,
                dataflow, elementwise, elementwise_grad, indexing, indexing_grad, linalg,
-               linalg_grad, normalization, pool, pool_grad, queue, reduction, reduction_grad,
-               rnn, shape, shape_grad, state, training, training_grad)
+               linalg_grad, normalization, normalization_grad, pool, pool_grad, queue, reduction,
+               reduction_grad, rnn, shape, shape_grad, state, training, training_grad)
 from .registry import (NUM_OUTPUTS, REQUIRED, AttrSpec, KernelContext, OpDef, Registry, TensorInfo,
                        VariableRef, define)
 
@@ -22,7 +22,7 @@ _FAMILIES = (activation, checkpoint, control_flow, conv, dataflow, elementwise, 
 # Modules holding `GRADIENTS = {op_type: rule}` (default domain) or
 # `GRADIENTS = {(domain, op_type): rule}`.
 _GRADIENT_MODULES = (activation_grad, conv_grad, elementwise_grad, indexing_grad, linalg_grad,
-                     pool_grad, reduction_grad, shape_grad, training_grad)
+                     normalization_grad, pool_grad, reduction_grad, shape_grad, training_grad)
 
 REGISTRY = Registry()
 for _module in _FAMILIES:

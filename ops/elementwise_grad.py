@@ -204,5 +204,6 @@ GRADIENTS = {
     "Clip": _clip, "Cos": _cos, "Cosh": _cosh, "Div": _div, "Erf": _erf, "Exp": _exp,
     "Floor": _zero, "Log": _log, "Max": _select(True), "Mean": _mean, "Min": _select(False),
     "Mod": _mod, "Mul": _mul, "Neg": _neg, "Pow": _pow, "Reciprocal": _reciprocal,
-    "Round": _zero, "Sign": _zero, "Sin": _sin, "Sinh": _sinh, "Sqrt": _sqrt, "Sub": _sub, "Sum": _sum, "Tan": _tan, "Where": _where,
+    "Round": _zero, "Sign": _zero, "Sin": _sin, "Sinh": _sinh, "Sqrt": _sqrt, "Sub": _sub,
+    "Sum": _sum, "Tan": _tan, "Where": _where,
 }

@@ -136,6 +136,30 @@ CASES = [
     ("LpPool_p2_stride", lambda x: raw.LpPool(x, kernel_shape=[3], strides=[2]),
      [f64(2, 2, 7)]),
     ("GlobalMaxPool", unary("GlobalMaxPool"), [f64(2, 3, 4, 4)]),
+    # normalization
+    ("BatchNorm_inference", lambda x, s, b, m, v: raw.BatchNormalization(x, s, b, m, v,
+                                                                        epsilon=1e-3),
+     [f64(2, 3, 2, 2), f64(3), f64(3), f64(3), f64(3, lo=0.5, hi=1.5)]),
+    ("BatchNorm_inference_2d", lambda x, s, b, m, v: raw.BatchNormalization(x, s, b, m, v),
+     [f64(4, 3), f64(3), f64(3), f64(3), f64(3, lo=0.5, hi=1.5)]),
+    ("BatchNorm_training", lambda x, s, b, m, v: raw.BatchNormalization(
+        x, s, b, m, v, training_mode=1, momentum=0.8, num_outputs=3),
+     [f64(3, 2, 2, 2), f64(2), f64(2), f64(2), f64(2, lo=0.5, hi=1.5)]),
+    ("BatchNorm_training_y", lambda x, s, b, m, v: raw.BatchNormalization(
+        x, s, b, m, v, training_mode=1, num_outputs=3)[0],
+     [f64(4, 3), f64(3), f64(3), f64(3), f64(3, lo=0.5, hi=1.5)]),
+    ("InstanceNorm", lambda x, s, b: raw.InstanceNormalization(x, s, b),
+     [f64(2, 3, 4, 2), f64(3), f64(3)]),
+    ("LayerNorm_axis1", lambda x, s, b: raw.LayerNormalization(x, s, b, axis=1),
+     [f64(2, 3, 4), f64(3, 4), f64(4)]),
+    ("LayerNorm_stats_unused", lambda x, s: raw.LayerNormalization(x, s, num_outputs=3)[0],
+     [f64(2, 3, 4), f64(4)]),
+    ("GroupNorm", lambda x, s, b: raw.GroupNormalization(x, s, b, num_groups=2),
+     [f64(2, 4, 3, 2), f64(4), f64(4)]),
+    ("MeanVarianceNorm", unary("MeanVarianceNormalization"), [f64(2, 3, 2, 2)]),
+    ("MeanVarianceNorm_axis1", unary("MeanVarianceNormalization", axes=[1]), [f64(2, 3, 2)]),
+    ("LpNorm_p2", unary("LpNormalization", axis=1), [f64(2, 3, 2)]),
+    ("LpNorm_p1", unary("LpNormalization", axis=-1, p=1), [f64(2, 3, 4)]),
     # reductions
     ("ReduceSum", lambda x: og.reduce_sum(x, 1), [f64(3, 4, 2)]),
     ("ReduceSum_all_keep", lambda x: og.reduce_sum(x, keepdims=True), [f64(3, 4)]),
@@ -249,6 +273,31 @@ def test_missing_rule_names_the_op():
         y = raw.Unique(x)
         with pytest.raises(GradientNotDefinedError, match="Unique"):
             og.gradients(og.reduce_sum(y), [x])
+
+
+def test_layer_norm_statistics_outputs_have_no_gradient():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float64, [2, 3])
+        _, mean, _ = raw.LayerNormalization(x, og.constant(np.ones(3)), num_outputs=3)
+        with pytest.raises(GradientNotDefinedError, match="Mean and InvStdDev"):
+            og.gradients(og.reduce_sum(mean), [x])
+
+
+def test_non_differentiable_ops_on_the_path_pass_through():
+    """Comparisons, ArgMax, Shape, NonZero... produce integers or booleans: no gradient
+    flows into them, so the driver needs no rule to pass them."""
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float64, [2, 3])
+        mask = raw.Greater(x, og.constant(0.0))
+        arg = raw.ArgMax(x, axis=1, keepdims=0)
+        n = raw.Cast(raw.Size(raw.NonZero(mask)), to=11) + raw.Cast(
+            raw.ReduceSum(arg, keepdims=0), to=11)
+        y = og.reduce_sum(og.where(raw.Not(raw.IsNaN(x)), x * x, x)) + n
+        (gx,) = og.gradients(y, [x])
+    v = np.array([[1.0, -2.0, 3.0], [0.5, 0.0, -1.0]])
+    np.testing.assert_allclose(og.Session(g).run(gx, {x: v}), 2 * v)
 
 
 def test_stop_gradient_blocks():
