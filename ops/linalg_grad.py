@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from .grad_util import like_dtype, unbroadcast
+import string
+
+from ..errors import GradientNotDefinedError
+from .grad_util import like_dtype, same_static_shape, unbroadcast
+from .linalg import _parse_einsum
 
 
 def _swap_last(b, x):
@@ -68,4 +72,52 @@ def _gemm(b, op, grads):
     return out
 
 
-GRADIENTS = {"Gemm": _gemm, "MatMul": _matmul}
+def _einsum(b, op, grads):
+    """The gradient of operand i is an Einsum of dy (with the output subscripts) and the
+    other operands, producing operand i's subscripts. Ellipses are first spelled out as
+    fresh letters (right-aligned, so they broadcast as numpy does); a label only operand
+    i has (summed away in the forward) is supplied by a ones tensor shaped like operand
+    i; size-1 dims stretched by broadcasting are summed back with SumToShapeOf.
+
+    Raises:
+        GradientNotDefinedError: an operand repeats a subscript (a diagonal, whose
+            gradient an Einsum cannot write), or an operand's rank is unknown.
+    """
+    (g,) = grads
+    xs = op.inputs
+    if any(x.shape is None for x in xs):
+        raise GradientNotDefinedError("Einsum gradient needs operands of known rank")
+    if any(x.dtype.numpy.kind != "f" for x in xs):
+        return [None] * len(xs)
+    terms, out = _parse_einsum(op.attrs["equation"], [len(x.shape) for x in xs])
+    used = {s for t in terms + [out] for s in t if s != "..."}
+    fresh = [c for c in string.ascii_letters if c not in used]
+    n_ell = [len(x.shape) - (len(t) - 1) if "..." in t else 0 for t, x in zip(terms, xs)]
+    ell = fresh[:max(n_ell, default=0)]
+
+    def spell(term, n):
+        letters = ell[len(ell) - n:] if n else []
+        return "".join(c for s in term for c in (letters if s == "..." else [s]))
+
+    specs = [spell(t, n) for t, n in zip(terms, n_ell)]
+    out_spec = spell(out, len(ell))
+    result = []
+    for i, x in enumerate(xs):
+        target = specs[i]
+        if len(set(target)) != len(target):
+            raise GradientNotDefinedError(
+                f"Einsum gradient: operand {i} repeats a subscript ({target!r}, a "
+                "diagonal); not supported")
+        others = [(out_spec, g)] + [(specs[j], xs[j]) for j in range(len(xs)) if j != i]
+        present = set("".join(sp for sp, _ in others))
+        if not set(target) <= present:
+            others.append((target, b.op("OnesLike", [x])))
+        eq = ",".join(sp for sp, _ in others) + "->" + target
+        gx = b.op("Einsum", [t for _, t in others], {"equation": eq})
+        if not same_static_shape(gx, x):
+            gx = b.op("SumToShapeOf", [gx, x])
+        result.append(gx)
+    return result
+
+
+GRADIENTS = {"Einsum": _einsum, "Gemm": _gemm, "MatMul": _matmul}

@@ -66,7 +66,8 @@ def _ones_like(inputs, attrs, ctx):
 
 def _broadcast_like(inputs, attrs, ctx):
     """Input 0 broadcast to the shape of input 1 (a contiguous copy)."""
-    return (np.ascontiguousarray(np.broadcast_to(inputs[0], np.shape(inputs[1]))),)
+    # np.array, not np.ascontiguousarray: the latter turns a 0-d result into shape (1,)
+    return (np.array(np.broadcast_to(inputs[0], np.shape(inputs[1]))),)
 
 
 # --------------------------------------------------------------------------- reductions
@@ -118,7 +119,8 @@ def _reduce_grad(inputs, attrs, ctx):
         dx = _prod_others(x, axes) * dyk
     else:
         raise ExecutionError(f"ReduceGrad: unknown mode {mode!r}")
-    return (np.ascontiguousarray(dx, dtype=x.dtype),)
+    # np.array, not np.ascontiguousarray: the latter turns a 0-d result into shape (1,)
+    return (np.array(dx, dtype=x.dtype),)
 
 
 def _prod_others(x, axes):
@@ -472,7 +474,7 @@ def _resize_grad(inputs, attrs, ctx):
         acc = np.zeros((in_len,) + moved.shape[1:])
         np.add.at(acc, idx.reshape(-1), contrib.reshape((-1,) + moved.shape[1:]))
         g = np.moveaxis(acc, 0, axis)
-    return (np.ascontiguousarray(g, dtype=dy.dtype),)
+    return (np.array(g, dtype=dy.dtype),)
 
 
 # --------------------------------------------------------------------------- LRN

@@ -103,6 +103,18 @@ CASES = [
     ("Gemm_tA", lambda a, b: raw.Gemm(a, b, transA=1), [f64(4, 3), f64(4, 2)]),
     ("Gemm_tB", lambda a, b: raw.Gemm(a, b, transB=1), [f64(3, 4), f64(2, 4)]),
     ("Gemm_tAtB", lambda a, b: raw.Gemm(a, b, transA=1, transB=1), [f64(4, 3), f64(2, 4)]),
+    ("Einsum_matmul", lambda a, b: raw.Einsum(a, b, equation="ij,jk->ik"),
+     [f64(2, 3), f64(3, 4)]),
+    ("Einsum_implicit_sum_out", lambda a, b: raw.Einsum(a, b, equation="ij,jk"),
+     [f64(2, 3), f64(3, 4)]),
+    ("Einsum_reduce_only", lambda a: raw.Einsum(a, equation="ij->i"), [f64(2, 3)]),
+    ("Einsum_outer3", lambda a, b, c: raw.Einsum(a, b, c, equation="i,j,k->kij"),
+     [f64(2), f64(3), f64(2)]),
+    ("Einsum_ellipsis_bcast", lambda a, b: raw.Einsum(a, b, equation="...ij,...jk->...ik"),
+     [f64(1, 2, 3), f64(3, 3, 4)]),
+    ("Einsum_ellipsis_rank", lambda a, b: raw.Einsum(a, b, equation="...ij,jk->...ik"),
+     [f64(2, 2, 3), f64(3, 4)]),
+    ("Einsum_scalar", lambda a, b: raw.Einsum(a, b, equation="...j,j->"), [f64(2, 3), f64(3)]),
     # conv and pooling
     ("Conv", lambda x, w, b: raw.Conv(x, w, b, pads=[1, 1, 1, 1]),
      [f64(2, 3, 5, 5), f64(4, 3, 3, 3), f64(4)]),
@@ -272,6 +284,15 @@ def test_missing_rule_names_the_op():
         x = og.placeholder(og.float64, [3])
         y = raw.Unique(x)
         with pytest.raises(GradientNotDefinedError, match="Unique"):
+            og.gradients(og.reduce_sum(y), [x])
+
+
+def test_einsum_diagonal_operand_raises():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float64, [3, 3])
+        y = raw.Einsum(x, equation="ii->i")
+        with pytest.raises(GradientNotDefinedError, match="repeats a subscript"):
             og.gradients(og.reduce_sum(y), [x])
 
 
