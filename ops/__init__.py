@@ -12,17 +12,20 @@ import dataclasses
 from . import (activation, activation_grad, checkpoint, control_flow, conv, conv_grad,
                dataflow, elementwise, elementwise_grad, indexing, indexing_grad, linalg,
                linalg_grad, normalization, normalization_grad, pool, pool_grad, queue, reduction,
-               reduction_grad, rnn, shape, shape_grad, state, training, training_grad)
+               reduction_grad, rnn, rnn_grad, rnn_grad_kernels, shape, shape_grad, state,
+               training, training_grad)
 from .registry import (NUM_OUTPUTS, REQUIRED, AttrSpec, KernelContext, OpDef, Registry, TensorInfo,
                        VariableRef, define)
 
 _FAMILIES = (activation, checkpoint, control_flow, conv, dataflow, elementwise, indexing,
-             linalg, normalization, pool, queue, reduction, rnn, shape, state, training)
+             linalg, normalization, pool, queue, reduction, rnn, rnn_grad_kernels, shape, state,
+             training)
 
 # Modules holding `GRADIENTS = {op_type: rule}` (default domain) or
 # `GRADIENTS = {(domain, op_type): rule}`.
 _GRADIENT_MODULES = (activation_grad, conv_grad, elementwise_grad, indexing_grad, linalg_grad,
-                     normalization_grad, pool_grad, reduction_grad, shape_grad, training_grad)
+                     normalization_grad, pool_grad, reduction_grad, rnn_grad, shape_grad,
+                     training_grad)
 
 REGISTRY = Registry()
 for _module in _FAMILIES:

@@ -35,6 +35,30 @@ def binary(op_type):
     return lambda a, b: getattr(raw, op_type)(a, b)
 
 
+def recurrent(op_type, direction="forward", num_outputs=2, seq_lens=None, with_state=True,
+              **attrs):
+    """Build an RNN/GRU/LSTM over (X, W, R[, B, initial_h[, initial_c, P]])."""
+    def build(x, w, r, *rest):
+        lens = None if seq_lens is None else og.constant(np.array(seq_lens))
+        ins = [x, w, r] + ([rest[0], lens] + list(rest[1:]) if rest else [])
+        return getattr(raw, op_type)(*ins, hidden_size=2, direction=direction,
+                                     num_outputs=num_outputs, **attrs)
+    return build
+
+
+def recurrent_inputs(op_type, dirs=1, layout=0, full=True, steps=3, batch=2, size=3,
+                     hidden=2):
+    gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[op_type]
+    x = f64(steps, batch, size) if layout == 0 else f64(batch, steps, size)
+    state = (dirs, batch, hidden) if layout == 0 else (batch, dirs, hidden)
+    ins = [x, f64(dirs, gates * hidden, size), f64(dirs, gates * hidden, hidden)]
+    if full:
+        ins += [f64(dirs, 2 * gates * hidden), f64(*state)]
+        if op_type == "LSTM":
+            ins += [f64(*state), f64(dirs, 3 * hidden)]
+    return ins
+
+
 CASES = [
     # elementwise arithmetic, with broadcasting
     ("Add", binary("Add"), [f64(3, 4), f64(4)]),
@@ -248,6 +272,30 @@ CASES = [
      [f64(3, 4), np.array([[0, 0], [1, 3], [2, 2]])]),
     ("GatherND", lambda x, i: raw.GatherND(x, i), [f64(3, 4), np.array([[0, 1], [2, 2],
                                                                        [0, 1]])]),
+    # recurrent (BPTT kernels), small shapes
+    ("RNN", recurrent("RNN"), recurrent_inputs("RNN")),
+    ("RNN_reverse_Y_only", recurrent("RNN", "reverse", num_outputs=1),
+     recurrent_inputs("RNN")),
+    ("RNN_bidirectional_seq_lens", recurrent("RNN", "bidirectional", seq_lens=[2, 3]),
+     recurrent_inputs("RNN", 2)),
+    ("GRU", recurrent("GRU"), recurrent_inputs("GRU")),
+    ("GRU_bidirectional_layout1", recurrent("GRU", "bidirectional", layout=1),
+     recurrent_inputs("GRU", 2, layout=1)),
+    ("GRU_linear_before_reset", recurrent("GRU", "bidirectional", seq_lens=[1, 3],
+                                          linear_before_reset=1),
+     recurrent_inputs("GRU", 2)),
+    ("GRU_reverse_no_bias", recurrent("GRU", "reverse"), recurrent_inputs("GRU", full=False)),
+    ("LSTM_peepholes", recurrent("LSTM", num_outputs=3), recurrent_inputs("LSTM")),
+    ("LSTM_reverse_Y_h", lambda *a: recurrent("LSTM", "reverse", num_outputs=3)(*a)[1],
+     recurrent_inputs("LSTM")),
+    ("LSTM_bidirectional_seq_lens", recurrent("LSTM", "bidirectional", num_outputs=3,
+                                              seq_lens=[3, 1]),
+     recurrent_inputs("LSTM", 2)),
+    ("LSTM_input_forget_layout1", recurrent("LSTM", "bidirectional", num_outputs=3,
+                                            input_forget=1, layout=1),
+     recurrent_inputs("LSTM", 2, layout=1)),
+    ("LSTM_minimal_inputs", recurrent("LSTM", num_outputs=1),
+     recurrent_inputs("LSTM", full=False)),
     # fused losses and helpers
     ("SparseSoftmaxXent", lambda lg, lab: og.nn.sparse_softmax_cross_entropy(lab, lg),
      [f64(4, 5), np.array([0, 3, 4, 1])]),
@@ -293,6 +341,21 @@ def test_einsum_diagonal_operand_raises():
         x = og.placeholder(og.float64, [3, 3])
         y = raw.Einsum(x, equation="ii->i")
         with pytest.raises(GradientNotDefinedError, match="repeats a subscript"):
+            og.gradients(og.reduce_sum(y), [x])
+
+
+@pytest.mark.parametrize("attrs,match", [
+    ({"clip": 1.0}, "clip"),
+    ({"activations": ["Relu", "Tanh"]}, "default activations"),
+])
+def test_recurrent_unsupported_attributes_raise(attrs, match):
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float64, [3, 2, 3])
+        w = og.constant(f64(1, 6, 3))
+        r = og.constant(f64(1, 6, 2))
+        y = raw.GRU(x, w, r, hidden_size=2, num_outputs=1, **attrs)
+        with pytest.raises(GradientNotDefinedError, match=match):
             og.gradients(og.reduce_sum(y), [x])
 
 
