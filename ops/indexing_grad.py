@@ -49,7 +49,7 @@ def _gather_elements(b, op, grads):
 def _gather_nd(b, op, grads):
     x, idx = op.inputs
     if int(op.attrs.get("batch_dims", 0) or 0):
-        raise NotImplementedError("GatherND gradient with batch_dims")
+        raise GradientNotDefinedError("GatherND gradient with batch_dims")
     zeros = b.op("ZerosLike", [x])
     return [b.op("ScatterND", [zeros, idx, grads[0]], {"reduction": "add"}), None]
 

@@ -19,7 +19,7 @@ def _matmul(b, op, grads):
     (g,) = grads
     a, w = op.inputs
     if a.shape is None or w.shape is None:
-        raise NotImplementedError("MatMul gradient needs operands of known rank")
+        raise GradientNotDefinedError("MatMul gradient needs operands of known rank")
     ra, rw = len(a.shape), len(w.shape)
     if ra == 2 and rw == 2:
         return [b.op("Gemm", [g, w], {"transB": 1}), b.op("Gemm", [a, g], {"transA": 1})]

@@ -28,7 +28,7 @@ def _global(mode):
     def rule(b, op, grads):
         x = op.inputs[0]
         if x.shape is None:
-            raise NotImplementedError("global pool gradient needs an input of known rank")
+            raise GradientNotDefinedError("global pool gradient needs an input of known rank")
         axes = list(range(2, len(x.shape)))
         return [b.op("ReduceGrad", [grads[0], x, op.outputs[0]],
                      {"axes": axes, "keepdims": 1, "mode": mode})]

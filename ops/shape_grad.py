@@ -25,7 +25,7 @@ def _transpose(b, op, grads):
     perm = op.attrs.get("perm")
     if perm is None:
         if x.shape is None:
-            raise NotImplementedError("Transpose gradient needs a known rank")
+            raise GradientNotDefinedError("Transpose gradient needs a known rank")
         perm = list(range(len(x.shape)))[::-1]
     inv = [0] * len(perm)
     for i, p in enumerate(perm):
@@ -75,7 +75,7 @@ def _tile(b, op, grads):
     x = op.inputs[0]
     reps = static_ints(b, op.inputs[1])
     if reps is None or x.shape is None or any(d is None for d in x.shape):
-        raise NotImplementedError("Tile gradient needs static repeats and input shape")
+        raise GradientNotDefinedError("Tile gradient needs static repeats and input shape")
     # view the gradient as (r0, d0, r1, d1, ...) and sum the repeat axes
     split_shape = [v for r, d in zip(reps, x.shape) for v in (r, d)]
     g = b.op("Reshape", [grads[0], b.constant_ints(split_shape)])
@@ -87,7 +87,7 @@ def _pad(b, op, grads):
     x = op.inputs[0]
     pads = static_ints(b, op.inputs[1])
     if op.attrs.get("mode", "constant") != "constant" or pads is None or x.shape is None:
-        raise NotImplementedError("Pad gradient supports constant mode with static pads")
+        raise GradientNotDefinedError("Pad gradient supports constant mode with static pads")
     rank = len(x.shape)
     axes = static_ints(b, op.inputs[3]) if len(op.inputs) > 3 and op.inputs[3] is not None \
         else list(range(rank))
@@ -104,7 +104,7 @@ def _dropout(b, op, grads):
     if g is None:
         return [None] * len(op.inputs)
     if len(op.outputs) < 2:
-        raise NotImplementedError("Dropout gradient needs the mask output")
+        raise GradientNotDefinedError("Dropout gradient needs the mask output")
     x = op.inputs[0]
     ratio = op.inputs[1] if len(op.inputs) > 1 and op.inputs[1] is not None else None
     mask = b.op("CastLike", [op.outputs[1], x])
@@ -173,7 +173,7 @@ def _range(b, op, grads):
 
 
 def _unsupported(what):
-    raise NotImplementedError(f"no gradient for {what}")
+    raise GradientNotDefinedError(f"no gradient for {what}")
 
 
 GRADIENTS = {
