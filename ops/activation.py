@@ -13,27 +13,46 @@ import numpy as np
 
 from ..errors import OpAttributeError, ShapeError
 from .common import infer_elementwise, infer_same
-from .elementwise import erf, erf_float32
+from .elementwise import erf, erf_float32, fp_errors_quiet
 from .registry import define
 
 _NATIVE_FLOATS = ("float16", "float32", "float64")
 
 
+_LIFTS: dict = {}  # dtype -> whether it is computed in float32 (dtype.name is slow)
+
+
 def _lift(x):
     x = np.asarray(x)
-    if x.dtype.kind in "fiu" and (x.dtype.kind != "f" or x.dtype.name in _NATIVE_FLOATS):
-        return x
-    return x.astype(np.float32)
+    dt = x.dtype
+    lift = _LIFTS.get(dt)
+    if lift is None:
+        lift = _LIFTS[dt] = not (dt.kind in "fiu" and (dt.kind != "f"
+                                                       or dt.name in _NATIVE_FLOATS))
+    return x.astype(np.float32) if lift else x
 
 
 def _pointwise(fn):
     def kernel(inputs, attrs, ctx):
         """Apply the activation elementwise, keeping the input dtype."""
         x = np.asarray(inputs[0])
-        with np.errstate(all="ignore"):
+        if fp_errors_quiet():  # the executor ignores fp errors for the whole run
             y = np.asarray(fn(_lift(x), attrs))
+        else:
+            with np.errstate(all="ignore"):
+                y = np.asarray(fn(_lift(x), attrs))
         return (y if y.dtype == x.dtype else y.astype(x.dtype),)
     return kernel
+
+
+def _relu_kernel(inputs, attrs, ctx):
+    """max(x, 0) elementwise, keeping the input dtype (never warns: no errstate)."""
+    x = inputs[0]
+    zero = _ZEROS.get(x.dtype) if type(x) is np.ndarray else None
+    if zero is None:
+        return _relu_slow(inputs, attrs, ctx)
+    y = np.maximum(x, zero)
+    return (y if type(y) is np.ndarray else np.asarray(y),)
 
 
 def _relu(x, attrs):
@@ -168,10 +187,17 @@ def _softmax_kernel(inputs, attrs, ctx):
     x = np.asarray(inputs[0])
     lx = _lift(x)
     axis = _axis(attrs, x.ndim, "Softmax")
+    if fp_errors_quiet():
+        return (_softmax(lx, axis).astype(x.dtype, copy=False),)
     with np.errstate(all="ignore"):
-        e = np.exp(lx - np.max(lx, axis=axis, keepdims=True))
-        y = e / np.sum(e, axis=axis, keepdims=True)
-    return (y.astype(x.dtype, copy=False),)
+        return (_softmax(lx, axis).astype(x.dtype, copy=False),)
+
+
+def _softmax(lx, axis):
+    e = lx - lx.max(axis=axis, keepdims=True)
+    e = np.exp(e, out=e) if e.dtype.kind == "f" else np.exp(e)
+    s = e.sum(axis=axis, keepdims=True)
+    return np.divide(e, s, out=e) if e.dtype.kind == "f" else e / s
 
 
 def _log_softmax_kernel(inputs, attrs, ctx):
@@ -220,9 +246,14 @@ _POINTWISE = {
 }
 
 
+_RELU_NATIVE = ("float16", "float32", "float64", "int8", "int16", "int32", "int64")
+_ZEROS = {np.dtype(name): np.zeros((), name) for name in _RELU_NATIVE}
+_relu_slow = _pointwise(_relu)
+
+
 def _build():
-    ops = [define(name, ["X"], ["Y"], _pointwise(fn), attrs=attrs, infer=infer_same,
-                  since_version=since)
+    ops = [define(name, ["X"], ["Y"], _relu_kernel if name == "Relu" else _pointwise(fn),
+                  attrs=attrs, infer=infer_same, since_version=since)
            for name, (fn, attrs, since) in _POINTWISE.items()]
     ops += [
         define("PRelu", ["X", "slope"], ["Y"], _prelu_kernel, infer=infer_elementwise,

@@ -7,6 +7,7 @@ all with ONNX semantics: multidirectional broadcasting and the input dtype prese
 
 from __future__ import annotations
 
+import contextvars
 import math
 
 import numpy as np
@@ -30,15 +31,63 @@ def _compute_dtype(dtype):
     return np.dtype(np.float32)
 
 
+_COMPUTE: dict = {}  # dtype -> compute dtype (dtype.name is slow: cache the answer)
+
+
 def _lift(x):
     x = np.asarray(x)
-    cd = _compute_dtype(x.dtype)
-    return x if cd == x.dtype else x.astype(cd)
+    dt = x.dtype
+    cd = _COMPUTE.get(dt)
+    if cd is None:
+        cd = _COMPUTE[dt] = _compute_dtype(dt)
+    return x if cd is dt or cd == dt else x.astype(cd)
 
 
 def _back(y, dtype):
     y = np.asarray(y)
     return y if y.dtype == dtype else y.astype(dtype)
+
+
+# ---------------------------------------------------------------------------------------
+# Floating-point error state
+#
+# Kernels compute quietly (inf/nan results, no RuntimeWarning), which used to mean one
+# `np.errstate(all="ignore")` per kernel call: ~2 us, more than an Add on a small tensor.
+# An executor running many kernels enters `quiet_fp_errors()` once instead; kernels see
+# the flag and skip their own errstate. numpy keeps its error state in a context
+# variable (thread-local in numpy 1.x), and so does this flag, so concurrent runs from
+# several threads do not see each other's state. Kernels called outside such a context
+# (the ONNX node tests, the mobile interpreter, user code) keep the per-call errstate.
+
+_FP_QUIET = contextvars.ContextVar("onegraph_fp_quiet", default=False)
+
+
+class quiet_fp_errors:
+    """Context manager: numpy floating-point errors ignored, and kernels told so."""
+
+    __slots__ = ("_errstate", "_token")
+
+    def __enter__(self):
+        self._errstate = np.errstate(all="ignore")
+        self._errstate.__enter__()
+        self._token = _FP_QUIET.set(True)
+        return self
+
+    def __exit__(self, *exc):
+        _FP_QUIET.reset(self._token)
+        return self._errstate.__exit__(*exc)
+
+
+def fp_errors_quiet() -> bool:
+    """Whether the caller runs inside `quiet_fp_errors()` (no per-call errstate needed)."""
+    return _FP_QUIET.get()
+
+
+# dtypes numpy computes natively with ONNX result types (same dtype in, same out)
+_FAST_DTYPES = frozenset(np.dtype(t) for t in (
+    np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.int64,
+    np.uint8, np.uint16, np.uint32, np.uint64))
+_ndarray = np.ndarray
 
 
 # ---------------------------------------------------------------------------------------
@@ -49,6 +98,8 @@ def _unary(fn):
     def kernel(inputs, attrs, ctx):
         """Apply the elementwise function, keeping the input dtype."""
         x = np.asarray(inputs[0])
+        if _FP_QUIET.get():
+            return (_back(fn(_lift(x)), x.dtype),)
         with np.errstate(all="ignore"):
             return (_back(fn(_lift(x)), x.dtype),)
     return kernel
@@ -173,10 +224,21 @@ _UNARY = {
 # Binary arithmetic
 
 
-def _binary(fn):
+def _binary(fn, ufunc=False):
+    """Kernel of a broadcasting binary op; `ufunc`: fn is a numpy ufunc whose result
+    dtype equals its inputs' for every dtype in _FAST_DTYPES (Add, Sub, Mul)."""
     def kernel(inputs, attrs, ctx):
         """Apply the broadcasting binary function, keeping the dtype of input 0."""
-        a, b = np.asarray(inputs[0]), np.asarray(inputs[1])
+        a, b = inputs[0], inputs[1]
+        if ufunc and type(a) is _ndarray and type(b) is _ndarray and a.dtype == b.dtype \
+                and a.dtype in _FAST_DTYPES and (a.dtype.kind != "f" or _FP_QUIET.get()):
+            # fast path: no conversions, no errstate (integer add/sub/mul never warn on
+            # arrays; float ones run inside the executor's quiet_fp_errors())
+            y = fn(a, b)
+            return (y if type(y) is _ndarray else np.asarray(y),)
+        a, b = np.asarray(a), np.asarray(b)
+        if _FP_QUIET.get():
+            return (_back(fn(_lift(a), _lift(b)), a.dtype),)
         with np.errstate(all="ignore"):
             return (_back(fn(_lift(a), _lift(b)), a.dtype),)
     return kernel
@@ -237,6 +299,7 @@ def _bitshift_kernel(inputs, attrs, ctx):
     return (np.where(bad, fill, out).astype(x.dtype),)
 
 
+_UFUNC_BINARY = frozenset({"Add", "Sub", "Mul"})
 _BINARY = {
     "Add": (np.add, 14),
     "Sub": (np.subtract, 14),
@@ -302,18 +365,37 @@ def _isinf_kernel(inputs, attrs, ctx):
 
 
 def _variadic(fn, mean=False):
+    def fold(arrays):
+        acc = _lift(arrays[0])
+        if len(arrays) == 1:
+            acc = acc.copy()
+        for k, x in enumerate(arrays[1:]):
+            x = _lift(x)
+            if k and acc.dtype == x.dtype and (acc.shape == x.shape or acc.shape == (
+                    np.broadcast_shapes(acc.shape, x.shape))):
+                fn(acc, x, out=acc)  # acc is our own temporary from the first step
+            else:
+                acc = np.asarray(fn(acc, x))
+        if mean:
+            if acc.dtype.kind == "f":
+                acc = np.asarray(acc / len(arrays))
+            else:
+                acc = np.asarray(acc // len(arrays))
+        shape = arrays[0].shape
+        if any(x.shape != shape for x in arrays):
+            shape = np.broadcast_shapes(*(x.shape for x in arrays))
+        if acc.shape != shape:
+            acc = np.array(np.broadcast_to(acc, shape))
+        return acc
+
     def kernel(inputs, attrs, ctx):
         """Fold the broadcasting function over all inputs, keeping the input dtype."""
         arrays = [np.asarray(x) for x in inputs if x is not None]
         dtype = arrays[0].dtype
+        if _FP_QUIET.get():
+            return (_back(fold(arrays), dtype),)
         with np.errstate(all="ignore"):
-            acc = _lift(arrays[0])
-            for x in arrays[1:]:
-                acc = fn(acc, _lift(x))
-            if mean:
-                acc = acc / len(arrays) if acc.dtype.kind == "f" else acc // len(arrays)
-            acc = np.broadcast_to(acc, np.broadcast_shapes(*(x.shape for x in arrays)))
-        return (_back(np.array(acc), dtype),)
+            return (_back(fold(arrays), dtype),)
     return kernel
 
 
@@ -488,8 +570,8 @@ def _build():
         ops.append(define(name, ["X"], ["Y"], _unary(fn), infer=infer_same,
                           since_version=since))
     for name, (fn, since) in _BINARY.items():
-        ops.append(define(name, ["A", "B"], ["C"], _binary(fn), infer=infer_elementwise,
-                          since_version=since))
+        ops.append(define(name, ["A", "B"], ["C"], _binary(fn, name in _UFUNC_BINARY),
+                          infer=infer_elementwise, since_version=since))
     for name, (fn, since) in _COMPARE.items():
         ops.append(define(name, ["A", "B"], ["C"], _compare(fn), infer=infer_compare,
                           since_version=since))

@@ -79,7 +79,8 @@ def _gemm_kernel(inputs, attrs, ctx):
         c = np.asarray(c, dtype=y.dtype)
         if beta != 1.0:
             c = c * y.dtype.type(beta)
-        if np.broadcast_shapes(y.shape, c.shape) == y.shape:
+        if c.shape == y.shape or c.ndim <= 1 and c.size in (1, y.shape[-1]) \
+                or np.broadcast_shapes(y.shape, c.shape) == y.shape:
             y += c
         else:
             y = y + c

@@ -109,7 +109,9 @@ def _reshape_target(in_shape, target, allowzero):
 def _reshape(inputs, attrs, ctx):
     """Reshape with ONNX 0 (copy dim unless allowzero) and -1 (inferred) entries."""
     x, shape = inputs
-    target = _reshape_target(x.shape, _ints(shape), attrs["allowzero"])
+    target = np.asarray(shape).reshape(-1).tolist()
+    if 0 in target or -1 in target:
+        target = _reshape_target(x.shape, [int(d) for d in target], attrs["allowzero"])
     return (np.reshape(x, target),)
 
 

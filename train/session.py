@@ -27,6 +27,7 @@ from ..ops import REGISTRY, KernelContext
 # The dead value of dataflow control flow (the untaken side of a Switch) is defined
 # with the Switch/Merge kernels, which produce it.
 from ..ops.dataflow import DEAD  # noqa: E402
+from ..ops.elementwise import fp_errors_quiet, quiet_fp_errors  # noqa: E402
 from .optimize import optimize_plan  # noqa: E402
 from . import frames  # noqa: E402
 
@@ -379,6 +380,11 @@ class Session:
     # -- execution ------------------------------------------------------------------
 
     def _execute(self, plan: _Plan, frame: _Frame) -> None:
+        if not fp_errors_quiet():
+            # numpy fp warnings off once per run, not once per kernel (a context
+            # variable, so it is per thread): kernels then skip their own errstate
+            with quiet_fp_errors():
+                return self._execute(plan, frame)
         values = frame.values
         if plan.free_tensors:
             for i in plan.free_tensors:
