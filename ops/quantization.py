@@ -1,0 +1,396 @@
+"""Operators: quantization family (ONNX QDQ and integer-arithmetic ops).
+
+QuantizeLinear / DequantizeLinear with per-tensor, per-axis and blocked scales,
+DynamicQuantizeLinear, and the integer GEMMs MatMulInteger, ConvInteger, QLinearMatMul
+and QLinearConv. Integer accumulation is exact: zero-point-shifted integer operands are
+multiplied in float64 (BLAS), where every product and partial sum of 8/16-bit values is
+an exactly representable integer, then converted to int32. Rounding to integers is half
+to even (`np.rint`), as ONNX specifies; integer targets saturate to their range, float8
+and float4 targets saturate to their largest finite value when `saturate` is set. Types
+numpy lacks (float8, int4, int2, float4) come from ml_dtypes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import OpAttributeError, ShapeError
+from .conv import _pool_geometry, conv_nd
+from .elementwise import onnx_type_to_numpy
+from .registry import TensorInfo, define
+
+_FLOAT_TARGETS = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+                  "float4_e2m1fn")
+
+
+def _limits(dtype):
+    """(low, high) of an integer dtype, numpy's or ml_dtypes'."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+    else:
+        import ml_dtypes
+
+        info = ml_dtypes.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
+def _is_float_target(dtype) -> bool:
+    return np.dtype(dtype).name in _FLOAT_TARGETS
+
+
+def _to_float(x, dtype=np.float32):
+    """Any numeric (incl. ml_dtypes int4/float8) array as a float array."""
+    x = np.asarray(x)
+    return x.astype(dtype)
+
+
+def _compute_dtype(scale_dtype):
+    """Arithmetic precision for a scale dtype: its own if numpy has it, else float32."""
+    dt = np.dtype(scale_dtype)
+    return dt if dt.name in ("float16", "float32", "float64") else np.dtype(np.float32)
+
+
+def _expand_param(p, x_shape, axis, block_size, op, what):
+    """Reshape/repeat a scale or zero point so it broadcasts against x.
+
+    0-d or single-element 1-D: per tensor. 1-D (block_size 0): per axis. Same rank as x
+    with block_size > 0: blocked along `axis` (each entry covers block_size elements).
+    """
+    p = np.asarray(p)
+    rank = len(x_shape)
+    if p.ndim == 0 or (p.ndim == 1 and p.size == 1 and block_size == 0):
+        return p.reshape(())
+    if rank == 0:
+        raise ShapeError(f"{op}: {what} of shape {p.shape} for a scalar input")
+    if not -rank <= axis < rank:
+        raise OpAttributeError(f"{op}: axis {axis} out of range for rank {rank}")
+    axis %= rank
+    if block_size <= 0:
+        if p.ndim != 1 or p.shape[0] != x_shape[axis]:
+            raise ShapeError(f"{op}: per-axis {what} shape {p.shape} does not match input "
+                             f"dim {x_shape[axis]} on axis {axis}")
+        shape = [1] * rank
+        shape[axis] = p.shape[0]
+        return p.reshape(shape)
+    if p.ndim != rank:
+        raise ShapeError(f"{op}: blocked {what} must have the input's rank {rank}, "
+                         f"got shape {p.shape}")
+    n = x_shape[axis]
+    if p.shape[axis] != -(-n // block_size):
+        raise ShapeError(f"{op}: blocked {what} has {p.shape[axis]} blocks on axis {axis}, "
+                         f"want ceil({n}/{block_size})")
+    return np.take(np.repeat(p, block_size, axis=axis), np.arange(n), axis=axis)
+
+
+def _quantize_values(v, dtype, saturate):
+    """Round (already scaled and shifted) float values `v` into `dtype`."""
+    dtype = np.dtype(dtype)
+    if _is_float_target(dtype):
+        import ml_dtypes
+
+        v = v.astype(np.float32)
+        if saturate:
+            top = float(ml_dtypes.finfo(dtype).max)
+            with np.errstate(invalid="ignore"):
+                v = np.where(np.isnan(v), v, np.clip(v, -top, top))
+        return v.astype(dtype)
+    low, high = _limits(dtype)
+    return np.clip(np.rint(v), low, high).astype(np.int64).astype(dtype)
+
+
+def quantize(x, scale, zero_point, dtype, axis=1, block_size=0, saturate=1, precision=None):
+    """ONNX QuantizeLinear: saturate(round(x / scale) + zero_point) as `dtype`."""
+    x = np.asarray(x)
+    scale = np.asarray(scale)
+    cdt = np.dtype(precision) if precision is not None else _compute_dtype(scale.dtype)
+    s = _expand_param(scale, x.shape, axis, block_size, "QuantizeLinear", "scale")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = _to_float(x, cdt) / _to_float(s, cdt)
+    if _is_float_target(dtype):
+        if zero_point is not None:
+            zp = _expand_param(zero_point, x.shape, axis, block_size, "QuantizeLinear",
+                               "zero point")
+            v = v + _to_float(zp, cdt)
+        return _quantize_values(v, dtype, saturate)
+    v = np.rint(v).astype(np.float64)
+    if zero_point is not None:
+        zp = _expand_param(zero_point, x.shape, axis, block_size, "QuantizeLinear",
+                           "zero point")
+        v = v + _to_float(zp, np.float64)
+    return _quantize_values(v, dtype, saturate)
+
+
+def dequantize(x, scale, zero_point, out_dtype=None, axis=1, block_size=0):
+    """ONNX DequantizeLinear: (x - zero_point) * scale, in the scale's dtype."""
+    x = np.asarray(x)
+    scale = np.asarray(scale)
+    out_dtype = np.dtype(out_dtype) if out_dtype is not None else scale.dtype
+    cdt = np.float64 if np.float64 in (scale.dtype, out_dtype) else np.float32
+    v = _to_float(x, cdt)
+    if zero_point is not None:
+        zp = _expand_param(zero_point, x.shape, axis, block_size, "DequantizeLinear",
+                           "zero point")
+        v = v - _to_float(zp, cdt)
+    s = _expand_param(scale, x.shape, axis, block_size, "DequantizeLinear", "scale")
+    return (v * _to_float(s, cdt)).astype(out_dtype)
+
+
+def _output_dtype(attrs, zero_point_dtype):
+    if zero_point_dtype is not None:
+        return np.dtype(zero_point_dtype)
+    if attrs.get("output_dtype"):
+        return onnx_type_to_numpy(attrs["output_dtype"])
+    return np.dtype(np.uint8)
+
+
+def _quantize_kernel(inputs, attrs, ctx):
+    x, scale = inputs[0], inputs[1]
+    zp = inputs[2] if len(inputs) > 2 else None
+    dtype = _output_dtype(attrs, None if zp is None else np.asarray(zp).dtype)
+    if attrs.get("output_dtype") and zp is not None \
+            and onnx_type_to_numpy(attrs["output_dtype"]) != dtype:
+        raise OpAttributeError(f"QuantizeLinear: output_dtype disagrees with the zero "
+                               f"point's type {dtype}")
+    precision = onnx_type_to_numpy(attrs["precision"]) if attrs.get("precision") else None
+    return (quantize(x, scale, zp, dtype, attrs["axis"], attrs["block_size"],
+                     attrs["saturate"], precision),)
+
+
+def _quantize_infer(attrs, inputs):
+    zp = inputs[2] if len(inputs) > 2 else None
+    try:
+        dtype = _output_dtype(attrs, None if zp is None else zp.dtype)
+    except OpAttributeError:
+        dtype = None
+    return [TensorInfo(dtype, inputs[0].shape)]
+
+
+def _dequantize_kernel(inputs, attrs, ctx):
+    x, scale = inputs[0], inputs[1]
+    zp = inputs[2] if len(inputs) > 2 else None
+    out = onnx_type_to_numpy(attrs["output_dtype"]) if attrs.get("output_dtype") else None
+    return (dequantize(x, scale, zp, out, attrs["axis"], attrs["block_size"]),)
+
+
+def _dequantize_infer(attrs, inputs):
+    dtype = inputs[1].dtype
+    if attrs.get("output_dtype"):
+        try:
+            dtype = onnx_type_to_numpy(attrs["output_dtype"])
+        except OpAttributeError:
+            dtype = None
+    return [TensorInfo(dtype, inputs[0].shape)]
+
+
+def _dynamic_quantize_kernel(inputs, attrs, ctx):
+    """uint8 quantization with scale/zero point from the data range (which includes 0)."""
+    x = np.asarray(inputs[0], dtype=np.float32)
+    lo = np.float32(min(0.0, float(x.min()) if x.size else 0.0))
+    hi = np.float32(max(0.0, float(x.max()) if x.size else 0.0))
+    scale = np.float32((hi - lo) / np.float32(255))
+    if scale == 0:
+        zp = np.uint8(0)
+        y = np.zeros(x.shape, np.uint8)
+    else:
+        zp = np.uint8(np.clip(np.rint(-lo / scale), 0, 255))
+        y = _quantize_values(np.rint(x / scale).astype(np.float64) + float(zp), np.uint8, 1)
+    return (y, np.asarray(scale, np.float32), np.asarray(zp, np.uint8))
+
+
+def _dynamic_quantize_infer(attrs, inputs):
+    return [TensorInfo(np.dtype(np.uint8), inputs[0].shape),
+            TensorInfo(np.dtype(np.float32), ()), TensorInfo(np.dtype(np.uint8), ())]
+
+
+# ---------------------------------------------------------------------------------------
+# Integer GEMMs
+
+
+def _shift_rows(a, zp):
+    """a (..., M, K) minus a zero point that is a scalar or per row (M,), as float64."""
+    a = np.asarray(a).astype(np.float64)
+    if zp is None:
+        return a
+    zp = np.asarray(zp).astype(np.float64)
+    if zp.size == 1:
+        return a - zp.reshape(())
+    if a.ndim >= 2 and zp.shape[-1] == a.shape[-2]:
+        return a - zp[..., :, None]
+    raise ShapeError(f"zero point shape {zp.shape} does not fit operand {a.shape}")
+
+
+def _shift_cols(b, zp):
+    """b (..., K, N) minus a zero point that is a scalar or per column (N,), as float64."""
+    b = np.asarray(b).astype(np.float64)
+    if zp is None:
+        return b
+    zp = np.asarray(zp).astype(np.float64)
+    if zp.size == 1:
+        return b - zp.reshape(())
+    if zp.shape[-1] == b.shape[-1]:
+        return b - zp[..., None, :]
+    raise ShapeError(f"zero point shape {zp.shape} does not fit operand {b.shape}")
+
+
+def _int_matmul(a, b):
+    """Exact integer matmul of zero-point-shifted float64 operands (ONNX MatMul shapes)."""
+    return np.rint(np.matmul(a, b))
+
+
+def _matmul_shape(a, b):
+    if a is None or b is None:
+        return None
+    a, b = list(a), list(b)
+    if not a or not b:
+        return None
+    da = len(a) == 1
+    db = len(b) == 1
+    if da:
+        a = [1] + a
+    if db:
+        b = b + [1]
+    batch_a, batch_b = a[:-2], b[:-2]
+    rank = max(len(batch_a), len(batch_b))
+    batch_a = [1] * (rank - len(batch_a)) + batch_a
+    batch_b = [1] * (rank - len(batch_b)) + batch_b
+    batch = []
+    for x, y in zip(batch_a, batch_b):
+        if x is None or y is None:
+            batch.append(None if x in (None, 1) and y in (None, 1) else max(x or 1, y or 1))
+        else:
+            if x != y and 1 not in (x, y):
+                raise ShapeError(f"cannot broadcast matmul batch dims {a} and {b}")
+            batch.append(max(x, y))
+    out = batch + ([] if da else [a[-2]]) + ([] if db else [b[-1]])
+    return tuple(out)
+
+
+def _matmul_integer_kernel(inputs, attrs, ctx):
+    a, b = inputs[0], inputs[1]
+    azp = inputs[2] if len(inputs) > 2 else None
+    bzp = inputs[3] if len(inputs) > 3 else None
+    y = _int_matmul(_shift_rows(a, azp), _shift_cols(b, bzp))
+    return (y.astype(np.int32),)
+
+
+def _matmul_integer_infer(attrs, inputs):
+    return [TensorInfo(np.dtype(np.int32), _matmul_shape(inputs[0].shape, inputs[1].shape))]
+
+
+def _scale_rows(s):
+    s = np.asarray(s).astype(np.float64)
+    return s.reshape(()) if s.size == 1 else s[..., :, None]
+
+
+def _scale_cols(s):
+    s = np.asarray(s).astype(np.float64)
+    return s.reshape(()) if s.size == 1 else s[..., None, :]
+
+
+def _qlinear_matmul_kernel(inputs, attrs, ctx):
+    """Integer matmul of the shifted operands, requantized with a_scale*b_scale/y_scale."""
+    a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp = inputs[:8]
+    acc = _int_matmul(_shift_rows(a, a_zp), _shift_cols(b, b_zp))
+    cdt = _compute_dtype(np.asarray(a_scale).dtype)
+    # The real-valued product in the scales' precision, then requantized.
+    real = (acc.astype(cdt) * _scale_rows(a_scale).astype(cdt)
+            * _scale_cols(b_scale).astype(cdt))
+    y_zp = np.asarray(y_zp)
+    return (quantize(real, np.asarray(y_scale).reshape(()).astype(cdt), y_zp.reshape(()),
+                     y_zp.dtype),)
+
+
+def _qlinear_matmul_infer(attrs, inputs):
+    return [TensorInfo(inputs[7].dtype, _matmul_shape(inputs[0].shape, inputs[3].shape))]
+
+
+def _conv_int(x, w, x_zp, w_zp, attrs):
+    """Exact integer convolution (float64 GEMMs) of zero-point-shifted x and w."""
+    xf = np.asarray(x).astype(np.float64)
+    wf = np.asarray(w).astype(np.float64)
+    if x_zp is not None:
+        xf -= np.asarray(x_zp).astype(np.float64).reshape(())
+    if w_zp is not None:
+        wz = np.asarray(w_zp).astype(np.float64)
+        wf -= wz.reshape(()) if wz.size == 1 else wz.reshape((-1,) + (1,) * (wf.ndim - 1))
+    conv_attrs = {k: attrs[k] for k in ("group", "pads", "strides", "dilations",
+                                         "auto_pad")}
+    if attrs.get("kernel_shape") and list(attrs["kernel_shape"]) != list(wf.shape[2:]):
+        raise ShapeError(f"kernel_shape {attrs['kernel_shape']} does not match weight "
+                         f"{wf.shape}")
+    return np.rint(conv_nd(xf, wf, None, conv_attrs))
+
+
+def _conv_integer_kernel(inputs, attrs, ctx):
+    x, w = inputs[0], inputs[1]
+    x_zp = inputs[2] if len(inputs) > 2 else None
+    w_zp = inputs[3] if len(inputs) > 3 else None
+    return (_conv_int(x, w, x_zp, w_zp, attrs).astype(np.int32),)
+
+
+def _qlinear_conv_kernel(inputs, attrs, ctx):
+    """Integer conv (+ int32 bias), requantized with x_scale*w_scale/y_scale."""
+    x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp = inputs[:8]
+    bias = inputs[8] if len(inputs) > 8 else None
+    acc = _conv_int(x, w, x_zp, w_zp, attrs)
+    nsp = acc.ndim - 2
+    m = acc.shape[1]
+    if bias is not None:
+        acc = acc + np.asarray(bias).astype(np.float64).reshape((m,) + (1,) * nsp)
+    ws = np.asarray(w_scale).astype(np.float64)
+    ws = ws.reshape(()) if ws.size == 1 else ws.reshape((m,) + (1,) * nsp)
+    real = acc * np.asarray(x_scale).astype(np.float64).reshape(()) * ws
+    y_zp = np.asarray(y_zp)
+    ys = np.asarray(y_scale).astype(np.float64).reshape(())
+    return (_quantize_values(np.rint(real / ys) + y_zp.astype(np.float64).reshape(()),
+                             y_zp.dtype, 1),)
+
+
+def _conv_shape(x, w, attrs):
+    if x.shape is None:
+        return None
+    m = w.shape[0] if w is not None and w.shape is not None else None
+    kernel = list(attrs.get("kernel_shape") or
+                  (w.shape[2:] if w is not None and w.shape is not None
+                   else [None] * (len(x.shape) - 2)))
+    *_, out = _pool_geometry(x.shape[2:], kernel, attrs)
+    return (x.shape[0], m) + tuple(out)
+
+
+def _conv_integer_infer(attrs, inputs):
+    return [TensorInfo(np.dtype(np.int32), _conv_shape(inputs[0], inputs[1], attrs))]
+
+
+def _qlinear_conv_infer(attrs, inputs):
+    return [TensorInfo(inputs[7].dtype, _conv_shape(inputs[0], inputs[3], attrs))]
+
+
+_CONV_ATTRS = [("auto_pad", "string", "NOTSET"), ("dilations", "ints", None),
+               ("group", "int", 1), ("kernel_shape", "ints", None), ("pads", "ints", None),
+               ("strides", "ints", None)]
+
+OPS = (
+    define("ConvInteger", ["x", "w", "x_zero_point?", "w_zero_point?"], ["y"],
+           _conv_integer_kernel, attrs=_CONV_ATTRS, infer=_conv_integer_infer,
+           since_version=10),
+    define("DequantizeLinear", ["x", "x_scale", "x_zero_point?"], ["y"], _dequantize_kernel,
+           attrs=[("axis", "int", 1), ("block_size", "int", 0), ("output_dtype", "int", 0)],
+           infer=_dequantize_infer, since_version=23),
+    define("DynamicQuantizeLinear", ["x"], ["y", "y_scale", "y_zero_point"],
+           _dynamic_quantize_kernel, infer=_dynamic_quantize_infer, since_version=11),
+    define("MatMulInteger", ["A", "B", "a_zero_point?", "b_zero_point?"], ["Y"],
+           _matmul_integer_kernel, infer=_matmul_integer_infer, since_version=10),
+    define("QLinearConv", ["x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point",
+                           "y_scale", "y_zero_point", "B?"], ["y"], _qlinear_conv_kernel,
+           attrs=_CONV_ATTRS, infer=_qlinear_conv_infer, since_version=10),
+    define("QLinearMatMul", ["a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point",
+                             "y_scale", "y_zero_point"], ["y"], _qlinear_matmul_kernel,
+           infer=_qlinear_matmul_infer, since_version=21),
+    define("QuantizeLinear", ["x", "y_scale", "y_zero_point?"], ["y"], _quantize_kernel,
+           attrs=[("axis", "int", 1), ("block_size", "int", 0), ("output_dtype", "int", 0),
+                  ("precision", "int", 0), ("saturate", "int", 1)],
+           infer=_quantize_infer, since_version=23),
+)
+
+KNOWN_FAILURES: dict[str, str] = {}
