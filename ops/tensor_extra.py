@@ -1,0 +1,400 @@
+"""Operators: assorted tensor ops (CumProd, EyeLike, ReverseSequence, CenterCropPad,
+Col2Im, MaxUnpool, Det, TensorScatter, BitCast, Upsample).
+
+All kernels are vectorised: index arrays and strided views, no per-element Python
+loops (Col2Im loops over kernel positions only, through `ops/conv.py`'s col2im).
+Where an output shape depends on an input's value (CenterCropPad's `shape`, Col2Im's
+`image_shape`, MaxUnpool's `output_shape`, Upsample's `scales`) inference uses the value
+when it is statically known and leaves the dims unknown otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import OpAttributeError, ShapeError
+from .common import infer_same
+from .conv import _col2im, _ints
+from .elementwise import onnx_type_to_numpy
+from .registry import TensorInfo, define
+
+
+def _axis_value(a, rank, op):
+    axis = int(np.asarray(a).reshape(-1)[0])
+    if not -rank <= axis < max(rank, 1):
+        raise OpAttributeError(f"{op}: axis {axis} out of range for rank {rank}")
+    return axis % rank if rank else 0
+
+
+def _value(info):
+    return None if info is None or info.value is None else np.asarray(info.value)
+
+
+# ---------------------------------------------------------------------------------------
+# CumProd
+
+
+def _cumprod_kernel(inputs, attrs, ctx):
+    """Cumulative product along `axis` (input 1); `exclusive` shifts in a 1."""
+    x = np.asarray(inputs[0])
+    axis = _axis_value(inputs[1], x.ndim, "CumProd")
+    v = np.flip(x, axis) if attrs["reverse"] else x
+    if attrs["exclusive"] and v.shape[axis] > 0:
+        ones = np.ones_like(np.take(v, [0], axis=axis))
+        v = np.concatenate([ones, np.take(v, np.arange(v.shape[axis] - 1), axis=axis)],
+                           axis=axis)
+    y = np.cumprod(v, axis=axis, dtype=x.dtype)
+    if attrs["reverse"]:
+        y = np.flip(y, axis)
+    return (np.ascontiguousarray(y),)
+
+
+# ---------------------------------------------------------------------------------------
+# EyeLike
+
+
+def _eyelike_dtype(attrs, input_dtype):
+    return onnx_type_to_numpy(attrs["dtype"]) if attrs["dtype"] is not None else input_dtype
+
+
+def _eyelike_kernel(inputs, attrs, ctx):
+    """Ones on the k-th diagonal of a 2-D tensor shaped like the input."""
+    x = np.asarray(inputs[0])
+    if x.ndim != 2:
+        raise ShapeError(f"EyeLike: input must be 2-D, got shape {x.shape}")
+    return (np.eye(x.shape[0], x.shape[1], k=attrs["k"],
+                   dtype=_eyelike_dtype(attrs, x.dtype)),)
+
+
+def _eyelike_infer(attrs, inputs):
+    try:
+        dtype = _eyelike_dtype(attrs, inputs[0].dtype)
+    except OpAttributeError:
+        dtype = None
+    return [TensorInfo(dtype, inputs[0].shape)]
+
+
+# ---------------------------------------------------------------------------------------
+# ReverseSequence
+
+
+def _reverse_sequence_kernel(inputs, attrs, ctx):
+    """Reverse the first seq_lens[b] time steps of every batch entry b."""
+    x = np.asarray(inputs[0])
+    lens = np.asarray(inputs[1]).astype(np.int64)
+    b_ax, t_ax = attrs["batch_axis"], attrs["time_axis"]
+    if {b_ax, t_ax} != {0, 1}:
+        raise OpAttributeError("ReverseSequence: batch_axis/time_axis must be 0 and 1")
+    if x.ndim < 2 or lens.shape != (x.shape[b_ax],):
+        raise ShapeError(f"ReverseSequence: sequence_lens {lens.shape} does not match "
+                         f"batch dim of input {x.shape}")
+    t = np.arange(x.shape[t_ax])
+    src = np.where(t[None, :] < lens[:, None], lens[:, None] - 1 - t[None, :], t[None, :])
+    if t_ax == 0:
+        src = src.T  # (T, B)
+    idx = src.reshape(src.shape + (1,) * (x.ndim - 2))
+    return (np.take_along_axis(x, np.broadcast_to(idx, x.shape), axis=t_ax),)
+
+
+# ---------------------------------------------------------------------------------------
+# CenterCropPad
+
+
+def _crop_axes(attrs, rank, n, op="CenterCropPad"):
+    axes = attrs["axes"]
+    axes = list(range(rank)) if axes is None else [int(a) for a in axes]
+    if len(axes) != n:
+        raise ShapeError(f"{op}: shape has {n} entries for {len(axes)} axes")
+    for a in axes:
+        if not -rank <= a < rank:
+            raise OpAttributeError(f"{op}: axis {a} out of range for rank {rank}")
+    return [a % rank for a in axes]
+
+
+def _center_crop_pad_kernel(inputs, attrs, ctx):
+    """Crop (window start rounded down) or zero-pad (extra pixel at the end) centrally."""
+    x = np.asarray(inputs[0])
+    target = [int(v) for v in np.asarray(inputs[1]).reshape(-1)]
+    axes = _crop_axes(attrs, x.ndim, len(target))
+    out_shape = list(x.shape)
+    src, dst = [slice(None)] * x.ndim, [slice(None)] * x.ndim
+    for a, t in zip(axes, target):
+        n = x.shape[a]
+        out_shape[a] = t
+        if n >= t:
+            start = (n - t) // 2
+            src[a] = slice(start, start + t)
+        else:
+            start = (t - n) // 2
+            dst[a] = slice(start, start + n)
+    y = np.zeros(out_shape, dtype=x.dtype)
+    y[tuple(dst)] = x[tuple(src)]
+    return (y,)
+
+
+def _center_crop_pad_infer(attrs, inputs):
+    x, shape = inputs
+    if x.shape is None:
+        return [TensorInfo(x.dtype, None)]
+    out = list(x.shape)
+    value = _value(shape)
+    if value is not None:
+        target = [int(v) for v in value.reshape(-1)]
+        for a, t in zip(_crop_axes(attrs, len(out), len(target)), target):
+            out[a] = t
+    else:
+        axes = attrs["axes"]
+        for a in (range(len(out)) if axes is None else axes):
+            out[int(a) % len(out)] = None
+    return [TensorInfo(x.dtype, tuple(out))]
+
+
+# ---------------------------------------------------------------------------------------
+# Col2Im
+
+
+def _col2im_kernel(inputs, attrs, ctx):
+    """Sum sliding-window columns (N, C*prod(block), L) back into images (N, C, *image)."""
+    x = np.asarray(inputs[0])
+    image = [int(v) for v in np.asarray(inputs[1]).reshape(-1)]
+    block = [int(v) for v in np.asarray(inputs[2]).reshape(-1)]
+    nsp = len(image)
+    if len(block) != nsp:
+        raise ShapeError(f"Col2Im: image_shape {image} and block_shape {block} differ in rank")
+    strides = _ints(attrs["strides"], nsp, 1)
+    dilations = _ints(attrs["dilations"], nsp, 1)
+    pads = _ints(attrs["pads"], 2 * nsp, 0)
+    pb, pe = pads[:nsp], pads[nsp:]
+    grid = [(n + b + e - ((k - 1) * d + 1)) // s + 1
+            for n, b, e, k, d, s in zip(image, pb, pe, block, dilations, strides)]
+    kk = int(np.prod(block))
+    n_batch, ck, length = x.shape
+    if ck % kk or length != int(np.prod(grid)):
+        raise ShapeError(f"Col2Im: input {x.shape} does not fit block {block} and "
+                         f"{int(np.prod(grid))} windows")
+    c = ck // kk
+    cdt = np.float64 if x.dtype == np.float64 else np.float32
+    cols = x.astype(cdt).reshape((n_batch, c) + tuple(block) + tuple(grid))
+    buf = np.zeros((n_batch, c) + tuple(n + b + e for n, b, e in zip(image, pb, pe)), cdt)
+    _col2im(cols, buf, block, strides, dilations, grid)
+    crop = (slice(None), slice(None)) + tuple(slice(b, b + n) for b, n in zip(pb, image))
+    return (np.ascontiguousarray(buf[crop]).astype(x.dtype),)
+
+
+def _col2im_infer(attrs, inputs):
+    x, image = inputs[0], inputs[1]
+    value = _value(image)
+    n = x.shape[0] if x.shape is not None else None
+    if value is not None:
+        sp = tuple(int(v) for v in value.reshape(-1))
+    elif image.shape is not None and len(image.shape) == 1 and image.shape[0] is not None:
+        sp = (None,) * image.shape[0]
+    else:
+        return [TensorInfo(x.dtype, None)]
+    c = None
+    block = _value(inputs[2])
+    if block is not None and x.shape is not None and x.shape[1] is not None:
+        c = x.shape[1] // int(np.prod(block))
+    return [TensorInfo(x.dtype, (n, c) + sp)]
+
+
+# ---------------------------------------------------------------------------------------
+# MaxUnpool
+
+
+def _unpool_shape(in_sp, attrs):
+    kernel = [int(k) for k in attrs["kernel_shape"]]
+    nsp = len(kernel)
+    strides = _ints(attrs["strides"], nsp, 1)
+    pads = _ints(attrs["pads"], 2 * nsp, 0)
+    return [None if n is None else (n - 1) * s + k - pads[i] - pads[i + nsp]
+            for i, (n, s, k) in enumerate(zip(in_sp, strides, kernel))]
+
+
+def _max_unpool_kernel(inputs, attrs, ctx):
+    """Scatter X to the flat positions I (MaxPool's Indices) of a zero tensor."""
+    x = np.asarray(inputs[0])
+    idx = np.asarray(inputs[1]).astype(np.int64)
+    shape_in = inputs[2] if len(inputs) > 2 else None
+    if idx.shape != x.shape:
+        raise ShapeError(f"MaxUnpool: indices {idx.shape} and X {x.shape} differ")
+    default = list(x.shape[:2]) + _unpool_shape(x.shape[2:], attrs)
+    flat = idx.reshape(-1)
+    if flat.size and (flat.min() < 0 or flat.max() >= int(np.prod(default))):
+        raise ShapeError(f"MaxUnpool: index out of range for unpooled shape {default}")
+    shape = default
+    if shape_in is not None:
+        # Indices address the default unpooled shape; a larger output_shape keeps each
+        # value at the same coordinates (the extra rows/columns stay zero).
+        shape = [int(v) for v in np.asarray(shape_in).reshape(-1)]
+        if len(shape) != len(default) or any(a < b for a, b in zip(shape, default)):
+            raise ShapeError(f"MaxUnpool: output_shape {shape} smaller than {default}")
+        flat = np.ravel_multi_index(np.unravel_index(flat, default), shape)
+    y = np.zeros(int(np.prod(shape)), dtype=x.dtype)
+    y[flat] = x.reshape(-1)
+    return (y.reshape(shape),)
+
+
+def _max_unpool_infer(attrs, inputs):
+    x = inputs[0]
+    out_shape = inputs[2] if len(inputs) > 2 else None
+    if out_shape is not None:
+        value = _value(out_shape)
+        if value is not None:
+            return [TensorInfo(x.dtype, tuple(int(v) for v in value.reshape(-1)))]
+        if out_shape.shape is not None and out_shape.shape[0] is not None:
+            return [TensorInfo(x.dtype, (None,) * out_shape.shape[0])]
+        return [TensorInfo(x.dtype, None)]
+    if x.shape is None:
+        return [TensorInfo(x.dtype, None)]
+    return [TensorInfo(x.dtype, tuple(x.shape[:2]) + tuple(_unpool_shape(x.shape[2:], attrs)))]
+
+
+# ---------------------------------------------------------------------------------------
+# Det
+
+
+def _det_kernel(inputs, attrs, ctx):
+    """Determinant of the trailing square matrices."""
+    x = np.asarray(inputs[0])
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ShapeError(f"Det: input must be (..., M, M), got {x.shape}")
+    cdt = np.float64 if x.dtype == np.float64 else np.float32
+    return (np.asarray(np.linalg.det(x.astype(cdt))).astype(x.dtype),)
+
+
+def _det_infer(attrs, inputs):
+    x = inputs[0]
+    return [TensorInfo(x.dtype, None if x.shape is None else tuple(x.shape[:-2]))]
+
+
+# ---------------------------------------------------------------------------------------
+# TensorScatter
+
+
+def _tensor_scatter_kernel(inputs, attrs, ctx):
+    """Write `update` into a copy of the cache along `axis` from write_indices[batch]."""
+    past = np.asarray(inputs[0])
+    update = np.asarray(inputs[1])
+    write = inputs[2] if len(inputs) > 2 else None
+    rank = past.ndim
+    axis = attrs["axis"]
+    if not -rank <= axis < rank or axis % rank == 0:
+        raise OpAttributeError(f"TensorScatter: axis {axis} invalid for rank {rank}")
+    axis %= rank
+    if update.ndim != rank or any(p != u for i, (p, u) in
+                                  enumerate(zip(past.shape, update.shape)) if i != axis):
+        raise ShapeError(f"TensorScatter: update {update.shape} does not match cache "
+                         f"{past.shape} outside axis {axis}")
+    batch, cap, seq = past.shape[0], past.shape[axis], update.shape[axis]
+    start = np.zeros(batch, np.int64) if write is None \
+        else np.asarray(write).astype(np.int64).reshape(batch)
+    pos = start[:, None] + np.arange(seq)[None, :]  # (B, S)
+    if attrs["mode"] == "circular":
+        pos %= cap
+    elif attrs["mode"] != "linear":
+        raise OpAttributeError(f"TensorScatter: unknown mode {attrs['mode']!r}")
+    elif seq and (pos.min() < 0 or pos.max() >= cap):
+        raise ShapeError("TensorScatter: write position beyond max_sequence_length")
+    shape = [1] * rank
+    shape[0], shape[axis] = batch, seq
+    idx = np.broadcast_to(pos.reshape(shape), update.shape)
+    out = past.copy()
+    np.put_along_axis(out, idx, update, axis=axis)
+    return (out,)
+
+
+# ---------------------------------------------------------------------------------------
+# BitCast
+
+
+def _bitcast_kernel(inputs, attrs, ctx):
+    """Reinterpret the (little-endian) bytes as the type `to` of the same width."""
+    x = np.array(inputs[0], copy=True, order="C")
+    dtype = onnx_type_to_numpy(attrs["to"])
+    if dtype.kind in "OUS" or x.dtype.kind in "OUS":
+        raise OpAttributeError("BitCast: string tensors cannot be bit-cast")
+    if dtype.itemsize != x.dtype.itemsize:
+        raise OpAttributeError(f"BitCast: {x.dtype} and {dtype} differ in width")
+    if not np.little_endian:  # pragma: no cover - big-endian hosts
+        return (x.byteswap().view(dtype).byteswap(),)
+    return (x.view(dtype),)
+
+
+def _bitcast_infer(attrs, inputs):
+    try:
+        dtype = onnx_type_to_numpy(attrs["to"])
+    except OpAttributeError:
+        dtype = None
+    return [TensorInfo(dtype, inputs[0].shape)]
+
+
+# ---------------------------------------------------------------------------------------
+# Upsample (deprecated since opset 10; nearest and linear, asymmetric coordinates)
+
+
+def _upsample_kernel(inputs, attrs, ctx):
+    """Scale every dim by scales[i]: out = floor(in * scale), source = out / scale."""
+    x = np.asarray(inputs[0])
+    scales = [float(s) for s in np.asarray(inputs[1]).reshape(-1)]
+    if len(scales) != x.ndim:
+        raise ShapeError(f"Upsample: {len(scales)} scales for rank {x.ndim}")
+    mode = attrs["mode"]
+    y = x
+    for axis, s in enumerate(scales):
+        n = y.shape[axis]
+        m = int(np.floor(n * s))
+        coord = np.arange(m) / s
+        if mode == "nearest":
+            y = np.take(y, np.minimum(np.floor(coord).astype(np.int64), n - 1), axis=axis)
+        elif mode in ("linear", "bilinear"):
+            lo = np.minimum(np.floor(coord).astype(np.int64), n - 1)
+            hi = np.minimum(lo + 1, n - 1)
+            w = (coord - lo).reshape((-1,) + (1,) * (y.ndim - axis - 1))
+            yf = y.astype(np.float64)
+            y = (np.take(yf, lo, axis=axis) * (1 - w) + np.take(yf, hi, axis=axis) * w)
+        else:
+            raise OpAttributeError(f"Upsample: unknown mode {mode!r}")
+    return (np.asarray(y).astype(x.dtype),)
+
+
+def _upsample_infer(attrs, inputs):
+    x, scales = inputs
+    value = _value(scales)
+    if x.shape is None:
+        return [TensorInfo(x.dtype, None)]
+    if value is None:
+        return [TensorInfo(x.dtype, (None,) * len(x.shape))]
+    return [TensorInfo(x.dtype, tuple(None if n is None else int(np.floor(n * float(s)))
+                                      for n, s in zip(x.shape, value.reshape(-1))))]
+
+
+OPS = (
+    define("BitCast", ["input"], ["output"], _bitcast_kernel, attrs=[("to", "int")],
+           infer=_bitcast_infer, since_version=26),
+    define("CenterCropPad", ["input_data", "shape"], ["output_data"], _center_crop_pad_kernel,
+           attrs=[("axes", "ints", None)], infer=_center_crop_pad_infer, since_version=18),
+    define("Col2Im", ["input", "image_shape", "block_shape"], ["output"], _col2im_kernel,
+           attrs=[("dilations", "ints", None), ("pads", "ints", None),
+                  ("strides", "ints", None)], infer=_col2im_infer, since_version=18),
+    define("CumProd", ["x", "axis"], ["y"], _cumprod_kernel,
+           attrs=[("exclusive", "int", 0), ("reverse", "int", 0)], infer=infer_same,
+           since_version=26),
+    define("Det", ["X"], ["Y"], _det_kernel, infer=_det_infer, since_version=22),
+    define("EyeLike", ["input"], ["output"], _eyelike_kernel,
+           attrs=[("dtype", "int", None), ("k", "int", 0)], infer=_eyelike_infer,
+           since_version=22),
+    define("MaxUnpool", ["X", "I", "output_shape?"], ["output"], _max_unpool_kernel,
+           attrs=[("kernel_shape", "ints"), ("pads", "ints", None), ("strides", "ints", None)],
+           infer=_max_unpool_infer, since_version=22),
+    define("ReverseSequence", ["input", "sequence_lens"], ["Y"], _reverse_sequence_kernel,
+           attrs=[("batch_axis", "int", 1), ("time_axis", "int", 0)], infer=infer_same,
+           since_version=10),
+    define("TensorScatter", ["past_cache", "update", "write_indices?"], ["present_cache"],
+           _tensor_scatter_kernel, attrs=[("axis", "int", -2), ("mode", "string", "linear")],
+           infer=infer_same, since_version=24),
+    define("Upsample", ["X", "scales"], ["Y"], _upsample_kernel,
+           attrs=[("mode", "string", "nearest")], infer=_upsample_infer, since_version=9),
+)
+
+KNOWN_FAILURES: dict[str, str] = {}
