@@ -7,7 +7,8 @@ random weights). Both runtimes run single-threaded (OMP/OpenBLAS threads set to 
 before numpy is imported; ORT intra/inter-op threads 1), batch 1; the latency is the
 median of --runs runs after --warmup warm-up runs. Initializers are removed from the
 graph inputs first (the light models are IR 3, which lists them), so both runtimes may
-treat weights as constants. The table also gives the max abs difference of the outputs.
+treat weights as constants. The two runtimes take turns run by run, so a burst of load on
+a shared machine hits both alike. The table also gives the max abs difference of the outputs.
 
     python3 benchmarks/bench_inference.py [--models squeezenet,transformer] [--runs 20]
 
@@ -60,15 +61,19 @@ def load_models(names):
     return out
 
 
-def _median_ms(fn, runs, warmup):
+def _median_ms(fns, runs, warmup):
+    """Median ms of each function; the functions take turns run by run, so a burst of
+    load from other processes on a shared machine hits both runtimes alike."""
     for _ in range(warmup):
-        fn()
-    times = []
+        for fn in fns:
+            fn()
+    times = [[] for _ in fns]
     for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return 1e3 * statistics.median(times)
+        for fn, ts in zip(fns, times):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+    return [1e3 * statistics.median(ts) for ts in times]
 
 
 def bench_one(model, feeds, runs, warmup):
@@ -88,8 +93,8 @@ def bench_one(model, feeds, runs, warmup):
     want = ort_sess.run(outputs, feeds)
     got = og_sess.run(outputs, feeds)
     diff = max(float(np.max(np.abs(np.asarray(g, np.float64) - w))) for g, w in zip(got, want))
-    t_ort = _median_ms(lambda: ort_sess.run(outputs, feeds), runs, warmup)
-    t_og = _median_ms(lambda: og_sess.run(outputs, feeds), runs, warmup)
+    t_og, t_ort = _median_ms([lambda: og_sess.run(outputs, feeds),
+                              lambda: ort_sess.run(outputs, feeds)], runs, warmup)
     return t_og, t_ort, diff
 
 

@@ -220,6 +220,9 @@ def conv_nd(x, w, b, attrs):
         if group == 1 and nsp == 2 and 2 * m <= c and strides == [1, 1] \
                 and dilations == [1, 1] and min(pb + pe) >= 0:
             y = _conv_taps_2d(x, w, pb, pe, out_sp).reshape(n, m, npix)
+        elif group == c == m and nsp == 2 and strides == [1, 1] and dilations == [1, 1] \
+                and min(pb + pe) >= 0 and npix <= _DW_MAX_PIXELS:
+            y = _depthwise_nhwc(x, w, pb, pe, out_sp).reshape(n, m, npix)
         elif group == 1:
             # one GEMM per image keeps the im2col copy at one image's size
             w2 = w.reshape(m, kk)
@@ -259,6 +262,39 @@ def _conv_taps_2d(x, w, pb, pe, out_sp):
             off = (t // kw) * wp + t % kw
             acc += z[t, :, off:off + span]
         y[i] = acc.reshape(m, ho, wp)[:, :, :wo]
+    return y
+
+
+# Depthwise convs with small images (ShuffleNet's 14x14 and 7x7 stages) run as a loop
+# over kernel taps in channels-last layout; larger images keep the batched GEMM, which
+# measured faster there (the layout changes cost two transposing copies).
+_DW_MAX_PIXELS = 256
+
+
+def _depthwise_nhwc(x, w, pb, pe, out_sp):
+    """Stride-1 depthwise 2-D conv (group == C == M) as kh*kw multiply-adds.
+
+    In channels-last layout every tap's per-channel weight is a contiguous (C,) vector
+    and, with the padded image flattened row-major, every tap's input is one shifted
+    (pixels, C) slice; rows wrap into the pad columns, which are cropped at the end.
+    """
+    n, c, h, wd = x.shape
+    kh, kw = w.shape[2:]
+    ho, wo = out_sp
+    hp, wp = h + pb[0] + pe[0], wd + pb[1] + pe[1]
+    xp = np.zeros((n, hp + 1, wp, c), dtype=x.dtype)  # a spare row: last shifts fit
+    xp[:, pb[0]:pb[0] + h, pb[1]:pb[1] + wd] = x.transpose(0, 2, 3, 1)
+    flat = xp.reshape(n, (hp + 1) * wp, c)
+    span = ho * wp
+    taps = np.ascontiguousarray(w.reshape(c, kh * kw).T)  # (taps, C)
+    acc = np.multiply(flat[:, :span], taps[0])
+    tmp = np.empty_like(acc)
+    for t in range(1, kh * kw):
+        off = (t // kw) * wp + t % kw
+        np.multiply(flat[:, off:off + span], taps[t], out=tmp)
+        acc += tmp
+    y = np.empty((n, c, ho, wo), dtype=x.dtype)
+    np.copyto(y, acc.reshape(n, ho, wp, c)[:, :, :wo].transpose(0, 3, 1, 2))
     return y
 
 

@@ -236,6 +236,26 @@ def _fuse(graph, steps, template, fed, graph_inputs, protected, Step):
             return k
         return None
 
+    def conv_after(t):
+        """(index, weights, bias) of a Conv with constant weights reading t as its data
+        input and nothing else, when t is a private intermediate."""
+        k = sole_user(t)
+        if k is None:
+            return None
+        s = steps[k]
+        if s.node.op_type != "Conv" or s.node.domain not in ("", "ai.onnx") \
+                or s.inputs[0] != t or t in s.inputs[1:] or len(s.outputs) != 1:
+            return None
+        w = _const(s.inputs[1], template, fed, graph_inputs)
+        bi = s.inputs[2] if len(s.inputs) > 2 else -1
+        b = _const(bi, template, fed, graph_inputs) if bi >= 0 else None
+        if w is None or w.dtype.kind != "f" or w.ndim < 3 or (bi >= 0 and b is None):
+            return None
+        return k, w, b
+
+    # Conv steps whose weights/bias an earlier BN+Relu rewrite replaced (see below)
+    conv_override: dict[int, tuple] = {}
+
     for k, step in enumerate(steps):
         if k in removed:
             continue
@@ -246,13 +266,15 @@ def _fuse(graph, steps, template, fed, graph_inputs, protected, Step):
             w = _const(step.inputs[1], template, fed, graph_inputs)
             bi = step.inputs[2] if len(step.inputs) > 2 else -1
             b = _const(bi, template, fed, graph_inputs) if bi >= 0 else None
-            if w is None or w.dtype.kind != "f" or (bi >= 0 and b is None):
+            if k in conv_override:
+                w, b = conv_override[k]
+            elif w is None or w.dtype.kind != "f" or (bi >= 0 and b is None):
                 continue
             m = w.shape[0]
             start = _Affine(np.ones(m), np.zeros(m) if b is None else b.astype(np.float64))
             affine, t, taken = absorb_chain(step.outputs[0], start, w.ndim, m)
             relu = relu_after(t)
-            if not taken and relu is None:
+            if not taken and relu is None and k not in conv_override:
                 continue
             if taken:
                 w2 = (w.astype(np.float64) * affine.a.reshape((-1,) + (1,) * (w.ndim - 1))
@@ -284,9 +306,24 @@ def _fuse(graph, steps, template, fed, graph_inputs, protected, Step):
                 args = tuple(None if i == cur or i < 0 else template[i] for i in sj.inputs)
                 chain.append((sj.kernel, sj.attrs, args, list(sj.inputs).index(cur)))
                 cur = sj.outputs[0]
-            replace[k] = Step(_affine_kernel(affine, rank, relu is not None,
-                                             step.kernel, step.attrs, chain),
-                              step.attrs, step.inputs, (t,), step.node, (), False)
+            conv = conv_after(t) if relu is not None and rank == 4 else None
+            if conv is not None and conv[0] not in conv_override:
+                scaled = _scale_into_conv(affine, conv[1], conv[2], conv[0], steps)
+            else:
+                scaled = None
+            if scaled is not None:
+                # BN + Relu + Conv: relu(a x + b) = a * max(x - c, 0) with c = -b / a
+                # (a > 0): the Conv takes the scale a, this step only clips (DenseNet's
+                # BN-Relu-Conv: 1 or 2 passes over the data instead of 3)
+                w2, b2, one_by_one = scaled
+                conv_override[conv[0]] = (w2, b2)
+                kernel = _clip_kernel(affine, one_by_one,
+                                      _affine_kernel(affine, rank, True, step.kernel,
+                                                     step.attrs, chain))
+            else:
+                kernel = _affine_kernel(affine, rank, relu is not None, step.kernel,
+                                        step.attrs, chain)
+            replace[k] = Step(kernel, step.attrs, step.inputs, (t,), step.node, (), False)
             removed.update(taken)
         elif op in _RELU_PRODUCERS and len(step.outputs) == 1:
             relu = relu_after(step.outputs[0])
@@ -296,6 +333,64 @@ def _fuse(graph, steps, template, fed, graph_inputs, protected, Step):
                               steps[relu].outputs, step.node, (), step.dead_aware)
             removed.add(relu)
     return [replace.get(k, s) for k, s in enumerate(steps) if k not in removed]
+
+
+def _scale_into_conv(affine, w, b, conv_k, steps):
+    """Conv weights/bias taking a per-channel scale a (> 0) of its input, or None.
+
+    Returns (w * a over input channels, bias, one_by_one): for a 1x1 Conv without
+    padding the input may stay shifted by c = -b/a (max(x, c) instead of
+    max(x - c, 0)), the bias absorbing -W' c.
+    """
+    a, sh = affine.a, affine.b
+    attrs = steps[conv_k].attrs
+    group = int(attrs.get("group", 1) or 1)
+    if group != 1 or a.ndim != 1 or w.shape[1] != a.shape[0] \
+            or not np.all(np.isfinite(a)) or not np.all(a > 0) \
+            or not np.all(np.isfinite(sh)):
+        return None
+    shape = (1, -1) + (1,) * (w.ndim - 2)
+    w2 = w.astype(np.float64) * a.reshape(shape)
+    m = w.shape[0]
+    b2 = np.zeros(m) if b is None else b.astype(np.float64)
+    pads = attrs.get("pads")
+    one_by_one = all(k == 1 for k in w.shape[2:]) and not (pads and any(pads)) \
+        and (attrs.get("auto_pad") or "NOTSET") in ("NOTSET", "VALID")
+    if one_by_one:
+        c = -sh / a
+        b2 = b2 - w2.reshape(m, -1) @ c
+    return w2.astype(w.dtype), b2.astype(w.dtype), one_by_one
+
+
+def _clip_kernel(affine, one_by_one, fallback):
+    """The BN (+ chain) + Relu step once the scale went into the next Conv:
+    max(x, c) (1x1 Conv next) or max(x - c, 0), c = -b/a per channel."""
+    a64 = affine.a
+    c64 = -affine.b / affine.a
+    cache: dict = {}
+
+    def kernel(inputs, attrs, ctx):
+        x = inputs[0]
+        if not isinstance(x, np.ndarray) or x.dtype.kind != "f" or x.ndim != 4 \
+                or x.shape[1] != a64.shape[0]:
+            (y,) = fallback(inputs, attrs, ctx)  # relu(a x + b), then undo the scale
+            a = a64.reshape(-1, 1, 1).astype(y.dtype)
+            y = y / a
+            if one_by_one:
+                y += c64.reshape(-1, 1, 1).astype(y.dtype)
+            return (y,)
+        cdt = np.float64 if x.dtype == np.float64 else np.float32
+        c = cache.get(cdt)
+        if c is None:
+            c = cache[cdt] = c64.astype(cdt).reshape(-1, 1, 1)
+        if one_by_one:
+            y = np.maximum(x, c, dtype=cdt)
+        else:
+            y = np.subtract(x, c, dtype=cdt)
+            np.maximum(y, 0, out=y)
+        return (y.astype(x.dtype, copy=False),)
+
+    return kernel
 
 
 def _conv_kernel(conv, w, b, relu):
