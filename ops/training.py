@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ExecutionError, ShapeError
-from .conv import _col2im, _im2col, _pad, _pool_geometry, _window_slices
+from .conv import _col2im, _compute_dtype, _im2col, _pad, _pool_geometry, _window_slices
 from .registry import TensorInfo, VariableRef, define
 
 DOMAIN = "onegraph"
@@ -160,7 +160,9 @@ def _ints_of(v):
 def _relu_grad(inputs, attrs, ctx):
     """dy where the forward output y > 0, else 0."""
     dy, y = _f(inputs[0]), _f(inputs[1])
-    return (np.where(y > 0, dy, np.zeros((), dy.dtype)),)
+    # dy * (y > 0), as TensorFlow's ReluGrad: a multiply by the mask is several times
+    # faster than np.where (a NaN/inf dy where y <= 0 stays NaN, as in TensorFlow)
+    return (np.multiply(dy, y > 0),)
 
 
 def _sigmoid_grad(inputs, attrs, ctx):
@@ -252,20 +254,11 @@ def _conv_geometry(x_shape, w_shape, attrs):
 
 def _conv_grad_input(inputs, attrs, ctx):
     """dL/dX of ONNX Conv: inputs dy (N, M, *O), W (M, C/g, *k), x (for its shape)."""
-    dy, w, x_shape = _f(inputs[0]), _f(inputs[1]), np.shape(inputs[2])
+    dy, w, x_shape = _f(inputs[0]), _f(inputs[1]), tuple(np.shape(inputs[2]))
     group = int(attrs["group"] or 1)
     kernel, strides, dil, pb, pe, out_sp = _conv_geometry(x_shape, w.shape, attrs)
-    if group == 1 and all(s == 1 for s in strides) and all(d == 1 for d in dil) and all(
-            0 <= b <= k - 1 and 0 <= e <= k - 1 for b, e, k in zip(pb, pe, kernel)):
-        # stride 1: the input gradient is a "full" convolution of dy with the flipped,
-        # channel-transposed kernel, so it reuses the im2col + GEMM forward kernel
-        from .conv import conv_nd
-
-        nsp = len(kernel)
-        w_t = np.swapaxes(w, 0, 1)[(slice(None), slice(None)) + (slice(None, None, -1),) * nsp]
-        pads = [k - 1 - b for k, b in zip(kernel, pb)] + [k - 1 - e for k, e in zip(kernel, pe)]
-        dx = conv_nd(dy, np.ascontiguousarray(w_t), None, {"pads": pads})
-        return (dx,)
+    if group == 1 and len(kernel) == 2:
+        return (_conv_grad_input_2d(dy, w, x_shape, kernel, strides, dil, pb, out_sp),)
     n, c = x_shape[:2]
     m = w.shape[0]
     cg, mg = c // group, m // group
@@ -277,19 +270,66 @@ def _conv_grad_input(inputs, attrs, ctx):
     cols = cols.reshape((n, c) + tuple(kernel) + tuple(out_sp))
     padded = tuple(d + b + max(e, 0) for d, b, e in zip(x_shape[2:], pb, pe))
     # windows may reach past the padded end when (in + pads - k) % stride != 0: grow buf
-    need = tuple(max(p, (o - 1) * s + (k - 1) * d_ + 1)
-                 for p, o, s, k, d_ in zip(padded, out_sp, strides, kernel, dil))
+    need = tuple(max(p, (o - 1) * s + (k - 1) * d + 1)
+                 for p, o, s, k, d in zip(padded, out_sp, strides, kernel, dil))
     buf = np.zeros((n, c) + need, dtype=dy.dtype)
     _col2im(cols, buf, kernel, strides, dil, out_sp)
     crop = (slice(None), slice(None)) + tuple(slice(b, b + d) for b, d in zip(pb, x_shape[2:]))
     return (np.ascontiguousarray(buf[crop]),)
 
 
+def _tap_range(p, d, s, pad, n_out, n_in):
+    """Output positions o in [lo, hi) whose tap p lands inside the input, and the first
+    input index it lands on: i = o*s + p*d - pad with 0 <= i < n_in."""
+    off = p * d - pad
+    lo = max(0, -(off // s))              # ceil(-off / s)
+    hi = min(n_out, (n_in - 1 - off) // s + 1) if n_in - 1 - off >= 0 else 0
+    return lo, max(lo, hi), lo * s + off
+
+
+def _conv_grad_input_2d(dy, w, x_shape, kernel, strides, dil, pb, out_sp):
+    """Group-1 2-D dL/dX, channels-last: ONE GEMM (N*Ho*Wo, M) @ (M, kh*kw*C) gives every
+    tap's contribution at every output pixel; col2im then adds each tap's block into
+    dX (N, H, W, C) over the pixels it reaches (pads cropped by the index ranges, no
+    padded buffer), so the add loops run over kernel taps only, C-contiguous."""
+    cdt = _compute_dtype(dy.dtype)
+    n, c, h, wd = x_shape
+    m = w.shape[0]
+    (kh, kw), (sh, sw), (dh, dw), (ho, wo) = kernel, strides, dil, out_sp
+    dyt = np.empty((n, ho, wo, m), cdt)
+    np.copyto(dyt, dy.transpose(0, 2, 3, 1))
+    if kh == kw == 1 and not any(pb):
+        # 1x1: the GEMM result is the gradient at the strided input positions
+        z = np.matmul(dyt.reshape(-1, m), np.asarray(w, cdt).reshape(m, c))
+        dx = np.zeros((n, h, wd, c), cdt)
+        dx[:, :(ho - 1) * sh + 1:sh, :(wo - 1) * sw + 1:sw] = z.reshape(n, ho, wo, c)
+    else:
+        wt = np.empty((m, kh, kw, c), cdt)
+        np.copyto(wt, w.transpose(0, 2, 3, 1))
+        z = np.matmul(dyt.reshape(-1, m), wt.reshape(m, -1)).reshape(n, ho, wo, kh, kw, c)
+        dx = np.zeros((n, h, wd, c), cdt)
+        for i in range(kh):
+            a0, a1, r0 = _tap_range(i, dh, sh, pb[0], ho, h)
+            if a1 <= a0:
+                continue
+            rows = slice(r0, r0 + (a1 - a0 - 1) * sh + 1, sh)
+            for j in range(kw):
+                b0, b1, c0 = _tap_range(j, dw, sw, pb[1], wo, wd)
+                if b1 <= b0:
+                    continue
+                dx[:, rows, c0:c0 + (b1 - b0 - 1) * sw + 1:sw] += z[:, a0:a1, b0:b1, i, j]
+    out = np.empty(x_shape, dy.dtype)
+    np.copyto(out, dx.transpose(0, 3, 1, 2))
+    return out
+
+
 def _conv_grad_filter(inputs, attrs, ctx):
     """dL/dW of ONNX Conv: inputs x (N, C, *S), dy (N, M, *O), W (for its shape)."""
-    x, dy, w_shape = _f(inputs[0]), _f(inputs[1]), np.shape(inputs[2])
+    x, dy, w_shape = _f(inputs[0]), _f(inputs[1]), tuple(np.shape(inputs[2]))
     group = int(attrs["group"] or 1)
     kernel, strides, dil, pb, pe, out_sp = _conv_geometry(x.shape, w_shape, attrs)
+    if group == 1 and len(kernel) == 2:
+        return (_conv_grad_filter_2d(x, dy, w_shape, kernel, strides, dil, pb, out_sp),)
     n, c = x.shape[:2]
     m = w_shape[0]
     cg, mg = c // group, m // group
@@ -304,10 +344,46 @@ def _conv_grad_filter(inputs, attrs, ctx):
     return (dw.reshape(w_shape).astype(x.dtype, copy=False),)
 
 
+def _conv_grad_filter_2d(x, dy, w_shape, kernel, strides, dil, pb, out_sp):
+    """Group-1 2-D dL/dW, channels-last: im2col built once as a contiguous (N*Ho*Wo,
+    kh*kw*C) matrix (one C-contiguous slice copy per tap from a zero-padded NHWC copy
+    of x), then ONE GEMM (M, N*Ho*Wo) @ (N*Ho*Wo, kh*kw*C)."""
+    cdt = _compute_dtype(x.dtype)
+    n, c, h, wd = x.shape
+    m = w_shape[0]
+    (kh, kw), (sh, sw), (dh, dw), (ho, wo) = kernel, strides, dil, out_sp
+    dyT = np.empty((m, n, ho, wo), cdt)
+    np.copyto(dyT, dy.transpose(1, 0, 2, 3))
+    cols = np.empty((n, ho, wo, kh, kw, c), cdt)
+    if kh == kw == 1 and not any(pb):
+        np.copyto(cols[:, :, :, 0, 0], x[:, :, :(ho - 1) * sh + 1:sh,
+                                        :(wo - 1) * sw + 1:sw].transpose(0, 2, 3, 1))
+    else:
+        # zero-padded NHWC copy big enough for every window (ends may be cropped or grown)
+        hp = max(pb[0] + h, (ho - 1) * sh + (kh - 1) * dh + 1)
+        wp = max(pb[1] + wd, (wo - 1) * sw + (kw - 1) * dw + 1)
+        xp = np.zeros((n, hp, wp, c), cdt)
+        np.copyto(xp[:, pb[0]:pb[0] + h, pb[1]:pb[1] + wd], x.transpose(0, 2, 3, 1))
+        for i in range(kh):
+            rows = slice(i * dh, i * dh + (ho - 1) * sh + 1, sh)
+            for j in range(kw):
+                np.copyto(cols[:, :, :, i, j],
+                          xp[:, rows, j * dw:j * dw + (wo - 1) * sw + 1:sw])
+    dw_ = np.matmul(dyT.reshape(m, -1), cols.reshape(-1, kh * kw * c))
+    out = np.empty(w_shape, x.dtype)
+    np.copyto(out, dw_.reshape(m, kh, kw, c).transpose(0, 3, 1, 2))
+    return out
+
+
 def _conv_grad_bias(inputs, attrs, ctx):
     """dL/dB of ONNX Conv: dy summed over every axis but the channel axis."""
     dy = _f(inputs[0])
-    return (np.sum(dy, axis=(0,) + tuple(range(2, dy.ndim))),)
+    if dy.ndim < 2 or not dy.flags.c_contiguous:
+        return (np.sum(dy, axis=(0,) + tuple(range(2, dy.ndim))),)
+    # sum the batch first (contiguous rows), then each channel's pixels
+    n, m = dy.shape[:2]
+    per = np.add.reduce(dy.reshape(n, -1), axis=0)
+    return (np.add.reduce(per.reshape(m, -1), axis=1),)
 
 
 def _pool_geom(x_shape, attrs):
@@ -357,7 +433,49 @@ def _max_pool_grad(inputs, attrs, ctx):
 
 def _max_pool_grad_tiled(x, dy, kernel, out_sp):
     """Non-overlapping 2-D windows: each tile's dy goes to its first maximum (row-major
-    tap order, as MaxPool's Indices), one strided view per tap."""
+    tap order, as MaxPool's Indices).
+
+    When the tiles cover x exactly, the arg-max is found separably on flat views (no
+    small inner loops): first along each window row (kw taps, 1-D strided views of the
+    flat x), then among the kh row maxima; dy is routed back the same way. Ties go to
+    the first tap of each stage, i.e. the first maximum in row-major order."""
+    n, c, h, w = x.shape
+    (kh, kw), (oh, ow) = kernel, out_sp
+    if oh * kh != h or ow * kw != w or not x.flags.c_contiguous or x.size == 0:
+        return _max_pool_grad_tiled_views(x, dy, kernel, out_sp)
+    rows = n * c * oh
+    jh, mh = _first_max(x.reshape(-1, kw), kw)           # per window row: (rows*kh*ow,)
+    iv, _ = _first_max(mh.reshape(rows, kh, ow), kh, axis=1, need_max=False)  # (rows, ow)
+    d = np.asarray(dy).reshape(rows, ow)
+    g = np.empty((rows, kh, ow), dy.dtype)                # dy on the winning window row
+    for i in range(kh):
+        np.multiply(d, (iv if i else ~iv) if kh == 2 else iv == i, out=g[:, i])
+    g = g.reshape(-1)
+    dx = np.empty(x.shape, dy.dtype)
+    dxr = dx.reshape(-1, kw)
+    for j in range(kw):
+        np.multiply(g, (jh if j else ~jh) if kw == 2 else jh == j, out=dxr[:, j])
+    return dx
+
+
+def _first_max(v, k, axis=-1, need_max=True):
+    """Index of the first maximum among the k entries along `axis` of v, and the
+    maximum (bool index for k == 2, else int8; the maximum is None unless needed)."""
+    take = (lambda t: v[..., t]) if axis == -1 else (lambda t: v[:, t])
+    if k == 2:
+        a, b = take(0), take(1)
+        return b > a, (np.maximum(a, b) if need_max else None)
+    best = take(0).copy()
+    idx = np.zeros(best.shape, np.int8)
+    for t in range(1, k):
+        cand = take(t)
+        idx[cand > best] = t
+        np.maximum(best, cand, out=best)
+    return idx, best
+
+
+def _max_pool_grad_tiled_views(x, dy, kernel, out_sp):
+    """Non-overlapping 2-D windows not covering x exactly: one strided view per tap."""
     n, c = x.shape[:2]
     (kh, kw), (oh, ow) = kernel, out_sp
     tiles = x[:, :, :oh * kh, :ow * kw].reshape(n, c, oh, kh, ow, kw)
@@ -368,13 +486,12 @@ def _max_pool_grad_tiled(x, dy, kernel, out_sp):
     dx = np.zeros(x.shape, dtype=dy.dtype)
     dtiles = dx[:, :, :oh * kh, :ow * kw].reshape(n, c, oh, kh, ow, kw)  # a view of dx
     free = np.ones(best.shape, dtype=bool)
-    zero = np.zeros((), dy.dtype)
     for k, t in enumerate(taps):
         i, j = divmod(k, kw)
         hit = t == best
         hit &= free
         free &= ~hit
-        dtiles[:, :, :, i, :, j] = np.where(hit, dy, zero)
+        np.multiply(dy, hit, out=dtiles[:, :, :, i, :, j])
     return dx
 
 
@@ -603,15 +720,36 @@ def _apply_adam(inputs, attrs, ctx):
     with var.lock:
         old = var.read()
         dt = old.dtype.type
-        new_m = m.read() * dt(b1) + grad * dt(1 - b1)
-        new_v = v.read() * dt(b2) + (grad * grad) * dt(1 - b2)
         alpha = dt(float(lr) * np.sqrt(1 - b2 ** t) / (1 - b1 ** t))
-        step = alpha * new_m / (np.sqrt(new_v) + dt(eps * np.sqrt(1 - b2 ** t)))
+        eps_hat = dt(eps * np.sqrt(1 - b2 ** t))
+        m_old, v_old = m.read(), v.read()
+        if not (grad.dtype == m_old.dtype == v_old.dtype == old.dtype
+                and grad.shape == old.shape == m_old.shape == v_old.shape):
+            new_m = m_old * dt(b1) + grad * dt(1 - b1)
+            new_v = v_old * dt(b2) + (grad * grad) * dt(1 - b2)
+            step = alpha * new_m / (np.sqrt(new_v) + eps_hat)
+            if wd:
+                step = step + dt(float(lr) * wd) * old
+            m.value = new_m.astype(old.dtype, copy=False)
+            v.value = new_v.astype(old.dtype, copy=False)
+            var.value = new = (old - step).astype(old.dtype, copy=False)
+            return (new,)
+        # same arithmetic, in four fresh buffers (no in-place change of any array a
+        # reader may hold: m, v and var get new arrays, as VariableRef requires)
+        tmp = np.multiply(grad, dt(1 - b1))
+        new_m = np.multiply(m_old, dt(b1))
+        new_m += tmp
+        new_v = np.multiply(grad, grad)
+        new_v *= dt(1 - b2)
+        new_v += np.multiply(v_old, dt(b2), out=tmp)
+        denom = np.sqrt(new_v, out=tmp)
+        denom += eps_hat
+        step = np.multiply(new_m, alpha)
+        step /= denom
         if wd:
-            step = step + dt(float(lr) * wd) * old
-        m.value, v.value = new_m.astype(old.dtype, copy=False), new_v.astype(old.dtype,
-                                                                               copy=False)
-        var.value = new = (old - step).astype(old.dtype, copy=False)
+            step += np.multiply(old, dt(float(lr) * wd), out=tmp)
+        m.value, v.value = new_m, new_v
+        var.value = new = np.subtract(old, step, out=step)
     return (new,)
 
 
