@@ -1,0 +1,341 @@
+"""Operators: image family (GridSample, AffineGrid, RoiAlign, NonMaxSuppression).
+
+GridSample handles 2-D and 3-D images with nearest/linear/cubic interpolation (also the
+opset-16 names bilinear/bicubic) and zeros/border/reflection padding: it gathers every
+interpolation tap for all output positions and channels at once, looping only over the
+taps (2^d linear, 4^d cubic). RoiAlign loops over regions of interest, each vectorised
+over channels, bins and sample points. NonMaxSuppression's greedy selection is a loop
+over candidates per (batch, class), with IoUs against the kept boxes vectorised.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ..errors import OpAttributeError, ShapeError
+from .registry import TensorInfo, define
+
+# ---------------------------------------------------------------------------------------
+# GridSample
+
+_MODES = {"linear": "linear", "bilinear": "linear", "nearest": "nearest", "cubic": "cubic",
+          "bicubic": "cubic"}
+_CUBIC_A = -0.75
+
+
+def _reflect(v, lo, hi):
+    """Fold coordinates into [lo, hi] by reflecting at the borders (repeatedly)."""
+    span = hi - lo
+    if span <= 0:
+        return np.full_like(v, lo)
+    below, above = v < lo, v > hi
+    dx = np.where(below, lo - v, np.where(above, v - hi, 0))
+    n = np.floor(dx / span)
+    r = dx - n * span
+    even = (n % 2) == 0
+    from_lo, from_hi = lo + r, hi - r
+    out = np.where(below, np.where(even, from_lo, from_hi), v)
+    return np.where(above, np.where(even, from_hi, from_lo), out)
+
+
+def _cubic_weights(t):
+    """Keys cubic convolution weights (a = -0.75) of taps -1, 0, 1, 2 at offset t."""
+    a = _CUBIC_A
+    s = t + 1
+    w0 = ((a * s - 5 * a) * s + 8 * a) * s - 4 * a
+    w1 = ((a + 2) * t - (a + 3)) * t * t + 1
+    u = 1 - t
+    w2 = ((a + 2) * u - (a + 3)) * u * u + 1
+    s = 2 - t
+    w3 = ((a * s - 5 * a) * s + 8 * a) * s - 4 * a
+    return [w0, w1, w2, w3]
+
+
+def _grid_sample_kernel(inputs, attrs, ctx):
+    """Sample X at the normalised grid positions ((x, y[, z]) in [-1, 1])."""
+    x, grid = np.asarray(inputs[0]), np.asarray(inputs[1])
+    mode = _MODES.get(attrs["mode"])
+    if mode is None:
+        raise OpAttributeError(f"GridSample: unknown mode {attrs['mode']!r}")
+    padding = attrs["padding_mode"]
+    if padding not in ("zeros", "border", "reflection"):
+        raise OpAttributeError(f"GridSample: unknown padding_mode {padding!r}")
+    nsp = x.ndim - 2
+    if nsp < 1 or grid.ndim != nsp + 2 or grid.shape[-1] != nsp \
+            or grid.shape[0] != x.shape[0]:
+        raise ShapeError(f"GridSample: grid {grid.shape} does not fit input {x.shape}")
+    align = bool(attrs["align_corners"])
+    sizes = x.shape[2:]
+    n, c = x.shape[:2]
+    out_sp = grid.shape[1:-1]
+    cdt = np.float64 if grid.dtype == np.float64 else np.float32
+    g = grid.astype(cdt)
+    coords, bounds = [], []
+    for d, size in enumerate(sizes):  # d = 0 is the outermost spatial dim (z or y)
+        v = g[..., nsp - 1 - d]
+        if align:
+            v = (v + 1) / cdt(2) * cdt(size - 1)
+            lo, hi = 0.0, float(size - 1)
+        else:
+            v = ((v + 1) * cdt(size) - 1) / cdt(2)
+            lo, hi = -0.5, size - 0.5
+        if mode == "nearest":
+            v = np.rint(v)
+        outside = (v < lo) | (v > hi)
+        if padding == "border":
+            v = np.where(outside, np.clip(v, 0, size - 1), v)
+        elif padding == "reflection":
+            v = np.where(outside, _reflect(v, lo, hi), v)
+        coords.append(v.astype(cdt))
+        bounds.append((lo, hi))
+
+    taps = []  # per dim: list of (integer index array, weight array)
+    for v in coords:
+        if mode == "nearest":
+            taps.append([(np.trunc(v).astype(np.int64), None)])
+            continue
+        f = np.floor(v)
+        t = v - f
+        f = f.astype(np.int64)
+        if mode == "linear":
+            taps.append([(f, 1 - t), (f + 1, t)])
+        else:
+            taps.append([(f + k - 1, w) for k, w in enumerate(_cubic_weights(t))])
+
+    xt = np.moveaxis(x, 1, -1)  # (N, *sizes, C)
+    batch = np.arange(n).reshape((n,) + (1,) * len(out_sp))
+    acc = np.zeros((n,) + tuple(out_sp) + (c,), dtype=np.float64)
+    for combo in itertools.product(*taps):
+        index, weight, valid = [], None, None
+        for d, (i, w) in enumerate(combo):
+            size = sizes[d]
+            if padding == "zeros":
+                ok = (i >= 0) & (i < size)
+                valid = ok if valid is None else valid & ok
+            elif padding == "reflection":
+                lo, hi = bounds[d]
+                i = np.trunc(_reflect(i.astype(np.float64), lo, hi)).astype(np.int64)
+            index.append(np.clip(i, 0, size - 1))
+            if w is not None:
+                weight = w if weight is None else weight * w
+        vals = xt[(batch,) + tuple(index)].astype(np.float64)  # (N, *out, C)
+        if weight is not None:
+            vals = vals * weight.astype(np.float64)[..., None]
+        if valid is not None:
+            vals = np.where(valid[..., None], vals, 0.0)
+        acc += vals
+    return (np.ascontiguousarray(np.moveaxis(acc, -1, 1)).astype(x.dtype),)
+
+
+def _grid_sample_infer(attrs, inputs):
+    x, grid = inputs
+    n = c = None
+    if x.shape is not None:
+        n, c = x.shape[0], x.shape[1]
+    if grid.shape is None:
+        return [TensorInfo(x.dtype, None)]
+    return [TensorInfo(x.dtype, (n if n is not None else grid.shape[0], c)
+                       + tuple(grid.shape[1:-1]))]
+
+
+# ---------------------------------------------------------------------------------------
+# AffineGrid
+
+
+def _base_coords(size, align):
+    if align:
+        return np.linspace(-1.0, 1.0, size) if size > 1 else np.zeros(size)
+    return (np.arange(size) * 2.0 + 1.0) / size - 1.0
+
+
+def _affine_grid_kernel(inputs, attrs, ctx):
+    """Grid (N, *sizes, d) of theta applied to the normalised base positions."""
+    theta = np.asarray(inputs[0])
+    size = [int(v) for v in np.asarray(inputs[1]).reshape(-1)]
+    nsp = len(size) - 2
+    if nsp not in (2, 3) or theta.shape[1:] != (nsp, nsp + 1):
+        raise ShapeError(f"AffineGrid: theta {theta.shape} does not fit size {size}")
+    align = bool(attrs["align_corners"])
+    axes = [_base_coords(s, align) for s in size[2:]]  # outermost first (z, y, x)
+    mesh = np.meshgrid(*axes, indexing="ij")
+    # homogeneous base positions ordered (x, y[, z], 1)
+    base = np.stack(list(mesh[::-1]) + [np.ones(mesh[0].shape)], axis=-1)  # (*sizes, d+1)
+    flat = base.reshape(-1, nsp + 1)
+    grid = np.einsum("pk,njk->npj", flat, theta.astype(np.float64))
+    return (grid.reshape((theta.shape[0],) + tuple(size[2:]) + (nsp,)).astype(theta.dtype),)
+
+
+def _affine_grid_infer(attrs, inputs):
+    theta, size = inputs
+    value = None if size.value is None else [int(v) for v in np.asarray(size.value).reshape(-1)]
+    if value is not None:
+        return [TensorInfo(theta.dtype, (value[0],) + tuple(value[2:]) + (len(value) - 2,))]
+    if size.shape is not None and size.shape[0] is not None:
+        nsp = size.shape[0] - 2
+        n = theta.shape[0] if theta.shape is not None else None
+        return [TensorInfo(theta.dtype, (n,) + (None,) * nsp + (nsp,))]
+    return [TensorInfo(theta.dtype, None)]
+
+
+# ---------------------------------------------------------------------------------------
+# RoiAlign
+
+
+def _roi_axis(start, bin_size, bins, grid, size):
+    """Sample positions along one axis: (low, high, w_low, w_high, valid), (bins, grid)."""
+    p = np.arange(bins)[:, None]
+    i = np.arange(grid)[None, :]
+    v = start + p * bin_size + (i + 0.5) * bin_size / grid
+    valid = (v >= -1.0) & (v <= size)
+    v = np.maximum(v, 0.0)
+    low = np.floor(v).astype(np.int64)
+    at_end = low >= size - 1
+    low = np.where(at_end, size - 1, low)
+    high = np.where(at_end, size - 1, low + 1)
+    v = np.where(at_end, low.astype(np.float64), v)
+    frac = v - low
+    return low, high, 1.0 - frac, frac, valid
+
+
+def _roi_align_kernel(inputs, attrs, ctx):
+    """Average (or max) of bilinear samples on a regular grid in each output bin."""
+    x = np.asarray(inputs[0])
+    rois = np.asarray(inputs[1]).astype(np.float64)
+    batch = np.asarray(inputs[2]).astype(np.int64)
+    if x.ndim != 4 or rois.ndim != 2 or rois.shape[1] != 4 or batch.shape != rois.shape[:1]:
+        raise ShapeError(f"RoiAlign: X {x.shape}, rois {rois.shape}, batch_indices "
+                         f"{batch.shape} do not fit")
+    mode = attrs["mode"]
+    if mode not in ("avg", "max"):
+        raise OpAttributeError(f"RoiAlign: unknown mode {mode!r}")
+    ctm = attrs["coordinate_transformation_mode"]
+    if ctm not in ("half_pixel", "output_half_pixel"):
+        raise OpAttributeError(f"RoiAlign: unknown coordinate_transformation_mode {ctm!r}")
+    half = ctm == "half_pixel"
+    oh, ow = attrs["output_height"], attrs["output_width"]
+    scale, ratio = attrs["spatial_scale"], attrs["sampling_ratio"]
+    _, c, h, w = x.shape
+    xf = x.astype(np.float64)
+    out = np.zeros((rois.shape[0], c, oh, ow))
+    offset = 0.5 if half else 0.0
+    for r, (x1, y1, x2, y2) in enumerate(rois):
+        sx, sy = x1 * scale - offset, y1 * scale - offset
+        rw, rh = x2 * scale - offset - sx, y2 * scale - offset - sy
+        if not half:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bh, bw = rh / oh, rw / ow
+        gh = ratio if ratio > 0 else int(np.ceil(rh / oh))
+        gw = ratio if ratio > 0 else int(np.ceil(rw / ow))
+        if gh <= 0 or gw <= 0:
+            continue
+        ylo, yhi, wyl, wyh, vy = _roi_axis(sy, bh, oh, gh, h)
+        xlo, xhi, wxl, wxh, vx = _roi_axis(sx, bw, ow, gw, w)
+        img = xf[batch[r]]  # (C, H, W)
+        valid = vy[:, :, None, None] & vx[None, None, :, :]  # (oh, gh, ow, gw)
+        terms = []
+        for yi, wy in ((ylo, wyl), (yhi, wyh)):
+            for xi, wx in ((xlo, wxl), (xhi, wxh)):
+                wgt = np.where(valid, wy[:, :, None, None] * wx[None, None, :, :], 0.0)
+                vals = img[:, yi[:, :, None, None], xi[None, None, :, :]]  # (C, oh, gh, ow, gw)
+                terms.append(vals * wgt)
+        if mode == "avg":
+            out[r] = sum(terms).sum(axis=(2, 4)) / max(gh * gw, 1)
+        else:
+            best = np.maximum(np.maximum(terms[0], terms[1]), np.maximum(terms[2], terms[3]))
+            out[r] = best.max(axis=(2, 4))
+    return (out.astype(x.dtype),)
+
+
+def _roi_align_infer(attrs, inputs):
+    x, rois = inputs[0], inputs[1]
+    r = rois.shape[0] if rois.shape is not None else None
+    c = x.shape[1] if x.shape is not None else None
+    return [TensorInfo(x.dtype, (r, c, attrs["output_height"], attrs["output_width"]))]
+
+
+# ---------------------------------------------------------------------------------------
+# NonMaxSuppression
+
+
+def _corners(boxes, center_point_box):
+    """(y1, x1, y2, x2) with y1 <= y2 and x1 <= x2, from either box format."""
+    b = boxes.astype(np.float64)
+    if center_point_box:
+        xc, yc, bw, bh = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
+        return yc - bh / 2, xc - bw / 2, yc + bh / 2, xc + bw / 2
+    return (np.minimum(b[..., 0], b[..., 2]), np.minimum(b[..., 1], b[..., 3]),
+            np.maximum(b[..., 0], b[..., 2]), np.maximum(b[..., 1], b[..., 3]))
+
+
+def _iou_matrix(boxes, center_point_box):
+    y1, x1, y2, x2 = _corners(boxes, center_point_box)
+    area = (y2 - y1) * (x2 - x1)
+    ih = np.minimum(y2[:, None], y2[None, :]) - np.maximum(y1[:, None], y1[None, :])
+    iw = np.minimum(x2[:, None], x2[None, :]) - np.maximum(x1[:, None], x1[None, :])
+    inter = np.where((ih > 0) & (iw > 0), ih * iw, 0.0)
+    union = area[:, None] + area[None, :] - inter
+    ok = (area[:, None] > 0) & (area[None, :] > 0) & (union > 0) & (inter > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(ok, inter / union, 0.0)
+
+
+def _nms_kernel(inputs, attrs, ctx):
+    """Greedy per-class selection by score; output rows (batch, class, box) as int64."""
+    boxes, scores = np.asarray(inputs[0]), np.asarray(inputs[1])
+    opt = list(inputs) + [None] * (5 - len(inputs))
+    max_out, iou_t, score_t = opt[2], opt[3], opt[4]
+    if boxes.ndim != 3 or boxes.shape[2] != 4 or scores.ndim != 3 \
+            or scores.shape[0] != boxes.shape[0] or scores.shape[2] != boxes.shape[1]:
+        raise ShapeError(f"NonMaxSuppression: boxes {boxes.shape} and scores "
+                         f"{scores.shape} do not fit")
+    limit = 0 if max_out is None or np.asarray(max_out).size == 0 \
+        else int(np.asarray(max_out).reshape(-1)[0])
+    iou_t = 0.0 if iou_t is None or np.asarray(iou_t).size == 0 \
+        else float(np.asarray(iou_t).reshape(-1)[0])
+    score_t = None if score_t is None or np.asarray(score_t).size == 0 \
+        else float(np.asarray(score_t).reshape(-1)[0])
+    rows = []
+    if limit > 0:
+        for b in range(boxes.shape[0]):
+            iou = _iou_matrix(boxes[b], attrs["center_point_box"])
+            for cls in range(scores.shape[1]):
+                s = scores[b, cls].astype(np.float64)
+                order = np.argsort(-s, kind="stable")  # ties: lower box index first
+                if score_t is not None:
+                    order = order[s[order] > score_t]
+                kept: list[int] = []
+                for i in order:
+                    if len(kept) >= limit:
+                        break
+                    if not kept or not np.any(iou[i, kept] > iou_t):
+                        kept.append(int(i))
+                rows.extend((b, cls, i) for i in kept)
+    return (np.asarray(rows, dtype=np.int64).reshape(-1, 3),)
+
+
+def _nms_infer(attrs, inputs):
+    return [TensorInfo(np.dtype(np.int64), (None, 3))]
+
+
+OPS = (
+    define("AffineGrid", ["theta", "size"], ["grid"], _affine_grid_kernel,
+           attrs=[("align_corners", "int", 0)], infer=_affine_grid_infer, since_version=20),
+    define("GridSample", ["X", "grid"], ["Y"], _grid_sample_kernel,
+           attrs=[("align_corners", "int", 0), ("mode", "string", "linear"),
+                  ("padding_mode", "string", "zeros")],
+           infer=_grid_sample_infer, since_version=22),
+    define("NonMaxSuppression", ["boxes", "scores", "max_output_boxes_per_class?",
+                                 "iou_threshold?", "score_threshold?"], ["selected_indices"],
+           _nms_kernel, attrs=[("center_point_box", "int", 0)], infer=_nms_infer,
+           since_version=11),
+    define("RoiAlign", ["X", "rois", "batch_indices"], ["Y"], _roi_align_kernel,
+           attrs=[("coordinate_transformation_mode", "string", "half_pixel"),
+                  ("mode", "string", "avg"), ("output_height", "int", 1),
+                  ("output_width", "int", 1), ("sampling_ratio", "int", 0),
+                  ("spatial_scale", "float", 1.0)],
+           infer=_roi_align_infer, since_version=22),
+)
+
+KNOWN_FAILURES: dict[str, str] = {}
