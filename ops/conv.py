@@ -18,6 +18,7 @@ by the gradient kernels.
 from __future__ import annotations
 
 import itertools
+import threading
 
 import numpy as np
 
@@ -171,6 +172,61 @@ def _col2im(cols, buf, kernel, strides, dilations, in_sp):
     return buf
 
 
+# Scratch memory for temporaries that never leave a kernel (im2col columns, padded
+# copies, channels-last images), kept per thread and reused across calls: a fresh large
+# numpy array is fresh pages from the OS whenever malloc has returned them, and first-
+# touch page faults (~3 us per 4 KiB page on a VM) can cost more than the copy itself.
+_SCRATCH = threading.local()
+_SCRATCH_MIN = 1 << 16   # smaller blocks come from malloc's free lists anyway
+_SCRATCH_MAX = 1 << 25   # larger ones are not worth pinning per thread (32 MiB each)
+
+
+def _scratch(purpose, shape, dtype):
+    """An uninitialised array of `shape` reused across calls of this thread.
+
+    Each `purpose` owns one buffer: a kernel must not hold two arrays of the same
+    purpose at once, nor keep one after it returns.
+    """
+    dtype = np.dtype(dtype)
+    nbytes = dtype.itemsize
+    for d in shape:
+        nbytes *= d
+    if not _SCRATCH_MIN <= nbytes <= _SCRATCH_MAX:
+        return np.empty(shape, dtype)
+    pool = getattr(_SCRATCH, "pool", None)
+    if pool is None:
+        pool = _SCRATCH.pool = {}
+    buf = pool.get(purpose)
+    if buf is None or buf.nbytes < nbytes:
+        buf = pool[purpose] = np.empty(nbytes + 64, np.uint8)
+    # 64-byte aligned start
+    start = -buf.ctypes.data % 64
+    return buf[start:start + nbytes].view(dtype).reshape(shape)
+
+
+def _pad_scratch(x, pads_begin, pads_end, purpose):
+    """`_pad` into a scratch buffer (non-negative pads); x itself if no padding."""
+    if not any(pads_begin) and not any(pads_end):
+        return x
+    if min(pads_begin) < 0 or min(pads_end) < 0:
+        return _pad(x, pads_begin, pads_end)
+    n, c = x.shape[:2]
+    sp = x.shape[2:]
+    out = _scratch(purpose, (n, c) + tuple(d + b + e for d, b, e in
+                                          zip(sp, pads_begin, pads_end)), x.dtype)
+    inner = (slice(None), slice(None)) + tuple(slice(b, b + d) for d, b in
+                                               zip(sp, pads_begin))
+    # zero only the borders, then copy the image
+    for k, (d, b, e) in enumerate(zip(sp, pads_begin, pads_end)):
+        lead = (slice(None), slice(None)) + inner[2:2 + k]
+        if b:
+            out[lead + (slice(0, b),)] = 0
+        if e:
+            out[lead + (slice(b + d, None),)] = 0
+    out[inner] = x
+    return out
+
+
 def _compute_dtype(dtype):
     """Kernels compute in float64 for float64 and in float32 for everything else."""
     return np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
@@ -187,8 +243,12 @@ def _conv_kernel(inputs, attrs, ctx):
     return (conv_nd(x, w, b, attrs),)
 
 
-def conv_nd(x, w, b, attrs):
-    """N-D convolution (ONNX Conv semantics), x (N, C, *S), w (M, C/group, *k)."""
+def conv_nd(x, w, b, attrs, cache=None):
+    """N-D convolution (ONNX Conv semantics), x (N, C, *S), w (M, C/group, *k).
+
+    `cache`: a dict the caller keeps for fixed (w, b) (the Session's plan-time Conv
+    fusion does), holding GEMM-ready weights across calls.
+    """
     out_dtype = x.dtype
     cdt = _compute_dtype(out_dtype)
     x = np.asarray(x, dtype=cdt)
@@ -214,8 +274,6 @@ def conv_nd(x, w, b, attrs):
         else:
             y = np.matmul(w.reshape(group, mg, cg), x.reshape(n, group, cg, npix))
     else:
-        xp = _pad(x, pb, pe)
-        cols = _im2col(xp, kernel, strides, dilations, out_sp)
         kk = cg * int(np.prod(kernel))
         if group == 1 and nsp == 2 and 2 * m <= c and strides == [1, 1] \
                 and dilations == [1, 1] and min(pb + pe) >= 0:
@@ -224,17 +282,68 @@ def conv_nd(x, w, b, attrs):
                 and min(pb + pe) >= 0 and npix <= _DW_MAX_PIXELS:
             y = _depthwise_nhwc(x, w, pb, pe, out_sp).reshape(n, m, npix)
         elif group == 1:
-            # one GEMM per image keeps the im2col copy at one image's size
-            w2 = w.reshape(m, kk)
+            xp = _pad_scratch(x, pb, pe, "conv.pad")
+            cols = _im2col(xp, kernel, strides, dilations, out_sp)
+            # one GEMM per image keeps the im2col copy at one image's size; the bias
+            # rides along as a row of ones in the columns (no pass over the output)
+            # when [W | b] is cached or cheap to build
+            fold = b is not None and (cache is not None or 2 * (kk + 1) < npix)
+            wm = _weights_with_bias(w, b, m, kk, cdt, cache) if fold else w.reshape(m, kk)
+            buf = _scratch("conv.cols", (kk + fold, npix), cdt)
+            if fold:
+                buf[kk] = 1
+                b = None
             y = np.empty((n, m, npix), dtype=cdt)
             for i in range(n):
-                np.matmul(w2, cols[i].reshape(kk, npix), out=y[i])
+                _im2col_copy(xp[i], cols[i], buf[:kk], kernel, strides, dilations, out_sp)
+                np.matmul(wm, buf, out=y[i])
         else:
+            xp = _pad_scratch(x, pb, pe, "conv.pad")
+            cols = _im2col(xp, kernel, strides, dilations, out_sp)
             y = _grouped_gemm(w.reshape(group, mg, kk), cols, group, kk, npix)
     y = y.reshape((n, m) + tuple(out_sp))
     if b is not None:
         y += np.asarray(b, dtype=cdt).reshape((m,) + (1,) * nsp)
     return y.astype(out_dtype, copy=False)
+
+
+def _weights_with_bias(w, b, m, kk, cdt, cache):
+    """[W | b] as an (M, K+1) matrix (cached in `cache` when given)."""
+    wb = cache.get("w_bias") if cache is not None else None
+    if wb is None or wb.dtype != cdt:
+        wb = np.empty((m, kk + 1), dtype=cdt)
+        wb[:, :kk] = w.reshape(m, kk)
+        wb[:, kk] = np.asarray(b, dtype=cdt).reshape(m)
+        if cache is not None:
+            cache["w_bias"] = wb
+    return wb
+
+
+def _im2col_copy(xpi, cols_i, out, kernel, strides, dilations, out_sp):
+    """Copy one image's im2col view (C, *kernel, *out) into `out` (K, P) contiguous.
+
+    2-D convs with a horizontal stride split the padded image into its column phases
+    first, so every tap copies contiguous row pieces instead of strided elements.
+    """
+    dst = out.reshape(cols_i.shape)
+    sw = strides[-1]
+    if len(kernel) != 2 or sw == 1 or dilations != [1, 1]:
+        np.copyto(dst, cols_i)
+        return
+    kh, kw = kernel
+    sh = strides[0]
+    ho, wo = out_sp
+    phases = []
+    for j in range(min(sw, kw)):
+        src = xpi[:, :, j::sw]
+        ph = _scratch(f"conv.phase{j}", src.shape, src.dtype)
+        np.copyto(ph, src)
+        phases.append(ph)
+    for a in range(kh):
+        rows = slice(a, a + (ho - 1) * sh + 1, sh)
+        for bb in range(kw):
+            q = bb // sw
+            np.copyto(dst[:, a, bb], phases[bb % sw][:, rows, q:q + wo])
 
 
 def _conv_taps_2d(x, w, pb, pe, out_sp):
@@ -249,15 +358,17 @@ def _conv_taps_2d(x, w, pb, pe, out_sp):
     m, _, kh, kw = w.shape
     ho, wo = out_sp
     hp, wp = h + pb[0] + pe[0], wd + pb[1] + pe[1]
-    xp = np.zeros((n, c, hp + 1, wp), dtype=x.dtype)  # a spare row: last shifts fit
-    xp[:, :, pb[0]:pb[0] + h, pb[1]:pb[1] + wd] = x
+    xp = _pad_scratch(x, [pb[0], pb[1]], [pe[0] + 1, pe[1]], "conv.pad")  # spare row
     length = (hp + 1) * wp
     wt = np.ascontiguousarray(w.transpose(2, 3, 0, 1)).reshape(kh * kw * m, c)
     y = np.empty((n, m, ho, wo), dtype=x.dtype)
     span = ho * wp
     for i in range(n):
-        z = np.matmul(wt, xp[i].reshape(c, length)).reshape(kh * kw, m, length)
-        acc = z[0, :, :span].copy()
+        z = _scratch("conv.taps", (kh * kw * m, length), x.dtype)
+        np.matmul(wt, xp[i].reshape(c, length), out=z)
+        z = z.reshape(kh * kw, m, length)
+        acc = _scratch("conv.taps_acc", (m, span), x.dtype)
+        np.copyto(acc, z[0, :, :span])
         for t in range(1, kh * kw):
             off = (t // kw) * wp + t % kw
             acc += z[t, :, off:off + span]
@@ -282,13 +393,15 @@ def _depthwise_nhwc(x, w, pb, pe, out_sp):
     kh, kw = w.shape[2:]
     ho, wo = out_sp
     hp, wp = h + pb[0] + pe[0], wd + pb[1] + pe[1]
-    xp = np.zeros((n, hp + 1, wp, c), dtype=x.dtype)  # a spare row: last shifts fit
+    xp = _scratch("conv.dw_pad", (n, hp + 1, wp, c), x.dtype)  # spare row: shifts fit
+    xp[...] = 0
     xp[:, pb[0]:pb[0] + h, pb[1]:pb[1] + wd] = x.transpose(0, 2, 3, 1)
     flat = xp.reshape(n, (hp + 1) * wp, c)
     span = ho * wp
     taps = np.ascontiguousarray(w.reshape(c, kh * kw).T)  # (taps, C)
-    acc = np.multiply(flat[:, :span], taps[0])
-    tmp = np.empty_like(acc)
+    acc = _scratch("conv.dw_acc", (n, span, c), x.dtype)
+    np.multiply(flat[:, :span], taps[0], out=acc)
+    tmp = _scratch("conv.dw_tmp", (n, span, c), x.dtype)
     for t in range(1, kh * kw):
         off = (t // kw) * wp + t % kw
         np.multiply(flat[:, off:off + span], taps[t], out=tmp)

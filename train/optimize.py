@@ -394,8 +394,15 @@ def _clip_kernel(affine, one_by_one, fallback):
 
 
 def _conv_kernel(conv, w, b, relu):
+    from ..ops import conv as conv_ops
+
+    cache: dict = {}  # GEMM-ready weights of this node, built on first use
+
     def kernel(inputs, attrs, ctx):
-        (y,) = conv([inputs[0], w, b], attrs, ctx)
+        if conv is conv_ops._conv_kernel and isinstance(inputs[0], np.ndarray):
+            y = conv_ops.conv_nd(inputs[0], w, b, attrs, cache)
+        else:
+            (y,) = conv([inputs[0], w, b], attrs, ctx)
         if relu:
             _relu_inplace(y)
         return (y,)
