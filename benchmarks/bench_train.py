@@ -8,6 +8,10 @@ numpy and torch load; torch.set_num_threads(1)) on the same batches (64 digits i
 * MLP 64-256-256-10, Adam, softmax cross-entropy;
 * CNN conv3x3(32)-relu-maxpool-conv3x3(64)-relu-maxpool-dense(128)-relu-dense(10), Adam.
 
+Same architecture, float32 data already in memory (16 batches, drawn once), 10 warm-up
+steps excluded; the two frameworks then alternate in blocks of 10 steps and the median
+of `--steps` steps each is reported.
+
 Then a chain of 1,000 tiny Add ops on a 1-element tensor is run by the Session; the
 per-op time is reported in total, for the kernel alone (the same kernels called in a
 plain Python loop), and their difference (the executor's own dispatch overhead).
@@ -41,16 +45,27 @@ def _data(flat, batch=64):
     return batches
 
 
-def _median_step(step, batches, steps):
-    for b in batches[:3]:
-        step(*b)
-    times = []
-    for i in range(steps):
-        xb, yb = batches[i % len(batches)]
-        t = time.perf_counter()
-        step(xb, yb)
-        times.append(time.perf_counter() - t)
-    return float(np.median(times))
+def _median_steps(steps_fns, batches, steps, warmup=10, block=10):
+    """Median step time of each step function. The functions take turns in blocks of
+    `block` steps (the first step of a block re-warms the caches and is not timed), so
+    load from other processes on a shared machine hits all of them alike instead of
+    skewing whichever ran during a busy spell, while each still runs back to back as
+    in a training loop."""
+    for i in range(warmup):
+        for step in steps_fns:
+            step(*batches[i % len(batches)])
+    times = [[] for _ in steps_fns]
+    done = 0
+    while done < steps:
+        for step, ts in zip(steps_fns, times):
+            for i in range(done, done + block + 1):
+                xb, yb = batches[i % len(batches)]
+                t = time.perf_counter()
+                step(xb, yb)
+                if i > done:
+                    ts.append(time.perf_counter() - t)
+        done += block
+    return [float(np.median(ts)) for ts in times]
 
 
 def og_model(kind):
@@ -138,7 +153,7 @@ def per_op_overhead(n_ops=1000, repeats=50):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--steps", type=int, default=200)
     args = parser.parse_args()
     try:
         import torch  # noqa: F401
@@ -151,12 +166,12 @@ def main() -> None:
     for kind in ("mlp", "cnn"):
         batches = _data(kind == "mlp")
         step, n_nodes = og_model(kind)
-        t_og = _median_step(step, batches, args.steps)
         if have_torch:
-            t_pt = _median_step(torch_model(kind), batches, args.steps)
+            t_og, t_pt = _median_steps([step, torch_model(kind)], batches, args.steps)
             print(f"{kind:6} {t_og * 1e3:12.3f} {t_pt * 1e3:10.3f} {t_og / t_pt:7.2f}x  "
                   f"({n_nodes} graph nodes)")
         else:
+            (t_og,) = _median_steps([step], batches, args.steps)
             print(f"{kind:6} {t_og * 1e3:12.3f} {'-':>10} {'-':>7}")
     total, kern = per_op_overhead()
     print(f"Session, chain of 1000 Add ops: {total * 1e6:.2f} us/op total, "
