@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .conv import _compute_dtype, _pad_for_windows, _pool_geometry, _window_slices
+from .conv import (_compute_dtype, _pad_for_windows, _pool_geometry, _scratch,
+                   _window_slices)
 from .registry import NUM_OUTPUTS, TensorInfo, define
 
 _ALL = (slice(None), slice(None))
@@ -56,6 +57,10 @@ def _separable_reduce(x, kernel, strides, dil, pb, out_sp, ufunc, init):
     outputs whose input lies inside x, so padding acts as the identity `init`.  Cost is
     sum(kernel) whole-array ufunc calls instead of prod(kernel).
     """
+    if x.ndim == 4 and list(dil) == [1, 1] and min(pb) >= 0 \
+            and kernel[0] * kernel[1] > 1 and min(out_sp) > 0 \
+            and (list(strides) == [1, 1] or x.shape[2] * x.shape[3] <= _FLAT_STRIDED_MAX):
+        return _reduce_2d_flat(x, kernel, strides, pb, out_sp, ufunc, init)
     y = x
     nsp = len(kernel)
     for dim in range(nsp):  # outer dims first: their taps read contiguous rows
@@ -80,6 +85,66 @@ def _separable_reduce(x, kernel, strides, dil, pb, out_sp, ufunc, init):
             ufunc(dst, src, out=dst)
         y = res if res is not None else np.full(shape, init, dtype=y.dtype)
     return y if y is not x else x.copy()
+
+
+# Strided pools go the flat way only on small images: on large ones the stride-1
+# arithmetic it does (sh*sw times the outputs) outweighs the shorter passes (measured).
+_FLAT_STRIDED_MAX = 32 * 32
+
+
+def _reduce_2d_flat(x, kernel, strides, pb, out_sp, ufunc, init):
+    """2-D window reduction over the padded images flattened row-major.
+
+    With the padded images (width wp) flattened, vertical tap a is the shift a*wp and
+    horizontal tap b the shift b: every tap is one long contiguous 1-D slice (rows wrap
+    into the pad columns, which are cropped at the end), instead of one short row at a
+    time. Strided pools reduce at stride 1 and subsample in the final crop: more
+    arithmetic, but long contiguous passes beat short strided ones by far in numpy.
+    The padded copy and the intermediates are scratch buffers.
+    """
+    n, c, h, w = x.shape
+    kh, kw = kernel
+    sh, sw = strides
+    ho, wo = out_sp
+    hp = max((ho - 1) * sh + kh, pb[0] + h)
+    wp = max((wo - 1) * sw + kw, pb[1] + w)
+    nc = n * c
+    xp = _scratch("pool.pad", (nc, hp, wp), x.dtype)
+    top, left = pb
+    if top:
+        xp[:, :top] = init
+    if hp > top + h:
+        xp[:, top + h:] = init
+    if left:
+        xp[:, top:top + h, :left] = init
+    if wp > left + w:
+        xp[:, top:top + h, left + w:] = init
+    xp[:, top:top + h, left:left + w] = x.reshape(nc, h, w)
+    # One 1-D pass per tap over all channels at once: a window never leaves its own
+    # channel's image (hp >= ho + kh - 1, wp >= wo + kw - 1), so positions mixing two
+    # channels only land in the cropped rows/columns.
+    total = nc * hp * wp
+    flat = xp.reshape(total)
+    span = total - (kh - 1) * wp
+    if kh > 1:
+        rows = _scratch("pool.rows", (total,), x.dtype)
+        ufunc(flat[:span], flat[wp:wp + span], out=rows[:span])
+        for a in range(2, kh):
+            ufunc(rows[:span], flat[a * wp:a * wp + span], out=rows[:span])
+    else:
+        rows = flat
+    if kw > 1:
+        inner = span - (kw - 1)
+        acc = _scratch("pool.cols", (total,), x.dtype)
+        ufunc(rows[:inner], rows[1:1 + inner], out=acc[:inner])
+        for b in range(2, kw):
+            ufunc(acc[:inner], rows[b:b + inner], out=acc[:inner])
+    else:
+        acc = rows
+    y = np.empty((n, c, ho, wo), dtype=x.dtype)
+    np.copyto(y.reshape(nc, ho, wo), acc.reshape(nc, hp, wp)[
+        :, 0:(ho - 1) * sh + 1:sh, 0:(wo - 1) * sw + 1:sw])
+    return y
 
 
 # --------------------------------------------------------------------------------------
