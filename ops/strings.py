@@ -1,0 +1,142 @@
+"""Operators: string family (StringConcat, StringSplit, StringNormalizer, RegexFullMatch).
+
+String tensors are numpy object arrays of Python `str` (bytes are decoded as UTF-8).
+Per-string work is a Python comprehension (numpy has no vectorised string kernels for
+object arrays); StringConcat broadcasts with numpy's object `add`. RegexFullMatch uses
+Python's `re`, which covers the RE2 syntax the ONNX tests use (not RE2-only features).
+StringNormalizer ignores `locale` (Python's Unicode case mapping is used).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..errors import OpAttributeError, ShapeError
+from .common import broadcast_shape
+from .registry import TensorInfo, define
+
+_OBJ = np.dtype(object)
+
+
+def _text(v) -> str:
+    return v.decode("utf-8") if isinstance(v, bytes) else str(v)
+
+
+def _strings(x):
+    x = np.asarray(x)
+    flat = [_text(v) for v in x.reshape(-1)]
+    out = np.empty(len(flat), dtype=object)
+    out[:] = flat
+    return out.reshape(x.shape)
+
+
+def _concat_kernel(inputs, attrs, ctx):
+    """Elementwise X + Y of strings, with broadcasting."""
+    x, y = _strings(inputs[0]), _strings(inputs[1])
+    out = np.empty(np.broadcast_shapes(x.shape, y.shape), dtype=object)
+    np.add(x, y, out=out)
+    return (out,)
+
+
+def _concat_infer(attrs, inputs):
+    return [TensorInfo(_OBJ, broadcast_shape(inputs[0].shape, inputs[1].shape))]
+
+
+def _split_kernel(inputs, attrs, ctx):
+    """Split each string; pad to the longest split with ''. Z holds the part counts."""
+    x = _strings(inputs[0])
+    delim = attrs["delimiter"] or None  # '' or absent: runs of whitespace
+    maxsplit = attrs["maxsplit"]
+    maxsplit = -1 if maxsplit is None else int(maxsplit)
+    parts = [s.split(delim, maxsplit) if delim is not None else s.split(None, maxsplit)
+             for s in x.reshape(-1)]
+    width = max((len(p) for p in parts), default=0)
+    y = np.empty((len(parts), width), dtype=object)
+    y[:] = ""
+    for i, p in enumerate(parts):
+        y[i, :len(p)] = p
+    counts = np.array([len(p) for p in parts], dtype=np.int64)
+    return (y.reshape(x.shape + (width,)), counts.reshape(x.shape))
+
+
+def _split_infer(attrs, inputs):
+    shape = inputs[0].shape
+    return [TensorInfo(_OBJ, None if shape is None else tuple(shape) + (None,)),
+            TensorInfo(np.dtype(np.int64), shape)]
+
+
+def _normalizer_kernel(inputs, attrs, ctx):
+    """Drop stopwords, then change case; [C] or [1, C] in, same rank out."""
+    x = _strings(inputs[0])
+    if not (x.ndim == 1 or (x.ndim == 2 and x.shape[0] == 1)):
+        raise ShapeError(f"StringNormalizer: input must be [C] or [1, C], got {x.shape}")
+    action = attrs["case_change_action"]
+    if action not in ("NONE", "LOWER", "UPPER"):
+        raise OpAttributeError(f"StringNormalizer: unknown case_change_action {action!r}")
+    stop = [_text(s) for s in (attrs["stopwords"] or [])]
+    sensitive = bool(attrs["is_case_sensitive"])
+    if sensitive:
+        stopset = set(stop)
+        kept = [s for s in x.reshape(-1) if s not in stopset]
+    else:
+        stopset = {s.casefold() for s in stop}
+        kept = [s for s in x.reshape(-1) if s.casefold() not in stopset]
+    if action == "LOWER":
+        kept = [s.lower() for s in kept]
+    elif action == "UPPER":
+        kept = [s.upper() for s in kept]
+    if not kept:
+        kept = [""]
+    y = np.empty(len(kept), dtype=object)
+    y[:] = kept
+    return (y.reshape((1, -1)) if x.ndim == 2 else y,)
+
+
+def _normalizer_infer(attrs, inputs):
+    shape = inputs[0].shape
+    if shape is None:
+        return [TensorInfo(_OBJ, None)]
+    return [TensorInfo(_OBJ, (None,) if len(shape) == 1 else (1, None))]
+
+
+_PATTERNS: dict[str, re.Pattern] = {}
+
+
+def _regex_kernel(inputs, attrs, ctx):
+    """True where the whole string matches `pattern`."""
+    pattern = attrs["pattern"]
+    if pattern is None:
+        raise OpAttributeError("RegexFullMatch: pattern is required")
+    rx = _PATTERNS.get(pattern)
+    if rx is None:
+        try:
+            rx = _PATTERNS[pattern] = re.compile(pattern)
+        except re.error as e:
+            raise OpAttributeError(f"RegexFullMatch: bad pattern {pattern!r}: {e}") from None
+    x = _strings(inputs[0])
+    y = np.fromiter((rx.fullmatch(s) is not None for s in x.reshape(-1)), dtype=bool,
+                    count=x.size)
+    return (y.reshape(x.shape),)
+
+
+def _regex_infer(attrs, inputs):
+    return [TensorInfo(np.dtype(bool), inputs[0].shape)]
+
+
+OPS = (
+    define("RegexFullMatch", ["X"], ["Y"], _regex_kernel, attrs=[("pattern", "string", None)],
+           infer=_regex_infer, since_version=20),
+    define("StringConcat", ["X", "Y"], ["Z"], _concat_kernel, infer=_concat_infer,
+           since_version=20),
+    define("StringNormalizer", ["X"], ["Y"], _normalizer_kernel,
+           attrs=[("case_change_action", "string", "NONE"), ("is_case_sensitive", "int", 0),
+                  ("locale", "string", None), ("stopwords", "strings", None)],
+           infer=_normalizer_infer, since_version=10),
+    define("StringSplit", ["X"], ["Y", "Z"], _split_kernel,
+           attrs=[("delimiter", "string", None), ("maxsplit", "int", None)],
+           infer=_split_infer, since_version=20),
+)
+
+KNOWN_FAILURES: dict[str, str] = {}
