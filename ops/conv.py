@@ -18,6 +18,7 @@ by the gradient kernels.
 from __future__ import annotations
 
 import itertools
+import math
 import threading
 
 import numpy as np
@@ -261,7 +262,7 @@ def conv_nd(x, w, b, attrs, cache=None):
     if w.shape[1] != cg or c % group or m % group:
         raise ShapeError(f"Conv: input channels {c}, weight {w.shape}, group {group}")
     strides, dilations, pb, pe, out_sp = _pool_geometry(x.shape[2:], kernel, attrs)
-    npix = int(np.prod(out_sp))
+    npix = math.prod(out_sp)
     nsp = len(kernel)
 
     if all(k == 1 for k in kernel) and not any(pb) and not any(pe):
@@ -274,7 +275,7 @@ def conv_nd(x, w, b, attrs, cache=None):
         else:
             y = np.matmul(w.reshape(group, mg, cg), x.reshape(n, group, cg, npix))
     else:
-        kk = cg * int(np.prod(kernel))
+        kk = cg * math.prod(kernel)
         if group == 1 and nsp == 2 and 2 * m <= c and strides == [1, 1] \
                 and dilations == [1, 1] and min(pb + pe) >= 0:
             y = _conv_taps_2d(x, w, pb, pe, out_sp).reshape(n, m, npix)

@@ -237,6 +237,26 @@ def _window_sum(x, attrs, transform=None):
     return acc, (kernel, strides, dil, pb, pe, out_sp)
 
 
+_COUNTS: dict = {}  # geometry -> (counts, the common count or None); small, bounded
+
+
+def _window_counts_cached(in_sp, kernel, strides, dil, pb, pe, out_sp, include_pad):
+    """(`_window_counts`, its single value if all windows count alike else None),
+    memoised per geometry: computing it costs ~30 us, more than a small pool."""
+    key = (tuple(in_sp), tuple(kernel), tuple(strides), tuple(dil), tuple(pb), tuple(pe),
+           tuple(out_sp), include_pad)
+    hit = _COUNTS.get(key)
+    if hit is None:
+        counts = _window_counts(in_sp, kernel, strides, dil, pb, pe, out_sp, include_pad)
+        first = counts.flat[0] if counts.size else 1
+        uniform = int(first) if counts.size == 0 or np.all(counts == first) else None
+        counts.setflags(write=False)
+        if len(_COUNTS) > 256:
+            _COUNTS.clear()
+        hit = _COUNTS[key] = (counts, uniform)
+    return hit
+
+
 def _window_counts(in_sp, kernel, strides, dil, pb, pe, out_sp, include_pad):
     """Number of counted elements in each window, shaped out_sp (separable per dim)."""
     counts = np.ones((), dtype=np.int64)
@@ -251,11 +271,10 @@ def _window_counts(in_sp, kernel, strides, dil, pb, pe, out_sp, include_pad):
 def _averagepool_kernel(inputs, attrs, ctx):
     x = inputs[0]
     acc, (kernel, strides, dil, pb, pe, out_sp) = _window_sum(x, attrs)
-    counts = _window_counts(x.shape[2:], kernel, strides, dil, pb, pe, out_sp,
-                            bool(attrs.get("count_include_pad", 0)))
-    first = counts.flat[0] if counts.size else 1
-    if counts.size and np.all(counts == first):
-        acc *= acc.dtype.type(1.0 / first)
+    counts, uniform = _window_counts_cached(x.shape[2:], kernel, strides, dil, pb, pe,
+                                            out_sp, bool(attrs.get("count_include_pad", 0)))
+    if uniform is not None:
+        acc *= acc.dtype.type(1.0 / max(uniform, 1))
     else:
         acc /= np.maximum(counts, 1).astype(acc.dtype)
     return (acc.astype(x.dtype, copy=False),)
