@@ -58,8 +58,7 @@ def _separable_reduce(x, kernel, strides, dil, pb, out_sp, ufunc, init):
     sum(kernel) whole-array ufunc calls instead of prod(kernel).
     """
     if x.ndim == 4 and list(dil) == [1, 1] and min(pb) >= 0 \
-            and kernel[0] * kernel[1] > 1 and min(out_sp) > 0 \
-            and (list(strides) == [1, 1] or x.shape[2] * x.shape[3] <= _FLAT_STRIDED_MAX):
+            and kernel[0] * kernel[1] > 1 and min(out_sp) > 0:
         return _reduce_2d_flat(x, kernel, strides, pb, out_sp, ufunc, init)
     y = x
     nsp = len(kernel)
@@ -87,11 +86,6 @@ def _separable_reduce(x, kernel, strides, dil, pb, out_sp, ufunc, init):
     return y if y is not x else x.copy()
 
 
-# Strided pools go the flat way only on small images: on large ones the stride-1
-# arithmetic it does (sh*sw times the outputs) outweighs the shorter passes (measured).
-_FLAT_STRIDED_MAX = 32 * 32
-
-
 def _reduce_2d_flat(x, kernel, strides, pb, out_sp, ufunc, init):
     """2-D window reduction over the padded images flattened row-major.
 
@@ -109,17 +103,11 @@ def _reduce_2d_flat(x, kernel, strides, pb, out_sp, ufunc, init):
     hp = max((ho - 1) * sh + kh, pb[0] + h)
     wp = max((wo - 1) * sw + kw, pb[1] + w)
     nc = n * c
-    xp = _scratch("pool.pad", (nc, hp, wp), x.dtype)
     top, left = pb
-    if top:
-        xp[:, :top] = init
-    if hp > top + h:
-        xp[:, top + h:] = init
-    if left:
-        xp[:, top:top + h, :left] = init
-    if wp > left + w:
-        xp[:, top:top + h, left + w:] = init
-    xp[:, top:top + h, left:left + w] = x.reshape(nc, h, w)
+    if hp == h and wp == w and x.flags.c_contiguous:  # nothing to pad: read x itself
+        xp = x.reshape(nc, hp, wp)
+    else:
+        xp = _pad_windows(x, nc, hp, wp, top, left, init)
     # One 1-D pass per tap over all channels at once: a window never leaves its own
     # channel's image (hp >= ho + kh - 1, wp >= wo + kw - 1), so positions mixing two
     # channels only land in the cropped rows/columns.
@@ -145,6 +133,22 @@ def _reduce_2d_flat(x, kernel, strides, pb, out_sp, ufunc, init):
     np.copyto(y.reshape(nc, ho, wo), acc.reshape(nc, hp, wp)[
         :, 0:(ho - 1) * sh + 1:sh, 0:(wo - 1) * sw + 1:sw])
     return y
+
+
+def _pad_windows(x, nc, hp, wp, top, left, init):
+    """x (N, C, h, w) placed at (top, left) of a scratch (N*C, hp, wp) filled with init."""
+    h, w = x.shape[2:]
+    xp = _scratch("pool.pad", (nc, hp, wp), x.dtype)
+    if top:
+        xp[:, :top] = init
+    if hp > top + h:
+        xp[:, top + h:] = init
+    if left:
+        xp[:, top:top + h, :left] = init
+    if wp > left + w:
+        xp[:, top:top + h, left + w:] = init
+    xp[:, top:top + h, left:left + w] = x.reshape(nc, h, w)
+    return xp
 
 
 # --------------------------------------------------------------------------------------
