@@ -304,8 +304,28 @@ def conv_nd(x, w, b, attrs, cache=None):
             y = _grouped_gemm(w.reshape(group, mg, kk), cols, group, kk, npix)
     y = y.reshape((n, m) + tuple(out_sp))
     if b is not None:
-        y += np.asarray(b, dtype=cdt).reshape((m,) + (1,) * nsp)
+        y += _bias_operand(b, m, out_sp, cdt, cache)
     return y.astype(out_dtype, copy=False)
+
+
+_BIAS_PLANE_MAX = 4 << 20
+
+
+def _bias_operand(b, m, out_sp, cdt, cache):
+    """The bias shaped to add to (N, M, *out_sp): with a per-node cache, a full
+    (M, *out_sp) plane (numpy adds two contiguous arrays 2-3x faster than it
+    broadcasts one value per channel row), else the (M, 1, ...) column."""
+    col = np.asarray(b, dtype=cdt).reshape((m,) + (1,) * len(out_sp))
+    if cache is None:
+        return col
+    key = ("bias_plane", tuple(out_sp), cdt)
+    plane = cache.get(key)
+    if plane is None:
+        if m * math.prod(out_sp) * cdt.itemsize > _BIAS_PLANE_MAX:
+            return col
+        plane = cache[key] = np.ascontiguousarray(
+            np.broadcast_to(col, (m,) + tuple(out_sp)))
+    return plane
 
 
 def _weights_with_bias(w, b, m, kk, cdt, cache):
