@@ -327,12 +327,60 @@ def _fuse(graph, steps, template, fed, graph_inputs, protected, Step):
             removed.update(taken)
         elif op in _RELU_PRODUCERS and len(step.outputs) == 1:
             relu = relu_after(step.outputs[0])
-            if relu is None:
+            pos = _fresh_conv_operand(step, k, steps, replace, removed, sole_user) \
+                if op in ("Add", "Sum") else None
+            if relu is None and pos is None:
                 continue
-            replace[k] = Step(_relu_fused(step.kernel), step.attrs, step.inputs,
-                              steps[relu].outputs, step.node, (), step.dead_aware)
-            removed.add(relu)
+            outs = steps[relu].outputs if relu is not None else step.outputs
+            if pos is not None:
+                kernel = _add_into(step.kernel, pos, relu is not None)
+            else:
+                kernel = _relu_fused(step.kernel)
+            replace[k] = Step(kernel, step.attrs, step.inputs, outs, step.node, (),
+                              step.dead_aware)
+            if relu is not None:
+                removed.add(relu)
     return [replace.get(k, s) for k, s in enumerate(steps) if k not in removed]
+
+
+def _fresh_conv_operand(step, k, steps, replace, removed, sole_user):
+    """Position of an operand of a 2-input Add/Sum that a Conv step (fused or not)
+    produced and only this step reads: a fresh array nobody else sees, which may take
+    the sum in place."""
+    ins = list(step.inputs)
+    if len(ins) != 2 or ins[0] < 0 or ins[1] < 0 or ins[0] == ins[1]:
+        return None
+    for pos, t in enumerate(ins):
+        if sole_user(t) != k:
+            continue
+        for j in range(k):
+            st = replace.get(j, steps[j])
+            if t in st.outputs and j not in removed:
+                if st.node.op_type == "Conv" and st.node.domain in ("", "ai.onnx") \
+                        and len(st.outputs) == 1:
+                    return pos
+                break
+    return None
+
+
+def _add_into(add, pos, relu):
+    """Add/Sum of two tensors written into operand `pos` (a private fresh Conv output)
+    when it already has the result's shape and dtype; then Relu in place if fused."""
+    def kernel(inputs, attrs, ctx):
+        a, b = inputs[pos], inputs[1 - pos]
+        if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype \
+                and a.dtype.kind == "f" and a.flags.writeable and a is not b \
+                and (a.shape == b.shape or a.shape == np.broadcast_shapes(a.shape, b.shape)):
+            np.add(a, b, out=a)
+            if relu:
+                np.maximum(a, 0, out=a)
+            return (a,)
+        outs = add(inputs, attrs, ctx)
+        if not relu:
+            return outs
+        y = outs[0]
+        return (np.maximum(y, np.zeros((), y.dtype)),) + tuple(outs[1:])
+    return kernel
 
 
 def _scale_into_conv(affine, w, b, conv_k, steps):
