@@ -143,7 +143,8 @@ class Tensor:
         same_data = (self.data is None and other.data is None) or (
             self.data is not None and other.data is not None
             and self.data.shape == other.data.shape
-            and (self.data.dtype == object and self.data.tolist() == other.data.tolist()
+            and (self.data.dtype == object
+                 and self.data.ravel().tolist() == other.data.ravel().tolist()
                  or self.data.dtype != object
                  and self.data.tobytes() == np.asarray(other.data, self.data.dtype).tobytes()))
         return (self.name == other.name and self.dtype == other.dtype
@@ -188,7 +189,7 @@ def _attr_value_equal(a, b) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
                 and a.dtype == b.dtype and a.shape == b.shape
-                and (a.tolist() == b.tolist() if a.dtype == object
+                and (a.ravel().tolist() == b.ravel().tolist() if a.dtype == object
                      else a.tobytes() == b.tobytes()))
     if isinstance(a, Graph) or isinstance(b, Graph):
         return isinstance(a, Graph) and isinstance(b, Graph) and a == b

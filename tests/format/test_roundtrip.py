@@ -272,3 +272,16 @@ def test_save_refuses_subgraph_pointing_at_main_graph(tmp_path):
     model.graph.nodes[0].attributes["body"] = model.graph
     with pytest.raises(onegraph.FormatError, match="refers to the main graph"):
         onegraph.save(model, tmp_path / "m.og")
+
+
+def test_empty_tensors_with_huge_dims_compare_cheaply(tmp_path):
+    """Zero-element tensors whose other dims are huge (found by the mutation test) round
+    trip, and comparing them does not build 2**40 empty Python lists."""
+    g = Graph("main")
+    g.add_tensor("s", "string", (2**40, 0), TensorKind.CONSTANT,
+                 np.empty((2**40, 0), dtype=object))
+    g.add_tensor("f", "float32", (0, 2**40), TensorKind.CONSTANT,
+                 np.empty((0, 2**40), dtype=np.float32))
+    model = Model(graphs=[g])
+    onegraph.save(model, tmp_path / "empty.og")
+    assert onegraph.load(tmp_path / "empty.og") == model
