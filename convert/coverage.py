@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import os
 import time
 import warnings
@@ -23,12 +24,15 @@ import numpy as np
 from ..errors import ConversionError
 
 
-def _cases():
+@functools.lru_cache(maxsize=1)
+def all_node_cases() -> tuple:
+    """Every ONNX backend node test case, generated in memory (the onnx wheel does not
+    ship the node data directory)."""
     from onnx.backend.test.case import node
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return list(node.collect_testcases(None))
+        return tuple(node.collect_testcases(None))
 
 
 def _ops_of(graph, out):
@@ -42,13 +46,15 @@ def _ops_of(graph, out):
     return out
 
 
-def _as_numpy(value):
+def as_numpy(value):
+    """Node test data as our values: TensorProtos (Cast cases) become arrays, lists
+    (sequences) are converted element-wise, arrays and None pass through."""
     from onnx import TensorProto, numpy_helper
 
     if isinstance(value, TensorProto):
         return numpy_helper.to_array(value)
     if isinstance(value, list):
-        return [_as_numpy(v) for v in value]
+        return [as_numpy(v) for v in value]
     return value
 
 
@@ -92,12 +98,14 @@ def _known_failures() -> dict[str, str]:
     return out
 
 
-def _lookup(name, table):
-    if name in table:
-        return table[name]
-    for prefix, why in table.items():
-        if name.startswith(prefix):
-            return why
+def lookup_reason(name: str, *tables) -> str | None:
+    """Reason of the first table entry that `name` equals or starts with, else None."""
+    for table in tables:
+        if name in table:
+            return table[name]
+        for prefix, why in table.items():
+            if name.startswith(prefix):
+                return why
     return None
 
 
@@ -120,7 +128,7 @@ def run_case(case, known) -> tuple[str, str]:
         msg = str(e)
         if "element type" in msg:
             return "skip", msg.split(": ", 1)[-1][:160]
-        why = _lookup(case.name, known)
+        why = lookup_reason(case.name, known)
         return ("known", why) if why else ("fail", f"import: {msg[:160]}")
     g = model.graph
     names = [g.tensors[i].name for i in g.inputs if g.tensors[i].kind is not TensorKind.CONSTANT]
@@ -128,13 +136,13 @@ def run_case(case, known) -> tuple[str, str]:
     try:
         session = Session(model)
         for inputs, outputs in case.data_sets:
-            got = session.run(outs, dict(zip(names, [_as_numpy(x) for x in inputs])))
+            got = session.run(outs, dict(zip(names, [as_numpy(x) for x in inputs])))
             for k, want in enumerate(outputs):
-                why = _same(_as_numpy(want), got[k], case.rtol, case.atol)
+                why = _same(as_numpy(want), got[k], case.rtol, case.atol)
                 if why:
                     raise AssertionError(f"output {k}: {why}")
     except Exception as e:  # noqa: BLE001 - every failure is a table entry
-        why = _lookup(case.name, known)
+        why = lookup_reason(case.name, known)
         if why:
             return "known", why
         return "fail", f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
@@ -156,7 +164,7 @@ def generate(output: str | None = None) -> dict:
 
     Returns the totals {outcome: count}. Raises OSError if the file cannot be written.
     """
-    cases = _cases()
+    cases = all_node_cases()
     known = _known_failures()
     by_name = {c.name: c for c in cases}
     per_op: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)

@@ -7,14 +7,12 @@ outputs in graph output order. Shared by the backend, round-trip and coverage co
 
 from __future__ import annotations
 
-import functools
-import warnings
-
 import numpy as np
 from onnx.backend.base import Backend, BackendRep
 
 from onegraph import ops
 from onegraph.convert import from_onnx
+from onegraph.convert.coverage import all_node_cases, as_numpy, lookup_reason  # noqa: F401
 from onegraph.format import TensorKind
 from onegraph.ops import REGISTRY
 
@@ -137,44 +135,12 @@ def unsupported_element_types(model):
     return sorted(found)
 
 
-@functools.lru_cache(maxsize=1)
-def all_node_cases():
-    """Every ONNX node test case, generated in memory (the data dir is not shipped)."""
-    from onnx.backend.test.case import node
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return tuple(node.collect_testcases(None))
-
-
-def as_numpy(value):
-    """Test data are numpy arrays, lists (sequences), None or TensorProtos."""
-    from onnx import TensorProto, numpy_helper
-
-    if isinstance(value, TensorProto):
-        return numpy_helper.to_array(value)
-    if isinstance(value, list):
-        return [as_numpy(v) for v in value]
-    return value
-
-
 def family_known_failures():
     """The KNOWN_FAILURES dicts of every op family module, merged."""
     out = {}
     for family in ops._FAMILIES:
         out.update(getattr(family, "KNOWN_FAILURES", {}))
     return out
-
-
-def lookup_reason(name, *tables):
-    """Reason of the first table entry that `name` equals or starts with, else None."""
-    for table in tables:
-        if name in table:
-            return table[name]
-        for prefix, why in table.items():
-            if name.startswith(prefix):
-                return why
-    return None
 
 
 def compare(expected, actual, rtol, atol, name):

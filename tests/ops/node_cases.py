@@ -7,20 +7,9 @@ path (ONNX import -> Session) is checked in tests/convert.
 
 from __future__ import annotations
 
-import functools
-import warnings
-
 import numpy as np
 
-
-@functools.lru_cache(maxsize=1)
-def all_node_cases():
-    """Every ONNX node test case (name, model, data_sets, rtol, atol), generated in memory."""
-    from onnx.backend.test.case import node
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return tuple(node.collect_testcases(None))
+from onegraph.convert.coverage import all_node_cases, as_numpy  # noqa: F401
 
 
 def onnx_attr_value(attr):
@@ -38,15 +27,6 @@ def onnx_attr_value(attr):
     if attr.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
         raise NotImplementedError("subgraph attributes are tested through the converter")
     return helper.get_attribute_value(attr)
-
-
-def as_numpy(value):
-    """Test data is numpy arrays, except some cases (Cast) that store TensorProtos."""
-    from onnx import TensorProto, numpy_helper
-
-    if isinstance(value, TensorProto):
-        return numpy_helper.to_array(value)
-    return value
 
 
 def single_node_cases(op_types):
