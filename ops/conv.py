@@ -244,11 +244,14 @@ def _conv_kernel(inputs, attrs, ctx):
     return (conv_nd(x, w, b, attrs),)
 
 
-def conv_nd(x, w, b, attrs, cache=None):
+def conv_nd(x, w, b, attrs, cache=None, shuffle=None):
     """N-D convolution (ONNX Conv semantics), x (N, C, *S), w (M, C/group, *k).
 
     `cache`: a dict the caller keeps for fixed (w, b) (the Session's plan-time Conv
     fusion does), holding GEMM-ready weights across calls.
+    `shuffle`: g > 1 returns the output channel-shuffled, channel i*(M/g) + k moved to
+    k*g + i (ShuffleNet's Reshape-Transpose-Reshape); a grouped 1x1 conv with
+    group == g writes its GEMM straight into the shuffled layout (no extra copy).
     """
     out_dtype = x.dtype
     cdt = _compute_dtype(out_dtype)
@@ -272,6 +275,17 @@ def conv_nd(x, w, b, attrs, cache=None):
                                                      for o, s in zip(out_sp, strides))]
         if group == 1:
             y = np.matmul(w.reshape(m, c), x.reshape(n, c, npix))
+        elif shuffle == group:
+            # group i's (mg, P) result lands at channels k*group + i: a strided (row
+            # stride group*P) GEMM output, no copy
+            y = np.empty((n, mg, group, npix), dtype=cdt)
+            np.matmul(w.reshape(group, mg, cg), x.reshape(n, group, cg, npix),
+                      out=y.transpose(0, 2, 1, 3))
+            shuffle = None
+            if b is not None:
+                b = np.asarray(b, dtype=cdt).reshape(group, mg).T.reshape(m)
+                if cache is not None:
+                    cache = cache.setdefault("shuffled", {})
         else:
             y = np.matmul(w.reshape(group, mg, cg), x.reshape(n, group, cg, npix))
     else:
@@ -305,6 +319,10 @@ def conv_nd(x, w, b, attrs, cache=None):
     y = y.reshape((n, m) + tuple(out_sp))
     if b is not None:
         y += _bias_operand(b, m, out_sp, cdt, cache)
+    if shuffle is not None and shuffle > 1:
+        y = np.ascontiguousarray(
+            y.reshape((n, shuffle, m // shuffle, npix)).transpose(0, 2, 1, 3)
+        ).reshape((n, m) + tuple(out_sp))
     return y.astype(out_dtype, copy=False)
 
 

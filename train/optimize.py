@@ -53,6 +53,7 @@ def optimize_plan(graph, steps: list, template: list, keep: set, fed: set,
     if any(_has_subgraph(s) for s in steps):
         return steps
     steps = _fuse(graph, steps, template, fed, graph_inputs, protected, _Step)
+    steps = _fold_shuffles(steps, template, fed, graph_inputs, protected, _Step)
     _recompute_free(steps, protected | {i for i, v in enumerate(template) if v is not None})
     return steps
 
@@ -454,6 +455,111 @@ def _conv_kernel(conv, w, b, relu):
         if relu:
             _relu_inplace(y)
         return (y,)
+    kernel.conv_parts = (conv, w, b, relu)
+    return kernel
+
+
+def _fold_shuffles(steps, template, fed, graph_inputs, protected, Step):
+    """Fused Conv -> Reshape (N, g, C/g, *sp) -> Transpose (0, 2, 1, ...) -> Reshape
+    (N, C, *sp), a channel shuffle, becomes one step: the Conv writes its output with
+    the channels already permuted (`conv_nd(shuffle=g)`), the three copies go away.
+    Only Conv steps built by `_fuse` (constant weights, `conv_parts`) qualify; the
+    target shapes are checked at run time, with the original steps as fallback."""
+    users = _consumers(steps)
+    removed: set[int] = set()
+    replace: dict[int, object] = {}
+
+    def sole(t, op):
+        if t in protected or t < 0:
+            return None
+        u = users.get(t, [])
+        if len(u) != 1 or u[0] in removed:
+            return None
+        s = steps[u[0]]
+        if s.node.op_type != op or s.node.domain not in ("", "ai.onnx") \
+                or len(s.outputs) != 1 or not s.inputs or s.inputs[0] != t \
+                or t in s.inputs[1:]:
+            return None
+        return u[0]
+
+    for k, step in enumerate(steps):
+        parts = getattr(step.kernel, "conv_parts", None)
+        if parts is None or len(step.outputs) != 1:
+            continue
+        r1 = sole(step.outputs[0], "Reshape")
+        tr = sole(steps[r1].outputs[0], "Transpose") if r1 is not None else None
+        r2 = sole(steps[tr].outputs[0], "Reshape") if tr is not None else None
+        if r2 is None:
+            continue
+        s1, st, s2 = steps[r1], steps[tr], steps[r2]
+        sh1 = _const(s1.inputs[1], template, fed, graph_inputs) if len(s1.inputs) == 2 else None
+        sh2 = _const(s2.inputs[1], template, fed, graph_inputs) if len(s2.inputs) == 2 else None
+        perm = st.attrs.get("perm")
+        if sh1 is None or sh2 is None or sh1.ndim != 1 or sh2.ndim != 1 or perm is None \
+                or s1.attrs.get("allowzero") or s2.attrs.get("allowzero"):
+            continue
+        rank = len(sh2)
+        if rank < 3 or len(sh1) != rank + 1 \
+                or list(perm) != [0, 2, 1] + list(range(3, rank + 1)):
+            continue
+        chain = [(s1.kernel, s1.attrs, template[s1.inputs[1]]),
+                 (st.kernel, st.attrs, None), (s2.kernel, s2.attrs, template[s2.inputs[1]])]
+        replace[k] = Step(_shuffled_conv_kernel(parts, [int(d) for d in sh1],
+                                                [int(d) for d in sh2], chain),
+                          step.attrs, step.inputs, s2.outputs, step.node, (), False)
+        removed.update((r1, tr, r2))
+    if not replace:
+        return steps
+    return [replace.get(k, s) for k, s in enumerate(steps) if k not in removed]
+
+
+def _shuffled_conv_kernel(parts, sh1, sh2, chain):
+    """A fused Conv step followed by a channel shuffle (see `_fold_shuffles`)."""
+    from ..ops import conv as conv_ops
+
+    conv, w, b, relu = parts
+    plain = _conv_kernel(conv, w, b, relu)
+    cache: dict = {}
+    groups: dict = {}  # input shape -> shuffle g, or 0 when the shapes do not fit
+
+    def resolve(target, shape):
+        out = [shape[i] if d == 0 and i < len(shape) else d for i, d in enumerate(target)]
+        if out.count(-1) == 1:
+            known = int(np.prod([d for d in out if d != -1]))
+            out[out.index(-1)] = int(np.prod(shape)) // known if known else -1
+        return out
+
+    def shuffle_of(x, attrs):
+        g = groups.get(x.shape)
+        if g is None:
+            g = 0
+            m = w.shape[0]
+            if x.ndim == w.ndim and x.ndim == len(sh2) and len(sh1) > 1:
+                *_, out_sp = conv_ops._pool_geometry(x.shape[2:], list(w.shape[2:]), attrs)
+                y_shape = [x.shape[0], m] + list(out_sp)
+                g1 = sh1[1]
+                if g1 > 1 and m % g1 == 0 \
+                        and resolve(sh1, y_shape) == [y_shape[0], g1, m // g1] + y_shape[2:] \
+                        and resolve(sh2, [y_shape[0], m // g1, g1] + y_shape[2:]) == y_shape:
+                    g = g1
+            groups[x.shape] = g
+        return g
+
+    def kernel(inputs, attrs, ctx):
+        x = inputs[0]
+        if conv is conv_ops._conv_kernel and type(x) is np.ndarray \
+                and x.dtype.kind == "f":
+            g = shuffle_of(x, attrs)
+            if g:
+                y = conv_ops.conv_nd(x, w, b, attrs, cache, shuffle=g)
+                if relu:
+                    _relu_inplace(y)
+                return (y,)
+        (y,) = plain(inputs, attrs, ctx)
+        for kern, kattrs, arg in chain:
+            y = kern([y] if arg is None else [y, arg], kattrs, ctx)[0]
+        return (y,)
+
     return kernel
 
 
