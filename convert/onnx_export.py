@@ -225,6 +225,9 @@ class _Exporter:
                 if value is None:
                     continue
                 spec = op_def.attr_spec(aname) if op_def is not None else None
+                if domain == "" and op_type == "Optional" and aname == "type":
+                    attrs[aname] = _type_proto_attribute(aname, value, where)
+                    continue
                 attrs[aname] = self.attribute(aname, value, spec, where)
             onode = helper.make_node(op_type, ins, outs, name=node.name, domain=domain)
             onode.attribute.extend(attrs.values())
@@ -293,6 +296,19 @@ class _Exporter:
             raise ConversionError(f"{where}: attribute {name!r} ({kind.name.lower()}) "
                                   f"cannot be encoded: {e}") from e
         raise ConversionError(f"{where}: attribute {name!r} has no ONNX representation")
+
+
+def _type_proto_attribute(name: str, text: str, where: str):
+    """A TYPE_PROTO attribute from the protobuf text the importer keeps (Optional's type)."""
+    from google.protobuf import text_format
+    from onnx import AttributeProto
+
+    attr = AttributeProto(name=name, type=AttributeProto.TYPE_PROTO)
+    try:
+        text_format.Parse(text, attr.tp)
+    except text_format.ParseError as e:
+        raise ConversionError(f"{where}: attribute {name!r} is not a TypeProto: {e}") from e
+    return attr
 
 
 def _fix_for_opset(graph, opset: int) -> None:

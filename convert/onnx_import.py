@@ -70,7 +70,8 @@ def dtype_from_onnx(elem_type: int, where: str = "") -> DType:
 
 
 def _type_info(type_proto, where: str) -> tuple[DType, tuple[int, ...] | None]:
-    """(dtype, shape) of a TypeProto; non-tensor types give (UNDEFINED, None)."""
+    """(dtype, shape) of a TypeProto; non-tensor types (sequence, optional, map) give
+    (UNDEFINED, None): the Session passes a list or None fed for them through."""
     if type_proto is None or type_proto.WhichOneof("value") != "tensor_type":
         return DType.UNDEFINED, None
     tt = type_proto.tensor_type
@@ -265,6 +266,10 @@ def _attr_value(attr, where: str, convert_graph):
             return convert_graph(attr.g)
         if t == A.GRAPHS:
             return TypedList(AttrType.GRAPHS, [convert_graph(g) for g in attr.graphs])
+        if t == A.TYPE_PROTO:  # (Optional's `type`): kept as protobuf text
+            from google.protobuf import text_format
+
+            return text_format.MessageToString(attr.tp, as_one_line=True)
     except UnicodeDecodeError as e:
         raise ConversionError(f"{where}: attribute {attr.name!r} is not valid UTF-8") from e
     name = A.AttributeType.Name(t) if t in A.AttributeType.values() else t
