@@ -57,6 +57,10 @@ def _separable_reduce(x, kernel, strides, dil, pb, out_sp, ufunc, init):
     outputs whose input lies inside x, so padding acts as the identity `init`.  Cost is
     sum(kernel) whole-array ufunc calls instead of prod(kernel).
     """
+    if x.ndim == 4 and list(kernel) == [3, 3] and list(strides) == [1, 1] \
+            and list(dil) == [1, 1] and list(pb) == [1, 1] \
+            and tuple(out_sp) == x.shape[2:] and min(out_sp) >= 2:
+        return _reduce_3x3_same(x, ufunc)
     if x.ndim == 4 and list(dil) == [1, 1] and min(pb) >= 0 \
             and kernel[0] * kernel[1] > 1 and min(out_sp) > 0:
         return _reduce_2d_flat(x, kernel, strides, pb, out_sp, ufunc, init)
@@ -84,6 +88,33 @@ def _separable_reduce(x, kernel, strides, dil, pb, out_sp, ufunc, init):
             ufunc(dst, src, out=dst)
         y = res if res is not None else np.full(shape, init, dtype=y.dtype)
     return y if y is not x else x.copy()
+
+
+def _reduce_3x3_same(x, ufunc):
+    """3x3, stride 1, one pixel of padding on every side (output shape = input shape).
+
+    No padded copy: each tap is a flat shift over the unpadded images, so the passes
+    are long contiguous 1-D ufunc calls; they only go wrong where a shift crosses a
+    row (first/last column) or an image (first/last row), and those borders are then
+    recomputed from their two in-bounds taps (a pad tap is the ufunc's identity).
+    """
+    n, c, h, w = x.shape
+    nc, total = n * c, x.size
+    xf = np.ascontiguousarray(x).reshape(total)
+    hm = _scratch("pool.rows", (total,), x.dtype)
+    ufunc(xf[:-2], xf[1:-1], out=hm[1:-1])
+    ufunc(hm[1:-1], xf[2:], out=hm[1:-1])
+    xr, hr = xf.reshape(nc * h, w), hm.reshape(nc * h, w)
+    ufunc(xr[:, 0], xr[:, 1], out=hr[:, 0])
+    ufunc(xr[:, w - 1], xr[:, w - 2], out=hr[:, w - 1])
+    y = np.empty(x.shape, dtype=x.dtype)
+    yf = y.reshape(total)
+    ufunc(hm[:-2 * w], hm[w:-w], out=yf[w:-w])
+    ufunc(yf[w:-w], hm[2 * w:], out=yf[w:-w])
+    hi, yi = hm.reshape(nc, h, w), yf.reshape(nc, h, w)
+    ufunc(hi[:, 0], hi[:, 1], out=yi[:, 0])
+    ufunc(hi[:, h - 1], hi[:, h - 2], out=yi[:, h - 1])
+    return y
 
 
 def _reduce_2d_flat(x, kernel, strides, pb, out_sp, ufunc, init):
