@@ -61,6 +61,10 @@ def _separable_reduce(x, kernel, strides, dil, pb, out_sp, ufunc, init):
             and list(dil) == [1, 1] and list(pb) == [1, 1] \
             and tuple(out_sp) == x.shape[2:] and min(out_sp) >= 2:
         return _reduce_3x3_same(x, ufunc)
+    if x.ndim == 4 and list(kernel) == [3, 3] and list(strides) == [2, 2] \
+            and list(dil) == [1, 1] and list(pb) == [0, 0] and min(out_sp) >= 1 \
+            and 2 * out_sp[0] <= x.shape[2] and 2 * out_sp[1] <= x.shape[3]:
+        return _reduce_3x3_s2(x, out_sp, ufunc)
     if x.ndim == 4 and list(dil) == [1, 1] and min(pb) >= 0 \
             and kernel[0] * kernel[1] > 1 and min(out_sp) > 0:
         return _reduce_2d_flat(x, kernel, strides, pb, out_sp, ufunc, init)
@@ -114,6 +118,35 @@ def _reduce_3x3_same(x, ufunc):
     hi, yi = hm.reshape(nc, h, w), yf.reshape(nc, h, w)
     ufunc(hi[:, 0], hi[:, 1], out=yi[:, 0])
     ufunc(hi[:, h - 1], hi[:, h - 2], out=yi[:, h - 1])
+    return y
+
+
+def _reduce_3x3_s2(x, out_sp, ufunc):
+    """3x3, stride 2, no leading pad; the last window may overhang by one (pad/ceil).
+
+    Like `_reduce_3x3_same`: full-resolution window reductions as flat shifts over the
+    unpadded images, the overhanging last column/row redone from its two in-bounds
+    taps, then one strided copy picks every second row and column.
+    """
+    n, c, h, w = x.shape
+    ho, wo = out_sp
+    nc, total = n * c, x.size
+    xf = np.ascontiguousarray(x).reshape(total)
+    hm = _scratch("pool.rows", (total,), x.dtype)
+    ufunc(xf[:-2], xf[1:-1], out=hm[:-2])
+    ufunc(hm[:-2], xf[2:], out=hm[:-2])
+    if 2 * wo == w:
+        xr, hr = xf.reshape(nc * h, w), hm.reshape(nc * h, w)
+        ufunc(xr[:, w - 2], xr[:, w - 1], out=hr[:, w - 2])
+    vm = _scratch("pool.cols", (total,), x.dtype)
+    ufunc(hm[:-2 * w], hm[w:-w], out=vm[:-2 * w])
+    ufunc(vm[:-2 * w], hm[2 * w:], out=vm[:-2 * w])
+    vi = vm.reshape(nc, h, w)
+    if 2 * ho == h:
+        hi = hm.reshape(nc, h, w)
+        ufunc(hi[:, h - 2], hi[:, h - 1], out=vi[:, h - 2])
+    y = np.empty((n, c, ho, wo), dtype=x.dtype)
+    np.copyto(y.reshape(nc, ho, wo), vi[:, 0:2 * ho - 1:2, 0:2 * wo - 1:2])
     return y
 
 
