@@ -39,19 +39,28 @@ _SPEC_ATTR = {"int": AttrType.INT, "float": AttrType.FLOAT, "string": AttrType.S
 def dtype_to_onnx(dtype: DType) -> int:
     """The ONNX TensorProto element type of a DType (UNDEFINED -> 0)."""
     T = _onnx().TensorProto
-    return {
+    dtype = DType(dtype)
+    found = {
         DType.UNDEFINED: T.UNDEFINED, DType.FLOAT32: T.FLOAT, DType.FLOAT16: T.FLOAT16,
         DType.BFLOAT16: T.BFLOAT16, DType.FLOAT64: T.DOUBLE, DType.INT8: T.INT8,
         DType.UINT8: T.UINT8, DType.INT16: T.INT16, DType.UINT16: T.UINT16,
         DType.INT32: T.INT32, DType.UINT32: T.UINT32, DType.INT64: T.INT64,
         DType.UINT64: T.UINT64, DType.BOOL: T.BOOL, DType.STRING: T.STRING,
-    }[DType(dtype)]
+    }.get(dtype)
+    if found is None:  # float8/int4/int2/float4: same names in ONNX (if this onnx has them)
+        if dtype.name not in T.DataType.keys():
+            raise ConversionError(f"this onnx has no element type {dtype.name}")
+        found = T.DataType.Value(dtype.name)
+    return found
 
 
 def _array_to_tensor(array: np.ndarray, name: str, dtype: DType | None = None):
     from onnx import numpy_helper
 
     array = np.asarray(array)
+    if dtype is not None and DType(dtype).raw_storage:  # raw bits would go out as UINT8
+        raise ConversionError(f"tensor {name!r}: exporting {DType(dtype).name} data needs "
+                              f"the ml_dtypes package")
     if array.dtype == object:
         array = np.array([s.encode("utf-8") if isinstance(s, str) else s
                           for s in array.reshape(-1)], dtype=object).reshape(array.shape)
@@ -186,7 +195,7 @@ class _Exporter:
         for i, t in enumerate(g.tensors):
             if t.data is not None and t.kind in (TensorKind.CONSTANT, TensorKind.VARIABLE) \
                     and i not in producers:
-                initializers.append(_array_to_tensor(t.data, t.name))
+                initializers.append(_array_to_tensor(t.data, t.name, t.dtype))
 
         for k, node in enumerate(g.nodes):
             where = f"graph {g.name!r} node {node.name!r} ({node.op_type})"

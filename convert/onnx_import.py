@@ -51,7 +51,7 @@ def dtype_from_onnx(elem_type: int, where: str = "") -> DType:
     """Map an ONNX TensorProto element type to a DType.
 
     Raises:
-        ConversionError: the type has no onegraph equivalent (complex, float8, int4...).
+        ConversionError: the type has no onegraph equivalent (complex, float6...).
     """
     onnx = _onnx()
     T = onnx.TensorProto
@@ -62,11 +62,26 @@ def dtype_from_onnx(elem_type: int, where: str = "") -> DType:
         T.INT32: DType.INT32, T.UINT32: DType.UINT32, T.INT64: DType.INT64,
         T.UINT64: DType.UINT64, T.BOOL: DType.BOOL, T.STRING: DType.STRING,
     }
+    # Low-precision types (schema 1.1), by name: an older onnx may lack some of them.
+    for name, dtype in _LOW_PRECISION_NAMES.items():
+        if name in T.DataType.keys():
+            table[T.DataType.Value(name)] = dtype
     try:
         return table[elem_type]
     except KeyError:
         name = T.DataType.Name(elem_type) if elem_type in T.DataType.values() else elem_type
         raise ConversionError(f"{where}: element type {name} is not supported") from None
+
+
+# ONNX TensorProto.DataType name -> DType of the types onegraph keeps as ml_dtypes arrays
+# (one byte per element; ONNX packs INT4/UINT4/FLOAT4E2M1 two and INT2/UINT2 four to a
+# byte in raw_data, which numpy_helper.to_array / from_array unpack and pack).
+_LOW_PRECISION_NAMES = {
+    "FLOAT8E4M3FN": DType.FLOAT8E4M3FN, "FLOAT8E4M3FNUZ": DType.FLOAT8E4M3FNUZ,
+    "FLOAT8E5M2": DType.FLOAT8E5M2, "FLOAT8E5M2FNUZ": DType.FLOAT8E5M2FNUZ,
+    "UINT4": DType.UINT4, "INT4": DType.INT4, "FLOAT4E2M1": DType.FLOAT4E2M1,
+    "FLOAT8E8M0": DType.FLOAT8E8M0, "UINT2": DType.UINT2, "INT2": DType.INT2,
+}
 
 
 def _type_info(type_proto, where: str) -> tuple[DType, tuple[int, ...] | None]:
@@ -298,9 +313,11 @@ def _tensor_to_array(tensor_proto, where: str) -> np.ndarray:
         array = np.array([v.decode("utf-8") if isinstance(v, bytes) else v
                           for v in array.reshape(-1)], dtype=object).reshape(array.shape)
     else:
-        want = dtype_from_onnx(tensor_proto.data_type, where).numpy
-        if array.dtype != want:
-            array = array.astype(want)
+        dtype = dtype_from_onnx(tensor_proto.data_type, where)
+        if dtype.raw_storage:  # astype to the raw storage would convert, not keep, bits
+            raise ConversionError(f"{where}: {dtype.name} data needs the ml_dtypes package")
+        if array.dtype != dtype.numpy:
+            array = array.astype(dtype.numpy)
     # (np.ascontiguousarray would turn a 0-d array into a 1-d one)
     return array if array.flags.c_contiguous else array.copy(order="C")
 

@@ -1,8 +1,25 @@
 """Element types of onegraph tensors and their numpy equivalents.
 
-The enum values are the ones stored in `.og` files (see `onegraph.fbs`). bfloat16 has
-no numpy type of its own: it maps to `ml_dtypes.bfloat16` when that package is
-installed and otherwise to its raw 16-bit storage (`uint16`).
+The enum values are the ones stored in `.og` files (see `onegraph.fbs`). Some types
+have no numpy type of their own and map to `ml_dtypes` types when that package is
+installed (onnx depends on it):
+
+- BFLOAT16 -> `ml_dtypes.bfloat16`;
+- FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT8E8M0 ->
+  `float8_e4m3fn`, `float8_e4m3fnuz`, `float8_e5m2`, `float8_e5m2fnuz`, `float8_e8m0fnu`;
+- INT4, UINT4, INT2, UINT2, FLOAT4E2M1 -> `int4`, `uint4`, `int2`, `uint2`,
+  `float4_e2m1fn` (one byte per element, value in the low bits: files store them
+  unpacked, so a tensor's data is always `count * itemsize` bytes).
+
+Without ml_dtypes the core still loads, saves and round-trips every file bit-exactly:
+these types then use their raw storage, `uint16` for BFLOAT16 and `uint8` for the
+others (`DType.numpy` says which; `DType.raw_storage` tells the two cases apart).
+A tensor keeps its declared DType, so the data is reinterpreted, not converted, and
+`DType.from_numpy` never maps a plain `uint8`/`uint16` array to one of these types.
+The one exception is a node attribute holding a tensor of these types: an attribute is
+just its numpy array, with no DType beside it, so without ml_dtypes the loader refuses
+it (FormatError naming the dtype) rather than let a re-save turn it into UINT8.
+Computing with such tensors is up to the kernels, which need ml_dtypes for it.
 """
 
 from __future__ import annotations
@@ -32,6 +49,17 @@ class DType(enum.IntEnum):
     UINT64 = 12
     BOOL = 13
     STRING = 14
+    # schema 1.1: low-precision types, one byte per element in files (see module doc)
+    FLOAT8E4M3FN = 15
+    FLOAT8E4M3FNUZ = 16
+    FLOAT8E5M2 = 17
+    FLOAT8E5M2FNUZ = 18
+    UINT4 = 19
+    INT4 = 20
+    FLOAT4E2M1 = 21
+    FLOAT8E8M0 = 22
+    UINT2 = 23
+    INT2 = 24
 
     @property
     def numpy(self) -> np.dtype:
@@ -45,6 +73,11 @@ class DType(enum.IntEnum):
     def itemsize(self) -> int:
         """Bytes per element in a file (0 for STRING, which is variable length)."""
         return 0 if self in (DType.STRING, DType.UNDEFINED) else _TO_NUMPY[self].itemsize
+
+    @property
+    def raw_storage(self) -> bool:
+        """True when `numpy` is only this type's storage (ml_dtypes is not installed)."""
+        return self in _RAW_STORAGE
 
     @property
     def short_name(self) -> str:
@@ -77,19 +110,42 @@ class DType(enum.IntEnum):
         return cls.from_numpy(value)
 
 
-def _bfloat16_storage() -> np.dtype:
+# DTypes that need ml_dtypes: (ml_dtypes attribute, raw storage without it).
+_ML_DTYPES = {
+    DType.BFLOAT16: ("bfloat16", "<u2"),
+    DType.FLOAT8E4M3FN: ("float8_e4m3fn", "u1"),
+    DType.FLOAT8E4M3FNUZ: ("float8_e4m3fnuz", "u1"),
+    DType.FLOAT8E5M2: ("float8_e5m2", "u1"),
+    DType.FLOAT8E5M2FNUZ: ("float8_e5m2fnuz", "u1"),
+    DType.UINT4: ("uint4", "u1"),
+    DType.INT4: ("int4", "u1"),
+    DType.FLOAT4E2M1: ("float4_e2m1fn", "u1"),
+    DType.FLOAT8E8M0: ("float8_e8m0fnu", "u1"),
+    DType.UINT2: ("uint2", "u1"),
+    DType.INT2: ("int2", "u1"),
+}
+
+
+def _ml_dtypes_numpy() -> tuple[dict, set]:
+    """({DType: numpy dtype}, {DTypes using raw storage}) for the `_ML_DTYPES` types."""
     try:
         import ml_dtypes  # optional; onnx depends on it
+    except ImportError:  # pragma: no cover - depends on environment (tested in a subprocess)
+        ml_dtypes = None
+    out, raw = {}, set()
+    for dtype, (attr, storage) in _ML_DTYPES.items():
+        found = getattr(ml_dtypes, attr, None) if ml_dtypes is not None else None
+        if found is not None and np.dtype(found).itemsize == np.dtype(storage).itemsize:
+            out[dtype] = np.dtype(found)
+        else:  # no ml_dtypes, or one too old to have this type
+            out[dtype], _ = np.dtype(storage), raw.add(dtype)
+    return out, raw
 
-        return np.dtype(ml_dtypes.bfloat16)
-    except ImportError:  # pragma: no cover - depends on environment
-        return np.dtype("<u2")
 
-
+_ML_NUMPY, _RAW_STORAGE = _ml_dtypes_numpy()
 _TO_NUMPY = {
     DType.FLOAT32: np.dtype("<f4"),
     DType.FLOAT16: np.dtype("<f2"),
-    DType.BFLOAT16: _bfloat16_storage(),
     DType.FLOAT64: np.dtype("<f8"),
     DType.INT8: np.dtype("i1"),
     DType.UINT8: np.dtype("u1"),
@@ -101,7 +157,13 @@ _TO_NUMPY = {
     DType.UINT64: np.dtype("<u8"),
     DType.BOOL: np.dtype("?"),
     DType.STRING: np.dtype(object),
+    **_ML_NUMPY,
 }
-_FROM_NUMPY = {v: k for k, v in _TO_NUMPY.items() if k is not DType.STRING}
-# Native-order aliases (identical on little-endian hosts, which is every target we ship to).
-_FROM_NUMPY.update({np.dtype(v.str.replace("<", "=")): k for v, k in list(_FROM_NUMPY.items())})
+# Raw storage types never map back (a uint8 array is UINT8, not FLOAT8E4M3FN).
+_FROM_NUMPY = {v: k for k, v in _TO_NUMPY.items()
+               if k is not DType.STRING and k not in _RAW_STORAGE}
+# Native-order aliases of numpy's own types (identical on little-endian hosts, which is
+# every target we ship to). ml_dtypes types are skipped: their `str` is not theirs
+# ("<V1", "<f1"), and a plain void array must not be taken for a float8.
+_FROM_NUMPY.update({np.dtype(v.str.replace("<", "=")): k for v, k in list(_FROM_NUMPY.items())
+                    if k not in _ML_DTYPES})

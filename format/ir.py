@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import FormatError
 from .dtypes import DType
 
-SCHEMA_VERSION = (1, 0)
+SCHEMA_VERSION = (1, 1)  # 1.1: DType values 15-24 (float8, int4, int2, float4)
 
 # Ops whose outgoing edges close a loop in a control-flow frame (the paper's
 # NextIteration -> Merge back edge); cycle checks ignore edges leaving them.

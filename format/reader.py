@@ -339,6 +339,11 @@ class _Decoder:
             if tv is None:
                 raise FormatError(f"{path}.t: tensor attribute without a value")
             dtype = _enum(tv.scalar(0, _I8, 0, "dtype"), DType, f"{path}.t.dtype")
+            if dtype.raw_storage:
+                # A tensor keeps its DType beside raw data; an attribute is only its
+                # array, which as raw storage would be re-saved as UINT8/UINT16.
+                raise FormatError(f"{path}.t.dtype: a {dtype.name} attribute tensor needs "
+                                  f"the ml_dtypes package, which is not installed")
             shape = _shape(tv.numbers(1, "<i8", "shape") or [], f"{path}.t.shape", False)
             value = self.array(tv.scalar(2, _I32, -1, "buffer"), dtype, shape, f"{path}.t")
         elif kind is AttrType.GRAPH:

@@ -18,3 +18,13 @@ class DType(object):
     UINT64 = 12
     BOOL = 13
     STRING = 14
+    FLOAT8E4M3FN = 15
+    FLOAT8E4M3FNUZ = 16
+    FLOAT8E5M2 = 17
+    FLOAT8E5M2FNUZ = 18
+    UINT4 = 19
+    INT4 = 20
+    FLOAT4E2M1 = 21
+    FLOAT8E8M0 = 22
+    UINT2 = 23
+    INT2 = 24

@@ -50,7 +50,54 @@ def _ort_session(proto):
 def _ort_run(sess, proto, inputs):
     names = [i.name for i in proto.graph.input
              if i.name not in {t.name for t in proto.graph.initializer}]
-    return sess.run(None, dict(zip(names, inputs)))
+    if not any(_ml_dtype(x) for x in inputs) and not any(
+            o.type.tensor_type.elem_type in _ML_ELEM_TYPES for o in proto.graph.output):
+        return sess.run(None, dict(zip(names, inputs)))
+    # onnxruntime's Python API cannot take or give ml_dtypes arrays (bfloat16, float8,
+    # int4, ...) though its kernels handle them: pass those through OrtValues whose
+    # bytes are ONNX's own encoding (numpy_helper packs and unpacks sub-byte types).
+    feeds = {n: _to_ort_value(x) if _ml_dtype(x) else ort.OrtValue.ortvalue_from_numpy(x)
+             for n, x in zip(names, inputs)}
+    outs = sess.run_with_ort_values([o.name for o in proto.graph.output], feeds)
+    return [_from_ort_value(v) for v in outs]
+
+
+_ML_ELEM_TYPES = frozenset(
+    getattr(onnx.TensorProto, n) for n in (
+        "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ",
+        "UINT4", "INT4", "FLOAT4E2M1", "FLOAT8E8M0", "UINT2", "INT2")
+    if hasattr(onnx.TensorProto, n))
+
+
+def _ml_dtype(x) -> bool:
+    """x is an ml_dtypes array (numpy's own dtypes are 'builtin')."""
+    return isinstance(x, np.ndarray) and x.dtype.isbuiltin == 2
+
+
+def _to_ort_value(array):
+    import ctypes
+
+    from onnx import numpy_helper
+
+    proto = numpy_helper.from_array(np.ascontiguousarray(array))
+    value = ort.OrtValue.ortvalue_from_shape_and_type(list(array.shape), proto.data_type)
+    assert value.tensor_size_in_bytes() == len(proto.raw_data)
+    ctypes.memmove(value.data_ptr(), proto.raw_data, len(proto.raw_data))
+    return value
+
+
+def _from_ort_value(value):
+    import ctypes
+
+    from onnx import numpy_helper
+
+    if not value.is_tensor() or value.element_type() not in _ML_ELEM_TYPES:
+        return value.numpy()
+    proto = onnx.TensorProto()
+    proto.dims.extend(value.shape())
+    proto.data_type = value.element_type()
+    proto.raw_data = ctypes.string_at(value.data_ptr(), value.tensor_size_in_bytes())
+    return numpy_helper.to_array(proto)
 
 
 @functools.lru_cache(maxsize=None)

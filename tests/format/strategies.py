@@ -1,6 +1,7 @@
 """Hypothesis strategies for random valid onegraph models (`onegraph.format.Model`).
 
-`models()` draws whole models: every dtype, constant / variable / activation tensors
+`models()` draws whole models: every dtype (schema 1.1's float8/int4/int2/float4 too,
+as ml_dtypes arrays or, without ml_dtypes, raw uint8 storage), constant / variable / activation tensors
 (activations with unknown dims and unknown rank), every attribute kind including
 subgraphs, per-tensor and per-axis quantization, signatures with targets, metadata,
 opset imports and optional NextIteration back edges. Nodes only reference existing
@@ -19,6 +20,14 @@ from onegraph.format import (AttrType, DType, Graph, Model, Node, Quantization, 
                              Tensor, TensorKind, TypedList)
 
 DATA_DTYPES = [d for d in DType if d is not DType.UNDEFINED]
+# Schema 1.1's low-precision types (one byte per element in files). With ml_dtypes they
+# are ml_dtypes arrays; without it, raw uint8 storage, which still round-trips for
+# tensors but is refused as an attribute value (it would be re-saved as UINT8).
+LOW_PRECISION = [d for d in DType if d >= DType.FLOAT8E4M3FN]
+# Bits each sub-byte type uses; ml_dtypes writes the rest of the byte as zero.
+SUB_BYTE_BITS = {DType.INT4: 4, DType.UINT4: 4, DType.FLOAT4E2M1: 4, DType.INT2: 2,
+                 DType.UINT2: 2}
+ATTRIBUTE_DTYPES = [d for d in DATA_DTYPES if not d.raw_storage]
 INT64 = st.integers(-(2**63), 2**63 - 1)
 FLOATS = st.floats(allow_nan=True, allow_infinity=True)
 # any Unicode except surrogates (which UTF-8 cannot encode), non-ASCII included
@@ -53,6 +62,10 @@ def arrays(draw, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:
                         dtype=np.bool_).reshape(shape)
     np_dtype = dtype.numpy
     raw = draw(st.binary(min_size=n * np_dtype.itemsize, max_size=n * np_dtype.itemsize))
+    if dtype in SUB_BYTE_BITS and draw(st.integers(0, 3)):
+        # mostly what ml_dtypes writes (high bits clear); sometimes any byte, which the
+        # format stores and returns unchanged all the same
+        raw = (np.frombuffer(raw, np.uint8) & ((1 << SUB_BYTE_BITS[dtype]) - 1)).tobytes()
     return np.frombuffer(raw, dtype=np_dtype).reshape(shape).copy()
 
 
@@ -97,7 +110,7 @@ def attribute_values(subgraphs: list[Graph]):
         st.lists(TEXT, min_size=1, max_size=3),
         st.sampled_from([AttrType.INTS, AttrType.FLOATS, AttrType.STRINGS,
                          AttrType.GRAPHS]).map(lambda t: TypedList(t, [])),
-        st.sampled_from(DATA_DTYPES).flatmap(
+        st.sampled_from(ATTRIBUTE_DTYPES).flatmap(
             lambda d: data_shapes(2).flatmap(lambda s: arrays(d, s))),
     ]
     if subgraphs:

@@ -281,12 +281,32 @@ def test_non_utf8_tensor_name(tmp_path):
 
 # -- enums --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("value", [15, 99, 127, -1, -128])
+@pytest.mark.parametrize("value", [25, 99, 127, -1, -128])
 def test_unknown_dtype(tmp_path, valid, value):
-    """A dtype byte outside the DType enum is refused."""
+    """A dtype byte outside the DType enum is refused (25: the first after schema 1.1's)."""
     pos = craft.field_pos(craft.tensor_table(valid, 0, 0), craft.TENSOR_DTYPE)
     refused(tmp_path, craft.patch(valid, pos, "<b", value),
             rf"graphs\[0\]\.tensors\[0\]\.dtype: unknown DType value {value}")
+
+
+@pytest.mark.parametrize("ti", [0, 1])
+def test_unknown_dtype_byte_200(tmp_path, valid, ti):
+    """A dtype byte of 200 (0xC8; the field is a signed byte, so it reads as -56) is
+    refused naming the field, on an activation and on a constant with data alike."""
+    pos = craft.field_pos(craft.tensor_table(valid, 0, ti), craft.TENSOR_DTYPE)
+    refused(tmp_path, craft.patch(valid, pos, "<B", 200),
+            rf"graphs\[0\]\.tensors\[{ti}\]\.dtype: unknown DType value -56")
+
+
+@pytest.mark.parametrize("name", ["FLOAT8E4M3FN", "INT4", "UINT2", "FLOAT4E2M1"])
+def test_one_byte_dtype_on_float32_data_refused(tmp_path, valid, name):
+    """Relabelling w (8 float32, 32 bytes) as a 1.1 dtype stored one byte per element
+    (sub-byte types unpacked) makes its buffer too long for the shape: refused."""
+    from onegraph.format import DType
+
+    pos = craft.field_pos(craft.tensor_table(valid, 0, 1), craft.TENSOR_DTYPE)
+    refused(tmp_path, craft.patch(valid, pos, "<b", int(DType[name])),
+            rf"graphs\[0\]\.tensors\[1\].*{name} needs 8 bytes")
 
 
 def test_unknown_dtype_from_ir(tmp_path):

@@ -5,6 +5,7 @@ gives identical bytes, weights are zero-copy views of the mapping, and saving is
 from __future__ import annotations
 
 import math
+import re
 import mmap
 import os
 
@@ -285,3 +286,92 @@ def test_empty_tensors_with_huge_dims_compare_cheaply(tmp_path):
     model = Model(graphs=[g])
     onegraph.save(model, tmp_path / "empty.og")
     assert onegraph.load(tmp_path / "empty.og") == model
+
+
+# -- schema 1.1: float8 / int4 / int2 / float4 (one byte per element) ---------------------
+
+# every bit pattern a valid element of each type can have (sub-byte: high bits clear)
+_PATTERNS = {d: np.arange(1 << strategies.SUB_BYTE_BITS.get(d, 8), dtype=np.uint8)
+             for d in strategies.LOW_PRECISION}
+
+
+def _low_precision_model(with_attributes: bool) -> Model:
+    g = Graph("main")
+    x = g.add_input("x", "float8e5m2", [-1, 3])
+    for dtype, bits in _PATTERNS.items():
+        g.add_tensor(f"c_{dtype.short_name}", dtype, bits.shape, TensorKind.CONSTANT,
+                     bits.view(dtype.numpy))
+        g.add_tensor(f"v_{dtype.short_name}", dtype, (2, 1), TensorKind.VARIABLE,
+                     bits[-2:].reshape(2, 1).view(dtype.numpy))
+    attrs = {f"t_{d.short_name}": b[::-1].copy().view(d.numpy) for d, b in _PATTERNS.items()}
+    (y,) = g.add_node("Custom", [x], ["y"], attrs if with_attributes else {})
+    g.outputs = [y]
+    return Model(graphs=[g])
+
+
+def test_low_precision_dtypes_roundtrip_bit_exact(tmp_path):
+    """Each 1.1 dtype, every bit pattern (NaNs too), as constant, variable and attribute
+    tensor: back bit-exact with the same dtype, stored one byte per element."""
+    pytest.importorskip("ml_dtypes")
+    model = _low_precision_model(with_attributes=True)
+    path = tmp_path / "m.og"
+    onegraph.save(model, path)
+    loaded = onegraph.load(path, check_data=True)
+    assert loaded == model
+    assert loaded.schema_version == (1, 1)
+    for original, back in zip(model.graph.tensors, loaded.graph.tensors):
+        assert back.dtype == original.dtype
+        if original.data is not None:
+            assert back.data.dtype == original.dtype.numpy == original.data.dtype
+            assert back.data.tobytes() == original.data.tobytes()
+    attrs = loaded.graph.nodes[0].attributes
+    for name, value in model.graph.nodes[0].attributes.items():
+        assert attrs[name].dtype == value.dtype and attrs[name].tobytes() == value.tobytes()
+    # unpacked: the buffers hold one byte per element, sub-byte types included
+    elements = sum(2 * bits.size + 2 for bits in _PATTERNS.values())
+    assert loaded.file_info["num_buffers"] == 3 * len(_PATTERNS)
+    assert loaded.file_info["data_size"] == elements
+    assert parse(path.read_bytes()) == model
+    onegraph.save(loaded, tmp_path / "again.og")
+    assert (tmp_path / "again.og").read_bytes() == path.read_bytes()
+
+
+_WITHOUT_ML_DTYPES = r"""
+import sys
+sys.modules["ml_dtypes"] = None  # import ml_dtypes now raises ImportError
+import numpy as np
+import onegraph
+from onegraph import FormatError
+from onegraph.format import DType
+
+folder = sys.argv[1]
+m = onegraph.load(folder + "/tensors.og", check_data=True)
+for t in m.graph.tensors:
+    if t.dtype >= DType.FLOAT8E4M3FN:
+        assert t.dtype.raw_storage, t.dtype
+        assert t.data is None or t.data.dtype == np.uint8, (t.name, t.data.dtype)
+assert DType.from_numpy(np.uint8) is DType.UINT8 and DType.from_numpy("<u2") is DType.UINT16
+onegraph.save(m, folder + "/resaved.og")
+try:
+    onegraph.load(folder + "/attributes.og")
+except FormatError as e:
+    print("refused:", e)
+"""
+
+
+def test_low_precision_dtypes_without_ml_dtypes(tmp_path):
+    """Without ml_dtypes, 1.1 dtypes load as raw uint8 storage keeping their DType and
+    re-save bit-identically; an attribute tensor of one is refused naming the dtype."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("ml_dtypes")
+    onegraph.save(_low_precision_model(with_attributes=False), tmp_path / "tensors.og")
+    onegraph.save(_low_precision_model(with_attributes=True), tmp_path / "attributes.og")
+    run = subprocess.run([sys.executable, "-c", _WITHOUT_ML_DTYPES, str(tmp_path)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "resaved.og").read_bytes() == (tmp_path / "tensors.og").read_bytes()
+    assert re.search(r"refused: .*attributes\.og.*graphs\[0\]\.nodes\[0\]\.attributes.*"
+                     r"a (FLOAT8|INT|UINT|FLOAT4)\w* attribute tensor needs the ml_dtypes "
+                     r"package", run.stdout), run.stdout
