@@ -17,12 +17,12 @@ from __future__ import annotations
 import collections
 import os
 import warnings
-from typing import Any
 
 import numpy as np
 
 from ..errors import ConversionError, FormatError, OpAttributeError
 from ..format import AttrType, DType, Graph, Model, TensorKind, TypedList
+from ..format.ir import attr_type_of
 from ..ops import REGISTRY
 
 # The oldest default-domain opset whose semantics the kernels implement; older models
@@ -210,7 +210,7 @@ def _default_opset(proto) -> int | None:
 
 def _upgrade(proto):
     """Inline local functions and upgrade opsets older than MIN_OPSET."""
-    onnx = _onnx()
+    _onnx()  # a clear ConversionError when onnx is not installed
     if len(proto.functions):
         try:
             from onnx import inliner
@@ -328,24 +328,13 @@ def _check_attr_types(op, attrs: dict, where: str) -> None:
         if spec is None:
             continue
         want = _SPEC_TYPES[spec.type]
-        got = value.attr_type if isinstance(value, TypedList) else _scalar_attr_type(value)
+        try:
+            got = attr_type_of(value, where)
+        except FormatError:
+            got = AttrType.UNDEFINED
         if got is not want:
             raise ConversionError(f"{where}: attribute {name!r} must be {spec.type}, "
                                   f"got {got.name.lower()}")
-
-
-def _scalar_attr_type(value) -> AttrType:
-    if isinstance(value, bool) or isinstance(value, int):
-        return AttrType.INT
-    if isinstance(value, float):
-        return AttrType.FLOAT
-    if isinstance(value, str):
-        return AttrType.STRING
-    if isinstance(value, np.ndarray):
-        return AttrType.TENSOR
-    if isinstance(value, Graph):
-        return AttrType.GRAPH
-    return AttrType.UNDEFINED
 
 
 # --------------------------------------------------------------------------- graphs
