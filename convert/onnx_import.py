@@ -210,7 +210,7 @@ def _default_opset(proto) -> int | None:
 
 def _upgrade(proto):
     """Inline local functions and upgrade opsets older than MIN_OPSET."""
-    _onnx()  # a clear ConversionError when onnx is not installed
+    onnx = _onnx()  # a clear ConversionError when onnx is not installed
     if len(proto.functions):
         try:
             from onnx import inliner
