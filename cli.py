@@ -75,12 +75,13 @@ def main(argv=None) -> int:
     except OneGraphError as e:
         print(f"onegraph {args.command}: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
-    except FileNotFoundError as e:
-        print(f"onegraph {args.command}: {e}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
         return 0
+    except OSError as e:  # a missing file, a directory given as a file, no permission
+        what = f"{e.strerror}: {e.filename!r}" if e.strerror and e.filename else str(e)
+        print(f"onegraph {args.command}: {type(e).__name__}: {what}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

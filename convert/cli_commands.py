@@ -32,7 +32,10 @@ def cmd_convert(args) -> int:
         if args.opset is not None:
             raise ConversionError("--opset applies to export (.og -> .onnx) only")
         model = from_onnx(args.input)
-        size = og.save(model, args.output)
+        try:
+            size = og.save(model, args.output)
+        except OSError as e:  # the message would name the writer's temporary file
+            raise ConversionError(f"cannot write {args.output}: {e.strerror or e}") from e
         print(f"{args.input} -> {args.output}: {len(model.graph.nodes)} nodes, "
               f"{size:,} bytes")
         return 0
@@ -54,13 +57,22 @@ def _parse_inputs(items) -> dict[str, np.ndarray]:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
             raise OneGraphError(f"--input {item!r}: expected NAME=file.npy")
+        if name in feeds:
+            raise OneGraphError(f"--input {name}: given more than once")
         try:
-            feeds[name] = np.load(path, allow_pickle=False)
-        except ValueError as e:
+            with open(path, "rb") as f:
+                magic = f.read(6)
+            if magic != b"\x93NUMPY":
+                raise OneGraphError(f"--input {name}: {path} is not a .npy file "
+                                    f"(starts with {magic!r}, expected b'\\x93NUMPY')")
+            value = np.load(path, allow_pickle=False)
+        except (ValueError, EOFError) as e:
             raise OneGraphError(f"--input {name}: {path} is not a plain .npy array "
                                 f"({e})") from e
         except OSError as e:
-            raise OneGraphError(f"--input {name}: cannot read {path}: {e}") from e
+            raise OneGraphError(f"--input {name}: cannot read {path}: "
+                                f"{e.strerror or e}") from e
+        feeds[name] = value
     return feeds
 
 
@@ -77,6 +89,12 @@ def cmd_run(args) -> int:
 
     model = og.load(args.model)
     feeds = _parse_inputs(args.input)
+    if args.output_dir:  # fail before running, not after
+        try:
+            os.makedirs(args.output_dir, exist_ok=True)
+        except OSError as e:
+            raise OneGraphError(f"--output-dir {args.output_dir}: cannot create the "
+                                f"directory: {e.strerror or e}") from e
     session = Session(model)
     if args.signature in model.signatures:
         outputs = session.run_signature(args.signature, **feeds)
@@ -87,8 +105,6 @@ def cmd_run(args) -> int:
     else:
         raise OneGraphError(f"no signature {args.signature!r} "
                             f"(available: {sorted(model.signatures)})")
-    if args.output_dir:
-        os.makedirs(args.output_dir, exist_ok=True)
     for name, value in outputs.items():
         value = np.asarray(value)
         if args.output_dir:

@@ -44,6 +44,10 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
     from .saver import Saver, latest_checkpoint
     from .session import Session
 
+    for flag, value in (("--steps", steps), ("--batch-size", batch_size),
+                        ("--checkpoint-every", checkpoint_every)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise OneGraphError(f"{flag} must be a positive integer, got {value!r}")
     model = load(model_path)
     sig = model.signatures.get("train")
     if sig is None:
@@ -51,16 +55,23 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
                             f"(has {sorted(model.signatures)})")
     if "loss" not in sig.outputs:
         raise OneGraphError("the 'train' signature must have a 'loss' output")
-    with np.load(data_path, allow_pickle=False) as f:
-        data = {k: f[k] for k in f.files}
+    data = _load_npz(data_path)
     missing = set(sig.inputs) - set(data)
     if missing:
         raise OneGraphError(f"{data_path} lacks arrays for train inputs {sorted(missing)} "
                             f"(has {sorted(data)})")
+    scalars = sorted(k for k in sig.inputs if data[k].ndim == 0)
+    if scalars:
+        raise OneGraphError(f"{data_path}: arrays {scalars} are scalars; train inputs need "
+                            f"one row per example")
     n = {len(data[k]) for k in sig.inputs}
     if len(n) != 1:
-        raise OneGraphError(f"train inputs have different lengths: {n}")
+        raise OneGraphError(f"{data_path}: train inputs have different lengths: "
+                            f"{ {k: len(data[k]) for k in sorted(sig.inputs)} }")
     n = n.pop()
+    if n == 0:
+        raise OneGraphError(f"{data_path}: the train inputs have no rows")
+    _check_writable(checkpoint_dir, output, plot)  # before training, not after it
     sess = Session(model, seed=seed)
     g = model.graph
     step_name = model.metadata.get("collection:global_step")
@@ -104,6 +115,47 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
         print(f"trained {done} steps, final loss {losses[-1][1]:.4f}, "
               f"{summary['steps_per_second']:.1f} steps/s", file=sys.stderr)
     return summary
+
+
+def _load_npz(path):
+    """The arrays of an .npz archive, refusing pickled objects and non-archives."""
+    import zipfile
+
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+        if magic[:2] != b"PK":
+            raise OneGraphError(f"{path} is not an .npz archive (starts with {magic!r}); "
+                                f"save the training data with numpy.savez")
+        with np.load(path, allow_pickle=False) as f:
+            return {k: f[k] for k in f.files}
+    except (ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise OneGraphError(f"{path} is not a plain .npz archive ({e})") from e
+    except OSError as e:
+        raise OneGraphError(f"cannot read {path}: {e.strerror or e}") from e
+
+
+def _check_writable(checkpoint_dir, output, plot):
+    """Fail now if a place the run will write to cannot be written."""
+    import tempfile
+
+    if checkpoint_dir:
+        try:
+            os.makedirs(checkpoint_dir, exist_ok=True)
+        except OSError as e:
+            raise OneGraphError(f"--checkpoint-dir {checkpoint_dir}: cannot create the "
+                                f"directory: {e.strerror or e}") from e
+    for flag, path in (("--output", output), ("--plot", plot)):
+        if not path:
+            continue
+        if os.path.isdir(path):
+            raise OneGraphError(f"{flag} {path} is a directory")
+        try:
+            with tempfile.TemporaryFile(dir=os.path.dirname(path) or "."):
+                pass
+        except OSError as e:
+            raise OneGraphError(f"{flag} {path}: cannot write there: {e.strerror or e}") \
+                from e
 
 
 def _read_of(sess, var_index):

@@ -38,8 +38,8 @@ def reason(case):
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_node(case, request):
     why = reason(case)
-    if why:  # still run it: an XPASS shows a known failure that import fixes
-        request.node.add_marker(pytest.mark.xfail(reason=why, strict=False))
+    if why:  # still run it: a known failure that now passes must leave the list
+        request.node.add_marker(pytest.mark.xfail(reason=why, strict=True))
     rep = OnegraphBackend.prepare(case.model)
     for inputs, outputs in case.data_sets:
         actual = rep.run([as_numpy(x) for x in inputs])

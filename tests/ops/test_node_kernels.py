@@ -30,11 +30,11 @@ def _reason(name):
 
 
 @pytest.mark.parametrize("case", _CASES, ids=[c[0] for c in _CASES])
-def test_node_kernel(case):
+def test_node_kernel(case, request):
     name, node, inputs, expected, rtol, atol = case
     why = _reason(name)
-    if why:
-        pytest.xfail(why)
+    if why:  # still run it: a known failure that now passes must be taken off the list
+        request.node.add_marker(pytest.mark.xfail(reason=why, strict=True))
     actual = run_node_kernel(node, inputs)
     assert isinstance(actual, tuple), f"{name}: kernel must return a tuple"
     actual = [actual[k] for k in present_outputs(node) if k < len(actual)]
@@ -49,11 +49,11 @@ def _compatible(inferred, actual):
 
 
 @pytest.mark.parametrize("case", _CASES, ids=[c[0] for c in _CASES])
-def test_node_inference(case):
+def test_node_inference(case, request):
     """Inferred dtype and shape (given input dtypes/shapes only) agree with the outputs."""
     name, node, inputs, expected, rtol, atol = case
-    if _reason(name):
-        pytest.xfail(_reason(name))
+    if _reason(name):  # a known kernel failure; inference may be right (strict=False)
+        request.node.add_marker(pytest.mark.xfail(reason=_reason(name), strict=False))
     op = get_op(node.op_type, node.domain)
     if op.infer is None:
         pytest.fail(f"{node.op_type} has no shape/dtype inference")
