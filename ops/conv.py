@@ -244,7 +244,7 @@ def _conv_kernel(inputs, attrs, ctx):
     return (conv_nd(x, w, b, attrs),)
 
 
-def conv_nd(x, w, b, attrs, cache=None, shuffle=None):
+def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None):
     """N-D convolution (ONNX Conv semantics), x (N, C, *S), w (M, C/group, *k).
 
     `cache`: a dict the caller keeps for fixed (w, b) (the Session's plan-time Conv
@@ -252,6 +252,9 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None):
     `shuffle`: g > 1 returns the output channel-shuffled, channel i*(M/g) + k moved to
     k*g + i (ShuffleNet's Reshape-Transpose-Reshape); a grouped 1x1 conv with
     group == g writes its GEMM straight into the shuffled layout (no extra copy).
+    `out`: an (N, M, *out) array of x's dtype (float32/64) whose per-image blocks are
+    contiguous (a channel slice of a Concat buffer) to write the result into and
+    return; the dense GEMM paths write their GEMM there directly, others copy.
     """
     out_dtype = x.dtype
     cdt = _compute_dtype(out_dtype)
@@ -267,6 +270,13 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None):
     strides, dilations, pb, pe, out_sp = _pool_geometry(x.shape[2:], kernel, attrs)
     npix = math.prod(out_sp)
     nsp = len(kernel)
+    direct = None  # `out` as (N, M, P) when the GEMM writes into it
+    if out is not None:
+        if out.shape != (n, m) + tuple(out_sp) or out.dtype != cdt or shuffle:
+            raise ShapeError(f"Conv: out {out.shape} {out.dtype} does not fit the result")
+        direct = out.reshape(n, m, npix)
+        if not np.may_share_memory(direct, out):
+            raise ShapeError("Conv: out must merge its spatial dims without a copy")
 
     if all(k == 1 for k in kernel) and not any(pb) and not any(pe):
         # 1x1: a plain GEMM on the (possibly strided) input
@@ -274,7 +284,7 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None):
             x = x[(slice(None), slice(None)) + tuple(slice(0, (o - 1) * s + 1, s)
                                                      for o, s in zip(out_sp, strides))]
         if group == 1:
-            y = np.matmul(w.reshape(m, c), x.reshape(n, c, npix))
+            y = np.matmul(w.reshape(m, c), x.reshape(n, c, npix), out=direct)
         elif shuffle == group:
             # group i's (mg, P) result lands at channels k*group + i: a strided (row
             # stride group*P) GEMM output, no copy
@@ -308,7 +318,7 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None):
             if fold:
                 buf[kk] = 1
                 b = None
-            y = np.empty((n, m, npix), dtype=cdt)
+            y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
             for i in range(n):
                 _im2col_copy(xp[i], cols[i], buf[:kk], kernel, strides, dilations, out_sp)
                 np.matmul(wm, buf, out=y[i])
@@ -316,7 +326,9 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None):
             xp = _pad_scratch(x, pb, pe, "conv.pad")
             cols = _im2col(xp, kernel, strides, dilations, out_sp)
             y = _grouped_gemm(w.reshape(group, mg, kk), cols, group, kk, npix)
-    y = y.reshape((n, m) + tuple(out_sp))
+    if out is not None and y is not direct:
+        np.copyto(direct, y.reshape(n, m, npix))
+    y = y.reshape((n, m) + tuple(out_sp)) if out is None else out
     if b is not None:
         y += _bias_operand(b, m, out_sp, cdt, cache)
     if shuffle is not None and shuffle > 1:

@@ -18,6 +18,9 @@ The rewrites, in order:
    Sub, MatMul, Gemm or Concat step is applied in place on that step's fresh output.
 5. Channel-shuffle folding: a fused Conv followed by Reshape (N, g, C/g, ...) ->
    Transpose (0, 2, 1, ...) -> Reshape (N, C, ...) writes its output already shuffled.
+6. Concat folding: fused Convs whose only reader is a channel-axis Concat write their
+   results straight into their channel slices of the Concat's output, which the first
+   of them allocates; the Concat then only copies its other inputs.
 
 A rewrite only touches values nobody else reads: an intermediate consumed by exactly one
 step and neither fetched, fed nor a graph input/output. Plans using dead-value control
@@ -56,6 +59,7 @@ def optimize_plan(graph, steps: list, template: list, keep: set, fed: set,
         return steps
     steps = _fuse(graph, steps, template, fed, graph_inputs, protected, _Step)
     steps = _fold_shuffles(steps, template, fed, graph_inputs, protected, _Step)
+    steps = _fold_concats(graph, steps, protected, _Step)
     _recompute_free(steps, protected | {i for i, v in enumerate(template) if v is not None})
     return steps
 
@@ -561,6 +565,141 @@ def _shuffled_conv_kernel(parts, sh1, sh2, chain):
         for kern, kattrs, arg in chain:
             y = kern([y] if arg is None else [y, arg], kattrs, ctx)[0]
         return (y,)
+
+    return kernel
+
+
+def _fold_concats(graph, steps, protected, Step):
+    """Concat on axis 1 of inputs some of which fused Conv steps (`conv_parts`, the
+    registry Conv kernel) produce for it alone: the first of those Convs (in plan
+    order) allocates the Concat's output (N, sum C, *sp) under the Concat's output
+    slot and the others read that slot; each writes its result into its channel slice
+    (`conv_nd(out=)`: the GEMM lands there, no copy). The Concat step reads the buffer
+    as an extra input and copies in only the inputs not already in place. Channel
+    counts come from the Conv weights, and for other inputs from the graph's static
+    shapes; every piece is checked at run time and any mismatch (an unexpected shape
+    or dtype) falls back to the ordinary concatenation of the inputs."""
+    from ..ops import conv as conv_ops
+    from ..ops import shape as shape_ops
+
+    users = _consumers(steps)
+    producer = {o: k for k, s in enumerate(steps) for o in s.outputs if o >= 0}
+    replace: dict[int, object] = {}
+    for k, step in enumerate(steps):
+        if step.kernel is not shape_ops._concat or step.node.op_type != "Concat" \
+                or len(step.outputs) != 1 or step.outputs[0] < 0:
+            continue
+        ins = list(step.inputs)
+        if len(ins) < 2 or min(ins) < 0 or len(set(ins)) != len(ins):
+            continue
+        convs: dict[int, int] = {}  # input position -> producing step
+        chans: list | None = []
+        rank = None
+        for pos, t in enumerate(ins):
+            j = producer.get(t)
+            parts = getattr(steps[j].kernel, "conv_parts", None) if j is not None else None
+            if parts is not None and parts[0] is conv_ops._conv_kernel and j not in replace \
+                    and t not in protected and users.get(t) == [k] \
+                    and len(steps[j].outputs) == 1 and len(steps[j].inputs) == 1:
+                convs[pos] = j
+                chans.append(int(parts[1].shape[0]))
+                rank = parts[1].ndim
+            else:
+                shape = graph.tensors[t].shape
+                c = shape[1] if shape is not None and len(shape) > 1 else None
+                if not isinstance(c, (int, np.integer)) or c < 0:
+                    chans = None
+                    break
+                chans.append(int(c))
+        if chans is None or not convs or step.attrs.get("axis") not in (1, 1 - rank):
+            continue
+        offs = [sum(chans[:p]) for p in range(len(chans))]
+        total = sum(chans)
+        cat = step.outputs[0]
+        first = min(convs.values())
+        for pos, j in convs.items():
+            sj = steps[j]
+            kern = _concat_conv_kernel(sj.kernel.conv_parts, offs[pos], total, j == first)
+            if j == first:
+                replace[j] = Step(kern, sj.attrs, sj.inputs, sj.outputs + (cat,), sj.node,
+                                  (), False)
+            else:
+                replace[j] = Step(kern, sj.attrs, sj.inputs + (cat,), sj.outputs, sj.node,
+                                  (), False)
+        replace[k] = Step(_concat_into_kernel(step.kernel, len(ins), offs, chans),
+                          step.attrs, step.inputs + (cat,), step.outputs, step.node, (),
+                          False)
+    if not replace:
+        return steps
+    return [replace.get(k, s) for k, s in enumerate(steps)]
+
+
+def _concat_conv_kernel(parts, off, total, first):
+    """A fused Conv writing into channels [off, off + M) of a Concat buffer (see
+    `_fold_concats`); `first` allocates the buffer and returns it as a second output,
+    the others read it as their second input. Falls back to a plain result (which the
+    Concat then copies) when the buffer does not fit."""
+    from ..ops import conv as conv_ops
+
+    conv, w, b, relu = parts
+    plain = _conv_kernel(conv, w, b, relu)
+    m = w.shape[0]
+    cache: dict = {}
+    geometry: dict = {}  # (input shape, dtype) -> buffer shape, or None
+
+    def buffer_shape(x, attrs):
+        key = (x.shape, x.dtype)
+        if key not in geometry:
+            shape = None
+            if x.ndim == w.ndim and x.dtype in (np.float32, np.float64):
+                *_, out_sp = conv_ops._pool_geometry(x.shape[2:], list(w.shape[2:]), attrs)
+                if all(o is not None and o >= 0 for o in out_sp):
+                    shape = (x.shape[0], total) + tuple(out_sp)
+            geometry[key] = shape
+        return geometry[key]
+
+    def kernel(inputs, attrs, ctx):
+        x = inputs[0]
+        buf = None
+        if type(x) is np.ndarray:
+            shape = buffer_shape(x, attrs)
+            if first:
+                buf = np.empty(shape, x.dtype) if shape is not None else None
+            else:
+                buf = inputs[1]
+                if type(buf) is not np.ndarray or buf.shape != shape or buf.dtype != x.dtype:
+                    buf = None
+        if buf is None:
+            (y,) = plain(inputs[:1], attrs, ctx)
+        else:
+            y = conv_ops.conv_nd(x, w, b, attrs, cache, out=buf[:, off:off + m])
+            if relu:
+                _relu_inplace(y)
+        return (y, buf) if first else (y,)
+
+    return kernel
+
+
+def _concat_into_kernel(concat, n_in, offs, chans):
+    """The Concat of a folded group: inputs already in their slice of the buffer
+    (its last input) stay, the others are copied in; the ordinary concatenation
+    when anything does not fit."""
+    def kernel(inputs, attrs, ctx):
+        args, buf = inputs[:n_in], inputs[n_in]
+        if type(buf) is np.ndarray:
+            copies = []
+            for a, off, c in zip(args, offs, chans):
+                view = buf[:, off:off + c]
+                if not isinstance(a, np.ndarray) or a.dtype != buf.dtype \
+                        or a.shape != view.shape:
+                    break
+                if a.ctypes.data != view.ctypes.data or a.strides != view.strides:
+                    copies.append((view, a))
+            else:
+                for view, a in copies:
+                    np.copyto(view, a)
+                return (buf,)
+        return concat(args, attrs, ctx)
 
     return kernel
 
