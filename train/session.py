@@ -134,7 +134,8 @@ class Session:
         self._plans: dict = {}
         self._sub_plans: dict = {}
         self._lock = threading.Lock()
-        self._node_names: dict[str, int] | None = None
+        self._node_names: dict[str, int] = {}
+        self._node_names_count = -1  # graph.nodes length the name map was built for
 
     # -- public API -----------------------------------------------------------------
 
@@ -234,8 +235,10 @@ class Session:
         return index
 
     def _node_name_map(self) -> dict[str, int]:
-        if self._node_names is None or len(self._node_names) > len(self.graph.nodes):
+        # Training graphs keep growing after the Session exists: rebuild on change.
+        if self._node_names_count != len(self.graph.nodes):
             self._node_names = {n.name: i for i, n in enumerate(self.graph.nodes)}
+            self._node_names_count = len(self.graph.nodes)
         return self._node_names
 
     def _check_feed(self, index: int, value):
@@ -458,14 +461,15 @@ def _subgraphs_of(node) -> list[Graph]:
     return out
 
 
-_FREE_NAMES: dict[int, tuple[Graph, frozenset[str]]] = {}
+def _free_names(graph: Graph, memo: dict) -> frozenset[str]:
+    """Names a (sub)graph reads from enclosing scopes, including its nested subgraphs'.
 
-
-def _free_names(graph: Graph) -> frozenset[str]:
-    """Names a (sub)graph reads from enclosing scopes, including its nested subgraphs'."""
-    cached = _FREE_NAMES.get(id(graph))
-    if cached is not None and cached[0] is graph:
-        return cached[1]
+    `memo` (id -> result) lives for one plan compilation only: graphs may still be
+    edited between compilations, and a global cache would also keep them alive.
+    """
+    cached = memo.get(id(graph))
+    if cached is not None:
+        return cached
     produced = {t for node in graph.nodes for t in node.outputs}
     defined = {graph.tensors[i].name for i in set(graph.inputs) | produced}
     defined.update(t.name for t in graph.tensors
@@ -476,20 +480,21 @@ def _free_names(graph: Graph) -> frozenset[str]:
             if i >= 0 and graph.tensors[i].name not in defined:
                 free.add(graph.tensors[i].name)
         for sub in _subgraphs_of(node):
-            free.update(_free_names(sub) - defined)
+            free.update(_free_names(sub, memo) - defined)
     result = frozenset(free)
-    _FREE_NAMES[id(graph)] = (graph, result)
+    memo[id(graph)] = result
     return result
 
 
 def _implicit_inputs(graph: Graph) -> dict[int, list[int]]:
     """Node index -> tensors of `graph` that the node's subgraphs read by name."""
     out = {}
+    memo: dict = {}
     for n, node in enumerate(graph.nodes):
         subs = _subgraphs_of(node)
         if not subs:
             continue
-        names = set().union(*(_free_names(s) for s in subs))
+        names = set().union(*(_free_names(s, memo) for s in subs))
         found = [graph.find_tensor(name) for name in sorted(names)]
         out[n] = [i for i in found if i is not None]
     return out

@@ -51,3 +51,16 @@ def test_sequence_and_optional_feeds_pass_through_untyped_inputs():
     assert isinstance(value, list) and [v.shape for v in value] == [(2,), (3,)]
     (value,) = sess.run(["out"], {"s": None})
     assert value is None
+
+
+def test_node_added_after_session_creation_is_a_target_by_name():
+    """The node-name map follows a graph that grows after the Session was made."""
+    g = Graph("main")
+    x = g.add_input("x", "float32", [2])
+    g.add_node("Relu", [x], ["y"], name="first")
+    sess = og.Session(Model(graphs=[g]))
+    sess.run("y", {"x": np.zeros(2, np.float32)})
+    g.add_node("Identity", ["y"], ["z"], name="late")
+    z, late = sess.run(["z", "late"], {"x": np.array([-1, 2], np.float32)})
+    np.testing.assert_array_equal(z, [0, 2])
+    assert late is None
