@@ -213,9 +213,11 @@ class Graph:
     nodes: list[Node] = dataclasses.field(default_factory=list)
     inputs: list[int] = dataclasses.field(default_factory=list)
     outputs: list[int] = dataclasses.field(default_factory=list)
-    # name -> index, rebuilt lazily whenever the tensor list changed length
+    # name -> index, rebuilt lazily whenever the tensor list changed length (counted
+    # separately: a file may repeat a name, so the dict can be shorter than the list)
     _name_index: dict[str, int] = dataclasses.field(default_factory=dict, init=False,
                                                      repr=False)
+    _name_count: int = dataclasses.field(default=0, init=False, repr=False)
 
     def __eq__(self, other):
         if not isinstance(other, Graph):
@@ -238,6 +240,7 @@ class Graph:
             raise FormatError(f"graph {self.name!r}: tensor name {name!r} already used")
         self.tensors.append(Tensor(name, dtype, shape, kind, data, quantization))
         self._name_index[name] = len(self.tensors) - 1
+        self._name_count = len(self.tensors)
         return len(self.tensors) - 1
 
     def add_input(self, name: str, dtype, shape) -> int:
@@ -275,9 +278,10 @@ class Graph:
     def find_tensor(self, name: str) -> int | None:
         """Index of the tensor called `name`, or None."""
         names = self._name_index
-        if len(names) != len(self.tensors):
+        if self._name_count != len(self.tensors):
             names.clear()
             names.update((t.name, i) for i, t in enumerate(self.tensors))
+            self._name_count = len(self.tensors)
         return names.get(name)
 
     def tensor(self, key: int | str) -> Tensor:
