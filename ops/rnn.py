@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import OpAttributeError, ShapeError
+from .activation import relu
 from .registry import TensorInfo, define
 
 # ---------------------------------------------------------------------------------------
@@ -50,7 +51,7 @@ def _act_fn(name):
     return {
         "sigmoid": _sigmoid,
         "tanh": lambda x, a, b: np.tanh(x),
-        "relu": lambda x, a, b: np.maximum(x, 0),
+        "relu": lambda x, a, b: relu(x),
         "hardsigmoid": lambda x, a, b: np.clip(a * x + b, 0, 1),
         "leakyrelu": lambda x, a, b: np.where(x < 0, a * x, x),
         "thresholdedrelu": lambda x, a, b: np.where(x > a, x, 0),

@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import REGISTRY, KernelContext
+from ..ops.activation import relu as relu_op
 from ..ops.registry import NUM_OUTPUTS
 
 _NONDETERMINISTIC = frozenset({
@@ -380,7 +381,7 @@ def _add_into(add, pos, relu):
                 and (a.shape == b.shape or a.shape == np.broadcast_shapes(a.shape, b.shape)):
             np.add(a, b, out=a)
             if relu:
-                np.maximum(a, 0, out=a)
+                relu_op(a, out=a)
             return (a,)
         outs = add(inputs, attrs, ctx)
         if not relu:
@@ -442,7 +443,7 @@ def _clip_kernel(affine, one_by_one, fallback):
             y = np.maximum(x, c, dtype=cdt)
         else:
             y = np.subtract(x, c, dtype=cdt)
-            np.maximum(y, 0, out=y)
+            relu_op(y, out=y)
         return (y.astype(x.dtype, copy=False),)
 
     return kernel
@@ -736,7 +737,7 @@ def _affine_kernel(affine, rank, relu, bn_kernel, bn_attrs, chain):
         y = np.multiply(x, ab[0], dtype=cdt)
         y += ab[1]
         if relu:
-            np.maximum(y, 0, out=y)
+            relu_op(y, out=y)
         return (y.astype(x.dtype, copy=False),)
 
     return kernel
@@ -744,7 +745,7 @@ def _affine_kernel(affine, rank, relu, bn_kernel, bn_attrs, chain):
 
 def _relu_inplace(y):
     if isinstance(y, np.ndarray) and y.flags.writeable and y.dtype.kind == "f":
-        np.maximum(y, 0, out=y)
+        relu_op(y, out=y)
         return y
     return np.maximum(y, 0)
 
@@ -756,7 +757,7 @@ def _relu_fused(producer):
         # only a fresh array (owning its data, not one of the inputs) is updated in place
         if isinstance(y, np.ndarray) and y.base is None and y.flags.writeable \
                 and y.dtype.kind == "f" and not any(y is a for a in inputs):
-            np.maximum(y, 0, out=y)
+            relu_op(y, out=y)
         else:
             y = np.maximum(y, np.zeros((), y.dtype))
         return (y,) + tuple(outs[1:])
