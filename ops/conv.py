@@ -24,6 +24,7 @@ import threading
 import numpy as np
 
 from ..errors import ShapeError
+from .activation import relu as relu_op
 from .registry import TensorInfo, define
 
 # --------------------------------------------------------------------------------------
@@ -244,7 +245,7 @@ def _conv_kernel(inputs, attrs, ctx):
     return (conv_nd(x, w, b, attrs),)
 
 
-def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None):
+def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
     """N-D convolution (ONNX Conv semantics), x (N, C, *S), w (M, C/group, *k).
 
     `cache`: a dict the caller keeps for fixed (w, b) (the Session's plan-time Conv
@@ -255,6 +256,11 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None):
     `out`: an (N, M, *out) array of x's dtype (float32/64) whose per-image blocks are
     contiguous (a channel slice of a Concat buffer) to write the result into and
     return; the dense GEMM paths write their GEMM there directly, others copy.
+    `relu`: apply max(y, 0) to the result (in the pass that writes it where a path
+    has one, else in place at the end).
+
+    Raises:
+        ShapeError: channels, weight shape and group disagree, or `out` does not fit.
     """
     out_dtype = x.dtype
     cdt = _compute_dtype(out_dtype)
@@ -303,6 +309,12 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None):
         if group == 1 and nsp == 2 and 2 * m <= c and strides == [1, 1] \
                 and dilations == [1, 1] and min(pb + pe) >= 0:
             y = _conv_taps_2d(x, w, pb, pe, out_sp).reshape(n, m, npix)
+        elif group == 1 and nsp == 2 and dilations == [1, 1] and min(pb + pe) >= 0 \
+                and npix <= _NHWC_MAX_PIXELS and c >= _NHWC_MIN_CHANNELS \
+                and (cache is not None or m * kk <= _NHWC_UNCACHED_WEIGHTS):
+            y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
+            _conv_nhwc_2d(x, w, b, strides, pb, pe, out_sp, cache, relu, y)
+            b, relu = None, False
         elif group == c == m and nsp == 2 and strides == [1, 1] and dilations == [1, 1] \
                 and min(pb + pe) >= 0 and npix <= _DW_MAX_PIXELS:
             y = _depthwise_nhwc(x, w, pb, pe, out_sp).reshape(n, m, npix)
@@ -331,6 +343,8 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None):
     y = y.reshape((n, m) + tuple(out_sp)) if out is None else out
     if b is not None:
         y += _bias_operand(b, m, out_sp, cdt, cache)
+    if relu:
+        relu_op(y, out=y)
     if shuffle is not None and shuffle > 1:
         y = np.ascontiguousarray(
             y.reshape((n, shuffle, m // shuffle, npix)).transpose(0, 2, 1, 3)
@@ -395,6 +409,70 @@ def _im2col_copy(xpi, cols_i, out, kernel, strides, dilations, out_sp):
         for bb in range(kw):
             q = bb // sw
             np.copyto(dst[:, a, bb], phases[bb % sw][:, rows, q:q + wo])
+
+
+# Channels-last im2col for small feature maps (the deep layers of Inception, ResNet,
+# SqueezeNet): the NCHW window view copies rows of only `wo` values (7 or 14), the
+# channels-last one rows of kw*C contiguous values; the GEMM is the same, transposed.
+# Measured 5-28% faster per conv up to 28x28 outputs with C >= 16, slower at 56x56.
+_NHWC_MAX_PIXELS = 1024
+_NHWC_MIN_CHANNELS = 16
+_NHWC_UNCACHED_WEIGHTS = 1 << 16  # reorder weights per call only when this small
+
+
+def _conv_nhwc_2d(x, w, b, strides, pb, pe, out_sp, cache, relu, y):
+    """2-D conv (group 1, no dilation, pads >= 0) by channels-last im2col, into y.
+
+    Per image: the padded image as (hp, wp, C), its windows as (ho, wo, kh, kw*C) rows
+    copied into columns (P, K [+1 ones column for the bias]), one GEMM with the
+    reordered weights (K [+1], M) cached in `cache`, and the (P, M) result written
+    transposed into y (N, M, P), with the bias already in and Relu applied in the same
+    pass when `relu`.
+    """
+    n, c, h, wd = x.shape
+    m, _, kh, kw = w.shape
+    sh, sw = strides
+    ho, wo = out_sp
+    hp, wp = h + pb[0] + pe[0], wd + pb[1] + pe[1]
+    kk = kh * kw * c
+    ones = b is not None
+    key = ("w_nhwc", x.dtype)
+    wt = cache.get(key) if cache is not None else None
+    if wt is None:
+        wt = np.empty((kk + ones, m), dtype=x.dtype)
+        wt[:kk] = w.transpose(2, 3, 1, 0).reshape(kk, m)
+        if ones:
+            wt[kk] = np.asarray(b, dtype=x.dtype).reshape(m)
+        if cache is not None:
+            cache[key] = wt
+    xp = _scratch("conv.nhwc_pad", (hp, wp, c), x.dtype)
+    top, left = pb
+    if top:
+        xp[:top] = 0
+    if hp > top + h:
+        xp[top + h:] = 0
+    if left:
+        xp[top:top + h, :left] = 0
+    if wp > left + wd:
+        xp[top:top + h, left + wd:] = 0
+    cols = _scratch("conv.nhwc_cols", (ho * wo, kk + ones), x.dtype)
+    if ones:
+        cols[:, kk] = 1
+    s0, s1, s2 = xp.strides
+    win = np.lib.stride_tricks.as_strided(xp, (ho, wo, kh, kw * c),
+                                          (sh * s0, sw * s1, s0, s2), writeable=False)
+    dst = cols[:, :kk].reshape(ho, wo, kh, kw * c)  # a view: only splits axes
+    if not np.may_share_memory(dst, cols):
+        raise AssertionError("channels-last im2col: column view was copied")
+    yt = _scratch("conv.nhwc_out", (ho * wo, m), x.dtype)
+    for i in range(n):
+        np.copyto(xp[top:top + h, left:left + wd], x[i].transpose(1, 2, 0))
+        np.copyto(dst, win)
+        np.matmul(cols, wt, out=yt)
+        if relu:
+            relu_op(yt.T, out=y[i])
+        else:
+            np.copyto(y[i], yt.T)
 
 
 def _conv_taps_2d(x, w, pb, pe, out_sp):

@@ -282,8 +282,8 @@ def _fuse(graph, steps, template, fed, graph_inputs, protected, Step):
             start = _Affine(np.ones(m), np.zeros(m) if b is None else b.astype(np.float64))
             affine, t, taken = absorb_chain(step.outputs[0], start, w.ndim, m)
             relu = relu_after(t)
-            if not taken and relu is None and k not in conv_override:
-                continue
+            # every constant-weight Conv becomes a fused step, even with nothing to
+            # fuse: its per-node cache keeps the GEMM-ready weights across runs
             if taken:
                 w2 = (w.astype(np.float64) * affine.a.reshape((-1,) + (1,) * (w.ndim - 1))
                       ).astype(w.dtype)
@@ -456,11 +456,11 @@ def _conv_kernel(conv, w, b, relu):
 
     def kernel(inputs, attrs, ctx):
         if conv is conv_ops._conv_kernel and isinstance(inputs[0], np.ndarray):
-            y = conv_ops.conv_nd(inputs[0], w, b, attrs, cache)
+            y = conv_ops.conv_nd(inputs[0], w, b, attrs, cache, relu=relu)
         else:
             (y,) = conv([inputs[0], w, b], attrs, ctx)
-        if relu:
-            _relu_inplace(y)
+            if relu:
+                y = _relu_inplace(y)
         return (y,)
     kernel.conv_parts = (conv, w, b, relu)
     return kernel
@@ -558,10 +558,7 @@ def _shuffled_conv_kernel(parts, sh1, sh2, chain):
                 and x.dtype.kind == "f":
             g = shuffle_of(x, attrs)
             if g:
-                y = conv_ops.conv_nd(x, w, b, attrs, cache, shuffle=g)
-                if relu:
-                    _relu_inplace(y)
-                return (y,)
+                return (conv_ops.conv_nd(x, w, b, attrs, cache, shuffle=g, relu=relu),)
         (y,) = plain(inputs, attrs, ctx)
         for kern, kattrs, arg in chain:
             y = kern([y] if arg is None else [y, arg], kattrs, ctx)[0]
@@ -673,9 +670,8 @@ def _concat_conv_kernel(parts, off, total, first):
         if buf is None:
             (y,) = plain(inputs[:1], attrs, ctx)
         else:
-            y = conv_ops.conv_nd(x, w, b, attrs, cache, out=buf[:, off:off + m])
-            if relu:
-                _relu_inplace(y)
+            y = conv_ops.conv_nd(x, w, b, attrs, cache, out=buf[:, off:off + m],
+                                 relu=relu)
         return (y, buf) if first else (y,)
 
     return kernel

@@ -58,3 +58,73 @@ def test_conv_taps_path_matches_onnxruntime(case, dtype, bias):
     tol = 1e-2 if dtype == np.float16 else 1e-4
     np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol,
                                atol=tol * np.abs(want.astype(np.float64)).max())
+
+
+NHWC_CASES = [
+    ((1, 32, 7, 7), (48, 32, 3, 3), dict(pads=[1, 1, 1, 1])),
+    ((2, 24, 14, 14), (40, 24, 3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2])),
+    ((1, 16, 9, 12), (20, 16, 3, 2), dict(pads=[0, 1, 2, 0], strides=[1, 2])),
+    ((3, 20, 8, 8), (16, 20, 1, 3), dict(pads=[0, 1, 0, 1])),
+    ((1, 16, 13, 13), (32, 16, 5, 5), dict(auto_pad="SAME_UPPER", strides=[2, 2])),
+    ((1, 17, 6, 6), (9, 17, 2, 2), {}),
+]
+
+
+@pytest.mark.parametrize("case", NHWC_CASES, ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("fused", ["plain", "cache", "cache+relu", "out+relu"])
+def test_conv_channels_last_path_matches_onnxruntime(case, dtype, bias, fused):
+    """`ops.conv._conv_nhwc_2d` (small images, C >= 16), called as the Conv kernel or
+    as the Session's fused Conv calls it: with a per-node cache, Relu, and `out=` a
+    channel slice of a larger (Concat) buffer."""
+    from onegraph.ops import conv as conv_ops
+
+    xs, ws, attrs = case
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal(ws).astype(dtype)
+    b = rng.standard_normal(ws[0]).astype(dtype) if bias else None
+    op = get_op("Conv")
+    resolved = op.resolve_attrs(attrs, num_outputs=1)
+    relu = fused.endswith("relu")
+    if fused == "plain":
+        got = op.kernel([x, w] + ([b] if bias else []), resolved, KernelContext())[0]
+    else:
+        cache: dict = {}
+        out = None
+        for _ in range(2):  # the second call reads the cached weights
+            if fused.startswith("out") and dtype != np.float16:
+                shape = conv_ops.conv_nd(x, w, b, resolved).shape
+                buf = np.full((shape[0], shape[1] + 5) + shape[2:], np.nan, dtype)
+                out = buf[:, 2:2 + shape[1]]
+            got = conv_ops.conv_nd(x, w, b, resolved, cache, out=out, relu=relu)
+        if out is not None:
+            assert got is out and np.isnan(buf[:, :2]).all() and np.isnan(buf[:, -3:]).all()
+    f32 = (lambda a: None if a is None else a.astype(np.float32))
+    want = _ort_conv(f32(x), f32(w), f32(b), attrs) if dtype == np.float64 else \
+        _ort_conv(x, w, b, attrs)
+    if relu:
+        want = np.maximum(want, 0)
+    assert got.dtype == dtype and got.shape == want.shape
+    tol = 1e-2 if dtype == np.float16 else 1e-4
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol,
+                               atol=tol * np.abs(want.astype(np.float64)).max())
+
+
+def test_conv_channels_last_path_is_taken():
+    """The cases above really run the channels-last path (not a fallback)."""
+    from onegraph.ops import conv as conv_ops
+
+    calls = []
+    real = conv_ops._conv_nhwc_2d
+    try:
+        conv_ops._conv_nhwc_2d = lambda *a: (calls.append(1), real(*a))[1]
+        for xs, ws, attrs in NHWC_CASES:
+            x = np.ones(xs, np.float32)
+            w = np.ones(ws, np.float32)
+            conv_ops.conv_nd(x, w, None, get_op("Conv").resolve_attrs(attrs, num_outputs=1),
+                             {})
+    finally:
+        conv_ops._conv_nhwc_2d = real
+    assert len(calls) == len(NHWC_CASES)
