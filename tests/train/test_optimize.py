@@ -1,0 +1,85 @@
+"""Plan-time rewrites of `train/optimize.py` checked against onnxruntime on small ONNX
+graphs: the rewritten plan must give the original graph's results."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import onegraph as og
+from onegraph.convert import from_onnx
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from onnx import TensorProto, helper  # noqa: E402
+
+
+def _conv_relu_maxpool(pool_attrs, x_shape=(2, 3, 9, 9)):
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((4, x_shape[1], 3, 3)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("MaxPool", ["r"], ["y"], **pool_attrs)]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.ravel()),
+         helper.make_tensor("b", TensorProto.FLOAT, b.shape, b)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 9
+    return model, rng.standard_normal(x_shape).astype(np.float32)
+
+
+def _session_and_pool_kernel(model, x):
+    sess = og.Session(from_onnx(model))
+    y = sess.run("y", {"x": x})
+    (plan,) = sess._plans.values()
+    pool = next(s for s in plan.steps if s.node.op_type == "MaxPool")
+    return y, pool.kernel.__qualname__
+
+
+@pytest.mark.parametrize("pool_attrs", [
+    dict(kernel_shape=[3, 3], strides=[2, 2]),
+    dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+    dict(kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1], ceil_mode=1),
+    dict(kernel_shape=[2, 3], strides=[1, 2]),
+], ids=str)
+def test_relu_moves_past_maxpool(pool_attrs):
+    """Conv + Relu -> MaxPool runs the Relu on the pooled output, same results."""
+    model, x = _conv_relu_maxpool(pool_attrs)
+    got, kernel = _session_and_pool_kernel(model, x)
+    assert "_maxpool_then_relu" in kernel
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_relu_past_maxpool_keeps_order_for_all_padding_windows():
+    """A window over padding only (2x2 windows with 2 leading pads) pools to the lowest
+    float after Relu, not to 0: the rewrite falls back to Relu first."""
+    model, x = _conv_relu_maxpool(dict(kernel_shape=[2, 2], pads=[2, 2, 0, 0]),
+                                  (1, 3, 4, 4))
+    got, _ = _session_and_pool_kernel(model, x)
+    plain = og.Session(from_onnx(model))
+    plain.optimize = False
+    np.testing.assert_array_equal(got, plain.run("y", {"x": x}))
+    # the reference: Relu, then the max over each window's in-bounds part
+    c = ort.InferenceSession(_conv_only(model).SerializeToString(),
+                             providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    r = np.maximum(c, 0)
+    assert got.shape == (1, 4, 5, 5)
+    for i in range(5):
+        for j in range(5):
+            win = r[:, :, max(i - 2, 0):i, max(j - 2, 0):j]
+            ref = win.max(axis=(2, 3)) if win.size else np.full((1, 4), -np.inf, np.float32)
+            np.testing.assert_allclose(got[:, :, i, j], ref, rtol=1e-5, atol=1e-5)
+
+
+def _conv_only(model):
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    del m.graph.node[1:]
+    m.graph.output[0].name = "c"
+    return m
