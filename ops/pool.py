@@ -57,17 +57,21 @@ def _separable_reduce(x, kernel, strides, dil, pb, out_sp, ufunc, init):
     outputs whose input lies inside x, so padding acts as the identity `init`.  Cost is
     sum(kernel) whole-array ufunc calls instead of prod(kernel).
     """
+    flat = None
     if x.ndim == 4 and list(kernel) == [3, 3] and list(strides) == [1, 1] \
             and list(dil) == [1, 1] and list(pb) == [1, 1] \
             and tuple(out_sp) == x.shape[2:] and min(out_sp) >= 2:
-        return _reduce_3x3_same(x, ufunc)
-    if x.ndim == 4 and list(kernel) == [3, 3] and list(strides) == [2, 2] \
+        flat = lambda xb, yb: _reduce_3x3_same(xb, ufunc, yb)  # noqa: E731
+    elif x.ndim == 4 and list(kernel) == [3, 3] and list(strides) == [2, 2] \
             and list(dil) == [1, 1] and list(pb) == [0, 0] and min(out_sp) >= 1 \
             and 2 * out_sp[0] <= x.shape[2] and 2 * out_sp[1] <= x.shape[3]:
-        return _reduce_3x3_s2(x, out_sp, ufunc)
-    if x.ndim == 4 and list(dil) == [1, 1] and min(pb) >= 0 \
+        flat = lambda xb, yb: _reduce_3x3_s2(xb, out_sp, ufunc, yb)  # noqa: E731
+    elif x.ndim == 4 and list(dil) == [1, 1] and min(pb) >= 0 \
             and kernel[0] * kernel[1] > 1 and min(out_sp) > 0:
-        return _reduce_2d_flat(x, kernel, strides, pb, out_sp, ufunc, init)
+        flat = lambda xb, yb: _reduce_2d_flat(  # noqa: E731
+            xb, kernel, strides, pb, out_sp, ufunc, init, yb)
+    if flat is not None:
+        return _by_channel_blocks(x, out_sp, flat)
     y = x
     nsp = len(kernel)
     for dim in range(nsp):  # outer dims first: their taps read contiguous rows
@@ -94,7 +98,28 @@ def _separable_reduce(x, kernel, strides, dil, pb, out_sp, ufunc, init):
     return y if y is not x else x.copy()
 
 
-def _reduce_3x3_same(x, ufunc):
+# The flat window reductions make several full-resolution passes over scratch arrays:
+# images are taken a block of channels at a time so those passes stay in L2.
+_POOL_BLOCK_BYTES = 1 << 18
+
+
+def _by_channel_blocks(x, out_sp, flat):
+    """y (N, C, *out_sp) from `flat(x_block, y_block)` over blocks of the N*C images."""
+    n, c, h, w = x.shape
+    y = np.empty((n, c) + tuple(out_sp), dtype=x.dtype)
+    nc = n * c
+    blk = max(1, _POOL_BLOCK_BYTES // max(1, h * w * x.itemsize))
+    if blk >= nc or not x.flags.c_contiguous:
+        flat(x, y)
+        return y
+    xs = x.reshape(1, nc, h, w)
+    ys = y.reshape((1, nc) + tuple(out_sp))
+    for c0 in range(0, nc, blk):
+        flat(xs[:, c0:c0 + blk], ys[:, c0:c0 + blk])
+    return y
+
+
+def _reduce_3x3_same(x, ufunc, y):
     """3x3, stride 1, one pixel of padding on every side (output shape = input shape).
 
     No padded copy: each tap is a flat shift over the unpadded images, so the passes
@@ -111,7 +136,6 @@ def _reduce_3x3_same(x, ufunc):
     xr, hr = xf.reshape(nc * h, w), hm.reshape(nc * h, w)
     ufunc(xr[:, 0], xr[:, 1], out=hr[:, 0])
     ufunc(xr[:, w - 1], xr[:, w - 2], out=hr[:, w - 1])
-    y = np.empty(x.shape, dtype=x.dtype)
     yf = y.reshape(total)
     ufunc(hm[:-2 * w], hm[w:-w], out=yf[w:-w])
     ufunc(yf[w:-w], hm[2 * w:], out=yf[w:-w])
@@ -121,7 +145,7 @@ def _reduce_3x3_same(x, ufunc):
     return y
 
 
-def _reduce_3x3_s2(x, out_sp, ufunc):
+def _reduce_3x3_s2(x, out_sp, ufunc, y):
     """3x3, stride 2, no leading pad; the last window may overhang by one (pad/ceil).
 
     Like `_reduce_3x3_same`: full-resolution window reductions as flat shifts over the
@@ -145,12 +169,11 @@ def _reduce_3x3_s2(x, out_sp, ufunc):
     if 2 * ho == h:
         hi = hm.reshape(nc, h, w)
         ufunc(hi[:, h - 2], hi[:, h - 1], out=vi[:, h - 2])
-    y = np.empty((n, c, ho, wo), dtype=x.dtype)
     np.copyto(y.reshape(nc, ho, wo), vi[:, 0:2 * ho - 1:2, 0:2 * wo - 1:2])
     return y
 
 
-def _reduce_2d_flat(x, kernel, strides, pb, out_sp, ufunc, init):
+def _reduce_2d_flat(x, kernel, strides, pb, out_sp, ufunc, init, y):
     """2-D window reduction over the padded images flattened row-major.
 
     With the padded images (width wp) flattened, vertical tap a is the shift a*wp and
@@ -193,7 +216,6 @@ def _reduce_2d_flat(x, kernel, strides, pb, out_sp, ufunc, init):
             ufunc(acc[:inner], rows[b:b + inner], out=acc[:inner])
     else:
         acc = rows
-    y = np.empty((n, c, ho, wo), dtype=x.dtype)
     np.copyto(y.reshape(nc, ho, wo), acc.reshape(nc, hp, wp)[
         :, 0:(ho - 1) * sh + 1:sh, 0:(wo - 1) * sw + 1:sw])
     return y
