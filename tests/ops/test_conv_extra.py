@@ -150,3 +150,25 @@ def test_lrn_and_globals_vs_ort():
     _check("LRN", [x], dict(size=5))
     _check("GlobalAveragePool", [x], {})
     _check("GlobalMaxPool", [x], {})
+
+
+BLOCKED_POOL_CASES = [
+    ("MaxPool", dict(kernel_shape=[3, 3], strides=[2, 2])),                    # 3x3/2
+    ("MaxPool", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1])),
+    ("AveragePool", dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1])),             # 3x3 same
+    ("MaxPool", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),  # general
+    ("AveragePool", dict(kernel_shape=[2, 2], strides=[2, 2])),
+]
+
+
+@pytest.mark.parametrize("case", BLOCKED_POOL_CASES,
+                         ids=[f"{c[0]}{i}" for i, c in enumerate(BLOCKED_POOL_CASES)])
+def test_pool_channel_blocks_vs_ort(case):
+    """Inputs of several 256 KiB channel blocks (and a ragged last block), batch 2:
+    the flat window reductions run block by block (`ops.pool._by_channel_blocks`)."""
+    from onegraph.ops import pool as pool_ops
+
+    x = _r(2, 37, 63, 58)
+    assert x.nbytes > 4 * pool_ops._POOL_BLOCK_BYTES
+    op_type, attrs = case
+    _check(op_type, [x], attrs)
