@@ -128,3 +128,67 @@ def test_conv_channels_last_path_is_taken():
     finally:
         conv_ops._conv_nhwc_2d = real
     assert len(calls) == len(NHWC_CASES)
+
+
+WINOGRAD_CASES = [
+    ((1, 64, 12, 12), (70, 64, 3, 3), dict(pads=[1, 1, 1, 1])),
+    ((2, 64, 13, 15), (65, 64, 3, 3), dict(pads=[1, 1, 1, 1])),      # odd output sizes
+    ((1, 66, 14, 13), (64, 66, 3, 3), dict(pads=[0, 2, 1, 0])),      # asymmetric pads
+    ((1, 64, 16, 16), (40, 64, 3, 3), {}),                           # no padding
+    ((1, 64, 12, 12), (64, 64, 3, 3), dict(auto_pad="SAME_LOWER")),
+]
+
+
+@pytest.mark.parametrize("case", WINOGRAD_CASES, ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("fused", ["cache", "cache+relu", "out+relu"])
+def test_conv_winograd_path_matches_onnxruntime(case, dtype, bias, fused):
+    """`ops.conv._conv_winograd_3x3` (3x3 stride 1, C >= 64, a weight cache) as the
+    Session's fused Conv calls it, against onnxruntime."""
+    from onegraph.ops import conv as conv_ops
+
+    xs, ws, attrs = case
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal(ws).astype(dtype)
+    b = rng.standard_normal(ws[0]).astype(dtype) if bias else None
+    resolved = get_op("Conv").resolve_attrs(attrs, num_outputs=1)
+    relu = fused.endswith("relu")
+    cache: dict = {}
+    out = None
+    for _ in range(2):  # the second call reads the cached transformed weights
+        if fused.startswith("out") and dtype != np.float16:
+            shape = conv_ops.conv_nd(x, w, b, resolved).shape
+            buf = np.full((shape[0], shape[1] + 4) + shape[2:], np.nan, dtype)
+            out = buf[:, 1:1 + shape[1]]
+        got = conv_ops.conv_nd(x, w, b, resolved, cache, out=out, relu=relu)
+    assert any(k[0] == "w_winograd" for k in cache if isinstance(k, tuple))
+    if out is not None:
+        assert got is out and np.isnan(buf[:, :1]).all() and np.isnan(buf[:, -3:]).all()
+    f32 = (lambda a: None if a is None else a.astype(np.float32))
+    want = _ort_conv(f32(x), f32(w), f32(b), attrs) if dtype == np.float64 else \
+        _ort_conv(x, w, b, attrs)
+    if relu:
+        want = np.maximum(want, 0)
+    assert got.dtype == dtype and got.shape == want.shape
+    tol = 1e-2 if dtype == np.float16 else 1e-4
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol,
+                               atol=tol * np.abs(want.astype(np.float64)).max())
+
+
+def test_conv_winograd_float64_is_exact_to_float64_rounding():
+    """float64 through Winograd against a float64 direct sum (onnxruntime has none)."""
+    from onegraph.ops import conv as conv_ops
+
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 64, 12, 12))
+    w = rng.standard_normal((40, 64, 3, 3))
+    cache: dict = {}
+    got = conv_ops.conv_nd(x, w, None, get_op("Conv").resolve_attrs(
+        dict(pads=[1, 1, 1, 1]), num_outputs=1), cache)
+    assert ("w_winograd", np.dtype(np.float64)) in cache
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    want = sum(np.einsum("mc,nchw->nmhw", w[:, :, a, b], xp[:, :, a:a + 12, b:b + 12])
+               for a in range(3) for b in range(3))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
