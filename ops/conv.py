@@ -444,12 +444,14 @@ def _conv_winograd_3x3(x, w, b, pb, pe, out_sp, cache, relu, y):
 
     The padded image is split into its four 2x2 phases, each flattened row-major with
     one spare column: element (r, s) of every 4x4 input tile is then one contiguous
-    shifted slice of phase (r % 2, s % 2), so the input transform B^T d B is 32
-    whole-array additions, the 16 transformed planes go through one batched GEMM
-    with the cached transformed weights, and the output transform A^T m A is 24 more,
-    the bias added once to the plane that reaches all four outputs of a tile (m_11).
-    Rows wrap into the spare column, which is cropped when the four output phases are
-    written, with Relu in the same pass when `relu`.
+    shifted slice of phase (r % 2, s % 2), so the input transform B^T d B is whole-
+    array additions. It runs one tile row k of B^T at a time: the four planes
+    v[4k + j] go through a batched GEMM with the cached transformed weights, and the
+    products are accumulated straight into the rows of the output transform A^T m A
+    (only 4 + 4 planes live at once, not 16 + 16: the working set stays near L2).
+    The bias is added once to the plane that reaches all four outputs of a tile
+    (m_11). Rows wrap into the spare column, which is cropped when the four output
+    phases are written, with Relu in the same pass when `relu`.
     """
     n, c, h, wd = x.shape
     m = w.shape[0]
@@ -459,54 +461,58 @@ def _conv_winograd_3x3(x, w, b, pb, pe, out_sp, cache, relu, y):
     hq, wq = th + 2, tw + 1                         # phase size, spare row and column
     span = th * wq
     dt = x.dtype
-    u = _winograd_weights(w, cache, dt)
+    u = _winograd_weights(w, cache, dt).reshape(4, 4, m, c)
     bias = None if b is None else np.asarray(b, dtype=dt).reshape(m, 1)
     xp = _scratch("conv.wino_pad", (c, 2 * hq, 2 * wq), dt)
     phases = [_scratch(f"conv.wino_phase{k}", (c, hq, wq), dt) for k in range(4)]
-    t = _scratch("conv.wino_t", (16, c, span), dt)
-    v = _scratch("conv.wino_v", (16, c, span), dt)
-    prod = _scratch("conv.wino_m", (16, m, span), dt)
-    rows = _scratch("conv.wino_rows", (8, m, span), dt)
+    t = _scratch("conv.wino_t", (4, c, span), dt)
+    v = _scratch("conv.wino_v", (4, c, span), dt)
+    prod = _scratch("conv.wino_m", (4, m, span), dt)
+    rows = _scratch("conv.wino_rows", (2, 4, m, span), dt)
     o = _scratch("conv.wino_o", (m, span), dt)
     flat = [ph.reshape(c, hq * wq) for ph in phases]
     xp[:, :top] = 0
     xp[:, top + h:] = 0
     xp[:, top:top + h, :left] = 0
     xp[:, top:top + h, left + wd:] = 0
+
+    def tap(r, s):
+        off = (r // 2) * wq + s // 2
+        return flat[2 * (r % 2) + s % 2][:, off:off + span]
+
+    # B^T = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]: row k of it
+    # as (tap row a, sign) pairs, the same matrix again on the tile columns
+    bt = (((0, 1), (2, -1)), ((1, 1), (2, 1)), ((2, 1), (1, -1)), ((1, 1), (3, -1)))
     for i in range(n):
         xp[:, top:top + h, left:left + wd] = x[i]
         for k, ph in enumerate(phases):
             np.copyto(ph, xp[:, k // 2::2, k % 2::2])
-
-        def tap(r, s):
-            off = (r // 2) * wq + s // 2
-            return flat[2 * (r % 2) + s % 2][:, off:off + span]
-
-        # B^T = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], on the
-        # tile rows into t[4k + s], then on the columns into v[4k + j]
-        for s in range(4):
-            d0, d1, d2, d3 = tap(0, s), tap(1, s), tap(2, s), tap(3, s)
-            np.subtract(d0, d2, out=t[s])
-            np.add(d1, d2, out=t[4 + s])
-            np.subtract(d2, d1, out=t[8 + s])
-            np.subtract(d1, d3, out=t[12 + s])
-        for k in range(0, 16, 4):
-            np.subtract(t[k], t[k + 2], out=v[k])
-            np.add(t[k + 1], t[k + 2], out=v[k + 1])
-            np.subtract(t[k + 2], t[k + 1], out=v[k + 2])
-            np.subtract(t[k + 1], t[k + 3], out=v[k + 3])
-        np.matmul(u, v, out=prod)
-        if bias is not None:
-            prod[5] += bias
-        # A^T = [[1, 1, 1, 0], [0, 1, -1, -1]] on the rows, then on the columns
-        for j in range(4):
-            np.add(prod[j], prod[4 + j], out=rows[j])
-            rows[j] += prod[8 + j]
-            np.subtract(prod[4 + j], prod[8 + j], out=rows[4 + j])
-            rows[4 + j] -= prod[12 + j]
+        for k, ((a0, _), (a1, sign)) in enumerate(bt):
+            combine = np.add if sign > 0 else np.subtract
+            for s in range(4):
+                combine(tap(a0, s), tap(a1, s), out=t[s])
+            np.subtract(t[0], t[2], out=v[0])
+            np.add(t[1], t[2], out=v[1])
+            np.subtract(t[2], t[1], out=v[2])
+            np.subtract(t[1], t[3], out=v[3])
+            np.matmul(u[k], v, out=prod)
+            if k == 1 and bias is not None:
+                prod[1] += bias
+            # A^T = [[1, 1, 1, 0], [0, 1, -1, -1]]: row 0 sums m[0..2], row 1 is
+            # m[1] - m[2] - m[3]
+            if k == 0:
+                np.copyto(rows[0], prod)
+            elif k == 1:
+                rows[0] += prod
+                np.copyto(rows[1], prod)
+            elif k == 2:
+                rows[0] += prod
+                rows[1] -= prod
+            else:
+                rows[1] -= prod
         yi = y[i].reshape(m, ho, wo)
         for p in (0, 1):
-            r = rows[4 * p:4 * p + 4]
+            r = rows[p]
             for q in (0, 1):
                 if q == 0:
                     np.add(r[0], r[1], out=o)
