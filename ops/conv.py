@@ -306,15 +306,15 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
             y = np.matmul(w.reshape(group, mg, cg), x.reshape(n, group, cg, npix))
     else:
         kk = cg * math.prod(kernel)
-        if group == 1 and nsp == 2 and 2 * m <= c and strides == [1, 1] \
-                and dilations == [1, 1] and min(pb + pe) >= 0:
-            y = _conv_taps_2d(x, w, pb, pe, out_sp).reshape(n, m, npix)
-        elif kernel == [3, 3] and group == 1 and strides == [1, 1] and dilations == [1, 1] \
+        if kernel == [3, 3] and group == 1 and strides == [1, 1] and dilations == [1, 1] \
                 and min(pb + pe) >= 0 and cache is not None and c >= _WINO_MIN_CHANNELS \
                 and npix >= _WINO_MIN_PIXELS:
             y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
             _conv_winograd_3x3(x, w, b, pb, pe, out_sp, cache, relu, y)
             b, relu = None, False
+        elif group == 1 and nsp == 2 and 2 * m <= c and strides == [1, 1] \
+                and dilations == [1, 1] and min(pb + pe) >= 0:
+            y = _conv_taps_2d(x, w, pb, pe, out_sp).reshape(n, m, npix)
         elif group == 1 and nsp == 2 and dilations == [1, 1] and min(pb + pe) >= 0 \
                 and npix <= _NHWC_MAX_PIXELS and c >= _NHWC_MIN_CHANNELS \
                 and (cache is not None or m * kk <= _NHWC_UNCACHED_WEIGHTS):
