@@ -1,12 +1,21 @@
 """Operators: conv family (Conv, ConvTranspose).
 
-Convolution is im2col + GEMM: the (zero-padded) input is viewed through
-`np.lib.stride_tricks.as_strided` as windows ``(N, C, *kernel, *out)`` and the view is
-handed to ONE batched matmul per call (groups are a batch axis of the matmul, not a
-Python loop; for depthwise convs this batched matmul beats a multiply-accumulate loop
-over kernel positions).  1x1 convolutions are a plain GEMM. Stride-1 2-D convs with few output channels
-(M <= C/2, e.g. DenseNet's 128->32 3x3) run GEMM-then-shift (`_conv_taps_2d`) instead,
-which moves kh*kw*M rather than kh*kw*C values per pixel.
+Convolution is im2col + GEMM, with faster paths chosen by shape (`conv_nd`):
+
+- 1x1 convs are a plain GEMM on the input (grouped: one batched matmul).
+- 3x3 stride-1 convs with >= 64 input channels and >= 144 output pixels, when the
+  caller keeps a weight cache (the Session's fused Conv steps), run Winograd
+  F(2x2, 3x3) (`_conv_winograd_3x3`): 2.25x fewer multiplies in the GEMMs.
+- Stride-1 2-D convs with few output channels (M <= C/2, e.g. DenseNet's 128->32 3x3)
+  run GEMM-then-shift (`_conv_taps_2d`), which moves kh*kw*M rather than kh*kw*C
+  values per pixel.
+- Small feature maps (<= 1024 output pixels, C >= 16) use a channels-last im2col
+  (`_conv_nhwc_2d`) whose copies are rows of kw*C contiguous values.
+- Otherwise the (zero-padded) input is viewed through `np.lib.stride_tricks.as_strided`
+  as windows ``(N, C, *kernel, *out)`` and copied into one image's column matrix for
+  one GEMM (the bias a row of ones); groups are a batch axis of the matmul, blocked
+  so depthwise columns stay in L2 (small depthwise images: a channels-last tap loop).
+
 ConvTranspose is GEMM followed by col2im, the scatter-add of columns back to an image,
 again looping over kernel positions only.
 
