@@ -18,10 +18,15 @@ The rewrites, in order:
    Sub, MatMul, Gemm or Concat step is applied in place on that step's fresh output.
 5. Channel-shuffle folding: a fused Conv followed by Reshape (N, g, C/g, ...) ->
    Transpose (0, 2, 1, ...) -> Reshape (N, C, ...) writes its output already shuffled.
-6. Concat folding: fused Convs whose only reader is a channel-axis Concat write their
+6. 1x1 Conv before AveragePool: an AveragePool read only by a fused 1x1 Conv (stride
+   1, no padding, group 1) swaps with it: both are linear, so the Conv's GEMM runs
+   first and the pool then averages its output channels (Inception's pool projections:
+   576 -> 128 channels, 4.5x less pooling), followed by the bias (the average of a
+   constant is that constant, so padding must not count) and the Relu.
+7. Concat folding: fused Convs whose only reader is a channel-axis Concat write their
    results straight into their channel slices of the Concat's output, which the first
    of them allocates; the Concat then only copies its other inputs.
-7. Relu past MaxPool: a fused Conv + Relu read only by a MaxPool (no Indices) leaves
+8. Relu past MaxPool: a fused Conv + Relu read only by a MaxPool (no Indices) leaves
    the Relu to the pooled output. Relu is monotonic, so max(relu(x)) = relu(max(x))
    over any window holding at least one input element (checked per input shape; an
    all-padding window falls back to the original order), and the pooled output is
@@ -65,6 +70,7 @@ def optimize_plan(graph, steps: list, template: list, keep: set, fed: set,
         return steps
     steps = _fuse(graph, steps, template, fed, graph_inputs, protected, _Step)
     steps = _fold_shuffles(steps, template, fed, graph_inputs, protected, _Step)
+    steps = _pointwise_conv_before_avgpool(steps, protected, _Step)
     steps = _fold_concats(graph, steps, protected, _Step)
     steps = _relu_past_maxpool(steps, protected, _Step)
     _recompute_free(steps, protected | {i for i, v in enumerate(template) if v is not None})
@@ -767,7 +773,7 @@ def _relu_fused(producer):
 
 
 def _relu_past_maxpool(steps, protected, Step):
-    """Fused Conv + Relu -> MaxPool becomes Conv -> MaxPool + Relu (see rewrite 7)."""
+    """Fused Conv + Relu -> MaxPool becomes Conv -> MaxPool + Relu (see rewrite 8)."""
     users = _consumers(steps)
     out = list(steps)
     for k, step in enumerate(steps):
@@ -816,5 +822,80 @@ def _maxpool_then_relu(maxpool):
             (y,) = maxpool(inputs, attrs, ctx)
             return (_relu_inplace(y),)
         return maxpool([_relu_inplace(x)], attrs, ctx)
+
+    return kernel
+
+
+def _pointwise_conv_before_avgpool(steps, protected, Step):
+    """AveragePool read only by a fused 1x1 Conv: the Conv's GEMM first, then the pool
+    on its (usually fewer) channels, then bias and Relu (see rewrite 6)."""
+    from ..ops import conv as conv_ops
+
+    users = _consumers(steps)
+    out = list(steps)
+    for k, pool in enumerate(steps):
+        if pool.node.op_type != "AveragePool" or pool.node.domain not in ("", "ai.onnx") \
+                or len(pool.outputs) != 1 or len(pool.inputs) != 1:
+            continue
+        t = pool.outputs[0]
+        readers = users.get(t, ())
+        if t in protected or len(readers) != 1:
+            continue
+        j = readers[0]
+        conv = steps[j]
+        parts = getattr(conv.kernel, "conv_parts", None)
+        if parts is None or parts[0] is not conv_ops._conv_kernel or list(conv.inputs) != [t]:
+            continue
+        w = parts[1]
+        a, pa = conv.attrs, pool.attrs
+        if w.ndim != 4 or w.shape[2:] != (1, 1) or int(a.get("group", 1) or 1) != 1 \
+                or any(int(v) != 1 for v in (a.get("strides") or ())) \
+                or any(int(v) != 0 for v in (a.get("pads") or ())):
+            continue
+        # averaging a per-channel constant (the bias) returns it unless padding counts
+        if int(pa.get("count_include_pad", 0) or 0) and (
+                any(int(v) for v in (pa.get("pads") or ()))
+                or pa.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID")
+                or int(pa.get("ceil_mode", 0) or 0)):
+            continue
+        out[k] = Step(_pointwise_conv_weights_only(parts), a, pool.inputs, pool.outputs,
+                      conv.node, (), False)
+        out[j] = Step(_avgpool_bias_relu(pool.kernel, parts), pa, conv.inputs, conv.outputs,
+                      pool.node, (), False)
+    return out
+
+
+def _pointwise_conv_weights_only(parts):
+    """A fused 1x1 Conv without its bias and Relu (they follow the pool)."""
+    from ..ops import conv as conv_ops
+
+    conv, w, _, _ = parts
+    cache: dict = {}
+
+    def kernel(inputs, attrs, ctx):
+        x = inputs[0]
+        if conv is conv_ops._conv_kernel and isinstance(x, np.ndarray):
+            return (conv_ops.conv_nd(x, w, None, attrs, cache),)
+        return conv([x, w], attrs, ctx)
+
+    return kernel
+
+
+def _avgpool_bias_relu(pool, parts):
+    """AveragePool, then the moved Conv's bias (per channel) and Relu."""
+    _, _, b, relu = parts
+
+    def kernel(inputs, attrs, ctx):
+        (y,) = pool(inputs, attrs, ctx)
+        if b is not None:
+            shape = (1, -1) + (1,) * (y.ndim - 2)
+            bias = np.asarray(b).astype(y.dtype, copy=False).reshape(shape)
+            if isinstance(y, np.ndarray) and y.flags.writeable and y.base is None:
+                y += bias
+            else:
+                y = y + bias
+        if relu:
+            y = _relu_inplace(y)
+        return (y,)
 
     return kernel

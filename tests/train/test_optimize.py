@@ -83,3 +83,61 @@ def _conv_only(model):
     del m.graph.node[1:]
     m.graph.output[0].name = "c"
     return m
+
+
+def _avgpool_conv_relu(pool_attrs, x_shape=(2, 12, 9, 8), bias=True, out_channels=5):
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((out_channels, x_shape[1], 1, 1)).astype(np.float32)
+    b = rng.standard_normal(out_channels).astype(np.float32)
+    inits = [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.ravel())]
+    if bias:
+        inits.append(helper.make_tensor("b", TensorProto.FLOAT, b.shape, b))
+    nodes = [helper.make_node("AveragePool", ["x"], ["p"], **pool_attrs),
+             helper.make_node("Conv", ["p", "w"] + (["b"] if bias else []), ["c"]),
+             helper.make_node("Relu", ["c"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 9
+    return model, rng.standard_normal(x_shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("pool_attrs,swapped", [
+    (dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]), True),
+    (dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1), True),
+    (dict(kernel_shape=[2, 3], pads=[1, 0, 0, 2], count_include_pad=1), False),
+    (dict(kernel_shape=[2, 2], strides=[2, 2], count_include_pad=1), True),
+], ids=str)
+@pytest.mark.parametrize("bias", [True, False])
+def test_pointwise_conv_runs_before_average_pool(pool_attrs, swapped, bias):
+    """AveragePool -> 1x1 Conv (+ Relu) computes the Conv first and pools its output
+    channels, unless counted padding would scale the bias; same results as ORT."""
+    model, x = _avgpool_conv_relu(pool_attrs, bias=bias)
+    sess = og.Session(from_onnx(model))
+    got = sess.run("y", {"x": x})
+    (plan,) = sess._plans.values()
+    names = [s.kernel.__qualname__ for s in plan.steps]
+    assert any("_avgpool_bias_relu" in n for n in names) == swapped
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_pointwise_conv_before_average_pool_keeps_a_fetched_pool_output():
+    """The pool's output is fetched too: it must stay the pool of the input."""
+    model, x = _avgpool_conv_relu(dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+    sess = og.Session(from_onnx(model))
+    p, y = sess.run(["p", "y"], {"x": x})
+    full = ort.InferenceSession(_with_output(model, "p").SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    np.testing.assert_allclose(y, full[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(p, full[1], rtol=1e-5, atol=1e-5)
+
+
+def _with_output(model, name):
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    m.graph.output.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
+    return m
