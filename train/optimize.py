@@ -18,11 +18,13 @@ The rewrites, in order:
    Sub, MatMul, Gemm or Concat step is applied in place on that step's fresh output.
 5. Channel-shuffle folding: a fused Conv followed by Reshape (N, g, C/g, ...) ->
    Transpose (0, 2, 1, ...) -> Reshape (N, C, ...) writes its output already shuffled.
-6. 1x1 Conv before AveragePool: an AveragePool read only by a fused 1x1 Conv (stride
-   1, no padding, group 1) swaps with it: both are linear, so the Conv's GEMM runs
-   first and the pool then averages its output channels (Inception's pool projections:
-   576 -> 128 channels, 4.5x less pooling), followed by the bias (the average of a
-   constant is that constant, so padding must not count) and the Relu.
+6. AveragePool and 1x1 Conv swap: both are linear, and the average of a per-channel
+   constant (the bias) is that constant when no window counts padding. An
+   AveragePool read only by a fused 1x1 Conv (stride 1, no padding, group 1) runs
+   after the Conv's GEMM, on its output channels (Inception's pool projections: 576 ->
+   128 channels, 4.5x less pooling), followed by the bias and Relu; a fused 1x1 Conv
+   without Relu read only by a strided AveragePool runs after the pool, on 4x fewer
+   pixels (DenseNet's transition layers).
 7. Concat folding: fused Convs whose only reader is a channel-axis Concat write their
    results straight into their channel slices of the Concat's output, which the first
    of them allocates; the Concat then only copies its other inputs.
@@ -71,6 +73,7 @@ def optimize_plan(graph, steps: list, template: list, keep: set, fed: set,
     steps = _fuse(graph, steps, template, fed, graph_inputs, protected, _Step)
     steps = _fold_shuffles(steps, template, fed, graph_inputs, protected, _Step)
     steps = _pointwise_conv_before_avgpool(steps, protected, _Step)
+    steps = _avgpool_before_pointwise_conv(steps, protected, _Step)
     steps = _fold_concats(graph, steps, protected, _Step)
     steps = _relu_past_maxpool(steps, protected, _Step)
     _recompute_free(steps, protected | {i for i, v in enumerate(template) if v is not None})
@@ -846,17 +849,9 @@ def _pointwise_conv_before_avgpool(steps, protected, Step):
         parts = getattr(conv.kernel, "conv_parts", None)
         if parts is None or parts[0] is not conv_ops._conv_kernel or list(conv.inputs) != [t]:
             continue
-        w = parts[1]
         a, pa = conv.attrs, pool.attrs
-        if w.ndim != 4 or w.shape[2:] != (1, 1) or int(a.get("group", 1) or 1) != 1 \
-                or any(int(v) != 1 for v in (a.get("strides") or ())) \
-                or any(int(v) != 0 for v in (a.get("pads") or ())):
-            continue
         # averaging a per-channel constant (the bias) returns it unless padding counts
-        if int(pa.get("count_include_pad", 0) or 0) and (
-                any(int(v) for v in (pa.get("pads") or ()))
-                or pa.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID")
-                or int(pa.get("ceil_mode", 0) or 0)):
+        if not _is_pointwise(parts[1], a) or not _bias_survives_average(pa):
             continue
         out[k] = Step(_pointwise_conv_weights_only(parts), a, pool.inputs, pool.outputs,
                       conv.node, (), False)
@@ -899,3 +894,49 @@ def _avgpool_bias_relu(pool, parts):
         return (y,)
 
     return kernel
+
+
+def _avgpool_before_pointwise_conv(steps, protected, Step):
+    """A fused 1x1 Conv (no Relu) read only by a strided AveragePool: the pool first,
+    then the Conv on the fewer pixels (see rewrite 6)."""
+    from ..ops import conv as conv_ops
+
+    users = _consumers(steps)
+    out = list(steps)
+    for k, conv in enumerate(steps):
+        parts = getattr(conv.kernel, "conv_parts", None)
+        if parts is None or parts[0] is not conv_ops._conv_kernel or parts[3] \
+                or len(conv.outputs) != 1 or not _is_pointwise(parts[1], conv.attrs):
+            continue
+        t = conv.outputs[0]
+        readers = users.get(t, ())
+        if t in protected or len(readers) != 1:
+            continue
+        j = readers[0]
+        pool = steps[j]
+        if pool.node.op_type != "AveragePool" or pool.node.domain not in ("", "ai.onnx") \
+                or len(pool.outputs) != 1 or list(pool.inputs) != [t] \
+                or not _bias_survives_average(pool.attrs) \
+                or np.prod([int(s) for s in (pool.attrs.get("strides") or (1,))]) < 2:
+            continue
+        out[k] = Step(pool.kernel, pool.attrs, conv.inputs, conv.outputs, pool.node, (),
+                      False)
+        out[j] = Step(conv.kernel, conv.attrs, pool.inputs, pool.outputs, conv.node, (),
+                      False)
+    return out
+
+
+def _is_pointwise(w, attrs) -> bool:
+    """A 1x1, stride-1, unpadded, ungrouped 2-D Conv."""
+    return w.ndim == 4 and w.shape[2:] == (1, 1) and int(attrs.get("group", 1) or 1) == 1 \
+        and all(int(v) == 1 for v in (attrs.get("strides") or ())) \
+        and all(int(v) == 0 for v in (attrs.get("pads") or ()))
+
+
+def _bias_survives_average(attrs) -> bool:
+    """Whether this AveragePool maps a per-channel constant to itself (no window
+    counts padding)."""
+    return not int(attrs.get("count_include_pad", 0) or 0) or (
+        not any(int(v) for v in (attrs.get("pads") or ()))
+        and attrs.get("auto_pad", "NOTSET") in ("NOTSET", "VALID")
+        and not int(attrs.get("ceil_mode", 0) or 0))

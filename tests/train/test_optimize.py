@@ -141,3 +141,44 @@ def _with_output(model, name):
     m.CopyFrom(model)
     m.graph.output.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
     return m
+
+
+def _conv_then_avgpool(pool_attrs, relu=False, x_shape=(2, 6, 10, 9)):
+    rng = np.random.default_rng(6)
+    w = rng.standard_normal((4, x_shape[1], 1, 1)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"])]
+    if relu:
+        nodes.append(helper.make_node("Relu", ["c"], ["r"]))
+    nodes.append(helper.make_node("AveragePool", ["r" if relu else "c"], ["y"], **pool_attrs))
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.ravel()),
+         helper.make_tensor("b", TensorProto.FLOAT, b.shape, b)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 9
+    return model, rng.standard_normal(x_shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("pool_attrs,relu,swapped", [
+    (dict(kernel_shape=[2, 2], strides=[2, 2]), False, True),
+    (dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1), False, True),
+    (dict(kernel_shape=[2, 2], strides=[2, 2]), True, False),           # Relu in between
+    (dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]), False, False),       # no fewer pixels
+    (dict(kernel_shape=[2, 2], strides=[2, 2], pads=[1, 1, 0, 0], count_include_pad=1),
+     False, False),                                                     # counted padding
+], ids=str)
+def test_strided_average_pool_runs_before_pointwise_conv(pool_attrs, relu, swapped):
+    """1x1 Conv -> strided AveragePool pools first and convolves the fewer pixels, only
+    where that is exact; same results as onnxruntime either way."""
+    model, x = _conv_then_avgpool(pool_attrs, relu)
+    sess = og.Session(from_onnx(model))
+    got = sess.run("y", {"x": x})
+    (plan,) = sess._plans.values()
+    ops = [s.node.op_type for s in plan.steps]
+    assert ops == (["AveragePool", "Conv"] if swapped else ["Conv", "AveragePool"]), ops
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
