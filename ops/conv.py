@@ -316,8 +316,7 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
     else:
         kk = cg * math.prod(kernel)
         if kernel == [3, 3] and group == 1 and strides == [1, 1] and dilations == [1, 1] \
-                and min(pb + pe) >= 0 and cache is not None and c >= _WINO_MIN_CHANNELS \
-                and npix >= _WINO_MIN_PIXELS:
+                and min(pb + pe) >= 0 and cache is not None and _winograd_pays(c, out_sp):
             y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
             _conv_winograd_3x3(x, w, b, pb, pe, out_sp, cache, relu, y)
             b, relu = None, False
@@ -434,6 +433,20 @@ def _im2col_copy(xpi, cols_i, out, kernel, strides, dilations, out_sp):
 # which keep im2col.
 _WINO_MIN_CHANNELS = 64
 _WINO_MIN_PIXELS = 144
+# below 20x20 the GEMMs are narrow (7 tile rows): it pays only from 96 channels and
+# with even output sizes (odd ones compute a wasted row and column of tiles)
+_WINO_SMALL_PIXELS = 400
+_WINO_SMALL_MIN_CHANNELS = 96
+
+
+def _winograd_pays(c, out_sp):
+    """Whether Winograd F(2x2, 3x3) beats the other paths for C input channels and
+    this output size (measured per shape; see the constants above)."""
+    npix = out_sp[0] * out_sp[1]
+    if c < _WINO_MIN_CHANNELS or npix < _WINO_MIN_PIXELS:
+        return False
+    return npix >= _WINO_SMALL_PIXELS or (
+        c >= _WINO_SMALL_MIN_CHANNELS and out_sp[0] % 2 == 0 and out_sp[1] % 2 == 0)
 
 
 def _winograd_weights(w, cache, dtype):

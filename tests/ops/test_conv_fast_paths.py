@@ -131,11 +131,12 @@ def test_conv_channels_last_path_is_taken():
 
 
 WINOGRAD_CASES = [
-    ((1, 64, 12, 12), (70, 64, 3, 3), dict(pads=[1, 1, 1, 1])),
-    ((2, 64, 13, 15), (65, 64, 3, 3), dict(pads=[1, 1, 1, 1])),      # odd output sizes
-    ((1, 66, 14, 13), (64, 66, 3, 3), dict(pads=[0, 2, 1, 0])),      # asymmetric pads
-    ((1, 64, 16, 16), (40, 64, 3, 3), {}),                           # no padding
-    ((1, 64, 12, 12), (64, 64, 3, 3), dict(auto_pad="SAME_LOWER")),
+    ((1, 64, 20, 20), (70, 64, 3, 3), dict(pads=[1, 1, 1, 1])),
+    ((2, 64, 21, 23), (65, 64, 3, 3), dict(pads=[1, 1, 1, 1])),      # odd output sizes
+    ((1, 66, 22, 21), (64, 66, 3, 3), dict(pads=[0, 2, 1, 0])),      # asymmetric pads
+    ((1, 64, 22, 22), (40, 64, 3, 3), {}),                           # no padding
+    ((1, 64, 20, 20), (64, 64, 3, 3), dict(auto_pad="SAME_LOWER")),
+    ((1, 96, 12, 12), (64, 96, 3, 3), dict(pads=[1, 1, 1, 1])),      # small, even, wide
 ]
 
 
@@ -144,8 +145,8 @@ WINOGRAD_CASES = [
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("fused", ["cache", "cache+relu", "out+relu"])
 def test_conv_winograd_path_matches_onnxruntime(case, dtype, bias, fused):
-    """`ops.conv._conv_winograd_3x3` (3x3 stride 1, C >= 64, a weight cache) as the
-    Session's fused Conv calls it, against onnxruntime."""
+    """`ops.conv._conv_winograd_3x3` (3x3 stride 1, shapes `_winograd_pays` accepts, a
+    weight cache) as the Session's fused Conv calls it, against onnxruntime."""
     from onegraph.ops import conv as conv_ops
 
     xs, ws, attrs = case
@@ -182,13 +183,23 @@ def test_conv_winograd_float64_is_exact_to_float64_rounding():
     from onegraph.ops import conv as conv_ops
 
     rng = np.random.default_rng(4)
-    x = rng.standard_normal((1, 64, 12, 12))
+    x = rng.standard_normal((1, 64, 20, 20))
     w = rng.standard_normal((40, 64, 3, 3))
     cache: dict = {}
     got = conv_ops.conv_nd(x, w, None, get_op("Conv").resolve_attrs(
         dict(pads=[1, 1, 1, 1]), num_outputs=1), cache)
     assert ("w_winograd", np.dtype(np.float64)) in cache
     xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
-    want = sum(np.einsum("mc,nchw->nmhw", w[:, :, a, b], xp[:, :, a:a + 12, b:b + 12])
+    want = sum(np.einsum("mc,nchw->nmhw", w[:, :, a, b], xp[:, :, a:a + 20, b:b + 20])
                for a in range(3) for b in range(3))
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_winograd_is_chosen_where_it_was_measured_faster():
+    from onegraph.ops.conv import _winograd_pays
+
+    assert _winograd_pays(64, (56, 56)) and _winograd_pays(128, (14, 14))
+    assert not _winograd_pays(32, (27, 27))      # few input channels
+    assert not _winograd_pays(64, (13, 13))      # small image, 64 channels
+    assert not _winograd_pays(128, (13, 13))     # small odd image
+    assert not _winograd_pays(512, (7, 7))       # tiny image
