@@ -315,17 +315,20 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
             y = np.matmul(w.reshape(group, mg, cg), x.reshape(n, group, cg, npix))
     else:
         kk = cg * math.prod(kernel)
+        nhwc = group == 1 and nsp == 2 and dilations == [1, 1] and min(pb + pe) >= 0 \
+            and npix <= _NHWC_MAX_PIXELS and c >= _NHWC_MIN_CHANNELS \
+            and (cache is not None or m * kk <= _NHWC_UNCACHED_WEIGHTS)
         if kernel == [3, 3] and group == 1 and strides == [1, 1] and dilations == [1, 1] \
-                and min(pb + pe) >= 0 and cache is not None and _winograd_pays(c, out_sp):
+                and min(pb + pe) >= 0 and cache is not None \
+                and _winograd_pays(c, m, out_sp):
             y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
             _conv_winograd_3x3(x, w, b, pb, pe, out_sp, cache, relu, y)
             b, relu = None, False
         elif group == 1 and nsp == 2 and 2 * m <= c and strides == [1, 1] \
-                and dilations == [1, 1] and min(pb + pe) >= 0:
+                and dilations == [1, 1] and min(pb + pe) >= 0 \
+                and not (nhwc and npix <= _NHWC_OVER_TAPS_PIXELS):
             y = _conv_taps_2d(x, w, pb, pe, out_sp).reshape(n, m, npix)
-        elif group == 1 and nsp == 2 and dilations == [1, 1] and min(pb + pe) >= 0 \
-                and npix <= _NHWC_MAX_PIXELS and c >= _NHWC_MIN_CHANNELS \
-                and (cache is not None or m * kk <= _NHWC_UNCACHED_WEIGHTS):
+        elif nhwc:
             y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
             _conv_nhwc_2d(x, w, b, strides, pb, pe, out_sp, cache, relu, y)
             b, relu = None, False
@@ -433,20 +436,22 @@ def _im2col_copy(xpi, cols_i, out, kernel, strides, dilations, out_sp):
 # which keep im2col.
 _WINO_MIN_CHANNELS = 64
 _WINO_MIN_PIXELS = 144
-# below 20x20 the GEMMs are narrow (7 tile rows): it pays only from 96 channels and
-# with even output sizes (odd ones compute a wasted row and column of tiles)
+# below 20x20 the GEMMs are narrow (7 tile rows): it pays only from 96 input and
+# output channels and with even output sizes (odd ones compute a wasted row and column
+# of tiles); DenseNet's 128x14x14 -> 32 is faster channels-last (210 vs 264 us)
 _WINO_SMALL_PIXELS = 400
 _WINO_SMALL_MIN_CHANNELS = 96
 
 
-def _winograd_pays(c, out_sp):
-    """Whether Winograd F(2x2, 3x3) beats the other paths for C input channels and
-    this output size (measured per shape; see the constants above)."""
+def _winograd_pays(c, m, out_sp):
+    """Whether Winograd F(2x2, 3x3) beats the other paths for C input and M output
+    channels and this output size (measured per shape; see the constants above)."""
     npix = out_sp[0] * out_sp[1]
     if c < _WINO_MIN_CHANNELS or npix < _WINO_MIN_PIXELS:
         return False
     return npix >= _WINO_SMALL_PIXELS or (
-        c >= _WINO_SMALL_MIN_CHANNELS and out_sp[0] % 2 == 0 and out_sp[1] % 2 == 0)
+        c >= _WINO_SMALL_MIN_CHANNELS and m >= _WINO_SMALL_MIN_CHANNELS
+        and out_sp[0] % 2 == 0 and out_sp[1] % 2 == 0)
 
 
 def _winograd_weights(w, cache, dtype):
@@ -556,6 +561,8 @@ def _conv_winograd_3x3(x, w, b, pb, pe, out_sp, cache, relu, y):
 _NHWC_MAX_PIXELS = 1024
 _NHWC_MIN_CHANNELS = 16
 _NHWC_UNCACHED_WEIGHTS = 1 << 16  # reorder weights per call only when this small
+# ... and ahead of GEMM-then-shift up to 16x16 outputs (128x7x7 -> 32: 77 vs 135 us)
+_NHWC_OVER_TAPS_PIXELS = 256
 
 
 def _conv_nhwc_2d(x, w, b, strides, pb, pe, out_sp, cache, relu, y):

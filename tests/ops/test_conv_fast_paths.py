@@ -30,7 +30,7 @@ def _ort_conv(x, w, b, attrs):
 
 
 @pytest.mark.parametrize("case", [
-    ((1, 16, 9, 9), (8, 16, 3, 3), dict(pads=[1, 1, 1, 1])),
+    ((1, 16, 17, 17), (8, 16, 3, 3), dict(pads=[1, 1, 1, 1])),
     ((2, 12, 7, 10), (4, 12, 3, 3), dict(pads=[0, 2, 1, 0])),
     ((1, 8, 6, 6), (4, 8, 3, 3), {}),
     ((3, 10, 8, 5), (5, 10, 2, 3), dict(pads=[1, 0, 0, 2])),
@@ -136,7 +136,7 @@ WINOGRAD_CASES = [
     ((1, 66, 22, 21), (64, 66, 3, 3), dict(pads=[0, 2, 1, 0])),      # asymmetric pads
     ((1, 64, 22, 22), (40, 64, 3, 3), {}),                           # no padding
     ((1, 64, 20, 20), (64, 64, 3, 3), dict(auto_pad="SAME_LOWER")),
-    ((1, 96, 12, 12), (64, 96, 3, 3), dict(pads=[1, 1, 1, 1])),      # small, even, wide
+    ((1, 96, 12, 12), (96, 96, 3, 3), dict(pads=[1, 1, 1, 1])),      # small, even, wide
 ]
 
 
@@ -198,8 +198,28 @@ def test_conv_winograd_float64_is_exact_to_float64_rounding():
 def test_winograd_is_chosen_where_it_was_measured_faster():
     from onegraph.ops.conv import _winograd_pays
 
-    assert _winograd_pays(64, (56, 56)) and _winograd_pays(128, (14, 14))
-    assert not _winograd_pays(32, (27, 27))      # few input channels
-    assert not _winograd_pays(64, (13, 13))      # small image, 64 channels
-    assert not _winograd_pays(128, (13, 13))     # small odd image
-    assert not _winograd_pays(512, (7, 7))       # tiny image
+    assert _winograd_pays(64, 64, (56, 56)) and _winograd_pays(128, 128, (14, 14))
+    assert not _winograd_pays(32, 64, (27, 27))  # few input channels
+    assert not _winograd_pays(64, 64, (13, 13))  # small image, 64 channels
+    assert not _winograd_pays(128, 32, (14, 14))  # small image, few outputs
+    assert not _winograd_pays(128, 128, (13, 13))  # small odd image
+    assert not _winograd_pays(512, 512, (7, 7))  # tiny image
+
+
+def test_conv_taps_cases_take_the_taps_path():
+    """The GEMM-then-shift cases above really run `_conv_taps_2d`."""
+    from onegraph.ops import conv as conv_ops
+
+    calls = []
+    real = conv_ops._conv_taps_2d
+    cases = [((1, 16, 17, 17), (8, 16, 3, 3), dict(pads=[1, 1, 1, 1])),
+             ((2, 12, 7, 10), (4, 12, 3, 3), dict(pads=[0, 2, 1, 0]))]
+    try:
+        conv_ops._conv_taps_2d = lambda *a: (calls.append(1), real(*a))[1]
+        for xs, ws, attrs in cases:
+            op = get_op("Conv")
+            op.kernel([np.ones(xs, np.float32), np.ones(ws, np.float32)],
+                      op.resolve_attrs(attrs, num_outputs=1), KernelContext())
+    finally:
+        conv_ops._conv_taps_2d = real
+    assert len(calls) == len(cases)
