@@ -141,6 +141,20 @@ def _consumers(steps):
     return users
 
 
+def _sole_reader(steps, users, t, protected, op_type=None):
+    """The index of the one step reading intermediate t as its only input (of op type
+    `op_type`, default domain, one output when given), or None."""
+    readers = users.get(t, ())
+    if t in protected or len(readers) != 1:
+        return None
+    step = steps[readers[0]]
+    if list(step.inputs) != [t] or op_type is not None and (
+            step.node.op_type != op_type or step.node.domain not in ("", "ai.onnx")
+            or len(step.outputs) != 1):
+        return None
+    return readers[0]
+
+
 def _recompute_free(steps, keep):
     last: dict[int, int] = {}
     for pos, s in enumerate(steps):
@@ -783,15 +797,10 @@ def _relu_past_maxpool(steps, protected, Step):
         parts = getattr(step.kernel, "conv_parts", None)
         if parts is None or not parts[3] or len(step.outputs) != 1:
             continue
-        t = step.outputs[0]
-        readers = users.get(t, ())
-        if t in protected or len(readers) != 1:
+        j = _sole_reader(steps, users, step.outputs[0], protected, "MaxPool")
+        if j is None:
             continue
-        j = readers[0]
         pool = steps[j]
-        if pool.node.op_type != "MaxPool" or pool.node.domain not in ("", "ai.onnx") \
-                or len(pool.outputs) != 1 or list(pool.inputs) != [t]:
-            continue
         conv, w, b, _ = parts
         out[k] = Step(_conv_kernel(conv, w, b, False), step.attrs, step.inputs,
                       step.outputs, step.node, (), False)
@@ -840,14 +849,12 @@ def _pointwise_conv_before_avgpool(steps, protected, Step):
         if pool.node.op_type != "AveragePool" or pool.node.domain not in ("", "ai.onnx") \
                 or len(pool.outputs) != 1 or len(pool.inputs) != 1:
             continue
-        t = pool.outputs[0]
-        readers = users.get(t, ())
-        if t in protected or len(readers) != 1:
+        j = _sole_reader(steps, users, pool.outputs[0], protected)
+        if j is None:
             continue
-        j = readers[0]
         conv = steps[j]
         parts = getattr(conv.kernel, "conv_parts", None)
-        if parts is None or parts[0] is not conv_ops._conv_kernel or list(conv.inputs) != [t]:
+        if parts is None or parts[0] is not conv_ops._conv_kernel:
             continue
         a, pa = conv.attrs, pool.attrs
         # averaging a per-channel constant (the bias) returns it unless padding counts
@@ -908,15 +915,11 @@ def _avgpool_before_pointwise_conv(steps, protected, Step):
         if parts is None or parts[0] is not conv_ops._conv_kernel or parts[3] \
                 or len(conv.outputs) != 1 or not _is_pointwise(parts[1], conv.attrs):
             continue
-        t = conv.outputs[0]
-        readers = users.get(t, ())
-        if t in protected or len(readers) != 1:
+        j = _sole_reader(steps, users, conv.outputs[0], protected, "AveragePool")
+        if j is None:
             continue
-        j = readers[0]
         pool = steps[j]
-        if pool.node.op_type != "AveragePool" or pool.node.domain not in ("", "ai.onnx") \
-                or len(pool.outputs) != 1 or list(pool.inputs) != [t] \
-                or not _bias_survives_average(pool.attrs) \
+        if not _bias_survives_average(pool.attrs) \
                 or np.prod([int(s) for s in (pool.attrs.get("strides") or (1,))]) < 2:
             continue
         out[k] = Step(pool.kernel, pool.attrs, conv.inputs, conv.outputs, pool.node, (),

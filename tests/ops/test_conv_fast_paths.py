@@ -49,13 +49,40 @@ def test_conv_taps_path_matches_onnxruntime(case, dtype, bias):
     op = get_op("Conv")
     got = op.kernel([x, w] + ([b] if bias else []), op.resolve_attrs(attrs, num_outputs=1),
                     KernelContext())[0]
-    if dtype == np.float64:  # onnxruntime has no float64 Conv: compare with float32
-        want = _ort_conv(x.astype(np.float32), w.astype(np.float32),
-                         None if b is None else b.astype(np.float32), attrs)
-    else:
-        want = _ort_conv(x, w, b, attrs)
-    assert got.dtype == dtype and got.shape == want.shape
-    tol = 1e-2 if dtype == np.float16 else 1e-4
+    _assert_matches_ort(got, x, w, b, attrs, relu=False)
+
+
+def _fused_conv(x, w, b, attrs, fused):
+    """Run `conv_nd` as the Session's fused Conv step does: twice with one weight cache
+    (the second call reads what the first cached), with Relu when `fused` ends in
+    "relu", and with `out=` a channel slice of a NaN-filled wider buffer when it
+    starts with "out" (checked to be returned and the rest left alone)."""
+    from onegraph.ops import conv as conv_ops
+
+    resolved = get_op("Conv").resolve_attrs(attrs, num_outputs=1)
+    cache: dict = {}
+    out = buf = None
+    for _ in range(2):
+        if fused.startswith("out") and x.dtype != np.float16:
+            shape = conv_ops.conv_nd(x, w, b, resolved).shape
+            buf = np.full((shape[0], shape[1] + 5) + shape[2:], np.nan, x.dtype)
+            out = buf[:, 2:2 + shape[1]]
+        got = conv_ops.conv_nd(x, w, b, resolved, cache, out=out,
+                               relu=fused.endswith("relu"))
+    if out is not None:
+        assert got is out and np.isnan(buf[:, :2]).all() and np.isnan(buf[:, -3:]).all()
+    return got, cache
+
+
+def _assert_matches_ort(got, x, w, b, attrs, relu):
+    """got against onnxruntime's Conv (+ Relu); float64 is compared in float32."""
+    f32 = (lambda a: None if a is None else a.astype(np.float32))
+    want = _ort_conv(f32(x), f32(w), f32(b), attrs) if x.dtype == np.float64 else \
+        _ort_conv(x, w, b, attrs)
+    if relu:
+        want = np.maximum(want, 0)
+    assert got.dtype == x.dtype and got.shape == want.shape
+    tol = 1e-2 if x.dtype == np.float16 else 1e-4
     np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol,
                                atol=tol * np.abs(want.astype(np.float64)).max())
 
@@ -78,38 +105,18 @@ def test_conv_channels_last_path_matches_onnxruntime(case, dtype, bias, fused):
     """`ops.conv._conv_nhwc_2d` (small images, C >= 16), called as the Conv kernel or
     as the Session's fused Conv calls it: with a per-node cache, Relu, and `out=` a
     channel slice of a larger (Concat) buffer."""
-    from onegraph.ops import conv as conv_ops
-
     xs, ws, attrs = case
     rng = np.random.default_rng(1)
     x = rng.standard_normal(xs).astype(dtype)
     w = rng.standard_normal(ws).astype(dtype)
     b = rng.standard_normal(ws[0]).astype(dtype) if bias else None
-    op = get_op("Conv")
-    resolved = op.resolve_attrs(attrs, num_outputs=1)
-    relu = fused.endswith("relu")
     if fused == "plain":
-        got = op.kernel([x, w] + ([b] if bias else []), resolved, KernelContext())[0]
+        op = get_op("Conv")
+        got = op.kernel([x, w] + ([b] if bias else []),
+                        op.resolve_attrs(attrs, num_outputs=1), KernelContext())[0]
     else:
-        cache: dict = {}
-        out = None
-        for _ in range(2):  # the second call reads the cached weights
-            if fused.startswith("out") and dtype != np.float16:
-                shape = conv_ops.conv_nd(x, w, b, resolved).shape
-                buf = np.full((shape[0], shape[1] + 5) + shape[2:], np.nan, dtype)
-                out = buf[:, 2:2 + shape[1]]
-            got = conv_ops.conv_nd(x, w, b, resolved, cache, out=out, relu=relu)
-        if out is not None:
-            assert got is out and np.isnan(buf[:, :2]).all() and np.isnan(buf[:, -3:]).all()
-    f32 = (lambda a: None if a is None else a.astype(np.float32))
-    want = _ort_conv(f32(x), f32(w), f32(b), attrs) if dtype == np.float64 else \
-        _ort_conv(x, w, b, attrs)
-    if relu:
-        want = np.maximum(want, 0)
-    assert got.dtype == dtype and got.shape == want.shape
-    tol = 1e-2 if dtype == np.float16 else 1e-4
-    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol,
-                               atol=tol * np.abs(want.astype(np.float64)).max())
+        got, _ = _fused_conv(x, w, b, attrs, fused)
+    _assert_matches_ort(got, x, w, b, attrs, fused.endswith("relu"))
 
 
 def test_conv_channels_last_path_is_taken():
@@ -147,35 +154,14 @@ WINOGRAD_CASES = [
 def test_conv_winograd_path_matches_onnxruntime(case, dtype, bias, fused):
     """`ops.conv._conv_winograd_3x3` (3x3 stride 1, shapes `_winograd_pays` accepts, a
     weight cache) as the Session's fused Conv calls it, against onnxruntime."""
-    from onegraph.ops import conv as conv_ops
-
     xs, ws, attrs = case
     rng = np.random.default_rng(2)
     x = rng.standard_normal(xs).astype(dtype)
     w = rng.standard_normal(ws).astype(dtype)
     b = rng.standard_normal(ws[0]).astype(dtype) if bias else None
-    resolved = get_op("Conv").resolve_attrs(attrs, num_outputs=1)
-    relu = fused.endswith("relu")
-    cache: dict = {}
-    out = None
-    for _ in range(2):  # the second call reads the cached transformed weights
-        if fused.startswith("out") and dtype != np.float16:
-            shape = conv_ops.conv_nd(x, w, b, resolved).shape
-            buf = np.full((shape[0], shape[1] + 4) + shape[2:], np.nan, dtype)
-            out = buf[:, 1:1 + shape[1]]
-        got = conv_ops.conv_nd(x, w, b, resolved, cache, out=out, relu=relu)
+    got, cache = _fused_conv(x, w, b, attrs, fused)
     assert any(k[0] == "w_winograd" for k in cache if isinstance(k, tuple))
-    if out is not None:
-        assert got is out and np.isnan(buf[:, :1]).all() and np.isnan(buf[:, -3:]).all()
-    f32 = (lambda a: None if a is None else a.astype(np.float32))
-    want = _ort_conv(f32(x), f32(w), f32(b), attrs) if dtype == np.float64 else \
-        _ort_conv(x, w, b, attrs)
-    if relu:
-        want = np.maximum(want, 0)
-    assert got.dtype == dtype and got.shape == want.shape
-    tol = 1e-2 if dtype == np.float16 else 1e-4
-    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol,
-                               atol=tol * np.abs(want.astype(np.float64)).max())
+    _assert_matches_ort(got, x, w, b, attrs, fused.endswith("relu"))
 
 
 def test_conv_winograd_float64_is_exact_to_float64_rounding():

@@ -15,6 +15,19 @@ ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper  # noqa: E402
 
 
+def _model(nodes, x_shape, rng, **weights):
+    """An opset-19 model: input x (float32, x_shape), output y, the given float32
+    initializers; with a seeded input."""
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [helper.make_tensor(k, TensorProto.FLOAT, v.shape, v.ravel())
+         for k, v in weights.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 9
+    return model, rng.standard_normal(x_shape).astype(np.float32)
+
+
 def _conv_relu_maxpool(pool_attrs, x_shape=(2, 3, 9, 9)):
     rng = np.random.default_rng(3)
     w = rng.standard_normal((4, x_shape[1], 3, 3)).astype(np.float32)
@@ -22,14 +35,7 @@ def _conv_relu_maxpool(pool_attrs, x_shape=(2, 3, 9, 9)):
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
              helper.make_node("Relu", ["c"], ["r"]),
              helper.make_node("MaxPool", ["r"], ["y"], **pool_attrs)]
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.ravel()),
-         helper.make_tensor("b", TensorProto.FLOAT, b.shape, b)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    model.ir_version = 9
-    return model, rng.standard_normal(x_shape).astype(np.float32)
+    return _model(nodes, x_shape, rng, w=w, b=b)
 
 
 def _session_and_pool_kernel(model, x):
@@ -89,18 +95,10 @@ def _avgpool_conv_relu(pool_attrs, x_shape=(2, 12, 9, 8), bias=True, out_channel
     rng = np.random.default_rng(5)
     w = rng.standard_normal((out_channels, x_shape[1], 1, 1)).astype(np.float32)
     b = rng.standard_normal(out_channels).astype(np.float32)
-    inits = [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.ravel())]
-    if bias:
-        inits.append(helper.make_tensor("b", TensorProto.FLOAT, b.shape, b))
     nodes = [helper.make_node("AveragePool", ["x"], ["p"], **pool_attrs),
              helper.make_node("Conv", ["p", "w"] + (["b"] if bias else []), ["c"]),
              helper.make_node("Relu", ["c"], ["y"])]
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    model.ir_version = 9
-    return model, rng.standard_normal(x_shape).astype(np.float32)
+    return _model(nodes, x_shape, rng, w=w, **({"b": b} if bias else {}))
 
 
 @pytest.mark.parametrize("pool_attrs,swapped", [
@@ -151,14 +149,7 @@ def _conv_then_avgpool(pool_attrs, relu=False, x_shape=(2, 6, 10, 9)):
     if relu:
         nodes.append(helper.make_node("Relu", ["c"], ["r"]))
     nodes.append(helper.make_node("AveragePool", ["r" if relu else "c"], ["y"], **pool_attrs))
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.ravel()),
-         helper.make_tensor("b", TensorProto.FLOAT, b.shape, b)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    model.ir_version = 9
-    return model, rng.standard_normal(x_shape).astype(np.float32)
+    return _model(nodes, x_shape, rng, w=w, b=b)
 
 
 @pytest.mark.parametrize("pool_attrs,relu,swapped", [
