@@ -120,7 +120,8 @@ def _by_channel_blocks(x, out_sp, flat):
 
 
 def _reduce_3x3_same(x, ufunc, y):
-    """3x3, stride 1, one pixel of padding on every side (output shape = input shape).
+    """3x3, stride 1, one pixel of padding on every side (output shape = input shape),
+    written into y.
 
     No padded copy: each tap is a flat shift over the unpadded images, so the passes
     are long contiguous 1-D ufunc calls; they only go wrong where a shift crosses a
@@ -147,6 +148,7 @@ def _reduce_3x3_same(x, ufunc, y):
 
 def _reduce_3x3_s2(x, out_sp, ufunc, y):
     """3x3, stride 2, no leading pad; the last window may overhang by one (pad/ceil).
+    Written into y.
 
     Like `_reduce_3x3_same`: full-resolution window reductions as flat shifts over the
     unpadded images, the overhanging last column/row redone from its two in-bounds
@@ -174,7 +176,7 @@ def _reduce_3x3_s2(x, out_sp, ufunc, y):
 
 
 def _reduce_2d_flat(x, kernel, strides, pb, out_sp, ufunc, init, y):
-    """2-D window reduction over the padded images flattened row-major.
+    """2-D window reduction over the padded images flattened row-major, into y.
 
     With the padded images (width wp) flattened, vertical tap a is the shift a*wp and
     horizontal tap b the shift b: every tap is one long contiguous 1-D slice (rows wrap
