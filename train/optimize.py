@@ -886,12 +886,15 @@ def _pointwise_conv_weights_only(parts):
 def _avgpool_bias_relu(pool, parts):
     """AveragePool, then the moved Conv's bias (per channel) and Relu."""
     _, _, b, relu = parts
+    biases: dict = {}  # (dtype, rank) -> the bias shaped to broadcast over channels
 
     def kernel(inputs, attrs, ctx):
         (y,) = pool(inputs, attrs, ctx)
         if b is not None:
-            shape = (1, -1) + (1,) * (y.ndim - 2)
-            bias = np.asarray(b).astype(y.dtype, copy=False).reshape(shape)
+            bias = biases.get((y.dtype, y.ndim))
+            if bias is None:
+                bias = biases[(y.dtype, y.ndim)] = np.asarray(b).astype(y.dtype).reshape(
+                    (1, -1) + (1,) * (y.ndim - 2))
             if isinstance(y, np.ndarray) and y.flags.writeable and y.base is None:
                 y += bias
             else:
