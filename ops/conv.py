@@ -430,28 +430,29 @@ def _im2col_copy(xpi, cols_i, out, kernel, strides, dilations, out_sp):
 
 # Winograd F(2x2, 3x3) for 3x3 stride-1 convs with enough channels and pixels: 16
 # GEMMs of (M, C) @ (C, tiles) replace the 9-tap im2col GEMM, 2.25x fewer multiplies
-# for a few cheap passes of additions. Measured 10-19% faster per conv on ResNet and
-# Inception shapes from 13x13 to 56x56 with C >= 32; slower with few input channels
-# (16x55x55 -> 64: 1.3x; in-model below 64 channels) or tiny images (7x7: 1.2x),
-# which keep im2col.
-_WINO_MIN_CHANNELS = 64
+# for passes of additions over C + M planes and ~60 numpy calls. What it saves grows
+# with C*M per pixel, what it costs with (C + M) per pixel plus the fixed calls, so
+# the rule is on C*M/(C+M) and the image size. Measured against the other paths
+# (im2col, channels-last, GEMM-then-shift), conv alone:
+#   wins: 32x27x27 -> 128 0.81x, 48x28x28 -> 64 0.74x, 32x56x56 -> 64 0.77x,
+#         64x13x13 -> 256 0.82x, 96x14x14 -> 128 0.76x, 128x28x28 -> 32 0.67x
+#   ties: 16x55x55 -> 64, 32x28x28 -> 32, 64x14x14 -> 64, 128x14x14 -> 32
+#   loses: 32x20x20 -> 48 1.16x, 40x14x14 -> 96 1.23x, 32x13x13 -> 128 1.30x, and
+#         every 7x7 image (96 -> 96 1.26x, 512 -> 512 1.21x)
 _WINO_MIN_PIXELS = 144
-# below 20x20 the GEMMs are narrow (7 tile rows): it pays only from 96 input and
-# output channels and with even output sizes (odd ones compute a wasted row and column
-# of tiles); DenseNet's 128x14x14 -> 32 is faster channels-last (210 vs 264 us)
+_WINO_MIN_HARMONIC = 20        # C*M/(C+M), from 20x20 outputs up
 _WINO_SMALL_PIXELS = 400
-_WINO_SMALL_MIN_CHANNELS = 96
+_WINO_SMALL_MIN_HARMONIC = 48  # below 20x20
 
 
 def _winograd_pays(c, m, out_sp):
     """Whether Winograd F(2x2, 3x3) beats the other paths for C input and M output
     channels and this output size (measured per shape; see the constants above)."""
     npix = out_sp[0] * out_sp[1]
-    if c < _WINO_MIN_CHANNELS or npix < _WINO_MIN_PIXELS:
+    if npix < _WINO_MIN_PIXELS:
         return False
-    return npix >= _WINO_SMALL_PIXELS or (
-        c >= _WINO_SMALL_MIN_CHANNELS and m >= _WINO_SMALL_MIN_CHANNELS
-        and out_sp[0] % 2 == 0 and out_sp[1] % 2 == 0)
+    need = _WINO_MIN_HARMONIC if npix >= _WINO_SMALL_PIXELS else _WINO_SMALL_MIN_HARMONIC
+    return c * m >= need * (c + m)
 
 
 def _winograd_weights(w, cache, dtype):
@@ -466,19 +467,36 @@ def _winograd_weights(w, cache, dtype):
     return u
 
 
+def _phase_extent(parity, pad, size, room):
+    """Where the phase of rows (or columns) `parity` of an image padded by `pad` in
+    front meets the unpadded image of `size`: (first phase index inside it, the image
+    index it holds, how many of the `room` phase entries hold image values)."""
+    first = (pad - parity + 1) // 2 if pad > parity else 0
+    start = 2 * first + parity - pad
+    count = min(room - first, (size - start + 1) // 2) if start < size else 0
+    return first, start, max(0, count)
+
+
+# B^T = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]: row k as
+# (tap a0, tap a1, sign of a1)
+_WINO_BT = ((0, 2, -1), (1, 2, 1), (2, 1, -1), (1, 3, -1))
+
+
 def _conv_winograd_3x3(x, w, b, pb, pe, out_sp, cache, relu, y):
     """3x3 stride-1 conv (group 1, pads >= 0) by Winograd F(2x2, 3x3), into y (N, M, P).
 
-    The padded image is split into its four 2x2 phases, each flattened row-major with
-    one spare column: element (r, s) of every 4x4 input tile is then one contiguous
-    shifted slice of phase (r % 2, s % 2), so the input transform B^T d B is whole-
-    array additions. It runs one tile row k of B^T at a time: the four planes
-    v[4k + j] go through a batched GEMM with the cached transformed weights, and the
-    products are accumulated straight into the rows of the output transform A^T m A
-    (only 4 + 4 planes live at once, not 16 + 16: the working set stays near L2).
-    The bias is added once to the plane that reaches all four outputs of a tile
-    (m_11). Rows wrap into the spare column, which is cropped when the four output
-    phases are written, with Relu in the same pass when `relu`.
+    The padded image is split into its four 2x2 phases (padding written as zeros
+    there, no padded copy), each channel's phase flattened row-major with a spare row
+    and column: element (r, s) of every 4x4 input tile is then the phase (r % 2, s % 2)
+    shifted by (r // 2) rows and s // 2 columns, so B^T d B is a few long 1-D additions
+    over all channels at once. B^T's rows run one at a time (row k: both column
+    parities combined, then the four column taps as shifts of those two): the four
+    planes v[4k + s] go through a batched GEMM with the cached transformed weights,
+    whose products land in the rows of the output transform A^T m A (only 4 + 8 planes
+    live at once). The bias is added to the plane that reaches all four outputs of a
+    tile (m_11). A^T's columns then run contiguously and are interleaved into output
+    rows by two strided copies (carrying the Relu when `relu`); rows wrap into the
+    spare column, which the final crop drops.
     """
     n, c, h, wd = x.shape
     m = w.shape[0]
@@ -486,72 +504,73 @@ def _conv_winograd_3x3(x, w, b, pb, pe, out_sp, cache, relu, y):
     ho, wo = out_sp
     th, tw = (ho + 1) // 2, (wo + 1) // 2           # 2x2 output tiles
     hq, wq = th + 2, tw + 1                         # phase size, spare row and column
-    span = th * wq
+    plane, span = hq * wq, th * wq
     dt = x.dtype
     u = _winograd_weights(w, cache, dt).reshape(4, 4, m, c)
     bias = None if b is None else np.asarray(b, dtype=dt).reshape(m, 1)
-    xp = _scratch("conv.wino_pad", (c, 2 * hq, 2 * wq), dt)
-    phases = [_scratch(f"conv.wino_phase{k}", (c, hq, wq), dt) for k in range(4)]
-    t = _scratch("conv.wino_t", (4, c, span), dt)
-    v = _scratch("conv.wino_v", (4, c, span), dt)
+    phases = _scratch("conv.wino_phases", (4, c * plane), dt)
+    rowsum = _scratch("conv.wino_r", (2, c * plane), dt)
+    v = _scratch("conv.wino_v", (4, c, plane), dt)
     prod = _scratch("conv.wino_m", (4, m, span), dt)
     rows = _scratch("conv.wino_rows", (2, 4, m, span), dt)
-    o = _scratch("conv.wino_o", (m, span), dt)
-    flat = [ph.reshape(c, hq * wq) for ph in phases]
-    xp[:, :top] = 0
-    xp[:, top + h:] = 0
-    xp[:, top:top + h, :left] = 0
-    xp[:, top:top + h, left + wd:] = 0
-
-    def tap(r, s):
-        off = (r // 2) * wq + s // 2
-        return flat[2 * (r % 2) + s % 2][:, off:off + span]
-
-    # B^T = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]: row k of it
-    # as (tap row a, sign) pairs, the same matrix again on the tile columns
-    bt = (((0, 1), (2, -1)), ((1, 1), (2, 1)), ((2, 1), (1, -1)), ((1, 1), (3, -1)))
+    cols = _scratch("conv.wino_o", (2, m, span), dt)
+    pairs = _scratch("conv.wino_z", (m, th, wq, 2), dt)
+    vf = v.reshape(4, c * plane)
+    ph4 = phases.reshape(4, c, hq, wq)
+    pf = pairs.reshape(m, span, 2)
+    prow = pairs.reshape(m, th, 2 * wq)
+    extents = [(_phase_extent(k // 2, top, h, hq), _phase_extent(k % 2, left, wd, wq))
+               for k in range(4)]
+    # every shift below (at most one row and one column) stays inside the buffers;
+    # positions past a channel's last used tile row only feed the cropped spare
+    lim = c * plane - wq - 1
+    vs = v[:, :, :span]
     for i in range(n):
-        xp[:, top:top + h, left:left + wd] = x[i]
-        for k, ph in enumerate(phases):
-            np.copyto(ph, xp[:, k // 2::2, k % 2::2])
-        for k, ((a0, _), (a1, sign)) in enumerate(bt):
+        phases[...] = 0
+        for k, ((r0, xr, nr), (c0, xc, nc)) in enumerate(extents):
+            if nr and nc:
+                np.copyto(ph4[k, :, r0:r0 + nr, c0:c0 + nc],
+                          x[i, :, xr:xr + 2 * nr - 1:2, xc:xc + 2 * nc - 1:2])
+        for k, (a0, a1, sign) in enumerate(_WINO_BT):
             combine = np.add if sign > 0 else np.subtract
-            for s in range(4):
-                combine(tap(a0, s), tap(a1, s), out=t[s])
-            np.subtract(t[0], t[2], out=v[0])
-            np.add(t[1], t[2], out=v[1])
-            np.subtract(t[2], t[1], out=v[2])
-            np.subtract(t[1], t[3], out=v[3])
-            np.matmul(u[k], v, out=prod)
-            if k == 1 and bias is not None:
-                prod[1] += bias
-            # A^T = [[1, 1, 1, 0], [0, 1, -1, -1]]: row 0 sums m[0..2], row 1 is
-            # m[1] - m[2] - m[3]
+            o0, o1 = (a0 // 2) * wq, (a1 // 2) * wq
+            for par in (0, 1):
+                combine(phases[2 * (a0 % 2) + par, o0:o0 + lim + 1],
+                        phases[2 * (a1 % 2) + par, o1:o1 + lim + 1],
+                        out=rowsum[par, :lim + 1])
+            even, odd = rowsum[0], rowsum[1]    # column taps 0, 2 / 1, 3
+            np.subtract(even[:lim], even[1:lim + 1], out=vf[0, :lim])
+            np.add(odd[:lim], even[1:lim + 1], out=vf[1, :lim])
+            np.subtract(even[1:lim + 1], odd[:lim], out=vf[2, :lim])
+            np.subtract(odd[:lim], odd[1:lim + 1], out=vf[3, :lim])
+            # A^T = [[1, 1, 1, 0], [0, 1, -1, -1]] on tile rows: rows[0] sums the
+            # products of B^T rows 0..2, rows[1] is row 1 minus rows 2 and 3; the
+            # first two GEMMs write straight into them
             if k == 0:
-                np.copyto(rows[0], prod)
+                np.matmul(u[0], vs, out=rows[0])
             elif k == 1:
-                rows[0] += prod
-                np.copyto(rows[1], prod)
-            elif k == 2:
-                rows[0] += prod
-                rows[1] -= prod
+                np.matmul(u[1], vs, out=rows[1])
+                if bias is not None:
+                    rows[1, 1] += bias
+                rows[0] += rows[1]
             else:
+                np.matmul(u[k], vs, out=prod)
+                if k == 2:
+                    rows[0] += prod
                 rows[1] -= prod
         yi = y[i].reshape(m, ho, wo)
         for p in (0, 1):
             r = rows[p]
+            np.add(r[0], r[1], out=cols[0])
+            cols[0] += r[2]
+            np.subtract(r[1], r[2], out=cols[1])
+            cols[1] -= r[3]
             for q in (0, 1):
-                if q == 0:
-                    np.add(r[0], r[1], out=o)
-                    o += r[2]
-                else:
-                    np.subtract(r[1], r[2], out=o)
-                    o -= r[3]
-                src = o.reshape(m, th, wq)[:, :(ho - p + 1) // 2, :(wo - q + 1) // 2]
                 if relu:
-                    relu_op(src, out=yi[:, p::2, q::2])
+                    relu_op(cols[q], out=pf[:, :, q])
                 else:
-                    np.copyto(yi[:, p::2, q::2], src)
+                    np.copyto(pf[:, :, q], cols[q])
+            np.copyto(yi[:, p::2], prow[:, :(ho - p + 1) // 2, :wo])
 
 
 # Channels-last im2col for small feature maps (the deep layers of Inception, ResNet,

@@ -141,6 +141,7 @@ WINOGRAD_CASES = [
     ((1, 64, 20, 20), (70, 64, 3, 3), dict(pads=[1, 1, 1, 1])),
     ((2, 64, 21, 23), (65, 64, 3, 3), dict(pads=[1, 1, 1, 1])),      # odd output sizes
     ((1, 66, 22, 21), (64, 66, 3, 3), dict(pads=[0, 2, 1, 0])),      # asymmetric pads
+    ((1, 64, 22, 21), (48, 64, 3, 3), dict(pads=[2, 0, 0, 2])),      # pads past a tap
     ((1, 64, 22, 22), (40, 64, 3, 3), {}),                           # no padding
     ((1, 64, 20, 20), (64, 64, 3, 3), dict(auto_pad="SAME_LOWER")),
     ((1, 96, 12, 12), (96, 96, 3, 3), dict(pads=[1, 1, 1, 1])),      # small, even, wide
@@ -185,10 +186,13 @@ def test_winograd_is_chosen_where_it_was_measured_faster():
     from onegraph.ops.conv import _winograd_pays
 
     assert _winograd_pays(64, 64, (56, 56)) and _winograd_pays(128, 128, (14, 14))
-    assert not _winograd_pays(32, 64, (27, 27))  # few input channels
+    assert _winograd_pays(32, 128, (27, 27)) and _winograd_pays(64, 256, (13, 13))
+    assert _winograd_pays(128, 32, (28, 28))
+    assert not _winograd_pays(16, 64, (55, 55))  # few input channels
+    assert not _winograd_pays(32, 48, (20, 20))  # few channels both sides
     assert not _winograd_pays(64, 64, (13, 13))  # small image, 64 channels
     assert not _winograd_pays(128, 32, (14, 14))  # small image, few outputs
-    assert not _winograd_pays(128, 128, (13, 13))  # small odd image
+    assert not _winograd_pays(32, 128, (13, 13))  # small image, few inputs
     assert not _winograd_pays(512, 512, (7, 7))  # tiny image
 
 
