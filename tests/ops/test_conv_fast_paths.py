@@ -182,6 +182,41 @@ def test_conv_winograd_float64_is_exact_to_float64_rounding():
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
+def test_winograd_geometry_sweep_float64():
+    """`_conv_winograd_3x3` called directly on 1x1 to 15x15 images with 0-5 pixels of
+    padding per side (a phase may hold no image values at all), odd and even output
+    sizes, batch 1-2, with and without bias and Relu: exact to float64 rounding
+    against a direct sum of the nine taps."""
+    from onegraph.ops import conv as conv_ops
+
+    rng = np.random.default_rng(11)
+    checked = 0
+    for trial in range(200):
+        h, w = (int(v) for v in rng.integers(1, 16, 2))
+        pads = [int(v) for v in rng.integers(0, 6, 4)]
+        ho, wo = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
+        if ho < 1 or wo < 1:
+            continue
+        n, c, m = (int(v) for v in rng.integers(1, (3, 5, 5)))
+        x = rng.standard_normal((n, c, h, w))
+        wt = rng.standard_normal((m, c, 3, 3))
+        b = rng.standard_normal(m) if trial % 2 else None
+        relu = trial % 3 == 0
+        y = np.empty((n, m, ho * wo))
+        conv_ops._conv_winograd_3x3(x, wt, b, pads[:2], pads[2:], [ho, wo], {}, relu, y)
+        xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+        want = sum(np.einsum("mc,nchw->nmhw", wt[:, :, a, e], xp[:, :, a:a + ho, e:e + wo])
+                   for a in range(3) for e in range(3))
+        if b is not None:
+            want = want + b.reshape(1, m, 1, 1)
+        if relu:
+            want = np.maximum(want, 0)
+        np.testing.assert_allclose(y.reshape(want.shape), want, rtol=1e-12, atol=1e-12,
+                                   err_msg=f"x {x.shape} pads {pads}")
+        checked += 1
+    assert checked > 150
+
+
 def test_winograd_is_chosen_where_it_was_measured_faster():
     from onegraph.ops.conv import _winograd_pays
 
