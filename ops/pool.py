@@ -68,6 +68,12 @@ def _separable_reduce(x, kernel, strides, dil, pb, out_sp, ufunc, init):
             and list(dil) == [1, 1] and list(pb) == [0, 0] and min(out_sp) >= 1 \
             and 2 * out_sp[0] <= x.shape[2] and 2 * out_sp[1] <= x.shape[3]:
         flat = lambda xb, yb: _reduce_3x3_s2(xb, out_sp, ufunc, yb)  # noqa: E731
+    elif x.ndim == 4 and list(kernel) == [3, 3] \
+            and list(strides) == [2, 2] and list(dil) == [1, 1] and list(pb) == [1, 1] \
+            and min(out_sp) >= 1 \
+            and min(x.shape[2:]) >= 2 \
+            and 2 * out_sp[0] <= x.shape[2] + 1 and 2 * out_sp[1] <= x.shape[3] + 1:
+        flat = lambda xb, yb: _reduce_3x3_s2_pad1(xb, out_sp, ufunc, yb)  # noqa: E731
     elif x.ndim == 4 and list(dil) == [1, 1] and min(pb) >= 0 \
             and kernel[0] * kernel[1] > 1 and min(out_sp) > 0:
         flat = lambda xb, yb: _reduce_2d_flat(  # noqa: E731
@@ -174,6 +180,20 @@ def _reduce_3x3_s2(x, out_sp, ufunc, y):
         hi = hm.reshape(nc, h, w)
         ufunc(hi[:, h - 2], hi[:, h - 1], out=vi[:, h - 2])
     np.copyto(y.reshape(nc, ho, wo), vi[:, 0:2 * ho - 1:2, 0:2 * wo - 1:2])
+    return y
+
+
+def _reduce_3x3_s2_pad1(x, out_sp, ufunc, y):
+    """3x3, stride 2, one pixel of leading padding (ResNet's stem pool), written into y.
+
+    Window (i, j) is the stride-1 "same" window centred on pixel (2i, 2j), so this is
+    `_reduce_3x3_same` (flat shifts, no padded copy) subsampled by one strided copy.
+    """
+    n, c, h, w = x.shape
+    ho, wo = out_sp
+    full = _scratch("pool.same", x.shape, x.dtype)
+    _reduce_3x3_same(x, ufunc, full)
+    np.copyto(y, full[:, :, 0:2 * ho - 1:2, 0:2 * wo - 1:2])
     return y
 
 

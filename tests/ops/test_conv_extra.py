@@ -174,6 +174,40 @@ def test_pool_channel_blocks_vs_ort(case):
     _check(op_type, [x], attrs)
 
 
+PAD1_STRIDE2_CASES = [
+    ((2, 5, 112, 112), dict(pads=[1, 1, 1, 1])),   # ResNet / DenseNet stem pool
+    ((1, 4, 9, 12), dict(pads=[1, 1, 0, 0])),
+    ((1, 4, 10, 11), dict(pads=[1, 1, 1, 0])),
+    ((1, 3, 9, 9), dict(pads=[1, 1, 0, 0], ceil_mode=1)),
+    ((1, 3, 2, 3), dict(pads=[1, 1, 1, 1])),
+]
+
+
+@pytest.mark.parametrize("case", PAD1_STRIDE2_CASES, ids=str)
+@pytest.mark.parametrize("op_type", ["MaxPool", "AveragePool"])
+def test_pool_3x3_stride2_pad1_vs_ort(case, op_type, monkeypatch):
+    """3x3/2 pools with one leading pixel of padding are the stride-1 "same" pool
+    subsampled (`ops.pool._reduce_3x3_s2_pad1`); the average pools too when the GEMM
+    path does not take them."""
+    from onegraph.ops import pool as pool_ops
+
+    calls = []
+    real = pool_ops._reduce_3x3_s2_pad1
+    monkeypatch.setattr(pool_ops, "_reduce_3x3_s2_pad1",
+                        lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(pool_ops, "_GEMM_POOL_FACTOR", 0)
+    shape, pads = case
+    x = _r(*shape)
+    x[0, 0, 0, 0] = -np.inf
+    attrs = dict(kernel_shape=[3, 3], strides=[2, 2], **pads)
+    op = get_op(op_type)
+    (got,) = op.kernel([x], op.resolve_attrs(attrs, num_outputs=1), KernelContext())
+    (want,) = _run_ort(op_type, [x], attrs)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert calls
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_whole_image_average_pools_vs_ort(dtype):
     """AveragePool whose one window is the whole image, and GlobalAveragePool, take the
