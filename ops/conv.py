@@ -322,7 +322,7 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
                 and min(pb + pe) >= 0 and cache is not None \
                 and _winograd_pays(c, m, out_sp):
             y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
-            _conv_winograd_3x3(x, w, b, pb, pe, out_sp, cache, relu, y)
+            _conv_winograd_3x3(x, w, b, pb, out_sp, cache, relu, y)
             b, relu = None, False
         elif group == 1 and nsp == 2 and 2 * m <= c and strides == [1, 1] \
                 and dilations == [1, 1] and min(pb + pe) >= 0 \
@@ -482,7 +482,7 @@ def _phase_extent(parity, pad, size, room):
 _WINO_BT = ((0, 2, -1), (1, 2, 1), (2, 1, -1), (1, 3, -1))
 
 
-def _conv_winograd_3x3(x, w, b, pb, pe, out_sp, cache, relu, y):
+def _conv_winograd_3x3(x, w, b, pb, out_sp, cache, relu, y):
     """3x3 stride-1 conv (group 1, pads >= 0) by Winograd F(2x2, 3x3), into y (N, M, P).
 
     The padded image is split into its four 2x2 phases (padding written as zeros

@@ -203,7 +203,7 @@ def test_winograd_geometry_sweep_float64():
         b = rng.standard_normal(m) if trial % 2 else None
         relu = trial % 3 == 0
         y = np.empty((n, m, ho * wo))
-        conv_ops._conv_winograd_3x3(x, wt, b, pads[:2], pads[2:], [ho, wo], {}, relu, y)
+        conv_ops._conv_winograd_3x3(x, wt, b, pads[:2], [ho, wo], {}, relu, y)
         xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
         want = sum(np.einsum("mc,nchw->nmhw", wt[:, :, a, e], xp[:, :, a:a + ho, e:e + wo])
                    for a in range(3) for e in range(3))
