@@ -68,9 +68,8 @@ def _separable_reduce(x, kernel, strides, dil, pb, out_sp, ufunc, init):
             and list(dil) == [1, 1] and list(pb) == [0, 0] and min(out_sp) >= 1 \
             and 2 * out_sp[0] <= x.shape[2] and 2 * out_sp[1] <= x.shape[3]:
         flat = lambda xb, yb: _reduce_3x3_s2(xb, out_sp, ufunc, yb)  # noqa: E731
-    elif x.ndim == 4 and list(kernel) == [3, 3] \
-            and list(strides) == [2, 2] and list(dil) == [1, 1] and list(pb) == [1, 1] \
-            and min(out_sp) >= 1 \
+    elif x.ndim == 4 and list(kernel) == [3, 3] and list(strides) == [2, 2] \
+            and list(dil) == [1, 1] and list(pb) == [1, 1] and min(out_sp) >= 1 \
             and min(x.shape[2:]) >= 2 \
             and 2 * out_sp[0] <= x.shape[2] + 1 and 2 * out_sp[1] <= x.shape[3] + 1:
         flat = lambda xb, yb: _reduce_3x3_s2_pad1(xb, out_sp, ufunc, yb)  # noqa: E731
@@ -189,7 +188,6 @@ def _reduce_3x3_s2_pad1(x, out_sp, ufunc, y):
     Window (i, j) is the stride-1 "same" window centred on pixel (2i, 2j), so this is
     `_reduce_3x3_same` (flat shifts, no padded copy) subsampled by one strided copy.
     """
-    n, c, h, w = x.shape
     ho, wo = out_sp
     full = _scratch("pool.same", x.shape, x.dtype)
     _reduce_3x3_same(x, ufunc, full)
@@ -445,14 +443,14 @@ def _average_2d_gemm(x, geometry, include_pad):
 
 def _averagepool_kernel(inputs, attrs, ctx):
     x = inputs[0]
-    if x.ndim >= 3 and [int(k) for k in attrs["kernel_shape"]] == list(x.shape[2:]):
-        kernel, strides, dil, pb, pe, out_sp = _geometry(x.shape, attrs)
+    geometry = _geometry(x.shape, attrs) if x.ndim >= 3 else None
+    if geometry is not None and geometry[0] == list(x.shape[2:]):
+        kernel, strides, dil, pb, pe, out_sp = geometry
         if not any(pb) and not any(pe) and all(o == 1 for o in out_sp):
             # one window covering the whole image: the global mean
             return (_global_mean(x),)
     include_pad = bool(attrs.get("count_include_pad", 0))
     if x.ndim == 4 and x.dtype in (np.float32, np.float64):
-        geometry = _geometry(x.shape, attrs)
         if _average_gemm_pays(x.shape[2:], geometry[0], geometry[5]):
             y = _average_2d_gemm(x, geometry, include_pad)
             if y is not None:
