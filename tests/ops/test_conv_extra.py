@@ -231,3 +231,62 @@ def test_whole_image_average_pools_float64():
         (got,) = _run_ours(op_type, [x], attrs)
         assert got.shape == (2, 6, 1, 1) and got.dtype == np.float64
         np.testing.assert_allclose(got[:, :, 0, 0], want, rtol=1e-13)
+
+
+# im2col convs whose columns are built and multiplied in blocks of output rows
+# (`ops.conv._im2col_gemm`); a tiny block size forces many blocks and a ragged last one
+BLOCKED_IM2COL_CASES = [
+    ("7x7/2 stem", (2, 3, 30, 29), (5, 3, 7, 7), dict(strides=[2, 2], pads=[3, 3, 3, 3])),
+    ("11x11/4", (1, 3, 47, 45), (4, 3, 11, 11), dict(strides=[4, 4])),
+    ("3x3/2 odd", (2, 3, 23, 21), (6, 3, 3, 3), dict(strides=[2, 2], pads=[0, 1, 1, 0])),
+    ("3x3 stride 1", (1, 3, 19, 17), (4, 3, 3, 3), dict(pads=[1, 1, 1, 1])),
+    ("dilated strided", (1, 2, 21, 20), (3, 2, 3, 3), dict(strides=[2, 2],
+                                                           dilations=[2, 2])),
+    ("1d", (2, 3, 201), (4, 3, 5), dict(strides=[2], pads=[2, 2])),
+    ("3d", (1, 2, 9, 6, 5), (3, 2, 3, 2, 3), dict(pads=[1, 0, 1, 1, 1, 0])),
+]
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("case", BLOCKED_IM2COL_CASES, ids=[c[0] for c in BLOCKED_IM2COL_CASES])
+def test_conv_im2col_in_row_blocks_vs_ort(case, bias, monkeypatch):
+    from onegraph.ops import conv as conv_ops
+
+    blocks = _count_blocks(monkeypatch)
+    monkeypatch.setattr(conv_ops, "_COLS_BLOCK_BYTES", 2048)
+    monkeypatch.setattr(conv_ops, "_COLS_BLOCK_COPIES", 1 << 30)
+    _, xs, ws, attrs = case
+    inputs = [_r(*xs), _r(*ws)] + ([_r(ws[0])] if bias else [])
+    _check("Conv", inputs, attrs)
+    # several blocks per image, covering the output rows once each
+    n = xs[0]
+    assert len(blocks) > 2 * n
+    per_image = blocks[:len(blocks) // n]
+    assert per_image[0][0] == 0 and all(a[1] == b[0] for a, b in zip(per_image, per_image[1:]))
+
+
+def _count_blocks(monkeypatch):
+    from onegraph.ops import conv as conv_ops
+
+    blocks = []
+    real = conv_ops._im2col_rows
+
+    def counting(*args):
+        copy = real(*args)
+        return lambda r0, r1, out: blocks.append((r0, r1)) or copy(r0, r1, out)
+
+    monkeypatch.setattr(conv_ops, "_im2col_rows", counting)
+    return blocks
+
+
+@pytest.mark.parametrize("name, xs, ws, attrs, n_blocks", [
+    # ResNet's stem: 147 x 12544 columns (7 MiB) in four blocks of output rows
+    ("7x7/2", (1, 3, 224, 224), (64, 3, 7, 7), dict(strides=[2, 2], pads=[3, 3, 3, 3]), 4),
+    # AlexNet's: 121 taps, so blocks would cost more copy calls than they save
+    ("11x11/4", (1, 3, 227, 227), (96, 3, 11, 11), dict(strides=[4, 4]), 1),
+])
+def test_conv_stems_at_full_size_vs_ort(name, xs, ws, attrs, n_blocks, monkeypatch):
+    blocks = _count_blocks(monkeypatch)
+    x, w, b = _r(*xs), _r(*ws) * 0.1, _r(ws[0])
+    _check("Conv", [x, w, b], attrs, rtol=1e-4, atol=1e-3)
+    assert len(blocks) == n_blocks
