@@ -418,7 +418,7 @@ def _im2col_gemm(xp, cols, wm, kk, fold, kernel, strides, dilations, out_sp, y):
     rows = max(1, _COLS_BLOCK_BYTES // max(1, k_rows * per_row * wm.itemsize))
     if -(-rows_out // rows) * math.prod(kernel) > _COLS_BLOCK_COPIES:
         rows = rows_out
-    rows = min(rows, rows_out)
+    rows = max(1, min(rows, rows_out))
     flat = _scratch("conv.cols", (k_rows * rows * per_row,), wm.dtype)
     for i in range(xp.shape[0]):
         copy_rows = _im2col_rows(xp[i], cols[i], kernel, strides, dilations)

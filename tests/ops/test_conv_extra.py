@@ -290,3 +290,11 @@ def test_conv_stems_at_full_size_vs_ort(name, xs, ws, attrs, n_blocks, monkeypat
     x, w, b = _r(*xs), _r(*ws) * 0.1, _r(ws[0])
     _check("Conv", [x, w, b], attrs, rtol=1e-4, atol=1e-3)
     assert len(blocks) == n_blocks
+
+
+@pytest.mark.parametrize("xs, pads, want", [((1, 3, 5, 2), [0, 0, 0, 0], (1, 4, 3, 0)),
+                                            ((1, 3, 0, 6), [1, 1, 1, 1], (1, 4, 0, 6))])
+def test_conv_with_an_empty_output(xs, pads, want):
+    """No output rows or columns: an empty result of the inferred shape, no error."""
+    got = _run_ours("Conv", [_r(*xs), _r(4, 3, 3, 3)], dict(pads=pads))
+    assert got[0].shape == want and got[0].dtype == np.float32
