@@ -114,6 +114,19 @@ def _clipper(clip, dtype):
 # ---------------------------------------------------------------------------------------
 # Per-step cell math (shared with a future gradient rule)
 #
+def input_projection(x, w, wb, rb, hs, linear_before_reset):
+    """Every step's input GEMM at once: x [T, B, I] @ W [D, G*H, I]^T plus the biases,
+    as [T, B, D, G*H]. Wb and Rb ([D, G*H] each) are folded in, except that a GRU with
+    linear_before_reset keeps Rb_h apart, because its reset gate multiplies it."""
+    t_len, batch, in_size = x.shape
+    nd, gh = wb.shape
+    folded = wb + rb
+    if linear_before_reset:
+        folded[:, 2 * hs:] = wb[:, 2 * hs:]
+    xw = x.reshape(t_len * batch, in_size) @ w.reshape(nd * gh, in_size).T
+    return xw.reshape(t_len, batch, nd, gh) + folded
+
+
 # xw: this step's input projection [B, G*H] with biases folded in; h, c: [B, H];
 # rt: R^T of one direction [H, G*H].
 
@@ -254,14 +267,7 @@ def _recurrent_kernel(op_name):
         c0 = state(init_c, "initial_c") if is_lstm else None
 
         lbr = op_name == "GRU" and bool(attrs["linear_before_reset"])
-        # Biases folded into the one input GEMM; GRU with linear_before_reset keeps
-        # Rb_h apart because the reset gate multiplies it.
-        folded = wb + rb
-        if lbr:
-            folded = folded.copy()
-            folded[:, 2 * hs:] = wb[:, 2 * hs:]
-        xw = (x.reshape(t_len * batch, in_size) @ w.reshape(nd * gh, in_size).T)
-        xw = xw.reshape(t_len, batch, nd, gh) + folded
+        xw = input_projection(x, w, wb, rb, hs, lbr)
 
         valid = None
         if seq_lens is not None:

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from .registry import TensorInfo, define
+from .rnn import input_projection
 
 DOMAIN = "onegraph"
 
@@ -98,12 +99,7 @@ def _grad_kernel(op_name):
         lbr = op_name == "GRU" and bool(attrs["linear_before_reset"])
         ifg = is_lstm and bool(attrs["input_forget"])
 
-        folded = wb + rb
-        if lbr:
-            folded = folded.copy()
-            folded[:, 2 * hs:] = wb[:, 2 * hs:]
-        xw = (x.reshape(t_len * batch, in_size) @ w.reshape(nd * gh, in_size).T)
-        xw = xw.reshape(t_len, batch, nd, gh) + folded
+        xw = input_projection(x, w, wb, rb, hs, lbr)
 
         d_xw = np.zeros((t_len, batch, nd, gh), dt)
         d_r = np.zeros_like(r)
