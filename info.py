@@ -18,8 +18,19 @@ def _shape_str(shape) -> str:
 
 
 def _tensor_summary(t) -> dict[str, Any]:
-    return {"name": t.name, "dtype": t.dtype.short_name,
-            "shape": None if t.shape is None else list(t.shape)}
+    out = {"name": t.name, "dtype": t.dtype.short_name,
+           "shape": None if t.shape is None else list(t.shape)}
+    if t.containers:  # outermost first, e.g. ["optional", "sequence"]
+        out["containers"] = [c.name.lower() for c in t.containers]
+    return out
+
+
+def _type_str(t: dict) -> str:
+    """`float32[?, 3]`, or wrapped in its containers: `sequence<float32[?, 3]>`."""
+    text = f"{t['dtype']}{_shape_str(t['shape'])}"
+    for container in reversed(t.get("containers", ())):
+        text = f"{container}<{text}>"
+    return text
 
 
 def describe(model: Model) -> dict[str, Any]:
@@ -109,16 +120,16 @@ def format_text(d: dict[str, Any]) -> str:
     lines.append(f"graphs: {d['graphs']}   nodes: {d['nodes']}")
 
     def io(items):
-        return ", ".join(f"{t['name']}: {t['dtype']}{_shape_str(t['shape'])}" for t in items)
+        return ", ".join(f"{t['name']}: {_type_str(t)}" for t in items)
 
     lines.append(f"inputs: {io(d['inputs']) or '-'}")
     lines.append(f"outputs: {io(d['outputs']) or '-'}")
     if d["signatures"]:
         lines.append("signatures:")
         for name, sig in d["signatures"].items():
-            ins = ", ".join(f"{k}={t['name']}:{t['dtype']}{_shape_str(t['shape'])}"
+            ins = ", ".join(f"{k}={t['name']}:{_type_str(t)}"
                             for k, t in sig["inputs"].items())
-            outs = ", ".join(f"{k}={t['name']}:{t['dtype']}{_shape_str(t['shape'])}"
+            outs = ", ".join(f"{k}={t['name']}:{_type_str(t)}"
                              for k, t in sig["outputs"].items())
             lines.append(f"  {name}: ({ins}) -> ({outs})"
                          + (f" targets {sig['targets']}" if sig["targets"] else ""))

@@ -16,13 +16,17 @@ import warnings
 import numpy as np
 
 from ..errors import ConversionError
-from ..format import AttrType, DType, Graph, Model, TensorKind
+from ..format import AttrType, Container, DType, Graph, Model, TensorKind
 from ..format.ir import attr_type_of
 from ..ops import REGISTRY, TensorInfo
 from .onnx_import import OMITTED_OUTPUT_PREFIX, _onnx
 
 # onegraph-domain ops that have a direct ONNX equivalent: (domain, op) -> ONNX op.
 ONNX_EQUIVALENT = {("onegraph", "ReadVariable"): "Identity"}
+
+# Domains ONNX itself defines: their ops are written as they are (only the onegraph
+# domain needs an equivalent or is refused).
+_ONNX_DOMAINS = ("", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training")
 
 # Default target when a model records no default-domain opset.
 DEFAULT_OPSET = 21
@@ -71,6 +75,8 @@ def _array_to_tensor(array: np.ndarray, name: str, dtype: DType | None = None):
 
 
 def _value_info(t, with_shape: bool = True):
+    """The ValueInfoProto of tensor t: its tensor type wrapped in its containers
+    (sequence/optional), or no type at all when the element type is unknown."""
     from onnx import helper
 
     if t.dtype is DType.UNDEFINED:
@@ -80,7 +86,13 @@ def _value_info(t, with_shape: bool = True):
     shape = None
     if with_shape and t.shape is not None:
         shape = [d if d >= 0 else None for d in t.shape]
-    return helper.make_tensor_value_info(t.name, dtype_to_onnx(t.dtype), shape)
+    type_proto = helper.make_tensor_type_proto(dtype_to_onnx(t.dtype), shape)
+    for container in reversed(t.containers):  # innermost wrapper first
+        if container is Container.SEQUENCE:
+            type_proto = helper.make_sequence_type_proto(type_proto)
+        else:
+            type_proto = helper.make_optional_type_proto(type_proto)
+    return helper.make_value_info(t.name, type_proto)
 
 
 class _Exporter:
@@ -95,7 +107,7 @@ class _Exporter:
         infos: dict[int, TensorInfo] = {}
         for i, t in enumerate(g.tensors):
             dtype = None if t.dtype is DType.UNDEFINED or t.dtype is DType.STRING \
-                else t.dtype.numpy
+                or t.containers else t.dtype.numpy
             shape = None if t.shape is None else tuple(None if d < 0 else d for d in t.shape)
             infos[i] = TensorInfo(dtype, shape, t.data if t.kind is TensorKind.CONSTANT
                                   else None)
@@ -131,7 +143,7 @@ class _Exporter:
 
         t = copy.copy(g.tensors[i])
         info = infos.get(i)
-        if info is not None:
+        if info is not None and not t.containers:
             if t.dtype is DType.UNDEFINED and info.dtype is not None:
                 try:
                     t.dtype = DType.from_numpy(info.dtype)
@@ -203,7 +215,7 @@ class _Exporter:
             op_type = node.op_type
             if (domain, op_type) in ONNX_EQUIVALENT:
                 op_type, domain = ONNX_EQUIVALENT[(domain, op_type)], ""
-            elif domain not in ("", "ai.onnx"):
+            elif domain not in _ONNX_DOMAINS:
                 key = f"{domain}::{op_type}"
                 entry = self.missing.setdefault(key, [0, node.name])
                 entry[0] += 1

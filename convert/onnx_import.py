@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 
 from ..errors import ConversionError, FormatError, OpAttributeError
-from ..format import AttrType, DType, Graph, Model, TensorKind, TypedList
+from ..format import AttrType, Container, DType, Graph, Model, TensorKind, TypedList
 from ..format.ir import attr_type_of
 from ..ops import REGISTRY
 
@@ -84,18 +84,41 @@ _LOW_PRECISION_NAMES = {
 }
 
 
-def _type_info(type_proto, where: str) -> tuple[DType, tuple[int, ...] | None]:
-    """(dtype, shape) of a TypeProto; non-tensor types (sequence, optional, map) give
-    (UNDEFINED, None): the Session passes a list or None fed for them through."""
+# What an untyped value is recorded as: (dtype, shape, containers).
+_UNTYPED = (DType.UNDEFINED, None, ())
+
+_CONTAINER_FIELDS = {"sequence_type": Container.SEQUENCE, "optional_type": Container.OPTIONAL}
+
+
+def _type_info(type_proto, where: str) -> tuple:
+    """(dtype, shape, containers) of a TypeProto.
+
+    Sequence and optional types are unwrapped down to their tensor element, recording
+    the wrappers outermost first (a sequence of float tensors: FLOAT32, its shape,
+    (SEQUENCE,)); maps, or a missing type, give `_UNTYPED`, which the Session passes
+    through as fed.
+    """
+    containers = []
+    while type_proto is not None and type_proto.WhichOneof("value") in _CONTAINER_FIELDS:
+        field = type_proto.WhichOneof("value")
+        containers.append(_CONTAINER_FIELDS[field])
+        inner = getattr(type_proto, field)
+        type_proto = inner.elem_type if inner.HasField("elem_type") else None
     if type_proto is None or type_proto.WhichOneof("value") != "tensor_type":
-        return DType.UNDEFINED, None
+        return DType.UNDEFINED, None, tuple(containers)
     tt = type_proto.tensor_type
     dtype = dtype_from_onnx(tt.elem_type, where) if tt.elem_type else DType.UNDEFINED
     if not tt.HasField("shape"):
-        return dtype, None
+        return dtype, None, tuple(containers)
     dims = tuple(d.dim_value if d.WhichOneof("value") == "dim_value" else -1
                  for d in tt.shape.dim)
-    return dtype, dims
+    return dtype, dims, tuple(containers)
+
+
+def _add_typed(g: Graph, name: str, typed: tuple) -> int:
+    """Add tensor `name` with a (dtype, shape, containers) triple; returns its index."""
+    dtype, shape, containers = typed
+    return g.add_tensor(name, dtype, shape, containers=containers)
 
 
 # --------------------------------------------------------------------------- loading
@@ -346,7 +369,8 @@ class _Importer:
         self.graph_count = 0
 
     def graph(self, gp, outer: list[dict[str, tuple]], is_main: bool) -> Graph:
-        """Convert one GraphProto; `outer` holds name -> (dtype, shape) per enclosing scope."""
+        """Convert one GraphProto; `outer` holds name -> (dtype, shape, containers) per
+        enclosing scope."""
         self.graph_count += 1
         gname = gp.name or ("main" if is_main else f"subgraph_{self.graph_count}")
         g = Graph(gname)
@@ -379,8 +403,8 @@ class _Importer:
                 continue
             if g.find_tensor(vi.name) is not None:
                 raise ConversionError(f"{where_g}: input {vi.name!r} declared twice")
-            dtype, shape = info.get(vi.name, (DType.UNDEFINED, None))
-            g.add_input(vi.name, dtype, shape)
+            dtype, shape, containers = info.get(vi.name, _UNTYPED)
+            g.add_input(vi.name, dtype, shape, containers)
 
         produced = set()
         for node in gp.node:
@@ -404,15 +428,14 @@ class _Importer:
                 idx = g.find_tensor(name)
                 if idx is None:
                     if name in produced:
-                        dtype, shape = info.get(name, (DType.UNDEFINED, None))
-                        idx = g.add_tensor(name, dtype, shape)
+                        idx = _add_typed(g, name, info.get(name, _UNTYPED))
                     else:
                         found = next((s[name] for s in outer if name in s), None)
                         if found is None:
                             raise ConversionError(
                                 f"{where_g}: {where} input {name!r} names no tensor, "
                                 "initializer or graph input")
-                        idx = g.add_tensor(name, *found)  # outer-scope reference
+                        idx = _add_typed(g, name, found)  # outer-scope reference
                 ins.append(idx)
             outs = []
             present = [i for i, o in enumerate(node.output) if o]
@@ -426,8 +449,7 @@ class _Importer:
                         name += "_"
                 idx = g.find_tensor(name)
                 if idx is None:
-                    dtype, shape = info.get(name, (DType.UNDEFINED, None))
-                    idx = g.add_tensor(name, dtype, shape)
+                    idx = _add_typed(g, name, info.get(name, _UNTYPED))
                 outs.append(idx)
             domain = "" if node.domain in _DEFAULT_DOMAINS else node.domain
             inner_scope = [self._scope_names(g, info, local)] + outer
@@ -458,9 +480,11 @@ class _Importer:
                 found = next((s[vi.name] for s in outer if vi.name in s), None)
                 if found is None:
                     raise ConversionError(f"{where_g}: output {vi.name!r} names no tensor")
-                idx = g.add_tensor(vi.name, *found)
+                idx = _add_typed(g, vi.name, found)
             t = g.tensors[idx]
-            dtype, shape = info.get(vi.name, (DType.UNDEFINED, None))
+            dtype, shape, containers = info.get(vi.name, _UNTYPED)
+            if containers and not t.containers:
+                t.containers = containers
             if t.dtype is DType.UNDEFINED:
                 t.dtype = dtype
             if t.shape is None and shape is not None:
@@ -476,9 +500,9 @@ class _Importer:
             idx = g.find_tensor(name)
             if idx is not None:
                 t = g.tensors[idx]
-                out[name] = (t.dtype, t.shape)
+                out[name] = (t.dtype, t.shape, t.containers)
             else:
-                out[name] = info.get(name, (DType.UNDEFINED, None))
+                out[name] = info.get(name, _UNTYPED)
         return out
 
     def _fix_attrs(self, node, attrs: dict, domain: str) -> None:

@@ -27,7 +27,8 @@ import numpy as np
 from ..errors import FormatError
 from .dtypes import DType
 
-SCHEMA_VERSION = (1, 1)  # 1.1: DType values 15-24 (float8, int4, int2, float4)
+# 1.1: DType values 15-24 (float8, int4, int2, float4); 1.2: Tensor.containers
+SCHEMA_VERSION = (1, 2)
 
 # Ops whose outgoing edges close a loop in a control-flow frame (the paper's
 # NextIteration -> Merge back edge); cycle checks ignore edges leaving them.
@@ -40,6 +41,14 @@ class TensorKind(enum.IntEnum):
     ACTIVATION = 0
     CONSTANT = 1
     VARIABLE = 2
+
+
+class Container(enum.IntEnum):
+    """What wraps a value's tensors (ONNX sequence/optional types); values match
+    `onegraph.fbs`."""
+
+    SEQUENCE = 0
+    OPTIONAL = 1
 
 
 class AttrType(enum.IntEnum):
@@ -121,7 +130,9 @@ class Tensor:
     """A tensor of a graph: name, dtype, shape (-1 = unknown dim, None = unknown rank).
 
     Constants and variables carry `data` (a numpy array, usually a view of the
-    memory-mapped file after `load`); activations do not.
+    memory-mapped file after `load`); activations do not. `containers` marks a value
+    that wraps tensors, outermost first: (SEQUENCE,) is a sequence of tensors of this
+    dtype and shape, (OPTIONAL, SEQUENCE) an optional sequence; () a plain tensor.
     """
 
     name: str
@@ -130,10 +141,12 @@ class Tensor:
     kind: TensorKind = TensorKind.ACTIVATION
     data: np.ndarray | None = None
     quantization: Quantization | None = None
+    containers: tuple[Container, ...] = ()
 
     def __post_init__(self):
         self.dtype = DType.parse(self.dtype)
         self.kind = TensorKind(self.kind)
+        self.containers = tuple(Container(c) for c in self.containers)
         if self.shape is not None:
             self.shape = tuple(int(d) for d in self.shape)
 
@@ -149,7 +162,8 @@ class Tensor:
                  and self.data.tobytes() == np.asarray(other.data, self.data.dtype).tobytes()))
         return (self.name == other.name and self.dtype == other.dtype
                 and self.shape == other.shape and self.kind == other.kind and same_data
-                and self.quantization == other.quantization)
+                and self.quantization == other.quantization
+                and self.containers == other.containers)
 
     @property
     def num_elements(self) -> int | None:
@@ -230,22 +244,22 @@ class Graph:
 
     def add_tensor(self, name: str, dtype, shape, kind=TensorKind.ACTIVATION,
                    data: np.ndarray | None = None,
-                   quantization: Quantization | None = None) -> int:
-        """Append a tensor and return its index.
+                   quantization: Quantization | None = None, containers=()) -> int:
+        """Append a tensor and return its index (`containers`: see `Tensor`).
 
         Raises:
             FormatError: the name is already used in this graph.
         """
         if self.find_tensor(name) is not None:
             raise FormatError(f"graph {self.name!r}: tensor name {name!r} already used")
-        self.tensors.append(Tensor(name, dtype, shape, kind, data, quantization))
+        self.tensors.append(Tensor(name, dtype, shape, kind, data, quantization, containers))
         self._name_index[name] = len(self.tensors) - 1
         self._name_count = len(self.tensors)
         return len(self.tensors) - 1
 
-    def add_input(self, name: str, dtype, shape) -> int:
+    def add_input(self, name: str, dtype, shape, containers=()) -> int:
         """Add an activation tensor and make it a graph input; returns its index."""
-        index = self.add_tensor(name, dtype, shape)
+        index = self.add_tensor(name, dtype, shape, containers=containers)
         self.inputs.append(index)
         return index
 

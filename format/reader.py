@@ -22,8 +22,8 @@ import numpy as np
 
 from ..errors import DataLossError, FormatError
 from .dtypes import DType
-from .ir import (SCHEMA_VERSION, AttrType, Graph, Model, Node, Quantization, Signature, Tensor,
-                 TensorKind, TypedList, topological_order)
+from .ir import (SCHEMA_VERSION, AttrType, Container, Graph, Model, Node, Quantization,
+                 Signature, Tensor, TensorKind, TypedList, topological_order)
 from .writer import ALIGNMENT, FILE_IDENTIFIER
 
 _U8, _I8 = struct.Struct("<B"), struct.Struct("<b")
@@ -304,6 +304,8 @@ class _Decoder:
         name = t.string(0, "name")
         dtype = _enum(t.scalar(1, _I8, 0, "dtype"), DType, f"{path}.dtype")
         kind = _enum(t.scalar(5, _I8, 0, "kind"), TensorKind, f"{path}.kind")
+        containers = tuple(_enum(c, Container, f"{path}.containers[{i}]")
+                           for i, c in enumerate(t.numbers(6, "<i1", "containers") or ()))
         shape = _shape(t.numbers(2, "<i8", "shape"), f"{path}.shape", allow_unknown=True)
         buffer = t.scalar(3, _I32, -1, "buffer")
         data = None
@@ -323,6 +325,7 @@ class _Decoder:
         tensor = Tensor.__new__(Tensor)
         tensor.name, tensor.dtype, tensor.shape = name, dtype, shape
         tensor.kind, tensor.data, tensor.quantization = kind, data, quant
+        tensor.containers = containers
         return tensor
 
     def attribute(self, t: _Table, path: str, n_graphs: int):

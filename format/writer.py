@@ -264,6 +264,7 @@ def _build_graph(b, g: Graph, gi: int, graph_index, buffer_of, string, table_vec
     for ti, t in enumerate(g.tensors):
         name = string(t.name)
         shape = numbers(t.shape, "<i8") if t.shape is not None else None
+        containers = numbers([int(c) for c in t.containers], "<i1") if t.containers else None
         quant = None
         if t.quantization is not None:
             q = t.quantization
@@ -283,6 +284,8 @@ def _build_graph(b, g: Graph, gi: int, graph_index, buffer_of, string, table_vec
         if quant is not None:
             FbTensor.AddQuantization(b, quant)
         FbTensor.AddKind(b, int(t.kind))
+        if containers is not None:
+            FbTensor.AddContainers(b, containers)
         tensors.append(FbTensor.End(b))
 
     nodes = []

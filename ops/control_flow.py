@@ -9,7 +9,7 @@ choice plays Switch/Merge, without dead values.
 
 Sequences are Python lists of numpy arrays (SequenceEmpty, SequenceConstruct,
 SequenceInsert, SequenceAt, SequenceErase, SequenceLength, ConcatFromSequence,
-SplitToSequence), enough for loops that accumulate values.
+SplitToSequence, SequenceMap), enough for loops that accumulate values.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ KNOWN_FAILURES: dict[str, str] = {
 def _body_info(graph, index: int) -> TensorInfo:
     """What the body graph declares about one of its tensors."""
     t = graph.tensors[index]
+    if t.containers:  # a sequence/optional: its dtype and shape are the element's
+        return TensorInfo(None, None)
     try:
         dtype = None if t.dtype.name == "UNDEFINED" else t.dtype.numpy
     except Exception:  # noqa: BLE001 - dtype without numpy equivalent
@@ -325,6 +327,43 @@ def _split_to_sequence(inputs, attrs, ctx):
     return (np.split(x, bounds, axis=axis),)
 
 
+# --------------------------------------------------------------------------- SequenceMap
+
+def _sequence_map(inputs, attrs, ctx):
+    """ONNX SequenceMap: run `body` once per element of the input sequence.
+
+    Call i passes element i of `input_sequence` and, for each additional input,
+    element i when it is a sequence (same length required) or the tensor itself; body
+    output k of every call becomes element i of output sequence k.
+
+    Raises:
+        ExecutionError: the body's input/output counts do not match the node, or an
+            additional sequence has another length than the input sequence.
+    """
+    body = attrs["body"]
+    first, extra = inputs[0], list(inputs[1:])
+    if not isinstance(first, list):
+        raise ExecutionError("SequenceMap: input_sequence must be a sequence, got a tensor")
+    if len(body.inputs) != 1 + len(extra):
+        raise ExecutionError(f"SequenceMap: body takes {len(body.inputs)} inputs for "
+                             f"{1 + len(extra)} node inputs")
+    for k, value in enumerate(extra):
+        if isinstance(value, list) and len(value) != len(first):
+            raise ExecutionError(f"SequenceMap: additional input {k + 1} is a sequence of "
+                                 f"{len(value)} for an input sequence of {len(first)}")
+    results: list[list] = [[] for _ in body.outputs]
+    for i, item in enumerate(first):
+        args = [item] + [v[i] if isinstance(v, list) else v for v in extra]
+        outs = ctx.run_graph(body, args)
+        for k, value in enumerate(outs):
+            results[k].append(value)
+    return tuple(results)
+
+
+def _infer_sequence_map(attrs, inputs):
+    return [TensorInfo(None, None) for _ in attrs["body"].outputs]
+
+
 def _infer_sequence(attrs, inputs):
     return [TensorInfo(None, None)]
 
@@ -364,4 +403,7 @@ OPS = (
     define("SplitToSequence", ["input", "split?"], ["output_sequence"], _split_to_sequence,
            [("axis", "int", 0), ("keepdims", "int", 1)], infer=_infer_sequence,
            since_version=11),
+    define("SequenceMap", ["input_sequence", "additional_inputs*"], ["out_sequence*"],
+           _sequence_map, [("body", "graph")], infer=_infer_sequence_map, since_version=17,
+           doc="Apply a subgraph to every element of a sequence."),
 )

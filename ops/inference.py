@@ -21,6 +21,8 @@ _MAX_VALUE_ELEMENTS = 1024
 
 
 def _declared(t) -> TensorInfo:
+    if t.containers:  # a sequence/optional value: dtype and shape describe its elements
+        return TensorInfo(None, None)
     dtype = None if t.dtype is DType.UNDEFINED else t.dtype.numpy
     shape = None if t.shape is None else tuple(None if d < 0 else d for d in t.shape)
     value = None
@@ -112,7 +114,7 @@ def annotate_graph(graph: Graph, strict: bool = False) -> Graph:
     """
     infos = infer_graph(graph, strict=strict)
     for t, info in zip(graph.tensors, infos):
-        if info is None or t.data is not None:
+        if info is None or t.data is not None or t.containers:
             continue
         if t.dtype is DType.UNDEFINED and info.dtype is not None:
             try:

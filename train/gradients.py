@@ -155,8 +155,9 @@ def _targets(x) -> list[int]:
 
 
 def _is_float(g: Graph, t: int) -> bool:
-    dt = g._ir.tensors[t].dtype
-    return dt is DType.UNDEFINED or dt.numpy.kind == "f"
+    tensor = g._ir.tensors[t]
+    dt = tensor.dtype
+    return not tensor.containers and (dt is DType.UNDEFINED or dt.numpy.kind == "f")
 
 
 def aggregate(g: Graph, parts: list):

@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..errors import ExecutionError, OneGraphError, ShapeError
-from ..format import DType, Graph, Model, TensorKind
+from ..format import Container, DType, Graph, Model, TensorKind
 from ..ops import REGISTRY, KernelContext
 
 
@@ -253,28 +253,14 @@ class Session:
 
     def _check_feed(self, index: int, value):
         t = self.graph.tensors[index]
+        if t.containers:
+            return _check_container_feed(t, value, t.containers)
         if t.dtype is DType.UNDEFINED and t.shape is None and (
                 value is None or isinstance(value, (list, tuple))):
             # An untyped input may hold an ONNX sequence (a list of tensors) or an
             # empty optional (None); both pass through as they are.
             return None if value is None else [np.asarray(v) for v in value]
-        if t.dtype is DType.STRING:
-            return np.asarray(value, dtype=object)
-        value = np.asarray(value)
-        if t.dtype is not DType.UNDEFINED and value.dtype != t.dtype.numpy:
-            want = t.dtype.numpy
-            if value.dtype.kind in "iub" and want.kind in "iuf" or \
-                    value.dtype.kind == "f" and want.kind == "f":
-                value = value.astype(want)
-            else:
-                raise ShapeError(f"feed for {t.name!r}: dtype {value.dtype} does not match "
-                                 f"the tensor's {t.dtype.short_name}")
-        if t.shape is not None:
-            if value.ndim != len(t.shape) or any(
-                    d >= 0 and d != v for d, v in zip(t.shape, value.shape)):
-                raise ShapeError(f"feed for {t.name!r}: shape {list(value.shape)} does not "
-                                 f"match the tensor's {list(t.shape)} (-1 = any)")
-        return value
+        return _check_tensor_feed(t, value)
 
     # -- planning -------------------------------------------------------------------
 
@@ -545,3 +531,46 @@ def _flatten(fetches):
         leaves, sub = _flatten([fetches[k] for k in keys])
         return leaves, lambda values: dict(zip(keys, sub(values)))
     return [fetches], lambda values: values[0]
+
+
+def _check_tensor_feed(t, value):
+    """The fed value for plain tensor t, cast where the kinds allow it.
+
+    Raises:
+        ShapeError: the dtype cannot be cast or the shape does not match t's.
+    """
+    if t.dtype is DType.STRING:
+        return np.asarray(value, dtype=object)
+    value = np.asarray(value)
+    if t.dtype is not DType.UNDEFINED and value.dtype != t.dtype.numpy:
+        want = t.dtype.numpy
+        if value.dtype.kind in "iub" and want.kind in "iuf" or \
+                value.dtype.kind == "f" and want.kind == "f":
+            value = value.astype(want)
+        else:
+            raise ShapeError(f"feed for {t.name!r}: dtype {value.dtype} does not match "
+                             f"the tensor's {t.dtype.short_name}")
+    if t.shape is not None:
+        if value.ndim != len(t.shape) or any(
+                d >= 0 and d != v for d, v in zip(t.shape, value.shape)):
+            raise ShapeError(f"feed for {t.name!r}: shape {list(value.shape)} does not "
+                             f"match the tensor's {list(t.shape)} (-1 = any)")
+    return value
+
+
+def _check_container_feed(t, value, containers):
+    """The fed value for a sequence/optional tensor t: None for an empty optional, a
+    list for a sequence, each element checked against t's element dtype and shape.
+
+    Raises:
+        ShapeError: a sequence is fed something other than a list/tuple, or an element
+            does not match.
+    """
+    if not containers:
+        return _check_tensor_feed(t, value)
+    if containers[0] is Container.OPTIONAL:
+        return None if value is None else _check_container_feed(t, value, containers[1:])
+    if not isinstance(value, (list, tuple)):
+        raise ShapeError(f"feed for {t.name!r}: expects a sequence (a list of arrays), "
+                         f"got {type(value).__name__}")
+    return [_check_container_feed(t, v, containers[1:]) for v in value]

@@ -94,8 +94,35 @@ class Tensor(object):
             return self._tab.Get(flatbuffers.number_types.Int8Flags, o + self._tab.Pos)
         return 0
 
+    # Tensor
+    def Containers(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int8Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 1))
+        return 0
+
+    # Tensor
+    def ContainersAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int8Flags, o)
+        return 0
+
+    # Tensor
+    def ContainersLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Tensor
+    def ContainersIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        return o == 0
+
 def TensorStart(builder):
-    builder.StartObject(6)
+    builder.StartObject(7)
 
 def Start(builder):
     TensorStart(builder)
@@ -141,6 +168,18 @@ def TensorAddKind(builder, kind):
 
 def AddKind(builder, kind):
     TensorAddKind(builder, kind)
+
+def TensorAddContainers(builder, containers):
+    builder.PrependUOffsetTRelativeSlot(6, flatbuffers.number_types.UOffsetTFlags.py_type(containers), 0)
+
+def AddContainers(builder, containers):
+    TensorAddContainers(builder, containers)
+
+def TensorStartContainersVector(builder, numElems):
+    return builder.StartVector(1, numElems, 1)
+
+def StartContainersVector(builder, numElems):
+    return TensorStartContainersVector(builder, numElems)
 
 def TensorEnd(builder):
     return builder.EndObject()

@@ -80,3 +80,67 @@ def test_loop_trip_count_cond_and_scan_outputs(trips, cond):
     for a, b in zip(ours, ref):
         assert a.shape == b.shape
         np.testing.assert_allclose(a, b)
+
+
+def _sequence_model():
+    """seq: sequence of float tensors [?, 3]; opt: optional float tensor; outputs the
+    concatenated sequence, its length and whether `opt` holds a value."""
+    elem = helper.make_tensor_type_proto(TensorProto.FLOAT, [None, 3])
+    seq = helper.make_value_info("seq", helper.make_sequence_type_proto(elem))
+    opt = helper.make_value_info("opt", helper.make_optional_type_proto(
+        helper.make_tensor_type_proto(TensorProto.FLOAT, [2])))
+    nodes = [helper.make_node("ConcatFromSequence", ["seq"], ["cat"], axis=0),
+             helper.make_node("SequenceLength", ["seq"], ["n"]),
+             helper.make_node("OptionalHasElement", ["opt"], ["has"])]
+    outs = [helper.make_tensor_value_info("cat", TensorProto.FLOAT, [None, 3]),
+            helper.make_tensor_value_info("n", TensorProto.INT64, []),
+            helper.make_tensor_value_info("has", TensorProto.BOOL, [])]
+    graph = helper.make_graph(nodes, "seq", [seq, opt], outs)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_sequence_and_optional_inputs_keep_their_types():
+    """Sequence/optional graph inputs are typed in the IR (element dtype and shape
+    under their containers), fed as lists/None, and exported with the same types."""
+    from onegraph.convert import to_onnx
+    from onegraph.format import Container, DType
+
+    model = _sequence_model()
+    og = from_onnx(model)
+    t = og.graph.tensors[og.graph.find_tensor("seq")]
+    assert t.containers == (Container.SEQUENCE,) and t.dtype is DType.FLOAT32
+    assert t.shape == (-1, 3)
+    parts = [np.ones((2, 3), np.float32), np.arange(3, dtype=np.float64).reshape(1, 3)]
+    cat, n, has = Session(og).run(["cat", "n", "has"], {"seq": parts, "opt": None})
+    np.testing.assert_array_equal(cat, np.concatenate(parts).astype(np.float32))
+    assert cat.dtype == np.float32 and int(n) == 2 and not bool(has)
+    back = to_onnx(og)
+    assert [i.type for i in back.graph.input] == [i.type for i in model.graph.input]
+    feeds = {"seq": [p.astype(np.float32) for p in parts], "opt": np.zeros(2, np.float32)}
+    ref = ort.InferenceSession(back.SerializeToString(),
+                               providers=["CPUExecutionProvider"]).run(None, feeds)
+    ours = Session(og).run(["cat", "n", "has"], feeds)
+    for a, b in zip(ours, ref):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("feeds, match", [
+    ({"seq": np.ones((2, 3), np.float32), "opt": None}, r"'seq'.*expects a sequence"),
+    ({"seq": [np.ones((2, 4), np.float32)], "opt": None}, r"'seq'.*shape \[2, 4\]"),
+    ({"seq": [np.array([["a", "b", "c"]])], "opt": None}, r"'seq'.*dtype"),
+    ({"seq": [], "opt": np.ones(3, np.float32)}, r"'opt'.*shape \[3\]"),
+])
+def test_sequence_feed_errors(feeds, match):
+    """Feeds that do not fit a sequence/optional input's type are named ShapeErrors."""
+    from onegraph.errors import ShapeError
+
+    with pytest.raises(ShapeError, match=match):
+        Session(from_onnx(_sequence_model())).run(["n"], feeds)
+
+
+def test_info_shows_container_types():
+    """`onegraph info` names a sequence/optional input's type with its wrappers."""
+    from onegraph.info import describe, format_text
+
+    text = format_text(describe(from_onnx(_sequence_model())))
+    assert "seq: sequence<float32[?, 3]>, opt: optional<float32[2]>" in text

@@ -23,19 +23,9 @@ ort = pytest.importorskip("onnxruntime")
 
 CASES = [c for c in all_node_cases() if not unsupported(c.model)]
 
-_NO_SEQ_TYPES = ("the IR stores tensor types only, so a sequence/optional-typed graph input "
-                 "is exported without a type, which the ONNX checker refuses")
 # Cases whose round trip fails for reasons outside the converter.
 # Matched by name prefix.
-ROUNDTRIP_KNOWN_FAILURES: dict[str, str] = {
-    "test_loop13_seq": "the IR keeps no element type for sequence-typed subgraph inputs, "
-                       "and ONNX requires one on Loop body inputs",
-    "test_identity_sequence": _NO_SEQ_TYPES,
-    "test_identity_opt": _NO_SEQ_TYPES,
-    "test_loop16_seq_none": _NO_SEQ_TYPES,
-    "test_sequence_insert_at_": _NO_SEQ_TYPES,
-    "test_sequence_map_": _NO_SEQ_TYPES,
-}
+ROUNDTRIP_KNOWN_FAILURES: dict[str, str] = {}
 # Matched by exact name: test_mvn_expanded* (the function inlined) round-trips.
 ROUNDTRIP_KNOWN_EXACT: dict[str, str] = {
     "test_mvn": "the original model fails onnx.checker full_check too (ONNX's "

@@ -327,6 +327,19 @@ def test_unknown_tensor_kind_and_attribute_type(tmp_path, valid):
             r"graphs\[0\]\.nodes\[1\]\.attributes\[0\]\.type: unknown AttrType value 42")
 
 
+def test_unknown_container_refused(tmp_path):
+    """A Tensor.containers byte outside the Container enum is refused, naming it."""
+    from onegraph.format import Container
+
+    model = base_model()
+    model.graph.tensors[0].containers = (Container.OPTIONAL, Container.SEQUENCE)
+    data = craft.image_unchecked(model)
+    assert parse(data).graph.tensors[0].containers == model.graph.tensors[0].containers
+    pos = craft.vector_elem_pos(craft.tensor_table(data, 0, 0), craft.TENSOR_CONTAINERS, 1, 1)
+    refused(tmp_path, craft.patch(data, pos, "<b", 5),
+            r"graphs\[0\]\.tensors\[0\]\.containers\[1\]: unknown Container value 5")
+
+
 # -- indices ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("mutate, match", [

@@ -318,7 +318,7 @@ def test_low_precision_dtypes_roundtrip_bit_exact(tmp_path):
     onegraph.save(model, path)
     loaded = onegraph.load(path, check_data=True)
     assert loaded == model
-    assert loaded.schema_version == (1, 1)
+    assert loaded.schema_version == onegraph.format.SCHEMA_VERSION >= (1, 1)
     for original, back in zip(model.graph.tensors, loaded.graph.tensors):
         assert back.dtype == original.dtype
         if original.data is not None:
@@ -334,6 +334,32 @@ def test_low_precision_dtypes_roundtrip_bit_exact(tmp_path):
     assert parse(path.read_bytes()) == model
     onegraph.save(loaded, tmp_path / "again.og")
     assert (tmp_path / "again.og").read_bytes() == path.read_bytes()
+
+
+def test_sequence_and_optional_values_roundtrip(tmp_path):
+    """Container-typed values (ONNX sequences/optionals) keep their wrappers, element
+    dtype and shape through a file; plain tensors keep none."""
+    from onegraph.format import Container
+
+    g = Graph("main")
+    seq = g.add_input("seq", "float32", [-1, 3], [Container.SEQUENCE])
+    opt = g.add_input("opt", "int64", None, [Container.OPTIONAL, Container.SEQUENCE])
+    plain = g.add_input("plain", "float32", [2])
+    (y,) = g.add_node("SequenceAt", [seq, plain], ["y"])
+    g.outputs = [y, opt]
+    model = Model(graphs=[g])
+    path = tmp_path / "seq.og"
+    onegraph.save(model, path)
+    loaded = onegraph.load(path)
+    assert loaded == model
+    tensors = loaded.graph.tensors
+    assert tensors[seq].containers == (Container.SEQUENCE,)
+    assert tensors[seq].dtype is DType.FLOAT32 and tensors[seq].shape == (-1, 3)
+    assert tensors[opt].containers == (Container.OPTIONAL, Container.SEQUENCE)
+    assert tensors[plain].containers == () and tensors[y].containers == ()
+    other = parse(path.read_bytes())
+    other.graph.tensors[seq].containers = (Container.OPTIONAL,)
+    assert other != model
 
 
 _WITHOUT_ML_DTYPES = r"""
