@@ -154,16 +154,28 @@ def _scatter_into(out, where, updates, reduction, op):
     return out
 
 
-def _scatter_elements(inputs, attrs, ctx):
+def _scatter_along(x, idx, upd, axis, reduction, op):
     """Write (or reduce) updates into a copy of data at indices along `axis`."""
-    x, idx, upd = inputs
-    axis = _norm_axis(attrs["axis"], x.ndim)
+    axis = _norm_axis(axis, x.ndim)
+    if idx.ndim != x.ndim or np.shape(upd) != idx.shape or any(
+            i > d for a, (i, d) in enumerate(zip(idx.shape, x.shape)) if a != axis):
+        raise ShapeError(f"{op}: indices {idx.shape} and updates {np.shape(upd)} must have "
+                         f"one shape, of data's rank, within data {x.shape} off axis {axis}")
     idx = _wrap(idx, x.shape[axis])
-    _check_range(idx, x.shape[axis], "ScatterElements")
+    _check_range(idx, x.shape[axis], op)
     where = list(np.indices(idx.shape, sparse=True))
     where[axis] = idx
-    return (_scatter_into(x.copy(), tuple(where), upd, attrs["reduction"],
-                          "ScatterElements"),)
+    return _scatter_into(x.copy(), tuple(where), upd, reduction, op)
+
+
+def _scatter_elements(inputs, attrs, ctx):
+    """ScatterElements: see `_scatter_along`."""
+    return (_scatter_along(*inputs, attrs["axis"], attrs["reduction"], "ScatterElements"),)
+
+
+def _scatter(inputs, attrs, ctx):
+    """Deprecated Scatter (opsets 9-10): ScatterElements without a reduction."""
+    return (_scatter_along(*inputs, attrs["axis"], "none", "Scatter"),)
 
 
 def _scatter_nd(inputs, attrs, ctx):
@@ -307,6 +319,8 @@ OPS = tuple(sorted((
     define("NonZero", ["X"], ["Y"], _non_zero, infer=_infer_non_zero, since_version=13),
     define("OneHot", ["indices", "depth", "values"], ["output"], _one_hot,
            [("axis", "int", -1)], infer=_infer_one_hot, since_version=11),
+    define("Scatter", ["data", "indices", "updates"], ["output"], _scatter,
+           [("axis", "int", 0)], infer=_infer_scatter, since_version=9),
     define("ScatterElements", ["data", "indices", "updates"], ["output"], _scatter_elements,
            [("axis", "int", 0), _REDUCTION], infer=_infer_scatter, since_version=13),
     define("ScatterND", ["data", "indices", "updates"], ["output"], _scatter_nd,
