@@ -26,7 +26,7 @@ ONNX_EQUIVALENT = {("onegraph", "ReadVariable"): "Identity"}
 
 # Domains ONNX itself defines: their ops are written as they are (only the onegraph
 # domain needs an equivalent or is refused).
-_ONNX_DOMAINS = ("", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training")
+_ONNX_DOMAINS = ("", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview", "ai.onnx.preview.training")
 
 # Default target when a model records no default-domain opset.
 DEFAULT_OPSET = 21

@@ -1,4 +1,5 @@
-"""Operators: attention family (Attention, LinearAttention, CausalConvWithState).
+"""Operators: attention family (Attention, LinearAttention, CausalConvWithState,
+FlexAttention).
 
 `Attention` is scaled dot-product attention with ONNX semantics (opset 23-25): 3-D
 packed or 4-D (batch, heads, seq, head_size) Q/K/V, grouped-query attention (each KV
@@ -10,7 +11,9 @@ optional qk_matmul_output debug output. A fully masked query row gives zeros, ne
 
 `LinearAttention` runs the (gated / delta / gated-delta) linear recurrence token by
 token over a (batch, kv_heads, d_k, d_v) state; `CausalConvWithState` is a depthwise
-causal 1-D convolution that carries its last k-1 inputs.
+causal 1-D convolution that carries its last k-1 inputs. `FlexAttention`
+(ai.onnx.preview) is 4-D attention whose scores and probabilities pass through optional
+modifier subgraphs (masks, soft caps, relative positions written as graphs).
 
 Kernels compute float64 in float64 and every other float type (float16, bfloat16,
 float32) in float32, rounding once to the input dtype at the end.
@@ -328,6 +331,120 @@ def _infer_causal_conv(attrs, inputs):
     return [TensorInfo(x.dtype, x.shape), TensorInfo(x.dtype, state)]
 
 
+# --------------------------------------------------------------------------- FlexAttention
+
+_FLEX = "FlexAttention"
+# softmax_precision codes (ONNX TensorProto) -> the dtype the modifiers see
+_FLEX_PRECISION = {1: "float32", 10: "float16", 11: "float64", 16: "bfloat16"}
+
+
+def _flex_compute_dtype(q_dtype, code) -> np.dtype:
+    """The dtype of the scores and probabilities FlexAttention's modifiers receive:
+    `softmax_precision` when given, else float64 for float64 inputs and float32
+    otherwise (float16/bfloat16 are promoted, as in the ONNX reference)."""
+    if not code:
+        return _work_dtype(q_dtype)
+    name = _FLEX_PRECISION.get(int(code))
+    if name is None:
+        raise OpAttributeError(f"{_FLEX}: softmax_precision {code} is not one of "
+                               f"{sorted(_FLEX_PRECISION)} (float, float16, double, bfloat16)")
+    from ..format import DType  # bfloat16 needs ml_dtypes; DType says so clearly
+
+    return DType.parse(name).numpy
+
+
+def _flex_shapes(q, k, v):
+    """Check rank-4 Q (B, Hq, L, E), K (B, Hkv, S, E), V (B, Hkv, S, Ev); None = unknown.
+
+    Raises:
+        ShapeError: a rank is not 4, or batch, heads, lengths or head sizes disagree.
+    """
+    for name, shape in (("Q", q), ("K", k), ("V", v)):
+        if shape is not None and len(shape) != 4:
+            raise ShapeError(f"{_FLEX}: {name} must have rank 4 (batch, heads, seq, head_size), "
+                             f"got shape {list(shape)}")
+    if q is None or k is None or v is None:
+        return
+
+    def differ(a, b):
+        return a is not None and b is not None and a != b
+
+    if differ(q[0], k[0]) or differ(k[0], v[0]):
+        raise ShapeError(f"{_FLEX}: batch sizes differ: Q {q[0]}, K {k[0]}, V {v[0]}")
+    if differ(k[1], v[1]) or differ(k[2], v[2]):
+        raise ShapeError(f"{_FLEX}: K {list(k)} and V {list(v)} must share heads and "
+                         f"sequence length")
+    if differ(q[3], k[3]):
+        raise ShapeError(f"{_FLEX}: Q head size {q[3]} != K head size {k[3]}")
+    if q[1] is not None and k[1] is not None and (k[1] < 1 or q[1] % k[1]):
+        raise ShapeError(f"{_FLEX}: q_num_heads {q[1]} must be a multiple of kv_num_heads "
+                         f"{k[1]}")
+
+
+def _flex_modifier(graph, value, ctx, what, dtype):
+    """Run a score_mod/prob_mod subgraph on `value`; its one output, same shape.
+
+    Raises:
+        ShapeError: the subgraph does not take one input and give one output of the
+            input's shape.
+    """
+    if len(graph.inputs) != 1 or len(graph.outputs) != 1:
+        raise ShapeError(f"{_FLEX}: {what} must take one input and give one output, has "
+                         f"{len(graph.inputs)} and {len(graph.outputs)}")
+    (out,) = ctx.run_graph(graph, [value])
+    out = np.asarray(out, dtype=dtype)
+    if out.shape != value.shape:
+        raise ShapeError(f"{_FLEX}: {what} turned shape {list(value.shape)} into "
+                         f"{list(out.shape)}")
+    return out
+
+
+def _flex_attention_kernel(inputs, attrs, ctx):
+    """Scaled dot-product attention with optional score/probability modifier graphs
+    (ONNX FlexAttention): softmax(score_mod((Q K^T) * scale)) -> prob_mod -> @ V.
+
+    Query head h reads K/V head h // (Hq / Hkv) (grouped-query attention) without
+    copying K or V. A row whose scores are all -inf gives zeros.
+
+    Raises:
+        ShapeError: see `_flex_shapes`; a modifier changes the shape.
+        OpAttributeError: an unknown softmax_precision.
+    """
+    q, k, v = (np.asarray(a) for a in inputs[:3])
+    _flex_shapes(q.shape, k.shape, v.shape)
+    b, hq, lq, e = q.shape
+    hkv, lk, ev = k.shape[1], k.shape[2], v.shape[3]
+    scale = attrs.get("scale")
+    scale = 1.0 / math.sqrt(e) if scale is None else float(scale)
+    work = _work_dtype(q.dtype)
+    compute = _flex_compute_dtype(q.dtype, attrs.get("softmax_precision"))
+    group = hq // hkv if hkv else 1
+    # (B, Hkv, G, L, E) @ (B, Hkv, 1, E, S): each K head meets its G query heads
+    qg = q.astype(work, copy=False).reshape(b, hkv, group, lq, e)
+    kt = k.astype(work, copy=False)[:, :, None].swapaxes(-1, -2)
+    scores = np.matmul(qg, kt).reshape(b, hq, lq, lk)
+    scores *= work.type(scale)
+    scores = scores.astype(compute, copy=False)
+    if attrs.get("score_mod") is not None:
+        scores = _flex_modifier(attrs["score_mod"], scores, ctx, "score_mod", compute)
+    probs = _safe_softmax(scores.astype(work, copy=False)).astype(compute, copy=False)
+    if attrs.get("prob_mod") is not None:
+        probs = _flex_modifier(attrs["prob_mod"], probs, ctx, "prob_mod", compute)
+    pg = probs.astype(work, copy=False).reshape(b, hkv, group, lq, lk)
+    y = np.matmul(pg, v.astype(work, copy=False)[:, :, None]).reshape(b, hq, lq, ev)
+    return (y.astype(v.dtype, copy=False),)
+
+
+def _infer_flex_attention(attrs, inputs):
+    q, k, v = inputs[:3]
+    _flex_shapes(q.shape, k.shape, v.shape)
+    _flex_compute_dtype(q.dtype or np.float32, attrs.get("softmax_precision"))
+    shape = None
+    if q.shape is not None and v.shape is not None:
+        shape = (q.shape[0], q.shape[1], q.shape[2], v.shape[3])
+    return [TensorInfo(v.dtype, shape)]
+
+
 # --------------------------------------------------------------------------- definitions
 
 _FLOATS = ("float16", "float32", "float64", "bfloat16")
@@ -352,6 +469,11 @@ OPS = (
                   ("q_num_heads", "int", 0), ("scale", "float", 0.0),
                   ("update_rule", "string", "gated_delta")],
            infer=_infer_linear_attention, dtypes=_FLOATS, since_version=27),
+    define("FlexAttention", ["Q", "K", "V"], ["Y"], _flex_attention_kernel,
+           attrs=[("scale", "float", None), ("softmax_precision", "int", None),
+                  ("score_mod", "graph", None), ("prob_mod", "graph", None)],
+           infer=_infer_flex_attention, dtypes=_FLOATS, domain="ai.onnx.preview",
+           since_version=1),
 )
 
 # (Same wording as the expanded cases' entry in convert/known_failures.py.)
