@@ -1,4 +1,5 @@
-"""Operators: image family (GridSample, AffineGrid, RoiAlign, NonMaxSuppression).
+"""Operators: image family (GridSample, AffineGrid, RoiAlign, NonMaxSuppression,
+ImageDecoder).
 
 GridSample handles 2-D and 3-D images with nearest/linear/cubic interpolation (also the
 opset-16 names bilinear/bicubic) and zeros/border/reflection padding: it gathers every
@@ -6,6 +7,8 @@ interpolation tap for all output positions and channels at once, looping only ov
 taps (2^d linear, 4^d cubic). RoiAlign loops over regions of interest, each vectorised
 over channels, bins and sample points. NonMaxSuppression's greedy selection is a loop
 over candidates per (batch, class), with IoUs against the kept boxes vectorised.
+ImageDecoder decodes with Pillow (the optional `image` extra), imported on first use so
+the core stays numpy-only.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import itertools
 
 import numpy as np
 
-from ..errors import OpAttributeError, ShapeError
+from ..errors import ExecutionError, OpAttributeError, ShapeError, UnsupportedOpError
 from .registry import TensorInfo, define
 
 # ---------------------------------------------------------------------------------------
@@ -319,6 +322,59 @@ def _nms_infer(attrs, inputs):
     return [TensorInfo(np.dtype(np.int64), (None, 3))]
 
 
+# ---------------------------------------------------------------------------------------
+# ImageDecoder
+
+_PIXEL_FORMATS = {"RGB": "RGB", "BGR": "RGB", "Grayscale": "L"}
+
+
+def _image_decoder_kernel(inputs, attrs, ctx):
+    """Decode an encoded image (1-D uint8 bytes: JPEG, PNG, BMP, TIFF, WebP, PNM, JPEG
+    2000, whatever Pillow reads) to uint8 (H, W, 3) RGB/BGR or (H, W, 1) Grayscale.
+
+    Raises:
+        OpAttributeError: pixel_format is not RGB, BGR or Grayscale.
+        ShapeError: the input is not a 1-D uint8 tensor.
+        UnsupportedOpError: Pillow is not installed.
+        ExecutionError: the bytes are not an image Pillow can decode, or the image is
+            larger than Pillow's decompression-bomb limit.
+    """
+    fmt = attrs.get("pixel_format") or "RGB"
+    mode = _PIXEL_FORMATS.get(fmt)
+    if mode is None:
+        raise OpAttributeError(f"ImageDecoder: pixel_format {fmt!r} is not one of "
+                               f"{sorted(_PIXEL_FORMATS)}")
+    data = np.asarray(inputs[0])
+    if data.ndim != 1 or data.dtype != np.uint8:
+        raise ShapeError(f"ImageDecoder: encoded_stream must be 1-D uint8, got {data.dtype} "
+                         f"shape {list(data.shape)}")
+    try:
+        import io
+        import warnings
+
+        from PIL import Image
+    except ImportError as e:
+        raise UnsupportedOpError("ImageDecoder needs Pillow: pip install 'onegraph[image]'") \
+            from e
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data.tobytes())) as img:
+                pixels = np.asarray(img.convert(mode), dtype=np.uint8)
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombWarning,
+            Image.DecompressionBombError) as e:
+        raise ExecutionError(f"ImageDecoder: cannot decode {data.size} bytes as an image: "
+                             f"{e}") from e
+    if mode == "L":
+        return (pixels[:, :, None].copy(),)
+    return (np.ascontiguousarray(pixels[:, :, ::-1]) if fmt == "BGR" else pixels,)
+
+
+def _image_decoder_infer(attrs, inputs):
+    channels = 1 if attrs.get("pixel_format") == "Grayscale" else 3
+    return [TensorInfo(np.dtype(np.uint8), (None, None, channels))]
+
+
 OPS = (
     define("AffineGrid", ["theta", "size"], ["grid"], _affine_grid_kernel,
            attrs=[("align_corners", "int", 0)], infer=_affine_grid_infer, since_version=20),
@@ -326,6 +382,9 @@ OPS = (
            attrs=[("align_corners", "int", 0), ("mode", "string", "linear"),
                   ("padding_mode", "string", "zeros")],
            infer=_grid_sample_infer, since_version=22),
+    define("ImageDecoder", ["encoded_stream"], ["image"], _image_decoder_kernel,
+           [("pixel_format", "string", "RGB")], infer=_image_decoder_infer,
+           since_version=20),
     define("NonMaxSuppression", ["boxes", "scores", "max_output_boxes_per_class?",
                                  "iou_threshold?", "score_threshold?"], ["selected_indices"],
            _nms_kernel, attrs=[("center_point_box", "int", 0)], infer=_nms_infer,
