@@ -144,3 +144,34 @@ def test_info_shows_container_types():
 
     text = format_text(describe(from_onnx(_sequence_model())))
     assert "seq: sequence<float32[?, 3]>, opt: optional<float32[2]>" in text
+
+
+def _sequence_map_model():
+    """SequenceMap adding the matching elements of two float sequences."""
+    elem = helper.make_tensor_type_proto(TensorProto.FLOAT, None)
+    seq_t = helper.make_sequence_type_proto(elem)
+    a = helper.make_tensor_value_info("a", TensorProto.FLOAT, None)
+    b = helper.make_tensor_value_info("b", TensorProto.FLOAT, None)
+    s = helper.make_tensor_value_info("s", TensorProto.FLOAT, None)
+    body = helper.make_graph([helper.make_node("Add", ["a", "b"], ["s"])], "add", [a, b], [s])
+    node = helper.make_node("SequenceMap", ["x", "y"], ["z"], body=body)
+    graph = helper.make_graph([node], "map", [helper.make_value_info("x", seq_t),
+                                              helper.make_value_info("y", seq_t)],
+                              [helper.make_value_info("z", seq_t)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_sequence_map_pairs_elements_and_checks_lengths():
+    from onegraph.errors import ExecutionError
+
+    sess = Session(from_onnx(_sequence_map_model()))
+    xs = [np.ones(2, np.float32), np.arange(3, dtype=np.float32)]
+    ys = [np.full(2, 2, np.float32), np.ones(3, np.float32)]
+    (z,) = sess.run(["z"], {"x": xs, "y": ys})
+    assert len(z) == 2
+    for got, x, y in zip(z, xs, ys):
+        np.testing.assert_array_equal(got, x + y)
+    assert sess.run(["z"], {"x": [], "y": []})[0] == []
+    with pytest.raises(ExecutionError, match=r"SequenceMap: additional input 1 is a "
+                                             r"sequence of 1 for an input sequence of 2"):
+        sess.run(["z"], {"x": xs, "y": ys[:1]})
