@@ -32,7 +32,8 @@ The rewrites, in order:
    the Relu to the pooled output. Relu is monotonic, so max(relu(x)) = relu(max(x))
    over any window holding at least one input element (checked per input shape; an
    all-padding window falls back to the original order), and the pooled output is
-   4x smaller for the usual 3x3/2 pool.
+   4x smaller for the usual 3x3/2 pool. The same holds for a Concat of such Convs
+   (folded by rewrite 7) read only by a MaxPool (SqueezeNet's and Inception's pools).
 
 A rewrite only touches values nobody else reads: an intermediate consumed by exactly one
 step and neither fetched, fed nor a graph input/output. Plans using dead-value control
@@ -644,9 +645,23 @@ def _fold_concats(graph, steps, protected, Step):
         total = sum(chans)
         cat = step.outputs[0]
         first = min(convs.values())
+        # Every piece a rectified Conv and only a MaxPool reading the result: the Relu
+        # moves past the pool as in rewrite 8 (one pass over 4x fewer values)
+        pool = _sole_reader(steps, users, cat, protected, "MaxPool") \
+            if len(convs) == len(ins) else None
+        if pool is not None and not all(steps[j].kernel.conv_parts[3]
+                                        for j in convs.values()):
+            pool = None
+        if pool is not None:
+            p = steps[pool]
+            replace[pool] = Step(_maxpool_then_relu(p.kernel), p.attrs, p.inputs, p.outputs,
+                                 p.node, (), False)
         for pos, j in convs.items():
             sj = steps[j]
-            kern = _concat_conv_kernel(sj.kernel.conv_parts, offs[pos], total, j == first)
+            parts = sj.kernel.conv_parts
+            if pool is not None:
+                parts = parts[:3] + (False,)
+            kern = _concat_conv_kernel(parts, offs[pos], total, j == first)
             if j == first:
                 replace[j] = Step(kern, sj.attrs, sj.inputs, sj.outputs + (cat,), sj.node,
                                   (), False)

@@ -62,6 +62,40 @@ def test_relu_moves_past_maxpool(pool_attrs):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+def _concat_relu_maxpool(with_plain_branch=False):
+    """Two Conv + Relu branches (a 1x1 and a 3x3) concatenated on channels, then a 3x3/2
+    MaxPool: a fire module's tail. Optionally a third branch that is not a Conv."""
+    rng = np.random.default_rng(5)
+    x_shape = (2, 4, 11, 11)
+    w1 = rng.standard_normal((3, 4, 1, 1)).astype(np.float32)
+    w3 = rng.standard_normal((5, 4, 3, 3)).astype(np.float32)
+    b1, b3 = (rng.standard_normal(n).astype(np.float32) for n in (3, 5))
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["x", "w3", "b3"], ["c3"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c3"], ["r3"])]
+    parts = ["r1", "r3"]
+    if with_plain_branch:
+        nodes.append(helper.make_node("Neg", ["x"], ["n"]))
+        parts.append("n")
+    nodes += [helper.make_node("Concat", parts, ["cat"], axis=1),
+              helper.make_node("MaxPool", ["cat"], ["y"], kernel_shape=[3, 3],
+                               strides=[2, 2])]
+    return _model(nodes, x_shape, rng, w1=w1, b1=b1, w3=w3, b3=b3)
+
+
+@pytest.mark.parametrize("with_plain_branch", [False, True])
+def test_relu_moves_past_maxpool_after_concat(with_plain_branch):
+    """Concat of rectified Convs -> MaxPool: the Relu runs on the pooled output only when
+    every piece is a rectified Conv (a Neg branch keeps the original order)."""
+    model, x = _concat_relu_maxpool(with_plain_branch)
+    got, kernel = _session_and_pool_kernel(model, x)
+    assert ("_maxpool_then_relu" in kernel) is not with_plain_branch
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_relu_past_maxpool_keeps_order_for_all_padding_windows():
     """A window over padding only (2x2 windows with 2 leading pads) pools to the lowest
     float after Relu, not to 0: the rewrite falls back to Relu first."""
