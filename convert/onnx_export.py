@@ -364,6 +364,23 @@ def _complete_output_types(proto) -> None:
             o.type.CopyFrom(found[o.name])
 
 
+def _missing_domain_opsets(model: Model) -> dict[str, int]:
+    """Opset versions for the ONNX domains (ai.onnx.ml, ...) whose ops the model uses
+    but does not import (a graph built in Python rather than imported): the newest
+    `since_version` among the ops it uses there, the oldest opset that has them all."""
+    need: dict[str, int] = {}
+    for g in model.all_graphs():
+        for node in g.nodes:
+            domain = node.domain
+            if domain in ("", "ai.onnx") or domain not in _ONNX_DOMAINS \
+                    or domain in model.opset_imports:
+                continue
+            version = REGISTRY.get(node.op_type, domain).since_version \
+                if REGISTRY.has(node.op_type, domain) else 1
+            need[domain] = max(need.get(domain, 1), version)
+    return need
+
+
 def _weight_bytes(proto_graph) -> int:
     total = 0
     for t in proto_graph.initializer:
@@ -413,6 +430,8 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
     for domain, version in model.opset_imports.items():
         if domain not in ("", "ai.onnx", "onegraph"):
             opsets.append(helper.make_opsetid(domain, int(version)))
+    for domain, version in sorted(_missing_domain_opsets(model).items()):
+        opsets.append(helper.make_opsetid(domain, version))
     proto = helper.make_model(graph_proto, opset_imports=opsets,
                               producer_name="onegraph", producer_version=_version())
     _fix_for_opset(proto.graph, int(source_opset))

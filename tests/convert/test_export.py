@@ -133,3 +133,25 @@ def test_if_subgraph_with_outer_scope_roundtrip():
     for cond in (True, False):
         feeds = {"x": xv, "c": np.array(cond)}
         np.testing.assert_array_equal(_ort(proto, feeds)[0], _ort(m, feeds)[0])
+
+
+def test_ops_of_other_onnx_domains_get_their_opset_import():
+    """A graph built in Python with ai.onnx.ml ops (no opset imports of its own) exports
+    with an ai.onnx.ml import new enough for every op it uses, and runs in onnxruntime."""
+    import onnxruntime as ort
+
+    from onegraph.format import Graph, Model
+
+    g = Graph("main")
+    x = g.add_input("x", np.float32, (2, 3))
+    (b,) = g.add_node("Binarizer", [x], ["b"], {"threshold": 0.5}, domain="ai.onnx.ml")
+    (y,) = g.add_node("LabelEncoder", [b], ["y"], {"keys_floats": [0.0, 1.0],
+                                                  "values_floats": [-1.0, 1.0]},
+                      domain="ai.onnx.ml")
+    g.outputs = [y]
+    proto = to_onnx(Model(graphs=[g]))
+    assert {o.domain: o.version for o in proto.opset_import}["ai.onnx.ml"] == 4
+    xv = np.array([[0, 1, .4], [.6, .5, 2]], np.float32)
+    (got,) = ort.InferenceSession(proto.SerializeToString(),
+                                  providers=["CPUExecutionProvider"]).run(None, {"x": xv})
+    np.testing.assert_array_equal(got, np.where(xv > 0.5, 1.0, -1.0))
