@@ -3,7 +3,9 @@
 Classical machine-learning ops that converters such as skl2onnx emit: Binarizer,
 ArrayFeatureExtractor, LabelEncoder (ml opset 2 list attributes and opset 4 tensor
 attributes), TreeEnsemble (ml opset 5) and the classic TreeEnsembleRegressor /
-TreeEnsembleClassifier (ml opset 3, with the `*_as_tensor` double attributes).
+TreeEnsembleClassifier (ml opset 3, with the `*_as_tensor` double attributes);
+the preprocessing ops Scaler, Normalizer, Imputer, OneHotEncoder, CategoryMapper and
+FeatureVectorizer; LinearRegressor, LinearClassifier and SVMRegressor (ml opset 1).
 
 All three tree ops compile their attributes into one flat node table (`_Forest`) and
 share one walk: every (sample, tree) pair advances one level per numpy step, so the
@@ -23,6 +25,29 @@ internal bookkeeping rather than on the scores:
 * TreeEnsemble's post_transform codes follow the spec (1 SOFTMAX, 2 LOGISTIC);
   onnxruntime reads them the other way round;
 * PROBIT uses the same erfinv approximation as onnxruntime (Winitzki, a = 0.147).
+
+The other ops follow the spec where onnxruntime departs from it:
+* Scaler's offset and scale may each hold 1 or C values (onnxruntime wants equal
+  lengths); Scaler and Imputer read features along the last axis ([*, F], as the
+  Imputer spec says; onnxruntime uses axis 1 also for rank > 2); Imputer takes int32;
+* Normalizer: MAX divides by max(x) as the spec and onnxruntime do (onnx.reference uses
+  max |x|); L1 and L2 are the norms their names say, sum |x| and sqrt(sum x^2), keeping
+  signs (the spec's formulas read literally would drop them; onnxruntime and
+  onnx.reference agree with us); a zero divisor leaves the row as it is;
+* LinearRegressor and SVMRegressor apply post_transform to every score row, also a
+  single target (onnxruntime applies only PROBIT to LinearRegressor's single target
+  and ignores it in SVMRegressor);
+* LinearClassifier with one coefficient row and two classes (spec silent): label is
+  the second class when s > 0; scores are onnxruntime's [1 - s, s] for NONE and PROBIT
+  and the transform of [-s, s] otherwise (LOGISTIC then equals onnxruntime, SOFTMAX
+  onnx.reference; onnxruntime leaves SOFTMAX scores untransformed here);
+* OneHotEncoder truncates float inputs to int64 before the lookup, as the spec says;
+* SVMClassifier (spec silent on the details) follows libsvm and onnxruntime: one-vs-one
+  votes, label = most votes also when probabilities are given, scores = pairwise
+  decision values ([-d, d] for two classes) or the coupled probabilities. The post
+  transform applies to those rows; onnxruntime skips SOFTMAX / SOFTMAX_ZERO for the
+  binary [-d, d]. In linear mode (no support vectors) the label is the arg-max score
+  also for two classes (onnxruntime then decides by weight-sign bookkeeping).
 """
 
 from __future__ import annotations
@@ -31,7 +56,7 @@ import dataclasses
 
 import numpy as np
 
-from ..errors import OpAttributeError, ShapeError
+from ..errors import ExecutionError, OpAttributeError, ShapeError
 from .registry import TensorInfo, define
 from .strings import _strings
 
@@ -712,6 +737,568 @@ def _classifier_infer(attrs, inputs):
             TensorInfo(_F32, (n, len(classes) if classes is not None else None))]
 
 
+# --------------------------------------------------------------------------- preprocessing
+
+def _per_feature(op: str, name: str, values: np.ndarray, n_features: int) -> np.ndarray:
+    """A per-feature attribute of length 1 (shared) or n_features, as given.
+
+    Raises ShapeError when its length is neither.
+    """
+    if values.size not in (1, n_features):
+        raise ShapeError(f"{op}: {name} has {values.size} values but X has {n_features} "
+                         "features (expected 1 or that many)")
+    return values
+
+
+def _last_axis_input(op: str, x: np.ndarray) -> int:
+    """The feature count (last axis) of an input that must have rank >= 1."""
+    if x.ndim == 0:
+        raise ShapeError(f"{op}: input X must have rank >= 1, got a scalar")
+    return x.shape[-1]
+
+
+def _scaler(inputs, attrs, ctx):
+    """(X - offset) * scale along the last axis, as float32.
+
+    offset and scale each hold one value or one per feature (the spec; onnxruntime
+    insists on equal lengths). Raises ShapeError for other lengths.
+    """
+    op = "Scaler"
+    x = inputs[0]
+    n = _last_axis_input(op, x)
+    offset = _array(attrs["offset"], np.float64)
+    scale = _array(attrs["scale"], np.float64)
+    offset = np.zeros(1) if offset is None or not offset.size else offset
+    scale = np.ones(1) if scale is None or not scale.size else scale
+    offset = _per_feature(op, "offset", offset, n)
+    scale = _per_feature(op, "scale", scale, n)
+    return (((x.astype(np.float64) - offset) * scale).astype(np.float32),)
+
+
+def _float_like_infer(attrs, inputs):
+    return [TensorInfo(_F32, inputs[0].shape)]
+
+
+_NORMS = ("MAX", "L1", "L2")
+
+
+def _normalizer(inputs, attrs, ctx):
+    """Divide each row ([C] or [N, C]) by its MAX, L1 or L2 norm, as float32.
+
+    A zero divisor leaves the row unchanged. Raises OpAttributeError for an unknown
+    norm, ShapeError for rank other than 1 or 2.
+    """
+    op = "Normalizer"
+    norm = _enum(op, "norm", attrs["norm"], _NORMS)
+    x = inputs[0]
+    if x.ndim not in (1, 2):
+        raise ShapeError(f"{op}: X must be [C] or [N, C], got shape {list(x.shape)}")
+    rows = x.astype(np.float64).reshape(-1 if x.ndim == 2 else 1, x.shape[-1])
+    if rows.shape[1] == 0:
+        return (x.astype(np.float32),)
+    if norm == "MAX":
+        div = rows.max(axis=1, keepdims=True)
+    elif norm == "L1":
+        div = np.abs(rows).sum(axis=1, keepdims=True)
+    else:
+        div = np.sqrt(np.square(rows).sum(axis=1, keepdims=True))
+    out = np.divide(rows, div, out=rows.copy(), where=div != 0)
+    return (out.reshape(x.shape).astype(np.float32),)
+
+
+def _imputer(inputs, attrs, ctx):
+    """Replace elements equal to the replaced value (NaN matches NaN) per feature.
+
+    Float inputs use imputed_value_floats / replaced_value_float, integer inputs the
+    int64 attributes; one value or one per feature (last axis). The output keeps X's
+    dtype. Raises OpAttributeError when the matching imputed list is empty, ShapeError
+    for a scalar X or a list length that fits neither 1 nor the feature count.
+    """
+    op = "Imputer"
+    x = inputs[0]
+    n = _last_axis_input(op, x)
+    if x.dtype.kind == "f":
+        name, imputed = "imputed_value_floats", _array(attrs["imputed_value_floats"], x.dtype)
+        replaced = attrs["replaced_value_float"]
+    else:
+        name, imputed = "imputed_value_int64s", _array(attrs["imputed_value_int64s"], np.int64)
+        replaced = attrs["replaced_value_int64"]
+    if imputed is None or not imputed.size:
+        raise OpAttributeError(f"{op}: {name} must be given (and not empty) for input of "
+                               f"type {x.dtype}")
+    imputed = _per_feature(op, name, imputed, n).astype(x.dtype)
+    if x.dtype.kind == "f" and np.isnan(replaced):
+        hit = np.isnan(x)
+    else:
+        hit = x == replaced
+    return (np.where(hit, imputed, x).astype(x.dtype, copy=False),)
+
+
+def _same_infer(attrs, inputs):
+    return [TensorInfo(inputs[0].dtype, inputs[0].shape)]
+
+
+# --------------------------------------------------------------------------- linear models
+
+def _linear_input(op: str, x: np.ndarray) -> np.ndarray:
+    """X as float64 [N, F] ([F] becomes [1, F])."""
+    if x.ndim not in (1, 2):
+        raise ShapeError(f"{op}: X must be [F] or [N, F], got shape {list(x.shape)}")
+    return x.astype(np.float64).reshape(-1 if x.ndim == 2 else 1, x.shape[-1])
+
+
+def _weights(op: str, coefficients, rows: int, n_features: int,
+             name: str = "coefficients") -> np.ndarray:
+    """The attribute `name` (values `coefficients`) as [rows, n_features].
+
+    Raises OpAttributeError when their count is not a multiple of rows, ShapeError when
+    X's feature count does not match.
+    """
+    coef = _array(coefficients, np.float64)
+    coef = np.zeros(0) if coef is None else coef
+    if rows < 1 or coef.size % rows or not coef.size:
+        raise OpAttributeError(f"{op}: {coef.size} {name} do not split into {rows} rows")
+    if coef.size // rows != n_features:
+        raise ShapeError(f"{op}: the {name} have {coef.size // rows} features per row "
+                         f"but X has {n_features}")
+    return coef.reshape(rows, n_features)
+
+
+def _intercepts(op: str, intercepts, rows: int) -> np.ndarray:
+    """intercepts as [rows] (absent: zeros)."""
+    b = _array(intercepts, np.float64)
+    if b is None or not b.size:
+        return np.zeros(rows)
+    if b.size != rows:
+        raise OpAttributeError(f"{op}: {b.size} intercepts for {rows} coefficient rows")
+    return b
+
+
+def _linear_regressor(inputs, attrs, ctx):
+    """X @ W.T + b, then post_transform: [N, F] -> float32 [N, targets].
+
+    The transform applies to every row, also a single target (onnxruntime applies only
+    PROBIT there). Raises OpAttributeError / ShapeError as `_weights` does.
+    """
+    op = "LinearRegressor"
+    transform = _enum(op, "post_transform", attrs["post_transform"], _TRANSFORMS)
+    x = _linear_input(op, inputs[0])
+    w = _weights(op, attrs["coefficients"], attrs["targets"], x.shape[1])
+    scores = x @ w.T + _intercepts(op, attrs["intercepts"], w.shape[0])
+    return (_post_transform(scores, transform).astype(np.float32),)
+
+
+def _linear_regressor_infer(attrs, inputs):
+    x = inputs[0]
+    n = None
+    if x.shape is not None:
+        n = 1 if len(x.shape) == 1 else x.shape[0]
+    return [TensorInfo(_F32, (n, attrs.get("targets")))]
+
+
+def _linear_labels(op: str, attrs) -> np.ndarray:
+    """classlabels_ints or classlabels_strings (exactly one, not empty)."""
+    ints, strings = attrs.get("classlabels_ints"), attrs.get("classlabels_strings")
+    if (ints is None) == (strings is None) or not len(ints if ints is not None else strings):
+        raise OpAttributeError(f"{op}: exactly one of classlabels_ints and "
+                               "classlabels_strings must be given, and not empty")
+    return _array(ints, np.int64) if ints is not None else _array(strings, _OBJ)
+
+
+def _linear_classifier(inputs, attrs, ctx):
+    """Scores X @ W.T + b and the arg-max label: [N, F] -> labels [N], float32 [N, C].
+
+    A single coefficient row with two classes is the binary encoding: with s = x.w + b
+    the label is the second class when s > 0, and the scores are [1 - s, s] for NONE
+    and PROBIT, the transform of [-s, s] for the others.
+    Raises OpAttributeError for inconsistent attributes, ShapeError for a bad X.
+    """
+    op = "LinearClassifier"
+    labels = _linear_labels(op, attrs)
+    transform = _enum(op, "post_transform", attrs["post_transform"], _TRANSFORMS)
+    if attrs["multi_class"] not in (0, 1):
+        raise OpAttributeError(f"{op}: multi_class must be 0 or 1, got {attrs['multi_class']}")
+    coef = _array(attrs["coefficients"], np.float64)
+    n_coef = 0 if coef is None else coef.size
+    b = _array(attrs["intercepts"], np.float64)
+    x = _linear_input(op, inputs[0])
+    # one score row per class, or one row for two classes (the binary encoding); the
+    # intercepts, when given, say which
+    rows = labels.size
+    if b is not None and b.size:
+        rows = b.size
+    elif labels.size == 2 and n_coef == x.shape[1]:
+        rows = 1
+    if rows != labels.size and not (rows == 1 and labels.size == 2):
+        raise OpAttributeError(f"{op}: {rows} intercepts for {labels.size} classes")
+    w = _weights(op, coef, rows, x.shape[1])
+    scores = x @ w.T + _intercepts(op, b, rows)
+    if rows == 1 and labels.size == 2:
+        s = scores[:, 0]
+        index = (s > 0).astype(np.int64)
+        if transform in ("NONE", "PROBIT"):
+            # onnxruntime's raw binary scores are [1 - s, s]
+            scores = _post_transform(np.stack([1.0 - s, s], axis=1), transform)
+        else:
+            # the margin transforms see [-s, s]: LOGISTIC gives onnxruntime's
+            # [sigmoid(-s), sigmoid(s)], SOFTMAX onnx.reference's result
+            scores = _post_transform(np.stack([-s, s], axis=1), transform)
+        return labels[index], scores.astype(np.float32)
+    index = np.argmax(scores, axis=1) if scores.size else np.zeros(len(x), np.int64)
+    return labels[index], _post_transform(scores, transform).astype(np.float32)
+
+
+def _linear_classifier_infer(attrs, inputs):
+    x = inputs[0]
+    n = None
+    if x.shape is not None:
+        n = 1 if len(x.shape) == 1 else x.shape[0]
+    strings = attrs.get("classlabels_strings")
+    classes = attrs.get("classlabels_ints") if strings is None else strings
+    return [TensorInfo(_I64 if strings is None else _OBJ, (n,)),
+            TensorInfo(_F32, (n, len(classes) if classes is not None else None))]
+
+
+# --------------------------------------------------------------------------- encoders
+
+def _one_hot_encoder(inputs, attrs, ctx):
+    """One-hot over the categories: shape S -> float32 S + [n_categories].
+
+    Numbers are truncated to int64 and looked up in cats_int64s, strings in
+    cats_strings. With zeros=0 an unknown value is an error (ExecutionError); with
+    zeros=1 it encodes as all zeros. Raises OpAttributeError unless exactly one
+    category list is given, ShapeError when the input type does not match it.
+    """
+    op = "OneHotEncoder"
+    ints, strings = attrs.get("cats_int64s"), attrs.get("cats_strings")
+    if (ints is None) == (strings is None) or not len(ints if ints is not None else strings):
+        raise OpAttributeError(f"{op}: exactly one of cats_int64s and cats_strings must be "
+                               "given, and not empty")
+    x = inputs[0]
+    is_text = x.dtype.kind in "OSU"
+    if is_text != (strings is not None):
+        raise ShapeError(f"{op}: input of type {x.dtype} needs "
+                         f"{'cats_strings' if is_text else 'cats_int64s'}")
+    if is_text:
+        cats = _array(strings, _OBJ)
+        values = _strings(x)
+    else:
+        cats = _array(ints, np.int64)
+        values = x.astype(np.int64) if x.dtype.kind == "f" else x.astype(np.int64, copy=False)
+    # the first occurrence of a duplicated category gets the bit
+    order = np.argsort(cats, kind="stable")
+    sc = cats[order]
+    flat = values.reshape(-1)
+    pos = np.minimum(np.searchsorted(sc, flat, side="left"), sc.size - 1)
+    hit = sc[pos] == flat if flat.size else np.zeros(0, bool)
+    if not attrs["zeros"] and not hit.all():
+        bad = flat[~hit][0] if is_text else int(flat[~hit][0])
+        raise ExecutionError(f"{op}: value {bad!r} is not a category and zeros = 0")
+    out = np.zeros((flat.size, cats.size), np.float32)
+    rows = np.flatnonzero(hit)
+    out[rows, order[pos[rows]]] = 1.0
+    return (out.reshape(x.shape + (cats.size,)),)
+
+
+def _one_hot_encoder_infer(attrs, inputs):
+    cats = attrs.get("cats_strings")
+    if cats is None:
+        cats = attrs.get("cats_int64s")
+    shape = inputs[0].shape
+    k = len(cats) if cats is not None else None
+    return [TensorInfo(_F32, None if shape is None else tuple(shape) + (k,))]
+
+
+def _category_mapper(inputs, attrs, ctx):
+    """Strings -> int64 or int64 -> strings through the paired category lists.
+
+    The direction follows the input type; values absent from the lists map to
+    default_int64 / default_string; a duplicated key maps to its last partner.
+    Raises OpAttributeError when the two lists differ in length.
+    """
+    op = "CategoryMapper"
+    strings = _array(attrs["cats_strings"], _OBJ)
+    ints = _array(attrs["cats_int64s"], np.int64)
+    strings = np.zeros(0, _OBJ) if strings is None else strings
+    ints = np.zeros(0, np.int64) if ints is None else ints
+    _check_lengths(op, {"cats_strings": strings, "cats_int64s": ints})
+    x = inputs[0]
+    if x.dtype.kind in "OSU":
+        keys, values, default = strings, ints, attrs["default_int64"]
+        x = _strings(x)
+    elif x.dtype.kind in "iu":
+        keys, values, default = ints, strings, attrs["default_string"]
+        x = x.astype(np.int64, copy=False)
+    else:
+        raise ShapeError(f"{op}: input must be string or int64, got {x.dtype}")
+    fill = np.empty((), dtype=values.dtype)
+    fill[()] = default
+    if not keys.size:
+        return (np.full(x.shape, fill, dtype=values.dtype),)
+    order = np.argsort(keys, kind="stable")
+    sk, sv = keys[order], values[order]
+    # equal keys stay in attribute order after a stable sort: keep the last of each run
+    last = np.ones(sk.size, bool)
+    last[:-1] = sk[1:] != sk[:-1]
+    sk, sv = sk[last], sv[last]
+    pos = np.minimum(np.searchsorted(sk, x), sk.size - 1)
+    out = np.where(sk[pos] == x, sv[pos], fill).astype(values.dtype, copy=False)
+    return (out.reshape(x.shape),)
+
+
+def _category_mapper_infer(attrs, inputs):
+    x = inputs[0]
+    if x.dtype is None:
+        return [TensorInfo(None, x.shape)]
+    return [TensorInfo(_I64 if np.dtype(x.dtype).kind in "OSU" else _OBJ, x.shape)]
+
+
+def _feature_vectorizer(inputs, attrs, ctx):
+    """Concatenate the inputs, each as [N, d_i] (cut or zero-padded), into float32.
+
+    Input i is read as [N, -1] (a 1-D input as one row) and its first inputdimensions[i]
+    values are kept, padded with zeros when it has fewer. Raises OpAttributeError when
+    inputdimensions does not have one entry per input, ShapeError when the batch sizes
+    differ.
+    """
+    op = "FeatureVectorizer"
+    dims = _array(attrs["inputdimensions"], np.int64)
+    dims = np.zeros(0, np.int64) if dims is None else dims
+    if dims.size != len(inputs) or (dims < 0).any():
+        raise OpAttributeError(f"{op}: inputdimensions {dims.tolist()} must give one "
+                               f"non-negative size per input ({len(inputs)} inputs)")
+    batch = [1 if a.ndim <= 1 else a.shape[0] for a in inputs]
+    if len(set(batch)) > 1:
+        raise ShapeError(f"{op}: inputs have different batch sizes {batch}")
+    n = batch[0] if batch else 1
+    out = np.zeros((n, int(dims.sum())), np.float32)
+    start = 0
+    for a, d in zip(inputs, dims.tolist()):  # one step per input, not per sample
+        rows = a.reshape(n, -1)
+        k = min(d, rows.shape[1])
+        out[:, start:start + k] = rows[:, :k]
+        start += d
+    return (out,)
+
+
+def _feature_vectorizer_infer(attrs, inputs):
+    dims = attrs.get("inputdimensions")
+    batch = None
+    for info in inputs:
+        if info is not None and info.shape is not None:
+            batch = 1 if len(info.shape) <= 1 else info.shape[0]
+            break
+    return [TensorInfo(_F32, (batch, int(sum(dims)) if dims is not None else None))]
+
+
+# --------------------------------------------------------------------------- SVMs
+
+_KERNELS = ("LINEAR", "POLY", "RBF", "SIGMOID")
+
+
+def _kernel_params(op: str, attrs):
+    """(gamma, coef0, degree) from kernel_params (absent: zeros)."""
+    p = _array(attrs["kernel_params"], np.float64)
+    if p is None or not p.size:
+        return 0.0, 0.0, 0.0
+    if p.size != 3:
+        raise OpAttributeError(f"{op}: kernel_params must hold gamma, coef0 and degree, got "
+                               f"{p.size} values")
+    return float(p[0]), float(p[1]), float(p[2])
+
+
+def _gram(kernel: str, params, x: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """K(x_i, v_j) for every sample and vector: [N, F] x [S, F] -> [N, S]."""
+    gamma, coef0, degree = params
+    if kernel == "RBF":
+        # |x - v|^2 expanded into one matrix product; rounding can dip below zero
+        d2 = (np.square(x).sum(1)[:, None] + np.square(vectors).sum(1)[None, :]
+              - 2.0 * (x @ vectors.T))
+        return np.exp(-gamma * np.maximum(d2, 0.0))
+    dot = x @ vectors.T
+    if kernel == "POLY":
+        return np.power(gamma * dot + coef0, degree)
+    if kernel == "SIGMOID":
+        return np.tanh(gamma * dot + coef0)
+    return dot
+
+
+def _svm_regressor(inputs, attrs, ctx):
+    """Support vector regression: [N, F] -> float32 [N, 1].
+
+    With n_supports > 0, score = sum_j coefficients[j] K(x, sv_j) + rho[0]; with none,
+    the linear model x . coefficients + rho[0]. one_class=1 outputs 1 where the score
+    is positive, else -1. The post transform applies to the score (onnxruntime applies
+    only PROBIT). Raises OpAttributeError for inconsistent attributes, ShapeError for a
+    bad X.
+    """
+    op = "SVMRegressor"
+    kernel = _enum(op, "kernel_type", attrs["kernel_type"], _KERNELS)
+    transform = _enum(op, "post_transform", attrs["post_transform"], _TRANSFORMS)
+    params = _kernel_params(op, attrs)
+    rho = _array(attrs["rho"], np.float64)
+    if rho is None or rho.size != 1:
+        raise OpAttributeError(f"{op}: rho must hold one value, got "
+                               f"{0 if rho is None else rho.size}")
+    x = _linear_input(op, inputs[0])
+    n_sv = attrs["n_supports"]
+    if n_sv < 0:
+        raise OpAttributeError(f"{op}: n_supports must be >= 0, got {n_sv}")
+    if n_sv:
+        vectors = _weights(op, attrs["support_vectors"], n_sv, x.shape[1], "support_vectors")
+        coef = _array(attrs["coefficients"], np.float64)
+        if coef is None or coef.size != n_sv:
+            raise OpAttributeError(f"{op}: {0 if coef is None else coef.size} coefficients "
+                                   f"for {n_sv} support vectors")
+        score = _gram(kernel, params, x, vectors) @ coef
+    else:
+        score = x @ _weights(op, attrs["coefficients"], 1, x.shape[1])[0]
+    score = score + rho[0]
+    if attrs["one_class"]:
+        score = np.where(score > 0, 1.0, -1.0)
+    return (_post_transform(score[:, None], transform).astype(np.float32),)
+
+
+def _svm_regressor_infer(attrs, inputs):
+    x = inputs[0]
+    n = None
+    if x.shape is not None:
+        n = 1 if len(x.shape) == 1 else x.shape[0]
+    return [TensorInfo(_F32, (n, 1))]
+
+
+def _pairs(n_classes: int):
+    """Class index arrays (i, j), i < j, in libsvm's one-vs-one order."""
+    i, j = np.triu_indices(n_classes, k=1)
+    return i.astype(np.int64), j.astype(np.int64)
+
+
+def _couple(r: np.ndarray) -> np.ndarray:
+    """Class probabilities from pairwise ones (Wu, Lin and Weng's method 2, libsvm).
+
+    `r[n, i, j]` estimates P(class i | i or j) for sample n. Solves, per sample, the
+    quadratic problem with libsvm's fixed-point iteration and stopping rule; all samples
+    iterate together and a converged sample stops changing. Returns [N, k].
+    """
+    n, k = r.shape[0], r.shape[1]
+    eye = np.eye(k, dtype=bool)
+    rt = np.swapaxes(r, 1, 2)
+    # Q[t, t] = sum_{j != t} r[j, t]^2; Q[t, j] = -r[j, t] r[t, j]
+    q = np.where(eye, 0.0, -rt * r)
+    diag = np.where(eye, 0.0, np.square(rt)).sum(axis=2)
+    q[:, eye] = diag
+    p = np.full((n, k), 1.0 / k)
+    eps = 0.005 / k
+    live = np.ones(n, dtype=bool)
+    for _ in range(max(100, k)):
+        qp = np.einsum("nij,nj->ni", q, p)
+        pqp = (p * qp).sum(axis=1)
+        live &= np.abs(qp - pqp[:, None]).max(axis=1) >= eps
+        if not live.any():
+            break
+        rows = np.flatnonzero(live)
+        qs, ps, qps, pqps = q[rows], p[rows], qp[rows], pqp[rows]
+        for t in range(k):  # Gauss-Seidel over classes, vectorised over samples
+            qtt = qs[:, t, t]
+            diff = (pqps - qps[:, t]) / qtt
+            ps[:, t] += diff
+            pqps = (pqps + diff * (diff * qtt + 2.0 * qps[:, t])) / np.square(1.0 + diff)
+            ps /= (1.0 + diff)[:, None]
+            qps = (qps + diff[:, None] * qs[:, t, :]) / (1.0 + diff)[:, None]
+        p[rows] = ps
+    return p
+
+
+def _svm_classifier(inputs, attrs, ctx):
+    """Support vector classification: [N, F] -> labels [N], float32 scores.
+
+    With support vectors (vectors_per_class), libsvm's one-vs-one scheme: pair (i, j)
+    has decision value d = rho_k + sum over class i's vectors of coefficients[j - 1] K
+    + sum over class j's vectors of coefficients[i] K, a vote for i when d > 0, else
+    for j; the label is the class with most votes (the first on ties). The scores are
+    the C(C-1)/2 decision values, for two classes [-d, d]; with prob_a / prob_b, the
+    class probabilities coupled from 1 / (1 + exp(d A + B)) instead. Without support
+    vectors, the linear model X @ W.T + rho[0] and the arg-max label. The post transform
+    applies to the score rows. Raises OpAttributeError for inconsistent
+    attributes, ShapeError for a bad X.
+    """
+    op = "SVMClassifier"
+    labels = _linear_labels(op, attrs)
+    kernel = _enum(op, "kernel_type", attrs["kernel_type"], _KERNELS)
+    transform = _enum(op, "post_transform", attrs["post_transform"], _TRANSFORMS)
+    params = _kernel_params(op, attrs)
+    x = _linear_input(op, inputs[0])
+    n_classes = labels.size
+    rho = _array(attrs["rho"], np.float64)
+    rho = np.zeros(0) if rho is None else rho
+    per_class = _array(attrs["vectors_per_class"], np.int64)
+    per_class = np.zeros(0, np.int64) if per_class is None else per_class
+    n_vectors = int(per_class.sum()) if per_class.size else 0
+    if not n_vectors:
+        w = _weights(op, attrs["coefficients"], n_classes, x.shape[1])
+        if not rho.size:
+            raise OpAttributeError(f"{op}: rho must not be empty")
+        # onnxruntime and onnx.reference add rho[0] to every class's score
+        scores = x @ w.T + rho[0]
+        index = np.argmax(scores, axis=1) if scores.size else np.zeros(len(x), np.int64)
+        return labels[index], _post_transform(scores, transform).astype(np.float32)
+    if per_class.size != n_classes or (per_class < 0).any():
+        raise OpAttributeError(f"{op}: vectors_per_class {per_class.tolist()} must give a "
+                               f"non-negative count for each of the {n_classes} classes")
+    n_pairs = n_classes * (n_classes - 1) // 2
+    if rho.size != n_pairs:
+        raise OpAttributeError(f"{op}: rho has {rho.size} values for {n_pairs} class pairs")
+    vectors = _weights(op, attrs["support_vectors"], n_vectors, x.shape[1], "support_vectors")
+    coef = _array(attrs["coefficients"], np.float64)
+    if coef is None or coef.size != (n_classes - 1) * n_vectors:
+        raise OpAttributeError(f"{op}: {0 if coef is None else coef.size} coefficients, "
+                               f"expected (classes - 1) * vectors = "
+                               f"{(n_classes - 1) * n_vectors}")
+    coef = coef.reshape(n_classes - 1, n_vectors)
+    owner = np.repeat(np.arange(n_classes), per_class)
+    # spread each coefficient row over per-class columns, so one matrix product gives
+    # part[n, r, c] = sum over class c's vectors v of coef[r, v] K(x_n, v)
+    spread = np.zeros((n_vectors, n_classes - 1, n_classes))
+    spread[np.arange(n_vectors)[:, None], np.arange(n_classes - 1)[None, :],
+           owner[:, None]] = coef.T
+    gram = _gram(kernel, params, x, vectors)
+    part = (gram @ spread.reshape(n_vectors, -1)).reshape(len(x), n_classes - 1, n_classes)
+    pi, pj = _pairs(n_classes)
+    d = rho + part[:, pj - 1, pi] + part[:, pi, pj]
+    winner = np.where(d > 0, pi, pj)
+    votes = np.zeros((len(x), n_classes), np.int64)
+    np.add.at(votes, (np.arange(len(x))[:, None], winner), 1)
+    index = np.argmax(votes, axis=1) if len(x) else np.zeros(0, np.int64)
+    prob_a = _array(attrs["prob_a"], np.float64)
+    prob_b = _array(attrs["prob_b"], np.float64)
+    if prob_a is not None and prob_a.size:
+        _check_lengths(op, {"prob_a": prob_a, "prob_b": prob_b, "rho": rho})
+        pair = np.clip(_sigmoid(-(d * prob_a + prob_b)), 1e-7, 1.0 - 1e-7)
+        r = np.zeros((len(x), n_classes, n_classes))
+        r[:, pi, pj] = pair
+        r[:, pj, pi] = 1.0 - pair
+        scores = _couple(r)
+    elif n_classes == 2:
+        scores = np.concatenate([-d, d], axis=1)
+    else:
+        scores = d
+    return labels[index], _post_transform(scores, transform).astype(np.float32)
+
+
+def _svm_classifier_infer(attrs, inputs):
+    x = inputs[0]
+    n = None
+    if x.shape is not None:
+        n = 1 if len(x.shape) == 1 else x.shape[0]
+    strings = attrs.get("classlabels_strings")
+    classes = attrs.get("classlabels_ints") if strings is None else strings
+    k = len(classes) if classes is not None else None
+    one_vs_one = bool(attrs.get("vectors_per_class")) and sum(attrs["vectors_per_class"]) > 0
+    if k is not None and k > 2 and one_vs_one and not attrs.get("prob_a"):
+        k = k * (k - 1) // 2
+    return [TensorInfo(_I64 if strings is None else _OBJ, (n,)), TensorInfo(_F32, (n, k))]
+
+
 _CLASSIC_NODE_ATTRS = [
     ("nodes_treeids", "ints", None), ("nodes_nodeids", "ints", None),
     ("nodes_featureids", "ints", None), ("nodes_modes", "strings", None),
@@ -765,5 +1352,57 @@ OPS = (
                ("target_ids", "ints", None), ("target_weights", "floats", None),
                ("target_weights_as_tensor", "tensor", None)],
            infer=_regressor_infer, domain=_ML, since_version=3,
+           dtypes=("float32", "float64", "int64", "int32")),
+    define("Scaler", ["X"], ["Y"], _scaler,
+           attrs=[("offset", "floats", None), ("scale", "floats", None)],
+           infer=_float_like_infer, domain=_ML, since_version=1,
+           dtypes=("float32", "float64", "int64", "int32")),
+    define("Normalizer", ["X"], ["Y"], _normalizer, attrs=[("norm", "string", "MAX")],
+           infer=_float_like_infer, domain=_ML, since_version=1,
+           dtypes=("float32", "float64", "int64", "int32")),
+    define("Imputer", ["X"], ["Y"], _imputer,
+           attrs=[("imputed_value_floats", "floats", None),
+                  ("imputed_value_int64s", "ints", None),
+                  ("replaced_value_float", "float", 0.0), ("replaced_value_int64", "int", 0)],
+           infer=_same_infer, domain=_ML, since_version=1,
+           dtypes=("float32", "float64", "int64", "int32")),
+    define("LinearRegressor", ["X"], ["Y"], _linear_regressor,
+           attrs=[("coefficients", "floats", None), ("intercepts", "floats", None),
+                  ("targets", "int", 1), ("post_transform", "string", "NONE")],
+           infer=_linear_regressor_infer, domain=_ML, since_version=1,
+           dtypes=("float32", "float64", "int64", "int32")),
+    define("LinearClassifier", ["X"], ["Y", "Z"], _linear_classifier,
+           attrs=[("coefficients", "floats"), ("intercepts", "floats", None),
+                  ("classlabels_ints", "ints", None), ("classlabels_strings", "strings", None),
+                  ("multi_class", "int", 0), ("post_transform", "string", "NONE")],
+           infer=_linear_classifier_infer, domain=_ML, since_version=1,
+           dtypes=("float32", "float64", "int64", "int32")),
+    define("OneHotEncoder", ["X"], ["Y"], _one_hot_encoder,
+           attrs=[("cats_int64s", "ints", None), ("cats_strings", "strings", None),
+                  ("zeros", "int", 1)],
+           infer=_one_hot_encoder_infer, domain=_ML, since_version=1),
+    define("CategoryMapper", ["X"], ["Y"], _category_mapper,
+           attrs=[("cats_int64s", "ints", None), ("cats_strings", "strings", None),
+                  ("default_int64", "int", -1), ("default_string", "string", "_Unused")],
+           infer=_category_mapper_infer, domain=_ML, since_version=1),
+    define("FeatureVectorizer", ["X*"], ["Y"], _feature_vectorizer,
+           attrs=[("inputdimensions", "ints", None)],
+           infer=_feature_vectorizer_infer, domain=_ML, since_version=1,
+           dtypes=("float32", "float64", "int64", "int32")),
+    define("SVMRegressor", ["X"], ["Y"], _svm_regressor,
+           attrs=[("coefficients", "floats", None), ("kernel_params", "floats", None),
+                  ("kernel_type", "string", "LINEAR"), ("n_supports", "int", 0),
+                  ("one_class", "int", 0), ("post_transform", "string", "NONE"),
+                  ("rho", "floats", None), ("support_vectors", "floats", None)],
+           infer=_svm_regressor_infer, domain=_ML, since_version=1,
+           dtypes=("float32", "float64", "int64", "int32")),
+    define("SVMClassifier", ["X"], ["Y", "Z"], _svm_classifier,
+           attrs=[("classlabels_ints", "ints", None), ("classlabels_strings", "strings", None),
+                  ("coefficients", "floats", None), ("kernel_params", "floats", None),
+                  ("kernel_type", "string", "LINEAR"), ("post_transform", "string", "NONE"),
+                  ("prob_a", "floats", None), ("prob_b", "floats", None),
+                  ("rho", "floats", None), ("support_vectors", "floats", None),
+                  ("vectors_per_class", "ints", None)],
+           infer=_svm_classifier_infer, domain=_ML, since_version=1,
            dtypes=("float32", "float64", "int64", "int32")),
 )
