@@ -488,6 +488,20 @@ def _feature_vectorizer_infer(attrs, inputs):
 _ML = "ai.onnx.ml"
 
 
+def _class_labels(op: str, attrs, ints_name: str) -> np.ndarray:
+    """The class labels of a classifier: its `ints_name` (classlabels_ints or
+    classlabels_int64s) or classlabels_strings attribute.
+
+    Raises:
+        OpAttributeError: neither or both are given, or the one given is empty.
+    """
+    ints, strings = attrs.get(ints_name), attrs.get("classlabels_strings")
+    if (ints is None) == (strings is None) or not len(ints if ints is not None else strings):
+        raise OpAttributeError(f"{op}: exactly one of {ints_name} and classlabels_strings "
+                               "must be given, and not empty")
+    return _array(ints, np.int64) if ints is not None else _array(strings, _OBJ)
+
+
 OPS = (
     define("ArrayFeatureExtractor", ["X", "Y"], ["Z"], _feature_extractor,
            infer=_feature_extractor_infer, domain=_ML, since_version=1),

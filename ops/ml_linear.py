@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import OpAttributeError, ShapeError
-from .ml import (_F32, _I64, _ML, _OBJ, _TRANSFORMS, _array, _check_lengths, _enum,
-                 _post_transform, _sigmoid)
+from .ml import (_F32, _I64, _ML, _OBJ, _TRANSFORMS, _array, _check_lengths, _class_labels,
+                 _enum, _post_transform, _sigmoid)
 from .registry import TensorInfo, define
 
 KNOWN_FAILURES: dict[str, str] = {}
@@ -86,15 +86,6 @@ def _linear_regressor_infer(attrs, inputs):
     return [TensorInfo(_F32, (n, attrs.get("targets")))]
 
 
-def _linear_labels(op: str, attrs) -> np.ndarray:
-    """classlabels_ints or classlabels_strings (exactly one, not empty)."""
-    ints, strings = attrs.get("classlabels_ints"), attrs.get("classlabels_strings")
-    if (ints is None) == (strings is None) or not len(ints if ints is not None else strings):
-        raise OpAttributeError(f"{op}: exactly one of classlabels_ints and "
-                               "classlabels_strings must be given, and not empty")
-    return _array(ints, np.int64) if ints is not None else _array(strings, _OBJ)
-
-
 def _linear_classifier(inputs, attrs, ctx):
     """Scores X @ W.T + b and the arg-max label: [N, F] -> labels [N], float32 [N, C].
 
@@ -104,7 +95,7 @@ def _linear_classifier(inputs, attrs, ctx):
     Raises OpAttributeError for inconsistent attributes, ShapeError for a bad X.
     """
     op = "LinearClassifier"
-    labels = _linear_labels(op, attrs)
+    labels = _class_labels(op, attrs, "classlabels_ints")
     transform = _enum(op, "post_transform", attrs["post_transform"], _TRANSFORMS)
     if attrs["multi_class"] not in (0, 1):
         raise OpAttributeError(f"{op}: multi_class must be 0 or 1, got {attrs['multi_class']}")
@@ -138,15 +129,20 @@ def _linear_classifier(inputs, attrs, ctx):
     return labels[index], _post_transform(scores, transform).astype(np.float32)
 
 
-def _linear_classifier_infer(attrs, inputs):
+def _rows_and_classes(attrs, inputs):
+    """(rows of X or None, number of class labels or None, labels are strings)."""
     x = inputs[0]
     n = None
     if x.shape is not None:
         n = 1 if len(x.shape) == 1 else x.shape[0]
     strings = attrs.get("classlabels_strings")
     classes = attrs.get("classlabels_ints") if strings is None else strings
-    return [TensorInfo(_I64 if strings is None else _OBJ, (n,)),
-            TensorInfo(_F32, (n, len(classes) if classes is not None else None))]
+    return n, (len(classes) if classes is not None else None), strings is not None
+
+
+def _linear_classifier_infer(attrs, inputs):
+    n, k, strings = _rows_and_classes(attrs, inputs)
+    return [TensorInfo(_OBJ if strings else _I64, (n,)), TensorInfo(_F32, (n, k))]
 
 
 _KERNELS = ("LINEAR", "POLY", "RBF", "SIGMOID")
@@ -279,7 +275,7 @@ def _svm_classifier(inputs, attrs, ctx):
     attributes, ShapeError for a bad X.
     """
     op = "SVMClassifier"
-    labels = _linear_labels(op, attrs)
+    labels = _class_labels(op, attrs, "classlabels_ints")
     kernel = _enum(op, "kernel_type", attrs["kernel_type"], _KERNELS)
     transform = _enum(op, "post_transform", attrs["post_transform"], _TRANSFORMS)
     params = _kernel_params(op, attrs)
@@ -342,17 +338,11 @@ def _svm_classifier(inputs, attrs, ctx):
 
 
 def _svm_classifier_infer(attrs, inputs):
-    x = inputs[0]
-    n = None
-    if x.shape is not None:
-        n = 1 if len(x.shape) == 1 else x.shape[0]
-    strings = attrs.get("classlabels_strings")
-    classes = attrs.get("classlabels_ints") if strings is None else strings
-    k = len(classes) if classes is not None else None
+    n, k, strings = _rows_and_classes(attrs, inputs)
     one_vs_one = bool(attrs.get("vectors_per_class")) and sum(attrs["vectors_per_class"]) > 0
     if k is not None and k > 2 and one_vs_one and not attrs.get("prob_a"):
         k = k * (k - 1) // 2
-    return [TensorInfo(_I64 if strings is None else _OBJ, (n,)), TensorInfo(_F32, (n, k))]
+    return [TensorInfo(_OBJ if strings else _I64, (n,)), TensorInfo(_F32, (n, k))]
 
 
 OPS = (

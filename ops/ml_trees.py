@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import OpAttributeError, ShapeError
 from .ml import (_F32, _I64, _ML, _OBJ, _TRANSFORMS, _array, _check_lengths, _check_range,
-                 _enum, _post_transform, _sigmoid)
+                 _class_labels, _enum, _post_transform, _sigmoid)
 from .registry import TensorInfo, define
 
 KNOWN_FAILURES: dict[str, str] = {}
@@ -440,21 +440,13 @@ def _regressor_infer(attrs, inputs):
     return [TensorInfo(_F32, (n, attrs.get("n_targets")))]
 
 
-def _class_labels(op: str, attrs) -> np.ndarray:
-    ints, strings = attrs.get("classlabels_int64s"), attrs.get("classlabels_strings")
-    if (ints is None) == (strings is None) or not len(ints if ints is not None else strings):
-        raise OpAttributeError(f"{op}: exactly one of classlabels_int64s and "
-                               "classlabels_strings must be given, and not empty")
-    return _array(ints, np.int64) if ints is not None else _array(strings, _OBJ)
-
-
 def _classifier(inputs, attrs, ctx):
     """TreeEnsembleClassifier (ml opset 3): [N, F] -> labels [N], float32 scores [N, C].
 
     Raises OpAttributeError for inconsistent attributes, ShapeError for a bad X.
     """
     op = "TreeEnsembleClassifier"
-    labels = _class_labels(op, attrs)
+    labels = _class_labels(op, attrs, "classlabels_int64s")
     n_classes = labels.size
     forest = _compile_classic(op, attrs, "class", n_classes)
     transform = _enum(op, "post_transform", attrs["post_transform"], _TRANSFORMS)

@@ -18,6 +18,8 @@ from onegraph.errors import ExecutionError, OpAttributeError, ShapeError
 from onegraph.ops import TensorInfo, get_op
 from onegraph.train.session import Session
 
+from .test_ml import close
+
 ort = pytest.importorskip("onnxruntime")
 
 ML = "ai.onnx.ml"
@@ -53,18 +55,6 @@ def run_ort(m, feeds):
 
 def run_ref(m, feeds):
     return ReferenceEvaluator(m).run(None, feeds)
-
-
-def close(got, want, rtol=1e-5, atol=1e-5):
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.shape == w.shape, (g.shape, w.shape)
-        if w.dtype.kind in "OUS":
-            assert g.tolist() == w.astype(object).tolist()
-        else:
-            assert g.dtype == w.dtype, (g.dtype, w.dtype)
-            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
 
 
 def check(op, feeds, out_types, oracle=run_ort, **attrs):
