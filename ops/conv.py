@@ -14,7 +14,9 @@ Convolution is im2col + GEMM, with faster paths chosen by shape (`conv_nd`):
 - Otherwise the (zero-padded) input is viewed through `np.lib.stride_tricks.as_strided`
   as windows ``(N, C, *kernel, *out)`` and copied into one image's column matrix for
   one GEMM (the bias a row of ones); groups are a batch axis of the matmul, blocked
-  so depthwise columns stay in L2 (small depthwise images: a channels-last tap loop).
+  so depthwise columns stay in L2.
+- 2-D depthwise convs (group == C == M, no dilation) skip im2col: sums of shifted
+  views contracted by einsum (`conv_depthwise.depthwise_2d`).
 
 ConvTranspose is GEMM followed by col2im, the scatter-add of columns back to an image,
 again looping over kernel positions only.
@@ -28,13 +30,14 @@ from __future__ import annotations
 
 import itertools
 import math
-import threading
 
 import numpy as np
 
 from ..errors import ShapeError
 from .activation import relu as relu_op
 from .registry import TensorInfo, define
+from .scratch import scratch as _scratch
+from .conv_depthwise import depthwise_2d
 
 # --------------------------------------------------------------------------------------
 # Geometry: strides / dilations / pads / output sizes
@@ -183,38 +186,6 @@ def _col2im(cols, buf, kernel, strides, dilations, in_sp):
     return buf
 
 
-# Scratch memory for temporaries that never leave a kernel (im2col columns, padded
-# copies, channels-last images), kept per thread and reused across calls: a fresh large
-# numpy array is fresh pages from the OS whenever malloc has returned them, and first-
-# touch page faults (~3 us per 4 KiB page on a VM) can cost more than the copy itself.
-_SCRATCH = threading.local()
-_SCRATCH_MIN = 1 << 16   # smaller blocks come from malloc's free lists anyway
-_SCRATCH_MAX = 1 << 25   # larger ones are not worth pinning per thread (32 MiB each)
-
-
-def _scratch(purpose, shape, dtype):
-    """An uninitialised array of `shape` reused across calls of this thread.
-
-    Each `purpose` owns one buffer: a kernel must not hold two arrays of the same
-    purpose at once, nor keep one after it returns.
-    """
-    dtype = np.dtype(dtype)
-    nbytes = dtype.itemsize
-    for d in shape:
-        nbytes *= d
-    if not _SCRATCH_MIN <= nbytes <= _SCRATCH_MAX:
-        return np.empty(shape, dtype)
-    pool = getattr(_SCRATCH, "pool", None)
-    if pool is None:
-        pool = _SCRATCH.pool = {}
-    buf = pool.get(purpose)
-    if buf is None or buf.nbytes < nbytes:
-        buf = pool[purpose] = np.empty(nbytes + 64, np.uint8)
-    # 64-byte aligned start
-    start = -buf.ctypes.data % 64
-    return buf[start:start + nbytes].view(dtype).reshape(shape)
-
-
 def _pad_scratch(x, pads_begin, pads_end, purpose):
     """`_pad` into a scratch buffer (non-negative pads); x itself if no padding."""
     if not any(pads_begin) and not any(pads_end):
@@ -332,9 +303,12 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
             y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
             _conv_nhwc_2d(x, w, b, strides, pb, pe, out_sp, cache, relu, y)
             b, relu = None, False
-        elif group == c == m and nsp == 2 and strides == [1, 1] and dilations == [1, 1] \
-                and min(pb + pe) >= 0 and npix <= _DW_MAX_PIXELS:
-            y = _depthwise_nhwc(x, w, pb, pe, out_sp).reshape(n, m, npix)
+        elif group == c == m and nsp == 2 and dilations == [1, 1] and min(pb + pe) >= 0 \
+                and c > 1:
+            y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
+            depthwise_2d(x, w, strides, pb, out_sp, cache, b,
+                         y.reshape((n, m) + tuple(out_sp)))
+            b = None
         elif group == 1:
             xp = _pad_scratch(x, pb, pe, "conv.pad")
             cols = _im2col(xp, kernel, strides, dilations, out_sp)
@@ -705,43 +679,6 @@ def _conv_taps_2d(x, w, pb, pe, out_sp):
             off = (t // kw) * wp + t % kw
             acc += z[t, :, off:off + span]
         y[i] = acc.reshape(m, ho, wp)[:, :, :wo]
-    return y
-
-
-# Depthwise convs with small images (ShuffleNet's 14x14 and 7x7 stages) run as a loop
-# over kernel taps in channels-last layout; larger images keep the batched GEMM, which
-# measured faster there (the layout changes cost two transposing copies).
-_DW_MAX_PIXELS = 256
-
-
-def _depthwise_nhwc(x, w, pb, pe, out_sp):
-    """Stride-1 depthwise 2-D conv (group == C == M) as kh*kw multiply-adds.
-
-    In channels-last layout every tap's per-channel weight is a contiguous (C,) vector
-    and, with the padded image flattened row-major, every tap's input is one shifted
-    (pixels, C) slice; rows wrap into the pad columns, which are cropped at the end.
-    """
-    n, c, h, wd = x.shape
-    kh, kw = w.shape[2:]
-    ho, wo = out_sp
-    hp, wp = h + pb[0] + pe[0], wd + pb[1] + pe[1]
-    xp = _scratch("conv.dw_pad", (n, hp + 1, wp, c), x.dtype)  # spare row: shifts fit
-    xp[...] = 0
-    xp[:, pb[0]:pb[0] + h, pb[1]:pb[1] + wd] = x.transpose(0, 2, 3, 1)
-    flat = xp.reshape(n, (hp + 1) * wp, c)
-    span = ho * wp
-    taps = np.ascontiguousarray(w.reshape(c, kh * kw).T).reshape(kh, kw, c)
-    # every tap at once: a (N, pixels, kh, kw, C) window view of the flat image,
-    # contracted by einsum's sum-of-products loop (one pass, no per-tap temporaries;
-    # 272x14x14: ~155 us vs ~225 us for 9 multiply + 8 add passes)
-    s0, s1, s2 = flat.strides
-    acc = _scratch("conv.dw_acc", (n, span, c), x.dtype)
-    for i in range(n):
-        win = np.lib.stride_tricks.as_strided(flat[i], (span, kh, kw, c),
-                                              (s1, wp * s1, s1, s2), writeable=False)
-        np.einsum("pijc,ijc->pc", win, taps, out=acc[i])
-    y = np.empty((n, c, ho, wo), dtype=x.dtype)
-    np.copyto(y, acc.reshape(n, ho, wp, c)[:, :, :wo].transpose(0, 3, 1, 2))
     return y
 
 

@@ -1,0 +1,108 @@
+"""The depthwise Conv path (`ops.conv_depthwise`, group == C == M, 2-D, no dilation)
+against onnxruntime: both layouts (NCHW rows for large images, channels-last for small
+ones), strides 1-3 and unequal, symmetric/asymmetric/zero pads, auto_pad, ceil-like
+overhang, batch > 1, non-square kernels, float32/float64/float16, bias, and as the
+Session's fused Conv calls it (weight cache, Relu, `out=` a Concat slice)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from onegraph.ops import KernelContext, conv_depthwise, get_op
+
+from .test_conv_fast_paths import _assert_matches_ort, _fused_conv
+
+pytest.importorskip("onnxruntime")
+
+CASES = [
+    ((1, 24, 28, 28), (3, 3), dict(pads=[1, 1, 1, 1])),                  # rows
+    ((1, 40, 9, 9), (3, 3), dict(pads=[1, 1, 1, 1])),                    # channels-last
+    ((2, 16, 30, 26), (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2])),  # rows, phases
+    ((2, 48, 14, 14), (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2])),  # c-last, phases
+    ((1, 8, 23, 19), (5, 5), dict(pads=[2, 1, 0, 2], strides=[3, 2])),
+    ((1, 6, 25, 31), (3, 2), dict(pads=[0, 1, 2, 0], strides=[1, 3])),
+    ((3, 5, 12, 12), (4, 4), dict(auto_pad="SAME_UPPER", strides=[2, 2])),
+    ((1, 7, 11, 10), (3, 3), dict(auto_pad="SAME_LOWER")),
+    ((1, 9, 8, 8), (2, 2), dict(strides=[2, 2])),                        # no padding
+    ((1, 4, 7, 6), (1, 3), dict(pads=[0, 1, 0, 1])),
+    ((1, 3, 2, 2), (5, 5), dict(pads=[2, 2, 2, 2], strides=[2, 2])),     # image < kernel
+    ((2, 12, 15, 15), (3, 3), dict(pads=[0, 0, 1, 1], strides=[2, 2])),  # trailing pad only
+]
+
+
+def _case(xs, ks, dtype, bias, seed=0):
+    rng = np.random.default_rng(seed)
+    c = xs[1]
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal((c, 1) + ks).astype(dtype)
+    b = rng.standard_normal(c).astype(dtype) if bias else None
+    return x, w, b
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("fused", ["plain", "cache", "cache+relu", "out+relu"])
+def test_depthwise_matches_onnxruntime(case, dtype, bias, fused):
+    xs, ks, attrs = case
+    attrs = dict(attrs, group=xs[1])
+    x, w, b = _case(xs, ks, dtype, bias)
+    if fused == "plain":
+        op = get_op("Conv")
+        got = op.kernel([x, w] + ([b] if bias else []),
+                        op.resolve_attrs(attrs, num_outputs=1), KernelContext())[0]
+    else:
+        got, _ = _fused_conv(x, w, b, attrs, fused)
+    _assert_matches_ort(got, x, w, b, attrs, fused.endswith("relu"))
+
+
+@pytest.mark.parametrize("layout", ["rows", "channels_last"])
+def test_both_layouts_are_taken_and_agree(layout, monkeypatch):
+    """Forcing either layout (through the size rule) gives onnxruntime's result on
+    every case, and the forced form is the one that ran."""
+    ran = []
+    real = getattr(conv_depthwise, f"_depthwise_{layout}")
+    monkeypatch.setattr(conv_depthwise, f"_depthwise_{layout}",
+                        lambda *a: (ran.append(1), real(*a))[1])
+    monkeypatch.setattr(conv_depthwise, "_ROWS_MIN_SPAN", 0 if layout == "rows" else 1 << 30)
+    for xs, ks, attrs in CASES:
+        attrs = dict(attrs, group=xs[1])
+        x, w, b = _case(xs, ks, np.float32, True, seed=3)
+        got, _ = _fused_conv(x, w, b, attrs, "cache")
+        _assert_matches_ort(got, x, w, b, attrs, relu=False)
+    assert len(ran) == 2 * len(CASES)  # two calls per case (`_fused_conv` reruns)
+
+
+def test_depthwise_geometry_sweep_float64():
+    """`depthwise_2d` on random geometry (images 1-13, kernels 1-5, strides 1-3, pads
+    0-3 per side, batch 1-2), both layouts, exact to float64 rounding against a direct
+    sum over the taps of the zero-padded image."""
+    rng = np.random.default_rng(5)
+    checked = 0
+    for _ in range(300):
+        h, wd, kh, kw = (int(v) for v in rng.integers((1, 1, 1, 1), (14, 14, 6, 6)))
+        sh, sw = (int(v) for v in rng.integers(1, 4, 2))
+        pb = [int(v) for v in rng.integers(0, 4, 2)]
+        pe = [int(v) for v in rng.integers(0, 4, 2)]
+        ho = (h + pb[0] + pe[0] - kh) // sh + 1
+        wo = (wd + pb[1] + pe[1] - kw) // sw + 1
+        if ho < 1 or wo < 1:
+            continue
+        n, c = (int(v) for v in rng.integers(1, (3, 6)))
+        x = rng.standard_normal((n, c, h, wd))
+        w = rng.standard_normal((c, 1, kh, kw))
+        b = rng.standard_normal(c)
+        xp = np.pad(x, ((0, 0), (0, 0), (pb[0], pe[0]), (pb[1], pe[1])))
+        want = sum(xp[:, :, i:i + (ho - 1) * sh + 1:sh, j:j + (wo - 1) * sw + 1:sw]
+                   * w[None, :, 0, i, j, None, None]
+                   for i in range(kh) for j in range(kw)) + b[None, :, None, None]
+        for rule in (0, 1 << 30):
+            conv_depthwise._ROWS_MIN_SPAN, saved = rule, conv_depthwise._ROWS_MIN_SPAN
+            try:
+                got = conv_depthwise.depthwise_2d(x, w, [sh, sw], pb, [ho, wo], {}, b)
+            finally:
+                conv_depthwise._ROWS_MIN_SPAN = saved
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        checked += 1
+    assert checked > 150
