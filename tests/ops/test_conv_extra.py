@@ -208,6 +208,40 @@ def test_pool_3x3_stride2_pad1_vs_ort(case, op_type, monkeypatch):
     assert calls
 
 
+STRIDE2_CASES = [
+    ((1, 6, 111, 111), {}),                        # SqueezeNet's pools: odd sizes
+    ((2, 3, 12, 10), {}),                          # even sizes: no overhang
+    ((1, 4, 10, 11), dict(ceil_mode=1)),           # last row overhangs
+    ((1, 4, 11, 10), dict(ceil_mode=1)),           # last column overhangs
+    ((1, 3, 10, 10), dict(pads=[0, 0, 1, 1])),     # both overhang (trailing pad)
+    ((1, 2, 3, 4), {}),                            # one window
+    ((1, 2, 4, 5), dict(ceil_mode=1)),
+]
+
+
+@pytest.mark.parametrize("case", STRIDE2_CASES, ids=str)
+@pytest.mark.parametrize("op_type", ["MaxPool", "AveragePool"])
+def test_pool_3x3_stride2_vs_ort(case, op_type, monkeypatch):
+    """3x3/2 pools without leading padding (`ops.pool._reduce_3x3_s2`: rows at stride 2,
+    then flat column shifts), with the last row and/or column window overhanging."""
+    from onegraph.ops import pool as pool_ops
+
+    calls = []
+    real = pool_ops._reduce_3x3_s2
+    monkeypatch.setattr(pool_ops, "_reduce_3x3_s2", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(pool_ops, "_GEMM_POOL_FACTOR", 0)
+    shape, extra = case
+    x = _r(*shape)
+    x[0, 0, -1, -1] = -np.inf
+    attrs = dict(kernel_shape=[3, 3], strides=[2, 2], **extra)
+    op = get_op(op_type)
+    (got,) = op.kernel([x], op.resolve_attrs(attrs, num_outputs=1), KernelContext())
+    (want,) = _run_ort(op_type, [x], attrs)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert calls
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_whole_image_average_pools_vs_ort(dtype):
     """AveragePool whose one window is the whole image, and GlobalAveragePool, take the
