@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ExecutionError, OpAttributeError, ShapeError
-from .registry import TensorInfo, define
+from .registry import TensorInfo, define, kernel_cache
 from .strings import _strings
 
 KNOWN_FAILURES: dict[str, str] = {}
@@ -45,12 +45,23 @@ def _array(value, dtype=None):
         return None
     if isinstance(value, np.ndarray):
         out = value.reshape(-1)
-        return out if dtype is None else out.astype(dtype)
+        return out if dtype is None else out.astype(dtype, copy=False)
     if dtype is _OBJ:
         out = np.empty(len(value), dtype=object)
         out[:] = [v.decode("utf-8") if isinstance(v, bytes) else str(v) for v in value]
         return out
     return np.asarray(list(value), dtype=dtype)
+
+
+def _attr_array(attrs, name: str, dtype=None):
+    """`_array(attrs[name], dtype)`, converted once per node (kept in its kernel cache):
+    long attribute lists (support vectors, coefficients) cost more to convert than a
+    small batch costs to score. Callers must not modify the result in place."""
+    cache = kernel_cache(attrs)
+    key = ("array", name, dtype)
+    if key not in cache:
+        cache[key] = _array(attrs.get(name), dtype)
+    return cache[key]
 
 
 def _check_range(op: str, name: str, ids: np.ndarray, bound: int) -> None:
@@ -499,7 +510,8 @@ def _class_labels(op: str, attrs, ints_name: str) -> np.ndarray:
     if (ints is None) == (strings is None) or not len(ints if ints is not None else strings):
         raise OpAttributeError(f"{op}: exactly one of {ints_name} and classlabels_strings "
                                "must be given, and not empty")
-    return _array(ints, np.int64) if ints is not None else _array(strings, _OBJ)
+    return _attr_array(attrs, ints_name, np.int64) if ints is not None \
+        else _attr_array(attrs, "classlabels_strings", _OBJ)
 
 
 OPS = (

@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import OpAttributeError, ShapeError
-from .ml import (_F32, _I64, _ML, _OBJ, _TRANSFORMS, _array, _check_lengths, _class_labels,
-                 _enum, _post_transform, _sigmoid)
+from .ml import (_F32, _I64, _ML, _OBJ, _TRANSFORMS, _array, _attr_array, _check_lengths,
+                 _class_labels, _enum, _post_transform, _sigmoid)
 from .registry import TensorInfo, define
 
 KNOWN_FAILURES: dict[str, str] = {}
@@ -73,7 +73,8 @@ def _linear_regressor(inputs, attrs, ctx):
     op = "LinearRegressor"
     transform = _enum(op, "post_transform", attrs["post_transform"], _TRANSFORMS)
     x = _linear_input(op, inputs[0])
-    w = _weights(op, attrs["coefficients"], attrs["targets"], x.shape[1])
+    w = _weights(op, _attr_array(attrs, "coefficients", np.float64), attrs["targets"],
+                 x.shape[1])
     scores = x @ w.T + _intercepts(op, attrs["intercepts"], w.shape[0])
     return (_post_transform(scores, transform).astype(np.float32),)
 
@@ -99,9 +100,9 @@ def _linear_classifier(inputs, attrs, ctx):
     transform = _enum(op, "post_transform", attrs["post_transform"], _TRANSFORMS)
     if attrs["multi_class"] not in (0, 1):
         raise OpAttributeError(f"{op}: multi_class must be 0 or 1, got {attrs['multi_class']}")
-    coef = _array(attrs["coefficients"], np.float64)
+    coef = _attr_array(attrs, "coefficients", np.float64)
     n_coef = 0 if coef is None else coef.size
-    b = _array(attrs["intercepts"], np.float64)
+    b = _attr_array(attrs, "intercepts", np.float64)
     x = _linear_input(op, inputs[0])
     # one score row per class, or one row for two classes (the binary encoding); the
     # intercepts, when given, say which
@@ -150,7 +151,7 @@ _KERNELS = ("LINEAR", "POLY", "RBF", "SIGMOID")
 
 def _kernel_params(op: str, attrs):
     """(gamma, coef0, degree) from kernel_params (absent: zeros)."""
-    p = _array(attrs["kernel_params"], np.float64)
+    p = _attr_array(attrs, "kernel_params", np.float64)
     if p is None or not p.size:
         return 0.0, 0.0, 0.0
     if p.size != 3:
@@ -188,7 +189,7 @@ def _svm_regressor(inputs, attrs, ctx):
     kernel = _enum(op, "kernel_type", attrs["kernel_type"], _KERNELS)
     transform = _enum(op, "post_transform", attrs["post_transform"], _TRANSFORMS)
     params = _kernel_params(op, attrs)
-    rho = _array(attrs["rho"], np.float64)
+    rho = _attr_array(attrs, "rho", np.float64)
     if rho is None or rho.size != 1:
         raise OpAttributeError(f"{op}: rho must hold one value, got "
                                f"{0 if rho is None else rho.size}")
@@ -197,14 +198,16 @@ def _svm_regressor(inputs, attrs, ctx):
     if n_sv < 0:
         raise OpAttributeError(f"{op}: n_supports must be >= 0, got {n_sv}")
     if n_sv:
-        vectors = _weights(op, attrs["support_vectors"], n_sv, x.shape[1], "support_vectors")
-        coef = _array(attrs["coefficients"], np.float64)
+        vectors = _weights(op, _attr_array(attrs, "support_vectors", np.float64), n_sv,
+                           x.shape[1], "support_vectors")
+        coef = _attr_array(attrs, "coefficients", np.float64)
         if coef is None or coef.size != n_sv:
             raise OpAttributeError(f"{op}: {0 if coef is None else coef.size} coefficients "
                                    f"for {n_sv} support vectors")
         score = _gram(kernel, params, x, vectors) @ coef
     else:
-        score = x @ _weights(op, attrs["coefficients"], 1, x.shape[1])[0]
+        score = x @ _weights(op, _attr_array(attrs, "coefficients", np.float64), 1,
+                             x.shape[1])[0]
     score = score + rho[0]
     if attrs["one_class"]:
         score = np.where(score > 0, 1.0, -1.0)
@@ -281,13 +284,13 @@ def _svm_classifier(inputs, attrs, ctx):
     params = _kernel_params(op, attrs)
     x = _linear_input(op, inputs[0])
     n_classes = labels.size
-    rho = _array(attrs["rho"], np.float64)
+    rho = _attr_array(attrs, "rho", np.float64)
     rho = np.zeros(0) if rho is None else rho
-    per_class = _array(attrs["vectors_per_class"], np.int64)
+    per_class = _attr_array(attrs, "vectors_per_class", np.int64)
     per_class = np.zeros(0, np.int64) if per_class is None else per_class
     n_vectors = int(per_class.sum()) if per_class.size else 0
     if not n_vectors:
-        w = _weights(op, attrs["coefficients"], n_classes, x.shape[1])
+        w = _weights(op, _attr_array(attrs, "coefficients", np.float64), n_classes, x.shape[1])
         if not rho.size:
             raise OpAttributeError(f"{op}: rho must not be empty")
         # onnxruntime and onnx.reference add rho[0] to every class's score
@@ -300,8 +303,9 @@ def _svm_classifier(inputs, attrs, ctx):
     n_pairs = n_classes * (n_classes - 1) // 2
     if rho.size != n_pairs:
         raise OpAttributeError(f"{op}: rho has {rho.size} values for {n_pairs} class pairs")
-    vectors = _weights(op, attrs["support_vectors"], n_vectors, x.shape[1], "support_vectors")
-    coef = _array(attrs["coefficients"], np.float64)
+    vectors = _weights(op, _attr_array(attrs, "support_vectors", np.float64), n_vectors,
+                       x.shape[1], "support_vectors")
+    coef = _attr_array(attrs, "coefficients", np.float64)
     if coef is None or coef.size != (n_classes - 1) * n_vectors:
         raise OpAttributeError(f"{op}: {0 if coef is None else coef.size} coefficients, "
                                f"expected (classes - 1) * vectors = "
@@ -321,8 +325,8 @@ def _svm_classifier(inputs, attrs, ctx):
     votes = np.zeros((len(x), n_classes), np.int64)
     np.add.at(votes, (np.arange(len(x))[:, None], winner), 1)
     index = np.argmax(votes, axis=1) if len(x) else np.zeros(0, np.int64)
-    prob_a = _array(attrs["prob_a"], np.float64)
-    prob_b = _array(attrs["prob_b"], np.float64)
+    prob_a = _attr_array(attrs, "prob_a", np.float64)
+    prob_b = _attr_array(attrs, "prob_b", np.float64)
     if prob_a is not None and prob_a.size:
         _check_lengths(op, {"prob_a": prob_a, "prob_b": prob_b, "rho": rho})
         pair = np.clip(_sigmoid(-(d * prob_a + prob_b)), 1e-7, 1.0 - 1e-7)

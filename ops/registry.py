@@ -49,6 +49,23 @@ REQUIRED = object()  # sentinel: attribute has no default and must be given
 # Split knows its part count.
 NUM_OUTPUTS = "__num_outputs__"
 
+# Executors resolve a node's attrs once per plan (`OpDef.resolve_attrs` with
+# num_outputs), so that dict lives as long as the plan: kernels keep what they derive
+# from the attributes alone (compiled tree tables, parsed vectors) under this key.
+KERNEL_CACHE = "__kernel_cache__"
+
+
+def kernel_cache(attrs) -> dict:
+    """The per-node dict a kernel may keep attribute-derived values in (see
+    KERNEL_CACHE). Attrs an executor did not resolve (no NUM_OUTPUTS key) get a fresh
+    dict each call, so a caller's own attribute dict is never changed."""
+    if NUM_OUTPUTS not in attrs:
+        return {}
+    cache = attrs.get(KERNEL_CACHE)
+    if cache is None:
+        cache = attrs[KERNEL_CACHE] = {}
+    return cache
+
 ATTR_TYPES = ("int", "float", "string", "ints", "floats", "strings", "tensor", "graph",
               "graphs")
 

@@ -591,3 +591,34 @@ def test_inference_matches_outputs():
     (out,) = op.infer(op.resolve_attrs({"keys_strings": ["a"], "values_floats": [1.0]}),
                       [TensorInfo(np.dtype(object), (4,))])
     assert out == TensorInfo(np.dtype(np.float32), (4,))
+
+
+def test_tree_tables_are_compiled_once_per_node(monkeypatch):
+    """A Session compiles a tree node's attributes once (the per-node kernel cache of
+    its resolved attrs), not on every run; a caller's own attribute dict is never
+    changed by a direct kernel call."""
+    from onegraph.ops import ml_trees
+    from onegraph.ops.registry import KERNEL_CACHE, kernel_cache
+
+    rng = np.random.default_rng(7)
+    trees = random_trees(rng, 5, 3, 4, [0, 1, 2, 3, 4, 5])
+    node = regressor(classic_attrs(rng, trees, 2, "target"), n_targets=2)
+    x = features(rng, 6, 4)
+    m = model(node, x, [TensorProto.FLOAT], 3)
+    calls = []
+    real = ml_trees._compile_classic
+    monkeypatch.setattr(ml_trees, "_compile_classic", lambda *a: calls.append(1) or real(*a))
+    sess = Session(from_onnx(m))
+    want = run_ort(m, x)
+    for _ in range(3):
+        close(sess.run(["Y"], {"X": x}), want)
+    assert len(calls) == 1
+
+    op = get_op("TreeEnsembleRegressor", ML)
+    given = op.resolve_attrs(dict(classic_attrs(rng, trees, 1, "target"), n_targets=1))
+    before = set(given)
+    op.kernel([x], given, None)
+    assert set(given) == before and KERNEL_CACHE not in given
+    assert kernel_cache(given) == {} and KERNEL_CACHE not in given
+    resolved = op.resolve_attrs({"n_targets": 1}, num_outputs=1)
+    assert kernel_cache(resolved) is kernel_cache(resolved)

@@ -486,3 +486,25 @@ def test_svm_classifier_inference_matches_outputs():
         got = run_og(one_node("SVMClassifier", {"X": x}, [I, F], **attrs), {"X": x})
         infos = op.infer(op.resolve_attrs(attrs), [TensorInfo(np.dtype(np.float32), (5, 2))])
         assert [(i.dtype, i.shape) for i in infos] == [(g.dtype, g.shape) for g in got]
+
+
+def test_svm_attributes_are_converted_once_per_node(monkeypatch):
+    """A Session converts an SVM node's attribute lists (support vectors, coefficients)
+    once, kept in the node's kernel cache, and the cached arrays give the same result
+    on every run and for a different batch size."""
+    from onegraph.ops import ml
+
+    rng = np.random.default_rng(41)
+    attrs = svc_attrs(rng, [3, 2, 4], 3, "RBF", "NONE", proba=True)
+    x = data(rng, (7, 3), np.float32)
+    m = one_node("SVMClassifier", {"X": x}, [I, F], **attrs)
+    converted = []
+    real = ml._array
+    monkeypatch.setattr(ml, "_array", lambda value, dtype=None: (
+        converted.append(1), real(value, dtype))[1])
+    sess = Session(from_onnx(m))
+    for xs in (x, x[:2], x):
+        close(sess.run(["Y0", "Y1"], {"X": xs}), run_ort(m, {"X": xs}))
+    first = len(converted)
+    sess.run(["Y0", "Y1"], {"X": x})
+    assert first and len(converted) == first
