@@ -48,13 +48,10 @@ def depthwise_2d(x, w, strides, pads_begin, out_sp, cache=None, bias=None, out=N
     (the channels-last form keeps its tiled weights there). The result is written into
     `out` (N, C, *out_sp) when given (any strides), else into a new array; returned.
     """
-    kh, kw = w.shape[2:]
-    sh, sw = strides
-    wq = out_sp[1] + -(-kw // sw) - 1
     if out is None:
         out = np.empty(x.shape[:2] + tuple(out_sp), x.dtype)
     bias = None if bias is None else np.asarray(bias, x.dtype).reshape(-1)
-    if out_sp[0] * wq >= _ROWS_MIN_SPAN:
+    if _phase_grid(w, strides, out_sp)[3] >= _ROWS_MIN_SPAN:
         y = _depthwise_rows(x, w, strides, pads_begin, out_sp)
         if bias is not None:  # one pass crops the pad columns and adds the bias
             np.add(y, bias.reshape(-1, 1, 1), out=out)
@@ -63,6 +60,16 @@ def depthwise_2d(x, w, strides, pads_begin, out_sp, cache=None, bias=None, out=N
         y = _depthwise_channels_last(x, w, strides, pads_begin, out_sp, cache, bias)
     np.copyto(out, y)
     return out
+
+
+def _phase_grid(w, strides, out_sp):
+    """(qh, qw, wq, span): taps per phase vertically and horizontally, the phase width
+    (output columns plus the horizontal taps' overrun), and the flat output positions
+    per channel (ho * wq)."""
+    kh, kw = w.shape[2:]
+    qh, qw = -(-kh // strides[0]), -(-kw // strides[1])
+    wq = out_sp[1] + qw - 1
+    return qh, qw, wq, out_sp[0] * wq
 
 
 def _phase_extent(a, s, pad, size, length):
@@ -102,9 +109,7 @@ def _depthwise_rows(x, w, strides, pads_begin, out_sp):
     kh, kw = w.shape[2:]
     sh, sw = strides
     ho, wo = out_sp
-    qh, qw = -(-kh // sh), -(-kw // sw)
-    wq = wo + qw - 1
-    span = ho * wq
+    qh, qw, wq, span = _phase_grid(w, strides, out_sp)
     hq = ho + qh  # one spare row: the last tap's flat slice overruns by qw - 1 < wq
     buf = _scratch("conv.dw_phases", (sh, sw, n, c, hq, wq), x.dtype)
     _split_phases(x, strides, pads_begin, hq, wq, lambda a, b: buf[a, b])
@@ -138,9 +143,7 @@ def _depthwise_channels_last(x, w, strides, pads_begin, out_sp, cache, bias):
     kh, kw = w.shape[2:]
     sh, sw = strides
     ho, wo = out_sp
-    qh, qw = -(-kh // sh), -(-kw // sw)
-    wq = wo + qw - 1
-    span = ho * wq
+    qh, qw, wq, span = _phase_grid(w, strides, out_sp)
     k = max(1, _CHANNELS_LAST_ROW // c)  # pixels per einsum row
     rows = -(-span // k)
     hq = -(-(rows * k + (qh - 1) * wq + qw - 1) // wq)

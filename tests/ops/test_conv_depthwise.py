@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from onegraph.ops import KernelContext, conv_depthwise, get_op
+from onegraph.ops import conv_depthwise
 
-from .test_conv_fast_paths import _assert_matches_ort, _fused_conv
+from .test_conv_fast_paths import _assert_matches_ort, _fused_conv, _run_conv
 
 pytest.importorskip("onnxruntime")
 
@@ -48,13 +48,8 @@ def test_depthwise_matches_onnxruntime(case, dtype, bias, fused):
     xs, ks, attrs = case
     attrs = dict(attrs, group=xs[1])
     x, w, b = _case(xs, ks, dtype, bias)
-    if fused == "plain":
-        op = get_op("Conv")
-        got = op.kernel([x, w] + ([b] if bias else []),
-                        op.resolve_attrs(attrs, num_outputs=1), KernelContext())[0]
-    else:
-        got, _ = _fused_conv(x, w, b, attrs, fused)
-    _assert_matches_ort(got, x, w, b, attrs, fused.endswith("relu"))
+    _assert_matches_ort(_run_conv(x, w, b, attrs, fused), x, w, b, attrs,
+                        fused.endswith("relu"))
 
 
 @pytest.mark.parametrize("layout", ["rows", "channels_last"])

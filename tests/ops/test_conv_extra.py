@@ -181,33 +181,6 @@ PAD1_STRIDE2_CASES = [
     ((1, 3, 9, 9), dict(pads=[1, 1, 0, 0], ceil_mode=1)),
     ((1, 3, 2, 3), dict(pads=[1, 1, 1, 1])),
 ]
-
-
-@pytest.mark.parametrize("case", PAD1_STRIDE2_CASES, ids=str)
-@pytest.mark.parametrize("op_type", ["MaxPool", "AveragePool"])
-def test_pool_3x3_stride2_pad1_vs_ort(case, op_type, monkeypatch):
-    """3x3/2 pools with one leading pixel of padding are the stride-1 "same" pool
-    subsampled (`ops.pool._reduce_3x3_s2_pad1`); the average pools too when the GEMM
-    path does not take them."""
-    from onegraph.ops import pool as pool_ops
-
-    calls = []
-    real = pool_ops._reduce_3x3_s2_pad1
-    monkeypatch.setattr(pool_ops, "_reduce_3x3_s2_pad1",
-                        lambda *a: calls.append(1) or real(*a))
-    monkeypatch.setattr(pool_ops, "_GEMM_POOL_FACTOR", 0)
-    shape, pads = case
-    x = _r(*shape)
-    x[0, 0, 0, 0] = -np.inf
-    attrs = dict(kernel_shape=[3, 3], strides=[2, 2], **pads)
-    op = get_op(op_type)
-    (got,) = op.kernel([x], op.resolve_attrs(attrs, num_outputs=1), KernelContext())
-    (want,) = _run_ort(op_type, [x], attrs)
-    assert got.shape == want.shape and got.dtype == want.dtype
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-    assert calls
-
-
 STRIDE2_CASES = [
     ((1, 6, 111, 111), {}),                        # SqueezeNet's pools: odd sizes
     ((2, 3, 12, 10), {}),                          # even sizes: no overhang
@@ -219,20 +192,24 @@ STRIDE2_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", STRIDE2_CASES, ids=str)
+@pytest.mark.parametrize("path, case", [("_reduce_3x3_s2_pad1", c) for c in PAD1_STRIDE2_CASES]
+                         + [("_reduce_3x3_s2", c) for c in STRIDE2_CASES], ids=str)
 @pytest.mark.parametrize("op_type", ["MaxPool", "AveragePool"])
-def test_pool_3x3_stride2_vs_ort(case, op_type, monkeypatch):
-    """3x3/2 pools without leading padding (`ops.pool._reduce_3x3_s2`: rows at stride 2,
-    then flat column shifts), with the last row and/or column window overhanging."""
+def test_pool_3x3_stride2_vs_ort(path, case, op_type, monkeypatch):
+    """3x3/2 pools take their flat-shift paths: with one leading pixel of padding the
+    stride-1 "same" pool subsampled (`ops.pool._reduce_3x3_s2_pad1`), without it rows
+    at stride 2 then column shifts (`ops.pool._reduce_3x3_s2`), the last row and/or
+    column window possibly overhanging; the average pools too when the GEMM path does
+    not take them."""
     from onegraph.ops import pool as pool_ops
 
     calls = []
-    real = pool_ops._reduce_3x3_s2
-    monkeypatch.setattr(pool_ops, "_reduce_3x3_s2", lambda *a: calls.append(1) or real(*a))
+    real = getattr(pool_ops, path)
+    monkeypatch.setattr(pool_ops, path, lambda *a: calls.append(1) or real(*a))
     monkeypatch.setattr(pool_ops, "_GEMM_POOL_FACTOR", 0)
     shape, extra = case
     x = _r(*shape)
-    x[0, 0, -1, -1] = -np.inf
+    x[0, 0, 0, 0] = x[0, -1, -1, -1] = -np.inf
     attrs = dict(kernel_shape=[3, 3], strides=[2, 2], **extra)
     op = get_op(op_type)
     (got,) = op.kernel([x], op.resolve_attrs(attrs, num_outputs=1), KernelContext())

@@ -74,6 +74,16 @@ def _fused_conv(x, w, b, attrs, fused):
     return got, cache
 
 
+def _run_conv(x, w, b, attrs, fused):
+    """The Conv kernel as registered ("plain"), or as the Session's fused step calls it
+    (`_fused_conv`)."""
+    if fused == "plain":
+        op = get_op("Conv")
+        return op.kernel([x, w] + ([] if b is None else [b]),
+                         op.resolve_attrs(attrs, num_outputs=1), KernelContext())[0]
+    return _fused_conv(x, w, b, attrs, fused)[0]
+
+
 def _assert_matches_ort(got, x, w, b, attrs, relu):
     """got against onnxruntime's Conv (+ Relu); float64 is compared in float32."""
     f32 = (lambda a: None if a is None else a.astype(np.float32))
@@ -110,13 +120,8 @@ def test_conv_channels_last_path_matches_onnxruntime(case, dtype, bias, fused):
     x = rng.standard_normal(xs).astype(dtype)
     w = rng.standard_normal(ws).astype(dtype)
     b = rng.standard_normal(ws[0]).astype(dtype) if bias else None
-    if fused == "plain":
-        op = get_op("Conv")
-        got = op.kernel([x, w] + ([b] if bias else []),
-                        op.resolve_attrs(attrs, num_outputs=1), KernelContext())[0]
-    else:
-        got, _ = _fused_conv(x, w, b, attrs, fused)
-    _assert_matches_ort(got, x, w, b, attrs, fused.endswith("relu"))
+    _assert_matches_ort(_run_conv(x, w, b, attrs, fused), x, w, b, attrs,
+                        fused.endswith("relu"))
 
 
 def test_conv_channels_last_path_is_taken():
