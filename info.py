@@ -26,10 +26,14 @@ def _tensor_summary(t) -> dict[str, Any]:
 
 
 def _type_str(t: dict) -> str:
-    """`float32[?, 3]`, or wrapped in its containers: `sequence<float32[?, 3]>`."""
+    """`float32[?, 3]`, or wrapped in its containers: `sequence<float32[?, 3]>`,
+    `sequence<map<int64, float32>>` (ZipMap's output)."""
     text = f"{t['dtype']}{_shape_str(t['shape'])}"
     for container in reversed(t.get("containers", ())):
-        text = f"{container}<{text}>"
+        if container.startswith("map_"):
+            text = f"map<{container[4:]}, {text}>"
+        else:
+            text = f"{container}<{text}>"
     return text
 
 

@@ -76,7 +76,7 @@ def _array_to_tensor(array: np.ndarray, name: str, dtype: DType | None = None):
 
 def _value_info(t, with_shape: bool = True):
     """The ValueInfoProto of tensor t: its tensor type wrapped in its containers
-    (sequence/optional), or no type at all when the element type is unknown."""
+    (sequence/optional/map), or no type at all when the element type is unknown."""
     from onnx import helper
 
     if t.dtype is DType.UNDEFINED:
@@ -90,8 +90,12 @@ def _value_info(t, with_shape: bool = True):
     for container in reversed(t.containers):  # innermost wrapper first
         if container is Container.SEQUENCE:
             type_proto = helper.make_sequence_type_proto(type_proto)
-        else:
+        elif container is Container.OPTIONAL:
             type_proto = helper.make_optional_type_proto(type_proto)
+        else:
+            key = _onnx().TensorProto.INT64 if container is Container.MAP_INT64 \
+                else _onnx().TensorProto.STRING
+            type_proto = helper.make_map_type_proto(key, type_proto)
     return helper.make_value_info(t.name, type_proto)
 
 

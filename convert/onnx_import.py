@@ -87,22 +87,32 @@ _LOW_PRECISION_NAMES = {
 # What an untyped value is recorded as: (dtype, shape, containers).
 _UNTYPED = (DType.UNDEFINED, None, ())
 
-_CONTAINER_FIELDS = {"sequence_type": Container.SEQUENCE, "optional_type": Container.OPTIONAL}
+_CONTAINER_FIELDS = {"sequence_type": Container.SEQUENCE, "optional_type": Container.OPTIONAL,
+                     "map_type": None}
+_MAP_KEYS = {7: Container.MAP_INT64, 8: Container.MAP_STRING}  # TensorProto INT64, STRING
 
 
 def _type_info(type_proto, where: str) -> tuple:
     """(dtype, shape, containers) of a TypeProto.
 
-    Sequence and optional types are unwrapped down to their tensor element, recording
-    the wrappers outermost first (a sequence of float tensors: FLOAT32, its shape,
-    (SEQUENCE,)); maps, or a missing type, give `_UNTYPED`, which the Session passes
-    through as fed.
+    Sequence, optional and map types are unwrapped down to their tensor element (a
+    map's values), recording the wrappers outermost first (a sequence of float tensors:
+    FLOAT32, its shape, (SEQUENCE,); ZipMap's output: FLOAT32, no shape, (SEQUENCE,
+    MAP_INT64)); maps with keys other than int64/string, or a missing type, give
+    `_UNTYPED`, which the Session passes through as fed.
     """
     containers = []
     while type_proto is not None and type_proto.WhichOneof("value") in _CONTAINER_FIELDS:
         field = type_proto.WhichOneof("value")
-        containers.append(_CONTAINER_FIELDS[field])
         inner = getattr(type_proto, field)
+        if field == "map_type":
+            key = _MAP_KEYS.get(inner.key_type)
+            if key is None:  # keys other than int64 / string: passed through untyped
+                return _UNTYPED
+            containers.append(key)
+            type_proto = inner.value_type if inner.HasField("value_type") else None
+            continue
+        containers.append(_CONTAINER_FIELDS[field])
         type_proto = inner.elem_type if inner.HasField("elem_type") else None
     if type_proto is None or type_proto.WhichOneof("value") != "tensor_type":
         return DType.UNDEFINED, None, tuple(containers)

@@ -27,8 +27,9 @@ import numpy as np
 from ..errors import FormatError
 from .dtypes import DType
 
-# 1.1: DType values 15-24 (float8, int4, int2, float4); 1.2: Tensor.containers
-SCHEMA_VERSION = (1, 2)
+# 1.1: DType values 15-24 (float8, int4, int2, float4); 1.2: Tensor.containers;
+# 1.3: map containers (MAP_INT64, MAP_STRING)
+SCHEMA_VERSION = (1, 3)
 
 # Ops whose outgoing edges close a loop in a control-flow frame (the paper's
 # NextIteration -> Merge back edge); cycle checks ignore edges leaving them.
@@ -44,11 +45,13 @@ class TensorKind(enum.IntEnum):
 
 
 class Container(enum.IntEnum):
-    """What wraps a value's tensors (ONNX sequence/optional types); values match
-    `onegraph.fbs`."""
+    """What wraps a value's tensors (ONNX sequence/optional/map types); values match
+    `onegraph.fbs`. A map's values are the next wrapper inward, or the element."""
 
     SEQUENCE = 0
     OPTIONAL = 1
+    MAP_INT64 = 2
+    MAP_STRING = 3
 
 
 class AttrType(enum.IntEnum):

@@ -3,7 +3,8 @@
 Classical machine-learning ops that converters such as skl2onnx emit. This module has
 the ones that reshape, encode or rescale features: Binarizer, ArrayFeatureExtractor,
 LabelEncoder (ml opset 2 list attributes and opset 4 tensor attributes), Scaler,
-Normalizer, Imputer, OneHotEncoder, CategoryMapper and FeatureVectorizer, plus the score
+Normalizer, Imputer, OneHotEncoder, CategoryMapper and FeatureVectorizer, ZipMap (a
+classifier's scores as one {label: probability} dict per sample), plus the score
 post-transforms shared by the models. The models themselves are in `ml_trees.py`
 (tree ensembles) and `ml_linear.py` (linear models and SVMs).
 
@@ -514,9 +515,31 @@ def _class_labels(op: str, attrs, ints_name: str) -> np.ndarray:
         else _attr_array(attrs, "classlabels_strings", _OBJ)
 
 
+def _zipmap(inputs, attrs, ctx):
+    """ZipMap: float X [N, C] (or [C], one row) -> a list of N dicts {label: value}, the
+    keys from classlabels_int64s or classlabels_strings, the values Python floats (as
+    onnxruntime gives them).
+
+    Raises:
+        OpAttributeError: not exactly one non-empty label list.
+        ShapeError: X is not [N, C] / [C], or C is not the number of labels.
+    """
+    labels = _class_labels("ZipMap", attrs, "classlabels_int64s").tolist()
+    x = np.asarray(inputs[0])
+    if x.ndim not in (1, 2):
+        raise ShapeError(f"ZipMap: X must be [N, C] or [C], got shape {list(x.shape)}")
+    rows = x.reshape(1, -1) if x.ndim == 1 else x
+    if rows.shape[1] != len(labels):
+        raise ShapeError(f"ZipMap: X has {rows.shape[1]} columns for {len(labels)} labels")
+    return ([dict(zip(labels, row)) for row in rows.astype(np.float32).tolist()],)
+
+
 OPS = (
     define("ArrayFeatureExtractor", ["X", "Y"], ["Z"], _feature_extractor,
            infer=_feature_extractor_infer, domain=_ML, since_version=1),
+    define("ZipMap", ["X"], ["Z"], _zipmap,
+           attrs=[("classlabels_int64s", "ints", None), ("classlabels_strings", "strings", None)],
+           domain=_ML, since_version=1, dtypes=("float32",)),
     define("Binarizer", ["X"], ["Y"], _binarizer, attrs=[("threshold", "float", 0.0)],
            infer=_binarizer_infer, domain=_ML, since_version=1,
            dtypes=("float32", "float64", "int64", "int32")),

@@ -570,7 +570,31 @@ def _check_container_feed(t, value, containers):
         return _check_tensor_feed(t, value)
     if containers[0] is Container.OPTIONAL:
         return None if value is None else _check_container_feed(t, value, containers[1:])
+    if containers[0] in (Container.MAP_INT64, Container.MAP_STRING):
+        return _check_map_feed(t, value, containers)
     if not isinstance(value, (list, tuple)):
         raise ShapeError(f"feed for {t.name!r}: expects a sequence (a list of arrays), "
                          f"got {type(value).__name__}")
     return [_check_container_feed(t, v, containers[1:]) for v in value]
+
+
+def _check_map_feed(t, value, containers):
+    """A fed map (a dict) for t: keys ints (MAP_INT64) or strs (MAP_STRING), each value
+    checked against the next wrapper or t's element (a number becomes a 0-d array).
+
+    Raises:
+        ShapeError: not a dict, a key of the wrong type, or a value that does not match.
+    """
+    if not isinstance(value, dict):
+        raise ShapeError(f"feed for {t.name!r}: expects a map (a dict), got "
+                         f"{type(value).__name__}")
+    int_keys = containers[0] is Container.MAP_INT64
+    out = {}
+    for key, v in value.items():
+        ok = isinstance(key, (int, np.integer)) and not isinstance(key, bool) if int_keys \
+            else isinstance(key, str)
+        if not ok:
+            raise ShapeError(f"feed for {t.name!r}: map key {key!r} is not "
+                             f"{'an int' if int_keys else 'a str'}")
+        out[int(key) if int_keys else key] = _check_container_feed(t, v, containers[1:])
+    return out

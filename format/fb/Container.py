@@ -5,3 +5,5 @@
 class Container(object):
     SEQUENCE = 0
     OPTIONAL = 1
+    MAP_INT64 = 2
+    MAP_STRING = 3

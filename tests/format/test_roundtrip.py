@@ -337,16 +337,18 @@ def test_low_precision_dtypes_roundtrip_bit_exact(tmp_path):
 
 
 def test_sequence_and_optional_values_roundtrip(tmp_path):
-    """Container-typed values (ONNX sequences/optionals) keep their wrappers, element
-    dtype and shape through a file; plain tensors keep none."""
+    """Container-typed values (ONNX sequences/optionals/maps) keep their wrappers,
+    element dtype and shape through a file; plain tensors keep none."""
     from onegraph.format import Container
 
     g = Graph("main")
     seq = g.add_input("seq", "float32", [-1, 3], [Container.SEQUENCE])
     opt = g.add_input("opt", "int64", None, [Container.OPTIONAL, Container.SEQUENCE])
+    maps = g.add_input("maps", "float32", [], [Container.SEQUENCE, Container.MAP_INT64])
+    names = g.add_input("names", "string", None, [Container.MAP_STRING])
     plain = g.add_input("plain", "float32", [2])
     (y,) = g.add_node("SequenceAt", [seq, plain], ["y"])
-    g.outputs = [y, opt]
+    g.outputs = [y, opt, maps, names]
     model = Model(graphs=[g])
     path = tmp_path / "seq.og"
     onegraph.save(model, path)
@@ -356,6 +358,9 @@ def test_sequence_and_optional_values_roundtrip(tmp_path):
     assert tensors[seq].containers == (Container.SEQUENCE,)
     assert tensors[seq].dtype is DType.FLOAT32 and tensors[seq].shape == (-1, 3)
     assert tensors[opt].containers == (Container.OPTIONAL, Container.SEQUENCE)
+    assert tensors[maps].containers == (Container.SEQUENCE, Container.MAP_INT64)
+    assert tensors[maps].shape == () and tensors[names].dtype is DType.STRING
+    assert tensors[names].containers == (Container.MAP_STRING,)
     assert tensors[plain].containers == () and tensors[y].containers == ()
     other = parse(path.read_bytes())
     other.graph.tensors[seq].containers = (Container.OPTIONAL,)
