@@ -4,8 +4,8 @@ Classical machine-learning ops that converters such as skl2onnx emit. This modul
 the ones that reshape, encode or rescale features: Binarizer, ArrayFeatureExtractor,
 LabelEncoder (ml opset 2 list attributes and opset 4 tensor attributes), Scaler,
 Normalizer, Imputer, OneHotEncoder, CategoryMapper and FeatureVectorizer, ZipMap (a
-classifier's scores as one {label: probability} dict per sample), plus the score
-post-transforms shared by the models. The models themselves are in `ml_trees.py`
+classifier's scores as one {label: probability} dict per sample), DictVectorizer and
+CastMap (maps to tensors), plus the score post-transforms shared by the models. The models themselves are in `ml_trees.py`
 (tree ensembles) and `ml_linear.py` (linear models and SVMs).
 
 These follow the spec where onnxruntime departs from it:
@@ -534,9 +534,125 @@ def _zipmap(inputs, attrs, ctx):
     return ([dict(zip(labels, row)) for row in rows.astype(np.float32).tolist()],)
 
 
+def _map_input(op: str, x) -> dict:
+    """X of a map-reading op: a dict (as the Session passes a fed map).
+
+    Raises ShapeError for anything else."""
+    if not isinstance(x, dict):
+        raise ShapeError(f"{op}: X must be a map (a dict), got {type(x).__name__}")
+    return x
+
+
+def _map_values(op: str, values: list) -> np.ndarray:
+    """A map's values (numbers or strings, plain or 0-d arrays) as one 1-D array."""
+    items = [v.item() if isinstance(v, np.ndarray) and v.ndim == 0 else v for v in values]
+    if any(isinstance(v, (str, bytes)) for v in items):
+        out = np.empty(len(items), dtype=object)
+        out[:] = [v.decode("utf-8") if isinstance(v, bytes) else str(v) for v in items]
+        return out
+    try:
+        return np.asarray(items, dtype=np.result_type(*values) if values else np.float32)
+    except (TypeError, ValueError) as e:
+        raise ShapeError(f"{op}: map values must be numbers or strings ({e})") from None
+
+
+def _dict_vectorizer(inputs, attrs, ctx):
+    """DictVectorizer: a map -> [1, V], entry i the value of vocabulary[i] (zero, or ""
+    for strings, where the map lacks it). Keys outside the vocabulary are ignored, as
+    onnxruntime does (the spec asks for every key to be in it).
+
+    Raises:
+        OpAttributeError: not exactly one non-empty vocabulary.
+        ShapeError: X is not a map, or its keys are not the vocabulary's type.
+    """
+    op = "DictVectorizer"
+    ints, strings = attrs.get("int64_vocabulary"), attrs.get("string_vocabulary")
+    if (ints is None) == (strings is None) or not len(ints if ints is not None else strings):
+        raise OpAttributeError(f"{op}: exactly one of int64_vocabulary and string_vocabulary "
+                               "must be given, and not empty")
+    cache = kernel_cache(attrs)
+    index = cache.get("vocabulary")
+    if index is None:
+        vocab = _array(ints, np.int64).tolist() if ints is not None \
+            else _array(strings, _OBJ).tolist()
+        index = cache["vocabulary"] = (
+            {k: i for i, k in reversed(list(enumerate(vocab)))}, len(vocab))
+    positions, size = index
+    x = _map_input(op, inputs[0])
+    keys = list(x)
+    want_str = strings is not None
+    if any(isinstance(k, str) != want_str for k in keys):
+        raise ShapeError(f"{op}: the map's keys must be {'strings' if want_str else 'ints'}, "
+                         f"as the vocabulary's are")
+    values = _map_values(op, list(x.values()))
+    out = np.zeros((1, size), dtype=values.dtype) if values.dtype != object \
+        else np.full((1, size), "", dtype=object)
+    hit = [(positions[k], v) for k, v in zip(keys, values) if k in positions]
+    if hit:
+        cols, vals = zip(*hit)
+        out[0, list(cols)] = vals
+    return (out,)
+
+
+_CAST_TO = ("TO_FLOAT", "TO_STRING", "TO_INT64")
+_MAP_FORMS = ("DENSE", "SPARSE")
+
+
+def _cast_map(inputs, attrs, ctx):
+    """CastMap: a map with int64 keys -> [1, N] of its values cast (cast_to): DENSE
+    gives the values in key order, SPARSE puts value k at position k of max_map slots
+    (keys outside [0, max_map) dropped, as onnxruntime does). TO_INT64 truncates toward
+    zero; TO_STRING formats numbers as "%f" (onnxruntime's format; its SPARSE filler is
+    "0.f", ours "0.000000"); string values are parsed as numbers for TO_FLOAT/TO_INT64.
+
+    Raises:
+        OpAttributeError: an unknown cast_to or map_form, or max_map < 1 for SPARSE.
+        ShapeError: X is not a map with int keys.
+        ExecutionError: a string value that is not a number.
+    """
+    op = "CastMap"
+    cast_to = _enum(op, "cast_to", attrs["cast_to"], _CAST_TO)
+    form = _enum(op, "map_form", attrs["map_form"], _MAP_FORMS)
+    x = _map_input(op, inputs[0])
+    if any(not isinstance(k, (int, np.integer)) or isinstance(k, bool) for k in x):
+        raise ShapeError(f"{op}: the map's keys must be ints")
+    keys = np.asarray(sorted(int(k) for k in x), dtype=np.int64)
+    values = _map_values(op, [x[k] for k in sorted(x)])
+    if values.dtype == object and cast_to != "TO_STRING":
+        try:
+            values = np.asarray([float(v) for v in values], dtype=np.float64)
+        except ValueError as e:
+            raise ExecutionError(f"{op}: cannot cast a string value to a number ({e})") from None
+    if form == "SPARSE":
+        size = int(attrs["max_map"])
+        if size < 1:
+            raise OpAttributeError(f"{op}: max_map must be >= 1 for SPARSE, got {size}")
+        keep = (keys >= 0) & (keys < size)
+        dense = np.zeros(size, dtype=values.dtype if values.dtype != object else np.float64)
+        if values.dtype == object:
+            dense = np.full(size, "0.000000" if cast_to == "TO_STRING" else 0.0, dtype=object)
+        dense[keys[keep]] = values[keep]
+        values = dense
+    if cast_to == "TO_FLOAT":
+        out = values.astype(np.float32)
+    elif cast_to == "TO_INT64":
+        out = np.trunc(values.astype(np.float64)).astype(np.int64)
+    else:
+        out = np.empty(values.size, dtype=object)
+        out[:] = [v if isinstance(v, str) else f"{float(v):f}" for v in values.tolist()]
+    return (out.reshape(1, -1),)
+
+
 OPS = (
     define("ArrayFeatureExtractor", ["X", "Y"], ["Z"], _feature_extractor,
            infer=_feature_extractor_infer, domain=_ML, since_version=1),
+    define("DictVectorizer", ["X"], ["Y"], _dict_vectorizer,
+           attrs=[("int64_vocabulary", "ints", None), ("string_vocabulary", "strings", None)],
+           domain=_ML, since_version=1),
+    define("CastMap", ["X"], ["Y"], _cast_map,
+           attrs=[("cast_to", "string", "TO_FLOAT"), ("map_form", "string", "DENSE"),
+                  ("max_map", "int", 1)],
+           domain=_ML, since_version=1),
     define("ZipMap", ["X"], ["Z"], _zipmap,
            attrs=[("classlabels_int64s", "ints", None), ("classlabels_strings", "strings", None)],
            domain=_ML, since_version=1, dtypes=("float32",)),

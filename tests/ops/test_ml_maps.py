@@ -1,7 +1,8 @@
-"""ZipMap and map-typed values: a classifier's scores as one {label: probability} dict
-per sample, against onnxruntime (alone and at the end of a LinearClassifier pipeline, as
-skl2onnx writes it), through an export back to ONNX and a .og file, `onegraph info`, and
-the Session's checks of fed maps."""
+"""Map-typed values and the ai.onnx.ml ops on them, against onnxruntime: ZipMap (a
+classifier's scores as one {label: probability} dict per sample, alone and at the end of
+a LinearClassifier pipeline as skl2onnx writes it, through an export back to ONNX and a
+.og file, `onegraph info`), DictVectorizer and CastMap (fed maps to tensors), and the
+Session's checks of fed maps."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from onnx import TensorProto, helper
 
 import onegraph as og
 from onegraph.convert import from_onnx, to_onnx
-from onegraph.errors import OpAttributeError, ShapeError
+from onegraph.errors import ExecutionError, OpAttributeError, ShapeError
 from onegraph.format import Container, DType, Graph, Model
 from onegraph.train.session import Session
 
@@ -140,3 +141,93 @@ def test_session_checks_fed_maps():
         full.update(feed)
         with pytest.raises(ShapeError, match=match):
             sess.run(["by_id"], full)
+
+
+def _map_model(node, key, value, out_elem):
+    """One map-reading node: input X map(key, value), output Y a tensor of out_elem."""
+    in_type = helper.make_map_type_proto(key, helper.make_tensor_type_proto(value, None))
+    graph = helper.make_graph([node], "g", [helper.make_value_info("X", in_type)],
+                              [helper.make_tensor_value_info("Y", out_elem, None)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19),
+                                                helper.make_opsetid(ML, 1)])
+    m.ir_version = 9
+    return m
+
+
+def _run_both(m, feed):
+    want = ort.InferenceSession(m.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"X": feed})[0]
+    got = Session(from_onnx(m)).run(["Y"], {"X": feed})[0]
+    return got, want
+
+
+@pytest.mark.parametrize("case", [
+    ("string_vocabulary", ["a", "c", "b", "z"], TensorProto.STRING, TensorProto.FLOAT,
+     {"a": 4.0, "c": 8.0}),
+    ("string_vocabulary", ["a", "c", "b", "z"], TensorProto.STRING, TensorProto.FLOAT,
+     {"z": -1.5, "unknown": 7.0}),                        # keys outside: ignored
+    ("string_vocabulary", ["x", "y"], TensorProto.STRING, TensorProto.FLOAT, {"y": 3.0}),
+    ("int64_vocabulary", [5, 3, 1, 8], TensorProto.INT64, TensorProto.FLOAT,
+     {1: 2.5, 8: 0.25, 5: -3.0}),
+    ("int64_vocabulary", [5, 3, 1], TensorProto.INT64, TensorProto.FLOAT, {3: 7.0, 9: 1.0}),
+], ids=str)
+def test_dict_vectorizer_matches_onnxruntime(case):
+    attr, vocab, key, value, feed = case
+    node = helper.make_node("DictVectorizer", ["X"], ["Y"], domain=ML, **{attr: vocab})
+    got, want = _run_both(_map_model(node, key, value, value), feed)
+    assert got.shape == want.shape == (1, len(vocab)) and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("form", ["DENSE", "SPARSE"])
+@pytest.mark.parametrize("cast_to", ["TO_FLOAT", "TO_STRING", "TO_INT64"])
+def test_cast_map_matches_onnxruntime(form, cast_to):
+    elem = {"TO_FLOAT": TensorProto.FLOAT, "TO_STRING": TensorProto.STRING,
+            "TO_INT64": TensorProto.INT64}[cast_to]
+    node = helper.make_node("CastMap", ["X"], ["Y"], domain=ML, cast_to=cast_to,
+                            map_form=form, max_map=6)
+    feed = {4: 2.7, 1: -1.75, 2: 3.0, 9: 5.0}  # key 9 lies past max_map: dropped
+    got, want = _run_both(_map_model(node, TensorProto.INT64, TensorProto.FLOAT, elem), feed)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    if cast_to == "TO_STRING" and form == "SPARSE":
+        # onnxruntime fills missing slots with "0.f"; we format zero like the values
+        filled = [k for k in range(6) if k not in feed]
+        assert [want[0, k] for k in filled] == ["0.f"] * len(filled)
+        assert [got[0, k] for k in filled] == ["0.000000"] * len(filled)
+        keep = [k for k in range(6) if k in feed]
+        np.testing.assert_array_equal(got[0, keep], want[0, keep])
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def test_map_ops_edge_cases_and_errors():
+    """Cases onnxruntime cannot be fed from Python (empty maps, int64 or string values)
+    checked directly, and the named errors."""
+    vec = og.ops.get_op("DictVectorizer", ML)
+    ints = vec.resolve_attrs({"int64_vocabulary": [7, 2, 9]}, num_outputs=1)
+    (y,) = vec.kernel([{9: 4, 7: np.asarray(np.int64(-2))}], ints, None)
+    assert y.dtype == np.int64 and y.tolist() == [[-2, 0, 4]]
+    (y,) = vec.kernel([{2: "two"}], ints, None)
+    assert y.dtype == object and y.tolist() == [["", "two", ""]]
+    with pytest.raises(OpAttributeError, match="exactly one of int64_vocabulary"):
+        vec.kernel([{}], vec.resolve_attrs({}), None)
+    attrs = vec.resolve_attrs({"string_vocabulary": ["a"]}, num_outputs=1)
+    with pytest.raises(ShapeError, match="must be a map"):
+        vec.kernel([np.zeros(2)], attrs, None)
+    with pytest.raises(ShapeError, match="keys must be strings"):
+        vec.kernel([{1: 1.0}], attrs, None)
+    (empty,) = vec.kernel([{}], attrs, None)  # onnxruntime refuses an empty map
+    np.testing.assert_array_equal(empty, np.zeros((1, 1), np.float32))
+    cast = og.ops.get_op("CastMap", ML)
+    with pytest.raises(OpAttributeError, match="cast_to must be one of"):
+        cast.kernel([{1: 1.0}], cast.resolve_attrs({"cast_to": "TO_BOOL"}), None)
+    with pytest.raises(OpAttributeError, match="max_map must be >= 1"):
+        cast.kernel([{1: 1.0}], cast.resolve_attrs({"map_form": "SPARSE", "max_map": 0}),
+                    None)
+    with pytest.raises(ShapeError, match="keys must be ints"):
+        cast.kernel([{"a": 1.0}], cast.resolve_attrs({}), None)
+    with pytest.raises(ExecutionError, match="cannot cast a string value"):
+        cast.kernel([{1: "abc"}], cast.resolve_attrs({}), None)
+    (parsed,) = cast.kernel([{2: "2.5", 1: np.array("-1", dtype=object)}],
+                            cast.resolve_attrs({"cast_to": "TO_INT64"}), None)
+    np.testing.assert_array_equal(parsed, [[-1, 2]])
