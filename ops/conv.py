@@ -35,9 +35,9 @@ import numpy as np
 
 from ..errors import ShapeError
 from .activation import relu as relu_op
+from .conv_depthwise import depthwise_2d
 from .registry import TensorInfo, define
 from .scratch import scratch as _scratch
-from .conv_depthwise import depthwise_2d
 
 # --------------------------------------------------------------------------------------
 # Geometry: strides / dilations / pads / output sizes
