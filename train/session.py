@@ -559,12 +559,13 @@ def _check_tensor_feed(t, value):
 
 
 def _check_container_feed(t, value, containers):
-    """The fed value for a sequence/optional tensor t: None for an empty optional, a
-    list for a sequence, each element checked against t's element dtype and shape.
+    """The fed value for a sequence/optional/map tensor t: None for an empty optional,
+    a list for a sequence, a dict for a map, each element checked against t's element
+    dtype and shape.
 
     Raises:
-        ShapeError: a sequence is fed something other than a list/tuple, or an element
-            does not match.
+        ShapeError: a sequence is fed something other than a list/tuple, a map something
+            other than a dict (or keys of the wrong type), or an element does not match.
     """
     if not containers:
         return _check_tensor_feed(t, value)
