@@ -616,8 +616,9 @@ def _cast_map(inputs, attrs, ctx):
     x = _map_input(op, inputs[0])
     if any(not isinstance(k, (int, np.integer)) or isinstance(k, bool) for k in x):
         raise ShapeError(f"{op}: the map's keys must be ints")
-    keys = np.asarray(sorted(int(k) for k in x), dtype=np.int64)
-    values = _map_values(op, [x[k] for k in sorted(x)])
+    order = sorted(x, key=int)
+    keys = np.asarray([int(k) for k in order], dtype=np.int64)
+    values = _map_values(op, [x[k] for k in order])
     if values.dtype == object and cast_to != "TO_STRING":
         try:
             values = np.asarray([float(v) for v in values], dtype=np.float64)
@@ -628,9 +629,8 @@ def _cast_map(inputs, attrs, ctx):
         if size < 1:
             raise OpAttributeError(f"{op}: max_map must be >= 1 for SPARSE, got {size}")
         keep = (keys >= 0) & (keys < size)
-        dense = np.zeros(size, dtype=values.dtype if values.dtype != object else np.float64)
-        if values.dtype == object:
-            dense = np.full(size, "0.000000" if cast_to == "TO_STRING" else 0.0, dtype=object)
+        dense = np.zeros(size, dtype=values.dtype) if values.dtype != object \
+            else np.full(size, "0.000000", dtype=object)  # strings reach here for TO_STRING only
         dense[keys[keep]] = values[keep]
         values = dense
     if cast_to == "TO_FLOAT":
