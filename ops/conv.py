@@ -280,8 +280,6 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
             shuffle = None
             if b is not None:
                 b = np.asarray(b, dtype=cdt).reshape(group, mg).T.reshape(m)
-                if cache is not None:
-                    cache = cache.setdefault("shuffled", {})
         else:
             y = np.matmul(w.reshape(group, mg, cg), x.reshape(n, group, cg, npix))
     else:
@@ -329,7 +327,10 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
         np.copyto(direct, y.reshape(n, m, npix))
     y = y.reshape((n, m) + tuple(out_sp)) if out is None else out
     if b is not None:
-        y += _bias_operand(b, m, out_sp, cdt, cache)
+        # broadcast per channel: a cached full-size bias plane adds faster on its own
+        # but was no faster in the models (one more cold array per Conv) and held
+        # 4-9 MB per model
+        y += np.asarray(b, dtype=cdt).reshape((m,) + (1,) * nsp)
     if relu:
         relu_op(y, out=y)
     if shuffle is not None and shuffle > 1:
@@ -337,26 +338,6 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
             y.reshape((n, shuffle, m // shuffle, npix)).transpose(0, 2, 1, 3)
         ).reshape((n, m) + tuple(out_sp))
     return y.astype(out_dtype, copy=False)
-
-
-_BIAS_PLANE_MAX = 4 << 20
-
-
-def _bias_operand(b, m, out_sp, cdt, cache):
-    """The bias shaped to add to (N, M, *out_sp): with a per-node cache, a full
-    (M, *out_sp) plane (numpy adds two contiguous arrays 2-3x faster than it
-    broadcasts one value per channel row), else the (M, 1, ...) column."""
-    col = np.asarray(b, dtype=cdt).reshape((m,) + (1,) * len(out_sp))
-    if cache is None:
-        return col
-    key = ("bias_plane", tuple(out_sp), cdt)
-    plane = cache.get(key)
-    if plane is None:
-        if m * math.prod(out_sp) * cdt.itemsize > _BIAS_PLANE_MAX:
-            return col
-        plane = cache[key] = np.ascontiguousarray(
-            np.broadcast_to(col, (m,) + tuple(out_sp)))
-    return plane
 
 
 def _weights_with_bias(w, b, m, kk, cdt, cache):
