@@ -1,6 +1,6 @@
 """The depthwise Conv path (`ops.conv_depthwise`, group == C == M, 2-D, no dilation)
-against onnxruntime: both layouts (NCHW rows for large images, channels-last for small
-ones), strides 1-3 and unequal, symmetric/asymmetric/zero pads, auto_pad, ceil-like
+against onnxruntime: all three forms (same width for stride-1 convs as wide as their
+input, NCHW rows for large images, channels-last for small ones), strides 1-3 and unequal, symmetric/asymmetric/zero pads, auto_pad, ceil-like
 overhang, batch > 1, non-square kernels, float32/float64/float16, bias, and as the
 Session's fused Conv calls it (weight cache, Relu, `out=` a Concat slice)."""
 
@@ -16,7 +16,9 @@ from .test_conv_fast_paths import _assert_matches_ort, _fused_conv, _run_conv
 pytest.importorskip("onnxruntime")
 
 CASES = [
-    ((1, 24, 28, 28), (3, 3), dict(pads=[1, 1, 1, 1])),                  # rows
+    ((1, 24, 28, 28), (3, 3), dict(pads=[1, 1, 1, 1])),                  # same width
+    ((2, 5, 21, 20), (5, 3), dict(pads=[2, 0, 1, 2])),                   # same width
+    ((1, 4, 30, 17), (3, 5), dict(pads=[0, 3, 0, 1])),                   # same width
     ((1, 40, 9, 9), (3, 3), dict(pads=[1, 1, 1, 1])),                    # channels-last
     ((2, 16, 30, 26), (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2])),  # rows, phases
     ((2, 48, 14, 14), (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2])),  # c-last, phases
@@ -52,34 +54,60 @@ def test_depthwise_matches_onnxruntime(case, dtype, bias, fused):
                         fused.endswith("relu"))
 
 
-@pytest.mark.parametrize("layout", ["rows", "channels_last"])
-def test_both_layouts_are_taken_and_agree(layout, monkeypatch):
-    """Forcing either layout (through the size rule) gives onnxruntime's result on
-    every case, and the forced form is the one that ran."""
+# size rules (_SAME_WIDTH_MIN_SPAN, _ROWS_MIN_SPAN) that force each form where it applies
+FORMS = {"same_width": (0, 0), "rows": (1 << 30, 0), "channels_last": (1 << 30, 1 << 30)}
+
+
+def _force(form, setattr_):
+    same, rows = FORMS[form]
+    setattr_(conv_depthwise, "_SAME_WIDTH_MIN_SPAN", same)
+    setattr_(conv_depthwise, "_ROWS_MIN_SPAN", rows)
+
+
+def _same_width_applies(xs, ks, attrs):
+    if attrs.get("strides", [1, 1]) != [1, 1]:
+        return False
+    pads = attrs.get("pads", [0, 0, 0, 0])
+    return attrs.get("auto_pad", "").startswith("SAME") or pads[1] + pads[3] == ks[1] - 1
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_every_form_is_taken_and_agrees(form, monkeypatch):
+    """Forcing each form (through the size rules) gives onnxruntime's result on every
+    case, and the forced form is the one that ran wherever it applies."""
     ran = []
-    real = getattr(conv_depthwise, f"_depthwise_{layout}")
-    monkeypatch.setattr(conv_depthwise, f"_depthwise_{layout}",
+    real = getattr(conv_depthwise, f"_depthwise_{form}")
+    monkeypatch.setattr(conv_depthwise, f"_depthwise_{form}",
                         lambda *a: (ran.append(1), real(*a))[1])
-    monkeypatch.setattr(conv_depthwise, "_ROWS_MIN_SPAN", 0 if layout == "rows" else 1 << 30)
+    _force(form, monkeypatch.setattr)
+    applies = 0
     for xs, ks, attrs in CASES:
+        applies += form != "same_width" or _same_width_applies(xs, ks, attrs)
         attrs = dict(attrs, group=xs[1])
         x, w, b = _case(xs, ks, np.float32, True, seed=3)
         got, _ = _fused_conv(x, w, b, attrs, "cache")
         _assert_matches_ort(got, x, w, b, attrs, relu=False)
-    assert len(ran) == 2 * len(CASES)  # two calls per case (`_fused_conv` reruns)
+    assert applies >= 4
+    assert len(ran) == 2 * applies  # two calls per case (`_fused_conv` reruns)
 
 
 def test_depthwise_geometry_sweep_float64():
     """`depthwise_2d` on random geometry (images 1-13, kernels 1-5, strides 1-3, pads
-    0-3 per side, batch 1-2), both layouts, exact to float64 rounding against a direct
+    0-3 per side, a third of them stride 1 with the width kept, batch 1-2), every form,
+    exact to float64 rounding against a direct
     sum over the taps of the zero-padded image."""
     rng = np.random.default_rng(5)
     checked = 0
+    same_width = []
     for _ in range(300):
         h, wd, kh, kw = (int(v) for v in rng.integers((1, 1, 1, 1), (14, 14, 6, 6)))
         sh, sw = (int(v) for v in rng.integers(1, 4, 2))
         pb = [int(v) for v in rng.integers(0, 4, 2)]
         pe = [int(v) for v in rng.integers(0, 4, 2)]
+        if rng.random() < 0.3:  # stride 1, output as wide as the input
+            sh = sw = 1
+            pb[1] = int(rng.integers(0, kw))
+            pe[1] = kw - 1 - pb[1]
         ho = (h + pb[0] + pe[0] - kh) // sh + 1
         wo = (wd + pb[1] + pe[1] - kw) // sw + 1
         if ho < 1 or wo < 1:
@@ -92,12 +120,16 @@ def test_depthwise_geometry_sweep_float64():
         want = sum(xp[:, :, i:i + (ho - 1) * sh + 1:sh, j:j + (wo - 1) * sw + 1:sw]
                    * w[None, :, 0, i, j, None, None]
                    for i in range(kh) for j in range(kw)) + b[None, :, None, None]
-        for rule in (0, 1 << 30):
-            conv_depthwise._ROWS_MIN_SPAN, saved = rule, conv_depthwise._ROWS_MIN_SPAN
-            try:
+        for form in FORMS:
+            with pytest.MonkeyPatch.context() as mp:
+                _force(form, mp.setattr)
+                real = conv_depthwise._depthwise_same_width
+                mp.setattr(conv_depthwise, "_depthwise_same_width",
+                           lambda *a: (same_width.append(a[1].shape[3] > a[0].shape[3]),
+                                       real(*a))[1])
                 got = conv_depthwise.depthwise_2d(x, w, [sh, sw], pb, [ho, wo], {}, b)
-            finally:
-                conv_depthwise._ROWS_MIN_SPAN = saved
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
         checked += 1
     assert checked > 150
+    # the same-width form ran on enough of them, some with a kernel wider than the image
+    assert len(same_width) > 15 and any(same_width)
