@@ -253,7 +253,14 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
     cg, mg = c // group, m // group
     if w.shape[1] != cg or c % group or m % group:
         raise ShapeError(f"Conv: input channels {c}, weight {w.shape}, group {group}")
-    strides, dilations, pb, pe, out_sp = _pool_geometry(x.shape[2:], kernel, attrs)
+    if cache is None:
+        strides, dilations, pb, pe, out_sp = _pool_geometry(x.shape[2:], kernel, attrs)
+    else:  # the node's attrs are fixed: the geometry depends on the image size only
+        geometry = cache.get(("geometry", x.shape[2:]))
+        if geometry is None:
+            geometry = cache[("geometry", x.shape[2:])] = _pool_geometry(
+                x.shape[2:], kernel, attrs)
+        strides, dilations, pb, pe, out_sp = geometry
     npix = math.prod(out_sp)
     nsp = len(kernel)
     direct = None  # `out` as (N, M, P) when the GEMM writes into it
