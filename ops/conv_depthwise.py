@@ -63,14 +63,13 @@ def depthwise_2d(x, w, strides, pads_begin, out_sp, cache=None, bias=None, out=N
     if out is None:
         out = np.empty(x.shape[:2] + tuple(out_sp), x.dtype)
     bias = None if bias is None else np.asarray(bias, x.dtype).reshape(-1)
-    span = _phase_grid(w, strides, out_sp)[3]
     if strides == [1, 1] and out_sp[1] == x.shape[3] and pads_begin[1] < w.shape[3] \
             and out_sp[0] * out_sp[1] >= _SAME_WIDTH_MIN_SPAN:
         _depthwise_same_width(x, w, pads_begin[0], pads_begin[1], out_sp[0], out)
         if bias is not None:
             out += bias.reshape(-1, 1, 1)
         return out
-    if span >= _ROWS_MIN_SPAN:
+    if _phase_grid(w, strides, out_sp)[3] >= _ROWS_MIN_SPAN:
         y = _depthwise_rows(x, w, strides, pads_begin, out_sp)
         if bias is not None:  # one pass crops the pad columns and adds the bias
             np.add(y, bias.reshape(-1, 1, 1), out=out)
