@@ -16,6 +16,10 @@ The rewrites, in order:
    absorbs following per-channel Mul / Add by constants when the rank is known.
 4. Relu fusion: a Relu whose input comes only from a Conv, BN-affine, Add, Sum, Mul,
    Sub, MatMul, Gemm or Concat step is applied in place on that step's fresh output.
+5a. Bias forwarding: a fused Conv without Relu read only by a fused 1x1 Conv without
+   padding drops its bias, which the 1x1 Conv adds through its own: W (y + b1) + b2 =
+   W y + (W b1 + b2), per group. ShuffleNet's depthwise convs (BatchNorm folded) feed
+   such 1x1 convs, and their bias was a separate pass over their output.
 5. Channel-shuffle folding: a fused Conv followed by Reshape (N, g, C/g, ...) ->
    Transpose (0, 2, 1, ...) -> Reshape (N, C, ...) writes its output already shuffled.
 6. AveragePool and 1x1 Conv swap: both are linear, and the average of a per-channel
@@ -72,6 +76,7 @@ def optimize_plan(graph, steps: list, template: list, keep: set, fed: set,
     if any(_has_subgraph(s) for s in steps):
         return steps
     steps = _fuse(graph, steps, template, fed, graph_inputs, protected, _Step)
+    steps = _bias_into_pointwise_conv(steps, protected, _Step)
     steps = _fold_shuffles(steps, template, fed, graph_inputs, protected, _Step)
     steps = _pointwise_conv_before_avgpool(steps, protected, _Step)
     steps = _avgpool_before_pointwise_conv(steps, protected, _Step)
@@ -494,6 +499,53 @@ def _conv_kernel(conv, w, b, relu):
         return (y,)
     kernel.conv_parts = (conv, w, b, relu)
     return kernel
+
+
+def _bias_into_pointwise_conv(steps, protected, Step):
+    """A fused Conv (no Relu) read only by a fused unpadded 1x1 Conv: its bias moves
+    into the 1x1 Conv's bias (rewrite 5a)."""
+    from ..ops import conv as conv_ops
+
+    users = _consumers(steps)
+    out = list(steps)
+    for k in range(len(out)):
+        step = out[k]  # a 1x1 Conv may already carry a bias moved into it
+        parts = getattr(step.kernel, "conv_parts", None)
+        if parts is None or parts[0] is not conv_ops._conv_kernel or parts[2] is None \
+                or parts[3] or len(step.outputs) != 1:
+            continue
+        j = _sole_reader(out, users, step.outputs[0], protected)
+        after = getattr(out[j].kernel, "conv_parts", None) if j is not None else None
+        if after is None or after[0] is not conv_ops._conv_kernel \
+                or not _unpadded_pointwise(after[1], out[j].attrs):
+            continue
+        b1 = np.asarray(parts[2], np.float64).reshape(-1)
+        w2 = np.asarray(after[1])
+        m, cg = w2.shape[:2]
+        nxt = out[j]
+        group = int(nxt.attrs.get("group", 1) or 1)
+        if b1.size != cg * group or m % group:
+            continue
+        # output channel i of group g reads input channels g*cg .. (g+1)*cg - 1
+        moved = np.einsum("gmc,gc->gm", w2.astype(np.float64).reshape(group, m // group, cg),
+                          b1.reshape(group, cg)).reshape(m)
+        b2 = moved if after[2] is None else moved + np.asarray(after[2], np.float64)
+        out[k] = Step(_conv_kernel(parts[0], parts[1], None, False), step.attrs,
+                      step.inputs, step.outputs, step.node, (), False, step.ctrl)
+        out[j] = Step(_conv_kernel(after[0], after[1], b2.astype(w2.dtype), after[3]),
+                      nxt.attrs, nxt.inputs, nxt.outputs, nxt.node, (), False, nxt.ctrl)
+    return out
+
+
+def _unpadded_pointwise(w, attrs) -> bool:
+    """A Conv whose kernel is all ones in size and that pads nothing: every output
+    pixel is a weighted sum of one input pixel's channels (any stride, any group)."""
+    mode = attrs.get("auto_pad") or "NOTSET"
+    if isinstance(mode, bytes):
+        mode = mode.decode()
+    return w.ndim >= 3 and all(d == 1 for d in w.shape[2:]) \
+        and mode in ("NOTSET", "VALID") \
+        and all(int(v) == 0 for v in (attrs.get("pads") or ()))
 
 
 def _fold_shuffles(steps, template, fed, graph_inputs, protected, Step):

@@ -207,3 +207,76 @@ def test_strided_average_pool_runs_before_pointwise_conv(pool_attrs, relu, swapp
                                 providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def _depthwise_bn_pointwise(second, third=None, bn=True, relu=False, x_shape=(2, 8, 7, 6)):
+    """Depthwise 3x3 Conv (+ BatchNormalization) (+ Relu) -> Conv `second` (attrs,
+    1x1 unless kernel_shape says otherwise) [-> Conv `third`], every Conv with a bias."""
+    rng = np.random.default_rng(8)
+    c = x_shape[1]
+    group = second.get("group", 1)
+    k2 = second.pop("kernel_shape", [1, 1])
+    weights = dict(
+        w1=rng.standard_normal((c, 1, 3, 3)).astype(np.float32),
+        b1=rng.standard_normal(c).astype(np.float32),
+        w2=rng.standard_normal((12, c // group, *k2)).astype(np.float32),
+        b2=rng.standard_normal(12).astype(np.float32),
+        scale=rng.uniform(0.5, 2, c).astype(np.float32),
+        shift=rng.standard_normal(c).astype(np.float32),
+        mean=rng.standard_normal(c).astype(np.float32),
+        var=rng.uniform(0.5, 2, c).astype(np.float32))
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["d"], group=c, pads=[1, 1, 1, 1])]
+    t = "d"
+    if bn:
+        nodes.append(helper.make_node("BatchNormalization",
+                                      [t, "scale", "shift", "mean", "var"], ["n"]))
+        t = "n"
+    if relu:
+        nodes.append(helper.make_node("Relu", [t], ["r"]))
+        t = "r"
+    nodes.append(helper.make_node("Conv", [t, "w2", "b2"],
+                                  ["y" if third is None else "p"], kernel_shape=k2, **second))
+    if third is not None:
+        weights["w3"] = rng.standard_normal((5, 12, 1, 1)).astype(np.float32)
+        weights["b3"] = rng.standard_normal(5).astype(np.float32)
+        nodes.append(helper.make_node("Conv", ["p", "w3", "b3"], ["y"], **third))
+    return _model(nodes, x_shape, rng, **weights)
+
+
+def _conv_biases(sess):
+    (plan,) = sess._plans.values()
+    return [s.kernel.conv_parts[2] is not None for s in plan.steps
+            if hasattr(s.kernel, "conv_parts")]
+
+
+@pytest.mark.parametrize("second,third,relu,biases", [
+    (dict(group=4), None, False, [False, True]),
+    (dict(group=1, strides=[2, 2]), None, False, [False, True]),
+    (dict(group=2), dict(strides=[1, 1]), False, [False, False, True]),  # moved twice
+    (dict(group=4), None, True, [True, True]),                   # Relu in between
+    (dict(group=4, pads=[1, 0, 0, 1]), None, False, [True, True]),  # padded 1x1
+    (dict(group=2, kernel_shape=[3, 1]), None, False, [True, True]),  # not 1x1
+], ids=str)
+def test_bias_moves_into_the_next_pointwise_conv(second, third, relu, biases):
+    """A Conv's bias is carried by the unpadded 1x1 Conv reading it (through each one
+    of a chain); not past a Relu, a padded or a larger kernel. Same results as ORT."""
+    model, x = _depthwise_bn_pointwise(dict(second), third, relu=relu)
+    sess = og.Session(from_onnx(model))
+    got = sess.run("y", {"x": x})
+    assert _conv_biases(sess) == biases
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_bias_stays_when_the_conv_output_is_fetched():
+    """The first Conv's output is fetched too: it keeps its own bias."""
+    model, x = _depthwise_bn_pointwise(dict(group=4), bn=False)
+    sess = og.Session(from_onnx(model))
+    d, y = sess.run(["d", "y"], {"x": x})
+    assert _conv_biases(sess) == [True, True]
+    full = ort.InferenceSession(_with_output(model, "d").SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    np.testing.assert_allclose(y, full[0], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(d, full[1], rtol=1e-4, atol=1e-4)
