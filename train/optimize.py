@@ -16,7 +16,7 @@ The rewrites, in order:
    absorbs following per-channel Mul / Add by constants when the rank is known.
 4. Relu fusion: a Relu whose input comes only from a Conv, BN-affine, Add, Sum, Mul,
    Sub, MatMul, Gemm or Concat step is applied in place on that step's fresh output.
-5a. Bias forwarding: a fused Conv without Relu read only by a fused 1x1 Conv without
+4a. Bias forwarding: a fused Conv without Relu read only by a fused 1x1 Conv without
    padding drops its bias, which the 1x1 Conv adds through its own: W (y + b1) + b2 =
    W y + (W b1 + b2), per group. ShuffleNet's depthwise convs (BatchNorm folded) feed
    such 1x1 convs, and their bias was a separate pass over their output.
@@ -503,7 +503,7 @@ def _conv_kernel(conv, w, b, relu):
 
 def _bias_into_pointwise_conv(steps, protected, Step):
     """A fused Conv (no Relu) read only by a fused unpadded 1x1 Conv: its bias moves
-    into the 1x1 Conv's bias (rewrite 5a)."""
+    into the 1x1 Conv's bias (rewrite 4a)."""
     from ..ops import conv as conv_ops
 
     users = _consumers(steps)
