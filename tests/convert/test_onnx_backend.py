@@ -17,11 +17,15 @@ import pytest
 
 from onegraph.convert.known_failures import CONVERSION_KNOWN_FAILURES
 from onegraph.ops.control_flow import CONVERTER_TESTED
+from onegraph.ops.random import KNOWN_FAILURES as RANDOM_KNOWN_FAILURES
 
 from .backend import (unsupported_element_types, OnegraphBackend, all_node_cases, as_numpy, compare,
                       family_known_failures, lookup_reason, unsupported)
 
 KNOWN = {k: v for k, v in family_known_failures().items() if v != CONVERTER_TESTED}
+# A fresh random draw matches a stored random reference now and then (test_bernoulli's
+# ten values in about 0.6% of runs), so those xfails cannot be strict.
+CHANCE_MATCHES = frozenset(RANDOM_KNOWN_FAILURES.values())
 CASES = [c for c in all_node_cases() if not unsupported(c.model)]
 
 
@@ -39,7 +43,8 @@ def reason(case):
 def test_node(case, request):
     why = reason(case)
     if why:  # still run it: a known failure that now passes must leave the list
-        request.node.add_marker(pytest.mark.xfail(reason=why, strict=True))
+        request.node.add_marker(pytest.mark.xfail(reason=why,
+                                                  strict=why not in CHANCE_MATCHES))
     rep = OnegraphBackend.prepare(case.model)
     for inputs, outputs in case.data_sets:
         actual = rep.run([as_numpy(x) for x in inputs])
