@@ -24,7 +24,7 @@ from .backend import (unsupported_element_types, OnegraphBackend, all_node_cases
 
 KNOWN = {k: v for k, v in family_known_failures().items() if v != CONVERTER_TESTED}
 # A fresh random draw matches a stored random reference now and then (test_bernoulli's
-# ten values in about 0.6% of runs), so those xfails cannot be strict.
+# ten values in about 0.5% of runs, measured), so those xfails cannot be strict.
 CHANCE_MATCHES = frozenset(RANDOM_KNOWN_FAILURES.values())
 CASES = [c for c in all_node_cases() if not unsupported(c.model)]
 
