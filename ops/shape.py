@@ -567,13 +567,18 @@ def _infer_identity(attrs, inputs):
 # --------------------------------------------------------------------------- Dropout
 
 def _dropout(inputs, attrs, ctx):
-    """Identity at inference; with training_mode true, zero with prob `ratio` and rescale."""
+    """Identity at inference: the input itself, not a copy (like Identity); with
+    training_mode true, zero with prob `ratio` and rescale. The all-true inference
+    mask is only built when the node declares the mask output."""
     x = inputs[0]
     ratio = inputs[1] if len(inputs) > 1 and inputs[1] is not None else attrs["ratio"]
     ratio = float(np.asarray(ratio))
     training = len(inputs) > 2 and inputs[2] is not None and bool(np.asarray(inputs[2]))
     if not training or ratio == 0:
-        return (x.copy(), np.ones(x.shape, dtype=bool))
+        declared = attrs.get(NUM_OUTPUTS)
+        if declared is not None and declared < 2:
+            return (x,)
+        return (x, np.ones(np.shape(x), dtype=bool))
     seed = attrs["seed"]
     if seed is not None:
         # Legacy MT19937 stream so that a given seed reproduces the ONNX test data.

@@ -127,6 +127,18 @@ def test_dropout_seeded_is_deterministic_and_unseeded_uses_ctx():
     assert np.array_equal(y, x) and mask.all()
 
 
+@pytest.mark.parametrize("inputs", [[], [np.float32(0.5)], [np.float32(0.5), np.bool_(False)],
+                                    [np.float32(0.0), np.bool_(True)]])
+def test_dropout_at_inference_passes_the_input_through(inputs):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    op = get_op("Dropout")
+    only_output = op.kernel([x] + inputs, op.resolve_attrs({}, num_outputs=1),
+                            KernelContext())
+    assert len(only_output) == 1 and only_output[0] is x  # no copy, no mask built
+    y, mask = op.kernel([x] + inputs, op.resolve_attrs({}, num_outputs=2), KernelContext())
+    assert y is x and mask.dtype == bool and mask.shape == x.shape and mask.all()
+
+
 def test_constant_variants():
     assert run("Constant", [], value_int=3)[0].dtype == np.int64
     assert run("Constant", [], value_floats=[1.0, 2.0])[0].dtype == np.float32
