@@ -28,6 +28,7 @@ import heapq
 from ..errors import ExecutionError
 from ..ops import REGISTRY
 from ..ops.dataflow import DEAD
+from ..ops.scratch import begin_kernel
 
 MAX_ITERATIONS = 10_000_000
 
@@ -256,6 +257,7 @@ class FrameRunner:
                     outs = (DEAD,) * len(st.outputs)
                 else:
                     try:
+                        begin_kernel()
                         outs = st.kernel(args, st.attrs, ctx)
                     except ExecutionError:
                         raise

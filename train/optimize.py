@@ -52,6 +52,7 @@ import numpy as np
 from ..ops import REGISTRY, KernelContext
 from ..ops.activation import relu as relu_op
 from ..ops.registry import NUM_OUTPUTS
+from ..ops.scratch import begin_kernel
 
 _NONDETERMINISTIC = frozenset({
     "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
@@ -123,6 +124,7 @@ def _fold_constants(steps, template, fed, graph_inputs, protected):
                     for i in step.inputs]
             if all(a is not None for a, i in zip(args, step.inputs) if i >= 0):
                 try:
+                    begin_kernel()
                     values = step.kernel(args, step.attrs, ctx)
                 except Exception:  # leave it to run time, which reports it properly
                     values = None

@@ -28,6 +28,7 @@ from ..ops import REGISTRY, KernelContext
 # with the Switch/Merge kernels, which produce it.
 from ..ops.dataflow import DEAD  # noqa: E402
 from ..ops.elementwise import fp_errors_quiet, quiet_fp_errors  # noqa: E402
+from ..ops.scratch import begin_kernel  # noqa: E402
 from .optimize import optimize_plan  # noqa: E402
 from . import frames  # noqa: E402
 from .heap import keep_freed_memory  # noqa: E402
@@ -400,6 +401,7 @@ class Session:
                 self._execute_with_dead(plan, values, ctx)
                 return
             for step in plan.steps:
+                begin_kernel()
                 outs = step.kernel([values[i] if i >= 0 else None for i in step.inputs],
                                    step.attrs, ctx)
                 for i, v in zip(step.outputs, outs):
@@ -423,6 +425,7 @@ class Session:
                     values[i] is DEAD for i in step.ctrl):
                 outs = (DEAD,) * len(step.outputs)
             else:
+                begin_kernel()
                 outs = step.kernel(args, step.attrs, ctx)
             for i, v in zip(step.outputs, outs):
                 values[i] = v
