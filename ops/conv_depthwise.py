@@ -135,28 +135,29 @@ def _depthwise_same_width(x, w, top, left, ho, out):
     buf[:, :, start + kept * wd:] = 0
     buf[:, :, start:start + kept * wd] = x[:, :, :kept].reshape(n, c, kept * wd)
     taps = w.reshape(c, kh, kw)
-    acc = _scratch("conv.dw_acc", (n, c, span), x.dtype)
-    part = _scratch("conv.dw_part", (n, c, span), x.dtype)
     sn, sc, item = buf.strides
+    # the sums go straight into `out` when its rows merge (one buffer less in cache)
+    direct = out.strides[3] == item and out.strides[2] == wd * item
+    if direct:
+        acc = np.lib.stride_tricks.as_strided(out, (n, c, span), out.strides[:2] + (item,))
+    else:
+        acc = _scratch("conv.dw_acc", (n, c, span), x.dtype)
+    part = _scratch("conv.dw_part", (n, c, span), x.dtype) if kw > 1 else None
     # the tap at the left pad is the image's own column: it never wraps, so it starts
     order = [left] + [b for b in range(kw) if b != left]
     for k, b in enumerate(order):
         win = np.lib.stride_tricks.as_strided(buf[:, :, b:], (n, c, kh, span),
                                               (sn, sc, wd * item, item), writeable=False)
-        dst = acc if k == 0 else part
-        np.einsum("ncip,ci->ncp", win, taps[:, :, b], out=dst)
+        np.einsum("ncip,ci->ncp", win, taps[:, :, b], out=acc if k == 0 else part)
         if k == 0:
             continue
-        cols = dst.reshape(n, c, ho, wd)
+        cols = part.reshape(n, c, ho, wd)
         if b < left:
             cols[:, :, :, :left - b] = 0
         else:
             cols[:, :, :, max(0, wd - (b - left)):] = 0
-        if k < kw - 1:
-            acc += part
-        else:
-            np.add(acc.reshape(n, c, ho, wd), cols, out=out)
-    if kw == 1:
+        acc += part
+    if not direct:
         np.copyto(out, acc.reshape(n, c, ho, wd))
 
 

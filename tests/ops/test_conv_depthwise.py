@@ -128,7 +128,13 @@ def test_depthwise_geometry_sweep_float64():
                            lambda *a: (same_width.append(a[1].shape[3] > a[0].shape[3]),
                                        real(*a))[1])
                 got = conv_depthwise.depthwise_2d(x, w, [sh, sw], pb, [ho, wo], {}, b)
+                # into an `out` whose rows do not merge (every other column of a buffer)
+                strided = np.full((n, c, ho, 2 * wo), np.nan)[..., ::2]
+                into = conv_depthwise.depthwise_2d(x, w, [sh, sw], pb, [ho, wo], {}, b,
+                                                   out=strided)
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+            assert into is strided
+            np.testing.assert_allclose(strided, want, rtol=1e-12, atol=1e-12)
         checked += 1
     assert checked > 150
     # the same-width form ran on enough of them, some with a kernel wider than the image
