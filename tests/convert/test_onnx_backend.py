@@ -17,15 +17,12 @@ import pytest
 
 from onegraph.convert.known_failures import CONVERSION_KNOWN_FAILURES
 from onegraph.ops.control_flow import CONVERTER_TESTED
-from onegraph.ops.random import KNOWN_FAILURES as RANDOM_KNOWN_FAILURES
+from onegraph.ops.random import CHANCE_MATCHES
 
 from .backend import (unsupported_element_types, OnegraphBackend, all_node_cases, as_numpy, compare,
                       family_known_failures, lookup_reason, unsupported)
 
 KNOWN = {k: v for k, v in family_known_failures().items() if v != CONVERTER_TESTED}
-# A fresh random draw matches a stored random reference now and then (test_bernoulli's
-# ten values in about 0.5% of runs, measured), so those xfails cannot be strict.
-CHANCE_MATCHES = frozenset(RANDOM_KNOWN_FAILURES.values())
 CASES = [c for c in all_node_cases() if not unsupported(c.model)]
 
 
