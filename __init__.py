@@ -76,6 +76,10 @@ def __getattr__(name: str):
         from .train.session import Session
 
         return Session
+    if name == "RunMetadata":
+        from .train.profiling import RunMetadata
+
+        return RunMetadata
     if name in ("train", "datasets"):
         import importlib
 

@@ -4,6 +4,7 @@
     onegraph verify model.og [--json]
     onegraph convert in.onnx out.og | in.og out.onnx [--opset N]
     onegraph run model.og --input NAME=file.npy ... [--output-dir DIR]
+                 [--runs N] [--profile] [--trace FILE.json]
 """
 
 from __future__ import annotations

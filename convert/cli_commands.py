@@ -3,6 +3,7 @@
     onegraph convert in.onnx out.og          # import (direction from the extensions)
     onegraph convert in.og out.onnx [--opset N]
     onegraph run model.og --input x=x.npy [--input ...] [--output-dir DIR] [--signature S]
+                 [--runs N] [--profile] [--trace FILE.json]
 
 `run` needs only numpy (it does not import onnx); `convert` imports onnx lazily.
 """
@@ -80,9 +81,13 @@ def cmd_run(args) -> int:
     """Run a model's signature (default "serving") on .npy inputs with the Session.
 
     Writes NAME.npy per output into --output-dir, or prints a summary per output.
+    --runs N repeats the run (the outputs are the last run's); --profile prints the
+    per-node timings (`RunMetadata.summary`, medians over the runs) and --trace FILE
+    writes them as a Chrome trace (`RunMetadata.write_trace`).
 
     Raises:
-        OneGraphError: bad --input, unknown signature or input key, or a failed run.
+        OneGraphError: bad --input, unknown signature or input key, bad --runs or
+            --trace folder, or a failed run.
     """
     import onegraph as og
     from ..train.session import Session
@@ -95,16 +100,24 @@ def cmd_run(args) -> int:
         except OSError as e:
             raise OneGraphError(f"--output-dir {args.output_dir}: cannot create the "
                                 f"directory: {e.strerror or e}") from e
+    if args.runs < 1:
+        raise OneGraphError(f"--runs {args.runs}: must be at least 1")
+    if args.trace and not os.path.isdir(os.path.dirname(os.path.abspath(args.trace))):
+        raise OneGraphError(f"--trace {args.trace}: the folder does not exist")
     session = Session(model)
     if args.signature in model.signatures:
-        outputs = session.run_signature(args.signature, **feeds)
+        names, fetches, feed_dict = session._signature_call(args.signature, feeds)
     elif args.signature == "serving" and not model.signatures:
         g = model.graph
         names = [g.tensors[i].name for i in g.outputs]
-        outputs = dict(zip(names, session.run(names, feeds)))
+        fetches, feed_dict = names, feeds
     else:
         raise OneGraphError(f"no signature {args.signature!r} "
                             f"(available: {sorted(model.signatures)})")
+    meta = og.RunMetadata() if args.profile or args.trace else None
+    for _ in range(args.runs):
+        results = session.run(fetches, feed_dict, run_metadata=meta)
+    outputs = dict(zip(names, results[:len(names)]))
     for name, value in outputs.items():
         value = np.asarray(value)
         if args.output_dir:
@@ -114,6 +127,11 @@ def cmd_run(args) -> int:
             print(f"{name}: {value.dtype}{list(value.shape)} -> {path}")
         else:
             print(_summary(name, value))
+    if args.profile:
+        print(meta.summary())
+    if args.trace:
+        meta.write_trace(args.trace)
+        print(f"trace of {meta.runs} run(s) -> {args.trace}")
     return 0
 
 
@@ -148,4 +166,12 @@ def register(sub) -> None:
     p.add_argument("--output-dir", default=None,
                    help="write each output as NAME.npy here (default: print a summary)")
     p.add_argument("--signature", default="serving", help="signature to run")
+    p.add_argument("--runs", type=int, default=1,
+                   help="run this many times (outputs are the last run's)")
+    p.add_argument("--profile", action="store_true",
+                   help="print per-node kernel times, medians over the runs "
+                        "(og.RunMetadata.summary)")
+    p.add_argument("--trace", default=None, metavar="FILE.json",
+                   help="write per-node times as a Chrome trace "
+                        "(og.RunMetadata.write_trace)")
     p.set_defaults(func=cmd_run)

@@ -15,6 +15,7 @@ paper's Switch/Merge frames; dead-value control flow runs in the same loop).
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -32,6 +33,7 @@ from ..ops.scratch import begin_kernel  # noqa: E402
 from .optimize import optimize_plan  # noqa: E402
 from . import frames  # noqa: E402
 from .heap import keep_freed_memory  # noqa: E402
+from .profiling import RunMetadata, output_info  # noqa: E402
 
 # Ops that receive dead inputs instead of being skipped by dead-value propagation.
 _DEAD_AWARE = frozenset({"Merge"})
@@ -150,7 +152,8 @@ class Session:
 
     # -- public API -----------------------------------------------------------------
 
-    def run(self, fetches, feed_dict: Mapping | None = None, feeds: Mapping | None = None):
+    def run(self, fetches, feed_dict: Mapping | None = None, feeds: Mapping | None = None,
+            *, run_metadata: RunMetadata | None = None):
         """Run one step and return the fetched values in the structure of `fetches`.
 
         Args:
@@ -158,12 +161,19 @@ class Session:
                 name; its result is None), or a list/tuple/dict nesting of those.
             feed_dict: maps tensors (handle, name or index) to values; fed tensors
                 are not computed. `feeds` is an alias.
+            run_metadata: an `og.RunMetadata` that records each step's node, kernel
+                time and output shapes (as TF1's `run_metadata`; see
+                `train/profiling.py`). Without it runs are not timed at all.
 
         Raises:
+            TypeError: run_metadata is not a RunMetadata.
             ExecutionError: a kernel failed (the message names node and op type).
             ShapeError: a fed value's dtype or shape contradicts the tensor's.
             OneGraphError: an unknown fetch/feed or an unsupported op.
         """
+        if run_metadata is not None and not isinstance(run_metadata, RunMetadata):
+            raise TypeError(f"run_metadata must be an og.RunMetadata, got "
+                            f"{type(run_metadata).__name__}")
         feed_dict = feed_dict if feed_dict is not None else (feeds or {})
         flat, rebuild = _flatten(fetches)
         fetch_tensors, targets, kinds = [], [], []
@@ -185,7 +195,13 @@ class Session:
         for index, value in feed_items:
             values[index] = self._check_feed(index, value)
         frame = _Frame(self.graph, values, None)
-        self._execute(plan, frame)
+        if run_metadata is None:
+            self._execute(plan, frame)
+        else:
+            records: list = []
+            start = time.perf_counter_ns()
+            self._execute(plan, frame, records)
+            run_metadata._record_run(records, start, time.perf_counter_ns())
         out = []
         it = iter(plan.fetch_slots)
         for kind in kinds:
@@ -196,8 +212,19 @@ class Session:
                 out.append(None)
         return rebuild(out)
 
-    def run_signature(self, name: str, **inputs) -> dict:
+    def run_signature(self, name: str, /, **inputs) -> dict:
         """Run a named signature of the model: keyword inputs by key, returns outputs by key.
+
+        Raises:
+            OneGraphError: no such signature, or a missing/unknown input key.
+        """
+        keys, fetches, feed_dict = self._signature_call(name, inputs)
+        results = self.run(fetches, feed_dict)
+        return dict(zip(keys, results[:len(keys)]))
+
+    def _signature_call(self, name: str, inputs: Mapping) -> tuple[list, list, dict]:
+        """(output keys, fetches, feed_dict) that run signature `name` on `inputs`
+        (by key): the outputs' tensors in key order, then the signature's targets.
 
         Raises:
             OneGraphError: no such signature, or a missing/unknown input key.
@@ -213,8 +240,7 @@ class Session:
                                 f"missing {sorted(missing)}, unknown {sorted(extra)}")
         keys = sorted(sig.outputs)
         fetches = [sig.outputs[k] for k in keys] + [("node", n) for n in sig.targets]
-        results = self.run(fetches, {sig.inputs[k]: v for k, v in inputs.items()})
-        return dict(zip(keys, results[:len(keys)]))
+        return keys, fetches, {sig.inputs[k]: v for k, v in inputs.items()}
 
     # -- resolution -----------------------------------------------------------------
 
@@ -379,12 +405,14 @@ class Session:
 
     # -- execution ------------------------------------------------------------------
 
-    def _execute(self, plan: _Plan, frame: _Frame) -> None:
+    def _execute(self, plan: _Plan, frame: _Frame, trace: list | None = None) -> None:
+        """Run a plan's steps on frame.values. With `trace`, append (step index, node,
+        start ns, end ns, output info) per executed step."""
         if not fp_errors_quiet():
             # numpy fp warnings off once per run, not once per kernel (a context
             # variable, so it is per thread): kernels then skip their own errstate
             with quiet_fp_errors():
-                return self._execute(plan, frame)
+                return self._execute(plan, frame, trace)
         values = frame.values
         if plan.free_tensors:
             for i in plan.free_tensors:
@@ -396,9 +424,11 @@ class Session:
                     values[i] = frame.parent.lookup(frame.graph.tensors[i].name)
         ctx = RunContext(self, frame)
         step = None
+        running = [None]  # the dead-aware loop's current step, for the error message
         try:
-            if plan.uses_dead:
-                self._execute_with_dead(plan, values, ctx)
+            if plan.uses_dead or trace is not None:
+                # the timed loop is this one too: the plain loop below stays lean
+                self._execute_with_dead(plan, values, ctx, trace, running)
                 return
             for step in plan.steps:
                 begin_kernel()
@@ -409,24 +439,39 @@ class Session:
                 for i in step.free:
                     values[i] = None
         except OneGraphError as e:
+            step = step if step is not None else running[0]
             if step is None or str(e).startswith("node "):
                 raise
             raise type(e)(f"node {step.node.name!r} ({step.node.op_type}): {e}") from e
         except Exception as e:
+            step = step if step is not None else running[0]
             if step is None:
                 raise
             raise ExecutionError(f"node {step.node.name!r} ({step.node.op_type}) failed: "
                                  f"{type(e).__name__}: {e}") from e
 
-    def _execute_with_dead(self, plan: _Plan, values: list, ctx) -> None:
-        for step in plan.steps:
+    def _execute_with_dead(self, plan: _Plan, values: list, ctx,
+                           trace: list | None = None, running: list | None = None) -> None:
+        """The step loop with dead-value propagation (a dead input makes a step's
+        outputs dead unless the op takes dead inputs), optionally timed into `trace`;
+        running[0] is kept at the step being run."""
+        running = running if running is not None else [None]
+        for index, step in enumerate(plan.steps):
+            running[0] = step
             args = [values[i] if i >= 0 else None for i in step.inputs]
-            if not step.dead_aware and any(a is DEAD for a in args) or step.ctrl and any(
-                    values[i] is DEAD for i in step.ctrl):
+            if plan.uses_dead and (
+                    not step.dead_aware and any(a is DEAD for a in args)
+                    or step.ctrl and any(values[i] is DEAD for i in step.ctrl)):
                 outs = (DEAD,) * len(step.outputs)
-            else:
+            elif trace is None:
                 begin_kernel()
                 outs = step.kernel(args, step.attrs, ctx)
+            else:
+                begin_kernel()
+                t0 = time.perf_counter_ns()
+                outs = step.kernel(args, step.attrs, ctx)
+                t1 = time.perf_counter_ns()
+                trace.append((index, step.node, t0, t1, output_info(outs)))
             for i, v in zip(step.outputs, outs):
                 values[i] = v
             for i in step.free:
