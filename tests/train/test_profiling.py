@@ -183,3 +183,43 @@ def test_cli_run_rejects_bad_profile_options(tmp_path, capsys, extra, message):
     rc = main(["run", str(tmp_path / "m.og"), "--input", f"x={tmp_path / 'x.npy'}"] + extra)
     assert rc == 2
     assert message in capsys.readouterr().err
+
+
+def test_profile_inference_benchmark_compares_op_types_with_onnxruntime(capsys):
+    """benchmarks/profile_inference.py on a small Conv/Relu/MaxPool model: both
+    profiles list the same op types (onnxruntime's fused Conv counted as Conv)."""
+    import importlib.util
+
+    pytest.importorskip("onnxruntime")
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    spec = importlib.util.spec_from_file_location(
+        "profile_inference", os.path.join(root, "benchmarks", "profile_inference.py"))
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    rng = np.random.default_rng(0)
+    w = helper.make_tensor("w", TensorProto.FLOAT, [8, 3, 3, 3],
+                           rng.standard_normal(216).astype(np.float32))
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[2, 2], strides=[2, 2])]
+    graph = helper.make_graph(nodes, "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                             [1, 3, 16, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                                             [1, 8, 8, 8])],
+                              [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    feeds = {"x": rng.standard_normal((1, 3, 16, 16)).astype(np.float32)}
+    ours = bench.onegraph_profile(model, feeds, runs=3, warmup=1)
+    theirs = bench.ort_profile(model, feeds, runs=3, warmup=1)
+    assert {"Conv", "MaxPool"} <= set(ours[0]) and {"Conv", "MaxPool"} <= set(theirs[0])
+    assert all(len(nodes) >= 2 for nodes in (ours[1], theirs[1]))
+    assert ours[2] > 0 and theirs[2] > 0
+    bench.report("tiny", ours, theirs, top=2)
+    out = capsys.readouterr().out
+    assert out.count("Conv") >= 3 and "slowest onnxruntime nodes" in out
