@@ -76,19 +76,25 @@ def _median_ms(fns, runs, warmup):
     return [1e3 * statistics.median(ts) for ts in times]
 
 
-def bench_one(model, feeds, runs, warmup):
+def ort_session(model, enable_profiling=False):
+    """A single-threaded onnxruntime CPU session of `model` (optionally profiling)."""
     import onnxruntime as ort
 
-    import onegraph as og
-    from onegraph.convert import from_onnx
-
-    outputs = [o.name for o in model.graph.output]
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
     so.log_severity_level = 3
-    ort_sess = ort.InferenceSession(model.SerializeToString(), so,
-                                    providers=["CPUExecutionProvider"])
+    so.enable_profiling = enable_profiling
+    return ort.InferenceSession(model.SerializeToString(), so,
+                                providers=["CPUExecutionProvider"])
+
+
+def bench_one(model, feeds, runs, warmup):
+    import onegraph as og
+    from onegraph.convert import from_onnx
+
+    outputs = [o.name for o in model.graph.output]
+    ort_sess = ort_session(model)
     og_sess = og.Session(from_onnx(model))
     want = ort_sess.run(outputs, feeds)
     got = og_sess.run(outputs, feeds)

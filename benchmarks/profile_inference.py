@@ -32,7 +32,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-from bench_inference import load_models  # noqa: E402
+from bench_inference import load_models, ort_session  # noqa: E402
 
 # onnxruntime op names that stand for an ONNX op they fused or rewrote
 _ORT_OP_OF = {"FusedConv": "Conv", "FusedGemm": "Gemm", "FusedMatMul": "MatMul",
@@ -60,22 +60,8 @@ def onegraph_profile(model, feeds, runs, warmup):
 
 def ort_profile(model, feeds, runs, warmup):
     """The same for onnxruntime, from its profiler's per-node kernel times."""
-    import onnxruntime as ort
-
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    so.inter_op_num_threads = 1
-    so.log_severity_level = 3
-    sess = ort.InferenceSession(model.SerializeToString(), so,
-                                providers=["CPUExecutionProvider"])
-    for _ in range(warmup):
-        sess.run(None, feeds)
-    so.enable_profiling = True
-    sess = ort.InferenceSession(model.SerializeToString(), so,
-                                providers=["CPUExecutionProvider"])
-    for _ in range(warmup):
-        sess.run(None, feeds)
-    for _ in range(runs):
+    sess = ort_session(model, enable_profiling=True)
+    for _ in range(warmup + runs):
         sess.run(None, feeds)
     path = sess.end_profiling()
     try:

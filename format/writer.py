@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 import zlib
 from typing import Any
 
@@ -20,6 +19,7 @@ import numpy as np
 
 from ..errors import FormatError
 from . import fb
+from .atomic import atomic_open
 from .dtypes import DType
 from .fb import (Attribute, Buffer, Graph as FbGraph, KeyValue, Model as FbModel, Node,
                  OpsetImport, Quantization, Signature, SignatureTensor, Tensor as FbTensor,
@@ -117,46 +117,21 @@ def save_model(model: Model, path: str | os.PathLike) -> int:
         OSError: the file system refused (the temp file is removed).
     """
     flat, views, offsets = serialize(model)
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".og-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(flat)
-            pos = len(flat)
-            for view, offset in zip(views, offsets):
-                if offset > pos:
-                    f.write(b"\0" * (offset - pos))
-                f.write(view)
-                pos = offset + view.nbytes
-            end = align_up(pos)
-            if end > pos:
-                f.write(b"\0" * (end - pos))
-                pos = end
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(folder)
+    with atomic_open(path, "wb", prefix=".og-") as f:
+        f.write(flat)
+        pos = len(flat)
+        for view, offset in zip(views, offsets):
+            if offset > pos:
+                f.write(b"\0" * (offset - pos))
+            f.write(view)
+            pos = offset + view.nbytes
+        end = align_up(pos)
+        if end > pos:
+            f.write(b"\0" * (end - pos))
+            pos = end
     return pos
 
 
-def _fsync_dir(folder: str) -> None:
-    try:
-        dfd = os.open(folder, os.O_RDONLY)
-    except OSError:  # pragma: no cover - e.g. platforms without directory fds
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(dfd)
 
 
 # -- FlatBuffer construction ------------------------------------------------------------

@@ -14,11 +14,11 @@ If/Loop/Scan bodies are not listed; their time is part of the control-flow node'
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..format.atomic import atomic_open
 
 
 @dataclass(frozen=True)
@@ -123,20 +123,8 @@ class RunMetadata:
                                         for d, sh in s.outputs]}}
                   for s in self.step_stats]
         text = json.dumps({"traceEvents": events, "displayTimeUnit": "ms"})
-        folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".trace-", suffix=".tmp", dir=folder)
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        with atomic_open(path, "w", prefix=".trace-") as f:
+            f.write(text)
         return path
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import threading
 from typing import Iterable
 
@@ -25,23 +24,14 @@ import numpy as np
 
 from ..errors import DataLossError, OneGraphError
 from ..format import DType, TensorKind
+from ..format.atomic import atomic_open
 
 INDEX = "checkpoint.json"
 
 
 def _write_atomic(path: str, text: str) -> None:
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".index-", dir=d)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_open(path, "w", prefix=".index-") as f:
+        f.write(text)
 
 
 def _read_index(directory: str) -> dict:
