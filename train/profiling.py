@@ -14,6 +14,7 @@ If/Loop/Scan bodies are not listed; their time is part of the control-flow node'
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,6 +48,7 @@ class RunMetadata:
     def __init__(self):
         self.step_stats: list[NodeStat] = []
         self.run_us: list[float] = []
+        self._lock = threading.Lock()  # runs in several threads may share one
 
     @property
     def runs(self) -> int:
@@ -56,13 +58,13 @@ class RunMetadata:
     def _record_run(self, records: list, start_ns: int, end_ns: int) -> None:
         """Append one run's (index, node, t0_ns, t1_ns, outputs) records, the run
         having lasted from start_ns to end_ns (perf_counter_ns)."""
-        run = self.runs
-        base = start_ns
-        for index, node, t0, t1, outputs in records:
-            self.step_stats.append(NodeStat(run, index, node.name or f"#{index}",
-                                            node.op_type, (t0 - base) / 1e3,
-                                            (t1 - t0) / 1e3, outputs))
-        self.run_us.append((end_ns - start_ns) / 1e3)
+        with self._lock:
+            run = self.runs
+            for index, node, t0, t1, outputs in records:
+                self.step_stats.append(NodeStat(run, index, node.name or f"#{index}",
+                                                node.op_type, (t0 - start_ns) / 1e3,
+                                                (t1 - t0) / 1e3, outputs))
+            self.run_us.append((end_ns - start_ns) / 1e3)
 
     def node_medians(self) -> list[tuple[str, str, float, int]]:
         """(node, op type, median duration us, number of runs) per step position,

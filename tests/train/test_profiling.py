@@ -223,3 +223,29 @@ def test_profile_inference_benchmark_compares_op_types_with_onnxruntime(capsys):
     bench.report("tiny", ours, theirs, top=2)
     out = capsys.readouterr().out
     assert out.count("Conv") >= 3 and "slowest onnxruntime nodes" in out
+
+
+def test_threads_sharing_one_run_metadata_keep_runs_apart():
+    """Runs from several threads into one RunMetadata: every run is whole and
+    numbered once (each run's steps share its run number, in plan order)."""
+    import threading
+
+    sess = og.Session(_model())
+    x = np.ones((4, 8), np.float32)
+    sess.run(["z"], {"x": x})
+    meta = og.RunMetadata()
+
+    def work():
+        for _ in range(25):
+            sess.run(["z"], {"x": x}, run_metadata=meta)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert meta.runs == 100
+    (plan,) = sess._plans.values()
+    names = [s.node.name for s in plan.steps]
+    for run in range(100):
+        assert [s.node for s in meta.step_stats if s.run == run] == names
