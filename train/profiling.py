@@ -26,7 +26,8 @@ from ..format.atomic import atomic_open
 class NodeStat:
     """One step of one run: the node (name, op type, position in the plan), when it
     started relative to the run's start and how long its kernel took (microseconds),
-    and its outputs as (dtype, shape) pairs (None for non-array values)."""
+    and its outputs as (dtype name, shape) pairs ((None, None) for values that are not
+    arrays: sequences, maps, optionals, dead values)."""
 
     run: int
     index: int
