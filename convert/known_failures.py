@@ -13,7 +13,5 @@ CONVERSION_KNOWN_FAILURES: dict[str, str] = {
     "test_attention_4d_causal_padded_kv_bf16_expanded": _BF16_ROUNDING,
     "test_attention_4d_attn_mask_causal_bf16_expanded": _BF16_ROUNDING,
     "test_attention_3d_causal_bf16_expanded": _BF16_ROUNDING,
-    "test_scan_sum": "opset-8 Scan (batch axis, sequence_lens) is not upgraded to opset 9 "
-                     "semantics by onnx's version converter",
 }
 

@@ -10,6 +10,7 @@ runs in float, and QuantizeLinear writes its quantized outputs. The result passe
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 
@@ -336,9 +337,26 @@ def _type_proto_attribute(name: str, text: str, where: str):
     return attr
 
 
+@functools.lru_cache(maxsize=None)
+def _min_inputs(op_type: str, opset: int) -> int:
+    """The fewest inputs a default-domain op's schema at `opset` allows (0 if unknown)."""
+    from onnx import defs
+
+    try:
+        return int(defs.get_schema(op_type, opset, "").min_input)
+    except Exception:  # noqa: BLE001 - SchemaError: not an ONNX op at this opset
+        return 0
+
+
 def _fix_for_opset(graph, opset: int) -> None:
-    """Undo importer-side additions that older opsets do not allow."""
+    """Undo importer-side additions that older opsets do not allow, and give back the
+    empty names of omitted optional inputs that an op still needs by position (Loop's
+    condition), which the IR drops when they trail."""
     for node in graph.node:
+        if node.domain in ("", "ai.onnx"):
+            missing = _min_inputs(node.op_type, opset) - len(node.input)
+            if missing > 0:
+                node.input.extend([""] * missing)
         if node.op_type == "Split" and node.domain in ("", "ai.onnx") and opset < 18:
             keep = [a for a in node.attribute if a.name != "num_outputs"]
             if len(keep) != len(node.attribute):

@@ -4,7 +4,8 @@ The mapping is one-to-one: every ONNX node becomes one IR node with the same nam
 op type, domain and attributes; initializers become CONSTANT tensors; subgraph
 attributes (If/Loop/Scan bodies) become nested `Graph` objects whose free names refer
 to the enclosing graphs by name (ONNX outer-scope semantics, which the Session
-implements). Models older than opset 13 are upgraded with ONNX's version converter.
+implements). Models older than opset 13 are upgraded with ONNX's version converter,
+after batched opset-8 Scans are spelled as Loops (`onnx_legacy`), which it gets wrong.
 
 Everything that can go wrong with the input is reported as one `ConversionError`
 naming the node or tensor at fault: unreadable bytes, dangling tensor names, attribute
@@ -24,6 +25,7 @@ from ..errors import ConversionError, FormatError, OpAttributeError
 from ..format import AttrType, Container, DType, Graph, Model, TensorKind, TypedList
 from ..format.ir import attr_type_of
 from ..ops import REGISTRY
+from .onnx_legacy import needs_scan_rewrite, rewrite_batched_scans
 
 # The oldest default-domain opset whose semantics the kernels implement; older models
 # are upgraded to this version first.
@@ -254,6 +256,9 @@ def _upgrade(proto):
     version = _default_opset(proto)
     if version is not None and version < MIN_OPSET:
         from onnx import version_converter
+
+        if needs_scan_rewrite(proto, version):
+            proto = rewrite_batched_scans(proto)
 
         try:
             with warnings.catch_warnings():
