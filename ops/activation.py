@@ -201,17 +201,43 @@ def _softmax_kernel(inputs, attrs, ctx):
     x = np.asarray(inputs[0])
     lx = _lift(x)
     axis = _axis(attrs, x.ndim, "Softmax")
+    # float16/bfloat16 keep the per-row shift and numpy's sum: their results are
+    # rounded to a few bits, and ONNX's references were made that way
+    fast = x.dtype == np.float32
     if fp_errors_quiet():
-        return (_softmax(lx, axis).astype(x.dtype, copy=False),)
+        return (_softmax(lx, axis, fast).astype(x.dtype, copy=False),)
     with np.errstate(all="ignore"):
-        return (_softmax(lx, axis).astype(x.dtype, copy=False),)
+        return (_softmax(lx, axis, fast).astype(x.dtype, copy=False),)
 
 
-def _softmax(lx, axis):
-    e = lx - lx.max(axis=axis, keepdims=True)
-    e = np.exp(e, out=e) if e.dtype.kind == "f" else np.exp(e)
-    s = e.sum(axis=axis, keepdims=True)
-    return np.divide(e, s, out=e) if e.dtype.kind == "f" else e / s
+# Softmax is shift-invariant; the shift only has to keep exp() from overflowing and the
+# terms from sinking into subnormals. When the whole tensor spans less than this, its
+# global max is such a shift for every row (e^-80 is still a normal float32), and two
+# whole-array reductions cost a third of a max along short rows.
+_SOFTMAX_SHARED_SHIFT_SPAN = 80.0
+
+
+def _softmax(lx, axis, fast=False):
+    """Softmax of a lifted array along `axis`; `fast` allows the shared shift and the
+    BLAS row sums (float32 inputs)."""
+    if lx.dtype.kind != "f" or lx.size == 0:
+        e = lx - lx.max(axis=axis, keepdims=True)
+        e = np.exp(e)
+        return e / e.sum(axis=axis, keepdims=True)
+    top = lx.max() if fast else None
+    if fast and top - lx.min() < _SOFTMAX_SHARED_SHIFT_SPAN:  # False for inf and NaN too
+        e = np.subtract(lx, top)
+    else:
+        e = lx - lx.max(axis=axis, keepdims=True)
+    np.exp(e, out=e)
+    last = axis in (-1, lx.ndim - 1)
+    if fast and last and e.dtype == np.float32 and e.flags.c_contiguous:
+        # row sums as one matrix-vector product (BLAS), 3x a sum along short rows
+        s = (e.reshape(-1, e.shape[-1]) @ np.ones(e.shape[-1], e.dtype)).reshape(
+            e.shape[:-1] + (1,))
+    else:
+        s = e.sum(axis=axis, keepdims=True)
+    return np.divide(e, s, out=e)
 
 
 def _log_softmax_kernel(inputs, attrs, ctx):

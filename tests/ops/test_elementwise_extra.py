@@ -140,3 +140,38 @@ def test_activations_keep_dtype_and_are_stable():
     np.testing.assert_array_equal(_run("Hardmax", [np.array([[1.0, 3.0, 3.0]])]),
                                   [[0.0, 1.0, 0.0]])
     assert _run("Relu", [np.array([-2, 3], np.int32)]).tolist() == [0, 3]
+
+
+def _softmax_f64(x, axis):
+    """The oracle: float64, shifted by each row's own max."""
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("case", ["narrow", "rows_far_apart", "wide", "masked", "axis0"])
+def test_float32_softmax_matches_a_float64_per_row_softmax(case):
+    # the float32 kernel may shift by the tensor's global max (span under 80) and sum
+    # rows with BLAS; every path must agree with the per-row float64 softmax, tiny
+    # probabilities included (relative error), and keep NaN rows NaN
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 16, 32)).astype(np.float32)
+    axis = -1
+    if case == "rows_far_apart":     # row maxima 70 apart: shared shift, e^-70 terms
+        x[0, 0] -= 70
+    elif case == "wide":             # span over 80: per-row shift
+        x[1, 2] += 500
+    elif case == "masked":           # attention masks: -inf and -1e9 entries
+        x[..., 20:] = -np.inf
+        x[0, 1, :, 5:] = np.float32(-1e9)
+    elif case == "axis0":
+        axis = 0
+    y = _run("Softmax", [x], axis=axis)
+    assert y.dtype == np.float32
+    want = _softmax_f64(x, axis)
+    np.testing.assert_allclose(y, want, rtol=2e-6, atol=0)
+    x[1, 1, 3, 4] = np.nan
+    y = _run("Softmax", [x], axis=axis)
+    assert np.isnan(y[1, 1, 3] if axis == -1 else y[:, 1, 3, 4]).all()
+    finite = ~np.isnan(_softmax_f64(x, axis))
+    np.testing.assert_allclose(y[finite], _softmax_f64(x, axis)[finite], rtol=2e-6, atol=0)
