@@ -126,10 +126,10 @@ def _scan_parts(node):
     rest = list(node.input[1:])
     n = len(rest) - m
     if m < 1 or n < 0 or len(body.input) != n + m or len(body.output) < n \
-            or len(node.output) > len(body.output):
+            or len(node.output) != len(body.output):
         raise ConversionError(
-            f"{where}: {n} states and {m} scan inputs do not fit a body of "
-            f"{len(body.input)} inputs and {len(body.output)} outputs")
+            f"{where}: {n} states, {m} scan inputs and {len(node.output)} outputs do not "
+            f"fit a body of {len(body.input)} inputs and {len(body.output)} outputs")
     directions = list(helper.get_attribute_value(attrs["directions"])) \
         if "directions" in attrs else [0] * m
     if len(directions) != m or any(d not in (0, 1) for d in directions):
@@ -228,9 +228,7 @@ def _lower_scan(node, names):
         + [_typed_like(o, name, keep_shape=False)
            for o, name in zip(body.output, fin_b + out_b)])
 
-    # the Scan's outputs may stop short of the body's (trailing outputs omitted)
-    loop_out = list(node.output) + [""] * (n + k - len(node.output))
-    loop = make("Loop", [batch, ""], loop_out, body=entry_graph,
+    loop = make("Loop", [batch, ""], list(node.output), body=entry_graph,
                 name=node.name or names.fresh("scan8_loop"))
     return outer_nodes + [loop]
 

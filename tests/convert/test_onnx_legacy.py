@@ -127,11 +127,13 @@ def test_body_reads_the_outer_scope_and_nests():
 
 
 def test_rewrite_only_for_old_opsets_and_leaves_the_input_alone():
-    node = helper.make_node("Scan", ["", "acc0", "n0", "xs", "ws"], ["acc", "n"],
-                            body=_two_state_body(), num_scan_inputs=2)
+    node = helper.make_node("Scan", ["", "acc0", "n0", "xs", "ws"],
+                            ["acc", "n", "y1", "y2"], body=_two_state_body(),
+                            num_scan_inputs=2)
     model = _model([node], [_info("acc0", [1, 2]), _info("n0", [1]),
                             _info("xs", [1, 3, 2]), _info("ws", [1, 3, 2])],
-                   [_info("acc", [1, 2]), _info("n", [1])])
+                   [_info("acc", [1, 2]), _info("n", [1]), _info("y1", [1, 3, 2]),
+                    _info("y2", [1, 3, 2])])
     assert needs_scan_rewrite(model, 8)
     assert not needs_scan_rewrite(model, 9)
     before = model.SerializeToString()
@@ -144,11 +146,15 @@ def test_rewrite_only_for_old_opsets_and_leaves_the_input_alone():
     assert dims == [[1, 2], [1], [1, 3, 2], [1, 3, 2]]
 
 
-def test_scan_that_does_not_fit_its_body_is_a_conversion_error():
-    node = helper.make_node("Scan", ["", "acc0", "xs"], ["acc"], body=_two_state_body(),
-                            num_scan_inputs=1)
-    graph = helper.make_graph([node], "g", [_info("acc0", [1, 2]), _info("xs", [1, 3, 2])],
-                              [_info("acc", None)])
+@pytest.mark.parametrize("inputs,outputs", [
+    (["", "acc0", "xs"], ["acc", "n", "y1", "y2"]),      # too few inputs for the body
+    (["", "acc0", "n0", "xs", "ws"], ["acc", "n", "y1"]),  # an output short (ORT refuses)
+])
+def test_scan_that_does_not_fit_its_body_is_a_conversion_error(inputs, outputs):
+    node = helper.make_node("Scan", inputs, outputs, body=_two_state_body(),
+                            num_scan_inputs=2)
+    graph = helper.make_graph([node], "g", [_info(i, None) for i in inputs if i],
+                              [_info(o, None) for o in outputs])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 8)])
     with pytest.raises(ConversionError, match="do not fit a body"):
         from_onnx(model)
