@@ -116,7 +116,8 @@ def _scan_parts(node):
     """(sequence_lens or '', inits, scans, body, directions) of an opset-8 Scan."""
     from onnx import helper
 
-    where = f"Scan node {node.name!r}" if node.name else "a Scan node"
+    where = f"Scan node {node.name!r}" if node.name else \
+        f"the Scan node making {list(node.output)}"
     attrs = {a.name: a for a in node.attribute}
     if "body" not in attrs or "num_scan_inputs" not in attrs:
         raise ConversionError(f"{where}: opset-8 Scan needs the attributes body and "
