@@ -53,14 +53,19 @@ def rewrite_batched_scans(proto):
     return out
 
 
+def _subgraphs(node):
+    """The graphs held in a node's attributes (If branches, Loop/Scan bodies)."""
+    for attr in node.attribute:
+        if attr.g.ByteSize():
+            yield attr.g
+        yield from attr.graphs
+
+
 def _all_nodes(graph):
     for node in graph.node:
         yield node
-        for attr in node.attribute:
-            if attr.g.ByteSize():
-                yield from _all_nodes(attr.g)
-            for sub in attr.graphs:
-                yield from _all_nodes(sub)
+        for sub in _subgraphs(node):
+            yield from _all_nodes(sub)
 
 
 class _Names:
@@ -78,11 +83,8 @@ class _Names:
         for node in graph.node:
             self.taken.update(node.input)
             self.taken.update(node.output)
-            for attr in node.attribute:
-                if attr.g.ByteSize():
-                    self._collect(attr.g)
-                for sub in attr.graphs:
-                    self._collect(sub)
+            for sub in _subgraphs(node):
+                self._collect(sub)
 
     def fresh(self, hint: str) -> str:
         while True:
@@ -94,16 +96,10 @@ class _Names:
 
 
 def _rewrite_graph(graph, names):
-    from onnx import AttributeProto
-
     nodes = []
     for node in graph.node:
-        for attr in node.attribute:
-            if attr.type == AttributeProto.GRAPH:
-                _rewrite_graph(attr.g, names)
-            elif attr.type == AttributeProto.GRAPHS:
-                for sub in attr.graphs:
-                    _rewrite_graph(sub, names)
+        for sub in _subgraphs(node):
+            _rewrite_graph(sub, names)
         if node.op_type == "Scan" and node.domain in _DEFAULT_DOMAINS:
             nodes.extend(_lower_scan(node, names))
         else:
@@ -266,14 +262,13 @@ def _rename_uses(graph, mapping, top=False):
         nd.input[:] = [mapping.get(i, i) for i in nd.input]
         if top:
             nd.output[:] = [mapping.get(o, o) for o in nd.output]
-        for attr in nd.attribute:
-            for sub in ([attr.g] if attr.g.ByteSize() else []) + list(attr.graphs):
-                local = {v.name for v in sub.input} | {t.name for t in sub.initializer} \
-                    | {o for x in sub.node for o in x.output}
-                inner = {k: v for k, v in mapping.items() if k not in local}
-                for v in sub.output:
-                    v.name = inner.get(v.name, v.name)
-                _rename_uses(sub, inner)
+        for sub in _subgraphs(nd):
+            local = {v.name for v in sub.input} | {t.name for t in sub.initializer} \
+                | {o for x in sub.node for o in x.output}
+            inner = {k: v for k, v in mapping.items() if k not in local}
+            for v in sub.output:
+                v.name = inner.get(v.name, v.name)
+            _rename_uses(sub, inner)
 
 
 def _select(nodes, names, live, when_live, otherwise, hint):
