@@ -48,14 +48,44 @@ def _pointwise(fn):
 def relu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """max(x, 0) elementwise for a numpy array of a native float or int dtype.
 
-    Floats go through np.clip(x, 0, inf): numpy's maximum against a scalar runs an
-    unvectorised loop, clip with two bounds a SIMD one (4x faster on this CPU, and NaN
-    still propagates). `out` may be x itself. Other dtypes: a plain np.maximum.
+    float32/float64 compare against a read-only plane of zeros (`_zero_plane`):
+    numpy's maximum of two arrays runs its SIMD loop, against a scalar a slower one
+    (and np.clip's speed varies by CPU). NaN still propagates. `out` may be x itself.
+    Other dtypes: np.clip(x, 0, inf) for float16, a plain np.maximum for ints.
     """
+    zeros = _zero_plane(x) if type(x) is np.ndarray else None
+    if zeros is not None:
+        return np.maximum(x, zeros, out=out)
     bounds = _RELU_BOUNDS.get(x.dtype)
     if bounds is None:
         return np.maximum(x, 0, out=out)
     return np.clip(x, bounds[0], bounds[1], out=out)
+
+
+# Relu's zeros: a calloc'd block never written, so every page of it is the kernel's
+# shared zero page (no memory or cache cost however much of it is read). Measured
+# (median of 3000 interleaved calls, float32): 194k values 34 us against 46-48 us for
+# np.clip or a scalar maximum; 50k values 7 vs 13 us.
+_ZERO_PLANE_BYTES = 1 << 26
+_ZERO_PLANE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_ZERO_PLANES: dict = {}
+
+
+def _zero_plane(x):
+    """A read-only zeros array of x's shape and dtype (float32/float64 up to
+    _ZERO_PLANE_BYTES), or None. Never raises."""
+    dt = x.dtype
+    plane = _ZERO_PLANES.get(dt)
+    if plane is None:
+        if dt not in _ZERO_PLANE_DTYPES:
+            return None
+        plane = np.zeros(_ZERO_PLANE_BYTES // dt.itemsize, dt)
+        plane.setflags(write=False)
+        _ZERO_PLANES[dt] = plane
+    n = x.size
+    if n > plane.size:
+        return None
+    return plane[:n].reshape(x.shape)
 
 
 def _relu_kernel(inputs, attrs, ctx):
@@ -64,8 +94,7 @@ def _relu_kernel(inputs, attrs, ctx):
     zero = _ZEROS.get(x.dtype) if type(x) is np.ndarray else None
     if zero is None:
         return _relu_slow(inputs, attrs, ctx)
-    bounds = _RELU_BOUNDS.get(x.dtype)
-    y = np.maximum(x, zero) if bounds is None else np.clip(x, bounds[0], bounds[1])
+    y = relu(x)
     return (y if type(y) is np.ndarray else np.asarray(y),)
 
 

@@ -298,7 +298,7 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
                 and min(pb + pe) >= 0 and cache is not None \
                 and _winograd_pays(c, m, out_sp):
             y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
-            _conv_winograd_3x3(x, w, b, pb, out_sp, cache, relu, y)
+            _winograd_in_bands(x, w, b, pb, out_sp, cache, relu, y)
             b, relu = None, False
         elif group == 1 and nsp == 2 and 2 * m <= c and strides == [1, 1] \
                 and dilations == [1, 1] and min(pb + pe) >= 0 \
@@ -456,6 +456,35 @@ def _winograd_pays(c, m, out_sp):
     return c * m >= need * (c + m)
 
 
+# Tall images go through Winograd in bands of this many output rows (a multiple of
+# the 2-row tiles): a whole 56x56 image's transform planes (M x 812 per tile
+# position) overflow L2. Measured, conv alone, interleaved: 64x56x56 -> 192 5146 vs
+# 5813 us, 64x56x56 -> 64 1913 vs 2160 us; 28x28 images gain nothing (left whole).
+_WINO_BAND_ROWS = 16
+
+
+def _winograd_in_bands(x, w, b, pb, out_sp, cache, relu, y):
+    """`_conv_winograd_3x3` into y (N, M, P), run on horizontal bands of
+    _WINO_BAND_ROWS output rows when the image has more than twice as many."""
+    ho, wo = out_sp
+    rows = _WINO_BAND_ROWS
+    if not rows or ho <= 2 * rows:
+        _conv_winograd_3x3(x, w, b, pb, out_sp, cache, relu, y)
+        return
+    h = x.shape[2]
+    top = pb[0]
+    y4 = y.reshape(y.shape[:2] + (ho, wo))
+    for o0 in range(0, ho, rows):
+        o1 = min(ho, o0 + rows)
+        # input rows o0 - top .. o1 + 1 - top feed output rows o0 .. o1 - 1; those
+        # above the image are the band's own top padding, those below read as zeros
+        i0 = o0 - top
+        i1 = max(0, min(h, o1 + 2 - top))
+        _conv_winograd_3x3(x[:, :, min(h, max(0, i0)):max(i1, i0, 0)], w, b,
+                           [max(0, -i0), pb[1]],
+                           [o1 - o0, wo], cache, relu, y4[:, :, o0:o1])
+
+
 def _winograd_weights(w, cache, dtype):
     """U = G g G^T per (output, input) channel pair, as (16, M, C), cached."""
     key = ("w_winograd", dtype)
@@ -497,7 +526,8 @@ def _conv_winograd_3x3(x, w, b, pb, out_sp, cache, relu, y):
     live at once). The bias is added to the plane that reaches all four outputs of a
     tile (m_11). A^T's columns then run contiguously and are interleaved into output
     rows by two strided copies (carrying the Relu when `relu`); rows wrap into the
-    spare column, which the final crop drops.
+    spare column, which the final crop drops. y may also be an (N, M, ho, wo) view
+    with contiguous rows (a band of a taller output).
     """
     n, c, h, wd = x.shape
     m = w.shape[0]
@@ -559,7 +589,7 @@ def _conv_winograd_3x3(x, w, b, pb, out_sp, cache, relu, y):
                 if k == 2:
                     rows[0] += prod
                 rows[1] -= prod
-        yi = y[i].reshape(m, ho, wo)
+        yi = y[i].reshape(m, ho, wo) if y.ndim == 3 else y[i]
         for p in (0, 1):
             r = rows[p]
             np.add(r[0], r[1], out=cols[0])

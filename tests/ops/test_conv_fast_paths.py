@@ -222,6 +222,48 @@ def test_winograd_geometry_sweep_float64():
     assert checked > 150
 
 
+@pytest.mark.parametrize("band_rows", [2, 4])
+def test_winograd_in_bands_sweep_float64(band_rows, monkeypatch):
+    """`_winograd_in_bands` with bands of 2 or 4 output rows (so most images here are
+    split; a band may lie wholly in the top or bottom padding) writing into a
+    (N, M, P) array and into a channel slice of a wider buffer: exact to float64
+    rounding against a direct sum of the nine taps."""
+    from onegraph.ops import conv as conv_ops
+
+    monkeypatch.setattr(conv_ops, "_WINO_BAND_ROWS", band_rows)
+    rng = np.random.default_rng(12)
+    split = 0
+    for trial in range(120):
+        h, w = (int(v) for v in rng.integers(1, 16, 2))
+        pads = [int(v) for v in rng.integers(0, 6, 4)]
+        ho, wo = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
+        if ho < 1 or wo < 1:
+            continue
+        n, c, m = (int(v) for v in rng.integers(1, (3, 5, 5)))
+        x = rng.standard_normal((n, c, h, w))
+        wt = rng.standard_normal((m, c, 3, 3))
+        b = rng.standard_normal(m) if trial % 2 else None
+        relu = trial % 3 == 0
+        wide = np.full((n, m + 3, ho, wo), np.nan)
+        y = wide[:, 1:m + 1].reshape(n, m, ho * wo) if trial % 4 == 1 \
+            else np.empty((n, m, ho * wo))
+        conv_ops._winograd_in_bands(x, wt, b, pads[:2], [ho, wo], {}, relu, y)
+        xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+        want = sum(np.einsum("mc,nchw->nmhw", wt[:, :, a, e], xp[:, :, a:a + ho, e:e + wo])
+                   for a in range(3) for e in range(3))
+        if b is not None:
+            want = want + b.reshape(1, m, 1, 1)
+        if relu:
+            want = np.maximum(want, 0)
+        got = wide[:, 1:m + 1] if trial % 4 == 1 else y.reshape(want.shape)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12,
+                                   err_msg=f"x {x.shape} pads {pads}")
+        if trial % 4 == 1:
+            assert np.isnan(wide[:, 0]).all() and np.isnan(wide[:, m + 1:]).all()
+        split += ho > 2 * band_rows
+    assert split > 20
+
+
 def test_winograd_is_chosen_where_it_was_measured_faster():
     from onegraph.ops.conv import _winograd_pays
 

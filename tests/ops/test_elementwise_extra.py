@@ -175,3 +175,30 @@ def test_float32_softmax_matches_a_float64_per_row_softmax(case):
     assert np.isnan(y[1, 1, 3] if axis == -1 else y[:, 1, 3, 4]).all()
     finite = ~np.isnan(_softmax_f64(x, axis))
     np.testing.assert_allclose(y[finite], _softmax_f64(x, axis)[finite], rtol=2e-6, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_against_a_zero_plane_matches_the_definition(dtype, monkeypatch):
+    # float32/float64 Relu compares against a shared read-only plane of zeros; the
+    # result must be max(x, 0) elementwise (NaN kept, -0.0/-inf to zero), in place or
+    # not, for strided inputs, and past the plane's size (np.clip fallback)
+    from onegraph.ops import activation
+
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 5, 7, 9)).astype(dtype)
+    x[0, 0, 0, :4] = [np.nan, -np.inf, np.inf, -0.0]
+    want = np.where(np.isnan(x), x, np.where(x > 0, x, 0)).astype(dtype)
+    np.testing.assert_array_equal(_run("Relu", [x]), want)
+    view = x[:, ::2, 1:, ::3]
+    np.testing.assert_array_equal(activation.relu(view), want[:, ::2, 1:, ::3])
+    inplace = x.copy()
+    assert activation.relu(inplace, out=inplace) is inplace
+    np.testing.assert_array_equal(inplace, want)
+    monkeypatch.setattr(activation, "_ZERO_PLANES", {})
+    monkeypatch.setattr(activation, "_ZERO_PLANE_BYTES", 64 * np.dtype(dtype).itemsize)
+    assert activation._zero_plane(x) is None           # larger than the plane
+    np.testing.assert_array_equal(_run("Relu", [x]), want)
+    small = x[0, 0, :2, :4].copy()
+    zeros = activation._zero_plane(small)
+    assert zeros.shape == small.shape and not zeros.flags.writeable and not zeros.any()
+    np.testing.assert_array_equal(activation.relu(small), want[0, 0, :2, :4])
