@@ -187,16 +187,11 @@ def test_conv_winograd_float64_is_exact_to_float64_rounding():
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
-def test_winograd_geometry_sweep_float64():
-    """`_conv_winograd_3x3` called directly on 1x1 to 15x15 images with 0-5 pixels of
-    padding per side (a phase may hold no image values at all), odd and even output
-    sizes, batch 1-2, with and without bias and Relu: exact to float64 rounding
-    against a direct sum of the nine taps."""
-    from onegraph.ops import conv as conv_ops
-
-    rng = np.random.default_rng(11)
-    checked = 0
-    for trial in range(200):
+def _random_3x3_cases(seed, trials):
+    """Random small 3x3 stride-1 convs for the float64 sweeps: yields (trial, (x, w, b,
+    pads, ho, wo, relu)), skipping padded images smaller than the kernel."""
+    rng = np.random.default_rng(seed)
+    for trial in range(trials):
         h, w = (int(v) for v in rng.integers(1, 16, 2))
         pads = [int(v) for v in rng.integers(0, 6, 4)]
         ho, wo = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
@@ -206,16 +201,32 @@ def test_winograd_geometry_sweep_float64():
         x = rng.standard_normal((n, c, h, w))
         wt = rng.standard_normal((m, c, 3, 3))
         b = rng.standard_normal(m) if trial % 2 else None
-        relu = trial % 3 == 0
-        y = np.empty((n, m, ho * wo))
+        yield trial, (x, wt, b, pads, ho, wo, trial % 3 == 0)
+
+
+def _direct_3x3(x, wt, b, pads, ho, wo, relu):
+    """The oracle: the nine taps summed directly in float64, bias and Relu after."""
+    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    want = sum(np.einsum("mc,nchw->nmhw", wt[:, :, a, e], xp[:, :, a:a + ho, e:e + wo])
+               for a in range(3) for e in range(3))
+    if b is not None:
+        want = want + b.reshape(1, -1, 1, 1)
+    return np.maximum(want, 0) if relu else want
+
+
+def test_winograd_geometry_sweep_float64():
+    """`_conv_winograd_3x3` called directly on 1x1 to 15x15 images with 0-5 pixels of
+    padding per side (a phase may hold no image values at all), odd and even output
+    sizes, batch 1-2, with and without bias and Relu: exact to float64 rounding
+    against a direct sum of the nine taps."""
+    from onegraph.ops import conv as conv_ops
+
+    checked = 0
+    for _, case in _random_3x3_cases(11, 200):
+        x, wt, b, pads, ho, wo, relu = case
+        y = np.empty((x.shape[0], wt.shape[0], ho * wo))
         conv_ops._conv_winograd_3x3(x, wt, b, pads[:2], [ho, wo], {}, relu, y)
-        xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
-        want = sum(np.einsum("mc,nchw->nmhw", wt[:, :, a, e], xp[:, :, a:a + ho, e:e + wo])
-                   for a in range(3) for e in range(3))
-        if b is not None:
-            want = want + b.reshape(1, m, 1, 1)
-        if relu:
-            want = np.maximum(want, 0)
+        want = _direct_3x3(*case)
         np.testing.assert_allclose(y.reshape(want.shape), want, rtol=1e-12, atol=1e-12,
                                    err_msg=f"x {x.shape} pads {pads}")
         checked += 1
@@ -231,34 +242,19 @@ def test_winograd_in_bands_sweep_float64(band_rows, monkeypatch):
     from onegraph.ops import conv as conv_ops
 
     monkeypatch.setattr(conv_ops, "_WINO_BAND_ROWS", band_rows)
-    rng = np.random.default_rng(12)
     split = 0
-    for trial in range(120):
-        h, w = (int(v) for v in rng.integers(1, 16, 2))
-        pads = [int(v) for v in rng.integers(0, 6, 4)]
-        ho, wo = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
-        if ho < 1 or wo < 1:
-            continue
-        n, c, m = (int(v) for v in rng.integers(1, (3, 5, 5)))
-        x = rng.standard_normal((n, c, h, w))
-        wt = rng.standard_normal((m, c, 3, 3))
-        b = rng.standard_normal(m) if trial % 2 else None
-        relu = trial % 3 == 0
+    for trial, case in _random_3x3_cases(12, 120):
+        x, wt, b, pads, ho, wo, relu = case
+        n, m = x.shape[0], wt.shape[0]
+        sliced = trial % 4 == 1
         wide = np.full((n, m + 3, ho, wo), np.nan)
-        y = wide[:, 1:m + 1].reshape(n, m, ho * wo) if trial % 4 == 1 \
-            else np.empty((n, m, ho * wo))
+        y = wide[:, 1:m + 1].reshape(n, m, ho * wo) if sliced else np.empty((n, m, ho * wo))
         conv_ops._winograd_in_bands(x, wt, b, pads[:2], [ho, wo], {}, relu, y)
-        xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
-        want = sum(np.einsum("mc,nchw->nmhw", wt[:, :, a, e], xp[:, :, a:a + ho, e:e + wo])
-                   for a in range(3) for e in range(3))
-        if b is not None:
-            want = want + b.reshape(1, m, 1, 1)
-        if relu:
-            want = np.maximum(want, 0)
-        got = wide[:, 1:m + 1] if trial % 4 == 1 else y.reshape(want.shape)
+        want = _direct_3x3(*case)
+        got = wide[:, 1:m + 1] if sliced else y.reshape(want.shape)
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12,
                                    err_msg=f"x {x.shape} pads {pads}")
-        if trial % 4 == 1:
+        if sliced:
             assert np.isnan(wide[:, 0]).all() and np.isnan(wide[:, m + 1:]).all()
         split += ho > 2 * band_rows
     assert split > 20
