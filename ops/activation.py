@@ -91,8 +91,7 @@ def _zero_plane(x):
 def _relu_kernel(inputs, attrs, ctx):
     """max(x, 0) elementwise, keeping the input dtype (never warns: no errstate)."""
     x = inputs[0]
-    zero = _ZEROS.get(x.dtype) if type(x) is np.ndarray else None
-    if zero is None:
+    if type(x) is not np.ndarray or x.dtype not in _RELU_NATIVE_DTYPES:
         return _relu_slow(inputs, attrs, ctx)
     y = relu(x)
     return (y if type(y) is np.ndarray else np.asarray(y),)
@@ -316,7 +315,7 @@ _POINTWISE = {
 
 
 _RELU_NATIVE = ("float16", "float32", "float64", "int8", "int16", "int32", "int64")
-_ZEROS = {np.dtype(name): np.zeros((), name) for name in _RELU_NATIVE}
+_RELU_NATIVE_DTYPES = frozenset(np.dtype(name) for name in _RELU_NATIVE)
 _RELU_BOUNDS = {np.dtype(name): (np.zeros((), name)[()], np.full((), np.inf, name)[()])
                 for name in ("float16", "float32", "float64")}
 _relu_slow = _pointwise(_relu)

@@ -479,10 +479,10 @@ def _winograd_in_bands(x, w, b, pb, out_sp, cache, relu, y):
         # input rows o0 - top .. o1 + 1 - top feed output rows o0 .. o1 - 1; those
         # above the image are the band's own top padding, those below read as zeros
         i0 = o0 - top
-        i1 = max(0, min(h, o1 + 2 - top))
-        _conv_winograd_3x3(x[:, :, min(h, max(0, i0)):max(i1, i0, 0)], w, b,
-                           [max(0, -i0), pb[1]],
-                           [o1 - o0, wo], cache, relu, y4[:, :, o0:o1])
+        lo = min(h, max(0, i0))
+        hi = max(lo, min(h, o1 + 2 - top))
+        _conv_winograd_3x3(x[:, :, lo:hi], w, b, [max(0, -i0), pb[1]], [o1 - o0, wo],
+                           cache, relu, y4[:, :, o0:o1])
 
 
 def _winograd_weights(w, cache, dtype):
