@@ -112,43 +112,10 @@ _ERFC_CF_DEPTH = 50
 _ERF_SPLIT = 2.5
 
 
-# Odd/even minimax rational approximation of erf on [-4, 4] for float32 (the one
-# Eigen and XLA use): erf(x) = x P(x^2) / Q(x^2), a few float32 ulp; |x| >= 4 is +-1.
-_ERF32_P = (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
-            -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
-            -1.60960333262415e-02)
-_ERF32_Q = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
-            -7.37332916720468e-03, -1.42647390514189e-02)
-
-
-def erf_float32(x, out=None):
-    """Fast float32 erf (rational approximation, ~1e-7 abs / few-ulp error).
-
-    `x` must be float32; `out` may be x itself. About a dozen whole-array ops, no
-    float64 temporaries. NaN propagates (np.clip keeps it).
-    """
-    f32 = np.float32
-    c = np.clip(x, f32(-4.0), f32(4.0))
-    x2 = c * c
-    p = x2 * f32(_ERF32_P[0])
-    p += f32(_ERF32_P[1])
-    for a in _ERF32_P[2:]:
-        p *= x2
-        p += f32(a)
-    p *= c
-    q = x2 * f32(_ERF32_Q[0])
-    q += f32(_ERF32_Q[1])
-    for b in _ERF32_Q[2:]:
-        q *= x2
-        q += f32(b)
-    return np.divide(p, q, out=out)
-
-
 def erf(x):
     """Error function, vectorised, accurate to a few ulp in float64.
 
-    (Gelu uses the faster float32-only `erf_float32`; Erf itself stays correctly
-    rounded in float32.)
+    (float32 Gelu goes through its own normal-tail approximation, not erf.)
 
     Small |x| uses the all-positive series
     erf(x) = 2/sqrt(pi) exp(-x^2) sum_n 2^n x^(2n+1) / (1*3*...*(2n+1)),

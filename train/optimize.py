@@ -372,7 +372,7 @@ def _fuse(graph, steps, template, fed, graph_inputs, protected, Step):
             removed.update(taken)
         elif op in _RELU_PRODUCERS and len(step.outputs) == 1:
             relu = relu_after(step.outputs[0])
-            pos = _fresh_conv_operand(step, k, steps, replace, removed, sole_user) \
+            pos = _fresh_operand(step, k, steps, replace, removed, sole_user) \
                 if op in ("Add", "Sum") else None
             if relu is None and pos is None:
                 continue
@@ -388,10 +388,15 @@ def _fuse(graph, steps, template, fed, graph_inputs, protected, Step):
     return [replace.get(k, s) for k, s in enumerate(steps) if k not in removed]
 
 
-def _fresh_conv_operand(step, k, steps, replace, removed, sole_user):
-    """Position of an operand of a 2-input Add/Sum that a Conv step (fused or not)
-    produced and only this step reads: a fresh array nobody else sees, which may take
-    the sum in place."""
+# Ops whose kernels (fused or not) return a new array, or one of their own fresh
+# operands written in place: never an input, a constant or a view of one.
+_FRESH_PRODUCERS = frozenset({"Conv", "MatMul", "Gemm", "Add", "Sum"})
+
+
+def _fresh_operand(step, k, steps, replace, removed, sole_user):
+    """Position of an operand of a 2-input Add/Sum that a Conv, MatMul, Gemm or Add
+    step (fused or not) produced and only this step reads: a fresh array nobody else
+    sees, which may take the sum in place (a bias or residual add after a GEMM)."""
     ins = list(step.inputs)
     if len(ins) != 2 or ins[0] < 0 or ins[1] < 0 or ins[0] == ins[1]:
         return None
@@ -401,15 +406,15 @@ def _fresh_conv_operand(step, k, steps, replace, removed, sole_user):
         for j in range(k):
             st = replace.get(j, steps[j])
             if t in st.outputs and j not in removed:
-                if st.node.op_type == "Conv" and st.node.domain in ("", "ai.onnx") \
-                        and len(st.outputs) == 1:
+                if st.node.op_type in _FRESH_PRODUCERS \
+                        and st.node.domain in ("", "ai.onnx") and len(st.outputs) == 1:
                     return pos
                 break
     return None
 
 
 def _add_into(add, pos, relu):
-    """Add/Sum of two tensors written into operand `pos` (a private fresh Conv output)
+    """Add/Sum of two tensors written into operand `pos` (a private fresh array)
     when it already has the result's shape and dtype; then Relu in place if fused."""
     def kernel(inputs, attrs, ctx):
         a, b = inputs[pos], inputs[1 - pos]

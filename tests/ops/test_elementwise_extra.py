@@ -202,3 +202,27 @@ def test_relu_against_a_zero_plane_matches_the_definition(dtype, monkeypatch):
     zeros = activation._zero_plane(small)
     assert zeros.shape == small.shape and not zeros.flags.writeable and not zeros.any()
     np.testing.assert_array_equal(activation.relu(small), want[0, 0, :2, :4])
+
+
+def test_float32_gelu_matches_math_erfc_into_the_tail():
+    # float32 Gelu is relu(x) - |x| Q(|x|) with a fitted normal tail Q; against the
+    # float64 oracle x * erfc(-x / sqrt 2) / 2 its error must stay relative everywhere,
+    # negative tail included (1 + erf(x / sqrt 2) loses all digits past x ~ -5)
+    x = np.concatenate([np.linspace(-14, 14, 40001), np.geomspace(1e-7, 14, 2000),
+                        -np.geomspace(1e-7, 14, 2000), [0.0, -0.0, 1e-30, -1e-30]]
+                       ).astype(np.float32)
+    # a scratch-sized image too, so the temporaries come from the arena
+    x = np.concatenate([x, np.random.default_rng(2).standard_normal(70000, np.float32)])
+    y = _run("Gelu", [x])
+    assert y.dtype == np.float32 and y.shape == x.shape
+    want = np.array([v * math.erfc(-v / math.sqrt(2.0)) / 2 for v in x.astype(float)])
+    np.testing.assert_allclose(y, want, rtol=8e-6, atol=1e-38)
+    special = np.array([np.inf, -np.inf, np.nan, 30.0, -30.0, 1e30, -1e30], np.float32)
+    got = _run("Gelu", [special])
+    np.testing.assert_array_equal(got[[0, 1, 3, 4, 5, 6]],
+                                  np.array([np.inf, 0, 30, 0, 1e30, 0], np.float32))
+    assert np.isnan(got[2])
+    tanh = _run("Gelu", [x[:40001]], approximate="tanh")
+    z = x[:40001].astype(np.float64)
+    np.testing.assert_allclose(tanh, 0.5 * z * (1 + np.tanh(
+        math.sqrt(2 / math.pi) * (z + 0.044715 * z ** 3))), rtol=2e-6, atol=3e-7)

@@ -280,3 +280,51 @@ def test_bias_stays_when_the_conv_output_is_fetched():
                                 providers=["CPUExecutionProvider"]).run(None, {"x": x})
     np.testing.assert_allclose(y, full[0], rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(d, full[1], rtol=1e-4, atol=1e-4)
+
+
+def _dense_residual(residual_first):
+    """x (3, 16) -> MatMul -> + bias -> + x (residual) -> Relu -> y: a transformer
+    block's output projection; the residual Add's operand order as given."""
+    rng = np.random.default_rng(8)
+    w = rng.standard_normal((16, 16)).astype(np.float32)
+    b = rng.standard_normal(16).astype(np.float32)
+    res = ["x", "h"] if residual_first else ["h", "x"]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]),
+             helper.make_node("Add", ["m", "b"], ["h"]),
+             helper.make_node("Add", res, ["s"]),
+             helper.make_node("Relu", ["s"], ["y"])]
+    return _model(nodes, (3, 16), rng, w=w, b=b)
+
+
+def _add_kernels(sess):
+    (plan,) = sess._plans.values()
+    return [s.kernel.__qualname__.split(".")[0] for s in plan.steps
+            if s.node.op_type == "Add"]
+
+
+@pytest.mark.parametrize("residual_first", [False, True])
+def test_bias_and_residual_adds_run_in_place_on_the_matmul_output(residual_first):
+    """The bias Add writes into the MatMul's fresh output and the residual Add (with
+    its Relu) into the bias Add's; x, fed by the caller, is never written."""
+    model, x = _dense_residual(residual_first)
+    kept = x.copy()
+    sess = og.Session(from_onnx(model))
+    got = sess.run("y", {"x": x})
+    assert _add_kernels(sess) == ["_add_into", "_add_into"]
+    np.testing.assert_array_equal(x, kept)
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_adds_keep_a_fetched_matmul_output():
+    """The MatMul's output is fetched as well: the bias Add must not write into it."""
+    model, x = _dense_residual(False)
+    sess = og.Session(from_onnx(model))
+    m, h, y = sess.run(["m", "h", "y"], {"x": x})
+    assert _add_kernels(sess)[0] != "_add_into"
+    full = ort.InferenceSession(_with_output(_with_output(model, "m"), "h")
+                                .SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    for got, want in zip((y, m, h), full):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
