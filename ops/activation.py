@@ -223,7 +223,7 @@ def _gelu_erf_float32(x):
     for k in _GELU_TAIL_S[1:]:
         tail += f32(k)
         tail *= t
-    np.multiply(a, f32(-0.5), out=t)    # t now holds exp(-a^2 / 2)
+    np.multiply(a, f32(-0.5), out=t)    # t is reused for exp(-a^2 / 2)
     t *= a
     np.exp(t, out=t)
     tail *= t
