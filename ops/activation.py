@@ -174,11 +174,14 @@ def _gelu(x, attrs):
 
 
 def _gelu_float32(x, mode):
-    """Gelu in float32: the exact form through `_gelu_erf_float32`; the tanh form with
-    one temporary (numpy's float32 tanh)."""
+    """Gelu of a float32 array in float32, exact ("none") or tanh form."""
+    return _gelu_erf_float32(x) if mode == "none" else _gelu_tanh_float32(x)
+
+
+def _gelu_tanh_float32(x):
+    """The tanh form 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) with one
+    temporary (numpy's float32 tanh)."""
     f32 = np.float32
-    if mode == "none":
-        return _gelu_erf_float32(x)
     t = x * x
     t *= f32(0.044715)
     t += f32(1.0)

@@ -3,7 +3,8 @@
 * The ONNX Cast/CastLike node cases (data stored as TensorProto for the float8 / int4
   types numpy lacks) checked bit for bit after conversion to float32, which is stricter
   than the shared harness's allclose for the ml_dtypes types.
-* erf against math.erf; integer Div/Mod, BitShift edge cases, string casts.
+* erf against math.erf, float32 Gelu against math.erfc, Relu and Softmax fast paths;
+  integer Div/Mod, BitShift edge cases, string casts.
 """
 
 import math
