@@ -291,3 +291,39 @@ def test_conv_taps_cases_take_the_taps_path():
     finally:
         conv_ops._conv_taps_2d = real
     assert len(calls) == len(cases)
+
+
+ONES_ROW_CASES = [
+    ((1, 8, 9, 9), (24, 8, 1, 1), {}),
+    ((2, 6, 7, 5), (12, 6, 1, 1), {}),                                  # batch, M = 2C
+    ((1, 8, 11, 10), (32, 8, 1, 1), dict(strides=[2, 2])),              # strided input view
+    ((2, 4, 9, 8), (16, 4, 1, 1), dict(strides=[3, 2])),
+]
+
+
+@pytest.mark.parametrize("case", ONES_ROW_CASES, ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("fused", ["cache", "cache+relu", "out+relu"])
+def test_conv_1x1_bias_as_ones_row_matches_onnxruntime(case, dtype, fused):
+    """1x1 convs with M >= 2C and a bias, as the Session's fused Conv calls them, take
+    the bias through the GEMM (`_pointwise_with_ones_row`): against onnxruntime, and
+    the path is really taken (the cached [W | b] matrix)."""
+    xs, ws, attrs = case
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal(ws).astype(dtype)
+    b = rng.standard_normal(ws[0]).astype(dtype)
+    got, cache = _fused_conv(x, w, b, attrs, fused)
+    assert cache["w_bias"].shape == (ws[0], ws[1] + 1)
+    _assert_matches_ort(got, x, w, b, attrs, fused.endswith("relu"))
+
+
+def test_conv_1x1_keeps_the_output_pass_bias_when_outputs_are_few():
+    """M < 2C: the bias is added to the output (no [W | b] built), still correct."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((1, 16, 6, 6)).astype(np.float32)
+    w = rng.standard_normal((20, 16, 1, 1)).astype(np.float32)
+    b = rng.standard_normal(20).astype(np.float32)
+    got, cache = _fused_conv(x, w, b, {}, "cache")
+    assert "w_bias" not in cache
+    _assert_matches_ort(got, x, w, b, {}, relu=False)
