@@ -387,16 +387,23 @@ def _window_counts(in_sp, kernel, strides, dil, pb, pe, out_sp, include_pad):
 # window passes do kh + kw additions per pixel, but BLAS beats numpy passes by far, so
 # the GEMMs win while wo*(w + ho) <= 5*w*(kh + kw). Measured (3x3/2 pad 1, 2x2/2,
 # 3x3/1 pad 1 at C 32-512): 0.2-0.7x the window passes up to 28x28 (3x3/2), 14x14
-# (2x2/2, 3x3/1); ties at the rule's edge; 1.3-4x slower past it.
+# (2x2/2, 3x3/1); ties at the rule's edge; 1.3-4x slower past it. Padded windows
+# counted without the padding cost the window passes one more pass (the division by
+# per-window counts), and the GEMMs win further out: 3x3/2 pad 1 on 56x56 at C 24-128
+# 0.57-0.72x (ShuffleNet's shortcut pools), against 1.03-1.08x unpadded; 3x3/1 pad 1
+# on 28x28 still 1.08x.
 _GEMM_POOL_FACTOR = 5
+_GEMM_POOL_FACTOR_UNEVEN = 8
 _POOL_MATRICES: dict = {}  # geometry -> (Ph, Pw^T); small, bounded
 
 
-def _average_gemm_pays(in_sp, kernel, out_sp):
-    """Whether the two-GEMM average pool beats the window passes (see above)."""
+def _average_gemm_pays(in_sp, kernel, out_sp, uneven=False):
+    """Whether the two-GEMM average pool beats the window passes (see above);
+    `uneven`: the windows' counts differ (padding not counted)."""
     (h, w), (ho, wo) = in_sp, out_sp
+    factor = _GEMM_POOL_FACTOR_UNEVEN if uneven else _GEMM_POOL_FACTOR
     return h > 0 and w > 0 and ho > 0 and wo > 0 \
-        and wo * (w + ho) <= _GEMM_POOL_FACTOR * w * (kernel[0] + kernel[1])
+        and wo * (w + ho) <= factor * w * (kernel[0] + kernel[1])
 
 
 def _average_matrix(n, k, s, d, b, e, o, include_pad, dtype):
@@ -451,7 +458,8 @@ def _averagepool_kernel(inputs, attrs, ctx):
             return (_global_mean(x),)
     include_pad = bool(attrs.get("count_include_pad", 0))
     if x.ndim == 4 and x.dtype in (np.float32, np.float64):
-        if _average_gemm_pays(x.shape[2:], geometry[0], geometry[5]):
+        uneven = not include_pad and (any(geometry[3]) or any(geometry[4]))
+        if _average_gemm_pays(x.shape[2:], geometry[0], geometry[5], uneven):
             y = _average_2d_gemm(x, geometry, include_pad)
             if y is not None:
                 return (y,)

@@ -36,6 +36,9 @@ GEMM_CASES = [
     ((1, 3, 9, 8), dict(kernel_shape=[4, 3], strides=[2, 2], auto_pad="SAME_LOWER",
                         count_include_pad=1)),
     ((1, 2, 1, 6), dict(kernel_shape=[1, 2], strides=[1, 2])),
+    # padding not counted: the GEMMs win further out (ShuffleNet's shortcut pools)
+    ((1, 3, 56, 56), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
+    ((2, 2, 57, 50), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 1, 1])),
 ]
 
 
@@ -59,8 +62,10 @@ def _ours(x, attrs):
 
 def _takes_gemm(x, attrs):
     op = get_op("AveragePool")
-    geometry = pool_ops._geometry(x.shape, op.resolve_attrs(attrs))
-    return pool_ops._average_gemm_pays(x.shape[2:], geometry[0], geometry[5])
+    full = op.resolve_attrs(attrs)
+    geometry = pool_ops._geometry(x.shape, full)
+    uneven = not full.get("count_include_pad", 0) and (any(geometry[3]) or any(geometry[4]))
+    return pool_ops._average_gemm_pays(x.shape[2:], geometry[0], geometry[5], uneven)
 
 
 def _window_average_float64(x, attrs):
@@ -130,7 +135,8 @@ def test_non_finite_inputs_stay_in_their_windows(bad, attrs):
 
 
 def test_gemm_path_is_chosen_where_it_was_measured_faster():
-    """The rule wo*(w + ho) <= 5*w*(kh + kw), at the shapes it was measured on."""
+    """The rule wo*(w + ho) <= 5*w*(kh + kw) (8 when the windows count only in-bounds
+    taps), at the shapes it was measured on."""
     pays = pool_ops._average_gemm_pays
     assert pays((28, 28), [3, 3], (14, 14))          # 3x3/2 up to 28x28 inputs
     assert pays((14, 14), [3, 3], (7, 7))
@@ -140,6 +146,10 @@ def test_gemm_path_is_chosen_where_it_was_measured_faster():
     assert pays((14, 14), [3, 3], (14, 14))          # 3x3/1 up to 14x14
     assert not pays((28, 28), [3, 3], (28, 28))
     assert not pays((0, 5), [1, 1], (0, 5))
+    # windows counting only in-bounds taps: wo*(w + ho) <= 8*w*(kh + kw)
+    assert pays((56, 56), [3, 3], (28, 28), uneven=True)      # 0.57-0.72x
+    assert not pays((28, 28), [3, 3], (28, 28), uneven=True)  # 3x3/1: 1.08x
+    assert not pays((112, 112), [3, 3], (56, 56), uneven=True)
 
 
 def test_large_average_pool_keeps_the_window_passes(monkeypatch):
