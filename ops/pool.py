@@ -406,6 +406,14 @@ def _average_gemm_pays(in_sp, kernel, out_sp, uneven=False):
         and wo * (w + ho) <= factor * w * (kernel[0] + kernel[1])
 
 
+def _average_gemm_applies(in_sp, geometry, include_pad):
+    """`_average_gemm_pays` for a 2-D pool's `_geometry`, the windows uneven when
+    padding is present and not counted."""
+    kernel, _, _, pb, pe, out_sp = geometry
+    uneven = not include_pad and (any(pb) or any(pe))
+    return _average_gemm_pays(in_sp, kernel, out_sp, uneven)
+
+
 def _average_matrix(n, k, s, d, b, e, o, include_pad, dtype):
     """(o, n): row i holds 1/count at the input positions output i's window reads
     along one dim (count per ONNX: in-bounds taps, or with include_pad every tap
@@ -458,8 +466,7 @@ def _averagepool_kernel(inputs, attrs, ctx):
             return (_global_mean(x),)
     include_pad = bool(attrs.get("count_include_pad", 0))
     if x.ndim == 4 and x.dtype in (np.float32, np.float64):
-        uneven = not include_pad and (any(geometry[3]) or any(geometry[4]))
-        if _average_gemm_pays(x.shape[2:], geometry[0], geometry[5], uneven):
+        if _average_gemm_applies(x.shape[2:], geometry, include_pad):
             y = _average_2d_gemm(x, geometry, include_pad)
             if y is not None:
                 return (y,)

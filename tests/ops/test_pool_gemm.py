@@ -63,9 +63,8 @@ def _ours(x, attrs):
 def _takes_gemm(x, attrs):
     op = get_op("AveragePool")
     full = op.resolve_attrs(attrs)
-    geometry = pool_ops._geometry(x.shape, full)
-    uneven = not full.get("count_include_pad", 0) and (any(geometry[3]) or any(geometry[4]))
-    return pool_ops._average_gemm_pays(x.shape[2:], geometry[0], geometry[5], uneven)
+    return pool_ops._average_gemm_applies(x.shape[2:], pool_ops._geometry(x.shape, full),
+                                          bool(full.get("count_include_pad", 0)))
 
 
 def _window_average_float64(x, attrs):
