@@ -273,6 +273,44 @@ def _upgrade(proto):
     return proto
 
 
+def _shaped_value_names(graph) -> set[str]:
+    """Names the main graph of a proto gives a shape itself (value_info, inputs,
+    outputs), before any inference."""
+    return {vi.name for vi in list(graph.value_info) + list(graph.input) + list(graph.output)
+            if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")}
+
+
+def _prefer_own_shapes(graph: Graph, stated: set[str]) -> None:
+    """Make onegraph's own shape inference win over onnx's where they disagree.
+
+    Shapes that only ONNX's shape inference supplied (the model did not state them) are
+    hints: each such activation takes the shape onegraph's rules infer for it (what its
+    kernels produce), dimension by dimension, and keeps the hint where the rules know
+    nothing. onnx 1.23 counts one window too many for ceil_mode pools whose last window
+    would start in the padding, which onnxruntime and the kernels skip. Never raises: if
+    onegraph's inference fails, the hints stay as they were.
+    """
+    from ..errors import OneGraphError
+    from ..ops.inference import infer_graph
+
+    hinted = {i: t.shape for i, t in enumerate(graph.tensors)
+              if t.shape is not None and t.data is None and not t.containers
+              and t.name not in stated}
+    if not hinted:
+        return
+    for i in hinted:
+        graph.tensors[i].shape = None
+    try:
+        infos = infer_graph(graph)
+    except OneGraphError:
+        infos = None
+    for i, hint in hinted.items():
+        own = None if infos is None or infos[i] is None else infos[i].shape
+        if own is not None and len(own) == len(hint):
+            hint = tuple(h if o is None else int(o) for o, h in zip(own, hint))
+        graph.tensors[i].shape = hint
+
+
 def _infer_shapes(proto):
     """Best-effort ONNX shape inference (fills value_info); the input on failure."""
     onnx = _onnx()
@@ -572,6 +610,7 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
     """
     proto, _ = _load_proto(path_or_proto)
     proto = _upgrade(proto)
+    stated = _shaped_value_names(proto.graph)
     proto = _infer_shapes(proto)
     opset = _default_opset(proto)
     importer = _Importer(opset)
@@ -579,6 +618,7 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
         main = importer.graph(proto.graph, [], True)
     except FormatError as e:
         raise ConversionError(str(e)) from e
+    _prefer_own_shapes(main, stated)
     if check_ops and importer.unsupported:
         parts = [f"{op} x{count} (first: node {first!r})"
                  for op, (count, first) in importer.unsupported.items()]
