@@ -277,10 +277,16 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
         if any(s != 1 for s in strides):
             x = x[(slice(None), slice(None)) + tuple(slice(0, (o - 1) * s + 1, s)
                                                      for o, s in zip(out_sp, strides))]
-        if group == 1 and b is not None and cache is not None \
-                and m >= _ONES_ROW_MIN_EXPANSION * c:
-            y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
-            _pointwise_with_ones_row(x, _weights_with_bias(w, b, m, c, cdt, cache), y)
+        if b is not None and cache is not None \
+                and (group > 1 or m >= _ONES_ROW_MIN_EXPANSION * c):
+            shuffled = group > 1 and shuffle == group
+            if shuffled:  # group i's outputs land at channels k*group + i
+                y = np.empty((n, mg, group, npix), dtype=cdt)
+                shuffle = None
+            else:
+                y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
+            _pointwise_with_ones_row(x, _weights_with_bias(w, b, m, cg, cdt, cache), y,
+                                     group, shuffled)
             b = None
         elif group == 1:
             y = np.matmul(w.reshape(m, c), x.reshape(n, c, npix), out=direct)
@@ -359,19 +365,33 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
 # Measured, GEMM + bias + Relu against the copy, GEMM + Relu, with cold caches:
 # 64 -> 256 on 56x56 0.88x, 128 -> 512 on 28x28 0.92x, 256 -> 1024 on 14x14 0.98x, but
 # 256 -> 64 on 56x56 1.21x and 576 -> 256 1.08x.
+# Grouped 1x1 convs always do: their bias add broadcasts per channel over the short
+# rows of small images, 2-3x the cost of a flat pass (272x14x14: 22 us against 7), and
+# one GEMM per group on [x_g; 1] replaces it (ShuffleNet 0.95x, interleaved runs).
 _ONES_ROW_MIN_EXPANSION = 2
 
 
-def _pointwise_with_ones_row(x, wb, y):
-    """y[i] = [W | b] @ [x[i]; 1] for a 1x1 conv (x (N, C, *S), possibly a strided
-    view; wb (M, C + 1); y (N, M, P))."""
+def _pointwise_with_ones_row(x, wb, y, group=1, shuffled=False):
+    """y[i] = [W_g | b_g] @ [x_g[i]; 1] per group g for a 1x1 conv.
+
+    x (N, C, *S), possibly a strided view; wb (M, C/group + 1), each group's rows
+    together; y (N, M, P), or (N, M/group, group, P) when `shuffled` (ShuffleNet's
+    channel shuffle: group g's output k lands at channel k*group + g).
+    """
     n, c = x.shape[:2]
-    npix = y.shape[2]
-    cols = _scratch("conv.ones_row", (c + 1, npix), wb.dtype)
-    cols[c] = 1
+    cg = c // group
+    npix = math.prod(x.shape[2:])
+    cols = _scratch("conv.ones_row", (group, cg + 1, npix), wb.dtype)
+    cols[:, cg] = 1
+    split = (group, cg) + x.shape[2:]
+    wg = wb.reshape(group, -1, cg + 1)
     for i in range(n):
-        np.copyto(cols[:c].reshape(x.shape[1:]), x[i])
-        np.matmul(wb, cols, out=y[i])
+        np.copyto(cols[:, :cg].reshape(split), x[i].reshape(split))
+        if group == 1:  # a plain GEMM, not a batch of one
+            np.matmul(wg[0], cols[0], out=y[i])
+        else:
+            np.matmul(wg, cols, out=y[i].transpose(1, 0, 2) if shuffled
+                      else y[i].reshape(group, -1, npix))
 
 
 def _weights_with_bias(w, b, m, kk, cdt, cache):

@@ -298,6 +298,9 @@ ONES_ROW_CASES = [
     ((2, 6, 7, 5), (12, 6, 1, 1), {}),                                  # batch, M = 2C
     ((1, 8, 11, 10), (32, 8, 1, 1), dict(strides=[2, 2])),              # strided input view
     ((2, 4, 9, 8), (16, 4, 1, 1), dict(strides=[3, 2])),
+    ((1, 12, 7, 7), (12, 3, 1, 1), dict(group=4)),                     # grouped: always
+    ((2, 8, 9, 8), (4, 2, 1, 1), dict(group=4)),                       # M < C
+    ((1, 12, 11, 10), (24, 6, 1, 1), dict(group=2, strides=[2, 2])),   # grouped, strided
 ]
 
 
@@ -305,9 +308,9 @@ ONES_ROW_CASES = [
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 @pytest.mark.parametrize("fused", ["cache", "cache+relu", "out+relu"])
 def test_conv_1x1_bias_as_ones_row_matches_onnxruntime(case, dtype, fused):
-    """1x1 convs with M >= 2C and a bias, as the Session's fused Conv calls them, take
-    the bias through the GEMM (`_pointwise_with_ones_row`): against onnxruntime, and
-    the path is really taken (the cached [W | b] matrix)."""
+    """1x1 convs with M >= 2C or groups and a bias, as the Session's fused Conv calls
+    them, take the bias through the GEMM (`_pointwise_with_ones_row`): against
+    onnxruntime, and the path is really taken (the cached [W | b] matrix)."""
     xs, ws, attrs = case
     rng = np.random.default_rng(5)
     x = rng.standard_normal(xs).astype(dtype)
@@ -327,3 +330,30 @@ def test_conv_1x1_keeps_the_output_pass_bias_when_outputs_are_few():
     got, cache = _fused_conv(x, w, b, {}, "cache")
     assert "w_bias" not in cache
     _assert_matches_ort(got, x, w, b, {}, relu=False)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("group, shuffle", [(4, 4), (3, 3), (4, 2), (2, None)])
+def test_grouped_1x1_ones_row_writes_the_channel_shuffle(group, shuffle, dtype):
+    """A grouped 1x1 conv with a bias asked for ShuffleNet's channel shuffle writes
+    each group's GEMM straight into the shuffled channels (shuffle == group) or
+    shuffles afterwards (another g): against onnxruntime's Conv, shuffled by numpy."""
+    from onegraph.ops import conv as conv_ops
+
+    rng = np.random.default_rng(7)
+    n, c, m = 2, 12, 24
+    x = rng.standard_normal((n, c, 5, 6)).astype(dtype)
+    w = rng.standard_normal((m, c // group, 1, 1)).astype(dtype)
+    b = rng.standard_normal(m).astype(dtype)
+    attrs = dict(group=group)
+    cache: dict = {}
+    resolved = get_op("Conv").resolve_attrs(attrs, num_outputs=1)
+    for _ in range(2):  # the second call runs on the cached [W | b]
+        got = conv_ops.conv_nd(x, w, b, resolved, cache, shuffle=shuffle, relu=True)
+    assert cache["w_bias"].shape == (m, c // group + 1)
+    want = np.maximum(_ort_conv(x.astype(np.float32), w.astype(np.float32),
+                                b.astype(np.float32), attrs), 0)
+    if shuffle:
+        want = want.reshape(n, shuffle, m // shuffle, 5, 6).transpose(0, 2, 1, 3, 4)
+    assert got.dtype == dtype and got.shape == (n, m, 5, 6)
+    np.testing.assert_allclose(got, want.reshape(n, m, 5, 6), rtol=1e-4, atol=1e-4)
