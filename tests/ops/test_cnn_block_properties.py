@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 onnx = pytest.importorskip("onnx")
@@ -36,6 +36,8 @@ ort = pytest.importorskip("onnxruntime")
 
 import onegraph as og  # noqa: E402
 from onegraph.convert import from_onnx  # noqa: E402
+
+from .random_graphs import GraphBuilder, ci_settings  # noqa: E402
 
 MAX_CHANNELS = 48
 MAX_IMAGE = 32
@@ -285,25 +287,8 @@ def cnn_blocks(draw, focused=False):
 # --------------------------------------------------------------------------------------
 
 
-class _GraphBuilder:
-    """Nodes and constant initializers of one graph, with fresh tensor names; weights
-    come from `rng`."""
-
-    def __init__(self, rng):
-        self.rng = rng
-        self.nodes = []
-        self.initializers = []
-
-    def const(self, value, dtype=np.float32):
-        name = f"c{len(self.initializers)}"
-        self.initializers.append(
-            onnx.numpy_helper.from_array(np.asarray(value, dtype), name))
-        return name
-
-    def add(self, op, inputs, **attrs):
-        out = f"t{len(self.nodes)}"
-        self.nodes.append(onnx.helper.make_node(op, inputs, [out], **attrs))
-        return out
+class _GraphBuilder(GraphBuilder):
+    """CNN layers on top of the shared node/initializer bookkeeping."""
 
     def conv(self, x, c, spec):
         m, group, (kh, kw) = spec["m"], spec["group"], spec["kernel"]
@@ -437,15 +422,13 @@ def check_block(block):
         np.testing.assert_array_equal(got, kept)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
+@ci_settings(60)
 @given(cnn_blocks())
 def test_random_cnn_blocks_match_onnxruntime(block):
     check_block(block)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
+@ci_settings(40)
 @given(cnn_blocks(focused=True))
 def test_wide_3x3_and_expanding_1x1_blocks_match_onnxruntime(block):
     """Sizes that surely reach Winograd, channels-last im2col and the ones-row bias."""
