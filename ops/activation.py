@@ -206,18 +206,23 @@ _GELU_TAIL_C = 5.0
 _GELU_TAIL_S = (0.2790967124114596, -0.3868351159567674, 0.4469526596627425,
                 -0.12319634540811535, 0.13254118215461816, 0.07109127147575402,
                 0.08035026274376743)
-# |x| is clamped here so that x = +-inf gives a tail of exactly 0 (not 0 * inf)
+# |x| is clamped here so that x = +inf gives a tail of exactly 0 (not 0 * inf). The
+# clamp pass only runs when some |x| (or a NaN) needs it, found by a max reduction.
 _GELU_ABS_MAX = 1e4
 
 
 def _gelu_erf_float32(x):
     """Gelu(x) = x * Phi(x) of a float32 array, as a new array; NaN propagates,
-    Gelu(+inf) = inf and Gelu(-inf) = 0. Temporaries come from the scratch arena."""
+    Gelu(+inf) = inf and Gelu(-inf) = NaN, as ONNX's formula 0.5 x (1 + erf(x / sqrt 2))
+    gives (-inf * 0; onnxruntime and the other dtypes' kernels agree). Temporaries come
+    from the scratch arena."""
     f32 = np.float32
     c = f32(_GELU_TAIL_C)
     a = scratch("gelu.abs", x.shape, np.float32)
     np.abs(x, out=a)
-    np.minimum(a, f32(_GELU_ABS_MAX), out=a)
+    wide = a.size and not a.max() <= _GELU_ABS_MAX  # also true when a NaN is there
+    if wide:
+        np.minimum(a, f32(_GELU_ABS_MAX), out=a)
     t = scratch("gelu.t", x.shape, np.float32)
     np.add(a, c, out=t)
     np.divide(c, t, out=t)
@@ -233,6 +238,8 @@ def _gelu_erf_float32(x):
     tail *= a
     y = relu(x)
     y -= tail
+    if wide:
+        y[np.isneginf(x)] = np.nan
     return y
 
 
