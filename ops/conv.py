@@ -2,8 +2,9 @@
 
 Convolution is im2col + GEMM, with faster paths chosen by shape (`conv_nd`):
 
-- 1x1 convs are a plain GEMM on the input (grouped: one batched matmul); with at
-  least twice as many outputs as inputs the bias rides in the GEMM as a row of ones.
+- 1x1 convs are a plain GEMM on the input (grouped: one batched matmul); grouped
+  ones, and ones with at least twice as many outputs as inputs, take their bias
+  through the GEMM as a row of ones (`_pointwise_with_ones_row`).
 - 3x3 stride-1 convs with >= 64 input channels and >= 144 output pixels, when the
   caller keeps a weight cache (the Session's fused Conv steps), run Winograd
   F(2x2, 3x3) (`_conv_winograd_3x3`): 2.25x fewer multiplies in the GEMMs.
