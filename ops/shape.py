@@ -710,7 +710,19 @@ def _source_coords(out_len, in_len, scale, start, end, mode):
     raise ShapeError(f"Resize: unknown coordinate_transformation_mode {mode!r}")
 
 
+# Source coordinates that are whole or half pixels in exact arithmetic can come out of
+# the float64 formulas an ulp off (half_pixel_symmetric at scale 0.5 over 9 pixels gives
+# 1.0000000000000002 for 1), and floor/ceil/round then jump a pixel. Within this relative
+# distance a coordinate is taken to be the half-integer it approximates; a float32 scale's
+# own rounding (3 / 0.33333334 = 8.99999982) moves coordinates far more and is kept.
+_NEAREST_SNAP = 1e-9
+
+
 def _nearest_index(coord, in_len, nearest_mode):
+    """Input index per output for Resize mode nearest, by ONNX's nearest_mode."""
+    halves = np.round(coord * 2) / 2
+    near = np.abs(coord - halves) <= _NEAREST_SNAP * np.maximum(1.0, np.abs(coord))
+    coord = np.where(near, halves, coord)
     if nearest_mode == "round_prefer_floor":
         idx = np.ceil(coord - 0.5)
     elif nearest_mode == "round_prefer_ceil":
