@@ -87,7 +87,12 @@ def _grid_sample_kernel(inputs, attrs, ctx):
         if mode == "nearest":
             v = np.rint(v)
         outside = (v < lo) | (v > hi)
-        if padding == "border":
+        if mode == "cubic":
+            # PyTorch's grid_sample (whose exports these are) and onnxruntime keep the
+            # cubic coordinate and apply border/reflection to each of the 4 taps below;
+            # folding the coordinate first (the ONNX reference) flattens the filter
+            pass
+        elif padding == "border":
             v = np.where(outside, np.clip(v, 0, size - 1), v)
         elif padding == "reflection":
             v = np.where(outside, _reflect(v, lo, hi), v)
