@@ -102,18 +102,52 @@ def _relu(x, attrs):
     return np.maximum(x, np.zeros((), x.dtype))
 
 
+# The piecewise activations below are sums and extrema of whole-array passes, not
+# np.where: a select on a mask that flips at random (half the inputs negative) runs
+# numpy's branchy loop, 10.4 ms for a 96x112x112 float32 LeakyRelu against 1.0 ms for
+# max(alpha x, x). NaN propagates through every form used.
+
+
+def _negative_part(x, scale=None):
+    """min(x, 0) (times `scale` when given) as a new array."""
+    y = np.minimum(x, x.dtype.type(0))
+    if scale is not None:
+        y *= scale
+    return y
+
+
 def _leaky_relu(x, attrs):
-    return np.where(x < 0, x * x.dtype.type(attrs["alpha"]), x)
+    alpha = x.dtype.type(attrs["alpha"])
+    if alpha > 0:
+        y = np.multiply(x, alpha)
+        # x >= 0: x >= alpha x when alpha <= 1; x < 0: alpha x >= x (reversed above 1)
+        return np.maximum(y, x, out=y) if alpha <= 1 else np.minimum(y, x, out=y)
+    # alpha <= 0 (0 * -inf stays NaN, as x * alpha gives)
+    y = _negative_part(x, alpha)
+    y += relu(x)
+    return y
+
+
+def _exp_negative_part(x, alpha):
+    """alpha (exp(min(x, 0)) - 1) as a new array: Elu's and Selu's x < 0 branch."""
+    y = _negative_part(x)
+    np.expm1(y, out=y)
+    y *= alpha
+    return y
 
 
 def _elu(x, attrs):
-    return np.where(x < 0, x.dtype.type(attrs["alpha"]) * np.expm1(x), x)
+    y = _exp_negative_part(x, x.dtype.type(attrs["alpha"]))
+    y += relu(x)
+    return y
 
 
 def _selu(x, attrs):
     alpha = x.dtype.type(attrs["alpha"])
     gamma = x.dtype.type(attrs["gamma"])
-    return gamma * np.where(x <= 0, alpha * np.expm1(x), x)
+    y = np.multiply(relu(x), gamma)
+    y += _exp_negative_part(x, alpha * gamma)
+    return y
 
 
 def _celu(x, attrs):
@@ -125,19 +159,39 @@ def _celu(x, attrs):
 
 
 def _sigmoid(x, attrs):
-    # Split by sign so exp never overflows.
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+    # 1 / (1 + exp(-x)) in four passes over one array: exp(-x) overflows to inf for
+    # x < -88.7 (float32), giving 0 where the true value is a subnormal below 4e-39.
+    # float16 goes through float32, whose exp still covers float16's whole tail.
+    if x.dtype == np.float16:
+        return _sigmoid(x.astype(np.float32), attrs).astype(np.float16)
+    y = np.negative(x)
+    np.exp(y, out=y)
+    y += 1
+    return np.reciprocal(y, out=y)
+
+
+def _unit_clip(y):
+    """y clamped to [0, 1] in place (np.clip into its own buffer: the fastest clamp
+    numpy has for large float arrays, 0.6 ms for 1.2M float32 against 1.3 for a max
+    then a min)."""
+    dt = y.dtype.type
+    return np.clip(y, dt(0), dt(1), out=y)
 
 
 def _hard_sigmoid(x, attrs):
     alpha = x.dtype.type(attrs["alpha"])
     beta = x.dtype.type(attrs["beta"])
-    return np.clip(alpha * x + beta, 0, 1)
+    y = np.multiply(x, alpha)
+    y += beta
+    return _unit_clip(y)
 
 
 def _hard_swish(x, attrs):
-    return x * np.clip(x / x.dtype.type(6) + x.dtype.type(0.5), 0, 1)
+    y = np.divide(x, x.dtype.type(6))
+    y += x.dtype.type(0.5)
+    _unit_clip(y)
+    y *= x
+    return y
 
 
 def _softplus(x, attrs):
@@ -145,7 +199,9 @@ def _softplus(x, attrs):
 
 
 def _softsign(x, attrs):
-    return x / (1 + np.abs(x))
+    y = np.abs(x)
+    y += 1
+    return np.divide(x, y, out=y)
 
 
 def _tanh(x, attrs):
@@ -244,7 +300,12 @@ def _gelu_erf_float32(x):
 
 
 def _thresholded_relu(x, attrs):
-    return np.where(x > x.dtype.type(attrs["alpha"]), x, np.zeros((), x.dtype))
+    y = np.multiply(x, np.greater(x, x.dtype.type(attrs["alpha"])))
+    # NaN fails the comparison and must give 0, but NaN * 0 is NaN: a max reduction
+    # (NaN-propagating) finds whether any is there
+    if y.size and np.isnan(y.max()):
+        y[np.isnan(y)] = 0
+    return y
 
 
 def _shrink(x, attrs):
@@ -259,7 +320,8 @@ def _prelu_kernel(inputs, attrs, ctx):
     x = np.asarray(inputs[0])
     slope = np.asarray(inputs[1])
     lx, ls = _lift(x), _lift(slope)
-    y = np.where(lx < 0, lx * ls, lx)
+    y = np.multiply(np.minimum(lx, lx.dtype.type(0)), ls)  # no np.where: see LeakyRelu
+    y += relu(lx)
     if y.shape != x.shape:
         raise ShapeError(f"PRelu: slope shape {slope.shape} does not broadcast to {x.shape}")
     return (y.astype(x.dtype, copy=False),)
