@@ -99,3 +99,30 @@ def test_clip_both_bounds_and_crossed_bounds():
                                   [0.0, 0.5, 6.0, np.nan, 0.0, 6.0])
     # min > max: every value becomes max (ONNX)
     np.testing.assert_array_equal(run("Clip", [x[:3], hi, lo]), [0.0, 0.0, 0.0])
+
+
+def test_float32_erf_against_math_erf():
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.standard_normal(50000) * 2, rng.uniform(-6, 6, 20000),
+                        np.logspace(-30, 1, 3000), -np.logspace(-30, 1, 3000),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 3.9, 4.0, 4.1, 1e30]]
+                       ).astype(np.float32)
+    got = run("Erf", [x])
+    assert got.dtype == np.float32
+    want = np.array([math.erf(v) for v in x.astype(np.float64)])
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=5e-7, atol=0)
+    assert np.abs(got[ok]).max() <= 1.0
+    assert np.signbit(run("Erf", [np.array([-0.0], np.float32)]))[0]
+
+
+def test_float16_and_float64_erf():
+    x = np.linspace(-5, 5, 201)
+    want = np.array([math.erf(v) for v in x])
+    np.testing.assert_allclose(run("Erf", [x]), want, rtol=1e-15, atol=1e-16)
+    got16 = run("Erf", [x.astype(np.float16)])
+    assert got16.dtype == np.float16
+    np.testing.assert_allclose(got16.astype(np.float64),
+                               [math.erf(v) for v in x.astype(np.float16).astype(float)],
+                               rtol=1e-3, atol=1e-4)
