@@ -75,7 +75,8 @@ def test_erf_matches_math_erf():
     np.testing.assert_allclose(erf(x), want, rtol=4e-15, atol=0)
     x32 = x.astype(np.float32)
     want32 = np.array([math.erf(float(v)) for v in x32], np.float32)
-    np.testing.assert_allclose(erf(x32), want32, rtol=1e-7, atol=0)
+    # float32 runs the fitted rational (7 ulp at worst), not the float64 series
+    np.testing.assert_allclose(erf(x32), want32, rtol=5e-7, atol=0)
     assert erf(np.array([np.inf, -np.inf])).tolist() == [1.0, -1.0]
     assert np.isnan(erf(np.array([np.nan])))[0]
     assert erf(np.array([1.0], np.float16)).dtype == np.float16
