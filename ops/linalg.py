@@ -30,7 +30,13 @@ def _widen(*arrays):
 
 def _matmul_kernel(inputs, attrs, ctx):
     (a, b), dt = _widen(inputs[0], inputs[1])
-    y = np.matmul(a, b)
+    if a.ndim > 2 and b.ndim == 2 and a.shape[-1] == b.shape[0]:
+        # a stack against one matrix (a Linear layer on (N, H, W, C) or (N, T, C)) is
+        # one GEMM on the rows of a: numpy would call BLAS once per leading index, with
+        # short rows (ConvNeXt's 1x56x56x96 @ 96x384: 10.9 ms against 5.1)
+        y = np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[1:])
+    else:
+        y = np.matmul(a, b)
     return (np.asarray(y).astype(dt, copy=False),)
 
 

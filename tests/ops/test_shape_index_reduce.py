@@ -188,3 +188,14 @@ def test_registry_lists_are_sorted():
     for module in (shape, indexing, reduction):
         names = [op.name for op in module.OPS]
         assert names == sorted(names)
+
+
+def test_matmul_stack_against_one_matrix_is_one_gemm_with_the_same_result():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 8, 5, 6)).astype(np.float32)
+    a = x.transpose(0, 2, 3, 1)            # a non-contiguous (2, 5, 6, 8) view
+    b = rng.standard_normal((8, 3)).astype(np.float32)
+    want = np.einsum("nhwk,kj->nhwj", a.astype(np.float64), b.astype(np.float64))
+    (y,) = run("MatMul", [a, b])
+    assert y.shape == (2, 5, 6, 3) and y.dtype == np.float32
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
