@@ -277,16 +277,43 @@ def _corners(boxes, center_point_box):
             np.maximum(b[..., 0], b[..., 2]), np.maximum(b[..., 1], b[..., 3]))
 
 
-def _iou_matrix(boxes, center_point_box):
-    y1, x1, y2, x2 = _corners(boxes, center_point_box)
-    area = (y2 - y1) * (x2 - x1)
-    ih = np.minimum(y2[:, None], y2[None, :]) - np.maximum(y1[:, None], y1[None, :])
-    iw = np.minimum(x2[:, None], x2[None, :]) - np.maximum(x1[:, None], x1[None, :])
-    inter = np.where((ih > 0) & (iw > 0), ih * iw, 0.0)
-    union = area[:, None] + area[None, :] - inter
-    ok = (area[:, None] > 0) & (area[None, :] > 0) & (union > 0) & (inter > 0)
+def _iou_with(k, y1, x1, y2, x2, area, rest):
+    """IoU of box k with the boxes at indices `rest` (0 where a box is empty or they
+    do not overlap)."""
+    ih = np.minimum(y2[rest], y2[k]) - np.maximum(y1[rest], y1[k])
+    iw = np.minimum(x2[rest], x2[k]) - np.maximum(x1[rest], x1[k])
+    inter = np.maximum(ih, 0.0) * np.maximum(iw, 0.0)
+    union = area[rest] + area[k] - inter
+    ok = (inter > 0) & (area[rest] > 0) & (area[k] > 0) & (union > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(ok, inter / union, 0.0)
+        return np.where(ok, inter / np.where(ok, union, 1.0), 0.0)
+
+
+def _greedy_select(corners, area, scores, limit, iou_t, score_t):
+    """Indices kept by greedy NMS for one (batch, class): candidates by descending
+    score (ties: lower index first), each kept box suppressing the later candidates
+    that overlap it by IoU > iou_t. Work is O(kept x candidates) and memory O(boxes):
+    detection heads hand NMS tens of thousands of boxes."""
+    y1, x1, y2, x2 = corners
+    s = scores.astype(np.float64)
+    order = np.argsort(-s, kind="stable")
+    if score_t is not None:
+        order = order[s[order] > score_t]
+    alive = np.ones(order.size, dtype=bool)
+    kept: list[int] = []
+    pos = 0
+    while len(kept) < limit and pos < order.size:
+        step = int(np.argmax(alive[pos:]))
+        if not alive[pos + step]:
+            break
+        i = pos + step
+        k = int(order[i])
+        kept.append(k)
+        later = order[i + 1:]
+        if later.size:
+            alive[i + 1:] &= ~(_iou_with(k, y1, x1, y2, x2, area, later) > iou_t)
+        pos = i + 1
+    return kept
 
 
 def _nms_kernel(inputs, attrs, ctx):
@@ -307,18 +334,12 @@ def _nms_kernel(inputs, attrs, ctx):
     rows = []
     if limit > 0:
         for b in range(boxes.shape[0]):
-            iou = _iou_matrix(boxes[b], attrs["center_point_box"])
+            corners = _corners(boxes[b], attrs["center_point_box"])
+            y1, x1, y2, x2 = corners
+            area = (y2 - y1) * (x2 - x1)
             for cls in range(scores.shape[1]):
-                s = scores[b, cls].astype(np.float64)
-                order = np.argsort(-s, kind="stable")  # ties: lower box index first
-                if score_t is not None:
-                    order = order[s[order] > score_t]
-                kept: list[int] = []
-                for i in order:
-                    if len(kept) >= limit:
-                        break
-                    if not kept or not np.any(iou[i, kept] > iou_t):
-                        kept.append(int(i))
+                kept = _greedy_select(corners, area, scores[b, cls], limit, iou_t,
+                                      score_t)
                 rows.extend((b, cls, i) for i in kept)
     return (np.asarray(rows, dtype=np.int64).reshape(-1, 3),)
 

@@ -1,0 +1,63 @@
+"""NonMaxSuppression on detection-head sized inputs, against onnxruntime.
+
+SSD and Faster R-CNN exports hand NMS every candidate box (27,000 for torchvision's
+ssdlite320); selection must not build anything quadratic in the number of boxes.
+"""
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import onegraph  # noqa: E402
+from onegraph.convert import from_onnx  # noqa: E402
+
+
+def _nms_model(batch, classes, n, max_out, iou, score, center_point_box=0):
+    inputs = ["boxes", "scores", "max_out", "iou"] + (["score"] if score is not None else [])
+    node = helper.make_node("NonMaxSuppression", inputs, ["selected"],
+                            center_point_box=center_point_box)
+    inits = [numpy_helper.from_array(np.array([max_out], np.int64), "max_out"),
+             numpy_helper.from_array(np.array([iou], np.float32), "iou")]
+    if score is not None:
+        inits.append(numpy_helper.from_array(np.array([score], np.float32), "score"))
+    graph = helper.make_graph(
+        [node], "nms",
+        [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [batch, n, 4]),
+         helper.make_tensor_value_info("scores", TensorProto.FLOAT, [batch, classes, n])],
+        [helper.make_tensor_value_info("selected", TensorProto.INT64, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def _boxes(rng, batch, n, flipped=False):
+    xy = rng.uniform(0, 300, (batch, n, 2))
+    wh = rng.uniform(0, 60, (batch, n, 2))
+    wh[:, ::97] = 0                        # some empty boxes
+    a, b = xy, xy + wh
+    if flipped:                            # corners given in either order
+        a, b = b, a
+    return np.concatenate([a, b], -1).astype(np.float32)
+
+
+@pytest.mark.parametrize("batch,classes,n,max_out,iou,score,flipped", [
+    (2, 3, 3000, 10_000, 0.5, None, False),
+    (1, 2, 4000, 50, 0.3, 0.2, True),
+    (1, 1, 2500, 10_000, 0.0, None, False),
+    (1, 1, 30_000, 300, 0.6, 0.99, False),   # an N x N float64 matrix would be 7 GB
+])
+def test_matches_onnxruntime(batch, classes, n, max_out, iou, score, flipped):
+    rng = np.random.default_rng(n)
+    feeds = {"boxes": _boxes(rng, batch, n, flipped),
+             "scores": rng.uniform(0, 1, (batch, classes, n)).astype(np.float32)}
+    feeds["scores"][:, :, 5:9] = 0.5       # ties: the lower box index comes first
+    model = _nms_model(batch, classes, n, max_out, iou, score)
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    got = onegraph.Session(from_onnx(model)).run(["selected"], feeds)[0]
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, want)
