@@ -766,6 +766,32 @@ def _taps(coord, in_len, scale, attrs):
     return np.clip(idx, 0, in_len - 1).astype(np.int64), w
 
 
+# Linear/cubic resizing along an axis of at most this many input values is a GEMM with
+# the dense (out, in) interpolation matrix: in_len / taps times the multiplies of a
+# gather per tap, but BLAS. Measured, float32, dense against gather: 21x28x28 x8
+# (LR-ASPP's head) 1.0 vs 12.5 ms, 64x56x56 x2 2.1 vs 10.7, 3x512x512 x2 30 vs 50;
+# 3x1024x1024 x2 176 vs 140 and x0.5 35 vs 11 (longer axes gather).
+_RESIZE_DENSE_MAX = 512
+
+
+def _resize_axis_gemm(y, axis, idx, w, in_len):
+    """Resize y along `axis` by the interpolation taps (idx, w) (out, K), as one GEMM
+    with the dense matrix R[o, i] = sum of the weights of output o's taps at i."""
+    out_len = idx.shape[0]
+    r = np.zeros((out_len, in_len))
+    np.add.at(r, (np.repeat(np.arange(out_len), idx.shape[1]), idx.reshape(-1)),
+              w.reshape(-1))
+    r = r.astype(y.dtype)
+    shape = y.shape
+    pre, post = math.prod(shape[:axis]), math.prod(shape[axis + 1:])
+    y3 = np.ascontiguousarray(y).reshape(pre, in_len, post)
+    if post == 1:
+        out = np.matmul(y3.reshape(pre, in_len), r.T)
+    else:
+        out = np.matmul(r, y3)
+    return out.reshape(shape[:axis] + (out_len,) + shape[axis + 1:])
+
+
 def _resize(inputs, attrs, ctx):
     """Nearest/linear/cubic resize, separable per axis, in any coordinate mode."""
     x = inputs[0]
@@ -778,7 +804,9 @@ def _resize(inputs, attrs, ctx):
         sizes = None
     out_shape, scale, starts, ends = _resize_plan(x.shape, scales, sizes, roi, attrs)
     mode, ctm = attrs["mode"], attrs["coordinate_transformation_mode"]
-    y = x if mode == "nearest" else x.astype(np.float64)
+    # float32 images interpolate in float32 (as onnxruntime does), the rest in float64
+    wide = np.float32 if x.dtype in (np.float32, np.float16) else np.float64
+    y = x if mode == "nearest" else x.astype(wide)
     outside = []
     for axis in range(x.ndim):
         if out_shape[axis] == x.shape[axis] and scale[axis] == 1.0 and ctm != \
@@ -799,10 +827,20 @@ def _resize(inputs, attrs, ctx):
         if mode not in ("linear", "cubic"):
             raise ShapeError(f"Resize: unknown mode {mode!r}")
         idx, w = _taps(coord, in_len, scale[axis], attrs)
-        gathered = np.take(y, idx, axis=axis)        # axis -> (out, K)
-        wshape = [1] * gathered.ndim
-        wshape[axis], wshape[axis + 1] = w.shape
-        y = (gathered * w.reshape(wshape)).sum(axis=axis + 1)
+        if in_len <= _RESIZE_DENSE_MAX:
+            y = _resize_axis_gemm(y, axis, idx, w, in_len)
+            continue
+        # one gather and multiply-add per tap
+        wshape = [1] * y.ndim
+        wshape[axis] = idx.shape[0]
+        w = w.astype(y.dtype)
+        acc = np.take(y, idx[:, 0], axis=axis)
+        acc *= w[:, 0].reshape(wshape)
+        for k in range(1, idx.shape[1]):
+            part = np.take(y, idx[:, k], axis=axis)
+            part *= w[:, k].reshape(wshape)
+            acc += part
+        y = acc
     if outside:
         mask = np.logical_or.reduce(np.broadcast_arrays(*outside)) if len(outside) > 1 \
             else outside[0]

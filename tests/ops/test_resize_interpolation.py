@@ -1,0 +1,82 @@
+"""Resize linear/cubic on both of its paths (short axes, <= 512 values, as a GEMM with
+the dense interpolation matrix; longer ones gathering per tap), against the ONNX
+reference evaluator (tightly) and onnxruntime (which computes coordinates in float32:
+up to 1.3e-4 off on 600-pixel axes)."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx.reference import ReferenceEvaluator  # noqa: E402
+
+import onegraph  # noqa: E402
+from onegraph.convert import from_onnx  # noqa: E402
+
+_ONNX_TYPE = {np.float32: TensorProto.FLOAT, np.uint8: TensorProto.UINT8}
+
+
+def _model(shape, scales, dtype, **attrs):
+    node = helper.make_node("Resize", ["x", "", "scales"], ["y"], **attrs)
+    graph = helper.make_graph(
+        [node], "resize", [helper.make_tensor_value_info("x", _ONNX_TYPE[dtype], shape)],
+        [helper.make_tensor_value_info("y", _ONNX_TYPE[dtype], None)],
+        [numpy_helper.from_array(np.array(scales, np.float32), "scales")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 9
+    return model
+
+
+@pytest.mark.parametrize("shape,scales", [
+    ((1, 3, 28, 28), (1, 1, 8, 8)),         # dense both axes (a segmentation head)
+    ((1, 2, 600, 40), (1, 1, 1.5, 0.5)),    # gathered (600 > 512) then dense
+    ((1, 2, 37, 700), (1, 1, 0.4, 0.3)),    # dense then gathered, downsampling
+])
+@pytest.mark.parametrize("mode,ctm,extra", [
+    ("linear", "half_pixel", {}),
+    ("linear", "align_corners", {}),
+    ("linear", "pytorch_half_pixel", {"antialias": 1}),
+    ("cubic", "half_pixel", {"cubic_coeff_a": -0.5}),
+    ("cubic", "asymmetric", {"exclude_outside": 1}),
+])
+def test_float32_matches_onnxruntime(shape, scales, mode, ctm, extra):
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    model = _model(shape, scales, np.float32, mode=mode,
+                   coordinate_transformation_mode=ctm, **extra)
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    reference = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    got = onegraph.Session(from_onnx(model)).run(["y"], {"x": x})[0]
+    assert got.shape == want.shape and got.dtype == np.float32
+    np.testing.assert_allclose(got, reference, rtol=1e-5, atol=1e-5)
+    fractional = any(n * s % 1 for n, s in zip(shape, scales))
+    if not (ctm == "align_corners" and fractional):
+        # align_corners over a fractional output length (37 * 0.4 = 14.8): the reference
+        # divides by 13.8, onnxruntime by the integer length minus one (13)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=5e-4)
+
+
+@pytest.mark.parametrize("mode,scales", list(itertools.product(
+    ["linear", "cubic"], [(1, 1, 2, 2), (1, 1, 0.5, 0.75)])))
+def test_uint8_rounds_and_saturates(mode, scales):
+    x = np.random.default_rng(2).integers(0, 256, (1, 3, 20, 24), dtype=np.uint8)
+    got = onegraph.Session(from_onnx(_model(x.shape, scales, np.uint8, mode=mode))).run(
+        ["y"], {"x": x})[0]
+    # oracle: the reference evaluator on the same image in float32, rounded and
+    # saturated (cubic overshoots past 0 and 255; onnxruntime has no uint8 cubic)
+    as_float = _model(x.shape, scales, np.float32, mode=mode)
+    want = ReferenceEvaluator(as_float).run(None, {"x": x.astype(np.float32)})[0]
+    want = np.clip(np.rint(want), 0, 255)
+    assert got.dtype == np.uint8 and got.shape == want.shape
+    # a value at .5 may round either way after float rounding
+    assert np.abs(got.astype(float) - want).max() <= 1
+    if mode == "linear":
+        ort_got = ort.InferenceSession(_model(x.shape, scales, np.uint8, mode=mode)
+                                       .SerializeToString(),
+                                       providers=["CPUExecutionProvider"]).run(
+            None, {"x": x})[0]
+        assert np.abs(got.astype(int) - ort_got.astype(int)).max() <= 1
