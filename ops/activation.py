@@ -170,6 +170,26 @@ def _sigmoid(x, attrs):
     return np.reciprocal(y, out=y)
 
 
+# SiLU runs in blocks of this many values so its four passes stay in L2.
+_SILU_BLOCK = 1 << 16
+
+
+def silu(x: np.ndarray) -> np.ndarray:
+    """x * sigmoid(x) = x / (1 + exp(-x)) of a float32/float64 array, as a new array in
+    four in-cache passes per block (the Session's fusion of Sigmoid and Mul: EfficientNet's
+    and YOLO's activation). Floating-point errors must already be quiet (exp overflows
+    to inf for very negative x, giving -0; -inf gives NaN, as x * sigmoid(x) does)."""
+    flat = np.ascontiguousarray(x).reshape(-1)
+    y = np.empty(flat.shape, x.dtype)
+    for start in range(0, flat.size, _SILU_BLOCK):
+        xb, yb = flat[start:start + _SILU_BLOCK], y[start:start + _SILU_BLOCK]
+        np.negative(xb, out=yb)
+        np.exp(yb, out=yb)
+        yb += 1
+        np.divide(xb, yb, out=yb)
+    return y.reshape(x.shape)
+
+
 def _unit_clip(y):
     """y clamped to [0, 1] in place (np.clip into its own buffer: the fastest clamp
     numpy has for large float arrays, 0.6 ms for 1.2M float32 against 1.3 for a max

@@ -328,3 +328,56 @@ def test_adds_keep_a_fetched_matmul_output():
                                 providers=["CPUExecutionProvider"]).run(None, {"x": x})
     for got, want in zip((y, m, h), full):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def _ort(model, x):
+    return ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+
+
+def _conv_silu(mul_inputs, extra_reader=False):
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((6, 3, 3, 3)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Sigmoid", ["c"], ["s"]),
+             helper.make_node("Mul", mul_inputs, ["m"])]
+    if extra_reader:   # c also feeds the output directly: no fusion
+        nodes.append(helper.make_node("Add", ["m", "c"], ["y"]))
+    else:
+        nodes.append(helper.make_node("Identity", ["m"], ["y"]))
+    return _model(nodes, (2, 3, 40, 40), rng, w=w)
+
+
+@pytest.mark.parametrize("mul_inputs", [["c", "s"], ["s", "c"]])
+def test_sigmoid_and_mul_become_one_silu_step(mul_inputs):
+    model, x = _conv_silu(mul_inputs)
+    x[0, 0, 0, :4] = [-200.0, 200.0, 0.0, -0.0]   # exp(-x) overflows: SiLU -> -0
+    sess = og.Session(from_onnx(model))
+    y = sess.run("y", {"x": x})
+    (plan,) = sess._plans.values()
+    ops = [s.node.op_type for s in plan.steps]
+    assert "Mul" not in ops and ops.count("Sigmoid") == 1
+    np.testing.assert_allclose(y, _ort(model, x), rtol=1e-5, atol=1e-5)
+
+
+def test_silu_left_alone_when_its_input_has_another_reader():
+    model, x = _conv_silu(["c", "s"], extra_reader=True)
+    sess = og.Session(from_onnx(model))
+    y = sess.run("y", {"x": x})
+    (plan,) = sess._plans.values()
+    assert "Mul" in [s.node.op_type for s in plan.steps]
+    np.testing.assert_allclose(y, _ort(model, x), rtol=1e-5, atol=1e-5)
+
+
+def test_silu_with_the_sigmoid_fetched_is_not_fused():
+    model, x = _conv_silu(["c", "s"])
+    model.graph.output.append(helper.make_tensor_value_info("s", TensorProto.FLOAT, None))
+    sess = og.Session(from_onnx(model))
+    y, s = sess.run(["y", "s"], {"x": x})
+    (plan,) = sess._plans.values()
+    assert "Mul" in [st.node.op_type for st in plan.steps]
+    want_y, want_s = ort.InferenceSession(model.SerializeToString(),
+                                          providers=["CPUExecutionProvider"]).run(
+        None, {"x": x})
+    np.testing.assert_allclose(y, want_y, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(s, want_s, rtol=1e-5, atol=1e-6)
