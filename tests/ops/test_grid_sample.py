@@ -15,23 +15,19 @@ import pytest
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from onnx import TensorProto, helper  # noqa: E402
+from onnx import TensorProto  # noqa: E402
 
 import onegraph  # noqa: E402
 from onegraph.convert import from_onnx  # noqa: E402
 
+from .single_node import one_node_model, run_onnxruntime  # noqa: E402
+
 
 def _grid_sample_model(mode, padding_mode, align_corners):
-    node = helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode,
-                            padding_mode=padding_mode, align_corners=align_corners)
-    graph = helper.make_graph(
-        [node], "grid_sample",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 5, 6]),
-         helper.make_tensor_value_info("grid", TensorProto.FLOAT, [2, 4, 7, 2])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
-    model.ir_version = 9
-    return model
+    return one_node_model(
+        "GridSample", [("x", TensorProto.FLOAT, [2, 3, 5, 6]),
+                       ("grid", TensorProto.FLOAT, [2, 4, 7, 2])],
+        opset=20, mode=mode, padding_mode=padding_mode, align_corners=align_corners)
 
 
 @pytest.mark.parametrize("mode,padding_mode,align_corners", list(itertools.product(
@@ -41,8 +37,6 @@ def test_matches_onnxruntime_outside_the_image(mode, padding_mode, align_corners
     x = rng.standard_normal((2, 3, 5, 6)).astype(np.float32)
     grid = rng.uniform(-2.5, 2.5, (2, 4, 7, 2)).astype(np.float32)
     model = _grid_sample_model(mode, padding_mode, align_corners)
-    want = ort.InferenceSession(model.SerializeToString(),
-                                providers=["CPUExecutionProvider"]).run(
-        None, {"x": x, "grid": grid})[0]
+    want = run_onnxruntime(model, {"x": x, "grid": grid})
     got = onegraph.Session(from_onnx(model)).run(["y"], {"x": x, "grid": grid})[0]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -10,28 +10,22 @@ import pytest
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx import TensorProto  # noqa: E402
 
 import onegraph  # noqa: E402
 from onegraph.convert import from_onnx  # noqa: E402
 
+from .single_node import one_node_model, run_onnxruntime  # noqa: E402
 
-def _nms_model(batch, classes, n, max_out, iou, score, center_point_box=0):
-    inputs = ["boxes", "scores", "max_out", "iou"] + (["score"] if score is not None else [])
-    node = helper.make_node("NonMaxSuppression", inputs, ["selected"],
-                            center_point_box=center_point_box)
-    inits = [numpy_helper.from_array(np.array([max_out], np.int64), "max_out"),
-             numpy_helper.from_array(np.array([iou], np.float32), "iou")]
+
+def _nms_model(batch, classes, n, max_out, iou, score):
+    consts = {"max_out": np.array([max_out], np.int64), "iou": np.array([iou], np.float32)}
     if score is not None:
-        inits.append(numpy_helper.from_array(np.array([score], np.float32), "score"))
-    graph = helper.make_graph(
-        [node], "nms",
-        [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [batch, n, 4]),
-         helper.make_tensor_value_info("scores", TensorProto.FLOAT, [batch, classes, n])],
-        [helper.make_tensor_value_info("selected", TensorProto.INT64, None)], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model
+        consts["score"] = np.array([score], np.float32)
+    return one_node_model(
+        "NonMaxSuppression", [("boxes", TensorProto.FLOAT, [batch, n, 4]),
+                              ("scores", TensorProto.FLOAT, [batch, classes, n])],
+        output_type=TensorProto.INT64, initializers=consts, opset=17)
 
 
 def _boxes(rng, batch, n, flipped=False):
@@ -56,8 +50,7 @@ def test_matches_onnxruntime(batch, classes, n, max_out, iou, score, flipped):
              "scores": rng.uniform(0, 1, (batch, classes, n)).astype(np.float32)}
     feeds["scores"][:, :, 5:9] = 0.5       # ties: the lower box index comes first
     model = _nms_model(batch, classes, n, max_out, iou, score)
-    want = ort.InferenceSession(model.SerializeToString(),
-                                providers=["CPUExecutionProvider"]).run(None, feeds)[0]
-    got = onegraph.Session(from_onnx(model)).run(["selected"], feeds)[0]
+    want = run_onnxruntime(model, feeds)
+    got = onegraph.Session(from_onnx(model)).run(["y"], feeds)[0]
     assert got.dtype == np.int64
     np.testing.assert_array_equal(got, want)

@@ -11,24 +11,22 @@ import pytest
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx import TensorProto  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 import onegraph  # noqa: E402
 from onegraph.convert import from_onnx  # noqa: E402
 
+from .single_node import one_node_model, run_onnxruntime  # noqa: E402
+
 _ONNX_TYPE = {np.float32: TensorProto.FLOAT, np.uint8: TensorProto.UINT8}
 
 
 def _model(shape, scales, dtype, **attrs):
-    node = helper.make_node("Resize", ["x", "", "scales"], ["y"], **attrs)
-    graph = helper.make_graph(
-        [node], "resize", [helper.make_tensor_value_info("x", _ONNX_TYPE[dtype], shape)],
-        [helper.make_tensor_value_info("y", _ONNX_TYPE[dtype], None)],
-        [numpy_helper.from_array(np.array(scales, np.float32), "scales")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    model.ir_version = 9
-    return model
+    return one_node_model(
+        "Resize", [("x", _ONNX_TYPE[dtype], shape), ("", None, None)],
+        output_type=_ONNX_TYPE[dtype],
+        initializers={"scales": np.array(scales, np.float32)}, **attrs)
 
 
 @pytest.mark.parametrize("shape,scales", [
@@ -47,8 +45,7 @@ def test_float32_matches_onnxruntime(shape, scales, mode, ctm, extra):
     x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
     model = _model(shape, scales, np.float32, mode=mode,
                    coordinate_transformation_mode=ctm, **extra)
-    want = ort.InferenceSession(model.SerializeToString(),
-                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    want = run_onnxruntime(model, {"x": x})
     reference = ReferenceEvaluator(model).run(None, {"x": x})[0]
     got = onegraph.Session(from_onnx(model)).run(["y"], {"x": x})[0]
     assert got.shape == want.shape and got.dtype == np.float32
@@ -75,8 +72,5 @@ def test_uint8_rounds_and_saturates(mode, scales):
     # a value at .5 may round either way after float rounding
     assert np.abs(got.astype(float) - want).max() <= 1
     if mode == "linear":
-        ort_got = ort.InferenceSession(_model(x.shape, scales, np.uint8, mode=mode)
-                                       .SerializeToString(),
-                                       providers=["CPUExecutionProvider"]).run(
-            None, {"x": x})[0]
+        ort_got = run_onnxruntime(_model(x.shape, scales, np.uint8, mode=mode), {"x": x})
         assert np.abs(got.astype(int) - ort_got.astype(int)).max() <= 1

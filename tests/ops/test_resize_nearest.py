@@ -14,32 +14,24 @@ import pytest
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx import TensorProto  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 import onegraph  # noqa: E402
 from onegraph.convert import from_onnx  # noqa: E402
 
+from .single_node import one_node_model, run_onnxruntime  # noqa: E402
+
 
 def _resize_model(length, scale, ctm, nearest_mode):
-    node = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="nearest",
-                            coordinate_transformation_mode=ctm, nearest_mode=nearest_mode)
-    graph = helper.make_graph(
-        [node], "resize",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 1, length])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(np.array([1, 1, 1, scale], np.float32), "scales")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    model.ir_version = 9
-    return model
+    return one_node_model(
+        "Resize", [("x", TensorProto.FLOAT, [1, 1, 1, length]), ("", None, None)],
+        initializers={"scales": np.array([1, 1, 1, scale], np.float32)}, mode="nearest",
+        coordinate_transformation_mode=ctm, nearest_mode=nearest_mode)
 
 
 def _three_ways(model, x):
-    so = ort.SessionOptions()
-    so.log_severity_level = 4
-    sess = ort.InferenceSession(model.SerializeToString(), so,
-                                providers=["CPUExecutionProvider"])
-    want_ort = sess.run(None, {"x": x})[0].ravel()
+    want_ort = run_onnxruntime(model, {"x": x}).ravel()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         want_ref = ReferenceEvaluator(model).run(None, {"x": x})[0].ravel()

@@ -1,0 +1,35 @@
+"""One-node ONNX models and their onnxruntime results, for kernel tests that use
+onnxruntime (or the ONNX reference evaluator) as the oracle."""
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+
+def one_node_model(op_type, inputs, output_type=TensorProto.FLOAT, initializers=None,
+                   opset=19, **attrs):
+    """A model of one `op_type` node with output "y". `inputs`: (name, element type,
+    shape) of the graph inputs, in order; `initializers`: {name: array} for constant
+    inputs, which follow the graph inputs (an empty name leaves an optional input out:
+    give it as ("", None, None))."""
+    names = [name for name, _, _ in inputs] + list(initializers or {})
+    node = helper.make_node(op_type, names, ["y"], **attrs)
+    graph = helper.make_graph(
+        [node], op_type.lower(),
+        [helper.make_tensor_value_info(name, elem, shape)
+         for name, elem, shape in inputs if name],
+        [helper.make_tensor_value_info("y", output_type, None)],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in (initializers or {}).items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 9 if opset >= 19 else 8
+    return model
+
+
+def run_onnxruntime(model, feeds):
+    """The first output of `model` run by onnxruntime's CPU provider (warnings off)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    session = ort.InferenceSession(model.SerializeToString(), options,
+                                   providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)[0]
