@@ -277,42 +277,77 @@ def _corners(boxes, center_point_box):
             np.maximum(b[..., 0], b[..., 2]), np.maximum(b[..., 1], b[..., 3]))
 
 
-def _iou_with(k, y1, x1, y2, x2, area, rest):
-    """IoU of box k with the boxes at indices `rest` (0 where a box is empty or they
-    do not overlap)."""
-    ih = np.minimum(y2[rest], y2[k]) - np.maximum(y1[rest], y1[k])
-    iw = np.minimum(x2[rest], x2[k]) - np.maximum(x1[rest], x1[k])
-    inter = np.maximum(ih, 0.0) * np.maximum(iw, 0.0)
-    union = area[rest] + area[k] - inter
-    ok = (inter > 0) & (area[rest] > 0) & (area[k] > 0) & (union > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(ok, inter / np.where(ok, union, 1.0), 0.0)
+def _overlaps(a, b, iou_t):
+    """Whether IoU(a_i, b_j) > iou_t (>= 0) for every box in `a` and every box in `b`,
+    each a tuple (y1, x1, y2, x2, area) of 1-D arrays: a (len(a), len(b)) bool matrix.
+
+    Division-free: IoU > t is inter > t * (area_a + area_b - inter), i.e.
+    inter * (1 + t) > t * (area_a + area_b); empty or disjoint pairs have inter = 0 and
+    never pass (IoU 0)."""
+    ay1, ax1, ay2, ax2, aa = (v[:, None] for v in a)
+    by1, bx1, by2, bx2, ba = b
+    inter = np.minimum(ay2, by2)
+    inter -= np.maximum(ay1, by1)
+    np.maximum(inter, 0, out=inter)
+    iw = np.minimum(ax2, bx2)
+    iw -= np.maximum(ax1, bx1)
+    np.maximum(iw, 0, out=iw)
+    inter *= iw
+    inter *= inter.dtype.type(1 + iou_t)
+    np.add(aa * aa.dtype.type(iou_t), ba * ba.dtype.type(iou_t), out=iw)
+    return inter > iw
+
+
+# Greedy NMS runs over the score-ordered candidates a block at a time: the block's own
+# overlaps are one small matrix and its kept boxes then suppress all later candidates
+# in vectorised chunks of at most _NMS_PAIRS pairs (float32, as onnxruntime computes;
+# a chunk's temporaries stay in L2), so memory stays O(boxes) and Python loops only
+# over candidates, not candidate pairs. torchvision's ssdlite320 with random weights
+# keeps 11,826 of 27,000 boxes: 160M pairs.
+_NMS_BLOCK = 256
+_NMS_PAIRS = 1 << 17
 
 
 def _greedy_select(corners, area, scores, limit, iou_t, score_t):
     """Indices kept by greedy NMS for one (batch, class): candidates by descending
     score (ties: lower index first), each kept box suppressing the later candidates
-    that overlap it by IoU > iou_t. Work is O(kept x candidates) and memory O(boxes):
-    detection heads hand NMS tens of thousands of boxes."""
-    y1, x1, y2, x2 = corners
+    that overlap it by IoU > iou_t. Detection heads hand NMS tens of thousands of
+    boxes: nothing here is quadratic in memory."""
     s = scores.astype(np.float64)
     order = np.argsort(-s, kind="stable")
     if score_t is not None:
         order = order[s[order] > score_t]
-    alive = np.ones(order.size, dtype=bool)
+    n = order.size
+    if n == 0:
+        return []
+    if iou_t < 0:  # every IoU (>= 0) exceeds it: the first box suppresses the rest
+        return [int(order[0])]
+    boxes = tuple(np.ascontiguousarray(v[order], dtype=np.float32)
+                  for v in corners + (area,))
+    alive = np.ones(n, dtype=bool)
     kept: list[int] = []
-    pos = 0
-    while len(kept) < limit and pos < order.size:
-        step = int(np.argmax(alive[pos:]))
-        if not alive[pos + step]:
-            break
-        i = pos + step
-        k = int(order[i])
-        kept.append(k)
-        later = order[i + 1:]
-        if later.size:
-            alive[i + 1:] &= ~(_iou_with(k, y1, x1, y2, x2, area, later) > iou_t)
-        pos = i + 1
+    for b0 in range(0, n, _NMS_BLOCK):
+        b1 = min(n, b0 + _NMS_BLOCK)
+        block = tuple(v[b0:b1] for v in boxes)
+        suppress = _overlaps(block, block, iou_t)
+        new = []
+        for p in range(b1 - b0):
+            if not alive[b0 + p]:
+                continue
+            new.append(p)
+            kept.append(int(order[b0 + p]))
+            if len(kept) >= limit:
+                return kept
+            alive[b0 + p + 1:b1] &= ~suppress[p, p + 1:]
+        later = np.flatnonzero(alive[b1:]) + b1
+        if not new or not later.size:
+            continue
+        src = tuple(v[b0:b1][new] for v in boxes)
+        step = max(1, _NMS_PAIRS // len(new))
+        for c0 in range(0, later.size, step):
+            idx = later[c0:c0 + step]
+            hit = _overlaps(src, tuple(v[idx] for v in boxes), iou_t).any(axis=0)
+            alive[idx[hit]] = False
     return kept
 
 

@@ -54,3 +54,33 @@ def test_matches_onnxruntime(batch, classes, n, max_out, iou, score, flipped):
     got = onegraph.Session(from_onnx(model)).run(["y"], feeds)[0]
     assert got.dtype == np.int64
     np.testing.assert_array_equal(got, want)
+
+
+def _greedy_reference(boxes, scores, limit, iou_t):
+    """Greedy NMS written out pair by pair in plain Python (one batch item, one class)."""
+    def iou(p, q):
+        y1, x1 = max(min(p[0], p[2]), min(q[0], q[2])), max(min(p[1], p[3]), min(q[1], q[3]))
+        y2, x2 = min(max(p[0], p[2]), max(q[0], q[2])), min(max(p[1], p[3]), max(q[1], q[3]))
+        inter = max(y2 - y1, 0.0) * max(x2 - x1, 0.0)
+        ap = abs(p[2] - p[0]) * abs(p[3] - p[1])
+        aq = abs(q[2] - q[0]) * abs(q[3] - q[1])
+        union = ap + aq - inter
+        return inter / union if inter > 0 and ap > 0 and aq > 0 and union > 0 else 0.0
+    kept = []
+    for i in sorted(range(len(scores)), key=lambda i: (-scores[i], i)):
+        if len(kept) < limit and all(iou(boxes[i], boxes[k]) <= iou_t for k in kept):
+            kept.append(i)
+    return kept
+
+
+@pytest.mark.parametrize("iou_t", [-0.5, 0.0, 0.3, 0.7])
+def test_matches_a_pairwise_reference(iou_t):
+    rng = np.random.default_rng(11)
+    n = 700   # more than two blocks of candidates
+    boxes = _boxes(rng, 1, n, flipped=True)
+    scores = rng.uniform(0, 1, (1, 1, n)).astype(np.float32)
+    model = _nms_model(1, 1, n, 10_000, iou_t, None)
+    got = onegraph.Session(from_onnx(model)).run(["y"], {"boxes": boxes, "scores": scores})[0]
+    want = _greedy_reference(boxes[0].astype(np.float64).tolist(), scores[0, 0].tolist(),
+                             10_000, iou_t)
+    np.testing.assert_array_equal(got[:, 2], want)
