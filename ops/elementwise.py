@@ -145,7 +145,7 @@ def _erf_float32(x):
     f32 = np.float32
     flat = np.ascontiguousarray(x).reshape(-1)
     y = np.empty(flat.shape, np.float32)
-    block = min(flat.size, _ERF32_BLOCK)
+    block = max(1, min(flat.size, _ERF32_BLOCK))  # an empty array still gets a block
     z = np.empty(block, np.float32)
     num = np.empty(block, np.float32)
     den = np.empty(block, np.float32)

@@ -126,3 +126,11 @@ def test_float16_and_float64_erf():
     np.testing.assert_allclose(got16.astype(np.float64),
                                [math.erf(v) for v in x.astype(np.float16).astype(float)],
                                rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_erf_and_activations_of_empty_arrays(dtype):
+    x = np.zeros((0, 3), dtype)
+    for op_type in ("Erf", "Sigmoid", "HardSwish", "ThresholdedRelu"):
+        y = run(op_type, [x])
+        assert y.shape == (0, 3) and y.dtype == dtype, op_type
