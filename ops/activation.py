@@ -249,6 +249,19 @@ def _gelu(x, attrs):
     return y.astype(x.dtype)
 
 
+def gelu(x: np.ndarray) -> np.ndarray:
+    """Exact Gelu, x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)), of a float32 or float64
+    array as a new array (the Session's fusion of Gelu chains spelled with Erf).
+    Never raises."""
+    if fp_errors_quiet():
+        return _gelu(x, _EXACT_GELU)
+    with np.errstate(all="ignore"):
+        return _gelu(x, _EXACT_GELU)
+
+
+_EXACT_GELU = {"approximate": "none"}
+
+
 def _gelu_float32(x, mode):
     """Gelu of a float32 array in float32, exact ("none") or tanh form."""
     return _gelu_erf_float32(x) if mode == "none" else _gelu_tanh_float32(x)

@@ -9,6 +9,9 @@ The rewrites, in order:
    constants. Only deterministic, stateless default-domain ops without subgraphs are
    folded (no Random*, Dropout, Multinomial, Bernoulli, nothing stateful); a kernel that
    raises is left in place, so the error surfaces at run time as usual.
+1a. Erf Gelu: 0.5 x (1 + erf(x / sqrt 2)) spelled as Div/Mul, Erf, Add, Mul, Mul
+   (PyTorch below opset 20, Hugging Face BERT) becomes one Gelu step on float32/float64
+   (`train/fuse_gelu.py`).
 2. Conv + per-channel affine folding: a Conv with constant weights followed by a chain
    of BatchNormalization (inference, constant parameters) and Mul / Add by constant
    per-channel tensors becomes one Conv with rescaled weights and bias.
@@ -57,6 +60,7 @@ from ..ops.activation import relu as relu_op
 from ..ops.activation import silu as silu_op
 from ..ops.registry import NUM_OUTPUTS
 from ..ops.scratch import begin_kernel
+from .fuse_gelu import fuse_erf_gelu
 
 _NONDETERMINISTIC = frozenset({
     "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
@@ -80,6 +84,9 @@ def optimize_plan(graph, steps: list, template: list, keep: set, fed: set,
     # alive through its free lists), invisible to the consumer counts: no fusion then.
     if any(_has_subgraph(s) for s in steps):
         return steps
+    # before the other fusions, which would fold the chain's Muls into their producers
+    steps = fuse_erf_gelu(steps, lambda i: _const(i, template, fed, graph_inputs),
+                          protected, _Step)
     steps = _fuse(graph, steps, template, fed, graph_inputs, protected, _Step)
     steps = _bias_into_pointwise_conv(steps, protected, _Step)
     steps = _fold_shuffles(steps, template, fed, graph_inputs, protected, _Step)
