@@ -300,22 +300,41 @@ _GELU_TAIL_S = (0.2790967124114596, -0.3868351159567674, 0.4469526596627425,
 _GELU_ABS_MAX = 1e4
 
 
+# Arrays run in blocks of this many values, so the passes stay in L2. Measured against
+# whole-array passes (median of 60 interleaved calls, a loaded machine): 1.2M values
+# (ConvNeXt-T's first stage) 15.6 -> 9.0 ms, 605k (ViT-B/16's) 6.5 -> 3.5 ms, 131k
+# (the transformer benchmark's) 0.61 -> 0.55 ms; blocks of 32k were no better.
+_GELU_BLOCK = 1 << 16
+
+
 def _gelu_erf_float32(x):
     """Gelu(x) = x * Phi(x) of a float32 array, as a new array; NaN propagates,
     Gelu(+inf) = inf and Gelu(-inf) = NaN, as ONNX's formula 0.5 x (1 + erf(x / sqrt 2))
     gives (-inf * 0; onnxruntime and the other dtypes' kernels agree). Temporaries come
     from the scratch arena."""
+    flat = np.ascontiguousarray(x).reshape(-1)
+    y = np.empty(flat.shape, np.float32)
+    block = max(1, min(flat.size, _GELU_BLOCK))  # an empty array still gets a block
+    a = scratch("gelu.abs", (block,), np.float32)
+    t = scratch("gelu.t", (block,), np.float32)
+    tail = scratch("gelu.tail", (block,), np.float32)
+    for start in range(0, flat.size, block):
+        stop = min(flat.size, start + block)
+        m = stop - start
+        _gelu_erf_block(flat[start:stop], a[:m], t[:m], tail[:m], y[start:stop])
+    return y.reshape(x.shape)
+
+
+def _gelu_erf_block(x, a, t, tail, y):
+    """`_gelu_erf_float32` of one flat block x into y, with temporaries a, t, tail."""
     f32 = np.float32
     c = f32(_GELU_TAIL_C)
-    a = scratch("gelu.abs", x.shape, np.float32)
     np.abs(x, out=a)
-    wide = a.size and not a.max() <= _GELU_ABS_MAX  # also true when a NaN is there
+    wide = not a.max() <= _GELU_ABS_MAX  # also true when a NaN is there
     if wide:
         np.minimum(a, f32(_GELU_ABS_MAX), out=a)
-    t = scratch("gelu.t", x.shape, np.float32)
     np.add(a, c, out=t)
     np.divide(c, t, out=t)
-    tail = scratch("gelu.tail", x.shape, np.float32)
     np.multiply(t, f32(_GELU_TAIL_S[0]), out=tail)
     for k in _GELU_TAIL_S[1:]:
         tail += f32(k)
@@ -325,11 +344,10 @@ def _gelu_erf_float32(x):
     np.exp(t, out=t)
     tail *= t
     tail *= a
-    y = relu(x)
+    relu(x, out=y)
     y -= tail
     if wide:
         y[np.isneginf(x)] = np.nan
-    return y
 
 
 def _thresholded_relu(x, attrs):

@@ -232,3 +232,20 @@ def test_float32_gelu_matches_math_erfc_into_the_tail():
     z = x[:40001].astype(np.float64)
     np.testing.assert_allclose(tanh, 0.5 * z * (1 + np.tanh(
         math.sqrt(2 / math.pi) * (z + 0.044715 * z ** 3))), rtol=2e-6, atol=3e-7)
+
+
+def test_float32_gelu_specials_in_later_blocks():
+    # float32 Gelu runs in blocks of 65536 values: specials in a later block, and a
+    # block without any, must each get their own clamp
+    x = np.random.default_rng(5).standard_normal((3, 70000), np.float32)
+    x[2, 5], x[1, 7], x[2, 69999], x[0, 3] = -np.inf, np.nan, -1e30, np.inf
+    y = _run("Gelu", [x])
+    assert y.shape == x.shape and y.dtype == np.float32
+    assert np.isnan(y[2, 5]) and np.isnan(y[1, 7]) and y[2, 69999] == 0
+    assert np.isposinf(y[0, 3])
+    finite = np.isfinite(x) & (np.abs(x) < 1e4)
+    v = x[finite].astype(np.float64)
+    want = 0.5 * v * np.array([math.erfc(-t / math.sqrt(2.0)) for t in v])
+    np.testing.assert_allclose(y[finite], want, rtol=8e-6, atol=1e-38)
+    assert np.isnan(y).sum() == 2
+    assert _run("Gelu", [np.zeros((0, 4), np.float32)]).shape == (0, 4)
