@@ -37,11 +37,15 @@ def _pointwise(fn):
     def kernel(inputs, attrs, ctx):
         """Apply the activation elementwise, keeping the input dtype."""
         x = np.asarray(inputs[0])
+        # a 0-d array runs as shape (1,): ufuncs return numpy scalars for 0-d operands,
+        # which the kernels' in-place passes (out=...) cannot take
+        lx = _lift(x.reshape(1) if x.ndim == 0 else x)
         if fp_errors_quiet():  # the executor ignores fp errors for the whole run
-            y = np.asarray(fn(_lift(x), attrs))
+            y = np.asarray(fn(lx, attrs))
         else:
             with np.errstate(all="ignore"):
-                y = np.asarray(fn(_lift(x), attrs))
+                y = np.asarray(fn(lx, attrs))
+        y = y.reshape(x.shape)
         return (y if y.dtype == x.dtype else y.astype(x.dtype),)
     return kernel
 
@@ -371,11 +375,19 @@ def _prelu_kernel(inputs, attrs, ctx):
     x = np.asarray(inputs[0])
     slope = np.asarray(inputs[1])
     lx, ls = _lift(x), _lift(slope)
-    y = np.multiply(np.minimum(lx, lx.dtype.type(0)), ls)  # no np.where: see LeakyRelu
-    y += relu(lx)
-    if y.shape != x.shape:
+    try:
+        shape = np.broadcast_shapes(lx.shape, ls.shape)
+    except ValueError:
+        shape = None
+    if shape != x.shape:
         raise ShapeError(f"PRelu: slope shape {slope.shape} does not broadcast to {x.shape}")
-    return (y.astype(x.dtype, copy=False),)
+    if lx.dtype.kind == "f" and not np.isfinite(ls).all():
+        # min(x, 0) * slope would be 0 * inf = NaN where x >= 0
+        y = np.where(lx < 0, lx * ls, lx)
+    else:
+        y = np.multiply(np.minimum(lx, lx.dtype.type(0)), ls)  # no np.where: see LeakyRelu
+        y += relu(lx)
+    return (np.asarray(y).astype(x.dtype, copy=False),)
 
 
 # ---------------------------------------------------------------------------------------
@@ -413,7 +425,9 @@ _SOFTMAX_SHARED_SHIFT_SPAN = 80.0
 def _softmax(lx, axis, fast=False):
     """Softmax of a lifted array along `axis`; `fast` allows the shared shift and the
     BLAS row sums (float32 inputs)."""
-    if lx.dtype.kind != "f" or lx.size == 0:
+    if lx.size == 0:  # (the max of an empty axis is undefined)
+        return lx.copy()
+    if lx.dtype.kind != "f":
         e = lx - lx.max(axis=axis, keepdims=True)
         e = np.exp(e)
         return e / e.sum(axis=axis, keepdims=True)
@@ -438,6 +452,8 @@ def _log_softmax_kernel(inputs, attrs, ctx):
     x = np.asarray(inputs[0])
     lx = _lift(x)
     axis = _axis(attrs, x.ndim, "LogSoftmax")
+    if x.size == 0:
+        return (x.copy(),)
     with np.errstate(all="ignore"):
         shifted = lx - np.max(lx, axis=axis, keepdims=True)
         y = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))

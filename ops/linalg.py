@@ -79,6 +79,9 @@ def _gemm_kernel(inputs, attrs, ctx):
         b = b.T
     alpha, beta = float(attrs["alpha"]), float(attrs["beta"])
     y = np.matmul(a, b)
+    if y.dtype.kind in "iu" and not (alpha.is_integer() and beta.is_integer()):
+        # fractional factors on integers: scale in float64, truncate at the end
+        y = y.astype(np.float64)
     if alpha != 1.0:
         y *= y.dtype.type(alpha)
     if c is not None and beta != 0.0:

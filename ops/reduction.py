@@ -68,29 +68,50 @@ def _log_sum_exp(x, axes, keep):
     return out if keep else np.squeeze(out, axis=axes)
 
 
+def _mean(x, axes, keep):
+    if x.dtype.kind not in "iub":
+        return np.mean(x, axis=axes, keepdims=keep, dtype=_acc_dtype(x.dtype))
+    if x.size == 0:  # an empty mean is NaN, which has no integer value: 0, as onnxruntime
+        return np.sum(x, axis=axes, keepdims=keep)
+    return np.mean(x, axis=axes, keepdims=keep, dtype=np.float64)
+
+
+def _wide(x):
+    """x in the type its squares are summed in: float64 for integers (no overflow of
+    the squares), float32 for half-precision floats."""
+    return x.astype(np.float64 if x.dtype.kind in "iub" else _acc_dtype(x.dtype))
+
+
 _REDUCERS = {
     "ReduceSum": _sum,
-    "ReduceMean": lambda x, a, k: np.mean(x, axis=a, keepdims=k, dtype=np.float64
-                                          if x.dtype.kind in "iub" else _acc_dtype(x.dtype)),
+    "ReduceMean": _mean,
     "ReduceMax": lambda x, a, k: np.max(x, axis=a, keepdims=k, initial=_lowest(x.dtype)),
     "ReduceMin": lambda x, a, k: np.min(x, axis=a, keepdims=k, initial=_highest(x.dtype)),
     "ReduceProd": lambda x, a, k: np.prod(x, axis=a, keepdims=k, dtype=_acc_dtype(x.dtype)),
     "ReduceL1": lambda x, a, k: _sum(np.abs(x), a, k),
-    "ReduceL2": lambda x, a, k: np.sqrt(_sum(np.square(x.astype(_acc_dtype(x.dtype))), a, k)),
+    "ReduceL2": lambda x, a, k: np.sqrt(_sum(np.square(_wide(x)), a, k)),
     "ReduceSumSquare": lambda x, a, k: _sum(np.square(x), a, k),
     "ReduceLogSum": lambda x, a, k: np.log(_sum(x, a, k)),
     "ReduceLogSumExp": _log_sum_exp,
 }
 
 
+# Reductions with elementwise steps around the sum, which noop_with_empty_axes keeps.
+_COMPOSITE = frozenset({"ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum",
+                        "ReduceLogSumExp"})
+
+
 def _reduce_kernel(name):
     reducer = _REDUCERS[name]
+    composite = name in _COMPOSITE
 
     def kernel(inputs, attrs, ctx):
         x = np.asarray(inputs[0])
         axes = _reduce_axes(inputs, attrs, x.ndim)
         if axes is None:
-            return (x.copy(),)
+            if not composite:
+                return (x.copy(),)
+            axes = ()  # no reduction, but the elementwise steps (abs, square, log) apply
         with np.errstate(divide="ignore", invalid="ignore"):
             out = reducer(x, axes, bool(attrs["keepdims"]))
         return (np.asarray(out).astype(x.dtype, copy=False),)
@@ -141,7 +162,7 @@ def _arg_kernel(fn):
             idx = x.shape[axis] - 1 - fn(np.flip(x, axis=axis), axis=axis)
         else:
             idx = fn(x, axis=axis)
-        idx = idx.astype(np.int64)
+        idx = np.asarray(idx, dtype=np.int64)
         return (np.expand_dims(idx, axis) if attrs["keepdims"] else idx,)
 
     kernel.__doc__ = f"Index (int64) of the {fn.__name__[3:]} along `axis`."
@@ -194,10 +215,12 @@ def _cum_sum(inputs, attrs, ctx):
     axis = _norm_axis(int(np.asarray(inputs[1]).reshape(-1)[0]), x.ndim)
     y = np.flip(x, axis=axis) if attrs["reverse"] else x
     y = np.cumsum(y, axis=axis, dtype=_acc_dtype(x.dtype))
-    if attrs["exclusive"]:
-        head = np.zeros_like(np.take(y, [0], axis=axis))
-        y = np.concatenate([head, np.take(y, np.arange(y.shape[axis] - 1), axis=axis)],
-                           axis=axis)
+    if attrs["exclusive"] and y.shape[axis]:
+        # shift by one along the axis: y[i] = sum of x[:i], y[0] = 0
+        shifted = np.zeros_like(y)
+        lead = (slice(None),) * axis
+        shifted[lead + (slice(1, None),)] = y[lead + (slice(None, -1),)]
+        y = shifted
     if attrs["reverse"]:
         y = np.flip(y, axis=axis)
     return (np.ascontiguousarray(y).astype(x.dtype, copy=False),)
