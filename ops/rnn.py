@@ -274,6 +274,10 @@ def _recurrent_kernel(op_name):
             lens = np.asarray(seq_lens).astype(np.int64).reshape(-1)
             _check(op_name, lens.shape == (batch,),
                    f"sequence_lens shape {lens.shape}, want {(batch,)}")
+            bad = np.flatnonzero((lens < 0) | (lens > t_len))
+            if bad.size:
+                raise ShapeError(f"{op_name}: sequence_lens[{bad[0]}] = {lens[bad[0]]} "
+                                 f"is outside [0, {t_len}], the sequence length")
             if np.any(lens < t_len):
                 valid = (np.arange(t_len)[:, None] < lens[None, :])[:, :, None]  # [T,B,1]
 

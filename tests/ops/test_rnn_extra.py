@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from onegraph.errors import ShapeError
 from onegraph.ops import TensorInfo, get_op
 
 from .node_cases import assert_outputs_match, onnx_attr_value, run_node_kernel, \
@@ -185,3 +186,16 @@ def test_float64_preserved():
     y, y_h = op.kernel([x, w, r], op.resolve_attrs({}), None)
     assert y.dtype == np.float64 and y.shape == (3, 1, 2, 3)
     np.testing.assert_array_equal(y[-1], y_h)
+
+
+@pytest.mark.parametrize("lens", [[4, 5, 1], [4, -1, 2]])
+def test_sequence_lens_outside_the_sequence_is_refused(lens):
+    """onnxruntime refuses these too; a length past seq_length would read no input."""
+    rng = np.random.default_rng(3)
+    op = get_op("GRU")
+    x = rng.standard_normal((4, 3, 2)).astype(np.float32)
+    w = rng.standard_normal((1, 9, 2)).astype(np.float32)
+    r = rng.standard_normal((1, 9, 3)).astype(np.float32)
+    with pytest.raises(ShapeError, match=r"sequence_lens\[1\] = -?\d is outside \[0, 4\]"):
+        op.kernel([x, w, r, None, np.array(lens, np.int32)],
+                  op.resolve_attrs({"hidden_size": 3}), None)
