@@ -36,6 +36,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
+from .activation import all_finite
 from .activation import relu as relu_op
 from .conv_depthwise import depthwise_2d
 from .registry import TensorInfo, define
@@ -162,7 +163,9 @@ def _window_slices(kernel, strides, dilations, out_sp):
     meets at every output position, shaped like the output's spatial dims.
     """
     for pos in itertools.product(*(range(k) for k in kernel)):
-        yield pos, tuple(slice(p * d, p * d + (o - 1) * s + 1, s)
+        # an empty output dim must give an empty slice (a stop below the start would
+        # count from the end instead)
+        yield pos, tuple(slice(p * d, p * d + (o - 1) * s + 1 if o > 0 else p * d, s)
                          for p, d, o, s in zip(pos, dilations, out_sp, strides))
 
 
@@ -309,7 +312,7 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
             and (cache is not None or m * kk <= _NHWC_UNCACHED_WEIGHTS)
         if kernel == [3, 3] and group == 1 and strides == [1, 1] and dilations == [1, 1] \
                 and min(pb + pe) >= 0 and cache is not None \
-                and _winograd_pays(c, m, out_sp):
+                and _winograd_pays(c, m, out_sp) and _finite(x, w, cache):
             y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
             _winograd_in_bands(x, w, b, pb, out_sp, cache, relu, y)
             b, relu = None, False
@@ -509,6 +512,16 @@ def _winograd_pays(c, m, out_sp):
 # position) overflow L2. Measured, conv alone, interleaved: 64x56x56 -> 192 5146 vs
 # 5813 us, 64x56x56 -> 64 1913 vs 2160 us; 28x28 images gain nothing (left whole).
 _WINO_BAND_ROWS = 16
+
+
+def _finite(x, w, cache):
+    """Whether x and w hold no inf or NaN (the weights' answer cached). Winograd's
+    transforms subtract inputs, so an inf becomes inf - inf = NaN, and any non-finite
+    value spreads over whole 4x4 tiles: such inputs take a direct path."""
+    ok = cache.get("finite")
+    if ok is None:
+        ok = cache["finite"] = all_finite(w)
+    return ok and all_finite(x)
 
 
 def _winograd_in_bands(x, w, b, pb, out_sp, cache, relu, y):

@@ -27,6 +27,12 @@ def _stash_dtype(stash_type, x_dtype):
     return _cdt(x_dtype) if stash_type in (1, None) else np.dtype(np.float32)
 
 
+def _stat_dtype(stash_type):
+    """dtype of LayerNormalization's Mean and InvStdDev outputs: the stash type itself
+    (float32 by default, whatever X is), even where the kernel computes wider."""
+    return np.dtype({11: np.float64, 10: np.float16}.get(stash_type, np.float32))
+
+
 def _per_channel(v, ndim, dtype):
     """A (C,) parameter reshaped to broadcast over (N, C, *spatial)."""
     return np.asarray(v, dtype=dtype).reshape((-1,) + (1,) * (ndim - 2))
@@ -109,9 +115,22 @@ def _groupnorm_kernel(inputs, attrs, ctx):
     norm = (xg - mean) / np.sqrt(var + sdt.type(attrs["epsilon"]))
     norm = norm.astype(x.dtype, copy=False).reshape(x.shape)
     cdt = _cdt(x.dtype)
-    y = norm * _per_channel(np.asarray(scale, cdt), x.ndim, cdt)
-    y += _per_channel(np.asarray(bias, cdt), x.ndim, cdt)
+    y = norm * _per_channel(_channel_values(scale, "scale", c, g, cdt), x.ndim, cdt)
+    y += _per_channel(_channel_values(bias, "bias", c, g, cdt), x.ndim, cdt)
     return (y.astype(x.dtype, copy=False),)
+
+
+def _channel_values(v, name, c, g, dtype):
+    """GroupNormalization's scale or bias as C per-channel values. Opsets 18-20 gave
+    one value per group (opset 21 made them per channel): a (G,) vector with G != C
+    can only mean that, and each group's value spreads over its C/G channels."""
+    v = np.asarray(v, dtype=dtype).reshape(-1)
+    if v.size == c:
+        return v
+    if v.size == g:
+        return np.repeat(v, c // g)
+    raise ShapeError(f"GroupNormalization: {name} has {v.size} values; want {c} (one per "
+                     f"channel) or {g} (one per group, opsets 18-20)")
 
 
 # --------------------------------------------------------------------------------------
@@ -137,13 +156,14 @@ def _layernorm_kernel(inputs, attrs, ctx):
     if bias is not None:
         y += bias
     stat_shape = lead + (1,) * (x.ndim - axis)
-    return (y.astype(x.dtype, copy=False), mean.reshape(stat_shape).astype(sdt, copy=False),
-            inv.reshape(stat_shape).astype(sdt, copy=False))
+    stat = _stat_dtype(int(attrs.get("stash_type", 1)))
+    return (y.astype(x.dtype, copy=False), mean.reshape(stat_shape).astype(stat, copy=False),
+            inv.reshape(stat_shape).astype(stat, copy=False))
 
 
 def _layernorm_infer(attrs, inputs):
     x = inputs[0]
-    sdt = _stash_dtype(int(attrs.get("stash_type", 1)), x.dtype)
+    sdt = _stat_dtype(int(attrs.get("stash_type", 1)))
     if x.shape is None:
         stat = None
     else:
@@ -203,7 +223,8 @@ GroupNormalization = define(
     "GroupNormalization", ("X", "scale", "bias"), ("Y",), _groupnorm_kernel,
     (("epsilon", "float", 1e-5), ("num_groups", "int"), ("stash_type", "int", 1)),
     infer=_same, dtypes=_FLOATS, since_version=21,
-    doc="Normalise per instance per group of channels; per-channel scale and bias.")
+    doc="Normalise per instance per group of channels; per-channel scale and bias "
+        "(per-group ones, as opsets 18-20 had them, are spread over their channels).")
 
 InstanceNormalization = define(
     "InstanceNormalization", ("input", "scale", "B"), ("output",), _instancenorm_kernel,

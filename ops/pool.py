@@ -289,9 +289,44 @@ def _maxpool_kernel(inputs, attrs, ctx):
         np.subtract(tdt(i), tap, out=step)          # tap += better * (i - tap)
         np.multiply(step, better, out=step, casting="unsafe")
         tap += step
+    if any(pb):
+        _taps_off_padding(xp, y, tap, kernel, strides, dil, pb, x.shape[2:])
     idx = _flat_index(x.shape, tap, kernel, strides, dil, pb, out_sp,
                       int(attrs.get("storage_order", 0)))
     return (y, idx)
+
+
+def _taps_off_padding(xp, y, tap, kernel, strides, dil, pb, in_sp):
+    """Move winning taps that sit in the leading padding to the first in-image tap of
+    equal value, in place.
+
+    A window whose maximum equals the pad fill (0 for uint8, -inf for floats) ties
+    with the padding, and the first tap wins ties; the index must still name an
+    element of x. (Trailing padding comes after the window's in-image taps, so it
+    never wins a tie.)
+    """
+    nsp = len(kernel)
+    ks = np.unravel_index(tap, kernel)               # winning tap, per spatial dim
+    outside = np.zeros(tap.shape, bool)
+    for d in range(nsp):
+        pos = np.arange(tap.shape[2 + d]).reshape((-1,) + (1,) * (nsp - 1 - d))
+        outside |= pos * strides[d] + ks[d] * dil[d] < pb[d]
+    if not outside.any():
+        return
+    where = np.nonzero(outside)
+    best = y[where]
+    fixed = np.zeros(best.shape, bool)
+    for i, pos in enumerate(np.ndindex(*kernel)):
+        coords = [where[2 + d] * strides[d] + pos[d] * dil[d] for d in range(nsp)]
+        inside = np.ones(best.shape, bool)
+        for d in range(nsp):
+            inside &= (coords[d] >= pb[d]) & (coords[d] < pb[d] + in_sp[d])
+        v = xp[(where[0], where[1], *coords)]
+        same = (v == best) | (np.isnan(v) & np.isnan(best)) if v.dtype.kind == "f" \
+            else v == best
+        take = inside & same & ~fixed
+        tap[tuple(w[take] for w in where)] = i
+        fixed |= take
 
 
 def _flat_index(shape, tap, kernel, strides, dil, pb, out_sp, storage_order):

@@ -1,0 +1,145 @@
+"""Edge cases a conv/pool/normalisation sweep against onnxruntime found: MaxPool
+indices on ties with the padding, empty pools with indices, GroupNormalization's
+per-group scale (opsets 18-20), LayerNormalization's statistics dtype, and the Winograd
+path with infinite inputs. One-node models through the Session; onnxruntime (or the
+ONNX reference evaluator where onnxruntime deviates from the spec) is the oracle."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import onegraph as og
+from onegraph.convert import from_onnx
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from onnx import TensorProto, helper  # noqa: E402
+from onnx.reference import ReferenceEvaluator  # noqa: E402
+
+from .single_node import one_node_model  # noqa: E402
+
+
+def _maxpool_with_indices(x, opset=12, **attrs):
+    elem = helper.np_dtype_to_tensor_dtype(x.dtype)
+    model = one_node_model("MaxPool", [("x", elem, list(x.shape))], elem, opset=opset,
+                           **attrs)
+    model.graph.node[0].output.append("i")
+    model.graph.output.append(helper.make_tensor_value_info("i", TensorProto.INT64, None))
+    return model
+
+
+def _both(model, feeds, names):
+    got = og.Session(from_onnx(model)).run(names, feeds)
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(names, feeds)
+    return got, want
+
+
+@pytest.mark.parametrize("dtype,fill", [(np.uint8, 0), (np.int8, -128),
+                                        (np.float32, -np.inf)])
+@pytest.mark.parametrize("attrs", [
+    dict(kernel_shape=[2, 2], pads=[1, 1, 0, 0]),
+    dict(kernel_shape=[1, 2], pads=[0, 1, 0, 0]),
+    dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+    dict(kernel_shape=[3, 3], pads=[1, 2, 1, 2], dilations=[1, 2]),
+    dict(kernel_shape=[2, 2], pads=[1, 1, 1, 1], storage_order=1),
+], ids=str)
+def test_maxpool_indices_never_point_into_the_padding(dtype, fill, attrs):
+    """A window whose maximum equals the pad fill ties with the padding: its index
+    must still name an element of x (the first in-image one of that value)."""
+    rng = np.random.default_rng(0)
+    x = np.full((2, 3, 5, 6), fill, dtype)
+    hot = rng.random(x.shape) < 0.3
+    x[hot] = rng.integers(1, 100, hot.sum()).astype(dtype)
+    model = _maxpool_with_indices(x, **attrs)
+    (y, i), (want_y, want_i) = _both(model, {"x": x}, ["y", "i"])
+    np.testing.assert_array_equal(y, want_y)
+    np.testing.assert_array_equal(i, want_i)
+    assert i.min() >= 0 and i.max() < x.size
+
+
+def test_maxpool_indices_with_nan_stay_inside_the_image():
+    x = np.full((1, 1, 3, 3), np.nan, np.float32)
+    model = _maxpool_with_indices(x, kernel_shape=[2, 2], pads=[1, 1, 0, 0])
+    y, i = og.Session(from_onnx(model)).run(["y", "i"], {"x": x})
+    assert np.isnan(y).all() and i.min() >= 0 and i.max() < x.size
+
+
+def test_maxpool_with_indices_and_an_empty_output():
+    """A 3x3/2 pool of a 2x2 image has no full window: a 0x0 output by the spec's
+    formula (the reference evaluator agrees; onnxruntime returns 1x1)."""
+    x = np.random.default_rng(1).standard_normal((1, 2, 2, 2)).astype(np.float32)
+    model = _maxpool_with_indices(x, kernel_shape=[3, 3], strides=[2, 2])
+    y, i = og.Session(from_onnx(model)).run(["y", "i"], {"x": x})
+    want_y, want_i = ReferenceEvaluator(model).run(None, {"x": x})
+    assert y.shape == want_y.shape == i.shape == want_i.shape == (1, 2, 0, 0)
+    assert i.dtype == np.int64
+
+
+@pytest.mark.parametrize("opset,per", [(18, "group"), (21, "channel")])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_group_normalization_scale_per_group_or_per_channel(opset, per, dtype):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 6, 4, 5)).astype(dtype)
+    n = 3 if per == "group" else 6
+    scale, bias = (rng.standard_normal(n).astype(dtype) for _ in range(2))
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    model = one_node_model("GroupNormalization", [("x", elem, list(x.shape))], elem,
+                           {"s": scale, "b": bias}, opset=opset, num_groups=3,
+                           epsilon=1e-3)
+    got = og.Session(from_onnx(model)).run("y", {"x": x})
+    if dtype == np.float32:
+        want = ort.InferenceSession(model.SerializeToString(),
+                                    providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    else:  # onnxruntime has no float64 GroupNormalization
+        (want,) = ReferenceEvaluator(model).run(None, {"x": x})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_group_normalization_refuses_a_scale_of_neither_size():
+    x = np.zeros((1, 6, 2, 2), np.float32)
+    model = one_node_model("GroupNormalization", [("x", TensorProto.FLOAT, [1, 6, 2, 2])],
+                           TensorProto.FLOAT, {"s": np.ones(4, np.float32),
+                                               "b": np.ones(4, np.float32)},
+                           opset=21, num_groups=3)
+    with pytest.raises(og.OneGraphError, match="scale has 4 values; want 6 .* or 3"):
+        og.Session(from_onnx(model)).run("y", {"x": x})
+
+
+def test_layer_normalization_statistics_take_the_stash_type():
+    """float64 X with the default stash_type (1): Mean and InvStdDev are float32, as
+    the spec and onnxruntime have them; Y stays float64."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 4))
+    model = one_node_model("LayerNormalization", [("x", TensorProto.DOUBLE, [2, 3, 4])],
+                           TensorProto.DOUBLE, {"s": rng.standard_normal(4)}, opset=17,
+                           axis=-1)
+    model.graph.node[0].output.extend(["mean", "isd"])
+    model.graph.output.extend([helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
+                               for n in ("mean", "isd")])
+    got, want = _both(model, {"x": x}, ["y", "mean", "isd"])
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("special", [np.inf, -np.inf, np.nan])
+def test_wide_3x3_conv_with_a_non_finite_input(special):
+    """64 -> 64 3x3 with constant weights runs as Winograd F(2x2, 3x3), whose
+    transforms would turn one inf into NaNs over whole tiles."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 64, 20, 20)).astype(np.float32)
+    x[0, 3, 5, 5] = special
+    w = (rng.standard_normal((64, 64, 3, 3)) * 0.1).astype(np.float32)
+    model = one_node_model("Conv", [("x", TensorProto.FLOAT, [1, 64, 20, 20])],
+                           TensorProto.FLOAT, {"w": w}, pads=[1, 1, 1, 1])
+    (got,), (want,) = _both(model, {"x": x}, ["y"])
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-4, atol=1e-4)
+    x[0, 3, 5, 5] = 0   # finite again: the Winograd path
+    (got,), (want,) = _both(model, {"x": x}, ["y"])
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
