@@ -26,8 +26,15 @@ def _check_range(indices, dim, where):
 
 # --------------------------------------------------------------------------- Slice
 
-def _slice_spec(rank, starts, ends, axes, steps):
-    """Per-axis Python slices; Python's slice clamping matches ONNX's for all steps."""
+def _slice_spec(shape, starts, ends, axes, steps):
+    """Per-axis Python slices for ONNX Slice over an input of `shape` (a dim may be
+    None: its slice is then left for Python to clamp, and only its length is unknown).
+
+    ONNX clamps a negative step's start to [0, dim - 1], where Python's slice treats a
+    start below -dim as "before the first element" (an empty result instead of one
+    that starts at element 0); ends clamp to [-1, dim - 1], -1 meaning past the first.
+    """
+    rank = len(shape)
     axes = list(range(len(starts))) if axes is None else [_norm_axis(a, rank) for a in axes]
     steps = [1] * len(starts) if steps is None else steps
     if not len(starts) == len(ends) == len(axes) == len(steps):
@@ -36,7 +43,13 @@ def _slice_spec(rank, starts, ends, axes, steps):
     for a, s, e, st in zip(axes, starts, ends, steps):
         if st == 0:
             raise ShapeError("Slice: step 0")
-        spec[a] = slice(s, e, st)
+        dim = shape[a]
+        if st < 0 and dim is not None:
+            s = min(max(s + dim if s < 0 else s, 0), dim - 1)
+            e = min(max(e + dim if e < 0 else e, -1), dim - 1)
+            spec[a] = slice(s, None if e < 0 else e, st)
+        else:  # positive steps: Python's clamping is ONNX's
+            spec[a] = slice(s, e, st)
     return spec
 
 
@@ -47,7 +60,7 @@ def _opt_ints(inputs, i):
 def _slice(inputs, attrs, ctx):
     """Strided slice along chosen axes (negative indices and steps, clamped bounds)."""
     x = inputs[0]
-    spec = _slice_spec(x.ndim, _ints(inputs[1]), _ints(inputs[2]), _opt_ints(inputs, 3),
+    spec = _slice_spec(x.shape, _ints(inputs[1]), _ints(inputs[2]), _opt_ints(inputs, 3),
                        _opt_ints(inputs, 4))
     return (x[tuple(spec)].copy(),)
 
@@ -67,7 +80,7 @@ def _infer_slice(attrs, inputs):
                                               for i, d in enumerate(x.shape)))]
         return [TensorInfo(x.dtype, (None,) * rank)]
     vals = [None if p is None else _ints(p.value) for p in parts]
-    spec = _slice_spec(rank, *vals)
+    spec = _slice_spec(x.shape, *vals)
     out = []
     for d, s in zip(x.shape, spec):
         if s == slice(None):
@@ -101,9 +114,17 @@ def _gather_elements(inputs, attrs, ctx):
     """out[i][j][k] = x[i][idx[i][j][k]][k] (for axis 1): index along one axis."""
     x, idx = inputs
     axis = _norm_axis(attrs["axis"], x.ndim)
+    if idx.ndim != x.ndim or any(i > d for a, (i, d) in enumerate(zip(idx.shape, x.shape))
+                                 if a != axis):
+        raise ShapeError(f"GatherElements: indices {idx.shape} must have data's rank and "
+                         f"fit within data {x.shape} off axis {axis}")
     idx = _wrap(idx, x.shape[axis])
     _check_range(idx, x.shape[axis], "GatherElements")
-    return (np.take_along_axis(x, idx, axis=axis),)
+    # the output has the indices' shape, which may be smaller than data's off the
+    # axis (take_along_axis would broadcast it up instead)
+    where = list(np.indices(idx.shape, sparse=True))
+    where[axis] = idx
+    return (x[tuple(where)],)
 
 
 @_folding(_gather_elements)
@@ -115,7 +136,10 @@ def _gather_nd(inputs, attrs, ctx):
     """Gather slices of x addressed by the last dim of `indices`, after batch_dims."""
     x, idx = inputs
     b = attrs["batch_dims"]
-    k = idx.shape[-1]
+    k = idx.shape[-1] if idx.ndim else 0
+    if idx.ndim < 1 or not 1 <= k <= x.ndim - b:
+        raise ShapeError(f"GatherND: indices {idx.shape} address {k} dims; data "
+                         f"{x.shape} has {x.ndim - b} after batch_dims={b}")
     batch = int(np.prod(x.shape[:b], dtype=np.int64))
     xr = x.reshape((batch,) + x.shape[b:])
     ir = np.asarray(idx).reshape(batch, -1, k).astype(np.int64)
@@ -200,6 +224,8 @@ def _one_hot(inputs, attrs, ctx):
     """values[1] where index == position along the new `axis`, values[0] elsewhere."""
     idx, depth, values = inputs
     depth = int(np.asarray(depth).reshape(-1)[0])
+    if depth < 1:
+        raise ShapeError(f"OneHot: depth {depth}; it must be at least 1")
     idx = np.asarray(idx)
     axis = _norm_axis(attrs["axis"], idx.ndim + 1)
     # Indices are wrapped from the end; anything still outside [0, depth) stays all-off.

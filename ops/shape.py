@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import OpAttributeError, ShapeError
 from .common import broadcast_shape, infer_same
 from .registry import NUM_OUTPUTS, TensorInfo, define
 
@@ -89,6 +89,12 @@ def _prod(dims):
 
 def _reshape_target(in_shape, target, allowzero):
     """Resolve 0 (copy) and -1 (infer) entries of a Reshape target; None dims if unknown."""
+    if allowzero and 0 in target and -1 in target:
+        raise ShapeError(f"Reshape: target {list(target)} has both 0 and -1 with "
+                         f"allowzero=1 (the -1 cannot be inferred)")
+    if target.count(-1) > 1 or any(d < -1 for d in target):
+        raise ShapeError(f"Reshape: target {list(target)} may hold one -1 and no other "
+                         f"negative value")
     out = []
     for i, d in enumerate(target):
         if d == 0 and not allowzero:
@@ -102,7 +108,10 @@ def _reshape_target(in_shape, target, allowzero):
             out[out.index(-1)] = None
         else:
             rest = math.prod(known)
-            out[out.index(-1)] = total // rest if rest else 0
+            if rest == 0:
+                raise ShapeError(f"Reshape: cannot infer the -1 in {list(target)}: the "
+                                 f"other dims multiply to 0")
+            out[out.index(-1)] = total // rest
     return tuple(out)
 
 
@@ -131,7 +140,7 @@ def _infer_reshape(attrs, inputs):
 def _flatten(inputs, attrs, ctx):
     """Collapse dims before and from `axis` into a 2-D matrix."""
     x = inputs[0]
-    axis = attrs["axis"] + (x.ndim if attrs["axis"] < 0 else 0)
+    axis = _flatten_axis(attrs["axis"], x.ndim)
     return (x.reshape(int(math.prod(x.shape[:axis])), int(math.prod(x.shape[axis:]))),)
 
 
@@ -140,8 +149,20 @@ def _infer_flatten(attrs, inputs):
     x = inputs[0]
     if x.shape is None:
         return [TensorInfo(x.dtype, (None, None))]
-    axis = attrs["axis"] + (len(x.shape) if attrs["axis"] < 0 else 0)
+    axis = _flatten_axis(attrs["axis"], len(x.shape))
     return [TensorInfo(x.dtype, (_prod(x.shape[:axis]), _prod(x.shape[axis:])))]
+
+
+def _flatten_axis(axis, rank):
+    """Flatten's axis in [0, rank] (negative counts from the end).
+
+    Raises:
+        OpAttributeError: outside [-rank, rank].
+    """
+    if not -rank <= axis <= rank:
+        raise OpAttributeError(f"Flatten: axis {axis} outside [{-rank}, {rank}] for a "
+                               f"rank-{rank} input")
+    return axis + rank if axis < 0 else axis
 
 
 # --------------------------------------------------------------------------- Transpose
@@ -360,7 +381,11 @@ def _infer_expand(attrs, inputs):
 def _tile(inputs, attrs, ctx):
     """Repeat the input `repeats[i]` times along each axis."""
     x, repeats = inputs
-    return (np.tile(x, _ints(repeats)),)
+    reps = _ints(repeats)
+    if len(reps) != x.ndim or any(r < 0 for r in reps):
+        raise ShapeError(f"Tile: repeats {reps} must hold one non-negative count per "
+                         f"dim of the rank-{x.ndim} input")
+    return (np.tile(x, reps),)
 
 
 @_folding(_tile)
@@ -408,6 +433,13 @@ def _pad(inputs, attrs, ctx):
     if mode == "constant":
         fill = 0 if value is None or np.asarray(value).size == 0 else np.asarray(value).item()
         return (np.pad(x, widths, mode="constant", constant_values=fill),)
+    for i, (b, e) in enumerate(widths):
+        # reflect mirrors without repeating the border: at most dim - 1 values a side
+        # (numpy would reflect again and again); edge and wrap need one value to copy
+        room = x.shape[i] - 1 if mode == "reflect" else (math.inf if x.shape[i] else 0)
+        if max(b, e) > room:
+            raise ShapeError(f"Pad: {mode} padding of {max(b, e)} on axis {i} of size "
+                             f"{x.shape[i]} (at most {room})")
     return (np.pad(x, widths, mode=_PAD_MODES[mode]),)
 
 
@@ -539,6 +571,8 @@ def _scalar(value, name):
 
 
 def _range_length(start, limit, delta):
+    if not delta:
+        raise ShapeError("Range: delta is 0")
     if np.asarray(start).dtype.kind in "iu":
         return max(-(-(int(limit) - int(start)) // int(delta)), 0)
     return max(int(math.ceil((float(limit) - float(start)) / float(delta))), 0)
@@ -647,6 +681,8 @@ def _infer_space_to_depth(attrs, inputs):
 def _trilu(inputs, attrs, ctx):
     """Keep the upper (or lower) triangle of the last two dims, offset by k."""
     x = inputs[0]
+    if np.ndim(x) < 2:
+        raise ShapeError(f"Trilu: input of rank {np.ndim(x)}; it needs at least 2")
     k = int(np.asarray(inputs[1])) if len(inputs) > 1 and inputs[1] is not None else 0
     return ((np.triu if attrs["upper"] else np.tril)(x, k),)
 

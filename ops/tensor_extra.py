@@ -88,6 +88,10 @@ def _reverse_sequence_kernel(inputs, attrs, ctx):
     if x.ndim < 2 or lens.shape != (x.shape[b_ax],):
         raise ShapeError(f"ReverseSequence: sequence_lens {lens.shape} does not match "
                          f"batch dim of input {x.shape}")
+    bad = np.flatnonzero((lens < 0) | (lens > x.shape[t_ax]))
+    if bad.size:
+        raise ShapeError(f"ReverseSequence: sequence_lens[{bad[0]}] = {lens[bad[0]]} is "
+                         f"outside [0, {x.shape[t_ax]}], the time dim")
     t = np.arange(x.shape[t_ax])
     src = np.where(t[None, :] < lens[:, None], lens[:, None] - 1 - t[None, :], t[None, :])
     if t_ax == 0:

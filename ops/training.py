@@ -147,7 +147,7 @@ def _slice_grad(inputs, attrs, ctx):
     axes = _ints_of(inputs[4]) if len(inputs) > 4 and inputs[4] is not None else None
     steps = _ints_of(inputs[5]) if len(inputs) > 5 and inputs[5] is not None else None
     out = np.zeros(np.shape(x), dy.dtype)
-    out[tuple(_slice_spec(out.ndim, starts, ends, axes, steps))] = dy
+    out[tuple(_slice_spec(out.shape, starts, ends, axes, steps))] = dy
     return (out,)
 
 

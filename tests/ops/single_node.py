@@ -24,6 +24,25 @@ def one_node_model(op_type, inputs, output_type=TensorProto.FLOAT, initializers=
     return model
 
 
+def feeds_model(op_type, feeds, opset, out_dtype=None, initializers=None, **attrs):
+    """A model of one `op_type` node whose graph inputs are named, typed and shaped
+    after `feeds` (name -> array, in input order), then `initializers`; output "y" of
+    `out_dtype` (default: the first feed's)."""
+    elem = helper.np_dtype_to_tensor_dtype
+    first = np.asarray(next(iter(feeds.values())))
+    out = elem(np.dtype(out_dtype or first.dtype))
+    node = helper.make_node(op_type, list(feeds) + list(initializers or {}), ["y"], **attrs)
+    graph = helper.make_graph(
+        [node], op_type.lower(),
+        [helper.make_tensor_value_info(k, elem(np.asarray(v).dtype), np.shape(v))
+         for k, v in feeds.items()],
+        [helper.make_tensor_value_info("y", out, None)],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in (initializers or {}).items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 9 if opset >= 19 else 8
+    return model
+
+
 def run_onnxruntime(model, feeds):
     """The first output of `model` run by onnxruntime's CPU provider (warnings off)."""
     import onnxruntime as ort

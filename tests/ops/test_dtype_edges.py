@@ -15,26 +15,10 @@ from onegraph.convert import from_onnx
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
-from onnx import helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
+from .single_node import feeds_model as _model  # noqa: E402
 from .single_node import run_onnxruntime  # noqa: E402
-
-
-def _model(op_type, feeds, opset, out_dtype=None, **attrs):
-    """One `op_type` node over graph inputs named after `feeds`, output y."""
-    elem = helper.np_dtype_to_tensor_dtype
-    first = np.asarray(next(iter(feeds.values())))
-    out = elem(np.dtype(out_dtype or first.dtype))
-    node = helper.make_node(op_type, list(feeds), ["y"], **attrs)
-    graph = helper.make_graph(
-        [node], op_type.lower(),
-        [helper.make_tensor_value_info(k, elem(np.asarray(v).dtype), np.shape(v))
-         for k, v in feeds.items()],
-        [helper.make_tensor_value_info("y", out, None)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 9 if opset >= 19 else 8
-    return model
 
 
 def _onegraph(model, feeds):
