@@ -186,10 +186,16 @@ def _dequantize_infer(attrs, inputs):
 def _dynamic_quantize_kernel(inputs, attrs, ctx):
     """uint8 quantization with scale/zero point from the data range (which includes 0)."""
     x = np.asarray(inputs[0], dtype=np.float32)
-    lo = np.float32(min(0.0, float(x.min()) if x.size else 0.0))
-    hi = np.float32(max(0.0, float(x.max()) if x.size else 0.0))
+    # NaNs are left out of the range (onnxruntime does too): a single NaN must not
+    # collapse the whole tensor's scale
+    finite = x[~np.isnan(x)] if x.size and np.isnan(x.max()) else x
+    lo = np.float32(min(0.0, float(finite.min()) if finite.size else 0.0))
+    hi = np.float32(max(0.0, float(finite.max()) if finite.size else 0.0))
     scale = np.float32((hi - lo) / np.float32(255))
     if scale == 0:
+        # all zeros (or empty): scale 1, as onnxruntime gives, so that a following
+        # DequantizeLinear or division by the scale stays finite
+        scale = np.float32(1)
         zp = np.uint8(0)
         y = np.zeros(x.shape, np.uint8)
     else:
@@ -278,27 +284,29 @@ def _matmul_integer_infer(attrs, inputs):
     return [TensorInfo(np.dtype(np.int32), _matmul_shape(inputs[0].shape, inputs[1].shape))]
 
 
-def _scale_rows(s):
-    s = np.asarray(s).astype(np.float64)
-    return s.reshape(()) if s.size == 1 else s[..., :, None]
-
-
-def _scale_cols(s):
-    s = np.asarray(s).astype(np.float64)
-    return s.reshape(()) if s.size == 1 else s[..., None, :]
+def _requantize(acc, multiplier, y_zp):
+    """rint(acc * multiplier) + y_zp, saturated to y_zp's type: the integer accumulator
+    scaled by the float32 multiplier in_scale * w_scale / y_scale, as onnxruntime and
+    the ONNX reference compute it (acc * in_scale * w_scale / y_scale rounds
+    differently next to ties)."""
+    y_zp = np.asarray(y_zp)
+    v = np.rint(acc * multiplier.astype(np.float64)) + y_zp.astype(np.float64).reshape(())
+    return _quantize_values(v, y_zp.dtype, 1)
 
 
 def _qlinear_matmul_kernel(inputs, attrs, ctx):
-    """Integer matmul of the shifted operands, requantized with a_scale*b_scale/y_scale."""
+    """Integer matmul of the shifted operands, requantized with a_scale*b_scale/y_scale
+    (scales per tensor, per row of a, per column of b)."""
     a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp = inputs[:8]
     acc = _int_matmul(_shift_rows(a, a_zp), _shift_cols(b, b_zp))
-    cdt = _compute_dtype(np.asarray(a_scale).dtype)
-    # The real-valued product in the scales' precision, then requantized.
-    real = (acc.astype(cdt) * _scale_rows(a_scale).astype(cdt)
-            * _scale_cols(b_scale).astype(cdt))
-    y_zp = np.asarray(y_zp)
-    return (quantize(real, np.asarray(y_scale).reshape(()).astype(cdt), y_zp.reshape(()),
-                     y_zp.dtype),)
+    f32 = np.float32
+    a_s, b_s = np.asarray(a_scale).astype(f32), np.asarray(b_scale).astype(f32)
+    # a's rows are acc's second-to-last axis, or its last when b is a vector
+    rows = a_s.reshape(()) if a_s.size == 1 else a_s.reshape(
+        (-1,) if np.ndim(b) == 1 else (-1, 1))
+    cols = b_s.reshape(()) if b_s.size == 1 else b_s.reshape(-1)
+    multiplier = rows * cols / np.asarray(y_scale).astype(f32).reshape(())
+    return (_requantize(acc, multiplier, y_zp),)
 
 
 def _qlinear_matmul_infer(attrs, inputs):
@@ -338,13 +346,12 @@ def _qlinear_conv_kernel(inputs, attrs, ctx):
     m = acc.shape[1]
     if bias is not None:
         acc = acc + np.asarray(bias).astype(np.float64).reshape((m,) + (1,) * nsp)
-    ws = np.asarray(w_scale).astype(np.float64)
+    f32 = np.float32
+    ws = np.asarray(w_scale).astype(f32)
     ws = ws.reshape(()) if ws.size == 1 else ws.reshape((m,) + (1,) * nsp)
-    real = acc * np.asarray(x_scale).astype(np.float64).reshape(()) * ws
-    y_zp = np.asarray(y_zp)
-    ys = np.asarray(y_scale).astype(np.float64).reshape(())
-    return (_quantize_values(np.rint(real / ys) + y_zp.astype(np.float64).reshape(()),
-                             y_zp.dtype, 1),)
+    multiplier = np.asarray(x_scale).astype(f32).reshape(()) * ws \
+        / np.asarray(y_scale).astype(f32).reshape(())
+    return (_requantize(acc, multiplier, y_zp),)
 
 
 def _conv_shape(x, w, attrs):
