@@ -302,8 +302,8 @@ def _taps_off_padding(xp, y, tap, kernel, strides, dil, pb, in_sp):
 
     A window whose maximum equals the pad fill (0 for uint8, -inf for floats) ties
     with the padding, and the first tap wins ties; the index must still name an
-    element of x. (Trailing padding comes after the window's in-image taps, so it
-    never wins a tie.)
+    element of x. (Any other tap wins only by being greater, which the lowest value
+    never is, and a window's first tap is outside the image only in leading padding.)
     """
     nsp = len(kernel)
     ks = np.unravel_index(tap, kernel)               # winning tap, per spatial dim
