@@ -138,16 +138,27 @@ def _zero(b, op, grads):
     return [None] * len(op.inputs)
 
 def _select(pick_max):
+    """Max/Min: dy goes to the operands equal to the result, split evenly among ties
+    (as ReduceMax/ReduceMin's rule does), so Max(x, x) has gradient dy, not 2 dy.
+
+    Where the result is NaN no operand equals it and every gradient is 0.
+    """
     def rule(b, op, grads):
         (g,) = grads
         y = op.outputs[0]
-        out = []
         xs = op.inputs
-        for i, x in enumerate(xs):
-            mask = b.op("Cast", [b.op("Equal", [x, y])], {"to": _onnx_float(x)})
-            out.append(unbroadcast(b, b.op("Mul", [g, mask]), x,
-                                   [o for j, o in enumerate(xs) if j != i]))
-        return out
+        hits = [b.op("Cast", [b.op("Equal", [x, y])], {"to": _onnx_float(y)}) for x in xs]
+        if len(xs) > 1:
+            count = hits[0]
+            for h in hits[1:]:
+                count = b.op("Add", [count, h])
+            # Max(count, 1): no operand hits a NaN result; 0 / 0 would spread NaNs
+            share = b.op("Div", [g, b.op("Max", [count, like_dtype(b, 1, count)])])
+        else:
+            share = g
+        return [unbroadcast(b, b.op("Mul", [share, h]), x,
+                            [o for j, o in enumerate(xs) if j != i])
+                for i, (x, h) in enumerate(zip(xs, hits))]
     return rule
 
 def _onnx_float(t) -> int:
@@ -172,19 +183,48 @@ def _where(b, op, grads):
             unbroadcast(b, b.op("Where", [c, zero, g]), y, [c, x])]
 
 def _clip(b, op, grads):
+    """y = min(max(x, lo), hi), the kernel's semantics (all hi when lo > hi). Each dy
+    goes to exactly one input: x where lo <= x <= hi (a tie with a bound goes to x),
+    lo where x < lo <= hi, hi where max(x, lo) > hi; a bound (one value) gets the sum
+    of its dy.
+    """
     (g,) = grads
     x = op.inputs[0]
-    lo = op.inputs[1] if len(op.inputs) > 1 else None
-    hi = op.inputs[2] if len(op.inputs) > 2 else None
-    mask = None
-    for bound, cmp in ((lo, "GreaterOrEqual"), (hi, "LessOrEqual")):
-        if bound is None:
-            continue
-        m = b.op(cmp, [x, bound])
-        mask = m if mask is None else b.op("And", [mask, m])
-    if mask is None:
+    bounds = [op.inputs[i] if len(op.inputs) > i else None for i in (1, 2)]
+    # the bounds are one value of any rank: compare as 0-d so no mask widens x's shape
+    lo, hi = [_as_scalar(b, t) for t in bounds]
+    masks = [b.op(cmp, [x, bound]) for bound, cmp in ((lo, "GreaterOrEqual"),
+                                                       (hi, "LessOrEqual"))
+             if bound is not None]
+    if not masks:
         return [g] + [None] * (len(op.inputs) - 1)
-    return [b.op("Where", [mask, g, b.op("ZerosLike", [g])])] + [None] * (len(op.inputs) - 1)
+    zero = b.op("ZerosLike", [g])
+    mask = masks[0] if len(masks) == 1 else b.op("And", masks)
+    out = [b.op("Where", [mask, g, zero])]
+    if len(op.inputs) > 1:
+        lo_mask = None if lo is None else b.op("Less", [x, lo])
+        if lo_mask is not None and hi is not None:
+            lo_mask = b.op("And", [lo_mask, b.op("LessOrEqual", [lo, hi])])
+        out.append(_bound_grad(b, g, zero, bounds[0], lo_mask))
+    if len(op.inputs) > 2:
+        above = x if lo is None else b.op("Max", [x, lo])
+        hi_mask = None if hi is None else b.op("Greater", [above, hi])
+        out.append(_bound_grad(b, g, zero, bounds[1], hi_mask))
+    return out
+
+def _as_scalar(b, t):
+    """A one-value tensor as 0-d (None stays None)."""
+    if t is None or t.shape == ():
+        return t
+    return b.op("Reshape", [t, b.constant_ints([])])
+
+def _bound_grad(b, g, zero, bound, mask):
+    """A Clip bound's gradient: the sum of dy where mask, shaped like the bound (one
+    value, 0-d or of any rank: the kernel reads it as a scalar)."""
+    if bound is None or bound.dtype.numpy.kind != "f":
+        return None
+    total = b.op("ReduceSum", [b.op("Where", [mask, g, zero])], {"keepdims": 0})
+    return total if bound.shape == () else b.op("Reshape", [total, b.op("Shape", [bound])])
 
 def _cast(b, op, grads):
     x = op.inputs[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import string
 
 from ..errors import GradientNotDefinedError
-from .grad_util import like_dtype, same_static_shape, unbroadcast
+from .grad_util import like_dtype, same_static_shape
 from .linalg import _parse_einsum
 
 
@@ -16,6 +16,12 @@ def _swap_last(b, x):
 
 
 def _matmul(b, op, grads):
+    """dA = dY B^T and dB = A^T dY, with 1-D operands promoted to matrices as numpy
+    does and batch dims summed back to each operand's shape.
+
+    Raises:
+        GradientNotDefinedError: an operand's rank is unknown.
+    """
     (g,) = grads
     a, w = op.inputs
     if a.shape is None or w.shape is None:
@@ -26,20 +32,29 @@ def _matmul(b, op, grads):
     # promote vectors to matrices as numpy does, then undo
     a2 = b.op("Unsqueeze", [a, b.constant_ints([0])]) if ra == 1 else a
     w2 = b.op("Unsqueeze", [w, b.constant_ints([1])]) if rw == 1 else w
-    g2 = g
-    if ra == 1:
-        g2 = b.op("Unsqueeze", [g2, b.constant_ints([-2])])
-    if rw == 1:
-        g2 = b.op("Unsqueeze", [g2, b.constant_ints([-1])])
+    g2 = _promote_grad(b, g, ra == 1, rw == 1)
     ga = b.op("MatMul", [g2, _swap_last(b, w2)])
     gw = b.op("MatMul", [_swap_last(b, a2), g2])
+    if ra > 2 or rw > 2:
+        # sum the batch dims first: only then does the promoted vector's size match
+        ga, gw = b.op("SumToShapeOf", [ga, a2]), b.op("SumToShapeOf", [gw, w2])
     if ra == 1:
         ga = b.op("Reshape", [ga, b.op("Shape", [a])])
     if rw == 1:
         gw = b.op("Reshape", [gw, b.op("Shape", [w])])
-    if ra > 2 or rw > 2:
-        ga, gw = b.op("SumToShapeOf", [ga, a]), b.op("SumToShapeOf", [gw, w])
     return [ga, gw]
+
+
+def _promote_grad(b, g, a_vector, w_vector):
+    """dY with the axes MatMul dropped for 1-D operands put back: (..., 1, N) for a
+    vector A, (..., M, 1) for a vector B, (1, 1) for vector . vector (a 0-d dY)."""
+    if a_vector and w_vector:
+        return b.op("Unsqueeze", [g, b.constant_ints([0, 1])])
+    if a_vector:
+        return b.op("Unsqueeze", [g, b.constant_ints([-2])])
+    if w_vector:
+        return b.op("Unsqueeze", [g, b.constant_ints([-1])])
+    return g
 
 
 def _gemm(b, op, grads):
@@ -68,7 +83,10 @@ def _gemm(b, op, grads):
             out.append(None)
         else:
             gc = g if beta == 1.0 else b.op("Mul", [g, like_dtype(b, beta, g)])
-            out.append(unbroadcast(b, gc, c, []))
+            # Gemm itself broadcasts C to (M, N): a dim of C that is unknown while
+            # building may still be a stretched 1, so sum unless the shapes are known
+            # equal (unbroadcast would assume an unknown dim of C is not stretched)
+            out.append(gc if same_static_shape(gc, c) else b.op("SumToShapeOf", [gc, c]))
     return out
 
 

@@ -119,8 +119,15 @@ def _instance_norm(b, op, grads):
 
 
 def _group_norm(b, op, grads):
+    """GroupNormalization with per-channel (C,) scale and bias, or per-group (G,) ones
+    (opsets 18-20, spread over each group's C/G channels by the kernel): the per-group
+    gradients are the per-channel ones summed within each group.
+
+    Raises:
+        GradientNotDefinedError: x has unknown rank.
+    """
     (g,) = grads
-    x, scale, _ = op.inputs
+    x, scale, bias = op.inputs
     rank = _rank(op, x)
     groups = int(op.attrs["num_groups"])
     # normalise (N, G, C/G * spatial) over its last axis, as the kernel does
@@ -128,11 +135,43 @@ def _group_norm(b, op, grads):
     xhat_g, inv = _standardize(b, xg, [2], float(op.attrs["epsilon"]))
     x_shape = b.op("Shape", [x])
     xhat = b.op("Reshape", [xhat_g, x_shape])
-    dxhat = b.op("Mul", [g, _per_channel(b, scale, rank)])
+    outer = [0] + list(range(2, rank))
+    dbias = _sum(b, g, outer)  # (C,): also gives the channel count for per-group values
+    per_channel = _is_per_channel(scale, x)
+    scale_c = scale if per_channel else _spread_groups(b, scale, groups, dbias)
+    dxhat = b.op("Mul", [g, _per_channel(b, scale_c, rank)])
     dxhat_g = b.op("Reshape", [dxhat, b.constant_ints([0, groups, -1])])
     dx = b.op("Reshape", [_standardize_backward(b, dxhat_g, xhat_g, inv, [2]), x_shape])
-    outer = [0] + list(range(2, rank))
-    return [dx, _sum(b, b.op("Mul", [g, xhat]), outer), _sum(b, g, outer)]
+    dscale = _sum(b, b.op("Mul", [g, xhat]), outer)
+    if not per_channel:
+        dscale = _sum_groups(b, dscale, groups, scale)
+    if not _is_per_channel(bias, x):
+        dbias = _sum_groups(b, dbias, groups, bias)
+    return [dx, dscale, dbias]
+
+
+def _is_per_channel(v, x) -> bool:
+    """True when v is known while building to hold one value per channel of x."""
+    return (v.shape is not None and x.shape is not None and len(x.shape) > 1
+            and len(v.shape) == 1 and v.shape[0] is not None and v.shape[0] == x.shape[1])
+
+
+def _spread_groups(b, v, groups, like_c):
+    """GroupNormalization's scale or bias, (C,) per channel or (G,) per group, as (C,)
+    per-channel values (like_c: any (C,) tensor). Seen as (G, C/G) or (G, 1), it is
+    broadcast to (G, C/G), so both forms work when the shapes are known only at run
+    time."""
+    v_g = b.op("Reshape", [v, b.constant_ints([groups, -1])])
+    c_g = b.op("Shape", [b.op("Reshape", [like_c, b.constant_ints([groups, -1])])])
+    return b.op("Reshape", [b.op("Expand", [v_g, c_g]), b.constant_ints([-1])])
+
+
+def _sum_groups(b, d_c, groups, v):
+    """Per-channel gradients d_c (C,) summed back to v's form: unchanged for a (C,) v,
+    summed within each group for a (G,) v."""
+    d_g = b.op("Reshape", [d_c, b.constant_ints([groups, -1])])
+    v_g = b.op("Reshape", [v, b.constant_ints([groups, -1])])
+    return b.op("Reshape", [b.op("SumToShapeOf", [d_g, v_g]), b.op("Shape", [v])])
 
 
 def _layer_norm(b, op, grads):

@@ -84,19 +84,54 @@ def _tile(b, op, grads):
 
 
 def _pad(b, op, grads):
+    """Constant-mode Pad: dx is dy with the pads undone (the inner block, re-padded with
+    zeros where negative pads cropped x); the constant value gets dy summed over the
+    cells it filled.
+
+    Raises:
+        GradientNotDefinedError: a mode other than constant, pads or axes not known
+            while building, or x of unknown rank.
+    """
     x = op.inputs[0]
     pads = static_ints(b, op.inputs[1])
     if op.attrs.get("mode", "constant") != "constant" or pads is None or x.shape is None:
         raise GradientNotDefinedError("Pad gradient supports constant mode with static pads")
-    rank = len(x.shape)
-    axes = static_ints(b, op.inputs[3]) if len(op.inputs) > 3 and op.inputs[3] is not None \
-        else list(range(rank))
+    value = op.inputs[2] if len(op.inputs) > 2 else None
+    axes_in = op.inputs[3] if len(op.inputs) > 3 else None
+    axes = list(range(len(x.shape))) if axes_in is None else static_ints(b, axes_in)
+    if axes is None:
+        raise GradientNotDefinedError("Pad gradient needs axes known while building "
+                                      "(the axes input is not a constant)")
+    g = grads[0]
     k = len(axes)
-    starts = pads[:k]
-    ends = [-e if e > 0 else np.iinfo(np.int64).max for e in pads[k:]]
-    g = b.op("Slice", [grads[0], b.constant_ints(starts), b.constant_ints(ends),
-                       b.constant_ints(axes)])
-    return [g] + [None] * (len(op.inputs) - 1)
+    if min(pads, default=0) >= 0:
+        ends = [-e if e > 0 else np.iinfo(np.int64).max for e in pads[k:]]
+        gx = b.op("Slice", [g, b.constant_ints(pads[:k]), b.constant_ints(ends),
+                            b.constant_ints(axes)])
+    else:
+        # padding by -pads crops what was padded and puts zeros where x was cropped
+        gx = b.op("Pad", [g, b.constant_ints([-p for p in pads]), None,
+                          b.constant_ints(axes)])
+    out = [gx, None]
+    if len(op.inputs) > 2:
+        out.append(_pad_value_grad(b, g, x, value, pads, axes))
+    if len(op.inputs) > 3:
+        out.append(None)
+    return out
+
+
+def _pad_value_grad(b, g, x, value, pads, axes):
+    """d(Pad)/d(constant_value): dy summed over the padded cells (a mask that is x's
+    shape of zeros padded with ones), shaped like the value input."""
+    if value is None or value.dtype.numpy.kind != "f":
+        return None
+    zeros = b.op("ZerosLike", [x])
+    one = b.constant(np.asarray(1, value.dtype.numpy))
+    mask = b.op("Pad", [zeros, b.constant_ints(pads), one, b.constant_ints(axes)])
+    total = b.op("ReduceSum", [b.op("Mul", [g, mask])], {"keepdims": 0})
+    # Expand, not Reshape: the value may be 0-d, (1,) or empty (an empty value pads
+    # with 0, so its gradient is empty too)
+    return b.op("Expand", [total, b.op("Shape", [value])])
 
 
 def _dropout(b, op, grads):

@@ -287,6 +287,14 @@ def _tap_range(p, d, s, pad, n_out, n_in):
     return lo, max(lo, hi), lo * s + off
 
 
+def _strided_1x1(kernel, strides, pb, out_sp, in_sp):
+    """True when a 2-D Conv is a 1x1 kernel reading the input at o * stride for every
+    output position o: no begin pads, and end pads (if any) add no output position past
+    the input (a padded output pixel reads only zeros, which the strided view lacks)."""
+    return (tuple(kernel) == (1, 1) and not any(pb)
+            and all(0 < o and (o - 1) * s < n for o, s, n in zip(out_sp, strides, in_sp)))
+
+
 def _conv_grad_input_2d(dy, w, x_shape, kernel, strides, dil, pb, out_sp):
     """Group-1 2-D dL/dX, channels-last: ONE GEMM (N*Ho*Wo, M) @ (M, kh*kw*C) gives every
     tap's contribution at every output pixel; col2im then adds each tap's block into
@@ -298,7 +306,7 @@ def _conv_grad_input_2d(dy, w, x_shape, kernel, strides, dil, pb, out_sp):
     (kh, kw), (sh, sw), (dh, dw), (ho, wo) = kernel, strides, dil, out_sp
     dyt = np.empty((n, ho, wo, m), cdt)
     np.copyto(dyt, dy.transpose(0, 2, 3, 1))
-    if kh == kw == 1 and not any(pb):
+    if _strided_1x1(kernel, strides, pb, out_sp, (h, wd)):
         # 1x1: the GEMM result is the gradient at the strided input positions
         z = np.matmul(dyt.reshape(-1, m), np.asarray(w, cdt).reshape(m, c))
         dx = np.zeros((n, h, wd, c), cdt)
@@ -355,7 +363,7 @@ def _conv_grad_filter_2d(x, dy, w_shape, kernel, strides, dil, pb, out_sp):
     dyT = np.empty((m, n, ho, wo), cdt)
     np.copyto(dyT, dy.transpose(1, 0, 2, 3))
     cols = np.empty((n, ho, wo, kh, kw, c), cdt)
-    if kh == kw == 1 and not any(pb):
+    if _strided_1x1(kernel, strides, pb, out_sp, (h, wd)):
         np.copyto(cols[:, :, :, 0, 0], x[:, :, :(ho - 1) * sh + 1:sh,
                                         :(wo - 1) * sw + 1:sw].transpose(0, 2, 3, 1))
     else:
