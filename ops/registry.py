@@ -233,7 +233,7 @@ class VariableRef:
     never disturbed mid-step; `lock` serialises read-modify-write updates.
     """
 
-    __slots__ = ("name", "value", "lock")
+    __slots__ = ("name", "_value", "lock")
 
     def __init__(self, name: str, value: np.ndarray | None) -> None:
         import threading
@@ -241,6 +241,19 @@ class VariableRef:
         self.name = name
         self.value = value
         self.lock = threading.Lock()
+
+    @property
+    def value(self):
+        """The current value (None before initialisation), a read-only array."""
+        return self._value
+
+    @value.setter
+    def value(self, value) -> None:
+        # Stored read-only: the array reaches fetches and kernels, and none of them may
+        # write into the variable's state (a fetch gets a copy, see Session.run).
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+        self._value = value
 
     def read(self) -> np.ndarray:
         """The current value.

@@ -42,7 +42,7 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
     """
     from .. import load, save
     from .saver import Saver, latest_checkpoint
-    from .session import Session
+    from .session import NodeTarget, Session
 
     for flag, value in (("--steps", steps), ("--batch-size", batch_size),
                         ("--checkpoint-every", checkpoint_every)):
@@ -84,7 +84,7 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
             int(os.path.basename(restored).split("-")[-1].split(".")[0])
         if not quiet:
             print(f"resumed from {restored} at step {start}", file=sys.stderr)
-    fetch = [sig.outputs["loss"]] + [("node", t) for t in sig.targets]
+    fetch = [sig.outputs["loss"]] + [NodeTarget(t) for t in sig.targets]
     losses = []
     bar = None if quiet else _progress(steps, start)
     t0 = time.perf_counter()

@@ -462,7 +462,10 @@ class Graph:
 
     def constant(self, value, dtype=None, name: str | None = None) -> Tensor:
         """A constant tensor holding `value` (see `onegraph.constant`)."""
-        array = _as_array(value, dtype)
+        # a private, read-only copy: the caller may change its array afterwards, and
+        # fetches or kernels must not write into the graph's data
+        array = np.array(_as_array(value, dtype), copy=True)
+        array.flags.writeable = False
         small = array.size <= 16 and array.dtype != object and name is None
         key = (array.dtype.str, array.shape, array.tobytes()) if small else None
         with self._lock:
@@ -683,9 +686,20 @@ def _node_of(x) -> int | None:
 
 
 def _as_array(value, dtype=None) -> np.ndarray:
+    """`value` as an array (of `dtype` when given; Python floats default to float32).
+
+    Raises:
+        OneGraphError: the value is not array-like, or does not fit `dtype` (a
+            fraction for an integer type, an integer out of its range), where numpy
+            would silently truncate or wrap.
+    """
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError, OverflowError) as e:
+        raise OneGraphError(f"cannot convert {type(value).__name__} to a tensor: {e}") \
+            from None
     if dtype is not None:
-        return np.asarray(value, dtype=as_dtype(dtype).numpy)
-    array = np.asarray(value)
+        return _fit(array, as_dtype(dtype).numpy, value)
     if array.dtype == object and not all(isinstance(v, (str, bytes)) for v in array.flat):
         raise OneGraphError(f"cannot convert {type(value).__name__} to a tensor (a list of "
                             "tensors needs og.stack or og.concat)")
@@ -694,6 +708,27 @@ def _as_array(value, dtype=None) -> np.ndarray:
     elif array.dtype.kind in "US":
         array = array.astype(object)
     return array
+
+
+def _fit(array: np.ndarray, want: np.dtype, value) -> np.ndarray:
+    """array cast to `want`, refusing value changes numpy makes silently."""
+    if array.dtype == want or array.dtype == object or want == object:
+        return array.astype(want, copy=False)
+    if want.kind in "iu" and array.size:
+        if array.dtype.kind == "f" and not np.array_equal(array, np.trunc(array)):
+            raise OneGraphError(f"cannot convert {_brief(value)} to {want}: it is not a "
+                                "whole number (cast explicitly with og.cast)")
+        if array.dtype.kind in "iuf":
+            info = np.iinfo(want)
+            if array.min() < info.min or array.max() > info.max:
+                raise OneGraphError(f"cannot convert {_brief(value)} to {want}: out of "
+                                    f"its range [{info.min}, {info.max}]")
+    return array.astype(want)
+
+
+def _brief(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _convert_pair(a, b):

@@ -146,6 +146,7 @@ def _fold_constants(steps, template, fed, graph_inputs, protected):
                         if o >= 0):
                     for o, v in zip(step.outputs, values):
                         if o >= 0:
+                            v.flags.writeable = False  # shared by every run of the plan
                             template[o] = v
                     continue
         out.append(step)

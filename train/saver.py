@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import DataLossError, OneGraphError
 from ..format import DType, TensorKind
 from ..format.atomic import atomic_open
+from .session import NodeTarget
 
 INDEX = "checkpoint.json"
 
@@ -152,7 +153,7 @@ class Saver:
             global_step = int(sess.run(global_step))
         base = f"ckpt-{int(global_step)}.og" if global_step is not None else "ckpt.og"
         path = os.path.join(directory, base)
-        sess.run(("node", save_n), {fname: np.asarray(path, dtype=object)})
+        sess.run(NodeTarget(save_n), {fname: np.asarray(path, dtype=object)})
         with self._lock:
             index = _read_index(directory)
             files = [f for f in index["all"] if f != base] + [base]
@@ -205,7 +206,7 @@ class Saver:
                 errors.append(f"{p}: missing")
                 continue
             try:
-                sess.run(("node", restore_n), {fname: np.asarray(p, dtype=object)})
+                sess.run(NodeTarget(restore_n), {fname: np.asarray(p, dtype=object)})
                 return p
             except DataLossError as e:
                 errors.append(str(e))

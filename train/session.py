@@ -42,6 +42,20 @@ _DEAD_AWARE = frozenset({"Merge"})
 _PIVOTS = frozenset({"Identity"})
 
 
+class NodeTarget:
+    """A fetch that names a node of the Session's graph by index, to run as a target
+    (its result is None), for graphs that have no `Operation` handles (a Model's
+    signature targets, saver nodes)."""
+
+    __slots__ = ("node_index",)
+
+    def __init__(self, node_index: int):
+        self.node_index = int(node_index)
+
+    def __repr__(self) -> str:
+        return f"NodeTarget({self.node_index})"
+
+
 class _Step:
     __slots__ = ("kernel", "attrs", "inputs", "outputs", "node", "free", "dead_aware", "ctrl")
 
@@ -174,7 +188,12 @@ class Session:
         if run_metadata is not None and not isinstance(run_metadata, RunMetadata):
             raise TypeError(f"run_metadata must be an og.RunMetadata, got "
                             f"{type(run_metadata).__name__}")
+        if feed_dict is not None and feeds is not None:
+            raise TypeError("Session.run: give feed_dict or feeds, not both")
         feed_dict = feed_dict if feed_dict is not None else (feeds or {})
+        if not isinstance(feed_dict, Mapping):
+            raise TypeError(f"Session.run: feed_dict must be a mapping (a dict) from "
+                            f"tensors to values, got {type(feed_dict).__name__}")
         flat, rebuild = _flatten(fetches)
         fetch_tensors, targets, kinds = [], [], []
         for f in flat:
@@ -182,6 +201,11 @@ class Session:
             kinds.append(kind)
             (fetch_tensors if kind == "tensor" else targets).append(index)
         feed_items = [(self._resolve_tensor(k), v) for k, v in feed_dict.items()]
+        if len({i for i, _ in feed_items}) != len(feed_items):
+            twice = sorted({self.graph.tensors[i].name for i, _ in feed_items
+                            if sum(j == i for j, _ in feed_items) > 1})
+            raise OneGraphError(f"Session.run: tensor(s) {twice} fed more than once "
+                                "(by handle and by name?)")
         key = (tuple(sorted(i for i, _ in feed_items)), tuple(fetch_tensors), tuple(targets))
         plan = self._plans.get(key)
         if plan is None:
@@ -204,10 +228,11 @@ class Session:
             run_metadata._record_run(records, start, time.perf_counter_ns())
         out = []
         it = iter(plan.fetch_slots)
+        fed = [values[i] for i, _ in feed_items]
         for kind in kinds:
             if kind == "tensor":
                 v = values[next(it)]
-                out.append(None if v is DEAD else v)
+                out.append(None if v is DEAD else _private(v, fed))
             else:
                 out.append(None)
         return rebuild(out)
@@ -239,16 +264,29 @@ class Session:
             raise OneGraphError(f"signature {name!r} takes inputs {sorted(sig.inputs)}; "
                                 f"missing {sorted(missing)}, unknown {sorted(extra)}")
         keys = sorted(sig.outputs)
-        fetches = [sig.outputs[k] for k in keys] + [("node", n) for n in sig.targets]
+        fetches = [sig.outputs[k] for k in keys] + [NodeTarget(n) for n in sig.targets]
         return keys, fetches, {sig.inputs[k]: v for k, v in inputs.items()}
 
     # -- resolution -----------------------------------------------------------------
 
+    def _check_owner(self, f) -> None:
+        """Handles of another graph would resolve to whatever sits at their index
+        here (TF1: "not an element of this graph")."""
+        owner = getattr(f, "graph", None)
+        if owner is None or owner is self.graph:
+            return
+        ir = getattr(owner, "ir_graph", owner)
+        if ir is not self.graph:
+            raise OneGraphError(f"{f!r} belongs to another graph, not to this Session's "
+                                f"graph {self.graph.name!r} (TF1: not an element of this "
+                                "graph)")
+
     def _resolve(self, f) -> tuple[str, int]:
-        if isinstance(f, tuple) and len(f) == 2 and f[0] == "node":
-            return "node", int(f[1])
         node_index = getattr(f, "node_index", None)
         if node_index is not None and getattr(f, "tensor_index", None) is None:
+            self._check_owner(f)
+            if not 0 <= node_index < len(self.graph.nodes):
+                raise OneGraphError(f"node index {node_index} out of range")
             return "node", int(node_index)
         if isinstance(f, str) and self.graph.find_tensor(f) is None:
             names = self._node_name_map()
@@ -258,12 +296,14 @@ class Session:
 
     def _resolve_tensor(self, f) -> int:
         index = getattr(f, "tensor_index", None)
-        if index is None:
+        if index is not None:
+            self._check_owner(f)
+        else:
             if isinstance(f, str):
                 index = self.graph.find_tensor(f)
                 if index is None:
                     raise OneGraphError(f"graph {self.graph.name!r} has no tensor named {f!r}")
-            elif isinstance(f, (int, np.integer)):
+            elif isinstance(f, (int, np.integer)) and not isinstance(f, (bool, np.bool_)):
                 index = int(f)
             else:
                 raise OneGraphError(f"cannot fetch or feed a {type(f).__name__}")
@@ -558,10 +598,22 @@ def _order_with_implicit(graph: Graph, implicit: dict[int, list[int]]) -> list[i
     return order
 
 
+def _private(value, fed: list):
+    """A fetched value the caller may keep and modify: arrays that are not the run's
+    own (a constant, a folded constant, a variable's state, all read-only, or a view
+    of a fed array) are copied, as TF1 and onnxruntime return independent arrays."""
+    if type(value) is not np.ndarray:
+        return value
+    if not value.flags.writeable or any(
+            type(f) is np.ndarray and np.may_share_memory(value, f) for f in fed):
+        return value.copy()
+    return value
+
+
 def _flatten(fetches):
-    """Flatten a nesting of lists/tuples/dicts; return (leaves, rebuild(leaves))."""
-    if isinstance(fetches, (list, tuple)) and not (
-            isinstance(fetches, tuple) and len(fetches) == 2 and fetches[0] == "node"):
+    """Flatten a nesting of lists/tuples (namedtuples too)/dicts; return
+    (leaves, rebuild(leaves))."""
+    if isinstance(fetches, (list, tuple)):
         parts = [_flatten(f) for f in fetches]
         leaves = [leaf for p in parts for leaf in p[0]]
         sizes = [len(p[0]) for p in parts]
@@ -571,7 +623,13 @@ def _flatten(fetches):
             for (_, sub), n in zip(parts, sizes):
                 out.append(sub(values[pos:pos + n]))
                 pos += n
-            return out if kind is list else tuple(out)
+            if kind is list:
+                return out
+            if kind is tuple:
+                return tuple(out)
+            if hasattr(kind, "_fields"):  # a namedtuple
+                return kind(*out)
+            return kind(out)
 
         return leaves, rebuild
     if isinstance(fetches, dict):
@@ -587,14 +645,15 @@ def _check_tensor_feed(t, value):
     Raises:
         ShapeError: the dtype cannot be cast or the shape does not match t's.
     """
-    if t.dtype is DType.STRING:
-        return np.asarray(value, dtype=object)
-    value = np.asarray(value)
-    if t.dtype is not DType.UNDEFINED and value.dtype != t.dtype.numpy:
+    try:
+        value = np.asarray(value, dtype=object if t.dtype is DType.STRING else None)
+    except (ValueError, TypeError, OverflowError) as e:
+        raise ShapeError(f"feed for {t.name!r}: not an array ({e})") from None
+    if t.dtype not in (DType.UNDEFINED, DType.STRING) and value.dtype != t.dtype.numpy:
         want = t.dtype.numpy
         if value.dtype.kind in "iub" and want.kind in "iuf" or \
                 value.dtype.kind == "f" and want.kind == "f":
-            value = value.astype(want)
+            value = _cast_feed(t, value, want)
         else:
             raise ShapeError(f"feed for {t.name!r}: dtype {value.dtype} does not match "
                              f"the tensor's {t.dtype.short_name}")
@@ -604,6 +663,37 @@ def _check_tensor_feed(t, value):
             raise ShapeError(f"feed for {t.name!r}: shape {list(value.shape)} does not "
                              f"match the tensor's {list(t.shape)} (-1 = any)")
     return value
+
+
+def _cast_feed(t, value, want):
+    """value cast to dtype `want` for tensor t, refusing casts that change values
+    beyond rounding: integers out of an integer type's range (they would wrap) and
+    finite floats past a float type's range (they would become inf).
+
+    Raises:
+        ShapeError: a value does not fit the tensor's dtype.
+    """
+    if value.size:
+        if want.kind in "iu" and value.dtype.kind in "iu":
+            info = np.iinfo(want)
+            lo, hi = value.min(), value.max()
+            if lo < info.min or hi > info.max:
+                raise ShapeError(f"feed for {t.name!r}: values [{lo}, {hi}] do not fit "
+                                 f"the tensor's {t.dtype.short_name} "
+                                 f"[{info.min}, {info.max}]")
+        elif want.kind == "f" and value.dtype.kind in "iuf":
+            with np.errstate(over="ignore"):
+                out = value.astype(want)
+            inf = np.isinf(out)
+            if value.dtype.kind == "f":
+                inf &= np.isfinite(value)
+            if inf.any():
+                big = value[inf].flat[0]
+                raise ShapeError(f"feed for {t.name!r}: value {big} overflows the "
+                                 f"tensor's {t.dtype.short_name} "
+                                 f"(max {float(np.finfo(want).max):g})")
+            return out
+    return value.astype(want)
 
 
 def _check_container_feed(t, value, containers):

@@ -1,0 +1,208 @@
+"""What Session.run returns and accepts: fetched arrays are the caller's own (writing
+into one never changes the graph, the Session's state or later runs; TF1 and
+onnxruntime return independent arrays), handles of another graph are refused, and
+feeds that would change value in the cast to the tensor's dtype are refused."""
+
+import collections
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onegraph as og
+from onegraph.convert import from_onnx
+from onegraph.errors import OneGraphError, ShapeError
+from onegraph.format import Graph, Model
+
+
+def _onnx(nodes, inputs, outputs, inits=()):
+    g = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def _vi(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def test_folded_constant_fetch_is_a_private_copy():
+    w = np.array([1.0, 2.0], np.float32)
+    m = _onnx([helper.make_node("Add", ["W", "W"], ["c"]),
+               helper.make_node("Add", ["x", "c"], ["y"])],
+              [_vi("x", [2])], [_vi("y", [2]), _vi("c", [2])],
+              [numpy_helper.from_array(w, "W")])
+    sess = og.Session(from_onnx(m))
+    x = np.zeros(2, np.float32)
+    c1, _ = sess.run(["c", "y"], {"x": x})
+    c1 += 100  # the caller post-processes its result in place
+    c2, y2 = sess.run(["c", "y"], {"x": x})
+    want = ort.InferenceSession(m.SerializeToString()).run(["c", "y"], {"x": x})
+    np.testing.assert_array_equal(c2, want[0])
+    np.testing.assert_array_equal(y2, want[1])
+    assert c2 is not c1 and c2.flags.writeable
+
+
+def test_results_do_not_alias_the_fed_arrays():
+    m = _onnx([helper.make_node("Reshape", ["x", "s"], ["y"]),
+               helper.make_node("Identity", ["x"], ["z"])],
+              [_vi("x", [2, 2])], [_vi("y", [4]), _vi("z", [2, 2])],
+              [numpy_helper.from_array(np.array([4], np.int64), "s")])
+    buf = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    y, z, x = og.Session(from_onnx(m)).run(["y", "z", "x"], {"x": buf})
+    buf[:] = 0  # the caller refills its input buffer for the next batch
+    np.testing.assert_array_equal(y, [1, 2, 3, 4])
+    np.testing.assert_array_equal(z, [[1, 2], [3, 4]])
+    np.testing.assert_array_equal(x, [[1, 2], [3, 4]])
+
+
+def test_constant_fetch_cannot_change_the_graph():
+    g = og.Graph()
+    with g.as_default():
+        w = og.constant(np.array([1.0, 2.0, 3.0], np.float32))
+        x = og.placeholder(og.float32, [3])
+        y = x * w
+        k1 = og.constant([7.0, 8.0])
+        k2 = og.constant([7.0, 8.0])
+        z = og.reduce_sum(k2)
+    sess = og.Session(g)
+    got = sess.run(w)
+    got[:] = 0
+    sess.run(k1)[:] = 0
+    ones = np.ones(3, np.float32)
+    np.testing.assert_array_equal(sess.run(y, {x: ones}), [1, 2, 3])
+    np.testing.assert_array_equal(og.Session(g).run(y, {x: ones}), [1, 2, 3])
+    assert sess.run(z) == 15.0
+
+
+def test_constant_copies_the_callers_array():
+    arr = np.array([1.0, 2.0, 3.0], np.float32)
+    g = og.Graph()
+    with g.as_default():
+        y = og.constant(arr) * 2.0
+    arr[:] = -1
+    np.testing.assert_array_equal(og.Session(g).run(y), [2, 4, 6])
+
+
+def test_variable_fetch_and_update_results_are_copies():
+    g = og.Graph()
+    with g.as_default():
+        v = og.Variable(np.zeros(3, np.float32), name="v")
+        inc = v.assign_add(np.ones(3, np.float32))
+        init = og.global_variables_initializer()
+    sess = og.Session(g)
+    sess.run(init)
+    val = sess.run(v)
+    val += 5
+    np.testing.assert_array_equal(sess.run(v), [0, 0, 0])
+    new = sess.run(inc)
+    new[:] = 42
+    np.testing.assert_array_equal(sess.run(v), [1, 1, 1])
+
+
+def test_handles_of_another_graph_are_refused():
+    ga, gb = og.Graph(), og.Graph()
+    with ga.as_default():
+        a = og.placeholder(og.float32, [], name="a")
+        a10 = a * 10.0
+    with gb.as_default():
+        b = og.placeholder(og.float32, [], name="b")
+        b100 = b * 100.0
+        init_b = og.global_variables_initializer()
+    sess = og.Session(ga)
+    with pytest.raises(OneGraphError, match="another graph"):
+        sess.run(b100, {a: 1.0})
+    with pytest.raises(OneGraphError, match="another graph"):
+        sess.run(a10, {b: 3.0})
+    with pytest.raises(OneGraphError, match="another graph"):
+        sess.run(init_b)
+    assert sess.run(a10, {a: 1.0}) == 10.0
+
+
+def test_python_operands_that_do_not_fit_the_tensor_dtype():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.int32, [2])
+        with pytest.raises(OneGraphError, match="whole number"):
+            x * 0.5
+        with pytest.raises(OneGraphError, match="range"):
+            x + 2 ** 40
+        with pytest.raises(OneGraphError, match="range"):
+            og.constant(-1, dtype=og.uint8)
+        y = x * 2.0  # a whole float fits
+    np.testing.assert_array_equal(og.Session(g).run(y, {x: [3, 4]}), [6, 8])
+
+
+@pytest.mark.parametrize("dtype, fed", [
+    (og.int32, np.array([2 ** 40 + 5], np.int64)),
+    (og.uint8, np.array([-1], np.int64)),
+    (og.uint8, np.array([300], np.int64)),
+    (og.float16, np.array([1e6])),
+], ids=["int64-to-int32", "negative-to-uint8", "300-to-uint8", "1e6-to-float16"])
+def test_feeds_that_would_wrap_or_overflow_are_refused(dtype, fed):
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(dtype, [1])
+        y = og.identity(x)
+    with pytest.raises(ShapeError, match="'Placeholder'"):
+        og.Session(g).run(y, {x: fed})
+
+
+def test_feeds_that_fit_are_cast():
+    g = og.Graph()
+    with g.as_default():
+        i = og.placeholder(og.int32, [2])
+        h = og.placeholder(og.float16, [3])
+        out = [og.identity(i), og.identity(h)]
+    got = og.Session(g).run(out, {i: np.array([-5, 2 ** 31 - 1], np.int64),
+                                  h: np.array([1.5, np.inf, np.nan])})
+    assert got[0].dtype == np.int32 and got[0].tolist() == [-5, 2 ** 31 - 1]
+    assert got[1].dtype == np.float16 and got[1][0] == 1.5 and np.isinf(got[1][1])
+
+
+def test_string_feeds_are_shape_checked():
+    g = og.Graph()
+    with g.as_default():
+        s = og.placeholder(og.string, [2])
+        y = og.identity(s)
+    sess = og.Session(g)
+    assert list(sess.run(y, {s: ["a", "b"]})) == ["a", "b"]
+    with pytest.raises(ShapeError, match="shape"):
+        sess.run(y, {s: ["a", "b", "c"]})
+
+
+def test_bad_feed_containers_and_keys():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        y = x * 2.0
+    sess = og.Session(g)
+    xv = np.ones(2, np.float32)
+    with pytest.raises(ShapeError, match="'x'"):
+        sess.run(y, {x: [[1.0], [2.0, 3.0]]})  # ragged
+    with pytest.raises(TypeError, match="mapping"):
+        sess.run(y, [(x, xv)])
+    with pytest.raises(TypeError, match="not both"):
+        sess.run(y, {}, feeds={x: xv})
+    with pytest.raises(OneGraphError, match="more than once"):
+        sess.run(y, {x: xv, "x": xv * 5})
+    with pytest.raises(OneGraphError, match="bool"):
+        sess.run(True, {x: xv})
+
+
+def test_fetch_structures_keep_their_type():
+    g = Graph("main")
+    x = g.add_input("x", "float32", [2])
+    g.add_node("Relu", [x], ["node"])
+    g.add_node("Neg", [x], ["y"])
+    sess = og.Session(Model(graphs=[g], opset_imports={"": 21}))
+    xv = np.array([-1.0, 2.0], np.float32)
+    # a tuple starting with "node" is just two fetches
+    relu, neg = sess.run(("node", "y"), {"x": xv})
+    np.testing.assert_array_equal(relu, [0, 2])
+    np.testing.assert_array_equal(neg, [1, -2])
+    pair = collections.namedtuple("Pair", "a b")
+    got = sess.run(pair("node", "y"), {"x": xv})
+    assert type(got) is pair
+    np.testing.assert_array_equal(got.b, [1, -2])
