@@ -613,6 +613,9 @@ def _dropout(inputs, attrs, ctx):
         if declared is not None and declared < 2:
             return (x,)
         return (x, np.ones(np.shape(x), dtype=bool))
+    if not 0 <= ratio < 1:
+        raise OpAttributeError(f"Dropout: ratio must be in [0, 1) in training mode, "
+                               f"got {ratio}")
     seed = attrs["seed"]
     if seed is not None:
         # Legacy MT19937 stream so that a given seed reproduces the ONNX test data.

@@ -189,7 +189,9 @@ def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
             by its grad_ys entry).
         xs: tensors or Variables.
         grad_ys: initial gradients for ys (default ones shaped like each y).
-        stop_gradients: tensors treated as constants.
+        stop_gradients: tensors treated as constants (TF1): nothing propagates
+            through the ops that produce them, but a stop tensor that is itself one
+            of xs still gets its gradient.
         name: name scope of the gradient nodes.
 
     Returns:
@@ -199,6 +201,7 @@ def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
     Raises:
         GradientNotDefinedError: an op on a path from xs to ys has no gradient rule
             (the message names the op type and the node).
+        ValueError: grad_ys is given with a different length than ys.
     """
     ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
     xs_list = list(xs) if isinstance(xs, (list, tuple)) else [xs]
@@ -208,8 +211,11 @@ def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
     if grad_ys is None:
         grad_ys = [None] * len(ys)
     grad_ys = list(grad_ys) if isinstance(grad_ys, (list, tuple)) else [grad_ys]
+    if len(grad_ys) != len(ys):
+        raise ValueError(f"gradients: {len(grad_ys)} grad_ys for {len(ys)} ys")
     x_targets = [_targets(x) for x in xs_list]
     stop = {_g.convert_to_tensor(s).tensor_index for s in stop_gradients}
+    x_set = {t for ts in x_targets for t in ts}
     producers = g._producer
 
     # consumers: tensor -> nodes reading it
@@ -224,7 +230,8 @@ def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
     seen_t: set[int] = set()
     while stack:
         t = stack.pop()
-        if t in seen_t or t in stop:
+        # a stop tensor downstream of xs is a constant; one of xs is still a source
+        if t in seen_t or (t in stop and t not in x_set):
             continue
         seen_t.add(t)
         for n in consumers.get(t, ()):
@@ -270,7 +277,7 @@ def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
                 node = ir.nodes[n]
                 out_grads = []
                 for t in node.outputs:
-                    parts = grads.get(t)
+                    parts = None if t in stop else grads.get(t)
                     if parts and len(parts) > 1:
                         grads[t] = parts = [aggregate(g, parts)]
                     out_grads.append(parts[0] if parts else None)
@@ -290,7 +297,9 @@ def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
                                         f"{len(in_grads)} entries for {len(node.inputs)} "
                                         "inputs")
                 for t, gr in zip(node.inputs, in_grads):
-                    if gr is None or t < 0 or t in stop or not _is_float(g, t):
+                    # a stop tensor collects its gradient (it may be one of xs) but
+                    # never passes it on: its producer reads None above
+                    if gr is None or t < 0 or not _is_float(g, t):
                         continue
                     grads.setdefault(t, []).append(gr)
             result = []
@@ -307,12 +316,12 @@ def _loop_gradients(g: Graph, loop, grads: dict, stop: set) -> None:
 
     d_exits = []
     for e in loop.exits[1:]:
-        parts = grads.get(e.tensor_index)
+        parts = None if e.tensor_index in stop else grads.get(e.tensor_index)
         d_exits.append(aggregate(g, parts) if parts else None)
     if all(d is None for d in d_exits):
         return
     for t, gr in while_loop_gradients(g, loop, d_exits):
-        if gr is not None and t not in stop and _is_float(g, t):
+        if gr is not None and _is_float(g, t):
             grads.setdefault(t, []).append(gr)
 
 

@@ -207,8 +207,11 @@ def batch_norm(x, training: bool, axis: int = 1, momentum: float = 0.9,
     """Batch normalization built from primitives.
 
     Training mode normalises with the batch statistics and adds moving-average
-    updates to the UPDATE_OPS collection (optimizers' `minimize` runs them);
-    inference mode uses the moving averages.
+    updates to the UPDATE_OPS collection (optimizers' `minimize` runs them):
+    moving = momentum * moving + (1 - momentum) * batch statistic, where the batch
+    variance is the biased one (divided by the count, as Keras's layer; TF1's fused
+    batch norm and PyTorch keep the unbiased one). Inference mode uses the moving
+    averages.
 
     Args:
         x: input; `axis` is the feature (channel) axis, 1 for NCHW/NC.
@@ -260,7 +263,12 @@ def dropout(x, rate: float, training: bool = True, name=None) -> Tensor:
 
     Uses the Session's random generator (`og.Session(graph, seed=...)`); identity
     when training is False.
+
+    Raises:
+        ValueError: rate is not in [0, 1).
     """
+    if not 0 <= float(rate) < 1:
+        raise ValueError(f"dropout: rate must be in [0, 1), got {rate}")
     x = _x(x)
     if not training or rate == 0:
         return x

@@ -26,30 +26,51 @@ from .variables import Variable, get_or_create_global_step, trainable_variables
 
 # --------------------------------------------------------------------------- clipping
 
+def _safe_sqrt(sum_sq: Tensor) -> Tensor:
+    """sqrt of a sum of squares whose gradient is 0, not NaN, where the sum is 0 (TF1's
+    clip_by_norm does the same): d sqrt(s) / ds is infinite at 0, times ds = 0."""
+    positive = api.greater(sum_sq, 0.0)
+    safe = api.where(positive, sum_sq, api.ones_like(sum_sq))
+    return api.where(positive, api.sqrt(safe), sum_sq)
+
+
 def global_norm(tensors: Sequence) -> Tensor:
-    """sqrt(sum of squares of every element of every tensor); Nones are skipped."""
+    """sqrt(sum of squares of every element of every tensor); Nones are skipped. A
+    sparse gradient (IndexedSlices) counts its values, as in TF1 (with repeated
+    indices this is not the norm of the dense gradient).
+
+    Raises:
+        OneGraphError: every tensor is None.
+    """
     parts = [api.reduce_sum(api.square(dense(t) if not isinstance(t, IndexedSlices)
                                        else t.values)) for t in tensors if t is not None]
-    return api.sqrt(api.add_n(parts))
+    if not parts:
+        raise OneGraphError("global_norm: every tensor is None")
+    return _safe_sqrt(api.add_n(parts))
 
 
 def clip_by_norm(t, clip_norm, name=None) -> Tensor:
     """t scaled down so its L2 norm is at most clip_norm (unchanged if already smaller)."""
     t = _g.convert_to_tensor(dense(t))
-    norm = api.sqrt(api.reduce_sum(api.square(t)))
+    norm = _safe_sqrt(api.reduce_sum(api.square(t)))
     c = _g.convert_to_tensor(clip_norm, t.dtype, t.graph)
     return api.multiply(t, c / api.maximum(norm, c), name=name)
 
 
 def clip_by_global_norm(tensors: Sequence, clip_norm) -> tuple[list, Tensor]:
-    """Scale every tensor by clip_norm / max(global_norm, clip_norm).
+    """Scale every tensor by clip_norm / max(global_norm, clip_norm). An infinite
+    global norm makes every entry NaN (as TF1 documents), so an overflow shows instead
+    of silently zeroing the other gradients.
 
     Returns:
         (clipped tensors, the global norm before clipping); Nones stay None.
+
+    Raises:
+        OneGraphError: every tensor is None.
     """
     norm = global_norm(tensors)
     c = _g.convert_to_tensor(clip_norm, norm.dtype, norm.graph)
-    scale = c / api.maximum(norm, c)
+    scale = c / api.maximum(norm, c) + (norm - norm)  # inf - inf = NaN
     out = []
     for t in tensors:
         if t is None:
@@ -63,9 +84,20 @@ def clip_by_global_norm(tensors: Sequence, clip_norm) -> tuple[list, Tensor]:
 
 # --------------------------------------------------------------------------- schedules
 
-def _step_float(global_step) -> Tensor:
+def _step(global_step) -> Tensor:
+    """The step as a tensor; its graph is where a schedule builds its nodes (the loss's
+    graph need not be the default one)."""
     step = global_step if global_step is not None else get_or_create_global_step()
-    return api.cast(step, api.float32)
+    return _g.convert_to_tensor(step)
+
+
+def _step_float(global_step) -> Tensor:
+    return api.cast(_step(global_step), api.float32)
+
+
+def _f32(value, like: Tensor) -> Tensor:
+    """A float32 constant in `like`'s graph."""
+    return like.graph.constant(np.float32(value))
 
 
 def exponential_decay(learning_rate: float, global_step, decay_steps: int, decay_rate: float,
@@ -78,13 +110,14 @@ def exponential_decay(learning_rate: float, global_step, decay_steps: int, decay
     p = _step_float(global_step) / float(decay_steps)
     if staircase:
         p = api.floor(p)
-    return float(learning_rate) * api.pow(api.constant(np.float32(decay_rate)), p)
+    return float(learning_rate) * api.pow(_f32(decay_rate, p), p)
 
 
 def cosine_decay(learning_rate: float, global_step, decay_steps: int,
                  alpha: float = 0.0) -> Tensor:
     """lr * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha)."""
-    s = api.minimum(_step_float(global_step), api.constant(np.float32(decay_steps)))
+    step = _step_float(global_step)
+    s = api.minimum(step, _f32(decay_steps, step))
     cos = 0.5 * (1.0 + api.cos(s * float(math.pi / decay_steps)))
     return float(learning_rate) * ((1.0 - alpha) * cos + float(alpha))
 
@@ -97,13 +130,12 @@ def piecewise_constant(global_step, boundaries: Sequence, values: Sequence) -> T
     """
     if len(values) != len(boundaries) + 1:
         raise OneGraphError("piecewise_constant needs len(values) == len(boundaries) + 1")
-    step = global_step if global_step is not None else get_or_create_global_step()
-    step = _g.convert_to_tensor(step)
-    out = api.constant(np.float32(values[-1]))
+    step = _step(global_step)
+    out = _f32(values[-1], step)
     for b, v in reversed(list(zip(boundaries, values[:-1]))):
-        out = api.where(api.less_equal(step, api.constant(np.int64(b)) if step.dtype ==
-                                       api.int64 else float(b)),
-                        api.constant(np.float32(v)), out)
+        out = api.where(api.less_equal(step, step.graph.constant(np.int64(b))
+                                       if step.dtype == api.int64 else float(b)),
+                        _f32(v, step), out)
     return out
 
 
@@ -261,7 +293,7 @@ class Momentum(Optimizer):
     def _apply(self, grad, var, lr, shared):
         acc = self._slot(var, "momentum")
         return var.graph.op("ApplyMomentum", [var.handle, acc.handle, lr, dense(grad),
-                                              api.constant(np.float32(self.momentum))],
+                                              var.graph.constant(np.float32(self.momentum))],
                             {"use_nesterov": int(self.use_nesterov)})
 
 
@@ -280,7 +312,10 @@ class AdaGrad(Optimizer):
 
 
 class RMSProp(Optimizer):
-    """RMSProp with optional momentum."""
+    """RMSProp with optional momentum, in the TF1/Keras form: ms = rho ms + (1 - rho)
+    g^2, mom = momentum mom + lr g / sqrt(ms + epsilon), var -= mom. The mean square
+    starts at 0 (Keras; TF1's RMSPropOptimizer starts it at 1) and epsilon sits inside
+    the square root (PyTorch adds it outside)."""
 
     def __init__(self, learning_rate=0.001, rho: float = 0.9, momentum: float = 0.0,
                  epsilon: float = 1e-7, name: str = "RMSProp", **kwargs):
@@ -297,7 +332,11 @@ class RMSProp(Optimizer):
 
 
 class Adam(Optimizer):
-    """Adam with bias correction (the optimizer counts its own steps in a variable)."""
+    """Adam with bias correction (the optimizer counts its own steps in a variable), in
+    the paper's and PyTorch's form: var -= lr m_hat / (sqrt(v_hat) + epsilon). TF1's
+    AdamOptimizer and Keras use epsilon "hat" instead (added to sqrt(v) before the
+    bias correction); the two agree for the default epsilon 1e-8 and differ when
+    epsilon is large."""
 
     weight_decay = 0.0
 
