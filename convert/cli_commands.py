@@ -53,6 +53,15 @@ def cmd_convert(args) -> int:
 
 
 def _parse_inputs(items) -> dict[str, np.ndarray]:
+    """{input name: array} from --input NAME=FILE.npy items.
+
+    Raises:
+        OneGraphError: an item is not NAME=FILE or names an input twice.
+        FormatError: a file cannot be read or is not a plain .npy array.
+    """
+    from ..errors import FormatError
+    from ..format.npy import load_npy
+
     feeds = {}
     for item in items or []:
         name, sep, path = item.partition("=")
@@ -61,19 +70,9 @@ def _parse_inputs(items) -> dict[str, np.ndarray]:
         if name in feeds:
             raise OneGraphError(f"--input {name}: given more than once")
         try:
-            with open(path, "rb") as f:
-                magic = f.read(6)
-            if magic != b"\x93NUMPY":
-                raise OneGraphError(f"--input {name}: {path} is not a .npy file "
-                                    f"(starts with {magic!r}, expected b'\\x93NUMPY')")
-            value = np.load(path, allow_pickle=False)
-        except (ValueError, EOFError) as e:
-            raise OneGraphError(f"--input {name}: {path} is not a plain .npy array "
-                                f"({e})") from e
-        except OSError as e:
-            raise OneGraphError(f"--input {name}: cannot read {path}: "
-                                f"{e.strerror or e}") from e
-        feeds[name] = value
+            feeds[name] = load_npy(path)
+        except FormatError as e:
+            raise FormatError(f"--input {name}: {e}") from None
     return feeds
 
 
@@ -94,16 +93,16 @@ def cmd_run(args) -> int:
 
     model = og.load(args.model)
     feeds = _parse_inputs(args.input)
-    if args.output_dir:  # fail before running, not after
-        try:
-            os.makedirs(args.output_dir, exist_ok=True)
-        except OSError as e:
-            raise OneGraphError(f"--output-dir {args.output_dir}: cannot create the "
-                                f"directory: {e.strerror or e}") from e
+    # every argument is checked before anything is created or run
     if args.runs < 1:
         raise OneGraphError(f"--runs {args.runs}: must be at least 1")
-    if args.trace and not os.path.isdir(os.path.dirname(os.path.abspath(args.trace))):
-        raise OneGraphError(f"--trace {args.trace}: the folder does not exist")
+    if args.trace is not None:
+        if not args.trace or os.path.isdir(args.trace):
+            raise OneGraphError(f"--trace {args.trace!r}: needs a file name, not a folder")
+        if not os.path.isdir(os.path.dirname(os.path.abspath(args.trace))):
+            raise OneGraphError(f"--trace {args.trace}: the folder does not exist")
+    if args.output_dir is not None and not args.output_dir:
+        raise OneGraphError("--output-dir '': needs a folder name")
     session = Session(model)
     if args.signature in model.signatures:
         names, fetches, feed_dict = session._signature_call(args.signature, feeds)
@@ -114,17 +113,24 @@ def cmd_run(args) -> int:
     else:
         raise OneGraphError(f"no signature {args.signature!r} "
                             f"(available: {sorted(model.signatures)})")
+    if not names:
+        raise OneGraphError(f"{args.model}: the model has no outputs to fetch")
+    stems = _file_stems(names) if args.output_dir else {}
+    if args.output_dir:  # fail before running, not after
+        try:
+            os.makedirs(args.output_dir, exist_ok=True)
+        except OSError as e:
+            raise OneGraphError(f"--output-dir {args.output_dir}: cannot create the "
+                                f"directory: {e.strerror or e}") from e
     meta = og.RunMetadata() if args.profile or args.trace else None
     for _ in range(args.runs):
         results = session.run(fetches, feed_dict, run_metadata=meta)
     outputs = dict(zip(names, results[:len(names)]))
     for name, value in outputs.items():
-        value = np.asarray(value)
         if args.output_dir:
-            safe = name.replace("/", "_").replace("\\", "_").replace(os.sep, "_") or "output"
-            path = os.path.join(args.output_dir, safe + ".npy")
-            np.save(path, value, allow_pickle=False)
-            print(f"{name}: {value.dtype}{list(value.shape)} -> {path}")
+            for line in _write_output(name, value, os.path.join(args.output_dir,
+                                                                stems[name])):
+                print(line)
         else:
             print(_summary(name, value))
     if args.profile:
@@ -135,8 +141,106 @@ def cmd_run(args) -> int:
     return 0
 
 
-def _summary(name: str, value: np.ndarray) -> str:
+# Longest file stem written for an output (file systems allow 255 bytes per name)
+_MAX_STEM = 120
+
+
+def _file_stems(names) -> dict[str, str]:
+    """A distinct, safe file stem per output name: path separators, NUL and other
+    control characters become '_', long names are cut (with a checksum of the whole
+    name), and names that still collide get '_2', '_3', ... so no output overwrites
+    another."""
+    import zlib
+
+    stems: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in names:
+        safe = "".join("_" if c in "/\\" or c == os.sep or ord(c) < 32 else c
+                       for c in name) or "output"
+        if safe in (".", ".."):
+            safe = safe.replace(".", "_")
+        if len(safe.encode()) > _MAX_STEM:
+            tag = f"{zlib.crc32(name.encode()):08x}"
+            safe = safe.encode()[:_MAX_STEM - 9].decode(errors="ignore") + "_" + tag
+        stem, k = safe, 2
+        while stem.lower() in taken:  # case-insensitive file systems too
+            stem, k = f"{safe}_{k}", k + 1
+        taken.add(stem.lower())
+        stems[name] = stem
+    return stems
+
+
+def _write_output(name: str, value, stem: str) -> list[str]:
+    """Write one output under `stem` atomically and return the lines to print:
+    a tensor as STEM.npy (strings as a fixed-width unicode array, which loads without
+    pickle), a sequence as STEM_0.npy, STEM_1.npy, ..., a map as STEM.keys.npy and
+    STEM.values.npy; an empty optional writes nothing.
+
+    Raises:
+        OneGraphError: the file cannot be written or the value has no .npy form.
+    """
+    from ..format.atomic import atomic_open
+
+    if value is None:
+        return [f"{name}: empty optional (no file)"]
+    if isinstance(value, (list, tuple)):
+        lines = [f"{name}: sequence of {len(value)}"]
+        for i, item in enumerate(value):
+            lines += _write_output(f"{name}[{i}]", item, f"{stem}_{i}")
+        return lines
+    if isinstance(value, dict):
+        keys = np.asarray(list(value))
+        vals = [np.asarray(v) for v in value.values()]
+        lines = _write_output(f"{name} keys", keys, stem + ".keys")
+        try:
+            stacked = np.stack(vals) if vals else np.zeros(0, np.float32)
+        except ValueError:
+            raise OneGraphError(f"output {name!r}: a map whose values differ in shape has "
+                                "no .npy form") from None
+        return lines + _write_output(f"{name} values", stacked, stem + ".values")
+    value = _npy_ready(name, np.asarray(value))
+    path = stem + ".npy"
+    try:
+        with atomic_open(path) as f:
+            np.save(f, value, allow_pickle=False)
+    except OSError as e:
+        raise OneGraphError(f"output {name!r}: cannot write {path}: {e.strerror or e}") \
+            from None
+    return [f"{name}: {value.dtype}{list(value.shape)} -> {path}"]
+
+
+def _npy_ready(name: str, value: np.ndarray) -> np.ndarray:
+    """value in a dtype .npy stores without pickle (strings as unicode).
+
+    Raises:
+        OneGraphError: an object array holding something other than strings.
+    """
+    if value.dtype != object:
+        return value
+    if all(isinstance(v, str) for v in value.flat):
+        return value.astype(str) if value.size else value.astype("<U1")
+    if all(isinstance(v, bytes) for v in value.flat):
+        return value.astype(bytes) if value.size else value.astype("S1")
+    raise OneGraphError(f"output {name!r}: object values have no .npy form without "
+                        "pickle")
+
+
+def _summary(name: str, value) -> str:
+    if value is None:
+        return f"{name}: empty optional"
+    if isinstance(value, (list, tuple)):
+        parts = [_summary(f"  [{i}]", v) for i, v in enumerate(value[:8])]
+        more = ["  ..."] if len(value) > 8 else []
+        return "\n".join([f"{name}: sequence of {len(value)}"] + parts + more)
+    if isinstance(value, dict):
+        shown = ", ".join(f"{k!r}: {np.asarray(v).tolist()!r}" for k, v in
+                          list(value.items())[:8])
+        return f"{name}: map of {len(value)} {{{shown}{', ...' if len(value) > 8 else ''}}}"
+    value = np.asarray(value)
     head = f"{name}: {value.dtype}{list(value.shape)}"
+    if value.dtype == object and value.size:
+        flat = value.reshape(-1)
+        return f"{head} values={[str(v) for v in flat[:8]]}{' ...' if flat.size > 8 else ''}"
     if value.size == 0 or value.dtype == object:
         return head
     if value.dtype.kind in "fiub":

@@ -142,12 +142,12 @@ def test_convert_unwritable_output(files, capsys, src, dst):
 @pytest.mark.parametrize("arg, error, words", [
     ("x={d}/x_shape.npy", "ShapeError", ["'x'", "[5, 7]", "[2, 3]"]),
     ("x={d}/x_complex.npy", "ShapeError", ["'x'", "complex64", "float32"]),
-    ("x={d}/x_obj.npy", "OneGraphError", ["x_obj.npy", "not a plain .npy"]),
-    ("x={d}/random.npy", "OneGraphError", ["random.npy", "not a .npy file"]),
-    ("x={d}/empty.og", "OneGraphError", ["empty.og", "not a .npy file"]),
-    ("x={d}/d.npz", "OneGraphError", ["d.npz", "not a .npy file"]),
-    ("x={d}/nope.npy", "OneGraphError", ["nope.npy", "No such file"]),
-    ("x={d}/dir.og", "OneGraphError", ["dir.og", "Is a directory"]),
+    ("x={d}/x_obj.npy", "FormatError", ["--input x", "x_obj.npy", "pickle (refused)"]),
+    ("x={d}/random.npy", "FormatError", ["random.npy", "not a .npy file"]),
+    ("x={d}/empty.og", "FormatError", ["empty.og", "not a .npy file"]),
+    ("x={d}/d.npz", "FormatError", ["d.npz", "not a .npy file"]),
+    ("x={d}/nope.npy", "FormatError", ["nope.npy", "No such file"]),
+    ("x={d}/dir.og", "FormatError", ["dir.og", "Is a directory"]),
     ("zz={d}/x.npy", "OneGraphError", ["missing ['x']", "unknown ['zz']"]),
     ("x", "OneGraphError", ["expected NAME=file.npy"]),
     ("={d}/x.npy", "OneGraphError", ["expected NAME=file.npy"])])
@@ -192,20 +192,19 @@ def test_train_non_positive_counts(files, capsys, tmp_path, flag, value):
     assert os.listdir(tmp_path) == []
 
 
-@pytest.mark.parametrize("data, words", [
-    ("nope.npz", ["nope.npz", "No such file"]),
-    ("dir.og", ["dir.og", "Is a directory"]),
-    ("empty.og", ["empty.og", "not an .npz"]),
-    ("random.npy", ["random.npy", "not an .npz"]),
-    ("x.npy", ["x.npy", "not an .npz"]),
-    ("d_obj.npz", ["d_obj.npz", "Object arrays"]),
-    ("d_missing.npz", ["d_missing.npz", "['y']"]),
-    ("d_lengths.npz", ["d_lengths.npz", "'x': 8", "'y': 5"]),
-    ("d_empty.npz", ["d_empty.npz", "no rows"]),
-    ("d_scalar.npz", ["d_scalar.npz", "scalars"])])
-def test_train_bad_data(files, capsys, tmp_path, data, words):
-    _fails(capsys, _train(files, "--output", tmp_path / "o.og", data=data), "OneGraphError",
-           *words)
+@pytest.mark.parametrize("data, error, words", [
+    ("nope.npz", "FormatError", ["nope.npz", "No such file"]),
+    ("dir.og", "FormatError", ["dir.og", "Is a directory"]),
+    ("empty.og", "FormatError", ["empty.og", "not an .npz"]),
+    ("random.npy", "FormatError", ["random.npy", "not an .npz"]),
+    ("x.npy", "FormatError", ["x.npy", "not an .npz"]),
+    ("d_obj.npz", "FormatError", ["d_obj.npz", "pickle (refused)"]),
+    ("d_missing.npz", "OneGraphError", ["d_missing.npz", "['y']"]),
+    ("d_lengths.npz", "OneGraphError", ["d_lengths.npz", "'x': 8", "'y': 5"]),
+    ("d_empty.npz", "OneGraphError", ["d_empty.npz", "no rows"]),
+    ("d_scalar.npz", "OneGraphError", ["d_scalar.npz", "scalars"])])
+def test_train_bad_data(files, capsys, tmp_path, data, error, words):
+    _fails(capsys, _train(files, "--output", tmp_path / "o.og", data=data), error, *words)
     assert os.listdir(tmp_path) == []
 
 

@@ -30,6 +30,11 @@ def _progress(total, initial):
     return tqdm(total=total, initial=initial, unit="step", dynamic_ncols=True)
 
 
+# A batch is gathered into fresh arrays every step; far past this it would not fit in
+# memory (and a typo like --batch-size 100000000000 should not try).
+_MAX_BATCH_BYTES = 4 << 30
+
+
 def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
                 checkpoint_dir: str | None = None, output: str | None = None, seed: int = 0,
                 checkpoint_every: int = 100, plot: str | None = None, quiet: bool = False
@@ -44,10 +49,13 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
     from .saver import Saver, latest_checkpoint
     from .session import NodeTarget, Session
 
-    for flag, value in (("--steps", steps), ("--batch-size", batch_size),
-                        ("--checkpoint-every", checkpoint_every)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise OneGraphError(f"{flag} must be a positive integer, got {value!r}")
+    for flag, value, least in (("--steps", steps, 1), ("--batch-size", batch_size, 1),
+                               ("--checkpoint-every", checkpoint_every, 1),
+                               ("--seed", seed, 0)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+                or value < least:
+            kind = "a positive" if least else "a non-negative"
+            raise OneGraphError(f"{flag} must be {kind} integer, got {value!r}")
     model = load(model_path)
     sig = model.signatures.get("train")
     if sig is None:
@@ -71,6 +79,11 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
     n = n.pop()
     if n == 0:
         raise OneGraphError(f"{data_path}: the train inputs have no rows")
+    batch_bytes = batch_size * sum(data[k][0].nbytes for k in sig.inputs)
+    if batch_bytes > _MAX_BATCH_BYTES:
+        raise OneGraphError(f"--batch-size {batch_size}: one batch would take "
+                            f"{batch_bytes / 2**30:.1f} GiB (at most "
+                            f"{_MAX_BATCH_BYTES >> 30} GiB)")
     _check_writable(checkpoint_dir, output, plot)  # before training, not after it
     sess = Session(model, seed=seed)
     g = model.graph
@@ -118,21 +131,14 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
 
 
 def _load_npz(path):
-    """The arrays of an .npz archive, refusing pickled objects and non-archives."""
-    import zipfile
+    """The arrays of an .npz archive, refusing pickled objects and non-archives.
 
-    try:
-        with open(path, "rb") as f:
-            magic = f.read(4)
-        if magic[:2] != b"PK":
-            raise OneGraphError(f"{path} is not an .npz archive (starts with {magic!r}); "
-                                f"save the training data with numpy.savez")
-        with np.load(path, allow_pickle=False) as f:
-            return {k: f[k] for k in f.files}
-    except (ValueError, EOFError, zipfile.BadZipFile) as e:
-        raise OneGraphError(f"{path} is not a plain .npz archive ({e})") from e
-    except OSError as e:
-        raise OneGraphError(f"cannot read {path}: {e.strerror or e}") from e
+    Raises:
+        FormatError: see `onegraph.format.npy.load_npz`.
+    """
+    from ..format.npy import load_npz
+
+    return load_npz(path)
 
 
 def _check_writable(checkpoint_dir, output, plot):
