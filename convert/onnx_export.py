@@ -5,7 +5,10 @@ become initializers; subgraph attributes become GraphProtos whose free names sti
 refer to the enclosing graphs (outer scope). Quantized integer tensors export as QDQ:
 a node touching quantized tensors gets DequantizeLinear on its quantized inputs,
 runs in float, and QuantizeLinear writes its quantized outputs. The result passes
-`onnx.checker.check_model(full_check=True)`.
+`onnx.checker.check_model(full_check=True)`, and onnxruntime loads it: node names are
+made unique within each graph (the first node keeps a repeated name, later ones get a
+suffix), and GroupNormalization's per-group scale and bias (opsets 18-20) are spread per
+channel when exporting to opset 21 or later.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from ..format import AttrType, Container, DType, Graph, Model, TensorKind
 from ..format.ir import attr_type_of
 from ..ops import REGISTRY, TensorInfo
 from .onnx_import import OMITTED_OUTPUT_PREFIX, _onnx
+from .onnx_legacy import _Names
 
 # onegraph-domain ops that have a direct ONNX equivalent: (domain, op) -> ONNX op.
 ONNX_EQUIVALENT = {("onegraph", "ReadVariable"): "Identity"}
@@ -34,6 +38,9 @@ DEFAULT_OPSET = 21
 
 # Total weight bytes above which `to_onnx(path=...)` writes external data.
 EXTERNAL_DATA_THRESHOLD = 2 ** 31
+
+# GroupNormalization's scale and bias became per channel (they were per group) here.
+PER_CHANNEL_GROUP_NORM_OPSET = 21
 
 _SPEC_ATTR = {"int": AttrType.INT, "float": AttrType.FLOAT, "string": AttrType.STRING,
               "ints": AttrType.INTS, "floats": AttrType.FLOATS,
@@ -101,9 +108,10 @@ def _value_info(t, with_shape: bool = True):
 
 
 class _Exporter:
-    def __init__(self):
+    def __init__(self, opsets: dict[str, int] | None = None):
         self.missing: dict[str, list] = {}
         self.graph_count = 0
+        self.opsets = dict(opsets or {})  # domain ("" = default) -> the model's opset
 
     # -- inference of missing dtypes/shapes (for graph outputs and subgraph I/O) --
 
@@ -169,6 +177,7 @@ class _Exporter:
         initializers, nodes, extra_vi = [], [], []
         input_set = set(g.inputs)
         qdq_done: dict[int, str] = {}
+        omitted = self._omitted_outputs(g)
 
         def name_of(i: int) -> str:
             return "" if i < 0 else g.tensors[i].name
@@ -238,7 +247,7 @@ class _Exporter:
             requant = []
             for i in node.outputs:
                 name = name_of(i)
-                if name.startswith(OMITTED_OUTPUT_PREFIX):
+                if i in omitted:
                     name = ""
                 elif quant_node and is_quantized(i):
                     requant.append((f"{name}__float", i))
@@ -276,11 +285,42 @@ class _Exporter:
             if i in input_set or i in g.outputs or t.data is not None:
                 continue
             if i in producers and t.dtype is not DType.UNDEFINED and \
-                    not t.name.startswith(OMITTED_OUTPUT_PREFIX) and not is_quantized(i):
+                    i not in omitted and not is_quantized(i):
                 extra_vi.append(_value_info(t))
         name = g.name or f"graph_{self.graph_count}"
         return helper.make_graph(nodes, name, inputs, outputs, initializer=initializers,
                                  value_info=extra_vi)
+
+    def _omitted_outputs(self, g: Graph) -> set[int]:
+        """Indices of the tensors of `g` that stand for omitted node outputs.
+
+        The importer names the placeholder of an omitted output (one followed by a
+        present output) OMITTED_OUTPUT_PREFIX + ...; a real tensor may carry such a name
+        too. A placeholder is never read (the omitted output had no name to read it by),
+        is no graph output, holds no data, and sits where the op's ONNX schema lets an
+        output be omitted; a tensor failing any of these keeps its name. (A real tensor
+        passing them all is unused, so writing it as omitted changes no result.)
+        """
+        candidates = {i for i, t in enumerate(g.tensors)
+                      if t.name.startswith(OMITTED_OUTPUT_PREFIX) and t.data is None}
+        if not candidates:
+            return set()
+        read = set(g.outputs)
+        for node in g.nodes:
+            read.update(node.inputs)
+        read_inside = set()
+        for node in g.nodes:
+            for sub in _subgraphs_of(node):
+                read_inside |= _outer_names(sub)
+        found = set()
+        for node in g.nodes:
+            opset = self.opsets.get(node.domain)
+            for position, i in enumerate(node.outputs):
+                if i in candidates and i not in read and \
+                        g.tensors[i].name not in read_inside and \
+                        _output_may_be_omitted(node.op_type, node.domain, opset, position):
+                    found.add(i)
+        return found
 
     def attribute(self, name: str, value, spec, where: str):
         from onnx import helper
@@ -322,6 +362,50 @@ class _Exporter:
             raise ConversionError(f"{where}: attribute {name!r} ({kind.name.lower()}) "
                                   f"cannot be encoded: {e}") from e
         raise ConversionError(f"{where}: attribute {name!r} has no ONNX representation")
+
+
+def _subgraphs_of(node) -> list[Graph]:
+    """The graphs in a node's attributes (If branches, Loop and Scan bodies)."""
+    out = []
+    for value in node.attributes.values():
+        if isinstance(value, Graph):
+            out.append(value)
+        elif isinstance(value, (list, tuple)):
+            out.extend(v for v in value if isinstance(v, Graph))
+    return out
+
+
+def _outer_names(g: Graph) -> set[str]:
+    """Names graph `g` (or a graph nested in it) reads from the graphs around it: its
+    tensors that no node of it produces and that are neither inputs nor constants."""
+    defined = set(g.inputs) | set(g.producers())
+    names = {t.name for i, t in enumerate(g.tensors)
+             if i not in defined and t.data is None}
+    own = {t.name for i, t in enumerate(g.tensors) if i in defined or t.data is not None}
+    for node in g.nodes:
+        for sub in _subgraphs_of(node):
+            names |= _outer_names(sub) - own
+    return names
+
+
+@functools.lru_cache(maxsize=None)
+def _output_may_be_omitted(op_type: str, domain: str, opset: int | None,
+                           position: int) -> bool:
+    """Whether ONNX's schema of the op lets output `position` be omitted (optional or
+    variadic); True when the op has no schema here, so that nothing is assumed."""
+    from onnx import defs
+
+    try:
+        schema = defs.get_schema(op_type, opset, domain) if opset is not None \
+            else defs.get_schema(op_type, domain)
+    except Exception:  # noqa: BLE001 - SchemaError: not an ONNX op (at this opset)
+        return True
+    formals = list(schema.outputs)
+    if not formals:
+        return True
+    if position >= len(formals):
+        position = len(formals) - 1
+    return formals[position].option != defs.OpSchema.FormalParameterOption.Single
 
 
 def _type_proto_attribute(name: str, text: str, where: str):
@@ -487,20 +571,25 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
     Raises:
         ConversionError: ops of the onegraph domain without an ONNX equivalent (one
             error listing all of them), an attribute or tensor that ONNX cannot hold,
-            a failed opset conversion, or a result the ONNX checker rejects.
+            a failed opset conversion, a GroupNormalization whose known channel count
+            is not a multiple of num_groups (exporting to opset 21 or later), or a
+            result the ONNX checker rejects (for GroupNormalization below opset 21, the
+            message says to export with opset 21).
     """
     onnx = _onnx()
     from onnx import helper
 
-    exporter = _Exporter()
+    source_opset = model.opset_imports.get("", model.opset_imports.get("ai.onnx"))
+    if source_opset is None:
+        source_opset = DEFAULT_OPSET
+    domain_opsets = {d: int(v) for d, v in model.opset_imports.items() if d != "ai.onnx"}
+    domain_opsets[""] = int(source_opset)
+    exporter = _Exporter(domain_opsets)
     graph_proto = exporter.graph(model.graph, True)
     if exporter.missing:
         parts = [f"{op} x{count} (first: node {first!r})"
                  for op, (count, first) in exporter.missing.items()]
         raise ConversionError("ops without an ONNX equivalent: " + ", ".join(parts))
-    source_opset = model.opset_imports.get("", model.opset_imports.get("ai.onnx"))
-    if source_opset is None:
-        source_opset = DEFAULT_OPSET
     opsets = [helper.make_opsetid("", int(source_opset))]
     for domain, version in model.opset_imports.items():
         if domain not in ("", "ai.onnx", "onegraph"):
@@ -528,6 +617,10 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
                                   ) from e
         _fix_for_opset(proto.graph, int(opset))
         proto.ir_version = _ir_version_for(proto)
+    target_opset = int(source_opset) if opset is None else int(opset)
+    if target_opset >= PER_CHANNEL_GROUP_NORM_OPSET:
+        _spread_group_norm_params(proto, int(source_opset))
+    _unique_node_names(proto.graph)
     _loosen_contradicted_shapes(proto)
     external = path is not None and _weight_bytes(proto.graph) > external_data_threshold
     if check and not external:
@@ -550,12 +643,209 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
 
 
 def _check(proto_or_path) -> None:
+    """Run `onnx.checker.check_model(full_check=True)`.
+
+    Raises:
+        ConversionError: the checker refuses the model (with its message; for a
+            GroupNormalization, which ONNX deprecated at opsets 18-20, also the opset to
+            export with instead).
+    """
     onnx = _onnx()
     try:
         onnx.checker.check_model(proto_or_path, full_check=True)
     except Exception as e:  # noqa: BLE001 - ValidationError, InferenceError
         msg = str(e).strip()
-        raise ConversionError(f"exported model fails the ONNX checker: {msg[:2000]}") from e
+        hint = ""
+        if "GroupNormalization" in msg:
+            hint = (f" (GroupNormalization needs opset {PER_CHANNEL_GROUP_NORM_OPSET} or "
+                    f"later: ONNX deprecated the per-group scale and bias of opsets 18-20; "
+                    f"export with to_onnx(model, opset={PER_CHANNEL_GROUP_NORM_OPSET}), "
+                    "which spreads them per channel)")
+        raise ConversionError(f"exported model fails the ONNX checker{hint}: "
+                              f"{msg[:2000]}") from e
+
+
+def _proto_subgraphs(node):
+    """The GraphProtos in a NodeProto's attributes."""
+    for a in node.attribute:
+        if a.HasField("g"):
+            yield a.g
+        yield from a.graphs
+
+
+def _unique_node_names(graph) -> None:
+    """Make the non-empty node names of `graph`, and of each of its subgraphs, unique
+    within that graph: onnxruntime refuses a graph with two nodes of one name (it allows
+    repeats across graphs, and empty names). The first node keeps a repeated name; later
+    ones get `_1`, `_2`, ... (a suffix no node of the graph has)."""
+    taken = {n.name for n in graph.node}
+    seen = set()
+    for node in graph.node:
+        for sub in _proto_subgraphs(node):
+            _unique_node_names(sub)
+        if not node.name:
+            continue
+        if node.name in seen:
+            k = 1
+            while f"{node.name}_{k}" in taken:
+                k += 1
+            node.name = f"{node.name}_{k}"
+            taken.add(node.name)
+        seen.add(node.name)
+
+
+def _spread_group_norm_params(proto, source_opset: int) -> None:
+    """Give every GroupNormalization of `proto` (at opset 21 or later) per-channel scale
+    and bias where they are per group.
+
+    Opsets 18-20 had one scale and one bias per group; 21 wants one per channel, and
+    onnx's version converter only re-stamps the op. A value is taken as per group when
+    it has num_groups values and the channel count differs, or, where either is unknown,
+    when the model comes from opset 18-20. A constant with a known channel count is
+    repeated (each group's value over its C / num_groups channels) into a new
+    initializer; anything else is spread by nodes at run time (Unsqueeze, Expand to
+    [num_groups, C / num_groups], Reshape to [C]).
+
+    Raises:
+        ConversionError: the channel count is known and not a multiple of num_groups.
+    """
+    if not any(n.op_type == "GroupNormalization" for n in _proto_nodes(proto.graph)):
+        return
+    names = _Names(proto.graph, tag="per_channel")
+    _spread_in_graph(proto.graph, {}, {}, source_opset, names)
+
+
+def _proto_nodes(graph):
+    """Every NodeProto of `graph` and its subgraphs."""
+    for node in graph.node:
+        yield node
+        for sub in _proto_subgraphs(node):
+            yield from _proto_nodes(sub)
+
+
+def _value_shapes(graph) -> dict[str, list]:
+    """name -> dims (None for an unknown dim) of the values `graph` states a shape for."""
+    out = {}
+    for v in list(graph.input) + list(graph.output) + list(graph.value_info):
+        if v.type.HasField("tensor_type") and v.type.tensor_type.HasField("shape"):
+            out[v.name] = [d.dim_value if d.HasField("dim_value") else None
+                           for d in v.type.tensor_type.shape.dim]
+    for t in graph.initializer:
+        out[t.name] = list(t.dims)
+    return out
+
+
+def _spread_in_graph(graph, outer_shapes: dict, outer_consts: dict, source_opset: int,
+                     names) -> None:
+    """`_spread_group_norm_params` for `graph` and its subgraphs, given the shapes and
+    the constant initializers (name -> TensorProto) the enclosing graphs state."""
+    from onnx import helper, numpy_helper
+
+    shapes = {**outer_shapes, **_value_shapes(graph)}
+    inputs = {v.name for v in graph.input}
+    defined = inputs | {t.name for t in graph.initializer} | \
+        {o for node in graph.node for o in node.output}
+    # an outer constant stays one here unless this graph defines the name itself
+    consts = {k: v for k, v in outer_consts.items() if k not in defined}
+    consts.update((t.name, t) for t in graph.initializer if t.name not in inputs)
+    nodes, replaced = [], set()
+    for node in graph.node:
+        for sub in _proto_subgraphs(node):
+            _spread_in_graph(sub, shapes, consts, source_opset, names)
+        if node.op_type != "GroupNormalization" or node.domain not in ("", "ai.onnx") \
+                or len(node.input) < 3:
+            nodes.append(node)
+            continue
+        groups = next((int(helper.get_attribute_value(a)) for a in node.attribute
+                       if a.name == "num_groups"), None)
+        dims = shapes.get(node.input[0])
+        channels = dims[1] if dims is not None and len(dims) >= 2 and dims[1] else None
+        where = f"GroupNormalization node {node.name!r}"
+        if groups is None or groups <= 0:
+            nodes.append(node)  # the checker names what is wrong
+            continue
+        if channels is not None and channels % groups:
+            raise ConversionError(f"{where}: {channels} channels are not a multiple of "
+                                  f"num_groups={groups}")
+        target = None  # [1, C / num_groups], built once for scale and bias
+        for position in (1, 2):
+            value = node.input[position]
+            value_dims = shapes.get(value)
+            size = int(np.prod(value_dims)) if value_dims is not None and \
+                None not in value_dims else None
+            if size is not None and size != groups:
+                continue  # already per channel (or malformed: the checker says so)
+            if size is not None and channels is not None:
+                per_group = channels != groups
+            else:
+                per_group = source_opset < PER_CHANNEL_GROUP_NORM_OPSET
+            if not per_group:
+                continue
+            spread = names.fresh(f"{value}__per_channel")
+            if value in consts and channels is not None:
+                data = numpy_helper.to_array(consts[value]).reshape(-1)
+                graph.initializer.append(numpy_helper.from_array(
+                    np.repeat(data, channels // groups), spread))
+                replaced.add(value)
+            else:
+                if target is None:
+                    target = names.fresh("group_norm_expand_shape")
+                    nodes.extend(_expand_shape_nodes(node.input[0], groups, target, names))
+                nodes.extend(_spread_nodes(value, target, spread, names))
+            node.input[position] = spread
+        nodes.append(node)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    still_read = _read_names(graph)
+    keep = [t for t in graph.initializer if t.name not in replaced or t.name in still_read]
+    if len(keep) != len(graph.initializer):
+        del graph.initializer[:]
+        graph.initializer.extend(keep)
+
+
+def _expand_shape_nodes(x: str, groups: int, out: str, names) -> list:
+    """Nodes computing [1, C / groups] (int64) from the channel axis of `x`."""
+    from onnx import helper
+
+    def const(hint, values):
+        name = names.fresh(hint)
+        return name, helper.make_node("Constant", [], [name], value=helper.make_tensor(
+            name, _onnx().TensorProto.INT64, [len(values)], values))
+
+    one, one_node = const("one", [1])
+    g, g_node = const("num_groups", [groups])
+    channels, per_group = names.fresh("channels"), names.fresh("channels_per_group")
+    return [one_node, g_node,
+            helper.make_node("Shape", [x], [channels], start=1, end=2),
+            helper.make_node("Div", [channels, g], [per_group]),
+            helper.make_node("Concat", [one, per_group], [out], axis=0)]
+
+
+def _spread_nodes(value: str, target: str, out: str, names) -> list:
+    """Nodes turning per-group `value` [G] into per-channel `out` [C], given `target`
+    = [1, C / G]: each group's value repeated over its channels."""
+    from onnx import helper
+
+    axes, column, grid, flat = (names.fresh(h) for h in ("axes", "per_group_column",
+                                                         "per_group_grid", "flat_shape"))
+    int64 = _onnx().TensorProto.INT64
+    return [helper.make_node("Constant", [], [axes],
+                             value=helper.make_tensor(axes, int64, [1], [1])),
+            helper.make_node("Unsqueeze", [value, axes], [column]),
+            helper.make_node("Expand", [column, target], [grid]),
+            helper.make_node("Constant", [], [flat],
+                             value=helper.make_tensor(flat, int64, [1], [-1])),
+            helper.make_node("Reshape", [grid, flat], [out])]
+
+
+def _read_names(graph) -> set[str]:
+    """Every name the nodes of `graph` and its subgraphs read, and its outputs."""
+    out = {v.name for v in graph.output}
+    for node in graph.node:
+        out.update(node.input)
+        for sub in _proto_subgraphs(node):
+            out |= _read_names(sub)
+    return out
 
 
 def _ir_version_for(proto) -> int:

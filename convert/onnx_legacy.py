@@ -1,11 +1,17 @@
-"""Rewrites of pre-opset-9 constructs that onnx's version converter upgrades wrongly.
+"""Rewrites of pre-opset-13 constructs that onnx's version converter upgrades wrongly.
 
-Scan before opset 9 was batched: an optional `sequence_lens` input came first, every
-state and scan input carried a leading batch axis, scan inputs had time on axis 1, and
-the body ran once per batch entry on unbatched values. onnx's Scan 8 -> 9 adapter
-drops the batch axes from the model's declared inputs instead, so the upgraded model
-no longer accepts its own inputs. Here such a Scan is first spelled, still in opset 8,
-as the loops its specification describes:
+The importer upgrades models older than opset 13 with onnx's version converter, which
+gets three things wrong; `rewrite_legacy` spells them, before that upgrade, in ops the
+converter upgrades faithfully (first bringing a model older than opset 11 to 11 with
+the converter where a rewrite needs that opset's ops). Each rewrite is checked against
+onnxruntime running the original old-opset model.
+
+Batched Scan (opset < 9). Scan before opset 9 was batched: an optional `sequence_lens`
+input came first, every state and scan input carried a leading batch axis, scan inputs
+had time on axis 1, and the body ran once per batch entry on unbatched values. onnx's
+Scan 8 -> 9 adapter drops the batch axes from the model's declared inputs instead, so
+the upgraded model no longer accepts its own inputs. Here such a Scan is first spelled,
+still in opset 8, as the loops its specification describes:
 
     Loop over the batch b:                       (outer; its scan outputs stack on b)
         states = init_i[b];  seq_j = scan_j[b]
@@ -16,41 +22,122 @@ as the loops its specification describes:
 
 Loop, If, Gather, Shape, Sub, Cast, Less and Expand all exist in opset 8 with the
 meaning they keep later, so the converter then upgrades the result faithfully.
+
+Hardmax (opset < 13). Before opset 13 Hardmax coerced its input to 2-D at `axis`
+(dims [0, axis) times dims [axis, rank)) and put one 1 per row of that matrix; opset 13
+made it per axis, and onnx has no Hardmax 12 -> 13 adapter (it has them for Softmax
+and LogSoftmax). It becomes Flatten(axis) -> Hardmax(axis=1) -> Reshape to the input's
+shape: a 2-D Hardmax at axis 1 means the same in every opset.
+
+Upsample (opsets 7-9) and Resize (opset 10). These map output to input coordinates
+as x_resized / scale (`asymmetric`); onnx's Resize 10 -> 11 adapter leaves Resize-11's
+default, `half_pixel`. onnxruntime rounds nearest coordinates down on an axis whose
+scale is >= 1 and up on one whose scale is < 1. After the converter has brought the
+model to opset 11 (Upsample becomes Resize on the way), every Resize states
+`asymmetric`, and a nearest one `floor` or `ceil`; a nearest one that upsamples some
+axes and downsamples others (or whose scales are not constant) becomes two: one with
+max(scales, 1) and `floor`, then one with min(scales, 1) and `ceil` (nearest picks
+input indices axis by axis, and a scale of 1 maps each index to itself either way).
 """
 
 from __future__ import annotations
+
+import warnings
 
 from ..errors import ConversionError
 
 # Scan lost its batch axis in this opset.
 UNBATCHED_SCAN_OPSET = 9
 
+# Hardmax became per axis (no 2-D coercion) in this opset.
+PER_AXIS_HARDMAX_OPSET = 13
+
+# Resize gained coordinate_transformation_mode and nearest_mode in this opset: the
+# rewrites of Hardmax and Resize are spelled here (or in the model's opset if newer).
+RESIZE_MODES_OPSET = 11
+
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
-def needs_scan_rewrite(proto, default_opset: int | None) -> bool:
-    """Whether the model has a batched (opset < 9) Scan anywhere, subgraphs included."""
-    if default_opset is None or default_opset >= UNBATCHED_SCAN_OPSET:
+def _default_opset(proto) -> int | None:
+    for o in proto.opset_import:
+        if o.domain in _DEFAULT_DOMAINS:
+            return int(o.version)
+    return None
+
+
+def _is_batched_scan(node, opset: int) -> bool:
+    return node.op_type == "Scan" and node.domain in _DEFAULT_DOMAINS \
+        and opset < UNBATCHED_SCAN_OPSET
+
+
+def _is_late_legacy(node, opset: int) -> bool:
+    """Whether `node` is a Hardmax, Upsample or Resize of an opset whose meaning the
+    converter loses (rewritten after the converter has reached RESIZE_MODES_OPSET)."""
+    if node.domain not in _DEFAULT_DOMAINS:
         return False
-    return any(n.op_type == "Scan" and n.domain in _DEFAULT_DOMAINS
+    return (node.op_type == "Hardmax" and opset < PER_AXIS_HARDMAX_OPSET) or (
+        node.op_type in ("Upsample", "Resize") and opset < RESIZE_MODES_OPSET)
+
+
+def needs_legacy_rewrite(proto, default_opset: int | None) -> bool:
+    """Whether the model (default-domain opset `default_opset`) has, in any graph, an op
+    onnx's version converter upgrades wrongly: a batched Scan (opset < 9), a Hardmax
+    (opset < 13), an Upsample or a Resize (opset < 11)."""
+    if default_opset is None or default_opset >= PER_AXIS_HARDMAX_OPSET:
+        return False
+    return any(_is_batched_scan(n, default_opset) or _is_late_legacy(n, default_opset)
                for n in _all_nodes(proto.graph))
 
 
-def rewrite_batched_scans(proto):
-    """A copy of `proto` (default-domain opset < 9) with every Scan, in any graph,
-    replaced by the equivalent Loop over the batch around a Loop over time.
+def rewrite_legacy(proto):
+    """A copy of `proto` whose ops that onnx's version converter upgrades wrongly are
+    spelled in ops it upgrades faithfully (see the module docstring).
+
+    Batched Scans are rewritten in the model's own opset. If there is an old Hardmax,
+    Upsample or Resize, the converter then brings a model older than opset 11 to opset
+    11 (restoring the node and output names its Upsample adapter drops) and those ops
+    are rewritten there, so the result may be at opset 11 rather than the model's own.
+    A model that needs none of this comes back as an unchanged copy.
 
     Raises:
         ConversionError: a Scan's inputs, outputs and body disagree (counts, missing
-            body, no scan input), naming the node.
+            body, no scan input), naming the node; or onnx's converter cannot bring the
+            model to opset 11.
     """
     import onnx
 
     out = onnx.ModelProto()
     out.CopyFrom(proto)
-    names = _Names(out.graph)
-    _rewrite_graph(out.graph, names)
+    opset = _default_opset(out)
+    if opset is None:
+        return out
+    if any(_is_batched_scan(n, opset) for n in _all_nodes(out.graph)):
+        _rewrite_graph(out.graph, _Names(out.graph))
+    if not any(_is_late_legacy(n, opset) for n in _all_nodes(out.graph)):
+        return out
+    if opset < RESIZE_MODES_OPSET:
+        out = _convert_keeping_resize_names(out, opset, RESIZE_MODES_OPSET)
+    _rewrite_late(out.graph, _Names(out.graph, tag="legacy"),
+                  old_resize=opset < RESIZE_MODES_OPSET)
     return out
+
+
+def needs_scan_rewrite(proto, default_opset: int | None) -> bool:
+    """`needs_legacy_rewrite` under the name `onnx_import` calls it by (Scan was the
+    first rewrite; the answer covers Hardmax, Upsample and Resize too)."""
+    return needs_legacy_rewrite(proto, default_opset)
+
+
+def rewrite_batched_scans(proto):
+    """`rewrite_legacy` under the name `onnx_import` calls it by (Scan was the first
+    rewrite; the result also has old Hardmax, Upsample and Resize rewritten, and may be
+    at opset 11).
+
+    Raises:
+        ConversionError: as `rewrite_legacy`.
+    """
+    return rewrite_legacy(proto)
 
 
 def _subgraphs(node):
@@ -69,12 +156,14 @@ def _all_nodes(graph):
 
 
 class _Names:
-    """Fresh tensor names that clash with no name anywhere in the model."""
+    """Fresh tensor names that clash with no name anywhere in the model; `tag` marks
+    which rewrite made them."""
 
-    def __init__(self, graph):
+    def __init__(self, graph, tag: str = "scan8"):
         self.taken: set[str] = set()
         self._collect(graph)
         self.count = 0
+        self.tag = tag
 
     def _collect(self, graph):
         for coll in (graph.input, graph.output, graph.value_info):
@@ -89,7 +178,7 @@ class _Names:
     def fresh(self, hint: str) -> str:
         while True:
             self.count += 1
-            name = f"{hint}__scan8_{self.count}"
+            name = f"{hint}__{self.tag}_{self.count}"
             if name not in self.taken:
                 self.taken.add(name)
                 return name
@@ -313,4 +402,187 @@ def _typed_like(info, name, keep_shape=True):
     out.name = name
     if not keep_shape and out.type.HasField("tensor_type"):
         out.type.tensor_type.ClearField("shape")
+    return out
+
+
+# ------------------------------------------------------------ Hardmax, Upsample, Resize
+
+def _graph_nodes(graph):
+    """(graph, node) for every node of `graph` and its subgraphs, in `_all_nodes` order."""
+    for node in graph.node:
+        yield graph, node
+        for sub in _subgraphs(node):
+            yield from _graph_nodes(sub)
+
+
+def _is_resize_like(node) -> bool:
+    return node.op_type in ("Upsample", "Resize") and node.domain in _DEFAULT_DOMAINS
+
+
+def _convert_keeping_resize_names(proto, opset: int, target: int):
+    """`proto` brought from `opset` to `target` by onnx's version converter, with the
+    names its Upsample 9 -> 10 adapter drops (the node's own, and its output's, which it
+    renames) given back to the Resize nodes that replace the Upsamples.
+
+    Raises:
+        ConversionError: the converter cannot upgrade the model.
+    """
+    from onnx import version_converter
+
+    before = [(n.name, n.output[0] if len(n.output) else "")
+              for _, n in _graph_nodes(proto.graph) if _is_resize_like(n)]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = version_converter.convert_version(proto, target)
+    except Exception as e:  # noqa: BLE001 - the converter raises RuntimeError etc.
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ConversionError(f"model uses opset {opset}, older than "
+                              f"{PER_AXIS_HARDMAX_OPSET}, and ONNX's version converter "
+                              f"cannot upgrade it: {msg}") from e
+    after = [(g, n) for g, n in _graph_nodes(out.graph) if _is_resize_like(n)]
+    if len(after) != len(before):  # not the one-for-one replacement expected: leave it
+        return out
+    taken = _Names(out.graph).taken
+    for (name, output), (graph, node) in zip(before, after):
+        if name and not node.name:
+            node.name = name
+        if output and len(node.output) and node.output[0] != output and output not in taken:
+            _rename_in_graph(graph, {node.output[0]: output})
+            taken.add(output)
+    return out
+
+
+def _rename_in_graph(graph, mapping):
+    """Rename values of `graph` (node outputs and their uses, here and in nested graphs,
+    and the graph's outputs and value_info) by `mapping`."""
+    _rename_uses(graph, mapping, top=True)
+    for coll in (graph.output, graph.value_info):
+        for v in coll:
+            v.name = mapping.get(v.name, v.name)
+
+
+def _rewrite_late(graph, names, old_resize: bool):
+    """Rewrite, in `graph` and its subgraphs, every Hardmax (the model is older than
+    opset 13) and, when `old_resize`, every Resize (each came from a Resize-10 or an
+    Upsample); see the module docstring."""
+    nodes = []
+    for node in graph.node:
+        for sub in _subgraphs(node):
+            _rewrite_late(sub, names, old_resize)
+        if node.domain in _DEFAULT_DOMAINS and node.op_type == "Hardmax":
+            nodes.extend(_lower_hardmax(node, names))
+        elif old_resize and _is_resize_like(node):
+            nodes.extend(_asymmetric_resize(graph, node, names))
+        else:
+            nodes.append(node)
+    del graph.node[:]
+    graph.node.extend(nodes)
+
+
+def _lower_hardmax(node, names):
+    """The nodes that replace one pre-13 Hardmax: Flatten(axis) -> Hardmax(axis=1) ->
+    Reshape to the input's shape (the Hardmax keeps the node's name)."""
+    from onnx import helper
+
+    if not len(node.input) or not node.input[0] or not len(node.output):
+        return [node]  # malformed: left for the importer to report
+    axis = next((int(helper.get_attribute_value(a)) for a in node.attribute
+                 if a.name == "axis"), 1)
+    x, y = node.input[0], node.output[0]
+    flat, rows, shape = (names.fresh(h) for h in ("hardmax_in_2d", "hardmax_2d",
+                                                   "hardmax_shape"))
+
+    def named(part):
+        return f"{node.name}__{part}" if node.name else ""
+
+    return [helper.make_node("Flatten", [x], [flat], axis=axis, name=named("flatten")),
+            helper.make_node("Hardmax", [flat], [rows], axis=1, name=node.name),
+            helper.make_node("Shape", [x], [shape], name=named("shape")),
+            helper.make_node("Reshape", [rows, shape], [y], name=named("reshape"))]
+
+
+def _asymmetric_resize(graph, node, names):
+    """The Resize-11 nodes that compute what the Resize-10 or Upsample that became
+    `node` (inputs X, roi, scales) computed; `node` itself is kept and amended."""
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    mode = next((helper.get_attribute_value(a) for a in node.attribute
+                 if a.name == "mode"), b"nearest")
+    mode = mode.decode("utf-8", "replace") if isinstance(mode, bytes) else str(mode)
+    _set_attr(node, "coordinate_transformation_mode", "asymmetric")
+    if mode != "nearest" or len(node.input) < 3 or not node.input[2] \
+            or not len(node.output):
+        return [node]
+    scales = _constant(graph, node.input[2])
+    if scales is not None and not (scales < 1).any():
+        _set_attr(node, "nearest_mode", "floor")
+        return [node]
+    if scales is not None and not (scales > 1).any():
+        _set_attr(node, "nearest_mode", "ceil")
+        return [node]
+    # Some axes grow and others shrink (or the scales are only known at run time): one
+    # Resize per rounding direction.
+    up, down, mid = names.fresh("scales_up"), names.fresh("scales_down"), \
+        names.fresh("upsampled")
+    if scales is not None:
+        nodes = [helper.make_node("Constant", [], [name], value=numpy_helper.from_array(
+                     value.astype(np.float32), name))
+                 for name, value in ((up, np.maximum(scales, 1)),
+                                     (down, np.minimum(scales, 1)))]
+    else:
+        one = names.fresh("one")
+        nodes = [helper.make_node("Constant", [], [one], value=numpy_helper.from_array(
+                     np.array(1, np.float32), one)),
+                 helper.make_node("Max", [node.input[2], one], [up]),
+                 helper.make_node("Min", [node.input[2], one], [down])]
+    first, second = (_copy_node(node) for _ in range(2))
+    first.input[2], first.output[0] = up, mid
+    _set_attr(first, "nearest_mode", "floor")
+    second.input[0], second.input[2] = mid, down
+    second.name = f"{node.name}__downsample" if node.name else ""
+    _set_attr(second, "nearest_mode", "ceil")
+    return nodes + [first, second]
+
+
+def _constant(graph, name):
+    """The value of `name` as a float numpy array when `graph` fixes it (an initializer
+    that is not also an overridable graph input, or a Constant node's `value`); None
+    otherwise."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    if name in {v.name for v in graph.input}:
+        return None
+    try:
+        for t in graph.initializer:
+            if t.name == name:
+                return np.asarray(numpy_helper.to_array(t), dtype=np.float64)
+        for node in graph.node:
+            if node.op_type == "Constant" and node.domain in _DEFAULT_DOMAINS \
+                    and name in node.output:
+                for a in node.attribute:
+                    if a.name == "value":
+                        return np.asarray(numpy_helper.to_array(a.t), dtype=np.float64)
+    except Exception:  # noqa: BLE001 - undecodable: treated as unknown at conversion time
+        return None
+    return None
+
+
+def _set_attr(node, name: str, value) -> None:
+    """Set attribute `name` of `node` to `value`, replacing any it had."""
+    from onnx import helper
+
+    keep = [a for a in node.attribute if a.name != name]
+    del node.attribute[:]
+    node.attribute.extend(keep)
+    node.attribute.append(helper.make_attribute(name, value))
+
+
+def _copy_node(node):
+    from onnx import NodeProto
+
+    out = NodeProto()
+    out.CopyFrom(node)
     return out
