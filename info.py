@@ -175,6 +175,7 @@ def verify_report(path: str) -> dict[str, Any]:
         model.lint()
     except FormatError as e:
         return {"path": path, "ok": False, "error": str(e), "error_type": type(e).__name__}
-    except OSError as e:
-        return {"path": path, "ok": False, "error": str(e), "error_type": "OSError"}
+    except OSError as e:  # worded as the other commands word it (cli.main)
+        error = f"{e.strerror}: {e.filename!r}" if e.strerror and e.filename else str(e)
+        return {"path": path, "ok": False, "error": error, "error_type": type(e).__name__}
     return {"path": path, "ok": True, "error": None, "error_type": None}

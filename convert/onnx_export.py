@@ -579,6 +579,12 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
     onnx = _onnx()
     from onnx import helper
 
+    if opset is not None:
+        newest = onnx.defs.onnx_opset_version()
+        if isinstance(opset, bool) or not isinstance(opset, (int, np.integer)) \
+                or not 1 <= opset <= newest:
+            raise ConversionError(f"opset must be an integer from 1 to {newest} (the newest "
+                                  f"the installed onnx knows), got {opset!r}")
     source_opset = model.opset_imports.get("", model.opset_imports.get("ai.onnx"))
     if source_opset is None:
         source_opset = DEFAULT_OPSET
@@ -628,18 +634,45 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
     if path is not None:
         path = os.fspath(path)
         try:
-            if external:
-                location = os.path.basename(path) + ".data"
-                onnx.save_model(proto, path, save_as_external_data=True,
-                                all_tensors_to_one_file=True, location=location,
-                                size_threshold=0, convert_attribute=False)
-            else:
-                onnx.save_model(proto, path)
+            _save(proto, path, external)
         except OSError as e:
-            raise ConversionError(f"cannot write {path}: {e}") from e
+            raise ConversionError(f"cannot write {path}: {e.strerror or e}") from e
         if check and external:
             _check(path)
     return proto
+
+
+def _save(proto, path: str, external: bool) -> None:
+    """Write `proto` to `path` so that a failure leaves the old files whole: the
+    external data file (`<basename>.data`, when `external`) and then the model are each
+    written to a temp file in the folder and renamed over the target.
+
+    Raises:
+        OSError: the folder is missing or the file system refused.
+    """
+    import shutil
+    import tempfile
+
+    from onnx import external_data_helper
+
+    from ..format.atomic import atomic_open
+
+    if external:
+        location = os.path.basename(path) + ".data"
+        folder = os.path.dirname(os.path.abspath(path))
+        external_data_helper.convert_model_to_external_data(
+            proto, all_tensors_to_one_file=True, location=location, size_threshold=0,
+            convert_attribute=False)
+        staging = tempfile.mkdtemp(prefix=".tmp-onnx-", dir=folder)
+        try:
+            external_data_helper.write_external_data_tensors(proto, staging)
+            with open(os.path.join(staging, location), "rb") as src, \
+                    atomic_open(os.path.join(folder, location)) as dst:
+                shutil.copyfileobj(src, dst, 1 << 24)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    with atomic_open(path) as f:
+        f.write(proto.SerializeToString())
 
 
 def _check(proto_or_path) -> None:
@@ -852,9 +885,9 @@ def _ir_version_for(proto) -> int:
     from onnx import helper
 
     try:
-        opsets = [(o.domain, o.version) for o in proto.opset_import]
-        return max(helper.find_min_ir_version_for(opsets, ignore_unknown=True), 8)
-    except Exception:  # noqa: BLE001
+        return max(helper.find_min_ir_version_for(list(proto.opset_import),
+                                                  ignore_unknown=True), 8)
+    except Exception:  # noqa: BLE001 - an opset onnx does not know: the oldest IR we write
         return 8
 
 

@@ -155,3 +155,40 @@ def test_ops_of_other_onnx_domains_get_their_opset_import():
     (got,) = ort.InferenceSession(proto.SerializeToString(),
                                   providers=["CPUExecutionProvider"]).run(None, {"x": xv})
     np.testing.assert_array_equal(got, np.where(xv > 0.5, 1.0, -1.0))
+
+
+@pytest.mark.parametrize("opset", [0, -1, 10 ** 6, 1.5, True])
+def test_opset_out_of_range_is_named(opset):
+    with pytest.raises(ConversionError, match="opset must be an integer from 1 to"):
+        to_onnx(_mlp(), opset=opset)
+
+
+@pytest.mark.parametrize("target", [17, 21, onnx.defs.onnx_opset_version()])
+def test_ir_version_is_the_one_the_opset_needs(target):
+    proto = to_onnx(_mlp(), opset=target)
+    need = onnx.helper.find_min_ir_version_for(list(proto.opset_import), ignore_unknown=True)
+    assert proto.ir_version == max(need, 8)
+
+
+@pytest.mark.parametrize("threshold", [None, 100])
+def test_failed_write_leaves_the_old_file(tmp_path, monkeypatch, threshold):
+    """A write that fails midway (a full disk) keeps the previous export whole."""
+    import onegraph.format.atomic as atomic
+
+    path = tmp_path / "m.onnx"
+    kwargs = {} if threshold is None else {"external_data_threshold": threshold}
+    to_onnx(_mlp(64), path, **kwargs)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+    def full_disk(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(atomic.os, "fsync", full_disk)
+    with pytest.raises(ConversionError, match="No space left"):
+        to_onnx(_mlp(64), path, **kwargs)
+    monkeypatch.undo()
+    after = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert after == before  # no temp files left, nothing replaced
+    x = np.ones((1, 64), np.float32)
+    np.testing.assert_allclose(_ort(str(path), {"x": x})[0],
+                               _ort(to_onnx(_mlp(64)), {"x": x})[0], rtol=1e-6)
