@@ -8,9 +8,13 @@ implements). Models older than opset 13 are upgraded with ONNX's version convert
 after batched opset-8 Scans are spelled as Loops (`onnx_legacy`), which it gets wrong.
 
 Everything that can go wrong with the input is reported as one `ConversionError`
-naming the node or tensor at fault: unreadable bytes, dangling tensor names, attribute
-types that contradict the op definition, external data outside the model's folder,
-and (all at once, with counts) every op the registry does not know.
+naming the node or tensor at fault: unreadable bytes, ambiguous or unknown opset_import
+entries, dangling tensor names, node arities and attribute names that contradict ONNX's
+schema at the model's opset, attribute types that contradict the op definition, control-
+flow subgraphs that do not fit their node, cycles through subgraph reads, malformed
+sparse initializers, external data outside the model's folder (external data is read
+only from there, wherever the tensor sits), and (all at once, with counts) every op the
+registry does not know.
 """
 
 from __future__ import annotations
@@ -135,64 +139,166 @@ def _add_typed(g: Graph, name: str, typed: tuple) -> int:
 
 # --------------------------------------------------------------------------- loading
 
-def _check_external_locations(graph_protos, base_dir: str | None) -> None:
-    """Refuse external data whose location escapes the model's folder.
+_EXTERNAL = 1  # TensorProto.EXTERNAL
+_DEFAULT_LOCATION = 0  # TensorProto.DEFAULT
+
+# ONNX packs these element types several to a byte in raw_data (bits per element).
+_SUB_BYTE_BITS = {"UINT4": 4, "INT4": 4, "FLOAT4E2M1": 4, "UINT2": 2, "INT2": 2}
+
+
+def _function_name(f) -> str:
+    """'domain::name' of a FunctionProto (its name alone in the default domain)."""
+    return f"{f.domain}::{f.name}" if f.domain else f.name
+
+
+def _model_tensor_protos(proto):
+    """(TensorProto, where) for every tensor a ModelProto can hold.
+
+    Covers the main graph and its subgraphs (initializers, sparse initializers' values
+    and indices, tensor and sparse-tensor attributes such as Constant's `value`), the
+    bodies of model-local functions and their attribute defaults (which inlining copies
+    into the graph), and training_info graphs. `where` names the tensor for errors.
+    """
+    yield from _graph_tensor_protos(proto.graph, "")
+    for f in proto.functions:
+        fwhere = f"function {_function_name(f)!r} "
+        for k, node in enumerate(f.node):
+            yield from _node_tensor_protos(node, k, fwhere)
+        for a in f.attribute_proto:
+            yield from _attr_tensor_protos(a, f"{fwhere}attribute default {a.name!r}")
+    for info in proto.training_info:
+        for field in ("initialization", "algorithm"):
+            if info.HasField(field):
+                yield from _graph_tensor_protos(getattr(info, field),
+                                                f"training_info {field} ")
+
+
+def _graph_tensor_protos(graph, prefix: str):
+    where_g = f"{prefix}graph {graph.name!r}"
+    for t in graph.initializer:
+        yield t, f"{where_g} initializer {t.name!r}"
+    for sp in graph.sparse_initializer:
+        yield sp.values, f"{where_g} sparse initializer {sp.values.name!r} values"
+        yield sp.indices, f"{where_g} sparse initializer {sp.values.name!r} indices"
+    for k, node in enumerate(graph.node):
+        yield from _node_tensor_protos(node, k, f"{where_g} ")
+
+
+def _node_tensor_protos(node, k: int, prefix: str):
+    where = f"{prefix}node {node.name or f'#{k}'!r} ({node.op_type})"
+    for a in node.attribute:
+        yield from _attr_tensor_protos(a, f"{where} attribute {a.name!r}")
+
+
+def _attr_tensor_protos(a, where: str):
+    if a.HasField("t"):
+        yield a.t, where
+    for i, t in enumerate(a.tensors):
+        yield t, f"{where}[{i}]"
+    sparse = ([a.sparse_tensor] if a.HasField("sparse_tensor") else []) + \
+        list(a.sparse_tensors)
+    for sp in sparse:
+        yield sp.values, f"{where} values"
+        yield sp.indices, f"{where} indices"
+    if a.HasField("g"):
+        yield from _graph_tensor_protos(a.g, f"{where}: ")
+    for sub in a.graphs:
+        yield from _graph_tensor_protos(sub, f"{where}: ")
+
+
+def _external_nbytes(t, where: str) -> int:
+    """Bytes the raw data of external tensor `t` must have, from its dims and type.
 
     Raises:
-        ConversionError: a location is absolute, goes through '..', resolves (through
-            symlinks) outside `base_dir`, or the model has external data but was not
-            loaded from a file.
+        ConversionError: a dim is negative, the type has no onegraph equivalent, or it
+            is a string tensor (strings cannot be stored as external data).
     """
-    for g in graph_protos:
-        for t in _all_tensor_protos(g):
-            if t.data_location != 1:  # TensorProto.EXTERNAL
-                continue
-            info = {e.key: e.value for e in t.external_data}
-            loc = info.get("location", "")
-            where = f"initializer {t.name!r}: external data location {loc!r}"
-            if base_dir is None:
-                raise ConversionError(f"{where}: model has external data but was not "
-                                      "loaded from a file")
-            if not loc or os.path.isabs(loc) or loc.startswith(("/", "\\")) or \
-                    ".." in loc.replace("\\", "/").split("/") or ":" in loc:
-                raise ConversionError(f"{where} escapes the model's folder")
-            root = os.path.realpath(base_dir)
-            full = os.path.realpath(os.path.join(root, loc))
-            if os.path.commonpath([root, full]) != root:
-                raise ConversionError(f"{where} resolves outside the model's folder")
-            if not os.path.isfile(full):
-                raise ConversionError(f"{where}: file not found")
-            try:
-                offset = int(info.get("offset", 0) or 0)
-                length = int(info["length"]) if "length" in info else None
-            except ValueError:
-                raise ConversionError(f"{where}: bad offset/length") from None
-            size = os.path.getsize(full)
-            if offset < 0 or offset > size or (length is not None and (
-                    length < 0 or offset + length > size)):
-                raise ConversionError(f"{where}: offset/length out of the file's "
-                                      f"{size} bytes")
+    onnx = _onnx()
+    dtype = dtype_from_onnx(t.data_type, where)
+    if dtype in (DType.STRING, DType.UNDEFINED):
+        raise ConversionError(f"{where}: {dtype.name} tensors cannot hold external data")
+    count = 1
+    for d in t.dims:
+        if d < 0:
+            raise ConversionError(f"{where}: negative dimension in dims {list(t.dims)}")
+        count *= int(d)
+    bits = _SUB_BYTE_BITS.get(onnx.TensorProto.DataType.Name(t.data_type),
+                              8 * dtype.itemsize)
+    return (count * bits + 7) // 8
 
 
-def _all_tensor_protos(graph):
-    """Every TensorProto of a graph and its subgraphs (initializers, tensor attrs)."""
-    yield from graph.initializer
-    for sp in graph.sparse_initializer:
-        yield sp.values
-        yield sp.indices
-    for node in graph.node:
-        for a in node.attribute:
-            if a.HasField("t"):
-                yield a.t
-            yield from a.tensors
-            if a.HasField("g"):
-                yield from _all_tensor_protos(a.g)
-            for sub in a.graphs:
-                yield from _all_tensor_protos(sub)
+def _load_external_data(proto, base_dir: str | None) -> None:
+    """Read every external tensor of `proto` from the model's folder, in place.
+
+    Every tensor anywhere in the model (see `_model_tensor_protos`), sparse ones
+    included, is checked and then loaded into raw_data, so nothing later reads a
+    location relative to the process's working directory (which is what onnx's
+    numpy_helper does for a tensor still marked external) and the inliner and version
+    converter only see loaded tensors.
+
+    Raises:
+        ConversionError: the model has external data but was not loaded from a file; a
+            location is empty, absolute, goes through '..', or resolves (through
+            symlinks) outside `base_dir`; the file is missing; offset/length are not
+            integers, lie outside the file, or disagree with the tensor's dims and type.
+    """
+    root = None if base_dir is None else os.path.realpath(base_dir)
+    for t, where in _model_tensor_protos(proto):
+        if t.data_location != _EXTERNAL:
+            continue
+        info = {e.key: e.value for e in t.external_data}
+        loc = info.get("location", "")
+        where = f"{where}: external data location {loc!r}"
+        if root is None:
+            raise ConversionError(f"{where}: model has external data but was not "
+                                  "loaded from a file")
+        if not loc or os.path.isabs(loc) or loc.startswith(("/", "\\")) or \
+                ".." in loc.replace("\\", "/").split("/") or ":" in loc:
+            raise ConversionError(f"{where} escapes the model's folder")
+        full = os.path.realpath(os.path.join(root, loc))
+        if os.path.commonpath([root, full]) != root:
+            raise ConversionError(f"{where} resolves outside the model's folder")
+        if not os.path.isfile(full):
+            raise ConversionError(f"{where}: file not found")
+        try:
+            offset = int(info.get("offset", 0) or 0)
+            length = int(info["length"]) if info.get("length") else None
+        except ValueError:
+            raise ConversionError(f"{where}: bad offset/length") from None
+        size = os.path.getsize(full)
+        if offset < 0 or offset > size or (length is not None and (
+                length < 0 or offset + length > size)):
+            raise ConversionError(f"{where}: offset/length out of the file's "
+                                  f"{size} bytes")
+        # Read what the dims need, not what the file or `length` offers: a small
+        # tensor pointing at a large file must not make us read the whole file.
+        need = _external_nbytes(t, where)
+        if length is not None and length != need:
+            raise ConversionError(f"{where}: length {length} bytes, but dims "
+                                  f"{list(t.dims)} of this type need {need}")
+        if offset + need > size:
+            raise ConversionError(f"{where}: offset/length out of the file's {size} "
+                                  f"bytes (the tensor needs {need} bytes)")
+        try:
+            with open(full, "rb") as f:
+                f.seek(offset)
+                data = f.read(need)
+        except OSError as e:
+            raise ConversionError(f"{where}: cannot read: {e}") from e
+        if len(data) != need:
+            raise ConversionError(f"{where}: file ended after {len(data)} of {need} bytes")
+        t.raw_data = data
+        del t.external_data[:]
+        t.data_location = _DEFAULT_LOCATION
 
 
 def _load_proto(path_or_proto):
-    """Parse/validate the input and return (ModelProto with data loaded, base_dir)."""
+    """Parse/validate the input and return (ModelProto with data loaded, base_dir).
+
+    Raises:
+        ConversionError: see `_parse_bytes`, `_check_opset_imports`, `_check_functions`
+            and `_load_external_data`.
+    """
     onnx = _onnx()
     base_dir = None
     if isinstance(path_or_proto, onnx.ModelProto):
@@ -212,15 +318,75 @@ def _load_proto(path_or_proto):
     else:
         raise ConversionError(f"from_onnx needs a path, bytes or ModelProto, got "
                               f"{type(path_or_proto).__name__}")
-    _check_external_locations([proto.graph], base_dir)
-    if any(t.data_location == 1 for t in _all_tensor_protos(proto.graph)):
-        from onnx.external_data_helper import load_external_data_for_model
-
-        try:
-            load_external_data_for_model(proto, base_dir)
-        except Exception as e:  # noqa: BLE001 - onnx raises many types here
-            raise ConversionError(f"cannot read external data: {e}") from e
+    _check_opset_imports(proto)
+    _check_functions(proto)
+    _load_external_data(proto, base_dir)
     return proto, base_dir
+
+
+def _check_opset_imports(proto) -> None:
+    """Refuse opset_import lists that make the model's opsets ambiguous or unknown.
+
+    Raises:
+        ConversionError: a domain is listed twice ("" and "ai.onnx" are one domain); a
+            version is below 1 or newer than the installed onnx knows (default and
+            ai.onnx.ml domains); or the graph uses default-domain ops with no
+            default-domain entry (ONNX requires one).
+    """
+    onnx = _onnx()
+    newest = {"": onnx.defs.onnx_opset_version(),
+              "ai.onnx.ml": onnx.defs.onnx_ml_opset_version()}
+    seen: dict[str, int] = {}
+    for o in proto.opset_import:
+        domain = "" if o.domain in _DEFAULT_DOMAINS else o.domain
+        shown = repr(o.domain) if o.domain else "'' (ai.onnx)"
+        if domain in seen:
+            raise ConversionError(f"opset_import lists domain {shown} twice (versions "
+                                  f"{seen[domain]} and {o.version})")
+        seen[domain] = int(o.version)
+        if o.version < 1:
+            raise ConversionError(f"opset_import: domain {shown} has invalid version "
+                                  f"{o.version}")
+        if domain in newest and o.version > newest[domain]:
+            raise ConversionError(
+                f"opset_import: domain {shown} version {o.version} is newer than the "
+                f"installed onnx {onnx.__version__} knows (up to {newest[domain]})")
+    if "" not in seen:
+        node = _first_default_domain_node(proto.graph)
+        if node is not None:
+            who = f"node {node.name!r} ({node.op_type})" if node.name else \
+                f"a {node.op_type} node"
+            raise ConversionError(f"{who} is in the default (ai.onnx) domain, but the "
+                                  "model's opset_import has no entry for that domain")
+
+
+def _first_default_domain_node(graph):
+    for node in graph.node:
+        if node.domain in _DEFAULT_DOMAINS:
+            return node
+        for a in node.attribute:
+            for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                found = _first_default_domain_node(sub)
+                if found is not None:
+                    return found
+    return None
+
+
+def _check_functions(proto) -> None:
+    """Check what inlining cannot report well: each model-local function's outputs are
+    produced by its nodes (or are its inputs).
+
+    Raises:
+        ConversionError: names the function and the undefined output.
+    """
+    for f in proto.functions:
+        defined = set(f.input)
+        for node in f.node:
+            defined.update(o for o in node.output if o)
+        for o in f.output:
+            if o not in defined:
+                raise ConversionError(f"function {_function_name(f)!r}: output {o!r} is "
+                                      "not produced by any of its nodes")
 
 
 def _parse_bytes(data: bytes, where: str):
@@ -244,15 +410,36 @@ def _default_opset(proto) -> int | None:
 
 
 def _upgrade(proto):
-    """Inline local functions and upgrade opsets older than MIN_OPSET."""
-    onnx = _onnx()  # a clear ConversionError when onnx is not installed
-    if len(proto.functions):
-        try:
-            from onnx import inliner
+    """Inline local functions and upgrade opsets older than MIN_OPSET.
 
-            proto = inliner.inline_local_functions(proto)
-        except Exception as e:  # noqa: BLE001
-            raise ConversionError(f"cannot inline the model's local functions: {e}") from e
+    Returns:
+        (the upgraded ModelProto, {(domain, name): why} of the local functions onnx's
+        inliner left in place, so a call to one is reported as such, not as an unknown
+        op).
+
+    Raises:
+        ConversionError: inlining fails, or the version converter cannot upgrade.
+    """
+    onnx = _onnx()  # a clear ConversionError when onnx is not installed
+    left: dict[tuple[str, str], str] = {}
+    if len(proto.functions):
+        from onnx import inliner
+
+        _apply_function_defaults(proto)
+        convert_error = None
+        try:
+            # convert_version: a function written for another opset than the model's is
+            # version-converted and inlined instead of being left as an unknown op.
+            proto = inliner.inline_local_functions(proto, convert_version=True)
+        except Exception as e:  # noqa: BLE001 - the converter raises RuntimeError etc.
+            convert_error = _first_line(e)
+            try:
+                proto = inliner.inline_local_functions(proto)
+            except Exception as e2:  # noqa: BLE001
+                raise ConversionError(f"cannot inline the model's local functions: "
+                                      f"{e2}") from e2
+        for f in proto.functions:
+            left[(f.domain, f.name)] = _why_not_inlined(proto, f, convert_error)
     version = _default_opset(proto)
     if version is not None and version < MIN_OPSET:
         from onnx import version_converter
@@ -265,12 +452,58 @@ def _upgrade(proto):
                 warnings.simplefilter("ignore")
                 proto = version_converter.convert_version(proto, MIN_OPSET)
         except Exception as e:  # noqa: BLE001 - the converter raises RuntimeError etc.
-            msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise ConversionError(f"model uses opset {version}, older than {MIN_OPSET}, "
                                   f"and ONNX's version converter cannot upgrade it: "
-                                  f"{msg}") from e
-        del onnx
-    return proto
+                                  f"{_first_line(e)}") from e
+    del onnx
+    return proto, left
+
+
+def _apply_function_defaults(proto) -> None:
+    """Copy each local function's attribute defaults (FunctionProto.attribute_proto) onto
+    the calls that do not set them, in place: onnx's inliner drops a reference to an
+    attribute the call leaves out instead of using the default."""
+    defaults = {(f.domain, f.name): list(f.attribute_proto) for f in proto.functions
+                if len(f.attribute_proto)}
+    if not defaults:
+        return
+
+    def visit(nodes):
+        for node in nodes:
+            given = {a.name for a in node.attribute}
+            for default in defaults.get((node.domain, node.op_type), ()):
+                if default.name not in given:
+                    node.attribute.add().CopyFrom(default)
+            for a in node.attribute:
+                for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                    visit(sub.node)
+
+    visit(proto.graph.node)
+    for f in proto.functions:
+        visit(f.node)
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def _why_not_inlined(proto, f, convert_error: str | None) -> str:
+    """Why onnx's inliner left local function `f` in place, as far as we can tell."""
+    model = {("" if o.domain in _DEFAULT_DOMAINS else o.domain): int(o.version)
+             for o in proto.opset_import}
+    diffs = []
+    for o in f.opset_import:
+        domain = "" if o.domain in _DEFAULT_DOMAINS else o.domain
+        if domain in model and model[domain] != o.version:
+            diffs.append(f"{o.domain or 'ai.onnx'} {o.version} (the model has "
+                         f"{model[domain]})")
+    why = "it could not be inlined"
+    if diffs:
+        why += ": its opset_import differs from the model's: " + ", ".join(diffs)
+    if convert_error:
+        why += f"; version-converting it failed: {convert_error}"
+    return why
 
 
 def _shaped_value_names(graph) -> set[str]:
@@ -368,10 +601,21 @@ def _attr_value(attr, where: str, convert_graph):
 
 
 def _tensor_to_array(tensor_proto, where: str) -> np.ndarray:
+    """Decode a TensorProto (data already in the proto) to a C-contiguous array.
+
+    Raises:
+        ConversionError: unsupported element type, data still marked external, or data
+            that does not decode or does not match the dims.
+    """
     onnx = _onnx()
     from onnx import numpy_helper
 
     dtype_from_onnx(tensor_proto.data_type, where)  # refuses unsupported types
+    if tensor_proto.data_location == _EXTERNAL:
+        # _load_external_data loads every external tensor from the model's folder;
+        # numpy_helper would read this one relative to the working directory.
+        raise ConversionError(f"{where}: external data was not loaded from the model's "
+                              "folder")
     try:
         array = numpy_helper.to_array(tensor_proto)
     except Exception as e:  # noqa: BLE001 - malformed raw data etc.
@@ -416,21 +660,49 @@ def _check_attr_types(op, attrs: dict, where: str) -> None:
 # --------------------------------------------------------------------------- graphs
 
 class _Importer:
-    def __init__(self, opset: int | None):
-        self.opset = opset
+    """Converts GraphProtos (the main graph and, recursively, subgraphs) to Graphs.
+
+    Args:
+        opsets: the (upgraded) model's opset_import, {domain: version} with "" for the
+            default domain.
+        upgraded_from: the default-domain opset the model had before `_upgrade`.
+        local_functions: {(domain, name): why} of model-local functions left in place
+            by the inliner (see `_upgrade`).
+    """
+
+    def __init__(self, opsets: dict[str, int], upgraded_from: int | None = None,
+                 local_functions: dict | None = None):
+        self.opsets = opsets
+        self.opset = opsets.get("")
+        self.upgraded_from = upgraded_from
+        self.local_functions = local_functions or {}
         self.unsupported: collections.OrderedDict = collections.OrderedDict()
         self.graph_count = 0
+        # id(Graph) -> names its nodes (or its subgraphs') read from enclosing graphs
+        self.free_names: dict[int, set[str]] = {}
 
     def graph(self, gp, outer: list[dict[str, tuple]], is_main: bool) -> Graph:
         """Convert one GraphProto; `outer` holds name -> (dtype, shape, containers) per
-        enclosing scope."""
+        enclosing scope.
+
+        Raises:
+            ConversionError: names what is malformed and where (see `from_onnx`).
+        """
         self.graph_count += 1
         gname = gp.name or ("main" if is_main else f"subgraph_{self.graph_count}")
         g = Graph(gname)
         where_g = f"graph {gname!r}"
         info: dict[str, tuple] = {}
-        for vi in list(gp.value_info) + list(gp.input) + list(gp.output):
-            if vi.name:
+        # Graph inputs and outputs first: ONNX shape inference copies a bad input type
+        # into value_info entries, and the error should name the input that has it.
+        # Priority is unchanged: outputs over inputs over value_info.
+        for kind, vis in (("input", gp.input), ("output", gp.output)):
+            for vi in vis:
+                if vi.name:
+                    info[vi.name] = _type_info(vi.type if vi.HasField("type") else None,
+                                               f"{where_g} {kind} {vi.name!r}")
+        for vi in gp.value_info:
+            if vi.name and vi.name not in info:
                 info[vi.name] = _type_info(vi.type if vi.HasField("type") else None,
                                            f"{where_g} value {vi.name!r}")
         initializer_names = set()
@@ -443,13 +715,16 @@ class _Importer:
             array = _tensor_to_array(init, f"{where_g} initializer {init.name!r}")
             dtype = dtype_from_onnx(init.data_type, f"initializer {init.name!r}")
             g.add_tensor(init.name, dtype, array.shape, TensorKind.CONSTANT, array)
-        if len(gp.sparse_initializer):
-            for sp in gp.sparse_initializer:
-                name = sp.values.name
-                dense = _sparse_to_dense(sp, f"{where_g} sparse initializer {name!r}")
-                g.add_tensor(name, DType.from_numpy(dense.dtype), dense.shape,
-                             TensorKind.CONSTANT, dense)
-                initializer_names.add(name)
+        for sp in gp.sparse_initializer:
+            name = sp.values.name
+            where = f"{where_g} sparse initializer {name!r}"
+            if not name:
+                raise ConversionError(f"{where_g}: sparse initializer without a name")
+            if name in initializer_names:
+                raise ConversionError(f"{where} defined twice")
+            dense, dtype = _sparse_to_dense(sp, where)
+            g.add_tensor(name, dtype, dense.shape, TensorKind.CONSTANT, dense)
+            initializer_names.add(name)
         for vi in gp.input:
             if vi.name in initializer_names:
                 g.inputs.append(g.find_tensor(vi.name))  # constant with a default
@@ -459,8 +734,8 @@ class _Importer:
             dtype, shape, containers = info.get(vi.name, _UNTYPED)
             g.add_input(vi.name, dtype, shape, containers)
 
-        produced = set()
-        for node in gp.node:
+        produced: dict[str, int] = {}  # name -> index of the node producing it
+        for k, node in enumerate(gp.node):
             for o in node.output:
                 if o:
                     if o in produced or o in initializer_names or \
@@ -468,11 +743,25 @@ class _Importer:
                         raise ConversionError(
                             f"{where_g}: node {node.name!r} ({node.op_type}) output {o!r} "
                             "is already defined")
-                    produced.add(o)
-        local = set(initializer_names) | produced | {vi.name for vi in gp.input}
-        scope = [dict(info)] + outer
+                    if any(o in s for s in outer):
+                        # ONNX's single static assignment spans scopes; a local
+                        # definition would silently hide the outer value.
+                        raise ConversionError(
+                            f"{where_g}: node {node.name or k!r} ({node.op_type}) "
+                            f"output {o!r} shadows a value of an enclosing graph (ONNX "
+                            "names must be unique across a graph and its subgraphs)")
+                    produced[o] = k
+        local = set(initializer_names) | set(produced) | {vi.name for vi in gp.input}
+        free: set[str] = set()  # names read from enclosing graphs
+        node_reads: dict[int, set[str]] = {}  # node -> names its subgraphs read from here
+        # Synthesized names skip every name a node of this graph really has (and those
+        # synthesized before), so they cannot collide.
+        taken = {node.name for node in gp.node if node.name}
         for k, node in enumerate(gp.node):
             where = f"node {node.name or k!r} ({node.op_type})"
+            domain = "" if node.domain in _DEFAULT_DOMAINS else node.domain
+            self._check_schema(node, domain, f"{where_g}: {where}")
+            _check_control_flow(node, domain, f"{where_g}: {where}")
             ins = []
             for name in node.input:
                 if name == "":
@@ -489,6 +778,7 @@ class _Importer:
                                 f"{where_g}: {where} input {name!r} names no tensor, "
                                 "initializer or graph input")
                         idx = _add_typed(g, name, found)  # outer-scope reference
+                        free.add(name)
                 ins.append(idx)
             outs = []
             present = [i for i, o in enumerate(node.output) if o]
@@ -504,16 +794,25 @@ class _Importer:
                 if idx is None:
                     idx = _add_typed(g, name, info.get(name, _UNTYPED))
                 outs.append(idx)
-            domain = "" if node.domain in _DEFAULT_DOMAINS else node.domain
-            inner_scope = [self._scope_names(g, info, local)] + outer
             attrs = {}
             for a in node.attribute:
                 if a.name in attrs:
                     raise ConversionError(f"{where_g}: {where}: attribute {a.name!r} "
                                           "given twice")
+                # The enclosing scope is built only for graph attributes: building it
+                # for every node made importing quadratic in the node count.
                 attrs[a.name] = _attr_value(
                     a, f"{where_g}: {where}",
-                    lambda sub: self.graph(sub, inner_scope, False))
+                    lambda sub: self.graph(
+                        sub, [self._scope_names(g, info, local)] + outer, False))
+            reads = set()
+            for value in attrs.values():
+                for sub in (value if isinstance(value, TypedList) else [value]):
+                    if isinstance(sub, Graph):
+                        reads |= self.free_names.pop(id(sub), set())
+            if reads:
+                node_reads[k] = reads
+                free |= reads - local
             self._fix_attrs(node, attrs, domain)
             if REGISTRY.has(node.op_type, domain):
                 op = REGISTRY.get(node.op_type, domain)
@@ -524,9 +823,15 @@ class _Importer:
                     raise ConversionError(f"{where_g}: {where}: {e}") from e
             else:
                 key = f"{domain}::{node.op_type}" if domain else node.op_type
-                entry = self.unsupported.setdefault(key, [0, node.name or f"#{k}"])
+                entry = self.unsupported.setdefault(
+                    key, [0, node.name or f"#{k}",
+                          self.local_functions.get((node.domain, node.op_type))])
                 entry[0] += 1
-            g.nodes.append(_make_node(node, ins, outs, attrs, domain, k))
+            node_name = node.name
+            if not node_name:
+                node_name = _unique_name(node.op_type, k, taken)
+                taken.add(node_name)
+            g.nodes.append(_make_node(node, ins, outs, attrs, domain, node_name))
         for vi in gp.output:
             idx = g.find_tensor(vi.name)
             if idx is None:
@@ -534,6 +839,7 @@ class _Importer:
                 if found is None:
                     raise ConversionError(f"{where_g}: output {vi.name!r} names no tensor")
                 idx = _add_typed(g, vi.name, found)
+                free.add(vi.name)
             t = g.tensors[idx]
             dtype, shape, containers = info.get(vi.name, _UNTYPED)
             if containers and not t.containers:
@@ -543,8 +849,52 @@ class _Importer:
             if t.shape is None and shape is not None:
                 t.shape = shape
             g.outputs.append(idx)
-        del scope
+        _check_outer_read_cycles(gp, produced, node_reads, where_g)
+        if not is_main:
+            self.free_names[id(g)] = free
         return g
+
+    def _check_schema(self, node, domain: str, where: str) -> None:
+        """Check a standard-domain node against ONNX's schema at the model's opset:
+        input/output counts, required inputs and outputs not given as "", and attribute
+        names. Ops ONNX does not define at that opset are left to the registry.
+
+        Raises:
+            ConversionError: names the node, the op and the opset.
+        """
+        version = self.opsets.get(domain)
+        if domain not in _SCHEMA_DOMAINS or version is None:
+            return
+        onnx = _onnx()
+        try:
+            schema = onnx.defs.get_schema(node.op_type, version, domain)
+        except onnx.defs.SchemaError:
+            return
+        at = f"{node.op_type} at opset {version}"
+        if domain == "" and self.upgraded_from is not None and \
+                self.upgraded_from != version:
+            at += f" (the model's opset {self.upgraded_from}, upgraded)"
+        for kind, given, lo, hi, formal in (
+                ("input", node.input, schema.min_input, schema.max_input, schema.inputs),
+                ("output", node.output, schema.min_output, schema.max_output,
+                 schema.outputs)):
+            n = len(given)
+            if not lo <= n <= hi:
+                want = f"at least {lo}" if hi >= _UNBOUNDED else \
+                    (f"{lo}" if lo == hi else f"{lo} to {hi}")
+                raise ConversionError(f"{where}: has {n} {kind}(s), but {at} takes {want}")
+            single = onnx.defs.OpSchema.FormalParameterOption.Single
+            for i, name in enumerate(given):
+                if not name and i < len(formal) and formal[i].option == single:
+                    raise ConversionError(f"{where}: required {kind} {i} "
+                                          f"({formal[i].name!r}) of {at} is empty")
+        if node.op_type in _UNCHECKED_ATTRIBUTE_OPS.get(domain, ()):
+            return
+        for a in node.attribute:
+            # ONNX reserves names starting with "__" for implementation details.
+            if a.name not in schema.attributes and not a.name.startswith("__"):
+                raise ConversionError(f"{where}: attribute {a.name!r} is not defined for "
+                                      f"{at} (known: {sorted(schema.attributes) or 'none'})")
 
     @staticmethod
     def _scope_names(g: Graph, info: dict, local: set) -> dict:
@@ -566,24 +916,226 @@ class _Importer:
             attrs["num_outputs"] = len(node.output)
 
 
-def _sparse_to_dense(sp, where: str) -> np.ndarray:
-    values = _tensor_to_array(sp.values, where)
-    indices = _tensor_to_array(sp.indices, where).astype(np.int64)
-    dims = tuple(int(d) for d in sp.dims)
-    dense = np.zeros(int(np.prod(dims)), values.dtype)
-    if indices.ndim == 2:
-        indices = np.ravel_multi_index(tuple(indices.T), dims) if len(indices) else indices
-    try:
-        dense[indices.reshape(-1)] = values.reshape(-1)
-    except (IndexError, ValueError) as e:
-        raise ConversionError(f"{where}: indices out of range: {e}") from e
-    return dense.reshape(dims)
+# Domains whose node input/output counts and attribute names are checked against
+# onnx.defs at the model's opset for that domain.
+_SCHEMA_DOMAINS = ("", "ai.onnx.ml")
+
+# OpSchema.max_input/max_output of a variadic parameter.
+_UNBOUNDED = 2 ** 31 - 1
+
+# Ops whose ONNX schema allows attributes it does not list (AllowUncheckedAttributes,
+# which onnx.defs does not expose to Python): the checker and onnxruntime accept them.
+_UNCHECKED_ATTRIBUTE_OPS = {"": ("LayerNormalization",)}
 
 
-def _make_node(node, ins, outs, attrs, domain, k):
+def _check_control_flow(node, domain: str, where: str) -> None:
+    """Check If/Loop/Scan subgraph signatures against the node (what onnxruntime checks
+    when it loads the model); graph attributes that are missing are left to the registry.
+
+    Raises:
+        ConversionError: names the node, the subgraph and the counts that disagree.
+    """
+    if domain != "" or node.op_type not in ("If", "Loop", "Scan"):
+        return
+    A = _onnx().AttributeProto
+    bodies = {a.name: a.g for a in node.attribute if a.type == A.GRAPH}  # unset g: empty
+    ints = {a.name: list(a.ints) for a in node.attribute if a.type == A.INTS}
+    n_in, n_out = len(node.input), len(node.output)
+    if node.op_type == "If":
+        for key in ("then_branch", "else_branch"):
+            branch = bodies.get(key)
+            if branch is None:
+                continue
+            if len(branch.input):
+                raise ConversionError(f"{where}: {key} declares {len(branch.input)} "
+                                      "input(s); If branches take none")
+            if len(branch.output) != n_out:
+                raise ConversionError(f"{where}: {key} has {len(branch.output)} output(s), "
+                                      f"but the If node has {n_out}")
+        return
+    body = bodies.get("body")
+    if body is None:
+        return
+    b_in, b_out = len(body.input), len(body.output)
+    if node.op_type == "Loop":
+        carried = max(n_in - 2, 0)  # inputs: trip count, condition, loop-carried values
+        if b_in != 2 + carried:
+            raise ConversionError(
+                f"{where}: body has {b_in} input(s), but a Loop with {carried} "
+                f"loop-carried value(s) needs {2 + carried} (iteration number, condition, "
+                "then the loop-carried values)")
+        if b_out < 1 + carried or b_out != 1 + n_out:
+            raise ConversionError(
+                f"{where}: body has {b_out} output(s) and the Loop node {n_out}; the body "
+                f"needs 1 + N + K (condition, the {carried} loop-carried values, K >= 0 "
+                f"scan outputs) and the node N + K")
+        return
+    scan_inputs = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), None)
+    if scan_inputs is None:
+        return
+    if not 1 <= scan_inputs <= n_in:
+        raise ConversionError(f"{where}: num_scan_inputs = {scan_inputs}, but the node has "
+                              f"{n_in} input(s)")
+    state = n_in - scan_inputs
+    if b_in != n_in:
+        raise ConversionError(f"{where}: body has {b_in} input(s), but the Scan passes it "
+                              f"{state} state variable(s) and {scan_inputs} scan input(s)")
+    if b_out != n_out or n_out < state:
+        raise ConversionError(
+            f"{where}: body has {b_out} output(s) and the Scan node {n_out}; both must be "
+            f"the {state} state variable(s) followed by the scan outputs")
+    for key, count in (("scan_input_axes", scan_inputs),
+                       ("scan_input_directions", scan_inputs),
+                       ("scan_output_axes", n_out - state),
+                       ("scan_output_directions", n_out - state)):
+        if key in ints and len(ints[key]) != count:
+            raise ConversionError(f"{where}: {key} has {len(ints[key])} entries, but there "
+                                  f"are {count}")
+
+
+def _cyclic_nodes(deps: list[set[int]]) -> list[int]:
+    """Nodes Kahn's algorithm cannot order (on or behind a cycle); deps[k] holds the
+    nodes node k depends on."""
+    users: dict[int, list[int]] = collections.defaultdict(list)
+    for k, d in enumerate(deps):
+        for j in d:
+            users[j].append(k)
+    pending = [len(d) for d in deps]
+    ready = [k for k, n in enumerate(pending) if n == 0]
+    while ready:
+        j = ready.pop()
+        for k in users[j]:
+            pending[k] -= 1
+            if pending[k] == 0:
+                ready.append(k)
+    return [k for k, n in enumerate(pending) if n]
+
+
+def _check_outer_read_cycles(gp, produced: dict, node_reads: dict, where_g: str) -> None:
+    """Refuse cycles closed through subgraphs: a node whose subgraph reads a value of
+    this graph depends on that value's producer, as if it were a direct input. Plain
+    cycles are left to `Graph.lint`, which reports them as such.
+
+    Raises:
+        ConversionError: names the nodes on the cycle and what their subgraphs read.
+    """
+    extra = {k: {produced[n] for n in names if n in produced}
+             for k, names in node_reads.items()}
+    if not any(extra.values()):
+        return
+    inputs = [{produced[n] for n in node.input if n in produced} for node in gp.node]
+    if _cyclic_nodes(inputs):
+        return  # a plain cycle: Graph.lint reports it
+    deps = [d | extra.get(k, set()) for k, d in enumerate(inputs)]
+    stuck = set(_cyclic_nodes(deps))
+    if not stuck:
+        return
+    # Kahn leaves the cycle and everything downstream of it; peel off the downstream
+    # nodes (those no other stuck node depends on) to name only the cycle.
+    while True:
+        needed = {j for k in stuck for j in deps[k]}
+        tail = stuck - needed
+        if not tail:
+            break
+        stuck -= tail
+    stuck = sorted(stuck)
+    names = ", ".join(f"{gp.node[k].name or f'#{k}'!r} ({gp.node[k].op_type})"
+                      for k in stuck[:6])
+    reads = "; ".join(f"{gp.node[k].name or f'#{k}'!r} reads "
+                      f"{sorted(n for n in node_reads[k] if n in produced)} in a subgraph"
+                      for k in stuck if k in node_reads and extra[k])
+    raise ConversionError(f"{where_g}: nodes {names} form a cycle through values read "
+                          f"from this graph inside subgraphs ({reads})")
+
+
+# The dense form of a sparse initializer is built at import. A dense initializer can
+# only claim as much as the bytes it brings; a sparse one claims its dims for free, so
+# its dense size is capped at what one protobuf message (2 GiB) can hold inline.
+MAX_SPARSE_DENSE_BYTES = 1 << 31
+
+
+def _sparse_to_dense(sp, where: str) -> tuple[np.ndarray, DType]:
+    """Densify a SparseTensorProto, validating it before allocating anything.
+
+    Returns:
+        (the dense array, its DType).
+
+    Raises:
+        ConversionError: a dim is negative; the dense form would exceed
+            MAX_SPARSE_DENSE_BYTES; the indices are not integers, are neither [NNZ]
+            (linear, in [0, size)) nor [NNZ, rank] (each within its dim); or the values
+            are not a 1-D tensor of NNZ elements.
+    """
+    dims = [int(d) for d in sp.dims]
+    if any(d < 0 for d in dims):
+        raise ConversionError(f"{where}: negative dimension in dims {dims}")
+    size = 1
+    for d in dims:
+        size *= d
+    dtype = dtype_from_onnx(sp.values.data_type, f"{where} values")
+    if dtype is DType.UNDEFINED:
+        raise ConversionError(f"{where}: values have no element type")
+    itemsize = 8 if dtype is DType.STRING else dtype.itemsize  # object pointers
+    if size * itemsize > MAX_SPARSE_DENSE_BYTES:
+        raise ConversionError(f"{where}: dims {dims} ({size} elements) would take "
+                              f"{size * itemsize} bytes dense, more than the "
+                              f"{MAX_SPARSE_DENSE_BYTES} a sparse initializer may claim")
+    idx_type = dtype_from_onnx(sp.indices.data_type, f"{where} indices")
+    if idx_type is DType.BOOL or idx_type.numpy.kind not in "iu":
+        raise ConversionError(f"{where}: indices must be integers (INT64), got "
+                              f"{idx_type.name}")
+    values = _tensor_to_array(sp.values, f"{where} values")
+    indices = _tensor_to_array(sp.indices, f"{where} indices")
+    if values.ndim != 1:
+        raise ConversionError(f"{where}: values must be 1-D, got shape {list(values.shape)}")
+    nnz = values.shape[0]
+    if indices.dtype.kind == "u" and indices.size and \
+            indices.max() > np.iinfo(np.int64).max:
+        raise ConversionError(f"{where}: index {indices.max()} out of range")
+    indices = indices.astype(np.int64)
+    if indices.ndim == 1:
+        if len(indices) != nnz:
+            raise ConversionError(f"{where}: {len(indices)} indices for {nnz} values")
+        bad = np.flatnonzero((indices < 0) | (indices >= size))
+        if len(bad):
+            raise ConversionError(f"{where}: index {indices[bad[0]]} at position {bad[0]} is "
+                                  f"outside [0, {size}) for dims {dims}")
+        flat = indices
+    elif indices.ndim == 2:
+        if indices.shape != (nnz, len(dims)):
+            raise ConversionError(f"{where}: indices have shape {list(indices.shape)}, "
+                                  f"want [NNZ, rank] = [{nnz}, {len(dims)}]")
+        bad = np.argwhere((indices < 0) | (indices >= np.asarray(dims, np.int64)))
+        if len(bad):
+            row, axis = (int(v) for v in bad[0])
+            raise ConversionError(f"{where}: index {indices[row].tolist()} at position "
+                                  f"{row} is outside dims {dims} (axis {axis})")
+        flat = np.ravel_multi_index(tuple(indices.T), dims) if nnz else \
+            np.zeros(0, np.int64)
+    else:
+        raise ConversionError(f"{where}: indices must be 1-D or 2-D, got shape "
+                              f"{list(indices.shape)}")
+    if dtype is DType.STRING:
+        dense = np.full(size, "", dtype=object)
+    else:
+        dense = np.zeros(size, values.dtype)
+    dense[flat] = values
+    return dense.reshape(dims), dtype
+
+
+def _unique_name(op_type: str, k: int, taken: set[str]) -> str:
+    """`{op_type}_{k}`, or the first `{op_type}_{j}` (j > k) not in `taken`."""
+    name = f"{op_type}_{k}"
+    while name in taken:
+        k += 1
+        name = f"{op_type}_{k}"
+    return name
+
+
+def _make_node(node, ins, outs, attrs, domain, name):
     from ..format import Node
 
-    return Node(node.op_type, ins, outs, attrs, node.name or f"{node.op_type}_{k}", domain)
+    return Node(node.op_type, ins, outs, attrs, name, domain)
 
 
 # --------------------------------------------------------------------------- public API
@@ -602,29 +1154,37 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
         check_ops: refuse models using ops the registry does not know (default).
 
     Raises:
-        ConversionError: the bytes do not parse; a node input names no tensor; an
-            attribute has the wrong type for its op or is unknown; external data
-            escapes the model's folder; the opset cannot be upgraded; or ops are
-            unsupported (one error listing every unsupported op with its count and
-            first node).
+        ConversionError: the bytes do not parse; opset_import repeats a domain, lacks
+            the default domain the nodes use, or names an opset newer than onnx knows;
+            external data (anywhere: graphs, subgraphs, local functions, sparse
+            initializers) escapes the model's folder, or the model is not a file; a
+            sparse initializer is malformed or too large to densify; a node input names
+            no tensor; a node's input/output counts or attribute names contradict ONNX's
+            schema at the model's opset, or an attribute has the wrong type for its op;
+            an If/Loop/Scan subgraph's inputs/outputs do not fit the node; a subgraph
+            output shadows an outer value, or a cycle runs through subgraph reads; the
+            opset cannot be upgraded; or ops are unsupported (one error listing every
+            unsupported op with its count and first node, and why a model-local
+            function was not inlined).
     """
     proto, _ = _load_proto(path_or_proto)
-    proto = _upgrade(proto)
+    original = _default_opset(proto)
+    proto, left = _upgrade(proto)
     stated = _shaped_value_names(proto.graph)
     proto = _infer_shapes(proto)
-    opset = _default_opset(proto)
-    importer = _Importer(opset)
+    opsets = {("" if o.domain in _DEFAULT_DOMAINS else o.domain): int(o.version)
+              for o in proto.opset_import}
+    importer = _Importer(opsets, original, left)
     try:
         main = importer.graph(proto.graph, [], True)
     except FormatError as e:
         raise ConversionError(str(e)) from e
     _prefer_own_shapes(main, stated)
     if check_ops and importer.unsupported:
-        parts = [f"{op} x{count} (first: node {first!r})"
-                 for op, (count, first) in importer.unsupported.items()]
+        parts = [f"{op} x{count} (first: node {first!r}"
+                 + (f"; a model-local function, but {why})" if why else ")")
+                 for op, (count, first, why) in importer.unsupported.items()]
         raise ConversionError(f"{len(parts)} unsupported op type(s): " + ", ".join(parts))
-    opsets = {("" if o.domain in _DEFAULT_DOMAINS else o.domain): int(o.version)
-              for o in proto.opset_import}
     metadata = {p.key: p.value for p in proto.metadata_props}
     for key, value in (("onnx.producer_name", proto.producer_name),
                        ("onnx.producer_version", proto.producer_version),
@@ -654,7 +1214,12 @@ def unsupported_ops(path_or_proto) -> dict[str, tuple[int, str]]:
         ConversionError: the model cannot be read or is malformed (see `from_onnx`).
     """
     proto, _ = _load_proto(path_or_proto)
-    proto = _upgrade(proto)
-    importer = _Importer(_default_opset(proto))
-    importer.graph(proto.graph, [], True)
+    original = _default_opset(proto)
+    proto, left = _upgrade(proto)
+    importer = _Importer({("" if o.domain in _DEFAULT_DOMAINS else o.domain): int(o.version)
+                          for o in proto.opset_import}, original, left)
+    try:
+        importer.graph(proto.graph, [], True)
+    except FormatError as e:
+        raise ConversionError(str(e)) from e
     return {k: (v[0], v[1]) for k, v in importer.unsupported.items()}

@@ -235,6 +235,10 @@ class Graph:
     _name_index: dict[str, int] = dataclasses.field(default_factory=dict, init=False,
                                                      repr=False)
     _name_count: int = dataclasses.field(default=0, init=False, repr=False)
+    # node names taken, for naming unnamed nodes; rebuilt when the node list changed
+    # length other than through add_node
+    _node_names: set = dataclasses.field(default_factory=set, init=False, repr=False)
+    _node_count: int = dataclasses.field(default=-1, init=False, repr=False)
 
     def __eq__(self, other):
         if not isinstance(other, Graph):
@@ -280,16 +284,29 @@ class Graph:
 
         Inputs may be tensor indices, tensor names, or None (omitted optional input).
         Outputs may be indices or names; a name not yet in the graph becomes a new
-        activation tensor of unknown dtype and shape.
+        activation tensor of unknown dtype and shape. Without `name` the node is called
+        `{op_type}_{k}` with the smallest k >= its index that no node has yet.
 
         Raises:
             FormatError: an input name is unknown.
         """
         in_idx = [-1 if x is None else self._index(x, create=False) for x in inputs]
         out_idx = [self._index(x, create=True) for x in outputs]
-        node_name = name or f"{op_type}_{len(self.nodes)}"
+        if self._node_count != len(self.nodes):
+            self._node_names = {node.name for node in self.nodes}
+        node_name = name
+        if not node_name:
+            # A synthesized name skips names nodes already have: a node explicitly
+            # named "Neg_1" must not get a twin (onnxruntime refuses duplicate names).
+            k = len(self.nodes)
+            node_name = f"{op_type}_{k}"
+            while node_name in self._node_names:
+                k += 1
+                node_name = f"{op_type}_{k}"
         self.nodes.append(Node(op_type, in_idx, out_idx, dict(attributes or {}), node_name,
                                domain, device))
+        self._node_names.add(node_name)
+        self._node_count = len(self.nodes)
         return out_idx
 
     def find_tensor(self, name: str) -> int | None:
