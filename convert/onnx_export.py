@@ -310,7 +310,7 @@ class _Exporter:
             read.update(node.inputs)
         read_inside = set()
         for node in g.nodes:
-            for sub in _subgraphs_of(node):
+            for sub in node.subgraphs():
                 read_inside |= _outer_names(sub)
         found = set()
         for node in g.nodes:
@@ -364,17 +364,6 @@ class _Exporter:
         raise ConversionError(f"{where}: attribute {name!r} has no ONNX representation")
 
 
-def _subgraphs_of(node) -> list[Graph]:
-    """The graphs in a node's attributes (If branches, Loop and Scan bodies)."""
-    out = []
-    for value in node.attributes.values():
-        if isinstance(value, Graph):
-            out.append(value)
-        elif isinstance(value, (list, tuple)):
-            out.extend(v for v in value if isinstance(v, Graph))
-    return out
-
-
 def _outer_names(g: Graph) -> set[str]:
     """Names graph `g` (or a graph nested in it) reads from the graphs around it: its
     tensors that no node of it produces and that are neither inputs nor constants."""
@@ -383,7 +372,7 @@ def _outer_names(g: Graph) -> set[str]:
              if i not in defined and t.data is None}
     own = {t.name for i, t in enumerate(g.tensors) if i in defined or t.data is not None}
     for node in g.nodes:
-        for sub in _subgraphs_of(node):
+        for sub in node.subgraphs():
             names |= _outer_names(sub) - own
     return names
 

@@ -201,6 +201,17 @@ class Node:
                 and self.control_inputs == other.control_inputs
                 and _attrs_equal(self.attributes, other.attributes))
 
+    def subgraphs(self) -> list["Graph"]:
+        """The graphs held in this node's attributes (If branches, Loop and Scan
+        bodies), in attribute order. Never raises."""
+        out = []
+        for value in self.attributes.values():
+            if isinstance(value, Graph):
+                out.append(value)
+            elif isinstance(value, (list, tuple)):
+                out.extend(v for v in value if isinstance(v, Graph))
+        return out
+
 
 def _attr_value_equal(a, b) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
@@ -537,15 +548,11 @@ class Model:
         while stack:
             g = stack.pop()
             for node in g.nodes:
-                for value in node.attributes.values():
-                    subs = [value] if isinstance(value, Graph) else (
-                        [v for v in value if isinstance(v, Graph)]
-                        if isinstance(value, (list, tuple)) else [])
-                    for sub in subs:
-                        if id(sub) not in seen:
-                            seen.add(id(sub))
-                            out.append(sub)
-                            stack.append(sub)
+                for sub in node.subgraphs():
+                    if id(sub) not in seen:
+                        seen.add(id(sub))
+                        out.append(sub)
+                        stack.append(sub)
         return out
 
     def lint(self) -> None:

@@ -535,16 +535,6 @@ class Session:
         return [values[i] for i in graph.outputs]
 
 
-def _subgraphs_of(node) -> list[Graph]:
-    out = []
-    for value in node.attributes.values():
-        if isinstance(value, Graph):
-            out.append(value)
-        elif isinstance(value, (list, tuple)):
-            out.extend(v for v in value if isinstance(v, Graph))
-    return out
-
-
 def _free_names(graph: Graph, memo: dict) -> frozenset[str]:
     """Names a (sub)graph reads from enclosing scopes, including its nested subgraphs'.
 
@@ -563,7 +553,7 @@ def _free_names(graph: Graph, memo: dict) -> frozenset[str]:
         for i in node.inputs:
             if i >= 0 and graph.tensors[i].name not in defined:
                 free.add(graph.tensors[i].name)
-        for sub in _subgraphs_of(node):
+        for sub in node.subgraphs():
             free.update(_free_names(sub, memo) - defined)
     result = frozenset(free)
     memo[id(graph)] = result
@@ -575,7 +565,7 @@ def _implicit_inputs(graph: Graph) -> dict[int, list[int]]:
     out = {}
     memo: dict = {}
     for n, node in enumerate(graph.nodes):
-        subs = _subgraphs_of(node)
+        subs = node.subgraphs()
         if not subs:
             continue
         names = set().union(*(_free_names(s, memo) for s in subs))
