@@ -170,6 +170,9 @@ class Session:
             *, run_metadata: RunMetadata | None = None):
         """Run one step and return the fetched values in the structure of `fetches`.
 
+        Fetched arrays are the caller's own: writing into one never changes the graph,
+        a variable, a fed array or a later run (as in TF1 and onnxruntime).
+
         Args:
             fetches: a tensor (handle, name or index), a target op (handle or node
                 name; its result is None), or a list/tuple/dict nesting of those.
@@ -180,10 +183,13 @@ class Session:
                 `train/profiling.py`). Without it runs are not timed at all.
 
         Raises:
-            TypeError: run_metadata is not a RunMetadata.
+            TypeError: run_metadata is not a RunMetadata, feed_dict is not a mapping,
+                or both feed_dict and feeds are given.
             ExecutionError: a kernel failed (the message names node and op type).
-            ShapeError: a fed value's dtype or shape contradicts the tensor's.
-            OneGraphError: an unknown fetch/feed or an unsupported op.
+            ShapeError: a fed value's dtype or shape contradicts the tensor's, or its
+                values do not fit the tensor's dtype.
+            OneGraphError: an unknown fetch/feed, a handle of another graph, a tensor
+                fed twice, or an unsupported op.
         """
         if run_metadata is not None and not isinstance(run_metadata, RunMetadata):
             raise TypeError(f"run_metadata must be an og.RunMetadata, got "
