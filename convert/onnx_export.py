@@ -23,7 +23,7 @@ from ..errors import ConversionError
 from ..format import AttrType, Container, DType, Graph, Model, TensorKind
 from ..format.ir import attr_type_of
 from ..ops import REGISTRY, TensorInfo
-from .onnx_import import OMITTED_OUTPUT_PREFIX, _onnx
+from .onnx_import import OMITTED_OUTPUT_PREFIX, _onnx, onnx_schema
 from .onnx_legacy import _Names
 
 # onegraph-domain ops that have a direct ONNX equivalent: (domain, op) -> ONNX op.
@@ -384,10 +384,8 @@ def _output_may_be_omitted(op_type: str, domain: str, opset: int | None,
     variadic); True when the op has no schema here, so that nothing is assumed."""
     from onnx import defs
 
-    try:
-        schema = defs.get_schema(op_type, opset, domain) if opset is not None \
-            else defs.get_schema(op_type, domain)
-    except Exception:  # noqa: BLE001 - SchemaError: not an ONNX op (at this opset)
+    schema = onnx_schema(op_type, opset, domain)
+    if schema is None:  # not an ONNX op (at this opset)
         return True
     formals = list(schema.outputs)
     if not formals:
@@ -410,15 +408,10 @@ def _type_proto_attribute(name: str, text: str, where: str):
     return attr
 
 
-@functools.lru_cache(maxsize=None)
 def _min_inputs(op_type: str, opset: int) -> int:
     """The fewest inputs a default-domain op's schema at `opset` allows (0 if unknown)."""
-    from onnx import defs
-
-    try:
-        return int(defs.get_schema(op_type, opset, "").min_input)
-    except Exception:  # noqa: BLE001 - SchemaError: not an ONNX op at this opset
-        return 0
+    schema = onnx_schema(op_type, opset, "")
+    return 0 if schema is None else int(schema.min_input)
 
 
 def _fix_for_opset(graph, opset: int) -> None:

@@ -20,6 +20,7 @@ registry does not know.
 from __future__ import annotations
 
 import collections
+import functools
 import os
 import warnings
 
@@ -40,6 +41,18 @@ MIN_OPSET = 13
 OMITTED_OUTPUT_PREFIX = "__og_omitted__"
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+@functools.lru_cache(maxsize=None)
+def onnx_schema(op_type: str, opset: int | None, domain: str = ""):
+    """ONNX's OpSchema of an op at `opset` (its newest without one), or None when ONNX
+    defines no such op there. Cached: import and export ask once per node."""
+    defs = _onnx().defs
+    try:
+        return defs.get_schema(op_type, opset, domain) if opset is not None \
+            else defs.get_schema(op_type, domain)
+    except defs.SchemaError:
+        return None
 
 
 def _onnx():
@@ -865,10 +878,8 @@ class _Importer:
         version = self.opsets.get(domain)
         if domain not in _SCHEMA_DOMAINS or version is None:
             return
-        onnx = _onnx()
-        try:
-            schema = onnx.defs.get_schema(node.op_type, version, domain)
-        except onnx.defs.SchemaError:
+        schema = onnx_schema(node.op_type, version, domain)
+        if schema is None:
             return
         at = f"{node.op_type} at opset {version}"
         if domain == "" and self.upgraded_from is not None and \
@@ -883,7 +894,7 @@ class _Importer:
                 want = f"at least {lo}" if hi >= _UNBOUNDED else \
                     (f"{lo}" if lo == hi else f"{lo} to {hi}")
                 raise ConversionError(f"{where}: has {n} {kind}(s), but {at} takes {want}")
-            single = onnx.defs.OpSchema.FormalParameterOption.Single
+            single = _onnx().defs.OpSchema.FormalParameterOption.Single
             for i, name in enumerate(given):
                 if not name and i < len(formal) and formal[i].option == single:
                     raise ConversionError(f"{where}: required {kind} {i} "

@@ -2,8 +2,8 @@
 
 numpy's loader raises many exception types on a malformed header (ValueError,
 OverflowError, SyntaxError, tokenize errors, MemoryError for claimed sizes) and its
-messages span lines and suggest `allow_pickle=True`; the CLI commands need a single
-FormatError naming the file instead.
+messages span lines and advise turning pickle on; the CLI commands need a single
+FormatError naming the file instead (pickle stays off).
 """
 
 from __future__ import annotations
