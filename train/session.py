@@ -28,6 +28,7 @@ from ..ops import REGISTRY, KernelContext
 # The dead value of dataflow control flow (the untaken side of a Switch) is defined
 # with the Switch/Merge kernels, which produce it.
 from ..ops.dataflow import DEAD  # noqa: E402
+from ..ops.registry import VariableRef  # noqa: E402
 from ..ops.elementwise import fp_errors_quiet, quiet_fp_errors  # noqa: E402
 from ..ops.scratch import begin_kernel  # noqa: E402
 from .optimize import optimize_plan  # noqa: E402
@@ -442,8 +443,6 @@ class Session:
         key = ("variable", id(graph), index)
         ref = self.state.get(key)
         if ref is None:
-            from ..ops.registry import VariableRef
-
             t = graph.tensors[index]
             ref = VariableRef(t.name, None if t.data is None else np.array(t.data))
             self.state[key] = ref
@@ -597,7 +596,14 @@ def _order_with_implicit(graph: Graph, implicit: dict[int, list[int]]) -> list[i
 def _private(value, fed: list):
     """A fetched value the caller may keep and modify: arrays that are not the run's
     own (a constant, a folded constant, a variable's state, all read-only, or a view
-    of a fed array) are copied, as TF1 and onnxruntime return independent arrays."""
+    of a fed array) are copied, as TF1 and onnxruntime return independent arrays.
+    A fetched VARIABLE tensor gives a copy of the variable's current value, as in TF1.
+
+    Raises:
+        ExecutionError: a fetched variable was never initialised.
+    """
+    if type(value) is VariableRef:
+        return value.read().copy()
     if type(value) is not np.ndarray:
         return value
     if not value.flags.writeable or any(

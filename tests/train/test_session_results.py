@@ -101,6 +101,24 @@ def test_variable_fetch_and_update_results_are_copies():
     np.testing.assert_array_equal(sess.run(v), [1, 1, 1])
 
 
+def test_fetching_a_variable_by_name_gives_its_value():
+    # TF1: running a variable's tensor name returns its current value (Saver's
+    # global_step may be "a Tensor, a Tensor name or an integer").
+    g = og.Graph()
+    with g.as_default():
+        v = og.Variable(np.array([1, 2, 3], np.float32), name="w")
+        inc = v.assign_add(np.ones(3, np.float32))
+        init = og.global_variables_initializer()
+    sess = og.Session(g)
+    sess.run(init)
+    got = sess.run("w")
+    assert type(got) is np.ndarray and got.flags.writeable
+    np.testing.assert_array_equal(got, [1, 2, 3])
+    got[:] = 99
+    sess.run(inc)
+    np.testing.assert_array_equal(sess.run(["w"])[0], [2, 3, 4])
+
+
 def test_handles_of_another_graph_are_refused():
     ga, gb = og.Graph(), og.Graph()
     with ga.as_default():
