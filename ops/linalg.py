@@ -34,7 +34,8 @@ def _matmul_kernel(inputs, attrs, ctx):
         # a stack against one matrix (a Linear layer on (N, H, W, C) or (N, T, C)) is
         # one GEMM on the rows of a: numpy would call BLAS once per leading index, with
         # short rows (ConvNeXt's 1x56x56x96 @ 96x384: 10.9 ms against 5.1)
-        y = np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[1:])
+        rows = a.reshape(int(np.prod(a.shape[:-1])), a.shape[-1])  # -1 fails when K = 0
+        y = np.matmul(rows, b).reshape(a.shape[:-1] + b.shape[1:])
     else:
         y = np.matmul(a, b)
     return (np.asarray(y).astype(dt, copy=False),)

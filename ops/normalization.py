@@ -94,7 +94,7 @@ def _instancenorm_kernel(inputs, attrs, ctx):
     x, scale, bias = inputs
     cdt = _cdt(x.dtype)
     n, c = x.shape[:2]
-    xc = np.asarray(x, dtype=cdt).reshape(n, c, -1)
+    xc = np.asarray(x, dtype=cdt).reshape(n, c, int(np.prod(x.shape[2:])))
     mean, var = _mean_var(xc, (2,))
     a = np.asarray(scale, cdt).reshape(1, c, 1) / np.sqrt(var + cdt.type(attrs["epsilon"]))
     b = np.asarray(bias, cdt).reshape(1, c, 1) - mean * a
@@ -110,7 +110,7 @@ def _groupnorm_kernel(inputs, attrs, ctx):
     if c % g:
         raise ShapeError(f"GroupNormalization: {c} channels not divisible by {g} groups")
     sdt = _stash_dtype(int(attrs.get("stash_type", 1)), x.dtype)
-    xg = np.asarray(x, dtype=sdt).reshape(n, g, -1)
+    xg = np.asarray(x, dtype=sdt).reshape(n, g, int(np.prod(x.shape[1:])) // g)
     mean, var = _mean_var(xg, (2,))
     norm = (xg - mean) / np.sqrt(var + sdt.type(attrs["epsilon"]))
     norm = norm.astype(x.dtype, copy=False).reshape(x.shape)
@@ -145,7 +145,7 @@ def _layernorm_kernel(inputs, attrs, ctx):
     axis = axis + x.ndim if axis < 0 else axis
     sdt = _stash_dtype(int(attrs.get("stash_type", 1)), x.dtype)
     lead = x.shape[:axis]
-    xs = np.asarray(x, dtype=sdt).reshape(int(np.prod(lead)), -1)
+    xs = np.asarray(x, dtype=sdt).reshape(int(np.prod(lead)), int(np.prod(x.shape[axis:])))
     mean = xs.mean(axis=1, keepdims=True)
     d = xs - mean
     var = np.einsum("ij,ij->i", d, d).reshape(-1, 1) / sdt.type(d.shape[1] or 1)

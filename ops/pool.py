@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import OpAttributeError, ShapeError
 from .conv import (_compute_dtype, _pad_for_windows, _pool_geometry, _scratch,
                    _window_slices)
 from .registry import NUM_OUTPUTS, TensorInfo, define
@@ -517,7 +518,7 @@ def _averagepool_kernel(inputs, attrs, ctx):
 
 def _lppool_kernel(inputs, attrs, ctx):
     x = inputs[0]
-    p = int(attrs.get("p", 2))
+    p = _lp_order(attrs)
     if p == 2:
         acc, _ = _window_sum(x, attrs, np.square)
         np.sqrt(acc, out=acc)
@@ -553,19 +554,43 @@ def _global_mean(x):
         y = flat @ np.ones(flat.shape[1], dtype=cdt)
         y /= cdt.type(flat.shape[1])
         return y.reshape(shape)
-    y = x.reshape(n, c, -1).mean(axis=2, dtype=cdt).astype(x.dtype, copy=False)
+    y = _per_image(x).mean(axis=2, dtype=cdt).astype(x.dtype, copy=False)
     return y.reshape(shape)
+
+
+def _per_image(x):
+    """x (N, C, *S) as (N, C, prod(S)); explicit sizes, as reshape(n, c, -1) is
+    ambiguous for an empty batch. An image with no pixels has no max or mean: ShapeError."""
+    n, c = x.shape[:2]
+    pixels = int(np.prod(x.shape[2:]))
+    if pixels == 0 and n * c:
+        raise ShapeError(f"global pooling over an empty image: input shape {list(x.shape)}")
+    return x.reshape(n, c, pixels)
 
 
 def _global_kernel(reduce):
     def kernel(inputs, attrs, ctx):
         x = inputs[0]
-        if reduce != "max":
+        shape = x.shape[:2] + (1,) * (x.ndim - 2)
+        if reduce == "mean":
             return (_global_mean(x),)
-        n, c = x.shape[:2]
-        y = x.reshape(n, c, -1).max(axis=2)
-        return (y.reshape((n, c) + (1,) * (x.ndim - 2)),)
+        if reduce == "max":
+            return (_per_image(x).max(axis=2).reshape(shape),)
+        p = _lp_order(attrs)
+        cdt = _compute_dtype(x.dtype)
+        flat = np.abs(_per_image(x).astype(cdt, copy=False))
+        y = np.sqrt(np.einsum("ncs,ncs->nc", flat, flat)) if p == 2 else \
+            np.sum(flat, axis=2) if p == 1 else np.sum(flat ** p, axis=2) ** (1.0 / p)
+        return (y.astype(x.dtype, copy=False).reshape(shape),)
     return kernel
+
+
+def _lp_order(attrs):
+    """LpPool's and GlobalLpPool's p: a positive integer (p = 0 would be 1/0)."""
+    p = int(attrs.get("p", 2))
+    if p < 1:
+        raise OpAttributeError(f"p must be a positive integer, got {p}")
+    return p
 
 
 def _global_infer(attrs, inputs):
@@ -627,6 +652,11 @@ GlobalMaxPool = define(
     "GlobalMaxPool", ("X",), ("Y",), _global_kernel("max"), infer=_global_infer,
     dtypes=_FLOATS, since_version=22, doc="Max over all spatial dims, kept as size 1.")
 
+GlobalLpPool = define(
+    "GlobalLpPool", ("X",), ("Y",), _global_kernel("lp"), (("p", "int", 2),),
+    infer=_global_infer, dtypes=_FLOATS, since_version=22,
+    doc="p-norm over all spatial dims, kept as size 1.")
+
 LRN = define(
     "LRN", ("X",), ("Y",), _lrn_kernel,
     (("alpha", "float", 0.0001), ("beta", "float", 0.75), ("bias", "float", 1.0),
@@ -645,6 +675,6 @@ MaxPool = define(
     dtypes=_FLOATS + ("int8", "uint8"), since_version=22,
     doc="Max over sliding windows; Indices are flat indices into X.")
 
-OPS = (AveragePool, GlobalAveragePool, GlobalMaxPool, LRN, LpPool, MaxPool)
+OPS = (AveragePool, GlobalAveragePool, GlobalLpPool, GlobalMaxPool, LRN, LpPool, MaxPool)
 
 KNOWN_FAILURES: dict[str, str] = {}

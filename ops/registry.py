@@ -159,10 +159,15 @@ def define(name: str, inputs: Sequence[str], outputs: Sequence[str], kernel,
            attrs: Iterable[AttrSpec | tuple] = (), **kwargs) -> OpDef:
     """Build an OpDef; attrs may be AttrSpec or (name, type[, default]) tuples."""
     specs = []
+    onnx_domain = kwargs.get("domain", "") != "onegraph"  # ONNX's protobuf attributes
     for a in attrs:
         spec = a if isinstance(a, AttrSpec) else AttrSpec(*a)
         if spec.type not in ATTR_TYPES:
             raise ValueError(f"op {name}: attribute {spec.name} has unknown type {spec.type}")
+        if onnx_domain and spec.type == "float" and isinstance(spec.default, float):
+            # ONNX FLOAT attributes are 32-bit: a model that states the default gets
+            # float32(0.01), so an omitted one must too (visible in float64 models)
+            spec = dataclasses.replace(spec, default=float(np.float32(spec.default)))
         specs.append(spec)
     return OpDef(name=name, inputs=tuple(inputs), outputs=tuple(outputs), kernel=kernel,
                  attrs=tuple(specs), **kwargs)

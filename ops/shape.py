@@ -423,23 +423,31 @@ def _pad(inputs, attrs, ctx):
     value = inputs[2] if len(inputs) > 2 else None
     axes = _ints(inputs[3]) if len(inputs) > 3 and inputs[3] is not None else None
     begin, end = _full_pads(x.ndim, pads, axes)
-    # Negative pads remove elements; do that first, then pad by the positive amounts.
-    x = x[tuple(slice(-min(b, 0), x.shape[i] + min(e, 0))
-                for i, (b, e) in enumerate(zip(begin, end)))]
-    widths = [(max(b, 0), max(e, 0)) for b, e in zip(begin, end)]
+    for i, (d, b, e) in enumerate(zip(x.shape, begin, end)):
+        if d + b + e < 0:
+            raise ShapeError(f"Pad: pads {b} and {e} on axis {i} of size {d} leave "
+                             f"{d + b + e} elements")
     mode = attrs["mode"]
     if mode not in _PAD_MODES:
         raise ShapeError(f"Pad: unknown mode {mode!r}")
+    widths = [(max(b, 0), max(e, 0)) for b, e in zip(begin, end)]
     if mode == "constant":
+        # The output is the padded sequence with the negative pads cropped off its ends,
+        # so pad first: a crop longer than the axis then eats into the other side's pad.
         fill = 0 if value is None or np.asarray(value).size == 0 else np.asarray(value).item()
-        return (np.pad(x, widths, mode="constant", constant_values=fill),)
+        y = np.pad(x, widths, mode="constant", constant_values=fill)
+        return (y[tuple(slice(-min(b, 0), y.shape[i] + min(e, 0))
+                        for i, (b, e) in enumerate(zip(begin, end)))],)
+    # reflect/edge/wrap copy values from the border that remains: crop, then pad
+    x = x[tuple(slice(-min(b, 0), x.shape[i] + min(e, 0))
+                for i, (b, e) in enumerate(zip(begin, end)))]
     for i, (b, e) in enumerate(widths):
         # reflect mirrors without repeating the border: at most dim - 1 values a side
         # (numpy would reflect again and again); edge and wrap need one value to copy
         room = x.shape[i] - 1 if mode == "reflect" else (math.inf if x.shape[i] else 0)
-        if max(b, e) > room:
+        if max(b, e) > max(room, 0):
             raise ShapeError(f"Pad: {mode} padding of {max(b, e)} on axis {i} of size "
-                             f"{x.shape[i]} (at most {room})")
+                             f"{x.shape[i]} (at most {max(room, 0)})")
     return (np.pad(x, widths, mode=_PAD_MODES[mode]),)
 
 
