@@ -3,8 +3,15 @@
 A queue op (FIFOQueue, RandomShuffleQueue) yields a handle to a queue that lives in the
 executor's per-session state (keyed by `shared_name`), so every step of a Session sees
 the same queue. Enqueue blocks while the queue is full (backpressure), Dequeue while it
-is empty; after Close, enqueues fail and dequeues drain what is left, then raise
-`OutOfRangeError` (the end of an input pipeline).
+is empty. Close works as TF1's QueueClose: new enqueues fail, enqueues already blocked
+on a full queue still complete once there is room (unless the close was made with
+`cancel_pending_enqueues`, which cancels them), and dequeues drain what is left, then
+raise `OutOfRangeError` (the end of an input pipeline).
+
+The queue op's `component_types` / `component_ranks` / `component_dims` attributes
+declare each component's dtype and per-element shape; enqueues are checked against
+them (a `ShapeError` names the queue and the component) and `DequeueMany(0)` builds
+its empty result from them.
 """
 
 from __future__ import annotations
@@ -14,11 +21,60 @@ import threading
 
 import numpy as np
 
-from ..errors import ExecutionError, OutOfRangeError
+from ..errors import ExecutionError, OutOfRangeError, ShapeError
+from ..format import DType
 from .registry import TensorInfo, define
 
 DOMAIN = "onegraph"
 _CREATE_LOCK = threading.Lock()
+
+
+def format_shape(shape) -> str:
+    """A shape as TF prints it: "[2, 3]", "?" for an unknown dim, "<unknown>" rank."""
+    if shape is None:
+        return "<unknown>"
+    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def encode_shapes(shapes) -> tuple[list[int], list[int]]:
+    """Per-component shapes (tuple with None dims, or None) -> (ranks, dims) attributes.
+
+    `ranks[k]` is component k's rank (-1: unknown); `dims` concatenates the dims of the
+    components of known rank (-1: unknown dim).
+    """
+    ranks, dims = [], []
+    for s in shapes:
+        if s is None:
+            ranks.append(-1)
+            continue
+        ranks.append(len(s))
+        dims.extend(-1 if d is None else int(d) for d in s)
+    return ranks, dims
+
+
+def decode_shapes(ranks, dims) -> list[tuple | None]:
+    """The inverse of `encode_shapes`.
+
+    Raises:
+        ExecutionError: the dims do not add up to the ranks.
+    """
+    shapes, pos = [], 0
+    for r in ranks:
+        r = int(r)
+        if r < 0:
+            shapes.append(None)
+            continue
+        shapes.append(tuple(None if int(d) < 0 else int(d) for d in dims[pos:pos + r]))
+        pos += r
+    if pos != len(dims):
+        raise ExecutionError(f"queue attributes: component_dims has {len(dims)} entries, "
+                             f"component_ranks {list(ranks)} need {pos}")
+    return shapes
+
+
+def _compatible(declared, shape) -> bool:
+    return declared is None or (len(declared) == len(shape) and all(
+        d is None or d == s for d, s in zip(declared, shape)))
 
 
 class Queue:
@@ -31,15 +87,29 @@ class Queue:
         shuffle_rng: if given, dequeue a uniformly random element (RandomShuffleQueue).
         min_after_dequeue: a shuffling dequeue waits until more than this many
             elements are queued (unless the queue is closed).
+        dtypes: numpy dtype of each component (None entries or no list: unchecked).
+        shapes: per-element shape of each component (tuples with None for unknown
+            dims, None for an unknown shape; no list: unchecked).
+
+    Raises:
+        ExecutionError: capacity is not positive, or dtypes/shapes do not have one
+            entry per component.
     """
 
     def __init__(self, name: str, capacity: int, num_components: int, shuffle_rng=None,
-                 min_after_dequeue: int = 0):
+                 min_after_dequeue: int = 0, dtypes=None, shapes=None):
         if capacity <= 0:
             raise ExecutionError(f"queue {name!r}: capacity must be positive")
         self.name, self.capacity, self.num_components = name, capacity, num_components
+        self.dtypes = list(dtypes) if dtypes else [None] * num_components
+        self.shapes = list(shapes) if shapes else [None] * num_components
+        if len(self.dtypes) != num_components or len(self.shapes) != num_components:
+            raise ExecutionError(f"queue {name!r}: {num_components} components but "
+                                 f"{len(self.dtypes)} dtypes and {len(self.shapes)} shapes")
         self.items: collections.deque = collections.deque()
         self.closed = False
+        self.cancelled = False       # closed with cancel_pending_enqueues
+        self.pending_enqueues = 0    # enqueue calls in progress (they may be waiting)
         self.cond = threading.Condition()
         self.rng = shuffle_rng
         self.min_after_dequeue = min_after_dequeue
@@ -48,29 +118,92 @@ class Queue:
         with self.cond:
             return len(self.items)
 
-    def enqueue_many(self, elements: list[tuple]) -> None:
-        """Append elements one by one, blocking while full."""
-        with self.cond:
-            for el in elements:
-                while len(self.items) >= self.capacity and not self.closed:
-                    self.cond.wait()
-                if self.closed:
-                    raise ExecutionError(f"queue {self.name!r} is closed")
-                self.items.append(el)
-                self.cond.notify_all()
+    def check(self, comps, batched: bool, op: str) -> None:
+        """Check components against the declared dtypes and shapes.
 
-    def dequeue_many(self, n: int) -> list[tuple]:
-        """Remove n elements, blocking until available.
+        Args:
+            comps: one array per component.
+            batched: the arrays hold one element per row (EnqueueMany).
+            op: the operation, for messages.
 
         Raises:
-            OutOfRangeError: the queue is closed and has fewer than n elements left.
+            ExecutionError: the wrong number of components.
+            ShapeError: a dtype or shape differs from the declaration, a batched
+                component is rank 0, or batched components differ in length.
+        """
+        if len(comps) != self.num_components:
+            raise ExecutionError(f"{op} on queue {self.name!r}: the queue holds "
+                                 f"{self.num_components} components, got {len(comps)}")
+        for k, (c, want, declared) in enumerate(zip(comps, self.dtypes, self.shapes)):
+            if want is not None and c.dtype != want:
+                raise ShapeError(f"{op} on queue {self.name!r}: dtype mismatch in component "
+                                 f"{k}: expected {want}, got {c.dtype}")
+            shape = c.shape
+            if batched:
+                if c.ndim == 0:
+                    raise ShapeError(f"{op} on queue {self.name!r}: component {k} is rank 0 "
+                                     "(a scalar); enqueue_many needs one row per element")
+                shape = shape[1:]
+            if not _compatible(declared, shape):
+                raise ShapeError(f"{op} on queue {self.name!r}: shape mismatch in component "
+                                 f"{k}: expected {format_shape(declared)}, got "
+                                 f"{format_shape(shape)}")
+        if batched and len({c.shape[0] for c in comps}) > 1:
+            raise ShapeError(f"{op} on queue {self.name!r}: components differ in length "
+                             f"{[c.shape[0] for c in comps]}")
+
+    def enqueue_many(self, elements: list[tuple]) -> None:
+        """Append elements one by one, blocking while full.
+
+        An enqueue that has started before `close()` keeps going (waiting for room)
+        unless the close cancels pending enqueues.
+
+        Raises:
+            ExecutionError: the queue was closed before the call, or the call was
+                waiting when `close(cancel_pending_enqueues=True)` ran (elements it had
+                already added stay queued).
+        """
+        with self.cond:
+            if self.closed:
+                raise ExecutionError(f"queue {self.name!r} is closed")
+            self.pending_enqueues += 1
+            try:
+                for el in elements:
+                    while len(self.items) >= self.capacity:
+                        self.cond.wait()
+                        if self.cancelled:
+                            raise ExecutionError(
+                                f"enqueue to queue {self.name!r} cancelled: the queue was "
+                                "closed with cancel_pending_enqueues=True")
+                    self.items.append(el)
+                    self.cond.notify_all()
+            finally:
+                self.pending_enqueues -= 1
+                self.cond.notify_all()
+
+    def dequeue_many(self, n: int, allow_smaller: bool = False) -> list[tuple]:
+        """Remove n elements, blocking until available.
+
+        Once the queue is closed, a dequeue still waits for enqueues that are in
+        progress (their elements will arrive) and then takes what is there.
+
+        Args:
+            n: number of elements.
+            allow_smaller: after close, return the remaining 1..n-1 elements instead
+                of raising (DequeueUpTo).
+
+        Raises:
+            OutOfRangeError: the queue is closed and has fewer than n elements left (or
+                none, with allow_smaller); the elements taken are put back.
         """
         out = []
         with self.cond:
             while len(out) < n:
-                while not self._ready() and not self.closed:
+                while not self._ready() and not (self.closed and not self.pending_enqueues):
                     self.cond.wait()
                 if not self.items:
+                    if allow_smaller and out:
+                        break
                     # put back what we took so no element is lost, then report the end
                     self.items.extendleft(reversed(out))
                     self.cond.notify_all()
@@ -87,12 +220,35 @@ class Queue:
         return out
 
     def _ready(self) -> bool:
+        if self.closed:  # min_after_dequeue no longer applies: drain
+            return bool(self.items)
         return len(self.items) > (self.min_after_dequeue if self.rng is not None else 0)
 
-    def close(self) -> None:
-        """No more enqueues; waiting dequeuers drain the rest and then see the end."""
+    def empty_batch(self, op: str) -> tuple:
+        """Zero elements: per component an array of shape [0, *declared shape].
+
+        Raises:
+            ShapeError: a component's dtype or shape is not fully declared.
+        """
+        out = []
+        for k, (dt, shape) in enumerate(zip(self.dtypes, self.shapes)):
+            if dt is None or shape is None or None in shape:
+                raise ShapeError(f"{op}(0) on queue {self.name!r} needs the dtype and fully "
+                                 f"defined shape of component {k} (declared "
+                                 f"{format_shape(shape)})")
+            out.append(np.empty((0,) + tuple(shape), dt))
+        return tuple(out)
+
+    def close(self, cancel_pending_enqueues: bool = False) -> None:
+        """No more enqueues; waiting dequeuers drain the rest and then see the end.
+
+        Enqueues already waiting for room complete as room appears, unless
+        `cancel_pending_enqueues`, which makes them fail.
+        """
         with self.cond:
             self.closed = True
+            if cancel_pending_enqueues:
+                self.cancelled = True
             self.cond.notify_all()
 
 
@@ -110,8 +266,14 @@ def _queue_kernel(shuffle):
                     if shuffle:
                         seed = attrs["seed"]
                         rng = np.random.default_rng(None if seed < 0 else seed)
+                    types = attrs["component_types"]
+                    dtypes = [DType.parse(t).numpy for t in types] if types else None
+                    shapes = (decode_shapes(attrs["component_ranks"],
+                                            attrs["component_dims"])
+                              if attrs["component_ranks"] else None)
                     q = Queue(attrs["shared_name"], attrs["capacity"],
-                              attrs["num_components"], rng, attrs["min_after_dequeue"])
+                              attrs["num_components"], rng, attrs["min_after_dequeue"],
+                              dtypes, shapes)
                     state[key] = q
         return (q,)
     return kernel
@@ -127,7 +289,7 @@ def _enqueue(inputs, attrs, ctx):
     """Add one element (the component inputs)."""
     q = _q(inputs[0])
     comps = tuple(np.array(c) for c in inputs[1:])
-    _check_components(q, comps)
+    q.check(comps, False, "enqueue")
     q.enqueue_many([comps])
     return ()
 
@@ -136,18 +298,24 @@ def _enqueue_many(inputs, attrs, ctx):
     """Add one element per row of the components (split along axis 0)."""
     q = _q(inputs[0])
     comps = [np.asarray(c) for c in inputs[1:]]
-    _check_components(q, comps)
-    n = {c.shape[0] for c in comps}
-    if len(n) != 1:
-        raise ExecutionError(f"EnqueueMany on {q.name!r}: components differ in length {n}")
-    q.enqueue_many([tuple(np.array(c[i]) for c in comps) for i in range(n.pop())])
+    q.check(comps, True, "enqueue_many")
+    n = comps[0].shape[0] if comps else 0
+    q.enqueue_many([tuple(np.array(c[i], dtype=c.dtype) for c in comps) for i in range(n)])
     return ()
 
 
-def _check_components(q, comps):
-    if len(comps) != q.num_components:
-        raise ExecutionError(f"queue {q.name!r} holds {q.num_components} components, got "
-                             f"{len(comps)}")
+def _count(x, op: str) -> int:
+    n = np.asarray(x)
+    if n.ndim != 0 or n.dtype.kind not in "iu":
+        raise ExecutionError(f"{op}: n must be an integer scalar, got {n.dtype} with shape "
+                             f"{list(n.shape)}")
+    if int(n) < 0:
+        raise ExecutionError(f"{op}: n must be >= 0, got {int(n)}")
+    return int(n)
+
+
+def _stack(q: Queue, els: list[tuple]) -> tuple:
+    return tuple(np.stack([e[k] for e in els]) for k in range(q.num_components))
 
 
 def _dequeue(inputs, attrs, ctx):
@@ -157,15 +325,24 @@ def _dequeue(inputs, attrs, ctx):
 
 
 def _dequeue_many(inputs, attrs, ctx):
-    """Remove n elements (input 1) and stack each component along a new axis 0."""
+    """Remove n elements (input 1) and stack each component along a new axis 0; n=0
+    returns empty components of the declared shapes at once."""
     q = _q(inputs[0])
-    n = int(np.asarray(inputs[1]))
-    els = q.dequeue_many(n)
-    return tuple(np.stack([e[k] for e in els]) for k in range(q.num_components))
+    n = _count(inputs[1], "dequeue_many")
+    return q.empty_batch("dequeue_many") if n == 0 else _stack(q, q.dequeue_many(n))
+
+
+def _dequeue_up_to(inputs, attrs, ctx):
+    """As DequeueMany, but once the queue is closed return the 1..n-1 elements left."""
+    q = _q(inputs[0])
+    n = _count(inputs[1], "dequeue_up_to")
+    if n == 0:
+        return q.empty_batch("dequeue_up_to")
+    return _stack(q, q.dequeue_many(n, allow_smaller=True))
 
 
 def _close(inputs, attrs, ctx):
-    _q(inputs[0]).close()
+    _q(inputs[0]).close(bool(attrs["cancel_pending_enqueues"]))
     return ()
 
 
@@ -183,7 +360,10 @@ def _infer_components(attrs, inputs):
 
 _QUEUE_ATTRS = (("capacity", "int"), ("num_components", "int", 1),
                 ("shared_name", "string"), ("min_after_dequeue", "int", 0),
-                ("seed", "int", -1))
+                ("seed", "int", -1),
+                # declared element types and shapes (see encode_shapes); empty: unchecked
+                ("component_types", "strings", ()), ("component_ranks", "ints", ()),
+                ("component_dims", "ints", ()))
 _STATEFUL = dict(domain=DOMAIN, stateful=True)
 
 OPS = tuple(sorted((
@@ -201,8 +381,11 @@ OPS = tuple(sorted((
     define("QueueDequeueMany", ["handle", "n"], ["components*"], _dequeue_many,
            [("num_components", "int", 1)], infer=_infer_components,
            doc="dequeue n elements, stacked", **_STATEFUL),
-    define("QueueClose", ["handle"], [], _close, infer=lambda a, i: [],
-           doc="close the queue", **_STATEFUL),
+    define("QueueDequeueUpTo", ["handle", "n"], ["components*"], _dequeue_up_to,
+           [("num_components", "int", 1)], infer=_infer_components,
+           doc="dequeue n elements, stacked; after close, the 1..n-1 left", **_STATEFUL),
+    define("QueueClose", ["handle"], [], _close, [("cancel_pending_enqueues", "int", 0)],
+           infer=lambda a, i: [], doc="close the queue", **_STATEFUL),
     define("QueueSize", ["handle"], ["size"], _size,
            infer=lambda a, i: [TensorInfo(np.dtype(np.int64), ())],
            doc="number of queued elements", **_STATEFUL),
