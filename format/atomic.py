@@ -2,6 +2,9 @@
 
 A reader never sees a half-written file, and a failed write leaves the old file (or
 nothing) in place: the temp file is removed on any error, KeyboardInterrupt included.
+A process killed mid-write (SIGKILL, power loss) cannot remove it, so the temp name
+carries the writer's pid and host, `<prefix><pid>-<host>-<random>.tmp`, and
+`remove_stale_temp_files` deletes those whose writer is gone.
 """
 
 from __future__ import annotations
@@ -9,7 +12,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
+import socket
 import tempfile
+import zlib
+
+# This host in temp names: a folder on a shared file system may hold the temp files of
+# live writers on other hosts, whose pids mean nothing here.
+_HOST = f"{zlib.crc32(socket.gethostname().encode('utf-8', 'replace')):08x}"
 
 
 @contextlib.contextmanager
@@ -28,7 +38,8 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb", prefix: str = ".tmp-"
     if os.path.isdir(path):  # else the rename's error would name the temp file
         raise IsADirectoryError(errno.EISDIR, "is a directory", path)
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
+    fd, tmp = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}-{_HOST}-", suffix=".tmp",
+                               dir=folder)
     try:
         with os.fdopen(fd, mode) as f:
             yield f
@@ -46,6 +57,50 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb", prefix: str = ".tmp-"
             pass
         raise
     fsync_dir(folder)
+
+
+def remove_stale_temp_files(folder: str | os.PathLike, prefixes=(".tmp-",)) -> list[str]:
+    """Delete the temp files that `atomic_open` calls (with one of `prefixes`) left in
+    `folder` because their process died mid-write: those made on this host by a pid
+    that is no longer running. Temp files of live processes or other hosts, and every
+    other file, are kept. Does nothing where processes cannot be probed (not POSIX).
+
+    Returns:
+        The paths removed. Never raises: a file that cannot be removed is skipped.
+    """
+    if os.name != "posix":  # os.kill(pid, 0) would terminate the process on Windows
+        return []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    pattern = re.compile("(?:%s)([0-9]+)-%s-[^/]*[.]tmp" % (
+        "|".join(re.escape(p) for p in prefixes), _HOST))
+    removed = []
+    for name in names:
+        m = pattern.fullmatch(name)
+        if m is None or _alive(int(m.group(1))):
+            continue
+        path = os.path.join(os.fspath(folder), name)
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
+        removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process `pid` exists (a reused pid counts: its file is kept)."""
+    if pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: it exists, as another user
+        return True
+    return True
 
 
 def _mode_for(path: str) -> int:

@@ -2,32 +2,61 @@
 
 Layout of a checkpoint directory::
 
-    dir/ckpt-100.og      a .og model holding one VARIABLE tensor per variable
+    dir/ckpt-100.og       a .og model holding one VARIABLE tensor per variable
     dir/ckpt-200.og
-    dir/checkpoint.json  the index: {"latest": "ckpt-200.og", "all": [...oldest first]}
+    dir/checkpoint.json   the index: {"latest": "ckpt-200.og", "all": [...oldest first]}
+    dir/.checkpoint.lock  taken (fcntl.flock) while a save updates the index
 
 Each file is written atomically by the format writer (temp file, fsync, rename) and
 only then recorded in the index (itself replaced atomically), so a crash leaves the
-previous checkpoint intact. Restoring verifies every CRC-32 first: a corrupted or
-truncated file raises `DataLossError` naming it, and `restore(..., fallback=True)`
-falls back to the newest older checkpoint that is intact.
+previous checkpoint intact. The temp file of a save killed mid-write is removed by the
+next save into the directory once its process is gone. Concurrent saves into one
+directory, from threads or processes, serialise on the lock file and all get recorded.
+
+A restore checks the whole file against the graph before it assigns anything, so it is
+all or nothing (`ops/checkpoint.py`):
+- `DataLossError`: the file is corrupted or truncated (a CRC-32 guards every data
+  segment and the tensors' names, dtypes and shapes); the message names the file.
+  `restore(..., fallback=True)` then tries the older checkpoints of the directory.
+- `ShapeError`: a stored value's dtype or shape is not the variable's declared one
+  (nothing is cast, as in TF1); `OneGraphError`: the file lacks a variable. Such a
+  file is intact but belongs to another model: fallback does not skip it.
+
+The index is validated whenever it is read: not JSON, not of the form above, or an
+entry that is not a plain file name of the directory raises `DataLossError` naming it.
+`save` reads it before writing anything, so a damaged index refuses the save rather
+than leave an unrecorded checkpoint behind. A save deletes (rotates) only files named
+like its own, `ckpt.og` and `ckpt-<step>.og`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import threading
-from typing import Iterable
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: index updates lock this process only
+    fcntl = None
+
 from ..errors import DataLossError, OneGraphError
 from ..format import DType, TensorKind
-from ..format.atomic import atomic_open
+from ..format.atomic import atomic_open, remove_stale_temp_files
+from ..ops.checkpoint import DOMAIN, pack_shapes
+from . import graph as _graph
 from .session import NodeTarget
+from .variables import Variable
 
 INDEX = "checkpoint.json"
+LOCK = ".checkpoint.lock"
+_OWN_FILE = re.compile(r"ckpt(?:-(-?[0-9]+))?\.og")  # the names save() gives its files
+_TEMP_PREFIXES = (".og-", ".index-")  # atomic_open prefixes of checkpoint and index
 
 
 def _write_atomic(path: str, text: str) -> None:
@@ -35,43 +64,202 @@ def _write_atomic(path: str, text: str) -> None:
         f.write(text)
 
 
+def _plain_name(entry) -> bool:
+    """Whether an index entry names a file of the directory itself (no folder part, not
+    absolute, not "." or "..")."""
+    return (isinstance(entry, str) and entry not in ("", ".", "..") and "\0" not in entry
+            and "/" not in entry and os.path.basename(entry) == entry
+            and not os.path.splitdrive(entry)[0])
+
+
+def _index_problem(index) -> str | None:
+    if not isinstance(index, dict):
+        return f"it holds a JSON {type(index).__name__}, not an object"
+    if not isinstance(index.get("all"), list):
+        return "no 'all' list"
+    latest = index.get("latest")
+    for entry in index["all"] + ([] if latest is None else [latest]):
+        if not _plain_name(entry):
+            return f"entry {entry!r} is not a file name of the directory"
+    return None
+
+
 def _read_index(directory: str) -> dict:
+    """The validated index of `directory`: {"latest": name or None, "all": [names]}.
+
+    Raises:
+        DataLossError: the index is unreadable or not of that form (names the file).
+    """
     path = os.path.join(directory, INDEX)
     if not os.path.exists(path):
         return {"latest": None, "all": []}
     try:
         with open(path) as f:
             index = json.load(f)
-        if not isinstance(index.get("all"), list):
-            raise ValueError("no 'all' list")
-        return index
     except (ValueError, OSError) as e:
         raise DataLossError(f"checkpoint index {path} is unreadable: {e}") from e
+    problem = _index_problem(index)
+    if problem is not None:
+        raise DataLossError(f"checkpoint index {path} is damaged: {problem}")
+    return {"latest": index.get("latest"), "all": list(index["all"])}
+
+
+@contextlib.contextmanager
+def _index_lock(directory: str):
+    """Hold the directory's lock file (fcntl.flock, exclusive) for an index update, so
+    savers in other processes, or other Saver objects, do not lose each other's entries.
+    Where flock is missing or the file system refuses it, the block runs unlocked."""
+    if fcntl is None:
+        yield
+        return
+    fd = os.open(os.path.join(directory, LOCK), os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # e.g. a network file system without locks
+            pass
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def latest_checkpoint(directory: str) -> str | None:
-    """Path of the newest checkpoint recorded in `directory`, or None if there is none.
+    """Path of the newest checkpoint recorded in `directory` whose file exists, or None
+    if there is none (as TF1's `tf.train.latest_checkpoint`, which also skips a recorded
+    checkpoint whose files are gone).
 
     Raises:
-        DataLossError: the index file is corrupted.
+        DataLossError: the index file is damaged (names it).
     """
+    directory = os.fspath(directory)
     index = _read_index(directory)
-    return os.path.join(directory, index["latest"]) if index.get("latest") else None
+    for name in [index["latest"]] + index["all"][::-1]:
+        if name is not None and os.path.isfile(os.path.join(directory, name)):
+            return os.path.join(directory, name)
+    return None
 
 
 def checkpoints(directory: str) -> list[str]:
-    """Every recorded checkpoint of `directory`, oldest first."""
+    """Every recorded checkpoint of `directory`, oldest first (files may be gone).
+
+    Raises:
+        DataLossError: the index file is damaged (names it).
+    """
+    directory = os.fspath(directory)
     return [os.path.join(directory, p) for p in _read_index(directory)["all"]]
 
 
+def _step(name: str) -> int | None:
+    m = _OWN_FILE.fullmatch(name)
+    return None if m is None or m.group(1) is None else int(m.group(1))
+
+
+def _older_checkpoints(path: str) -> list[str]:
+    """The checkpoints of `path`'s directory older than it, newest first: those recorded
+    before it; all recorded ones if it is the latest; if it is not recorded, those with
+    a smaller step.
+
+    Raises:
+        DataLossError: the index is damaged.
+    """
+    directory = os.path.dirname(path) or "."
+    index = _read_index(directory)
+    base, entries = os.path.basename(path), index["all"]
+    if base in entries:
+        older = entries[:entries.index(base)]
+    elif base == index["latest"]:
+        older = entries
+    else:
+        step = _step(base)
+        older = [] if step is None else [
+            f for f in entries if _step(f) is not None and _step(f) < step]
+    return [os.path.join(directory, f) for f in reversed(older)]
+
+
+def _parse_var_list(var_list) -> tuple[list | None, list]:
+    """([(name in the checkpoint, variable tensor name)], [graphs of the Variables]).
+
+    Raises:
+        TypeError: var_list is not a list or mapping of Variables or names.
+    """
+    if var_list is None:
+        return None, []
+    if isinstance(var_list, Mapping):
+        for key in var_list:
+            if not isinstance(key, str):
+                raise TypeError(f"Saver: var_list keys are names in the checkpoint (str), "
+                                f"got {key!r}")
+        items = list(var_list.items())
+    elif isinstance(var_list, Iterable) and not isinstance(var_list, (str, bytes)):
+        items = [(None, v) for v in var_list]
+    else:
+        raise TypeError(f"Saver: var_list must be a list of Variables or a dict "
+                        f"{{name: Variable}}, got {type(var_list).__name__}")
+    pairs, graphs = [], []
+    for key, v in items:
+        if isinstance(v, Variable):
+            target = v.name
+            if all(g is not v.graph for g in graphs):
+                graphs.append(v.graph)
+        elif isinstance(v, str):
+            target = v
+        else:
+            raise TypeError(f"Saver: var_list holds a {type(v).__name__} ({v!r:.80}), not "
+                            "a Variable or a variable name")
+        pairs.append((target if key is None else key, target))
+    return pairs, graphs
+
+
+def _find_ops(ir, idx: list, names: list, restore_attrs: dict):
+    """(filename tensor, Save node, Restore node) already in `ir` for exactly these
+    variables, names and declared types, without control inputs; else None."""
+    saves, restores = {}, {}
+    for k, node in enumerate(ir.nodes):
+        if node.op_type not in ("Save", "Restore") or node.domain != DOMAIN \
+                or node.control_inputs or list(node.inputs[1:]) != idx:
+            continue
+        want = {"names": names} if node.op_type == "Save" else restore_attrs
+        if node.attributes.keys() != want.keys() or any(
+                list(node.attributes[a]) != list(v) for a, v in want.items()):
+            continue
+        (saves if node.op_type == "Save" else restores).setdefault(node.inputs[0], k)
+    for fname, restore_n in restores.items():
+        if fname in saves and ir.tensors[fname].dtype is DType.STRING:
+            return fname, saves[fname], restore_n
+    return None
+
+
 class Saver:
-    """Saves and restores variables of a Session's graph.
+    """Saves and restores variables of a Session's graph (TF1's `tf.train.Saver`).
+
+    The Save/Restore ops are added when the Saver is made, as in TF1, if the graph is
+    known then: the graph of the Variables in `var_list`, else the graph of an enclosing
+    `with graph.as_default():` block. Such a Saver keeps working after
+    `graph.finalize()`. Otherwise (or with `defer_build=True`) they are added at the
+    first save or restore, to that Session's graph; one Saver may so serve several
+    graphs, a `Model` loaded from a file among them. The ops live in the graph: an
+    identical pair already there (from another Saver, or a saved model) is reused.
 
     Args:
-        var_list: Variables (or variable tensor names) to save; default: every
-            variable tensor of the session's graph.
-        max_to_keep: keep at most this many checkpoints (older ones are deleted);
-            None keeps all.
+        var_list: what to save: None (every variable tensor of the graph at the time of
+            the save), a list of Variables or variable tensor names, or a dict
+            {name in the checkpoint: Variable or variable tensor name} (TF1's way to
+            restore a variable from a checkpoint that calls it otherwise).
+        max_to_keep: keep at most this many checkpoints in the directory (older ones
+            are deleted); None or 0 keeps all (TF1).
+        allow_empty: with no variables to save, make the Saver a no-op (save and
+            restore return None) instead of raising (TF1).
+        defer_build: add the ops at the first save or restore even when the graph is
+            known now (TF1).
+
+    Raises:
+        TypeError: var_list is not a list or dict, holds something other than Variables
+            and names, or a dict key is not a str.
+        ValueError: max_to_keep is not None or an int >= 0; var_list holds Variables of
+            different graphs; there is nothing to save and not allow_empty ("No
+            variables to save").
+        OneGraphError: a name in var_list is not a variable of the graph, or the graph
+            is finalized.
 
     Example::
 
@@ -80,136 +268,221 @@ class Saver:
         saver.restore(sess, og.train.latest_checkpoint("ckpt/"))
     """
 
-    def __init__(self, var_list: Iterable | None = None, max_to_keep: int | None = 5):
-        self._names = None if var_list is None else [
-            v if isinstance(v, str) else v.handle.name for v in var_list]
-        self.max_to_keep = max_to_keep
-        self._ops: dict[int, tuple] = {}
+    def __init__(self, var_list: Iterable | Mapping | None = None,
+                 max_to_keep: int | None = 5, *, allow_empty: bool = False,
+                 defer_build: bool = False):
+        if max_to_keep is not None and (isinstance(max_to_keep, bool) or not isinstance(
+                max_to_keep, (int, np.integer)) or max_to_keep < 0):
+            raise ValueError(f"Saver: max_to_keep must be None or an int >= 0, got "
+                             f"{max_to_keep!r}")
+        self.max_to_keep = None if max_to_keep is None else int(max_to_keep)
+        self.allow_empty = bool(allow_empty)
+        self._pairs, graphs = _parse_var_list(var_list)
+        if self._pairs == [] and not self.allow_empty:
+            raise ValueError("Saver: No variables to save (var_list is empty)")
+        if len(graphs) > 1:
+            raise ValueError("Saver: var_list holds Variables of different graphs")
         self._lock = threading.Lock()
+        # TF1 builds in the default graph; here only a graph named by var_list or an
+        # explicit as_default() block, since a Saver is often made for a loaded Model
+        graph = graphs[0] if graphs else (_graph._scopes.graphs[-1]
+                                          if _graph._scopes.graphs else None)
+        if graph is not None and not defer_build:
+            self._ops(graph.ir_graph, graph)
 
     # -- graph ops --------------------------------------------------------------------
 
-    def _graph_ops(self, sess):
-        """(filename tensor, save node, restore node) in sess's graph, built once."""
-        key = id(sess.graph)
-        with self._lock:
-            if key in self._ops:
-                return self._ops[key]
-            ir = sess.graph
-            names = self._names
-            if names is None:
-                names = [t.name for t in ir.tensors if t.kind is TensorKind.VARIABLE]
-            idx = []
-            for n in names:
-                i = ir.find_tensor(n)
-                if i is None or ir.tensors[i].kind is not TensorKind.VARIABLE:
-                    raise OneGraphError(f"Saver: {n!r} is not a variable of the graph")
-                idx.append(i)
-            builder = sess._source if hasattr(sess._source, "op") and hasattr(
-                sess._source, "_ir") else None
-            if builder is not None:
-                from .graph import Tensor
+    def _ops(self, ir, builder=None):
+        """(filename tensor, Save node, Restore node) of this Saver in IR graph `ir`,
+        found there or added (through `builder`, the training graph of `ir`, if any);
+        None when there is nothing to save and allow_empty.
 
-                with builder.control_dependencies(None):
-                    fname = builder.placeholder(DType.STRING, [], name="save/filename")
-                    hs = [Tensor(builder, i) for i in idx]
-                    save = builder.op("Save", [fname] + hs, {"names": list(names)},
-                                      name="save/Save")
-                    restore = builder.op("Restore", [fname] + hs, {"names": list(names)},
-                                         name="save/Restore")
-                ops = (fname.tensor_index, save.op.node_index, restore.op.node_index)
-            else:
-                base = "save"
-                k = 0
-                while ir.find_tensor(f"{base}/filename") is not None:
-                    k += 1
-                    base = f"save_{k}"
-                fname = ir.add_tensor(f"{base}/filename", DType.STRING, ())
-                ir.add_node("Save", [fname] + idx, [f"{base}/Save"], {"names": list(names)},
-                            name=f"{base}/Save", domain="onegraph")
-                save_n = len(ir.nodes) - 1
-                ir.add_node("Restore", [fname] + idx, [f"{base}/Restore"],
-                            {"names": list(names)}, name=f"{base}/Restore", domain="onegraph")
-                ops = (fname, save_n, len(ir.nodes) - 1)
-            self._ops[key] = ops
-            return ops
+        Raises:
+            OneGraphError: a name is not a variable of the graph, or the ops are missing
+                and the graph is finalized.
+            ValueError: nothing to save and not allow_empty.
+        """
+        with self._lock:
+            pairs = self._pairs
+            if pairs is None:
+                pairs = [(t.name, t.name) for t in ir.tensors if t.kind is TensorKind.VARIABLE]
+            if not pairs:
+                if self.allow_empty:
+                    return None
+                raise ValueError(f"Saver: No variables to save (graph {ir.name!r} has none)")
+            names, idx = [], []
+            for name, target in pairs:
+                i = ir.find_tensor(target)
+                if i is None or ir.tensors[i].kind is not TensorKind.VARIABLE:
+                    raise OneGraphError(f"Saver: {target!r} is not a variable of graph "
+                                        f"{ir.name!r}")
+                names.append(name)
+                idx.append(i)
+            # Restore checks each value against the variable's declared dtype and shape
+            restore_attrs = {"names": names,
+                             "dtypes": [int(ir.tensors[i].dtype) for i in idx],
+                             "shapes": pack_shapes(ir.tensors[i].shape for i in idx)}
+            found = _find_ops(ir, idx, names, restore_attrs)
+            if found is not None:
+                return found
+            if builder is not None:
+                return _add_ops_with_builder(builder, idx, names, restore_attrs)
+            return _add_ops(ir, idx, names, restore_attrs)
+
+    def _session_ops(self, sess):
+        source = getattr(sess, "_source", None)
+        builder = source if isinstance(source, _graph.Graph) and \
+            source.ir_graph is sess.graph else None
+        return self._ops(sess.graph, builder)
 
     # -- API ----------------------------------------------------------------------------
 
-    def save(self, sess, directory: str, global_step=None) -> str:
+    def save(self, sess, directory: str, global_step=None) -> str | None:
         """Write a checkpoint of the variables' current values in `sess`.
+
+        The index is read and checked before the file is written; the checkpoint is
+        then recorded as the latest, and the oldest ones beyond `max_to_keep` are
+        deleted. Temp files of saves into `directory` killed mid-write are removed.
 
         Args:
             sess: the Session.
             directory: checkpoint directory (created if missing).
-            global_step: int, or a Variable/tensor whose value numbers the file.
+            global_step: int, or a Variable/tensor whose value numbers the file
+                (`ckpt-<step>.og`; without it the file is `ckpt.og`).
 
         Returns:
-            The checkpoint's path.
+            The checkpoint's path; None for an empty Saver made with allow_empty.
+
+        Raises:
+            DataLossError: the directory's index is damaged (nothing is written).
+            ValueError: nothing to save and not allow_empty.
+            OneGraphError: a variable of var_list is not in the graph, the graph is
+                finalized and lacks the Saver's ops, or a variable is uninitialised.
+            OSError: the directory or file cannot be written.
         """
-        os.makedirs(directory, exist_ok=True)
-        fname, save_n, _ = self._graph_ops(sess)
+        ops = self._session_ops(sess)
+        if ops is None:
+            return None
+        fname, save_n, _ = ops
+        directory = os.fspath(directory)
         if global_step is not None and not isinstance(global_step, (int, np.integer)):
             global_step = int(sess.run(global_step))
         base = f"ckpt-{int(global_step)}.og" if global_step is not None else "ckpt.og"
         path = os.path.join(directory, base)
-        sess.run(NodeTarget(save_n), {fname: np.asarray(path, dtype=object)})
-        with self._lock:
+        os.makedirs(directory, exist_ok=True)
+        with self._lock, _index_lock(directory):
             index = _read_index(directory)
+            remove_stale_temp_files(directory, _TEMP_PREFIXES)
+            sess.run(NodeTarget(save_n), {fname: np.asarray(path, dtype=object)})
             files = [f for f in index["all"] if f != base] + [base]
-            if self.max_to_keep is not None and len(files) > self.max_to_keep:
-                drop, files = files[:-self.max_to_keep], files[-self.max_to_keep:]
-            else:
-                drop = []
+            drop = files[:-self.max_to_keep] if self.max_to_keep else []
+            files = files[len(drop):]
             _write_atomic(os.path.join(directory, INDEX),
                           json.dumps({"latest": base, "all": files}, indent=1))
             for f in drop:
-                try:
-                    os.unlink(os.path.join(directory, f))
-                except FileNotFoundError:
-                    pass
+                if _OWN_FILE.fullmatch(f):  # never a file the Saver did not name
+                    try:
+                        os.unlink(os.path.join(directory, f))
+                    except FileNotFoundError:
+                        pass
         return path
 
-    def restore(self, sess, path: str, fallback: bool = False) -> str:
-        """Assign the variables in `sess` from the checkpoint at `path`.
+    def restore(self, sess, save_path: str, fallback: bool = False) -> str | None:
+        """Assign the variables in `sess` from the checkpoint at `save_path`.
+
+        Every variable is checked (present, declared dtype and shape) before any is
+        assigned, so a failed restore changes nothing.
 
         Args:
             sess: the Session.
-            path: a checkpoint file (or a directory: its latest checkpoint).
-            fallback: if the file is corrupted, try the older checkpoints recorded in
-                its directory, newest first.
+            save_path: a checkpoint file (or a directory: its latest checkpoint).
+            fallback: if the file is corrupted or missing, try the checkpoints recorded
+                before it in its directory, newest first.
 
         Returns:
-            The path actually restored.
+            The path actually restored; None for an empty Saver made with allow_empty.
 
         Raises:
+            ValueError: save_path is None ("Can't load save_path when it is None", as
+                TF1; e.g. `latest_checkpoint` found nothing).
             DataLossError: the checkpoint (and, with fallback, every older one) is
-                corrupted or truncated; the message names the file(s).
-            FileNotFoundError: no checkpoint there.
+                corrupted or truncated, or with fallback the index is damaged; the
+                message names the file(s).
+            ShapeError: a stored value's dtype or shape is not the variable's.
+            OneGraphError: the file lacks a variable, or a variable of var_list is not
+                in the graph.
+            FileNotFoundError: no checkpoint there (without fallback).
         """
+        if save_path is None:
+            raise ValueError("Saver.restore: Can't load save_path when it is None.")
+        ops = self._session_ops(sess)
+        if ops is None:
+            return None
+        fname, _, restore_n = ops
+        path = os.fspath(save_path)
         if os.path.isdir(path):
             latest = latest_checkpoint(path)
             if latest is None:
                 raise FileNotFoundError(f"no checkpoint recorded in {path}")
             path = latest
-        fname, _, restore_n = self._graph_ops(sess)
-        candidates = [path]
-        if fallback:
-            older = [p for p in checkpoints(os.path.dirname(path) or ".")
-                     if os.path.abspath(p) != os.path.abspath(path)]
-            candidates += list(reversed(older))
-        errors = []
-        for p in candidates:
+
+        def attempt(p):
             if not os.path.exists(p):
-                if not fallback:
-                    raise FileNotFoundError(f"checkpoint {p} does not exist")
-                errors.append(f"{p}: missing")
-                continue
-            try:
-                sess.run(NodeTarget(restore_n), {fname: np.asarray(p, dtype=object)})
-                return p
+                raise FileNotFoundError(f"checkpoint {p} does not exist")
+            sess.run(NodeTarget(restore_n), {fname: np.asarray(p, dtype=object)})
+
+        if not fallback:
+            attempt(path)
+            return path
+        failures = []
+
+        def candidates():
+            yield path
+            try:  # the index is read only once the file asked for has failed
+                older = _older_checkpoints(path)
             except DataLossError as e:
-                errors.append(str(e))
-                if not fallback:
-                    raise
-        raise DataLossError("no intact checkpoint: " + "; ".join(errors))
+                failures.append(str(e))
+                return
+            yield from older
+
+        for p in candidates():
+            try:
+                attempt(p)
+                return p
+            except FileNotFoundError:
+                failures.append(f"{p}: missing")
+            except DataLossError as e:  # corruption only: an incompatible file raises
+                failures.append(str(e))
+        raise DataLossError("no intact checkpoint: " + "; ".join(failures))
+
+
+def _add_ops_with_builder(builder, idx, names, restore_attrs):
+    """Add the Saver's placeholder and ops through the training graph `builder`."""
+    if builder._finalized:
+        raise OneGraphError(
+            f"Saver: graph {builder.ir_graph.name!r} is finalized and has no Save/Restore "
+            "ops for these variables; make the Saver before graph.finalize(), inside "
+            "`with graph.as_default():` or with a var_list of Variables")
+    Tensor = _graph.Tensor
+    with builder.control_dependencies(None):
+        fname = builder.placeholder(DType.STRING, [], name="save/filename")
+        handles = [Tensor(builder, i) for i in idx]
+        save = builder.op("Save", [fname] + handles, {"names": names}, name="save/Save")
+        restore = builder.op("Restore", [fname] + handles, restore_attrs,
+                             name="save/Restore")
+    return fname.tensor_index, save.op.node_index, restore.op.node_index
+
+
+def _add_ops(ir, idx, names, restore_attrs):
+    """Add the Saver's filename tensor and ops to a plain IR graph (a loaded Model)."""
+    base, k = "save", 0
+    while ir.find_tensor(f"{base}/filename") is not None:
+        k += 1
+        base = f"save_{k}"
+    fname = ir.add_tensor(f"{base}/filename", DType.STRING, ())
+    ir.add_node("Save", [fname] + idx, [f"{base}/Save"], {"names": names},
+                name=f"{base}/Save", domain=DOMAIN)
+    save_n = len(ir.nodes) - 1
+    ir.add_node("Restore", [fname] + idx, [f"{base}/Restore"], restore_attrs,
+                name=f"{base}/Restore", domain=DOMAIN)
+    return fname, save_n, len(ir.nodes) - 1
