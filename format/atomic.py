@@ -30,14 +30,22 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb", prefix: str = ".tmp-"
 
     Raises:
         ValueError: mode is not a write mode ("wb" or "w").
-        OSError: the folder does not exist or the file system refused.
+        IsADirectoryError: path is empty, ends in a separator or names a folder.
+        FileNotFoundError: the folder does not exist.
+        OSError: the file system refused.
     """
     if mode not in ("wb", "w"):
         raise ValueError(f"atomic_open: mode must be 'wb' or 'w', got {mode!r}")
     path = os.fspath(path)
-    if os.path.isdir(path):  # else the rename's error would name the temp file
+    # Errors name `path`, not the temp file: check what mkstemp and the rename would
+    # trip over first
+    if not path or path.endswith(("/", os.sep)):
+        raise IsADirectoryError(errno.EISDIR, "not a file name", path)
+    if os.path.isdir(path):
         raise IsADirectoryError(errno.EISDIR, "is a directory", path)
     folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(errno.ENOENT, "its folder does not exist", path)
     fd, tmp = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}-{_HOST}-", suffix=".tmp",
                                dir=folder)
     try:

@@ -40,3 +40,16 @@ def test_missing_folder_and_bad_mode_are_refused(tmp_path):
         with atomic_open(tmp_path / "f.txt", "a"):
             pass
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("name", ["no/f.og", "x.og/", ""])
+def test_errors_name_the_path_given_not_the_temp_file(tmp_path, monkeypatch, name):
+    # the CLI prints the error's filename: a user must see the path they typed
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.og").write_bytes(b"kept")
+    with pytest.raises(OSError) as info:
+        with atomic_open(name, "wb") as f:
+            f.write(b"new")
+    assert info.value.filename == name
+    assert sorted(os.listdir(tmp_path)) == ["x.og"]
+    assert (tmp_path / "x.og").read_bytes() == b"kept"
