@@ -9,8 +9,10 @@ carries a value to the next iteration's Merge, Exit leaves the frame. The execut
 per-iteration data movement.
 
 Also here: NoOp (a target that only orders its control inputs), IdentityN,
-StopGradient, and the per-run Stack used to keep forward values for
-backpropagation through a while loop.
+StopGradient, the per-run Stack used to keep forward values for backpropagation
+through a while loop, and the accumulator (AccumulatorNew / AccumulatorWrite /
+AccumulatorStack) in which map_fn and scan collect one row per iteration (their
+gradient rules, like Switch's and Merge's, are in `onegraph.train.control_flow`).
 """
 
 from __future__ import annotations
@@ -101,6 +103,49 @@ def _stack_pop(inputs, attrs, ctx):
     return (stack.pop(),)
 
 
+def _accumulator_new(inputs, attrs, ctx):
+    """An empty accumulator (allocated by the first AccumulatorWrite)."""
+    return (np.zeros((0,)),)
+
+
+def _accumulator_write(inputs, attrs, ctx):
+    """Row `index` of an (size, *value.shape) array := value; returns the array.
+
+    The first write of a run allocates the array; later writes fill it in place (the
+    accumulator is a loop variable no other node reads), so n writes cost O(n).
+    """
+    acc, index, value, size = inputs
+    value = np.asarray(value)
+    n, i = int(np.asarray(size)), int(np.asarray(index))
+    if acc.shape[0] == 0:
+        acc = np.empty((n,) + value.shape, value.dtype)
+    elif acc.shape[1:] != value.shape:
+        raise ExecutionError(f"AccumulatorWrite: element {i} has shape {list(value.shape)}, "
+                             f"earlier elements {list(acc.shape[1:])}")
+    if not 0 <= i < acc.shape[0]:
+        raise ExecutionError(f"AccumulatorWrite: index {i} out of range for {acc.shape[0]}")
+    acc[i] = value
+    return (acc,)
+
+
+def _accumulator_stack(inputs, attrs, ctx):
+    """The accumulated array; an empty one of the element shape/dtype if none written."""
+    acc = inputs[0]
+    if acc.shape[0] == 0:
+        shape = tuple(max(int(d), 0) for d in attrs["element_shape"])
+        return (np.zeros((0,) + shape, np.dtype(attrs["dtype"])),)
+    return (acc,)
+
+
+def _infer_accumulator_stack(attrs, inputs):
+    shape = (None,) + tuple(None if d < 0 else d for d in attrs["element_shape"])
+    return [TensorInfo(np.dtype(attrs["dtype"]), shape)]
+
+
+def _infer_unknown(attrs, inputs):
+    return [TensorInfo(None, None)]
+
+
 def _infer_same(attrs, inputs):
     return [TensorInfo(inputs[0].dtype, inputs[0].shape)]
 
@@ -138,6 +183,16 @@ _FRAME_ATTRS = (("frame_name", "string"), ("is_constant", "int", 0),
                 ("parallel_iterations", "int", 1))
 
 OPS = tuple(sorted((
+    define("AccumulatorNew", [], ["handle"], _accumulator_new, infer=_infer_unknown,
+           domain=DOMAIN, stateful=True,
+           doc="an empty accumulator for AccumulatorWrite (map_fn/scan results)"),
+    define("AccumulatorStack", ["handle"], ["output"], _accumulator_stack,
+           [("dtype", "string"), ("element_shape", "ints")],
+           infer=_infer_accumulator_stack, domain=DOMAIN,
+           doc="the accumulated (n, *element_shape) array"),
+    define("AccumulatorWrite", ["handle", "index", "value", "size"], ["handle_out"],
+           _accumulator_write, infer=_infer_unknown, domain=DOMAIN, stateful=True,
+           doc="write one row of an accumulator"),
     define("Enter", ["data"], ["output"], _identity, _FRAME_ATTRS, infer=_infer_same,
            domain=DOMAIN, doc="enter a loop frame"),
     define("Exit", ["data"], ["output"], _identity, [("frame_name", "string", "")],

@@ -7,29 +7,38 @@ LoopCond) and run by the Session with dead-value propagation (`train/frames.py`)
   outside tensor it uses through a Switch on `pred` (one per tensor and branch); ops
   of a branch with only constant inputs get a control edge from the branch's pivot.
   The untaken branch is dead, so only the taken one runs; Merges join the results.
-  Gradients: Merge's gradient is a Switch on the same predicate, Switch's a Merge,
-  so gradients flow only through the taken branch.
+  Gradients: Merge's gradient is a Switch on the same predicate, Switch's a Merge
+  (recorded with its predicate, so second order works), so gradients flow only
+  through the taken branch.
 * `while_loop(cond, body, loop_vars)`: a frame whose outside tensors enter through
-  constant Enters. Its gradient (backpropagation through time) is a second loop that
-  runs as many iterations backwards: the forward loop pushes each iteration's loop
-  variables onto per-run stacks, the backward loop pops them, rebuilds the body on
-  them and applies `gradients` to it (the body's internals are recomputed, the loop
-  state is stored), carrying the loop variables' gradients and summing the gradients
-  of captured outside tensors (weights) over the iterations.
+  constant Enters. `cond` and `body` are called once, while the graph is built. Loop
+  variables keep their dtype and their shape (or the `shape_invariants` entry):
+  both are checked when the body is built, as TF1 does.
+* Its gradient (backpropagation through time, as in TF1) is a second loop that runs
+  as many iterations backwards and applies the gradient rules of the forward body's
+  ops, which are not built again nor run again. Every forward value a rule reads is
+  saved on a per-run stack while the forward loop runs (a StackPush in the forward
+  body) and popped in the backward body (a StackPop): the backward loop's context
+  captures such values (`WhileContext.capture` with `grad_of`). Each gradient call
+  gets its own stacks. A value that is dead in a forward iteration (an untaken cond
+  branch) is pushed as dead, so its pop is dead in the matching backward iteration.
+  Stack pushes run only in steps that also run the matching pops (`frames.py`).
+* `map_fn` / `scan` collect their per-element results with AccumulatorWrite (one row
+  written per iteration into an array allocated once), so time and memory are O(n).
 """
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 
-from ..errors import OneGraphError
+from ..errors import GradientNotDefinedError, OneGraphError, ShapeError
 from ..format import DType, TensorKind
 from . import api
 from . import graph as _g
 from .gradients import RegisterGradient, dense
-from .graph import Graph, Tensor
+from .graph import Graph, Tensor, _ir_shape, _shape_tuple
 
 
 # --------------------------------------------------------------------------- contexts
@@ -117,24 +126,134 @@ class CondContext(_Context):
 
 
 class WhileContext(_Context):
-    """A loop body/condition: outside tensors come in through constant Enters."""
+    """A loop body/condition: outside tensors come in through constant Enters.
 
-    def __init__(self, g: Graph, frame: str):
+    A backward loop (`grad_of` = the forward loop's WhileInfo) also captures the
+    forward body's values: a forward constant Enter stands for the tensor it enters,
+    any other forward value is saved on a stack in the forward loop and popped here.
+    """
+
+    def __init__(self, g: Graph, frame: str, grad_of: "WhileInfo | None" = None):
         super().__init__(g)
         self.frame = frame
+        self.grad_of = grad_of
+        self.info: WhileInfo | None = None  # set once the loop is built
+        self.entered: dict[int, Tensor] = {}  # constant Enter output -> entered tensor
+        self.popped: dict[int, Tensor] = {}   # forward tensor -> its StackPop here
+
+    def capture(self, t: Tensor) -> Tensor:
+        f = self.grad_of
+        if f is None or t.tensor_index in self.inside \
+                or t.tensor_index not in f.ctx.inside:
+            return super().capture(t)
+        got = self.popped.get(t.tensor_index)
+        if got is None:
+            src = f.ctx.entered.get(t.tensor_index)
+            got = self.capture(src) if src is not None else _saved_value(self, f, t)
+            self.popped[t.tensor_index] = got
+        return got
 
     def _capture(self, t: Tensor) -> Tensor:
         e = self.outer_op("Enter", [t], {"frame_name": self.frame, "is_constant": 1},
                           name=f"{self.frame}/enter_const")
         self.invariant.add(e.tensor_index)
+        self.entered[e.tensor_index] = t
         return e
 
 
-def _flat(x) -> tuple[list, Callable]:
-    if isinstance(x, (list, tuple)):
-        items = list(x)
-        return items, (lambda vals, kind=type(x): kind(vals) if kind is tuple else list(vals))
-    return [x], (lambda vals: vals[0])
+def _saved_value(bctx: WhileContext, f: "WhileInfo", t: Tensor) -> Tensor:
+    """Forward loop value `t`, one per iteration, in reverse order inside `bctx`.
+
+    Builds a Stack where the forward loop itself is built (a fresh stack per run of
+    the loop), a StackPush in the forward body (run with the body's pivot, pushing a
+    dead value as dead) and returns a StackPop built in the backward body.
+    """
+    g = bctx.g
+    attrs = {"stack_name": g.unique_name(f"{f.frame}/saved")}  # unique: frames.py pairs
+    saved = g._cf_stack                                         # pushes with pops by it
+    try:
+        g._cf_stack = list(f.outer_stack)
+        stack = g.op("Stack", [], attrs, name="saved_stack")
+        g._cf_stack = list(f.outer_stack) + [f.ctx]
+        g.op("StackPush", [stack, t], attrs, name="saved_push",
+             control_inputs=[f.body_in[0]])
+    finally:
+        g._cf_stack = saved
+    return g.op("StackPop", [stack], attrs, dtypes=[t.dtype], shapes=[t.shape],
+                name="saved_pop")
+
+
+def _refuse_second_order(g: Graph, info: "WhileInfo") -> None:
+    """A gradient loop reading saved float values cannot be differentiated: the
+    gradient would have to flow back through its stacks into the forward loop."""
+    f = info.ctx.grad_of
+    if f is None:
+        return
+    for t in info.ctx.popped.values():
+        node = g._ir.nodes[g._producer[t.tensor_index]]
+        if node.op_type == "StackPop" and t.dtype is not DType.UNDEFINED \
+                and t.dtype.numpy.kind == "f":  # not a stack handle (nested loops)
+            raise GradientNotDefinedError(
+                f"second-order gradients through og.while_loop are not supported: loop "
+                f"{info.frame!r} is the gradient of loop {f.frame!r} and reads its saved "
+                f"value {node.name!r}; differentiate the loop once, or unroll it")
+
+
+@RegisterGradient("StackPop")
+def _stack_pop_grad(b, op, grads):
+    raise GradientNotDefinedError(
+        f"second-order gradients through og.while_loop are not supported: a gradient "
+        f"reaches {op.name!r}, a forward loop value saved for backpropagation; "
+        "differentiate the loop once, or unroll it")
+
+
+# --------------------------------------------------------------------------- nesting
+
+def _flatten(structure) -> list:
+    """Leaves of a nest of lists, tuples (named too) and dicts (keys in sorted order)."""
+    if isinstance(structure, dict):
+        return [x for k in sorted(structure) for x in _flatten(structure[k])]
+    if isinstance(structure, (list, tuple)):
+        return [x for s in structure for x in _flatten(s)]
+    return [structure]
+
+
+def _pack(structure, flat: list):
+    """`flat` (as `_flatten` orders it) packed into the nest `structure`."""
+    it = iter(flat)
+
+    def pack(s):
+        if isinstance(s, dict):
+            vals = {k: pack(s[k]) for k in sorted(s)}
+            return type(s)((k, vals[k]) for k in s)
+        if isinstance(s, tuple) and hasattr(s, "_fields"):  # namedtuple
+            return type(s)(*[pack(x) for x in s])
+        if isinstance(s, (list, tuple)):
+            return type(s)(pack(x) for x in s)
+        return next(it)
+    return pack(structure)
+
+
+def _skeleton(structure):
+    """The nest without its leaves, to compare structures."""
+    if isinstance(structure, dict):
+        return ("dict", tuple((k, _skeleton(structure[k])) for k in sorted(structure)))
+    if isinstance(structure, (list, tuple)):
+        kind = type(structure).__name__ if hasattr(structure, "_fields") else "seq"
+        return (kind, tuple(_skeleton(x) for x in structure))
+    return None
+
+
+def _flatten_up_to(structure, values) -> list:
+    """`values` flattened as deep as `structure` goes (its leaves may be lists)."""
+    if isinstance(structure, dict):
+        return [x for k in sorted(structure) for x in _flatten_up_to(structure[k], values[k])]
+    if isinstance(structure, (list, tuple)):
+        if not isinstance(values, (list, tuple)) or len(values) != len(structure):
+            raise OneGraphError(f"shape_invariants {values!r} does not match the structure "
+                                "of loop_vars")
+        return [x for s, v in zip(structure, values) for x in _flatten_up_to(s, v)]
+    return [values]
 
 
 def _graph_of(values) -> Graph:
@@ -152,34 +271,53 @@ def cond(pred, true_fn: Callable, false_fn: Callable, name: str = "cond"):
     Args:
         pred: boolean scalar tensor.
         true_fn, false_fn: functions building each branch; they return a tensor or a
-            list/tuple of tensors of matching structure and dtypes.
+            (possibly nested) list/tuple/namedtuple/dict of tensors, the same
+            structure and dtypes in both branches (as TF1, x and [x] match; the
+            result is then x's).
+        name: name scope of the cond's nodes.
 
     Returns:
         The taken branch's result, in the same structure.
 
     Raises:
         OneGraphError: the branches return different structures.
+        ShapeError: an output has different dtypes in the two branches.
     """
     g = _graph_of([pred])
     p = g.convert(pred)
     with g.name_scope(name):
         with CondContext(g, p, 1) as ct:
-            rt, rebuild = _flat(true_fn())
-            rt = [ct.capture(g.convert(r)) if not _is_inside(ct, g.convert(r))
-                  else g.convert(r) for r in rt]
-            rt = [_in_branch(g, ct, r) for r in rt]
+            true_out = true_fn()
+            rt = [g.convert(r) for r in _flatten(true_out)]
+            rt = [_in_branch(g, ct, r if _is_inside(ct, r) else ct.capture(r)) for r in rt]
         with CondContext(g, p, 0) as cf:
-            rf, _ = _flat(false_fn())
-            rf = [g.convert(r) for r in rf]
-            rf = [_in_branch(g, cf, cf.capture(r) if not _is_inside(cf, r) else r) for r in rf]
-        if len(rt) != len(rf):
-            raise OneGraphError(f"cond: branches return {len(rt)} and {len(rf)} values")
+            false_out = false_fn()
+            rf = [g.convert(r) for r in _flatten(false_out)]
+            rf = [_in_branch(g, cf, r if _is_inside(cf, r) else cf.capture(r)) for r in rf]
+        if _skeleton(true_out) != _skeleton(false_out):
+            # TF1 (strict=False) unpacks a one-element list or tuple: x matches [x]
+            true_out, false_out = _unpack_single(true_out), _unpack_single(false_out)
+        if len(rt) != len(rf) or _skeleton(true_out) != _skeleton(false_out):
+            raise OneGraphError(f"cond {name!r}: true_fn and false_fn return different "
+                                f"structures ({len(rt)} and {len(rf)} values)")
+        for k, (a, b) in enumerate(zip(rf, rt)):
+            if a.dtype != b.dtype:
+                raise ShapeError(f"cond {name!r}: output {k} has dtype "
+                                 f"{b.dtype.short_name} in true_fn but "
+                                 f"{a.dtype.short_name} in false_fn; both branches must "
+                                 "return the same dtypes")
         outs = []
         for a, b in zip(rf, rt):
             m = g.op("Merge", [a, b], name="merge")[0]
             g._merge_pred[g._producer[m.tensor_index]] = p
             outs.append(m)
-    return rebuild(outs)
+    return _pack(true_out, outs)
+
+
+def _unpack_single(out):
+    if isinstance(out, (list, tuple)) and not hasattr(out, "_fields") and len(out) == 1:
+        return out[0]
+    return out
 
 
 def _is_inside(ctx, t: Tensor) -> bool:
@@ -203,116 +341,195 @@ class WhileInfo:
         self.__dict__.update(kw)
 
 
+def _differentiable(dtype: DType) -> bool:
+    """Float loop values, and accumulators (whose static dtype is UNDEFINED)."""
+    return dtype is DType.UNDEFINED or dtype.numpy.kind == "f"
+
+
+def _fits(shape, invariant) -> bool:
+    """TF1's rule: `shape` is at least as specific as the invariant (None = any)."""
+    if invariant is None:
+        return True
+    if shape is None or len(shape) != len(invariant):
+        return False
+    return all(i is None or s == i for s, i in zip(shape, invariant))
+
+
+def _show(shape) -> str:
+    return "unknown" if shape is None else str(list(shape)).replace("None", "?")
+
+
 def while_loop(cond_fn: Callable, body: Callable, loop_vars, maximum_iterations=None,
-               shape_invariants=None, name: str = "while"):
+               shape_invariants=None, name: str = "while", back_prop: bool = True,
+               parallel_iterations: int = 10, swap_memory: bool = False,
+               _grad_of: "WhileInfo | None" = None):
     """Repeat `loop_vars = body(*loop_vars)` while `cond_fn(*loop_vars)` is true.
+
+    `cond_fn` and `body` are called once, while the graph is built (never by
+    `Session.run` nor by gradients). Each loop variable keeps its dtype, and its
+    shape unless `shape_invariants` allows it to change (TF1's rule).
 
     Args:
         cond_fn: function of the loop variables returning a boolean scalar tensor.
-        body: function of the loop variables returning new values (same structure).
-        loop_vars: a tensor or list/tuple of tensors (or values).
-        maximum_iterations: optional int bound on the number of iterations.
-        shape_invariants: optional shapes (None entries = any) per loop variable, for
-            variables whose shape changes across iterations.
+        body: function of the loop variables returning new values in the same
+            structure.
+        loop_vars: a tensor, or a (possibly nested) list/tuple/namedtuple/dict of
+            tensors or values. A list/tuple is passed to cond_fn and body as
+            separate arguments.
+        maximum_iterations: optional bound on the number of iterations: an int or a
+            scalar integer tensor.
+        shape_invariants: optional, in the structure of loop_vars: per variable the
+            shape it keeps across iterations (a list with None for dimensions that
+            may change), or None for any shape. Default: each initial shape.
         name: name of the frame.
+        back_prop: False makes the results constants for gradients (stop_gradient).
+        parallel_iterations, swap_memory: accepted for TF1 compatibility; iterations
+            always run one after another, in memory.
 
     Returns:
         The loop variables' final values, in the structure of loop_vars.
+
+    Raises:
+        OneGraphError: body returns another number of values than loop_vars, or
+            shape_invariants does not match loop_vars.
+        ShapeError: body changes a variable's dtype, or returns a shape its invariant
+            does not allow (pass shape_invariants), or maximum_iterations is not an
+            integer scalar.
 
     Example::
 
         i, s = og.while_loop(lambda i, s: i < 10, lambda i, s: (i + 1, s + i),
                              [og.constant(0), og.constant(0)])
     """
-    items, rebuild = _flat(loop_vars)
+    del parallel_iterations, swap_memory  # iterations run one after another
+    strict = _grad_of is None  # a gradient loop's carries may have vaguer static shapes
+    items = _flatten(loop_vars)
     g = _graph_of(items)
     items = [g.convert(v) for v in items]
+    spread = isinstance(loop_vars, (list, tuple)) and not hasattr(loop_vars, "_fields")
+
+    def call(fn, flat):
+        packed = _pack(loop_vars, flat)
+        return fn(*packed) if spread else fn(packed)
+
+    if shape_invariants is None:
+        inv = [x.shape for x in items]
+    else:
+        inv = [None if s is None else _shape_tuple(s)
+               for s in _flatten_up_to(loop_vars, shape_invariants)]
     frame = g.unique_name(name)
+    for k, (v, s) in enumerate(zip(items, inv)):
+        if strict and not _fits(v.shape, s):
+            raise ShapeError(f"while_loop {frame!r}: loop variable {k} ({v.name!r}) has "
+                             f"shape {_show(v.shape)}, which its shape invariant "
+                             f"{_show(s)} does not allow")
+    limit = None
+    if maximum_iterations is not None:
+        if isinstance(maximum_iterations, Tensor) or hasattr(maximum_iterations,
+                                                             "_as_graph_tensor"):
+            limit = g.convert(maximum_iterations)
+            if limit.dtype.numpy.kind not in "iu" or limit.shape not in (None, ()):
+                raise ShapeError(f"while_loop {frame!r}: maximum_iterations must be an "
+                                 f"integer scalar, got {limit.dtype.short_name} of shape "
+                                 f"{_show(limit.shape)}")
+            if limit.dtype is not DType.INT64:
+                limit = api.cast(limit, DType.INT64)
+        else:
+            limit = np.int64(maximum_iterations)
     start = len(g._ir.nodes)
     counter0 = g.constant(np.array(0, np.int64))
     all_vars = [counter0] + items
-    inv = [None] + (list(shape_invariants) if shape_invariants is not None
-                    else [None] * len(items))
+    inv = [()] + inv
     enters = [g.op("Enter", [v], {"frame_name": frame}, name=f"{frame}/enter") for v in all_vars]
-    with WhileContext(g, frame) as ctx:
+    with WhileContext(g, frame, _grad_of) as ctx:
         ctx.mark([e.tensor_index for e in enters])
         merges = []
         for e, shape in zip(enters, inv):
-            m = g.op("Merge", [e, e], name=f"{frame}/merge",
-                     shapes=[shape, ()] if shape is not None else None)[0]
+            m = g.op("Merge", [e, e], name=f"{frame}/merge")[0]
+            g._ir.tensors[m.tensor_index].shape = _ir_shape(shape)
             merges.append(m)
         i, vs = merges[0], merges[1:]
-        c = g.convert(cond_fn(*vs))
-        if maximum_iterations is not None:
-            c = api.logical_and(c, api.less(i, np.int64(maximum_iterations)))
+        c = g.convert(call(cond_fn, vs))
+        if limit is not None:
+            c = api.logical_and(c, api.less(i, limit))
         lc = g.op("LoopCond", [c], name=f"{frame}/loop_cond")
         switches = [g.op("Switch", [m, lc], name=f"{frame}/switch") for m in merges]
         exits = [g.op("Exit", [sw[0]], {"frame_name": frame}, name=f"{frame}/exit")
                  for sw in switches]
         body_in = [g.op("Identity", [sw[1]], name=f"{frame}/body_in") for sw in switches]
         ctx.pivot = g._producer[body_in[0].tensor_index]
-        outs, _ = _flat(body(*body_in[1:]))
+        outs = _flatten(call(body, body_in[1:]))
         if len(outs) != len(items):
-            raise OneGraphError(f"while_loop: body returned {len(outs)} values for "
-                                f"{len(items)} loop variables")
-        outs = [g.convert(o, v.dtype) for o, v in zip(outs, items)]
+            raise OneGraphError(f"while_loop {frame!r}: body returned {len(outs)} values "
+                                f"for {len(items)} loop variables")
+        outs = [g.convert(o, None if v.dtype is DType.UNDEFINED else v.dtype)
+                for o, v in zip(outs, items)]
+        for k, (o, v, s) in enumerate(zip(outs, items, inv[1:])):
+            if strict and v.dtype is not DType.UNDEFINED and o.dtype != v.dtype:
+                raise ShapeError(f"while_loop {frame!r}: loop variable {k} ({v.name!r}) "
+                                 f"enters the loop as {v.dtype.short_name} but the body "
+                                 f"returns {o.dtype.short_name}")
+            if strict and not _fits(o.shape, s):
+                raise ShapeError(f"while_loop {frame!r}: loop variable {k} ({v.name!r}) "
+                                 f"has shape {_show(s)} but the body returns shape "
+                                 f"{_show(o.shape)}; pass shape_invariants to let its "
+                                 "shape change across iterations")
         outs = [o if o.tensor_index in ctx.inside else g.op("Identity", [o]) for o in outs]
         outs = [body_in[0] + np.int64(1)] + outs
         nexts = [g.op("NextIteration", [o], name=f"{frame}/next") for o in outs]
     for m, nx in zip(merges, nexts):
-        node = g._ir.nodes[g._producer[m.tensor_index]]
-        node.inputs[1] = nx.tensor_index
-        _relax_shape(g, m, nx)
+        g._ir.nodes[g._producer[m.tensor_index]].inputs[1] = nx.tensor_index
+    parent = next((c for c in reversed(g._cf_stack) if isinstance(c, WhileContext)), None)
     info = WhileInfo(frame=frame, start=start, end=len(g._ir.nodes), ctx=ctx, enters=enters,
-                     merges=merges, exits=exits, body_in=body_in, outs=outs, body=body,
-                     n_vars=len(items), outer_stack=list(g._cf_stack), stacks=None)
+                     merges=merges, exits=exits, body_in=body_in, outs=outs, nexts=nexts,
+                     n_vars=len(items), outer_stack=list(g._cf_stack), parent_ctx=parent)
+    ctx.info = info
     loop_nodes = {n for n in range(start, len(g._ir.nodes))
                   if n in ctx.nodes or g._ir.nodes[n].op_type in ("Enter", "Exit")
                   and g._ir.nodes[n].attributes.get("frame_name") == frame}
     info.nodes = loop_nodes
-    for n in loop_nodes:
-        g._loop_of_node[n] = info
-    return rebuild(exits[1:])
+    for n in loop_nodes:  # inner loops' nodes keep their own (innermost) loop
+        g._loop_of_node.setdefault(n, info)
+    results = exits[1:]
+    if not back_prop:
+        results = [api.stop_gradient(r) for r in results]
+    return _pack(loop_vars, results)
 
 
-def _relax_shape(g, merged: Tensor, other: Tensor) -> None:
-    a, b = g._ir.tensors[merged.tensor_index], g._ir.tensors[other.tensor_index]
-    if a.shape is None or b.shape is None or len(a.shape) != len(b.shape):
-        if a.shape is not None and b.shape is not None:
-            a.shape = None
-        return
-    a.shape = tuple(x if x == y else -1 for x, y in zip(a.shape, b.shape))
+def loop_to_differentiate(g: Graph, n: int, current: "WhileContext | None"):
+    """The loop whose gradient covers node n when differentiating inside `current`
+    (the forward loop whose backward body is being built; None at top level): the
+    outermost loop holding n nested in `current`, or None if n is `current`'s own."""
+    info = g._loop_of_node.get(n)
+    while info is not None:
+        if info.ctx is current:
+            return None
+        if info.parent_ctx is current:
+            return info
+        info = info.parent_ctx.info if info.parent_ctx is not None else None
+    return None
 
 
 def while_loop_gradients(g: Graph, info: WhileInfo, d_exits: list) -> list[tuple]:
     """Gradients of the loop's inputs (initial loop variables and captured outside
     tensors) given the gradients of its exits; returns [(tensor index, gradient)]
-    (a tensor both entering as a loop variable and captured appears twice)."""
+    (a tensor both entering as a loop variable and captured appears twice).
+
+    The backward loop applies the gradient rules of the forward body's own nodes;
+    the forward values they read come from stacks (see `WhileContext.capture`).
+    """
     from .gradients import gradients
 
     n_vars = info.n_vars
-    floats = [k for k in range(n_vars) if info.body_in[k + 1].dtype.numpy.kind == "f"]
-    if info.stacks is None:
-        saved = g._cf_stack
-        g._cf_stack = list(info.outer_stack)
-        try:
-            stacks = [g.op("Stack", [], {"stack_name": f"{info.frame}/stack{k}"},
-                           name=f"{info.frame}/stack") for k in range(n_vars)]
-            g._cf_stack = list(info.outer_stack) + [info.ctx]
-            for k in range(n_vars):
-                g.op("StackPush", [stacks[k], info.body_in[k + 1]],
-                     {"stack_name": f"{info.frame}/stack{k}"}, name=f"{info.frame}/push")
-        finally:
-            g._cf_stack = saved
-        info.stacks = stacks
-    stacks = info.stacks
+    _refuse_second_order(g, info)
+    floats = [k for k in range(n_vars) if _differentiable(info.body_in[k + 1].dtype)]
     # captured outside tensors, keyed as the body refers to them; gradients go to the
     # tensor each Enter actually reads (an outer frame's Enter for nested loops)
-    ext = [t for t, _ in info.ctx.captures.items()
+    ext = [t for t in info.ctx.captures
            if g._ir.tensors[t].dtype is not DType.UNDEFINED
            and g._ir.tensors[t].dtype.numpy.kind == "f"]
-    entered = [g._ir.nodes[g._producer[info.ctx.captures[t].tensor_index]].inputs[0]
-               for t in ext]
+    ext_in = [info.ctx.captures[t] for t in ext]
+    entered = [g._ir.nodes[g._producer[e.tensor_index]].inputs[0] for e in ext_in]
     ext_t = [Tensor(g, t) for t in entered]
     d0 = []
     for k in floats:
@@ -320,6 +537,11 @@ def while_loop_gradients(g: Graph, info: WhileInfo, d_exits: list) -> list[tuple
         d0.append(dense(d) if d is not None else api.zeros_like(info.exits[k + 1]))
     acc0 = [api.zeros_like(t) for t in ext_t]
     n_iter = info.exits[0]
+    ys = [info.outs[k + 1] for k in floats]
+    targets = [info.body_in[k + 1] for k in floats]
+    # the backward walk stops at the body's inputs and the loop's own machinery
+    stop = list(info.body_in) + ext_in + list(info.nexts)
+    invariants = [()] + [info.merges[k + 1].shape for k in floats] + [t.shape for t in ext_t]
 
     def bcond(k, *rest):
         return api.greater(k, np.int64(0))
@@ -327,29 +549,16 @@ def while_loop_gradients(g: Graph, info: WhileInfo, d_exits: list) -> list[tuple
     def bbody(k, *carry):
         dv = list(carry[:len(floats)])
         acc = list(carry[len(floats):])
-        bctx = g._cf_stack[-1]
-        vals = []
-        for j in range(n_vars):
-            src = info.body_in[j + 1]
-            vals.append(g.op("StackPop", [stacks[j]], {"stack_name": f"{info.frame}/stack{j}"},
-                             dtypes=[src.dtype], shapes=[src.shape], name="pop"))
-        outs, _ = _flat(info.body(*vals))
-        outs = [g.convert(o) for o in outs]
-        ys = [outs[j] for j in floats]
-        targets = [vals[j] for j in floats]
-        ext_in = [bctx.captures.get(t) for t in ext]
-        grads = gradients(ys, targets + [e for e in ext_in if e is not None], grad_ys=dv,
-                          _in_context=True)
+        grads = gradients(ys, targets + ext_in, grad_ys=dv, stop_gradients=stop,
+                          _in_context=True, _loop=info.ctx)
         new_dv = [dense(gr) if gr is not None else api.zeros_like(v)
                   for gr, v in zip(grads[:len(floats)], targets)]
-        rest = iter(grads[len(floats):])
-        new_acc = []
-        for a, e in zip(acc, ext_in):
-            gr = next(rest) if e is not None else None
-            new_acc.append(a if gr is None else a + dense(gr))
+        new_acc = [a if gr is None else a + dense(gr)
+                   for a, gr in zip(acc, grads[len(floats):])]
         return [k - np.int64(1)] + new_dv + new_acc
 
-    res = while_loop(bcond, bbody, [n_iter] + d0 + acc0, name=f"{info.frame}_grad")
+    res = while_loop(bcond, bbody, [n_iter] + d0 + acc0, shape_invariants=invariants,
+                     name=f"{info.frame}_grad", _grad_of=info)
     res = list(res)
     out = []
     for k, d in zip(floats, res[1:1 + len(floats)]):
@@ -363,7 +572,9 @@ def _switch_grad(b, op, grads):
     gf, gt = grads
     gf = gf if gf is not None else b.op("ZerosLike", [op.outputs[0]])
     gt = gt if gt is not None else b.op("ZerosLike", [op.outputs[1]])
-    return [b.op("Merge", [gf, gt])[0], None]
+    m = b.op("Merge", [gf, gt])[0]
+    b._merge_pred[b._producer[m.tensor_index]] = op.inputs[1]  # for its own gradient
+    return [m, None]
 
 
 @RegisterGradient("Merge")
@@ -373,6 +584,18 @@ def _merge_grad(b, op, grads):
         raise OneGraphError(f"Merge {op.name!r} was not built by og.cond: no gradient")
     sw = b.op("Switch", [grads[0], pred])
     return [sw[0], sw[1]]
+@RegisterGradient("AccumulatorWrite")
+def _accumulator_write_grad(b, op, grads):
+    # the accumulator passes its gradient on whole: its row `index` before this write
+    # holds nothing differentiable (the array is allocated empty), so it need not be
+    # zeroed, which would copy the array once per iteration
+    row = b.op("Gather", [grads[0], op.inputs[1]], {"axis": 0})
+    return [grads[0], None, row, None]
+
+
+@RegisterGradient("AccumulatorStack")
+def _accumulator_stack_grad(b, op, grads):
+    return [grads[0]]
 
 
 # --------------------------------------------------------------------------- functional
@@ -383,64 +606,146 @@ def _length(elems: Tensor):
     return api.gather(api.shape(elems), np.int64(0))
 
 
-def foldl(fn: Callable, elems, initializer, name: str = "foldl"):
-    """acc = fn(acc, elems[i]) for i = 0..n-1, starting from initializer; returns acc."""
-    elems = _g.convert_to_tensor(elems)
-    n = _length(elems)
-    init, rebuild = _flat(initializer)
+def _elements(elems, what: str) -> Tensor:
+    t = _g.convert_to_tensor(elems)
+    if t.shape is not None and len(t.shape) == 0:
+        raise ShapeError(f"{what}: elems must have a leading dimension, got a scalar")
+    return t
 
-    def body(i, *acc):
+
+def foldl(fn: Callable, elems, initializer=None, name: str = "foldl", back_prop: bool = True,
+          parallel_iterations: int = 10, swap_memory: bool = False):
+    """acc = fn(acc, elems[i]) for i = 0..n-1, starting from initializer; returns acc.
+
+    Args:
+        fn: function (acc, element) -> new acc, in the structure of initializer.
+        elems: tensor whose leading dimension is iterated over.
+        initializer: the first acc (a tensor or a nest of tensors); None means
+            elems[0], and the fold then runs over elems[1:].
+        name, back_prop, parallel_iterations, swap_memory: as for `while_loop`.
+
+    Returns:
+        The last acc, in the structure of initializer.
+
+    Raises:
+        ShapeError: elems is a scalar, or fn changes acc's dtype or shape.
+    """
+    elems = _elements(elems, "foldl")
+    n = _length(elems)
+    first = 0
+    if initializer is None:
+        initializer, first = api.gather(elems, np.int64(0)), 1
+
+    def body(i, acc):
         x = api.gather(elems, i)
-        new, _ = _flat(fn(rebuild(list(acc)), x))
-        return [i + np.int64(1)] + list(new)
+        return [i + np.int64(1), fn(acc, x)]
 
-    res = while_loop(lambda i, *acc: api.less(i, n), body,
-                     [api.constant(np.int64(0))] + list(init), name=name)
-    return rebuild(list(res[1:]))
-
-
-def _stacked(fn_out: Tensor, elems_len, g):
-    shape = fn_out.shape
-    empty = np.zeros((0,) + tuple(d if d is not None else 0 for d in shape),
-                     dtype=fn_out.dtype.numpy)
-    return g.constant(empty), [None] + list(shape)
+    _, res = while_loop(lambda i, acc: api.less(i, n), body,
+                        [api.constant(np.int64(first)), initializer], name=name,
+                        back_prop=back_prop, parallel_iterations=parallel_iterations,
+                        swap_memory=swap_memory)
+    return res
 
 
-def map_fn(fn: Callable, elems, name: str = "map_fn"):
-    """[fn(elems[i]) for i in range(n)] stacked along a new axis 0 (one while loop)."""
-    elems = _g.convert_to_tensor(elems)
+def _accumulate(acc, i, value: Tensor, n):
+    """AccumulatorWrite of row i (see ops/dataflow.py)."""
+    return acc.graph.op("AccumulatorWrite", [acc, i, value, n])
+
+
+def _stack_rows(g: Graph, acc: Tensor, row: Tensor, n) -> Tensor:
+    """The (n, *row.shape) result of an accumulator whose rows look like `row`."""
+    elem = row.shape if row.shape is not None else ()
+    out = g.op("AccumulatorStack", [acc],
+               {"dtype": row.dtype.numpy.name,
+                "element_shape": [-1 if d is None else int(d) for d in elem]})
+    length = g.static_value(n)
+    out.set_shape(None if row.shape is None else
+                  (None if length is None else int(length),) + tuple(elem))
+    return out
+
+
+def map_fn(fn: Callable, elems, dtype=None, name: str = "map_fn", back_prop: bool = True,
+           parallel_iterations: int = 10, swap_memory: bool = False):
+    """[fn(elems[i]) for i in range(n)] stacked along a new axis 0 (one while loop).
+
+    fn is called once, while the graph is built; results are written row by row into
+    one array, so time and memory are O(n). An empty elems gives an empty result
+    shaped (0, *fn's static output shape).
+
+    Args:
+        fn: function of one element returning one tensor.
+        elems: tensor whose leading dimension is mapped over.
+        dtype: fn's output dtype (TF1's keyword); checked when given.
+        name, back_prop, parallel_iterations, swap_memory: as for `while_loop`.
+
+    Returns:
+        A tensor of shape (n, *fn's output shape).
+
+    Raises:
+        ShapeError: elems is a scalar, or fn's output does not have `dtype`.
+    """
+    elems = _elements(elems, "map_fn")
     g = elems.graph
-    probe = g.convert(fn(api.gather(elems, np.int64(0))))  # for the element shape only
-    if probe.shape is None or any(d is None for d in probe.shape):
-        raise OneGraphError("map_fn needs fn's output shape to be known")
-    acc0, inv = _stacked(probe, None, g)
     n = _length(elems)
+    acc0 = g.op("AccumulatorNew", [])
+    rows = []
 
     def body(i, acc):
         y = g.convert(fn(api.gather(elems, i)))
-        return [i + np.int64(1), api.concat([acc, api.expand_dims(y, 0)], 0)]
+        if dtype is not None and y.dtype != _g.as_dtype(dtype):
+            raise ShapeError(f"map_fn: fn returns {y.dtype.short_name}, but dtype="
+                             f"{_g.as_dtype(dtype).short_name} was given")
+        rows.append(y)
+        return [i + np.int64(1), _accumulate(acc, i, y, n)]
 
     _, out = while_loop(lambda i, acc: api.less(i, n), body,
-                        [api.constant(np.int64(0)), acc0], shape_invariants=[None, inv],
-                        name=name)
-    return out
+                        [api.constant(np.int64(0)), acc0], shape_invariants=[(), None],
+                        name=name, back_prop=back_prop,
+                        parallel_iterations=parallel_iterations, swap_memory=swap_memory)
+    return _stack_rows(g, out, rows[0], n)
 
 
-def scan(fn: Callable, elems, initializer, name: str = "scan"):
-    """Like foldl, but returns every intermediate acc stacked along axis 0."""
-    elems = _g.convert_to_tensor(elems)
+def scan(fn: Callable, elems, initializer=None, name: str = "scan", back_prop: bool = True,
+         parallel_iterations: int = 10, swap_memory: bool = False):
+    """Like foldl, but returns every intermediate acc stacked along axis 0.
+
+    Args:
+        fn: function (acc, element) -> new acc, in the structure of initializer.
+        elems: tensor whose leading dimension is scanned.
+        initializer: the first acc (a tensor or a nest of tensors); None means
+            elems[0], which is then also the result's first row (TF1's rule).
+        name, back_prop, parallel_iterations, swap_memory: as for `while_loop`.
+
+    Returns:
+        For each leaf of acc, the n accs stacked along a new axis 0, in the structure
+        of initializer.
+
+    Raises:
+        ShapeError: elems is a scalar, or fn changes acc's dtype or shape.
+    """
+    elems = _elements(elems, "scan")
     g = elems.graph
-    init = g.convert(initializer)
-    if init.shape is None or any(d is None for d in init.shape):
-        raise OneGraphError("scan needs the initializer's shape to be known")
-    acc0, inv = _stacked(init, None, g)
     n = _length(elems)
+    first = 0
+    if initializer is None:
+        initializer, first = api.gather(elems, np.int64(0)), 1
+    init = [g.convert(x) for x in _flatten(initializer)]
+    k = len(init)
+    accs0 = [g.op("AccumulatorNew", []) for _ in range(k)]
+    if first:  # row 0 is elems[0] itself
+        accs0 = [_accumulate(a, api.constant(np.int64(0)), x, n) for a, x in zip(accs0, init)]
 
-    def body(i, acc, out):
-        new = g.convert(fn(acc, api.gather(elems, i)), acc.dtype)
-        return [i + np.int64(1), new, api.concat([out, api.expand_dims(new, 0)], 0)]
+    def body(i, state, accs):
+        x = api.gather(elems, i)
+        new = [g.convert(v, s.dtype) for v, s in
+               zip(_flatten(fn(_pack(initializer, list(state)), x)), init)]
+        if len(new) != k:
+            raise OneGraphError(f"scan: fn returned {len(new)} values for an acc of {k}")
+        return [i + np.int64(1), new, [_accumulate(a, i, v, n) for a, v in zip(accs, new)]]
 
-    _, _, out = while_loop(lambda i, a, o: api.less(i, n), body,
-                           [api.constant(np.int64(0)), init, acc0],
-                           shape_invariants=[None, None, inv], name=name)
-    return out
+    _, _, outs = while_loop(lambda i, s, a: api.less(i, n), body,
+                            [api.constant(np.int64(first)), init, accs0],
+                            shape_invariants=[(), [x.shape for x in init], [None] * k],
+                            name=name, back_prop=back_prop,
+                            parallel_iterations=parallel_iterations, swap_memory=swap_memory)
+    return _pack(initializer, [_stack_rows(g, o, x, n) for o, x in zip(outs, init)])

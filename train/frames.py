@@ -72,12 +72,17 @@ def has_frames(graph, nodes) -> bool:
 
 
 def frame_closure(graph, nodes: set) -> set:
-    """Nodes of every frame that has a node in `nodes` (a frame runs whole)."""
+    """Nodes of every frame that has a node in `nodes` (a frame runs whole), except
+    StackPushes whose stack no StackPop among them reads."""
     out = set(nodes)
     for name, members in _frames(graph, set(range(len(graph.nodes)))).items():
         if members & nodes:
             out |= members
-    return out
+    # values saved for a gradient loop are pushed only when that loop's pops run
+    popped = {graph.nodes[n].attributes.get("stack_name") for n in out
+              if graph.nodes[n].op_type == "StackPop"}
+    return {n for n in out if graph.nodes[n].op_type != "StackPush"
+            or graph.nodes[n].attributes.get("stack_name") in popped}
 
 
 def _consumers(graph):
@@ -229,7 +234,11 @@ class FrameRunner:
             attrs = op.resolve_attrs(node.attributes, where)
             ctrl = tuple(graph.nodes[c].outputs[0] for c in node.control_inputs
                          if c in unit.nodes and graph.nodes[c].outputs)
-            kind = {"Enter": "enter", "Merge": "merge"}.get(node.op_type, "op")
+            # a StackPush saves a forward value for the gradient loop even when it is
+            # dead (its pop is then dead too); its control input (the body's pivot)
+            # still skips it when the whole body is dead
+            kind = {"Enter": "enter", "Merge": "merge", "StackPush": "merge"}.get(
+                node.op_type, "op")
             self.steps.append(_Sub(op.kernel, attrs, tuple(node.inputs), tuple(node.outputs),
                                    ctrl, kind, node, bool(attrs.get("is_constant", 0))))
             if node.op_type == "NextIteration":

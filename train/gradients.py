@@ -181,7 +181,7 @@ def dense(grad):
 
 
 def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
-              name: str = "gradients", _in_context: bool = False) -> list:
+              name: str = "gradients", _in_context: bool = False, _loop=None) -> list:
     """Symbolic gradients of sum(ys) with respect to each of xs.
 
     Args:
@@ -193,6 +193,9 @@ def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
             through the ops that produce them, but a stop tensor that is itself one
             of xs still gets its gradient.
         name: name scope of the gradient nodes.
+        _in_context, _loop: internal (the backward body of a while loop builds its
+            nodes in its own context, differentiating the body of forward loop
+            context `_loop`).
 
     Returns:
         One entry per x: a Tensor, an `IndexedSlices` (sparse, e.g. an embedding
@@ -268,7 +271,7 @@ def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
                     gy = g.convert(gy, y.dtype)
                 grads.setdefault(y.tensor_index, []).append(gy)
             for n in sorted(between, reverse=True):
-                loop = g._loop_of_node.get(n)
+                loop = _loop_to_differentiate(g, n, _loop) if g._loop_of_node else None
                 if loop is not None:  # a whole while loop at once (BPTT)
                     if id(loop) not in loops_done:
                         loops_done.add(id(loop))
@@ -309,6 +312,12 @@ def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
         finally:
             g._cf_stack = saved_cf
     return result
+
+
+def _loop_to_differentiate(g: Graph, n: int, current):
+    from .control_flow import loop_to_differentiate as find
+
+    return find(g, n, current)
 
 
 def _loop_gradients(g: Graph, loop, grads: dict, stop: set) -> None:

@@ -526,6 +526,8 @@ class Graph:
             ctx = self._cf_stack[-1] if self._cf_stack else None
             if ctx is not None:
                 in_tensors = [None if t is None else ctx.capture(t) for t in in_tensors]
+            if self._node_context:
+                self._check_frames(op_type, name, in_tensors, ctx)
             node_name = self.unique_name(name or op_type)
             if num_outputs is None:
                 # optional outputs ("name?") are created only when asked for
@@ -555,6 +557,28 @@ class Graph:
             return Operation(self, n)
         result = [Tensor(self, t) for t in outs]
         return result[0] if len(result) == 1 else result
+
+    def _check_frames(self, op_type, name, in_tensors, ctx) -> None:
+        """Refuse an input computed inside a while loop that does not enclose `ctx`
+        (it has a value per iteration, none outside; TF1 refuses it too)."""
+        for t in in_tensors:
+            n = None if t is None else self._producer.get(t.tensor_index)
+            c = None if n is None else self._node_context.get(n)
+            if c is None:
+                continue
+            loop = _enclosing_loop(c)
+            node = self._ir.nodes[n]
+            if loop is not None and node.op_type == "Exit" \
+                    and node.attributes.get("frame_name") == loop.frame:
+                loop = _enclosing_loop(loop.outer)  # a loop's result lives outside it
+            a = ctx
+            while a is not None and a is not loop:
+                a = a.outer
+            if loop is not None and a is None:
+                raise OneGraphError(
+                    f"cannot use {t.name!r} as an input of {op_type} {name or op_type!r}: "
+                    f"it is computed inside while loop {loop.frame!r} and has no value "
+                    "outside it; return it from the loop body as a loop variable")
 
     def _infer(self, n, opdef, in_tensors, dtypes, shapes):
         node = self._ir.nodes[n]
@@ -666,6 +690,13 @@ class Graph:
                                 outputs={k: t.tensor_index for k, t in sig["outputs"].items()},
                                 targets=[_node_of(x) for x in sig["targets"]])
         return model
+
+
+def _enclosing_loop(ctx):
+    """The innermost while-loop context among ctx and its outer contexts, or None."""
+    while ctx is not None and not hasattr(ctx, "frame"):
+        ctx = ctx.outer
+    return ctx
 
 
 def _node_of(x) -> int | None:

@@ -190,7 +190,9 @@ class Session:
             ShapeError: a fed value's dtype or shape contradicts the tensor's, or its
                 values do not fit the tensor's dtype.
             OneGraphError: an unknown fetch/feed, a handle of another graph, a tensor
-                fed twice, or an unsupported op.
+                fed twice, an unsupported op, a fetch computed inside a while loop
+                (not one of its results), or a fetch without a value in this run (in
+                a cond branch that was not taken).
         """
         if run_metadata is not None and not isinstance(run_metadata, RunMetadata):
             raise TypeError(f"run_metadata must be an og.RunMetadata, got "
@@ -238,8 +240,13 @@ class Session:
         fed = [values[i] for i, _ in feed_items]
         for kind in kinds:
             if kind == "tensor":
-                v = values[next(it)]
-                out.append(None if v is DEAD else _private(v, fed))
+                index = next(it)
+                v = values[index]
+                if v is DEAD:
+                    raise OneGraphError(
+                        f"fetched tensor {self.graph.tensors[index].name!r} has no value "
+                        "in this run: it is computed in a cond branch that was not taken")
+                out.append(_private(v, fed))
             else:
                 out.append(None)
         return rebuild(out)
@@ -374,6 +381,7 @@ class Session:
                 return self._compile(graph, fetches, sorted(set(targets) | grown), fed,
                                      graph_inputs)
             order = frames.contract(graph, order)
+            _check_frame_fetches(graph, order, fetches, fed, producers)
 
         template: list = [None] * len(graph.tensors)
         for i, t in enumerate(graph.tensors):
@@ -538,6 +546,21 @@ class Session:
             values[i] = v
         self._execute(compiled, _Frame(graph, values, parent))
         return [values[i] for i in graph.outputs]
+
+
+def _check_frame_fetches(graph: Graph, order: list, fetches: list[int], fed: set,
+                         producers: dict) -> None:
+    """Refuse fetching a tensor computed inside a while-loop frame (not its Exit)."""
+    units = [it for it in order if not isinstance(it, int)]
+    for t in fetches:
+        if t in fed:
+            continue
+        for unit in units:
+            if t not in unit.outputs and producers.get(t) in unit.nodes:
+                raise OneGraphError(
+                    f"cannot fetch {graph.tensors[t].name!r}: it is computed inside while "
+                    f"loop {unit.name!r} and has no value outside it; fetch a result of "
+                    "the loop instead")
 
 
 def _free_names(graph: Graph, memo: dict) -> frozenset[str]:
