@@ -331,6 +331,8 @@ class Graph:
         self._merge_pred: dict[int, Any] = {}
         self._loop_of_node: dict[int, Any] = {}
         self._finalized = False
+        # the graph-level seed (og.set_random_seed), as TF1's Graph.seed: None = unseeded
+        self.seed: int | None = None
 
     # -- plumbing for Session ---------------------------------------------------------
 

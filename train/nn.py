@@ -24,8 +24,11 @@ tanh = api.tanh
 
 
 def set_random_seed(seed: int, graph=None) -> None:
-    """Seed the generator that layer initializers draw from (per graph)."""
+    """Set the graph-level seed (`graph.seed`, as TF1's): layer initializers draw from
+    a generator seeded with it, and ops that take a seed (RandomShuffleQueue) derive
+    theirs from it."""
     g = graph or _g.get_default_graph()
+    g.seed = int(seed)
     g._init_rng = np.random.default_rng(seed)
 
 

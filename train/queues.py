@@ -224,21 +224,6 @@ class FIFOQueue:
         return self.graph.op("QueueSize", [self.handle], name=name or f"{self.name}/size")
 
 
-def _graph_seed(g):
-    """The seed given to `og.set_random_seed` for graph g, or None.
-
-    `set_random_seed` keeps only the generator layer initializers draw from; its seed
-    sequence's entropy is the seed, and reading it draws nothing, so queues do not
-    shift the initial weights.
-    """
-    rng = getattr(g, "_init_rng", None)
-    if rng is None:
-        return None
-    bg = rng.bit_generator
-    seq = getattr(bg, "seed_seq", None) or getattr(bg, "_seed_seq", None)
-    return getattr(seq, "entropy", None)
-
-
 class RandomShuffleQueue(FIFOQueue):
     """A queue that dequeues uniformly random elements.
 
@@ -247,9 +232,7 @@ class RandomShuffleQueue(FIFOQueue):
             queued (better mixing), unless the queue is closed.
         seed: seed of the shuffling. None (or -1): as in TF1, derived from the graph
             seed (`og.set_random_seed`) and the queue's name, so two identical builds
-            shuffle alike; fresh entropy when the graph has no seed. (A graph whose
-            layers drew initial weights before any `set_random_seed` has the
-            initializers' default seed 0.)
+            shuffle alike; fresh entropy when the graph has no seed.
     """
 
     _op_type = "RandomShuffleQueue"
@@ -262,7 +245,7 @@ class RandomShuffleQueue(FIFOQueue):
         super().__init__(capacity, dtypes, shapes, name, shared_name)
 
     def _extra_attrs(self, graph, name: str) -> dict:
-        seed, graph_seed = self._seed, _graph_seed(graph)
+        seed, graph_seed = self._seed, graph.seed
         if seed < 0 and graph_seed is not None:
             # TF1 derives an op seed from the graph seed and the op; here the op's
             # unique name stands for it, so unrelated ops do not change the order

@@ -379,6 +379,19 @@ def test_random_shuffle_queue_follows_the_graph_seed():
     assert _shuffled(None) != _shuffled(None)
 
 
+def test_weights_drawn_without_a_graph_seed_leave_the_queue_unseeded():
+    # TF1: only set_random_seed makes a graph seeded (graph.seed); drawing initial
+    # weights first must not make the queue's order fixed
+    g = og.Graph()
+    with g.as_default():
+        og.nn.glorot_uniform((3, 3), 3, 3)
+        q = og.RandomShuffleQueue(4, 0, [og.float32], [[3]])
+        assert g.seed is None
+        og.set_random_seed(7)
+        assert g.seed == 7
+    assert q.handle.op._node.attributes["seed"] == -1
+
+
 def test_two_queues_under_one_graph_seed_shuffle_differently():
     g = og.Graph()
     with g.as_default():
