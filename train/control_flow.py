@@ -270,14 +270,15 @@ def cond(pred, true_fn: Callable, false_fn: Callable, name: str = "cond"):
 
     Args:
         pred: boolean scalar tensor.
-        true_fn, false_fn: functions building each branch; they return a tensor or a
-            (possibly nested) list/tuple/namedtuple/dict of tensors, the same
-            structure and dtypes in both branches (as TF1, x and [x] match; the
-            result is then x's).
+        true_fn, false_fn: functions building each branch; they return a tensor, an
+            Operation (e.g. `lambda: train_op`, `og.no_op`) or a (possibly nested)
+            list/tuple/namedtuple/dict of them, the same structure and dtypes in both
+            branches (as TF1, x and [x] match; the result is then x's).
         name: name scope of the cond's nodes.
 
     Returns:
-        The taken branch's result, in the same structure.
+        The taken branch's result, in the same structure; an Operation where the
+        branches returned Operations (running it runs the taken branch's op).
 
     Raises:
         OneGraphError: the branches return different structures.
@@ -288,18 +289,20 @@ def cond(pred, true_fn: Callable, false_fn: Callable, name: str = "cond"):
     with g.name_scope(name):
         with CondContext(g, p, 1) as ct:
             true_out = true_fn()
-            rt = [g.convert(r) for r in _flatten(true_out)]
-            rt = [_in_branch(g, ct, r if _is_inside(ct, r) else ct.capture(r)) for r in rt]
+            rt = [_branch_result(g, ct, r) for r in _flatten(true_out)]
         with CondContext(g, p, 0) as cf:
             false_out = false_fn()
-            rf = [g.convert(r) for r in _flatten(false_out)]
-            rf = [_in_branch(g, cf, r if _is_inside(cf, r) else cf.capture(r)) for r in rf]
+            rf = [_branch_result(g, cf, r) for r in _flatten(false_out)]
         if _skeleton(true_out) != _skeleton(false_out):
             # TF1 (strict=False) unpacks a one-element list or tuple: x matches [x]
             true_out, false_out = _unpack_single(true_out), _unpack_single(false_out)
-        if len(rt) != len(rf) or _skeleton(true_out) != _skeleton(false_out):
+        ops_t = [isinstance(r, _g.Operation) for r in _flatten(true_out)]
+        ops_f = [isinstance(r, _g.Operation) for r in _flatten(false_out)]
+        if len(rt) != len(rf) or _skeleton(true_out) != _skeleton(false_out) \
+                or ops_t != ops_f:
             raise OneGraphError(f"cond {name!r}: true_fn and false_fn return different "
-                                f"structures ({len(rt)} and {len(rf)} values)")
+                                f"structures ({len(rt)} and {len(rf)} values; an "
+                                "Operation matches only an Operation)")
         for k, (a, b) in enumerate(zip(rf, rt)):
             if a.dtype != b.dtype:
                 raise ShapeError(f"cond {name!r}: output {k} has dtype "
@@ -307,11 +310,21 @@ def cond(pred, true_fn: Callable, false_fn: Callable, name: str = "cond"):
                                  f"{a.dtype.short_name} in false_fn; both branches must "
                                  "return the same dtypes")
         outs = []
-        for a, b in zip(rf, rt):
+        for a, b, is_op in zip(rf, rt, ops_t):
             m = g.op("Merge", [a, b], name="merge")[0]
             g._merge_pred[g._producer[m.tensor_index]] = p
-            outs.append(m)
+            outs.append(m.op if is_op else m)
     return _pack(true_out, outs)
+
+
+def _branch_result(g, ctx, r) -> Tensor:
+    """A branch's result as a tensor of that branch. An Operation (`lambda: train_op`)
+    becomes the branch's pivot with a control edge from it, so running the cond's
+    result runs the op of the taken branch only (as TF1's cond)."""
+    if isinstance(r, _g.Operation):
+        return g.op("Identity", [ctx.pivot_tensor], control_inputs=[r], name="branch_op")
+    r = g.convert(r)
+    return _in_branch(g, ctx, r if _is_inside(ctx, r) else ctx.capture(r))
 
 
 def _unpack_single(out):

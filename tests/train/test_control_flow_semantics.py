@@ -191,6 +191,35 @@ def test_while_loop_shape_invariant_gives_correct_static_and_runtime_shapes():
 
 # --------------------------------------------------------------------------- F07
 
+def test_cond_branches_may_return_operations():
+    # TF1: tf.cond(p, lambda: update_op, tf.no_op) runs the taken branch's op only
+    g = og.Graph()
+    with g.as_default():
+        p = og.placeholder(og.bool_, [], name="p")
+        v = og.Variable(np.float32(0.0), name="v")
+        step = og.cond(p, lambda: v.assign_add(1.0).op, og.no_op)
+        pair = og.cond(p, lambda: (og.constant(2.0), v.assign_add(10.0).op),
+                       lambda: (og.constant(3.0), og.no_op()))
+        init = og.global_variables_initializer()
+    assert isinstance(step, og.Operation) and isinstance(pair[1], og.Operation)
+    sess = og.Session(g)
+    sess.run(init)
+    assert sess.run(step, {p: True}) is None
+    assert sess.run(v) == 1.0
+    sess.run(step, {p: False})
+    assert sess.run(v) == 1.0
+    assert sess.run(pair, {p: False})[0] == 3.0 and sess.run(v) == 1.0
+    assert sess.run(pair, {p: True})[0] == 2.0 and sess.run(v) == 11.0
+
+
+def test_cond_refuses_an_operation_against_a_tensor():
+    g = og.Graph()
+    with g.as_default():
+        p = og.placeholder(og.bool_, [], name="p")
+        with pytest.raises(OneGraphError, match="Operation matches only an Operation"):
+            og.cond(p, og.no_op, lambda: og.constant(1.0))
+
+
 def test_cond_rejects_branches_of_different_dtypes():
     g = og.Graph()
     with g.as_default():
