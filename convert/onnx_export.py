@@ -27,7 +27,15 @@ from .onnx_import import OMITTED_OUTPUT_PREFIX, _onnx, onnx_schema
 from .onnx_legacy import _Names
 
 # onegraph-domain ops that have a direct ONNX equivalent: (domain, op) -> ONNX op.
-ONNX_EQUIVALENT = {("onegraph", "ReadVariable"): "Identity"}
+# StopGradient only matters to gradients (none in an exported graph); AddN adds inputs
+# of one shape, which ONNX Sum does (it also broadcasts).
+ONNX_EQUIVALENT = {("onegraph", "ReadVariable"): "Identity",
+                   ("onegraph", "StopGradient"): "Identity",
+                   ("onegraph", "AddN"): "Sum"}
+
+# onegraph-domain ops written as a few ONNX nodes: ZerosLike/OnesLike as
+# ConstantOfShape(Shape(x)) (x * 0 would keep NaN and inf).
+_FILLS = {("onegraph", "ZerosLike"): 0, ("onegraph", "OnesLike"): 1}
 
 # Domains ONNX itself defines: their ops are written as they are (only the onegraph
 # domain needs an equivalent or is refused).
@@ -108,7 +116,9 @@ def _value_info(t, with_shape: bool = True):
 
 
 class _Exporter:
-    def __init__(self, opsets: dict[str, int] | None = None):
+    def __init__(self, opsets: dict[str, int] | None = None, main_used: set | None = None):
+        # main-graph tensors the export reads (None: all): others are not initializers
+        self.main_used = main_used
         self.missing: dict[str, list] = {}
         self.graph_count = 0
         self.opsets = dict(opsets or {})  # domain ("" = default) -> the model's opset
@@ -218,15 +228,19 @@ class _Exporter:
             qdq_done[i] = out
             return out
 
+        used = self.main_used if is_main else None
         for i, t in enumerate(g.tensors):
             if t.data is not None and t.kind in (TensorKind.CONSTANT, TensorKind.VARIABLE) \
-                    and i not in producers:
+                    and i not in producers and (used is None or i in used):
                 initializers.append(_array_to_tensor(t.data, t.name, t.dtype))
 
         for k, node in enumerate(g.nodes):
             where = f"graph {g.name!r} node {node.name!r} ({node.op_type})"
             domain = node.domain
             op_type = node.op_type
+            if (domain, op_type) in _FILLS and _fill_dtype(g, node) is not None:
+                nodes.extend(_fill_nodes(g, node, _FILLS[(domain, op_type)]))
+                continue
             if (domain, op_type) in ONNX_EQUIVALENT:
                 op_type, domain = ONNX_EQUIVALENT[(domain, op_type)], ""
             elif domain not in _ONNX_DOMAINS:
@@ -362,6 +376,26 @@ class _Exporter:
             raise ConversionError(f"{where}: attribute {name!r} ({kind.name.lower()}) "
                                   f"cannot be encoded: {e}") from e
         raise ConversionError(f"{where}: attribute {name!r} has no ONNX representation")
+
+
+def _fill_dtype(g: Graph, node):
+    """The dtype of a ZerosLike/OnesLike output, when ConstantOfShape can make it."""
+    dtype = g.tensors[node.outputs[0]].dtype
+    if dtype in (DType.UNDEFINED, DType.STRING) or not node.inputs or node.inputs[0] < 0:
+        return None
+    return dtype
+
+
+def _fill_nodes(g: Graph, node, value: int) -> list:
+    """ZerosLike/OnesLike(x) as ConstantOfShape(Shape(x)) filled with `value`."""
+    from onnx import helper
+
+    dtype = _fill_dtype(g, node)
+    x, y = g.tensors[node.inputs[0]].name, g.tensors[node.outputs[0]].name
+    shape = f"{y}__shape"
+    fill = _array_to_tensor(np.full((1,), value, dtype=dtype.numpy), f"{y}__value", dtype)
+    return [helper.make_node("Shape", [x], [shape], name=f"{node.name}__Shape"),
+            helper.make_node("ConstantOfShape", [shape], [y], name=node.name, value=fill)]
 
 
 def _outer_names(g: Graph) -> set[str]:
@@ -540,8 +574,15 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
             check: bool = True):
     """Convert a Model to an ONNX ModelProto (and write it to `path` if given).
 
+    A graph imported from ONNX is written as it is. A graph built with the training
+    API (it lists no outputs) is exported as its `serving` signature: the nodes the
+    signature's outputs depend on, from its inputs. Variable initializers, optimizer
+    updates, gradients, Save/Restore and queues are left out, and variables become
+    initializers holding their values in the model (`to_model(session=...)`).
+
     Args:
-        model: the model (its main graph is exported; subgraphs inline as attributes).
+        model: the model, or an og.Graph (saved with its variables' initial values);
+            subgraphs inline as attributes.
         path: where to save the `.onnx` file. When the initializers total more than
             `external_data_threshold` bytes (2 GiB by default) they are written as one
             external data file, `<basename>.data`, next to `path`, and the returned
@@ -551,8 +592,10 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
         check: run `onnx.checker.check_model(full_check=True)` on the result.
 
     Raises:
-        ConversionError: ops of the onegraph domain without an ONNX equivalent (one
-            error listing all of them), an attribute or tensor that ONNX cannot hold,
+        TypeError: model is neither a Model nor an og.Graph.
+        ConversionError: no outputs to export (see below), a variable without a value,
+            an input or output of unknown rank, ops of the onegraph domain without an
+            ONNX equivalent that the outputs depend on (one error listing all of them), an attribute or tensor that ONNX cannot hold,
             a failed opset conversion, a GroupNormalization whose known channel count
             is not a multiple of num_groups (exporting to opset 21 or later), or a
             result the ONNX checker rejects (for GroupNormalization below opset 21, the
@@ -561,6 +604,13 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
     onnx = _onnx()
     from onnx import helper
 
+    if not isinstance(model, Model):
+        if not hasattr(model, "to_model"):
+            kind = type(model)
+            raise TypeError(f"to_onnx: expected an onegraph Model or og.Graph, got "
+                            f"{kind.__module__}.{kind.__qualname__} (load a .og file "
+                            "with og.load)")
+        model = model.to_model()  # an og.Graph, variables at their initial values
     if opset is not None:
         newest = onnx.defs.onnx_opset_version()
         if isinstance(opset, bool) or not isinstance(opset, (int, np.integer)) \
@@ -572,8 +622,9 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
         source_opset = DEFAULT_OPSET
     domain_opsets = {d: int(v) for d, v in model.opset_imports.items() if d != "ai.onnx"}
     domain_opsets[""] = int(source_opset)
-    exporter = _Exporter(domain_opsets)
-    graph_proto = exporter.graph(model.graph, True)
+    main, used = _export_view(model)
+    exporter = _Exporter(domain_opsets, used)
+    graph_proto = exporter.graph(main, True)
     if exporter.missing:
         parts = [f"{op} x{count} (first: node {first!r})"
                  for op, (count, first) in exporter.missing.items()]
@@ -611,6 +662,8 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
     _unique_node_names(proto.graph)
     _loosen_contradicted_shapes(proto)
     external = path is not None and _weight_bytes(proto.graph) > external_data_threshold
+    if check:
+        _check_io_ranks(proto.graph)
     if check and not external:
         _check(proto)
     if path is not None:
@@ -622,6 +675,89 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
         if check and external:
             _check(path)
     return proto
+
+
+def _export_view(model: Model):
+    """The main graph as exported, and the tensors it reads (None: all).
+
+    A graph that lists outputs (imported from ONNX) is written as it is. A graph
+    built with the training API lists none: ONNX has one graph and no state, so the
+    export computes the `serving` signature's outputs (or the only signature's) from
+    the nodes they depend on. Variable initializers, optimizer updates, gradients,
+    Save/Restore and queues are left out, and variables become initializers holding
+    their values in the model.
+
+    Raises:
+        ConversionError: there are no outputs to export, or a variable the outputs
+            read has no value.
+    """
+    import copy
+
+    g = model.graph
+    if g.outputs:  # an ONNX-style graph: written node for node, as it is
+        return g, None
+    sigs = model.signatures
+    sig = sigs.get("serving") or (next(iter(sigs.values())) if len(sigs) == 1 else None)
+    if sig is None or not sig.outputs or sig.graph != 0:
+        raise ConversionError(
+            "the model has no outputs to export: its main graph lists none and it has "
+            "no 'serving' signature with outputs (save it with signatures={'serving': "
+            "og.signature(inputs=..., outputs=...)})")
+    outputs = list(dict.fromkeys(sig.outputs.values()))
+    keep, used = _ancestors(g, outputs)
+    inputs = [i for i in dict.fromkeys(list(sig.inputs.values()) + list(g.inputs))
+              if i in used]
+    for i in sorted(used):
+        t = g.tensors[i]
+        if t.kind is TensorKind.VARIABLE and t.data is None:
+            raise ConversionError(
+                f"variable {t.name!r} has no value to export (its initial value is computed "
+                "by the graph): save the model with session=... so it holds the value")
+    view = copy.copy(g)
+    view.nodes = [g.nodes[n] for n in sorted(keep)]
+    view.inputs, view.outputs = inputs, outputs
+    return view, used | set(inputs)
+
+
+def _ancestors(g: Graph, outputs: list[int]):
+    """The nodes `outputs` depend on (through inputs and the outer-scope reads of
+    their subgraphs; ONNX has no control edges) and every tensor they read."""
+    producers = g.producers()
+    by_name = {t.name: i for i, t in enumerate(g.tensors)}
+    keep: set[int] = set()
+    used: set[int] = set()
+    stack = [i for i in outputs if i >= 0]
+    while stack:
+        i = stack.pop()
+        if i in used:
+            continue
+        used.add(i)
+        n = producers.get(i)
+        if n is None or n in keep:
+            continue
+        keep.add(n)
+        node = g.nodes[n]
+        stack.extend(j for j in node.inputs if j >= 0)
+        for sub in node.subgraphs():
+            stack.extend(by_name[name] for name in _outer_names(sub) if name in by_name)
+    return keep, used
+
+
+def _check_io_ranks(graph) -> None:
+    """ONNX needs the rank of a model's inputs and outputs: name those without one.
+
+    Raises:
+        ConversionError: some have none.
+    """
+    unknown = [f"{kind} {vi.name!r}" for kind, vis in (("input", graph.input),
+                                                      ("output", graph.output))
+               for vi in vis if vi.type.HasField("tensor_type")
+               and not vi.type.tensor_type.HasField("shape")]
+    if unknown:
+        raise ConversionError(
+            f"graph {', '.join(unknown)}: unknown rank; ONNX needs the rank of a model's "
+            "inputs and outputs (give the placeholder a shape, or the op that makes the "
+            "output an explicit axis)")
 
 
 def _save(proto, path: str, external: bool) -> None:

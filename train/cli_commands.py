@@ -174,11 +174,17 @@ def _read_of(sess, var_index):
 
 
 def model_with_values(model, sess):
-    """A copy of `model` whose variable tensors hold their values in `sess`."""
+    """A copy of `model` whose variable tensors hold their values in `sess`.
+
+    Raises:
+        OneGraphError: `sess` runs another graph than `model`'s main graph.
+    """
     import copy
 
     from ..format import Tensor, TensorKind
 
+    if sess.graph is not model.graph:
+        raise OneGraphError("the session was made for another model than the one saved")
     out = copy.copy(model)
     g = copy.copy(model.graph)
     g.tensors = list(g.tensors)

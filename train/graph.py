@@ -17,6 +17,7 @@ and an index), so `Session.run` resolves them without name lookups::
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -664,18 +665,35 @@ class Graph:
             metadata: extra key/value strings.
 
         Returns:
-            A `onegraph.format.Model` sharing this graph's arrays.
+            A `onegraph.format.Model`: a snapshot of the graph as it is now (ops built
+            later are not in it) sharing this graph's arrays.
+
+        Raises:
+            OneGraphError: `session` runs another graph, or holds a value whose dtype
+                or shape contradicts its variable's declaration.
         """
         import copy
 
         ir = copy.copy(self._ir)
-        ir.tensors = list(self._ir.tensors)
+        # a snapshot: building more ops appends to (and shape inference updates) the
+        # live graph's lists and tensors, which must not leak into a saved model
+        ir.tensors = [copy.copy(t) for t in self._ir.tensors]
+        ir.nodes = [dataclasses.replace(n, inputs=list(n.inputs), outputs=list(n.outputs),
+                                        attributes=dict(n.attributes),
+                                        control_inputs=list(n.control_inputs))
+                    for n in self._ir.nodes]
+        ir.inputs, ir.outputs = list(self._ir.inputs), list(self._ir.outputs)
         if session is not None:
+            if session.graph is not self._ir:
+                raise OneGraphError(
+                    "to_model: the session was made for another graph (its variable "
+                    "values belong to that graph); pass a Session of this graph")
             for i, t in enumerate(ir.tensors):
                 if t.kind is TensorKind.VARIABLE:
                     ref = session.state.get(("variable", id(session.graph), i))
                     if ref is not None and ref.value is not None:
                         value = np.array(ref.value, order="C")
+                        _check_variable_value(t, value)
                         ir.tensors[i] = type(t)(t.name, t.dtype, value.shape, t.kind, value,
                                                 t.quantization)
         model = Model(graphs=[ir], opset_imports={"": 21, DOMAIN: 1},
@@ -692,6 +710,22 @@ class Graph:
                                 outputs={k: t.tensor_index for k, t in sig["outputs"].items()},
                                 targets=[_node_of(x) for x in sig["targets"]])
         return model
+
+
+def _check_variable_value(t, value: np.ndarray) -> None:
+    """Refuse a variable value whose dtype or shape contradicts the declared tensor.
+
+    Raises:
+        OneGraphError: it does.
+    """
+    declared = t.shape
+    if value.dtype != t.dtype.numpy or (declared is not None and (
+            len(declared) != value.ndim
+            or any(d >= 0 and d != v for d, v in zip(declared, value.shape)))):
+        raise OneGraphError(
+            f"variable {t.name!r} is declared {t.dtype.short_name} "
+            f"{None if declared is None else list(declared)} but holds "
+            f"{value.dtype} {list(value.shape)}")
 
 
 def _enclosing_loop(ctx):
