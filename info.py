@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import collections
+import math
 from typing import Any
 
 from .format import DType, Model, TensorKind
@@ -25,6 +26,15 @@ def _tensor_summary(t) -> dict[str, Any]:
     return out
 
 
+def _json_float(x: float) -> float | str:
+    """`x`, or "NaN" / "Infinity" / "-Infinity" for a non-finite value: JSON has no
+    such numbers (json.dumps would print a bare NaN that strict parsers refuse), and
+    these strings are what Python's float() and JavaScript's Number() read back."""
+    if math.isfinite(x):
+        return x
+    return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+
+
 def _type_str(t: dict) -> str:
     """`float32[?, 3]`, or wrapped in its containers: `sequence<float32[?, 3]>`,
     `sequence<map<int64, float32>>` (ZipMap's output)."""
@@ -40,8 +50,10 @@ def _type_str(t: dict) -> str:
 def describe(model: Model) -> dict[str, Any]:
     """Summarize a model: producer, version, signatures, ops, parameters, layout.
 
-    The result has only JSON types. `ops_without_kernel` lists op types the installed
-    operator library cannot run.
+    The result has only JSON types and is strict JSON: non-finite floats (a NaN or
+    infinite quantization scale) appear as the strings "NaN", "Infinity" and
+    "-Infinity". `ops_without_kernel` lists op types the installed operator library
+    cannot run.
     """
     from .ops import REGISTRY
 
@@ -69,7 +81,8 @@ def describe(model: Model) -> dict[str, Any]:
                 param_bytes += int(t.data.nbytes)
             if t.quantization is not None:
                 q = t.quantization
-                quantized.append({**_tensor_summary(t), "scale": q.scale.tolist()[:4],
+                quantized.append({**_tensor_summary(t),
+                                  "scale": [_json_float(v) for v in q.scale.tolist()[:4]],
                                   "zero_point": q.zero_point.tolist()[:4],
                                   "axis": int(q.axis), "channels": int(len(q.scale))})
             if t.kind is TensorKind.VARIABLE:

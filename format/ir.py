@@ -13,7 +13,9 @@ easy to build by hand::
     model.add_signature("serving", inputs={"x": x}, outputs={"y": y})
 
 `Graph.lint()` checks the invariants (indices in range, each tensor produced once, no
-cycles outside control-flow frames, data consistent with dtype and shape).
+cycles outside control-flow frames, data consistent with dtype and shape, every name,
+number and attribute storable in the file's types); `Model.lint()` adds signatures,
+opsets, metadata, the schema version and acyclic subgraph references.
 """
 
 from __future__ import annotations
@@ -79,6 +81,15 @@ class TypedList(list):
         self.attr_type = AttrType(attr_type)
 
 
+# Python values the file stores as integers / as numbers; ranges of its integer types.
+_INTEGERS = (bool, int, np.integer, np.bool_)
+_NUMBERS = (bool, int, float, np.integer, np.floating, np.bool_)
+_INT32_RANGE = (-(2**31), 2**31 - 1)
+_INT64_RANGE = (-(2**63), 2**63 - 1)
+_UINT16_RANGE = (0, 2**16 - 1)
+_LIST_TYPES = {AttrType.FLOATS, AttrType.INTS, AttrType.STRINGS, AttrType.GRAPHS}
+
+
 def attr_type_of(value: Any, where: str = "") -> AttrType:
     """The AttrType a Python attribute value is stored as.
 
@@ -87,7 +98,7 @@ def attr_type_of(value: Any, where: str = "") -> AttrType:
     """
     if isinstance(value, TypedList):
         return value.attr_type
-    if isinstance(value, (bool, int, np.integer)):
+    if isinstance(value, _INTEGERS):
         return AttrType.INT
     if isinstance(value, (float, np.floating)):
         return AttrType.FLOAT
@@ -102,12 +113,95 @@ def attr_type_of(value: Any, where: str = "") -> AttrType:
             return AttrType.GRAPHS
         if all(isinstance(v, str) for v in value) and value:
             return AttrType.STRINGS
-        if all(isinstance(v, (bool, int, np.integer)) for v in value):
+        if all(isinstance(v, _INTEGERS) for v in value):
             return AttrType.INTS
-        if all(isinstance(v, (bool, int, float, np.integer, np.floating)) for v in value):
+        if all(isinstance(v, _NUMBERS) for v in value):
             return AttrType.FLOATS
     raise FormatError(f"{where}: attribute value of type {type(value).__name__} "
                       "cannot be stored")
+
+
+def _check_int(value: Any, where: str, bounds: tuple[int, int] = _INT64_RANGE,
+               type_name: str = "int64") -> None:
+    """Refuse a value that is not an integer within `bounds` (lo, hi), naming `where`.
+
+    Raises:
+        FormatError: not an int (bool and numpy integers count), or out of range.
+    """
+    if not isinstance(value, _INTEGERS):
+        raise FormatError(f"{where}: {value!r} is not an int")
+    if not bounds[0] <= int(value) <= bounds[1]:
+        raise FormatError(f"{where}: {int(value)} is outside {type_name}")
+
+
+def _check_str(value: Any, where: str) -> None:
+    """Refuse a value the file cannot store as a string: not a str, or not encodable
+    as UTF-8 (a lone surrogate).
+
+    Raises:
+        FormatError: naming `where`.
+    """
+    if not isinstance(value, str):
+        raise FormatError(f"{where}: {type(value).__name__} is not a str")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise FormatError(f"{where}: {value!r} is not valid UTF-8 ({e.reason})") from None
+
+
+def _check_attribute(value: Any, where: str) -> AttrType:
+    """The AttrType `value` is stored as, after checking every element fits the file:
+    ints within int64, floats within float64, strings encodable, graphs for GRAPHS.
+
+    Raises:
+        FormatError: naming `where` (and the element index for lists).
+    """
+    kind = attr_type_of(value, where)
+    if isinstance(value, TypedList) and kind not in _LIST_TYPES:
+        raise FormatError(f"{where}: a TypedList cannot have the non-list type "
+                          f"{kind.name}")
+    if kind is AttrType.INT:
+        _check_int(value, where)
+    elif kind is AttrType.STRING:
+        _check_str(value, where)
+    elif kind is AttrType.INTS:
+        # whole-list checks first: tree-ensemble attributes hold millions of entries
+        lo, hi = _INT64_RANGE
+        typed = not isinstance(value, TypedList) or all(isinstance(v, _INTEGERS)
+                                                         for v in value)
+        if not (typed and (not value or lo <= min(value) and max(value) <= hi)):
+            for i, v in enumerate(value):
+                _check_int(v, f"{where}[{i}]")
+    elif kind is AttrType.FLOATS:
+        ok = not isinstance(value, TypedList) or all(isinstance(v, _NUMBERS) for v in value)
+        try:
+            if ok:
+                list(map(float, value))  # a huge int overflows a float64
+        except OverflowError:
+            ok = False
+        if not ok:
+            for i, v in enumerate(value):
+                if not isinstance(v, _NUMBERS):
+                    raise FormatError(f"{where}[{i}]: {type(v).__name__} is not a number")
+                try:
+                    float(v)
+                except OverflowError:
+                    raise FormatError(f"{where}[{i}]: {v} cannot be stored as a "
+                                      "float64") from None
+    elif kind is AttrType.STRINGS:
+        for i, v in enumerate(value):
+            _check_str(v, f"{where}[{i}]")
+    elif kind is AttrType.GRAPHS:
+        for i, v in enumerate(value):
+            if not isinstance(v, Graph):
+                raise FormatError(f"{where}[{i}]: {type(v).__name__} is not a Graph")
+    elif kind is AttrType.TENSOR:
+        try:
+            DType.from_numpy(value.dtype)  # refuses complex, datetime, void, ...
+        except FormatError as e:
+            raise FormatError(f"{where}: {e}") from None
+    return kind
 
 
 @dataclasses.dataclass(slots=True, eq=False)
@@ -208,7 +302,8 @@ class Node:
         for value in self.attributes.values():
             if isinstance(value, Graph):
                 out.append(value)
-            elif isinstance(value, (list, tuple)):
+            elif isinstance(value, (list, tuple)) and not (
+                    isinstance(value, TypedList) and value.attr_type is not AttrType.GRAPHS):
                 out.extend(v for v in value if isinstance(v, Graph))
         return out
 
@@ -368,16 +463,21 @@ class Graph:
 
         Raises:
             FormatError: an index is out of range, a tensor is produced twice, a
-                constant's data disagrees with its dtype/shape, or there is a cycle.
+                constant's data disagrees with its dtype/shape, there is a cycle, or a
+                name, attribute value or quantization axis does not fit the file's
+                types (str as UTF-8, int64, float64, int32).
         """
         n_t = len(self.tensors)
         where = f"graph {self.name!r}"
+        _check_str(self.name, f"{where}.name")
         produced: dict[int, int] = {}
         for i in self.inputs:
             _check_index(i, n_t, f"{where}.inputs")
         for i in self.outputs:
             _check_index(i, n_t, f"{where}.outputs")
         for k, node in enumerate(self.nodes):
+            for field in ("op_type", "name", "domain", "device"):
+                _check_str(getattr(node, field), f"{where}.nodes[{k}].{field}")
             at = f"{where}.nodes[{k}] ({node.op_type} {node.name!r})"
             for i in node.inputs:
                 if i != -1:
@@ -390,13 +490,22 @@ class Graph:
                 produced[i] = k
             for c in node.control_inputs:
                 _check_index(c, len(self.nodes), f"{at}.control_inputs")
+            for name, value in node.attributes.items():
+                _check_str(name, f"{at}: attribute name {name!r}")
+                _check_attribute(value, f"{at}: attribute {name!r}")
         for k, t in enumerate(self.tensors):
+            _check_str(t.name, f"{where}.tensors[{k}].name")
             at = f"{where}.tensors[{k}] ({t.name!r})"
             _check_shape(t, at)
             if t.data is not None:
                 if t.shape is None or tuple(t.data.shape) != t.shape:
                     raise FormatError(f"{at}: data shape {t.data.shape} != shape {t.shape}")
-                if t.dtype is not DType.STRING and t.data.dtype != t.dtype.numpy:
+                if t.dtype is DType.STRING:
+                    # elements (str, or UTF-8 bytes) are checked as the writer encodes them
+                    if t.data.dtype.kind not in "OUS":
+                        raise FormatError(f"{at}: data dtype {t.data.dtype} cannot hold "
+                                          "STRING elements")
+                elif t.data.dtype != t.dtype.numpy:
                     raise FormatError(f"{at}: data dtype {t.data.dtype} != {t.dtype.name}")
             elif t.kind is not TensorKind.ACTIVATION and t.kind is not TensorKind.VARIABLE:
                 raise FormatError(f"{at}: constant without data")
@@ -421,6 +530,8 @@ def _check_shape(t: Tensor, where: str) -> None:
             raise FormatError(f"{where}: shape {t.shape} has more elements than can be "
                               "addressed")
     q = t.quantization
+    if q is not None:
+        _check_int(q.axis, f"{where}.quantization.axis", _INT32_RANGE, "int32")
     if q is not None and t.shape is not None:
         n = len(q.scale)
         if len(q.zero_point) not in (0, n):
@@ -432,8 +543,40 @@ def _check_shape(t: Tensor, where: str) -> None:
 
 
 def _check_index(i: int, n: int, where: str) -> None:
+    if not isinstance(i, (int, np.integer)):
+        raise FormatError(f"{where}: index {i!r} is not an int")
     if not 0 <= i < n:
         raise FormatError(f"{where}: index {i} out of range (0..{n - 1})")
+
+
+def subgraph_cycle(edges: Sequence[Iterable[int]]) -> tuple[int, int] | None:
+    """Find a cycle among subgraph references: `edges[g]` lists the graphs whose
+    indices graph g's attributes refer to. Returns the (graph, target) reference that
+    closes the first cycle found, or None when the references form a DAG.
+
+    Iterative depth-first search from each graph in index order, targets ascending
+    (deterministic, no recursion limit).
+    """
+    n = len(edges)
+    targets = [sorted(set(e)) for e in edges]
+    state = [0] * n  # 0 new, 1 on the stack, 2 done
+    for start in range(n):
+        if state[start]:
+            continue
+        stack = [(start, iter(targets[start]))]
+        state[start] = 1
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[node] = 2
+                stack.pop()
+            elif state[nxt] == 1:
+                return node, nxt
+            elif state[nxt] == 0:
+                state[nxt] = 1
+                stack.append((nxt, iter(targets[nxt])))
+    return None
 
 
 def topological_order(num_tensors: int, nodes: Sequence[Node]) -> list[int] | None:
@@ -556,27 +699,63 @@ class Model:
         return out
 
     def lint(self) -> None:
-        """Lint every graph and the signatures.
+        """Lint every graph, the subgraph references, signatures, opsets, metadata and
+        the schema version: whatever passes is saved as a file `load` accepts.
 
         Raises:
-            FormatError: see `Graph.lint`; or a signature names a missing tensor/node.
+            FormatError: see `Graph.lint`; or a subgraph attribute refers to the main
+                graph or subgraph references form a cycle; a signature names a missing
+                tensor/node; a key (opset domain, metadata or signature key) is not a
+                str; an opset version is outside int64; the schema's major version is
+                not `SCHEMA_VERSION[0]` or its minor version is outside uint16.
         """
+        try:
+            version = tuple(self.schema_version)
+        except TypeError:
+            version = ()
+        if len(version) != 2:
+            raise FormatError(f"schema_version: {self.schema_version!r} is not "
+                              "(major, minor)")
+        if version[0] != SCHEMA_VERSION[0]:
+            raise FormatError(f"schema_version.major: {version[0]!r} is not "
+                              f"{SCHEMA_VERSION[0]}, the only major version readers of this "
+                              "version understand")
+        _check_int(version[1], "schema_version.minor", _UINT16_RANGE, "uint16")
+        _check_str(self.producer, "producer")
+        for domain, opset in self.opset_imports.items():
+            _check_str(domain, f"opset_imports key {domain!r}")
+            _check_int(opset, f"opset_imports[{domain!r}].version")
+        for key, value in self.metadata.items():
+            _check_str(key, f"metadata key {key!r}")
+            _check_str(str(value), f"metadata[{key!r}]")  # stored as str(value)
         graphs = self.all_graphs()
         for g in graphs:
             g.lint()
-        if self.graphs:
-            main = self.graphs[0]
-            for g in graphs:
-                for node in g.nodes:
-                    for name, value in node.attributes.items():
-                        subs = value if isinstance(value, (list, tuple)) else [value]
-                        if any(sub is main for sub in subs):
-                            raise FormatError(f"graph {g.name!r}: attribute {name!r} of "
-                                              f"node {node.name!r} refers to the main graph")
+        main = self.graphs[0] if self.graphs else None
+        index = {id(g): i for i, g in enumerate(graphs)}
+        edges = []
+        for g in graphs:
+            targets = []
+            for node in g.nodes:
+                subs = node.subgraphs()
+                if any(sub is main for sub in subs):
+                    name = next(n for n, v in node.attributes.items() if v is main or (
+                        isinstance(v, (list, tuple)) and any(x is main for x in v)))
+                    raise FormatError(f"graph {g.name!r}: attribute {name!r} of node "
+                                      f"{node.name!r} refers to the main graph")
+                targets.extend(index[id(sub)] for sub in subs)
+            edges.append(targets)
+        cycle = subgraph_cycle(edges)
+        if cycle is not None:
+            raise FormatError(f"graph {graphs[cycle[0]].name!r}: subgraph references form a "
+                              f"cycle through graph {graphs[cycle[1]].name!r}")
         for name, sig in self.signatures.items():
+            _check_str(name, f"signatures key {name!r}")
             _check_index(sig.graph, len(self.graphs), f"signatures[{name!r}].graph")
             g = self.graphs[sig.graph]
-            for key, t in list(sig.inputs.items()) + list(sig.outputs.items()):
-                _check_index(t, len(g.tensors), f"signatures[{name!r}][{key!r}]")
+            for field in ("inputs", "outputs"):
+                for key, t in getattr(sig, field).items():
+                    _check_str(key, f"signatures[{name!r}].{field} key {key!r}")
+                    _check_index(t, len(g.tensors), f"signatures[{name!r}][{key!r}]")
             for n in sig.targets:
                 _check_index(n, len(g.nodes), f"signatures[{name!r}].targets")

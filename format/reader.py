@@ -4,8 +4,11 @@ The Python FlatBuffers runtime does no bounds checking, so this module does not 
 it for reading. It walks the FlatBuffer with its own bounds-checked accessors, checking
 each offset, length, index, enum value, UTF-8 string and shape as it decodes, and raises
 `FormatError` naming the field path (``graphs[0].nodes[12].inputs[1]``) on the first
-problem. Work is bounded by the file size (a budget of decoded elements), so a hostile
-file cannot make loading hang or allocate what it merely claims to need.
+problem. Work is bounded by the file size (a budget of decoded elements and string
+bytes), so a hostile file cannot make loading hang or allocate what it merely claims to
+need: a string referenced from many places is decoded once and shared, and buffer
+entries whose data segments overlap or repeat are refused (each segment is decoded and
+checksummed at most once).
 
 Constant and variable tensors become numpy arrays viewing the memory-mapped data tail:
 loading does not read the weights. `check_data=True` also verifies segment checksums.
@@ -23,7 +26,7 @@ import numpy as np
 from ..errors import DataLossError, FormatError
 from .dtypes import DType
 from .ir import (SCHEMA_VERSION, AttrType, Container, Graph, Model, Node, Quantization,
-                 Signature, Tensor, TensorKind, TypedList, topological_order)
+                 Signature, Tensor, TensorKind, TypedList, subgraph_cycle, topological_order)
 from .writer import ALIGNMENT, FILE_IDENTIFIER
 
 _U8, _I8 = struct.Struct("<B"), struct.Struct("<b")
@@ -41,9 +44,14 @@ class _Reader:
         self.buf = buf
         self.size = size
         self.extent = 0  # furthest byte the FlatBuffer part uses
-        # Each decoded element costs one unit; a well-formed file needs far fewer than
-        # this, a hostile one sharing sub-objects cannot make us do more.
+        # Each decoded element (table, vector entry, string read) costs one unit, and
+        # each 4 bytes of a newly decoded string one more; a well-formed file needs far
+        # fewer than this, a hostile one sharing or overlapping sub-objects cannot make
+        # us do more.
         self.budget = 4 * size + 100_000
+        # Decoded strings by the position of their length word: a string shared by many
+        # tables (or referenced many times by a hostile file) is decoded once.
+        self.strings: dict[int, str] = {}
 
     def need(self, pos: int, n: int, path: str) -> None:
         if pos < 0 or n < 0 or pos + n > self.size:
@@ -141,17 +149,10 @@ class _Table:
         start, count = v
         return np.frombuffer(self.r.buf, dt, count, start).tolist()
 
-    def tables(self, slot: int, name: str) -> list["_Table"]:
+    def tables(self, slot: int, name: str) -> "_Tables":
         v = self.vector(slot, 4, name)
-        if v is None:
-            return []
-        start, count = v
-        out = []
-        for i in range(count):
-            p = start + 4 * i
-            out.append(self.r.table(p + _U32.unpack_from(self.r.buf, p)[0],
-                                    f"{self.path}.{name}[{i}]"))
-        return out
+        start, count = v if v is not None else (0, 0)
+        return _Tables(self.r, start, count, f"{self.path}.{name}")
 
     def strings(self, slot: int, name: str) -> list[str] | None:
         v = self.vector(slot, 4, name)
@@ -168,17 +169,48 @@ class _Table:
         return out
 
 
+class _Tables:
+    """A vector of tables, each verified as iteration reaches it: a vector of a million
+    entries (perhaps all one shared table) never exists as a million objects at once.
+    Iterate once: every table visited is charged to the budget."""
+
+    __slots__ = ("r", "start", "count", "path")
+
+    def __init__(self, r: _Reader, start: int, count: int, path: str) -> None:
+        self.r, self.start, self.count, self.path = r, start, count, path
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self):
+        r, buf, start, path = self.r, self.r.buf, self.start, self.path
+        for i in range(self.count):
+            p = start + 4 * i
+            yield r.table(p + _U32.unpack_from(buf, p)[0], f"{path}[{i}]")
+
+
 def _string_at(r: _Reader, p: int, path: str) -> str:
+    """The string whose length word is at `p` (the caller checked p..p+4 is in the file).
+
+    Every read costs one unit of budget; the first one also a unit per 4 bytes decoded,
+    so overlapping strings cannot decode more than a small multiple of the file.
+    """
+    cached = r.strings.get(p)
+    if cached is not None:
+        r.spend(1, path)
+        return cached
     n = _U32.unpack_from(r.buf, p)[0]
     r.need(p + 4, n + 1, path)
-    r.spend(n // 64, path)
+    r.spend(1 + n // 4, path)
     if r.buf[p + 4 + n] != 0:
         raise FormatError(f"{path}: string is not NUL-terminated")
     try:
-        return bytes(r.buf[p + 4:p + 4 + n]).decode("utf-8")
+        text = bytes(r.buf[p + 4:p + 4 + n]).decode("utf-8")
     except UnicodeDecodeError as e:
         raise FormatError(f"{path}: string is not valid UTF-8 ({e.reason} at byte "
                           f"{e.start})") from None
+    r.strings[p] = text
+    return text
 
 
 class _GraphRef:
@@ -190,11 +222,15 @@ class _GraphRef:
         self.index = index
 
 
+_ENUM_MEMBERS = {cls: {m.value: m for m in cls} for cls in (DType, TensorKind, Container,
+                                                              AttrType)}
+
+
 def _enum(value: int, enum_cls, path: str):
-    try:
-        return enum_cls(value)
-    except ValueError:
-        raise FormatError(f"{path}: unknown {enum_cls.__name__} value {value}") from None
+    member = _ENUM_MEMBERS[enum_cls].get(value)  # a dict lookup: far cheaper than enum_cls()
+    if member is None:
+        raise FormatError(f"{path}: unknown {enum_cls.__name__} value {value}")
+    return member
 
 
 def _shape(values: list | None, path: str, allow_unknown: bool) -> tuple | None:
@@ -245,6 +281,30 @@ class _Decoder:
                                     f"the end of the file ({self.file_size} bytes); "
                                     "the file is truncated")
             self.buffers.append((offset, length, crc))
+        self._check_disjoint()
+
+    def _check_disjoint(self) -> None:
+        """Refuse buffer entries whose data segments overlap or repeat.
+
+        The writer gives every piece of data its own segment (tensors may share one
+        buffer *entry*, never two entries one segment). Aliased entries would make each
+        one decoded and checksummed again, costing entries x segment size from a small
+        file. Empty segments hold no bytes and may share an offset with anything.
+        """
+        spans = sorted((offset, i) for i, (offset, length, _) in enumerate(self.buffers)
+                       if length)
+        widest, widest_end = -1, -1  # the segment reaching furthest so far
+        for offset, i in spans:
+            if offset < widest_end:
+                a, b = sorted((widest, i))
+                oa, la, _ = self.buffers[a]
+                ob, lb, _ = self.buffers[b]
+                raise FormatError(f"buffers[{a}] and buffers[{b}]: data segments "
+                                  f"{oa}..{oa + la} and {ob}..{ob + lb} overlap (each "
+                                  "buffer must have bytes of its own)")
+            end = offset + self.buffers[i][1]
+            if end > widest_end:
+                widest, widest_end = i, end
 
     def check_layout(self) -> None:
         fb_end = self.r.extent
@@ -434,30 +494,34 @@ def _decode_strings(data, offset: int, length: int, count: int, path) -> np.ndar
 
 def _check_graph_refs(graph_refs, n_graphs: int) -> None:
     """Subgraph references must form a DAG that never points back to graph 0."""
-    edges: dict[int, set[int]] = {g: set() for g in range(n_graphs)}
+    edges: list[set[int]] = [set() for _ in range(n_graphs)]
     for gi, targets, path in graph_refs:
         for target in targets:
             if target == 0:
                 raise FormatError(f"{path}: a subgraph attribute refers to the main graph")
             edges[gi].add(target)
-    state = [0] * n_graphs  # 0 new, 1 on stack, 2 done
-    for start in range(n_graphs):
-        if state[start]:
-            continue
-        stack = [(start, iter(sorted(edges[start])))]
-        state[start] = 1
-        while stack:
-            node, it = stack[-1]
-            nxt = next(it, None)
-            if nxt is None:
-                state[node] = 2
-                stack.pop()
-            elif state[nxt] == 1:
-                raise FormatError(f"graphs[{node}]: subgraph references form a cycle "
-                                  f"through graphs[{nxt}]")
-            elif state[nxt] == 0:
-                state[nxt] = 1
-                stack.append((nxt, iter(sorted(edges[nxt]))))
+    cycle = subgraph_cycle(edges)
+    if cycle is not None:
+        raise FormatError(f"graphs[{cycle[0]}]: subgraph references form a cycle "
+                          f"through graphs[{cycle[1]}]")
+
+
+def _keyed(entries, what: str, field: str, path: str) -> dict:
+    """{key: value} of the (key, value) pairs read from the list at `path`, whose
+    tables hold the key in `field`; `what` names a key in messages.
+
+    Raises:
+        FormatError: a key repeats (the file would be ambiguous: which value wins?).
+    """
+    out: dict = {}
+    first: dict = {}
+    for k, (key, value) in enumerate(entries):
+        if key in first:
+            raise FormatError(f"{path}[{k}].{field}: duplicate {what} {key!r} "
+                              f"(also {path}[{first[key]}])")
+        first[key] = k
+        out[key] = value
+    return out
 
 
 def parse(data, check_data: bool = False) -> Model:
@@ -489,8 +553,10 @@ def parse(data, check_data: bool = False) -> Model:
     model = Model()
     model.schema_version = (major, minor)
     model.producer = model_t.string(1, "producer")
-    for i, t in enumerate(model_t.tables(2, "opset_imports")):
-        model.opset_imports[t.string(0, "domain")] = t.scalar(1, _I64, 0, "version")
+    model.opset_imports = _keyed(
+        ((t.string(0, "domain"), t.scalar(1, _I64, 0, "version"))
+         for t in model_t.tables(2, "opset_imports")), "opset domain", "domain",
+        "opset_imports")
     graph_tables = model_t.tables(3, "graphs")
     graph_refs: list = []
     graphs = [dec.graph(t, gi, len(graph_tables), graph_refs)
@@ -509,18 +575,21 @@ def parse(data, check_data: bool = False) -> Model:
         sig = Signature(t.string(0, "name"))
         sig.graph = _index(t.scalar(1, _I32, 0, "graph"), len(graphs), f"{path}.graph")
         g = graphs[sig.graph]
-        for field, slot, target in (("inputs", 2, sig.inputs), ("outputs", 3, sig.outputs)):
-            for k, st in enumerate(t.tables(slot, field)):
-                target[st.string(0, "key")] = _index(st.scalar(1, _I32, 0, "tensor"),
-                                                     len(g.tensors),
-                                                     f"{path}.{field}[{k}].tensor")
+        for field, slot in (("inputs", 2), ("outputs", 3)):
+            keys = _keyed(((st.string(0, "key"),
+                            _index(st.scalar(1, _I32, 0, "tensor"), len(g.tensors),
+                                   f"{path}.{field}[{k}].tensor"))
+                           for k, st in enumerate(t.tables(slot, field))),
+                          f"{field[:-1]} key", "key", f"{path}.{field}")
+            setattr(sig, field, keys)
         sig.targets = [_index(n, len(g.nodes), f"{path}.targets[{k}]")
                        for k, n in enumerate(t.numbers(4, "<i4", "targets") or [])]
         if sig.name in model.signatures:
             raise FormatError(f"{path}: duplicate signature name {sig.name!r}")
         model.signatures[sig.name] = sig
-    for t in model_t.tables(6, "metadata"):
-        model.metadata[t.string(0, "key")] = t.string(1, "value")
+    model.metadata = _keyed(((t.string(0, "key"), t.string(1, "value"))
+                             for t in model_t.tables(6, "metadata")),
+                            "metadata key", "key", "metadata")
     dec.check_layout()
     # Only the graphs stored in the file's list order; subgraphs stay reachable both
     # from there and from the attributes that reference them.

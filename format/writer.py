@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import struct
 import zlib
 from typing import Any
 
@@ -36,10 +37,36 @@ def align_up(n: int, alignment: int = ALIGNMENT) -> int:
     return (n + alignment - 1) // alignment * alignment
 
 
-def encode_strings(array: np.ndarray) -> bytes:
-    """Pack a string tensor: (n+1) little-endian uint64 offsets, then the UTF-8 bytes."""
-    encoded = [s.encode("utf-8") if isinstance(s, str) else bytes(s)
-               for s in np.asarray(array, dtype=object).reshape(-1)]
+def encode_strings(array: np.ndarray, where: str = "string tensor") -> bytes:
+    """Pack a string tensor: (n+1) little-endian uint64 offsets, then the UTF-8 bytes.
+
+    Elements are str, or bytes holding valid UTF-8 (numpy `S` arrays and object arrays
+    of bytes, as `Graph.add_constant` makes them); the file stores text, so such bytes
+    load back as str.
+
+    Raises:
+        FormatError: an element is of another type (int, None, float, ...), is a str
+            that UTF-8 cannot encode (a lone surrogate), or is bytes that are not UTF-8;
+            the message names `where` and the element's flat index.
+    """
+    encoded = []
+    for k, s in enumerate(np.asarray(array, dtype=object).reshape(-1)):
+        if isinstance(s, str):
+            try:
+                encoded.append(s.encode("utf-8"))
+            except UnicodeEncodeError as e:
+                raise FormatError(f"{where}: string element {k} is not valid UTF-8 "
+                                  f"({e.reason})") from None
+        elif isinstance(s, bytes):
+            try:
+                s.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise FormatError(f"{where}: string element {k} is not valid UTF-8 "
+                                  f"({e.reason} at byte {e.start})") from None
+            encoded.append(bytes(s))
+        else:
+            raise FormatError(f"{where}: string element {k} is {type(s).__name__}, not "
+                              "str (or UTF-8 bytes)")
     ends = np.cumsum([0] + [len(e) for e in encoded], dtype=np.uint64)
     return ends.astype("<u8").tobytes() + b"".join(encoded)
 
@@ -52,7 +79,7 @@ class _Segments:
 
     def add(self, array: np.ndarray, dtype: DType, where: str) -> int:
         if dtype is DType.STRING:
-            view = memoryview(encode_strings(array))
+            view = memoryview(encode_strings(array, where))
         else:
             try:
                 contiguous = np.ascontiguousarray(array, dtype=dtype.numpy)
@@ -136,6 +163,27 @@ def save_model(model: Model, path: str | os.PathLike) -> int:
 
 # -- FlatBuffer construction ------------------------------------------------------------
 
+# What FlatBuffers and numpy raise for a value outside a field's type (Model.lint
+# refuses these first, naming the field; this catches what lint does not know about).
+_VALUE_ERRORS = (TypeError, ValueError, OverflowError, KeyError, struct.error)
+
+
+class _storing:
+    """Context manager: re-raise a value error from FlatBuffers/numpy as FormatError
+    naming `where`."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, error, tb) -> bool:
+        if kind is not None and issubclass(kind, _VALUE_ERRORS):
+            raise FormatError(f"{self.where}: cannot be stored: {error}") from error
+        return False
+
+
 def _build(model, graphs, graph_index, segments, buffer_of, offsets) -> bytes:
     b = flatbuffers.Builder(1024)
     strings: dict[str, int] = {}
@@ -143,6 +191,8 @@ def _build(model, graphs, graph_index, segments, buffer_of, offsets) -> bytes:
     def string(s: str) -> int:
         # Share identical strings: smaller files, and still deterministic.
         if s not in strings:
+            if not isinstance(s, str):  # Model.lint names the field; this is a backstop
+                raise FormatError(f"{type(s).__name__} {s!r} cannot be stored as a string")
             try:
                 strings[s] = b.CreateString(s)
             except UnicodeEncodeError as e:
@@ -160,7 +210,14 @@ def _build(model, graphs, graph_index, segments, buffer_of, offsets) -> bytes:
 
     graph_offsets = [_build_graph(b, g, gi, graph_index, buffer_of, string, table_vector,
                                   numbers) for gi, g in enumerate(graphs)]
+    with _storing("model"):
+        return _build_model(b, model, segments, offsets, string, table_vector, numbers,
+                            graph_offsets)
 
+
+def _build_model(b, model, segments, offsets, string, table_vector, numbers,
+                 graph_offsets) -> bytes:
+    """The Model table around the graphs already in `b`; returns the finished bytes."""
     buffers = []
     for view, offset in zip(segments.views, offsets):
         Buffer.Start(b)
@@ -237,68 +294,83 @@ def _build_graph(b, g: Graph, gi: int, graph_index, buffer_of, string, table_vec
                  numbers) -> int:
     tensors = []
     for ti, t in enumerate(g.tensors):
-        name = string(t.name)
-        shape = numbers(t.shape, "<i8") if t.shape is not None else None
-        containers = numbers([int(c) for c in t.containers], "<i1") if t.containers else None
-        quant = None
-        if t.quantization is not None:
-            q = t.quantization
-            scale = numbers(q.scale, "<f4")
-            zp = numbers(q.zero_point, "<i8")
-            Quantization.Start(b)
-            Quantization.AddScale(b, scale)
-            Quantization.AddZeroPoint(b, zp)
-            Quantization.AddAxis(b, int(q.axis))
-            quant = Quantization.End(b)
-        FbTensor.Start(b)
-        FbTensor.AddName(b, name)
-        FbTensor.AddDtype(b, int(t.dtype))
-        if shape is not None:
-            FbTensor.AddShape(b, shape)
-        FbTensor.AddBuffer(b, buffer_of.get(("t", gi, ti), -1))
-        if quant is not None:
-            FbTensor.AddQuantization(b, quant)
-        FbTensor.AddKind(b, int(t.kind))
-        if containers is not None:
-            FbTensor.AddContainers(b, containers)
-        tensors.append(FbTensor.End(b))
+        with _storing(f"graphs[{gi}].tensors[{ti}]"):
+            tensors.append(_build_tensor(b, t, buffer_of.get(("t", gi, ti), -1), string,
+                                         numbers))
 
     nodes = []
     for ni, node in enumerate(g.nodes):
         where = f"graphs[{gi}].nodes[{ni}]"
-        attrs = [_build_attribute(b, name, node.attributes[name], f"{where}.attributes"
-                                  f"[{name!r}]", buffer_of.get(("a", gi, ni, name), -1),
-                                  graph_index, string, numbers)
-                 for name in sorted(node.attributes)]
-        name, op_type = string(node.name), string(node.op_type)
-        domain, device = string(node.domain), string(node.device)
-        ins = numbers(node.inputs, "<i4")
-        outs = numbers(node.outputs, "<i4")
-        ctrl = numbers(node.control_inputs, "<i4")
-        attr_vec = table_vector(Node.StartAttributesVector, attrs)
-        Node.Start(b)
-        Node.AddName(b, name)
-        Node.AddOpType(b, op_type)
-        Node.AddDomain(b, domain)
-        Node.AddInputs(b, ins)
-        Node.AddOutputs(b, outs)
-        Node.AddAttributes(b, attr_vec)
-        Node.AddDevice(b, device)
-        Node.AddControlInputs(b, ctrl)
-        nodes.append(Node.End(b))
+        attrs = []
+        for name in sorted(node.attributes):
+            at = f"{where}.attributes[{name!r}]"
+            with _storing(at):
+                attrs.append(_build_attribute(b, name, node.attributes[name], at,
+                                              buffer_of.get(("a", gi, ni, name), -1),
+                                              graph_index, string, numbers))
+        with _storing(where):
+            nodes.append(_build_node(b, node, attrs, string, table_vector, numbers))
 
-    name = string(g.name)
-    tensors_vec = table_vector(FbGraph.StartTensorsVector, tensors)
-    nodes_vec = table_vector(FbGraph.StartNodesVector, nodes)
-    ins = numbers(g.inputs, "<i4")
-    outs = numbers(g.outputs, "<i4")
-    FbGraph.Start(b)
-    FbGraph.AddName(b, name)
-    FbGraph.AddTensors(b, tensors_vec)
-    FbGraph.AddNodes(b, nodes_vec)
-    FbGraph.AddInputs(b, ins)
-    FbGraph.AddOutputs(b, outs)
-    return FbGraph.End(b)
+    with _storing(f"graphs[{gi}]"):
+        name = string(g.name)
+        tensors_vec = table_vector(FbGraph.StartTensorsVector, tensors)
+        nodes_vec = table_vector(FbGraph.StartNodesVector, nodes)
+        ins = numbers(g.inputs, "<i4")
+        outs = numbers(g.outputs, "<i4")
+        FbGraph.Start(b)
+        FbGraph.AddName(b, name)
+        FbGraph.AddTensors(b, tensors_vec)
+        FbGraph.AddNodes(b, nodes_vec)
+        FbGraph.AddInputs(b, ins)
+        FbGraph.AddOutputs(b, outs)
+        return FbGraph.End(b)
+
+
+def _build_tensor(b, t, buffer: int, string, numbers) -> int:
+    name = string(t.name)
+    shape = numbers(t.shape, "<i8") if t.shape is not None else None
+    containers = numbers([int(c) for c in t.containers], "<i1") if t.containers else None
+    quant = None
+    if t.quantization is not None:
+        q = t.quantization
+        scale = numbers(q.scale, "<f4")
+        zp = numbers(q.zero_point, "<i8")
+        Quantization.Start(b)
+        Quantization.AddScale(b, scale)
+        Quantization.AddZeroPoint(b, zp)
+        Quantization.AddAxis(b, int(q.axis))
+        quant = Quantization.End(b)
+    FbTensor.Start(b)
+    FbTensor.AddName(b, name)
+    FbTensor.AddDtype(b, int(t.dtype))
+    if shape is not None:
+        FbTensor.AddShape(b, shape)
+    FbTensor.AddBuffer(b, buffer)
+    if quant is not None:
+        FbTensor.AddQuantization(b, quant)
+    FbTensor.AddKind(b, int(t.kind))
+    if containers is not None:
+        FbTensor.AddContainers(b, containers)
+    return FbTensor.End(b)
+
+
+def _build_node(b, node, attrs: list[int], string, table_vector, numbers) -> int:
+    name, op_type = string(node.name), string(node.op_type)
+    domain, device = string(node.domain), string(node.device)
+    ins = numbers(node.inputs, "<i4")
+    outs = numbers(node.outputs, "<i4")
+    ctrl = numbers(node.control_inputs, "<i4")
+    attr_vec = table_vector(Node.StartAttributesVector, attrs)
+    Node.Start(b)
+    Node.AddName(b, name)
+    Node.AddOpType(b, op_type)
+    Node.AddDomain(b, domain)
+    Node.AddInputs(b, ins)
+    Node.AddOutputs(b, outs)
+    Node.AddAttributes(b, attr_vec)
+    Node.AddDevice(b, device)
+    Node.AddControlInputs(b, ctrl)
+    return Node.End(b)
 
 
 def _build_attribute(b, name: str, value: Any, where: str, buffer: int, graph_index,

@@ -264,18 +264,24 @@ def test_string_tensor_with_bad_offsets(tmp_path, valid):
 
 
 def test_non_utf8_string_element(tmp_path):
-    """A string tensor element that is not UTF-8 is refused by index."""
+    """A string tensor element that is not UTF-8 is refused by index. (The writer
+    refuses to store one, so the bytes are patched in.)"""
     model = base_model()
-    model.graph.tensors[3].data = np.array(["ok", b"\xff\xfe"], dtype=object)
-    refused(tmp_path, craft.image_unchecked(model),
-            r"graphs\[0\]\.tensors\[3\]: string element 1 is not valid UTF-8")
+    model.graph.tensors[3].data = np.array(["ok", "xx"], dtype=object)
+    data = craft.image_unchecked(model)
+    body = craft.buffer_table(data, 2).Offset() + 3 * 8  # after the 3 offsets
+    data = craft.set_crc(craft.patch(data, body + 2, "<2s", b"\xff\xfe"), 2)
+    refused(tmp_path, data, r"graphs\[0\]\.tensors\[3\]: string element 1 is not valid UTF-8")
 
 
 def test_non_utf8_tensor_name(tmp_path):
-    """A tensor name that is not UTF-8 is refused, naming the field."""
+    """A tensor name that is not UTF-8 is refused, naming the field. (The writer
+    refuses to store one, so the bytes are patched in.)"""
     model = base_model()
-    model.graph.tensors[0].name = b"x\xff\xfe"
-    refused(tmp_path, craft.image_unchecked(model),
+    model.graph.tensors[0].name = "xyz"
+    data = craft.image_unchecked(model)
+    pos = craft.vector_len_pos(craft.tensor_table(data, 0, 0), craft.TENSOR_NAME) + 4
+    refused(tmp_path, craft.patch(data, pos, "<3s", b"x\xff\xfe"),
             r"graphs\[0\]\.tensors\[0\]\.name: string is not valid UTF-8")
 
 
