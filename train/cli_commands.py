@@ -240,8 +240,12 @@ def register(sub) -> None:
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--checkpoint-dir", default=None)
     p.add_argument("--checkpoint-every", type=int, default=100)
-    p.add_argument("--output", default=None, help="write the trained model here")
+    p.add_argument("--output", default=None,
+                   help="write the trained model here (and, unless --plot says otherwise, "
+                        "its loss curve to <output without extension>_loss.png)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--plot", default=None, help="loss-curve PNG (needs matplotlib)")
+    p.add_argument("--plot", default=None,
+                   help="loss-curve PNG (needs matplotlib; default with --output: "
+                        "<output without extension>_loss.png)")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=_cmd_train)
