@@ -2,11 +2,14 @@
 
 Classical machine-learning ops that converters such as skl2onnx emit. This module has
 the ones that reshape, encode or rescale features: Binarizer, ArrayFeatureExtractor,
-LabelEncoder (ml opset 2 list attributes and opset 4 tensor attributes), Scaler,
+LabelEncoder (ml opset 1 classes_strings, opset 2 list attributes and opset 4 tensor
+attributes, all in one definition; the importer checks a node's attribute names against
+the schema of the model's ml opset, so each model uses its own opset's set), Scaler,
 Normalizer, Imputer, OneHotEncoder, CategoryMapper and FeatureVectorizer, ZipMap (a
 classifier's scores as one {label: probability} dict per sample), DictVectorizer and
-CastMap (maps to tensors), plus the score post-transforms shared by the models. The models themselves are in `ml_trees.py`
-(tree ensembles) and `ml_linear.py` (linear models and SVMs).
+CastMap (maps to tensors), plus the score post-transforms shared by the models. The
+models themselves are in `ml_trees.py` (tree ensembles) and `ml_linear.py` (linear
+models and SVMs).
 
 These follow the spec where onnxruntime departs from it:
 * Scaler's offset and scale may each hold 1 or C values (onnxruntime wants equal
@@ -173,12 +176,46 @@ def _label_default(attrs, values_name, dtype):
     return attrs["default_float"]
 
 
+def _opset1_mapping(attrs, x_dtype) -> dict:
+    """ml opset 1's LabelEncoder attributes as the equivalent opset-2 lists.
+
+    Opset 1 maps strings to their index in classes_strings (default_int64 when absent;
+    a repeated class maps to its last index, as in onnxruntime) and integers to
+    classes_strings[i] (default_string when i is out of range): keys_strings ->
+    values_int64s 0..n-1, or keys_int64s 0..n-1 -> values_strings.
+
+    Raises:
+        OpAttributeError: keys_* or values_* attributes are given too.
+        ShapeError: the input is neither strings nor integers.
+    """
+    mixed = [n for n in _KEY_ATTRS + _VALUE_ATTRS if attrs.get(n) is not None]
+    if mixed:
+        raise OpAttributeError(f"LabelEncoder: classes_strings (ml opset 1) cannot be "
+                               f"combined with {', '.join(mixed)} (ml opset 2 and later)")
+    classes = list(attrs["classes_strings"])
+    index = list(range(len(classes)))
+    out = {k: v for k, v in attrs.items() if k != "classes_strings"}
+    kind = np.dtype(x_dtype).kind
+    if kind in "OSU":
+        out.update(keys_strings=classes, values_int64s=index)
+    elif kind in "iu":
+        out.update(keys_int64s=index, values_strings=classes)
+    else:
+        raise ShapeError(f"LabelEncoder: classes_strings maps strings or integers, got "
+                         f"input of type {np.dtype(x_dtype)}")
+    return out
+
+
 def _label_encoder(inputs, attrs, ctx):
     """Map each element through keys -> values (last duplicate key wins).
 
-    Float keys equal to NaN match NaN inputs. Raises OpAttributeError for missing or
-    mismatched key/value attributes, ShapeError when the input type differs from the keys'.
+    Float keys equal to NaN match NaN inputs. An ml opset 1 node (classes_strings) is
+    run as its opset-2 equivalent, see `_opset1_mapping`. Raises OpAttributeError for
+    missing or mismatched key/value attributes, ShapeError when the input type differs
+    from the keys'.
     """
+    if attrs.get("classes_strings") is not None:
+        attrs = _opset1_mapping(attrs, inputs[0].dtype)
     _, keys = _one_of(attrs, _KEY_ATTRS, "keys")
     values_name, values = _one_of(attrs, _VALUE_ATTRS, "values")
     if len(keys) != len(values):
@@ -225,7 +262,13 @@ def _label_encoder(inputs, attrs, ctx):
 
 
 def _label_encoder_infer(attrs, inputs):
-    return [TensorInfo(_value_dtype(attrs), inputs[0].shape)]
+    x = inputs[0]
+    if attrs.get("classes_strings") is not None:
+        kind = None if x.dtype is None else np.dtype(x.dtype).kind
+        dtype = _I64 if kind is not None and kind in "OSU" else \
+            _OBJ if kind is not None and kind in "iu" else None
+        return [TensorInfo(dtype, x.shape)]
+    return [TensorInfo(_value_dtype(attrs), x.shape)]
 
 
 _TRANSFORMS = ("NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT")
@@ -478,6 +521,8 @@ def _feature_vectorizer(inputs, attrs, ctx):
         raise ShapeError(f"{op}: inputs have different batch sizes {batch}")
     n = batch[0] if batch else 1
     out = np.zeros((n, int(dims.sum())), np.float32)
+    if n == 0:  # nothing to copy, and reshape(0, -1) cannot tell the widths
+        return (out,)
     start = 0
     for a, d in zip(inputs, dims.tolist()):  # one step per input, not per sample
         rows = a.reshape(n, -1)
@@ -660,7 +705,8 @@ OPS = (
            infer=_binarizer_infer, domain=_ML, since_version=1,
            dtypes=("float32", "float64", "int64", "int32")),
     define("LabelEncoder", ["X"], ["Y"], _label_encoder,
-           attrs=[("keys_strings", "strings", None), ("keys_int64s", "ints", None),
+           attrs=[("classes_strings", "strings", None),  # ml opset 1
+                  ("keys_strings", "strings", None), ("keys_int64s", "ints", None),
                   ("keys_floats", "floats", None), ("keys_tensor", "tensor", None),
                   ("values_strings", "strings", None), ("values_int64s", "ints", None),
                   ("values_floats", "floats", None), ("values_tensor", "tensor", None),

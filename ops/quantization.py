@@ -84,7 +84,12 @@ def _expand_param(p, x_shape, axis, block_size, op, what):
 
 
 def _quantize_values(v, dtype, saturate):
-    """Round (already scaled and shifted) float values `v` into `dtype`."""
+    """Round (already scaled and shifted) float values `v` into `dtype`.
+
+    Integer targets: round half to even and saturate, so +-inf become the type's
+    maximum and minimum; NaN becomes the type's minimum (0 for unsigned types), which is
+    what onnxruntime and onnx.reference give (the spec does not say).
+    """
     dtype = np.dtype(dtype)
     if _is_float_target(dtype):
         import ml_dtypes
@@ -96,11 +101,19 @@ def _quantize_values(v, dtype, saturate):
                 v = np.where(np.isnan(v), v, np.clip(v, -top, top))
         return v.astype(dtype)
     low, high = _limits(dtype)
-    return np.clip(np.rint(v), low, high).astype(np.int64).astype(dtype)
+    # NaN is set before the cast: NaN -> int64 is undefined (INT64_MIN on x86, which
+    # wraps to 0 in the narrower type)
+    v = np.where(np.isnan(v), low, np.clip(np.rint(v), low, high))
+    return v.astype(np.int64).astype(dtype)
 
 
 def quantize(x, scale, zero_point, dtype, axis=1, block_size=0, saturate=1, precision=None):
-    """ONNX QuantizeLinear: saturate(round(x / scale) + zero_point) as `dtype`."""
+    """ONNX QuantizeLinear: saturate(round(x / scale) + zero_point) as `dtype`.
+
+    For integer types NaN, including 0 / 0 from a zero scale, gives the type's minimum
+    whatever the zero point (-128 for int8, 0 for uint8), as onnxruntime and
+    onnx.reference do; x / 0 for x != 0 is +-inf and saturates.
+    """
     x = np.asarray(x)
     scale = np.asarray(scale)
     cdt = np.dtype(precision) if precision is not None else _compute_dtype(scale.dtype)
@@ -213,30 +226,68 @@ def _dynamic_quantize_infer(attrs, inputs):
 # Integer GEMMs
 
 
-def _shift_rows(a, zp):
-    """a (..., M, K) minus a zero point that is a scalar or per row (M,), as float64."""
+def _per_slice(p, shape, per_row: bool, op: str, what: str, operand: str):
+    """A scale or zero point `p` of a matmul operand of `shape`, as an array that
+    broadcasts against the operand without changing its shape.
+
+    Accepted, as the ONNX spec words it: one value (0-d, or a single element of rank <=
+    the operand's); per row of a ([..., M, K]): an M-vector or [..., M, 1]; per column of
+    b ([..., K, N]): an N-vector or [..., 1, N]. The leading (batch) dims of an N-D `p`
+    each equal the operand's or are 1 (the spec's [D1, D2, M, 1], [D1, D2, 1, N]).
+
+    Returns:
+        a 0-d array, or one of shape (M, 1) / (1, N) for a vector, or `p` itself.
+
+    Raises:
+        ShapeError: `p` fits none of these; names the op, `what` and `operand`.
+    """
+    p = np.asarray(p)
+    rank = len(shape)
+    if p.ndim == 0 or (p.size == 1 and p.ndim <= max(rank, 1)):
+        return p.reshape(())
+    if rank >= 2:
+        along, unit = (-2, -1) if per_row else (-1, -2)
+        n = shape[along]
+        if p.ndim == 1 and p.shape[0] == n:
+            return p.reshape((n, 1) if per_row else (1, n))
+        batch = shape[rank - p.ndim:-2]
+        if 2 <= p.ndim <= rank and p.shape[along] == n and p.shape[unit] == 1 and \
+                all(d in (1, s) for d, s in zip(p.shape[:-2], batch)):
+            return p
+    if rank < 2:
+        want = "one value (the operand is a vector)"
+    else:
+        nd = list(shape[:-2]) + ([shape[-2], 1] if per_row else [1, shape[-1]])
+        want = (f"one value, a vector of {shape[-2 if per_row else -1]} (one per "
+                f"{'row' if per_row else 'column'}) or shape {nd}")
+    raise ShapeError(f"{op}: {what} of shape {tuple(p.shape)} does not fit {operand} of "
+                     f"shape {tuple(shape)}: want {want}")
+
+
+def _single(p, op: str, what: str):
+    """`p` as a 0-d array; raises ShapeError (naming `what`) unless it holds one value."""
+    p = np.asarray(p)
+    if p.size != 1:
+        raise ShapeError(f"{op}: {what} of shape {tuple(p.shape)} must hold one value")
+    return p.reshape(())
+
+
+def _shift_rows(a, zp, op="MatMulInteger", what="a_zero_point", operand="A"):
+    """a (..., M, K) minus its zero point (one value or per row, see `_per_slice`), as
+    float64 of a's shape."""
     a = np.asarray(a).astype(np.float64)
     if zp is None:
         return a
-    zp = np.asarray(zp).astype(np.float64)
-    if zp.size == 1:
-        return a - zp.reshape(())
-    if a.ndim >= 2 and zp.shape[-1] == a.shape[-2]:
-        return a - zp[..., :, None]
-    raise ShapeError(f"zero point shape {zp.shape} does not fit operand {a.shape}")
+    return a - _per_slice(zp, a.shape, True, op, what, operand).astype(np.float64)
 
 
-def _shift_cols(b, zp):
-    """b (..., K, N) minus a zero point that is a scalar or per column (N,), as float64."""
+def _shift_cols(b, zp, op="MatMulInteger", what="b_zero_point", operand="B"):
+    """b (..., K, N) minus its zero point (one value or per column, see `_per_slice`), as
+    float64 of b's shape."""
     b = np.asarray(b).astype(np.float64)
     if zp is None:
         return b
-    zp = np.asarray(zp).astype(np.float64)
-    if zp.size == 1:
-        return b - zp.reshape(())
-    if zp.shape[-1] == b.shape[-1]:
-        return b - zp[..., None, :]
-    raise ShapeError(f"zero point shape {zp.shape} does not fit operand {b.shape}")
+    return b - _per_slice(zp, b.shape, False, op, what, operand).astype(np.float64)
 
 
 def _int_matmul(a, b):
@@ -295,17 +346,29 @@ def _requantize(acc, multiplier, y_zp):
 
 
 def _qlinear_matmul_kernel(inputs, attrs, ctx):
-    """Integer matmul of the shifted operands, requantized with a_scale*b_scale/y_scale
-    (scales per tensor, per row of a, per column of b)."""
+    """Integer matmul of the shifted operands, requantized with a_scale*b_scale/y_scale.
+
+    a's scale and zero point are per tensor or per row, b's per tensor or per column
+    (see `_per_slice`); y's are one value each. Raises ShapeError naming the input whose
+    shape does not fit.
+    """
+    op = "QLinearMatMul"
     a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp = inputs[:8]
-    acc = _int_matmul(_shift_rows(a, a_zp), _shift_cols(b, b_zp))
+    y_s = _single(y_scale, op, "y_scale")
+    y_zp = _single(y_zp, op, "y_zero_point")
+    a_shape, b_shape = np.shape(a), np.shape(b)
     f32 = np.float32
-    a_s, b_s = np.asarray(a_scale).astype(f32), np.asarray(b_scale).astype(f32)
-    # a's rows are acc's second-to-last axis, or its last when b is a vector
-    rows = a_s.reshape(()) if a_s.size == 1 else a_s.reshape(
-        (-1,) if np.ndim(b) == 1 else (-1, 1))
-    cols = b_s.reshape(()) if b_s.size == 1 else b_s.reshape(-1)
-    multiplier = rows * cols / np.asarray(y_scale).astype(f32).reshape(())
+    rows = _per_slice(a_scale, a_shape, True, op, "a_scale", "a").astype(f32)
+    cols = _per_slice(b_scale, b_shape, False, op, "b_scale", "b").astype(f32)
+    acc = _int_matmul(_shift_rows(a, a_zp, op, "a_zero_point", "a"),
+                      _shift_cols(b, b_zp, op, "b_zero_point", "b"))
+    # matmul drops the unit axis of a vector operand: b's N axis when b is 1-D (rows
+    # lose their trailing 1), a's M axis when a is 1-D (columns lose their 1 before N)
+    if len(b_shape) == 1 and rows.ndim:
+        rows = rows[..., 0]
+    if len(a_shape) == 1 and cols.ndim:
+        cols = cols[..., 0, :]
+    multiplier = rows * cols / y_s.astype(f32)
     return (_requantize(acc, multiplier, y_zp),)
 
 
