@@ -714,11 +714,12 @@ def _resize_plan(in_shape, scales, sizes, roi, attrs):
     if sizes is not None:
         sizes = _ints(sizes)
         policy = attrs["keep_aspect_ratio_policy"]
+        # an empty axis has no scale; it stays empty (any other size is refused)
         if policy == "stretch":
             for a, s in zip(axes, sizes):
-                out[a], scale[a] = s, s / in_shape[a]
+                out[a], scale[a] = s, s / in_shape[a] if in_shape[a] else 1.0
         else:
-            ratios = [s / in_shape[a] for a, s in zip(axes, sizes)]
+            ratios = [s / in_shape[a] for a, s in zip(axes, sizes) if in_shape[a]] or [1.0]
             common = min(ratios) if policy == "not_larger" else max(ratios)
             for a in axes:
                 out[a], scale[a] = _round_half_up(common * in_shape[a]), common
@@ -851,6 +852,11 @@ def _resize(inputs, attrs, ctx):
         sizes = None
     out_shape, scale, starts, ends = _resize_plan(x.shape, scales, sizes, roi, attrs)
     mode, ctm = attrs["mode"], attrs["coordinate_transformation_mode"]
+    if x.size == 0:  # e.g. a batch of 0: nothing to interpolate
+        if any(o and not d for o, d in zip(out_shape, x.shape)):
+            raise ShapeError(f"Resize: an empty axis of input shape {list(x.shape)} cannot "
+                             f"grow to output shape {list(out_shape)}")
+        return (np.zeros(out_shape, dtype=x.dtype),)
     # float32 images interpolate in float32 (as onnxruntime does), the rest in float64
     wide = np.float32 if x.dtype in (np.float32, np.float16) else np.float64
     y = x if mode == "nearest" else x.astype(wide)

@@ -111,3 +111,17 @@ def test_batchnorm_default_momentum_matches_onnxruntime_in_float64():
     got = og.Session(from_onnx(model)).run(["y", "running_mean", "running_var"], feeds)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@pytest.mark.parametrize("by", ["sizes", "scales"])
+def test_resize_of_an_empty_batch_matches_onnxruntime(mode, by):
+    # a dynamic-batch model from F.interpolate(size=...) fed a batch of 0
+    x = np.ones((0, 2, 4, 5), F32)
+    empty = np.zeros(0, F32)
+    inits = ({"roi": empty, "scales": empty, "sizes": np.array([0, 2, 7, 9], np.int64)}
+             if by == "sizes" else
+             {"roi": empty, "scales": np.array([1, 1, 1.75, 1.8], F32)})  # 5 * 1.8 -> 8
+    got, want = _both("Resize", {"x": x}, 19, initializers=inits, mode=mode)
+    assert got.shape == want.shape == (0, 2, 7, 9 if by == "sizes" else 8)
+    assert got.dtype == want.dtype
