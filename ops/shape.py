@@ -724,8 +724,10 @@ def _resize_plan(in_shape, scales, sizes, roi, attrs):
             for a in axes:
                 out[a], scale[a] = _round_half_up(common * in_shape[a]), common
     else:
-        for a, s in zip(axes, np.asarray(scales, dtype=np.float64).reshape(-1)):
-            out[a], scale[a] = int(math.floor(in_shape[a] * float(s))), float(s)
+        # the product in float32, as onnxruntime computes it (and as PyTorch's
+        # floor(size * scale_factor) comes out): 5 * float32(1.8) is 9, not 8.99999
+        for a, s in zip(axes, np.asarray(scales, dtype=np.float32).reshape(-1)):
+            out[a], scale[a] = int(math.floor(np.float32(in_shape[a]) * s)), float(s)
     starts, ends = [0.0] * rank, [1.0] * rank
     if roi is not None and np.asarray(roi).size:
         r = np.asarray(roi, dtype=np.float64).reshape(-1)

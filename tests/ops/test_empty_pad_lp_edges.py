@@ -121,7 +121,18 @@ def test_resize_of_an_empty_batch_matches_onnxruntime(mode, by):
     empty = np.zeros(0, F32)
     inits = ({"roi": empty, "scales": empty, "sizes": np.array([0, 2, 7, 9], np.int64)}
              if by == "sizes" else
-             {"roi": empty, "scales": np.array([1, 1, 1.75, 1.8], F32)})  # 5 * 1.8 -> 8
+             {"roi": empty, "scales": np.array([1, 1, 1.75, 2.0], F32)})
     got, want = _both("Resize", {"x": x}, 19, initializers=inits, mode=mode)
-    assert got.shape == want.shape == (0, 2, 7, 9 if by == "sizes" else 8)
+    assert got.shape == want.shape == (0, 2, 7, 9 if by == "sizes" else 10)
     assert got.dtype == want.dtype
+
+
+@pytest.mark.parametrize("n, scale", [(5, 1.8), (7, 1.3), (10, 0.7), (3, 2.2)])
+def test_resize_output_size_from_scales_matches_onnxruntime(n, scale):
+    # floor(n * scale) with the float32 scale multiplied in float32, as onnxruntime
+    # (and PyTorch's interpolate(scale_factor=...)) size it: 5 * 1.8 gives 9
+    x = np.arange(n, dtype=F32).reshape(1, 1, n)
+    inits = {"roi": np.zeros(0, F32), "scales": np.array([1, 1, scale], F32)}
+    got, want = _both("Resize", {"x": x}, 19, initializers=inits, mode="linear")
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
