@@ -22,6 +22,8 @@ from onegraph.errors import ConversionError, OpAttributeError, ShapeError
 from onegraph.ops import TensorInfo, get_op
 from onegraph.train.session import Session
 
+from .single_node import run_onnxruntime
+
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -57,14 +59,6 @@ def _model(op, inputs, out_elem, initializers, opset=21, ml_opset=None, domain="
 
 def _run_og(m, feeds):
     return Session(from_onnx(m)).run("y", feeds)
-
-
-def _run_ort(m, feeds):
-    options = ort.SessionOptions()
-    options.log_severity_level = 4
-    sess = ort.InferenceSession(m.SerializeToString(), options,
-                                providers=["CPUExecutionProvider"])
-    return sess.run(None, feeds)[0]
 
 
 def _run_ref(m, feeds):
@@ -129,7 +123,7 @@ def test_matmul_integer_nd_zero_points_match_the_oracle(case):
     bzp = None if szb is None else _ints(rng, szb, b_dtype)
     m = _matmul_integer(a, b, azp, bzp)
     feeds = {"a": a, "b": b}
-    want = _run_ort(m, feeds) if oracle == "ort" else _run_ref(m, feeds)
+    want = run_onnxruntime(m, feeds) if oracle == "ort" else _run_ref(m, feeds)
     _assert_same(_run_og(m, feeds), want)
 
 
@@ -157,7 +151,7 @@ def test_matmul_integer_zero_points_the_spec_forbids_raise_shape_error(case):
     bzp = None if szb is None else _ints(rng, szb, U8)
     m = _matmul_integer(a, b, azp, bzp)
     with pytest.raises(Exception):  # onnxruntime refuses these too
-        _run_ort(m, {"a": a, "b": b})
+        run_onnxruntime(m, {"a": a, "b": b})
     with pytest.raises(ShapeError, match="MatMulInteger: " + message):
         _run_og(m, {"a": a, "b": b})
 
@@ -204,7 +198,7 @@ def test_qlinear_matmul_nd_scales_match_the_oracle(case):
     _, sa, sb, shapes, oracle = case
     shapes = dict(dict(a_scale=(), b_scale=()), **shapes)
     m, feeds = _qlinear_matmul(np.random.default_rng(7), sa, sb, **shapes)
-    want = _run_ort(m, feeds) if oracle == "ort" else _run_ref(m, feeds)
+    want = run_onnxruntime(m, feeds) if oracle == "ort" else _run_ref(m, feeds)
     _assert_same(_run_og(m, feeds), want)
 
 
@@ -248,7 +242,7 @@ def test_qlinear_matmul_shapes_the_spec_forbids_raise_shape_error(case):
     shapes = dict(dict(a_scale=(), b_scale=()), **shapes)
     m, feeds = _qlinear_matmul(np.random.default_rng(9), sa, sb, **shapes)
     with pytest.raises(Exception):  # onnxruntime refuses these too
-        _run_ort(m, feeds)
+        run_onnxruntime(m, feeds)
     with pytest.raises(ShapeError, match="QLinearMatMul: " + message):
         _run_og(m, feeds)
 
@@ -285,7 +279,7 @@ def test_quantize_linear_nan_and_zero_scale_match_onnxruntime(target, zero_point
     got = _run_og(m, feeds)
     assert got.dtype == np.dtype(dtype)
     got = np.asarray(got).astype(np.int64)
-    np.testing.assert_array_equal(got, _run_ort(wide, feeds))
+    np.testing.assert_array_equal(got, run_onnxruntime(wide, feeds))
     undefined = np.isnan(_NAN_X) if scale else np.isnan(_NAN_X) | (_NAN_X == 0)
     with np.errstate(divide="ignore", invalid="ignore"):  # the reference's own casts
         ref = np.asarray(_run_ref(m, feeds)).astype(np.int64)
@@ -297,7 +291,7 @@ def test_quantize_linear_nan_per_axis_matches_onnxruntime():
     inits = {"s": np.array([0.5, 0.0], np.float32), "zp": np.array([3, -2], np.int8)}
     m = _model("QuantizeLinear", [("x", x), ("s", inits["s"]), ("zp", inits["zp"])],
                TensorProto.INT8, inits, axis=0)
-    _assert_same(_run_og(m, {"x": x}), _run_ort(m, {"x": x}))
+    _assert_same(_run_og(m, {"x": x}), run_onnxruntime(m, {"x": x}))
 
 
 # --------------------------------------------------------------------------- LabelEncoder
@@ -332,10 +326,10 @@ _LE1_CASES = {
 def test_label_encoder_ml_opset1_matches_onnxruntime(case):
     x, out_elem, attrs = _LE1_CASES[case]
     m = _label_encoder_v1(x, out_elem, **attrs)
-    want = _run_ort(m, {"X": x})
+    want = run_onnxruntime(m, {"X": x})
     _assert_same(_run_og(m, {"X": x}), want)
     # the imported model exports back as ml opset 1, which onnxruntime runs alike
-    _assert_same(_run_ort(to_onnx(from_onnx(m)), {"X": x}), want)
+    _assert_same(run_onnxruntime(to_onnx(from_onnx(m)), {"X": x}), want)
 
 
 def test_label_encoder_ml_opset1_in_an_upgraded_model_matches_onnxruntime():
@@ -346,7 +340,7 @@ def test_label_encoder_ml_opset1_in_an_upgraded_model_matches_onnxruntime():
                domain=ML, classes_strings=["a", "c"], default_int64=7)
     m.ir_version = 7
     assert from_onnx(m).opset_imports == {"": 13, ML: 1}
-    _assert_same(_run_og(m, {"X": x}), _run_ort(m, {"X": x}))
+    _assert_same(_run_og(m, {"X": x}), run_onnxruntime(m, {"X": x}))
 
 
 def test_label_encoder_ml_opset1_inference_and_errors():
@@ -367,7 +361,7 @@ def test_label_encoder_ml_opset1_inference_and_errors():
     # an opset-1 attribute in an opset-2 model: onnxruntime and the importer refuse it
     m = _label_encoder_v1(_STRINGS, TensorProto.INT64, ml_opset=2, classes_strings=["a"])
     with pytest.raises(Exception):
-        _run_ort(m, {"X": _STRINGS})
+        run_onnxruntime(m, {"X": _STRINGS})
     with pytest.raises(ConversionError, match="'classes_strings' is not defined for "
                                               "LabelEncoder at opset 2"):
         from_onnx(m)

@@ -244,16 +244,20 @@ def test_maximum_iterations_may_be_a_scalar_tensor():
 
 # --------------------------------------------------------------------------- F14
 
+def _doubling_loop(inner: list):
+    """while i < 3: x *= 2 (from 1), appending the body's tensor x * 2 to `inner`."""
+    def body(i, x):
+        z = x * 2.0
+        inner.append(z)
+        return i + 1, z
+    return og.while_loop(lambda i, x: i < 3, body, [_i(0), og.constant(1.0)])
+
+
 def test_a_loop_body_tensor_used_outside_the_loop_is_rejected_when_built():
     g = og.Graph()
     with g.as_default():
         inner = []
-
-        def body(i, x):
-            z = x * 2.0
-            inner.append(z)
-            return i + 1, z
-        og.while_loop(lambda i, x: i < 3, body, [_i(0), og.constant(1.0)])
+        _doubling_loop(inner)
         with pytest.raises(OneGraphError, match="inside while loop"):
             og.reduce_sum(inner[0])
 
@@ -262,12 +266,7 @@ def test_fetching_a_loop_body_tensor_or_an_untaken_branch_raises():
     g = og.Graph()
     with g.as_default():
         inner = []
-
-        def body(i, x):
-            z = x * 2.0
-            inner.append(z)
-            return i + 1, z
-        r = og.while_loop(lambda i, x: i < 3, body, [_i(0), og.constant(1.0)])
+        r = _doubling_loop(inner)
         p = og.placeholder(og.bool_, [])
         branch = []
 
