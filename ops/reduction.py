@@ -186,6 +186,8 @@ def _top_k(inputs, attrs, ctx):
     n = x.shape[axis]
     if not 0 <= k <= n:
         raise ShapeError(f"TopK: k={k} outside [0, {n}]")
+    if 0 < 8 * k <= n and x.size and not (x.dtype.kind in "fc" and np.isnan(x).any()):
+        return _top_few(x, k, axis, bool(attrs["largest"]))
     if attrs["largest"]:
         # Stable ascending sort of the reversed axis, read backwards, is descending with
         # ties in ascending index order (works for unsigned ints, unlike negation).
@@ -195,6 +197,46 @@ def _top_k(inputs, attrs, ctx):
         order = np.argsort(x, axis=axis, kind="stable")
     idx = np.take(order, np.arange(k), axis=axis).astype(np.int64)
     return (np.take_along_axis(x, idx, axis=axis), idx)
+
+
+def _top_few(x, k: int, axis: int, largest: bool):
+    """TopK for k much smaller than the axis (no NaN): select, then sort only k.
+
+    argpartition picks k elements of each row in linear time: every element beyond the
+    k-th value t and some equal to t. Where a row has more elements equal to t than
+    it needs, the lowest-index ones are taken instead (ONNX orders ties by index).
+    Then only those k are sorted, as `_top_k` sorts the whole axis.
+    """
+    xm = np.moveaxis(x, axis, -1)
+    n = xm.shape[-1]
+    rows = xm.reshape(-1, n)
+    if largest:
+        part = np.argpartition(rows, n - k, axis=1)[:, n - k:]
+        t = np.take_along_axis(rows, part, axis=1).min(axis=1, keepdims=True)
+        beyond = rows > t
+    else:
+        part = np.argpartition(rows, k - 1, axis=1)[:, :k]
+        t = np.take_along_axis(rows, part, axis=1).max(axis=1, keepdims=True)
+        beyond = rows < t
+    need = k - np.count_nonzero(beyond, axis=1, keepdims=True)
+    tied = rows == t
+    idx = np.sort(part, axis=1)  # right unless a row has more elements equal to t
+    extra = np.flatnonzero(np.count_nonzero(tied, axis=1) > need[:, 0])
+    if extra.size:  # then only the lowest-index ones of them
+        tied = tied[extra]
+        chosen = beyond[extra] | (tied & (np.cumsum(tied, axis=1) <= need[extra]))
+        idx[extra] = np.nonzero(chosen)[1].reshape(extra.size, k)
+    vals = np.take_along_axis(rows, idx, axis=1)
+    if largest:  # descending, ties in ascending index order (see _top_k)
+        order = k - 1 - np.flip(np.argsort(np.flip(vals, axis=1), axis=1, kind="stable"),
+                                axis=1)
+    else:
+        order = np.argsort(vals, axis=1, kind="stable")
+    idx = np.take_along_axis(idx, order, axis=1).astype(np.int64)
+    vals = np.take_along_axis(vals, order, axis=1)
+    shape = xm.shape[:-1] + (k,)
+    return (np.moveaxis(vals.reshape(shape), -1, axis),
+            np.moveaxis(idx.reshape(shape), -1, axis))
 
 
 def _infer_top_k(attrs, inputs):
