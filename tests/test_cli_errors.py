@@ -13,6 +13,8 @@ from onnx import TensorProto, helper, numpy_helper
 import onegraph as og
 from onegraph.cli import main
 
+from .trainable import save_linear_trainable
+
 REPO_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -27,16 +29,7 @@ def files(tmp_path_factory):
                                 opset_imports=[helper.make_opsetid("", 17)]), d / "m.onnx")
     assert main(["convert", str(d / "m.onnx"), str(d / "m.og")]) == 0
 
-    g = og.Graph()
-    with g.as_default():
-        tx = og.placeholder(og.float32, [None, 3], name="x")
-        ty = og.placeholder(og.float32, [None, 1], name="y")
-        w = og.Variable(np.zeros((3, 1), np.float32), name="w")
-        loss = og.reduce_mean(og.square(og.matmul(tx, w) - ty), name="loss")
-        train = og.train.Adam(0.1).minimize(loss)
-    og.save(g, str(d / "t.og"), signatures={
-        "train": og.signature(inputs={"x": tx, "y": ty}, outputs={"loss": loss},
-                              targets=[train])})
+    save_linear_trainable(d / "t.og")
 
     (d / "empty.og").write_bytes(b"")
     (d / "empty.onnx").write_bytes(b"")

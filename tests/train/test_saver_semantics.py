@@ -20,6 +20,8 @@ from onegraph.format import Graph as IRGraph
 from onegraph.ops.checkpoint import read_checkpoint, write_checkpoint
 from onegraph.train.saver import Saver, checkpoints, latest_checkpoint
 
+from ..trainable import save_linear_trainable
+
 REPO_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 
@@ -342,16 +344,7 @@ def test_latest_checkpoint_returns_the_newest_file_that_exists(tmp_path):
 @pytest.fixture(scope="module")
 def trainable(tmp_path_factory):
     d = tmp_path_factory.mktemp("trainable")
-    g = og.Graph()
-    with g.as_default():
-        x = og.placeholder(og.float32, [None, 3], name="x")
-        y = og.placeholder(og.float32, [None, 1], name="y")
-        w = og.Variable(np.zeros((3, 1), np.float32), name="w")
-        loss = og.reduce_mean(og.square(og.matmul(x, w) - y), name="loss")
-        train = og.train.Adam(0.1).minimize(loss)
-    og.save(g, str(d / "t.og"), signatures={
-        "train": og.signature(inputs={"x": x, "y": y}, outputs={"loss": loss},
-                              targets=[train])})
+    save_linear_trainable(d / "t.og")
     np.savez(d / "d.npz", x=np.ones((8, 3), np.float32), y=np.ones((8, 1), np.float32))
     return d
 
