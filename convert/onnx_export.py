@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import os
-import warnings
 
 import numpy as np
 
@@ -23,6 +22,7 @@ from ..errors import ConversionError
 from ..format import AttrType, Container, DType, Graph, Model, TensorKind
 from ..format.ir import attr_type_of
 from ..ops import REGISTRY, TensorInfo
+from .onnx_downgrade import convert_opset
 from .onnx_import import OMITTED_OUTPUT_PREFIX, _onnx, onnx_schema
 from .onnx_legacy import _Names
 
@@ -644,16 +644,7 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
         entry.key, entry.value = str(key), str(value)
     proto.ir_version = _ir_version_for(proto)
     if opset is not None and int(opset) != int(source_opset):
-        from onnx import version_converter
-
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                proto = version_converter.convert_version(proto, int(opset))
-        except Exception as e:  # noqa: BLE001
-            raise ConversionError(f"cannot convert from opset {source_opset} to {opset}: "
-                                  f"{str(e).strip().splitlines()[0] if str(e).strip() else e}"
-                                  ) from e
+        proto = convert_opset(proto, int(source_opset), int(opset))
         _fix_for_opset(proto.graph, int(opset))
         proto.ir_version = _ir_version_for(proto)
     target_opset = int(source_opset) if opset is None else int(opset)

@@ -1,0 +1,500 @@
+"""Bringing an exported ModelProto to another default-domain opset: `convert_opset`.
+
+Upgrades are onnx's version converter alone. Downgrades need more: the converter has
+adapters for the changes that rewrite a node (Reduce* axes moving between attribute
+and input, Split's sizes, ...), but none for most changes that only widened an op's
+types or added an attribute or optional input whose default keeps the old meaning
+(Add, Relu and Identity at 14, Pad's axes at 18, ...), so without help a model that
+uses Add cannot go from opset 14 to 13. Nor can it write an op newer than the target.
+A downgrade here therefore
+
+1. rewrites the ops newer than the target that have a plain decomposition into older
+   ops (Gelu, LayerNormalization, Mish, HardSwish), written for the target opset;
+2. holds back from the converter every node whose op changed since the target only in
+   ways the node does not use: it sets no attribute and feeds no input the older
+   schema lacks, relies on no default that changed, and uses no attribute value the
+   older opset does not know (`_keeps_meaning`);
+3. runs the converter on the rest, and puts the held nodes back unchanged.
+
+`to_onnx` then runs ONNX's checker, which checks each node's types against the target
+schemas (an int8 Add cannot go below opset 14).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+
+import numpy as np
+
+from ..errors import ConversionError
+from .onnx_import import _onnx, onnx_schema
+
+# The domain held nodes sit in while the converter runs (it adapts only ONNX's own
+# domain) and the version its opset import gets meanwhile.
+_HELD_DOMAIN = "onegraph.held"
+
+# Op versions whose meaning changed although the node may look the same under both
+# schemas (GridSample's modes renamed, GroupNormalization's scale per channel rather
+# than per group, RoiAlign's new coordinate_transformation_mode defaulting to a mode
+# unlike the old behaviour): never held, left to the converter (which refuses them
+# without an adapter).
+_MEANING_CHANGED = {("GridSample", 20), ("GroupNormalization", 21), ("RoiAlign", 16)}
+
+# Holding is for targets from here on: below it ops changed meaning in ways a node
+# does not show (negative axes came in at 11, Softmax's axis at 13).
+_OLDEST_HELD_TARGET = 13
+
+# Attribute values an op version added: a node using one is not held.
+_NEW_ATTRIBUTE_VALUES = {
+    ("Resize", 19): ("coordinate_transformation_mode", {b"half_pixel_symmetric"}),
+    ("Pad", 19): ("mode", {b"wrap"}),
+    ("ScatterElements", 18): ("reduction", {b"max", b"min"}),
+    ("ScatterND", 18): ("reduction", {b"max", b"min"}),
+}
+
+
+def convert_opset(proto, source: int, target: int):
+    """`proto` (a ModelProto whose default-domain ops are at opset `source`) written at
+    opset `target`, as a new ModelProto.
+
+    Raises:
+        ConversionError: some op cannot be written at `target` (naming the op, its
+            nodes and why), or onnx's converter fails.
+    """
+    onnx = _onnx()
+    if target >= source:
+        return _run_converter(proto, source, target)
+    work = onnx.ModelProto()
+    work.CopyFrom(proto)
+    types = _known_types(work)
+    lowered = _lower_new_ops(work.graph, source, target, types)
+    held = _hold_unchanged(work.graph, source, target) \
+        if target >= _OLDEST_HELD_TARGET else 0
+    if lowered or held:
+        work.opset_import.add(domain=_HELD_DOMAIN, version=1)
+    out = _run_converter(work, source, target)
+    _release(out.graph)
+    keep = [o for o in out.opset_import if o.domain != _HELD_DOMAIN]
+    del out.opset_import[:]
+    out.opset_import.extend(keep)
+    return out
+
+
+def _run_converter(proto, source, target):
+    """onnx's version converter, its failures as ConversionError naming the nodes."""
+    from onnx import version_converter
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return version_converter.convert_version(proto, int(target))
+    except Exception as e:  # noqa: BLE001 - the converter raises RuntimeError and more
+        text = str(e).strip()
+        found = re.search(r"Version \$?(\d+) for (\w+)", text) \
+            or re.search(r"No Previous Version of ()(\w+)", text)
+        if found:
+            op = found.group(2)
+            since = onnx_schema(op, source, "")
+            nodes = [n.name or f"#{i}" for i, n in enumerate(_all_nodes(proto.graph))
+                     if n.op_type == op and n.domain in ("", "ai.onnx")]
+            shown = ", ".join(repr(n) for n in nodes[:5]) + (" ..." if len(nodes) > 5 else "")
+            raise ConversionError(
+                f"cannot write {op} (node{'s' if len(nodes) != 1 else ''} {shown}) at "
+                f"opset {target}: {_why_not(op, found.group(1), since, target)}, and "
+                "neither onnx's version converter nor onegraph can rewrite it; export at "
+                "a later opset") from e
+        first = text.splitlines()[0] if text else type(e).__name__
+        raise ConversionError(f"cannot convert from opset {source} to {target}: "
+                              f"{first}") from e
+
+
+def _why_not(op, version, since, target) -> str:
+    """Why an op cannot simply be relabelled: it is newer than the target, or changed."""
+    first = since
+    while first is not None and onnx_schema(op, first.since_version - 1, "") is not None:
+        first = onnx_schema(op, first.since_version - 1, "")
+    if first is not None and first.since_version > target:
+        return f"the op came in at opset {first.since_version}"
+    return f"it changed at opset {version or '?'} in a way this node uses"
+
+
+def _all_nodes(graph):
+    """Every node of a GraphProto and of the graphs in its nodes' attributes."""
+    for node in graph.node:
+        yield node
+        for sub in _subgraphs(node):
+            yield from _all_nodes(sub)
+
+
+def _subgraphs(node):
+    for a in node.attribute:
+        if a.HasField("g"):
+            yield a.g
+        yield from a.graphs
+
+
+# --------------------------------------------------------------------------------------
+# Holding nodes whose meaning is the same at the target opset
+# --------------------------------------------------------------------------------------
+
+
+def _hold_unchanged(graph, source, target) -> int:
+    """Move into the held domain every default-domain node (subgraphs too) whose op
+    changed in (target, source] only in ways it does not use; returns how many."""
+    count = 0
+    for node in graph.node:
+        for sub in _subgraphs(node):
+            count += _hold_unchanged(sub, source, target)
+        if node.domain not in ("", "ai.onnx"):
+            continue
+        changes = _changes(node.op_type, source, target)
+        for new in changes:
+            _refuse_new_attribute_values(node, new, target)
+        if changes and all(_keeps_meaning(node, new) for new in changes):
+            for new in changes:
+                _drop_default_attributes(node, new)
+            node.domain = _HELD_DOMAIN
+            count += 1
+    return count
+
+
+def _release(graph) -> None:
+    """Put held nodes back in the default domain."""
+    for node in graph.node:
+        if node.domain == _HELD_DOMAIN:
+            node.domain = ""
+        for sub in _subgraphs(node):
+            _release(sub)
+
+
+def _changes(op_type: str, source: int, target: int) -> list:
+    """The op's schemas that came in after `target`, up to the one at `source`."""
+    out = []
+    version = source
+    while version > target:
+        schema = onnx_schema(op_type, version, "")
+        if schema is None or schema.since_version <= target:
+            break
+        out.append(schema)
+        version = schema.since_version - 1
+    return out
+
+
+def _keeps_meaning(node, new) -> bool:
+    """Whether `node`, valid under schema `new`, means the same under the schema just
+    before it (False when there is none: the op is newer)."""
+    if (node.op_type, new.since_version) in _MEANING_CHANGED:
+        return False
+    old = onnx_schema(node.op_type, new.since_version - 1, "")
+    if old is None:
+        return False
+    if not (_same_formals(node.input, new.inputs, old.inputs)
+            and _same_formals(node.output, new.outputs, old.outputs)):
+        return False
+    given = {a.name: a for a in node.attribute}
+    new_attrs, old_attrs = new.attributes, old.attributes
+    for name, attr in given.items():
+        if name in old_attrs:
+            if old_attrs[name].type != attr.type:
+                return False
+        elif name not in new_attrs or not _is_default(attr, new_attrs[name]):
+            return False
+    for name, spec in old_attrs.items():
+        if name in given:
+            continue
+        if name not in new_attrs:
+            return False  # moved elsewhere (an input): the converter's business
+        if not _same_default(spec, new_attrs[name]):
+            return False
+    return True
+
+
+def _refuse_new_attribute_values(node, new, target) -> None:
+    """Raise ConversionError when `node` uses an attribute value that came in with
+    schema `new` (onnx's converter would pass it through unchecked)."""
+    rule = _NEW_ATTRIBUTE_VALUES.get((node.op_type, new.since_version))
+    if rule is None:
+        return
+    name, values = rule
+    for a in node.attribute:
+        if a.name == name and a.s in values:
+            raise ConversionError(
+                f"cannot write {node.op_type} node {node.name!r} at opset {target}: its "
+                f"{name} {a.s.decode()!r} came in at opset {new.since_version}; export at "
+                f"opset {new.since_version} or later")
+
+
+def _variadic():
+    from onnx import defs
+
+    return defs.OpSchema.FormalParameterOption.Variadic
+
+
+def _same_formals(names, new, old) -> bool:
+    """Whether the inputs (or outputs) a node gives are the same formal parameters in
+    both schemas: as many are allowed, with the same names."""
+    used = len(names)
+    while used and not names[used - 1]:
+        used -= 1
+    if used == 0:
+        return True
+    last_new = new[-1] if new else None
+    variadic = bool(old) and old[-1].option == _variadic()
+    if used > len(old) and not variadic:
+        return False
+    for i in range(min(used, len(old))):
+        if i >= len(new) or new[i].name != old[i].name:
+            return False
+    if variadic and (last_new is None or last_new.name != old[-1].name):
+        return False
+    return True
+
+
+def _attribute_value(attr):
+    from onnx import helper
+
+    return helper.get_attribute_value(attr)
+
+
+def _is_default(attr, spec) -> bool:
+    """Whether a node's attribute equals the schema's default for it."""
+    if not spec.default_value.name and spec.default_value.type == 0:
+        return False
+    try:
+        return _values_equal(_attribute_value(attr), _attribute_value(spec.default_value))
+    except Exception:  # noqa: BLE001 - an attribute kind without a comparable value
+        return False
+
+
+def _same_default(old_spec, new_spec) -> bool:
+    """Whether an attribute's default is the same in both schemas (absent in both
+    counts as the same)."""
+    a, b = old_spec.default_value, new_spec.default_value
+    a_set, b_set = a.type != 0, b.type != 0
+    if a_set != b_set:
+        return False
+    if not a_set:
+        return old_spec.required == new_spec.required
+    try:
+        return _values_equal(_attribute_value(a), _attribute_value(b))
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _values_equal(a, b) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        return float(a) == float(b) or (math.isnan(float(a)) and math.isnan(float(b)))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_values_equal(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _drop_default_attributes(node, new) -> None:
+    """Remove attributes the older schema lacks (they equal the new schema's default,
+    which is what the older op does)."""
+    old = onnx_schema(node.op_type, new.since_version - 1, "")
+    keep = [a for a in node.attribute if a.name in old.attributes]
+    if len(keep) != len(node.attribute):
+        del node.attribute[:]
+        node.attribute.extend(keep)
+
+
+# --------------------------------------------------------------------------------------
+# Rewriting ops newer than the target into older ones
+# --------------------------------------------------------------------------------------
+
+_FLOAT_TYPES = {1: np.float32, 10: np.float16, 11: np.float64}
+
+
+def _known_types(proto) -> dict:
+    """{tensor name: (elem_type, rank or None)} from the model's own declarations and
+    ONNX's shape inference (every graph, subgraphs included)."""
+    onnx = _onnx()
+    found: dict = {}
+
+    def take(graph):
+        for init in graph.initializer:
+            found[init.name] = (init.data_type, len(init.dims))
+        for vi in list(graph.input) + list(graph.output) + list(graph.value_info):
+            t = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
+            if t is None or not t.elem_type:
+                continue
+            rank = len(t.shape.dim) if t.HasField("shape") else None
+            if vi.name not in found or found[vi.name][1] is None:
+                found[vi.name] = (t.elem_type, rank)
+        for node in graph.node:
+            for sub in _subgraphs(node):
+                take(sub)
+
+    take(proto.graph)
+    if proto.ByteSize() < 1 << 30:
+        try:
+            take(onnx.shape_inference.infer_shapes(proto).graph)
+        except Exception:  # noqa: BLE001 - inference only fills gaps here
+            pass
+    return found
+
+
+class _Builder:
+    """Appends the nodes that replace one node, named after it, into a node list."""
+
+    def __init__(self, node, target, elem_type):
+        self.base = node.name or (node.output[0] if node.output else "lowered")
+        self.target = target
+        self.elem_type = elem_type
+        self.nodes = []
+        self.count = 0
+
+    def _name(self, tag):
+        self.count += 1
+        return f"{self.base}/{tag}_{self.count}"
+
+    def op(self, op_type, inputs, output=None, **attrs):
+        from onnx import helper
+
+        out = output or self._name(op_type.lower())
+        self.nodes.append(helper.make_node(op_type, list(inputs), [out],
+                                           name=self._name(op_type), domain=_HELD_DOMAIN,
+                                           **attrs))
+        return out
+
+    def const(self, value, elem_type=None):
+        """A scalar Constant of this node's float type (or `elem_type`)."""
+        from onnx import numpy_helper
+
+        dtype = _FLOAT_TYPES[elem_type or self.elem_type]
+        tensor = numpy_helper.from_array(np.asarray(value, dtype=dtype))
+        return self.op("Constant", [], value=tensor)
+
+    def reduce_mean(self, x, axes):
+        if self.target >= 18:
+            from onnx import numpy_helper
+
+            axes_t = self.op("Constant", [], value=numpy_helper.from_array(
+                np.asarray(axes, np.int64)))
+            return self.op("ReduceMean", [x, axes_t], keepdims=1)
+        return self.op("ReduceMean", [x], axes=list(axes), keepdims=1)
+
+
+def _attr(node, name, default):
+    for a in node.attribute:
+        if a.name == name:
+            value = _attribute_value(a)
+            return value.decode() if isinstance(value, bytes) else value
+    return default
+
+
+def _lower_gelu(node, b: _Builder):
+    x, y = node.input[0], node.output[0]
+    if _attr(node, "approximate", "none") == "tanh":
+        cube = b.op("Mul", [b.op("Mul", [x, x]), x])
+        inner = b.op("Add", [x, b.op("Mul", [cube, b.const(0.044715)])])
+        t = b.op("Tanh", [b.op("Mul", [inner, b.const(math.sqrt(2.0 / math.pi))])])
+    else:
+        t = b.op("Erf", [b.op("Mul", [x, b.const(1.0 / math.sqrt(2.0))])])
+    half_x = b.op("Mul", [x, b.const(0.5)])
+    b.op("Mul", [half_x, b.op("Add", [t, b.const(1.0)])], output=y)
+
+
+def _lower_mish(node, b: _Builder):
+    x = node.input[0]
+    b.op("Mul", [x, b.op("Tanh", [b.op("Softplus", [x])])], output=node.output[0])
+
+
+def _lower_hard_swish(node, b: _Builder):
+    x = node.input[0]
+    gate = b.op("HardSigmoid", [x], alpha=1.0 / 6.0, beta=0.5)
+    b.op("Mul", [x, gate], output=node.output[0])
+
+
+def _lower_layer_norm(node, b: _Builder, rank):
+    if rank is None:
+        raise _NotLowered("the rank of its input is unknown")
+    axis = int(_attr(node, "axis", -1))
+    axis = axis + rank if axis < 0 else axis
+    if not 0 <= axis < rank:
+        raise _NotLowered(f"axis {axis} is out of range for rank {rank}")
+    eps = float(_attr(node, "epsilon", 1e-5))
+    stash = int(_attr(node, "stash_type", 1))
+    if stash not in _FLOAT_TYPES:
+        raise _NotLowered(f"stash_type {stash} is not a float type")
+    axes = list(range(axis, rank))
+    x = node.input[0]
+    xs = x if stash == b.elem_type else b.op("Cast", [x], to=stash)
+    mean = b.reduce_mean(xs, axes)
+    d = b.op("Sub", [xs, mean])
+    var = b.reduce_mean(b.op("Mul", [d, d]), axes)
+    inv = b.op("Reciprocal", [b.op("Sqrt", [b.op("Add", [var, b.const(eps, stash)])])])
+    normed = b.op("Mul", [d, inv])
+    if stash != b.elem_type:
+        normed = b.op("Cast", [normed], to=b.elem_type)
+    outputs = list(node.output) + [""] * (3 - len(node.output))
+    has_bias = len(node.input) > 2 and node.input[2]
+    scaled = b.op("Mul", [normed, node.input[1]],
+                  output=None if has_bias else outputs[0] or None)
+    if has_bias:
+        b.op("Add", [scaled, node.input[2]], output=outputs[0] or None)
+    if outputs[1]:
+        b.op("Identity", [mean], output=outputs[1])
+    if outputs[2]:
+        b.op("Identity", [inv], output=outputs[2])
+
+
+class _NotLowered(Exception):
+    """A node that the rewrite cannot handle (why in the message)."""
+
+
+# op -> (the opset it came in at, its rewrite into older ops)
+_LOWERINGS = {"Gelu": (20, _lower_gelu), "Mish": (18, _lower_mish),
+              "HardSwish": (14, _lower_hard_swish),
+              "LayerNormalization": (17, _lower_layer_norm)}
+
+
+def _lower_new_ops(graph, source, target, types) -> int:
+    """Replace (in place, subgraphs too) each node whose op is newer than `target` and
+    has a rewrite by its older-op form; returns how many were replaced.
+
+    Raises:
+        ConversionError: such a node's input type (or rank) is unknown or not float.
+    """
+    count = lowered_here = 0
+    new_nodes = []
+    for node in graph.node:
+        for sub in _subgraphs(node):
+            count += _lower_new_ops(sub, source, target, types)
+        entry = _LOWERINGS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+        if entry is None or entry[0] <= target or onnx_schema(node.op_type, source, "") is None:
+            new_nodes.append(node)
+            continue
+        where = f"{node.op_type} node {node.name!r}"
+        elem_type, rank = types.get(node.input[0], (0, None))
+        if elem_type not in _FLOAT_TYPES:
+            raise ConversionError(
+                f"cannot write {where} at opset {target} (the op came in at opset "
+                f"{entry[0]}): its input's type is {'unknown' if not elem_type else elem_type}, "
+                "and the rewrite into older ops needs float16, float or double")
+        builder = _Builder(node, target, elem_type)
+        try:
+            if node.op_type == "LayerNormalization":
+                entry[1](node, builder, rank)
+            else:
+                entry[1](node, builder)
+        except _NotLowered as e:
+            raise ConversionError(f"cannot write {where} at opset {target} (the op came "
+                                  f"in at opset {entry[0]}): {e}") from None
+        new_nodes.extend(builder.nodes)
+        lowered_here += 1
+    if lowered_here:
+        # copies: the kept messages belong to the field that is about to be cleared
+        from onnx import NodeProto
+
+        copies = []
+        for node in new_nodes:
+            copy = NodeProto()
+            copy.CopyFrom(node)
+            copies.append(copy)
+        del graph.node[:]
+        graph.node.extend(copies)
+    return count + lowered_here

@@ -1,0 +1,195 @@
+"""Exporting to an older opset than the model's (`to_onnx(model, opset=...)`).
+
+onnx's version converter alone cannot take Add or Relu from opset 14 to 13, nor write
+Gelu or LayerNormalization before they existed: onegraph holds back the nodes whose
+op changed only in ways they do not use, and rewrites the newer ops into older ones.
+Every result is checked by onnxruntime against the original model in onnxruntime."""
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onegraph as og
+from onegraph.convert import from_onnx, to_onnx
+from onegraph.errors import ConversionError
+
+from .model_zoo import transformer_encoder
+
+
+def _ort(proto, feeds):
+    sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)
+
+
+def _default_opset(proto):
+    return [o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")]
+
+
+def _single(op, inputs, attrs=None, opset=21, x_shape=(2, 3, 4), extra_inits=(),
+            dtype=TensorProto.FLOAT, outputs=("y",)):
+    """A one-node model: input x, the node, outputs named in `outputs`."""
+    x = helper.make_tensor_value_info("x", dtype, list(x_shape))
+    ys = [helper.make_tensor_value_info(name, dtype, None) for name in outputs]
+    node = helper.make_node(op, inputs, list(outputs), name=f"the_{op.lower()}",
+                            **(attrs or {}))
+    graph = helper.make_graph([node], "g", [x], ys, initializer=list(extra_inits))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize("target", [13, 14, 16, 17, 19])
+def test_transformer_encoder_goes_down_to_older_opsets(target):
+    """Gelu (opset 20) and LayerNormalization (17) become older ops; the result
+    matches the opset-20 original in onnxruntime."""
+    original = transformer_encoder(layers=1, d_model=32, heads=2, ffn=64, seq=8)
+    x = np.random.default_rng(0).standard_normal((1, 8, 32)).astype(np.float32)
+    want = _ort(original, {"x": x})
+    proto = to_onnx(from_onnx(original), opset=target)
+    assert _default_opset(proto) == [target]
+    ops = {n.op_type for n in proto.graph.node}
+    assert "Gelu" not in ops
+    assert ("LayerNormalization" in ops) == (target >= 17)
+    assert {n.domain for n in proto.graph.node} == {""}
+    onnx.checker.check_model(proto, full_check=True)
+    np.testing.assert_allclose(_ort(proto, {"x": x})[0], want[0], rtol=1e-4, atol=1e-5)
+
+
+def test_api_built_model_exports_to_opset_13():
+    """A model built with the API records opset 21; its Add and Relu changed at 14
+    only in types, so it goes to 13."""
+    g = og.Graph()
+    with g.as_default():
+        og.set_random_seed(3)
+        x = og.placeholder(og.float32, [None, 5], name="x")
+        y = og.nn.dense(og.nn.dense(x, 7, activation=og.nn.relu), 2)
+    sess = og.Session(g, seed=0)
+    xb = np.random.default_rng(1).standard_normal((4, 5)).astype(np.float32)
+    want = sess.run(y, {x: xb})
+    model = g.to_model(session=sess,
+                       signatures={"serving": og.signature({"x": x}, {"y": y})})
+    proto = to_onnx(model, opset=13)
+    assert _default_opset(proto) == [13]
+    np.testing.assert_allclose(_ort(proto, {"x": xb})[0], want, rtol=1e-5, atol=1e-6)
+
+
+# (onnxruntime has no double Erf, so the exact form is checked in float only)
+@pytest.mark.parametrize("approximate,dtype", [("none", TensorProto.FLOAT),
+                                               ("tanh", TensorProto.FLOAT),
+                                               ("tanh", TensorProto.DOUBLE)])
+def test_gelu_rewritten_for_older_opsets(approximate, dtype):
+    original = _single("Gelu", ["x"], {"approximate": approximate}, opset=20, dtype=dtype)
+    x = (np.random.default_rng(2).standard_normal((2, 3, 4)) * 3).astype(
+        helper.tensor_dtype_to_np_dtype(dtype))
+    proto = to_onnx(from_onnx(original), opset=18)
+    assert [n.op_type for n in proto.graph.node].count("Gelu") == 0
+    np.testing.assert_allclose(_ort(proto, {"x": x})[0], _ort(original, {"x": x})[0],
+                               rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("axis", [-1, 1])
+@pytest.mark.parametrize("target", [13, 16])
+def test_layer_norm_rewritten_with_every_output(axis, target):
+    rng = np.random.default_rng(4)
+    shape = (2, 3, 4)
+    tail = shape[axis:] if axis >= 0 else shape[axis:]
+    scale = numpy_helper.from_array(rng.standard_normal(tail).astype(np.float32), "scale")
+    bias = numpy_helper.from_array(rng.standard_normal(tail).astype(np.float32), "bias")
+    original = _single("LayerNormalization", ["x", "scale", "bias"],
+                       {"axis": axis, "epsilon": 1e-3}, opset=17,
+                       extra_inits=[scale, bias], outputs=("y", "mean", "inv_std"))
+    x = rng.standard_normal(shape).astype(np.float32)
+    proto = to_onnx(from_onnx(original), opset=target)
+    assert "LayerNormalization" not in {n.op_type for n in proto.graph.node}
+    got, want = _ort(proto, {"x": x}), _ort(original, {"x": x})
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op,opset", [("Mish", 18), ("HardSwish", 14)])
+def test_newer_activations_rewritten(op, opset):
+    original = _single(op, ["x"], opset=opset)
+    x = (np.random.default_rng(5).standard_normal((2, 3, 4)) * 4).astype(np.float32)
+    proto = to_onnx(from_onnx(original), opset=13)
+    assert op not in {n.op_type for n in proto.graph.node}
+    np.testing.assert_allclose(_ort(proto, {"x": x})[0], _ort(original, {"x": x})[0],
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_new_attribute_at_its_default_is_dropped():
+    """Reshape's allowzero (opset 14) set to its default 0 means what opset 13 does."""
+    shape = numpy_helper.from_array(np.array([4, 6], np.int64), "shape")
+    original = _single("Reshape", ["x", "shape"], {"allowzero": 0}, opset=14,
+                       extra_inits=[shape])
+    proto = to_onnx(from_onnx(original), opset=13)
+    (node,) = proto.graph.node
+    assert [a.name for a in node.attribute] == []
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    np.testing.assert_array_equal(_ort(proto, {"x": x})[0], x.reshape(4, 6))
+
+
+def test_nodes_in_subgraphs_go_down_too():
+    """An If whose branches hold an Add (changed at 14) and a Gelu (new at 20)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])
+    c = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])
+    then_g = helper.make_graph([helper.make_node("Add", ["x", "x"], ["t"], name="add")],
+                               "then", [], [helper.make_tensor_value_info(
+                                   "t", TensorProto.FLOAT, [3])])
+    else_g = helper.make_graph([helper.make_node("Gelu", ["x"], ["e"], name="gelu")],
+                               "else", [], [helper.make_tensor_value_info(
+                                   "e", TensorProto.FLOAT, [3])])
+    node = helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)
+    original = helper.make_model(helper.make_graph([node], "g", [x, c], [y]),
+                                 opset_imports=[helper.make_opsetid("", 20)])
+    proto = to_onnx(from_onnx(original), opset=13)
+    onnx.checker.check_model(proto, full_check=True)
+    xv = np.array([-1.5, 0.25, 2.0], np.float32)
+    for cond in (True, False):
+        feeds = {"x": xv, "c": np.array(cond)}
+        np.testing.assert_allclose(_ort(proto, feeds)[0], _ort(original, feeds)[0],
+                                   rtol=1e-6, atol=1e-7)
+
+
+def test_types_the_older_opset_lacks_are_refused():
+    """int8 Add came in at opset 14: the checker refuses it at 13, as ConversionError."""
+    original = _single("Add", ["x", "x"], opset=14, dtype=TensorProto.INT8)
+    with pytest.raises(ConversionError, match="int8"):
+        to_onnx(from_onnx(original), opset=13)
+
+
+def test_op_newer_than_the_target_without_a_rewrite_is_named():
+    original = _single("Trilu", ["x"], opset=14)
+    with pytest.raises(ConversionError, match=r"cannot write Trilu \(node 'the_trilu'\) "
+                                              r"at opset 13"):
+        to_onnx(from_onnx(original), opset=13)
+
+
+def test_attribute_value_the_older_opset_lacks_is_refused():
+    """Pad's mode 'wrap' came in at opset 19."""
+    pads = numpy_helper.from_array(np.array([0, 0, 1, 0, 0, 1], np.int64), "pads")
+    original = _single("Pad", ["x", "pads"], {"mode": "wrap"}, opset=19,
+                       extra_inits=[pads])
+    with pytest.raises(ConversionError, match="Pad"):
+        to_onnx(from_onnx(original), opset=18)
+
+
+def test_meaning_changed_without_a_new_signature_is_not_relabelled():
+    """RoiAlign's coordinate_transformation_mode (opset 16) defaults to half_pixel,
+    unlike opset 10's behaviour: the node is left to onnx's converter, never written
+    as an opset-10 RoiAlign that computes something else."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])
+    rois = numpy_helper.from_array(np.array([[0, 0, 3, 3]], np.float32), "rois")
+    idx = numpy_helper.from_array(np.array([0], np.int64), "idx")
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    node = helper.make_node("RoiAlign", ["x", "rois", "idx"], ["y"], output_height=2,
+                            output_width=2, coordinate_transformation_mode="half_pixel")
+    original = helper.make_model(helper.make_graph([node], "g", [x], [y], [rois, idx]),
+                                 opset_imports=[helper.make_opsetid("", 16)])
+    xv = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    want = _ort(original, {"x": xv})[0]
+    try:
+        proto = to_onnx(from_onnx(original), opset=15)
+    except ConversionError:
+        return
+    np.testing.assert_allclose(_ort(proto, {"x": xv})[0], want, rtol=1e-5)
