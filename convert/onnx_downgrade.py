@@ -42,6 +42,10 @@ _HELD_DOMAIN = "onegraph.held"
 # without an adapter).
 _MEANING_CHANGED = {("GridSample", 20), ("GroupNormalization", 21), ("RoiAlign", 16)}
 
+# Mod's fmod=0 (floor modulo) on floats came in here; before, floats needed fmod=1.
+_FLOAT_FLOOR_MOD = ("Mod", 28)
+_FLOAT_ELEM_TYPES = {1, 10, 11, 16}  # float, float16, double, bfloat16 (0: unknown)
+
 # Holding is for targets from here on: below it ops changed meaning in ways a node
 # does not show (negative axes came in at 11, Softmax's axis at 13).
 _OLDEST_HELD_TARGET = 13
@@ -70,7 +74,7 @@ def convert_opset(proto, source: int, target: int):
     work.CopyFrom(proto)
     types = _known_types(work)
     lowered = _lower_new_ops(work.graph, source, target, types)
-    held = _hold_unchanged(work.graph, source, target) \
+    held = _hold_unchanged(work.graph, source, target, types) \
         if target >= _OLDEST_HELD_TARGET else 0
     if lowered or held:
         work.opset_import.add(domain=_HELD_DOMAIN, version=1)
@@ -106,8 +110,10 @@ def _run_converter(proto, source, target):
                 "neither onnx's version converter nor onegraph can rewrite it; export at "
                 "a later opset") from e
         first = text.splitlines()[0] if text else type(e).__name__
-        raise ConversionError(f"cannot convert from opset {source} to {target}: "
-                              f"{first}") from e
+        # "/project/onnx/.../adapter.h:32: adapt: Assertion `...` failed: why" -> why
+        first = first.split("` failed: ", 1)[-1]
+        raise ConversionError(f"cannot convert from opset {source} to {target} (onnx's "
+                              f"version converter): {first}") from e
 
 
 def _why_not(op, version, since, target) -> str:
@@ -140,18 +146,18 @@ def _subgraphs(node):
 # --------------------------------------------------------------------------------------
 
 
-def _hold_unchanged(graph, source, target) -> int:
+def _hold_unchanged(graph, source, target, types) -> int:
     """Move into the held domain every default-domain node (subgraphs too) whose op
     changed in (target, source] only in ways it does not use; returns how many."""
     count = 0
     for node in graph.node:
         for sub in _subgraphs(node):
-            count += _hold_unchanged(sub, source, target)
+            count += _hold_unchanged(sub, source, target, types)
         if node.domain not in ("", "ai.onnx"):
             continue
         changes = _changes(node.op_type, source, target)
         for new in changes:
-            _refuse_new_attribute_values(node, new, target)
+            _refuse_new_attribute_values(node, new, target, types)
         if changes and all(_keeps_meaning(node, new) for new in changes):
             for new in changes:
                 _drop_default_attributes(node, new)
@@ -211,19 +217,25 @@ def _keeps_meaning(node, new) -> bool:
     return True
 
 
-def _refuse_new_attribute_values(node, new, target) -> None:
+def _refuse_new_attribute_values(node, new, target, types) -> None:
     """Raise ConversionError when `node` uses an attribute value that came in with
     schema `new` (onnx's converter would pass it through unchecked)."""
+    what = None
     rule = _NEW_ATTRIBUTE_VALUES.get((node.op_type, new.since_version))
-    if rule is None:
-        return
-    name, values = rule
-    for a in node.attribute:
-        if a.name == name and a.s in values:
-            raise ConversionError(
-                f"cannot write {node.op_type} node {node.name!r} at opset {target}: its "
-                f"{name} {a.s.decode()!r} came in at opset {new.since_version}; export at "
-                f"opset {new.since_version} or later")
+    if rule is not None:
+        name, values = rule
+        for a in node.attribute:
+            if a.name == name and a.s in values:
+                what = f"its {name} {a.s.decode()!r}"
+    elif (node.op_type, new.since_version) == _FLOAT_FLOOR_MOD and node.input \
+            and types.get(node.input[0], (0, None))[0] in _FLOAT_ELEM_TYPES | {0} \
+            and not _attr(node, "fmod", 0):
+        what = "Mod with fmod=0 (floor modulo) on floats"
+    if what:
+        raise ConversionError(
+            f"cannot write {node.op_type} node {node.name!r} at opset {target}: {what} "
+            f"came in at opset {new.since_version}; export at opset "
+            f"{new.since_version} or later")
 
 
 def _variadic():
