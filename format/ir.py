@@ -417,12 +417,13 @@ class Graph:
 
     def find_tensor(self, name: str) -> int | None:
         """Index of the tensor called `name`, or None."""
-        names = self._name_index
-        if self._name_count != len(self.tensors):
-            names.clear()
-            names.update((t.name, i) for i, t in enumerate(self.tensors))
-            self._name_count = len(self.tensors)
-        return names.get(name)
+        count = len(self.tensors)
+        if self._name_count != count:
+            # a new dict, published whole: a Session thread looking a name up while
+            # another rebuilds must never see it half-filled (clear() then update())
+            self._name_index = {t.name: i for i, t in enumerate(self.tensors[:count])}
+            self._name_count = count
+        return self._name_index.get(name)
 
     def tensor(self, key: int | str) -> Tensor:
         """The tensor with this index or name."""

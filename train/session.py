@@ -14,6 +14,7 @@ paper's Switch/Merge frames; dead-value control flow runs in the same loop).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from typing import Any, Mapping, Sequence
@@ -161,7 +162,11 @@ class Session:
         self.state: dict = {}
         self._plans: dict = {}
         self._sub_plans: dict = {}
-        self._lock = threading.Lock()
+        # reentrant: compiling may run a subgraph (constant folding), which compiles
+        self._lock = threading.RLock()
+        # an og.Graph still being built: compiling reads its node and tensor lists
+        # several times, so it holds the lock that adding an op takes
+        self._build_lock = getattr(graph, "_lock", None) or contextlib.nullcontext()
         self._node_names: dict[str, int] = {}
         self._node_names_count = -1  # graph.nodes length the name map was built for
 
@@ -218,7 +223,7 @@ class Session:
         key = (tuple(sorted(i for i, _ in feed_items)), tuple(fetch_tensors), tuple(targets))
         plan = self._plans.get(key)
         if plan is None:
-            with self._lock:
+            with self._lock, self._build_lock:
                 plan = self._plans.get(key)
                 if plan is None:
                     plan = self._compile(self.graph, fetch_tensors, targets,
@@ -453,7 +458,8 @@ class Session:
         if ref is None:
             t = graph.tensors[index]
             ref = VariableRef(t.name, None if t.data is None else np.array(t.data))
-            self.state[key] = ref
+            # two threads may get here at once: both must end up with the same slot
+            ref = self.state.setdefault(key, ref)
         return ref
 
     # -- execution ------------------------------------------------------------------
@@ -533,10 +539,13 @@ class Session:
     def _run_subgraph(self, graph: Graph, inputs: list, parent: _Frame) -> list:
         plan = self._sub_plans.get(id(graph))
         if plan is None or plan[0] is not graph:
-            compiled = self._compile(graph, list(graph.outputs), [], set(graph.inputs),
-                                     graph_inputs=graph.inputs)
-            plan = (graph, compiled)
-            self._sub_plans[id(graph)] = plan
+            with self._lock, self._build_lock:
+                plan = self._sub_plans.get(id(graph))
+                if plan is None or plan[0] is not graph:
+                    compiled = self._compile(graph, list(graph.outputs), [],
+                                             set(graph.inputs), graph_inputs=graph.inputs)
+                    plan = (graph, compiled)
+                    self._sub_plans[id(graph)] = plan
         compiled = plan[1]
         if len(inputs) != len(graph.inputs):
             raise ExecutionError(f"subgraph {graph.name!r} takes {len(graph.inputs)} inputs, "
