@@ -2,7 +2,7 @@
 
     onegraph info model.og [--json]
     onegraph verify model.og [--json]
-    onegraph convert in.onnx out.og | in.og out.onnx [--opset N]
+    onegraph convert in.onnx out.og | in.og out.onnx [--opset N] [--no-check]
     onegraph run model.og --input NAME=file.npy ... [--output-dir DIR]
                  [--runs N] [--profile] [--trace FILE.json]
 """

@@ -1,7 +1,7 @@
 """The `onegraph convert` and `onegraph run` subcommands.
 
     onegraph convert in.onnx out.og          # import (direction from the extensions)
-    onegraph convert in.og out.onnx [--opset N]
+    onegraph convert in.og out.onnx [--opset N] [--no-check]
     onegraph run model.og --input x=x.npy [--input ...] [--output-dir DIR] [--signature S]
                  [--runs N] [--profile] [--trace FILE.json]
 
@@ -30,8 +30,9 @@ def cmd_convert(args) -> int:
     if src_ext == ".onnx" and dst_ext == ".og":
         from .onnx_import import from_onnx
 
-        if args.opset is not None:
-            raise ConversionError("--opset applies to export (.og -> .onnx) only")
+        if args.opset is not None or args.no_check:
+            flag = "--opset" if args.opset is not None else "--no-check"
+            raise ConversionError(f"{flag} applies to export (.og -> .onnx) only")
         model = from_onnx(args.input)
         try:
             size = og.save(model, args.output)
@@ -44,7 +45,7 @@ def cmd_convert(args) -> int:
         from .onnx_export import to_onnx
 
         model = og.load(args.input)
-        proto = to_onnx(model, args.output, opset=args.opset)
+        proto = to_onnx(model, args.output, opset=args.opset, check=not args.no_check)
         opset = next((o.version for o in proto.opset_import if o.domain == ""), "?")
         print(f"{args.input} -> {args.output}: {len(proto.graph.node)} nodes, opset {opset}")
         return 0
@@ -261,6 +262,10 @@ def register(sub) -> None:
     p.add_argument("output")
     p.add_argument("--opset", type=int, default=None,
                    help="target ONNX opset when exporting (.og -> .onnx)")
+    p.add_argument("--no-check", action="store_true",
+                   help="export without onnx.checker.check_model(full_check=True) "
+                        "(to_onnx's check=False), e.g. for a model whose own ONNX "
+                        "function bodies the checker refuses")
     p.set_defaults(func=cmd_convert)
 
     p = sub.add_parser("run", help="run a .og model on .npy inputs")

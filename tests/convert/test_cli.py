@@ -47,3 +47,36 @@ def test_errors_are_one_line_and_nonzero(tmp_path, capsys):
                  f"x={tmp_path / 'obj.npy'}"]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert err and all(line.startswith("onegraph ") for line in err)
+
+
+def test_convert_no_check_exports_what_the_checker_refuses(tmp_path, capsys):
+    """onnx 1.23's checker refuses MeanVarianceNormalization at opset 13 (its own
+    function body; the original model fails the same way): the default export says so,
+    --no-check (to_onnx's check=False) writes it, and onnxruntime matches the original."""
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])
+    model = helper.make_model(
+        helper.make_graph([helper.make_node("MeanVarianceNormalization", ["x"], ["y"])],
+                          "g", [x], [y]), opset_imports=[helper.make_opsetid("", 13)])
+    src = tmp_path / "mvn.onnx"
+    onnx.save(model, src)
+    assert main(["convert", str(src), str(tmp_path / "mvn.og")]) == 0
+    back = tmp_path / "back.onnx"
+    assert main(["convert", str(tmp_path / "mvn.og"), str(back)]) != 0
+    assert "fails the ONNX checker" in capsys.readouterr().err
+    assert not back.exists()
+    assert main(["convert", str(tmp_path / "mvn.og"), str(back), "--no-check"]) == 0
+    xv = np.random.default_rng(0).standard_normal((1, 2, 3, 3)).astype(np.float32)
+
+    def run(m):
+        sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+        return sess.run(None, {"x": xv})[0]
+
+    np.testing.assert_allclose(run(onnx.load(back)), run(model), rtol=1e-5, atol=1e-6)
+    assert main(["convert", str(src), str(tmp_path / "again.og"), "--no-check"]) != 0
+    assert "--no-check applies to export" in capsys.readouterr().err
