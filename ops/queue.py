@@ -275,8 +275,36 @@ def _queue_kernel(shuffle):
                               attrs["num_components"], rng, attrs["min_after_dequeue"],
                               dtypes, shapes)
                     state[key] = q
+                    return (q,)
+        _check_shared(q, attrs, shuffle)
         return (q,)
     return kernel
+
+
+def _check_shared(q, attrs, shuffle) -> None:
+    """A queue op that finds its shared_name taken must ask for the same queue (as TF1:
+    "Shared queue ... has ... but requested ...").
+
+    Raises:
+        ExecutionError: the existing queue differs in kind, capacity, components,
+            component dtypes or shapes.
+    """
+    types = attrs["component_types"]
+    dtypes = [DType.parse(t).numpy for t in types] if types else [None] * q.num_components
+    shapes = (decode_shapes(attrs["component_ranks"], attrs["component_dims"])
+              if attrs["component_ranks"] else [None] * q.num_components)
+    asked = {"kind": "RandomShuffleQueue" if shuffle else "FIFOQueue",
+             "capacity": attrs["capacity"], "components": attrs["num_components"],
+             "dtypes": [None if d is None else np.dtype(d).name for d in dtypes],
+             "shapes": [None if s is None else list(s) for s in shapes]}
+    has = {"kind": "RandomShuffleQueue" if q.rng is not None else "FIFOQueue",
+           "capacity": q.capacity, "components": q.num_components,
+           "dtypes": [None if d is None else np.dtype(d).name for d in q.dtypes],
+           "shapes": [None if s is None else list(s) for s in q.shapes]}
+    for what in asked:
+        if asked[what] != has[what]:
+            raise ExecutionError(f"shared queue {q.name!r} has {what} {has[what]} but this "
+                                 f"queue op requested {asked[what]}")
 
 
 def _q(x) -> Queue:

@@ -7,6 +7,7 @@ Every step that could block runs in a thread joined with a timeout, so a hang fa
 the test instead of stopping the run.
 """
 
+import re
 import threading
 import time
 
@@ -415,3 +416,36 @@ def test_a_seeded_queue_does_not_shift_the_initializer_stream():
                 og.RandomShuffleQueue(4, 0, [og.float32], [[3]])
             return og.nn.glorot_uniform((3, 3), 3, 3)
     np.testing.assert_array_equal(weights(True), weights(False))
+
+
+def test_queues_with_one_shared_name_share_their_elements():
+    g = og.Graph()
+    with g.as_default():
+        a = og.FIFOQueue(4, [og.float32], shapes=[[2]], shared_name="shared")
+        b = og.FIFOQueue(4, [og.float32], shapes=[[2]], shared_name="shared")
+        put = a.enqueue([og.constant(np.array([1.0, 2.0], np.float32))])
+        take = b.dequeue()
+    sess = og.Session(g)
+    sess.run(put)
+    np.testing.assert_array_equal(sess.run(take), [1.0, 2.0])
+
+
+@pytest.mark.parametrize("other,what", [
+    (dict(capacity=5, dtypes=[og.float32], shapes=[[2]]), "capacity 4"),
+    (dict(capacity=4, dtypes=[og.int32], shapes=[[2]]), "dtypes ['float32']"),
+    (dict(capacity=4, dtypes=[og.float32], shapes=[[3]]), "shapes [[2]]"),
+    (dict(capacity=4, dtypes=[og.float32, og.float32], shapes=[[2], [2]]), "components 1"),
+])
+def test_shared_name_asking_for_another_queue_is_refused(other, what):
+    """TF1: "Shared queue ... has ... but requested ..."; never a silent mix."""
+    g = og.Graph()
+    with g.as_default():
+        a = og.FIFOQueue(4, [og.float32], shapes=[[2]], shared_name="shared")
+        b = og.FIFOQueue(other["capacity"], other["dtypes"], shapes=other["shapes"],
+                         shared_name="shared")
+        put = a.enqueue([og.constant(np.zeros(2, np.float32))])
+        size = b.size()
+    sess = og.Session(g)
+    sess.run(put)
+    with pytest.raises(og.OneGraphError, match=f"shared queue 'shared' has {re.escape(what)}"):
+        sess.run(size)
