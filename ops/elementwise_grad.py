@@ -59,7 +59,12 @@ def _pow(b, op, grads):
     gx = b.op("Mul", [g, b.op("Mul", [p_x, b.op("Pow", [x, b.op("Sub", [p_x, one])])])])
     gp = None
     if b.static_value(p) is None and p.dtype.numpy.kind == "f":
-        gp = unbroadcast(b, b.op("Mul", [g, b.op("Mul", [y, b.op("Log", [x])])]), p, [x])
+        # d(x^p)/dp = x^p log x, taken as 0 where x <= 0 (as TF): there x^p is 0 or
+        # defined only for integral p, and log x would make the gradient NaN
+        zero = like_dtype(b, 0.0, x)
+        positive = b.op("Greater", [x, zero])
+        log_x = b.op("Log", [b.op("Where", [positive, x, one])])
+        gp = unbroadcast(b, b.op("Mul", [g, b.op("Mul", [y, log_x])]), p, [x])
     return [unbroadcast(b, gx, x, [p]), gp]
 
 def _abs(b, op, grads):

@@ -13,7 +13,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import OneGraphError
+from ..errors import OneGraphError, ShapeError
 from ..format import DType
 from ..ops import REGISTRY
 from . import graph as _g
@@ -56,9 +56,9 @@ def _t(x, dtype=None, graph=None) -> Tensor:
     return convert_to_tensor(x, dtype, graph)
 
 
-def _pair(a, b):
-    return _g._convert_pair(a, b) if (_g._is_symbolic(a) or _g._is_symbolic(b)) else (
-        _t(a), _t(b))
+def _pair(a, b, op: str = "a binary op"):
+    return _g._convert_pair(a, b, op) if (_g._is_symbolic(a) or _g._is_symbolic(b)) \
+        else (_t(a), _t(b))
 
 
 def _ints(values) -> np.ndarray:
@@ -173,7 +173,7 @@ def get_collection(name: str) -> list:
 
 def _binary(op_type):
     def fn(x, y, name=None):
-        a, b = _pair(x, y)
+        a, b = _pair(x, y, op_type)
         return a.graph.op(op_type, [a, b], name=name)
     fn.__name__ = op_type.lower()
     fn.__doc__ = f"Elementwise {op_type} with numpy broadcasting (ONNX {op_type})."
@@ -237,6 +237,7 @@ def rsqrt(x, name=None) -> Tensor:
 def add_n(inputs: Sequence, name=None) -> Tensor:
     """Sum of a list of same-shaped tensors (one AddN node)."""
     ts = [_t(x) for x in inputs]
+    _g.check_same_dtype("AddN", ts)
     if len(ts) == 1:
         return ts[0]
     return ts[0].graph.op("AddN", ts, name=name)
@@ -248,8 +249,16 @@ def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False, name=None
     Args:
         a, b: tensors; batch dims broadcast.
         transpose_a, transpose_b: use the transpose of the last two dims.
+
+    Raises:
+        ShapeError: a and b have different dtypes, or an operand to transpose is not
+            of known rank >= 2.
     """
-    a, b = _pair(a, b)
+    a, b = _pair(a, b, "MatMul")
+    for flag, t, which in ((transpose_a, a, "a"), (transpose_b, b, "b")):
+        if flag and (t.shape is None or len(t.shape) < 2):
+            raise ShapeError(f"matmul: transpose_{which} needs {which} of known rank >= 2, "
+                             f"got shape {t.shape}")
     if transpose_a or transpose_b:
         if (a.shape is not None and len(a.shape) == 2 and b.shape is not None
                 and len(b.shape) == 2):
@@ -276,8 +285,9 @@ def cast(x, dtype, name=None) -> Tensor:
 
 def where(condition, x, y, name=None) -> Tensor:
     """Elementwise select: x where condition else y (broadcasting)."""
-    x, y = _pair(x, y)
-    return x.graph.op("Where", [_t(condition, graph=x.graph), x, y], name=name)
+    x, y = _pair(x, y, "Where")
+    cond = _g.bool_tensor(condition, "where: condition", x.graph)
+    return x.graph.op("Where", [cond, x, y], name=name)
 
 
 def clip_by_value(x, clip_value_min, clip_value_max, name=None) -> Tensor:
@@ -297,10 +307,12 @@ def _reduce(op_type):
         inputs = [x]
         if axis is not None:
             axes = [axis] if np.isscalar(axis) else list(axis)
+            if not axes:  # TF: an empty axis list reduces nothing (ONNX: everything)
+                return g.op("Identity", [x], name=name)
             inputs.append(g.constant(_ints(axes)))
         return g.op(op_type, inputs, {"keepdims": int(keepdims)}, name=name)
     fn.__name__ = op_type
-    fn.__doc__ = (f"{op_type} over `axis` (int or list; None = all axes).\n\n"
+    fn.__doc__ = (f"{op_type} over `axis` (int or list; None = all axes, [] = none).\n\n"
                   "    Args:\n        x: input.\n        axis: axes to reduce.\n"
                   "        keepdims: keep reduced axes with size 1.\n")
     return fn
@@ -351,7 +363,12 @@ def transpose(x, perm=None, name=None) -> Tensor:
 
 def concat(values: Sequence, axis: int, name=None) -> Tensor:
     """Join tensors along an existing axis."""
-    ts = [_t(v, graph=_graph_of(*values)) for v in values]
+    graph = _graph_of(*values)
+    first = next((v for v in values if _g._is_symbolic(v)), None)
+    dtype = None if first is None else _g._dtype_for(_t(first, graph=graph))
+    ts = [v if _g._is_symbolic(v) else _t(v, dtype, graph=graph) for v in values]
+    ts = [_t(v, graph=graph) for v in ts]
+    _g.check_same_dtype("Concat", ts)
     return ts[0].graph.op("Concat", ts, {"axis": int(axis)}, name=name)
 
 
@@ -362,10 +379,11 @@ def expand_dims(x, axis: int, name=None) -> Tensor:
 
 
 def squeeze(x, axis=None, name=None) -> Tensor:
-    """Remove size-1 axes (all, or those listed)."""
+    """Remove size-1 axes: those listed, or all when `axis` is None or empty (as in TF,
+    where the default is [])."""
     x = _t(x)
     inputs = [x]
-    if axis is not None:
+    if axis is not None and (np.isscalar(axis) or len(axis)):
         inputs.append(x.graph.constant(_ints([axis] if np.isscalar(axis) else axis)))
     return x.graph.op("Squeeze", inputs, name=name)
 
@@ -403,13 +421,14 @@ def split(x, num_or_sizes, axis: int = 0, name=None) -> list:
 def gather(params, indices, axis: int = 0, name=None) -> Tensor:
     """Rows (slices along `axis`) of params picked by integer indices."""
     p = _t(params)
-    return p.graph.op("Gather", [p, _t(indices, int64, p.graph)], {"axis": axis}, name=name)
+    return p.graph.op("Gather", [p, _g.integer_tensor(indices, "gather: indices", p.graph)],
+                      {"axis": axis}, name=name)
 
 
 def one_hot(indices, depth: int, on_value=1.0, off_value=0.0, dtype=float32,
             name=None) -> Tensor:
     """One-hot rows (last axis of size `depth`)."""
-    i = _t(indices)
+    i = _g.integer_tensor(indices, "one_hot: indices")
     g = i.graph
     values = g.constant(np.asarray([off_value, on_value], as_dtype(dtype).numpy))
     return g.op("OneHot", [i, g.constant(np.array(depth, np.int64)), values], {"axis": -1},

@@ -137,7 +137,7 @@ class Tensor:
     # -- operators ------------------------------------------------------------------
 
     def _bin(self, op_type, other, reverse=False):
-        a, b = _convert_pair(self, other)
+        a, b = _convert_pair(self, other, op_type)
         if reverse:
             a, b = b, a
         return a.graph.op(op_type, [a, b])
@@ -798,16 +798,38 @@ def _brief(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _convert_pair(a, b):
-    """Convert two operands of a binary op; plain values take the tensor's dtype."""
+def _convert_pair(a, b, op: str = "a binary op"):
+    """Convert two operands of a binary op; plain values take the tensor's dtype.
+
+    Raises:
+        ShapeError: both are tensors, of different dtypes (`check_same_dtype`).
+    """
     if isinstance(a, Tensor) or hasattr(a, "_as_graph_tensor"):
         g = a.graph if isinstance(a, Tensor) else a._as_graph_tensor(None).graph
         ta = g.convert(a)
         tb = g.convert(b, None if _is_symbolic(b) else _dtype_for(ta))
-        return ta, tb
-    g = b.graph if isinstance(b, Tensor) else b._as_graph_tensor(None).graph
-    tb = g.convert(b)
-    return g.convert(a, _dtype_for(tb)), tb
+    else:
+        g = b.graph if isinstance(b, Tensor) else b._as_graph_tensor(None).graph
+        tb = g.convert(b)
+        ta = g.convert(a, _dtype_for(tb))
+    check_same_dtype(op, [ta, tb])
+    return ta, tb
+
+
+def check_same_dtype(op: str, tensors) -> None:
+    """Refuse operands of different known dtypes, as TF1 does: numpy would promote
+    (int64 + float32 -> float64) while the graph declared the first operand's dtype,
+    so the value and its declared dtype would disagree.
+
+    Raises:
+        ShapeError: two of the tensors have different dtypes (names both).
+    """
+    known = [(k, t.dtype) for k, t in enumerate(tensors)
+             if t is not None and t.dtype is not DType.UNDEFINED]
+    if len({d for _, d in known}) > 1:
+        parts = ", ".join(f"input {k} is {d.short_name}" for k, d in known)
+        raise ShapeError(f"{op}: operands of different dtypes ({parts}); tensors are "
+                         "not converted implicitly, cast one with og.cast")
 
 
 def _is_symbolic(x) -> bool:
@@ -816,6 +838,32 @@ def _is_symbolic(x) -> bool:
 
 def _dtype_for(t: Tensor):
     return None if t.dtype is DType.UNDEFINED else t.dtype
+
+
+def integer_tensor(value, what: str, graph: Graph | None = None) -> Tensor:
+    """`value` as an integer tensor (plain values become int64), for indices, ids and
+    labels: a float tensor is refused rather than truncated (as TF1 does).
+
+    Raises:
+        ShapeError: value is a tensor of a non-integer dtype (names `what`).
+    """
+    t = convert_to_tensor(value, DType.INT64, graph)
+    if t.dtype is not DType.UNDEFINED and t.dtype.numpy.kind not in "iu":
+        raise ShapeError(f"{what} must be an integer tensor, got {t.dtype.short_name}")
+    return t
+
+
+def bool_tensor(value, what: str, graph: Graph | None = None) -> Tensor:
+    """`value` as a bool tensor (plain values become bool), for conditions and masks.
+
+    Raises:
+        ShapeError: value is a tensor of another dtype (names `what`).
+    """
+    t = convert_to_tensor(value, DType.BOOL, graph)
+    if t.dtype not in (DType.BOOL, DType.UNDEFINED):
+        raise ShapeError(f"{what} must be a bool tensor, got {t.dtype.short_name} "
+                         "(compare it, e.g. og.greater(x, 0))")
+    return t
 
 
 def convert_to_tensor(value, dtype=None, graph: Graph | None = None) -> Tensor:

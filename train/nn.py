@@ -100,12 +100,15 @@ def dense(x, units: int, activation=None, use_bias: bool = True, name: str = "de
         name: name scope of the variables.
 
     Raises:
-        ShapeError: the last dim of x is unknown.
+        ShapeError: the last dim of x is unknown, or x is not floating point.
     """
     x = _x(x)
     g = x.graph
     if x.shape is None or x.shape[-1] is None:
         raise ShapeError(f"dense: the last dim of {x.name!r} must be known, got {x.shape}")
+    if x.dtype.numpy.kind != "f":  # (Glorot weights in an integer dtype are all zero)
+        raise ShapeError(f"dense: input {x.name!r} must be floating point, got "
+                         f"{x.dtype.short_name} (og.cast it first)")
     n_in = x.shape[-1]
     with g.name_scope(name):
         w = Variable(glorot_uniform((n_in, units), n_in, units, x.dtype.numpy, g), name="kernel")
@@ -178,6 +181,9 @@ def conv2d(x, filters: int, kernel_size, strides=1, padding: str = "SAME", activ
 
 def _pool(op_type, x, pool_size, strides, padding, name):
     x = _x(x)
+    where = "max_pool2d" if op_type == "MaxPool" else "avg_pool2d"
+    if x.shape is not None and len(x.shape) != 4:
+        raise ShapeError(f"{where}: input must be NCHW (4-D), got shape {x.shape}")
     k = _pair(pool_size)
     s = _pair(strides if strides is not None else pool_size)
     attrs = {"kernel_shape": k, "strides": s}
@@ -186,16 +192,28 @@ def _pool(op_type, x, pool_size, strides, padding, name):
             attrs["pads"] = _same_pads(x.shape[2:], k, s)
         else:
             attrs["auto_pad"] = "SAME_UPPER"
+    elif padding.upper() != "VALID":
+        raise OneGraphError(f"{where}: padding must be SAME or VALID, got {padding!r}")
     return x.graph.op(op_type, [x], attrs, name=name)
 
 
 def max_pool2d(x, pool_size=2, strides=None, padding: str = "VALID", name=None) -> Tensor:
-    """Max pooling over NCHW windows (strides default to pool_size)."""
+    """Max pooling over NCHW windows (strides default to pool_size).
+
+    Raises:
+        ShapeError: x is not 4-D.
+        OneGraphError: padding is not SAME or VALID.
+    """
     return _pool("MaxPool", x, pool_size, strides, padding, name)
 
 
 def avg_pool2d(x, pool_size=2, strides=None, padding: str = "VALID", name=None) -> Tensor:
-    """Average pooling over NCHW windows (padding excluded from the count)."""
+    """Average pooling over NCHW windows (padding excluded from the count).
+
+    Raises:
+        ShapeError: x is not 4-D.
+        OneGraphError: padding is not SAME or VALID.
+    """
     return _pool("AveragePool", x, pool_size, strides, padding, name)
 
 
@@ -224,10 +242,12 @@ def batch_norm(x, training: bool, axis: int = 1, momentum: float = 0.9,
         name: name scope.
 
     Raises:
-        ShapeError: the rank or the feature dim is unknown.
+        ShapeError: the rank or the feature dim is unknown, or axis is out of range.
     """
     x = _x(x)
     g = x.graph
+    if x.shape is not None and not -len(x.shape) <= axis < len(x.shape):
+        raise ShapeError(f"batch_norm: axis {axis} is out of range for shape {x.shape}")
     if x.shape is None or x.shape[axis] is None:
         raise ShapeError(f"batch_norm: need known rank and feature dim, got {x.shape}")
     rank = len(x.shape)
@@ -359,7 +379,7 @@ def sparse_softmax_cross_entropy(labels, logits, name=None) -> Tensor:
         The loss per example (reduce it with og.reduce_mean).
     """
     lg = _x(logits)
-    lab = _g.convert_to_tensor(labels, api.int64, lg.graph)
+    lab = _g.integer_tensor(labels, "sparse_softmax_cross_entropy: labels", lg.graph)
     return lg.graph.op("SparseSoftmaxCrossEntropyWithLogits", [lg, lab], name=name)[0]
 
 

@@ -244,7 +244,7 @@ CASES = [
         og.constant(np.array([4, 5])), axes=[0, 1], mode="linear",
         coordinate_transformation_mode="tf_crop_and_resize"), [f64(3, 4)]),
     ("ConstantOfShape_Range", lambda s, d: raw.Range(s, og.constant(np.array(3.05)), d) * 2.0
-     + raw.ConstantOfShape(og.shape(s)), [np.array(0.3), np.array(0.5)]),
+     + raw.ConstantOfShape(og.shape(s), value=np.zeros(1)), [np.array(0.3), np.array(0.5)]),
     ("DepthToSpace", lambda x: raw.DepthToSpace(x, blocksize=2), [f64(1, 8, 2, 3)]),
     ("SpaceToDepth", lambda x: raw.SpaceToDepth(x, blocksize=2), [f64(1, 2, 4, 6)]),
     # indexing
