@@ -12,10 +12,13 @@ from typing import Any
 from .format import DType, Model, TensorKind
 
 
-def _shape_str(shape) -> str:
+def _shape_str(shape, dim_names=None) -> str:
+    """`[?, 3]`; an unknown dim with a name shows the name: `[batch, 3]`."""
     if shape is None:
         return "?"
-    return "[" + ", ".join("?" if d < 0 else str(d) for d in shape) + "]"
+    names = dim_names if dim_names and len(dim_names) == len(shape) else ("",) * len(shape)
+    return "[" + ", ".join((name or "?") if d < 0 else str(d)
+                           for d, name in zip(shape, names)) + "]"
 
 
 def _tensor_summary(t) -> dict[str, Any]:
@@ -23,6 +26,8 @@ def _tensor_summary(t) -> dict[str, Any]:
            "shape": None if t.shape is None else list(t.shape)}
     if t.containers:  # outermost first, e.g. ["optional", "sequence"]
         out["containers"] = [c.name.lower() for c in t.containers]
+    if t.dim_names is not None:  # one per dim, "" for a dim without a name
+        out["dim_names"] = list(t.dim_names)
     return out
 
 
@@ -38,7 +43,7 @@ def _json_float(x: float) -> float | str:
 def _type_str(t: dict) -> str:
     """`float32[?, 3]`, or wrapped in its containers: `sequence<float32[?, 3]>`,
     `sequence<map<int64, float32>>` (ZipMap's output)."""
-    text = f"{t['dtype']}{_shape_str(t['shape'])}"
+    text = f"{t['dtype']}{_shape_str(t['shape'], t.get('dim_names'))}"
     for container in reversed(t.get("containers", ())):
         if container.startswith("map_"):
             text = f"map<{container[4:]}, {text}>"

@@ -92,7 +92,9 @@ def _array_to_tensor(array: np.ndarray, name: str, dtype: DType | None = None):
 
 def _value_info(t, with_shape: bool = True):
     """The ValueInfoProto of tensor t: its tensor type wrapped in its containers
-    (sequence/optional/map), or no type at all when the element type is unknown."""
+    (sequence/optional/map), or no type at all when the element type is unknown. A
+    dimension of known size is a dim_value; an unknown one is the dim_param that
+    `t.dim_names` gives it, or left empty. Never raises for a linted tensor."""
     from onnx import helper
 
     if t.dtype is DType.UNDEFINED:
@@ -101,7 +103,9 @@ def _value_info(t, with_shape: bool = True):
         return vi
     shape = None
     if with_shape and t.shape is not None:
-        shape = [d if d >= 0 else None for d in t.shape]
+        names = t.dim_names if t.dim_names is not None and \
+            len(t.dim_names) == len(t.shape) else ("",) * len(t.shape)
+        shape = [d if d >= 0 else (name or None) for d, name in zip(t.shape, names)]
     type_proto = helper.make_tensor_type_proto(dtype_to_onnx(t.dtype), shape)
     for container in reversed(t.containers):  # innermost wrapper first
         if container is Container.SEQUENCE:
@@ -639,9 +643,7 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
                               producer_name="onegraph", producer_version=_version())
     _fix_for_opset(proto.graph, int(source_opset))
     _complete_output_types(proto)
-    for key, value in sorted(model.metadata.items()):
-        entry = proto.metadata_props.add()
-        entry.key, entry.value = str(key), str(value)
+    _write_header(proto, model.metadata)
     proto.ir_version = _ir_version_for(proto)
     if opset is not None and int(opset) != int(source_opset):
         proto = convert_opset(proto, int(source_opset), int(opset))
@@ -990,14 +992,142 @@ def _read_names(graph) -> set[str]:
     return out
 
 
+# Metadata keys the importer fills from the ModelProto's header and the exporter does
+# not write: the original producer's name and version stay in the .og metadata only,
+# the exported file's producer is onegraph. (onnx.doc_string, onnx.graph_name,
+# onnx.domain and onnx.model_version go back into the header: `_write_header`.)
+PRODUCER_KEYS = ("onnx.producer_name", "onnx.producer_version")
+
+
+def _write_header(proto, metadata: dict) -> None:
+    """Fill `proto`'s header from the model's metadata and add the rest as
+    metadata_props (sorted by key).
+
+    `onnx.doc_string`, `onnx.graph_name`, `onnx.domain` and `onnx.model_version` become
+    ModelProto.doc_string, graph.name, ModelProto.domain and ModelProto.model_version;
+    `onnx.producer_name` / `onnx.producer_version` are not written (onegraph produced
+    this file). A `onnx.model_version` that is not an integer within int64 cannot go in
+    the header and is kept as a metadata_props entry, so nothing is lost. Never raises.
+    """
+    props = {}
+    for key, value in metadata.items():
+        key, value = str(key), str(value)
+        if key == "onnx.doc_string":
+            proto.doc_string = value
+        elif key == "onnx.graph_name":
+            proto.graph.name = value
+        elif key == "onnx.domain":
+            proto.domain = value
+        elif key == "onnx.model_version" and _int64(value) is not None:
+            proto.model_version = _int64(value)
+        elif key not in PRODUCER_KEYS:
+            props[key] = value
+    for key in sorted(props):
+        entry = proto.metadata_props.add()
+        entry.key, entry.value = key, props[key]
+
+
+def _int64(text: str) -> int | None:
+    """`text` as an int when it is a decimal integer within int64, else None."""
+    try:
+        value = int(text.strip())
+    except ValueError:
+        return None
+    return value if -(2 ** 63) <= value < 2 ** 63 else None
+
+
+# The IR version that introduced each newer element type (the comments on `Version`
+# in onnx.proto, onnx 1.23): every other type ONNX has is in IR 8, the oldest we write.
+_TYPE_IR_VERSIONS = {
+    "FLOAT8E4M3FN": 9, "FLOAT8E4M3FNUZ": 9, "FLOAT8E5M2": 9, "FLOAT8E5M2FNUZ": 9,
+    "UINT4": 10, "INT4": 10,
+    "FLOAT4E2M1": 11,
+    "FLOAT8E8M0": 12,
+    "UINT2": 13, "INT2": 13,
+    "FLOAT6E2M3": 14, "FLOAT6E3M2": 14,
+}
+
+# Integer attributes of default-domain ops whose value is an element type (Cast's `to`,
+# EyeLike's and the Random* ops' `dtype`, QuantizeLinear's `output_dtype`).
+_TYPE_ATTRIBUTES = ("to", "dtype", "output_dtype")
+
+
+@functools.lru_cache(maxsize=1)
+def _type_ir_versions() -> dict[int, int]:
+    """{TensorProto element type: the IR version that introduced it} for the newer
+    types the installed onnx knows."""
+    T = _onnx().TensorProto
+    known = set(T.DataType.keys())
+    return {T.DataType.Value(name): ir for name, ir in _TYPE_IR_VERSIONS.items()
+            if name in known}
+
+
+def _type_proto_elem_types(tp, out: set) -> None:
+    """Add the element types a TypeProto mentions (through sequence, optional, map and
+    sparse tensor types) to `out`."""
+    while tp is not None:
+        which = tp.WhichOneof("value")
+        if which in ("tensor_type", "sparse_tensor_type"):
+            out.add(getattr(tp, which).elem_type)
+            return
+        if which == "map_type":
+            out.add(tp.map_type.key_type)
+            tp = tp.map_type.value_type if tp.map_type.HasField("value_type") else None
+        elif which in ("sequence_type", "optional_type"):
+            inner = getattr(tp, which)
+            tp = inner.elem_type if inner.HasField("elem_type") else None
+        else:
+            return
+
+
+def _graph_elem_types(graph, out: set) -> None:
+    """Add the element types `graph` and its subgraphs use to `out`: initializers
+    (dense and sparse), inputs, outputs, value_info, tensor and type attributes, and
+    the element-type attributes of default-domain ops (Cast's `to`, ...)."""
+    for t in graph.initializer:
+        out.add(t.data_type)
+    for sp in graph.sparse_initializer:
+        out.add(sp.values.data_type)
+    for v in list(graph.input) + list(graph.output) + list(graph.value_info):
+        if v.HasField("type"):
+            _type_proto_elem_types(v.type, out)
+    for node in graph.node:
+        default_domain = node.domain in ("", "ai.onnx")
+        for a in node.attribute:
+            if a.HasField("t"):
+                out.add(a.t.data_type)
+            out.update(t.data_type for t in a.tensors)
+            if a.HasField("sparse_tensor"):
+                out.add(a.sparse_tensor.values.data_type)
+            out.update(sp.values.data_type for sp in a.sparse_tensors)
+            if a.HasField("tp"):
+                _type_proto_elem_types(a.tp, out)
+            for tp in a.type_protos:
+                _type_proto_elem_types(tp, out)
+            if default_domain and a.name in _TYPE_ATTRIBUTES and \
+                    a.type == _onnx().AttributeProto.INT:
+                out.add(a.i)
+            if a.HasField("g"):
+                _graph_elem_types(a.g, out)
+            for sub in a.graphs:
+                _graph_elem_types(sub, out)
+
+
 def _ir_version_for(proto) -> int:
+    """The IR version to write: the lowest one that has every opset `proto` imports
+    and every element type it uses (see `_TYPE_IR_VERSIONS`), and at least 8. Never
+    raises: an opset the installed onnx does not know counts as IR 8."""
     from onnx import helper
 
     try:
-        return max(helper.find_min_ir_version_for(list(proto.opset_import),
-                                                  ignore_unknown=True), 8)
+        version = max(helper.find_min_ir_version_for(list(proto.opset_import),
+                                                     ignore_unknown=True), 8)
     except Exception:  # noqa: BLE001 - an opset onnx does not know: the oldest IR we write
-        return 8
+        version = 8
+    types: set = set()
+    _graph_elem_types(proto.graph, types)
+    needs = _type_ir_versions()
+    return max([version] + [needs[t] for t in types if t in needs])
 
 
 def _version() -> str:

@@ -103,8 +103,8 @@ _LOW_PRECISION_NAMES = {
 }
 
 
-# What an untyped value is recorded as: (dtype, shape, containers).
-_UNTYPED = (DType.UNDEFINED, None, ())
+# What an untyped value is recorded as: (dtype, shape, containers, dim_names).
+_UNTYPED = (DType.UNDEFINED, None, (), None)
 
 _CONTAINER_FIELDS = {"sequence_type": Container.SEQUENCE, "optional_type": Container.OPTIONAL,
                      "map_type": None}
@@ -112,7 +112,11 @@ _MAP_KEYS = {7: Container.MAP_INT64, 8: Container.MAP_STRING}  # TensorProto INT
 
 
 def _type_info(type_proto, where: str) -> tuple:
-    """(dtype, shape, containers) of a TypeProto.
+    """(dtype, shape, containers, dim_names) of a TypeProto.
+
+    A dimension with a dim_value keeps its size; any other (a dim_param such as
+    "batch", or neither) is -1, and `dim_names` holds the dim_param of each dimension
+    ("" where there is none), or is None when no dimension has one.
 
     Sequence, optional and map types are unwrapped down to their tensor element (a
     map's values), recording the wrappers outermost first (a sequence of float tensors:
@@ -134,20 +138,26 @@ def _type_info(type_proto, where: str) -> tuple:
         containers.append(_CONTAINER_FIELDS[field])
         type_proto = inner.elem_type if inner.HasField("elem_type") else None
     if type_proto is None or type_proto.WhichOneof("value") != "tensor_type":
-        return DType.UNDEFINED, None, tuple(containers)
+        return DType.UNDEFINED, None, tuple(containers), None
     tt = type_proto.tensor_type
     dtype = dtype_from_onnx(tt.elem_type, where) if tt.elem_type else DType.UNDEFINED
     if not tt.HasField("shape"):
-        return dtype, None, tuple(containers)
-    dims = tuple(d.dim_value if d.WhichOneof("value") == "dim_value" else -1
-                 for d in tt.shape.dim)
-    return dtype, dims, tuple(containers)
+        return dtype, None, tuple(containers), None
+    dims, names = [], []
+    for d in tt.shape.dim:
+        which = d.WhichOneof("value")
+        dims.append(d.dim_value if which == "dim_value" else -1)
+        names.append(d.dim_param if which == "dim_param" else "")
+    return dtype, tuple(dims), tuple(containers), tuple(names) if any(names) else None
 
 
 def _add_typed(g: Graph, name: str, typed: tuple) -> int:
-    """Add tensor `name` with a (dtype, shape, containers) triple; returns its index."""
-    dtype, shape, containers = typed
-    return g.add_tensor(name, dtype, shape, containers=containers)
+    """Add tensor `name` with a (dtype, shape, containers, dim_names) tuple; returns
+    its index."""
+    dtype, shape, containers, dim_names = typed
+    index = g.add_tensor(name, dtype, shape, containers=containers)
+    g.tensors[index].dim_names = dim_names
+    return index
 
 
 # --------------------------------------------------------------------------- loading
@@ -552,9 +562,13 @@ def _prefer_own_shapes(graph: Graph, stated: set[str]) -> None:
         infos = None
     for i, hint in hinted.items():
         own = None if infos is None or infos[i] is None else infos[i].shape
+        t = graph.tensors[i]
         if own is not None and len(own) == len(hint):
             hint = tuple(h if o is None else int(o) for o, h in zip(own, hint))
-        graph.tensors[i].shape = hint
+            if t.dim_names is not None:  # a dim now of known size loses its name
+                names = tuple(n if d == -1 else "" for n, d in zip(t.dim_names, hint))
+                t.dim_names = names if any(names) else None
+        t.shape = hint
 
 
 def _infer_shapes(proto):
@@ -695,8 +709,8 @@ class _Importer:
         self.free_names: dict[int, set[str]] = {}
 
     def graph(self, gp, outer: list[dict[str, tuple]], is_main: bool) -> Graph:
-        """Convert one GraphProto; `outer` holds name -> (dtype, shape, containers) per
-        enclosing scope.
+        """Convert one GraphProto; `outer` holds name -> (dtype, shape, containers,
+        dim_names) per enclosing scope.
 
         Raises:
             ConversionError: names what is malformed and where (see `from_onnx`).
@@ -744,8 +758,8 @@ class _Importer:
                 continue
             if g.find_tensor(vi.name) is not None:
                 raise ConversionError(f"{where_g}: input {vi.name!r} declared twice")
-            dtype, shape, containers = info.get(vi.name, _UNTYPED)
-            g.add_input(vi.name, dtype, shape, containers)
+            dtype, shape, containers, dim_names = info.get(vi.name, _UNTYPED)
+            g.tensors[g.add_input(vi.name, dtype, shape, containers)].dim_names = dim_names
 
         produced: dict[str, int] = {}  # name -> index of the node producing it
         for k, node in enumerate(gp.node):
@@ -854,13 +868,13 @@ class _Importer:
                 idx = _add_typed(g, vi.name, found)
                 free.add(vi.name)
             t = g.tensors[idx]
-            dtype, shape, containers = info.get(vi.name, _UNTYPED)
+            dtype, shape, containers, dim_names = info.get(vi.name, _UNTYPED)
             if containers and not t.containers:
                 t.containers = containers
             if t.dtype is DType.UNDEFINED:
                 t.dtype = dtype
             if t.shape is None and shape is not None:
-                t.shape = shape
+                t.shape, t.dim_names = shape, dim_names
             g.outputs.append(idx)
         _check_outer_read_cycles(gp, produced, node_reads, where_g)
         if not is_main:
@@ -914,7 +928,7 @@ class _Importer:
             idx = g.find_tensor(name)
             if idx is not None:
                 t = g.tensors[idx]
-                out[name] = (t.dtype, t.shape, t.containers)
+                out[name] = (t.dtype, t.shape, t.containers, t.dim_names)
             else:
                 out[name] = info.get(name, _UNTYPED)
         return out
@@ -1156,9 +1170,13 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
 
     Initializers become CONSTANT tensors (a graph input that is also an initializer
     stays in `graph.inputs` as a constant default that a feed may override); symbolic
-    dims become -1; opsets older than 13 are upgraded with ONNX's version converter;
-    a "serving" signature maps each non-initializer graph input and each graph output
-    by name. External data is read only from files inside the model's own folder.
+    dims become -1, their names kept in `Tensor.dim_names`; the ModelProto's
+    producer_name, producer_version, doc_string, domain, model_version and graph name
+    go in `metadata` as `onnx.producer_name`, `onnx.producer_version`, ...,
+    `onnx.graph_name` (unless metadata_props has the key); opsets older than 13 are
+    upgraded with ONNX's version converter; a "serving" signature maps each
+    non-initializer graph input and each graph output by name. External data is read
+    only from files inside the model's own folder.
 
     Args:
         path_or_proto: an `.onnx` path, the model's bytes, or an `onnx.ModelProto`.
@@ -1196,11 +1214,16 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
                  + (f"; a model-local function, but {why})" if why else ")")
                  for op, (count, first, why) in importer.unsupported.items()]
         raise ConversionError(f"{len(parts)} unsupported op type(s): " + ", ".join(parts))
+    # The ModelProto's header goes in the metadata (what `to_onnx` writes back there);
+    # an entry of metadata_props with the same key wins.
     metadata = {p.key: p.value for p in proto.metadata_props}
     for key, value in (("onnx.producer_name", proto.producer_name),
                        ("onnx.producer_version", proto.producer_version),
                        ("onnx.doc_string", proto.doc_string),
-                       ("onnx.graph_name", proto.graph.name)):
+                       ("onnx.graph_name", proto.graph.name),
+                       ("onnx.domain", proto.domain),
+                       ("onnx.model_version",
+                        str(proto.model_version) if proto.model_version else "")):
         if value:
             metadata.setdefault(key, value)
     model = Model(graphs=[main], opset_imports=opsets, metadata=metadata,

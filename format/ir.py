@@ -30,8 +30,8 @@ from ..errors import FormatError
 from .dtypes import DType
 
 # 1.1: DType values 15-24 (float8, int4, int2, float4); 1.2: Tensor.containers;
-# 1.3: map containers (MAP_INT64, MAP_STRING)
-SCHEMA_VERSION = (1, 3)
+# 1.3: map containers (MAP_INT64, MAP_STRING); 1.4: Tensor.dim_names
+SCHEMA_VERSION = (1, 4)
 
 # Ops whose outgoing edges close a loop in a control-flow frame (the paper's
 # NextIteration -> Merge back edge); cycle checks ignore edges leaving them.
@@ -230,6 +230,10 @@ class Tensor:
     memory-mapped file after `load`); activations do not. `containers` marks a value
     that wraps tensors, outermost first: (SEQUENCE,) is a sequence of tensors of this
     dtype and shape, (OPTIONAL, SEQUENCE) an optional sequence; () a plain tensor.
+    `dim_names` names the dimensions of `shape` (ONNX's dim_param, e.g. "batch"): one
+    str per dimension, "" for a dimension without a name, a name only on a -1
+    dimension; None when no dimension has one. Names that stop fitting (inference
+    learned the size) are dropped when the tensor is written (`fitting_dim_names`).
     """
 
     name: str
@@ -239,6 +243,7 @@ class Tensor:
     data: np.ndarray | None = None
     quantization: Quantization | None = None
     containers: tuple[Container, ...] = ()
+    dim_names: tuple[str, ...] | None = None
 
     def __post_init__(self):
         self.dtype = DType.parse(self.dtype)
@@ -246,6 +251,8 @@ class Tensor:
         self.containers = tuple(Container(c) for c in self.containers)
         if self.shape is not None:
             self.shape = tuple(int(d) for d in self.shape)
+        if self.dim_names is not None:
+            self.dim_names = tuple(self.dim_names)
 
     def __eq__(self, other):
         if not isinstance(other, Tensor):
@@ -260,7 +267,8 @@ class Tensor:
         return (self.name == other.name and self.dtype == other.dtype
                 and self.shape == other.shape and self.kind == other.kind and same_data
                 and self.quantization == other.quantization
-                and self.containers == other.containers)
+                and self.containers == other.containers
+                and fitting_dim_names(self) == fitting_dim_names(other))
 
     @property
     def num_elements(self) -> int | None:
@@ -464,9 +472,10 @@ class Graph:
 
         Raises:
             FormatError: an index is out of range, a tensor is produced twice, a
-                constant's data disagrees with its dtype/shape, there is a cycle, or a
+                constant's data disagrees with its dtype/shape, there is a cycle, a
                 name, attribute value or quantization axis does not fit the file's
-                types (str as UTF-8, int64, float64, int32).
+                types (str as UTF-8, int64, float64, int32), or a tensor's dim_names
+                are not str.
         """
         n_t = len(self.tensors)
         where = f"graph {self.name!r}"
@@ -520,8 +529,9 @@ MAX_ELEMENTS = 1 << 62
 
 
 def _check_shape(t: Tensor, where: str) -> None:
-    """Refuse what the reader would refuse: dims below -1, unaddressable sizes, and
-    quantization parameters that do not fit the tensor."""
+    """Refuse what the reader would refuse: dims below -1, unaddressable sizes,
+    quantization parameters and dimension names that do not fit the tensor."""
+    _check_dim_names(t, where)
     product = 1
     for d in t.shape or ():
         if d < -1:
@@ -541,6 +551,36 @@ def _check_shape(t: Tensor, where: str) -> None:
         if n > 1 and not 0 <= q.axis < max(len(t.shape), 1):
             raise FormatError(f"{where}.quantization.axis: {q.axis} out of range for "
                               f"rank {len(t.shape)}")
+
+
+def _check_dim_names(t: Tensor, where: str) -> None:
+    """Refuse dimension names the writer cannot write: not a sequence of str, or a str
+    UTF-8 cannot encode. (Names that no longer fit the shape, because shape inference
+    later learned a dimension's size or rank, are dropped when written: see
+    `fitting_dim_names`.)
+
+    Raises:
+        FormatError: naming `where`.dim_names (and the entry's index).
+    """
+    names = t.dim_names
+    if names is None:
+        return
+    at = f"{where}.dim_names"
+    if isinstance(names, (str, bytes)) or not isinstance(names, Sequence):
+        raise FormatError(f"{at}: {type(names).__name__} is not a sequence of str")
+    for k, name in enumerate(names):
+        _check_str(name, f"{at}[{k}]")
+
+
+def fitting_dim_names(t: Tensor) -> tuple[str, ...] | None:
+    """`t.dim_names` as far as they fit `t.shape`: None when there are none, the shape
+    is unknown or of another rank; a dimension whose size is known loses its name
+    (None when no name is left). What the writer stores. Never raises."""
+    names, shape = t.dim_names, t.shape
+    if names is None or shape is None or len(names) != len(shape):
+        return None
+    kept = tuple(name if d == -1 else "" for name, d in zip(names, shape))
+    return kept if any(kept) else None
 
 
 def _check_index(i: int, n: int, where: str) -> None:

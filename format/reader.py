@@ -248,6 +248,28 @@ def _shape(values: list | None, path: str, allow_unknown: bool) -> tuple | None:
     return tuple(values)
 
 
+def _dim_names(names: list[str] | None, shape: tuple | None, path: str) -> tuple | None:
+    """A tensor's dimension names as a tuple (None when the field is absent), checked
+    against its shape: one per dimension, a name only on an unknown (-1) dimension.
+    (Each entry was checked as a UTF-8 string when read.)
+
+    Raises:
+        FormatError: names without a shape, a count other than the rank, or a name on
+            a dimension of known size; naming `path`.
+    """
+    if names is None:
+        return None
+    if shape is None:
+        raise FormatError(f"{path}: {len(names)} names for a tensor without a shape")
+    if len(names) != len(shape):
+        raise FormatError(f"{path}: {len(names)} names for a shape of rank {len(shape)}")
+    for k, (name, d) in enumerate(zip(names, shape)):
+        if name and d != -1:
+            raise FormatError(f"{path}[{k}]: name {name!r} on a dimension of size {d} "
+                              "(only an unknown dimension, -1, has a name)")
+    return tuple(names)
+
+
 def _index(i: int, n: int, path: str, allow_omitted: bool = False) -> int:
     if allow_omitted and i == -1:
         return i
@@ -386,6 +408,8 @@ class _Decoder:
         tensor.name, tensor.dtype, tensor.shape = name, dtype, shape
         tensor.kind, tensor.data, tensor.quantization = kind, data, quant
         tensor.containers = containers
+        tensor.dim_names = _dim_names(t.strings(7, "dim_names"), shape,
+                                      f"{path}.dim_names")
         return tensor
 
     def attribute(self, t: _Table, path: str, n_graphs: int):

@@ -25,7 +25,7 @@ from .dtypes import DType
 from .fb import (Attribute, Buffer, Graph as FbGraph, KeyValue, Model as FbModel, Node,
                  OpsetImport, Quantization, Signature, SignatureTensor, Tensor as FbTensor,
                  TensorValue, Version)
-from .ir import AttrType, Graph, Model, attr_type_of
+from .ir import AttrType, Graph, Model, attr_type_of, fitting_dim_names
 
 FILE_IDENTIFIER = b"OGF1"
 ALIGNMENT = 64
@@ -330,6 +330,14 @@ def _build_tensor(b, t, buffer: int, string, numbers) -> int:
     name = string(t.name)
     shape = numbers(t.shape, "<i8") if t.shape is not None else None
     containers = numbers([int(c) for c in t.containers], "<i1") if t.containers else None
+    dim_names = None
+    names = fitting_dim_names(t)  # the reader refuses names that do not fit the shape
+    if names is not None:
+        items = [string(n) for n in names]
+        FbTensor.StartDimNamesVector(b, len(items))
+        for off in reversed(items):
+            b.PrependUOffsetTRelative(off)
+        dim_names = b.EndVector()
     quant = None
     if t.quantization is not None:
         q = t.quantization
@@ -351,6 +359,8 @@ def _build_tensor(b, t, buffer: int, string, numbers) -> int:
     FbTensor.AddKind(b, int(t.kind))
     if containers is not None:
         FbTensor.AddContainers(b, containers)
+    if dim_names is not None:
+        FbTensor.AddDimNames(b, dim_names)
     return FbTensor.End(b)
 
 

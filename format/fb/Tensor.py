@@ -121,8 +121,28 @@ class Tensor(object):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
         return o == 0
 
+    # Tensor
+    def DimNames(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.String(a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return ""
+
+    # Tensor
+    def DimNamesLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Tensor
+    def DimNamesIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        return o == 0
+
 def TensorStart(builder):
-    builder.StartObject(7)
+    builder.StartObject(8)
 
 def Start(builder):
     TensorStart(builder)
@@ -180,6 +200,18 @@ def TensorStartContainersVector(builder, numElems):
 
 def StartContainersVector(builder, numElems):
     return TensorStartContainersVector(builder, numElems)
+
+def TensorAddDimNames(builder, dimNames):
+    builder.PrependUOffsetTRelativeSlot(7, flatbuffers.number_types.UOffsetTFlags.py_type(dimNames), 0)
+
+def AddDimNames(builder, dimNames):
+    TensorAddDimNames(builder, dimNames)
+
+def TensorStartDimNamesVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def StartDimNamesVector(builder, numElems):
+    return TensorStartDimNamesVector(builder, numElems)
 
 def TensorEnd(builder):
     return builder.EndObject()
