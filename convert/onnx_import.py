@@ -826,6 +826,12 @@ class _Importer:
                 if a.name in attrs:
                     raise ConversionError(f"{where_g}: {where}: attribute {a.name!r} "
                                           "given twice")
+                if a.name == "sparse_value" and node.op_type == "Constant" and \
+                        node.domain in ("", "ai.onnx") and a.HasField("sparse_tensor"):
+                    # densified as sparse initializers are: the same constant as `value`
+                    attrs["value"] = _sparse_to_dense(
+                        a.sparse_tensor, f"{where_g}: {where} attribute 'sparse_value'")[0]
+                    continue
                 # The enclosing scope is built only for graph attributes: building it
                 # for every node made importing quadratic in the node count.
                 attrs[a.name] = _attr_value(
@@ -1182,6 +1188,9 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
         path_or_proto: an `.onnx` path, the model's bytes, or an `onnx.ModelProto`.
         check_ops: refuse models using ops the registry does not know (default).
 
+    Warns:
+        UserWarning: the model has training_info, which is not imported.
+
     Raises:
         ConversionError: the bytes do not parse; opset_import repeats a domain, lacks
             the default domain the nodes use, or names an opset newer than onnx knows;
@@ -1226,6 +1235,13 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
                         str(proto.model_version) if proto.model_version else "")):
         if value:
             metadata.setdefault(key, value)
+    if len(proto.training_info):
+        # ONNX's training description (initialization and algorithm graphs) has no
+        # counterpart here: training is the graph's own business (og.train); say so
+        # rather than drop it unnoticed
+        warnings.warn(f"from_onnx: the model's training_info ({len(proto.training_info)} "
+                      "entr" + ("y" if len(proto.training_info) == 1 else "ies")
+                      + ") is not imported; the inference graph is", stacklevel=2)
     model = Model(graphs=[main], opset_imports=opsets, metadata=metadata,
                   producer="onegraph.convert.from_onnx")
     constant_inputs = {i for i in main.inputs

@@ -524,3 +524,44 @@ def test_function_output_never_defined_names_the_function():
     with pytest.raises(ConversionError, match="function 'local::F': output 'zzz' is not "
                                               "produced"):
         from_onnx(m)
+
+
+def test_constant_with_a_sparse_value_is_densified():
+    """Constant's sparse_value (valid ONNX; onnxruntime runs it) imports as the dense
+    constant, as sparse initializers do, and exports as a plain `value`."""
+    from onegraph.convert import to_onnx
+
+    values = helper.make_tensor("v", TensorProto.FLOAT, [2], [1.5, -2.0])
+    indices = helper.make_tensor("i", TensorProto.INT64, [2], [1, 4])  # linear indices
+    constant = helper.make_node("Constant", [], ["c"], sparse_value=helper.make_sparse_tensor(
+        values, indices, [2, 3]))
+    model = helper.make_model(helper.make_graph(
+        [constant, helper.make_node("Add", ["x", "c"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    dense = np.zeros(6, np.float32)
+    dense[[1, 4]] = [1.5, -2.0]
+    x = np.ones((2, 3), np.float32)
+    want = x + dense.reshape(2, 3)
+    imported = from_onnx(model)
+    np.testing.assert_array_equal(og.Session(imported).run(["y"], {"x": x})[0], want)
+    proto = to_onnx(imported)
+    sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(sess.run(None, {"x": x})[0], want)
+
+
+def test_training_info_is_not_dropped_silently():
+    """ONNX's TrainingInfoProto has no counterpart in onegraph: importing warns."""
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    info = model.training_info.add()
+    info.algorithm.CopyFrom(helper.make_graph([], "algorithm", [], []))
+    with pytest.warns(UserWarning, match=r"training_info \(1 entry\) is not imported"):
+        imported = from_onnx(model)
+    np.testing.assert_array_equal(
+        og.Session(imported).run(["y"], {"x": np.array([-1.0, 2.0], np.float32)})[0],
+        [0.0, 2.0])
