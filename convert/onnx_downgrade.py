@@ -80,9 +80,10 @@ def convert_opset(proto, source: int, target: int):
         work.opset_import.add(domain=_HELD_DOMAIN, version=1)
     out = _run_converter(work, source, target)
     _release(out.graph)
-    keep = [o for o in out.opset_import if o.domain != _HELD_DOMAIN]
+    keep = [(o.domain, o.version) for o in out.opset_import if o.domain != _HELD_DOMAIN]
     del out.opset_import[:]
-    out.opset_import.extend(keep)
+    for domain, version in keep:
+        out.opset_import.add(domain=domain, version=version)
     return out
 
 
