@@ -53,8 +53,11 @@ def cmd_convert(args) -> int:
                           f"{dst_ext or 'no extension'}; use .onnx -> .og or .og -> .onnx")
 
 
-def _parse_inputs(items) -> dict[str, np.ndarray]:
+def _parse_inputs(items, known=()) -> dict[str, np.ndarray]:
     """{input name: array} from --input NAME=FILE.npy items.
+
+    An item splits at its first "=", unless a later "=" ends one of the `known` input
+    names and the first does not (an input named "a=b"; a path may hold "=" too).
 
     Raises:
         OneGraphError: an item is not NAME=FILE or names an input twice.
@@ -66,6 +69,10 @@ def _parse_inputs(items) -> dict[str, np.ndarray]:
     feeds = {}
     for item in items or []:
         name, sep, path = item.partition("=")
+        if name not in known:
+            cuts = [k for k, ch in enumerate(item) if ch == "=" and item[:k] in known]
+            if cuts:
+                name, sep, path = item[:cuts[0]], "=", item[cuts[0] + 1:]
         if not sep or not name or not path:
             raise OneGraphError(f"--input {item!r}: expected NAME=file.npy")
         if name in feeds:
@@ -93,7 +100,10 @@ def cmd_run(args) -> int:
     from ..train.session import Session
 
     model = og.load(args.model)
-    feeds = _parse_inputs(args.input)
+    sig = model.signatures.get(args.signature)
+    known = set(sig.inputs) if sig is not None else \
+        {model.graph.tensors[i].name for i in model.graph.inputs}
+    feeds = _parse_inputs(args.input, known)
     # every argument is checked before anything is created or run
     if args.runs < 1:
         raise OneGraphError(f"--runs {args.runs}: must be at least 1")

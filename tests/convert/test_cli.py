@@ -80,3 +80,22 @@ def test_convert_no_check_exports_what_the_checker_refuses(tmp_path, capsys):
     np.testing.assert_allclose(run(onnx.load(back)), run(model), rtol=1e-5, atol=1e-6)
     assert main(["convert", str(src), str(tmp_path / "again.og"), "--no-check"]) != 0
     assert "--no-check applies to export" in capsys.readouterr().err
+
+
+def test_run_input_names_and_paths_holding_an_equals_sign(tmp_path):
+    """--input splits at the first "=" (a path may hold one), unless a later one ends
+    a known input name (an input named "a=b")."""
+    x = helper.make_tensor_value_info("a=b", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("Neg", ["a=b"], ["y"])], "g", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, tmp_path / "m.onnx")
+    assert main(["convert", str(tmp_path / "m.onnx"), str(tmp_path / "m.og")]) == 0
+    folder = tmp_path / "lr=0.1"
+    folder.mkdir()
+    np.save(folder / "x.npy", np.array([1.0, -2.0], np.float32))
+    out = tmp_path / "out"
+    assert main(["run", str(tmp_path / "m.og"), "--input", f"a=b={folder / 'x.npy'}",
+                 "--output-dir", str(out)]) == 0
+    np.testing.assert_array_equal(np.load(out / "y.npy"), [-1.0, 2.0])
