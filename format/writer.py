@@ -296,7 +296,7 @@ def _build_graph(b, g: Graph, gi: int, graph_index, buffer_of, string, table_vec
     for ti, t in enumerate(g.tensors):
         with _storing(f"graphs[{gi}].tensors[{ti}]"):
             tensors.append(_build_tensor(b, t, buffer_of.get(("t", gi, ti), -1), string,
-                                         numbers))
+                                         table_vector, numbers))
 
     nodes = []
     for ni, node in enumerate(g.nodes):
@@ -326,18 +326,14 @@ def _build_graph(b, g: Graph, gi: int, graph_index, buffer_of, string, table_vec
         return FbGraph.End(b)
 
 
-def _build_tensor(b, t, buffer: int, string, numbers) -> int:
+def _build_tensor(b, t, buffer: int, string, table_vector, numbers) -> int:
     name = string(t.name)
     shape = numbers(t.shape, "<i8") if t.shape is not None else None
     containers = numbers([int(c) for c in t.containers], "<i1") if t.containers else None
     dim_names = None
     names = fitting_dim_names(t)  # the reader refuses names that do not fit the shape
     if names is not None:
-        items = [string(n) for n in names]
-        FbTensor.StartDimNamesVector(b, len(items))
-        for off in reversed(items):
-            b.PrependUOffsetTRelative(off)
-        dim_names = b.EndVector()
+        dim_names = table_vector(FbTensor.StartDimNamesVector, [string(n) for n in names])
     quant = None
     if t.quantization is not None:
         q = t.quantization

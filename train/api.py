@@ -366,8 +366,7 @@ def concat(values: Sequence, axis: int, name=None) -> Tensor:
     graph = _graph_of(*values)
     first = next((v for v in values if _g._is_symbolic(v)), None)
     dtype = None if first is None else _g._dtype_for(_t(first, graph=graph))
-    ts = [v if _g._is_symbolic(v) else _t(v, dtype, graph=graph) for v in values]
-    ts = [_t(v, graph=graph) for v in ts]
+    ts = [_t(v, None if _g._is_symbolic(v) else dtype, graph=graph) for v in values]
     _g.check_same_dtype("Concat", ts)
     return ts[0].graph.op("Concat", ts, {"axis": int(axis)}, name=name)
 
