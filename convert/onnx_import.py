@@ -686,6 +686,29 @@ def _check_attr_types(op, attrs: dict, where: str) -> None:
 
 # --------------------------------------------------------------------------- graphs
 
+class _Scope(dict):
+    """An enclosing graph's names (name -> (dtype, shape, containers, dim_names)) as
+    the subgraphs of its node `at` see them.
+
+    Every name can be read (a read of a value that a later node produces makes the
+    subgraph's node depend on it), but only names defined before node `at` (graph
+    inputs, initializers, outputs of earlier nodes) are in scope for shadowing: ONNX's
+    lexical scoping, which onnx's checker and onnxruntime apply, lets a subgraph
+    define a name that the enclosing graph defines only later.
+    """
+
+    __slots__ = ("producer", "at")
+
+    def __init__(self, names: dict, producer: dict[str, int], at: int):
+        super().__init__(names)
+        self.producer = producer  # name -> index of the node producing it
+        self.at = at
+
+    def defines(self, name: str) -> bool:
+        """Whether `name` is defined in this scope before node `at`."""
+        return name in self and self.producer.get(name, -1) < self.at
+
+
 class _Importer:
     """Converts GraphProtos (the main graph and, recursively, subgraphs) to Graphs.
 
@@ -708,9 +731,9 @@ class _Importer:
         # id(Graph) -> names its nodes (or its subgraphs') read from enclosing graphs
         self.free_names: dict[int, set[str]] = {}
 
-    def graph(self, gp, outer: list[dict[str, tuple]], is_main: bool) -> Graph:
+    def graph(self, gp, outer: list[_Scope], is_main: bool) -> Graph:
         """Convert one GraphProto; `outer` holds name -> (dtype, shape, containers,
-        dim_names) per enclosing scope.
+        dim_names) per enclosing scope, innermost first.
 
         Raises:
             ConversionError: names what is malformed and where (see `from_onnx`).
@@ -770,9 +793,11 @@ class _Importer:
                         raise ConversionError(
                             f"{where_g}: node {node.name!r} ({node.op_type}) output {o!r} "
                             "is already defined")
-                    if any(o in s for s in outer):
+                    if any(s.defines(o) for s in outer):
                         # ONNX's single static assignment spans scopes; a local
-                        # definition would silently hide the outer value.
+                        # definition would silently hide the outer value. Outer values
+                        # defined only later are not in scope yet (as onnx's checker
+                        # and onnxruntime see it): a local name may repeat them.
                         raise ConversionError(
                             f"{where_g}: node {node.name or k!r} ({node.op_type}) "
                             f"output {o!r} shadows a value of an enclosing graph (ONNX "
@@ -836,8 +861,9 @@ class _Importer:
                 # for every node made importing quadratic in the node count.
                 attrs[a.name] = _attr_value(
                     a, f"{where_g}: {where}",
-                    lambda sub: self.graph(
-                        sub, [self._scope_names(g, info, local)] + outer, False))
+                    lambda sub, k=k: self.graph(
+                        sub, [_Scope(self._scope_names(g, info, local), produced, k)]
+                        + outer, False))
             reads = set()
             for value in attrs.values():
                 for sub in (value if isinstance(value, TypedList) else [value]):
@@ -1200,7 +1226,9 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
             no tensor; a node's input/output counts or attribute names contradict ONNX's
             schema at the model's opset, or an attribute has the wrong type for its op;
             an If/Loop/Scan subgraph's inputs/outputs do not fit the node; a subgraph
-            output shadows an outer value, or a cycle runs through subgraph reads; the
+            defines a name already in scope there (an input or initializer of an
+            enclosing graph, or a value of one defined before the subgraph's node), or
+            a cycle runs through subgraph reads; the
             opset cannot be upgraded; or ops are unsupported (one error listing every
             unsupported op with its count and first node, and why a model-local
             function was not inlined).

@@ -515,6 +515,58 @@ def test_subgraph_output_shadowing_outer_name_is_named():
         from_onnx(m)
 
 
+def _branch_defining_t(name, op):
+    return helper.make_graph([helper.make_node(op, ["x", "x"], ["t"]),
+                              helper.make_node("Neg", ["t"], ["o_" + name])],
+                             name, [], [vi("o_" + name, F, [2])])
+
+
+def test_subgraph_may_reuse_a_name_the_outer_graph_defines_later(tmp_path):
+    # ONNX scoping is lexical: when the If runs, the main graph's `t` (defined after it)
+    # is not in scope, so each branch's own `t` hides nothing. onnx's checker and
+    # onnxruntime accept the model; both `t`s must keep their own values.
+    m = _model([helper.make_node("If", ["c"], ["y"],
+                                 then_branch=_branch_defining_t("then", "Add"),
+                                 else_branch=_branch_defining_t("else", "Mul")),
+                helper.make_node("Sub", ["y", "x"], ["t"]),
+                helper.make_node("Abs", ["t"], ["z"])],
+               [vi("c", TensorProto.BOOL, []), vi("x", F, [2])], [vi("z", F, [2])])
+    onnx.checker.check_model(m, full_check=True)
+    model = from_onnx(m)
+    path = str(tmp_path / "m.og")
+    og.save(model, path)
+    exported = og.convert.to_onnx(og.load(path))
+    x = np.array([1.5, -2], np.float32)
+    for c in (True, False):
+        feeds = {"c": np.array(c), "x": x}
+        want = _ort(m, feeds)[0]
+        np.testing.assert_allclose(og.Session(model).run(["z"], feeds)[0], want, rtol=1e-6)
+        np.testing.assert_allclose(_ort(exported, feeds)[0], want, rtol=1e-6)
+
+
+def test_subgraph_name_equal_to_its_own_nodes_output_is_not_shadowing():
+    # the If's own output is defined by the If: not yet in scope inside its branches
+    m = _model([helper.make_node("If", ["c"], ["t"],
+                                 then_branch=_branch_defining_t("then", "Add"),
+                                 else_branch=_branch_defining_t("else", "Mul"))],
+               [vi("c", TensorProto.BOOL, []), vi("x", F, [2])], [vi("t", F, [2])])
+    onnx.checker.check_model(m, full_check=True)
+    feeds = {"c": np.array(False), "x": np.array([3, -1], np.float32)}
+    np.testing.assert_allclose(_run(m, ["t"], feeds)[0], _ort(m, feeds)[0], rtol=1e-6)
+
+
+def test_subgraph_redefining_an_earlier_outer_value_is_still_refused():
+    m = _model([helper.make_node("Relu", ["x"], ["t"]),
+                helper.make_node("If", ["c"], ["y"],
+                                 then_branch=_branch_defining_t("then", "Add"),
+                                 else_branch=_branch_defining_t("else", "Mul"))],
+               [vi("c", TensorProto.BOOL, []), vi("x", F, [2])], [vi("y", F, [2])])
+    with pytest.raises(onnx.checker.ValidationError):
+        onnx.checker.check_model(m, full_check=True)
+    with pytest.raises(ConversionError, match=r"output 't' shadows"):
+        from_onnx(m)
+
+
 def test_function_output_never_defined_names_the_function():
     fn = helper.make_function("local", "F", ["a"], ["zzz"],
                               [helper.make_node("Relu", ["a"], ["b"])],
