@@ -99,7 +99,9 @@ class OpDef:
     Input names ending in ``?`` are optional; a final name ending in ``*`` is variadic.
     ``dtypes`` lists the numpy dtype names the float kernel accepts for its first
     input (empty = any). ``stateful`` ops are never constant-folded or pruned away
-    when they are targets.
+    when they are targets. ``check_attrs``, when given, takes the resolved attributes
+    and returns what is wrong with them together (one value attribute of several,
+    a tensor that must hold one element), or None.
     """
 
     name: str
@@ -114,6 +116,7 @@ class OpDef:
     stateful: bool = False
     since_version: int = 1
     doc: str = ""
+    check_attrs: Callable[[Mapping[str, Any]], str | None] | None = None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -133,7 +136,8 @@ class OpDef:
         under the `NUM_OUTPUTS` key.
 
         Raises:
-            OpAttributeError: a required attribute is missing or an unknown one given.
+            OpAttributeError: a required attribute is missing, an unknown one given, or
+                the op's `check_attrs` finds them inconsistent.
         """
         out: dict[str, Any] = {}
         known = {spec.name for spec in self.attrs}
@@ -150,6 +154,9 @@ class OpDef:
                                        f"{spec.name!r}")
             else:
                 out[spec.name] = spec.default
+        problem = self.check_attrs(out) if self.check_attrs is not None else None
+        if problem:
+            raise OpAttributeError(f"{where}{self.name}: {problem}")
         if num_outputs is not None:
             out[NUM_OUTPUTS] = num_outputs
         return out

@@ -513,6 +513,15 @@ def _fill_value(attrs):
     return np.asarray(value).reshape(-1)[0]
 
 
+def _check_fill_value(attrs):
+    """ConstantOfShape's `value` must hold one element (onnxruntime refuses others)."""
+    value = attrs.get("value")
+    if value is not None and np.size(value) != 1:
+        return (f"attribute 'value' must be a one-element tensor, got shape "
+                f"{list(np.shape(value))}")
+    return None
+
+
 def _constant_of_shape(inputs, attrs, ctx):
     """A tensor of the given shape filled with the `value` attribute's one element."""
     fill = _fill_value(attrs)
@@ -529,11 +538,24 @@ def _infer_constant_of_shape(attrs, inputs):
     return [TensorInfo(dtype, None if n is None else (None,) * n)]
 
 
-def _constant_value(attrs):
-    given = [k for k in ("value", "value_float", "value_floats", "value_int", "value_ints",
-                         "value_string", "value_strings") if attrs.get(k) is not None]
+_CONSTANT_VALUE_ATTRS = ("value", "value_float", "value_floats", "value_int",
+                         "value_ints", "value_string", "value_strings")
+
+
+def _check_constant_attrs(attrs):
+    """Constant holds exactly one of its value attributes."""
+    given = [k for k in _CONSTANT_VALUE_ATTRS if attrs.get(k) is not None]
     if len(given) != 1:
-        raise ShapeError(f"Constant: exactly one value attribute needed, got {given}")
+        return (f"exactly one of the attributes {', '.join(_CONSTANT_VALUE_ATTRS)} "
+                f"must be given, got {given or 'none'}")
+    return None
+
+
+def _constant_value(attrs):
+    problem = _check_constant_attrs(attrs)
+    if problem:
+        raise ShapeError(f"Constant: {problem}")
+    given = [k for k in _CONSTANT_VALUE_ATTRS if attrs.get(k) is not None]
     key = given[0]
     v = attrs[key]
     if key == "value":
@@ -945,9 +967,10 @@ OPS = tuple(sorted((
             ("value_floats", "floats", None), ("value_int", "int", None),
             ("value_ints", "ints", None), ("value_string", "string", None),
             ("value_strings", "strings", None)],
-           infer=_infer_constant, since_version=13),
+           infer=_infer_constant, since_version=13, check_attrs=_check_constant_attrs),
     define("ConstantOfShape", ["input"], ["output"], _constant_of_shape,
-           [("value", "tensor", None)], infer=_infer_constant_of_shape, since_version=9),
+           [("value", "tensor", None)], infer=_infer_constant_of_shape, since_version=9,
+           check_attrs=_check_fill_value),
     define("DepthToSpace", ["input"], ["output"], _depth_to_space,
            [("blocksize", "int"), ("mode", "string", "DCR")],
            infer=_infer_depth_to_space, since_version=13),

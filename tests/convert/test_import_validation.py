@@ -617,3 +617,26 @@ def test_training_info_is_not_dropped_silently():
     np.testing.assert_array_equal(
         og.Session(imported).run(["y"], {"x": np.array([-1.0, 2.0], np.float32)})[0],
         [0.0, 2.0])
+
+
+@pytest.mark.parametrize("attrs, match", [
+    ({}, r"got none"),
+    ({"value_float": 1.0, "value_int": 2}, r"got \['value_float', 'value_int'\]"),
+])
+def test_constant_without_exactly_one_value_is_refused_at_import(attrs, match):
+    m = _model([helper.make_node("Constant", [], ["y"], **attrs)], [], [vi("y", F, None)])
+    with pytest.raises(onnx.checker.ValidationError):
+        onnx.checker.check_model(m)
+    with pytest.raises(ConversionError, match=r"node 0 \(Constant\).*exactly one of .*" + match):
+        from_onnx(m)
+
+
+def test_constant_of_shape_value_must_hold_one_element():
+    fill = numpy_helper.from_array(np.array([1, 2], np.float32))
+    m = _model([helper.make_node("ConstantOfShape", ["s"], ["y"], value=fill)],
+               [vi("s", TensorProto.INT64, [1])], [vi("y", F, None)])
+    with pytest.raises(Exception, match="single-element"):
+        _ort(m, {"s": np.array([3], np.int64)})
+    with pytest.raises(ConversionError, match=r"ConstantOfShape.*'value' must be a "
+                                              r"one-element tensor, got shape \[2\]"):
+        from_onnx(m)
