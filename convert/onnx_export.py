@@ -282,7 +282,8 @@ class _Exporter:
                     attrs[aname] = _type_proto_attribute(aname, value, where)
                     continue
                 attrs[aname] = self.attribute(aname, value, spec, where)
-            onode = helper.make_node(op_type, ins, outs, name=node.name, domain=domain)
+            onode = helper.make_node(op_type, ins, outs, name=node.name, domain=domain,
+                                     doc_string=node.doc_string or None)
             onode.attribute.extend(attrs.values())
             nodes.append(onode)
             for fname, i in requant:
@@ -307,7 +308,7 @@ class _Exporter:
                 extra_vi.append(_value_info(t))
         name = g.name or f"graph_{self.graph_count}"
         return helper.make_graph(nodes, name, inputs, outputs, initializer=initializers,
-                                 value_info=extra_vi)
+                                 doc_string=g.doc_string or None, value_info=extra_vi)
 
     def _omitted_outputs(self, g: Graph) -> set[int]:
         """Indices of the tensors of `g` that stand for omitted node outputs.

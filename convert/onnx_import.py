@@ -740,7 +740,7 @@ class _Importer:
         """
         self.graph_count += 1
         gname = gp.name or ("main" if is_main else f"subgraph_{self.graph_count}")
-        g = Graph(gname)
+        g = Graph(gname, doc_string=gp.doc_string)
         where_g = f"graph {gname!r}"
         info: dict[str, tuple] = {}
         # Graph inputs and outputs first: ONNX shape inference copies a bad input type
@@ -1192,7 +1192,7 @@ def _unique_name(op_type: str, k: int, taken: set[str]) -> str:
 def _make_node(node, ins, outs, attrs, domain, name):
     from ..format import Node
 
-    return Node(node.op_type, ins, outs, attrs, name, domain)
+    return Node(node.op_type, ins, outs, attrs, name, domain, doc_string=node.doc_string)
 
 
 # --------------------------------------------------------------------------- public API

@@ -30,8 +30,9 @@ from ..errors import FormatError
 from .dtypes import DType
 
 # 1.1: DType values 15-24 (float8, int4, int2, float4); 1.2: Tensor.containers;
-# 1.3: map containers (MAP_INT64, MAP_STRING); 1.4: Tensor.dim_names
-SCHEMA_VERSION = (1, 4)
+# 1.3: map containers (MAP_INT64, MAP_STRING); 1.4: Tensor.dim_names;
+# 1.5: Node.doc_string, Graph.doc_string
+SCHEMA_VERSION = (1, 5)
 
 # Ops whose outgoing edges close a loop in a control-flow frame (the paper's
 # NextIteration -> Merge back edge); cycle checks ignore edges leaving them.
@@ -282,7 +283,8 @@ class Node:
     """One operation: op type and domain, input/output tensor indices, attributes.
 
     An input index of -1 marks an omitted optional input. `control_inputs` are node
-    indices that must run before this one.
+    indices that must run before this one. `doc_string` is free text about the node
+    (ONNX's NodeProto.doc_string, e.g. the source line an exporter recorded).
     """
 
     op_type: str
@@ -293,6 +295,7 @@ class Node:
     domain: str = ""
     device: str = ""
     control_inputs: list[int] = dataclasses.field(default_factory=list)
+    doc_string: str = ""
 
     def __eq__(self, other):
         if not isinstance(other, Node):
@@ -301,6 +304,7 @@ class Node:
                 and self.outputs == other.outputs and self.name == other.name
                 and self.domain == other.domain and self.device == other.device
                 and self.control_inputs == other.control_inputs
+                and self.doc_string == other.doc_string
                 and _attrs_equal(self.attributes, other.attributes))
 
     def subgraphs(self) -> list["Graph"]:
@@ -337,13 +341,15 @@ def _attrs_equal(a: Mapping, b: Mapping) -> bool:
 
 @dataclasses.dataclass(slots=True, eq=False)
 class Graph:
-    """A dataflow graph: tensors, nodes, and the indices of its inputs and outputs."""
+    """A dataflow graph: tensors, nodes, and the indices of its inputs and outputs;
+    `doc_string` is free text about it (ONNX's GraphProto.doc_string)."""
 
     name: str = "main"
     tensors: list[Tensor] = dataclasses.field(default_factory=list)
     nodes: list[Node] = dataclasses.field(default_factory=list)
     inputs: list[int] = dataclasses.field(default_factory=list)
     outputs: list[int] = dataclasses.field(default_factory=list)
+    doc_string: str = ""
     # name -> index, rebuilt lazily whenever the tensor list changed length (counted
     # separately: a file may repeat a name, so the dict can be shorter than the list)
     _name_index: dict[str, int] = dataclasses.field(default_factory=dict, init=False,
@@ -359,7 +365,7 @@ class Graph:
             return NotImplemented
         return (self.name == other.name and self.tensors == other.tensors
                 and self.nodes == other.nodes and self.inputs == other.inputs
-                and self.outputs == other.outputs)
+                and self.outputs == other.outputs and self.doc_string == other.doc_string)
 
     # -- building ---------------------------------------------------------------------
 
@@ -480,13 +486,14 @@ class Graph:
         n_t = len(self.tensors)
         where = f"graph {self.name!r}"
         _check_str(self.name, f"{where}.name")
+        _check_str(self.doc_string, f"{where}.doc_string")
         produced: dict[int, int] = {}
         for i in self.inputs:
             _check_index(i, n_t, f"{where}.inputs")
         for i in self.outputs:
             _check_index(i, n_t, f"{where}.outputs")
         for k, node in enumerate(self.nodes):
-            for field in ("op_type", "name", "domain", "device"):
+            for field in ("op_type", "name", "domain", "device", "doc_string"):
                 _check_str(getattr(node, field), f"{where}.nodes[{k}].{field}")
             at = f"{where}.nodes[{k}] ({node.op_type} {node.name!r})"
             for i in node.inputs:

@@ -487,11 +487,13 @@ class _Decoder:
             node.attributes, node.name = attributes, nt.string(0, "name")
             node.domain, node.device = nt.string(2, "domain"), nt.string(6, "device")
             node.control_inputs = ctrl
+            node.doc_string = nt.string(8, "doc_string")
             g.nodes.append(node)
         g.inputs = [_index(i, n_t, f"{path}.inputs[{k}]")
                     for k, i in enumerate(t.numbers(3, "<i4", "inputs") or [])]
         g.outputs = [_index(i, n_t, f"{path}.outputs[{k}]")
                      for k, i in enumerate(t.numbers(4, "<i4", "outputs") or [])]
+        g.doc_string = t.string(5, "doc_string")
         if topological_order(n_t, g.nodes) is None:
             raise FormatError(f"{path}: the graph has a cycle outside control-flow frames")
         return g

@@ -317,12 +317,15 @@ def _build_graph(b, g: Graph, gi: int, graph_index, buffer_of, string, table_vec
         nodes_vec = table_vector(FbGraph.StartNodesVector, nodes)
         ins = numbers(g.inputs, "<i4")
         outs = numbers(g.outputs, "<i4")
+        doc = string(g.doc_string) if g.doc_string else None
         FbGraph.Start(b)
         FbGraph.AddName(b, name)
         FbGraph.AddTensors(b, tensors_vec)
         FbGraph.AddNodes(b, nodes_vec)
         FbGraph.AddInputs(b, ins)
         FbGraph.AddOutputs(b, outs)
+        if doc is not None:
+            FbGraph.AddDocString(b, doc)
         return FbGraph.End(b)
 
 
@@ -367,6 +370,7 @@ def _build_node(b, node, attrs: list[int], string, table_vector, numbers) -> int
     outs = numbers(node.outputs, "<i4")
     ctrl = numbers(node.control_inputs, "<i4")
     attr_vec = table_vector(Node.StartAttributesVector, attrs)
+    doc = string(node.doc_string) if node.doc_string else None
     Node.Start(b)
     Node.AddName(b, name)
     Node.AddOpType(b, op_type)
@@ -376,6 +380,8 @@ def _build_node(b, node, attrs: list[int], string, table_vector, numbers) -> int
     Node.AddAttributes(b, attr_vec)
     Node.AddDevice(b, device)
     Node.AddControlInputs(b, ctrl)
+    if doc is not None:
+        Node.AddDocString(b, doc)
     return Node.End(b)
 
 

@@ -139,8 +139,15 @@ class Graph(object):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
         return o == 0
 
+    # Graph
+    def DocString(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(14))
+        if o != 0:
+            return self._tab.String(o + self._tab.Pos)
+        return None
+
 def GraphStart(builder):
-    builder.StartObject(5)
+    builder.StartObject(6)
 
 def Start(builder):
     GraphStart(builder)
@@ -198,6 +205,12 @@ def GraphStartOutputsVector(builder, numElems):
 
 def StartOutputsVector(builder, numElems):
     return GraphStartOutputsVector(builder, numElems)
+
+def GraphAddDocString(builder, docString):
+    builder.PrependUOffsetTRelativeSlot(5, flatbuffers.number_types.UOffsetTFlags.py_type(docString), 0)
+
+def AddDocString(builder, docString):
+    GraphAddDocString(builder, docString)
 
 def GraphEnd(builder):
     return builder.EndObject()

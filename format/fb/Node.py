@@ -162,8 +162,15 @@ class Node(object):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
         return o == 0
 
+    # Node
+    def DocString(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(20))
+        if o != 0:
+            return self._tab.String(o + self._tab.Pos)
+        return None
+
 def NodeStart(builder):
-    builder.StartObject(8)
+    builder.StartObject(9)
 
 def Start(builder):
     NodeStart(builder)
@@ -239,6 +246,12 @@ def NodeStartControlInputsVector(builder, numElems):
 
 def StartControlInputsVector(builder, numElems):
     return NodeStartControlInputsVector(builder, numElems)
+
+def NodeAddDocString(builder, docString):
+    builder.PrependUOffsetTRelativeSlot(8, flatbuffers.number_types.UOffsetTFlags.py_type(docString), 0)
+
+def AddDocString(builder, docString):
+    NodeAddDocString(builder, docString)
 
 def NodeEnd(builder):
     return builder.EndObject()

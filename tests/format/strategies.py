@@ -126,7 +126,7 @@ def graphs(draw, subgraphs: list[Graph] = (), max_tensors: int = 8,
     subgraphs = list(subgraphs)
     names = draw(st.lists(NAMES, unique=True, max_size=max_tensors))
     kinds = [draw(st.sampled_from(list(TensorKind))) for _ in names]
-    g = Graph(draw(NAMES))
+    g = Graph(draw(NAMES), doc_string=draw(TEXT))
     g.tensors = [draw(tensors(n, k)) for n, k in zip(names, kinds)]
 
     # Activations and variables may be produced by nodes; each gets at most one
@@ -149,7 +149,7 @@ def graphs(draw, subgraphs: list[Graph] = (), max_tensors: int = 8,
                           ins, outs, attrs, name=draw(TEXT), domain=draw(
                               st.sampled_from(["", "ai.onnx.ml", "com.example"])),
                           device=draw(st.sampled_from(["", "/cpu:0", "/gpu:1"])),
-                          control_inputs=ctrl))
+                          control_inputs=ctrl, doc_string=draw(TEXT)))
         available += outs
     # A control-flow frame: an earlier Merge reads what a later NextIteration makes.
     if to_produce and nodes and draw(st.booleans()):
