@@ -547,17 +547,50 @@ def _check_shape(t: Tensor, where: str) -> None:
         if product > MAX_ELEMENTS:
             raise FormatError(f"{where}: shape {t.shape} has more elements than can be "
                               "addressed")
-    q = t.quantization
-    if q is not None:
-        _check_int(q.axis, f"{where}.quantization.axis", _INT32_RANGE, "int32")
-    if q is not None and t.shape is not None:
-        n = len(q.scale)
-        if len(q.zero_point) not in (0, n):
-            raise FormatError(f"{where}.quantization: {n} scales but "
-                              f"{len(q.zero_point)} zero points")
-        if n > 1 and not 0 <= q.axis < max(len(t.shape), 1):
-            raise FormatError(f"{where}.quantization.axis: {q.axis} out of range for "
-                              f"rank {len(t.shape)}")
+    if t.quantization is not None:
+        _check_int(t.quantization.axis, f"{where}.quantization.axis", _INT32_RANGE,
+                   "int32")
+        check_quantization(t.quantization, t.dtype, t.shape, where)
+
+
+# The values a zero point of an integer tensor can take (what its elements can hold).
+_ZERO_POINT_RANGE = {
+    DType.INT2: (-2, 1), DType.UINT2: (0, 3), DType.INT4: (-8, 7), DType.UINT4: (0, 15),
+    DType.INT8: (-2 ** 7, 2 ** 7 - 1), DType.UINT8: (0, 2 ** 8 - 1),
+    DType.INT16: (-2 ** 15, 2 ** 15 - 1), DType.UINT16: (0, 2 ** 16 - 1),
+    DType.INT32: (-2 ** 31, 2 ** 31 - 1), DType.UINT32: (0, 2 ** 32 - 1)}
+
+
+def check_quantization(q: Quantization, dtype: DType, shape, where: str) -> None:
+    """Refuse quantization parameters that cannot describe the tensor: scales that
+    are not finite and positive, a zero-point count other than 0 or the scale count,
+    zero points outside the range of an integer `dtype`, and with a known `shape`, a
+    per-axis `axis` outside the rank or a scale count other than that axis' size.
+
+    Raises:
+        FormatError: naming `where`.quantization and what is wrong.
+    """
+    at = f"{where}.quantization"
+    n = len(q.scale)
+    bad = ~(np.isfinite(q.scale) & (q.scale > 0))
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise FormatError(f"{at}.scale[{k}]: {q.scale[k]} is not a finite positive number")
+    if len(q.zero_point) not in (0, n):
+        raise FormatError(f"{at}: {n} scales but {len(q.zero_point)} zero points")
+    bounds = _ZERO_POINT_RANGE.get(dtype)
+    if len(q.zero_point) and bounds is not None:
+        outside = (q.zero_point < bounds[0]) | (q.zero_point > bounds[1])
+        if outside.any():
+            k = int(np.argmax(outside))
+            raise FormatError(f"{at}.zero_point[{k}]: {q.zero_point[k]} is outside "
+                              f"{dtype.name}'s range [{bounds[0]}, {bounds[1]}]")
+    if shape is None or n <= 1:
+        return
+    if not 0 <= q.axis < len(shape):
+        raise FormatError(f"{at}.axis: {q.axis} out of range for rank {len(shape)}")
+    if shape[q.axis] not in (-1, n):
+        raise FormatError(f"{at}: {n} scales for axis {q.axis} of size {shape[q.axis]}")
 
 
 def _check_dim_names(t: Tensor, where: str) -> None:

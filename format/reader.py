@@ -26,7 +26,8 @@ import numpy as np
 from ..errors import DataLossError, FormatError
 from .dtypes import DType
 from .ir import (SCHEMA_VERSION, AttrType, Container, Graph, Model, Node, Quantization,
-                 Signature, Tensor, TensorKind, TypedList, subgraph_cycle, topological_order)
+                 Signature, Tensor, TensorKind, TypedList, check_quantization, subgraph_cycle,
+                 topological_order)
 from .writer import ALIGNMENT, FILE_IDENTIFIER
 
 _U8, _I8 = struct.Struct("<B"), struct.Struct("<b")
@@ -396,14 +397,8 @@ class _Decoder:
         elif kind is TensorKind.CONSTANT:
             raise FormatError(f"{path}: constant tensor {name!r} has no buffer")
         quant = self.quantization(t.table(4, "quantization"))
-        if quant is not None and shape is not None:
-            n = len(quant.scale)
-            if len(quant.zero_point) not in (0, n):
-                raise FormatError(f"{path}.quantization: {n} scales but "
-                                  f"{len(quant.zero_point)} zero points")
-            if n > 1 and not 0 <= quant.axis < max(len(shape), 1):
-                raise FormatError(f"{path}.quantization.axis: {quant.axis} out of range "
-                                  f"for rank {len(shape)}")
+        if quant is not None:
+            check_quantization(quant, dtype, shape, path)
         tensor = Tensor.__new__(Tensor)
         tensor.name, tensor.dtype, tensor.shape = name, dtype, shape
         tensor.kind, tensor.data, tensor.quantization = kind, data, quant

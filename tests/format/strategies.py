@@ -69,15 +69,29 @@ def arrays(draw, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:
     return np.frombuffer(raw, dtype=np_dtype).reshape(shape).copy()
 
 
+# zero points an integer tensor's elements can hold (others are refused)
+_ZERO_POINT_RANGE = {DType.INT8: (-128, 127), DType.UINT8: (0, 255), DType.INT4: (-8, 7),
+                     DType.UINT4: (0, 15), DType.INT2: (-2, 1), DType.UINT2: (0, 3),
+                     DType.INT16: (-2**15, 2**15 - 1), DType.UINT16: (0, 2**16 - 1),
+                     DType.INT32: (-2**31, 2**31 - 1), DType.UINT32: (0, 2**32 - 1)}
+
+
 @st.composite
-def quantizations(draw, shape):
-    """Per-tensor (one scale) or, for known ranks, per-axis (several scales) params."""
-    per_axis = shape is not None and draw(st.booleans())
-    n = draw(st.integers(2, 4)) if per_axis else 1
-    scale = draw(st.lists(st.floats(width=32, allow_nan=False), min_size=n, max_size=n))
-    zero_point = draw(st.one_of(st.just([]), st.lists(INT64, min_size=n, max_size=n)))
-    axis = draw(st.integers(0, max(len(shape), 1) - 1)) if per_axis else draw(
-        st.integers(-3, 3))
+def quantizations(draw, shape, dtype):
+    """Per-tensor (one scale) or, for known ranks, per-axis params: one scale per
+    index of the axis (2-4 for an unknown size); positive finite scales, zero points
+    that fit an integer `dtype`."""
+    axes = [k for k, d in enumerate(shape or ()) if d <= 4]  # -1 (unknown) included
+    per_axis = bool(axes) and draw(st.booleans())
+    axis = draw(st.sampled_from(axes)) if per_axis else draw(st.integers(-3, 3))
+    n = 1
+    if per_axis:
+        n = shape[axis] if shape[axis] != -1 else draw(st.integers(2, 4))
+    scale = draw(st.lists(st.floats(min_value=2.0 ** -126, max_value=2.0 ** 127, width=32),
+                          min_size=n, max_size=n))
+    low, high = _ZERO_POINT_RANGE.get(dtype, (-2**63, 2**63 - 1))
+    zero_point = draw(st.one_of(st.just([]), st.lists(st.integers(low, high), min_size=n,
+                                                      max_size=n)))
     return Quantization(np.array(scale, np.float32), np.array(zero_point, np.int64), axis)
 
 
@@ -94,7 +108,7 @@ def tensors(draw, name: str, kind: TensorKind) -> Tensor:
         shape = draw(data_shapes())
         if kind is TensorKind.CONSTANT or draw(st.integers(0, 4)):
             data = draw(arrays(dtype, shape))
-    quant = draw(quantizations(shape)) if draw(st.integers(0, 3)) == 0 else None
+    quant = draw(quantizations(shape, dtype)) if draw(st.integers(0, 3)) == 0 else None
     return Tensor(name, dtype, shape, kind, data, quant)
 
 

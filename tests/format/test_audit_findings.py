@@ -532,20 +532,53 @@ def test_lint_refuses_keys_that_could_collide(tmp_path, mutate, match):
 
 # -- F9: info --json ---------------------------------------------------------------------
 
-def test_info_json_is_strict_json_for_non_finite_scales(tmp_path, capsys):
-    """F9: NaN/inf quantization scales print as the strings "NaN", "Infinity",
-    "-Infinity", so `onegraph info --json` is valid strict JSON."""
-    from onegraph.cli import main
-
+def _nan_scale_model():
     g = Graph("main")
     w = g.add_constant("w", np.ones((4, 1), np.int8))
     g.tensors[w].quantization = Quantization(
         [float("nan"), float("inf"), float("-inf"), 0.5], [0, 0, 0, 0], 0)
-    path = tmp_path / "nan.og"
-    onegraph.save(Model(graphs=[g]), path)
-    assert main(["info", "--json", str(path)]) == 0
+    return Model(graphs=[g])
+
+
+def test_info_json_is_strict_json_for_non_finite_scales():
+    """F9: NaN/inf quantization scales of an in-memory model (files cannot hold them)
+    describe as the strings "NaN", "Infinity", "-Infinity": strict JSON."""
+    from onegraph.info import describe
 
     def refuse(constant):
         raise ValueError(f"not strict JSON: {constant}")
-    d = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    d = json.loads(json.dumps(describe(_nan_scale_model())), parse_constant=refuse)
     assert d["quantized_tensors"][0]["scale"] == ["NaN", "Infinity", "-Infinity", 0.5]
+
+
+def test_non_finite_scales_are_refused_when_saved_and_when_read(tmp_path):
+    path = tmp_path / "nan.og"
+    with pytest.raises(FormatError, match=r"'w'\)\.quantization\.scale\[0\]: nan is not "
+                                          "a finite positive number"):
+        onegraph.save(_nan_scale_model(), path)
+    assert not path.exists()
+    craft.write(path, craft.image_unchecked(_nan_scale_model()))
+    with pytest.raises(FormatError, match=r"tensors\[0\]\.quantization\.scale\[0\]: nan"):
+        onegraph.load(path)
+
+
+@pytest.mark.parametrize("dtype, scale, zero_point, axis, match", [
+    (np.int8, [0.0], [0], 0, r"scale\[0\]: 0\.0 is not a finite positive"),
+    (np.int8, [0.5, -1.0, 0.5, 0.5], None, 0, r"scale\[1\]: -1\.0 is not"),
+    (np.int8, [0.5], [128], 0, r"zero_point\[0\]: 128 is outside INT8's range \[-128, 127\]"),
+    (np.uint8, [0.5], [-1], 0, r"zero_point\[0\]: -1 is outside UINT8's range"),
+    (np.int8, [0.5, 0.5, 0.5], None, 0, r"3 scales for axis 0 of size 4"),
+    (np.int8, [0.5, 0.5], None, 2, r"axis: 2 out of range for rank 2"),
+])
+def test_quantization_that_cannot_describe_the_tensor_is_refused(
+        tmp_path, dtype, scale, zero_point, axis, match):
+    g = Graph("main")
+    w = g.add_constant("w", np.ones((4, 1), dtype))
+    g.tensors[w].quantization = Quantization(
+        scale, [0] * len(scale) if zero_point is None else zero_point, axis)
+    model = Model(graphs=[g])
+    with pytest.raises(FormatError, match=match):
+        onegraph.save(model, tmp_path / "q.og")
+    craft.write(tmp_path / "q.og", craft.image_unchecked(model))
+    with pytest.raises(FormatError, match=match):
+        onegraph.load(tmp_path / "q.og")
