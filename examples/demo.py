@@ -3,9 +3,11 @@
 Stage 1 (format): build a small graph by hand, save it to a `.og` file, load it back
 (memory-mapped, verified) and print what `onegraph info` prints.
 
-Stage 2 (ONNX): import a light model-zoo model shipped in the onnx wheel
-(light_squeezenet), save it as `.og`, run it with the Session on a seeded random input,
-compare with onnxruntime, export it back to ONNX and run that in onnxruntime too.
+Stage 2 (ONNX): take a light model-zoo model shipped in the onnx wheel
+(light_squeezenet) with its constant-filled weights replaced by seeded random ones (the
+shipped weights make every output 0.001, which would hide kernel bugs), import it, save
+it as `.og`, run it with the Session on a seeded random input, check it against
+onnxruntime, export it back to ONNX and check onnxruntime's result on that too.
 
 Stage 3 (training): build an MLP on the bundled UCI digits with the graph API, train it
 with Adam, save it with `serving` and `train` signatures, reload the file and print the
@@ -13,6 +15,7 @@ test accuracy of the saved model.
 """
 
 import os
+import sys
 import tempfile
 
 import numpy as np
@@ -21,6 +24,16 @@ import onegraph as og
 from onegraph.format import Graph, Model
 from onegraph.info import describe, format_text
 from onegraph.ops.inference import annotate_graph
+
+# the light models and their random-weight variants, shared with tests and benchmarks
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+# Session and export against onnxruntime, float32 (the issue's random-weight tolerance)
+RTOL = ATOL = 1e-4
+# the trained MLP's test accuracy below which the demo fails
+MIN_ACCURACY = 0.9
 
 
 def stage_format(workdir: str) -> str:
@@ -46,18 +59,31 @@ def stage_format(workdir: str) -> str:
     return path
 
 
+def _check_close(what: str, got: np.ndarray, want: np.ndarray) -> None:
+    """Print the max abs diff; exit with a message when outside RTOL/ATOL."""
+    diff = float(np.abs(got - want).max())
+    print(f"{what}: max abs diff {diff:.3g} (outputs up to {float(np.abs(want).max()):.3g})")
+    if got.shape != want.shape or not np.allclose(got, want, rtol=RTOL, atol=ATOL):
+        raise SystemExit(f"demo failed: {what} differ beyond rtol {RTOL}, atol {ATOL}")
+
+
 def stage_onnx(workdir: str) -> None:
-    """ONNX -> .og -> Session vs onnxruntime -> ONNX -> onnxruntime."""
+    """ONNX -> .og -> Session vs onnxruntime -> ONNX -> onnxruntime, checked."""
     import onnx
     import onnxruntime as ort
 
     from onegraph.convert import from_onnx, to_onnx
+    from tests.convert.model_zoo import light_model_path, random_weight_variant
 
     print("== stage 2: ONNX import/export ==")
     opts = ort.SessionOptions()
     opts.log_severity_level = 3  # the zoo model lists its weights as inputs; ORT warns
-    src = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light",
-                       "light_squeezenet.onnx")
+    # expose_logits: the Softmax's input is an output too, so a saturated softmax
+    # cannot hide a difference
+    variant = random_weight_variant(onnx.load(light_model_path("squeezenet")), seed=0,
+                                    expose_logits=True)
+    src = os.path.join(workdir, "squeezenet_random.onnx")
+    onnx.save(variant, src)
     model = from_onnx(src)
     og_path = os.path.join(workdir, "squeezenet.og")
     og.save(model, og_path)
@@ -67,16 +93,19 @@ def stage_onnx(workdir: str) -> None:
     shape = [d if d > 0 else 1 for d in loaded.graph.tensors[sig.inputs[key]].shape]
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     ours = og.Session(loaded).run_signature("serving", **{key: x})
-    out_name = next(iter(ours))
-    ref = ort.InferenceSession(src, opts, providers=["CPUExecutionProvider"]).run(None, {key: x})[0]
-    print(f"{os.path.basename(src)} -> {og_path}: {len(loaded.graph.nodes)} nodes; "
-          f"Session vs onnxruntime max abs diff {np.abs(ours[out_name] - ref).max():.3g}")
+    names = [o.name for o in variant.graph.output]
+    ref = ort.InferenceSession(src, opts, providers=["CPUExecutionProvider"]).run(
+        names, {key: x})
+    print(f"{os.path.basename(src)} -> {og_path}: {len(loaded.graph.nodes)} nodes")
+    for name, want in zip(names, ref):
+        _check_close(f"Session vs onnxruntime, {name}", ours[name], want)
     onnx_path = os.path.join(workdir, "squeezenet_back.onnx")
     to_onnx(loaded, onnx_path)
     back = ort.InferenceSession(onnx_path, opts, providers=["CPUExecutionProvider"]).run(
-        None, {key: x})[0]
-    print(f"exported {onnx_path}: onnxruntime on the export vs original max abs diff "
-          f"{np.abs(back - ref).max():.3g}")
+        names, {key: x})
+    print(f"exported {onnx_path}")
+    for name, got, want in zip(names, back, ref):
+        _check_close(f"onnxruntime on the export vs on the original, {name}", got, want)
 
 
 def stage_train(workdir: str) -> float:
@@ -113,6 +142,8 @@ def stage_train(workdir: str) -> float:
     print(f"MLP 64-256-256-10, Adam, 10 epochs: final batch loss {loss_value:.4f}")
     print(f"saved {path} ({os.path.getsize(path)} bytes); test accuracy of the saved "
           f"model: {acc:.2%}")
+    if acc < MIN_ACCURACY:  # this MLP reaches about 98%; chance is 10%
+        raise SystemExit(f"demo failed: test accuracy {acc:.2%} is under {MIN_ACCURACY:.0%}")
     return acc
 
 
