@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from ..errors import ConversionError
+from ..errors import ConversionError, OpAttributeError, ShapeError
 from ..format import AttrType, Container, DType, Graph, Model, TensorKind
 from ..format.ir import attr_type_of
 from ..ops import REGISTRY, TensorInfo
@@ -124,13 +124,20 @@ class _Exporter:
         # main-graph tensors the export reads (None: all): others are not initializers
         self.main_used = main_used
         self.missing: dict[str, list] = {}
+        # ops of ONNX's domains that ONNX does not define at the model's opset
+        # ("MatMull"): op -> [count, first node]
+        self.undefined: dict[str, list] = {}
+        # what the op definitions' inference refuses: "graph 'g' node 'n' (Op): ..."
+        self.inconsistent: list[str] = []
         self.graph_count = 0
         self.opsets = dict(opsets or {})  # domain ("" = default) -> the model's opset
 
     # -- inference of missing dtypes/shapes (for graph outputs and subgraph I/O) --
 
-    @staticmethod
-    def _infer(g: Graph) -> dict[int, TensorInfo]:
+    def _infer(self, g: Graph) -> dict[int, TensorInfo]:
+        """Dtypes and shapes of g's tensors, stated or inferred by the op definitions;
+        what inference refuses (ShapeError, OpAttributeError) goes to
+        `self.inconsistent`, other failures only leave a tensor unknown."""
         infos: dict[int, TensorInfo] = {}
         for i, t in enumerate(g.tensors):
             dtype = None if t.dtype is DType.UNDEFINED or t.dtype is DType.STRING \
@@ -153,6 +160,10 @@ class _Exporter:
                 attrs = op.resolve_attrs(node.attributes)
                 result = op.infer(attrs, [infos.get(i) if i >= 0 else None
                                           for i in node.inputs])
+            except (ShapeError, OpAttributeError) as e:
+                self.inconsistent.append(
+                    f"graph {g.name!r} node {node.name!r} ({node.op_type}): {e}")
+                continue
             except Exception:  # noqa: BLE001 - inference is a best-effort hint here
                 continue
             for i, info in zip(node.outputs, result):
@@ -252,6 +263,11 @@ class _Exporter:
                 entry = self.missing.setdefault(key, [0, node.name])
                 entry[0] += 1
                 continue
+            schema_domain = "" if domain == "ai.onnx" else domain
+            if onnx_schema(op_type, self.opsets.get(schema_domain), schema_domain) is None:
+                key = f"{schema_domain}::{op_type}" if schema_domain else op_type
+                entry = self.undefined.setdefault(key, [0, node.name])
+                entry[0] += 1
             quant_node = op_type not in ("QuantizeLinear", "DequantizeLinear",
                                          "QLinearConv", "QLinearMatMul", "ConvInteger",
                                          "MatMulInteger", "DynamicQuantizeLinear") and (
@@ -594,7 +610,9 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
             proto refers to it.
         opset: target default-domain opset; the model's own opset is converted to it
             with ONNX's version converter. Default: the model's recorded opset.
-        check: run `onnx.checker.check_model(full_check=True)` on the result.
+        check: refuse ops that ONNX does not define, and run
+            `onnx.checker.check_model(full_check=True)` on the result (a refusal also
+            names the nodes whose inputs onegraph's own shape inference refuses).
 
     Raises:
         TypeError: model is neither a Model nor an og.Graph.
@@ -602,8 +620,10 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
             an input or output of unknown rank, ops of the onegraph domain without an
             ONNX equivalent that the outputs depend on (one error listing all of them), an attribute or tensor that ONNX cannot hold,
             a failed opset conversion, a GroupNormalization whose known channel count
-            is not a multiple of num_groups (exporting to opset 21 or later), or a
-            result the ONNX checker rejects (for GroupNormalization below opset 21, the
+            is not a multiple of num_groups (exporting to opset 21 or later); with
+            `check`, ops of ONNX's domains that ONNX does not define at the model's
+            opset (one error listing all of them), or a result the ONNX checker
+            rejects (for GroupNormalization below opset 21, the
             message says to export with opset 21).
     """
     onnx = _onnx()
@@ -634,6 +654,19 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
         parts = [f"{op} x{count} (first: node {first!r})"
                  for op, (count, first) in exporter.missing.items()]
         raise ConversionError("ops without an ONNX equivalent: " + ", ".join(parts))
+    if check and exporter.undefined:
+        parts = [f"{op} x{count} (first: node {first!r})"
+                 for op, (count, first) in exporter.undefined.items()]
+        raise ConversionError(f"ops that ONNX does not define (default-domain opset "
+                              f"{domain_opsets['']}): " + ", ".join(parts))
+    # What onegraph's own inference refuses is only a hint: a model's stated shapes
+    # may be wrong in branches it never takes, so it explains a checker failure
+    # rather than failing the export itself.
+    hint = ""
+    if exporter.inconsistent:
+        more = len(exporter.inconsistent) - 1
+        hint = ("; onegraph's shape inference refuses " + exporter.inconsistent[0]
+                + (f" (and {more} more nodes)" if more else ""))
     opsets = [helper.make_opsetid("", int(source_opset))]
     for domain, version in model.opset_imports.items():
         if domain not in ("", "ai.onnx", "onegraph"):
@@ -659,7 +692,7 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
     if check:
         _check_io_ranks(proto.graph)
     if check and not external:
-        _check(proto)
+        _check(proto, hint)
     if path is not None:
         path = os.fspath(path)
         try:
@@ -667,7 +700,7 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
         except OSError as e:
             raise ConversionError(f"cannot write {path}: {e.strerror or e}") from e
         if check and external:
-            _check(path)
+            _check(path, hint)
     return proto
 
 
@@ -787,13 +820,13 @@ def _save(proto, path: str, external: bool) -> None:
         f.write(proto.SerializeToString())
 
 
-def _check(proto_or_path) -> None:
+def _check(proto_or_path, explanation: str = "") -> None:
     """Run `onnx.checker.check_model(full_check=True)`.
 
     Raises:
-        ConversionError: the checker refuses the model (with its message; for a
-            GroupNormalization, which ONNX deprecated at opsets 18-20, also the opset to
-            export with instead).
+        ConversionError: the checker refuses the model (with its message, then
+            `explanation`; for a GroupNormalization, which ONNX deprecated at opsets
+            18-20, also the opset to export with instead).
     """
     onnx = _onnx()
     try:
@@ -807,7 +840,7 @@ def _check(proto_or_path) -> None:
                     f"export with to_onnx(model, opset={PER_CHANNEL_GROUP_NORM_OPSET}), "
                     "which spreads them per channel)")
         raise ConversionError(f"exported model fails the ONNX checker{hint}: "
-                              f"{msg[:2000]}") from e
+                              f"{msg[:2000]}{explanation}") from e
 
 
 def _proto_subgraphs(node):

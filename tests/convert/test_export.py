@@ -196,3 +196,32 @@ def test_failed_write_leaves_the_old_file(tmp_path, monkeypatch, threshold):
     x = np.ones((1, 64), np.float32)
     np.testing.assert_allclose(_ort(str(path), {"x": x})[0],
                                _ort(to_onnx(_mlp(64)), {"x": x})[0], rtol=1e-6)
+
+
+def _graph_with(op_type, w_shape):
+    g = Graph("main")
+    x = g.add_input("x", "float32", [-1, 4])
+    w = g.add_constant("w", np.ones(w_shape, np.float32))
+    (q,) = g.add_node(op_type, [x, w], ["q"])
+    (r,) = g.add_node(op_type, [q, g.add_constant("w2", np.ones((2, 2), np.float32))],
+                      ["r"])
+    g.outputs = [r]
+    return Model(graphs=[g], opset_imports={"": 21})
+
+
+def test_ops_onnx_does_not_define_are_one_named_error():
+    # a misspelt op saves (the file may hold any op) but is no ONNX: before, the
+    # checker's "Unrecognized type value case (value_info name: q): 0" was all it said
+    model = _graph_with("MatMull", (4, 2))
+    with pytest.raises(ConversionError, match=r"ops that ONNX does not define \(default-"
+                                              r"domain opset 21\): MatMull x2 \(first: "
+                                              r"node 'MatMull_0'\)"):
+        to_onnx(model)
+    assert to_onnx(model, check=False).graph.node[0].op_type == "MatMull"
+
+
+def test_checker_refusal_names_the_node_onegraph_inference_refuses():
+    with pytest.raises(ConversionError, match=r"fails the ONNX checker.*onegraph's shape "
+                                              r"inference refuses graph 'main' node "
+                                              r"'MatMul_0' \(MatMul\): MatMul: inner dims"):
+        to_onnx(_graph_with("MatMul", (3, 2)))
