@@ -65,7 +65,9 @@ def convert_opset(proto, source: int, target: int):
 
     Raises:
         ConversionError: some op cannot be written at `target` (naming the op, its
-            nodes and why), or onnx's converter fails.
+            nodes and why; this includes a node whose element types the op accepts only
+            from a later opset, such as an int8 Add below 14), or onnx's converter
+            fails.
     """
     onnx = _onnx()
     if target >= source:
@@ -80,6 +82,7 @@ def convert_opset(proto, source: int, target: int):
         work.opset_import.add(domain=_HELD_DOMAIN, version=1)
     out = _run_converter(work, source, target)
     _release(out.graph)
+    _refuse_types_the_target_lacks(out.graph, source, target, types)
     keep = [(o.domain, o.version) for o in out.opset_import if o.domain != _HELD_DOMAIN]
     del out.opset_import[:]
     for domain, version in keep:
@@ -107,9 +110,8 @@ def _run_converter(proto, source, target):
             shown = ", ".join(repr(n) for n in nodes[:5]) + (" ..." if len(nodes) > 5 else "")
             raise ConversionError(
                 f"cannot write {op} (node{'s' if len(nodes) != 1 else ''} {shown}) at "
-                f"opset {target}: {_why_not(op, found.group(1), since, target)}, and "
-                "neither onnx's version converter nor onegraph can rewrite it; export at "
-                "a later opset") from e
+                f"opset {target}: {_why_not(op, found.group(1), since, target)}; export "
+                "at a later opset") from e
         first = text.splitlines()[0] if text else type(e).__name__
         # "/project/onnx/.../adapter.h:32: adapt: Assertion `...` failed: why" -> why
         first = first.split("` failed: ", 1)[-1]
@@ -118,13 +120,25 @@ def _run_converter(proto, source, target):
 
 
 def _why_not(op, version, since, target) -> str:
-    """Why an op cannot simply be relabelled: it is newer than the target, or changed."""
+    """Why an op cannot simply be relabelled: it is newer than the target, or changed.
+
+    `version` is the opset the converter had no adapter down to (its message names
+    the adapter's target), so the op's version there is the one in force one opset
+    later."""
     first = since
     while first is not None and onnx_schema(op, first.since_version - 1, "") is not None:
         first = onnx_schema(op, first.since_version - 1, "")
     if first is not None and first.since_version > target:
-        return f"the op came in at opset {first.since_version}"
-    return f"it changed at opset {version or '?'} in a way this node uses"
+        return (f"the op came in at opset {first.since_version}, and neither onnx's "
+                "version converter nor onegraph can rewrite it")
+    changed = onnx_schema(op, int(version) + 1, "") if version else None
+    at = changed.since_version if changed is not None else "?"
+    if target < _OLDEST_HELD_TARGET:
+        return (f"it changed at opset {at} and onnx's version converter has no adapter "
+                f"down from there (onegraph keeps unchanged nodes as they are only for "
+                f"targets from opset {_OLDEST_HELD_TARGET})")
+    return (f"it changed at opset {at} in a way this node uses, and neither onnx's "
+            "version converter nor onegraph can rewrite it")
 
 
 def _all_nodes(graph):
@@ -319,6 +333,60 @@ def _drop_default_attributes(node, new) -> None:
 # --------------------------------------------------------------------------------------
 
 _FLOAT_TYPES = {1: np.float32, 10: np.float16, 11: np.float64}
+
+
+def _refuse_types_the_target_lacks(graph, source, target, types) -> None:
+    """Refuse a default-domain node with an input or output of an element type that its
+    op's schema at `target` does not allow (types from `_known_types`). onnx's checker
+    finds these too, but only when it runs (`to_onnx(check=False)` skips it).
+
+    Raises:
+        ConversionError: names the op, the node, the value, its type and the opset from
+            which the op accepts it.
+    """
+    onnx = _onnx()
+    for node in _all_nodes(graph):
+        if node.domain not in ("", "ai.onnx"):
+            continue
+        schema = onnx_schema(node.op_type, target, "")
+        if schema is None:
+            continue
+        for kind, names in (("input", node.input), ("output", node.output)):
+            for k, name in enumerate(names):
+                if not name or name not in types or not types[name][0]:
+                    continue
+                elem = f"tensor({onnx.TensorProto.DataType.Name(types[name][0]).lower()})"
+                if _accepts(schema, kind, k, elem) is not False:
+                    continue
+                later = next((s.since_version for v in range(target + 1, source + 1)
+                              if (s := onnx_schema(node.op_type, v, "")) is not None
+                              and _accepts(s, kind, k, elem)), None)
+                since = f"from opset {later}" if later else "at no opset up to " \
+                    f"{source}"
+                raise ConversionError(
+                    f"cannot write {node.op_type} (node {node.name or '?'!r}) at opset "
+                    f"{target}: its {kind} {k} ({name!r}) is {elem[7:-1]}, which "
+                    f"{node.op_type} accepts {since}; export at a later opset")
+
+
+def _accepts(schema, kind: str, k: int, elem: str):
+    """Whether `schema` allows type string `elem` for its input/output `k`; None when
+    it cannot tell (no such parameter, or one that takes no tensors)."""
+    formal = schema.inputs if kind == "input" else schema.outputs
+    if not formal:
+        return None
+    if k >= len(formal):
+        last = formal[-1]
+        if last.option != last.option.Variadic:
+            return None
+        param = last
+    else:
+        param = formal[k]
+    allowed = next((set(c.allowed_type_strs) for c in schema.type_constraints
+                    if c.type_param_str == param.type_str), {param.type_str})
+    if not any(t.startswith("tensor(") for t in allowed):
+        return None
+    return elem in allowed
 
 
 def _known_types(proto) -> dict:

@@ -151,11 +151,25 @@ def test_nodes_in_subgraphs_go_down_too():
                                    rtol=1e-6, atol=1e-7)
 
 
-def test_types_the_older_opset_lacks_are_refused():
-    """int8 Add came in at opset 14: the checker refuses it at 13, as ConversionError."""
+@pytest.mark.parametrize("check", [True, False])
+def test_types_the_older_opset_lacks_are_refused(check):
+    """int8 Add came in at opset 14: refused at 13 naming the node, also without the
+    checker (before, check=False wrote a model onnxruntime refuses)."""
     original = _single("Add", ["x", "x"], opset=14, dtype=TensorProto.INT8)
-    with pytest.raises(ConversionError, match="int8"):
-        to_onnx(from_onnx(original), opset=13)
+    with pytest.raises(ConversionError, match=r"cannot write Add \(node 'the_add'\) at "
+                                              r"opset 13: its input 0 \('x'\) is int8, "
+                                              r"which Add accepts from opset 14"):
+        to_onnx(from_onnx(original), opset=13, check=check)
+
+
+def test_below_opset_13_the_message_gives_the_opset_the_op_changed_at():
+    """Relu has versions 6, 13, 14: onnx's converter names its missing adapter's target
+    (13), not where Relu changed (14); below 13 nodes are not kept as they are."""
+    original = _single("Relu", ["x"], opset=14)
+    with pytest.raises(ConversionError, match=r"cannot write Relu \(node 'the_relu'\) at "
+                                              r"opset 12: it changed at opset 14 and onnx's "
+                                              r"version converter has no adapter"):
+        to_onnx(from_onnx(original), opset=12)
 
 
 def test_op_newer_than_the_target_without_a_rewrite_is_named():
