@@ -20,7 +20,8 @@ _BLOCKED = ("onnx", "onnxruntime", "mpi4py", "matplotlib", "tqdm", "ml_dtypes", 
 
 
 def test_core_runs_without_optional_packages(tmp_path):
-    """import onegraph.format/ops/mobile/quantize, load + info + Session, no extras."""
+    """import onegraph.format/ops/mobile/quantize/convert, load + info + Session, no
+    extras; to_onnx then says which extra it needs."""
     g = Graph("main")
     x = g.add_input("x", "float32", [2])
     w = g.add_constant("w", np.array([1.5, -2.0], np.float32))
@@ -46,6 +47,16 @@ def test_core_runs_without_optional_packages(tmp_path):
         sess = onegraph.Session(onegraph.load({str(path)!r}))
         (out,) = sess.run(["y"], {{"x": np.array([2.0, 3.0], np.float32)}})
         assert out.tolist() == [3.0, -6.0], out
+        # the conversion package imports without onnx and says what to install
+        import inspect
+        from onegraph.convert import from_onnx, to_onnx
+        assert "check" in inspect.signature(to_onnx).parameters
+        try:
+            to_onnx(onegraph.load({str(path)!r}))
+        except onegraph.ConversionError as e:
+            assert "pip install onegraph[onnx]" in str(e), e
+        else:
+            raise AssertionError("to_onnx ran without onnx")
         print("CORE-OK")
     """)
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
