@@ -181,7 +181,9 @@ class Session:
 
         Args:
             fetches: a tensor (handle, name or index), a target op (handle or node
-                name; its result is None), or a list/tuple/dict nesting of those.
+                name; its result is None), or a list/tuple/dict nesting of those. A
+                TF1-style name "op:k" not naming a tensor itself means output k of the
+                node named op (or, for ":0", the tensor named op).
             feed_dict: maps tensors (handle, name or index) to values; fed tensors
                 are not computed. `feeds` is an alias.
             run_metadata: an `og.RunMetadata` that records each step's node, kernel
@@ -189,8 +191,8 @@ class Session:
                 `train/profiling.py`). Without it runs are not timed at all.
 
         Raises:
-            TypeError: run_metadata is not a RunMetadata, feed_dict is not a mapping,
-                or both feed_dict and feeds are given.
+            TypeError: fetches is None, run_metadata is not a RunMetadata, feed_dict is
+                not a mapping, or both feed_dict and feeds are given.
             ExecutionError: a kernel failed (the message names node and op type).
             ShapeError: a fed value's dtype or shape contradicts the tensor's, or its
                 values do not fit the tensor's dtype.
@@ -208,6 +210,12 @@ class Session:
         if not isinstance(feed_dict, Mapping):
             raise TypeError(f"Session.run: feed_dict must be a mapping (a dict) from "
                             f"tensors to values, got {type(feed_dict).__name__}")
+        if fetches is None:
+            outputs = [self.graph.tensors[i].name for i in self.graph.outputs]
+            raise TypeError("Session.run: fetches is None; give the tensors or ops to "
+                            "fetch (a name, a handle, or a list or dict of them)"
+                            + (f", e.g. the graph outputs {outputs}" if outputs else "")
+                            + " (onnxruntime's run(None, ...) fetches every output)")
         flat, rebuild = _flatten(fetches)
         fetch_tensors, targets, kinds = [], [], []
         for f in flat:
@@ -321,6 +329,8 @@ class Session:
             if isinstance(f, str):
                 index = self.graph.find_tensor(f)
                 if index is None:
+                    index = self._tf_output_name(f)
+                if index is None:
                     raise OneGraphError(f"graph {self.graph.name!r} has no tensor named {f!r}")
             elif isinstance(f, (int, np.integer)) and not isinstance(f, (bool, np.bool_)):
                 index = int(f)
@@ -329,6 +339,19 @@ class Session:
         if not 0 <= index < len(self.graph.tensors):
             raise OneGraphError(f"tensor index {index} out of range")
         return index
+
+    def _tf_output_name(self, name: str) -> int | None:
+        """The tensor a TF1-style "op:k" name means (output k of the node named op; a
+        tensor's own name with ":0"), or None. Only asked when no tensor has `name`."""
+        base, sep, k = name.rpartition(":")
+        if not sep or not base or not k.isdigit():
+            return None
+        node = self._node_name_map().get(base)
+        if node is not None:
+            outputs = self.graph.nodes[node].outputs
+            return outputs[int(k)] if int(k) < len(outputs) and outputs[int(k)] >= 0 \
+                else None
+        return self.graph.find_tensor(base) if int(k) == 0 else None
 
     def _node_name_map(self) -> dict[str, int]:
         # Training graphs keep growing after the Session exists: rebuild on change.
