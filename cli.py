@@ -3,8 +3,14 @@
     onegraph info model.og [--json]
     onegraph verify model.og [--json]
     onegraph convert in.onnx out.og | in.og out.onnx [--opset N] [--no-check]
-    onegraph run model.og --input NAME=file.npy ... [--output-dir DIR]
+    onegraph run model.og --input NAME=file.npy ... [--output-dir DIR] [--signature S]
                  [--runs N] [--profile] [--trace FILE.json]
+    onegraph train model.og --data train.npz --steps N [--batch-size N]
+                   [--checkpoint-dir DIR] [--checkpoint-every N] [--output FILE.og]
+                   [--seed N] [--plot FILE.png] [--quiet]
+
+Exit status: 0 on success, 2 for a bad argument or input (one line on stderr naming
+the error type), 1 when `verify` finds the file invalid.
 """
 
 from __future__ import annotations
@@ -14,6 +20,55 @@ import json
 import sys
 
 from .errors import OneGraphError
+
+
+# Shared by the subcommands (convert/ and train/ import them), so that every one
+# words a file it cannot read or write the same way.
+
+def cannot_read(e: OSError) -> str:
+    """The one wording every subcommand gives a file it cannot open:
+    "cannot read 'PATH': No such file or directory" (no errno, the path once)."""
+    return f"cannot read {e.filename!r}: {e.strerror or e}"
+
+
+def check_readable(path: str, error_type: type[Exception] | None = None,
+                   prefix: str = "") -> None:
+    """Fail now if `path` cannot be opened for reading (missing, a folder, no permission).
+
+    Args:
+        path: the file a subcommand is about to read.
+        error_type: raise this type with `prefix` + `cannot_read(...)` as its message
+            (the type the API that reads the file raises); None re-raises the OSError.
+        prefix: put before the message, e.g. "--input x: ".
+
+    Raises:
+        OSError: the file cannot be opened (naming `path`) and error_type is None.
+        error_type: the file cannot be opened and error_type is given.
+    """
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as e:
+        if error_type is None:
+            raise
+        raise error_type(prefix + cannot_read(e)) from None
+
+
+def check_writable_flag(flag: str, path: str, folder: bool = False) -> None:
+    """Fail now, naming `flag`, if the file `path` (with folder=True: files inside the
+    folder `path`, created if missing) could not be written later; creates nothing.
+
+    Raises:
+        OneGraphError: "FLAG PATH: cannot write there: <reason>" (for a folder:
+            "cannot create files there").
+    """
+    from .format.atomic import check_writable as check
+
+    try:
+        check(path, folder=folder)
+    except OSError as e:
+        what = "cannot create files there" if folder else "cannot write there"
+        raise OneGraphError(f"{flag} {path}: {what}: {e.strerror or e}") from e
 
 
 def _cmd_info(args) -> int:
@@ -29,6 +84,9 @@ def _cmd_info(args) -> int:
 def _cmd_verify(args) -> int:
     from .info import verify_report
 
+    # a file that cannot be opened is a usage error (exit 2), like in every other
+    # subcommand; exit 1 says the file is there and invalid
+    check_readable(args.model)
     report = verify_report(args.model)
     if args.json:
         print(json.dumps(report, indent=2))
@@ -53,7 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(func=_cmd_info)
 
-    p = sub.add_parser("verify", help="check a .og file's structure and data checksums")
+    p = sub.add_parser("verify", help="check a .og file's structure and data checksums "
+                                      "(exit status 1 if it is invalid)")
     p.add_argument("model")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(func=_cmd_verify)
@@ -79,8 +138,12 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
         return 0
-    except OSError as e:  # a missing file, a directory given as a file, no permission
-        what = f"{e.strerror}: {e.filename!r}" if e.strerror and e.filename else str(e)
+    except OSError as e:
+        # a model file that cannot be opened (missing, a folder, no permission): the
+        # subcommands turn every failed write into a OneGraphError naming its flag, so
+        # what reaches here is a read
+        what = cannot_read(e) if e.filename is not None and e.filename2 is None \
+            else e.strerror or str(e)
         print(f"onegraph {args.command}: {type(e).__name__}: {what}", file=sys.stderr)
         return 2
 

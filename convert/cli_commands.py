@@ -14,14 +14,17 @@ import os
 
 import numpy as np
 
-from ..errors import ConversionError, OneGraphError
+from ..cli import check_readable, check_writable_flag
+from ..errors import ConversionError, FormatError, OneGraphError
 
 
 def cmd_convert(args) -> int:
     """Convert between .onnx and .og, choosing the direction from the file extensions.
 
     Raises:
-        ConversionError: unknown extension pair or a failed conversion.
+        ConversionError: unknown extension pair, --opset out of range, an unreadable
+            .onnx file or a failed conversion.
+        OSError: the .og file cannot be opened.
     """
     import onegraph as og
 
@@ -33,6 +36,9 @@ def cmd_convert(args) -> int:
         if args.opset is not None or args.no_check:
             flag = "--opset" if args.opset is not None else "--no-check"
             raise ConversionError(f"{flag} applies to export (.og -> .onnx) only")
+        # from_onnx's own message repeats the path and the errno; say it as every
+        # subcommand says it
+        check_readable(args.input, ConversionError)
         model = from_onnx(args.input)
         try:
             size = og.save(model, args.output)
@@ -42,8 +48,15 @@ def cmd_convert(args) -> int:
               f"{size:,} bytes")
         return 0
     if src_ext == ".og" and dst_ext == ".onnx":
+        import onnx
+
         from .onnx_export import to_onnx
 
+        newest = onnx.defs.onnx_opset_version()
+        if args.opset is not None and not 1 <= args.opset <= newest:
+            # to_onnx checks this too, in the API's words ("opset"); here it is a flag
+            raise ConversionError(f"--opset must be an integer from 1 to {newest} (the newest "
+                                  f"the installed onnx knows), got {args.opset}")
         model = og.load(args.input)
         proto = to_onnx(model, args.output, opset=args.opset, check=not args.no_check)
         opset = next((o.version for o in proto.opset_import if o.domain == ""), "?")
@@ -63,7 +76,6 @@ def _parse_inputs(items, known=()) -> dict[str, np.ndarray]:
         OneGraphError: an item is not NAME=FILE or names an input twice.
         FormatError: a file cannot be read or is not a plain .npy array.
     """
-    from ..errors import FormatError
     from ..format.npy import load_npy
 
     feeds = {}
@@ -77,6 +89,7 @@ def _parse_inputs(items, known=()) -> dict[str, np.ndarray]:
             raise OneGraphError(f"--input {item!r}: expected NAME=file.npy")
         if name in feeds:
             raise OneGraphError(f"--input {name}: given more than once")
+        check_readable(path, FormatError, f"--input {name}: ")
         try:
             feeds[name] = load_npy(path)
         except FormatError as e:
@@ -85,71 +98,125 @@ def _parse_inputs(items, known=()) -> dict[str, np.ndarray]:
 
 
 def cmd_run(args) -> int:
-    """Run a model's signature (default "serving") on .npy inputs with the Session.
+    """Run a model's signature (default "serving"; a model without signatures runs its
+    graph's inputs and outputs) on .npy inputs with the Session.
 
-    Writes NAME.npy per output into --output-dir, or prints a summary per output.
-    --runs N repeats the run (the outputs are the last run's); --profile prints the
-    per-node timings (`RunMetadata.summary`, medians over the runs) and --trace FILE
-    writes them as a Chrome trace (`RunMetadata.write_trace`).
+    Writes each output into --output-dir (see `_write_output` for the file names), or
+    prints a summary per output. --runs N repeats the run (the outputs are the last
+    run's); --profile prints the timings per op type and the slowest nodes
+    (`RunMetadata.summary`, medians over the runs) and --trace FILE writes them as a
+    Chrome trace (`RunMetadata.write_trace`). Every argument, and every place that will
+    be written, is checked before the model runs; the output files appear together
+    after the run, or none of them does.
 
     Raises:
-        OneGraphError: bad --input, unknown signature or input key, bad --runs or
-            --trace folder, or a failed run.
+        OneGraphError: bad --input, unknown signature or input key, bad --runs, a
+            --trace or --output-dir that cannot be written, or a failed run.
+        FormatError: an --input file cannot be read or is not a plain .npy array.
+        OSError: the model file cannot be opened.
     """
     import onegraph as og
     from ..train.session import Session
 
     model = og.load(args.model)
+    g = model.graph
     sig = model.signatures.get(args.signature)
-    known = set(sig.inputs) if sig is not None else \
-        {model.graph.tensors[i].name for i in model.graph.inputs}
-    feeds = _parse_inputs(args.input, known)
-    # every argument is checked before anything is created or run
+    if sig is None and not (args.signature == "serving" and not model.signatures):
+        raise OneGraphError(f"no signature {args.signature!r} "
+                            f"(available: {sorted(model.signatures)})")
+    if sig is not None:
+        what, takes = f"signature {args.signature!r}", set(sig.inputs)
+        needs, outputs = takes, sorted(sig.outputs)
+        declared = {k: g.tensors[sig.outputs[k]] for k in outputs}
+    else:  # no signatures: the graph's inputs (those without a value) and outputs
+        what, takes = "the graph", {g.tensors[i].name for i in g.inputs}
+        needs = {g.tensors[i].name for i in g.inputs if g.tensors[i].data is None}
+        declared = {g.tensors[i].name: g.tensors[i] for i in g.outputs}
+        outputs = list(declared)
+    feeds = _parse_inputs(args.input, takes)
+    missing, unknown = sorted(needs - set(feeds)), sorted(set(feeds) - takes)
+    if missing or unknown:
+        said = [f"{k} {v}" for k, v in (("missing", missing), ("unknown", unknown)) if v]
+        raise OneGraphError(f"--input: {what} takes inputs {sorted(takes)}; "
+                            + ", ".join(said))
+    # every argument and every place written is checked before the model runs
     if args.runs < 1:
         raise OneGraphError(f"--runs {args.runs}: must be at least 1")
     if args.trace is not None:
-        if not args.trace or os.path.isdir(args.trace):
-            raise OneGraphError(f"--trace {args.trace!r}: needs a file name, not a folder")
-        if not os.path.isdir(os.path.dirname(os.path.abspath(args.trace))):
-            raise OneGraphError(f"--trace {args.trace}: the folder does not exist")
-    if args.output_dir is not None and not args.output_dir:
-        raise OneGraphError("--output-dir '': needs a folder name")
-    session = Session(model)
-    if args.signature in model.signatures:
-        names, fetches, feed_dict = session._signature_call(args.signature, feeds)
-    elif args.signature == "serving" and not model.signatures:
-        g = model.graph
-        names = [g.tensors[i].name for i in g.outputs]
-        fetches, feed_dict = names, feeds
-    else:
-        raise OneGraphError(f"no signature {args.signature!r} "
-                            f"(available: {sorted(model.signatures)})")
-    if not names:
+        check_writable_flag("--trace", args.trace)
+    if args.output_dir is not None:
+        if not args.output_dir:
+            raise OneGraphError("--output-dir '': needs a folder name")
+        check_writable_flag("--output-dir", args.output_dir, folder=True)
+    if not outputs:
         raise OneGraphError(f"{args.model}: the model has no outputs to fetch")
-    stems = _file_stems(names) if args.output_dir else {}
-    if args.output_dir:  # fail before running, not after
-        try:
-            os.makedirs(args.output_dir, exist_ok=True)
-        except OSError as e:
-            raise OneGraphError(f"--output-dir {args.output_dir}: cannot create the "
-                                f"directory: {e.strerror or e}") from e
+    session = Session(model)
+    if sig is not None:
+        names, fetches, feed_dict = session._signature_call(args.signature, feeds)
+    else:
+        names, fetches, feed_dict = outputs, outputs, feeds
     meta = og.RunMetadata() if args.profile or args.trace else None
     for _ in range(args.runs):
         results = session.run(fetches, feed_dict, run_metadata=meta)
-    outputs = dict(zip(names, results[:len(names)]))
-    for name, value in outputs.items():
-        if args.output_dir:
-            for line in _write_output(name, value, os.path.join(args.output_dir,
-                                                                stems[name])):
-                print(line)
-        else:
-            print(_summary(name, value))
+    values = dict(zip(names, results[:len(names)]))
+    if args.output_dir:
+        lines = _write_outputs(args.output_dir, values, declared)
+    else:
+        lines = [_summary(name, value) for name, value in values.items()]
+    print("\n".join(lines))
     if args.profile:
         print(meta.summary())
     if args.trace:
-        meta.write_trace(args.trace)
+        try:
+            meta.write_trace(args.trace)
+        except OSError as e:  # checked before the run; the file system changed since
+            raise OneGraphError(f"--trace {args.trace}: cannot write there: "
+                                f"{e.strerror or e}") from e
         print(f"trace of {meta.runs} run(s) -> {args.trace}")
     return 0
+
+
+def _write_outputs(folder: str, values: dict, declared: dict) -> list[str]:
+    """Write every output into `folder` (created, with missing parents, if need be) and
+    return the lines to print. The files replace their old versions together: if one
+    cannot be written, none is, and the folders made here are removed again.
+
+    Raises:
+        OneGraphError: a file or the folder cannot be written, or a value has no .npy
+            form.
+    """
+    from ..format.atomic import AtomicFiles
+
+    stems = _file_stems(values)
+    made = []
+    try:
+        where = os.path.abspath(folder)
+        while not os.path.exists(where):  # the folders makedirs is about to create
+            made.insert(0, where)
+            where = os.path.dirname(where)
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            raise OneGraphError(f"--output-dir {folder}: cannot create the directory: "
+                                f"{e.strerror or e}") from e
+        lines = []
+        try:
+            with AtomicFiles() as files:
+                for name, value in values.items():
+                    t = declared.get(name)
+                    lines += _write_output(files, name, value, os.path.join(folder, stems[name]),
+                                           t.dtype if t else None, t.containers if t else ())
+        except OSError as e:  # atomic's errors name the output file, not a temp file
+            raise OneGraphError(f"--output-dir {folder}: cannot write "
+                                f"{e.filename or folder}: {e.strerror or e}") from e
+        return lines
+    except BaseException:
+        for path in reversed(made):  # only the folders this run created (if empty)
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
+        raise
 
 
 # Longest file stem written for an output (file systems allow 255 bytes per name)
@@ -181,43 +248,73 @@ def _file_stems(names) -> dict[str, str]:
     return stems
 
 
-def _write_output(name: str, value, stem: str) -> list[str]:
-    """Write one output under `stem` atomically and return the lines to print:
-    a tensor as STEM.npy (strings as a fixed-width unicode array, which loads without
-    pickle), a sequence as STEM_0.npy, STEM_1.npy, ..., a map as STEM.keys.npy and
-    STEM.values.npy; an empty optional writes nothing.
+def _write_output(files, name: str, value, stem: str, dtype=None,
+                  containers: tuple = ()) -> list[str]:
+    """Write one output under `stem` into `files` (a `format.atomic.AtomicFiles`) and
+    return the lines to print: a tensor as STEM.npy (strings as a fixed-width unicode
+    array, which loads without pickle), a sequence as STEM_0.npy, STEM_1.npy, ..., a
+    map as STEM.keys.npy and STEM.values.npy; an empty optional writes nothing.
+
+    `dtype` and `containers` are the output's declared type (the model tensor's): a
+    value that carries no dtype of its own (a map's Python keys and floats) is written
+    as declared, so a map declared int64 -> float gives int64 keys and float32 values.
 
     Raises:
-        OneGraphError: the file cannot be written or the value has no .npy form.
+        OneGraphError: the value has no .npy form.
+        OSError: a file cannot be written (naming it).
     """
-    from ..format.atomic import atomic_open
+    from ..format import Container
 
+    if containers and containers[0] is Container.OPTIONAL:
+        containers = containers[1:]
     if value is None:
         return [f"{name}: empty optional (no file)"]
     if isinstance(value, (list, tuple)):
+        inner = containers[1:] if containers[:1] == (Container.SEQUENCE,) else ()
         lines = [f"{name}: sequence of {len(value)}"]
         for i, item in enumerate(value):
-            lines += _write_output(f"{name}[{i}]", item, f"{stem}_{i}")
+            lines += _write_output(files, f"{name}[{i}]", item, f"{stem}_{i}", dtype, inner)
         return lines
     if isinstance(value, dict):
-        keys = np.asarray(list(value))
-        vals = [np.asarray(v) for v in value.values()]
-        lines = _write_output(f"{name} keys", keys, stem + ".keys")
+        key_type = {Container.MAP_INT64: np.int64, Container.MAP_STRING: str}.get(
+            containers[0] if containers else None)
+        inner = containers[1:] if key_type is not None else ()
+        keys = np.asarray(list(value), dtype=key_type)
+        vals = [_as_declared(v, dtype, inner) for v in value.values()]
+        lines = _write_output(files, f"{name} keys", keys, stem + ".keys")
         try:
-            stacked = np.stack(vals) if vals else np.zeros(0, np.float32)
+            stacked = np.stack(vals) if vals else \
+                np.zeros(0, _declared_numpy(dtype, inner) or np.float32)
         except ValueError:
             raise OneGraphError(f"output {name!r}: a map whose values differ in shape has "
                                 "no .npy form") from None
-        return lines + _write_output(f"{name} values", stacked, stem + ".values")
-    value = _npy_ready(name, np.asarray(value))
+        return lines + _write_output(files, f"{name} values", stacked, stem + ".values")
+    value = _npy_ready(name, _as_declared(value, dtype, containers))
     path = stem + ".npy"
-    try:
-        with atomic_open(path) as f:
-            np.save(f, value, allow_pickle=False)
-    except OSError as e:
-        raise OneGraphError(f"output {name!r}: cannot write {path}: {e.strerror or e}") \
-            from None
+    with files.open(path) as f:
+        np.save(f, value, allow_pickle=False)
     return [f"{name}: {value.dtype}{list(value.shape)} -> {path}"]
+
+
+def _declared_numpy(dtype, containers: tuple = ()):
+    """The numpy dtype of a declared tensor type, or None when there is none to use
+    (unknown, strings, a container, or no numpy equivalent)."""
+    from ..format import DType
+
+    if dtype is None or containers or dtype in (DType.UNDEFINED, DType.STRING):
+        return None
+    try:
+        return dtype.numpy
+    except FormatError:
+        return None
+
+
+def _as_declared(value, dtype, containers: tuple = ()) -> np.ndarray:
+    """`value` as an array: arrays and numpy scalars keep their dtype, Python values
+    (whose dtype numpy would guess, float64 for a float) get the declared one."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return np.asarray(value)
+    return np.asarray(value, dtype=_declared_numpy(dtype, containers))
 
 
 def _npy_ready(name: str, value: np.ndarray) -> np.ndarray:
@@ -271,7 +368,8 @@ def register(sub) -> None:
     p.add_argument("input")
     p.add_argument("output")
     p.add_argument("--opset", type=int, default=None,
-                   help="target ONNX opset when exporting (.og -> .onnx)")
+                   help="target ONNX opset when exporting (.og -> .onnx); default: the "
+                        "model's recorded opset")
     p.add_argument("--no-check", action="store_true",
                    help="export without onnx.checker.check_model(full_check=True) "
                         "(to_onnx's check=False), e.g. for a model whose own ONNX "
@@ -281,15 +379,24 @@ def register(sub) -> None:
     p = sub.add_parser("run", help="run a .og model on .npy inputs")
     p.add_argument("model")
     p.add_argument("--input", action="append", metavar="NAME=FILE.npy",
-                   help="an input value (repeatable)")
-    p.add_argument("--output-dir", default=None,
-                   help="write each output as NAME.npy here (default: print a summary)")
-    p.add_argument("--signature", default="serving", help="signature to run")
+                   help="an input value, repeatable; NAME is the signature's input key "
+                        "(for a model without signatures, the graph input's name)")
+    p.add_argument("--output-dir", default=None, metavar="DIR",
+                   help="write the outputs into DIR (created if missing), each named "
+                        "after its signature key (its graph output name without "
+                        "signatures) with '/', '\\' and control characters made '_' (names that "
+                        "then collide get _2, _3, ...): a tensor as NAME.npy, a sequence "
+                        "as NAME_0.npy, NAME_1.npy, ..., a map as NAME.keys.npy and "
+                        "NAME.values.npy (default: print a summary of each output)")
+    p.add_argument("--signature", default="serving",
+                   help="signature to run (default: %(default)s; a model without "
+                        "signatures runs its graph's inputs and outputs)")
     p.add_argument("--runs", type=int, default=1,
-                   help="run this many times (outputs are the last run's)")
+                   help="run this many times (outputs are the last run's; default: "
+                        "%(default)s)")
     p.add_argument("--profile", action="store_true",
-                   help="print per-node kernel times, medians over the runs "
-                        "(og.RunMetadata.summary)")
+                   help="print the time per op type and the slowest nodes, medians over "
+                        "the runs (og.RunMetadata.summary)")
     p.add_argument("--trace", default=None, metavar="FILE.json",
                    help="write per-node times as a Chrome trace "
                         "(og.RunMetadata.write_trace)")

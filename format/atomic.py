@@ -4,7 +4,10 @@ A reader never sees a half-written file, and a failed write leaves the old file 
 nothing) in place: the temp file is removed on any error, KeyboardInterrupt included.
 A process killed mid-write (SIGKILL, power loss) cannot remove it, so the temp name
 carries the writer's pid and host, `<prefix><pid>-<host>-<random>.tmp`, and
-`remove_stale_temp_files` deletes those whose writer is gone.
+`remove_stale_temp_files` deletes those whose writer is gone. `AtomicFiles` writes
+several files that replace their targets together, and `check_writable` tells before
+a long run whether its results could be written. Errors name the file the caller
+asked for, never a temp file.
 """
 
 from __future__ import annotations
@@ -26,28 +29,152 @@ _HOST = f"{zlib.crc32(socket.gethostname().encode('utf-8', 'replace')):08x}"
 def atomic_open(path: str | os.PathLike, mode: str = "wb", prefix: str = ".tmp-"):
     """Open a temp file next to `path` for writing ("wb" or "w"); when the block ends
     without an error it is flushed, fsynced and renamed onto `path`, and the folder is
-    fsynced. On an error the temp file is removed and the error propagates.
+    fsynced. On an error the temp file is removed and the error propagates. Errors of
+    the file system name `path`, never the temp file.
 
     Raises:
         ValueError: mode is not a write mode ("wb" or "w").
         IsADirectoryError: path is empty, ends in a separator or names a folder.
         FileNotFoundError: the folder does not exist.
-        OSError: the file system refused.
+        OSError: the file system refused (e.g. PermissionError), naming `path`.
     """
+    path = _write_path(path, mode)
+    written: list[tuple[str, str]] = []
+    with _temp_file(path, mode, prefix, written) as f:
+        yield f
+    _rename_all(written)
+
+
+class AtomicFiles:
+    """Several files that replace their targets together or not at all.
+
+    `open(path)` is `atomic_open` without the rename: the data goes to a fsynced temp
+    file next to `path`. `commit()` (the end of a `with` block without an error) checks
+    every target first, so a target that became a folder fails before anything is
+    renamed, then renames all of them; `discard()` (any error in the block) removes
+    the temp files and leaves every target as it was.
+
+        with AtomicFiles() as files:
+            with files.open("out/a.npy") as f:
+                np.save(f, a)
+            with files.open("out/b.npy") as f:
+                np.save(f, b)   # an error here leaves neither a.npy nor b.npy changed
+    """
+
+    def __init__(self, prefix: str = ".tmp-"):
+        self._prefix = prefix
+        self._written: list[tuple[str, str]] = []  # (temp file, target), complete
+
+    def open(self, path: str | os.PathLike, mode: str = "wb"):
+        """A context manager writing the future content of `path` ("wb" or "w").
+
+        Raises:
+            ValueError: a bad mode, or `path` is already written in this group.
+            OSError: as `atomic_open`, naming `path`.
+        """
+        path = _write_path(path, mode)
+        if any(os.path.abspath(target) == os.path.abspath(path)
+               for _, target in self._written):
+            raise ValueError(f"AtomicFiles: {path!r} is written twice")
+        return _temp_file(path, mode, self._prefix, self._written)
+
+    def commit(self) -> None:
+        """Rename every written temp file onto its target.
+
+        Raises:
+            OSError: a target cannot be replaced (nothing is renamed if that is known
+                before the first rename), naming the target.
+        """
+        try:
+            for _, target in self._written:
+                _target_folder(target)
+        except BaseException:
+            self.discard()
+            raise
+        written, self._written = self._written, []
+        _rename_all(written)
+
+    def discard(self) -> None:
+        """Remove the temp files written so far; the targets stay as they were."""
+        written, self._written = self._written, []
+        for tmp, _ in written:
+            _remove(tmp)
+
+    def __enter__(self) -> "AtomicFiles":
+        return self
+
+    def __exit__(self, kind, value, tb) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.discard()
+
+
+def check_writable(path: str | os.PathLike, folder: bool = False) -> None:
+    """Raise now the error that writing the file `path` with `atomic_open` would raise
+    for its place (a folder, a missing or read-only folder), so a command can fail
+    before its long work rather than after it. With `folder=True`, `path` is a folder
+    that files will be written into, created with its missing parents if need be.
+    Creates and leaves nothing.
+
+    Raises:
+        IsADirectoryError: the file `path` is a folder (or an empty name).
+        NotADirectoryError: with folder=True, `path` or a parent of it is a file.
+        FileNotFoundError: the folder of the file `path` does not exist.
+        OSError: the file system refuses to create files there, naming `path`.
+    """
+    path = os.fspath(path)
+    if folder:
+        where = os.path.abspath(path) if path else ""
+        while where and not os.path.exists(where):  # the folder makedirs would start in
+            where = os.path.dirname(where)
+        if not os.path.isdir(where):
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory", path)
+    else:
+        where = _target_folder(path)
+    try:
+        with tempfile.TemporaryFile(dir=where):
+            pass
+    except OSError as e:
+        raise _naming(e, path) from e
+
+
+def _write_path(path, mode: str) -> str:
     if mode not in ("wb", "w"):
         raise ValueError(f"atomic_open: mode must be 'wb' or 'w', got {mode!r}")
-    path = os.fspath(path)
-    # Errors name `path`, not the temp file: check what mkstemp and the rename would
-    # trip over first
+    return os.fspath(path)
+
+
+def _target_folder(path: str) -> str:
+    """The folder `path` is written into, after refusing what mkstemp and the rename
+    would trip over: their errors would name the temp file, these name `path`."""
     if not path or path.endswith(("/", os.sep)):
         raise IsADirectoryError(errno.EISDIR, "not a file name", path)
     if os.path.isdir(path):
         raise IsADirectoryError(errno.EISDIR, "is a directory", path)
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise FileNotFoundError(errno.ENOENT, "its folder does not exist", path)
-    fd, tmp = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}-{_HOST}-", suffix=".tmp",
-                               dir=folder)
+        raise FileNotFoundError(errno.ENOENT, "the folder does not exist", path)
+    return folder
+
+
+def _naming(e: OSError, path: str) -> OSError:
+    """`e` naming `path` instead of a temp file; OSError(errno, ...) makes the subclass
+    the errno calls for (FileNotFoundError, PermissionError, ...)."""
+    return OSError(e.errno, e.strerror or str(e), path)
+
+
+@contextlib.contextmanager
+def _temp_file(path: str, mode: str, prefix: str, written: list):
+    """Yield a temp file next to `path`; when the block ends without an error, flush,
+    chmod and fsync it and append (temp file, path) to `written`; on an error remove it.
+    OSErrors of the file system name `path`."""
+    folder = _target_folder(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}-{_HOST}-",
+                                   suffix=".tmp", dir=folder)
+    except OSError as e:  # e.g. a read-only folder, or one like /proc
+        raise _naming(e, path) from e
     try:
         with os.fdopen(fd, mode) as f:
             yield f
@@ -57,14 +184,38 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb", prefix: str = ".tmp-"
             if hasattr(os, "fchmod"):  # POSIX
                 os.fchmod(f.fileno(), _mode_for(path))
             os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    except BaseException as e:
+        _remove(tmp)
+        # an error about another file raised inside the block keeps its own name
+        if isinstance(e, OSError) and e.filename in (None, tmp):
+            raise _naming(e, path) from e
         raise
-    fsync_dir(folder)
+    written.append((tmp, path))
+
+
+def _rename_all(written: list) -> None:
+    """Rename each (temp file, target) onto its target, then fsync their folders; on a
+    failure remove the temp files not yet renamed.
+
+    Raises:
+        OSError: naming the target that could not be replaced.
+    """
+    for k, (tmp, path) in enumerate(written):
+        try:
+            os.replace(tmp, path)
+        except OSError as e:
+            for rest, _ in written[k:]:
+                _remove(rest)
+            raise _naming(e, path) from e
+    for folder in dict.fromkeys(os.path.dirname(os.path.abspath(p)) for _, p in written):
+        fsync_dir(folder)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def remove_stale_temp_files(folder: str | os.PathLike, prefixes=(".tmp-",)) -> list[str]:

@@ -82,14 +82,24 @@ def test_info_of_an_onnx_file_is_a_format_error(files, capsys):
     _fails(capsys, ["info", files / "m.onnx"], "FormatError", "m.onnx", "not a .og model")
 
 
-@pytest.mark.parametrize("name, error", [("nope.og", "No such file"),
-                                         ("dir.og", "Is a directory"),
-                                         ("empty.og", "file is empty"),
+@pytest.mark.parametrize("name, error", [("empty.og", "file is empty"),
                                          ("random.og", "not a .og model")])
 def test_verify_reports_invalid(files, capsys, name, error):
     assert main(["verify", str(files / name)]) == 1
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and out[0].startswith(f"{files / name}: INVALID: ") and error in out[0]
+
+
+@pytest.mark.parametrize("name, error", [("nope.og", "FileNotFoundError: cannot read '{}': "
+                                                     "No such file or directory"),
+                                         ("dir.og", "IsADirectoryError: cannot read '{}': "
+                                                    "Is a directory")])
+def test_verify_of_a_file_it_cannot_open_is_a_usage_error(files, capsys, name, error):
+    """exit 1 says the file is there and invalid; one that cannot be opened is exit 2,
+    worded as every subcommand words it"""
+    assert main(["verify", str(files / name)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "onegraph verify: " + error.format(files / name)
 
 
 def test_verify_accepts_a_good_file(files, capsys):

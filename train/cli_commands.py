@@ -7,8 +7,10 @@ The model's `train` signature names the inputs (the `.npz` keys), the `loss` out
 and the train op (its target). Each step feeds a minibatch of rows drawn from the data
 by a generator seeded with (seed, step), so a run resumed from a checkpoint sees the
 same batches as an uninterrupted one. `--steps` is the total step count: with a
-checkpoint in `--checkpoint-dir` the run resumes from its step. The output is the model
-with its variables holding the trained values.
+checkpoint in `--checkpoint-dir` the run resumes from its step and trains the steps
+left; a checkpoint already at `--steps` or past it leaves nothing to train (it says
+so), and the output then holds the checkpoint's values, as TF's StopAtStepHook stops
+at once. The output is the model with its variables holding the trained values.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import time
 
 import numpy as np
 
-from ..errors import OneGraphError
+from ..cli import check_readable, check_writable_flag
+from ..errors import FormatError, OneGraphError
 
 
 def _progress(total, initial):
@@ -27,7 +30,8 @@ def _progress(total, initial):
         from tqdm import tqdm
     except ImportError:
         return None
-    return tqdm(total=total, initial=initial, unit="step", dynamic_ncols=True)
+    # disable=None: a bar only on a terminal; in a log every redraw would be a line
+    return tqdm(total=total, initial=initial, unit="step", dynamic_ncols=True, disable=None)
 
 
 # A batch is gathered into fresh arrays every step; far past this it would not fit in
@@ -41,9 +45,15 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
                 ) -> dict:
     """Train `model_path` on `data_path` (see the module doc); returns a summary dict.
 
+    Returns:
+        {"start_step", "steps" (trained in this call, 0 when the checkpoint was already
+        at `steps`), "final_loss", "steps_per_second", "losses" [(step, loss), ...]}.
+
     Raises:
-        OneGraphError: the model has no usable `train` signature, or the data does not
-            match it.
+        OneGraphError: a bad count, the model has no usable `train` signature, the data
+            does not match it, or a destination cannot be written.
+        FormatError: the data file cannot be read or is not a plain .npz archive.
+        OSError: the model file cannot be opened.
     """
     from .. import load, save
     from .saver import Saver, latest_checkpoint
@@ -84,7 +94,17 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
         raise OneGraphError(f"--batch-size {batch_size}: one batch would take "
                             f"{batch_bytes / 2**30:.1f} GiB (at most "
                             f"{_MAX_BATCH_BYTES >> 30} GiB)")
-    _check_writable(checkpoint_dir, output, plot)  # before training, not after it
+    # before training, not after it
+    for flag, path, folder in (("--checkpoint-dir", checkpoint_dir, True),
+                               ("--output", output, False), ("--plot", plot, False)):
+        if path:
+            check_writable_flag(flag, path, folder)
+    if checkpoint_dir:
+        try:
+            os.makedirs(checkpoint_dir, exist_ok=True)
+        except OSError as e:
+            raise OneGraphError(f"--checkpoint-dir {checkpoint_dir}: cannot create the "
+                                f"directory: {e.strerror or e}") from e
     sess = Session(model, seed=seed)
     g = model.graph
     step_name = model.metadata.get("collection:global_step")
@@ -95,11 +115,14 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
         restored = saver.restore(sess, checkpoint_dir, fallback=True)
         start = int(sess.run(_read_of(sess, step_index))) if step_index is not None else \
             int(os.path.basename(restored).split("-")[-1].split(".")[0])
-        if not quiet:
+        if start >= steps:  # said even with --quiet: the run did not do what it says
+            print(f"checkpoint {restored} is already at step {start} >= --steps {steps}: "
+                  "nothing to train", file=sys.stderr)
+        elif not quiet:
             print(f"resumed from {restored} at step {start}", file=sys.stderr)
     fetch = [sig.outputs["loss"]] + [NodeTarget(t) for t in sig.targets]
     losses = []
-    bar = None if quiet else _progress(steps, start)
+    bar = None if quiet or start >= steps else _progress(steps, start)
     t0 = time.perf_counter()
     for step in range(start, steps):
         rng = np.random.default_rng([seed, step])
@@ -111,20 +134,33 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
             bar.set_postfix(loss=f"{loss:.4f}")
             bar.update(1)
         if checkpoint_dir and ((step + 1) % checkpoint_every == 0 or step + 1 == steps):
-            saver.save(sess, checkpoint_dir, global_step=step + 1)
+            try:
+                saver.save(sess, checkpoint_dir, global_step=step + 1)
+            except OSError as e:  # checked before training; the file system changed
+                raise OneGraphError(f"--checkpoint-dir {checkpoint_dir}: cannot write "
+                                    f"{e.filename or checkpoint_dir}: {e.strerror or e}") \
+                    from e
     if bar is not None:
         bar.close()
     elapsed = time.perf_counter() - t0
     if output:
-        out = model_with_values(model, sess)
-        save(out, output)
+        try:
+            save(model_with_values(model, sess), output)
+        except OSError as e:
+            raise OneGraphError(f"--output {output}: cannot write there: "
+                                f"{e.strerror or e}") from e
     if plot and losses:
-        _plot(losses, plot)
-    done = steps - start
+        try:
+            _plot(losses, plot)
+        except OSError as e:
+            raise OneGraphError(f"--plot {plot}: cannot write there: {e.strerror or e}") \
+                from e
+    done = len(losses)
     summary = {"start_step": start, "steps": done, "final_loss": losses[-1][1] if losses else
-               None, "steps_per_second": done / elapsed if elapsed > 0 else None,
+               None, "steps_per_second": done / elapsed if done and elapsed > 0 else None,
                "losses": losses}
-    if not quiet and bar is None and losses:
+    # a bar tqdm disabled (stderr is no terminal) gets this one line instead
+    if not quiet and (bar is None or bar.disable) and losses:
         print(f"trained {done} steps, final loss {losses[-1][1]:.4f}, "
               f"{summary['steps_per_second']:.1f} steps/s", file=sys.stderr)
     return summary
@@ -134,34 +170,13 @@ def _load_npz(path):
     """The arrays of an .npz archive, refusing pickled objects and non-archives.
 
     Raises:
-        FormatError: see `onegraph.format.npy.load_npz`.
+        FormatError: see `onegraph.format.npy.load_npz`; a file that cannot be opened
+            is worded as every subcommand words it ("cannot read 'PATH': reason").
     """
     from ..format.npy import load_npz
 
+    check_readable(path, FormatError)
     return load_npz(path)
-
-
-def _check_writable(checkpoint_dir, output, plot):
-    """Fail now if a place the run will write to cannot be written."""
-    import tempfile
-
-    if checkpoint_dir:
-        try:
-            os.makedirs(checkpoint_dir, exist_ok=True)
-        except OSError as e:
-            raise OneGraphError(f"--checkpoint-dir {checkpoint_dir}: cannot create the "
-                                f"directory: {e.strerror or e}") from e
-    for flag, path in (("--output", output), ("--plot", plot)):
-        if not path:
-            continue
-        if os.path.isdir(path):
-            raise OneGraphError(f"{flag} {path} is a directory")
-        try:
-            with tempfile.TemporaryFile(dir=os.path.dirname(path) or "."):
-                pass
-        except OSError as e:
-            raise OneGraphError(f"{flag} {path}: cannot write there: {e.strerror or e}") \
-                from e
 
 
 def _read_of(sess, var_index):
@@ -236,16 +251,29 @@ def register(sub) -> None:
                                      ".npz file")
     p.add_argument("model")
     p.add_argument("--data", required=True, help=".npz whose keys name the train inputs")
-    p.add_argument("--steps", type=int, required=True, help="total number of steps")
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--checkpoint-dir", default=None)
-    p.add_argument("--checkpoint-every", type=int, default=100)
+    p.add_argument("--steps", type=int, required=True,
+                   help="total number of steps, counting those of a checkpoint resumed "
+                        "from --checkpoint-dir (at step 600, --steps 1000 trains 400 "
+                        "more; --steps 500 trains none)")
+    p.add_argument("--batch-size", type=int, default=32,
+                   help="rows per step, drawn at random (default: %(default)s)")
+    p.add_argument("--checkpoint-dir", default=None, metavar="DIR",
+                   help="save checkpoints here (the last 3 are kept) and resume from the "
+                        "latest one found here (default: no checkpoints)")
+    p.add_argument("--checkpoint-every", type=int, default=100, metavar="N",
+                   help="save a checkpoint every N steps and after the last one "
+                        "(default: %(default)s)")
     p.add_argument("--output", default=None,
                    help="write the trained model here (and, unless --plot says otherwise, "
                         "its loss curve to <output without extension>_loss.png)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seeds the batches, with the step number, and the model's random "
+                        "ops (default: %(default)s)")
     p.add_argument("--plot", default=None,
                    help="loss-curve PNG (needs matplotlib; default with --output: "
                         "<output without extension>_loss.png)")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar or summary on stderr (without it the bar shows "
+                        "only when stderr is a terminal, else one summary line at the "
+                        "end; a checkpoint already at --steps is reported either way)")
     p.set_defaults(func=_cmd_train)

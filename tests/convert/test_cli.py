@@ -1,7 +1,10 @@
 """`onegraph convert` and `onegraph run` end to end (in-process via cli.main)."""
 
+import os
+
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onegraph.cli import main
@@ -99,3 +102,186 @@ def test_run_input_names_and_paths_holding_an_equals_sign(tmp_path):
     assert main(["run", str(tmp_path / "m.og"), "--input", f"a=b={folder / 'x.npy'}",
                  "--output-dir", str(out)]) == 0
     np.testing.assert_array_equal(np.load(out / "y.npy"), [-1.0, 2.0])
+
+
+def _two_outputs(tmp_path):
+    """m2.og: x [2] -> a = -x, z = relu(x); and x.npy."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in ("a", "z")]
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["a"]), helper.make_node("Relu", ["x"], ["z"])],
+        "g", [x], outs), opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, tmp_path / "m2.onnx")
+    assert main(["convert", str(tmp_path / "m2.onnx"), str(tmp_path / "m2.og")]) == 0
+    np.save(tmp_path / "x.npy", np.array([-1.0, 2.0], np.float32))
+    return ["run", str(tmp_path / "m2.og"), "--input", f"x={tmp_path / 'x.npy'}"]
+
+
+def _one_error_line(capsys):
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return out, lines[0]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc, which nobody can "
+                    "write into")
+def test_run_checks_trace_and_output_dir_before_running(tmp_path, capsys):
+    run = _two_outputs(tmp_path)
+    capsys.readouterr()
+    out = tmp_path / "out"
+    assert main(run + ["--output-dir", str(out), "--trace", "/proc/t.json"]) == 2
+    stdout, err = _one_error_line(capsys)
+    assert err.startswith("onegraph run: OneGraphError: --trace /proc/t.json: cannot write")
+    assert ".tmp" not in err and stdout == "" and not out.exists()  # nothing ran
+    (tmp_path / "file").write_bytes(b"")
+    assert main(run + ["--output-dir", str(tmp_path / "file" / "out")]) == 2
+    stdout, err = _one_error_line(capsys)
+    assert "--output-dir" in err and "cannot create files there" in err and stdout == ""
+    assert main(run + ["--output-dir", "/proc/out"]) == 2
+    assert "--output-dir /proc/out" in _one_error_line(capsys)[1]
+
+
+def test_run_writes_all_outputs_or_none(tmp_path, capsys):
+    run = _two_outputs(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    np.save(out / "a.npy", np.zeros(5))  # a previous result
+    (out / "z.npy").mkdir()  # the second output cannot be written
+    capsys.readouterr()
+    assert main(run + ["--output-dir", str(out)]) == 2
+    np.testing.assert_array_equal(np.load(out / "a.npy"), np.zeros(5))  # kept whole
+    assert sorted(os.listdir(out)) == ["a.npy", "z.npy"]  # and no temp file
+    stdout, err = _one_error_line(capsys)
+    assert err.startswith("onegraph run: OneGraphError: --output-dir ") and "z.npy" in err
+    assert "a.npy" not in stdout
+    (out / "z.npy").rmdir()
+    assert main(run + ["--output-dir", str(out)]) == 0
+    np.testing.assert_array_equal(np.load(out / "a.npy"), [1.0, -2.0])
+    np.testing.assert_array_equal(np.load(out / "z.npy"), [0.0, 2.0])
+
+
+def test_run_removes_the_output_dir_it_made_when_writing_fails(tmp_path, capsys,
+                                                              monkeypatch):
+    import errno
+
+    import onegraph.format.atomic as atomic
+
+    run = _two_outputs(tmp_path)
+
+    def disk_full(src, dst):
+        raise OSError(errno.ENOSPC, "No space left on device", src, dst)
+
+    monkeypatch.setattr(atomic.os, "replace", disk_full)
+    capsys.readouterr()
+    assert main(run + ["--output-dir", str(tmp_path / "new" / "out")]) == 2
+    _, err = _one_error_line(capsys)
+    assert "No space left on device" in err and ".tmp" not in err
+    assert not (tmp_path / "new").exists()
+
+
+def _trainable(tmp_path):
+    import onegraph as og
+
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [None, 3], name="x")
+        w = og.Variable(np.zeros((3, 1), np.float32), name="w")
+        loss = og.reduce_mean(og.square(og.matmul(x, w)), name="loss")
+        train = og.train.SGD(0.1).minimize(loss)
+    og.save(g, str(tmp_path / "t.og"), signatures={
+        "train": og.signature(inputs={"x": x}, outputs={"loss": loss}, targets=[train])})
+    np.savez(tmp_path / "d.npz", x=np.ones((8, 3), np.float32))
+
+
+@pytest.mark.parametrize("argv, error_type", [
+    (["info", "{missing}.og"], "FileNotFoundError"),
+    (["verify", "{missing}.og"], "FileNotFoundError"),
+    (["run", "{missing}.og"], "FileNotFoundError"),
+    (["convert", "{missing}.og", "{d}/o.onnx"], "FileNotFoundError"),
+    (["convert", "{missing}.onnx", "{d}/o.og"], "ConversionError"),
+    (["run", "{d}/m.og", "--input", "x={missing}.npy"], "FormatError"),
+    (["train", "{missing}.og", "--data", "{d}/d.npz", "--steps", "1"], "FileNotFoundError"),
+    (["train", "{d}/t.og", "--data", "{missing}.npz", "--steps", "1"], "FormatError"),
+], ids=lambda v: " ".join(v) if isinstance(v, list) else v)
+def test_missing_files_are_reported_alike_by_every_subcommand(tmp_path, capsys, argv,
+                                                              error_type):
+    """One wording, the path once, no errno; exit 2 (for verify too: its exit 1 means
+    the file is there and invalid). The type is the one the Python API raises."""
+    _onnx_file(str(tmp_path / "m.onnx"))
+    assert main(["convert", str(tmp_path / "m.onnx"), str(tmp_path / "m.og")]) == 0
+    _trainable(tmp_path)
+    missing = str(tmp_path / "nope")
+    argv = [a.format(d=tmp_path, missing=missing) for a in argv]
+    path = next(a.split("=")[-1] for a in argv if a.split("=")[-1].startswith(missing))
+    capsys.readouterr()
+    assert main(argv) == 2
+    _, err = _one_error_line(capsys)
+    prefix = "--input x: " if argv[0] == "run" and "--input" in argv else ""
+    assert err == (f"onegraph {argv[0]}: {error_type}: {prefix}cannot read {path!r}: "
+                   "No such file or directory")
+
+
+def test_flag_errors_name_the_flags(tmp_path, capsys):
+    src = str(tmp_path / "m.onnx")
+    _onnx_file(src)
+    assert main(["convert", src, str(tmp_path / "m.og")]) == 0
+    capsys.readouterr()
+    assert main(["convert", str(tmp_path / "m.og"), str(tmp_path / "b.onnx"),
+                 "--opset", "999"]) == 2
+    assert _one_error_line(capsys)[1].startswith(
+        "onegraph convert: ConversionError: --opset must be an integer from 1 to ")
+    assert not (tmp_path / "b.onnx").exists()
+    assert main(["run", str(tmp_path / "m.og")]) == 2
+    assert _one_error_line(capsys)[1] == ("onegraph run: OneGraphError: --input: signature "
+                                          "'serving' takes inputs ['x']; missing ['x']")
+
+
+def _help(capsys, *argv):
+    with pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    return " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+
+
+def test_help_states_defaults_and_file_names(capsys):
+    import onegraph.cli
+
+    assert "onegraph train model.og" in onegraph.cli.__doc__
+    assert "exit status 1 if it is invalid" in _help(capsys)
+    text = _help(capsys, "convert")
+    assert "default: the model's recorded opset" in text
+    text = _help(capsys, "run")
+    for words in ("default: serving", "a model without signatures runs its graph's inputs",
+                  "NAME is the signature's input key", "NAME_0.npy", "NAME.keys.npy",
+                  "NAME.values.npy", "made '_'"):
+        assert words in text, words
+
+
+def test_zipmap_outputs_keep_the_declared_dtypes(tmp_path, capsys):
+    """ZipMap gives Python floats; the files hold what the model declares (int64 keys,
+    float values), not numpy's float64 guess."""
+    from onnx import TensorProto as TP
+
+    x = helper.make_tensor_value_info("x", TP.FLOAT, [None, 2])
+    label = helper.make_tensor_value_info("label", TP.INT64, [None])
+    probs = helper.make_value_info("probs", helper.make_sequence_type_proto(
+        helper.make_map_type_proto(TP.INT64, helper.make_tensor_type_proto(TP.FLOAT, []))))
+    nodes = [helper.make_node("LinearClassifier", ["x"], ["label", "p"], domain="ai.onnx.ml",
+                              classlabels_ints=[0, 1, 2], coefficients=[1., 0., 0., 1., -1., -1.],
+                              intercepts=[0., 0., 0.], post_transform="SOFTMAX"),
+             helper.make_node("ZipMap", ["p"], ["probs"], domain="ai.onnx.ml",
+                              classlabels_int64s=[0, 1, 2])]
+    onnx.save(helper.make_model(helper.make_graph(nodes, "clf", [x], [label, probs]),
+                                opset_imports=[helper.make_opsetid("", 17),
+                                               helper.make_opsetid("ai.onnx.ml", 3)]),
+              tmp_path / "clf.onnx")
+    assert main(["convert", str(tmp_path / "clf.onnx"), str(tmp_path / "clf.og")]) == 0
+    np.save(tmp_path / "x.npy", np.array([[1, 2], [3, -1]], np.float32))
+    out = tmp_path / "out"
+    assert main(["run", str(tmp_path / "clf.og"), "--input", f"x={tmp_path / 'x.npy'}",
+                 "--output-dir", str(out)]) == 0
+    for i in (0, 1):
+        keys, values = np.load(out / f"probs_{i}.keys.npy"), np.load(out / f"probs_{i}.values.npy")
+        assert keys.dtype == np.int64 and keys.tolist() == [0, 1, 2]
+        assert values.dtype == np.float32 and abs(values.sum() - 1) < 1e-6
+    assert "probs[0] values: float32[3]" in capsys.readouterr().out

@@ -53,3 +53,81 @@ def test_errors_name_the_path_given_not_the_temp_file(tmp_path, monkeypatch, nam
     assert info.value.filename == name
     assert sorted(os.listdir(tmp_path)) == ["x.og"]
     assert (tmp_path / "x.og").read_bytes() == b"kept"
+
+
+_UNWRITABLE = "/proc/onegraph-test.og"  # /proc refuses new files, even to root
+needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self"),
+                                reason="needs Linux's /proc, a folder nobody can write")
+
+
+@needs_proc
+def test_a_folder_that_refuses_the_temp_file_is_named_as_the_target():
+    # mkstemp's own error names the hidden temp file, which the user never typed
+    with pytest.raises(OSError) as info:
+        with atomic_open(_UNWRITABLE, "wb") as f:
+            f.write(b"x")
+    assert info.value.filename == _UNWRITABLE and ".tmp" not in str(info.value)
+
+
+def test_a_failed_rename_names_the_target_and_removes_the_temp(tmp_path, monkeypatch):
+    import errno
+
+    import onegraph.format.atomic as atomic
+
+    def refuse(src, dst):
+        raise OSError(errno.EXDEV, "Invalid cross-device link", src, dst)
+
+    monkeypatch.setattr(atomic.os, "replace", refuse)
+    path = tmp_path / "f.og"
+    with pytest.raises(OSError) as info:
+        with atomic_open(path, "wb") as f:
+            f.write(b"x")
+    assert info.value.errno == errno.EXDEV and info.value.filename == str(path)
+    assert ".tmp" not in str(info.value)
+    assert os.listdir(tmp_path) == []
+
+
+def test_check_writable_fails_where_atomic_open_would_and_creates_nothing(tmp_path):
+    from onegraph.format.atomic import check_writable
+
+    (tmp_path / "file").write_bytes(b"")
+    check_writable(tmp_path / "new.og")
+    check_writable(tmp_path / "new" / "deeper", folder=True)
+    with pytest.raises(IsADirectoryError):
+        check_writable(tmp_path)
+    with pytest.raises(FileNotFoundError) as info:
+        check_writable(tmp_path / "no" / "f.og")
+    assert info.value.filename == str(tmp_path / "no" / "f.og")
+    with pytest.raises(NotADirectoryError):
+        check_writable(tmp_path / "file" / "out", folder=True)
+    if os.path.isdir("/proc/self"):
+        with pytest.raises(OSError) as info:
+            check_writable(_UNWRITABLE)
+        assert info.value.filename == _UNWRITABLE
+    assert os.listdir(tmp_path) == ["file"]
+
+
+def test_atomic_files_replace_their_targets_together_or_not_at_all(tmp_path):
+    from onegraph.format.atomic import AtomicFiles
+
+    (tmp_path / "a.txt").write_text("old a")
+    (tmp_path / "b.txt").mkdir()  # the second target cannot be a file
+    with pytest.raises(IsADirectoryError) as info:
+        with AtomicFiles() as files:
+            with files.open(tmp_path / "a.txt", "w") as f:
+                f.write("new a")
+            with files.open(tmp_path / "b.txt", "w") as f:
+                f.write("new b")
+    assert info.value.filename == str(tmp_path / "b.txt")
+    assert (tmp_path / "a.txt").read_text() == "old a"
+    assert sorted(os.listdir(tmp_path)) == ["a.txt", "b.txt"]  # no temp file left
+    (tmp_path / "b.txt").rmdir()
+    with AtomicFiles() as files:
+        with files.open(tmp_path / "a.txt", "w") as f:
+            f.write("new a")
+        assert (tmp_path / "a.txt").read_text() == "old a"  # nothing renamed yet
+        with files.open(tmp_path / "b.txt", "w") as f:
+            f.write("new b")
+    assert (tmp_path / "a.txt").read_text() == "new a"
+    assert (tmp_path / "b.txt").read_text() == "new b"
+    assert sorted(os.listdir(tmp_path)) == ["a.txt", "b.txt"]
