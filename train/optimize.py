@@ -87,6 +87,9 @@ def optimize_plan(graph, steps: list, template: list, keep: set, fed: set,
     # before the other fusions, which would fold the chain's Muls into their producers
     steps = fuse_erf_gelu(steps, lambda i: _const(i, template, fed, graph_inputs),
                           protected, _Step)
+    # the steps as compiled: a later rewrite that matches op types (SiLU) must not take
+    # a step an earlier one already changed (a Mul that absorbed a Relu)
+    as_compiled = list(steps)
     steps = _fuse(graph, steps, template, fed, graph_inputs, protected, _Step)
     steps = _bias_into_pointwise_conv(steps, protected, _Step)
     steps = _fold_shuffles(steps, template, fed, graph_inputs, protected, _Step)
@@ -94,7 +97,7 @@ def optimize_plan(graph, steps: list, template: list, keep: set, fed: set,
     steps = _avgpool_before_pointwise_conv(steps, protected, _Step)
     steps = _fold_concats(graph, steps, protected, _Step)
     steps = _relu_past_maxpool(steps, protected, _Step)
-    steps = _fuse_silu(steps, protected, _Step)
+    steps = _fuse_silu(steps, protected, _Step, {id(s) for s in as_compiled})
     _recompute_free(steps, protected | {i for i, v in enumerate(template) if v is not None})
     return steps
 
@@ -1035,8 +1038,10 @@ def _bias_survives_average(attrs) -> bool:
         and not int(attrs.get("ceil_mode", 0) or 0))
 
 
-def _fuse_silu(steps, protected, Step):
-    """Rewrite 9 (see the module docstring): Sigmoid + Mul pairs become SiLU steps."""
+def _fuse_silu(steps, protected, Step, unchanged: set):
+    """Rewrite 9 (see the module docstring): Sigmoid + Mul pairs become SiLU steps,
+    where both steps are as compiled (`unchanged` holds their ids): a Mul that Relu
+    fusion took over computes relu(x * sigmoid(x)), which SiLU alone is not."""
     users = _consumers(steps)
     replace: dict[int, object] = {}
     removed: set[int] = set()
@@ -1053,7 +1058,8 @@ def _fuse_silu(steps, protected, Step):
             continue
         j = readers[0]
         mul = steps[j]
-        if mul.node.op_type != "Mul" or mul.node.domain not in ("", "ai.onnx") \
+        if id(step) not in unchanged or id(mul) not in unchanged \
+                or mul.node.op_type != "Mul" or mul.node.domain not in ("", "ai.onnx") \
                 or sorted(mul.inputs) != sorted((x, s)) or len(mul.outputs) != 1 \
                 or sorted(users.get(x, [])) != sorted((k, j)) or j in removed:
             continue

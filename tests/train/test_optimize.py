@@ -335,7 +335,7 @@ def _ort(model, x):
                                 providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
 
 
-def _conv_silu(mul_inputs, extra_reader=False):
+def _conv_silu(mul_inputs, extra_reader=False, then="Identity"):
     rng = np.random.default_rng(4)
     w = rng.standard_normal((6, 3, 3, 3)).astype(np.float32)
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
@@ -344,7 +344,7 @@ def _conv_silu(mul_inputs, extra_reader=False):
     if extra_reader:   # c also feeds the output directly: no fusion
         nodes.append(helper.make_node("Add", ["m", "c"], ["y"]))
     else:
-        nodes.append(helper.make_node("Identity", ["m"], ["y"]))
+        nodes.append(helper.make_node(then, ["m"], ["y"]))
     return _model(nodes, (2, 3, 40, 40), rng, w=w)
 
 
@@ -357,6 +357,15 @@ def test_sigmoid_and_mul_become_one_silu_step(mul_inputs):
     (plan,) = sess._plans.values()
     ops = [s.node.op_type for s in plan.steps]
     assert "Mul" not in ops and ops.count("Sigmoid") == 1
+    np.testing.assert_allclose(y, _ort(model, x), rtol=1e-5, atol=1e-5)
+
+
+def test_a_relu_after_silu_is_kept():
+    """Relu fusion folds the Relu into the Mul first; SiLU fusion then must not take
+    that Mul (it dropped the Relu: negative outputs)."""
+    model, x = _conv_silu(["c", "s"], then="Relu")
+    y = og.Session(from_onnx(model)).run("y", {"x": x})
+    assert y.min() == 0
     np.testing.assert_allclose(y, _ort(model, x), rtol=1e-5, atol=1e-5)
 
 
