@@ -273,8 +273,12 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
         if out.shape != (n, m) + tuple(out_sp) or out.dtype != cdt or shuffle:
             raise ShapeError(f"Conv: out {out.shape} {out.dtype} does not fit the result")
         direct = out.reshape(n, m, npix)
-        if not np.may_share_memory(direct, out):
+        if out.size and not np.may_share_memory(direct, out):
             raise ShapeError("Conv: out must merge its spatial dims without a copy")
+    if n == 0 or npix == 0:
+        # nothing to compute; the fast paths' reshapes (-1 over zero pixels) would fail
+        y = out if out is not None else np.zeros((n, m) + tuple(out_sp), dtype=cdt)
+        return y.astype(out_dtype, copy=False)
 
     if all(k == 1 for k in kernel) and not any(pb) and not any(pe):
         # 1x1: a plain GEMM on the (possibly strided) input

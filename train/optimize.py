@@ -334,15 +334,20 @@ def _fuse(graph, steps, template, fed, graph_inputs, protected, Step):
             m = w.shape[0]
             start = _Affine(np.ones(m), np.zeros(m) if b is None else b.astype(np.float64))
             affine, t, taken = absorb_chain(step.outputs[0], start, w.ndim, m)
+            if taken:
+                w2 = w.astype(np.float64) * affine.a.reshape((-1,) + (1,) * (w.ndim - 1))
+                b2 = np.broadcast_to(affine.b, (m,))
+                if not _fits(w.dtype, w2, b2):
+                    # a float16 W = 200 scaled by 400 overflows though x * W * 400 may
+                    # not: the chain then runs as it is
+                    affine, t, taken = start, step.outputs[0], []
+                else:
+                    w2, b2 = w2.astype(w.dtype), b2.astype(w.dtype)
+            if not taken:
+                w2, b2 = w, b
             relu = relu_after(t)
             # every constant-weight Conv becomes a fused step, even with nothing to
             # fuse: its per-node cache keeps the GEMM-ready weights across runs
-            if taken:
-                w2 = (w.astype(np.float64) * affine.a.reshape((-1,) + (1,) * (w.ndim - 1))
-                      ).astype(w.dtype)
-                b2 = np.broadcast_to(affine.b, (m,)).astype(w.dtype)
-            else:
-                w2, b2 = w, b
             out = steps[taken[-1]].outputs[0] if taken else step.outputs[0]
             if relu is not None:
                 taken.append(relu)
@@ -470,10 +475,23 @@ def _scale_into_conv(affine, w, b, conv_k, steps):
     pads = attrs.get("pads")
     one_by_one = all(k == 1 for k in w.shape[2:]) and not (pads and any(pads)) \
         and (attrs.get("auto_pad") or "NOTSET") in ("NOTSET", "VALID")
+    c = -sh / a
     if one_by_one:
-        c = -sh / a
         b2 = b2 - w2.reshape(m, -1) @ c
+    # c is subtracted from (1x1: compared with) the activations in float32 (float64
+    # for float64 weights): a tiny scale (a pruned channel, a = 1e-39) makes it
+    # overflow, and x - c must stay finite too
+    limit = np.finfo(np.float64 if w.dtype == np.float64 else np.float32).max / 4
+    if not _fits(w.dtype, w2, b2) or not np.all(np.abs(c) < limit):
+        return None
     return w2.astype(w.dtype), b2.astype(w.dtype), one_by_one
+
+
+def _fits(dtype, *arrays) -> bool:
+    """Whether float64 `arrays` (folded weights and biases) stay finite in `dtype`."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return all(np.all(np.isfinite(np.asarray(x, np.float64)))
+                   and np.all(np.isfinite(np.asarray(x).astype(dtype))) for x in arrays)
 
 
 def _clip_kernel(affine, one_by_one, fallback):
@@ -553,6 +571,8 @@ def _bias_into_pointwise_conv(steps, protected, Step):
         moved = np.einsum("gmc,gc->gm", w2.astype(np.float64).reshape(group, m // group, cg),
                           b1.reshape(group, cg)).reshape(m)
         b2 = moved if after[2] is None else moved + np.asarray(after[2], np.float64)
+        if not _fits(w2.dtype, b2):
+            continue  # W b1 + b2 overflows w2's dtype (float16): the bias stays apart
         out[k] = Step(_conv_kernel(parts[0], parts[1], None, False), step.attrs,
                       step.inputs, step.outputs, step.node, (), False, step.ctrl)
         out[j] = Step(_conv_kernel(after[0], after[1], b2.astype(w2.dtype), after[3]),

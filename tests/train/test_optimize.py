@@ -12,7 +12,7 @@ from onegraph.convert import from_onnx
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from onnx import TensorProto, helper  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 
 def _model(nodes, x_shape, rng, **weights):
@@ -390,3 +390,88 @@ def test_silu_with_the_sigmoid_fetched_is_not_fused():
         None, {"x": x})
     np.testing.assert_allclose(y, want_y, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(s, want_s, rtol=1e-5, atol=1e-6)
+
+
+# -- edges found by a near-miss fuzz of the rewrites: each case against onnxruntime --
+
+def _ort_model(nodes, inputs, inits, dtype=TensorProto.FLOAT):
+    graph = helper.make_graph(nodes, "g", inputs,
+                              [helper.make_tensor_value_info("y", dtype, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _ort_y(model, x):
+    return ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(["y"], {"x": x})[0]
+
+
+def test_float16_scale_that_would_overflow_the_folded_weights_is_not_folded():
+    """W = 200 times Mul 400 is 80000, past float16's range, though 0.001 * 200 * 400
+    is not: folding gave inf."""
+    model = _ort_model(
+        [helper.make_node("Conv", ["x", "W"], ["c"]), helper.make_node("Mul", ["c", "k"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 2, 3, 3])],
+        [numpy_helper.from_array(np.full((2, 2, 1, 1), 200, np.float16), "W"),
+         numpy_helper.from_array(np.array([400], np.float16), "k")], TensorProto.FLOAT16)
+    x = np.full((1, 2, 3, 3), 0.001, np.float16)
+    y = og.Session(from_onnx(model)).run("y", {"x": x})
+    assert np.all(np.isfinite(y))
+    np.testing.assert_allclose(y.astype(np.float32), _ort_y(model, x).astype(np.float32),
+                               rtol=2e-3)
+
+
+def test_tiny_batchnorm_scale_before_relu_and_a_padded_conv():
+    """A pruned BN channel (scale 1e-39, bias 1): c = -b/a overflowed float32 and the
+    BN-Relu-Conv rewrite gave -inf/NaN."""
+    rng = np.random.default_rng(0)
+
+    def f(a, n):
+        return numpy_helper.from_array(np.asarray(a, np.float32), n)
+    model = _ort_model(
+        [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["bn"]),
+         helper.make_node("Relu", ["bn"], ["r"]),
+         helper.make_node("Conv", ["r", "W", "B"], ["y"], pads=[1, 1, 1, 1])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+        [f([1.0, 1e-39], "s"), f([0.0, 1.0], "b"), f([0, 0], "m"), f([1, 1], "v"),
+         f(rng.standard_normal((3, 2, 3, 3)), "W"), f(rng.standard_normal(3), "B")])
+    x = rng.standard_normal((1, 2, 4, 4)).astype(np.float32)
+    np.testing.assert_allclose(og.Session(from_onnx(model)).run("y", {"x": x}),
+                               _ort_y(model, x), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(0, 4, 6, 6), (2, 4, 6, 6)])
+def test_convs_folded_into_a_concat_with_an_empty_batch(shape):
+    rng = np.random.default_rng(1)
+
+    def r(*s):
+        return rng.standard_normal(s).astype(np.float32)
+    model = _ort_model(
+        [helper.make_node("Conv", ["x", "W0", "B0"], ["c0"]),
+         helper.make_node("Conv", ["x", "W1", "B1"], ["c1"], pads=[1, 1, 1, 1]),
+         helper.make_node("Concat", ["c0", "c1"], ["y"], axis=1)],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, 6, 6])],
+        [numpy_helper.from_array(r(3, 4, 1, 1), "W0"), numpy_helper.from_array(r(3), "B0"),
+         numpy_helper.from_array(r(2, 4, 3, 3), "W1"), numpy_helper.from_array(r(2), "B1")])
+    sess = og.Session(from_onnx(model))
+    x = r(*shape)
+    y = sess.run("y", {"x": x})
+    assert y.shape == (shape[0], 5, 6, 6)
+    np.testing.assert_allclose(y, _ort_y(model, x), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("group", [1, 2])
+def test_fused_pointwise_conv_of_an_image_without_pixels(group):
+    """onnxruntime refuses zero-size images; the unfused kernel returns an empty
+    result, and the fused 1x1 path (bias as a row of ones) raised on its reshape."""
+    rng = np.random.default_rng(2)
+    model = _ort_model(
+        [helper.make_node("Conv", ["x", "W", "B"], ["y"], group=group)],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, None, 3])],
+        [numpy_helper.from_array(rng.standard_normal((16, 4 // group, 1, 1))
+                                 .astype(np.float32), "W"),
+         numpy_helper.from_array(rng.standard_normal(16).astype(np.float32), "B")])
+    x = np.zeros((1, 4, 0, 3), np.float32)
+    fused = og.Session(from_onnx(model)).run("y", {"x": x})
+    plain = og.Session(from_onnx(model))
+    plain.optimize = False
+    assert fused.shape == plain.run("y", {"x": x}).shape == (1, 16, 0, 3)
