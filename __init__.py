@@ -6,6 +6,12 @@ to and from ONNX, quantize it, and run it anywhere numpy runs::
     import onegraph as og
     model = og.load("model.og")          # memory-mapped, verified, zero-copy weights
     og.save(model, "copy.og")            # atomic write
+    sess = og.Session(model)             # TF1's Session.run(fetches, feed_dict)
+
+The TF1-style graph-building API is here too (og.Graph, og.placeholder, og.Tensor,
+og.nn, og.train, og.gradients, ...), loaded on first use; the file's IR classes are in
+`onegraph.format` (as IRGraph and IRTensor here, since og.Graph and og.Tensor are the
+training graph's).
 """
 
 from __future__ import annotations
@@ -16,7 +22,8 @@ from .errors import (ConversionError, DataLossError, ExecutionError, FormatError
                      GradientNotDefinedError, OneGraphError, OpAttributeError,
                      OutOfRangeError, PlacementError, QuantizationError, ShapeError,
                      UnsupportedOpError)
-from .format import DType, Graph as IRGraph, Model, Node, Signature, Tensor, TensorKind
+from .format import (DType, Graph as IRGraph, Model, Node, Signature, Tensor as IRTensor,
+                     TensorKind)
 
 __version__ = "0.1.0"
 
@@ -68,6 +75,14 @@ def load(path: str | os.PathLike, check_data: bool = False) -> Model:
     from .format import load_model
 
     return load_model(path, check_data=check_data)
+
+
+def __dir__() -> list[str]:
+    """The module's names, those loaded on first use included (help(), completion)."""
+    from .train import public
+
+    return sorted(set(globals()) | set(public.__all__)
+                  | {"Session", "RunMetadata", "train", "datasets"})
 
 
 def __getattr__(name: str):

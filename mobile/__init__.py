@@ -1,1 +1,4 @@
-"""The lightweight numpy-only interpreter: load, verify, plan, arena, invoke; integer kernels."""
+"""The lightweight numpy-only interpreter: load, verify, plan, arena, invoke; integer kernels.
+
+Planned: nothing here is built yet.
+"""

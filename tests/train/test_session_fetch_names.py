@@ -53,3 +53,16 @@ def test_none_fetches_say_what_to_give():
     with pytest.raises(TypeError, match=r"fetches is None; give the tensors or ops to "
                                         r"fetch.*graph outputs \['values', 'indices'\]"):
         sess.run(None, {"x": np.zeros(5, np.float32)})
+
+
+def test_top_level_names_are_the_training_api_and_listed():
+    """og.Tensor is the graph-building tensor (TF1's tf.Tensor); the file's IR tensor is
+    og.IRTensor (as og.IRGraph); dir(og) lists what loads on first use."""
+    import onegraph.format
+
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2])
+    assert isinstance(x, og.Tensor)
+    assert og.IRTensor is onegraph.format.Tensor and og.IRGraph is onegraph.format.Graph
+    assert {"Session", "RunMetadata", "placeholder", "nn", "Tensor"} <= set(dir(og))
