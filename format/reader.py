@@ -56,8 +56,11 @@ class _Reader:
 
     def need(self, pos: int, n: int, path: str) -> None:
         if pos < 0 or n < 0 or pos + n > self.size:
-            raise FormatError(f"{path}: bytes {pos}..{pos + n} lie outside the file "
-                              f"({self.size} bytes)")
+            # a file cut short (a copy or download that stopped) shows up as the first
+            # reference past its end: DataLossError, as a truncated data tail is
+            raise DataLossError(f"{path}: bytes {pos}..{pos + n} lie outside the file "
+                                f"({self.size} bytes): the file is truncated or an "
+                                "offset in it is corrupt")
         if pos + n > self.extent:
             self.extent = pos + n
 
@@ -550,7 +553,8 @@ def parse(data, check_data: bool = False) -> Model:
 
     Raises:
         FormatError: the bytes are not a valid `.og` model (the message names the field).
-        DataLossError: truncated data tail, or (with check_data) a checksum mismatch.
+        DataLossError: the file is truncated (anything it refers to lies past its end),
+            or (with check_data) a checksum mismatch.
     """
     size = len(data)
     if size < 8:
