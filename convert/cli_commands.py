@@ -380,7 +380,9 @@ def register(sub) -> None:
     p.add_argument("model")
     p.add_argument("--input", action="append", metavar="NAME=FILE.npy",
                    help="an input value, repeatable; NAME is the signature's input key "
-                        "(for a model without signatures, the graph input's name)")
+                        "(for a model without signatures, the graph input's name); the "
+                        "array is cast to the input's dtype as Session.run casts feeds "
+                        "(ints to floats, float64 to float32; never floats to ints)")
     p.add_argument("--output-dir", default=None, metavar="DIR",
                    help="write the outputs into DIR (created if missing), each named "
                         "after its signature key (its graph output name without "

@@ -185,7 +185,11 @@ class Session:
                 TF1-style name "op:k" not naming a tensor itself means output k of the
                 node named op (or, for ":0", the tensor named op).
             feed_dict: maps tensors (handle, name or index) to values; fed tensors
-                are not computed. `feeds` is an alias.
+                are not computed. `feeds` is an alias. A value is cast to the tensor's
+                dtype, as TF1 feeds are, where that changes no value beyond float
+                rounding: integers and bools to integer or float tensors, floats to
+                float tensors (float64 to float32); a float fed to an integer tensor,
+                or a value outside the tensor dtype's range, is a ShapeError.
             run_metadata: an `og.RunMetadata` that records each step's node, kernel
                 time and output shapes (as TF1's `run_metadata`; see
                 `train/profiling.py`). Without it runs are not timed at all.
