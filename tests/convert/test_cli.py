@@ -9,6 +9,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onegraph.cli import main
 
+from ..trainable import save_linear_trainable
+
 
 def _onnx_file(path):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
@@ -181,17 +183,9 @@ def test_run_removes_the_output_dir_it_made_when_writing_fails(tmp_path, capsys,
 
 
 def _trainable(tmp_path):
-    import onegraph as og
-
-    g = og.Graph()
-    with g.as_default():
-        x = og.placeholder(og.float32, [None, 3], name="x")
-        w = og.Variable(np.zeros((3, 1), np.float32), name="w")
-        loss = og.reduce_mean(og.square(og.matmul(x, w)), name="loss")
-        train = og.train.SGD(0.1).minimize(loss)
-    og.save(g, str(tmp_path / "t.og"), signatures={
-        "train": og.signature(inputs={"x": x}, outputs={"loss": loss}, targets=[train])})
-    np.savez(tmp_path / "d.npz", x=np.ones((8, 3), np.float32))
+    save_linear_trainable(tmp_path / "t.og")
+    np.savez(tmp_path / "d.npz", x=np.ones((8, 3), np.float32),
+             y=np.ones((8, 1), np.float32))
 
 
 @pytest.mark.parametrize("argv, error_type", [
