@@ -115,11 +115,16 @@ def _dft_infer(attrs, inputs):
 
 
 def _stft_kernel(inputs, attrs, ctx):
-    """Short-time Fourier transform: (batch, frames, bins, 2) from (batch, length, 1|2)."""
+    """Short-time Fourier transform: (batch, frames, bins, 2) from (batch, length, 1|2),
+    or from a real (batch, length) signal without the trailing 1, which PyTorch's
+    exporter writes for torch.stft and onnxruntime takes as real."""
     x = np.asarray(inputs[0])
+    if x.ndim == 2:
+        x = x[..., None]
     z = _to_complex(x, "STFT")
     if z.ndim != 2:
-        raise ShapeError(f"STFT: signal must be (batch, length, 1|2), got {x.shape}")
+        raise ShapeError(f"STFT: signal must be (batch, length), (batch, length, 1) or "
+                         f"(batch, length, 2), got {x.shape}")
     step = int(_scalar(inputs[1], "STFT", "frame_step"))
     window = inputs[2] if len(inputs) > 2 else None
     flen = inputs[3] if len(inputs) > 3 else None
