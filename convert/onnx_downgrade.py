@@ -29,7 +29,8 @@ import warnings
 import numpy as np
 
 from ..errors import ConversionError
-from .onnx_import import _onnx, onnx_schema
+from .onnx_import import (_onnx, declared_types, element_type_misfit, onnx_schema,
+                          schema_accepts)
 
 # The domain held nodes sit in while the converter runs (it adapts only ONNX's own
 # domain) and the version its opset import gets meanwhile.
@@ -344,77 +345,33 @@ def _refuse_types_the_target_lacks(graph, source, target, types) -> None:
         ConversionError: names the op, the node, the value, its type and the opset from
             which the op accepts it.
     """
-    onnx = _onnx()
-    for node in _all_nodes(graph):
-        if node.domain not in ("", "ai.onnx"):
-            continue
-        schema = onnx_schema(node.op_type, target, "")
-        if schema is None:
-            continue
-        for kind, names in (("input", node.input), ("output", node.output)):
-            for k, name in enumerate(names):
-                if not name or name not in types or not types[name][0]:
-                    continue
-                elem = f"tensor({onnx.TensorProto.DataType.Name(types[name][0]).lower()})"
-                if _accepts(schema, kind, k, elem) is not False:
-                    continue
-                later = next((s.since_version for v in range(target + 1, source + 1)
-                              if (s := onnx_schema(node.op_type, v, "")) is not None
-                              and _accepts(s, kind, k, elem)), None)
-                since = f"from opset {later}" if later else "at no opset up to " \
-                    f"{source}"
-                raise ConversionError(
-                    f"cannot write {node.op_type} (node {node.name or '?'!r}) at opset "
-                    f"{target}: its {kind} {k} ({name!r}) is {elem[7:-1]}, which "
-                    f"{node.op_type} accepts {since}; export at a later opset")
-
-
-def _accepts(schema, kind: str, k: int, elem: str):
-    """Whether `schema` allows type string `elem` for its input/output `k`; None when
-    it cannot tell (no such parameter, or one that takes no tensors)."""
-    formal = schema.inputs if kind == "input" else schema.outputs
-    if not formal:
-        return None
-    if k >= len(formal):
-        last = formal[-1]
-        if last.option != last.option.Variadic:
-            return None
-        param = last
-    else:
-        param = formal[k]
-    allowed = next((set(c.allowed_type_strs) for c in schema.type_constraints
-                    if c.type_param_str == param.type_str), {param.type_str})
-    if not any(t.startswith("tensor(") for t in allowed):
-        return None
-    return elem in allowed
+    found = element_type_misfit(graph, {"": target}, types)
+    if found is None:
+        return
+    node, kind, k, name, elem = found
+    later = next((s.since_version for v in range(target + 1, source + 1)
+                  if (s := onnx_schema(node.op_type, v, "")) is not None
+                  and schema_accepts(s, kind, k, elem)), None)
+    since = f"from opset {later}" if later else f"at no opset up to {source}"
+    raise ConversionError(
+        f"cannot write {node.op_type} (node {node.name or '?'!r}) at opset {target}: its "
+        f"{kind} {k} ({name!r}) is {elem[7:-1]}, which {node.op_type} accepts {since}; "
+        "export at a later opset")
 
 
 def _known_types(proto) -> dict:
     """{tensor name: (elem_type, rank or None)} from the model's own declarations and
     ONNX's shape inference (every graph, subgraphs included)."""
     onnx = _onnx()
-    found: dict = {}
-
-    def take(graph):
-        for init in graph.initializer:
-            found[init.name] = (init.data_type, len(init.dims))
-        for vi in list(graph.input) + list(graph.output) + list(graph.value_info):
-            t = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
-            if t is None or not t.elem_type:
-                continue
-            rank = len(t.shape.dim) if t.HasField("shape") else None
-            if vi.name not in found or found[vi.name][1] is None:
-                found[vi.name] = (t.elem_type, rank)
-        for node in graph.node:
-            for sub in _subgraphs(node):
-                take(sub)
-
-    take(proto.graph)
+    found = declared_types(proto.graph)
     if proto.ByteSize() < 1 << 30:
         try:
-            take(onnx.shape_inference.infer_shapes(proto).graph)
+            inferred = declared_types(onnx.shape_inference.infer_shapes(proto).graph)
         except Exception:  # noqa: BLE001 - inference only fills gaps here
-            pass
+            inferred = {}
+        for name, (elem, rank) in inferred.items():
+            if name not in found or found[name][1] is None:
+                found[name] = (elem, rank)
     return found
 
 

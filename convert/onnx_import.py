@@ -55,6 +55,88 @@ def onnx_schema(op_type: str, opset: int | None, domain: str = ""):
         return None
 
 
+def declared_types(graph) -> dict:
+    """{tensor name: (elem_type, rank or None)} that a GraphProto (and the graphs in its
+    nodes' attributes) declares: initializers, then inputs, outputs and value_info
+    (a declaration with a shape wins over one without). Tensors only; never raises."""
+    found: dict = {}
+
+    def take(g):
+        for init in g.initializer:
+            found[init.name] = (init.data_type, len(init.dims))
+        for vi in list(g.input) + list(g.output) + list(g.value_info):
+            t = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
+            if t is None or not t.elem_type:
+                continue
+            rank = len(t.shape.dim) if t.HasField("shape") else None
+            if vi.name not in found or found[vi.name][1] is None:
+                found[vi.name] = (t.elem_type, rank)
+        for node in g.node:
+            for a in node.attribute:
+                if a.HasField("g"):
+                    take(a.g)
+                for sub in a.graphs:
+                    take(sub)
+
+    take(graph)
+    return found
+
+
+def schema_accepts(schema, kind: str, k: int, elem: str):
+    """Whether ONNX `schema` allows the type string `elem` ("tensor(int8)") for its
+    input/output (`kind`) `k`; None when it cannot tell (no such parameter, or one that
+    takes no tensors)."""
+    formal = schema.inputs if kind == "input" else schema.outputs
+    if not formal:
+        return None
+    if k >= len(formal):
+        last = formal[-1]
+        if last.option != last.option.Variadic:
+            return None
+        param = last
+    else:
+        param = formal[k]
+    allowed = next((set(c.allowed_type_strs) for c in schema.type_constraints
+                    if c.type_param_str == param.type_str), {param.type_str})
+    if not any(t.startswith("tensor(") for t in allowed):
+        return None
+    return elem in allowed
+
+
+def element_type_misfit(graph, opsets: dict, types: dict):
+    """The first default-domain node (subgraphs included) with an input or output whose
+    element type (from `types`, see `declared_types`) its op's schema at opsets[""]
+    does not allow: (node, "input"|"output", index, value name, "tensor(T)"), or None.
+    """
+    onnx = _onnx()
+    opset = opsets.get("")
+    stack = [graph]
+    while stack:
+        g = stack.pop()
+        for node in g.node:
+            for a in node.attribute:
+                if a.HasField("g"):
+                    stack.append(a.g)
+                stack.extend(a.graphs)
+            if node.domain not in ("", "ai.onnx"):
+                continue
+            schema = onnx_schema(node.op_type, opset, "")
+            if schema is None:
+                continue
+            for kind, names in (("input", node.input), ("output", node.output)):
+                for k, name in enumerate(names):
+                    if not name or name not in types or not types[name][0]:
+                        continue
+                    try:
+                        elem = "tensor(" + onnx.TensorProto.DataType.Name(
+                            types[name][0]).lower() + ")"
+                    except ValueError:  # no such element type: the import names it
+                        continue
+                    if schema_accepts(schema, kind, k, elem) is False:
+                        return node, kind, k, name, elem
+    return None
+
+
 def _onnx():
     try:
         import onnx
@@ -1225,6 +1307,7 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
             sparse initializer is malformed or too large to densify; a node input names
             no tensor; a node's input/output counts or attribute names contradict ONNX's
             schema at the model's opset, or an attribute has the wrong type for its op;
+            a value's element type is one its node's op does not take at that opset;
             an If/Loop/Scan subgraph's inputs/outputs do not fit the node; a subgraph
             defines a name already in scope there (an input or initializer of an
             enclosing graph, or a value of one defined before the subgraph's node), or
@@ -1240,6 +1323,7 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
     proto = _infer_shapes(proto)
     opsets = {("" if o.domain in _DEFAULT_DOMAINS else o.domain): int(o.version)
               for o in proto.opset_import}
+    _refuse_misfit_types(proto, opsets)
     importer = _Importer(opsets, original, left)
     try:
         main = importer.graph(proto.graph, [], True)
@@ -1283,6 +1367,31 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
     except FormatError as e:
         raise ConversionError(f"imported model is inconsistent: {e}") from e
     return model
+
+
+def _refuse_misfit_types(proto, opsets: dict) -> None:
+    """Refuse a node whose declared or inferred element types its op does not take
+    (a CumSum of bools: PyTorch's exporter writes one for torch.cumsum(x > 0), which
+    onnxruntime and onnx's checker refuse and a kernel would answer wrongly).
+
+    Raises:
+        ConversionError: names the node, the value, its type and the types allowed.
+    """
+    found = element_type_misfit(proto.graph, opsets, declared_types(proto.graph))
+    if found is None:
+        return
+    node, kind, k, name, elem = found
+    schema = onnx_schema(node.op_type, opsets.get(""), "")
+    formal = (schema.inputs if kind == "input" else schema.outputs)
+    param = formal[min(k, len(formal) - 1)]
+    allowed = next((sorted(c.allowed_type_strs) for c in schema.type_constraints
+                    if c.type_param_str == param.type_str), [param.type_str])
+    shown = ", ".join(t[7:-1] for t in allowed if t.startswith("tensor("))
+    which = f"node {node.name!r}" if node.name else "an unnamed node"
+    raise ConversionError(
+        f"{which} ({node.op_type}): {kind} {k} ({name!r}) is "
+        f"{elem[7:-1]}, which {node.op_type} does not take at opset {opsets.get('')} "
+        f"(it takes {shown})")
 
 
 def unsupported_ops(path_or_proto) -> dict[str, tuple[int, str]]:

@@ -640,3 +640,31 @@ def test_constant_of_shape_value_must_hold_one_element():
     with pytest.raises(ConversionError, match=r"ConstantOfShape.*'value' must be a "
                                               r"one-element tensor, got shape \[2\]"):
         from_onnx(m)
+
+
+def test_element_type_the_op_does_not_take_is_refused_at_import():
+    """PyTorch's exporter writes CumSum on bools for torch.cumsum(x > 0); onnxruntime
+    and the checker refuse it, and the kernel ran it as a running OR."""
+    axis = numpy_helper.from_array(np.array(1, np.int32), "ax")
+    m = _model([helper.make_node("CumSum", ["b", "ax"], ["y"])],
+               [vi("b", TensorProto.BOOL, [2, 5])], [vi("y", TensorProto.BOOL, [2, 5])],
+               initializers=[axis])
+    with pytest.raises(Exception, match="INVALID_GRAPH"):
+        _ort(m, {"b": np.ones((2, 5), bool)})
+    with pytest.raises(ConversionError, match=r"an unnamed node \(CumSum\): input 0 \('b'\) "
+                                              r"is bool, which CumSum does not take at "
+                                              r"opset 17 \(it takes .*float.*int64"):
+        from_onnx(m)
+
+
+def test_element_types_inside_subgraphs_are_checked_too():
+    body = helper.make_graph([helper.make_node("Abs", ["s"], ["o"], name="in_branch")],
+                             "then", [], [vi("o", TensorProto.STRING, [1])])
+    other = helper.make_graph([helper.make_node("Identity", ["s"], ["o2"])], "else", [],
+                              [vi("o2", TensorProto.STRING, [1])])
+    m = _model([helper.make_node("If", ["c"], ["y"], then_branch=body, else_branch=other)],
+               [vi("c", TensorProto.BOOL, []), vi("s", TensorProto.STRING, [1])],
+               [vi("y", TensorProto.STRING, [1])])
+    with pytest.raises(ConversionError, match=r"node 'in_branch' \(Abs\): input 0 \('s'\) "
+                                              r"is string"):
+        from_onnx(m)
