@@ -1,7 +1,5 @@
 """to_onnx: hand-built models, external data, opset targets, QDQ, refused ops."""
 
-import os
-
 import numpy as np
 import onnx
 import onnxruntime as ort
