@@ -69,10 +69,14 @@ def _log_sum_exp(x, axes, keep):
 
 
 def _mean(x, axes, keep):
+    if x.size == 0:
+        # ONNX leaves the mean of nothing undefined; onnxruntime gives 0 (so do PyTorch's
+        # EmbeddingBag(mode="mean") for an empty bag, which exports as a ReduceMean
+        # over it, and integers, which have no NaN)
+        return np.sum(x, axis=axes, keepdims=keep,
+                      dtype=None if x.dtype.kind in "iub" else _acc_dtype(x.dtype))
     if x.dtype.kind not in "iub":
         return np.mean(x, axis=axes, keepdims=keep, dtype=_acc_dtype(x.dtype))
-    if x.size == 0:  # an empty mean is NaN, which has no integer value: 0, as onnxruntime
-        return np.sum(x, axis=axes, keepdims=keep)
     return np.mean(x, axis=axes, keepdims=keep, dtype=np.float64)
 
 

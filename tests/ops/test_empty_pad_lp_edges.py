@@ -37,6 +37,14 @@ def _both(op, feeds, opset=21, initializers=None, **attrs):
     ("GlobalAveragePool", {"x": np.ones((0, 2, 3, 3), F32)}, 21, {}),
     ("GlobalAveragePool", {"x": np.ones((0, 2, 3, 3), np.float16)}, 21, {}),
     ("GlobalLpPool", {"x": np.ones((0, 2, 3, 3), F32)}, 21, {}),
+    # the mean of an empty axis: 0 as onnxruntime (PyTorch's EmbeddingBag(mode="mean")
+    # gives an empty bag zeros through this); it was NaN
+    ("ReduceMean", {"x": np.ones((0, 4), F32), "axes": np.array([0], np.int64)}, 18,
+     {"keepdims": 0}),
+    ("ReduceMean", {"x": np.ones((2, 0, 3), np.float16), "axes": np.array([1], np.int64)},
+     18, {}),
+    ("ReduceMean", {"x": np.ones((0, 4), np.int32), "axes": np.array([0], np.int64)}, 18,
+     {}),
 ])
 def test_size_zero_inputs_match_onnxruntime(op, feeds, opset, attrs):
     got, want = _both(op, feeds, opset, **attrs)
