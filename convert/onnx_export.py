@@ -507,8 +507,10 @@ def _complete_output_types(proto) -> None:
             o.type.CopyFrom(found[o.name])
 
 
-def _loosen_contradicted_shapes(proto) -> None:
-    """Leave unknown the main-graph dims that ONNX's shape inference contradicts.
+def _loosen_contradicted_shapes(proto) -> dict[str, tuple[int, int]]:
+    """Leave unknown the main-graph dims that ONNX's shape inference contradicts, and
+    return {name: (stated rank, inferred rank)} of the values whose rank it contradicts
+    (their shape is left out entirely).
 
     onnx 1.23 counts one window too many for ceil_mode pools whose last window would
     start in the padding (onnxruntime and onegraph skip it): the true shape stated there
@@ -518,13 +520,14 @@ def _loosen_contradicted_shapes(proto) -> None:
     raises: when inference fails the shapes stay as they are.
     """
     graph = proto.graph
+    ranks: dict[str, tuple[int, int]] = {}
 
     def stated():  # taken afresh: the value_info messages are re-added below
         return [v for v in list(graph.value_info) + list(graph.output)
                 if v.type.HasField("tensor_type") and v.type.tensor_type.HasField("shape")]
 
     if not stated() or proto.ByteSize() > 1 << 30:
-        return
+        return ranks
     onnx = _onnx()
     saved_info = list(graph.value_info)
     saved_outputs = [onnx.TypeProto() for _ in graph.output]
@@ -542,7 +545,7 @@ def _loosen_contradicted_shapes(proto) -> None:
         for keep, out in zip(saved_outputs, graph.output):
             out.type.CopyFrom(keep)
     if inferred is None:
-        return
+        return ranks
     found = {v.name: v.type.tensor_type.shape for v in
              list(inferred.graph.value_info) + list(inferred.graph.output)
              if v.type.HasField("tensor_type") and v.type.tensor_type.HasField("shape")}
@@ -552,12 +555,14 @@ def _loosen_contradicted_shapes(proto) -> None:
         if theirs is None:
             continue
         if len(theirs.dim) != len(ours.dim):
+            ranks[v.name] = (len(ours.dim), len(theirs.dim))
             v.type.tensor_type.ClearField("shape")
             continue
         for mine, other in zip(ours.dim, theirs.dim):
             if mine.HasField("dim_value") and other.HasField("dim_value") \
                     and mine.dim_value != other.dim_value:
                 mine.Clear()
+    return ranks
 
 
 def _missing_domain_opsets(model: Model) -> dict[str, int]:
@@ -687,10 +692,10 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
     if target_opset >= PER_CHANNEL_GROUP_NORM_OPSET:
         _spread_group_norm_params(proto, int(source_opset))
     _unique_node_names(proto.graph)
-    _loosen_contradicted_shapes(proto)
+    contradicted = _loosen_contradicted_shapes(proto)
     external = path is not None and _weight_bytes(proto.graph) > external_data_threshold
     if check:
-        _check_io_ranks(proto.graph)
+        _check_io_ranks(proto.graph, contradicted)
     if check and not external:
         _check(proto, hint)
     if path is not None:
@@ -770,12 +775,24 @@ def _ancestors(g: Graph, outputs: list[int]):
     return keep, used
 
 
-def _check_io_ranks(graph) -> None:
+def _check_io_ranks(graph, contradicted: dict | None = None) -> None:
     """ONNX needs the rank of a model's inputs and outputs: name those without one.
+    `contradicted` ({name: (stated, inferred) rank}, from `_loosen_contradicted_shapes`)
+    explains an output whose stated rank ONNX's inference contradicts.
 
     Raises:
         ConversionError: some have none.
     """
+    contradicted = contradicted or {}
+    for vi in graph.output:
+        if vi.name in contradicted:
+            stated, inferred = contradicted[vi.name]
+            raise ConversionError(
+                f"graph output {vi.name!r}: the model states rank {stated}, but ONNX's "
+                f"shape inference finds rank {inferred} from the graph's inputs (the "
+                "model was exported with a wrong output shape; onnx's checker refuses "
+                "it); correct the output's shape, or export with check=False "
+                "(--no-check), which leaves it out")
     unknown = [f"{kind} {vi.name!r}" for kind, vis in (("input", graph.input),
                                                       ("output", graph.output))
                for vi in vis if vi.type.HasField("tensor_type")

@@ -223,3 +223,25 @@ def test_checker_refusal_names_the_node_onegraph_inference_refuses():
                                               r"inference refuses graph 'main' node "
                                               r"'MatMul_0' \(MatMul\): MatMul: inner dims"):
         to_onnx(_graph_with("MatMul", (3, 2)))
+
+
+def test_output_rank_the_inference_contradicts_is_named():
+    """PyTorch declares x.mean(dim=[]) as rank 2 though it is a scalar: the original
+    fails onnx's checker, and the export says why instead of 'unknown rank'."""
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("ReduceMean", ["x"], ["m"], keepdims=0)], "g",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3])],
+        [onnx.helper.make_tensor_value_info("m", onnx.TensorProto.FLOAT, ["a", "b"])])
+    original = onnx.helper.make_model(graph,
+                                      opset_imports=[onnx.helper.make_opsetid("", 17)])
+    with pytest.raises(Exception, match="Inferred shape and existing shape differ"):
+        onnx.checker.check_model(original, full_check=True)
+    model = from_onnx(original)
+    with pytest.raises(ConversionError, match=r"graph output 'm': the model states rank 2, "
+                                              r"but ONNX's shape inference finds rank 0"):
+        to_onnx(model)
+    exported = to_onnx(model, check=False)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (got,) = ort.InferenceSession(exported.SerializeToString(),
+                                  providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    assert got.shape == () and got == 2.5
