@@ -268,7 +268,8 @@ def _fuse(graph, steps, template, fed, graph_inputs, protected, Step):
                 break
             if op == "BatchNormalization" and s.inputs[0] == t:
                 bn = _bn_affine(s, template, fed, graph_inputs)
-                if bn is None or (channels is not None and bn.a.shape[0] != channels):
+                if bn is None or (channels is not None and bn.a.shape[0] != channels) \
+                        or affine is not None and not _composable(bn.a, bn.b):
                     break
                 affine = _Affine(affine.a * bn.a, affine.b * bn.a + bn.b) if affine \
                     else bn
@@ -278,7 +279,8 @@ def _fuse(graph, steps, template, fed, graph_inputs, protected, Step):
                 other = s.inputs[1] if s.inputs[0] == t else s.inputs[0]
                 c = _per_channel_vector(_const(other, template, fed, graph_inputs), rank,
                                         channels)
-                if c is None or affine is None or c.shape[0] not in (1, affine.a.shape[0]):
+                if c is None or affine is None or c.shape[0] not in (1, affine.a.shape[0]) \
+                        or not (_composable(c) if op == "Mul" else _composable(None, c)):
                     break
                 affine = affine.then_mul(c) if op == "Mul" else affine.then_add(c)
             else:
@@ -485,6 +487,15 @@ def _scale_into_conv(affine, w, b, conv_k, steps):
     if not _fits(w.dtype, w2, b2) or not np.all(np.abs(c) < limit):
         return None
     return w2.astype(w.dtype), b2.astype(w.dtype), one_by_one
+
+
+def _composable(scale=None, shift=None) -> bool:
+    """Whether a per-channel x * scale + shift may merge with the affine before it:
+    (x a + b) c = x (a c) + b c needs finite constants (a c of inf turns the graph's
+    inf into inf - inf = NaN). A c of 0 may still merge: it can only change the sign
+    of a zero result, and pruned BatchNorm channels (scale 0) must keep their fold."""
+    return (scale is None or bool(np.all(np.isfinite(scale)))) \
+        and (shift is None or bool(np.all(np.isfinite(shift))))
 
 
 def _fits(dtype, *arrays) -> bool:

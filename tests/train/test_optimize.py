@@ -475,3 +475,20 @@ def test_fused_pointwise_conv_of_an_image_without_pixels(group):
     plain = og.Session(from_onnx(model))
     plain.optimize = False
     assert fused.shape == plain.run("y", {"x": x}).shape == (1, 16, 0, 3)
+
+
+def test_a_non_finite_constant_does_not_merge_into_the_affine_before_it():
+    """(x a + b) * inf is +-inf; merged into x (a inf) + b inf it was inf - inf = NaN
+    (BatchNormalization then Mul by an infinite constant)."""
+    def f(a, n):
+        return numpy_helper.from_array(np.asarray(a, np.float32), n)
+    model = _ort_model(
+        [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["bn"]),
+         helper.make_node("Mul", ["bn", "c"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 1, 1])],
+        [f([1, 1], "s"), f([0, 0], "b"), f([0, 0], "m"), f([1, 1], "v"),
+         f(np.full((2, 1, 1), np.inf), "c")])
+    x = np.array([1, -1], np.float32).reshape(1, 2, 1, 1)
+    got = og.Session(from_onnx(model)).run("y", {"x": x})
+    np.testing.assert_array_equal(got, _ort_y(model, x))
+    np.testing.assert_array_equal(got.ravel(), [np.inf, -np.inf])
