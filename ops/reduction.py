@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import ShapeError
@@ -161,6 +163,12 @@ def _arg_kernel(fn):
     def kernel(inputs, attrs, ctx):
         x = np.asarray(inputs[0])
         axis = _norm_axis(attrs["axis"], x.ndim)
+        if x.shape[axis] == 0:
+            shape = _reduced_shape(x.shape, (axis,), attrs["keepdims"])
+            if math.prod(shape):  # an index into nothing: numpy's ValueError, named
+                raise ShapeError(f"{fn.__name__[3:].capitalize()}: axis {axis} of shape "
+                                 f"{list(x.shape)} is empty: no index to return")
+            return (np.zeros(shape, np.int64),)  # no outputs: onnxruntime's empty result
         if attrs["select_last_index"]:
             # Search the reversed axis so ties resolve to the last occurrence.
             idx = x.shape[axis] - 1 - fn(np.flip(x, axis=axis), axis=axis)
