@@ -83,11 +83,11 @@ def convert_opset(proto, source: int, target: int):
         work.opset_import.add(domain=_HELD_DOMAIN, version=1)
     out = _run_converter(work, source, target)
     _release(out.graph)
-    _refuse_types_the_target_lacks(out.graph, source, target, types)
     keep = [(o.domain, o.version) for o in out.opset_import if o.domain != _HELD_DOMAIN]
     del out.opset_import[:]
     for domain, version in keep:
         out.opset_import.add(domain=domain, version=version)
+    _refuse_types_the_target_lacks(out, source, target)
     return out
 
 
@@ -336,16 +336,23 @@ def _drop_default_attributes(node, new) -> None:
 _FLOAT_TYPES = {1: np.float32, 10: np.float16, 11: np.float64}
 
 
-def _refuse_types_the_target_lacks(graph, source, target, types) -> None:
-    """Refuse a default-domain node with an input or output of an element type that its
-    op's schema at `target` does not allow (types from `_known_types`). onnx's checker
-    finds these too, but only when it runs (`to_onnx(check=False)` skips it).
+def _refuse_types_the_target_lacks(proto, source, target) -> None:
+    """Refuse a default-domain node of `proto` (converted to `target`) with an input or
+    output of an element type that its op's schema at `target` does not allow (types
+    as declared or inferred, per scope). onnx's checker finds these too, but only when
+    it runs (`to_onnx(check=False)` skips it).
 
     Raises:
         ConversionError: names the op, the node, the value, its type and the opset from
             which the op accepts it.
     """
-    found = element_type_misfit(graph, {"": target}, types)
+    typed = proto
+    if proto.ByteSize() < 1 << 30:
+        try:
+            typed = _onnx().shape_inference.infer_shapes(proto)
+        except Exception:  # noqa: BLE001 - inference only fills in types here
+            pass
+    found = element_type_misfit(typed.graph, {"": target})
     if found is None:
         return
     node, kind, k, name, elem = found

@@ -55,10 +55,12 @@ def onnx_schema(op_type: str, opset: int | None, domain: str = ""):
         return None
 
 
-def declared_types(graph) -> dict:
-    """{tensor name: (elem_type, rank or None)} that a GraphProto (and the graphs in its
-    nodes' attributes) declares: initializers, then inputs, outputs and value_info
-    (a declaration with a shape wins over one without). Tensors only; never raises."""
+def declared_types(graph, nested: bool = True) -> dict:
+    """{tensor name: (elem_type, rank or None)} that a GraphProto declares:
+    initializers, then inputs, outputs and value_info (a declaration with a shape wins
+    over one without). With `nested`, the graphs in its nodes' attributes too, all in
+    one table (names of different scopes may then overwrite each other); without, this
+    graph's own. Tensors only; never raises."""
     found: dict = {}
 
     def take(g):
@@ -71,21 +73,27 @@ def declared_types(graph) -> dict:
             rank = len(t.shape.dim) if t.HasField("shape") else None
             if vi.name not in found or found[vi.name][1] is None:
                 found[vi.name] = (t.elem_type, rank)
-        for node in g.node:
-            for a in node.attribute:
-                if a.HasField("g"):
-                    take(a.g)
-                for sub in a.graphs:
+        if nested:
+            for node in g.node:
+                for sub in _graph_attributes(node):
                     take(sub)
 
     take(graph)
     return found
 
 
-def schema_accepts(schema, kind: str, k: int, elem: str):
-    """Whether ONNX `schema` allows the type string `elem` ("tensor(int8)") for its
-    input/output (`kind`) `k`; None when it cannot tell (no such parameter, or one that
-    takes no tensors)."""
+def _graph_attributes(node):
+    """The GraphProtos in a NodeProto's attributes."""
+    for a in node.attribute:
+        if a.HasField("g"):
+            yield a.g
+        yield from a.graphs
+
+
+def allowed_types(schema, kind: str, k: int) -> set[str] | None:
+    """The tensor type strings ("tensor(int8)", ...) that ONNX `schema` allows for its
+    input/output (`kind`) `k`, or None when it cannot tell (no such parameter, or one
+    that takes no tensors)."""
     formal = schema.inputs if kind == "input" else schema.outputs
     if not formal:
         return None
@@ -100,40 +108,54 @@ def schema_accepts(schema, kind: str, k: int, elem: str):
                     if c.type_param_str == param.type_str), {param.type_str})
     if not any(t.startswith("tensor(") for t in allowed):
         return None
-    return elem in allowed
+    return allowed
 
 
-def element_type_misfit(graph, opsets: dict, types: dict):
+def schema_accepts(schema, kind: str, k: int, elem: str):
+    """Whether ONNX `schema` allows the type string `elem` ("tensor(int8)") for its
+    input/output (`kind`) `k`; None when it cannot tell (see `allowed_types`)."""
+    allowed = allowed_types(schema, kind, k)
+    return None if allowed is None else elem in allowed
+
+
+@functools.lru_cache(maxsize=None)
+def _accepts(op_type: str, opset: int | None, kind: str, k: int, elem_type: int):
+    """`schema_accepts` for a default-domain op at `opset` and an element type number,
+    cached: a model asks the same question for most of its nodes."""
+    schema = onnx_schema(op_type, opset, "")
+    if schema is None:
+        return None
+    T = _onnx().TensorProto
+    if elem_type not in T.DataType.values():
+        return None  # no such element type: the import names it
+    return schema_accepts(schema, kind, k, f"tensor({T.DataType.Name(elem_type).lower()})")
+
+
+def element_type_misfit(graph, opsets: dict, outer: dict | None = None):
     """The first default-domain node (subgraphs included) with an input or output whose
-    element type (from `types`, see `declared_types`) its op's schema at opsets[""]
-    does not allow: (node, "input"|"output", index, value name, "tensor(T)"), or None.
-    """
+    element type its op's schema at opsets[""] does not allow: (node, "input"|"output",
+    index, value name, "tensor(T)"), or None. Types are the graphs' own declarations
+    (`declared_types`), looked up by scope: a subgraph sees its own names first, then
+    its enclosing graphs' (`outer` for the graph given)."""
     onnx = _onnx()
     opset = opsets.get("")
-    stack = [graph]
-    while stack:
-        g = stack.pop()
-        for node in g.node:
-            for a in node.attribute:
-                if a.HasField("g"):
-                    stack.append(a.g)
-                stack.extend(a.graphs)
-            if node.domain not in ("", "ai.onnx"):
-                continue
-            schema = onnx_schema(node.op_type, opset, "")
-            if schema is None:
-                continue
+    # a name this graph defines hides the enclosing graphs' one, typed or not
+    local = {o for node in graph.node for o in node.output} \
+        | {vi.name for vi in graph.input} | {t.name for t in graph.initializer}
+    types = {name: t for name, t in (outer or {}).items() if name not in local}
+    types.update(declared_types(graph, nested=False))
+    for node in graph.node:
+        if node.domain in ("", "ai.onnx"):
             for kind, names in (("input", node.input), ("output", node.output)):
                 for k, name in enumerate(names):
-                    if not name or name not in types or not types[name][0]:
-                        continue
-                    try:
-                        elem = "tensor(" + onnx.TensorProto.DataType.Name(
-                            types[name][0]).lower() + ")"
-                    except ValueError:  # no such element type: the import names it
-                        continue
-                    if schema_accepts(schema, kind, k, elem) is False:
-                        return node, kind, k, name, elem
+                    elem = types.get(name, (0,))[0] if name else 0
+                    if elem and _accepts(node.op_type, opset, kind, k, elem) is False:
+                        return node, kind, k, name, \
+                            f"tensor({onnx.TensorProto.DataType.Name(elem).lower()})"
+        for sub in _graph_attributes(node):
+            found = element_type_misfit(sub, opsets, types)
+            if found is not None:
+                return found
     return None
 
 
@@ -1323,7 +1345,7 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
     proto = _infer_shapes(proto)
     opsets = {("" if o.domain in _DEFAULT_DOMAINS else o.domain): int(o.version)
               for o in proto.opset_import}
-    _refuse_misfit_types(proto, opsets)
+    _refuse_misfit_types(proto, opsets, original)
     importer = _Importer(opsets, original, left)
     try:
         main = importer.graph(proto.graph, [], True)
@@ -1369,29 +1391,28 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
     return model
 
 
-def _refuse_misfit_types(proto, opsets: dict) -> None:
+def _refuse_misfit_types(proto, opsets: dict, original: int | None) -> None:
     """Refuse a node whose declared or inferred element types its op does not take
     (a CumSum of bools: PyTorch's exporter writes one for torch.cumsum(x > 0), which
     onnxruntime and onnx's checker refuse and a kernel would answer wrongly).
+    `original` is the model's own default-domain opset, before any upgrade.
 
     Raises:
         ConversionError: names the node, the value, its type and the types allowed.
     """
-    found = element_type_misfit(proto.graph, opsets, declared_types(proto.graph))
+    found = element_type_misfit(proto.graph, opsets)
     if found is None:
         return
     node, kind, k, name, elem = found
-    schema = onnx_schema(node.op_type, opsets.get(""), "")
-    formal = (schema.inputs if kind == "input" else schema.outputs)
-    param = formal[min(k, len(formal) - 1)]
-    allowed = next((sorted(c.allowed_type_strs) for c in schema.type_constraints
-                    if c.type_param_str == param.type_str), [param.type_str])
-    shown = ", ".join(t[7:-1] for t in allowed if t.startswith("tensor("))
+    opset = opsets.get("")
+    allowed = allowed_types(onnx_schema(node.op_type, opset, ""), kind, k) or set()
+    shown = ", ".join(sorted(t[7:-1] for t in allowed if t.startswith("tensor(")))
+    at = f"opset {opset}" + (f" (the model's opset {original}, upgraded)"
+                             if original is not None and original != opset else "")
     which = f"node {node.name!r}" if node.name else "an unnamed node"
     raise ConversionError(
-        f"{which} ({node.op_type}): {kind} {k} ({name!r}) is "
-        f"{elem[7:-1]}, which {node.op_type} does not take at opset {opsets.get('')} "
-        f"(it takes {shown})")
+        f"{which} ({node.op_type}): {kind} {k} ({name!r}) is {elem[7:-1]}, which "
+        f"{node.op_type} does not take at {at} (it takes {shown})")
 
 
 def unsupported_ops(path_or_proto) -> dict[str, tuple[int, str]]:

@@ -668,3 +668,27 @@ def test_element_types_inside_subgraphs_are_checked_too():
     with pytest.raises(ConversionError, match=r"node 'in_branch' \(Abs\): input 0 \('s'\) "
                                               r"is string"):
         from_onnx(m)
+
+
+def test_element_types_are_looked_up_per_scope():
+    """Sibling branches may each define a name with their own type, and a branch may
+    define a name the main graph defines later with another type: both are valid (the
+    checker and onnxruntime accept them) and must import."""
+    then_b = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["t"], to=TensorProto.FLOAT),
+         helper.make_node("Sin", ["t"], ["o1"])], "then", [], [vi("o1", F, [1])])
+    else_b = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["t"], to=TensorProto.INT64),
+         helper.make_node("Cast", ["t"], ["o2"], to=TensorProto.FLOAT)], "else", [],
+        [vi("o2", F, [1])])
+    m = _model([helper.make_node("If", ["c"], ["y"], then_branch=then_b, else_branch=else_b),
+                helper.make_node("Shape", ["y"], ["t"]),
+                helper.make_node("Cast", ["t"], ["z"], to=TensorProto.FLOAT)],
+               [vi("c", TensorProto.BOOL, []), vi("x", F, [1])],
+               [vi("y", F, [1]), vi("z", F, [1])])
+    m = onnx.shape_inference.infer_shapes(m)  # types every branch's t, as exporters do
+    onnx.checker.check_model(m, full_check=True)
+    for c in (True, False):
+        feeds = {"c": np.array(c), "x": np.array([2.5], np.float32)}
+        for got, want in zip(_run(m, ["y", "z"], feeds), _ort(m, feeds)):
+            np.testing.assert_allclose(got, want, rtol=1e-6)
