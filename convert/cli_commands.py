@@ -223,16 +223,17 @@ def _write_outputs(folder: str, values: dict, declared: dict) -> list[str]:
 _MAX_STEM = 120
 
 
-def _file_stems(names) -> dict[str, str]:
-    """A distinct, safe file stem per output name: path separators, NUL and other
-    control characters become '_', long names are cut (with a checksum of the whole
-    name), and names that still collide get '_2', '_3', ... so no output overwrites
-    another."""
+def _file_stems(values: dict) -> dict[str, str]:
+    """A distinct, safe file stem per output (name -> value): path separators, NUL and
+    other control characters become '_', long names are cut (with a checksum of the
+    whole name), and an output whose stem or files (a sequence's STEM_0.npy, ..., a
+    map's STEM.keys.npy) would meet another's gets '_2', '_3', ... so no output
+    overwrites another."""
     import zlib
 
     stems: dict[str, str] = {}
-    taken: set[str] = set()
-    for name in names:
+    taken: set[str] = set()  # stems and file names given out, lower case
+    for name, value in values.items():
         safe = "".join("_" if c in "/\\" or c == os.sep or ord(c) < 32 else c
                        for c in name) or "output"
         if safe in (".", ".."):
@@ -241,11 +242,24 @@ def _file_stems(names) -> dict[str, str]:
             tag = f"{zlib.crc32(name.encode()):08x}"
             safe = safe.encode()[:_MAX_STEM - 9].decode(errors="ignore") + "_" + tag
         stem, k = safe, 2
-        while stem.lower() in taken:  # case-insensitive file systems too
+        # case-insensitive file systems too
+        while stem.lower() in taken or taken & {f.lower() for f in _files_of(stem, value)}:
             stem, k = f"{safe}_{k}", k + 1
         taken.add(stem.lower())
+        taken.update(f.lower() for f in _files_of(stem, value))
         stems[name] = stem
     return stems
+
+
+def _files_of(stem: str, value) -> list[str]:
+    """The file names `_write_output` gives `value` under `stem`."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [f for i, item in enumerate(value) for f in _files_of(f"{stem}_{i}", item)]
+    if isinstance(value, dict):
+        return [stem + ".keys.npy", stem + ".values.npy"]
+    return [stem + ".npy"]
 
 
 def _write_output(files, name: str, value, stem: str, dtype=None,

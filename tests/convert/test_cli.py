@@ -279,3 +279,27 @@ def test_zipmap_outputs_keep_the_declared_dtypes(tmp_path, capsys):
         assert keys.dtype == np.int64 and keys.tolist() == [0, 1, 2]
         assert values.dtype == np.float32 and abs(values.sum() - 1) < 1e-6
     assert "probs[0] values: float32[3]" in capsys.readouterr().out
+
+
+def test_outputs_whose_files_would_meet_get_distinct_names(tmp_path):
+    """A sequence output x writes x_0.npy, x_1.npy; an output named x_0 then takes
+    x_0_2.npy (it raised a ValueError traceback; before that it overwrote x_0.npy)."""
+    import onegraph as og
+    from onegraph.convert import from_onnx
+
+    graph = helper.make_graph(
+        [helper.make_node("SequenceConstruct", ["a", "a"], ["x"]),
+         helper.make_node("Neg", ["a"], ["x_0"])], "main",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2])],
+        [helper.make_value_info("x", helper.make_sequence_type_proto(
+            helper.make_tensor_type_proto(TensorProto.FLOAT, [2]))),
+         helper.make_tensor_value_info("x_0", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    og.save(from_onnx(model), tmp_path / "m.og")
+    np.save(tmp_path / "a.npy", np.array([1, 2], np.float32))
+    out = tmp_path / "out"
+    assert main(["run", str(tmp_path / "m.og"), "--input", f"a={tmp_path / 'a.npy'}",
+                 "--output-dir", str(out)]) == 0
+    assert sorted(os.listdir(out)) == ["x_0.npy", "x_0_2.npy", "x_1.npy"]
+    np.testing.assert_array_equal(np.load(out / "x_0.npy"), [1, 2])
+    np.testing.assert_array_equal(np.load(out / "x_0_2.npy"), [-1, -2])
