@@ -466,7 +466,10 @@ def _scale_into_conv(affine, w, b, conv_k, steps):
     a, sh = affine.a, affine.b
     attrs = steps[conv_k].attrs
     group = int(attrs.get("group", 1) or 1)
-    if group != 1 or a.ndim != 1 or w.shape[1] != a.shape[0] \
+    # float16 weights scaled by a and activations shifted by c leave float16's range
+    # long before float32's (the clip runs in float32, the Conv in float16)
+    if w.dtype not in (np.float32, np.float64) \
+            or group != 1 or a.ndim != 1 or w.shape[1] != a.shape[0] \
             or not np.all(np.isfinite(a)) or not np.all(a > 0) \
             or not np.all(np.isfinite(sh)):
         return None

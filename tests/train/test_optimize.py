@@ -492,3 +492,25 @@ def test_a_non_finite_constant_does_not_merge_into_the_affine_before_it():
     got = og.Session(from_onnx(model)).run("y", {"x": x})
     np.testing.assert_array_equal(got, _ort_y(model, x))
     np.testing.assert_array_equal(got.ravel(), [np.inf, -np.inf])
+
+
+def test_float16_batchnorm_relu_conv_is_not_rescaled():
+    """c = -b/a = -1e5 fits float32 but x - c leaves float16's range: the BN-Relu-Conv
+    rewrite gave inf; float16 chains now run as they are."""
+    rng = np.random.default_rng(0)
+
+    def f(a, n):
+        return numpy_helper.from_array(np.asarray(a, np.float16), n)
+    model = _ort_model(
+        [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["bn"]),
+         helper.make_node("Relu", ["bn"], ["r"]),
+         helper.make_node("Conv", ["r", "W", "B"], ["y"], pads=[1, 1, 1, 1])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 2, 4, 4])],
+        [f([1.0, 1e-3], "s"), f([0.0, 100.0], "b"), f([0, 0], "m"), f([1, 1], "v"),
+         f(rng.standard_normal((3, 2, 3, 3)) * 0.1, "W"), f(rng.standard_normal(3), "B")],
+        TensorProto.FLOAT16)
+    x = rng.standard_normal((1, 2, 4, 4)).astype(np.float16)
+    got = og.Session(from_onnx(model)).run("y", {"x": x})
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got.astype(np.float32), _ort_y(model, x).astype(np.float32),
+                               rtol=1e-2, atol=0.05)
