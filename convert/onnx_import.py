@@ -957,6 +957,11 @@ class _Importer:
                                           "given twice")
                 if a.name == "sparse_value" and node.op_type == "Constant" and \
                         node.domain in ("", "ai.onnx") and a.HasField("sparse_tensor"):
+                    others = [b.name for b in node.attribute if b.name != a.name]
+                    if others:  # `value` would silently take its place or lose it
+                        raise ConversionError(
+                            f"{where_g}: {where}: Constant: exactly one of its value "
+                            f"attributes must be given, got sparse_value and {others}")
                     # densified as sparse initializers are: the same constant as `value`
                     attrs["value"] = _sparse_to_dense(
                         a.sparse_tensor, f"{where_g}: {where} attribute 'sparse_value'")[0]

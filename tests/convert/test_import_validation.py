@@ -692,3 +692,19 @@ def test_element_types_are_looked_up_per_scope():
         feeds = {"c": np.array(c), "x": np.array([2.5], np.float32)}
         for got, want in zip(_run(m, ["y", "z"], feeds), _ort(m, feeds)):
             np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_constant_with_value_and_sparse_value_is_refused():
+    """The spec asks for exactly one value attribute; with both, the sparse one took
+    `value`'s place silently (onnxruntime quietly uses `value`)."""
+    sparse = helper.make_sparse_tensor(
+        numpy_helper.from_array(np.array([5], np.float32), "v"),
+        numpy_helper.from_array(np.array([1], np.int64), "i"), [3])
+    node = helper.make_node("Constant", [], ["y"],
+                            value=numpy_helper.from_array(np.array([1, 2, 3], np.float32)))
+    node.attribute.append(helper.make_attribute("sparse_value", sparse))
+    m = _model([node], [], [vi("y", F, [3])])
+    with pytest.raises(ConversionError, match=r"node 0 \(Constant\): Constant: exactly one "
+                                              r"of its value attributes must be given, got "
+                                              r"sparse_value and \['value'\]"):
+        from_onnx(m)
