@@ -160,7 +160,10 @@ def _target_folder(path: str) -> str:
 
 def _naming(e: OSError, path: str) -> OSError:
     """`e` naming `path` instead of a temp file; OSError(errno, ...) makes the subclass
-    the errno calls for (FileNotFoundError, PermissionError, ...)."""
+    the errno calls for (FileNotFoundError, PermissionError, ...). An error without an
+    errno (raised by the caller's own code in the block) is kept as it is."""
+    if e.errno is None:
+        return e
     return OSError(e.errno, e.strerror or str(e), path)
 
 

@@ -131,3 +131,16 @@ def test_atomic_files_replace_their_targets_together_or_not_at_all(tmp_path):
     assert (tmp_path / "a.txt").read_text() == "new a"
     assert (tmp_path / "b.txt").read_text() == "new b"
     assert sorted(os.listdir(tmp_path)) == ["a.txt", "b.txt"]
+
+
+def test_an_error_without_errno_raised_in_the_block_is_kept(tmp_path):
+    """Only file-system errors are renamed onto the target; the caller's own OSError
+    subclass without an errno came out as "[Errno None] ..." of plain OSError."""
+    class Refused(OSError):
+        pass
+
+    with pytest.raises(Refused, match="^custom failure$"):
+        with atomic_open(tmp_path / "x.bin") as f:
+            f.write(b"partial")
+            raise Refused("custom failure")
+    assert os.listdir(tmp_path) == []
