@@ -14,8 +14,8 @@ with Adam, save it with `serving` and `train` signatures, reload the file and pr
 test accuracy of the saved model.
 """
 
+import importlib.util
 import os
-import sys
 import tempfile
 
 import numpy as np
@@ -25,10 +25,18 @@ from onegraph.format import Graph, Model
 from onegraph.info import describe, format_text
 from onegraph.ops.inference import annotate_graph
 
-# the light models and their random-weight variants, shared with tests and benchmarks
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
+# the light models and their random-weight variants, shared with tests and benchmarks;
+# loaded from its file (numpy and onnx only), so no folder of the repository goes on
+# sys.path, where it would shadow installed packages (datasets, format, ...)
+_ZOO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                    "tests", "convert", "model_zoo.py")
+
+
+def _model_zoo():
+    spec = importlib.util.spec_from_file_location("onegraph_demo_model_zoo", _ZOO)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 # Session and export against onnxruntime, float32 (the issue's random-weight tolerance)
 RTOL = ATOL = 1e-4
@@ -73,15 +81,15 @@ def stage_onnx(workdir: str) -> None:
     import onnxruntime as ort
 
     from onegraph.convert import from_onnx, to_onnx
-    from tests.convert.model_zoo import light_model_path, random_weight_variant
+    zoo = _model_zoo()
 
     print("== stage 2: ONNX import/export ==")
     opts = ort.SessionOptions()
     opts.log_severity_level = 3  # the zoo model lists its weights as inputs; ORT warns
     # expose_logits: the Softmax's input is an output too, so a saturated softmax
     # cannot hide a difference
-    variant = random_weight_variant(onnx.load(light_model_path("squeezenet")), seed=0,
-                                    expose_logits=True)
+    variant = zoo.random_weight_variant(onnx.load(zoo.light_model_path("squeezenet")),
+                                        seed=0, expose_logits=True)
     src = os.path.join(workdir, "squeezenet_random.onnx")
     onnx.save(variant, src)
     model = from_onnx(src)
