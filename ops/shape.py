@@ -778,19 +778,18 @@ def _source_coords(out_len, in_len, scale, start, end, mode):
         return offset + (x + 0.5) / scale - 0.5
     if mode == "pytorch_half_pixel":
         return (x + 0.5) / scale - 0.5 if out_len > 1 else np.zeros_like(x)
+    # length_resized in align_corners and tf_crop_and_resize is the output's (whole)
+    # length, as the spec's text defines it and onnxruntime and PyTorch's
+    # interpolate(align_corners=True) compute it; the ONNX reference uses the
+    # fractional in_len * scale when scales are given (its two downsampling
+    # align_corners node tests expect that: docs/onnx_coverage.md)
     if mode == "align_corners":
-        # length_resized is the output's (whole) length, as the spec's text defines it
-        # and onnxruntime and PyTorch's interpolate(align_corners=True) compute it; the
-        # ONNX reference uses the fractional in_len * scale when scales are given
-        # (its two downsampling node tests expect that: docs/onnx_coverage.md)
         return x * (in_len - 1) / (out_len - 1) if out_len > 1 else np.zeros_like(x)
-    # With scales given, ONNX's length_resized here is the fractional in_len * scale.
-    length = in_len * scale
     if mode == "asymmetric":
         return x / scale
     if mode == "tf_crop_and_resize":
         if out_len > 1:
-            return start * (in_len - 1) + x * (end - start) * (in_len - 1) / (length - 1)
+            return start * (in_len - 1) + x * (end - start) * (in_len - 1) / (out_len - 1)
         return np.full_like(x, 0.5 * (start + end) * (in_len - 1))
     raise ShapeError(f"Resize: unknown coordinate_transformation_mode {mode!r}")
 

@@ -90,3 +90,18 @@ def test_align_corners_with_fractional_scales_matches_onnxruntime(mode):
     assert got.shape == (1, 1, 12, 12)
     assert got[0, 0, 0, 0] == 0 and abs(got[0, 0, -1, -1] - 24) < 1e-5
     np.testing.assert_allclose(got, run_onnxruntime(model, {"x": x}), rtol=1e-5, atol=1e-5)
+
+
+def test_tf_crop_and_resize_with_fractional_scales_matches_onnxruntime():
+    """5 x 0.7 = 3.5 gives 3 outputs: the crop's samples are spaced over the whole
+    length minus one, as the spec's length_resized (the reference's fractional length
+    gave 5.76 where onnxruntime gives 6)."""
+    x = np.arange(25, dtype=np.float32).reshape(1, 1, 5, 5)
+    model = one_node_model(
+        "Resize", [("x", TensorProto.FLOAT, [1, 1, 5, 5])],
+        initializers={"roi": np.array([0, 0, .2, .2, 1, 1, .8, .8], np.float32),
+                      "scales": np.array([1, 1, .7, .7], np.float32)},
+        mode="linear", coordinate_transformation_mode="tf_crop_and_resize")
+    got = onegraph.Session(from_onnx(model)).run(["y"], {"x": x})[0]
+    np.testing.assert_allclose(got, run_onnxruntime(model, {"x": x}), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[0, 0, 0], [4.8, 6.0, 7.2], rtol=1e-6)
