@@ -79,7 +79,7 @@ def test_doc_strings_change_equality_and_absent_ones_stay_empty(tmp_path):
     assert loaded.graph.doc_string == "" and loaded.graph.nodes[0].doc_string == ""
     loaded.graph.nodes[0].doc_string = "changed"
     assert loaded != model
-    # an empty doc_string writes no field: the file is the same size as before 1.5
+    # an empty doc_string writes no field: the ONNX node has none either
     assert not to_onnx(model).graph.node[0].HasField("doc_string")
 
 
