@@ -420,21 +420,29 @@ def test_float16_scale_that_would_overflow_the_folded_weights_is_not_folded():
                                rtol=2e-3)
 
 
-def test_tiny_batchnorm_scale_before_relu_and_a_padded_conv():
-    """A pruned BN channel (scale 1e-39, bias 1): c = -b/a overflowed float32 and the
-    BN-Relu-Conv rewrite gave -inf/NaN."""
+def _bn_relu_conv(scale, bias, dtype, w_factor=1.0):
+    """BatchNormalization (scale, bias; mean 0, var 1) -> Relu -> 3x3 Conv with padding
+    in `dtype`, and a seeded input for it."""
     rng = np.random.default_rng(0)
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
 
     def f(a, n):
-        return numpy_helper.from_array(np.asarray(a, np.float32), n)
+        return numpy_helper.from_array(np.asarray(a, dtype), n)
     model = _ort_model(
         [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["bn"]),
          helper.make_node("Relu", ["bn"], ["r"]),
          helper.make_node("Conv", ["r", "W", "B"], ["y"], pads=[1, 1, 1, 1])],
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
-        [f([1.0, 1e-39], "s"), f([0.0, 1.0], "b"), f([0, 0], "m"), f([1, 1], "v"),
-         f(rng.standard_normal((3, 2, 3, 3)), "W"), f(rng.standard_normal(3), "B")])
-    x = rng.standard_normal((1, 2, 4, 4)).astype(np.float32)
+        [helper.make_tensor_value_info("x", elem, [1, 2, 4, 4])],
+        [f(scale, "s"), f(bias, "b"), f([0, 0], "m"), f([1, 1], "v"),
+         f(rng.standard_normal((3, 2, 3, 3)) * w_factor, "W"), f(rng.standard_normal(3), "B")],
+        elem)
+    return model, rng.standard_normal((1, 2, 4, 4)).astype(dtype)
+
+
+def test_tiny_batchnorm_scale_before_relu_and_a_padded_conv():
+    """A pruned BN channel (scale 1e-39, bias 1): c = -b/a overflowed float32 and the
+    BN-Relu-Conv rewrite gave -inf/NaN."""
+    model, x = _bn_relu_conv([1.0, 1e-39], [0.0, 1.0], np.float32)
     np.testing.assert_allclose(og.Session(from_onnx(model)).run("y", {"x": x}),
                                _ort_y(model, x), rtol=1e-4, atol=1e-5)
 
@@ -497,19 +505,7 @@ def test_a_non_finite_constant_does_not_merge_into_the_affine_before_it():
 def test_float16_batchnorm_relu_conv_is_not_rescaled():
     """c = -b/a = -1e5 fits float32 but x - c leaves float16's range: the BN-Relu-Conv
     rewrite gave inf; float16 chains now run as they are."""
-    rng = np.random.default_rng(0)
-
-    def f(a, n):
-        return numpy_helper.from_array(np.asarray(a, np.float16), n)
-    model = _ort_model(
-        [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["bn"]),
-         helper.make_node("Relu", ["bn"], ["r"]),
-         helper.make_node("Conv", ["r", "W", "B"], ["y"], pads=[1, 1, 1, 1])],
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 2, 4, 4])],
-        [f([1.0, 1e-3], "s"), f([0.0, 100.0], "b"), f([0, 0], "m"), f([1, 1], "v"),
-         f(rng.standard_normal((3, 2, 3, 3)) * 0.1, "W"), f(rng.standard_normal(3), "B")],
-        TensorProto.FLOAT16)
-    x = rng.standard_normal((1, 2, 4, 4)).astype(np.float16)
+    model, x = _bn_relu_conv([1.0, 1e-3], [0.0, 100.0], np.float16, w_factor=0.1)
     got = og.Session(from_onnx(model)).run("y", {"x": x})
     assert np.all(np.isfinite(got))
     np.testing.assert_allclose(got.astype(np.float32), _ort_y(model, x).astype(np.float32),
