@@ -116,7 +116,7 @@ def cmd_run(args) -> int:
         OSError: the model file cannot be opened.
     """
     import onegraph as og
-    from ..train.session import Session
+    from ..train.session import Session, input_mismatch
 
     model = og.load(args.model)
     g = model.graph
@@ -134,11 +134,9 @@ def cmd_run(args) -> int:
         declared = {g.tensors[i].name: g.tensors[i] for i in g.outputs}
         outputs = list(declared)
     feeds = _parse_inputs(args.input, takes)
-    missing, unknown = sorted(needs - set(feeds)), sorted(set(feeds) - takes)
-    if missing or unknown:
-        said = [f"{k} {v}" for k, v in (("missing", missing), ("unknown", unknown)) if v]
-        raise OneGraphError(f"--input: {what} takes inputs {sorted(takes)}; "
-                            + ", ".join(said))
+    problem = input_mismatch(what, takes, needs, feeds)
+    if problem:  # the words Session.run_signature uses, for the flag
+        raise OneGraphError(f"--input: {problem}")
     # every argument and every place written is checked before the model runs
     if args.runs < 1:
         raise OneGraphError(f"--runs {args.runs}: must be at least 1")

@@ -289,11 +289,10 @@ class Session:
             known = sorted(self.model.signatures) if self.model else []
             raise OneGraphError(f"no signature {name!r} (available: {known})")
         sig = self.model.signatures[name]
-        missing = set(sig.inputs) - set(inputs)
-        extra = set(inputs) - set(sig.inputs)
-        if missing or extra:
-            raise OneGraphError(f"signature {name!r} takes inputs {sorted(sig.inputs)}; "
-                                f"missing {sorted(missing)}, unknown {sorted(extra)}")
+        problem = input_mismatch(f"signature {name!r}", set(sig.inputs), set(sig.inputs),
+                                 inputs)
+        if problem:
+            raise OneGraphError(problem)
         keys = sorted(sig.outputs)
         fetches = [sig.outputs[k] for k in keys] + [NodeTarget(n) for n in sig.targets]
         return keys, fetches, {sig.inputs[k]: v for k, v in inputs.items()}
@@ -698,6 +697,17 @@ def _flatten(fetches):
         leaves, sub = _flatten([fetches[k] for k in keys])
         return leaves, lambda values: dict(zip(keys, sub(values)))
     return [fetches], lambda values: values[0]
+
+
+def input_mismatch(what: str, takes: set, needs: set, given) -> str | None:
+    """What is wrong with the input keys `given` for `what` (a signature, a graph),
+    which takes the keys `takes` and needs `needs`: "signature 'serving' takes inputs
+    ['x']; missing ['x'], unknown ['z']" (an empty list left out), or None."""
+    missing, unknown = sorted(needs - set(given)), sorted(set(given) - takes)
+    if not missing and not unknown:
+        return None
+    said = [f"{k} {v}" for k, v in (("missing", missing), ("unknown", unknown)) if v]
+    return f"{what} takes inputs {sorted(takes)}; " + ", ".join(said)
 
 
 def _check_tensor_feed(t, value):

@@ -66,3 +66,20 @@ def test_top_level_names_are_the_training_api_and_listed():
     assert isinstance(x, og.Tensor)
     assert og.IRTensor is onegraph.format.Tensor and og.IRGraph is onegraph.format.Graph
     assert {"Session", "RunMetadata", "placeholder", "nn", "Tensor"} <= set(dir(og))
+
+
+def test_run_signature_names_missing_and_unknown_keys_as_the_cli_does(tmp_path, capsys):
+    """Session.run_signature and `onegraph run --input` word a key mismatch alike (the
+    CLI adds the flag); an empty list is left out."""
+    from onegraph.cli import main
+
+    model = _topk_model()
+    with pytest.raises(OneGraphError, match=r"^signature 'serving' takes inputs \['x'\]; "
+                                            r"missing \['x'\]$"):
+        og.Session(model).run_signature("serving")
+    with pytest.raises(OneGraphError, match=r"missing \['x'\], unknown \['z'\]$"):
+        og.Session(model).run_signature("serving", z=np.zeros(5, np.float32))
+    og.save(model, tmp_path / "m.og")
+    assert main(["run", str(tmp_path / "m.og")]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "--input: signature 'serving' takes inputs ['x']; missing ['x']")
