@@ -22,8 +22,6 @@ from __future__ import annotations
 import json
 import os
 import struct
-import time
-import tracemalloc
 import zlib
 
 import flatbuffers
@@ -40,20 +38,7 @@ from onegraph.format.fb import (Buffer, Graph as FbGraph, KeyValue, Model as FbM
 from onegraph.format.reader import parse
 
 from . import craft
-
-
-def bounded(fn, seconds: float = 2.0, peak_bytes: int = 32 << 20):
-    """Run fn(); assert it took < seconds and allocated < peak_bytes (tracemalloc)."""
-    tracemalloc.start()
-    start = time.monotonic()
-    try:
-        return fn()
-    finally:
-        elapsed = time.monotonic() - start
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-        assert elapsed < seconds, f"took {elapsed:.2f}s"
-        assert peak < peak_bytes, f"allocated {peak} bytes at peak"
+from .limits import bounded
 
 
 def finish(b: flatbuffers.Builder, model_fn) -> bytes:
