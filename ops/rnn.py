@@ -4,9 +4,12 @@ The ONNX recurrent ops RNN, GRU and LSTM (opset 22 semantics, incl. `layout`).
 
 Kernels work in time-major order ``[T, B, ...]`` internally (layout 1 is transposed in
 and out). The input projection ``X @ W^T (+ Wb + Rb)`` of every time step and both
-directions is one GEMM before the time loop; inside the loop each step is one
-``H @ R^T`` GEMM plus vectorised gate math over batch and hidden units. The per-step
-cell math lives in the small `_*_cell` functions so a gradient rule can reuse it.
+directions is one GEMM before the time loop. The directions of a bidirectional op run
+in the same loop, stacked; each step is one ``H @ R^T`` GEMM over them plus a fixed
+number of in-place numpy calls over batch and hidden units (`_rnn_loop`, `_gru_loop`,
+`_lstm_loop`), into buffers allocated once per run. The gradient kernels
+(`rnn_grad_kernels.py`) recompute the forward pass with their own loop, which keeps
+every step's gates.
 
 ``sequence_lens`` is handled by masking: at step t a batch entry with length <= t keeps
 its state and writes zeros to Y, so Y_h / Y_c hold the last valid state (for the
@@ -41,36 +44,50 @@ _ACT_PARAMS = {
 }
 
 
-def _sigmoid(x, a, b):
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+def _sigmoid(x, out):
+    """1 / (1 + e^-x) into out (which may be x). e^-x overflows to inf for x below
+    about -88 (float32), which gives exactly 0; callers run under
+    np.errstate(over="ignore", under="ignore")."""
+    np.negative(x, out=out)
+    np.exp(out, out=out)
+    out += 1
+    return np.reciprocal(out, out=out)
 
 
 def _act_fn(name):
-    """Return fn(x, alpha, beta) for an activation name."""
+    """Return fn(x, alpha, beta, out) -> the activation of x, written into `out` by the
+    common ones (sigmoid, tanh, relu), returned as a new array by the others."""
     return {
-        "sigmoid": _sigmoid,
-        "tanh": lambda x, a, b: np.tanh(x),
-        "relu": lambda x, a, b: relu(x),
-        "hardsigmoid": lambda x, a, b: np.clip(a * x + b, 0, 1),
-        "leakyrelu": lambda x, a, b: np.where(x < 0, a * x, x),
-        "thresholdedrelu": lambda x, a, b: np.where(x > a, x, 0),
-        "scaledtanh": lambda x, a, b: a * np.tanh(b * x),
-        "affine": lambda x, a, b: a * x + b,
-        "elu": lambda x, a, b: np.where(x < 0, a * np.expm1(np.minimum(x, 0)), x),
-        "softsign": lambda x, a, b: x / (1 + np.abs(x)),
-        "softplus": lambda x, a, b: np.logaddexp(0, x),
+        "sigmoid": lambda x, a, b, out: _sigmoid(x, out),
+        "tanh": lambda x, a, b, out: np.tanh(x, out=out),
+        "relu": lambda x, a, b, out: relu(x, out=out),
+        "hardsigmoid": lambda x, a, b, out: np.clip(a * x + b, 0, 1),
+        "leakyrelu": lambda x, a, b, out: np.where(x < 0, a * x, x),
+        "thresholdedrelu": lambda x, a, b, out: np.where(x > a, x, 0),
+        "scaledtanh": lambda x, a, b, out: a * np.tanh(b * x),
+        "affine": lambda x, a, b, out: a * x + b,
+        "elu": lambda x, a, b, out: np.where(x < 0, a * np.expm1(np.minimum(x, 0)), x),
+        "softsign": lambda x, a, b, out: x / (1 + np.abs(x)),
+        "softplus": lambda x, a, b, out: np.logaddexp(0, x),
     }[name]
 
 
 def _bind(name, alpha, beta, dtype):
+    """An activation act(x, out=None) that writes its result into `out` (default: x
+    itself, arrays of `dtype`); act.key tells activations with the same name and
+    parameters apart."""
     fn = _act_fn(name)
     a = dtype.type(alpha)
     b = dtype.type(beta)
 
-    def act(x):
-        return np.asarray(fn(x, a, b), dtype=dtype)
+    def act(x, out=None):
+        out = x if out is None else out
+        y = fn(x, a, b, out)
+        if y is not out:
+            out[...] = y
+        return out
     act.__name__ = name
+    act.key = (name, float(a), float(b))
     return act
 
 
@@ -105,15 +122,27 @@ def _activations(op_name, attrs, per_dir, defaults, num_dirs, dtype):
 
 
 def _clipper(clip, dtype):
+    """clip_(x): x clipped to [-clip, clip] in place, or None without a clip."""
     if clip is None:
-        return lambda x: x
+        return None
     c = dtype.type(clip)
-    return lambda x: np.clip(x, -c, c)
+    return lambda x: np.clip(x, -c, c, out=x)
 
 
-# ---------------------------------------------------------------------------------------
-# Per-step cell math (shared with a future gradient rule)
-#
+def _for_directions(acts):
+    """One in-place activation over the stacked directions [D, ...]: the activation
+    itself when every direction has the same one, else one call per direction."""
+    if all(act.key == acts[0].key for act in acts):
+        return acts[0]
+
+    def per_direction(x, out=None):
+        out = x if out is None else out
+        for d, act in enumerate(acts):
+            act(x[d], out[d])
+        return out
+    return per_direction
+
+
 def input_projection(x, w, wb, rb, hs, linear_before_reset):
     """Every step's input GEMM at once: x [T, B, I] @ W [D, G*H, I]^T plus the biases,
     as [T, B, D, G*H]. Wb and Rb ([D, G*H] each) are folded in, except that a GRU with
@@ -127,53 +156,140 @@ def input_projection(x, w, wb, rb, hs, linear_before_reset):
     return xw.reshape(t_len, batch, nd, gh) + folded
 
 
-# xw: this step's input projection [B, G*H] with biases folded in; h, c: [B, H];
-# rt: R^T of one direction [H, G*H].
+# ---------------------------------------------------------------------------------------
+# The time loops
+#
+# Both directions of a bidirectional op run in the same loop, stacked as [D, B, ...]:
+# at loop step s, a forward direction reads time s and a reversed one time T-1-s.
+# xs [T, D, B, G*H]: the input projections (biases folded in) in that order; rt
+# [D, H, G*H]: R^T per direction; h, c [D, B, H]: state buffers the loop owns;
+# ys [T, D, B, H]: every step's H in loop order (zeros where masked); mask
+# [T, D, B, 1] or None. Every step is a fixed number of numpy calls into buffers
+# allocated once, whatever the batch and hidden sizes. Each returns the final
+# (h, c); h may be a view of ys.
 
 
-def _rnn_cell(xw, h, rt, f, clip):
+def _masked_update(s, mask, h, c, hn, cn, ys):
+    """Take the new state only where step s is inside the sequence; write H there."""
+    m = mask[s]
+    np.copyto(h, hn, where=m)
+    if c is not None:
+        np.copyto(c, cn, where=m)
+    np.copyto(ys[s], hn, where=m)
+
+
+def _rnn_loop(xs, rt, h, ys, mask, f, clip):
     """H_t = f(clip(X_t W^T + H_{t-1} R^T + Wb + Rb))."""
-    return f(clip(xw + h @ rt))
+    hn = np.empty_like(h) if mask is not None else None
+    for s in range(xs.shape[0]):
+        out = ys[s] if mask is None else hn
+        np.matmul(h, rt, out=out)
+        out += xs[s]
+        if clip is not None:
+            clip(out)
+        f(out)
+        if mask is None:
+            h = out
+        else:
+            _masked_update(s, mask, h, None, hn, None, ys)
+    return h, None
 
 
-def _gru_cell(xw, h, rt, rbh, f, g, clip, linear_before_reset):
-    """GRU step with gate order z, r, h.
-
-    With linear_before_reset the reset gate multiplies (H R_h^T + Rb_h); then `xw`'s h
-    block must not include Rb_h and `rbh` carries it; otherwise it is folded into `xw`.
-    """
+def _gru_loop(xs, rt, h, ys, mask, f, g, clip, rbh, linear_before_reset):
+    """GRU steps with gate order z, r, h: z, r = f(X W^T + H R^T + biases); the new
+    gate hh = g(X W_h^T + (r * H) R_h^T + biases), or with linear_before_reset
+    g(X W_h^T + Wb_h + r * (H R_h^T + Rb_h)), where xs's h block lacks Rb_h and `rbh`
+    [D, 1, H] carries it; H_t = (1 - z) * hh + z * H_{t-1}."""
     hs = h.shape[-1]
-    hr = h @ rt[:, :2 * hs]
-    z = f(clip(xw[:, :hs] + hr[:, :hs]))
-    r = f(clip(xw[:, hs:2 * hs] + hr[:, hs:]))
-    if linear_before_reset:
-        hh = g(clip(xw[:, 2 * hs:] + r * (h @ rt[:, 2 * hs:] + rbh)))
-    else:
-        hh = g(clip(xw[:, 2 * hs:] + (r * h) @ rt[:, 2 * hs:]))
-    return (1 - z) * hh + z * h
+    full = np.empty(h.shape[:-1] + (3 * hs,), h.dtype) if linear_before_reset else None
+    rt_zr, rt_h = rt[..., :2 * hs], rt[..., 2 * hs:]
+    zr = np.empty(h.shape[:-1] + (2 * hs,), h.dtype)
+    z, r = zr[..., :hs], zr[..., hs:]
+    hh, tmp = np.empty_like(h), np.empty_like(h)
+    hn = np.empty_like(h) if mask is not None else None
+    for s in range(xs.shape[0]):
+        x = xs[s]
+        if linear_before_reset:
+            np.matmul(h, rt, out=full)
+            np.add(full[..., :2 * hs], x[..., :2 * hs], out=zr)
+        else:
+            np.matmul(h, rt_zr, out=zr)
+            zr += x[..., :2 * hs]
+        if clip is not None:
+            clip(zr)
+        f(zr)
+        if linear_before_reset:
+            np.add(full[..., 2 * hs:], rbh, out=hh)
+            hh *= r
+        else:
+            np.multiply(r, h, out=tmp)
+            np.matmul(tmp, rt_h, out=hh)
+        hh += x[..., 2 * hs:]
+        if clip is not None:
+            clip(hh)
+        g(hh)
+        # (1 - z) * hh + z * h, as hh + z * (h - hh)
+        np.subtract(h, hh, out=tmp)
+        tmp *= z
+        out = ys[s] if mask is None else hn
+        np.add(hh, tmp, out=out)
+        if mask is None:
+            h = out
+        else:
+            _masked_update(s, mask, h, None, hn, None, ys)
+    return h, None
 
 
-def _lstm_cell(xw, h, c, rt, p, f, g, act_h, clip, input_forget):
-    """LSTM step with gate order i, o, f, c and peepholes p = (Pi, Po, Pf) or None.
-
-    Returns (H_t, C_t).
-    """
+def _lstm_loop(xs, rt, h, c, ys, mask, f, g, act_h, clip, peep, input_forget):
+    """LSTM steps with gate order i, o, f, c and peepholes peep = (Pi, Po, Pf) (each
+    [D, 1, H]) or None: i = f(Xi + Pi * C), ft = f(Xf + Pf * C) (or 1 - i with
+    input_forget), C_t = ft * C + i * g(Xc), o = f(Xo + Po * C_t), H_t = o * act_h(C_t),
+    where X* are the gates' X W^T + H R^T + biases, each clipped."""
     hs = h.shape[-1]
-    pre = xw + h @ rt
-    pi = pre[:, :hs]
-    po = pre[:, hs:2 * hs]
-    pf = pre[:, 2 * hs:3 * hs]
-    pc = pre[:, 3 * hs:]
-    if p is not None:
-        pi = pi + p[0] * c
-        pf = pf + p[2] * c
-    i = f(clip(pi))
-    ft = (1 - i) if input_forget else f(clip(pf))
-    c_new = ft * c + i * g(clip(pc))
-    if p is not None:
-        po = po + p[1] * c_new
-    o = f(clip(po))
-    return o * act_h(c_new), c_new
+    pre = np.empty(h.shape[:-1] + (4 * hs,), h.dtype)
+    gi, go, gf, gc = (pre[..., k * hs:(k + 1) * hs] for k in range(4))
+    cn, tmp = np.empty_like(c), np.empty_like(c)
+    hn = np.empty_like(h) if mask is not None else None
+    for s in range(xs.shape[0]):
+        np.matmul(h, rt, out=pre)
+        pre += xs[s]
+        if peep is None:
+            if clip is not None:
+                clip(pre)
+            f(pre[..., :3 * hs])  # i, o and f in one call
+            g(gc)
+        else:
+            np.multiply(peep[0], c, out=tmp)
+            gi += tmp
+            np.multiply(peep[2], c, out=tmp)
+            gf += tmp
+            if clip is not None:
+                clip(gi)
+                clip(gf)
+                clip(gc)
+            f(gi)
+            f(gf)
+            g(gc)
+        if input_forget:
+            np.subtract(1, gi, out=gf)
+        np.multiply(gf, c, out=cn)
+        gc *= gi
+        cn += gc
+        if peep is not None:
+            np.multiply(peep[1], cn, out=tmp)
+            go += tmp
+            if clip is not None:
+                clip(go)
+            f(go)
+        act_h(cn, tmp)
+        out = ys[s] if mask is None else hn
+        np.multiply(go, tmp, out=out)
+        if mask is None:
+            h = out
+            c, cn = cn, c
+        else:
+            _masked_update(s, mask, h, c, hn, cn, ys)
+    return h, c
 
 
 # ---------------------------------------------------------------------------------------
@@ -289,44 +405,42 @@ def _recurrent_kernel(op_name):
             _check(op_name, peep.shape == (nd, 3 * hs),
                    f"P shape {peep.shape}, want {(nd, 3 * hs)}")
 
-        y = np.zeros((t_len, nd, batch, hs), dt)
-        y_h = np.empty((nd, batch, hs), dt)
-        y_c = np.empty((nd, batch, hs), dt) if is_lstm else None
-        reverse = attrs["direction"] == "reverse"
-        for d in range(nd):
-            rt = r[d].T
-            h = h0[d]
-            c = c0[d] if is_lstm else None
-            steps = range(t_len - 1, -1, -1) if (reverse or d == 1) else range(t_len)
+        # loop order: direction d at loop step s reads time s, or T-1-s when reversed
+        reversed_dirs = [attrs["direction"] == "reverse" or d == 1 for d in range(nd)]
+        if any(reversed_dirs):
+            xs = np.empty((t_len, nd, batch, gh), dt)
+            for d, rev in enumerate(reversed_dirs):
+                xs[:, d] = xw[::-1, :, d] if rev else xw[:, :, d]
+        else:
+            xs = xw.transpose(0, 2, 1, 3)
+        mask = None
+        if valid is not None:
+            mask = np.stack([valid[::-1] if rev else valid for rev in reversed_dirs], 1)
+        rt = r.transpose(0, 2, 1)  # a view: BLAS reads R transposed, no copy per call
+        h = np.array(h0, dtype=dt, order="C")  # the loops overwrite their state
+        ys = (np.zeros if mask is not None else np.empty)((t_len, nd, batch, hs), dt)
+        act = [_for_directions([acts[d][k] for d in range(nd)])
+               for k in range(len(acts[0]))]
+        # sigmoid's e^-x overflows to inf (giving exactly 0) far below zero and
+        # underflows to 0 far above it: both are its exact float results
+        with np.errstate(over="ignore", under="ignore"):
             if op_name == "RNN":
-                def step(t, h, c, f=acts[d][0]):
-                    return _rnn_cell(xw[t, :, d], h, rt, f, clip), None
+                h, c = _rnn_loop(xs, rt, h, ys, mask, act[0], clip)
             elif op_name == "GRU":
-                rbh = rb[d, 2 * hs:]
-
-                def step(t, h, c, f=acts[d][0], g=acts[d][1]):
-                    return _gru_cell(xw[t, :, d], h, rt, rbh, f, g, clip, lbr), None
+                h, c = _gru_loop(xs, rt, h, ys, mask, act[0], act[1], clip,
+                                 rb[:, 2 * hs:].reshape(nd, 1, hs), lbr)
             else:
-                p = None if peep is None else (peep[d, :hs], peep[d, hs:2 * hs],
-                                               peep[d, 2 * hs:])
-                ifg = bool(attrs["input_forget"])
-
-                def step(t, h, c, f=acts[d][0], g=acts[d][1], ah=acts[d][2]):
-                    return _lstm_cell(xw[t, :, d], h, c, rt, p, f, g, ah, clip, ifg)
-            for t in steps:
-                h_new, c_new = step(t, h, c)
-                if valid is None:
-                    h, c = h_new, c_new
-                    y[t, d] = h_new
-                else:
-                    m = valid[t]
-                    h = np.where(m, h_new, h)
-                    if is_lstm:
-                        c = np.where(m, c_new, c)
-                    y[t, d] = np.where(m, h_new, 0)
-            y_h[d] = h
-            if is_lstm:
-                y_c[d] = c
+                p = None if peep is None else tuple(
+                    peep[:, k * hs:(k + 1) * hs].reshape(nd, 1, hs) for k in range(3))
+                h, c = _lstm_loop(xs, rt, h, np.array(c0, dtype=dt, order="C"), ys, mask,
+                                  act[0], act[1], act[2], clip, p,
+                                  bool(attrs["input_forget"]))
+        y_h = h.copy() if np.may_share_memory(h, ys) else h
+        y_c = c
+        y = ys
+        for d, rev in enumerate(reversed_dirs):
+            if rev:  # back to time order (numpy buffers the overlapping copy)
+                y[:, d] = y[::-1, d]
 
         if layout == 1:
             y = y.transpose(2, 0, 1, 3)

@@ -199,3 +199,79 @@ def test_sequence_lens_outside_the_sequence_is_refused(lens):
     with pytest.raises(ShapeError, match=r"sequence_lens\[1\] = -?\d is outside \[0, 4\]"):
         op.kernel([x, w, r, None, np.array(lens, np.int32)],
                   op.resolve_attrs({"hidden_size": 3}), None)
+
+
+# ---------------------------------------------------------------------------------------
+# The stacked-direction time loops against onnxruntime, across the attribute space
+
+def _loop_cases():
+    rng = np.random.default_rng(7)
+    cases = []
+    for op_type in ("RNN", "GRU", "LSTM"):
+        for direction in ("forward", "reverse", "bidirectional"):
+            for k in range(4):
+                attrs = dict(direction=direction)
+                if k % 2:
+                    attrs["clip"] = 1.5
+                if op_type == "GRU":
+                    attrs["linear_before_reset"] = k // 2
+                if op_type == "LSTM":
+                    attrs["input_forget"] = int(rng.integers(2))
+                cases.append((op_type, attrs, op_type == "LSTM" and k >= 2, k >= 2))
+    return cases
+
+
+@pytest.mark.parametrize("op_type,attrs,peepholes,with_lens", _loop_cases(),
+                         ids=lambda v: str(v) if not isinstance(v, dict) else
+                         "-".join(f"{k}{v_}" for k, v_ in v.items()))
+def test_time_loops_vs_onnxruntime(op_type, attrs, peepholes, with_lens):
+    """Every direction, clip, linear_before_reset, input_forget and peephole setting,
+    with and without sequence_lens and initial states, on weights large enough to
+    saturate the gates (pre-activations reach +-30)."""
+    rng = np.random.default_rng(hash((op_type, tuple(attrs.items()), peepholes)) % 2**32)
+    t_len, batch, in_size, hs = 6, 3, 4, 5
+    nd = 2 if attrs["direction"] == "bidirectional" else 1
+    feeds = _weights(rng, op_type, nd, hs, in_size, peepholes=peepholes)
+    feeds["W"] *= 6
+    feeds["X"] = rng.standard_normal((t_len, batch, in_size)).astype(np.float32)
+    if with_lens:
+        feeds["sequence_lens"] = np.array([6, 1, 3], dtype=np.int32)
+        feeds["initial_h"] = rng.standard_normal((nd, batch, hs)).astype(np.float32)
+        if op_type == "LSTM":
+            feeds["initial_c"] = rng.standard_normal((nd, batch, hs)).astype(np.float32)
+    before = {k: v.copy() for k, v in feeds.items()}
+    outputs = ["Y", "Y_h", "Y_c"] if op_type == "LSTM" else ["Y", "Y_h"]
+    want, got, _, _ = _run_both(op_type, feeds, dict(attrs, hidden_size=hs), outputs)
+    for w, g in zip(want, got):
+        assert g.dtype == np.float32 and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+    for k, v in feeds.items():  # the loops work on their own copies of the states
+        np.testing.assert_array_equal(v, before[k], err_msg=k)
+
+
+def test_gates_saturate_without_warnings_or_nans():
+    """Pre-activations far beyond float32's exp range give gates of exactly 0 and 1."""
+    op = get_op("LSTM")
+    x = np.array([[[1e3]], [[-1e3]], [[np.inf]], [[-np.inf]]], np.float32)
+    w = np.ones((1, 4, 1), np.float32)
+    r = np.zeros((1, 4, 1), np.float32)
+    with np.errstate(all="raise"):
+        y, y_h, y_c = op.kernel([x, w, r], op.resolve_attrs({"hidden_size": 1}), None)
+    # i = o = f = 1 and g = 1 first: c = 1, h = tanh(1); then 0 gates keep nothing
+    np.testing.assert_allclose(y.ravel(), [np.tanh(1), 0, np.tanh(1), 0], rtol=1e-6)
+    assert y_c.item() == 0
+
+
+@pytest.mark.parametrize("op_type", ["RNN", "GRU", "LSTM"])
+def test_empty_sequence_and_batch(op_type):
+    op = get_op(op_type)
+    g = _GATES[op_type]
+    w = np.ones((2, 2 * g, 3), np.float32)
+    r = np.ones((2, 2 * g, 2), np.float32)
+    attrs = op.resolve_attrs({"hidden_size": 2, "direction": "bidirectional"})
+    h0 = np.arange(2 * 4 * 2, dtype=np.float32).reshape(2, 4, 2)
+    out = op.kernel([np.zeros((0, 4, 3), np.float32), w, r, None, None, h0], attrs, None)
+    assert out[0].shape == (0, 2, 4, 2)
+    np.testing.assert_array_equal(out[1], h0)  # no step: the initial state
+    out = op.kernel([np.zeros((5, 0, 3), np.float32), w, r], attrs, None)
+    assert out[0].shape == (5, 2, 0, 2) and out[1].shape == (2, 0, 2)
