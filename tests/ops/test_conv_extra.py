@@ -100,6 +100,13 @@ CONVT_CASES = [
     ("output_shape", (1, 2, 4, 4), (2, 3, 3, 3), dict(strides=[2, 2], output_shape=[9, 10])),
     ("same upper", (1, 2, 4, 5), (2, 3, 3, 3), dict(strides=[2, 2], auto_pad="SAME_UPPER")),
     ("1d", (1, 3, 7), (3, 2, 4), dict(strides=[2], pads=[1, 2])),
+    # strided without dilation: the output-phase col2im
+    ("4x4/2 decoder", (2, 8, 7, 6), (8, 4, 4, 4), dict(strides=[2, 2], pads=[1, 1, 1, 1])),
+    ("stride above kernel", (1, 3, 4, 5), (3, 2, 2, 3), dict(strides=[3, 4])),
+    ("one strided dim", (1, 2, 5, 4), (2, 3, 3, 2), dict(strides=[1, 2], pads=[0, 1, 2, 0])),
+    ("groups stride", (2, 6, 3, 3), (6, 2, 3, 3), dict(group=3, strides=[2, 2],
+                                                      output_padding=[1, 0])),
+    ("3d", (1, 2, 3, 4, 3), (2, 3, 3, 2, 4), dict(strides=[2, 2, 3], pads=[1, 0, 1, 1, 0, 2])),
 ]
 
 
