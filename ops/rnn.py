@@ -13,7 +13,9 @@ every step's gates.
 
 ``sequence_lens`` is handled by masking: at step t a batch entry with length <= t keeps
 its state and writes zeros to Y, so Y_h / Y_c hold the last valid state (for the
-reverse direction each entry starts at its own last valid step). float16/bfloat16 are
+reverse direction each entry starts at its own last valid step). An entry of length 0
+keeps its initial state, as TensorFlow's dynamic_rnn does; the ONNX spec leaves it open
+(onnx/onnx#1674) and onnxruntime writes zeros to Y_h / Y_c instead. float16/bfloat16 are
 computed in float32 and cast back; float32/float64 are computed as given.
 """
 
