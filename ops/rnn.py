@@ -50,7 +50,9 @@ def _sigmoid(x, out):
     """1 / (1 + e^-x) into out (which may be x). e^-x overflows to inf for x below
     about -88 (float32), which gives exactly 0; callers run under
     np.errstate(over="ignore", under="ignore")."""
-    np.negative(x, out=out)
+    # not np.negative: numpy 2.4's float32 negative writes wrong values into a strided
+    # out whose last axis has length 1 (a gate's [D, B, 1] slice when H = 1)
+    np.multiply(x, x.dtype.type(-1), out=out)
     np.exp(out, out=out)
     out += 1
     return np.reciprocal(out, out=out)
