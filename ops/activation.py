@@ -415,6 +415,15 @@ def _axis(attrs, rank, op_name):
     return axis % rank if rank else 0
 
 
+def _infer_along_axis(op_name):
+    """infer_same, checking `axis` against the input's rank when the rank is known."""
+    def infer(attrs, inputs):
+        if inputs[0].shape is not None:
+            _axis(attrs, len(inputs[0].shape), op_name)
+        return infer_same(attrs, inputs)
+    return infer
+
+
 def _softmax_kernel(inputs, attrs, ctx):
     """Softmax along `axis`, shifted by the max so exp cannot overflow."""
     x = np.asarray(inputs[0])
@@ -524,11 +533,14 @@ def _build():
         define("PRelu", ["X", "slope"], ["Y"], _prelu_kernel, infer=infer_elementwise,
                since_version=16),
         define("Softmax", ["input"], ["output"], _softmax_kernel,
-               attrs=[("axis", "int", -1)], infer=infer_same, since_version=13),
+               attrs=[("axis", "int", -1)], infer=_infer_along_axis("Softmax"),
+               since_version=13),
         define("LogSoftmax", ["input"], ["output"], _log_softmax_kernel,
-               attrs=[("axis", "int", -1)], infer=infer_same, since_version=13),
+               attrs=[("axis", "int", -1)], infer=_infer_along_axis("LogSoftmax"),
+               since_version=13),
         define("Hardmax", ["input"], ["output"], _hardmax_kernel,
-               attrs=[("axis", "int", -1)], infer=infer_same, since_version=13),
+               attrs=[("axis", "int", -1)], infer=_infer_along_axis("Hardmax"),
+               since_version=13),
     ]
     return tuple(sorted(ops, key=lambda op: op.name))
 

@@ -120,16 +120,30 @@ def _reshape_target(in_shape, target, allowzero):
             if rest == 0:
                 raise ShapeError(f"Reshape: cannot infer the -1 in {list(target)}: the "
                                  f"other dims multiply to 0")
+            if total % rest:
+                raise ShapeError(f"Reshape: cannot reshape {list(in_shape)} ({total} "
+                                 f"values) to {list(target)}: {total} is not a multiple "
+                                 f"of {rest}")
             out[out.index(-1)] = total // rest
     return tuple(out)
+
+
+def _check_reshape_size(in_shape, out_shape, target):
+    """ShapeError unless a fully known input and output hold as many values."""
+    total, want = _prod(in_shape), _prod(out_shape)
+    if total is not None and want is not None and total != want:
+        raise ShapeError(f"Reshape: cannot reshape {list(in_shape)} ({total} values) to "
+                         f"{list(target)} ({want} values)")
 
 
 def _reshape(inputs, attrs, ctx):
     """Reshape with ONNX 0 (copy dim unless allowzero) and -1 (inferred) entries."""
     x, shape = inputs
-    target = np.asarray(shape).reshape(-1).tolist()
-    if 0 in target or -1 in target:
-        target = _reshape_target(x.shape, [int(d) for d in target], attrs["allowzero"])
+    given = [int(d) for d in np.asarray(shape).reshape(-1).tolist()]
+    target = given
+    if 0 in target or any(d < 0 for d in target):
+        target = list(_reshape_target(x.shape, given, attrs["allowzero"]))
+    _check_reshape_size(x.shape, target, given)
     return (np.reshape(x, target),)
 
 
@@ -138,8 +152,10 @@ def _infer_reshape(attrs, inputs):
     """Output shape from the shape input's value, else rank from its length."""
     x, shape = inputs
     if shape.value is not None:
-        return [TensorInfo(x.dtype, _reshape_target(x.shape, _ints(shape.value),
-                                                    attrs["allowzero"]))]
+        target = _ints(shape.value)
+        out = _reshape_target(x.shape, target, attrs["allowzero"])
+        _check_reshape_size(x.shape, out, target)
+        return [TensorInfo(x.dtype, out)]
     n = _len1d(shape)
     return [TensorInfo(x.dtype, None if n is None else (None,) * n)]
 
@@ -177,8 +193,20 @@ def _flatten_axis(axis, rank):
 # --------------------------------------------------------------------------- Transpose
 
 def _perm(attrs, rank):
+    """Transpose's permutation of range(rank) (default: reversed).
+
+    Raises:
+        OpAttributeError: perm is not a permutation of the input's axes.
+    """
     perm = attrs["perm"]
-    return list(range(rank))[::-1] if perm is None else [_norm_axis(p, rank) for p in perm]
+    if perm is None:
+        return list(range(rank))[::-1]
+    axes = [int(p) + rank if -rank <= int(p) < 0 else int(p) for p in perm]
+    if sorted(axes) != list(range(rank)):
+        raise OpAttributeError(f"Transpose: perm {list(perm)} is not a permutation of "
+                               f"the {rank} axes of the input (each of 0..{rank - 1} "
+                               "once)")
+    return axes
 
 
 def _transpose(inputs, attrs, ctx):
@@ -191,8 +219,10 @@ def _transpose(inputs, attrs, ctx):
 def _infer_transpose(attrs, inputs):
     x = inputs[0]
     if x.shape is None:
-        return [TensorInfo(x.dtype, None if attrs["perm"] is None
-                           else (None,) * len(attrs["perm"]))]
+        if attrs["perm"] is None:
+            return [TensorInfo(x.dtype, None)]
+        _perm(attrs, len(attrs["perm"]))
+        return [TensorInfo(x.dtype, (None,) * len(attrs["perm"]))]
     return [TensorInfo(x.dtype, tuple(x.shape[p] for p in _perm(attrs, len(x.shape))))]
 
 
@@ -390,11 +420,20 @@ def _infer_expand(attrs, inputs):
 def _tile(inputs, attrs, ctx):
     """Repeat the input `repeats[i]` times along each axis."""
     x, repeats = inputs
-    reps = _ints(repeats)
-    if len(reps) != x.ndim or any(r < 0 for r in reps):
-        raise ShapeError(f"Tile: repeats {reps} must hold one non-negative count per "
-                         f"dim of the rank-{x.ndim} input")
+    reps = _tile_repeats(_ints(repeats), x.ndim)
     return (np.tile(x, reps),)
+
+
+def _tile_repeats(reps, rank):
+    """Tile's repeats, checked: one non-negative count per input dim.
+
+    Raises:
+        ShapeError: otherwise.
+    """
+    if len(reps) != rank or any(r < 0 for r in reps):
+        raise ShapeError(f"Tile: repeats {reps} must hold one non-negative count per "
+                         f"dim of the rank-{rank} input")
+    return reps
 
 
 @_folding(_tile)
@@ -404,8 +443,11 @@ def _infer_tile(attrs, inputs):
         n = _len1d(repeats)
         return [TensorInfo(x.dtype, None if n is None else (None,) * n)]
     if repeats.value is None:
+        n = _len1d(repeats)
+        if n is not None:
+            _tile_repeats([0] * n, len(x.shape))
         return [TensorInfo(x.dtype, (None,) * len(x.shape))]
-    reps = _ints(repeats.value)
+    reps = _tile_repeats(_ints(repeats.value), len(x.shape))
     return [TensorInfo(x.dtype, tuple(None if d is None else d * r
                                       for d, r in zip(x.shape, reps)))]
 

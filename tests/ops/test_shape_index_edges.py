@@ -82,6 +82,14 @@ def test_slice_clamps_like_the_spec(start, end, step):
                "c": np.array(0, np.int64)}, {}, "delta is 0"),
     ("ReverseSequence", {"x": np.zeros((3, 2), np.float32), "l": np.array([4, 1], np.int64)},
      {}, r"sequence_lens\[0\] = 4 is outside \[0, 3\]"),
+    ("Reshape", {"x": np.zeros((2, 3), np.float32), "s": np.array([4, 4], np.int64)}, {},
+     r"cannot reshape \[2, 3\] \(6 values\) to \[4, 4\] \(16 values\)"),
+    ("Reshape", {"x": np.zeros((2, 3), np.float32), "s": np.array([4, -1], np.int64)}, {},
+     "6 is not a multiple of 4"),
+    ("Transpose", {"x": np.zeros((2, 3), np.float32)}, {"perm": [0, 0]},
+     r"perm \[0, 0\] is not a permutation of the 2 axes"),
+    ("Softmax", {"x": np.zeros((2, 3), np.float32)}, {"axis": 2},
+     "axis 2 out of range for rank 2"),
 ], ids=lambda v: v if isinstance(v, str) and v[0].isupper() else "")
 def test_inputs_onnxruntime_refuses_raise_a_clear_error(op_type, feeds, attrs, message):
     out = np.float32 if op_type in ("OneHot",) else None
@@ -99,3 +107,28 @@ def test_pad_modes_at_their_limits_match_onnxruntime(mode, pads):
     model = feeds_model("Pad", feeds, 19, initializers={"p": np.array(pads, np.int64)},
                         mode=mode)
     np.testing.assert_array_equal(_onegraph(model, feeds), run_onnxruntime(model, feeds))
+
+
+def test_visible_inconsistencies_are_refused_when_the_graph_is_built():
+    """Graph.op runs inference, which must refuse what the kernel would refuse later."""
+    with og.Graph().as_default():
+        x = og.placeholder(og.float32, [2, 3], name="x")
+        for build, message in [
+                (lambda: og.reshape(x, [4, 4]), r"\(6 values\) to \[4, 4\]"),
+                (lambda: og.transpose(x, [0, 0]), "not a permutation"),
+                (lambda: og.tile(x, [1, 2, 3]), "one non-negative count per dim")]:
+            with pytest.raises(og.OneGraphError, match=message):
+                build()
+        assert og.transpose(x, [-1, 0]).shape == (3, 2)  # negative axes still count
+
+
+def test_softmax_axis_is_checked_by_inference():
+    from onegraph.format import Graph
+    from onegraph.ops.inference import annotate_graph
+
+    g = Graph("g")
+    x = g.add_input("x", "float32", [2])
+    g.add_node("Softmax", [x], ["y"], {"axis": 5})
+    g.outputs.append(g.find_tensor("y"))
+    with pytest.raises(og.OneGraphError, match="axis 5 out of range for rank 1"):
+        annotate_graph(g)
