@@ -68,3 +68,25 @@ def test_matches_where_onnxruntime_and_reference_agree(ctm, nearest_mode):
     # align_corners agrees least (onnxruntime divides by the whole output length, the
     # reference by the fractional one) but still leaves several real comparisons
     assert compared >= 4
+
+
+@pytest.mark.parametrize("shape,scales", [
+    ((1, 20, 5, 7), [1, 1, 2, 3]),          # upsampling two axes of 20 planes: one gather
+    ((2, 8, 6, 5), [1, 1, 2.5, 1.6]),       # fractional upsampling, 16 planes
+    ((1, 4, 3, 4, 5), [1, 4, 2, 2, 3]),     # three adjacent axes after 4 planes
+    ((2, 16, 9, 8), [1, 1, 0.5, 2]),        # one axis shrinks, one grows (take per axis)
+    ((1, 18, 6, 7), [1, 2, 1, 2]),          # resized axes not adjacent
+    ((1, 3, 8, 8), [1, 1, 2, 2]),           # few planes: take per axis
+    ((3, 17, 4), [1, 1, 3]),                # one axis only
+])
+@pytest.mark.parametrize("nearest_mode", ["round_prefer_floor", "floor"])
+def test_multi_axis_nearest_matches_onnxruntime(shape, scales, nearest_mode):
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    model = one_node_model(
+        "Resize", [("x", TensorProto.FLOAT, list(shape)), ("", None, None)],
+        initializers={"scales": np.array(scales, np.float32)}, mode="nearest",
+        coordinate_transformation_mode="asymmetric", nearest_mode=nearest_mode)
+    want = run_onnxruntime(model, {"x": x})
+    got = onegraph.Session(from_onnx(model)).run(["y"], {"x": x})[0]
+    assert got.shape == want.shape and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, want)
