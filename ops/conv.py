@@ -230,6 +230,11 @@ def _conv_kernel(inputs, attrs, ctx):
     return (conv_nd(x, w, b, attrs),)
 
 
+# A fused Conv's cache keeps the geometry of at most this many image sizes (a model
+# fed ever new sizes would otherwise grow it forever).
+_GEOMETRIES_PER_CONV = 64
+
+
 def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
     """N-D convolution (ONNX Conv semantics), x (N, C, *S), w (M, C/group, *k).
 
@@ -261,10 +266,14 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
     if cache is None:
         strides, dilations, pb, pe, out_sp = _pool_geometry(x.shape[2:], kernel, attrs)
     else:  # the node's attrs are fixed: the geometry depends on the image size only
-        geometry = cache.get(("geometry", x.shape[2:]))
+        geometries = cache.get("geometry")
+        if geometries is None:
+            geometries = cache["geometry"] = {}
+        geometry = geometries.get(x.shape[2:])
         if geometry is None:
-            geometry = cache[("geometry", x.shape[2:])] = _pool_geometry(
-                x.shape[2:], kernel, attrs)
+            if len(geometries) >= _GEOMETRIES_PER_CONV:  # ever new image sizes
+                geometries.clear()
+            geometry = geometries[x.shape[2:]] = _pool_geometry(x.shape[2:], kernel, attrs)
         strides, dilations, pb, pe, out_sp = geometry
     npix = math.prod(out_sp)
     nsp = len(kernel)

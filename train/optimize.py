@@ -933,6 +933,11 @@ def _relu_past_maxpool(steps, protected, Step):
     return out
 
 
+# Per-shape memos of fused steps are dropped when they reach this many entries: a
+# model fed ever new input shapes (a dynamic axis) would otherwise grow them forever.
+_PER_SHAPE_ENTRIES = 64
+
+
 def _maxpool_then_relu(maxpool):
     """MaxPool on a not yet rectified input, then Relu on its (smaller) output; Relu
     first, as written, when some window may cover padding only."""
@@ -948,6 +953,8 @@ def _maxpool_then_relu(maxpool):
             ok = len(shape) >= 3 and all(d == 1 for d in dil) and all(
                 o >= 1 and -p + k - 1 >= 0 and (o - 1) * s - p <= n - 1
                 for n, k, s, p, o in zip(shape[2:], kernel, strides, pb, out_sp))
+            if len(safe) >= _PER_SHAPE_ENTRIES:  # a stream of new shapes must not grow it
+                safe.clear()
             safe[key] = ok
         return ok
 

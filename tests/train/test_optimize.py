@@ -510,3 +510,37 @@ def test_float16_batchnorm_relu_conv_is_not_rescaled():
     assert np.all(np.isfinite(got))
     np.testing.assert_allclose(got.astype(np.float32), _ort_y(model, x).astype(np.float32),
                                rtol=1e-2, atol=0.05)
+
+
+def _closure_dicts(fn, depth=2):
+    """The dicts a function's closure holds (its memo tables), also those of the
+    functions it holds, `depth` levels down."""
+    found = []
+    for cell in fn.__closure__ or ():
+        value = cell.cell_contents
+        if isinstance(value, dict):
+            found.append(value)
+        elif callable(value) and getattr(value, "__closure__", None) and depth:
+            found += _closure_dicts(value, depth - 1)
+    return found
+
+
+def test_per_shape_memos_stay_bounded_under_ever_new_image_sizes():
+    """A fused Conv's geometry cache and the Relu-past-MaxPool memo keep a bounded number
+    of image sizes: a dynamic-size model run on 150 sizes must not grow them forever."""
+    model, _ = _conv_relu_maxpool(dict(kernel_shape=[3, 3], strides=[2, 2]))
+    dims = model.graph.input[0].type.tensor_type.shape.dim
+    dims[2].dim_param, dims[3].dim_param = "h", "w"  # dynamic image size
+    sess = og.Session(from_onnx(model))
+    rng = np.random.default_rng(0)
+    for size in range(6, 156):
+        x = rng.standard_normal((2, 3, size, 7)).astype(np.float32)
+        y = sess.run("y", {"x": x})
+        assert y.shape == (2, 4, (size - 3) // 2 + 1, 3)
+    (plan,) = sess._plans.values()
+    pool = next(s for s in plan.steps if s.node.op_type == "MaxPool")
+    memos = _closure_dicts(pool.kernel)
+    assert memos and all(0 < len(m) <= 64 for m in memos)
+    conv = next(s for s in plan.steps if s.node.op_type == "Conv")
+    caches = [d for d in _closure_dicts(conv.kernel) if "geometry" in d]
+    assert caches and all(0 < len(c["geometry"]) <= 64 for c in caches)
