@@ -659,6 +659,19 @@ def _fold_shuffles(steps, template, fed, graph_inputs, protected, Step):
     return [replace.get(k, s) for k, s in enumerate(steps) if k not in removed]
 
 
+# Per-shape memos of fused steps are dropped when they reach this many entries: a
+# model fed ever new input shapes (a dynamic axis) would otherwise grow them forever.
+_PER_SHAPE_ENTRIES = 64
+
+
+def _remember(memo: dict, key, value):
+    """memo[key] = value, first emptying memo when it holds _PER_SHAPE_ENTRIES keys."""
+    if len(memo) >= _PER_SHAPE_ENTRIES:
+        memo.clear()
+    memo[key] = value
+    return value
+
+
 def _shuffled_conv_kernel(parts, sh1, sh2, chain):
     """A fused Conv step followed by a channel shuffle (see `_fold_shuffles`)."""
     from ..ops import conv as conv_ops
@@ -688,7 +701,7 @@ def _shuffled_conv_kernel(parts, sh1, sh2, chain):
                         and resolve(sh1, y_shape) == [y_shape[0], g1, m // g1] + y_shape[2:] \
                         and resolve(sh2, [y_shape[0], m // g1, g1] + y_shape[2:]) == y_shape:
                     g = g1
-            groups[x.shape] = g
+            _remember(groups, x.shape, g)
         return g
 
     def kernel(inputs, attrs, ctx):
@@ -806,7 +819,7 @@ def _concat_conv_kernel(parts, off, total, first):
                 *_, out_sp = conv_ops._pool_geometry(x.shape[2:], list(w.shape[2:]), attrs)
                 if all(o is not None and o >= 0 for o in out_sp):
                     shape = (x.shape[0], total) + tuple(out_sp)
-            geometry[key] = shape
+            return _remember(geometry, key, shape)
         return geometry[key]
 
     def kernel(inputs, attrs, ctx):
@@ -933,11 +946,6 @@ def _relu_past_maxpool(steps, protected, Step):
     return out
 
 
-# Per-shape memos of fused steps are dropped when they reach this many entries: a
-# model fed ever new input shapes (a dynamic axis) would otherwise grow them forever.
-_PER_SHAPE_ENTRIES = 64
-
-
 def _maxpool_then_relu(maxpool):
     """MaxPool on a not yet rectified input, then Relu on its (smaller) output; Relu
     first, as written, when some window may cover padding only."""
@@ -953,9 +961,7 @@ def _maxpool_then_relu(maxpool):
             ok = len(shape) >= 3 and all(d == 1 for d in dil) and all(
                 o >= 1 and -p + k - 1 >= 0 and (o - 1) * s - p <= n - 1
                 for n, k, s, p, o in zip(shape[2:], kernel, strides, pb, out_sp))
-            if len(safe) >= _PER_SHAPE_ENTRIES:  # a stream of new shapes must not grow it
-                safe.clear()
-            safe[key] = ok
+            _remember(safe, key, ok)
         return ok
 
     def kernel(inputs, attrs, ctx):
