@@ -65,6 +65,118 @@ def _ints(values) -> np.ndarray:
     return np.asarray(list(values), dtype=np.int64)
 
 
+def _brief(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _int_arg(value, what: str) -> int:
+    """`value` as a Python int: ints and numpy integers, not bools (nor floats, strs,
+    None, ...).
+
+    Raises:
+        TypeError: value is not an int (names `what`).
+        ValueError: value is beyond the int64 range.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what} must be an int, got {type(value).__name__} "
+                        f"{_brief(value)}")
+    v = int(value)
+    if not -2 ** 63 <= v < 2 ** 63:
+        raise ValueError(f"{what} is {v}, beyond the int64 range")
+    return v
+
+
+def _bool_arg(value, what: str) -> bool:
+    """`value` as a Python bool: bools, numpy bools and the ints 0 and 1.
+
+    Raises:
+        TypeError: value is anything else (names `what`).
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)) and value in (0, 1):
+        return bool(value)
+    raise TypeError(f"{what} must be a bool, got {type(value).__name__} {_brief(value)}")
+
+
+def _int_list(values, what: str) -> list:
+    """A list or tuple (or 1-D integer array) of ints, as Python ints.
+
+    Raises:
+        TypeError: values is not such a list, or holds a non-int (names `what`).
+        ValueError: an entry is beyond the int64 range.
+    """
+    if isinstance(values, np.ndarray) and values.ndim == 1 and values.dtype.kind in "iu":
+        values = values.tolist()
+    if not isinstance(values, (list, tuple)):
+        raise TypeError(f"{what} must be a list of ints, got {type(values).__name__} "
+                        f"{_brief(values)}")
+    return [_int_arg(v, f"{what}[{k}]") for k, v in enumerate(values)]
+
+
+def _axes(axis, what: str) -> list:
+    """An axis argument (an int or a list of ints) as a list of ints.
+
+    Raises:
+        TypeError: it is neither (names `what`).
+    """
+    if isinstance(axis, (int, np.integer)) and not isinstance(axis, (bool, np.bool_)):
+        return [_int_arg(axis, what)]
+    if isinstance(axis, np.ndarray) and axis.ndim == 0:
+        return [_int_arg(axis.item(), what)]
+    if isinstance(axis, (list, tuple, np.ndarray)):
+        return _int_list(axis, what)
+    raise TypeError(f"{what} must be an int or a list of ints, got "
+                    f"{type(axis).__name__} {_brief(axis)}")
+
+
+def _check_axis(axis: int, x: Tensor, what: str, extra: int = 0) -> int:
+    """Refuse an axis outside [-rank - extra, rank + extra) when x's rank is known.
+
+    Raises:
+        ShapeError: it is outside (names `what`).
+    """
+    if x.shape is not None:
+        r = len(x.shape) + extra
+        if not -r <= axis < r:
+            raise ShapeError(f"{what} {axis} is out of range for {x.name!r} of shape "
+                             f"{list(x.shape)} (valid: [{-r}, {r}))")
+    return axis
+
+
+def _tensor_list(values, what: str) -> list:
+    """`values` as a non-empty list (a list or tuple of tensors or values).
+
+    Raises:
+        TypeError: values is a single tensor or not a list/tuple (names `what`).
+        ValueError: values is empty.
+    """
+    if not isinstance(values, (list, tuple)):
+        raise TypeError(f"{what} must be a list of tensors, got {type(values).__name__}"
+                        + (" (wrap a single tensor in a list)" if _g._is_symbolic(values)
+                           else f" {_brief(values)}"))
+    if not values:
+        raise ValueError(f"{what} is an empty list; give at least one tensor")
+    return list(values)
+
+
+def _shape_arg(shape, what: str) -> tuple:
+    """A fully known shape: an int (a 1-D shape, as numpy and TF take it) or a list of
+    ints >= 0.
+
+    Raises:
+        TypeError: shape is not an int or a list of ints (names `what`).
+        ShapeError: a dim is negative or unknown.
+    """
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
+        shape = [shape]
+    dims = _g._shape_tuple(shape, what)
+    if dims is None or any(d is None for d in dims):
+        raise ShapeError(f"{what} must be fully known (ints >= 0), got {_brief(shape)}")
+    return dims
+
+
 # --------------------------------------------------------------------------- sources
 
 def placeholder(dtype, shape=None, name: str | None = None) -> Tensor:
@@ -78,6 +190,12 @@ def placeholder(dtype, shape=None, name: str | None = None) -> Tensor:
 
     Returns:
         The placeholder `Tensor`.
+
+    Raises:
+        TypeError: shape is not a list of ints and Nones (a bare int is refused: write
+            [n]), or name is not a str.
+        ShapeError: a dim is negative other than -1.
+        OneGraphError: dtype names no known dtype.
     """
     return get_default_graph().placeholder(dtype, shape, name)
 
@@ -89,18 +207,38 @@ def constant(value, dtype=None, name: str | None = None) -> Tensor:
         value: array-like.
         dtype: convert to this dtype.
         name: tensor name.
+
+    Raises:
+        OneGraphError: value is not array-like (None, a dict, a ragged list), or does
+            not fit `dtype` (a str for a number, a fraction for an integer type, out of
+            range).
+        TypeError: name is not a str.
     """
     return get_default_graph().constant(value, dtype, name)
 
 
 def zeros(shape, dtype=float32, name=None) -> Tensor:
-    """A constant of zeros."""
-    return constant(np.zeros(shape, as_dtype(dtype).numpy), name=name)
+    """A constant of zeros; shape is a list of ints (or an int, for 1-D).
+
+    Raises:
+        TypeError: shape is not an int or a list of ints.
+        ShapeError: a dim is negative or unknown.
+        OneGraphError: dtype names no known dtype.
+    """
+    return constant(np.zeros(_shape_arg(shape, "zeros: shape"), as_dtype(dtype).numpy),
+                    name=name)
 
 
 def ones(shape, dtype=float32, name=None) -> Tensor:
-    """A constant of ones."""
-    return constant(np.ones(shape, as_dtype(dtype).numpy), name=name)
+    """A constant of ones; shape is a list of ints (or an int, for 1-D).
+
+    Raises:
+        TypeError: shape is not an int or a list of ints.
+        ShapeError: a dim is negative or unknown.
+        OneGraphError: dtype names no known dtype.
+    """
+    return constant(np.ones(_shape_arg(shape, "ones: shape"), as_dtype(dtype).numpy),
+                    name=name)
 
 
 def zeros_like(x, name=None) -> Tensor:
@@ -118,7 +256,11 @@ def ones_like(x, name=None) -> Tensor:
 # --------------------------------------------------------------------------- scopes
 
 def name_scope(name: str):
-    """Context manager prefixing op names with `name/` in the default graph."""
+    """Context manager prefixing op names with `name/` in the default graph.
+
+    Raises:
+        TypeError: name is not a str or None.
+    """
     return get_default_graph().name_scope(name)
 
 
@@ -128,7 +270,14 @@ def device(spec: str):
 
 
 def control_dependencies(control_inputs):
-    """Context manager: ops created inside run after `control_inputs` (ops/tensors)."""
+    """Context manager: ops created inside run after `control_inputs` (ops/tensors).
+
+    Raises:
+        TypeError: control_inputs is not a list of ops/tensors or None.
+    """
+    if control_inputs is not None and not isinstance(control_inputs, (list, tuple, set)):
+        raise TypeError(f"control_dependencies: control_inputs must be a list of ops or "
+                        f"tensors, or None; got {type(control_inputs).__name__}")
     g = _graph_of(*(control_inputs or []))
     return g.control_dependencies(control_inputs)
 
@@ -139,7 +288,12 @@ def no_op(name: str | None = None) -> Operation:
 
 
 def group(*inputs, name: str | None = None) -> Operation:
-    """One op that runs all `inputs` (ops, tensors, variables, or lists of them)."""
+    """One op that runs all `inputs` (ops, tensors, variables, or lists of them).
+
+    Raises:
+        TypeError: name is not a str.
+    """
+    _g.check_name(name, "group")
     flat = []
     for x in inputs:
         flat.extend(x if isinstance(x, (list, tuple)) else [x])
@@ -235,8 +389,14 @@ def rsqrt(x, name=None) -> Tensor:
 
 
 def add_n(inputs: Sequence, name=None) -> Tensor:
-    """Sum of a list of same-shaped tensors (one AddN node)."""
-    ts = [_t(x) for x in inputs]
+    """Sum of a list of same-shaped tensors (one AddN node).
+
+    Raises:
+        TypeError: inputs is not a list or tuple.
+        ValueError: inputs is empty.
+        ShapeError: the tensors have different dtypes.
+    """
+    ts = [_t(x) for x in _tensor_list(inputs, "add_n: inputs")]
     _g.check_same_dtype("AddN", ts)
     if len(ts) == 1:
         return ts[0]
@@ -253,7 +413,10 @@ def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False, name=None
     Raises:
         ShapeError: a and b have different dtypes, or an operand to transpose is not
             of known rank >= 2.
+        TypeError: transpose_a or transpose_b is not a bool.
     """
+    transpose_a = _bool_arg(transpose_a, "matmul: transpose_a")
+    transpose_b = _bool_arg(transpose_b, "matmul: transpose_b")
     a, b = _pair(a, b, "MatMul")
     for flag, t, which in ((transpose_a, a, "a"), (transpose_b, b, "b")):
         if flag and (t.shape is None or len(t.shape) < 2):
@@ -291,22 +454,32 @@ def where(condition, x, y, name=None) -> Tensor:
 
 
 def clip_by_value(x, clip_value_min, clip_value_max, name=None) -> Tensor:
-    """x clamped to [min, max] (ONNX Clip)."""
+    """x clamped to [min, max] (ONNX Clip).
+
+    Raises:
+        OneGraphError: a bound does not convert to x's dtype (None, a str, ...).
+    """
     x = _t(x)
     g = x.graph
-    return g.op("Clip", [x, g.convert(clip_value_min, x.dtype),
-                         g.convert(clip_value_max, x.dtype)], name=name)
+    try:
+        lo = g.convert(clip_value_min, _g._dtype_for(x))
+        hi = g.convert(clip_value_max, _g._dtype_for(x))
+    except OneGraphError as e:
+        raise _g._named(e, "clip_by_value") from None
+    return g.op("Clip", [x, lo, hi], name=name)
 
 
 # --------------------------------------------------------------------------- reductions
 
 def _reduce(op_type):
     def fn(x, axis=None, keepdims: bool = False, name=None):
+        keepdims = False if keepdims is None else _bool_arg(keepdims,
+                                                             f"{op_type}: keepdims")
+        axes = None if axis is None else _axes(axis, f"{op_type}: axis")
         x = _t(x)
         g = x.graph
         inputs = [x]
-        if axis is not None:
-            axes = [axis] if np.isscalar(axis) else list(axis)
+        if axes is not None:
             if not axes:  # TF: an empty axis list reduces nothing (ONNX: everything)
                 return g.op("Identity", [x], name=name)
             inputs.append(g.constant(_ints(axes)))
@@ -314,7 +487,9 @@ def _reduce(op_type):
     fn.__name__ = op_type
     fn.__doc__ = (f"{op_type} over `axis` (int or list; None = all axes, [] = none).\n\n"
                   "    Args:\n        x: input.\n        axis: axes to reduce.\n"
-                  "        keepdims: keep reduced axes with size 1.\n")
+                  "        keepdims: keep reduced axes with size 1.\n\n"
+                  "    Raises:\n        TypeError: axis is not an int or a list of ints, "
+                  "or keepdims not a bool.\n")
     return fn
 
 
@@ -327,13 +502,23 @@ reduce_logsumexp = _reduce("ReduceLogSumExp")
 
 
 def argmax(x, axis: int = -1, name=None) -> Tensor:
-    """Index of the maximum along `axis` (int64)."""
+    """Index of the maximum along `axis` (int64).
+
+    Raises:
+        TypeError: axis is not an int.
+    """
+    axis = _int_arg(axis, "argmax: axis")
     x = _t(x)
     return x.graph.op("ArgMax", [x], {"axis": axis, "keepdims": 0}, name=name)
 
 
 def argmin(x, axis: int = -1, name=None) -> Tensor:
-    """Index of the minimum along `axis` (int64)."""
+    """Index of the minimum along `axis` (int64).
+
+    Raises:
+        TypeError: axis is not an int.
+    """
+    axis = _int_arg(axis, "argmin: axis")
     x = _t(x)
     return x.graph.op("ArgMin", [x], {"axis": axis, "keepdims": 0}, name=name)
 
@@ -347,22 +532,40 @@ def shape(x, name=None) -> Tensor:
 
 
 def reshape(x, new_shape, name=None) -> Tensor:
-    """x with a new shape (a list with one -1 allowed, or an int64 tensor)."""
+    """x with a new shape (a list with one -1 allowed, or an int64 tensor).
+
+    Raises:
+        TypeError: new_shape is neither a tensor nor a list of ints.
+        ShapeError: the shape does not fit x (found while building).
+    """
     x = _t(x)
     g = x.graph
-    s = new_shape if _g._is_symbolic(new_shape) else g.constant(_ints(new_shape))
+    s = new_shape if _g._is_symbolic(new_shape) else g.constant(
+        np.asarray(_int_list(new_shape, "reshape: new_shape"), np.int64))
     return g.op("Reshape", [x, s], name=name)
 
 
 def transpose(x, perm=None, name=None) -> Tensor:
-    """Permute the axes (default: reverse them)."""
+    """Permute the axes (default: reverse them).
+
+    Raises:
+        TypeError: perm is not a list of ints.
+    """
+    perm = None if perm is None else _int_list(perm, "transpose: perm")
     x = _t(x)
-    return x.graph.op("Transpose", [x], {"perm": None if perm is None else list(perm)},
-                      name=name)
+    return x.graph.op("Transpose", [x], {"perm": perm}, name=name)
 
 
 def concat(values: Sequence, axis: int, name=None) -> Tensor:
-    """Join tensors along an existing axis."""
+    """Join tensors along an existing axis.
+
+    Raises:
+        TypeError: values is not a list of tensors, or axis is not an int.
+        ValueError: values is empty.
+        ShapeError: the tensors have different dtypes, or shapes that do not join.
+    """
+    values = _tensor_list(values, "concat: values")
+    axis = _int_arg(axis, "concat: axis")
     graph = _graph_of(*values)
     first = next((v for v in values if _g._is_symbolic(v)), None)
     dtype = None if first is None else _g._dtype_for(_t(first, graph=graph))
@@ -372,53 +575,122 @@ def concat(values: Sequence, axis: int, name=None) -> Tensor:
 
 
 def expand_dims(x, axis: int, name=None) -> Tensor:
-    """Insert a size-1 axis."""
+    """Insert a size-1 axis.
+
+    Raises:
+        TypeError: axis is not an int.
+        ShapeError: axis is out of range for x's rank + 1.
+    """
+    axis = _int_arg(axis, "expand_dims: axis")
     x = _t(x)
+    _check_axis(axis, x, "expand_dims: axis", extra=1)
     return x.graph.op("Unsqueeze", [x, x.graph.constant(_ints([axis]))], name=name)
 
 
 def squeeze(x, axis=None, name=None) -> Tensor:
     """Remove size-1 axes: those listed, or all when `axis` is None or empty (as in TF,
-    where the default is [])."""
+    where the default is []).
+
+    Raises:
+        TypeError: axis is not an int or a list of ints.
+    """
+    axes = None if axis is None else _axes(axis, "squeeze: axis")
     x = _t(x)
     inputs = [x]
-    if axis is not None and (np.isscalar(axis) or len(axis)):
-        inputs.append(x.graph.constant(_ints([axis] if np.isscalar(axis) else axis)))
+    if axes:
+        inputs.append(x.graph.constant(_ints(axes)))
     return x.graph.op("Squeeze", inputs, name=name)
 
 
 def stack(values: Sequence, axis: int = 0, name=None) -> Tensor:
-    """Join tensors along a new axis."""
+    """Join tensors along a new axis.
+
+    Raises:
+        TypeError: values is not a list of tensors, or axis is not an int.
+        ValueError: values is empty.
+        ShapeError: the tensors have different dtypes or shapes.
+    """
+    values = _tensor_list(values, "stack: values")
+    axis = _int_arg(axis, "stack: axis")
     return concat([expand_dims(v, axis) for v in values], axis, name=name)
 
 
 def unstack(x, num: int | None = None, axis: int = 0) -> list:
-    """Split x along `axis` into `num` tensors with that axis removed."""
+    """Split x along `axis` into `num` tensors with that axis removed.
+
+    Raises:
+        TypeError: num or axis is not an int.
+        ValueError: num is negative or above `graph.MAX_OUTPUTS`.
+        ShapeError: axis is out of range, or num differs from the axis's known length.
+        OneGraphError: num is None and the axis length is unknown.
+    """
+    axis = _int_arg(axis, "unstack: axis")
+    if num is not None:
+        num = _int_arg(num, "unstack: num")
     x = _t(x)
-    num = num if num is not None else (x.shape[axis] if x.shape else None)
+    _check_axis(axis, x, "unstack: axis")
+    dim = x.shape[axis] if x.shape is not None else None
+    if num is not None and dim is not None and num != dim:
+        raise ShapeError(f"unstack: num is {num} but axis {axis} of {x.name!r} has length "
+                         f"{dim}")
+    num = num if num is not None else dim
     if num is None:
         raise OneGraphError("unstack needs `num` when the axis length is unknown")
+    if not 0 <= num <= _g.MAX_OUTPUTS:
+        raise ValueError(f"unstack: {num} outputs; the count must be in "
+                         f"[0, {_g.MAX_OUTPUTS}]")
     parts = x.graph.op("Split", [x], {"axis": axis, "num_outputs": num}, num_outputs=num)
     parts = parts if isinstance(parts, list) else [parts]
     return [squeeze(p, axis) for p in parts]
 
 
 def split(x, num_or_sizes, axis: int = 0, name=None) -> list:
-    """Split x along `axis` into equal parts or parts of the given sizes."""
+    """Split x along `axis` into equal parts or parts of the given sizes.
+
+    Raises:
+        TypeError: num_or_sizes is not an int or a list of ints, or axis not an int.
+        ValueError: the count is < 1 or above `graph.MAX_OUTPUTS`, or a size is < -1.
+        ShapeError: axis is out of range, or the count or sizes do not fit the axis's
+            known length (as TF1 finds at graph build time).
+    """
+    axis = _int_arg(axis, "split: axis")
     x = _t(x)
     g = x.graph
-    if np.isscalar(num_or_sizes):
-        n = int(num_or_sizes)
+    _check_axis(axis, x, "split: axis")
+    dim = x.shape[axis] if x.shape is not None else None
+    if isinstance(num_or_sizes, (int, np.integer)) and not isinstance(num_or_sizes, bool):
+        n = _int_arg(num_or_sizes, "split: num_or_sizes")
+        if not 1 <= n <= _g.MAX_OUTPUTS:
+            raise ValueError(f"split: num_or_sizes is {n}; the count must be in "
+                             f"[1, {_g.MAX_OUTPUTS}]")
+        if dim is not None and dim % n:
+            raise ShapeError(f"split: axis {axis} of {x.name!r} has length {dim}, which "
+                             f"does not split into {n} equal parts")
         out = g.op("Split", [x], {"axis": axis, "num_outputs": n}, num_outputs=n, name=name)
     else:
-        sizes = list(num_or_sizes)
+        sizes = _int_list(num_or_sizes, "split: num_or_sizes")
+        if not 1 <= len(sizes) <= _g.MAX_OUTPUTS:
+            raise ValueError(f"split: {len(sizes)} sizes; the count must be in "
+                             f"[1, {_g.MAX_OUTPUTS}]")
+        if any(v < -1 for v in sizes) or sizes.count(-1) > 1:
+            raise ValueError(f"split: sizes must be >= 0, with at most one -1, got {sizes}")
+        known = sum(v for v in sizes if v >= 0)
+        if dim is not None and (known > dim or (-1 not in sizes and known != dim)):
+            raise ShapeError(f"split: sizes {sizes} do not add up to the length {dim} of "
+                             f"axis {axis} of {x.name!r}")
         out = g.op("Split", [x, g.constant(_ints(sizes))], {"axis": axis},
                    num_outputs=len(sizes), name=name)
     return out if isinstance(out, list) else [out]
 
 
 def gather(params, indices, axis: int = 0, name=None) -> Tensor:
-    """Rows (slices along `axis`) of params picked by integer indices."""
+    """Rows (slices along `axis`) of params picked by integer indices.
+
+    Raises:
+        TypeError: axis is not an int.
+        ShapeError: indices is not an integer tensor.
+    """
+    axis = _int_arg(axis, "gather: axis")
     p = _t(params)
     return p.graph.op("Gather", [p, _g.integer_tensor(indices, "gather: indices", p.graph)],
                       {"axis": axis}, name=name)
@@ -426,27 +698,71 @@ def gather(params, indices, axis: int = 0, name=None) -> Tensor:
 
 def one_hot(indices, depth: int, on_value=1.0, off_value=0.0, dtype=float32,
             name=None) -> Tensor:
-    """One-hot rows (last axis of size `depth`)."""
+    """One-hot rows (last axis of size `depth`).
+
+    Raises:
+        TypeError: depth is not an int.
+        ValueError: depth is negative.
+        ShapeError: indices is not an integer tensor.
+        OneGraphError: on_value or off_value does not fit dtype.
+    """
+    depth = _int_arg(depth, "one_hot: depth")
+    if depth < 0:
+        raise ValueError(f"one_hot: depth must be >= 0, got {depth}")
     i = _g.integer_tensor(indices, "one_hot: indices")
     g = i.graph
-    values = g.constant(np.asarray([off_value, on_value], as_dtype(dtype).numpy))
+    want = as_dtype(dtype)
+    try:
+        on = _g._as_array(on_value, want)
+        off = _g._as_array(off_value, want)
+    except OneGraphError as e:
+        raise _g._named(e, "one_hot: on_value/off_value") from None
+    if on.shape != () or off.shape != ():
+        raise ShapeError(f"one_hot: on_value and off_value must be scalars, got shapes "
+                         f"{on.shape} and {off.shape}")
+    values = g.constant(np.asarray([off, on], want.numpy))
     return g.op("OneHot", [i, g.constant(np.array(depth, np.int64)), values], {"axis": -1},
                 name=name)
 
 
 def pad(x, paddings, constant_value=0.0, name=None) -> Tensor:
-    """Constant padding; paddings is [[before, after], ...] per axis."""
+    """Constant padding; paddings is [[before, after], ...] per axis.
+
+    Raises:
+        TypeError: paddings is not a list of [before, after] int pairs.
+        ShapeError: paddings has another number of rows than x has axes.
+        OneGraphError: constant_value does not fit x's dtype.
+    """
     x = _t(x)
-    pads = np.asarray(paddings, np.int64)
+    if isinstance(paddings, np.ndarray) and paddings.ndim == 0 or \
+            not isinstance(paddings, (list, tuple, np.ndarray)) or not all(
+            isinstance(p, (list, tuple, np.ndarray)) and len(p) == 2 for p in paddings):
+        raise TypeError(f"pad: paddings must be a list of [before, after] pairs of ints, "
+                        f"got {_brief(paddings)}")
+    pads = np.asarray([_int_list(list(p), f"pad: paddings[{k}]")
+                       for k, p in enumerate(paddings)], np.int64).reshape(-1, 2)
+    if x.shape is not None and len(pads) != len(x.shape):
+        raise ShapeError(f"pad: paddings has {len(pads)} rows for {x.name!r} of rank "
+                         f"{len(x.shape)}")
     flat = np.concatenate([pads[:, 0], pads[:, 1]])
     g = x.graph
-    return g.op("Pad", [x, g.constant(flat), g.constant(np.asarray(constant_value,
-                                                                   x.dtype.numpy))],
-                name=name)
+    try:
+        value = _g._as_array(constant_value, x.dtype) if x.dtype is not DType.UNDEFINED \
+            else _g._as_array(constant_value)
+    except OneGraphError as e:
+        raise _g._named(e, "pad: constant_value") from None
+    if value.shape != ():
+        raise ShapeError(f"pad: constant_value must be a scalar, got shape {value.shape}")
+    return g.op("Pad", [x, g.constant(flat), g.constant(value)], name=name)
 
 
 def tile(x, multiples, name=None) -> Tensor:
-    """Repeat x along each axis."""
+    """Repeat x along each axis.
+
+    Raises:
+        TypeError: multiples is not a list of ints.
+    """
+    multiples = _int_list(multiples, "tile: multiples")
     x = _t(x)
     return x.graph.op("Tile", [x, x.graph.constant(_ints(multiples))], name=name)
 
@@ -455,6 +771,11 @@ def strided_slice(x, key) -> Tensor:
     """Python indexing: ints, slices, Ellipsis, None (new axis) and 1-D index tensors.
 
     Example: ``x[:, 1:3]``, ``x[0]``, ``x[..., ::-1]``, ``x[idx]`` (a gather).
+
+    Raises:
+        OneGraphError: an index of another kind (a bool, a float, a str, ...), a
+            slice whose start, stop or step is not an int or None, or a zero step.
+        ValueError: an index or slice bound beyond the int64 range.
     """
     x = _t(x)
     g = x.graph
@@ -479,14 +800,24 @@ def strided_slice(x, key) -> Tensor:
             new_axes.append(out_axis)
             out_axis += 1
             continue
-        if isinstance(k, (int, np.integer)):
-            k = int(k)
+        if isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
+            k = _int_arg(k, "index")
             starts.append(k)
             ends.append(k + 1 if k != -1 else np.iinfo(np.int64).max)
             axes.append(axis)
             steps.append(1)
             squeeze_axes.append(axis)
         elif isinstance(k, slice):
+            for part in (k.start, k.stop, k.step):
+                if part is not None and (isinstance(part, (bool, np.bool_)) or
+                                         not isinstance(part, (int, np.integer))):
+                    raise OneGraphError(f"unsupported index {k!r}: slice bounds and steps "
+                                        "must be ints or None")
+            for part in (k.start, k.stop, k.step):
+                if part is not None:
+                    _int_arg(part, f"index {k!r}")
+            if k.step is not None and int(k.step) == 0:
+                raise OneGraphError(f"unsupported index {k!r}: the step must not be 0")
             if k != slice(None):
                 step = 1 if k.step is None else int(k.step)
                 big = np.iinfo(np.int64).max
@@ -519,7 +850,21 @@ def signature(inputs: Mapping | None = None, outputs: Mapping | None = None,
         inputs: key -> placeholder tensor.
         outputs: key -> tensor.
         targets: ops to run for their effects (e.g. a train op).
+
+    Raises:
+        TypeError: inputs or outputs is not a mapping of str keys, or targets is not a
+            list.
     """
+    for what, m in (("inputs", inputs), ("outputs", outputs)):
+        if m is not None and not isinstance(m, Mapping):
+            raise TypeError(f"signature: {what} must be a dict {{key: tensor}}, got "
+                            f"{type(m).__name__}")
+        for k in (m or {}):
+            if not isinstance(k, str):
+                raise TypeError(f"signature: {what} keys must be str, got {k!r}")
+    if not isinstance(targets, (list, tuple)):
+        raise TypeError(f"signature: targets must be a list of ops, got "
+                        f"{type(targets).__name__}")
     return {"inputs": {k: _t(v) for k, v in (inputs or {}).items()},
             "outputs": {k: _t(v) for k, v in (outputs or {}).items()},
             "targets": list(targets)}

@@ -281,11 +281,23 @@ def cond(pred, true_fn: Callable, false_fn: Callable, name: str = "cond"):
         branches returned Operations (running it runs the taken branch's op).
 
     Raises:
-        OneGraphError: the branches return different structures.
-        ShapeError: an output has different dtypes in the two branches.
+        OneGraphError: the branches return different structures, or pred is a plain
+            value that is not a bool (a str, None, ...).
+        ShapeError: an output has different dtypes in the two branches, or pred is
+            not a bool tensor, or is of a known rank other than 0 (TF1 refuses both).
+        TypeError: true_fn or false_fn is not callable (pass `lambda: x`, not x), or
+            name is not a str.
     """
+    for what, fn in (("true_fn", true_fn), ("false_fn", false_fn)):
+        if not callable(fn):
+            raise TypeError(f"cond {name!r}: {what} must be a callable that builds the "
+                            f"branch (e.g. lambda: x), got {type(fn).__name__}")
+    _g.check_name(name, "cond")
     g = _graph_of([pred])
-    p = g.convert(pred)
+    p = _g.bool_tensor(pred, f"cond {name!r}: pred", g)
+    if p.shape is not None and len(p.shape) != 0:
+        raise ShapeError(f"cond {name!r}: pred must be a scalar, got shape "
+                         f"{list(p.shape)}")
     with g.name_scope(name):
         with CondContext(g, p, 1) as ct:
             true_out = true_fn()
@@ -403,6 +415,7 @@ def while_loop(cond_fn: Callable, body: Callable, loop_vars, maximum_iterations=
         The loop variables' final values, in the structure of loop_vars.
 
     Raises:
+        TypeError: cond_fn or body is not callable, or name is not a str.
         OneGraphError: body returns another number of values than loop_vars, or
             shape_invariants does not match loop_vars.
         ShapeError: body changes a variable's dtype, or returns a shape its invariant
@@ -415,6 +428,11 @@ def while_loop(cond_fn: Callable, body: Callable, loop_vars, maximum_iterations=
                              [og.constant(0), og.constant(0)])
     """
     del parallel_iterations, swap_memory  # iterations run one after another
+    for what, fn in (("cond", cond_fn), ("body", body)):
+        if not callable(fn):
+            raise TypeError(f"while_loop {name!r}: {what} must be a callable of the loop "
+                            f"variables, got {type(fn).__name__}")
+    _g.check_name(name, "while_loop")
     strict = _grad_of is None  # a gradient loop's carries may have vaguer static shapes
     items = _flatten(loop_vars)
     g = _graph_of(items)
@@ -428,7 +446,8 @@ def while_loop(cond_fn: Callable, body: Callable, loop_vars, maximum_iterations=
     if shape_invariants is None:
         inv = [x.shape for x in items]
     else:
-        inv = [None if s is None else _shape_tuple(s)
+        inv = [None if s is None else _shape_tuple(s, f"while_loop {name!r}: "
+                                                      "shape_invariants")
                for s in _flatten_up_to(loop_vars, shape_invariants)]
     frame = g.unique_name(name)
     for k, (v, s) in enumerate(zip(items, inv)):

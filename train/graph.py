@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import numbers
 import threading
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -55,11 +56,66 @@ def as_dtype(dtype) -> DType:
         raise OneGraphError(f"unknown dtype {dtype!r}") from e
 
 
-def _shape_tuple(shape) -> tuple | None:
-    """User shape (None = unknown rank, None/-1 entries = unknown dims) -> tuple|None."""
+_MAX_DIM = int(np.iinfo(np.int64).max)
+
+
+def _shape_tuple(shape, what: str = "shape") -> tuple | None:
+    """User shape (None = unknown rank, None/-1 entries = unknown dims) -> tuple|None.
+
+    Raises:
+        TypeError: shape is not a list/tuple (or 1-D integer array) of ints and Nones,
+            e.g. a bare int, a str or a float entry (names `what`).
+        ShapeError: an entry is negative other than -1, or beyond the int64 range.
+    """
     if shape is None:
         return None
-    return tuple(None if d is None or int(d) < 0 else int(d) for d in shape)
+    if isinstance(shape, np.ndarray) and shape.ndim == 1 and shape.dtype.kind in "iu":
+        shape = shape.tolist()
+    if not isinstance(shape, (list, tuple)):
+        raise TypeError(f"{what} must be a list of ints (None or -1 for an unknown dim), "
+                        f"or None for an unknown rank; got {type(shape).__name__} "
+                        f"{_brief(shape)}")
+    dims = []
+    for k, d in enumerate(shape):
+        if d is None:
+            dims.append(None)
+            continue
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
+            raise TypeError(f"{what}: dim {k} must be an int or None, got "
+                            f"{type(d).__name__} {_brief(d)} (in {_brief(shape)})")
+        d = int(d)
+        if d < -1 or d > _MAX_DIM:
+            raise ShapeError(f"{what}: dim {k} is {d}; a dim must be >= 0, or None or -1 "
+                             f"when unknown (in {_brief(shape)})")
+        dims.append(None if d == -1 else d)
+    return tuple(dims)
+
+
+def check_name(name, what: str) -> None:
+    """Refuse a `name=` argument that is not a str or None.
+
+    Raises:
+        TypeError: it is not (names `what`).
+    """
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"{what}: name must be a str or None, got {type(name).__name__} "
+                        f"{_brief(name)}")
+
+
+def check_graph(graph, what: str) -> None:
+    """Refuse a `graph=` argument that is not an og.Graph or None.
+
+    Raises:
+        TypeError: it is not (names `what`).
+    """
+    if graph is not None and not isinstance(graph, Graph):
+        raise TypeError(f"{what}: graph must be an og.Graph or None, got "
+                        f"{type(graph).__name__} {_brief(graph)}")
+
+
+# Most outputs one node may have (og.split / og.unstack counts, num_outputs): a bigger
+# count would allocate millions of tensors before any kernel could refuse it.
+MAX_OUTPUTS = 1 << 16
 
 
 def _ir_shape(shape) -> tuple | None:
@@ -116,8 +172,13 @@ class Tensor:
         return 0 if op is None else op._node.outputs.index(self.tensor_index)
 
     def set_shape(self, shape) -> None:
-        """Refine the static shape (e.g. after a reshape whose target was dynamic)."""
-        self._ir.shape = _ir_shape(_shape_tuple(shape))
+        """Refine the static shape (e.g. after a reshape whose target was dynamic).
+
+        Raises:
+            TypeError: shape is not a list of ints and Nones (or None).
+            ShapeError: a dim is negative other than -1.
+        """
+        self._ir.shape = _ir_shape(_shape_tuple(shape, f"set_shape of {self.name!r}"))
 
     def __repr__(self) -> str:
         return (f"<og.Tensor {self.name!r} shape={self.shape} "
@@ -361,7 +422,12 @@ class Graph:
 
     @contextlib.contextmanager
     def name_scope(self, name: str | None):
-        """Prefix names of ops created inside with `name/` (nested scopes stack up)."""
+        """Prefix names of ops created inside with `name/` (nested scopes stack up).
+
+        Raises:
+            TypeError: name is not a str or None.
+        """
+        check_name(name, "name_scope")
         if not name:
             yield ""
             return
@@ -411,6 +477,7 @@ class Graph:
             self._control.pop()
 
     def _unique(self, base: str) -> str:
+        check_name(base, "Graph")
         if base not in self._used_names and self._ir.find_tensor(base) is None:
             return base
         k = self._name_counts.get(base, 0)
@@ -422,7 +489,12 @@ class Graph:
                 return cand
 
     def unique_name(self, name: str) -> str:
-        """`name` under the current name scope, made unique in this graph."""
+        """`name` under the current name scope, made unique in this graph.
+
+        Raises:
+            TypeError: name is not a str.
+        """
+        check_name(name, "unique_name")
         full = "/".join(self._scope + [name]) if self._scope else name
         full = self._unique(full)
         self._used_names.add(full)
@@ -430,16 +502,39 @@ class Graph:
 
     # -- collections --------------------------------------------------------------------
 
+    @staticmethod
+    def _collection_key(name) -> None:
+        try:
+            hash(name)
+        except TypeError:
+            raise TypeError(f"collection name must be hashable (usually a str), got "
+                            f"{type(name).__name__} {_brief(name)}") from None
+
     def add_to_collection(self, name: str, value) -> None:
-        """Append `value` to the named collection."""
+        """Append `value` to the named collection.
+
+        Raises:
+            TypeError: name is not hashable.
+        """
+        self._collection_key(name)
         self._collections.setdefault(name, []).append(value)
 
     def get_collection(self, name: str) -> list:
-        """A copy of the named collection (empty if it does not exist)."""
+        """A copy of the named collection (empty if it does not exist).
+
+        Raises:
+            TypeError: name is not hashable.
+        """
+        self._collection_key(name)
         return list(self._collections.get(name, ()))
 
     def get_collection_ref(self, name: str) -> list:
-        """The named collection itself (mutable)."""
+        """The named collection itself (mutable).
+
+        Raises:
+            TypeError: name is not hashable.
+        """
+        self._collection_key(name)
         return self._collections.setdefault(name, [])
 
     # -- building -----------------------------------------------------------------------
@@ -456,15 +551,29 @@ class Graph:
             return self._ir.add_tensor(name, dtype, _ir_shape(shape), kind, data)
 
     def placeholder(self, dtype, shape=None, name: str | None = None) -> Tensor:
-        """A graph input that must be fed at run time (see `onegraph.placeholder`)."""
+        """A graph input that must be fed at run time (see `onegraph.placeholder`).
+
+        Raises:
+            TypeError: name is not a str, or shape is not a list of ints and Nones.
+            ShapeError: a dim is negative other than -1.
+            OneGraphError: dtype names no known dtype.
+        """
+        check_name(name, "placeholder")
+        shape = _shape_tuple(shape, "placeholder: shape")
         full = "/".join(self._scope + [name or "Placeholder"])
         with self._lock:
-            index = self._add_tensor(full, as_dtype(dtype), _shape_tuple(shape))
+            index = self._add_tensor(full, as_dtype(dtype), shape)
             self._ir.inputs.append(index)
         return Tensor(self, index)
 
     def constant(self, value, dtype=None, name: str | None = None) -> Tensor:
-        """A constant tensor holding `value` (see `onegraph.constant`)."""
+        """A constant tensor holding `value` (see `onegraph.constant`).
+
+        Raises:
+            TypeError: name is not a str.
+            OneGraphError: value is not array-like or does not fit `dtype`.
+        """
+        check_name(name, "constant")
         # a private, read-only copy: the caller may change its array afterwards, and
         # fetches or kernels must not write into the graph's data
         array = np.array(_as_array(value, dtype), copy=True)
@@ -487,7 +596,8 @@ class Graph:
         with self._lock:
             self._check_open()
             self._used_names.add(name)
-            index = self._ir.add_tensor(name, as_dtype(dtype), _ir_shape(_shape_tuple(shape)),
+            index = self._ir.add_tensor(name, as_dtype(dtype),
+                                        _ir_shape(_shape_tuple(shape, f"variable {name!r}")),
                                         TensorKind.VARIABLE, data)
         return Tensor(self, index)
 
@@ -518,7 +628,19 @@ class Graph:
         Raises:
             UnsupportedOpError: no such op.
             ShapeError: inference found the inputs inconsistent (names the node).
+            TypeError: name is not a str, or num_outputs is not an int.
+            ValueError: num_outputs is negative or above MAX_OUTPUTS.
         """
+        check_name(name, op_type)
+        if num_outputs is not None:
+            if isinstance(num_outputs, (bool, np.bool_)) or not isinstance(
+                    num_outputs, (int, np.integer)):
+                raise TypeError(f"{op_type}: num_outputs must be an int, got "
+                                f"{type(num_outputs).__name__} {_brief(num_outputs)}")
+            if not 0 <= num_outputs <= MAX_OUTPUTS:
+                raise ValueError(f"{op_type}: num_outputs must be in [0, {MAX_OUTPUTS}], "
+                                 f"got {num_outputs}")
+            num_outputs = int(num_outputs)
         if domain is None:
             domain = "" if REGISTRY.has(op_type, "") else DOMAIN
         opdef = REGISTRY.get(op_type, domain)
@@ -777,10 +899,58 @@ def _as_array(value, dtype=None) -> np.ndarray:
     return array
 
 
+def _is_number(v) -> bool:
+    return isinstance(v, (numbers.Number, np.bool_)) and not isinstance(v, np.ndarray)
+
+
 def _fit(array: np.ndarray, want: np.dtype, value) -> np.ndarray:
-    """array cast to `want`, refusing value changes numpy makes silently."""
-    if array.dtype == want or array.dtype == object or want == object:
+    """array cast to `want`, refusing value changes numpy makes silently.
+
+    Raises:
+        OneGraphError: value is None, a str/bytes for a numeric dtype, a dict or other
+            object that is not a number, a complex number for a real dtype, a fraction
+            for an integer dtype, or out of the dtype's range (names the value's type
+            and the target dtype).
+    """
+    target = "string" if want == object else str(want)
+
+    def refuse(why: str):
+        raise OneGraphError(f"cannot convert {_brief(value)} ({type(value).__name__}) to "
+                            f"{target}: {why}")
+
+    if value is None:
+        refuse("None is not a value (give a number or an array)")
+    if array.dtype == want:
         return array.astype(want, copy=False)
+    if want == object:  # string tensors: keep what numpy made of the value
+        if array.dtype == object and any(v is None for v in array.flat):
+            refuse("it holds None")
+        return array.astype(want, copy=False)
+    if array.dtype == object:
+        bad = next((v for v in array.flat if not _is_number(v)), _NOTHING)
+        if bad is not _NOTHING:
+            refuse(f"it holds {type(bad).__name__} {_brief(bad)}, not a number"
+                   + (" (a list of tensors needs og.stack or og.concat)"
+                      if _is_symbolic(bad) else ""))
+        kinds = {np.asarray(v).dtype.kind for v in array.flat}
+        if "c" in kinds and want.kind != "c":
+            refuse("a complex number has no real value")
+        try:  # to numbers numpy can check below (Python ints beyond int64 stay objects)
+            array = array.astype(np.float64 if "f" in kinds else
+                                 np.complex128 if "c" in kinds else np.int64)
+        except (TypeError, ValueError, OverflowError):
+            if want.kind in "iub":
+                refuse(f"out of the range of {target}")
+            try:
+                return array.astype(want)
+            except (TypeError, ValueError, OverflowError) as e:
+                refuse(str(e))
+    if array.dtype.kind not in "biufc":
+        refuse(f"a string is not a {'bool' if want.kind == 'b' else 'number'} (parse it "
+               "first)" if array.dtype.kind in "US"
+               else f"a {array.dtype} value is not a number")
+    if array.dtype.kind == "c" and want.kind != "c":
+        refuse("a complex number has no real value")
     if want.kind in "iu" and array.size:
         if array.dtype.kind == "f" and not np.array_equal(array, np.trunc(array)):
             raise OneGraphError(f"cannot convert {_brief(value)} to {want}: it is not a "
@@ -790,7 +960,13 @@ def _fit(array: np.ndarray, want: np.dtype, value) -> np.ndarray:
             if array.min() < info.min or array.max() > info.max:
                 raise OneGraphError(f"cannot convert {_brief(value)} to {want}: out of "
                                     f"its range [{info.min}, {info.max}]")
-    return array.astype(want)
+    try:
+        return array.astype(want)
+    except (TypeError, ValueError, OverflowError) as e:
+        refuse(str(e))
+
+
+_NOTHING = object()
 
 
 def _brief(value) -> str:
@@ -803,17 +979,27 @@ def _convert_pair(a, b, op: str = "a binary op"):
 
     Raises:
         ShapeError: both are tensors, of different dtypes (`check_same_dtype`).
+        OneGraphError: a plain operand does not convert to the other's dtype (None, a
+            str, a dict, a fraction for an integer tensor, ...; names `op`).
     """
-    if isinstance(a, Tensor) or hasattr(a, "_as_graph_tensor"):
-        g = a.graph if isinstance(a, Tensor) else a._as_graph_tensor(None).graph
-        ta = g.convert(a)
-        tb = g.convert(b, None if _is_symbolic(b) else _dtype_for(ta))
-    else:
-        g = b.graph if isinstance(b, Tensor) else b._as_graph_tensor(None).graph
-        tb = g.convert(b)
-        ta = g.convert(a, _dtype_for(tb))
+    try:
+        if isinstance(a, Tensor) or hasattr(a, "_as_graph_tensor"):
+            g = a.graph if isinstance(a, Tensor) else a._as_graph_tensor(None).graph
+            ta = g.convert(a)
+            tb = g.convert(b, None if _is_symbolic(b) else _dtype_for(ta))
+        else:
+            g = b.graph if isinstance(b, Tensor) else b._as_graph_tensor(None).graph
+            tb = g.convert(b)
+            ta = g.convert(a, _dtype_for(tb))
+    except OneGraphError as e:
+        raise _named(e, op) from None
     check_same_dtype(op, [ta, tb])
     return ta, tb
+
+
+def _named(e: OneGraphError, where: str) -> OneGraphError:
+    """The same error with `where: ` in front of its message (type kept)."""
+    return type(e)(f"{where}: {e}")
 
 
 def check_same_dtype(op: str, tensors) -> None:
@@ -846,8 +1032,12 @@ def integer_tensor(value, what: str, graph: Graph | None = None) -> Tensor:
 
     Raises:
         ShapeError: value is a tensor of a non-integer dtype (names `what`).
+        OneGraphError: a plain value is not integers (names `what`).
     """
-    t = convert_to_tensor(value, DType.INT64, graph)
+    try:
+        t = convert_to_tensor(value, DType.INT64, graph)
+    except OneGraphError as e:
+        raise _named(e, what) from None
     if t.dtype is not DType.UNDEFINED and t.dtype.numpy.kind not in "iu":
         raise ShapeError(f"{what} must be an integer tensor, got {t.dtype.short_name}")
     return t
@@ -858,8 +1048,12 @@ def bool_tensor(value, what: str, graph: Graph | None = None) -> Tensor:
 
     Raises:
         ShapeError: value is a tensor of another dtype (names `what`).
+        OneGraphError: a plain value is not a bool or number (names `what`).
     """
-    t = convert_to_tensor(value, DType.BOOL, graph)
+    try:
+        t = convert_to_tensor(value, DType.BOOL, graph)
+    except OneGraphError as e:
+        raise _named(e, what) from None
     if t.dtype not in (DType.BOOL, DType.UNDEFINED):
         raise ShapeError(f"{what} must be a bool tensor, got {t.dtype.short_name} "
                          "(compare it, e.g. og.greater(x, 0))")
@@ -872,7 +1066,13 @@ def convert_to_tensor(value, dtype=None, graph: Graph | None = None) -> Tensor:
     Args:
         value: Tensor, Variable, or array-like (becomes a constant).
         dtype: dtype for array-likes.
+
+    Raises:
+        TypeError: graph is not an og.Graph.
+        OneGraphError: value is not array-like or does not fit `dtype`, or is a tensor
+            of another graph.
     """
+    check_graph(graph, "convert_to_tensor")
     if isinstance(value, Tensor):
         return value
     if graph is None:

@@ -23,10 +23,37 @@ sigmoid = api.sigmoid
 tanh = api.tanh
 
 
+def check_seed(seed, what: str) -> int | None:
+    """A seed: None or an int >= 0 (numpy integers too; not a bool).
+
+    Raises:
+        TypeError: seed is not an int or None (names `what`).
+        ValueError: seed is negative.
+    """
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"{what}: seed must be None or an int >= 0, got "
+                        f"{type(seed).__name__} {_g._brief(seed)}")
+    if seed < 0:
+        raise ValueError(f"{what}: seed must be >= 0, got {seed}")
+    return int(seed)
+
+
 def set_random_seed(seed: int, graph=None) -> None:
     """Set the graph-level seed (`graph.seed`, as TF1's): layer initializers draw from
     a generator seeded with it, and ops that take a seed (RandomShuffleQueue) derive
-    theirs from it."""
+    theirs from it.
+
+    Raises:
+        TypeError: seed is not an int (numpy integers are fine), or graph is not an
+            og.Graph.
+        ValueError: seed is negative.
+    """
+    seed = check_seed(seed, "set_random_seed")
+    if seed is None:
+        raise TypeError("set_random_seed: seed must be an int >= 0, got None")
+    _g.check_graph(graph, "set_random_seed")
     g = graph or _g.get_default_graph()
     g.seed = int(seed)
     g._init_rng = np.random.default_rng(seed)
@@ -50,13 +77,23 @@ def _x(x) -> Tensor:
 
 
 def softmax(logits, axis: int = -1, name=None) -> Tensor:
-    """Softmax along `axis`."""
+    """Softmax along `axis`.
+
+    Raises:
+        TypeError: axis is not an int.
+    """
+    axis = api._int_arg(axis, "softmax: axis")
     x = _x(logits)
     return x.graph.op("Softmax", [x], {"axis": axis}, name=name)
 
 
 def log_softmax(logits, axis: int = -1, name=None) -> Tensor:
-    """Log-softmax along `axis`."""
+    """Log-softmax along `axis`.
+
+    Raises:
+        TypeError: axis is not an int.
+    """
+    axis = api._int_arg(axis, "log_softmax: axis")
     x = _x(logits)
     return x.graph.op("LogSoftmax", [x], {"axis": axis}, name=name)
 
@@ -74,7 +111,12 @@ def elu(x, name=None) -> Tensor:
 
 
 def gelu(x, approximate: bool = False, name=None) -> Tensor:
-    """Gaussian error linear unit (exact erf form, or the tanh approximation)."""
+    """Gaussian error linear unit (exact erf form, or the tanh approximation).
+
+    Raises:
+        TypeError: approximate is not a bool.
+    """
+    approximate = api._bool_arg(approximate, "gelu: approximate")
     x = _x(x)
     return x.graph.op("Gelu", [x], {"approximate": "tanh" if approximate else "none"},
                       name=name)
@@ -100,12 +142,25 @@ def dense(x, units: int, activation=None, use_bias: bool = True, name: str = "de
         name: name scope of the variables.
 
     Raises:
-        ShapeError: the last dim of x is unknown, or x is not floating point.
+        ShapeError: x is not of known rank >= 2 with a known last dim, or x is not
+            floating point.
+        TypeError: units is not an int, use_bias not a bool, activation not callable,
+            or name not a str.
+        ValueError: units is not > 0.
     """
+    units = api._int_arg(units, "dense: units")
+    if units <= 0:
+        raise ValueError(f"dense: units must be > 0, got {units}")
+    use_bias = api._bool_arg(use_bias, "dense: use_bias")
+    if activation is not None and not callable(activation):
+        raise TypeError(f"dense: activation must be a function or None, got "
+                        f"{type(activation).__name__}")
+    _g.check_name(name, "dense")
     x = _x(x)
     g = x.graph
-    if x.shape is None or x.shape[-1] is None:
-        raise ShapeError(f"dense: the last dim of {x.name!r} must be known, got {x.shape}")
+    if x.shape is None or len(x.shape) < 2 or x.shape[-1] is None:
+        raise ShapeError(f"dense: x ({x.name!r}) must have a known rank >= 2 and a known "
+                         f"last dim, got shape {x.shape}")
     if x.dtype.numpy.kind != "f":  # (Glorot weights in an integer dtype are all zero)
         raise ShapeError(f"dense: input {x.name!r} must be floating point, got "
                          f"{x.dtype.short_name} (og.cast it first)")
@@ -243,7 +298,17 @@ def batch_norm(x, training: bool, axis: int = 1, momentum: float = 0.9,
 
     Raises:
         ShapeError: the rank or the feature dim is unknown, or axis is out of range.
+        TypeError: axis is not an int, training not a bool, momentum or epsilon not a
+            number, or name not a str.
     """
+    axis = api._int_arg(axis, "batch_norm: axis")
+    training = api._bool_arg(training, "batch_norm: training")
+    for what, v in (("momentum", momentum), ("epsilon", epsilon)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                                 np.floating)):
+            raise TypeError(f"batch_norm: {what} must be a number, got "
+                            f"{type(v).__name__}")
+    _g.check_name(name, "batch_norm")
     x = _x(x)
     g = x.graph
     if x.shape is not None and not -len(x.shape) <= axis < len(x.shape):
@@ -289,9 +354,14 @@ def dropout(x, rate: float, training: bool = True, name=None) -> Tensor:
 
     Raises:
         ValueError: rate is not in [0, 1).
+        TypeError: rate is not a number, or training not a bool.
     """
+    if isinstance(rate, (bool, np.bool_)) or not isinstance(rate, (int, float, np.integer,
+                                                                   np.floating)):
+        raise TypeError(f"dropout: rate must be a number, got {type(rate).__name__}")
     if not 0 <= float(rate) < 1:
         raise ValueError(f"dropout: rate must be in [0, 1), got {rate}")
+    training = api._bool_arg(training, "dropout: training")
     x = _x(x)
     if not training or rate == 0:
         return x

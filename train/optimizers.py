@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import OneGraphError
+from ..errors import OneGraphError, ShapeError
 from . import api
 from . import graph as _g
 from .gradients import IndexedSlices, dense, gradients
@@ -82,6 +82,49 @@ def clip_by_global_norm(tensors: Sequence, clip_norm) -> tuple[list, Tensor]:
     return out, norm
 
 
+# --------------------------------------------------------------------------- checks
+
+def _number(value, what: str, lo: float | None = None, hi: float | None = None,
+            lo_open: bool = False, hi_open: bool = False) -> float:
+    """A finite real hyper-parameter (a Python or numpy number, not a bool) within
+    [lo, hi] (or the open ends asked for), as a float.
+
+    Raises:
+        TypeError: value is not a number (names `what`).
+        ValueError: it is NaN or infinite, or outside the range.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
+                                                                      np.floating)):
+        raise TypeError(f"{what} must be a number, got {type(value).__name__} "
+                        f"{_g._brief(value)}")
+    try:
+        v = float(value)
+    except OverflowError:
+        v = math.inf if value > 0 else -math.inf
+    if not math.isfinite(v):
+        raise ValueError(f"{what} must be finite, got {value!r}")
+    if lo is not None and (v < lo or (lo_open and v == lo)) or \
+            hi is not None and (v > hi or (hi_open and v == hi)):
+        rng = (f"{'(' if lo_open else '['}{'-inf' if lo is None else lo}, "
+               f"{'inf' if hi is None else hi}{')' if hi_open else ']'}")
+        raise ValueError(f"{what} must be in {rng}, got {value!r}")
+    return v
+
+
+def _check_learning_rate(lr, what: str):
+    """A learning rate: a number >= 0 (Keras's rule), a tensor or Variable, or a
+    callable schedule `f(global_step)`.
+
+    Raises:
+        TypeError: it is none of these (None, a str, a bool, ...).
+        ValueError: a number that is NaN, infinite or negative.
+    """
+    if _g._is_symbolic(lr) or callable(lr):
+        return lr
+    _number(lr, what, lo=0.0)
+    return lr
+
+
 # --------------------------------------------------------------------------- schedules
 
 def _step(global_step) -> Tensor:
@@ -106,7 +149,18 @@ def exponential_decay(learning_rate: float, global_step, decay_steps: int, decay
 
     Args:
         staircase: use floor(step / decay_steps) (decay in discrete intervals).
+
+    Raises:
+        TypeError: learning_rate, decay_steps or decay_rate is not a number, or
+            staircase not a bool.
+        ValueError: learning_rate or decay_rate is negative, decay_steps is not > 0,
+            or one of them is NaN or infinite.
     """
+    learning_rate = _number(learning_rate, "exponential_decay: learning_rate", lo=0.0)
+    decay_steps = _number(decay_steps, "exponential_decay: decay_steps", lo=0.0,
+                          lo_open=True)
+    decay_rate = _number(decay_rate, "exponential_decay: decay_rate", lo=0.0)
+    staircase = api._bool_arg(staircase, "exponential_decay: staircase")
     p = _step_float(global_step) / float(decay_steps)
     if staircase:
         p = api.floor(p)
@@ -115,7 +169,16 @@ def exponential_decay(learning_rate: float, global_step, decay_steps: int, decay
 
 def cosine_decay(learning_rate: float, global_step, decay_steps: int,
                  alpha: float = 0.0) -> Tensor:
-    """lr * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha)."""
+    """lr * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha).
+
+    Raises:
+        TypeError: learning_rate, decay_steps or alpha is not a number.
+        ValueError: learning_rate is negative, decay_steps is not > 0, or one of them
+            is NaN or infinite.
+    """
+    learning_rate = _number(learning_rate, "cosine_decay: learning_rate", lo=0.0)
+    decay_steps = _number(decay_steps, "cosine_decay: decay_steps", lo=0.0, lo_open=True)
+    alpha = _number(alpha, "cosine_decay: alpha")
     step = _step_float(global_step)
     s = api.minimum(step, _f32(decay_steps, step))
     cos = 0.5 * (1.0 + api.cos(s * float(math.pi / decay_steps)))
@@ -145,17 +208,35 @@ class Optimizer:
     """Base class: gradients, slots, clipping, and the train op.
 
     Args:
-        learning_rate: float, scalar Tensor, or a callable `f(global_step) -> Tensor`.
-        clipvalue: clip each gradient elementwise to [-clipvalue, clipvalue].
-        clipnorm: clip each gradient to this L2 norm.
-        global_clipnorm: clip all gradients together to this global norm.
+        learning_rate: float >= 0, scalar Tensor, or a callable
+            `f(global_step) -> Tensor`.
+        clipvalue: clip each gradient elementwise to [-clipvalue, clipvalue] (>= 0).
+        clipnorm: clip each gradient to this L2 norm (> 0).
+        global_clipnorm: clip all gradients together to this global norm (> 0).
         name: name scope of the slots and updates.
+
+    Hyper-parameters follow Keras's rules (TF1 checks none): numbers must be finite;
+    a negative learning rate or epsilon, a beta outside [0, 1), a momentum or rho
+    outside [0, 1] is refused (they train to NaN or diverge).
+
+    Raises:
+        TypeError: a hyper-parameter is not a number (None, a str, a bool, ...), or
+            name is not a str.
+        ValueError: a hyper-parameter is NaN, infinite or out of its range.
     """
 
     def __init__(self, learning_rate=0.01, clipvalue: float | None = None,
                  clipnorm: float | None = None, global_clipnorm: float | None = None,
                  name: str = "Optimizer"):
-        self.learning_rate = learning_rate
+        cls = type(self).__name__
+        self.learning_rate = _check_learning_rate(learning_rate, f"{cls}: learning_rate")
+        if clipvalue is not None:
+            _number(clipvalue, f"{cls}: clipvalue", lo=0.0)
+        for what, v in (("clipnorm", clipnorm), ("global_clipnorm", global_clipnorm)):
+            if v is not None:
+                _number(v, f"{cls}: {what}", lo=0.0, lo_open=True)
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"{cls}: name must be a non-empty str, got {name!r}")
         self.clipvalue, self.clipnorm, self.global_clipnorm = clipvalue, clipnorm, global_clipnorm
         self.name = name
         self._slots: dict[tuple[int, str], Variable] = {}
@@ -187,8 +268,16 @@ class Optimizer:
 
     def compute_gradients(self, loss, var_list=None) -> list[tuple]:
         """[(gradient, variable)] for the trainable variables (or var_list), clipped as
-        configured; the gradient is None for variables the loss does not depend on."""
+        configured; the gradient is None for variables the loss does not depend on.
+
+        Raises:
+            ShapeError: loss is not floating point (an integer loss has no gradient).
+            OneGraphError: no variables.
+        """
         loss = _g.convert_to_tensor(loss)
+        if loss.dtype is not _g.DType.UNDEFINED and loss.dtype.numpy.kind != "f":
+            raise ShapeError(f"{type(self).__name__}: the loss {loss.name!r} must be "
+                             f"floating point, got {loss.dtype.short_name} (og.cast it)")
         var_list = list(var_list) if var_list is not None else trainable_variables(loss.graph)
         if not var_list:
             raise OneGraphError("no variables to optimize")
@@ -233,7 +322,8 @@ class Optimizer:
         """The train op: gradients of `loss`, every update, then global_step += 1.
 
         Args:
-            loss: scalar tensor.
+            loss: floating-point tensor, usually a scalar (a non-scalar loss is
+                differentiated as its sum, as in TF1).
             var_list: variables to train (default: all trainable variables).
             global_step: Variable to increment (default: the graph's global step;
                 None: do not increment).
@@ -243,6 +333,7 @@ class Optimizer:
 
         Raises:
             OneGraphError: no variables, or the loss depends on none of them.
+            ShapeError: the loss is not floating point.
             GradientNotDefinedError: an op between loss and variables has no rule.
         """
         loss_t = _g.convert_to_tensor(loss)
@@ -261,7 +352,12 @@ class Optimizer:
 
 
 class SGD(Optimizer):
-    """Plain gradient descent: var -= lr * grad (sparse gradients update rows only)."""
+    """Plain gradient descent: var -= lr * grad (sparse gradients update rows only).
+
+    Raises:
+        TypeError: learning_rate (or a clip argument) is not a number, tensor or schedule.
+        ValueError: learning_rate is negative, NaN or infinite (see `Optimizer`).
+    """
 
     def __init__(self, learning_rate=0.01, name: str = "SGD", **kwargs):
         super().__init__(learning_rate, name=name, **kwargs)
@@ -283,12 +379,17 @@ class Momentum(Optimizer):
     Args:
         momentum: decay of the accumulated velocity.
         use_nesterov: evaluate the gradient step at the look-ahead point.
+
+    Raises:
+        TypeError: momentum is not a number or use_nesterov not a bool (or as `Optimizer`).
+        ValueError: momentum is outside [0, 1] (Keras's rule), or as `Optimizer`.
     """
 
     def __init__(self, learning_rate=0.01, momentum: float = 0.9, use_nesterov: bool = False,
                  name: str = "Momentum", **kwargs):
         super().__init__(learning_rate, name=name, **kwargs)
-        self.momentum, self.use_nesterov = momentum, use_nesterov
+        self.momentum = _number(momentum, "Momentum: momentum", 0.0, 1.0)
+        self.use_nesterov = api._bool_arg(use_nesterov, "Momentum: use_nesterov")
 
     def _apply(self, grad, var, lr, shared):
         acc = self._slot(var, "momentum")
@@ -298,12 +399,19 @@ class Momentum(Optimizer):
 
 
 class AdaGrad(Optimizer):
-    """AdaGrad: per-coordinate rates from the running sum of squared gradients."""
+    """AdaGrad: per-coordinate rates from the running sum of squared gradients.
+
+    Raises:
+        TypeError: initial_accumulator_value or epsilon is not a number (or as `Optimizer`).
+        ValueError: initial_accumulator_value or epsilon is negative, NaN or infinite.
+    """
 
     def __init__(self, learning_rate=0.01, initial_accumulator_value: float = 0.1,
                  epsilon: float = 1e-7, name: str = "AdaGrad", **kwargs):
         super().__init__(learning_rate, name=name, **kwargs)
-        self.initial_accumulator_value, self.epsilon = initial_accumulator_value, epsilon
+        self.initial_accumulator_value = _number(
+            initial_accumulator_value, "AdaGrad: initial_accumulator_value", lo=0.0)
+        self.epsilon = _number(epsilon, "AdaGrad: epsilon", lo=0.0)
 
     def _apply(self, grad, var, lr, shared):
         acc = self._slot(var, "accumulator", self.initial_accumulator_value)
@@ -315,12 +423,19 @@ class RMSProp(Optimizer):
     """RMSProp with optional momentum, in the TF1/Keras form: ms = rho ms + (1 - rho)
     g^2, mom = momentum mom + lr g / sqrt(ms + epsilon), var -= mom. The mean square
     starts at 0 (Keras; TF1's RMSPropOptimizer starts it at 1) and epsilon sits inside
-    the square root (PyTorch adds it outside)."""
+    the square root (PyTorch adds it outside).
+
+    Raises:
+        TypeError: rho, momentum or epsilon is not a number (or as `Optimizer`).
+        ValueError: rho or momentum is outside [0, 1], epsilon negative, or one is NaN or infinite.
+    """
 
     def __init__(self, learning_rate=0.001, rho: float = 0.9, momentum: float = 0.0,
                  epsilon: float = 1e-7, name: str = "RMSProp", **kwargs):
         super().__init__(learning_rate, name=name, **kwargs)
-        self.rho, self.momentum, self.epsilon = rho, momentum, epsilon
+        self.rho = _number(rho, "RMSProp: rho", 0.0, 1.0)
+        self.momentum = _number(momentum, "RMSProp: momentum", 0.0, 1.0)
+        self.epsilon = _number(epsilon, "RMSProp: epsilon", lo=0.0)
 
     def _apply(self, grad, var, lr, shared):
         ms = self._slot(var, "rms")
@@ -336,14 +451,22 @@ class Adam(Optimizer):
     the paper's and PyTorch's form: var -= lr m_hat / (sqrt(v_hat) + epsilon). TF1's
     AdamOptimizer and Keras use epsilon "hat" instead (added to sqrt(v) before the
     bias correction); the two agree for the default epsilon 1e-8 and differ when
-    epsilon is large."""
+    epsilon is large.
+
+    Raises:
+        TypeError: beta1, beta2 or epsilon is not a number (or as `Optimizer`).
+        ValueError: beta1 or beta2 is outside [0, 1), epsilon is negative, or one is NaN or infinite.
+    """
 
     weight_decay = 0.0
 
     def __init__(self, learning_rate=0.001, beta1: float = 0.9, beta2: float = 0.999,
                  epsilon: float = 1e-8, name: str = "Adam", **kwargs):
         super().__init__(learning_rate, name=name, **kwargs)
-        self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
+        cls = type(self).__name__
+        self.beta1 = _number(beta1, f"{cls}: beta1", 0.0, 1.0, hi_open=True)
+        self.beta2 = _number(beta2, f"{cls}: beta2", 0.0, 1.0, hi_open=True)
+        self.epsilon = _number(epsilon, f"{cls}: epsilon", lo=0.0)
         self._t: Variable | None = None
 
     def _prepare(self, g):
@@ -365,12 +488,17 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay: var -= lr * weight_decay * var each step."""
+    """Adam with decoupled weight decay: var -= lr * weight_decay * var each step.
+
+    Raises:
+        TypeError: weight_decay is not a number (or as `Adam`).
+        ValueError: weight_decay is negative, NaN or infinite (or as `Adam`).
+    """
 
     def __init__(self, learning_rate=0.001, weight_decay: float = 0.01, name: str = "AdamW",
                  **kwargs):
         super().__init__(learning_rate, name=name, **kwargs)
-        self.weight_decay = float(weight_decay)
+        self.weight_decay = _number(weight_decay, "AdamW: weight_decay", lo=0.0)
 
 
 AdamOptimizer = Adam

@@ -86,7 +86,16 @@ class RunMetadata:
 
     def summary(self, top: int = 15) -> str:
         """A text report: median run time, time per op type (nodes, median ms per run,
-        share of the kernels' time) and the `top` slowest nodes with their outputs."""
+        share of the kernels' time) and the `top` slowest nodes with their outputs
+        (none when top <= 0).
+
+        Raises:
+            TypeError: top is not an int.
+        """
+        if isinstance(top, (bool, np.bool_)) or not isinstance(top, (int, np.integer)):
+            raise TypeError(f"RunMetadata.summary: top must be an int, got "
+                            f"{type(top).__name__} {top!r:.60}")
+        top = int(top)
         if not self.runs:
             return "no runs recorded"
         nodes = self.node_medians()

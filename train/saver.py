@@ -181,6 +181,7 @@ def _parse_var_list(var_list) -> tuple[list | None, list]:
 
     Raises:
         TypeError: var_list is not a list or mapping of Variables or names.
+        ValueError: a variable, or a name in the checkpoint, appears twice.
     """
     if var_list is None:
         return None, []
@@ -207,6 +208,16 @@ def _parse_var_list(var_list) -> tuple[list | None, list]:
             raise TypeError(f"Saver: var_list holds a {type(v).__name__} ({v!r:.80}), not "
                             "a Variable or a variable name")
         pairs.append((target if key is None else key, target))
+    seen_names, seen_targets = set(), set()
+    for name, target in pairs:
+        if target in seen_targets:
+            raise ValueError(f"Saver: var_list holds variable {target!r} twice (TF1: the "
+                             "same variable would be saved under two names)")
+        if name in seen_names:
+            raise ValueError(f"Saver: var_list gives the name {name!r} in the checkpoint "
+                             "to two variables")
+        seen_names.add(name)
+        seen_targets.add(target)
     return pairs, graphs
 
 
@@ -256,8 +267,8 @@ class Saver:
         TypeError: var_list is not a list or dict, holds something other than Variables
             and names, or a dict key is not a str.
         ValueError: max_to_keep is not None or an int >= 0; var_list holds Variables of
-            different graphs; there is nothing to save and not allow_empty ("No
-            variables to save").
+            different graphs, or one variable (or one checkpoint name) twice; there is
+            nothing to save and not allow_empty ("No variables to save").
         OneGraphError: a name in var_list is not a variable of the graph, or the graph
             is finalized.
 
@@ -347,26 +358,44 @@ class Saver:
         Args:
             sess: the Session.
             directory: checkpoint directory (created if missing).
-            global_step: int, or a Variable/tensor whose value numbers the file
-                (`ckpt-<step>.og`; without it the file is `ckpt.og`).
+            global_step: int >= 0, or a Variable/tensor whose value (an integer >= 0)
+                numbers the file (`ckpt-<step>.og`; without it the file is `ckpt.og`).
 
         Returns:
             The checkpoint's path; None for an empty Saver made with allow_empty.
 
         Raises:
             DataLossError: the directory's index is damaged (nothing is written).
-            ValueError: nothing to save and not allow_empty.
+            ValueError: nothing to save and not allow_empty, or global_step (or its
+                value) is negative or not a whole number.
+            TypeError: global_step is a bool or a float (an int or a step tensor is
+                expected).
             OneGraphError: a variable of var_list is not in the graph, the graph is
                 finalized and lacks the Saver's ops, or a variable is uninitialised.
             OSError: the directory or file cannot be written.
         """
+        if isinstance(global_step, (bool, np.bool_)):
+            raise TypeError(f"Saver.save: global_step must be an int or a step tensor, "
+                            f"got bool {global_step!r}")
+        if isinstance(global_step, (float, np.floating)):
+            raise TypeError(f"Saver.save: global_step must be an int or a step tensor "
+                            f"(Variable, tensor or tensor name), got "
+                            f"{type(global_step).__name__} {global_step!r}")
+        if isinstance(global_step, (int, np.integer)) and global_step < 0:
+            raise ValueError(f"Saver.save: global_step must be >= 0, got {global_step}")
         ops = self._session_ops(sess)
         if ops is None:
             return None
         fname, save_n, _ = ops
         directory = os.fspath(directory)
         if global_step is not None and not isinstance(global_step, (int, np.integer)):
-            global_step = int(sess.run(global_step))
+            value = np.asarray(sess.run(global_step))
+            if value.shape != () or value.dtype.kind not in "iuf" or (
+                    value.dtype.kind == "f" and not float(value).is_integer()) \
+                    or value < 0:
+                raise ValueError(f"Saver.save: global_step must hold an integer >= 0, "
+                                 f"holds {value.dtype} {value!r:.60}")
+            global_step = int(value)
         base = f"ckpt-{int(global_step)}.og" if global_step is not None else "ckpt.og"
         path = os.path.join(directory, base)
         os.makedirs(directory, exist_ok=True)

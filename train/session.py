@@ -136,7 +136,8 @@ class Session:
     Args:
         graph: a `onegraph.format.Model` (its main graph), a `onegraph.format.Graph`,
             or a training graph (`onegraph.Graph`).
-        seed: seed of the random generator used by random ops.
+        seed: seed of the random generator used by random ops: None (fresh entropy)
+            or an int >= 0 (numpy integers too).
         memory_arena: keep freed heap memory mapped for the next run instead of
             returning it to the operating system (default True, like onnxruntime's
             `enable_cpu_mem_arena`). Without it, every run's intermediates are fresh
@@ -144,6 +145,10 @@ class Session:
             DenseNet-121 run. On glibc this sets malloc's thresholds for the whole
             process, once (`train/heap.py`); elsewhere, or when the environment
             already tunes malloc, it does nothing.
+
+    Raises:
+        TypeError: graph is not a Model or Graph, or seed is not None or an int.
+        ValueError: seed is negative.
 
     Example::
 
@@ -154,6 +159,12 @@ class Session:
     optimize = True  # plan-time graph optimisations (train/optimize.py)
 
     def __init__(self, graph, seed: int | None = None, memory_arena: bool = True):
+        if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(
+                seed, (int, np.integer))):
+            raise TypeError(f"Session: seed must be None or an int >= 0, got "
+                            f"{type(seed).__name__} {seed!r:.60}")
+        if seed is not None and seed < 0:
+            raise ValueError(f"Session: seed must be >= 0, got {seed}")
         if memory_arena:
             keep_freed_memory()
         self._source = graph

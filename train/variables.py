@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import OneGraphError
+from ..errors import OneGraphError, ShapeError
 from . import graph as _g
 from .graph import Graph, Operation, Tensor
 
@@ -37,11 +37,15 @@ class Variable:
         step = w.assign_add(np.ones((3, 2), np.float32))
 
     Raises:
-        OneGraphError: the initial value is a tensor of unknown shape or dtype.
+        OneGraphError: the initial value is a tensor of unknown shape or dtype, or a
+            value that is not array-like or does not fit `dtype` (None, a str, ...).
+        TypeError: name is not a str, or graph is not an og.Graph.
     """
 
     def __init__(self, initial_value, trainable: bool = True, name: str | None = None,
                  dtype=None, collections=None, graph: Graph | None = None):
+        _g.check_name(name, "Variable")
+        _g.check_graph(graph, "Variable")
         if callable(initial_value) and not isinstance(initial_value, Tensor):
             initial_value = initial_value()
         if graph is None:
@@ -64,7 +68,10 @@ class Variable:
                         init = graph.op("Cast", [init], {"to": _onnx_type(dtype)})
                     data, shape, vdtype = None, init.shape, init.dtype
                 else:
-                    data = _g._as_array(initial_value, dtype)
+                    try:
+                        data = _g._as_array(initial_value, dtype)
+                    except OneGraphError as e:
+                        raise _g._named(e, f"variable {base!r}: initial_value") from None
                     data = np.array(data, order="C")
                     shape, vdtype = data.shape, _g.DType.from_numpy(data.dtype)
                     init = None
@@ -135,19 +142,75 @@ class Variable:
 
     # -- updates ----------------------------------------------------------------------
 
+    def _update_value(self, op: str, value) -> Tensor:
+        """`value` as a tensor of the variable's dtype, checked against its static dtype
+        and shape: Assign needs the variable's shape, AssignAdd/AssignSub a shape that
+        broadcasts to it without changing it (the kernels' rules, found at build time).
+
+        Raises:
+            ShapeError: value is a tensor of another dtype, or its static shape does
+                not fit the variable's.
+            OneGraphError: a plain value does not convert to the variable's dtype.
+        """
+        try:
+            t = self.graph.convert(value, self.dtype)
+        except OneGraphError as e:
+            raise _g._named(e, f"{op} to variable {self.name!r}") from None
+        if t.dtype is not _g.DType.UNDEFINED and t.dtype != self.dtype:
+            raise ShapeError(f"{op} to variable {self.name!r}: value is "
+                             f"{t.dtype.short_name} but the variable is "
+                             f"{self.dtype.short_name}; cast it with og.cast")
+        vs, ts = self.shape, t.shape
+        if vs is not None and ts is not None:
+            if op == "Assign":
+                ok = len(vs) == len(ts) and all(
+                    a is None or b is None or a == b for a, b in zip(vs, ts))
+            else:
+                ok = len(ts) <= len(vs) and all(
+                    b is None or b == 1 or a is None or a == b
+                    for a, b in zip(vs[len(vs) - len(ts):], ts))
+            if not ok:
+                raise ShapeError(f"{op} to variable {self.name!r}: value of shape "
+                                 f"{list(ts)} does not fit the variable's shape "
+                                 f"{list(vs)}")
+        return t
+
     def assign(self, value, name: str | None = None) -> Tensor:
-        """An op setting the variable to `value`; its output is the new value."""
-        return self.graph.op("Assign", [self.handle, self.graph.convert(value, self.dtype)],
+        """An op setting the variable to `value`; its output is the new value.
+
+        Raises:
+            ShapeError: value is a tensor of another dtype, or of a static shape other
+                than the variable's.
+            OneGraphError: a plain value does not convert to the variable's dtype.
+            TypeError: name is not a str.
+        """
+        return self.graph.op("Assign", [self.handle, self._update_value("Assign", value)],
                              name=name or f"{self.name}/Assign")
 
     def assign_add(self, delta, name: str | None = None) -> Tensor:
-        """An op adding `delta` to the variable (atomically); outputs the new value."""
-        return self.graph.op("AssignAdd", [self.handle, self.graph.convert(delta, self.dtype)],
+        """An op adding `delta` to the variable (atomically); outputs the new value.
+
+        Raises:
+            ShapeError: delta is a tensor of another dtype, or of a static shape that
+                does not broadcast to the variable's.
+            OneGraphError: a plain delta does not convert to the variable's dtype.
+            TypeError: name is not a str.
+        """
+        return self.graph.op("AssignAdd", [self.handle,
+                                           self._update_value("AssignAdd", delta)],
                              name=name or f"{self.name}/AssignAdd")
 
     def assign_sub(self, delta, name: str | None = None) -> Tensor:
-        """An op subtracting `delta` from the variable; outputs the new value."""
-        return self.graph.op("AssignSub", [self.handle, self.graph.convert(delta, self.dtype)],
+        """An op subtracting `delta` from the variable; outputs the new value.
+
+        Raises:
+            ShapeError: delta is a tensor of another dtype, or of a static shape that
+                does not broadcast to the variable's.
+            OneGraphError: a plain delta does not convert to the variable's dtype.
+            TypeError: name is not a str.
+        """
+        return self.graph.op("AssignSub", [self.handle,
+                                           self._update_value("AssignSub", delta)],
                              name=name or f"{self.name}/AssignSub")
 
     def scatter_add(self, indices, updates, name: str | None = None) -> Tensor:
@@ -183,18 +246,40 @@ def _onnx_type(dtype) -> int:
 
 
 def global_variables(graph: Graph | None = None) -> list:
-    """Every Variable of the graph (default graph if none given)."""
+    """Every Variable of the graph (default graph if none given).
+
+    Raises:
+        TypeError: graph is not an og.Graph.
+    """
+    _g.check_graph(graph, "global_variables")
     return (graph or _g.get_default_graph()).get_collection(_g.GLOBAL_VARIABLES)
 
 
 def trainable_variables(graph: Graph | None = None) -> list:
-    """The trainable Variables of the graph."""
+    """The trainable Variables of the graph.
+
+    Raises:
+        TypeError: graph is not an og.Graph.
+    """
+    _g.check_graph(graph, "trainable_variables")
     return (graph or _g.get_default_graph()).get_collection(_g.TRAINABLE_VARIABLES)
 
 
 def variables_initializer(var_list, name: str = "init") -> Operation:
-    """One op that runs the initializers of `var_list`."""
+    """One op that runs the initializers of `var_list`.
+
+    Raises:
+        TypeError: var_list is not a list of Variables, or name is not a str.
+    """
+    if isinstance(var_list, (str, bytes, Tensor, Variable)) or not hasattr(
+            var_list, "__iter__") or isinstance(var_list, np.ndarray) and var_list.ndim == 0:
+        raise TypeError(f"variables_initializer: var_list must be a list of Variables, "
+                        f"got {type(var_list).__name__}")
     var_list = list(var_list)
+    for v in var_list:
+        if not hasattr(v, "initializer"):
+            raise TypeError(f"variables_initializer: var_list holds a "
+                            f"{type(v).__name__} ({_g._brief(v)}), not a Variable")
     g = var_list[0].graph if var_list else _g.get_default_graph()
     return g.op("NoOp", [], name=name, control_inputs=[v.initializer for v in var_list])
 
@@ -205,7 +290,11 @@ def global_variables_initializer(graph: Graph | None = None) -> Operation:
     Variables created from arrays also start at their initial value in a new Session,
     so running this op is needed only to reset them or for tensor-valued initial
     values.
+
+    Raises:
+        TypeError: graph is not an og.Graph.
     """
+    _g.check_graph(graph, "global_variables_initializer")
     g = graph or _g.get_default_graph()
     with g.control_dependencies(None):
         return variables_initializer(global_variables(g), name="init") if global_variables(
@@ -213,7 +302,12 @@ def global_variables_initializer(graph: Graph | None = None) -> Operation:
 
 
 def get_or_create_global_step(graph: Graph | None = None) -> Variable:
-    """The graph's global step (an int64 scalar Variable, not trainable)."""
+    """The graph's global step (an int64 scalar Variable, not trainable).
+
+    Raises:
+        TypeError: graph is not an og.Graph.
+    """
+    _g.check_graph(graph, "get_or_create_global_step")
     g = graph or _g.get_default_graph()
     found = g.get_collection(_g.GLOBAL_STEP)
     if found:
