@@ -35,7 +35,7 @@ import math
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import OpAttributeError, ShapeError
 from .activation import all_finite
 from .activation import relu as relu_op
 from .conv_depthwise import depthwise_2d
@@ -94,6 +94,11 @@ def _pool_geometry(in_sp, kernel, attrs, ceil_mode=False):
     nsp = len(kernel)
     strides = _ints(attrs.get("strides"), nsp, 1)
     dilations = _ints(attrs.get("dilations"), nsp, 1)
+    for name, values in (("kernel_shape", kernel), ("strides", strides),
+                         ("dilations", dilations)):
+        if len(values) != nsp or any(v is not None and v < 1 for v in values):
+            raise OpAttributeError(f"{name} {list(values)} must hold {nsp} positive "
+                                   f"values, one per spatial dim")
     mode = _auto_pad(attrs)
     if mode in ("SAME_UPPER", "SAME_LOWER"):
         pb, pe, out = [], [], []
@@ -120,6 +125,9 @@ def _pool_geometry(in_sp, kernel, attrs, ceil_mode=False):
         pads = _ints(attrs.get("pads"), 2 * nsp, 0)
     else:
         raise ShapeError(f"unknown auto_pad {mode!r}")
+    if len(pads) != 2 * nsp:
+        raise OpAttributeError(f"pads {pads} must hold {2 * nsp} values (begin and end "
+                               f"of each of the {nsp} spatial dims)")
     pb, pe = pads[:nsp], pads[nsp:]
     out = _conv_output_shape(in_sp, kernel, strides, dilations, pb, pe, ceil_mode)
     return strides, dilations, pb, pe, out
@@ -214,6 +222,19 @@ def _pad_scratch(x, pads_begin, pads_end, purpose):
     return out
 
 
+def _group(attrs):
+    """Conv's `group` attribute (default 1).
+
+    Raises:
+        OpAttributeError: it is below 1.
+    """
+    group = attrs.get("group")
+    group = 1 if group is None else int(group)
+    if group < 1:
+        raise OpAttributeError(f"group {group} must be at least 1")
+    return group
+
+
 def _compute_dtype(dtype):
     """Kernels compute in float64 for float64 and in float32 for everything else."""
     return np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
@@ -256,7 +277,7 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
     cdt = _compute_dtype(out_dtype)
     x = np.asarray(x, dtype=cdt)
     w = np.asarray(w, dtype=cdt)
-    group = int(attrs.get("group", 1) or 1)
+    group = _group(attrs)
     n, c = x.shape[:2]
     m = w.shape[0]
     kernel = list(w.shape[2:])
@@ -820,7 +841,7 @@ def _conv_infer(attrs, inputs):
     if attrs.get("kernel_shape"):
         kernel = [int(k) for k in attrs["kernel_shape"]]
     if w is not None and _known(w.shape, 1) and _known(x.shape, 1):
-        group = int(attrs.get("group", 1) or 1)
+        group = _group(attrs)
         if x.shape[1] != w.shape[1] * group:
             raise ShapeError(f"Conv: input channels {x.shape[1]} != weight {w.shape[1]} * "
                              f"group {group}")
@@ -884,7 +905,7 @@ def conv_transpose_nd(x, w, b, attrs):
     cdt = _compute_dtype(out_dtype)
     x = np.asarray(x, dtype=cdt)
     w = np.asarray(w, dtype=cdt)
-    group = int(attrs.get("group", 1) or 1)
+    group = _group(attrs)
     n, c = x.shape[:2]
     in_sp = list(x.shape[2:])
     kernel = list(w.shape[2:])
@@ -923,7 +944,7 @@ def _convtranspose_infer(attrs, inputs):
     if x.shape is None:
         return [TensorInfo(x.dtype, None)]
     rank = len(x.shape)
-    group = int(attrs.get("group", 1) or 1)
+    group = _group(attrs)
     if w is not None and w.shape is not None:
         kernel = list(w.shape[2:])
         m = None if w.shape[1] is None else w.shape[1] * group

@@ -53,6 +53,17 @@ def _valid_range(n, p, s, d, b, o):
     return lo, hi, lo * s + off
 
 
+def _taps_reaching_input(n, k, s, d, b, o):
+    """The kernel taps p (of k) that some output (of o) reads inside the input [0, n):
+    input position o' * s - b + p * d for 0 <= o' < o. The others read padding only,
+    and a window a million taps wide over a tiny image must not loop over them all."""
+    if o <= 0 or n <= 0:
+        return range(0)
+    first = max(0, -((-(b - (o - 1) * s)) // d))  # ceil((b - (o-1)s) / d)
+    last = min(k - 1, (n - 1 + b) // d)
+    return range(first, last + 1)
+
+
 def _separable_reduce(x, kernel, strides, dil, pb, out_sp, ufunc, init):
     """Reduce every window with `ufunc` (np.maximum or np.add), one spatial dim at a time.
 
@@ -90,7 +101,7 @@ def _separable_reduce(x, kernel, strides, dil, pb, out_sp, ufunc, init):
         lead = (slice(None),) * (2 + dim)
         shape = y.shape[:2 + dim] + (o,) + y.shape[3 + dim:]
         res = None
-        for p in range(k):
+        for p in _taps_reaching_input(n, k, s, d, b, o):
             lo, hi, t0 = _valid_range(n, p, s, d, b, o)
             if hi <= lo:
                 continue

@@ -143,3 +143,46 @@ def test_wide_3x3_conv_with_a_non_finite_input(special):
     x[0, 3, 5, 5] = 0   # finite again: the Winograd path
     (got,), (want,) = _both(model, {"x": x}, ["y"])
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("op_type,attrs,message", [
+    ("MaxPool", dict(kernel_shape=[0, 0]), r"kernel_shape \[0, 0\] must hold 2 positive"),
+    ("AveragePool", dict(kernel_shape=[-1, -1]), "kernel_shape"),
+    ("MaxPool", dict(kernel_shape=[2, 2], strides=[0, 1]), r"strides \[0, 1\]"),
+    ("AveragePool", dict(kernel_shape=[2, 2], strides=[1]), r"strides \[1\] must hold 2"),
+    ("MaxPool", dict(kernel_shape=[2, 2], dilations=[1, -2]), "dilations"),
+    ("MaxPool", dict(kernel_shape=[2, 2], pads=[1, 1]), r"pads \[1, 1\] must hold 4"),
+    ("Conv", dict(group=0), "group 0 must be at least 1"),
+    ("Conv", dict(dilations=[0, 1]), "dilations"),
+])
+def test_window_attributes_are_checked(op_type, attrs, message):
+    """Nonsense geometry is an OpAttributeError (it used to give zeros, -inf, or a
+    group of 0 read as 1)."""
+    x = np.ones((1, 2, 5, 5), np.float32)
+    inputs = [("x", TensorProto.FLOAT, [1, 2, 5, 5])]
+    inits = {"w": np.ones((3, 2, 2, 2), np.float32)} if op_type == "Conv" else None
+    model = one_node_model(op_type, inputs, initializers=inits, **attrs)
+    with pytest.raises(og.OneGraphError, match=message):
+        og.Session(from_onnx(model)).run("y", {"x": x})
+
+
+@pytest.mark.parametrize("op_type", ["MaxPool", "AveragePool"])
+def test_wide_windows_over_small_images_loop_over_the_taps_that_reach_them(op_type):
+    """Only the taps that land in the image are visited: a window of 2**40 rows over a
+    4-pixel image gives the empty output ONNX's shape inference gives, at once, and a
+    wide padded window matches onnxruntime."""
+    import time
+
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    inputs = [("x", TensorProto.FLOAT, [1, 1, 4, 4])]
+    if op_type == "MaxPool":
+        model = one_node_model(op_type, inputs, kernel_shape=[2 ** 40, 2])
+        start = time.perf_counter()
+        y = og.Session(from_onnx(model)).run("y", {"x": x})
+        assert y.shape == (1, 1, 0, 3) and time.perf_counter() - start < 10
+    model = one_node_model(op_type, inputs, kernel_shape=[9, 3], pads=[7, 1, 6, 1],
+                           strides=[2, 1])
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = og.Session(from_onnx(model)).run("y", {"x": x})
+    np.testing.assert_allclose(got, want, rtol=1e-6)
