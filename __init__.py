@@ -37,14 +37,23 @@ def save(model, path: str | os.PathLike, **kwargs) -> int:
             og.signature(...), "train": ...}` and `session=sess` to store the
             variables' current values in that Session (without it, a graph is saved
             with its variables' initial values, as TF1 graph export does).
-        path: destination file; an existing file is replaced only once the new one is
-            complete on disk.
+        path: destination file (str, bytes or os.PathLike); an existing file is
+            replaced only once the new one is complete on disk.
 
     Returns:
         The number of bytes written.
 
     Raises:
         FormatError: the model is inconsistent; nothing is written.
+        TypeError: model is neither a Model nor an og.Graph, keyword arguments are
+            given with a Model, or path is not a str, bytes or os.PathLike.
+        ValueError: path contains a NUL byte.
+        OSError: the file cannot be written; the subclass the system gave
+            (FileNotFoundError for a missing folder, PermissionError,
+            IsADirectoryError, ...), as Python's open() raises, worded
+            "cannot write 'PATH': the folder does not exist". Every file error of
+            onegraph follows this rule except `from_onnx`/`to_onnx`, which raise
+            ConversionError with the same sentence.
     """
     from .format import save_model
 
@@ -65,12 +74,18 @@ def load(path: str | os.PathLike, check_data: bool = False) -> Model:
     read until touched), so load time does not grow with the size of the weights.
 
     Args:
-        path: the `.og` file.
+        path: the `.og` file (str, bytes or os.PathLike).
         check_data: also verify the CRC-32 of every data segment (reads all weights).
 
     Raises:
         FormatError: the file is malformed (the message names the field).
         DataLossError: the file is truncated, or a checksum fails with check_data.
+        OSError: the file cannot be opened; the subclass the system gave
+            (FileNotFoundError, PermissionError, IsADirectoryError, ...), as Python's
+            open() raises, worded "cannot read 'PATH': No such file or directory"
+            (the same words as the CLI; `from_onnx` raises ConversionError with them).
+        TypeError: path is not a str, bytes or os.PathLike.
+        ValueError: path contains a NUL byte.
     """
     from .format import load_model
 
@@ -81,7 +96,8 @@ def __dir__() -> list[str]:
     """The module's names, those loaded on first use included (help(), completion)."""
     from .train import public
 
-    return sorted(set(globals()) | set(public.__all__)
+    # `os` and `annotations` are this module's own imports, not onegraph's API
+    return sorted((set(globals()) - {"os", "annotations"}) | set(public.__all__)
                   | {"Session", "RunMetadata", "train", "datasets"})
 
 

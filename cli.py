@@ -10,7 +10,10 @@
                    [--seed N] [--plot FILE.png] [--quiet]
 
 Exit status: 0 on success, 2 for a bad argument or input (one line on stderr naming
-the error type), 1 when `verify` finds the file invalid.
+the error type), 1 when `verify` finds the file invalid. A command line argparse
+refuses (a missing or unknown argument) also exits 2 with one line, in argparse's
+words: "onegraph run: error: the following arguments are required: model (see
+'onegraph run --help')".
 """
 
 from __future__ import annotations
@@ -27,8 +30,20 @@ from .errors import OneGraphError
 
 def cannot_read(e: OSError) -> str:
     """The one wording every subcommand gives a file it cannot open:
-    "cannot read 'PATH': No such file or directory" (no errno, the path once)."""
-    return f"cannot read {e.filename!r}: {e.strerror or e}"
+    "cannot read 'PATH': No such file or directory" (no errno, the path once); the
+    Python API's words too (`onegraph.format.atomic`)."""
+    from .format.atomic import cannot_read as words
+
+    return words(e)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, with a refused command line reported on one line like every
+    other error (exit status 2, as argparse's): "onegraph run: error: MESSAGE (see
+    'onegraph run --help')"; -h/--help prints the full usage as before."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
 def check_readable(path: str, error_type: type[Exception] | None = None,
@@ -101,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand registered."""
     from . import __version__
 
-    parser = argparse.ArgumentParser(prog="onegraph", description=__doc__.split("\n")[0])
+    parser = _Parser(prog="onegraph", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"onegraph {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -142,8 +157,13 @@ def main(argv=None) -> int:
         # a model file that cannot be opened (missing, a folder, no permission): the
         # subcommands turn every failed write into a OneGraphError naming its flag, so
         # what reaches here is a read
-        what = cannot_read(e) if e.filename is not None and e.filename2 is None \
-            else e.strerror or str(e)
+        from .format.atomic import is_worded
+
+        if is_worded(e):  # og.load / og.save already worded it, verb included
+            what = str(e)
+        else:
+            what = cannot_read(e) if e.filename is not None and e.filename2 is None \
+                else e.strerror or str(e)
         print(f"onegraph {args.command}: {type(e).__name__}: {what}", file=sys.stderr)
         return 2
 

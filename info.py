@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import collections
 import math
-from typing import Any
+from typing import Any, Mapping
 
 from .format import DType, Model, TensorKind
 
@@ -59,9 +59,17 @@ def describe(model: Model) -> dict[str, Any]:
     infinite quantization scale) appear as the strings "NaN", "Infinity" and
     "-Infinity". `ops_without_kernel` lists op types the installed operator library
     cannot run.
+
+    Raises:
+        TypeError: model is not a `onegraph.format.Model` (load a file with og.load).
     """
     from .ops import REGISTRY
 
+    if not isinstance(model, Model):
+        kind = type(model)
+        raise TypeError(f"describe: expected a onegraph Model, got "
+                        f"{kind.__module__}.{kind.__qualname__} (load a .og file with "
+                        "og.load)")
     graphs = model.all_graphs()
     histogram: collections.Counter = collections.Counter()
     devices: collections.Counter = collections.Counter()
@@ -123,6 +131,13 @@ def describe(model: Model) -> dict[str, Any]:
     }
 
 
+# What format_text reads from describe()'s result.
+_DESCRIBE_KEYS = ("path", "producer", "schema_version", "opset_imports", "graphs", "nodes",
+                  "inputs", "outputs", "signatures", "parameters", "parameter_bytes",
+                  "variables", "quantized_tensors", "devices", "op_histogram",
+                  "ops_without_kernel", "layout", "metadata")
+
+
 def _human_bytes(n: int) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if n < 1024 or unit == "TiB":
@@ -132,7 +147,19 @@ def _human_bytes(n: int) -> str:
 
 
 def format_text(d: dict[str, Any]) -> str:
-    """Render `describe()` output as the human-readable `onegraph info` text."""
+    """Render `describe()` output as the human-readable `onegraph info` text.
+
+    Raises:
+        TypeError: `d` is not a mapping (`describe(model)` returns the one to give).
+        ValueError: `d` lacks keys that `describe()` returns (they are listed).
+    """
+    if not isinstance(d, Mapping):
+        raise TypeError(f"format_text: expected the dict describe(model) returns, got "
+                        f"{type(d).__name__}")
+    missing = [k for k in _DESCRIBE_KEYS if k not in d]
+    if missing:
+        raise ValueError(f"format_text: expected the dict describe(model) returns; it "
+                         f"lacks {missing}")
     lines = []
     if d["path"]:
         lines.append(f"model: {d['path']}")
@@ -184,16 +211,25 @@ def format_text(d: dict[str, Any]) -> str:
 
 def verify_report(path: str) -> dict[str, Any]:
     """Load `path` with full checks (structure and every checksum); never raises for a
-    bad file: returns {"path", "ok", "error"} with the error message when not ok."""
+    bad file: returns {"path", "ok", "error", "error_type"} with the error message and
+    its type's name when not ok. A file that cannot be opened is reported in the words
+    of `og.load` and the CLI: error_type "FileNotFoundError", error "cannot read
+    'PATH': No such file or directory".
+
+    Raises:
+        TypeError: path is not a str, bytes or os.PathLike.
+        ValueError: path contains a NUL byte.
+    """
     from . import load
     from .errors import FormatError
+    from .format.atomic import cannot_read
 
     try:
         model = load(path, check_data=True)
         model.lint()
     except FormatError as e:
         return {"path": path, "ok": False, "error": str(e), "error_type": type(e).__name__}
-    except OSError as e:  # worded as the other commands word it (cli.main)
-        error = f"{e.strerror}: {e.filename!r}" if e.strerror and e.filename else str(e)
+    except OSError as e:  # the words of og.load and the CLI (format/atomic.py)
+        error = cannot_read(e) if e.errno is not None else str(e)
         return {"path": path, "ok": False, "error": error, "error_type": type(e).__name__}
     return {"path": path, "ok": True, "error": None, "error_type": None}

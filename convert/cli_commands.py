@@ -16,6 +16,7 @@ import numpy as np
 
 from ..cli import check_readable, check_writable_flag
 from ..errors import ConversionError, FormatError, OneGraphError
+from ..format.atomic import cannot_write
 
 
 def cmd_convert(args) -> int:
@@ -43,7 +44,7 @@ def cmd_convert(args) -> int:
         try:
             size = og.save(model, args.output)
         except OSError as e:  # the message would name the writer's temporary file
-            raise ConversionError(f"cannot write {args.output}: {e.strerror or e}") from e
+            raise ConversionError(cannot_write(e, args.output)) from e
         print(f"{args.input} -> {args.output}: {len(model.graph.nodes)} nodes, "
               f"{size:,} bytes")
         return 0

@@ -620,8 +620,15 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
             names the nodes whose inputs onegraph's own shape inference refuses).
 
     Raises:
-        TypeError: model is neither a Model nor an og.Graph.
-        ConversionError: no outputs to export (see below), a variable without a value,
+        TypeError: model is neither a Model nor an og.Graph; path is not a str, bytes
+            or os.PathLike; external_data_threshold is not an int.
+        FormatError: the model has no graphs (a model loaded from a file names it).
+        ConversionError: `path` cannot be written: its folder is missing, it is a
+            folder, no permission, a full disk, a NUL byte in it (unlike og.save, which
+            raises the OSError itself, every failure here is a ConversionError; the
+            message is the same sentence, "cannot write 'PATH': the folder does not
+            exist"), checked before converting; opset or external_data_threshold out of
+            range; no outputs to export (see below), a variable without a value,
             an input or output of unknown rank, ops of the onegraph domain without an
             ONNX equivalent that the outputs depend on (one error listing all of them), an attribute or tensor that ONNX cannot hold,
             a failed opset conversion, a GroupNormalization whose known channel count
@@ -641,6 +648,16 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
                             f"{kind.__module__}.{kind.__qualname__} (load a .og file "
                             "with og.load)")
         model = model.to_model()  # an og.Graph, variables at their initial values
+    if isinstance(external_data_threshold, (bool, np.bool_)) or not isinstance(
+            external_data_threshold, (int, np.integer)):
+        raise TypeError(f"to_onnx: external_data_threshold must be an int (bytes), got "
+                        f"{type(external_data_threshold).__name__} "
+                        f"{external_data_threshold!r}")
+    if external_data_threshold < 0:
+        raise ConversionError(f"external_data_threshold must be an integer >= 0 (bytes), "
+                              f"got {external_data_threshold!r}")
+    if path is not None:
+        path = _writable_path(path)
     if opset is not None:
         newest = onnx.defs.onnx_opset_version()
         if isinstance(opset, bool) or not isinstance(opset, (int, np.integer)) \
@@ -699,14 +716,44 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
     if check and not external:
         _check(proto, hint)
     if path is not None:
-        path = os.fspath(path)
         try:
             _save(proto, path, external)
         except OSError as e:
-            raise ConversionError(f"cannot write {path}: {e.strerror or e}") from e
+            raise ConversionError(_cannot_write(e, path)) from e
         if check and external:
             _check(path, hint)
     return proto
+
+
+def _writable_path(path) -> str:
+    """`path` as a str (a bytes path decoded), after checking that the file can be
+    written there (before the conversion's work, as the CLI does).
+
+    Raises:
+        TypeError: path is not a str, bytes or os.PathLike.
+        ConversionError: "cannot write 'PATH': the folder does not exist" (the words
+            og.save's OSError has), or a NUL byte in the path.
+    """
+    from ..format.atomic import check_writable, fs_path
+
+    try:
+        path = fs_path(path, "write")
+    except ValueError as e:  # a NUL byte
+        raise ConversionError(str(e)) from None
+    try:
+        check_writable(path)
+    except OSError as e:
+        raise ConversionError(_cannot_write(e, path)) from e
+    return path
+
+
+def _cannot_write(e: OSError, path: str) -> str:
+    """"cannot write 'PATH': REASON", naming the external data file when it failed."""
+    from ..format.atomic import cannot_write
+
+    data_file = os.path.join(os.path.dirname(os.path.abspath(path)),
+                             os.path.basename(path) + ".data")
+    return cannot_write(e, e.filename if e.filename == data_file else path)
 
 
 def _export_view(model: Model):

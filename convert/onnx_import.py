@@ -423,8 +423,10 @@ def _load_proto(path_or_proto):
     """Parse/validate the input and return (ModelProto with data loaded, base_dir).
 
     Raises:
-        ConversionError: see `_parse_bytes`, `_check_opset_imports`, `_check_functions`
-            and `_load_external_data`.
+        ConversionError: the file cannot be read ("cannot read 'PATH': No such file or
+            directory", the words of og.load and the CLI; a NUL byte in the path too);
+            see `_parse_bytes`, `_check_opset_imports`, `_check_functions` and
+            `_load_external_data`.
     """
     onnx = _onnx()
     base_dir = None
@@ -434,12 +436,17 @@ def _load_proto(path_or_proto):
     elif isinstance(path_or_proto, (bytes, bytearray, memoryview)):
         proto = _parse_bytes(bytes(path_or_proto), "<bytes>")
     elif isinstance(path_or_proto, (str, os.PathLike)):
-        path = os.fspath(path_or_proto)
+        from ..format.atomic import cannot_read, fs_path
+
+        try:
+            path = fs_path(path_or_proto, "read")
+        except ValueError as e:  # a NUL byte
+            raise ConversionError(str(e)) from None
         try:
             with open(path, "rb") as f:
                 data = f.read()
         except OSError as e:
-            raise ConversionError(f"cannot read {path}: {e}") from e
+            raise ConversionError(cannot_read(e, path)) from e
         proto = _parse_bytes(data, path)
         base_dir = os.path.dirname(os.path.abspath(path))
     else:
@@ -1327,8 +1334,13 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
         UserWarning: the model has training_info, which is not imported.
 
     Raises:
-        ConversionError: the bytes do not parse; opset_import repeats a domain, lacks
-            the default domain the nodes use, or names an opset newer than onnx knows;
+        ConversionError: the file cannot be read: missing, a folder, no permission, a
+            NUL byte in the path (unlike og.load, which raises the OSError itself, every
+            failure here is a ConversionError; the message is the same sentence,
+            "cannot read 'PATH': No such file or directory"); the argument is not a
+            path, bytes or ModelProto; the bytes do not parse; opset_import repeats a
+            domain, lacks the default domain the nodes use, or names an opset newer than
+            onnx knows;
             external data (anywhere: graphs, subgraphs, local functions, sparse
             initializers) escapes the model's folder, or the model is not a file; a
             sparse initializer is malformed or too large to densify; a node input names

@@ -25,6 +25,141 @@ import zlib
 _HOST = f"{zlib.crc32(socket.gethostname().encode('utf-8', 'replace')):08x}"
 
 
+# -- one wording for a file that cannot be read or written -----------------------------
+#
+# The rule (the Python API and the CLI say the same words):
+#
+# - `og.load` / `load_model`, `og.save` / `save_model`, `atomic_open` and everything
+#   writing through it raise the OSError subclass the operating system gave
+#   (FileNotFoundError, PermissionError, IsADirectoryError, ...), as Python's own
+#   `open()` does, with `errno`, `strerror` and `filename` set; only the message is
+#   worded here: "cannot read 'PATH': No such file or directory", "cannot write 'PATH':
+#   the folder does not exist".
+# - `from_onnx` / `to_onnx` raise `ConversionError` for every failure, a missing or
+#   unwritable file included, with the same sentence as its message.
+# - A path that is not a str, bytes or os.PathLike is a TypeError; a path with a NUL
+#   byte (which no file system accepts) is a ValueError, worded the same way. Bytes
+#   paths are decoded with `os.fsdecode`, so messages always show a str.
+# - The CLI prints `onegraph <command>: <ErrorType>: <the same sentence>`.
+
+def fs_path(path, verb: str = "read") -> str:
+    """`path` as a str (bytes decoded with `os.fsdecode`), checked for a NUL byte.
+
+    Args:
+        path: a str, bytes or os.PathLike.
+        verb: "read" or "write", for the message.
+
+    Raises:
+        TypeError: path is not a str, bytes or os.PathLike.
+        ValueError: "cannot VERB 'PATH': the path contains a NUL byte".
+    """
+    try:
+        path = os.fsdecode(os.fspath(path))
+    except TypeError:
+        raise TypeError(f"a file path must be a str, bytes or os.PathLike, got "
+                        f"{type(path).__name__}") from None
+    if "\0" in path:
+        raise ValueError(f"cannot {verb} {path!r}: the path contains a NUL byte")
+    return path
+
+
+def _reason(e: BaseException) -> str:
+    """Why, without the errno or the path: "No such file or directory"."""
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror
+    if isinstance(e, OSError) and e.errno is not None:  # pragma: no cover - no strerror
+        return os.strerror(e.errno)
+    return str(e)
+
+
+def _shown(path) -> str | None:
+    if path is None:
+        return None
+    try:
+        return os.fsdecode(path) if isinstance(path, (str, bytes, os.PathLike)) else str(path)
+    except TypeError:  # pragma: no cover - an odd PathLike
+        return str(path)
+
+
+def cannot(verb: str, e: BaseException, path=None) -> str:
+    """The sentence: "cannot VERB 'PATH': REASON" (the path once, no errno).
+
+    Args:
+        verb: "read" or "write".
+        e: the error; its `filename` is the path unless `path` is given.
+        path: the file to name (default: `e.filename`).
+    """
+    shown = _shown(path if path is not None else getattr(e, "filename", None))
+    reason = _reason(e)
+    return f"cannot {verb} {shown!r}: {reason}" if shown is not None else \
+        f"cannot {verb}: {reason}"
+
+
+def cannot_read(e: BaseException, path=None) -> str:
+    """"cannot read 'PATH': No such file or directory"."""
+    return cannot("read", e, path)
+
+
+def cannot_write(e: BaseException, path=None) -> str:
+    """"cannot write 'PATH': the folder does not exist"."""
+    return cannot("write", e, path)
+
+
+def worded(e: OSError, verb: str, path=None) -> OSError:
+    """An error of `e`'s own OSError subclass, with its errno, strerror and the
+    filename `path` (default: `e.filename`), whose message is `cannot(verb, ...)`.
+
+    An error without an errno (raised by a caller's own code, not the file system)
+    and an error already worded are returned as they are.
+    """
+    if e.errno is None or isinstance(e, _Worded):
+        return e
+    path = _shown(path if path is not None else e.filename)
+    out = _worded_class(type(e))(e.errno, e.strerror or os.strerror(e.errno), path)
+    out._message = cannot(verb, out, path)
+    return out
+
+
+def new_error(cls: type[OSError], err: int, reason: str, verb: str, path) -> OSError:
+    """A worded error of class `cls` for errno `err`: "cannot VERB 'PATH': REASON"."""
+    return worded(cls(err, reason, _shown(path)), verb)
+
+
+def is_worded(e: BaseException) -> bool:
+    """Whether `e` is an OSError worded here (its message is the shared sentence)."""
+    return isinstance(e, _Worded)
+
+
+class _Worded:
+    """Mixin of the worded OSError subclasses: the message is the shared sentence."""
+
+    def __str__(self) -> str:
+        return self._message
+
+    def __reduce__(self):
+        return (_rebuild, (type(self).__mro__[2], self.errno, self.strerror,
+                           self.filename, self._message))
+
+
+_CLASSES: dict[type, type] = {}
+
+
+def _worded_class(cls: type[OSError]) -> type[OSError]:
+    """A subclass of `cls` with the same name (the CLI prints the type's name)."""
+    found = _CLASSES.get(cls)
+    if found is None:
+        found = type(cls.__name__, (_Worded, cls),
+                     {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
+        _CLASSES[cls] = found
+    return found
+
+
+def _rebuild(cls, err, strerror, filename, message):
+    out = _worded_class(cls)(err, strerror, filename)
+    out._message = message
+    return out
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike, mode: str = "wb", prefix: str = ".tmp-"):
     """Open a temp file next to `path` for writing ("wb" or "w"); when the block ends
@@ -32,8 +167,13 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb", prefix: str = ".tmp-"
     fsynced. On an error the temp file is removed and the error propagates. Errors of
     the file system name `path`, never the temp file.
 
+    `path` may be a str, bytes (decoded with os.fsdecode) or os.PathLike. File system
+    errors keep their OSError subclass and are worded "cannot write 'PATH': REASON"
+    (see `worded`).
+
     Raises:
-        ValueError: mode is not a write mode ("wb" or "w").
+        TypeError: path is not a str, bytes or os.PathLike.
+        ValueError: mode is not a write mode ("wb" or "w"), or path has a NUL byte.
         IsADirectoryError: path is empty, ends in a separator or names a folder.
         FileNotFoundError: the folder does not exist.
         OSError: the file system refused (e.g. PermissionError), naming `path`.
@@ -123,13 +263,13 @@ def check_writable(path: str | os.PathLike, folder: bool = False) -> None:
         FileNotFoundError: the folder of the file `path` does not exist.
         OSError: the file system refuses to create files there, naming `path`.
     """
-    path = os.fspath(path)
+    path = fs_path(path, "write")
     if folder:
         where = os.path.abspath(path) if path else ""
         while where and not os.path.exists(where):  # the folder makedirs would start in
             where = os.path.dirname(where)
         if not os.path.isdir(where):
-            raise NotADirectoryError(errno.ENOTDIR, "not a directory", path)
+            raise new_error(NotADirectoryError, errno.ENOTDIR, "not a directory", "write", path)
     else:
         where = _target_folder(path)
     try:
@@ -140,31 +280,39 @@ def check_writable(path: str | os.PathLike, folder: bool = False) -> None:
 
 
 def _write_path(path, mode: str) -> str:
+    """`path` as a str (a bytes path decoded), after checking `mode`.
+
+    Raises:
+        ValueError: a bad mode, or a NUL byte in the path.
+        TypeError: path is not a str, bytes or os.PathLike.
+    """
     if mode not in ("wb", "w"):
         raise ValueError(f"atomic_open: mode must be 'wb' or 'w', got {mode!r}")
-    return os.fspath(path)
+    return fs_path(path, "write")
 
 
 def _target_folder(path: str) -> str:
     """The folder `path` is written into, after refusing what mkstemp and the rename
     would trip over: their errors would name the temp file, these name `path`."""
     if not path or path.endswith(("/", os.sep)):
-        raise IsADirectoryError(errno.EISDIR, "not a file name", path)
+        raise new_error(IsADirectoryError, errno.EISDIR, "not a file name", "write", path)
     if os.path.isdir(path):
-        raise IsADirectoryError(errno.EISDIR, "is a directory", path)
+        raise new_error(IsADirectoryError, errno.EISDIR, "is a directory", "write", path)
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise FileNotFoundError(errno.ENOENT, "the folder does not exist", path)
+        raise new_error(FileNotFoundError, errno.ENOENT, "the folder does not exist",
+                        "write", path)
     return folder
 
 
 def _naming(e: OSError, path: str) -> OSError:
-    """`e` naming `path` instead of a temp file; OSError(errno, ...) makes the subclass
-    the errno calls for (FileNotFoundError, PermissionError, ...). An error without an
-    errno (raised by the caller's own code in the block) is kept as it is."""
+    """`e` naming `path` instead of a temp file, worded "cannot write 'PATH': REASON"
+    (`worded`); OSError(errno, ...) makes the subclass the errno calls for
+    (FileNotFoundError, PermissionError, ...). An error without an errno (raised by
+    the caller's own code in the block) is kept as it is."""
     if e.errno is None:
         return e
-    return OSError(e.errno, e.strerror or str(e), path)
+    return worded(OSError(e.errno, e.strerror or str(e), path), "write")
 
 
 @contextlib.contextmanager

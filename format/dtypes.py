@@ -87,12 +87,21 @@ class DType(enum.IntEnum):
     def from_numpy(cls, dtype) -> "DType":
         """Map a numpy dtype (or anything np.dtype accepts) to a DType.
 
+        Names are numpy's: "float" and the Python type `float` are float64, "int" is
+        int64. None is refused (np.dtype(None) would silently mean float64).
+
         Raises:
-            FormatError: the dtype has no onegraph equivalent (e.g. complex64).
+            FormatError: "unknown dtype 'float33'" (np.dtype does not know it, or it is
+                None), or the dtype has no onegraph equivalent (e.g. complex64).
         """
         if isinstance(dtype, DType):
             return dtype
-        dt = np.dtype(dtype)
+        if dtype is None:
+            raise FormatError("unknown dtype None (give one, e.g. 'float32')")
+        try:
+            dt = np.dtype(dtype)
+        except Exception:  # TypeError, ValueError, SyntaxError...: numpy's own words
+            raise FormatError(f"unknown dtype {dtype!r}") from None
         if dt.kind in "OUS":
             return cls.STRING
         found = _FROM_NUMPY.get(dt.newbyteorder("<") if dt.byteorder == ">" else dt)
@@ -102,7 +111,13 @@ class DType(enum.IntEnum):
 
     @classmethod
     def parse(cls, value) -> "DType":
-        """Accept a DType, its name ('float32'), or a numpy dtype."""
+        """Accept a DType, its name ('float32', case-insensitive), or a numpy dtype
+        (anything `from_numpy` accepts).
+
+        Raises:
+            FormatError: "unknown dtype 'float33'" (also for None), or a numpy dtype
+                with no onegraph equivalent (e.g. complex64).
+        """
         if isinstance(value, DType):
             return value
         if isinstance(value, str) and value.upper() in cls.__members__:

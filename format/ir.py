@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import operator
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -223,6 +224,37 @@ class Quantization:
                 and np.array_equal(self.zero_point, other.zero_point))
 
 
+def _shape_tuple(shape, name) -> tuple[int, ...]:
+    """`shape` (any sequence of ints; None or -1 for an unknown dimension) as a tuple
+    of ints, unknown dimensions -1. Dimensions below -1 are left to `Graph.lint`.
+
+    Raises:
+        TypeError: not a sequence (a bare int, a str), or a dimension is neither an
+            int (numpy integers count, bool does not) nor None; naming the tensor.
+    """
+    try:
+        if isinstance(shape, (str, bytes, Mapping)):
+            raise TypeError
+        dims = list(shape)
+    except TypeError:
+        raise TypeError(f"tensor {name!r}: shape must be a sequence of ints (-1 or None "
+                        f"for an unknown dimension) or None for an unknown rank, got "
+                        f"{type(shape).__name__} {shape!r}") from None
+    out = []
+    for k, d in enumerate(dims):
+        if d is None:
+            out.append(-1)
+            continue
+        try:
+            if isinstance(d, (bool, np.bool_)):
+                raise TypeError
+            out.append(operator.index(d))  # int, numpy integers, 0-d int arrays
+        except TypeError:
+            raise TypeError(f"tensor {name!r}: dimension {k} of shape {dims!r} is a "
+                            f"{type(d).__name__}, not an int (or None for unknown)") from None
+    return tuple(out)
+
+
 @dataclasses.dataclass(slots=True, eq=False)
 class Tensor:
     """A tensor of a graph: name, dtype, shape (-1 = unknown dim, None = unknown rank).
@@ -247,11 +279,21 @@ class Tensor:
     dim_names: tuple[str, ...] | None = None
 
     def __post_init__(self):
-        self.dtype = DType.parse(self.dtype)
+        """Normalize dtype, kind, containers and shape (None dims become -1).
+
+        Raises:
+            FormatError: "tensor 'x': unknown dtype 'float33'" (see `DType.parse`).
+            TypeError: the shape is not a sequence of ints (a bare int, a str) or a
+                dimension is not an int or None.
+        """
+        try:
+            self.dtype = DType.parse(self.dtype)
+        except FormatError as e:
+            raise FormatError(f"tensor {self.name!r}: {e}") from None
         self.kind = TensorKind(self.kind)
         self.containers = tuple(Container(c) for c in self.containers)
         if self.shape is not None:
-            self.shape = tuple(int(d) for d in self.shape)
+            self.shape = _shape_tuple(self.shape, self.name)
         if self.dim_names is not None:
             self.dim_names = tuple(self.dim_names)
 
@@ -311,6 +353,8 @@ class Node:
         """The graphs held in this node's attributes (If branches, Loop and Scan
         bodies), in attribute order. Never raises."""
         out = []
+        if not isinstance(self.attributes, Mapping):  # Graph.lint names it
+            return out
         for value in self.attributes.values():
             if isinstance(value, Graph):
                 out.append(value)
@@ -374,8 +418,13 @@ class Graph:
                    quantization: Quantization | None = None, containers=()) -> int:
         """Append a tensor and return its index (`containers`: see `Tensor`).
 
+        `shape` is a sequence of ints (-1 or None for an unknown dimension), or None
+        for an unknown rank.
+
         Raises:
-            FormatError: the name is already used in this graph.
+            FormatError: the name is already used in this graph, or the dtype is
+                unknown.
+            TypeError: the shape is not a sequence of ints and None (see `Tensor`).
         """
         if self.find_tensor(name) is not None:
             raise FormatError(f"graph {self.name!r}: tensor name {name!r} already used")
@@ -385,17 +434,46 @@ class Graph:
         return len(self.tensors) - 1
 
     def add_input(self, name: str, dtype, shape, containers=()) -> int:
-        """Add an activation tensor and make it a graph input; returns its index."""
+        """Add an activation tensor and make it a graph input; returns its index.
+
+        `dtype` as `DType.parse` takes it; `shape` a sequence of ints (-1 or None for an
+        unknown dimension: `[None, 4]`), or None for an unknown rank.
+
+        Raises:
+            FormatError: the name is already used, or the dtype is unknown.
+            TypeError: the shape is not a sequence of ints and None (e.g. a bare int).
+        """
         index = self.add_tensor(name, dtype, shape, containers=containers)
         self.inputs.append(index)
         return index
 
     def add_constant(self, name: str, value, kind=TensorKind.CONSTANT) -> int:
-        """Add a tensor holding `value` (converted with np.asarray); returns its index."""
-        array = np.asarray(value)
+        """Add a tensor holding `value` (converted with np.asarray); returns its index.
+
+        Raises:
+            FormatError: naming the constant: the value is not an array of one shape
+                (nested lists of different lengths), its element type has no onegraph
+                equivalent (e.g. complex), or the name is already used.
+        """
+        where = f"graph {self.name!r}: constant {name!r}"
+        try:
+            array = np.asarray(value)
+        except ValueError as e:
+            if "inhomogeneous" in str(e) or "sequence" in str(e):
+                raise FormatError(f"{where}: the value is not an array of one shape "
+                                  "(nested sequences of different lengths)") from None
+            raise FormatError(f"{where}: cannot make an array of the value "
+                              f"({type(value).__name__})") from None
+        except (TypeError, OverflowError, RecursionError):
+            raise FormatError(f"{where}: cannot make an array of the value "
+                              f"({type(value).__name__})") from None
         if array.dtype.kind in "US":
             array = array.astype(object)
-        return self.add_tensor(name, DType.from_numpy(array.dtype), array.shape, kind, array)
+        try:
+            dtype = DType.from_numpy(array.dtype)
+        except FormatError as e:
+            raise FormatError(f"{where}: {e}") from None
+        return self.add_tensor(name, dtype, array.shape, kind, array)
 
     def add_node(self, op_type: str, inputs: Sequence[int | str | None],
                  outputs: Sequence[int | str], attributes: Mapping[str, Any] | None = None,
@@ -446,6 +524,9 @@ class Graph:
     def _index(self, key: int | str, create: bool) -> int:
         if isinstance(key, (int, np.integer)):
             return int(key)
+        if not isinstance(key, str):
+            raise TypeError(f"graph {self.name!r}: a tensor is given by its index (int) or "
+                            f"name (str), got {type(key).__name__} {key!r}")
         found = self.find_tensor(key)
         if found is not None:
             return found
@@ -481,10 +562,13 @@ class Graph:
                 constant's data disagrees with its dtype/shape, there is a cycle, a
                 name, attribute value or quantization axis does not fit the file's
                 types (str as UTF-8, int64, float64, int32), or a tensor's dim_names
-                are not str.
+                are not str; or an entry is of the wrong type (a `tensors` entry that is
+                not a Tensor, a `nodes` entry not a Node, a tensor's data not a numpy
+                array, ...).
         """
-        n_t = len(self.tensors)
         where = f"graph {self.name!r}"
+        _check_entries(self, where)
+        n_t = len(self.tensors)
         _check_str(self.name, f"{where}.name")
         _check_str(self.doc_string, f"{where}.doc_string")
         produced: dict[int, int] = {}
@@ -529,6 +613,50 @@ class Graph:
             if k in produced and t.kind is TensorKind.CONSTANT:
                 raise FormatError(f"{at}: constant is also produced by a node")
         self.topological_order()
+
+
+def _check_entries(g: "Graph", where: str) -> None:
+    """Refuse graph fields and entries of the wrong Python type, which the rest of
+    `lint` (and the writer) would trip over with an AttributeError.
+
+    Raises:
+        FormatError: naming the field or entry and the type found.
+    """
+    for field in ("tensors", "nodes", "inputs", "outputs"):
+        if not isinstance(getattr(g, field), (list, tuple)):
+            raise FormatError(f"{where}.{field}: {type(getattr(g, field)).__name__} is "
+                              "not a list")
+    for k, t in enumerate(g.tensors):
+        at = f"{where}.tensors[{k}]"
+        if not isinstance(t, Tensor):
+            raise FormatError(f"{at}: {type(t).__name__} is not a Tensor")
+        if not isinstance(t.dtype, DType):
+            raise FormatError(f"{at} ({t.name!r}).dtype: {type(t.dtype).__name__} is not "
+                              "a DType")
+        if not isinstance(t.kind, TensorKind):
+            raise FormatError(f"{at} ({t.name!r}).kind: {type(t.kind).__name__} is not a "
+                              "TensorKind")
+        if t.shape is not None and not (isinstance(t.shape, (tuple, list)) and all(
+                isinstance(d, _INTEGERS) and not isinstance(d, (bool, np.bool_))
+                for d in t.shape)):
+            raise FormatError(f"{at} ({t.name!r}).shape: {t.shape!r} is not a sequence of ints")
+        if t.data is not None and not isinstance(t.data, np.ndarray):
+            raise FormatError(f"{at} ({t.name!r}).data: {type(t.data).__name__} is not a "
+                              "numpy array (Graph.add_constant converts a value)")
+        if t.quantization is not None and not isinstance(t.quantization, Quantization):
+            raise FormatError(f"{at} ({t.name!r}).quantization: "
+                              f"{type(t.quantization).__name__} is not a Quantization")
+    for k, node in enumerate(g.nodes):
+        at = f"{where}.nodes[{k}]"
+        if not isinstance(node, Node):
+            raise FormatError(f"{at}: {type(node).__name__} is not a Node")
+        for field in ("inputs", "outputs", "control_inputs"):
+            if not isinstance(getattr(node, field), (list, tuple)):
+                raise FormatError(f"{at} ({node.op_type!r}).{field}: "
+                                  f"{type(getattr(node, field)).__name__} is not a list")
+        if not isinstance(node.attributes, Mapping):
+            raise FormatError(f"{at} ({node.op_type!r}).attributes: "
+                              f"{type(node.attributes).__name__} is not a mapping")
 
 
 # Shapes with more elements than this are refused by the reader; refuse them on write.
@@ -747,16 +875,46 @@ class Model:
         """The main graph (graph 0).
 
         Raises:
-            FormatError: the model has no graph.
+            FormatError: the model has no graph ("PATH: model has no graphs" for a
+                model loaded from a file).
         """
         if not self.graphs:
-            raise FormatError("model has no graphs")
+            raise FormatError(f"{self.path}: model has no graphs" if self.path
+                              else "model has no graphs")
         return self.graphs[0]
 
     def add_signature(self, name: str, inputs: Mapping[str, int | str] | None = None,
                       outputs: Mapping[str, int | str] | None = None,
                       targets: Iterable[int] = (), graph: int = 0) -> Signature:
-        """Add (or replace) a named entry point; tensors by index or name."""
+        """Add (or replace) a named entry point; tensors by index or name.
+
+        Raises:
+            TypeError: `name` is not a str, `graph` not an int, `inputs`/`outputs` not
+                mappings of key -> tensor index or name, or `targets` not node indices.
+            FormatError: `graph` is out of range, or a tensor name is unknown.
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"add_signature: name must be a str, got {type(name).__name__}")
+        where = f"signature {name!r}"
+        if isinstance(graph, (bool, np.bool_)) or not isinstance(graph, (int, np.integer)):
+            raise TypeError(f"{where}: graph must be a graph index (int), got "
+                            f"{type(graph).__name__} {graph!r}")
+        if not 0 <= graph < len(self.graphs):
+            raise FormatError(f"{where}: graph {int(graph)} out of range (the model has "
+                              f"{len(self.graphs)} graphs)")
+        for field, value in (("inputs", inputs), ("outputs", outputs)):
+            if value is not None and not isinstance(value, Mapping):
+                raise TypeError(f"{where}: {field} must be a mapping of key -> tensor index "
+                                f"or name, got {type(value).__name__}")
+        if isinstance(targets, (str, bytes)) or not isinstance(targets, Iterable):
+            raise TypeError(f"{where}: targets must be a sequence of node indices, got "
+                            f"{type(targets).__name__}")
+        targets = list(targets)
+        for t in targets:
+            if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, np.integer)):
+                raise TypeError(f"{where}: targets must be node indices (int), got "
+                                f"{type(t).__name__} {t!r}")
+        graph = int(graph)
         g = self.graphs[graph]
         sig = Signature(name, {k: g._index(v, False) for k, v in (inputs or {}).items()},
                         {k: g._index(v, False) for k, v in (outputs or {}).items()},
@@ -771,7 +929,12 @@ class Model:
         stack = list(reversed(out))
         while stack:
             g = stack.pop()
-            for node in g.nodes:
+            # entries of the wrong type are skipped here; Graph.lint names them
+            nodes = g.nodes if isinstance(g, Graph) and isinstance(g.nodes, (list, tuple)) \
+                else ()
+            for node in nodes:
+                if not isinstance(node, Node):
+                    continue
                 for sub in node.subgraphs():
                     if id(sub) not in seen:
                         seen.add(id(sub))
@@ -790,6 +953,19 @@ class Model:
                 str; an opset version is outside int64; the schema's major version is
                 not `SCHEMA_VERSION[0]` or its minor version is outside uint16.
         """
+        if not isinstance(self.graphs, (list, tuple)):
+            raise FormatError(f"graphs: {type(self.graphs).__name__} is not a list")
+        for k, g in enumerate(self.graphs):
+            if not isinstance(g, Graph):
+                raise FormatError(f"graphs[{k}]: {type(g).__name__} is not a Graph")
+        for field in ("signatures", "opset_imports", "metadata"):
+            if not isinstance(getattr(self, field), Mapping):
+                raise FormatError(f"{field}: {type(getattr(self, field)).__name__} is not "
+                                  "a mapping")
+        for key, sig in self.signatures.items():
+            if not isinstance(sig, Signature):
+                raise FormatError(f"signatures[{key!r}]: {type(sig).__name__} is not a "
+                                  "Signature")
         try:
             version = tuple(self.schema_version)
         except TypeError:

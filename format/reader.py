@@ -24,6 +24,7 @@ import zlib
 import numpy as np
 
 from ..errors import DataLossError, FormatError
+from .atomic import fs_path, worded
 from .dtypes import DType
 from .ir import (SCHEMA_VERSION, AttrType, Container, Graph, Model, Node, Quantization,
                  Signature, Tensor, TensorKind, TypedList, check_quantization, subgraph_cycle,
@@ -632,16 +633,25 @@ def parse(data, check_data: bool = False) -> Model:
 def load_model(path: str | os.PathLike, check_data: bool = False) -> Model:
     """Memory-map and verify a `.og` file; tensors with data view the mapping (no copy).
 
+    `path` may be a str, bytes (decoded with os.fsdecode) or os.PathLike.
+
     Raises:
         FormatError / DataLossError: the file is malformed, truncated or corrupted.
-        OSError: the file cannot be opened.
+        OSError: the file cannot be opened or mapped: the subclass the system gave
+            (FileNotFoundError, PermissionError, IsADirectoryError, ...), worded
+            "cannot read 'PATH': No such file or directory" (see `format/atomic.py`).
+        TypeError: path is not a str, bytes or os.PathLike.
+        ValueError: path contains a NUL byte.
     """
-    path = os.fspath(path)
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if size == 0:
-            raise FormatError(f"{path}: file is empty")
-        data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    path = fs_path(path, "read")
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size == 0:
+                raise FormatError(f"{path}: file is empty")
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError as e:
+        raise worded(e, "read", path) from None
     try:
         model = parse(data, check_data=check_data)
     except FormatError as e:

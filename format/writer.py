@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import FormatError
 from . import fb
-from .atomic import atomic_open
+from .atomic import atomic_open, fs_path
 from .dtypes import DType
 from .fb import (Attribute, Buffer, Graph as FbGraph, KeyValue, Model as FbModel, Node,
                  OpsetImport, Quantization, Signature, SignatureTensor, Tensor as FbTensor,
@@ -118,9 +118,11 @@ def serialize(model: Model) -> tuple[bytes, list[memoryview], list[int]]:
         (flatbuffer bytes, data segments, absolute file offset of each segment)
 
     Raises:
+        TypeError: model is not a Model.
         FormatError: the model is inconsistent (see `Model.lint`) or holds a value that
             cannot be stored.
     """
+    _check_model(model, "serialize")
     model.lint()
     graphs, graph_index, segments, buffer_of = _plan(model)
     placeholder = [_PLACEHOLDER_OFFSET] * len(segments.views)
@@ -139,10 +141,18 @@ def serialize(model: Model) -> tuple[bytes, list[memoryview], list[int]]:
 def save_model(model: Model, path: str | os.PathLike) -> int:
     """Write `model` to `path` atomically (temp file, fsync, rename); returns bytes written.
 
+    `path` may be a str, bytes (decoded with os.fsdecode) or os.PathLike.
+
     Raises:
+        TypeError: model is not a Model, or path is not a str, bytes or os.PathLike.
+        ValueError: path contains a NUL byte.
         FormatError: the model cannot be stored (nothing is written).
-        OSError: the file system refused (the temp file is removed).
+        OSError: the file system refused (the temp file is removed): the subclass the
+            system gave (FileNotFoundError, PermissionError, IsADirectoryError, ...),
+            worded "cannot write 'PATH': the folder does not exist" (see `format/atomic.py`).
     """
+    _check_model(model, "save")
+    path = fs_path(path, "write")  # before the (long) serialization
     flat, views, offsets = serialize(model)
     with atomic_open(path, "wb", prefix=".og-") as f:
         f.write(flat)
@@ -159,6 +169,12 @@ def save_model(model: Model, path: str | os.PathLike) -> int:
     return pos
 
 
+
+
+def _check_model(model, verb: str) -> None:
+    """Raises TypeError (og.save's words) unless `model` is a Model."""
+    if not isinstance(model, Model):
+        raise TypeError(f"cannot {verb} a {type(model).__name__}; expected a Model")
 
 
 # -- FlatBuffer construction ------------------------------------------------------------

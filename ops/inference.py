@@ -9,10 +9,12 @@ Reshape get exact output shapes.
 
 from __future__ import annotations
 
+from typing import Mapping
+
 import numpy as np
 
 from ..errors import OneGraphError, ShapeError
-from ..format import DType, Graph
+from ..format import DType, Graph, Model
 from .registry import TensorInfo
 
 # Constants larger than this are not propagated as values (shape math only needs small
@@ -31,6 +33,20 @@ def _declared(t) -> TensorInfo:
     return TensorInfo(dtype, shape, value)
 
 
+def _check_graph(graph, who: str) -> None:
+    """Raises TypeError unless `graph` is an IR Graph, saying what to pass instead."""
+    if isinstance(graph, Graph):
+        return
+    kind = type(graph)
+    hint = ""
+    if isinstance(graph, Model):
+        hint = " (pass model.graph, or each of model.all_graphs())"
+    elif hasattr(graph, "to_model"):
+        hint = " (an og.Graph: pass graph.to_model().graph)"
+    raise TypeError(f"{who}: expected a onegraph.format.Graph, got "
+                    f"{kind.__module__}.{kind.__qualname__}{hint}")
+
+
 def infer_graph(graph: Graph, inputs: dict[int, TensorInfo] | None = None,
                 strict: bool = False) -> list[TensorInfo | None]:
     """Infer dtype/shape (and small values) of every tensor of `graph`.
@@ -46,9 +62,15 @@ def infer_graph(graph: Graph, inputs: dict[int, TensorInfo] | None = None,
 
     Raises:
         ShapeError: (strict, or always on a real inconsistency) the node is named.
+        TypeError: graph is not a `onegraph.format.Graph` (e.g. a Model: pass
+            model.graph), or inputs is not a mapping.
     """
     from . import REGISTRY
 
+    _check_graph(graph, "infer_graph")
+    if inputs is not None and not isinstance(inputs, Mapping):
+        raise TypeError(f"infer_graph: inputs must be a mapping of tensor index -> "
+                        f"TensorInfo, got {type(inputs).__name__}")
     infos: list[TensorInfo | None] = [_declared(t) for t in graph.tensors]
     for index, info in (inputs or {}).items():
         infos[index] = info
@@ -110,8 +132,10 @@ def _merge(declared: TensorInfo | None, inferred: TensorInfo, name: str,
 def annotate_graph(graph: Graph, strict: bool = False) -> Graph:
     """Fill in unknown dtypes and shapes of activations from inference, in place.
 
-    Returns the same graph. Raises like `infer_graph`.
+    Returns the same graph. Raises like `infer_graph` (TypeError: graph is not a
+    `onegraph.format.Graph`).
     """
+    _check_graph(graph, "annotate_graph")
     infos = infer_graph(graph, strict=strict)
     for t, info in zip(graph.tensors, infos):
         if info is None or t.data is not None or t.containers:
