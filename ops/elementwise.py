@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..errors import OpAttributeError, ShapeError
+from ..errors import ExecutionError, OpAttributeError, ShapeError
 from .common import broadcast_shape, infer_compare, infer_elementwise, infer_same
 from .registry import TensorInfo, define
 
@@ -266,16 +266,27 @@ def _binary(fn, ufunc=False):
     return kernel
 
 
+def _refuse_zero_divisor(op, b):
+    """Integer division by zero has no result: onnxruntime and TensorFlow refuse it
+    (numpy would give 0 and a warning).
+
+    Raises:
+        ExecutionError: some element of the integer divisor b is 0.
+    """
+    if not np.all(b):
+        raise ExecutionError(f"{op}: integer division by zero")
+
+
 def _div(a, b):
     if a.dtype.kind not in "iu":
         return np.divide(a, b)
-    b_safe = np.where(b == 0, 1, b).astype(b.dtype)
-    q = np.floor_divide(a, b_safe)
+    _refuse_zero_divisor("Div", b)
+    q = np.floor_divide(a, b)
     if a.dtype.kind == "i":
         # Floor division rounds towards -inf; C (and ONNX) truncate towards zero.
-        inexact = (q * b_safe) != a
-        q = q + (inexact & ((a < 0) != (b_safe < 0))).astype(q.dtype)
-    return np.where(b == 0, 0, q).astype(a.dtype)
+        inexact = (q * b) != a
+        q = q + (inexact & ((a < 0) != (b < 0))).astype(q.dtype)
+    return q.astype(a.dtype, copy=False)
 
 
 # Largest integer each float type holds exactly (with all smaller ones).
@@ -315,9 +326,8 @@ def _mod_kernel(inputs, attrs, ctx):
     fa, fb = _lift(a), _lift(b)
     with np.errstate(all="ignore"):
         if a.dtype.kind in "iu":
-            b_safe = np.where(fb == 0, 1, fb).astype(fb.dtype)
-            r = np.fmod(fa, b_safe) if attrs["fmod"] else np.mod(fa, b_safe)
-            r = np.where(fb == 0, 0, r)
+            _refuse_zero_divisor("Mod", fb)
+            r = np.fmod(fa, fb) if attrs["fmod"] else np.mod(fa, fb)
         else:
             r = np.fmod(fa, fb) if attrs["fmod"] else np.mod(fa, fb)
     return (_back(r, a.dtype),)

@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pytest
 
+from onegraph.errors import ExecutionError
 from onegraph.ops import KernelContext, get_op
 from onegraph.ops.elementwise import cast_array, erf
 
@@ -249,3 +250,15 @@ def test_float32_gelu_specials_in_later_blocks():
     np.testing.assert_allclose(y[finite], want, rtol=8e-6, atol=1e-38)
     assert np.isnan(y).sum() == 2
     assert _run("Gelu", [np.zeros((0, 4), np.float32)]).shape == (0, 4)
+
+
+@pytest.mark.parametrize("op_type,attrs", [("Div", {}), ("Mod", {}), ("Mod", {"fmod": 1})])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8])
+def test_integer_division_by_zero_is_refused(op_type, attrs, dtype):
+    """onnxruntime refuses it ("Integer division by zero"); numpy would give 0."""
+    op = get_op(op_type)
+    a = np.array([7, 5, 3], dtype)
+    with pytest.raises(ExecutionError, match=f"{op_type}: integer division by zero"):
+        op.kernel([a, np.array([2, 0, 1], dtype)], op.resolve_attrs(attrs), None)
+    (ok,) = op.kernel([a, np.array([2, 3, 1], dtype)], op.resolve_attrs(attrs), None)
+    np.testing.assert_array_equal(ok, [3, 1, 3] if op_type == "Div" else [1, 2, 0])
