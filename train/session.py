@@ -208,7 +208,8 @@ class Session:
         Raises:
             TypeError: fetches is None, run_metadata is not a RunMetadata, feed_dict is
                 not a mapping, or both feed_dict and feeds are given.
-            ExecutionError: a kernel failed (the message names node and op type).
+            ExecutionError: a kernel failed (the message names node and op type), or
+                there is no memory for the caller's copy of a fetched read-only value.
             ShapeError: a fed value's dtype or shape contradicts the tensor's, or its
                 values do not fit the tensor's dtype.
             OneGraphError: an unknown fetch/feed, a handle of another graph, a tensor
@@ -274,7 +275,12 @@ class Session:
                     raise OneGraphError(
                         f"fetched tensor {self.graph.tensors[index].name!r} has no value "
                         "in this run: it is computed in a cond branch that was not taken")
-                out.append(_private(v, fed))
+                try:
+                    out.append(_private(v, fed))
+                except MemoryError:
+                    raise ExecutionError(
+                        f"fetched tensor {self.graph.tensors[index].name!r}: no memory for "
+                        f"the caller's copy of its {_nbytes(v):,} bytes") from None
             else:
                 out.append(None)
         return rebuild(out)
@@ -660,6 +666,11 @@ def _order_with_implicit(graph: Graph, implicit: dict[int, list[int]]) -> list[i
     if order is None:
         raise OneGraphError(f"graph {graph.name!r}: cycle through subgraph outer-scope reads")
     return order
+
+
+def _nbytes(value) -> int:
+    """The size of a fetched value (0 for what is not an array)."""
+    return int(getattr(value, "nbytes", 0))
 
 
 def _private(value, fed: list):

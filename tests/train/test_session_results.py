@@ -12,7 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onegraph as og
 from onegraph.convert import from_onnx
-from onegraph.errors import OneGraphError, ShapeError
+from onegraph.errors import ExecutionError, OneGraphError, ShapeError
 from onegraph.format import Graph, Model
 
 
@@ -224,3 +224,21 @@ def test_fetch_structures_keep_their_type():
     got = sess.run(pair("node", "y"), {"x": xv})
     assert type(got) is pair
     np.testing.assert_array_equal(got.b, [1, -2])
+
+
+def test_no_memory_for_a_fetched_copy_is_an_execution_error(monkeypatch):
+    """The copy of a read-only fetch (a folded constant) happens after the kernels; a
+    MemoryError there is named like a kernel's, naming the tensor."""
+    from onegraph.train import session as session_mod
+
+    def no_memory(value, fed):
+        raise MemoryError
+
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        y = og.add(x, 1.0, name="y")
+    sess = og.Session(g)
+    monkeypatch.setattr(session_mod, "_private", no_memory)
+    with pytest.raises(ExecutionError, match=r"fetched tensor .y.: no memory .* 8 bytes"):
+        sess.run(y, {x: np.ones(2, np.float32)})
