@@ -19,8 +19,11 @@ words: "onegraph run: error: the following arguments are required: model (see
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
+import threading
 
 from .errors import OneGraphError
 
@@ -141,12 +144,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _terminated(signum, frame):
+    """SIGTERM (how systemd, docker and kill stop a process) as SystemExit, so that a
+    write in progress removes its temp file on the way out instead of leaving it."""
+    raise SystemExit(128 + signum)
+
+
+@contextlib.contextmanager
+def _sigterm_exits():
+    """Within the block, SIGTERM raises SystemExit in the main thread (unless someone
+    already handles SIGTERM); the previous handler is restored after."""
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        yield
+        return
+    signal.signal(signal.SIGTERM, _terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def main(argv=None) -> int:
     """Entry point of the `onegraph` console script; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        with _sigterm_exits():
+            return args.func(args)
     except OneGraphError as e:
         print(f"onegraph {args.command}: {type(e).__name__}: {e}", file=sys.stderr)
         return 2

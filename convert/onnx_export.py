@@ -717,11 +717,9 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
         _check(proto, hint)
     if path is not None:
         try:
-            _save(proto, path, external)
+            _save(proto, path, external, hint if check and external else None)
         except OSError as e:
             raise ConversionError(_cannot_write(e, path)) from e
-        if check and external:
-            _check(path, hint)
     return proto
 
 
@@ -851,37 +849,94 @@ def _check_io_ranks(graph, contradicted: dict | None = None) -> None:
             "output an explicit axis)")
 
 
-def _save(proto, path: str, external: bool) -> None:
-    """Write `proto` to `path` so that a failure leaves the old files whole: the
-    external data file (`<basename>.data`, when `external`) and then the model are each
-    written to a temp file in the folder and renamed over the target.
+def _save(proto, path: str, external: bool, check_hint: str | None = None) -> None:
+    """Write `proto` to `path` so that a failure, at any point, leaves the old files
+    whole and consistent; with `check_hint` not None, run the ONNX checker on the
+    written files before they replace the old ones.
+
+    With `external`, the weights go to a data file next to the model,
+    `<basename>.data`, or `<basename>.1.data` when the model now at `path` uses that
+    name: the new data never overwrites data the old model reads, and renaming the new
+    model over `path` is the single step that switches both. The other data file is
+    then removed.
 
     Raises:
         OSError: the folder is missing or the file system refused.
+        ConversionError: the checker refuses the model (nothing was replaced).
     """
     import shutil
     import tempfile
 
     from onnx import external_data_helper
 
-    from ..format.atomic import atomic_open
+    from ..format.atomic import AtomicFiles, atomic_open
 
+    folder = os.path.dirname(os.path.abspath(path))
+    location = old_location = None
     if external:
-        location = os.path.basename(path) + ".data"
-        folder = os.path.dirname(os.path.abspath(path))
+        names = [os.path.basename(path) + ".data", os.path.basename(path) + ".1.data"]
+        in_use = _data_files_in_use(path)
+        location = names[1] if names[0] in in_use else names[0]
+        old_location = names[0] if location == names[1] else names[1]
         external_data_helper.convert_model_to_external_data(
             proto, all_tensors_to_one_file=True, location=location, size_threshold=0,
             convert_attribute=False)
         staging = tempfile.mkdtemp(prefix=".tmp-onnx-", dir=folder)
         try:
             external_data_helper.write_external_data_tensors(proto, staging)
+            # no model reads this name yet: writing it changes nothing for readers
             with open(os.path.join(staging, location), "rb") as src, \
                     atomic_open(os.path.join(folder, location)) as dst:
                 shutil.copyfileobj(src, dst, 1 << 24)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    with atomic_open(path) as f:
-        f.write(proto.SerializeToString())
+    committed = False
+    try:
+        with AtomicFiles() as files:
+            with files.open(path) as f:
+                f.write(proto.SerializeToString())
+            if check_hint is not None:
+                _check(files.staged(path), check_hint)
+        committed = True
+    finally:
+        if location is not None:
+            # the data file the model at `path` no longer reads: the old one after the
+            # switch, the new one when the switch did not happen
+            _remove_quietly(os.path.join(folder, old_location if committed else location))
+
+
+def _data_files_in_use(path: str) -> set:
+    """The external data locations the ONNX model now at `path` reads (empty when
+    there is none, or it does not parse)."""
+    import onnx
+
+    try:
+        old = onnx.load(path, load_external_data=False)
+    except Exception:  # noqa: BLE001 - missing, unreadable or not a model: none in use
+        return set()
+    return {e.value for t, _ in _initializer_protos(old) for e in t.external_data
+            if e.key == "location"}
+
+
+def _initializer_protos(proto):
+    """Every TensorProto of a model's main graph and subgraphs, with its graph."""
+    stack = [proto.graph]
+    while stack:
+        graph = stack.pop()
+        for t in graph.initializer:
+            yield t, graph
+        for node in graph.node:
+            for a in node.attribute:
+                if a.HasField("t"):
+                    yield a.t, graph
+            stack.extend(_proto_subgraphs(node))
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
 
 
 def _check(proto_or_path, explanation: str = "") -> None:

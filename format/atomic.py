@@ -180,9 +180,18 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb", prefix: str = ".tmp-"
     """
     path = _write_path(path, mode)
     written: list[tuple[str, str]] = []
-    with _temp_file(path, mode, prefix, written) as f:
-        yield f
-    _rename_all(written)
+    try:
+        with _temp_file(path, mode, prefix, written) as f:
+            yield f
+        _rename_all(written)
+    except BaseException:
+        # an interrupt (KeyboardInterrupt, SystemExit from a SIGTERM handler) between
+        # the write and the rename: no complete but orphaned temp file stays behind
+        for tmp, _ in written:
+            _remove(tmp)
+        raise
+    # temp files of writers that died here (SIGKILL, a crash) before renaming theirs
+    remove_stale_temp_files(os.path.dirname(os.path.abspath(path)), (prefix,))
 
 
 class AtomicFiles:
@@ -234,6 +243,19 @@ class AtomicFiles:
         written, self._written = self._written, []
         _rename_all(written)
 
+    def staged(self, path: str | os.PathLike) -> str:
+        """The temp file holding the future content of `path` (written and closed
+        in this group, not yet renamed): to check it in place before `commit()`.
+
+        Raises:
+            KeyError: `path` was not written in this group.
+        """
+        path = os.path.abspath(_write_path(path, "wb"))
+        for tmp, target in self._written:
+            if os.path.abspath(target) == path:
+                return tmp
+        raise KeyError(path)
+
     def discard(self) -> None:
         """Remove the temp files written so far; the targets stay as they were."""
         written, self._written = self._written, []
@@ -245,7 +267,11 @@ class AtomicFiles:
 
     def __exit__(self, kind, value, tb) -> None:
         if kind is None:
-            self.commit()
+            try:
+                self.commit()
+            except BaseException:  # an interrupt in the commit: drop what is left
+                self.discard()
+                raise
         else:
             self.discard()
 
@@ -354,10 +380,12 @@ def _rename_all(written: list) -> None:
     for k, (tmp, path) in enumerate(written):
         try:
             os.replace(tmp, path)
-        except OSError as e:
+        except BaseException as e:  # an interrupt too: remove what was not renamed
             for rest, _ in written[k:]:
                 _remove(rest)
-            raise _naming(e, path) from e
+            if isinstance(e, OSError):
+                raise _naming(e, path) from e
+            raise
     for folder in dict.fromkeys(os.path.dirname(os.path.abspath(p)) for _, p in written):
         fsync_dir(folder)
 

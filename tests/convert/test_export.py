@@ -1,5 +1,7 @@
 """to_onnx: hand-built models, external data, opset targets, QDQ, refused ops."""
 
+import os
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -77,6 +79,58 @@ def test_external_data_written_next_to_path(tmp_path):
     # and it imports back from inside its folder
     model = from_onnx(str(path))
     np.testing.assert_array_equal(model.graph.tensor("W").data, _mlp(64).graph.tensor("W").data)
+
+
+def _scaled_mlp(scale):
+    model = _mlp(64)
+    w = model.graph.tensor("W")
+    w.data = (w.data * scale).astype(np.float32)
+    return model
+
+
+def _weights_at(path):
+    return from_onnx(str(path)).graph.tensor("W").data
+
+
+def test_external_data_overwrite_switches_model_and_data_together(tmp_path):
+    """Overwriting a model with external data never pairs the old model with new data:
+    the new data goes to the name the old model does not read, the model's rename
+    switches both, and the old data file is removed."""
+    path = tmp_path / "big.onnx"
+    names = []
+    for scale in (1.0, 2.0, 3.0):
+        to_onnx(_scaled_mlp(scale), path, external_data_threshold=100)
+        np.testing.assert_array_equal(_weights_at(path), _scaled_mlp(scale).graph.tensor("W").data)
+        names.append(sorted(os.listdir(tmp_path)))
+    assert names == [["big.onnx", "big.onnx.data"], ["big.onnx", "big.onnx.1.data"],
+                     ["big.onnx", "big.onnx.data"]]
+
+
+@pytest.mark.parametrize("failure", ["interrupt", "checker"])
+def test_external_data_export_that_fails_leaves_the_old_pair(tmp_path, monkeypatch, failure):
+    """An interrupt before the model's rename, or a checker refusal of the written
+    files, leaves the old model reading its old data, and no new file behind."""
+    from onegraph.convert import onnx_export
+    from onegraph.format import atomic
+
+    path = tmp_path / "big.onnx"
+    to_onnx(_scaled_mlp(1.0), path, external_data_threshold=100)
+    before = sorted(os.listdir(tmp_path))
+    if failure == "interrupt":  # after the new data file, before the model's rename
+        def commit(self):
+            raise KeyboardInterrupt
+        monkeypatch.setattr(atomic.AtomicFiles, "commit", commit)
+        expected = KeyboardInterrupt
+    else:
+        def refuse(proto_or_path, explanation=""):
+            raise ConversionError("exported model fails the ONNX checker: test")
+        monkeypatch.setattr(onnx_export, "_check", refuse)
+        expected = ConversionError
+    with pytest.raises(expected):
+        to_onnx(_scaled_mlp(2.0), path, external_data_threshold=100)
+    monkeypatch.undo()
+    assert sorted(os.listdir(tmp_path)) == before
+    np.testing.assert_array_equal(_weights_at(path), _scaled_mlp(1.0).graph.tensor("W").data)
 
 
 def test_small_model_stays_inline(tmp_path):

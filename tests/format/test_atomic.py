@@ -144,3 +144,56 @@ def test_an_error_without_errno_raised_in_the_block_is_kept(tmp_path):
             f.write(b"partial")
             raise Refused("custom failure")
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("where", ["rename", "commit"])
+def test_an_interrupt_before_the_rename_leaves_no_temp_file(tmp_path, monkeypatch, where):
+    """A KeyboardInterrupt (or the SystemExit of a SIGTERM handler) after the temp file
+    is complete but before it is renamed removes it; the old file stays."""
+    from onegraph.format import atomic
+
+    path = tmp_path / "f.txt"
+    path.write_text("old")
+    real_replace = os.replace
+
+    def interrupted(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(atomic.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        if where == "rename":
+            with atomic_open(path, "w") as f:
+                f.write("new")
+        else:
+            with atomic.AtomicFiles() as files:
+                with files.open(path, "w") as f:
+                    f.write("new")
+    monkeypatch.setattr(atomic.os, "replace", real_replace)
+    assert os.listdir(tmp_path) == ["f.txt"] and path.read_text() == "old"
+
+
+def test_writes_remove_temp_files_their_dead_writers_left(tmp_path):
+    """A writer killed before its rename (SIGKILL) leaves its temp file; the next write
+    into that folder removes it, but never the temp file of a live process."""
+    from onegraph.format import atomic
+
+    dead = tmp_path / f".tmp-999999999-{atomic._HOST}-abc.tmp"
+    live = tmp_path / f".tmp-{os.getpid()}-{atomic._HOST}-def.tmp"
+    dead.write_bytes(b"half a model")
+    live.write_bytes(b"being written")
+    with atomic_open(tmp_path / "f.txt", "w") as f:
+        f.write("new")
+    assert sorted(os.listdir(tmp_path)) == sorted(["f.txt", live.name])
+
+
+def test_the_cli_turns_sigterm_into_systemexit_while_it_runs():
+    import signal
+
+    from onegraph.cli import _sigterm_exits
+
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    with pytest.raises(SystemExit) as stop:
+        with _sigterm_exits():
+            os.kill(os.getpid(), signal.SIGTERM)
+    assert stop.value.code == 128 + signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
