@@ -67,15 +67,23 @@ def save(model, path: str | os.PathLike, **kwargs) -> int:
     return save_model(model, path)
 
 
-def load(path: str | os.PathLike, check_data: bool = False) -> Model:
+def load(path: str | os.PathLike, check_data: bool = False,
+         memory_map: bool = True) -> Model:
     """Memory-map and verify a `.og` file.
 
     Constant and variable tensors are numpy arrays viewing the file (no copy, nothing
     read until touched), so load time does not grow with the size of the weights.
+    As with TFLite's memory-mapped models, the file must then only be replaced by a
+    rename while the model is in use (`og.save` and `onegraph convert` do that): a file
+    rewritten in place (`cp new.og model.og`) changes the weights under a running
+    Session, and one truncated in place makes reading them crash the process (SIGBUS).
 
     Args:
         path: the `.og` file (str, bytes or os.PathLike).
         check_data: also verify the CRC-32 of every data segment (reads all weights).
+        memory_map: False reads the whole file into memory instead of mapping it, as
+            onnxruntime does: the model no longer depends on the file, at the cost of
+            reading every weight at load time and holding them in memory.
 
     Raises:
         FormatError: the file is malformed (the message names the field).
@@ -89,7 +97,7 @@ def load(path: str | os.PathLike, check_data: bool = False) -> Model:
     """
     from .format import load_model
 
-    return load_model(path, check_data=check_data)
+    return load_model(path, check_data=check_data, memory_map=memory_map)
 
 
 def __dir__() -> list[str]:

@@ -630,10 +630,30 @@ def parse(data, check_data: bool = False) -> Model:
     return model
 
 
-def load_model(path: str | os.PathLike, check_data: bool = False) -> Model:
+def _read_aligned(f, size: int) -> np.ndarray:
+    """The whole file as a read-only uint8 array starting on a 64-byte boundary (the
+    data tail's alignment holds in memory as it does in a mapping).
+
+    Raises:
+        DataLossError: the file shrank while it was read.
+    """
+    buf = np.empty(size + ALIGNMENT, np.uint8)
+    start = -buf.ctypes.data % ALIGNMENT
+    data = buf[start:start + size]
+    got = f.readinto(memoryview(data))
+    if got != size:
+        raise DataLossError(f"file is truncated: read {got} of {size} bytes")
+    data.flags.writeable = False
+    return data
+
+
+
+def load_model(path: str | os.PathLike, check_data: bool = False,
+               memory_map: bool = True) -> Model:
     """Memory-map and verify a `.og` file; tensors with data view the mapping (no copy).
 
-    `path` may be a str, bytes (decoded with os.fsdecode) or os.PathLike.
+    `path` may be a str, bytes (decoded with os.fsdecode) or os.PathLike. With
+    `memory_map=False` the file is read into memory instead (see `onegraph.load`).
 
     Raises:
         FormatError / DataLossError: the file is malformed, truncated or corrupted.
@@ -649,7 +669,8 @@ def load_model(path: str | os.PathLike, check_data: bool = False) -> Model:
             size = os.fstat(f.fileno()).st_size
             if size == 0:
                 raise FormatError(f"{path}: file is empty")
-            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if memory_map \
+                else _read_aligned(f, size)
     except OSError as e:
         raise worded(e, "read", path) from None
     try:

@@ -96,6 +96,25 @@ def test_segments_are_aligned_and_zero_copy(tmp_path):
                                   np.arange(8, dtype=np.float32).reshape(4, 2))
 
 
+@pytest.mark.parametrize("check_data", [False, True])
+def test_memory_map_false_reads_the_file_and_forgets_it(tmp_path, check_data):
+    """memory_map=False: aligned read-only arrays in memory, unaffected when the file
+    is then rewritten in place or truncated (a mapped model would see or crash on it)."""
+    model = small_model()
+    path = tmp_path / "m.og"
+    onegraph.save(model, path)
+    loaded = onegraph.load(path, check_data=check_data, memory_map=False)
+    assert loaded == model
+    with open(path, "r+b") as f:  # in place, as `cp` does
+        f.write(b"\xff" * os.path.getsize(path))
+        f.truncate(16)
+    for index in (1, 2):
+        arr = loaded.graph.tensors[index].data
+        assert not arr.flags.writeable
+        assert arr.__array_interface__["data"][0] % 64 == 0
+    assert loaded == model
+
+
 def test_check_data_true_on_valid_file(tmp_path):
     """check_data=True verifies every CRC and loads a valid file unchanged."""
     model = small_model()
