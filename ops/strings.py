@@ -101,20 +101,46 @@ def _normalizer_infer(attrs, inputs):
     return [TensorInfo(_OBJ, (None,) if len(shape) == 1 else (1, None))]
 
 
-_PATTERNS: dict[str, re.Pattern] = {}
+_PATTERNS: dict = {}
+
+
+def _regex_engine():
+    """(compile, its error type): Google's RE2 (the `google-re2` package, in the onnx
+    extra) when installed, as ONNX specifies RE2 syntax and onnxruntime uses it: it
+    matches in linear time, so no pattern can make a model hang. Without it, Python's
+    `re`, whose backtracking takes exponential time on patterns like "(a+)+$"."""
+    try:
+        import re2
+    except ImportError:
+        return re.compile, re.error
+    options = re2.Options()
+    options.log_errors = False  # the error is raised; RE2 would also log it to stderr
+
+    def compile_pattern(pattern):
+        try:
+            return re2.compile(pattern, options=options)
+        except re2.error as e:  # its message comes as bytes
+            reason = e.args[0] if e.args else e
+            raise re2.error(reason.decode("utf-8", "replace")
+                            if isinstance(reason, bytes) else reason) from None
+    return compile_pattern, (re2.error, ValueError, TypeError)
 
 
 def _regex_kernel(inputs, attrs, ctx):
-    """True where the whole string matches `pattern`."""
+    """True where the whole string matches `pattern` (RE2 syntax; see _regex_engine)."""
     pattern = attrs["pattern"]
     if pattern is None:
         raise OpAttributeError("RegexFullMatch: pattern is required")
     rx = _PATTERNS.get(pattern)
     if rx is None:
+        compile_pattern, error = _regex_engine()
         try:
-            rx = _PATTERNS[pattern] = re.compile(pattern)
-        except re.error as e:
+            rx = compile_pattern(pattern)
+        except error as e:
             raise OpAttributeError(f"RegexFullMatch: bad pattern {pattern!r}: {e}") from None
+        if len(_PATTERNS) >= 256:
+            _PATTERNS.clear()
+        _PATTERNS[pattern] = rx
     x = _strings(inputs[0])
     y = np.fromiter((rx.fullmatch(s) is not None for s in x.reshape(-1)), dtype=bool,
                     count=x.size)

@@ -245,3 +245,19 @@ def test_strings_keep_trailing_nul_and_accept_bytes():
                  pool_strings=["a\x00", "b", "a\x00", "b"])
     x = np.array(["a", "a\x00", "b", b"b"], dtype=object)
     np.testing.assert_array_equal(_kernel(x, attrs), [1, 2, 1])
+
+
+def test_regex_full_match_uses_re2_in_linear_time():
+    """ONNX specifies RE2: "(a+)+$" on 40 a's and a b answers at once (Python's re
+    backtracks for minutes), and Perl-only syntax RE2 lacks is a clear error."""
+    pytest.importorskip("re2")
+    import time
+
+    op = get_op("RegexFullMatch")
+    x = np.array(["a" * 40 + "b", "aaaa", "b"], dtype=object)
+    start = time.perf_counter()
+    (y,) = op.kernel([x], op.resolve_attrs({"pattern": "(a+)+$"}), KernelContext())
+    assert time.perf_counter() - start < 5
+    np.testing.assert_array_equal(y, [False, True, False])
+    with pytest.raises(OpAttributeError, match=r"bad pattern '\(a\)\\\\1': invalid escape"):
+        op.kernel([x], op.resolve_attrs({"pattern": r"(a)\1"}), KernelContext())
