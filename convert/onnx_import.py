@@ -22,6 +22,7 @@ from __future__ import annotations
 import collections
 import functools
 import os
+import stat
 import warnings
 
 import numpy as np
@@ -176,8 +177,19 @@ def dtype_from_onnx(elem_type: int, where: str = "") -> DType:
     Raises:
         ConversionError: the type has no onegraph equivalent (complex, float6...).
     """
-    onnx = _onnx()
-    T = onnx.TensorProto
+    try:
+        return _dtype_table()[elem_type]
+    except KeyError:
+        T = _onnx().TensorProto
+        name = T.DataType.Name(elem_type) if elem_type in T.DataType.values() else elem_type
+        raise ConversionError(f"{where}: element type {name} is not supported") from None
+
+
+@functools.lru_cache(maxsize=None)
+def _dtype_table() -> dict:
+    """{ONNX element type number: DType} of the types `dtype_from_onnx` maps (built
+    once: asking protobuf's enum for its names is slow, and import asks per tensor)."""
+    T = _onnx().TensorProto
     table = {
         T.UNDEFINED: DType.UNDEFINED, T.FLOAT: DType.FLOAT32, T.FLOAT16: DType.FLOAT16,
         T.BFLOAT16: DType.BFLOAT16, T.DOUBLE: DType.FLOAT64, T.INT8: DType.INT8,
@@ -189,11 +201,7 @@ def dtype_from_onnx(elem_type: int, where: str = "") -> DType:
     for name, dtype in _LOW_PRECISION_NAMES.items():
         if name in T.DataType.keys():
             table[T.DataType.Value(name)] = dtype
-    try:
-        return table[elem_type]
-    except KeyError:
-        name = T.DataType.Name(elem_type) if elem_type in T.DataType.values() else elem_type
-        raise ConversionError(f"{where}: element type {name} is not supported") from None
+    return table
 
 
 # ONNX TensorProto.DataType name -> DType of the types onegraph keeps as ml_dtypes arrays
@@ -366,8 +374,10 @@ def _load_external_data(proto, base_dir: str | None) -> None:
     Raises:
         ConversionError: the model has external data but was not loaded from a file; a
             location is empty, absolute, goes through '..', or resolves (through
-            symlinks) outside `base_dir`; the file is missing; offset/length are not
-            integers, lie outside the file, or disagree with the tensor's dims and type.
+            symlinks) outside `base_dir`; it contains a NUL byte; the file is missing,
+            a directory, or not a regular file (a FIFO or device, which is never
+            opened); offset/length are not integers, lie outside the file, or disagree
+            with the tensor's dims and type.
     """
     root = None if base_dir is None else os.path.realpath(base_dir)
     for t, where in _model_tensor_protos(proto):
@@ -382,11 +392,19 @@ def _load_external_data(proto, base_dir: str | None) -> None:
         if not loc or os.path.isabs(loc) or loc.startswith(("/", "\\")) or \
                 ".." in loc.replace("\\", "/").split("/") or ":" in loc:
             raise ConversionError(f"{where} escapes the model's folder")
+        if "\x00" in loc:  # os.path would raise ValueError; onnxruntime truncates
+            raise ConversionError(f"{where} contains a NUL byte")
         full = os.path.realpath(os.path.join(root, loc))
         if os.path.commonpath([root, full]) != root:
             raise ConversionError(f"{where} resolves outside the model's folder")
-        if not os.path.isfile(full):
-            raise ConversionError(f"{where}: file not found")
+        try:
+            mode = os.stat(full).st_mode
+        except OSError:
+            raise ConversionError(f"{where}: file not found") from None
+        if stat.S_ISDIR(mode):
+            raise ConversionError(f"{where} is a directory, not a file")
+        if not stat.S_ISREG(mode):  # a FIFO or device: opening it could block
+            raise ConversionError(f"{where} is not a regular file")
         try:
             offset = int(info.get("offset", 0) or 0)
             length = int(info["length"]) if info.get("length") else None
@@ -407,7 +425,12 @@ def _load_external_data(proto, base_dir: str | None) -> None:
             raise ConversionError(f"{where}: offset/length out of the file's {size} "
                                   f"bytes (the tensor needs {need} bytes)")
         try:
-            with open(full, "rb") as f:
+            # O_NONBLOCK: a FIFO swapped in since the check above must not block us
+            fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                         | getattr(os, "O_BINARY", 0))
+            with open(fd, "rb") as f:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise ConversionError(f"{where} is not a regular file")
                 f.seek(offset)
                 data = f.read(need)
         except OSError as e:
@@ -452,10 +475,73 @@ def _load_proto(path_or_proto):
     else:
         raise ConversionError(f"from_onnx needs a path, bytes or ModelProto, got "
                               f"{type(path_or_proto).__name__}")
+    _check_strings(proto)
     _check_opset_imports(proto)
     _check_functions(proto)
     _load_external_data(proto, base_dir)
     return proto, base_dir
+
+
+def _check_strings(proto) -> None:
+    """Refuse string fields (names, op types, domains, ...) that are not valid UTF-8.
+
+    onnx.proto is proto2, so protobuf parses such a field without complaint and hands
+    Python `bytes` instead of `str`; nothing later expects that. One pass over every
+    message of the model (tensor payloads are bytes or numbers and are not looked at).
+
+    Raises:
+        ConversionError: names the field, and the node (graph, index, op type) or
+            other message it is in.
+    """
+    from google.protobuf.descriptor import FieldDescriptor
+
+    string, message = FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_MESSAGE
+    path: list = []  # (field name, index or None, message) from the model down
+
+    def walk(msg):
+        for field, value in msg.ListFields():
+            kind = field.type
+            if kind == string:
+                if field.is_repeated:
+                    for i, v in enumerate(value):
+                        if type(v) is not str:
+                            _refuse_non_utf8(path, f"{field.name}[{i}]", v)
+                elif type(value) is not str:
+                    _refuse_non_utf8(path, field.name, value)
+            elif kind == message:
+                if field.is_repeated:
+                    for i, m in enumerate(value):
+                        path.append((field.name, i, m))
+                        walk(m)
+                        path.pop()
+                else:
+                    path.append((field.name, None, value))
+                    walk(value)
+                    path.pop()
+
+    walk(proto)
+
+
+def _refuse_non_utf8(path: list, field: str, value) -> None:
+    """Raise the ConversionError of `_check_strings` for `field` at `path`."""
+    def text(v):
+        return repr(v) if isinstance(v, str) else repr(bytes(v))
+
+    at = ".".join([n if i is None else f"{n}[{i}]" for n, i, _ in path] + [field])
+    where = ""
+    node_at = max((k for k, (n, _, _) in enumerate(path) if n == "node"), default=None)
+    if node_at is not None:
+        _, index, node = path[node_at]
+        parent = path[node_at - 1][2] if node_at else None  # a graph or a function
+        kind = {"GraphProto": "graph", "FunctionProto": "function"}.get(
+            type(parent).DESCRIPTOR.name if parent is not None else "")
+        where = (f"{kind} {text(parent.name)} " if kind else "") + f"node {index}"
+        if type(node.name) is str and node.name:
+            where += f" {node.name!r}"
+        op = node.op_type if type(node.op_type) is str else text(node.op_type)
+        where += f" ({op}): "
+    raise ConversionError(f"{where}{at} {text(value)} is not valid UTF-8 (a string field "
+                          "of an ONNX model must be UTF-8)")
 
 
 def _check_opset_imports(proto) -> None:
@@ -647,30 +733,66 @@ def _shaped_value_names(graph) -> set[str]:
             if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")}
 
 
-def _prefer_own_shapes(graph: Graph, stated: set[str]) -> None:
-    """Make onegraph's own shape inference win over onnx's where they disagree.
+def _typed_value_names(graph) -> dict[str, str]:
+    """{name: "output" | "value"} of the values whose element type the main graph of a
+    proto states itself (outputs, value_info), before any inference."""
+    typed = {}
+    for kind, vis in (("output", graph.output), ("value", graph.value_info)):
+        for vi in vis:
+            if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type:
+                typed.setdefault(vi.name, kind)
+    return typed
+
+
+def _prefer_own_shapes(graph: Graph, stated: set[str], typed: dict | None = None) -> None:
+    """Make onegraph's own shape inference win over onnx's where they disagree, and
+    check what the model states against it.
 
     Shapes that only ONNX's shape inference supplied (the model did not state them) are
     hints: each such activation takes the shape onegraph's rules infer for it (what its
     kernels produce), dimension by dimension, and keeps the hint where the rules know
     nothing. onnx 1.23 counts one window too many for ceil_mode pools whose last window
-    would start in the padding, which onnxruntime and the kernels skip. Never raises: if
-    onegraph's inference fails, the hints stay as they were.
+    would start in the padding, which onnxruntime and the kernels skip. If onegraph's
+    inference fails, the hints stay as they were.
+
+    `typed` ({name: "output" | "value"}, see `_typed_value_names`) are the values whose
+    element type the model states: each one a node produces must have the element type
+    the node's inference rule gives it.
+
+    Raises:
+        ConversionError: a stated element type contradicts the producing node's rule
+            (names the value, the node and both types); or a shape inference left a
+            value with a negative or unaddressable dimension (names the node producing
+            it, and what onegraph's inference refused, if it did).
     """
     from ..errors import OneGraphError
     from ..ops.inference import infer_graph
+    from ..ops.registry import TensorInfo
 
+    typed = typed or {}
     hinted = {i: t.shape for i, t in enumerate(graph.tensors)
               if t.shape is not None and t.data is None and not t.containers
               and t.name not in stated}
-    if not hinted:
+    producer = {i: n for n, node in enumerate(graph.nodes) for i in node.outputs if i >= 0}
+    # stated element types, checked against what their producer's rule computes: the
+    # rule must not see them (a declared dtype wins over an inferred one)
+    check = {i: t.dtype for i, t in enumerate(graph.tensors)
+             if i in producer and t.name in typed and t.dtype is not DType.UNDEFINED
+             and not t.containers and t.data is None}
+    if not hinted and not check:
         return
     for i in hinted:
         graph.tensors[i].shape = None
+    overrides = {}
+    for i in check:
+        shape = graph.tensors[i].shape
+        overrides[i] = TensorInfo(None, None if shape is None else
+                                  tuple(None if d < 0 else d for d in shape))
+    error = None
     try:
-        infos = infer_graph(graph)
-    except OneGraphError:
-        infos = None
+        infos = infer_graph(graph, overrides)
+    except OneGraphError as e:
+        infos, error = None, e
     for i, hint in hinted.items():
         own = None if infos is None or infos[i] is None else infos[i].shape
         t = graph.tensors[i]
@@ -680,6 +802,67 @@ def _prefer_own_shapes(graph: Graph, stated: set[str]) -> None:
                 names = tuple(n if d == -1 else "" for n, d in zip(t.dim_names, hint))
                 t.dim_names = names if any(names) else None
         t.shape = hint
+    _refuse_bad_hints(graph, hinted, producer, error)
+    if infos is None:
+        return
+    for i, declared in check.items():
+        own = None if infos[i] is None else infos[i].dtype
+        if own is None:
+            continue
+        try:
+            own_type = DType.from_numpy(own)
+        except FormatError:
+            continue
+        if own_type is not declared:
+            t, n = graph.tensors[i], producer[i]
+            node = graph.nodes[n]
+            raise ConversionError(
+                f"graph {graph.name!r}: {typed[t.name]} {t.name!r} is declared with "
+                f"element type {declared.name}, but node {n} {node.name!r} "
+                f"({node.op_type}) produces {own_type.name}")
+
+
+def _refuse_bad_hints(graph: Graph, hinted: dict, producer: dict, error) -> None:
+    """Refuse the hinted shapes (see `_prefer_own_shapes`) that no tensor can have: a
+    dimension below -1, or more elements than can be addressed (what `Model.lint`
+    refuses), naming the node whose output it is, the first in graph order.
+
+    Raises:
+        ConversionError: names the node (index, name, op type), the value, its shape,
+            and `error`, what onegraph's own inference refused, if anything.
+    """
+    from ..format.ir import MAX_ELEMENTS
+
+    bad = []
+    for i in hinted:
+        shape = graph.tensors[i].shape
+        product = 1
+        for d in shape:
+            product *= max(d, 1)
+        if min(shape, default=0) < -1 or product > MAX_ELEMENTS:
+            bad.append(i)
+    if not bad:
+        return
+    try:
+        order = {n: k for k, n in enumerate(graph.topological_order())}
+    except FormatError:
+        order = {}
+    i = min(bad, key=lambda i: order.get(producer.get(i, -1), producer.get(i, -1)))
+    t = graph.tensors[i]
+    n = producer.get(i)
+    who = f"graph {graph.name!r}: " + ("" if n is None else
+                                       f"node {n} {graph.nodes[n].name!r} "
+                                       f"({graph.nodes[n].op_type}): ")
+    shape = f"output {t.name!r} gets the invalid shape {list(t.shape)}"
+    if error is None:
+        raise ConversionError(f"{who}shape inference: {shape} (check the node's input "
+                              "values and attributes)")
+    cause = str(error)
+    own = "" if n is None else f"node {graph.nodes[n].name!r} ({graph.nodes[n].op_type}): "
+    if own and cause.startswith(own):  # onegraph's rule for this very node refused
+        raise ConversionError(f"{who}{cause[len(own):]} (shape inference: {shape})")
+    raise ConversionError(f"{who}shape inference: {shape}; onegraph's inference "
+                          f"refused: {cause}")
 
 
 def _infer_shapes(proto):
@@ -748,12 +931,13 @@ def _tensor_to_array(tensor_proto, where: str) -> np.ndarray:
     onnx = _onnx()
     from onnx import numpy_helper
 
-    dtype_from_onnx(tensor_proto.data_type, where)  # refuses unsupported types
+    elem = dtype_from_onnx(tensor_proto.data_type, where)  # refuses unsupported types
     if tensor_proto.data_location == _EXTERNAL:
         # _load_external_data loads every external tensor from the model's folder;
         # numpy_helper would read this one relative to the working directory.
         raise ConversionError(f"{where}: external data was not loaded from the model's "
                               "folder")
+    _check_payload(tensor_proto, elem, where)
     try:
         array = numpy_helper.to_array(tensor_proto)
     except Exception as e:  # noqa: BLE001 - malformed raw data etc.
@@ -778,6 +962,81 @@ def _tensor_to_array(tensor_proto, where: str) -> np.ndarray:
             array = array.astype(dtype.numpy)
     # (np.ascontiguousarray would turn a 0-d array into a 1-d one)
     return array if array.flags.c_contiguous else array.copy(order="C")
+
+
+# Element types whose int32_data entries hold something narrower than 32 bits: the
+# range each entry must lie in (bit patterns for the float types; one byte of two
+# packed 4-bit or four 2-bit values for the sub-byte types; the values themselves
+# for the integer types and BOOL). numpy_helper would wrap anything outside silently;
+# onnxruntime refuses the float and sub-byte ones with "data overflow".
+_INT32_DATA_RANGES = {
+    "FLOAT16": (0, 0xFFFF), "BFLOAT16": (0, 0xFFFF),
+    "FLOAT8E4M3FN": (0, 0xFF), "FLOAT8E4M3FNUZ": (0, 0xFF), "FLOAT8E5M2": (0, 0xFF),
+    "FLOAT8E5M2FNUZ": (0, 0xFF), "FLOAT8E8M0": (0, 0xFF),
+    "UINT4": (0, 0xFF), "INT4": (0, 0xFF), "FLOAT4E2M1": (0, 0xFF),
+    "UINT2": (0, 0xFF), "INT2": (0, 0xFF),
+    "INT8": (-0x80, 0x7F), "UINT8": (0, 0xFF), "INT16": (-0x8000, 0x7FFF),
+    "UINT16": (0, 0xFFFF), "BOOL": (0, 1),
+}
+
+
+def _check_payload(t, dtype: DType, where: str) -> None:
+    """Refuse tensor data that does not fit the tensor's dims and element type exactly
+    (numpy_helper.to_array drops surplus packed bytes and wraps out-of-range values).
+
+    Raises:
+        ConversionError: raw_data is not exactly the bytes the dims need (packed types:
+            ceil(n * bits / 8)); packed 4-/2-bit int32_data has not ceil(n * bits / 8)
+            entries; an int32_data entry is outside the range of the element type (a
+            16-bit pattern for FLOAT16/BFLOAT16, a byte for the FLOAT8 and packed
+            types, the type's own range for INT8/UINT8/INT16/UINT16, 0 or 1 for BOOL);
+            a UINT32 uint64_data entry does not fit 32 bits.
+    """
+    if dtype in (DType.STRING, DType.UNDEFINED):
+        return
+    name = dtype.name  # the ONNX name too, for the types looked at here
+    packed = t.HasField("raw_data")
+    if not packed and name not in _INT32_DATA_RANGES and name != "UINT32":
+        return
+    count = 1
+    for d in t.dims:
+        if d < 0:
+            raise ConversionError(f"{where}: negative dimension in dims {list(t.dims)}")
+        count *= int(d)
+    bits = _SUB_BYTE_BITS.get(name, 8 * dtype.itemsize)
+    unit = f"{bits}-bit" if bits < 8 else f"{bits // 8}-byte"
+    if packed:
+        need = (count * bits + 7) // 8
+        if len(t.raw_data) != need:
+            raise ConversionError(f"{where}: raw_data has {len(t.raw_data)} bytes, but "
+                                  f"dims {list(t.dims)} of {unit} {name} need {need}")
+        return
+    if name == "UINT32":
+        top = np.asarray(t.uint64_data, dtype=np.uint64).max() if len(t.uint64_data) else 0
+        if top > 0xFFFFFFFF:
+            raise ConversionError(f"{where}: uint64_data value {top} does not fit UINT32")
+        return
+    n = len(t.int32_data)
+    if not n:
+        return
+    if name in _SUB_BYTE_BITS:
+        need = (count * bits + 7) // 8
+        if n != need:
+            raise ConversionError(f"{where}: int32_data has {n} entries, but dims "
+                                  f"{list(t.dims)} of {name} need {need} (two 4-bit or "
+                                  "four 2-bit values packed in each)")
+    lo, hi = _INT32_DATA_RANGES[name]
+    values = np.asarray(t.int32_data, dtype=np.int64)
+    bad = np.flatnonzero((values < lo) | (values > hi))
+    if len(bad):
+        if name in _SUB_BYTE_BITS:
+            what = f"one byte of packed {bits}-bit values each, {lo} to {hi}"
+        elif name.startswith(("FLOAT", "BFLOAT")):
+            what = f"{bits}-bit patterns, {lo} to {hi}"
+        else:
+            what = f"{lo} to {hi}"
+        raise ConversionError(f"{where}: int32_data[{bad[0]}] = {values[bad[0]]} is out of "
+                              f"range for {name} (its int32_data hold {what})")
 
 
 def _check_attr_types(op, attrs: dict, where: str) -> None:
@@ -841,6 +1100,18 @@ class _Importer:
         self.graph_count = 0
         # id(Graph) -> names its nodes (or its subgraphs') read from enclosing graphs
         self.free_names: dict[int, set[str]] = {}
+        self.root = None  # the main GraphProto
+        self.names: set[str] | None = None  # every value name of the model (lazily)
+
+    def _placeholder(self, name: str) -> str:
+        """`name`, or `name` followed by as many "_" as make it a name that no value of
+        the model (any graph, subgraphs included) and no earlier placeholder has."""
+        if self.names is None:
+            self.names = _value_names(self.root) if self.root is not None else set()
+        while name in self.names:
+            name += "_"
+        self.names.add(name)
+        return name
 
     def graph(self, gp, outer: list[_Scope], is_main: bool) -> Graph:
         """Convert one GraphProto; `outer` holds name -> (dtype, shape, containers,
@@ -850,6 +1121,8 @@ class _Importer:
             ConversionError: names what is malformed and where (see `from_onnx`).
         """
         self.graph_count += 1
+        if is_main:
+            self.root = gp
         gname = gp.name or ("main" if is_main else f"subgraph_{self.graph_count}")
         g = Graph(gname, doc_string=gp.doc_string)
         where_g = f"graph {gname!r}"
@@ -888,7 +1161,9 @@ class _Importer:
             initializer_names.add(name)
         for vi in gp.input:
             if vi.name in initializer_names:
-                g.inputs.append(g.find_tensor(vi.name))  # constant with a default
+                idx = g.find_tensor(vi.name)  # a constant with a default
+                _check_input_default(g.tensors[idx], vi, f"{where_g} input {vi.name!r}")
+                g.inputs.append(idx)
                 continue
             if g.find_tensor(vi.name) is not None:
                 raise ConversionError(f"{where_g}: input {vi.name!r} declared twice")
@@ -901,9 +1176,18 @@ class _Importer:
                 if o:
                     if o in produced or o in initializer_names or \
                             g.find_tensor(o) is not None:
+                        if o in produced:
+                            j = produced[o]
+                            first = gp.node[j]
+                            by = f"output of node {first.name or j!r} ({first.op_type})"
+                            if j == k:
+                                by = "another output of the same node"
+                        else:
+                            by = "an initializer" if o in initializer_names else \
+                                "a graph input"
                         raise ConversionError(
-                            f"{where_g}: node {node.name!r} ({node.op_type}) output {o!r} "
-                            "is already defined")
+                            f"{where_g}: node {node.name or k!r} ({node.op_type}) output "
+                            f"{o!r} is already defined (as {by})")
                     if any(s.defines(o) for s in outer):
                         # ONNX's single static assignment spans scopes; a local
                         # definition would silently hide the outer value. Outer values
@@ -950,9 +1234,7 @@ class _Importer:
                 if i > last:
                     break
                 if not name:
-                    name = f"{OMITTED_OUTPUT_PREFIX}{node.name or k}_{i}"
-                    while g.find_tensor(name) is not None:
-                        name += "_"
+                    name = self._placeholder(f"{OMITTED_OUTPUT_PREFIX}{node.name or k}_{i}")
                 idx = g.find_tensor(name)
                 if idx is None:
                     idx = _add_typed(g, name, info.get(name, _UNTYPED))
@@ -1296,6 +1578,47 @@ def _sparse_to_dense(sp, where: str) -> tuple[np.ndarray, DType]:
     return dense.reshape(dims), dtype
 
 
+def _value_names(gp, names: set | None = None) -> set:
+    """Every value name a GraphProto and its subgraphs use (inputs, outputs,
+    value_info, initializers, node inputs and outputs)."""
+    names = set() if names is None else names
+    names.update(vi.name for vi in gp.input)
+    names.update(vi.name for vi in gp.output)
+    names.update(vi.name for vi in gp.value_info)
+    names.update(t.name for t in gp.initializer)
+    names.update(sp.values.name for sp in gp.sparse_initializer)
+    for node in gp.node:
+        names.update(node.input)
+        names.update(node.output)
+        for sub in _graph_attributes(node):
+            _value_names(sub, names)
+    return names
+
+
+def _check_input_default(t, vi, where: str) -> None:
+    """Refuse a graph input whose declared type contradicts its initializer `t`
+    (onnxruntime refuses it too: the declaration would describe a different value
+    than the one the model holds).
+
+    Raises:
+        ConversionError: names the input, the declared and the initializer's type.
+    """
+    dtype, shape, containers, _ = _type_info(vi.type if vi.HasField("type") else None,
+                                             where)
+    init = f"{t.dtype.name}{list(t.shape)}"
+    if containers:
+        raise ConversionError(f"{where}: declared as a sequence/optional/map, but its "
+                              f"initializer is the tensor {init}")
+    if dtype is not DType.UNDEFINED and dtype is not t.dtype:
+        raise ConversionError(f"{where}: declared with element type {dtype.name}, but "
+                              f"its initializer is {init}")
+    if shape is not None and (len(shape) != len(t.shape) or any(
+            d >= 0 and d != a for d, a in zip(shape, t.shape))):
+        shown = [d if d >= 0 else "?" for d in shape]
+        raise ConversionError(f"{where}: declared with shape {shown}, but its "
+                              f"initializer is {init}")
+
+
 def _unique_name(op_type: str, k: int, taken: set[str]) -> str:
     """`{op_type}_{k}`, or the first `{op_type}_{j}` (j > k) not in `taken`."""
     name = f"{op_type}_{k}"
@@ -1338,7 +1661,13 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
             NUL byte in the path (unlike og.load, which raises the OSError itself, every
             failure here is a ConversionError; the message is the same sentence,
             "cannot read 'PATH': No such file or directory"); the argument is not a
-            path, bytes or ModelProto; the bytes do not parse; opset_import repeats a
+            path, bytes or ModelProto; the bytes do not parse; a string field (op
+            type, domain, attribute or value name, ...) is not valid UTF-8; a tensor's
+            data does not fit its dims and element type exactly (raw_data length,
+            int32_data values out of the type's range); an initializer's graph-input
+            declaration, or a stated output or value_info element type, contradicts
+            the model; shape inference gives a value an invalid dimension (the node is
+            named, and what its inference refused); opset_import repeats a
             domain, lacks the default domain the nodes use, or names an opset newer than
             onnx knows;
             external data (anywhere: graphs, subgraphs, local functions, sparse
@@ -1359,6 +1688,7 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
     original = _default_opset(proto)
     proto, left = _upgrade(proto)
     stated = _shaped_value_names(proto.graph)
+    typed = _typed_value_names(proto.graph)
     proto = _infer_shapes(proto)
     opsets = {("" if o.domain in _DEFAULT_DOMAINS else o.domain): int(o.version)
               for o in proto.opset_import}
@@ -1368,7 +1698,7 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
         main = importer.graph(proto.graph, [], True)
     except FormatError as e:
         raise ConversionError(str(e)) from e
-    _prefer_own_shapes(main, stated)
+    _prefer_own_shapes(main, stated, typed)
     if check_ops and importer.unsupported:
         parts = [f"{op} x{count} (first: node {first!r}"
                  + (f"; a model-local function, but {why})" if why else ")")

@@ -512,6 +512,10 @@ def _infer_pad(attrs, inputs):
         return [TensorInfo(x.dtype, (None,) * len(x.shape))]
     begin, end = _full_pads(len(x.shape), _ints(pads.value),
                             None if axes is None else _ints(axes.value))
+    for i, (d, b, e) in enumerate(zip(x.shape, begin, end)):
+        if d is not None and d + b + e < 0:  # as the kernel says
+            raise ShapeError(f"Pad: pads {b} and {e} on axis {i} of size {d} leave "
+                             f"{d + b + e} elements")
     return [TensorInfo(x.dtype, tuple(None if d is None else d + b + e
                                       for d, b, e in zip(x.shape, begin, end)))]
 
@@ -799,8 +803,15 @@ def _resize_plan(in_shape, scales, sizes, roi, attrs):
     else:
         # the product in float32, as onnxruntime computes it (and as PyTorch's
         # floor(size * scale_factor) comes out): 5 * float32(1.8) is 9, not 8.99999
-        for a, s in zip(axes, np.asarray(scales, dtype=np.float32).reshape(-1)):
+        values = np.asarray(scales, dtype=np.float32).reshape(-1)
+        if not np.all(np.isfinite(values)) or np.any(values < 0):
+            raise ShapeError(f"Resize: scales must be finite and not negative, got "
+                             f"{values.tolist()}")
+        for a, s in zip(axes, values):
             out[a], scale[a] = int(math.floor(np.float32(in_shape[a]) * s)), float(s)
+    if any(d < 0 for d in out):
+        raise ShapeError(f"Resize: output shape {out} of input {list(in_shape)} has a "
+                         "negative dimension (sizes must not be negative)")
     starts, ends = [0.0] * rank, [1.0] * rank
     if roi is not None and np.asarray(roi).size:
         r = np.asarray(roi, dtype=np.float64).reshape(-1)

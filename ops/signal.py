@@ -108,6 +108,8 @@ def _dft_infer(attrs, inputs):
         n = None
     else:
         n = 2 * (n_in - 1) if (inverse and onesided) else n_in
+    if n is not None and n < 1:  # as the kernel says
+        raise ShapeError(f"DFT: dft_length must be positive, got {n}")
     if onesided and not inverse and n is not None:
         n = n // 2 + 1
     out[axis] = n
@@ -152,9 +154,29 @@ def _stft_kernel(inputs, attrs, ctx):
 
 
 def _stft_infer(attrs, inputs):
+    """(batch, frames, bins, 2); frames and bins where the signal length, frame_step
+    and frame_length (or the window's length) are known, refused as the kernel refuses
+    them when they do not fit."""
     x = inputs[0]
     batch = x.shape[0] if x.shape is not None else None
-    return [TensorInfo(x.dtype, (batch, None, None, 2))]
+
+    def known(k, what):
+        t = inputs[k] if len(inputs) > k else None
+        return None if t is None or t.value is None else int(_scalar(t.value, "STFT", what))
+
+    step, frame = known(1, "frame_step"), known(3, "frame_length")
+    window = inputs[2] if len(inputs) > 2 else None
+    if frame is None and (len(inputs) <= 3 or inputs[3] is None) and window is not None \
+            and window.shape is not None and len(window.shape) == 1:
+        frame = window.shape[0]
+    length = x.shape[1] if x.shape is not None and len(x.shape) >= 2 else None
+    if (step is not None and step < 1) or (frame is not None and frame < 1) or (
+            frame is not None and length is not None and frame > length):
+        raise ShapeError(f"STFT: frame_length {frame} / frame_step {step} invalid for "
+                         f"signal length {length}")
+    frames = None if None in (step, frame, length) else (length - frame) // step + 1
+    bins = None if frame is None else (frame // 2 + 1 if attrs["onesided"] else frame)
+    return [TensorInfo(x.dtype, (batch, frames, bins, 2))]
 
 
 # ---------------------------------------------------------------------------------------

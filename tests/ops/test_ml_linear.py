@@ -346,7 +346,7 @@ X2 = np.zeros((2, 3), np.float32)
      OpAttributeError, "SVMRegressor: kernel_params must hold gamma"),
 ])
 def test_named_errors(op, attrs, error, match):
-    out = [I, F] if op == "LinearClassifier" else [S if op == "CategoryMapper" else F]
+    out = [I, F] if op == "LinearClassifier" else [I if op == "CategoryMapper" else F]
     x = np.array([["a"]], object) if op == "CategoryMapper" else X2
     with pytest.raises(error, match=match):
         run_og(one_node(op, {"X": x}, out, **attrs), {"X": x})

@@ -1,0 +1,178 @@
+"""Hostile or malformed ONNX models: each gives a ConversionError that names what is
+wrong and where, or (a valid model) imports; never a raw exception or a silent misread.
+One test per finding of the hostile-model audit of the ONNX importer."""
+
+import os
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto as T, helper, numpy_helper  # noqa: E402
+
+import onegraph as og  # noqa: E402
+from onegraph.convert import from_onnx  # noqa: E402
+from onegraph.errors import ConversionError  # noqa: E402
+
+N = helper.make_node
+
+
+def _model(nodes, inputs, outputs, inits=(), opset=21):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 10
+    return m
+
+
+def _vi(name, elem=T.FLOAT, shape=None):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def _const(name, arr):
+    return numpy_helper.from_array(np.asarray(arr), name)
+
+
+def _external_model(tmp_path, location):
+    t = onnx.TensorProto(name="w", data_type=T.FLOAT, dims=[2, 3],
+                         data_location=T.EXTERNAL)
+    e = t.external_data.add()
+    e.key, e.value = "location", location
+    m = _model([N("Add", ["x", "w"], ["y"])], [_vi("x", T.FLOAT, [2, 3])],
+               [_vi("y", T.FLOAT, None)], [t])
+    path = tmp_path / "model.onnx"
+    onnx.save(m, str(path))
+    return str(path)
+
+
+# #1: a string field (op_type, attribute name, value name) that is not valid UTF-8
+# (protobuf hands Python bytes for it) is refused up front, naming the node
+@pytest.mark.parametrize("old, new, field", [
+    (b"LeakyRelu", b"LeakyRel\xff", "op_type"),
+    (b"alpha", b"alph\xff", "attribute[0].name"),
+    (b"\n\x01x", b"\n\x01\xff", "input[0]"),
+], ids=["op_type", "attribute-name", "input-name"])
+def test_non_utf8_strings_are_refused(old, new, field):
+    m = _model([N("LeakyRelu", ["x"], ["y"], alpha=0.5)], [_vi("x", T.FLOAT, [2, 3])],
+               [_vi("y", T.FLOAT, None)])
+    data = m.SerializeToString()
+    assert old in data
+    with pytest.raises(ConversionError, match="not valid UTF-8") as err:
+        from_onnx(data.replace(old, new, 1))
+    assert "node 0" in str(err.value) and field in str(err.value)
+
+
+# #2: an external-data location with a NUL byte
+def test_external_location_with_nul_byte(tmp_path):
+    (tmp_path / "w.bin").write_bytes(np.arange(6, dtype=np.float32).tobytes())
+    with pytest.raises(ConversionError, match="'w.bin\\\\x00junk' contains a NUL byte"):
+        from_onnx(_external_model(tmp_path, "w.bin\x00junk"))
+
+
+# #9: tensor data that does not fit its dims and element type exactly
+def _raw(dtype, dims, raw=None, i32=None):
+    t = onnx.TensorProto(name="w", data_type=dtype, dims=dims)
+    if raw is not None:
+        t.raw_data = raw
+    if i32 is not None:
+        t.int32_data.extend(i32)
+    return t
+
+
+@pytest.mark.parametrize("tensor, match", [
+    (_raw(T.UINT4, [2], raw=b"\x12\x34\x56"), "raw_data has 3 bytes, .* need 1"),
+    (_raw(T.INT4, [3], raw=b"\x12"), "raw_data has 1 bytes, .* need 2"),
+    (_raw(T.FLOAT16, [3], i32=[2 ** 31 - 1, -(2 ** 31), 70000]),
+     r"int32_data\[0\] = 2147483647 is out of range for FLOAT16"),
+    (_raw(T.BFLOAT16, [1], i32=[70000]), "out of range for BFLOAT16"),
+    (_raw(T.FLOAT8E4M3FN, [1], i32=[256]), "out of range for FLOAT8E4M3FN"),
+    (_raw(T.UINT4, [2], i32=[1, 2]), "int32_data has 2 entries, .* need 1"),
+    (_raw(T.UINT4, [2], i32=[256]), "out of range for UINT4"),
+    (_raw(T.INT8, [1], i32=[200]), "out of range for INT8"),
+    (_raw(T.UINT16, [1], i32=[-1]), "out of range for UINT16"),
+    (_raw(T.BOOL, [1], i32=[2]), "out of range for BOOL"),
+], ids=["uint4-raw-long", "int4-raw-short", "float16-i32", "bfloat16-i32", "float8-i32",
+        "uint4-i32-count", "uint4-i32-range", "int8-i32", "uint16-i32", "bool-i32"])
+def test_initializer_payload_must_fit_its_type(tensor, match):
+    m = _model([N("Identity", ["w"], ["y"])], [], [_vi("y", tensor.data_type, None)],
+               [tensor])
+    with pytest.raises(ConversionError, match="initializer 'w': .*" + match):
+        from_onnx(m)
+
+
+# #10: declarations that contradict the initializer or the producing node
+def test_declared_types_must_match_the_model():
+    x = _vi("x", T.FLOAT, [2, 3])
+    add = N("Add", ["x", "w"], ["y"])
+    w = _const("w", np.ones((2, 3), np.float32))
+    for declared, match in ((_vi("w", T.INT64, [2, 3]), "element type INT64"),
+                            (_vi("w", T.FLOAT, [5]), r"shape \[5\]")):
+        with pytest.raises(ConversionError,
+                           match=f"input 'w': declared with {match}, but its initializer "
+                                 r"is FLOAT32\[2, 3\]"):
+            from_onnx(_model([add], [x, declared], [_vi("y", T.FLOAT, None)], [w]))
+    # a less specific or symbolic declaration is fine
+    loose = _model([add], [x, _vi("w", T.FLOAT, ["a", None])], [_vi("y", T.FLOAT, None)],
+                   [w])
+    assert from_onnx(loose).graph.tensors[0].dtype is not None
+    with pytest.raises(ConversionError, match="output 'y' is declared with element type "
+                                              "INT64, but node 0 'Relu_0' .* FLOAT32"):
+        from_onnx(_model([N("Relu", ["x"], ["y"])], [x], [_vi("y", T.INT64, [9])]))
+    m = _model([N("Relu", ["x"], ["r"]), N("Neg", ["r"], ["y"])], [x],
+               [_vi("y", T.FLOAT, None)])
+    m.graph.value_info.append(_vi("r", T.INT32, None))
+    with pytest.raises(ConversionError, match="value 'r' is declared with element type "
+                                              "INT32, but node 0 'Relu_0'"):
+        from_onnx(m)
+    ok = _model([N("Relu", ["x"], ["y"])], [x], [_vi("y", T.FLOAT, ["n", None])])
+    assert og.Session(from_onnx(ok)).run(["y"], {"x": np.ones((2, 3), np.float32)})[0] \
+        .shape == (2, 3)
+
+
+# #11: the placeholder of an omitted output never takes a name of the model
+def test_omitted_output_placeholder_does_not_collide():
+    m = _model([N("Split", ["x"], ["", "y"], axis=0, num_outputs=2),
+                N("Relu", ["x"], ["__og_omitted__0_0"])], [_vi("x", T.FLOAT, [2, 3])],
+               [_vi("y", T.FLOAT, [1, 3]), _vi("__og_omitted__0_0", T.FLOAT, [2, 3])])
+    onnx.checker.check_model(m, full_check=True)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+    y, r = og.Session(from_onnx(m)).run(["y", "__og_omitted__0_0"], {"x": x})
+    np.testing.assert_array_equal(y, x[1:])
+    np.testing.assert_array_equal(r, np.maximum(x, 0))
+    # a real second producer is named as such, with the first one
+    dup = _model([N("Relu", ["x"], ["y"]), N("Neg", ["x"], ["y"])],
+                 [_vi("x", T.FLOAT, [2, 3])], [_vi("y", T.FLOAT, None)])
+    with pytest.raises(ConversionError, match=r"node 1 \(Neg\) output 'y' is already "
+                                              r"defined \(as output of node 0 \(Relu\)\)"):
+        from_onnx(dup)
+
+
+# #12 part 1: an external-data location that is a directory or a FIFO says so (and a
+# FIFO is never opened: that would block)
+def test_external_location_not_a_regular_file(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "w.bin").mkdir()
+    with pytest.raises(ConversionError, match="'w.bin' is a directory"):
+        from_onnx(_external_model(tmp_path / "d", "w.bin"))
+    if not hasattr(os, "mkfifo"):
+        return
+    (tmp_path / "f").mkdir()
+    os.mkfifo(tmp_path / "f" / "w.bin")
+    with pytest.raises(ConversionError, match="'w.bin' is not a regular file"):
+        from_onnx(_external_model(tmp_path / "f", "w.bin"))
+
+
+# #12 part 2: bad op values found by import-time shape inference name the node and
+# the cause, not just an invalid dimension of some tensor
+@pytest.mark.parametrize("node, inits, x_shape, match", [
+    (N("Resize", ["x", "", "sc"], ["y"]), [_const("sc", np.array([1, np.nan], np.float32))],
+     [2, 3], "node 0 'Resize_0' \\(Resize\\): Resize: scales must be finite"),
+    (N("Pad", ["x", "p"], ["y"]), [_const("p", np.array([0, 0, -10 ** 6, 0], np.int64))],
+     [2, 3], "node 0 'Pad_0' \\(Pad\\): Pad: pads 0 and -1000000 on axis 0 of size 2"),
+    (N("STFT", ["x", "st", "", "fl"], ["y"]),
+     [_const("st", np.array(1, np.int64)), _const("fl", np.array(2 ** 40, np.int64))],
+     [1, 16, 1], "node 0 'STFT_0' \\(STFT\\): STFT: frame_length 1099511627776 "),
+], ids=["resize-nan-scale", "pad-negative", "stft-huge-frame"])
+def test_bad_op_values_name_the_node(node, inits, x_shape, match):
+    m = _model([node], [_vi("x", T.FLOAT, x_shape)], [_vi("y", T.FLOAT, None)], inits)
+    with pytest.raises(ConversionError, match=match):
+        from_onnx(m)
