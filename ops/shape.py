@@ -139,12 +139,15 @@ def _check_reshape_size(in_shape, out_shape, target):
 def _reshape(inputs, attrs, ctx):
     """Reshape with ONNX 0 (copy dim unless allowzero) and -1 (inferred) entries."""
     x, shape = inputs
-    given = [int(d) for d in np.asarray(shape).reshape(-1).tolist()]
+    given = np.asarray(shape).reshape(-1).tolist()
     target = given
     if 0 in target or any(d < 0 for d in target):
-        target = list(_reshape_target(x.shape, given, attrs["allowzero"]))
-    _check_reshape_size(x.shape, target, given)
-    return (np.reshape(x, target),)
+        target = list(_reshape_target(x.shape, [int(d) for d in given], attrs["allowzero"]))
+    try:
+        return (np.reshape(x, target),)
+    except ValueError:  # numpy's words for a size mismatch; say it as inference does
+        _check_reshape_size(x.shape, target, given)
+        raise
 
 
 @_folding(_reshape)
@@ -212,7 +215,14 @@ def _perm(attrs, rank):
 def _transpose(inputs, attrs, ctx):
     """Permute axes; default reverses them."""
     x = inputs[0]
-    return (np.transpose(x, _perm(attrs, x.ndim)),)
+    perm = attrs["perm"]
+    if perm is None:
+        return (np.transpose(x),)
+    try:
+        return (np.transpose(x, perm),)
+    except (ValueError, TypeError):  # numpy's words; say it as inference does
+        _perm(attrs, x.ndim)
+        raise
 
 
 @_folding(_transpose)
