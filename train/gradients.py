@@ -204,10 +204,18 @@ def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
     Raises:
         GradientNotDefinedError: an op on a path from xs to ys has no gradient rule
             (the message names the op type and the node).
-        ValueError: grad_ys is given with a different length than ys.
+        ValueError: ys is an empty list, or grad_ys is given with a different length
+            than ys.
     """
     ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
     xs_list = list(xs) if isinstance(xs, (list, tuple)) else [xs]
+    if not ys:
+        raise ValueError("gradients: ys is empty; give a tensor or a list of tensors")
+    # TF1 takes None or one tensor for stop_gradients as well as a list
+    if stop_gradients is None:
+        stop_gradients = ()
+    elif not isinstance(stop_gradients, (list, tuple, set, frozenset)):
+        stop_gradients = [stop_gradients]
     ys = [_g.convert_to_tensor(y) for y in ys]
     g = ys[0].graph
     ir = g._ir

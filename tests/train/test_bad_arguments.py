@@ -543,3 +543,20 @@ def test_run_metadata_summary_with_an_int():
     og.Session(g).run(y, run_metadata=meta)
     assert "slowest" in meta.summary(np.int64(3))
     assert "slowest" not in meta.summary(0)
+
+
+def test_gradients_arguments():
+    """Empty ys is a clear ValueError; stop_gradients may be None or one tensor, as in
+    TF1."""
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        y = og.reduce_sum(og.multiply(x, x))
+        with pytest.raises(ValueError, match="ys is empty"):
+            og.gradients([], [x])
+        (none_stop,) = og.gradients(y, [x], stop_gradients=None)
+        (one_stop,) = og.gradients(y, [x], stop_gradients=x)  # x itself still gets it
+        sess = og.Session(g)
+        feed = {x: np.array([1.0, -2.0], np.float32)}
+        np.testing.assert_allclose(sess.run(none_stop, feed), [2.0, -4.0])
+        np.testing.assert_allclose(sess.run(one_stop, feed), [2.0, -4.0])
