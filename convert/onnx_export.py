@@ -914,22 +914,10 @@ def _data_files_in_use(path: str) -> set:
         old = onnx.load(path, load_external_data=False)
     except Exception:  # noqa: BLE001 - missing, unreadable or not a model: none in use
         return set()
-    return {e.value for t, _ in _initializer_protos(old) for e in t.external_data
+    from .onnx_import import _model_tensor_protos
+
+    return {e.value for t, _ in _model_tensor_protos(old) for e in t.external_data
             if e.key == "location"}
-
-
-def _initializer_protos(proto):
-    """Every TensorProto of a model's main graph and subgraphs, with its graph."""
-    stack = [proto.graph]
-    while stack:
-        graph = stack.pop()
-        for t in graph.initializer:
-            yield t, graph
-        for node in graph.node:
-            for a in node.attribute:
-                if a.HasField("t"):
-                    yield a.t, graph
-            stack.extend(_proto_subgraphs(node))
 
 
 def _remove_quietly(path: str) -> None:

@@ -8,6 +8,15 @@ from ..errors import ShapeError
 from .registry import TensorInfo
 
 
+def remember(memo: dict, key, value, limit: int):
+    """memo[key] = value, first emptying memo when it holds `limit` keys: a memo keyed
+    by input shapes or patterns must not grow for ever under ever new keys."""
+    if len(memo) >= limit:
+        memo.clear()
+    memo[key] = value
+    return value
+
+
 def broadcast_shape(*shapes, where: str = ""):
     """Numpy/ONNX multidirectional broadcast of shapes with None for unknown dims.
 

@@ -39,6 +39,7 @@ from ..errors import OpAttributeError, ShapeError
 from .activation import all_finite
 from .activation import relu as relu_op
 from .conv_depthwise import depthwise_2d
+from .common import remember
 from .registry import TensorInfo, define
 from .scratch import scratch as _scratch
 
@@ -291,10 +292,10 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
         if geometries is None:
             geometries = cache["geometry"] = {}
         geometry = geometries.get(x.shape[2:])
-        if geometry is None:
-            if len(geometries) >= _GEOMETRIES_PER_CONV:  # ever new image sizes
-                geometries.clear()
-            geometry = geometries[x.shape[2:]] = _pool_geometry(x.shape[2:], kernel, attrs)
+        if geometry is None:  # bounded: a model may see ever new image sizes
+            geometry = remember(geometries, x.shape[2:],
+                                _pool_geometry(x.shape[2:], kernel, attrs),
+                                _GEOMETRIES_PER_CONV)
         strides, dilations, pb, pe, out_sp = geometry
     npix = math.prod(out_sp)
     nsp = len(kernel)

@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import OpAttributeError, ShapeError
 from .conv import (_compute_dtype, _pad_for_windows, _pool_geometry, _scratch,
                    _window_slices)
+from .common import remember
 from .registry import NUM_OUTPUTS, TensorInfo, define
 
 _ALL = (slice(None), slice(None))
@@ -410,9 +411,7 @@ def _window_counts_cached(in_sp, kernel, strides, dil, pb, pe, out_sp, include_p
         first = counts.flat[0] if counts.size else 1
         uniform = int(first) if counts.size == 0 or np.all(counts == first) else None
         counts.setflags(write=False)
-        if len(_COUNTS) > 256:
-            _COUNTS.clear()
-        hit = _COUNTS[key] = (counts, uniform)
+        hit = remember(_COUNTS, key, (counts, uniform), 257)
     return hit
 
 

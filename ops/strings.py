@@ -14,7 +14,7 @@ import re
 import numpy as np
 
 from ..errors import OpAttributeError, ShapeError
-from .common import broadcast_shape
+from .common import broadcast_shape, remember
 from .registry import TensorInfo, define
 
 _OBJ = np.dtype(object)
@@ -138,9 +138,7 @@ def _regex_kernel(inputs, attrs, ctx):
             rx = compile_pattern(pattern)
         except error as e:
             raise OpAttributeError(f"RegexFullMatch: bad pattern {pattern!r}: {e}") from None
-        if len(_PATTERNS) >= 256:
-            _PATTERNS.clear()
-        _PATTERNS[pattern] = rx
+        remember(_PATTERNS, pattern, rx, 256)
     x = _strings(inputs[0])
     y = np.fromiter((rx.fullmatch(s) is not None for s in x.reshape(-1)), dtype=bool,
                     count=x.size)

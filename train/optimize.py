@@ -58,6 +58,7 @@ import numpy as np
 from ..ops import REGISTRY, KernelContext
 from ..ops.activation import relu as relu_op
 from ..ops.activation import silu as silu_op
+from ..ops.common import remember
 from ..ops.registry import NUM_OUTPUTS
 from ..ops.scratch import begin_kernel
 from .fuse_gelu import fuse_erf_gelu
@@ -665,11 +666,8 @@ _PER_SHAPE_ENTRIES = 64
 
 
 def _remember(memo: dict, key, value):
-    """memo[key] = value, first emptying memo when it holds _PER_SHAPE_ENTRIES keys."""
-    if len(memo) >= _PER_SHAPE_ENTRIES:
-        memo.clear()
-    memo[key] = value
-    return value
+    """memo[key] = value, bounded at _PER_SHAPE_ENTRIES keys (see ops.common.remember)."""
+    return remember(memo, key, value, _PER_SHAPE_ENTRIES)
 
 
 def _shuffled_conv_kernel(parts, sh1, sh2, chain):
