@@ -217,28 +217,54 @@ def constant(value, dtype=None, name: str | None = None) -> Tensor:
     return get_default_graph().constant(value, dtype, name)
 
 
+# As TF's tf.zeros / tf.ones: a fill of this many elements or more is a ConstantOfShape
+# node (a shape and one value in the file, the array made when the graph runs), not a
+# constant holding every element in memory now and in every saved file.
+_FILL_NODE_MIN_ELEMENTS = 1000
+
+
+def _filled(shape, value, dtype, name, what: str) -> Tensor:
+    """A `shape` tensor of `value`: a constant when small, else a ConstantOfShape."""
+    dims = _shape_arg(shape, f"{what}: shape")
+    dt = as_dtype(dtype)
+    count = 1
+    for d in dims:
+        count *= d
+    if dt == DType.STRING:  # ONNX's ConstantOfShape fills no strings
+        if value != 0:
+            raise TypeError(f"{what}: a string tensor has zeros (empty strings) only")
+        return constant(np.full(dims, "", dtype=object), dtype=dt, name=name)
+    if count < _FILL_NODE_MIN_ELEMENTS:
+        return constant(np.full(dims, value, dt.numpy), name=name)
+    shape_t = constant(np.array(dims, dtype=np.int64),
+                       name=None if name is None else f"{name}/shape")
+    return get_default_graph().op("ConstantOfShape", [shape_t],
+                                  {"value": np.full((1,), value, dt.numpy)}, name=name)
+
+
 def zeros(shape, dtype=float32, name=None) -> Tensor:
-    """A constant of zeros; shape is a list of ints (or an int, for 1-D).
+    """A tensor of zeros (empty strings for og.string); shape is a list of ints (or an
+    int, for 1-D). As in TF, from 1000 elements up it is a ConstantOfShape node that
+    makes the array at run time (the graph and its saved file hold only the shape).
 
     Raises:
         TypeError: shape is not an int or a list of ints.
         ShapeError: a dim is negative or unknown.
         OneGraphError: dtype names no known dtype.
     """
-    return constant(np.zeros(_shape_arg(shape, "zeros: shape"), as_dtype(dtype).numpy),
-                    name=name)
+    return _filled(shape, 0, dtype, name, "zeros")
 
 
 def ones(shape, dtype=float32, name=None) -> Tensor:
-    """A constant of ones; shape is a list of ints (or an int, for 1-D).
+    """A tensor of ones; shape is a list of ints (or an int, for 1-D). As in TF, from
+    1000 elements up it is a ConstantOfShape node that makes the array at run time.
 
     Raises:
-        TypeError: shape is not an int or a list of ints.
+        TypeError: shape is not an int or a list of ints, or dtype is string.
         ShapeError: a dim is negative or unknown.
         OneGraphError: dtype names no known dtype.
     """
-    return constant(np.ones(_shape_arg(shape, "ones: shape"), as_dtype(dtype).numpy),
-                    name=name)
+    return _filled(shape, 1, dtype, name, "ones")
 
 
 def zeros_like(x, name=None) -> Tensor:
