@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from .errors import (ConversionError, DataLossError, ExecutionError, FormatError,
+from .errors import (CancelledError, ConversionError, DataLossError, ExecutionError, FormatError,
                      GradientNotDefinedError, OneGraphError, OpAttributeError,
                      OutOfRangeError, PlacementError, QuantizationError, ShapeError,
                      UnsupportedOpError)

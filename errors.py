@@ -29,6 +29,10 @@ class ExecutionError(OneGraphError):
     """A kernel failed while running a node; the message names the node and op."""
 
 
+class CancelledError(ExecutionError):
+    """An op was waiting (on a queue) when its Session was closed (TF1's CancelledError)."""
+
+
 class GradientNotDefinedError(OneGraphError):
     """An op on the path from a loss to a variable has no gradient rule."""
 

@@ -21,7 +21,7 @@ import threading
 
 import numpy as np
 
-from ..errors import ExecutionError, OutOfRangeError, ShapeError
+from ..errors import CancelledError, ExecutionError, OutOfRangeError, ShapeError
 from ..format import DType
 from .registry import TensorInfo, define
 
@@ -109,6 +109,7 @@ class Queue:
         self.items: collections.deque = collections.deque()
         self.closed = False
         self.cancelled = False       # closed with cancel_pending_enqueues
+        self.abandoned = None        # why every waiting and later op fails (Session closed)
         self.pending_enqueues = 0    # enqueue calls in progress (they may be waiting)
         self.cond = threading.Condition()
         self.rng = shuffle_rng
@@ -162,8 +163,10 @@ class Queue:
             ExecutionError: the queue was closed before the call, or the call was
                 waiting when `close(cancel_pending_enqueues=True)` ran (elements it had
                 already added stay queued).
+            CancelledError: the queue's Session was closed (before or during the call).
         """
         with self.cond:
+            self._check_abandoned()
             if self.closed:
                 raise ExecutionError(f"queue {self.name!r} is closed")
             self.pending_enqueues += 1
@@ -171,6 +174,7 @@ class Queue:
                 for el in elements:
                     while len(self.items) >= self.capacity:
                         self.cond.wait()
+                        self._check_abandoned()
                         if self.cancelled:
                             raise ExecutionError(
                                 f"enqueue to queue {self.name!r} cancelled: the queue was "
@@ -195,12 +199,18 @@ class Queue:
         Raises:
             OutOfRangeError: the queue is closed and has fewer than n elements left (or
                 none, with allow_smaller); the elements taken are put back.
+            CancelledError: the queue's Session was closed (before or while waiting);
+                the elements taken are put back.
         """
         out = []
         with self.cond:
+            self._check_abandoned()
             while len(out) < n:
                 while not self._ready() and not (self.closed and not self.pending_enqueues):
                     self.cond.wait()
+                    if self.abandoned is not None:
+                        self.items.extendleft(reversed(out))  # nothing taken is lost
+                        self._check_abandoned()
                 if not self.items:
                     if allow_smaller and out:
                         break
@@ -238,6 +248,17 @@ class Queue:
                                  f"{format_shape(shape)})")
             out.append(np.empty((0,) + tuple(shape), dt))
         return tuple(out)
+
+    def abandon(self, why: str) -> None:
+        """Make every enqueue and dequeue waiting on this queue, and every later one,
+        raise CancelledError(why) (its Session was closed). Never raises."""
+        with self.cond:
+            self.abandoned = why
+            self.cond.notify_all()
+
+    def _check_abandoned(self) -> None:
+        if self.abandoned is not None:
+            raise CancelledError(f"queue {self.name!r}: {self.abandoned}")
 
     def close(self, cancel_pending_enqueues: bool = False) -> None:
         """No more enqueues; waiting dequeuers drain the rest and then see the end.

@@ -180,6 +180,16 @@ class Tensor:
         """
         self._ir.shape = _ir_shape(_shape_tuple(shape, f"set_shape of {self.name!r}"))
 
+    def eval(self, feed_dict: Mapping | None = None, session=None):
+        """This tensor's value in one run of `session`, by default the default session
+        (a `with sess:` or `with sess.as_default():` block), as TF1's Tensor.eval.
+
+        Raises:
+            ValueError: no session is given and none is the default.
+            (and whatever `Session.run` raises)
+        """
+        return _session_for(session, self, "Tensor.eval").run(self, feed_dict)
+
     def __repr__(self) -> str:
         return (f"<og.Tensor {self.name!r} shape={self.shape} "
                 f"dtype={self.dtype.short_name}>")
@@ -321,12 +331,35 @@ class Operation:
     def __repr__(self) -> str:
         return f"<og.Operation {self.name!r} type={self.type}>"
 
+    def run(self, feed_dict: Mapping | None = None, session=None) -> None:
+        """Run this op (and what it depends on) in `session`, by default the default
+        session, as TF1's Operation.run.
+
+        Raises:
+            ValueError: no session is given and none is the default.
+            (and whatever `Session.run` raises)
+        """
+        _session_for(session, self, "Operation.run").run(self, feed_dict)
+
     def __hash__(self):
         return hash((id(self.graph), "op", self.node_index))
 
     def __eq__(self, other):
         return (isinstance(other, Operation) and other.graph is self.graph
                 and other.node_index == self.node_index)
+
+
+def _session_for(session, what, call: str):
+    """`session`, else the default session; ValueError naming `call` when neither."""
+    if session is None:
+        from .session import get_default_session
+
+        session = get_default_session()
+        if session is None:
+            raise ValueError(f"{call} of {what.name!r}: no default session; run it inside "
+                             "`with og.Session(graph) as sess:` or `with "
+                             "sess.as_default():`, or pass session=sess")
+    return session
 
 
 class _Scopes(threading.local):

@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import ExecutionError, OneGraphError, ShapeError
+from ..errors import CancelledError, ExecutionError, OneGraphError, ShapeError
 from ..format import Container, DType, Graph, Model, TensorKind
 from ..ops import REGISTRY, KernelContext
 
@@ -115,8 +115,39 @@ class RunContext(KernelContext):
 
     @property
     def state(self) -> dict:
-        """Per-session resources (variables, queues), keyed by the op that owns them."""
+        """Per-session resources (variables, queues), keyed by the op that owns them.
+
+        Raises:
+            CancelledError: the session was closed during this step (a queue made
+                afresh now would wait forever).
+        """
+        if self.session._closed:
+            raise CancelledError("its Session was closed during the step")
         return self.session.state
+
+
+class _DefaultSessions(threading.local):
+    def __init__(self):
+        self.stack: list = []
+
+
+_default_sessions = _DefaultSessions()
+
+
+def get_default_session() -> "Session | None":
+    """The innermost Session of a `with sess:` or `with sess.as_default():` block on
+    this thread, or None (TF1's tf.get_default_session). Never raises."""
+    stack = _default_sessions.stack
+    return stack[-1] if stack else None
+
+
+def _leave_default(session: "Session") -> None:
+    """Drop the innermost entry of `session` from this thread's default stack."""
+    stack = _default_sessions.stack
+    for k in range(len(stack) - 1, -1, -1):
+        if stack[k] is session:
+            del stack[k]
+            return
 
 
 def _graph_of(obj) -> tuple[Graph, Model | None]:
@@ -180,6 +211,75 @@ class Session:
         self._build_lock = getattr(graph, "_lock", None) or contextlib.nullcontext()
         self._node_names: dict[str, int] = {}
         self._node_names_count = -1  # graph.nodes length the name map was built for
+        self._closed = False
+        self._entered: list = []  # per `with` nesting: the graph context it entered
+
+    # -- lifetime (TF1: with og.Session(g) as sess: ..., sess.close()) --------------
+
+    def close(self) -> None:
+        """Free what the session holds: variable values, queues, compiled plans (TF1's
+        Session.close). An op of this session waiting on one of its queues in another
+        thread raises og.CancelledError; `run` afterwards raises RuntimeError. Closing
+        a closed session does nothing. Never raises."""
+        from ..ops.queue import Queue
+
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            state, self.state = self.state, {}
+            self._plans, self._sub_plans = {}, {}
+        for value in state.values():
+            if isinstance(value, Queue):
+                value.abandon("its Session was closed")
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` has run."""
+        return self._closed
+
+    def __enter__(self) -> "Session":
+        """`with og.Session(g) as sess:` makes sess the default session (for
+        Tensor.eval and Operation.run) and a training graph the default graph inside
+        the block, and closes the session at its end, as in TF1.
+
+        Raises:
+            RuntimeError: the session is closed.
+        """
+        if self._closed:
+            raise RuntimeError("Session: entering a closed session; make a new og.Session")
+        graph_ctx = None
+        as_default = getattr(self._source, "as_default", None)
+        if as_default is not None:
+            from .graph import get_default_graph
+
+            if get_default_graph() is not self._source:
+                graph_ctx = as_default()
+                graph_ctx.__enter__()
+        self._entered.append(graph_ctx)
+        _default_sessions.stack.append(self)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        _leave_default(self)
+        graph_ctx = self._entered.pop() if self._entered else None
+        try:
+            if graph_ctx is not None:
+                graph_ctx.__exit__(exc_type, exc, tb)
+        finally:
+            self.close()
+        return False
+
+    @contextlib.contextmanager
+    def as_default(self):
+        """Make this the default session inside a `with` block on this thread, as
+        TF1's Session.as_default: Tensor.eval() and Operation.run() use it. Unlike
+        `with sess:`, the block's end does not close the session. Never raises."""
+        _default_sessions.stack.append(self)
+        try:
+            yield self
+        finally:
+            _leave_default(self)
 
     # -- public API -----------------------------------------------------------------
 
@@ -206,8 +306,10 @@ class Session:
                 `train/profiling.py`). Without it runs are not timed at all.
 
         Raises:
+            RuntimeError: the session is closed.
             TypeError: fetches is None, run_metadata is not a RunMetadata, feed_dict is
                 not a mapping, or both feed_dict and feeds are given.
+            CancelledError: the session was closed while the step waited on a queue.
             ExecutionError: a kernel failed (the message names node and op type), or
                 there is no memory for the caller's copy of a fetched read-only value.
             ShapeError: a fed value's dtype or shape contradicts the tensor's, or its
@@ -217,6 +319,9 @@ class Session:
                 (not one of its results), or a fetch without a value in this run (in
                 a cond branch that was not taken).
         """
+        if self._closed:
+            raise RuntimeError("Session.run: the session is closed (close() freed its "
+                               "variables and queues); make a new og.Session")
         if run_metadata is not None and not isinstance(run_metadata, RunMetadata):
             raise TypeError(f"run_metadata must be an og.RunMetadata, got "
                             f"{type(run_metadata).__name__}")

@@ -220,9 +220,35 @@ class Variable:
                                    g.convert(updates, self.dtype)],
                     name=name or f"{self.name}/ScatterAdd")
 
-    def load(self, session) -> np.ndarray:
-        """The variable's current value in `session` (without running a step)."""
-        return session.run(self._read)
+    def eval(self, session=None) -> np.ndarray:
+        """The variable's current value in `session`, by default the default session
+        (a `with sess:` or `with sess.as_default():` block), as TF1's Variable.eval.
+
+        Raises:
+            ValueError: no session is given and none is the default.
+            ExecutionError: the variable is not initialised in that session.
+        """
+        return _g._session_for(session, self, "Variable.eval").run(self._read)
+
+    def load(self, value, session=None) -> None:
+        """Set the variable to `value` in `session` (default: the default session)
+        without adding ops to the graph, as TF1's Variable.load: the initializer runs
+        with `value` fed for the initial value.
+
+        Raises:
+            TypeError: value is a Session (this is load(value, session); to read the
+                value, use eval(session)).
+            ValueError: no session is given and none is the default.
+            ShapeError: value's shape or dtype does not fit the variable.
+        """
+        from .session import Session
+
+        if isinstance(value, Session):
+            raise TypeError(f"Variable.load of {self.name!r}: the first argument is the "
+                            "value to set (load(value, session)); read the value with "
+                            "eval(session)")
+        _g._session_for(session, self, "Variable.load").run(
+            self.initializer, {self.initial_value: value})
 
 
 def _operator(name: str) -> Callable:

@@ -1,0 +1,173 @@
+"""Session lifetime as in TF1: `with og.Session(g) as sess:` (default session and graph,
+closed at the end), `sess.as_default()`, `Tensor.eval` / `Operation.run`, and
+`close()` freeing state and cancelling ops blocked on the session's queues."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import onegraph as og
+
+
+def _graph():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        v = og.Variable(np.array([1.0, 2.0], np.float32), name="v")
+        y = og.identity(x * v, name="y")
+        bump = v.assign_add(np.ones(2, np.float32))
+        init = og.global_variables_initializer()
+    return g, x, v, y, bump, init
+
+
+def test_with_block_sets_defaults_and_closes():
+    g, x, v, y, bump, init = _graph()
+    assert og.get_default_session() is None
+    with og.Session(g) as sess:
+        assert og.get_default_session() is sess
+        assert og.get_default_graph() is g          # ops built here land in g
+        made_inside = og.constant(3.0)
+        init.run()
+        bump.op.run()
+        np.testing.assert_array_equal(y.eval({x: [10.0, 10.0]}), [20.0, 30.0])
+        np.testing.assert_array_equal(v.eval(), [2.0, 3.0])
+        v.load([5.0, 6.0])
+        np.testing.assert_array_equal(sess.run(v), [5.0, 6.0])
+    assert made_inside.graph is g
+    assert og.get_default_session() is None and og.get_default_graph() is not g
+    assert sess.closed
+    with pytest.raises(RuntimeError, match="session is closed"):
+        sess.run(y, {x: [1.0, 1.0]})
+    sess.close()  # closing again does nothing
+
+
+def test_block_closes_even_when_it_raises():
+    g, x, v, y, bump, init = _graph()
+    with pytest.raises(KeyError):
+        with og.Session(g) as sess:
+            raise KeyError("boom")
+    assert sess.closed and og.get_default_session() is None
+
+
+def test_as_default_does_not_close_and_nests():
+    g, x, v, y, bump, init = _graph()
+    outer, inner = og.Session(g), og.Session(g)
+    with outer.as_default():
+        init.run()
+        with inner.as_default():
+            assert og.get_default_session() is inner
+            init.run()
+            bump.op.run()
+        assert og.get_default_session() is outer
+        # each session holds its own variable values
+        np.testing.assert_array_equal(y.eval({x: [1.0, 1.0]}), [1.0, 2.0])
+        np.testing.assert_array_equal(y.eval({x: [1.0, 1.0]}, session=inner), [2.0, 3.0])
+    assert not outer.closed and not inner.closed
+    np.testing.assert_array_equal(outer.run(y, {x: [1.0, 1.0]}), [1.0, 2.0])
+
+
+def test_eval_without_a_session_is_a_value_error():
+    g, x, v, y, bump, init = _graph()
+    with pytest.raises(ValueError, match=r"Tensor.eval of 'y': no default session"):
+        y.eval({x: [1.0, 1.0]})
+    with pytest.raises(ValueError, match="Operation.run of .*no default session"):
+        init.run()
+
+
+def test_default_session_is_per_thread():
+    g, x, v, y, bump, init = _graph()
+    seen = []
+    with og.Session(g):
+        t = threading.Thread(target=lambda: seen.append(og.get_default_session()))
+        t.start()
+        t.join(10)
+    assert seen == [None]
+
+
+def test_close_frees_variables():
+    g, x, v, y, bump, init = _graph()
+    sess = og.Session(g)
+    sess.run(init)
+    assert sess.state
+    sess.close()
+    assert sess.state == {}
+
+
+@pytest.mark.parametrize("blocked", ["dequeue", "enqueue"])
+def test_close_cancels_ops_waiting_on_its_queues(blocked):
+    g = og.Graph()
+    with g.as_default():
+        q = og.FIFOQueue(1, [og.float32], shapes=[[]])
+        enq = q.enqueue([og.constant(1.0)])
+        deq = q.dequeue()
+    sess = og.Session(g)
+    if blocked == "enqueue":
+        sess.run(enq)  # full: the next enqueue waits for room
+    op = deq if blocked == "dequeue" else enq
+    errors = []
+
+    def worker():
+        try:
+            sess.run(op)
+        except Exception as e:  # recorded and checked below
+            errors.append(e)
+
+    t = threading.Thread(target=worker, daemon=True)
+    t.start()
+    time.sleep(0.3)
+    assert t.is_alive() and not errors  # really waiting
+    sess.close()
+    t.join(10)
+    assert not t.is_alive(), "close() left the blocked op hanging"
+    assert len(errors) == 1 and isinstance(errors[0], og.CancelledError)
+    assert isinstance(errors[0], og.ExecutionError)
+    assert "its Session was closed" in str(errors[0])
+
+
+def test_entering_a_closed_session_is_refused():
+    g, *_ = _graph()
+    sess = og.Session(g)
+    sess.close()
+    with pytest.raises(RuntimeError, match="closed session"):
+        with sess:
+            pass
+
+
+def test_session_of_a_loaded_model_works_in_a_with_block(tmp_path):
+    g, x, v, y, bump, init = _graph()
+    with og.Session(g) as sess:
+        init.run()
+        og.save(g, str(tmp_path / "m.og"), session=sess,
+                signatures={"serving": og.signature({"x": x}, {"y": y})})
+    with og.Session(og.load(str(tmp_path / "m.og"))) as loaded:
+        out = loaded.run_signature("serving", x=np.ones(2, np.float32))
+    np.testing.assert_array_equal(out["y"], [1.0, 2.0])
+    assert loaded.closed
+
+
+def test_variable_load_and_eval_take_an_explicit_session():
+    g, x, v, y, bump, init = _graph()
+    sess = og.Session(g)
+    sess.run(init)
+    v.load(np.array([7.0, 8.0]), sess)      # float64 in: cast as a feed is
+    np.testing.assert_array_equal(v.eval(sess), [7.0, 8.0])
+    assert v.eval(sess).dtype == np.float32
+    with pytest.raises(og.ShapeError):
+        v.load([1.0, 2.0, 3.0], sess)
+    with pytest.raises(TypeError, match=r"load\(value, session\)"):
+        v.load(sess)
+    with pytest.raises(ValueError, match="Variable.eval of 'v': no default session"):
+        v.eval()
+    np.testing.assert_array_equal(v.eval(sess), [7.0, 8.0])  # the failed loads changed nothing
+
+
+def test_variable_with_a_computed_initial_value_loads_too():
+    g = og.Graph()
+    with g.as_default():
+        w = og.Variable(og.zeros([40, 30]), name="w")   # a ConstantOfShape output
+    with og.Session(g) as sess:
+        w.initializer.run()
+        w.load(np.ones((40, 30), np.float32))
+        assert w.eval().sum() == 1200
