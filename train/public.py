@@ -14,9 +14,9 @@ from .gradients import (IndexedSlices, RegisterGradient, custom_gradient, gradie
                         gradients)
 from .nn import set_random_seed
 from .queues import FIFOQueue, RandomShuffleQueue
-from .session import Session, get_default_session
+from .session import InteractiveSession, Session, get_default_session
 
 __all__ = sorted(set(_api_all) | {
-    "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices", "RandomShuffleQueue", "RegisterGradient", "Session", "custom_gradient",
+    "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices", "InteractiveSession", "RandomShuffleQueue", "RegisterGradient", "Session", "custom_gradient",
     "get_default_session", "gradient_override_map", "gradients", "nn", "set_random_seed",
 })

@@ -705,6 +705,48 @@ class Session:
         return [values[i] for i in graph.outputs]
 
 
+class InteractiveSession(Session):
+    """A Session that makes itself the default session, and a training graph the
+    default graph, from the moment it is made until `close()` (on the thread that made
+    it): for shells and notebooks, where `Tensor.eval()` should just work, as TF1's
+    InteractiveSession.
+
+    Args:
+        graph: what `Session` takes; default: the default graph.
+        seed, memory_arena: as for `Session`.
+
+    Raises:
+        as `Session`.
+    """
+
+    def __init__(self, graph=None, seed: int | None = None, memory_arena: bool = True):
+        if graph is None:
+            from .graph import get_default_graph
+
+            graph = get_default_graph()
+        super().__init__(graph, seed, memory_arena)
+        from . import graph as _graph_module
+
+        # the creating thread's stacks themselves, so that a close() from any thread
+        # takes these entries out of them
+        self._installed = [(_default_sessions.stack, self)]
+        if hasattr(graph, "as_default"):
+            self._installed.append((_graph_module._scopes.graphs, graph))
+        for stack, entry in self._installed:
+            stack.append(entry)
+
+    def close(self) -> None:
+        """`Session.close`, and this session and its graph stop being the defaults.
+        Never raises."""
+        super().close()
+        installed, self._installed = self._installed, []
+        for stack, entry in installed:
+            for k in range(len(stack) - 1, -1, -1):
+                if stack[k] is entry:
+                    del stack[k]
+                    break
+
+
 def _check_frame_fetches(graph: Graph, order: list, fetches: list[int], fed: set,
                          producers: dict) -> None:
     """Refuse fetching a tensor computed inside a while-loop frame (not its Exit)."""

@@ -171,3 +171,36 @@ def test_variable_with_a_computed_initial_value_loads_too():
         w.initializer.run()
         w.load(np.ones((40, 30), np.float32))
         assert w.eval().sum() == 1200
+
+
+def test_interactive_session_is_the_default_until_closed():
+    g, x, v, y, bump, init = _graph()
+    sess = og.InteractiveSession(g)
+    try:
+        assert og.get_default_session() is sess and og.get_default_graph() is g
+        doubled = y * 2.0                       # built in g without a with block
+        np.testing.assert_array_equal(doubled.eval({x: [1.0, 1.0]}), [2.0, 4.0])
+    finally:
+        sess.close()
+    assert og.get_default_session() is None and og.get_default_graph() is not g
+    assert doubled.graph is g and sess.closed
+
+
+def test_interactive_session_closed_from_another_thread_leaves_no_default():
+    g, *_ = _graph()
+    sess = og.InteractiveSession(g)
+    t = threading.Thread(target=sess.close)
+    t.start()
+    t.join(10)
+    assert og.get_default_session() is None and og.get_default_graph() is not g
+
+
+def test_interactive_session_takes_the_default_graph():
+    g, x, v, y, bump, init = _graph()
+    with g.as_default():
+        sess = og.InteractiveSession()
+    try:
+        assert sess.graph is g.ir_graph
+        np.testing.assert_array_equal(y.eval({x: [2.0, 2.0]}), [2.0, 4.0])
+    finally:
+        sess.close()
