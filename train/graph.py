@@ -171,6 +171,16 @@ class Tensor:
         op = self.op
         return 0 if op is None else op._node.outputs.index(self.tensor_index)
 
+    def get_shape(self) -> tuple | None:
+        """The static shape, as `shape` (TF1's get_shape). Never raises."""
+        return self.shape
+
+    def consumers(self) -> list:
+        """The ops that read this tensor, in the order they were added. Never raises."""
+        me = self.tensor_index
+        return [Operation(self.graph, k) for k, node in enumerate(self.graph._ir.nodes)
+                if me in node.inputs]
+
     def set_shape(self, shape) -> None:
         """Refine the static shape (e.g. after a reshape whose target was dynamic).
 
@@ -441,6 +451,61 @@ class Graph:
     def finalize(self) -> None:
         """Make the graph read-only: adding ops raises afterwards."""
         self._finalized = True
+
+    @property
+    def finalized(self) -> bool:
+        """Whether `finalize()` has run."""
+        return self._finalized
+
+    # -- lookups by name (TF1: restoring handles of a graph built elsewhere) ----------
+
+    def get_operations(self) -> list:
+        """Every op of the graph, in the order they were added. Never raises."""
+        return [Operation(self, k) for k in range(len(self._ir.nodes))]
+
+    def get_operation_by_name(self, name: str) -> "Operation":
+        """The op called `name`.
+
+        Raises:
+            TypeError: name is not a str.
+            KeyError: no op has that name (as TF1's Graph).
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"get_operation_by_name: name must be a str, got "
+                            f"{type(name).__name__}")
+        for k, node in enumerate(self._ir.nodes):
+            if node.name == name:
+                return Operation(self, k)
+        hint = " (that is a tensor name; use get_tensor_by_name)" \
+            if self._ir.find_tensor(name) is not None or ":" in name else ""
+        raise KeyError(f"get_operation_by_name: no op named {name!r} in the graph{hint}")
+
+    def get_tensor_by_name(self, name: str) -> Tensor:
+        """The tensor called `name`, or output k of the op called op for a TF1-style
+        "op:k" name ("x:0" is the tensor x too).
+
+        Raises:
+            TypeError: name is not a str.
+            KeyError: nothing has that name (as TF1's Graph).
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"get_tensor_by_name: name must be a str, got "
+                            f"{type(name).__name__}")
+        index = self._ir.find_tensor(name)
+        base, sep, k = name.rpartition(":")
+        if index is None and sep and base and k.isdigit():
+            for node in self._ir.nodes:
+                if node.name == base:
+                    outs = node.outputs
+                    if int(k) < len(outs) and outs[int(k)] >= 0:
+                        index = outs[int(k)]
+                    break
+            else:
+                index = self._ir.find_tensor(base) if int(k) == 0 else None
+        if index is None:
+            raise KeyError(f"get_tensor_by_name: no tensor named {name!r} in the graph "
+                           "(a tensor's name, or 'op:k' for output k of op)")
+        return Tensor(self, index)
 
     # -- default graph and scopes -----------------------------------------------------
 
