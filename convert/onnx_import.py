@@ -471,6 +471,7 @@ def _load_proto(path_or_proto):
         except OSError as e:
             raise ConversionError(cannot_read(e, path)) from e
         proto = _parse_bytes(data, path)
+        del data  # the parsed proto holds it now: do not keep the file's bytes twice
         base_dir = os.path.dirname(os.path.abspath(path))
     else:
         raise ConversionError(f"from_onnx needs a path, bytes or ModelProto, got "
@@ -480,6 +481,65 @@ def _load_proto(path_or_proto):
     _check_functions(proto)
     _load_external_data(proto, base_dir)
     return proto, base_dir
+
+
+# Main-graph initializers at least this large leave the ModelProto right after it is
+# read, as bytes, and become the Model's arrays without a copy (np.frombuffer): ONNX
+# shape inference, the inliner and the version converter each serialize and re-parse
+# the whole model, which held a 210 MB model five times over (1.05 GB peak, against
+# onnxruntime's 0.36 GB) and took 1.5 s. No shape inference reads a weight's values;
+# the small tensors they do read (shapes, axes, scales) stay in the proto.
+_DETACH_MIN_BYTES = 1 << 16
+# element types whose raw_data numpy reads as it is (little-endian, no packing)
+_DETACHABLE = frozenset({DType.FLOAT32, DType.FLOAT64, DType.FLOAT16, DType.INT8,
+                         DType.INT16, DType.INT32, DType.INT64, DType.UINT8, DType.UINT16,
+                         DType.UINT32, DType.UINT64})
+
+
+def _detach_payloads(proto) -> dict:
+    """Move the raw_data of large main-graph initializers out of `proto`.
+
+    Returns {initializer name: bytes}; an initializer whose name is repeated stays in
+    place (the importer reports it). Never raises.
+    """
+    counts = collections.Counter(t.name for t in proto.graph.initializer)
+    payloads = {}
+    for t in proto.graph.initializer:
+        if counts[t.name] != 1 or not t.HasField("raw_data") \
+                or t.data_location == _EXTERNAL or len(t.dims) == 0:
+            continue
+        elem = _dtype_table().get(t.data_type)
+        if elem not in _DETACHABLE:
+            continue
+        raw = t.raw_data
+        if len(raw) < _DETACH_MIN_BYTES:
+            continue
+        payloads[t.name] = raw
+        t.ClearField("raw_data")
+    return payloads
+
+
+def _payload_array(t, raw: bytes, where: str) -> np.ndarray:
+    """The read-only array initializer `t` holds, from its detached raw_data.
+
+    Raises:
+        ConversionError: a negative dim, or raw_data is not exactly the bytes the dims
+            need (the words of `_check_payload`).
+    """
+    dtype = dtype_from_onnx(t.data_type, where)
+    dims = tuple(int(d) for d in t.dims)
+    if any(d < 0 for d in dims):
+        raise ConversionError(f"{where}: negative dimension in dims {list(dims)}")
+    itemsize = np.dtype(dtype.numpy).itemsize
+    need = itemsize
+    for d in dims:
+        need *= d
+    if len(raw) != need:
+        raise ConversionError(f"{where}: raw_data has {len(raw)} bytes, but dims "
+                              f"{list(dims)} of {itemsize}-byte {dtype.name} need {need}")
+    stored = np.dtype(dtype.numpy).newbyteorder("<")  # ONNX raw_data is little-endian
+    array = np.frombuffer(raw, dtype=stored).reshape(dims)
+    return array if stored.isnative else array.astype(dtype.numpy)
 
 
 def _check_strings(proto) -> None:
@@ -1091,8 +1151,9 @@ class _Importer:
     """
 
     def __init__(self, opsets: dict[str, int], upgraded_from: int | None = None,
-                 local_functions: dict | None = None):
+                 local_functions: dict | None = None, payloads: dict | None = None):
         self.opsets = opsets
+        self.payloads = payloads or {}  # main-graph initializer data (_detach_payloads)
         self.opset = opsets.get("")
         self.upgraded_from = upgraded_from
         self.local_functions = local_functions or {}
@@ -1146,7 +1207,12 @@ class _Importer:
             if init.name in initializer_names:
                 raise ConversionError(f"{where_g}: initializer {init.name!r} defined twice")
             initializer_names.add(init.name)
-            array = _tensor_to_array(init, f"{where_g} initializer {init.name!r}")
+            raw = self.payloads.get(init.name) if is_main else None
+            if raw is not None and not init.HasField("raw_data") \
+                    and init.data_location != _EXTERNAL:
+                array = _payload_array(init, raw, f"{where_g} initializer {init.name!r}")
+            else:
+                array = _tensor_to_array(init, f"{where_g} initializer {init.name!r}")
             dtype = dtype_from_onnx(init.data_type, f"initializer {init.name!r}")
             g.add_tensor(init.name, dtype, array.shape, TensorKind.CONSTANT, array)
         for sp in gp.sparse_initializer:
@@ -1640,7 +1706,9 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
     """Convert an ONNX model (file path, serialized bytes or ModelProto) to a Model.
 
     Initializers become CONSTANT tensors (a graph input that is also an initializer
-    stays in `graph.inputs` as a constant default that a feed may override); symbolic
+    stays in `graph.inputs` as a constant default that a feed may override; their
+    arrays are read-only, as og.load's, and the large ones share the bytes read from
+    the file, so an import holds its weights about twice at its peak); symbolic
     dims become -1, their names kept in `Tensor.dim_names`; the ModelProto's
     producer_name, producer_version, doc_string, domain, model_version and graph name
     go in `metadata` as `onnx.producer_name`, `onnx.producer_version`, ...,
@@ -1685,6 +1753,7 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
             function was not inlined).
     """
     proto, _ = _load_proto(path_or_proto)
+    payloads = _detach_payloads(proto)
     original = _default_opset(proto)
     proto, left = _upgrade(proto)
     stated = _shaped_value_names(proto.graph)
@@ -1693,7 +1762,8 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
     opsets = {("" if o.domain in _DEFAULT_DOMAINS else o.domain): int(o.version)
               for o in proto.opset_import}
     _refuse_misfit_types(proto, opsets, original)
-    importer = _Importer(opsets, original, left)
+    importer = _Importer(opsets, original, left, payloads)
+    del payloads  # the arrays made from them keep what they use
     try:
         main = importer.graph(proto.graph, [], True)
     except FormatError as e:
@@ -1769,6 +1839,7 @@ def unsupported_ops(path_or_proto) -> dict[str, tuple[int, str]]:
         ConversionError: the model cannot be read or is malformed (see `from_onnx`).
     """
     proto, _ = _load_proto(path_or_proto)
+    payloads = _detach_payloads(proto)
     original = _default_opset(proto)
     proto, left = _upgrade(proto)
     importer = _Importer({("" if o.domain in _DEFAULT_DOMAINS else o.domain): int(o.version)
