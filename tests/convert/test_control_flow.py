@@ -42,7 +42,7 @@ def test_scan_axes_and_directions(in_dir, out_dir, in_axis, out_axis):
     feeds = {"init": rng.standard_normal(2).astype(np.float32),
              "xs": rng.standard_normal(xs_shape).astype(np.float32)}
     ours, ref = _both(model, feeds)
-    for a, b in zip(ours, ref):
+    for a, b in zip(ours, ref, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-6)
 
 
@@ -77,7 +77,7 @@ def test_loop_trip_count_cond_and_scan_outputs(trips, cond):
          helper.make_tensor_value_info("stacked", TensorProto.FLOAT, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     ours, ref = _both(model, feeds)
-    for a, b in zip(ours, ref):
+    for a, b in zip(ours, ref, strict=True):
         assert a.shape == b.shape
         np.testing.assert_allclose(a, b)
 
@@ -120,7 +120,7 @@ def test_sequence_and_optional_inputs_keep_their_types():
     ref = ort.InferenceSession(back.SerializeToString(),
                                providers=["CPUExecutionProvider"]).run(None, feeds)
     ours = Session(og).run(["cat", "n", "has"], feeds)
-    for a, b in zip(ours, ref):
+    for a, b in zip(ours, ref, strict=True):
         np.testing.assert_array_equal(a, b)
 
 

@@ -107,7 +107,9 @@ def test_to_onnx_takes_a_graph_and_refuses_other_types():
         to_onnx(g)
     with pytest.raises(TypeError, match="expected an onegraph Model or og.Graph"):
         to_onnx("model.og")
-    assert y is not None
+    # with a serving signature naming its output it exports
+    proto = to_onnx(g.to_model(signatures={"serving": og.signature({"x": x}, {"y": y})}))
+    assert [o.name for o in proto.graph.output] == [y.name]
 
 
 def test_unknown_rank_inputs_and_outputs_are_named():

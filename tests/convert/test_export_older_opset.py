@@ -102,7 +102,8 @@ def test_layer_norm_rewritten_with_every_output(axis, target):
     proto = to_onnx(from_onnx(original), opset=target)
     assert "LayerNormalization" not in {n.op_type for n in proto.graph.node}
     got, want = _ort(proto, {"x": x}), _ort(original, {"x": x})
-    for a, b in zip(got, want):
+    assert len(got) == len(want) == 3  # y, mean and inv_std all survive the rewrite
+    for a, b in zip(got, want, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 

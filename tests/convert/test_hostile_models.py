@@ -113,7 +113,10 @@ def test_declared_types_must_match_the_model():
     # a less specific or symbolic declaration is fine
     loose = _model([add], [x, _vi("w", T.FLOAT, ["a", None])], [_vi("y", T.FLOAT, None)],
                    [w])
-    assert from_onnx(loose).graph.tensors[0].dtype is not None
+    imported = from_onnx(loose).graph
+    w_t = imported.tensors[imported.find_tensor("w")]
+    assert w_t.dtype is og.DType.FLOAT32 and tuple(w_t.shape) == (2, 3)
+    np.testing.assert_array_equal(w_t.data, np.ones((2, 3), np.float32))
     with pytest.raises(ConversionError, match="output 'y' is declared with element type "
                                               "INT64, but node 0 'Relu_0' .* FLOAT32"):
         from_onnx(_model([N("Relu", ["x"], ["y"])], [x], [_vi("y", T.INT64, [9])]))

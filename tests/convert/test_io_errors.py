@@ -145,7 +145,17 @@ def test_inference_refuses_what_is_not_a_graph(fn, model):
     g = og.Graph()
     with pytest.raises(TypeError, match=r"an og.Graph: pass graph.to_model\(\).graph"):
         fn(g)
-    assert fn(model.graph) is not None
+    # on a graph it works: s = x + b and y = Relu(s) are FLOAT32 [2, 3]
+    graph = model.graph
+    result = fn(graph)
+    if fn is annotate_graph:
+        assert result is graph
+        infos = [(t.dtype, tuple(t.shape)) for t in graph.tensors]
+    else:
+        infos = [(i.dtype, tuple(i.shape)) for i in result]
+    for name in ("s", "y"):
+        dtype, shape = infos[graph.find_tensor(name)]
+        assert np.dtype(getattr(dtype, "numpy", dtype)) == np.float32 and shape == (2, 3)
 
 
 def test_infer_graph_inputs_must_be_a_mapping(model):

@@ -67,7 +67,7 @@ def test_batched_scan_matches_onnxruntime(batch, directions):
              "xs": rng.standard_normal((batch, 5, 2)).astype(np.float32),
              "ws": rng.standard_normal((batch, 5, 2)).astype(np.float32)}
     ours, ref = _run_both(model, feeds)
-    for got, want in zip(ours, ref):
+    for got, want in zip(ours, ref, strict=True):
         assert got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
@@ -122,7 +122,7 @@ def test_body_reads_the_outer_scope_and_nests():
              "rows": np.arange(24, dtype=np.float32).reshape(2, 4, 3),
              "bias": np.array(0.5, np.float32)}
     ours, ref = _run_both(model, feeds)
-    for got, want in zip(ours, ref):
+    for got, want in zip(ours, ref, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-6)
 
 

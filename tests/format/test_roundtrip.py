@@ -20,7 +20,9 @@ from onegraph.format.reader import parse
 
 from . import strategies
 
-SETTINGS = settings(max_examples=150, deadline=None,
+# derandomized: the same examples every run, so CI cannot fail (or pass) by luck and a
+# failure reproduces without the local example database
+SETTINGS = settings(max_examples=150, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.function_scoped_fixture])
 
@@ -139,6 +141,7 @@ def test_all_dtypes_roundtrip_values(tmp_path):
     path = tmp_path / "m.og"
     onegraph.save(Model(graphs=[g]), path)
     loaded = onegraph.load(path, check_data=True)
+    assert len(loaded.graph.tensors) == len(g.tensors)
     for original, back in zip(g.tensors, loaded.graph.tensors):
         assert back.dtype == original.dtype
         if back.dtype is DType.STRING:

@@ -121,7 +121,7 @@ def test_batchnorm_default_momentum_matches_onnxruntime_in_float64():
     want = ort.InferenceSession(model.SerializeToString(),
                                 providers=["CPUExecutionProvider"]).run(None, feeds)
     got = og.Session(from_onnx(model)).run(["y", "running_mean", "running_var"], feeds)
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g, w)
 
 

@@ -57,7 +57,7 @@ def run_ref(m, x):
 
 def close(got, want, rtol=1e-5, atol=1e-6):
     assert len(got) == len(want)
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         g, w = np.asarray(g), np.asarray(w)
         assert g.shape == w.shape, (g.shape, w.shape)
         if w.dtype.kind in "OUS":

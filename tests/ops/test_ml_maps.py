@@ -62,7 +62,7 @@ def _ort(m, x):
 
 def _same_maps(got, want):
     assert isinstance(got, list) and len(got) == len(want)
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         assert g.keys() == w.keys()  # onnxruntime's maps are key-sorted; ours in label order
         np.testing.assert_allclose([g[k] for k in w], list(w.values()), rtol=1e-6, atol=1e-7)
 

@@ -120,7 +120,7 @@ def test_layer_normalization_statistics_take_the_stash_type():
     model.graph.output.extend([helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
                                for n in ("mean", "isd")])
     got, want = _both(model, {"x": x}, ["y", "mean", "isd"])
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         assert g.dtype == w.dtype and g.shape == w.shape
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
 

@@ -93,6 +93,6 @@ def test_dynamic_quantize_linear_matches_onnxruntime(x):
     got = og.Session(from_onnx(model)).run(["y", "s", "z"], feeds)
     want = ort.InferenceSession(model.SerializeToString(),
                                 providers=["CPUExecutionProvider"]).run(None, feeds)
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         assert g.dtype == w.dtype and g.shape == w.shape
         np.testing.assert_array_equal(g, w)

@@ -46,7 +46,7 @@ def test_rnn_node_inference_by_name(case):
              for n in node.input for v in ([None] if n == "" else [next(it)])]
     result = _present(node, op.infer(attrs, infos))
     assert len(result) == len(expected)
-    for info, want in zip(result, expected):
+    for info, want in zip(result, expected, strict=True):
         assert np.dtype(info.dtype) == want.dtype
         assert info.shape == want.shape, f"{name}: inferred {info.shape}, want {want.shape}"
 
@@ -136,7 +136,7 @@ def test_lstm_bidirectional_seq_lens_vs_onnxruntime(layout):
                  sequence_lens=np.array([5, 2, 4, 1], dtype=np.int32))
     attrs = dict(hidden_size=hs, direction="bidirectional", layout=layout)
     want, got, op, _ = _run_both("LSTM", feeds, attrs, ["Y", "Y_h", "Y_c"])
-    for w, g in zip(want, got):
+    for w, g in zip(want, got, strict=True):
         assert g.dtype == np.float32
         assert g.shape == w.shape
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
@@ -174,7 +174,7 @@ def test_attribute_combinations_vs_onnxruntime(op_type, attrs):
     attrs = dict(attrs, hidden_size=hs)
     outputs = ["Y", "Y_h", "Y_c"] if op_type == "LSTM" else ["Y", "Y_h"]
     want, got, _, _ = _run_both(op_type, feeds, attrs, outputs)
-    for w, g in zip(want, got):
+    for w, g in zip(want, got, strict=True):
         assert g.dtype == np.float32 and g.shape == w.shape
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
 
@@ -245,7 +245,7 @@ def test_time_loops_vs_onnxruntime(op_type, attrs, peepholes, with_lens, hs):
     before = {k: v.copy() for k, v in feeds.items()}
     outputs = ["Y", "Y_h", "Y_c"] if op_type == "LSTM" else ["Y", "Y_h"]
     want, got, _, _ = _run_both(op_type, feeds, dict(attrs, hidden_size=hs), outputs)
-    for w, g in zip(want, got):
+    for w, g in zip(want, got, strict=True):
         assert g.dtype == np.float32 and g.shape == w.shape
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
     for k, v in feeds.items():  # the loops work on their own copies of the states

@@ -36,7 +36,7 @@ def test_tensor_operators_and_indexing():
     v = np.arange(6, dtype=np.float32).reshape(2, 3)
     got = og.Session(g).run(out, {a: v})
     want = [v + 1, 2 - v, v * v, v / 2, -v, v[1], v[:, 1:], v[..., ::-1], v @ np.ones((3, 1))]
-    for x, y in zip(got, want):
+    for x, y in zip(got, want, strict=True):
         np.testing.assert_allclose(x, y)
 
 
