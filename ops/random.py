@@ -1,11 +1,13 @@
 """Operators: random generators (RandomUniform, RandomNormal, their *Like forms,
 Bernoulli, Multinomial).
 
-Values come from the executor's generator (`ctx.rng`), or from a fresh
-`np.random.default_rng` seeded with the `seed` attribute when it is given (the float
-seed's bit pattern is the integer seed, so distinct float seeds give distinct streams).
-All are `stateful`: never constant-folded, and two runs give different values unless
-seeded. Draws are made in float64 and cast to the requested dtype.
+Values come from the executor's generator (`ctx.rng`), or, when the `seed` attribute
+is given, from a generator seeded with it (the float seed's bit pattern is the integer
+seed, so distinct float seeds give distinct streams). As in onnxruntime and TF1, a
+seeded node's stream advances from run to run and starts over in a new session: the
+executor keeps one generator per node in its state (`NODE_KEY`); a kernel called on
+its own draws the stream's start every time. All are `stateful`: never
+constant-folded. Draws are made in float64 and cast to the requested dtype.
 """
 
 from __future__ import annotations
@@ -14,15 +16,23 @@ import numpy as np
 
 from ..errors import OpAttributeError, ShapeError
 from .elementwise import onnx_type_to_numpy
-from .registry import KernelContext, TensorInfo, define
+from .registry import NODE_KEY, KernelContext, TensorInfo, define
 
 
 def _rng(attrs, ctx) -> np.random.Generator:
     seed = attrs.get("seed")
-    if seed is not None:
-        bits = int(np.frombuffer(np.float64(seed).tobytes(), dtype=np.uint64)[0])
+    if seed is None:
+        return (ctx if ctx is not None else KernelContext()).rng
+    bits = int(np.frombuffer(np.float64(seed).tobytes(), dtype=np.uint64)[0])
+    node = attrs.get(NODE_KEY)
+    state = getattr(ctx, "state", None) if node is not None else None
+    if state is None:
         return np.random.default_rng(bits)
-    return (ctx if ctx is not None else KernelContext()).rng
+    key = ("random stream", node)
+    rng = state.get(key)
+    if rng is None:  # two threads may get here at once: both take the one stored
+        rng = state.setdefault(key, np.random.default_rng(bits))
+    return rng
 
 
 def _dtype(attrs, fallback, op):

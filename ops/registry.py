@@ -49,6 +49,12 @@ REQUIRED = object()  # sentinel: attribute has no default and must be given
 # Split knows its part count.
 NUM_OUTPUTS = "__num_outputs__"
 
+# Executors add this key too: a hashable identity of the node, the same in every plan
+# of one executor, under which stateful kernels keep per-node state in `ctx.state`
+# (a seeded random op's generator, which advances from run to run as onnxruntime's
+# and TF1's do). Attrs without it (a kernel called on its own) get no such state.
+NODE_KEY = "__node_key__"
+
 # Executors resolve a node's attrs once per plan (`OpDef.resolve_attrs` with
 # num_outputs), so that dict lives as long as the plan: kernels keep what they derive
 # from the attributes alone (compiled tree tables, parsed vectors) under this key.

@@ -29,7 +29,7 @@ from ..ops import REGISTRY, KernelContext
 # The dead value of dataflow control flow (the untaken side of a Switch) is defined
 # with the Switch/Merge kernels, which produce it.
 from ..ops.dataflow import DEAD  # noqa: E402
-from ..ops.registry import VariableRef  # noqa: E402
+from ..ops.registry import NODE_KEY, VariableRef  # noqa: E402
 from ..ops.elementwise import fp_errors_quiet, quiet_fp_errors  # noqa: E402
 from ..ops.scratch import begin_kernel  # noqa: E402
 from .optimize import optimize_plan  # noqa: E402
@@ -577,6 +577,7 @@ class Session:
             if op.kernel is None:
                 raise OneGraphError(f"{where}op has no kernel")
             attrs = op.resolve_attrs(node.attributes, where, len(node.outputs))
+            attrs[NODE_KEY] = (id(graph), n)
             free = tuple(i for i in set(node.inputs) if i >= 0 and last_use.get(i) == pos
                          and i not in keep)
             dead_aware = node.op_type in _DEAD_AWARE
