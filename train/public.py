@@ -9,6 +9,8 @@ from __future__ import annotations
 from . import nn
 from .api import *  # noqa: F401,F403 - the public building functions
 from .api import __all__ as _api_all
+from .api_extra import *  # noqa: F401,F403 - more TF1-named building functions
+from .api_extra import __all__ as _api_extra_all
 from .control_flow import cond, foldl, map_fn, scan, while_loop
 from .gradients import (IndexedSlices, RegisterGradient, custom_gradient, gradient_override_map,
                         gradients)
@@ -16,7 +18,7 @@ from .nn import set_random_seed
 from .queues import FIFOQueue, RandomShuffleQueue
 from .session import InteractiveSession, Session, get_default_session
 
-__all__ = sorted(set(_api_all) | {
+__all__ = sorted(set(_api_all) | set(_api_extra_all) | {
     "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices", "InteractiveSession", "RandomShuffleQueue", "RegisterGradient", "Session", "custom_gradient",
     "get_default_session", "gradient_override_map", "gradients", "nn", "set_random_seed",
 })
