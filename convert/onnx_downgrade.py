@@ -247,11 +247,28 @@ def _refuse_new_attribute_values(node, new, target, types) -> None:
             and types.get(node.input[0], (0, None))[0] in _FLOAT_ELEM_TYPES | {0} \
             and not _attr(node, "fmod", 0):
         what = "Mod with fmod=0 (floor modulo) on floats"
+    if what is None:
+        what = _new_attribute_used(node, new)
     if what:
         raise ConversionError(
             f"cannot write {node.op_type} node {node.name!r} at opset {target}: {what} "
             f"came in at opset {new.since_version}; export at opset "
             f"{new.since_version} or later")
+
+
+def _new_attribute_used(node, new) -> str | None:
+    """"its attribute 'NAME'" when `node` sets, to other than its default, an attribute
+    that schema `new` added (AveragePool's dilations at 19): the schema before has no
+    such attribute, and onnx's converter would copy it into a model its checker then
+    refuses. None when the node uses no such attribute."""
+    old = onnx_schema(node.op_type, new.since_version - 1, "")
+    if old is None:
+        return None
+    for a in node.attribute:
+        spec = new.attributes.get(a.name)
+        if spec is not None and a.name not in old.attributes and not _is_default(a, spec):
+            return f"its attribute {a.name!r}"
+    return None
 
 
 def _variadic():

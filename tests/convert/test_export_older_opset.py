@@ -208,3 +208,32 @@ def test_meaning_changed_without_a_new_signature_is_not_relabelled():
     except ConversionError:
         return
     np.testing.assert_allclose(_ort(proto, {"x": xv})[0], want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("op, attrs, since, x_shape", [
+    ("AveragePool", {"kernel_shape": [2, 2], "dilations": [2, 2]}, 19, (1, 2, 6, 6)),
+    ("Shape", {"start": 1}, 15, (2, 3, 4)),
+    ("Resize", {"antialias": 1, "mode": "linear"}, 18, (1, 1, 4, 4)),
+])
+def test_attribute_newer_than_the_target_is_refused_by_name(op, attrs, since, x_shape):
+    """onnx's converter copied AveragePool's dilations (opset 19) into an opset-17
+    model its own checker then refused; the exporter names the attribute instead."""
+    inputs = ["x"]
+    inits = []
+    if op == "Resize":
+        inputs = ["x", "", "scales"]
+        inits = [numpy_helper.from_array(np.array([1, 1, 0.5, 0.5], np.float32), "scales")]
+    proto = _single(op, inputs, attrs, opset=since, x_shape=x_shape, extra_inits=inits)
+    if op == "Shape":
+        proto.graph.output[0].type.tensor_type.elem_type = TensorProto.INT64
+    model = from_onnx(proto)
+    attr = next(a for a in attrs if a not in ("kernel_shape", "mode"))
+    with pytest.raises(ConversionError,
+                       match=rf"cannot write {op} node 'the_{op.lower()}' at opset 13: its "
+                             rf"attribute '{attr}' came in at opset {since}; export at "
+                             rf"opset {since} or later"):
+        to_onnx(model, opset=13)
+    # at the attribute's own opset it exports, and runs as the original does
+    x = np.random.default_rng(5).standard_normal(x_shape).astype(np.float32)
+    np.testing.assert_allclose(_ort(to_onnx(model, opset=since), {"x": x})[0],
+                               _ort(proto, {"x": x})[0], rtol=1e-6)
