@@ -150,6 +150,19 @@ def compare(expected, actual, rtol, atol, name):
         _compare_one(want, got, rtol, atol, f"{name} output {k}")
 
 
+def assert_draw_independent(expected, actual, name, case=None):
+    """What a random op's output must share with a reference drawn elsewhere: output
+    count, shapes and dtypes; values are 0 or 1 (the only random cases with a reference
+    draw among the node tests are Bernoulli's and their expansions)."""
+    assert len(actual) == len(expected), f"{name}: {len(actual)} outputs, want {len(expected)}"
+    for k, (want, got) in enumerate(zip(expected, actual)):
+        want, got = np.asarray(want), np.asarray(got)
+        assert got.shape == want.shape, f"{name} output {k}: shape {got.shape} != {want.shape}"
+        assert got.dtype == want.dtype, f"{name} output {k}: dtype {got.dtype} != {want.dtype}"
+        assert np.isin(got.astype(np.float64), [0.0, 1.0]).all(), \
+            f"{name} output {k}: values other than 0 and 1: {np.unique(got)}"
+
+
 def _compare_one(want, got, rtol, atol, where):
     if isinstance(want, list):
         assert isinstance(got, list), f"{where}: want a sequence, got {type(got).__name__}"
