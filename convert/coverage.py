@@ -87,13 +87,11 @@ def _same(want, got, rtol, atol) -> str | None:
 
 def _known_failures() -> dict[str, str]:
     from .. import ops
-    from ..ops.control_flow import CONVERTER_TESTED
     from .known_failures import CONVERSION_KNOWN_FAILURES
 
     out = {}
     for family in ops._FAMILIES:
-        out.update({k: v for k, v in getattr(family, "KNOWN_FAILURES", {}).items()
-                    if v != CONVERTER_TESTED})
+        out.update(getattr(family, "KNOWN_FAILURES", {}))
     out.update(CONVERSION_KNOWN_FAILURES)
     return out
 

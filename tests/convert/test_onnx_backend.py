@@ -25,14 +25,13 @@ import pytest
 from onegraph.convert import known_failures
 from onegraph.convert.known_failures import CONVERSION_KNOWN_FAILURES
 from onegraph.ops import attention
-from onegraph.ops.control_flow import CONVERTER_TESTED
 from onegraph.ops.random import CHANCE_MATCHES
 
 from .backend import (unsupported_element_types, OnegraphBackend, all_node_cases, as_numpy, compare,
                       assert_draw_independent,
                       family_known_failures, lookup_reason, unsupported)
 
-KNOWN = {k: v for k, v in family_known_failures().items() if v != CONVERTER_TESTED}
+KNOWN = family_known_failures()
 CASES = [c for c in all_node_cases() if not unsupported(c.model)]
 
 # bfloat16 Attention, kernel and expanded: onegraph computes in float32 and rounds once,

@@ -3,11 +3,10 @@
 Cases we knowingly do not pass are listed with a reason in the `KNOWN_FAILURES` dict of
 the op family module (they also appear in docs/onnx_coverage.md); everything else must
 match the ONNX reference outputs, and shape/dtype inference must agree with the kernel.
-Three kinds of listed case are still checked here rather than expected to fail:
+Subgraph ops take their subgraph attributes from onegraph's ONNX importer and run them
+through a Session; sequence outputs are compared element by element. Two kinds of listed
+case are still checked here rather than expected to fail:
 
-- subgraph ops and sequence values (reason `CONVERTER_TESTED`): subgraph attributes come
-  from onegraph's ONNX importer and the kernel runs its subgraphs through a Session;
-  sequence outputs are compared element by element;
 - bfloat16 Attention (reason `_BF16_ROUNDING`): compared at a bfloat16 tolerance;
 - random ops whose reference is one particular draw (`CHANCE_MATCHES`): everything that
   does not depend on the draw (output count, shape, dtype, values in {0, 1}).
@@ -24,7 +23,6 @@ from onegraph import ops
 from onegraph.convert import from_onnx
 from onegraph.ops import REGISTRY, KernelContext, TensorInfo, get_op
 from onegraph.ops.attention import _BF16_ROUNDING
-from onegraph.ops.control_flow import CONVERTER_TESTED
 from onegraph.ops.random import CHANCE_MATCHES
 from onegraph.train.session import Session
 
@@ -126,7 +124,7 @@ def _run_kernel(name, node, inputs):
 def test_node_kernel(case, request):
     name, node, inputs, expected, rtol, atol = case
     why = _reason(name)
-    checked_here = (CONVERTER_TESTED, _BF16_ROUNDING, *CHANCE_MATCHES)
+    checked_here = (_BF16_ROUNDING, *CHANCE_MATCHES)
     if why and why not in checked_here:
         # still run it: a known failure that now passes must be taken off the list
         request.node.add_marker(pytest.mark.xfail(reason=why, strict=True))
