@@ -66,7 +66,9 @@ def _shape_attr(attrs, op):
 
 
 def _random_uniform_kernel(inputs, attrs, ctx):
-    """Uniform values in [low, high) of the attribute `shape`."""
+    """Uniform values in [low, high) of the attribute `shape`, drawn in float64: rounding
+    to float16/bfloat16 (or float32, rarely) can give `high` itself, as in ONNX's
+    reference (the spec promises no half-open range)."""
     return _uniform(_shape_attr(attrs, "RandomUniform"), attrs, ctx,
                     _dtype(attrs, None, "RandomUniform"))
 
