@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import string
 
+import numpy as np
+
 from ..errors import GradientNotDefinedError
 from .grad_util import like_dtype, same_static_shape
 from .linalg import _parse_einsum
@@ -97,9 +99,13 @@ def _einsum(b, op, grads):
     i has (summed away in the forward) is supplied by a ones tensor shaped like operand
     i; size-1 dims stretched by broadcasting are summed back with SumToShapeOf.
 
+    An operand that repeats a subscript (a diagonal or trace, 'ii->i') gets the
+    gradient of its diagonal, an Einsum to its distinct subscripts, spread back onto the
+    diagonal: each repeat after the first becomes a fresh letter tied to the first by an
+    identity matrix (EyeLike of the dim's size).
+
     Raises:
-        GradientNotDefinedError: an operand repeats a subscript (a diagonal, whose
-            gradient an Einsum cannot write), or an operand's rank is unknown.
+        GradientNotDefinedError: an operand's rank is unknown.
     """
     (g,) = grads
     xs = op.inputs
@@ -120,22 +126,44 @@ def _einsum(b, op, grads):
     specs = [spell(t, n) for t, n in zip(terms, n_ell)]
     out_spec = spell(out, len(ell))
     result = []
+    spare = fresh[len(ell):]  # letters for the repeats of a diagonal operand
     for i, x in enumerate(xs):
         target = specs[i]
-        if len(set(target)) != len(target):
-            raise GradientNotDefinedError(
-                f"Einsum gradient: operand {i} repeats a subscript ({target!r}, a "
-                "diagonal); not supported")
+        distinct = "".join(dict.fromkeys(target))  # first appearances, in order
         others = [(out_spec, g)] + [(specs[j], xs[j]) for j in range(len(xs)) if j != i]
         present = set("".join(sp for sp, _ in others))
         if not set(target) <= present:
-            others.append((target, b.op("OnesLike", [x])))
-        eq = ",".join(sp for sp, _ in others) + "->" + target
+            others.append((target, b.op("OnesLike", [x])))  # (einsum reads its diagonal)
+        eq = ",".join(sp for sp, _ in others) + "->" + distinct
         gx = b.op("Einsum", [t for _, t in others], {"equation": eq})
+        if distinct != target:
+            gx = _onto_diagonal(b, gx, x, target, distinct, spare)
         if not same_static_shape(gx, x):
             gx = b.op("SumToShapeOf", [gx, x])
         result.append(gx)
     return result
+
+
+def _onto_diagonal(b, gd, x, target: str, distinct: str, spare: list):
+    """gd (subscripts `distinct`) spread onto the diagonal of x's subscripts `target`:
+    zero off it. Each repeat of a letter is renamed to a spare letter and tied to the
+    letter's first position by an identity matrix of that dim's size."""
+    spelled, ties = [], []
+    seen = set()
+    for pos, c in enumerate(target):
+        if c in seen:
+            f = spare[len(ties)]
+            n = b.op("Shape", [x], {"start": pos, "end": pos + 1})
+            square = b.op("Concat", [n, n], {"axis": 0})
+            zeros = b.op("ConstantOfShape", [square],
+                         {"value": np.zeros(1, dtype=x.dtype.numpy)})
+            ties.append((c + f, b.op("EyeLike", [zeros])))
+            spelled.append(f)
+        else:
+            seen.add(c)
+            spelled.append(c)
+    eq = ",".join([distinct] + [sp for sp, _ in ties]) + "->" + "".join(spelled)
+    return b.op("Einsum", [gd] + [t for _, t in ties], {"equation": eq})
 
 
 GRADIENTS = {"Einsum": _einsum, "Gemm": _gemm, "MatMul": _matmul}

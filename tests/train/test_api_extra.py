@@ -501,7 +501,7 @@ def test_einsum_matches_numpy(equation, shapes):
                                rtol=1e-12, atol=1e-12)
 
 
-# (no diagonal like 'ii->i': the registered Einsum gradient refuses repeated subscripts)
+# (diagonals such as 'ii->i' are checked in test_gradients.py)
 @pytest.mark.parametrize("equation, shapes", [EINSUM_CASES[i] for i in (0, 1, 2, 5, 6)])
 def test_einsum_gradient(equation, shapes):
     check_op_gradients(lambda *ts: tfx.einsum(equation, *ts),

@@ -339,13 +339,15 @@ def test_missing_rule_names_the_op():
             og.gradients(og.reduce_sum(y), [x])
 
 
-def test_einsum_diagonal_operand_raises():
-    g = og.Graph()
-    with g.as_default():
-        x = og.placeholder(og.float64, [3, 3])
-        y = raw.Einsum(x, equation="ii->i")
-        with pytest.raises(GradientNotDefinedError, match="repeats a subscript"):
-            og.gradients(og.reduce_sum(y), [x])
+@pytest.mark.parametrize("equation, shapes", [
+    ("ii->i", [(3, 3)]), ("ii", [(4, 4)]), ("iii->i", [(2, 2, 2)]), ("bii->b", [(2, 3, 3)]),
+    ("iij,j->i", [(2, 2, 3), (3,)]), ("ij,jj->i", [(2, 3), (3, 3)]),
+    ("...ii->...i", [(2, 3, 3)])])
+def test_einsum_diagonal_operand_gradient(equation, shapes):
+    """A repeated subscript (diagonal, trace) gets its gradient on the diagonal only."""
+    rng = np.random.default_rng(3)
+    check_op_gradients(lambda *ts: raw.Einsum(*ts, equation=equation),
+                       [rng.standard_normal(s) for s in shapes])
 
 
 @pytest.mark.parametrize("attrs,match", [
