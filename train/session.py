@@ -390,6 +390,48 @@ class Session:
                 out.append(None)
         return rebuild(out)
 
+    def make_callable(self, fetches, feed_list=None):
+        """A function taking one value per entry of `feed_list` (positionally) that
+        runs `fetches` with them, as TF1's Session.make_callable. The fetches and feeds
+        are checked here, so a mistake shows when the callable is made, not at its
+        first call; feeds are kept as tensor indices.
+
+        Raises:
+            TypeError: fetches is None, or feed_list is not a list/tuple of tensors.
+            OneGraphError: an unknown fetch or feed, or a tensor listed twice in
+                feed_list (as `run` reports them).
+            The callable raises what `run` raises, and TypeError when it gets another
+            number of values than feed_list has entries.
+        """
+        if feed_list is None:
+            feed_list = []
+        if not isinstance(feed_list, (list, tuple)):
+            raise TypeError(f"make_callable: feed_list must be a list of tensors, got "
+                            f"{type(feed_list).__name__}")
+        if fetches is None:
+            raise TypeError("make_callable: fetches is None; give the tensors or ops to "
+                            "fetch")
+        feeds = [self._resolve_tensor(f) for f in feed_list]
+        if len(set(feeds)) != len(feeds):
+            twice = sorted({self.graph.tensors[i].name for i in feeds
+                            if feeds.count(i) > 1})
+            raise OneGraphError(f"make_callable: tensor(s) {twice} listed twice in "
+                                "feed_list")
+        self._flatten_and_resolve(fetches)  # unknown fetches are reported now
+
+        def call(*values):
+            if len(values) != len(feeds):
+                raise TypeError(f"this callable takes {len(feeds)} value(s), one per "
+                                f"feed_list entry, got {len(values)}")
+            return self.run(fetches, dict(zip(feeds, values)))
+        return call
+
+    def _flatten_and_resolve(self, fetches) -> None:
+        """Resolve every fetch of a nesting (raising as `run` would for a bad one)."""
+        flat, _ = _flatten(fetches)
+        for f in flat:
+            self._resolve(f)
+
     def run_signature(self, name: str, /, **inputs) -> dict:
         """Run a named signature of the model: keyword inputs by key, returns outputs by key.
 

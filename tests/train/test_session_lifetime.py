@@ -204,3 +204,36 @@ def test_interactive_session_takes_the_default_graph():
         np.testing.assert_array_equal(y.eval({x: [2.0, 2.0]}), [2.0, 4.0])
     finally:
         sess.close()
+
+
+def test_make_callable_runs_fetches_with_positional_feeds():
+    g, x, v, y, bump, init = _graph()
+    sess = og.Session(g)
+    step = sess.make_callable([y, bump], [x])
+    out, bumped = step(np.array([3.0, 4.0], np.float32))
+    np.testing.assert_array_equal(out, [3.0, 8.0])
+    np.testing.assert_array_equal(bumped, [2.0, 3.0])
+    out, _ = step([1.0, 1.0])  # cast as feeds are
+    np.testing.assert_array_equal(out, [2.0, 3.0])
+    by_name = sess.make_callable({"y": y}, ["x:0"])
+    np.testing.assert_array_equal(by_name([1.0, 1.0])["y"], [3.0, 4.0])
+    assert sess.make_callable(v)().tolist() == [3.0, 4.0]  # bumped twice
+
+
+def test_make_callable_checks_its_arguments_when_made():
+    g, x, v, y, bump, init = _graph()
+    sess = og.Session(g)
+    with pytest.raises(og.OneGraphError, match="no tensor named 'nope'"):
+        sess.make_callable("nope", [x])
+    with pytest.raises(og.OneGraphError, match=r"tensor\(s\) \['x'\] listed twice"):
+        sess.make_callable(y, [x, "x"])
+    with pytest.raises(TypeError, match="feed_list must be a list of tensors"):
+        sess.make_callable(y, x)
+    with pytest.raises(TypeError, match="fetches is None"):
+        sess.make_callable(None, [x])
+    step = sess.make_callable(y, [x])
+    with pytest.raises(TypeError, match=r"takes 1 value\(s\), one per feed_list entry, "
+                                        r"got 2"):
+        step([1.0, 1.0], [2.0, 2.0])
+    with pytest.raises(og.ShapeError):
+        step([1.0, 2.0, 3.0])
