@@ -174,9 +174,12 @@ def _hold_unchanged(graph, source, target, types) -> int:
         changes = _changes(node.op_type, source, target)
         for new in changes:
             _refuse_new_attribute_values(node, new, target, types)
+        # What is left of the attributes the older schemas lack is at its default (the
+        # rest was refused just now): drop them, held or not; onnx's adapters copy
+        # them through (ReduceMean's noop_with_empty_axes=0 below 18 failed its checker)
+        for new in changes:
+            _drop_default_attributes(node, new)
         if changes and all(_keeps_meaning(node, new) for new in changes):
-            for new in changes:
-                _drop_default_attributes(node, new)
             node.domain = _HELD_DOMAIN
             count += 1
     return count
@@ -340,6 +343,8 @@ def _drop_default_attributes(node, new) -> None:
     """Remove attributes the older schema lacks (they equal the new schema's default,
     which is what the older op does)."""
     old = onnx_schema(node.op_type, new.since_version - 1, "")
+    if old is None:  # the op itself is newer: lowered or refused elsewhere
+        return
     keep = [a for a in node.attribute if a.name in old.attributes]
     if len(keep) != len(node.attribute):
         del node.attribute[:]

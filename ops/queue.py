@@ -296,6 +296,10 @@ def _queue_kernel(shuffle):
                               attrs["num_components"], rng, attrs["min_after_dequeue"],
                               dtypes, shapes)
                     state[key] = q
+                    if getattr(ctx, "session_closed", False):
+                        # the Session closed while this queue was made: close() may
+                        # have walked `state` before it was stored, so abandon it here
+                        q.abandon("its Session was closed")
                     return (q,)
         _check_shared(q, attrs, shuffle)
         return (q,)

@@ -221,6 +221,11 @@ def constant(value, dtype=None, name: str | None = None) -> Tensor:
 # node (a shape and one value in the file, the array made when the graph runs), not a
 # constant holding every element in memory now and in every saved file.
 _FILL_NODE_MIN_ELEMENTS = 1000
+# ... of the dtypes ConstantOfShape takes at every opset the exporter writes (bfloat16
+# came at 20, float8 at 19, int4 at 21: those stay constants, which export anywhere)
+_FILL_NODE_DTYPES = frozenset({DType.FLOAT16, DType.FLOAT32, DType.FLOAT64, DType.INT8,
+                               DType.INT16, DType.INT32, DType.INT64, DType.UINT8,
+                               DType.UINT16, DType.UINT32, DType.UINT64, DType.BOOL})
 
 
 def _filled(shape, value, dtype, name, what: str) -> Tensor:
@@ -234,7 +239,7 @@ def _filled(shape, value, dtype, name, what: str) -> Tensor:
         if value != 0:
             raise TypeError(f"{what}: a string tensor has zeros (empty strings) only")
         return constant(np.full(dims, "", dtype=object), dtype=dt, name=name)
-    if count < _FILL_NODE_MIN_ELEMENTS:
+    if count < _FILL_NODE_MIN_ELEMENTS or dt not in _FILL_NODE_DTYPES:
         return constant(np.full(dims, value, dt.numpy), name=name)
     shape_t = constant(np.array(dims, dtype=np.int64),
                        name=None if name is None else f"{name}/shape")

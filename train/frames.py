@@ -28,6 +28,7 @@ import heapq
 from ..errors import ExecutionError
 from ..ops import REGISTRY
 from ..ops.dataflow import DEAD
+from ..ops.registry import NODE_KEY
 from ..ops.scratch import begin_kernel
 
 MAX_ITERATIONS = 10_000_000
@@ -232,6 +233,7 @@ class FrameRunner:
             where = f"node {node.name!r} ({node.op_type}): "
             op = REGISTRY.get(node.op_type, node.domain, where)
             attrs = op.resolve_attrs(node.attributes, where)
+            attrs[NODE_KEY] = (id(graph), it)  # per-node state: a seeded op's stream
             ctrl = tuple(graph.nodes[c].outputs[0] for c in node.control_inputs
                          if c in unit.nodes and graph.nodes[c].outputs)
             # a StackPush saves a forward value for the gradient loop even when it is

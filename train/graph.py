@@ -512,11 +512,17 @@ class Graph:
     @contextlib.contextmanager
     def as_default(self):
         """Make this the default graph inside a `with` block (per thread)."""
-        _scopes.graphs.append(self)
+        stack = _scopes.graphs
+        stack.append(self)
         try:
             yield self
         finally:
-            _scopes.graphs.pop()
+            # its own entry, not the top: an InteractiveSession made inside the block
+            # pushed its graph above it and keeps it there until it is closed
+            for k in range(len(stack) - 1, -1, -1):
+                if stack[k] is self:
+                    del stack[k]
+                    break
 
     @contextlib.contextmanager
     def name_scope(self, name: str | None):

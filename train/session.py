@@ -125,6 +125,12 @@ class RunContext(KernelContext):
             raise CancelledError("its Session was closed during the step")
         return self.session.state
 
+    @property
+    def session_closed(self) -> bool:
+        """Whether the session has been closed (a kernel that stored a resource in
+        `state` just now checks it: close() may have missed it)."""
+        return self.session._closed
+
 
 class _DefaultSessions(threading.local):
     def __init__(self):
@@ -229,7 +235,9 @@ class Session:
             self._closed = True
             state, self.state = self.state, {}
             self._plans, self._sub_plans = {}, {}
-        for value in state.values():
+        # a snapshot: a step racing this close may still store into `state` (it then
+        # abandons what it stored itself; see the queue kernel)
+        for value in list(state.values()):
             if isinstance(value, Queue):
                 value.abandon("its Session was closed")
 

@@ -237,3 +237,16 @@ def test_attribute_newer_than_the_target_is_refused_by_name(op, attrs, since, x_
     x = np.random.default_rng(5).standard_normal(x_shape).astype(np.float32)
     np.testing.assert_allclose(_ort(to_onnx(model, opset=since), {"x": x})[0],
                                _ort(proto, {"x": x})[0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["ReduceMean", "ReduceMax", "ReduceL2"])
+def test_default_valued_new_attribute_is_dropped_going_down(op):
+    """noop_with_empty_axes=0 written out (its default) came in at 18 for these: onnx's
+    adapter copied it into an opset-17 model its checker refused."""
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    original = _single(op, ["x", "axes"], {"keepdims": 1, "noop_with_empty_axes": 0},
+                       opset=18, extra_inits=[axes])
+    proto = to_onnx(from_onnx(original), opset=17)
+    x = np.random.default_rng(6).standard_normal((2, 3, 4)).astype(np.float32)
+    np.testing.assert_allclose(_ort(proto, {"x": x})[0], _ort(original, {"x": x})[0],
+                               rtol=1e-6)

@@ -3,6 +3,7 @@ values (static and run-time shapes, negative axes, empty tensors, ties), gradien
 finite differences, named build-time errors for bad arguments, and for the random
 functions shape/dtype, seeding rules and generous statistical bounds."""
 
+import builtins
 import math
 
 import numpy as np
@@ -1009,3 +1010,27 @@ def test_all_lists_the_public_functions():
     assert set(tfx.__all__) == public
     for n in tfx.__all__:
         assert "Raises:" in getattr(tfx, n).__doc__ or n == "TopKV2"
+
+
+def test_seeded_op_in_a_while_loop_draws_new_values_each_iteration_and_run():
+    g = og.Graph()
+    with g.as_default():
+        og.set_random_seed(3)
+        body = lambda i, acc: (i + 1, og.concat(  # noqa: E731
+            [acc, tfx.random_uniform([1], seed=5)], 0))
+        _, acc = og.while_loop(lambda i, acc: i < 4, body,
+                               [og.constant(np.int64(0)), og.zeros([0])],
+                               shape_invariants=[[], [None]])
+    sess = og.Session(g)
+    first, second = sess.run(acc), sess.run(acc)
+    assert len(set(first.tolist())) == 4 and len(set(second.tolist())) == 4
+    assert not np.array_equal(first, second)
+    np.testing.assert_array_equal(og.Session(g).run(acc), first)  # a new Session repeats
+
+
+@pytest.mark.parametrize("lo, hi", [(2 ** 60 + 1, 2 ** 60 + 11), (-2 ** 63, -2 ** 63 + 5),
+                                    (2 ** 63 - 10, 2 ** 63 - 1)])
+def test_int64_uniform_bounds_beyond_float64_precision(lo, hi):
+    v = draw(tfx.random_uniform, [3000], minval=lo, maxval=hi, dtype=og.int64, seed=2)
+    assert v.dtype == np.int64
+    assert sorted({int(x) - lo for x in v}) == list(builtins.range(hi - lo))

@@ -53,3 +53,19 @@ def test_string_zeros_are_empty_strings_and_string_ones_are_refused():
             og.ones([2], og.string)
     got = og.Session(g).run(s)
     assert got.shape == (1200,) and all(v == "" for v in got[:5])
+
+
+def test_fills_of_types_older_opsets_cannot_fill_stay_constants():
+    """ConstantOfShape takes bfloat16 only from opset 20: such a fill stays a constant,
+    which exports at any opset."""
+    from onegraph.convert import to_onnx
+
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.DType.BFLOAT16, [40, 30], name="x")
+        z = og.zeros([40, 30], og.DType.BFLOAT16)
+        y = og.identity(x + z, name="y")
+    assert z.op is None
+    proto = to_onnx(g.to_model(signatures={"serving": og.signature({"x": x}, {"y": y})}),
+                    opset=13)
+    assert "ConstantOfShape" not in {n.op_type for n in proto.graph.node}

@@ -237,3 +237,53 @@ def test_make_callable_checks_its_arguments_when_made():
         step([1.0, 1.0], [2.0, 2.0])
     with pytest.raises(og.ShapeError):
         step([1.0, 2.0, 3.0])
+
+
+def test_interactive_session_inside_another_graphs_block_stays_the_default():
+    """A with-block of g1 ending must take g1 off the stack, not the InteractiveSession's
+    graph pushed above it."""
+    g1, g2 = og.Graph(), og.Graph()
+    with g1.as_default():
+        sess = og.InteractiveSession(g2)
+    try:
+        assert og.get_default_graph() is g2 and og.get_default_session() is sess
+    finally:
+        sess.close()
+    assert og.get_default_graph() is not g1 and og.get_default_graph() is not g2
+
+
+def test_close_while_the_queue_is_being_made_cancels_the_waiting_step(monkeypatch):
+    """close() can walk the session state before a racing step stores the queue it just
+    made: that step must still see CancelledError, not wait forever."""
+    from onegraph.ops import queue as queue_module
+
+    g = og.Graph()
+    with g.as_default():
+        deq = og.FIFOQueue(1, [og.float32], shapes=[[]]).dequeue()
+    sess = og.Session(g)
+    made = threading.Event()
+    proceed = threading.Event()
+    real_init = queue_module.Queue.__init__
+
+    def slow_init(self, *args, **kwargs):  # hold the step between making and storing
+        real_init(self, *args, **kwargs)
+        made.set()
+        proceed.wait(10)
+
+    monkeypatch.setattr(queue_module.Queue, "__init__", slow_init)
+    errors = []
+
+    def worker():
+        try:
+            sess.run(deq)
+        except Exception as e:  # recorded and checked below
+            errors.append(e)
+
+    t = threading.Thread(target=worker, daemon=True)
+    t.start()
+    assert made.wait(10)
+    sess.close()          # walks the state now: the queue is not in it yet
+    proceed.set()
+    t.join(10)
+    assert not t.is_alive(), "the step made its queue after close() and waits forever"
+    assert len(errors) == 1 and isinstance(errors[0], og.CancelledError)
