@@ -191,6 +191,9 @@ class Session:
 
         sess = og.Session(og.load("model.og"))
         (y,) = sess.run(["y"], {"x": np.ones((1, 4), np.float32)})
+
+        with og.Session(graph) as sess:   # the default session inside (Tensor.eval),
+            loss.eval(feed)               # closed at the end (variables freed)
     """
 
     optimize = True  # plan-time graph optimisations (train/optimize.py)
