@@ -937,9 +937,10 @@ def _uniform_ints(g, shape_info, lo, hi, dt: DType, seed) -> Tensor:
     u = _draw(g, "RandomUniform", shape_info, float64, {"low": 0.0, "high": float(hi - lo)},
               seed)
     # min(): float64 rounding of u * span could reach the span itself. The offset is
-    # added in the integer dtype: in float64, bounds past 2**53 would round.
+    # added in int64 (in float64, bounds past 2**53 would round; in int32, a span
+    # past 2**31 would wrap), and lo + k always fits dt.
     k = g.op("Min", [g.op("Floor", [u]), g.constant(np.float64(hi - lo - 1))])
-    return g.op("Add", [api.cast(k, dt), g.constant(np.asarray(lo, dt.numpy))])
+    return api.cast(g.op("Add", [api.cast(k, int64), g.constant(np.int64(lo))]), dt)
 
 
 def random_uniform(shape, minval=0, maxval=None, dtype=float32, seed=None,
