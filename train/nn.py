@@ -76,6 +76,11 @@ def _x(x) -> Tensor:
     return _g.convert_to_tensor(x)
 
 
+def _zeros(shape, dtype):
+    """A bias's initial value: zeros (an initializer for og.get_variable)."""
+    return np.zeros(shape, dtype.numpy)
+
+
 def softmax(logits, axis: int = -1, name=None) -> Tensor:
     """Softmax along `axis`.
 
@@ -165,12 +170,18 @@ def dense(x, units: int, activation=None, use_bias: bool = True, name: str = "de
         raise ShapeError(f"dense: input {x.name!r} must be floating point, got "
                          f"{x.dtype.short_name} (og.cast it first)")
     n_in = x.shape[-1]
-    with g.name_scope(name):
-        w = Variable(glorot_uniform((n_in, units), n_in, units, x.dtype.numpy, g), name="kernel")
+    # variables through og.get_variable, as tf.layers.dense: a layer built again in a
+    # reusing og.variable_scope shares them (imported here: variable_scope imports nn)
+    from .variable_scope import get_variable, variable_scope
+
+    def kernel_init(shape, dtype):
+        return glorot_uniform(shape, n_in, units, dtype.numpy, g)
+
+    with variable_scope(None, default_name=name, values=[x]):
+        w = get_variable("kernel", [n_in, units], x.dtype, kernel_init)
         y = api.matmul(x, w)
         if use_bias:
-            b = Variable(np.zeros(units, x.dtype.numpy), name="bias")
-            y = y + b
+            y = y + get_variable("bias", [units], x.dtype, _zeros)
         if activation is not None:
             y = activation(y)
     return y
@@ -221,13 +232,16 @@ def conv2d(x, filters: int, kernel_size, strides=1, padding: str = "SAME", activ
             attrs["auto_pad"] = "SAME_UPPER"
     elif padding.upper() != "VALID":
         raise OneGraphError(f"conv2d: padding must be SAME or VALID, got {padding!r}")
-    with g.name_scope(name):
-        fan_in, fan_out = c * kh * kw, filters * kh * kw
-        w = Variable(glorot_uniform((filters, c, kh, kw), fan_in, fan_out, x.dtype.numpy, g),
-                     name="kernel")
+    from .variable_scope import get_variable, variable_scope  # (variable_scope imports nn)
+
+    def kernel_init(shape, dtype):  # ONNX's (out, in, kh, kw) layout: fans by hand
+        return glorot_uniform(shape, c * kh * kw, filters * kh * kw, dtype.numpy, g)
+
+    with variable_scope(None, default_name=name, values=[x]):
+        w = get_variable("kernel", [filters, c, kh, kw], x.dtype, kernel_init)
         inputs = [x, w]
         if use_bias:
-            inputs.append(Variable(np.zeros(filters, x.dtype.numpy), name="bias"))
+            inputs.append(get_variable("bias", [filters], x.dtype, _zeros))
         y = g.op("Conv", inputs, attrs)
         if activation is not None:
             y = activation(y)

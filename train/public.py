@@ -17,8 +17,21 @@ from .gradients import (IndexedSlices, RegisterGradient, custom_gradient, gradie
 from .nn import set_random_seed
 from .queues import FIFOQueue, RandomShuffleQueue
 from .session import InteractiveSession, Session, get_default_session
+from . import initializers
+from .initializers import (constant_initializer, glorot_normal_initializer,
+                           glorot_uniform_initializer, ones_initializer, orthogonal_initializer,
+                           random_normal_initializer, random_uniform_initializer,
+                           truncated_normal_initializer, variance_scaling_initializer,
+                           zeros_initializer)
+from .variable_scope import (AUTO_REUSE, VariableScope, get_variable, get_variable_scope,
+                             variable_scope)
 
 __all__ = sorted(set(_api_all) | set(_api_extra_all) | {
     "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices", "InteractiveSession", "RandomShuffleQueue", "RegisterGradient", "Session", "custom_gradient",
     "get_default_session", "gradient_override_map", "gradients", "nn", "set_random_seed",
+    "AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope", "variable_scope",
+    "initializers", "constant_initializer", "glorot_normal_initializer",
+    "glorot_uniform_initializer", "ones_initializer", "orthogonal_initializer",
+    "random_normal_initializer", "random_uniform_initializer",
+    "truncated_normal_initializer", "variance_scaling_initializer", "zeros_initializer",
 })
