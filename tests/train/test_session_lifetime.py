@@ -22,6 +22,21 @@ def _graph():
     return g, x, v, y, bump, init
 
 
+def _run_in_thread(sess, fetch):
+    """sess.run(fetch) in a daemon thread: (the started thread, the errors it raised)."""
+    errors = []
+
+    def worker():
+        try:
+            sess.run(fetch)
+        except Exception as e:  # recorded for the test to check
+            errors.append(e)
+
+    t = threading.Thread(target=worker, daemon=True)
+    t.start()
+    return t, errors
+
+
 def test_with_block_sets_defaults_and_closes():
     g, x, v, y, bump, init = _graph()
     assert og.get_default_session() is None
@@ -106,16 +121,7 @@ def test_close_cancels_ops_waiting_on_its_queues(blocked):
     if blocked == "enqueue":
         sess.run(enq)  # full: the next enqueue waits for room
     op = deq if blocked == "dequeue" else enq
-    errors = []
-
-    def worker():
-        try:
-            sess.run(op)
-        except Exception as e:  # recorded and checked below
-            errors.append(e)
-
-    t = threading.Thread(target=worker, daemon=True)
-    t.start()
+    t, errors = _run_in_thread(sess, op)
     time.sleep(0.3)
     assert t.is_alive() and not errors  # really waiting
     sess.close()
@@ -271,16 +277,7 @@ def test_close_while_the_queue_is_being_made_cancels_the_waiting_step(monkeypatc
         proceed.wait(10)
 
     monkeypatch.setattr(queue_module.Queue, "__init__", slow_init)
-    errors = []
-
-    def worker():
-        try:
-            sess.run(deq)
-        except Exception as e:  # recorded and checked below
-            errors.append(e)
-
-    t = threading.Thread(target=worker, daemon=True)
-    t.start()
+    t, errors = _run_in_thread(sess, deq)
     assert made.wait(10)
     sess.close()          # walks the state now: the queue is not in it yet
     proceed.set()
