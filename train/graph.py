@@ -400,6 +400,26 @@ def reset_default_graph() -> None:
         _global_default = Graph()
 
 
+class _BuildState(threading.local):
+    """One thread's scopes while it builds a graph (see Graph._building)."""
+
+    def __init__(self):
+        self.scope: list[str] = []
+        self.device: list[str] = []
+        self.control: list[list[int]] = []
+        self.cf_stack: list = []
+
+
+def _per_thread(field: str) -> property:
+    """A Graph attribute kept in the calling thread's _BuildState."""
+    def get(self):
+        return getattr(self._building, field)
+
+    def set_(self, value):
+        setattr(self._building, field, value)
+    return property(get, set_)
+
+
 class Graph:
     """A training graph under construction (wraps the IR graph that is run and saved).
 
@@ -420,13 +440,12 @@ class Graph:
         self._static: dict[int, np.ndarray] = {}
         self._used_names: set[str] = set()
         self._name_counts: dict[str, int] = {}
-        self._scope: list[str] = []
-        self._device: list[str] = []
-        self._control: list[list[int]] = []
+        # name scopes, devices, control dependencies and the control-flow context
+        # stack (cond / while builders, innermost last) are per thread, as TF1's name
+        # stack: two threads building at once must not see each other's scopes
+        self._building = _BuildState()
         self._collections: dict[str, list] = {}
         self._const_cache: dict = {}
-        # control-flow context stack (cond / while builders), innermost last
-        self._cf_stack: list = []
         self._node_context: dict[int, Any] = {}
         # gradient overrides per node (custom_gradient) and per op type
         self._node_grad: dict[int, Any] = {}
@@ -438,6 +457,11 @@ class Graph:
         self._finalized = False
         # the graph-level seed (og.set_random_seed), as TF1's Graph.seed: None = unseeded
         self.seed: int | None = None
+
+    _scope = _per_thread("scope")
+    _device = _per_thread("device")
+    _control = _per_thread("control")
+    _cf_stack = _per_thread("cf_stack")
 
     # -- plumbing for Session ---------------------------------------------------------
 

@@ -126,10 +126,25 @@ def _uniform_floats(rng, dims: tuple, lo: float, hi: float, dt: DType, what: str
     """Uniform values in [lo, hi) rounded to dt; a value that rounds up to hi becomes
     the largest value below it, since TF's range excludes maxval."""
     values = _to_dtype(lo + (hi - lo) * rng.random(dims), dt, what)
-    if lo < hi and dt in (DType.FLOAT16, DType.FLOAT32, DType.FLOAT64):
-        below = np.nextafter(dt.numpy.type(hi), dt.numpy.type(-np.inf))
-        values = np.minimum(values, below)
+    if lo < hi and dt in (DType.FLOAT16, DType.BFLOAT16, DType.FLOAT32, DType.FLOAT64):
+        values = np.minimum(values, _largest_below(hi, dt.numpy))
     return values
+
+
+def _largest_below(hi: float, dtype) -> np.ndarray:
+    """The largest value of float dtype below hi (hi itself exactly representable or
+    not), by its bit pattern: np.nextafter has no bfloat16 loop."""
+    x = np.asarray(hi, dtype)
+    if float(x) < hi:
+        return x
+    bits = x.view(np.dtype(f"u{x.itemsize}")).copy()
+    if float(x) > 0:
+        bits -= 1                       # a smaller magnitude
+    elif float(x) == 0:
+        bits = np.asarray(1 << (8 * x.itemsize - 1) | 1, bits.dtype)  # -smallest
+    else:
+        bits += 1                       # a larger negative magnitude
+    return bits.view(dtype)
 
 
 def compute_fans(shape) -> tuple:

@@ -81,6 +81,14 @@ def _zeros(shape, dtype):
     return np.zeros(shape, dtype.numpy)
 
 
+def _scope_or(kernel_init):
+    """A layer's kernel initializer: the enclosing variable scope's when it has one
+    (tf.layers' kernel_initializer=None takes the scope's), else `kernel_init`."""
+    from .variable_scope import get_variable_scope
+
+    return kernel_init if get_variable_scope().initializer is None else None
+
+
 def softmax(logits, axis: int = -1, name=None) -> Tensor:
     """Softmax along `axis`.
 
@@ -177,8 +185,8 @@ def dense(x, units: int, activation=None, use_bias: bool = True, name: str = "de
     def kernel_init(shape, dtype):
         return glorot_uniform(shape, n_in, units, dtype.numpy, g)
 
-    with variable_scope(None, default_name=name, values=[x]):
-        w = get_variable("kernel", [n_in, units], x.dtype, kernel_init)
+    with variable_scope(None, default_name=name or "dense", values=[x]):
+        w = get_variable("kernel", [n_in, units], x.dtype, _scope_or(kernel_init))
         y = api.matmul(x, w)
         if use_bias:
             y = y + get_variable("bias", [units], x.dtype, _zeros)
@@ -237,8 +245,8 @@ def conv2d(x, filters: int, kernel_size, strides=1, padding: str = "SAME", activ
     def kernel_init(shape, dtype):  # ONNX's (out, in, kh, kw) layout: fans by hand
         return glorot_uniform(shape, c * kh * kw, filters * kh * kw, dtype.numpy, g)
 
-    with variable_scope(None, default_name=name, values=[x]):
-        w = get_variable("kernel", [filters, c, kh, kw], x.dtype, kernel_init)
+    with variable_scope(None, default_name=name or "conv2d", values=[x]):
+        w = get_variable("kernel", [filters, c, kh, kw], x.dtype, _scope_or(kernel_init))
         inputs = [x, w]
         if use_bias:
             inputs.append(get_variable("bias", [filters], x.dtype, _zeros))

@@ -187,11 +187,10 @@ def get_variable_scope() -> VariableScope:
 
 # --------------------------------------------------------------------------- scopes
 
-def variable_scope(name_or_scope, default_name: str | None = None, values=None,
-                   initializer=None, reuse=None, dtype=None,
-                   auxiliary_name_scope: bool = True):
+class variable_scope:  # noqa: N801 - TF1's name
     """A context manager opening a variable scope (and a name scope for ops), as
-    tf.variable_scope.
+    tf.variable_scope. The same object may be entered again (TF1 allows it): later
+    entries go back to the variable scope its first entry opened.
 
     Args:
         name_or_scope: a str, appended to the current variable scope's name, or a
@@ -219,20 +218,40 @@ def variable_scope(name_or_scope, default_name: str | None = None, values=None,
             without a name_or_scope; or values come from different graphs.
         RuntimeError: (on exit) scopes were exited out of order.
     """
-    _check_scope_args(name_or_scope, default_name, auxiliary_name_scope)
-    if reuse is False:
-        reuse = None  # TF1: False means inherit, like None
-    if not (reuse is None or reuse is True or reuse is AUTO_REUSE):
-        raise ValueError(f"variable_scope: reuse must be True, False, None or "
-                         f"og.AUTO_REUSE, got {_g._brief(reuse)}")
-    if name_or_scope is None and reuse is not None:
-        raise ValueError("variable_scope: reuse=True cannot be used without a "
-                         "name_or_scope")
-    if dtype is not None:
-        dtype = _as_dtype(dtype, "variable_scope")
-    g = _graph_of_values(values)
-    return _entered(g, name_or_scope, default_name, initializer, reuse, dtype,
-                    auxiliary_name_scope)
+
+    def __init__(self, name_or_scope, default_name: str | None = None, values=None,
+                 initializer=None, reuse=None, dtype=None,
+                 auxiliary_name_scope: bool = True):
+        _check_scope_args(name_or_scope, default_name, auxiliary_name_scope)
+        if reuse is False:
+            reuse = None  # TF1: False means inherit, like None
+        if not (reuse is None or reuse is True or reuse is AUTO_REUSE):
+            raise ValueError(f"variable_scope: reuse must be True, False, None or "
+                             f"og.AUTO_REUSE, got {_g._brief(reuse)}")
+        if name_or_scope is None and reuse is not None:
+            raise ValueError("variable_scope: reuse=True cannot be used without a "
+                             "name_or_scope")
+        if dtype is not None:
+            dtype = _as_dtype(dtype, "variable_scope")
+        self._args = (_graph_of_values(values), name_or_scope, default_name, initializer,
+                      reuse, dtype, auxiliary_name_scope)
+        self._first = None  # the VariableScope of the first entry
+        self._open: list = []  # the entries not exited yet, innermost last
+
+    def __enter__(self) -> "VariableScope":
+        g, name_or_scope, default_name, initializer, reuse, dtype, aux = self._args
+        if self._first is not None:
+            name_or_scope = self._first
+        entry = _entered(g, name_or_scope, default_name, initializer, reuse, dtype, aux)
+        scope = entry.__enter__()
+        self._open.append(entry)
+        if self._first is None:
+            self._first = scope
+        return scope
+
+    def __exit__(self, exc_type, exc, tb):
+        return self._open.pop().__exit__(exc_type, exc, tb)
+
 
 
 def _check_scope_args(name_or_scope, default_name, auxiliary_name_scope) -> None:
@@ -438,6 +457,7 @@ def get_variable(name: str, shape=None, dtype=None, initializer=None, trainable=
             _check_value_dtype(initializer, dtype)
     if initializer is None:
         initializer = scope.initializer
+    _check_not_in_control_flow(g, initializer, full)
     dt = _as_dtype(scope.dtype, "get_variable") if dtype is None else dtype
     if dims is not None and initializer is not None and not callable(initializer):
         raise ValueError("If initializer is a constant, do not specify shape.")
@@ -452,6 +472,24 @@ def get_variable(name: str, shape=None, dtype=None, initializer=None, trainable=
         var = _create(g, full, dims, dt, initializer, trainable, collections)
         _store(g)[full] = (var, _origin())
     return var
+
+
+def _check_not_in_control_flow(g: Graph, initializer, full: str) -> None:
+    """Refuse, before anything is made, a tensor initial value computed inside an
+    og.cond branch or og.while_loop body: the variable's initializer runs outside it,
+    where that value does not exist (TF1's error).
+
+    Raises:
+        ValueError: it is such a tensor.
+    """
+    if not isinstance(initializer, Tensor):
+        return
+    op = initializer.op
+    if op is not None and g._node_context.get(op.node_index) is not None:
+        raise ValueError(f"Initializer for variable {full} is from inside a control-flow "
+                         "construct, such as a loop or conditional. When creating a "
+                         "variable inside a loop or conditional, use a lambda as the "
+                         "initializer.")
 
 
 def _as_dtype(dtype, what: str) -> DType:

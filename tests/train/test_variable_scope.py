@@ -5,6 +5,7 @@ against numpy-computed expectations, seeding rules, saving, and training."""
 
 import math
 import re
+import sys
 import threading
 
 import numpy as np
@@ -823,3 +824,82 @@ def test_nn_layers_share_their_variables_in_a_reusing_scope():
     with g.as_default(), pytest.raises(ValueError, match="tower/dense/kernel already exists"):
         with og.variable_scope("tower"):
             og.nn.dense(x, 3)
+
+
+def test_threads_building_in_their_own_scopes_keep_their_names():
+    """Name scopes, like TF1's name stack, are per thread: two threads opening their
+    own variable scopes at once never see each other's."""
+    g = og.Graph()
+    problems = []
+    barrier = threading.Barrier(2)
+
+    def build(k):
+        try:
+            with g.as_default():
+                barrier.wait(10)
+                for j in range(150):
+                    with og.variable_scope(f"t{k}"):
+                        v = og.get_variable(f"w{j}", [2])
+                        y = og.identity(v)
+                    if v.name != f"t{k}/w{j}" or not y.name.startswith(f"t{k}"):
+                        problems.append((k, j, v.name, y.name))
+        except Exception as e:  # recorded and checked below
+            problems.append((k, repr(e)))
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=build, args=(k,)) for k in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    finally:
+        sys.setswitchinterval(old)
+    assert problems == []
+
+
+def test_tensor_initializer_from_inside_a_cond_is_refused_before_anything_is_made():
+    g = og.Graph()
+    with g.as_default():
+        p = og.placeholder(og.bool_, [], name="p")
+
+        def branch():
+            with pytest.raises(ValueError, match="Initializer for variable w is from inside "
+                                                 "a control-flow construct"):
+                og.get_variable("w", initializer=og.constant([1.0, 2.0]) * 2.0)
+            return og.constant(1.0)
+
+        og.cond(p, branch, lambda: og.constant(0.0))
+        assert og.global_variables(g) == []
+        w = og.get_variable("w", [2])  # the name is still free
+    assert w.name == "w"
+
+
+@pytest.mark.parametrize("layer", ["dense", "conv2d"])
+def test_layers_take_the_scope_initializer_and_a_default_name(layer):
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [None, 4], name="x")
+        img = og.placeholder(og.float32, [None, 2, 5, 5], name="img")
+        build = (lambda n: og.nn.dense(x, 3, name=n)) if layer == "dense" else \
+            (lambda n: og.nn.conv2d(img, 4, 3, name=n))
+        with og.variable_scope("s", initializer=og.constant_initializer(0.5)):
+            build(None)
+    kernel, bias = og.global_variables(g)
+    assert kernel.name == f"s/{layer}/kernel" and bias.name == f"s/{layer}/bias"
+    sess = og.Session(g)
+    assert np.all(sess.run(kernel) == 0.5)   # tf.layers: kernel from the scope's
+    assert np.all(sess.run(bias) == 0.0)     # ... the bias stays zeros
+
+
+def test_the_same_variable_scope_object_can_be_entered_again():
+    g = og.Graph()
+    with g.as_default():
+        scope = og.variable_scope("m")
+        with scope:
+            a = og.get_variable("w", [2])
+        with scope as again:
+            again.reuse_variables()
+            b = og.get_variable("w", [2])
+    assert a is b and a.name == "m/w"
