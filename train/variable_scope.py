@@ -454,7 +454,15 @@ def get_variable(name: str, shape=None, dtype=None, initializer=None, trainable=
     if dtype is not None:
         dtype = _as_dtype(dtype, "get_variable")
         if initializer is not None and not callable(initializer):
-            _check_value_dtype(initializer, dtype)
+            if _plain_python(initializer):
+                # Python numbers have no dtype of their own (TF1 reads an int as
+                # int32, og.constant as int64): they take the explicit one if they fit
+                try:
+                    initializer = _g._as_array(initializer, dtype)
+                except OneGraphError as e:
+                    raise _g._named(e, f"get_variable {name!r}: initializer") from None
+            else:
+                _check_value_dtype(initializer, dtype)
     if initializer is None:
         initializer = scope.initializer
     _check_not_in_control_flow(g, initializer, full)
@@ -547,6 +555,13 @@ def _check_value_dtype(value, dtype: DType) -> None:
     if found != dtype:
         raise ValueError(f"Initializer type '{found.short_name}' and explicit dtype "
                          f"'{dtype.short_name}' don't match.")
+
+
+def _plain_python(value) -> bool:
+    """value is a Python bool/int/float, or a (nested) list or tuple of them."""
+    if isinstance(value, (list, tuple)):
+        return all(_plain_python(v) for v in value)
+    return type(value) in (bool, int, float)
 
 
 def _shape_str(dims) -> str:

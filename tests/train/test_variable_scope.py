@@ -903,3 +903,23 @@ def test_the_same_variable_scope_object_can_be_entered_again():
             again.reuse_variables()
             b = og.get_variable("w", [2])
     assert a is b and a.name == "m/w"
+
+
+def test_python_number_initializers_take_the_explicit_dtype():
+    """A Python number has no dtype of its own: with dtype= it becomes that dtype
+    (TF1 reads an int as int32); a value that does not fit is refused by name."""
+    g = og.Graph()
+    with g.as_default():
+        a = og.get_variable("a", initializer=0, dtype=og.int32)
+        b = og.get_variable("b", initializer=[1.5, 2.0], dtype=og.float64)
+        c = og.get_variable("c", initializer=[1, 2])      # no dtype: the value's own
+        with pytest.raises(og.OneGraphError, match=r"get_variable 'd': initializer: "
+                                                   r"cannot convert 1.5 to int32"):
+            og.get_variable("d", initializer=1.5, dtype=og.int32)
+        with pytest.raises(ValueError, match="Initializer type 'int64' and explicit "
+                                             "dtype 'int32' don't match"):
+            og.get_variable("e", initializer=np.int64(3), dtype=og.int32)
+    sess = og.Session(g)
+    assert sess.run(a).dtype == np.int32 and sess.run(a) == 0
+    assert sess.run(b).dtype == np.float64
+    assert sess.run(c).dtype == np.int64
