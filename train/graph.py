@@ -400,6 +400,29 @@ def reset_default_graph() -> None:
         _global_default = Graph()
 
 
+def remove_innermost(stack: list, entry) -> None:
+    """Delete the last occurrence of `entry` (by identity) from a default stack; a
+    missing entry is fine. Never raises."""
+    for k in range(len(stack) - 1, -1, -1):
+        if stack[k] is entry:
+            del stack[k]
+            return
+
+
+def output_named(ir: IRGraph, name: str, node_named) -> int | None:
+    """The tensor a TF1-style "op:k" name means: output k of the node `node_named(op)`
+    returns the index of, or for ":0" the tensor called op; None when it names none
+    (or is not of that form)."""
+    base, sep, k = name.rpartition(":")
+    if not sep or not base or not k.isdigit():
+        return None
+    node = node_named(base)
+    if node is not None:
+        outputs = ir.nodes[node].outputs
+        return outputs[int(k)] if int(k) < len(outputs) and outputs[int(k)] >= 0 else None
+    return ir.find_tensor(base) if int(k) == 0 else None
+
+
 class _BuildState(threading.local):
     """One thread's scopes while it builds a graph (see Graph._building)."""
 
@@ -516,16 +539,9 @@ class Graph:
             raise TypeError(f"get_tensor_by_name: name must be a str, got "
                             f"{type(name).__name__}")
         index = self._ir.find_tensor(name)
-        base, sep, k = name.rpartition(":")
-        if index is None and sep and base and k.isdigit():
-            for node in self._ir.nodes:
-                if node.name == base:
-                    outs = node.outputs
-                    if int(k) < len(outs) and outs[int(k)] >= 0:
-                        index = outs[int(k)]
-                    break
-            else:
-                index = self._ir.find_tensor(base) if int(k) == 0 else None
+        if index is None:
+            index = output_named(self._ir, name, lambda base: next(
+                (k for k, node in enumerate(self._ir.nodes) if node.name == base), None))
         if index is None:
             raise KeyError(f"get_tensor_by_name: no tensor named {name!r} in the graph "
                            "(a tensor's name, or 'op:k' for output k of op)")
@@ -543,10 +559,7 @@ class Graph:
         finally:
             # its own entry, not the top: an InteractiveSession made inside the block
             # pushed its graph above it and keeps it there until it is closed
-            for k in range(len(stack) - 1, -1, -1):
-                if stack[k] is self:
-                    del stack[k]
-                    break
+            remove_innermost(stack, self)
 
     @contextlib.contextmanager
     def name_scope(self, name: str | None):

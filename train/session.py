@@ -36,6 +36,7 @@ from .optimize import optimize_plan  # noqa: E402
 from . import frames  # noqa: E402
 from .heap import keep_freed_memory  # noqa: E402
 from .profiling import RunMetadata, output_info  # noqa: E402
+from .graph import output_named, remove_innermost  # noqa: E402
 
 # Ops that receive dead inputs instead of being skipped by dead-value propagation.
 _DEAD_AWARE = frozenset({"Merge"})
@@ -149,11 +150,7 @@ def get_default_session() -> "Session | None":
 
 def _leave_default(session: "Session") -> None:
     """Drop the innermost entry of `session` from this thread's default stack."""
-    stack = _default_sessions.stack
-    for k in range(len(stack) - 1, -1, -1):
-        if stack[k] is session:
-            del stack[k]
-            return
+    remove_innermost(_default_sessions.stack, session)
 
 
 def _graph_of(obj) -> tuple[Graph, Model | None]:
@@ -521,15 +518,7 @@ class Session:
     def _tf_output_name(self, name: str) -> int | None:
         """The tensor a TF1-style "op:k" name means (output k of the node named op; a
         tensor's own name with ":0"), or None. Only asked when no tensor has `name`."""
-        base, sep, k = name.rpartition(":")
-        if not sep or not base or not k.isdigit():
-            return None
-        node = self._node_name_map().get(base)
-        if node is not None:
-            outputs = self.graph.nodes[node].outputs
-            return outputs[int(k)] if int(k) < len(outputs) and outputs[int(k)] >= 0 \
-                else None
-        return self.graph.find_tensor(base) if int(k) == 0 else None
+        return output_named(self.graph, name, self._node_name_map().get)
 
     def _node_name_map(self) -> dict[str, int]:
         # Training graphs keep growing after the Session exists: rebuild on change.
@@ -795,10 +784,7 @@ class InteractiveSession(Session):
         super().close()
         installed, self._installed = self._installed, []
         for stack, entry in installed:
-            for k in range(len(stack) - 1, -1, -1):
-                if stack[k] is entry:
-                    del stack[k]
-                    break
+            remove_innermost(stack, entry)
 
 
 def _check_frame_fetches(graph: Graph, order: list, fetches: list[int], fed: set,
