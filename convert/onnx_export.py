@@ -258,13 +258,16 @@ class _Exporter:
                 continue
             if (domain, op_type) in ONNX_EQUIVALENT:
                 op_type, domain = ONNX_EQUIVALENT[(domain, op_type)], ""
-            elif domain not in _ONNX_DOMAINS:
+            elif _is_onegraph_domain(domain):
                 key = f"{domain}::{op_type}"
                 entry = self.missing.setdefault(key, [0, node.name])
                 entry[0] += 1
                 continue
             schema_domain = "" if domain == "ai.onnx" else domain
-            if onnx_schema(op_type, self.opsets.get(schema_domain), schema_domain) is None:
+            # another runtime's domain (com.microsoft, ...) is written as it is: ONNX
+            # holds no schemas for it, so it is that runtime's to check
+            if domain in _ONNX_DOMAINS and \
+                    onnx_schema(op_type, self.opsets.get(schema_domain), schema_domain) is None:
                 key = f"{schema_domain}::{op_type}" if schema_domain else op_type
                 entry = self.undefined.setdefault(key, [0, node.name])
                 entry[0] += 1
@@ -565,15 +568,22 @@ def _loosen_contradicted_shapes(proto) -> dict[str, tuple[int, int]]:
     return ranks
 
 
+def _is_onegraph_domain(domain: str) -> bool:
+    """Whether `domain` is one of onegraph's own ("onegraph", "onegraph.held"), whose
+    ops no other runtime knows."""
+    return domain == "onegraph" or domain.startswith("onegraph.")
+
+
 def _missing_domain_opsets(model: Model) -> dict[str, int]:
-    """Opset versions for the ONNX domains (ai.onnx.ml, ...) whose ops the model uses
-    but does not import (a graph built in Python rather than imported): the newest
-    `since_version` among the ops it uses there, the oldest opset that has them all."""
+    """Opset versions for the domains (ai.onnx.ml, com.microsoft, ...) whose ops the
+    model uses but does not import (a graph built in Python rather than imported): for
+    ONNX's domains the newest `since_version` among the ops it uses there, the oldest
+    opset that has them all; for another runtime's domain, 1."""
     need: dict[str, int] = {}
     for g in model.all_graphs():
         for node in g.nodes:
             domain = node.domain
-            if domain in ("", "ai.onnx") or domain not in _ONNX_DOMAINS \
+            if domain in ("", "ai.onnx") or _is_onegraph_domain(domain) \
                     or domain in model.opset_imports:
                 continue
             version = REGISTRY.get(node.op_type, domain).since_version \
@@ -630,7 +640,9 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
             exist"), checked before converting; opset or external_data_threshold out of
             range; no outputs to export (see below), a variable without a value,
             an input or output of unknown rank, ops of the onegraph domain without an
-            ONNX equivalent that the outputs depend on (one error listing all of them), an attribute or tensor that ONNX cannot hold,
+            ONNX equivalent that the outputs depend on (one error listing all of them;
+            another runtime's ops, such as com.microsoft's, are written as they are),
+            an attribute or tensor that ONNX cannot hold,
             a failed opset conversion, a GroupNormalization whose known channel count
             is not a multiple of num_groups (exporting to opset 21 or later); with
             `check`, ops of ONNX's domains that ONNX does not define at the model's
@@ -691,7 +703,7 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
                 + (f" (and {more} more nodes)" if more else ""))
     opsets = [helper.make_opsetid("", int(source_opset))]
     for domain, version in model.opset_imports.items():
-        if domain not in ("", "ai.onnx", "onegraph"):
+        if domain not in ("", "ai.onnx") and not _is_onegraph_domain(domain):
             opsets.append(helper.make_opsetid(domain, int(version)))
     for domain, version in sorted(_missing_domain_opsets(model).items()):
         opsets.append(helper.make_opsetid(domain, version))

@@ -152,6 +152,39 @@ def test_onegraph_domain_ops_listed():
     assert "onegraph::Enqueue x1" in msg and "onegraph::Switch x2" in msg and "sw1" in msg
 
 
+def test_other_runtimes_ops_are_written_as_they_are():
+    """A com.microsoft op (imported with check_ops=False, or added in Python without an
+    opset import) is exported as it is, with its domain's opset import, and the model
+    runs in onnxruntime; only onegraph's own domains are refused."""
+    from onnx import TensorProto, helper
+
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["a"]),
+         helper.make_node("FusedMatMul", ["a", "a"], ["y"], domain="com.microsoft",
+                          alpha=2.0)],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13),
+                                            helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    xv = np.array([[1, -2], [3, 4]], np.float32)
+    a = np.maximum(xv, 0)
+    for check in (True, False):
+        proto = to_onnx(from_onnx(m, check_ops=False), check=check)
+        assert {o.domain: o.version for o in proto.opset_import}["com.microsoft"] == 1
+        np.testing.assert_allclose(_ort(proto, {"x": xv})[0], 2 * a @ a)
+
+    built = Graph("g")
+    x = built.add_input("x", "float32", [2, 2])
+    (y,) = built.add_node("FusedMatMul", [x, x], ["y"], {"alpha": 2.0},
+                          domain="com.microsoft")
+    built.tensors[y].dtype, built.tensors[y].shape = built.tensors[x].dtype, [2, 2]
+    built.outputs = [y]
+    proto = to_onnx(Model(graphs=[built], opset_imports={"": 17}))
+    assert {o.domain: o.version for o in proto.opset_import}["com.microsoft"] == 1
+    np.testing.assert_allclose(_ort(proto, {"x": xv})[0], 2 * xv @ xv)
+
+
 def test_quantized_weight_exports_as_qdq():
     g = Graph("q")
     x = g.add_input("x", "float32", [1, 4])
