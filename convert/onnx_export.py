@@ -293,7 +293,10 @@ class _Exporter:
             attrs = {}
             op_def = REGISTRY.get(node.op_type, node.domain) \
                 if REGISTRY.has(node.op_type, node.domain) else None
-            for aname, value in node.attributes.items():
+            node_attrs = node.attributes
+            if op_type == "Resize" and domain in ("", "ai.onnx"):
+                node_attrs = _resize_without_tf_half_pixel(node_attrs, where)
+            for aname, value in node_attrs.items():
                 if value is None:
                     continue
                 spec = op_def.attr_spec(aname) if op_def is not None else None
@@ -400,6 +403,40 @@ class _Exporter:
             raise ConversionError(f"{where}: attribute {name!r} ({kind.name.lower()}) "
                                   f"cannot be encoded: {e}") from e
         raise ConversionError(f"{where}: attribute {name!r} has no ONNX representation")
+
+
+# Resize-11/12's tf_half_pixel_for_nn maps output x to (x + 0.5) / scale, half_pixel to
+# that minus 0.5: round_prefer_floor(v) = ceil(v - 0.5) and floor(v) =
+# round_prefer_ceil(v - 0.5), so nearest resizes in those two rounding modes have an
+# exact spelling from opset 13 on, where the mode no longer exists.
+_TF_HALF_PIXEL_NEAREST = {"round_prefer_floor": "ceil", "floor": "round_prefer_ceil"}
+
+
+def _resize_without_tf_half_pixel(attrs: dict, where: str) -> dict:
+    """Resize attributes with coordinate_transformation_mode tf_half_pixel_for_nn
+    rewritten to half_pixel and the matching nearest_mode; others as they are.
+
+    Raises:
+        ConversionError: a linear or cubic resize, or nearest_mode ceil or
+            round_prefer_ceil, in that mode: ONNX from opset 13 cannot say it.
+    """
+    def text(name, default):
+        value = attrs.get(name)
+        value = default if value is None else value
+        return value.decode() if isinstance(value, bytes) else value
+
+    if text("coordinate_transformation_mode", "half_pixel") != "tf_half_pixel_for_nn":
+        return attrs
+    mode, nearest = text("mode", "nearest"), text("nearest_mode", "round_prefer_floor")
+    if mode != "nearest" or nearest not in _TF_HALF_PIXEL_NEAREST:
+        raise ConversionError(
+            f"{where}: coordinate_transformation_mode 'tf_half_pixel_for_nn' left ONNX at "
+            f"opset 13, and mode {mode!r} with nearest_mode {nearest!r} has no equivalent "
+            "there (nearest resizes with nearest_mode round_prefer_floor or floor have one)")
+    out = dict(attrs)
+    out["coordinate_transformation_mode"] = "half_pixel"
+    out["nearest_mode"] = _TF_HALF_PIXEL_NEAREST[nearest]
+    return out
 
 
 def _fill_dtype(g: Graph, node):

@@ -850,6 +850,8 @@ def _source_coords(out_len, in_len, scale, start, end, mode):
         return x * (in_len - 1) / (out_len - 1) if out_len > 1 else np.zeros_like(x)
     if mode == "asymmetric":
         return x / scale
+    if mode == "tf_half_pixel_for_nn":  # Resize-11/12's (TF's legacy nearest resize)
+        return (x + 0.5) / scale
     if mode == "tf_crop_and_resize":
         if out_len > 1:
             return start * (in_len - 1) + x * (end - start) * (in_len - 1) / (out_len - 1)
@@ -881,6 +883,27 @@ def _nearest_index(coord, in_len, nearest_mode):
     else:
         raise ShapeError(f"Resize: unknown nearest_mode {nearest_mode!r}")
     return np.clip(idx, 0, in_len - 1).astype(np.int64)
+
+
+_RESIZE_CHOICES = {
+    "mode": ("nearest", "linear", "cubic"),
+    # tf_half_pixel_for_nn left the spec at opset 13; Resize-11/12 models still use it,
+    # onnxruntime runs it, and the exporter rewrites it (convert/onnx_export.py)
+    "coordinate_transformation_mode": (
+        "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+        "asymmetric", "tf_crop_and_resize", "tf_half_pixel_for_nn"),
+    "nearest_mode": ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil"),
+    "keep_aspect_ratio_policy": ("stretch", "not_larger", "not_smaller"),
+}
+
+
+def _check_resize_attrs(attrs):
+    """Resize's string attributes hold one of the values the spec lists."""
+    for name, allowed in _RESIZE_CHOICES.items():
+        value = attrs.get(name)
+        if value is not None and value not in allowed:
+            return f"{name} must be one of {', '.join(allowed)}; got {value!r}"
+    return None
 
 
 def _cubic(d, a):
@@ -1071,7 +1094,7 @@ OPS = tuple(sorted((
             ("extrapolation_value", "float", 0.0),
             ("keep_aspect_ratio_policy", "string", "stretch"),
             ("mode", "string", "nearest"), ("nearest_mode", "string", "round_prefer_floor")],
-           infer=_infer_resize, since_version=13),
+           infer=_infer_resize, since_version=13, check_attrs=_check_resize_attrs),
     define("Shape", ["data"], ["shape"], _shape, [("end", "int", None), ("start", "int", 0)],
            infer=_infer_shape, since_version=13),
     define("Size", ["data"], ["size"], _size, infer=_infer_size, since_version=13),
