@@ -507,8 +507,10 @@ def _averagepool_kernel(inputs, attrs, ctx):
     geometry = _geometry(x.shape, attrs) if x.ndim >= 3 else None
     if geometry is not None and geometry[0] == list(x.shape[2:]):
         kernel, strides, dil, pb, pe, out_sp = geometry
-        if not any(pb) and not any(pe) and all(o == 1 for o in out_sp):
-            # one window covering the whole image: the global mean
+        if not any(pb) and not any(pe) and all(o == 1 for o in out_sp) \
+                and all(d == 1 for d in dil):
+            # one window covering the whole image: the global mean (a dilated window
+            # of the image's size reaches past it, skipping pixels)
             return (_global_mean(x),)
     include_pad = bool(attrs.get("count_include_pad", 0))
     if x.ndim == 4 and x.dtype in (np.float32, np.float64):

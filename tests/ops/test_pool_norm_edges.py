@@ -186,3 +186,20 @@ def test_wide_windows_over_small_images_loop_over_the_taps_that_reach_them(op_ty
                                 providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     got = og.Session(from_onnx(model)).run("y", {"x": x})
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape,attrs", [
+    ((1, 1, 2), dict(kernel_shape=[2], strides=[3], dilations=[2], ceil_mode=1)),
+    ((1, 1, 2), dict(kernel_shape=[2], strides=[2], dilations=[2], ceil_mode=1,
+                     count_include_pad=1)),
+    ((1, 2, 2, 2), dict(kernel_shape=[2, 2], strides=[3, 3], dilations=[2, 2], ceil_mode=1)),
+    ((1, 2, 3, 3), dict(kernel_shape=[3, 3], strides=[4, 4], dilations=[1, 2], ceil_mode=1)),
+], ids=str)
+def test_dilated_average_pool_of_the_image_size_is_not_the_global_mean(shape, attrs):
+    """A window of the image's size with dilation > 1 skips pixels (and reaches past the
+    image): one output window, but not the mean of the whole image."""
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32) * 10
+    model = one_node_model("AveragePool", [("x", TensorProto.FLOAT, list(shape))],
+                           opset=19, **attrs)
+    got, want = _both(model, {"x": x}, ["y"])
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
