@@ -72,14 +72,17 @@ _RELU_PRODUCERS = frozenset({"Conv", "Add", "Sum", "Mul", "Sub", "MatMul", "Gemm
 
 
 def optimize_plan(graph, steps: list, template: list, keep: set, fed: set,
-                  graph_inputs=()) -> list:
-    """Return the optimised step list; `template` gains folded constants in place."""
+                  graph_inputs=(), folded: dict | None = None) -> list:
+    """Return the optimised step list; `template` gains folded constants in place.
+    `folded` (node id -> (node, values)), shared by a Session's plans, keeps each
+    node's folded values, so plans share them instead of each folding its own copy."""
     if any(s.node.op_type in ("Switch", "Merge") for s in steps):
         return steps
     from .session import _Step  # session imports this module
 
     protected = set(keep) | set(fed) | set(graph_inputs)
-    steps = _fold_constants(steps, template, fed, graph_inputs, protected)
+    steps = _fold_constants(steps, template, fed, graph_inputs, protected,
+                            {} if folded is None else folded)
     # Folded steps read constants only (never freed), so dropping them needs no new free
     # lists. Subgraphs read outer values by name (the Session's implicit inputs, kept
     # alive through its free lists), invisible to the consumer counts: no fusion then.
@@ -131,7 +134,7 @@ def _foldable(step) -> bool:
     return not node.control_inputs
 
 
-def _fold_constants(steps, template, fed, graph_inputs, protected):
+def _fold_constants(steps, template, fed, graph_inputs, protected, folded):
     out = []
     ctx = KernelContext()
     for step in steps:
@@ -139,19 +142,26 @@ def _fold_constants(steps, template, fed, graph_inputs, protected):
             args = [None if i < 0 else _const(i, template, fed, graph_inputs)
                     for i in step.inputs]
             if all(a is not None for a, i in zip(args, step.inputs) if i >= 0):
-                try:
-                    begin_kernel()
-                    values = step.kernel(args, step.attrs, ctx)
-                except Exception:  # leave it to run time, which reports it properly
-                    values = None
+                # a node whose inputs are all constants folds to the same values in
+                # every plan (fed tensors are never constant)
+                held = folded.get(id(step.node))
+                if held is not None and held[0] is step.node:
+                    values = held[1]
+                else:
+                    try:
+                        begin_kernel()
+                        values = step.kernel(args, step.attrs, ctx)
+                    except Exception:  # leave it to run time, which reports it properly
+                        values = None
                 # only tensors are folded (sequences, optionals... stay run-time values)
                 if values is not None and len(values) >= len(step.outputs) and all(
                         isinstance(v, np.ndarray) for o, v in zip(step.outputs, values)
                         if o >= 0):
                     for o, v in zip(step.outputs, values):
                         if o >= 0:
-                            v.flags.writeable = False  # shared by every run of the plan
+                            v.flags.writeable = False  # shared by every run and plan
                             template[o] = v
+                    folded[id(step.node)] = (step.node, values)
                     continue
         out.append(step)
     return out

@@ -38,6 +38,12 @@ from .heap import keep_freed_memory  # noqa: E402
 from .profiling import RunMetadata, output_info  # noqa: E402
 from .graph import output_named, remove_innermost  # noqa: E402
 
+# Compiled plans a Session keeps (one per set of feeds, fetches and targets); past it
+# the oldest is dropped: each holds its fused weights (BN folded into a Conv, GEMM-ready
+# and Winograd forms), so a loop over ever new fetch sets would otherwise grow without
+# bound. TF1 programs use a handful (train step, loss, evaluation).
+MAX_PLANS = 32
+
 # Ops that receive dead inputs instead of being skipped by dead-value propagation.
 _DEAD_AWARE = frozenset({"Merge"})
 # Control inputs whose dead output makes the dependent node dead: the pivots of
@@ -72,12 +78,11 @@ class _Step:
 class _Plan:
     """One compiled step: the slots template and the ordered kernel calls."""
 
-    __slots__ = ("steps", "template", "fetch_slots", "free_tensors", "uses_dead")
+    __slots__ = ("steps", "template", "free_tensors", "uses_dead")
 
-    def __init__(self, steps, template, fetch_slots, free_tensors, uses_dead):
+    def __init__(self, steps, template, free_tensors, uses_dead):
         self.steps = steps
         self.template = template
-        self.fetch_slots = fetch_slots
         self.free_tensors = free_tensors
         self.uses_dead = uses_dead
 
@@ -210,6 +215,7 @@ class Session:
         self.state: dict = {}
         self._plans: dict = {}
         self._sub_plans: dict = {}
+        self._folded: dict = {}  # node id -> (node, values): constants folded once
         # reentrant: compiling may run a subgraph (constant folding), which compiles
         self._lock = threading.RLock()
         # an og.Graph still being built: compiling reads its node and tensor lists
@@ -234,7 +240,7 @@ class Session:
                 return
             self._closed = True
             state, self.state = self.state, {}
-            self._plans, self._sub_plans = {}, {}
+            self._plans, self._sub_plans, self._folded = {}, {}, {}
         # a snapshot: a step racing this close may still store into `state` (it then
         # abandons what it stored itself; see the queue kernel)
         for value in list(state.values()):
@@ -351,20 +357,25 @@ class Session:
             kind, index = self._resolve(f)
             kinds.append(kind)
             (fetch_tensors if kind == "tensor" else targets).append(index)
-        feed_items = [(self._resolve_tensor(k), v) for k, v in feed_dict.items()]
+        feed_items = self._through_variable_reads(
+            [(self._resolve_tensor(k), v) for k, v in feed_dict.items()])
         if len({i for i, _ in feed_items}) != len(feed_items):
             twice = sorted({self.graph.tensors[i].name for i, _ in feed_items
                             if sum(j == i for j, _ in feed_items) > 1})
             raise OneGraphError(f"Session.run: tensor(s) {twice} fed more than once "
                                 "(by handle and by name?)")
-        key = (tuple(sorted(i for i, _ in feed_items)), tuple(fetch_tensors), tuple(targets))
+        # one plan per set of feeds, fetches and targets, whatever their order
+        key = (tuple(sorted(i for i, _ in feed_items)), tuple(sorted(set(fetch_tensors))),
+               tuple(sorted(set(targets))))
         plan = self._plans.get(key)
         if plan is None:
             with self._lock, self._build_lock:
                 plan = self._plans.get(key)
                 if plan is None:
-                    plan = self._compile(self.graph, fetch_tensors, targets,
-                                         {i for i, _ in feed_items})
+                    plan = self._compile(self.graph, list(key[1]), list(key[2]),
+                                         set(key[0]))
+                    if len(self._plans) >= MAX_PLANS:  # the oldest goes first
+                        del self._plans[next(iter(self._plans))]
                     self._plans[key] = plan
         values = plan.template.copy()
         for index, value in feed_items:
@@ -378,8 +389,10 @@ class Session:
             self._execute(plan, frame, records)
             run_metadata._record_run(records, start, time.perf_counter_ns())
         out = []
-        it = iter(plan.fetch_slots)
-        fed = [values[i] for i, _ in feed_items]
+        it = iter(fetch_tensors)
+        fed = [a for i, _ in feed_items for a in _arrays_in(values[i])]
+        given: dict[int, object] = {}  # tensor index -> what this run returns for it
+        owners: set[int] = set()  # ids of the memory owners of the arrays given so far
         for kind in kinds:
             if kind == "tensor":
                 index = next(it)
@@ -389,7 +402,9 @@ class Session:
                         f"fetched tensor {self.graph.tensors[index].name!r} has no value "
                         "in this run: it is computed in a cond branch that was not taken")
                 try:
-                    out.append(_private(v, fed))
+                    if index not in given:
+                        given[index] = _private(v, fed, owners)
+                    out.append(given[index])
                 except MemoryError:
                     raise ExecutionError(
                         f"fetched tensor {self.graph.tensors[index].name!r}: no memory for "
@@ -515,6 +530,24 @@ class Session:
             raise OneGraphError(f"tensor index {index} out of range")
         return index
 
+    def _through_variable_reads(self, feed_items: list) -> list:
+        """Feeds with a variable's own tensor (fed by name: "v", "v:0") replaced by feeds
+        of every ReadVariable of it, so reads see the fed value in this run, as feeding
+        the Variable handle (its shared read) does and TF1's feed of a variable does;
+        the variable itself keeps its value."""
+        tensors = self.graph.tensors
+        if all(tensors[i].kind is not TensorKind.VARIABLE for i, _ in feed_items):
+            return feed_items
+        out = []
+        for i, value in feed_items:
+            if tensors[i].kind is not TensorKind.VARIABLE:
+                out.append((i, value))
+                continue
+            out.extend((node.outputs[0], value) for node in self.graph.nodes
+                       if node.op_type == "ReadVariable" and node.domain == "onegraph"
+                       and tuple(node.inputs[:1]) == (i,) and node.outputs)
+        return out
+
     def _tf_output_name(self, name: str) -> int | None:
         """The tensor a TF1-style "op:k" name means (output k of the node named op; a
         tensor's own name with ":0"), or None. Only asked when no tensor has `name`."""
@@ -583,7 +616,7 @@ class Session:
             if t.kind is TensorKind.VARIABLE:
                 template[i] = self._variable(graph, i)
             elif t.data is not None:
-                template[i] = t.data
+                template[i] = _read_only(t.data)
         keep = set(fetches) | fed | {i for i, v in enumerate(template) if v is not None}
         keep.update(graph_inputs)
         last_use: dict[int, int] = {}
@@ -639,8 +672,9 @@ class Session:
         # -- plan-time optimisations (constant folding, Conv/BN/Relu fusion): see
         # train/optimize.py. Set Session.optimize = False to run the graph as written.
         if self.optimize and not uses_dead and all(isinstance(n, int) for n in order):
-            steps = optimize_plan(graph, steps, template, keep, fed, graph_inputs)
-        return _Plan(steps, template, list(fetches), sorted(free_tensors), uses_dead)
+            steps = optimize_plan(graph, steps, template, keep, fed, graph_inputs,
+                                  self._folded)
+        return _Plan(steps, template, sorted(free_tensors), uses_dead)
 
     def _variable(self, graph: Graph, index: int):
         """The Session's state slot for a VARIABLE tensor (initialised from its data)."""
@@ -860,10 +894,41 @@ def _nbytes(value) -> int:
     return int(getattr(value, "nbytes", 0))
 
 
-def _private(value, fed: list):
+def _read_only(data):
+    """A read-only view of a constant's array (the array itself if it is read-only):
+    its runs' results that are the constant or views of it come out read-only, so
+    `_private` copies them; the model's array (maybe the caller's) keeps its flags."""
+    if type(data) is not np.ndarray or not data.flags.writeable:
+        return data
+    view = data.view()
+    view.flags.writeable = False
+    return view
+
+
+def _arrays_in(value) -> list:
+    """The arrays of a value: itself, or the elements of a sequence or map."""
+    if type(value) is np.ndarray:
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [a for v in value for a in _arrays_in(v)]
+    if isinstance(value, dict):
+        return [a for v in value.values() for a in _arrays_in(v)]
+    return []
+
+
+def _memory_owner(a: np.ndarray):
+    """The object that owns an array's memory: the end of its chain of bases."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a if a.base is None else a.base
+
+
+def _private(value, fed: list, owners: set | None = None):
     """A fetched value the caller may keep and modify: arrays that are not the run's
     own (a constant, a folded constant, a variable's state, all read-only, or a view
-    of a fed array) are copied, as TF1 and onnxruntime return independent arrays.
+    of an array in `fed`) are copied, as TF1 and onnxruntime return independent
+    arrays; so are the arrays inside a sequence or map, and arrays whose memory owner
+    is in `owners` (what the run already gave; the given array's owner is added).
     A fetched VARIABLE tensor gives a copy of the variable's current value, as in TF1.
 
     Raises:
@@ -871,11 +936,21 @@ def _private(value, fed: list):
     """
     if type(value) is VariableRef:
         return value.read().copy()
+    if isinstance(value, (list, tuple)):  # a sequence (or an optional sequence)
+        return type(value)(_private(v, fed, owners) for v in value)
+    if isinstance(value, dict):  # a map
+        return {k: _private(v, fed, owners) for k, v in value.items()}
     if type(value) is not np.ndarray:
         return value
-    if not value.flags.writeable or any(
+    # two fetched tensors (a Relu and a Reshape of it) may be one buffer: `owners`
+    # holds the memory owners of the arrays already given, so each is the caller's own
+    # (as in onnxruntime)
+    shared = owners is not None and id(_memory_owner(value)) in owners
+    if shared or not value.flags.writeable or any(
             type(f) is np.ndarray and np.may_share_memory(value, f) for f in fed):
-        return value.copy()
+        value = value.copy()
+    if owners is not None:
+        owners.add(id(_memory_owner(value)))
     return value
 
 

@@ -231,7 +231,7 @@ def test_no_memory_for_a_fetched_copy_is_an_execution_error(monkeypatch):
     MemoryError there is named like a kernel's, naming the tensor."""
     from onegraph.train import session as session_mod
 
-    def no_memory(value, fed):
+    def no_memory(value, fed, owners=None):
         raise MemoryError
 
     g = og.Graph()
@@ -242,3 +242,101 @@ def test_no_memory_for_a_fetched_copy_is_an_execution_error(monkeypatch):
     monkeypatch.setattr(session_mod, "_private", no_memory)
     with pytest.raises(ExecutionError, match=r"fetched tensor .y.: no memory .* 8 bytes"):
         sess.run(y, {x: np.ones(2, np.float32)})
+
+
+def _float_data_model():
+    """W is an initializer in float_data (helper.make_tensor without raw=True), which
+    imports as a writeable array; W2 a Reshape of it by a fed shape (not folded)."""
+    w = helper.make_tensor("W", TensorProto.FLOAT, [3], [1.0, 2.0, 3.0])
+    shape = helper.make_tensor_value_info("shape", TensorProto.INT64, [2])
+    return _onnx([helper.make_node("Reshape", ["W", "shape"], ["W2"]),
+                  helper.make_node("Add", ["x", "W"], ["y"])],
+                 [_vi("x", [3]), shape], [_vi("W2", None), _vi("y", [3])], [w])
+
+
+@pytest.mark.parametrize("fetch", ["W", "W2"])
+def test_writeable_constants_and_their_views_are_fetched_as_copies(fetch):
+    sess = og.Session(from_onnx(_float_data_model()))
+    x, shape = np.zeros(3, np.float32), np.array([3, 1], np.int64)
+    got = sess.run(fetch, {"shape": shape})
+    assert got.flags.writeable
+    got[...] = -7.0
+    np.testing.assert_array_equal(sess.run("y", {"x": x}), [1, 2, 3])
+    np.testing.assert_array_equal(sess.run(fetch, {"shape": shape}).reshape(-1), [1, 2, 3])
+
+
+def test_planning_leaves_the_callers_constant_arrays_writeable():
+    """Folding an Identity of a constant marks its result read-only, not the caller's
+    array the model holds."""
+    w = np.array([1.0, 2.0], np.float32)
+    g = Graph("g")
+    x = g.add_input("x", "float32", [2])
+    wi = g.add_constant("W", w)
+    (i,) = g.add_node("Identity", [wi], ["i"])
+    (y,) = g.add_node("Add", [x, i], ["y"])
+    g.outputs = [y]
+    sess = og.Session(Model(graphs=[g], opset_imports={"": 17}))
+    np.testing.assert_array_equal(sess.run("y", {"x": np.zeros(2, np.float32)}), w)
+    held = g.tensors[wi].data
+    assert held.flags.writeable
+    held[0] = 10.0  # the caller's own array: its writes are its business
+    assert sess.run("i")[0] in (1.0, 10.0)
+
+
+def test_sequence_results_are_the_callers_own():
+    pos = numpy_helper.from_array(np.array(0, np.int64), "pos")
+    w = numpy_helper.from_array(np.array([1., 2.], np.float32), "W")
+    m = _onnx([helper.make_node("SequenceAt", ["seq", "pos"], ["first"]),
+               helper.make_node("SequenceConstruct", ["W", "W"], ["wseq"])],
+              [helper.make_tensor_sequence_value_info("seq", TensorProto.FLOAT, None)],
+              [_vi("first", None),
+               helper.make_tensor_sequence_value_info("wseq", TensorProto.FLOAT, None)],
+              [pos, w])
+    sess = og.Session(from_onnx(m))
+    fed = np.array([1., 2., 3.], np.float32)
+    first, wseq = sess.run(["first", "wseq"], {"seq": [fed]})
+    first[0] = 99.0
+    np.testing.assert_array_equal(fed, [1, 2, 3])
+    assert wseq[0] is not wseq[1]
+    wseq[0][0] = 5.0
+    np.testing.assert_array_equal(sess.run("wseq")[0], [1, 2])
+
+
+def test_two_fetched_tensors_never_share_memory():
+    """A Relu and a Reshape of it are one buffer inside the run; fetched together they
+    come back as two arrays (onnxruntime's too), and one tensor fetched twice is one."""
+    shape = numpy_helper.from_array(np.array([3, 1], np.int64), "shape")
+    m = _onnx([helper.make_node("Relu", ["x"], ["r"]),
+               helper.make_node("Reshape", ["r", "shape"], ["r2"])],
+              [_vi("x", [3])], [_vi("r", [3]), _vi("r2", [3, 1])], [shape])
+    sess = og.Session(from_onnx(m))
+    r, r2, again = sess.run(["r", "r2", "r"], {"x": np.array([1, 2, 3], np.float32)})
+    assert again is r and not np.may_share_memory(r, r2)
+    r2[:] = 0
+    np.testing.assert_array_equal(r, [1, 2, 3])
+
+
+def test_feeding_a_variable_by_name_overrides_its_reads_for_one_run():
+    """TF1: feed_dict={"v:0": value} overrides the variable in that run, as feeding the
+    Variable handle does; a loaded Model only has the name."""
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [None, 3], name="x")
+        v = og.Variable(np.ones((3, 2), np.float32), name="v")
+        y = og.matmul(x, v, name="y")
+        fresh = v.read_value()
+        z = og.reduce_sum(fresh, name="z")
+    sess = og.Session(g)
+    xv = np.ones((1, 3), np.float32)
+    twos = np.full((3, 2), 2.0, np.float32)
+    for key in ("v", "v:0"):
+        got_y, got_z = sess.run([y, z], {x: xv, key: twos})
+        np.testing.assert_array_equal(got_y, [[6.0, 6.0]])
+        assert got_z == 12.0  # every read sees the fed value
+        np.testing.assert_array_equal(sess.run(y, {x: xv}), [[3.0, 3.0]])
+    with pytest.raises(OneGraphError, match="fed more than once"):
+        sess.run(y, {x: xv, v: twos, "v": twos})
+    with pytest.raises(ShapeError):
+        sess.run(y, {x: xv, "v": np.ones((2, 2), np.float32)})
+    m = g.to_model(signatures={"serving": og.signature(inputs={"x": x}, outputs={"y": y})})
+    np.testing.assert_array_equal(og.Session(m).run("y", {"x": xv, "v": twos}), [[6.0, 6.0]])
