@@ -378,6 +378,10 @@ def _thresholded_relu(x, attrs):
 
 
 def _shrink(x, attrs):
+    if x.dtype.kind in "iu":
+        # integers shrink in float64 and truncate the result, as onnxruntime and the
+        # reference do (a bias of 1.5 is not 1)
+        return _shrink(x.astype(np.float64), attrs).astype(x.dtype)
     lambd = x.dtype.type(attrs["lambd"])
     bias = x.dtype.type(attrs["bias"])
     zero = np.zeros((), x.dtype)

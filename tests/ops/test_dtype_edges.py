@@ -162,3 +162,15 @@ def test_cast_of_out_of_range_integer_strings_wraps():
     got = _onegraph(model, feeds)
     np.testing.assert_array_equal(got, run_onnxruntime(model, feeds))
     np.testing.assert_array_equal(got, [-1, 127, 7, 44])
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64])
+@pytest.mark.parametrize("bias,lambd", [(1.5, 1.0), (0.5, 0.0), (2.7, 1.5)])
+def test_integer_shrink_with_a_fractional_bias(dtype, bias, lambd):
+    """Integers shrink in floating point and truncate the result (a bias of 1.5 is not
+    1), as onnxruntime and the reference do."""
+    x = np.arange(-5, 6).astype(dtype)
+    model = _model("Shrink", {"x": x}, 9, bias=bias, lambd=lambd)
+    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(run_onnxruntime(model, {"x": x}), want)
+    _check(_onegraph(model, {"x": x}), want)
