@@ -249,7 +249,9 @@ class _Exporter:
                     and i not in producers and (used is None or i in used):
                 initializers.append(_array_to_tensor(t.data, t.name, t.dtype))
 
-        for k, node in enumerate(g.nodes):
+        # ONNX wants nodes in topological order; an imported graph may list them in
+        # another (onnxruntime runs such models, and so does the Session)
+        for node in [g.nodes[k] for k in g.topological_order()]:
             where = f"graph {g.name!r} node {node.name!r} ({node.op_type})"
             domain = node.domain
             op_type = node.op_type
@@ -296,6 +298,10 @@ class _Exporter:
             node_attrs = node.attributes
             if op_type == "Resize" and domain in ("", "ai.onnx"):
                 node_attrs = _resize_without_tf_half_pixel(node_attrs, where)
+            written = _DEFAULTS_WRITTEN.get((domain, op_type))
+            if written and any(node_attrs.get(a) is None for a in written):
+                node_attrs = {**written, **{a: v for a, v in node_attrs.items()
+                                            if v is not None}}
             for aname, value in node_attrs.items():
                 if value is None:
                     continue
@@ -403,6 +409,12 @@ class _Exporter:
             raise ConversionError(f"{where}: attribute {name!r} ({kind.name.lower()}) "
                                   f"cannot be encoded: {e}") from e
         raise ConversionError(f"{where}: attribute {name!r} has no ONNX representation")
+
+
+# Attributes written even at their default: the checker's full check expands these
+# ops' function bodies, which read the attribute (MeanVarianceNormalization's
+# Constant(value_ints=@axes) is empty without it, and the check fails).
+_DEFAULTS_WRITTEN = {("", "MeanVarianceNormalization"): {"axes": [0, 2, 3]}}
 
 
 # Resize-11/12's tf_half_pixel_for_nn maps output x to (x + 0.5) / scale, half_pixel to

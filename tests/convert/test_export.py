@@ -332,3 +332,38 @@ def test_output_rank_the_inference_contradicts_is_named():
     (got,) = ort.InferenceSession(exported.SerializeToString(),
                                   providers=["CPUExecutionProvider"]).run(None, {"x": x})
     assert got.shape == () and got == 2.5
+
+
+@pytest.mark.parametrize("source_opset", [9, 13, 18])
+def test_mean_variance_normalization_at_its_default_axes_exports(source_opset):
+    """The checker's full check expands MVN's function body, which reads `axes`: left
+    at its default it was an empty Constant and the export failed the check."""
+    from onnx import TensorProto, helper
+
+    g = helper.make_graph(
+        [helper.make_node("MeanVarianceNormalization", ["x"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4, 5])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", source_opset)])
+    m.ir_version = 7
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    proto = to_onnx(from_onnx(m))
+    np.testing.assert_allclose(_ort(proto, {"x": x})[0], _ort(m, {"x": x})[0],
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_nodes_listed_out_of_order_export_sorted():
+    """onnxruntime (and the Session) run a graph whose nodes are not in topological
+    order; ONNX requires the order, so the export sorts them."""
+    from onnx import TensorProto, helper
+
+    g = helper.make_graph([helper.make_node("Relu", ["a"], ["y"]),
+                           helper.make_node("Neg", ["x"], ["a"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    proto = to_onnx(from_onnx(m))
+    assert [n.op_type for n in proto.graph.node] == ["Neg", "Relu"]
+    x = np.array([-1.0, 2.0], np.float32)
+    np.testing.assert_array_equal(_ort(proto, {"x": x})[0], [1.0, 0.0])
