@@ -732,6 +732,11 @@ def _upgrade(proto):
                 warnings.simplefilter("ignore")
                 proto = version_converter.convert_version(proto, MIN_OPSET)
         except Exception as e:  # noqa: BLE001 - the converter raises RuntimeError etc.
+            unknown = _ops_without_kernels(proto.graph, left)
+            if unknown:  # the converter stops at the first op it has no schema for
+                raise ConversionError(_unsupported_message(unknown) + f" (the model uses "
+                                      f"opset {version}, which onegraph imports through "
+                                      f"ONNX's version converter)") from e
             raise ConversionError(f"model uses opset {version}, older than {MIN_OPSET}, "
                                   f"and ONNX's version converter cannot upgrade it: "
                                   f"{_first_line(e)}") from e
@@ -761,6 +766,35 @@ def _apply_function_defaults(proto) -> None:
     visit(proto.graph.node)
     for f in proto.functions:
         visit(f.node)
+
+
+def _ops_without_kernels(graph, left: dict, found=None) -> dict:
+    """{op: [count, first node, why a local function was not inlined]} of the ops in
+    `graph` and its subgraphs that onegraph has no definition of, in the order met
+    (ONNX's own older ops, which the version converter replaces, are not listed)."""
+    from onnx import defs
+
+    found = collections.OrderedDict() if found is None else found
+    for k, node in enumerate(graph.node):
+        domain = "" if node.domain in _DEFAULT_DOMAINS else node.domain
+        if not REGISTRY.has(node.op_type, domain) and not (
+                domain in ("", "ai.onnx.ml") and defs.has(node.op_type, domain)):
+            key = f"{domain}::{node.op_type}" if domain else node.op_type
+            entry = found.setdefault(key, [0, node.name or f"#{k}",
+                                           left.get((node.domain, node.op_type))])
+            entry[0] += 1
+        for a in node.attribute:
+            for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                _ops_without_kernels(sub, left, found)
+    return found
+
+
+def _unsupported_message(unsupported: dict) -> str:
+    """One sentence listing every unsupported op with its count and first node."""
+    parts = [f"{op} x{count} (first: node {first!r}"
+             + (f"; a model-local function, but {why})" if why else ")")
+             for op, (count, first, why) in unsupported.items()]
+    return f"{len(parts)} unsupported op type(s): " + ", ".join(parts)
 
 
 def _first_line(e: Exception) -> str:
@@ -1770,10 +1804,7 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
         raise ConversionError(str(e)) from e
     _prefer_own_shapes(main, stated, typed)
     if check_ops and importer.unsupported:
-        parts = [f"{op} x{count} (first: node {first!r}"
-                 + (f"; a model-local function, but {why})" if why else ")")
-                 for op, (count, first, why) in importer.unsupported.items()]
-        raise ConversionError(f"{len(parts)} unsupported op type(s): " + ", ".join(parts))
+        raise ConversionError(_unsupported_message(importer.unsupported))
     # The ModelProto's header goes in the metadata (what `to_onnx` writes back there);
     # an entry of metadata_props with the same key wins.
     metadata = {p.key: p.value for p in proto.metadata_props}
@@ -1841,7 +1872,15 @@ def unsupported_ops(path_or_proto) -> dict[str, tuple[int, str]]:
     proto, _ = _load_proto(path_or_proto)
     payloads = _detach_payloads(proto)
     original = _default_opset(proto)
-    proto, left = _upgrade(proto)
+    try:
+        proto, left = _upgrade(proto)
+    except ConversionError:
+        # an older opset with ops the version converter does not know: those are
+        # the answer (it cannot go past them)
+        unknown = _ops_without_kernels(proto.graph, {})
+        if unknown:
+            return {k: (v[0], v[1]) for k, v in unknown.items()}
+        raise
     importer = _Importer({("" if o.domain in _DEFAULT_DOMAINS else o.domain): int(o.version)
                           for o in proto.opset_import}, original, left)
     try:

@@ -708,3 +708,23 @@ def test_constant_with_value_and_sparse_value_is_refused():
                                               r"of its value attributes must be given, got "
                                               r"sparse_value and \['value'\]"):
         from_onnx(m)
+
+
+@pytest.mark.parametrize("opset", [11, 17])
+def test_unsupported_ops_are_one_listing_at_any_opset(opset):
+    """Below opset 13 the model goes through ONNX's version converter, which stops at
+    the first op it has no schema for with its own (unformatted) assertion; the error
+    is the same listing of every unsupported op as at newer opsets, subgraphs too."""
+    then_g = helper.make_graph([helper.make_node("Frobnicate", ["x"], ["t"])], "then", [],
+                               [vi("t", F, [2])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
+                               [vi("e", F, [2])])
+    nodes = [helper.make_node("Reluu", ["x"], ["a"]),
+             helper.make_node("Foo", ["a"], ["b"], domain="com.ex"),
+             helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)]
+    m = _model(nodes, [vi("x", F, [2]), vi("c", TensorProto.BOOL, [])], [vi("y", F, [2])],
+               opset=opset, extra_opsets=[("com.ex", 1)])
+    with pytest.raises(ConversionError, match=r"^3 unsupported op type\(s\): Reluu x1 .*"
+                                              r"com\.ex::Foo x1 .*Frobnicate x1"):
+        from_onnx(m)
+    assert set(unsupported_ops(m)) == {"Reluu", "com.ex::Foo", "Frobnicate"}
