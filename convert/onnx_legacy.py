@@ -1,7 +1,7 @@
 """Rewrites of pre-opset-13 constructs that onnx's version converter upgrades wrongly.
 
 The importer upgrades models older than opset 13 with onnx's version converter, which
-gets three things wrong; `rewrite_legacy` spells them, before that upgrade, in ops the
+gets four things wrong; `rewrite_legacy` spells them, before that upgrade, in ops the
 converter upgrades faithfully (first bringing a model older than opset 11 to 11 with
 the converter where a rewrite needs that opset's ops). Each rewrite is checked against
 onnxruntime running the original old-opset model.
@@ -38,6 +38,10 @@ model to opset 11 (Upsample becomes Resize on the way), every Resize states
 axes and downsamples others (or whose scales are not constant) becomes two: one with
 max(scales, 1) and `floor`, then one with min(scales, 1) and `ceil` (nearest picks
 input indices axis by axis, and a scale of 1 maps each index to itself either way).
+
+Squeeze with `axes=[]` (opsets 1-12). onnxruntime and ONNX's reference squeeze every
+size-1 dim, as for no `axes`; the converter makes it an empty `axes` input, which
+squeezes nothing from opset 13 on. The empty attribute is dropped.
 """
 
 from __future__ import annotations
@@ -80,13 +84,20 @@ def _is_late_legacy(node, opset: int) -> bool:
         node.op_type in ("Upsample", "Resize") and opset < RESIZE_MODES_OPSET)
 
 
+def _is_squeeze_of_empty_axes(node, opset: int) -> bool:
+    return node.op_type == "Squeeze" and node.domain in _DEFAULT_DOMAINS \
+        and opset < PER_AXIS_HARDMAX_OPSET \
+        and any(a.name == "axes" and not a.ints for a in node.attribute)
+
+
 def needs_legacy_rewrite(proto, default_opset: int | None) -> bool:
     """Whether the model (default-domain opset `default_opset`) has, in any graph, an op
     onnx's version converter upgrades wrongly: a batched Scan (opset < 9), a Hardmax
-    (opset < 13), an Upsample or a Resize (opset < 11)."""
+    or a Squeeze with axes=[] (opset < 13), an Upsample or a Resize (opset < 11)."""
     if default_opset is None or default_opset >= PER_AXIS_HARDMAX_OPSET:
         return False
     return any(_is_batched_scan(n, default_opset) or _is_late_legacy(n, default_opset)
+               or _is_squeeze_of_empty_axes(n, default_opset)
                for n in _all_nodes(proto.graph))
 
 
@@ -112,6 +123,11 @@ def rewrite_legacy(proto):
     opset = _default_opset(out)
     if opset is None:
         return out
+    for node in _all_nodes(out.graph):
+        if _is_squeeze_of_empty_axes(node, opset):
+            kept = [a for a in node.attribute if a.name != "axes"]
+            del node.attribute[:]
+            node.attribute.extend(kept)
     if any(_is_batched_scan(n, opset) for n in _all_nodes(out.graph)):
         _rewrite_graph(out.graph, _Names(out.graph))
     if not any(_is_late_legacy(n, opset) for n in _all_nodes(out.graph)):

@@ -83,6 +83,18 @@ def test_old_hardmax_inside_an_if_branch(tmp_path):
     _check_all_ways(model, {"x": x, "c": np.array(True)}, tmp_path)
 
 
+@pytest.mark.parametrize("opset", [1, 11, 12])
+def test_old_squeeze_of_empty_axes_squeezes_every_unit_dim(opset, tmp_path):
+    """onnxruntime and ONNX's reference read axes=[] as no axes; the converter made it
+    an empty axes input, which squeezes nothing from opset 13 on."""
+    node = helper.make_node("Squeeze", ["x"], ["y"])
+    node.attribute.append(helper.make_attribute("axes", [], attr_type=onnx.AttributeProto.INTS))
+    model = _model([node], [_info("x", [1, 3, 1, 2])], [_info("y", None)], opset)
+    x = np.arange(6, dtype=np.float32).reshape(1, 3, 1, 2)
+    imported = _check_all_ways(model, {"x": x}, tmp_path)
+    assert Session(imported).run(["y"], {"x": x})[0].shape == (3, 2)
+
+
 def test_legacy_rewrite_is_only_for_old_opsets_and_leaves_the_input_alone():
     model = _model([helper.make_node("Hardmax", ["x"], ["y"], axis=1)],
                    [_info("x", [2, 3, 4])], [_info("y", [2, 3, 4])], 12)
