@@ -965,9 +965,36 @@ def _infer_shapes(proto):
     try:
         if proto.ByteSize() > 1 << 30:
             return proto
-        return onnx.shape_inference.infer_shapes(proto)
+        inferred = onnx.shape_inference.infer_shapes(proto)
     except Exception:  # noqa: BLE001 - inference is only a hint
         return proto
+    # ONNX's inference names the unknown dims it makes "unk__N": they are not the
+    # model's names, and would come back out of an export as if they were
+    own = {d.dim_param for vi in _value_infos(proto.graph) for d in _dims_of(vi)}
+    for vi in _value_infos(inferred.graph):
+        for d in _dims_of(vi):
+            if d.dim_param.startswith("unk__") and d.dim_param not in own:
+                d.ClearField("dim_param")
+    return inferred
+
+
+def _value_infos(graph):
+    """Every ValueInfoProto of `graph` and its subgraphs (inputs, outputs, value_info)."""
+    yield from graph.input
+    yield from graph.output
+    yield from graph.value_info
+    for node in graph.node:
+        for a in node.attribute:
+            for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                yield from _value_infos(sub)
+
+
+def _dims_of(value_info):
+    """The dims of a tensor value's shape (none for other types or no shape)."""
+    t = value_info.type
+    if t.HasField("tensor_type") and t.tensor_type.HasField("shape"):
+        return t.tensor_type.shape.dim
+    return ()
 
 
 # --------------------------------------------------------------------------- attributes

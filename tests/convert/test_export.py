@@ -367,3 +367,26 @@ def test_nodes_listed_out_of_order_export_sorted():
     assert [n.op_type for n in proto.graph.node] == ["Neg", "Relu"]
     x = np.array([-1.0, 2.0], np.float32)
     np.testing.assert_array_equal(_ort(proto, {"x": x})[0], [1.0, 0.0])
+
+
+def test_anonymous_dims_stay_anonymous_through_the_round_trip():
+    """ONNX's shape inference names unknown dims "unk__N"; those are not the model's
+    names and do not come back out of an export (a model's own "unk__7" does)."""
+    from onnx import TensorProto, helper
+
+    def dims(v):
+        return [d.dim_param if d.HasField("dim_param") else
+                d.dim_value if d.HasField("dim_value") else None
+                for d in v.type.tensor_type.shape.dim]
+
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Neg", ["r"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, "unk__7", None])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, "unk__7", None])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    proto = to_onnx(from_onnx(m))
+    assert dims(proto.graph.input[0]) == [None, "unk__7", None]
+    assert dims(proto.graph.output[0]) == [None, "unk__7", None]
+    assert all(not (d.dim_param.startswith("unk__") and d.dim_param != "unk__7")
+               for v in proto.graph.value_info for d in v.type.tensor_type.shape.dim)
