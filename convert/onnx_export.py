@@ -919,7 +919,7 @@ def _save(proto, path: str, external: bool, check_hint: str | None = None) -> No
     `<basename>.data`, or `<basename>.1.data` when the model now at `path` uses that
     name: the new data never overwrites data the old model reads, and renaming the new
     model over `path` is the single step that switches both. The other data file is
-    then removed.
+    then removed; so is the replaced model's data file when the weights are now inline.
 
     Raises:
         OSError: the folder is missing or the file system refused.
@@ -934,9 +934,9 @@ def _save(proto, path: str, external: bool, check_hint: str | None = None) -> No
 
     folder = os.path.dirname(os.path.abspath(path))
     location = old_location = None
+    names = [os.path.basename(path) + ".data", os.path.basename(path) + ".1.data"]
+    in_use = _data_files_in_use(path)
     if external:
-        names = [os.path.basename(path) + ".data", os.path.basename(path) + ".1.data"]
-        in_use = _data_files_in_use(path)
         location = names[1] if names[0] in in_use else names[0]
         old_location = names[0] if location == names[1] else names[1]
         external_data_helper.convert_model_to_external_data(
@@ -964,6 +964,11 @@ def _save(proto, path: str, external: bool, check_hint: str | None = None) -> No
             # the data file the model at `path` no longer reads: the old one after the
             # switch, the new one when the switch did not happen
             _remove_quietly(os.path.join(folder, old_location if committed else location))
+        elif committed:
+            # weights now inline: the data file the replaced model read is nobody's
+            for name in names:
+                if name in in_use:
+                    _remove_quietly(os.path.join(folder, name))
 
 
 def _data_files_in_use(path: str) -> set:

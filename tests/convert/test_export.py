@@ -133,6 +133,18 @@ def test_external_data_export_that_fails_leaves_the_old_pair(tmp_path, monkeypat
     np.testing.assert_array_equal(_weights_at(path), _scaled_mlp(1.0).graph.tensor("W").data)
 
 
+def test_inline_export_over_an_external_one_removes_its_data_file(tmp_path):
+    """The replaced model's data file is nobody's once the weights are inline; a file
+    of another name next to it is left alone."""
+    path = tmp_path / "m.onnx"
+    (tmp_path / "notes.data").write_bytes(b"mine")
+    to_onnx(_scaled_mlp(1.0), path, external_data_threshold=100)
+    assert sorted(os.listdir(tmp_path)) == ["m.onnx", "m.onnx.data", "notes.data"]
+    to_onnx(_scaled_mlp(2.0), path)
+    assert sorted(os.listdir(tmp_path)) == ["m.onnx", "notes.data"]
+    np.testing.assert_array_equal(_weights_at(path), _scaled_mlp(2.0).graph.tensor("W").data)
+
+
 def test_small_model_stays_inline(tmp_path):
     path = tmp_path / "small.onnx"
     to_onnx(_mlp(), path)
