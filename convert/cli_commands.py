@@ -125,9 +125,13 @@ def cmd_run(args) -> int:
     if sig is None and not (args.signature == "serving" and not model.signatures):
         raise OneGraphError(f"no signature {args.signature!r} "
                             f"(available: {sorted(model.signatures)})")
+    # graph inputs with a default value (an ONNX initializer listed as an input) may be
+    # fed by their names, as Session.run and onnxruntime allow
+    defaults = {g.tensors[i].name for i in g.inputs if g.tensors[i].data is not None}
     if sig is not None:
-        what, takes = f"signature {args.signature!r}", set(sig.inputs)
-        needs, outputs = takes, sorted(sig.outputs)
+        what = f"signature {args.signature!r}"
+        needs, outputs = set(sig.inputs), sorted(sig.outputs)
+        takes = needs | (defaults - {g.tensors[i].name for i in sig.inputs.values()})
         declared = {k: g.tensors[sig.outputs[k]] for k in outputs}
     else:  # no signatures: the graph's inputs (those without a value) and outputs
         what, takes = "the graph", {g.tensors[i].name for i in g.inputs}
@@ -151,7 +155,10 @@ def cmd_run(args) -> int:
         raise OneGraphError(f"{args.model}: the model has no outputs to fetch")
     session = Session(model)
     if sig is not None:
-        names, fetches, feed_dict = session._signature_call(args.signature, feeds)
+        overrides = {k: v for k, v in feeds.items() if k not in sig.inputs}
+        names, fetches, feed_dict = session._signature_call(
+            args.signature, {k: v for k, v in feeds.items() if k in sig.inputs})
+        feed_dict.update(overrides)
     else:
         names, fetches, feed_dict = outputs, outputs, feeds
     meta = og.RunMetadata() if args.profile or args.trace else None
@@ -393,7 +400,9 @@ def register(sub) -> None:
     p.add_argument("model")
     p.add_argument("--input", action="append", metavar="NAME=FILE.npy",
                    help="an input value, repeatable; NAME is the signature's input key "
-                        "(for a model without signatures, the graph input's name); the "
+                        "(for a model without signatures, the graph input's name), or "
+                        "the name of a graph input with a default value (an ONNX "
+                        "initializer listed as an input), to override it; the "
                         "array is cast to the input's dtype as Session.run casts feeds "
                         "(ints to floats, float64 to float32; never floats to ints)")
     p.add_argument("--output-dir", default=None, metavar="DIR",

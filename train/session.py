@@ -470,8 +470,13 @@ class Session:
         (by key): the outputs' tensors in key order, then the signature's targets.
 
         Raises:
+            TypeError: name is not a str.
             OneGraphError: no such signature, or a missing/unknown input key.
+            ShapeError: an input's value does not fit its tensor (the message names
+                the key and the tensor).
         """
+        if not isinstance(name, str):
+            raise TypeError(f"signature name must be a str, got {type(name).__name__}")
         if self.model is None or name not in self.model.signatures:
             known = sorted(self.model.signatures) if self.model else []
             raise OneGraphError(f"no signature {name!r} (available: {known})")
@@ -482,7 +487,14 @@ class Session:
             raise OneGraphError(problem)
         keys = sorted(sig.outputs)
         fetches = [sig.outputs[k] for k in keys] + [NodeTarget(n) for n in sig.targets]
-        return keys, fetches, {sig.inputs[k]: v for k, v in inputs.items()}
+        feed_dict = {}
+        for k, v in inputs.items():
+            index = sig.inputs[k]
+            try:  # checked here to name the key the caller used, not only the tensor
+                feed_dict[index] = self._check_feed(index, v)
+            except ShapeError as e:
+                raise ShapeError(f"signature {name!r} input {k!r}: {e}") from None
+        return keys, fetches, feed_dict
 
     # -- resolution -----------------------------------------------------------------
 

@@ -340,3 +340,21 @@ def test_feeding_a_variable_by_name_overrides_its_reads_for_one_run():
         sess.run(y, {x: xv, "v": np.ones((2, 2), np.float32)})
     m = g.to_model(signatures={"serving": og.signature(inputs={"x": x}, outputs={"y": y})})
     np.testing.assert_array_equal(og.Session(m).run("y", {"x": xv, "v": twos}), [[6.0, 6.0]])
+
+
+def test_signature_inputs_are_named_by_their_keys_in_errors():
+    g = Graph("g")
+    x = g.add_input("input_1", "float32", [-1, 3])
+    (y,) = g.add_node("Relu", [x], ["y"])
+    g.outputs = [y]
+    model = Model(graphs=[g], opset_imports={"": 17})
+    model.add_signature("serving", inputs={"image": x}, outputs={"out": y})
+    sess = og.Session(model)
+    np.testing.assert_array_equal(
+        sess.run_signature("serving", image=np.array([[-1, 0, 2]], np.float32))["out"],
+        [[0, 0, 2]])
+    with pytest.raises(ShapeError, match=r"signature 'serving' input 'image': feed for "
+                                         r"'input_1': shape \[2, 4\]"):
+        sess.run_signature("serving", image=np.ones((2, 4), np.float32))
+    with pytest.raises(TypeError, match="signature name must be a str, got list"):
+        sess.run_signature(["serving"], image=np.ones((1, 3), np.float32))
