@@ -8,12 +8,14 @@ FormatError naming the file instead (pickle stays off).
 
 from __future__ import annotations
 
+import io
 import os
 import zipfile
 
 import numpy as np
 
 from ..errors import FormatError
+from .atomic import cannot_read
 
 _NPY_MAGIC = b"\x93NUMPY"
 
@@ -40,12 +42,16 @@ def load_npy(path: str | os.PathLike) -> np.ndarray:
             if magic != _NPY_MAGIC:
                 raise FormatError(f"{path} is not a .npy file (starts with {magic!r}, "
                                   f"expected {_NPY_MAGIC!r})")
-            f.seek(0)
-            return np.load(f, allow_pickle=False)
+            if f.seekable():
+                f.seek(0)
+                return np.load(f, allow_pickle=False)
+            # a pipe (/dev/stdin, a shell's <(...)): numpy's reader seeks, so the rest
+            # is read into memory first
+            return np.load(io.BytesIO(magic + f.read()), allow_pickle=False)
     except FormatError:
         raise
     except OSError as e:
-        raise FormatError(f"cannot read {path}: {e.strerror or e}") from None
+        raise FormatError(cannot_read(e, path)) from None
     except Exception as e:  # noqa: BLE001 - numpy's header parser raises many types
         raise FormatError(f"{path} is not a plain .npy array: {_reason(e)}") from None
 

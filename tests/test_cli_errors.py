@@ -253,3 +253,19 @@ def test_console_entry_point_has_no_traceback(files):
         assert r.returncode == 2, (argv, r.stderr)
         assert "Traceback" not in r.stderr and r.stderr.strip(), (argv, r.stderr)
         assert r.stderr.strip().splitlines()[-1].startswith(("onegraph", "usage:")), r.stderr
+
+
+def test_run_reads_an_input_from_a_pipe(files):
+    """--input x=/dev/stdin (or a shell's <(...)): numpy's reader seeks, which a pipe
+    cannot; the rest of the stream is read into memory first."""
+    import io
+
+    env = dict(os.environ, PYTHONPATH=REPO_PARENT + os.pathsep + os.environ.get("PYTHONPATH",
+                                                                                ""))
+    buf = io.BytesIO()
+    np.save(buf, np.full((2, 3), 2.0, np.float32))
+    r = subprocess.run([sys.executable, "-m", "onegraph.cli", "run", str(files / "m.og"),
+                        "--input", "x=/dev/stdin"], env=env, input=buf.getvalue(),
+                       capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert b"y: float32[2, 3] min=2.5 max=2.5" in r.stdout, r.stdout
