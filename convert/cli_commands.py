@@ -388,8 +388,9 @@ def register(sub) -> None:
     p.add_argument("input")
     p.add_argument("output")
     p.add_argument("--opset", type=int, default=None,
-                   help="target ONNX opset when exporting (.og -> .onnx); default: the "
-                        "model's recorded opset")
+                   help="target ONNX opset when exporting (.og -> .onnx), 13 or newer "
+                        "(older targets refuse every op that changed since); default: "
+                        "the model's recorded opset")
     p.add_argument("--no-check", action="store_true",
                    help="export without onnx.checker.check_model(full_check=True) "
                         "(to_onnx's check=False), e.g. for a model whose own ONNX "

@@ -673,7 +673,9 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
             external data file, `<basename>.data`, next to `path`, and the returned
             proto refers to it.
         opset: target default-domain opset; the model's own opset is converted to it
-            with ONNX's version converter. Default: the model's recorded opset.
+            with ONNX's version converter. Default: the model's recorded opset. Nodes
+            keep their form for targets from 13 on; below 13 every op that changed
+            since (nearly all, if only by new element types) is refused.
         check: refuse ops that ONNX does not define, and run
             `onnx.checker.check_model(full_check=True)` on the result (a refusal also
             names the nodes whose inputs onegraph's own shape inference refuses).

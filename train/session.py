@@ -743,6 +743,12 @@ class Session:
             step = step if step is not None else running[0]
             if step is None:
                 raise
+            if isinstance(e, ValueError) and _is_shape_mismatch(e):
+                shapes = ", ".join(
+                    str(list(np.shape(values[i]))) if i >= 0 and isinstance(
+                        values[i], np.ndarray) else "-" for i in step.inputs)
+                raise ShapeError(f"node {step.node.name!r} ({step.node.op_type}): input "
+                                 f"shapes {shapes} do not fit: {e}") from e
             raise ExecutionError(f"node {step.node.name!r} ({step.node.op_type}) failed: "
                                  f"{type(e).__name__}: {e}") from e
 
@@ -915,6 +921,19 @@ def _read_only(data):
     view = data.view()
     view.flags.writeable = False
     return view
+
+
+# numpy's words for operands whose shapes do not fit (broadcasting, matmul, concatenate,
+# stack, dot): a ShapeError, like the shape checks the kernels make themselves
+_SHAPE_MISMATCH_WORDS = ("could not be broadcast", "mismatch in its core dimension",
+                         "input array dimensions except for the concatenation axis",
+                         "must have the same shape", "not aligned")
+
+
+def _is_shape_mismatch(e: ValueError) -> bool:
+    """Whether numpy's ValueError `e` says that operand shapes do not fit."""
+    text = str(e)
+    return any(words in text for words in _SHAPE_MISMATCH_WORDS)
 
 
 def _arrays_in(value) -> list:

@@ -358,3 +358,17 @@ def test_signature_inputs_are_named_by_their_keys_in_errors():
         sess.run_signature("serving", image=np.ones((2, 4), np.float32))
     with pytest.raises(TypeError, match="signature name must be a str, got list"):
         sess.run_signature(["serving"], image=np.ones((1, 3), np.float32))
+
+
+@pytest.mark.parametrize("op_type", ["MatMul", "Add", "Concat"])
+def test_operands_whose_shapes_do_not_fit_are_a_shape_error(op_type):
+    """Fed shapes that a node cannot combine raise ShapeError naming the node and the
+    input shapes, as Reshape's and Gather's own checks do (not an ExecutionError
+    carrying numpy's text alone)."""
+    attrs = {"axis": 0} if op_type == "Concat" else {}
+    m = _onnx([helper.make_node(op_type, ["a", "b"], ["y"], name="n", **attrs)],
+              [_vi("a", ["M", "K"]), _vi("b", ["K2", "N"])], [_vi("y", None)])
+    sess = og.Session(from_onnx(m))
+    with pytest.raises(ShapeError, match=rf"node 'n' \({op_type}\): input shapes \[2, 3\], "
+                                         r"\[2, 2\] do not fit"):
+        sess.run("y", {"a": np.ones((2, 3), np.float32), "b": np.ones((2, 2), np.float32)})
