@@ -40,11 +40,9 @@ CASES = [c for c in all_node_cases() if not unsupported(c.model)]
 # Cases whose round trip fails for reasons outside the converter.
 # Matched by name prefix.
 ROUNDTRIP_KNOWN_FAILURES: dict[str, str] = {}
-# Matched by exact name: test_mvn_expanded* (the function inlined) round-trips.
-ROUNDTRIP_KNOWN_EXACT: dict[str, str] = {
-    "test_mvn": "the original model fails onnx.checker full_check too (ONNX's "
-                "MeanVarianceNormalization function body at opset 13)",
-}
+# Matched by exact name. (test_mvn was here until the exporter wrote MVN's default
+# axes, which its function body, expanded by the checker, reads.)
+ROUNDTRIP_KNOWN_EXACT: dict[str, str] = {}
 
 
 def _ort_session(proto):
