@@ -251,7 +251,7 @@ class _Exporter:
 
         # ONNX wants nodes in topological order; an imported graph may list them in
         # another (onnxruntime runs such models, and so does the Session)
-        for node in [g.nodes[k] for k in g.topological_order()]:
+        for node in [g.nodes[k] for k in _export_order(g)]:
             where = f"graph {g.name!r} node {node.name!r} ({node.op_type})"
             domain = node.domain
             op_type = node.op_type
@@ -420,7 +420,11 @@ _DEFAULTS_WRITTEN = {("", "MeanVarianceNormalization"): {"axes": [0, 2, 3]}}
 # Resize-11/12's tf_half_pixel_for_nn maps output x to (x + 0.5) / scale, half_pixel to
 # that minus 0.5: round_prefer_floor(v) = ceil(v - 0.5) and floor(v) =
 # round_prefer_ceil(v - 0.5), so nearest resizes in those two rounding modes have an
-# exact spelling from opset 13 on, where the mode no longer exists.
+# exact spelling from opset 13 on, where the mode no longer exists. Exact in real
+# arithmetic (and in the Session, which snaps coordinates to the half pixels they
+# approximate); onnxruntime's float32 arithmetic can land an ulp past a whole pixel
+# (3.0000002 for 3) at odd size ratios such as 7 -> 19, and then picks the next one
+# (3 of 648 sizes in a sweep).
 _TF_HALF_PIXEL_NEAREST = {"round_prefer_floor": "ceil", "floor": "round_prefer_ceil"}
 
 
@@ -469,6 +473,29 @@ def _fill_nodes(g: Graph, node, value: int) -> list:
     fill = _array_to_tensor(np.full((1,), value, dtype=dtype.numpy), f"{y}__value", dtype)
     return [helper.make_node("Shape", [x], [shape], name=f"{node.name}__Shape"),
             helper.make_node("ConstantOfShape", [shape], [y], name=node.name, value=fill)]
+
+
+def _export_order(g: Graph) -> list[int]:
+    """Node indices of `g` in an order ONNX accepts: each node after the producers of
+    its inputs and of the values its subgraphs read from `g` by name.
+
+    Raises:
+        FormatError: the graph has a cycle.
+    """
+    from types import SimpleNamespace
+
+    from ..format.ir import topological_order
+
+    shims = []
+    for node in g.nodes:
+        reads = {name for sub in node.subgraphs() for name in _outer_names(sub)}
+        found = [g.find_tensor(name) for name in sorted(reads)]
+        shims.append(SimpleNamespace(
+            inputs=list(node.inputs) + [i for i in found if i is not None],
+            outputs=node.outputs, control_inputs=node.control_inputs,
+            op_type=node.op_type))
+    order = topological_order(len(g.tensors), shims)
+    return order if order is not None else g.topological_order()
 
 
 def _outer_names(g: Graph) -> set[str]:

@@ -1904,7 +1904,10 @@ def unsupported_ops(path_or_proto) -> dict[str, tuple[int, str]]:
     except ConversionError:
         # an older opset with ops the version converter does not know: those are
         # the answer (it cannot go past them)
-        unknown = _ops_without_kernels(proto.graph, {})
+        functions = {(f.domain, f.name) for f in proto.functions}
+        unknown = {op: entry for op, entry in _ops_without_kernels(proto.graph, {}).items()
+                   if tuple(op.split("::", 1) if "::" in op else ("", op))
+                   not in functions}
         if unknown:
             return {k: (v[0], v[1]) for k, v in unknown.items()}
         raise

@@ -59,3 +59,23 @@ def infer_compare(attrs, inputs):
     """Output 0 is bool with the broadcast shape of all inputs."""
     present = [t for t in inputs if t is not None]
     return [TensorInfo(np.dtype(bool), broadcast_shape(*(t.shape for t in present)))]
+
+
+# numpy's words for operands whose shapes do not fit (broadcasting, matmul, concatenate,
+# stack, dot): the Session reports them as a ShapeError, like the kernels' own checks
+_SHAPE_MISMATCH_WORDS = ("could not be broadcast", "mismatch in its core dimension",
+                         "input array dimensions except for the concatenation axis",
+                         "must have the same shape", "not aligned")
+
+
+def is_shape_mismatch(e: ValueError) -> bool:
+    """Whether numpy's ValueError `e` says that operand shapes do not fit."""
+    text = str(e)
+    return any(words in text for words in _SHAPE_MISMATCH_WORDS)
+
+
+def input_shapes(args) -> str:
+    """A kernel's input shapes for a message: "[2, 3], [2, 2]" ("-" for an omitted
+    input or a value that is not an array)."""
+    return ", ".join(str(list(a.shape)) if isinstance(a, np.ndarray) else "-"
+                     for a in args)

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import heapq
 
-from ..errors import ExecutionError
+from ..errors import ExecutionError, ShapeError
 from ..ops import REGISTRY
+from ..ops.common import input_shapes, is_shape_mismatch
 from ..ops.dataflow import DEAD
 from ..ops.registry import NODE_KEY
 from ..ops.scratch import begin_kernel
@@ -278,6 +279,10 @@ class FrameRunner:
                         if isinstance(e, OneGraphError):
                             raise type(e)(f"node {st.node.name!r} ({st.node.op_type}) in "
                                           f"loop {unit.name!r}: {e}") from e
+                        if isinstance(e, ValueError) and is_shape_mismatch(e):
+                            raise ShapeError(f"node {st.node.name!r} ({st.node.op_type}) "
+                                             f"in loop {unit.name!r}: input shapes "
+                                             f"{input_shapes(args)} do not fit: {e}") from e
                         raise ExecutionError(f"node {st.node.name!r} ({st.node.op_type}) in "
                                              f"loop {unit.name!r} failed: "
                                              f"{type(e).__name__}: {e}") from e

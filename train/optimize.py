@@ -74,8 +74,10 @@ _RELU_PRODUCERS = frozenset({"Conv", "Add", "Sum", "Mul", "Sub", "MatMul", "Gemm
 def optimize_plan(graph, steps: list, template: list, keep: set, fed: set,
                   graph_inputs=(), folded: dict | None = None) -> list:
     """Return the optimised step list; `template` gains folded constants in place.
-    `folded` (node id -> (node, values)), shared by a Session's plans, keeps each
-    node's folded values, so plans share them instead of each folding its own copy."""
+    `folded` (node id -> (node, inputs, values)), shared by a Session's plans, keeps
+    each node's folded values, so plans share them instead of each folding its own
+    copy; they are used again only for the very same input arrays (a constant whose
+    data was replaced folds anew)."""
     if any(s.node.op_type in ("Switch", "Merge") for s in steps):
         return steps
     from .session import _Step  # session imports this module
@@ -145,8 +147,9 @@ def _fold_constants(steps, template, fed, graph_inputs, protected, folded):
                 # a node whose inputs are all constants folds to the same values in
                 # every plan (fed tensors are never constant)
                 held = folded.get(id(step.node))
-                if held is not None and held[0] is step.node:
-                    values = held[1]
+                if held is not None and held[0] is step.node and len(held[1]) == len(args) \
+                        and all(a is b for a, b in zip(args, held[1])):
+                    values = held[2]
                 else:
                     try:
                         begin_kernel()
@@ -161,7 +164,7 @@ def _fold_constants(steps, template, fed, graph_inputs, protected, folded):
                         if o >= 0:
                             v.flags.writeable = False  # shared by every run and plan
                             template[o] = v
-                    folded[id(step.node)] = (step.node, values)
+                    folded[id(step.node)] = (step.node, tuple(args), values)
                     continue
         out.append(step)
     return out

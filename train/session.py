@@ -32,6 +32,7 @@ from ..ops.dataflow import DEAD  # noqa: E402
 from ..ops.registry import NODE_KEY, VariableRef  # noqa: E402
 from ..ops.elementwise import fp_errors_quiet, quiet_fp_errors  # noqa: E402
 from ..ops.scratch import begin_kernel  # noqa: E402
+from ..ops.common import input_shapes, is_shape_mismatch  # noqa: E402
 from .optimize import optimize_plan  # noqa: E402
 from . import frames  # noqa: E402
 from .heap import keep_freed_memory  # noqa: E402
@@ -215,7 +216,9 @@ class Session:
         self.state: dict = {}
         self._plans: dict = {}
         self._sub_plans: dict = {}
-        self._folded: dict = {}  # node id -> (node, values): constants folded once
+        # constants folded once, shared by every plan: node id -> (node, inputs, values)
+        self._folded: dict = {}
+        self._views: dict = {}  # id(constant's array) -> (array, its read-only view)
         # reentrant: compiling may run a subgraph (constant folding), which compiles
         self._lock = threading.RLock()
         # an og.Graph still being built: compiling reads its node and tensor lists
@@ -240,7 +243,7 @@ class Session:
                 return
             self._closed = True
             state, self.state = self.state, {}
-            self._plans, self._sub_plans, self._folded = {}, {}, {}
+            self._plans, self._sub_plans, self._folded, self._views = {}, {}, {}, {}
         # a snapshot: a step racing this close may still store into `state` (it then
         # abandons what it stored itself; see the queue kernel)
         for value in list(state.values()):
@@ -357,7 +360,7 @@ class Session:
             kind, index = self._resolve(f)
             kinds.append(kind)
             (fetch_tensors if kind == "tensor" else targets).append(index)
-        feed_items = self._through_variable_reads(
+        feed_items, fed_variables = self._through_variable_reads(
             [(self._resolve_tensor(k), v) for k, v in feed_dict.items()])
         if len({i for i, _ in feed_items}) != len(feed_items):
             twice = sorted({self.graph.tensors[i].name for i, _ in feed_items
@@ -391,12 +394,13 @@ class Session:
         out = []
         it = iter(fetch_tensors)
         fed = [a for i, _ in feed_items for a in _arrays_in(values[i])]
+        fed += fed_variables.values()
         given: dict[int, object] = {}  # tensor index -> what this run returns for it
         owners: set[int] = set()  # ids of the memory owners of the arrays given so far
         for kind in kinds:
             if kind == "tensor":
                 index = next(it)
-                v = values[index]
+                v = fed_variables[index] if index in fed_variables else values[index]
                 if v is DEAD:
                     raise OneGraphError(
                         f"fetched tensor {self.graph.tensors[index].name!r} has no value "
@@ -542,23 +546,42 @@ class Session:
             raise OneGraphError(f"tensor index {index} out of range")
         return index
 
-    def _through_variable_reads(self, feed_items: list) -> list:
-        """Feeds with a variable's own tensor (fed by name: "v", "v:0") replaced by feeds
-        of every ReadVariable of it, so reads see the fed value in this run, as feeding
-        the Variable handle (its shared read) does and TF1's feed of a variable does;
-        the variable itself keeps its value."""
+    def _through_variable_reads(self, feed_items: list) -> tuple[list, dict]:
+        """(feed_items, {variable tensor: fed value}): feeds of a variable's own tensor
+        (fed by name: "v", "v:0") become feeds of every ReadVariable of it, so reads see
+        the fed value in this run, as feeding the Variable handle (its shared read)
+        does and TF1's feed of a variable does; fetching the variable gives the fed
+        value too. The variable itself keeps its value, and ops that change or save it
+        act on it.
+
+        Raises:
+            ShapeError: the value does not fit the variable.
+            OneGraphError: a node passes the variable on (into a while_loop or cond,
+                through Enter, Switch or Identity), where the fed value would not reach.
+        """
         tensors = self.graph.tensors
         if all(tensors[i].kind is not TensorKind.VARIABLE for i, _ in feed_items):
-            return feed_items
-        out = []
+            return feed_items, {}
+        out, variables = [], {}
         for i, value in feed_items:
             if tensors[i].kind is not TensorKind.VARIABLE:
                 out.append((i, value))
                 continue
-            out.extend((node.outputs[0], value) for node in self.graph.nodes
-                       if node.op_type == "ReadVariable" and node.domain == "onegraph"
-                       and tuple(node.inputs[:1]) == (i,) and node.outputs)
-        return out
+            variables[i] = value = _check_tensor_feed(tensors[i], value)
+            for node in self.graph.nodes:
+                if i not in node.inputs:
+                    continue
+                if node.op_type == "ReadVariable" and node.domain == "onegraph" \
+                        and tuple(node.inputs[:1]) == (i,) and node.outputs:
+                    out.append((node.outputs[0], value))
+                elif not (REGISTRY.has(node.op_type, node.domain)
+                          and REGISTRY.get(node.op_type, node.domain).stateful):
+                    raise OneGraphError(
+                        f"variable {tensors[i].name!r} is fed by name, but node "
+                        f"{node.name!r} ({node.op_type}) passes the variable itself on "
+                        "(into a while_loop or cond), where the fed value cannot reach; "
+                        "feed the value read inside instead")
+        return out, variables
 
     def _tf_output_name(self, name: str) -> int | None:
         """The tensor a TF1-style "op:k" name means (output k of the node named op; a
@@ -628,7 +651,7 @@ class Session:
             if t.kind is TensorKind.VARIABLE:
                 template[i] = self._variable(graph, i)
             elif t.data is not None:
-                template[i] = _read_only(t.data)
+                template[i] = self._constant_view(t.data)
         keep = set(fetches) | fed | {i for i, v in enumerate(template) if v is not None}
         keep.update(graph_inputs)
         last_use: dict[int, int] = {}
@@ -688,6 +711,14 @@ class Session:
                                   self._folded)
         return _Plan(steps, template, sorted(free_tensors), uses_dead)
 
+    def _constant_view(self, data):
+        """The read-only view of a constant's array the plans share (`_read_only`): one
+        per array, so a folded value is known to come from the same inputs."""
+        held = self._views.get(id(data))
+        if held is None or held[0] is not data:
+            held = self._views[id(data)] = (data, _read_only(data))
+        return held[1]
+
     def _variable(self, graph: Graph, index: int):
         """The Session's state slot for a VARIABLE tensor (initialised from its data)."""
         key = ("variable", id(graph), index)
@@ -743,10 +774,8 @@ class Session:
             step = step if step is not None else running[0]
             if step is None:
                 raise
-            if isinstance(e, ValueError) and _is_shape_mismatch(e):
-                shapes = ", ".join(
-                    str(list(np.shape(values[i]))) if i >= 0 and isinstance(
-                        values[i], np.ndarray) else "-" for i in step.inputs)
+            if isinstance(e, ValueError) and is_shape_mismatch(e):
+                shapes = input_shapes([values[i] if i >= 0 else None for i in step.inputs])
                 raise ShapeError(f"node {step.node.name!r} ({step.node.op_type}): input "
                                  f"shapes {shapes} do not fit: {e}") from e
             raise ExecutionError(f"node {step.node.name!r} ({step.node.op_type}) failed: "
@@ -921,19 +950,6 @@ def _read_only(data):
     view = data.view()
     view.flags.writeable = False
     return view
-
-
-# numpy's words for operands whose shapes do not fit (broadcasting, matmul, concatenate,
-# stack, dot): a ShapeError, like the shape checks the kernels make themselves
-_SHAPE_MISMATCH_WORDS = ("could not be broadcast", "mismatch in its core dimension",
-                         "input array dimensions except for the concatenation axis",
-                         "must have the same shape", "not aligned")
-
-
-def _is_shape_mismatch(e: ValueError) -> bool:
-    """Whether numpy's ValueError `e` says that operand shapes do not fit."""
-    text = str(e)
-    return any(words in text for words in _SHAPE_MISMATCH_WORDS)
 
 
 def _arrays_in(value) -> list:

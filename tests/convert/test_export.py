@@ -402,3 +402,28 @@ def test_anonymous_dims_stay_anonymous_through_the_round_trip():
     assert dims(proto.graph.output[0]) == [None, "unk__7", None]
     assert all(not (d.dim_param.startswith("unk__") and d.dim_param != "unk__7")
                for v in proto.graph.value_info for d in v.type.tensor_type.shape.dim)
+
+
+def test_a_node_whose_branch_reads_a_later_listed_value_exports_after_it():
+    """An If listed before the node producing a value its branch reads by name: the
+    export orders by those outer-scope reads too."""
+    from onnx import TensorProto, helper
+
+    def vi(name, shape, elem=TensorProto.FLOAT):
+        return helper.make_tensor_value_info(name, elem, shape)
+
+    then_g = helper.make_graph([helper.make_node("Identity", ["t"], ["o1"])], "then", [],
+                               [vi("o1", [2])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["t"], ["o2"])], "else", [],
+                               [vi("o2", [2])])
+    g = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g),
+         helper.make_node("Relu", ["x"], ["t"])], "g",
+        [vi("x", [2]), vi("c", [], TensorProto.BOOL)], [vi("y", [2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    proto = to_onnx(from_onnx(m))
+    assert [n.op_type for n in proto.graph.node] == ["Relu", "If"]
+    x = np.array([1.0, -2.0], np.float32)
+    for c, want in ((True, [1.0, 0.0]), (False, [-1.0, 0.0])):
+        np.testing.assert_array_equal(_ort(proto, {"x": x, "c": np.array(c)})[0], want)

@@ -728,3 +728,18 @@ def test_unsupported_ops_are_one_listing_at_any_opset(opset):
                                               r"com\.ex::Foo x1 .*Frobnicate x1"):
         from_onnx(m)
     assert set(unsupported_ops(m)) == {"Reluu", "com.ex::Foo", "Frobnicate"}
+
+
+def test_unsupported_ops_of_an_old_model_leave_its_local_functions_out():
+    """The listing made when the version converter stops is of ops onegraph lacks; a
+    call to one of the model's own functions is not one."""
+    body = [helper.make_node("Neg", ["a"], ["b"])]
+    f = helper.make_function("custom", "F", ["a"], ["b"], body,
+                             [helper.make_opsetid("", 10)])
+    nodes = [helper.make_node("ImageScaler", ["x"], ["s"], scale=2.0, name="scaler"),
+             helper.make_node("F", ["s"], ["y"], domain="custom")]
+    m = _model(nodes, [vi("x", F, [1, 1, 2, 2])], [vi("y", F, [1, 1, 2, 2])], opset=10,
+               functions=[f], extra_opsets=[("custom", 1)])
+    assert unsupported_ops(m) == {"ImageScaler": (1, "scaler")}
+    with pytest.raises(ConversionError, match=r"^1 unsupported op type\(s\): ImageScaler"):
+        from_onnx(m)

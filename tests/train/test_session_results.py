@@ -372,3 +372,65 @@ def test_operands_whose_shapes_do_not_fit_are_a_shape_error(op_type):
     with pytest.raises(ShapeError, match=rf"node 'n' \({op_type}\): input shapes \[2, 3\], "
                                          r"\[2, 2\] do not fit"):
         sess.run("y", {"a": np.ones((2, 3), np.float32), "b": np.ones((2, 2), np.float32)})
+
+
+def test_a_variable_fed_by_name_is_fetched_as_fed_and_refused_where_it_cannot_reach():
+    """Fetching the fed variable gives the fed value (TF1). A variable passed on into
+    a while_loop (Enter) is refused by name: the fed value would not reach the reads
+    inside, and the loop would silently use the stored value."""
+    g = og.Graph()
+    with g.as_default():
+        v = og.Variable(np.ones(2, np.float32), name="v")
+        s = og.reduce_sum(v.read_value(), name="s")
+    sess = og.Session(g)
+    twos = np.full(2, 2.0, np.float32)
+    got_v, got_s = sess.run(["v", s], {"v": twos})
+    np.testing.assert_array_equal(got_v, twos)
+    assert got_s == 4.0 and got_v is not twos
+    np.testing.assert_array_equal(sess.run("v"), [1.0, 1.0])
+
+    g = og.Graph()
+    with g.as_default():
+        v = og.Variable(np.ones((), np.float32), name="v")
+
+        def body(i, a):
+            return i + np.int64(1), a + v.read_value()
+
+        _, total = og.while_loop(lambda i, a: i < np.int64(3), body,
+                                 [og.constant(np.int64(0)), og.constant(np.float32(0))])
+    sess = og.Session(g)
+    assert sess.run(total) == 3.0
+    with pytest.raises(OneGraphError, match=r"variable 'v' is fed by name, but node .* "
+                                            r"\(Enter\) passes the variable itself on"):
+        sess.run(total, {"v": np.float32(5)})
+
+
+def test_a_constant_replaced_after_planning_folds_anew():
+    g = Graph("g")
+    x = g.add_input("x", "float32", [2])
+    c = g.add_constant("C", np.array([1.0, 2.0], np.float32))
+    (n,) = g.add_node("Neg", [c], ["n"])
+    (y,) = g.add_node("Add", [x, n], ["y"])
+    g.outputs = [y]
+    sess = og.Session(Model(graphs=[g], opset_imports={"": 17}))
+    np.testing.assert_array_equal(sess.run("y", {"x": np.zeros(2, np.float32)}), [-1, -2])
+    g.tensors[c].data = np.array([10.0, 20.0], np.float32)
+    got_c, got_n = sess.run(["C", "n"])  # a new plan
+    np.testing.assert_array_equal(got_n, -got_c)
+
+
+def test_shapes_that_do_not_fit_inside_a_while_loop_are_a_shape_error():
+    g = og.Graph()
+    with g.as_default():
+        a = og.placeholder(og.float32, [None, None], name="a")
+        b = og.placeholder(og.float32, [None, None], name="b")
+
+        def body(i, acc):
+            return i + np.int64(1), acc + og.reduce_sum(og.matmul(a, b))
+
+        _, total = og.while_loop(lambda i, acc: i < np.int64(2), body,
+                                 [og.constant(np.int64(0)), og.constant(np.float32(0))])
+    sess = og.Session(g)
+    with pytest.raises(ShapeError, match=r"in loop .*input shapes \[2, 3\], \[2, 2\] do not "
+                                         r"fit"):
+        sess.run(total, {a: np.ones((2, 3), np.float32), b: np.ones((2, 2), np.float32)})
