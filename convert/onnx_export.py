@@ -24,7 +24,7 @@ from ..format.ir import attr_type_of
 from ..ops import REGISTRY, TensorInfo
 from .onnx_downgrade import convert_opset
 from .onnx_import import OMITTED_OUTPUT_PREFIX, _onnx, onnx_schema
-from .onnx_legacy import _Names
+from .onnx_legacy import _Names, proto_subgraphs
 
 # onegraph-domain ops that have a direct ONNX equivalent: (domain, op) -> ONNX op.
 # StopGradient only matters to gradients (none in an exported graph); AddN adds inputs
@@ -1045,14 +1045,6 @@ def _check(proto_or_path, explanation: str = "") -> None:
                               f"{msg[:2000]}{explanation}") from e
 
 
-def _proto_subgraphs(node):
-    """The GraphProtos in a NodeProto's attributes."""
-    for a in node.attribute:
-        if a.HasField("g"):
-            yield a.g
-        yield from a.graphs
-
-
 def _unique_node_names(graph) -> None:
     """Make the non-empty node names of `graph`, and of each of its subgraphs, unique
     within that graph: onnxruntime refuses a graph with two nodes of one name (it allows
@@ -1061,7 +1053,7 @@ def _unique_node_names(graph) -> None:
     taken = {n.name for n in graph.node}
     seen = set()
     for node in graph.node:
-        for sub in _proto_subgraphs(node):
+        for sub in proto_subgraphs(node):
             _unique_node_names(sub)
         if not node.name:
             continue
@@ -1099,7 +1091,7 @@ def _proto_nodes(graph):
     """Every NodeProto of `graph` and its subgraphs."""
     for node in graph.node:
         yield node
-        for sub in _proto_subgraphs(node):
+        for sub in proto_subgraphs(node):
             yield from _proto_nodes(sub)
 
 
@@ -1130,7 +1122,7 @@ def _spread_in_graph(graph, outer_shapes: dict, outer_consts: dict, source_opset
     consts.update((t.name, t) for t in graph.initializer if t.name not in inputs)
     nodes, replaced = [], set()
     for node in graph.node:
-        for sub in _proto_subgraphs(node):
+        for sub in proto_subgraphs(node):
             _spread_in_graph(sub, shapes, consts, source_opset, names)
         if node.op_type != "GroupNormalization" or node.domain not in ("", "ai.onnx") \
                 or len(node.input) < 3:
@@ -1223,7 +1215,7 @@ def _read_names(graph) -> set[str]:
     out = {v.name for v in graph.output}
     for node in graph.node:
         out.update(node.input)
-        for sub in _proto_subgraphs(node):
+        for sub in proto_subgraphs(node):
             out |= _read_names(sub)
     return out
 

@@ -31,7 +31,7 @@ from ..errors import ConversionError, FormatError, OpAttributeError
 from ..format import AttrType, Container, DType, Graph, Model, TensorKind, TypedList
 from ..format.ir import attr_type_of
 from ..ops import REGISTRY
-from .onnx_legacy import needs_scan_rewrite, rewrite_batched_scans
+from .onnx_legacy import needs_scan_rewrite, proto_subgraphs, rewrite_batched_scans
 
 # The oldest default-domain opset whose semantics the kernels implement; older models
 # are upgraded to this version first.
@@ -644,11 +644,10 @@ def _first_default_domain_node(graph):
     for node in graph.node:
         if node.domain in _DEFAULT_DOMAINS:
             return node
-        for a in node.attribute:
-            for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
-                found = _first_default_domain_node(sub)
-                if found is not None:
-                    return found
+        for sub in proto_subgraphs(node):
+            found = _first_default_domain_node(sub)
+            if found is not None:
+                return found
     return None
 
 
@@ -759,9 +758,8 @@ def _apply_function_defaults(proto) -> None:
             for default in defaults.get((node.domain, node.op_type), ()):
                 if default.name not in given:
                     node.attribute.add().CopyFrom(default)
-            for a in node.attribute:
-                for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
-                    visit(sub.node)
+            for sub in proto_subgraphs(node):
+                visit(sub.node)
 
     visit(proto.graph.node)
     for f in proto.functions:
@@ -783,9 +781,8 @@ def _ops_without_kernels(graph, left: dict, found=None) -> dict:
             entry = found.setdefault(key, [0, node.name or f"#{k}",
                                            left.get((node.domain, node.op_type))])
             entry[0] += 1
-        for a in node.attribute:
-            for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
-                _ops_without_kernels(sub, left, found)
+        for sub in proto_subgraphs(node):
+            _ops_without_kernels(sub, left, found)
     return found
 
 
@@ -984,9 +981,8 @@ def _value_infos(graph):
     yield from graph.output
     yield from graph.value_info
     for node in graph.node:
-        for a in node.attribute:
-            for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
-                yield from _value_infos(sub)
+        for sub in proto_subgraphs(node):
+            yield from _value_infos(sub)
 
 
 def _dims_of(value_info):

@@ -156,10 +156,11 @@ def rewrite_batched_scans(proto):
     return rewrite_legacy(proto)
 
 
-def _subgraphs(node):
-    """The graphs held in a node's attributes (If branches, Loop/Scan bodies)."""
+def proto_subgraphs(node):
+    """The GraphProtos held in a NodeProto's attributes (If branches, Loop/Scan
+    bodies); the one walker the ONNX converter modules share."""
     for attr in node.attribute:
-        if attr.g.ByteSize():
+        if attr.HasField("g"):
             yield attr.g
         yield from attr.graphs
 
@@ -167,7 +168,7 @@ def _subgraphs(node):
 def _all_nodes(graph):
     for node in graph.node:
         yield node
-        for sub in _subgraphs(node):
+        for sub in proto_subgraphs(node):
             yield from _all_nodes(sub)
 
 
@@ -188,7 +189,7 @@ class _Names:
         for node in graph.node:
             self.taken.update(node.input)
             self.taken.update(node.output)
-            for sub in _subgraphs(node):
+            for sub in proto_subgraphs(node):
                 self._collect(sub)
 
     def fresh(self, hint: str) -> str:
@@ -203,7 +204,7 @@ class _Names:
 def _rewrite_graph(graph, names):
     nodes = []
     for node in graph.node:
-        for sub in _subgraphs(node):
+        for sub in proto_subgraphs(node):
             _rewrite_graph(sub, names)
         if node.op_type == "Scan" and node.domain in _DEFAULT_DOMAINS:
             nodes.extend(_lower_scan(node, names))
@@ -367,7 +368,7 @@ def _rename_uses(graph, mapping, top=False):
         nd.input[:] = [mapping.get(i, i) for i in nd.input]
         if top:
             nd.output[:] = [mapping.get(o, o) for o in nd.output]
-        for sub in _subgraphs(nd):
+        for sub in proto_subgraphs(nd):
             local = {v.name for v in sub.input} | {t.name for t in sub.initializer} \
                 | {o for x in sub.node for o in x.output}
             inner = {k: v for k, v in mapping.items() if k not in local}
@@ -427,7 +428,7 @@ def _graph_nodes(graph):
     """(graph, node) for every node of `graph` and its subgraphs, in `_all_nodes` order."""
     for node in graph.node:
         yield graph, node
-        for sub in _subgraphs(node):
+        for sub in proto_subgraphs(node):
             yield from _graph_nodes(sub)
 
 
@@ -484,7 +485,7 @@ def _rewrite_late(graph, names, old_resize: bool):
     Upsample); see the module docstring."""
     nodes = []
     for node in graph.node:
-        for sub in _subgraphs(node):
+        for sub in proto_subgraphs(node):
             _rewrite_late(sub, names, old_resize)
         if node.domain in _DEFAULT_DOMAINS and node.op_type == "Hardmax":
             nodes.extend(_lower_hardmax(node, names))
