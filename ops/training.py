@@ -4,7 +4,9 @@ What ONNX lacks for training: gradient kernels (ReluGrad, SoftmaxGrad, ConvGradI
 ConvGradFilter, MaxPoolGrad, AveragePoolGrad, ReduceGrad, SumToShapeOf), AddN,
 ZerosLike/OnesLike, the fused softmax cross-entropy losses, dense conversion of sparse
 (indices, values) gradients, and the optimizer update kernels (ApplyGradientDescent,
-ApplyMomentum, ApplyAdagrad, ApplyRMSProp, ApplyAdam, SparseApplyGradientDescent).
+ApplyMomentum, ApplyAdagrad, ApplyRMSProp, ApplyAdam, and SparseApplyGradientDescent,
+SparseApplyMomentum, SparseApplyAdagrad, SparseApplyRMSProp for the rows a sparse
+gradient touches).
 
 Update kernels take `VariableRef`s (the variable and its slot variables), compute the
 new values from the current ones under the variable's lock and replace them, so two
@@ -672,14 +674,43 @@ def _apply_sgd(inputs, attrs, ctx):
     return (new,)
 
 
+def _sparse_rows(op, old, values, indices):
+    """The distinct rows a sparse gradient touches and its summed value per row:
+    (rows (R,), grads (R, *old.shape[1:])). Repeated indices are summed first, as TF1's
+    optimizers do (`_deduplicate_indexed_slices`), so a row takes one step per run;
+    negative indices count from the end, as Gather's do.
+
+    Raises:
+        ShapeError: values do not hold one row of the variable per index.
+        ExecutionError: an index is outside the variable's rows.
+    """
+    if old.ndim == 0:
+        raise ShapeError(f"{op}: the variable is a scalar, it has no rows")
+    indices = np.asarray(indices).reshape(-1)
+    if indices.dtype.kind not in "iu":
+        raise ExecutionError(f"{op}: indices must be integers, got {indices.dtype}")
+    values = np.asarray(values)
+    if values.shape != indices.shape + old.shape[1:]:
+        raise ShapeError(f"{op}: values {values.shape} do not hold one row of the "
+                         f"variable {old.shape} for each of {indices.size} indices")
+    n = old.shape[0]
+    if indices.size and not (-n <= indices.min() and indices.max() < n):
+        bad = indices[(indices < -n) | (indices >= n)][0]
+        raise ExecutionError(f"{op}: index {bad} is outside the variable's {n} rows")
+    rows, where = np.unique(indices.astype(np.int64) % max(n, 1), return_inverse=True)
+    grads = np.zeros((rows.size,) + old.shape[1:], dtype=np.result_type(values, old))
+    np.add.at(grads, where.reshape(-1), values)
+    return rows, grads
+
+
 def _sparse_apply_sgd(inputs, attrs, ctx):
     """var[indices] -= lr * values (rows along axis 0; repeats accumulate)."""
     (var,) = _refs(inputs, 1, "SparseApplyGradientDescent")
-    lr, values, indices = _scalar(inputs[1]), _f(inputs[2]), _f(inputs[3]).astype(np.int64)
+    lr, values, indices = _scalar(inputs[1]), _f(inputs[2]), _f(inputs[3])
     with var.lock:
         new = var.read().copy()
-        np.subtract.at(new, indices.reshape(-1),
-                       (lr * values).astype(new.dtype).reshape((-1,) + new.shape[1:]))
+        rows, grads = _sparse_rows("SparseApplyGradientDescent", new, values, indices)
+        new[rows] -= (lr * grads).astype(new.dtype, copy=False)
         var.value = new
     return (new,)
 
@@ -698,6 +729,23 @@ def _apply_momentum(inputs, attrs, ctx):
     return (new,)
 
 
+def _sparse_apply_momentum(inputs, attrs, ctx):
+    """ApplyMomentum on the rows a sparse gradient touches (TF1's SparseApplyMomentum):
+    the other rows keep their value and velocity."""
+    var, accum = _refs(inputs, 2, "SparseApplyMomentum")
+    lr, values, indices, mom = (_scalar(inputs[2]), _f(inputs[3]), _f(inputs[4]),
+                                _scalar(inputs[5]))
+    with var.lock:
+        new, acc = var.read().copy(), accum.read().copy()
+        rows, grad = _sparse_rows("SparseApplyMomentum", new, values, indices)
+        a = (mom * acc[rows] + grad).astype(new.dtype, copy=False)
+        step = grad + mom * a if attrs["use_nesterov"] else a
+        acc[rows] = a
+        new[rows] -= (lr * step).astype(new.dtype, copy=False)
+        accum.value, var.value = acc, new
+    return (new,)
+
+
 def _apply_adagrad(inputs, attrs, ctx):
     """accum += grad^2; var -= lr * grad / (sqrt(accum) + epsilon)."""
     var, accum = _refs(inputs, 2, "ApplyAdagrad")
@@ -708,6 +756,21 @@ def _apply_adagrad(inputs, attrs, ctx):
         accum.value = acc
         step = lr * grad / (np.sqrt(acc) + old.dtype.type(attrs["epsilon"]))
         var.value = new = old - step.astype(old.dtype, copy=False)
+    return (new,)
+
+
+def _sparse_apply_adagrad(inputs, attrs, ctx):
+    """ApplyAdagrad on the rows a sparse gradient touches (TF1's SparseApplyAdagrad)."""
+    var, accum = _refs(inputs, 2, "SparseApplyAdagrad")
+    lr, values, indices = _scalar(inputs[2]), _f(inputs[3]), _f(inputs[4])
+    with var.lock:
+        new, acc = var.read().copy(), accum.read().copy()
+        rows, grad = _sparse_rows("SparseApplyAdagrad", new, values, indices)
+        a = (acc[rows] + grad * grad).astype(new.dtype, copy=False)
+        acc[rows] = a
+        step = lr * grad / (np.sqrt(a) + new.dtype.type(attrs["epsilon"]))
+        new[rows] -= step.astype(new.dtype, copy=False)
+        accum.value, var.value = acc, new
     return (new,)
 
 
@@ -723,6 +786,24 @@ def _apply_rmsprop(inputs, attrs, ctx):
             old.dtype, copy=False)
         ms.value, mom.value = new_ms, new_mom
         var.value = new = old - new_mom
+    return (new,)
+
+
+def _sparse_apply_rmsprop(inputs, attrs, ctx):
+    """ApplyRMSProp on the rows a sparse gradient touches (TF1's SparseApplyRMSProp):
+    the other rows keep their value, mean square and momentum."""
+    var, ms, mom = _refs(inputs, 3, "SparseApplyRMSProp")
+    lr, values, indices = _scalar(inputs[3]), _f(inputs[4]), _f(inputs[5])
+    rho, momentum, eps = attrs["rho"], attrs["momentum"], attrs["epsilon"]
+    with var.lock:
+        new, new_ms, new_mom = var.read().copy(), ms.read().copy(), mom.read().copy()
+        rows, grad = _sparse_rows("SparseApplyRMSProp", new, values, indices)
+        m2 = (rho * new_ms[rows] + (1 - rho) * grad * grad).astype(new.dtype, copy=False)
+        m1 = (momentum * new_mom[rows] + lr * grad / np.sqrt(m2 + eps)).astype(
+            new.dtype, copy=False)
+        new_ms[rows], new_mom[rows] = m2, m1
+        new[rows] -= m1
+        ms.value, mom.value, var.value = new_ms, new_mom, new
     return (new,)
 
 
@@ -853,8 +934,18 @@ OPS = tuple(sorted((
            **_HELPER),
     define("SoftmaxGrad", ["dy", "y"], ["dx"], _softmax_grad, [("axis", "int", -1)],
            infer=_infer_first, doc="gradient of Softmax", **_HELPER),
+    define("SparseApplyAdagrad", ["var", "accum", "lr", "values", "indices"], ["out"],
+           _sparse_apply_adagrad, [("epsilon", "float", 1e-7)],
+           doc="AdaGrad update of the rows a sparse gradient touches", **_UPDATE),
     define("SparseApplyGradientDescent", ["var", "lr", "values", "indices"], ["out"],
            _sparse_apply_sgd, doc="sparse SGD update of rows", **_UPDATE),
+    define("SparseApplyMomentum", ["var", "accum", "lr", "values", "indices", "momentum"],
+           ["out"], _sparse_apply_momentum, [("use_nesterov", "int", 0)],
+           doc="momentum update of the rows a sparse gradient touches", **_UPDATE),
+    define("SparseApplyRMSProp", ["var", "ms", "mom", "lr", "values", "indices"], ["out"],
+           _sparse_apply_rmsprop,
+           [("rho", "float", 0.9), ("momentum", "float", 0.0), ("epsilon", "float", 1e-7)],
+           doc="RMSProp update of the rows a sparse gradient touches", **_UPDATE),
     define("SparseSoftmaxCrossEntropyWithLogits", ["logits", "labels"], ["loss", "backprop"],
            _sparse_softmax_xent, infer=_infer_xent,
            doc="softmax cross-entropy, integer labels", **_HELPER),

@@ -393,9 +393,13 @@ class Momentum(Optimizer):
 
     def _apply(self, grad, var, lr, shared):
         acc = self._slot(var, "momentum")
-        return var.graph.op("ApplyMomentum", [var.handle, acc.handle, lr, dense(grad),
-                                              var.graph.constant(np.float32(self.momentum))],
-                            {"use_nesterov": int(self.use_nesterov)})
+        g = var.graph
+        momentum = g.constant(np.float32(self.momentum))
+        attrs = {"use_nesterov": int(self.use_nesterov)}
+        if isinstance(grad, IndexedSlices):  # rows not looked up keep their velocity
+            return g.op("SparseApplyMomentum", [var.handle, acc.handle, lr, grad.values,
+                                                grad.indices, momentum], attrs)
+        return g.op("ApplyMomentum", [var.handle, acc.handle, lr, grad, momentum], attrs)
 
 
 class AdaGrad(Optimizer):
@@ -415,8 +419,11 @@ class AdaGrad(Optimizer):
 
     def _apply(self, grad, var, lr, shared):
         acc = self._slot(var, "accumulator", self.initial_accumulator_value)
-        return var.graph.op("ApplyAdagrad", [var.handle, acc.handle, lr, dense(grad)],
-                            {"epsilon": self.epsilon})
+        attrs = {"epsilon": self.epsilon}
+        if isinstance(grad, IndexedSlices):
+            return var.graph.op("SparseApplyAdagrad", [var.handle, acc.handle, lr,
+                                                       grad.values, grad.indices], attrs)
+        return var.graph.op("ApplyAdagrad", [var.handle, acc.handle, lr, grad], attrs)
 
 
 class RMSProp(Optimizer):
@@ -440,10 +447,12 @@ class RMSProp(Optimizer):
     def _apply(self, grad, var, lr, shared):
         ms = self._slot(var, "rms")
         mom = self._slot(var, "momentum")
-        return var.graph.op("ApplyRMSProp", [var.handle, ms.handle, mom.handle, lr,
-                                             dense(grad)],
-                            {"rho": self.rho, "momentum": self.momentum,
-                             "epsilon": self.epsilon})
+        attrs = {"rho": self.rho, "momentum": self.momentum, "epsilon": self.epsilon}
+        if isinstance(grad, IndexedSlices):  # rows not looked up keep both slots
+            return var.graph.op("SparseApplyRMSProp", [var.handle, ms.handle, mom.handle,
+                                                       lr, grad.values, grad.indices], attrs)
+        return var.graph.op("ApplyRMSProp", [var.handle, ms.handle, mom.handle, lr, grad],
+                            attrs)
 
 
 class Adam(Optimizer):
