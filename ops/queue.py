@@ -100,6 +100,10 @@ class Queue:
                  min_after_dequeue: int = 0, dtypes=None, shapes=None):
         if capacity <= 0:
             raise ExecutionError(f"queue {name!r}: capacity must be positive")
+        if shuffle_rng is not None and not 0 <= min_after_dequeue < capacity:
+            # a full queue would hold no more than min_after_dequeue: no dequeue ever runs
+            raise ExecutionError(f"queue {name!r}: min_after_dequeue {min_after_dequeue} "
+                                 f"must be >= 0 and < capacity {capacity}")
         self.name, self.capacity, self.num_components = name, capacity, num_components
         self.dtypes = list(dtypes) if dtypes else [None] * num_components
         self.shapes = list(shapes) if shapes else [None] * num_components
@@ -205,29 +209,46 @@ class Queue:
         out = []
         with self.cond:
             self._check_abandoned()
-            while len(out) < n:
-                while not self._ready() and not (self.closed and not self.pending_enqueues):
-                    self.cond.wait()
-                    if self.abandoned is not None:
-                        self.items.extendleft(reversed(out))  # nothing taken is lost
+            try:
+                while len(out) < n:
+                    while not self._ready() and not (self.closed
+                                                     and not self.pending_enqueues):
+                        self.cond.wait()
                         self._check_abandoned()
-                if not self.items:
-                    if allow_smaller and out:
-                        break
-                    # put back what we took so no element is lost, then report the end
-                    self.items.extendleft(reversed(out))
+                    if not self.items:
+                        if allow_smaller and out:
+                            break
+                        raise OutOfRangeError(
+                            f"queue {self.name!r} is closed and has {len(out)} element(s), "
+                            f"{n} requested")
+                    if self.rng is not None:
+                        k = int(self.rng.integers(len(self.items)))
+                        self.items.rotate(-k)
+                        out.append(self.items.popleft())
+                        self.items.rotate(k)
+                    else:
+                        out.append(self.items.popleft())
                     self.cond.notify_all()
-                    raise OutOfRangeError(f"queue {self.name!r} is closed and has "
-                                          f"{len(self.items)} element(s), {n} requested")
-                if self.rng is not None:
-                    k = int(self.rng.integers(len(self.items)))
-                    self.items.rotate(-k)
-                    out.append(self.items.popleft())
-                    self.items.rotate(k)
-                else:
-                    out.append(self.items.popleft())
+                if len(out) > 1:
+                    self._check_stackable(out)
+            except BaseException:
+                # an error, a closed Session or an interrupt (Ctrl-C while waiting): put
+                # back what was taken, in order, so no element is lost
+                self.items.extendleft(reversed(out))
                 self.cond.notify_all()
+                raise
         return out
+
+    def _check_stackable(self, elements: list[tuple]) -> None:
+        """Raise ShapeError unless each component has one shape over `elements` (a
+        queue with undeclared shapes may hold elements that cannot form a batch)."""
+        for k in range(self.num_components):
+            shapes = {np.shape(e[k]) for e in elements}
+            if len(shapes) > 1:
+                raise ShapeError(f"dequeue_many on queue {self.name!r}: component {k} has "
+                                 f"elements of different shapes "
+                                 f"{sorted(format_shape(s) for s in shapes)}; declare the "
+                                 "queue's shapes or dequeue one at a time")
 
     def _ready(self) -> bool:
         if self.closed:  # min_after_dequeue no longer applies: drain

@@ -42,6 +42,7 @@ class FIFOQueue:
         shared_name: Session-state key (default: the op's unique name).
 
     Raises:
+        ValueError: capacity is not a positive integer.
         OneGraphError: shapes does not have one entry per dtype, or a dtype is unknown.
     """
 
@@ -49,6 +50,10 @@ class FIFOQueue:
 
     def __init__(self, capacity: int, dtypes: Sequence, shapes: Sequence | None = None,
                  name: str | None = None, shared_name: str | None = None, **extra):
+        if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) \
+                or capacity <= 0:
+            raise ValueError(f"queue {name or self._op_type!r}: capacity must be a positive "
+                             f"integer, got {capacity!r}")
         self.graph = g = _g.get_default_graph()
         self.dtypes = [_g.as_dtype(d) for d in dtypes]
         if shapes is not None and len(shapes) != len(self.dtypes):
@@ -233,6 +238,10 @@ class RandomShuffleQueue(FIFOQueue):
         seed: seed of the shuffling. None (or -1): as in TF1, derived from the graph
             seed (`og.set_random_seed`) and the queue's name, so two identical builds
             shuffle alike; fresh entropy when the graph has no seed.
+
+    Raises:
+        ValueError: min_after_dequeue is negative or not below capacity (a full queue
+            would never release an element), or as `FIFOQueue`.
     """
 
     _op_type = "RandomShuffleQueue"
@@ -240,6 +249,10 @@ class RandomShuffleQueue(FIFOQueue):
     def __init__(self, capacity: int, min_after_dequeue: int, dtypes: Sequence,
                  shapes: Sequence | None = None, seed: int | None = None, name=None,
                  shared_name=None):
+        if isinstance(capacity, (int, np.integer)) and not isinstance(capacity, bool) \
+                and not 0 <= int(min_after_dequeue) < capacity:
+            raise ValueError(f"queue {name or self._op_type!r}: min_after_dequeue "
+                             f"{min_after_dequeue} must be >= 0 and < capacity {capacity}")
         self._min_after_dequeue = int(min_after_dequeue)
         self._seed = -1 if seed is None else int(seed)
         super().__init__(capacity, dtypes, shapes, name, shared_name)

@@ -7,7 +7,9 @@ Every step that could block runs in a thread joined with a timeout, so a hang fa
 the test instead of stopping the run.
 """
 
+import os
 import re
+import signal
 import threading
 import time
 
@@ -15,6 +17,7 @@ import numpy as np
 import pytest
 
 import onegraph as og
+from onegraph.errors import ExecutionError, ShapeError
 from onegraph.ops import queue as queue_ops
 
 TIMEOUT = 10.0
@@ -449,3 +452,66 @@ def test_shared_name_asking_for_another_queue_is_refused(other, what):
     sess.run(put)
     with pytest.raises(og.OneGraphError, match=f"shared queue 'shared' has {re.escape(what)}"):
         sess.run(size)
+
+
+def test_dequeue_many_of_elements_that_cannot_be_stacked_takes_nothing():
+    g = og.Graph()
+    with g.as_default():
+        q = og.FIFOQueue(5, [og.float32])  # shapes not declared
+        x = og.placeholder(og.float32, None, name="x")
+        enq, deq2, size = q.enqueue([x]), q.dequeue_many(2), q.size()
+    sess = og.Session(g)
+    sess.run(enq, {x: np.ones(2, np.float32)})
+    sess.run(enq, {x: np.zeros(3, np.float32)})
+    with pytest.raises(ShapeError, match=r"component 0 has elements of different shapes"):
+        sess.run(deq2)
+    assert sess.run(size) == 2
+    np.testing.assert_array_equal(sess.run(q.dequeue()), np.ones(2))  # order kept
+
+
+def test_interrupted_dequeue_many_puts_back_what_it_took():
+    g = og.Graph()
+    with g.as_default():
+        q = og.FIFOQueue(5, [og.int64], shapes=[[]])
+        xs = og.placeholder(og.int64, [None], name="xs")
+        enq, deq3, size = q.enqueue_many([xs]), q.dequeue_many(3), q.size()
+    sess = og.Session(g)
+    sess.run(enq, {xs: np.array([10, 20])})
+    # Ctrl-C while it waits (a real signal: it wakes the blocked wait, as a user's does)
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sess.run(deq3)
+    finally:
+        timer.cancel()
+    assert sess.run(size) == 2
+    sess.run(q.close())
+    np.testing.assert_array_equal(sess.run(q.dequeue_up_to(5)), [10, 20])
+
+
+@pytest.mark.parametrize("capacity,min_after", [(3, 3), (3, 5), (3, -1)])
+def test_random_shuffle_queue_min_after_dequeue_must_be_below_capacity(capacity, min_after):
+    with og.Graph().as_default():
+        with pytest.raises(ValueError, match=r"min_after_dequeue .* must be >= 0 and < "
+                                             r"capacity"):
+            og.RandomShuffleQueue(capacity, min_after, [og.float32])
+
+
+@pytest.mark.parametrize("capacity", [0, -1, 2.5, True])
+def test_queue_capacity_must_be_a_positive_integer(capacity):
+    with og.Graph().as_default():
+        with pytest.raises(ValueError, match="capacity must be a positive integer"):
+            og.FIFOQueue(capacity, [og.float32])
+
+
+def test_shuffle_queue_op_with_min_after_dequeue_at_capacity_is_refused_at_run_time():
+    # a graph written by another tool can carry the bad attribute: refused, no deadlock
+    g = og.Graph()
+    with g.as_default():
+        q = og.RandomShuffleQueue(3, 1, [og.float32], shapes=[[]])
+    next(n for n in g.ir_graph.nodes if n.op_type == "RandomShuffleQueue") \
+        .attributes["min_after_dequeue"] = 3
+    with pytest.raises(ExecutionError, match="min_after_dequeue 3 must be >= 0 and < "
+                                             "capacity 3"):
+        og.Session(g).run(q.size())
