@@ -120,8 +120,8 @@ def cmd_run(args) -> int:
     from ..train.session import Session, input_mismatch
 
     model = og.load(args.model)
-    g = model.graph
     sig = model.signatures.get(args.signature)
+    g = model.graph if sig is None else model.graphs[sig.graph]  # the signature's graph
     if sig is None and not (args.signature == "serving" and not model.signatures):
         raise OneGraphError(f"no signature {args.signature!r} "
                             f"(available: {sorted(model.signatures)})")
@@ -156,7 +156,7 @@ def cmd_run(args) -> int:
     session = Session(model)
     if sig is not None:
         overrides = {k: v for k, v in feeds.items() if k not in sig.inputs}
-        names, fetches, feed_dict = session._signature_call(
+        session, names, fetches, feed_dict = session._signature_call(
             args.signature, {k: v for k, v in feeds.items() if k in sig.inputs})
         feed_dict.update(overrides)
     else:

@@ -212,7 +212,10 @@ class Session:
             keep_freed_memory()
         self._source = graph
         self.graph, self.model = _graph_of(graph)
+        self._seed = seed
         self.rng = np.random.default_rng(seed)
+        # signatures of the model's other graphs run in a Session of their own
+        self._signature_sessions: dict[int, Session] = {}
         self.state: dict = {}
         self._plans: dict = {}
         self._sub_plans: dict = {}
@@ -244,6 +247,9 @@ class Session:
             self._closed = True
             state, self.state = self.state, {}
             self._plans, self._sub_plans, self._folded, self._views = {}, {}, {}, {}
+            others, self._signature_sessions = self._signature_sessions, {}
+        for other in others.values():
+            other.close()
         # a snapshot: a step racing this close may still store into `state` (it then
         # abandons what it stored itself; see the queue kernel)
         for value in list(state.values()):
@@ -465,13 +471,32 @@ class Session:
         Raises:
             OneGraphError: no such signature, or a missing/unknown input key.
         """
-        keys, fetches, feed_dict = self._signature_call(name, inputs)
-        results = self.run(fetches, feed_dict)
+        session, keys, fetches, feed_dict = self._signature_call(name, inputs)
+        results = session.run(fetches, feed_dict)
         return dict(zip(keys, results[:len(keys)]))
 
-    def _signature_call(self, name: str, inputs: Mapping) -> tuple[list, list, dict]:
-        """(output keys, fetches, feed_dict) that run signature `name` on `inputs`
-        (by key): the outputs' tensors in key order, then the signature's targets.
+    def _signature_session(self, sig) -> "Session":
+        """The Session that runs `sig`: this one for a signature of its own graph, else
+        one (made once, closed with this one) on the model's graph the signature
+        names: its tensor indices mean tensors of that graph, not of this one."""
+        target = self.model.graphs[sig.graph]
+        if target is self.graph:
+            return self
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("Session: run on a closed session; make a new og.Session")
+            other = self._signature_sessions.get(sig.graph)
+            if other is None or other.graph is not target:
+                other = Session(target, seed=self._seed, memory_arena=False)
+                self._signature_sessions[sig.graph] = other
+            return other
+
+    def _signature_call(self, name: str, inputs: Mapping
+                        ) -> tuple["Session", list, list, dict]:
+        """(session, output keys, fetches, feed_dict) that run signature `name` on
+        `inputs` (by key) in `session` (this one, or one on the signature's graph when
+        that is another graph of the model): the outputs' tensors in key order, then
+        the signature's targets.
 
         Raises:
             TypeError: name is not a str.
@@ -489,16 +514,17 @@ class Session:
                                  inputs)
         if problem:
             raise OneGraphError(problem)
+        session = self._signature_session(sig)
         keys = sorted(sig.outputs)
         fetches = [sig.outputs[k] for k in keys] + [NodeTarget(n) for n in sig.targets]
         feed_dict = {}
         for k, v in inputs.items():
             index = sig.inputs[k]
             try:  # checked here to name the key the caller used, not only the tensor
-                feed_dict[index] = self._check_feed(index, v)
+                feed_dict[index] = session._check_feed(index, v)
             except ShapeError as e:
                 raise ShapeError(f"signature {name!r} input {k!r}: {e}") from None
-        return keys, fetches, feed_dict
+        return session, keys, fetches, feed_dict
 
     # -- resolution -----------------------------------------------------------------
 
