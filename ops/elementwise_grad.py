@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from ..format import DType
 from .grad_util import like_dtype, unbroadcast
 
 def _add(b, op, grads):
@@ -58,7 +59,9 @@ def _pow(b, op, grads):
     p_x = p if p.dtype == x.dtype else b.op("CastLike", [p, x])
     gx = b.op("Mul", [g, b.op("Mul", [p_x, b.op("Pow", [x, b.op("Sub", [p_x, one])])])])
     gp = None
-    if b.static_value(p) is None and p.dtype.numpy.kind == "f":
+    # a constant exponent gets its gradient too (it may be one of xs; unused, the
+    # nodes are pruned by the Session), an integer one none
+    if p.dtype is DType.UNDEFINED or p.dtype.numpy.kind == "f":
         # d(x^p)/dp = x^p log x, taken as 0 where x <= 0 (as TF): there x^p is 0 or
         # defined only for integral p, and log x would make the gradient NaN
         zero = like_dtype(b, 0.0, x)

@@ -95,7 +95,9 @@ OPS = tuple(sorted((
            infer=_infer_value, doc="ref += value", **_SIDE_EFFECTS),
     define("AssignSub", ["ref", "value"], ["output"], _update(np.subtract, "AssignSub"),
            infer=_infer_value, doc="ref -= value", **_SIDE_EFFECTS),
-    define("ReadVariable", ["ref"], ["value"], _read, infer=_infer_value,
+    # gradient_to: where the read's gradient goes (a read inside a cond or while_loop
+    # passes it to the variable's read outside; see Variable.read_value)
+    define("ReadVariable", ["ref", "gradient_to?"], ["value"], _read, infer=_infer_value,
            doc="snapshot of a variable's value", **_SIDE_EFFECTS),
     define("ScatterAdd", ["ref", "indices", "updates"], ["output"], _scatter_add,
            infer=_infer_value, doc="ref[indices] += updates (sparse update, axis 0)",

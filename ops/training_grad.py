@@ -147,7 +147,9 @@ def _log_softmax_grad(b, op, grads):
 
 
 def _read_variable(b, op, grads):
-    return [None]
+    # the variable itself has no gradient input; a read inside control flow sends it
+    # to its `gradient_to` input (the read outside, carried in)
+    return [None] + [grads[0]] * (len(op.inputs) - 1)
 
 
 GRADIENTS = {

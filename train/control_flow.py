@@ -592,11 +592,58 @@ def while_loop_gradients(g: Graph, info: WhileInfo, d_exits: list) -> list[tuple
     res = while_loop(bcond, bbody, [n_iter] + d0 + acc0, shape_invariants=invariants,
                      name=f"{info.frame}_grad", _grad_of=info)
     res = list(res)
+    # inputs that reach no exit with a gradient get None, not zeros (TF1; an
+    # optimizer must not update a variable the loss does not depend on)
+    used_vars, used_ext = _reaching_inputs(g, info, floats, ext_in, d_exits)
     out = []
     for k, d in zip(floats, res[1:1 + len(floats)]):
-        out.append((g._ir.nodes[g._producer[info.enters[k + 1].tensor_index]].inputs[0], d))
-    out.extend(zip(entered, res[1 + len(floats):]))
+        if k in used_vars:
+            out.append((g._ir.nodes[g._producer[info.enters[k + 1].tensor_index]].inputs[0],
+                        d))
+    out.extend((t, d) for j, (t, d) in enumerate(zip(entered, res[1 + len(floats):]))
+               if j in used_ext)
     return out
+
+
+def _reaching_inputs(g: Graph, info: WhileInfo, floats: list, ext_in: list,
+                     d_exits: list) -> tuple[set, set]:
+    """(loop variables k, captured tensors j by position in ext_in) whose value can
+    reach an exit that has a gradient, through any number of iterations: the body's
+    data dependencies from each loop variable's next value back to the body inputs,
+    closed over the loop."""
+    body_var = {info.body_in[k + 1].tensor_index: k for k in floats}
+    ext_pos = {t.tensor_index: j for j, t in enumerate(ext_in)}
+    nodes = info.ctx.nodes
+
+    def sources(t0: int) -> tuple[set, set]:
+        vars_, exts, seen, stack = set(), set(), set(), [t0]
+        while stack:
+            t = stack.pop()
+            if t in seen:
+                continue
+            seen.add(t)
+            if t in body_var:
+                vars_.add(body_var[t])
+                continue
+            if t in ext_pos:
+                exts.add(ext_pos[t])
+                continue
+            n = g._producer.get(t)
+            if n is not None and n in nodes:
+                stack.extend(i for i in g._ir.nodes[n].inputs if i >= 0)
+        return vars_, exts
+
+    used_vars = {k for k in floats if d_exits[k] is not None}
+    used_ext: set = set()
+    todo = list(used_vars)
+    while todo:
+        k = todo.pop()
+        vars_, exts = sources(info.outs[k + 1].tensor_index)
+        used_ext |= exts
+        for j in vars_ - used_vars:
+            used_vars.add(j)
+            todo.append(j)
+    return used_vars, used_ext
 
 
 @RegisterGradient("Switch")

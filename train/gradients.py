@@ -204,8 +204,9 @@ def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
     Raises:
         GradientNotDefinedError: an op on a path from xs to ys has no gradient rule
             (the message names the op type and the node).
-        ValueError: ys is an empty list, or grad_ys is given with a different length
-            than ys.
+        ValueError: ys is an empty list, grad_ys is given with a different length
+            than ys or an entry of another shape than its y, or an entry of xs or
+            stop_gradients belongs to another graph.
     """
     ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
     xs_list = list(xs) if isinstance(xs, (list, tuple)) else [xs]
@@ -224,6 +225,9 @@ def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
     grad_ys = list(grad_ys) if isinstance(grad_ys, (list, tuple)) else [grad_ys]
     if len(grad_ys) != len(ys):
         raise ValueError(f"gradients: {len(grad_ys)} grad_ys for {len(ys)} ys")
+    for what, items in (("xs", xs_list), ("stop_gradients", stop_gradients)):
+        for item in items:
+            _check_graph(item, g, what)
     x_targets = [_targets(x) for x in xs_list]
     stop = {_g.convert_to_tensor(s).tensor_index for s in stop_gradients}
     x_set = {t for ts in x_targets for t in ts}
@@ -273,10 +277,13 @@ def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
         loops_done: set[int] = set()
         try:
             for y, gy in zip(ys, grad_ys):
+                if not _is_float(g, y.tensor_index):
+                    continue  # an integer or bool y has no gradient (TF1: None)
                 if gy is None:
                     gy = g.op("OnesLike", [y])
                 else:
                     gy = g.convert(gy, y.dtype)
+                    _check_grad_y(y, gy)
                 grads.setdefault(y.tensor_index, []).append(gy)
             for n in sorted(between, reverse=True):
                 loop = _loop_to_differentiate(g, n, _loop) if g._loop_of_node else None
@@ -320,6 +327,27 @@ def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
         finally:
             g._cf_stack = saved_cf
     return result
+
+
+def _check_graph(item, g: Graph, what: str) -> None:
+    """Raise ValueError if a tensor or Variable of `what` belongs to another graph than
+    ys: it would be looked up by its index in ys's graph, another tensor there."""
+    owner = getattr(item, "graph", None)
+    if owner is not None and owner is not g:
+        raise ValueError(f"gradients: {what} entry {getattr(item, 'name', item)!r} "
+                         "belongs to another graph than ys")
+
+
+def _check_grad_y(y: Tensor, gy: Tensor) -> None:
+    """Raise ValueError if grad_ys' entry cannot have y's shape (TF1: "Incompatible
+    shapes"); a broadcast one would give gradients of the wrong shape."""
+    ys, gs = y.shape, gy.shape
+    if ys is None or gs is None:
+        return
+    if len(ys) != len(gs) or any(a is not None and b is not None and a != b
+                                 for a, b in zip(ys, gs)):
+        raise ValueError(f"gradients: grad_ys entry of shape {list(gs)} for y "
+                         f"{y.name!r} of shape {list(ys)}; they must be the same")
 
 
 def _loop_to_differentiate(g: Graph, n: int, current):

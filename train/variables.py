@@ -125,7 +125,15 @@ class Variable:
 
     def read_value(self) -> Tensor:
         """A fresh read, ordered after the current control dependencies."""
-        t = self.graph.op("ReadVariable", [self.handle], name=f"{self.name}/read")
+        g = self.graph
+        if g._cf_stack and self._read.tensor_index not in g._cf_stack[-1].inside:
+            # inside a cond branch or while_loop body: the read's gradient flows to the
+            # shared read outside, which the cond or loop carries in (a Switch, an
+            # Enter), so it reaches the variable whichever branch runs and summed over
+            # the iterations; the read's own gradient would be dead in the branch not
+            # taken, or stay inside the loop
+            return g.op("ReadVariable", [self.handle, self._read], name=f"{self.name}/read")
+        t = g.op("ReadVariable", [self.handle], name=f"{self.name}/read")
         self._reads.append(t)
         return t
 
