@@ -4,13 +4,23 @@
         --checkpoint-dir ckpt/ --output trained.og [--seed 0] [--plot loss.png]
 
 The model's `train` signature names the inputs (the `.npz` keys), the `loss` output
-and the train op (its target). Each step feeds a minibatch of rows drawn from the data
-by a generator seeded with (seed, step), so a run resumed from a checkpoint sees the
-same batches as an uninterrupted one. `--steps` is the total step count: with a
-checkpoint in `--checkpoint-dir` the run resumes from its step and trains the steps
-left; a checkpoint already at `--steps` or past it leaves nothing to train (it says
-so), and the output then holds the checkpoint's values, as TF's StopAtStepHook stops
-at once. The output is the model with its variables holding the trained values.
+and the train op (its target). A loss with a value per example (minimize() trains on
+their sum, as TF1) is shown, and returned in the summary, as its mean.
+
+Steps are counted one way only: the steps of this training job, from the model file's
+state (0 there, whatever global step the model already holds, e.g. a model that an
+earlier `onegraph train` wrote). Checkpoints are named by that count (`ckpt-<step>.og`)
+and a resumed run takes its step from that name; a checkpoint whose name holds no step
+(`ckpt.og`, from `Saver.save` without global_step) is at the global steps it holds
+beyond the model's, or at step 0 for a model without a global step. Each step feeds a
+minibatch of rows drawn from the data by a generator seeded with (seed, step), so a run
+resumed from a checkpoint sees the same batches as an uninterrupted one.
+
+`--steps` is the total of that count: with a checkpoint in `--checkpoint-dir` the run
+resumes from its step and trains the steps left; a checkpoint already at `--steps` or
+past it leaves nothing to train (it says so), and the output then holds the
+checkpoint's values, as TF's StopAtStepHook stops at once. The output is the model
+with its variables holding the trained values.
 """
 
 from __future__ import annotations
@@ -46,12 +56,16 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
     """Train `model_path` on `data_path` (see the module doc); returns a summary dict.
 
     Returns:
-        {"start_step", "steps" (trained in this call, 0 when the checkpoint was already
-        at `steps`), "final_loss", "steps_per_second", "losses" [(step, loss), ...]}.
+        {"start_step" (the step of this job resumed from, 0 without a checkpoint),
+        "steps" (trained in this call, 0 when the checkpoint was already at `steps`),
+        "final_loss", "steps_per_second", "losses" [(step, loss), ...]}; steps count
+        from the model file's state, losses of a per-example loss are its mean.
 
     Raises:
-        OneGraphError: a bad count, the model has no usable `train` signature, the data
-            does not match it, or a destination cannot be written.
+        OneGraphError: a bad count, the model has no usable `train` signature (its loss
+            is not a number or has no value), the data does not match it, a
+            destination cannot be written, or the checkpoint resumed from holds fewer
+            global steps than the model.
         FormatError: the data file cannot be read or is not a plain .npz archive.
         OSError: the model file cannot be opened.
     """
@@ -73,6 +87,7 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
                             f"(has {sorted(model.signatures)})")
     if "loss" not in sig.outputs:
         raise OneGraphError("the 'train' signature must have a 'loss' output")
+    _check_loss(model.graph.tensors[sig.outputs["loss"]])
     data = _load_npz(data_path)
     missing = set(sig.inputs) - set(data)
     if missing:
@@ -113,8 +128,7 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
     start = 0
     if checkpoint_dir and latest_checkpoint(checkpoint_dir):
         restored = saver.restore(sess, checkpoint_dir, fallback=True)
-        start = int(sess.run(_read_of(sess, step_index))) if step_index is not None else \
-            int(os.path.basename(restored).split("-")[-1].split(".")[0])
+        start = _resumed_step(sess, model, step_index, restored)
         if start >= steps:  # said even with --quiet: the run did not do what it says
             print(f"checkpoint {restored} is already at step {start} >= --steps {steps}: "
                   "nothing to train", file=sys.stderr)
@@ -128,7 +142,7 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
         rng = np.random.default_rng([seed, step])
         rows = rng.integers(0, n, batch_size)
         feed = {sig.inputs[k]: data[k][rows] for k in sig.inputs}
-        loss = float(sess.run(fetch, feed)[0])
+        loss = _shown_loss(sess.run(fetch, feed)[0])
         losses.append((step + 1, loss))
         if bar is not None:
             bar.set_postfix(loss=f"{loss:.4f}")
@@ -177,6 +191,64 @@ def _load_npz(path):
 
     check_readable(path, FormatError)
     return load_npz(path)
+
+
+def _check_loss(tensor):
+    """Refuse, before any update, a `loss` output that cannot be shown as a number.
+
+    Raises:
+        OneGraphError: it holds strings or booleans, or its static shape has no element.
+    """
+    from ..format import DType
+
+    if tensor.dtype in (DType.STRING, DType.BOOL):
+        raise OneGraphError(f"the 'train' signature's loss {tensor.name!r} is "
+                            f"{tensor.dtype.name.lower()}, not a number")
+    if tensor.shape is not None and any(d == 0 for d in tensor.shape):
+        raise OneGraphError(f"the 'train' signature's loss {tensor.name!r} has shape "
+                            f"{list(tensor.shape)}: no value to show")
+
+
+def _shown_loss(value) -> float:
+    """The loss of one step as a float: a per-example loss as its mean (minimize()
+    trains on its sum; the mean does not grow with the batch size).
+
+    Raises:
+        OneGraphError: the loss has no value (a dynamic dimension was 0).
+    """
+    value = np.asarray(value)
+    if value.ndim == 0:
+        return float(value)
+    if value.size == 0:
+        raise OneGraphError(f"the 'train' signature's loss has shape "
+                            f"{list(value.shape)}: no value to show")
+    return float(value.mean(dtype=np.float64))
+
+
+def _resumed_step(sess, model, step_index, restored) -> int:
+    """The step of this training job that checkpoint `restored` (already restored into
+    `sess`) is at: the step its name records (`ckpt-<step>.og`, as this command names
+    them); for a name without one, the global steps it holds beyond the model file's,
+    or 0 for a model without a global step.
+
+    Raises:
+        OneGraphError: the checkpoint holds fewer global steps than the model file (it
+            was not trained from this model), or the step cannot be read.
+    """
+    from .saver import _step
+
+    step = _step(os.path.basename(restored))
+    if step is not None and step >= 0:
+        return step
+    if step_index is None:
+        return 0
+    first = model.graph.tensors[step_index].data
+    held = int(sess.run(_read_of(sess, step_index)))
+    first = 0 if first is None else int(np.asarray(first))
+    if held < first:
+        raise OneGraphError(f"checkpoint {restored} holds global step {held}, below the "
+                            f"model's {first}: it was not trained from this model")
+    return held - first
 
 
 def _read_of(sess, var_index):
@@ -252,9 +324,11 @@ def register(sub) -> None:
     p.add_argument("model")
     p.add_argument("--data", required=True, help=".npz whose keys name the train inputs")
     p.add_argument("--steps", type=int, required=True,
-                   help="total number of steps, counting those of a checkpoint resumed "
-                        "from --checkpoint-dir (at step 600, --steps 1000 trains 400 "
-                        "more; --steps 500 trains none)")
+                   help="total number of steps of this training job, counted from the "
+                        "model file's state (not from the global step it may hold) and "
+                        "counting those of a checkpoint resumed from --checkpoint-dir "
+                        "(from ckpt-600.og, --steps 1000 trains 400 more; --steps 500 "
+                        "trains none)")
     p.add_argument("--batch-size", type=int, default=32,
                    help="rows per step, drawn at random (default: %(default)s)")
     p.add_argument("--checkpoint-dir", default=None, metavar="DIR",

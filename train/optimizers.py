@@ -403,11 +403,18 @@ class Momentum(Optimizer):
 
 
 class AdaGrad(Optimizer):
-    """AdaGrad: per-coordinate rates from the running sum of squared gradients.
+    """AdaGrad: per-coordinate rates from the running sum of squared gradients,
+    acc += g^2, var -= lr g / (sqrt(acc) + epsilon).
+
+    epsilon is added outside the square root as in Keras; TF1's AdagradOptimizer has
+    none (epsilon=0 gives its update). TF1 refuses initial_accumulator_value <= 0; here
+    0 is allowed when epsilon > 0 keeps the division defined, and refused only with
+    epsilon = 0, where a coordinate whose gradients are all 0 would get 0 / 0 = NaN.
 
     Raises:
         TypeError: initial_accumulator_value or epsilon is not a number (or as `Optimizer`).
-        ValueError: initial_accumulator_value or epsilon is negative, NaN or infinite.
+        ValueError: initial_accumulator_value or epsilon is negative, NaN or infinite,
+            or both are 0.
     """
 
     def __init__(self, learning_rate=0.01, initial_accumulator_value: float = 0.1,
@@ -416,6 +423,11 @@ class AdaGrad(Optimizer):
         self.initial_accumulator_value = _number(
             initial_accumulator_value, "AdaGrad: initial_accumulator_value", lo=0.0)
         self.epsilon = _number(epsilon, "AdaGrad: epsilon", lo=0.0)
+        if self.initial_accumulator_value == 0 and self.epsilon == 0:
+            raise ValueError("AdaGrad: initial_accumulator_value and epsilon are both 0, "
+                             "so a coordinate with a 0 gradient would train to NaN "
+                             "(0 / 0); make one of them positive (TF1 needs "
+                             "initial_accumulator_value > 0)")
 
     def _apply(self, grad, var, lr, shared):
         acc = self._slot(var, "accumulator", self.initial_accumulator_value)

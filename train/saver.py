@@ -26,7 +26,10 @@ The index is validated whenever it is read: not JSON, not of the form above, or 
 entry that is not a plain file name of the directory raises `DataLossError` naming it.
 `save` reads it before writing anything, so a damaged index refuses the save rather
 than leave an unrecorded checkpoint behind. A save deletes (rotates) only files named
-like its own, `ckpt.og` and `ckpt-<step>.og`.
+like its own, `ckpt.og` and `ckpt-<step>.og`: the recorded ones beyond `max_to_keep`
+and, with `max_to_keep`, a `ckpt-<step>.og` the index does not record whose step is
+below every kept one's (left by a save that failed, or was killed, between writing its
+file and recording it; the directory has one index, whichever Saver writes into it).
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: index updates lock this process only
     fcntl = None
 
-from ..errors import DataLossError, OneGraphError
+from ..errors import DataLossError, ExecutionError, OneGraphError
 from ..format import DType, TensorKind
 from ..format.atomic import atomic_open, remove_stale_temp_files
 from ..ops.checkpoint import DOMAIN, pack_shapes
@@ -152,6 +155,27 @@ def checkpoints(directory: str) -> list[str]:
 def _step(name: str) -> int | None:
     m = _OWN_FILE.fullmatch(name)
     return None if m is None or m.group(1) is None else int(m.group(1))
+
+
+def _unrecorded_older(directory: str, kept: list[str], dropped: list[str]) -> list[str]:
+    """The `ckpt-<step>.og` files of `directory` that the index neither keeps (`kept`)
+    nor is dropping (`dropped`) whose step is below that of every kept `ckpt-<step>.og`
+    (none if no kept name has a step).
+
+    Called under the index lock, after the index is written: such a file is no save in
+    progress but one whose save failed, or was killed, before it recorded the file.
+    A higher step is left alone: it may be newer than what the index holds.
+    """
+    steps = [s for s in map(_step, kept) if s is not None]
+    if not steps:
+        return []
+    try:
+        names = os.listdir(directory)
+    except OSError:  # rotation is housekeeping: the checkpoint is saved and recorded
+        return []
+    lowest, recorded = min(steps), set(kept) | set(dropped)
+    return sorted(f for f in names if f not in recorded and _step(f) is not None
+                  and _step(f) < lowest and os.path.isfile(os.path.join(directory, f)))
 
 
 def _older_checkpoints(path: str) -> list[str]:
@@ -372,7 +396,8 @@ class Saver:
                 expected).
             OneGraphError: a variable of var_list is not in the graph, the graph is
                 finalized and lacks the Saver's ops, or a variable is uninitialised.
-            OSError: the directory or file cannot be written.
+            OSError: the directory or file cannot be written (the file system's error,
+                naming the file).
         """
         if isinstance(global_step, (bool, np.bool_)):
             raise TypeError(f"Saver.save: global_step must be an int or a step tensor, "
@@ -402,12 +427,21 @@ class Saver:
         with self._lock, _index_lock(directory):
             index = _read_index(directory)
             remove_stale_temp_files(directory, _TEMP_PREFIXES)
-            sess.run(NodeTarget(save_n), {fname: np.asarray(path, dtype=object)})
+            try:
+                sess.run(NodeTarget(save_n), {fname: np.asarray(path, dtype=object)})
+            except ExecutionError as e:
+                # Session.run wraps the Save kernel's write error; callers (the CLI among
+                # them) catch OSError for a full disk or an unwritable file
+                if isinstance(e.__cause__, OSError):
+                    raise e.__cause__ from None
+                raise
             files = [f for f in index["all"] if f != base] + [base]
             drop = files[:-self.max_to_keep] if self.max_to_keep else []
             files = files[len(drop):]
             _write_atomic(os.path.join(directory, INDEX),
                           json.dumps({"latest": base, "all": files}, indent=1))
+            if self.max_to_keep:
+                drop += _unrecorded_older(directory, files, drop)
             for f in drop:
                 if _OWN_FILE.fullmatch(f):  # never a file the Saver did not name
                     try:
