@@ -138,10 +138,27 @@ def _einsum(b, op, grads):
         gx = b.op("Einsum", [t for _, t in others], {"equation": eq})
         if distinct != target:
             gx = _onto_diagonal(b, gx, x, target, distinct, spare)
+        if _may_stretch(target, x, specs, xs):
+            # x's size-1 dim met a longer one (numpy broadcasting, which Einsum allows):
+            # the einsum above gives that dim size 1 where x is longer, or the longer
+            # size where x has 1; Expand brings it to both, SumToShapeOf back to x's
+            gx = b.op("Expand", [gx, b.op("Shape", [x])])
         if not same_static_shape(gx, x):
             gx = b.op("SumToShapeOf", [gx, x])
         result.append(gx)
     return result
+
+
+def _may_stretch(target: str, x, specs: list, xs) -> bool:
+    """Whether a label of x (subscripts `target`) may have size 1 in one operand and
+    another size in another: it appears more than once among the operands, with a
+    size 1 beside another size, or with an unknown size."""
+    for label in set(target):
+        sizes = [t.shape[k] for sp, t in zip(specs, xs) for k, c in enumerate(sp)
+                 if c == label]
+        if len(sizes) > 1 and (None in sizes or (1 in sizes and len(set(sizes)) > 1)):
+            return True
+    return False
 
 
 def _onto_diagonal(b, gd, x, target: str, distinct: str, spare: list):

@@ -141,3 +141,45 @@ def test_xs_or_stop_gradients_of_another_graph_are_refused():
         og.gradients(y, [z])
     with pytest.raises(ValueError, match="stop_gradients entry .* belongs to another graph"):
         og.gradients(y, [x], stop_gradients=[z])
+
+
+@pytest.mark.parametrize("equation,shapes", [
+    ("ab,b->a", [(3, 4), (1,)]),
+    ("abc,abc->a", [(2, 3, 1), (2, 1, 4)]),
+    ("ij,jk->ik", [(3, 1), (4, 5)]),
+    ("ab,cb->ac", [(3, 4), (2, 1)]),
+])
+def test_einsum_gradient_with_a_broadcast_label(equation, shapes):
+    """Einsum broadcasts a size-1 dim against a longer one, as numpy does (the oracle)."""
+    rng = np.random.default_rng(0)
+    vals = [rng.standard_normal(s) for s in shapes]
+    weight = rng.standard_normal(np.einsum(equation, *vals).shape)
+    g = og.Graph()
+    with g.as_default():
+        phs = [og.placeholder(og.float64, list(s)) for s in shapes]
+        loss = og.reduce_sum(og.einsum(equation, *phs) * C(weight))
+        grads = og.gradients(loss, phs)
+    got = og.Session(g).run(grads, dict(zip(phs, vals)))
+    for k, v in enumerate(vals):
+        def f(vk, k=k):
+            args = list(vals)
+            args[k] = vk
+            return float(np.sum(np.einsum(equation, *args) * weight))
+        np.testing.assert_allclose(got[k], _finite_difference(f, v), rtol=1e-6, atol=1e-8)
+
+
+def test_einsum_gradient_with_broadcast_ellipsis_dims():
+    # numpy's einsum refuses to sum broadcast ellipsis dims; the closed form: y[a] =
+    # sum over (3, 4) of x1 * x2, so d/dx1 = sum of x2 over its 4, d/dx2 = sum of x1
+    g = og.Graph()
+    with g.as_default():
+        a = og.placeholder(og.float64, [2, 3, 1])
+        b = og.placeholder(og.float64, [2, 1, 4])
+        da, db = og.gradients(og.reduce_sum(og.einsum("a...,a...->a", a, b)), [a, b])
+    av = np.arange(6.0).reshape(2, 3, 1)
+    bv = np.arange(8.0).reshape(2, 1, 4)
+    got_a, got_b = og.Session(g).run([da, db], {a: av, b: bv})
+    np.testing.assert_allclose(got_a, np.broadcast_to(bv.sum(axis=2, keepdims=True),
+                                                      (2, 3, 1)))
+    np.testing.assert_allclose(got_b, np.broadcast_to(av.sum(axis=1, keepdims=True),
+                                                      (2, 1, 4)))
