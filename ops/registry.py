@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import OpAttributeError, UnsupportedOpError
+from ..errors import ExecutionError, OpAttributeError, UnsupportedOpError
 
 REQUIRED = object()  # sentinel: attribute has no default and must be given
 
@@ -74,6 +74,33 @@ def kernel_cache(attrs) -> dict:
 
 ATTR_TYPES = ("int", "float", "string", "ints", "floats", "strings", "tensor", "graph",
               "graphs")
+
+
+_ATTR_WORDS = {"int": "an integer", "float": "a number", "string": "a string",
+               "ints": "a list of integers", "floats": "a list of numbers",
+               "strings": "a list of strings"}
+
+
+def _attr_fits(kind: str, value) -> bool:
+    """Whether an attribute value has the form its type needs (kernels read `int`
+    attributes as Python ints, `ints` as sequences, ...); tensors and graphs are
+    checked by the ops that read them, and None stands for "not set"."""
+    if value is None or kind not in _ATTR_WORDS:
+        return True
+    if kind == "int":
+        return isinstance(value, (int, np.integer))
+    if kind == "float":
+        return isinstance(value, (int, float, np.integer, np.floating))
+    if kind == "string":
+        return isinstance(value, (str, bytes))
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, np.ndarray)):
+        return False
+    if kind == "strings":
+        return all(isinstance(v, (str, bytes)) for v in value)
+    arr = np.asarray(value)
+    if arr.ndim != 1 and arr.size:
+        return False
+    return arr.size == 0 or arr.dtype.kind in ("iub" if kind == "ints" else "iubf")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -134,6 +161,31 @@ class OpDef:
                 return spec
         return None
 
+    def check_arity(self, inputs: Sequence[int], outputs: Sequence[int],
+                    where: str = "") -> None:
+        """Check a node's input and output lists (tensor indices, -1 for an omitted
+        optional one) against the op's: every required input given, no more inputs or
+        outputs than the op has (unless its last one is variadic). Kernels index their
+        inputs by position, so a node short of one would fail inside the kernel.
+
+        Raises:
+            ExecutionError: an input is missing or there are too many inputs/outputs.
+        """
+        for pos, name in enumerate(self.inputs):
+            if name.endswith(("?", "*")):
+                continue
+            if pos >= len(inputs) or inputs[pos] < 0:
+                raise ExecutionError(f"{where}{self.name} needs input {pos} ({name!r}), "
+                                     f"which the node does not give")
+        for what, given, declared in (("input", inputs, self.inputs),
+                                      ("output", outputs, self.outputs)):
+            if declared and declared[-1].endswith("*"):
+                continue
+            if len(given) > len(declared):
+                names = ", ".join(d.rstrip("?") for d in declared) or "none"
+                raise ExecutionError(f"{where}{self.name} takes at most {len(declared)} "
+                                     f"{what}(s) ({names}), the node has {len(given)}")
+
     def resolve_attrs(self, given: Mapping[str, Any], where: str = "",
                       num_outputs: int | None = None) -> dict[str, Any]:
         """Return the node's attributes with defaults filled in.
@@ -154,7 +206,12 @@ class OpDef:
                     f"(known: {sorted(known) or 'none'})")
         for spec in self.attrs:
             if spec.name in given:
-                out[spec.name] = given[spec.name]
+                value = given[spec.name]
+                if not _attr_fits(spec.type, value):
+                    raise OpAttributeError(
+                        f"{where}{self.name}: attribute {spec.name!r} must be "
+                        f"{_ATTR_WORDS[spec.type]}, got {type(value).__name__} {value!r:.60}")
+                out[spec.name] = value
             elif spec.required:
                 raise OpAttributeError(f"{where}{self.name}: missing required attribute "
                                        f"{spec.name!r}")

@@ -233,6 +233,7 @@ class FrameRunner:
             node = graph.nodes[it]
             where = f"node {node.name!r} ({node.op_type}): "
             op = REGISTRY.get(node.op_type, node.domain, where)
+            op.check_arity(node.inputs, node.outputs, where)
             attrs = op.resolve_attrs(node.attributes, where)
             attrs[NODE_KEY] = (id(graph), it)  # per-node state: a seeded op's stream
             ctrl = tuple(graph.nodes[c].outputs[0] for c in node.control_inputs

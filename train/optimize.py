@@ -339,13 +339,15 @@ def _fuse(graph, steps, template, fed, graph_inputs, protected, Step):
         op = step.node.op_type
         if step.node.domain not in ("", "ai.onnx"):
             continue
-        if op == "Conv" and len(step.outputs) == 1:
+        # (a malformed node, e.g. without weights, is left to its kernel to report)
+        if op == "Conv" and len(step.outputs) == 1 and len(step.inputs) >= 2:
             w = _const(step.inputs[1], template, fed, graph_inputs)
             bi = step.inputs[2] if len(step.inputs) > 2 else -1
             b = _const(bi, template, fed, graph_inputs) if bi >= 0 else None
             if k in conv_override:
                 w, b = conv_override[k]
-            elif w is None or w.dtype.kind != "f" or (bi >= 0 and b is None):
+            elif w is None or w.dtype.kind != "f" or (bi >= 0 and b is None) \
+                    or (b is not None and b.dtype.kind != "f"):
                 continue
             m = w.shape[0]
             start = _Affine(np.ones(m), np.zeros(m) if b is None else b.astype(np.float64))
@@ -772,7 +774,9 @@ def _fold_concats(graph, steps, protected, Step):
                     chans = None
                     break
                 chans.append(int(c))
-        if chans is None or not convs or step.attrs.get("axis") not in (1, 1 - rank):
+        axis = step.attrs.get("axis")
+        if chans is None or not convs or isinstance(axis, (bool, np.bool_)) \
+                or not isinstance(axis, (int, np.integer)) or axis not in (1, 1 - rank):
             continue
         offs = [sum(chans[:p]) for p in range(len(chans))]
         total = sum(chans)

@@ -712,6 +712,7 @@ class Session:
             op = REGISTRY.get(node.op_type, node.domain, where)
             if op.kernel is None:
                 raise OneGraphError(f"{where}op has no kernel")
+            op.check_arity(node.inputs, node.outputs, where)
             attrs = op.resolve_attrs(node.attributes, where, len(node.outputs))
             attrs[NODE_KEY] = (id(graph), n)
             free = tuple(i for i in set(node.inputs) if i >= 0 and last_use.get(i) == pos
