@@ -29,7 +29,7 @@ LoopCond) and run by the Session with dead-value propagation (`train/frames.py`)
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -542,10 +542,12 @@ def loop_to_differentiate(g: Graph, n: int, current: "WhileContext | None"):
     return None
 
 
-def while_loop_gradients(g: Graph, info: WhileInfo, d_exits: list) -> list[tuple]:
+def while_loop_gradients(g: Graph, info: WhileInfo, d_exits: list,
+                         stop: Iterable[int] = ()) -> list[tuple]:
     """Gradients of the loop's inputs (initial loop variables and captured outside
     tensors) given the gradients of its exits; returns [(tensor index, gradient)]
-    (a tensor both entering as a loop variable and captured appears twice).
+    (a tensor both entering as a loop variable and captured appears twice). `stop`:
+    the caller's stop_gradients (tensor indices); those inside the body stop there.
 
     The backward loop applies the gradient rules of the forward body's own nodes;
     the forward values they read come from stacks (see `WhileContext.capture`).
@@ -572,7 +574,8 @@ def while_loop_gradients(g: Graph, info: WhileInfo, d_exits: list) -> list[tuple
     ys = [info.outs[k + 1] for k in floats]
     targets = [info.body_in[k + 1] for k in floats]
     # the backward walk stops at the body's inputs and the loop's own machinery
-    stop = list(info.body_in) + ext_in + list(info.nexts)
+    stop = list(info.body_in) + ext_in + list(info.nexts) + [
+        Tensor(g, t) for t in stop if t in info.ctx.inside]
     invariants = [()] + [info.merges[k + 1].shape for k in floats] + [t.shape for t in ext_t]
 
     def bcond(k, *rest):

@@ -365,7 +365,7 @@ def _loop_gradients(g: Graph, loop, grads: dict, stop: set) -> None:
         d_exits.append(aggregate(g, parts) if parts else None)
     if all(d is None for d in d_exits):
         return
-    for t, gr in while_loop_gradients(g, loop, d_exits):
+    for t, gr in while_loop_gradients(g, loop, d_exits, stop):
         if gr is not None and _is_float(g, t):
             grads.setdefault(t, []).append(gr)
 

@@ -183,3 +183,23 @@ def test_einsum_gradient_with_broadcast_ellipsis_dims():
                                                       (2, 3, 1)))
     np.testing.assert_allclose(got_b, np.broadcast_to(av.sum(axis=1, keepdims=True),
                                                       (2, 1, 4)))
+
+
+def test_stop_gradients_inside_a_while_body_are_honoured():
+    xv = np.array([0.3, -0.7, 1.1])
+    g = og.Graph()
+    inner = []
+    with g.as_default():
+        x = og.placeholder(og.float64, [3])
+        w = x * 2.0
+
+        def body(i, y):
+            h = og.sin(y)
+            inner.append(h)
+            return i + 1, h * w
+
+        _, y = og.while_loop(lambda i, y: i < 2, body, [C(np.int64(0)), x])
+        (d,) = og.gradients(og.reduce_sum(y), [x], stop_gradients=[inner[0]])
+    # h is a constant in every iteration: y = h_2 * 2x, so dy/dx = 2 h_2
+    np.testing.assert_allclose(og.Session(g).run(d, {x: xv}),
+                               2 * np.sin(np.sin(xv) * 2 * xv), rtol=1e-12)
