@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ExecutionError, ShapeError
-from .registry import TensorInfo, define
+from .registry import NUM_OUTPUTS, TensorInfo, define
 
 # No known failures: the node tests of If, Loop, Scan and the sequence ops pass, in the
 # single-node kernel harness (subgraphs from the importer) and end to end.
@@ -70,6 +70,12 @@ def _as_bool(value, what: str) -> bool:
 def _if(inputs, attrs, ctx):
     """Run then_branch or else_branch (no inputs) and return its outputs."""
     branch = attrs["then_branch"] if _as_bool(inputs[0], "If: cond") else attrs["else_branch"]
+    wanted = attrs.get(NUM_OUTPUTS)
+    if wanted is not None and wanted != len(branch.outputs):
+        # ONNX: the node has one output per branch output; extra ones would be dropped
+        which = "then_branch" if branch is attrs["then_branch"] else "else_branch"
+        raise ExecutionError(f"If: {which} has {len(branch.outputs)} output(s), the node "
+                             f"{wanted}")
     return tuple(ctx.run_graph(branch, []))
 
 

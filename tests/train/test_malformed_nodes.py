@@ -65,3 +65,23 @@ def test_attribute_kinds(kind, value, ok):
     from onegraph.ops.registry import _attr_fits
 
     assert _attr_fits(kind, value) is ok
+
+
+def test_if_whose_branch_has_more_outputs_than_the_node(tmp_path):
+    def build(g, x):
+        branches = []
+        for name in ("then", "else"):
+            body = Graph(name)
+            (a,) = body.add_node("Constant", [], [f"{name}_a"],
+                                 {"value": np.ones(2, np.float32)})
+            (b,) = body.add_node("Constant", [], [f"{name}_b"],
+                                 {"value": np.zeros(2, np.float32)})
+            body.outputs = [a, b]
+            branches.append(body)
+        cond = g.add_constant("c", np.array(True))
+        return g.add_node("If", [cond], ["y"], {"then_branch": branches[0],
+                                                "else_branch": branches[1]})[0]
+
+    with pytest.raises(ExecutionError, match=r"If: then_branch has 2 output\(s\), the "
+                                             r"node 1"):
+        _run(build, tmp_path)
