@@ -399,6 +399,9 @@ class Graph:
     _name_index: dict[str, int] = dataclasses.field(default_factory=dict, init=False,
                                                      repr=False)
     _name_count: int = dataclasses.field(default=0, init=False, repr=False)
+    # names held by more than one tensor (rebuilt with _name_index)
+    _name_repeats: frozenset = dataclasses.field(default=frozenset(), init=False,
+                                                 repr=False)
     # node names taken, for naming unnamed nodes; rebuilt when the node list changed
     # length other than through add_node
     _node_names: set = dataclasses.field(default_factory=set, init=False, repr=False)
@@ -513,9 +516,21 @@ class Graph:
         if self._name_count != count:
             # a new dict, published whole: a Session thread looking a name up while
             # another rebuilds must never see it half-filled (clear() then update())
-            self._name_index = {t.name: i for i, t in enumerate(self.tensors[:count])}
+            index = {t.name: i for i, t in enumerate(self.tensors[:count])}
+            repeats = frozenset()
+            if len(index) != count:
+                seen: set = set()
+                repeats = frozenset(t.name for t in self.tensors[:count]
+                                    if t.name in seen or seen.add(t.name))
+            self._name_index, self._name_repeats = index, repeats
             self._name_count = count
         return self._name_index.get(name)
+
+    def name_is_repeated(self, name: str) -> bool:
+        """Whether more than one tensor of the graph is called `name` (a file may repeat
+        a name; `find_tensor` then finds the last)."""
+        self.find_tensor(name)
+        return name in self._name_repeats
 
     def tensor(self, key: int | str) -> Tensor:
         """The tensor with this index or name."""

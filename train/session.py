@@ -560,6 +560,11 @@ class Session:
         else:
             if isinstance(f, str):
                 index = self.graph.find_tensor(f)
+                if index is not None and self.graph.name_is_repeated(f):
+                    twins = [i for i, t in enumerate(self.graph.tensors) if t.name == f]
+                    raise OneGraphError(f"graph {self.graph.name!r} has {len(twins)} "
+                                        f"tensors named {f!r} (indices {twins}); feed or "
+                                        "fetch one by its index")
                 if index is None:
                     index = self._tf_output_name(f)
                 if index is None:

@@ -85,3 +85,19 @@ def test_if_whose_branch_has_more_outputs_than_the_node(tmp_path):
     with pytest.raises(ExecutionError, match=r"If: then_branch has 2 output\(s\), the "
                                              r"node 1"):
         _run(build, tmp_path)
+
+
+def test_a_name_two_tensors_share_is_refused_as_a_feed_or_fetch(tmp_path):
+    g = Graph("main")
+    x = g.add_input("x", "float32", [2])
+    (y,) = g.add_node("Neg", [x], ["y"])
+    g.tensors[y].name = "x"  # a file may repeat a name
+    g.outputs = [y]
+    model = Model(graphs=[g])
+    model.opset_imports = {"": 17}
+    path = str(tmp_path / "m.og")
+    og.save(model, path)
+    sess = og.Session(og.load(path))
+    with pytest.raises(og.OneGraphError, match=r"2 tensors named 'x' \(indices \[0, 1\]\)"):
+        sess.run("x", {"x": np.ones(2, np.float32)})
+    np.testing.assert_array_equal(sess.run(y, {x: np.ones(2, np.float32)}), [-1, -1])
