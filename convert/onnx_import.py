@@ -31,7 +31,8 @@ from ..errors import ConversionError, FormatError, OpAttributeError
 from ..format import AttrType, Container, DType, Graph, Model, TensorKind, TypedList
 from ..format.ir import attr_type_of
 from ..ops import REGISTRY
-from .onnx_legacy import needs_scan_rewrite, proto_subgraphs, rewrite_batched_scans
+from .onnx_legacy import (drop_batchnorm_saved_outputs, needs_scan_rewrite, proto_subgraphs,
+                          rewrite_batched_scans)
 
 # The oldest default-domain opset whose semantics the kernels implement; older models
 # are upgraded to this version first.
@@ -720,6 +721,8 @@ def _upgrade(proto):
         for f in proto.functions:
             left[(f.domain, f.name)] = _why_not_inlined(proto, f, convert_error)
     version = _default_opset(proto)
+    if version is not None and version < 14:
+        drop_batchnorm_saved_outputs(proto)
     if version is not None and version < MIN_OPSET:
         from onnx import version_converter
 
@@ -1492,6 +1495,13 @@ class _Importer:
                 and "split" not in attrs and (len(node.input) < 2 or not node.input[1]) \
                 and (self.opset or 0) < 18:
             attrs["num_outputs"] = len(node.output)
+        if domain == "" and node.op_type == "BatchNormalization" \
+                and (self.upgraded_from or self.opset or 0) < 14 \
+                and sum(1 for o in node.output if o) > 1:
+            # before opset 14 a node that declares its running mean and variance
+            # outputs runs in training mode (batch statistics; the spec's "output case
+            # 1", and onnxruntime); opset 14 says so with training_mode
+            attrs["training_mode"] = 1
 
 
 # Domains whose node input/output counts and attribute names are checked against

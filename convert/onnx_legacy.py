@@ -172,6 +172,41 @@ def _all_nodes(graph):
             yield from _all_nodes(sub)
 
 
+def drop_batchnorm_saved_outputs(proto) -> None:
+    """BatchNormalization before opset 14 (in place): the trailing saved_mean /
+    saved_var outputs, gone in opset 14 (which onegraph's op follows), are dropped when
+    nothing reads them. (The running mean and variance outputs stay; the importer
+    marks such a node training_mode=1, see OnnxImporter._fix_attrs.)
+
+    Raises:
+        ConversionError: a node's saved_mean or saved_var is read.
+    """
+    read = set()
+    nodes = list(_all_nodes(proto.graph))
+    for node in nodes:
+        read.update(node.input)
+
+    def outputs_of(graph):
+        read.update(o.name for o in graph.output)
+        for node in graph.node:
+            for sub in proto_subgraphs(node):
+                outputs_of(sub)
+
+    outputs_of(proto.graph)
+    for node in nodes:
+        if node.op_type != "BatchNormalization" or node.domain not in ("", "ai.onnx") \
+                or len(node.output) <= 3:
+            continue
+        used = [o for o in node.output[3:] if o and o in read]
+        if used:
+            raise ConversionError(f"BatchNormalization {node.name!r}: its saved_mean / "
+                                  f"saved_var output {used[0]!r} (opset < 14 training "
+                                  "outputs) is read; onegraph has no such output")
+        outs = list(node.output[:3])
+        del node.output[:]
+        node.output.extend(outs)
+
+
 class _Names:
     """Fresh tensor names that clash with no name anywhere in the model; `tag` marks
     which rewrite made them."""
