@@ -85,6 +85,11 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
     if sig is None:
         raise OneGraphError(f"{model_path} has no 'train' signature "
                             f"(has {sorted(model.signatures)})")
+    if sig.graph != 0:
+        # training writes the trained values back into the main graph's variables
+        raise OneGraphError(f"{model_path}: the 'train' signature runs graph {sig.graph} "
+                            f"({model.graphs[sig.graph].name!r}); onegraph train trains a "
+                            "signature of the main graph (graph 0) only")
     if "loss" not in sig.outputs:
         raise OneGraphError("the 'train' signature must have a 'loss' output")
     _check_loss(model.graph.tensors[sig.outputs["loss"]])

@@ -240,3 +240,25 @@ def test_adagrad_refuses_a_zero_accumulator_with_a_zero_epsilon():
     # either one positive keeps the division defined
     og.train.AdaGrad(0.1, initial_accumulator_value=0.0, epsilon=1e-7)
     og.train.AdaGrad(0.1, initial_accumulator_value=0.1, epsilon=0.0)
+
+
+def test_a_train_signature_of_another_graph_is_refused_in_one_line(tmp_path, data, capsys):
+    from onegraph.format import Graph, Model
+
+    _linear(tmp_path / "t.og")
+    trained = og.load(str(tmp_path / "t.og"))
+    sig = trained.signatures["train"]
+    main_graph = Graph("main")
+    a = main_graph.add_input("a", "float32", [3])
+    (z,) = main_graph.add_node("Neg", [a], ["z"])
+    main_graph.outputs = [z]
+    two = Model(graphs=[main_graph, trained.graphs[0]])
+    two.opset_imports = dict(trained.opset_imports)
+    two.metadata = dict(trained.metadata)
+    two.add_signature("train", inputs=dict(sig.inputs), outputs=dict(sig.outputs),
+                      targets=list(sig.targets), graph=1)
+    og.save(two, str(tmp_path / "two.og"))
+    assert main(["train", str(tmp_path / "two.og"), "--data", data, "--steps", "2",
+                 "--batch-size", "4"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "the 'train' signature runs graph 1" in err[0]
