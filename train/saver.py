@@ -26,10 +26,9 @@ The index is validated whenever it is read: not JSON, not of the form above, or 
 entry that is not a plain file name of the directory raises `DataLossError` naming it.
 `save` reads it before writing anything, so a damaged index refuses the save rather
 than leave an unrecorded checkpoint behind. A save deletes (rotates) only files named
-like its own, `ckpt.og` and `ckpt-<step>.og`: the recorded ones beyond `max_to_keep`
-and, with `max_to_keep`, a `ckpt-<step>.og` the index does not record whose step is
-below every kept one's (left by a save that failed, or was killed, between writing its
-file and recording it; the directory has one index, whichever Saver writes into it).
+like its own, `ckpt.og` and `ckpt-<step>.og`, and of those only the ones the index
+records beyond `max_to_keep` (as TF1, never a file it does not record, such as one
+copied in by hand). A save whose index cannot be written removes its new file again.
 """
 
 from __future__ import annotations
@@ -155,27 +154,6 @@ def checkpoints(directory: str) -> list[str]:
 def _step(name: str) -> int | None:
     m = _OWN_FILE.fullmatch(name)
     return None if m is None or m.group(1) is None else int(m.group(1))
-
-
-def _unrecorded_older(directory: str, kept: list[str], dropped: list[str]) -> list[str]:
-    """The `ckpt-<step>.og` files of `directory` that the index neither keeps (`kept`)
-    nor is dropping (`dropped`) whose step is below that of every kept `ckpt-<step>.og`
-    (none if no kept name has a step).
-
-    Called under the index lock, after the index is written: such a file is no save in
-    progress but one whose save failed, or was killed, before it recorded the file.
-    A higher step is left alone: it may be newer than what the index holds.
-    """
-    steps = [s for s in map(_step, kept) if s is not None]
-    if not steps:
-        return []
-    try:
-        names = os.listdir(directory)
-    except OSError:  # rotation is housekeeping: the checkpoint is saved and recorded
-        return []
-    lowest, recorded = min(steps), set(kept) | set(dropped)
-    return sorted(f for f in names if f not in recorded and _step(f) is not None
-                  and _step(f) < lowest and os.path.isfile(os.path.join(directory, f)))
 
 
 def _older_checkpoints(path: str) -> list[str]:
@@ -438,10 +416,18 @@ class Saver:
             files = [f for f in index["all"] if f != base] + [base]
             drop = files[:-self.max_to_keep] if self.max_to_keep else []
             files = files[len(drop):]
-            _write_atomic(os.path.join(directory, INDEX),
-                          json.dumps({"latest": base, "all": files}, indent=1))
-            if self.max_to_keep:
-                drop += _unrecorded_older(directory, files, drop)
+            try:
+                _write_atomic(os.path.join(directory, INDEX),
+                              json.dumps({"latest": base, "all": files}, indent=1))
+            except BaseException:
+                # a checkpoint the index cannot record is removed again: nothing would
+                # ever rotate it away (rotation deletes only recorded files)
+                if base not in index["all"]:
+                    try:
+                        os.unlink(path)
+                    except OSError:
+                        pass
+                raise
             for f in drop:
                 if _OWN_FILE.fullmatch(f):  # never a file the Saver did not name
                     try:
