@@ -72,7 +72,10 @@ def load(path: str | os.PathLike, check_data: bool = False,
     """Memory-map and verify a `.og` file.
 
     Constant and variable tensors are numpy arrays viewing the file (no copy, nothing
-    read until touched), so load time does not grow with the size of the weights.
+    read until touched), so load time does not grow with the size of the weights
+    (string tensors excepted: they are decoded at load). A pipe or FIFO (`cat m.og |
+    ...`, `/dev/stdin`) is read to its end into memory; opening a FIFO waits for a
+    writer, as `cat` does.
     As with TFLite's memory-mapped models, the file must then only be replaced by a
     rename while the model is in use (`og.save` and `onegraph convert` do that): a file
     rewritten in place (`cp new.og model.og`) changes the weights under a running

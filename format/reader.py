@@ -6,18 +6,23 @@ each offset, length, index, enum value, UTF-8 string and shape as it decodes, an
 `FormatError` naming the field path (``graphs[0].nodes[12].inputs[1]``) on the first
 problem. Work is bounded by the file size (a budget of decoded elements and string
 bytes), so a hostile file cannot make loading hang or allocate what it merely claims to
-need: a string referenced from many places is decoded once and shared, and buffer
-entries whose data segments overlap or repeat are refused (each segment is decoded and
-checksummed at most once).
+need. What the file shares is decoded once and shared: a string or number vector
+referenced from many places, and a buffer, tensor, node or attribute table listed many
+times (which becomes one object listed many times; node indices are still checked for
+every listing). A graph table listed twice, and buffer entries whose data segments
+overlap or repeat, are refused (each segment is decoded and checksummed at most once).
 
 Constant and variable tensors become numpy arrays viewing the memory-mapped data tail:
-loading does not read the weights. `check_data=True` also verifies segment checksums.
+loading does not read the weights. STRING tensors are the exception: their elements are
+decoded into Python str objects at load. `check_data=True` also verifies segment
+checksums.
 """
 
 from __future__ import annotations
 
 import mmap
 import os
+import stat
 import struct
 import zlib
 
@@ -51,9 +56,11 @@ class _Reader:
         # fewer than this, a hostile one sharing or overlapping sub-objects cannot make
         # us do more.
         self.budget = 4 * size + 100_000
-        # Decoded strings by the position of their length word: a string shared by many
-        # tables (or referenced many times by a hostile file) is decoded once.
+        # Decoded strings by the position of their length word, number vectors by
+        # position and type: one shared by many tables (or referenced many times by a
+        # hostile file) is decoded once, so repeats cost no memory for its elements.
         self.strings: dict[int, str] = {}
+        self.numbers: dict[tuple[int, str], tuple] = {}
 
     def need(self, pos: int, n: int, path: str) -> None:
         if pos < 0 or n < 0 or pos + n > self.size:
@@ -146,13 +153,24 @@ class _Table:
         self.r.spend(count, path)
         return p + 4, count
 
-    def numbers(self, slot: int, dtype: str, name: str) -> list | None:
+    def numbers(self, slot: int, dtype: str, name: str) -> tuple | None:
+        """A vector of numbers as a tuple (shared: never mutate it), None when absent.
+
+        Each read is charged a unit per element (callers walk the elements), but a
+        vector is decoded into Python numbers once per position: a ~36-byte int per
+        element for each of many references would let a small file fill memory.
+        """
         dt = np.dtype(dtype)
         v = self.vector(slot, dt.itemsize, name)
         if v is None:
             return None
         start, count = v
-        return np.frombuffer(self.r.buf, dt, count, start).tolist()
+        key = (start, dtype)
+        values = self.r.numbers.get(key)
+        if values is None:
+            values = tuple(np.frombuffer(self.r.buf, dt, count, start).tolist())
+            self.r.numbers[key] = values
+        return values
 
     def tables(self, slot: int, name: str) -> "_Tables":
         v = self.vector(slot, 4, name)
@@ -193,6 +211,32 @@ class _Tables:
             p = start + 4 * i
             yield r.table(p + _U32.unpack_from(buf, p)[0], f"{path}[{i}]")
 
+    def each(self, decode, memo: dict, prefix: str | None = None):
+        """decode(table, prefix[i]) of each entry, in order, through `memo` (the results
+        so far by table position): an entry pointing at a table already decoded yields
+        the same result object again for one unit of budget. `prefix` is the path
+        decode's messages use (default: the vector's own).
+
+        A file may share one table among many entries (FlatBuffers allows it, and a
+        hostile file can list one table a million times for 4 bytes each); decoding
+        it anew each time would cost time and memory far beyond the file's size.
+        Raises what `decode` raises, and FormatError when the budget runs out.
+        """
+        r, buf, start = self.r, self.r.buf, self.start
+        prefix = self.path if prefix is None else prefix
+        for i in range(self.count):
+            p = start + 4 * i
+            pos = p + _U32.unpack_from(buf, p)[0]
+            value = memo.get(pos, memo)  # memo itself is the "missing" marker
+            if value is memo:
+                table = r.table(pos, f"{self.path}[{i}]")
+                value = memo[pos] = decode(table, f"{prefix}[{i}]")
+            else:
+                r.budget -= 1
+                if r.budget < 0:
+                    r.spend(0, f"{self.path}[{i}]")
+            yield value
+
 
 def _string_at(r: _Reader, p: int, path: str) -> str:
     """The string whose length word is at `p` (the caller checked p..p+4 is in the file).
@@ -219,12 +263,19 @@ def _string_at(r: _Reader, p: int, path: str) -> str:
 
 
 class _GraphRef:
-    """A GRAPH attribute's index, resolved to the Graph once all graphs are decoded."""
+    """A GRAPH (one index) or GRAPHS (a list) attribute's graph indices, replaced by the
+    Graph(s) once all graphs are decoded. A marker, so that replacing it is done once
+    even for a node listed many times."""
 
-    __slots__ = ("index",)
+    __slots__ = ("indices", "many")
 
-    def __init__(self, index: int) -> None:
-        self.index = index
+    def __init__(self, indices: list[int], many: bool) -> None:
+        self.indices, self.many = indices, many
+
+    def resolve(self, graphs: list):
+        if self.many:
+            return TypedList(AttrType.GRAPHS, [graphs[k] for k in self.indices])
+        return graphs[self.indices[0]]
 
 
 _ENUM_MEMBERS = {cls: {m.value: m for m in cls} for cls in (DType, TensorKind, Container,
@@ -248,7 +299,7 @@ def _shape(values: list | None, path: str, allow_unknown: bool) -> tuple | None:
         if d > 0:
             product *= d
             if product > _MAX_DIM_PRODUCT:
-                raise FormatError(f"{path}: shape {values} has more elements than "
+                raise FormatError(f"{path}: shape {list(values)} has more elements than "
                                   "can be addressed")
     return tuple(values)
 
@@ -294,21 +345,37 @@ class _Decoder:
         self.buffers: list[tuple[int, int, int]] = []
         self.crc_checked: set[int] = set()
         self.strings: dict[int, np.ndarray] = {}  # decoded string buffers, by index
+        # Decoded tables by position (see `_Tables.each`): a table listed many times
+        # is one object listed many times. Their decoding must not depend on where
+        # they are listed; the node checks that do (indices within a graph) run in
+        # `graph` for every listing.
+        self.buffer_memo: dict[int, tuple[int, int, int]] = {}
+        self.tensor_memo: dict[int, Tensor] = {}
+        self.node_memo: dict[int, tuple[Node, list]] = {}
+        self.attribute_memo: dict[int, tuple] = {}
 
     def decode_buffers(self, model_t: _Table) -> None:
-        for i, t in enumerate(model_t.tables(4, "buffers")):
-            path = f"buffers[{i}]"
-            offset = t.scalar(0, _U64, 0, "offset")
-            length = t.scalar(1, _U64, 0, "length")
-            crc = t.scalar(2, _U32, 0, "crc32")
-            if offset % ALIGNMENT:
-                raise FormatError(f"{path}.offset: {offset} is not {ALIGNMENT}-byte aligned")
-            if offset + length > self.file_size:
-                raise DataLossError(f"{path}: segment {offset}..{offset + length} lies past "
-                                    f"the end of the file ({self.file_size} bytes); "
-                                    "the file is truncated")
-            self.buffers.append((offset, length, crc))
+        self.buffers = list(model_t.tables(4, "buffers").each(self.buffer, self.buffer_memo,
+                                                               "buffers"))
         self._check_disjoint()
+
+    def buffer(self, t: _Table, path: str) -> tuple[int, int, int]:
+        """(offset, length, crc32) of a Buffer table.
+
+        Raises:
+            FormatError: the offset is not aligned.
+            DataLossError: the segment lies past the end of the file.
+        """
+        offset = t.scalar(0, _U64, 0, "offset")
+        length = t.scalar(1, _U64, 0, "length")
+        crc = t.scalar(2, _U32, 0, "crc32")
+        if offset % ALIGNMENT:
+            raise FormatError(f"{path}.offset: {offset} is not {ALIGNMENT}-byte aligned")
+        if offset + length > self.file_size:
+            raise DataLossError(f"{path}: segment {offset}..{offset + length} lies past "
+                                f"the end of the file ({self.file_size} bytes); "
+                                "the file is truncated")
+        return offset, length, crc
 
     def _check_disjoint(self) -> None:
         """Refuse buffer entries whose data segments overlap or repeat.
@@ -433,7 +500,8 @@ class _Decoder:
             shape = _shape(tv.numbers(1, "<i8", "shape") or [], f"{path}.t.shape", False)
             value = self.array(tv.scalar(2, _I32, -1, "buffer"), dtype, shape, f"{path}.t")
         elif kind is AttrType.GRAPH:
-            value = _GraphRef(_index(t.scalar(6, _I32, -1, "g"), n_graphs, f"{path}.g"))
+            value = _GraphRef([_index(t.scalar(6, _I32, -1, "g"), n_graphs, f"{path}.g")],
+                              many=False)
         elif kind is AttrType.FLOATS:
             value = TypedList(kind, t.numbers(7, "<f8", "floats") or [])
         elif kind is AttrType.INTS:
@@ -441,53 +509,92 @@ class _Decoder:
         elif kind is AttrType.STRINGS:
             value = TypedList(kind, t.strings(9, "strings") or [])
         elif kind is AttrType.GRAPHS:
-            value = TypedList(kind, [_index(g, n_graphs, f"{path}.graphs[{k}]") for k, g in
-                                     enumerate(t.numbers(10, "<i4", "graphs") or [])])
+            value = _GraphRef([_index(g, n_graphs, f"{path}.graphs[{k}]") for k, g in
+                               enumerate(t.numbers(10, "<i4", "graphs") or [])], many=True)
         else:
             raise FormatError(f"{path}.type: attribute {name!r} has no type")
         return name, kind, value
 
+    def node(self, t: _Table, path: str, n_graphs: int) -> tuple[Node, list]:
+        """A Node table as a Node, with the (graph indices, path) of its subgraph
+        attributes. Its tensor and node indices are left to `check_node`: they depend
+        on the graph listing it, and a shared table may be listed by several.
+
+        Raises:
+            FormatError: a malformed field or attribute, or an attribute name repeats.
+        """
+        ins = list(t.numbers(3, "<i4", "inputs") or ())
+        outs = list(t.numbers(4, "<i4", "outputs") or ())
+        ctrl = list(t.numbers(7, "<i4", "control_inputs") or ())
+        attributes, refs = {}, []
+        attribute = lambda at, apath: self.attribute(at, apath, n_graphs)  # noqa: E731
+        for ai, (name, kind, value) in enumerate(
+                t.tables(5, "attributes").each(attribute, self.attribute_memo,
+                                               f"{path}.attributes")):
+            apath = f"{path}.attributes[{ai}]"
+            if name in attributes:
+                raise FormatError(f"{apath}: duplicate attribute {name!r}")
+            if isinstance(value, _GraphRef):
+                refs.append((value.indices, apath))
+            attributes[name] = value
+        node = Node.__new__(Node)
+        node.op_type, node.inputs, node.outputs = t.string(1, "op_type"), ins, outs
+        node.attributes, node.name = attributes, t.string(0, "name")
+        node.domain, node.device = t.string(2, "domain"), t.string(6, "device")
+        node.control_inputs = ctrl
+        node.doc_string = t.string(8, "doc_string")
+        return node, refs
+
+    def resolve_graph_refs(self, graphs: list[Graph]) -> None:
+        """Replace the subgraph attributes' indices by the Graphs, in each node decoded
+        (once, however many times the node is listed)."""
+        for node, refs in self.node_memo.values():
+            if refs:
+                for name, value in node.attributes.items():
+                    if isinstance(value, _GraphRef):
+                        node.attributes[name] = value.resolve(graphs)
+
+    def check_node(self, node: Node, g: Graph, ni: int, n_nodes: int,
+                   produced: dict[int, int], path: str) -> None:
+        """Check node `ni` of `g` (listing `n_nodes` nodes) against its graph: indices in
+        range, outputs neither produced twice nor constants; record them in `produced`.
+        Charged a unit per index: it runs again each time a shared node is listed.
+
+        Raises:
+            FormatError: naming the index at fault.
+        """
+        n_t = len(g.tensors)
+        self.r.spend(len(node.inputs) + len(node.outputs) + len(node.control_inputs), path)
+        for k, i in enumerate(node.inputs):
+            _index(i, n_t, f"{path}.inputs[{k}]", allow_omitted=True)
+        for k, o in enumerate(node.outputs):
+            _index(o, n_t, f"{path}.outputs[{k}]")
+        for k, o in enumerate(node.outputs):
+            if o in produced:
+                raise FormatError(f"{path}.outputs[{k}]: tensor {o} is already "
+                                  f"produced by node {produced[o]}")
+            if g.tensors[o].kind is TensorKind.CONSTANT:
+                raise FormatError(f"{path}.outputs[{k}]: tensor {o} is a constant")
+            produced[o] = ni
+        for k, i in enumerate(node.control_inputs):
+            _index(i, n_nodes, f"{path}.control_inputs[{k}]")
+
     def graph(self, t: _Table, gi: int, n_graphs: int, graph_refs: list) -> Graph:
         path = f"graphs[{gi}]"
         g = Graph(t.string(0, "name"))
-        g.tensors = [self.tensor(x, f"{path}.tensors[{i}]")
-                     for i, x in enumerate(t.tables(1, "tensors"))]
+        g.tensors = list(t.tables(1, "tensors").each(self.tensor, self.tensor_memo,
+                                                     f"{path}.tensors"))
         n_t = len(g.tensors)
         node_tables = t.tables(2, "nodes")
+        node = lambda nt, npath: self.node(nt, npath, n_graphs)  # noqa: E731
         produced: dict[int, int] = {}
-        for ni, nt in enumerate(node_tables):
-            npath = f"{path}.nodes[{ni}]"
-            ins = [_index(i, n_t, f"{npath}.inputs[{k}]", allow_omitted=True)
-                   for k, i in enumerate(nt.numbers(3, "<i4", "inputs") or [])]
-            outs = [_index(i, n_t, f"{npath}.outputs[{k}]")
-                    for k, i in enumerate(nt.numbers(4, "<i4", "outputs") or [])]
-            for k, o in enumerate(outs):
-                if o in produced:
-                    raise FormatError(f"{npath}.outputs[{k}]: tensor {o} is already "
-                                      f"produced by node {produced[o]}")
-                if g.tensors[o].kind is TensorKind.CONSTANT:
-                    raise FormatError(f"{npath}.outputs[{k}]: tensor {o} is a constant")
-                produced[o] = ni
-            ctrl = [_index(i, len(node_tables), f"{npath}.control_inputs[{k}]")
-                    for k, i in enumerate(nt.numbers(7, "<i4", "control_inputs") or [])]
-            attributes = {}
-            for ai, at in enumerate(nt.tables(5, "attributes")):
-                apath = f"{npath}.attributes[{ai}]"
-                name, kind, value = self.attribute(at, apath, n_graphs)
-                if name in attributes:
-                    raise FormatError(f"{apath}: duplicate attribute {name!r}")
-                if kind is AttrType.GRAPH:
-                    graph_refs.append((gi, [value.index], apath))
-                elif kind is AttrType.GRAPHS:
-                    graph_refs.append((gi, list(value), apath))
-                attributes[name] = value
-            node = Node.__new__(Node)
-            node.op_type, node.inputs, node.outputs = nt.string(1, "op_type"), ins, outs
-            node.attributes, node.name = attributes, nt.string(0, "name")
-            node.domain, node.device = nt.string(2, "domain"), nt.string(6, "device")
-            node.control_inputs = ctrl
-            node.doc_string = nt.string(8, "doc_string")
-            g.nodes.append(node)
+        for ni, (nd, refs) in enumerate(node_tables.each(node, self.node_memo,
+                                                          f"{path}.nodes")):
+            self.check_node(nd, g, ni, len(node_tables), produced, f"{path}.nodes[{ni}]")
+            if refs:
+                self.r.spend(len(refs), f"{path}.nodes[{ni}]")
+                graph_refs.extend((gi, targets, apath) for targets, apath in refs)
+            g.nodes.append(nd)
         g.inputs = [_index(i, n_t, f"{path}.inputs[{k}]")
                     for k, i in enumerate(t.numbers(3, "<i4", "inputs") or [])]
         g.outputs = [_index(i, n_t, f"{path}.outputs[{k}]")
@@ -529,6 +636,24 @@ def _check_graph_refs(graph_refs, n_graphs: int) -> None:
     if cycle is not None:
         raise FormatError(f"graphs[{cycle[0]}]: subgraph references form a cycle "
                           f"through graphs[{cycle[1]}]")
+
+
+def _distinct(tables: _Tables, path: str, what: str):
+    """(index, table) of each entry of `tables`, refusing an entry that repeats an
+    earlier one: the IR tells graphs apart by identity (subgraph attributes refer to
+    them), so a model cannot hold one graph twice, and decoding it again per listing
+    would let a small file cost a whole graph per 4 bytes.
+
+    Raises:
+        FormatError: naming both entries.
+    """
+    first: dict[int, int] = {}
+    for i, t in enumerate(tables):
+        if t.pos in first:
+            raise FormatError(f"{path}[{i}]: the same {what} table as "
+                              f"{path}[{first[t.pos]}] (each {what} is listed once)")
+        first[t.pos] = i
+        yield i, t
 
 
 def _keyed(entries, what: str, field: str, path: str) -> dict:
@@ -586,16 +711,9 @@ def parse(data, check_data: bool = False) -> Model:
     graph_tables = model_t.tables(3, "graphs")
     graph_refs: list = []
     graphs = [dec.graph(t, gi, len(graph_tables), graph_refs)
-              for gi, t in enumerate(graph_tables)]
+              for gi, t in _distinct(graph_tables, "graphs", "graph")]
     _check_graph_refs(graph_refs, len(graphs))
-    for g in graphs:
-        for node in g.nodes:
-            for name, value in node.attributes.items():
-                if isinstance(value, TypedList) and value.attr_type is AttrType.GRAPHS:
-                    node.attributes[name] = TypedList(AttrType.GRAPHS,
-                                                      [graphs[k] for k in value])
-                elif isinstance(value, _GraphRef):
-                    node.attributes[name] = graphs[value.index]
+    dec.resolve_graph_refs(graphs)
     for si, t in enumerate(model_t.tables(5, "signatures")):
         path = f"signatures[{si}]"
         sig = Signature(t.string(0, "name"))
@@ -630,22 +748,61 @@ def parse(data, check_data: bool = False) -> Model:
     return model
 
 
+def _aligned_empty(size: int) -> np.ndarray:
+    """An uninitialized uint8 array of `size` bytes starting on a 64-byte boundary (the
+    data tail's alignment holds in memory as it does in a mapping)."""
+    buf = np.empty(size + ALIGNMENT, np.uint8)
+    start = -buf.ctypes.data % ALIGNMENT
+    return buf[start:start + size]
+
+
 def _read_aligned(f, size: int) -> np.ndarray:
-    """The whole file as a read-only uint8 array starting on a 64-byte boundary (the
-    data tail's alignment holds in memory as it does in a mapping).
+    """The whole file as a read-only uint8 array starting on a 64-byte boundary.
 
     Raises:
         DataLossError: the file shrank while it was read.
     """
-    buf = np.empty(size + ALIGNMENT, np.uint8)
-    start = -buf.ctypes.data % ALIGNMENT
-    data = buf[start:start + size]
+    data = _aligned_empty(size)
     got = f.readinto(memoryview(data))
     if got != size:
         raise DataLossError(f"file is truncated: read {got} of {size} bytes")
     data.flags.writeable = False
     return data
 
+
+def _read_stream(f) -> np.ndarray:
+    """Everything a pipe delivers until its writer closes it, as `_read_aligned` gives
+    a file (a pipe has no size to read up to, and cannot be mapped)."""
+    raw = f.read()
+    data = _aligned_empty(len(raw))
+    data[:] = np.frombuffer(raw, np.uint8)
+    data.flags.writeable = False
+    return data
+
+
+def _open_image(f, memory_map: bool):
+    """The bytes of the open file `f`: a read-only mapping, or (memory_map=False, or a
+    pipe) an aligned array holding them.
+
+    Raises:
+        FormatError: the file is empty, or neither a regular file nor a pipe (a
+            terminal or a device would be read without end).
+        DataLossError: the file shrank while it was read.
+        OSError: reading or mapping failed.
+    """
+    st = os.fstat(f.fileno())
+    if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):
+        data = _read_stream(f)
+    elif not stat.S_ISREG(st.st_mode):
+        raise FormatError("not a regular file or a pipe")
+    elif st.st_size == 0:
+        raise FormatError("file is empty")
+    else:
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if memory_map \
+            else _read_aligned(f, st.st_size)
+    if len(data) == 0:
+        raise FormatError("file is empty (the pipe delivered no bytes)")
+    return data
 
 
 def load_model(path: str | os.PathLike, check_data: bool = False,
@@ -654,9 +811,14 @@ def load_model(path: str | os.PathLike, check_data: bool = False,
 
     `path` may be a str, bytes (decoded with os.fsdecode) or os.PathLike. With
     `memory_map=False` the file is read into memory instead (see `onegraph.load`).
+    A pipe or FIFO (`cat m.og | onegraph info /dev/stdin`, a shell's `<(...)`) cannot
+    be mapped: it is read to its end into memory, as with memory_map=False. Opening a
+    FIFO waits until a writer opens it, as `cat FIFO` does.
 
     Raises:
-        FormatError / DataLossError: the file is malformed, truncated or corrupted.
+        FormatError / DataLossError: the file is malformed, truncated or corrupted;
+            or it is empty, or neither a regular file nor a pipe (a terminal, a
+            device); or the memory to decode it ran out. The message starts with PATH.
         OSError: the file cannot be opened or mapped: the subclass the system gave
             (FileNotFoundError, PermissionError, IsADirectoryError, ...), worded
             "cannot read 'PATH': No such file or directory" (see `format/atomic.py`).
@@ -664,22 +826,23 @@ def load_model(path: str | os.PathLike, check_data: bool = False,
         ValueError: path contains a NUL byte.
     """
     path = fs_path(path, "read")
+    data = None
     try:
         with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size == 0:
-                raise FormatError(f"{path}: file is empty")
-            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if memory_map \
-                else _read_aligned(f, size)
+            data = _open_image(f, memory_map)
+        model = parse(data, check_data=check_data)
     except OSError as e:
         raise worded(e, "read", path) from None
-    try:
-        model = parse(data, check_data=check_data)
-    except FormatError as e:
-        try:
-            data.close()
-        except BufferError:  # arrays decoded before the failure still view the map
-            pass
+    except (FormatError, MemoryError) as e:
+        if isinstance(data, mmap.mmap):
+            try:
+                data.close()
+            except BufferError:  # arrays decoded before the failure still view the map
+                pass
+        if isinstance(e, MemoryError):
+            # the budget keeps decoding within a small multiple of the file's size;
+            # this is a file too large for the memory available, not a hang
+            raise FormatError(f"{path}: out of memory while loading it") from None
         raise type(e)(f"{path}: {e}") from None
     model.path = path
     return model
