@@ -468,6 +468,10 @@ class Session:
     def run_signature(self, name: str, /, **inputs) -> dict:
         """Run a named signature of the model: keyword inputs by key, returns outputs by key.
 
+        A signature of another graph of the model than the Session's runs in a Session
+        of that graph, made on first use and closed with this one (its own variable
+        values and queues).
+
         Raises:
             OneGraphError: no such signature, or a missing/unknown input key.
         """
@@ -489,6 +493,7 @@ class Session:
             if other is None or other.graph is not target:
                 other = Session(target, seed=self._seed, memory_arena=False)
                 self._signature_sessions[sig.graph] = other
+            other.optimize = self.optimize  # as set on this one, now or later
             return other
 
     def _signature_call(self, name: str, inputs: Mapping
