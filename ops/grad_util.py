@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..format import DType
+
 
 def same_static_shape(a, b) -> bool:
     """True when both shapes are fully known and equal."""
@@ -62,5 +64,8 @@ def static_ints(b, t):
 
 
 def like_dtype(b, value, t):
-    """A scalar constant with t's dtype."""
+    """A scalar constant with t's dtype (cast at run time when inference left t's
+    dtype unknown)."""
+    if t.dtype is DType.UNDEFINED:
+        return b.op("CastLike", [b.constant(np.asarray(value, dtype=np.float64)), t])
     return b.constant(np.asarray(value, dtype=t.dtype.numpy))

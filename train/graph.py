@@ -862,7 +862,10 @@ class Graph:
                                                             for d in ir.shape)
                 args.append(TensorInfo(dt, shape, self._static.get(t.tensor_index)))
             try:
-                attrs = opdef.resolve_attrs(node.attributes, f"node {node.name!r}: ")
+                # the output count too: an equal Split before opset 18 takes its parts
+                # from it, as the executors' kernels and inference do
+                attrs = opdef.resolve_attrs(node.attributes, f"node {node.name!r}: ",
+                                            len(node.outputs))
                 infos = opdef.infer(attrs, args)
             except ShapeError as e:
                 raise ShapeError(f"node {node.name!r} ({node.op_type}): {e}") from e

@@ -203,3 +203,19 @@ def test_stop_gradients_inside_a_while_body_are_honoured():
     # h is a constant in every iteration: y = h_2 * 2x, so dy/dx = 2 h_2
     np.testing.assert_allclose(og.Session(g).run(d, {x: xv}),
                                2 * np.sin(np.sin(xv) * 2 * xv), rtol=1e-12)
+
+
+def test_equal_split_built_without_num_outputs_gets_dtypes_and_gradients():
+    # an opset-13 style Split (no 'split' input, no num_outputs attribute): its parts
+    # come from the node's output count, in inference as in the kernel
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float64, [4, 6])
+        parts = g.op("Split", [x], {"axis": 1}, num_outputs=3)
+        assert [p.dtype for p in parts] == [og.float64] * 3
+        assert [p.shape for p in parts] == [(4, 2)] * 3
+        y = og.reduce_sum(og.cast(parts[1], og.float32))
+        (dx,) = og.gradients(y, [x])
+    want = np.zeros((4, 6))
+    want[:, 2:4] = 1
+    np.testing.assert_array_equal(og.Session(g).run(dx, {x: np.ones((4, 6))}), want)
