@@ -13,6 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import OneGraphError, ShapeError
+from ..format import DType
 from . import api
 from . import graph as _g
 from .graph import Tensor
@@ -79,6 +80,11 @@ def _x(x) -> Tensor:
 def _zeros(shape, dtype):
     """A bias's initial value: zeros (an initializer for og.get_variable)."""
     return np.zeros(shape, dtype.numpy)
+
+
+def _ones(shape, dtype):
+    """A scale's initial value: ones (an initializer for og.get_variable)."""
+    return np.ones(shape, dtype.numpy)
 
 
 def _scope_or(kernel_init):
@@ -343,12 +349,15 @@ def batch_norm(x, training: bool, axis: int = 1, momentum: float = 0.9,
     bshape = [1] * rank
     bshape[axis] = c
     reduce_axes = [a for a in range(rank) if a != axis]
-    dt = x.dtype.numpy
-    with g.name_scope(name):
-        gamma = Variable(np.ones(c, dt), name="gamma")
-        beta = Variable(np.zeros(c, dt), name="beta")
-        mm = Variable(np.zeros(c, dt), trainable=False, name="moving_mean")
-        mv = Variable(np.ones(c, dt), trainable=False, name="moving_variance")
+    # variables through og.get_variable, as tf.layers.batch_normalization: a tower
+    # built again in a reusing og.variable_scope shares the moving averages it trained
+    from .variable_scope import get_variable, variable_scope
+
+    with variable_scope(None, default_name=name or "batch_norm", values=[x]):
+        gamma = get_variable("gamma", [c], x.dtype, _ones)
+        beta = get_variable("beta", [c], x.dtype, _zeros)
+        mm = get_variable("moving_mean", [c], x.dtype, _zeros, trainable=False)
+        mv = get_variable("moving_variance", [c], x.dtype, _ones, trainable=False)
         gam = api.reshape(gamma, bshape)
         bet = api.reshape(beta, bshape)
         if training:
@@ -435,12 +444,20 @@ class LSTMCell:
         """Create the kernel and bias (done by the first call)."""
         g = graph or _g.get_default_graph()
         u = self.num_units
+        from .variable_scope import get_variable, variable_scope
+
+        def kernel_init(shape, dtype):
+            return glorot_uniform(shape, n_in + u, 4 * u, dtype.numpy, g)
+
+        dt = DType.from_numpy(np.dtype(dtype))
         saved_cf, g._cf_stack = g._cf_stack, []
         try:
-            with g.name_scope(self.name):
-                self.kernel = Variable(glorot_uniform((n_in + u, 4 * u), n_in + u, 4 * u,
-                                                      dtype, g), name="kernel", graph=g)
-                self.bias = Variable(np.zeros(4 * u, dtype), name="bias", graph=g)
+            # through og.get_variable, as TF1's LSTMCell: a cell built again in a
+            # reusing og.variable_scope shares the kernel and bias
+            with g.as_default(), variable_scope(None, default_name=self.name):
+                self.kernel = get_variable("kernel", [n_in + u, 4 * u], dt,
+                                           _scope_or(kernel_init))
+                self.bias = get_variable("bias", [4 * u], dt, _zeros)
         finally:
             g._cf_stack = saved_cf
 
