@@ -214,7 +214,12 @@ def constant(value, dtype=None, name: str | None = None) -> Tensor:
             range).
         TypeError: name is not a str.
     """
-    return get_default_graph().constant(value, dtype, name)
+    g = get_default_graph()
+    if any(g._control):
+        # inside control_dependencies TF1's Const op waits for them; a constant here is
+        # a value with no op, so an Identity carries the dependencies
+        return g.op("Identity", [g.constant(value, dtype)], name=name)
+    return g.constant(value, dtype, name)
 
 
 # As TF's tf.zeros / tf.ones: a fill of this many elements or more is a ConstantOfShape
@@ -301,10 +306,12 @@ def device(spec: str):
 
 
 def control_dependencies(control_inputs):
-    """Context manager: ops created inside run after `control_inputs` (ops/tensors).
+    """Context manager: ops created inside run after `control_inputs` (ops, tensors,
+    variables, or their names, as TF1).
 
     Raises:
-        TypeError: control_inputs is not a list of ops/tensors or None.
+        TypeError: control_inputs is not a list of those, or None.
+        KeyError: no op or tensor has a name given.
     """
     if control_inputs is not None and not isinstance(control_inputs, (list, tuple, set)):
         raise TypeError(f"control_dependencies: control_inputs must be a list of ops or "
@@ -319,16 +326,20 @@ def no_op(name: str | None = None) -> Operation:
 
 
 def group(*inputs, name: str | None = None) -> Operation:
-    """One op that runs all `inputs` (ops, tensors, variables, or lists of them).
+    """One op that runs all `inputs` (ops, tensors, variables, their names, or lists
+    of them).
 
     Raises:
-        TypeError: name is not a str.
+        TypeError: name is not a str, or an input is none of these.
+        KeyError: no op or tensor has an input's name.
     """
     _g.check_name(name, "group")
     flat = []
     for x in inputs:
         flat.extend(x if isinstance(x, (list, tuple)) else [x])
     g = _graph_of(*flat)
+    for x in flat:  # refused in group's words, not the NoOp's
+        g._control_node(x, "group")
     return g.op("NoOp", [], name=name or "group", control_inputs=flat)
 
 

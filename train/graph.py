@@ -608,7 +608,7 @@ class Graph:
             return
         nodes = []
         for c in control_inputs:
-            n = _node_of(c)
+            n = self._control_node(c, "control_dependencies")
             if n is not None:
                 nodes.append(n)
         self._control.append(nodes)
@@ -616,6 +616,27 @@ class Graph:
             yield
         finally:
             self._control.pop()
+
+    def _control_node(self, x, where: str) -> int | None:
+        """The node a control input stands for: an Operation, a Tensor's producer (None
+        for a placeholder or constant, which nothing runs), a Variable's initializer,
+        or an op or tensor given by name (TF1's as_graph_element).
+
+        Raises:
+            TypeError: x is none of these (a number, a function, None).
+            KeyError: no op or tensor has the name x.
+        """
+        if isinstance(x, str):
+            for k, node in enumerate(self._ir.nodes):
+                if node.name == x:
+                    return k
+            return _node_of(self.get_tensor_by_name(x))
+        if isinstance(x, Operation) or isinstance(x, Tensor) \
+                or getattr(x, "node_index", None) is not None \
+                or getattr(x, "op", None) is not None:
+            return _node_of(x)
+        raise TypeError(f"{where}: a control input must be an op, a tensor, a variable or "
+                        f"the name of one; got {type(x).__name__} {x!r:.60}")
 
     def _unique(self, base: str) -> str:
         check_name(base, "Graph")
@@ -813,7 +834,8 @@ class Graph:
             for t in outs:
                 self._producer[t] = n
             ctrl = [c for group in self._control for c in group]
-            ctrl += [c for c in (_node_of(x) for x in control_inputs) if c is not None]
+            ctrl += [c for c in (self._control_node(x, op_type) for x in control_inputs)
+                     if c is not None]
             node.control_inputs = sorted(set(ctrl))
             if ctx is not None:
                 self._node_context[n] = ctx

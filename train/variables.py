@@ -141,8 +141,10 @@ class Variable:
         if graph is not None and graph is not self.graph:
             raise OneGraphError(f"variable {self.name!r} belongs to another graph")
         g = self.graph
-        if g._control and g._cf_stack == []:
-            return self.read_value()  # honour enclosing control_dependencies
+        if g._control:
+            # honour enclosing control_dependencies (inside a cond or loop too: the
+            # shared read was made outside it, before them)
+            return self.read_value()
         return self._read
 
     def __repr__(self) -> str:
