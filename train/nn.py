@@ -201,8 +201,29 @@ def dense(x, units: int, activation=None, use_bias: bool = True, name: str = "de
     return y
 
 
-def _pair(v, n=2) -> list[int]:
-    return [int(v)] * n if np.isscalar(v) else [int(a) for a in v]
+def _pair(v, what: str, n=2) -> list[int]:
+    """A window size or stride: one positive int for every axis, or n of them.
+
+    Raises:
+        TypeError: v is not a positive int or a sequence of n of them.
+    """
+    items = [v] * n if not isinstance(v, (list, tuple, np.ndarray)) else list(v)
+    if len(items) != n or any(isinstance(a, (bool, np.bool_))
+                              or not isinstance(a, (int, np.integer)) or a < 1
+                              for a in items):
+        raise TypeError(f"{what} must be a positive int or {n} of them, got {v!r:.60}")
+    return [int(a) for a in items]
+
+
+def _padding(padding, where: str) -> str:
+    """"SAME" or "VALID" in any case (TF1's padding argument).
+
+    Raises:
+        OneGraphError: anything else.
+    """
+    if not isinstance(padding, str) or padding.upper() not in ("SAME", "VALID"):
+        raise OneGraphError(f"{where}: padding must be SAME or VALID, got {padding!r}")
+    return padding.upper()
 
 
 def _same_pads(in_sp, kernel, strides):
@@ -230,22 +251,25 @@ def conv2d(x, filters: int, kernel_size, strides=1, padding: str = "SAME", activ
 
     Raises:
         ShapeError: x is not 4-D with known channels.
+        TypeError: filters, kernel_size or strides is not a positive int (or pair).
+        OneGraphError: padding is not SAME or VALID.
     """
     x = _x(x)
     g = x.graph
     if x.shape is None or len(x.shape) != 4 or x.shape[1] is None:
         raise ShapeError(f"conv2d: input must be NCHW with known C, got {x.shape}")
-    kh, kw = _pair(kernel_size)
-    sh, sw = _pair(strides)
+    if isinstance(filters, (bool, np.bool_)) or not isinstance(filters, (int, np.integer)) \
+            or filters < 1:
+        raise TypeError(f"conv2d: filters must be a positive int, got {filters!r:.60}")
+    kh, kw = _pair(kernel_size, "conv2d: kernel_size")
+    sh, sw = _pair(strides, "conv2d: strides")
     c = x.shape[1]
     attrs = {"strides": [sh, sw], "kernel_shape": [kh, kw]}
-    if padding.upper() == "SAME":
+    if _padding(padding, "conv2d") == "SAME":
         if x.shape[2] is not None and x.shape[3] is not None:
             attrs["pads"] = _same_pads(x.shape[2:], (kh, kw), (sh, sw))
         else:
             attrs["auto_pad"] = "SAME_UPPER"
-    elif padding.upper() != "VALID":
-        raise OneGraphError(f"conv2d: padding must be SAME or VALID, got {padding!r}")
     from .variable_scope import get_variable, variable_scope  # (variable_scope imports nn)
 
     def kernel_init(shape, dtype):  # ONNX's (out, in, kh, kw) layout: fans by hand
@@ -267,16 +291,14 @@ def _pool(op_type, x, pool_size, strides, padding, name):
     where = "max_pool2d" if op_type == "MaxPool" else "avg_pool2d"
     if x.shape is not None and len(x.shape) != 4:
         raise ShapeError(f"{where}: input must be NCHW (4-D), got shape {x.shape}")
-    k = _pair(pool_size)
-    s = _pair(strides if strides is not None else pool_size)
+    k = _pair(pool_size, f"{where}: pool_size")
+    s = _pair(strides if strides is not None else pool_size, f"{where}: strides")
     attrs = {"kernel_shape": k, "strides": s}
-    if padding.upper() == "SAME":
+    if _padding(padding, where) == "SAME":
         if x.shape is not None and None not in x.shape[2:]:
             attrs["pads"] = _same_pads(x.shape[2:], k, s)
         else:
             attrs["auto_pad"] = "SAME_UPPER"
-    elif padding.upper() != "VALID":
-        raise OneGraphError(f"{where}: padding must be SAME or VALID, got {padding!r}")
     return x.graph.op(op_type, [x], attrs, name=name)
 
 
@@ -425,6 +447,15 @@ class LSTMCell:
     """
 
     def __init__(self, num_units: int, forget_bias: float = 1.0, name: str = "lstm_cell"):
+        if isinstance(num_units, (bool, np.bool_)) \
+                or not isinstance(num_units, (int, np.integer)) or num_units < 1:
+            raise TypeError(f"LSTMCell: num_units must be a positive int, got "
+                            f"{num_units!r:.60}")
+        if isinstance(forget_bias, (bool, np.bool_)) \
+                or not isinstance(forget_bias, (int, float, np.integer, np.floating)):
+            raise TypeError(f"LSTMCell: forget_bias must be a number, got "
+                            f"{type(forget_bias).__name__}")
+        _g.check_name(name, "LSTMCell")
         self.num_units = int(num_units)
         self.forget_bias = float(forget_bias)
         self.name = name

@@ -2,6 +2,7 @@
 tf.layers and TF1's LSTMCell do (a train tower and an eval tower)."""
 
 import numpy as np
+import pytest
 
 import onegraph as og
 
@@ -54,3 +55,19 @@ def test_lstm_cell_in_a_reusing_scope_shares_kernel_and_bias():
 
     c = sig(i) * np.tanh(gg)
     np.testing.assert_allclose(a, sig(o) * np.tanh(c), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("call,error,words", [
+    (lambda x: og.nn.conv2d(x, 2, 3, padding=None), og.OneGraphError, "padding must be"),
+    (lambda x: og.nn.max_pool2d(x, padding=1), og.OneGraphError, "padding must be"),
+    (lambda x: og.nn.conv2d(x, 2, "3x3"), TypeError, "kernel_size must be a positive int"),
+    (lambda x: og.nn.conv2d(x, 2, (3,)), TypeError, "kernel_size must be a positive int"),
+    (lambda x: og.nn.conv2d(x, 0, 3), TypeError, "filters must be a positive int"),
+    (lambda x: og.nn.avg_pool2d(x, 2, strides=0), TypeError, "strides must be a positive"),
+    (lambda x: og.nn.LSTMCell("a"), TypeError, "num_units must be a positive int"),
+])
+def test_layer_arguments_are_checked_by_name(call, error, words):
+    with og.Graph().as_default():
+        x = og.placeholder(og.float32, [1, 1, 4, 4])
+        with pytest.raises(error, match=words):
+            call(x)
