@@ -119,6 +119,12 @@ class Variable:
         """Fetching a Variable fetches its value."""
         return self._read.tensor_index
 
+    @property
+    def _base(self) -> str:
+        """The variable's own name without its scope: ops named after it are built in
+        the current name scope, which would otherwise repeat the scope ("s/s/w/...")."""
+        return self.name.rsplit("/", 1)[-1]
+
     def value(self) -> Tensor:
         """The variable's value as read by ordinary uses (one shared ReadVariable)."""
         return self._read
@@ -132,8 +138,8 @@ class Variable:
             # Enter), so it reaches the variable whichever branch runs and summed over
             # the iterations; the read's own gradient would be dead in the branch not
             # taken, or stay inside the loop
-            return g.op("ReadVariable", [self.handle, self._read], name=f"{self.name}/read")
-        t = g.op("ReadVariable", [self.handle], name=f"{self.name}/read")
+            return g.op("ReadVariable", [self.handle, self._read], name=f"{self._base}/read")
+        t = g.op("ReadVariable", [self.handle], name=f"{self._base}/read")
         self._reads.append(t)
         return t
 
@@ -195,7 +201,7 @@ class Variable:
             TypeError: name is not a str.
         """
         return self.graph.op("Assign", [self.handle, self._update_value("Assign", value)],
-                             name=name or f"{self.name}/Assign")
+                             name=name or f"{self._base}/Assign")
 
     def assign_add(self, delta, name: str | None = None) -> Tensor:
         """An op adding `delta` to the variable (atomically); outputs the new value.
@@ -208,7 +214,7 @@ class Variable:
         """
         return self.graph.op("AssignAdd", [self.handle,
                                            self._update_value("AssignAdd", delta)],
-                             name=name or f"{self.name}/AssignAdd")
+                             name=name or f"{self._base}/AssignAdd")
 
     def assign_sub(self, delta, name: str | None = None) -> Tensor:
         """An op subtracting `delta` from the variable; outputs the new value.
@@ -221,14 +227,14 @@ class Variable:
         """
         return self.graph.op("AssignSub", [self.handle,
                                            self._update_value("AssignSub", delta)],
-                             name=name or f"{self.name}/AssignSub")
+                             name=name or f"{self._base}/AssignSub")
 
     def scatter_add(self, indices, updates, name: str | None = None) -> Tensor:
         """An op adding `updates[i]` to row `indices[i]` (sparse; repeats accumulate)."""
         g = self.graph
         return g.op("ScatterAdd", [self.handle, g.convert(indices, _g.DType.INT64),
                                    g.convert(updates, self.dtype)],
-                    name=name or f"{self.name}/ScatterAdd")
+                    name=name or f"{self._base}/ScatterAdd")
 
     def eval(self, session=None) -> np.ndarray:
         """The variable's current value in `session`, by default the default session

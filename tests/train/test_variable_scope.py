@@ -923,3 +923,14 @@ def test_python_number_initializers_take_the_explicit_dtype():
     assert sess.run(a).dtype == np.int32 and sess.run(a) == 0
     assert sess.run(b).dtype == np.float64
     assert sess.run(c).dtype == np.int64
+
+
+def test_update_ops_of_a_scoped_variable_do_not_repeat_the_scope():
+    g = og.Graph()
+    with g.as_default():
+        with og.name_scope("s"):
+            w = og.Variable(1.0, name="w")
+            add = w.assign_add(1.0)
+            read = w.read_value()
+    assert w.name == "s/w"
+    assert add.op.name == "s/w/AssignAdd" and read.op.name == "s/w/read_1"
