@@ -292,7 +292,8 @@ def ones_like(x, name=None) -> Tensor:
 # --------------------------------------------------------------------------- scopes
 
 def name_scope(name: str):
-    """Context manager prefixing op names with `name/` in the default graph.
+    """Context manager prefixing op names with `name/` in the default graph; a name
+    ending in "/" re-enters that scope as it is, None or "" the root scope (TF1).
 
     Raises:
         TypeError: name is not a str or None.

@@ -565,14 +565,22 @@ class Graph:
     def name_scope(self, name: str | None):
         """Prefix names of ops created inside with `name/` (nested scopes stack up).
 
+        As TF1's Graph.name_scope: a name ending in "/" (the string a `with ... as
+        scope` gave) re-enters that scope as it is, wherever this is entered; None or
+        "" goes back to the root scope.
+
         Raises:
             TypeError: name is not a str or None.
         """
         check_name(name, "name_scope")
-        if not name:
-            yield ""
+        if not name or name.endswith("/"):
+            saved = self._scope
+            self._scope = [part for part in (name or "").split("/") if part]
+            try:
+                yield name or ""
+            finally:
+                self._scope = saved
             return
-        name = name.rstrip("/")
         full = "/".join(self._scope + [name])
         if full in self._used_names and not name.endswith("_"):
             full = self._unique(full)

@@ -934,3 +934,20 @@ def test_update_ops_of_a_scoped_variable_do_not_repeat_the_scope():
             read = w.read_value()
     assert w.name == "s/w"
     assert add.op.name == "s/w/AssignAdd" and read.op.name == "s/w/read_1"
+
+
+def test_name_scope_reentry_and_reset_as_tf1():
+    with og.Graph().as_default():
+        with og.name_scope("s") as s:
+            pass
+        assert s == "s/"
+        with og.name_scope(s):  # re-entered as it is, not uniquified to s_1
+            assert og.constant(1.0, name="r").name == "s/r"
+        with og.name_scope("outer"):
+            with og.name_scope(s):
+                assert og.identity(og.constant(1.0), name="r2").name == "s/r2"
+            with og.name_scope(None):
+                assert og.identity(og.constant(1.0), name="r3").name == "r3"
+            with og.name_scope(""):
+                assert og.identity(og.constant(1.0), name="r4").name == "r4"
+            assert og.identity(og.constant(1.0), name="r5").name == "outer/r5"
