@@ -302,7 +302,13 @@ def name_scope(name: str):
 
 
 def device(spec: str):
-    """Context manager placing ops on a device, e.g. ``og.device("/job:ps/task:0")``."""
+    """Context manager placing ops on a device, e.g. ``og.device("/job:ps/task:0")``;
+    specs merge with the enclosing ones field by field and None resets them (TF1).
+
+    Raises:
+        TypeError: spec is not a str or None.
+        ValueError: a part of spec is not job:, replica:, task: or a device.
+    """
     return get_default_graph().device(spec)
 
 

@@ -594,8 +594,21 @@ class Graph:
 
     @contextlib.contextmanager
     def device(self, device: str | None):
-        """Place ops created inside on `device` (e.g. "/job:ps/task:0")."""
-        self._device.append(device or "")
+        """Place ops created inside on `device` (e.g. "/job:ps/task:0").
+
+        As TF1: a spec naming only some fields fills in the others from the enclosing
+        scope ("/device:CPU:0" inside "/job:ps/task:0" is "/job:ps/task:0/device:CPU:0");
+        None ignores every enclosing scope.
+
+        Raises:
+            TypeError: device is not a str or None.
+            ValueError: a part of the spec is not job:, replica:, task: or a device.
+        """
+        if device is not None and not isinstance(device, str):
+            raise TypeError(f"device: spec must be a str or None, got "
+                            f"{type(device).__name__}")
+        outer = self._device[-1] if self._device else ""
+        self._device.append("" if device is None else merge_device(outer, device))
         try:
             yield
         finally:
@@ -836,7 +849,7 @@ class Graph:
             outs = [self._ir.add_tensor(n, DType.UNDEFINED, None) for n in out_names]
             in_idx = [-1 if t is None else t.tensor_index for t in in_tensors]
             self._ir.add_node(op_type, in_idx, outs, attrs, name=node_name, domain=domain,
-                              device=next((d for d in reversed(self._device) if d), ""))
+                              device=self._device[-1] if self._device else "")
             n = len(self._ir.nodes) - 1
             node = self._ir.nodes[n]
             for t in outs:
@@ -1029,6 +1042,45 @@ def _enclosing_loop(ctx):
     while ctx is not None and not hasattr(ctx, "frame"):
         ctx = ctx.outer
     return ctx
+
+
+_DEVICE_FIELDS = ("job", "replica", "task", "device")
+
+
+def _device_fields(spec: str) -> dict:
+    """{field: value} of a device spec such as "/job:ps/replica:0/task:1/device:GPU:0"
+    (TF1's legacy "/cpu:0" and "/gpu:1" name the device too).
+
+    Raises:
+        ValueError: a part is none of job:, replica:, task:, device: or cpu:/gpu:.
+    """
+    fields = {}
+    for part in spec.split("/"):
+        if not part:
+            continue
+        key, _, value = part.partition(":")
+        low = key.lower()
+        if low in ("job", "replica", "task") and value:
+            fields[low] = value
+        elif low == "device" and value:
+            fields["device"] = value
+        elif low in ("cpu", "gpu") and value:
+            fields["device"] = f"{key.upper()}:{value}"
+        else:
+            raise ValueError(f"device: cannot parse {part!r} of {spec!r} (expected "
+                             "job:, replica:, task: or device:TYPE:N parts)")
+    return fields
+
+
+def merge_device(outer: str, inner: str) -> str:
+    """The device spec `inner` with the fields it leaves out taken from `outer`.
+
+    Raises:
+        ValueError: either spec has a part that is not a device field.
+    """
+    fields = _device_fields(outer)
+    fields.update(_device_fields(inner))
+    return "".join(f"/{k}:{fields[k]}" for k in _DEVICE_FIELDS if k in fields)
 
 
 def _node_of(x) -> int | None:

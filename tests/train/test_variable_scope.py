@@ -951,3 +951,22 @@ def test_name_scope_reentry_and_reset_as_tf1():
             with og.name_scope(""):
                 assert og.identity(og.constant(1.0), name="r4").name == "r4"
             assert og.identity(og.constant(1.0), name="r5").name == "outer/r5"
+
+
+def test_device_scopes_merge_and_reset_as_tf1():
+    with og.Graph().as_default():
+        with og.device("/job:ps/task:0"):
+            assert og.no_op().device == "/job:ps/task:0"
+            with og.device("/device:CPU:0"):
+                assert og.no_op().device == "/job:ps/task:0/device:CPU:0"
+                with og.device("/task:1"):
+                    assert og.no_op().device == "/job:ps/task:1/device:CPU:0"
+            with og.device("/gpu:1"):  # TF1's legacy spelling
+                assert og.no_op().device == "/job:ps/task:0/device:GPU:1"
+            with og.device(None):
+                assert og.no_op().device == ""
+            with og.device(""):
+                assert og.no_op().device == "/job:ps/task:0"
+        with pytest.raises(ValueError, match="cannot parse 'ps' of 'ps'"):
+            with og.device("ps"):
+                pass
