@@ -428,7 +428,8 @@ def embedding_lookup(params, ids, name=None) -> Tensor:
     """Rows of `params` (a Variable or tensor) picked by integer `ids` (any shape).
 
     The gradient w.r.t. params is sparse (IndexedSlices), so optimizers update only
-    the looked-up rows.
+    the looked-up rows. An id outside [-rows, rows) is refused when the graph runs; a
+    negative one counts from the end, as ONNX's Gather has it (TF1 refuses it).
     """
     return api.gather(params, ids, axis=0, name=name)
 
