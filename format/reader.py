@@ -6,11 +6,14 @@ each offset, length, index, enum value, UTF-8 string and shape as it decodes, an
 `FormatError` naming the field path (``graphs[0].nodes[12].inputs[1]``) on the first
 problem. Work is bounded by the file size (a budget of decoded elements and string
 bytes), so a hostile file cannot make loading hang or allocate what it merely claims to
-need. What the file shares is decoded once and shared: a string or number vector
-referenced from many places, and a buffer, tensor, node or attribute table listed many
-times (which becomes one object listed many times; node indices are still checked for
-every listing). A graph table listed twice, and buffer entries whose data segments
-overlap or repeat, are refused (each segment is decoded and checksummed at most once).
+need. A string or number vector referenced from many places is decoded once (values
+that cannot change: strings, tuples of numbers). A table listed twice (a buffer,
+tensor, node, attribute or graph table that two entries point at; FlatBuffers allows
+it, onegraph's writer never does it) is refused: decoding it per listing would let a
+4-byte entry cost a whole table, and sharing one decoded object would let an edit of
+one listing (shape inference writing a tensor's dtype) change the other. Buffer
+entries whose data segments overlap or repeat are refused too (each segment is
+decoded and checksummed at most once).
 
 Constant and variable tensors become numpy arrays viewing the memory-mapped data tail:
 loading does not read the weights. STRING tensors are the exception: their elements are
@@ -212,29 +215,25 @@ class _Tables:
             yield r.table(p + _U32.unpack_from(buf, p)[0], f"{path}[{i}]")
 
     def each(self, decode, memo: dict, prefix: str | None = None):
-        """decode(table, prefix[i]) of each entry, in order, through `memo` (the results
-        so far by table position): an entry pointing at a table already decoded yields
-        the same result object again for one unit of budget. `prefix` is the path
-        decode's messages use (default: the vector's own).
+        """decode(table, prefix[i]) of each entry, in order; `memo` records the table
+        positions decoded so far (for every vector of this kind in the file), where
+        the results are kept. `prefix` is the path decode's messages use (default: the
+        vector's own).
 
-        A file may share one table among many entries (FlatBuffers allows it, and a
-        hostile file can list one table a million times for 4 bytes each); decoding
-        it anew each time would cost time and memory far beyond the file's size.
-        Raises what `decode` raises, and FormatError when the budget runs out.
+        Raises what `decode` raises, and FormatError when an entry points at a table
+        decoded already (a hostile file can list one table a million times for 4
+        bytes each; see the module docstring) or the budget runs out.
         """
         r, buf, start = self.r, self.r.buf, self.start
         prefix = self.path if prefix is None else prefix
         for i in range(self.count):
             p = start + 4 * i
             pos = p + _U32.unpack_from(buf, p)[0]
-            value = memo.get(pos, memo)  # memo itself is the "missing" marker
-            if value is memo:
-                table = r.table(pos, f"{self.path}[{i}]")
-                value = memo[pos] = decode(table, f"{prefix}[{i}]")
-            else:
-                r.budget -= 1
-                if r.budget < 0:
-                    r.spend(0, f"{self.path}[{i}]")
+            if pos in memo:
+                raise FormatError(f"{self.path}[{i}]: points at a table another entry "
+                                  "points at; each entry of a .og file is its own table")
+            table = r.table(pos, f"{self.path}[{i}]")
+            value = memo[pos] = decode(table, f"{prefix}[{i}]")
             yield value
 
 
