@@ -548,10 +548,12 @@ def _min_inputs(op_type: str, opset: int) -> int:
     return 0 if schema is None else int(schema.min_input)
 
 
-def _fix_for_opset(graph, opset: int) -> None:
+def _fix_for_opset(graph, opset: int, target: int | None = None) -> None:
     """Undo importer-side additions that older opsets do not allow, and give back the
     empty names of omitted optional inputs that an op still needs by position (Loop's
-    condition), which the IR drops when they trail."""
+    condition), which the IR drops when they trail. `target`: the opset the export
+    ends at, when the version converter takes `opset` there next (BatchNormalization's
+    training_mode is spelled for the end, which the converter cannot turn back)."""
     for node in graph.node:
         if node.domain in ("", "ai.onnx"):
             missing = _min_inputs(node.op_type, opset) - len(node.input)
@@ -562,11 +564,41 @@ def _fix_for_opset(graph, opset: int) -> None:
             if len(keep) != len(node.attribute):
                 del node.attribute[:]
                 node.attribute.extend(keep)
+        if node.op_type == "BatchNormalization" and node.domain in ("", "ai.onnx") \
+                and opset < 14 and (target is None or target < 14):
+            _batchnorm_before_14(graph, node)
         for a in node.attribute:
             if a.HasField("g"):
-                _fix_for_opset(a.g, opset)
+                _fix_for_opset(a.g, opset, target)
             for sub in a.graphs:
-                _fix_for_opset(sub, opset)
+                _fix_for_opset(sub, opset, target)
+
+
+def _batchnorm_before_14(graph, node) -> None:
+    """A BatchNormalization for opsets 9-13, which have no training_mode: training mode
+    is said by giving all five outputs (Y, mean, var, saved_mean, saved_var), so a
+    training node gets fresh names for the ones it lacks; inference keeps Y alone."""
+    mode = next((a for a in node.attribute if a.name == "training_mode"), None)
+    if mode is None:
+        return
+    keep = [a for a in node.attribute if a.name != "training_mode"]
+    del node.attribute[:]
+    node.attribute.extend(keep)
+    if not mode.i:
+        del node.output[1:]
+        return
+    taken = {n for other in graph.node for n in list(other.input) + list(other.output)}
+    taken |= {v.name for v in list(graph.input) + list(graph.output)}
+    outs = list(node.output) + [""] * (5 - len(node.output))
+    for k, tag in enumerate(("", "mean", "var", "saved_mean", "saved_var")):
+        if k and not outs[k]:
+            name = f"{outs[0]}__{tag}"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            outs[k] = name
+    del node.output[:]
+    node.output.extend(outs)
 
 
 def _complete_output_types(proto) -> None:
@@ -787,7 +819,7 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
         opsets.append(helper.make_opsetid(domain, version))
     proto = helper.make_model(graph_proto, opset_imports=opsets,
                               producer_name="onegraph", producer_version=_version())
-    _fix_for_opset(proto.graph, int(source_opset))
+    _fix_for_opset(proto.graph, int(source_opset), None if opset is None else int(opset))
     _complete_output_types(proto)
     _write_header(proto, model.metadata)
     proto.ir_version = _ir_version_for(proto)

@@ -298,7 +298,7 @@ def cond(pred, true_fn: Callable, false_fn: Callable, name: str = "cond"):
     if p.shape is not None and len(p.shape) != 0:
         raise ShapeError(f"cond {name!r}: pred must be a scalar, got shape "
                          f"{list(p.shape)}")
-    with g.name_scope(name):
+    with g.name_scope(name or "cond"):  # (None would open the root scope)
         with CondContext(g, p, 1) as ct:
             true_out = true_fn()
             rt = [_branch_result(g, ct, r) for r in _flatten(true_out)]

@@ -269,7 +269,7 @@ def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
         stack.extend(i for i in ir.nodes[n].inputs if i >= 0)
 
     grads: dict[int, list] = {}
-    with g.control_dependencies(None), g.name_scope(name):
+    with g.control_dependencies(None), g.name_scope(name or "gradients"):
         # gradient nodes are built outside control-flow contexts, except for the
         # backward body of a while loop, which differentiates inside its own frame
         saved_cf = g._cf_stack
@@ -308,7 +308,8 @@ def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
                         "wrap its input in og.stop_gradient or register one with "
                         "og.RegisterGradient")
                 dense_grads = [dense(o) for o in out_grads]
-                with g.name_scope(node.name.replace(":", "_")):
+                # (a name ending in "/" or empty would leave the gradients scope)
+                with g.name_scope(node.name.replace(":", "_").strip("/") or node.op_type):
                     in_grads = rule(g, Operation(g, n), dense_grads)
                 if len(in_grads) != len(node.inputs):
                     raise OneGraphError(f"gradient rule of {node.op_type} returned "

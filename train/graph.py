@@ -640,8 +640,8 @@ class Graph:
 
     def _control_node(self, x, where: str) -> int | None:
         """The node a control input stands for: an Operation, a Tensor's producer (None
-        for a placeholder or constant, which nothing runs), a Variable's initializer,
-        or an op or tensor given by name (TF1's as_graph_element).
+        for a placeholder or constant, which nothing runs), a Variable's own op (not
+        its initializer), or an op or tensor given by name (TF1's as_graph_element).
 
         Raises:
             TypeError: x is none of these (a number, a function, None).
@@ -652,6 +652,11 @@ class Graph:
                 if node.name == x:
                     return k
             return _node_of(self.get_tensor_by_name(x))
+        handle = getattr(x, "handle", None)
+        if isinstance(handle, Tensor) and getattr(x, "initializer", None) is not None:
+            # a Variable: its own op (as TF1's variable op), not its `op` property, the
+            # initializer, which would reset it whenever the dependent op runs
+            return _node_of(handle)
         if isinstance(x, Operation) or isinstance(x, Tensor) \
                 or getattr(x, "node_index", None) is not None \
                 or getattr(x, "op", None) is not None:

@@ -207,7 +207,10 @@ def _pair(v, what: str, n=2) -> list[int]:
     Raises:
         TypeError: v is not a positive int or a sequence of n of them.
     """
-    items = [v] * n if not isinstance(v, (list, tuple, np.ndarray)) else list(v)
+    if isinstance(v, np.ndarray) and v.ndim == 0:
+        v = v.item()
+    iterable = hasattr(v, "__iter__") and not isinstance(v, (str, bytes))  # TF1: any
+    items = list(v) if iterable else [v] * n
     if len(items) != n or any(isinstance(a, (bool, np.bool_))
                               or not isinstance(a, (int, np.integer)) or a < 1
                               for a in items):

@@ -156,6 +156,15 @@ def _step(name: str) -> int | None:
     return None if m is None or m.group(1) is None else int(m.group(1))
 
 
+def _records(directory: str, base: str) -> bool:
+    """Whether the directory's index lists `base` (True when the index cannot be read:
+    then nobody can tell, and a file is not deleted on a guess)."""
+    try:
+        return base in _read_index(directory)["all"]
+    except Exception:  # noqa: BLE001 - DataLossError, OSError: unknown, keep the file
+        return True
+
+
 def _older_checkpoints(path: str) -> list[str]:
     """The checkpoints of `path`'s directory older than it, newest first: those recorded
     before it; all recorded ones if it is the latest; if it is not recorded, those with
@@ -421,8 +430,10 @@ class Saver:
                               json.dumps({"latest": base, "all": files}, indent=1))
             except BaseException:
                 # a checkpoint the index cannot record is removed again: nothing would
-                # ever rotate it away (rotation deletes only recorded files)
-                if base not in index["all"]:
+                # ever rotate it away (rotation deletes only recorded files). The write
+                # may have failed after the index was replaced (syncing the folder):
+                # what the index now says decides, and an unreadable one keeps the file
+                if base not in index["all"] and not _records(directory, base):
                     try:
                         os.unlink(path)
                     except OSError:

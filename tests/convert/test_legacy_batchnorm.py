@@ -49,3 +49,28 @@ def test_a_read_saved_mean_is_refused_by_name():
     model = _model(9, ["y", "rm", "rv", "sm", "sv"], graph_outputs=("y", "sm"))
     with pytest.raises(ConversionError, match=r"saved_var output 'sm' .* is read"):
         from_onnx(model)
+
+
+@pytest.mark.parametrize("source", [9, 13])
+@pytest.mark.parametrize("target", [None, 13, 14, 15])
+def test_legacy_training_batchnorm_exports_back(source, target):
+    from onegraph.convert import to_onnx
+
+    model = _model(source, ["y", "rm", "rv", "sm", "sv"])
+    x = np.random.default_rng(1).standard_normal((2, C, 2)).astype(np.float32)
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    back = to_onnx(from_onnx(model), opset=target)
+    onnx.checker.check_model(back, full_check=True)
+    got = ort.InferenceSession(back.SerializeToString(),
+                               providers=["CPUExecutionProvider"]).run(["y"], {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_inference_batchnorm_exports_with_one_output_before_opset_14():
+    from onegraph.convert import to_onnx
+
+    back = to_onnx(from_onnx(_model(9, ["y"])), opset=13)
+    node = next(n for n in back.graph.node if n.op_type == "BatchNormalization")
+    assert list(node.output) == ["y"] and not any(a.name == "training_mode"
+                                                  for a in node.attribute)

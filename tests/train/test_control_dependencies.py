@@ -62,3 +62,28 @@ def test_a_variable_used_in_a_cond_branch_after_an_assign_reads_the_new_value():
     assert [float(t) for t in sess.run(out, {p: True})] == [7.0, 7.0]
     sess.run(v.assign(1.0))
     assert [float(t) for t in sess.run(out, {p: False})] == [1.0, 1.0]
+
+
+def test_a_variable_as_control_input_does_not_run_its_initializer():
+    g = og.Graph()
+    with g.as_default():
+        v = og.Variable(1.0, name="v")
+        x = og.placeholder(og.float32, [], name="x")
+        with og.control_dependencies([v]):
+            y = og.identity(x)
+        grouped = og.group(v, y)
+    sess = og.Session(g)
+    sess.run(v.assign(5.0))
+    sess.run(y, {x: 0.0})
+    sess.run(grouped, {x: 0.0})
+    assert sess.run(v) == 5.0  # TF1: a variable's op is the variable, not its initializer
+
+
+def test_cond_and_gradients_without_a_name_stay_in_the_enclosing_scope():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [], name="x")
+        with og.name_scope("outer"):
+            y = og.cond(x > 0, lambda: x * 2.0, lambda: x * 3.0, name=None)
+            (d,) = og.gradients(y, [x], name=None)
+    assert y.name.startswith("outer/cond/") and d.name.startswith("outer/gradients/")

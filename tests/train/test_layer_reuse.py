@@ -71,3 +71,11 @@ def test_layer_arguments_are_checked_by_name(call, error, words):
         x = og.placeholder(og.float32, [1, 1, 4, 4])
         with pytest.raises(error, match=words):
             call(x)
+
+
+def test_kernel_sizes_as_any_iterable_or_numpy_scalar():
+    with og.Graph().as_default():
+        x = og.placeholder(og.float32, [1, 1, 8, 8])
+        assert og.nn.conv2d(x, 2, range(3, 5)).shape == (1, 2, 8, 8)
+        assert og.nn.conv2d(x, 2, np.array(3)).shape == (1, 2, 8, 8)
+        assert og.nn.max_pool2d(x, np.int64(2)).shape == (1, 1, 4, 4)

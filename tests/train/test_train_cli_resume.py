@@ -263,3 +263,23 @@ def test_a_train_signature_of_another_graph_is_refused_in_one_line(tmp_path, dat
                  "--batch-size", "4"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "the 'train' signature runs graph 1" in err[0]
+
+
+def test_a_save_interrupted_after_its_index_was_written_keeps_its_file(tmp_path,
+                                                                        monkeypatch):
+    sess = _one_variable()
+    saver = og.train.Saver(max_to_keep=2)
+    saver.save(sess, str(tmp_path), global_step=1)
+    real = os.replace
+
+    def replace_then_interrupt(src, dst, *a, **k):
+        real(src, dst, *a, **k)
+        if os.fspath(dst).endswith("checkpoint.json"):
+            raise KeyboardInterrupt  # e.g. while the folder is synced after the rename
+
+    monkeypatch.setattr(os, "replace", replace_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        saver.save(sess, str(tmp_path), global_step=2)
+    monkeypatch.setattr(os, "replace", real)
+    assert og.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-2.og")
+    assert "ckpt-2.og" in _ckpts(tmp_path)
