@@ -50,3 +50,16 @@ def test_onegraph_run_of_a_signature_of_another_graph(tmp_path, capsys):
     assert main(["run", path, "--signature", "add", "--input", f"a={tmp_path / 'a.npy'}",
                  "--input", f"b={tmp_path / 'b.npy'}", "--output-dir", str(out)]) == 0
     np.testing.assert_array_equal(np.load(out / "d.npy"), [7, 7, 7])
+
+
+def test_signature_session_of_another_graph_follows_optimize(tmp_path):
+    path = str(tmp_path / "m.og")
+    og.save(_two_graph_model(), path)
+    sess = og.Session(og.load(path))
+    sess.optimize = False
+    a = np.full(3, 2, np.float32)
+    sess.run_signature("add", a=a, b=a)
+    (child,) = sess._signature_sessions.values()
+    assert child.optimize is False
+    sess.close()
+    assert child.closed
