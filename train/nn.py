@@ -201,6 +201,22 @@ def dense(x, units: int, activation=None, use_bias: bool = True, name: str = "de
     return y
 
 
+def _is_positive_int(v) -> bool:
+    return not isinstance(v, (bool, np.bool_)) and isinstance(v, (int, np.integer)) \
+        and v >= 1
+
+
+def _positive_int(v, what: str) -> int:
+    """v as an int >= 1.
+
+    Raises:
+        TypeError: v is not one (names `what`).
+    """
+    if not _is_positive_int(v):
+        raise TypeError(f"{what} must be a positive int, got {v!r:.60}")
+    return int(v)
+
+
 def _pair(v, what: str, n=2) -> list[int]:
     """A window size or stride: one positive int for every axis, or n of them.
 
@@ -211,9 +227,7 @@ def _pair(v, what: str, n=2) -> list[int]:
         v = v.item()
     iterable = hasattr(v, "__iter__") and not isinstance(v, (str, bytes))  # TF1: any
     items = list(v) if iterable else [v] * n
-    if len(items) != n or any(isinstance(a, (bool, np.bool_))
-                              or not isinstance(a, (int, np.integer)) or a < 1
-                              for a in items):
+    if len(items) != n or not all(_is_positive_int(a) for a in items):
         raise TypeError(f"{what} must be a positive int or {n} of them, got {v!r:.60}")
     return [int(a) for a in items]
 
@@ -261,9 +275,7 @@ def conv2d(x, filters: int, kernel_size, strides=1, padding: str = "SAME", activ
     g = x.graph
     if x.shape is None or len(x.shape) != 4 or x.shape[1] is None:
         raise ShapeError(f"conv2d: input must be NCHW with known C, got {x.shape}")
-    if isinstance(filters, (bool, np.bool_)) or not isinstance(filters, (int, np.integer)) \
-            or filters < 1:
-        raise TypeError(f"conv2d: filters must be a positive int, got {filters!r:.60}")
+    filters = _positive_int(filters, "conv2d: filters")
     kh, kw = _pair(kernel_size, "conv2d: kernel_size")
     sh, sw = _pair(strides, "conv2d: strides")
     c = x.shape[1]
@@ -451,16 +463,13 @@ class LSTMCell:
     """
 
     def __init__(self, num_units: int, forget_bias: float = 1.0, name: str = "lstm_cell"):
-        if isinstance(num_units, (bool, np.bool_)) \
-                or not isinstance(num_units, (int, np.integer)) or num_units < 1:
-            raise TypeError(f"LSTMCell: num_units must be a positive int, got "
-                            f"{num_units!r:.60}")
+        num_units = _positive_int(num_units, "LSTMCell: num_units")
         if isinstance(forget_bias, (bool, np.bool_)) \
                 or not isinstance(forget_bias, (int, float, np.integer, np.floating)):
             raise TypeError(f"LSTMCell: forget_bias must be a number, got "
                             f"{type(forget_bias).__name__}")
         _g.check_name(name, "LSTMCell")
-        self.num_units = int(num_units)
+        self.num_units = num_units
         self.forget_bias = float(forget_bias)
         self.name = name
         self.kernel: Variable | None = None
