@@ -769,12 +769,29 @@ def _read_aligned(f, size: int) -> np.ndarray:
     return data
 
 
+# A pipe is read in chunks of this size. Each chunk is released as soon as it has been
+# copied into the aligned array, whose pages only become resident as they are written,
+# so reading a model through a pipe holds about its size plus one chunk, not twice it.
+_STREAM_CHUNK = 1 << 24
+
+
 def _read_stream(f) -> np.ndarray:
     """Everything a pipe delivers until its writer closes it, as `_read_aligned` gives
     a file (a pipe has no size to read up to, and cannot be mapped)."""
-    raw = f.read()
-    data = _aligned_empty(len(raw))
-    data[:] = np.frombuffer(raw, np.uint8)
+    chunks = []
+    while True:
+        chunk = f.read(_STREAM_CHUNK)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    data = _aligned_empty(sum(len(c) for c in chunks))
+    offset = 0
+    chunks.reverse()  # popped from the end in file order, each freed once copied
+    while chunks:
+        chunk = chunks.pop()
+        data[offset:offset + len(chunk)] = np.frombuffer(chunk, np.uint8)
+        offset += len(chunk)
+        del chunk
     data.flags.writeable = False
     return data
 

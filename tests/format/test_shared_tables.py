@@ -11,6 +11,8 @@ Also here: loading through a pipe, and what load does when memory runs out.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 
 import flatbuffers
@@ -273,6 +275,42 @@ def test_large_model_read_through_a_pipe(tmp_path):
     onegraph.save(Model(graphs=[g]), path)
     model = load_through_pipe(path.read_bytes())
     assert np.array_equal(model.graph.tensors[0].data, np.arange(100_000, dtype=np.float32))
+
+
+# VmHWM (this process image's peak resident size) rather than ru_maxrss, which keeps
+# the forking pytest process's peak across exec.
+_RSS_PROBE = """
+import onegraph
+
+def peak():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+
+before = peak()
+model = onegraph.load("/dev/stdin")
+print((peak() - before) * 1024, model.graph.tensors[0].data.nbytes)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux /proc")
+def test_pipe_read_holds_about_the_model_once(tmp_path):
+    """Reading through a pipe keeps about the model's size resident (plus one read
+    chunk), not the bytes read and their aligned copy at once (twice the size)."""
+    size = 64 << 20
+    g = Graph("main")
+    g.add_constant("c", np.ones(size // 4, np.float32))
+    path = tmp_path / "big.og"
+    onegraph.save(Model(graphs=[g]), path)
+    with open(path, "rb") as f:
+        cat = subprocess.Popen(["cat"], stdin=f, stdout=subprocess.PIPE)
+        out = subprocess.run([sys.executable, "-c", _RSS_PROBE], stdin=cat.stdout,
+                             capture_output=True, text=True, timeout=120)
+        cat.stdout.close()
+        cat.wait(timeout=60)
+    assert out.returncode == 0, out.stderr
+    grown, nbytes = map(int, out.stdout.split())
+    assert nbytes == size
+    assert grown < 1.5 * size, f"reading {size} bytes through a pipe took {grown}"
 
 
 def test_empty_pipe_is_refused():
