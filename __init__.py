@@ -36,7 +36,9 @@ def save(model, path: str | os.PathLike, **kwargs) -> int:
             converted first with the keyword arguments: `signatures={"serving":
             og.signature(...), "train": ...}` and `session=sess` to store the
             variables' current values in that Session (without it, a graph is saved
-            with its variables' initial values, as TF1 graph export does).
+            with its variables' initial values, as TF1 graph export does). A Model
+            takes `session=` too: an `og.Session(model)` that trained it (say with
+            `run_signature("train", ...)`) gives the values to store.
         path: destination file (str, bytes or os.PathLike); an existing file is
             replaced only once the new one is complete on disk.
 
@@ -45,8 +47,11 @@ def save(model, path: str | os.PathLike, **kwargs) -> int:
 
     Raises:
         FormatError: the model is inconsistent; nothing is written.
-        TypeError: model is neither a Model nor an og.Graph, keyword arguments are
-            given with a Model, or path is not a str, bytes or os.PathLike.
+        TypeError: model is neither a Model nor an og.Graph, keyword arguments other
+            than session= are given with a Model, or path is not a str, bytes or
+            os.PathLike.
+        OneGraphError: `session` runs another graph than the model's.
+        RuntimeError: `session` is closed (its values are gone).
         ValueError: path contains a NUL byte.
         OSError: the file cannot be written; the subclass the system gave
             (FileNotFoundError for a missing folder, PermissionError,
@@ -62,8 +67,13 @@ def save(model, path: str | os.PathLike, **kwargs) -> int:
         if to_model is None:
             raise TypeError(f"cannot save a {type(model).__name__}; expected a Model")
         model = to_model(**kwargs)
-    elif kwargs:
-        raise TypeError(f"unexpected arguments for saving a Model: {sorted(kwargs)}")
+    elif set(kwargs) - {"session"}:
+        raise TypeError(f"unexpected arguments for saving a Model: "
+                        f"{sorted(set(kwargs) - {'session'})} (a Model takes only session=)")
+    elif kwargs.get("session") is not None:
+        from .train.session import model_with_values
+
+        model = model_with_values(model, kwargs["session"])
     return save_model(model, path)
 
 

@@ -3,6 +3,7 @@
     onegraph info model.og [--json]
     onegraph verify model.og [--json]
     onegraph convert in.onnx out.og | in.og out.onnx [--opset N] [--no-check]
+                     [--signature NAME]
     onegraph run model.og --input NAME=file.npy ... [--output-dir DIR] [--signature S]
                  [--runs N] [--profile] [--trace FILE.json]
     onegraph train model.og --data train.npz --steps N [--batch-size N]

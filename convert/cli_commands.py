@@ -34,8 +34,9 @@ def cmd_convert(args) -> int:
     if src_ext == ".onnx" and dst_ext == ".og":
         from .onnx_import import from_onnx
 
-        if args.opset is not None or args.no_check:
-            flag = "--opset" if args.opset is not None else "--no-check"
+        if args.opset is not None or args.no_check or args.signature is not None:
+            flag = "--opset" if args.opset is not None else \
+                "--no-check" if args.no_check else "--signature"
             raise ConversionError(f"{flag} applies to export (.og -> .onnx) only")
         # from_onnx's own message repeats the path and the errno; say it as every
         # subcommand says it
@@ -59,7 +60,8 @@ def cmd_convert(args) -> int:
             raise ConversionError(f"--opset must be an integer from 1 to {newest} (the newest "
                                   f"the installed onnx knows), got {args.opset}")
         model = og.load(args.input)
-        proto = to_onnx(model, args.output, opset=args.opset, check=not args.no_check)
+        proto = to_onnx(model, args.output, opset=args.opset, signature=args.signature,
+                        check=not args.no_check)
         opset = next((o.version for o in proto.opset_import if o.domain == ""), "?")
         print(f"{args.input} -> {args.output}: {len(proto.graph.node)} nodes, opset {opset}")
         return 0
@@ -395,6 +397,10 @@ def register(sub) -> None:
                    help="export without onnx.checker.check_model(full_check=True) "
                         "(to_onnx's check=False), e.g. for a model whose own ONNX "
                         "function bodies the checker refuses")
+    p.add_argument("--signature", default=None, metavar="NAME",
+                   help="the signature to export (.og -> .onnx; to_onnx's signature=): "
+                        "its inputs and outputs become the ONNX model's, named by its "
+                        "keys; default: 'serving', or the model's only signature")
     p.set_defaults(func=cmd_convert)
 
     p = sub.add_parser("run", help="run a .og model on .npy inputs")

@@ -76,6 +76,8 @@ def convert_opset(proto, source: int, target: int):
     work = onnx.ModelProto()
     work.CopyFrom(proto)
     types = _known_types(work)
+    if source >= _SPLIT_NUM_OUTPUTS_OPSET > target:
+        _split_by_sizes(work, target)
     lowered = _lower_new_ops(work.graph, source, target, types)
     held = _hold_unchanged(work.graph, source, target, types) \
         if target >= _OLDEST_HELD_TARGET else 0
@@ -89,6 +91,70 @@ def convert_opset(proto, source: int, target: int):
         out.opset_import.add(domain=domain, version=version)
     _refuse_types_the_target_lacks(out, source, target)
     return out
+
+
+# Split's num_outputs came in at opset 18; before it a Split without sizes splits
+# equally among its outputs, and sizes are an input (13-17).
+_SPLIT_NUM_OUTPUTS_OPSET = 18
+
+
+def _split_by_sizes(proto, target) -> None:
+    """Rewrite (in place, subgraphs too) each Split that uses num_outputs in Split-13's
+    terms where the split axis's length is known: an even split drops the attribute
+    (equal parts), an uneven one (num_outputs' smaller last part) gets its sizes as a
+    `split` input. A Split whose axis length is unknown keeps the attribute, which the
+    downgrade then refuses by name."""
+    onnx = _onnx()
+    from onnx import numpy_helper
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(proto)
+    except Exception:  # noqa: BLE001 - without shapes nothing is rewritten
+        inferred = proto
+    dims = {}
+
+    def collect(graph):
+        for vi in list(graph.input) + list(graph.output) + list(graph.value_info):
+            t = vi.type.tensor_type
+            if t.HasField("shape"):
+                dims[vi.name] = [d.dim_value if d.HasField("dim_value") else None
+                                 for d in t.shape.dim]
+        for init in graph.initializer:
+            dims[init.name] = list(init.dims)
+        for node in graph.node:
+            for sub in _subgraphs(node):
+                collect(sub)
+    collect(inferred.graph)
+
+    def rewrite(graph):
+        for node in graph.node:
+            for sub in _subgraphs(node):
+                rewrite(sub)
+            if node.op_type != "Split" or node.domain not in ("", "ai.onnx"):
+                continue
+            n = _attr(node, "num_outputs", None)
+            if n is None or (len(node.input) > 1 and node.input[1]):
+                continue
+            shape = dims.get(node.input[0])
+            axis = _attr(node, "axis", 0)
+            if shape is None or not -len(shape) <= axis < len(shape) \
+                    or shape[axis] is None or n < 1:
+                continue
+            length = shape[axis]
+            part = -(-length // n)
+            sizes = [part] * (n - 1) + [length - part * (n - 1)]
+            if sizes[-1] < 0:
+                continue
+            keep = [a for a in node.attribute if a.name != "num_outputs"]
+            del node.attribute[:]
+            node.attribute.extend(keep)
+            if length % n:
+                name = f"{node.name or node.output[0]}__split_sizes"
+                graph.initializer.append(
+                    numpy_helper.from_array(np.array(sizes, np.int64), name))
+                del node.input[1:]
+                node.input.append(name)
+    rewrite(proto.graph)
 
 
 def _run_converter(proto, source, target):

@@ -13,13 +13,14 @@ channel when exporting to opset 21 or later.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 
 import numpy as np
 
 from ..errors import ConversionError, OpAttributeError, ShapeError
-from ..format import AttrType, Container, DType, Graph, Model, TensorKind
+from ..format import AttrType, Container, DType, Graph, Model, Node, TensorKind
 from ..format.ir import attr_type_of
 from ..ops import REGISTRY, TensorInfo
 from .onnx_downgrade import convert_opset
@@ -258,6 +259,10 @@ class _Exporter:
             if (domain, op_type) in _FILLS and _fill_dtype(g, node) is not None:
                 nodes.extend(_fill_nodes(g, node, _FILLS[(domain, op_type)]))
                 continue
+            if (domain, op_type) in _CROSS_ENTROPY and self.opsets.get("", 0) >= 13 \
+                    and _loss_only(node, used):
+                nodes.extend(_cross_entropy_nodes(g, node))
+                continue
             if (domain, op_type) in ONNX_EQUIVALENT:
                 op_type, domain = ONNX_EQUIVALENT[(domain, op_type)], ""
             elif _is_onegraph_domain(domain):
@@ -452,6 +457,68 @@ def _resize_without_tf_half_pixel(attrs: dict, where: str) -> dict:
     out = dict(attrs)
     out["coordinate_transformation_mode"] = "half_pixel"
     out["nearest_mode"] = _TF_HALF_PIXEL_NEAREST[nearest]
+    return out
+
+
+# The ops of TF1-style control-flow frames (og.cond, og.while_loop and the functions
+# built on it), named when they stop an export.
+_FRAME_OPS = {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond",
+              "AccumulatorNew", "AccumulatorStack", "AccumulatorWrite", "Stack", "StackPop",
+              "StackPush"}
+
+
+# The TF1 losses of the onegraph domain, written in ONNX ops when only their loss is
+# read (their second output, the backprop, serves the training graph's gradient).
+_CROSS_ENTROPY = {("onegraph", "SoftmaxCrossEntropyWithLogits"),
+                  ("onegraph", "SparseSoftmaxCrossEntropyWithLogits")}
+
+
+def _loss_only(node, used) -> bool:
+    """Whether nothing exported reads the node's second output."""
+    return len(node.outputs) < 2 or node.outputs[1] < 0 or (
+        used is not None and node.outputs[1] not in used)
+
+
+def _cross_entropy_nodes(g: Graph, node) -> list:
+    """Softmax cross-entropy over the last axis, as ONNX nodes (opset 13+):
+    -ReduceSum(labels * LogSoftmax(logits)) for dense label rows, and
+    -GatherElements(LogSoftmax(logits), labels) for class indices."""
+    from onnx import helper
+
+    logits, labels = (g.tensors[i].name for i in node.inputs[:2])
+    loss = g.tensors[node.outputs[0]].name
+    base = node.name
+    logp = f"{loss}__log_softmax"
+    out = [helper.make_node("LogSoftmax", [logits], [logp], name=f"{base}__LogSoftmax",
+                            axis=-1)]
+    if node.op_type == "SoftmaxCrossEntropyWithLogits":
+        dtype = dtype_to_onnx(g.tensors[node.inputs[0]].dtype)
+        axes = _array_to_tensor(np.array([-1], np.int64), f"{loss}__axes")
+        out += [
+            helper.make_node("Cast", [labels], [f"{loss}__labels"], name=f"{base}__Cast",
+                             to=dtype),
+            helper.make_node("Mul", [f"{loss}__labels", logp], [f"{loss}__terms"],
+                             name=f"{base}__Mul"),
+            helper.make_node("Constant", [], [f"{loss}__axes"], name=f"{base}__axes",
+                             value=axes),
+            helper.make_node("ReduceSum", [f"{loss}__terms", f"{loss}__axes"],
+                             [f"{loss}__sum"], name=f"{base}__ReduceSum", keepdims=0),
+        ]
+    else:
+        axes = _array_to_tensor(np.array([-1], np.int64), f"{loss}__axes")
+        out += [
+            helper.make_node("Cast", [labels], [f"{loss}__labels"], name=f"{base}__Cast",
+                             to=dtype_to_onnx(DType.INT64)),
+            helper.make_node("Constant", [], [f"{loss}__axes"], name=f"{base}__axes",
+                             value=axes),
+            helper.make_node("Unsqueeze", [f"{loss}__labels", f"{loss}__axes"],
+                             [f"{loss}__index"], name=f"{base}__Unsqueeze"),
+            helper.make_node("GatherElements", [logp, f"{loss}__index"],
+                             [f"{loss}__picked"], name=f"{base}__GatherElements", axis=-1),
+            helper.make_node("Squeeze", [f"{loss}__picked", f"{loss}__axes"],
+                             [f"{loss}__sum"], name=f"{base}__Squeeze"),
+        ]
+    out.append(helper.make_node("Neg", [f"{loss}__sum"], [loss], name=base))
     return out
 
 
@@ -714,19 +781,25 @@ def _weight_bytes(proto_graph) -> int:
 
 
 def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | None = None,
-            *, external_data_threshold: int = EXTERNAL_DATA_THRESHOLD,
+            *, signature: str | None = None, session=None, signatures=None,
+            external_data_threshold: int = EXTERNAL_DATA_THRESHOLD,
             check: bool = True):
     """Convert a Model to an ONNX ModelProto (and write it to `path` if given).
 
     A graph imported from ONNX is written as it is. A graph built with the training
-    API (it lists no outputs) is exported as its `serving` signature: the nodes the
-    signature's outputs depend on, from its inputs. Variable initializers, optimizer
-    updates, gradients, Save/Restore and queues are left out, and variables become
-    initializers holding their values in the model (`to_model(session=...)`).
+    API (it lists no outputs) is exported as one signature (`signature`, by default
+    `serving` or the only one): the nodes the signature's outputs depend on, cut at
+    its inputs. Variable initializers, optimizer updates, gradients, Save/Restore and
+    queues are left out, and variables become initializers holding their values in the
+    model (or in `session`). The ONNX inputs and outputs are named by the signature's
+    keys, so the imported model's `serving` signature takes the same names. A
+    signature input computed by the graph (`og.placeholder_with_default`, a fed
+    intermediate or dequeued tensor) becomes a graph input; a constant default is
+    written as an initializer of the same name, ONNX's overridable default.
 
     Args:
-        model: the model, or an og.Graph (saved with its variables' initial values);
-            subgraphs inline as attributes.
+        model: the model, or an og.Graph (converted with `signatures` and `session`
+            as `og.save` does); subgraphs inline as attributes.
         path: where to save the `.onnx` file. When the initializers total more than
             `external_data_threshold` bytes (2 GiB by default) they are written as one
             external data file, `<basename>.data`, next to `path`, and the returned
@@ -735,13 +808,21 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
             with ONNX's version converter. Default: the model's recorded opset. Nodes
             keep their form for targets from 13 on; below 13 every op that changed
             since (nearly all, if only by new element types) is refused.
+        signature: the name of the signature to export, for a graph built with the
+            training API (default: `serving`, or the model's only signature).
+        session: an og.Session of `model` whose variable values are exported instead
+            of the model's own (as `og.save(..., session=)` stores them).
+        signatures: with an og.Graph, name -> og.signature(...), as for `og.save`.
         check: refuse ops that ONNX does not define, and run
             `onnx.checker.check_model(full_check=True)` on the result (a refusal also
             names the nodes whose inputs onegraph's own shape inference refuses).
 
     Raises:
         TypeError: model is neither a Model nor an og.Graph; path is not a str, bytes
-            or os.PathLike; external_data_threshold is not an int.
+            or os.PathLike; external_data_threshold is not an int; signatures given
+            with a Model.
+        RuntimeError: `session` is closed.
+        OneGraphError: `session` runs another graph than the model's.
         FormatError: the model has no graphs (a model loaded from a file names it).
         ConversionError: `path` cannot be written: its folder is missing, it is a
             folder, no permission, a full disk, a NUL byte in it (unlike og.save, which
@@ -769,7 +850,16 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
             raise TypeError(f"to_onnx: expected an onegraph Model or og.Graph, got "
                             f"{kind.__module__}.{kind.__qualname__} (load a .og file "
                             "with og.load)")
-        model = model.to_model()  # an og.Graph, variables at their initial values
+        model = model.to_model(signatures=signatures, session=session)
+    elif signatures is not None:
+        raise TypeError("to_onnx: signatures= is for an og.Graph; a Model has its own")
+    elif session is not None:
+        from ..train.session import model_with_values
+
+        model = model_with_values(model, session)
+    if signature is not None and not isinstance(signature, str):
+        raise TypeError(f"to_onnx: signature must be a str (a signature's name), got "
+                        f"{type(signature).__name__}")
     if isinstance(external_data_threshold, (bool, np.bool_)) or not isinstance(
             external_data_threshold, (int, np.integer)):
         raise TypeError(f"to_onnx: external_data_threshold must be an int (bytes), got "
@@ -791,13 +881,19 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
         source_opset = DEFAULT_OPSET
     domain_opsets = {d: int(v) for d, v in model.opset_imports.items() if d != "ai.onnx"}
     domain_opsets[""] = int(source_opset)
-    main, used = _export_view(model)
+    main, used = _export_view(model, signature)
     exporter = _Exporter(domain_opsets, used)
     graph_proto = exporter.graph(main, True)
     if exporter.missing:
         parts = [f"{op} x{count} (first: node {first!r})"
                  for op, (count, first) in exporter.missing.items()]
-        raise ConversionError("ops without an ONNX equivalent: " + ", ".join(parts))
+        frames = any(op.split("::")[-1] in _FRAME_OPS for op in exporter.missing)
+        raise ConversionError(
+            "ops without an ONNX equivalent: " + ", ".join(parts)
+            + ("; these are the control flow og.cond, og.while_loop, og.map_fn, og.foldl "
+               "and og.scan build (TF1's Switch/Merge frames), which has no ONNX export "
+               "yet: build the served part without it (og.where chooses elementwise)"
+               if frames else ""))
     if check and exporter.undefined:
         parts = [f"{op} x{count} (first: node {first!r})"
                  for op, (count, first) in exporter.undefined.items()]
@@ -821,7 +917,7 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
                               producer_name="onegraph", producer_version=_version())
     _fix_for_opset(proto.graph, int(source_opset), None if opset is None else int(opset))
     _complete_output_types(proto)
-    _write_header(proto, model.metadata)
+    _write_header(proto, model.metadata if used is None else _serving_metadata(model.metadata))
     proto.ir_version = _ir_version_for(proto)
     if opset is not None and int(opset) != int(source_opset):
         proto = convert_opset(proto, int(source_opset), int(opset))
@@ -876,34 +972,49 @@ def _cannot_write(e: OSError, path: str) -> str:
     return cannot_write(e, e.filename if e.filename == data_file else path)
 
 
-def _export_view(model: Model):
+def _export_view(model: Model, signature: str | None = None):
     """The main graph as exported, and the tensors it reads (None: all).
 
     A graph that lists outputs (imported from ONNX) is written as it is. A graph
     built with the training API lists none: ONNX has one graph and no state, so the
-    export computes the `serving` signature's outputs (or the only signature's) from
-    the nodes they depend on. Variable initializers, optimizer updates, gradients,
-    Save/Restore and queues are left out, and variables become initializers holding
-    their values in the model.
+    export computes one signature's outputs (`signature`; by default `serving` or the
+    only signature) from the nodes they depend on, cut at the signature's inputs.
+    Variable initializers, optimizer updates, gradients, Save/Restore and queues are
+    left out, and variables become initializers holding their values in the model.
+    Inputs and outputs are named by the signature's keys (see `_named_by_keys`).
 
     Raises:
-        ConversionError: there are no outputs to export, or a variable the outputs
-            read has no value.
+        ConversionError: the named signature does not exist, there are no outputs to
+            export, or a variable the outputs read has no value.
     """
     import copy
 
     g = model.graph
-    if g.outputs:  # an ONNX-style graph: written node for node, as it is
-        return g, None
     sigs = model.signatures
-    sig = sigs.get("serving") or (next(iter(sigs.values())) if len(sigs) == 1 else None)
+    if g.outputs and signature is None:  # an ONNX-style graph: written as it is
+        return g, None
+    if signature is not None:
+        if signature not in sigs:
+            raise ConversionError(f"the model has no signature {signature!r} (it has "
+                                  f"{sorted(sigs) or 'none'})")
+        sig = sigs[signature]
+        if sig.graph != 0 or not sig.outputs:
+            raise ConversionError(f"signature {signature!r} cannot be exported: "
+                                  + ("it has no outputs" if not sig.outputs else
+                                     f"it runs graph {sig.graph}, not the main graph"))
+    else:
+        sig = sigs.get("serving") or (next(iter(sigs.values())) if len(sigs) == 1
+                                      else None)
     if sig is None or not sig.outputs or sig.graph != 0:
+        more = (f"; it has signatures {sorted(sigs)}: pick one with signature=... "
+                "(onegraph convert --signature NAME)" if len(sigs) > 1 else "")
         raise ConversionError(
             "the model has no outputs to export: its main graph lists none and it has "
             "no 'serving' signature with outputs (save it with signatures={'serving': "
-            "og.signature(inputs=..., outputs=...)})")
+            "og.signature(inputs=..., outputs=...)})" + more)
     outputs = list(dict.fromkeys(sig.outputs.values()))
-    keep, used = _ancestors(g, outputs)
+    cut = set(sig.inputs.values())
+    keep, used = _ancestors(g, outputs, cut)
     inputs = [i for i in dict.fromkeys(list(sig.inputs.values()) + list(g.inputs))
               if i in used]
     for i in sorted(used):
@@ -913,14 +1024,80 @@ def _export_view(model: Model):
                 f"variable {t.name!r} has no value to export (its initial value is computed "
                 "by the graph): save the model with session=... so it holds the value")
     view = copy.copy(g)
+    view.tensors = list(g.tensors)
     view.nodes = [g.nodes[n] for n in sorted(keep)]
     view.inputs, view.outputs = inputs, outputs
-    return view, used | set(inputs)
+    producers = g.producers()
+    for i in inputs:
+        default = _constant_default(g, producers.get(i))
+        if default is not None:
+            view.tensors[i] = dataclasses.replace(g.tensors[i], kind=TensorKind.CONSTANT,
+                                                  data=default)
+    _named_by_keys(view, sig)
+    return view, used | set(view.inputs) | set(view.outputs)
 
 
-def _ancestors(g: Graph, outputs: list[int]):
+def _serving_metadata(metadata: dict) -> dict:
+    """The metadata a signature's export keeps: without the training graph's own keys
+    (`initializer`, `collection:...`, written by og.Graph.to_model), which name nodes
+    and tensors the export leaves out."""
+    return {k: v for k, v in metadata.items()
+            if k != "initializer" and not str(k).startswith("collection:")}
+
+
+def _constant_default(g: Graph, producer: int | None):
+    """The constant a signature input computed by an Identity of a constant holds when
+    it is not fed (`og.placeholder_with_default` of a constant), or None."""
+    if producer is None:
+        return None
+    node = g.nodes[producer]
+    if node.op_type != "Identity" or node.domain not in ("", "ai.onnx") \
+            or len(node.inputs) != 1 or node.inputs[0] < 0:
+        return None
+    src = g.tensors[node.inputs[0]]
+    return src.data if src.kind is TensorKind.CONSTANT else None
+
+
+def _named_by_keys(view: Graph, sig) -> None:
+    """Name the view's inputs and outputs by the signature's keys, as a user of the
+    signature knows them (`run_signature("serving", image=...)["probs"]`): a key that
+    differs from its tensor's name gets an Identity between the two. A key already
+    naming another tensor of the graph keeps the tensor's own name."""
+    names = {t.name for t in view.tensors}
+
+    def alias(index: int, key: str) -> int:
+        view.tensors.append(dataclasses.replace(view.tensors[index], name=key))
+        names.add(key)
+        return len(view.tensors) - 1
+
+    nodes = []
+    inputs = list(view.inputs)
+    for key, i in sig.inputs.items():
+        t = view.tensors[i]
+        if i not in inputs or key == t.name or key in names:
+            continue
+        k = alias(i, key)  # a constant default moves to the key's name
+        view.tensors[i] = dataclasses.replace(t, kind=TensorKind.ACTIVATION, data=None)
+        inputs[inputs.index(i)] = k
+        nodes.append(Node("Identity", [k], [i], name=f"{key}__input"))
+    outputs = []
+    for key, i in sig.outputs.items():
+        if key == view.tensors[i].name or key in names:
+            if i not in outputs:
+                outputs.append(i)
+            continue
+        k = alias(i, key)
+        outputs.append(k)
+        nodes.append(Node("Identity", [i], [k], name=f"{key}__output"))
+    view.nodes = [n for n in nodes if n.name.endswith("__input")] + view.nodes + \
+        [n for n in nodes if n.name.endswith("__output")]
+    view.inputs, view.outputs = inputs, outputs
+
+
+def _ancestors(g: Graph, outputs: list[int], cut: set = frozenset()):
     """The nodes `outputs` depend on (through inputs and the outer-scope reads of
-    their subgraphs; ONNX has no control edges) and every tensor they read."""
+    their subgraphs; ONNX has no control edges), not looking past the tensors in
+    `cut` (fed, so their producers are not needed), and every tensor they read."""
     producers = g.producers()
     by_name = {t.name: i for i, t in enumerate(g.tensors)}
     keep: set[int] = set()
@@ -931,7 +1108,7 @@ def _ancestors(g: Graph, outputs: list[int]):
         if i in used:
             continue
         used.add(i)
-        n = producers.get(i)
+        n = None if i in cut else producers.get(i)
         if n is None or n in keep:
             continue
         keep.add(n)

@@ -986,10 +986,10 @@ _NEWTON_STEPS = 3
 
 
 def _erfinv(z: Tensor) -> Tensor:
-    """erfinv of a float64 tensor with |z| <= erf(sqrt 2): Winitzki's closed form,
-    then Newton steps on erf(y) = z. On this range erf' >= 2 exp(-2) / sqrt(pi), so
-    each step squares the error (times |y| <= 1.5): 2e-3 -> 1e-5 -> 2e-10 -> below
-    float64 rounding."""
+    """erfinv of a float32 or float64 tensor with |z| <= erf(sqrt 2): Winitzki's
+    closed form, then Newton steps on erf(y) = z. On this range erf' >= 2 exp(-2) /
+    sqrt(pi), so each step squares the error (times |y| <= 1.5): 2e-3 -> 1e-5 ->
+    2e-10 -> below float64 rounding."""
     lg = api.log(1.0 - z * z)
     t = 2.0 / (math.pi * _WINITZKI_A) + lg * 0.5
     y = api.sign(z) * api.sqrt(api.sqrt(t * t - lg * (1.0 / _WINITZKI_A)) - t)
@@ -1004,8 +1004,8 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None,
     as tf.truncated_normal (which redraws the others). A static graph cannot redraw,
     so this is the inverse-CDF method, exact in distribution: u uniform on
     [Phi(-2), Phi(2)] (as z = 2u - 1 uniform on [-erf(sqrt 2), erf(sqrt 2)]), then
-    sqrt(2) erfinv(z), with erfinv computed to float64 precision from the Erf op
-    (see `_erfinv`). Built under the name scope `name` ('truncated_normal').
+    sqrt(2) erfinv(z), with erfinv computed from the Erf op to the precision of
+    dtype (float32 for float16 and float32; see `_erfinv`). Built under the name scope `name` ('truncated_normal').
     mean and stddev must be Python numbers (TF1 also takes tensors).
 
     {seeds}
@@ -1018,6 +1018,10 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None,
         op_seed = _op_seed(g, seed, scope, "truncated_normal")
         z = _draw(g, "RandomUniform", shape_info, float64,
                   {"low": -_ERF_BOUND, "high": _ERF_BOUND}, op_seed)
+        if dt != float64:
+            # Newton's steps reach float32 precision in float32 too, and the graph then
+            # exports to a model onnxruntime runs (it has no float64 Erf kernel)
+            z = api.cast(z, float32)
         x = _erfinv(z) * math.sqrt(2.0)
         # rounding must not carry a value past the bound the distribution promises
         x = api.clip_by_value(x, -_TRUNCATION, _TRUNCATION)

@@ -71,7 +71,7 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
     """
     from .. import load, save
     from .saver import Saver, latest_checkpoint
-    from .session import NodeTarget, Session
+    from .session import NodeTarget, Session, model_with_values
 
     for flag, value, least in (("--steps", steps, 1), ("--batch-size", batch_size, 1),
                                ("--checkpoint-every", checkpoint_every, 1),
@@ -263,33 +263,6 @@ def _read_of(sess, var_index):
         if node.op_type == "ReadVariable" and node.inputs and node.inputs[0] == var_index:
             return node.outputs[0]
     raise OneGraphError("the global step variable has no ReadVariable")
-
-
-def model_with_values(model, sess):
-    """A copy of `model` whose variable tensors hold their values in `sess`.
-
-    Raises:
-        OneGraphError: `sess` runs another graph than `model`'s main graph.
-    """
-    import copy
-
-    from ..format import Tensor, TensorKind
-
-    if sess.graph is not model.graph:
-        raise OneGraphError("the session was made for another model than the one saved")
-    out = copy.copy(model)
-    g = copy.copy(model.graph)
-    g.tensors = list(g.tensors)
-    for i, t in enumerate(g.tensors):
-        if t.kind is TensorKind.VARIABLE:
-            ref = sess.state.get(("variable", id(sess.graph), i))
-            if ref is not None and ref.value is not None:
-                v = np.array(ref.value, order="C")
-                g.tensors[i] = Tensor(t.name, t.dtype, v.shape, t.kind, v, t.quantization)
-    out.graphs = [g] + list(model.graphs[1:])
-    out.path = None
-    out.file_info = None
-    return out
 
 
 def _plot(losses, path):

@@ -985,6 +985,7 @@ class Graph:
         Raises:
             OneGraphError: `session` runs another graph, or holds a value whose dtype
                 or shape contradicts its variable's declaration.
+            RuntimeError: `session` is closed.
         """
         import copy
 
@@ -1002,14 +1003,11 @@ class Graph:
                 raise OneGraphError(
                     "to_model: the session was made for another graph (its variable "
                     "values belong to that graph); pass a Session of this graph")
-            for i, t in enumerate(ir.tensors):
-                if t.kind is TensorKind.VARIABLE:
-                    ref = session.state.get(("variable", id(session.graph), i))
-                    if ref is not None and ref.value is not None:
-                        value = np.array(ref.value, order="C")
-                        _check_variable_value(t, value)
-                        ir.tensors[i] = type(t)(t.name, t.dtype, value.shape, t.kind, value,
-                                                t.quantization)
+            for i, value in session.variable_values().items():
+                t = ir.tensors[i]
+                _check_variable_value(t, value)
+                ir.tensors[i] = type(t)(t.name, t.dtype, value.shape, t.kind, value,
+                                        t.quantization)
         model = Model(graphs=[ir], opset_imports={"": 21, DOMAIN: 1},
                       metadata=dict(metadata or {}))
         for key in (GLOBAL_STEP,):

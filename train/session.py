@@ -261,6 +261,27 @@ class Session:
         """Whether `close()` has run."""
         return self._closed
 
+    def variable_values(self) -> dict[int, np.ndarray]:
+        """{tensor index: value} of the main graph's variables that hold a value in
+        this session (initialized, assigned or restored), as C-ordered copies: what
+        `og.save(..., session=)`, `to_model(session=)` and `to_onnx(session=)` store.
+
+        Raises:
+            RuntimeError: the session is closed (its values are gone; saving then
+                would silently store the initial values).
+        """
+        if self._closed:
+            raise RuntimeError("the session is closed, so its variable values are gone: "
+                               "save or export inside the `with og.Session(...)` block, "
+                               "or before sess.close()")
+        out = {}
+        for i, t in enumerate(self.graph.tensors):
+            if t.kind is TensorKind.VARIABLE:
+                ref = self.state.get(("variable", id(self.graph), i))
+                if ref is not None and ref.value is not None:
+                    out[i] = np.array(ref.value, order="C")
+        return out
+
     def __enter__(self) -> "Session":
         """`with og.Session(g) as sess:` makes sess the default session (for
         Tensor.eval and Operation.run) and a training graph the default graph inside
@@ -1175,4 +1196,32 @@ def _check_map_feed(t, value, containers):
             raise ShapeError(f"feed for {t.name!r}: map key {key!r} is not "
                              f"{'an int' if int_keys else 'a str'}")
         out[int(key) if int_keys else key] = _check_container_feed(t, v, containers[1:])
+    return out
+
+
+def model_with_values(model: Model, session: Session) -> Model:
+    """A copy of `model` whose variables hold their current values in `session` (a
+    Session of that model), sharing its other arrays: what `og.save(model, path,
+    session=sess)` and `to_onnx(model, session=sess)` write.
+
+    Raises:
+        OneGraphError: `session` runs another graph than `model`'s main graph.
+        RuntimeError: the session is closed.
+    """
+    import copy
+
+    from ..format import Tensor
+
+    if session.graph is not model.graph:
+        raise OneGraphError("the session was made for another model than the one saved "
+                            "(make it with og.Session(model) for this model)")
+    g = copy.copy(model.graph)
+    g.tensors = list(g.tensors)
+    for i, value in session.variable_values().items():
+        t = g.tensors[i]
+        g.tensors[i] = Tensor(t.name, t.dtype, value.shape, t.kind, value, t.quantization)
+    out = copy.copy(model)
+    out.graphs = [g] + list(model.graphs[1:])
+    out.path = None
+    out.file_info = None
     return out
