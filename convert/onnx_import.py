@@ -477,11 +477,102 @@ def _load_proto(path_or_proto):
     else:
         raise ConversionError(f"from_onnx needs a path, bytes or ModelProto, got "
                               f"{type(path_or_proto).__name__}")
+    _check_nesting(proto)
     _check_strings(proto)
     _check_opset_imports(proto)
     _check_functions(proto)
+    _check_names_and_attributes(proto)
     _load_external_data(proto, base_dir)
     return proto, base_dir
+
+
+# Subgraphs (If/Loop/Scan bodies) nested deeper than this are refused: protobuf's parser
+# stops a serialized model at about 31 levels, and the importer's walkers recurse.
+MAX_SUBGRAPH_DEPTH = 32
+
+
+def _check_nesting(proto) -> None:
+    """Refuse subgraphs nested more than MAX_SUBGRAPH_DEPTH deep (a ModelProto built in
+    memory is not bounded by protobuf's parse depth), without recursing.
+
+    Raises:
+        ConversionError: names the depth and the op of the deepest node reached.
+    """
+    stack = [(proto.graph, 0)] + [(f, 0) for f in proto.functions]
+    while stack:
+        g, depth = stack.pop()
+        for node in g.node:
+            for sub in proto_subgraphs(node):
+                if depth + 1 > MAX_SUBGRAPH_DEPTH:
+                    raise ConversionError(
+                        f"subgraphs are nested more than {MAX_SUBGRAPH_DEPTH} deep (a "
+                        f"{node.op_type} node's body at depth {depth + 1}); onegraph "
+                        "imports up to that depth")
+                stack.append((sub, depth + 1))
+
+
+# AttributeProto.type -> the field holding its value
+_ATTRIBUTE_FIELDS = {1: "f", 2: "i", 3: "s", 4: "t", 5: "g", 11: "sparse_tensor",
+                     13: "tp", 6: "floats", 7: "ints", 8: "strings", 9: "tensors",
+                     10: "graphs", 12: "sparse_tensors", 14: "type_protos"}
+_ATTRIBUTE_TYPE_NAMES = {1: "FLOAT", 2: "INT", 3: "STRING", 4: "TENSOR", 5: "GRAPH",
+                         11: "SPARSE_TENSOR", 13: "TYPE_PROTO", 6: "FLOATS", 7: "INTS",
+                         8: "STRINGS", 9: "TENSORS", 10: "GRAPHS", 12: "SPARSE_TENSORS",
+                         14: "TYPE_PROTOS"}
+_VALUE_FIELDS = frozenset(_ATTRIBUTE_FIELDS.values())
+
+
+def _check_names_and_attributes(proto) -> None:
+    """The checks onnx's own passes (the inliner, the version converter, shape
+    inference) need to have run before them, since a malformed model can crash them
+    (the process dies, no exception): every node input names a value in scope (a
+    model-local function's body sees only its inputs and its own nodes' outputs, no
+    outer scope), and every attribute's value is in the field its type says. Walks
+    without recursing (nesting is bounded by `_check_nesting`).
+
+    Raises:
+        ConversionError: names the graph or function, the node and the input or
+            attribute.
+    """
+    stack = [(proto.graph, frozenset(), f"graph {proto.graph.name or 'main'!r}")]
+    stack += [(f, frozenset(), f"function {_function_name(f)!r}") for f in proto.functions]
+    while stack:
+        g, outer, where_g = stack.pop()
+        local = {o for node in g.node for o in node.output if o}
+        if hasattr(g, "initializer"):  # a GraphProto (a FunctionProto has none)
+            local.update(vi.name for vi in g.input)
+            local.update(t.name for t in g.initializer)
+            local.update(sp.values.name for sp in g.sparse_initializer)
+        else:
+            local.update(g.input)
+        scope = outer | local
+        for k, node in enumerate(g.node):
+            where = f"{where_g}: node {node.name or k!r} ({node.op_type})"
+            for name in node.input:
+                if name and name not in scope:
+                    raise ConversionError(
+                        f"{where} input {name!r} names no tensor, initializer or graph "
+                        "input" + (" (a function's body sees only its inputs and its own "
+                                   "nodes' outputs)" if not hasattr(g, "initializer") else ""))
+            for a in node.attribute:
+                _check_attribute_field(a, f"{where} attribute {a.name!r}")
+                if a.HasField("g"):
+                    stack.append((a.g, scope, f"{where} attribute {a.name!r}"))
+                for i, sub in enumerate(a.graphs):
+                    stack.append((sub, scope, f"{where} attribute {a.name!r}[{i}]"))
+
+
+def _check_attribute_field(a, where: str) -> None:
+    """Refuse an attribute whose value sits in another field than its type's (type INT,
+    the value in `f`): it would be read as its type's default."""
+    if a.ref_attr_name or a.type not in _ATTRIBUTE_FIELDS:
+        return
+    own = _ATTRIBUTE_FIELDS[a.type]
+    for field, _ in a.ListFields():
+        if field.name in _VALUE_FIELDS and field.name != own:
+            raise ConversionError(
+                f"{where}: its type is {_ATTRIBUTE_TYPE_NAMES[a.type]} but it holds a "
+                f"value in field {field.name!r} (type field and data field disagree)")
 
 
 # Main-graph initializers at least this large leave the ModelProto right after it is
@@ -653,13 +744,20 @@ def _first_default_domain_node(graph):
 
 
 def _check_functions(proto) -> None:
-    """Check what inlining cannot report well: each model-local function's outputs are
-    produced by its nodes (or are its inputs).
+    """Check what inlining cannot report well: no model-local function takes the name
+    of a standard op, and each one's outputs are produced by its nodes (or are its
+    inputs).
 
     Raises:
         ConversionError: names the function and the undefined output.
     """
+    onnx = _onnx()
     for f in proto.functions:
+        if f.domain in _DEFAULT_DOMAINS and onnx.defs.has(f.name):
+            raise ConversionError(
+                f"function {_function_name(f)!r} has the name of the standard ONNX op "
+                f"{f.name}: a model-local function cannot redefine it (onnxruntime runs "
+                "the standard op); give the function its own domain")
         defined = set(f.input)
         for node in f.node:
             defined.update(o for o in node.output if o)
@@ -726,6 +824,7 @@ def _upgrade(proto):
     if version is not None and version < MIN_OPSET:
         from onnx import version_converter
 
+        _check_attribute_types(proto.graph, version)
         if needs_scan_rewrite(proto, version):
             proto = rewrite_batched_scans(proto)
 
@@ -744,6 +843,34 @@ def _upgrade(proto):
                                   f"{_first_line(e)}") from e
     del onnx
     return proto, left
+
+
+def _check_attribute_types(graph, version: int) -> None:
+    """Refuse a default-domain node whose attribute has another type than its op's
+    schema at `version` says (Split's `split` as FLOATS): onnx's version converter
+    crashes the process on some. Subgraphs too, without recursing.
+
+    Raises:
+        ConversionError: names the node, the attribute and both types.
+    """
+    graphs = [graph]
+    while graphs:
+        g = graphs.pop()
+        for k, node in enumerate(g.node):
+            graphs.extend(proto_subgraphs(node))
+            if node.domain not in _DEFAULT_DOMAINS:
+                continue
+            schema = onnx_schema(node.op_type, version, "")
+            if schema is None:
+                continue
+            for a in node.attribute:
+                spec = schema.attributes.get(a.name)
+                if spec is not None and a.type and int(a.type) != int(spec.type):
+                    raise ConversionError(
+                        f"graph {g.name or 'main'!r}: node {node.name or k!r} "
+                        f"({node.op_type}) attribute {a.name!r} must be "
+                        f"{_ATTRIBUTE_TYPE_NAMES.get(int(spec.type), spec.type)}, got "
+                        f"{_ATTRIBUTE_TYPE_NAMES.get(int(a.type), a.type)} (opset {version})")
 
 
 def _apply_function_defaults(proto) -> None:
@@ -960,8 +1087,15 @@ def _refuse_bad_hints(graph: Graph, hinted: dict, producer: dict, error) -> None
 
 
 def _infer_shapes(proto):
-    """Best-effort ONNX shape inference (fills value_info); the input on failure."""
+    """Best-effort ONNX shape inference (fills value_info); the input on failure.
+
+    Raises:
+        ConversionError: a stated dimension is negative other than -1 (see
+            `_safe_for_inference`).
+    """
     onnx = _onnx()
+    if not _safe_for_inference(proto):
+        return proto
     try:
         if proto.ByteSize() > 1 << 30:
             return proto
@@ -976,6 +1110,37 @@ def _infer_shapes(proto):
             if d.dim_param.startswith("unk__") and d.dim_param not in own:
                 d.ClearField("dim_param")
     return inferred
+
+
+def _safe_for_inference(proto) -> bool:
+    """Make `proto` safe for onnx's shape inference, whose C++ code crashes the process
+    on some malformed declarations, and say whether to run it. A dim of -1 (what some
+    exporters write for "unknown") is cleared to an unknown dim, as onegraph reads it;
+    a graph input without a type (which ONNX requires, and onegraph takes from the
+    feed) makes inference skipped, since some ops' inference dereferences it.
+
+    Raises:
+        ConversionError: a dim below -1.
+    """
+    typed = True
+    graphs = [("graph", proto.graph)]
+    while graphs:
+        where, g = graphs.pop()
+        for kind, vis in (("input", g.input), ("output", g.output),
+                          ("value_info", g.value_info)):
+            for vi in vis:
+                if kind == "input" and not vi.HasField("type"):
+                    typed = False
+                for d in _dims_of(vi):
+                    if d.HasField("dim_value") and d.dim_value < 0:
+                        if d.dim_value != -1:
+                            raise ConversionError(
+                                f"{where} {g.name or 'main'!r} {kind} {vi.name!r}: "
+                                f"dimension {d.dim_value} is negative")
+                        d.ClearField("dim_value")
+        for node in g.node:
+            graphs.extend(("subgraph", sub) for sub in proto_subgraphs(node))
+    return typed
 
 
 def _value_infos(graph):
