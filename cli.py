@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import signal
 import sys
 import threading
@@ -90,13 +91,52 @@ def check_writable_flag(flag: str, path: str, folder: bool = False) -> None:
         raise OneGraphError(f"{flag} {path}: {what}: {e.strerror or e}") from e
 
 
+def refuse_overwriting(flag: str, path: str | None, reads: dict) -> None:
+    """Fail now if the output `path` given with `flag` is one of the files the command
+    reads (`reads`: what it is -> path), which writing it would destroy.
+
+    Raises:
+        OneGraphError: "FLAG PATH: is WHAT; writing there would destroy it".
+    """
+    if not path:
+        return
+    for what, source in reads.items():
+        try:
+            same = source is not None and os.path.samefile(path, source)
+        except (OSError, ValueError):  # the output does not exist yet, and so on
+            continue
+        if same:
+            raise OneGraphError(f"{flag} {path}: is {what}; writing there would destroy it")
+
+
+_CONTROL = {c: f"\\x{c:02x}" for c in list(range(0x20)) + [0x7f] if c != 0x09}
+
+
+def printable(text: str) -> str:
+    """`text` with control characters (newlines, terminal escapes) shown as \\xNN, so
+    names and paths taken from files keep a message on one line and cannot drive the
+    terminal."""
+    return text.translate(_CONTROL)
+
+
+def _printable_strings(value):
+    """`value` (nested dicts, lists, tuples) with every str passed through `printable`."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {_printable_strings(k): _printable_strings(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_printable_strings(v) for v in value)
+    return value
+
+
 def _cmd_info(args) -> int:
     from . import load
     from .info import describe, format_text
 
     model = load(args.model)
     d = describe(model)
-    print(json.dumps(d, indent=2) if args.json else format_text(d))
+    print(json.dumps(d, indent=2) if args.json else format_text(_printable_strings(d)))
     return 0
 
 
@@ -174,11 +214,15 @@ def main(argv=None) -> int:
         with _sigterm_exits():
             return args.func(args)
     except OneGraphError as e:
-        print(f"onegraph {args.command}: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"onegraph {args.command}: {type(e).__name__}: {printable(str(e))}",
+              file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: the writers left no partial file behind
+        print(f"onegraph {args.command}: interrupted", file=sys.stderr)
+        return 130
     except OSError as e:
         # a model file that cannot be opened (missing, a folder, no permission): the
         # subcommands turn every failed write into a OneGraphError naming its flag, so
@@ -190,7 +234,8 @@ def main(argv=None) -> int:
         else:
             what = cannot_read(e) if e.filename is not None and e.filename2 is None \
                 else e.strerror or str(e)
-        print(f"onegraph {args.command}: {type(e).__name__}: {what}", file=sys.stderr)
+        print(f"onegraph {args.command}: {type(e).__name__}: {printable(what)}",
+              file=sys.stderr)
         return 2
 
 

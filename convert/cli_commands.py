@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 
-from ..cli import check_readable, check_writable_flag
+from ..cli import check_readable, check_writable_flag, refuse_overwriting
 from ..errors import ConversionError, FormatError, OneGraphError
 from ..format.atomic import cannot_write
 
@@ -59,7 +59,9 @@ def cmd_convert(args) -> int:
             # to_onnx checks this too, in the API's words ("opset"); here it is a flag
             raise ConversionError(f"--opset must be an integer from 1 to {newest} (the newest "
                                   f"the installed onnx knows), got {args.opset}")
-        model = og.load(args.input)
+        # the data checksums too: a corrupted weight would otherwise go into a file
+        # that has none, past detection
+        model = og.load(args.input, check_data=True)
         proto = to_onnx(model, args.output, opset=args.opset, signature=args.signature,
                         check=not args.no_check)
         opset = next((o.version for o in proto.opset_import if o.domain == ""), "?")
@@ -121,7 +123,7 @@ def cmd_run(args) -> int:
     import onegraph as og
     from ..train.session import Session, input_mismatch
 
-    model = og.load(args.model)
+    model = og.load(args.model, check_data=True)  # no run on weights that fail their CRC
     sig = model.signatures.get(args.signature)
     g = model.graph if sig is None else model.graphs[sig.graph]  # the signature's graph
     if sig is None and not (args.signature == "serving" and not model.signatures):
@@ -132,7 +134,12 @@ def cmd_run(args) -> int:
     defaults = {g.tensors[i].name for i in g.inputs if g.tensors[i].data is not None}
     if sig is not None:
         what = f"signature {args.signature!r}"
-        needs, outputs = set(sig.inputs), sorted(sig.outputs)
+        needs = set(sig.inputs)
+        # the model's order: its graph outputs' order (the file keeps signatures
+        # sorted by key), then the rest in the order their tensors were made
+        place = {t: k for k, t in enumerate(g.outputs)}
+        outputs = sorted(sig.outputs, key=lambda k: (place.get(sig.outputs[k], len(place)),
+                                                     sig.outputs[k], k))
         takes = needs | (defaults - {g.tensors[i].name for i in sig.inputs.values()})
         declared = {k: g.tensors[sig.outputs[k]] for k in outputs}
     else:  # no signatures: the graph's inputs (those without a value) and outputs
@@ -149,6 +156,10 @@ def cmd_run(args) -> int:
         raise OneGraphError(f"--runs {args.runs}: must be at least 1")
     if args.trace is not None:
         check_writable_flag("--trace", args.trace)
+        refuse_overwriting("--trace", args.trace, {
+            "the model being run": args.model,
+            **{f"the --input file of {item.partition('=')[0]!r}": item.partition("=")[2]
+               for item in args.input or ()}})
     if args.output_dir is not None:
         if not args.output_dir:
             raise OneGraphError("--output-dir '': needs a folder name")
@@ -167,6 +178,7 @@ def cmd_run(args) -> int:
     for _ in range(args.runs):
         results = session.run(fetches, feed_dict, run_metadata=meta)
     values = dict(zip(names, results[:len(names)]))
+    values = {k: values[k] for k in outputs if k in values}
     if args.output_dir:
         lines = _write_outputs(args.output_dir, values, declared)
     else:

@@ -17,6 +17,7 @@ import errno
 import os
 import re
 import socket
+import stat
 import tempfile
 import zlib
 
@@ -179,6 +180,11 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb", prefix: str = ".tmp-"
         OSError: the file system refused (e.g. PermissionError), naming `path`.
     """
     path = _write_path(path, mode)
+    if _is_stream(path):
+        with _stream_file(path, mode) as f:
+            yield f
+        return
+    path = _through_links(path)
     written: list[tuple[str, str]] = []
     try:
         with _temp_file(path, mode, prefix, written) as f:
@@ -222,6 +228,9 @@ class AtomicFiles:
             OSError: as `atomic_open`, naming `path`.
         """
         path = _write_path(path, mode)
+        if _is_stream(path):
+            return _stream_file(path, mode)
+        path = _through_links(path)
         if any(os.path.abspath(target) == os.path.abspath(path)
                for _, target in self._written):
             raise ValueError(f"AtomicFiles: {path!r} is written twice")
@@ -250,7 +259,7 @@ class AtomicFiles:
         Raises:
             KeyError: `path` was not written in this group.
         """
-        path = os.path.abspath(_write_path(path, "wb"))
+        path = os.path.abspath(_through_links(_write_path(path, "wb")))
         for tmp, target in self._written:
             if os.path.abspath(target) == path:
                 return tmp
@@ -290,6 +299,15 @@ def check_writable(path: str | os.PathLike, folder: bool = False) -> None:
         OSError: the file system refuses to create files there, naming `path`.
     """
     path = fs_path(path, "write")
+    if not folder and _is_stream(path):
+        if not os.access(path, os.W_OK):
+            raise new_error(PermissionError, errno.EACCES, "Permission denied", "write", path)
+        return
+    if folder and os.path.islink(path) and not os.path.exists(path):
+        raise new_error(FileNotFoundError, errno.ENOENT,
+                        "a symbolic link to nothing (dangling)", "write", path)
+    if not folder:
+        path = _through_links(path)
     if folder:
         where = os.path.abspath(path) if path else ""
         while where and not os.path.exists(where):  # the folder makedirs would start in
@@ -303,6 +321,35 @@ def check_writable(path: str | os.PathLike, folder: bool = False) -> None:
             pass
     except OSError as e:
         raise _naming(e, path) from e
+
+
+def _is_stream(path: str) -> bool:
+    """Whether `path` names an existing device, pipe or socket (`/dev/stdout`, a FIFO):
+    such a target is written straight through, as a shell's `>` does; a temp file and
+    a rename would replace the device node (or fail next to it) instead."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode)
+
+
+def _through_links(path: str) -> str:
+    """The file a symbolic link `path` points at (resolved fully), so the rename
+    replaces that file and the link stays a link; `path` itself otherwise."""
+    return os.path.realpath(path) if os.path.islink(path) else path
+
+
+@contextlib.contextmanager
+def _stream_file(path: str, mode: str):
+    """`path` (a device or pipe) opened for writing, its errors naming `path`."""
+    try:
+        with open(path, mode) as f:
+            yield f
+    except OSError as e:
+        if e.filename in (None, path):
+            raise _naming(e, path) from e
+        raise
 
 
 def _write_path(path, mode: str) -> str:

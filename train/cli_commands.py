@@ -31,8 +31,8 @@ import time
 
 import numpy as np
 
-from ..cli import check_readable, check_writable_flag
-from ..errors import FormatError, OneGraphError
+from ..cli import check_readable, check_writable_flag, refuse_overwriting
+from ..errors import FormatError, OneGraphError, ShapeError
 
 
 def _progress(total, initial):
@@ -51,9 +51,10 @@ _MAX_BATCH_BYTES = 4 << 30
 
 def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
                 checkpoint_dir: str | None = None, output: str | None = None, seed: int = 0,
-                checkpoint_every: int = 100, plot: str | None = None, quiet: bool = False
-                ) -> dict:
+                checkpoint_every: int = 100, plot: str | None = None, quiet: bool = False,
+                plot_flag: str = "--plot") -> dict:
     """Train `model_path` on `data_path` (see the module doc); returns a summary dict.
+    `plot_flag` is how messages name the loss curve's file.
 
     Returns:
         {"start_step" (the step of this job resumed from, 0 without a checkpoint),
@@ -63,9 +64,12 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
 
     Raises:
         OneGraphError: a bad count, the model has no usable `train` signature (its loss
-            is not a number or has no value), the data does not match it, a
-            destination cannot be written, or the checkpoint resumed from holds fewer
-            global steps than the model.
+            is not a number or has no value), the data does not match it (rows of
+            another shape than the inputs take), a destination cannot be written or
+            is a file the command reads, --output is not a .og name, the loss curve's
+            extension is not one matplotlib writes, or the checkpoint resumed from
+            holds fewer global steps than the model.
+        DataLossError: the model's data fails its checksums.
         FormatError: the data file cannot be read or is not a plain .npz archive.
         OSError: the model file cannot be opened.
     """
@@ -80,7 +84,7 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
                 or value < least:
             kind = "a positive" if least else "a non-negative"
             raise OneGraphError(f"{flag} must be {kind} integer, got {value!r}")
-    model = load(model_path)
+    model = load(model_path, check_data=True)  # no training on weights failing their CRC
     sig = model.signatures.get("train")
     if sig is None:
         raise OneGraphError(f"{model_path} has no 'train' signature "
@@ -114,11 +118,24 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
         raise OneGraphError(f"--batch-size {batch_size}: one batch would take "
                             f"{batch_bytes / 2**30:.1f} GiB (at most "
                             f"{_MAX_BATCH_BYTES >> 30} GiB)")
+    _check_rows(sig, model.graph, data, data_path)
     # before training, not after it
+    if output and os.path.splitext(output)[1].lower() != ".og":
+        raise OneGraphError(f"--output {output}: the trained model is a .og file (name it "
+                            "*.og; `onegraph convert` then writes .onnx)")
+    plot_formats = _plot_formats() if plot else None
+    if plot and plot_formats is not None and \
+            os.path.splitext(plot)[1].lower().lstrip(".") not in plot_formats:
+        raise OneGraphError(f"{plot_flag} {plot}: the loss curve's file name must end in "
+                            f"one of {', '.join('.' + f for f in sorted(plot_formats))}")
     for flag, path, folder in (("--checkpoint-dir", checkpoint_dir, True),
-                               ("--output", output, False), ("--plot", plot, False)):
+                               ("--output", output, False), (plot_flag, plot, False)):
         if path:
             check_writable_flag(flag, path, folder)
+    refuse_overwriting("--output", output, {"the --data file": data_path})
+    refuse_overwriting(plot_flag, plot, {"the model being trained": model_path,
+                                         "the --data file": data_path,
+                                         "the --output file": output})
     if checkpoint_dir:
         try:
             os.makedirs(checkpoint_dir, exist_ok=True)
@@ -172,8 +189,8 @@ def train_model(model_path: str, data_path: str, steps: int, batch_size: int,
         try:
             _plot(losses, plot)
         except OSError as e:
-            raise OneGraphError(f"--plot {plot}: cannot write there: {e.strerror or e}") \
-                from e
+            raise OneGraphError(f"{plot_flag} {plot}: cannot write there: "
+                                f"{e.strerror or e}") from e
     done = len(losses)
     summary = {"start_step": start, "steps": done, "final_loss": losses[-1][1] if losses else
                None, "steps_per_second": done / elapsed if done and elapsed > 0 else None,
@@ -274,6 +291,8 @@ def _plot(losses, path):
     except ImportError:
         print("matplotlib is not installed: no loss curve written", file=sys.stderr)
         return
+    from ..format.atomic import atomic_open
+
     steps, values = zip(*losses)
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(steps, values)
@@ -282,16 +301,58 @@ def _plot(losses, path):
     ax.set_yscale("log")
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    try:
+        # temp file + rename, as every output: a failed write keeps the old curve;
+        # the format is the extension's (checked before training), not a new suffix
+        with atomic_open(path, "wb") as f:
+            fig.savefig(f, format=os.path.splitext(path)[1].lower().lstrip("."))
+    finally:
+        plt.close(fig)
+
+
+def _plot_formats():
+    """The file extensions matplotlib can write a figure as, or None without it."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    fig = plt.figure()
+    try:
+        return set(fig.canvas.get_supported_filetypes())
+    finally:
+        plt.close(fig)
+
+
+def _check_rows(sig, g, data, data_path) -> None:
+    """Refuse, before training, data arrays whose rows cannot be fed to the train
+    signature's inputs (a row's shape against the input's static shape without its
+    batch axis), naming the file and the key rather than a batch later.
+
+    Raises:
+        ShapeError: a row shape contradicts the input's.
+    """
+    for key, index in sig.inputs.items():
+        shape = g.tensors[index].shape
+        row = data[key].shape[1:]
+        if shape is None or len(shape) == 0:
+            continue
+        want = shape[1:]
+        if len(want) != len(row) or any(d >= 0 and d != r for d, r in zip(want, row)):
+            raise ShapeError(
+                f"{data_path}: array {key!r} has shape {list(data[key].shape)}; the train "
+                f"input takes {list(shape)} (-1 = any), rows of {list(want)}")
 
 
 def _cmd_train(args) -> int:
-    plot = args.plot
+    plot, plot_flag = args.plot, "--plot"
     if plot is None and args.output:
         plot = os.path.splitext(args.output)[0] + "_loss.png"
+        plot_flag = "the loss curve (the default --plot, next to --output)"
     train_model(args.model, args.data, args.steps, args.batch_size, args.checkpoint_dir,
-                args.output, args.seed, args.checkpoint_every, plot, args.quiet)
+                args.output, args.seed, args.checkpoint_every, plot, args.quiet, plot_flag)
     return 0
 
 

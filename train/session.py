@@ -1106,7 +1106,16 @@ def _check_tensor_feed(t, value):
         ShapeError: the dtype cannot be cast or the shape does not match t's.
     """
     try:
-        value = np.asarray(value, dtype=object if t.dtype is DType.STRING else None)
+        value = np.asarray(value)
+        if t.dtype is DType.STRING:
+            # numbers are not strings (onnxruntime refuses them too); str() of each
+            # would silently feed '1.5'
+            if value.size and (value.dtype.kind not in "USO" or value.dtype.kind == "O" and
+                               not all(isinstance(v, (str, bytes)) for v in value.flat)):
+                kind = value.dtype if value.dtype.kind != "O" else "objects other than str"
+                raise ShapeError(f"feed for {t.name!r}: dtype {kind} does not match the "
+                                 "tensor's string (feed str or bytes values)")
+            value = value.astype(object)
     except (ValueError, TypeError, OverflowError) as e:
         raise ShapeError(f"feed for {t.name!r}: not an array ({e})") from None
     if t.dtype not in (DType.UNDEFINED, DType.STRING) and value.dtype != t.dtype.numpy:

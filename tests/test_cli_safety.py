@@ -1,0 +1,166 @@
+"""The CLI does not destroy what it reads, run on corrupted weights, or leave a file
+half-written: outputs that are inputs, checksums, the loss curve, symbolic links and
+streams as outputs, string feeds, Ctrl-C, and names printed from files."""
+
+import os
+import shutil
+import threading
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onegraph as og
+import onegraph.cli as cli
+from onegraph.cli import main
+from onegraph.format.atomic import atomic_open
+
+from .trainable import save_linear_trainable
+
+BIAS = np.array([0.5, 0.25, 0.125], np.float32)
+
+
+@pytest.fixture
+def files(tmp_path):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3]) for n in "nya"]
+    nodes = [helper.make_node("Add", ["x", "b"], ["n"]), helper.make_node("Relu", ["n"], ["y"]),
+             helper.make_node("Neg", ["n"], ["a"])]
+    graph = helper.make_graph(nodes, "g", [x], outs, [numpy_helper.from_array(BIAS, "b")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              tmp_path / "m.onnx")
+    assert main(["convert", str(tmp_path / "m.onnx"), str(tmp_path / "m.og")]) == 0
+    save_linear_trainable(tmp_path / "t.og")
+    np.save(tmp_path / "x.npy", np.ones((2, 3), np.float32))
+    np.savez(tmp_path / "d.npz", x=np.ones((8, 3), np.float32), y=np.ones((8, 1), np.float32))
+    return tmp_path
+
+
+def _one_line_error(capsys, argv, *words, code=2):
+    got = main([str(a) for a in argv])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert got == code and len(err) == 1, err
+    for w in words:
+        assert w in err[0], (w, err[0])
+    return err[0]
+
+
+def test_an_output_that_is_an_input_is_refused_before_any_work(files, capsys):
+    model, data = (files / "m.og").read_bytes(), (files / "d.npz").read_bytes()
+    _one_line_error(capsys, ["run", files / "m.og", "--input", f"x={files / 'x.npy'}",
+                             "--trace", files / "m.og"], "--trace", "the model being run")
+    _one_line_error(capsys, ["run", files / "m.og", "--input", f"x={files / 'x.npy'}",
+                             "--trace", files / "x.npy"], "the --input file of 'x'")
+    with open(files / "d.og", "wb") as f:  # an archive named like a model
+        f.write(data)
+    _one_line_error(capsys, ["train", files / "t.og", "--data", files / "d.og", "--steps",
+                             "2", "--quiet", "--output", files / "d.og"], "--data file")
+    assert (files / "d.og").read_bytes() == data
+    (files / "d.png").write_bytes(data)  # a plot name the data file happens to have
+    _one_line_error(capsys, ["train", files / "t.og", "--data", files / "d.png", "--steps",
+                             "2", "--quiet", "--plot", files / "d.png"],
+                    "--plot", "is the --data file")
+    assert (files / "d.png").read_bytes() == data
+    assert (files / "m.og").read_bytes() == model and (files / "d.npz").read_bytes() == data
+    np.testing.assert_array_equal(np.load(files / "x.npy"), np.ones((2, 3), np.float32))
+
+
+def test_a_model_whose_weights_fail_their_checksum_is_not_used(files, capsys):
+    raw = bytearray((files / "m.og").read_bytes())
+    at = raw.find(BIAS.tobytes())
+    assert at > 0
+    raw[at + 1] ^= 0x40
+    (files / "bad.og").write_bytes(bytes(raw))
+    for argv in (["run", files / "bad.og", "--input", f"x={files / 'x.npy'}"],
+                 ["convert", files / "bad.og", files / "bad.onnx"]):
+        _one_line_error(capsys, argv, "DataLossError", "CRC-32")
+    assert not (files / "bad.onnx").exists()
+
+
+def test_loss_curve_of_an_unknown_format_is_refused_before_training(files, capsys):
+    pytest.importorskip("matplotlib")
+    _one_line_error(capsys, ["train", files / "t.og", "--data", files / "d.npz", "--steps",
+                             "2", "--quiet", "--output", files / "o.og", "--plot",
+                             files / "loss.txt"], "--plot", "must end in one of", ".png")
+    assert not (files / "o.og").exists()
+
+
+def test_loss_curve_is_written_in_the_format_its_name_says(files, capsys):
+    pytest.importorskip("matplotlib")
+    assert main(["train", str(files / "t.og"), "--data", str(files / "d.npz"), "--steps",
+                 "3", "--quiet", "--plot", str(files / "curve.svg")]) == 0
+    assert (files / "curve.svg").read_bytes().lstrip().startswith((b"<?xml", b"<svg"))
+    assert [p for p in os.listdir(files) if p.startswith(".tmp-")] == []
+
+
+def test_default_loss_curve_is_named_as_such_in_errors(files, capsys):
+    pytest.importorskip("matplotlib")
+    (files / "o_loss.png").mkdir()  # the default curve's place is taken by a folder
+    line = _one_line_error(capsys, ["train", files / "t.og", "--data", files / "d.npz",
+                                    "--steps", "2", "--quiet", "--output", files / "o.og"],
+                           "the loss curve (the default --plot")
+    assert not line.split(": ", 2)[2].startswith("--plot")
+
+
+def test_train_output_must_be_a_og_file(files, capsys):
+    _one_line_error(capsys, ["train", files / "t.og", "--data", files / "d.npz", "--steps",
+                             "2", "--quiet", "--output", files / "t.onnx"], ".og file")
+    assert not (files / "t.onnx").exists()
+
+
+def test_writing_through_a_symbolic_link_keeps_the_link(files):
+    target = files / "real.og"
+    shutil.copy(files / "m.og", target)
+    link = files / "link.og"
+    link.symlink_to(target)
+    og.save(og.load(files / "t.og"), link)
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert og.load(target).signatures.keys() == {"train"}
+
+
+def test_a_pipe_as_output_is_written_through(files):
+    r, w = os.pipe()
+    got = []
+    reader = threading.Thread(target=lambda: got.append(os.fdopen(r, "rb").read()))
+    reader.start()
+    try:
+        with atomic_open(f"/dev/fd/{w}", "wb") as f:
+            f.write(b"trace")
+    finally:
+        os.close(w)
+        reader.join(timeout=30)
+    assert got == [b"trace"]
+
+
+def test_numbers_are_not_fed_to_a_string_tensor():
+    g = og.Graph()
+    with g.as_default():
+        s = og.placeholder(og.string, [2], name="s")
+        y = og.identity(s)
+    sess = og.Session(g)
+    assert sess.run(y, {s: ["a", "b"]}).tolist() == ["a", "b"]
+    assert sess.run(y, {s: np.array([b"a", b"b"])}).tolist() == [b"a", b"b"]
+    for bad in ([1.5, 2.0], np.array([1, 2])):
+        with pytest.raises(og.ShapeError, match="does not match the tensor's string"):
+            sess.run(y, {s: bad})
+
+
+def test_ctrl_c_is_one_line_and_exit_130(files, capsys, monkeypatch):
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_cmd_info", interrupted)
+    _one_line_error(capsys, ["info", files / "m.og"], "onegraph info: interrupted", code=130)
+
+
+def test_control_characters_from_names_are_escaped(files, capsys):
+    line = _one_line_error(capsys, ["info", str(files / "a\nb\x1b[2J.og")], "FileNotFound")
+    assert "\x1b" not in line
+    assert cli.printable("op\nname\x1b[2J") == "op\\x0aname\\x1b[2J"
+
+
+def test_run_lists_outputs_in_the_model_order(files, capsys):
+    assert main(["run", str(files / "m.og"), "--input", f"x={files / 'x.npy'}"]) == 0
+    names = [line.split()[0].rstrip(":") for line in capsys.readouterr().out.splitlines()]
+    assert names == ["n", "y", "a"]
