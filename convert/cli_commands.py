@@ -220,6 +220,7 @@ def _write_outputs(folder: str, values: dict, declared: dict) -> list[str]:
             raise OneGraphError(f"--output-dir {folder}: cannot create the directory: "
                                 f"{e.strerror or e}") from e
         lines = []
+        stale = _stale_files(folder, stems, values)
         try:
             with AtomicFiles() as files:
                 for name, value in values.items():
@@ -229,6 +230,14 @@ def _write_outputs(folder: str, values: dict, declared: dict) -> list[str]:
         except OSError as e:  # atomic's errors name the output file, not a temp file
             raise OneGraphError(f"--output-dir {folder}: cannot write "
                                 f"{e.filename or folder}: {e.strerror or e}") from e
+        for path in stale:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                raise OneGraphError(f"--output-dir {folder}: cannot remove the earlier run's "
+                                    f"{path}: {e.strerror or e}") from e
         return lines
     except BaseException:
         for path in reversed(made):  # only the folders this run created (if empty)
@@ -237,6 +246,24 @@ def _write_outputs(folder: str, values: dict, declared: dict) -> list[str]:
             except OSError:
                 pass
         raise
+
+
+def _stale_files(folder: str, stems: dict, values: dict) -> list[str]:
+    """The files in `folder` an earlier run wrote for these outputs that this run does
+    not write (a sequence that got shorter leaves STEM_2.npy; an empty optional leaves
+    STEM.npy), so the folder then holds one run's outputs, not a mix of two."""
+    import re
+
+    written = {f for name, value in values.items() for f in _files_of(stems[name], value)}
+    patterns = [re.compile(re.escape(stem) + r"(_\d+)*(\.keys|\.values)?\.npy")
+                for stem in stems.values()]
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return []
+    return [os.path.join(folder, e) for e in sorted(entries) if e not in written
+            and any(p.fullmatch(e) for p in patterns)
+            and os.path.isfile(os.path.join(folder, e))]
 
 
 # Longest file stem written for an output (file systems allow 255 bytes per name)

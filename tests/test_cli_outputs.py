@@ -63,6 +63,26 @@ def test_sequence_output_is_one_file_per_element(tmp_path, capsys):
     assert "sequence of 2" in capsys.readouterr().out
 
 
+def test_a_shorter_sequence_removes_the_earlier_runs_extra_files(tmp_path, capsys):
+    """The folder holds one run's outputs: a sequence of 3 then of 2 leaves no y_2.npy
+    (other files in the folder stay)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 2])
+    split = helper.make_tensor_value_info("split", TensorProto.INT64, [None])
+    y = helper.make_tensor_sequence_value_info("y", TensorProto.FLOAT, None)
+    model = _convert(tmp_path, "q", [helper.make_node("SplitToSequence", ["x", "split"],
+                                                      ["y"])], [x, split], [y])
+    np.save(tmp_path / "x.npy", np.arange(6, dtype=np.float32).reshape(3, 2))
+    out = tmp_path / "out"
+    for sizes in ([1, 1, 1], [1, 2]):
+        np.save(tmp_path / "split.npy", np.array(sizes, np.int64))
+        assert _run(["run", model, "--input", f"x={tmp_path / 'x.npy'}", "--input",
+                     f"split={tmp_path / 'split.npy'}", "--output-dir", out]) == 0
+        if len(sizes) == 3:
+            np.save(out / "notes.npy", np.zeros(1))
+            np.save(out / "yy_2.npy", np.zeros(1))
+    assert sorted(os.listdir(out)) == ["notes.npy", "y_0.npy", "y_1.npy", "yy_2.npy"]
+
+
 def test_outputs_whose_file_names_collide_get_distinct_files(tmp_path):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
     outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2])
