@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ExecutionError, ShapeError
+from ..errors import ExecutionError, OpAttributeError, ShapeError
 from .registry import NUM_OUTPUTS, TensorInfo, define
 
 # No known failures: the node tests of If, Loop, Scan and the sequence ops pass, in the
@@ -109,7 +109,13 @@ def _loop(inputs, attrs, ctx):
     if n_scan < 0 or len(body.inputs) != 2 + n_carried:
         raise ExecutionError(f"Loop: body takes {len(body.inputs)} inputs and returns "
                              f"{len(body.outputs)} outputs for {n_carried} loop-carried values")
-    limit = None if max_trips is None else int(np.asarray(max_trips).reshape(-1)[0])
+    limit = None
+    if max_trips is not None:
+        m = np.asarray(max_trips)
+        if m.size != 1:  # onnxruntime takes any one-element shape
+            raise ShapeError(f"Loop: M must hold one element (the trip count), got shape "
+                             f"{list(m.shape)}")
+        limit = int(m.reshape(-1)[0])
     cond = True if cond_in is None else _as_bool(cond_in, "Loop: cond")
     scans: list[list] = [[] for _ in range(n_scan)]
     i = 0
@@ -131,6 +137,10 @@ def _loop(inputs, attrs, ctx):
 
 
 def _infer_loop(attrs, inputs):
+    m = inputs[0] if inputs else None
+    if m is not None and m.shape is not None and any(d not in (None, 1) for d in m.shape):
+        raise ShapeError(f"Loop: M must hold one element (the trip count), got shape "
+                         f"{list(m.shape)}")
     body = attrs["body"]
     carried = list(inputs[2:])
     n_carried = len(carried)
@@ -153,6 +163,19 @@ def _infer_loop(attrs, inputs):
 
 
 # --------------------------------------------------------------------------- Scan
+
+def _check_directions(attrs, name):
+    """Scan's scan_input_directions / scan_output_directions hold 0 (forward) or 1
+    (reverse) only.
+
+    Raises:
+        OpAttributeError: another value (it would silently run forward).
+    """
+    values = attrs[name]
+    if values is not None and any(int(d) not in (0, 1) for d in values):
+        raise OpAttributeError(f"Scan: {name} {list(values)} may hold only 0 (forward) "
+                               f"and 1 (reverse)")
+
 
 def _norm(axis: int, rank: int, what: str) -> int:
     if not -rank <= axis < rank:
@@ -184,6 +207,8 @@ def _scan(inputs, attrs, ctx):
     out_dirs = list(attrs["scan_output_directions"] or [0] * n_out)
     if n_out < 0 or len(out_axes) != n_out or len(out_dirs) != n_out:
         raise ExecutionError("Scan: body outputs / scan_output_axes / directions disagree")
+    _check_directions(attrs, "scan_input_directions")
+    _check_directions(attrs, "scan_output_directions")
     axes = [_norm(a, x.ndim, "scan input") for a, x in zip(in_axes, scan_in)]
     lengths = {x.shape[a] for x, a in zip(scan_in, axes)}
     if len(lengths) > 1:
@@ -215,6 +240,8 @@ def _scan(inputs, attrs, ctx):
 
 
 def _infer_scan(attrs, inputs):
+    _check_directions(attrs, "scan_input_directions")
+    _check_directions(attrs, "scan_output_directions")
     body = attrs["body"]
     m = attrs["num_scan_inputs"]
     n_state = len(inputs) - m

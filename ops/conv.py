@@ -68,9 +68,15 @@ def _conv_output_shape(in_sp, kernel, strides, dilations, pads_begin, pads_end,
 
     ``ceil_mode`` follows ONNX/PyTorch pooling: round up, but drop a last window that
     would start inside the end padding.
+
+    Raises:
+        ShapeError: a window (dilated kernel) is so much longer than the padded input
+            that the output size comes out negative (as onnxruntime and ONNX's
+            reference refuse it; a size of 0 is allowed, as they allow it).
     """
     out = []
-    for n, k, s, d, pb, pe in zip(in_sp, kernel, strides, dilations, pads_begin, pads_end):
+    for i, (n, k, s, d, pb, pe) in enumerate(zip(in_sp, kernel, strides, dilations,
+                                                  pads_begin, pads_end)):
         if n is None or k is None:
             out.append(None)
             continue
@@ -81,7 +87,11 @@ def _conv_output_shape(in_sp, kernel, strides, dilations, pads_begin, pads_end,
                 o -= 1
         else:
             o = span // s + 1
-        out.append(max(o, 0))
+        if o < 0:
+            raise ShapeError(f"spatial dim {i}: the window (kernel {k}, dilation {d}) spans "
+                             f"{(k - 1) * d + 1} but the padded input only {n + pb + pe} "
+                             f"({n} + pads {pb} and {pe}): the output size would be {o}")
+        out.append(o)
     return out
 
 
@@ -91,8 +101,21 @@ def _pool_geometry(in_sp, kernel, attrs, ceil_mode=False):
     ``auto_pad`` SAME_* gives ``out = ceil(in / stride)`` with the total padding split
     evenly, the odd pixel at the end (SAME_UPPER) or the beginning (SAME_LOWER).
     Unknown input dims (None) give None pads/sizes.
+
+    Raises:
+        OpAttributeError: kernel_shape, strides, dilations or pads do not hold one
+            positive (pads: non-negative) value per spatial dim of the input (two for
+            pads).
+        ShapeError: the input has no spatial dim, or a window is longer than its
+            padded input (see `_conv_output_shape`).
     """
     nsp = len(kernel)
+    if not in_sp:
+        raise ShapeError(f"the input has rank {len(in_sp) + 2}; it needs at least 3 (N, C "
+                         f"and the spatial dims)")
+    if nsp != len(in_sp):
+        raise OpAttributeError(f"kernel_shape {list(kernel)} has {nsp} value(s), but the "
+                               f"rank-{len(in_sp) + 2} input has {len(in_sp)} spatial dims")
     strides = _ints(attrs.get("strides"), nsp, 1)
     dilations = _ints(attrs.get("dilations"), nsp, 1)
     for name, values in (("kernel_shape", kernel), ("strides", strides),
@@ -129,6 +152,8 @@ def _pool_geometry(in_sp, kernel, attrs, ceil_mode=False):
     if len(pads) != 2 * nsp:
         raise OpAttributeError(f"pads {pads} must hold {2 * nsp} values (begin and end "
                                f"of each of the {nsp} spatial dims)")
+    if min(pads) < 0:
+        raise OpAttributeError(f"pads {pads} must not be negative")
     pb, pe = pads[:nsp], pads[nsp:]
     out = _conv_output_shape(in_sp, kernel, strides, dilations, pb, pe, ceil_mode)
     return strides, dilations, pb, pe, out
@@ -236,6 +261,34 @@ def _group(attrs):
     return group
 
 
+def _check_weights(op, x_shape, w_shape, attrs):
+    """Conv's and ConvTranspose's W against X and the kernel_shape attribute (shapes may
+    hold None for unknown dims; a None shape is unknown).
+
+    Raises:
+        ShapeError: W's rank is not X's, or kernel_shape contradicts W's spatial dims.
+        OpAttributeError: kernel_shape does not hold one value per spatial dim.
+    """
+    rank = None if x_shape is None else len(x_shape)
+    if rank is not None and rank < 3:
+        raise ShapeError(f"{op}: X has rank {rank}; it needs at least 3 (N, C and the "
+                         f"spatial dims)")
+    if rank is not None and w_shape is not None and len(w_shape) != rank:
+        raise ShapeError(f"{op}: W has rank {len(w_shape)} (shape {list(w_shape)}) but X "
+                         f"rank {rank}: W needs the same {rank - 2} spatial dims")
+    ks = attrs.get("kernel_shape")
+    if ks is None or not len(ks):
+        return
+    nsp = rank - 2 if rank is not None else None if w_shape is None else len(w_shape) - 2
+    if nsp is not None and len(ks) != nsp:
+        raise OpAttributeError(f"{op}: kernel_shape {list(ks)} has {len(ks)} value(s), "
+                               f"expected {nsp}, one per spatial dim")
+    if w_shape is not None and any(d is not None and int(k) != d
+                                   for k, d in zip(ks, w_shape[2:])):
+        raise ShapeError(f"{op}: kernel_shape {list(ks)} differs from W's spatial dims "
+                         f"{list(w_shape[2:])}")
+
+
 def _compute_dtype(dtype):
     """Kernels compute in float64 for float64 and in float32 for everything else."""
     return np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
@@ -279,6 +332,8 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
     x = np.asarray(x, dtype=cdt)
     w = np.asarray(w, dtype=cdt)
     group = _group(attrs)
+    if x.ndim != w.ndim or x.ndim < 3:
+        _check_weights("Conv", x.shape, w.shape, attrs)
     n, c = x.shape[:2]
     m = w.shape[0]
     kernel = list(w.shape[2:])
@@ -286,6 +341,8 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
     if w.shape[1] != cg or c % group or m % group:
         raise ShapeError(f"Conv: input channels {c}, weight {w.shape}, group {group}")
     if cache is None:
+        if attrs.get("kernel_shape"):
+            _check_weights("Conv", x.shape, w.shape, attrs)
         strides, dilations, pb, pe, out_sp = _pool_geometry(x.shape[2:], kernel, attrs)
     else:  # the node's attrs are fixed: the geometry depends on the image size only
         geometries = cache.get("geometry")
@@ -293,6 +350,7 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
             geometries = cache["geometry"] = {}
         geometry = geometries.get(x.shape[2:])
         if geometry is None:  # bounded: a model may see ever new image sizes
+            _check_weights("Conv", x.shape, w.shape, attrs)
             geometry = remember(geometries, x.shape[2:],
                                 _pool_geometry(x.shape[2:], kernel, attrs),
                                 _GEOMETRIES_PER_CONV)
@@ -830,6 +888,7 @@ def _known(shape, i):
 
 def _conv_infer(attrs, inputs):
     x, w = inputs[0], inputs[1]
+    _check_weights("Conv", x.shape, None if w is None else w.shape, attrs)
     if x.shape is None:
         return [TensorInfo(x.dtype, None)]
     rank = len(x.shape)
@@ -856,11 +915,44 @@ def _conv_infer(attrs, inputs):
 
 
 def _convtranspose_geometry(in_sp, kernel, attrs):
-    """Resolve (strides, dilations, pads_begin, pads_end, out_sp) for ConvTranspose."""
+    """Resolve (strides, dilations, pads_begin, pads_end, out_sp) for ConvTranspose.
+
+    Raises:
+        OpAttributeError: kernel_shape, strides, dilations, pads or output_padding do
+            not hold one value per spatial dim of the input (two for pads), strides,
+            dilations or the kernel are not positive, pads or output_padding negative,
+            or an output_padding is not below max(stride, dilation) (the spec: "less
+            than the corresponding stride/dilation dimension", as onnxruntime reads it).
+        ShapeError: the input has no spatial dim, or the pads cut more than the whole
+            output.
+    """
     nsp = len(kernel)
+    if not in_sp:
+        raise ShapeError(f"the input has rank {len(in_sp) + 2}; it needs at least 3 (N, C "
+                         f"and the spatial dims)")
+    if nsp != len(in_sp):
+        raise OpAttributeError(f"kernel_shape {list(kernel)} has {nsp} value(s), but the "
+                               f"rank-{len(in_sp) + 2} input has {len(in_sp)} spatial dims")
     strides = _ints(attrs.get("strides"), nsp, 1)
     dilations = _ints(attrs.get("dilations"), nsp, 1)
     outpad = _ints(attrs.get("output_padding"), nsp, 0)
+    given_pads = attrs.get("pads")
+    for name, values, low in (("kernel_shape", kernel, 1), ("strides", strides, 1),
+                              ("dilations", dilations, 1), ("output_padding", outpad, 0)):
+        if len(values) != nsp or any(v is not None and v < low for v in values):
+            raise OpAttributeError(f"{name} {list(values)} must hold {nsp} "
+                                   f"{'positive' if low else 'non-negative'} values, one "
+                                   f"per spatial dim")
+    for i, (op, s, d) in enumerate(zip(outpad, strides, dilations)):
+        if op >= max(s, d):
+            raise OpAttributeError(f"output_padding {outpad}: entry {i} ({op}) must be less "
+                                   f"than the stride ({s}) or the dilation ({d})")
+    if given_pads is not None and len(given_pads):
+        if len(given_pads) != 2 * nsp:
+            raise OpAttributeError(f"pads {list(given_pads)} must hold {2 * nsp} values "
+                                   f"(begin and end of each of the {nsp} spatial dims)")
+        if min(given_pads) < 0:
+            raise OpAttributeError(f"pads {list(given_pads)} must not be negative")
     mode = _auto_pad(attrs)
     out_shape = attrs.get("output_shape")
     if out_shape is not None and len(out_shape):
@@ -876,6 +968,9 @@ def _convtranspose_geometry(in_sp, kernel, attrs):
                s * (n - 1) + op + (k - 1) * d + 1 - b - e
                for n, k, s, d, op, b, e in zip(in_sp, kernel, strides, dilations, outpad,
                                                pb, pe)]
+        if any(o is not None and o < 0 for o in out):
+            raise ShapeError(f"pads {pb + pe} cut more than the whole output: its spatial "
+                             f"size would be {out}")
         return strides, dilations, pb, pe, out
     pb, pe = [], []
     for n, k, s, d, op, o in zip(in_sp, kernel, strides, dilations, outpad, out_shape):
@@ -907,6 +1002,8 @@ def conv_transpose_nd(x, w, b, attrs):
     x = np.asarray(x, dtype=cdt)
     w = np.asarray(w, dtype=cdt)
     group = _group(attrs)
+    if x.ndim != w.ndim or x.ndim < 3 or attrs.get("kernel_shape"):
+        _check_weights("ConvTranspose", x.shape, w.shape, attrs)
     n, c = x.shape[:2]
     in_sp = list(x.shape[2:])
     kernel = list(w.shape[2:])
@@ -942,6 +1039,7 @@ def conv_transpose_nd(x, w, b, attrs):
 
 def _convtranspose_infer(attrs, inputs):
     x, w = inputs[0], inputs[1]
+    _check_weights("ConvTranspose", x.shape, None if w is None else w.shape, attrs)
     if x.shape is None:
         return [TensorInfo(x.dtype, None)]
     rank = len(x.shape)

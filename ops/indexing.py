@@ -6,7 +6,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from .registry import TensorInfo, define
-from .shape import _folding, _ints, _norm_axis
+from .shape import _check_1d, _check_1d_info, _folding, _ints, _norm_axis
 
 KNOWN_FAILURES: dict[str, str] = {}
 
@@ -53,6 +53,9 @@ def _slice_spec(shape, starts, ends, axes, steps):
     return spec
 
 
+_SLICE_OPERANDS = ("starts", "ends", "axes", "steps")
+
+
 def _opt_ints(inputs, i):
     return _ints(inputs[i]) if len(inputs) > i and inputs[i] is not None else None
 
@@ -60,6 +63,9 @@ def _opt_ints(inputs, i):
 def _slice(inputs, attrs, ctx):
     """Strided slice along chosen axes (negative indices and steps, clamped bounds)."""
     x = inputs[0]
+    for name, v in zip(_SLICE_OPERANDS, inputs[1:]):
+        if v is not None and np.ndim(v) != 1:
+            _check_1d(v, "Slice", name)
     spec = _slice_spec(x.shape, _ints(inputs[1]), _ints(inputs[2]), _opt_ints(inputs, 3),
                        _opt_ints(inputs, 4))
     return (x[tuple(spec)].copy(),)
@@ -68,6 +74,8 @@ def _slice(inputs, attrs, ctx):
 @_folding(_slice)
 def _infer_slice(attrs, inputs):
     x = inputs[0]
+    for name, info in zip(_SLICE_OPERANDS, inputs[1:]):
+        _check_1d_info(info, "Slice", name)
     if x.shape is None:
         return [TensorInfo(x.dtype, None)]
     rank = len(x.shape)
@@ -220,10 +228,34 @@ def _infer_scatter(attrs, inputs):
 
 # --------------------------------------------------------------------------- OneHot
 
+def _one_value(value, op, name):
+    """The one element of an operand the spec makes a scalar, also given (as
+    onnxruntime accepts it) as a one-element 1-D tensor.
+
+    Raises:
+        ShapeError: it has another size or a rank above 1.
+    """
+    a = np.asarray(value)
+    if a.size != 1 or a.ndim > 1:
+        raise ShapeError(f"{op}: {name} must be a scalar or a 1-D tensor of one element, "
+                         f"got shape {list(a.shape)}")
+    return a.reshape(-1)[0]
+
+
+def _one_value_info(info, op, name):
+    """`_one_value` for inference: checks a statically known shape only."""
+    shape = None if info is None else info.shape
+    if shape is None:
+        return
+    if len(shape) > 1 or (len(shape) == 1 and shape[0] not in (None, 1)):
+        raise ShapeError(f"{op}: {name} must be a scalar or a 1-D tensor of one element, "
+                         f"got shape {list(shape)}")
+
+
 def _one_hot(inputs, attrs, ctx):
     """values[1] where index == position along the new `axis`, values[0] elsewhere."""
     idx, depth, values = inputs
-    depth = int(np.asarray(depth).reshape(-1)[0])
+    depth = int(_one_value(depth, "OneHot", "depth"))
     if depth < 1:
         raise ShapeError(f"OneHot: depth {depth}; it must be at least 1")
     idx = np.asarray(idx)
@@ -239,9 +271,10 @@ def _one_hot(inputs, attrs, ctx):
 @_folding(_one_hot)
 def _infer_one_hot(attrs, inputs):
     idx, depth, values = inputs
+    _one_value_info(depth, "OneHot", "depth")
     if idx.shape is None:
         return [TensorInfo(values.dtype, None)]
-    d = None if depth.value is None else int(np.asarray(depth.value).reshape(-1)[0])
+    d = None if depth.value is None else int(_one_value(depth.value, "OneHot", "depth"))
     axis = _norm_axis(attrs["axis"], len(idx.shape) + 1)
     shape = list(idx.shape)
     shape.insert(axis, d)

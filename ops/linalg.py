@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import OpAttributeError, ShapeError
 from .common import broadcast_shape
 from .registry import TensorInfo, define
 
@@ -84,9 +84,28 @@ def _matmul_infer(attrs, inputs):
 # --------------------------------------------------------------------------------------
 
 
+def _check_gemm_c(c_shape, y_shape):
+    """Gemm's C must broadcast to the (M, N) result one way (unidirectionally): rank at
+    most 2, each dim 1 or the result's (None = unknown).
+
+    Raises:
+        ShapeError: otherwise (numpy would broadcast the result up, or fail in its words).
+    """
+    if c_shape is None or y_shape is None:
+        return
+    if len(c_shape) > 2 or any(
+            d is not None and o is not None and d not in (1, o)
+            for d, o in zip(tuple(c_shape)[::-1], tuple(y_shape)[::-1])):
+        raise ShapeError(f"Gemm: C of shape {list(c_shape)} does not broadcast to the "
+                         f"result's shape {list(y_shape)} (M, N)")
+
+
 def _gemm_kernel(inputs, attrs, ctx):
     a, b = inputs[0], inputs[1]
     c = inputs[2] if len(inputs) > 2 else None
+    if a.ndim != 2 or b.ndim != 2:
+        raise ShapeError(f"Gemm: A and B must be 2-D, got shapes {list(a.shape)} and "
+                         f"{list(b.shape)}")
     (a, b), dt = _widen(a, b)
     if int(attrs["transA"]):
         a = a.T
@@ -103,11 +122,9 @@ def _gemm_kernel(inputs, attrs, ctx):
         c = np.asarray(c, dtype=y.dtype)
         if beta != 1.0:
             c = c * y.dtype.type(beta)
-        if c.shape == y.shape or c.ndim <= 1 and c.size in (1, y.shape[-1]) \
-                or np.broadcast_shapes(y.shape, c.shape) == y.shape:
-            y += c
-        else:
-            y = y + c
+        if not (c.shape == y.shape or c.ndim <= 1 and c.size in (1, y.shape[-1])):
+            _check_gemm_c(c.shape, y.shape)
+        y += c
     return (y.astype(dt, copy=False),)
 
 
@@ -121,6 +138,9 @@ def _gemm_infer(attrs, inputs):
     kb, n = b.shape[::-1] if int(attrs["transB"]) else b.shape
     if ka is not None and kb is not None and ka != kb:
         raise ShapeError(f"Gemm: inner dims differ ({ka} vs {kb})")
+    c = inputs[2] if len(inputs) > 2 else None
+    if c is not None:
+        _check_gemm_c(c.shape, (m, n))
     return [TensorInfo(a.dtype, (m, n))]
 
 
@@ -131,8 +151,40 @@ def _gemm_infer(attrs, inputs):
 
 def _einsum_kernel(inputs, attrs, ctx):
     arrays, dt = _widen(*inputs)
-    y = np.einsum(attrs["equation"].replace(" ", ""), *arrays, optimize=True)
+    equation = attrs["equation"]
+    try:
+        y = np.einsum(equation.replace(" ", ""), *arrays, optimize=True)
+    except ValueError as e:
+        # say what is wrong in the equation's terms rather than numpy's
+        _check_einsum(equation, [a.shape for a in arrays])
+        raise ShapeError(f"Einsum: equation {equation!r} does not fit inputs of shapes "
+                         f"{', '.join(str(list(a.shape)) for a in arrays)}: {e}") from e
     return (np.asarray(y).astype(dt, copy=False),)
+
+
+def _check_einsum(equation, shapes):
+    """Check an equation against the input shapes (None for unknown dims).
+
+    Raises:
+        OpAttributeError: the equation is malformed (see `_parse_einsum`).
+        ShapeError: an operand's rank does not fit its term, or a label has two sizes.
+    """
+    terms, _ = _parse_einsum(equation, [len(s) for s in shapes])
+    dims: dict = {}
+    for k, (term, shape) in enumerate(zip(terms, shapes)):
+        letters = [s for s in term if s != "..."]
+        if len(shape) < len(letters) or ("..." not in term and len(shape) != len(letters)):
+            raise ShapeError(f"Einsum: term {''.join(term)!r} of equation {equation!r} "
+                             f"names {len(letters)} dims{' and ...' if '...' in term else ''}"
+                             f", but input {k} has rank {len(shape)} (shape {list(shape)})")
+        at = term.index("...") if "..." in term else len(term)
+        sized = list(zip(letters[:at], shape[:at])) + list(
+            zip(letters[at:], shape[len(shape) - (len(letters) - at):]))
+        for label, d in sized:
+            old = dims.setdefault(label, d)
+            if d is not None and old is not None and d != old and 1 not in (d, old):
+                raise ShapeError(f"Einsum: label {label!r} has sizes {old} and {d} (in "
+                                 f"equation {equation!r})")
 
 
 def _parse_einsum(equation, ranks):
@@ -140,15 +192,36 @@ def _parse_einsum(equation, ranks):
 
     Each term is a list of single letters, with "..." kept as one item. The implicit
     output (no "->") is the ellipsis followed by letters used once, sorted.
+
+    Raises:
+        OpAttributeError: the equation is malformed: a character other than letters,
+            ",", "->" and "..."; more than one "->" or one "..." a term; an output label
+            repeated or missing from the inputs.
+        ShapeError: its operand count is not the input count.
     """
     eq = equation.replace(" ", "")
     lhs, arrow, rhs = eq.partition("->")
+    if "->" in rhs or "," in rhs:
+        raise OpAttributeError(f"Einsum: equation {equation!r} is malformed: one \"->\" "
+                               f"at most, and a single output term after it")
     terms = [_split_term(t) for t in lhs.split(",")]
+    for term in terms + ([_split_term(rhs)] if arrow else []):
+        bad = [s for s in term if s != "..." and not (s.isascii() and s.isalpha())]
+        if bad or term.count("...") > 1:
+            raise OpAttributeError(f"Einsum: equation {equation!r} is malformed: a term "
+                                   f"holds letters and at most one \"...\", got "
+                                   f"{''.join(term)!r}")
     if len(terms) != len(ranks):
         raise ShapeError(f"Einsum: equation {equation!r} has {len(terms)} operands, "
                          f"got {len(ranks)} inputs")
     if arrow:
         out = _split_term(rhs)
+        used = {s for t in terms for s in t}
+        missing = [s for s in out if s not in used]
+        if missing or len(set(out)) != len(out):
+            raise OpAttributeError(
+                f"Einsum: equation {equation!r} is malformed: output labels "
+                f"{''.join(out)!r} must each appear once, and in an input term")
     else:
         counts: dict[str, int] = {}
         for t in terms:
@@ -178,6 +251,7 @@ def _einsum_infer(attrs, inputs):
     shapes = [t.shape for t in inputs]
     if any(s is None for s in shapes):
         return [TensorInfo(dtype, None)]
+    _check_einsum(attrs["equation"], shapes)
     terms, out = _parse_einsum(attrs["equation"], [len(s) for s in shapes])
     dims: dict[str, int | None] = {}
     ells = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import OpAttributeError, ShapeError
 from .registry import TensorInfo, define
 
 
@@ -90,9 +90,31 @@ def _batchnorm_infer(attrs, inputs):
 # --------------------------------------------------------------------------------------
 
 
+def _check_instancenorm(x_shape, scale_shape, bias_shape):
+    """InstanceNormalization's scale and B hold one value per channel of X (N, C, ...)
+    (shapes may hold None for unknown dims; a None shape is unknown).
+
+    Raises:
+        ShapeError: X has rank below 2 (no channel dim), or scale or B is not 1-D of C.
+    """
+    if x_shape is None:
+        return
+    if len(x_shape) < 2:
+        raise ShapeError(f"InstanceNormalization: input of rank {len(x_shape)}; it needs at "
+                         f"least 2 (N, C, ...)")
+    c = x_shape[1]
+    for name, shape in (("scale", scale_shape), ("B", bias_shape)):
+        if shape is not None and (len(shape) != 1 or None not in (c, shape[0])
+                                  and shape[0] != c):
+            raise ShapeError(f"InstanceNormalization: {name} has shape {list(shape)}; it "
+                             f"needs one value per channel, shape [{c}]")
+
+
 def _instancenorm_kernel(inputs, attrs, ctx):
     x, scale, bias = inputs
     cdt = _cdt(x.dtype)
+    if x.ndim < 2 or np.shape(scale) != x.shape[1:2] or np.shape(bias) != x.shape[1:2]:
+        _check_instancenorm(x.shape, np.shape(scale), np.shape(bias))
     n, c = x.shape[:2]
     xc = np.asarray(x, dtype=cdt).reshape(n, c, int(np.prod(x.shape[2:])))
     mean, var = _mean_var(xc, (2,))
@@ -138,11 +160,24 @@ def _channel_values(v, name, c, g, dtype):
 # --------------------------------------------------------------------------------------
 
 
+def _layernorm_axis(attrs, rank):
+    """LayerNormalization's axis in [0, rank).
+
+    Raises:
+        OpAttributeError: outside [-rank, rank) (it would normalise nothing, or each
+            element alone).
+    """
+    axis = int(attrs["axis"])
+    if not -rank <= axis < rank:
+        raise OpAttributeError(f"LayerNormalization: axis {axis} out of range for rank "
+                               f"{rank}")
+    return axis + rank if axis < 0 else axis
+
+
 def _layernorm_kernel(inputs, attrs, ctx):
     x, scale = inputs[0], inputs[1]
     bias = inputs[2] if len(inputs) > 2 else None
-    axis = int(attrs["axis"])
-    axis = axis + x.ndim if axis < 0 else axis
+    axis = _layernorm_axis(attrs, x.ndim)
     sdt = _stash_dtype(int(attrs.get("stash_type", 1)), x.dtype)
     lead = x.shape[:axis]
     xs = np.asarray(x, dtype=sdt).reshape(int(np.prod(lead)), int(np.prod(x.shape[axis:])))
@@ -167,8 +202,7 @@ def _layernorm_infer(attrs, inputs):
     if x.shape is None:
         stat = None
     else:
-        axis = int(attrs["axis"])
-        axis = axis + len(x.shape) if axis < 0 else axis
+        axis = _layernorm_axis(attrs, len(x.shape))
         stat = tuple(x.shape[:axis]) + (1,) * (len(x.shape) - axis)
     return [TensorInfo(x.dtype, x.shape), TensorInfo(sdt, stat), TensorInfo(sdt, stat)]
 
@@ -209,6 +243,13 @@ def _same(attrs, inputs):
     return [TensorInfo(inputs[0].dtype, inputs[0].shape)]
 
 
+def _instancenorm_infer(attrs, inputs):
+    x, scale, bias = inputs
+    _check_instancenorm(x.shape, None if scale is None else scale.shape,
+                        None if bias is None else bias.shape)
+    return [TensorInfo(x.dtype, x.shape)]
+
+
 _FLOATS = ("float16", "float32", "float64")
 
 BatchNormalization = define(
@@ -228,7 +269,8 @@ GroupNormalization = define(
 
 InstanceNormalization = define(
     "InstanceNormalization", ("input", "scale", "B"), ("output",), _instancenorm_kernel,
-    (("epsilon", "float", 1e-5),), infer=_same, dtypes=_FLOATS, since_version=22,
+    (("epsilon", "float", 1e-5),), infer=_instancenorm_infer, dtypes=_FLOATS,
+    since_version=22,
     doc="Normalise each (instance, channel) over its spatial dims.")
 
 LayerNormalization = define(

@@ -580,9 +580,27 @@ def _per_image(x):
     return x.reshape(n, c, pixels)
 
 
+_GLOBAL_NAMES = {"mean": "GlobalAveragePool", "max": "GlobalMaxPool", "lp": "GlobalLpPool"}
+
+
+def _global_rank(op, rank):
+    """Global pools reduce the spatial dims of (N, C, spatial...): rank 3 at least.
+
+    Raises:
+        ShapeError: a lower rank (onnxruntime refuses it too).
+    """
+    if rank < 3:
+        raise ShapeError(f"{op}: input of rank {rank}; it needs at least 3 (N, C and the "
+                         f"spatial dims)")
+
+
 def _global_kernel(reduce):
+    op = _GLOBAL_NAMES[reduce]
+
     def kernel(inputs, attrs, ctx):
         x = inputs[0]
+        if x.ndim < 3:
+            _global_rank(op, x.ndim)
         shape = x.shape[:2] + (1,) * (x.ndim - 2)
         if reduce == "mean":
             return (_global_mean(x),)
@@ -609,6 +627,7 @@ def _global_infer(attrs, inputs):
     x = inputs[0]
     if x.shape is None:
         return [TensorInfo(x.dtype, None)]
+    _global_rank("global pooling", len(x.shape))
     return [TensorInfo(x.dtype, tuple(x.shape[:2]) + (1,) * (len(x.shape) - 2))]
 
 

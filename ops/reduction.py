@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
+from .indexing import _one_value, _one_value_info
 from .registry import TensorInfo, define
 from .shape import _folding, _ints, _norm_axis
 
@@ -193,7 +194,10 @@ def _infer_arg(attrs, inputs):
 
 def _top_k(inputs, attrs, ctx):
     """k largest (or smallest) along `axis`, sorted, equal values ordered by index."""
-    x, k = np.asarray(inputs[0]), int(np.asarray(inputs[1]).reshape(-1)[0])
+    x, k = np.asarray(inputs[0]), inputs[1]
+    if np.shape(k) != (1,):
+        _k_shape(np.shape(k))
+    k = int(np.asarray(k)[0])
     axis = _norm_axis(attrs["axis"], x.ndim)
     n = x.shape[axis]
     if not 0 <= k <= n:
@@ -251,8 +255,20 @@ def _top_few(x, k: int, axis: int, largest: bool):
             np.moveaxis(idx.reshape(shape), -1, axis))
 
 
+def _k_shape(shape):
+    """TopK's K is a 1-D tensor of one element (the spec; onnxruntime refuses a scalar).
+
+    Raises:
+        ShapeError: the (statically known) shape is another.
+    """
+    if shape is not None and (len(shape) != 1 or shape[0] not in (None, 1)):
+        raise ShapeError(f"TopK: K must be a 1-D tensor of one element, got shape "
+                         f"{list(shape)}")
+
+
 def _infer_top_k(attrs, inputs):
     x, k = inputs
+    _k_shape(k.shape)
     if x.shape is None:
         return [TensorInfo(x.dtype, None), TensorInfo(_INT64, None)]
     axis = _norm_axis(attrs["axis"], len(x.shape))
@@ -266,7 +282,7 @@ def _infer_top_k(attrs, inputs):
 def _cum_sum(inputs, attrs, ctx):
     """Running sum along `axis`, optionally exclusive and/or from the end."""
     x = np.asarray(inputs[0])
-    axis = _norm_axis(int(np.asarray(inputs[1]).reshape(-1)[0]), x.ndim)
+    axis = _norm_axis(int(_one_value(inputs[1], "CumSum", "axis")), x.ndim, "CumSum: ")
     y = np.flip(x, axis=axis) if attrs["reverse"] else x
     y = np.cumsum(y, axis=axis, dtype=_acc_dtype(x.dtype))
     if attrs["exclusive"] and y.shape[axis]:
@@ -278,6 +294,11 @@ def _cum_sum(inputs, attrs, ctx):
     if attrs["reverse"]:
         y = np.flip(y, axis=axis)
     return (np.ascontiguousarray(y).astype(x.dtype, copy=False),)
+
+
+def _infer_cum_sum(attrs, inputs):
+    _one_value_info(inputs[1], "CumSum", "axis")
+    return [TensorInfo(inputs[0].dtype, inputs[0].shape)]
 
 
 # --------------------------------------------------------------------------- definitions
@@ -302,8 +323,7 @@ OPS = tuple(sorted((
            infer=_folding(_arg_kernel(np.argmin))(_infer_arg), since_version=13),
     define("CumSum", ["x", "axis"], ["y"], _cum_sum,
            [("exclusive", "int", 0), ("reverse", "int", 0)],
-           infer=_folding(_cum_sum)(lambda attrs, inputs: [TensorInfo(inputs[0].dtype,
-                                                                      inputs[0].shape)]),
+           infer=_folding(_cum_sum)(_infer_cum_sum),
            since_version=14),
     define("TopK", ["X", "K"], ["Values", "Indices"], _top_k,
            [("axis", "int", -1), ("largest", "int", 1), ("sorted", "int", 1)],

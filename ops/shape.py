@@ -44,6 +44,24 @@ def _known(info) -> bool:
     return info is not None and info.value is not None
 
 
+def _check_1d(value, op, name):
+    """An operand the spec makes a 1-D tensor (Reshape's shape, Slice's starts, ...).
+
+    Raises:
+        ShapeError: it has another rank (onnxruntime refuses those too).
+    """
+    ndim = np.ndim(value)
+    if ndim != 1:
+        raise ShapeError(f"{op}: {name} must be a 1-D tensor, got shape "
+                         f"{list(np.shape(value))}")
+
+
+def _check_1d_info(info, op, name):
+    """`_check_1d` for inference: checks a statically known rank only."""
+    if info is not None and info.shape is not None and len(info.shape) != 1:
+        raise ShapeError(f"{op}: {name} must be a 1-D tensor, got shape {list(info.shape)}")
+
+
 def _len1d(info):
     """Static length of a 1-D input (value or shape), or None."""
     if info is None:
@@ -139,7 +157,8 @@ def _check_reshape_size(in_shape, out_shape, target):
 def _reshape(inputs, attrs, ctx):
     """Reshape with ONNX 0 (copy dim unless allowzero) and -1 (inferred) entries."""
     x, shape = inputs
-    given = np.asarray(shape).reshape(-1).tolist()
+    _check_1d(shape, "Reshape", "shape")
+    given = np.asarray(shape).tolist()
     target = given
     if 0 in target or any(d < 0 for d in target):
         target = list(_reshape_target(x.shape, [int(d) for d in given], attrs["allowzero"]))
@@ -154,6 +173,7 @@ def _reshape(inputs, attrs, ctx):
 def _infer_reshape(attrs, inputs):
     """Output shape from the shape input's value, else rank from its length."""
     x, shape = inputs
+    _check_1d_info(shape, "Reshape", "shape")
     if shape.value is not None:
         target = _ints(shape.value)
         out = _reshape_target(x.shape, target, attrs["allowzero"])
@@ -251,7 +271,12 @@ def _squeeze(inputs, attrs, ctx):
     axes = _axes_arg(inputs, attrs, 1)
     if axes is None:
         return (np.squeeze(x),) if x.ndim else (x,)
-    return (np.squeeze(x, axis=tuple(_norm_axis(a, x.ndim) for a in axes)),)
+    axes = tuple(_norm_axis(a, x.ndim, "Squeeze: ") for a in axes)
+    for a in axes:
+        if x.shape[a] != 1:
+            raise ShapeError(f"Squeeze: axis {a} has size {x.shape[a]}, not 1 (input shape "
+                             f"{list(x.shape)})")
+    return (np.squeeze(x, axis=axes),)
 
 
 @_folding(_squeeze)
@@ -345,11 +370,18 @@ def _infer_concat(attrs, inputs):
 # --------------------------------------------------------------------------- Split
 
 def _split_sizes(length, split, num_outputs):
-    """Part lengths along the axis: explicit `split`, or num_outputs ceil-sized parts."""
+    """Part lengths along the axis: explicit `split`, or num_outputs ceil-sized parts.
+
+    Raises:
+        ShapeError: neither is given.
+        OpAttributeError: num_outputs is below 1.
+    """
     if split is not None:
         return split
     if num_outputs is None:
         raise ShapeError("Split: need a `split` input or the `num_outputs` attribute")
+    if num_outputs < 1:
+        raise OpAttributeError(f"Split: num_outputs must be at least 1, got {num_outputs}")
     if length is None:
         return [None] * num_outputs
     part = -(-length // num_outputs)
@@ -362,10 +394,31 @@ def _split_sizes(length, split, num_outputs):
 
 def _split_count(attrs):
     """Part count of an equal split: `num_outputs` (opset 18+) or, before opset 18,
-    the number of outputs the node declares."""
-    if attrs["num_outputs"] is not None:
-        return attrs["num_outputs"]
-    return attrs.get(NUM_OUTPUTS)
+    the number of outputs the node declares.
+
+    Raises:
+        OpAttributeError: num_outputs is given and below 1 or differs from the node's
+            output count (the parts beyond it would be dropped, or outputs left without
+            one).
+    """
+    declared = attrs.get(NUM_OUTPUTS)
+    wanted = attrs["num_outputs"]
+    if wanted is not None:
+        if wanted < 1:
+            raise OpAttributeError(f"Split: num_outputs must be at least 1, got {wanted}")
+        if declared is not None and wanted != declared:
+            raise OpAttributeError(f"Split: num_outputs is {wanted} but the node has "
+                                   f"{declared} output(s)")
+        return wanted
+    return declared
+
+
+def _check_split_parts(sizes, attrs):
+    """ShapeError unless there is one part per output the node declares."""
+    declared = attrs.get(NUM_OUTPUTS)
+    if declared is not None and len(sizes) != declared:
+        raise ShapeError(f"Split: {len(sizes)} parts {list(sizes)} for the node's "
+                         f"{declared} output(s)")
 
 
 def _split(inputs, attrs, ctx):
@@ -374,8 +427,11 @@ def _split(inputs, attrs, ctx):
     axis = _norm_axis(attrs["axis"], x.ndim)
     split = _axes_arg(inputs, {"axes": attrs.get("split")}, 1)
     sizes = _split_sizes(x.shape[axis], split, _split_count(attrs))
+    if split is not None and min(split, default=0) < 0:
+        raise ShapeError(f"Split: split sizes {list(split)} must not be negative")
     if sum(sizes) != x.shape[axis]:
         raise ShapeError(f"Split: parts {sizes} do not sum to {x.shape[axis]}")
+    _check_split_parts(sizes, attrs)
     return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=axis))
 
 
@@ -398,6 +454,12 @@ def _infer_split(attrs, inputs):
         if x.shape is not None:
             length = x.shape[_norm_axis(attrs["axis"], len(x.shape))]
         sizes = _split_sizes(length, split, _split_count(attrs))
+        # a -1 entry (TF1's "the rest", which og.split passes on) stays a -1 here,
+        # which the graph builder reads as an unknown length; the kernel refuses it
+        if split is not None and length is not None and min(split, default=0) >= 0 \
+                and sum(split) != length:
+            raise ShapeError(f"Split: parts {split} do not sum to {length}")
+    _check_split_parts(sizes, attrs)
     if x.shape is None:
         return [TensorInfo(x.dtype, None) for _ in sizes]
     axis = _norm_axis(attrs["axis"], len(x.shape))
@@ -480,9 +542,16 @@ def _full_pads(rank, pads, axes):
 
 def _pad(inputs, attrs, ctx):
     """Pad (or crop, for negative pads) in constant/reflect/edge/wrap mode."""
+    _check_1d(inputs[1], "Pad", "pads")
     x, pads = inputs[0], _ints(inputs[1])
     value = inputs[2] if len(inputs) > 2 else None
-    axes = _ints(inputs[3]) if len(inputs) > 3 and inputs[3] is not None else None
+    if value is not None and np.size(value) != 1:
+        raise ShapeError(f"Pad: constant_value must be a scalar (one element), got shape "
+                         f"{list(np.shape(value))}")
+    axes = None
+    if len(inputs) > 3 and inputs[3] is not None:
+        _check_1d(inputs[3], "Pad", "axes")
+        axes = _ints(inputs[3])
     begin, end = _full_pads(x.ndim, pads, axes)
     for i, (d, b, e) in enumerate(zip(x.shape, begin, end)):
         if d + b + e < 0:
@@ -495,7 +564,7 @@ def _pad(inputs, attrs, ctx):
     if mode == "constant":
         # The output is the padded sequence with the negative pads cropped off its ends,
         # so pad first: a crop longer than the axis then eats into the other side's pad.
-        fill = 0 if value is None or np.asarray(value).size == 0 else np.asarray(value).item()
+        fill = 0 if value is None else np.asarray(value).item()
         y = np.pad(x, widths, mode="constant", constant_values=fill)
         return (y[tuple(slice(-min(b, 0), y.shape[i] + min(e, 0))
                         for i, (b, e) in enumerate(zip(begin, end)))],)
@@ -516,6 +585,12 @@ def _pad(inputs, attrs, ctx):
 def _infer_pad(attrs, inputs):
     x, pads = inputs[0], inputs[1]
     axes = inputs[3] if len(inputs) > 3 else None
+    _check_1d_info(pads, "Pad", "pads")
+    _check_1d_info(axes, "Pad", "axes")
+    value = inputs[2] if len(inputs) > 2 else None
+    if value is not None and _prod(value.shape) not in (None, 1):
+        raise ShapeError(f"Pad: constant_value must be a scalar (one element), got shape "
+                         f"{list(value.shape)}")
     if x.shape is None:
         return [TensorInfo(x.dtype, None)]
     if pads.value is None or (axes is not None and axes.value is None):
@@ -728,9 +803,45 @@ def _infer_dropout(attrs, inputs):
 
 # --------------------------------------------------------------------------- DepthToSpace
 
+_BLOCK_MODES = ("DCR", "CRD")
+
+
+def _block_args(op, attrs, shape):
+    """DepthToSpace's and SpaceToDepth's blocksize, checked with the input's shape (a
+    tuple with None for unknown dims, or None).
+
+    Raises:
+        OpAttributeError: blocksize is below 1, or mode is not DCR or CRD.
+        ShapeError: the input is not 4-D, or (DepthToSpace) its channels are not a
+            multiple of blocksize**2, or (SpaceToDepth) its height or width not of
+            blocksize.
+    """
+    b = int(attrs["blocksize"])
+    if b < 1:
+        raise OpAttributeError(f"{op}: blocksize must be at least 1, got {b}")
+    if attrs.get("mode", "DCR") not in _BLOCK_MODES:
+        raise OpAttributeError(f"{op}: mode must be DCR or CRD, got {attrs['mode']!r}")
+    if shape is None:
+        return b
+    if len(shape) != 4:
+        raise ShapeError(f"{op}: input must be 4-D (N, C, H, W), got shape {list(shape)}")
+    if op == "DepthToSpace":
+        c = shape[1]
+        if c is not None and c % (b * b):
+            raise ShapeError(f"DepthToSpace: {c} channels not divisible by blocksize**2 = "
+                             f"{b * b}")
+    else:
+        for d in shape[2:]:
+            if d is not None and d % b:
+                raise ShapeError(f"SpaceToDepth: spatial dim {d} not divisible by "
+                                 f"blocksize {b} (input shape {list(shape)})")
+    return b
+
+
 def _depth_to_space(inputs, attrs, ctx):
     """Move channel blocks into b x b spatial blocks (DCR or CRD ordering)."""
-    x, b = inputs[0], attrs["blocksize"]
+    x = inputs[0]
+    b = _block_args("DepthToSpace", attrs, x.shape)
     n, c, h, w = x.shape
     if attrs["mode"] == "CRD":
         y = x.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
@@ -740,19 +851,19 @@ def _depth_to_space(inputs, attrs, ctx):
 
 
 def _infer_depth_to_space(attrs, inputs):
-    x, b = inputs[0], attrs["blocksize"]
+    x = inputs[0]
+    b = _block_args("DepthToSpace", attrs, x.shape)
     if x.shape is None:
         return [TensorInfo(x.dtype, (None,) * 4)]
     n, c, h, w = x.shape
-    if c is not None and c % (b * b):
-        raise ShapeError(f"DepthToSpace: {c} channels not divisible by {b * b}")
     return [TensorInfo(x.dtype, (n, None if c is None else c // (b * b),
                                  None if h is None else h * b, None if w is None else w * b))]
 
 
 def _space_to_depth(inputs, attrs, ctx):
     """Move b x b spatial blocks into channels (DCR or CRD ordering)."""
-    x, b = inputs[0], attrs["blocksize"]
+    x = inputs[0]
+    b = _block_args("SpaceToDepth", attrs, x.shape)
     n, c, h, w = x.shape
     y = x.reshape(n, c, h // b, b, w // b, b)
     if attrs["mode"] == "CRD":
@@ -763,13 +874,11 @@ def _space_to_depth(inputs, attrs, ctx):
 
 
 def _infer_space_to_depth(attrs, inputs):
-    x, b = inputs[0], attrs["blocksize"]
+    x = inputs[0]
+    b = _block_args("SpaceToDepth", attrs, x.shape)
     if x.shape is None:
         return [TensorInfo(x.dtype, (None,) * 4)]
     n, c, h, w = x.shape
-    for d in (h, w):
-        if d is not None and d % b:
-            raise ShapeError(f"SpaceToDepth: spatial dim {d} not divisible by {b}")
     return [TensorInfo(x.dtype, (n, None if c is None else c * b * b,
                                  None if h is None else h // b, None if w is None else w // b))]
 
@@ -795,7 +904,13 @@ def _resize_plan(in_shape, scales, sizes, roi, attrs):
     """Per-axis (out_len, scale, roi_start, roi_end) for every axis of the input."""
     rank = len(in_shape)
     axes = (list(range(rank)) if attrs["axes"] is None
-            else [_norm_axis(a, rank) for a in attrs["axes"]])
+            else [_norm_axis(a, rank, "Resize: axes: ") for a in attrs["axes"]])
+    for name, given in (("sizes", sizes), ("scales", scales)):
+        if given is not None and np.size(given) != len(axes):
+            what = (f"the input's rank {rank}" if attrs["axes"] is None
+                    else f"the {len(axes)} axes {list(attrs['axes'])}")
+            raise ShapeError(f"Resize: {name} has {np.size(given)} entries; it needs one "
+                             f"per axis, as many as {what}")
     out = list(in_shape)
     scale = [1.0] * rank
     if sizes is not None:
