@@ -95,6 +95,23 @@ def _conv_output_shape(in_sp, kernel, strides, dilations, pads_begin, pads_end,
     return out
 
 
+def _spatial_rank(in_sp, kernel) -> int:
+    """The number of spatial dims, after checking the kernel has one per input dim.
+
+    Raises:
+        ShapeError: the input has no spatial dim.
+        OpAttributeError: kernel_shape holds another number of values.
+    """
+    if not in_sp:
+        raise ShapeError(f"the input has rank {len(in_sp) + 2}; it needs at least 3 (N, C "
+                         f"and the spatial dims)")
+    if len(kernel) != len(in_sp):
+        raise OpAttributeError(f"kernel_shape {list(kernel)} has {len(kernel)} value(s), but "
+                               f"the rank-{len(in_sp) + 2} input has {len(in_sp)} spatial "
+                               "dims")
+    return len(kernel)
+
+
 def _pool_geometry(in_sp, kernel, attrs, ceil_mode=False):
     """Resolve (strides, dilations, pads_begin, pads_end, out_sp) for Conv and pooling.
 
@@ -109,13 +126,7 @@ def _pool_geometry(in_sp, kernel, attrs, ceil_mode=False):
         ShapeError: the input has no spatial dim, or a window is longer than its
             padded input (see `_conv_output_shape`).
     """
-    nsp = len(kernel)
-    if not in_sp:
-        raise ShapeError(f"the input has rank {len(in_sp) + 2}; it needs at least 3 (N, C "
-                         f"and the spatial dims)")
-    if nsp != len(in_sp):
-        raise OpAttributeError(f"kernel_shape {list(kernel)} has {nsp} value(s), but the "
-                               f"rank-{len(in_sp) + 2} input has {len(in_sp)} spatial dims")
+    nsp = _spatial_rank(in_sp, kernel)
     strides = _ints(attrs.get("strides"), nsp, 1)
     dilations = _ints(attrs.get("dilations"), nsp, 1)
     for name, values in (("kernel_shape", kernel), ("strides", strides),
@@ -926,13 +937,7 @@ def _convtranspose_geometry(in_sp, kernel, attrs):
         ShapeError: the input has no spatial dim, or the pads cut more than the whole
             output.
     """
-    nsp = len(kernel)
-    if not in_sp:
-        raise ShapeError(f"the input has rank {len(in_sp) + 2}; it needs at least 3 (N, C "
-                         f"and the spatial dims)")
-    if nsp != len(in_sp):
-        raise OpAttributeError(f"kernel_shape {list(kernel)} has {nsp} value(s), but the "
-                               f"rank-{len(in_sp) + 2} input has {len(in_sp)} spatial dims")
+    nsp = _spatial_rank(in_sp, kernel)
     strides = _ints(attrs.get("strides"), nsp, 1)
     dilations = _ints(attrs.get("dilations"), nsp, 1)
     outpad = _ints(attrs.get("output_padding"), nsp, 0)
