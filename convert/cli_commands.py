@@ -220,7 +220,7 @@ def _write_outputs(folder: str, values: dict, declared: dict) -> list[str]:
             raise OneGraphError(f"--output-dir {folder}: cannot create the directory: "
                                 f"{e.strerror or e}") from e
         lines = []
-        stale = _stale_files(folder, stems, values)
+        stale = _stale_files(folder, stems, values, declared)
         try:
             with AtomicFiles() as files:
                 for name, value in values.items():
@@ -248,22 +248,29 @@ def _write_outputs(folder: str, values: dict, declared: dict) -> list[str]:
         raise
 
 
-def _stale_files(folder: str, stems: dict, values: dict) -> list[str]:
+def _stale_files(folder: str, stems: dict, values: dict, declared: dict) -> list[str]:
     """The files in `folder` an earlier run wrote for these outputs that this run does
-    not write (a sequence that got shorter leaves STEM_2.npy; an empty optional leaves
-    STEM.npy), so the folder then holds one run's outputs, not a mix of two."""
-    import re
+    not write, so the folder then holds one run's outputs, not a mix of two: for an
+    output declared a sequence, the elements past this run's last (STEM_2.npy, ...,
+    while they go on in order); for one declared optional and now empty, its STEM.npy.
+    Other files, a user's STEM_2024.npy next to a plain tensor among them, stay."""
+    from ..format import Container
 
-    written = {f for name, value in values.items() for f in _files_of(stems[name], value)}
-    patterns = [re.compile(re.escape(stem) + r"(_\d+)*(\.keys|\.values)?\.npy")
-                for stem in stems.values()]
-    try:
-        entries = os.listdir(folder)
-    except OSError:
-        return []
-    return [os.path.join(folder, e) for e in sorted(entries) if e not in written
-            and any(p.fullmatch(e) for p in patterns)
-            and os.path.isfile(os.path.join(folder, e))]
+    stale = []
+    for name, value in values.items():
+        t = declared.get(name)
+        containers = tuple(t.containers) if t is not None else ()
+        stem = os.path.join(folder, stems[name])
+        if containers[:1] == (Container.OPTIONAL,):
+            containers = containers[1:]
+            if value is None and os.path.isfile(stem + ".npy"):
+                stale.append(stem + ".npy")
+        if containers[:1] == (Container.SEQUENCE,):
+            k = len(value) if isinstance(value, (list, tuple)) else 0
+            while os.path.isfile(f"{stem}_{k}.npy"):
+                stale.append(f"{stem}_{k}.npy")
+                k += 1
+    return stale
 
 
 # Longest file stem written for an output (file systems allow 255 bytes per name)

@@ -111,9 +111,9 @@ def _split_by_sizes(proto, target) -> None:
         inferred = onnx.shape_inference.infer_shapes(proto)
     except Exception:  # noqa: BLE001 - without shapes nothing is rewritten
         inferred = proto
-    dims = {}
 
-    def collect(graph):
+    def own_dims(graph) -> dict:
+        dims = {}
         for vi in list(graph.input) + list(graph.output) + list(graph.value_info):
             t = vi.type.tensor_type
             if t.HasField("shape"):
@@ -121,15 +121,16 @@ def _split_by_sizes(proto, target) -> None:
                                  for d in t.shape.dim]
         for init in graph.initializer:
             dims[init.name] = list(init.dims)
-        for node in graph.node:
-            for sub in _subgraphs(node):
-                collect(sub)
-    collect(inferred.graph)
+        return dims
 
-    def rewrite(graph):
-        for node in graph.node:
-            for sub in _subgraphs(node):
-                rewrite(sub)
+    def rewrite(graph, shapes, outer: dict):
+        # `shapes` is the same graph after inference (inference only adds value_info,
+        # so its nodes and subgraphs line up); a name resolves in the innermost graph
+        # that has it, as two sibling branches may each have their own `t`
+        dims = {**outer, **own_dims(shapes)}
+        for node, inferred_node in zip(graph.node, shapes.node):
+            for sub, inferred_sub in zip(_subgraphs(node), _subgraphs(inferred_node)):
+                rewrite(sub, inferred_sub, dims)
             if node.op_type != "Split" or node.domain not in ("", "ai.onnx"):
                 continue
             n = _attr(node, "num_outputs", None)
@@ -154,7 +155,7 @@ def _split_by_sizes(proto, target) -> None:
                     numpy_helper.from_array(np.array(sizes, np.int64), name))
                 del node.input[1:]
                 node.input.append(name)
-    rewrite(proto.graph)
+    rewrite(proto.graph, inferred.graph, {})
 
 
 def _run_converter(proto, source, target):

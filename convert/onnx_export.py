@@ -1025,7 +1025,7 @@ def _export_view(model: Model, signature: str | None = None):
                 "by the graph): save the model with session=... so it holds the value")
     view = copy.copy(g)
     view.tensors = list(g.tensors)
-    view.nodes = [g.nodes[n] for n in sorted(keep)]
+    view.nodes = [_without_fed_outputs(view, g.nodes[n], cut) for n in sorted(keep)]
     view.inputs, view.outputs = inputs, outputs
     producers = g.producers()
     for i in inputs:
@@ -1035,6 +1035,22 @@ def _export_view(model: Model, signature: str | None = None):
                                                   data=default)
     _named_by_keys(view, sig)
     return view, used | set(view.inputs) | set(view.outputs)
+
+
+def _without_fed_outputs(view: Graph, node, cut: set):
+    """`node`, kept for another of its outputs, with each output that is a signature
+    input (fed, so a graph input of the export) renamed to an unused value: a fed
+    output of a multi-output node (one part of a Split) must not be defined twice."""
+    if not any(o in cut for o in node.outputs):
+        return node
+    outputs = []
+    for o in node.outputs:
+        if o in cut:
+            t = view.tensors[o]
+            view.tensors.append(dataclasses.replace(t, name=f"{t.name}__computed"))
+            o = len(view.tensors) - 1
+        outputs.append(o)
+    return dataclasses.replace(node, outputs=outputs)
 
 
 def _serving_metadata(metadata: dict) -> dict:

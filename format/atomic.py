@@ -18,6 +18,7 @@ import os
 import re
 import socket
 import stat
+import sys
 import tempfile
 import zlib
 
@@ -300,7 +301,13 @@ def check_writable(path: str | os.PathLike, folder: bool = False) -> None:
     """
     path = fs_path(path, "write")
     if not folder and _is_stream(path):
-        if not os.access(path, os.W_OK):
+        fd = _open_descriptor(path)
+        if fd is not None:
+            try:
+                os.fstat(fd)
+            except OSError as e:
+                raise _naming(e, path) from e
+        elif not os.access(path, os.W_OK):
             raise new_error(PermissionError, errno.EACCES, "Permission denied", "write", path)
         return
     if folder and os.path.islink(path) and not os.path.exists(path):
@@ -323,10 +330,28 @@ def check_writable(path: str | os.PathLike, folder: bool = False) -> None:
         raise _naming(e, path) from e
 
 
+_STANDARD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+_FD_PATH = re.compile(r"/(?:dev/fd|proc/self/fd)/(\d+)")
+
+
+def _open_descriptor(path: str) -> int | None:
+    """The file descriptor `path` names (`/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`),
+    or None. Such a path is written through the descriptor itself: re-opening it would
+    truncate a file the shell opened for appending (`>> log`), and a rename would
+    replace that file instead of writing into the stream."""
+    if path in _STANDARD_STREAMS:
+        return _STANDARD_STREAMS[path]
+    found = _FD_PATH.fullmatch(path)
+    return int(found.group(1)) if found else None
+
+
 def _is_stream(path: str) -> bool:
-    """Whether `path` names an existing device, pipe or socket (`/dev/stdout`, a FIFO):
-    such a target is written straight through, as a shell's `>` does; a temp file and
-    a rename would replace the device node (or fail next to it) instead."""
+    """Whether `path` names an open descriptor (see `_open_descriptor`) or an existing
+    device, pipe or socket (a FIFO): such a target is written straight through, as a
+    shell's `>` does; a temp file and a rename would replace the device node (or fail
+    next to it) instead."""
+    if _open_descriptor(path) is not None:
+        return True
     try:
         st = os.stat(path)
     except (OSError, ValueError):
@@ -342,9 +367,15 @@ def _through_links(path: str) -> str:
 
 @contextlib.contextmanager
 def _stream_file(path: str, mode: str):
-    """`path` (a device or pipe) opened for writing, its errors naming `path`."""
+    """`path` (a descriptor, device or pipe) opened for writing, its errors naming
+    `path`; a descriptor is written through a duplicate of it, at its position."""
+    fd = _open_descriptor(path)
+    if fd in (1, 2):  # what Python has printed but not yet flushed comes first
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None and not stream.closed:
+                stream.flush()
     try:
-        with open(path, mode) as f:
+        with (os.fdopen(os.dup(fd), mode) if fd is not None else open(path, mode)) as f:
             yield f
     except OSError as e:
         if e.filename in (None, path):

@@ -933,7 +933,9 @@ def _convtranspose_geometry(in_sp, kernel, attrs):
             not hold one value per spatial dim of the input (two for pads), strides,
             dilations or the kernel are not positive, pads or output_padding negative,
             or an output_padding is not below max(stride, dilation) (the spec: "less
-            than the corresponding stride/dilation dimension", as onnxruntime reads it).
+            than the corresponding stride/dilation dimension", as onnxruntime's own
+            check reads it; a further check of its refuses output_padding >= stride
+            even with a larger dilation, which onegraph runs as the spec says).
         ShapeError: the input has no spatial dim, or the pads cut more than the whole
             output.
     """

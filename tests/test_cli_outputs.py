@@ -65,7 +65,7 @@ def test_sequence_output_is_one_file_per_element(tmp_path, capsys):
 
 def test_a_shorter_sequence_removes_the_earlier_runs_extra_files(tmp_path, capsys):
     """The folder holds one run's outputs: a sequence of 3 then of 2 leaves no y_2.npy
-    (other files in the folder stay)."""
+    (other files in the folder stay, y_9.npy too: it does not follow y_2.npy)."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 2])
     split = helper.make_tensor_value_info("split", TensorProto.INT64, [None])
     y = helper.make_tensor_sequence_value_info("y", TensorProto.FLOAT, None)
@@ -80,7 +80,9 @@ def test_a_shorter_sequence_removes_the_earlier_runs_extra_files(tmp_path, capsy
         if len(sizes) == 3:
             np.save(out / "notes.npy", np.zeros(1))
             np.save(out / "yy_2.npy", np.zeros(1))
-    assert sorted(os.listdir(out)) == ["notes.npy", "y_0.npy", "y_1.npy", "yy_2.npy"]
+            np.save(out / "y_9.npy", np.zeros(1))  # not the earlier run's: it stays
+    assert sorted(os.listdir(out)) == ["notes.npy", "y_0.npy", "y_1.npy", "y_9.npy",
+                                       "yy_2.npy"]
 
 
 def test_outputs_whose_file_names_collide_get_distinct_files(tmp_path):

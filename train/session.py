@@ -488,6 +488,8 @@ class Session:
 
     def run_signature(self, name: str, /, **inputs) -> dict:
         """Run a named signature of the model: keyword inputs by key, returns outputs by key.
+        A graph input with a default value (an ONNX initializer listed as a graph input)
+        may be given by its name as well.
 
         A signature of another graph of the model than the Session's runs in a Session
         of that graph, made on first use and closed with this one (its own variable
@@ -536,8 +538,15 @@ class Session:
             known = sorted(self.model.signatures) if self.model else []
             raise OneGraphError(f"no signature {name!r} (available: {known})")
         sig = self.model.signatures[name]
-        problem = input_mismatch(f"signature {name!r}", set(sig.inputs), set(sig.inputs),
-                                 inputs)
+        # graph inputs with a default value (an ONNX initializer listed as an input) may
+        # be fed by their names too, as Session.run, `onegraph run` and onnxruntime allow
+        g = self.model.graphs[sig.graph]
+        taken = set(sig.inputs.values())
+        defaults = {g.tensors[i].name: i for i in g.inputs
+                    if g.tensors[i].data is not None and i not in taken
+                    and g.tensors[i].name not in sig.inputs}
+        problem = input_mismatch(f"signature {name!r}", set(sig.inputs) | set(defaults),
+                                 set(sig.inputs), inputs)
         if problem:
             raise OneGraphError(problem)
         session = self._signature_session(sig)
@@ -545,7 +554,7 @@ class Session:
         fetches = [sig.outputs[k] for k in keys] + [NodeTarget(n) for n in sig.targets]
         feed_dict = {}
         for k, v in inputs.items():
-            index = sig.inputs[k]
+            index = sig.inputs[k] if k in sig.inputs else defaults[k]
             try:  # checked here to name the key the caller used, not only the tensor
                 feed_dict[index] = session._check_feed(index, v)
             except ShapeError as e:
@@ -1106,16 +1115,10 @@ def _check_tensor_feed(t, value):
         ShapeError: the dtype cannot be cast or the shape does not match t's.
     """
     try:
-        value = np.asarray(value)
         if t.dtype is DType.STRING:
-            # numbers are not strings (onnxruntime refuses them too); str() of each
-            # would silently feed '1.5'
-            if value.size and (value.dtype.kind not in "USO" or value.dtype.kind == "O" and
-                               not all(isinstance(v, (str, bytes)) for v in value.flat)):
-                kind = value.dtype if value.dtype.kind != "O" else "objects other than str"
-                raise ShapeError(f"feed for {t.name!r}: dtype {kind} does not match the "
-                                 "tensor's string (feed str or bytes values)")
-            value = value.astype(object)
+            value = _string_feed(t, value)
+        else:
+            value = np.asarray(value)
     except (ValueError, TypeError, OverflowError) as e:
         raise ShapeError(f"feed for {t.name!r}: not an array ({e})") from None
     if t.dtype not in (DType.UNDEFINED, DType.STRING) and value.dtype != t.dtype.numpy:
@@ -1131,6 +1134,28 @@ def _check_tensor_feed(t, value):
                 d >= 0 and d != v for d, v in zip(t.shape, value.shape)):
             raise ShapeError(f"feed for {t.name!r}: shape {list(value.shape)} does not "
                              f"match the tensor's {list(t.shape)} (-1 = any)")
+    return value
+
+
+def _string_feed(t, value) -> np.ndarray:
+    """The value fed to string tensor t as an object array holding the very str and
+    bytes objects given (a fixed-width numpy array would drop trailing NULs and pad
+    every element to the longest).
+
+    Raises:
+        ShapeError: the values are not str or bytes: numbers are not strings
+            (onnxruntime refuses them too; str() of each would silently feed '1.5').
+    """
+    given = getattr(value, "dtype", None)
+    if given is not None and given.kind not in "USO":
+        raise ShapeError(f"feed for {t.name!r}: dtype {given} does not match the tensor's "
+                         "string (feed str or bytes values)")
+    value = np.asarray(value, dtype=object)
+    if given is None or given.kind == "O":
+        odd = next((v for v in value.flat if not isinstance(v, (str, bytes))), None)
+        if odd is not None:
+            raise ShapeError(f"feed for {t.name!r}: a {type(odd).__name__} value "
+                             f"{odd!r:.40} is not a string (feed str or bytes values)")
     return value
 
 

@@ -280,3 +280,59 @@ def test_uneven_num_outputs_split_gets_its_sizes_below_opset_18():
     got = _ort(proto, {"x": xv})
     for n in "abc":
         np.testing.assert_array_equal(got[n], want[n])
+
+
+def test_num_outputs_splits_in_sibling_branches_get_their_own_lengths():
+    """Two If branches each with their own local `t` (8 and 4 wide): each Split is
+    rewritten for its own branch's length when exported below opset 18."""
+    from onnx import TensorProto, helper
+
+    def branch(name, make_t):
+        nodes = make_t + [helper.make_node("Split", ["t"], ["p0", "p1", "p2"], axis=1,
+                                           num_outputs=3),
+                          helper.make_node("ReduceSum", ["p0"], ["r"], keepdims=0)]
+        return helper.make_graph(nodes, name, [],
+                                 [helper.make_tensor_value_info("r", TensorProto.FLOAT, [])])
+    then_g = branch("then", [helper.make_node("Concat", ["x", "x"], ["t"], axis=1)])
+    else_g = branch("else", [helper.make_node("Identity", ["x"], ["t"])])
+    graph = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)], "m",
+        [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
+    original = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    proto = to_onnx(from_onnx(original), opset=17)
+    xv = np.arange(8, dtype=np.float32).reshape(2, 4)
+    for c in (True, False):
+        feeds = {"c": np.array(c), "x": xv}
+        assert _ort(proto, feeds)["y"] == _ort(original, feeds)["y"]
+
+
+def test_one_fed_output_of_a_multi_output_node():
+    """`a` of `a, b = split(x)` is a signature input, `b` still computed from x: the
+    Split stays for b, its `a` renamed so `a` is defined once (the graph input)."""
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [4], name="x")
+        a, b = og.split(x, 2)
+        y = a * 10.0 + og.reduce_sum(b)
+    model = g.to_model(signatures={"serving": og.signature({"x": x, "a": a}, {"y": y})})
+    proto = to_onnx(model)
+    got = _ort(proto, {"x": np.arange(4, dtype=np.float32),
+                       "a": np.array([1, 2], np.float32)})["y"]
+    assert got.tolist() == [15.0, 25.0]  # 10 * a + (2 + 3)
+
+
+def test_a_default_exported_as_an_initializer_is_fed_by_name_after_the_round_trip():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [4], name="x")
+        scale = og.placeholder_with_default(np.float32(5.0), [], name="scale")
+        y = x * scale
+    model = g.to_model(signatures={"serving": og.signature({"x": x, "k": scale}, {"y": y})})
+    back = from_onnx(to_onnx(model))
+    sess = og.Session(back)
+    xv = np.arange(4, dtype=np.float32)
+    assert sess.run_signature("serving", x=xv)["y"].tolist() == (xv * 5).tolist()
+    assert sess.run_signature("serving", x=xv, k=np.array(-1, np.float32))["y"].tolist() \
+        == (-xv).tolist()
