@@ -771,6 +771,14 @@ class Session:
             if t not in fed and producers.get(t) is None and template[t] is None \
                     and t not in graph_inputs:
                 free_tensors.add(t)
+        # A node run for one output while another is fed (`a` of `a, b = og.split(x)`):
+        # the fed value must stand, so the node's own value for it goes to a spare slot
+        if any(o in fed for step in steps for o in step.outputs):
+            sink = len(template)
+            template.append(None)
+            for step in steps:
+                if any(o in fed for o in step.outputs):
+                    step.outputs = tuple(sink if o in fed else o for o in step.outputs)
         # -- plan-time optimisations (constant folding, Conv/BN/Relu fusion): see
         # train/optimize.py. Set Session.optimize = False to run the graph as written.
         if self.optimize and not uses_dead and all(isinstance(n, int) for n in order):

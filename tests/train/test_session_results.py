@@ -434,3 +434,19 @@ def test_shapes_that_do_not_fit_inside_a_while_loop_are_a_shape_error():
     with pytest.raises(ShapeError, match=r"in loop .*input shapes \[2, 3\], \[2, 2\] do not "
                                          r"fit"):
         sess.run(total, {a: np.ones((2, 3), np.float32), b: np.ones((2, 2), np.float32)})
+
+
+@pytest.mark.parametrize("optimize", [True, False])
+def test_a_fed_output_of_a_node_run_for_another_output_keeps_the_fed_value(optimize):
+    """TF1 feeds any tensor: `a` of `a, b = split(x)` fed while `b` is computed from x
+    (the Split still runs, for b) is the fed value, not the split's."""
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [4], name="x")
+        a, b = og.split(x, 2)
+        y = a + b
+    sess = og.Session(g)
+    sess.optimize = optimize
+    got = sess.run([y, a, b], {x: np.arange(4, dtype=np.float32),
+                               a: np.full(2, 100, np.float32)})
+    assert [v.tolist() for v in got] == [[102, 103], [100, 100], [2, 3]]
