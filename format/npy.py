@@ -68,12 +68,16 @@ def load_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     member = None
     try:
         with open(path, "rb") as f:
-            magic = f.read(4)
+            if f.seekable():
+                magic, source = f.read(4), path
+            else:  # a pipe (`--data /dev/stdin`): a zip archive is read by seeking
+                source = io.BytesIO(f.read())
+                magic = source.getvalue()[:4]
         if magic[:2] != b"PK":
             raise FormatError(f"{path} is not an .npz archive (starts with {magic!r}); "
                               "save arrays with numpy.savez")
         out = {}
-        with np.load(path, allow_pickle=False) as archive:
+        with np.load(source, allow_pickle=False) as archive:
             for member in archive.files:
                 value = archive[member]
                 if not isinstance(value, np.ndarray):
@@ -83,7 +87,7 @@ def load_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     except FormatError:
         raise
     except OSError as e:
-        raise FormatError(f"cannot read {path}: {e.strerror or e}") from None
+        raise FormatError(f"cannot read {path!r}: {e.strerror or e}") from None
     except Exception as e:  # noqa: BLE001 - zipfile and numpy raise many types
         where = f" (member {member!r})" if member is not None else ""
         kind = "archive" if isinstance(e, zipfile.BadZipFile) else "array"

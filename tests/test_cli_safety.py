@@ -185,3 +185,21 @@ def test_dev_stdout_appended_by_the_shell_is_written_into_not_replaced(files):
     text = log.read_text()
     assert text.startswith("EARLIER LINE\nn: ") and "\"traceEvents\"" in text
     assert not log.is_symlink() and os.path.exists("/dev/stdout")
+
+
+def test_train_data_through_a_pipe(files):
+    import subprocess
+    import sys
+
+    cmd = (f"cat '{files / 'd.npz'}' | '{sys.executable}' -m onegraph.cli train "
+           f"'{files / 't.og'}' --data /dev/stdin --steps 3 --quiet "
+           f"--output '{files / 'o.og'}' --plot '{files / 'o.png'}'")
+    done = subprocess.run(["sh", "-c", cmd], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert og.load(files / "o.og").signatures.keys() == {"train"}
+
+
+@pytest.mark.parametrize("command", ["info", "run"])
+def test_an_onnx_file_given_for_a_og_model_gets_a_hint(files, capsys, command):
+    _one_line_error(capsys, [command, files / "m.onnx"], "not a .og model",
+                    "convert it first, `onegraph convert")
