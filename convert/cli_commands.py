@@ -164,6 +164,14 @@ def cmd_run(args) -> int:
         if not args.output_dir:
             raise OneGraphError("--output-dir '': needs a folder name")
         check_writable_flag("--output-dir", args.output_dir, folder=True)
+        # an output's file whose place a folder holds (a sequence's elements, whose
+        # count the run decides, are checked when they are written)
+        stems = _file_stems({k: np.empty(0) for k in outputs})
+        for k in outputs:
+            path = os.path.join(args.output_dir, stems[k] + ".npy")
+            if os.path.isdir(path):
+                raise OneGraphError(f"--output-dir {args.output_dir}: cannot write "
+                                    f"{path!r}: it is a directory")
     if not outputs:
         raise OneGraphError(f"{args.model}: the model has no outputs to fetch")
     session = Session(model)

@@ -203,3 +203,18 @@ def test_train_data_through_a_pipe(files):
 def test_an_onnx_file_given_for_a_og_model_gets_a_hint(files, capsys, command):
     _one_line_error(capsys, [command, files / "m.onnx"], "not a .og model",
                     "convert it first, `onegraph convert")
+
+
+def test_an_output_file_whose_place_is_a_folder_is_refused_before_the_run(files, capsys,
+                                                                          monkeypatch):
+    (files / "out" / "y.npy").mkdir(parents=True)
+    ran = []
+    real_run = og.Session.run
+
+    def counting_run(self, *args, **kwargs):
+        ran.append(1)
+        return real_run(self, *args, **kwargs)
+    monkeypatch.setattr(og.Session, "run", counting_run)
+    _one_line_error(capsys, ["run", files / "m.og", "--input", f"x={files / 'x.npy'}",
+                             "--output-dir", files / "out"], "y.npy", "is a directory")
+    assert ran == []
