@@ -218,10 +218,12 @@ def main(argv=None) -> int:
         model = getattr(args, "model", None)
         if type(e).__name__ == "FormatError" and isinstance(model, str) \
                 and model.lower().endswith(".onnx") and args.command != "convert":
+            import shlex
+
             stem = model[:-len(".onnx")]
-            hint = (f" (an ONNX model: convert it first, `onegraph convert {model} "
-                    f"{stem}.og`)")
-        print(f"onegraph {args.command}: {type(e).__name__}: {printable(str(e))}{hint}",
+            hint = (f" (an ONNX model: convert it first, `onegraph convert "
+                    f"{shlex.quote(model)} {shlex.quote(stem + '.og')}`)")
+        print(f"onegraph {args.command}: {type(e).__name__}: {printable(str(e) + hint)}",
               file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into `head` and the like

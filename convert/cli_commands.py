@@ -259,26 +259,51 @@ def _write_outputs(folder: str, values: dict, declared: dict) -> list[str]:
 def _stale_files(folder: str, stems: dict, values: dict, declared: dict) -> list[str]:
     """The files in `folder` an earlier run wrote for these outputs that this run does
     not write, so the folder then holds one run's outputs, not a mix of two: for an
-    output declared a sequence, the elements past this run's last (STEM_2.npy, ...,
-    while they go on in order); for one declared optional and now empty, its STEM.npy.
-    Other files, a user's STEM_2024.npy next to a plain tensor among them, stay."""
+    output declared a sequence, the elements past this run's last (STEM_2.npy, or a
+    map element's STEM_2.keys.npy and STEM_2.values.npy, ..., while they go on in
+    order); for one declared optional and now empty, its STEM.npy (or map files).
+    Nothing this run writes, and no other file (a user's STEM_2024.npy next to a plain
+    tensor), is taken."""
+    import re
+
     from ..format import Container
+
+    written = {f for name, value in values.items() for f in _files_of(stems[name], value)}
+    try:
+        entries = [e for e in os.listdir(folder) if e not in written
+                   and os.path.isfile(os.path.join(folder, e))]
+    except OSError:
+        return []
+
+    def files_of(prefix: str, nested: bool, among) -> list[str]:
+        """What a value written under `prefix` left among the names `among`: a tensor,
+        a map's two files, or (nested) a sequence's elements."""
+        tail = r"(_\d+)*" if nested else ""
+        pattern = re.compile(re.escape(prefix) + tail + r"(\.keys|\.values)?\.npy")
+        return [e for e in among if pattern.fullmatch(e)]
 
     stale = []
     for name, value in values.items():
         t = declared.get(name)
         containers = tuple(t.containers) if t is not None else ()
-        stem = os.path.join(folder, stems[name])
-        if containers[:1] == (Container.OPTIONAL,):
+        stem = stems[name]
+        optional = containers[:1] == (Container.OPTIONAL,)
+        if optional:
             containers = containers[1:]
-            if value is None and os.path.isfile(stem + ".npy"):
-                stale.append(stem + ".npy")
         if containers[:1] == (Container.SEQUENCE,):
             k = len(value) if isinstance(value, (list, tuple)) else 0
-            while os.path.isfile(f"{stem}_{k}.npy"):
-                stale.append(f"{stem}_{k}.npy")
+            while True:
+                nested = len(containers) > 1
+                found = files_of(f"{stem}_{k}", nested, entries)
+                # an element's name another output of this run took (an output named
+                # y_1 next to a sequence y) does not end the earlier run's elements
+                if not found and not files_of(f"{stem}_{k}", nested, written):
+                    break
+                stale += found
                 k += 1
-    return stale
+        elif optional and value is None:
+            stale += files_of(stem, False, entries)
+    return [os.path.join(folder, e) for e in dict.fromkeys(stale)]
 
 
 # Longest file stem written for an output (file systems allow 255 bytes per name)

@@ -186,3 +186,33 @@ def test_atomic_writes_keep_normal_permissions(tmp_path):
                 f.write(b"3")
     finally:
         os.umask(old)
+
+
+def test_stale_files_spare_what_this_run_writes_and_go_through_map_elements(tmp_path):
+    """A tensor output named y_1 next to a sequence y: y_1.npy is this run's, not y's
+    earlier element (it stays, and y's earlier y_2.npy goes); a sequence of maps
+    (ZipMap) that gets shorter loses the earlier elements' .keys/.values files."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 2])
+    seq = helper.make_value_info("y", helper.make_sequence_type_proto(
+        helper.make_tensor_type_proto(TensorProto.FLOAT, None)))
+    model = _convert(tmp_path, "sy", [helper.make_node("SplitToSequence", ["x"], ["y"], axis=0,
+                                                       keepdims=0),
+                                      helper.make_node("Identity", ["x"], ["y_1"])],
+                     [x], [seq, helper.make_tensor_value_info("y_1", TensorProto.FLOAT,
+                                                              [None, 2])])
+    probs = helper.make_value_info("probs", helper.make_sequence_type_proto(
+        helper.make_map_type_proto(TensorProto.INT64,
+                                   helper.make_tensor_type_proto(TensorProto.FLOAT, []))))
+    zipmap = _convert(tmp_path, "z", [helper.make_node("ZipMap", ["x"], ["probs"],
+                                                       domain="ai.onnx.ml",
+                                                       classlabels_int64s=[0, 1])],
+                      [x], [probs], opsets=(("", 17), ("ai.onnx.ml", 3)))
+    for m, out in ((model, tmp_path / "o1"), (zipmap, tmp_path / "o2")):
+        for n in (3, 1):
+            np.save(tmp_path / "x.npy", np.full((n, 2), 0.5, np.float32))
+            assert _run(["run", m, "--input", f"x={tmp_path / 'x.npy'}",
+                         "--output-dir", out]) == 0
+    assert sorted(os.listdir(tmp_path / "o1"))[:2] == ["y_0.npy", "y_1.npy"]
+    assert "y_2.npy" not in os.listdir(tmp_path / "o1")
+    assert np.load(tmp_path / "o1" / "y_1.npy").shape == (1, 2)
+    assert sorted(os.listdir(tmp_path / "o2")) == ["probs_0.keys.npy", "probs_0.values.npy"]

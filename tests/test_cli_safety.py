@@ -218,3 +218,10 @@ def test_an_output_file_whose_place_is_a_folder_is_refused_before_the_run(files,
     _one_line_error(capsys, ["run", files / "m.og", "--input", f"x={files / 'x.npy'}",
                              "--output-dir", files / "out"], "y.npy", "is a directory")
     assert ran == []
+
+
+def test_the_onnx_hint_escapes_the_path_too(files, capsys):
+    odd = files / "a\x1b[31m\nb.onnx"
+    odd.write_bytes(b"garbage")
+    line = _one_line_error(capsys, ["info", odd], "convert it first")
+    assert "\x1b" not in line
