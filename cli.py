@@ -206,13 +206,65 @@ def _sigterm_exits():
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+class _StdoutError(Exception):
+    """Writing the standard output failed (a full disk, /dev/full), as opposed to a
+    file the command reads, which is what the other OSErrors reaching `main` are."""
+
+
+class _CheckedStdout:
+    """sys.stdout for the length of a command, its write failures raised as
+    `_StdoutError` (a closed pipe stays a BrokenPipeError, which `main` handles)."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def _call(self, method, *args):
+        try:
+            return getattr(self._inner, method)(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise _StdoutError(e) from None
+
+    def write(self, text):
+        return self._call("write", text)
+
+    def flush(self):
+        return self._call("flush")
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def _silence_stdout() -> None:
+    """Send what is left in the standard output to /dev/null, so the interpreter's
+    own flush at exit does not fail (and print a traceback) again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def main(argv=None) -> int:
     """Entry point of the `onegraph` console script; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    stdout = sys.stdout
+    sys.stdout = _CheckedStdout(stdout)
     try:
         with _sigterm_exits():
-            return args.func(args)
+            code = args.func(args)
+            sys.stdout.flush()  # what the command printed must reach its destination
+            return code
+    except _StdoutError as e:
+        cause = e.args[0]
+        print(f"onegraph {args.command}: OSError: cannot write the standard output: "
+              f"{cause.strerror or cause}", file=sys.stderr)
+        sys.stdout = stdout
+        _silence_stdout()
+        return 2
     except OneGraphError as e:
         hint = ""
         model = getattr(args, "model", None)
@@ -246,6 +298,9 @@ def main(argv=None) -> int:
         print(f"onegraph {args.command}: {type(e).__name__}: {printable(what)}",
               file=sys.stderr)
         return 2
+    finally:
+        if isinstance(sys.stdout, _CheckedStdout):
+            sys.stdout = stdout
 
 
 if __name__ == "__main__":

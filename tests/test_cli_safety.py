@@ -225,3 +225,17 @@ def test_the_onnx_hint_escapes_the_path_too(files, capsys):
     odd.write_bytes(b"garbage")
     line = _one_line_error(capsys, ["info", odd], "convert it first")
     assert "\x1b" not in line
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_standard_output_is_named_as_such(files):
+    import subprocess
+    import sys
+
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "onegraph.cli", "info",
+                               str(files / "m.og")], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "onegraph info: OSError: cannot write the standard output: No space left on device"]
