@@ -15,6 +15,9 @@ the error type), 1 when `verify` finds the file invalid. A command line argparse
 refuses (a missing or unknown argument) also exits 2 with one line, in argparse's
 words: "onegraph run: error: the following arguments are required: model (see
 'onegraph run --help')".
+
+`-` for a model, an --input file or --data reads the standard input (one of them at
+most); `--trace -` writes the standard output.
 """
 
 from __future__ import annotations
@@ -247,10 +250,38 @@ def _silence_stdout() -> None:
         pass
 
 
+def _dash_means_stdin(args) -> str | None:
+    """Read `-` as the standard input (a model, an --input file, --data) and, for
+    --trace, the standard output, as command-line tools do; returns what is wrong when
+    `-` is given for two inputs (they cannot both read it), else None."""
+    dashes = []
+    for attr in ("model", "data"):
+        if getattr(args, attr, None) == "-":
+            setattr(args, attr, "/dev/stdin")
+            dashes.append(attr if attr == "model" else "--data")
+    items = getattr(args, "input", None)
+    if items:
+        for k, item in enumerate(items):
+            name, sep, path = item.partition("=")
+            if sep and path == "-":
+                items[k] = f"{name}=/dev/stdin"
+                dashes.append(f"--input {name}")
+    if getattr(args, "trace", None) == "-":
+        args.trace = "/dev/stdout"
+    if len(dashes) > 1:
+        return (f"{' and '.join(dashes)} are {'both' if len(dashes) == 2 else 'all'} '-': "
+                "only one of them can read the standard input")
+    return None
+
+
 def main(argv=None) -> int:
     """Entry point of the `onegraph` console script; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    problem = _dash_means_stdin(args)
+    if problem:
+        print(f"onegraph {args.command}: OneGraphError: {problem}", file=sys.stderr)
+        return 2
     stdout = sys.stdout
     sys.stdout = _CheckedStdout(stdout)
     try:

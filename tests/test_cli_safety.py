@@ -239,3 +239,23 @@ def test_a_full_standard_output_is_named_as_such(files):
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
         "onegraph info: OSError: cannot write the standard output: No space left on device"]
+
+
+def test_dash_reads_the_standard_input(files):
+    import subprocess
+    import sys
+
+    cli_cmd = f"'{sys.executable}' -m onegraph.cli"
+    done = subprocess.run(["sh", "-c", f"cat '{files / 'm.og'}' | {cli_cmd} info -"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("model: /dev/stdin"), done.stderr
+    done = subprocess.run(["sh", "-c", f"cat '{files / 'x.npy'}' | {cli_cmd} run "
+                                       f"'{files / 'm.og'}' --input x=- --trace -"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("n: float32[2, 3]") and '"traceEvents"' in done.stdout
+    done = subprocess.run(["sh", "-c", f"{cli_cmd} run - --input x=- < /dev/null"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("onegraph run: OneGraphError: model and --input x are "
+                                   "both '-': only one of them can read the standard input")
