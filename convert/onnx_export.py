@@ -1086,7 +1086,7 @@ def _named_by_keys(view: Graph, sig) -> None:
         names.add(key)
         return len(view.tensors) - 1
 
-    nodes = []
+    before, after = [], []  # Identities from the input keys, and to the output keys
     inputs = list(view.inputs)
     for key, i in sig.inputs.items():
         t = view.tensors[i]
@@ -1095,7 +1095,7 @@ def _named_by_keys(view: Graph, sig) -> None:
         k = alias(i, key)  # a constant default moves to the key's name
         view.tensors[i] = dataclasses.replace(t, kind=TensorKind.ACTIVATION, data=None)
         inputs[inputs.index(i)] = k
-        nodes.append(Node("Identity", [k], [i], name=f"{key}__input"))
+        before.append(Node("Identity", [k], [i], name=f"{key}__input"))
     outputs = []
     for key, i in sig.outputs.items():
         if key == view.tensors[i].name or key in names:
@@ -1104,9 +1104,8 @@ def _named_by_keys(view: Graph, sig) -> None:
             continue
         k = alias(i, key)
         outputs.append(k)
-        nodes.append(Node("Identity", [i], [k], name=f"{key}__output"))
-    view.nodes = [n for n in nodes if n.name.endswith("__input")] + view.nodes + \
-        [n for n in nodes if n.name.endswith("__output")]
+        after.append(Node("Identity", [i], [k], name=f"{key}__output"))
+    view.nodes = before + view.nodes + after
     view.inputs, view.outputs = inputs, outputs
 
 
