@@ -23,6 +23,7 @@ from ..errors import ConversionError, OpAttributeError, ShapeError
 from ..format import AttrType, Container, DType, Graph, Model, Node, TensorKind
 from ..format.ir import attr_type_of
 from ..ops import REGISTRY, TensorInfo
+from .cond_export import branch_defined_names, conds_as_ifs, is_cond_merge
 from .onnx_downgrade import convert_opset
 from .onnx_import import OMITTED_OUTPUT_PREFIX, _onnx, onnx_schema
 from .onnx_legacy import _Names, proto_subgraphs
@@ -460,8 +461,9 @@ def _resize_without_tf_half_pixel(attrs: dict, where: str) -> dict:
     return out
 
 
-# The ops of TF1-style control-flow frames (og.cond, og.while_loop and the functions
-# built on it), named when they stop an export.
+# The ops of TF1-style loop frames (og.while_loop and the functions built on it),
+# named when they stop an export; og.cond's Switch/Merge become If (cond_export.py),
+# so those two are only left over inside a loop.
 _FRAME_OPS = {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond",
               "AccumulatorNew", "AccumulatorStack", "AccumulatorWrite", "Stack", "StackPop",
               "StackPush"}
@@ -890,9 +892,9 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
         frames = any(op.split("::")[-1] in _FRAME_OPS for op in exporter.missing)
         raise ConversionError(
             "ops without an ONNX equivalent: " + ", ".join(parts)
-            + ("; these are the control flow og.cond, og.while_loop, og.map_fn, og.foldl "
-               "and og.scan build (TF1's Switch/Merge frames), which has no ONNX export "
-               "yet: build the served part without it (og.where chooses elementwise)"
+            + ("; these are the loop frames og.while_loop, og.map_fn, og.foldl and "
+               "og.scan build (TF1's Enter/Exit/NextIteration), which have no ONNX export "
+               "yet (og.cond exports as If): build the served part without them"
                if frames else ""))
     if check and exporter.undefined:
         parts = [f"{op} x{count} (first: node {first!r})"
@@ -1015,6 +1017,7 @@ def _export_view(model: Model, signature: str | None = None):
     outputs = list(dict.fromkeys(sig.outputs.values()))
     cut = set(sig.inputs.values())
     keep, used = _ancestors(g, outputs, cut)
+    g, keep, used = _conds_as_ifs(g, keep, used, outputs, cut)
     inputs = [i for i in dict.fromkeys(list(sig.inputs.values()) + list(g.inputs))
               if i in used]
     for i in sorted(used):
@@ -1035,6 +1038,33 @@ def _export_view(model: Model, signature: str | None = None):
                                                   data=default)
     _named_by_keys(view, sig)
     return view, used | set(view.inputs) | set(view.outputs)
+
+
+def _conds_as_ifs(g: Graph, keep: set, used: set, outputs: list[int], cut: set):
+    """(graph, kept nodes, read tensors) with the og.cond Merges among `keep` written
+    as If nodes (see `cond_export`); as given when there are none.
+
+    Raises:
+        ConversionError: a cond is not one og.cond builds, or a tensor of a branch is
+            also read outside its cond.
+    """
+    producers = g.producers()
+    merges = [n for n in sorted(keep) if is_cond_merge(g, g.nodes[n], producers)]
+    if not merges:
+        return g, keep, used
+    g = conds_as_ifs(g, merges, fetched=outputs)
+    keep, used = _ancestors(g, outputs, cut)
+    inside = set()
+    for n in keep:
+        for sub in g.nodes[n].subgraphs():
+            inside |= branch_defined_names(sub)
+    for n in sorted(keep):
+        for o in g.nodes[n].outputs:
+            if o >= 0 and g.tensors[o].name in inside:
+                raise ConversionError(
+                    f"tensor {g.tensors[o].name!r} is computed inside a cond branch and "
+                    "also read outside the cond: ONNX's If cannot hand it out")
+    return g, keep, used
 
 
 def _without_fed_outputs(view: Graph, node, cut: set):

@@ -1,0 +1,239 @@
+"""og.cond exports as ONNX If: onnxruntime runs each export for both predicate values
+against numpy, and the export imported back runs in the Session."""
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+import onegraph as og
+from onegraph.convert import from_onnx, to_onnx
+from onegraph.errors import ConversionError
+
+F32 = np.float32
+POSITIVE = np.array([1.0, 2.0], F32)
+NEGATIVE = np.array([-1.0, -3.0], F32)
+
+
+def _ort(proto, feeds):
+    sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+
+
+def _export(g, inputs, outputs, opset=None, session=None):
+    model = g.to_model(signatures={"serving": og.signature(inputs, outputs)},
+                       session=session)
+    return to_onnx(model, opset=opset), model
+
+
+def _assert_runs(proto, feeds, expected):
+    """onnxruntime and the Session (on the export imported back) give `expected`."""
+    got = _ort(proto, feeds)
+    assert sorted(got) == sorted(expected)
+    back = og.Session(from_onnx(proto)).run(list(expected), feeds)
+    for (key, want), again in zip(expected.items(), back):
+        np.testing.assert_allclose(got[key], want, rtol=1e-6, err_msg=key)
+        np.testing.assert_allclose(again, want, rtol=1e-6, err_msg=key)
+
+
+def _ops(graph, op_type):
+    """Nodes of `op_type` in graph and in every graph nested in it."""
+    found = []
+    for node in graph.node:
+        if node.op_type == op_type:
+            found.append(node)
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                found += _ops(attr.g, op_type)
+    return found
+
+
+@pytest.mark.parametrize("opset", [13, None])
+def test_cond_becomes_one_if_that_runs_the_taken_branch(opset):
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        y = og.cond(og.reduce_sum(x) > 0, lambda: x * 2.0, lambda: x - 1.0)
+    proto, _ = _export(g, {"x": x}, {"y": y}, opset=opset)
+    onnx.checker.check_model(proto, full_check=True)
+    assert [n.op_type for n in proto.graph.node].count("If") == 1
+    assert not _ops(proto.graph, "Switch") and not _ops(proto.graph, "Merge")
+    _assert_runs(proto, {"x": POSITIVE}, {"y": POSITIVE * 2})
+    _assert_runs(proto, {"x": NEGATIVE}, {"y": NEGATIVE - 1})
+
+
+def test_branches_of_constants_find_the_predicate_through_their_pivot():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        y = og.cond(og.reduce_sum(x) > 0, lambda: og.constant([1.0, 1.5]),
+                    lambda: og.constant([2.0, 2.5]))
+    proto, _ = _export(g, {"x": x}, {"y": y})
+    _assert_runs(proto, {"x": POSITIVE}, {"y": np.array([1.0, 1.5], F32)})
+    _assert_runs(proto, {"x": NEGATIVE}, {"y": np.array([2.0, 2.5], F32)})
+
+
+def test_results_of_one_cond_share_one_if_and_its_work():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+
+        def true_fn():
+            h = og.exp(x)
+            return h * 2.0, h + 1.0
+
+        a, b = og.cond(og.reduce_sum(x) > 0, true_fn, lambda: (x, x - 1.0))
+    proto, _ = _export(g, {"x": x}, {"a": a, "b": b})
+    ifs = _ops(proto.graph, "If")
+    assert len(ifs) == 1 and len(ifs[0].output) == 2
+    assert len(_ops(proto.graph, "Exp")) == 1
+    e = np.exp(POSITIVE)
+    _assert_runs(proto, {"x": POSITIVE}, {"a": e * 2, "b": e + 1})
+    _assert_runs(proto, {"x": NEGATIVE}, {"a": NEGATIVE, "b": NEGATIVE - 1})
+
+
+def test_a_branch_that_returns_an_outside_tensor_copies_it_in_the_branch():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        p = og.reduce_sum(x) > 0
+        y = og.cond(p, lambda: x, lambda: x * x)
+        z = og.cond(p, lambda: (x, x), lambda: (x + 1.0, x))
+    proto, _ = _export(g, {"x": x}, {"y": y, "z0": z[0], "z1": z[1]})
+    onnx.checker.check_model(proto, full_check=True)
+    _assert_runs(proto, {"x": POSITIVE}, {"y": POSITIVE, "z0": POSITIVE, "z1": POSITIVE})
+    _assert_runs(proto, {"x": NEGATIVE},
+                 {"y": NEGATIVE ** 2, "z0": NEGATIVE + 1, "z1": NEGATIVE})
+
+
+def test_nested_conds_become_nested_ifs():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        # the inner predicate is computed inside the outer branch, and the inner
+        # false branch holds only a constant
+        y = og.cond(og.reduce_sum(x) > 0,
+                    lambda: og.cond(x[0] > 1.5, lambda: x * 3.0,
+                                    lambda: og.constant([7.0, 7.0])),
+                    lambda: x - 1.0)
+        p = og.reduce_sum(x) > 0
+        z = og.cond(p, lambda: og.cond(p, lambda: x * 3.0, lambda: x * 5.0),
+                    lambda: x * 0.0)
+    proto, _ = _export(g, {"x": x}, {"y": y, "z": z})
+    onnx.checker.check_model(proto, full_check=True)
+    outer = [n for n in proto.graph.node if n.op_type == "If"]
+    assert len(outer) == 2 and len(_ops(proto.graph, "If")) == 4
+    big = np.array([2.0, 2.0], F32)
+    _assert_runs(proto, {"x": big}, {"y": big * 3, "z": big * 3})
+    _assert_runs(proto, {"x": POSITIVE}, {"y": np.array([7.0, 7.0], F32),
+                                          "z": POSITIVE * 3})
+    _assert_runs(proto, {"x": NEGATIVE}, {"y": NEGATIVE - 1, "z": NEGATIVE * 0})
+
+
+def test_a_trained_variable_read_in_a_branch_exports_its_value():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        w = og.Variable(np.zeros(2, F32), name="w")
+        y = og.cond(og.reduce_sum(x) > 0, lambda: x * w, lambda: x - w)
+        loss = og.reduce_sum(og.square(y - 3.0))
+        train = og.train.GradientDescentOptimizer(0.1).minimize(loss)
+    with og.Session(g) as sess:
+        sess.run(og.global_variables_initializer())
+        for _ in range(3):
+            sess.run(train, {x: POSITIVE})
+        trained = sess.run(w)
+        proto, _ = _export(g, {"x": x}, {"y": y}, session=sess)
+    assert trained.any()
+    _assert_runs(proto, {"x": POSITIVE}, {"y": POSITIVE * trained})
+    _assert_runs(proto, {"x": NEGATIVE}, {"y": NEGATIVE - trained})
+
+
+def test_a_training_flag_with_updates_under_control_dependencies():
+    """Batch norm's pattern: the training branch updates a moving mean as a control
+    dependency of its result. ONNX has no control edges, so the update is left out;
+    the served value of each branch is unchanged."""
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [4, 2], name="x")
+        training = og.placeholder_with_default(False, [], name="training")
+        moving = og.Variable(np.array([0.5, -0.5], F32), name="moving_mean",
+                             trainable=False)
+
+        def batch_stats():
+            mean = og.reduce_mean(x, axis=0)
+            update = moving.assign(0.9 * moving + 0.1 * mean)
+            with og.control_dependencies([update]):
+                return og.identity(mean)
+
+        mean = og.cond(training, batch_stats, lambda: og.identity(moving))
+        y = x - mean
+    proto, _ = _export(g, {"x": x, "training": training}, {"y": y})
+    assert not _ops(proto.graph, "Assign")
+    data = np.arange(8, dtype=F32).reshape(4, 2)
+    moving_value = np.array([0.5, -0.5], F32)
+    expected = _ort(proto, {"x": data})
+    np.testing.assert_allclose(expected["y"], data - moving_value)
+    _assert_runs(proto, {"x": data, "training": np.array(True)},
+                 {"y": data - data.mean(0)})
+    _assert_runs(proto, {"x": data, "training": np.array(False)},
+                 {"y": data - moving_value})
+
+
+def test_a_saved_and_loaded_model_exports_its_conds(tmp_path):
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        y = og.cond(og.reduce_max(x) > 1.5, lambda: og.sqrt(x * x + 1.0),
+                    lambda: og.constant([0.0, 0.0]))
+    og.save(g, tmp_path / "m.og", signatures={"serving": og.signature({"x": x}, {"y": y})})
+    proto = to_onnx(og.load(tmp_path / "m.og"))
+    _assert_runs(proto, {"x": POSITIVE}, {"y": np.sqrt(POSITIVE ** 2 + 1)})
+    _assert_runs(proto, {"x": NEGATIVE}, {"y": np.zeros(2, F32)})
+
+
+def test_the_merges_value_index_is_which_branch_ran():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        y = og.cond(og.reduce_sum(x) > 0, lambda: x * 2.0, lambda: x)
+        index = y.op.outputs[1]
+    proto, _ = _export(g, {"x": x}, {"y": y, "branch": index})
+    _assert_runs(proto, {"x": POSITIVE}, {"y": POSITIVE * 2, "branch": np.int32(1)})
+    _assert_runs(proto, {"x": NEGATIVE}, {"y": NEGATIVE, "branch": np.int32(0)})
+
+
+def test_a_merge_reading_the_wrong_switch_output_is_refused():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        p = og.reduce_sum(x) > 0
+        sw = g.op("Switch", [x, p], name="sw")
+        y = g.op("Merge", [sw[1], sw[1]], name="odd_merge")[0]
+    with pytest.raises(ConversionError, match=r"odd_merge.*false result reads the other "
+                                              r"branch's output of Switch 'sw'"):
+        _export(g, {"x": x}, {"y": y})
+
+
+def test_a_merge_of_two_predicates_is_refused():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        a = g.op("Switch", [x, og.reduce_sum(x) > 0], name="sa")
+        b = g.op("Switch", [x, og.reduce_max(x) > 0], name="sb")
+        y = g.op("Merge", [a[0], b[1]], name="two_preds")[0]
+    with pytest.raises(ConversionError, match=r"two_preds.*reads predicates"):
+        _export(g, {"x": x}, {"y": y})
+
+
+
+def test_a_while_loop_inside_a_branch_is_refused_as_a_loop():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        y = og.cond(og.reduce_sum(x) > 0,
+                    lambda: og.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * 2.0),
+                                          [og.constant(0), x])[1],
+                    lambda: x)
+    with pytest.raises(ConversionError, match=r"onegraph::Enter.*loop frames og.while_loop"):
+        _export(g, {"x": x}, {"y": y})
