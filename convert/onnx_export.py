@@ -23,7 +23,7 @@ from ..errors import ConversionError, OpAttributeError, ShapeError
 from ..format import AttrType, Container, DType, Graph, Model, Node, TensorKind
 from ..format.ir import attr_type_of
 from ..ops import REGISTRY, TensorInfo
-from .cond_export import branch_defined_names, conds_as_ifs, is_cond_merge
+from .control_flow_export import as_functional, defined_names, holds_control_flow
 from .onnx_downgrade import convert_opset
 from .onnx_import import OMITTED_OUTPUT_PREFIX, _onnx, onnx_schema
 from .onnx_legacy import _Names, proto_subgraphs
@@ -461,9 +461,9 @@ def _resize_without_tf_half_pixel(attrs: dict, where: str) -> dict:
     return out
 
 
-# The ops of TF1-style loop frames (og.while_loop and the functions built on it),
-# named when they stop an export; og.cond's Switch/Merge become If (cond_export.py),
-# so those two are only left over inside a loop.
+# The ops of TF1-style control flow, named when they stop an export: og.cond and
+# og.while_loop become If and Loop (control_flow_export.py), so these are left over
+# from map_fn/scan's accumulators or from frames built some other way.
 _FRAME_OPS = {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond",
               "AccumulatorNew", "AccumulatorStack", "AccumulatorWrite", "Stack", "StackPop",
               "StackPush"}
@@ -892,9 +892,10 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
         frames = any(op.split("::")[-1] in _FRAME_OPS for op in exporter.missing)
         raise ConversionError(
             "ops without an ONNX equivalent: " + ", ".join(parts)
-            + ("; these are the loop frames og.while_loop, og.map_fn, og.foldl and "
-               "og.scan build (TF1's Enter/Exit/NextIteration), which have no ONNX export "
-               "yet (og.cond exports as If): build the served part without them"
+            + ("; these are the accumulators og.map_fn and og.scan collect their "
+               "results in, or TF1 control flow that is not as og.cond and og.while_loop "
+               "build it, which have no ONNX export yet (og.cond exports as If, "
+               "og.while_loop and og.foldl as Loop): build the served part without them"
                if frames else ""))
     if check and exporter.undefined:
         parts = [f"{op} x{count} (first: node {first!r})"
@@ -1017,7 +1018,7 @@ def _export_view(model: Model, signature: str | None = None):
     outputs = list(dict.fromkeys(sig.outputs.values()))
     cut = set(sig.inputs.values())
     keep, used = _ancestors(g, outputs, cut)
-    g, keep, used = _conds_as_ifs(g, keep, used, outputs, cut)
+    g, keep, used = _functional_control_flow(g, keep, used, outputs, cut)
     inputs = [i for i in dict.fromkeys(list(sig.inputs.values()) + list(g.inputs))
               if i in used]
     for i in sorted(used):
@@ -1040,30 +1041,31 @@ def _export_view(model: Model, signature: str | None = None):
     return view, used | set(view.inputs) | set(view.outputs)
 
 
-def _conds_as_ifs(g: Graph, keep: set, used: set, outputs: list[int], cut: set):
-    """(graph, kept nodes, read tensors) with the og.cond Merges among `keep` written
-    as If nodes (see `cond_export`); as given when there are none.
+def _functional_control_flow(g: Graph, keep: set, used: set, outputs: list[int],
+                             cut: set):
+    """(graph, kept nodes, read tensors) with the og.cond and og.while_loop structures
+    among `keep` written as If and Loop nodes (see `control_flow_export`); as given
+    when there are none.
 
     Raises:
-        ConversionError: a cond is not one og.cond builds, or a tensor of a branch is
-            also read outside its cond.
+        ConversionError: a cond is not one og.cond builds, or a tensor computed inside
+            a cond or loop is also read outside it.
     """
-    producers = g.producers()
-    merges = [n for n in sorted(keep) if is_cond_merge(g, g.nodes[n], producers)]
-    if not merges:
+    if not holds_control_flow(g, keep):
         return g, keep, used
-    g = conds_as_ifs(g, merges, fetched=outputs)
+    g = as_functional(g, keep, fetched=outputs)
     keep, used = _ancestors(g, outputs, cut)
     inside = set()
     for n in keep:
         for sub in g.nodes[n].subgraphs():
-            inside |= branch_defined_names(sub)
+            inside |= defined_names(sub)
     for n in sorted(keep):
         for o in g.nodes[n].outputs:
             if o >= 0 and g.tensors[o].name in inside:
                 raise ConversionError(
-                    f"tensor {g.tensors[o].name!r} is computed inside a cond branch and "
-                    "also read outside the cond: ONNX's If cannot hand it out")
+                    f"tensor {g.tensors[o].name!r} is computed inside a cond branch or "
+                    "loop body and also read outside it: ONNX's If and Loop cannot hand "
+                    "it out")
     return g, keep, used
 
 

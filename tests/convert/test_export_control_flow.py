@@ -1,5 +1,6 @@
-"""og.cond exports as ONNX If: onnxruntime runs each export for both predicate values
-against numpy, and the export imported back runs in the Session."""
+"""og.cond and og.while_loop export as ONNX If and Loop: onnxruntime runs each export
+(both predicate values, zero and several iterations) against numpy, and the export
+imported back runs in the Session."""
 
 import numpy as np
 import onnx
@@ -227,13 +228,118 @@ def test_a_merge_of_two_predicates_is_refused():
 
 
 
-def test_a_while_loop_inside_a_branch_is_refused_as_a_loop():
+
+def _doubling(i, v):
+    return i + 1, v * 2.0 + 1.0
+
+
+def test_while_loop_becomes_a_loop_that_checks_its_condition_first():
     g = og.Graph()
     with g.as_default():
         x = og.placeholder(og.float32, [2], name="x")
-        y = og.cond(og.reduce_sum(x) > 0,
-                    lambda: og.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * 2.0),
-                                          [og.constant(0), x])[1],
-                    lambda: x)
-    with pytest.raises(ConversionError, match=r"onegraph::Enter.*loop frames og.while_loop"):
+        i, y = og.while_loop(lambda i, v: og.reduce_sum(og.abs(v)) < 50.0, _doubling,
+                             [og.constant(0), x])
+    proto, _ = _export(g, {"x": x}, {"y": y, "i": i})
+    onnx.checker.check_model(proto, full_check=True)
+    assert [n.op_type for n in proto.graph.node].count("Loop") == 1
+    for start in (POSITIVE, NEGATIVE, np.array([100.0, 2.0], F32)):
+        v, n = start.copy(), 0
+        while np.abs(v).sum() < 50:
+            v, n = v * 2 + 1, n + 1
+        _assert_runs(proto, {"x": start}, {"y": v, "i": np.int32(n)})
+
+
+@pytest.mark.parametrize("limit", [0, 3])
+def test_maximum_iterations_as_a_number_and_as_a_fed_tensor(limit):
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        n = og.placeholder(og.int32, [], name="n")
+        fixed = og.while_loop(lambda v: og.reduce_sum(v) < 1e9, lambda v: v * 3.0, x,
+                              maximum_iterations=4)
+        fed = og.while_loop(lambda v: og.reduce_sum(v) < 1e9, lambda v: v * 3.0, x,
+                            maximum_iterations=n)
+    proto, _ = _export(g, {"x": x, "n": n}, {"fixed": fixed, "fed": fed})
+    _assert_runs(proto, {"x": POSITIVE, "n": np.array(limit, np.int32)},
+                 {"fixed": POSITIVE * 81, "fed": POSITIVE * 3 ** limit})
+
+
+def test_a_loop_reads_outside_tensors_and_trained_variables():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        w = og.Variable(np.array([1.5, 0.5], F32), name="w")
+        total = og.reduce_sum(x)
+        y = og.while_loop(lambda v: og.reduce_max(og.abs(v)) < 20.0,
+                          lambda v: v * w + total, x)
+        loss = og.reduce_sum(y)
+        train = og.train.GradientDescentOptimizer(0.01).minimize(loss)
+    with og.Session(g) as sess:
+        sess.run(og.global_variables_initializer())
+        sess.run(train, {x: POSITIVE})
+        trained = sess.run(w)
+        proto, _ = _export(g, {"x": x}, {"y": y}, session=sess)
+    assert not np.array_equal(trained, [1.5, 0.5])
+    v = POSITIVE.copy()
+    while np.abs(v).max() < 20:
+        v = v * trained + POSITIVE.sum()
+    _assert_runs(proto, {"x": POSITIVE}, {"y": v})
+
+
+def test_nested_loops_a_loop_in_a_branch_and_a_cond_in_a_body():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+
+        def outer_body(i, v):
+            _, inner = og.while_loop(lambda j, u: j < i, lambda j, u: (j + 1, u + 1.0),
+                                     [og.constant(0), v])
+            return i + 1, inner
+
+        _, nested = og.while_loop(lambda i, v: i < 4, outer_body, [og.constant(0), x])
+        in_branch = og.cond(og.reduce_sum(x) > 0,
+                            lambda: og.while_loop(lambda v: og.reduce_sum(v) < 40.0,
+                                                  lambda v: v * 2.0, x),
+                            lambda: x)
+        _, with_cond = og.while_loop(
+            lambda i, v: i < 3,
+            lambda i, v: (i + 1, og.cond(og.reduce_sum(v) > 0, lambda: v * 2.0,
+                                         lambda: v - 1.0)),
+            [og.constant(0), x])
+    proto, _ = _export(g, {"x": x}, {"nested": nested, "in_branch": in_branch,
+                                     "with_cond": with_cond})
+    onnx.checker.check_model(proto, full_check=True)
+    for start in (POSITIVE, NEGATIVE):
+        doubled = start.copy()
+        if start.sum() > 0:
+            while doubled.sum() < 40:
+                doubled = doubled * 2
+        stepped = start.copy()
+        for _ in range(3):
+            stepped = stepped * 2 if stepped.sum() > 0 else stepped - 1
+        _assert_runs(proto, {"x": start}, {"nested": start + 6, "in_branch": doubled,
+                                           "with_cond": stepped})
+
+
+def test_a_loop_variable_whose_shape_changes_and_foldl():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [1], name="x")
+        grown = og.while_loop(lambda v: og.size(v) < 5,
+                              lambda v: og.concat([v, v[-1:] * 2.0], 0), x,
+                              shape_invariants=[None])
+        row = og.placeholder(og.float32, [4], name="row")
+        folded = og.foldl(lambda a, e: a * 2.0 + e, row, initializer=og.constant(0.0))
+    proto, _ = _export(g, {"x": x, "row": row}, {"grown": grown, "folded": folded})
+    _assert_runs(proto, {"x": np.array([1.5], F32), "row": np.array([1, 2, 3, 4], F32)},
+                 {"grown": 1.5 * 2.0 ** np.arange(5, dtype=F32),
+                  "folded": np.float32(((1 * 2 + 2) * 2 + 3) * 2 + 4)})
+
+
+def test_map_fn_accumulators_are_still_refused_by_name():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [4], name="x")
+        y = og.map_fn(lambda e: e * e, x)
+    with pytest.raises(ConversionError, match=r"onegraph::AccumulatorNew.*og.map_fn"):
         _export(g, {"x": x}, {"y": y})
