@@ -32,8 +32,10 @@ too, as TF1 does, at the price of one last pass that only evaluates it.
 Inner structures are rewritten inside the subgraphs of the outer ones. Control edges do
 not carry over (ONNX has none): a subgraph keeps the ops its results depend on, so an
 op only a control edge ran (a moving-average update) is left out, as it is from the
-rest of a signature's export. map_fn/scan's accumulators and gradient stacks stay as
-they are, and the export names them as ops without an ONNX equivalent.
+rest of a signature's export. map_fn's and scan's accumulators are made ONNX
+sequences before (`accumulator_export`), so a Loop carries them as any value;
+gradient stacks stay as they are, and the export names them as ops without an ONNX
+equivalent.
 """
 
 from __future__ import annotations
@@ -381,7 +383,7 @@ def _loop_as_loop(scope: _Scope, out: Graph, f: _Frame, taken: set) -> set:
     nexts = []
     for m in merged:
         t = g.tensors[m]
-        nexts.append(body.add_tensor(_fresh(f"{t.name}__next", taken), t.dtype, t.shape))
+        nexts.append(_like(body, t, _fresh(f"{t.name}__next", taken)))
     keep_going = body.add_tensor(_fresh(f"{f.name}/keep_going", taken), DType.BOOL, ())
     body.nodes.append(Node("If", [condition], nexts + [keep_going],
                            {"then_branch": then, "else_branch": stop},
@@ -396,8 +398,7 @@ def _loop_as_loop(scope: _Scope, out: Graph, f: _Frame, taken: set) -> set:
             outputs.append(g.nodes[x].outputs[0])
         else:
             t = g.tensors[merged[k]]
-            outputs.append(out.add_tensor(_fresh(f"{t.name}__final", taken), t.dtype,
-                                          t.shape))
+            outputs.append(_like(out, t, _fresh(f"{t.name}__final", taken)))
     exits = [x for x in f.exits if x is not None]
     inits = [g.nodes[e].inputs[0] for e in f.enters]
     out.nodes[exits[0]] = Node("Loop", [-1, start] + inits, outputs, {"body": body},
@@ -529,8 +530,8 @@ def _subgraph(scope: _Scope, nodes: set, renamed: dict[int, int], inputs: list[i
         k = ref(t)
         if k not in made or k in sub.outputs:
             source = sub.tensors[k]
-            alias = sub.add_tensor(_fresh(f"{source.name}__{name.rsplit('/', 1)[-1]}",
-                                          taken), source.dtype, source.shape)
+            alias = _like(sub, source, _fresh(f"{source.name}__{name.rsplit('/', 1)[-1]}",
+                                              taken))
             sub.nodes.append(Node("Identity", [k], [alias], name=sub.tensors[alias].name))
             k = alias
         sub.outputs.append(k)
@@ -553,6 +554,14 @@ def _outer(sub: Graph, tensor) -> int:
     sub.tensors.append(tensor if tensor.data is not None else
                        dataclasses.replace(tensor, kind=TensorKind.ACTIVATION))
     return len(sub.tensors) - 1
+
+
+def _like(graph: Graph, tensor, name: str) -> int:
+    """Append to `graph` a value named `name` of `tensor`'s type (a sequence stays
+    one); returns its index."""
+    graph.tensors.append(dataclasses.replace(tensor, name=name, kind=TensorKind.ACTIVATION,
+                                             data=None, quantization=None))
+    return len(graph.tensors) - 1
 
 
 def _constant_output(sub: Graph, value: np.ndarray, name: str, taken: set) -> None:

@@ -23,6 +23,7 @@ from ..errors import ConversionError, OpAttributeError, ShapeError
 from ..format import AttrType, Container, DType, Graph, Model, Node, TensorKind
 from ..format.ir import attr_type_of
 from ..ops import REGISTRY, TensorInfo
+from .accumulator_export import accumulators_as_sequences
 from .control_flow_export import as_functional, defined_names, holds_control_flow
 from .onnx_downgrade import convert_opset
 from .onnx_import import OMITTED_OUTPUT_PREFIX, _onnx, onnx_schema
@@ -462,8 +463,9 @@ def _resize_without_tf_half_pixel(attrs: dict, where: str) -> dict:
 
 
 # The ops of TF1-style control flow, named when they stop an export: og.cond and
-# og.while_loop become If and Loop (control_flow_export.py), so these are left over
-# from map_fn/scan's accumulators or from frames built some other way.
+# og.while_loop become If and Loop (control_flow_export.py), map_fn/scan's
+# accumulators sequences (accumulator_export.py), so these are left over from control
+# flow built some other way.
 _FRAME_OPS = {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond",
               "AccumulatorNew", "AccumulatorStack", "AccumulatorWrite", "Stack", "StackPop",
               "StackPush"}
@@ -892,10 +894,10 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
         frames = any(op.split("::")[-1] in _FRAME_OPS for op in exporter.missing)
         raise ConversionError(
             "ops without an ONNX equivalent: " + ", ".join(parts)
-            + ("; these are the accumulators og.map_fn and og.scan collect their "
-               "results in, or TF1 control flow that is not as og.cond and og.while_loop "
-               "build it, which have no ONNX export yet (og.cond exports as If, "
-               "og.while_loop and og.foldl as Loop): build the served part without them"
+            + ("; these are TF1 control-flow ops used otherwise than og.cond, "
+               "og.while_loop, og.foldl, og.map_fn and og.scan use them (a Switch read "
+               "without its Merge, a gradient loop's stacks), which ONNX cannot express: "
+               "og.cond exports as If and the loops as Loop"
                if frames else ""))
     if check and exporter.undefined:
         parts = [f"{op} x{count} (first: node {first!r})"
@@ -1044,16 +1046,20 @@ def _export_view(model: Model, signature: str | None = None):
 def _functional_control_flow(g: Graph, keep: set, used: set, outputs: list[int],
                              cut: set):
     """(graph, kept nodes, read tensors) with the og.cond and og.while_loop structures
-    among `keep` written as If and Loop nodes (see `control_flow_export`); as given
-    when there are none.
+    among `keep` written as If and Loop nodes (see `control_flow_export`), map_fn's
+    and scan's accumulators as sequences (`accumulator_export`); as given when there
+    are none.
 
     Raises:
         ConversionError: a cond is not one og.cond builds, or a tensor computed inside
             a cond or loop is also read outside it.
     """
-    if not holds_control_flow(g, keep):
+    rewritten = accumulators_as_sequences(g, keep)
+    if rewritten is g and not holds_control_flow(g, keep):
         return g, keep, used
-    g = as_functional(g, keep, fetched=outputs)
+    g = rewritten
+    if holds_control_flow(g, keep):
+        g = as_functional(g, keep, fetched=outputs)
     keep, used = _ancestors(g, outputs, cut)
     inside = set()
     for n in keep:
@@ -1284,7 +1290,8 @@ def _check(proto_or_path, explanation: str = "") -> None:
     Raises:
         ConversionError: the checker refuses the model (with its message, then
             `explanation`; for a GroupNormalization, which ONNX deprecated at opsets
-            18-20, also the opset to export with instead).
+            18-20, or a sequence through Identity below opset 14, also the opset to
+            export with instead).
     """
     onnx = _onnx()
     try:
@@ -1297,6 +1304,10 @@ def _check(proto_or_path, explanation: str = "") -> None:
                     f"later: ONNX deprecated the per-group scale and bias of opsets 18-20; "
                     f"export with to_onnx(model, opset={PER_CHANNEL_GROUP_NORM_OPSET}), "
                     "which spreads them per channel)")
+        elif "Identity" in msg and "unsupported type: seq(" in msg:
+            hint = (" (Identity takes sequences from opset 14 on, and og.map_fn and "
+                    "og.scan carry their rows through a Loop as a sequence: export with "
+                    "opset 14 or later)")
         raise ConversionError(f"exported model fails the ONNX checker{hint}: "
                               f"{msg[:2000]}{explanation}") from e
 

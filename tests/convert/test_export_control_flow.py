@@ -336,10 +336,39 @@ def test_a_loop_variable_whose_shape_changes_and_foldl():
                   "folded": np.float32(((1 * 2 + 2) * 2 + 3) * 2 + 4)})
 
 
-def test_map_fn_accumulators_are_still_refused_by_name():
+def test_map_fn_and_scan_carry_their_rows_as_a_sequence():
     g = og.Graph()
     with g.as_default():
-        x = og.placeholder(og.float32, [4], name="x")
-        y = og.map_fn(lambda e: e * e, x)
-    with pytest.raises(ConversionError, match=r"onegraph::AccumulatorNew.*og.map_fn"):
-        _export(g, {"x": x}, {"y": y})
+        x = og.placeholder(og.float32, [None, 3], name="x")
+        mapped = og.map_fn(lambda r: og.reduce_sum(r) * r, x)
+        sums = og.scan(lambda a, r: a + r, x)
+        products = og.scan(lambda a, r: a * r, x, initializer=og.ones([3]))
+        nested = og.map_fn(lambda r: og.map_fn(lambda e: e + 1.0, r), x)
+    proto, _ = _export(g, {"x": x}, {"mapped": mapped, "sums": sums,
+                                     "products": products, "nested": nested})
+    onnx.checker.check_model(proto, full_check=True)
+    rows = np.arange(12, dtype=F32).reshape(4, 3) - 5
+    _assert_runs(proto, {"x": rows}, {
+        "mapped": rows.sum(1, keepdims=True) * rows, "sums": np.cumsum(rows, 0),
+        "products": np.cumprod(rows, 0), "nested": rows + 1})
+
+
+def test_map_fn_over_no_rows_gives_an_empty_array_of_the_row_shape():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [None, 3], name="x")
+        mapped = og.map_fn(lambda r: r * 2.0, x)
+    proto, _ = _export(g, {"x": x}, {"mapped": mapped})
+    got = _ort(proto, {"x": np.zeros((0, 3), F32)})["mapped"]
+    assert got.shape == (0, 3) and got.dtype == F32
+
+
+def test_map_fn_below_opset_14_says_which_opset_to_use():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [None], name="x")
+        mapped = og.map_fn(lambda e: e * e, x)
+    with pytest.raises(ConversionError, match=r"export with opset 14 or later"):
+        _export(g, {"x": x}, {"mapped": mapped}, opset=13)
+    proto, _ = _export(g, {"x": x}, {"mapped": mapped}, opset=14)
+    _assert_runs(proto, {"x": POSITIVE}, {"mapped": POSITIVE ** 2})
