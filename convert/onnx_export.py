@@ -1305,9 +1305,8 @@ def _check(proto_or_path, explanation: str = "") -> None:
                     f"export with to_onnx(model, opset={PER_CHANNEL_GROUP_NORM_OPSET}), "
                     "which spreads them per channel)")
         elif "Identity" in msg and "unsupported type: seq(" in msg:
-            hint = (" (Identity takes sequences from opset 14 on, and og.map_fn and "
-                    "og.scan carry their rows through a Loop as a sequence: export with "
-                    "opset 14 or later)")
+            hint = (" (Identity takes sequences from opset 14 on; og.map_fn and og.scan "
+                    "carry their rows as one; export with opset 14 or later)")
         raise ConversionError(f"exported model fails the ONNX checker{hint}: "
                               f"{msg[:2000]}{explanation}") from e
 
