@@ -14,12 +14,12 @@ Loop the frame then becomes (`control_flow_export`) carries a sequence.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 
 import numpy as np
 
 from ..format.ir import Container, DType, Graph, Node, TensorKind
+from .control_flow_export import graph_copy
 
 _DOMAIN = "onegraph"
 # ops that hand an accumulator on unchanged (input 0 to output 0; Merge either input)
@@ -39,9 +39,7 @@ def accumulators_as_sequences(g: Graph, candidates: set) -> Graph:
     from .onnx_export import dtype_to_onnx  # (that module imports this one)
 
     producers = g.producers()
-    out = copy.copy(g)
-    out.nodes = list(g.nodes)
-    out.tensors = list(g.tensors)
+    out = graph_copy(g)
     taken = {t.name for t in g.tensors}
     for k in stacks:
         stack = g.nodes[k]

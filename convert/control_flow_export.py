@@ -40,7 +40,6 @@ equivalent.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 
 import numpy as np
@@ -149,9 +148,15 @@ def _frame(scope: _Scope, name: str, enters: list[int]) -> _Frame | None:
         for c in scope.consumers.get(t, ()):
             node = g.nodes[c]
             if _is(node, op_type) and len(node.inputs) > position \
-                    and node.inputs[position] == t:
+                    and node.inputs[position] == t \
+                    and (op_type != "Switch" or _on_loop_cond(node)):
                 return c
         return None
+
+    def _on_loop_cond(switch: Node) -> bool:
+        # a cond in the condition also switches the Merge, on its own predicate
+        p = producers.get(switch.inputs[1]) if len(switch.inputs) == 2 else None
+        return p is not None and _is(g.nodes[p], "LoopCond")
 
     constants = [e for e in enters if g.nodes[e].attributes.get("is_constant")]
     rows = []
@@ -307,17 +312,23 @@ def as_functional(g: Graph, candidates=None, fetched=(), where: str = "") -> Gra
     top_frames = [f for f in frames if not any(x in inside for x in f.exits)]
     if not top_merges and not top_frames:
         return g
-    out = copy.copy(g)
-    out.nodes = list(g.nodes)
-    out.tensors = list(g.tensors)
+    out = graph_copy(g)
     read = {i for node in g.nodes for i in node.inputs} | set(g.outputs) | set(fetched)
     taken = {t.name for t in g.tensors}
     gone: set = set()
-    for group in _groups(top_merges, branches):
+    for group in _groups(scope, top_merges, branches):
         gone |= _cond_as_if(scope, out, group, branches, read, taken)
     for f in top_frames:
         gone |= _loop_as_loop(scope, out, f, taken)
     return _without_nodes(out, gone)
+
+
+def graph_copy(g: Graph) -> Graph:
+    """A copy of `g` with its own node and tensor lists (and name caches: a shallow
+    copy would share them, and a tensor added to the copy would be found by name in
+    `g`). Never raises."""
+    return Graph(name=g.name, tensors=list(g.tensors), nodes=list(g.nodes),
+                 inputs=list(g.inputs), outputs=list(g.outputs), doc_string=g.doc_string)
 
 
 def _cond_as_if(scope: _Scope, out: Graph, group: list[int], branches, read: set,
@@ -371,8 +382,10 @@ def _loop_as_loop(scope: _Scope, out: Graph, f: _Frame, taken: set) -> set:
     for sw, m in zip(f.switches, merged):
         renamed[g.nodes[sw].outputs[1]] = m
     results = [g.nodes[n].inputs[0] for n in f.nexts]
-    then = _subgraph(scope, _needed(scope, results, f.body_nodes), renamed, [], results,
-                     f"{f.name}/run_body", taken)
+    # what the body reads of the condition's values (a closure) the Loop body has
+    # computed already: the If's branch reads it from there
+    then = _subgraph(scope, _needed(scope, results, f.body_nodes - f.cond_nodes), renamed,
+                     [], results, f"{f.name}/run_body", taken)
     _constant_output(then, np.array(True), f"{f.name}/continue", taken)
     stop = _subgraph(scope, set(), {}, [], merged, f"{f.name}/stop", taken)
     _constant_output(stop, np.array(False), f"{f.name}/stop_now", taken)
@@ -422,15 +435,20 @@ def _without_nodes(g: Graph, gone: set) -> Graph:
     return g
 
 
-def _groups(top: list[int], branches) -> list[list[int]]:
-    """The Merges in `top` grouped by shared branch ops or Switches (one If each)."""
-    parent = {m: m for m in top}
+def _groups(scope: _Scope, top: list[int], branches) -> list[list[int]]:
+    """The Merges in `top` grouped by shared branch ops or Switches (one If each).
+    Merges one of which depends on the other stay apart: a gradient's cond reads the
+    forward cond's Switches, and also its output, so one If would feed itself."""
+    group_of = {m: [m] for m in top}
+    upstream: dict[int, set] = {}
 
-    def find(m):
-        while parent[m] != m:
-            parent[m] = parent[parent[m]]
-            m = parent[m]
-        return m
+    def feeds(a: int, b: int) -> bool:  # whether Merge a's output reaches cond b
+        if b not in upstream:
+            nodes = set().union(*(x.members | x.switches for x in branches[b]))
+            outside = [i for k in nodes for i in scope.g.nodes[k].inputs
+                       if i >= 0 and scope.producers.get(i) not in nodes]
+            upstream[b] = _upstream(scope, outside, set())
+        return a in upstream[b]
 
     owner: dict[tuple, int] = {}
     for m in top:
@@ -438,12 +456,19 @@ def _groups(top: list[int], branches) -> list[list[int]]:
             b = branches[m][side]
             for k in b.members | b.switches:
                 other = owner.setdefault((side, k), m)
-                if other != m:
-                    parent[find(m)] = find(other)
-    out: dict[int, list[int]] = {}
+                mine, theirs = group_of[m], group_of[other]
+                if mine is theirs or any(feeds(a, b) or feeds(b, a)
+                                         for a in mine for b in theirs):
+                    continue
+                mine.extend(theirs)
+                for x in theirs:
+                    group_of[x] = mine
+    out, seen = [], set()
     for m in top:
-        out.setdefault(find(m), []).append(m)
-    return list(out.values())
+        if id(group_of[m]) not in seen:
+            seen.add(id(group_of[m]))
+            out.append(group_of[m])
+    return out
 
 
 def _predicate(g: Graph, group, branches, where: str) -> int:
@@ -510,8 +535,10 @@ def _subgraph(scope: _Scope, nodes: set, renamed: dict[int, int], inputs: list[i
         t = _follow(renamed, t)
         if t not in local:
             tensor = g.tensors[t]
-            if producers.get(t) not in nodes and t not in inputs and tensor.data is None:
-                tensor = dataclasses.replace(tensor, kind=TensorKind.ACTIVATION)
+            if producers.get(t) not in nodes and t not in inputs:
+                # a value of the enclosing graph (its constants and variables too, so
+                # a weight is written once, where the outermost graph holds it)
+                tensor = dataclasses.replace(tensor, kind=TensorKind.ACTIVATION, data=None)
             sub.tensors.append(tensor)
             local[t] = len(sub.tensors) - 1
         return local[t]
@@ -551,8 +578,7 @@ def _outer(sub: Graph, tensor) -> int:
     k = sub.find_tensor(tensor.name)
     if k is not None:
         return k
-    sub.tensors.append(tensor if tensor.data is not None else
-                       dataclasses.replace(tensor, kind=TensorKind.ACTIVATION))
+    sub.tensors.append(dataclasses.replace(tensor, kind=TensorKind.ACTIVATION, data=None))
     return len(sub.tensors) - 1
 
 

@@ -372,3 +372,91 @@ def test_map_fn_below_opset_14_says_which_opset_to_use():
         _export(g, {"x": x}, {"mapped": mapped}, opset=13)
     proto, _ = _export(g, {"x": x}, {"mapped": mapped}, opset=14)
     _assert_runs(proto, {"x": POSITIVE}, {"mapped": POSITIVE ** 2})
+
+
+def test_exporting_twice_and_a_second_signature_of_a_loop():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        i, y = og.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * 2.0),
+                             [og.constant(0), x])
+    model = g.to_model(signatures={"serving": og.signature({"x": x}, {"y": y}),
+                                   "count": og.signature({"x": x}, {"i": i})})
+    names = [t.name for t in model.graph.tensors]
+    first = to_onnx(model)
+    again = to_onnx(model)
+    count = to_onnx(model, signature="count")
+    assert [t.name for t in model.graph.tensors] == names  # the model is left as it was
+    assert first == again
+    _assert_runs(again, {"x": POSITIVE}, {"y": POSITIVE * 8})
+    _assert_runs(count, {"x": POSITIVE}, {"i": np.int32(3)})
+
+
+def test_the_gradient_of_a_cond_is_a_second_if_fed_by_the_first():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        y = og.cond(og.reduce_sum(x) > 0, lambda: x * x, lambda: x * 3.0)
+        gx = og.gradients(y, [x])[0]
+    proto, _ = _export(g, {"x": x}, {"y": y, "gx": gx})
+    _assert_runs(proto, {"x": POSITIVE}, {"y": POSITIVE ** 2, "gx": 2 * POSITIVE})
+    _assert_runs(proto, {"x": NEGATIVE}, {"y": NEGATIVE * 3, "gx": np.full(2, 3, F32)})
+
+
+def test_a_body_reading_the_conditions_value_and_a_cond_in_the_condition():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        held = {}
+
+        def condition(v):
+            held["total"] = og.reduce_sum(og.abs(v))
+            return held["total"] < 50.0
+
+        closure = og.while_loop(condition, lambda v: v * 2.0 + held["total"], x)
+        branching = og.while_loop(
+            lambda v: og.cond(v[0] > 0, lambda: og.reduce_sum(v) < 50.0,
+                              lambda: og.reduce_sum(v) > -50.0),
+            lambda v: v * 2.0, x)
+    proto, _ = _export(g, {"x": x}, {"closure": closure, "branching": branching})
+    for start in (POSITIVE, NEGATIVE):
+        a = start.copy()
+        while np.abs(a).sum() < 50:
+            a = a * 2 + np.abs(a).sum()
+        b = start.copy()
+        while (b.sum() < 50) if b[0] > 0 else (b.sum() > -50):
+            b = b * 2
+        _assert_runs(proto, {"x": start}, {"closure": a, "branching": b})
+
+
+def test_a_weight_read_deep_inside_control_flow_is_written_once():
+    weight = np.random.RandomState(0).randn(64, 64).astype(F32)
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [1, 64], name="x")
+        w = og.constant(weight)
+        y = og.cond(og.reduce_sum(x) > 0,
+                    lambda: og.while_loop(
+                        lambda i, v: i < 2,
+                        lambda i, v: (i + 1, og.cond(og.reduce_sum(v) > 0,
+                                                     lambda: og.matmul(v, w) * 0.1,
+                                                     lambda: v)),
+                        [og.constant(0), x])[1],
+                    lambda: x)
+    proto, _ = _export(g, {"x": x}, {"y": y})
+
+    def initializers(graph):
+        found = list(graph.initializer)
+        for node in graph.node:
+            for attr in node.attribute:
+                if attr.type == onnx.AttributeProto.GRAPH:
+                    found += initializers(attr.g)
+        return found
+
+    assert sum(t.dims == [64, 64] for t in initializers(proto.graph)) == 1
+    v = np.abs(np.random.RandomState(1).randn(1, 64)).astype(F32)
+    want = v
+    for _ in range(2):
+        want = want @ weight * 0.1 if want.sum() > 0 else want
+    got = _ort(proto, {"x": v})["y"]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
