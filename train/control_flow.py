@@ -481,6 +481,9 @@ def while_loop(cond_fn: Callable, body: Callable, loop_vars, maximum_iterations=
             g._ir.tensors[m.tensor_index].shape = _ir_shape(shape)
             merges.append(m)
         i, vs = merges[0], merges[1:]
+        # ops of the condition with only constant inputs (an inner loop's counter)
+        # follow the counter's Merge, so the frame holds them as it holds the body's
+        ctx.pivot = g._producer[i.tensor_index]
         c = g.convert(call(cond_fn, vs))
         if limit is not None:
             c = api.logical_and(c, api.less(i, limit))

@@ -390,3 +390,26 @@ def test_tf1_keywords_are_accepted():
     s = og.Session(g)
     assert int(s.run(i)) == 3
     np.testing.assert_array_equal(s.run(m, {x: [1.0, 2.0, 3.0]}), [2.0, 4.0, 6.0])
+
+
+def test_a_while_loop_inside_another_loops_condition():
+    """The inner loop's counter starts from a constant: the outer frame holds it
+    through the condition's pivot (the Session refused the graph as a cycle)."""
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+
+        def condition(v):
+            quadrupled = og.while_loop(lambda j, a: j < 2, lambda j, a: (j + 1, a * 2.0),
+                                       [og.constant(0), v])[1]
+            return og.reduce_sum(quadrupled) < 100.0
+
+        r = og.while_loop(condition, lambda v: v + 1.0, x)
+        dr = og.gradients(og.reduce_sum(r), [x])[0]
+    v = np.array([1.0, 2.0], np.float32)
+    want = v.copy()
+    while (want * 4).sum() < 100:
+        want = want + 1
+    got, grad = og.Session(g).run([r, dr], {x: v})
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(grad, [1.0, 1.0])
