@@ -34,6 +34,8 @@ from .onnx_legacy import _Names, proto_subgraphs
 # of one shape, which ONNX Sum does (it also broadcasts).
 ONNX_EQUIVALENT = {("onegraph", "ReadVariable"): "Identity",
                    ("onegraph", "StopGradient"): "Identity",
+                   # ONNX has no run-time check: the served model passes values on
+                   ("onegraph", "CheckNumerics"): "Identity",
                    ("onegraph", "AddN"): "Sum"}
 
 # onegraph-domain ops written as a few ONNX nodes: ZerosLike/OnesLike as
@@ -265,7 +267,8 @@ class _Exporter:
                     and _loss_only(node, used):
                 nodes.extend(_cross_entropy_nodes(g, node))
                 continue
-            if (domain, op_type) in ONNX_EQUIVALENT:
+            equivalent = (domain, op_type) in ONNX_EQUIVALENT
+            if equivalent:
                 op_type, domain = ONNX_EQUIVALENT[(domain, op_type)], ""
             elif _is_onegraph_domain(domain):
                 key = f"{domain}::{op_type}"
@@ -302,7 +305,8 @@ class _Exporter:
             attrs = {}
             op_def = REGISTRY.get(node.op_type, node.domain) \
                 if REGISTRY.has(node.op_type, node.domain) else None
-            node_attrs = node.attributes
+            # an equivalent takes none of the onegraph op's attributes (a message)
+            node_attrs = {} if equivalent else node.attributes
             if op_type == "Resize" and domain in ("", "ai.onnx"):
                 node_attrs = _resize_without_tf_half_pixel(node_attrs, where)
             written = _DEFAULTS_WRITTEN.get((domain, op_type))

@@ -10,7 +10,7 @@ up with `get_op(op_type, domain)`.
 import dataclasses
 
 from . import (activation, activation_grad, attention, checkpoint, control_flow, conv, conv_grad,
-               dataflow, deform_conv, elementwise, elementwise_grad, image, indexing, indexing_grad,
+               dataflow, debugging, deform_conv, elementwise, elementwise_grad, image, indexing, indexing_grad,
                linalg, linalg_grad, loss, ml, ml_linear, ml_trees, normalization,
                normalization_extra, normalization_grad, optional, pool, pool_grad,
                preview_training, quantization, queue, random, reduction, reduction_grad, rnn,
@@ -19,11 +19,11 @@ from . import (activation, activation_grad, attention, checkpoint, control_flow,
 from .registry import (NUM_OUTPUTS, REQUIRED, AttrSpec, KernelContext, OpDef, Registry, TensorInfo,
                        VariableRef, define)
 
-_FAMILIES = (activation, attention, checkpoint, control_flow, conv, dataflow, deform_conv,
-             elementwise, image, indexing, linalg, loss, ml, ml_linear, ml_trees, normalization,
-             normalization_extra, optional, pool, preview_training, quantization, queue, random,
-             reduction, rnn, rnn_grad_kernels, shape, signal, state, strings, tensor_extra, text,
-             training)
+_FAMILIES = (activation, attention, checkpoint, control_flow, conv, dataflow, debugging,
+             deform_conv, elementwise, image, indexing, linalg, loss, ml, ml_linear, ml_trees,
+             normalization, normalization_extra, optional, pool, preview_training, quantization,
+             queue, random, reduction, rnn, rnn_grad_kernels, shape, signal, state, strings,
+             tensor_extra, text, training)
 
 # Modules holding `GRADIENTS = {op_type: rule}` (default domain) or
 # `GRADIENTS = {(domain, op_type): rule}`.

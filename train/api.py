@@ -350,6 +350,28 @@ def group(*inputs, name: str | None = None) -> Operation:
     return g.op("NoOp", [], name=name or "group", control_inputs=flat)
 
 
+def tuple_(tensors, name: str | None = None, control_inputs=None) -> list:
+    """`og.tuple`: each of `tensors`, passed on only once all of them (and
+    `control_inputs`) are computed, as TF1's `tf.tuple`: whoever reads one result
+    waits for every input. None entries stay None.
+
+    Raises:
+        TypeError: tensors is not a list or tuple, or name is not a str.
+    """
+    _g.check_name(name, "tuple")
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"tuple: tensors must be a list of tensors, got "
+                        f"{type(tensors).__name__}")
+    present = [t for t in tensors if t is not None]
+    g = _graph_of(*present) if present else get_default_graph()
+    gate = group(*present, *(control_inputs or ()), name=f"{name or 'tuple'}/control")
+    with g.control_dependencies([gate]):
+        return [None if t is None else identity(t) for t in tensors]
+
+
+tuple_.__name__ = "tuple"
+
+
 def identity(x, name=None) -> Tensor:
     """x, as a new tensor (an Identity node)."""
     x = _t(x)

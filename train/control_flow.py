@@ -329,6 +329,82 @@ def cond(pred, true_fn: Callable, false_fn: Callable, name: str = "cond"):
     return _pack(true_out, outs)
 
 
+def case(pred_fn_pairs, default: Callable | None = None, exclusive: bool = False,
+         strict: bool = False, name: str = "case"):
+    """The result of the fn of the first true predicate, else of `default` (TF1's
+    `tf.case`): nested conds, so only the chosen fn's ops run.
+
+    Args:
+        pred_fn_pairs: a list of (boolean scalar tensor, callable) pairs, or a dict
+            of them (tested in its order).
+        default: callable for when no predicate is true. None: the last pair's fn,
+            with an assertion that its predicate is true (a run where none is raises
+            ExecutionError, as TF1's).
+        exclusive: also assert that at most one predicate is true (every predicate
+            is then evaluated).
+        strict: accepted for TF1 compatibility: results keep the structure the fns
+            return, a one-element list staying a list when every fn returns one.
+        name: name scope of the case's nodes.
+
+    Returns:
+        The chosen fn's result, in its structure.
+
+    Raises:
+        TypeError: pred_fn_pairs is not a list or dict of (predicate, callable)
+            pairs, it is empty, default is not callable, or name is not a str.
+        OneGraphError, ShapeError: as `cond` (fns of different structures or dtypes,
+            a predicate that is not a bool scalar).
+    """
+    del strict
+    from .debugging import Assert
+
+    _g.check_name(name, "case")
+    pairs = list(pred_fn_pairs.items()) if isinstance(pred_fn_pairs, dict) else pred_fn_pairs
+    if not isinstance(pairs, (list, tuple)) or not pairs or not all(
+            isinstance(p, (list, tuple)) and len(p) == 2 and callable(p[1]) for p in pairs):
+        raise TypeError(f"case {name!r}: pred_fn_pairs must be a non-empty list of "
+                        "(predicate, callable) pairs")
+    if default is not None and not callable(default):
+        raise TypeError(f"case {name!r}: default must be a callable, got "
+                        f"{type(default).__name__}")
+    g = _graph_of([p for p, _ in pairs])
+    preds = [_g.bool_tensor(p, f"case {name!r}: predicate {k}", g)
+             for k, (p, _) in enumerate(pairs)]
+    fns = [fn for _, fn in pairs]
+    every = list(preds)
+    with g.name_scope(name or "case"):
+        if default is None:
+            last, last_fn = preds.pop(), fns.pop()
+
+            def default():
+                check = Assert(last, [f"case {name!r}: none of the conditions evaluated "
+                                      "as True"], name="none_true")
+                return _after([check], last_fn())
+
+        def chain(k: int):
+            if k == len(preds):
+                return default()
+            return cond(preds[k], fns[k], lambda: chain(k + 1), name="cond")
+
+        if exclusive and len(every) > 1:
+            count = api.reduce_sum(api.cast(api.stack(every), DType.INT32))
+            check = Assert(api.less_equal(count, 1),
+                           [f"case {name!r}: more than one condition evaluated as True; "
+                            "conditions:"] + every, summarize=len(every), name="exclusive")
+            return _after([check], chain(0))
+        return chain(0)
+
+
+def _after(ops: list, result):
+    """`result` (a structure of tensors and ops), each element passed through an
+    Identity (or a NoOp) that runs after `ops`."""
+    g = _graph_of(list(ops))
+    with g.control_dependencies(ops):
+        flat = [api.identity(r) if isinstance(r, Tensor) or hasattr(r, "_as_graph_tensor")
+                else api.group(r) for r in _flatten(result)]
+    return _pack(result, flat)
+
+
 def _branch_result(g, ctx, r) -> Tensor:
     """A branch's result as a tensor of that branch. An Operation (`lambda: train_op`)
     becomes the branch's pivot with a control edge from it, so running the cond's

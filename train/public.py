@@ -11,12 +11,18 @@ from .api import *  # noqa: F401,F403 - the public building functions
 from .api import __all__ as _api_all
 from .api_extra import *  # noqa: F401,F403 - more TF1-named building functions
 from .api_extra import __all__ as _api_extra_all
-from .control_flow import cond, foldl, map_fn, scan, while_loop
+from .api import tuple_ as tuple  # noqa: A004 - TF1's og.tuple
+from .control_flow import case, cond, foldl, map_fn, scan, while_loop
+from .debugging import *  # noqa: F401,F403 - Assert, check_numerics, assert_*
+from .debugging import __all__ as _debugging_all
 from .gradients import (IndexedSlices, RegisterGradient, custom_gradient, gradient_override_map,
                         gradients)
 from .nn import set_random_seed
 from .queues import FIFOQueue, RandomShuffleQueue
+from .optimizers import clip_by_global_norm, clip_by_norm, global_norm
 from .session import InteractiveSession, Session, get_default_session
+from .state_ops import *  # noqa: F401,F403 - assign, assign_add, assign_sub, scatter_add
+from .state_ops import __all__ as _state_all
 from . import initializers
 from .initializers import (constant_initializer, glorot_normal_initializer,
                            glorot_uniform_initializer, ones_initializer, orthogonal_initializer,
@@ -26,8 +32,8 @@ from .initializers import (constant_initializer, glorot_normal_initializer,
 from .variable_scope import (AUTO_REUSE, VariableScope, get_variable, get_variable_scope,
                              variable_scope)
 
-__all__ = sorted(set(_api_all) | set(_api_extra_all) | {
-    "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices", "InteractiveSession", "RandomShuffleQueue", "RegisterGradient", "Session", "custom_gradient",
+__all__ = sorted(set(_api_all) | set(_api_extra_all) | set(_debugging_all) | set(_state_all) | {
+    "case", "clip_by_global_norm", "clip_by_norm", "global_norm", "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices", "InteractiveSession", "RandomShuffleQueue", "RegisterGradient", "Session", "custom_gradient",
     "get_default_session", "gradient_override_map", "gradients", "nn", "set_random_seed",
     "AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope", "variable_scope",
     "initializers", "constant_initializer", "glorot_normal_initializer",

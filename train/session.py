@@ -175,7 +175,8 @@ class Session:
 
     Args:
         graph: a `onegraph.format.Model` (its main graph), a `onegraph.format.Graph`,
-            or a training graph (`onegraph.Graph`).
+            or a training graph (`onegraph.Graph`); default: the default graph (TF1's
+            `tf.Session()` inside `with g.as_default():`).
         seed: seed of the random generator used by random ops: None (fresh entropy)
             or an int >= 0 (numpy integers too).
         memory_arena: keep freed heap memory mapped for the next run instead of
@@ -201,7 +202,11 @@ class Session:
 
     optimize = True  # plan-time graph optimisations (train/optimize.py)
 
-    def __init__(self, graph, seed: int | None = None, memory_arena: bool = True):
+    def __init__(self, graph=None, seed: int | None = None, memory_arena: bool = True):
+        if graph is None:
+            from .graph import get_default_graph
+
+            graph = get_default_graph()
         if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(
                 seed, (int, np.integer))):
             raise TypeError(f"Session: seed must be None or an int >= 0, got "

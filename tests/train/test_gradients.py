@@ -302,6 +302,7 @@ CASES = [
     ("SoftmaxXent", lambda lg, lab: og.nn.softmax_cross_entropy(lab, lg),
      [f64(4, 5), np.full((4, 5), 0.2)]),
     ("AddN", lambda a, b: og.add_n([a, b, a]), [f64(2, 3), f64(2, 3)]),
+    ("CheckNumerics", lambda a: og.check_numerics(og.sin(a), "sin"), [f64(2, 3)]),
 ]
 
 
