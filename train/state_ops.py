@@ -32,32 +32,23 @@ def assign(ref, value, validate_shape=None, use_locking=None, name=None):
     return _variable(ref, "assign").assign(value, name=name)
 
 
-def assign_add(ref, value, use_locking=None, name=None):
-    """Add `value` to variable `ref`; the result is the new value (TF1's
-    `tf.assign_add`).
+def _delta_update(method: str, words: str):
+    def update(ref, value, use_locking=None, name=None):
+        del use_locking
+        return getattr(_variable(ref, method), method)(value, name=name)
 
-    Raises:
-        TypeError: ref is not a Variable, or name is not a str.
-        ShapeError: value's dtype differs or its static shape does not broadcast to
-            the variable's.
-        OneGraphError: a plain value does not convert to the variable's dtype.
-    """
-    del use_locking
-    return _variable(ref, "assign_add").assign_add(value, name=name)
+    update.__name__ = method
+    update.__doc__ = (f"{words} variable `ref`; the result is the new value (TF1's "
+                      f"`tf.{method}`).\n\n    Raises:\n        TypeError: ref is not a "
+                      "Variable, or name is not a str.\n        ShapeError: value's dtype "
+                      "differs or its static shape does not broadcast to\n            the "
+                      "variable's.\n        OneGraphError: a plain value does not convert "
+                      "to the variable's dtype.\n    ")
+    return update
 
 
-def assign_sub(ref, value, use_locking=None, name=None):
-    """Subtract `value` from variable `ref`; the result is the new value (TF1's
-    `tf.assign_sub`).
-
-    Raises:
-        TypeError: ref is not a Variable, or name is not a str.
-        ShapeError: value's dtype differs or its static shape does not broadcast to
-            the variable's.
-        OneGraphError: a plain value does not convert to the variable's dtype.
-    """
-    del use_locking
-    return _variable(ref, "assign_sub").assign_sub(value, name=name)
+assign_add = _delta_update("assign_add", "Add `value` to")
+assign_sub = _delta_update("assign_sub", "Subtract `value` from")
 
 
 def scatter_add(ref, indices, updates, use_locking=None, name=None):
