@@ -207,6 +207,12 @@ def _range(b, op, grads):
                              b.op("Shape", [delta])])]
 
 
+def _reverse_sequence(b, op, grads):
+    # the reversal is its own inverse: the gradient is reversed back the same way
+    attrs = {k: op.attrs[k] for k in ("batch_axis", "time_axis") if k in op.attrs}
+    return [b.op("ReverseSequence", [grads[0], op.inputs[1]], attrs), None]
+
+
 def _unsupported(what):
     raise GradientNotDefinedError(f"no gradient for {what}")
 
@@ -215,6 +221,7 @@ GRADIENTS = {
     "Concat": _concat, "ConstantOfShape": _no_gradient, "DepthToSpace": _depth_to_space,
     "Dropout": _dropout, "Expand": _expand, "Flatten": _reshape_back, "Identity": _identity,
     "Pad": _pad, "Range": _range, "Reshape": _reshape_back, "Resize": _resize,
+    "ReverseSequence": _reverse_sequence,
     "SpaceToDepth": _space_to_depth, "Split": _split,
     "Squeeze": _reshape_back, "Tile": _tile, "Transpose": _transpose, "Trilu": _trilu,
     "Unsqueeze": _reshape_back,

@@ -752,6 +752,116 @@ def sequence_mask(lengths, maxlen=None, dtype=bool_, name=None) -> Tensor:
     return _cast(mask, dt, name=name)
 
 
+def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None,  # noqa: A002
+                     name=None, seq_dim=None, batch_dim=None) -> Tensor:
+    """For each batch entry b, the first seq_lengths[b] entries along `seq_axis`
+    reversed and the rest kept, as tf.reverse_sequence (seq_dim / batch_dim are its
+    deprecated names). ONNX's ReverseSequence, between transposes when the axes are
+    not (batch, time) = (0, 1) or (1, 0).
+
+    Raises:
+        TypeError: seq_axis is missing, or an axis or name is of the wrong type.
+        ShapeError: the axes are out of range or equal, input's rank is unknown or
+            below 2, or seq_lengths is not a 1-D integer tensor.
+    """
+    _g.check_name(name, "reverse_sequence")
+    seq_axis = seq_axis if seq_axis is not None else seq_dim
+    batch_axis = batch_axis if batch_axis is not None else (batch_dim or 0)
+    if seq_axis is None:
+        raise TypeError("reverse_sequence: seq_axis is required")
+    x = _t(input)
+    rank = _rank(x, "reverse_sequence: input")
+    if rank < 2:
+        raise ShapeError(f"reverse_sequence: input must have rank >= 2, got {rank}")
+    t_axis = _check_axis(_int_arg(seq_axis, "reverse_sequence: seq_axis"), x,
+                         "reverse_sequence: seq_axis") % rank
+    b_axis = _check_axis(_int_arg(batch_axis, "reverse_sequence: batch_axis"), x,
+                         "reverse_sequence: batch_axis") % rank
+    if t_axis == b_axis:
+        raise ShapeError(f"reverse_sequence: seq_axis and batch_axis are both {t_axis}")
+    lengths = _g.integer_tensor(seq_lengths, "reverse_sequence: seq_lengths", x.graph)
+    if lengths.shape is not None and len(lengths.shape) != 1:
+        raise ShapeError(f"reverse_sequence: seq_lengths must be 1-D, got shape "
+                         f"{list(lengths.shape)}")
+    lengths = _cast(lengths, int64)
+    if {t_axis, b_axis} == {0, 1}:
+        return x.graph.op("ReverseSequence", [x, lengths],
+                          {"batch_axis": b_axis, "time_axis": t_axis}, name=name)
+    perm = [b_axis, t_axis] + [k for k in builtins.range(rank)
+                              if k not in (b_axis, t_axis)]
+    inverse = [perm.index(k) for k in builtins.range(rank)]
+    moved = api.transpose(x, perm)
+    turned = x.graph.op("ReverseSequence", [moved, lengths],
+                        {"batch_axis": 0, "time_axis": 1})
+    return api.transpose(turned, inverse, name=name)
+
+
+def unsorted_segment_sum(data, segment_ids, num_segments, name=None) -> Tensor:
+    """out[i, ...] = the sum of data[j, ...] over the positions j with
+    segment_ids[j] == i, for i < num_segments, as tf.unsorted_segment_sum:
+    segment_ids holds the leading dims of data (its shape is a prefix of data's), a
+    negative id drops its row, and a segment no id names is 0. ScatterND with
+    reduction 'add' into zeros; ids at or above num_segments are an error at run time.
+
+    Raises:
+        TypeError: name is not a str.
+        ShapeError: segment_ids is not an integer tensor or its shape is not a prefix
+            of data's (where known), or num_segments is not an integer scalar.
+        OneGraphError: data has no known dtype.
+    """
+    _g.check_name(name, "unsorted_segment_sum")
+    d = _t(data)
+    g = d.graph
+    if d.dtype is DType.UNDEFINED:
+        raise OneGraphError(f"unsorted_segment_sum: data {d.name!r} has no known dtype")
+    ids = _cast(_g.integer_tensor(segment_ids, "unsorted_segment_sum: segment_ids", g),
+                int64)
+    if ids.shape is not None and d.shape is not None and (
+            len(ids.shape) > len(d.shape) or any(
+                a is not None and b is not None and a != b
+                for a, b in zip(ids.shape, d.shape))):
+        raise ShapeError(f"unsorted_segment_sum: segment_ids of shape {list(ids.shape)} "
+                         f"must be a prefix of data's shape {list(d.shape)}")
+    count = _cast(_g.integer_tensor(num_segments, "unsorted_segment_sum: num_segments",
+                                    g), int64)
+    _scalar(count, "unsorted_segment_sum: num_segments")
+    rank = len(ids.shape) if ids.shape is not None else _rank(ids, "segment_ids")
+    kept = api.greater_equal(ids, np.int64(0))
+    # a dropped row adds zero to segment 0
+    rows = api.where(_expand_to(kept, d, rank), d, api.zeros_like(d))
+    index = api.expand_dims(api.where(kept, ids, api.zeros_like(ids)), -1)
+    shape = api.concat([api.reshape(count, [1]), _dims_slice(d, rank, None)], 0)
+    zeros = g.op("ConstantOfShape", [shape], {"value": np.zeros(1, d.dtype.numpy)})
+    return g.op("ScatterND", [zeros, index, rows], {"reduction": "add"}, name=name)
+
+
+def _expand_to(mask: Tensor, x: Tensor, rank: int) -> Tensor:
+    """mask (of x's leading `rank` dims) with unit dims added to broadcast to x."""
+    extra = _rank(x, "data") - rank
+    for _ in builtins.range(extra):
+        mask = api.expand_dims(mask, -1)
+    return mask
+
+
+def segment_sum(data, segment_ids, name=None) -> Tensor:
+    """tf.segment_sum: unsorted_segment_sum over max(segment_ids) + 1 segments; the ids
+    are 1-D and (as TF requires) sorted, though any order gives the same sums.
+
+    Raises:
+        as `unsorted_segment_sum`, and ShapeError: segment_ids is not 1-D.
+    """
+    _g.check_name(name, "segment_sum")
+    d = _t(data)
+    ids = _cast(_g.integer_tensor(segment_ids, "segment_sum: segment_ids", d.graph), int64)
+    if ids.shape is not None and len(ids.shape) != 1:
+        raise ShapeError(f"segment_sum: segment_ids must be 1-D, got shape "
+                         f"{list(ids.shape)}")
+    top = d.graph.op("ReduceMax", [ids], {"keepdims": 0})
+    # no ids (ONNX's max of nothing is the int64 minimum): no segments
+    count = api.maximum(api.add(top, np.int64(1)), np.int64(0))
+    return unsorted_segment_sum(d, ids, count, name=name)
+
+
 def _check_mask_dims(x: Tensor, m: Tensor, axis: int) -> None:
     """Refuse a mask whose dims differ from x's dims axis .. axis+k-1 (where known).
 
@@ -1076,6 +1186,7 @@ def placeholder_with_default(input, shape, name=None) -> Tensor:  # noqa: A002 -
 __all__ = [
     "TopKV2", "argsort", "boolean_mask", "cumsum", "einsum", "fill", "gather_nd",
     "not_equal", "placeholder_with_default", "random_normal", "random_uniform", "range",
-    "rank", "reduce_all", "reduce_any", "scatter_nd", "sequence_mask", "size", "sort",
-    "tensordot", "top_k", "truncated_normal",
+    "rank", "reduce_all", "reduce_any", "reverse_sequence", "scatter_nd", "segment_sum",
+    "sequence_mask", "size", "sort", "tensordot", "top_k", "truncated_normal",
+    "unsorted_segment_sum",
 ]

@@ -303,6 +303,8 @@ CASES = [
      [f64(4, 5), np.full((4, 5), 0.2)]),
     ("AddN", lambda a, b: og.add_n([a, b, a]), [f64(2, 3), f64(2, 3)]),
     ("CheckNumerics", lambda a: og.check_numerics(og.sin(a), "sin"), [f64(2, 3)]),
+    ("ReverseSequence", lambda a: og.reverse_sequence(a, [3, 1], seq_axis=1, batch_axis=0),
+     [f64(2, 3, 2)]),
 ]
 
 
