@@ -19,28 +19,32 @@ import dataclasses
 import numpy as np
 
 from ..format.ir import Container, DType, Graph, Node, TensorKind
-from .control_flow_export import graph_copy
+from .control_flow_export import fresh_name
 
 _DOMAIN = "onegraph"
 # ops that hand an accumulator on unchanged (input 0 to output 0; Merge either input)
+_ACCUMULATOR_OPS = frozenset({"AccumulatorNew", "AccumulatorWrite", "AccumulatorStack"})
 _CARRIERS = frozenset({"Enter", "Exit", "Merge", "Switch", "NextIteration", "Identity",
                        "AccumulatorWrite"})
 
 
-def accumulators_as_sequences(g: Graph, candidates: set) -> Graph:
-    """A copy of `g` where the accumulators the AccumulatorStack nodes among
-    `candidates` read are ONNX sequences (node indices are kept); `g` itself when
-    there are none. An accumulator whose origin is not an AccumulatorNew of the
-    graph is left as it is (the export then names its ops). Never raises."""
-    stacks = [k for k in sorted(candidates) if g.nodes[k].op_type == "AccumulatorStack"
-              and g.nodes[k].domain == _DOMAIN and len(g.nodes[k].inputs) == 1]
-    if not stacks:
+def accumulators_as_sequences(g: Graph, candidates: set, taken: set) -> Graph:
+    """A copy of `g` where the accumulators are ONNX sequences (node indices are kept;
+    new names avoid and join `taken`), when an accumulator op is among `candidates`
+    (a signature's part of the graph); `g` itself otherwise. Every accumulator of the
+    graph is rewritten, since a loop carries them all, even those (a tuple scan's
+    other results) nothing kept reads. An accumulator whose origin is not an
+    AccumulatorNew of the graph is left as it is (the export then names its ops).
+    Never raises."""
+    if not any(g.nodes[k].domain == _DOMAIN and g.nodes[k].op_type in _ACCUMULATOR_OPS
+               for k in candidates):
         return g
     from .onnx_export import dtype_to_onnx  # (that module imports this one)
 
+    stacks = [k for k, node in enumerate(g.nodes) if node.op_type == "AccumulatorStack"
+              and node.domain == _DOMAIN and len(node.inputs) == 1]
     producers = g.producers()
-    out = graph_copy(g)
-    taken = {t.name for t in g.tensors}
+    out = g.copy()
     for k in stacks:
         stack = g.nodes[k]
         try:
@@ -109,12 +113,8 @@ def _stacked(out: Graph, stack: Node, dtype: DType, element: tuple, taken: set) 
     base = stack.name or out.tensors[result].name
 
     def add(name, dt, shape, kind=TensorKind.ACTIVATION, data=None) -> int:
-        fresh, k = name, 0
-        while fresh in taken:
-            k += 1
-            fresh = f"{name}_{k}"
-        taken.add(fresh)
-        out.tensors.append(dataclasses.replace(out.tensors[result], name=fresh, dtype=dt,
+        out.tensors.append(dataclasses.replace(out.tensors[result],
+                                               name=fresh_name(name, taken), dtype=dt,
                                                shape=shape, kind=kind, data=data,
                                                containers=()))
         return len(out.tensors) - 1
@@ -126,20 +126,18 @@ def _stacked(out: Graph, stack: Node, dtype: DType, element: tuple, taken: set) 
     # before it, which the export orders by their data edges
     then = Graph(name=f"{base}/no_rows")
     value = np.zeros((0,) + tuple(max(d, 0) for d in element), dtype.numpy)
-    then.tensors.append(dataclasses.replace(out.tensors[result], name=f"{base}/no_rows_value",
-                                            shape=value.shape, containers=()))
-    then.nodes.append(Node("Constant", [], [0], {"value": value},
-                           name=f"{base}/no_rows_value"))
+    then.tensors.append(dataclasses.replace(
+        out.tensors[result], name=fresh_name(f"{base}/no_rows_value", taken),
+        shape=value.shape, containers=()))
+    then.nodes.append(Node("Constant", [], [0], {"value": value}, name=then.tensors[0].name))
     then.outputs = [0]
-    taken.add(f"{base}/no_rows_value")
     other = Graph(name=f"{base}/rows")
     other.tensors.append(out.tensors[acc])
-    other.tensors.append(dataclasses.replace(out.tensors[result], name=f"{base}/rows_value",
-                                             containers=()))
+    other.tensors.append(dataclasses.replace(
+        out.tensors[result], name=fresh_name(f"{base}/rows_value", taken), containers=()))
     other.nodes.append(Node("ConcatFromSequence", [0], [1], {"axis": 0, "new_axis": 1},
-                            name=f"{base}/rows_value"))
+                            name=other.tensors[1].name))
     other.outputs = [1]
-    taken.add(f"{base}/rows_value")
     out.nodes.append(Node("SequenceLength", [acc], [length], name=f"{base}/length"))
     out.nodes.append(Node("Equal", [length, zero], [empty], name=f"{base}/empty"))
     return Node("If", [empty], [result], {"then_branch": then, "else_branch": other},

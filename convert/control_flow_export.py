@@ -110,10 +110,12 @@ class _Branch:
 
 
 class _Scope:
-    """What the walks of one graph share: producers, consumers and frames."""
+    """What the walks of one graph share: producers, consumers and frames; `taken`,
+    the names used anywhere in the export (new names are made unique against it);
+    `cut`, the tensors a signature feeds (graph inputs: a walk stops at them)."""
 
-    def __init__(self, g: Graph, where: str):
-        self.g, self.where = g, where
+    def __init__(self, g: Graph, where: str, taken: set, cut=frozenset()):
+        self.g, self.where, self.taken, self.cut = g, where, taken, cut
         self.producers = g.producers()
         self.consumers: dict[int, list[int]] = {}
         for k, node in enumerate(g.nodes):
@@ -186,25 +188,34 @@ def _frame(scope: _Scope, name: str, enters: list[int]) -> _Frame | None:
 def _walk_frame(scope: _Scope, frame: _Frame) -> None:
     """Fill the frame's condition and body nodes: what the LoopCond's input and the
     NextIterations' inputs depend on, back to the frame's Merges, its Switches' body
-    outputs and its constant Enters."""
+    outputs and its constant Enters.
+
+    Raises:
+        ConversionError: a signature feeds a tensor computed inside the loop (a Loop
+            computes its body itself; it cannot take one iteration's value).
+    """
     g = scope.g
     stops = set(frame.merges) | set(frame.constants) | set(frame.switches)
     frame.cond_nodes = _upstream(scope, [g.nodes[frame.loop_cond].inputs[0]], stops)
     frame.body_nodes = _upstream(scope, [g.nodes[n].inputs[0] for n in frame.nexts], stops)
+    fed = [g.tensors[o].name for n in sorted(frame.cond_nodes | frame.body_nodes)
+           for o in g.nodes[n].outputs if o in scope.cut]
+    if fed:
+        raise ConversionError(f"{scope.where}signature input {fed[0]!r} is computed inside "
+                              f"while_loop {frame.name!r}: an ONNX Loop cannot take it "
+                              "from outside; feed a value the loop reads instead")
 
 
-def _upstream(scope: _Scope, tensors: list[int], stops: set) -> set:
-    """Nodes the tensors depend on through data edges, not past the nodes `stops`."""
+def _upstream(scope: _Scope, tensors: list[int], stops: set = frozenset(),
+              within: set | None = None) -> set:
+    """Nodes the tensors depend on through data edges, not past the nodes `stops` nor
+    outside `within` (None: anywhere)."""
     found: set = set()
     stack = [t for t in tensors if t >= 0]
-    seen: set = set()
     while stack:
         t = stack.pop()
-        if t in seen:
-            continue
-        seen.add(t)
         n = scope.producers.get(t)
-        if n is None or n in stops or n in found:
+        if n is None or n in stops or n in found or (within is not None and n not in within):
             continue
         found.add(n)
         stack.extend(i for i in scope.g.nodes[n].inputs if i >= 0)
@@ -226,6 +237,8 @@ def _walk_branch(scope: _Scope, start: int, side: int, where: str) -> _Branch:
     stack = [(start, 0, False)]  # (tensor, or node after a control edge; depth; edge)
     while stack:
         t, depth, by_control = stack.pop()
+        if not by_control and t in scope.cut:
+            continue  # fed: a graph input of the export, read by name
         n = t if by_control else (producers.get(t) if t >= 0 else None)
         if n is None or (n, depth) in seen:
             continue
@@ -271,21 +284,25 @@ def _is_pivot(g: Graph, producers: dict[int, int], node: Node) -> bool:
 
 # --------------------------------------------------------------------------- rewrite
 
-def as_functional(g: Graph, candidates=None, fetched=(), where: str = "") -> Graph:
+def as_functional(g: Graph, candidates=None, fetched=(), where: str = "",
+                  taken: set | None = None, cut=frozenset()) -> Graph:
     """A copy of `g` where og.cond's Switch/Merge and og.while_loop's frames are If
     and Loop nodes (node indices change; the ops they took in are still listed, for
     the caller to keep only what its outputs depend on).
 
     `candidates` (node indices, None: all) limits the rewrite to the structures whose
     Merge or Exit is among them (a signature's part of a training graph); `fetched`
-    are tensors read from outside the graph, for a Merge's value_index.
+    are tensors read from outside the graph, for a Merge's value_index; `taken` the
+    names used in the whole model (default: g's, nested graphs' included), which new
+    names avoid and join; `cut` the tensors a signature feeds.
 
     Raises:
         ConversionError: a cond's predicate cannot be found or differs between its
-            Switches, or a branch reads the wrong output of its own Switch. (A loop
-            frame that is not one og.while_loop builds stays as it is.)
+            Switches, a branch reads the wrong output of its own Switch, or a signature
+            feeds a tensor computed inside a loop. (A loop frame that is not one
+            og.while_loop builds stays as it is.)
     """
-    scope = _Scope(g, where)
+    scope = _Scope(g, where, used_names(g) if taken is None else taken, cut)
     producers = scope.producers
 
     def wanted(k: int) -> bool:
@@ -312,27 +329,26 @@ def as_functional(g: Graph, candidates=None, fetched=(), where: str = "") -> Gra
     top_frames = [f for f in frames if not any(x in inside for x in f.exits)]
     if not top_merges and not top_frames:
         return g
-    out = graph_copy(g)
+    out = g.copy()
     read = {i for node in g.nodes for i in node.inputs} | set(g.outputs) | set(fetched)
-    taken = {t.name for t in g.tensors}
     gone: set = set()
     for group in _groups(scope, top_merges, branches):
-        gone |= _cond_as_if(scope, out, group, branches, read, taken)
+        gone |= _cond_as_if(scope, out, group, branches, read)
     for f in top_frames:
-        gone |= _loop_as_loop(scope, out, f, taken)
+        gone |= _loop_as_loop(scope, out, f)
     return _without_nodes(out, gone)
 
 
-def graph_copy(g: Graph) -> Graph:
-    """A copy of `g` with its own node and tensor lists (and name caches: a shallow
-    copy would share them, and a tensor added to the copy would be found by name in
-    `g`). Never raises."""
-    return Graph(name=g.name, tensors=list(g.tensors), nodes=list(g.nodes),
-                 inputs=list(g.inputs), outputs=list(g.outputs), doc_string=g.doc_string)
+def used_names(g: Graph) -> set[str]:
+    """The tensor names of `g` and of every graph nested in it. Never raises."""
+    names = {t.name for t in g.tensors}
+    for node in g.nodes:
+        for inner in node.subgraphs():
+            names |= used_names(inner)
+    return names
 
 
-def _cond_as_if(scope: _Scope, out: Graph, group: list[int], branches, read: set,
-                taken: set) -> set:
+def _cond_as_if(scope: _Scope, out: Graph, group: list[int], branches, read: set) -> set:
     """Put the If of one group of a cond's Merges in `out` (at the first Merge's
     place); returns the other Merges' indices, which the If replaces."""
     g = scope.g
@@ -347,15 +363,15 @@ def _cond_as_if(scope: _Scope, out: Graph, group: list[int], branches, read: set
                    for s in switches for k in (0, 1)}
         results = [g.nodes[m].inputs[side] for m in group]
         needed = _needed(scope, results, members)
-        sub = _subgraph(scope, needed, renamed, [], results, f"{name}/{key}", taken,
+        sub = _subgraph(scope, needed, renamed, [], results, f"{name}/{key}",
                         recurse=False)
         for m in group:  # the Merge's value_index: 1 where the true branch ran
             merge = g.nodes[m]
             if len(merge.outputs) > 1 and merge.outputs[1] in read:
                 tensor = g.tensors[merge.outputs[1]]
                 _constant_output(sub, np.array(side, tensor.dtype.numpy),
-                                 f"{tensor.name}__{key}", taken)
-        subgraphs[key] = _functional_subgraph(sub, f"{name}/{key}: ")
+                                 f"{tensor.name}__{key}", scope.taken)
+        subgraphs[key] = _functional_subgraph(sub, f"{name}/{key}: ", scope.taken)
     outputs = [g.nodes[m].outputs[0] for m in group]
     for m in group:
         if len(g.nodes[m].outputs) > 1 and g.nodes[m].outputs[1] in read:
@@ -365,18 +381,18 @@ def _cond_as_if(scope: _Scope, out: Graph, group: list[int], branches, read: set
     return set(group[1:])
 
 
-def _loop_as_loop(scope: _Scope, out: Graph, f: _Frame, taken: set) -> set:
+def _loop_as_loop(scope: _Scope, out: Graph, f: _Frame) -> set:
     """Put the Loop of frame `f` in `out` (at its first Exit's place); returns the
     frame's other Exits, which the Loop replaces."""
-    g = scope.g
+    g, taken = scope.g, scope.taken
     entering = {g.nodes[e].outputs[0]: g.nodes[e].inputs[0] for e in f.constants}
     merged = [g.nodes[m].outputs[0] for m in f.merges]
     # the body: the condition on the variables, then an If that runs the body or
     # hands the variables back and stops
     body = _subgraph(scope, _needed(scope, [g.nodes[f.loop_cond].inputs[0]], f.cond_nodes),
-                     dict(entering), merged, [], f"{f.name}/body", taken, recurse=False)
-    iteration = body.add_tensor(_fresh(f"{f.name}/iteration", taken), DType.INT64, ())
-    going = body.add_tensor(_fresh(f"{f.name}/cond_in", taken), DType.BOOL, ())
+                     dict(entering), merged, [], f"{f.name}/body", recurse=False)
+    iteration = body.add_tensor(fresh_name(f"{f.name}/iteration", taken), DType.INT64, ())
+    going = body.add_tensor(fresh_name(f"{f.name}/cond_in", taken), DType.BOOL, ())
     body.inputs = [iteration, going] + body.inputs
     renamed = dict(entering)
     for sw, m in zip(f.switches, merged):
@@ -385,9 +401,9 @@ def _loop_as_loop(scope: _Scope, out: Graph, f: _Frame, taken: set) -> set:
     # what the body reads of the condition's values (a closure) the Loop body has
     # computed already: the If's branch reads it from there
     then = _subgraph(scope, _needed(scope, results, f.body_nodes - f.cond_nodes), renamed,
-                     [], results, f"{f.name}/run_body", taken)
+                     [], results, f"{f.name}/run_body")
     _constant_output(then, np.array(True), f"{f.name}/continue", taken)
-    stop = _subgraph(scope, set(), {}, [], merged, f"{f.name}/stop", taken)
+    stop = _subgraph(scope, set(), {}, [], merged, f"{f.name}/stop")
     _constant_output(stop, np.array(False), f"{f.name}/stop_now", taken)
     condition = body.find_tensor(g.tensors[g.nodes[f.loop_cond].inputs[0]].name)
     if condition is None:  # the condition is an outside value (a constant, an Enter)
@@ -396,14 +412,14 @@ def _loop_as_loop(scope: _Scope, out: Graph, f: _Frame, taken: set) -> set:
     nexts = []
     for m in merged:
         t = g.tensors[m]
-        nexts.append(_like(body, t, _fresh(f"{t.name}__next", taken)))
-    keep_going = body.add_tensor(_fresh(f"{f.name}/keep_going", taken), DType.BOOL, ())
+        nexts.append(_like(body, t, fresh_name(f"{t.name}__next", taken)))
+    keep_going = body.add_tensor(fresh_name(f"{f.name}/keep_going", taken), DType.BOOL, ())
     body.nodes.append(Node("If", [condition], nexts + [keep_going],
                            {"then_branch": then, "else_branch": stop},
                            name=f"{f.name}/step"))
     body.outputs = [keep_going] + nexts
-    body = _functional_subgraph(body, f"{f.name}/body: ")
-    start = out.add_tensor(_fresh(f"{f.name}/start", taken), DType.BOOL, (),
+    body = _functional_subgraph(body, f"{f.name}/body: ", taken)
+    start = out.add_tensor(fresh_name(f"{f.name}/start", taken), DType.BOOL, (),
                            TensorKind.CONSTANT, np.array(True))
     outputs = []
     for k, x in enumerate(f.exits):
@@ -411,7 +427,7 @@ def _loop_as_loop(scope: _Scope, out: Graph, f: _Frame, taken: set) -> set:
             outputs.append(g.nodes[x].outputs[0])
         else:
             t = g.tensors[merged[k]]
-            outputs.append(_like(out, t, _fresh(f"{t.name}__final", taken)))
+            outputs.append(_like(out, t, fresh_name(f"{t.name}__final", taken)))
     exits = [x for x in f.exits if x is not None]
     inits = [g.nodes[e].inputs[0] for e in f.enters]
     out.nodes[exits[0]] = Node("Loop", [-1, start] + inits, outputs, {"body": body},
@@ -447,7 +463,7 @@ def _groups(scope: _Scope, top: list[int], branches) -> list[list[int]]:
             nodes = set().union(*(x.members | x.switches for x in branches[b]))
             outside = [i for k in nodes for i in scope.g.nodes[k].inputs
                        if i >= 0 and scope.producers.get(i) not in nodes]
-            upstream[b] = _upstream(scope, outside, set())
+            upstream[b] = _upstream(scope, outside)
         return a in upstream[b]
 
     owner: dict[tuple, int] = {}
@@ -494,7 +510,7 @@ def _needed(scope: _Scope, results: list[int], members: set) -> set:
     g = scope.g
     roots = list(results)
     while True:
-        needed = _upstream_within(scope, roots, members)
+        needed = _upstream(scope, roots, within=members)
         extra = [g.nodes[c].outputs[0] for k in needed for c in g.nodes[k].control_inputs
                  if c in members and _is_pivot(g, scope.producers, g.nodes[c])
                  and scope.producers.get(g.nodes[c].inputs[0]) in members
@@ -504,28 +520,15 @@ def _needed(scope: _Scope, results: list[int], members: set) -> set:
         roots.extend(dict.fromkeys(extra))
 
 
-def _upstream_within(scope: _Scope, tensors: list[int], members: set) -> set:
-    """Nodes among `members` the tensors depend on through members only."""
-    found: set = set()
-    stack = [t for t in tensors if t >= 0]
-    while stack:
-        t = stack.pop()
-        n = scope.producers.get(t)
-        if n is None or n not in members or n in found:
-            continue
-        found.add(n)
-        stack.extend(i for i in scope.g.nodes[n].inputs if i >= 0)
-    return found
-
-
 def _subgraph(scope: _Scope, nodes: set, renamed: dict[int, int], inputs: list[int],
-              results: list[int], name: str, taken: set, recurse: bool = True) -> Graph:
+              results: list[int], name: str, recurse: bool = True) -> Graph:
     """Graph `name` of the scope's nodes `nodes`: a tensor in `renamed` is read as the
     tensor it maps to; `inputs` (tensors) are its inputs, `results` its outputs (an
     Identity copies a result made outside or listed twice, as ONNX wants each output
-    made in its graph); other values are read by name from the enclosing graph.
-    `recurse`: rewrite the control flow inside it now (else the caller does)."""
-    g, producers = scope.g, scope.producers
+    made in its graph); other values, and fed ones, are read by name from the
+    enclosing graph. `recurse`: rewrite the control flow inside it now (else the
+    caller does)."""
+    g, producers, taken = scope.g, scope.producers, scope.taken
     sub = Graph(name=name)
     local: dict[int, int] = {}
 
@@ -535,7 +538,7 @@ def _subgraph(scope: _Scope, nodes: set, renamed: dict[int, int], inputs: list[i
         t = _follow(renamed, t)
         if t not in local:
             tensor = g.tensors[t]
-            if producers.get(t) not in nodes and t not in inputs:
+            if (producers.get(t) not in nodes or t in scope.cut) and t not in inputs:
                 # a value of the enclosing graph (its constants and variables too, so
                 # a weight is written once, where the outermost graph holds it)
                 tensor = dataclasses.replace(tensor, kind=TensorKind.ACTIVATION, data=None)
@@ -550,19 +553,26 @@ def _subgraph(scope: _Scope, nodes: set, renamed: dict[int, int], inputs: list[i
         # control edges stay only for an inner cond to find its pivots by
         sub.nodes.append(dataclasses.replace(
             node, inputs=[ref(i) for i in node.inputs],
-            outputs=[ref(o) for o in node.outputs],
+            outputs=[_computed(sub, g.tensors[o], taken) if o in scope.cut else ref(o)
+                     for o in node.outputs],
             control_inputs=[position[c] for c in node.control_inputs if c in position]))
     made = {o for node in sub.nodes for o in node.outputs}
     for t in results:
         k = ref(t)
         if k not in made or k in sub.outputs:
             source = sub.tensors[k]
-            alias = _like(sub, source, _fresh(f"{source.name}__{name.rsplit('/', 1)[-1]}",
+            alias = _like(sub, source, fresh_name(f"{source.name}__{name.rsplit('/', 1)[-1]}",
                                               taken))
             sub.nodes.append(Node("Identity", [k], [alias], name=sub.tensors[alias].name))
             k = alias
         sub.outputs.append(k)
-    return _functional_subgraph(sub, f"{name}: ") if recurse else sub
+    return _functional_subgraph(sub, f"{name}: ", taken) if recurse else sub
+
+
+def _computed(sub: Graph, tensor, taken: set) -> int:
+    """A fresh value for an output a signature feeds of a node kept for another of
+    its outputs (the fed name is the graph input)."""
+    return _like(sub, tensor, fresh_name(f"{tensor.name}__computed", taken))
 
 
 def _follow(renamed: dict[int, int], t: int) -> int:
@@ -592,12 +602,12 @@ def _like(graph: Graph, tensor, name: str) -> int:
 
 def _constant_output(sub: Graph, value: np.ndarray, name: str, taken: set) -> None:
     """Append an output of `sub` made by a Constant node holding `value`."""
-    k = sub.add_tensor(_fresh(name, taken), DType.from_numpy(value.dtype), value.shape)
+    k = sub.add_tensor(fresh_name(name, taken), DType.from_numpy(value.dtype), value.shape)
     sub.nodes.append(Node("Constant", [], [k], {"value": value}, name=sub.tensors[k].name))
     sub.outputs.append(k)
 
 
-def _fresh(name: str, taken: set) -> str:
+def fresh_name(name: str, taken: set) -> str:
     """`name`, or `name_1`, `name_2`, ... the first not in `taken` (then taken)."""
     candidate, k = name, 0
     while candidate in taken:
@@ -607,11 +617,11 @@ def _fresh(name: str, taken: set) -> str:
     return candidate
 
 
-def _functional_subgraph(sub: Graph, where: str) -> Graph:
+def _functional_subgraph(sub: Graph, where: str, taken: set) -> Graph:
     """`sub` with its own control flow rewritten and only what its outputs need."""
     if not holds_control_flow(sub, range(len(sub.nodes))):
         return _pruned(sub) if any(n.control_inputs for n in sub.nodes) else sub
-    return _pruned(as_functional(sub, where=where))
+    return _pruned(as_functional(sub, where=where, taken=taken))
 
 
 def _pruned(sub: Graph) -> Graph:
@@ -653,15 +663,17 @@ def _pruned(sub: Graph) -> Graph:
 
 
 def outer_reads(g: Graph) -> set[str]:
-    """Names `g` (or a graph nested in it) reads that none of its nodes define and
-    that are not its inputs. Never raises."""
+    """Names `g` (or a graph nested in it) reads from the graphs around it: read or
+    listed as outputs, and neither made by its nodes, nor its inputs, nor its own
+    constants. Never raises."""
     read = {g.tensors[i].name for n in g.nodes for i in n.inputs if i >= 0}
     read |= {g.tensors[i].name for i in g.outputs if i >= 0}
     for n in g.nodes:
         for inner in n.subgraphs():
             read |= outer_reads(inner)
     return read - {g.tensors[o].name for n in g.nodes for o in n.outputs if o >= 0} \
-        - {g.tensors[i].name for i in g.inputs}
+        - {g.tensors[i].name for i in g.inputs} \
+        - {t.name for t in g.tensors if t.data is not None}
 
 
 def defined_names(g: Graph) -> set[str]:

@@ -24,7 +24,8 @@ from ..format import AttrType, Container, DType, Graph, Model, Node, TensorKind
 from ..format.ir import attr_type_of
 from ..ops import REGISTRY, TensorInfo
 from .accumulator_export import accumulators_as_sequences
-from .control_flow_export import as_functional, defined_names, holds_control_flow
+from .control_flow_export import (as_functional, defined_names, holds_control_flow,
+                                  outer_reads, used_names)
 from .onnx_downgrade import convert_opset
 from .onnx_import import OMITTED_OUTPUT_PREFIX, _onnx, onnx_schema
 from .onnx_legacy import _Names, proto_subgraphs
@@ -369,7 +370,7 @@ class _Exporter:
         read_inside = set()
         for node in g.nodes:
             for sub in node.subgraphs():
-                read_inside |= _outer_names(sub)
+                read_inside |= outer_reads(sub)
         found = set()
         for node in g.nodes:
             opset = self.opsets.get(node.domain)
@@ -563,7 +564,7 @@ def _export_order(g: Graph) -> list[int]:
 
     shims = []
     for node in g.nodes:
-        reads = {name for sub in node.subgraphs() for name in _outer_names(sub)}
+        reads = {name for sub in node.subgraphs() for name in outer_reads(sub)}
         found = [g.find_tensor(name) for name in sorted(reads)]
         shims.append(SimpleNamespace(
             inputs=list(node.inputs) + [i for i in found if i is not None],
@@ -571,19 +572,6 @@ def _export_order(g: Graph) -> list[int]:
             op_type=node.op_type))
     order = topological_order(len(g.tensors), shims)
     return order if order is not None else g.topological_order()
-
-
-def _outer_names(g: Graph) -> set[str]:
-    """Names graph `g` (or a graph nested in it) reads from the graphs around it: its
-    tensors that no node of it produces and that are neither inputs nor constants."""
-    defined = set(g.inputs) | set(g.producers())
-    names = {t.name for i, t in enumerate(g.tensors)
-             if i not in defined and t.data is None}
-    own = {t.name for i, t in enumerate(g.tensors) if i in defined or t.data is not None}
-    for node in g.nodes:
-        for sub in node.subgraphs():
-            names |= _outer_names(sub) - own
-    return names
 
 
 @functools.lru_cache(maxsize=None)
@@ -1058,12 +1046,13 @@ def _functional_control_flow(g: Graph, keep: set, used: set, outputs: list[int],
         ConversionError: a cond is not one og.cond builds, or a tensor computed inside
             a cond or loop is also read outside it.
     """
-    rewritten = accumulators_as_sequences(g, keep)
+    taken = used_names(g)
+    rewritten = accumulators_as_sequences(g, keep, taken)
     if rewritten is g and not holds_control_flow(g, keep):
         return g, keep, used
     g = rewritten
     if holds_control_flow(g, keep):
-        g = as_functional(g, keep, fetched=outputs)
+        g = as_functional(g, keep, fetched=outputs, taken=taken, cut=frozenset(cut))
     keep, used = _ancestors(g, outputs, cut)
     inside = set()
     for n in keep:
@@ -1172,7 +1161,7 @@ def _ancestors(g: Graph, outputs: list[int], cut: set = frozenset()):
         node = g.nodes[n]
         stack.extend(j for j in node.inputs if j >= 0)
         for sub in node.subgraphs():
-            stack.extend(by_name[name] for name in _outer_names(sub) if name in by_name)
+            stack.extend(by_name[name] for name in outer_reads(sub) if name in by_name)
     return keep, used
 
 

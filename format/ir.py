@@ -414,6 +414,14 @@ class Graph:
                 and self.nodes == other.nodes and self.inputs == other.inputs
                 and self.outputs == other.outputs and self.doc_string == other.doc_string)
 
+    def copy(self) -> "Graph":
+        """A copy with its own node, tensor, input and output lists (the Tensor and
+        Node objects are shared) and its own name caches: a tensor added to the copy
+        is not found by name in this graph. Never raises."""
+        return Graph(name=self.name, tensors=list(self.tensors), nodes=list(self.nodes),
+                     inputs=list(self.inputs), outputs=list(self.outputs),
+                     doc_string=self.doc_string)
+
     # -- building ---------------------------------------------------------------------
 
     def add_tensor(self, name: str, dtype, shape, kind=TensorKind.ACTIVATION,

@@ -173,8 +173,8 @@ def test_a_training_flag_with_updates_under_control_dependencies():
     assert not _ops(proto.graph, "Assign")
     data = np.arange(8, dtype=F32).reshape(4, 2)
     moving_value = np.array([0.5, -0.5], F32)
-    expected = _ort(proto, {"x": data})
-    np.testing.assert_allclose(expected["y"], data - moving_value)
+    defaulted = _ort(proto, {"x": data})  # training left out: its default, False
+    np.testing.assert_allclose(defaulted["y"], data - moving_value)
     _assert_runs(proto, {"x": data, "training": np.array(True)},
                  {"y": data - data.mean(0)})
     _assert_runs(proto, {"x": data, "training": np.array(False)},
@@ -460,3 +460,71 @@ def test_a_weight_read_deep_inside_control_flow_is_written_once():
         want = want @ weight * 0.1 if want.sum() > 0 else want
     got = _ort(proto, {"x": v})["y"]
     np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_a_fed_tensor_inside_a_branch_is_an_input_and_inside_a_loop_is_refused():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        held = {}
+
+        def true_fn():
+            held["h"] = og.exp(x, name="h")
+            return held["h"] * 2.0
+
+        y = og.cond(og.reduce_sum(x) > 0, true_fn, lambda: x - 1.0)
+
+        def body(v):
+            held["b"] = v * 2.0
+            return held["b"]
+
+        z = og.while_loop(lambda v: og.reduce_sum(v) < 10.0, body, x)
+    proto, _ = _export(g, {"x": x, "h": held["h"]}, {"y": y})
+    assert sorted(i.name for i in proto.graph.input) == ["h", "x"]
+    fed = np.array([10.0, 20.0], F32)
+    _assert_runs(proto, {"x": POSITIVE, "h": fed}, {"y": fed * 2})
+    _assert_runs(proto, {"x": NEGATIVE, "h": fed}, {"y": NEGATIVE - 1})
+    with pytest.raises(ConversionError, match=r"signature input '.*' is computed inside "
+                                              r"while_loop 'while'"):
+        _export(g, {"x": x, "b": held["b"]}, {"z": z})
+
+
+def test_serving_one_result_of_a_tuple_scan():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [None, 2], name="x")
+        sums, products = og.scan(lambda acc, r: (acc[0] + r, acc[1] * r), x,
+                                 initializer=(og.zeros([2]), og.ones([2])))
+    rows = np.array([[1.0, 2.0], [3.0, 4.0], [0.5, 0.5]], F32)
+    proto, _ = _export(g, {"x": x}, {"sums": sums})
+    _assert_runs(proto, {"x": rows}, {"sums": np.cumsum(rows, 0)})
+    proto, _ = _export(g, {"x": x}, {"products": products})
+    _assert_runs(proto, {"x": rows}, {"products": np.cumprod(rows, 0)})
+
+
+def test_new_names_avoid_every_name_of_the_model():
+    """Names the rewrite makes in nested graphs (an inner cond's output copies, an
+    inner loop's start flag, map_fn's stacked rows) are fresh against the whole
+    model, not only the graph they are made in."""
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        y = og.cond(og.reduce_sum(x) > 0,
+                    lambda: og.cond(x[0] > 1.5, lambda: x, lambda: x * 2.0),
+                    lambda: x * 3.0)
+
+        def outer_body(i, v):
+            inner = og.while_loop(lambda j, u: j < i, lambda j, u: (j + 1, u + 1.0),
+                                  [og.constant(0), v], name="inner")
+            return i + 1, inner[1]
+
+        z = og.while_loop(lambda i, v: i < 3, outer_body, [og.constant(0), x])[1]
+        rows = og.map_fn(lambda r: r * 2.0, og.reshape(x, [2, 1]))
+        names = ["x__then_branch", "x__else_branch", "inner/start", "inner/iteration",
+                 f"{rows.name}/rows_value", f"{rows.name}/no_rows_value"]
+        others = {f"o{k}": og.identity(x * float(k + 5), name=n) for k, n in enumerate(names)}
+    proto, _ = _export(g, {"x": x}, {"y": y, "z": z, "rows": rows, **others})
+    onnx.checker.check_model(proto, full_check=True)
+    big = np.array([2.0, 1.0], F32)
+    _assert_runs(proto, {"x": big}, {"y": big, "z": big + 3, "rows": big.reshape(2, 1) * 2,
+                                     **{f"o{k}": big * (k + 5) for k in range(len(names))}})
