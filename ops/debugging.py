@@ -47,6 +47,9 @@ def _check_numerics(inputs, attrs, ctx):
     """The input, unchanged, when it holds no NaN or infinity."""
     x = inputs[0]
     array = np.asarray(x)
+    if array.dtype.kind == "V" and array.size:
+        # bfloat16 and the float8 types are numpy extension types: checked as float32
+        array = array.astype(np.float32)
     if array.dtype.kind in "fc" and array.size:
         # one reduction finds both: the sum of anything with a NaN or an inf is not
         # finite, and only then is the slower elementwise look needed

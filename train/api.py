@@ -351,22 +351,48 @@ def group(*inputs, name: str | None = None) -> Operation:
 
 
 def tuple_(tensors, name: str | None = None, control_inputs=None) -> list:
-    """`og.tuple`: each of `tensors`, passed on only once all of them (and
-    `control_inputs`) are computed, as TF1's `tf.tuple`: whoever reads one result
-    waits for every input. None entries stay None.
+    """`og.tuple`: each of `tensors` (tensors, sparse gradients or ops), passed on only
+    once all of them (and `control_inputs`) are computed, as TF1's `tf.tuple`: whoever
+    reads one result waits for every input. None entries stay None; the results are
+    built in name scope `name` (default "tuple").
 
     Raises:
-        TypeError: tensors is not a list or tuple, or name is not a str.
+        TypeError: tensors is not a list or tuple, an entry is none of these, or name
+            is not a str.
+        ValueError: every entry is None (nothing to wait for).
     """
+    from .gradients import IndexedSlices
+
     _g.check_name(name, "tuple")
     if not isinstance(tensors, (list, tuple)):
         raise TypeError(f"tuple: tensors must be a list of tensors, got "
                         f"{type(tensors).__name__}")
-    present = [t for t in tensors if t is not None]
-    g = _graph_of(*present) if present else get_default_graph()
-    gate = group(*present, *(control_inputs or ()), name=f"{name or 'tuple'}/control")
-    with g.control_dependencies([gate]):
-        return [None if t is None else identity(t) for t in tensors]
+    gating = []
+    for t in tensors:
+        if isinstance(t, IndexedSlices):
+            gating += [t.values, t.indices]
+        elif isinstance(t, (Operation, Tensor)) or hasattr(t, "_as_graph_tensor"):
+            gating.append(t)
+        elif t is not None:
+            raise TypeError(f"tuple: entries must be tensors, IndexedSlices, ops or None, "
+                            f"got {type(t).__name__}")
+    if not gating:
+        raise ValueError("tuple: every entry is None; there is nothing to wait for")
+    g = _graph_of(*gating)
+    with g.name_scope(name or "tuple"):
+        gate = group(*gating, *(control_inputs or ()), name="control")
+        with g.control_dependencies([gate]):
+            out = []
+            for t in tensors:
+                if t is None:
+                    out.append(None)
+                elif isinstance(t, IndexedSlices):
+                    out.append(IndexedSlices(identity(t.values), identity(t.indices), t.like))
+                elif isinstance(t, Operation):
+                    out.append(group(t))
+                else:
+                    out.append(identity(t))
+    return out
 
 
 tuple_.__name__ = "tuple"

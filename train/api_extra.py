@@ -801,7 +801,8 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None) -> Tensor:
     segment_ids[j] == i, for i < num_segments, as tf.unsorted_segment_sum:
     segment_ids holds the leading dims of data (its shape is a prefix of data's), a
     negative id drops its row, and a segment no id names is 0. ScatterND with
-    reduction 'add' into zeros; ids at or above num_segments are an error at run time.
+    reduction 'add' into zeros (one extra row takes the dropped rows); ids of
+    num_segments or more are an error at run time.
 
     Raises:
         TypeError: name is not a str.
@@ -826,26 +827,22 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None) -> Tensor:
                                     g), int64)
     _scalar(count, "unsorted_segment_sum: num_segments")
     rank = len(ids.shape) if ids.shape is not None else _rank(ids, "segment_ids")
+    # rows are shifted down by one: a dropped (negative) id goes to row 0, cut off
+    # after, and an id of num_segments or more stays out of range
     kept = api.greater_equal(ids, np.int64(0))
-    # a dropped row adds zero to segment 0
-    rows = api.where(_expand_to(kept, d, rank), d, api.zeros_like(d))
-    index = api.expand_dims(api.where(kept, ids, api.zeros_like(ids)), -1)
-    shape = api.concat([api.reshape(count, [1]), _dims_slice(d, rank, None)], 0)
-    zeros = g.op("ConstantOfShape", [shape], {"value": np.zeros(1, d.dtype.numpy)})
-    return g.op("ScatterND", [zeros, index, rows], {"reduction": "add"}, name=name)
-
-
-def _expand_to(mask: Tensor, x: Tensor, rank: int) -> Tensor:
-    """mask (of x's leading `rank` dims) with unit dims added to broadcast to x."""
-    extra = _rank(x, "data") - rank
-    for _ in builtins.range(extra):
-        mask = api.expand_dims(mask, -1)
-    return mask
+    index = api.expand_dims(api.where(kept, api.add(ids, np.int64(1)), api.zeros_like(ids)),
+                            -1)
+    total = api.reshape(api.add(count, np.int64(1)), [1])
+    zeros = g.op("ConstantOfShape", [api.concat([total, _dims_slice(d, rank, None)], 0)],
+                 {"value": np.zeros(1, d.dtype.numpy)})
+    summed = g.op("ScatterND", [zeros, index, d], {"reduction": "add"})
+    return g.op("Slice", [summed, _i64(g, [1]), total, _i64(g, [0])], name=name)
 
 
 def segment_sum(data, segment_ids, name=None) -> Tensor:
     """tf.segment_sum: unsorted_segment_sum over max(segment_ids) + 1 segments; the ids
-    are 1-D and (as TF requires) sorted, though any order gives the same sums.
+    are 1-D. TF requires them sorted and non-negative; here they are not checked: any
+    order gives the same sums, and a negative id drops its row.
 
     Raises:
         as `unsorted_segment_sum`, and ShapeError: segment_ids is not 1-D.

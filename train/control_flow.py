@@ -400,8 +400,8 @@ def _after(ops: list, result):
     Identity (or a NoOp) that runs after `ops`."""
     g = _graph_of(list(ops))
     with g.control_dependencies(ops):
-        flat = [api.identity(r) if isinstance(r, Tensor) or hasattr(r, "_as_graph_tensor")
-                else api.group(r) for r in _flatten(result)]
+        flat = [api.group(r) if isinstance(r, _g.Operation) else api.identity(g.convert(r))
+                for r in _flatten(result)]
     return _pack(result, flat)
 
 

@@ -34,41 +34,62 @@ def _safe_sqrt(sum_sq: Tensor) -> Tensor:
     return api.where(positive, api.sqrt(safe), sum_sq)
 
 
-def global_norm(tensors: Sequence) -> Tensor:
+def global_norm(tensors: Sequence, name=None) -> Tensor:
     """sqrt(sum of squares of every element of every tensor); Nones are skipped. A
     sparse gradient (IndexedSlices) counts its values, as in TF1 (with repeated
-    indices this is not the norm of the dense gradient).
+    indices this is not the norm of the dense gradient). TF1's signature
+    (`tf.global_norm(t_list, name=None)`).
 
     Raises:
         OneGraphError: every tensor is None.
+        TypeError: name is not a str.
     """
+    _g.check_name(name, "global_norm")
     parts = [api.reduce_sum(api.square(dense(t) if not isinstance(t, IndexedSlices)
                                        else t.values)) for t in tensors if t is not None]
     if not parts:
         raise OneGraphError("global_norm: every tensor is None")
-    return _safe_sqrt(api.add_n(parts))
+    total = _safe_sqrt(api.add_n(parts))
+    return total if name is None else api.identity(total, name=name)
 
 
-def clip_by_norm(t, clip_norm, name=None) -> Tensor:
-    """t scaled down so its L2 norm is at most clip_norm (unchanged if already smaller)."""
+def clip_by_norm(t, clip_norm, axes=None, name=None) -> Tensor:
+    """t scaled down so its L2 norm (over `axes`, default all) is at most clip_norm,
+    unchanged where already smaller; TF1's signature (`tf.clip_by_norm(t, clip_norm,
+    axes=None, name=None)`).
+
+    Raises:
+        TypeError: name is not a str, or axes is not an int or a list of ints.
+        ShapeError: an axis is out of range.
+    """
+    _g.check_name(name, "clip_by_norm")
     t = _g.convert_to_tensor(dense(t))
-    norm = _safe_sqrt(api.reduce_sum(api.square(t)))
+    if axes is None:
+        sum_sq = api.reduce_sum(api.square(t))
+    else:
+        sum_sq = api.reduce_sum(api.square(t), axis=axes, keepdims=True)
+    norm = _safe_sqrt(sum_sq)
     c = _g.convert_to_tensor(clip_norm, t.dtype, t.graph)
     return api.multiply(t, c / api.maximum(norm, c), name=name)
 
 
-def clip_by_global_norm(tensors: Sequence, clip_norm) -> tuple[list, Tensor]:
+def clip_by_global_norm(tensors: Sequence, clip_norm, use_norm=None,
+                        name=None) -> tuple[list, Tensor]:
     """Scale every tensor by clip_norm / max(global_norm, clip_norm). An infinite
     global norm makes every entry NaN (as TF1 documents), so an overflow shows instead
-    of silently zeroing the other gradients.
+    of silently zeroing the other gradients. TF1's signature: `use_norm` is a global
+    norm already computed (used instead of computing it), `name` names the norm.
 
     Returns:
         (clipped tensors, the global norm before clipping); Nones stay None.
 
     Raises:
         OneGraphError: every tensor is None.
+        TypeError: name is not a str.
     """
-    norm = global_norm(tensors)
+    _g.check_name(name, "clip_by_global_norm")
+    norm = global_norm(tensors, name=name) if use_norm is None else \
+        _g.convert_to_tensor(use_norm)
     c = _g.convert_to_tensor(clip_norm, norm.dtype, norm.graph)
     scale = c / api.maximum(norm, c) + (norm - norm)  # inf - inf = NaN
     out = []

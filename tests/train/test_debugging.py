@@ -7,6 +7,7 @@ import pytest
 import onegraph as og
 from onegraph.convert import to_onnx
 from onegraph.errors import ExecutionError, ShapeError
+from onegraph.format import DType
 
 
 def _graph():
@@ -97,3 +98,15 @@ def test_check_numerics_exports_as_an_identity():
         y = og.check_numerics(x * 2.0, "doubled")
     proto = to_onnx(g.to_model(signatures={"serving": og.signature({"x": x}, {"y": y})}))
     assert "CheckNumerics" not in [n.op_type for n in proto.graph.node]
+
+
+def test_check_numerics_sees_bfloat16_and_refuses_integers():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(DType.BFLOAT16, [2], name="x")
+        y = og.check_numerics(x, "bf16")
+        with pytest.raises(ShapeError, match="must be a float tensor"):
+            og.check_numerics(og.constant([1, 2]), "ints")
+    bad = np.array([1.0, np.nan], np.float32).astype(DType.BFLOAT16.numpy)
+    with pytest.raises(ExecutionError, match="bf16: Tensor had NaN values"):
+        og.Session(g).run(y, {x: bad})

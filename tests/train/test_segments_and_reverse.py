@@ -111,3 +111,17 @@ def test_segments_and_reversal_export_to_onnx():
     got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, {"d": data, "i": ids})))
     np.testing.assert_array_equal(got["sums"], _segment_sums(data, ids, 4))
     np.testing.assert_array_equal(got["turned"][0], np.concatenate([data[1::-1], data[2:]]))
+
+
+def test_unsorted_segment_sum_with_no_segments_and_ids_past_the_end():
+    g = og.Graph()
+    with g.as_default():
+        d = og.placeholder(og.float32, [None, 2], name="d")
+        i = og.placeholder(og.int32, [None], name="i")
+        n = og.placeholder(og.int32, [], name="n")
+        sums = og.unsorted_segment_sum(d, i, n)
+    sess = og.Session(g)
+    ones = np.ones((3, 2), np.float32)
+    assert sess.run(sums, {d: ones, i: [-1, -1, -1], n: 0}).shape == (0, 2)
+    with pytest.raises(ShapeError, match="index out of range"):
+        sess.run(sums, {d: ones, i: [0, 1, 2], n: 2})  # an id of num_segments

@@ -133,3 +133,50 @@ def test_clip_functions_at_the_top_level():
     np.testing.assert_allclose(got_b, [6.0], rtol=1e-6)
     np.testing.assert_allclose(sess.run(single), [0.6, 0.8], rtol=1e-6)
     assert sess.run(total) == pytest.approx(13.0)
+
+
+def test_case_without_default_whose_last_fn_returns_a_plain_value():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [], name="x")
+        y = og.case([(x < 0, lambda: -x), (x >= 0, lambda: 1.0)])
+    sess = og.Session(g)
+    assert sess.run(y, {x: -2.0}) == 2.0
+    assert sess.run(y, {x: 3.0}) == 1.0
+
+
+def test_tuple_takes_sparse_gradients_and_ops_and_names_its_results():
+    g = og.Graph()
+    with g.as_default():
+        table = og.Variable(np.arange(6, dtype=np.float32).reshape(3, 2), name="table")
+        rows = og.gather(table, [2, 0])
+        (sparse,) = og.gradients(og.reduce_sum(rows), [table], )
+        counter = og.Variable(0.0, name="counter")
+        bump = counter.assign_add(1.0).op
+        values, op = og.tuple([sparse, bump], name="gated")
+        with pytest.raises(ValueError, match="every entry is None"):
+            og.tuple([None, None])
+        with pytest.raises(TypeError, match="tuple: entries must be tensors"):
+            og.tuple([rows, "text"])
+    assert isinstance(values, og.IndexedSlices) and values.values.name.startswith("gated/")
+    with og.Session(g) as sess:
+        sess.run(og.global_variables_initializer())
+        got = sess.run(values.values)
+        np.testing.assert_array_equal(got, np.ones((2, 2), np.float32))
+        assert sess.run(counter) == 1.0  # reading the values ran the gate, so the op
+        sess.run(op)
+        assert sess.run(counter) == 2.0
+
+
+def test_clip_functions_take_tf1s_arguments():
+    g = og.Graph()
+    with g.as_default():
+        t = og.constant([[3.0, 4.0], [0.6, 0.8]])
+        by_row = og.clip_by_norm(t, 1.0, [1], name="rows")
+        given = og.clip_by_global_norm([t], 2.0, use_norm=og.constant(4.0), name="norm")
+        total = og.global_norm([t], name="total")
+    assert by_row.name == "rows" and total.name == "total"
+    sess = og.Session(g)
+    np.testing.assert_allclose(sess.run(by_row), [[0.6, 0.8], [0.6, 0.8]], rtol=1e-6)
+    np.testing.assert_allclose(sess.run(given[0][0]), [[1.5, 2.0], [0.3, 0.4]], rtol=1e-6)
+    assert sess.run(total) == pytest.approx(np.sqrt(26.0))
