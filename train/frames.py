@@ -124,6 +124,22 @@ def _frames(graph, scope: set) -> dict[str, set]:
                 stack.extend(cons.get(t, ()))
             stack.extend(ctrl.get(n, ()))
         out[name] = members
+    # a loop with an Exit in another frame (the walk from a frame's Enters stops at
+    # its own Exits, so a later loop is never reached) is nested in it: that frame
+    # holds all of it, also the parts no path from the outer frame reaches (an inner
+    # loop's counter in a condition built before og.while_loop gave conditions a pivot)
+    exits = {name: {n for n in members if graph.nodes[n].op_type == "Exit"
+                    and graph.nodes[n].attributes.get("frame_name", "") == name}
+             for name, members in out.items()}
+    changed = True
+    while changed:
+        changed = False
+        for outer, members in out.items():
+            for inner, inner_members in out.items():
+                if inner != outer and exits[inner] & members \
+                        and not inner_members <= members:
+                    members |= inner_members
+                    changed = True
     return out
 
 

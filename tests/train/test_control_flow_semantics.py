@@ -413,3 +413,32 @@ def test_a_while_loop_inside_another_loops_condition():
     got, grad = og.Session(g).run([r, dr], {x: v})
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(grad, [1.0, 1.0])
+
+
+def test_a_loop_in_a_loop_condition_saved_before_conditions_had_a_pivot():
+    """Graphs built before the condition's pivot (no control edge from the counter's
+    Merge) still run: the frame holds the inner loop whole."""
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+
+        def condition(v):
+            quadrupled = og.while_loop(lambda j, a: j < 2, lambda j, a: (j + 1, a * 2.0),
+                                       [og.constant(0), v])[1]
+            return og.reduce_sum(quadrupled) < 100.0
+
+        r = og.while_loop(condition, lambda v: v + 1.0, x)
+    model = g.to_model(signatures={"serving": og.signature({"x": x}, {"r": r})})
+    graph = model.graph
+    merges = {k for k, node in enumerate(graph.nodes) if node.op_type == "Merge"}
+    stripped = 0
+    for node in graph.nodes:
+        kept = [c for c in node.control_inputs if c not in merges]
+        stripped += len(node.control_inputs) - len(kept)
+        node.control_inputs = kept
+    assert stripped  # the pivot edges the old builder did not make
+    v = np.array([1.0, 2.0], np.float32)
+    want = v.copy()
+    while (want * 4).sum() < 100:
+        want = want + 1
+    np.testing.assert_array_equal(og.Session(model).run_signature("serving", x=v)["r"], want)
