@@ -392,9 +392,9 @@ def test_tf1_keywords_are_accepted():
     np.testing.assert_array_equal(s.run(m, {x: [1.0, 2.0, 3.0]}), [2.0, 4.0, 6.0])
 
 
-def test_a_while_loop_inside_another_loops_condition():
-    """The inner loop's counter starts from a constant: the outer frame holds it
-    through the condition's pivot (the Session refused the graph as a cycle)."""
+def _loop_in_a_loop_condition():
+    """(graph, x, r, expected r for x = [1, 2]): r = while sum(4 v) < 100: v + 1, the
+    4 v computed by a while_loop inside the condition."""
     g = og.Graph()
     with g.as_default():
         x = og.placeholder(og.float32, [2], name="x")
@@ -405,12 +405,19 @@ def test_a_while_loop_inside_another_loops_condition():
             return og.reduce_sum(quadrupled) < 100.0
 
         r = og.while_loop(condition, lambda v: v + 1.0, x)
-        dr = og.gradients(og.reduce_sum(r), [x])[0]
-    v = np.array([1.0, 2.0], np.float32)
-    want = v.copy()
+    want = np.array([1.0, 2.0], np.float32)
     while (want * 4).sum() < 100:
         want = want + 1
-    got, grad = og.Session(g).run([r, dr], {x: v})
+    return g, x, r, want
+
+
+def test_a_while_loop_inside_another_loops_condition():
+    """The inner loop's counter starts from a constant: the outer frame holds it
+    through the condition's pivot (the Session refused the graph as a cycle)."""
+    g, x, r, want = _loop_in_a_loop_condition()
+    with g.as_default():
+        dr = og.gradients(og.reduce_sum(r), [x])[0]
+    got, grad = og.Session(g).run([r, dr], {x: np.array([1.0, 2.0], np.float32)})
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(grad, [1.0, 1.0])
 
@@ -418,16 +425,7 @@ def test_a_while_loop_inside_another_loops_condition():
 def test_a_loop_in_a_loop_condition_saved_before_conditions_had_a_pivot():
     """Graphs built before the condition's pivot (no control edge from the counter's
     Merge) still run: the frame holds the inner loop whole."""
-    g = og.Graph()
-    with g.as_default():
-        x = og.placeholder(og.float32, [2], name="x")
-
-        def condition(v):
-            quadrupled = og.while_loop(lambda j, a: j < 2, lambda j, a: (j + 1, a * 2.0),
-                                       [og.constant(0), v])[1]
-            return og.reduce_sum(quadrupled) < 100.0
-
-        r = og.while_loop(condition, lambda v: v + 1.0, x)
+    g, x, r, want = _loop_in_a_loop_condition()
     model = g.to_model(signatures={"serving": og.signature({"x": x}, {"r": r})})
     graph = model.graph
     merges = {k for k, node in enumerate(graph.nodes) if node.op_type == "Merge"}
@@ -437,8 +435,5 @@ def test_a_loop_in_a_loop_condition_saved_before_conditions_had_a_pivot():
         stripped += len(node.control_inputs) - len(kept)
         node.control_inputs = kept
     assert stripped  # the pivot edges the old builder did not make
-    v = np.array([1.0, 2.0], np.float32)
-    want = v.copy()
-    while (want * 4).sum() < 100:
-        want = want + 1
-    np.testing.assert_array_equal(og.Session(model).run_signature("serving", x=v)["r"], want)
+    got = og.Session(model).run_signature("serving", x=np.array([1.0, 2.0], np.float32))
+    np.testing.assert_array_equal(got["r"], want)
