@@ -230,10 +230,39 @@ class Variable:
                              name=name or f"{self._base}/AssignSub")
 
     def scatter_add(self, indices, updates, name: str | None = None) -> Tensor:
-        """An op adding `updates[i]` to row `indices[i]` (sparse; repeats accumulate)."""
+        """An op adding `updates[i]` to row `indices[i]` (sparse; repeats accumulate; a
+        negative index counts from the end, as og.gather's do); outputs the new value.
+
+        Raises:
+            TypeError: name is not a str.
+            ShapeError: indices is not an integer tensor, updates is a tensor of
+                another dtype, or its static shape is not indices' shape + the
+                variable's row shape.
+            OneGraphError: plain updates do not convert to the variable's dtype.
+        """
+        _g.check_name(name, "scatter_add")
         g = self.graph
-        return g.op("ScatterAdd", [self.handle, g.convert(indices, _g.DType.INT64),
-                                   g.convert(updates, self.dtype)],
+        where = f"scatter_add to variable {self.name!r}"
+        i = _g.integer_tensor(indices, f"{where}: indices", g)
+        try:
+            u = g.convert(updates, self.dtype)
+        except OneGraphError as e:
+            raise _g._named(e, where) from None
+        if u.dtype is not _g.DType.UNDEFINED and u.dtype != self.dtype:
+            raise ShapeError(f"{where}: updates are {u.dtype.short_name} but the variable "
+                             f"is {self.dtype.short_name}; cast them with og.cast")
+        vs, is_, us = self.shape, i.shape, u.shape
+        if vs is not None and is_ is not None and us is not None and vs and (
+                len(us) != len(is_) + len(vs) - 1 or any(
+                    a is not None and b is not None and a != b
+                    for a, b in zip(us, tuple(is_) + tuple(vs[1:])))):
+            raise ShapeError(f"{where}: updates of shape {list(us)} must be indices' shape "
+                             f"{list(is_)} + the variable's row shape {list(vs[1:])}")
+        if i.dtype is not _g.DType.INT64:
+            from .api import cast  # (api imports this module)
+
+            i = cast(i, _g.DType.INT64)
+        return g.op("ScatterAdd", [self.handle, i, u],
                     name=name or f"{self._base}/ScatterAdd")
 
     def eval(self, session=None) -> np.ndarray:

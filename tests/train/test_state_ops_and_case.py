@@ -6,7 +6,7 @@ import pytest
 
 import onegraph as og
 from onegraph.convert import from_onnx, to_onnx
-from onegraph.errors import ExecutionError
+from onegraph.errors import ExecutionError, ShapeError
 
 
 def test_assign_functions_update_the_variable_like_its_methods():
@@ -180,3 +180,23 @@ def test_clip_functions_take_tf1s_arguments():
     np.testing.assert_allclose(sess.run(by_row), [[0.6, 0.8], [0.6, 0.8]], rtol=1e-6)
     np.testing.assert_allclose(sess.run(given[0][0]), [[1.5, 2.0], [0.3, 0.4]], rtol=1e-6)
     assert sess.run(total) == pytest.approx(np.sqrt(26.0))
+
+
+def test_scatter_add_checks_its_updates_while_building():
+    g = og.Graph()
+    with g.as_default():
+        rows = og.Variable(np.zeros((3, 2), np.float32), name="rows")
+        with pytest.raises(ShapeError, match="updates are float64 but the variable is "
+                                             "float32"):
+            og.scatter_add(rows, [0], og.constant(np.ones((1, 2))))
+        with pytest.raises(ShapeError, match=r"updates of shape \[2, 3\] must be indices' "
+                                             r"shape \[2\] \+ the variable's row shape \[2\]"):
+            og.scatter_add(rows, [0, 1], np.ones((2, 3), np.float32))
+        with pytest.raises(ShapeError, match="indices"):
+            og.scatter_add(rows, og.constant([0.5]), np.ones((1, 2), np.float32))
+        with pytest.raises(TypeError, match="scatter_add"):
+            og.scatter_add(rows, [0], np.ones((1, 2), np.float32), name=3)
+        last = og.scatter_add(rows, og.constant([-1], og.int32), np.ones((1, 2), np.float32))
+    with og.Session(g) as sess:
+        sess.run(og.global_variables_initializer())
+        np.testing.assert_array_equal(sess.run(last), [[0, 0], [0, 0], [1, 1]])
