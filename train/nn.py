@@ -356,7 +356,10 @@ def batch_norm(x, training: bool, axis: int = 1, momentum: float = 0.9,
 
     Args:
         x: input; `axis` is the feature (channel) axis, 1 for NCHW/NC.
-        training: Python bool selecting the mode for this graph.
+        training: a Python bool selecting the mode for this graph, or a bool scalar
+            tensor (TF1's `is_training` placeholder, e.g. og.placeholder_with_default
+            (False, [])) choosing at run time through og.cond; the moving-average
+            updates then keep the averages unchanged in runs where it is false.
         momentum: moving average decay.
         epsilon: added to the variance.
         name: name scope.
@@ -365,9 +368,10 @@ def batch_norm(x, training: bool, axis: int = 1, momentum: float = 0.9,
         ShapeError: the rank or the feature dim is unknown, or axis is out of range.
         TypeError: axis is not an int, training not a bool, momentum or epsilon not a
             number, or name not a str.
+        ShapeError: training is a tensor that is not a bool scalar.
     """
     axis = api._int_arg(axis, "batch_norm: axis")
-    training = api._bool_arg(training, "batch_norm: training")
+    training = _training_arg(training, "batch_norm")
     for what, v in (("momentum", momentum), ("epsilon", epsilon)):
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
                                                                  np.floating)):
@@ -397,6 +401,9 @@ def batch_norm(x, training: bool, axis: int = 1, momentum: float = 0.9,
         mv = get_variable("moving_variance", [c], x.dtype, _ones, trainable=False)
         gam = api.reshape(gamma, bshape)
         bet = api.reshape(beta, bshape)
+        if isinstance(training, Tensor):
+            return _batch_norm_switched(x, training, (gam, bet, mm, mv), bshape,
+                                        reduce_axes, momentum, epsilon, c)
         if training:
             mean = api.reduce_mean(x, reduce_axes, keepdims=True)
             centered = x - mean
@@ -414,28 +421,75 @@ def batch_norm(x, training: bool, axis: int = 1, momentum: float = 0.9,
         return centered * (inv * gam) + bet
 
 
+def _training_arg(training, what: str):
+    """A `training` argument as a Python bool, or as a bool scalar tensor (a run-time
+    switch).
+
+    Raises:
+        TypeError: it is neither a bool nor a tensor.
+        ShapeError: it is a tensor that is not bool, or not a scalar.
+    """
+    if isinstance(training, Tensor) or hasattr(training, "_as_graph_tensor"):
+        t = _g.bool_tensor(training, f"{what}: training")
+        if t.shape is not None and len(t.shape) != 0:
+            raise ShapeError(f"{what}: training must be a scalar, got shape "
+                             f"{list(t.shape)}")
+        return t
+    return api._bool_arg(training, f"{what}: training")
+
+
+def _batch_norm_switched(x, training, params, bshape, reduce_axes, momentum, epsilon, c):
+    """batch_norm with a run-time `training` tensor: an og.cond picks the batch's or
+    the moving statistics (only the chosen ones are computed), and the UPDATE_OPS
+    averages decay by `momentum` where training is true, by 1 (no change) where not,
+    as tf.layers.batch_normalization does."""
+    from .control_flow import cond
+
+    gam, bet, mm, mv = params
+
+    def batch_statistics():
+        mean = api.reduce_mean(x, reduce_axes, keepdims=True)
+        return mean, api.reduce_mean(api.square(x - mean), reduce_axes, keepdims=True)
+
+    mean, var = cond(training, batch_statistics,
+                     lambda: (api.reshape(mm, bshape), api.reshape(mv, bshape)),
+                     name="moments")
+    g = x.graph
+    decay = api.where(training, np.asarray(momentum, x.dtype.numpy),
+                      np.asarray(1.0, x.dtype.numpy))
+    for average, stat in ((mm, mean), (mv, var)):
+        flat = api.reshape(api.stop_gradient(stat), [c])
+        g.add_to_collection(_g.UPDATE_OPS, average.assign(average * decay
+                                                          + flat * (1 - decay)))
+    inv = api.reciprocal(api.sqrt(var + epsilon))
+    return (x - mean) * (inv * gam) + bet
+
+
 def dropout(x, rate: float, training: bool = True, name=None) -> Tensor:
     """Zero elements with probability `rate` and scale the rest by 1/(1-rate).
 
     Uses the Session's random generator (`og.Session(graph, seed=...)`); identity
-    when training is False.
+    when training is False. `training` may also be a bool scalar tensor (TF1's
+    `is_training` placeholder): ONNX Dropout's training_mode input, chosen per run.
 
     Raises:
         ValueError: rate is not in [0, 1).
-        TypeError: rate is not a number, or training not a bool.
+        TypeError: rate is not a number, or training not a bool or a tensor.
+        ShapeError: training is a tensor that is not a bool scalar.
     """
     if isinstance(rate, (bool, np.bool_)) or not isinstance(rate, (int, float, np.integer,
                                                                    np.floating)):
         raise TypeError(f"dropout: rate must be a number, got {type(rate).__name__}")
     if not 0 <= float(rate) < 1:
         raise ValueError(f"dropout: rate must be in [0, 1), got {rate}")
-    training = api._bool_arg(training, "dropout: training")
+    training = _training_arg(training, "dropout")
     x = _x(x)
-    if not training or rate == 0:
+    if rate == 0 or (not isinstance(training, Tensor) and not training):
         return x
     g = x.graph
-    outs = g.op("Dropout", [x, g.constant(np.asarray(rate, x.dtype.numpy)),
-                            g.constant(np.asarray(True))], num_outputs=2, name=name)
+    mode = training if isinstance(training, Tensor) else g.constant(np.asarray(True))
+    outs = g.op("Dropout", [x, g.constant(np.asarray(rate, x.dtype.numpy)), mode],
+                num_outputs=2, name=name)
     return outs[0]
 
 
