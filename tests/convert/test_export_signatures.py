@@ -120,14 +120,19 @@ def test_a_key_naming_another_tensor_keeps_the_tensor_name():
     assert b is not None
 
 
-def test_placeholder_with_default_exports_as_an_input_with_a_default():
+def _scaled_by_default(scale_key: str):
+    """A model y = x * scale, scale a placeholder_with_default of 5 under `scale_key`."""
     g = og.Graph()
     with g.as_default():
         x = og.placeholder(og.float32, [4], name="x")
         scale = og.placeholder_with_default(np.float32(5.0), [], name="scale")
         y = x * scale
-    model = g.to_model(signatures={"serving": og.signature({"x": x, "scale": scale},
-                                                           {"y": y})})
+    return g.to_model(signatures={"serving": og.signature({"x": x, scale_key: scale},
+                                                          {"y": y})})
+
+
+def test_placeholder_with_default_exports_as_an_input_with_a_default():
+    model = _scaled_by_default("scale")
     proto = to_onnx(model)
     assert sorted(i.name for i in proto.graph.input) == ["scale", "x"]
     assert [t.name for t in proto.graph.initializer] == ["scale"]
@@ -325,13 +330,7 @@ def test_one_fed_output_of_a_multi_output_node():
 
 
 def test_a_default_exported_as_an_initializer_is_fed_by_name_after_the_round_trip():
-    g = og.Graph()
-    with g.as_default():
-        x = og.placeholder(og.float32, [4], name="x")
-        scale = og.placeholder_with_default(np.float32(5.0), [], name="scale")
-        y = x * scale
-    model = g.to_model(signatures={"serving": og.signature({"x": x, "k": scale}, {"y": y})})
-    back = from_onnx(to_onnx(model))
+    back = from_onnx(to_onnx(_scaled_by_default("k")))
     sess = og.Session(back)
     xv = np.arange(4, dtype=np.float32)
     assert sess.run_signature("serving", x=xv)["y"].tolist() == (xv * 5).tolist()
