@@ -17,7 +17,8 @@ from ..errors import OneGraphError, ShapeError
 from ..format import DType
 from ..ops import REGISTRY
 from . import graph as _g
-from .graph import (GLOBAL_STEP, GLOBAL_VARIABLES, TRAINABLE_VARIABLES, UPDATE_OPS, Graph,
+from .graph import (GLOBAL_STEP, GLOBAL_VARIABLES, LOSSES, REGULARIZATION_LOSSES,
+                    TRAINABLE_VARIABLES, UPDATE_OPS, Graph,
                     Operation, Tensor, as_dtype, convert_to_tensor, get_default_graph,
                     reset_default_graph)
 from .variables import (Variable, get_or_create_global_step, global_variables,
@@ -415,9 +416,14 @@ def add_to_collection(name: str, value) -> None:
     get_default_graph().add_to_collection(name, value)
 
 
-def get_collection(name: str) -> list:
-    """A collection of the default graph (e.g. og.TRAINABLE_VARIABLES)."""
-    return get_default_graph().get_collection(name)
+def get_collection(name: str, scope: str | None = None) -> list:
+    """A collection of the default graph (e.g. og.TRAINABLE_VARIABLES); with `scope`,
+    only the items whose names match that regular expression from their start (TF1).
+
+    Raises:
+        TypeError: name is not hashable, or scope is not a str or None.
+    """
+    return get_default_graph().get_collection(name, scope)
 
 
 # --------------------------------------------------------------------------- arithmetic
@@ -999,7 +1005,8 @@ class _RawOps:
 raw_ops = _RawOps()
 
 __all__ = [
-    "GLOBAL_STEP", "GLOBAL_VARIABLES", "TRAINABLE_VARIABLES", "UPDATE_OPS", "Graph",
+    "GLOBAL_STEP", "GLOBAL_VARIABLES", "LOSSES", "REGULARIZATION_LOSSES",
+    "TRAINABLE_VARIABLES", "UPDATE_OPS", "Graph",
     "Operation", "Tensor", "Variable", "abs", "add", "add_n", "add_to_collection", "argmax",
     "argmin", "as_dtype", "bool_", "cast", "ceil", "clip_by_value", "concat", "constant",
     "control_dependencies", "convert_to_tensor", "cos", "device", "divide", "equal", "erf",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import numbers
+import re
 import threading
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -34,6 +35,8 @@ TRAINABLE_VARIABLES = "trainable_variables"
 GLOBAL_STEP = "global_step"
 UPDATE_OPS = "update_ops"
 QUEUE_RUNNERS = "queue_runners"
+LOSSES = "losses"
+REGULARIZATION_LOSSES = "regularization_losses"
 
 DOMAIN = "onegraph"
 
@@ -707,14 +710,25 @@ class Graph:
         self._collection_key(name)
         self._collections.setdefault(name, []).append(value)
 
-    def get_collection(self, name: str) -> list:
-        """A copy of the named collection (empty if it does not exist).
+    def get_collection(self, name: str, scope: str | None = None) -> list:
+        """A copy of the named collection (empty if it does not exist); with `scope`,
+        only its items that have a name matching that regular expression from its
+        start (TF1's filter: `re.match(scope, item.name)`).
 
         Raises:
-            TypeError: name is not hashable.
+            TypeError: name is not hashable, or scope is not a str or None.
+            re.error: scope is not a regular expression.
         """
         self._collection_key(name)
-        return list(self._collections.get(name, ()))
+        items = list(self._collections.get(name, ()))
+        if scope is None:
+            return items
+        if not isinstance(scope, str):
+            raise TypeError(f"get_collection: scope must be a str or None, got "
+                            f"{type(scope).__name__}")
+        pattern = re.compile(scope)
+        return [item for item in items
+                if isinstance(getattr(item, "name", None), str) and pattern.match(item.name)]
 
     def get_collection_ref(self, name: str) -> list:
         """The named collection itself (mutable).

@@ -603,6 +603,36 @@ def softmax_cross_entropy(labels, logits, name=None) -> Tensor:
 softmax_cross_entropy_with_logits = softmax_cross_entropy
 
 
+def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None) -> Tensor:
+    """Elementwise cross-entropy of sigmoid(logits) against labels z in [0, 1], as
+    TF1 computes it without overflow: max(x, 0) - x z + log(1 + exp(-|x|)). The
+    gradient is sigmoid(x) - z everywhere, x = 0 included.
+
+    Raises:
+        TypeError: labels or logits is missing, or logits are not floats.
+        ShapeError: labels and logits have different static shapes.
+    """
+    if labels is None or logits is None:
+        raise TypeError("sigmoid_cross_entropy_with_logits needs labels= and logits=")
+    x = _x(logits)
+    if x.dtype not in (DType.FLOAT16, DType.BFLOAT16, DType.FLOAT32, DType.FLOAT64):
+        raise TypeError(f"sigmoid_cross_entropy_with_logits: logits must be floats, got "
+                        f"{x.dtype.name.lower()}")
+    z = _g.convert_to_tensor(labels, x.dtype, x.graph)
+    if z.shape is not None and x.shape is not None and (
+            len(z.shape) != len(x.shape) or any(
+                a is not None and b is not None and a != b for a, b in zip(z.shape, x.shape))):
+        raise ShapeError(f"sigmoid_cross_entropy_with_logits: labels {z.shape} and logits "
+                         f"{x.shape} must have the same shape")
+    g = x.graph
+    with g.name_scope(name or "logistic_loss"):
+        # Where, not Relu/Abs: their gradients at x = 0 would drop the 1/2 of sigmoid(0)
+        positive = api.greater_equal(x, 0.0)
+        relu_x = api.where(positive, x, api.zeros_like(x))
+        neg_abs = api.where(positive, -x, x)
+        return api.add(relu_x - x * z, softplus(neg_abs), name="value")
+
+
 def mean_squared_error(labels, predictions, name=None) -> Tensor:
     """mean((predictions - labels)^2) over every element."""
     p = _x(predictions)
