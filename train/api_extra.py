@@ -27,8 +27,7 @@ from ..format import DType
 from . import api
 from . import graph as _g
 from .api import _axes, _bool_arg, _check_axis, _int_arg, _pair, _shape_arg, _t
-from .graph import Tensor, as_dtype
-from .nn import check_seed
+from .graph import Tensor, as_dtype, check_seed
 
 float16, float32, float64 = DType.FLOAT16, DType.FLOAT32, DType.FLOAT64
 int32, int64, bool_ = DType.INT32, DType.INT64, DType.BOOL

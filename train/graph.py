@@ -94,6 +94,23 @@ def _shape_tuple(shape, what: str = "shape") -> tuple | None:
     return tuple(dims)
 
 
+def check_seed(seed, what: str) -> int | None:
+    """A seed: None or an int >= 0 (numpy integers too; not a bool).
+
+    Raises:
+        TypeError: seed is not an int or None (names `what`).
+        ValueError: seed is negative.
+    """
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"{what}: seed must be None or an int >= 0, got "
+                        f"{type(seed).__name__} {_brief(seed)}")
+    if seed < 0:
+        raise ValueError(f"{what}: seed must be >= 0, got {seed}")
+    return int(seed)
+
+
 def check_name(name, what: str) -> None:
     """Refuse a `name=` argument that is not a str or None.
 

@@ -36,7 +36,7 @@ from ..errors import OneGraphError
 from ..format import DType
 from . import graph as _g
 from .api_extra import _DEFAULT_GRAPH_SEED, _python_number
-from .nn import check_seed
+from .graph import check_seed
 
 # The floating-point dtypes of TF1 (`dtype.is_floating`).
 FLOATS = (DType.FLOAT16, DType.BFLOAT16, DType.FLOAT32, DType.FLOAT64)

@@ -16,29 +16,12 @@ from ..errors import OneGraphError, ShapeError
 from ..format import DType
 from . import api
 from . import graph as _g
-from .graph import Tensor
+from .graph import Tensor, check_seed
 from .variables import Variable
 
 relu = api.relu
 sigmoid = api.sigmoid
 tanh = api.tanh
-
-
-def check_seed(seed, what: str) -> int | None:
-    """A seed: None or an int >= 0 (numpy integers too; not a bool).
-
-    Raises:
-        TypeError: seed is not an int or None (names `what`).
-        ValueError: seed is negative.
-    """
-    if seed is None:
-        return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"{what}: seed must be None or an int >= 0, got "
-                        f"{type(seed).__name__} {_g._brief(seed)}")
-    if seed < 0:
-        raise ValueError(f"{what}: seed must be >= 0, got {seed}")
-    return int(seed)
 
 
 def set_random_seed(seed: int, graph=None) -> None:
@@ -643,3 +626,7 @@ def mean_squared_error(labels, predictions, name=None) -> Tensor:
 def l2_loss(t, name=None) -> Tensor:
     """sum(t^2) / 2."""
     return api.reduce_sum(api.square(_x(t)), name=name) * 0.5
+
+
+# TF1's tf.nn functions that are not layers (bias_add, moments, l2_normalize, ...)
+from .nn_ops import *  # noqa: E402,F401,F403

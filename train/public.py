@@ -11,6 +11,8 @@ from .api import *  # noqa: F401,F403 - the public building functions
 from .api import __all__ as _api_all
 from .api_extra import *  # noqa: F401,F403 - more TF1-named building functions
 from .api_extra import __all__ as _api_extra_all
+from .api_math import *  # noqa: F401,F403 - TF1's math and array compositions
+from .api_math import __all__ as _api_math_all
 from .api import tuple_ as tuple  # noqa: A004 - TF1's og.tuple
 from .control_flow import case, cond, foldl, map_fn, scan, while_loop
 from .debugging import *  # noqa: F401,F403 - Assert, check_numerics, assert_*
@@ -32,7 +34,7 @@ from .initializers import (constant_initializer, glorot_normal_initializer,
 from .variable_scope import (AUTO_REUSE, VariableScope, get_variable, get_variable_scope,
                              variable_scope)
 
-__all__ = sorted(set(_api_all) | set(_api_extra_all) | set(_debugging_all) | set(_state_all) | {
+__all__ = sorted(set(_api_all) | set(_api_extra_all) | set(_api_math_all) | set(_debugging_all) | set(_state_all) | {
     "case", "clip_by_global_norm", "clip_by_norm", "global_norm", "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices", "InteractiveSession", "RandomShuffleQueue", "RegisterGradient", "Session", "custom_gradient",
     "get_default_session", "gradient_override_map", "gradients", "losses", "nn", "set_random_seed",
     "AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope", "variable_scope",

@@ -1,0 +1,519 @@
+"""TF1's math and array functions that are compositions of ONNX ops: squared_difference,
+log1p / expm1 (accurate near 0), floordiv / floormod / truediv, atan2, the inverse and
+hyperbolic trig functions, is_nan / is_inf / is_finite, reduce_variance / reduce_std /
+reduce_euclidean_norm / count_nonzero, reverse, slice, broadcast_to, eye, linspace,
+meshgrid and matrix_transpose.
+
+Names, argument order and defaults are TF1's; each builds registered ONNX-semantics
+ops, so graphs using them export, and their gradients come from those ops' own
+(floordiv and the predicates have none, as in TF1). Bad arguments are refused while
+building with a message naming the function.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..format import DType
+from . import api
+from . import graph as _g
+from .api import _axes, _bool_arg, _check_axis, _int_arg, _pair, _t
+from . import api_extra
+from .api_extra import _cast, _dtype_arg, _numeric, _rank
+from .graph import Tensor
+
+_FLOATS = (DType.FLOAT16, DType.BFLOAT16, DType.FLOAT32, DType.FLOAT64)
+_INT64_MAX = np.iinfo(np.int64).max
+_INT64_MIN = np.iinfo(np.int64).min
+
+
+def _floats(x: Tensor, what: str) -> Tensor:
+    """Refuse a tensor that is not of a float dtype.
+
+    Raises:
+        TypeError: it is not (names `what`).
+    """
+    if x.dtype not in _FLOATS:
+        raise TypeError(f"{what} must be a float tensor, got {x.dtype.short_name}")
+    return x
+
+
+def _where_safe(condition: Tensor, replacement, x: Tensor) -> Tensor:
+    """x with `replacement` where condition holds: a denominator made safe, so the
+    unused branch of a later Where has a finite gradient."""
+    return api.where(condition, api.ones_like(x) * replacement, x)
+
+
+# --------------------------------------------------------------------------- elementwise
+
+def squared_difference(x, y, name=None) -> Tensor:
+    """(x - y)^2 elementwise, with broadcasting (tf.squared_difference)."""
+    a, b = _pair(x, y, "squared_difference")
+    return api.square(a - b, name=name)
+
+
+def log1p(x, name=None) -> Tensor:
+    """log(1 + x), accurate where x is tiny (where log(1 + x) would round 1 + x).
+
+    Uses log(u) * x / (u - 1) with u = 1 + x, whose rounding errors cancel (Goldberg).
+
+    Raises:
+        TypeError: x is not a float tensor.
+    """
+    x = _floats(_t(x), "log1p: x")
+    u = x + 1.0
+    exact = api.equal(u, 1.0)
+    ratio = api.log(u) * x / _where_safe(exact, 1.0, u - 1.0)
+    # u = inf: inf * x / inf is NaN, but log1p(inf) = inf
+    return api.where(exact, x, api.where(api.equal(u, math.inf), u, ratio), name=name)
+
+
+def expm1(x, name=None) -> Tensor:
+    """exp(x) - 1, accurate where x is tiny (where exp(x) - 1 cancels).
+
+    Uses (u - 1) * x / log(u) with u = exp(x) (Kahan), exact 0 and -1 / inf at the ends.
+
+    Raises:
+        TypeError: x is not a float tensor.
+    """
+    x = _floats(_t(x), "expm1: x")
+    u = api.exp(x)
+    em = u - 1.0
+    plain = api.logical_or(api.logical_or(api.equal(em, 0.0), api.equal(u, 0.0)),
+                           api.equal(u, math.inf))
+    ratio = em * x / api.log(_where_safe(plain, math.e, u))
+    return api.where(api.equal(em, 0.0), x, api.where(plain, em, ratio), name=name)
+
+
+def _is_float(a: Tensor, what: str) -> bool:
+    """Whether the operands (of one dtype, as _pair made them) are floats, else integers.
+
+    Raises:
+        ShapeError: they are neither (bool, string).
+    """
+    _numeric(a, f"{what}: x")
+    return a.dtype in _FLOATS
+
+
+def floormod(x, y, name=None) -> Tensor:
+    """x - floor(x / y) * y: the remainder with the divisor's sign, as Python's %
+    (tf.floormod, also tf.mod). Integer division by 0 is an error at run time.
+
+    Raises:
+        ShapeError: x and y are not numbers of one dtype.
+    """
+    a, b = _pair(x, y, "floormod")
+    if not _is_float(a, "floormod"):
+        # ONNX Mod with fmod=0 is Python's % on integers
+        return a.graph.op("Mod", [a, b], {"fmod": 0}, name=name)
+    rem = a.graph.op("Mod", [a, b], {"fmod": 1})
+    zero = api.zeros_like(rem)
+    flip = api.logical_and(api_extra.not_equal(rem, zero),
+                           api_extra.not_equal(api.less(b, zero), api.less(rem, zero)))
+    return api.where(flip, rem + b, rem, name=name)
+
+
+mod = floormod
+
+
+def floordiv(x, y, name=None) -> Tensor:
+    """floor(x / y) (tf.floordiv: integers round toward -inf, not toward 0 as ONNX's
+    Div). No gradient, as in TF1.
+
+    Raises:
+        ShapeError: x and y are not numbers of one dtype.
+    """
+    a, b = _pair(x, y, "floordiv")
+    if _is_float(a, "floordiv"):
+        return api.stop_gradient(api.floor(a / b), name=name)
+    # a - floormod(a, b) is a multiple of b, so the truncating Div is exact
+    return api.divide(a - floormod(a, b), b, name=name)
+
+
+def truediv(x, y, name=None) -> Tensor:
+    """x / y in floats: int8/int16/uint8/uint16 operands in float32, int32/int64 ones
+    in float64, as tf.truediv (tf.div on floats).
+
+    Raises:
+        ShapeError: x and y are not numbers of one dtype.
+    """
+    a, b = _pair(x, y, "truediv")
+    if not _is_float(a, "truediv"):
+        wide = DType.FLOAT64 if a.dtype.itemsize >= 4 else DType.FLOAT32
+        a, b = api.cast(a, wide), api.cast(b, wide)
+    return api.divide(a, b, name=name)
+
+
+def realdiv(x, y, name=None) -> Tensor:
+    """x / y of float tensors (tf.realdiv).
+
+    Raises:
+        TypeError: x is not a float tensor.
+    """
+    a, b = _pair(x, y, "realdiv")
+    _floats(a, "realdiv: x")
+    return api.divide(a, b, name=name)
+
+
+def atan2(y, x, name=None) -> Tensor:
+    """The angle of the point (x, y) in (-pi, pi], elementwise (tf.atan2); atan2(0, 0)
+    is 0 and signed zeros are not told apart.
+
+    Raises:
+        TypeError: y is not a float tensor.
+    """
+    b, a = _pair(y, x, "atan2")
+    _floats(b, "atan2: y")
+    zero = api.zeros_like(b * a)
+    x_zero = api.equal(a, zero)
+    base = atan(b / _where_safe(x_zero, 1.0, a))
+    left = api.less(a, zero)
+    up = api.greater_equal(b, zero)
+    turned = api.where(left, api.where(up, base + math.pi, base - math.pi), base)
+    axis = api.where(api.greater(b, zero), zero + math.pi / 2,
+                     api.where(api.less(b, zero), zero - math.pi / 2, zero))
+    return api.where(x_zero, axis, turned, name=name)
+
+
+def _unary(op_type: str, tf_name: str, floats_only: bool = True):
+    def fn(x, name=None):
+        x = _t(x)
+        if floats_only:
+            _floats(x, f"{tf_name}: x")
+        return x.graph.op(op_type, [x], name=name)
+    fn.__name__ = tf_name
+    fn.__doc__ = (f"Elementwise {tf_name} (ONNX {op_type}).\n\n    Raises:\n"
+                  f"        TypeError: x is not a float tensor.")
+    return fn
+
+
+tan = _unary("Tan", "tan")
+asin = _unary("Asin", "asin")
+acos = _unary("Acos", "acos")
+atan = _unary("Atan", "atan")
+sinh = _unary("Sinh", "sinh")
+cosh = _unary("Cosh", "cosh")
+asinh = _unary("Asinh", "asinh")
+acosh = _unary("Acosh", "acosh")
+atanh = _unary("Atanh", "atanh")
+is_nan = _unary("IsNaN", "is_nan")
+
+
+def round(x, name=None) -> Tensor:  # noqa: A001 - TF's name
+    """x rounded to the nearest integer, halves to even as TF's (ONNX Round); an
+    integer tensor is returned as it is.
+
+    Raises:
+        ShapeError: x is not numeric.
+    """
+    x = _t(x)
+    _numeric(x, "round: x")
+    if x.dtype not in _FLOATS:
+        return api.identity(x, name=name)
+    return x.graph.op("Round", [x], name=name)
+
+
+def is_inf(x, name=None) -> Tensor:
+    """Whether each element is +inf or -inf (tf.is_inf).
+
+    Raises:
+        TypeError: x is not a float tensor.
+    """
+    x = _floats(_t(x), "is_inf: x")
+    return x.graph.op("IsInf", [x], name=name)
+
+
+def is_finite(x, name=None) -> Tensor:
+    """Whether each element is neither NaN nor +-inf (tf.is_finite).
+
+    Raises:
+        TypeError: x is not a float tensor.
+    """
+    x = _floats(_t(x), "is_finite: x")
+    bad = api.logical_or(x.graph.op("IsNaN", [x]), x.graph.op("IsInf", [x]))
+    return api.logical_not(bad, name=name)
+
+
+# --------------------------------------------------------------------------- reductions
+
+def _reduction_args(axis, keepdims, what: str):
+    keepdims = False if keepdims is None else _bool_arg(keepdims, f"{what}: keepdims")
+    axes = None if axis is None else _axes(axis, f"{what}: axis")
+    return axes, keepdims
+
+
+def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
+    """sqrt(sum(x^2)) over `axis` (all axes when None), as tf.reduce_euclidean_norm
+    (ONNX ReduceL2).
+
+    Raises:
+        TypeError: axis or keepdims is of the wrong kind.
+    """
+    axes, keepdims = _reduction_args(axis, keepdims, "reduce_euclidean_norm")
+    x = _t(input_tensor)
+    inputs = [x] if axes is None else [x, x.graph.constant(np.asarray(axes, np.int64))]
+    if axes == []:
+        return api.identity(x, name=name)
+    return x.graph.op("ReduceL2", inputs, {"keepdims": int(keepdims)}, name=name)
+
+
+def reduce_variance(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
+    """The (biased) variance mean((x - mean(x))^2) over `axis` (tf.math.reduce_variance).
+
+    Raises:
+        TypeError: x is not a float tensor, or axis or keepdims is of the wrong kind.
+    """
+    axes, keepdims = _reduction_args(axis, keepdims, "reduce_variance")
+    x = _floats(_t(input_tensor), "reduce_variance: input_tensor")
+    mean = api.reduce_mean(x, axis=axes, keepdims=True)
+    return api.reduce_mean(api.square(x - mean), axis=axes, keepdims=keepdims, name=name)
+
+
+def reduce_std(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
+    """sqrt(reduce_variance(x)) over `axis` (tf.math.reduce_std).
+
+    Raises:
+        TypeError: x is not a float tensor, or axis or keepdims is of the wrong kind.
+    """
+    return api.sqrt(reduce_variance(input_tensor, axis, keepdims), name=name)
+
+
+def count_nonzero(input_tensor, axis=None, keepdims=None, dtype=DType.INT64,
+                  name=None) -> Tensor:
+    """How many elements are not 0 (not False, for bools) over `axis`
+    (tf.count_nonzero), as `dtype`.
+
+    Raises:
+        TypeError: axis or keepdims is of the wrong kind, or dtype is not numeric.
+    """
+    axes, keepdims = _reduction_args(axis, keepdims, "count_nonzero")
+    dt = _dtype_arg(dtype, None, "count_nonzero: dtype")
+    if dt.numpy.kind not in "iuf":
+        raise TypeError(f"count_nonzero: dtype must be numeric, got {dt.short_name}")
+    x = _t(input_tensor)
+    nonzero = x if x.dtype == DType.BOOL else api_extra.not_equal(x, api.zeros_like(x))
+    counts = api.reduce_sum(api.cast(nonzero, DType.INT64), axis=axes, keepdims=keepdims)
+    return _cast(counts, dt, name=name)
+
+
+# --------------------------------------------------------------------------- arrays
+
+def reverse(tensor, axis, name=None) -> Tensor:
+    """tensor with the order of its elements reversed along each axis in `axis`
+    (tf.reverse; an empty list reverses nothing).
+
+    Raises:
+        TypeError: axis is not an int or a list of ints.
+        ShapeError: an axis is out of range or given twice.
+    """
+    axes = _axes(axis, "reverse: axis")
+    x = _t(tensor)
+    for a in axes:
+        _check_axis(a, x, "reverse: axis")
+    if x.shape is not None:
+        r = len(x.shape)
+        if len({a % r for a in axes}) != len(axes):
+            raise ShapeError(f"reverse: axis {axes} names an axis twice")
+    if not axes:
+        return api.identity(x, name=name)
+    g = x.graph
+    n = len(axes)
+    const = lambda v: g.constant(np.asarray(v, np.int64))  # noqa: E731
+    return g.op("Slice", [x, const([-1] * n), const([_INT64_MIN] * n),
+                          const(axes), const([-1] * n)], name=name)
+
+
+def slice(input_, begin, size, name=None) -> Tensor:  # noqa: A001 - TF's name
+    """The block of `size` elements starting at `begin` on every axis (tf.slice); a size
+    of -1 takes everything from begin on. begin and size are lists of ints or 1-D
+    integer tensors of the input's rank.
+
+    Raises:
+        TypeError: begin or size is of the wrong kind.
+        ShapeError: their lengths differ from the input's rank, or a block leaves the
+            input (when known while building).
+    """
+    x = _t(input_)
+    g = x.graph
+    symbolic = _g._is_symbolic(begin) or _g._is_symbolic(size)
+    if not symbolic:
+        starts = [_int_arg(b, "slice: begin") for b in _axes(begin, "slice: begin")]
+        sizes = [_int_arg(s, "slice: size") for s in _axes(size, "slice: size")]
+        _check_block(x, starts, sizes)
+        ends = [_INT64_MAX if s == -1 else b + s for b, s in zip(starts, sizes)]
+        starts_t = g.constant(np.asarray(starts, np.int64))
+        ends_t = g.constant(np.asarray(ends, np.int64))
+        n = len(starts)
+    else:
+        starts_t = api.cast(_g.integer_tensor(begin, "slice: begin", g), DType.INT64)
+        size_t = api.cast(_g.integer_tensor(size, "slice: size", g), DType.INT64)
+        for t, what in ((starts_t, "begin"), (size_t, "size")):
+            if t.shape is not None and len(t.shape) != 1:
+                raise ShapeError(f"slice: {what} must be 1-D, got shape {list(t.shape)}")
+        ends_t = api.where(api.equal(size_t, -1), api.ones_like(size_t) * _INT64_MAX,
+                           starts_t + size_t)
+        n = _rank(x, "slice")
+    axes = g.constant(np.arange(n, dtype=np.int64))
+    return g.op("Slice", [x, starts_t, ends_t, axes], name=name)
+
+
+def _check_block(x: Tensor, starts: list, sizes: list) -> None:
+    if len(starts) != len(sizes):
+        raise ShapeError(f"slice: begin {starts} and size {sizes} differ in length")
+    if x.shape is None:
+        return
+    if len(starts) != len(x.shape):
+        raise ShapeError(f"slice: begin {starts} must have one entry per axis of "
+                         f"{x.name!r} of shape {list(x.shape)}")
+    for i, (b, s, d) in enumerate(zip(starts, sizes, x.shape)):
+        if b < 0 or s < -1 or (d is not None and (b > d or (s != -1 and b + s > d))):
+            raise ShapeError(f"slice: axis {i}: begin {b} and size {s} leave "
+                             f"{x.name!r} of shape {list(x.shape)} (size -1 means "
+                             "to the end)")
+
+
+def broadcast_to(input, shape, name=None) -> Tensor:  # noqa: A002 - TF's name
+    """input broadcast to `shape` (tf.broadcast_to; ONNX Expand).
+
+    Raises:
+        TypeError: shape is not a list of ints or an integer tensor.
+        ShapeError: input does not broadcast to shape (when known while building).
+    """
+    from .api_extra import _shape_operand, _shape_tensor
+
+    x = _t(input)
+    g = x.graph
+    info = _shape_operand(shape, g, "broadcast_to: shape")
+    dims = info[0]
+    if dims is not None and x.shape is not None:
+        ok = len(x.shape) <= len(dims) and all(
+            d is None or d in (1, t) for d, t in zip(reversed(x.shape), reversed(dims)))
+        if not ok:
+            raise ShapeError(f"broadcast_to: {x.name!r} of shape {list(x.shape)} does "
+                             f"not broadcast to {list(dims)}")
+    return g.op("Expand", [x, _shape_tensor(g, info)], name=name)
+
+
+def eye(num_rows, num_columns=None, batch_shape=None, dtype=DType.FLOAT32,
+        name=None) -> Tensor:
+    """The identity matrix (num_rows, num_columns), stacked to batch_shape + that
+    (tf.eye). Sizes are Python ints; the result is a constant.
+
+    Raises:
+        TypeError: a size is not an int, or dtype names no numeric dtype.
+        ShapeError: a size is negative.
+    """
+    rows = _int_arg(num_rows, "eye: num_rows")
+    cols = rows if num_columns is None else _int_arg(num_columns, "eye: num_columns")
+    batch = [] if batch_shape is None else [_int_arg(b, "eye: batch_shape")
+                                            for b in _axes(batch_shape, "eye: batch_shape")]
+    if min([rows, cols] + batch) < 0:
+        raise ShapeError(f"eye: sizes must be >= 0, got {rows}, {cols}, batch {batch}")
+    dt = _dtype_arg(dtype, None, "eye: dtype")
+    value = np.broadcast_to(np.eye(rows, cols), tuple(batch) + (rows, cols))
+    return api.constant(np.ascontiguousarray(value).astype(dt.numpy), name=name)
+
+
+def linspace(start, stop, num, name=None) -> Tensor:
+    """`num` evenly spaced values from start to stop, both included (tf.linspace /
+    tf.lin_space). start and stop are float scalars (numbers or tensors), num an int
+    or an integer scalar tensor; num = 1 gives [start].
+
+    Raises:
+        TypeError: start is not a float, or num not an integer.
+        ShapeError: start, stop or num is not a scalar.
+    """
+    a, b = _pair(start, stop, "linspace")
+    if a.dtype not in _FLOATS:
+        # plain numbers come in as ints; TF1 refuses integer tensors
+        if _g._is_symbolic(start) or _g._is_symbolic(stop):
+            raise TypeError(f"linspace: start and stop must be floats, got "
+                            f"{a.dtype.short_name}")
+        a, b = api.cast(a, DType.FLOAT32), api.cast(b, DType.FLOAT32)
+    g = a.graph
+    if _g._is_symbolic(num):
+        n = _g.integer_tensor(num, "linspace: num", g)
+    else:
+        count = _int_arg(num, "linspace: num")
+        if count < 1:
+            raise ShapeError(f"linspace: num must be >= 1, got {count}")
+        n = g.constant(np.asarray(count, np.int64))
+    for t, what in ((a, "start"), (b, "stop"), (n, "num")):
+        if t.shape is not None and len(t.shape) != 0:
+            raise ShapeError(f"linspace: {what} must be a scalar, got shape {list(t.shape)}")
+    n = api.cast(n, DType.INT64)
+    steps = api.cast(n - 1, a.dtype)
+    step = (b - a) / _where_safe(api.equal(steps, 0.0), 1.0, steps)
+    index = api.cast(g.op("Range", [g.constant(np.asarray(0, np.int64)), n,
+                                    g.constant(np.asarray(1, np.int64))]), a.dtype)
+    # the last value is stop itself, not start + (num - 1) * step rounded
+    values = a + index * step
+    last = api.logical_and(api.equal(index, steps), api.greater(steps, 0.0))
+    return api.where(last, api.zeros_like(values) + b, values, name=name)
+
+
+lin_space = linspace
+
+
+def meshgrid(*args, **kwargs) -> list:
+    """Coordinate grids of 1-D tensors (tf.meshgrid): with indexing="xy" (the
+    default) the first two outputs' axes are swapped, as numpy.meshgrid.
+
+    Raises:
+        TypeError: an argument other than indexing= and name= is given.
+        ValueError: indexing is not "xy" or "ij".
+        ShapeError: an input is not 1-D.
+    """
+    indexing = kwargs.pop("indexing", "xy")
+    name = kwargs.pop("name", None)
+    _g.check_name(name, "meshgrid")
+    if kwargs:
+        raise TypeError(f"meshgrid: unexpected arguments {sorted(kwargs)}")
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    if not args:
+        return []
+    ts = [_t(a) for a in args]
+    for i, t in enumerate(ts):
+        if t.shape is not None and len(t.shape) != 1:
+            raise ShapeError(f"meshgrid: input {i} must be 1-D, got shape {list(t.shape)}")
+    g = ts[0].graph
+    order = list(range(len(ts)))
+    if indexing == "xy" and len(ts) >= 2:
+        order[0], order[1] = 1, 0   # output axis k holds input order[k]
+    sizes = [g.op("Shape", [ts[i]]) for i in order]
+    full = api.concat(sizes, axis=0)
+    out = []
+    with g.name_scope(name or "meshgrid"):
+        for i, t in enumerate(ts):
+            shape = [1] * len(ts)
+            shape[order.index(i)] = -1
+            out.append(g.op("Expand", [api.reshape(t, shape), full]))
+    return out
+
+
+def matrix_transpose(a, name=None) -> Tensor:
+    """a with its last two axes swapped (tf.matrix_transpose / tf.linalg.matrix_transpose).
+
+    Raises:
+        ShapeError: a has rank < 2 or an unknown rank.
+    """
+    x = _t(a)
+    r = _rank(x, "matrix_transpose")
+    if r < 2:
+        raise ShapeError(f"matrix_transpose: {x.name!r} must have rank >= 2, got "
+                         f"shape {list(x.shape)}")
+    perm = list(range(r - 2)) + [r - 1, r - 2]
+    return api.transpose(x, perm, name=name)
+
+
+__all__ = [
+    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "broadcast_to", "cosh",
+    "count_nonzero", "expm1", "eye", "floordiv", "floormod", "is_finite", "is_inf",
+    "is_nan", "lin_space", "linspace", "log1p", "matrix_transpose", "meshgrid", "mod",
+    "realdiv", "reduce_euclidean_norm", "reduce_std", "reduce_variance", "reverse",
+    "round", "sinh", "slice", "squared_difference", "tan", "truediv",
+]
