@@ -362,17 +362,12 @@ def batch_norm(x, training: bool, axis: int = 1, momentum: float = 0.9,
                             f"{type(v).__name__}")
     _g.check_name(name, "batch_norm")
     x = _x(x)
-    g = x.graph
     if x.shape is not None and not -len(x.shape) <= axis < len(x.shape):
         raise ShapeError(f"batch_norm: axis {axis} is out of range for shape {x.shape}")
     if x.shape is None or x.shape[axis] is None:
         raise ShapeError(f"batch_norm: need known rank and feature dim, got {x.shape}")
-    rank = len(x.shape)
-    axis = axis % rank
+    axis = axis % len(x.shape)
     c = x.shape[axis]
-    bshape = [1] * rank
-    bshape[axis] = c
-    reduce_axes = [a for a in range(rank) if a != axis]
     # variables through og.get_variable, as tf.layers.batch_normalization: a tower
     # built again in a reusing og.variable_scope shares the moving averages it trained
     from .variable_scope import get_variable, variable_scope
@@ -382,26 +377,49 @@ def batch_norm(x, training: bool, axis: int = 1, momentum: float = 0.9,
         beta = get_variable("beta", [c], x.dtype, _zeros)
         mm = get_variable("moving_mean", [c], x.dtype, _zeros, trainable=False)
         mv = get_variable("moving_variance", [c], x.dtype, _ones, trainable=False)
-        gam = api.reshape(gamma, bshape)
-        bet = api.reshape(beta, bshape)
-        if isinstance(training, Tensor):
-            return _batch_norm_switched(x, training, (gam, bet, mm, mv), bshape,
-                                        reduce_axes, momentum, epsilon, c)
-        if training:
-            mean = api.reduce_mean(x, reduce_axes, keepdims=True)
-            centered = x - mean
-            var = api.reduce_mean(api.square(centered), reduce_axes, keepdims=True)
-            flat_mean = api.reshape(api.stop_gradient(mean), [c])
-            flat_var = api.reshape(api.stop_gradient(var), [c])
-            g.add_to_collection(_g.UPDATE_OPS, mm.assign(mm * momentum
-                                                         + flat_mean * (1 - momentum)))
-            g.add_to_collection(_g.UPDATE_OPS, mv.assign(mv * momentum
-                                                         + flat_var * (1 - momentum)))
-        else:
-            centered = x - api.reshape(mm, bshape)
-            var = api.reshape(mv, bshape)
-        inv = api.reciprocal(api.sqrt(var + epsilon))
-        return centered * (inv * gam) + bet
+        return batch_normalized(x, training, (gamma, beta, mm, mv), axis, momentum,
+                                epsilon)
+
+
+def batch_normalized(x, training, params, axis: int, momentum, epsilon) -> Tensor:
+    """x normalised along all axes but `axis` (known, non-negative), scaled and
+    shifted: batch statistics when training (a Python bool or a bool scalar tensor)
+    with the moving averages' updates added to UPDATE_OPS, else the moving averages.
+    `params` is (gamma, beta, moving_mean, moving_variance), the first two (C,) tensors
+    or None for none. Shared by og.nn.batch_norm and og.layers.batch_normalization."""
+    gamma, beta, mm, mv = params
+    g = x.graph
+    rank = len(x.shape)
+    c = x.shape[axis]
+    bshape = [1] * rank
+    bshape[axis] = c
+    reduce_axes = [a for a in range(rank) if a != axis]
+    gam = None if gamma is None else api.reshape(gamma, bshape)
+    bet = None if beta is None else api.reshape(beta, bshape)
+    if isinstance(training, Tensor):
+        return _batch_norm_switched(x, training, (gam, bet, mm, mv), bshape,
+                                    reduce_axes, momentum, epsilon, c)
+    if training:
+        mean = api.reduce_mean(x, reduce_axes, keepdims=True)
+        centered = x - mean
+        var = api.reduce_mean(api.square(centered), reduce_axes, keepdims=True)
+        flat_mean = api.reshape(api.stop_gradient(mean), [c])
+        flat_var = api.reshape(api.stop_gradient(var), [c])
+        g.add_to_collection(_g.UPDATE_OPS, mm.assign(mm * momentum
+                                                     + flat_mean * (1 - momentum)))
+        g.add_to_collection(_g.UPDATE_OPS, mv.assign(mv * momentum
+                                                     + flat_var * (1 - momentum)))
+    else:
+        centered = x - api.reshape(mm, bshape)
+        var = api.reshape(mv, bshape)
+    return _scaled(centered, var, epsilon, gam, bet)
+
+
+def _scaled(centered, var, epsilon, gam, bet) -> Tensor:
+    """centered / sqrt(var + epsilon) * gamma + beta, either of those two may be None."""
+    inv = api.reciprocal(api.sqrt(var + epsilon))
+    y = centered * (inv if gam is None else inv * gam)
+    return y if bet is None else y + bet
 
 
 def _training_arg(training, what: str):
@@ -444,8 +462,7 @@ def _batch_norm_switched(x, training, params, bshape, reduce_axes, momentum, eps
         flat = api.reshape(api.stop_gradient(stat), [c])
         g.add_to_collection(_g.UPDATE_OPS, average.assign(average * decay
                                                           + flat * (1 - decay)))
-    inv = api.reciprocal(api.sqrt(var + epsilon))
-    return (x - mean) * (inv * gam) + bet
+    return _scaled(x - mean, var, epsilon, gam, bet)
 
 
 def dropout(x, rate: float, training: bool = True, name=None) -> Tensor:
