@@ -1,0 +1,213 @@
+"""og.layers (TF1's tf.layers) against numpy spellings of TF's definitions (NHWC
+convolution and pooling with TF's SAME padding, batch normalization), its variables'
+names, sharing and regularizers, and an export run by onnxruntime."""
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+import onegraph as og
+from onegraph.convert import to_onnx
+from onegraph.errors import OneGraphError, ShapeError
+
+
+def _same_pads(size, window, stride):
+    """TF's SAME padding: output ceil(size / stride), the odd pixel at the end."""
+    out = -(-size // stride)
+    total = max((out - 1) * stride + window - size, 0)
+    return total // 2, total - total // 2
+
+
+def _windows(x, kh, kw, stride, dilation, padding, fill):
+    """(N, OH, OW, kh, kw, C) windows of NHWC x under TF's padding rules."""
+    n, h, w, c = x.shape
+    rh, rw = (kh - 1) * dilation + 1, (kw - 1) * dilation + 1
+    if padding == "same":
+        (t, b), (l, r) = _same_pads(h, rh, stride), _same_pads(w, rw, stride)
+    else:
+        t = b = l = r = 0
+    xp = np.pad(x, ((0, 0), (t, b), (l, r), (0, 0)), constant_values=fill)
+    oh = (xp.shape[1] - rh) // stride + 1
+    ow = (xp.shape[2] - rw) // stride + 1
+    out = np.empty((n, oh, ow, kh, kw, c), x.dtype)
+    for i in range(oh):
+        for j in range(ow):
+            out[:, i, j] = xp[:, i * stride:i * stride + rh:dilation,
+                              j * stride:j * stride + rw:dilation]
+    return out
+
+
+def _conv_nhwc(x, kernel, bias, stride, dilation, padding):
+    kh, kw = kernel.shape[:2]
+    win = _windows(x, kh, kw, stride, dilation, padding, 0.0)
+    return np.einsum("nijabc,abcf->nijf", win, kernel) + bias
+
+
+def _session(g):
+    sess = og.Session(g)
+    with g.as_default():
+        sess.run(og.global_variables_initializer())
+    return sess
+
+
+@pytest.mark.parametrize("padding, stride, dilation", [("same", 2, 1), ("valid", 1, 1),
+                                                       ("same", 1, 2), ("valid", 3, 1)])
+def test_conv2d_is_tf_nhwc_convolution(padding, stride, dilation):
+    rng = np.random.RandomState(0)
+    xv = rng.randn(2, 9, 8, 3)
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float64, [2, 9, 8, 3])
+        y = og.layers.conv2d(x, 4, (3, 2), strides=stride, padding=padding.upper(),
+                             dilation_rate=dilation,
+                             bias_initializer=og.random_normal_initializer())
+        first = og.layers.conv2d(og.transpose(x, [0, 3, 1, 2]), 4, (3, 2), strides=stride,
+                                 padding=padding, dilation_rate=dilation,
+                                 data_format="channels_first", name="conv2d", reuse=True)
+        kernel, bias = og.global_variables()
+    assert kernel.name == "conv2d/kernel" and kernel.shape == (3, 2, 3, 4)
+    sess = _session(g)
+    got, got_first, k, b = sess.run([y, first, kernel, bias], {x: xv})
+    want = _conv_nhwc(xv, k, b, stride, dilation, padding)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(got_first, want.transpose(0, 3, 1, 2), rtol=1e-12)
+
+
+@pytest.mark.parametrize("padding", ["same", "valid"])
+def test_pooling_layers_are_tf_nhwc_pooling(padding):
+    rng = np.random.RandomState(1)
+    xv = rng.randn(2, 7, 6, 3)
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float64, [2, 7, 6, 3])
+        biggest = og.layers.max_pooling2d(x, 3, 2, padding=padding)
+        mean = og.layers.average_pooling2d(x, (2, 3), (2, 2), padding=padding)
+    got_max, got_mean = og.Session(g).run([biggest, mean], {x: xv})
+    np.testing.assert_array_equal(got_max, _windows(xv, 3, 3, 2, 1, padding, -np.inf)
+                                  .max(axis=(3, 4)))
+    summed = _windows(xv, 2, 3, 2, 1, padding, 0.0).sum(axis=(3, 4))
+    count = _windows(np.ones((2, 7, 6, 3)), 2, 3, 2, 1, padding, 0.0).sum(axis=(3, 4))
+    np.testing.assert_allclose(got_mean, summed / count, rtol=1e-12)   # padding not counted
+
+
+def test_dense_variables_sharing_and_regularizers():
+    rng = np.random.RandomState(2)
+    xv = rng.randn(3, 5, 4)
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float64, [3, 5, 4])
+        y = og.layers.dense(x, 2, activation=og.nn.relu, name="fc",
+                            kernel_initializer=og.random_normal_initializer(seed=1),
+                            kernel_regularizer=lambda w: og.reduce_sum(og.abs(w)),
+                            activity_regularizer=lambda t: og.reduce_mean(t))
+        again = og.layers.dense(x, 2, activation=og.nn.relu, name="fc", reuse=True,
+                                kernel_regularizer=lambda w: og.reduce_sum(og.abs(w)))
+        frozen = og.layers.dense(x, 3, use_bias=False, trainable=False)
+        with pytest.raises(ValueError, match="already exists"):
+            og.layers.dense(x, 2, name="fc")
+        reg = og.losses.get_regularization_losses()
+    assert [v.name for v in og.global_variables(g)] == ["fc/kernel", "fc/bias",
+                                                        "dense/kernel"]
+    assert [v.name for v in og.trainable_variables(g)] == ["fc/kernel", "fc/bias"]
+    assert len(reg) == 2   # the kernel's once (not again on reuse), the activity's
+    sess = _session(g)
+    got, got_again, k, b, losses = sess.run(
+        [y, again, og.global_variables(g)[0], og.global_variables(g)[1], reg], {x: xv})
+    want = np.maximum(xv @ k + b, 0)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_array_equal(got_again, got)
+    np.testing.assert_allclose(losses, [np.abs(k).sum(), want.mean()], rtol=1e-12)
+    assert sess.run(frozen, {x: xv}).shape == (3, 5, 3)
+
+
+def test_batch_normalization_trains_and_serves_as_tf1():
+    rng = np.random.RandomState(3)
+    xv = rng.randn(4, 3, 3, 2) * 2 + 1
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float64, [4, 3, 3, 2])
+        training = og.placeholder_with_default(False, [], name="training")
+        y = og.layers.batch_normalization(x, training=training, momentum=0.9,
+                                          gamma_initializer=og.constant_initializer(2.0))
+        plain = og.layers.batch_normalization(x, training=True, center=False, scale=False)
+        updates = og.get_collection(og.UPDATE_OPS)
+        names = [v.name for v in og.global_variables()]
+    assert names == ["batch_normalization/gamma", "batch_normalization/beta",
+                     "batch_normalization/moving_mean",
+                     "batch_normalization/moving_variance",
+                     "batch_normalization_1/moving_mean",
+                     "batch_normalization_1/moving_variance"]
+    sess = _session(g)
+    mean, var = xv.mean((0, 1, 2)), xv.var((0, 1, 2))
+    got, got_plain = sess.run([y, plain], {x: xv, training: True})
+    np.testing.assert_allclose(got, 2 * (xv - mean) / np.sqrt(var + 1e-3), rtol=1e-12)
+    np.testing.assert_allclose(got_plain, (xv - mean) / np.sqrt(var + 1e-3), rtol=1e-12)
+    sess.run(updates[:2], {x: xv, training: True})
+    served = sess.run(y, {x: xv})
+    moving_mean, moving_var = 0.1 * mean, 0.9 + 0.1 * var
+    np.testing.assert_allclose(served, 2 * (xv - moving_mean) / np.sqrt(moving_var + 1e-3),
+                               rtol=1e-12)
+
+
+def test_dropout_and_flatten():
+    rng = np.random.RandomState(4)
+    xv = rng.randn(2, 3, 4, 5).astype(np.float32)
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2, 3, 4, 5])
+        kept = og.layers.dropout(x, 0.5)   # TF1's default: training=False
+        dropped = og.layers.dropout(x, 0.25, training=True)
+        flat = og.layers.flatten(x)
+        flat_first = og.layers.flatten(x, data_format="channels_first")
+        with pytest.raises(OneGraphError, match="noise_shape"):
+            og.layers.dropout(x, 0.5, noise_shape=[2, 1, 1, 5])
+        with pytest.raises(OneGraphError, match="seed"):
+            og.layers.dropout(x, 0.5, seed=3)
+    got_kept, got_dropped, got_flat, got_first = og.Session(g, seed=0).run(
+        [kept, dropped, flat, flat_first], {x: xv})
+    np.testing.assert_array_equal(got_kept, xv)
+    assert set(np.unique(np.isclose(got_dropped, xv / 0.75) | (got_dropped == 0))) == {True}
+    np.testing.assert_array_equal(got_flat, xv.reshape(2, -1))
+    np.testing.assert_array_equal(got_first, xv.transpose(0, 2, 3, 1).reshape(2, -1))
+
+
+def test_bad_arguments_are_refused_while_building():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [1, 5, 5, 2])
+        with pytest.raises(ValueError, match="data_format"):
+            og.layers.conv2d(x, 2, 3, data_format="NHWC")
+        with pytest.raises(ValueError, match="padding must be 'same' or 'valid'"):
+            og.layers.max_pooling2d(x, 2, 2, padding="full")
+        with pytest.raises(ValueError, match="dilation_rate"):
+            og.layers.conv2d(x, 2, 3, strides=2, dilation_rate=2)
+        with pytest.raises(ShapeError, match="must be 4-D"):
+            og.layers.conv2d(og.placeholder(og.float32, [1, 5, 2]), 2, 3)
+        with pytest.raises(ShapeError, match="floating point"):
+            og.layers.dense(og.placeholder(og.int32, [1, 5]), 2)
+        with pytest.raises(TypeError, match="kernel_regularizer must be a function"):
+            og.layers.dense(og.layers.flatten(x), 2, kernel_regularizer=0.1)
+        with pytest.raises(ShapeError, match="must give a scalar"):
+            og.layers.dense(og.layers.flatten(x), 2, kernel_regularizer=lambda w: w)
+        with pytest.raises(ShapeError, match="axis 4 must be a known dim"):
+            og.layers.batch_normalization(x, axis=4)
+
+
+def test_small_nhwc_network_exports_and_runs_in_onnxruntime():
+    rng = np.random.RandomState(5)
+    xv = rng.randn(2, 8, 8, 3).astype(np.float32)
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2, 8, 8, 3], name="images")
+        h = og.layers.conv2d(x, 4, 3, padding="same", activation=og.nn.relu)
+        h = og.layers.max_pooling2d(h, 2, 2)
+        h = og.layers.batch_normalization(h, training=False)
+        h = og.layers.average_pooling2d(h, 3, 1, padding="same")
+        logits = og.layers.dense(og.layers.flatten(h), 5)
+        sig = og.signature({"images": x}, {"logits": logits})
+    sess = _session(g)
+    want = sess.run(logits, {x: xv})
+    proto = to_onnx(g, signatures={"serving": sig}, session=sess)
+    got = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]
+                               ).run(["logits"], {"images": xv})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -1,0 +1,354 @@
+"""TF1's tf.layers as og.layers: dense, conv2d, max_pooling2d, average_pooling2d,
+batch_normalization, dropout and flatten, with TF1's arguments, defaults and variable
+names, so TF1 model code runs as written.
+
+As in TF1, images are channels_last (NHWC) unless data_format="channels_first": the
+ONNX Conv and pools run on NCHW, so channels_last layers transpose in and out. A conv
+kernel is a variable in TF's (kh, kw, in, out) layout, as TF1's initializers and
+checkpoints expect, and is transposed to ONNX's (out, in, kh, kw) in the graph.
+Variables come from og.get_variable inside og.variable_scope(name, reuse=reuse), so
+reuse and AUTO_REUSE share them as in TF1; regularizers are callables of the variable
+whose result goes to og.REGULARIZATION_LOSSES when the variable is created (not on
+reuse, as in TF1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import OneGraphError, ShapeError
+from . import api
+from . import graph as _g
+from . import nn
+from .graph import GLOBAL_VARIABLES, REGULARIZATION_LOSSES, Tensor
+from .initializers import ones_initializer, zeros_initializer
+from .variable_scope import get_variable, variable_scope
+
+
+def _data_format(data_format, where: str) -> bool:
+    """Whether data_format is channels_first (else channels_last).
+
+    Raises:
+        ValueError: it is neither (TF1's error).
+    """
+    if data_format not in ("channels_last", "channels_first"):
+        raise ValueError(f"{where}: data_format must be 'channels_last' or "
+                         f"'channels_first', got {data_format!r}")
+    return data_format == "channels_first"
+
+
+def _callable_or_none(value, what: str):
+    if value is not None and not callable(value):
+        raise TypeError(f"{what} must be a function or None, got {type(value).__name__}")
+    return value
+
+
+def _variable(name, shape, dtype, initializer, regularizer, trainable, what: str):
+    """get_variable, with `regularizer(variable)` added to REGULARIZATION_LOSSES when
+    the variable is new."""
+    g = _g.get_default_graph()
+    known = {id(v) for v in g.get_collection(GLOBAL_VARIABLES)}
+    var = get_variable(name, shape, dtype, initializer, trainable=trainable)
+    if regularizer is not None and id(var) not in known:
+        _regularize(regularizer(var), f"{what}: {name}_regularizer")
+    return var
+
+
+def _regularize(loss, what: str) -> None:
+    if loss is None:
+        return
+    if not isinstance(loss, Tensor):
+        loss = _g.convert_to_tensor(loss)
+    if loss.shape is not None and len(loss.shape) != 0:
+        raise ShapeError(f"{what} must give a scalar, got shape {list(loss.shape)}")
+    loss.graph.add_to_collection(REGULARIZATION_LOSSES, loss)
+
+
+def _floating(x: Tensor, where: str) -> None:
+    if x.dtype.numpy.kind != "f":
+        raise ShapeError(f"{where}: inputs {x.name!r} must be floating point, got "
+                         f"{x.dtype.short_name} (og.cast them first)")
+
+
+def _finish(y, activation, activity_regularizer, where: str):
+    if activation is not None:
+        y = activation(y)
+    if activity_regularizer is not None:
+        _regularize(activity_regularizer(y), f"{where}: activity_regularizer")
+    return y
+
+
+def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None,
+          bias_initializer=zeros_initializer(), kernel_regularizer=None,
+          bias_regularizer=None, activity_regularizer=None, trainable=True, name=None,
+          reuse=None) -> Tensor:
+    """activation(inputs @ kernel + bias) over the last axis (tf.layers.dense):
+    variables "<scope>/kernel" (in, units), Glorot-uniform unless the scope or
+    kernel_initializer says otherwise, and "<scope>/bias" (units,).
+
+    Raises:
+        ShapeError: inputs have an unknown rank or last dim, or are not floats.
+        TypeError: units is not an int, an activation/initializer/regularizer is not
+            callable, or name is not a str.
+        ValueError: units is not > 0, or reuse is not a reuse value.
+    """
+    units = api._int_arg(units, "dense: units")
+    if units <= 0:
+        raise ValueError(f"dense: units must be > 0, got {units}")
+    use_bias = api._bool_arg(use_bias, "dense: use_bias")
+    trainable = api._bool_arg(trainable, "dense: trainable")
+    for what, fn in (("activation", activation), ("kernel_regularizer", kernel_regularizer),
+                     ("bias_regularizer", bias_regularizer),
+                     ("activity_regularizer", activity_regularizer)):
+        _callable_or_none(fn, f"dense: {what}")
+    _g.check_name(name, "dense")
+    x = _g.convert_to_tensor(inputs)
+    if x.shape is None or len(x.shape) < 2 or x.shape[-1] is None:
+        raise ShapeError(f"dense: inputs ({x.name!r}) must have a known rank >= 2 and a "
+                         f"known last dim, got shape {x.shape}")
+    _floating(x, "dense")
+    with variable_scope(name, default_name="dense", values=[x], reuse=reuse):
+        kernel = _variable("kernel", [x.shape[-1], units], x.dtype, kernel_initializer,
+                           kernel_regularizer, trainable, "dense")
+        y = api.matmul(x, kernel)
+        if use_bias:
+            y = y + _variable("bias", [units], x.dtype, bias_initializer,
+                              bias_regularizer, trainable, "dense")
+        return _finish(y, activation, activity_regularizer, "dense")
+
+
+def _to_channels_first(x: Tensor) -> Tensor:
+    r = len(x.shape)
+    return api.transpose(x, [0, r - 1] + list(range(1, r - 1)))
+
+
+def _to_channels_last(x: Tensor) -> Tensor:
+    r = len(x.shape)
+    return api.transpose(x, [0] + list(range(2, r)) + [1])
+
+
+def _image(inputs, data_format, where: str):
+    """(inputs as a tensor, whether channels_first) for a 2-D image layer.
+
+    Raises:
+        ShapeError: inputs are not 4-D.
+        ValueError: data_format is unknown.
+    """
+    first = _data_format(data_format, where)
+    x = _g.convert_to_tensor(inputs)
+    if x.shape is None or len(x.shape) != 4:
+        raise ShapeError(f"{where}: inputs must be 4-D ({'NCHW' if first else 'NHWC'}), "
+                         f"got shape {x.shape}")
+    return x, first
+
+
+def _same_or_valid(padding, where: str) -> str:
+    if not isinstance(padding, str) or padding.lower() not in ("same", "valid"):
+        raise ValueError(f"{where}: padding must be 'same' or 'valid', got {padding!r}")
+    return padding.lower()
+
+
+def _window_attrs(x_nchw: Tensor, kernel, strides, dilations, padding: str) -> dict:
+    """ONNX window attributes for TF's padding: "same" pads so the output is
+    ceil(in / stride), the extra pixel at the end, as TF."""
+    attrs = {"kernel_shape": list(kernel), "strides": list(strides)}
+    if padding == "same":
+        reach = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+        spatial = x_nchw.shape[2:]
+        if None not in spatial:
+            attrs["pads"] = nn._same_pads(spatial, reach, strides)
+        else:
+            attrs["auto_pad"] = "SAME_UPPER"
+    return attrs
+
+
+def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
+           data_format="channels_last", dilation_rate=(1, 1), activation=None,
+           use_bias=True, kernel_initializer=None, bias_initializer=zeros_initializer(),
+           kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+           trainable=True, name=None, reuse=None) -> Tensor:
+    """2-D convolution layer (tf.layers.conv2d): variables "<scope>/kernel" (kh, kw, in,
+    filters) and "<scope>/bias" (filters,); output activation(conv + bias) in the
+    input's data_format.
+
+    Raises:
+        ShapeError: inputs are not 4-D floats with a known channel count.
+        TypeError: filters, kernel_size, strides or dilation_rate is not a positive
+            int (or pair), or a function argument is not callable.
+        ValueError: padding, data_format or reuse is unknown, or both strides and
+            dilation_rate are above 1 (TF1's rule).
+    """
+    x, first = _image(inputs, data_format, "conv2d")
+    _floating(x, "conv2d")
+    filters = nn._positive_int(filters, "conv2d: filters")
+    kernel = nn._pair(kernel_size, "conv2d: kernel_size")
+    strides = nn._pair(strides, "conv2d: strides")
+    dilations = nn._pair(dilation_rate, "conv2d: dilation_rate")
+    if max(strides) > 1 and max(dilations) > 1:
+        raise ValueError("conv2d: strides > 1 cannot be combined with dilation_rate > 1")
+    padding = _same_or_valid(padding, "conv2d")
+    use_bias = api._bool_arg(use_bias, "conv2d: use_bias")
+    trainable = api._bool_arg(trainable, "conv2d: trainable")
+    for what, fn in (("activation", activation), ("kernel_regularizer", kernel_regularizer),
+                     ("bias_regularizer", bias_regularizer),
+                     ("activity_regularizer", activity_regularizer)):
+        _callable_or_none(fn, f"conv2d: {what}")
+    _g.check_name(name, "conv2d")
+    xc = x if first else _to_channels_first(x)
+    channels = xc.shape[1]
+    if channels is None:
+        raise ShapeError(f"conv2d: the channel count of {x.name!r} must be known, got "
+                         f"shape {x.shape}")
+    g = x.graph
+    with variable_scope(name, default_name="conv2d", values=[x], reuse=reuse):
+        k = _variable("kernel", [kernel[0], kernel[1], channels, filters], x.dtype,
+                      kernel_initializer, kernel_regularizer, trainable, "conv2d")
+        operands = [xc, api.transpose(k, [3, 2, 0, 1])]
+        if use_bias:
+            operands.append(_variable("bias", [filters], x.dtype, bias_initializer,
+                                      bias_regularizer, trainable, "conv2d"))
+        attrs = _window_attrs(xc, kernel, strides, dilations, padding)
+        attrs["dilations"] = list(dilations)
+        y = g.op("Conv", operands, attrs)
+        if not first:
+            y = _to_channels_last(y)
+        return _finish(y, activation, activity_regularizer, "conv2d")
+
+
+def _pooling(op_type, where, inputs, pool_size, strides, padding, data_format, name):
+    x, first = _image(inputs, data_format, where)
+    kernel = nn._pair(pool_size, f"{where}: pool_size")
+    steps = nn._pair(strides, f"{where}: strides")
+    padding = _same_or_valid(padding, where)
+    _g.check_name(name, where)
+    g = x.graph
+    with g.name_scope(name or where):
+        xc = x if first else _to_channels_first(x)
+        y = g.op(op_type, [xc], _window_attrs(xc, kernel, steps, (1, 1), padding))
+        return y if first else _to_channels_last(y)
+
+
+def max_pooling2d(inputs, pool_size, strides, padding="valid",
+                  data_format="channels_last", name=None) -> Tensor:
+    """Max over pool_size windows moved by strides (tf.layers.max_pooling2d).
+
+    Raises:
+        ShapeError: inputs are not 4-D.
+        TypeError: pool_size or strides is not a positive int or pair.
+        ValueError: padding or data_format is unknown.
+    """
+    return _pooling("MaxPool", "max_pooling2d", inputs, pool_size, strides, padding,
+                    data_format, name)
+
+
+def average_pooling2d(inputs, pool_size, strides, padding="valid",
+                      data_format="channels_last", name=None) -> Tensor:
+    """Mean over pool_size windows moved by strides, padding left out of the count as
+    in TF (tf.layers.average_pooling2d).
+
+    Raises:
+        ShapeError: inputs are not 4-D.
+        TypeError: pool_size or strides is not a positive int or pair.
+        ValueError: padding or data_format is unknown.
+    """
+    return _pooling("AveragePool", "average_pooling2d", inputs, pool_size, strides,
+                    padding, data_format, name)
+
+
+def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=True,
+                        scale=True, beta_initializer=zeros_initializer(),
+                        gamma_initializer=ones_initializer(),
+                        moving_mean_initializer=zeros_initializer(),
+                        moving_variance_initializer=ones_initializer(),
+                        beta_regularizer=None, gamma_regularizer=None, training=False,
+                        trainable=True, name=None, reuse=None) -> Tensor:
+    """Batch normalization along `axis` (tf.layers.batch_normalization): variables
+    "<scope>/gamma", "beta", "moving_mean", "moving_variance". With training (a Python
+    bool or a bool scalar tensor) the batch statistics normalise and the moving
+    averages' updates go to og.UPDATE_OPS (run them with the train op, as in TF1);
+    without it, the moving averages normalise. The batch variance in the update is
+    the biased one, as og.nn.batch_norm (TF1's fused kernel keeps the unbiased one).
+
+    Raises:
+        ShapeError: the rank or the size of `axis` is unknown, or axis is out of range.
+        TypeError: axis is not an int, momentum or epsilon not a number, or a
+            regularizer not callable.
+        ValueError: reuse is unknown.
+    """
+    axis = api._int_arg(axis, "batch_normalization: axis")
+    for what, v in (("momentum", momentum), ("epsilon", epsilon)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(
+                v, (int, float, np.integer, np.floating)):
+            raise TypeError(f"batch_normalization: {what} must be a number, got "
+                            f"{type(v).__name__}")
+    center = api._bool_arg(center, "batch_normalization: center")
+    scale = api._bool_arg(scale, "batch_normalization: scale")
+    trainable = api._bool_arg(trainable, "batch_normalization: trainable")
+    training = nn._training_arg(training, "batch_normalization")
+    for what, fn in (("beta_regularizer", beta_regularizer),
+                     ("gamma_regularizer", gamma_regularizer)):
+        _callable_or_none(fn, f"batch_normalization: {what}")
+    _g.check_name(name, "batch_normalization")
+    x = _g.convert_to_tensor(inputs)
+    _floating(x, "batch_normalization")
+    if x.shape is None or not -len(x.shape) <= axis < len(x.shape) \
+            or x.shape[axis] is None:
+        raise ShapeError(f"batch_normalization: axis {axis} must be a known dim of the "
+                         f"inputs, got shape {x.shape}")
+    axis %= len(x.shape)
+    c = x.shape[axis]
+    where = "batch_normalization"
+    with variable_scope(name, default_name=where, values=[x], reuse=reuse):
+        gamma = _variable("gamma", [c], x.dtype, gamma_initializer, gamma_regularizer,
+                          trainable, where) if scale else None
+        beta = _variable("beta", [c], x.dtype, beta_initializer, beta_regularizer,
+                         trainable, where) if center else None
+        mm = _variable("moving_mean", [c], x.dtype, moving_mean_initializer, None, False,
+                       where)
+        mv = _variable("moving_variance", [c], x.dtype, moving_variance_initializer, None,
+                       False, where)
+        return nn.batch_normalized(x, training, (gamma, beta, mm, mv), axis, momentum,
+                                   epsilon)
+
+
+def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False,
+            name=None) -> Tensor:
+    """inputs with each element zeroed with probability `rate` and the rest scaled by
+    1 / (1 - rate) when training (a Python bool or a bool scalar tensor), else as
+    they are (tf.layers.dropout; note TF1's default training=False). Masks come from
+    the Session's generator (og.Session(graph, seed=...)).
+
+    Raises:
+        ValueError: rate is not in [0, 1).
+        OneGraphError: noise_shape or seed is given (not supported: masks are drawn
+            per element from the Session's generator).
+    """
+    if noise_shape is not None:
+        raise OneGraphError("dropout: noise_shape is not supported (masks are drawn per "
+                            "element)")
+    if seed is not None:
+        raise OneGraphError("dropout: seed is not supported; masks come from the "
+                            "Session's generator: og.Session(graph, seed=...)")
+    return nn.dropout(inputs, rate, training=training, name=name)
+
+
+def flatten(inputs, name=None, data_format="channels_last") -> Tensor:
+    """(batch, ...) -> (batch, prod(...)) in channels_last order: channels_first inputs
+    are moved to channels_last first, as TF1 does so that the weights after it do not
+    depend on the format (tf.layers.flatten).
+
+    Raises:
+        ValueError: data_format is unknown.
+        ShapeError: inputs are a scalar.
+    """
+    first = _data_format(data_format, "flatten")
+    x = _g.convert_to_tensor(inputs)
+    if x.shape is not None and len(x.shape) == 0:
+        raise ShapeError("flatten: inputs must have a batch axis, got a scalar")
+    if first and x.shape is not None and len(x.shape) >= 3:
+        x = _to_channels_last(x)
+    return x.graph.op("Flatten", [x], {"axis": 1}, name=name)
+
+
+__all__ = ["average_pooling2d", "batch_normalization", "conv2d", "dense", "dropout",
+           "flatten", "max_pooling2d"]
