@@ -789,6 +789,46 @@ def _apply_rmsprop(inputs, attrs, ctx):
     return (new,)
 
 
+def _apply_centered_rmsprop(inputs, attrs, ctx):
+    """RMSProp on the gradient's variance (TF1's centered form): mg = rho*mg +
+    (1-rho)*grad; ms = rho*ms + (1-rho)*grad^2; mom = momentum*mom +
+    lr*grad/sqrt(ms - mg^2 + eps); var -= mom."""
+    var, mg, ms, mom = _refs(inputs, 4, "ApplyCenteredRMSProp")
+    lr, grad = _scalar(inputs[4]), _f(inputs[5])
+    rho, momentum, eps = attrs["rho"], attrs["momentum"], attrs["epsilon"]
+    with var.lock:
+        old = var.read()
+        new_mg = (rho * mg.read() + (1 - rho) * grad).astype(old.dtype, copy=False)
+        new_ms = (rho * ms.read() + (1 - rho) * grad * grad).astype(old.dtype, copy=False)
+        denominator = np.sqrt(new_ms - new_mg * new_mg + eps)
+        new_mom = (momentum * mom.read() + lr * grad / denominator).astype(
+            old.dtype, copy=False)
+        mg.value, ms.value, mom.value = new_mg, new_ms, new_mom
+        var.value = new = old - new_mom
+    return (new,)
+
+
+def _apply_adadelta(inputs, attrs, ctx):
+    """Adadelta (Zeiler): accum = rho*accum + (1-rho)*grad^2; update =
+    sqrt(accum_update + eps) / sqrt(accum + eps) * grad; accum_update = rho*accum_update
+    + (1-rho)*update^2; var -= lr*update (TF1's ApplyAdadelta)."""
+    var, accum, accum_update = _refs(inputs, 3, "ApplyAdadelta")
+    lr, grad = _scalar(inputs[3]), _f(inputs[4])
+    rho, eps = attrs["rho"], attrs["epsilon"]
+    with var.lock:
+        old = var.read()
+        new_accum = (rho * accum.read() + (1 - rho) * grad * grad).astype(old.dtype,
+                                                                           copy=False)
+        previous = accum_update.read()
+        update = (np.sqrt(previous + eps) / np.sqrt(new_accum + eps) * grad).astype(
+            old.dtype, copy=False)
+        accum.value = new_accum
+        accum_update.value = (rho * previous + (1 - rho) * update * update).astype(
+            old.dtype, copy=False)
+        var.value = new = old - (lr * update).astype(old.dtype, copy=False)
+    return (new,)
+
+
 def _sparse_apply_rmsprop(inputs, attrs, ctx):
     """ApplyRMSProp on the rows a sparse gradient touches (TF1's SparseApplyRMSProp):
     the other rows keep their value, mean square and momentum."""
@@ -875,11 +915,18 @@ _HELPER = dict(domain=DOMAIN)
 OPS = tuple(sorted((
     define("AddN", ["inputs*"], ["sum"], _add_n, infer=_infer_first, doc="sum of inputs",
            **_HELPER),
+    define("ApplyAdadelta", ["var", "accum", "accum_update", "lr", "grad"], ["out"],
+           _apply_adadelta, [("rho", "float", 0.95), ("epsilon", "float", 1e-8)],
+           doc="Adadelta update", **_UPDATE),
     define("ApplyAdagrad", ["var", "accum", "lr", "grad"], ["out"], _apply_adagrad,
            [("epsilon", "float", 1e-7)], doc="AdaGrad update", **_UPDATE),
     define("ApplyAdam", ["var", "m", "v", "lr", "t", "grad"], ["out"], _apply_adam,
            [("beta1", "float", 0.9), ("beta2", "float", 0.999), ("epsilon", "float", 1e-8),
             ("weight_decay", "float", 0.0)], doc="Adam / AdamW update", **_UPDATE),
+    define("ApplyCenteredRMSProp", ["var", "mg", "ms", "mom", "lr", "grad"], ["out"],
+           _apply_centered_rmsprop,
+           [("rho", "float", 0.9), ("momentum", "float", 0.0), ("epsilon", "float", 1e-10)],
+           doc="centered RMSProp update", **_UPDATE),
     define("ApplyGradientDescent", ["var", "lr", "grad"], ["out"], _apply_sgd,
            doc="SGD update", **_UPDATE),
     define("ApplyMomentum", ["var", "accum", "lr", "grad", "momentum"], ["out"],
