@@ -92,20 +92,25 @@ def _graph_attributes(node):
         yield from a.graphs
 
 
-def allowed_types(schema, kind: str, k: int) -> set[str] | None:
-    """The tensor type strings ("tensor(int8)", ...) that ONNX `schema` allows for its
-    input/output (`kind`) `k`, or None when it cannot tell (no such parameter, or one
-    that takes no tensors)."""
+def _formal(schema, kind: str, k: int):
+    """The formal parameter of ONNX `schema` that its input/output (`kind`) `k` binds
+    (the last one when that is variadic and k is past it), or None."""
     formal = schema.inputs if kind == "input" else schema.outputs
     if not formal:
         return None
     if k >= len(formal):
         last = formal[-1]
-        if last.option != last.option.Variadic:
-            return None
-        param = last
-    else:
-        param = formal[k]
+        return last if last.option == last.option.Variadic else None
+    return formal[k]
+
+
+def allowed_types(schema, kind: str, k: int) -> set[str] | None:
+    """The tensor type strings ("tensor(int8)", ...) that ONNX `schema` allows for its
+    input/output (`kind`) `k`, or None when it cannot tell (no such parameter, or one
+    that takes no tensors)."""
+    param = _formal(schema, kind, k)
+    if param is None:
+        return None
     allowed = next((set(c.allowed_type_strs) for c in schema.type_constraints
                     if c.type_param_str == param.type_str), {param.type_str})
     if not any(t.startswith("tensor(") for t in allowed):
@@ -133,31 +138,85 @@ def _accepts(op_type: str, opset: int | None, kind: str, k: int, elem_type: int)
     return schema_accepts(schema, kind, k, f"tensor({T.DataType.Name(elem_type).lower()})")
 
 
-def element_type_misfit(graph, opsets: dict, outer: dict | None = None):
-    """The first default-domain node (subgraphs included) with an input or output whose
-    element type its op's schema at opsets[""] does not allow: (node, "input"|"output",
-    index, value name, "tensor(T)"), or None. Types are the graphs' own declarations
+@functools.lru_cache(maxsize=None)
+def _type_parameter(op_type: str, opset: int | None, kind: str, k: int) -> str | None:
+    """The type parameter ("T", "T1", ...) that a default-domain op's input/output k
+    binds at `opset`, or None when it binds none (a fixed type, or no such slot)."""
+    schema = onnx_schema(op_type, opset, "")
+    param = None if schema is None else _formal(schema, kind, k)
+    if param is None or not any(c.type_param_str == param.type_str
+                                for c in schema.type_constraints):
+        return None
+    if param.option == param.option.Variadic and not param.is_homogeneous:
+        return None   # If's and Loop's outputs: each may have its own type
+    return param.type_str
+
+
+def _typed_nodes(graph, outer: dict | None = None):
+    """(node, {value name: declared (elem_type, rank)}) for every node of a GraphProto,
+    its subgraphs' included. Types are the graphs' own declarations
     (`declared_types`), looked up by scope: a subgraph sees its own names first, then
     its enclosing graphs' (`outer` for the graph given)."""
-    onnx = _onnx()
-    opset = opsets.get("")
     # a name this graph defines hides the enclosing graphs' one, typed or not
     local = {o for node in graph.node for o in node.output} \
         | {vi.name for vi in graph.input} | {t.name for t in graph.initializer}
     types = {name: t for name, t in (outer or {}).items() if name not in local}
     types.update(declared_types(graph, nested=False))
     for node in graph.node:
-        if node.domain in ("", "ai.onnx"):
-            for kind, names in (("input", node.input), ("output", node.output)):
-                for k, name in enumerate(names):
-                    elem = types.get(name, (0,))[0] if name else 0
-                    if elem and _accepts(node.op_type, opset, kind, k, elem) is False:
-                        return node, kind, k, name, \
-                            f"tensor({onnx.TensorProto.DataType.Name(elem).lower()})"
+        yield node, types
         for sub in _graph_attributes(node):
-            found = element_type_misfit(sub, opsets, types)
-            if found is not None:
-                return found
+            yield from _typed_nodes(sub, types)
+
+
+def _typed_slots(node, types: dict):
+    """(kind, index, value name, elem_type) of a node's inputs and outputs whose
+    element type is declared."""
+    for kind, names in (("input", node.input), ("output", node.output)):
+        for k, name in enumerate(names):
+            elem = types.get(name, (0,))[0] if name else 0
+            if elem:
+                yield kind, k, name, elem
+
+
+def _type_string(elem: int) -> str:
+    return f"tensor({_onnx().TensorProto.DataType.Name(elem).lower()})"
+
+
+def element_type_misfit(graph, opsets: dict, outer: dict | None = None):
+    """The first default-domain node (subgraphs included) with an input or output whose
+    element type its op's schema at opsets[""] does not allow: (node, "input"|"output",
+    index, value name, "tensor(T)"), or None (types as `_typed_nodes` reads them)."""
+    opset = opsets.get("")
+    for node, types in _typed_nodes(graph, outer):
+        if node.domain in _DEFAULT_DOMAINS:
+            for kind, k, name, elem in _typed_slots(node, types):
+                if _accepts(node.op_type, opset, kind, k, elem) is False:
+                    return node, kind, k, name, _type_string(elem)
+    return None
+
+
+def type_parameter_conflict(graph, opsets: dict):
+    """The first default-domain node (subgraphs included) whose inputs bound to one
+    type parameter have different declared element types (an Add of an int32 and a
+    float32, which onnxruntime refuses and a kernel would answer in one of the two
+    types): (node, parameter, first slot, conflicting slot), each slot (kind, index,
+    name, "tensor(T)"); or None. (Declared outputs are checked against what the
+    nodes compute later, by the import itself.)"""
+    opset = opsets.get("")
+    for node, types in _typed_nodes(graph):
+        if node.domain not in _DEFAULT_DOMAINS:
+            continue
+        bound: dict = {}
+        for kind, k, name, elem in _typed_slots(node, types):
+            if kind == "output":
+                break
+            param = _type_parameter(node.op_type, opset, kind, k)
+            if param is None:
+                continue
+            first = bound.setdefault(param, (kind, k, name, elem))
+            if first[3] != elem:
+                return (node, param, first[:3] + (_type_string(first[3]),),
+                        (kind, k, name, _type_string(elem)))
     return None
 
 
@@ -2046,6 +2105,14 @@ def _refuse_misfit_types(proto, opsets: dict, original: int | None) -> None:
     Raises:
         ConversionError: names the node, the value, its type and the types allowed.
     """
+    conflict = type_parameter_conflict(proto.graph, opsets)
+    if conflict is not None:
+        node, param, (kind0, k0, name0, elem0), (kind1, k1, name1, elem1) = conflict
+        which = f"node {node.name!r}" if node.name else "an unnamed node"
+        raise ConversionError(
+            f"{which} ({node.op_type}): {kind0} {k0} ({name0!r}) is {elem0[7:-1]} but "
+            f"{kind1} {k1} ({name1!r}) is {elem1[7:-1]}; {node.op_type} takes one type "
+            f"for both (its type parameter {param})")
     found = element_type_misfit(proto.graph, opsets)
     if found is None:
         return

@@ -100,6 +100,24 @@ def test_initializer_payload_must_fit_its_type(tensor, match):
 
 
 # #10: declarations that contradict the initializer or the producing node
+@pytest.mark.parametrize("op, inputs, types, bad", [
+    ("Add", ["a", "b"], [T.INT32, T.FLOAT], (0, "int32", 1, "float")),
+    ("Mul", ["a", "b"], [T.UINT8, T.INT8], (0, "uint8", 1, "int8")),
+    ("Equal", ["a", "b"], [T.FLOAT, T.INT64], (0, "float", 1, "int64")),
+    ("Where", ["c", "a", "b"], [T.BOOL, T.FLOAT, T.INT32], (1, "float", 2, "int32")),
+    ("Sum", ["a", "b", "c"], [T.DOUBLE, T.DOUBLE, T.FLOAT16], (0, "double", 2, "float16")),
+])
+def test_inputs_of_one_type_parameter_must_agree(op, inputs, types, bad):
+    """(math audit finding 1: an int32 + float32 Add ran in int32, 1.7 -> 1)"""
+    declared = [_vi(name, elem, [2]) for name, elem in zip(inputs, types)]
+    model = _model([N(op, inputs, ["y"], name="n")], declared, [_vi("y", types[-1])])
+    i, first, j, second = bad
+    with pytest.raises(ConversionError, match=(
+            rf"node 'n' \({op}\): input {i} \('{inputs[i]}'\) is {first} but input {j} "
+            rf"\('{inputs[j]}'\) is {second}; {op} takes one type for both")):
+        from_onnx(model)
+
+
 def test_declared_types_must_match_the_model():
     x = _vi("x", T.FLOAT, [2, 3])
     add = N("Add", ["x", "w"], ["y"])
