@@ -321,7 +321,13 @@ def _pow(a, b):
 
 
 def _mod_kernel(inputs, attrs, ctx):
-    """Modulo: sign of the divisor (fmod=0) or of the dividend (fmod=1, C fmod)."""
+    """Modulo: sign of the divisor (fmod=0) or of the dividend (fmod=1, C fmod).
+
+    Raises:
+        OpAttributeError: fmod is neither 0 nor 1 (the spec's only values).
+    """
+    if attrs["fmod"] not in (0, 1):
+        raise OpAttributeError(f"Mod: fmod must be 0 or 1, got {attrs['fmod']}")
     a, b = np.asarray(inputs[0]), np.asarray(inputs[1])
     fa, fb = _lift(a), _lift(b)
     with np.errstate(all="ignore"):
@@ -420,7 +426,11 @@ def _isinf_kernel(inputs, attrs, ctx):
 def _variadic(fn, mean=False):
     def fold(arrays):
         acc = _lift(arrays[0])
-        if len(arrays) == 1:
+        if mean and acc.dtype == np.float16:
+            # the running sum of float16 values overflows where their mean does not
+            # (Mean(65504, 65504)), so it is taken in float32 as the Reduce ops do
+            acc = acc.astype(np.float32)
+        elif len(arrays) == 1:
             acc = acc.copy()
         for k, x in enumerate(arrays[1:]):
             x = _lift(x)
@@ -538,9 +548,27 @@ def _from_strings(x, dtype):
         except ValueError:
             pass  # e.g. "2.5" -> int: parse as float then truncate
     if dtype == np.bool_:
+        # "true"/"false" (any case) as well as numbers: onnxruntime writes bools as
+        # "1"/"0", numpy and ONNX's reference as "True"/"False"
+        lowered = np.char.lower(np.char.strip(text))
+        text = np.where(lowered == "true", "1", np.where(lowered == "false", "0", text))
         return text.astype(np.float64).astype(bool)
     # Python's float parser already accepts INF/+INF/-INF/NaN in any case and 1E8 forms.
     return text.astype(np.float64).astype(dtype)
+
+
+def _to_strings(x):
+    """Numbers as the spec's strings (an object array of str): bools as "1"/"0" (as
+    onnxruntime writes them, so they cast back), floats in Python's shortest round-trip
+    form with the spec's "NaN", "INF" and "-INF" for the special values."""
+    if x.dtype == np.bool_:
+        return np.where(x, "1", "0").astype(object)
+    src = x.astype(np.float32) if _compute_dtype(x.dtype) != x.dtype else x
+    text = src.astype(str)
+    if src.dtype.kind == "f":
+        text = np.where(np.isnan(src), "NaN", np.where(
+            np.isposinf(src), "INF", np.where(np.isneginf(src), "-INF", text)))
+    return text.astype(object)
 
 
 def _to_e8m0(x, dtype, saturate, round_mode):
@@ -576,8 +604,7 @@ def cast_array(x, dtype, saturate=1, round_mode="up"):
     if _is_string(dtype):
         if _is_string(x.dtype):
             return x.astype(object)
-        src = x.astype(np.float32) if _compute_dtype(x.dtype) != x.dtype else x
-        return src.astype(str).astype(object)
+        return _to_strings(x)
     if _is_string(x.dtype):
         return _from_strings(x, dtype)
     if dtype.name == "float8_e8m0fnu":

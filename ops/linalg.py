@@ -100,6 +100,18 @@ def _check_gemm_c(c_shape, y_shape):
                          f"result's shape {list(y_shape)} (M, N)")
 
 
+def _factor(value: float, dtype):
+    """Gemm's alpha or beta as a scalar of dtype. On integers a whole factor wraps
+    modulo 2^bits as the products do (-1 on uint32 is 2^32 - 1, as ONNX's reference
+    computes), rather than overflowing numpy's conversion."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iu":
+        return dtype.type(value)
+    bits = 8 * dtype.itemsize
+    unsigned = np.dtype(f"u{dtype.itemsize}")
+    return np.asarray(int(value) % (1 << bits), unsigned).view(dtype)[()]
+
+
 def _gemm_kernel(inputs, attrs, ctx):
     a, b = inputs[0], inputs[1]
     c = inputs[2] if len(inputs) > 2 else None
@@ -117,11 +129,11 @@ def _gemm_kernel(inputs, attrs, ctx):
         # fractional factors on integers: scale in float64, truncate at the end
         y = y.astype(np.float64)
     if alpha != 1.0:
-        y *= y.dtype.type(alpha)
+        y *= _factor(alpha, y.dtype)
     if c is not None and beta != 0.0:
         c = np.asarray(c, dtype=y.dtype)
         if beta != 1.0:
-            c = c * y.dtype.type(beta)
+            c = c * _factor(beta, y.dtype)
         if not (c.shape == y.shape or c.ndim <= 1 and c.size in (1, y.shape[-1])):
             _check_gemm_c(c.shape, y.shape)
         y += c
@@ -152,6 +164,8 @@ def _gemm_infer(attrs, inputs):
 def _einsum_kernel(inputs, attrs, ctx):
     arrays, dt = _widen(*inputs)
     equation = attrs["equation"]
+    if "..." in equation:   # numpy broadcasts ellipses of different widths; ONNX does not
+        _check_einsum(equation, [a.shape for a in arrays])
     try:
         y = np.einsum(equation.replace(" ", ""), *arrays, optimize=True)
     except ValueError as e:
@@ -171,12 +185,23 @@ def _check_einsum(equation, shapes):
     """
     terms, _ = _parse_einsum(equation, [len(s) for s in shapes])
     dims: dict = {}
+    ellipsis = None   # (input, number of dims) of the first "..."
     for k, (term, shape) in enumerate(zip(terms, shapes)):
         letters = [s for s in term if s != "..."]
         if len(shape) < len(letters) or ("..." not in term and len(shape) != len(letters)):
             raise ShapeError(f"Einsum: term {''.join(term)!r} of equation {equation!r} "
                              f"names {len(letters)} dims{' and ...' if '...' in term else ''}"
                              f", but input {k} has rank {len(shape)} (shape {list(shape)})")
+        if "..." in term:
+            # the spec: "every occurrence of ellipsis in the equation must represent the
+            # same number of dimensions" (numpy would broadcast; onnxruntime refuses)
+            width = len(shape) - len(letters)
+            ellipsis = ellipsis or (k, width)
+            if width != ellipsis[1]:
+                raise ShapeError(f"Einsum: the ... of input {ellipsis[0]} stands for "
+                                 f"{ellipsis[1]} dims but that of input {k} for {width} "
+                                 f"(in equation {equation!r}); every ... must stand for "
+                                 "the same number")
         at = term.index("...") if "..." in term else len(term)
         sized = list(zip(letters[:at], shape[:at])) + list(
             zip(letters[at:], shape[len(shape) - (len(letters) - at):]))

@@ -51,8 +51,14 @@ def _mean_var(x, axes):
 # --------------------------------------------------------------------------------------
 
 
+_BATCHNORM_PARAMS = ("scale", "B", "input_mean", "input_var")
+
+
 def _batchnorm_kernel(inputs, attrs, ctx):
     x, scale, bias, mean, var = inputs[:5]
+    if x.ndim < 2 or any(np.shape(p) != x.shape[1:2] for p in inputs[1:5]):
+        _check_per_channel("BatchNormalization", x.shape,
+                           [(n, np.shape(p)) for n, p in zip(_BATCHNORM_PARAMS, inputs[1:5])])
     eps = float(attrs["epsilon"])
     cdt = _cdt(x.dtype)
     xc = np.asarray(x, dtype=cdt)
@@ -77,6 +83,9 @@ def _batchnorm_kernel(inputs, attrs, ctx):
 
 def _batchnorm_infer(attrs, inputs):
     x = inputs[0]
+    _check_per_channel("BatchNormalization", x.shape,
+                       [(n, None if p is None else p.shape)
+                        for n, p in zip(_BATCHNORM_PARAMS, inputs[1:5])])
     out = [TensorInfo(x.dtype, x.shape)]
     if int(attrs.get("training_mode", 0)):
         for t in inputs[3:5]:
@@ -90,31 +99,35 @@ def _batchnorm_infer(attrs, inputs):
 # --------------------------------------------------------------------------------------
 
 
-def _check_instancenorm(x_shape, scale_shape, bias_shape):
-    """InstanceNormalization's scale and B hold one value per channel of X (N, C, ...)
-    (shapes may hold None for unknown dims; a None shape is unknown).
+def _check_per_channel(op: str, x_shape, params) -> None:
+    """An op's per-channel parameters (InstanceNormalization's scale and B,
+    BatchNormalization's scale, B, mean and var) hold one value per channel of X
+    (N, C, ...). `params` is [(name, shape)]; shapes may hold None for unknown dims,
+    and a None shape is unknown.
 
     Raises:
-        ShapeError: X has rank below 2 (no channel dim), or scale or B is not 1-D of C.
+        ShapeError: X has rank below 2 (no channel dim), or a parameter is not 1-D of C
+            (one value for every channel would be broadcast silently).
     """
     if x_shape is None:
         return
     if len(x_shape) < 2:
-        raise ShapeError(f"InstanceNormalization: input of rank {len(x_shape)}; it needs at "
-                         f"least 2 (N, C, ...)")
+        raise ShapeError(f"{op}: input of rank {len(x_shape)}; it needs at least 2 "
+                         f"(N, C, ...)")
     c = x_shape[1]
-    for name, shape in (("scale", scale_shape), ("B", bias_shape)):
+    for name, shape in params:
         if shape is not None and (len(shape) != 1 or None not in (c, shape[0])
                                   and shape[0] != c):
-            raise ShapeError(f"InstanceNormalization: {name} has shape {list(shape)}; it "
-                             f"needs one value per channel, shape [{c}]")
+            raise ShapeError(f"{op}: {name} has shape {list(shape)}; it needs one value "
+                             f"per channel, shape [{c}]")
 
 
 def _instancenorm_kernel(inputs, attrs, ctx):
     x, scale, bias = inputs
     cdt = _cdt(x.dtype)
     if x.ndim < 2 or np.shape(scale) != x.shape[1:2] or np.shape(bias) != x.shape[1:2]:
-        _check_instancenorm(x.shape, np.shape(scale), np.shape(bias))
+        _check_per_channel("InstanceNormalization", x.shape,
+                           [("scale", np.shape(scale)), ("B", np.shape(bias))])
     n, c = x.shape[:2]
     xc = np.asarray(x, dtype=cdt).reshape(n, c, int(np.prod(x.shape[2:])))
     mean, var = _mean_var(xc, (2,))
@@ -245,8 +258,9 @@ def _same(attrs, inputs):
 
 def _instancenorm_infer(attrs, inputs):
     x, scale, bias = inputs
-    _check_instancenorm(x.shape, None if scale is None else scale.shape,
-                        None if bias is None else bias.shape)
+    _check_per_channel("InstanceNormalization", x.shape,
+                       [("scale", None if scale is None else scale.shape),
+                        ("B", None if bias is None else bias.shape)])
     return [TensorInfo(x.dtype, x.shape)]
 
 

@@ -19,9 +19,17 @@ _INT64 = np.dtype(np.int64)
 # --------------------------------------------------------------------------- Reduce*
 
 def _reduce_axes(inputs, attrs, rank):
-    """Axes to reduce as a sorted tuple, or None for "leave the input as is"."""
+    """Axes to reduce as a sorted tuple, or None for "leave the input as is".
+
+    Raises:
+        ShapeError: the axes input has more than one dim (the spec's is 1-D; its
+            values would be read flattened).
+    """
     axes = None
     if len(inputs) > 1 and inputs[1] is not None:
+        if np.ndim(inputs[1]) > 1:
+            raise ShapeError(f"axes must be a 1-D tensor, got shape "
+                             f"{list(np.shape(inputs[1]))}")
         axes = _ints(inputs[1])
     elif attrs.get("axes") is not None:
         axes = list(attrs["axes"])
