@@ -31,6 +31,7 @@ import numpy as np
 from ..errors import ConversionError
 from .onnx_import import (_onnx, declared_types, element_type_misfit, onnx_schema,
                           schema_accepts)
+from .onnx_legacy import all_proto_nodes, proto_subgraphs
 
 # The domain held nodes sit in while the converter runs (it adapts only ONNX's own
 # domain) and the version its opset import gets meanwhile.
@@ -129,7 +130,7 @@ def _split_by_sizes(proto, target) -> None:
         # that has it, as two sibling branches may each have their own `t`
         dims = {**outer, **own_dims(shapes)}
         for node, inferred_node in zip(graph.node, shapes.node):
-            for sub, inferred_sub in zip(_subgraphs(node), _subgraphs(inferred_node)):
+            for sub, inferred_sub in zip(proto_subgraphs(node), proto_subgraphs(inferred_node)):
                 rewrite(sub, inferred_sub, dims)
             if node.op_type != "Split" or node.domain not in ("", "ai.onnx"):
                 continue
@@ -173,7 +174,7 @@ def _run_converter(proto, source, target):
         if found:
             op = found.group(2)
             since = onnx_schema(op, source, "")
-            nodes = [n.name or f"#{i}" for i, n in enumerate(_all_nodes(proto.graph))
+            nodes = [n.name or f"#{i}" for i, n in enumerate(all_proto_nodes(proto.graph))
                      if n.op_type == op and n.domain in ("", "ai.onnx")]
             shown = ", ".join(repr(n) for n in nodes[:5]) + (" ..." if len(nodes) > 5 else "")
             raise ConversionError(
@@ -209,21 +210,6 @@ def _why_not(op, version, since, target) -> str:
             "version converter nor onegraph can rewrite it")
 
 
-def _all_nodes(graph):
-    """Every node of a GraphProto and of the graphs in its nodes' attributes."""
-    for node in graph.node:
-        yield node
-        for sub in _subgraphs(node):
-            yield from _all_nodes(sub)
-
-
-def _subgraphs(node):
-    for a in node.attribute:
-        if a.HasField("g"):
-            yield a.g
-        yield from a.graphs
-
-
 # --------------------------------------------------------------------------------------
 # Holding nodes whose meaning is the same at the target opset
 # --------------------------------------------------------------------------------------
@@ -234,7 +220,7 @@ def _hold_unchanged(graph, source, target, types) -> int:
     changed in (target, source] only in ways it does not use; returns how many."""
     count = 0
     for node in graph.node:
-        for sub in _subgraphs(node):
+        for sub in proto_subgraphs(node):
             count += _hold_unchanged(sub, source, target, types)
         if node.domain not in ("", "ai.onnx"):
             continue
@@ -257,7 +243,7 @@ def _release(graph) -> None:
     for node in graph.node:
         if node.domain == _HELD_DOMAIN:
             node.domain = ""
-        for sub in _subgraphs(node):
+        for sub in proto_subgraphs(node):
             _release(sub)
 
 
@@ -596,7 +582,7 @@ def _lower_new_ops(graph, source, target, types) -> int:
     count = lowered_here = 0
     new_nodes = []
     for node in graph.node:
-        for sub in _subgraphs(node):
+        for sub in proto_subgraphs(node):
             count += _lower_new_ops(sub, source, target, types)
         entry = _LOWERINGS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
         if entry is None or entry[0] <= target or onnx_schema(node.op_type, source, "") is None:

@@ -31,8 +31,8 @@ from ..errors import ConversionError, FormatError, OpAttributeError
 from ..format import AttrType, Container, DType, Graph, Model, TensorKind, TypedList
 from ..format.ir import attr_type_of
 from ..ops import REGISTRY
-from .onnx_legacy import (drop_batchnorm_saved_outputs, needs_scan_rewrite, proto_subgraphs,
-                          rewrite_batched_scans)
+from .onnx_legacy import (all_proto_nodes, drop_batchnorm_saved_outputs, needs_scan_rewrite,
+                          proto_subgraphs, rewrite_batched_scans)
 
 # The oldest default-domain opset whose semantics the kernels implement; older models
 # are upgraded to this version first.
@@ -77,19 +77,11 @@ def declared_types(graph, nested: bool = True) -> dict:
                 found[vi.name] = (t.elem_type, rank)
         if nested:
             for node in g.node:
-                for sub in _graph_attributes(node):
+                for sub in proto_subgraphs(node):
                     take(sub)
 
     take(graph)
     return found
-
-
-def _graph_attributes(node):
-    """The GraphProtos in a NodeProto's attributes."""
-    for a in node.attribute:
-        if a.HasField("g"):
-            yield a.g
-        yield from a.graphs
 
 
 def _formal(schema, kind: str, k: int):
@@ -164,7 +156,7 @@ def _typed_nodes(graph, outer: dict | None = None):
     types.update(declared_types(graph, nested=False))
     for node in graph.node:
         yield node, types
-        for sub in _graph_attributes(node):
+        for sub in proto_subgraphs(node):
             yield from _typed_nodes(sub, types)
 
 
@@ -884,6 +876,7 @@ def _upgrade(proto):
         from onnx import version_converter
 
         _check_attribute_types(proto.graph, version)
+        _check_flattening_axes(proto.graph, version)
         if needs_scan_rewrite(proto, version):
             proto = rewrite_batched_scans(proto)
 
@@ -930,6 +923,34 @@ def _check_attribute_types(graph, version: int) -> None:
                         f"({node.op_type}) attribute {a.name!r} must be "
                         f"{_ATTRIBUTE_TYPE_NAMES.get(int(spec.type), spec.type)}, got "
                         f"{_ATTRIBUTE_TYPE_NAMES.get(int(a.type), a.type)} (opset {version})")
+
+
+_FLATTENING_OPS = ("Softmax", "LogSoftmax", "Hardmax")
+
+
+def _check_flattening_axes(graph, version: int) -> None:
+    """Refuse a pre-13 Softmax, LogSoftmax or Hardmax whose axis is outside [-r, r-1]
+    for its input's declared rank r: the upgrade spells them with Flatten(axis), which
+    takes axis = r, so a 1-D input with the default axis 1 would give all ones where
+    the op is undefined (onnxruntime refuses it).
+
+    Raises:
+        ConversionError: names the node, its axis and the input's rank.
+    """
+    if version >= 13:
+        return
+    ranks = declared_types(graph)
+    for node in all_proto_nodes(graph):
+        if node.domain not in _DEFAULT_DOMAINS or node.op_type not in _FLATTENING_OPS \
+                or not len(node.input):
+            continue
+        rank = ranks.get(node.input[0], (0, None))[1]
+        axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+        if rank is not None and not -rank <= axis < rank:
+            which = f"node {node.name!r}" if node.name else "an unnamed node"
+            raise ConversionError(f"{which} ({node.op_type}): axis {axis} is out of range "
+                                  f"for its input of rank {rank} (opset {version}: "
+                                  f"[{-rank}, {rank - 1}])")
 
 
 def _apply_function_defaults(proto) -> None:
@@ -1199,7 +1220,24 @@ def _safe_for_inference(proto) -> bool:
                         d.ClearField("dim_value")
         for node in g.node:
             graphs.extend(("subgraph", sub) for sub in proto_subgraphs(node))
+            _check_split_outputs(node)
     return typed
+
+
+def _check_split_outputs(node) -> None:
+    """Refuse a Split with more outputs than its num_outputs attribute, on which onnx's
+    shape inference aborts the process (an assertion in its C++ code).
+
+    Raises:
+        OpAttributeError: names the node and both counts.
+    """
+    if node.domain not in _DEFAULT_DOMAINS or node.op_type != "Split":
+        return
+    wanted = next((a.i for a in node.attribute if a.name == "num_outputs"), None)
+    if wanted is not None and len(node.output) > wanted:
+        which = f"node {node.name!r}" if node.name else "an unnamed node"
+        raise OpAttributeError(f"{which} (Split): num_outputs is {wanted} but the node has "
+                               f"{len(node.output)} outputs")
 
 
 def _value_infos(graph):
@@ -1947,7 +1985,7 @@ def _value_names(gp, names: set | None = None) -> set:
     for node in gp.node:
         names.update(node.input)
         names.update(node.output)
-        for sub in _graph_attributes(node):
+        for sub in proto_subgraphs(node):
             _value_names(sub, names)
     return names
 

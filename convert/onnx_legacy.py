@@ -90,15 +90,27 @@ def _is_squeeze_of_empty_axes(node, opset: int) -> bool:
         and any(a.name == "axes" and not a.ints for a in node.attribute)
 
 
+def _is_pad_with_unused_value(node, opset: int) -> bool:
+    """A Pad-2 (attribute pads, opset < 11) in edge or reflect mode with a `value`
+    attribute: Pad-2 allows it in every mode, and onnx's converter copies it into a
+    Pad-11+, where only constant mode has one."""
+    if node.op_type != "Pad" or node.domain not in _DEFAULT_DOMAINS or opset >= 11:
+        return False
+    mode = next((a.s for a in node.attribute if a.name == "mode"), b"constant")
+    return mode != b"constant" and any(a.name == "value" for a in node.attribute)
+
+
 def needs_legacy_rewrite(proto, default_opset: int | None) -> bool:
     """Whether the model (default-domain opset `default_opset`) has, in any graph, an op
     onnx's version converter upgrades wrongly: a batched Scan (opset < 9), a Hardmax
-    or a Squeeze with axes=[] (opset < 13), an Upsample or a Resize (opset < 11)."""
+    or a Squeeze with axes=[] (opset < 13), an Upsample or a Resize (opset < 11), a
+    non-constant Pad with a value (opset < 11)."""
     if default_opset is None or default_opset >= PER_AXIS_HARDMAX_OPSET:
         return False
     return any(_is_batched_scan(n, default_opset) or _is_late_legacy(n, default_opset)
                or _is_squeeze_of_empty_axes(n, default_opset)
-               for n in _all_nodes(proto.graph))
+               or _is_pad_with_unused_value(n, default_opset)
+               for n in all_proto_nodes(proto.graph))
 
 
 def rewrite_legacy(proto):
@@ -123,14 +135,16 @@ def rewrite_legacy(proto):
     opset = _default_opset(out)
     if opset is None:
         return out
-    for node in _all_nodes(out.graph):
-        if _is_squeeze_of_empty_axes(node, opset):
-            kept = [a for a in node.attribute if a.name != "axes"]
+    for node in all_proto_nodes(out.graph):
+        dropped = "axes" if _is_squeeze_of_empty_axes(node, opset) else \
+            "value" if _is_pad_with_unused_value(node, opset) else None
+        if dropped:
+            kept = [a for a in node.attribute if a.name != dropped]
             del node.attribute[:]
             node.attribute.extend(kept)
-    if any(_is_batched_scan(n, opset) for n in _all_nodes(out.graph)):
+    if any(_is_batched_scan(n, opset) for n in all_proto_nodes(out.graph)):
         _rewrite_graph(out.graph, _Names(out.graph))
-    if not any(_is_late_legacy(n, opset) for n in _all_nodes(out.graph)):
+    if not any(_is_late_legacy(n, opset) for n in all_proto_nodes(out.graph)):
         return out
     if opset < RESIZE_MODES_OPSET:
         out = _convert_keeping_resize_names(out, opset, RESIZE_MODES_OPSET)
@@ -165,11 +179,12 @@ def proto_subgraphs(node):
         yield from attr.graphs
 
 
-def _all_nodes(graph):
+def all_proto_nodes(graph):
+    """Every NodeProto of a GraphProto and of its subgraphs, outer nodes first."""
     for node in graph.node:
         yield node
         for sub in proto_subgraphs(node):
-            yield from _all_nodes(sub)
+            yield from all_proto_nodes(sub)
 
 
 def drop_batchnorm_saved_outputs(proto) -> None:
@@ -182,7 +197,7 @@ def drop_batchnorm_saved_outputs(proto) -> None:
         ConversionError: a node's saved_mean or saved_var is read.
     """
     read = set()
-    nodes = list(_all_nodes(proto.graph))
+    nodes = list(all_proto_nodes(proto.graph))
     for node in nodes:
         read.update(node.input)
 
@@ -460,7 +475,7 @@ def _typed_like(info, name, keep_shape=True):
 # ------------------------------------------------------------ Hardmax, Upsample, Resize
 
 def _graph_nodes(graph):
-    """(graph, node) for every node of `graph` and its subgraphs, in `_all_nodes` order."""
+    """(graph, node) for every node of `graph` and its subgraphs, in `all_proto_nodes` order."""
     for node in graph.node:
         yield graph, node
         for sub in proto_subgraphs(node):

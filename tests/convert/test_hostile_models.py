@@ -197,3 +197,49 @@ def test_bad_op_values_name_the_node(node, inits, x_shape, match):
     m = _model([node], [_vi("x", T.FLOAT, x_shape)], [_vi("y", T.FLOAT, None)], inits)
     with pytest.raises(ConversionError, match=match):
         from_onnx(m)
+
+
+def test_split_with_more_outputs_than_num_outputs_is_refused_before_onnx_inference(tmp_path):
+    """(shape audit finding 2: onnx's shape inference aborted the process, SIGABRT; the
+    import runs in a child process so that a regression fails this test only)"""
+    import subprocess
+    import sys
+
+    model = _model([N("Split", ["x"], ["a", "b", "c"], axis=0, num_outputs=2, name="sp")],
+                   [_vi("x", T.FLOAT, [6])], [_vi(o) for o in "abc"], opset=18)
+    path = tmp_path / "split.onnx"
+    path.write_bytes(model.SerializeToString())
+    script = ("import sys\nfrom onegraph.convert import from_onnx\nfrom onegraph.errors "
+              "import OpAttributeError\ntry:\n    from_onnx(sys.argv[1])\nexcept "
+              "OpAttributeError as e:\n    print(e)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "node 'sp' (Split): num_outputs is 2 but the node has 3 outputs" in done.stdout
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Hardmax"])
+def test_pre_13_flattening_ops_refuse_an_axis_beyond_the_rank(op):
+    """(math audit finding 7: a 1-D Softmax-11 with the default axis 1 gave all ones)"""
+    model = _model([N(op, ["x"], ["y"], name="s")], [_vi("x", T.FLOAT, [3])], [_vi("y")],
+                   opset=11)
+    with pytest.raises(ConversionError, match=rf"node 's' \({op}\): axis 1 is out of range "
+                                              r"for its input of rank 1"):
+        from_onnx(model)
+    fine = _model([N(op, ["x"], ["y"], axis=-1)], [_vi("x", T.FLOAT, [3])], [_vi("y")],
+                  opset=11)
+    from_onnx(fine)
+
+
+@pytest.mark.parametrize("mode", ["edge", "reflect"])
+def test_pad_2_keeps_working_with_a_value_it_does_not_use(mode):
+    """(shape audit finding 3: onnx's converter copied `value` into Pad-13, which then
+    refused it)"""
+    import onnxruntime as ort
+
+    model = _model([N("Pad", ["x"], ["y"], mode=mode, pads=[1, 1, 1, 1], value=2.0)],
+                   [_vi("x", T.FLOAT, [2, 3])], [_vi("y")], opset=10)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(["y"], {"x": x})[0]
+    np.testing.assert_array_equal(og.Session(from_onnx(model)).run(["y"], {"x": x})[0], want)
