@@ -210,9 +210,47 @@ def _scatter(inputs, attrs, ctx):
     return (_scatter_along(*inputs, attrs["axis"], "none", "Scatter"),)
 
 
+def _scatter_nd_updates_shape(data_shape, idx_shape):
+    """The shape ScatterND's updates must have: indices.shape[:-1] + data.shape[k:],
+    k = indices.shape[-1] (dims may be None, unknown, in inference).
+
+    Raises:
+        ShapeError: indices is a scalar, or its tuples address more dims than data has.
+    """
+    if len(idx_shape) < 1:
+        raise ShapeError("ScatterND: indices must have rank >= 1, got a scalar")
+    k = idx_shape[-1]
+    if k is not None and k > len(data_shape):
+        raise ShapeError(f"ScatterND: indices {list(idx_shape)} address {k} dims; data "
+                         f"{list(data_shape)} has {len(data_shape)}")
+    if k is None:
+        return None
+    return tuple(idx_shape[:-1]) + tuple(data_shape[k:])
+
+
+def _check_scatter_nd_updates(data_shape, idx_shape, upd_shape):
+    """Refuse ScatterND updates whose shape is not indices.shape[:-1] + data.shape[k:]
+    (numpy would broadcast a smaller one over the slices and write wrong values; the
+    spec and onnxruntime refuse it). Unknown (None) dims are not compared.
+
+    Raises:
+        ShapeError: names the expected and the actual shape (see also
+            `_scatter_nd_updates_shape`).
+    """
+    want = _scatter_nd_updates_shape(data_shape, idx_shape)
+    if want is None or upd_shape is None:
+        return
+    if len(upd_shape) != len(want) or any(
+            a is not None and b is not None and a != b for a, b in zip(upd_shape, want)):
+        raise ShapeError(f"ScatterND: updates must have shape {list(want)} "
+                         f"(indices.shape[:-1] + data.shape[{idx_shape[-1]}:]), got "
+                         f"{list(upd_shape)}")
+
+
 def _scatter_nd(inputs, attrs, ctx):
     """Write (or reduce) update slices into a copy of data at N-d index tuples."""
     x, idx, upd = inputs
+    _check_scatter_nd_updates(x.shape, np.shape(idx), np.shape(upd))
     k = idx.shape[-1]
     where = []
     for j in range(k):  # loop over the index tuple's length, not over elements
@@ -224,6 +262,14 @@ def _scatter_nd(inputs, attrs, ctx):
 
 def _infer_scatter(attrs, inputs):
     return [TensorInfo(inputs[0].dtype, inputs[0].shape)]
+
+
+def _infer_scatter_nd(attrs, inputs):
+    """Data's shape; refuses updates of another shape where the shapes are known."""
+    x, idx, upd = inputs
+    if x.shape is not None and idx.shape is not None:
+        _check_scatter_nd_updates(x.shape, idx.shape, upd.shape)
+    return _infer_scatter(attrs, inputs)
 
 
 # --------------------------------------------------------------------------- OneHot
@@ -252,9 +298,26 @@ def _one_value_info(info, op, name):
                          f"got shape {list(shape)}")
 
 
+def _check_one_hot_values(shape):
+    """OneHot's `values` is [off_value, on_value]: a 1-D tensor of exactly two elements
+    (the spec's words; onnxruntime refuses other shapes too). `shape` may hold None for
+    an unknown dim, or be None (nothing known).
+
+    Raises:
+        ShapeError: it has another rank or length (numpy would read values[0] and
+            values[1] of any longer or reshaped tensor and ignore the rest).
+    """
+    if shape is None:
+        return
+    if len(shape) != 1 or shape[0] not in (None, 2):
+        raise ShapeError(f"OneHot: values must be a 1-D tensor of two elements "
+                         f"[off_value, on_value], got shape {list(shape)}")
+
+
 def _one_hot(inputs, attrs, ctx):
     """values[1] where index == position along the new `axis`, values[0] elsewhere."""
     idx, depth, values = inputs
+    _check_one_hot_values(np.shape(values))
     depth = int(_one_value(depth, "OneHot", "depth"))
     if depth < 1:
         raise ShapeError(f"OneHot: depth {depth}; it must be at least 1")
@@ -264,7 +327,7 @@ def _one_hot(inputs, attrs, ctx):
     pos = np.asarray(idx).astype(np.int64)
     pos = np.where(pos < 0, pos + depth, pos)
     hot = np.moveaxis(pos[..., None] == np.arange(depth), -1, axis)
-    values = np.asarray(values).reshape(-1)
+    values = np.asarray(values)
     return (np.where(hot, values[1], values[0]).astype(values.dtype),)
 
 
@@ -272,6 +335,7 @@ def _one_hot(inputs, attrs, ctx):
 def _infer_one_hot(attrs, inputs):
     idx, depth, values = inputs
     _one_value_info(depth, "OneHot", "depth")
+    _check_one_hot_values(values.shape)
     if idx.shape is None:
         return [TensorInfo(values.dtype, None)]
     d = None if depth.value is None else int(_one_value(depth.value, "OneHot", "depth"))
@@ -383,7 +447,7 @@ OPS = tuple(sorted((
     define("ScatterElements", ["data", "indices", "updates"], ["output"], _scatter_elements,
            [("axis", "int", 0), _REDUCTION], infer=_infer_scatter, since_version=13),
     define("ScatterND", ["data", "indices", "updates"], ["output"], _scatter_nd,
-           [_REDUCTION], infer=_infer_scatter, since_version=13),
+           [_REDUCTION], infer=_infer_scatter_nd, since_version=13),
     define("Slice", ["data", "starts", "ends", "axes?", "steps?"], ["output"], _slice,
            infer=_infer_slice, since_version=13),
     define("Unique", ["X"], ["Y", "indices?", "inverse_indices?", "counts?"], _unique,

@@ -413,6 +413,19 @@ def _split_count(attrs):
     return declared
 
 
+def _check_split_source(has_split, attrs):
+    """Split takes its sizes from a `split` input (or the pre-13 attribute) or equal
+    parts from `num_outputs`, never both (the spec: "Either input 'split' or the
+    attribute 'num_outputs' should be specified, but not both"; onnxruntime refuses).
+
+    Raises:
+        OpAttributeError: both are given (which one would win is a guess).
+    """
+    if has_split and attrs["num_outputs"] is not None:
+        raise OpAttributeError(f"Split: give either the `split` sizes or the num_outputs "
+                               f"attribute ({attrs['num_outputs']}), not both")
+
+
 def _check_split_parts(sizes, attrs):
     """ShapeError unless there is one part per output the node declares."""
     declared = attrs.get(NUM_OUTPUTS)
@@ -426,6 +439,7 @@ def _split(inputs, attrs, ctx):
     x = inputs[0]
     axis = _norm_axis(attrs["axis"], x.ndim)
     split = _axes_arg(inputs, {"axes": attrs.get("split")}, 1)
+    _check_split_source(split is not None, attrs)
     sizes = _split_sizes(x.shape[axis], split, _split_count(attrs))
     if split is not None and min(split, default=0) < 0:
         raise ShapeError(f"Split: split sizes {list(split)} must not be negative")
@@ -439,6 +453,7 @@ def _split(inputs, attrs, ctx):
 def _infer_split(attrs, inputs):
     x = inputs[0]
     split_info = inputs[1] if len(inputs) > 1 else None
+    _check_split_source(split_info is not None or attrs.get("split") is not None, attrs)
     if split_info is not None and split_info.value is None:
         n = _len1d(split_info)
         if n is None:
@@ -471,6 +486,7 @@ def _infer_split(attrs, inputs):
 def _expand(inputs, attrs, ctx):
     """Broadcast the input against a target shape (bidirectionally, like numpy)."""
     x, shape = inputs
+    _check_1d(shape, "Expand", "shape")
     out = np.broadcast_shapes(x.shape, tuple(_ints(shape)))
     return (np.array(np.broadcast_to(x, out)),)
 
@@ -478,6 +494,7 @@ def _expand(inputs, attrs, ctx):
 @_folding(_expand)
 def _infer_expand(attrs, inputs):
     x, shape = inputs
+    _check_1d_info(shape, "Expand", "shape")
     if shape.value is not None:
         return [TensorInfo(x.dtype, broadcast_shape(x.shape, tuple(_ints(shape.value)),
                                                     where="Expand: "))]
@@ -492,6 +509,7 @@ def _infer_expand(attrs, inputs):
 def _tile(inputs, attrs, ctx):
     """Repeat the input `repeats[i]` times along each axis."""
     x, repeats = inputs
+    _check_1d(repeats, "Tile", "repeats")
     reps = _tile_repeats(_ints(repeats), x.ndim)
     return (np.tile(x, reps),)
 
@@ -511,6 +529,7 @@ def _tile_repeats(reps, rank):
 @_folding(_tile)
 def _infer_tile(attrs, inputs):
     x, repeats = inputs
+    _check_1d_info(repeats, "Tile", "repeats")
     if x.shape is None:
         n = _len1d(repeats)
         return [TensorInfo(x.dtype, None if n is None else (None,) * n)]
@@ -664,6 +683,7 @@ def _check_fill_value(attrs):
 
 def _constant_of_shape(inputs, attrs, ctx):
     """A tensor of the given shape filled with the `value` attribute's one element."""
+    _check_1d(inputs[0], "ConstantOfShape", "input (the shape)")
     fill = _fill_value(attrs)
     return (np.full(tuple(_ints(inputs[0])), fill, dtype=fill.dtype),)
 
@@ -672,6 +692,7 @@ def _constant_of_shape(inputs, attrs, ctx):
 def _infer_constant_of_shape(attrs, inputs):
     dtype = _fill_value(attrs).dtype
     shape = inputs[0]
+    _check_1d_info(shape, "ConstantOfShape", "input (the shape)")
     if shape.value is not None:
         return [TensorInfo(dtype, tuple(_ints(shape.value)))]
     n = _len1d(shape)
@@ -885,13 +906,22 @@ def _infer_space_to_depth(attrs, inputs):
 
 # --------------------------------------------------------------------------- Trilu
 
+def _clamp_diagonal(k, shape):
+    """Trilu's diagonal offset k brought into [-(rows + cols), rows + cols]: any k
+    beyond either end keeps all or none of the matrix, as the clamped one does, and
+    numpy's triu/tril overflow on an int64 k near its limits (they negate k and add
+    the column count in C longs). Raises nothing."""
+    bound = shape[-2] + shape[-1]
+    return min(max(k, -bound), bound)
+
+
 def _trilu(inputs, attrs, ctx):
     """Keep the upper (or lower) triangle of the last two dims, offset by k."""
     x = inputs[0]
     if np.ndim(x) < 2:
         raise ShapeError(f"Trilu: input of rank {np.ndim(x)}; it needs at least 2")
     k = int(np.asarray(inputs[1])) if len(inputs) > 1 and inputs[1] is not None else 0
-    return ((np.triu if attrs["upper"] else np.tril)(x, k),)
+    return ((np.triu if attrs["upper"] else np.tril)(x, _clamp_diagonal(k, x.shape)),)
 
 
 # --------------------------------------------------------------------------- Resize
@@ -901,7 +931,14 @@ def _round_half_up(v):
 
 
 def _resize_plan(in_shape, scales, sizes, roi, attrs):
-    """Per-axis (out_len, scale, roi_start, roi_end) for every axis of the input."""
+    """Per-axis (out_len, scale, roi_start, roi_end) for every axis of the input.
+    `scales` and `sizes` are None when not given (an empty tensor means not given).
+
+    Raises:
+        ShapeError: both or neither of scales and sizes are given, either has the wrong
+            length, a scale is not finite and above 0, or an output dim is negative.
+    """
+    _check_resize_target(scales, sizes)
     rank = len(in_shape)
     axes = (list(range(rank)) if attrs["axes"] is None
             else [_norm_axis(a, rank, "Resize: axes: ") for a in attrs["axes"]])
@@ -929,8 +966,10 @@ def _resize_plan(in_shape, scales, sizes, roi, attrs):
         # the product in float32, as onnxruntime computes it (and as PyTorch's
         # floor(size * scale_factor) comes out): 5 * float32(1.8) is 9, not 8.99999
         values = np.asarray(scales, dtype=np.float32).reshape(-1)
-        if not np.all(np.isfinite(values)) or np.any(values < 0):
-            raise ShapeError(f"Resize: scales must be finite and not negative, got "
+        # a scale of 0 (which would make an empty axis) is outside the spec ("takes
+        # value greater than 0"); onnxruntime refuses it
+        if not np.all(np.isfinite(values)) or np.any(values <= 0):
+            raise ShapeError(f"Resize: scales must be finite and greater than 0, got "
                              f"{values.tolist()}")
         for a, s in zip(axes, values):
             out[a], scale[a] = int(math.floor(np.float32(in_shape[a]) * s)), float(s)
@@ -943,6 +982,24 @@ def _resize_plan(in_shape, scales, sizes, roi, attrs):
         for i, a in enumerate(axes):
             starts[a], ends[a] = float(r[i]), float(r[i + len(axes)])
     return out, scale, starts, ends
+
+
+def _check_resize_target(scales, sizes):
+    """Resize's output is given by exactly one of `scales` and `sizes` (None: not
+    given; an empty tensor must be turned into None first, it means "not given").
+
+    Raises:
+        ShapeError: both are given (the spec: "Only one of 'scales' and 'sizes' can be
+            specified"; onnxruntime refuses, where onegraph used to take sizes), or
+            neither.
+    """
+    if scales is not None and sizes is not None:
+        raise ShapeError(f"Resize: give either scales or sizes, not both (scales "
+                         f"{np.asarray(scales).reshape(-1).tolist()}, sizes "
+                         f"{np.asarray(sizes).reshape(-1).tolist()}); an empty tensor "
+                         f"stands for the one not given")
+    if scales is None and sizes is None:
+        raise ShapeError("Resize: needs scales or sizes (a non-empty tensor)")
 
 
 def _source_coords(out_len, in_len, scale, start, end, mode):
