@@ -880,10 +880,17 @@ def _upgrade(proto):
         if needs_scan_rewrite(proto, version):
             proto = rewrite_batched_scans(proto)
 
+        _safe_for_inference(proto)   # the model's own dims, checked before conversion
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 proto = version_converter.convert_version(proto, MIN_OPSET)
+            # the converter's own shape inference writes impossible shapes (a Pad with
+            # pads below -dim) into the declarations; forget them, so that they count
+            # as inferred and the node computing them is named when they are refused
+            for vi in _value_infos(proto.graph):
+                if any(d.HasField("dim_value") and d.dim_value < 0 for d in _dims_of(vi)):
+                    vi.type.tensor_type.ClearField("shape")
         except Exception as e:  # noqa: BLE001 - the converter raises RuntimeError etc.
             unknown = _ops_without_kernels(proto.graph, left)
             if unknown:  # the converter stops at the first op it has no schema for
@@ -1234,7 +1241,7 @@ def _check_split_outputs(node) -> None:
     if node.domain not in _DEFAULT_DOMAINS or node.op_type != "Split":
         return
     wanted = next((a.i for a in node.attribute if a.name == "num_outputs"), None)
-    if wanted is not None and len(node.output) > wanted:
+    if wanted is not None and 1 <= wanted < len(node.output):   # (below 1: the op says)
         which = f"node {node.name!r}" if node.name else "an unnamed node"
         raise OpAttributeError(f"{which} (Split): num_outputs is {wanted} but the node has "
                                f"{len(node.output)} outputs")
@@ -1658,7 +1665,7 @@ class _Importer:
             if reads:
                 node_reads[k] = reads
                 free |= reads - local
-            self._fix_attrs(node, attrs, domain)
+            self._fix_attrs(node, attrs, domain, info, f"{where_g}: {where}")
             if REGISTRY.has(node.op_type, domain):
                 op = REGISTRY.get(node.op_type, domain)
                 _check_attr_types(op, attrs, f"{where_g}: {where}")
@@ -1751,12 +1758,27 @@ class _Importer:
                 out[name] = info.get(name, _UNTYPED)
         return out
 
-    def _fix_attrs(self, node, attrs: dict, domain: str) -> None:
-        """Make implicit pre-opset-18 facts explicit where the kernels need them."""
+    def _fix_attrs(self, node, attrs: dict, domain: str, info: dict, where: str) -> None:
+        """Make implicit pre-opset-18 facts explicit where the kernels need them.
+
+        Raises:
+            ConversionError: a pre-18 Split without sizes whose known axis length its
+                outputs do not divide (the parts must be equal then; opset 18's smaller
+                last part is not allowed, and onnxruntime refuses it).
+        """
         if domain == "" and node.op_type == "Split" and "num_outputs" not in attrs \
                 and "split" not in attrs and (len(node.input) < 2 or not node.input[1]) \
                 and (self.opset or 0) < 18:
-            attrs["num_outputs"] = len(node.output)
+            parts = attrs["num_outputs"] = len(node.output)
+            shape = info.get(node.input[0], _UNTYPED)[1] if len(node.input) else None
+            axis = int(attrs.get("axis", 0))
+            length = shape[axis] if shape is not None and -len(shape) <= axis < len(shape) \
+                else None
+            if length is not None and parts and length % parts:
+                raise ConversionError(
+                    f"{where}: Split before opset 18 splits into equal parts, but axis "
+                    f"{axis} of length {length} does not divide into {parts} (give the "
+                    f"sizes, or use opset 18's num_outputs)")
         if domain == "" and node.op_type == "BatchNormalization" \
                 and (self.upgraded_from or self.opset or 0) < 14 \
                 and sum(1 for o in node.output if o) > 1:

@@ -243,3 +243,13 @@ def test_pad_2_keeps_working_with_a_value_it_does_not_use(mode):
     want = ort.InferenceSession(model.SerializeToString(),
                                 providers=["CPUExecutionProvider"]).run(["y"], {"x": x})[0]
     np.testing.assert_array_equal(og.Session(from_onnx(model)).run(["y"], {"x": x})[0], want)
+
+
+def test_an_old_model_whose_node_makes_a_negative_dim_names_that_node():
+    """(shape audit finding 7: at opset 11 the error named only the output, whose
+    impossible shape onnx's version converter had written into the declarations)"""
+    model = _model([N("Pad", ["x", "p"], ["y"])], [_vi("x", T.FLOAT, [1, 2])], [_vi("y")],
+                   [_const("p", np.array([0, -4, 0, -2]))], opset=11)
+    with pytest.raises(ConversionError, match=r"node 0 'Pad_0' \(Pad\): Pad: pads -4 and -2 "
+                                              r"on axis 1 of size 2 leave -4 elements"):
+        from_onnx(model)
