@@ -121,6 +121,17 @@ def _decay_args(where, learning_rate, decay_steps, decay_rate=None):
     return learning_rate, decay_steps, decay_rate
 
 
+def _progress(where, global_step, decay_steps, staircase):
+    """step / decay_steps as a float32 tensor, floored with staircase.
+
+    Raises:
+        TypeError: staircase is not a bool.
+    """
+    staircase = api._bool_arg(staircase, f"{where}: staircase")
+    p = _step_float(global_step) / decay_steps
+    return api.floor(p) if staircase else p
+
+
 def polynomial_decay(learning_rate, global_step, decay_steps, end_learning_rate=0.0001,
                      power=1.0, cycle=False, name=None):
     """(lr - end) * (1 - step / decay_steps) ^ power + end, with step held at
@@ -160,10 +171,7 @@ def natural_exp_decay(learning_rate, global_step, decay_steps, decay_rate, stair
     """
     learning_rate, decay_steps, decay_rate = _decay_args(
         "natural_exp_decay", learning_rate, decay_steps, decay_rate)
-    staircase = api._bool_arg(staircase, "natural_exp_decay: staircase")
-    p = _step_float(global_step) / decay_steps
-    if staircase:
-        p = api.floor(p)
+    p = _progress("natural_exp_decay", global_step, decay_steps, staircase)
     return api.multiply(api.exp(p * -decay_rate), _f32(learning_rate, p), name=name)
 
 
@@ -178,10 +186,7 @@ def inverse_time_decay(learning_rate, global_step, decay_steps, decay_rate, stai
     """
     learning_rate, decay_steps, decay_rate = _decay_args(
         "inverse_time_decay", learning_rate, decay_steps, decay_rate)
-    staircase = api._bool_arg(staircase, "inverse_time_decay: staircase")
-    p = _step_float(global_step) / decay_steps
-    if staircase:
-        p = api.floor(p)
+    p = _progress("inverse_time_decay", global_step, decay_steps, staircase)
     return api.divide(_f32(learning_rate, p), p * decay_rate + 1.0, name=name)
 
 
