@@ -236,8 +236,28 @@ def _same_pads(in_sp, kernel, strides):
     return pb + pe
 
 
-def conv2d(x, filters: int, kernel_size, strides=1, padding: str = "SAME", activation=None,
-           use_bias: bool = True, name: str = "conv2d") -> Tensor:
+def conv2d(x, filters, *args, **kwargs) -> Tensor:
+    """2-D convolution in one of two forms, told apart by the second argument:
+
+    - ``og.nn.conv2d(x, filters: int, kernel_size, strides=1, padding="SAME",
+      activation=None, use_bias=True, name="conv2d")``: a layer on NCHW input that
+      makes its own weights (`conv2d_layer`);
+    - ``og.nn.conv2d(input, filter: Tensor, strides, padding, use_cudnn_on_gpu=True,
+      data_format="NHWC", dilations=None, name=None)``: TF1's tf.nn.conv2d op with a
+      (kh, kw, in, out) filter (`nn_ops.conv2d_op`).
+
+    Raises:
+        as the form called.
+    """
+    if _g._is_symbolic(filters) or np.ndim(filters) == 4:
+        from .nn_ops import conv2d_op
+
+        return conv2d_op(x, filters, *args, **kwargs)
+    return conv2d_layer(x, filters, *args, **kwargs)
+
+
+def conv2d_layer(x, filters: int, kernel_size, strides=1, padding: str = "SAME",
+                 activation=None, use_bias: bool = True, name: str = "conv2d") -> Tensor:
     """2-D convolution layer on NCHW input (ONNX Conv): activation(conv(x, W) + b).
 
     Args:

@@ -1,5 +1,6 @@
-"""TF1's tf.nn functions that are not layers: bias_add, moments, l2_normalize, relu6,
-selu, softsign, swish, in_top_k and top_k (og.nn re-exports them).
+"""TF1's tf.nn functions that are not layers: conv2d's op form, depthwise_conv2d,
+max_pool, avg_pool, bias_add, moments, l2_normalize, relu6, selu, softsign, swish,
+in_top_k and top_k (og.nn re-exports them).
 
 Each is built from registered ONNX-semantics ops, so graphs using them export; names,
 arguments and defaults are TF1's.
@@ -13,6 +14,7 @@ from ..errors import ShapeError
 from ..format import DType
 from . import api
 from . import graph as _g
+from . import nn
 from .api import _axes, _bool_arg, _int_arg, _pair, _t
 from .api_extra import _rank, top_k
 from .api_math import _floats
@@ -23,6 +25,222 @@ from .graph import Tensor
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
+
+# --------------------------------------------------------------------------- conv, pool
+
+def _spatial(values, data_format: str, what: str, default=None) -> list[int]:
+    """TF1's strides / ksize / dilations argument as (h, w): an int, 2 ints, or 4 ints
+    whose batch and channel entries are 1.
+
+    Raises:
+        TypeError: it is none of these, or holds a non-positive value.
+        ValueError: a 4-entry form moves along the batch or channel axis.
+    """
+    if values is None:
+        values = default
+    items = list(values) if hasattr(values, "__iter__") and not isinstance(values, str) \
+        else [values]
+    if len(items) == 1:
+        items = items * 2
+    if len(items) == 4:
+        first = data_format.startswith("NC")
+        outer = (items[0], items[1]) if first else (items[0], items[3])
+        if list(outer) != [1, 1]:
+            raise ValueError(f"{what}: {list(values)} must be 1 on the batch and channel "
+                             f"axes for {data_format}")
+        items = items[2:] if first else items[1:3]
+    if len(items) != 2 or not all(nn._is_positive_int(v) for v in items):
+        raise TypeError(f"{what} must be a positive int, 2 of them or 4 (TF1's NHWC/NCHW "
+                        f"form), got {values!r:.60}")
+    return [int(v) for v in items]
+
+
+def _image_format(data_format, what: str, default: str = "NHWC") -> bool:
+    """Whether data_format is channels-first ("NCHW"); TF1's "NHWC" is the default.
+
+    Raises:
+        ValueError: it is neither.
+    """
+    data_format = default if data_format is None else data_format
+    if data_format not in ("NHWC", "NCHW"):
+        raise ValueError(f"{what}: data_format must be 'NHWC' or 'NCHW', got "
+                         f"{data_format!r}")
+    return data_format == "NCHW"
+
+
+def _window_padding(padding, x_nchw: Tensor, reach, strides, what: str) -> dict:
+    """ONNX pads (or auto_pad) for TF1's padding: "SAME", "VALID", or explicit
+    [[0, 0], [top, bottom], [left, right], [0, 0]] pairs in the data format's order
+    (already reduced to the two spatial pairs by the caller when given as a list).
+
+    Raises:
+        ValueError: padding is none of these.
+    """
+    if isinstance(padding, str) and padding.upper() in ("SAME", "VALID"):
+        if padding.upper() == "VALID":
+            return {}
+        spatial = x_nchw.shape[2:] if x_nchw.shape is not None else (None, None)
+        if None in spatial:
+            return {"auto_pad": "SAME_UPPER"}   # TF's SAME: the odd pixel at the end
+        return {"pads": nn._same_pads(spatial, reach, strides)}
+    pairs = padding
+    if not (isinstance(pairs, (list, tuple)) and len(pairs) == 2 and all(
+            isinstance(p, (list, tuple)) and len(p) == 2 and all(
+                isinstance(v, (int, np.integer)) and v >= 0 for v in p) for p in pairs)):
+        raise ValueError(f"{what}: padding must be 'SAME', 'VALID' or explicit pairs, got "
+                         f"{padding!r:.80}")
+    (top, bottom), (left, right) = pairs
+    return {"pads": [int(top), int(left), int(bottom), int(right)]}
+
+
+def _explicit_pairs(padding, first: bool, what: str):
+    """TF1's explicit padding (4 pairs in the data format's order) as its 2 spatial
+    pairs; SAME/VALID as they are.
+
+    Raises:
+        ValueError: the batch or channel pair is not [0, 0], or there are not 4 pairs.
+    """
+    if isinstance(padding, str):
+        return padding
+    pairs = [list(p) if isinstance(p, (list, tuple)) else p for p in padding] \
+        if isinstance(padding, (list, tuple)) else None
+    if pairs is None or len(pairs) != 4:
+        raise ValueError(f"{what}: padding must be 'SAME', 'VALID' or 4 [before, after] "
+                         f"pairs, got {padding!r:.80}")
+    outer = (pairs[0], pairs[1]) if first else (pairs[0], pairs[3])
+    if any(p != [0, 0] for p in outer):
+        raise ValueError(f"{what}: padding {padding!r:.80} must be [0, 0] on the batch and "
+                         "channel axes")
+    return pairs[2:] if first else pairs[1:3]
+
+
+def _nchw(x: Tensor, first: bool) -> Tensor:
+    return x if first else api.transpose(x, [0, 3, 1, 2])
+
+
+def _back(y: Tensor, first: bool, name) -> Tensor:
+    return api.identity(y, name=name) if first else api.transpose(y, [0, 2, 3, 1], name=name)
+
+
+def _image_input(x, what: str) -> Tensor:
+    x = _t(x)
+    if x.shape is not None and len(x.shape) != 4:
+        raise ShapeError(f"{what}: input must be 4-D, got shape {list(x.shape)}")
+    return x
+
+
+def conv2d_op(input, filter, strides, padding, use_cudnn_on_gpu=True,  # noqa: A002
+              data_format="NHWC", dilations=None, name=None) -> Tensor:
+    """TF1's tf.nn.conv2d: `input` (NHWC, or NCHW) convolved with `filter` of shape
+    (kh, kw, in, out), TF's SAME/VALID or explicit padding. og.nn.conv2d calls this
+    when its second argument is a tensor (a Variable, or a 4-D array).
+
+    Raises:
+        ShapeError: input is not 4-D, filter is not 4-D with known dims, or their
+            channel counts differ.
+        TypeError / ValueError: strides, dilations, padding or data_format is malformed.
+    """
+    api._bool_arg(use_cudnn_on_gpu, "conv2d: use_cudnn_on_gpu")
+    first = _image_format(data_format, "conv2d")
+    x = _image_input(input, "conv2d")
+    w = _g.convert_to_tensor(filter, x.dtype, x.graph)
+    if w.shape is None or len(w.shape) != 4 or None in w.shape:
+        raise ShapeError(f"conv2d: filter must be 4-D (kh, kw, in, out) with known dims, "
+                         f"got shape {w.shape}")
+    kh, kw, c_in, _ = w.shape
+    steps = _spatial(strides, data_format, "conv2d: strides")
+    rates = _spatial(dilations, data_format, "conv2d: dilations", default=1)
+    xc = _nchw(x, first)
+    channels = xc.shape[1] if xc.shape is not None else None
+    if channels is not None and channels % c_in:
+        raise ShapeError(f"conv2d: input has {channels} channels but filter {list(w.shape)} "
+                         f"takes {c_in}")
+    reach = [(k - 1) * d + 1 for k, d in zip((kh, kw), rates)]
+    attrs = {"kernel_shape": [kh, kw], "strides": steps, "dilations": rates,
+             "group": 1 if channels is None else channels // c_in}
+    attrs.update(_window_padding(_explicit_pairs(padding, first, "conv2d"), xc, reach,
+                                 steps, "conv2d"))
+    y = x.graph.op("Conv", [xc, api.transpose(w, [3, 2, 0, 1])], attrs)
+    return _back(y, first, name)
+
+
+def depthwise_conv2d(input, filter, strides, padding, rate=None, name=None,  # noqa: A002
+                     data_format=None, dilations=None) -> Tensor:
+    """TF1's tf.nn.depthwise_conv2d: each input channel convolved with its own
+    `channel_multiplier` filters, filter (kh, kw, in, multiplier); output channel
+    i * multiplier + m (an ONNX Conv with group = in). `rate` is TF1's name for
+    dilations.
+
+    Raises:
+        ShapeError: input or filter is not 4-D, or their channel counts differ.
+        TypeError / ValueError: strides, rate, padding or data_format is malformed, or
+            both rate and dilations are given.
+    """
+    if rate is not None and dilations is not None:
+        raise ValueError("depthwise_conv2d: give rate or dilations, not both")
+    first = _image_format(data_format, "depthwise_conv2d")
+    fmt = "NCHW" if first else "NHWC"
+    x = _image_input(input, "depthwise_conv2d")
+    w = _g.convert_to_tensor(filter, x.dtype, x.graph)
+    if w.shape is None or len(w.shape) != 4 or None in w.shape:
+        raise ShapeError(f"depthwise_conv2d: filter must be 4-D (kh, kw, in, multiplier) "
+                         f"with known dims, got shape {w.shape}")
+    kh, kw, c_in, mult = w.shape
+    xc = _nchw(x, first)
+    channels = xc.shape[1] if xc.shape is not None else None
+    if channels is not None and channels != c_in:
+        raise ShapeError(f"depthwise_conv2d: input has {channels} channels but filter "
+                         f"{list(w.shape)} takes {c_in}")
+    steps = _spatial(strides, fmt, "depthwise_conv2d: strides")
+    rates = _spatial(rate if rate is not None else dilations, fmt,
+                     "depthwise_conv2d: rate", default=1)
+    reach = [(k - 1) * d + 1 for k, d in zip((kh, kw), rates)]
+    attrs = {"kernel_shape": [kh, kw], "strides": steps, "dilations": rates, "group": c_in}
+    attrs.update(_window_padding(_explicit_pairs(padding, first, "depthwise_conv2d"), xc,
+                                 reach, steps, "depthwise_conv2d"))
+    # (kh, kw, in, mult) -> (in * mult, 1, kh, kw): output channel i * mult + m
+    weights = api.reshape(api.transpose(w, [2, 3, 0, 1]), [c_in * mult, 1, kh, kw])
+    return _back(x.graph.op("Conv", [xc, weights], attrs), first, name)
+
+
+def _pool_op(op_type, what, value, ksize, strides, padding, data_format, name):
+    first = _image_format(data_format, what)
+    x = _image_input(value, what)
+    kernel = _spatial(ksize, data_format, f"{what}: ksize")
+    steps = _spatial(strides, data_format, f"{what}: strides")
+    xc = _nchw(x, first)
+    attrs = {"kernel_shape": kernel, "strides": steps}
+    attrs.update(_window_padding(_explicit_pairs(padding, first, what), xc, kernel, steps,
+                                 what))
+    return _back(x.graph.op(op_type, [xc], attrs), first, name)
+
+
+def max_pool(value, ksize, strides, padding, data_format="NHWC", name=None) -> Tensor:
+    """TF1's tf.nn.max_pool: the maximum over ksize windows moved by strides (both an
+    int, 2 ints, or TF1's 4-entry form), SAME or VALID padding, NHWC unless
+    data_format="NCHW".
+
+    Raises:
+        ShapeError: value is not 4-D.
+        TypeError / ValueError: ksize, strides, padding or data_format is malformed.
+    """
+    return _pool_op("MaxPool", "max_pool", value, ksize, strides, padding, data_format,
+                    name)
+
+
+def avg_pool(value, ksize, strides, padding, data_format="NHWC", name=None) -> Tensor:
+    """TF1's tf.nn.avg_pool: the mean over ksize windows, padding left out of the
+    count as in TF; arguments as max_pool.
+
+    Raises:
+        ShapeError: value is not 4-D.
+        TypeError / ValueError: ksize, strides, padding or data_format is malformed.
+    """
+    return _pool_op("AveragePool", "avg_pool", value, ksize, strides, padding,
+                    data_format, name)
+
+
+# --------------------------------------------------------------------------- others
 
 def bias_add(value, bias, data_format=None, name=None) -> Tensor:
     """value + bias, the 1-D bias added along the channel axis: the last one for
@@ -153,5 +371,5 @@ def in_top_k(predictions, targets, k, name=None) -> Tensor:
     return api.identity(ok, name=name)
 
 
-__all__ = ["bias_add", "in_top_k", "l2_normalize", "moments", "relu6", "selu", "softsign",
-           "swish", "top_k"]
+__all__ = ["avg_pool", "bias_add", "depthwise_conv2d", "in_top_k", "l2_normalize",
+           "max_pool", "moments", "relu6", "selu", "softsign", "swish", "top_k"]

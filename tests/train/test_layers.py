@@ -10,37 +10,7 @@ import onegraph as og
 from onegraph.convert import to_onnx
 from onegraph.errors import OneGraphError, ShapeError
 
-
-def _same_pads(size, window, stride):
-    """TF's SAME padding: output ceil(size / stride), the odd pixel at the end."""
-    out = -(-size // stride)
-    total = max((out - 1) * stride + window - size, 0)
-    return total // 2, total - total // 2
-
-
-def _windows(x, kh, kw, stride, dilation, padding, fill):
-    """(N, OH, OW, kh, kw, C) windows of NHWC x under TF's padding rules."""
-    n, h, w, c = x.shape
-    rh, rw = (kh - 1) * dilation + 1, (kw - 1) * dilation + 1
-    if padding == "same":
-        (t, b), (l, r) = _same_pads(h, rh, stride), _same_pads(w, rw, stride)
-    else:
-        t = b = l = r = 0
-    xp = np.pad(x, ((0, 0), (t, b), (l, r), (0, 0)), constant_values=fill)
-    oh = (xp.shape[1] - rh) // stride + 1
-    ow = (xp.shape[2] - rw) // stride + 1
-    out = np.empty((n, oh, ow, kh, kw, c), x.dtype)
-    for i in range(oh):
-        for j in range(ow):
-            out[:, i, j] = xp[:, i * stride:i * stride + rh:dilation,
-                              j * stride:j * stride + rw:dilation]
-    return out
-
-
-def _conv_nhwc(x, kernel, bias, stride, dilation, padding):
-    kh, kw = kernel.shape[:2]
-    win = _windows(x, kh, kw, stride, dilation, padding, 0.0)
-    return np.einsum("nijabc,abcf->nijf", win, kernel) + bias
+from .nhwc_oracle import conv_nhwc, windows
 
 
 def _session(g):
@@ -68,7 +38,7 @@ def test_conv2d_is_tf_nhwc_convolution(padding, stride, dilation):
     assert kernel.name == "conv2d/kernel" and kernel.shape == (3, 2, 3, 4)
     sess = _session(g)
     got, got_first, k, b = sess.run([y, first, kernel, bias], {x: xv})
-    want = _conv_nhwc(xv, k, b, stride, dilation, padding)
+    want = conv_nhwc(xv, k, b, stride, dilation, padding)
     np.testing.assert_allclose(got, want, rtol=1e-12)
     np.testing.assert_allclose(got_first, want.transpose(0, 3, 1, 2), rtol=1e-12)
 
@@ -83,10 +53,10 @@ def test_pooling_layers_are_tf_nhwc_pooling(padding):
         biggest = og.layers.max_pooling2d(x, 3, 2, padding=padding)
         mean = og.layers.average_pooling2d(x, (2, 3), (2, 2), padding=padding)
     got_max, got_mean = og.Session(g).run([biggest, mean], {x: xv})
-    np.testing.assert_array_equal(got_max, _windows(xv, 3, 3, 2, 1, padding, -np.inf)
+    np.testing.assert_array_equal(got_max, windows(xv, 3, 3, 2, 1, padding, -np.inf)
                                   .max(axis=(3, 4)))
-    summed = _windows(xv, 2, 3, 2, 1, padding, 0.0).sum(axis=(3, 4))
-    count = _windows(np.ones((2, 7, 6, 3)), 2, 3, 2, 1, padding, 0.0).sum(axis=(3, 4))
+    summed = windows(xv, 2, 3, 2, 1, padding, 0.0).sum(axis=(3, 4))
+    count = windows(np.ones((2, 7, 6, 3)), 2, 3, 2, 1, padding, 0.0).sum(axis=(3, 4))
     np.testing.assert_allclose(got_mean, summed / count, rtol=1e-12)   # padding not counted
 
 
