@@ -567,7 +567,28 @@ def einsum(equation, *inputs, name=None) -> Tensor:
                                     ("..." not in term and len(t.shape) != labels)):
             raise ShapeError(f"einsum: input {k} has shape {list(t.shape)}, which does "
                              f"not fit term {''.join(term)!r} of {equation!r}")
+    ts = _even_ellipses(ts, equation.replace(" ", "").partition("->")[0].split(","))
     return g.op("Einsum", ts, {"equation": equation.replace(" ", "")}, name=name)
+
+
+def _even_ellipses(ts: list, terms: list) -> list:
+    """The inputs with size-1 dims added at the front of their '...' so that every
+    '...' stands for as many dims: tf.einsum broadcasts '...'s of different widths
+    (as numpy), ONNX's Einsum (and onnxruntime) needs them equal. Left as they are
+    when a rank is unknown."""
+    widths = [None if "..." not in term or t.shape is None
+              else len(t.shape) - (len(term) - 3) for t, term in zip(ts, terms)]
+    if any(w is None for w, term in zip(widths, terms) if "..." in term):
+        return ts
+    widest = max((w for w in widths if w is not None), default=0)
+    out = []
+    for t, term, w in zip(ts, terms, widths):
+        if w is not None and w < widest:
+            at = term.index("...")   # labels before the '...'
+            axes = np.arange(at, at + widest - w, dtype=np.int64)
+            t = t.graph.op("Unsqueeze", [t, t.graph.constant(axes)])
+        out.append(t)
+    return out
 
 
 def _axis_list(value, rank: int, what: str) -> list:

@@ -488,6 +488,7 @@ EINSUM_CASES = [
     ("ii->i", [(3, 3)]),
     ("i,j->ij", [(2,), (3,)]),
     ("...ij,...jk->...ik", [(2, 1, 2, 3), (3, 3, 4)]),
+    ("a...b,...b->a...", [(2, 3, 4, 5), (4, 5)]),   # '...'s of 2 and 1 dims, mid-term
     ("ij->", [(2, 3)]),
     ("i j , j k -> i k", [(2, 0), (0, 4)]),  # spaces, a zero-length contraction
 ]
@@ -507,6 +508,26 @@ def test_einsum_matches_numpy(equation, shapes):
 def test_einsum_gradient(equation, shapes):
     check_op_gradients(lambda *ts: tfx.einsum(equation, *ts),
                        [R.standard_normal(s) for s in shapes])
+
+
+def test_einsum_of_uneven_ellipses_exports_for_onnxruntime():
+    """ONNX's Einsum wants every '...' as wide: the narrower input gets size-1 dims"""
+    import onnxruntime as ort
+
+    from onegraph.convert import to_onnx
+
+    a, b = R.standard_normal((2, 1, 2, 3)).astype(np.float32), \
+        R.standard_normal((3, 3, 4)).astype(np.float32)
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, a.shape, name="x")
+        y = og.placeholder(og.float32, b.shape, name="y")
+        z = tfx.einsum("...ij,...jk->...ik", x, y)
+        sig = og.signature({"x": x, "y": y}, {"z": z})
+    proto = to_onnx(g, signatures={"serving": sig})
+    got = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]
+                               ).run(["z"], {"x": a, "y": b})[0]
+    np.testing.assert_allclose(got, np.einsum("...ij,...jk->...ik", a, b), rtol=1e-5)
 
 
 def test_einsum_bad_arguments():
