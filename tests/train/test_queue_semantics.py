@@ -7,7 +7,7 @@ Every step that could block runs in a thread joined with a timeout, so a hang fa
 the test instead of stopping the run.
 """
 
-import os
+import gc
 import re
 import signal
 import threading
@@ -477,14 +477,25 @@ def test_interrupted_dequeue_many_puts_back_what_it_took():
         enq, deq3, size = q.enqueue_many([xs]), q.dequeue_many(3), q.size()
     sess = og.Session(g)
     sess.run(enq, {xs: np.array([10, 20])})
-    # Ctrl-C while it waits (a real signal: it wakes the blocked wait, as a user's does)
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    # Ctrl-C while it waits (a real signal: it wakes the blocked wait, as a user's does),
+    # sent to the main thread itself. The garbage collector is held off meanwhile: a
+    # KeyboardInterrupt raised inside a __del__ it runs (tqdm's, left by earlier tests)
+    # is swallowed, and the run would wait for ever; the watchdog closes the Session
+    # then, so that the test fails instead of hanging.
+    gc.collect()
+    gc.disable()
+    timer = threading.Timer(0.3, signal.pthread_kill,
+                            (threading.main_thread().ident, signal.SIGINT))
+    watchdog = threading.Timer(30, sess.close)
     timer.start()
+    watchdog.start()
     try:
         with pytest.raises(KeyboardInterrupt):
             sess.run(deq3)
     finally:
         timer.cancel()
+        watchdog.cancel()
+        gc.enable()
     assert sess.run(size) == 2
     sess.run(q.close())
     np.testing.assert_array_equal(sess.run(q.dequeue_up_to(5)), [10, 20])
