@@ -41,6 +41,20 @@ def _floats(x: Tensor, what: str) -> Tensor:
     return x
 
 
+def _operands(x, y, what: str):
+    """x and y as tensors of one dtype: as the binary ops pair them when either is a
+    tensor, else y converted to x's dtype (TF1's rule for two plain numbers, so that
+    floormod(7.5, -2) is a float32 op rather than a float32/int64 mix).
+
+    Raises:
+        ShapeError: two tensors of different dtypes (named after `what`).
+    """
+    if _g._is_symbolic(x) or _g._is_symbolic(y):
+        return _pair(x, y, what)
+    a = _t(x)
+    return a, _t(y, a.dtype)
+
+
 def _where_safe(condition: Tensor, replacement, x: Tensor) -> Tensor:
     """x with `replacement` where condition holds: a denominator made safe, so the
     unused branch of a later Where has a finite gradient."""
@@ -51,41 +65,55 @@ def _where_safe(condition: Tensor, replacement, x: Tensor) -> Tensor:
 
 def squared_difference(x, y, name=None) -> Tensor:
     """(x - y)^2 elementwise, with broadcasting (tf.squared_difference)."""
-    a, b = _pair(x, y, "squared_difference")
+    a, b = _operands(x, y, "squared_difference")
     return api.square(a - b, name=name)
+
+
+def _in_float32(x: Tensor, fn, name) -> Tensor:
+    """fn(x) computed in float32 for a float16/bfloat16 x (their rounding of the
+    intermediate products is too coarse), in x's own dtype otherwise."""
+    if x.dtype in (DType.FLOAT16, DType.BFLOAT16):
+        return api.cast(fn(api.cast(x, DType.FLOAT32)), x.dtype, name=name)
+    return api.identity(fn(x), name=name)
 
 
 def log1p(x, name=None) -> Tensor:
     """log(1 + x), accurate where x is tiny (where log(1 + x) would round 1 + x).
 
-    Uses log(u) * x / (u - 1) with u = 1 + x, whose rounding errors cancel (Goldberg).
+    Uses log(u) * (x / (u - 1)) with u = 1 + x, whose rounding errors cancel
+    (Goldberg); the ratio is taken first, so nothing overflows before log1p does.
 
     Raises:
         TypeError: x is not a float tensor.
     """
-    x = _floats(_t(x), "log1p: x")
-    u = x + 1.0
-    exact = api.equal(u, 1.0)
-    ratio = api.log(u) * x / _where_safe(exact, 1.0, u - 1.0)
-    # u = inf: inf * x / inf is NaN, but log1p(inf) = inf
-    return api.where(exact, x, api.where(api.equal(u, math.inf), u, ratio), name=name)
+    def body(x):
+        u = x + 1.0
+        exact = api.equal(u, 1.0)
+        ratio = api.log(u) * (x / _where_safe(exact, 1.0, u - 1.0))
+        # u = inf: x / inf is NaN, but log1p(inf) = inf
+        return api.where(exact, x, api.where(api.equal(u, math.inf), u, ratio))
+
+    return _in_float32(_floats(_t(x), "log1p: x"), body, name)
 
 
 def expm1(x, name=None) -> Tensor:
     """exp(x) - 1, accurate where x is tiny (where exp(x) - 1 cancels).
 
-    Uses (u - 1) * x / log(u) with u = exp(x) (Kahan), exact 0 and -1 / inf at the ends.
+    Uses (u - 1) * (x / log(u)) with u = exp(x) (Kahan), the ratio first so nothing
+    overflows before exp does; exact 0 and -1 / inf at the ends.
 
     Raises:
         TypeError: x is not a float tensor.
     """
-    x = _floats(_t(x), "expm1: x")
-    u = api.exp(x)
-    em = u - 1.0
-    plain = api.logical_or(api.logical_or(api.equal(em, 0.0), api.equal(u, 0.0)),
-                           api.equal(u, math.inf))
-    ratio = em * x / api.log(_where_safe(plain, math.e, u))
-    return api.where(api.equal(em, 0.0), x, api.where(plain, em, ratio), name=name)
+    def body(x):
+        u = api.exp(x)
+        em = u - 1.0
+        plain = api.logical_or(api.logical_or(api.equal(em, 0.0), api.equal(u, 0.0)),
+                               api.equal(u, math.inf))
+        ratio = em * (x / api.log(_where_safe(plain, math.e, u)))
+        return api.where(api.equal(em, 0.0), x, api.where(plain, em, ratio))
+
+    return _in_float32(_floats(_t(x), "expm1: x"), body, name)
 
 
 def _is_float(a: Tensor, what: str) -> bool:
@@ -105,7 +133,7 @@ def floormod(x, y, name=None) -> Tensor:
     Raises:
         ShapeError: x and y are not numbers of one dtype.
     """
-    a, b = _pair(x, y, "floormod")
+    a, b = _operands(x, y, "floormod")
     if not _is_float(a, "floormod"):
         # ONNX Mod with fmod=0 is Python's % on integers
         return a.graph.op("Mod", [a, b], {"fmod": 0}, name=name)
@@ -126,7 +154,7 @@ def floordiv(x, y, name=None) -> Tensor:
     Raises:
         ShapeError: x and y are not numbers of one dtype.
     """
-    a, b = _pair(x, y, "floordiv")
+    a, b = _operands(x, y, "floordiv")
     if _is_float(a, "floordiv"):
         return api.stop_gradient(api.floor(a / b), name=name)
     # a - floormod(a, b) is a multiple of b, so the truncating Div is exact
@@ -140,7 +168,7 @@ def truediv(x, y, name=None) -> Tensor:
     Raises:
         ShapeError: x and y are not numbers of one dtype.
     """
-    a, b = _pair(x, y, "truediv")
+    a, b = _operands(x, y, "truediv")
     if not _is_float(a, "truediv"):
         wide = DType.FLOAT64 if a.dtype.itemsize >= 4 else DType.FLOAT32
         a, b = api.cast(a, wide), api.cast(b, wide)
@@ -153,7 +181,7 @@ def realdiv(x, y, name=None) -> Tensor:
     Raises:
         TypeError: x is not a float tensor.
     """
-    a, b = _pair(x, y, "realdiv")
+    a, b = _operands(x, y, "realdiv")
     _floats(a, "realdiv: x")
     return api.divide(a, b, name=name)
 
@@ -162,20 +190,31 @@ def atan2(y, x, name=None) -> Tensor:
     """The angle of the point (x, y) in (-pi, pi], elementwise (tf.atan2); atan2(0, 0)
     is 0 and signed zeros are not told apart.
 
+    Computed by half angles, 2 atan(y / (r + x)) where x > 0 and 2 atan((r - x) / y)
+    elsewhere (r = |(x, y)|, neither sum cancels), on x and y scaled by max(|x|, |y|)
+    so r cannot overflow: unlike a quadrant-corrected atan(y / x), its gradient is
+    TF's (x, -y) / r^2 on the y axis too.
+
     Raises:
         TypeError: y is not a float tensor.
+        ShapeError: y and x are not of one dtype.
     """
-    b, a = _pair(y, x, "atan2")
+    b, a = _operands(y, x, "atan2")
     _floats(b, "atan2: y")
     zero = api.zeros_like(b * a)
-    x_zero = api.equal(a, zero)
-    base = atan(b / _where_safe(x_zero, 1.0, a))
-    left = api.less(a, zero)
-    up = api.greater_equal(b, zero)
-    turned = api.where(left, api.where(up, base + math.pi, base - math.pi), base)
-    axis = api.where(api.greater(b, zero), zero + math.pi / 2,
-                     api.where(api.less(b, zero), zero - math.pi / 2, zero))
-    return api.where(x_zero, axis, turned, name=name)
+    size = api.maximum(api.abs(a), api.abs(b))
+    size = _where_safe(api.equal(size, zero), 1.0, size)
+    ys, xs = b / size, a / size
+    r = api.sqrt(xs * xs + ys * ys)
+    right = api.greater(a, zero)
+    on_axis = api.equal(b, zero)
+    half = api.where(right, ys / _where_safe(api.logical_not(right), 1.0, r + xs),
+                     (r - xs) / _where_safe(on_axis, 1.0, ys))
+    angle = atan(half) * 2.0
+    # y = 0 with x <= 0: pi on the negative x axis, 0 at the origin
+    axis = api.where(api.less(a, zero), zero + math.pi, zero)
+    return api.where(api.logical_or(right, api.logical_not(on_axis)), angle, axis,
+                     name=name)
 
 
 def _unary(op_type: str, tf_name: str, floats_only: bool = True):

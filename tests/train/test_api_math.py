@@ -38,6 +38,50 @@ def test_log1p_and_expm1_are_accurate_near_zero(dtype):
     assert got_log.dtype == dtype and got_exp.dtype == dtype
 
 
+def test_log1p_and_expm1_do_not_overflow_before_the_result_does():
+    """(review: log(u) * x and (u - 1) * x overflowed before their division)"""
+    big = {np.float32: (1e37, 85.0), np.float64: (1e306, 708.0)}
+    for dtype, (huge, top) in big.items():
+        x = np.array([huge, top, -top], dtype)
+        with np.errstate(over="ignore"):
+            want_log, want_exp = np.log1p(x[:1]), np.expm1(x[1:])
+        got_log, got_exp = _run(lambda t: [og.log1p(t[:1]), og.expm1(t[1:])], x)
+        np.testing.assert_allclose(got_log, want_log, rtol=4 * np.finfo(dtype).eps)
+        np.testing.assert_allclose(got_exp, want_exp, rtol=4 * np.finfo(dtype).eps)
+    check_op_gradients(og.expm1, [np.array([700.0, 1e-9, -30.0])], rtol=1e-4)
+
+
+def test_float16_log1p_and_expm1_are_computed_in_float32():
+    x = np.array([-3.04e-4, 9.0, 6e4, 1e-3, -0.5], np.float16)
+    got_log, got_exp = _run(lambda t: [og.log1p(t), og.expm1(t)], x)
+    assert got_log.dtype == np.float16 and got_exp.dtype == np.float16
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(got_log, np.log1p(x.astype(np.float32)).astype(np.float16))
+        np.testing.assert_array_equal(got_exp, np.expm1(x.astype(np.float32)).astype(np.float16))
+
+
+def test_atan2_gradient_on_the_y_axis_is_tf1s():
+    """(review: the x = 0 branch did not depend on x, so d/dx was 0 there)"""
+    y, x = np.array([1.0, -2.0, 1.0]), np.array([0.0, 0.0, 1e-170])
+    g = og.Graph()
+    with g.as_default():
+        ty, tx = og.placeholder(og.float64, [3]), og.placeholder(og.float64, [3])
+        dy, dx = og.gradients(og.reduce_sum(og.atan2(ty, tx)), [ty, tx])
+    got_dy, got_dx = og.Session(g).run([dy, dx], {ty: y, tx: x})
+    np.testing.assert_allclose(got_dx, -y / (x * x + y * y), rtol=1e-12)
+    np.testing.assert_allclose(got_dy, x / (x * x + y * y), rtol=1e-12, atol=1e-300)
+
+
+def test_two_plain_numbers_of_mixed_kinds_take_the_first_ones_dtype():
+    """(review: floormod(7.5, -2) was refused by an internal op's dtype check)"""
+    g = og.Graph()
+    with g.as_default():
+        outs = [og.floormod(7.5, -2), og.floordiv(7.5, 2), og.truediv(7, 2.0),
+                og.atan2(1.0, -1), og.squared_difference(3.0, 1)]
+    got = og.Session(g).run(outs)
+    np.testing.assert_allclose(got, [-0.5, 3.0, 3.5, 3 * np.pi / 4, 4.0], rtol=1e-6)
+
+
 def test_log1p_expm1_and_atan2_gradients():
     rng = np.random.RandomState(0)
     x = rng.uniform(-0.9, 3, 12)
@@ -50,7 +94,9 @@ def test_atan2_matches_numpy_in_every_quadrant():
     y = np.array([0.0, 1.0, -1.0, 0.0, 0.0, 2.0, -2.0, 3.0, -3.0, 1e-300])
     x = np.array([0.0, 0.0, 0.0, 1.0, -1.0, 2.0, -2.0, -1.0, 5.0, -1.0])
     got = _run(og.atan2, y, x)
-    np.testing.assert_allclose(got, np.arctan2(y, x), rtol=1e-15)
+    np.testing.assert_allclose(got, np.arctan2(y, x), rtol=4e-16, atol=0)
+    wide = np.array([1e300, -1e300, 3e-300]), np.array([-2e300, 5e299, 1e-300])
+    np.testing.assert_allclose(_run(og.atan2, *wide), np.arctan2(*wide), rtol=4e-16)
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
