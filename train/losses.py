@@ -9,11 +9,15 @@ sum divided by the number of non-zero weights, as in TF1). `get_total_loss` adds
 the collected losses and, unless told otherwise, the REGULARIZATION_LOSSES.
 
 One difference from TF1: TF1 computes every loss in float32 (a float64 loss is
-rounded to float32 and back); here float64 losses stay float64, and only float16 and
-bfloat16 ones are computed in float32.
+rounded to float32 and back); here float64 losses stay float64. As in TF1, the losses
+of predictions against labels (mean_squared_error, huber_loss, ...) compute integer,
+float16 and bfloat16 predictions in float32 and return float32, and the cross-entropies
+reduce float16/bfloat16 losses in float32 and return their own dtype.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ..errors import ShapeError
 from ..format import DType
@@ -68,6 +72,17 @@ def _float(x, what: str) -> Tensor:
 
 
 _FLOATS = (DType.FLOAT16, DType.BFLOAT16, DType.FLOAT32, DType.FLOAT64)
+
+
+def _is_number(value) -> bool:
+    """A Python or numpy real number (not a bool)."""
+    return not isinstance(value, (bool, np.bool_)) and isinstance(
+        value, (int, float, np.integer, np.floating))
+
+
+def _numeric_predictions(t: Tensor, what: str) -> None:
+    if t.dtype not in _FLOATS and t.dtype.numpy.kind not in "iu":
+        raise TypeError(f"{what} must be a numeric tensor, got {t.dtype.name.lower()}")
 
 
 def _like(x, ref: Tensor, what: str) -> Tensor:
@@ -173,15 +188,24 @@ def _present(losses: Tensor, weights, w: Tensor) -> Tensor:
 
 
 def _pairwise(name, labels, predictions, weights, scope, loss_collection, reduction,
-              per_element):
-    """Shared body of the losses of predictions against same-shaped labels."""
+              per_element, default_scope=None, to_float=True):
+    """Shared body of the losses of predictions against same-shaped labels. With
+    to_float, as TF1 (`math_ops.to_float`), integer, float16 and bfloat16 predictions
+    and labels are computed in float32 (float64 ones stay float64, see the module
+    docstring); without, predictions must be floats."""
     Reduction.validate(reduction)
-    predictions = _float(predictions, f"{name}: predictions")
+    predictions = _g.convert_to_tensor(predictions)
+    if not to_float:
+        _float(predictions, f"{name}: logits")
+    elif predictions.dtype not in (DType.FLOAT32, DType.FLOAT64):
+        _numeric_predictions(predictions, f"{name}: predictions")
+        predictions = api.cast(predictions, DType.FLOAT32)
     g = predictions.graph
-    with _name_scope(g, scope, name):
+    with _name_scope(g, scope, default_scope or name) as opened:
         labels = _like(labels, predictions, name)
         losses = per_element(labels, predictions)
-        return compute_weighted_loss(losses, weights, None, loss_collection, reduction)
+        # the opened scope again (TF1's code passes it on), so the loss is "<scope>/value"
+        return compute_weighted_loss(losses, weights, opened, loss_collection, reduction)
 
 
 def absolute_difference(labels, predictions, weights=1.0, scope=None,
@@ -222,7 +246,7 @@ def huber_loss(labels, predictions, weights=1.0, delta=1.0, scope=None,
         TypeError: predictions are not floats.
         ValueError: reduction is not a Reduction key, or delta is not positive.
     """
-    if isinstance(delta, (int, float)) and not delta > 0:
+    if _is_number(delta) and not delta > 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta!r}")
 
     def huber(y, p):
@@ -284,11 +308,12 @@ def cosine_distance(labels, predictions, axis=None, weights=1.0, scope=None,
         axis = dim
     if axis is None:
         raise ValueError("cosine_distance: you must specify 'axis'")
-    if isinstance(axis, bool) or not isinstance(axis, int):
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
         raise TypeError(f"cosine_distance: axis must be an int, got {axis!r:.60}")
     return _pairwise(
         "cosine_distance", labels, predictions, weights, scope, loss_collection, reduction,
-        lambda y, p: 1.0 - api.reduce_sum(p * y, axis=axis, keepdims=True))
+        lambda y, p: 1.0 - api.reduce_sum(p * y, axis=axis, keepdims=True),
+        default_scope="cosine_distance_loss")
 
 
 def sigmoid_cross_entropy(multi_class_labels, logits, weights=1.0, label_smoothing=0,
@@ -312,12 +337,12 @@ def sigmoid_cross_entropy(multi_class_labels, logits, weights=1.0, label_smoothi
         return sigmoid_cross_entropy_with_logits(labels=y, logits=x)
 
     return _pairwise("sigmoid_cross_entropy", multi_class_labels, logits, weights, scope,
-                     loss_collection, reduction, xent)
+                     loss_collection, reduction, xent,
+                     default_scope="sigmoid_cross_entropy_loss", to_float=False)
 
 
 def _smoothing(value, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not 0 <= value <= 1:
+    if not _is_number(value) or not 0 <= value <= 1:
         raise ValueError(f"{where}: label_smoothing must be a number in [0, 1], "
                          f"got {value!r:.60}")
     return float(value)
@@ -341,7 +366,7 @@ def softmax_cross_entropy(onehot_labels, logits, weights=1.0, label_smoothing=0,
     smoothing = _smoothing(label_smoothing, "softmax_cross_entropy")
     logits = _float(logits, "softmax_cross_entropy: logits")
     g = logits.graph
-    with _name_scope(g, scope, "softmax_cross_entropy_loss"):
+    with _name_scope(g, scope, "softmax_cross_entropy_loss") as opened:
         labels = _like(onehot_labels, logits, "softmax_cross_entropy")
         if smoothing:
             classes = api.cast(api.shape(labels)[-1], labels.dtype)
@@ -349,7 +374,7 @@ def softmax_cross_entropy(onehot_labels, logits, weights=1.0, label_smoothing=0,
         labels = api.stop_gradient(labels)
         losses = g.op("SoftmaxCrossEntropyWithLogits", [logits, labels],
                       name="xentropy")[0]
-        return compute_weighted_loss(losses, weights, None, loss_collection, reduction)
+        return compute_weighted_loss(losses, weights, opened, loss_collection, reduction)
 
 
 def sparse_softmax_cross_entropy(labels, logits, weights=1.0, scope=None,
@@ -368,7 +393,7 @@ def sparse_softmax_cross_entropy(labels, logits, weights=1.0, scope=None,
     Reduction.validate(reduction)
     logits = _float(logits, "sparse_softmax_cross_entropy: logits")
     g = logits.graph
-    with _name_scope(g, scope, "sparse_softmax_cross_entropy_loss"):
+    with _name_scope(g, scope, "sparse_softmax_cross_entropy_loss") as opened:
         ids = _g.integer_tensor(labels, "sparse_softmax_cross_entropy: labels", g)
         if _squeezable(ids.shape, logits.shape):
             ids = api.squeeze(ids, axis=[-1])
@@ -381,14 +406,14 @@ def sparse_softmax_cross_entropy(labels, logits, weights=1.0, scope=None,
                 weights = api.squeeze(weights, axis=[-1])
         losses = g.op("SparseSoftmaxCrossEntropyWithLogits", [logits, ids],
                       name="xentropy")[0]
-        return compute_weighted_loss(losses, weights, None, loss_collection, reduction)
+        return compute_weighted_loss(losses, weights, opened, loss_collection, reduction)
 
 
 def _squeezable(shape, ref, extra=0) -> bool:
-    """Whether `shape` is `ref`'s rank (+ extra) with a last dim of 1 (TF1's
-    remove_squeezable_dimensions)."""
+    """Whether `shape` is `ref`'s rank (+ extra) with a last dim of 1 or unknown (TF1's
+    remove_squeezable_dimensions; an unknown dim that is not 1 fails at run time)."""
     return shape is not None and ref is not None and len(shape) == len(ref) + extra \
-        and len(shape) > 0 and shape[-1] == 1
+        and len(shape) > 0 and shape[-1] in (1, None)   # TF1: compatible with 1
 
 
 def add_loss(loss, loss_collection=LOSSES) -> None:

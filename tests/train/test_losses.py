@@ -208,6 +208,45 @@ def test_float16_losses_are_reduced_in_float32_and_returned_as_float16():
     assert got == np.float16(np.float32(values.astype(np.float32).sum()))
 
 
+def test_pairwise_losses_compute_half_and_int_predictions_in_float32_as_tf1():
+    """(review: float16 mean_squared_error of 300 overflowed to inf in float16)"""
+    g = og.Graph()
+    with g.as_default():
+        half = og.losses.mean_squared_error(np.zeros(4, np.float16),
+                                            og.constant(np.array([300, 0, 0, 0], np.float16)),
+                                            reduction=R.SUM)
+        ints = og.losses.absolute_difference([1, 2], og.constant(np.array([4, 0], np.int32)))
+        logistic = og.losses.log_loss(np.array([1, 0], np.float16),
+                                      og.constant(np.array([0, 1], np.float16)))
+    got_half, got_ints, got_log = og.Session(g).run([half, ints, logistic])
+    assert got_half.dtype == np.float32 and got_half == 90000.0
+    assert got_ints.dtype == np.float32 and got_ints == 2.5
+    np.testing.assert_allclose(got_log, -np.log(np.float32(1e-7)), rtol=1e-6)
+
+
+def test_tf1_names_and_squeezable_unknown_dims():
+    g = og.Graph()
+    with g.as_default():
+        p = og.placeholder(og.float32, [None, 3])
+        assert og.losses.mean_squared_error(p, p).name == "mean_squared_error/value"
+        assert og.losses.cosine_distance(p, p, axis=1).name.startswith("cosine_distance_loss/")
+        assert og.losses.sigmoid_cross_entropy(p, p).name.startswith(
+            "sigmoid_cross_entropy_loss/")
+        labels = og.placeholder(og.int64, [None, None])   # TF1 squeezes an unknown last dim
+        weights = og.placeholder(og.float32, [None, None])
+        loss = og.losses.sparse_softmax_cross_entropy(labels, p, weights=weights)
+        smooth = og.losses.softmax_cross_entropy(p, p, label_smoothing=np.float32(0.1))
+        dist = og.losses.cosine_distance(p, p, axis=np.int64(1))
+        with pytest.raises(ValueError, match="delta must be positive"):
+            og.losses.huber_loss(p, p, delta=np.float32(0))
+    logits = np.array([[1.0, 2.0, 0.5], [0.0, 0.0, 3.0]], np.float32)
+    got = og.Session(g).run(loss, {p: logits, labels: [[1], [2]], weights: [[1.0], [3.0]]})
+    shifted = logits - logits.max(1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
+    np.testing.assert_allclose(got, -(log_probs[0, 1] + 3 * log_probs[1, 2]) / 2, rtol=1e-6)
+    assert smooth is not None and dist is not None
+
+
 def test_collections_total_loss_and_scope_filter():
     g = og.Graph()
     with g.as_default():
@@ -246,8 +285,8 @@ def test_bad_arguments_are_refused_while_building():
             og.losses.mean_squared_error(p, p, weights=np.ones(3, np.float32))
         with pytest.raises(ShapeError, match=r"incompatible"):
             og.losses.absolute_difference(np.zeros((4, 2), np.float32), p)
-        with pytest.raises(TypeError, match="predictions must be a float tensor"):
-            og.losses.mean_squared_error(p, og.constant(np.ones((4, 3), np.int32)))
+        with pytest.raises(TypeError, match="predictions must be a numeric tensor"):
+            og.losses.mean_squared_error(p, og.constant(np.ones((4, 3), np.bool_)))
         with pytest.raises(ValueError, match="must specify 'axis'"):
             og.losses.cosine_distance(p, p)
         with pytest.raises(ValueError, match="label_smoothing"):
