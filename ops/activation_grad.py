@@ -49,8 +49,9 @@ def _selu(b, op, grads):
     ag = like_dtype(b, op.attrs["alpha"] * op.attrs["gamma"], x)
     pos = b.op("Mul", [g, gamma])
     neg = b.op("Mul", [g, b.op("Add", [y, ag])])
-    le = b.op("LessOrEqual", [x, like_dtype(b, 0.0, x)])
-    return [b.op("Where", [le, neg, pos])]
+    # x = 0 takes the linear side's slope, as TF's SeluGrad (outputs < 0 only)
+    below = b.op("Less", [x, like_dtype(b, 0.0, x)])
+    return [b.op("Where", [below, neg, pos])]
 
 
 def _celu(b, op, grads):

@@ -321,13 +321,24 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
 
 
 def count_nonzero(input_tensor, axis=None, keepdims=None, dtype=DType.INT64,
-                  name=None) -> Tensor:
+                  name=None, reduction_indices=None, keep_dims=None) -> Tensor:
     """How many elements are not 0 (not False, for bools) over `axis`
-    (tf.count_nonzero), as `dtype`.
+    (tf.count_nonzero; reduction_indices and keep_dims are TF1's old names), as `dtype`.
 
     Raises:
         TypeError: axis or keepdims is of the wrong kind, or dtype is not numeric.
+        ValueError: an argument and its old name are both given.
     """
+    if reduction_indices is not None:
+        if axis is not None:
+            raise ValueError("count_nonzero: give axis or its old name reduction_indices, "
+                             "not both")
+        axis = reduction_indices
+    if keep_dims is not None:
+        if keepdims is not None:
+            raise ValueError("count_nonzero: give keepdims or its old name keep_dims, "
+                             "not both")
+        keepdims = keep_dims
     axes, keepdims = _reduction_args(axis, keepdims, "count_nonzero")
     dt = _dtype_arg(dtype, None, "count_nonzero: dtype")
     if dt.numpy.kind not in "iuf":
@@ -534,12 +545,15 @@ def meshgrid(*args, **kwargs) -> list:
     return out
 
 
-def matrix_transpose(a, name=None) -> Tensor:
-    """a with its last two axes swapped (tf.matrix_transpose / tf.linalg.matrix_transpose).
+def matrix_transpose(a, name=None, conjugate=False) -> Tensor:
+    """a with its last two axes swapped (tf.matrix_transpose / tf.linalg.matrix_transpose;
+    onegraph's tensors are real, so `conjugate` changes nothing).
 
     Raises:
         ShapeError: a has rank < 2 or an unknown rank.
+        TypeError: conjugate is not a bool.
     """
+    _bool_arg(conjugate, "matrix_transpose: conjugate")
     x = _t(a)
     r = _rank(x, "matrix_transpose")
     if r < 2:

@@ -22,6 +22,7 @@ from . import graph as _g
 from . import nn
 from .graph import GLOBAL_VARIABLES, REGULARIZATION_LOSSES, Tensor
 from .initializers import ones_initializer, zeros_initializer
+from .nn_ops import conv_padding
 from .variable_scope import get_variable, variable_scope
 
 
@@ -209,6 +210,8 @@ def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
                                       bias_regularizer, trainable, "conv2d"))
         attrs = _window_attrs(xc, kernel, strides, dilations, padding)
         attrs["dilations"] = list(dilations)
+        reach = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+        operands[0] = conv_padding(xc, attrs, reach, strides)
         y = g.op("Conv", operands, attrs)
         if not first:
             y = _to_channels_last(y)

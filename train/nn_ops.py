@@ -16,7 +16,7 @@ from . import api
 from . import graph as _g
 from . import nn
 from .api import _axes, _bool_arg, _int_arg, _pair, _t
-from .api_extra import _rank, top_k
+from .api_extra import _rank, reduce_any, top_k
 from .api_math import _floats
 from .graph import Tensor
 
@@ -93,6 +93,26 @@ def _window_padding(padding, x_nchw: Tensor, reach, strides, what: str) -> dict:
     return {"pads": [int(top), int(left), int(bottom), int(right)]}
 
 
+def conv_padding(x_nchw: Tensor, attrs: dict, reach, strides) -> Tensor:
+    """The Conv input for `attrs`: x itself, or, where SAME padding of a dilated kernel
+    waits for the image size (auto_pad SAME_UPPER, which onnxruntime refuses with
+    dilations), x padded by TF's SAME amounts computed from its run-time shape, the
+    auto_pad then dropped from attrs. `reach` is the dilated kernel's extent."""
+    if attrs.get("auto_pad") != "SAME_UPPER" or list(reach) == list(attrs["kernel_shape"]):
+        return x_nchw
+    del attrs["auto_pad"]
+    g = x_nchw.graph
+    size = g.op("Shape", [x_nchw], {"start": 2})
+    step = g.constant(np.asarray(strides, np.int64))
+    out = api.divide(size + step - 1, step)          # ceil(in / stride)
+    total = api.maximum((out - 1) * step + g.constant(np.asarray(reach, np.int64)) - size,
+                        g.constant(np.zeros(2, np.int64)))
+    before = api.divide(total, g.constant(np.full(2, 2, np.int64)))
+    zeros = g.constant(np.zeros(2, np.int64))
+    pads = api.concat([zeros, before, zeros, total - before], axis=0)
+    return g.op("Pad", [x_nchw, pads])
+
+
 def _explicit_pairs(padding, first: bool, what: str):
     """TF1's explicit padding (4 pairs in the data format's order) as its 2 spatial
     pairs; SAME/VALID as they are.
@@ -160,6 +180,7 @@ def conv2d_op(input, filter, strides, padding, use_cudnn_on_gpu=True,  # noqa: A
              "group": 1 if channels is None else channels // c_in}
     attrs.update(_window_padding(_explicit_pairs(padding, first, "conv2d"), xc, reach,
                                  steps, "conv2d"))
+    xc = conv_padding(xc, attrs, reach, steps)
     y = x.graph.op("Conv", [xc, api.transpose(w, [3, 2, 0, 1])], attrs)
     return _back(y, first, name)
 
@@ -198,6 +219,7 @@ def depthwise_conv2d(input, filter, strides, padding, rate=None, name=None,  # n
     attrs = {"kernel_shape": [kh, kw], "strides": steps, "dilations": rates, "group": c_in}
     attrs.update(_window_padding(_explicit_pairs(padding, first, "depthwise_conv2d"), xc,
                                  reach, steps, "depthwise_conv2d"))
+    xc = conv_padding(xc, attrs, reach, steps)
     # (kh, kw, in, mult) -> (in * mult, 1, kh, kw): output channel i * mult + m
     weights = api.reshape(api.transpose(w, [2, 3, 0, 1]), [c_in * mult, 1, kh, kw])
     return _back(x.graph.op("Conv", [xc, weights], attrs), first, name)
@@ -273,17 +295,32 @@ def bias_add(value, bias, data_format=None, name=None) -> Tensor:
     return api.add(x, b, name=name)
 
 
-def moments(x, axes, shift=None, keepdims=False, name=None) -> tuple:
-    """(mean, variance) of x over `axes` (tf.nn.moments); the variance is the biased
-    one, and no gradient flows through the mean inside it, as in TF1 (the total
-    gradient is the same). `shift` is accepted and unused, as in TF1.
+def _keepdims(keep_dims, keepdims, what: str) -> bool:
+    """TF1's keepdims, or its old name keep_dims (False when neither is given).
+
+    Raises:
+        ValueError: both are given.
+        TypeError: it is not a bool.
+    """
+    if keep_dims is not None and keepdims is not None:
+        raise ValueError(f"{what}: give keepdims or its old name keep_dims, not both")
+    value = keepdims if keepdims is not None else keep_dims
+    return False if value is None else _bool_arg(value, f"{what}: keepdims")
+
+
+def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None) -> tuple:
+    """(mean, variance) of x over `axes` (tf.nn.moments, TF1's argument order; keep_dims
+    is the old name of keepdims); the variance is the biased one, and no gradient
+    flows through the mean inside it, as in TF1 (the total gradient is the same).
+    `shift` is accepted and unused, as in TF1.
 
     Raises:
         TypeError: axes is not an int or a list of ints, keepdims not a bool, or x
             not a float tensor.
+        ValueError: keep_dims and keepdims are both given.
     """
     axes = _axes(axes, "moments: axes")
-    keepdims = _bool_arg(keepdims, "moments: keepdims")
+    keepdims = _keepdims(keep_dims, keepdims, "moments")
     x = _floats(_t(x), "moments: x")
     g = x.graph
     with g.name_scope(name or "moments"):
@@ -315,12 +352,18 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None) -> Tensor:
 
 
 def relu6(features, name=None) -> Tensor:
-    """min(max(x, 0), 6) (tf.nn.relu6; ONNX Clip)."""
+    """min(max(x, 0), 6) (tf.nn.relu6; ONNX Clip), with TF's gradient: 1 only where
+    0 < x < 6 (Clip's own passes the ends too). The value is Clip's; the gradient
+    comes from a Where that keeps x strictly inside, the difference held constant."""
     x = _t(features)
     g = x.graph
     lo = g.constant(np.asarray(0, x.dtype.numpy))
     hi = g.constant(np.asarray(6, x.dtype.numpy))
-    return g.op("Clip", [x, lo, hi], name=name)
+    clipped = g.op("Clip", [x, lo, hi])
+    inside = api.logical_and(api.greater(x, lo), api.less(x, hi))
+    slope = api.where(inside, x, api.zeros_like(x))
+    # (clipped - slope) + slope is clipped exactly: slope is x or 0
+    return api.add(api.stop_gradient(clipped - slope), slope, name=name)
 
 
 def selu(features, name=None) -> Tensor:
@@ -344,10 +387,12 @@ def swish(features, name=None) -> Tensor:
 def in_top_k(predictions, targets, k, name=None) -> Tensor:
     """Whether each row's target class is among its k highest predictions
     (tf.nn.in_top_k): fewer than k classes score higher, so ties at the boundary all
-    count as in. A target out of range, or a non-finite score, gives False.
+    count as in. A target out of range, or a row holding a non-finite score, gives
+    False; predictions and targets of different batch sizes fail at run time.
 
     Raises:
-        ShapeError: predictions are not (batch, classes) or targets not (batch,).
+        ShapeError: predictions are not (batch, classes) or targets not (batch,), or
+            their known batch sizes differ.
         TypeError: k is not an int or targets are not integers.
     """
     p = _floats(_t(predictions), "in_top_k: predictions")
@@ -358,16 +403,24 @@ def in_top_k(predictions, targets, k, name=None) -> Tensor:
     t = api.cast(_g.integer_tensor(targets, "in_top_k: targets", g), DType.INT64)
     if t.shape is not None and len(t.shape) != 1:
         raise ShapeError(f"in_top_k: targets must be (batch,), got shape {list(t.shape)}")
+    if t.shape is not None and p.shape is not None and None not in (t.shape[0], p.shape[0]) \
+            and t.shape[0] != p.shape[0]:
+        raise ShapeError(f"in_top_k: {p.shape[0]} rows of predictions but {t.shape[0]} "
+                         "targets")
     kk = api.cast(_g.integer_tensor(k, "in_top_k: k", g) if _g._is_symbolic(k)
                   else api.constant(_int_arg(k, "in_top_k: k")), DType.INT64)
     classes = g.op("Shape", [p], {"start": 1, "end": 2})
     valid = api.logical_and(api.greater_equal(t, 0), api.less(t, classes))
     safe = api.where(valid, t, api.zeros_like(t))
-    score = g.op("GatherElements", [p, api.expand_dims(safe, 1)], {"axis": 1})
-    higher = api.reduce_sum(api.cast(api.greater(p, score), DType.INT64), axis=1)
-    finite = api.logical_not(api.logical_or(g.op("IsNaN", [score]), g.op("IsInf", [score])))
-    ok = api.logical_and(api.less(higher, kk),
-                         api.logical_and(valid, api.squeeze(finite, axis=[1])))
+    # GatherND over the batch: predictions and targets must have one batch size (a
+    # GatherElements would broadcast a shorter targets over the rows)
+    score = g.op("GatherND", [p, api.expand_dims(safe, 1)], {"batch_dims": 1})
+    higher = api.reduce_sum(api.cast(api.greater(p, api.expand_dims(score, 1)),
+                                     DType.INT64), axis=1)
+    # TF1's kernel cannot say for a row holding a NaN or an infinity: False
+    bad = api.logical_or(g.op("IsNaN", [p]), g.op("IsInf", [p]))
+    finite_row = api.logical_not(reduce_any(bad, axis=1))
+    ok = api.logical_and(api.less(higher, kk), api.logical_and(valid, finite_row))
     return api.identity(ok, name=name)
 
 

@@ -325,3 +325,29 @@ def test_compositions_export_and_run_in_onnxruntime():
     for key, a, b in zip(outs, got, want):
         np.testing.assert_allclose(a, b, rtol=2e-6, atol=1e-6, err_msg=key)
     np.testing.assert_allclose(want[1], np.arctan2(xv, xv[:, ::-1]), rtol=2e-6)
+
+
+def test_review_mends_of_the_nn_functions():
+    """in_top_k says False for a row holding a non-finite score and refuses batches of
+    different sizes; relu6's and selu's gradients are TF's at their kinks; moments
+    and count_nonzero take TF1's argument order and old names."""
+    scores = np.array([[np.inf, 1, 2], [np.nan, 1, 2], [0.1, 0.2, 0.3]], np.float32)
+    got = _run(lambda s: og.nn.in_top_k(s, og.constant([2, 2, 2]), 2), scores)
+    np.testing.assert_array_equal(got, [False, False, True])
+    g = og.Graph()
+    with g.as_default():
+        p = og.placeholder(og.float32, [3, 3])
+        with pytest.raises(ShapeError, match="3 rows of predictions but 1 targets"):
+            og.nn.in_top_k(p, og.constant([0]), 1)
+        x = og.placeholder(og.float64, [5])
+        d_relu6, d_selu = og.gradients(og.reduce_sum(og.nn.relu6(x)), [x])[0], \
+            og.gradients(og.reduce_sum(og.nn.selu(x)), [x])[0]
+        mean, var = og.nn.moments(x, [0], None, "stats", keep_dims=True)
+        counted = og.count_nonzero(x, reduction_indices=[0], keep_dims=True)
+        flipped = og.matrix_transpose(og.constant(np.eye(2)), conjugate=True)
+    values = np.array([-1.0, 0.0, 3.0, 6.0, 7.0])
+    got = og.Session(g).run([d_relu6, d_selu, mean, var, counted, flipped], {x: values})
+    np.testing.assert_array_equal(got[0], [0, 0, 1, 0, 0])
+    assert got[1][1] == 1.0507009873554804934193349852946   # scale, not scale * alpha
+    assert got[2].shape == (1,) and got[4].tolist() == [4]
+    np.testing.assert_allclose(got[3], [values.var()], rtol=1e-12)

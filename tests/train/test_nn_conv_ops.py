@@ -121,3 +121,34 @@ def test_tf1_image_ops_export_and_run_in_onnxruntime():
     got = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]
                                ).run(["y"], {"x": xv})[0]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_dilated_same_convolutions_of_unknown_image_sizes_export_for_onnxruntime():
+    """(review: auto_pad SAME_UPPER with dilations, which onnxruntime refuses; the
+    padding is now computed from the run-time shape)"""
+    rng = np.random.RandomState(5)
+    xv = rng.randn(2, 9, 7, 3).astype(np.float32)   # (onnxruntime's Conv is float32)
+    w = rng.randn(3, 3, 3, 2).astype(np.float32)
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [None, None, None, 3], name="x")
+        outs = {"conv": og.nn.conv2d(x, w, [1, 2, 2, 1], "SAME", dilations=2),
+                "depthwise": og.nn.depthwise_conv2d(x, rng.randn(3, 3, 3, 1).astype(np.float32), 1, "SAME",
+                                                    rate=3),
+                "layer": og.layers.conv2d(x, 2, 3, padding="same", dilation_rate=2,
+                                          use_bias=False)}
+        sig = og.signature({"x": x}, outs)
+    sess = og.Session(g)
+    with g.as_default():
+        sess.run(og.global_variables_initializer())
+    conv, depthwise, layer = sess.run(list(outs.values()), {x: xv})
+    # TF's SAME at stride 2 with a reach of 5: ceil(9/2) = 5 rows and ceil(7/2) = 4
+    # columns, (5-1)*2 + 5 - 9 = 4 and (4-1)*2 + 5 - 7 = 4 pixels of padding, 2 a side
+    want = conv_nhwc(np.pad(xv, ((0, 0), (2, 2), (2, 2), (0, 0))), w, 0.0, 2, 2, "valid")
+    assert conv.shape == (2, 5, 4, 2)
+    np.testing.assert_allclose(conv, want, rtol=1e-5, atol=1e-5)
+    proto = to_onnx(g, signatures={"serving": sig}, session=sess)
+    got = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]
+                               ).run(list(outs), {"x": xv})
+    for mine, theirs in zip((conv, depthwise, layer), got):
+        np.testing.assert_allclose(theirs, mine, rtol=1e-5, atol=1e-5)
