@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import OneGraphError, ShapeError
+from ..format import DType
 from . import api
 from . import graph as _g
 from . import nn
@@ -42,6 +43,18 @@ def _callable_or_none(value, what: str):
     if value is not None and not callable(value):
         raise TypeError(f"{what} must be a function or None, got {type(value).__name__}")
     return value
+
+
+def _unsupported(where: str, **arguments) -> None:
+    """Refuse TF1 layer arguments onegraph does not implement when they are set
+    (constraints, which TF1's optimizers apply after each update; renorm's options).
+
+    Raises:
+        OneGraphError: names the first argument that is not None.
+    """
+    for key, value in arguments.items():
+        if value is not None:
+            raise OneGraphError(f"{where}: {key} is not supported (leave it None)")
 
 
 def _variable(name, shape, dtype, initializer, regularizer, trainable, what: str):
@@ -81,8 +94,8 @@ def _finish(y, activation, activity_regularizer, where: str):
 
 def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None,
           bias_initializer=zeros_initializer(), kernel_regularizer=None,
-          bias_regularizer=None, activity_regularizer=None, trainable=True, name=None,
-          reuse=None) -> Tensor:
+          bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+          bias_constraint=None, trainable=True, name=None, reuse=None) -> Tensor:
     """activation(inputs @ kernel + bias) over the last axis (tf.layers.dense):
     variables "<scope>/kernel" (in, units), Glorot-uniform unless the scope or
     kernel_initializer says otherwise, and "<scope>/bias" (units,).
@@ -93,6 +106,8 @@ def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None
             callable, or name is not a str.
         ValueError: units is not > 0, or reuse is not a reuse value.
     """
+    _unsupported("dense", kernel_constraint=kernel_constraint,
+                 bias_constraint=bias_constraint)
     units = api._int_arg(units, "dense: units")
     if units <= 0:
         raise ValueError(f"dense: units must be > 0, got {units}")
@@ -167,7 +182,8 @@ def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
            data_format="channels_last", dilation_rate=(1, 1), activation=None,
            use_bias=True, kernel_initializer=None, bias_initializer=zeros_initializer(),
            kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
-           trainable=True, name=None, reuse=None) -> Tensor:
+           kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
+           reuse=None) -> Tensor:
     """2-D convolution layer (tf.layers.conv2d): variables "<scope>/kernel" (kh, kw, in,
     filters) and "<scope>/bias" (filters,); output activation(conv + bias) in the
     input's data_format.
@@ -179,6 +195,8 @@ def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
         ValueError: padding, data_format or reuse is unknown, or both strides and
             dilation_rate are above 1 (TF1's rule).
     """
+    _unsupported("conv2d", kernel_constraint=kernel_constraint,
+                 bias_constraint=bias_constraint)
     x, first = _image(inputs, data_format, "conv2d")
     _floating(x, "conv2d")
     filters = nn._positive_int(filters, "conv2d: filters")
@@ -263,21 +281,36 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
                         gamma_initializer=ones_initializer(),
                         moving_mean_initializer=zeros_initializer(),
                         moving_variance_initializer=ones_initializer(),
-                        beta_regularizer=None, gamma_regularizer=None, training=False,
-                        trainable=True, name=None, reuse=None) -> Tensor:
+                        beta_regularizer=None, gamma_regularizer=None,
+                        beta_constraint=None, gamma_constraint=None, training=False,
+                        trainable=True, name=None, reuse=None, renorm=False,
+                        renorm_clipping=None, renorm_momentum=0.99, fused=None,
+                        virtual_batch_size=None, adjustment=None) -> Tensor:
     """Batch normalization along `axis` (tf.layers.batch_normalization): variables
     "<scope>/gamma", "beta", "moving_mean", "moving_variance". With training (a Python
     bool or a bool scalar tensor) the batch statistics normalise and the moving
     averages' updates go to og.UPDATE_OPS (run them with the train op, as in TF1);
     without it, the moving averages normalise. The batch variance in the update is
     the biased one, as og.nn.batch_norm (TF1's fused kernel keeps the unbiased one).
+    float16/bfloat16 inputs get float32 parameters and are normalised in float32, as in
+    TF1. `fused` is accepted (both kernels compute the same values); constraints,
+    renorm, virtual_batch_size and adjustment are refused when set.
 
     Raises:
         ShapeError: the rank or the size of `axis` is unknown, or axis is out of range.
         TypeError: axis is not an int, momentum or epsilon not a number, or a
             regularizer not callable.
         ValueError: reuse is unknown.
+        OneGraphError: a constraint, renorm or its options, virtual_batch_size or
+            adjustment is set.
     """
+    _unsupported("batch_normalization", beta_constraint=beta_constraint,
+                 gamma_constraint=gamma_constraint, renorm_clipping=renorm_clipping,
+                 virtual_batch_size=virtual_batch_size, adjustment=adjustment)
+    if api._bool_arg(renorm, "batch_normalization: renorm"):
+        raise OneGraphError("batch_normalization: renorm is not supported")
+    if fused is not None:   # the fused and unfused kernels compute the same values
+        api._bool_arg(fused, "batch_normalization: fused")
     axis = api._int_arg(axis, "batch_normalization: axis")
     for what, v in (("momentum", momentum), ("epsilon", epsilon)):
         if isinstance(v, (bool, np.bool_)) or not isinstance(
@@ -301,17 +334,21 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
     axis %= len(x.shape)
     c = x.shape[axis]
     where = "batch_normalization"
+    # TF1 keeps float16/bfloat16 layers' parameters, and computes, in float32
+    half = x.dtype in (DType.FLOAT16, DType.BFLOAT16)
+    dt = DType.FLOAT32 if half else x.dtype
     with variable_scope(name, default_name=where, values=[x], reuse=reuse):
-        gamma = _variable("gamma", [c], x.dtype, gamma_initializer, gamma_regularizer,
+        gamma = _variable("gamma", [c], dt, gamma_initializer, gamma_regularizer,
                           trainable, where) if scale else None
-        beta = _variable("beta", [c], x.dtype, beta_initializer, beta_regularizer,
+        beta = _variable("beta", [c], dt, beta_initializer, beta_regularizer,
                          trainable, where) if center else None
-        mm = _variable("moving_mean", [c], x.dtype, moving_mean_initializer, None, False,
+        mm = _variable("moving_mean", [c], dt, moving_mean_initializer, None, False,
                        where)
-        mv = _variable("moving_variance", [c], x.dtype, moving_variance_initializer, None,
+        mv = _variable("moving_variance", [c], dt, moving_variance_initializer, None,
                        False, where)
-        return nn.batch_normalized(x, training, (gamma, beta, mm, mv), axis, momentum,
-                                   epsilon)
+        y = nn.batch_normalized(api.cast(x, dt) if half else x, training,
+                                (gamma, beta, mm, mv), axis, momentum, epsilon)
+        return api.cast(y, x.dtype) if half else y
 
 
 def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False,
