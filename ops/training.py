@@ -789,22 +789,46 @@ def _apply_rmsprop(inputs, attrs, ctx):
     return (new,)
 
 
+def _centered_rmsprop_step(grad, mg, ms, mom, lr, attrs, dtype):
+    """One centered RMSProp step of moving mean mg, mean square ms and momentum mom
+    for `grad`: mg = rho*mg + (1-rho)*grad; ms = rho*ms + (1-rho)*grad^2; mom =
+    momentum*mom + lr*grad/sqrt(ms - mg^2 + eps). Returns the three, in dtype."""
+    rho, momentum, eps = attrs["rho"], attrs["momentum"], attrs["epsilon"]
+    new_mg = (rho * mg + (1 - rho) * grad).astype(dtype, copy=False)
+    new_ms = (rho * ms + (1 - rho) * grad * grad).astype(dtype, copy=False)
+    denominator = np.sqrt(new_ms - new_mg * new_mg + eps)
+    new_mom = (momentum * mom + lr * grad / denominator).astype(dtype, copy=False)
+    return new_mg, new_ms, new_mom
+
+
 def _apply_centered_rmsprop(inputs, attrs, ctx):
-    """RMSProp on the gradient's variance (TF1's centered form): mg = rho*mg +
-    (1-rho)*grad; ms = rho*ms + (1-rho)*grad^2; mom = momentum*mom +
-    lr*grad/sqrt(ms - mg^2 + eps); var -= mom."""
+    """RMSProp on the gradient's variance (TF1's centered form, see
+    `_centered_rmsprop_step`); var -= mom."""
     var, mg, ms, mom = _refs(inputs, 4, "ApplyCenteredRMSProp")
     lr, grad = _scalar(inputs[4]), _f(inputs[5])
-    rho, momentum, eps = attrs["rho"], attrs["momentum"], attrs["epsilon"]
     with var.lock:
         old = var.read()
-        new_mg = (rho * mg.read() + (1 - rho) * grad).astype(old.dtype, copy=False)
-        new_ms = (rho * ms.read() + (1 - rho) * grad * grad).astype(old.dtype, copy=False)
-        denominator = np.sqrt(new_ms - new_mg * new_mg + eps)
-        new_mom = (momentum * mom.read() + lr * grad / denominator).astype(
-            old.dtype, copy=False)
-        mg.value, ms.value, mom.value = new_mg, new_ms, new_mom
-        var.value = new = old - new_mom
+        mg.value, ms.value, mom.value = _centered_rmsprop_step(
+            grad, mg.read(), ms.read(), mom.read(), lr, attrs, old.dtype)
+        var.value = new = old - mom.value
+    return (new,)
+
+
+def _sparse_apply_centered_rmsprop(inputs, attrs, ctx):
+    """ApplyCenteredRMSProp on the rows a sparse gradient touches (TF1's
+    SparseApplyCenteredRMSProp): the other rows keep their value and all three slots."""
+    var, mg, ms, mom = _refs(inputs, 4, "SparseApplyCenteredRMSProp")
+    lr, values, indices = _scalar(inputs[4]), _f(inputs[5]), _f(inputs[6])
+    with var.lock:
+        new, slots = var.read().copy(), [t.read().copy() for t in (mg, ms, mom)]
+        rows, grad = _sparse_rows("SparseApplyCenteredRMSProp", new, values, indices)
+        stepped = _centered_rmsprop_step(grad, *(t[rows] for t in slots), lr, attrs,
+                                         new.dtype)
+        for slot, value in zip(slots, stepped):
+            slot[rows] = value
+        new[rows] -= stepped[2]
+        mg.value, ms.value, mom.value = slots
+        var.value = new
     return (new,)
 
 
@@ -984,6 +1008,11 @@ OPS = tuple(sorted((
     define("SparseApplyAdagrad", ["var", "accum", "lr", "values", "indices"], ["out"],
            _sparse_apply_adagrad, [("epsilon", "float", 1e-7)],
            doc="AdaGrad update of the rows a sparse gradient touches", **_UPDATE),
+    define("SparseApplyCenteredRMSProp", ["var", "mg", "ms", "mom", "lr", "values",
+                                          "indices"], ["out"],
+           _sparse_apply_centered_rmsprop,
+           [("rho", "float", 0.9), ("momentum", "float", 0.0), ("epsilon", "float", 1e-10)],
+           doc="centered RMSProp update of the rows a sparse gradient touches", **_UPDATE),
     define("SparseApplyGradientDescent", ["var", "lr", "values", "indices"], ["out"],
            _sparse_apply_sgd, doc="sparse SGD update of rows", **_UPDATE),
     define("SparseApplyMomentum", ["var", "accum", "lr", "values", "indices", "momentum"],

@@ -79,10 +79,12 @@ class RMSPropOptimizer(RMSProp):
         ms = self._slot(var, "rms", 1.0)
         mg = self._slot(var, "mg")
         mom = self._slot(var, "momentum")
-        return var.graph.op(
-            "ApplyCenteredRMSProp", [var.handle, mg.handle, ms.handle, mom.handle, lr,
-                                     dense(grad)],
-            {"rho": self.rho, "momentum": self.momentum, "epsilon": self.epsilon})
+        attrs = {"rho": self.rho, "momentum": self.momentum, "epsilon": self.epsilon}
+        slots = [var.handle, mg.handle, ms.handle, mom.handle, lr]
+        if isinstance(grad, IndexedSlices):  # rows not looked up keep all three slots
+            return var.graph.op("SparseApplyCenteredRMSProp",
+                                slots + [grad.values, grad.indices], attrs)
+        return var.graph.op("ApplyCenteredRMSProp", slots + [grad], attrs)
 
 
 class AdadeltaOptimizer(Optimizer):

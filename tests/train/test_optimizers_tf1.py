@@ -136,3 +136,26 @@ def test_natural_exp_and_inverse_time_decay(staircase):
     got = _schedule_values(lambda s: og.train.inverse_time_decay(0.1, s, 10, 0.5, staircase),
                            STEPS)
     np.testing.assert_allclose(got, 0.1 / (1 + 0.5 * ratio), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["momentum", "nesterov", "adagrad", "rmsprop", "centered"])
+def test_sparse_gradients_leave_the_rows_not_looked_up_alone(name):
+    """(review: centered RMSProp updated every row for a gathered gradient, where TF1's
+    SparseApplyCenteredRMSProp touches only the rows looked up)"""
+    make, _ = CASES[name]
+    g = og.Graph()
+    with g.as_default():
+        w = og.Variable(W0.copy(), name="w")
+        optimizer = make()
+        both = optimizer.minimize(og.reduce_sum(w * C) + 0.5 * og.reduce_sum(og.square(w)))
+        row = og.nn.embedding_lookup(w, [0])
+        first = optimizer.minimize(og.reduce_sum(row * C[:1]))
+        init = og.global_variables_initializer()
+    sess = og.Session(g)
+    sess.run(init)
+    sess.run(both)
+    before = sess.run(w)
+    sess.run(first)
+    after = sess.run(w)
+    np.testing.assert_array_equal(after[1], before[1])
+    assert not np.array_equal(after[0], before[0])
