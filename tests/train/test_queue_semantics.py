@@ -7,7 +7,6 @@ Every step that could block runs in a thread joined with a timeout, so a hang fa
 the test instead of stopping the run.
 """
 
-import gc
 import re
 import signal
 import threading
@@ -478,12 +477,12 @@ def test_interrupted_dequeue_many_puts_back_what_it_took():
     sess = og.Session(g)
     sess.run(enq, {xs: np.array([10, 20])})
     # Ctrl-C while it waits (a real signal: it wakes the blocked wait, as a user's does),
-    # sent to the main thread itself. The garbage collector is held off meanwhile: a
-    # KeyboardInterrupt raised inside a __del__ it runs (tqdm's, left by earlier tests)
-    # is swallowed, and the run would wait for ever; the watchdog closes the Session
-    # then, so that the test fails instead of hanging.
-    gc.collect()
-    gc.disable()
+    # sent to the main thread itself. Python's own SIGINT handler is installed for the
+    # test: a background job of a non-interactive shell (`make test &`) starts with
+    # SIGINT ignored, as POSIX has it, and then Python raises no KeyboardInterrupt.
+    # Should the interrupt still be lost, the watchdog closes the Session, so the test
+    # fails instead of hanging.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.3, signal.pthread_kill,
                             (threading.main_thread().ident, signal.SIGINT))
     watchdog = threading.Timer(30, sess.close)
@@ -495,7 +494,7 @@ def test_interrupted_dequeue_many_puts_back_what_it_took():
     finally:
         timer.cancel()
         watchdog.cancel()
-        gc.enable()
+        signal.signal(signal.SIGINT, previous)
     assert sess.run(size) == 2
     sess.run(q.close())
     np.testing.assert_array_equal(sess.run(q.dequeue_up_to(5)), [10, 20])
