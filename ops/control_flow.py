@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ExecutionError, OpAttributeError, ShapeError
+from .elementwise import onnx_type_to_numpy
 from .registry import NUM_OUTPUTS, TensorInfo, define
 
 # No known failures: the node tests of If, Loop, Scan and the sequence ops pass, in the
@@ -37,6 +38,36 @@ def _body_info(graph, index: int) -> TensorInfo:
         dtype = None
     shape = None if t.shape is None else tuple(None if d < 0 else d for d in t.shape)
     return TensorInfo(dtype, shape)
+
+
+def _element_type(value) -> np.dtype | None:
+    """The element type of a tensor value; None for a sequence (a list), an empty
+    optional (None) or anything else that has none."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.dtype
+    return None
+
+
+def _same_type(a, b) -> bool:
+    """Whether two numpy dtypes are one ONNX element type (object, str and bytes arrays
+    all hold ONNX strings)."""
+    a, b = np.dtype(a), np.dtype(b)
+    return a == b or (a.kind in "OUS" and b.kind in "OUS")
+
+
+def _check_kept_type(op: str, what: str, before, after) -> None:
+    """A value a body carries from one iteration to the next (Loop's loop-carried
+    values, Scan's state variables) keeps its element type, as onnxruntime requires.
+    `before` and `after` are values or element types; unknown ones are not checked.
+
+    Raises:
+        ShapeError: the body gives `what` another element type than it came in with.
+    """
+    a = before if isinstance(before, np.dtype) else _element_type(before)
+    b = after if isinstance(after, np.dtype) else _element_type(after)
+    if a is not None and b is not None and not _same_type(a, b):
+        raise ShapeError(f"{op}: the body turns {what} from {a.name} into {b.name}; it "
+                         f"must keep its element type")
 
 
 def _merge_info(a: TensorInfo, b: TensorInfo) -> TensorInfo:
@@ -65,18 +96,64 @@ def _as_bool(value, what: str) -> bool:
     return bool(arr.reshape(-1)[0])
 
 
+def _check_body_condition(dtype) -> None:
+    """The Loop body's first output, the condition, is a bool tensor (ONNX types it B;
+    onnxruntime refuses another). `dtype` None (unknown) is not checked.
+
+    Raises:
+        ShapeError: the condition has another element type.
+    """
+    if dtype is not None and np.dtype(dtype) != np.bool_:
+        raise ShapeError(f"Loop: the body's condition output (output 0) must be bool, "
+                         f"got {np.dtype(dtype).name}")
+
+
 # --------------------------------------------------------------------------- If
 
+def _check_branch_types(k: int, then_info: TensorInfo, else_info: TensorInfo) -> None:
+    """If's output k has one element type in both branches (ONNX: "the same data
+    type"); a branch that does not state it is not checked.
+
+    Raises:
+        ShapeError: the branches state different element types for output k.
+    """
+    a, b = then_info.dtype, else_info.dtype
+    if a is not None and b is not None and not _same_type(a, b):
+        raise ShapeError(f"If: output {k} is {np.dtype(a).name} in then_branch but "
+                         f"{np.dtype(b).name} in else_branch; both branches must give "
+                         f"one element type")
+
+
 def _if(inputs, attrs, ctx):
-    """Run then_branch or else_branch (no inputs) and return its outputs."""
+    """Run then_branch or else_branch (no inputs) and return its outputs.
+
+    Raises:
+        ExecutionError: the branch has another number of outputs than the node.
+        ShapeError: an output's element type is not the one both branches state (the
+            other branch's would be what inference gave the node's output).
+    """
     branch = attrs["then_branch"] if _as_bool(inputs[0], "If: cond") else attrs["else_branch"]
+    which = "then_branch" if branch is attrs["then_branch"] else "else_branch"
     wanted = attrs.get(NUM_OUTPUTS)
     if wanted is not None and wanted != len(branch.outputs):
         # ONNX: the node has one output per branch output; extra ones would be dropped
-        which = "then_branch" if branch is attrs["then_branch"] else "else_branch"
         raise ExecutionError(f"If: {which} has {len(branch.outputs)} output(s), the node "
                              f"{wanted}")
-    return tuple(ctx.run_graph(branch, []))
+    outs = tuple(ctx.run_graph(branch, []))
+    for k, value in enumerate(outs):
+        got = _element_type(value)
+        if got is None:
+            continue
+        for key in ("then_branch", "else_branch"):
+            g = attrs[key]
+            if k >= len(g.outputs):
+                continue
+            stated = _body_info(g, g.outputs[k]).dtype
+            if stated is not None and not _same_type(stated, got):
+                raise ShapeError(f"If: output {k} from {which} is {got.name}, but {key} "
+                                 f"states {np.dtype(stated).name}; both branches must give "
+                                 f"one element type")
+    return outs
 
 
 def _infer_if(attrs, inputs):
@@ -84,6 +161,8 @@ def _infer_if(attrs, inputs):
     if len(then_g.outputs) != len(else_g.outputs):
         raise ShapeError(f"If: then_branch has {len(then_g.outputs)} outputs, else_branch "
                          f"{len(else_g.outputs)}")
+    for k, (a, b) in enumerate(zip(then_g.outputs, else_g.outputs)):
+        _check_branch_types(k, _body_info(then_g, a), _body_info(else_g, b))
     cond = inputs[0]
     if cond is not None and cond.value is not None:
         chosen = then_g if _as_bool(cond.value, "If: cond") else else_g
@@ -122,7 +201,10 @@ def _loop(inputs, attrs, ctx):
     while cond and (limit is None or i < limit):
         cond_arg = np.array(cond, dtype=bool)
         outs = ctx.run_graph(body, [np.array(i, dtype=np.int64), cond_arg] + carried)
+        _check_body_condition(_element_type(outs[0]))
         cond = _as_bool(outs[0], "Loop body: cond output")
+        for k in range(n_carried):
+            _check_kept_type("Loop", f"loop-carried value {k}", carried[k], outs[1 + k])
         carried = list(outs[1:1 + n_carried])
         for k in range(n_scan):
             scans[k].append(outs[1 + n_carried + k])
@@ -144,10 +226,15 @@ def _infer_loop(attrs, inputs):
     body = attrs["body"]
     carried = list(inputs[2:])
     n_carried = len(carried)
+    if body.outputs:
+        _check_body_condition(_body_info(body, body.outputs[0]).dtype)
     out = []
     for k in range(n_carried):
         declared = _body_info(body, body.outputs[1 + k])
         given = carried[k]
+        if given is not None and given.dtype is not None and declared.dtype is not None:
+            _check_kept_type("Loop", f"loop-carried value {k}", np.dtype(given.dtype),
+                             np.dtype(declared.dtype))
         if given is None:
             out.append(declared)
             continue
@@ -219,6 +306,8 @@ def _scan(inputs, attrs, ctx):
         slices = [np.take(x, length - 1 - t if d == 1 else t, axis=a)
                   for x, a, d in zip(scan_in, axes, in_dirs)]
         outs = ctx.run_graph(body, states + slices)
+        for k in range(n_state):
+            _check_kept_type("Scan", f"state variable {k}", states[k], outs[k])
         states = list(outs[:n_state])
         for k in range(n_out):
             collected[k].append(np.asarray(outs[n_state + k]))
@@ -245,6 +334,11 @@ def _infer_scan(attrs, inputs):
     body = attrs["body"]
     m = attrs["num_scan_inputs"]
     n_state = len(inputs) - m
+    for k in range(min(n_state, len(body.outputs))):
+        given, declared = inputs[k], _body_info(body, body.outputs[k])
+        if given is not None and given.dtype is not None and declared.dtype is not None:
+            _check_kept_type("Scan", f"state variable {k}", np.dtype(given.dtype),
+                             np.dtype(declared.dtype))
     out = [inputs[k] if inputs[k] is not None else _body_info(body, body.outputs[k])
            for k in range(n_state)]
     length = None
@@ -289,9 +383,28 @@ def _seq_position(seq, pos, what: str, insert: bool = False) -> int:
     return p + n if p < 0 else p
 
 
+def _check_insert_type(held, given) -> None:
+    """SequenceInsert's tensor has the element type of the sequence (ONNX: "the same
+    data type"); an unknown one (None) is not checked.
+
+    Raises:
+        ShapeError: the types differ.
+    """
+    if held is not None and given is not None and not _same_type(held, given):
+        raise ShapeError(f"SequenceInsert: the sequence holds {np.dtype(held).name} "
+                         f"tensors, the tensor to insert is {np.dtype(given).name}")
+
+
 def _seq_insert(inputs, attrs, ctx):
-    """Copy of the sequence with the tensor inserted at `position` (default: end)."""
+    """Copy of the sequence with the tensor inserted at `position` (default: end).
+
+    Raises:
+        ShapeError: the tensor's element type is not that of the sequence's elements
+            (an empty sequence holds none to compare with).
+    """
     seq, value = list(inputs[0]), inputs[1]
+    if seq:
+        _check_insert_type(_element_type(seq[0]), _element_type(value))
     pos = inputs[2] if len(inputs) > 2 else None
     if pos is None:
         seq.append(value)
@@ -331,22 +444,48 @@ def _concat_from_sequence(inputs, attrs, ctx):
     return (np.concatenate(seq, axis=attrs["axis"]),)
 
 
+def _split_axis(axis: int, rank: int) -> int:
+    """SplitToSequence's axis in [0, rank) (ONNX accepts [-rank, rank-1]).
+
+    Raises:
+        OpAttributeError: axis out of that range.
+    """
+    if not -rank <= axis < rank:
+        raise OpAttributeError(f"SplitToSequence: axis {axis} out of range for rank {rank}")
+    return axis % rank
+
+
 def _split_to_sequence(inputs, attrs, ctx):
-    """Split a tensor into a sequence: by `split` sizes, a scalar chunk size, or 1s."""
+    """Split a tensor into a sequence: by `split` sizes, a scalar chunk size, or 1s.
+
+    Raises:
+        OpAttributeError: axis out of range.
+        ShapeError: a scalar split that is not positive, a split size below 0.
+        ExecutionError: split sizes that do not sum to the axis' length.
+    """
     x = np.asarray(inputs[0])
     split = inputs[1] if len(inputs) > 1 else None
-    axis = attrs["axis"] % x.ndim
+    axis = _split_axis(attrs["axis"], x.ndim)
     n = x.shape[axis]
     if split is None:
-        parts = np.split(x, n, axis=axis)
+        # a zero-length axis has no chunk of 1 (np.split would divide by zero)
+        parts = np.split(x, n, axis=axis) if n else []
         if not attrs["keepdims"]:
             parts = [np.squeeze(p, axis=axis) for p in parts]
         return (parts,)
     split = np.asarray(split)
     if split.ndim == 0:
         size = int(split)
+        if size <= 0:  # range() below would refuse 0 and yield nothing for below 0
+            raise ShapeError(f"SplitToSequence: a scalar split is the size of every chunk "
+                             f"and must be positive, got {size}")
+        if n == 0:  # chunks "all of size split": none (np.split gives one empty chunk)
+            return ([],)
         bounds = list(range(size, n, size))
     else:
+        if (split < 0).any():
+            raise ShapeError(f"SplitToSequence: split sizes must be >= 0, got "
+                             f"{split.tolist()}")
         bounds = list(np.cumsum(split)[:-1])
         if int(np.sum(split)) != n:
             raise ExecutionError(f"SplitToSequence: sizes {split.tolist()} do not sum to {n}")
@@ -390,8 +529,42 @@ def _infer_sequence_map(attrs, inputs):
     return [TensorInfo(None, None) for _ in attrs["body"].outputs]
 
 
-def _infer_sequence(attrs, inputs):
-    return [TensorInfo(None, None)]
+# A sequence's TensorInfo describes its elements, as a sequence tensor's declared dtype
+# and shape do (inference.py); these rules carry the element type, shapes may differ.
+
+def _infer_seq_empty(attrs, inputs):
+    try:
+        dtype = onnx_type_to_numpy(attrs["dtype"])
+    except OpAttributeError:  # not a type: the kernel, which does not need it, runs
+        dtype = None
+    return [TensorInfo(dtype, None)]
+
+
+def _infer_seq_construct(attrs, inputs):
+    known = [i.dtype for i in inputs if i is not None and i.dtype is not None]
+    return [TensorInfo(known[0] if known else None, None)]
+
+
+def _infer_seq_insert(attrs, inputs):
+    seq, tensor = inputs[0], inputs[1]
+    held = None if seq is None else seq.dtype
+    given = None if tensor is None else tensor.dtype
+    _check_insert_type(held, given)
+    return [TensorInfo(held if held is not None else given, None)]
+
+
+def _infer_seq_element(attrs, inputs):
+    """Same element type as the input sequence (SequenceErase, SequenceAt,
+    ConcatFromSequence)."""
+    seq = inputs[0]
+    return [TensorInfo(None if seq is None else seq.dtype, None)]
+
+
+def _infer_split_to_sequence(attrs, inputs):
+    x = inputs[0]
+    if x is not None and x.shape is not None:
+        _split_axis(attrs["axis"], len(x.shape))
+    return [TensorInfo(None if x is None else x.dtype, None)]
 
 
 def _infer_seq_length(attrs, inputs):
@@ -412,22 +585,22 @@ OPS = (
                    ("scan_output_directions", "ints", None)],
            infer=_infer_scan, since_version=11),
     define("SequenceEmpty", [], ["output"], _seq_empty, [("dtype", "int", 1)],
-           infer=_infer_sequence, since_version=11),
+           infer=_infer_seq_empty, since_version=11),
     define("SequenceConstruct", ["inputs*"], ["output_sequence"], _seq_construct,
-           infer=_infer_sequence, since_version=11),
+           infer=_infer_seq_construct, since_version=11),
     define("SequenceInsert", ["input_sequence", "tensor", "position?"], ["output_sequence"],
-           _seq_insert, infer=_infer_sequence, since_version=11),
+           _seq_insert, infer=_infer_seq_insert, since_version=11),
     define("SequenceAt", ["input_sequence", "position"], ["tensor"], _seq_at,
-           infer=_infer_sequence, since_version=11),
+           infer=_infer_seq_element, since_version=11),
     define("SequenceErase", ["input_sequence", "position?"], ["output_sequence"],
-           _seq_erase, infer=_infer_sequence, since_version=11),
+           _seq_erase, infer=_infer_seq_element, since_version=11),
     define("SequenceLength", ["input_sequence"], ["length"], _seq_length,
            infer=_infer_seq_length, since_version=11),
     define("ConcatFromSequence", ["input_sequence"], ["concat_result"],
            _concat_from_sequence, [("axis", "int"), ("new_axis", "int", 0)],
-           infer=_infer_sequence, since_version=11),
+           infer=_infer_seq_element, since_version=11),
     define("SplitToSequence", ["input", "split?"], ["output_sequence"], _split_to_sequence,
-           [("axis", "int", 0), ("keepdims", "int", 1)], infer=_infer_sequence,
+           [("axis", "int", 0), ("keepdims", "int", 1)], infer=_infer_split_to_sequence,
            since_version=11),
     define("SequenceMap", ["input_sequence", "additional_inputs*"], ["out_sequence*"],
            _sequence_map, [("body", "graph")], infer=_infer_sequence_map, since_version=17,

@@ -4,20 +4,40 @@ An optional value is represented as None (empty) or as the value itself: a numpy
 for an optional tensor, a list of arrays for an optional sequence. So a plain tensor or
 sequence is also a (non-empty) optional, which is how opset 18+ lets OptionalHasElement
 and OptionalGetElement take them directly. The `type` attribute of `Optional` (the
-element type of an empty optional) is kept as text; the kernel does not need it.
+element type of an empty optional) is kept as text; the kernel only checks that an
+Optional without an input has one.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ExecutionError
+from ..errors import ExecutionError, OpAttributeError
 from .registry import TensorInfo, define
 
 
+def _check_optional_node(has_input: bool, attrs) -> None:
+    """An Optional node has an input or the `type` attribute (ONNX: without either,
+    an empty optional has no type; onnxruntime and onnx's checker refuse it).
+
+    Raises:
+        OpAttributeError: neither is there.
+    """
+    if not has_input and not attrs["type"]:
+        raise OpAttributeError("Optional: needs an input or the type attribute (the "
+                               "element type of the empty optional it makes)")
+
+
 def _optional_kernel(inputs, attrs, ctx):
-    """Wrap the input (or nothing: an empty optional) as an optional value."""
-    return (inputs[0] if inputs else None,)
+    """Wrap the input (or nothing: an empty optional) as an optional value.
+
+    Raises:
+        OpAttributeError: no input and no `type` attribute.
+    """
+    value = inputs[0] if inputs else None
+    # an omitted input reaches the kernel as None, like an empty optional
+    _check_optional_node(value is not None, attrs)
+    return (value,)
 
 
 def _has_element_kernel(inputs, attrs, ctx):
@@ -38,6 +58,7 @@ def _get_element_kernel(inputs, attrs, ctx):
 
 
 def _infer_optional(attrs, inputs):
+    _check_optional_node(bool(inputs) and inputs[0] is not None, attrs)
     return [TensorInfo(None, None)]
 
 

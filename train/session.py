@@ -88,6 +88,11 @@ class _Plan:
         self.uses_dead = uses_dead
 
 
+# What `_Frame._own` returns for a name the frame has no value for: None cannot say it,
+# None is a value (an empty optional) that an outer-scope read must see as it is.
+_ABSENT = object()
+
+
 class _Frame:
     """Values of one graph activation; subgraph frames look up free names in parents."""
 
@@ -97,13 +102,44 @@ class _Frame:
         self.graph, self.values, self.parent = graph, values, parent
 
     def lookup(self, name: str):
+        """The value of `name` in the innermost frame that has one (ONNX outer scope);
+        None when that is an empty optional.
+
+        Raises:
+            ExecutionError: no enclosing frame has a value for `name`.
+        """
         frame = self
         while frame is not None:
-            i = frame.graph.find_tensor(name)
-            if i is not None and frame.values[i] is not None:
-                return frame.values[i]
+            value = frame._own(name)
+            if value is not _ABSENT:
+                return value
             frame = frame.parent
         raise ExecutionError(f"subgraph refers to {name!r}, which no enclosing graph defines")
+
+    def _own(self, name: str):
+        """This frame's value of `name`, or `_ABSENT`. Never raises.
+
+        A slot holding None is a value, an empty optional, only for a tensor that can
+        hold one (declared optional, or untyped) and that this graph defines (an input
+        or a node's output). Otherwise None means the slot was never filled here (a
+        graph input not fed, a copy of an outer name a nested subgraph reads) and the
+        name belongs to an enclosing frame.
+        """
+        i = self.graph.find_tensor(name)
+        if i is None:
+            return _ABSENT
+        value = self.values[i]
+        if value is not None:
+            return value
+        t = self.graph.tensors[i]
+        if t.containers:
+            can_be_empty = t.containers[0] is Container.OPTIONAL
+        else:
+            can_be_empty = t.dtype is DType.UNDEFINED and t.shape is None
+        if can_be_empty and (i in self.graph.inputs
+                             or any(i in node.outputs for node in self.graph.nodes)):
+            return None
+        return _ABSENT
 
 
 class RunContext(KernelContext):
