@@ -149,6 +149,19 @@ def _image_input(x, what: str) -> Tensor:
     return x
 
 
+def _filter(value, x: Tensor, what: str, layout: str) -> Tensor:
+    """A TF filter as a tensor of x's dtype, 4-D with known dims.
+
+    Raises:
+        ShapeError: it is not (names `what` and the `layout` expected).
+    """
+    w = _g.convert_to_tensor(value, x.dtype, x.graph)
+    if w.shape is None or len(w.shape) != 4 or None in w.shape:
+        raise ShapeError(f"{what}: filter must be 4-D {layout} with known dims, got shape "
+                         f"{w.shape}")
+    return w
+
+
 def conv2d_op(input, filter, strides, padding, use_cudnn_on_gpu=True,  # noqa: A002
               data_format="NHWC", dilations=None, name=None) -> Tensor:
     """TF1's tf.nn.conv2d: `input` (NHWC, or NCHW) convolved with `filter` of shape
@@ -163,10 +176,7 @@ def conv2d_op(input, filter, strides, padding, use_cudnn_on_gpu=True,  # noqa: A
     api._bool_arg(use_cudnn_on_gpu, "conv2d: use_cudnn_on_gpu")
     first = _image_format(data_format, "conv2d")
     x = _image_input(input, "conv2d")
-    w = _g.convert_to_tensor(filter, x.dtype, x.graph)
-    if w.shape is None or len(w.shape) != 4 or None in w.shape:
-        raise ShapeError(f"conv2d: filter must be 4-D (kh, kw, in, out) with known dims, "
-                         f"got shape {w.shape}")
+    w = _filter(filter, x, "conv2d", "(kh, kw, in, out)")
     kh, kw, c_in, _ = w.shape
     steps = _spatial(strides, data_format, "conv2d: strides")
     rates = _spatial(dilations, data_format, "conv2d: dilations", default=1)
@@ -202,10 +212,7 @@ def depthwise_conv2d(input, filter, strides, padding, rate=None, name=None,  # n
     first = _image_format(data_format, "depthwise_conv2d")
     fmt = "NCHW" if first else "NHWC"
     x = _image_input(input, "depthwise_conv2d")
-    w = _g.convert_to_tensor(filter, x.dtype, x.graph)
-    if w.shape is None or len(w.shape) != 4 or None in w.shape:
-        raise ShapeError(f"depthwise_conv2d: filter must be 4-D (kh, kw, in, multiplier) "
-                         f"with known dims, got shape {w.shape}")
+    w = _filter(filter, x, "depthwise_conv2d", "(kh, kw, in, multiplier)")
     kh, kw, c_in, mult = w.shape
     xc = _nchw(x, first)
     channels = xc.shape[1] if xc.shape is not None else None

@@ -14,19 +14,9 @@ import onegraph.train.api_extra as tfx
 from onegraph.errors import OneGraphError, ShapeError
 
 from .gradcheck import check_op_gradients
+from .graph_runs import run_on
 
 R = np.random.default_rng(7)
-
-
-def run_on(fn, *arrays, dynamic=False):
-    """fn of placeholders fed with `arrays` (their shapes, or all dims unknown)."""
-    arrays = [np.asarray(a) for a in arrays]
-    g = og.Graph()
-    with g.as_default():
-        phs = [og.placeholder(a.dtype, [None] * a.ndim if dynamic else a.shape)
-               for a in arrays]
-        out = fn(*phs)
-    return og.Session(g, seed=0).run(out, dict(zip(phs, arrays)))
 
 
 def built(fn):

@@ -11,14 +11,7 @@ from onegraph.convert import to_onnx
 from onegraph.errors import ShapeError
 
 from .gradcheck import check_op_gradients
-
-
-def _run(build, *arrays):
-    g = og.Graph()
-    with g.as_default():
-        holders = [og.placeholder(a.dtype, a.shape) for a in arrays]
-        out = build(*holders)
-    return og.Session(g).run(out, dict(zip(holders, arrays)))
+from .graph_runs import run_on
 
 
 TINY = np.array([0.0, 1e-30, -1e-30, 1e-9, -1e-9, 3e-8, 1e-4, -0.5, 1.0, 30.0, 80.0,
@@ -31,7 +24,7 @@ def test_log1p_and_expm1_are_accurate_near_zero(dtype):
     with np.errstate(all="ignore"):
         want_log = np.log1p(x)
         want_exp = np.expm1(x)
-    got_log, got_exp = _run(lambda t: [og.log1p(t), og.expm1(t)], x)
+    got_log, got_exp = run_on(lambda t: [og.log1p(t), og.expm1(t)], x)
     ulp = np.finfo(dtype).eps
     np.testing.assert_allclose(got_log, want_log, rtol=4 * ulp, atol=0)
     np.testing.assert_allclose(got_exp, want_exp, rtol=4 * ulp, atol=0)
@@ -45,7 +38,7 @@ def test_log1p_and_expm1_do_not_overflow_before_the_result_does():
         x = np.array([huge, top, -top], dtype)
         with np.errstate(over="ignore"):
             want_log, want_exp = np.log1p(x[:1]), np.expm1(x[1:])
-        got_log, got_exp = _run(lambda t: [og.log1p(t[:1]), og.expm1(t[1:])], x)
+        got_log, got_exp = run_on(lambda t: [og.log1p(t[:1]), og.expm1(t[1:])], x)
         np.testing.assert_allclose(got_log, want_log, rtol=4 * np.finfo(dtype).eps)
         np.testing.assert_allclose(got_exp, want_exp, rtol=4 * np.finfo(dtype).eps)
     check_op_gradients(og.expm1, [np.array([700.0, 1e-9, -30.0])], rtol=1e-4)
@@ -53,7 +46,7 @@ def test_log1p_and_expm1_do_not_overflow_before_the_result_does():
 
 def test_float16_log1p_and_expm1_are_computed_in_float32():
     x = np.array([-3.04e-4, 9.0, 6e4, 1e-3, -0.5], np.float16)
-    got_log, got_exp = _run(lambda t: [og.log1p(t), og.expm1(t)], x)
+    got_log, got_exp = run_on(lambda t: [og.log1p(t), og.expm1(t)], x)
     assert got_log.dtype == np.float16 and got_exp.dtype == np.float16
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(got_log, np.log1p(x.astype(np.float32)).astype(np.float16))
@@ -93,10 +86,10 @@ def test_log1p_expm1_and_atan2_gradients():
 def test_atan2_matches_numpy_in_every_quadrant():
     y = np.array([0.0, 1.0, -1.0, 0.0, 0.0, 2.0, -2.0, 3.0, -3.0, 1e-300])
     x = np.array([0.0, 0.0, 0.0, 1.0, -1.0, 2.0, -2.0, -1.0, 5.0, -1.0])
-    got = _run(og.atan2, y, x)
+    got = run_on(og.atan2, y, x)
     np.testing.assert_allclose(got, np.arctan2(y, x), rtol=4e-16, atol=0)
     wide = np.array([1e300, -1e300, 3e-300]), np.array([-2e300, 5e299, 1e-300])
-    np.testing.assert_allclose(_run(og.atan2, *wide), np.arctan2(*wide), rtol=4e-16)
+    np.testing.assert_allclose(run_on(og.atan2, *wide), np.arctan2(*wide), rtol=4e-16)
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
@@ -105,7 +98,7 @@ def test_floordiv_and_floormod_round_toward_minus_infinity(dtype):
     b = np.array([2, 2, -2, -2, 3, 3, 3, -1], dtype)
     if dtype in (np.float32, np.float64):
         a = (a + np.array([0.5, -0.25, 0, 0, 0, 0.5, 0, 0])).astype(dtype)
-    div, mod, also = _run(lambda x, y: [og.floordiv(x, y), og.floormod(x, y), og.mod(x, y)],
+    div, mod, also = run_on(lambda x, y: [og.floordiv(x, y), og.floormod(x, y), og.mod(x, y)],
                           a, b)
     np.testing.assert_array_equal(div, np.floor_divide(a, b))
     np.testing.assert_array_equal(mod, np.mod(a, b))
@@ -126,7 +119,7 @@ def test_floormod_gradient_and_floordiv_has_none():
 @pytest.mark.parametrize("dtype, want", [(np.int8, np.float32), (np.int32, np.float64),
                                          (np.int64, np.float64), (np.float32, np.float32)])
 def test_truediv_widens_integers_as_tf1(dtype, want):
-    got = _run(og.truediv, np.array([7, -7], dtype), np.array([2, 4], dtype))
+    got = run_on(og.truediv, np.array([7, -7], dtype), np.array([2, 4], dtype))
     assert got.dtype == want
     np.testing.assert_array_equal(got, np.array([3.5, -1.75], want))
 
@@ -138,20 +131,20 @@ def test_truediv_widens_integers_as_tf1(dtype, want):
 def test_trigonometric_functions_and_their_gradients(name, ref, lo, hi):
     x = np.random.RandomState(2).uniform(lo, hi, 10)
     fn = getattr(og, name)
-    np.testing.assert_allclose(_run(fn, x), ref(x), rtol=1e-13)
+    np.testing.assert_allclose(run_on(fn, x), ref(x), rtol=1e-13)
     check_op_gradients(fn, [x])
 
 
 def test_predicates_and_round():
     x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, np.inf, -np.inf, np.nan, 2.4], np.float32)
-    nan, inf, finite, rounded = _run(
+    nan, inf, finite, rounded = run_on(
         lambda t: [og.is_nan(t), og.is_inf(t), og.is_finite(t), og.round(t)], x)
     np.testing.assert_array_equal(nan, np.isnan(x))
     np.testing.assert_array_equal(inf, np.isinf(x))
     np.testing.assert_array_equal(finite, np.isfinite(x))
     np.testing.assert_array_equal(rounded, np.round(x))   # halves to even, as TF
     ints = np.array([3, -2], np.int32)
-    np.testing.assert_array_equal(_run(og.round, ints), ints)
+    np.testing.assert_array_equal(run_on(og.round, ints), ints)
 
 
 @pytest.mark.parametrize("axis, keepdims", [(None, False), (1, False), ([0, 2], True),
@@ -160,7 +153,7 @@ def test_variance_std_norm_and_count_nonzero(axis, keepdims):
     rng = np.random.RandomState(3)
     x = rng.randn(3, 4, 5) * (rng.rand(3, 4, 5) > 0.4)
     np_axis = tuple(axis) if isinstance(axis, list) else axis
-    var, std, norm, count = _run(lambda t: [
+    var, std, norm, count = run_on(lambda t: [
         og.reduce_variance(t, axis, keepdims), og.reduce_std(t, axis, keepdims),
         og.reduce_euclidean_norm(t, axis, keepdims), og.count_nonzero(t, axis, keepdims)], x)
     np.testing.assert_allclose(var, np.var(x, np_axis, keepdims=keepdims), rtol=1e-12)
@@ -174,7 +167,7 @@ def test_variance_std_norm_and_count_nonzero(axis, keepdims):
 
 def test_reverse_slice_and_broadcast_to():
     x = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
-    rev, rev_none, block, rest, wide = _run(lambda t: [
+    rev, rev_none, block, rest, wide = run_on(lambda t: [
         og.reverse(t, [0, -1]), og.reverse(t, []), og.slice(t, [0, 1, 1], [2, 2, -1]),
         og.slice(t, og.constant([1, 0, 2]), og.constant([-1, 2, 2])),
         og.broadcast_to(og.slice(t, [0, 0, 0], [1, 3, 1]), [5, 2, 3, 4])], x)
@@ -223,7 +216,7 @@ def test_bias_add_follows_data_format(data_format, axis):
     b = rng.randn(x.shape[axis])
     shape = [1] * rank
     shape[axis] = -1
-    got = _run(lambda t, c: og.nn.bias_add(t, c, data_format=data_format), x, b)
+    got = run_on(lambda t, c: og.nn.bias_add(t, c, data_format=data_format), x, b)
     np.testing.assert_allclose(got, x + b.reshape(shape), rtol=1e-15)
     check_op_gradients(lambda t, c: og.nn.bias_add(t, c, data_format=data_format), [x, b])
 
@@ -233,7 +226,7 @@ def test_moments_and_l2_normalize(axes, keepdims):
     rng = np.random.RandomState(5)
     x = rng.randn(4, 3, 2, 2) * 3 + 1
     np_axes = tuple(axes) if isinstance(axes, list) else axes
-    mean, var, unit = _run(lambda t: list(og.nn.moments(t, axes, keepdims=keepdims))
+    mean, var, unit = run_on(lambda t: list(og.nn.moments(t, axes, keepdims=keepdims))
                            + [og.nn.l2_normalize(t, axis=axes)], x)
     np.testing.assert_allclose(mean, x.mean(np_axes, keepdims=keepdims), rtol=1e-12)
     np.testing.assert_allclose(var, x.var(np_axes, keepdims=keepdims), rtol=1e-12)
@@ -245,7 +238,7 @@ def test_moments_and_l2_normalize(axes, keepdims):
 
 def test_activations_relu6_selu_softsign_swish():
     x = np.array([-7.0, -1.0, -0.1, 0.3, 2.0, 5.9, 6.5, 20.0])
-    relu6, selu, softsign, swish = _run(lambda t: [
+    relu6, selu, softsign, swish = run_on(lambda t: [
         og.nn.relu6(t), og.nn.selu(t), og.nn.softsign(t), og.nn.swish(t)], x)
     np.testing.assert_array_equal(relu6, np.clip(x, 0, 6))
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
@@ -261,13 +254,13 @@ def test_in_top_k_counts_ties_as_in_and_bad_rows_as_out():
     scores = np.array([[0.1, 0.5, 0.5, 0.2], [0.9, 0.8, 0.7, 0.6], [0.3, 0.3, 0.3, 0.3],
                        [0.1, np.nan, 0.2, 0.3], [0.4, 0.3, 0.2, 0.1]], np.float32)
     targets = np.array([2, 3, 0, 1, 7], np.int32)
-    k1, k2, k3 = _run(lambda s, t: [og.nn.in_top_k(s, t, 1), og.nn.in_top_k(s, t, 2),
+    k1, k2, k3 = run_on(lambda s, t: [og.nn.in_top_k(s, t, 1), og.nn.in_top_k(s, t, 2),
                                     og.nn.in_top_k(s, t, 3)], scores, targets)
     np.testing.assert_array_equal(k1, [True, False, True, False, False])
     np.testing.assert_array_equal(k2, [True, False, True, False, False])
     np.testing.assert_array_equal(k3, [True, False, True, False, False])
     np.testing.assert_array_equal(
-        _run(lambda s, t: og.nn.in_top_k(s, t, 4), scores, targets),
+        run_on(lambda s, t: og.nn.in_top_k(s, t, 4), scores, targets),
         [True, True, True, False, False])
 
 
@@ -332,7 +325,7 @@ def test_review_mends_of_the_nn_functions():
     different sizes; relu6's and selu's gradients are TF's at their kinks; moments
     and count_nonzero take TF1's argument order and old names."""
     scores = np.array([[np.inf, 1, 2], [np.nan, 1, 2], [0.1, 0.2, 0.3]], np.float32)
-    got = _run(lambda s: og.nn.in_top_k(s, og.constant([2, 2, 2]), 2), scores)
+    got = run_on(lambda s: og.nn.in_top_k(s, og.constant([2, 2, 2]), 2), scores)
     np.testing.assert_array_equal(got, [False, False, True])
     g = og.Graph()
     with g.as_default():

@@ -11,15 +11,8 @@ from onegraph.convert import to_onnx
 from onegraph.errors import ShapeError
 
 from .gradcheck import check_op_gradients
+from .graph_runs import run_on
 from .nhwc_oracle import conv_nhwc, windows
-
-
-def _run(build, *arrays):
-    g = og.Graph()
-    with g.as_default():
-        holders = [og.placeholder(a.dtype, a.shape) for a in arrays]
-        out = build(*holders)
-    return og.Session(g).run(out, dict(zip(holders, arrays)))
 
 
 @pytest.mark.parametrize("padding, stride, dilation", [("SAME", 2, 1), ("VALID", 1, 1),
@@ -28,7 +21,7 @@ def test_conv2d_with_a_filter_tensor_is_tf1s_op(padding, stride, dilation):
     rng = np.random.RandomState(0)
     x = rng.randn(2, 7, 8, 3)
     w = rng.randn(3, 2, 3, 4)
-    got, got_first = _run(lambda a, f: [
+    got, got_first = run_on(lambda a, f: [
         og.nn.conv2d(a, f, strides=[1, stride, stride, 1], padding=padding,
                      dilations=[1, dilation, dilation, 1]),
         og.nn.conv2d(og.transpose(a, [0, 3, 1, 2]), f, [1, 1, stride, stride], padding,
@@ -43,7 +36,7 @@ def test_conv2d_explicit_padding_and_a_constant_filter():
     rng = np.random.RandomState(1)
     x = rng.randn(1, 4, 5, 2)
     w = rng.randn(3, 3, 2, 2)
-    got = _run(lambda a: og.nn.conv2d(a, w, [1, 1, 1, 1],
+    got = run_on(lambda a: og.nn.conv2d(a, w, [1, 1, 1, 1],
                                       [[0, 0], [2, 0], [1, 1], [0, 0]]), x)
     padded = np.pad(x, ((0, 0), (2, 0), (1, 1), (0, 0)))
     np.testing.assert_allclose(got, conv_nhwc(padded, w, 0.0, 1, 1, "valid"), rtol=1e-12)
@@ -54,7 +47,7 @@ def test_depthwise_conv2d_keeps_channels_apart(padding, rate):
     rng = np.random.RandomState(2)
     x = rng.randn(2, 6, 6, 3)
     w = rng.randn(3, 3, 3, 2)   # multiplier 2
-    got = _run(lambda a, f: og.nn.depthwise_conv2d(a, f, [1, 1, 1, 1], padding,
+    got = run_on(lambda a, f: og.nn.depthwise_conv2d(a, f, [1, 1, 1, 1], padding,
                                                    rate=[rate, rate]), x, w)
     win = windows(x, 3, 3, 1, rate, padding.lower(), 0.0)   # (n, oh, ow, kh, kw, c)
     want = np.einsum("nijabc,abcm->nijcm", win, w).reshape(win.shape[:3] + (6,))
@@ -66,14 +59,14 @@ def test_depthwise_conv2d_keeps_channels_apart(padding, rate):
 def test_max_pool_and_avg_pool_are_tf1s(padding):
     rng = np.random.RandomState(3)
     x = rng.randn(2, 7, 6, 3)
-    biggest, mean = _run(lambda a: [og.nn.max_pool(a, [1, 3, 3, 1], [1, 2, 2, 1], padding),
+    biggest, mean = run_on(lambda a: [og.nn.max_pool(a, [1, 3, 3, 1], [1, 2, 2, 1], padding),
                                     og.nn.avg_pool(a, 3, 2, padding)], x)
     np.testing.assert_array_equal(biggest, windows(x, 3, 3, 2, 1, padding.lower(), -np.inf)
                                   .max(axis=(3, 4)))
     summed = windows(x, 3, 3, 2, 1, padding.lower(), 0.0).sum(axis=(3, 4))
     count = windows(np.ones_like(x), 3, 3, 2, 1, padding.lower(), 0.0).sum(axis=(3, 4))
     np.testing.assert_allclose(mean, summed / count, rtol=1e-12)
-    first = _run(lambda a: og.nn.max_pool(og.transpose(a, [0, 3, 1, 2]), [1, 1, 3, 3],
+    first = run_on(lambda a: og.nn.max_pool(og.transpose(a, [0, 3, 1, 2]), [1, 1, 3, 3],
                                           [1, 1, 2, 2], padding, data_format="NCHW"), x)
     np.testing.assert_array_equal(first, biggest.transpose(0, 3, 1, 2))
 
