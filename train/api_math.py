@@ -61,6 +61,18 @@ def _where_safe(condition: Tensor, replacement, x: Tensor) -> Tensor:
     return api.where(condition, api.ones_like(x) * replacement, x)
 
 
+def _checked(result: Tensor, condition: Tensor, message: str, name=None) -> Tensor:
+    """result, run after an og.Assert that `condition` (a bool tensor, any shape) holds
+    everywhere: TF1's run-time shape checks for what building could not decide. ONNX
+    has no such checks, so an export leaves the Assert out."""
+    from .debugging import Assert
+
+    g = result.graph
+    check = Assert(api_extra.reduce_all(condition), [message])
+    with g.control_dependencies([check]):
+        return api.identity(result, name=name)
+
+
 # --------------------------------------------------------------------------- elementwise
 
 def squared_difference(x, y, name=None) -> Tensor:
@@ -384,7 +396,8 @@ def slice(input_, begin, size, name=None) -> Tensor:  # noqa: A001 - TF's name
     Raises:
         TypeError: begin or size is of the wrong kind.
         ShapeError: their lengths differ from the input's rank, or a block leaves the
-            input (when known while building).
+            input (when known while building; otherwise the run raises
+            ExecutionError).
     """
     x = _t(input_)
     g = x.graph
@@ -407,7 +420,20 @@ def slice(input_, begin, size, name=None) -> Tensor:  # noqa: A001 - TF's name
                            starts_t + size_t)
         n = _rank(x, "slice")
     axes = g.constant(np.arange(n, dtype=np.int64))
-    return g.op("Slice", [x, starts_t, ends_t, axes], name=name)
+    if not symbolic and x.shape is not None and None not in x.shape:
+        return g.op("Slice", [x, starts_t, ends_t, axes], name=name)
+    # the block is checked when the run knows the sizes (ONNX's Slice would clamp it)
+    dims = g.op("Shape", [x])
+    if not symbolic:
+        size_t = g.constant(np.asarray(sizes, np.int64))
+    whole = api.equal(size_t, -1)
+    inside = api.logical_and(
+        api.logical_and(api.greater_equal(starts_t, 0), api.less_equal(starts_t, dims)),
+        api.logical_or(whole, api.logical_and(api.greater_equal(size_t, 0),
+                                              api.less_equal(starts_t + size_t, dims))))
+    block = g.op("Slice", [x, starts_t, ends_t, axes])
+    return _checked(block, inside, "slice: begin and size must keep the block inside the "
+                    "input (size -1: to the end)", name)
 
 
 def _check_block(x: Tensor, starts: list, sizes: list) -> None:
@@ -430,7 +456,8 @@ def broadcast_to(input, shape, name=None) -> Tensor:  # noqa: A002 - TF's name
 
     Raises:
         TypeError: shape is not a list of ints or an integer tensor.
-        ShapeError: input does not broadcast to shape (when known while building).
+        ShapeError: input does not broadcast to shape (when known while building;
+            otherwise the run raises ExecutionError).
     """
     from .api_extra import _shape_operand, _shape_tensor
 
@@ -444,7 +471,16 @@ def broadcast_to(input, shape, name=None) -> Tensor:  # noqa: A002 - TF's name
         if not ok:
             raise ShapeError(f"broadcast_to: {x.name!r} of shape {list(x.shape)} does "
                              f"not broadcast to {list(dims)}")
-    return g.op("Expand", [x, _shape_tensor(g, info)], name=name)
+    target = _shape_tensor(g, info)
+    out = g.op("Expand", [x, target])
+    if dims is not None and x.shape is not None and None not in x.shape:
+        return api.identity(out, name=name)
+    # ONNX's Expand broadcasts both ways; TF1 refuses an input that does not fit
+    out_shape = g.op("Shape", [out])
+    fits = api.logical_and(api.equal(g.op("Shape", [out_shape]), g.op("Shape", [target])),
+                           api_extra.reduce_all(api.equal(out_shape, target)))
+    return _checked(out, fits, "broadcast_to: the input does not broadcast to the shape "
+                    "asked for", name)
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=DType.FLOAT32,
@@ -502,7 +538,10 @@ def linspace(start, stop, num, name=None) -> Tensor:
     # the last value is stop itself, not start + (num - 1) * step rounded
     values = a + index * step
     last = api.logical_and(api.equal(index, steps), api.greater(steps, 0.0))
-    return api.where(last, api.zeros_like(values) + b, values, name=name)
+    values = api.where(last, api.zeros_like(values) + b, values)
+    if not _g._is_symbolic(num):
+        return api.identity(values, name=name)
+    return _checked(values, api.greater(n, 0), "linspace: num must be at least 1", name)
 
 
 lin_space = linspace

@@ -17,7 +17,7 @@ from . import graph as _g
 from . import nn
 from .api import _axes, _bool_arg, _int_arg, _pair, _t
 from .api_extra import _rank, reduce_any, top_k
-from .api_math import _floats
+from .api_math import _checked, _floats
 from .graph import Tensor
 
 # TF's SELU constants (Klambauer et al.), in full; ONNX's defaults are their float32
@@ -297,9 +297,17 @@ def bias_add(value, bias, data_format=None, name=None) -> Tensor:
     if c is not None and n is not None and c != n:
         raise ShapeError(f"bias_add: bias of {n} values for {c} channels (axis {axis} "
                          f"of {list(x.shape)}, data_format {data_format})")
+    bias = b
     if axis != r - 1:
         b = api.reshape(b, [-1] + [1] * (r - 1 - axis))
-    return api.add(x, b, name=name)
+    if c is not None and n is not None:
+        return api.add(x, b, name=name)
+    # the Add would broadcast a bias of one value over any channel count
+    g = x.graph
+    same = api.equal(g.op("Shape", [x], {"start": axis, "end": axis + 1}),
+                     g.op("Shape", [bias]))
+    return _checked(api.add(x, b), same, "bias_add: the bias must hold one value per "
+                    "channel", name)
 
 
 def _keepdims(keep_dims, keepdims, what: str) -> bool:

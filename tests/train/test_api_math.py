@@ -344,3 +344,35 @@ def test_review_mends_of_the_nn_functions():
     assert got[1][1] == 1.0507009873554804934193349852946   # scale, not scale * alpha
     assert got[2].shape == (1,) and got[4].tolist() == [4]
     np.testing.assert_allclose(got[3], [values.var()], rtol=1e-12)
+
+
+def test_shapes_building_cannot_check_are_checked_at_run_time():
+    """(review: with unknown dims broadcast_to broadcast both ways, slice clamped its
+    block, bias_add broadcast a one-value bias and linspace took num <= 0; TF1 refuses
+    each at run time; the exports leave the checks out)"""
+    from onegraph.errors import ExecutionError
+
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [None, None], name="x")
+        bias = og.placeholder(og.float32, [None], name="bias")
+        n = og.placeholder(og.int32, [], name="n")
+        cases = [(og.broadcast_to(x[:, :1], [1, 3]), {}, "does not broadcast"),
+                 (og.slice(x, [0, 1], [1, 5]), {}, "keep the block inside"),
+                 (og.slice(x, og.constant([-1, 0]), og.constant([1, 1])), {},
+                  "keep the block inside"),
+                 (og.nn.bias_add(x, bias), {bias: np.ones(1, np.float32)},
+                  "one value per channel"),
+                 (og.linspace(0.0, 1.0, n), {n: 0}, "num must be at least 1")]
+        fine = [og.broadcast_to(x[:, :1], [2, 3]), og.slice(x, [0, 1], [2, -1]),
+                og.nn.bias_add(x, bias), og.linspace(0.0, 1.0, n)]
+    sess = og.Session(g)
+    xv = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for tensor, feeds, message in cases:
+        with pytest.raises(ExecutionError, match=message):
+            sess.run(tensor, {x: xv, **feeds})
+    got = sess.run(fine, {x: xv, bias: np.ones(3, np.float32), n: 4})
+    np.testing.assert_array_equal(got[0], np.broadcast_to(xv[:, :1], (2, 3)))
+    np.testing.assert_array_equal(got[1], xv[:, 1:])
+    np.testing.assert_array_equal(got[2], xv + 1)
+    np.testing.assert_allclose(got[3], np.linspace(0, 1, 4), rtol=1e-6)
