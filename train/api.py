@@ -17,12 +17,14 @@ from ..errors import OneGraphError, ShapeError
 from ..format import DType
 from ..ops import REGISTRY
 from . import graph as _g
-from .graph import (GLOBAL_STEP, GLOBAL_VARIABLES, LOSSES, REGULARIZATION_LOSSES,
-                    TRAINABLE_VARIABLES, UPDATE_OPS, Graph,
+from .graph import (GLOBAL_STEP, GLOBAL_VARIABLES, LOCAL_VARIABLES, LOSSES,
+                    METRIC_VARIABLES, REGULARIZATION_LOSSES, TRAINABLE_VARIABLES,
+                    UPDATE_OPS, Graph,
                     Operation, Tensor, as_dtype, convert_to_tensor, get_default_graph,
                     reset_default_graph)
 from .variables import (Variable, get_or_create_global_step, global_variables,
-                        global_variables_initializer, trainable_variables,
+                        global_variables_initializer, local_variables,
+                        local_variables_initializer, trainable_variables,
                         variables_initializer)
 
 float16, float32, float64 = DType.FLOAT16, DType.FLOAT32, DType.FLOAT64
@@ -1005,8 +1007,9 @@ class _RawOps:
 raw_ops = _RawOps()
 
 __all__ = [
-    "GLOBAL_STEP", "GLOBAL_VARIABLES", "LOSSES", "REGULARIZATION_LOSSES",
-    "TRAINABLE_VARIABLES", "UPDATE_OPS", "Graph",
+    "GLOBAL_STEP", "GLOBAL_VARIABLES", "LOCAL_VARIABLES", "LOSSES", "METRIC_VARIABLES",
+    "REGULARIZATION_LOSSES", "TRAINABLE_VARIABLES", "UPDATE_OPS", "Graph",
+    "local_variables", "local_variables_initializer",
     "Operation", "Tensor", "Variable", "abs", "add", "add_n", "add_to_collection", "argmax",
     "argmin", "as_dtype", "bool_", "cast", "ceil", "clip_by_value", "concat", "constant",
     "control_dependencies", "convert_to_tensor", "cos", "device", "divide", "equal", "erf",

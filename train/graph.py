@@ -37,6 +37,8 @@ UPDATE_OPS = "update_ops"
 QUEUE_RUNNERS = "queue_runners"
 LOSSES = "losses"
 REGULARIZATION_LOSSES = "regularization_losses"
+LOCAL_VARIABLES = "local_variables"
+METRIC_VARIABLES = "metric_variables"
 
 DOMAIN = "onegraph"
 

@@ -372,6 +372,31 @@ def global_variables_initializer(graph: Graph | None = None) -> Operation:
             g) else g.op("NoOp", [], name="init")
 
 
+def local_variables(graph: Graph | None = None) -> list:
+    """The graph's local Variables (og.LOCAL_VARIABLES: og.metrics' totals, ...).
+
+    Raises:
+        TypeError: graph is not an og.Graph.
+    """
+    _g.check_graph(graph, "local_variables")
+    return (graph or _g.get_default_graph()).get_collection(_g.LOCAL_VARIABLES)
+
+
+def local_variables_initializer(graph: Graph | None = None) -> Operation:
+    """One op that (re)sets every local variable to its initial value (TF1's; og.metrics
+    are reset by it).
+
+    Raises:
+        TypeError: graph is not an og.Graph.
+    """
+    _g.check_graph(graph, "local_variables_initializer")
+    g = graph or _g.get_default_graph()
+    with g.control_dependencies(None):
+        found = local_variables(g)
+        return variables_initializer(found, name="init_local") if found else g.op(
+            "NoOp", [], name="init_local")
+
+
 def get_or_create_global_step(graph: Graph | None = None) -> Variable:
     """The graph's global step (an int64 scalar Variable, not trainable).
 
