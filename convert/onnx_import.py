@@ -31,7 +31,7 @@ from ..errors import ConversionError, FormatError, OpAttributeError
 from ..format import AttrType, Container, DType, Graph, Model, TensorKind, TypedList
 from ..format.ir import attr_type_of
 from ..ops import REGISTRY
-from .onnx_legacy import (all_proto_nodes, drop_batchnorm_saved_outputs, needs_scan_rewrite,
+from .onnx_legacy import (drop_batchnorm_saved_outputs, needs_scan_rewrite,
                           proto_subgraphs, rewrite_batched_scans)
 
 # The oldest default-domain opset whose semantics the kernels implement; older models
@@ -187,29 +187,52 @@ def element_type_misfit(graph, opsets: dict, outer: dict | None = None):
     return None
 
 
-def type_parameter_conflict(graph, opsets: dict):
-    """The first default-domain node (subgraphs included) whose inputs bound to one
-    type parameter have different declared element types (an Add of an int32 and a
-    float32, which onnxruntime refuses and a kernel would answer in one of the two
-    types): (node, parameter, first slot, conflicting slot), each slot (kind, index,
-    name, "tensor(T)"); or None. (Declared outputs are checked against what the
-    nodes compute later, by the import itself.)"""
-    opset = opsets.get("")
-    for node, types in _typed_nodes(graph):
+def _refuse_type_conflicts(graph: Graph, opset: int | None, infos=None) -> None:
+    """Refuse a default-domain node (subgraphs included) whose inputs bound to one type
+    parameter have different element types: an Add of an int32 and a float32, which
+    onnxruntime refuses and a kernel would answer in one of the two types. The types
+    are the imported graph's own, after the declarations were checked against what
+    the nodes compute (so a stale declaration is named as such first).
+
+    `infos` (onegraph's inference of `graph`, one TensorInfo per tensor) gives the
+    main graph's types where known; subgraphs use their tensors' types.
+
+    Raises:
+        ConversionError: names the node, both inputs, their types and the parameter.
+    """
+    def dtype_of(i: int):
+        info = infos[i] if infos is not None else None
+        if info is not None and info.dtype is not None:
+            try:
+                return DType.from_numpy(info.dtype)
+            except FormatError:
+                pass
+        return graph.tensors[i].dtype
+
+    for k, node in enumerate(graph.nodes):
+        for value in node.attributes.values():
+            for sub in (value if isinstance(value, (list, TypedList)) else [value]):
+                if isinstance(sub, Graph):
+                    _refuse_type_conflicts(sub, opset)   # (its own tensors' types)
         if node.domain not in _DEFAULT_DOMAINS:
             continue
         bound: dict = {}
-        for kind, k, name, elem in _typed_slots(node, types):
-            if kind == "output":
-                break
-            param = _type_parameter(node.op_type, opset, kind, k)
+        for j, i in enumerate(node.inputs):
+            t = graph.tensors[i] if i >= 0 else None
+            dtype = None if t is None or t.containers else dtype_of(i)
+            if dtype is None or dtype is DType.UNDEFINED:
+                continue
+            param = _type_parameter(node.op_type, opset, "input", j)
             if param is None:
                 continue
-            first = bound.setdefault(param, (kind, k, name, elem))
-            if first[3] != elem:
-                return (node, param, first[:3] + (_type_string(first[3]),),
-                        (kind, k, name, _type_string(elem)))
-    return None
+            first = bound.setdefault(param, (j, t, dtype))
+            if first[2] is not dtype:
+                which = f"node {node.name!r}" if node.name else f"node {k}"
+                raise ConversionError(
+                    f"graph {graph.name!r}: {which} ({node.op_type}): input {first[0]} "
+                    f"({first[1].name!r}) is {first[2].short_name} but input {j} "
+                    f"({t.name!r}) is {dtype.short_name}; {node.op_type} takes one type "
+                    f"for both (its type parameter {param})")
 
 
 def _onnx():
@@ -946,12 +969,11 @@ def _check_flattening_axes(graph, version: int) -> None:
     """
     if version >= 13:
         return
-    ranks = declared_types(graph)
-    for node in all_proto_nodes(graph):
+    for node, types in _typed_nodes(graph):   # each subgraph sees its own declarations
         if node.domain not in _DEFAULT_DOMAINS or node.op_type not in _FLATTENING_OPS \
                 or not len(node.input):
             continue
-        rank = ranks.get(node.input[0], (0, None))[1]
+        rank = types.get(node.input[0], (0, None))[1]
         axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
         if rank is not None and not -rank <= axis < rank:
             which = f"node {node.name!r}" if node.name else "an unnamed node"
@@ -1052,7 +1074,8 @@ def _typed_value_names(graph) -> dict[str, str]:
     return typed
 
 
-def _prefer_own_shapes(graph: Graph, stated: set[str], typed: dict | None = None) -> None:
+def _prefer_own_shapes(graph: Graph, stated: set[str], typed: dict | None = None,
+                       opset: int | None = None) -> None:
     """Make onegraph's own shape inference win over onnx's where they disagree, and
     check what the model states against it.
 
@@ -1111,6 +1134,8 @@ def _prefer_own_shapes(graph: Graph, stated: set[str], typed: dict | None = None
                 t.dim_names = names if any(names) else None
         t.shape = hint
     _refuse_bad_hints(graph, hinted, producer, error)
+    # mixed input types first: they are the cause when a stated output type then differs
+    _refuse_type_conflicts(graph, opset, infos)
     if infos is None:
         return
     for i, declared in check.items():
@@ -1774,7 +1799,7 @@ class _Importer:
             axis = int(attrs.get("axis", 0))
             length = shape[axis] if shape is not None and -len(shape) <= axis < len(shape) \
                 else None
-            if length is not None and parts and length % parts:
+            if length is not None and length >= 0 and parts and length % parts:
                 raise ConversionError(
                     f"{where}: Split before opset 18 splits into equal parts, but axis "
                     f"{axis} of length {length} does not divide into {parts} (give the "
@@ -2119,7 +2144,7 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
         main = importer.graph(proto.graph, [], True)
     except FormatError as e:
         raise ConversionError(str(e)) from e
-    _prefer_own_shapes(main, stated, typed)
+    _prefer_own_shapes(main, stated, typed, opsets.get(""))
     if check_ops and importer.unsupported:
         raise ConversionError(_unsupported_message(importer.unsupported))
     # The ModelProto's header goes in the metadata (what `to_onnx` writes back there);
@@ -2165,14 +2190,6 @@ def _refuse_misfit_types(proto, opsets: dict, original: int | None) -> None:
     Raises:
         ConversionError: names the node, the value, its type and the types allowed.
     """
-    conflict = type_parameter_conflict(proto.graph, opsets)
-    if conflict is not None:
-        node, param, (kind0, k0, name0, elem0), (kind1, k1, name1, elem1) = conflict
-        which = f"node {node.name!r}" if node.name else "an unnamed node"
-        raise ConversionError(
-            f"{which} ({node.op_type}): {kind0} {k0} ({name0!r}) is {elem0[7:-1]} but "
-            f"{kind1} {k1} ({name1!r}) is {elem1[7:-1]}; {node.op_type} takes one type "
-            f"for both (its type parameter {param})")
     found = element_type_misfit(proto.graph, opsets)
     if found is None:
         return

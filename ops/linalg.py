@@ -164,8 +164,6 @@ def _gemm_infer(attrs, inputs):
 def _einsum_kernel(inputs, attrs, ctx):
     arrays, dt = _widen(*inputs)
     equation = attrs["equation"]
-    if "..." in equation:   # numpy broadcasts ellipses of different widths; ONNX does not
-        _check_einsum(equation, [a.shape for a in arrays])
     try:
         y = np.einsum(equation.replace(" ", ""), *arrays, optimize=True)
     except ValueError as e:
@@ -185,23 +183,12 @@ def _check_einsum(equation, shapes):
     """
     terms, _ = _parse_einsum(equation, [len(s) for s in shapes])
     dims: dict = {}
-    ellipsis = None   # (input, number of dims) of the first "..."
     for k, (term, shape) in enumerate(zip(terms, shapes)):
         letters = [s for s in term if s != "..."]
         if len(shape) < len(letters) or ("..." not in term and len(shape) != len(letters)):
             raise ShapeError(f"Einsum: term {''.join(term)!r} of equation {equation!r} "
                              f"names {len(letters)} dims{' and ...' if '...' in term else ''}"
                              f", but input {k} has rank {len(shape)} (shape {list(shape)})")
-        if "..." in term:
-            # the spec: "every occurrence of ellipsis in the equation must represent the
-            # same number of dimensions" (numpy would broadcast; onnxruntime refuses)
-            width = len(shape) - len(letters)
-            ellipsis = ellipsis or (k, width)
-            if width != ellipsis[1]:
-                raise ShapeError(f"Einsum: the ... of input {ellipsis[0]} stands for "
-                                 f"{ellipsis[1]} dims but that of input {k} for {width} "
-                                 f"(in equation {equation!r}); every ... must stand for "
-                                 "the same number")
         at = term.index("...") if "..." in term else len(term)
         sized = list(zip(letters[:at], shape[:at])) + list(
             zip(letters[at:], shape[len(shape) - (len(letters) - at):]))

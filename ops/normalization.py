@@ -56,9 +56,10 @@ _BATCHNORM_PARAMS = ("scale", "B", "input_mean", "input_var")
 
 def _batchnorm_kernel(inputs, attrs, ctx):
     x, scale, bias, mean, var = inputs[:5]
-    if x.ndim < 2 or any(np.shape(p) != x.shape[1:2] for p in inputs[1:5]):
+    if any(np.shape(p) != (x.shape[1:2] or (1,)) for p in inputs[1:5]):
         _check_per_channel("BatchNormalization", x.shape,
-                           [(n, np.shape(p)) for n, p in zip(_BATCHNORM_PARAMS, inputs[1:5])])
+                           [(n, np.shape(p)) for n, p in zip(_BATCHNORM_PARAMS, inputs[1:5])],
+                           rank1_has_one_channel=True)
     eps = float(attrs["epsilon"])
     cdt = _cdt(x.dtype)
     xc = np.asarray(x, dtype=cdt)
@@ -85,7 +86,8 @@ def _batchnorm_infer(attrs, inputs):
     x = inputs[0]
     _check_per_channel("BatchNormalization", x.shape,
                        [(n, None if p is None else p.shape)
-                        for n, p in zip(_BATCHNORM_PARAMS, inputs[1:5])])
+                        for n, p in zip(_BATCHNORM_PARAMS, inputs[1:5])],
+                       rank1_has_one_channel=True)
     out = [TensorInfo(x.dtype, x.shape)]
     if int(attrs.get("training_mode", 0)):
         for t in inputs[3:5]:
@@ -99,7 +101,7 @@ def _batchnorm_infer(attrs, inputs):
 # --------------------------------------------------------------------------------------
 
 
-def _check_per_channel(op: str, x_shape, params) -> None:
+def _check_per_channel(op: str, x_shape, params, rank1_has_one_channel=False) -> None:
     """An op's per-channel parameters (InstanceNormalization's scale and B,
     BatchNormalization's scale, B, mean and var) hold one value per channel of X
     (N, C, ...). `params` is [(name, shape)]; shapes may hold None for unknown dims,
@@ -111,10 +113,13 @@ def _check_per_channel(op: str, x_shape, params) -> None:
     """
     if x_shape is None:
         return
-    if len(x_shape) < 2:
+    if len(x_shape) == 1 and rank1_has_one_channel:
+        c = 1   # BatchNormalization: "single dimension input of size N ... C is assumed 1"
+    elif len(x_shape) < 2:
         raise ShapeError(f"{op}: input of rank {len(x_shape)}; it needs at least 2 "
                          f"(N, C, ...)")
-    c = x_shape[1]
+    else:
+        c = x_shape[1]
     for name, shape in params:
         if shape is not None and (len(shape) != 1 or None not in (c, shape[0])
                                   and shape[0] != c):

@@ -44,21 +44,24 @@ def _known(info) -> bool:
     return info is not None and info.value is not None
 
 
-def _check_1d(value, op, name):
-    """An operand the spec makes a 1-D tensor (Reshape's shape, Slice's starts, ...).
+def _check_1d(value, op, name, scalar_too=False):
+    """An operand the spec makes a 1-D tensor (Reshape's shape, Slice's starts, ...);
+    with scalar_too a 0-D one passes as well (Expand's shape: onnxruntime and onnx's
+    checker take a scalar there).
 
     Raises:
         ShapeError: it has another rank (onnxruntime refuses those too).
     """
     ndim = np.ndim(value)
-    if ndim != 1:
+    if ndim != 1 and not (scalar_too and ndim == 0):
         raise ShapeError(f"{op}: {name} must be a 1-D tensor, got shape "
                          f"{list(np.shape(value))}")
 
 
-def _check_1d_info(info, op, name):
+def _check_1d_info(info, op, name, scalar_too=False):
     """`_check_1d` for inference: checks a statically known rank only."""
-    if info is not None and info.shape is not None and len(info.shape) != 1:
+    if info is not None and info.shape is not None and len(info.shape) != 1 \
+            and not (scalar_too and len(info.shape) == 0):
         raise ShapeError(f"{op}: {name} must be a 1-D tensor, got shape {list(info.shape)}")
 
 
@@ -258,9 +261,17 @@ def _infer_transpose(attrs, inputs):
 
 # --------------------------------------------------------------------------- Squeeze
 
-def _axes_arg(inputs, attrs, pos):
-    """Axes from the input at `pos` (opset >= 13) or the legacy `axes` attribute."""
+def _axes_arg(inputs, attrs, pos, op, name="axes"):
+    """Axes from the input at `pos` (opset >= 13) or the legacy `axes` attribute.
+
+    Raises:
+        ShapeError: the input has more than one dim (the spec's is 1-D; it would be read
+            flattened).
+    """
     if len(inputs) > pos and inputs[pos] is not None:
+        if np.ndim(inputs[pos]) > 1:
+            raise ShapeError(f"{op}: {name} must be a 1-D tensor, got shape "
+                             f"{list(np.shape(inputs[pos]))}")
         return _ints(inputs[pos])
     return None if attrs.get("axes") is None else list(attrs["axes"])
 
@@ -268,7 +279,7 @@ def _axes_arg(inputs, attrs, pos):
 def _squeeze(inputs, attrs, ctx):
     """Drop the given size-1 axes (all size-1 axes when none are given)."""
     x = inputs[0]
-    axes = _axes_arg(inputs, attrs, 1)
+    axes = _axes_arg(inputs, attrs, 1, "Squeeze")
     if axes is None:
         return (np.squeeze(x),) if x.ndim else (x,)
     axes = tuple(_norm_axis(a, x.ndim, "Squeeze: ") for a in axes)
@@ -317,7 +328,8 @@ def _unsqueeze_shape(shape, axes):
 def _unsqueeze(inputs, attrs, ctx):
     """Insert size-1 axes at the given output positions."""
     x = inputs[0]
-    return (np.reshape(x, _unsqueeze_shape(x.shape, _axes_arg(inputs, attrs, 1))),)
+    return (np.reshape(x, _unsqueeze_shape(x.shape, _axes_arg(inputs, attrs, 1,
+                                                              "Unsqueeze"))),)
 
 
 @_folding(_unsqueeze)
@@ -438,7 +450,7 @@ def _split(inputs, attrs, ctx):
     """Split along `axis` into given lengths or num_outputs near-equal parts."""
     x = inputs[0]
     axis = _norm_axis(attrs["axis"], x.ndim)
-    split = _axes_arg(inputs, {"axes": attrs.get("split")}, 1)
+    split = _axes_arg(inputs, {"axes": attrs.get("split")}, 1, "Split", "split")
     _check_split_source(split is not None, attrs)
     sizes = _split_sizes(x.shape[axis], split, _split_count(attrs))
     if split is not None and min(split, default=0) < 0:
@@ -486,7 +498,7 @@ def _infer_split(attrs, inputs):
 def _expand(inputs, attrs, ctx):
     """Broadcast the input against a target shape (bidirectionally, like numpy)."""
     x, shape = inputs
-    _check_1d(shape, "Expand", "shape")
+    _check_1d(shape, "Expand", "shape", scalar_too=True)
     out = np.broadcast_shapes(x.shape, tuple(_ints(shape)))
     return (np.array(np.broadcast_to(x, out)),)
 
@@ -494,7 +506,7 @@ def _expand(inputs, attrs, ctx):
 @_folding(_expand)
 def _infer_expand(attrs, inputs):
     x, shape = inputs
-    _check_1d_info(shape, "Expand", "shape")
+    _check_1d_info(shape, "Expand", "shape", scalar_too=True)
     if shape.value is not None:
         return [TensorInfo(x.dtype, broadcast_shape(x.shape, tuple(_ints(shape.value)),
                                                     where="Expand: "))]

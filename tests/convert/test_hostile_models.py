@@ -101,20 +101,40 @@ def test_initializer_payload_must_fit_its_type(tensor, match):
 
 # #10: declarations that contradict the initializer or the producing node
 @pytest.mark.parametrize("op, inputs, types, bad", [
-    ("Add", ["a", "b"], [T.INT32, T.FLOAT], (0, "int32", 1, "float")),
+    ("Add", ["a", "b"], [T.INT32, T.FLOAT], (0, "int32", 1, "float32")),
     ("Mul", ["a", "b"], [T.UINT8, T.INT8], (0, "uint8", 1, "int8")),
-    ("Equal", ["a", "b"], [T.FLOAT, T.INT64], (0, "float", 1, "int64")),
-    ("Where", ["c", "a", "b"], [T.BOOL, T.FLOAT, T.INT32], (1, "float", 2, "int32")),
-    ("Sum", ["a", "b", "c"], [T.DOUBLE, T.DOUBLE, T.FLOAT16], (0, "double", 2, "float16")),
+    ("Equal", ["a", "b"], [T.FLOAT, T.INT64], (0, "float32", 1, "int64")),
+    ("Where", ["c", "a", "b"], [T.BOOL, T.FLOAT, T.INT32], (1, "float32", 2, "int32")),
+    ("Sum", ["a", "b", "c"], [T.DOUBLE, T.DOUBLE, T.FLOAT16], (0, "float64", 2, "float16")),
 ])
 def test_inputs_of_one_type_parameter_must_agree(op, inputs, types, bad):
     """(math audit finding 1: an int32 + float32 Add ran in int32, 1.7 -> 1)"""
     declared = [_vi(name, elem, [2]) for name, elem in zip(inputs, types)]
-    model = _model([N(op, inputs, ["y"], name="n")], declared, [_vi("y", types[-1])])
+    out_type = T.BOOL if op == "Equal" else types[-1]   # stated, and not the first's
+    model = _model([N(op, inputs, ["y"], name="n")], declared, [_vi("y", out_type)])
     i, first, j, second = bad
     with pytest.raises(ConversionError, match=(
             rf"node 'n' \({op}\): input {i} \('{inputs[i]}'\) is {first} but input {j} "
             rf"\('{inputs[j]}'\) is {second}; {op} takes one type for both")):
+        from_onnx(model)
+
+
+def test_a_stale_type_declaration_is_named_before_a_type_conflict_it_would_make():
+    """(review: the conflict check read the stale value_info and blamed the Add)"""
+    relu, add = N("Relu", ["x"], ["c"]), N("Add", ["c", "x"], ["y"])
+    model = _model([relu, add], [_vi("x", T.FLOAT, [2])], [_vi("y", T.FLOAT)])
+    model.graph.value_info.append(_vi("c", T.INT64, [2]))
+    with pytest.raises(ConversionError, match="value 'c' is declared with element type "
+                                              "INT64, but node 0 'Relu_0'"):
+        from_onnx(model)
+
+
+def test_a_type_conflict_between_computed_values_is_refused():
+    """A Cast's int64 added to a float: no declaration says so, the inference does"""
+    cast, add = N("Cast", ["x"], ["c"], to=T.INT64), N("Add", ["c", "x"], ["y"], name="n")
+    model = _model([cast, add], [_vi("x", T.FLOAT, [2])], [_vi("y", T.INT64)])
+    with pytest.raises(ConversionError, match=r"node 'n' \(Add\): input 0 \('c'\) is "
+                                              r"int64 but input 1 \('x'\) is float32"):
         from_onnx(model)
 
 
@@ -253,3 +273,21 @@ def test_an_old_model_whose_node_makes_a_negative_dim_names_that_node():
     with pytest.raises(ConversionError, match=r"node 0 'Pad_0' \(Pad\): Pad: pads -4 and -2 "
                                               r"on axis 1 of size 2 leave -4 elements"):
         from_onnx(model)
+
+
+def test_the_pre_13_axis_check_reads_each_subgraph_s_own_declarations():
+    """(review: a sibling branch's declaration of the same name, rank 1, refused a
+    valid Softmax whose input is 2-D in its own branch)"""
+    els = helper.make_graph([N("Relu", ["x1"], ["t"]), N("Softmax", ["t"], ["a"], axis=0)],
+                            "else", [], [_vi("a", T.FLOAT, [3])],
+                            value_info=[_vi("t", T.FLOAT, [3])])
+    then = helper.make_graph([N("Relu", ["x2"], ["t"]), N("Softmax", ["t"], ["b"]),
+                              N("ReduceSum", ["b"], ["b2"], axes=[0], keepdims=0)],
+                             "then", [], [_vi("b2", T.FLOAT, [3])],
+                             value_info=[_vi("t", T.FLOAT, [2, 3])])
+    model = _model([N("If", ["c"], ["o"], then_branch=then, else_branch=els)],
+                   [_vi("c", T.BOOL, []), _vi("x1", T.FLOAT, [3]), _vi("x2", T.FLOAT, [2, 3])],
+                   [_vi("o", T.FLOAT, [3])], opset=11)
+    got = og.Session(from_onnx(model)).run(["o"], {
+        "c": np.array(True), "x1": np.zeros(3, np.float32), "x2": np.zeros((2, 3), np.float32)})
+    np.testing.assert_allclose(got[0], np.full(3, 2 / 3), rtol=1e-6)
