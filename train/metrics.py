@@ -108,6 +108,17 @@ def _paired(labels, predictions, where: str) -> tuple:
     return y, p
 
 
+def _mean_of(where, per_element, labels, predictions, weights, metrics_collections,
+             updates_collections, name) -> tuple:
+    """The streaming `mean` of per_element(labels, predictions) in a scope named after
+    the metric (the shared body of accuracy and the error metrics)."""
+    _g.check_name(name, where)
+    y, p = _paired(labels, predictions, where)
+    with y.graph.name_scope(name or where) as scope:
+        return mean(per_element(y, p), weights, metrics_collections, updates_collections,
+                    scope)
+
+
 def accuracy(labels, predictions, weights=None, metrics_collections=None,
              updates_collections=None, name=None) -> tuple:
     """(accuracy, update_op): the weighted fraction of predictions equal to labels
@@ -117,11 +128,9 @@ def accuracy(labels, predictions, weights=None, metrics_collections=None,
         ShapeError: labels and predictions (or the weights) do not fit.
         TypeError: as `mean`.
     """
-    _g.check_name(name, "accuracy")
-    y, p = _paired(labels, predictions, "accuracy")
-    with y.graph.name_scope(name or "accuracy") as scope:
-        hits = api.cast(api.equal(p, y), DType.FLOAT32)
-        return mean(hits, weights, metrics_collections, updates_collections, scope)
+    return _mean_of("accuracy", lambda y, p: api.cast(api.equal(p, y), DType.FLOAT32),
+                    labels, predictions, weights, metrics_collections, updates_collections,
+                    name)
 
 
 def mean_squared_error(labels, predictions, weights=None, metrics_collections=None,
@@ -133,11 +142,8 @@ def mean_squared_error(labels, predictions, weights=None, metrics_collections=No
         ShapeError: labels and predictions (or the weights) do not fit.
         TypeError: as `mean`.
     """
-    _g.check_name(name, "mean_squared_error")
-    y, p = _paired(labels, predictions, "mean_squared_error")
-    with y.graph.name_scope(name or "mean_squared_error") as scope:
-        return mean(api.square(p - y), weights, metrics_collections, updates_collections,
-                    scope)
+    return _mean_of("mean_squared_error", lambda y, p: api.square(p - y), labels,
+                    predictions, weights, metrics_collections, updates_collections, name)
 
 
 def mean_absolute_error(labels, predictions, weights=None, metrics_collections=None,
@@ -149,11 +155,8 @@ def mean_absolute_error(labels, predictions, weights=None, metrics_collections=N
         ShapeError: labels and predictions (or the weights) do not fit.
         TypeError: as `mean`.
     """
-    _g.check_name(name, "mean_absolute_error")
-    y, p = _paired(labels, predictions, "mean_absolute_error")
-    with y.graph.name_scope(name or "mean_absolute_error") as scope:
-        return mean(api.abs(p - y), weights, metrics_collections, updates_collections,
-                    scope)
+    return _mean_of("mean_absolute_error", lambda y, p: api.abs(p - y), labels,
+                    predictions, weights, metrics_collections, updates_collections, name)
 
 
 def root_mean_squared_error(labels, predictions, weights=None, metrics_collections=None,
