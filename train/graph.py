@@ -800,7 +800,9 @@ class Graph:
         array = np.array(_as_array(value, dtype), copy=True)
         array.flags.writeable = False
         small = array.size <= 16 and array.dtype != object and name is None
-        key = (array.dtype.str, array.shape, array.tobytes()) if small else None
+        # the dtype itself: ml_dtypes' types share one .str ('<V1' for uint4, int4 and
+        # float8e4m3fn), and zeros of each have the same bytes
+        key = (array.dtype, array.shape, array.tobytes()) if small else None
         with self._lock:
             if key is not None and key in self._const_cache:
                 return Tensor(self, self._const_cache[key])
