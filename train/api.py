@@ -22,6 +22,7 @@ from .graph import (GLOBAL_STEP, GLOBAL_VARIABLES, LOCAL_VARIABLES, LOSSES,
                     UPDATE_OPS, Graph,
                     Operation, Tensor, as_dtype, convert_to_tensor, get_default_graph,
                     reset_default_graph)
+from .packing import holds_tensor, int64_tensor
 from .variables import (Variable, get_or_create_global_step, global_variables,
                         global_variables_initializer, local_variables,
                         local_variables_initializer, trainable_variables,
@@ -237,18 +238,29 @@ _FILL_NODE_DTYPES = frozenset({DType.FLOAT16, DType.FLOAT32, DType.FLOAT64, DTyp
 
 
 def _filled(shape, value, dtype, name, what: str) -> Tensor:
-    """A `shape` tensor of `value`: a constant when small, else a ConstantOfShape."""
-    dims = _shape_arg(shape, f"{what}: shape")
+    """A `shape` tensor of `value`: a constant when small, else a ConstantOfShape (also
+    when the shape is a tensor known only at run time)."""
     dt = as_dtype(dtype)
+    if dt == DType.STRING and value != 0:  # ONNX's ConstantOfShape fills no strings
+        raise TypeError(f"{what}: a string tensor has zeros (empty strings) only")
+    blank = np.full((), "", dtype=object) if dt == DType.STRING else dt.numpy.type(value)
+    if holds_tensor(shape):
+        from .api_extra import _shape_operand
+
+        g = _graph_of(shape)
+        dims, shape_t = _shape_operand(shape, g, f"{what}: shape")
+        if dims is None:  # known at run time only
+            if dt in _FILL_NODE_DTYPES:
+                return g.op("ConstantOfShape", [shape_t],
+                            {"value": np.full((1,), value, dt.numpy)}, name=name)
+            return g.op("Expand", [g.constant(blank, dtype=dt), shape_t], name=name)
+    else:
+        dims = _shape_arg(shape, f"{what}: shape")
     count = 1
     for d in dims:
         count *= d
-    if dt == DType.STRING:  # ONNX's ConstantOfShape fills no strings
-        if value != 0:
-            raise TypeError(f"{what}: a string tensor has zeros (empty strings) only")
-        return constant(np.full(dims, "", dtype=object), dtype=dt, name=name)
     if count < _FILL_NODE_MIN_ELEMENTS or dt not in _FILL_NODE_DTYPES:
-        return constant(np.full(dims, value, dt.numpy), name=name)
+        return constant(np.full(dims, blank, dtype=blank.dtype), dtype=dt, name=name)
     shape_t = constant(np.array(dims, dtype=np.int64),
                        name=None if name is None else f"{name}/shape")
     return get_default_graph().op("ConstantOfShape", [shape_t],
@@ -257,24 +269,27 @@ def _filled(shape, value, dtype, name, what: str) -> Tensor:
 
 def zeros(shape, dtype=float32, name=None) -> Tensor:
     """A tensor of zeros (empty strings for og.string); shape is a list of ints (or an
-    int, for 1-D). As in TF, from 1000 elements up it is a ConstantOfShape node that
-    makes the array at run time (the graph and its saved file hold only the shape).
+    int, for 1-D), a 1-D integer tensor (og.shape(x)), or a list mixing ints and scalar
+    integer tensors. As in TF, from 1000 elements up, or when the shape is known only
+    at run time, it is a ConstantOfShape node that makes the array when the graph runs
+    (the graph and its saved file hold only the shape).
 
     Raises:
-        TypeError: shape is not an int or a list of ints.
-        ShapeError: a dim is negative or unknown.
+        TypeError: shape is none of those.
+        ShapeError: a dim is negative or None, or a shape tensor is not 1-D integers.
         OneGraphError: dtype names no known dtype.
     """
     return _filled(shape, 0, dtype, name, "zeros")
 
 
 def ones(shape, dtype=float32, name=None) -> Tensor:
-    """A tensor of ones; shape is a list of ints (or an int, for 1-D). As in TF, from
-    1000 elements up it is a ConstantOfShape node that makes the array at run time.
+    """A tensor of ones; shape as for `zeros` (ints, a 1-D integer tensor, or ints
+    mixed with scalar tensors). As in TF, from 1000 elements up, or when the shape is
+    known only at run time, it is a ConstantOfShape node that makes the array then.
 
     Raises:
-        TypeError: shape is not an int or a list of ints, or dtype is string.
-        ShapeError: a dim is negative or unknown.
+        TypeError: shape is none of those, or dtype is string.
+        ShapeError: a dim is negative or None, or a shape tensor is not 1-D integers.
         OneGraphError: dtype names no known dtype.
     """
     return _filled(shape, 1, dtype, name, "ones")
@@ -637,16 +652,19 @@ def shape(x, name=None) -> Tensor:
 
 
 def reshape(x, new_shape, name=None) -> Tensor:
-    """x with a new shape (a list with one -1 allowed, or an int64 tensor).
+    """x with a new shape: a list with one -1 allowed, a 1-D integer tensor, or a list
+    mixing ints and scalar integer tensors (``[og.shape(x)[0], -1]``, packed into one
+    tensor as in TF1).
 
     Raises:
-        TypeError: new_shape is neither a tensor nor a list of ints.
-        ShapeError: the shape does not fit x (found while building).
+        TypeError: new_shape is none of those.
+        ShapeError: the shape does not fit x (found while building), or a tensor in it
+            is not integer (a scalar, inside a list).
     """
     x = _t(x)
     g = x.graph
-    s = new_shape if _g._is_symbolic(new_shape) else g.constant(
-        np.asarray(_int_list(new_shape, "reshape: new_shape"), np.int64))
+    s = int64_tensor(new_shape, "reshape: new_shape", g) if holds_tensor(new_shape) \
+        else g.constant(np.asarray(_int_list(new_shape, "reshape: new_shape"), np.int64))
     return g.op("Reshape", [x, s], name=name)
 
 
@@ -671,12 +689,23 @@ def concat(values: Sequence, axis: int, name=None) -> Tensor:
     """
     values = _tensor_list(values, "concat: values")
     axis = _int_arg(axis, "concat: axis")
+    ts = _joined(values, "Concat")
+    return ts[0].graph.op("Concat", ts, {"axis": int(axis)}, name=name)
+
+
+def _joined(values: list, what: str) -> list:
+    """The values to concat or stack as tensors of one graph: plain values take the
+    dtype of the first tensor among them (TF1's rule: stack([n_int32, 1]) is int32).
+
+    Raises:
+        ShapeError: two tensors have different dtypes.
+    """
     graph = _graph_of(*values)
     first = next((v for v in values if _g._is_symbolic(v)), None)
     dtype = None if first is None else _g._dtype_for(_t(first, graph=graph))
     ts = [_t(v, None if _g._is_symbolic(v) else dtype, graph=graph) for v in values]
-    _g.check_same_dtype("Concat", ts)
-    return ts[0].graph.op("Concat", ts, {"axis": int(axis)}, name=name)
+    _g.check_same_dtype(what, ts)
+    return ts
 
 
 def expand_dims(x, axis: int, name=None) -> Tensor:
@@ -717,7 +746,8 @@ def stack(values: Sequence, axis: int = 0, name=None) -> Tensor:
     """
     values = _tensor_list(values, "stack: values")
     axis = _int_arg(axis, "stack: axis")
-    return concat([expand_dims(v, axis) for v in values], axis, name=name)
+    return concat([expand_dims(v, axis) for v in _joined(values, "Concat")], axis,
+                  name=name)
 
 
 def unstack(x, num: int | None = None, axis: int = 0) -> list:
@@ -831,14 +861,33 @@ def one_hot(indices, depth: int, on_value=1.0, off_value=0.0, dtype=float32,
 
 
 def pad(x, paddings, constant_value=0.0, name=None) -> Tensor:
-    """Constant padding; paddings is [[before, after], ...] per axis.
+    """Constant padding; paddings is [[before, after], ...] per axis: ints, scalar
+    integer tensors among them, or one integer tensor of shape [rank, 2] (as TF1).
 
     Raises:
-        TypeError: paddings is not a list of [before, after] int pairs.
-        ShapeError: paddings has another number of rows than x has axes.
+        TypeError: paddings is not a list of [before, after] int pairs or a tensor.
+        ShapeError: paddings has another number of rows than x has axes, or a tensor
+            of paddings is not [rank, 2] integers.
         OneGraphError: constant_value does not fit x's dtype.
     """
     x = _t(x)
+    if holds_tensor(paddings):
+        flat = _padding_tensor(x, paddings)
+    else:
+        flat = x.graph.constant(_padding_list(x, paddings))
+    g = x.graph
+    try:
+        value = _g._as_array(constant_value, x.dtype) if x.dtype is not DType.UNDEFINED \
+            else _g._as_array(constant_value)
+    except OneGraphError as e:
+        raise _g._named(e, "pad: constant_value") from None
+    if value.shape != ():
+        raise ShapeError(f"pad: constant_value must be a scalar, got shape {value.shape}")
+    return g.op("Pad", [x, flat, g.constant(value)], name=name)
+
+
+def _padding_list(x: Tensor, paddings) -> np.ndarray:
+    """pad's [[before, after], ...] of ints as ONNX's pads (all befores, then afters)."""
     if isinstance(paddings, np.ndarray) and paddings.ndim == 0 or \
             not isinstance(paddings, (list, tuple, np.ndarray)) or not all(
             isinstance(p, (list, tuple, np.ndarray)) and len(p) == 2 for p in paddings):
@@ -849,37 +898,55 @@ def pad(x, paddings, constant_value=0.0, name=None) -> Tensor:
     if x.shape is not None and len(pads) != len(x.shape):
         raise ShapeError(f"pad: paddings has {len(pads)} rows for {x.name!r} of rank "
                          f"{len(x.shape)}")
-    flat = np.concatenate([pads[:, 0], pads[:, 1]])
+    return np.concatenate([pads[:, 0], pads[:, 1]])
+
+
+def _padding_tensor(x: Tensor, paddings) -> Tensor:
+    """pad's paddings holding tensors, as ONNX's pads: the [rank, 2] tensor transposed
+    and flattened."""
     g = x.graph
-    try:
-        value = _g._as_array(constant_value, x.dtype) if x.dtype is not DType.UNDEFINED \
-            else _g._as_array(constant_value)
-    except OneGraphError as e:
-        raise _g._named(e, "pad: constant_value") from None
-    if value.shape != ():
-        raise ShapeError(f"pad: constant_value must be a scalar, got shape {value.shape}")
-    return g.op("Pad", [x, g.constant(flat), g.constant(value)], name=name)
+    pads = int64_tensor(paddings, "pad: paddings", g)
+    shape = pads.shape
+    if shape is not None and (len(shape) != 2 or shape[1] not in (None, 2)):
+        raise ShapeError(f"pad: paddings must have shape [rank, 2], got {list(shape)}")
+    if shape is not None and shape[0] is not None and x.shape is not None \
+            and shape[0] != len(x.shape):
+        raise ShapeError(f"pad: paddings has {shape[0]} rows for {x.name!r} of rank "
+                         f"{len(x.shape)}")
+    return g.op("Reshape", [g.op("Transpose", [pads], {"perm": [1, 0]}),
+                            g.constant_ints([-1])])
 
 
 def tile(x, multiples, name=None) -> Tensor:
-    """Repeat x along each axis.
+    """Repeat x along each axis; multiples is a list of ints, a 1-D integer tensor, or
+    a list mixing ints and scalar integer tensors.
 
     Raises:
-        TypeError: multiples is not a list of ints.
+        TypeError: multiples is none of those.
+        ShapeError: a tensor in multiples is not integer (a scalar, inside a list).
     """
-    multiples = _int_list(multiples, "tile: multiples")
     x = _t(x)
-    return x.graph.op("Tile", [x, x.graph.constant(_ints(multiples))], name=name)
+    g = x.graph
+    if holds_tensor(multiples):
+        reps = int64_tensor(multiples, "tile: multiples", g)
+    else:
+        reps = g.constant(_ints(_int_list(multiples, "tile: multiples")))
+    return g.op("Tile", [x, reps], name=name)
 
 
 def strided_slice(x, key) -> Tensor:
     """Python indexing: ints, slices, Ellipsis, None (new axis) and 1-D index tensors.
+    As in TF1, an int index and a slice's start and stop may also be scalar integer
+    tensors (``x[:n]``, ``x[i, 0]``); steps are ints.
 
     Example: ``x[:, 1:3]``, ``x[0]``, ``x[..., ::-1]``, ``x[idx]`` (a gather).
 
     Raises:
         OneGraphError: an index of another kind (a bool, a float, a str, ...), a
-            slice whose start, stop or step is not an int or None, or a zero step.
+            slice whose start or stop is not an int, a scalar tensor or None, a step
+            that is not an int or None, or a zero step.
+        ShapeError: a tensor start, stop or index inside a tuple is not an integer
+            scalar.
         ValueError: an index or slice bound beyond the int64 range.
     """
     x = _t(x)
@@ -905,7 +972,14 @@ def strided_slice(x, key) -> Tensor:
             new_axes.append(out_axis)
             out_axis += 1
             continue
-        if isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
+        if _g._is_symbolic(k):  # a scalar tensor inside a tuple: x[i, 0]
+            k = _g.integer_tensor(k, "index", g)
+            starts.append(k)
+            ends.append(_index_end(k))
+            axes.append(axis)
+            steps.append(1)
+            squeeze_axes.append(axis)
+        elif isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
             k = _int_arg(k, "index")
             starts.append(k)
             ends.append(k + 1 if k != -1 else np.iinfo(np.int64).max)
@@ -915,11 +989,13 @@ def strided_slice(x, key) -> Tensor:
         elif isinstance(k, slice):
             for part in (k.start, k.stop, k.step):
                 if part is not None and (isinstance(part, (bool, np.bool_)) or
-                                         not isinstance(part, (int, np.integer))):
-                    raise OneGraphError(f"unsupported index {k!r}: slice bounds and steps "
-                                        "must be ints or None")
+                                         not isinstance(part, (int, np.integer))) \
+                        and (part is k.step or not _g._is_symbolic(part)):
+                    raise OneGraphError(f"unsupported index {k!r}: slice bounds must be "
+                                        "ints, scalar integer tensors or None, and steps "
+                                        "ints or None")
             for part in (k.start, k.stop, k.step):
-                if part is not None:
+                if part is not None and not _g._is_symbolic(part):
                     _int_arg(part, f"index {k!r}")
             if k.step is not None and int(k.step) == 0:
                 raise OneGraphError(f"unsupported index {k!r}: the step must not be 0")
@@ -936,13 +1012,24 @@ def strided_slice(x, key) -> Tensor:
         axis += 1
     y = x
     if axes:
-        y = g.op("Slice", [x, g.constant(_ints(starts)), g.constant(_ints(ends)),
-                           g.constant(_ints(axes)), g.constant(_ints(steps))])
+        bounds = [int64_tensor(v, "index", g) if holds_tensor(v) else g.constant(_ints(v))
+                  for v in (starts, ends)]
+        y = g.op("Slice", [x] + bounds + [g.constant(_ints(axes)), g.constant(_ints(steps))])
     if squeeze_axes:
         y = g.op("Squeeze", [y, g.constant(_ints(squeeze_axes))])
     for a in new_axes:
         y = g.op("Unsqueeze", [y, g.constant(_ints([a]))])
     return y
+
+
+def _index_end(k: Tensor) -> Tensor:
+    """The Slice end that takes the one element at the scalar index tensor k: k + 1,
+    or to the end when k is -1 (k + 1 = 0 would take nothing)."""
+    g = k.graph
+    k64 = cast(k, DType.INT64)
+    last = g.op("Equal", [k64, g.constant(np.int64(-1))])
+    return g.op("Where", [last, g.constant(np.int64(np.iinfo(np.int64).max)),
+                          g.op("Add", [k64, g.constant(np.int64(1))])])
 
 
 # --------------------------------------------------------------------------- signatures

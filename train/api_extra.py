@@ -28,6 +28,7 @@ from . import api
 from . import graph as _g
 from .api import _axes, _bool_arg, _check_axis, _int_arg, _pair, _shape_arg, _t
 from .graph import Tensor, as_dtype, check_seed
+from .packing import holds_tensor, int64_tensor
 
 float16, float32, float64 = DType.FLOAT16, DType.FLOAT32, DType.FLOAT64
 int32, int64, bool_ = DType.INT32, DType.INT64, DType.BOOL
@@ -88,19 +89,19 @@ def _dims_slice(x: Tensor, start: int, end: int | None) -> Tensor:
 
 def _shape_operand(shape, g, what: str) -> tuple:
     """A shape argument as (its dims when known while building, else None; the int64
-    1-D tensor it was given as, or None for a list). It is a list of ints (or an int)
-    or a 1-D integer tensor.
+    1-D tensor it was given as, or None for a list of ints). It is a list of ints (or
+    an int), a 1-D integer tensor, or a list mixing ints and scalar integer tensors
+    (packed into one, as TF1 does).
 
     Raises:
         TypeError: a list holds a non-int, or shape is another kind of value.
         ShapeError: a dim is negative, or a tensor shape is not 1-D or not integer.
     """
-    if not _g._is_symbolic(shape):
+    if not holds_tensor(shape):
         return _shape_arg(shape, what), None
-    t = _g.integer_tensor(shape, what, g)
+    t = int64_tensor(shape, what, g)
     if t.shape is not None and len(t.shape) != 1:
         raise ShapeError(f"{what} must be a 1-D tensor, got shape {list(t.shape)}")
-    t = _cast(t, int64)
     value = g.static_value(t)
     if value is None:
         return None, t

@@ -24,6 +24,7 @@ from .api import _axes, _bool_arg, _check_axis, _int_arg, _pair, _t
 from . import api_extra
 from .api_extra import _cast, _dtype_arg, _numeric, _rank
 from .graph import Tensor
+from .packing import holds_tensor, int64_tensor
 
 _FLOATS = (DType.FLOAT16, DType.BFLOAT16, DType.FLOAT32, DType.FLOAT64)
 _INT64_MAX = np.iinfo(np.int64).max
@@ -390,8 +391,9 @@ def reverse(tensor, axis, name=None) -> Tensor:
 
 def slice(input_, begin, size, name=None) -> Tensor:  # noqa: A001 - TF's name
     """The block of `size` elements starting at `begin` on every axis (tf.slice); a size
-    of -1 takes everything from begin on. begin and size are lists of ints or 1-D
-    integer tensors of the input's rank.
+    of -1 takes everything from begin on. begin and size are lists of ints, 1-D
+    integer tensors, or lists mixing ints and scalar integer tensors, of the input's
+    rank.
 
     Raises:
         TypeError: begin or size is of the wrong kind.
@@ -401,7 +403,7 @@ def slice(input_, begin, size, name=None) -> Tensor:  # noqa: A001 - TF's name
     """
     x = _t(input_)
     g = x.graph
-    symbolic = _g._is_symbolic(begin) or _g._is_symbolic(size)
+    symbolic = holds_tensor(begin) or holds_tensor(size)
     if not symbolic:
         starts = [_int_arg(b, "slice: begin") for b in _axes(begin, "slice: begin")]
         sizes = [_int_arg(s, "slice: size") for s in _axes(size, "slice: size")]
@@ -411,8 +413,8 @@ def slice(input_, begin, size, name=None) -> Tensor:  # noqa: A001 - TF's name
         ends_t = g.constant(np.asarray(ends, np.int64))
         n = len(starts)
     else:
-        starts_t = api.cast(_g.integer_tensor(begin, "slice: begin", g), DType.INT64)
-        size_t = api.cast(_g.integer_tensor(size, "slice: size", g), DType.INT64)
+        starts_t = _int64_bounds(begin, "slice: begin", g)
+        size_t = _int64_bounds(size, "slice: size", g)
         for t, what in ((starts_t, "begin"), (size_t, "size")):
             if t.shape is not None and len(t.shape) != 1:
                 raise ShapeError(f"slice: {what} must be 1-D, got shape {list(t.shape)}")
@@ -434,6 +436,13 @@ def slice(input_, begin, size, name=None) -> Tensor:  # noqa: A001 - TF's name
     block = g.op("Slice", [x, starts_t, ends_t, axes])
     return _checked(block, inside, "slice: begin and size must keep the block inside the "
                     "input (size -1: to the end)", name)
+
+
+def _int64_bounds(value, what: str, g) -> Tensor:
+    """slice's begin or size as an int64 tensor (tensors, lists packing them, or ints)."""
+    if holds_tensor(value):
+        return int64_tensor(value, what, g)
+    return api.cast(_g.integer_tensor(value, what, g), DType.INT64)
 
 
 def _check_block(x: Tensor, starts: list, sizes: list) -> None:
