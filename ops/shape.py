@@ -697,7 +697,10 @@ def _constant_of_shape(inputs, attrs, ctx):
     """A tensor of the given shape filled with the `value` attribute's one element."""
     _check_1d(inputs[0], "ConstantOfShape", "input (the shape)")
     fill = _fill_value(attrs)
-    return (np.full(tuple(_ints(inputs[0])), fill, dtype=fill.dtype),)
+    dims = tuple(_ints(inputs[0]))
+    if any(d < 0 for d in dims):
+        raise ShapeError(f"ConstantOfShape: the shape {list(dims)} has a negative dim")
+    return (np.full(dims, fill, dtype=fill.dtype),)
 
 
 @_folding(_constant_of_shape)

@@ -833,19 +833,24 @@ def gather(params, indices, axis: int = 0, name=None) -> Tensor:
 
 def one_hot(indices, depth: int, on_value=1.0, off_value=0.0, dtype=float32,
             name=None) -> Tensor:
-    """One-hot rows (last axis of size `depth`).
+    """One-hot rows (last axis of size `depth`, an int or, as in TF1, an integer
+    scalar tensor).
 
     Raises:
-        TypeError: depth is not an int.
-        ValueError: depth is negative.
-        ShapeError: indices is not an integer tensor.
+        TypeError: depth is neither.
+        ValueError: depth is negative (a tensor's: ShapeError when the graph runs).
+        ShapeError: indices is not an integer tensor, or a depth tensor not a scalar.
         OneGraphError: on_value or off_value does not fit dtype.
     """
-    depth = _int_arg(depth, "one_hot: depth")
-    if depth < 0:
-        raise ValueError(f"one_hot: depth must be >= 0, got {depth}")
-    i = _g.integer_tensor(indices, "one_hot: indices")
+    i = _g.integer_tensor(indices, "one_hot: indices", _graph_of(indices, depth))
     g = i.graph
+    if _g._is_symbolic(depth):
+        depth_t = int64_tensor([depth], "one_hot: depth", g)
+    else:
+        depth = _int_arg(depth, "one_hot: depth")
+        if depth < 0:
+            raise ValueError(f"one_hot: depth must be >= 0, got {depth}")
+        depth_t = g.constant(np.array(depth, np.int64))
     want = as_dtype(dtype)
     try:
         on = _g._as_array(on_value, want)
@@ -856,8 +861,7 @@ def one_hot(indices, depth: int, on_value=1.0, off_value=0.0, dtype=float32,
         raise ShapeError(f"one_hot: on_value and off_value must be scalars, got shapes "
                          f"{on.shape} and {off.shape}")
     values = g.constant(np.asarray([off, on], want.numpy))
-    return g.op("OneHot", [i, g.constant(np.array(depth, np.int64)), values], {"axis": -1},
-                name=name)
+    return g.op("OneHot", [i, depth_t, values], {"axis": -1}, name=name)
 
 
 def pad(x, paddings, constant_value=0.0, name=None) -> Tensor:

@@ -495,21 +495,59 @@ def broadcast_to(input, shape, name=None) -> Tensor:  # noqa: A002 - TF's name
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=DType.FLOAT32,
         name=None) -> Tensor:
     """The identity matrix (num_rows, num_columns), stacked to batch_shape + that
-    (tf.eye). Sizes are Python ints; the result is a constant.
+    (tf.eye). Sizes are ints or, as in TF1, integer scalar tensors (batch_shape a list
+    of them or a 1-D tensor); with ints only the result is a constant, otherwise an
+    EyeLike made at run time.
 
     Raises:
-        TypeError: a size is not an int, or dtype names no numeric dtype.
-        ShapeError: a size is negative.
+        TypeError: a size is not an int or an integer tensor, or dtype names no
+            numeric dtype.
+        ShapeError: a size is negative (a tensor's, when the graph runs:
+            ExecutionError), or a size tensor has the wrong rank.
     """
+    dt = _dtype_arg(dtype, None, "eye: dtype")
+    if holds_tensor([num_rows, num_columns, batch_shape]):
+        return _eye_at_run_time(num_rows, num_columns, batch_shape, dt, name)
     rows = _int_arg(num_rows, "eye: num_rows")
     cols = rows if num_columns is None else _int_arg(num_columns, "eye: num_columns")
     batch = [] if batch_shape is None else [_int_arg(b, "eye: batch_shape")
                                             for b in _axes(batch_shape, "eye: batch_shape")]
     if min([rows, cols] + batch) < 0:
         raise ShapeError(f"eye: sizes must be >= 0, got {rows}, {cols}, batch {batch}")
-    dt = _dtype_arg(dtype, None, "eye: dtype")
     value = np.broadcast_to(np.eye(rows, cols), tuple(batch) + (rows, cols))
     return api.constant(np.ascontiguousarray(value).astype(dt.numpy), name=name)
+
+
+# EyeLike's output types; others are made in float32 and cast
+_EYE_LIKE_DTYPES = (
+    DType.FLOAT16, DType.FLOAT32, DType.FLOAT64, DType.INT8, DType.INT16, DType.INT32, DType.INT64, DType.UINT8, DType.UINT16,
+    DType.UINT32, DType.UINT64, DType.BOOL)
+
+
+def _eye_at_run_time(num_rows, num_columns, batch_shape, dt, name) -> Tensor:
+    """`eye` with a size known at run time: EyeLike of a (rows, cols) plane, expanded
+    over the batch shape."""
+    g = api._graph_of(num_rows, num_columns, batch_shape)
+
+    def size(v, what):
+        if isinstance(v, (list, tuple)) or v is None:
+            raise TypeError(f"eye: {what} must be an int or an integer scalar tensor, "
+                            f"got {v!r:.60}")
+        return int64_tensor([v], f"eye: {what}", g)
+
+    rows = size(num_rows, "num_rows")
+    cols = rows if num_columns is None else size(num_columns, "num_columns")
+    plane_shape = g.op("Concat", [rows, cols], {"axis": 0})
+    made = dt if dt in _EYE_LIKE_DTYPES else DType.FLOAT32
+    zeros = g.op("ConstantOfShape", [plane_shape], {"value": np.zeros(1, made.numpy)})
+    y = g.op("EyeLike", [zeros])
+    if batch_shape is not None:
+        batch = int64_tensor([batch_shape] if isinstance(batch_shape, int)
+                             else batch_shape, "eye: batch_shape", g)
+        if batch.shape is not None and len(batch.shape) != 1:
+            raise ShapeError(f"eye: batch_shape must be 1-D, got shape {list(batch.shape)}")
+        y = g.op("Expand", [y, g.op("Concat", [batch, plane_shape], {"axis": 0})])
+    return _cast(y, dt, name=name) if made != dt or name is not None else y
 
 
 def linspace(start, stop, num, name=None) -> Tensor:

@@ -153,5 +153,37 @@ def test_a_run_time_shape_with_a_negative_dim_fails_the_run_by_name():
     with g.as_default():
         n = og.placeholder(og.int64, [], name="n")
         z = og.zeros([n, 2])
-        with pytest.raises(og.errors.ExecutionError, match="ConstantOfShape"):
+        with pytest.raises(ShapeError,
+                           match=r"ConstantOfShape: the shape \[-3, 2\] has a negative dim"):
             og.Session(g).run(z, {n: -3})
+
+
+def test_one_hot_depth_and_eye_sizes_as_tensors():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [None, 3], name="x")
+        labels = og.placeholder(og.int32, [None], name="labels")
+        n = og.shape(x)[0]
+        n32 = og.cast(n, og.int32)
+        outs = [og.one_hot(labels, n32 + 1), og.eye(n), og.eye(n, 3, batch_shape=[2]),
+                og.eye(2, n32, batch_shape=og.stack([n])), og.eye(n, dtype="bfloat16"),
+                og.eye(n, dtype=og.bool_, name="mask")]
+        sess = og.Session(g)
+        for b in BATCHES:
+            lv = np.arange(b, dtype=np.int32)[::-1].copy()
+            got = sess.run(outs, {x: np.zeros((b, 3), np.float32), labels: lv})
+            np.testing.assert_array_equal(got[0], np.eye(b + 1, dtype=np.float32)[lv])
+            np.testing.assert_array_equal(got[1], np.eye(b, dtype=np.float32))
+            np.testing.assert_array_equal(got[2], np.broadcast_to(np.eye(b, 3), (2, b, 3)))
+            np.testing.assert_array_equal(got[3], np.broadcast_to(np.eye(2, b), (b, 2, b)))
+            assert str(got[4].dtype) == "bfloat16"
+            np.testing.assert_array_equal(got[4].astype(np.float32), np.eye(b))
+            assert got[5].dtype == np.bool_
+            np.testing.assert_array_equal(got[5], np.eye(b, dtype=bool))
+        with pytest.raises(ShapeError, match="OneHot: depth -3"):
+            sess.run(og.one_hot(labels, n32 - 5), {x: np.zeros((2, 3), np.float32),
+                                                   labels: [0, 1]})
+    with pytest.raises(ShapeError, match="one_hot: depth"):
+        og.one_hot(og.constant([0]), og.constant([2, 3]))
+    with pytest.raises(TypeError, match="eye: num_columns"):
+        og.eye(og.constant(2), [3])
