@@ -1023,7 +1023,12 @@ def _export_view(model: Model, signature: str | None = None):
                 "by the graph): save the model with session=... so it holds the value")
     view = copy.copy(g)
     view.tensors = list(g.tensors)
-    view.nodes = [_without_fed_outputs(view, g.nodes[n], cut) for n in sorted(keep)]
+    # control edges renumbered to the kept nodes' new places (an edge to a node left
+    # out, such as a run-time check's Assert, goes): a stale number named another
+    # node, and could close a cycle
+    position = {n: k for k, n in enumerate(sorted(keep))}
+    view.nodes = [_without_fed_outputs(view, _controls_in(g.nodes[n], position), cut)
+                  for n in sorted(keep)]
     view.inputs, view.outputs = inputs, outputs
     producers = g.producers()
     for i in inputs:
@@ -1066,6 +1071,15 @@ def _functional_control_flow(g: Graph, keep: set, used: set, outputs: list[int],
                     "loop body and also read outside it: ONNX's If and Loop cannot hand "
                     "it out")
     return g, keep, used
+
+
+def _controls_in(node, position: dict):
+    """`node` with its control edges renumbered by `position` (old -> new index),
+    those to nodes not in it dropped."""
+    if not node.control_inputs:
+        return node
+    return dataclasses.replace(node, control_inputs=[position[c] for c in node.control_inputs
+                                                     if c in position])
 
 
 def _without_fed_outputs(view: Graph, node, cut: set):

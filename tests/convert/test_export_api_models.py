@@ -157,3 +157,25 @@ def test_to_model_is_a_snapshot():
     assert len(model.graph.nodes) == nodes and model.graph.inputs == inputs
     got = _ort(to_onnx(model), {"x": np.array([1.0, 2.0], np.float32)})
     np.testing.assert_array_equal(got["y"], [2.0, 4.0])
+
+
+def test_run_time_checks_chained_export_in_node_order():
+    """Two og.slice blocks of unknown sizes, one cutting (a sum of) the other: each
+    waits on its own run-time check (an Assert, left out of the export). The export kept the
+    control edges' old node numbers, which named later nodes of the pruned graph and
+    made a cycle ("cycle outside control-flow frames")."""
+    xv = np.arange(20, dtype=np.float32).reshape(4, 5)
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [None, None], name="x")
+        y = og.slice(x, [1, 0], [2, -1])
+        for _ in range(20):  # enough kept nodes for the stale numbers to land on
+            y = y + 1.0
+        y = og.slice(y, [0, 1], [1, 3])
+        sig = og.signature({"x": x}, {"y": y})
+        want = og.Session(g).run(y, {x: xv})
+        proto = to_onnx(g, signatures={"serving": sig})
+    np.testing.assert_array_equal(want, xv[1:2, 1:4] + 20.0)
+    got = ort.InferenceSession(proto.SerializeToString(),
+                               providers=["CPUExecutionProvider"]).run(["y"], {"x": xv})
+    np.testing.assert_array_equal(got[0], want)
