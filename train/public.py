@@ -6,7 +6,7 @@ light (numpy + flatbuffers) until a graph is built.
 
 from __future__ import annotations
 
-from . import layers, losses, metrics, nn
+from . import image, layers, losses, metrics, nn
 from .api import *  # noqa: F401,F403 - the public building functions
 from .api import __all__ as _api_all
 from .api_extra import *  # noqa: F401,F403 - more TF1-named building functions
@@ -36,7 +36,7 @@ from .variable_scope import (AUTO_REUSE, VariableScope, get_variable, get_variab
 
 __all__ = sorted(set(_api_all) | set(_api_extra_all) | set(_api_math_all) | set(_debugging_all) | set(_state_all) | {
     "case", "clip_by_global_norm", "clip_by_norm", "global_norm", "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices", "InteractiveSession", "RandomShuffleQueue", "RegisterGradient", "Session", "custom_gradient",
-    "get_default_session", "gradient_override_map", "gradients", "layers", "losses", "metrics", "nn", "set_random_seed",
+    "get_default_session", "gradient_override_map", "gradients", "image", "layers", "losses", "metrics", "nn", "set_random_seed",
     "AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope", "variable_scope",
     "initializers", "constant_initializer", "glorot_normal_initializer",
     "glorot_uniform_initializer", "ones_initializer", "orthogonal_initializer",
