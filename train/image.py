@@ -485,9 +485,9 @@ def pad_to_bounding_box(image, offset_height, offset_width, target_height,
     y = api.pad(x, [[0, 0], [oh, after_h], [ow, after_w], [0, 0]])
     unknown = [a for a in (after_h, after_w) if not _known(a)]
     if unknown:
-        fits = api_extra.reduce_all(api.greater_equal(api.stack(unknown), 0))
-        y = api_math._checked(y, fits, "pad_to_bounding_box: the image must fit the "
-                              "target at the offset")
+        y = api_math._checked(y, api.greater_equal(api.stack(unknown), 0),
+                              "pad_to_bounding_box: the image must fit the target at "
+                              "the offset")
     return _unbatched(y, single)
 
 
