@@ -23,6 +23,7 @@ from . import graph as _g
 from . import nn
 from .graph import GLOBAL_VARIABLES, REGULARIZATION_LOSSES, Tensor
 from .initializers import ones_initializer, zeros_initializer
+from .nn_extra import conv2d_transpose as _transposed
 from .nn_ops import conv_padding
 from .variable_scope import get_variable, variable_scope
 
@@ -236,6 +237,60 @@ def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
         return _finish(y, activation, activity_regularizer, "conv2d")
 
 
+def conv2d_transpose(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
+                     data_format="channels_last", activation=None, use_bias=True,
+                     kernel_initializer=None, bias_initializer=zeros_initializer(),
+                     kernel_regularizer=None, bias_regularizer=None,
+                     activity_regularizer=None, kernel_constraint=None,
+                     bias_constraint=None, trainable=True, name=None,
+                     reuse=None) -> Tensor:
+    """Transposed 2-D convolution layer (tf.layers.conv2d_transpose): variables
+    "<scope>/kernel" (kh, kw, filters, in) and "<scope>/bias" (filters,); each side
+    grows to in * stride ("same") or in * stride + max(k - stride, 0) ("valid"), as
+    og.nn.conv2d_transpose computes it.
+
+    Raises:
+        ShapeError: inputs are not 4-D floats with known channels, height and width.
+        TypeError: filters, kernel_size or strides is not a positive int (or pair), or a
+            function argument is not callable.
+        ValueError: padding, data_format or reuse is unknown.
+    """
+    where = "conv2d_transpose"
+    _unsupported(where, kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
+    x, first = _image(inputs, data_format, where)
+    _floating(x, where)
+    filters = nn._positive_int(filters, f"{where}: filters")
+    kernel = nn._pair(kernel_size, f"{where}: kernel_size")
+    strides = nn._pair(strides, f"{where}: strides")
+    padding = _same_or_valid(padding, where)
+    use_bias = api._bool_arg(use_bias, f"{where}: use_bias")
+    trainable = api._bool_arg(trainable, f"{where}: trainable")
+    for what, fn in (("activation", activation), ("kernel_regularizer", kernel_regularizer),
+                     ("bias_regularizer", bias_regularizer),
+                     ("activity_regularizer", activity_regularizer)):
+        _callable_or_none(fn, f"{where}: {what}")
+    _g.check_name(name, where)
+    dims = x.shape[2:] if first else x.shape[1:3]
+    channels = x.shape[1] if first else x.shape[3]
+    if channels is None or None in dims:
+        raise ShapeError(f"{where}: the channels, height and width of {x.name!r} must be "
+                         f"known, got shape {x.shape}")
+    grown = [n * s if padding == "same" else n * s + max(k - s, 0)
+             for n, k, s in zip(dims, kernel, strides)]
+    out_shape = [-1, filters] + grown if first else [-1] + grown + [filters]
+    fmt = "NCHW" if first else "NHWC"
+    with variable_scope(name, default_name=where, values=[x], reuse=reuse):
+        k = _variable("kernel", [kernel[0], kernel[1], filters, channels], x.dtype,
+                      kernel_initializer, kernel_regularizer, trainable, where)
+        y = _transposed(x, k, out_shape, [1, 1] + strides if first else [1] + strides + [1],
+                       padding, data_format=fmt)
+        if use_bias:
+            b = _variable("bias", [filters], x.dtype, bias_initializer, bias_regularizer,
+                          trainable, where)
+            y = nn.bias_add(y, b, data_format=fmt)
+        return _finish(y, activation, activity_regularizer, where)
+
+
 def _pooling(op_type, where, inputs, pool_size, strides, padding, data_format, name):
     x, first = _image(inputs, data_format, where)
     kernel = nn._pair(pool_size, f"{where}: pool_size")
@@ -390,5 +445,5 @@ def flatten(inputs, name=None, data_format="channels_last") -> Tensor:
     return x.graph.op("Flatten", [x], {"axis": 1}, name=name)
 
 
-__all__ = ["average_pooling2d", "batch_normalization", "conv2d", "dense", "dropout",
-           "flatten", "max_pooling2d"]
+__all__ = ["average_pooling2d", "batch_normalization", "conv2d", "conv2d_transpose", "dense",
+           "dropout", "flatten", "max_pooling2d"]

@@ -667,5 +667,7 @@ def l2_loss(t, name=None) -> Tensor:
 
 # TF1's tf.nn functions that are not layers (bias_add, moments, l2_normalize, ...)
 from .nn_ops import *  # noqa: E402,F401,F403
+# TF1's transposed/separable/atrous/1-D convs, lrn, space_to_depth, weighted logistic loss
+from .nn_extra import *  # noqa: E402,F401,F403
 # TF1's dynamic_rnn and the cells beside LSTMCell
 from .rnn import BasicRNNCell, GRUCell, dynamic_rnn  # noqa: E402,F401

@@ -20,6 +20,7 @@ from .debugging import __all__ as _debugging_all
 from .gradients import (IndexedSlices, RegisterGradient, custom_gradient, gradient_override_map,
                         gradients)
 from .nn import set_random_seed
+from .nn_extra import depth_to_space, space_to_depth
 from .queues import FIFOQueue, RandomShuffleQueue
 from .optimizers import clip_by_global_norm, clip_by_norm, global_norm
 from .session import InteractiveSession, Session, get_default_session
@@ -37,6 +38,7 @@ from .variable_scope import (AUTO_REUSE, VariableScope, get_variable, get_variab
 __all__ = sorted(set(_api_all) | set(_api_extra_all) | set(_api_math_all) | set(_debugging_all) | set(_state_all) | {
     "case", "clip_by_global_norm", "clip_by_norm", "global_norm", "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices", "InteractiveSession", "RandomShuffleQueue", "RegisterGradient", "Session", "custom_gradient",
     "get_default_session", "gradient_override_map", "gradients", "image", "layers", "losses", "metrics", "nn", "set_random_seed",
+    "depth_to_space", "space_to_depth",
     "AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope", "variable_scope",
     "initializers", "constant_initializer", "glorot_normal_initializer",
     "glorot_uniform_initializer", "ones_initializer", "orthogonal_initializer",

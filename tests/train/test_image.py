@@ -1,5 +1,5 @@
 """og.image (TF1's tf.image) against TensorFlow's own outputs, recorded in
-data/tf1_image_reference.npz by tools/record_tf1_image_reference.py (TensorFlow 2.21's
+data/tf1_image_reference.npz by tools/record_tf1_reference.py image (TensorFlow 2.21's
 tf.compat.v1.image), plus the random functions' properties, errors and exports."""
 
 import os

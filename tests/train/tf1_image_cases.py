@@ -1,6 +1,6 @@
 """The og.image cases checked against TensorFlow's tf.compat.v1.image: shared by the
 test (tests/train/test_image.py) and the script that records TensorFlow's outputs
-(tools/record_tf1_image_reference.py, which needs tensorflow; the test does not).
+(tools/record_tf1_reference.py image, which needs tensorflow; the test does not).
 
 Each case is (name, function, input, keyword arguments); inputs are made by
 `make_inputs` from a fixed seed and stored with the outputs, so the test reads the
