@@ -4,10 +4,14 @@ Needs tensorflow (not a onegraph dependency); run it by hand when a case list ch
 
     python tools/record_tf1_reference.py image   # tests/train/tf1_image_cases.py
     python tools/record_tf1_reference.py nn      # tests/train/tf1_nn_cases.py
+    TF_USE_LEGACY_KERAS=1 python tools/record_tf1_reference.py rnn  # tf1_rnn_cases.py
+
+(the rnn cells need the tf-keras package beside tensorflow).
 
 Each writes tests/train/data/tf1_<name>_reference.npz holding the inputs ("in/<key>"),
-each case's output ("out/<case>") and, for the nn cases, the gradients of
-sum(output * R) ("grad/<case>/<key>", R stored as "r/<case>"), so the tests compare
+each case's output ("out/<case>") and, for the nn and rnn cases, the gradients of
+sum(output * R) ("grad/<case>/<key>", R stored as "r/<case>"; the rnn cases also the
+variables' values "var/<case>/<name>" and the final states), so the tests compare
 onegraph with what TensorFlow computed without TensorFlow installed.
 """
 
@@ -63,11 +67,67 @@ def _nn_cases(tf, arrays: dict) -> int:
     return len(CASES)
 
 
+def _tf_cell(tf, spec):
+    kind, arg = spec
+    cells = tf.compat.v1.nn.rnn_cell
+    if kind == "multi":
+        return cells.MultiRNNCell([_tf_cell(tf, c) for c in arg])
+    return {"lstm": cells.LSTMCell, "basic_lstm": cells.BasicLSTMCell,
+            "gru": cells.GRUCell, "rnn": cells.BasicRNNCell}[kind](arg)
+
+
+def _rnn_cases(tf, arrays: dict) -> int:
+    from tf1_rnn_cases import CASES, make_inputs
+
+    inputs = make_inputs()
+    arrays.update({f"in/{k}": v for k, v in inputs.items()})
+    rng = np.random.RandomState(11)
+    v1 = tf.compat.v1
+    for name, kind, specs, kwargs in CASES:
+        kwargs = dict(kwargs)
+        time_major = kwargs.get("time_major", False)
+        forget_bias = kwargs.pop("forget_bias", None)
+        with tf.Graph().as_default():
+            x = v1.placeholder(tf.float32, (inputs["x_time_major"] if time_major
+                                            else inputs["x"]).shape)
+            feed = {x: inputs["x_time_major"] if time_major else inputs["x"]}
+            if "sequence_length" in kwargs:
+                kwargs["sequence_length"] = tf.constant(inputs[kwargs["sequence_length"]])
+            cells = [_tf_cell(tf, s) for s in specs]
+            if forget_bias is not None:
+                cells = [v1.nn.rnn_cell.BasicLSTMCell(specs[0][1], forget_bias=forget_bias)]
+            if kind == "uni":
+                out, state = v1.nn.dynamic_rnn(cells[0], x, dtype=tf.float32, **kwargs)
+                outs = [out]
+            else:
+                outs, state = v1.nn.bidirectional_dynamic_rnn(cells[0], cells[1], x,
+                                                              dtype=tf.float32, **kwargs)
+                outs = list(outs)
+            rs = [tf.constant(rng.randn(*o.shape).astype(np.float32)) for o in outs]
+            loss = tf.add_n([tf.reduce_sum(o * r) for o, r in zip(outs, rs)])
+            grad = tf.gradients(loss, x)[0]
+            leaves = tf.nest.flatten(state)
+            with v1.Session() as sess:
+                for var in v1.trainable_variables():
+                    value = (rng.randn(*var.shape) * 0.5).astype(np.float32)
+                    var.load(value, sess)
+                    arrays[f"var/{name}/{var.op.name}"] = value
+                got = sess.run([outs, leaves, grad, rs], feed)
+        for k, o in enumerate(got[0]):
+            arrays[f"out/{name}/{k}"] = o
+            arrays[f"r/{name}/{k}"] = got[3][k]
+        for k, leaf in enumerate(got[1]):
+            arrays[f"state/{name}/{k}"] = leaf
+        arrays[f"grad/{name}"] = got[2]
+    return len(CASES)
+
+
 def main(argv: list[str]) -> int:
-    """Write tests/train/data/tf1_<which>_reference.npz for argv[0] in (image, nn)."""
+    """Write tests/train/data/tf1_<which>_reference.npz for argv[0] in (image, nn,
+    rnn)."""
     import tensorflow as tf
 
-    record = {"image": _image_cases, "nn": _nn_cases}
+    record = {"image": _image_cases, "nn": _nn_cases, "rnn": _rnn_cases}
     if len(argv) != 1 or argv[0] not in record:
         print(__doc__)
         return 2

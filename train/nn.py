@@ -491,25 +491,39 @@ def dropout(x, rate: float, training: bool = True, name=None) -> Tensor:
     Uses the Session's random generator (`og.Session(graph, seed=...)`); identity
     when training is False. `training` may also be a bool scalar tensor (TF1's
     `is_training` placeholder): ONNX Dropout's training_mode input, chosen per run.
+    `rate` is a number or a float scalar tensor (1 - a keep_prob placeholder).
 
     Raises:
-        ValueError: rate is not in [0, 1).
-        TypeError: rate is not a number, or training not a bool or a tensor.
-        ShapeError: training is a tensor that is not a bool scalar.
+        ValueError: a numeric rate is not in [0, 1).
+        TypeError: rate is neither a number nor a tensor, or training not a bool or a
+            tensor.
+        ShapeError: training is a tensor that is not a bool scalar, or a rate tensor is
+            not a float scalar.
     """
-    if isinstance(rate, (bool, np.bool_)) or not isinstance(rate, (int, float, np.integer,
-                                                                   np.floating)):
-        raise TypeError(f"dropout: rate must be a number, got {type(rate).__name__}")
-    if not 0 <= float(rate) < 1:
-        raise ValueError(f"dropout: rate must be in [0, 1), got {rate}")
+    symbolic = _g._is_symbolic(rate)
+    if not symbolic:
+        if isinstance(rate, (bool, np.bool_)) or not isinstance(
+                rate, (int, float, np.integer, np.floating)):
+            raise TypeError(f"dropout: rate must be a number or a tensor, got "
+                            f"{type(rate).__name__}")
+        if not 0 <= float(rate) < 1:
+            raise ValueError(f"dropout: rate must be in [0, 1), got {rate}")
     training = _training_arg(training, "dropout")
     x = _x(x)
-    if rate == 0 or (not isinstance(training, Tensor) and not training):
+    if (not symbolic and rate == 0) or (not isinstance(training, Tensor) and not training):
         return x
     g = x.graph
+    if symbolic:
+        ratio = _g.convert_to_tensor(rate, graph=g)
+        if ratio.dtype not in (DType.FLOAT16, DType.BFLOAT16, DType.FLOAT32,
+                               DType.FLOAT64) or (ratio.shape is not None and ratio.shape):
+            raise ShapeError(f"dropout: a rate tensor must be a float scalar, got "
+                             f"{ratio.dtype.short_name} of shape {ratio.shape}")
+        ratio = api.cast(ratio, x.dtype)
+    else:
+        ratio = g.constant(np.asarray(rate, x.dtype.numpy))
     mode = training if isinstance(training, Tensor) else g.constant(np.asarray(True))
-    outs = g.op("Dropout", [x, g.constant(np.asarray(rate, x.dtype.numpy)), mode],
-                num_outputs=2, name=name)
+    outs = g.op("Dropout", [x, ratio, mode], num_outputs=2, name=name)
     return outs[0]
 
 
@@ -527,8 +541,9 @@ class LSTMCell:
     """A long short-term memory cell: (x, (c, h)) -> (h', (c', h')).
 
     Gates come from one matmul of concat([x, h]) with a (in + units, 4 * units)
-    kernel, in the order input, forget, cell, output; `forget_bias` is added to the
-    forget gate. Variables are created on the first call.
+    kernel, in TF1's order: input, cell candidate, forget, output (so a TF1 kernel
+    gives TF1's results); `forget_bias` is added to the forget gate. Variables are
+    created on the first call.
 
     Args:
         num_units: size of c and h.
@@ -553,10 +568,17 @@ class LSTMCell:
     def state_size(self) -> tuple[int, int]:
         return (self.num_units, self.num_units)
 
-    def zero_state(self, batch_size: int, dtype=np.float32) -> tuple:
-        """(c, h) zeros for a batch (constants)."""
-        z = np.zeros((batch_size, self.num_units), dtype)
-        return (api.constant(z), api.constant(z))
+    @property
+    def output_size(self) -> int:
+        return self.num_units
+
+    def zero_state(self, batch_size, dtype=np.float32) -> tuple:
+        """(c, h) zeros (batch_size, num_units); batch_size an int or a scalar int
+        tensor."""
+        from .rnn import _zeros_for
+
+        z = _zeros_for(batch_size, self.num_units, dtype)
+        return (z, z)
 
     def build(self, n_in: int, dtype=np.float32, graph=None) -> None:
         """Create the kernel and bias (done by the first call)."""
@@ -587,8 +609,8 @@ class LSTMCell:
                 raise ShapeError("LSTMCell: input feature dim must be known")
             self.build(x.shape[-1], x.dtype.numpy, x.graph)
         z = api.matmul(api.concat([x, h], axis=1), self.kernel) + self.bias
-        i, f, gg, o = api.split(z, 4, axis=1)
-        new_c = api.sigmoid(f + self.forget_bias) * c + api.sigmoid(i) * api.tanh(gg)
+        i, j, f, o = api.split(z, 4, axis=1)
+        new_c = api.sigmoid(f + self.forget_bias) * c + api.sigmoid(i) * api.tanh(j)
         new_h = api.sigmoid(o) * api.tanh(new_c)
         return new_h, (new_c, new_h)
 
@@ -670,4 +692,6 @@ from .nn_ops import *  # noqa: E402,F401,F403
 # TF1's transposed/separable/atrous/1-D convs, lrn, space_to_depth, weighted logistic loss
 from .nn_extra import *  # noqa: E402,F401,F403
 # TF1's dynamic_rnn and the cells beside LSTMCell
-from .rnn import BasicRNNCell, GRUCell, dynamic_rnn  # noqa: E402,F401
+from .rnn import (BasicRNNCell, DropoutWrapper, GRUCell, MultiRNNCell,  # noqa: E402,F401
+                  bidirectional_dynamic_rnn, dynamic_rnn)
+from . import rnn_cell  # noqa: E402,F401 - TF1's tf.nn.rnn_cell namespace

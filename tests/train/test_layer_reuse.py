@@ -45,10 +45,10 @@ def test_lstm_cell_in_a_reusing_scope_shares_kernel_and_bias():
     sess.run(og.global_variables_initializer(g))
     a, b = sess.run(outs, {x: x_v})
     np.testing.assert_array_equal(a, b)
-    # the cell's documented gates (input, forget, cell, output) on its own kernel
+    # the cell's documented gates (TF1's: input, cell, forget, output) on its kernel
     k, bias = sess.run([cell.kernel, cell.bias])
     z = np.concatenate([x_v, np.zeros((2, 4), np.float32)], axis=1) @ k + bias
-    i, f, gg, o = np.split(z, 4, axis=1)
+    i, gg, f, o = np.split(z, 4, axis=1)
 
     def sig(t):
         return 1 / (1 + np.exp(-t))

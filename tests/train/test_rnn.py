@@ -24,7 +24,7 @@ def _numpy_rnn(kind, weights, x, lengths, state):
         xt, h = x[:, t], state[-1]
         if kind == "lstm":
             k, b = weights
-            i, f, g, o = np.split(np.concatenate([xt, h], 1) @ k + b, 4, axis=1)
+            i, g, f, o = np.split(np.concatenate([xt, h], 1) @ k + b, 4, axis=1)
             c = _sigmoid(f + 1.0) * state[0] + _sigmoid(i) * np.tanh(g)
             new = [c, _sigmoid(o) * np.tanh(c)]
         elif kind == "gru":

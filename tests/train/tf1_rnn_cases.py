@@ -1,0 +1,34 @@
+"""The og.nn recurrent cases checked against TensorFlow's tf.compat.v1.nn: shared by
+tests/train/test_rnn_tf1.py and tools/record_tf1_reference.py (which needs
+tensorflow; the test does not).
+
+A case is (name, kind, cells, keyword arguments). kind is "uni" (dynamic_rnn of one
+cell) or "bi" (bidirectional_dynamic_rnn of two); a cell is ("lstm" | "basic_lstm" |
+"gru" | "rnn", units) or ("multi", [cells]). The recording gives every trainable
+variable random values (stored by name), and stores the outputs, the final state's
+tensors (depth first) and the gradient of sum(outputs * R) with respect to the inputs.
+"""
+
+import numpy as np
+
+
+def make_inputs() -> dict:
+    rng = np.random.RandomState(20261204)
+    return {"x": rng.randn(3, 6, 4).astype(np.float32),
+            "lengths": np.array([6, 2, 4], np.int32),
+            "x_time_major": rng.randn(5, 2, 4).astype(np.float32)}
+
+
+CASES = [
+    ("lstm", "uni", [("lstm", 5)], {}),
+    ("lstm_lengths", "uni", [("lstm", 5)], {"sequence_length": "lengths"}),
+    ("basic_lstm_bias", "uni", [("basic_lstm", 3)], {"forget_bias": 0.5}),
+    ("gru_lengths", "uni", [("gru", 4)], {"sequence_length": "lengths"}),
+    ("rnn", "uni", [("rnn", 3)], {}),
+    ("multi", "uni", [("multi", [("lstm", 4), ("gru", 3), ("rnn", 2)])],
+     {"sequence_length": "lengths"}),
+    ("time_major", "uni", [("gru", 3)], {"time_major": True}),
+    ("bi_lengths", "bi", [("lstm", 3), ("gru", 2)], {"sequence_length": "lengths"}),
+    ("bi_multi", "bi", [("multi", [("gru", 3), ("gru", 2)]), ("rnn", 4)], {}),
+    ("bi_time_major", "bi", [("lstm", 2), ("lstm", 3)], {"time_major": True}),
+]
