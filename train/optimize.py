@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..format import DType
 from ..ops import REGISTRY, KernelContext
 from ..ops.activation import relu as relu_op
 from ..ops.activation import silu as silu_op
@@ -204,6 +205,12 @@ def _recompute_free(steps, keep):
                        if i >= 0 and last.get(i) == pos and i not in keep)
 
 
+def _same_dtype(graph, t: int, value: np.ndarray) -> bool:
+    """Whether tensor t of `graph` is known to have value's dtype."""
+    dt = graph.tensors[t].dtype
+    return dt is not DType.UNDEFINED and np.dtype(dt.numpy) == value.dtype
+
+
 def _per_channel_vector(c, rank, channels):
     """c as a (C,) vector if it broadcasts against (N, C, *sp) of `rank` per channel."""
     if c is None or c.dtype.kind != "f" or rank is None:
@@ -291,8 +298,12 @@ def _fuse(graph, steps, template, fed, graph_inputs, protected, Step):
             elif op in ("Mul", "Add") and len(s.inputs) == 2 and t in s.inputs \
                     and s.inputs[0] != s.inputs[1]:
                 other = s.inputs[1] if s.inputs[0] == t else s.inputs[0]
-                c = _per_channel_vector(_const(other, template, fed, graph_inputs), rank,
-                                        channels)
+                value = _const(other, template, fed, graph_inputs)
+                # a constant of another dtype makes the Mul/Add's result that dtype
+                # (a float64 constant on a float32 Conv): folding it would not
+                if value is None or not _same_dtype(graph, t, value):
+                    break
+                c = _per_channel_vector(value, rank, channels)
                 if c is None or affine is None or c.shape[0] not in (1, affine.a.shape[0]) \
                         or not (_composable(c) if op == "Mul" else _composable(None, c)):
                     break
@@ -452,6 +463,14 @@ def _fresh_operand(step, k, steps, replace, removed, sole_user):
     return None
 
 
+def _broadcasts_into(small: tuple, big: tuple) -> bool:
+    """Whether shape `small` broadcasts to exactly `big` (so b adds into a in place);
+    shapes that do not broadcast at all are left to the Add kernel's own error."""
+    if len(small) > len(big):
+        return False
+    return all(s in (1, b) for s, b in zip(reversed(small), reversed(big)))
+
+
 def _add_into(add, pos, relu):
     """Add/Sum of two tensors written into operand `pos` (a private fresh array)
     when it already has the result's shape and dtype; then Relu in place if fused."""
@@ -459,7 +478,7 @@ def _add_into(add, pos, relu):
         a, b = inputs[pos], inputs[1 - pos]
         if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype \
                 and a.dtype.kind == "f" and a.flags.writeable and a is not b \
-                and (a.shape == b.shape or a.shape == np.broadcast_shapes(a.shape, b.shape)):
+                and (a.shape == b.shape or _broadcasts_into(b.shape, a.shape)):
             np.add(a, b, out=a)
             if relu:
                 relu_op(a, out=a)
@@ -470,6 +489,11 @@ def _add_into(add, pos, relu):
         y = outs[0]
         return (np.maximum(y, np.zeros((), y.dtype)),) + tuple(outs[1:])
     return kernel
+
+
+# (see _scale_into_conv) BN shifts of trained networks are a few units; this bounds
+# the cancellation error by about 64 * float32 epsilon * sum |W|
+_ONE_BY_ONE_MAX_SHIFT = 64.0
 
 
 def _scale_into_conv(affine, w, b, conv_k, steps):
@@ -494,8 +518,12 @@ def _scale_into_conv(affine, w, b, conv_k, steps):
     m = w.shape[0]
     b2 = np.zeros(m) if b is None else b.astype(np.float64)
     pads = attrs.get("pads")
+    # max(x, c) with -W' c in the bias: a channel the Relu zeroes still adds W' c and
+    # then takes it away, exact only to float32's rounding of W' c = -W shift; shifts
+    # beyond _ONE_BY_ONE_MAX_SHIFT take max(x - c, 0) instead, one more pass
     one_by_one = all(k == 1 for k in w.shape[2:]) and not (pads and any(pads)) \
-        and (attrs.get("auto_pad") or "NOTSET") in ("NOTSET", "VALID")
+        and (attrs.get("auto_pad") or "NOTSET") in ("NOTSET", "VALID") \
+        and bool(np.all(np.abs(sh) <= _ONE_BY_ONE_MAX_SHIFT))
     c = -sh / a
     if one_by_one:
         b2 = b2 - w2.reshape(m, -1) @ c
@@ -536,10 +564,11 @@ def _clip_kernel(affine, one_by_one, fallback):
         if not isinstance(x, np.ndarray) or x.dtype.kind != "f" or x.ndim != 4 \
                 or x.shape[1] != a64.shape[0]:
             (y,) = fallback(inputs, attrs, ctx)  # relu(a x + b), then undo the scale
-            a = a64.reshape(-1, 1, 1).astype(y.dtype)
-            y = y / a
+            # per channel (axis 1) whatever the rank the run brings
+            shape = (1, -1) + (1,) * max(0, y.ndim - 2)
+            y = y / a64.reshape(shape).astype(y.dtype)
             if one_by_one:
-                y += c64.reshape(-1, 1, 1).astype(y.dtype)
+                y += c64.reshape(shape).astype(y.dtype)
             return (y,)
         cdt = np.float64 if x.dtype == np.float64 else np.float32
         c = cache.get(cdt)
@@ -1092,10 +1121,16 @@ def _is_pointwise(w, attrs) -> bool:
 
 
 def _bias_survives_average(attrs) -> bool:
-    """Whether this AveragePool maps a per-channel constant to itself (no window
-    counts padding)."""
+    """Whether this AveragePool maps a per-channel constant to itself: no window
+    counts padding, and every window holds an input element (a window over padding
+    only averages to 0, not to the constant)."""
+    pads = [int(v) for v in (attrs.get("pads") or ())]
+    kernel = [int(k) for k in (attrs.get("kernel_shape") or ())]
+    if any(int(d) != 1 for d in (attrs.get("dilations") or ())) \
+            or any(p > k - 1 for p, k in zip(pads, kernel + kernel)):
+        return False
     return not int(attrs.get("count_include_pad", 0) or 0) or (
-        not any(int(v) for v in (attrs.get("pads") or ()))
+        not any(pads)
         and attrs.get("auto_pad", "NOTSET") in ("NOTSET", "VALID")
         and not int(attrs.get("ceil_mode", 0) or 0))
 

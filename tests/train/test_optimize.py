@@ -548,3 +548,104 @@ def test_per_shape_memos_stay_bounded_under_ever_new_image_sizes(build):
     per_shape = [d for d in memos if any(isinstance(k, tuple) for k in d)] + \
         [d["geometry"] for d in memos if "geometry" in d]
     assert per_shape and all(0 < len(d) <= 64 for d in per_shape)
+
+
+# -- fusion audit findings (a helper's differential audit against optimize=False and
+# onnxruntime); each test failed before its fix
+
+
+def _unoptimised(model, feeds):
+    sess = og.Session(from_onnx(model))
+    sess.optimize = False
+    return sess.run(["y"], feeds)[0]
+
+
+def test_pointwise_conv_before_a_pool_window_over_padding_only_keeps_zero():
+    """A strided AveragePool (count_include_pad 0) whose window covers only padding
+    averages to 0; moved before the 1x1 Conv it gave the Conv's bias there."""
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"]),
+             helper.make_node("AveragePool", ["c"], ["y"], kernel_shape=[2, 2],
+                              strides=[2, 2], pads=[1, 1, 1, 1], dilations=[3, 3])]
+    model, _ = _model(nodes, [1, 1, 2, 2], np.random.default_rng(0),
+                      w=np.full((1, 1, 1, 1), 2, np.float32), b=np.array([5], np.float32))
+    x = np.arange(1, 5, dtype=np.float32).reshape(1, 1, 2, 2)
+    got = og.Session(from_onnx(model)).run(["y"], {"x": x})[0]
+    np.testing.assert_array_equal(got, _ort(model, x))
+    np.testing.assert_array_equal(got, _unoptimised(model, {"x": x}))
+
+
+def test_a_constant_of_another_float_type_is_not_folded_into_a_conv():
+    """Mul(float64 constant, float32 Conv) is float64 (built through the IR); folding
+    the constant into the Conv's weights made it float32."""
+    from onegraph.format import Graph, Model
+    from onegraph.ops.inference import annotate_graph
+
+    g = Graph("main")
+    x = g.add_input("x", "float32", [1, 3, 4, 4])
+    w = g.add_constant("w", np.ones((2, 3, 1, 1), np.float32))
+    k = g.add_constant("k", np.full((2, 1, 1), 1 / 3, np.float64))
+    (c,) = g.add_node("Conv", [x, w], ["c"])
+    (m,) = g.add_node("Mul", [k, c], ["m"])
+    (y,) = g.add_node("Relu", [m], ["y"])
+    g.outputs = [y]
+    annotate_graph(g)
+    model = Model(graphs=[g], opset_imports={"": 21})
+    xv = np.random.default_rng(0).standard_normal((1, 3, 4, 4)).astype(np.float32)
+    on, off = og.Session(model), og.Session(model)
+    off.optimize = False
+    a, b = on.run(["y"], {"x": xv})[0], off.run(["y"], {"x": xv})[0]
+    assert a.dtype == b.dtype == np.float64
+    np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_bn_relu_conv_runs_per_channel_on_a_rank_the_declarations_got_wrong():
+    """A stale value_info says the BN input is 4-D; at run time it is 3-D, and the
+    folded Relu's fallback divided a (1, C, L) tensor by a (C, 1, 1) scale."""
+    r = np.random.default_rng(0)
+    c, n = 3, 5
+    inits = [numpy_helper.from_array(v, name) for name, v in (
+        ("s", r.uniform(0.5, 1.5, c).astype(np.float32)),
+        ("b", r.standard_normal(c).astype(np.float32)),
+        ("mu", r.standard_normal(c).astype(np.float32)),
+        ("var", r.uniform(0.5, 1.5, c).astype(np.float32)),
+        ("w", r.standard_normal((4, c, 1)).astype(np.float32)))]
+    nodes = [helper.make_node("Relu", ["xin"], ["x"]),
+             helper.make_node("BatchNormalization", ["x", "s", "b", "mu", "var"], ["n"]),
+             helper.make_node("Relu", ["n"], ["r"]), helper.make_node("Conv", ["r", "w"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("xin", TensorProto.FLOAT, [1, c, n])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, n])], initializer=inits,
+        value_info=[helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, n, 1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    xv = r.standard_normal((1, c, n)).astype(np.float32)
+    got = og.Session(from_onnx(model)).run(["y"], {"xin": xv})[0]
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]
+                                ).run(None, {"xin": xv})[0]
+    assert got.shape == want.shape == (1, 4, n)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_bn_relu_pointwise_conv_with_a_large_shift_keeps_float32_accuracy():
+    """A channel the Relu zeroes entirely added W shift and took it away again in the
+    folded 1x1 form: 1.8 off at a BN scale of 1e6 (shift -1e7)."""
+    c = 4
+    r = np.random.default_rng(0)
+    xv = r.standard_normal((1, c, 8, 8)).astype(np.float32)
+    for scale in (1e4, 1e6):
+        nodes = [helper.make_node("BatchNormalization", ["x", "s", "b", "mu", "var"], ["n"]),
+                 helper.make_node("Relu", ["n"], ["r"]), helper.make_node("Conv", ["r", "w"], ["y"])]
+        model, _ = _model(nodes, [1, c, 8, 8], r, s=np.array([scale, 1, 1, 1], np.float32),
+                          b=np.zeros(c, np.float32), mu=np.array([10, 0, 0, 0], np.float32),
+                          var=np.ones(c, np.float32),
+                          w=r.standard_normal((2, c, 1, 1)).astype(np.float32))
+        got = og.Session(from_onnx(model)).run(["y"], {"x": xv})[0]
+        np.testing.assert_allclose(got, _unoptimised(model, {"x": xv}), rtol=1e-5, atol=1e-5)
+
+
+def test_in_place_add_of_shapes_that_do_not_broadcast_is_a_shape_error():
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("Add", ["c", "k"], ["y"])]
+    model, xv = _model(nodes, [2, 3, 6, 6], np.random.default_rng(0),
+                       w=np.ones((4, 3, 1, 1), np.float32), k=np.ones((4, 1), np.float32))
+    with pytest.raises(og.ShapeError, match=r"input shapes \[2, 4, 6, 6\], \[4, 1\]"):
+        og.Session(from_onnx(model)).run(["y"], {"x": xv})
