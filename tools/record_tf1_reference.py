@@ -4,6 +4,8 @@ Needs tensorflow (not a onegraph dependency); run it by hand when a case list ch
 
     python tools/record_tf1_reference.py image   # tests/train/tf1_image_cases.py
     python tools/record_tf1_reference.py nn      # tests/train/tf1_nn_cases.py
+    python tools/record_tf1_reference.py NAME    # any tests/train/tf1_NAME_cases.py in
+                                                 # tf1_nn_cases.py's form
     TF_USE_LEGACY_KERAS=1 python tools/record_tf1_reference.py rnn  # tf1_rnn_cases.py
 
 (the rnn cells need the tf-keras package beside tensorflow).
@@ -38,13 +40,19 @@ def _image_cases(tf, arrays: dict) -> int:
     return len(CASES)
 
 
-def _nn_cases(tf, arrays: dict) -> int:
-    from tf1_nn_cases import CASES, make_inputs
+def _op_cases(tf, arrays: dict, which: str) -> int:
+    """Cases of tests/train/tf1_<which>_cases.py in the function-call form (see
+    tf1_nn_cases.py): each output ("out/<case>", or "out/<case>/<k>" for a function
+    returning several, with "nout/<case>" their count), and the gradients of the sum
+    of each float output times a fixed random R ("r/<case>[/<k>]") with respect to
+    the listed inputs."""
+    import importlib
 
-    inputs = make_inputs()
+    cases = importlib.import_module(f"tf1_{which}_cases")
+    inputs = cases.make_inputs()
     arrays.update({f"in/{k}": v for k, v in inputs.items()})
     rng = np.random.RandomState(7)
-    for name, path, args, kwargs, wrt in CASES:
+    for name, path, args, kwargs, wrt in cases.CASES:
         fn = tf.compat.v1
         for part in path.split("."):
             fn = getattr(fn, part)
@@ -56,15 +64,31 @@ def _nn_cases(tf, arrays: dict) -> int:
             return v
 
         with tf.GradientTape() as tape:
-            out = fn(*[value(a) for a in args], **{k: value(v) for k, v in kwargs.items()})
-            r = rng.randn(*out.shape).astype(out.dtype.as_numpy_dtype)
-            loss = tf.reduce_sum(out * r)
-        grads = tape.gradient(loss, [held[k[1:]] for k in wrt])
-        arrays[f"out/{name}"] = np.asarray(out)
-        arrays[f"r/{name}"] = r
+            result = fn(*[value(a) for a in args], **{k: value(v) for k, v in kwargs.items()})
+            several = isinstance(result, (tuple, list))
+            outs = list(result) if several else [result]
+            rs, terms = [], []
+            for out in outs:
+                if out.dtype.is_floating:
+                    r = rng.randn(*out.shape).astype(out.dtype.as_numpy_dtype)
+                    terms.append(tf.reduce_sum(tf.cast(out, tf.float64) * r))
+                else:   # integer or bool results: nothing to differentiate
+                    r = np.zeros(out.shape, np.float64)
+                rs.append(r)
+            loss = tf.add_n(terms) if terms else None
+        grads = tape.gradient(loss, [held[k[1:]] for k in wrt]) if wrt and loss is not None \
+            else []
+        suffixes = [f"/{k}" for k in range(len(outs))] if several else [""]
+        if several:
+            arrays[f"nout/{name}"] = np.asarray(len(outs))
+        for suffix, out, r in zip(suffixes, outs, rs):
+            arrays[f"out/{name}{suffix}"] = np.asarray(out)
+            arrays[f"r/{name}{suffix}"] = r
         for k, g in zip(wrt, grads):
-            arrays[f"grad/{name}/{k[1:]}"] = np.asarray(g)
-    return len(CASES)
+            if g is not None:
+                arrays[f"grad/{name}/{k[1:]}"] = np.asarray(
+                    tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g)
+    return len(cases.CASES)
 
 
 def _tf_cell(tf, spec):
@@ -123,17 +147,21 @@ def _rnn_cases(tf, arrays: dict) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """Write tests/train/data/tf1_<which>_reference.npz for argv[0] in (image, nn,
-    rnn)."""
+    """Write tests/train/data/tf1_<which>_reference.npz for argv[0]: image, rnn, or
+    the name of a tests/train/tf1_<name>_cases.py in tf1_nn_cases.py's form."""
     import tensorflow as tf
 
-    record = {"image": _image_cases, "nn": _nn_cases, "rnn": _rnn_cases}
-    if len(argv) != 1 or argv[0] not in record:
+    record = {"image": _image_cases, "rnn": _rnn_cases}
+    if len(argv) != 1 or not (argv[0] in record or os.path.exists(
+            os.path.join(TESTS, f"tf1_{argv[0]}_cases.py"))):
         print(__doc__)
         return 2
     path = os.path.join(TESTS, "data", f"tf1_{argv[0]}_reference.npz")
     arrays = {"tensorflow_version": np.asarray(tf.__version__)}
-    count = record[argv[0]](tf, arrays)
+    if argv[0] in record:
+        count = record[argv[0]](tf, arrays)
+    else:
+        count = _op_cases(tf, arrays, argv[0])
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
         np.savez_compressed(f, **arrays)

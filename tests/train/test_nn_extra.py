@@ -4,8 +4,6 @@ gradients, recorded in data/tf1_nn_reference.npz by
 `tools/record_tf1_reference.py nn` (TensorFlow 2.21's tf.compat.v1); og.layers'
 conv2d_transpose; errors; exports."""
 
-import os
-
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -14,15 +12,12 @@ import onegraph as og
 from onegraph.convert import to_onnx
 from onegraph.errors import ShapeError
 
+from . import tf1_reference
 from .tf1_nn_cases import CASES, make_inputs
-
-REFERENCE = os.path.join(os.path.dirname(__file__), "data", "tf1_nn_reference.npz")
-
 
 @pytest.fixture(scope="module")
 def reference():
-    with np.load(REFERENCE, allow_pickle=False) as f:
-        return {k: f[k] for k in f.files}
+    return tf1_reference.load("nn")
 
 
 def test_reference_inputs_are_the_cases_inputs(reference):
@@ -30,45 +25,9 @@ def test_reference_inputs_are_the_cases_inputs(reference):
         np.testing.assert_array_equal(reference[f"in/{key}"], value)
 
 
-def _function(path):
-    fn = og
-    for part in path.split("."):
-        fn = getattr(fn, part)
-    return fn
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_matches_tensorflow_values_and_gradients(reference, case):
-    name, path, args, kwargs, wrt = case
-    g = og.Graph()
-    with g.as_default():
-        feeds, holders = {}, {}
-
-        def value(v):
-            if isinstance(v, str) and v.startswith("@"):
-                key = v[1:]
-                if key not in holders:
-                    a = reference[f"in/{key}"]
-                    holders[key] = og.placeholder(a.dtype, a.shape, name=key)
-                    feeds[holders[key]] = a
-                return holders[key]
-            return v
-
-        out = _function(path)(*[value(a) for a in args],
-                              **{k: value(v) for k, v in kwargs.items()})
-        r = reference[f"r/{name}"]
-        loss = og.reduce_sum(out * og.constant(r))
-        grads = og.gradients(loss, [holders[k[1:]] for k in wrt])
-        got = og.Session(g).run([out] + list(grads), feeds)
-    want = reference[f"out/{name}"]
-    assert got[0].shape == want.shape and got[0].dtype == want.dtype
-    scale = max(1.0, float(np.abs(want).max()))
-    np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-5 * scale)
-    for k, grad in zip(wrt, got[1:], strict=True):
-        expect = reference[f"grad/{name}/{k[1:]}"]
-        scale = max(1.0, float(np.abs(expect).max()))
-        np.testing.assert_allclose(grad, expect, rtol=1e-5, atol=1e-5 * scale,
-                                   err_msg=f"d/d{k[1:]}")
+    tf1_reference.check_case(reference, case)
 
 
 def test_layers_conv2d_transpose_grows_images_as_tf1():

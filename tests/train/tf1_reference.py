@@ -1,0 +1,84 @@
+"""Running the TF1-compatibility cases (tests/train/tf1_<name>_cases.py, function-call
+form) in onegraph and comparing with TensorFlow's recorded outputs and gradients
+(tests/train/data/tf1_<name>_reference.npz, written by tools/record_tf1_reference.py).
+"""
+
+import os
+
+import numpy as np
+
+import onegraph as og
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+
+
+def load(name: str) -> dict:
+    """The recorded arrays of tf1_<name>_reference.npz (no pickle)."""
+    with np.load(os.path.join(DATA, f"tf1_{name}_reference.npz"), allow_pickle=False) as f:
+        return {k: f[k] for k in f.files}
+
+
+def function(path: str):
+    """og's function at a dotted path ("nn.conv2d_transpose")."""
+    fn = og
+    for part in path.split("."):
+        fn = getattr(fn, part)
+    return fn
+
+
+def run_case(reference: dict, case) -> tuple:
+    """(outputs, {input key: gradient}) of one case in onegraph, its "@key" inputs fed
+    through placeholders of the recorded arrays."""
+    name, path, args, kwargs, wrt = case
+    g = og.Graph()
+    with g.as_default():
+        feeds, holders = {}, {}
+
+        def value(v):
+            if isinstance(v, str) and v.startswith("@"):
+                key = v[1:]
+                if key not in holders:
+                    a = reference[f"in/{key}"]
+                    holders[key] = og.placeholder(a.dtype, a.shape, name=key)
+                    feeds[holders[key]] = a
+                return holders[key]
+            return v
+
+        result = function(path)(*[value(a) for a in args],
+                                **{k: value(v) for k, v in kwargs.items()})
+        several = f"nout/{name}" in reference
+        outs = list(result) if several else [result]
+        suffixes = [f"/{k}" for k in range(len(outs))] if several else [""]
+        terms = [og.reduce_sum(og.cast(o, og.float64)
+                               * og.constant(reference[f"r/{name}{s}"].astype(np.float64)))
+                 for o, s in zip(outs, suffixes) if o.dtype in (og.float16, og.float32,
+                                                                og.float64)]
+        keys = [k[1:] for k in wrt if f"grad/{name}/{k[1:]}" in reference]
+        grads = og.gradients(og.add_n(terms), [holders[k] for k in keys]) if keys else []
+        got = og.Session(g).run(outs + list(grads), feeds)
+    return got[:len(outs)], dict(zip(keys, got[len(outs):]))
+
+
+def check_case(reference: dict, case, rtol=1e-5, atol=1e-5) -> None:
+    """Assert a case's outputs (dtype, shape, values; exact for integers and bools)
+    and gradients match TensorFlow's; atol scales with the largest magnitude."""
+    name = case[0]
+    outs, grads = run_case(reference, case)
+    several = f"nout/{name}" in reference
+    if several:
+        assert len(outs) == int(reference[f"nout/{name}"])
+    for k, got in enumerate(outs):
+        want = reference[f"out/{name}/{k}" if several else f"out/{name}"]
+        assert got.shape == want.shape, (k, got.shape, want.shape)
+        assert got.dtype == want.dtype, (k, got.dtype, want.dtype)
+        if want.dtype.kind in "fc":
+            scale = max(1.0, float(np.abs(want).max())) if want.size else 1.0
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol * scale,
+                                       err_msg=f"output {k}")
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=f"output {k}")
+    for key, got in grads.items():
+        want = reference[f"grad/{name}/{key}"]
+        scale = max(1.0, float(np.abs(want).max())) if want.size else 1.0
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol * scale,
+                                   err_msg=f"d/d{key}")
