@@ -645,6 +645,25 @@ def softmax_cross_entropy(labels, logits, name=None) -> Tensor:
 softmax_cross_entropy_with_logits = softmax_cross_entropy
 
 
+def logistic_operands(labels, logits, what: str) -> tuple:
+    """(labels, logits) of a logistic loss as tensors of the logits' float dtype.
+
+    Raises:
+        TypeError: logits are not floats.
+        ShapeError: labels and logits have different static shapes.
+    """
+    x = _x(logits)
+    if x.dtype not in (DType.FLOAT16, DType.BFLOAT16, DType.FLOAT32, DType.FLOAT64):
+        raise TypeError(f"{what}: logits must be floats, got {x.dtype.short_name}")
+    z = _g.convert_to_tensor(labels, x.dtype, x.graph)
+    if z.shape is not None and x.shape is not None and (
+            len(z.shape) != len(x.shape) or any(
+                a is not None and b is not None and a != b for a, b in zip(z.shape, x.shape))):
+        raise ShapeError(f"{what}: labels {list(z.shape)} and logits {list(x.shape)} must "
+                         "have the same shape")
+    return z, x
+
+
 def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None) -> Tensor:
     """Elementwise cross-entropy of sigmoid(logits) against labels z in [0, 1], as
     TF1 computes it without overflow: max(x, 0) - x z + log(1 + exp(-|x|)). The
@@ -656,16 +675,7 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None) -> Te
     """
     if labels is None or logits is None:
         raise TypeError("sigmoid_cross_entropy_with_logits needs labels= and logits=")
-    x = _x(logits)
-    if x.dtype not in (DType.FLOAT16, DType.BFLOAT16, DType.FLOAT32, DType.FLOAT64):
-        raise TypeError(f"sigmoid_cross_entropy_with_logits: logits must be floats, got "
-                        f"{x.dtype.name.lower()}")
-    z = _g.convert_to_tensor(labels, x.dtype, x.graph)
-    if z.shape is not None and x.shape is not None and (
-            len(z.shape) != len(x.shape) or any(
-                a is not None and b is not None and a != b for a, b in zip(z.shape, x.shape))):
-        raise ShapeError(f"sigmoid_cross_entropy_with_logits: labels {z.shape} and logits "
-                         f"{x.shape} must have the same shape")
+    z, x = logistic_operands(labels, logits, "sigmoid_cross_entropy_with_logits")
     g = x.graph
     with g.name_scope(name or "logistic_loss"):
         # Where, not Relu/Abs: their gradients at x = 0 would drop the 1/2 of sigmoid(0)

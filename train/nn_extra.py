@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
-from ..format import DType
 from . import api
 from . import api_math
 from . import graph as _g
@@ -309,16 +308,9 @@ def weighted_cross_entropy_with_logits(labels=None, logits=None, pos_weight=None
     if labels is None or logits is None or pos_weight is None:
         raise TypeError("weighted_cross_entropy_with_logits needs labels (targets), "
                         "logits and pos_weight")
-    x = _t(logits)
-    if x.dtype not in (DType.FLOAT16, DType.BFLOAT16, DType.FLOAT32, DType.FLOAT64):
-        raise TypeError(f"weighted_cross_entropy_with_logits: logits must be floats, got "
-                        f"{x.dtype.short_name}")
-    z = _g.convert_to_tensor(labels, x.dtype, x.graph)
-    if z.shape is not None and x.shape is not None and (
-            len(z.shape) != len(x.shape) or any(
-                a is not None and b is not None and a != b for a, b in zip(z.shape, x.shape))):
-        raise ShapeError(f"weighted_cross_entropy_with_logits: labels {list(z.shape)} and "
-                         f"logits {list(x.shape)} must have the same shape")
+    from .nn import logistic_operands
+
+    z, x = logistic_operands(labels, logits, "weighted_cross_entropy_with_logits")
     q = _g.convert_to_tensor(pos_weight, x.dtype, x.graph)
     g = x.graph
     with g.name_scope(name or "logistic_loss"):

@@ -2,8 +2,6 @@
 data/tf1_image_reference.npz by tools/record_tf1_reference.py image (TensorFlow 2.21's
 tf.compat.v1.image), plus the random functions' properties, errors and exports."""
 
-import os
-
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -12,15 +10,12 @@ import onegraph as og
 from onegraph.convert import to_onnx
 from onegraph.errors import ShapeError
 
+from . import tf1_reference
 from .tf1_image_cases import CASES, make_inputs
-
-REFERENCE = os.path.join(os.path.dirname(__file__), "data", "tf1_image_reference.npz")
-
 
 @pytest.fixture(scope="module")
 def reference():
-    with np.load(REFERENCE, allow_pickle=False) as f:
-        return {k: f[k] for k in f.files}
+    return tf1_reference.load("image")
 
 
 def test_reference_inputs_are_the_cases_inputs(reference):

@@ -4,8 +4,6 @@ MultiRNNCell, with TensorFlow's variable names and values, outputs, final states
 input gradients recorded in data/tf1_rnn_reference.npz by
 `tools/record_tf1_reference.py rnn`; DropoutWrapper's behaviour; exports."""
 
-import os
-
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -13,15 +11,12 @@ import pytest
 import onegraph as og
 from onegraph.convert import to_onnx
 
+from . import tf1_reference
 from .tf1_rnn_cases import CASES, make_inputs
-
-REFERENCE = os.path.join(os.path.dirname(__file__), "data", "tf1_rnn_reference.npz")
-
 
 @pytest.fixture(scope="module")
 def reference():
-    with np.load(REFERENCE, allow_pickle=False) as f:
-        return {k: f[k] for k in f.files}
+    return tf1_reference.load("rnn")
 
 
 def test_reference_inputs_are_the_cases_inputs(reference):
