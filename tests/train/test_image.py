@@ -13,6 +13,7 @@ from onegraph.errors import ShapeError
 from . import tf1_reference
 from .tf1_image_cases import CASES, make_inputs
 
+
 @pytest.fixture(scope="module")
 def reference():
     return tf1_reference.load("image")

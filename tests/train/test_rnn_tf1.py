@@ -14,6 +14,7 @@ from onegraph.convert import to_onnx
 from . import tf1_reference
 from .tf1_rnn_cases import CASES, make_inputs
 
+
 @pytest.fixture(scope="module")
 def reference():
     return tf1_reference.load("rnn")
