@@ -300,6 +300,18 @@ def _check_weights(op, x_shape, w_shape, attrs):
                          f"{list(w_shape[2:])}")
 
 
+def _check_bias(op: str, b, m: int) -> None:
+    """Refuse a bias B that is not 1-D with one value per output channel (ONNX's B:
+    (M,)), which numpy would broadcast or fail to reshape.
+
+    Raises:
+        ShapeError: names the op, B's shape and M.
+    """
+    if b is not None and np.shape(b) != (m,):
+        raise ShapeError(f"{op}: bias B must have shape ({m},), one value per output "
+                         f"channel; got {list(np.shape(b))}")
+
+
 def _compute_dtype(dtype):
     """Kernels compute in float64 for float64 and in float32 for everything else."""
     return np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
@@ -351,6 +363,7 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
     cg, mg = c // group, m // group
     if w.shape[1] != cg or c % group or m % group:
         raise ShapeError(f"Conv: input channels {c}, weight {w.shape}, group {group}")
+    _check_bias("Conv", b, m)
     if cache is None:
         if attrs.get("kernel_shape"):
             _check_weights("Conv", x.shape, w.shape, attrs)
@@ -419,6 +432,11 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
                 and _winograd_pays(c, m, out_sp) and _finite(x, w, cache):
             y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
             _winograd_in_bands(x, w, b, pb, out_sp, cache, relu, y)
+            if not all_finite(y):
+                # finite inputs near the float range (|x| ~ 1e38) overflow in the
+                # input transform's sums (inf - inf = NaN): the direct path instead
+                y = conv_nd(x, w, b, attrs, None, shuffle, out, relu)
+                return y.astype(out_dtype, copy=False)
             b, relu = None, False
         elif group == 1 and nsp == 2 and 2 * m <= c and strides == [1, 1] \
                 and dilations == [1, 1] and min(pb + pe) >= 0 \
@@ -963,7 +981,12 @@ def _convtranspose_geometry(in_sp, kernel, attrs):
     mode = _auto_pad(attrs)
     out_shape = attrs.get("output_shape")
     if out_shape is not None and len(out_shape):
+        if len(out_shape) not in (nsp, nsp + 2):
+            raise OpAttributeError(f"output_shape {list(out_shape)} must hold {nsp} values "
+                                   "(one per spatial dim) or the whole output shape")
         out_shape = [int(v) for v in out_shape][-nsp:]
+        if min(out_shape) < 1:
+            raise OpAttributeError(f"output_shape {list(out_shape)} must be positive")
     elif mode in ("SAME_UPPER", "SAME_LOWER"):
         out_shape = [None if n is None else n * s for n, s in zip(in_sp, strides)]
     else:
@@ -987,7 +1010,17 @@ def _convtranspose_geometry(in_sp, kernel, attrs):
             continue
         total = s * (n - 1) + op + (k - 1) * d + 1 - o
         half = total // 2
-        if mode == "SAME_UPPER":
+        if total < 1 - s:
+            raise OpAttributeError(
+                f"output_shape {list(out_shape)}: {o} is more than stride - 1 beyond the "
+                f"natural size {o + total} of spatial dim {len(pb)}")
+        if total < 0 and mode not in ("SAME_UPPER", "SAME_LOWER"):
+            # a size beyond the natural one is padding at the end, as output_padding
+            # (onnxruntime; ONNX's reference): splitting the negative total would
+            # shift the output by a zero row
+            pb.append(0)
+            pe.append(total)
+        elif mode == "SAME_UPPER":
             pb.append(half)
             pe.append(total - half)
         else:
@@ -1019,6 +1052,7 @@ def conv_transpose_nd(x, w, b, attrs):
     m = mg * group
     if w.shape[0] != c or c % group:
         raise ShapeError(f"ConvTranspose: input channels {c}, weight {w.shape}, group {group}")
+    _check_bias("ConvTranspose", b, m)
     strides, dilations, pb, pe, out_sp = _convtranspose_geometry(in_sp, kernel, attrs)
     kprod = int(np.prod(kernel))
     npix = int(np.prod(in_sp))

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .activation import all_finite
 from .scratch import scratch as _scratch
 
 # Below this many flat output positions per channel (ho * wq) the per-channel rows
@@ -69,7 +70,10 @@ def depthwise_2d(x, w, strides, pads_begin, out_sp, cache=None, bias=None, out=N
         if bias is not None:
             out += bias.reshape(-1, 1, 1)
         return out
-    if _phase_grid(w, strides, out_sp)[3] >= _ROWS_MIN_SPAN:
+    # the channels-last form contracts zero weights for the phase taps past the
+    # kernel with real inputs: 0 * inf would spread NaN to outputs that never read
+    # the inf, so non-finite inputs take the row form (small maps: a cheap check)
+    if _phase_grid(w, strides, out_sp)[3] >= _ROWS_MIN_SPAN or not all_finite(x):
         y = _depthwise_rows(x, w, strides, pads_begin, out_sp)
         if bias is not None:  # one pass crops the pad columns and adds the bias
             np.add(y, bias.reshape(-1, 1, 1), out=out)

@@ -289,6 +289,8 @@ def _maxpool_kernel(inputs, attrs, ctx):
     ntaps = int(np.prod(kernel))
     tdt = np.uint8 if ntaps <= 256 else np.uint32
     y = tap = better = step = None
+    # Y takes the first NaN of a window (np.maximum): its index must name that NaN
+    nans = x.dtype.kind == "f" and bool(np.isnan(x).any())
     for i, (pos, sl) in enumerate(_window_slices(kernel, strides, dil, out_sp)):
         v = xp[_ALL + sl]
         if y is None:
@@ -298,6 +300,8 @@ def _maxpool_kernel(inputs, attrs, ctx):
             step = np.empty(y.shape, dtype=tdt)
             continue
         np.greater(v, y, out=better)
+        if nans:
+            better |= np.isnan(v) & ~np.isnan(y)
         np.maximum(y, v, out=y)
         np.subtract(tdt(i), tap, out=step)          # tap += better * (i - tap)
         np.multiply(step, better, out=step, casting="unsafe")
@@ -639,6 +643,12 @@ def _global_infer(attrs, inputs):
 def _lrn_kernel(inputs, attrs, ctx):
     x = inputs[0]
     size = int(attrs["size"])
+    if size < 1:
+        raise OpAttributeError(f"LRN: size must be a positive number of channels, got "
+                               f"{size}")
+    if x.ndim < 2:
+        raise ShapeError(f"LRN: the input must have a channel axis (rank >= 2), got shape "
+                         f"{list(x.shape)}")
     alpha, beta, bias = float(attrs["alpha"]), float(attrs["beta"]), float(attrs["bias"])
     cdt = _compute_dtype(x.dtype)
     xc = np.asarray(x, dtype=cdt)

@@ -337,7 +337,8 @@ def _fuse(graph, steps, template, fed, graph_inputs, protected, Step):
         w = _const(s.inputs[1], template, fed, graph_inputs)
         bi = s.inputs[2] if len(s.inputs) > 2 else -1
         b = _const(bi, template, fed, graph_inputs) if bi >= 0 else None
-        if w is None or w.dtype.kind != "f" or w.ndim < 3 or (bi >= 0 and b is None):
+        if w is None or w.dtype.kind != "f" or w.ndim < 3 or (bi >= 0 and b is None) \
+                or (b is not None and b.shape != w.shape[:1]):
             return None
         return k, w, b
 
@@ -358,8 +359,8 @@ def _fuse(graph, steps, template, fed, graph_inputs, protected, Step):
             if k in conv_override:
                 w, b = conv_override[k]
             elif w is None or w.dtype.kind != "f" or (bi >= 0 and b is None) \
-                    or (b is not None and b.dtype.kind != "f"):
-                continue
+                    or (b is not None and (b.dtype.kind != "f" or b.shape != w.shape[:1])):
+                continue   # (a bias that does not fit is left to the kernel to refuse)
             m = w.shape[0]
             start = _Affine(np.ones(m), np.zeros(m) if b is None else b.astype(np.float64))
             affine, t, taken = absorb_chain(step.outputs[0], start, w.ndim, m)
