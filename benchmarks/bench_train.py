@@ -80,9 +80,9 @@ def og_model(kind):
             h = og.nn.dense(h, 256, activation=og.nn.relu, name="fc2")
         else:
             h = og.nn.conv2d(x, 32, 3, activation=og.nn.relu, name="conv1")
-            h = og.nn.max_pool2d(h, 2)
+            h = og.nn.max_pool2d_layer(h, 2)
             h = og.nn.conv2d(h, 64, 3, activation=og.nn.relu, name="conv2")
-            h = og.nn.max_pool2d(h, 2)
+            h = og.nn.max_pool2d_layer(h, 2)
             h = og.nn.dense(og.nn.flatten(h), 128, activation=og.nn.relu, name="fc")
         logits = og.nn.dense(h, 10, name="logits")
         loss = og.reduce_mean(og.nn.sparse_softmax_cross_entropy(y, logits))

@@ -29,10 +29,12 @@ def _where_negative(b, x, g, neg_value):
 
 
 def _leaky_relu(b, op, grads):
+    """dy where x > 0, alpha dy elsewhere (TF's LeakyReluGrad: alpha at 0 too)."""
     (g,) = grads
     x = op.inputs[0]
     alpha = like_dtype(b, op.attrs["alpha"], x)
-    return [_where_negative(b, x, g, b.op("Mul", [g, alpha]))]
+    positive = b.op("Greater", [x, like_dtype(b, 0.0, x)])
+    return [b.op("Where", [positive, g, b.op("Mul", [g, alpha])])]
 
 
 def _elu(b, op, grads):

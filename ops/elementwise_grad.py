@@ -146,8 +146,9 @@ def _zero(b, op, grads):
     return [None] * len(op.inputs)
 
 def _select(pick_max):
-    """Max/Min: dy goes to the operands equal to the result, split evenly among ties
-    (as ReduceMax/ReduceMin's rule does), so Max(x, x) has gradient dy, not 2 dy.
+    """Max/Min: dy goes to the first operand equal to the result, as TF's
+    MaximumGrad/MinimumGrad give a tie to x (x >= y), so tf.maximum(x, 0.) at 0 passes
+    the gradient to x, and Max(x, x) has gradient dy, not 2 dy.
 
     Where the result is NaN no operand equals it and every gradient is 0.
     """
@@ -155,16 +156,17 @@ def _select(pick_max):
         (g,) = grads
         y = op.outputs[0]
         xs = op.inputs
-        hits = [b.op("Cast", [b.op("Equal", [x, y])], {"to": _onnx_float(y)}) for x in xs]
-        if len(xs) > 1:
-            count = hits[0]
-            for h in hits[1:]:
-                count = b.op("Add", [count, h])
-            # Max(count, 1): no operand hits a NaN result; 0 / 0 would spread NaNs
-            share = b.op("Div", [g, b.op("Max", [count, like_dtype(b, 1, count)])])
-        else:
-            share = g
-        return [unbroadcast(b, b.op("Mul", [share, h]), x,
+        hits, taken = [], None
+        for x in xs:
+            hit = b.op("Equal", [x, y])
+            if taken is not None:
+                first = b.op("And", [hit, b.op("Not", [taken])])
+                taken = b.op("Or", [taken, hit])
+                hit = first
+            else:
+                taken = hit
+            hits.append(b.op("Cast", [hit], {"to": _onnx_float(y)}))
+        return [unbroadcast(b, b.op("Mul", [g, h]), x,
                             [o for j, o in enumerate(xs) if j != i])
                 for i, (x, h) in enumerate(zip(xs, hits))]
     return rule

@@ -223,7 +223,7 @@ def constant(value, dtype=None, name: str | None = None) -> Tensor:
         # inside control_dependencies TF1's Const op waits for them; a constant here is
         # a value with no op, so an Identity carries the dependencies
         return g.op("Identity", [g.constant(value, dtype)], name=name)
-    return g.constant(value, dtype, name)
+    return g.constant(value, dtype, name, shared=False)
 
 
 # As TF's tf.zeros / tf.ones: a fill of this many elements or more is a ConstantOfShape
@@ -457,7 +457,24 @@ def _binary(op_type):
 add = _binary("Add")
 subtract = _binary("Sub")
 multiply = _binary("Mul")
-divide = _binary("Div")
+_div = _binary("Div")   # ONNX's Div: integers truncate (for sizes and counts inside og)
+
+
+def divide(x, y, name=None) -> Tensor:
+    """x / y as TF1's tf.divide and the / operator (tf.truediv): floats divide as they
+    are; integers are divided in floats, int8/int16/uint8/uint16 in float32 and wider
+    ones in float64 (7 / 2 is 3.5). Use og.floordiv for integer division.
+
+    Raises:
+        ShapeError: x and y are tensors of different dtypes.
+    """
+    a, b = _pair(x, y, "Div")
+    if a.dtype is not DType.UNDEFINED and a.dtype.numpy.kind in "iu":
+        wide = DType.FLOAT64 if a.dtype.numpy.itemsize >= 4 else DType.FLOAT32
+        a, b = cast(a, wide), cast(b, wide)
+    return a.graph.op("Div", [a, b], name=name)
+
+
 pow = _binary("Pow")  # noqa: A001 - TF's name
 maximum = _binary("Max")
 minimum = _binary("Min")
@@ -566,10 +583,30 @@ def cast(x, dtype, name=None) -> Tensor:
     return x.graph.op("Cast", [x], {"to": onnx_type(dtype)}, name=name)
 
 
-def where(condition, x, y, name=None) -> Tensor:
-    """Elementwise select: x where condition else y (broadcasting)."""
+def where(condition, x=None, y=None, name=None) -> Tensor:
+    """TF1's tf.where. With x and y: x where condition else y, elementwise; as TF1, a
+    1-D condition picks whole rows of higher-rank x and y (its length their first
+    dim), other shapes broadcast (tf.where_v2's rule). With neither: the indices of
+    condition's true elements, an int64 (count, rank) tensor.
+
+    Raises:
+        ShapeError: condition is not bool, or x and y are tensors of different dtypes.
+        TypeError: only one of x and y is given.
+    """
+    if x is None and y is None:
+        cond = _g.bool_tensor(condition, "where: condition")
+        g = cond.graph
+        return g.op("Transpose", [g.op("NonZero", [cond])], {"perm": [1, 0]}, name=name)
+    if x is None or y is None:
+        raise TypeError("where: give both x and y, or neither (the indices of the true "
+                        "elements)")
     x, y = _pair(x, y, "Where")
     cond = _g.bool_tensor(condition, "where: condition", x.graph)
+    rank = max(len(t.shape) for t in (x, y)) if x.shape is not None and \
+        y.shape is not None else None
+    if cond.shape is not None and len(cond.shape) == 1 and rank is not None and rank > 1:
+        # TF1's Select: one condition per row
+        cond = reshape(cond, [-1] + [1] * (rank - 1))
     return x.graph.op("Where", [cond, x, y], name=name)
 
 
@@ -621,26 +658,45 @@ reduce_prod = _reduce("ReduceProd")
 reduce_logsumexp = _reduce("ReduceLogSumExp")
 
 
-def argmax(x, axis: int = -1, name=None) -> Tensor:
-    """Index of the maximum along `axis` (int64).
+def _arg_extreme(op_type, what, x, axis, name, dimension, output_type):
+    if dimension is not None:
+        if axis is not None:
+            raise ValueError(f"{what}: give axis or dimension (its old name), not both")
+        axis = dimension
+    axis = 0 if axis is None else _int_arg(axis, f"{what}: axis")
+    out = as_dtype(output_type)
+    if out not in (DType.INT32, DType.INT64):
+        raise TypeError(f"{what}: output_type must be int32 or int64, got {out.short_name}")
+    x = _t(x)
+    _check_axis(axis, x, f"{what}: axis")
+    y = x.graph.op(op_type, [x], {"axis": axis, "keepdims": 0},
+                   name=None if out != DType.INT64 else name)
+    return y if out == DType.INT64 else cast(y, out, name=name)
+
+
+def argmax(input, axis=None, name=None, dimension=None,  # noqa: A002 - TF's name
+           output_type=DType.INT64) -> Tensor:
+    """Index of the maximum along `axis` (TF1's tf.argmax: axis None is 0; `dimension`
+    is its old name; output_type int64 or int32).
 
     Raises:
-        TypeError: axis is not an int.
+        TypeError: axis is not an int, or output_type not int32/int64.
+        ValueError: both axis and dimension are given.
+        ShapeError: axis is out of range.
     """
-    axis = _int_arg(axis, "argmax: axis")
-    x = _t(x)
-    return x.graph.op("ArgMax", [x], {"axis": axis, "keepdims": 0}, name=name)
+    return _arg_extreme("ArgMax", "argmax", input, axis, name, dimension, output_type)
 
 
-def argmin(x, axis: int = -1, name=None) -> Tensor:
-    """Index of the minimum along `axis` (int64).
+def argmin(input, axis=None, name=None, dimension=None,  # noqa: A002 - TF's name
+           output_type=DType.INT64) -> Tensor:
+    """Index of the minimum along `axis` (TF1's tf.argmin; see argmax).
 
     Raises:
-        TypeError: axis is not an int.
+        TypeError: axis is not an int, or output_type not int32/int64.
+        ValueError: both axis and dimension are given.
+        ShapeError: axis is out of range.
     """
-    axis = _int_arg(axis, "argmin: axis")
-    x = _t(x)
-    return x.graph.op("ArgMin", [x], {"axis": axis, "keepdims": 0}, name=name)
+    return _arg_extreme("ArgMin", "argmin", input, axis, name, dimension, output_type)
 
 
 # --------------------------------------------------------------------------- shapes
@@ -818,28 +874,70 @@ def split(x, num_or_sizes, axis: int = 0, name=None) -> list:
     return out if isinstance(out, list) else [out]
 
 
-def gather(params, indices, axis: int = 0, name=None) -> Tensor:
-    """Rows (slices along `axis`) of params picked by integer indices.
+def gather(params, indices, validate_indices=None, name=None, axis=None,
+           batch_dims=0) -> Tensor:
+    """Slices along `axis` (default 0) of params picked by integer indices, TF1's
+    tf.gather with its argument order (validate_indices is accepted and ignored, as
+    TF1 does on CPU; indices are checked when the graph runs). batch_dims > 0 gathers
+    within each of the leading batch_dims dims (ONNX GatherND with batch_dims).
 
     Raises:
-        TypeError: axis is not an int.
+        TypeError: axis or batch_dims is not an int.
+        ValueError: batch_dims is negative or above axis.
         ShapeError: indices is not an integer tensor.
     """
-    axis = _int_arg(axis, "gather: axis")
+    axis = 0 if axis is None else _int_arg(axis, "gather: axis")
+    batch_dims = _int_arg(batch_dims, "gather: batch_dims")
     p = _t(params)
-    return p.graph.op("Gather", [p, _g.integer_tensor(indices, "gather: indices", p.graph)],
-                      {"axis": axis}, name=name)
+    idx = _g.integer_tensor(indices, "gather: indices", p.graph)
+    if not batch_dims:
+        return p.graph.op("Gather", [p, idx], {"axis": axis}, name=name)
+    return _batched_gather(p, idx, axis, batch_dims, name)
 
 
-def one_hot(indices, depth: int, on_value=1.0, off_value=0.0, dtype=float32,
+def _batched_gather(p: Tensor, idx: Tensor, axis: int, batch_dims: int, name) -> Tensor:
+    """tf.gather with batch_dims: GatherND over the axis moved next to the batch."""
+    if p.shape is None or idx.shape is None:
+        raise ShapeError("gather: batch_dims needs params and indices of known rank")
+    rank = len(p.shape)
+    if batch_dims < 0:
+        batch_dims += len(idx.shape)
+    if axis < 0:
+        axis += rank
+    if not 0 <= batch_dims <= axis < rank:
+        raise ValueError(f"gather: need 0 <= batch_dims <= axis < rank, got batch_dims "
+                         f"{batch_dims}, axis {axis}, rank {rank}")
+    # params (B..., A..., N, R...) -> (B..., N, A..., R...) so GatherND's index picks N
+    perm = list(range(batch_dims)) + [axis] + [d for d in range(batch_dims, rank)
+                                               if d != axis]
+    moved = transpose(p, perm) if perm != list(range(rank)) else p
+    g = p.graph
+    picked = g.op("GatherND", [moved, g.op("Unsqueeze", [cast(idx, DType.INT64),
+                                                         g.constant(_ints([-1]))])],
+                  {"batch_dims": batch_dims})
+    # picked: (B..., I..., A..., R...); TF's result is (B..., A..., I..., R...)
+    n_a, n_i = axis - batch_dims, len(idx.shape) - batch_dims
+    order = list(range(batch_dims)) + \
+        [batch_dims + n_i + k for k in range(n_a)] + \
+        [batch_dims + k for k in range(n_i)] + \
+        list(range(batch_dims + n_i + n_a, rank - 1 + n_i))
+    if order == list(range(len(order))):
+        return identity(picked, name=name) if name is not None else picked
+    return transpose(picked, order, name=name)
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None,
             name=None) -> Tensor:
-    """One-hot rows (last axis of size `depth`, an int or, as in TF1, an integer
-    scalar tensor).
+    """One-hot vectors along a new axis (last by default) of size `depth` (an int or an
+    integer scalar tensor), TF1's tf.one_hot: on_value (1) at each index, off_value (0)
+    elsewhere; an index outside [0, depth) (-1 for padding) gives a row of off_value.
+    dtype defaults to on_value's or off_value's (Python ints: int32), else float32.
 
     Raises:
-        TypeError: depth is neither.
+        TypeError: depth is neither an int nor a tensor, or axis not an int.
         ValueError: depth is negative (a tensor's: ShapeError when the graph runs).
-        ShapeError: indices is not an integer tensor, or a depth tensor not a scalar.
+        ShapeError: indices is not an integer tensor, a depth tensor not a scalar, or
+            axis out of range.
         OneGraphError: on_value or off_value does not fit dtype.
     """
     i = _g.integer_tensor(indices, "one_hot: indices", _graph_of(indices, depth))
@@ -851,17 +949,28 @@ def one_hot(indices, depth: int, on_value=1.0, off_value=0.0, dtype=float32,
         if depth < 0:
             raise ValueError(f"one_hot: depth must be >= 0, got {depth}")
         depth_t = g.constant(np.array(depth, np.int64))
+    axis = -1 if axis is None else _int_arg(axis, "one_hot: axis")
+    _check_axis(axis, i, "one_hot: axis", extra=1)
+    if dtype is None:
+        given = [v for v in (on_value, off_value) if v is not None]
+        dtype = (DType.INT32 if all(isinstance(v, (int, np.integer)) and
+                                    not isinstance(v, (bool, np.bool_)) for v in given)
+                 else DType.BOOL if all(isinstance(v, (bool, np.bool_)) for v in given)
+                 else float32) if given else float32
     want = as_dtype(dtype)
     try:
-        on = _g._as_array(on_value, want)
-        off = _g._as_array(off_value, want)
+        on = _g._as_array(1 if on_value is None else on_value, want)
+        off = _g._as_array(0 if off_value is None else off_value, want)
     except OneGraphError as e:
         raise _g._named(e, "one_hot: on_value/off_value") from None
     if on.shape != () or off.shape != ():
         raise ShapeError(f"one_hot: on_value and off_value must be scalars, got shapes "
                          f"{on.shape} and {off.shape}")
     values = g.constant(np.asarray([off, on], want.numpy))
-    return g.op("OneHot", [i, depth_t, values], {"axis": -1}, name=name)
+    # ONNX counts negative indices from the end; TF1 gives them a row of off_value
+    i = cast(i, DType.INT64)
+    i = g.op("Where", [g.op("Less", [i, g.constant(np.int64(0))]), depth_t, i])
+    return g.op("OneHot", [i, depth_t, values], {"axis": axis}, name=name)
 
 
 def pad(x, paddings, constant_value=0.0, name=None) -> Tensor:

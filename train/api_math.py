@@ -171,7 +171,7 @@ def floordiv(x, y, name=None) -> Tensor:
     if _is_float(a, "floordiv"):
         return api.stop_gradient(api.floor(a / b), name=name)
     # a - floormod(a, b) is a multiple of b, so the truncating Div is exact
-    return api.divide(a - floormod(a, b), b, name=name)
+    return api._div(a - floormod(a, b), b, name=name)
 
 
 def truediv(x, y, name=None) -> Tensor:
@@ -224,8 +224,11 @@ def atan2(y, x, name=None) -> Tensor:
     half = api.where(right, ys / _where_safe(api.logical_not(right), 1.0, r + xs),
                      (r - xs) / _where_safe(on_axis, 1.0, ys))
     angle = atan(half) * 2.0
-    # y = 0 with x <= 0: pi on the negative x axis, 0 at the origin
-    axis = api.where(api.less(a, zero), zero + math.pi, zero)
+    # y = 0 with x <= 0: pi on the negative x axis, 0 at the origin. There y = 0, so
+    # pi + y x / x^2 is pi with TF's gradient (x, -y) / r^2 = (1 / x, 0)
+    negative = api.less(a, zero)
+    slope = a / _where_safe(api.logical_not(negative), 1.0, a * a)
+    axis = api.where(negative, b * slope + math.pi, zero)
     return api.where(api.logical_or(right, api.logical_not(on_axis)), angle, axis,
                      name=name)
 
@@ -307,8 +310,8 @@ def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None) ->
     axes, keepdims = _reduction_args(axis, keepdims, "reduce_euclidean_norm")
     x = _t(input_tensor)
     inputs = [x] if axes is None else [x, x.graph.constant(np.asarray(axes, np.int64))]
-    if axes == []:
-        return api.identity(x, name=name)
+    if axes == []:   # no axis reduced: sqrt(x^2) = |x| (TF's EuclideanNorm)
+        return api.abs(x, name=name)
     return x.graph.op("ReduceL2", inputs, {"keepdims": int(keepdims)}, name=name)
 
 

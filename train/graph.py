@@ -263,11 +263,71 @@ class Tensor:
     def __rmul__(self, other):
         return self._bin("Mul", other, True)
 
+    # / is TF1's truediv (integers divide in floats), // and % floor as Python's,
+    # & | ^ ~ are the logical ops of bool tensors (TF1's operators)
     def __truediv__(self, other):
-        return self._bin("Div", other)
+        from .api import divide
+
+        return divide(self, other)
 
     def __rtruediv__(self, other):
-        return self._bin("Div", other, True)
+        from .api import divide
+
+        return divide(other, self)
+
+    def __floordiv__(self, other):
+        from .api_math import floordiv
+
+        return floordiv(self, other)
+
+    def __rfloordiv__(self, other):
+        from .api_math import floordiv
+
+        return floordiv(other, self)
+
+    def __mod__(self, other):
+        from .api_math import floormod
+
+        return floormod(self, other)
+
+    def __rmod__(self, other):
+        from .api_math import floormod
+
+        return floormod(other, self)
+
+    def _logical(self, op_type, other, reverse=False):
+        a, b = _convert_pair(self, other, op_type)
+        for t in (a, b):
+            if t.dtype not in (DType.BOOL, DType.UNDEFINED):
+                raise TypeError(f"{op_type}: the operands of & | ^ must be bool tensors "
+                                f"(TF1's logical operators), got {t.dtype.short_name}")
+        if reverse:
+            a, b = b, a
+        return a.graph.op(op_type, [a, b])
+
+    def __and__(self, other):
+        return self._logical("And", other)
+
+    def __rand__(self, other):
+        return self._logical("And", other, True)
+
+    def __or__(self, other):
+        return self._logical("Or", other)
+
+    def __ror__(self, other):
+        return self._logical("Or", other, True)
+
+    def __xor__(self, other):
+        return self._logical("Xor", other)
+
+    def __rxor__(self, other):
+        return self._logical("Xor", other, True)
+
+    def __invert__(self):
+        if self.dtype not in (DType.BOOL, DType.UNDEFINED):
+            raise TypeError(f"~: the operand must be a bool tensor (TF1's logical_not), got "
+                            f"{self.dtype.short_name}")
+        return self.graph.op("Not", [self])
 
     def __matmul__(self, other):
         return self._bin("MatMul", other)
@@ -787,8 +847,12 @@ class Graph:
             self._ir.inputs.append(index)
         return Tensor(self, index)
 
-    def constant(self, value, dtype=None, name: str | None = None) -> Tensor:
-        """A constant tensor holding `value` (see `onegraph.constant`).
+    def constant(self, value, dtype=None, name: str | None = None,
+                 shared: bool = True) -> Tensor:
+        """A constant tensor holding `value` (see `onegraph.constant`). Small unnamed
+        constants are `shared`: the same value gives the same tensor (og's own axes,
+        shapes and scalars); og.constant asks for its own tensor, as TF1's tf.constant
+        makes a new op (gradients with respect to two equal constants are two).
 
         Raises:
             TypeError: name is not a str.
@@ -799,7 +863,7 @@ class Graph:
         # fetches or kernels must not write into the graph's data
         array = np.array(_as_array(value, dtype), copy=True)
         array.flags.writeable = False
-        small = array.size <= 16 and array.dtype != object and name is None
+        small = shared and array.size <= 16 and array.dtype != object and name is None
         # the dtype itself: ml_dtypes' types share one .str ('<V1' for uint4, int4 and
         # float8e4m3fn), and zeros of each have the same bytes
         key = (array.dtype, array.shape, array.tobytes()) if small else None

@@ -424,7 +424,7 @@ def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False,
     if seed is not None:
         raise OneGraphError("dropout: seed is not supported; masks come from the "
                             "Session's generator: og.Session(graph, seed=...)")
-    return nn.dropout(inputs, rate, training=training, name=name)
+    return nn.dropout(inputs, rate=rate, training=training, name=name)
 
 
 def flatten(inputs, name=None, data_format="channels_last") -> Tensor:

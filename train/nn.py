@@ -306,7 +306,7 @@ def conv2d_layer(x, filters: int, kernel_size, strides=1, padding: str = "SAME",
 
 def _pool(op_type, x, pool_size, strides, padding, name):
     x = _x(x)
-    where = "max_pool2d" if op_type == "MaxPool" else "avg_pool2d"
+    where = "max_pool2d_layer" if op_type == "MaxPool" else "avg_pool2d_layer"
     if x.shape is not None and len(x.shape) != 4:
         raise ShapeError(f"{where}: input must be NCHW (4-D), got shape {x.shape}")
     k = _pair(pool_size, f"{where}: pool_size")
@@ -320,8 +320,10 @@ def _pool(op_type, x, pool_size, strides, padding, name):
     return x.graph.op(op_type, [x], attrs, name=name)
 
 
-def max_pool2d(x, pool_size=2, strides=None, padding: str = "VALID", name=None) -> Tensor:
-    """Max pooling over NCHW windows (strides default to pool_size).
+def max_pool2d_layer(x, pool_size=2, strides=None, padding: str = "VALID",
+                     name=None) -> Tensor:
+    """Max pooling over NCHW windows (strides default to pool_size); onegraph's layer
+    form (og.nn.max_pool2d is TF's NHWC op).
 
     Raises:
         ShapeError: x is not 4-D.
@@ -330,8 +332,10 @@ def max_pool2d(x, pool_size=2, strides=None, padding: str = "VALID", name=None) 
     return _pool("MaxPool", x, pool_size, strides, padding, name)
 
 
-def avg_pool2d(x, pool_size=2, strides=None, padding: str = "VALID", name=None) -> Tensor:
-    """Average pooling over NCHW windows (padding excluded from the count).
+def avg_pool2d_layer(x, pool_size=2, strides=None, padding: str = "VALID",
+                     name=None) -> Tensor:
+    """Average pooling over NCHW windows (padding excluded from the count); onegraph's
+    layer form (og.nn.avg_pool2d is TF's NHWC op).
 
     Raises:
         ShapeError: x is not 4-D.
@@ -485,8 +489,11 @@ def _batch_norm_switched(x, training, params, bshape, reduce_axes, momentum, eps
     return _scaled(x - mean, var, epsilon, gam, bet)
 
 
-def dropout(x, rate: float, training: bool = True, name=None) -> Tensor:
-    """Zero elements with probability `rate` and scale the rest by 1/(1-rate).
+def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None,
+            training=True) -> Tensor:
+    """TF1's tf.nn.dropout: zero elements with probability `rate` (= 1 - keep_prob;
+    TF1's second argument is keep_prob, so dropout(x, 0.9) keeps 90%) and scale the
+    rest by 1/(1-rate). Give keep_prob or rate, not both.
 
     Uses the Session's random generator (`og.Session(graph, seed=...)`); identity
     when training is False. `training` may also be a bool scalar tensor (TF1's
@@ -494,12 +501,29 @@ def dropout(x, rate: float, training: bool = True, name=None) -> Tensor:
     `rate` is a number or a float scalar tensor (1 - a keep_prob placeholder).
 
     Raises:
-        ValueError: a numeric rate is not in [0, 1).
-        TypeError: rate is neither a number nor a tensor, or training not a bool or a
-            tensor.
+        ValueError: a numeric rate is not in [0, 1), or keep_prob not in (0, 1].
+        TypeError: neither or both of keep_prob and rate are given, one is neither a
+            number nor a tensor, noise_shape or seed is given (not supported), or
+            training is not a bool or a tensor.
         ShapeError: training is a tensor that is not a bool scalar, or a rate tensor is
             not a float scalar.
     """
+    if noise_shape is not None or seed is not None:
+        raise TypeError("dropout: noise_shape and seed are not supported (the Session's "
+                        "generator draws; og.Session(graph, seed=...) repeats it)")
+    if (keep_prob is None) == (rate is None):
+        raise TypeError("dropout: give keep_prob or rate (= 1 - keep_prob), exactly one")
+    if keep_prob is not None:
+        if _g._is_symbolic(keep_prob):
+            rate = 1.0 - _x(keep_prob)
+        elif isinstance(keep_prob, (bool, np.bool_)) or not isinstance(
+                keep_prob, (int, float, np.integer, np.floating)):
+            raise TypeError(f"dropout: keep_prob must be a number or a tensor, got "
+                            f"{type(keep_prob).__name__}")
+        elif not 0 < float(keep_prob) <= 1:
+            raise ValueError(f"dropout: keep_prob must be in (0, 1], got {keep_prob}")
+        else:
+            rate = 1.0 - float(keep_prob)
     symbolic = _g._is_symbolic(rate)
     if not symbolic:
         if isinstance(rate, (bool, np.bool_)) or not isinstance(

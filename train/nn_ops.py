@@ -104,10 +104,10 @@ def conv_padding(x_nchw: Tensor, attrs: dict, reach, strides) -> Tensor:
     g = x_nchw.graph
     size = g.op("Shape", [x_nchw], {"start": 2})
     step = g.constant(np.asarray(strides, np.int64))
-    out = api.divide(size + step - 1, step)          # ceil(in / stride)
+    out = api._div(size + step - 1, step)            # ceil(in / stride)
     total = api.maximum((out - 1) * step + g.constant(np.asarray(reach, np.int64)) - size,
                         g.constant(np.zeros(2, np.int64)))
-    before = api.divide(total, g.constant(np.full(2, 2, np.int64)))
+    before = api._div(total, g.constant(np.full(2, 2, np.int64)))
     zeros = g.constant(np.zeros(2, np.int64))
     pads = api.concat([zeros, before, zeros, total - before], axis=0)
     return g.op("Pad", [x_nchw, pads])
@@ -270,6 +270,28 @@ def avg_pool(value, ksize, strides, padding, data_format="NHWC", name=None) -> T
 
 
 # --------------------------------------------------------------------------- others
+
+def max_pool2d(input, ksize, strides, padding, data_format="NHWC",  # noqa: A002
+               name=None) -> Tensor:
+    """TF's tf.nn.max_pool2d: og.nn.max_pool under its TF 1.14+ name (NHWC by
+    default; onegraph's NCHW layer is og.nn.max_pool2d_layer).
+
+    Raises:
+        ShapeError / TypeError / ValueError: as max_pool.
+    """
+    return max_pool(input, ksize, strides, padding, data_format, name)
+
+
+def avg_pool2d(input, ksize, strides, padding, data_format="NHWC",  # noqa: A002
+               name=None) -> Tensor:
+    """TF's tf.nn.avg_pool2d: og.nn.avg_pool under its TF 1.14+ name (NHWC by
+    default; onegraph's NCHW layer is og.nn.avg_pool2d_layer).
+
+    Raises:
+        ShapeError / TypeError / ValueError: as avg_pool.
+    """
+    return avg_pool(input, ksize, strides, padding, data_format, name)
+
 
 def bias_add(value, bias, data_format=None, name=None) -> Tensor:
     """value + bias, the 1-D bias added along the channel axis: the last one for
@@ -439,5 +461,6 @@ def in_top_k(predictions, targets, k, name=None) -> Tensor:
     return api.identity(ok, name=name)
 
 
-__all__ = ["avg_pool", "bias_add", "depthwise_conv2d", "in_top_k", "l2_normalize",
-           "max_pool", "moments", "relu6", "selu", "softsign", "swish", "top_k"]
+__all__ = ["avg_pool", "avg_pool2d", "bias_add", "depthwise_conv2d", "in_top_k",
+           "l2_normalize", "max_pool", "max_pool2d", "moments", "relu6", "selu", "softsign",
+           "swish", "top_k"]

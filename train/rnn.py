@@ -402,7 +402,7 @@ class DropoutWrapper:
         if not _g._is_symbolic(p) and p == 1.0:
             return t
         rate = 1.0 - p if not _g._is_symbolic(p) else 1.0 - api.cast(p, t.dtype)
-        return dropout(t, rate)
+        return dropout(t, rate=rate)
 
     def _drop_state(self, cell, state):
         if isinstance(cell, DropoutWrapper):

@@ -50,9 +50,9 @@ def mlp(x):
 
 def cnn(x):
     h = og.nn.conv2d(x, 32, 3, activation=og.nn.relu, name="conv1")   # 32 x 8 x 8
-    h = og.nn.max_pool2d(h, 2)                                         # 32 x 4 x 4
+    h = og.nn.max_pool2d_layer(h, 2)                                   # 32 x 4 x 4
     h = og.nn.conv2d(h, 64, 3, activation=og.nn.relu, name="conv2")
-    h = og.nn.max_pool2d(h, 2)                                         # 64 x 2 x 2
+    h = og.nn.max_pool2d_layer(h, 2)                                   # 64 x 2 x 2
     h = og.nn.flatten(h)
     h = og.nn.dense(h, 128, activation=og.nn.relu, name="fc")
     return og.nn.dense(h, 10, name="logits")

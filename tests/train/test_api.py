@@ -131,7 +131,7 @@ def test_batch_norm_dropout_embedding_and_losses():
         x = og.placeholder(og.float32, [None, 3, 4, 4])
         y = og.nn.batch_norm(x, training=True)
         y_inf = og.nn.batch_norm(x, training=False, name="bn_inf")
-        d = og.nn.dropout(og.ones([1000]), 0.5)
+        d = og.nn.dropout(og.ones([1000]), rate=0.5)
         emb = og.Variable(np.eye(4, dtype=np.float32), name="emb")
         looked = og.nn.embedding_lookup(emb, og.constant(np.array([[3, 1]])))
         mse = og.nn.mean_squared_error(og.constant([1.0, 2.0]), og.constant([2.0, 4.0]))

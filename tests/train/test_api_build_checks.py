@@ -89,7 +89,8 @@ def test_float_indices_labels_and_conditions_are_refused():
     np.testing.assert_allclose(_run(mask), np.float32([0.99, 7.4]))
 
 
-@pytest.mark.parametrize("pool", [og.nn.max_pool2d, og.nn.avg_pool2d])
+@pytest.mark.parametrize("pool", [og.nn.max_pool2d_layer,
+                                  og.nn.avg_pool2d_layer])
 def test_pool_padding_must_be_same_or_valid(pool):
     g = og.Graph()
     with g.as_default():

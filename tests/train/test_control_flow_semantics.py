@@ -24,7 +24,7 @@ def test_while_gradient_uses_the_forward_dropout_mask():
     g = og.Graph()
     with g.as_default():
         x = og.placeholder(og.float64, [200])
-        y = og.while_loop(lambda i, z: i < 1, lambda i, z: (i + 1, og.nn.dropout(z, 0.5)),
+        y = og.while_loop(lambda i, z: i < 1, lambda i, z: (i + 1, og.nn.dropout(z, rate=0.5)),
                           [_i(0), x])[1]
         gr = og.gradients(og.reduce_sum(y), x)[0]
     yv, gv = og.Session(g, seed=0).run([y, gr], {x: np.ones(200)})

@@ -202,16 +202,24 @@ def test_max_min_of_the_same_tensor(build):
     check_op_gradients(build, [f64(3, 4)])
 
 
-def test_max_min_ties_split_evenly_like_reduce_max():
+def test_max_min_ties_go_to_the_first_operand_as_tf():
+    """TF's MaximumGrad/MinimumGrad give a tie to x (x >= y / x <= y): TensorFlow 2.21's
+    tf.gradients of tf.maximum(x, y) and tf.minimum(x, y) at x = y = 1 are [1], [0]
+    each. Variadic Max/Min extend it: the first operand equal to the result."""
     a = np.array([1.0, 2.0, 3.0])
     b = np.array([1.0, 5.0, 3.0])
     c = np.array([1.0, 0.0, 0.0])
     w = np.array([3.0, 6.0, 12.0])
     np.testing.assert_allclose(grads_of(lambda *t: raw.Max(*t), [a, b, c], w),
-                               [[1.0, 0.0, 6.0], [1.0, 6.0, 6.0], [1.0, 0.0, 0.0]])
+                               [[3.0, 0.0, 12.0], [0.0, 6.0, 0.0], [0.0, 0.0, 0.0]])
     np.testing.assert_allclose(grads_of(lambda *t: raw.Min(*t), [a, b], w),
-                               [[1.5, 6.0, 6.0], [1.5, 0.0, 6.0]])
-    # the same convention as ReduceMax over the stacked operands
+                               [[3.0, 6.0, 12.0], [0.0, 0.0, 0.0]])
+    one = np.array([1.0])
+    np.testing.assert_allclose(grads_of(lambda x, y: og.maximum(x, y), [one, one], one),
+                               [[1.0], [0.0]])
+    np.testing.assert_allclose(grads_of(lambda x, y: og.minimum(x, y), [one, one], one),
+                               [[1.0], [0.0]])
+    # ReduceMax keeps splitting ties evenly, as TF's reduce_max gradient does
     np.testing.assert_allclose(grads_of(lambda s: og.reduce_max(s, 0),
                                         [np.stack([a, b, c])], w)[0],
                                [[1.0, 0.0, 6.0], [1.0, 6.0, 6.0], [1.0, 0.0, 0.0]])

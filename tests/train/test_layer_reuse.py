@@ -59,11 +59,12 @@ def test_lstm_cell_in_a_reusing_scope_shares_kernel_and_bias():
 
 @pytest.mark.parametrize("call,error,words", [
     (lambda x: og.nn.conv2d(x, 2, 3, padding=None), og.OneGraphError, "padding must be"),
-    (lambda x: og.nn.max_pool2d(x, padding=1), og.OneGraphError, "padding must be"),
+    (lambda x: og.nn.max_pool2d_layer(x, padding=1), og.OneGraphError, "padding must be"),
     (lambda x: og.nn.conv2d(x, 2, "3x3"), TypeError, "kernel_size must be a positive int"),
     (lambda x: og.nn.conv2d(x, 2, (3,)), TypeError, "kernel_size must be a positive int"),
     (lambda x: og.nn.conv2d(x, 0, 3), TypeError, "filters must be a positive int"),
-    (lambda x: og.nn.avg_pool2d(x, 2, strides=0), TypeError, "strides must be a positive"),
+    (lambda x: og.nn.avg_pool2d_layer(x, 2, strides=0), TypeError,
+     "strides must be a positive"),
     (lambda x: og.nn.LSTMCell("a"), TypeError, "num_units must be a positive int"),
 ])
 def test_layer_arguments_are_checked_by_name(call, error, words):
@@ -78,4 +79,4 @@ def test_kernel_sizes_as_any_iterable_or_numpy_scalar():
         x = og.placeholder(og.float32, [1, 1, 8, 8])
         assert og.nn.conv2d(x, 2, range(3, 5)).shape == (1, 2, 8, 8)
         assert og.nn.conv2d(x, 2, np.array(3)).shape == (1, 2, 8, 8)
-        assert og.nn.max_pool2d(x, np.int64(2)).shape == (1, 1, 4, 4)
+        assert og.nn.max_pool2d_layer(x, np.int64(2)).shape == (1, 1, 4, 4)

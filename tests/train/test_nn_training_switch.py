@@ -72,7 +72,7 @@ def test_dropout_with_a_training_tensor():
     with g.as_default():
         x = og.placeholder(og.float32, [1000], name="x")
         training = og.placeholder_with_default(False, [], name="training")
-        y = og.nn.dropout(x, 0.25, training=training)
+        y = og.nn.dropout(x, rate=0.25, training=training)
     ones = np.ones(1000, np.float32)
     sess = og.Session(g, seed=3)
     np.testing.assert_array_equal(sess.run(y, {x: ones}), ones)
@@ -99,6 +99,6 @@ def test_a_training_tensor_must_be_a_bool_scalar():
         with pytest.raises(ShapeError, match="batch_norm: training must be a bool tensor"):
             og.nn.batch_norm(x, og.constant(1.0))
         with pytest.raises(ShapeError, match="dropout: training must be a scalar"):
-            og.nn.dropout(x, 0.5, training=og.constant([True, False]))
+            og.nn.dropout(x, rate=0.5, training=og.constant([True, False]))
         with pytest.raises(TypeError, match="dropout: training must be a bool"):
-            og.nn.dropout(x, 0.5, training="yes")
+            og.nn.dropout(x, rate=0.5, training="yes")

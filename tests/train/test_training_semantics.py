@@ -154,7 +154,7 @@ def test_dropout_rate_out_of_range(rate):
     with g.as_default():
         x = og.placeholder(og.float32, [4])
         with pytest.raises(ValueError, match=r"\[0, 1\)"):
-            og.nn.dropout(x, rate)
+            og.nn.dropout(x, rate=rate)
 
 
 def test_dropout_op_with_ratio_one_in_training_is_refused():

@@ -1,0 +1,129 @@
+"""TF1 semantics that a helper's audit against TensorFlow 2.21 (tf.compat.v1, graph
+mode) found different in onegraph; the expected values are TensorFlow's results for
+the same snippets (/tmp audit reproducers), each test failed before its fix."""
+
+import numpy as np
+import pytest
+
+import onegraph as og
+
+
+def _run(fetches, feed=None):
+    return og.Session().run(fetches, feed)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_graph():
+    og.reset_default_graph()
+    yield
+
+
+def test_division_operators_follow_tf1():
+    a = og.constant(np.array([7, -7], np.int32))
+    b = og.constant(np.array([2, 2], np.int32))
+    true_div, divide, floor_div, mod = _run([a / b, og.divide(a, b), a // b, a % b])
+    for got in (true_div, divide):
+        assert got.dtype == np.float64           # tf.truediv of int32
+        np.testing.assert_array_equal(got, [3.5, -3.5])
+    np.testing.assert_array_equal(floor_div, [3, -4])
+    np.testing.assert_array_equal(mod, [1, 1])
+    small = og.constant(np.array([7], np.int16))
+    assert _run(small / 2).dtype == np.float32   # 8/16-bit ints divide in float32
+    x = og.constant([1.5, -2.5])
+    np.testing.assert_array_equal(_run([x // 1.0, 7.0 % x]), [[1.0, -3.0], [1.0, -0.5]])
+
+
+def test_logical_operators_on_bool_tensors():
+    t, f = og.constant([True, False]), og.constant([True, True])
+    got = _run([t & f, t | f, t ^ f, ~t, True & t])
+    assert [g.tolist() for g in got] == [[True, False], [True, True], [False, True],
+                                         [False, True], [True, False]]
+    with pytest.raises(TypeError, match="must be bool tensors"):
+        og.constant([1, 2]) & og.constant([1, 0])
+    with pytest.raises(TypeError, match="must be a bool tensor"):
+        ~og.constant([1.0])
+
+
+def test_where_picks_rows_with_a_vector_condition_and_finds_true_elements():
+    c = og.constant([True, False])
+    x = og.constant([[1.0, 2.0], [3.0, 4.0]])
+    rows, found = _run([og.where(c, x, -x),
+                        og.where(og.constant([[True, False], [False, True]]))])
+    np.testing.assert_array_equal(rows, [[1.0, 2.0], [-3.0, -4.0]])
+    assert found.dtype == np.int64
+    np.testing.assert_array_equal(found, [[0, 0], [1, 1]])
+    with pytest.raises(TypeError, match="both x and y, or neither"):
+        og.where(c, x)
+
+
+def test_dropout_second_argument_is_keep_prob():
+    y = og.nn.dropout(og.ones([200, 200]), 0.9)
+    dropped, top = _run([og.reduce_mean(og.cast(og.equal(y, 0.0), og.float32)),
+                         og.reduce_max(y)])
+    assert 0.08 < dropped < 0.12          # TF: 0.099
+    np.testing.assert_allclose(top, 1 / 0.9, rtol=1e-6)
+    keep = og.placeholder_with_default(np.float32(0.5), [])
+    half = og.nn.dropout(og.ones([100, 100]), keep_prob=keep)
+    assert 0.4 < float((_run(half) == 0).mean()) < 0.6
+    with pytest.raises(TypeError, match="exactly one"):
+        og.nn.dropout(og.ones([2]), 0.5, rate=0.5)
+
+
+def test_one_hot_as_tf1():
+    minus, ints, first_axis = _run([
+        og.one_hot(og.constant(np.array([-1, 1], np.int32)), 3),
+        og.one_hot(og.constant(np.array([0, 2], np.int32)), 3, on_value=5, off_value=-1),
+        og.one_hot([0, 2], 3, axis=0)])
+    np.testing.assert_array_equal(minus, [[0, 0, 0], [0, 1, 0]])   # -1: no class
+    assert ints.dtype == np.int32
+    np.testing.assert_array_equal(ints, [[5, -1, -1], [-1, -1, 5]])
+    np.testing.assert_array_equal(first_axis, [[1, 0], [0, 0], [0, 1]])
+
+
+def test_gather_arguments_in_tf1_order():
+    p = og.constant(np.arange(12.0).reshape(3, 4).astype(np.float32))
+    i = og.constant(np.array([1, 0], np.int32))
+    rows = _run(og.gather(p, i, 1))             # 1 is validate_indices, as TF1
+    assert rows.shape == (2, 4)
+    cols = _run(og.gather(p, i, axis=1))
+    assert cols.shape == (3, 2)
+    params = np.arange(2 * 3 * 4).reshape(2, 3, 4).astype(np.float32)
+    idx = np.array([[2, 0], [1, 1]])
+    got = _run(og.gather(og.constant(params), og.constant(idx), axis=2, batch_dims=1))
+    np.testing.assert_array_equal(
+        got, np.stack([np.take(params[b], idx[b], axis=1) for b in range(2)]))
+
+
+def test_argmax_defaults_to_axis_0():
+    x = og.constant(np.array([[1.0, 5.0, 2.0], [4.0, 0.0, 3.0]], np.float32))
+    top, low, narrow = _run([og.argmax(x), og.argmin(x),
+                             og.argmax(x, 1, output_type=og.int32)])
+    np.testing.assert_array_equal(top, [1, 0, 1])
+    np.testing.assert_array_equal(low, [0, 1, 0])
+    assert narrow.dtype == np.int32
+    np.testing.assert_array_equal(narrow, [1, 0])
+    np.testing.assert_array_equal(_run(og.argmax(x, dimension=1)), [1, 0])
+
+
+def test_nn_max_pool2d_is_tf_nhwc_op():
+    x = og.constant(np.zeros((2, 7, 7, 3), np.float32))
+    assert _run(og.nn.max_pool2d(x, 2, 2, "SAME")).shape == (2, 4, 4, 3)
+    assert _run(og.nn.avg_pool2d(x, [1, 3, 3, 1], [1, 2, 2, 1], "VALID")).shape == \
+        (2, 3, 3, 3)
+    # onegraph's NCHW layer forms keep their behaviour under _layer names
+    assert _run(og.nn.max_pool2d_layer(og.zeros([1, 3, 8, 8]), 2)).shape == (1, 3, 4, 4)
+
+
+def test_gradients_as_tf1():
+    x, y = og.constant([2.0]), og.constant([2.0])   # two constants, not one
+    zero = og.constant([0.0])
+    yy, xx = og.constant([0.0]), og.constant([-2.0])
+    got = _run(og.gradients(x * y, [x, y])
+               + og.gradients(og.nn.leaky_relu(zero, 0.2), zero)
+               + og.gradients(og.atan2(yy, xx), [yy, xx]))
+    np.testing.assert_allclose(np.concatenate(got), [2.0, 2.0, 0.2, -0.5, 0.0])
+
+
+def test_euclidean_norm_over_no_axis_is_the_magnitude():
+    np.testing.assert_array_equal(
+        _run(og.reduce_euclidean_norm(og.constant([-3.0, 4.0]), axis=[])), [3.0, 4.0])
