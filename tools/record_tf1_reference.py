@@ -70,7 +70,7 @@ def _op_cases(tf, arrays: dict, which: str) -> int:
             rs, terms = [], []
             for out in outs:
                 if out.dtype.is_floating:
-                    r = rng.randn(*out.shape).astype(out.dtype.as_numpy_dtype)
+                    r = np.asarray(rng.randn(*out.shape)).astype(out.dtype.as_numpy_dtype)
                     terms.append(tf.reduce_sum(tf.cast(out, tf.float64) * r))
                 else:   # integer or bool results: nothing to differentiate
                     r = np.zeros(out.shape, np.float64)

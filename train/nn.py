@@ -666,7 +666,28 @@ def softmax_cross_entropy(labels, logits, name=None) -> Tensor:
     return lg.graph.op("SoftmaxCrossEntropyWithLogits", [lg, lab], name=name)[0]
 
 
-softmax_cross_entropy_with_logits = softmax_cross_entropy
+def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, dim=-1,
+                                      name=None, axis=None) -> Tensor:
+    """TF1's tf.nn.softmax_cross_entropy_with_logits (v1): the cross-entropy of
+    softmax(logits) along `axis` (`dim`, default the last) against labels, with no
+    gradient into labels (TF1's v1 stops it; softmax_cross_entropy_with_logits_v2
+    lets it through). Keyword arguments, as TF1 requires.
+
+    Raises:
+        TypeError: labels or logits is missing, or arguments are given positionally.
+        ValueError / ShapeError: as softmax_cross_entropy_with_logits_v2.
+    """
+    from .nn_more import softmax_cross_entropy_with_logits_v2
+
+    if _sentinel is not None:
+        raise TypeError("softmax_cross_entropy_with_logits: give labels= and logits= by "
+                        "name (TF1 refuses positional arguments)")
+    if labels is None or logits is None:
+        raise TypeError("softmax_cross_entropy_with_logits needs labels= and logits=")
+    lg = _x(logits)
+    fixed = api.stop_gradient(_g.convert_to_tensor(labels, lg.dtype, lg.graph))
+    return softmax_cross_entropy_with_logits_v2(fixed, lg, axis=dim if axis is None else axis,
+                                                name=name)
 
 
 def logistic_operands(labels, logits, what: str) -> tuple:
@@ -725,6 +746,8 @@ def l2_loss(t, name=None) -> Tensor:
 from .nn_ops import *  # noqa: E402,F401,F403
 # TF1's transposed/separable/atrous/1-D convs, lrn, space_to_depth, weighted logistic loss
 from .nn_extra import *  # noqa: E402,F401,F403
+# TF1's batch_normalization, fused_batch_norm, conv3d, 1-D/3-D pools, v2 cross-entropy, ...
+from .nn_more import *  # noqa: E402,F401,F403
 # TF1's dynamic_rnn and the cells beside LSTMCell
 from .rnn import (BasicRNNCell, DropoutWrapper, GRUCell, MultiRNNCell,  # noqa: E402,F401
                   bidirectional_dynamic_rnn, dynamic_rnn)
