@@ -204,26 +204,58 @@ def placeholder(dtype, shape=None, name: str | None = None) -> Tensor:
     return get_default_graph().placeholder(dtype, shape, name)
 
 
-def constant(value, dtype=None, name: str | None = None) -> Tensor:
-    """A constant tensor. Python floats become float32, Python ints int64.
+def constant(value, dtype=None, shape=None, name: str | None = None,
+             verify_shape=False) -> Tensor:
+    """A constant tensor (TF1's tf.constant). Python floats become float32, Python ints
+    int64. With `shape`, a scalar value fills it, a value of as many elements is
+    reshaped, and a shorter one is extended with its last element, as TF1 does
+    (verify_shape=True refuses any other shape than the value's).
 
     Args:
         value: array-like.
         dtype: convert to this dtype.
+        shape: the result's shape (a list of ints).
         name: tensor name.
 
     Raises:
         OneGraphError: value is not array-like (None, a dict, a ragged list), or does
             not fit `dtype` (a str for a number, a fraction for an integer type, out of
             range).
-        TypeError: name is not a str.
+        ShapeError: value has more elements than shape, or another shape when
+            verify_shape.
+        TypeError: name is not a str, or shape is not a list of ints.
     """
+    if shape is not None:
+        value = _shaped(value, dtype, _shape_arg(shape, "constant: shape"),
+                        _bool_arg(verify_shape, "constant: verify_shape"))
     g = get_default_graph()
     if any(g._control):
         # inside control_dependencies TF1's Const op waits for them; a constant here is
         # a value with no op, so an Identity carries the dependencies
         return g.op("Identity", [g.constant(value, dtype)], name=name)
     return g.constant(value, dtype, name, shared=False)
+
+
+def _shaped(value, dtype, dims: tuple, verify: bool) -> np.ndarray:
+    """tf.constant's value given a shape: filled, reshaped or extended by its last
+    element (TF1's rules)."""
+    try:
+        array = _g._as_array(value, None if dtype is None else as_dtype(dtype))
+    except OneGraphError as e:
+        raise _g._named(e, "constant: value") from None
+    count = int(np.prod(dims))
+    if verify and array.shape != dims:
+        raise ShapeError(f"constant: value of shape {list(array.shape)} is not of shape "
+                         f"{list(dims)} (verify_shape)")
+    if array.size == 1:
+        return np.full(dims, array.reshape(()), dtype=array.dtype)
+    if array.size > count:
+        raise ShapeError(f"constant: value has {array.size} elements, more than shape "
+                         f"{list(dims)} holds")
+    flat = array.reshape(-1)
+    if array.size < count:
+        flat = np.concatenate([flat, np.repeat(flat[-1:], count - array.size)])
+    return flat.reshape(dims)
 
 
 # As TF's tf.zeros / tf.ones: a fill of this many elements or more is a ConstantOfShape
@@ -295,16 +327,26 @@ def ones(shape, dtype=float32, name=None) -> Tensor:
     return _filled(shape, 1, dtype, name, "ones")
 
 
-def zeros_like(x, name=None) -> Tensor:
-    """Zeros with the shape and dtype of x (at run time)."""
-    x = _t(x)
-    return x.graph.op("ZerosLike", [x], name=name)
+def zeros_like(tensor, dtype=None, name=None, optimize=True) -> Tensor:
+    """Zeros with the shape of `tensor` (at run time) and its dtype, or `dtype`.
+
+    Raises:
+        OneGraphError: dtype names no dtype.
+    """
+    x = _t(tensor)
+    y = x.graph.op("ZerosLike", [x], name=None if dtype is not None else name)
+    return y if dtype is None else cast(y, dtype, name=name)
 
 
-def ones_like(x, name=None) -> Tensor:
-    """Ones with the shape and dtype of x (at run time)."""
-    x = _t(x)
-    return x.graph.op("OnesLike", [x], name=name)
+def ones_like(tensor, dtype=None, name=None, optimize=True) -> Tensor:
+    """Ones with the shape of `tensor` (at run time) and its dtype, or `dtype`.
+
+    Raises:
+        OneGraphError: dtype names no dtype.
+    """
+    x = _t(tensor)
+    y = x.graph.op("OnesLike", [x], name=None if dtype is not None else name)
+    return y if dtype is None else cast(y, dtype, name=name)
 
 
 # --------------------------------------------------------------------------- scopes
@@ -540,20 +582,30 @@ def add_n(inputs: Sequence, name=None) -> Tensor:
     return ts[0].graph.op("AddN", ts, name=name)
 
 
-def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False, name=None) -> Tensor:
+def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False,
+           adjoint_a: bool = False, adjoint_b: bool = False, a_is_sparse: bool = False,
+           b_is_sparse: bool = False, name=None) -> Tensor:
     """Matrix product (numpy matmul semantics; 2-D transposes via Gemm).
 
     Args:
         a, b: tensors; batch dims broadcast.
         transpose_a, transpose_b: use the transpose of the last two dims.
+        adjoint_a, adjoint_b: TF1's adjoints, the same for real matrices.
+        a_is_sparse, b_is_sparse: TF1's hints, accepted and ignored.
 
     Raises:
         ShapeError: a and b have different dtypes, or an operand to transpose is not
             of known rank >= 2.
         TypeError: transpose_a or transpose_b is not a bool.
     """
-    transpose_a = _bool_arg(transpose_a, "matmul: transpose_a")
-    transpose_b = _bool_arg(transpose_b, "matmul: transpose_b")
+    # TF1's adjoints are the transposes of real matrices; the sparsity hints change
+    # nothing here
+    adjoint_a = _bool_arg(adjoint_a, "matmul: adjoint_a")
+    adjoint_b = _bool_arg(adjoint_b, "matmul: adjoint_b")
+    transpose_a = _bool_arg(transpose_a, "matmul: transpose_a") or adjoint_a
+    transpose_b = _bool_arg(transpose_b, "matmul: transpose_b") or adjoint_b
+    _bool_arg(a_is_sparse, "matmul: a_is_sparse")
+    _bool_arg(b_is_sparse, "matmul: b_is_sparse")
     a, b = _pair(a, b, "MatMul")
     for flag, t, which in ((transpose_a, a, "a"), (transpose_b, b, "b")):
         if flag and (t.shape is None or len(t.shape) < 2):
@@ -610,43 +662,73 @@ def where(condition, x=None, y=None, name=None) -> Tensor:
     return x.graph.op("Where", [cond, x, y], name=name)
 
 
-def clip_by_value(x, clip_value_min, clip_value_max, name=None) -> Tensor:
-    """x clamped to [min, max] (ONNX Clip).
+def clip_by_value(t, clip_value_min, clip_value_max, name=None) -> Tensor:
+    """t clamped to [min, max] (TF1's tf.clip_by_value): scalar bounds are one ONNX
+    Clip, bounds of other shapes broadcast elementwise (Max then Min).
 
     Raises:
-        OneGraphError: a bound does not convert to x's dtype (None, a str, ...).
+        OneGraphError: a bound does not convert to t's dtype (None, a str, ...).
+        ShapeError: a bound tensor has another dtype than t.
     """
-    x = _t(x)
+    x = _t(t)
     g = x.graph
     try:
         lo = g.convert(clip_value_min, _g._dtype_for(x))
         hi = g.convert(clip_value_max, _g._dtype_for(x))
     except OneGraphError as e:
         raise _g._named(e, "clip_by_value") from None
-    return g.op("Clip", [x, lo, hi], name=name)
+    if all(b.shape is not None and len(b.shape) == 0 for b in (lo, hi)):
+        return g.op("Clip", [x, lo, hi], name=name)
+    return minimum(maximum(x, lo), hi, name=name)
 
 
 # --------------------------------------------------------------------------- reductions
 
+def _alias(value, old_value, new: str, old: str, what: str):
+    """TF1's deprecated argument names (keep_dims, reduction_indices, dim, ...): the
+    value given under either name.
+
+    Raises:
+        ValueError: both names are given.
+    """
+    if old_value is None:
+        return value
+    if value is not None:
+        raise ValueError(f"{what}: give {new} or {old} (its old name), not both")
+    return old_value
+
+
 def _reduce(op_type):
-    def fn(x, axis=None, keepdims: bool = False, name=None):
+    def fn(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None,
+           keep_dims=None):
+        what = op_type
+        axis = _alias(axis, reduction_indices, "axis", "reduction_indices", what)
+        keepdims = _alias(keepdims, keep_dims, "keepdims", "keep_dims", what)
         keepdims = False if keepdims is None else _bool_arg(keepdims,
                                                              f"{op_type}: keepdims")
-        axes = None if axis is None else _axes(axis, f"{op_type}: axis")
-        x = _t(x)
+        x = _t(input_tensor)
         g = x.graph
         inputs = [x]
+        if _g._is_symbolic(axis):   # TF1 also takes the axes as a tensor
+            inputs.append(reshape(cast(_g.integer_tensor(axis, f"{what}: axis", g),
+                                       DType.INT64), [-1]))
+            return g.op(op_type, inputs, {"keepdims": int(keepdims)}, name=name)
+        axes = None if axis is None else _axes(axis, f"{op_type}: axis")
         if axes is not None:
             if not axes:  # TF: an empty axis list reduces nothing (ONNX: everything)
                 return g.op("Identity", [x], name=name)
             inputs.append(g.constant(_ints(axes)))
         return g.op(op_type, inputs, {"keepdims": int(keepdims)}, name=name)
     fn.__name__ = op_type
-    fn.__doc__ = (f"{op_type} over `axis` (int or list; None = all axes, [] = none).\n\n"
-                  "    Args:\n        x: input.\n        axis: axes to reduce.\n"
-                  "        keepdims: keep reduced axes with size 1.\n\n"
-                  "    Raises:\n        TypeError: axis is not an int or a list of ints, "
-                  "or keepdims not a bool.\n")
+    fn.__doc__ = (f"{op_type} over `axis` (int, list or integer tensor; None = all axes, "
+                  "[] = none), TF1's arguments.\n\n"
+                  "    Args:\n        input_tensor: input.\n        axis: axes to "
+                  "reduce (reduction_indices: TF1's old name).\n"
+                  "        keepdims: keep reduced axes with size 1 (keep_dims: old "
+                  "name).\n\n"
+                  "    Raises:\n        TypeError: axis is not an int, a list of ints or "
+                  "an integer tensor, or keepdims not a bool.\n"
+                  "        ValueError: an argument is given under both its names.\n")
     return fn
 
 
@@ -721,17 +803,48 @@ def reshape(x, new_shape, name=None) -> Tensor:
     g = x.graph
     s = int64_tensor(new_shape, "reshape: new_shape", g) if holds_tensor(new_shape) \
         else g.constant(np.asarray(_int_list(new_shape, "reshape: new_shape"), np.int64))
-    return g.op("Reshape", [x, s], name=name)
+    y = g.op("Reshape", [x, s], name=name)
+    if isinstance(new_shape, (list, tuple)) and holds_tensor(new_shape) \
+            and y.shape is not None and len(y.shape) == len(new_shape):
+        # as TF1: the sizes given as ints stay known ([og.shape(x)[0], -1, 5] is
+        # (?, ?, 5)), and so does -1 when x's size and every other size are
+        known = [_static_size(g, v) for v in new_shape]
+        dims = [d if d is not None else (k if k is not None and k >= 0 else None)
+                for d, k in zip(y.shape, known)]
+        total = _static_count(x)
+        if known.count(-1) == 1 and total is not None and None not in \
+                [d for d, k in zip(dims, known) if k != -1]:
+            rest = int(np.prod([d for d, k in zip(dims, known) if k != -1]))
+            if rest and total % rest == 0:
+                dims[known.index(-1)] = total // rest
+        y.set_shape(dims)
+    return y
 
 
-def transpose(x, perm=None, name=None) -> Tensor:
-    """Permute the axes (default: reverse them).
+def _static_size(g, v):
+    """An entry of a reshape target as an int when known while building, else None."""
+    if _g._is_symbolic(v):
+        value = g.static_value(_t(v, graph=g))
+        return None if value is None or np.size(value) != 1 else int(np.asarray(value))
+    return int(v)
+
+
+def _static_count(x: Tensor):
+    if x.shape is None or None in x.shape:
+        return None
+    return int(np.prod(x.shape))
+
+
+def transpose(a, perm=None, name=None, conjugate=False) -> Tensor:
+    """Permute the axes (default: reverse them), TF1's tf.transpose (conjugate is
+    accepted for real tensors).
 
     Raises:
-        TypeError: perm is not a list of ints.
+        TypeError: perm is not a list of ints, or conjugate is not a bool.
     """
+    _bool_arg(conjugate, "transpose: conjugate")
     perm = None if perm is None else _int_list(perm, "transpose: perm")
-    x = _t(x)
+    x = _t(a)
     return x.graph.op("Transpose", [x], {"perm": perm}, name=name)
 
 
@@ -764,28 +877,34 @@ def _joined(values: list, what: str) -> list:
     return ts
 
 
-def expand_dims(x, axis: int, name=None) -> Tensor:
-    """Insert a size-1 axis.
+def expand_dims(input, axis=None, name=None, dim=None) -> Tensor:  # noqa: A002
+    """Insert a size-1 axis at `axis` (`dim` is TF1's old name).
 
     Raises:
-        TypeError: axis is not an int.
+        TypeError: axis is not an int, or neither axis nor dim is given.
+        ValueError: both axis and dim are given.
         ShapeError: axis is out of range for x's rank + 1.
     """
+    axis = _alias(axis, dim, "axis", "dim", "expand_dims")
+    if axis is None:
+        raise TypeError("expand_dims needs axis")
     axis = _int_arg(axis, "expand_dims: axis")
-    x = _t(x)
+    x = _t(input)
     _check_axis(axis, x, "expand_dims: axis", extra=1)
     return x.graph.op("Unsqueeze", [x, x.graph.constant(_ints([axis]))], name=name)
 
 
-def squeeze(x, axis=None, name=None) -> Tensor:
+def squeeze(input, axis=None, name=None, squeeze_dims=None) -> Tensor:  # noqa: A002
     """Remove size-1 axes: those listed, or all when `axis` is None or empty (as in TF,
-    where the default is []).
+    where the default is []); `squeeze_dims` is TF1's old name of axis.
 
     Raises:
         TypeError: axis is not an int or a list of ints.
+        ValueError: both axis and squeeze_dims are given.
     """
+    axis = _alias(axis, squeeze_dims, "axis", "squeeze_dims", "squeeze")
     axes = None if axis is None else _axes(axis, "squeeze: axis")
-    x = _t(x)
+    x = _t(input)
     inputs = [x]
     if axes:
         inputs.append(x.graph.constant(_ints(axes)))
@@ -835,17 +954,20 @@ def unstack(x, num: int | None = None, axis: int = 0) -> list:
     return [squeeze(p, axis) for p in parts]
 
 
-def split(x, num_or_sizes, axis: int = 0, name=None) -> list:
-    """Split x along `axis` into equal parts or parts of the given sizes.
+def split(value, num_or_size_splits, axis: int = 0, num=None, name=None) -> list:
+    """Split value along `axis` into num_or_size_splits equal parts or parts of the
+    given sizes (one may be -1: the rest), TF1's tf.split (`num` is accepted).
 
     Raises:
-        TypeError: num_or_sizes is not an int or a list of ints, or axis not an int.
+        TypeError: num_or_size_splits is not an int or a list of ints, or axis not an
+            int.
         ValueError: the count is < 1 or above `graph.MAX_OUTPUTS`, or a size is < -1.
         ShapeError: axis is out of range, or the count or sizes do not fit the axis's
             known length (as TF1 finds at graph build time).
     """
     axis = _int_arg(axis, "split: axis")
-    x = _t(x)
+    x = _t(value)
+    num_or_sizes = num_or_size_splits
     g = x.graph
     _check_axis(axis, x, "split: axis")
     dim = x.shape[axis] if x.shape is not None else None
@@ -869,8 +991,16 @@ def split(x, num_or_sizes, axis: int = 0, name=None) -> list:
         if dim is not None and (known > dim or (-1 not in sizes and known != dim)):
             raise ShapeError(f"split: sizes {sizes} do not add up to the length {dim} of "
                              f"axis {axis} of {x.name!r}")
-        out = g.op("Split", [x, g.constant(_ints(sizes))], {"axis": axis},
-                   num_outputs=len(sizes), name=name)
+        if -1 in sizes:   # the rest of the axis (ONNX's Split takes no -1)
+            k = sizes.index(-1)
+            if dim is not None:
+                sizes[k] = dim - known
+            else:
+                sizes[k] = reshape(shape(x)[axis] - np.int64(known), [])
+        split_t = int64_tensor(sizes, "split: num_or_sizes", g) if holds_tensor(sizes) \
+            else g.constant(_ints(sizes))
+        out = g.op("Split", [x, split_t], {"axis": axis}, num_outputs=len(sizes),
+                   name=name)
     return out if isinstance(out, list) else [out]
 
 
@@ -973,30 +1103,77 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     return g.op("OneHot", [i, depth_t, values], {"axis": axis}, name=name)
 
 
-def pad(x, paddings, constant_value=0.0, name=None) -> Tensor:
-    """Constant padding; paddings is [[before, after], ...] per axis: ints, scalar
-    integer tensors among them, or one integer tensor of shape [rank, 2] (as TF1).
+def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0,
+        constant_value=None) -> Tensor:
+    """TF1's tf.pad: paddings is [[before, after], ...] per axis (ints, scalar integer
+    tensors among them, or one integer tensor of shape [rank, 2]); mode "CONSTANT"
+    fills with constant_values (`constant_value` is onegraph's older name), "REFLECT"
+    mirrors without the edge and "SYMMETRIC" with it (those two need int paddings no
+    larger than the axis, less than it for REFLECT).
 
     Raises:
-        TypeError: paddings is not a list of [before, after] int pairs or a tensor.
+        TypeError: paddings is not a list of [before, after] int pairs or a tensor, or
+            mirror modes get tensor paddings.
+        ValueError: mode is unknown, or a mirror padding is too large for its axis.
         ShapeError: paddings has another number of rows than x has axes, or a tensor
             of paddings is not [rank, 2] integers.
-        OneGraphError: constant_value does not fit x's dtype.
+        OneGraphError: the constant does not fit x's dtype.
     """
-    x = _t(x)
+    x = _t(tensor)
+    if not isinstance(mode, str) or mode.upper() not in ("CONSTANT", "REFLECT", "SYMMETRIC"):
+        raise ValueError(f"pad: mode must be 'CONSTANT', 'REFLECT' or 'SYMMETRIC', got "
+                         f"{_brief(mode)}")
+    mode = mode.upper()
+    if mode != "CONSTANT":
+        if holds_tensor(paddings):
+            raise TypeError(f"pad: mode {mode} needs paddings of ints")
+        return _mirror_pad(x, _padding_list(x, paddings), mode, name)
     if holds_tensor(paddings):
         flat = _padding_tensor(x, paddings)
     else:
         flat = x.graph.constant(_padding_list(x, paddings))
+    fill = constant_values if constant_value is None else constant_value
     g = x.graph
     try:
-        value = _g._as_array(constant_value, x.dtype) if x.dtype is not DType.UNDEFINED \
-            else _g._as_array(constant_value)
+        value = _g._as_array(fill, x.dtype) if x.dtype is not DType.UNDEFINED \
+            else _g._as_array(fill)
     except OneGraphError as e:
-        raise _g._named(e, "pad: constant_value") from None
+        raise _g._named(e, "pad: constant_values") from None
     if value.shape != ():
-        raise ShapeError(f"pad: constant_value must be a scalar, got shape {value.shape}")
+        raise ShapeError(f"pad: constant_values must be a scalar, got shape {value.shape}")
     return g.op("Pad", [x, flat, g.constant(value)], name=name)
+
+
+def _mirror_pad(x: Tensor, pads: np.ndarray, mode: str, name) -> Tensor:
+    """tf.pad's REFLECT / SYMMETRIC as slices of x reversed and joined along each axis
+    (differentiable and exportable everywhere; ONNX's Pad has no symmetric mode)."""
+    rank = len(pads) // 2
+    edge = 0 if mode == "SYMMETRIC" else 1
+    y = x
+    for axis in range(rank):
+        before, after = int(pads[axis]), int(pads[axis + rank])
+        if not before and not after:
+            continue
+        n = y.shape[axis] if y.shape is not None else None
+        limit = None if n is None else n - edge
+        if limit is not None and max(before, after) > limit:
+            raise ValueError(f"pad: {mode} padding [{before}, {after}] of axis {axis} "
+                             f"must be at most {limit} for its length {n}")
+        parts = []
+        if before:
+            head = strided_slice(y, (slice(None),) * axis + (slice(edge, edge + before),))
+            parts.append(_reversed(head, axis))
+        parts.append(y)
+        if after:
+            tail = strided_slice(y, (slice(None),) * axis + (
+                slice(-after - edge, -edge if edge else None),))
+            parts.append(_reversed(tail, axis))
+        y = concat(parts, axis)
+    return identity(y, name=name) if name is not None or y is x else y
+
+
+def _reversed(t: Tensor, axis: int) -> Tensor:
+    return strided_slice(t, (slice(None),) * axis + (slice(None, None, -1),))
 
 
 def _padding_list(x: Tensor, paddings) -> np.ndarray:

@@ -7,6 +7,7 @@ seed starts from the same parameters. Images are NCHW, as in ONNX.
 
 from __future__ import annotations
 
+import collections
 import math
 from typing import Sequence
 
@@ -78,24 +79,28 @@ def _scope_or(kernel_init):
     return kernel_init if get_variable_scope().initializer is None else None
 
 
-def softmax(logits, axis: int = -1, name=None) -> Tensor:
-    """Softmax along `axis`.
+def softmax(logits, axis=None, name=None, dim=None) -> Tensor:
+    """Softmax along `axis` (default the last; `dim` is TF1's old name).
 
     Raises:
         TypeError: axis is not an int.
+        ValueError: both axis and dim are given.
     """
-    axis = api._int_arg(axis, "softmax: axis")
+    axis = api._alias(axis, dim, "axis", "dim", "softmax")
+    axis = -1 if axis is None else api._int_arg(axis, "softmax: axis")
     x = _x(logits)
     return x.graph.op("Softmax", [x], {"axis": axis}, name=name)
 
 
-def log_softmax(logits, axis: int = -1, name=None) -> Tensor:
-    """Log-softmax along `axis`.
+def log_softmax(logits, axis=None, name=None, dim=None) -> Tensor:
+    """Log-softmax along `axis` (default the last; `dim` is TF1's old name).
 
     Raises:
         TypeError: axis is not an int.
+        ValueError: both axis and dim are given.
     """
-    axis = api._int_arg(axis, "log_softmax: axis")
+    axis = api._alias(axis, dim, "axis", "dim", "log_softmax")
+    axis = -1 if axis is None else api._int_arg(axis, "log_softmax: axis")
     x = _x(logits)
     return x.graph.op("LogSoftmax", [x], {"axis": axis}, name=name)
 
@@ -236,7 +241,8 @@ def _same_pads(in_sp, kernel, strides):
     return pb + pe
 
 
-def conv2d(x, filters, *args, **kwargs) -> Tensor:
+def conv2d(x=None, filters=None, *args, input=None, filter=None,  # noqa: A002 - TF's
+           **kwargs) -> Tensor:
     """2-D convolution in one of two forms, told apart by the second argument:
 
     - ``og.nn.conv2d(x, filters: int, kernel_size, strides=1, padding="SAME",
@@ -246,9 +252,20 @@ def conv2d(x, filters, *args, **kwargs) -> Tensor:
       data_format="NHWC", dilations=None, name=None)``: TF1's tf.nn.conv2d op with a
       (kh, kw, in, out) filter (`nn_ops.conv2d_op`).
 
+    TF1's keyword names input= and filter= are taken too.
+
     Raises:
-        as the form called.
+        TypeError: the input or the filters are missing, or given twice.
+        (and as the form called)
     """
+    if (x is not None and input is not None) or (filters is not None and filter is not None):
+        raise TypeError("conv2d: give the input as x or input=, and the filters as "
+                        "filters or filter=, not both")
+    x = x if x is not None else input
+    filters = filters if filters is not None else filter
+    if x is None or filters is None:
+        raise TypeError("conv2d needs an input (x or input=) and filters (filters or "
+                        "filter=)")
     if _g._is_symbolic(filters) or np.ndim(filters) == 4:
         from .nn_ops import conv2d_op
 
@@ -561,6 +578,12 @@ def embedding_lookup(params, ids, name=None) -> Tensor:
     return api.gather(params, ids, axis=0, name=name)
 
 
+class LSTMStateTuple(collections.namedtuple("LSTMStateTuple", ["c", "h"])):
+    """TF1's LSTMStateTuple: an LSTM's state (c, h) with .c and .h."""
+
+    __slots__ = ()
+
+
 class LSTMCell:
     """A long short-term memory cell: (x, (c, h)) -> (h', (c', h')).
 
@@ -602,7 +625,7 @@ class LSTMCell:
         from .rnn import _zeros_for
 
         z = _zeros_for(batch_size, self.num_units, dtype)
-        return (z, z)
+        return LSTMStateTuple(z, z)
 
     def build(self, n_in: int, dtype=np.float32, graph=None) -> None:
         """Create the kernel and bias (done by the first call)."""
@@ -636,7 +659,7 @@ class LSTMCell:
         i, j, f, o = api.split(z, 4, axis=1)
         new_c = api.sigmoid(f + self.forget_bias) * c + api.sigmoid(i) * api.tanh(j)
         new_h = api.sigmoid(o) * api.tanh(new_c)
-        return new_h, (new_c, new_h)
+        return new_h, LSTMStateTuple(new_c, new_h)
 
 
 # --------------------------------------------------------------------------- losses

@@ -19,6 +19,7 @@ from .api_compat import __all__ as _api_compat_all
 from .api_linalg import *  # noqa: F401,F403 - TF1's matrix functions and og.linalg
 from .api_linalg import __all__ as _api_linalg_all
 from .api import tuple_ as tuple  # noqa: A004 - TF1's og.tuple
+from .api import bool_ as bool  # noqa: A004 - TF1's og.bool dtype
 from .control_flow import case, cond, foldl, map_fn, scan, while_loop
 from .debugging import *  # noqa: F401,F403 - Assert, check_numerics, assert_*
 from .debugging import __all__ as _debugging_all
@@ -41,7 +42,7 @@ from .variable_scope import (AUTO_REUSE, VariableScope, get_variable, get_variab
                              variable_scope)
 
 __all__ = sorted(set(_api_all) | set(_api_extra_all) | set(_api_math_all) | set(_debugging_all) | set(_state_all) | set(_api_compat_all) | set(_api_linalg_all) | {
-    "case", "clip_by_global_norm", "clip_by_norm", "global_norm", "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices", "InteractiveSession", "RandomShuffleQueue", "RegisterGradient", "Session", "custom_gradient",
+    "bool", "case", "clip_by_global_norm", "clip_by_norm", "global_norm", "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices", "InteractiveSession", "RandomShuffleQueue", "RegisterGradient", "Session", "custom_gradient",
     "get_default_session", "gradient_override_map", "gradients", "image", "layers", "losses", "metrics", "nn", "set_random_seed",
     "depth_to_space", "space_to_depth", "multinomial", "random_crop", "random_shuffle",
     "AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope", "variable_scope",

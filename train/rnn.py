@@ -20,7 +20,8 @@ from . import graph as _g
 from .api_extra import fill
 from .control_flow import _accumulate, _stack_rows, while_loop
 from .graph import Tensor
-from .nn import LSTMCell, _positive_int, _scope_or, _zeros, glorot_uniform
+from .nn import (LSTMCell, LSTMStateTuple, _positive_int, _scope_or, _zeros,
+                 glorot_uniform)
 
 
 class _Cell:
@@ -166,7 +167,9 @@ def _packed(structure, leaves: list):
 
     def build(part):
         if isinstance(part, (tuple, list)):
-            return tuple(build(p) for p in part)
+            parts = [build(p) for p in part]
+            # a namedtuple (LSTMStateTuple) keeps its type, so .c / .h still work
+            return type(part)(*parts) if hasattr(part, "_fields") else tuple(parts)
         return next(it)
     return build(structure)
 
@@ -247,6 +250,8 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
             [api.constant(np.int64(0)), g.op("AccumulatorNew", []), leaves],
             shape_invariants=[(), None, [v.shape for v in leaves]], name="while")
         outputs = _stack_rows(g, written, _output_like(cell, leaves[0]), n)
+        # zero steps stack no rows, so the batch size comes from the input: (0, B, U)
+        outputs = api.reshape(outputs, [n, api.reshape(batch, []), cell.output_size])
         if not time_major:
             outputs = api.transpose(outputs, [1, 0, 2])
     return outputs, _packed(structure, final)
@@ -411,7 +416,7 @@ class DropoutWrapper:
             return tuple(self._drop_state(c, s) for c, s in zip(cell.cells, state))
         if isinstance(cell, LSTMCell):
             c, h = state
-            return (c, self._drop(h, "state"))
+            return LSTMStateTuple(c, self._drop(h, "state"))
         return self._drop(state, "state")
 
     def __call__(self, x, state):

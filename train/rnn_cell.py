@@ -1,6 +1,6 @@
 """og.nn.rnn_cell: TF1's tf.nn.rnn_cell namespace of cells and wrappers."""
 
-from .nn import LSTMCell
+from .nn import LSTMCell, LSTMStateTuple
 from .rnn import BasicRNNCell, DropoutWrapper, GRUCell, MultiRNNCell
 
 
@@ -22,4 +22,4 @@ class BasicLSTMCell(LSTMCell):
 
 
 __all__ = ["BasicLSTMCell", "BasicRNNCell", "DropoutWrapper", "GRUCell", "LSTMCell",
-           "MultiRNNCell"]
+           "LSTMStateTuple", "MultiRNNCell"]

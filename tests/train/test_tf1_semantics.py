@@ -127,3 +127,62 @@ def test_gradients_as_tf1():
 def test_euclidean_norm_over_no_axis_is_the_magnitude():
     np.testing.assert_array_equal(
         _run(og.reduce_euclidean_norm(og.constant([-3.0, 4.0]), axis=[])), [3.0, 4.0])
+
+
+def test_tf1_argument_forms():
+    """TF1 usages that onegraph refused (names, orders, tensors); values are TF's."""
+    x = og.constant(np.arange(6.0).reshape(2, 3).astype(np.float32))
+    ax = og.placeholder(og.int32, [])
+    n = og.placeholder(og.float32, [None, 4, 5])
+    assert og.reshape(n, [og.shape(n)[0], -1, 5]).shape == (None, None, 5)   # TF1 too
+    assert og.reshape(n, [og.shape(n)[0], 20]).shape == (None, 20)
+    outs = [og.split(og.constant(np.arange(6.0)), [1, -1, 2]),
+            og.pad(og.constant([[1.0, 2.0, 3.0]]), [[0, 0], [1, 1]], "REFLECT"),
+            og.pad(og.constant([[1.0, 2.0, 3.0]]), [[0, 0], [2, 1]], mode="SYMMETRIC"),
+            og.pad(x, [[0, 0], [1, 0]], constant_values=9.0),
+            og.reduce_sum(x, reduction_indices=[1], keep_dims=True),
+            og.reduce_sum(input_tensor=x, axis=ax),
+            og.expand_dims(x, dim=0), og.squeeze(og.zeros([1, 2]), squeeze_dims=[0]),
+            og.transpose(a=x), og.zeros_like(x, dtype=og.int32),
+            og.constant([1, 2], shape=[4]), og.constant(3.0, og.float32, [2, 2]),
+            og.matmul(x, x, adjoint_b=True), og.nn.softmax(x, dim=0),
+            og.clip_by_value(x, og.constant([1.0, 0.0, 0.0]), 4.0)]
+    got = og.Session().run(outs, {ax: 0})
+    assert [a.tolist() for a in got[0]] == [[0.0], [1.0, 2.0, 3.0], [4.0, 5.0]]
+    np.testing.assert_array_equal(got[1], [[2.0, 1.0, 2.0, 3.0, 2.0]])
+    np.testing.assert_array_equal(got[2], [[2.0, 1.0, 1.0, 2.0, 3.0, 3.0]])
+    np.testing.assert_array_equal(got[3], [[9, 0, 1, 2], [9, 3, 4, 5]])
+    np.testing.assert_array_equal(got[4], [[3.0], [12.0]])
+    np.testing.assert_array_equal(got[5], [3.0, 5.0, 7.0])
+    assert got[6].shape == (1, 2, 3) and got[7].shape == (2,)
+    assert got[8].shape == (3, 2) and got[9].dtype == np.int32
+    np.testing.assert_array_equal(got[10], [1, 2, 2, 2])            # TF1 repeats the last
+    np.testing.assert_array_equal(got[11], np.full((2, 2), 3.0))
+    np.testing.assert_allclose(got[12], [[5.0, 14.0], [14.0, 50.0]])
+    np.testing.assert_allclose(got[13].sum(axis=0), [1.0, 1.0, 1.0], rtol=1e-6)
+    np.testing.assert_array_equal(got[14], [[1.0, 1.0, 2.0], [3.0, 4.0, 4.0]])
+    y = og.nn.conv2d(input=og.zeros([1, 5, 5, 3]), filter=og.zeros([3, 3, 3, 2]),
+                     strides=[1, 1, 1, 1], padding="SAME")
+    assert y.shape == (1, 5, 5, 2)
+    assert og.placeholder(og.bool, [2]).dtype == og.bool_
+
+
+def test_rnn_states_and_empty_sequences_as_tf1():
+    x = og.placeholder(og.float32, [2, None, 4])
+    out, (first, second) = og.nn.dynamic_rnn(og.nn.rnn_cell.MultiRNNCell(
+        [og.nn.rnn_cell.LSTMCell(3), og.nn.GRUCell(2)]), x, dtype=og.float32)
+    assert type(first).__name__ == "LSTMStateTuple"
+    sess = og.Session()
+    sess.run(og.global_variables_initializer())
+    for steps in (0, 3):
+        o, c, h = sess.run([out, first.c, first.h], {x: np.ones((2, steps, 4), np.float32)})
+        assert o.shape == (2, steps, 2) and c.shape == h.shape == (2, 3)   # TF: (2, 0, 2)
+
+
+def test_v1_cross_entropy_stops_the_labels_gradient():
+    labels, logits = og.constant([[0.2, 0.8]]), og.constant([[1.0, 3.0]])
+    v1 = og.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    v2 = og.nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits)
+    assert og.gradients(v1, labels) == [None]                    # TF1: None
+    np.testing.assert_allclose(_run(og.gradients(v2, labels)[0]),
+                               [[2.126928, 0.12692805]], rtol=1e-6)
