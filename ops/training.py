@@ -4,9 +4,10 @@ What ONNX lacks for training: gradient kernels (ReluGrad, SoftmaxGrad, ConvGradI
 ConvGradFilter, MaxPoolGrad, AveragePoolGrad, ReduceGrad, SumToShapeOf), AddN,
 ZerosLike/OnesLike, the fused softmax cross-entropy losses, dense conversion of sparse
 (indices, values) gradients, and the optimizer update kernels (ApplyGradientDescent,
-ApplyMomentum, ApplyAdagrad, ApplyRMSProp, ApplyAdam, and SparseApplyGradientDescent,
-SparseApplyMomentum, SparseApplyAdagrad, SparseApplyRMSProp for the rows a sparse
-gradient touches).
+ApplyMomentum, ApplyAdagrad, ApplyRMSProp, ApplyCenteredRMSProp, ApplyAdadelta,
+ApplyAdam (og.train.Adam's form), ApplyAdamTF1 (TF1's AdamOptimizer), and
+SparseApplyGradientDescent, SparseApplyMomentum, SparseApplyAdagrad, SparseApplyRMSProp,
+SparseApplyCenteredRMSProp, SparseApplyAdadelta for the rows a sparse gradient touches).
 
 Update kernels take `VariableRef`s (the variable and its slot variables), compute the
 new values from the current ones under the variable's lock and replace them, so two
@@ -832,24 +833,47 @@ def _sparse_apply_centered_rmsprop(inputs, attrs, ctx):
     return (new,)
 
 
+def _adadelta_step(grad, accum, accum_update, lr, attrs, dtype):
+    """One Adadelta step (Zeiler) of the accumulators for `grad`: accum = rho*accum +
+    (1-rho)*grad^2; update = sqrt(accum_update + eps) / sqrt(accum + eps) * grad;
+    accum_update = rho*accum_update + (1-rho)*update^2. Returns (accum, accum_update,
+    lr*update), in dtype."""
+    rho, eps = attrs["rho"], attrs["epsilon"]
+    new_accum = (rho * accum + (1 - rho) * grad * grad).astype(dtype, copy=False)
+    update = (np.sqrt(accum_update + eps) / np.sqrt(new_accum + eps) * grad).astype(
+        dtype, copy=False)
+    new_update = (rho * accum_update + (1 - rho) * update * update).astype(dtype,
+                                                                          copy=False)
+    return new_accum, new_update, (lr * update).astype(dtype, copy=False)
+
+
 def _apply_adadelta(inputs, attrs, ctx):
-    """Adadelta (Zeiler): accum = rho*accum + (1-rho)*grad^2; update =
-    sqrt(accum_update + eps) / sqrt(accum + eps) * grad; accum_update = rho*accum_update
-    + (1-rho)*update^2; var -= lr*update (TF1's ApplyAdadelta)."""
+    """Adadelta (see `_adadelta_step`); var -= lr*update (TF1's ApplyAdadelta)."""
     var, accum, accum_update = _refs(inputs, 3, "ApplyAdadelta")
     lr, grad = _scalar(inputs[3]), _f(inputs[4])
-    rho, eps = attrs["rho"], attrs["epsilon"]
     with var.lock:
         old = var.read()
-        new_accum = (rho * accum.read() + (1 - rho) * grad * grad).astype(old.dtype,
-                                                                           copy=False)
-        previous = accum_update.read()
-        update = (np.sqrt(previous + eps) / np.sqrt(new_accum + eps) * grad).astype(
-            old.dtype, copy=False)
-        accum.value = new_accum
-        accum_update.value = (rho * previous + (1 - rho) * update * update).astype(
-            old.dtype, copy=False)
-        var.value = new = old - (lr * update).astype(old.dtype, copy=False)
+        accum.value, accum_update.value, step = _adadelta_step(
+            grad, accum.read(), accum_update.read(), lr, attrs, old.dtype)
+        var.value = new = old - step
+    return (new,)
+
+
+def _sparse_apply_adadelta(inputs, attrs, ctx):
+    """ApplyAdadelta on the rows a sparse gradient touches (TF1's SparseApplyAdadelta,
+    repeated indices summed first): the other rows keep their value and both
+    accumulators (they do not decay)."""
+    var, accum, accum_update = _refs(inputs, 3, "SparseApplyAdadelta")
+    lr, values, indices = _scalar(inputs[3]), _f(inputs[4]), _f(inputs[5])
+    with var.lock:
+        new, slots = var.read().copy(), [t.read().copy() for t in (accum, accum_update)]
+        rows, grad = _sparse_rows("SparseApplyAdadelta", new, values, indices)
+        new_accum, new_update, step = _adadelta_step(
+            grad, slots[0][rows], slots[1][rows], lr, attrs, new.dtype)
+        slots[0][rows], slots[1][rows] = new_accum, new_update
+        new[rows] -= step
+        accum.value, accum_update.value = slots
+        var.value = new
     return (new,)
 
 
@@ -913,6 +937,31 @@ def _apply_adam(inputs, attrs, ctx):
     return (new,)
 
 
+def _apply_adam_tf1(inputs, attrs, ctx):
+    """TF1's ApplyAdam, epsilon "hat" form: lr_t = lr * sqrt(1 - beta2_power) / (1 -
+    beta1_power); m += (grad - m) * (1 - beta1); v += (grad^2 - v) * (1 - beta2);
+    var -= lr_t * m / (sqrt(v) + epsilon). beta1_power and beta2_power (inputs 3, 4)
+    are beta1^t and beta2^t at step t (TF1's non-slot variables). Everything is
+    computed in the variable's dtype from float32 hyper-parameters, as TF1 casts its
+    float32 hyper-parameter tensors to the variable's dtype."""
+    var, m, v = _refs(inputs, 3, "ApplyAdamTF1")
+    grad = _f(inputs[6])
+    with var.lock:
+        old = var.read()
+        dt = old.dtype.type
+        b1p, b2p, lr = (dt(_scalar(inputs[i])) for i in (3, 4, 5))
+        b1, b2, eps = (dt(np.float32(attrs[k])) for k in ("beta1", "beta2", "epsilon"))
+        one = dt(1)
+        alpha = lr * np.sqrt(one - b2p) / (one - b1p)
+        m_old, v_old = m.read(), v.read()
+        new_m = (m_old + (grad - m_old) * (one - b1)).astype(old.dtype, copy=False)
+        new_v = (v_old + (grad * grad - v_old) * (one - b2)).astype(old.dtype, copy=False)
+        step = (new_m * alpha) / (np.sqrt(new_v) + eps)
+        m.value, v.value = new_m, new_v
+        var.value = new = (old - step).astype(old.dtype, copy=False)
+    return (new,)
+
+
 def _infer_var(attrs, inputs):
     return [TensorInfo(inputs[0].dtype, inputs[0].shape)]
 
@@ -947,6 +996,10 @@ OPS = tuple(sorted((
     define("ApplyAdam", ["var", "m", "v", "lr", "t", "grad"], ["out"], _apply_adam,
            [("beta1", "float", 0.9), ("beta2", "float", 0.999), ("epsilon", "float", 1e-8),
             ("weight_decay", "float", 0.0)], doc="Adam / AdamW update", **_UPDATE),
+    define("ApplyAdamTF1", ["var", "m", "v", "beta1_power", "beta2_power", "lr", "grad"],
+           ["out"], _apply_adam_tf1,
+           [("beta1", "float", 0.9), ("beta2", "float", 0.999), ("epsilon", "float", 1e-8)],
+           doc="TF1's Adam update (epsilon hat, beta powers)", **_UPDATE),
     define("ApplyCenteredRMSProp", ["var", "mg", "ms", "mom", "lr", "grad"], ["out"],
            _apply_centered_rmsprop,
            [("rho", "float", 0.9), ("momentum", "float", 0.0), ("epsilon", "float", 1e-10)],
@@ -1005,6 +1058,10 @@ OPS = tuple(sorted((
            **_HELPER),
     define("SoftmaxGrad", ["dy", "y"], ["dx"], _softmax_grad, [("axis", "int", -1)],
            infer=_infer_first, doc="gradient of Softmax", **_HELPER),
+    define("SparseApplyAdadelta", ["var", "accum", "accum_update", "lr", "values",
+                                   "indices"], ["out"], _sparse_apply_adadelta,
+           [("rho", "float", 0.95), ("epsilon", "float", 1e-8)],
+           doc="Adadelta update of the rows a sparse gradient touches", **_UPDATE),
     define("SparseApplyAdagrad", ["var", "accum", "lr", "values", "indices"], ["out"],
            _sparse_apply_adagrad, [("epsilon", "float", 1e-7)],
            doc="AdaGrad update of the rows a sparse gradient touches", **_UPDATE),

@@ -345,11 +345,16 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
     "<scope>/gamma", "beta", "moving_mean", "moving_variance". With training (a Python
     bool or a bool scalar tensor) the batch statistics normalise and the moving
     averages' updates go to og.UPDATE_OPS (run them with the train op, as in TF1);
-    without it, the moving averages normalise. The batch variance in the update is
-    the biased one, as og.nn.batch_norm (TF1's fused kernel keeps the unbiased one).
-    float16/bfloat16 inputs get float32 parameters and are normalised in float32, as in
-    TF1. `fused` is accepted (both kernels compute the same values); constraints,
-    renorm, virtual_batch_size and adjustment are refused when set.
+    without it, the moving averages normalise. float16/bfloat16 inputs get float32
+    parameters and are normalised in float32, as in TF1. Constraints, renorm,
+    virtual_batch_size and adjustment are refused when set.
+
+    `fused` picks the moving variance's update as TF1 does. Where TF1 runs its fused
+    kernel (fused None or True, a 4-D or 5-D input, axis 1 or the last, and a
+    float16, bfloat16 or float32 input) the update takes the unbiased batch variance
+    (times n / (n - 1), n the number of values per channel; unchanged for n = 1);
+    elsewhere (fused=False, other ranks or axes, float64) the biased one, as
+    og.nn.batch_norm. The output is normalised with the biased variance either way.
 
     Raises:
         ShapeError: the rank or the size of `axis` is unknown, or axis is out of range.
@@ -401,9 +406,75 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
                        where)
         mv = _variable("moving_variance", [c], dt, moving_variance_initializer, None,
                        False, where)
-        y = nn.batch_normalized(api.cast(x, dt) if half else x, training,
-                                (gamma, beta, mm, mv), axis, momentum, epsilon)
+        xc = api.cast(x, dt) if half else x
+        if _tf1_fused(fused, x, axis) and training is not False:
+            y = _fused_batch_normalized(xc, training, (gamma, beta, mm, mv), axis,
+                                        momentum, epsilon)
+        else:
+            y = nn.batch_normalized(xc, training, (gamma, beta, mm, mv), axis, momentum,
+                                    epsilon)
         return api.cast(y, x.dtype) if half else y
+
+
+def _tf1_fused(fused, x: Tensor, axis: int) -> bool:
+    """Whether TF1's tf.layers.batch_normalization runs its fused kernel for these
+    arguments: fused None or True, a 4-D or 5-D input (TF 2.21's v1 layer also fuses
+    5-D ones), the channels on axis 1 or the last (axis non-negative here), and a
+    float16, bfloat16 or float32 input (float64 falls back to the plain kernel even
+    with fused=True, as does any other rank or axis)."""
+    rank = len(x.shape)
+    return (fused is not False and rank in (4, 5) and axis in (1, rank - 1)
+            and x.dtype in (DType.FLOAT16, DType.BFLOAT16, DType.FLOAT32))
+
+
+def _fused_batch_normalized(x: Tensor, training, params, axis: int, momentum,
+                            epsilon) -> Tensor:
+    """nn.batch_normalized (training a True bool or a bool scalar tensor) as TF1's
+    fused kernel: the output is normalised with the batch's biased variance, while
+    the moving variance's update takes the unbiased one, var * n / max(n - 1, 1)."""
+    from .control_flow import cond
+
+    gamma, beta, mm, mv = params
+    g = x.graph
+    rank = len(x.shape)
+    c = x.shape[axis]
+    bshape = [1] * rank
+    bshape[axis] = c
+    reduce_axes = [a for a in range(rank) if a != axis]
+    gam = None if gamma is None else api.reshape(gamma, bshape)
+    bet = None if beta is None else api.reshape(beta, bshape)
+    dims = [x.shape[a] for a in reduce_axes]
+    if all(d is not None for d in dims):
+        n = float(np.prod(dims))
+        bessel = g.constant(np.asarray(n / max(n - 1.0, 1.0), x.dtype.numpy))
+    else:  # unknown batch (or spatial) size: n from the run's input
+        from .api_extra import size
+        n = api.cast(size(x), x.dtype) / float(c)
+        bessel = n / api.maximum(n - 1.0, g.constant(np.asarray(1.0, x.dtype.numpy)))
+
+    def batch_statistics():
+        mean = api.reduce_mean(x, reduce_axes, keepdims=True)
+        var = api.reduce_mean(api.square(x - mean), reduce_axes, keepdims=True)
+        return mean, var, var * bessel
+
+    if isinstance(training, Tensor):
+        mean, var, unbiased = cond(
+            training, batch_statistics,
+            lambda: (api.reshape(mm, bshape), api.reshape(mv, bshape),
+                     api.reshape(mv, bshape)),
+            name="moments")
+        # the averages decay by momentum where training is true, by 1 (no change) where
+        # not, as TF1's layer does
+        decay = api.where(training, np.asarray(momentum, x.dtype.numpy),
+                          np.asarray(1.0, x.dtype.numpy))
+    else:
+        mean, var, unbiased = batch_statistics()
+        decay = momentum
+    for average, stat in ((mm, mean), (mv, unbiased)):
+        flat = api.reshape(api.stop_gradient(stat), [c])
+        g.add_to_collection(_g.UPDATE_OPS, average.assign(average * decay
+                                                          + flat * (1 - decay)))
+    return nn._scaled(x - mean, var, epsilon, gam, bet)
 
 
 def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False,

@@ -7,6 +7,13 @@ returns `(value, update_op)`: run `update_op` on each batch, then fetch `value` 
 metric over every batch since the last reset. A metric over zero weight is 0. Like
 every onegraph variable, the totals start at 0 in a new Session, and a Saver without a
 var_list checkpoints them too (TF1's default saves only global variables).
+
+Shapes follow TF1's rules, on the static ranks: labels and predictions whose ranks
+differ by one, the longer ending in a dim of 1 (or unknown), lose that dim ([N, 1]
+labels with [N] predictions); weights of one rank more than the values lose their last
+dim, of one rank less get a last dim of 1 (per-example weights [N] for [N, k] values),
+and must then be a scalar or broadcast to the values (each dim 1 or the values' own).
+Tensors of unknown rank are left as they are (TF1 decides at run time).
 """
 
 from __future__ import annotations
@@ -53,8 +60,22 @@ def _floats(values, what: str) -> Tensor:
     raise TypeError(f"{what} must be numbers or bools, got {t.dtype.short_name}")
 
 
+def _squeezable_weights(w: Tensor, values: Tensor) -> Tensor:
+    """TF1's `_remove_squeezable_dimensions` for the weights of a metric: weights of
+    one rank more than the values lose their last dim, of one rank less get a last dim
+    of 1 (a scalar, or an unknown rank, stays as it is)."""
+    if w.shape is None or values.shape is None or len(w.shape) == 0:
+        return w
+    if len(w.shape) - len(values.shape) == 1:
+        return api.squeeze(w, [-1])
+    if len(values.shape) - len(w.shape) == 1:
+        return api.expand_dims(w, -1)
+    return w
+
+
 def _weights_like(weights, values: Tensor, where: str) -> Tensor:
-    """The weights as float32 broadcast to values' shape (ones when None).
+    """The weights as float32 broadcast to values' shape (ones when None), after
+    TF1's squeeze or expansion of their last dim (`_squeezable_weights`).
 
     Raises:
         ShapeError: weights cannot weight values (TF1's rule: a scalar, or values' rank
@@ -62,7 +83,7 @@ def _weights_like(weights, values: Tensor, where: str) -> Tensor:
     """
     if weights is None:
         return api.ones_like(values)
-    w = _floats(weights, f"{where}: weights")
+    w = _squeezable_weights(_floats(weights, f"{where}: weights"), values)
     _check_weights_shape(w, values, where)
     return w * api.ones_like(values)
 
@@ -92,14 +113,31 @@ def mean(values, weights=None, metrics_collections=None, updates_collections=Non
     return value, update
 
 
+def _squeezable_pair(y: Tensor, p: Tensor) -> tuple:
+    """TF1's confusion_matrix.remove_squeezable_dimensions (on static ranks): when
+    predictions have one rank more than labels and their last dim is 1 (or unknown),
+    it is squeezed away; likewise the labels' last dim when they have the one rank
+    more ([N, 1] labels with [N] predictions)."""
+    if p.shape is None or y.shape is None:
+        return y, p
+    diff = len(p.shape) - len(y.shape)
+    if diff == 1 and p.shape[-1] in (1, None):
+        p = api.squeeze(p, [-1])
+    elif diff == -1 and y.shape[-1] in (1, None):
+        y = api.squeeze(y, [-1])
+    return y, p
+
+
 def _paired(labels, predictions, where: str) -> tuple:
-    """labels and predictions as float32 tensors of compatible static shapes.
+    """labels and predictions as float32 tensors of compatible static shapes, after
+    TF1's squeeze of a trailing dim of 1 that only one of them has.
 
     Raises:
-        ShapeError: their known shapes differ (TF1: ValueError).
+        ShapeError: their known shapes differ otherwise (TF1: ValueError).
     """
     p = _floats(predictions, f"{where}: predictions")
     y = _floats(labels, f"{where}: labels")
+    y, p = _squeezable_pair(y, p)
     if p.shape is not None and y.shape is not None and (
             len(p.shape) != len(y.shape) or any(
                 a is not None and b is not None and a != b for a, b in zip(p.shape, y.shape))):

@@ -3,10 +3,19 @@
 An optimizer adds, per trainable variable, its slot variables (momentum, Adam's
 moments, ...) and one fused update node (ApplyGradientDescent, ApplyAdam, ...) that
 reads the gradient tensor and updates the variable and its slots under the variable's
-lock. `minimize(loss)` returns one train op that runs every update, the graph's
-UPDATE_OPS (e.g. batch-norm moving averages) and then increments the global step.
+lock. `minimize(loss)` returns one train op that runs every update and the graph's
+UPDATE_OPS (e.g. batch-norm moving averages); as in TF1, it increments a global step
+only when one is passed (`minimize(loss, global_step=og.train.get_or_create_global_step())`).
 Learning rates may be floats, tensors, or schedules built with the functions below,
 which compute the rate from the global step inside the graph.
+
+Slot variables of the Keras-style optimizers (SGD, Momentum, AdaGrad, RMSProp, Adam,
+AdamW) are named "<var>/<optimizer name>/<slot>" ("w/Adam/m", and Adam's step counter
+"Adam/t"); those of TF1's (GradientDescentOptimizer, AdamOptimizer and the ones in
+optimizers_tf1) have TF1's names, so checkpoints keyed by TF1 names line up:
+"<var>/<optimizer name>" then "<var>/<optimizer name>_1", ... in TF1's creation order
+("w/Adam" is m and "w/Adam_1" v; AdamOptimizer's "beta1_power" and "beta2_power").
+`get_slot(var, name)` takes TF1's slot names ("m", "v", "momentum", ...) for both.
 """
 
 from __future__ import annotations
@@ -164,20 +173,53 @@ def _f32(value, like: Tensor) -> Tensor:
     return like.graph.constant(np.float32(value))
 
 
-def exponential_decay(learning_rate: float, global_step, decay_steps: int, decay_rate: float,
-                      staircase: bool = False) -> Tensor:
-    """lr * decay_rate ^ (step / decay_steps), computed in the graph each step.
-
-    Args:
-        staircase: use floor(step / decay_steps) (decay in discrete intervals).
+def _rate(learning_rate, where: str):
+    """A schedule's learning_rate: a number >= 0 (as a float), or a floating-point
+    tensor or Variable (TF1's schedules take either).
 
     Raises:
-        TypeError: learning_rate, decay_steps or decay_rate is not a number, or
-            staircase not a bool.
+        TypeError: it is neither, or a tensor that is not floating point.
+        ValueError: a number that is negative, NaN or infinite.
+    """
+    if _g._is_symbolic(learning_rate):
+        t = _g.convert_to_tensor(learning_rate)
+        if t.dtype is _g.DType.UNDEFINED or t.dtype.numpy.kind != "f":
+            raise TypeError(f"{where}: learning_rate must be a floating-point tensor, got "
+                            f"{t.dtype.short_name}")
+        return t
+    return _number(learning_rate, f"{where}: learning_rate", lo=0.0)
+
+
+def _times_rate(factor: Tensor, learning_rate, name=None) -> Tensor:
+    """learning_rate * factor (a float32 tensor): float32 for a number, the rate's own
+    dtype for a tensor (TF1's schedules return the learning rate's dtype; the factor
+    is still computed in float32, so a float64 rate's is float32-accurate)."""
+    if isinstance(learning_rate, Tensor):
+        if learning_rate.dtype != factor.dtype:
+            factor = api.cast(factor, learning_rate.dtype)
+        return api.multiply(learning_rate, factor, name=name)
+    return api.multiply(_f32(learning_rate, factor), factor, name=name)
+
+
+def exponential_decay(learning_rate, global_step, decay_steps: int, decay_rate: float,
+                      staircase: bool = False, name=None) -> Tensor:
+    """lr * decay_rate ^ (step / decay_steps), computed in the graph each step
+    (tf.train.exponential_decay).
+
+    Args:
+        learning_rate: a number, or a floating-point scalar tensor (the result then
+            has its dtype).
+        staircase: use floor(step / decay_steps) (decay in discrete intervals).
+        name: name of the result.
+
+    Raises:
+        TypeError: learning_rate, decay_steps or decay_rate is not a number (or a
+            tensor for learning_rate), staircase not a bool, or name not a str.
         ValueError: learning_rate or decay_rate is negative, decay_steps is not > 0,
             or one of them is NaN or infinite.
     """
-    learning_rate = _number(learning_rate, "exponential_decay: learning_rate", lo=0.0)
+    _g.check_name(name, "exponential_decay")
+    learning_rate = _rate(learning_rate, "exponential_decay")
     decay_steps = _number(decay_steps, "exponential_decay: decay_steps", lo=0.0,
                           lo_open=True)
     decay_rate = _number(decay_rate, "exponential_decay: decay_rate", lo=0.0)
@@ -185,42 +227,80 @@ def exponential_decay(learning_rate: float, global_step, decay_steps: int, decay
     p = _step_float(global_step) / float(decay_steps)
     if staircase:
         p = api.floor(p)
-    return float(learning_rate) * api.pow(_f32(decay_rate, p), p)
+    return _times_rate(api.pow(_f32(decay_rate, p), p), learning_rate, name)
 
 
-def cosine_decay(learning_rate: float, global_step, decay_steps: int,
-                 alpha: float = 0.0) -> Tensor:
-    """lr * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha).
+def cosine_decay(learning_rate, global_step, decay_steps: int, alpha: float = 0.0,
+                 name=None) -> Tensor:
+    """lr * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha)
+    (tf.train.cosine_decay; learning_rate may be a floating-point tensor, as there).
 
     Raises:
-        TypeError: learning_rate, decay_steps or alpha is not a number.
+        TypeError: learning_rate, decay_steps or alpha is not a number (or a tensor for
+            learning_rate), or name not a str.
         ValueError: learning_rate is negative, decay_steps is not > 0, or one of them
             is NaN or infinite.
     """
-    learning_rate = _number(learning_rate, "cosine_decay: learning_rate", lo=0.0)
+    _g.check_name(name, "cosine_decay")
+    learning_rate = _rate(learning_rate, "cosine_decay")
     decay_steps = _number(decay_steps, "cosine_decay: decay_steps", lo=0.0, lo_open=True)
     alpha = _number(alpha, "cosine_decay: alpha")
     step = _step_float(global_step)
     s = api.minimum(step, _f32(decay_steps, step))
     cos = 0.5 * (1.0 + api.cos(s * float(math.pi / decay_steps)))
-    return float(learning_rate) * ((1.0 - alpha) * cos + float(alpha))
+    return _times_rate((1.0 - alpha) * cos + float(alpha), learning_rate, name)
 
 
-def piecewise_constant(global_step, boundaries: Sequence, values: Sequence) -> Tensor:
-    """values[i] while boundaries[i-1] < step <= boundaries[i] (len(values) = len(b) + 1).
+def _piece(value, graph):
+    """One value of piecewise_constant as a tensor, TF1's conversion: a Python int is
+    int32, a Python float float32, a numpy scalar or a tensor keeps its dtype."""
+    if _g._is_symbolic(value):
+        return _g.convert_to_tensor(value)
+    if isinstance(value, np.generic):   # before float: np.float64 is a float
+        return graph.constant(np.asarray(value))
+    if isinstance(value, bool):
+        return graph.constant(np.bool_(value))
+    if isinstance(value, int):
+        return graph.constant(np.int32(value) if -2 ** 31 <= value < 2 ** 31
+                              else np.int64(value))
+    if isinstance(value, float):
+        return graph.constant(np.float32(value))
+    return graph.constant(np.asarray(value))
+
+
+def piecewise_constant(global_step, boundaries: Sequence, values: Sequence,
+                       name=None) -> Tensor:
+    """values[i] while boundaries[i-1] < step <= boundaries[i] (len(values) = len(b) + 1)
+    (tf.train.piecewise_constant).
+
+    The result has the values' dtype, as in TF1: Python ints give int32, Python floats
+    float32, numpy scalars and tensors their own dtype. Unlike TF1 (which refuses
+    values of different dtypes), a mix of Python ints and floats gives float32.
 
     Raises:
         OneGraphError: the lengths disagree.
+        ValueError: the values have different dtypes (TF1's error).
+        TypeError: name is not a str.
     """
+    _g.check_name(name, "piecewise_constant")
     if len(values) != len(boundaries) + 1:
         raise OneGraphError("piecewise_constant needs len(values) == len(boundaries) + 1")
     step = _step(global_step)
-    out = _f32(values[-1], step)
-    for b, v in reversed(list(zip(boundaries, values[:-1]))):
-        out = api.where(api.less_equal(step, step.graph.constant(np.int64(b))
+    g = step.graph
+    if all(type(v) in (int, float) for v in values) and any(type(v) is float for v in values):
+        pieces = [g.constant(np.float32(v)) for v in values]
+    else:
+        pieces = [_piece(v, g) for v in values]
+    dtypes = {t.dtype for t in pieces}
+    if len(dtypes) > 1:
+        raise ValueError(f"piecewise_constant: values must all have the same dtype, got "
+                         f"{sorted(d.short_name for d in dtypes)}")
+    out = pieces[-1]
+    for b, v in reversed(list(zip(boundaries, pieces[:-1]))):
+        out = api.where(api.less_equal(step, g.constant(np.int64(b))
                                        if step.dtype == api.int64 else float(b)),
-                        _f32(v, step), out)
-    return out
+                        v, out)
+    return out if name is None else api.identity(out, name=name)
 
 
 # --------------------------------------------------------------------------- optimizers
@@ -230,7 +310,8 @@ class Optimizer:
 
     Args:
         learning_rate: float >= 0, scalar Tensor, or a callable
-            `f(global_step) -> Tensor`.
+            `f(global_step) -> Tensor` (called with the graph's global step, which
+            advances only when minimize/apply_gradients is given it as global_step).
         clipvalue: clip each gradient elementwise to [-clipvalue, clipvalue] (>= 0).
         clipnorm: clip each gradient to this L2 norm (> 0).
         global_clipnorm: clip all gradients together to this global norm (> 0).
@@ -245,6 +326,10 @@ class Optimizer:
             name is not a str.
         ValueError: a hyper-parameter is NaN, infinite or out of its range.
     """
+
+    # TF1's slot variable names ("<var>/<name>", "<var>/<name>_1", ...) instead of
+    # "<var>/<name>/<slot>": set by the TF1-named optimizers
+    _tf1_names = False
 
     def __init__(self, learning_rate=0.01, clipvalue: float | None = None,
                  clipnorm: float | None = None, global_clipnorm: float | None = None,
@@ -270,19 +355,31 @@ class Optimizer:
             lr = lr(get_or_create_global_step(graph))
         return _g.convert_to_tensor(lr, api.float32, graph)
 
+    def get_name(self) -> str:
+        """The optimizer's name (TF1's `get_name`)."""
+        return self.name
+
     def get_slot(self, var: Variable, name: str) -> Variable | None:
         """The slot variable `name` of `var` (e.g. "m", "v", "momentum"), if created."""
         return self._slots.get((id(var), name))
+
+    def get_slot_names(self) -> list:
+        """The sorted names of the slots created so far (TF1's `get_slot_names`: empty
+        before minimize/apply_gradients), e.g. ["m", "v"] for Adam."""
+        return sorted({name for _, name in self._slots})
 
     def _slot(self, var: Variable, name: str, value: float = 0.0) -> Variable:
         key = (id(var), name)
         if key not in self._slots:
             g = var.graph
             data = np.full(var.shape, value, dtype=var.dtype.numpy)
+            # TF1's names: the graph makes "w/Adam" unique as "w/Adam_1", ... in the
+            # order the slots are created, as TF1's variable scopes do
+            vname = f"{var.name}/{self.name}" if self._tf1_names else \
+                f"{var.name}/{self.name}/{name}"
             saved, g._scope = g._scope, []
             try:
-                self._slots[key] = Variable(data, trainable=False, graph=g,
-                                            name=f"{var.name}/{self.name}/{name}")
+                self._slots[key] = Variable(data, trainable=False, graph=g, name=vname)
             finally:
                 g._scope = saved
         return self._slots[key]
@@ -319,16 +416,18 @@ class Optimizer:
     def apply_gradients(self, grads_and_vars, global_step=None, name: str | None = None
                         ) -> Operation:
         """One op applying every (gradient, variable) update; increments `global_step`
-        (a Variable) afterwards when given."""
+        (a Variable) afterwards when given (TF1's signature and default)."""
         pairs = [(gr, v) for gr, v in grads_and_vars if gr is not None]
         if not pairs:
             raise OneGraphError("no gradients to apply (does the loss depend on the "
                                 "variables?)")
         g = pairs[0][1].graph
+        self._create_non_slots(g)   # in the caller's name scope, as TF1's
         with g.name_scope(name or self.name):
             lr = self._lr(g)
             shared = self._prepare(g)
             updates = [self._apply(gr, v, lr, shared) for gr, v in pairs]
+            updates += self._finish(g, shared, updates)
         deps = [_g._node_of(u) for u in updates]
         deps += [_g._node_of(u) for u in g.get_collection(_g.UPDATE_OPS)]
         if global_step is not None:
@@ -338,16 +437,22 @@ class Optimizer:
         return g.op("NoOp", [], name="train",
                     control_inputs=[Operation(g, d) for d in deps if d is not None])
 
-    def minimize(self, loss, var_list=None, global_step="default",
+    def minimize(self, loss, var_list=None, global_step=None,
                  name: str | None = None) -> Operation:
-        """The train op: gradients of `loss`, every update, then global_step += 1.
+        """The train op: gradients of `loss` and every update; then global_step += 1
+        when a global step is given.
+
+        Changed to TF1's default: `global_step=None` neither creates nor increments a
+        global step (onegraph used to increment the graph's global step by default).
+        Pass `global_step=og.train.get_or_create_global_step()` for the step to count
+        the training steps (schedules built on it then advance).
 
         Args:
             loss: floating-point tensor, usually a scalar (a non-scalar loss is
                 differentiated as its sum, as in TF1).
             var_list: variables to train (default: all trainable variables).
-            global_step: Variable to increment (default: the graph's global step;
-                None: do not increment).
+            global_step: Variable to increment after the updates (default None: no
+                step is created or incremented, as in TF1).
 
         Returns:
             The train `Operation` (fetch it as a target in `Session.run`).
@@ -358,15 +463,22 @@ class Optimizer:
             GradientNotDefinedError: an op between loss and variables has no rule.
         """
         loss_t = _g.convert_to_tensor(loss)
-        if global_step == "default":
-            global_step = get_or_create_global_step(loss_t.graph)
         return self.apply_gradients(self.compute_gradients(loss_t, var_list), global_step,
                                     name)
 
     # -- per optimizer ----------------------------------------------------------------
 
+    def _create_non_slots(self, g) -> None:
+        """Create the optimizer's variables that belong to no variable (TF1's non-slot
+        variables) in the caller's name scope."""
+
     def _prepare(self, g):
         return None
+
+    def _finish(self, g, shared, updates) -> list:
+        """Ops to run after every update of one apply_gradients (and before the global
+        step's increment)."""
+        return []
 
     def _apply(self, grad, var, lr, shared):
         raise NotImplementedError
@@ -391,7 +503,34 @@ class SGD(Optimizer):
         return g.op("ApplyGradientDescent", [var.handle, lr, grad])
 
 
-GradientDescentOptimizer = SGD
+def _check_locking(use_locking, cls: str) -> None:
+    """TF1's use_locking: accepted (a bool) and without effect, since each variable's
+    update holds the variable's lock anyway.
+
+    Raises:
+        TypeError: it is not a bool.
+    """
+    api._bool_arg(use_locking, f"{cls}: use_locking")
+
+
+class GradientDescentOptimizer(SGD):
+    """TF1's GradientDescentOptimizer(learning_rate, use_locking=False,
+    name="GradientDescent"): var -= lr * grad (sparse gradients update rows only).
+    `use_locking` is accepted and has no effect; og's clip arguments (clipvalue, ...)
+    may follow as keywords.
+
+    Raises:
+        TypeError: learning_rate is not a number, tensor or schedule, or use_locking
+            not a bool.
+        ValueError: learning_rate is negative, NaN or infinite.
+    """
+
+    _tf1_names = True
+
+    def __init__(self, learning_rate, use_locking=False, name: str = "GradientDescent",
+                 **kwargs):
+        _check_locking(use_locking, "GradientDescentOptimizer")
+        super().__init__(learning_rate, name=name, **kwargs)
 
 
 class Momentum(Optimizer):
@@ -490,10 +629,15 @@ class RMSProp(Optimizer):
 
 class Adam(Optimizer):
     """Adam with bias correction (the optimizer counts its own steps in a variable), in
-    the paper's and PyTorch's form: var -= lr m_hat / (sqrt(v_hat) + epsilon). TF1's
-    AdamOptimizer and Keras use epsilon "hat" instead (added to sqrt(v) before the
-    bias correction); the two agree for the default epsilon 1e-8 and differ when
-    epsilon is large.
+    the paper's and PyTorch's form: var -= lr m_hat / (sqrt(v_hat) + epsilon).
+
+    TF1's AdamOptimizer (og.train.AdamOptimizer, a separate class) and Keras use
+    epsilon "hat" instead: var -= lr_t m / (sqrt(v) + epsilon) with lr_t = lr
+    sqrt(1 - beta2^t) / (1 - beta1^t), i.e. epsilon is added before the bias
+    correction, which makes it epsilon / sqrt(1 - beta2^t) here (~32 epsilon at step 1
+    with beta2 = 0.999). The two agree only while |gradient| is much larger than that
+    (3e-7 at step 1 with the default epsilon 1e-8): they differ visibly for small
+    gradients even at the default epsilon, and at every step when epsilon is large.
 
     Raises:
         TypeError: beta1, beta2 or epsilon is not a number (or as `Optimizer`).
@@ -543,4 +687,61 @@ class AdamW(Adam):
         self.weight_decay = _number(weight_decay, "AdamW: weight_decay", lo=0.0)
 
 
-AdamOptimizer = Adam
+class AdamOptimizer(Adam):
+    """TF1's AdamOptimizer(learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-08,
+    use_locking=False, name="Adam"), with TF1's update (the epsilon "hat" form, unlike
+    og.train.Adam): at step t,
+
+        lr_t = lr * sqrt(1 - beta2^t) / (1 - beta1^t)
+        m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2
+        var -= lr_t * m / (sqrt(v) + epsilon)
+
+    beta1^t and beta2^t live in the non-slot variables "beta1_power" and "beta2_power"
+    (created in the name scope minimize/apply_gradients is called in, one pair per
+    graph, multiplied by beta1 and beta2 after each apply), and the slots m and v in
+    "<var>/Adam" and "<var>/Adam_1", TF1's names. A sparse gradient (IndexedSlices)
+    updates every row, with its repeated indices summed, as TF1's (the moments of rows
+    not looked up decay). `use_locking` is accepted and has no effect; og's clip
+    arguments (clipvalue, ...) may follow as keywords.
+
+    Raises:
+        TypeError: a hyper-parameter is not a number, or use_locking not a bool.
+        ValueError: beta1 or beta2 is outside [0, 1), epsilon or learning_rate
+            negative, or one is NaN or infinite (Keras's checks, as og.train.Adam).
+    """
+
+    _tf1_names = True
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                 use_locking=False, name: str = "Adam", **kwargs):
+        _check_locking(use_locking, "AdamOptimizer")
+        super().__init__(learning_rate, beta1, beta2, epsilon, name=name, **kwargs)
+        self._powers: dict[int, tuple] = {}   # id(graph) -> (graph, beta1_power, beta2_power)
+
+    def _create_non_slots(self, g) -> None:
+        if id(g) in self._powers and self._powers[id(g)][0] is g:
+            return
+        made = [Variable(np.float32(beta), trainable=False, graph=g, name=name)
+                for beta, name in ((self.beta1, "beta1_power"), (self.beta2, "beta2_power"))]
+        self._powers[id(g)] = (g, *made)
+
+    def _prepare(self, g):
+        _, beta1_power, beta2_power = self._powers[id(g)]
+        return beta1_power, beta2_power
+
+    def _apply(self, grad, var, lr, powers):
+        m = self._slot(var, "m")
+        v = self._slot(var, "v")
+        beta1_power, beta2_power = powers
+        return var.graph.op("ApplyAdamTF1", [var.handle, m.handle, v.handle,
+                                             beta1_power.value(), beta2_power.value(), lr,
+                                             dense(grad)],
+                            {"beta1": self.beta1, "beta2": self.beta2,
+                             "epsilon": self.epsilon})
+
+    def _finish(self, g, powers, updates) -> list:
+        beta1_power, beta2_power = powers
+        with g.control_dependencies([Operation(g, d) for d in map(_g._node_of, updates)
+                                     if d is not None]):
+            return [beta1_power.assign(beta1_power.value() * np.float32(self.beta1)),
+                    beta2_power.assign(beta2_power.value() * np.float32(self.beta2))]

@@ -4,19 +4,23 @@ epsilon), RMSPropOptimizer (mean square starting at 1, `decay`, `centered`),
 AdadeltaOptimizer, and polynomial_decay, natural_exp_decay and inverse_time_decay.
 
 `use_locking` is accepted for TF1 code and has no effect: each variable's update holds
-the variable's lock anyway.
+the variable's lock anyway. Slot variables have TF1's names ("w/Momentum", "w/Adagrad",
+"w/RMSProp" (rms), "w/RMSProp_1" (mg when centered, else momentum), "w/RMSProp_2",
+"w/Adadelta" (accum), "w/Adadelta_1" (accum_update)), so checkpoints keyed by TF1's
+names line up; `get_slot(var, name)` and `get_slot_names()` take TF1's slot names.
+The schedules take a number or a floating-point tensor as learning_rate (the result
+then has its dtype), as TF1's.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import api
 from .gradients import IndexedSlices
-from .optimizers import (AdaGrad, Momentum, Optimizer, RMSProp, _f32, _number, _step_float,
-                         dense)
-
-
-def _check_locking(use_locking, cls: str) -> None:
-    api._bool_arg(use_locking, f"{cls}: use_locking")
+from .graph import Tensor
+from .optimizers import (AdaGrad, Momentum, Optimizer, RMSProp, _check_locking, _f32, _number,
+                         _rate, _step_float, _times_rate)
 
 
 class MomentumOptimizer(Momentum):
@@ -28,6 +32,8 @@ class MomentumOptimizer(Momentum):
         TypeError: a hyper-parameter is not a number, or a flag not a bool.
         ValueError: momentum is outside [0, 1], or learning_rate negative.
     """
+
+    _tf1_names = True
 
     def __init__(self, learning_rate, momentum, use_locking=False, name="Momentum",
                  use_nesterov=False):
@@ -44,6 +50,8 @@ class AdagradOptimizer(AdaGrad):
         ValueError: initial_accumulator_value is not > 0 (TF1's rule), or
             learning_rate negative.
     """
+
+    _tf1_names = True
 
     def __init__(self, learning_rate, initial_accumulator_value=0.1, use_locking=False,
                  name="Adagrad"):
@@ -64,6 +72,8 @@ class RMSPropOptimizer(RMSProp):
         ValueError: decay or momentum is outside [0, 1], epsilon negative, or
             learning_rate negative.
     """
+
+    _tf1_names = True
 
     def __init__(self, learning_rate, decay=0.9, momentum=0.0, epsilon=1e-10,
                  use_locking=False, centered=False, name="RMSProp"):
@@ -91,12 +101,16 @@ class AdadeltaOptimizer(Optimizer):
     """TF1's AdadeltaOptimizer (Zeiler 2012): accum = rho accum + (1 - rho) grad^2;
     update = sqrt(accum_update + epsilon) / sqrt(accum + epsilon) * grad; accum_update
     = rho accum_update + (1 - rho) update^2; var -= lr * update. Both accumulators
-    start at 0; a sparse gradient updates as a dense one.
+    start at 0. A sparse gradient (IndexedSlices) updates only the rows it touches,
+    its repeated indices summed first (TF1's SparseApplyAdadelta): the other rows
+    keep their value and accumulators.
 
     Raises:
         TypeError: a hyper-parameter is not a number, or use_locking not a bool.
         ValueError: rho is outside [0, 1], epsilon negative, or learning_rate negative.
     """
+
+    _tf1_names = True
 
     def __init__(self, learning_rate=0.001, rho=0.95, epsilon=1e-8, use_locking=False,
                  name="Adadelta"):
@@ -108,15 +122,16 @@ class AdadeltaOptimizer(Optimizer):
     def _apply(self, grad, var, lr, shared):
         accum = self._slot(var, "accum")
         accum_update = self._slot(var, "accum_update")
-        if isinstance(grad, IndexedSlices):
-            grad = dense(grad)
-        return var.graph.op("ApplyAdadelta", [var.handle, accum.handle, accum_update.handle,
-                                              lr, grad],
-                            {"rho": self.rho, "epsilon": self.epsilon})
+        attrs = {"rho": self.rho, "epsilon": self.epsilon}
+        slots = [var.handle, accum.handle, accum_update.handle, lr]
+        if isinstance(grad, IndexedSlices):  # rows not looked up keep both accumulators
+            return var.graph.op("SparseApplyAdadelta", slots + [grad.values, grad.indices],
+                                attrs)
+        return var.graph.op("ApplyAdadelta", slots + [grad], attrs)
 
 
 def _decay_args(where, learning_rate, decay_steps, decay_rate=None):
-    learning_rate = _number(learning_rate, f"{where}: learning_rate", lo=0.0)
+    learning_rate = _rate(learning_rate, where)
     decay_steps = _number(decay_steps, f"{where}: decay_steps", lo=0.0, lo_open=True)
     if decay_rate is not None:
         decay_rate = _number(decay_rate, f"{where}: decay_rate", lo=0.0)
@@ -141,7 +156,8 @@ def polynomial_decay(learning_rate, global_step, decay_steps, end_learning_rate=
     itself above step instead (tf.train.polynomial_decay).
 
     Raises:
-        TypeError: an argument is not a number, or cycle not a bool.
+        TypeError: an argument is not a number (learning_rate may also be a
+            floating-point tensor; the result then has its dtype), or cycle not a bool.
         ValueError: learning_rate negative, decay_steps not > 0, or one is NaN or inf.
     """
     learning_rate, decay_steps, _ = _decay_args("polynomial_decay", learning_rate,
@@ -158,8 +174,14 @@ def polynomial_decay(learning_rate, global_step, decay_steps, end_learning_rate=
         span = _f32(decay_steps, step)
         step = api.minimum(step, span)
     fraction = 1.0 - step / span
-    return api.add(api.pow(fraction, _f32(power, step)) * (learning_rate - end), end,
-                   name=name)
+    decayed = api.pow(fraction, _f32(power, step))
+    if isinstance(learning_rate, Tensor):
+        # (lr - end) * decayed + end in the rate's dtype
+        if learning_rate.dtype != decayed.dtype:
+            decayed = api.cast(decayed, learning_rate.dtype)
+        end_t = learning_rate.graph.constant(np.asarray(end, learning_rate.dtype.numpy))
+        return api.add(decayed * (learning_rate - end_t), end_t, name=name)
+    return api.add(decayed * (learning_rate - end), end, name=name)
 
 
 def natural_exp_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False,
@@ -168,13 +190,15 @@ def natural_exp_decay(learning_rate, global_step, decay_steps, decay_rate, stair
     (tf.train.natural_exp_decay).
 
     Raises:
-        TypeError: an argument is not a number, or staircase not a bool.
+        TypeError: an argument is not a number (learning_rate may also be a
+            floating-point tensor; the result then has its dtype), or staircase not a
+            bool.
         ValueError: learning_rate or decay_rate negative, decay_steps not > 0.
     """
     learning_rate, decay_steps, decay_rate = _decay_args(
         "natural_exp_decay", learning_rate, decay_steps, decay_rate)
     p = _progress("natural_exp_decay", global_step, decay_steps, staircase)
-    return api.multiply(api.exp(p * -decay_rate), _f32(learning_rate, p), name=name)
+    return _times_rate(api.exp(p * -decay_rate), learning_rate, name)
 
 
 def inverse_time_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False,
@@ -183,12 +207,19 @@ def inverse_time_decay(learning_rate, global_step, decay_steps, decay_rate, stai
     (tf.train.inverse_time_decay).
 
     Raises:
-        TypeError: an argument is not a number, or staircase not a bool.
+        TypeError: an argument is not a number (learning_rate may also be a
+            floating-point tensor; the result then has its dtype), or staircase not a
+            bool.
         ValueError: learning_rate or decay_rate negative, decay_steps not > 0.
     """
     learning_rate, decay_steps, decay_rate = _decay_args(
         "inverse_time_decay", learning_rate, decay_steps, decay_rate)
     p = _progress("inverse_time_decay", global_step, decay_steps, staircase)
+    if isinstance(learning_rate, Tensor):
+        denominator = p * decay_rate + 1.0
+        if learning_rate.dtype != denominator.dtype:
+            denominator = api.cast(denominator, learning_rate.dtype)
+        return api.divide(learning_rate, denominator, name=name)
     return api.divide(_f32(learning_rate, p), p * decay_rate + 1.0, name=name)
 
 

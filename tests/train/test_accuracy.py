@@ -24,8 +24,10 @@ def _train(build, flat, epochs, batch=64, seed=0, lr=1e-3):
         y = og.placeholder(og.int64, [None], name="y")
         logits = build(x)
         loss = og.reduce_mean(og.nn.sparse_softmax_cross_entropy(labels=y, logits=logits))
+        # minimize counts the steps only when given the global step (TF1's default)
         train_op = og.train.Adam(lr(epochs * -(-len(ytr) // batch)) if callable(lr) else lr
-                                 ).minimize(loss)
+                                 ).minimize(loss,
+                                            global_step=og.train.get_or_create_global_step())
         correct = og.equal(og.argmax(logits, 1), y)
         acc = og.reduce_mean(og.cast(correct, og.float32))
         init = og.global_variables_initializer()

@@ -45,7 +45,7 @@ def _quadratic(opt, steps=3, dense=True):
     with g.as_default():
         w = og.Variable(np.array([1.0, -2.0], np.float32), name="w")
         loss = og.reduce_sum(w * w * og.constant(np.float32([1.0, 3.0])))
-        train = opt.minimize(loss)
+        train = opt.minimize(loss, global_step=og.train.get_or_create_global_step())
     sess = og.Session(g)
     for _ in range(steps):
         sess.run(train)

@@ -23,7 +23,8 @@ def _model(lr=3e-3):
         h = og.nn.dense(x, 32, activation=og.nn.relu, name="fc1")
         logits = og.nn.dense(h, 10, name="logits")
         loss = og.reduce_mean(og.nn.sparse_softmax_cross_entropy(y, logits), name="loss")
-        train = og.train.Adam(lr).minimize(loss)
+        train = og.train.Adam(lr).minimize(loss,
+                                           global_step=og.train.get_or_create_global_step())
     return g, x, y, logits, loss, train
 
 

@@ -73,7 +73,8 @@ def _mlp_graph(queue_fed: bool, batch=64):
         h = og.nn.dense(x, 64, activation=og.nn.relu, name="fc1")
         logits = og.nn.dense(h, 10, name="out")
         loss = og.reduce_mean(og.nn.sparse_softmax_cross_entropy(y, logits))
-        train = og.train.Adam(3e-3).minimize(loss)
+        train = og.train.Adam(3e-3).minimize(loss,
+                                             global_step=og.train.get_or_create_global_step())
         acc = og.reduce_mean(og.cast(og.equal(og.argmax(logits, 1), y), og.float32))
     return g, xs, ys, enq, close, train, acc, loss
 

@@ -31,8 +31,8 @@ def _linear(path, *, global_step=0, per_example=False, step_var=True, checkpoint
         err = og.square(og.reshape(og.matmul(x, w), [-1]) - y)
         loss = err if per_example else og.reduce_mean(err)
         if step_var:
-            train = og.train.SGD(0.01).minimize(loss)
             gs = og.train.get_or_create_global_step()
+            train = og.train.SGD(0.01).minimize(loss, global_step=gs)
         else:
             train = og.train.SGD(0.01).minimize(loss, global_step=None)
         saver = og.train.Saver()
