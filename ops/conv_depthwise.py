@@ -70,16 +70,14 @@ def depthwise_2d(x, w, strides, pads_begin, out_sp, cache=None, bias=None, out=N
         if bias is not None:
             out += bias.reshape(-1, 1, 1)
         return out
-    # the channels-last form contracts zero weights for the phase taps past the
-    # kernel with real inputs: 0 * inf would spread NaN to outputs that never read
-    # the inf, so non-finite inputs take the row form (small maps: a cheap check)
-    if _phase_grid(w, strides, out_sp)[3] >= _ROWS_MIN_SPAN or not all_finite(x):
+    y = None
+    if _phase_grid(w, strides, out_sp)[3] < _ROWS_MIN_SPAN:
+        y = _depthwise_channels_last(x, w, strides, pads_begin, out_sp, cache, bias)
+    if y is None:
         y = _depthwise_rows(x, w, strides, pads_begin, out_sp)
         if bias is not None:  # one pass crops the pad columns and adds the bias
             np.add(y, bias.reshape(-1, 1, 1), out=out)
             return out
-    else:
-        y = _depthwise_channels_last(x, w, strides, pads_begin, out_sp, cache, bias)
     np.copyto(out, y)
     return out
 
@@ -201,7 +199,8 @@ def _depthwise_rows(x, w, strides, pads_begin, out_sp):
 def _depthwise_channels_last(x, w, strides, pads_begin, out_sp, cache, bias):
     """Channels-last form: one einsum over all taps of all phases, rows of several
     pixels' channels (weights tiled to match); the bias is added channels-last, where
-    it is a contiguous pass. Returns an (N, C, *out_sp) view of scratch memory."""
+    it is a contiguous pass. Returns an (N, C, *out_sp) view of scratch memory, or
+    None when a non-finite input meets zero phase taps (see the end)."""
     n, c = x.shape[:2]
     kh, kw = w.shape[2:]
     sh, sw = strides
@@ -228,6 +227,13 @@ def _depthwise_channels_last(x, w, strides, pads_begin, out_sp, cache, bias):
             img, (rows, sh, sw, qh, qw, k * c),
             (k * c * item, sa, sb, wq * c * item, c * item, item), writeable=False)
         np.einsum("pabijl,abijl->pl", win, tiled, out=acc[i].reshape(rows, k * c))
+    # the phase taps past the kernel (a kernel size that is no multiple of its
+    # stride) are zero weights contracted with real inputs: 0 * inf would spread NaN
+    # to outputs that never read the inf. A non-finite result (so a non-finite input)
+    # is left to the row form, which has no such taps (None); the result is smaller
+    # than the input, so it is the cheaper one to check
+    if any(t % s for t, s in zip(w.shape[2:], strides)) and not all_finite(acc):
+        return None
     if bias is not None:
         acc += bias
     return acc[:, :span].reshape(n, ho, wq, c)[:, :, :wo].transpose(0, 3, 1, 2)
