@@ -73,6 +73,12 @@ def _grid_sample_kernel(inputs, attrs, ctx):
     sizes = x.shape[2:]
     n, c = x.shape[:2]
     out_sp = grid.shape[1:-1]
+    if 0 in sizes:
+        if n * c * int(np.prod(out_sp)) == 0:  # nothing to sample
+            return (np.zeros((n, c) + tuple(out_sp), dtype=x.dtype),)
+        # onnxruntime refuses too ("Input spatial dimensions must be non-empty")
+        raise ShapeError(f"GridSample: input X {x.shape} has an empty spatial dimension; "
+                         f"there is nothing to sample at the grid's {out_sp} positions")
     cdt = np.float64 if grid.dtype == np.float64 else np.float32
     g = grid.astype(cdt)
     coords, bounds = [], []
@@ -90,8 +96,25 @@ def _grid_sample_kernel(inputs, attrs, ctx):
         if mode == "cubic":
             # PyTorch's grid_sample (whose exports these are) and onnxruntime keep the
             # cubic coordinate and apply border/reflection to each of the 4 taps below;
-            # folding the coordinate first (the ONNX reference) flattens the filter
-            pass
+            # folding the coordinate first (the ONNX reference) flattens the filter.
+            # Before the taps become integer indices the coordinate is brought within
+            # reach of the image, with the same taps: an |x| of 1e19 or inf would
+            # overflow int64 (onnxruntime then reads the wrong border). Reflection
+            # repeats every 2 * (hi - lo) (a whole number): reduce exactly modulo that
+            # (inf has no position there: NaN, as with linear). Otherwise, beyond 3
+            # pixels outside every tap is outside (zeros) or on the border (border),
+            # as it is at 4 outside: clamp there, so +-inf reads the border (as the
+            # reference does; onnxruntime reads garbage past 2^63).
+            if padding == "reflection":
+                period = 2.0 * (hi - lo)
+                if period > 0:
+                    with np.errstate(invalid="ignore"):
+                        # fmod is exact; v - lo first would round away lo = -0.5
+                        r = np.fmod(v.astype(np.float64), period) - lo
+                    r = np.where(r < 0, r + period, np.where(r >= period, r - period, r))
+                    v = (lo + r).astype(cdt)
+            else:
+                v = np.clip(v, cdt(-4), cdt(size + 3))
         elif padding == "border":
             v = np.where(outside, np.clip(v, 0, size - 1), v)
         elif padding == "reflection":
@@ -224,9 +247,29 @@ def _roi_align_kernel(inputs, attrs, ctx):
     half = ctm == "half_pixel"
     oh, ow = attrs["output_height"], attrs["output_width"]
     scale, ratio = attrs["spatial_scale"], attrs["sampling_ratio"]
-    _, c, h, w = x.shape
+    if oh < 0 or ow < 0:
+        raise OpAttributeError(f"RoiAlign: output_height {oh} and output_width {ow} must "
+                               "not be negative")
+    n_img, c, h, w = x.shape
+    bad = (batch < 0) | (batch >= n_img)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        # onnxruntime refuses too; numpy would read batch_indices -1 as the last image
+        raise ShapeError(f"RoiAlign: batch_indices value {int(batch[k])} at index {k} is out "
+                         f"of range [0, {n_img}) for X of batch {n_img}")
+    if not np.isfinite(rois).all():
+        k = int(np.flatnonzero(~np.isfinite(rois).all(axis=1))[0])
+        raise ShapeError(f"RoiAlign: rois must be finite (as onnxruntime requires); roi {k} "
+                         f"is {rois[k].tolist()}")
+    if not np.isfinite(rois * scale).all():
+        raise OpAttributeError(f"RoiAlign: spatial_scale {scale} makes the rois "
+                               "non-finite")
     xf = x.astype(np.float64)
     out = np.zeros((rois.shape[0], c, oh, ow))
+    if oh == 0 or ow == 0 or h == 0 or w == 0:
+        # no bins, or an empty image: every sample is outside it, so 0 (onnxruntime's
+        # results: an empty Y; zeros)
+        return (out.astype(x.dtype),)
     offset = 0.5 if half else 0.0
     for r, (x1, y1, x2, y2) in enumerate(rois):
         sx, sy = x1 * scale - offset, y1 * scale - offset
@@ -258,6 +301,9 @@ def _roi_align_kernel(inputs, attrs, ctx):
 
 def _roi_align_infer(attrs, inputs):
     x, rois = inputs[0], inputs[1]
+    if attrs["output_height"] < 0 or attrs["output_width"] < 0:
+        raise OpAttributeError(f"RoiAlign: output_height {attrs['output_height']} and "
+                               f"output_width {attrs['output_width']} must not be negative")
     r = rois.shape[0] if rois.shape is not None else None
     c = x.shape[1] if x.shape is not None else None
     return [TensorInfo(x.dtype, (r, c, attrs["output_height"], attrs["output_width"]))]
@@ -278,7 +324,7 @@ def _corners(boxes, center_point_box):
 
 
 def _overlaps(a, b, iou_t):
-    """Whether IoU(a_i, b_j) > iou_t (>= 0) for every box in `a` and every box in `b`,
+    """Whether IoU(a_i, b_j) > iou_t (in [0, 1]) for every box in `a` and every box in `b`,
     each a tuple (y1, x1, y2, x2, area) of 1-D arrays: a (len(a), len(b)) bool matrix.
 
     Division-free: IoU > t is inter > t * (area_a + area_b - inter), i.e.
@@ -320,8 +366,6 @@ def _greedy_select(corners, area, scores, limit, iou_t, score_t):
     n = order.size
     if n == 0:
         return []
-    if iou_t < 0:  # every IoU (>= 0) exceeds it: the first box suppresses the rest
-        return [int(order[0])]
     boxes = tuple(np.ascontiguousarray(v[order], dtype=np.float32)
                   for v in corners + (area,))
     alive = np.ones(n, dtype=bool)
@@ -366,6 +410,8 @@ def _nms_kernel(inputs, attrs, ctx):
         else float(np.asarray(iou_t).reshape(-1)[0])
     score_t = None if score_t is None or np.asarray(score_t).size == 0 \
         else float(np.asarray(score_t).reshape(-1)[0])
+    if not 0.0 <= iou_t <= 1.0:  # NaN too; the spec's range, onnxruntime refuses
+        raise ShapeError(f"NonMaxSuppression: iou_threshold must be in [0, 1], got {iou_t}")
     rows = []
     if limit > 0:
         for b in range(boxes.shape[0]):

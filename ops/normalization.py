@@ -230,10 +230,33 @@ def _layernorm_infer(attrs, inputs):
 # --------------------------------------------------------------------------------------
 
 
+def _mvn_axes(attrs, rank):
+    """MeanVarianceNormalization's `axes` mapped into [0, rank).
+
+    Raises:
+        OpAttributeError: an axis is outside [-rank, rank) (axes=[-5] on rank 4 is not
+            axis 3, nor is the default [0, 2, 3] valid on rank 3), or one axis is named
+            twice (3 and -1 on rank 4 too). onnxruntime refuses out-of-range axes and
+            the reference raises numpy's AxisError.
+    """
+    given = [int(a) for a in attrs["axes"]]
+    bad = [a for a in given if not -rank <= a < rank]
+    if bad:
+        raise OpAttributeError(
+            f"MeanVarianceNormalization: axes {given} has {bad} out of range for an input "
+            f"of rank {rank} (each must be in [{-rank}, {rank - 1}])")
+    axes = [a + rank if a < 0 else a for a in given]
+    if len(set(axes)) != len(axes):
+        raise OpAttributeError(
+            f"MeanVarianceNormalization: axes {given} names an axis more than once "
+            f"(rank {rank})")
+    return tuple(axes)
+
+
 def _mvn_kernel(inputs, attrs, ctx):
     x = inputs[0]
     cdt = _cdt(x.dtype)
-    axes = tuple(int(a) + x.ndim if int(a) < 0 else int(a) for a in attrs["axes"])
+    axes = _mvn_axes(attrs, x.ndim)
     xc = np.asarray(x, dtype=cdt)
     mean, var = _mean_var(xc, axes)
     y = (xc - mean) / (np.sqrt(var) + cdt.type(1e-9))
@@ -259,6 +282,12 @@ def _lpnorm_kernel(inputs, attrs, ctx):
 
 def _same(attrs, inputs):
     return [TensorInfo(inputs[0].dtype, inputs[0].shape)]
+
+
+def _mvn_infer(attrs, inputs):
+    if inputs[0].shape is not None:
+        _mvn_axes(attrs, len(inputs[0].shape))
+    return _same(attrs, inputs)
 
 
 def _instancenorm_infer(attrs, inputs):
@@ -306,7 +335,7 @@ LpNormalization = define(
 
 MeanVarianceNormalization = define(
     "MeanVarianceNormalization", ("X",), ("Y",), _mvn_kernel,
-    (("axes", "ints", [0, 2, 3]),), infer=_same, dtypes=_FLOATS, since_version=13,
+    (("axes", "ints", [0, 2, 3]),), infer=_mvn_infer, dtypes=_FLOATS, since_version=13,
     doc="(X - mean) / (std + 1e-9) over the given axes.")
 
 OPS = (BatchNormalization, GroupNormalization, InstanceNormalization, LayerNormalization,

@@ -95,9 +95,32 @@ def _rotary_kernel(inputs, attrs, ctx):
     if r > d or r % 2:
         raise OpAttributeError(f"RotaryEmbedding: rotary_embedding_dim {r} must be even and "
                                f"<= head size {d}")
+    batch, seq = v.shape[:2]
     if pos is not None:
         pos = np.asarray(pos).astype(np.int64)
+        if cos.ndim != 2 or sin.ndim != 2:
+            raise ShapeError(f"RotaryEmbedding: with position_ids the caches must be 2-D "
+                             f"(max_position, {r // 2}), got cos_cache {cos.shape} and "
+                             f"sin_cache {sin.shape}")
+        if pos.ndim != 2 or pos.shape[1] != seq or pos.shape[0] not in (1, batch):
+            # (1, sequence) broadcasts over the batch, as before (and as the reference
+            # does; onnxruntime wants the batch)
+            raise ShapeError(f"RotaryEmbedding: position_ids {pos.shape} must be (batch, "
+                             f"sequence) = {(batch, seq)} for input {x.shape}")
+        limit = min(cos.shape[0], sin.shape[0])
+        bad = (pos < 0) | (pos >= limit)
+        if bad.any():
+            k = int(np.flatnonzero(bad.reshape(-1))[0])
+            # onnxruntime refuses too; numpy would read position -1 as the last row
+            raise ShapeError(f"RotaryEmbedding: position_ids value {int(pos.reshape(-1)[k])} "
+                             f"at index {k} is out of range [0, {limit}) for caches of "
+                             f"{limit} positions")
         cos, sin = cos[pos], sin[pos]
+    elif cos.ndim != 3 or sin.ndim != 3 or any(
+            t.shape[1] != seq or t.shape[0] not in (1, batch) for t in (cos, sin)):
+        raise ShapeError(f"RotaryEmbedding: without position_ids the caches must be 3-D "
+                         f"(batch, sequence, {r // 2}) = {(batch, seq, r // 2)}, got "
+                         f"cos_cache {cos.shape} and sin_cache {sin.shape}")
     if cos.shape[-1] != r // 2 or sin.shape[-1] != r // 2:
         raise ShapeError(f"RotaryEmbedding: cache last dim must be {r // 2}, got "
                          f"{cos.shape[-1]} and {sin.shape[-1]}")

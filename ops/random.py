@@ -99,14 +99,38 @@ def _bernoulli_kernel(inputs, attrs, ctx):
 
 
 def _multinomial_kernel(inputs, attrs, ctx):
-    """`sample_size` class indices per row of unnormalised log-probabilities."""
+    """`sample_size` class indices per row of unnormalised log-probabilities.
+
+    A +inf logit is the limit of a logit growing without bound: its class is drawn
+    every time (several +inf in a row share the draws equally). A row holding a NaN, or
+    only -inf, is no distribution at all: refused (onnxruntime skips +inf and NaN
+    classes and returns the out-of-range index `classes` for an all -inf row; drawing
+    class 0 every time, as here before, hid the bad input).
+
+    Raises:
+        ShapeError: the input is not 2-D, or a row holds a NaN or only -inf.
+        OpAttributeError: dtype is not int32 or int64.
+    """
     logits = np.asarray(inputs[0]).astype(np.float64)
     if logits.ndim != 2:
         raise ShapeError(f"Multinomial: input must be (batch, classes), got {logits.shape}")
     dtype = _dtype(attrs, None, "Multinomial")
     if dtype not in (np.int32, np.int64):
         raise OpAttributeError(f"Multinomial: dtype must be int32 or int64, got {dtype}")
-    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    if logits.shape[1]:
+        nan_rows = np.flatnonzero(np.isnan(logits).any(axis=1))
+        if nan_rows.size:
+            raise ShapeError(f"Multinomial: row {int(nan_rows[0])} of the input holds a NaN "
+                             "logit; it defines no distribution to draw from")
+        dead = np.flatnonzero(np.isneginf(logits).all(axis=1))
+        if dead.size:
+            raise ShapeError(f"Multinomial: row {int(dead[0])} of the input is all -inf "
+                             "(every class has probability 0); it defines no distribution")
+    top = logits.max(axis=1, keepdims=True) if logits.shape[1] else logits[:, :1]
+    with np.errstate(invalid="ignore"):
+        p = np.exp(logits - top)
+    certain = np.isposinf(logits)
+    p = np.where(certain.any(axis=1, keepdims=True), certain.astype(np.float64), p)
     cdf = np.cumsum(p, axis=1)
     cdf /= cdf[:, -1:]
     u = _rng(attrs, ctx).random((logits.shape[0], attrs["sample_size"]))

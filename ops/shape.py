@@ -951,7 +951,8 @@ def _resize_plan(in_shape, scales, sizes, roi, attrs):
 
     Raises:
         ShapeError: both or neither of scales and sizes are given, either has the wrong
-            length, a scale is not finite and above 0, or an output dim is negative.
+            length, a scale is not finite and above 0, an output dim is negative, or
+            (tf_crop_and_resize) roi does not hold 2 values per axis.
     """
     _check_resize_target(scales, sizes)
     rank = len(in_shape)
@@ -992,8 +993,15 @@ def _resize_plan(in_shape, scales, sizes, roi, attrs):
         raise ShapeError(f"Resize: output shape {out} of input {list(in_shape)} has a "
                          "negative dimension (sizes must not be negative)")
     starts, ends = [0.0] * rank, [1.0] * rank
-    if roi is not None and np.asarray(roi).size:
+    # roi only counts for tf_crop_and_resize (onnxruntime ignores it otherwise)
+    if roi is not None and np.asarray(roi).size and \
+            attrs["coordinate_transformation_mode"] == "tf_crop_and_resize":
         r = np.asarray(roi, dtype=np.float64).reshape(-1)
+        if r.size != 2 * len(axes):
+            what = (f"rank {rank}" if attrs["axes"] is None
+                    else f"the {len(axes)} axes {list(attrs['axes'])}")
+            raise ShapeError(f"Resize: roi has {r.size} values; it needs 2 x {len(axes)} "
+                             f"(starts then ends, one per axis of {what})")
         for i, a in enumerate(axes):
             starts[a], ends[a] = float(r[i]), float(r[i + len(axes)])
     return out, scale, starts, ends
@@ -1107,8 +1115,15 @@ def _taps(coord, in_len, scale, attrs):
     # Antialiasing stretches the filter by 1/scale when downscaling.
     stretch = 1.0 / scale if attrs["antialias"] and scale < 1 else 1.0
     radius = support * stretch
-    lo = np.floor(coord - radius) + 1 if stretch == 1.0 else np.ceil(coord - radius)
-    k = int(math.ceil(2 * radius)) + 1
+    if stretch == 1.0:
+        # floor(coord) and the next index (linear), floor(coord) - 1 .. floor(coord) + 2
+        # (cubic): one more tap to the right would always weigh 0, adding nothing but
+        # a third (a fifth) to the gather path's work.
+        lo = np.floor(coord - radius) + 1
+        k = int(2 * support)
+    else:
+        lo = np.ceil(coord - radius)
+        k = int(math.ceil(2 * radius)) + 1
     idx = lo[:, None] + np.arange(k)[None, :]
     dist = (idx - coord[:, None]) / stretch
     if cubic:
@@ -1149,8 +1164,174 @@ def _resize_axis_gemm(y, axis, idx, w, in_len):
     return out.reshape(shape[:axis] + (out_len,) + shape[axis + 1:])
 
 
+def _onnxruntime_coords(out_len, in_len, scale, start, end, ctm):
+    """Source coordinates as onnxruntime computes them, in float32 (`_source_coords`
+    works in float64). Which input a tap reads can differ where a coordinate is within
+    a float32 rounding of a whole pixel; for non-finite data that decides whether a
+    NaN/inf is read (with a weight ~1e-7 or 0), so the non-finite path uses these."""
+    f = np.float32
+    x = np.arange(out_len, dtype=f)
+    s, n, m = f(scale), f(in_len), f(out_len)
+    half = f(0.5)
+    with np.errstate(all="ignore"):
+        if ctm == "asymmetric":
+            c = x / s
+        elif ctm == "pytorch_half_pixel":
+            c = (x + half) / s - half if out_len > 1 else np.zeros_like(x)
+        elif ctm == "tf_half_pixel_for_nn":
+            c = (x + half) / s
+        elif ctm == "align_corners":
+            c = x * (n - 1) / (m - 1) if out_len > 1 else np.zeros_like(x)
+        elif ctm == "tf_crop_and_resize":
+            a, b = f(start), f(end)
+            if out_len > 1:
+                c = a * (n - 1) + (x * (b - a) * (n - 1)) / (m - 1)
+            else:
+                c = np.full_like(x, 0.5 * float(a + b) * float(n - 1))
+        elif ctm == "half_pixel_symmetric":
+            adjustment = m / (s * n)
+            offset = (n / 2) * (1 - adjustment)
+            c = (float(offset) + (x.astype(np.float64) + 0.5) / float(s) - 0.5).astype(f)
+        else:  # half_pixel
+            c = (x + half) / s - half
+    return c.astype(np.float64)
+
+
+def _onnxruntime_cubic_coeffs(s, a):
+    """The 4 cubic weights (out, 4) of taps floor - 1 .. floor + 2 for fractions s, in
+    float32 by onnxruntime's formulas: near a whole pixel a tap's weight comes out 0 or
+    +-1e-8 by float32 rounding, and that decides 0 * inf = NaN against +-inf."""
+    f = np.float32
+    one, two = f(1), f(2)
+
+    def far(d):
+        return ((a * d - f(5) * a) * d + f(8) * a) * d - f(4) * a
+
+    def near(d):
+        return ((a + two) * d - (a + f(3))) * d * d + one
+
+    return np.stack([far(s + one), near(s), near(one - s), far(two - s)],
+                    axis=1).astype(np.float64)
+
+
+def _onnxruntime_taps(coord, in_len, scale, attrs):
+    """The input values onnxruntime's linear/cubic kernels read for each output, as
+    taps (idx, w, read), each (out, K): a tap with `read` set is multiplied whatever its
+    weight (0 * NaN and 0 * inf give NaN there, as in onnxruntime); one without it is
+    not read at all. For non-finite data only: on finite data the values equal
+    `_taps`'s up to rounding, and the dense GEMM is much faster.
+
+      - linear: the coordinate clamped into [0, in_len - 1]; its floor and the next
+        index (at the last index both taps are that one, weighted 0.5 each);
+      - cubic: floor(coord) - 1 .. floor(coord) + 2, clamped into the axis, each
+        multiplied (exclude_outside zeroes the weights outside);
+      - antialias (any scale): onnxruntime's window of indices
+        [floor(c + 1 - r), floor(c + 1 + r)) for support radius r (float32 as there),
+        each index inside the axis read once; the weights of the window's indices
+        outside the axis are folded onto the border index (dropped with
+        exclude_outside).
+    """
+    n = in_len
+    cubic = attrs["mode"] == "cubic"
+    if attrs["antialias"]:
+        f = np.float32
+        support = f(2.0 if cubic else 1.0)
+        stretch = f(1.0) / f(scale) if scale < 1 else f(1.0)
+        radius = support * stretch
+        center = (coord.astype(f) + f(0.5))
+        lo = np.floor((center - radius).astype(np.float64) + 0.5)
+        hi = np.floor((center + radius).astype(np.float64) + 0.5)
+        x = lo[:, None] + np.arange(2 * int(math.ceil(radius)) + 1)[None, :]
+        window = x < hi[:, None]
+        # the filter's argument in float32, as there: whether a tap's weight is 0
+        # exactly (then 0 * inf is NaN) or 1e-8 (inf) depends on it
+        inv = f(1.0) / stretch
+        dist = np.abs(((x.astype(f) - center[:, None]) + f(0.5)) * inv)
+        if cubic:
+            a = f(attrs["cubic_coeff_a"])
+            near = ((a + f(2)) * dist - (a + f(3))) * dist * dist + f(1)
+            far = (((dist - f(5)) * dist + f(8)) * dist - f(4)) * a
+            w = np.where(dist < 1, near, np.where(dist < 2, far, f(0)))
+        else:
+            w = np.where(dist < 1, f(1) - dist, f(0))
+        w = np.where(window, w.astype(np.float64), 0.0)
+        inside = (x >= 0) & (x <= n - 1)
+        if attrs["exclude_outside"]:
+            w = np.where(inside, w, 0.0)
+        total = w.sum(axis=1, keepdims=True)
+        w = w / np.where(total == 0, 1.0, total)
+        left = np.where(x < 0, w, 0.0).sum(axis=1, keepdims=True)
+        right = np.where(x > n - 1, w, 0.0).sum(axis=1, keepdims=True)
+        w = w + np.where(x == 0, left, 0.0) + np.where(x == n - 1, right, 0.0)
+        return np.clip(x, 0, n - 1).astype(np.int64), w, window & inside
+    if cubic:
+        # the fraction in float32, as there: a coordinate 1e-8 below a whole pixel has
+        # fraction 1, so the farthest tap weighs exactly 0 (not 1e-8) and 0 * inf is NaN
+        c = coord.astype(np.float32)
+        base = np.floor(c)
+        frac = c - base
+        w = _onnxruntime_cubic_coeffs(frac, np.float32(attrs["cubic_coeff_a"]))
+        idx = base.astype(np.float64)[:, None] + np.arange(-1, 3)[None, :]
+        if attrs["exclude_outside"]:
+            w = np.where((idx >= 0) & (idx <= n - 1), w, 0.0)
+            total = w.sum(axis=1, keepdims=True)
+            w = w / np.where(total == 0, 1.0, total)
+        idx = np.clip(idx, 0, n - 1).astype(np.int64)
+        return idx, w, np.ones(idx.shape, dtype=bool)
+    c = np.clip(coord, 0, n - 1)
+    x1 = np.floor(c)
+    x2 = np.minimum(x1 + 1, n - 1)
+    frac = c - x1
+    same = x1 == x2
+    w = np.stack([np.where(same, 0.5, 1.0 - frac), np.where(same, 0.5, frac)], axis=1)
+    idx = np.stack([x1, x2], axis=1).astype(np.int64)
+    return idx, w, np.ones(idx.shape, dtype=bool)
+
+
+def _onnxruntime_image_axes(rank, mode, scale):
+    """The axes onnxruntime's bilinear/trilinear/bicubic kernels interpolate (the
+    others, batch and channel, must have scale 1 there); () where it refuses the
+    resize. Without antialiasing these kernels read each output's 2 (4) neighbours
+    along such an axis even when it is not resized (coordinate = index, the next index
+    weighted 0), so there a NaN or inf spreads one index further (linear: to the
+    previous index; cubic: to the 3 around it)."""
+    if rank == 2:
+        return (0, 1)
+    if rank == 4:
+        return (2, 3) if scale[1] == 1.0 else (1, 2)
+    if mode == "linear" and rank in (3, 5):
+        return tuple(range(rank - 3, rank))
+    return ()
+
+
+def _resize_axis_taps(y, axis, idx, w, read=None):
+    """Resize y along `axis` by one gather and multiply-add per tap (idx, w) (out, K);
+    where `read` (out, K) is False the tap adds nothing (and is not multiplied)."""
+    wshape = [1] * y.ndim
+    wshape[axis] = idx.shape[0]
+    w = w.astype(y.dtype)
+    acc = None
+    for k in range(idx.shape[1]):
+        part = np.take(y, idx[:, k], axis=axis)
+        part *= w[:, k].reshape(wshape)
+        if read is not None and not read[:, k].all():
+            part = np.where(read[:, k].reshape(wshape), part, 0)
+        if acc is None:
+            acc = part
+        else:
+            acc += part
+    return acc
+
+
 def _resize(inputs, attrs, ctx):
-    """Nearest/linear/cubic resize, separable per axis, in any coordinate mode."""
+    """Nearest/linear/cubic resize, separable per axis, in any coordinate mode.
+
+    Linear/cubic axes of at most `_RESIZE_DENSE_MAX` values are a GEMM with the dense
+    interpolation matrix. That multiplies the zero weights too (a NaN or inf would make
+    its whole line NaN), so data holding NaN or inf takes the per-tap path on every
+    axis, with onnxruntime's taps (`_onnxruntime_taps`): only the outputs whose taps
+    read a NaN/inf are affected, as in onnxruntime (and, but for its reads of
+    zero-weighted taps, ONNX's reference)."""
     x = inputs[0]
     roi = inputs[1] if len(inputs) > 1 else None
     scales = inputs[2] if len(inputs) > 2 else None
@@ -1160,49 +1341,35 @@ def _resize(inputs, attrs, ctx):
     if sizes is not None and np.asarray(sizes).size == 0:
         sizes = None
     out_shape, scale, starts, ends = _resize_plan(x.shape, scales, sizes, roi, attrs)
-    mode, ctm = attrs["mode"], attrs["coordinate_transformation_mode"]
+    mode = attrs["mode"]
     if x.size == 0:  # e.g. a batch of 0: nothing to interpolate
         if any(o and not d for o, d in zip(out_shape, x.shape)):
             raise ShapeError(f"Resize: an empty axis of input shape {list(x.shape)} cannot "
                              f"grow to output shape {list(out_shape)}")
         return (np.zeros(out_shape, dtype=x.dtype),)
+    if mode not in ("nearest", "linear", "cubic"):
+        raise ShapeError(f"Resize: unknown mode {mode!r}")
     # float32 images interpolate in float32 (as onnxruntime does), the rest in float64
+    # (no copy of a float32 input: nothing below writes into y)
     wide = np.float32 if x.dtype in (np.float32, np.float16) else np.float64
-    y = x if mode == "nearest" else x.astype(wide)
-    outside = []
-    for axis in range(x.ndim):
-        if out_shape[axis] == x.shape[axis] and scale[axis] == 1.0 and ctm != \
-                "tf_crop_and_resize":
-            continue
-        in_len = x.shape[axis]
-        coord = _source_coords(out_shape[axis], in_len, scale[axis], starts[axis],
-                               ends[axis], ctm)
-        if ctm == "tf_crop_and_resize":
-            bad = (coord < 0) | (coord > in_len - 1)
-            if bad.any():
-                shape = [1] * x.ndim
-                shape[axis] = out_shape[axis]
-                outside.append(bad.reshape(shape))
-        if mode == "nearest":
-            y = np.take(y, _nearest_index(coord, in_len, attrs["nearest_mode"]), axis=axis)
-            continue
-        if mode not in ("linear", "cubic"):
-            raise ShapeError(f"Resize: unknown mode {mode!r}")
-        idx, w = _taps(coord, in_len, scale[axis], attrs)
-        if in_len <= _RESIZE_DENSE_MAX:
-            y = _resize_axis_gemm(y, axis, idx, w, in_len)
-            continue
-        # one gather and multiply-add per tap
-        wshape = [1] * y.ndim
-        wshape[axis] = idx.shape[0]
-        w = w.astype(y.dtype)
-        acc = np.take(y, idx[:, 0], axis=axis)
-        acc *= w[:, 0].reshape(wshape)
-        for k in range(1, idx.shape[1]):
-            part = np.take(y, idx[:, k], axis=axis)
-            part *= w[:, k].reshape(wshape)
-            acc += part
-        y = acc
+    y = x if mode == "nearest" else x.astype(wide, copy=False)
+    plan = (x, out_shape, scale, starts, ends, attrs)
+    if mode == "nearest":
+        y, outside = _resize_axes(y, *plan, nonfinite=False, check=False)
+    else:
+        nonfinite = huge = False
+        if x.dtype.kind not in "iub":
+            # One BLAS pass (~1% of a GEMM resize): the sum of squares is finite only if
+            # every value is, and is below ~1e19 (float32), too small for any
+            # interpolation to overflow; otherwise look closer.
+            flat = y.reshape(-1)
+            if not np.isfinite(np.dot(flat, flat)):
+                nonfinite = not np.isfinite(y).all()
+                huge = not nonfinite
+        result = _resize_axes(y, *plan, nonfinite=nonfinite, check=huge)
+        if result is None:  # huge finite values overflowed to inf on an axis
+            result = _resize_axes(y, *plan, nonfinite=True, check=False)
+        y, outside = result
     if outside:
         mask = np.logical_or.reduce(np.broadcast_arrays(*outside)) if len(outside) > 1 \
             else outside[0]
@@ -1213,6 +1380,63 @@ def _resize(inputs, attrs, ctx):
             y = np.clip(np.rint(y), info.min, info.max)
         y = y.astype(x.dtype)
     return (y,)
+
+
+def _resize_axes(y, x, out_shape, scale, starts, ends, attrs, nonfinite, check):
+    """Resize y (x, widened) axis by axis: (y, masks of extrapolated outputs).
+    `nonfinite` takes onnxruntime's taps on every axis; `check` (huge finite values)
+    returns None as soon as a GEMM's output is not finite (it overflowed, and the next
+    GEMM would spread that over whole lines)."""
+    mode, ctm = attrs["mode"], attrs["coordinate_transformation_mode"]
+    kept = [out_shape[a] == x.shape[a] and scale[a] == 1.0 and ctm != "tf_crop_and_resize"
+            for a in range(x.ndim)]
+    image_axes = _onnxruntime_image_axes(x.ndim, mode, scale) if nonfinite else ()
+    # onnxruntime's non-antialiasing kernels read zero-weighted neighbours along an
+    # image axis that is not resized too (unless nothing at all is resized: a copy)
+    spread = () if attrs["antialias"] or all(kept) else image_axes
+    if nonfinite and mode == "cubic" and x.ndim == 4 and scale[1] != 1.0:
+        # channels-last bicubic (upsampling only there) runs its antialiasing kernel
+        attrs, spread = dict(attrs, antialias=1), ()
+    outside = []
+    for axis in range(x.ndim):
+        in_len = x.shape[axis]
+        if kept[axis]:
+            if axis in spread:
+                idx, w, read = _onnxruntime_taps(np.arange(in_len, dtype=np.float64),
+                                                 in_len, 1.0, attrs)
+                y = _resize_axis_taps(y, axis, idx, w, read)
+            continue
+        # on non-finite data, onnxruntime's coordinates and taps along the axes it
+        # interpolates (all, where it refuses the resize: any rule will do)
+        as_ort = nonfinite and mode != "nearest" and (not image_axes or axis in image_axes)
+        coords = _onnxruntime_coords if as_ort else _source_coords
+        coord = coords(out_shape[axis], in_len, scale[axis], starts[axis], ends[axis], ctm)
+        if ctm == "tf_crop_and_resize":
+            bad = (coord < 0) | (coord > in_len - 1)
+            if bad.any():
+                shape = [1] * x.ndim
+                shape[axis] = out_shape[axis]
+                outside.append(bad.reshape(shape))
+        if mode == "nearest":
+            y = np.take(y, _nearest_index(coord, in_len, attrs["nearest_mode"]), axis=axis)
+            continue
+        if nonfinite:
+            if as_ort:
+                idx, w, read = _onnxruntime_taps(coord, in_len, scale[axis], attrs)
+            else:  # batch/channel under tf_crop_and_resize: only the taps that weigh
+                idx, w = _taps(coord, in_len, scale[axis], attrs)
+                read = w != 0
+            y = _resize_axis_taps(y, axis, idx, w, read)
+            continue
+        idx, w = _taps(coord, in_len, scale[axis], attrs)
+        if in_len <= _RESIZE_DENSE_MAX:
+            y = _resize_axis_gemm(y, axis, idx, w, in_len)
+            if check and not np.isfinite(y).all():
+                return None
+            continue
+        # one gather and multiply-add per tap
+        y = _resize_axis_taps(y, axis, idx, w)
+    return y, outside
 
 
 def _infer_resize(attrs, inputs):

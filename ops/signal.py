@@ -184,18 +184,31 @@ def _stft_infer(attrs, inputs):
 
 
 def _window_kernel(coeffs):
-    """A generalized cosine window sum_k (-1)^k a_k cos(2 pi k n / N)."""
+    """A generalized cosine window sum_k (-1)^k a_k cos(2 pi k n / N), computed in float64
+    and converted to output_datatype as numpy's astype does (as ONNX's reference does;
+    integer types truncate toward zero, like onnxruntime's static_cast)."""
     def kernel(inputs, attrs, ctx):
         size = int(_scalar(inputs[0], "window", "size"))
         dtype = onnx_type_to_numpy(attrs["output_datatype"])
         if size <= 0:
             return (np.zeros(0, dtype),)
+        if size == 1 and not attrs["periodic"]:
+            # The symmetric formula divides by N - 1 = 0 (onnxruntime and the reference
+            # give NaN, 0/0); the spec's text does not define that case. A window of
+            # one sample is that sample unattenuated: 1, as numpy's hanning(1),
+            # hamming(1), blackman(1), PyTorch's *_window(1) and SciPy give. (Periodic
+            # size 1 divides by N = 1 and is well defined: the formula's value at n=0.)
+            return (np.ones(1).astype(dtype),)
         denom = size if attrs["periodic"] else size - 1
         n = np.arange(size, dtype=np.float64)
-        phase = 2 * math.pi * n / denom if denom > 0 else np.zeros(size)
+        phase = 2 * math.pi * n / denom
+        # The cosine terms first and a_0 last, in the reference's order: at the peak
+        # Blackman's 0.42 + 0.5 + 0.08 sums to 0.9999999999999999 (which truncates to 0
+        # in an integer output_datatype), 0.5 + 0.08 + 0.42 to exactly 1.
         w = np.zeros(size)
-        for k, a in enumerate(coeffs):
+        for k, a in list(enumerate(coeffs))[1:]:
             w += (-1) ** k * a * np.cos(k * phase)
+        w += coeffs[0]
         return (w.astype(dtype),)
     return kernel
 

@@ -112,13 +112,28 @@ def _crop_axes(attrs, rank, n, op="CenterCropPad"):
     for a in axes:
         if not -rank <= a < rank:
             raise OpAttributeError(f"{op}: axis {a} out of range for rank {rank}")
-    return [a % rank for a in axes]
+    norm = [a % rank for a in axes]
+    if len(set(norm)) != len(norm):
+        # the spec leaves a repeated axis undefined; onnxruntime refuses it
+        raise OpAttributeError(f"{op}: axes {axes} names an axis more than once "
+                               f"(rank {rank})")
+    return norm
+
+
+def _crop_target(shape, op="CenterCropPad"):
+    """The `shape` input's values as ints, each >= 0."""
+    target = [int(v) for v in np.asarray(shape).reshape(-1)]
+    if target and min(target) < 0:
+        # a window dimension cannot be negative (onnxruntime makes such an axis empty,
+        # the reference fails)
+        raise ShapeError(f"{op}: shape {target} has a negative dimension")
+    return target
 
 
 def _center_crop_pad_kernel(inputs, attrs, ctx):
     """Crop (window start rounded down) or zero-pad (extra pixel at the end) centrally."""
     x = np.asarray(inputs[0])
-    target = [int(v) for v in np.asarray(inputs[1]).reshape(-1)]
+    target = _crop_target(inputs[1])
     axes = _crop_axes(attrs, x.ndim, len(target))
     out_shape = list(x.shape)
     src, dst = [slice(None)] * x.ndim, [slice(None)] * x.ndim
@@ -143,7 +158,7 @@ def _center_crop_pad_infer(attrs, inputs):
     out = list(x.shape)
     value = _value(shape)
     if value is not None:
-        target = [int(v) for v in value.reshape(-1)]
+        target = _crop_target(value)
         for a, t in zip(_crop_axes(attrs, len(out), len(target)), target):
             out[a] = t
     else:
@@ -157,20 +172,51 @@ def _center_crop_pad_infer(attrs, inputs):
 # Col2Im
 
 
+def _col2im_params(attrs, image, block):
+    """Col2Im's (strides, dilations, pads_begin, pads_end), checked against the spatial
+    rank of image_shape and block_shape.
+
+    Raises:
+        ShapeError: image_shape and block_shape are empty or differ in length, a block
+            dim is below 1 or an image dim below 0.
+        OpAttributeError: strides, dilations (each >= 1) or pads (each >= 0, the spec's
+            range; negative pads would crop the image to the wrong shape) have the wrong
+            length or a value out of range.
+    """
+    nsp = len(image)
+    if nsp == 0 or len(block) != nsp:
+        raise ShapeError(f"Col2Im: image_shape {image} and block_shape {block} must be "
+                         "non-empty and of the same length")
+    if min(block) < 1 or min(image) < 0:
+        raise ShapeError(f"Col2Im: block_shape {block} must be >= 1 and image_shape "
+                         f"{image} >= 0 in every dim")
+    out = []
+    for name, size, fill, low in (("strides", nsp, 1, 1), ("dilations", nsp, 1, 1),
+                                  ("pads", 2 * nsp, 0, 0)):
+        given = attrs[name]
+        values = _ints(given, size, fill)
+        if len(values) != size or min(values) < low:
+            raise OpAttributeError(f"Col2Im: {name} {list(given)} must hold {size} values, "
+                                   f"each >= {low}, for {nsp} spatial dims")
+        out.append(values)
+    strides, dilations, pads = out
+    return strides, dilations, pads[:nsp], pads[nsp:]
+
+
 def _col2im_kernel(inputs, attrs, ctx):
     """Sum sliding-window columns (N, C*prod(block), L) back into images (N, C, *image)."""
     x = np.asarray(inputs[0])
     image = [int(v) for v in np.asarray(inputs[1]).reshape(-1)]
     block = [int(v) for v in np.asarray(inputs[2]).reshape(-1)]
-    nsp = len(image)
-    if len(block) != nsp:
-        raise ShapeError(f"Col2Im: image_shape {image} and block_shape {block} differ in rank")
-    strides = _ints(attrs["strides"], nsp, 1)
-    dilations = _ints(attrs["dilations"], nsp, 1)
-    pads = _ints(attrs["pads"], 2 * nsp, 0)
-    pb, pe = pads[:nsp], pads[nsp:]
+    strides, dilations, pb, pe = _col2im_params(attrs, image, block)
+    if x.ndim != 3:
+        raise ShapeError(f"Col2Im: input must be 3-D (N, C * prod(block_shape), L), got "
+                         f"shape {x.shape}")
     grid = [(n + b + e - ((k - 1) * d + 1)) // s + 1
             for n, b, e, k, d, s in zip(image, pb, pe, block, dilations, strides)]
+    if min(grid) < 1:
+        raise ShapeError(f"Col2Im: block_shape {block} (dilations {dilations}) does not fit "
+                         f"image_shape {image} padded by {pb + pe}")
     kk = int(np.prod(block))
     n_batch, ck, length = x.shape
     if ck % kk or length != int(np.prod(grid)):
@@ -197,7 +243,10 @@ def _col2im_infer(attrs, inputs):
         return [TensorInfo(x.dtype, None)]
     c = None
     block = _value(inputs[2])
-    if block is not None and x.shape is not None and x.shape[1] is not None:
+    if block is not None and value is not None:
+        _col2im_params(attrs, list(sp), [int(v) for v in block.reshape(-1)])
+    if block is not None and x.shape is not None and x.shape[1] is not None \
+            and np.prod(block) > 0:
         c = x.shape[1] // int(np.prod(block))
     return [TensorInfo(x.dtype, (n, c) + sp)]
 
@@ -337,12 +386,21 @@ def _bitcast_infer(attrs, inputs):
 # Upsample (deprecated since opset 10; nearest and linear, asymmetric coordinates)
 
 
+def _upsample_scales(scales, rank):
+    """Upsample's scales as floats, one per dim, each finite and > 0 (a NaN or inf
+    scale has no output size; Resize refuses those too)."""
+    values = [float(s) for s in np.asarray(scales).reshape(-1)]
+    if rank is not None and len(values) != rank:
+        raise ShapeError(f"Upsample: {len(values)} scales for rank {rank}")
+    if not all(np.isfinite(v) and v > 0 for v in values):
+        raise ShapeError(f"Upsample: scales must be finite and greater than 0, got {values}")
+    return values
+
+
 def _upsample_kernel(inputs, attrs, ctx):
     """Scale every dim by scales[i]: out = floor(in * scale), source = out / scale."""
     x = np.asarray(inputs[0])
-    scales = [float(s) for s in np.asarray(inputs[1]).reshape(-1)]
-    if len(scales) != x.ndim:
-        raise ShapeError(f"Upsample: {len(scales)} scales for rank {x.ndim}")
+    scales = _upsample_scales(inputs[1], x.ndim)
     mode = attrs["mode"]
     y = x
     for axis, s in enumerate(scales):
@@ -369,8 +427,9 @@ def _upsample_infer(attrs, inputs):
         return [TensorInfo(x.dtype, None)]
     if value is None:
         return [TensorInfo(x.dtype, (None,) * len(x.shape))]
-    return [TensorInfo(x.dtype, tuple(None if n is None else int(np.floor(n * float(s)))
-                                      for n, s in zip(x.shape, value.reshape(-1))))]
+    return [TensorInfo(x.dtype, tuple(None if n is None else int(np.floor(n * s))
+                                      for n, s in zip(x.shape, _upsample_scales(
+                                          value, len(x.shape)))))]
 
 
 OPS = (
