@@ -147,6 +147,8 @@ def _groupnorm_kernel(inputs, attrs, ctx):
     x, scale, bias = inputs
     g = int(attrs["num_groups"])
     n, c = x.shape[:2]
+    if g < 1:
+        raise OpAttributeError(f"GroupNormalization: num_groups must be positive, got {g}")
     if c % g:
         raise ShapeError(f"GroupNormalization: {c} channels not divisible by {g} groups")
     sdt = _stash_dtype(int(attrs.get("stash_type", 1)), x.dtype)
@@ -268,6 +270,9 @@ def _lpnorm_kernel(inputs, attrs, ctx):
     cdt = _cdt(x.dtype)
     xc = np.asarray(x, dtype=cdt)
     axis = int(attrs["axis"])
+    if not -x.ndim <= axis < x.ndim:
+        raise OpAttributeError(f"LpNormalization: axis {axis} is out of range for rank "
+                               f"{x.ndim}")
     p = int(attrs["p"])
     if p == 1:
         norm = np.abs(xc).sum(axis=axis, keepdims=True)

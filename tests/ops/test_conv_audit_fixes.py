@@ -130,3 +130,15 @@ def test_winograd_takes_the_direct_path_when_its_transform_overflows():
     (got,), (want,) = _both(model, x)
     assert np.isfinite(got).all()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+def test_group_and_lp_normalization_attributes_are_named():
+    model = _model(helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"],
+                                    num_groups=0), (1, 4, 3, 3), opset=21,
+                   s=np.ones(4, np.float32), b=np.zeros(4, np.float32))
+    with pytest.raises(OpAttributeError, match="num_groups must be positive"):
+        og.Session(from_onnx(model)).run(["y"], {"x": np.ones((1, 4, 3, 3), np.float32)})
+    model = _model(helper.make_node("LpNormalization", ["x"], ["y"], axis=5), (1, 4, 3, 3),
+                   opset=13)
+    with pytest.raises(OpAttributeError, match="axis 5 is out of range for rank 4"):
+        og.Session(from_onnx(model)).run(["y"], {"x": np.ones((1, 4, 3, 3), np.float32)})
