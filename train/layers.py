@@ -407,12 +407,8 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
         mv = _variable("moving_variance", [c], dt, moving_variance_initializer, None,
                        False, where)
         xc = api.cast(x, dt) if half else x
-        if _tf1_fused(fused, x, axis) and training is not False:
-            y = _fused_batch_normalized(xc, training, (gamma, beta, mm, mv), axis,
-                                        momentum, epsilon)
-        else:
-            y = nn.batch_normalized(xc, training, (gamma, beta, mm, mv), axis, momentum,
-                                    epsilon)
+        y = nn.batch_normalized(xc, training, (gamma, beta, mm, mv), axis, momentum,
+                                epsilon, unbiased=_tf1_fused(fused, x, axis))
         return api.cast(y, x.dtype) if half else y
 
 
@@ -425,56 +421,6 @@ def _tf1_fused(fused, x: Tensor, axis: int) -> bool:
     rank = len(x.shape)
     return (fused is not False and rank in (4, 5) and axis in (1, rank - 1)
             and x.dtype in (DType.FLOAT16, DType.BFLOAT16, DType.FLOAT32))
-
-
-def _fused_batch_normalized(x: Tensor, training, params, axis: int, momentum,
-                            epsilon) -> Tensor:
-    """nn.batch_normalized (training a True bool or a bool scalar tensor) as TF1's
-    fused kernel: the output is normalised with the batch's biased variance, while
-    the moving variance's update takes the unbiased one, var * n / max(n - 1, 1)."""
-    from .control_flow import cond
-
-    gamma, beta, mm, mv = params
-    g = x.graph
-    rank = len(x.shape)
-    c = x.shape[axis]
-    bshape = [1] * rank
-    bshape[axis] = c
-    reduce_axes = [a for a in range(rank) if a != axis]
-    gam = None if gamma is None else api.reshape(gamma, bshape)
-    bet = None if beta is None else api.reshape(beta, bshape)
-    dims = [x.shape[a] for a in reduce_axes]
-    if all(d is not None for d in dims):
-        n = float(np.prod(dims))
-        bessel = g.constant(np.asarray(n / max(n - 1.0, 1.0), x.dtype.numpy))
-    else:  # unknown batch (or spatial) size: n from the run's input
-        from .api_extra import size
-        n = api.cast(size(x), x.dtype) / float(c)
-        bessel = n / api.maximum(n - 1.0, g.constant(np.asarray(1.0, x.dtype.numpy)))
-
-    def batch_statistics():
-        mean = api.reduce_mean(x, reduce_axes, keepdims=True)
-        var = api.reduce_mean(api.square(x - mean), reduce_axes, keepdims=True)
-        return mean, var, var * bessel
-
-    if isinstance(training, Tensor):
-        mean, var, unbiased = cond(
-            training, batch_statistics,
-            lambda: (api.reshape(mm, bshape), api.reshape(mv, bshape),
-                     api.reshape(mv, bshape)),
-            name="moments")
-        # the averages decay by momentum where training is true, by 1 (no change) where
-        # not, as TF1's layer does
-        decay = api.where(training, np.asarray(momentum, x.dtype.numpy),
-                          np.asarray(1.0, x.dtype.numpy))
-    else:
-        mean, var, unbiased = batch_statistics()
-        decay = momentum
-    for average, stat in ((mm, mean), (mv, unbiased)):
-        flat = api.reshape(api.stop_gradient(stat), [c])
-        g.add_to_collection(_g.UPDATE_OPS, average.assign(average * decay
-                                                          + flat * (1 - decay)))
-    return nn._scaled(x - mean, var, epsilon, gam, bet)
 
 
 def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False,

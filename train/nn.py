@@ -422,12 +422,17 @@ def batch_norm(x, training: bool, axis: int = 1, momentum: float = 0.9,
                                 epsilon)
 
 
-def batch_normalized(x, training, params, axis: int, momentum, epsilon) -> Tensor:
+def batch_normalized(x, training, params, axis: int, momentum, epsilon,
+                     unbiased: bool = False) -> Tensor:
     """x normalised along all axes but `axis` (known, non-negative), scaled and
     shifted: batch statistics when training (a Python bool or a bool scalar tensor)
     with the moving averages' updates added to UPDATE_OPS, else the moving averages.
+    With a training tensor an og.cond computes only the chosen statistics and the
+    averages decay by 1 (no change) where it is false, as tf.layers does.
     `params` is (gamma, beta, moving_mean, moving_variance), the first two (C,) tensors
-    or None for none. Shared by og.nn.batch_norm and og.layers.batch_normalization."""
+    or None for none. `unbiased`: the moving variance averages the batch variance
+    times n / (n - 1), as TF1's fused kernel does (the output still uses the biased
+    one). Shared by og.nn.batch_norm and og.layers.batch_normalization."""
     gamma, beta, mm, mv = params
     g = x.graph
     rank = len(x.shape)
@@ -437,23 +442,45 @@ def batch_normalized(x, training, params, axis: int, momentum, epsilon) -> Tenso
     reduce_axes = [a for a in range(rank) if a != axis]
     gam = None if gamma is None else api.reshape(gamma, bshape)
     bet = None if beta is None else api.reshape(beta, bshape)
-    if isinstance(training, Tensor):
-        return _batch_norm_switched(x, training, (gam, bet, mm, mv), bshape,
-                                    reduce_axes, momentum, epsilon, c)
-    if training:
+    if not isinstance(training, Tensor) and not training:
+        return _scaled(x - api.reshape(mm, bshape), api.reshape(mv, bshape), epsilon,
+                       gam, bet)
+
+    def batch_statistics():
         mean = api.reduce_mean(x, reduce_axes, keepdims=True)
-        centered = x - mean
-        var = api.reduce_mean(api.square(centered), reduce_axes, keepdims=True)
-        flat_mean = api.reshape(api.stop_gradient(mean), [c])
-        flat_var = api.reshape(api.stop_gradient(var), [c])
-        g.add_to_collection(_g.UPDATE_OPS, mm.assign(mm * momentum
-                                                     + flat_mean * (1 - momentum)))
-        g.add_to_collection(_g.UPDATE_OPS, mv.assign(mv * momentum
-                                                     + flat_var * (1 - momentum)))
+        return mean, api.reduce_mean(api.square(x - mean), reduce_axes, keepdims=True)
+
+    if isinstance(training, Tensor):
+        from .control_flow import cond
+
+        mean, var = cond(training, batch_statistics,
+                         lambda: (api.reshape(mm, bshape), api.reshape(mv, bshape)),
+                         name="moments")
+        decay = api.where(training, np.asarray(momentum, x.dtype.numpy),
+                          np.asarray(1.0, x.dtype.numpy))
     else:
-        centered = x - api.reshape(mm, bshape)
-        var = api.reshape(mv, bshape)
-    return _scaled(centered, var, epsilon, gam, bet)
+        mean, var = batch_statistics()
+        decay = momentum
+    # (where training is false the decay is 1, so the corrected variance adds 0)
+    moving_var = var * _bessel(x, reduce_axes, c) if unbiased else var
+    for average, stat in ((mm, mean), (mv, moving_var)):
+        flat = api.reshape(api.stop_gradient(stat), [c])
+        g.add_to_collection(_g.UPDATE_OPS, average.assign(average * decay
+                                                          + flat * (1 - decay)))
+    return _scaled(x - mean, var, epsilon, gam, bet)
+
+
+def _bessel(x: Tensor, reduce_axes: list, c: int):
+    """n / max(n - 1, 1) for the n values each channel's statistics take (a constant
+    when the reduced dims are known, else computed from the run's input)."""
+    dims = [x.shape[a] for a in reduce_axes]
+    if all(d is not None for d in dims):
+        n = float(np.prod(dims))
+        return x.graph.constant(np.asarray(n / max(n - 1.0, 1.0), x.dtype.numpy))
+    from .api_extra import size
+
+    n = api.cast(size(x), x.dtype) / float(c)
+    return n / api.maximum(n - 1.0, x.graph.constant(np.asarray(1.0, x.dtype.numpy)))
 
 
 def _scaled(centered, var, epsilon, gam, bet) -> Tensor:
@@ -478,32 +505,6 @@ def _training_arg(training, what: str):
                              f"{list(t.shape)}")
         return t
     return api._bool_arg(training, f"{what}: training")
-
-
-def _batch_norm_switched(x, training, params, bshape, reduce_axes, momentum, epsilon, c):
-    """batch_norm with a run-time `training` tensor: an og.cond picks the batch's or
-    the moving statistics (only the chosen ones are computed), and the UPDATE_OPS
-    averages decay by `momentum` where training is true, by 1 (no change) where not,
-    as tf.layers.batch_normalization does."""
-    from .control_flow import cond
-
-    gam, bet, mm, mv = params
-
-    def batch_statistics():
-        mean = api.reduce_mean(x, reduce_axes, keepdims=True)
-        return mean, api.reduce_mean(api.square(x - mean), reduce_axes, keepdims=True)
-
-    mean, var = cond(training, batch_statistics,
-                     lambda: (api.reshape(mm, bshape), api.reshape(mv, bshape)),
-                     name="moments")
-    g = x.graph
-    decay = api.where(training, np.asarray(momentum, x.dtype.numpy),
-                      np.asarray(1.0, x.dtype.numpy))
-    for average, stat in ((mm, mean), (mv, var)):
-        flat = api.reshape(api.stop_gradient(stat), [c])
-        g.add_to_collection(_g.UPDATE_OPS, average.assign(average * decay
-                                                          + flat * (1 - decay)))
-    return _scaled(x - mean, var, epsilon, gam, bet)
 
 
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None,
