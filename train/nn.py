@@ -593,21 +593,45 @@ class LSTMCell:
     gives TF1's results); `forget_bias` is added to the forget gate. Variables are
     created on the first call.
 
-    Args:
-        num_units: size of c and h.
-        forget_bias: added to the forget gate pre-activation.
-        name: name scope of the variables.
+    TF1's constructor: LSTMCell(num_units, use_peepholes=False, cell_clip=None,
+    initializer=None, num_proj=None, proj_clip=None, num_unit_shards=None,
+    num_proj_shards=None, forget_bias=1.0, state_is_tuple=True, activation=None,
+    reuse=None, name=None, dtype=None); peepholes, projections and shards are not
+    supported (refused), `initializer` draws the kernel, `cell_clip` clips c,
+    `activation` replaces tanh.
+
+    Raises:
+        TypeError: num_units is not a positive int, a number is not a number, an
+            unsupported option is asked for, or activation/initializer is not
+            callable.
     """
 
-    def __init__(self, num_units: int, forget_bias: float = 1.0, name: str = "lstm_cell"):
+    def __init__(self, num_units: int, use_peepholes=False, cell_clip=None,
+                 initializer=None, num_proj=None, proj_clip=None, num_unit_shards=None,
+                 num_proj_shards=None, forget_bias: float = 1.0, state_is_tuple=True,
+                 activation=None, reuse=None, name=None, dtype=None):
         num_units = _positive_int(num_units, "LSTMCell: num_units")
-        if isinstance(forget_bias, (bool, np.bool_)) \
-                or not isinstance(forget_bias, (int, float, np.integer, np.floating)):
-            raise TypeError(f"LSTMCell: forget_bias must be a number, got "
-                            f"{type(forget_bias).__name__}")
+        if use_peepholes is not False or num_proj is not None or proj_clip is not None \
+                or num_unit_shards is not None or num_proj_shards is not None \
+                or state_is_tuple is not True:
+            raise TypeError("LSTMCell: use_peepholes, num_proj, proj_clip, shards and "
+                            "state_is_tuple=False are not supported")
+        for what, v in (("forget_bias", forget_bias), ("cell_clip", cell_clip)):
+            if v is not None and (isinstance(v, (bool, np.bool_)) or not isinstance(
+                    v, (int, float, np.integer, np.floating))):
+                raise TypeError(f"LSTMCell: {what} must be a number, got "
+                                f"{type(v).__name__}")
+        for what, fn in (("activation", activation), ("initializer", initializer)):
+            if fn is not None and not callable(fn):
+                raise TypeError(f"LSTMCell: {what} must be callable, got "
+                                f"{type(fn).__name__}")
+        name = "lstm_cell" if name is None else name
         _g.check_name(name, "LSTMCell")
         self.num_units = num_units
         self.forget_bias = float(forget_bias)
+        self.cell_clip = None if cell_clip is None else float(cell_clip)
+        self.activation = activation or api.tanh
+        self.initializer = initializer
         self.name = name
         self.kernel: Variable | None = None
         self.bias: Variable | None = None
@@ -644,7 +668,7 @@ class LSTMCell:
             # reusing og.variable_scope shares the kernel and bias
             with g.as_default(), variable_scope(None, default_name=self.name):
                 self.kernel = get_variable("kernel", [n_in + u, 4 * u], dt,
-                                           _scope_or(kernel_init))
+                                           self.initializer or _scope_or(kernel_init))
                 self.bias = get_variable("bias", [4 * u], dt, _zeros)
         finally:
             g._cf_stack = saved_cf
@@ -658,8 +682,11 @@ class LSTMCell:
             self.build(x.shape[-1], x.dtype.numpy, x.graph)
         z = api.matmul(api.concat([x, h], axis=1), self.kernel) + self.bias
         i, j, f, o = api.split(z, 4, axis=1)
-        new_c = api.sigmoid(f + self.forget_bias) * c + api.sigmoid(i) * api.tanh(j)
-        new_h = api.sigmoid(o) * api.tanh(new_c)
+        act = self.activation
+        new_c = api.sigmoid(f + self.forget_bias) * c + api.sigmoid(i) * act(j)
+        if self.cell_clip is not None:
+            new_c = api.clip_by_value(new_c, -self.cell_clip, self.cell_clip)
+        new_h = api.sigmoid(o) * act(new_c)
         return new_h, LSTMStateTuple(new_c, new_h)
 
 

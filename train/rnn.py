@@ -27,13 +27,19 @@ from .nn import (LSTMCell, LSTMStateTuple, _positive_int, _scope_or, _zeros,
 class _Cell:
     """A cell whose state is one (batch, num_units) tensor; subclasses give `_step`."""
 
-    def __init__(self, num_units, activation=None, name: str = "rnn_cell"):
+    def __init__(self, num_units, activation=None, name: str = "rnn_cell",
+                 kernel_initializer=None, bias_initializer=None):
         self.num_units = _positive_int(num_units, f"{type(self).__name__}: num_units")
-        if activation is not None and not callable(activation):
-            raise TypeError(f"{type(self).__name__}: activation must be a function or "
-                            f"None, got {type(activation).__name__}")
+        for what, fn in (("activation", activation),
+                         ("kernel_initializer", kernel_initializer),
+                         ("bias_initializer", bias_initializer)):
+            if fn is not None and not callable(fn):
+                raise TypeError(f"{type(self).__name__}: {what} must be a function or "
+                                f"None, got {type(fn).__name__}")
         _g.check_name(name, type(self).__name__)
         self.activation = activation or api.tanh
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer
         self.name = name
         self._built = False
 
@@ -64,9 +70,10 @@ class _Cell:
                         return glorot_uniform(shape, rows, cols, dtype.numpy, g)
                     with variable_scope(scope) if scope else _no_scope():
                         kernel = get_variable("kernel", [rows, cols], x.dtype,
-                                              _scope_or(kernel_init))
-                        initial = _zeros if bias == 0 else (
-                            lambda shape, dtype, v=bias: np.full(shape, v, dtype.numpy))
+                                              self.kernel_initializer
+                                              or _scope_or(kernel_init))
+                        initial = self.bias_initializer or (_zeros if bias == 0 else (
+                            lambda shape, dtype, v=bias: np.full(shape, v, dtype.numpy)))
                         made.append((kernel, get_variable("bias", [cols], x.dtype, initial)))
         finally:
             g._cf_stack = saved_cf
@@ -97,12 +104,13 @@ class BasicRNNCell(_Cell):
     """TF1's BasicRNNCell: h' = activation(concat([x, h]) @ kernel + bias), output h'.
 
     Raises:
-        TypeError: num_units is not a positive int, activation not callable, or name
+        TypeError: num_units is not a positive int, activation or an initializer not
+            callable, or name
             not a str.
     """
 
-    def __init__(self, num_units, activation=None, name: str = "basic_rnn_cell"):
-        super().__init__(num_units, activation, name)
+    def __init__(self, num_units, activation=None, reuse=None, name=None, dtype=None):
+        super().__init__(num_units, activation, name or "basic_rnn_cell")
 
     def _step(self, x, h):
         if not self._built:
@@ -119,12 +127,15 @@ class GRUCell(_Cell):
     candidate/bias), h' = u * h + (1 - u) * c; output h'.
 
     Raises:
-        TypeError: num_units is not a positive int, activation not callable, or name
+        TypeError: num_units is not a positive int, activation or an initializer not
+            callable, or name
             not a str.
     """
 
-    def __init__(self, num_units, activation=None, name: str = "gru_cell"):
-        super().__init__(num_units, activation, name)
+    def __init__(self, num_units, activation=None, reuse=None, kernel_initializer=None,
+                 bias_initializer=None, name=None, dtype=None):
+        super().__init__(num_units, activation, name or "gru_cell", kernel_initializer,
+                         bias_initializer)
 
     def _step(self, x, h):
         u_ = self.num_units

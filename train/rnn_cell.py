@@ -8,17 +8,16 @@ class BasicLSTMCell(LSTMCell):
     """TF1's BasicLSTMCell: LSTMCell's gates, variables under "basic_lstm_cell".
 
     Raises:
-        TypeError: state_is_tuple is not True or activation is given (TF1's
-            concatenated state and other activations are not supported), or as
-            LSTMCell.
+        TypeError: state_is_tuple is not True (TF1's concatenated state is not
+            supported), or as LSTMCell.
     """
 
     def __init__(self, num_units, forget_bias=1.0, state_is_tuple=True, activation=None,
-                 reuse=None, name=None):
-        if state_is_tuple is not True or activation is not None:
-            raise TypeError("BasicLSTMCell: only state_is_tuple=True and the default "
-                            "tanh activation are supported")
-        super().__init__(num_units, forget_bias, name or "basic_lstm_cell")
+                 reuse=None, name=None, dtype=None):
+        if state_is_tuple is not True:
+            raise TypeError("BasicLSTMCell: only state_is_tuple=True is supported")
+        super().__init__(num_units, forget_bias=forget_bias, activation=activation,
+                         name=name or "basic_lstm_cell")
 
 
 __all__ = ["BasicLSTMCell", "BasicRNNCell", "DropoutWrapper", "GRUCell", "LSTMCell",

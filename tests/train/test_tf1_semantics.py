@@ -186,3 +186,31 @@ def test_v1_cross_entropy_stops_the_labels_gradient():
     assert og.gradients(v1, labels) == [None]                    # TF1: None
     np.testing.assert_allclose(_run(og.gradients(v2, labels)[0]),
                                [[2.126928, 0.12692805]], rtol=1e-6)
+
+
+def test_cells_take_tf1_constructor_arguments():
+    def sig(v):
+        return 1 / (1 + np.exp(-v))
+
+    xv = np.array([[0.5, -1.0]], np.float32)
+    x = og.constant(xv)
+    lstm = og.nn.rnn_cell.LSTMCell(2, initializer=og.constant_initializer(0.3),
+                                   cell_clip=0.05, activation=og.nn.relu)
+    h, state = lstm(x, lstm.zero_state(1, og.float32))
+    gru = og.nn.rnn_cell.GRUCell(2, kernel_initializer=og.constant_initializer(0.2),
+                                 bias_initializer=og.constant_initializer(0.1))
+    g_out, _ = gru(x, gru.zero_state(1, og.float32))
+    sess = og.Session()
+    sess.run(og.global_variables_initializer())
+    hv, cv, gv = sess.run([h, state.c, g_out])
+    z = np.concatenate([xv, np.zeros((1, 2))], 1) @ np.full((4, 8), 0.3)
+    i, j, f, o = np.split(z, 4, axis=1)
+    c = np.clip(sig(f + 1.0) * 0 + sig(i) * np.maximum(j, 0), -0.05, 0.05)
+    np.testing.assert_allclose(cv, c, rtol=1e-6)
+    np.testing.assert_allclose(hv, sig(o) * np.maximum(c, 0), rtol=1e-6)
+    gates = sig(np.concatenate([xv, np.zeros((1, 2))], 1) @ np.full((4, 4), 0.2) + 0.1)
+    r, u = np.split(gates, 2, axis=1)
+    cand = np.tanh(np.concatenate([xv, r * 0], 1) @ np.full((4, 2), 0.2) + 0.1)
+    np.testing.assert_allclose(gv, (1 - u) * cand, rtol=1e-6)
+    with pytest.raises(TypeError, match="use_peepholes, num_proj"):
+        og.nn.rnn_cell.LSTMCell(3, True)              # TF1's use_peepholes=True
