@@ -105,8 +105,7 @@ class BasicRNNCell(_Cell):
 
     Raises:
         TypeError: num_units is not a positive int, activation or an initializer not
-            callable, or name
-            not a str.
+            callable, or name not a str.
     """
 
     def __init__(self, num_units, activation=None, reuse=None, name=None, dtype=None):
@@ -128,8 +127,7 @@ class GRUCell(_Cell):
 
     Raises:
         TypeError: num_units is not a positive int, activation or an initializer not
-            callable, or name
-            not a str.
+            callable, or name not a str.
     """
 
     def __init__(self, num_units, activation=None, reuse=None, kernel_initializer=None,
