@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .activation import all_finite
 from .scratch import scratch as _scratch
 
 # Below this many flat output positions per channel (ho * wq) the per-channel rows
@@ -232,8 +231,11 @@ def _depthwise_channels_last(x, w, strides, pads_begin, out_sp, cache, bias):
     # to outputs that never read the inf. A non-finite result (so a non-finite input)
     # is left to the row form, which has no such taps (None); the result is smaller
     # than the input, so it is the cheaper one to check
-    if any(t % s for t, s in zip(w.shape[2:], strides)) and not all_finite(acc):
-        return None
+    if any(t % s for t, s in zip(w.shape[2:], strides)):
+        flat = acc.reshape(-1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if not np.isfinite(np.dot(flat, flat)):   # one BLAS pass, no temporaries
+                return None
     if bias is not None:
         acc += bias
     return acc[:, :span].reshape(n, ho, wq, c)[:, :, :wo].transpose(0, 3, 1, 2)
