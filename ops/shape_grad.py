@@ -72,14 +72,28 @@ def _expand(b, op, grads):
 
 
 def _tile(b, op, grads):
+    """dx: dy viewed as (r0, d0, r1, d1, ...) with the repeat axes summed; the view's
+    shape is built at run time when the repeats or x's shape are only known then.
+
+    Raises:
+        GradientNotDefinedError: x's rank is unknown.
+    """
     x = op.inputs[0]
+    if x.shape is None:
+        raise GradientNotDefinedError("Tile gradient needs the input's rank")
+    rank = len(x.shape)
     reps = static_ints(b, op.inputs[1])
-    if reps is None or x.shape is None or any(d is None for d in x.shape):
-        raise GradientNotDefinedError("Tile gradient needs static repeats and input shape")
-    # view the gradient as (r0, d0, r1, d1, ...) and sum the repeat axes
-    split_shape = [v for r, d in zip(reps, x.shape) for v in (r, d)]
-    g = b.op("Reshape", [grads[0], b.constant_ints(split_shape)])
-    axes = list(range(0, 2 * len(reps), 2))
+    if reps is not None and all(d is not None for d in x.shape):
+        split = b.constant_ints([v for r, d in zip(reps, x.shape) for v in (r, d)])
+    else:
+        column = b.constant_ints([1])
+        pairs = b.op("Concat", [b.op("Unsqueeze", [b.op("Cast", [op.inputs[1]], {"to": 7}),
+                                                   column]),
+                                b.op("Unsqueeze", [b.op("Shape", [x]), column])],
+                     {"axis": 1})
+        split = b.op("Reshape", [pairs, b.constant_ints([-1])])
+    g = b.op("Reshape", [grads[0], split])
+    axes = list(range(0, 2 * rank, 2))
     return [b.op("ReduceSum", [g, b.constant_ints(axes)], {"keepdims": 0}), None]
 
 
@@ -94,10 +108,16 @@ def _pad(b, op, grads):
     """
     x = op.inputs[0]
     pads = static_ints(b, op.inputs[1])
-    if op.attrs.get("mode", "constant") != "constant" or pads is None or x.shape is None:
-        raise GradientNotDefinedError("Pad gradient supports constant mode with static pads")
+    if op.attrs.get("mode", "constant") != "constant" or x.shape is None:
+        raise GradientNotDefinedError("Pad gradient supports constant mode on inputs of "
+                                      "known rank")
     value = op.inputs[2] if len(op.inputs) > 2 else None
     axes_in = op.inputs[3] if len(op.inputs) > 3 else None
+    if pads is None:
+        if axes_in is not None:
+            raise GradientNotDefinedError("Pad gradient with pads known only at run time "
+                                          "needs no axes input")
+        return _pad_dynamic(b, op, grads, x, value)
     axes = list(range(len(x.shape))) if axes_in is None else static_ints(b, axes_in)
     if axes is None:
         raise GradientNotDefinedError("Pad gradient needs axes known while building "
@@ -120,14 +140,35 @@ def _pad(b, op, grads):
     return out
 
 
+def _pad_dynamic(b, op, grads, x, value):
+    """Pad's gradient for pads known only at run time (all axes): dy padded by the
+    parts negative pads cropped, then the block at max(pads_begin, 0) of x's shape."""
+    g = grads[0]
+    rank = len(x.shape)
+    pads = b.op("Cast", [op.inputs[1]], {"to": 7})
+    zero = b.constant_ints([0] * (2 * rank))
+    regrow = b.op("Max", [b.op("Neg", [pads]), zero])
+    grown = b.op("Pad", [g, regrow])
+    starts = b.op("Max", [b.op("Slice", [pads, b.constant_ints([0]),
+                                         b.constant_ints([rank])]),
+                          b.constant_ints([0] * rank)])
+    gx = b.op("Slice", [grown, starts, b.op("Add", [starts, b.op("Shape", [x])])])
+    out = [gx, None]
+    if len(op.inputs) > 2:
+        out.append(_pad_value_grad(b, g, x, value, pads, list(range(rank))))
+    return out
+
+
 def _pad_value_grad(b, g, x, value, pads, axes):
     """d(Pad)/d(constant_value): dy summed over the padded cells (a mask that is x's
-    shape of zeros padded with ones), shaped like the value input."""
+    shape of zeros padded with ones), shaped like the value input. pads: ints or an
+    int64 tensor."""
     if value is None or value.dtype.numpy.kind != "f":
         return None
     zeros = b.op("ZerosLike", [x])
     one = b.constant(np.asarray(1, value.dtype.numpy))
-    mask = b.op("Pad", [zeros, b.constant_ints(pads), one, b.constant_ints(axes)])
+    pads_t = pads if not isinstance(pads, (list, tuple)) else b.constant_ints(pads)
+    mask = b.op("Pad", [zeros, pads_t, one, b.constant_ints(axes)])
     total = b.op("ReduceSum", [b.op("Mul", [g, mask])], {"keepdims": 0})
     # Expand, not Reshape: the value may be 0-d, (1,) or empty (an empty value pads
     # with 0, so its gradient is empty too)
@@ -219,6 +260,7 @@ def _unsupported(what):
 
 GRADIENTS = {
     "Concat": _concat, "ConstantOfShape": _no_gradient, "DepthToSpace": _depth_to_space,
+    "EyeLike": _no_gradient,
     "Dropout": _dropout, "Expand": _expand, "Flatten": _reshape_back, "Identity": _identity,
     "Pad": _pad, "Range": _range, "Reshape": _reshape_back, "Resize": _resize,
     "ReverseSequence": _reverse_sequence,

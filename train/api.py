@@ -249,6 +249,8 @@ def _shaped(value, dtype, dims: tuple, verify: bool) -> np.ndarray:
                          f"{list(dims)} (verify_shape)")
     if array.size == 1:
         return np.full(dims, array.reshape(()), dtype=array.dtype)
+    if array.size == 0 and count:
+        raise ShapeError(f"constant: an empty value cannot fill shape {list(dims)}")
     if array.size > count:
         raise ShapeError(f"constant: value has {array.size} elements, more than shape "
                          f"{list(dims)} holds")
@@ -653,13 +655,20 @@ def where(condition, x=None, y=None, name=None) -> Tensor:
         raise TypeError("where: give both x and y, or neither (the indices of the true "
                         "elements)")
     x, y = _pair(x, y, "Where")
-    cond = _g.bool_tensor(condition, "where: condition", x.graph)
-    rank = max(len(t.shape) for t in (x, y)) if x.shape is not None and \
-        y.shape is not None else None
-    if cond.shape is not None and len(cond.shape) == 1 and rank is not None and rank > 1:
-        # TF1's Select: one condition per row
-        cond = reshape(cond, [-1] + [1] * (rank - 1))
-    return x.graph.op("Where", [cond, x, y], name=name)
+    g = x.graph
+    cond = _g.bool_tensor(condition, "where: condition", g)
+    if cond.shape is not None and len(cond.shape) == 1:
+        # TF1's Select: one condition per row of higher-rank x and y
+        if x.shape is not None and y.shape is not None:
+            rank = max(len(x.shape), len(y.shape))
+            if rank > 1:
+                cond = reshape(cond, [-1] + [1] * (rank - 1))
+        else:   # decided at run time: (n, 1, ..., 1) of x's rank
+            rank_t = g.op("Size", [g.op("Shape", [x if x.shape is None else y])])
+            ones = g.op("ConstantOfShape", [reshape(rank_t - np.int64(1), [1])],
+                        {"value": np.ones(1, np.int64)})
+            cond = g.op("Reshape", [cond, concat([constant_ints_of(g, [-1]), ones], 0)])
+    return g.op("Where", [cond, x, y], name=name)
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None) -> Tensor:
@@ -1026,27 +1035,48 @@ def gather(params, indices, validate_indices=None, name=None, axis=None,
 
 
 def _batched_gather(p: Tensor, idx: Tensor, axis: int, batch_dims: int, name) -> Tensor:
-    """tf.gather with batch_dims: GatherND over the axis moved next to the batch."""
+    """tf.gather with batch_dims: the batch dims flattened into the gathered axis, each
+    batch's indices offset by its row of it, and one Gather (so it differentiates as
+    Gather does); a negative index counts from its own batch's end, as ONNX's.
+
+    Raises:
+        ShapeError: a rank is unknown, or the batch dims of params and indices differ.
+        ValueError: batch_dims or axis out of range.
+    """
     if p.shape is None or idx.shape is None:
         raise ShapeError("gather: batch_dims needs params and indices of known rank")
-    rank = len(p.shape)
+    rank, irank = len(p.shape), len(idx.shape)
     if batch_dims < 0:
-        batch_dims += len(idx.shape)
+        batch_dims += irank
     if axis < 0:
         axis += rank
-    if not 0 <= batch_dims <= axis < rank:
-        raise ValueError(f"gather: need 0 <= batch_dims <= axis < rank, got batch_dims "
-                         f"{batch_dims}, axis {axis}, rank {rank}")
-    # params (B..., A..., N, R...) -> (B..., N, A..., R...) so GatherND's index picks N
+    if not 0 <= batch_dims <= axis < rank or batch_dims > irank:
+        raise ValueError(f"gather: need 0 <= batch_dims <= axis < rank and batch_dims <= "
+                         f"indices' rank, got batch_dims {batch_dims}, axis {axis}, ranks "
+                         f"{rank} and {irank}")
+    for k in range(batch_dims):
+        a, b = p.shape[k], idx.shape[k]
+        if a is not None and b is not None and a != b:
+            raise ShapeError(f"gather: batch dim {k} is {a} in params {list(p.shape)} but "
+                             f"{b} in indices {list(idx.shape)}")
+    g = p.graph
+    # params (B..., A..., N, R...) -> (B..., N, A..., R...): the gathered axis first
     perm = list(range(batch_dims)) + [axis] + [d for d in range(batch_dims, rank)
                                                if d != axis]
     moved = transpose(p, perm) if perm != list(range(rank)) else p
-    g = p.graph
-    picked = g.op("GatherND", [moved, g.op("Unsqueeze", [cast(idx, DType.INT64),
-                                                         g.constant(_ints([-1]))])],
-                  {"batch_dims": batch_dims})
+    dims = shape(moved)
+    n = reshape(dims[batch_dims], [])
+    flat = reshape(moved, concat([constant_ints_of(g, [-1]),
+                                  g.op("Shape", [moved], {"start": batch_dims + 1})], 0))
+    i64 = cast(idx, DType.INT64)
+    i64 = where(less(i64, np.int64(0)), i64 + n, i64)
+    batches = reduce_prod(dims[:batch_dims]) if batch_dims else np.int64(1)
+    starts = g.op("Range", [g.constant(np.int64(0)), reshape(batches, []) * n, n])
+    starts = reshape(starts, concat([g.op("Shape", [idx], {"end": batch_dims}),
+                                     constant_ints_of(g, [1] * (irank - batch_dims))], 0))
+    picked = g.op("Gather", [flat, i64 + starts], {"axis": 0})
     # picked: (B..., I..., A..., R...); TF's result is (B..., A..., I..., R...)
-    n_a, n_i = axis - batch_dims, len(idx.shape) - batch_dims
+    n_a, n_i = axis - batch_dims, irank - batch_dims
     order = list(range(batch_dims)) + \
         [batch_dims + n_i + k for k in range(n_a)] + \
         [batch_dims + k for k in range(n_i)] + \
@@ -1054,6 +1084,11 @@ def _batched_gather(p: Tensor, idx: Tensor, axis: int, batch_dims: int, name) ->
     if order == list(range(len(order))):
         return identity(picked, name=name) if name is not None else picked
     return transpose(picked, order, name=name)
+
+
+def constant_ints_of(g, values) -> Tensor:
+    """An int64 vector constant of graph g."""
+    return g.constant(np.asarray(list(values), dtype=np.int64))
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None,
@@ -1114,7 +1149,8 @@ def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0,
     Raises:
         TypeError: paddings is not a list of [before, after] int pairs or a tensor, or
             mirror modes get tensor paddings.
-        ValueError: mode is unknown, or a mirror padding is too large for its axis.
+        ValueError: mode is unknown, or a mirror padding is negative or too large for its
+            axis (when the length is known only at run time: ExecutionError then).
         ShapeError: paddings has another number of rows than x has axes, or a tensor
             of paddings is not [rank, 2] integers.
         OneGraphError: the constant does not fit x's dtype.
@@ -1154,11 +1190,22 @@ def _mirror_pad(x: Tensor, pads: np.ndarray, mode: str, name) -> Tensor:
         before, after = int(pads[axis]), int(pads[axis + rank])
         if not before and not after:
             continue
+        if min(before, after) < 0:
+            raise ValueError(f"pad: {mode} paddings must not be negative, got "
+                             f"[{before}, {after}] for axis {axis}")
         n = y.shape[axis] if y.shape is not None else None
         limit = None if n is None else n - edge
         if limit is not None and max(before, after) > limit:
             raise ValueError(f"pad: {mode} padding [{before}, {after}] of axis {axis} "
                              f"must be at most {limit} for its length {n}")
+        if n is None:   # checked when the run knows the length
+            from .api_math import _checked
+
+            length = reshape(shape(y)[axis], [])
+            y = _checked(y, greater_equal(length - np.int64(edge + max(before, after)),
+                                          np.int64(0)),
+                         f"pad: {mode} padding [{before}, {after}] of axis {axis} must be "
+                         f"at most the axis length{' - 1' if edge else ''}")
         parts = []
         if before:
             head = strided_slice(y, (slice(None),) * axis + (slice(edge, edge + before),))

@@ -325,7 +325,7 @@ def test_cases_cover_every_op_with_a_rule():
         covered.update(n.op_type for n in g.ir_graph.nodes)
     with_rule = {op.name for op in REGISTRY if op.gradient is not None}
     exempt = {"ReadVariable", "StopGradient", "IdentityN", "CastLike", "Ceil", "Floor",
-              "Round", "Sign", "Dropout"}
+              "Round", "Sign", "Dropout", "EyeLike"}   # EyeLike: no gradient (shape only)
     # the gradient helpers' own rules (second-order gradients) are checked one by one
     # in test_training_semantics.py
     exempt |= {"SumToShapeOf", "BroadcastLike", "ReluGrad", "SigmoidGrad", "TanhGrad",

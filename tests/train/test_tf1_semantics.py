@@ -214,3 +214,57 @@ def test_cells_take_tf1_constructor_arguments():
     np.testing.assert_allclose(gv, (1 - u) * cand, rtol=1e-6)
     with pytest.raises(TypeError, match="use_peepholes, num_proj"):
         og.nn.rnn_cell.LSTMCell(3, True)              # TF1's use_peepholes=True
+
+
+def test_review_mends_of_the_tf1_changes():
+    """A helper's review of this work: og.where of an unknown rank, mirror pads of
+    lengths known only at run time or negative, an empty constant value, and gather's
+    batch_dims (mismatched batches named; differentiable)."""
+    x = og.placeholder(og.float32)                      # rank unknown while building
+    w = og.where(og.constant([True, False]), x, -x)
+    p = og.placeholder(og.float32, [None])
+    mirrored = og.pad(p, [[5, 0]], "SYMMETRIC")
+    sess = og.Session()
+    np.testing.assert_array_equal(
+        sess.run(w, {x: np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)}),
+        [[1.0, 2.0], [-3.0, -4.0]])                     # rows, as with a known rank
+    with pytest.raises(og.errors.ExecutionError, match="SYMMETRIC padding"):
+        sess.run(mirrored, {p: np.arange(3.0, dtype=np.float32)})
+    with pytest.raises(ValueError, match="must not be negative"):
+        og.pad(og.zeros([3]), [[-1, 1]], "REFLECT")
+    with pytest.raises(og.ShapeError, match="empty value cannot fill"):
+        og.constant([], og.float32, shape=[2])
+    with pytest.raises(og.ShapeError, match="batch dim 0 is 2 in params"):
+        og.gather(og.ones([2, 3]), [[0], [1], [2]], axis=1, batch_dims=1)
+
+
+def test_gradients_of_sizes_known_only_at_run_time():
+    """tile/pad with packed sizes, eye of a run-time size and gather with batch_dims
+    differentiate (central differences of the same function in numpy)."""
+    rng = np.random.RandomState(5)
+    v = rng.randn(2, 3)
+    idx = np.array([[2, 0], [1, 1]])
+    x = og.placeholder(og.float64, [None, 3])
+    n = og.shape(x)[0]
+    total = (og.reduce_sum(og.square(og.tile(x, [n, 2])))
+             + og.reduce_sum(og.square(og.pad(x, [[0, n], [1, 0]], constant_values=2.0)))
+             + og.reduce_sum(og.eye(n, dtype=og.float64) * og.matmul(x, x, transpose_b=True))
+             + og.reduce_sum(og.pow(og.gather(x, og.constant(idx), axis=1, batch_dims=1),
+                                    3.0)))
+    (grad,) = og.gradients(total, [x])
+    got = og.Session().run(grad, {x: v})
+
+    def f(a):
+        k = a.shape[0]
+        picked = np.stack([a[b, idx[b]] for b in range(k)])
+        return ((np.tile(a, (k, 2)) ** 2).sum()
+                + (np.pad(a, [(0, k), (1, 0)], constant_values=2.0) ** 2).sum()
+                + (np.eye(k) * (a @ a.T)).sum() + (picked ** 3).sum())
+
+    num = np.zeros_like(v)
+    for i in np.ndindex(v.shape):
+        up, down = v.copy(), v.copy()
+        up[i] += 1e-6
+        down[i] -= 1e-6
+        num[i] = (f(up) - f(down)) / 2e-6
+    np.testing.assert_allclose(got, num, rtol=1e-6, atol=1e-6)
