@@ -7,7 +7,8 @@ Saver; the graph-building API itself is re-exported at the top level (`og.placeh
 
 from .optimizers import (SGD, AdaGrad, Adam, AdamOptimizer, AdamW, GradientDescentOptimizer,
                          Momentum, Optimizer, RMSProp, clip_by_global_norm, clip_by_norm,
-                         cosine_decay, exponential_decay, global_norm, piecewise_constant)
+                         cosine_decay, cosine_decay_restarts, exponential_decay, global_norm,
+                         linear_cosine_decay, piecewise_constant)
 from .optimizers_tf1 import (AdadeltaOptimizer, AdagradOptimizer, MomentumOptimizer,
                              RMSPropOptimizer, inverse_time_decay, natural_exp_decay,
                              polynomial_decay)
@@ -16,7 +17,8 @@ from .variables import get_or_create_global_step
 
 __all__ = ["SGD", "AdaGrad", "Adam", "AdamOptimizer", "AdamW", "GradientDescentOptimizer",
            "Momentum", "Optimizer", "RMSProp", "clip_by_global_norm", "clip_by_norm",
-           "cosine_decay", "exponential_decay", "get_or_create_global_step", "global_norm",
+           "cosine_decay", "cosine_decay_restarts", "exponential_decay",
+           "get_or_create_global_step", "global_norm", "linear_cosine_decay",
            "piecewise_constant", "Saver", "checkpoints", "latest_checkpoint",
            "AdadeltaOptimizer", "AdagradOptimizer", "MomentumOptimizer", "RMSPropOptimizer",
            "inverse_time_decay", "natural_exp_decay", "polynomial_decay"]

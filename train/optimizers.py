@@ -251,6 +251,67 @@ def cosine_decay(learning_rate, global_step, decay_steps: int, alpha: float = 0.
     return _times_rate((1.0 - alpha) * cos + float(alpha), learning_rate, name)
 
 
+def cosine_decay_restarts(learning_rate, global_step, first_decay_steps, t_mul=2.0,
+                          m_mul=1.0, alpha=0.0, name=None) -> Tensor:
+    """Cosine decay with warm restarts (tf.train.cosine_decay_restarts, SGDR): the
+    first period lasts first_decay_steps, each next one t_mul times longer and
+    m_mul times lower, within it lr * ((1 - alpha) * m * 0.5 * (1 + cos(pi * f)) +
+    alpha) at the fraction f of the period done.
+
+    Raises:
+        TypeError: an argument is not a number (or a tensor for learning_rate), or name
+            not a str.
+        ValueError: learning_rate is negative, first_decay_steps is not > 0, t_mul or
+            m_mul is not > 0, or one of them is NaN or infinite.
+    """
+    what = "cosine_decay_restarts"
+    _g.check_name(name, what)
+    learning_rate = _rate(learning_rate, what)
+    first = _number(first_decay_steps, f"{what}: first_decay_steps", lo=0.0, lo_open=True)
+    t_mul = _number(t_mul, f"{what}: t_mul", lo=0.0, lo_open=True)
+    m_mul = _number(m_mul, f"{what}: m_mul", lo=0.0, lo_open=True)
+    alpha = _number(alpha, f"{what}: alpha")
+    done = _step_float(global_step) / float(first)
+    if t_mul == 1.0:
+        restart = api.floor(done)
+        done = done - restart
+    else:   # periods grow geometrically: which one the step is in, and how far
+        restart = api.floor(api.log(1.0 - done * float(1.0 - t_mul))
+                            / float(math.log(t_mul)))
+        t_pow = api.pow(_f32(t_mul, restart), restart)
+        passed = (1.0 - t_pow) / float(1.0 - t_mul)
+        done = (done - passed) / t_pow
+    m_fac = api.pow(_f32(m_mul, restart), restart)
+    cos = 0.5 * m_fac * (1.0 + api.cos(done * float(math.pi)))
+    return _times_rate((1.0 - alpha) * cos + float(alpha), learning_rate, name)
+
+
+def linear_cosine_decay(learning_rate, global_step, decay_steps, num_periods=0.5,
+                        alpha=0.0, beta=0.001, name=None) -> Tensor:
+    """lr * ((alpha + (decay_steps - s) / decay_steps) * 0.5 * (1 + cos(2 pi
+    num_periods s / decay_steps)) + beta), s = min(step, decay_steps)
+    (tf.train.linear_cosine_decay).
+
+    Raises:
+        TypeError: an argument is not a number (or a tensor for learning_rate), or name
+            not a str.
+        ValueError: learning_rate is negative, decay_steps is not > 0, or one of them is
+            NaN or infinite.
+    """
+    what = "linear_cosine_decay"
+    _g.check_name(name, what)
+    learning_rate = _rate(learning_rate, what)
+    decay_steps = _number(decay_steps, f"{what}: decay_steps", lo=0.0, lo_open=True)
+    num_periods = _number(num_periods, f"{what}: num_periods")
+    alpha = _number(alpha, f"{what}: alpha")
+    beta = _number(beta, f"{what}: beta")
+    step = _step_float(global_step)
+    s = api.minimum(step, _f32(decay_steps, step))
+    linear = (float(decay_steps) - s) / float(decay_steps)
+    cos = 0.5 * (1.0 + api.cos(s * float(2.0 * math.pi * num_periods / decay_steps)))
+    return _times_rate((linear + float(alpha)) * cos + float(beta), learning_rate, name)
+
+
 def _piece(value, graph):
     """One value of piecewise_constant as a tensor, TF1's conversion: a Python int is
     int32, a Python float float32, a numpy scalar or a tensor keeps its dtype."""

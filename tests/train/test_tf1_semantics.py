@@ -248,7 +248,8 @@ def test_gradients_of_sizes_known_only_at_run_time():
     n = og.shape(x)[0]
     total = (og.reduce_sum(og.square(og.tile(x, [n, 2])))
              + og.reduce_sum(og.square(og.pad(x, [[0, n], [1, 0]], constant_values=2.0)))
-             + og.reduce_sum(og.eye(n, dtype=og.float64) * og.matmul(x, x, transpose_b=True))
+             + og.reduce_sum(og.eye(n, dtype=og.float64)
+                             * og.matmul(x, x, transpose_b=True))
              + og.reduce_sum(og.pow(og.gather(x, og.constant(idx), axis=1, batch_dims=1),
                                     3.0)))
     (grad,) = og.gradients(total, [x])
@@ -268,3 +269,37 @@ def test_gradients_of_sizes_known_only_at_run_time():
         down[i] -= 1e-6
         num[i] = (f(up) - f(down)) / 2e-6
     np.testing.assert_allclose(got, num, rtol=1e-6, atol=1e-6)
+
+
+# tf.compat.v1.train.cosine_decay_restarts(0.1, step, 10), (... t_mul=1.0, m_mul=0.5,
+# alpha=0.1), (... t_mul=1.5, m_mul=0.8), linear_cosine_decay(0.1, step, 50) and (...,
+# num_periods=2.0, alpha=0.1, beta=0.01) at these steps, from TensorFlow 2.21
+_RESTART_SCHEDULES = {
+    0: [0.100000001, 0.100000001, 0.100000001, 0.100100003, 0.111000001],
+    3: [0.0793892667, 0.0814503357, 0.0793892667, 0.0932674929, 0.0909063667],
+    7: [0.0206107404, 0.0285496656, 0.0206107404, 0.0820075721, 0.0400056951],
+    10: [0.100000001, 0.0550000034, 0.0800000057, 0.0724606737, 0.00959423278],
+    15: [0.0853553414, 0.0324999988, 0.0600000024, 0.0556724779, 0.00863933004],
+    29: [0.00061558187, 0.0105506135, 0.0591375418, 0.0158775132, 0.0409314893],
+    30: [0.100000001, 0.0212500002, 0.056513425, 0.013919658, 0.033725407],
+    44: [0.0726995245, 0.0136816083, 0.00374567439, 0.000521340757, 0.0126907034],
+    45: [0.0691341683, 0.0128124999, 0.00192983449, 0.000344717613, 0.0140901683],
+    70: [0.100000001, 0.010703125, 0.0127999997, 0.000100000005, 0.0109999999],
+    100: [0.0691341683, 0.0100878915, 0.0285917167, 0.000100000005, 0.0109999999],
+}
+
+
+def test_cosine_restarts_and_linear_cosine_schedules_as_tf1():
+    step = og.placeholder(og.int64, [])
+    outs = [og.train.cosine_decay_restarts(0.1, step, 10),
+            og.train.cosine_decay_restarts(0.1, step, 10, t_mul=1.0, m_mul=0.5, alpha=0.1),
+            og.train.cosine_decay_restarts(0.1, step, 10, t_mul=1.5, m_mul=0.8),
+            og.train.linear_cosine_decay(0.1, step, 50),
+            og.train.linear_cosine_decay(0.1, step, 50, num_periods=2.0, alpha=0.1,
+                                         beta=0.01)]
+    sess = og.Session()
+    for k, want in _RESTART_SCHEDULES.items():
+        np.testing.assert_allclose(sess.run(outs, {step: k}), want, rtol=2e-6, atol=1e-8,
+                                   err_msg=f"step {k}")
+    with pytest.raises(ValueError, match="t_mul"):
+        og.train.cosine_decay_restarts(0.1, step, 10, t_mul=0.0)
