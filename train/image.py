@@ -680,3 +680,15 @@ def per_image_standardization(image) -> Tensor:
     mean = api.reduce_mean(flt, axes, keepdims=True)
     std = api_math.reduce_std(flt, axes, keepdims=True)
     return (flt - mean) / api.maximum(std, api.rsqrt(count))
+
+
+# The colour, measure and box functions live in their own modules; og.image is this
+# module, so they are re-exported here (imported last: they use the helpers above).
+from .image_boxes import *  # noqa: E402,F401,F403
+from .image_boxes import __all__ as _boxes_all  # noqa: E402
+from .image_color import *  # noqa: E402,F401,F403
+from .image_color import __all__ as _color_all  # noqa: E402
+from .image_quality import *  # noqa: E402,F401,F403
+from .image_quality import __all__ as _quality_all  # noqa: E402
+
+__all__ = sorted(__all__ + _boxes_all + _color_all + _quality_all)
