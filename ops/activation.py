@@ -444,9 +444,12 @@ def _softmax_kernel(inputs, attrs, ctx):
 
 # Softmax is shift-invariant; the shift only has to keep exp() from overflowing and the
 # terms from sinking into subnormals. When the whole tensor spans less than this, its
-# global max is such a shift for every row (e^-80 is still a normal float32), and two
-# whole-array reductions cost a third of a max along short rows.
-_SOFTMAX_SHARED_SHIFT_SPAN = 80.0
+# global max is such a shift for every row, and two whole-array reductions cost a third
+# of a max along short rows. The span also bounds the precision lost: x - shift is
+# rounded to float32, an error of up to span * 2^-24 in each exponent, so a row far
+# below the global max would come out up to span/8 ulp off (25 ulp at a span of 80,
+# where the row's own max gives 1); at 8 that is at most about 1 ulp.
+_SOFTMAX_SHARED_SHIFT_SPAN = 8.0
 
 
 def _softmax(lx, axis, fast=False):

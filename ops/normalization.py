@@ -39,7 +39,11 @@ def _per_channel(v, ndim, dtype):
 
 
 def _mean_var(x, axes):
-    """Population mean and variance over axes (keepdims), one pass for the mean."""
+    """Population mean and variance over axes (keepdims), one pass for the mean. Over
+    no elements both are NaN, as numpy's mean gives, without its RuntimeWarning."""
+    if any(x.shape[a] == 0 for a in axes):
+        shape = tuple(1 if a in axes else n for a, n in enumerate(x.shape))
+        return np.full(shape, np.nan, x.dtype), np.full(shape, np.nan, x.dtype)
     mean = x.mean(axis=axes, keepdims=True)
     d = x - mean
     var = np.mean(np.square(d, out=d), axis=axes, keepdims=True)
@@ -201,10 +205,15 @@ def _layernorm_kernel(inputs, attrs, ctx):
     sdt = _stash_dtype(int(attrs.get("stash_type", 1)), x.dtype)
     lead = x.shape[:axis]
     xs = np.asarray(x, dtype=sdt).reshape(int(np.prod(lead)), int(np.prod(x.shape[axis:])))
-    mean = xs.mean(axis=1, keepdims=True)
-    d = xs - mean
-    var = np.einsum("ij,ij->i", d, d).reshape(-1, 1) / sdt.type(d.shape[1] or 1)
-    inv = 1.0 / np.sqrt(var + sdt.type(attrs["epsilon"]))
+    if xs.shape[1] == 0:  # nothing to normalise over: NaN statistics, as the reference
+        mean = np.full((xs.shape[0], 1), np.nan, sdt)
+        inv = mean.copy()
+        d = xs.copy()
+    else:
+        mean = xs.mean(axis=1, keepdims=True)
+        d = xs - mean
+        var = np.einsum("ij,ij->i", d, d).reshape(-1, 1) / sdt.type(d.shape[1])
+        inv = 1.0 / np.sqrt(var + sdt.type(attrs["epsilon"]))
     d *= inv
     y = d.reshape(x.shape).astype(x.dtype, copy=False)
     y = y * scale
