@@ -7,13 +7,16 @@ Needs tensorflow (not a onegraph dependency); run it by hand when a case list ch
     python tools/record_tf1_reference.py NAME    # any tests/train/tf1_NAME_cases.py in
                                                  # tf1_nn_cases.py's form
     TF_USE_LEGACY_KERAS=1 python tools/record_tf1_reference.py rnn  # tf1_rnn_cases.py
+    python tools/record_tf1_reference.py metrics  # tf1_metrics_cases.py (streaming)
 
 (the rnn cells need the tf-keras package beside tensorflow).
 
 Each writes tests/train/data/tf1_<name>_reference.npz holding the inputs ("in/<key>"),
 each case's output ("out/<case>") and, for the nn and rnn cases, the gradients of
 sum(output * R) ("grad/<case>/<key>", R stored as "r/<case>"; the rnn cases also the
-variables' values "var/<case>/<name>" and the final states), so the tests compare
+variables' values "var/<case>/<name>" and the final states; the metrics cases the
+update_op's result and the value after each batch, "update/<case>/<b>" and
+"value/<case>/<b>"), so the tests compare
 onegraph with what TensorFlow computed without TensorFlow installed.
 """
 
@@ -146,12 +149,50 @@ def _rnn_cases(tf, arrays: dict) -> int:
     return len(CASES)
 
 
+def _metric_cases(tf, arrays: dict) -> int:
+    """The streaming metrics of tf1_metrics_cases.py in graph mode: each "@key" input
+    holds one batch per entry of its first axis; update_op runs once per batch, then
+    the value is read."""
+    from tf1_metrics_cases import CASES, make_inputs
+
+    inputs = make_inputs()
+    arrays.update({f"in/{k}": v for k, v in inputs.items()})
+    v1 = tf.compat.v1
+    for name, path, args, kwargs in CASES:
+        with tf.Graph().as_default():
+            fn = v1
+            for part in path.split("."):
+                fn = getattr(fn, part)
+            holders = {}
+
+            def value(v):
+                if isinstance(v, str) and v.startswith("@"):
+                    key = v[1:]
+                    if key not in holders:
+                        a = inputs[key]
+                        holders[key] = v1.placeholder(tf.as_dtype(a.dtype), a.shape[1:])
+                    return holders[key]
+                return v
+
+            metric, update = fn(*[value(a) for a in args],
+                                **{k: value(v) for k, v in kwargs.items()})
+            batches = {len(inputs[k]) for k in holders}
+            assert len(batches) == 1, name
+            with v1.Session() as sess:
+                sess.run(v1.local_variables_initializer())
+                for b in range(batches.pop()):
+                    feed = {holders[k]: inputs[k][b] for k in holders}
+                    arrays[f"update/{name}/{b}"] = np.asarray(sess.run(update, feed))
+                    arrays[f"value/{name}/{b}"] = np.asarray(sess.run(metric))
+    return len(CASES)
+
+
 def main(argv: list[str]) -> int:
     """Write tests/train/data/tf1_<which>_reference.npz for argv[0]: image, rnn, or
     the name of a tests/train/tf1_<name>_cases.py in tf1_nn_cases.py's form."""
     import tensorflow as tf
 
-    record = {"image": _image_cases, "rnn": _rnn_cases}
+    record = {"image": _image_cases, "rnn": _rnn_cases, "metrics": _metric_cases}
     if len(argv) != 1 or not (argv[0] in record or os.path.exists(
             os.path.join(TESTS, f"tf1_{argv[0]}_cases.py"))):
         print(__doc__)

@@ -275,3 +275,12 @@ def recall(labels, predictions, weights=None, metrics_collections=None,
 __all__ = ["accuracy", "mean", "mean_absolute_error", "mean_squared_error", "precision",
            "recall", "root_mean_squared_error"]
 
+
+
+# The counts at thresholds, auc and the per-class and tensor means live in their own
+# module; og.metrics is this module, so they are re-exported here (imported last: they
+# use the helpers above).
+from .metrics_more import *  # noqa: E402,F401,F403
+from .metrics_more import __all__ as _more_all  # noqa: E402
+
+__all__ = sorted(__all__ + _more_all)
