@@ -95,12 +95,13 @@ def _op_cases(tf, arrays: dict, which: str) -> int:
 
 
 def _tf_cell(tf, spec):
-    kind, arg = spec
+    kind, arg = spec[:2]
+    options = spec[2] if len(spec) > 2 else {}
     cells = tf.compat.v1.nn.rnn_cell
     if kind == "multi":
         return cells.MultiRNNCell([_tf_cell(tf, c) for c in arg])
     return {"lstm": cells.LSTMCell, "basic_lstm": cells.BasicLSTMCell,
-            "gru": cells.GRUCell, "rnn": cells.BasicRNNCell}[kind](arg)
+            "gru": cells.GRUCell, "rnn": cells.BasicRNNCell}[kind](arg, **options)
 
 
 def _rnn_cases(tf, arrays: dict) -> int:

@@ -596,14 +596,18 @@ class LSTMCell:
     TF1's constructor: LSTMCell(num_units, use_peepholes=False, cell_clip=None,
     initializer=None, num_proj=None, proj_clip=None, num_unit_shards=None,
     num_proj_shards=None, forget_bias=1.0, state_is_tuple=True, activation=None,
-    reuse=None, name=None, dtype=None); peepholes, projections and shards are not
-    supported (refused), `initializer` draws the kernel, `cell_clip` clips c,
-    `activation` replaces tanh.
+    reuse=None, name=None, dtype=None). `use_peepholes` adds TF1's diagonal
+    connections from c to the input, forget and output gates (w_i_diag, w_f_diag,
+    w_o_diag); `num_proj` projects h to num_proj units (projection/kernel), clipped
+    to [-proj_clip, proj_clip], and h' is then that projection (the state is
+    (c, projected h)); `initializer` draws the kernel, the peepholes and the
+    projection; `cell_clip` clips c; `activation` replaces tanh. Shards and
+    state_is_tuple=False are not supported (refused).
 
     Raises:
-        TypeError: num_units is not a positive int, a number is not a number, an
-            unsupported option is asked for, or activation/initializer is not
-            callable.
+        TypeError: num_units or num_proj is not a positive int, a number is not a
+            number, an unsupported option is asked for, or activation/initializer is
+            not callable.
     """
 
     def __init__(self, num_units: int, use_peepholes=False, cell_clip=None,
@@ -611,12 +615,14 @@ class LSTMCell:
                  num_proj_shards=None, forget_bias: float = 1.0, state_is_tuple=True,
                  activation=None, reuse=None, name=None, dtype=None):
         num_units = _positive_int(num_units, "LSTMCell: num_units")
-        if use_peepholes is not False or num_proj is not None or proj_clip is not None \
-                or num_unit_shards is not None or num_proj_shards is not None \
+        if num_unit_shards is not None or num_proj_shards is not None \
                 or state_is_tuple is not True:
-            raise TypeError("LSTMCell: use_peepholes, num_proj, proj_clip, shards and "
-                            "state_is_tuple=False are not supported")
-        for what, v in (("forget_bias", forget_bias), ("cell_clip", cell_clip)):
+            raise TypeError("LSTMCell: shards and state_is_tuple=False are not supported")
+        self.use_peepholes = api._bool_arg(use_peepholes, "LSTMCell: use_peepholes")
+        self.num_proj = None if num_proj is None else \
+            _positive_int(num_proj, "LSTMCell: num_proj")
+        for what, v in (("forget_bias", forget_bias), ("cell_clip", cell_clip),
+                        ("proj_clip", proj_clip)):
             if v is not None and (isinstance(v, (bool, np.bool_)) or not isinstance(
                     v, (int, float, np.integer, np.floating))):
                 raise TypeError(f"LSTMCell: {what} must be a number, got "
@@ -630,36 +636,45 @@ class LSTMCell:
         self.num_units = num_units
         self.forget_bias = float(forget_bias)
         self.cell_clip = None if cell_clip is None else float(cell_clip)
+        self.proj_clip = None if proj_clip is None else float(proj_clip)
         self.activation = activation or api.tanh
         self.initializer = initializer
         self.name = name
         self.kernel: Variable | None = None
         self.bias: Variable | None = None
+        self.peepholes: tuple | None = None           # (w_i_diag, w_f_diag, w_o_diag)
+        self.projection: Variable | None = None
+
+    @property
+    def _h_units(self) -> int:
+        return self.num_units if self.num_proj is None else self.num_proj
 
     @property
     def state_size(self) -> tuple[int, int]:
-        return (self.num_units, self.num_units)
+        return LSTMStateTuple(self.num_units, self._h_units)
 
     @property
     def output_size(self) -> int:
-        return self.num_units
+        return self._h_units
 
     def zero_state(self, batch_size, dtype=np.float32) -> tuple:
-        """(c, h) zeros (batch_size, num_units); batch_size an int or a scalar int
-        tensor."""
+        """(c, h) zeros: (batch_size, num_units) and (batch_size, num_proj or
+        num_units); batch_size an int or a scalar int tensor."""
         from .rnn import _zeros_for
 
-        z = _zeros_for(batch_size, self.num_units, dtype)
-        return LSTMStateTuple(z, z)
+        return LSTMStateTuple(_zeros_for(batch_size, self.num_units, dtype),
+                              _zeros_for(batch_size, self._h_units, dtype))
 
     def build(self, n_in: int, dtype=np.float32, graph=None) -> None:
         """Create the kernel and bias (done by the first call)."""
         g = graph or _g.get_default_graph()
-        u = self.num_units
+        u, hu = self.num_units, self._h_units
         from .variable_scope import get_variable, variable_scope
 
-        def kernel_init(shape, dtype):
-            return glorot_uniform(shape, n_in + u, 4 * u, dtype.numpy, g)
+        def glorot(fan_in, fan_out):
+            def init(shape, dtype):
+                return glorot_uniform(shape, fan_in, fan_out, dtype.numpy, g)
+            return self.initializer or _scope_or(init)
 
         dt = DType.from_numpy(np.dtype(dtype))
         saved_cf, g._cf_stack = g._cf_stack, []
@@ -667,9 +682,16 @@ class LSTMCell:
             # through og.get_variable, as TF1's LSTMCell: a cell built again in a
             # reusing og.variable_scope shares the kernel and bias
             with g.as_default(), variable_scope(None, default_name=self.name):
-                self.kernel = get_variable("kernel", [n_in + u, 4 * u], dt,
-                                           self.initializer or _scope_or(kernel_init))
+                self.kernel = get_variable("kernel", [n_in + hu, 4 * u], dt,
+                                           glorot(n_in + hu, 4 * u))
                 self.bias = get_variable("bias", [4 * u], dt, _zeros)
+                if self.use_peepholes:   # TF's fans of a 1-D shape: both its length
+                    self.peepholes = tuple(get_variable(f"w_{gate}_diag", [u], dt,
+                                                        glorot(u, u))
+                                           for gate in ("i", "f", "o"))
+                if self.num_proj is not None:
+                    with variable_scope("projection"):
+                        self.projection = get_variable("kernel", [u, hu], dt, glorot(u, hu))
         finally:
             g._cf_stack = saved_cf
 
@@ -683,10 +705,20 @@ class LSTMCell:
         z = api.matmul(api.concat([x, h], axis=1), self.kernel) + self.bias
         i, j, f, o = api.split(z, 4, axis=1)
         act = self.activation
-        new_c = api.sigmoid(f + self.forget_bias) * c + api.sigmoid(i) * act(j)
+        if self.peepholes is not None:
+            w_i, w_f, w_o = self.peepholes
+            new_c = api.sigmoid(f + self.forget_bias + w_f * c) * c \
+                + api.sigmoid(i + w_i * c) * act(j)
+        else:
+            new_c = api.sigmoid(f + self.forget_bias) * c + api.sigmoid(i) * act(j)
         if self.cell_clip is not None:
             new_c = api.clip_by_value(new_c, -self.cell_clip, self.cell_clip)
-        new_h = api.sigmoid(o) * act(new_c)
+        gate = o + self.peepholes[2] * new_c if self.peepholes is not None else o
+        new_h = api.sigmoid(gate) * act(new_c)
+        if self.projection is not None:
+            new_h = api.matmul(new_h, self.projection)
+            if self.proj_clip is not None:
+                new_h = api.clip_by_value(new_h, -self.proj_clip, self.proj_clip)
         return new_h, LSTMStateTuple(new_c, new_h)
 
 

@@ -26,14 +26,15 @@ def test_reference_inputs_are_the_cases_inputs(reference):
 
 
 def _cell(spec, forget_bias=None):
-    kind, arg = spec
+    kind, arg = spec[:2]
+    options = spec[2] if len(spec) > 2 else {}
     cells = og.nn.rnn_cell
     if kind == "multi":
         return cells.MultiRNNCell([_cell(c) for c in arg])
     if forget_bias is not None:
         return cells.BasicLSTMCell(arg, forget_bias=forget_bias)
     return {"lstm": cells.LSTMCell, "basic_lstm": cells.BasicLSTMCell,
-            "gru": cells.GRUCell, "rnn": cells.BasicRNNCell}[kind](arg)
+            "gru": cells.GRUCell, "rnn": cells.BasicRNNCell}[kind](arg, **options)
 
 
 def _leaves(state):

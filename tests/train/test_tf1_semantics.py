@@ -212,8 +212,13 @@ def test_cells_take_tf1_constructor_arguments():
     r, u = np.split(gates, 2, axis=1)
     cand = np.tanh(np.concatenate([xv, r * 0], 1) @ np.full((4, 2), 0.2) + 0.1)
     np.testing.assert_allclose(gv, (1 - u) * cand, rtol=1e-6)
-    with pytest.raises(TypeError, match="use_peepholes, num_proj"):
-        og.nn.rnn_cell.LSTMCell(3, True)              # TF1's use_peepholes=True
+    with pytest.raises(TypeError, match="shards"):
+        og.nn.rnn_cell.LSTMCell(3, num_unit_shards=2)
+    with pytest.raises(TypeError, match="num_proj"):
+        og.nn.rnn_cell.LSTMCell(3, num_proj=0)
+    peephole = og.nn.rnn_cell.LSTMCell(3, True)      # TF1's use_peepholes=True
+    assert peephole.use_peepholes and peephole.state_size == (3, 3)
+    assert og.nn.rnn_cell.LSTMCell(3, num_proj=2).state_size == (3, 2)
 
 
 def test_review_mends_of_the_tf1_changes():

@@ -4,7 +4,7 @@ tensorflow; the test does not).
 
 A case is (name, kind, cells, keyword arguments). kind is "uni" (dynamic_rnn of one
 cell) or "bi" (bidirectional_dynamic_rnn of two); a cell is ("lstm" | "basic_lstm" |
-"gru" | "rnn", units) or ("multi", [cells]). The recording gives every trainable
+"gru" | "rnn", units[, constructor keyword arguments]) or ("multi", [cells]). The recording gives every trainable
 variable random values (stored by name), and stores the outputs, the final state's
 tensors (depth first) and the gradient of sum(outputs * R) with respect to the inputs.
 """
@@ -31,4 +31,13 @@ CASES = [
     ("bi_lengths", "bi", [("lstm", 3), ("gru", 2)], {"sequence_length": "lengths"}),
     ("bi_multi", "bi", [("multi", [("gru", 3), ("gru", 2)]), ("rnn", 4)], {}),
     ("bi_time_major", "bi", [("lstm", 2), ("lstm", 3)], {"time_major": True}),
+    # TF1 LSTMCell's peepholes and projections
+    ("lstm_peepholes", "uni", [("lstm", 4, {"use_peepholes": True, "cell_clip": 0.8})],
+     {"sequence_length": "lengths"}),
+    ("lstm_projection", "uni", [("lstm", 5, {"num_proj": 3, "proj_clip": 0.3})], {}),
+    ("bi_peepholes_projection", "bi",
+     [("lstm", 4, {"use_peepholes": True, "num_proj": 2}), ("lstm", 3, {"num_proj": 4})],
+     {"sequence_length": "lengths"}),
+    ("multi_projection", "uni",
+     [("multi", [("lstm", 4, {"num_proj": 2}), ("gru", 3)])], {"time_major": True}),
 ]
