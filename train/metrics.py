@@ -277,10 +277,12 @@ __all__ = ["accuracy", "mean", "mean_absolute_error", "mean_squared_error", "pre
 
 
 
-# The counts at thresholds, auc and the per-class and tensor means live in their own
-# module; og.metrics is this module, so they are re-exported here (imported last: they
-# use the helpers above).
+# The counts at thresholds, auc, the per-class and tensor means and the top-k metrics
+# live in their own modules; og.metrics is this module, so they are re-exported here
+# (imported last: they use the helpers above).
+from .metrics_at_k import *  # noqa: E402,F401,F403
+from .metrics_at_k import __all__ as _at_k_all  # noqa: E402
 from .metrics_more import *  # noqa: E402,F401,F403
 from .metrics_more import __all__ as _more_all  # noqa: E402
 
-__all__ = sorted(__all__ + _more_all)
+__all__ = sorted(__all__ + _more_all + _at_k_all)

@@ -108,6 +108,16 @@ def test_bad_arguments_are_named_errors():
         (lambda: og.metrics.mean_cosine_distance(p, p, "0"), TypeError, "dim"),
         (lambda: og.metrics.auc(y, p, metrics_collections="m"), TypeError,
          "metrics_collections"),
+        (lambda: og.metrics.recall_at_k(y, og.constant(np.zeros((3, 4))), 0), ValueError,
+         "k must be >= 1"),
+        (lambda: og.metrics.precision_at_k(p, og.constant(np.zeros((3, 4))), 2),
+         ShapeError, "labels"),
+        (lambda: og.metrics.recall_at_top_k(og.constant(np.zeros((3, 1, 1), np.int64)),
+                                            og.constant(np.zeros((3,), np.int64))),
+         ShapeError, "rank"),
+        (lambda: og.metrics.average_precision_at_k(y, og.constant(np.zeros((3, 4))), 2,
+                                                   weights=og.constant(np.ones((2, 3, 1)))),
+         ShapeError, "cannot weight"),
     ]
     for fn, error, message in cases:
         with og.Graph().as_default():

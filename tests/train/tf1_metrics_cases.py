@@ -23,7 +23,7 @@ def make_inputs() -> dict:
     other = unit + rng.randn(3, 10, 4) * 0.5
     normalizer = rng.rand(3, 40).astype(np.float32) + 0.5
     normalizer[1, ::7] = 0.0
-    return {
+    inputs = {
         "scores": scores,
         "labels": truth.astype(np.int64),
         "labels_bool": truth,
@@ -45,7 +45,28 @@ def make_inputs() -> dict:
         "normalizer": normalizer,
         "tensor": rng.randn(3, 6, 5).astype(np.float32),
         "tensor_weights": rng.rand(3, 6, 1).astype(np.float32),
+        "logits": rng.randn(3, 8, 6).astype(np.float32),
+        "top_labels": _top_labels(rng),
+        "one_label": rng.randint(0, 6, (3, 8)).astype(np.int64),
+        "predicted_ids": np.stack([rng.permutation(6)[:3] for _ in range(24)]
+                                  ).reshape(3, 8, 3).astype(np.int32),
+        "example_weights": rng.rand(3, 8).astype(np.float32),
     }
+    # every example with a relevant label (TF1 gives NaN for one without)
+    inputs["top_labels_some"] = inputs["top_labels"].copy()
+    inputs["top_labels_some"][0, 0] = [3, -1, 5]
+    return inputs
+
+
+def _top_labels(rng) -> np.ndarray:
+    """Three labels per example among 6 classes, with repeats, -1 (none) and 7 (out of
+    range) mixed in."""
+    labels = rng.randint(0, 6, (3, 8, 3)).astype(np.int64)
+    labels[0, 0] = [-1, -1, -1]
+    labels[0, 1] = [2, 2, -1]
+    labels[1, 2] = [7, 1, 1]
+    labels[2, 3] = [0, 7, -1]
+    return labels
 
 
 _T = [0.0, 0.25, 0.5, 0.75, 1.0]
@@ -121,4 +142,23 @@ CASES = [
     ("mean_tensor", "metrics.mean_tensor", ["@tensor"], {}),
     ("mean_tensor_weighted", "metrics.mean_tensor", ["@tensor"],
      {"weights": "@tensor_weights"}),
+    # top-k retrieval (labels as sets: repeats count once, -1 and 7 are no class)
+    ("recall_at_k", "metrics.recall_at_k", ["@top_labels", "@logits", 3], {}),
+    ("recall_at_k_one_label", "metrics.recall_at_k", ["@one_label", "@logits", 2], {}),
+    ("recall_at_k_class", "metrics.recall_at_k", ["@top_labels", "@logits", 2],
+     {"class_id": 2}),
+    ("recall_at_k_weighted", "metrics.recall_at_k", ["@top_labels", "@logits", 4],
+     {"weights": "@example_weights"}),
+    ("recall_at_top_k", "metrics.recall_at_top_k", ["@top_labels", "@predicted_ids"], {}),
+    ("precision_at_k", "metrics.precision_at_k", ["@top_labels", "@logits", 3], {}),
+    ("precision_at_k_class", "metrics.precision_at_k", ["@one_label", "@logits", 3],
+     {"class_id": 4}),
+    ("precision_at_k_weighted", "metrics.sparse_precision_at_k",
+     ["@top_labels", "@logits", 1], {"weights": "@example_weights"}),
+    ("precision_at_top_k", "metrics.precision_at_top_k",
+     ["@top_labels", "@predicted_ids"], {"class_id": 0}),
+    ("average_precision_at_k", "metrics.average_precision_at_k",
+     ["@one_label", "@logits", 3], {}),
+    ("average_precision_at_k_sets", "metrics.average_precision_at_k",
+     ["@top_labels_some", "@logits", 4], {"weights": "@example_weights"}),
 ]
