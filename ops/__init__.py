@@ -11,7 +11,7 @@ import dataclasses
 
 from . import (activation, activation_grad, attention, checkpoint, control_flow, conv, conv_grad,
                dataflow, debugging, deform_conv, elementwise, elementwise_grad, image, indexing, indexing_grad,
-               linalg, linalg_grad, loss, ml, ml_linear, ml_trees, normalization,
+               linalg, linalg_grad, linalg_solve, linalg_solve_grad, loss, ml, ml_linear, ml_trees, normalization,
                normalization_extra, normalization_grad, optional, pool, pool_grad,
                preview_training, quantization, queue, random, reduction, reduction_grad, rnn,
                rnn_grad, rnn_grad_kernels, shape, shape_grad, signal, state, strings, tensor_extra,
@@ -20,7 +20,7 @@ from .registry import (NUM_OUTPUTS, REQUIRED, AttrSpec, KernelContext, OpDef, Re
                        VariableRef, define)
 
 _FAMILIES = (activation, attention, checkpoint, control_flow, conv, dataflow, debugging,
-             deform_conv, elementwise, image, indexing, linalg, loss, ml, ml_linear, ml_trees,
+             deform_conv, elementwise, image, indexing, linalg, linalg_solve, loss, ml, ml_linear, ml_trees,
              normalization, normalization_extra, optional, pool, preview_training, quantization,
              queue, random, reduction, rnn, rnn_grad_kernels, shape, signal, state, strings,
              tensor_extra, text, training)
@@ -28,7 +28,7 @@ _FAMILIES = (activation, attention, checkpoint, control_flow, conv, dataflow, de
 # Modules holding `GRADIENTS = {op_type: rule}` (default domain) or
 # `GRADIENTS = {(domain, op_type): rule}`.
 _GRADIENT_MODULES = (activation_grad, conv_grad, elementwise_grad, indexing_grad, linalg_grad,
-                     normalization_grad, pool_grad, reduction_grad, rnn_grad, shape_grad,
+                     linalg_solve_grad, normalization_grad, pool_grad, reduction_grad, rnn_grad, shape_grad,
                      training_grad)
 
 REGISTRY = Registry()

@@ -305,6 +305,17 @@ CASES = [
     ("CheckNumerics", lambda a: og.check_numerics(og.sin(a), "sin"), [f64(2, 3)]),
     ("ReverseSequence", lambda a: og.reverse_sequence(a, [3, 1], seq_axis=1, batch_axis=0),
      [f64(2, 3, 2)]),
+    # the onegraph-domain matrix ops (more in test_api_linalg_solve.py)
+    ("MatrixInverse", lambda a: og.matrix_inverse(a), [f64(3, 3) + 3 * np.eye(3)]),
+    ("MatrixSolve", lambda a, b: og.matrix_solve(a, b, adjoint=True),
+     [f64(2, 3, 3) + 3 * np.eye(3), f64(3, 2)]),
+    ("MatrixTriangularSolve", lambda a, b: og.matrix_triangular_solve(a, b, lower=False),
+     [f64(3, 3) + 3 * np.eye(3), f64(2, 3, 2)]),
+    ("Cholesky", lambda a: og.cholesky(og.matmul(a, a, transpose_b=True)
+                                       + og.constant(3 * np.eye(3))), [f64(3, 3)]),
+    ("Qr", lambda a: list(og.qr(a)), [f64(4, 3)]),
+    ("Svd", lambda a: og.svd(a, compute_uv=False), [f64(4, 3)]),
+    ("SelfAdjointEig", lambda a: og.self_adjoint_eigvals(a), [f64(3, 3)]),
 ]
 
 

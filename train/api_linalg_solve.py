@@ -1,0 +1,257 @@
+"""TF1's matrix inverse, solves and decompositions: og.matrix_inverse,
+og.matrix_solve, og.matrix_triangular_solve, og.cholesky, og.cholesky_solve,
+og.matrix_solve_ls, og.qr, og.svd, og.self_adjoint_eig, og.self_adjoint_eigvals, and
+their og.linalg names (inv, solve, triangular_solve, cholesky, cholesky_solve, lstsq,
+qr, svd, eigh, eigvalsh).
+
+ONNX has none of these, so they are onegraph-domain ops (ops/linalg_solve.py, with
+gradients): graphs using them run, differentiate and save as .og files, but do not
+export to ONNX. Like TF, only the lower triangle of a Cholesky or eigen input and
+the named triangle of a triangular solve are read; a singular or non-positive-definite
+matrix fails when the graph runs (ExecutionError).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..format import DType
+from . import api
+from . import api_math
+from . import graph as _g
+from .api import _bool_arg, _t
+from .api_linalg import linalg
+from .graph import Tensor
+
+__all__ = ["cholesky", "cholesky_solve", "matrix_inverse", "matrix_solve",
+           "matrix_solve_ls", "matrix_triangular_solve", "qr", "self_adjoint_eig",
+           "self_adjoint_eigvals", "svd"]
+
+_FLOATS = (DType.FLOAT16, DType.BFLOAT16, DType.FLOAT32, DType.FLOAT64)
+
+
+def _matrices(x, what: str, square: bool = True) -> Tensor:
+    """x as a float tensor of rank >= 2 (square matrices when asked), where known.
+
+    Raises:
+        TypeError: x is not float.
+        ShapeError: its rank is below 2 or its matrices are not square.
+    """
+    t = _t(x)
+    if t.dtype not in _FLOATS:
+        raise TypeError(f"{what}: expected float matrices, got {t.dtype.short_name} "
+                        f"({t.name!r})")
+    if t.shape is not None:
+        if len(t.shape) < 2:
+            raise ShapeError(f"{what}: expected rank >= 2 (matrices), got shape "
+                             f"{list(t.shape)} ({t.name!r})")
+        rows, cols = t.shape[-2:]
+        if square and None not in (rows, cols) and rows != cols:
+            raise ShapeError(f"{what}: expected square matrices, got shape "
+                             f"{list(t.shape)} ({t.name!r})")
+    return t
+
+
+def _rhs(rhs, matrix: Tensor, what: str) -> Tensor:
+    """The right-hand sides, of matrix's dtype, [..., n, k].
+
+    Raises:
+        ShapeError: rank below 2, or n is not the matrix's size (where known).
+        TypeError: a dtype other than the matrix's.
+    """
+    b = _matrices(_g.convert_to_tensor(rhs, matrix.dtype, matrix.graph), what, False)
+    if b.dtype != matrix.dtype:
+        raise TypeError(f"{what}: rhs is {b.dtype.short_name} but the matrix is "
+                        f"{matrix.dtype.short_name}")
+    if b.shape is not None and matrix.shape is not None and \
+            None not in (b.shape[-2], matrix.shape[-1]) and b.shape[-2] != matrix.shape[-1]:
+        raise ShapeError(f"{what}: rhs {list(b.shape)} does not fit the matrix "
+                         f"{list(matrix.shape)}: it needs {matrix.shape[-1]} rows")
+    return b
+
+
+def _op(x: Tensor, op_type: str, inputs, attrs, name, num_outputs=1):
+    return x.graph.op(op_type, inputs, attrs, name=name, num_outputs=num_outputs,
+                      domain="onegraph")
+
+
+def matrix_inverse(input, adjoint=False, name=None) -> Tensor:  # noqa: A002 - TF's name
+    """The inverse of each square matrix in the last two axes (of its transpose with
+    adjoint), tf.matrix_inverse. A singular matrix fails when the graph runs.
+
+    Raises:
+        TypeError: input is not float, or adjoint not a bool.
+        ShapeError: the matrices are not square.
+    """
+    _g.check_name(name, "matrix_inverse")
+    x = _matrices(input, "matrix_inverse")
+    return _op(x, "MatrixInverse", [x],
+               {"adjoint": int(_bool_arg(adjoint, "matrix_inverse: adjoint"))}, name)
+
+
+def matrix_solve(matrix, rhs, adjoint=False, name=None) -> Tensor:
+    """X with matrix X = rhs (matrix^T X = rhs with adjoint), for [..., n, n] matrices
+    and [..., n, k] right-hand sides, batch dims broadcast (tf.matrix_solve).
+
+    Raises:
+        TypeError / ShapeError: as matrix_inverse, or rhs does not fit.
+    """
+    _g.check_name(name, "matrix_solve")
+    a = _matrices(matrix, "matrix_solve")
+    b = _rhs(rhs, a, "matrix_solve")
+    return _op(a, "MatrixSolve", [a, b],
+               {"adjoint": int(_bool_arg(adjoint, "matrix_solve: adjoint"))}, name)
+
+
+def matrix_triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None) -> Tensor:
+    """X with T X = rhs for T the lower (or upper) triangle of matrix (T^T with
+    adjoint); the other triangle is not read (tf.matrix_triangular_solve).
+
+    Raises:
+        TypeError / ShapeError: as matrix_solve.
+    """
+    _g.check_name(name, "matrix_triangular_solve")
+    a = _matrices(matrix, "matrix_triangular_solve")
+    b = _rhs(rhs, a, "matrix_triangular_solve")
+    attrs = {"lower": int(_bool_arg(lower, "matrix_triangular_solve: lower")),
+             "adjoint": int(_bool_arg(adjoint, "matrix_triangular_solve: adjoint"))}
+    return _op(a, "MatrixTriangularSolve", [a, b], attrs, name)
+
+
+def cholesky(input, name=None) -> Tensor:  # noqa: A002 - TF's name
+    """The lower-triangular L with L L^T = input, for symmetric positive-definite
+    matrices (only their lower triangles are read), tf.cholesky.
+
+    Raises:
+        TypeError / ShapeError: as matrix_inverse.
+    """
+    _g.check_name(name, "cholesky")
+    x = _matrices(input, "cholesky")
+    return _op(x, "Cholesky", [x], {}, name)
+
+
+def cholesky_solve(chol, rhs, name=None) -> Tensor:
+    """X with A X = rhs given A's Cholesky factor chol (two triangular solves),
+    tf.cholesky_solve.
+
+    Raises:
+        TypeError / ShapeError: as matrix_solve.
+    """
+    _g.check_name(name, "cholesky_solve")
+    c = _matrices(chol, "cholesky_solve")
+    b = _rhs(rhs, c, "cholesky_solve")
+    y = matrix_triangular_solve(c, b, lower=True)
+    x = matrix_triangular_solve(c, y, lower=True, adjoint=True)
+    return api.identity(x, name=name) if name is not None else x
+
+
+def matrix_solve_ls(matrix, rhs, l2_regularizer=0.0, fast=True, name=None) -> Tensor:
+    """The least-squares solution X of matrix X = rhs (minimum norm when
+    underdetermined), Tikhonov-regularised by l2_regularizer, through the normal
+    equations and a Cholesky solve as TF's fast path (tf.matrix_solve_ls).
+
+    Raises:
+        TypeError: fast=False (TF's complete orthogonal decomposition is not built), or
+            as matrix_solve.
+        ValueError: l2_regularizer is negative.
+        ShapeError: rhs does not fit.
+    """
+    what = "matrix_solve_ls"
+    _g.check_name(name, what)
+    if not _bool_arg(fast, f"{what}: fast"):
+        raise TypeError(f"{what}: only fast=True (the normal equations) is supported")
+    a = _matrices(matrix, what, square=False)
+    b = _matrices(_g.convert_to_tensor(rhs, a.dtype, a.graph), what, False)
+    if a.shape is not None and b.shape is not None and \
+            None not in (a.shape[-2], b.shape[-2]) and a.shape[-2] != b.shape[-2]:
+        raise ShapeError(f"{what}: rhs {list(b.shape)} does not fit the matrix "
+                         f"{list(a.shape)}: it needs {a.shape[-2]} rows")
+    lam = float(l2_regularizer) if not _g._is_symbolic(l2_regularizer) else None
+    if lam is not None and lam < 0:
+        raise ValueError(f"{what}: l2_regularizer must be >= 0, got {lam}")
+    if a.shape is None or None in tuple(a.shape[-2:]):
+        raise ShapeError(f"{what}: the matrix sizes must be known while building "
+                         "(they choose between the two normal equations)")
+    rows, cols = a.shape[-2:]
+    at = api_math.matrix_transpose(a)
+    reg = api.cast(_t(l2_regularizer, graph=a.graph), a.dtype) if lam is None else \
+        api.constant(np.asarray(lam, a.dtype.numpy))
+    if rows >= cols:
+        gram = api.matmul(at, a) + reg * api.constant(np.eye(cols, dtype=a.dtype.numpy))
+        x = cholesky_solve(cholesky(gram), api.matmul(at, b))
+    else:
+        gram = api.matmul(a, at) + reg * api.constant(np.eye(rows, dtype=a.dtype.numpy))
+        x = api.matmul(at, cholesky_solve(cholesky(gram), b))
+    return api.identity(x, name=name) if name is not None else x
+
+
+def qr(input, full_matrices=False, name=None) -> tuple:  # noqa: A002 - TF's name
+    """(q, r): orthonormal q and upper-triangular r with q r = input, reduced ([m, k],
+    [k, n], k = min(m, n)) or full ([m, m], [m, n]), tf.qr.
+
+    Raises:
+        TypeError: input is not float, or full_matrices not a bool.
+        ShapeError: rank below 2.
+    """
+    _g.check_name(name, "qr")
+    x = _matrices(input, "qr", square=False)
+    full = int(_bool_arg(full_matrices, "qr: full_matrices"))
+    q, r = _op(x, "Qr", [x], {"full_matrices": full}, name, num_outputs=2)
+    return q, r
+
+
+def svd(tensor, full_matrices=False, compute_uv=True, name=None):
+    """The singular value decomposition input = u diag(s) v^T: s descending, and with
+    compute_uv the tuple (s, u, v) (v, not v^T, as TF), reduced or full; otherwise s
+    alone, tf.svd. Singular vectors are unique only up to sign (numpy's LAPACK may
+    choose other signs than TensorFlow's).
+
+    Raises:
+        TypeError: tensor is not float, or a flag not a bool.
+        ShapeError: rank below 2.
+    """
+    _g.check_name(name, "svd")
+    x = _matrices(tensor, "svd", square=False)
+    want_uv = _bool_arg(compute_uv, "svd: compute_uv")
+    full = int(_bool_arg(full_matrices, "svd: full_matrices"))
+    # the vectors are computed even when not returned: the gradient of s needs them
+    s, u, v = _op(x, "Svd", [x], {"compute_uv": 1, "full_matrices": full}, None,
+                  num_outputs=3)
+    if want_uv:
+        return (api.identity(s, name=name) if name is not None else s), u, v
+    return api.identity(s, name=name) if name is not None else s
+
+
+def self_adjoint_eig(tensor, name=None) -> tuple:
+    """(e, v): eigenvalues ascending and eigenvectors (columns) of symmetric matrices,
+    of which only the lower triangles are read, tf.self_adjoint_eig. Eigenvectors are
+    unique only up to sign.
+
+    Raises:
+        TypeError / ShapeError: as matrix_inverse.
+    """
+    _g.check_name(name, "self_adjoint_eig")
+    x = _matrices(tensor, "self_adjoint_eig")
+    e, v = _op(x, "SelfAdjointEig", [x], {"compute_v": 1}, name, num_outputs=2)
+    return e, v
+
+
+def self_adjoint_eigvals(tensor, name=None) -> Tensor:
+    """The eigenvalues (ascending) of symmetric matrices, tf.self_adjoint_eigvals.
+
+    Raises:
+        TypeError / ShapeError: as matrix_inverse.
+    """
+    _g.check_name(name, "self_adjoint_eigvals")
+    e, _ = self_adjoint_eig(tensor)
+    return api.identity(e, name=name) if name is not None else e
+
+
+for _key, _fn in {"inv": matrix_inverse, "solve": matrix_solve,
+                  "triangular_solve": matrix_triangular_solve, "cholesky": cholesky,
+                  "cholesky_solve": cholesky_solve, "lstsq": matrix_solve_ls, "qr": qr,
+                  "svd": svd, "eigh": self_adjoint_eig,
+                  "eigvalsh": self_adjoint_eigvals}.items():
+    setattr(linalg, _key, _fn)
+    linalg.__all__ = sorted(set(linalg.__all__) | {_key})
