@@ -68,12 +68,18 @@ class FIFOQueue:
                  "component_types": [d.short_name for d in self.dtypes],
                  "component_ranks": ranks, "component_dims": dims,
                  **extra, **self._extra_attrs(g, name)}
+        # `name` is already unique and scoped: create the op under exactly that name
+        # (g.op would scope it again and, finding it reserved, add a suffix)
+        g._used_names.discard(name)
         saved, g._scope = g._scope, []
         try:
             self.handle = g.op(self._op_type, [], attrs, name=name)
         finally:
             g._scope = saved
         self.name = name
+        # the methods' ops take the caller's name scope, as TF1's (q.enqueue inside
+        # scope "s" is "s/q/enqueue", not "s/s/q/enqueue")
+        self._base = name.rsplit("/", 1)[-1]
 
     def _extra_attrs(self, graph, name: str) -> dict:
         """Attributes a subclass adds to the queue op (named `name` in `graph`)."""
@@ -126,7 +132,7 @@ class FIFOQueue:
                 information could not check).
         """
         return self.graph.op("QueueEnqueue", [self.handle] + self._components(values, False),
-                             name=name or f"{self.name}/enqueue")
+                             name=name or f"{self._base}/enqueue")
 
     def enqueue_many(self, values, name=None) -> Operation:
         """An op adding one element per row (axis 0) of the components.
@@ -139,7 +145,7 @@ class FIFOQueue:
         """
         return self.graph.op("QueueEnqueueMany",
                              [self.handle] + self._components(values, True),
-                             name=name or f"{self.name}/enqueue_many")
+                             name=name or f"{self._base}/enqueue_many")
 
     def _out(self, outs):
         outs = outs if isinstance(outs, list) else [outs]
@@ -150,7 +156,7 @@ class FIFOQueue:
         closed and drained)."""
         n = len(self.dtypes)
         outs = self.graph.op("QueueDequeue", [self.handle], {"num_components": n},
-                             num_outputs=n, name=name or f"{self.name}/dequeue",
+                             num_outputs=n, name=name or f"{self._base}/dequeue",
                              dtypes=self.dtypes, shapes=self.shapes)
         return self._out(outs)
 
@@ -179,7 +185,7 @@ class FIFOQueue:
         lead = value if exact else None
         shapes = [None if s is None else (lead,) + tuple(s) for s in self.shapes]
         outs = self.graph.op(op_type, [self.handle, t], {"num_components": k}, num_outputs=k,
-                             name=name or f"{self.name}/{op}", dtypes=self.dtypes,
+                             name=name or f"{self._base}/{op}", dtypes=self.dtypes,
                              shapes=shapes)
         return self._out(outs)
 
@@ -222,11 +228,11 @@ class FIFOQueue:
         """
         return self.graph.op("QueueClose", [self.handle],
                              {"cancel_pending_enqueues": int(bool(cancel_pending_enqueues))},
-                             name=name or f"{self.name}/close")
+                             name=name or f"{self._base}/close")
 
     def size(self, name=None) -> Tensor:
         """The number of queued elements (int64 scalar)."""
-        return self.graph.op("QueueSize", [self.handle], name=name or f"{self.name}/size")
+        return self.graph.op("QueueSize", [self.handle], name=name or f"{self._base}/size")
 
 
 class RandomShuffleQueue(FIFOQueue):

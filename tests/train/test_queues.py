@@ -154,3 +154,17 @@ def test_two_threads_train_one_session_without_corruption():
     for v in og.global_variables(g):
         assert np.all(np.isfinite(sess.run(v)))
     assert float(sess.run(acc, {xs: xte, ys: yte})) > 0.85
+
+
+def test_queue_ops_are_named_once_under_the_callers_scope():
+    """The queue op keeps the name asked for (it was suffixed "_1"), and its methods'
+    ops take the caller's name scope once (they were "s/s/q/enqueue")."""
+    g = og.Graph()
+    with g.as_default():
+        q = og.FIFOQueue(3, [og.float32], shapes=[[]], name="q")
+        with og.name_scope("s"):
+            scoped = og.FIFOQueue(3, [og.float32], shapes=[[]], name="q")
+            scoped.enqueue([1.0])
+        q.dequeue()
+    assert [n.name for n in g.ir_graph.nodes] == ["q", "s/q", "s/q/enqueue", "q/dequeue"]
+    assert (q.name, scoped.name) == ("q", "s/q")
