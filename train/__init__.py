@@ -1,7 +1,8 @@
 """Graph building, autodiff, optimizers, control flow, queues, the Session executor and checkpoints.
 
-`og.train.*` holds the optimizers, schedules, clipping functions and the checkpoint
-Saver; the graph-building API itself is re-exported at the top level (`og.placeholder`,
+`og.train.*` holds the optimizers, schedules, clipping functions, moving averages, the
+global step, the queue runners and input pipelines, and the checkpoint Saver; the
+graph-building API itself is re-exported at the top level (`og.placeholder`,
 `og.gradients`, `og.nn`, ...).
 """
 
@@ -12,6 +13,16 @@ from .optimizers import (SGD, AdaGrad, Adam, AdamOptimizer, AdamW, GradientDesce
 from .optimizers_tf1 import (AdadeltaOptimizer, AdagradOptimizer, MomentumOptimizer,
                              RMSPropOptimizer, inverse_time_decay, natural_exp_decay,
                              polynomial_decay)
+from .training_util import (assert_global_step, create_global_step, get_global_step,
+                            global_step)
+from .moving_average import ExponentialMovingAverage
+from .optimizers import piecewise_constant as piecewise_constant_decay  # TF1's alias
+from .optimizers_ftrl import (FtrlOptimizer, ProximalAdagradOptimizer,
+                              ProximalGradientDescentOptimizer, noisy_linear_cosine_decay)
+from .input_pipeline import (batch, batch_join, input_producer, limit_epochs,
+                             range_input_producer, shuffle_batch, shuffle_batch_join,
+                             slice_input_producer, string_input_producer)
+from .queue_runner import Coordinator, QueueRunner, add_queue_runner, start_queue_runners
 from .saver import Saver, checkpoints, latest_checkpoint
 from .variables import get_or_create_global_step
 
@@ -21,4 +32,11 @@ __all__ = ["SGD", "AdaGrad", "Adam", "AdamOptimizer", "AdamW", "GradientDescentO
            "get_or_create_global_step", "global_norm", "linear_cosine_decay",
            "piecewise_constant", "Saver", "checkpoints", "latest_checkpoint",
            "AdadeltaOptimizer", "AdagradOptimizer", "MomentumOptimizer", "RMSPropOptimizer",
-           "inverse_time_decay", "natural_exp_decay", "polynomial_decay"]
+           "inverse_time_decay", "natural_exp_decay", "polynomial_decay",
+           "ExponentialMovingAverage", "FtrlOptimizer", "ProximalAdagradOptimizer",
+           "ProximalGradientDescentOptimizer", "assert_global_step", "create_global_step",
+           "get_global_step", "global_step", "noisy_linear_cosine_decay",
+           "piecewise_constant_decay", "Coordinator", "QueueRunner", "add_queue_runner",
+           "start_queue_runners", "batch", "batch_join", "input_producer", "limit_epochs",
+           "range_input_producer", "shuffle_batch", "shuffle_batch_join",
+           "slice_input_producer", "string_input_producer"]
