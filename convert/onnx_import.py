@@ -27,10 +27,11 @@ import warnings
 
 import numpy as np
 
-from ..errors import ConversionError, FormatError, OpAttributeError
+from ..errors import ConversionError, FormatError, OneGraphError, OpAttributeError
 from ..format import AttrType, Container, DType, Graph, Model, TensorKind, TypedList
 from ..format.ir import attr_type_of
 from ..ops import REGISTRY
+from ..ops.linalg import _parse_einsum
 from .onnx_legacy import (drop_batchnorm_saved_outputs, needs_scan_rewrite,
                           proto_subgraphs, rewrite_batched_scans)
 
@@ -1253,6 +1254,7 @@ def _safe_for_inference(proto) -> bool:
         for node in g.node:
             graphs.extend(("subgraph", sub) for sub in proto_subgraphs(node))
             _check_split_outputs(node)
+            _check_einsum_equation(node)
     return typed
 
 
@@ -1270,6 +1272,25 @@ def _check_split_outputs(node) -> None:
         which = f"node {node.name!r}" if node.name else "an unnamed node"
         raise OpAttributeError(f"{which} (Split): num_outputs is {wanted} but the node has "
                                f"{len(node.output)} outputs")
+
+
+def _check_einsum_equation(node) -> None:
+    """Refuse an Einsum equation with stray dots ("i.j", "....") or several "->", on
+    which onnx's shape inference loops forever.
+
+    Raises:
+        OpAttributeError: names the node and the equation.
+    """
+    if node.domain not in _DEFAULT_DOMAINS or node.op_type != "Einsum":
+        return
+    raw = next((a.s for a in node.attribute if a.name == "equation"), None)
+    if raw is None:
+        return
+    try:
+        _parse_einsum(raw.decode("utf-8", "replace"), [None] * len(node.input))
+    except OneGraphError as e:
+        which = f"node {node.name!r}" if node.name else "an unnamed node"
+        raise type(e)(f"{which}: {e}") from None
 
 
 def _value_infos(graph):

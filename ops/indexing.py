@@ -149,6 +149,9 @@ def _gather_nd(inputs, attrs, ctx):
         raise ShapeError(f"GatherND: indices {idx.shape} address {k} dims; data "
                          f"{x.shape} has {x.ndim - b} after batch_dims={b}")
     batch = int(np.prod(x.shape[:b], dtype=np.int64))
+    out_shape = idx.shape[:-1] + x.shape[b + k:]
+    if batch == 0 or idx.size == 0:  # nothing to gather (-1 in a reshape cannot be 0)
+        return (np.empty(out_shape, dtype=x.dtype),)
     xr = x.reshape((batch,) + x.shape[b:])
     ir = np.asarray(idx).reshape(batch, -1, k).astype(np.int64)
     coords = []
@@ -158,7 +161,7 @@ def _gather_nd(inputs, attrs, ctx):
         _check_range(c, dim, "GatherND")
         coords.append(c)
     out = xr[(np.arange(batch)[:, None],) + tuple(coords)]
-    return (out.reshape(idx.shape[:-1] + x.shape[b + k:]),)
+    return (out.reshape(out_shape),)
 
 
 @_folding(_gather_nd)
@@ -314,15 +317,32 @@ def _check_one_hot_values(shape):
                          f"[off_value, on_value], got shape {list(shape)}")
 
 
+def _depth(value) -> int:
+    """OneHot's depth as an int (a float one is truncated, as the spec casts it).
+
+    Raises:
+        ShapeError: it is NaN, infinite or below 1.
+    """
+    v = np.asarray(value)
+    if v.dtype.kind == "f" and not np.isfinite(v):
+        raise ShapeError(f"OneHot: depth must be a finite number, got {v}")
+    depth = int(v)
+    if depth < 1:
+        raise ShapeError(f"OneHot: depth {depth}; it must be at least 1")
+    return depth
+
+
 def _one_hot(inputs, attrs, ctx):
     """values[1] where index == position along the new `axis`, values[0] elsewhere."""
     idx, depth, values = inputs
     _check_one_hot_values(np.shape(values))
-    depth = int(_one_value(depth, "OneHot", "depth"))
-    if depth < 1:
-        raise ShapeError(f"OneHot: depth {depth}; it must be at least 1")
+    depth = _depth(_one_value(depth, "OneHot", "depth"))
     idx = np.asarray(idx)
     axis = _norm_axis(attrs["axis"], idx.ndim + 1)
+    if idx.size == 0:  # an empty result: no need for a depth-long comparison row
+        shape = list(idx.shape)
+        shape.insert(axis, depth)
+        return (np.empty(shape, dtype=np.asarray(values).dtype),)
     # Indices are wrapped from the end; anything still outside [0, depth) stays all-off.
     pos = np.asarray(idx).astype(np.int64)
     pos = np.where(pos < 0, pos + depth, pos)
@@ -338,7 +358,7 @@ def _infer_one_hot(attrs, inputs):
     _check_one_hot_values(values.shape)
     if idx.shape is None:
         return [TensorInfo(values.dtype, None)]
-    d = None if depth.value is None else int(_one_value(depth.value, "OneHot", "depth"))
+    d = None if depth.value is None else _depth(_one_value(depth.value, "OneHot", "depth"))
     axis = _norm_axis(attrs["axis"], len(idx.shape) + 1)
     shape = list(idx.shape)
     shape.insert(axis, d)

@@ -166,7 +166,7 @@ def _einsum_kernel(inputs, attrs, ctx):
     equation = attrs["equation"]
     try:
         y = np.einsum(equation.replace(" ", ""), *arrays, optimize=True)
-    except ValueError as e:
+    except (ValueError, IndexError) as e:  # ("" makes numpy index past its end)
         # say what is wrong in the equation's terms rather than numpy's
         _check_einsum(equation, [a.shape for a in arrays])
         raise ShapeError(f"Einsum: equation {equation!r} does not fit inputs of shapes "

@@ -128,7 +128,10 @@ def _reshape_target(in_shape, target, allowzero):
     out = []
     for i, d in enumerate(target):
         if d == 0 and not allowzero:
-            out.append(None if in_shape is None or i >= len(in_shape) else in_shape[i])
+            if in_shape is not None and i >= len(in_shape):
+                raise ShapeError(f"Reshape: target {list(target)} copies input dim {i} "
+                                 f"(a 0) but the input has rank {len(in_shape)}")
+            out.append(None if in_shape is None else in_shape[i])
         else:
             out.append(d)
     if -1 in out:
@@ -283,6 +286,8 @@ def _squeeze(inputs, attrs, ctx):
     if axes is None:
         return (np.squeeze(x),) if x.ndim else (x,)
     axes = tuple(_norm_axis(a, x.ndim, "Squeeze: ") for a in axes)
+    if len(set(axes)) != len(axes):
+        raise ShapeError(f"Squeeze: axes {list(axes)} name an axis twice")
     for a in axes:
         if x.shape[a] != 1:
             raise ShapeError(f"Squeeze: axis {a} has size {x.shape[a]}, not 1 (input shape "
@@ -591,14 +596,11 @@ def _pad(inputs, attrs, ctx):
     mode = attrs["mode"]
     if mode not in _PAD_MODES:
         raise ShapeError(f"Pad: unknown mode {mode!r}")
+    if x.ndim == 0:  # no axes, no pads
+        return (np.array(x),)
     widths = [(max(b, 0), max(e, 0)) for b, e in zip(begin, end)]
     if mode == "constant":
-        # The output is the padded sequence with the negative pads cropped off its ends,
-        # so pad first: a crop longer than the axis then eats into the other side's pad.
-        fill = 0 if value is None else np.asarray(value).item()
-        y = np.pad(x, widths, mode="constant", constant_values=fill)
-        return (y[tuple(slice(-min(b, 0), y.shape[i] + min(e, 0))
-                        for i, (b, e) in enumerate(zip(begin, end)))],)
+        return (_pad_constant(x, begin, end, value),)
     # reflect/edge/wrap copy values from the border that remains: crop, then pad
     x = x[tuple(slice(-min(b, 0), x.shape[i] + min(e, 0))
                 for i, (b, e) in enumerate(zip(begin, end)))]
@@ -610,6 +612,24 @@ def _pad(inputs, attrs, ctx):
             raise ShapeError(f"Pad: {mode} padding of {max(b, e)} on axis {i} of size "
                              f"{x.shape[i]} (at most {max(room, 0)})")
     return (np.pad(x, widths, mode=_PAD_MODES[mode]),)
+
+
+def _pad_constant(x, begin, end, value):
+    """Constant-mode Pad without materialising the padding: output position j of an
+    axis holds x[j - begin] where that is inside x, the fill elsewhere. (The spec's
+    pad-then-crop: a crop longer than the axis eats into the other side's pad, and a
+    huge pad cancelled by a huge negative one costs nothing.)"""
+    fill = 0 if value is None else np.asarray(value).item()
+    shape = tuple(d + b + e for d, b, e in zip(x.shape, begin, end))
+    y = np.full(shape, fill, dtype=x.dtype)
+    src, dst = [], []
+    for d, b, n in zip(x.shape, begin, shape):
+        first_src, first_dst = max(-b, 0), max(b, 0)
+        count = max(0, min(d - first_src, n - first_dst))
+        src.append(slice(first_src, first_src + count))
+        dst.append(slice(first_dst, first_dst + count))
+    y[tuple(dst)] = x[tuple(src)]
+    return y
 
 
 @_folding(_pad)
@@ -781,7 +801,12 @@ def _range_length(start, limit, delta):
         raise ShapeError("Range: delta is 0")
     if np.asarray(start).dtype.kind in "iu":
         return max(-(-(int(limit) - int(start)) // int(delta)), 0)
-    return max(int(math.ceil((float(limit) - float(start)) / float(delta))), 0)
+    steps = (float(limit) - float(start)) / float(delta)
+    if math.isnan(steps) or steps == math.inf:
+        raise ShapeError(f"Range: start {float(start)}, limit {float(limit)} and delta "
+                         f"{float(delta)} give {'no' if math.isnan(steps) else 'no finite'} "
+                         "length")
+    return max(int(math.ceil(steps)), 0) if steps > 0 else 0
 
 
 @_folding(_range)
@@ -935,7 +960,14 @@ def _trilu(inputs, attrs, ctx):
     x = inputs[0]
     if np.ndim(x) < 2:
         raise ShapeError(f"Trilu: input of rank {np.ndim(x)}; it needs at least 2")
-    k = int(np.asarray(inputs[1])) if len(inputs) > 1 and inputs[1] is not None else 0
+    k = 0
+    if len(inputs) > 1 and inputs[1] is not None:
+        given = np.asarray(inputs[1])
+        # a scalar per the spec; a one-element 1-D k too, as onnxruntime takes it
+        if given.size != 1 or given.ndim > 1 or given.dtype.kind not in "iu":
+            raise ShapeError(f"Trilu: k must be an integer scalar, got "
+                             f"{given.dtype} of shape {list(given.shape)}")
+        k = int(given.reshape(-1)[0])
     return ((np.triu if attrs["upper"] else np.tril)(x, _clamp_diagonal(k, x.shape)),)
 
 
@@ -1144,6 +1176,9 @@ def _taps(coord, in_len, scale, attrs):
 # (LR-ASPP's head) 1.0 vs 12.5 ms, 64x56x56 x2 2.1 vs 10.7, 3x512x512 x2 30 vs 50;
 # 3x1024x1024 x2 176 vs 140 and x0.5 35 vs 11 (longer axes gather).
 _RESIZE_DENSE_MAX = 512
+# ... and while the matrix stays small: a long output axis (500 -> 400,000) would make
+# it gigabytes where the gather needs the output alone.
+_RESIZE_DENSE_CELLS = 1 << 21
 
 
 def _resize_axis_gemm(y, axis, idx, w, in_len):
@@ -1429,7 +1464,7 @@ def _resize_axes(y, x, out_shape, scale, starts, ends, attrs, nonfinite, check):
             y = _resize_axis_taps(y, axis, idx, w, read)
             continue
         idx, w = _taps(coord, in_len, scale[axis], attrs)
-        if in_len <= _RESIZE_DENSE_MAX:
+        if in_len <= _RESIZE_DENSE_MAX and len(idx) * in_len <= _RESIZE_DENSE_CELLS:
             y = _resize_axis_gemm(y, axis, idx, w, in_len)
             if check and not np.isfinite(y).all():
                 return None
