@@ -924,6 +924,13 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
     if target_opset >= PER_CHANNEL_GROUP_NORM_OPSET:
         _spread_group_norm_params(proto, int(source_opset))
     _unique_node_names(proto.graph)
+    untyped = [vi.name for vi in proto.graph.input if not vi.HasField("type")]
+    if untyped:
+        # ONNX requires typed graph inputs, and onnx's checker and shape inference
+        # crash the process on a model without them
+        raise ConversionError(f"graph inputs {untyped} have no known element type (it "
+                              "came from the feed when the model was imported); ONNX "
+                              "requires one: give the inputs a dtype before exporting")
     contradicted = _loosen_contradicted_shapes(proto)
     external = path is not None and _weight_bytes(proto.graph) > external_data_threshold
     if check:

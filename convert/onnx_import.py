@@ -1236,6 +1236,7 @@ def _safe_for_inference(proto) -> bool:
         ConversionError: a dim below -1.
     """
     typed = True
+    versions = {o.domain or "": o.version for o in proto.opset_import}
     graphs = [("graph", proto.graph)]
     while graphs:
         where, g = graphs.pop()
@@ -1251,11 +1252,80 @@ def _safe_for_inference(proto) -> bool:
                                 f"{where} {g.name or 'main'!r} {kind} {vi.name!r}: "
                                 f"dimension {d.dim_value} is negative")
                         d.ClearField("dim_value")
+        _check_passthrough_types(g, where)
         for node in g.node:
             graphs.extend(("subgraph", sub) for sub in proto_subgraphs(node))
             _check_split_outputs(node)
             _check_einsum_equation(node)
+            _check_inputs_and_axes(node, versions)
     return typed
+
+
+def _elem_type(vi):
+    t = vi.type
+    return t.tensor_type.elem_type if t.HasField("tensor_type") else None
+
+
+def _check_passthrough_types(graph, where: str) -> None:
+    """Refuse a graph output that is a graph input (or initializer) itself, declared
+    with another element type: nothing converts between the two, so one declaration
+    is false (onegraph would otherwise cast the feed to the output's type).
+
+    Raises:
+        ConversionError: names the value and both types.
+    """
+    declared = {vi.name: _elem_type(vi) for vi in graph.input}
+    declared.update({t.name: t.data_type for t in graph.initializer})
+    for out in graph.output:
+        stated, source = _elem_type(out), declared.get(out.name)
+        if stated and source and stated != source:
+            names = _onnx_type_names()
+            raise ConversionError(
+                f"{where} {graph.name or 'main'!r} output {out.name!r} is its input "
+                f"itself, declared {names.get(source, source)} as input and "
+                f"{names.get(stated, stated)} as output")
+
+
+def _onnx_type_names() -> dict:
+    """ONNX element type numbers -> names (FLOAT, DOUBLE, ...)."""
+    onnx = _onnx()
+    return {v: k for k, v in onnx.TensorProto.DataType.items()}
+
+
+# attributes naming axes or counts of axes: onnx's inference indexes with them
+_AXIS_ATTRS = ("axis", "batch_dims", "new_axis")
+
+
+def _check_inputs_and_axes(node, versions: dict) -> None:
+    """Refuse, before onnx's shape inference (whose C++ code crashes the process on
+    them), a node whose required input (by the op's schema at the model's opset) is
+    given as "", and an axis attribute outside int32 range or a negative batch_dims.
+
+    Raises:
+        ConversionError: names the node, the input or attribute and the problem.
+    """
+    onnx = _onnx()
+    which = f"node {node.name!r} ({node.op_type})" if node.name else \
+        f"an unnamed {node.op_type} node"
+    for a in node.attribute:
+        if a.name in _AXIS_ATTRS and a.type == onnx.AttributeProto.INT and (
+                not -2**31 <= a.i < 2**31 or (a.name == "batch_dims" and a.i < 0)):
+            raise ConversionError(f"{which}: attribute {a.name} = {a.i} is out of range")
+    domain = "" if node.domain in ("", "ai.onnx") else node.domain
+    if domain not in versions:
+        return
+    try:
+        schema = onnx.defs.get_schema(node.op_type, versions[domain], domain)
+    except Exception:  # an unknown op: the importer names it later
+        return
+    single = onnx.defs.OpSchema.FormalParameterOption.Single
+    for k, formal in enumerate(schema.inputs):
+        if formal.option != single:
+            break   # optional and variadic inputs may be left out
+        # (too few inputs are named by _check_schema later; an empty name crashes)
+        if k < len(node.input) and not node.input[k]:
+            raise ConversionError(f"{which}: required input {k} ({formal.name!r}) of "
+                                  f"{node.op_type} is empty")
 
 
 def _check_split_outputs(node) -> None:
@@ -1817,7 +1887,11 @@ class _Importer:
                 and (self.opset or 0) < 18:
             parts = attrs["num_outputs"] = len(node.output)
             shape = info.get(node.input[0], _UNTYPED)[1] if len(node.input) else None
-            axis = int(attrs.get("axis", 0))
+            axis = attrs.get("axis", 0)
+            if isinstance(axis, (bool, float)) or not isinstance(axis, (int, np.integer)):
+                raise ConversionError(f"{where}: Split's axis must be an INT attribute, "
+                                      f"got {type(axis).__name__} {axis!r}")
+            axis = int(axis)
             length = shape[axis] if shape is not None and -len(shape) <= axis < len(shape) \
                 else None
             if length is not None and length >= 0 and parts and length % parts:

@@ -155,7 +155,11 @@ def _exp_negative_part(x, alpha):
 
 
 def _elu(x, attrs):
-    y = _exp_negative_part(x, x.dtype.type(attrs["alpha"]))
+    alpha = x.dtype.type(attrs["alpha"])
+    if not np.isfinite(alpha):  # the sum below would spread 0 * alpha = NaN to x >= 0
+        with np.errstate(all="ignore"):
+            return np.where(x < 0, alpha * np.expm1(x), x).astype(x.dtype)
+    y = _exp_negative_part(x, alpha)
     y += relu(x)
     return y
 
@@ -163,6 +167,9 @@ def _elu(x, attrs):
 def _selu(x, attrs):
     alpha = x.dtype.type(attrs["alpha"])
     gamma = x.dtype.type(attrs["gamma"])
+    if not (np.isfinite(alpha) and np.isfinite(gamma)):  # as in _elu
+        with np.errstate(all="ignore"):
+            return np.where(x <= 0, gamma * (alpha * np.expm1(x)), gamma * x).astype(x.dtype)
     y = np.multiply(relu(x), gamma)
     y += _exp_negative_part(x, alpha * gamma)
     return y
