@@ -96,15 +96,6 @@ def _rgb_planes(h: Tensor, s: Tensor, v: Tensor) -> Tensor:
     return api.concat([(one_s + s * d) * v for d in (dr, dg, db)], -1)
 
 
-def _in_float32(x: Tensor, fn, name) -> Tensor:
-    """fn(x) in float32 for float16/bfloat16 x (as TF's kernels compute), in x's dtype
-    otherwise."""
-    if x.dtype in (DType.FLOAT16, DType.BFLOAT16):
-        return api.cast(fn(api.cast(x, DType.FLOAT32)), x.dtype, name=name)
-    y = fn(x)
-    return api.identity(y, name=name) if name is not None else y
-
-
 def rgb_to_hsv(images, name=None) -> Tensor:
     """RGB images (last axis 3, values in [0, 1]) as HSV, each in [0, 1], as TF's
     tf.image.rgb_to_hsv.
@@ -115,7 +106,8 @@ def rgb_to_hsv(images, name=None) -> Tensor:
     """
     _g.check_name(name, "rgb_to_hsv")
     x = _three_channels(images, "rgb_to_hsv")
-    return _in_float32(x, lambda f: api.concat(list(_hsv_planes(*_planes(f))), -1), name)
+    return api_math._in_float32(
+        x, lambda f: api.concat(list(_hsv_planes(*_planes(f))), -1), name)
 
 
 def hsv_to_rgb(images, name=None) -> Tensor:
@@ -127,7 +119,7 @@ def hsv_to_rgb(images, name=None) -> Tensor:
     """
     _g.check_name(name, "hsv_to_rgb")
     x = _three_channels(images, "hsv_to_rgb")
-    return _in_float32(x, lambda f: _rgb_planes(*_planes(f)), name)
+    return api_math._in_float32(x, lambda f: _rgb_planes(*_planes(f)), name)
 
 
 def _adjusted(image, what: str, adjust, name) -> Tensor:

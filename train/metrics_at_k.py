@@ -20,7 +20,7 @@ from . import api
 from . import api_extra
 from . import graph as _g
 from .graph import LOCAL_VARIABLES, METRIC_VARIABLES, Tensor
-from .losses import _check_weights_shape
+from .losses import _check_weights_shape, _safe_divide
 from .metrics_more import _finish
 from .variables import Variable
 
@@ -254,13 +254,8 @@ def average_precision_at_k(labels, predictions, k, weights=None, metrics_collect
         most, total = _total64("max", g), _total64("total", g)
         update_most = most.assign_add(batch)
         update_total = total.assign_add(api.reduce_sum(average))
-
-        def safe(a, b):
-            empty = api.equal(b, api.zeros_like(b))
-            return api.where(empty, api.zeros_like(a),
-                             a / api.where(empty, api.ones_like(b), b))
-        value = safe(total.value(), most.value())
-        update = safe(update_total, update_most)
+        value = _safe_divide(total.value(), most.value())
+        update = _safe_divide(update_total, update_most)
     return _finish(value, update, metrics_collections, updates_collections, where)
 
 

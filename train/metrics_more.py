@@ -23,6 +23,7 @@ from . import api_math
 from . import graph as _g
 from .api_extra import not_equal
 from .graph import LOCAL_VARIABLES, METRIC_VARIABLES, Tensor
+from .losses import _safe_divide  # TF's div_no_nan
 from .metrics import (_collect, _floats, _paired, _squeezable_pair, _squeezable_weights,
                       _weights_like, mean)
 from .variables import Variable
@@ -51,12 +52,6 @@ def _finish(value: Tensor, update: Tensor, metrics_collections, updates_collecti
     _collect(metrics_collections, value, f"{where}: metrics_collections")
     _collect(updates_collections, update, f"{where}: updates_collections")
     return value, update
-
-
-def _div_no_nan(a: Tensor, b: Tensor) -> Tensor:
-    """a / b, 0 where b is 0 (TF's div_no_nan)."""
-    empty = api.equal(b, api.zeros_like(b))
-    return api.where(empty, api.zeros_like(a), a / api.where(empty, api.ones_like(b), b))
 
 
 # --------------------------------------------------------------------------- counts
@@ -329,12 +324,12 @@ def _interpolated_pr_auc(tp: Tensor, fp: Tensor, fn: Tensor, n: int) -> Tensor:
     head, tail = slice(0, n - 1), slice(1, n)
     dtp = tp[head] - tp[tail]
     p = tp + fp
-    slope = _div_no_nan(dtp, api.maximum(p[head] - p[tail], 0.0))
+    slope = _safe_divide(dtp, api.maximum(p[head] - p[tail], 0.0))
     intercept = tp[tail] - slope * p[tail]
     both = api.logical_and(p[head] > 0.0, p[tail] > 0.0)
-    ratio = api.where(both, _div_no_nan(p[head], api.maximum(p[tail], 0.0)),
+    ratio = api.where(both, _safe_divide(p[head], api.maximum(p[tail], 0.0)),
                       api.ones_like(p[tail]))
-    return api.reduce_sum(_div_no_nan(slope * (dtp + intercept * api.log(ratio)),
+    return api.reduce_sum(_safe_divide(slope * (dtp + intercept * api.log(ratio)),
                                       api.maximum(tp[tail] + fn[tail], 0.0)))
 
 
@@ -550,9 +545,9 @@ def mean_per_class_accuracy(labels, predictions, num_classes, weights=None,
         total, count = _totals("total", (n,), g), _totals("count", (n,), g)
         update_total = total.assign_add(api_extra.unsorted_segment_sum(seen, y, n))
         update_count = count.assign_add(api_extra.unsorted_segment_sum(right, y, n))
-        value = api.reduce_mean(_div_no_nan(count.value(),
+        value = api.reduce_mean(_safe_divide(count.value(),
                                             api.maximum(total.value(), 0.0)))
-        update = _div_no_nan(update_count, api.maximum(update_total, 0.0))
+        update = _safe_divide(update_count, api.maximum(update_total, 0.0))
     return _finish(value, update, metrics_collections, updates_collections, where)
 
 
@@ -643,7 +638,7 @@ def mean_tensor(values, weights=None, metrics_collections=None, updates_collecti
             v, count_each = v * w, count_each * w
         total = _totals("total_tensor", tuple(v.shape), g)
         count = _totals("count_tensor", tuple(v.shape), g)
-        update = _div_no_nan(total.assign_add(v),
+        update = _safe_divide(total.assign_add(v),
                              api.maximum(count.assign_add(count_each), 0.0))
-        value = _div_no_nan(total.value(), api.maximum(count.value(), 0.0))
+        value = _safe_divide(total.value(), api.maximum(count.value(), 0.0))
     return _finish(value, update, metrics_collections, updates_collections, where)
