@@ -450,13 +450,16 @@ def _softmax_kernel(inputs, attrs, ctx):
 
 
 # Softmax is shift-invariant; the shift only has to keep exp() from overflowing and the
-# terms from sinking into subnormals. When the whole tensor spans less than this, its
-# global max is such a shift for every row, and two whole-array reductions cost a third
-# of a max along short rows. The span also bounds the precision lost: x - shift is
-# rounded to float32, an error of up to span * 2^-24 in each exponent, so a row far
-# below the global max would come out up to span/8 ulp off (25 ulp at a span of 80,
-# where the row's own max gives 1); at 8 that is at most about 1 ulp.
-_SOFTMAX_SHARED_SHIFT_SPAN = 8.0
+# terms from sinking into subnormals. When the whole tensor spans less than
+# _SOFTMAX_SHARED_SHIFT_SPAN, its global max is such a shift for every row, and two
+# whole-array reductions cost a fraction of a max along short rows. x - shift is rounded
+# to float32, an error of up to |x - shift| * 2^-24 in each exponent, so a row whose own
+# max lies d below the shared shift comes out up to about d/8 ulp off, where its own max
+# gives 1. Rows with d > _SOFTMAX_ROW_DROP are therefore redone with their own max. A row
+# of n terms with max m has exp(m - shift) <= sum <= n exp(m - shift), so its sum tells
+# which rows may be such rows without a max along the rows: sum < n exp(-drop).
+_SOFTMAX_SHARED_SHIFT_SPAN = 80.0
+_SOFTMAX_ROW_DROP = 8.0
 
 
 def _softmax(lx, axis, fast=False):
@@ -468,20 +471,65 @@ def _softmax(lx, axis, fast=False):
         e = lx - lx.max(axis=axis, keepdims=True)
         e = np.exp(e)
         return e / e.sum(axis=axis, keepdims=True)
-    top = lx.max() if fast else None
-    if fast and top - lx.min() < _SOFTMAX_SHARED_SHIFT_SPAN:  # False for inf and NaN too
-        e = np.subtract(lx, top)
-    else:
-        e = lx - lx.max(axis=axis, keepdims=True)
-    np.exp(e, out=e)
     last = axis in (-1, lx.ndim - 1)
-    if fast and last and e.dtype == np.float32 and e.flags.c_contiguous:
-        # row sums as one matrix-vector product (BLAS), 3x a sum along short rows
-        s = (e.reshape(-1, e.shape[-1]) @ np.ones(e.shape[-1], e.dtype)).reshape(
+    rows = fast and last and lx.dtype == np.float32 and lx.flags.c_contiguous
+    if fast:
+        top = lx.max()
+        if top - lx.min() < _SOFTMAX_SHARED_SHIFT_SPAN \
+                and not _softmax_rows_likely_low(lx, top, rows):  # False for inf, NaN
+            e = np.subtract(lx, top)
+            np.exp(e, out=e)
+            s = _softmax_sums(e, axis, rows)
+            n = lx.shape[axis]
+            low = s < n * math.exp(-_SOFTMAX_ROW_DROP)
+            if low.any():
+                if not rows:
+                    return _softmax(lx, axis)
+                _softmax_redo_rows(lx, e, s, low)
+            return np.divide(e, s, out=e)
+    e = lx - lx.max(axis=axis, keepdims=True)
+    np.exp(e, out=e)
+    return np.divide(e, _softmax_sums(e, axis, rows), out=e)
+
+
+# Redoing rows costs more than a max along all of them once more than about a tenth of
+# them need it; the same test on every 16th row tells, at a sixteenth of the cost, when
+# that is likely, and the per-row shift is then taken from the start.
+_SOFTMAX_SAMPLE_STEP = 16
+_SOFTMAX_LOW_SHARE = 0.1
+
+
+def _softmax_rows_likely_low(lx, top, rows):
+    """Whether a sample of the rows (softmax along the last axis of a C-contiguous
+    array) says that many of them would be redone after the shared shift `top`."""
+    if not rows:
+        return False
+    n = lx.shape[-1]
+    sample = np.exp(lx.reshape(-1, n)[::_SOFTMAX_SAMPLE_STEP] - top).sum(axis=1)
+    return np.count_nonzero(sample < n * math.exp(-_SOFTMAX_ROW_DROP)) > \
+        _SOFTMAX_LOW_SHARE * sample.size
+
+
+def _softmax_sums(e, axis, rows):
+    """Sums of e along `axis`, kept as a length-1 axis; `rows` (a C-contiguous float32
+    array summed along its last axis) sums them as one matrix-vector product (BLAS),
+    3x a sum along short rows."""
+    if rows:
+        return (e.reshape(-1, e.shape[-1]) @ np.ones(e.shape[-1], e.dtype)).reshape(
             e.shape[:-1] + (1,))
-    else:
-        s = e.sum(axis=axis, keepdims=True)
-    return np.divide(e, s, out=e)
+    return e.sum(axis=axis, keepdims=True)
+
+
+def _softmax_redo_rows(lx, e, s, low):
+    """Recompute in place the rows of e (and their sums s) where `low` is set, shifted by
+    each row's own max (C-contiguous arrays, softmax along the last axis)."""
+    n = lx.shape[-1]
+    picked = np.flatnonzero(low.reshape(-1))
+    redo = lx.reshape(-1, n)[picked]
+    redo -= redo.max(axis=1, keepdims=True)
+    np.exp(redo, out=redo)
+    e.reshape(-1, n)[picked] = redo
+    s.reshape(-1)[picked] = redo.sum(axis=1)
 
 
 def _log_softmax_kernel(inputs, attrs, ctx):

@@ -152,7 +152,8 @@ def _softmax_f64(x, axis):
     return e / e.sum(axis=axis, keepdims=True)
 
 
-@pytest.mark.parametrize("case", ["narrow", "rows_far_apart", "wide", "masked", "axis0"])
+@pytest.mark.parametrize("case", ["narrow", "rows_far_apart", "few_rows_far_below", "wide",
+                                  "masked", "axis0", "axis0_far_below"])
 def test_float32_softmax_matches_a_float64_per_row_softmax(case):
     # the float32 kernel may shift by the tensor's global max (span under 80) and sum
     # rows with BLAS; every path must agree with the per-row float64 softmax, tiny
@@ -162,6 +163,9 @@ def test_float32_softmax_matches_a_float64_per_row_softmax(case):
     axis = -1
     if case == "rows_far_apart":     # row maxima 70 apart: shared shift, e^-70 terms
         x[0, 0] -= 70
+    elif case == "few_rows_far_below":  # two rows far below the rest: redone on their own
+        x[0, 1, 3] -= 60
+        x[1, 0, 7] -= 40
     elif case == "wide":             # span over 80: per-row shift
         x[1, 2] += 500
     elif case == "masked":           # attention masks: -inf and -1e9 entries
@@ -169,6 +173,9 @@ def test_float32_softmax_matches_a_float64_per_row_softmax(case):
         x[0, 1, :, 5:] = np.float32(-1e9)
     elif case == "axis0":
         axis = 0
+    elif case == "axis0_far_below":
+        axis = 0
+        x[:, 1, 3, 5] -= 60
     y = _run("Softmax", [x], axis=axis)
     assert y.dtype == np.float32
     want = _softmax_f64(x, axis)
