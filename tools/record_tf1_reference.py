@@ -8,6 +8,7 @@ Needs tensorflow (not a onegraph dependency); run it by hand when a case list ch
                                                  # tf1_nn_cases.py's form
     TF_USE_LEGACY_KERAS=1 python tools/record_tf1_reference.py rnn  # tf1_rnn_cases.py
     python tools/record_tf1_reference.py metrics  # tf1_metrics_cases.py (streaming)
+    python tools/record_tf1_reference.py scatter  # tf1_scatter_cases.py (variables)
 
 (the rnn cells need the tf-keras package beside tensorflow).
 
@@ -188,12 +189,35 @@ def _metric_cases(tf, arrays: dict) -> int:
     return len(CASES)
 
 
+def _scatter_cases(tf, arrays: dict) -> int:
+    """The sparse variable updates of tf1_scatter_cases.py in graph mode: each case
+    updates a fresh variable once; its result (the new value) is "out/<case>"."""
+    from tf1_scatter_cases import CASES, make_inputs
+
+    inputs = make_inputs()
+    arrays.update({f"in/{k}": v for k, v in inputs.items()})
+    v1 = tf.compat.v1
+    for name, fn, key, indices, updates in CASES:
+        start = inputs[key]
+        value = (inputs[updates[1:]] if isinstance(updates, str) else np.asarray(updates))
+        with tf.Graph().as_default():
+            var = v1.Variable(start)
+            op = getattr(v1, fn)(var, tf.constant(np.asarray(indices, np.int64)),
+                                 tf.constant(value.astype(start.dtype)))
+            with v1.Session() as sess:
+                sess.run(v1.global_variables_initializer())
+                arrays[f"out/{name}"] = np.asarray(sess.run(op))
+    return len(CASES)
+
+
 def main(argv: list[str]) -> int:
-    """Write tests/train/data/tf1_<which>_reference.npz for argv[0]: image, rnn, or
+    """Write tests/train/data/tf1_<which>_reference.npz for argv[0]: image, rnn,
+    metrics, scatter, or
     the name of a tests/train/tf1_<name>_cases.py in tf1_nn_cases.py's form."""
     import tensorflow as tf
 
-    record = {"image": _image_cases, "rnn": _rnn_cases, "metrics": _metric_cases}
+    record = {"image": _image_cases, "rnn": _rnn_cases, "metrics": _metric_cases,
+              "scatter": _scatter_cases}
     if len(argv) != 1 or not (argv[0] in record or os.path.exists(
             os.path.join(TESTS, f"tf1_{argv[0]}_cases.py"))):
         print(__doc__)

@@ -1,5 +1,9 @@
-"""TF1's functions on variables: `og.assign`, `og.assign_add`, `og.assign_sub` and
-`og.scatter_add`, which build the same ops as the Variable methods of those names."""
+"""TF1's functions on variables: `og.assign`, `og.assign_add`, `og.assign_sub`, and
+the sparse updates `og.scatter_add`, `og.scatter_update`, `og.scatter_sub`,
+`og.scatter_mul`, `og.scatter_div`, `og.scatter_min`, `og.scatter_max`,
+`og.scatter_nd_update`, `og.scatter_nd_add` and `og.scatter_nd_sub`, which build the
+same ops as the Variable methods of those names (ScatterAdd, ScatterUpdate and
+ScatterNdUpdate, ops/state.py and ops/state_scatter.py)."""
 
 from __future__ import annotations
 
@@ -62,4 +66,43 @@ def scatter_add(ref, indices, updates, use_locking=None, name=None):
     return _variable(ref, "scatter_add").scatter_add(indices, updates, name=name)
 
 
-__all__ = ["assign", "assign_add", "assign_sub", "scatter_add"]
+def _scatter_function(method: str, reduction: str, words: str, nd: bool):
+    def update(ref, indices, updates, use_locking=None, name=None):
+        del use_locking
+        return _variable(ref, method)._scatter(method, reduction, indices, updates, name,
+                                               nd)
+
+    update.__name__ = method
+    picked = ("`ref[tuple(indices[j])]` (the last axis of indices holds index tuples "
+              "into ref's first axes)" if nd else "row `indices[i]` of variable `ref`")
+    update.__doc__ = (
+        f"{words} {picked}; repeated indices apply in order; the result is the new "
+        f"value (TF1's `tf.{method}`). Updates have the shape the indices pick"
+        + ("" if nd else ", or are a scalar") + ".\n\n    Raises:\n        TypeError: ref is not a Variable, or name is "
+        "not a str.\n        ShapeError: indices are not integers, or the updates' dtype "
+        "or static\n            shape does not fit; at run time, an index out of "
+        "range.\n        ExecutionError: at run time, an integer division by zero.\n    ")
+    return update
+
+
+scatter_update = _scatter_function("scatter_update", "none",
+                                   "Set to `updates[i]` (the last of repeats wins)", False)
+scatter_sub = _scatter_function("scatter_sub", "sub", "Subtract `updates[i]` from", False)
+scatter_mul = _scatter_function("scatter_mul", "mul", "Multiply by `updates[i]`", False)
+scatter_div = _scatter_function("scatter_div", "div",
+                                "Divide by `updates[i]` (integers truncate toward zero)",
+                                False)
+scatter_min = _scatter_function("scatter_min", "min", "Take the minimum with `updates[i]` "
+                                "of", False)
+scatter_max = _scatter_function("scatter_max", "max", "Take the maximum with `updates[i]` "
+                                "of", False)
+scatter_nd_update = _scatter_function("scatter_nd_update", "none",
+                                      "Set to `updates[j]` (the last of repeats wins)", True)
+scatter_nd_add = _scatter_function("scatter_nd_add", "add", "Add `updates[j]` to", True)
+scatter_nd_sub = _scatter_function("scatter_nd_sub", "sub", "Subtract `updates[j]` from",
+                                   True)
+
+
+__all__ = ["assign", "assign_add", "assign_sub", "scatter_add", "scatter_div", "scatter_max",
+           "scatter_min", "scatter_mul", "scatter_nd_add", "scatter_nd_sub",
+           "scatter_nd_update", "scatter_sub", "scatter_update"]

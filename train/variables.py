@@ -17,6 +17,42 @@ from . import graph as _g
 from .graph import Graph, Operation, Tensor
 
 
+def _sparse_delta_method(method: str, reduction: str, words: str):
+    """A Variable method applying an og.IndexedSlices to rows (TF1's Variable.<method>)."""
+    def update(self, sparse_delta, use_locking=False, name: str | None = None) -> Tensor:
+        del use_locking
+        return self._scatter(method, reduction, sparse_delta, None, name, nd=False)
+
+    update.__name__ = method
+    update.__doc__ = (
+        f"An op {words} row `sparse_delta.indices[i]` of the variable "
+        f"(`sparse_delta` an og.IndexedSlices; repeated rows apply in order); outputs the "
+        f"new value (TF1's Variable.{method}; `og.{method}` takes indices and updates)."
+        "\n\n        Raises:\n            TypeError: sparse_delta is not an "
+        "og.IndexedSlices, or name is not a str.\n            ShapeError: the indices "
+        "are not integers, or the values' dtype or static\n                shape does "
+        "not fit (indices' shape + the variable's row shape).\n        ")
+    return update
+
+
+def _index_tuples_method(method: str, reduction: str, words: str):
+    """A Variable method updating what index tuples pick (TF1's Variable.<method>)."""
+    def update(self, indices, updates, name: str | None = None) -> Tensor:
+        return self._scatter(method, reduction, indices, updates, name, nd=True)
+
+    update.__name__ = method
+    update.__doc__ = (
+        f"An op {words} `var[tuple(indices[j])]` of the variable (the last axis of "
+        f"indices holds index tuples into the first axes; repeats apply in order); "
+        f"outputs the new value (TF1's Variable.{method})."
+        "\n\n        Raises:\n            TypeError: name is not a str.\n"
+        "            ShapeError: the indices are not integers, the tuples are longer than "
+        "the\n                variable's rank, or the updates' dtype or static shape "
+        "does not fit\n                (indices' shape without its last axis + the "
+        "shape of what a tuple picks).\n        ")
+    return update
+
+
 class Variable:
     """A mutable tensor living in the Session across steps.
 
@@ -229,9 +265,11 @@ class Variable:
                                            self._update_value("AssignSub", delta)],
                              name=name or f"{self._base}/AssignSub")
 
-    def scatter_add(self, indices, updates, name: str | None = None) -> Tensor:
+    def scatter_add(self, indices, updates=None, name: str | None = None) -> Tensor:
         """An op adding `updates[i]` to row `indices[i]` (sparse; repeats accumulate; a
         negative index counts from the end, as og.gather's do); outputs the new value.
+        `indices` may also be an og.IndexedSlices (TF1's `sparse_delta`), with no
+        `updates`.
 
         Raises:
             TypeError: name is not a str.
@@ -240,9 +278,49 @@ class Variable:
                 variable's row shape.
             OneGraphError: plain updates do not convert to the variable's dtype.
         """
-        _g.check_name(name, "scatter_add")
+        i, u = self._scatter_operands("scatter_add", indices, updates, name, nd=False)
+        return self.graph.op("ScatterAdd", [self.handle, i, u],
+                             name=name or f"{self._base}/ScatterAdd")
+
+    scatter_update = _sparse_delta_method("scatter_update", "none",
+                                          "setting to `sparse_delta.values[i]`")
+    scatter_sub = _sparse_delta_method("scatter_sub", "sub",
+                                       "subtracting `sparse_delta.values[i]` from")
+    scatter_mul = _sparse_delta_method("scatter_mul", "mul",
+                                       "multiplying by `sparse_delta.values[i]`")
+    scatter_div = _sparse_delta_method("scatter_div", "div",
+                                       "dividing by `sparse_delta.values[i]`")
+    scatter_min = _sparse_delta_method("scatter_min", "min",
+                                       "taking the minimum with `sparse_delta.values[i]` of")
+    scatter_max = _sparse_delta_method("scatter_max", "max",
+                                       "taking the maximum with `sparse_delta.values[i]` of")
+    scatter_nd_update = _index_tuples_method("scatter_nd_update", "none",
+                                             "setting to `updates[j]`")
+    scatter_nd_add = _index_tuples_method("scatter_nd_add", "add", "adding `updates[j]` to")
+    scatter_nd_sub = _index_tuples_method("scatter_nd_sub", "sub",
+                                          "subtracting `updates[j]` from")
+
+    def _scatter(self, method: str, reduction: str, indices, updates, name, nd: bool):
+        """The ScatterUpdate (rows) or ScatterNdUpdate (index tuples) op of a method."""
+        i, u = self._scatter_operands(method, indices, updates, name, nd)
+        op = "ScatterNdUpdate" if nd else "ScatterUpdate"
+        return self.graph.op(op, [self.handle, i, u], {"reduction": reduction},
+                             name=name or f"{self._base}/{op}")
+
+    def _scatter_operands(self, method: str, indices, updates, name, nd: bool):
+        """(int64 indices, updates) of a scatter method, checked against the variable's
+        static shape: updates are indices' shape (without its last axis for `nd`) + the
+        shape of what one index picks, or (rows only, as in TF1) a scalar."""
+        _g.check_name(name, method)
+        if updates is None:
+            from .gradients import IndexedSlices  # (gradients imports this module)
+
+            if nd or not isinstance(indices, IndexedSlices):
+                raise TypeError(f"{method}: give indices and updates"
+                                + ("" if nd else ", or one og.IndexedSlices"))
+            indices, updates = indices.indices, indices.values
         g = self.graph
-        where = f"scatter_add to variable {self.name!r}"
+        where = f"{method} to variable {self.name!r}"
         i = _g.integer_tensor(indices, f"{where}: indices", g)
         try:
             u = g.convert(updates, self.dtype)
@@ -252,18 +330,30 @@ class Variable:
             raise ShapeError(f"{where}: updates are {u.dtype.short_name} but the variable "
                              f"is {self.dtype.short_name}; cast them with og.cast")
         vs, is_, us = self.shape, i.shape, u.shape
-        if vs is not None and is_ is not None and us is not None and vs and (
-                len(us) != len(is_) + len(vs) - 1 or any(
-                    a is not None and b is not None and a != b
-                    for a, b in zip(us, tuple(is_) + tuple(vs[1:])))):
-            raise ShapeError(f"{where}: updates of shape {list(us)} must be indices' shape "
-                             f"{list(is_)} + the variable's row shape {list(vs[1:])}")
+        if nd and is_ is not None and not is_:
+            raise ShapeError(f"{where}: indices must have at least one axis (the last "
+                             f"holds the index tuples)")
+        if vs is not None and is_ is not None and us is not None and (vs or nd) and (
+                us or nd):
+            if nd:
+                depth = is_[-1]
+                want = (None if depth is None or depth > len(vs)
+                        else tuple(is_[:-1]) + tuple(vs[depth:]))
+                if depth is not None and depth > len(vs):
+                    raise ShapeError(f"{where}: index tuples of length {depth} are longer "
+                                     f"than the variable's rank {len(vs)}")
+            else:
+                want = tuple(is_) + tuple(vs[1:])
+            if want is not None and (len(us) != len(want) or any(
+                    a is not None and b is not None and a != b for a, b in zip(us, want))):
+                raise ShapeError(f"{where}: updates of shape {list(us)} must have the shape "
+                                 f"{[d if d is not None else -1 for d in want]} the indices "
+                                 f"pick" + ("" if nd else ", or be a scalar"))
         if i.dtype is not _g.DType.INT64:
             from .api import cast  # (api imports this module)
 
             i = cast(i, _g.DType.INT64)
-        return g.op("ScatterAdd", [self.handle, i, u],
-                    name=name or f"{self._base}/ScatterAdd")
+        return i, u
 
     def eval(self, session=None) -> np.ndarray:
         """The variable's current value in `session`, by default the default session
