@@ -63,12 +63,15 @@ def _update(fn, op):
 
 
 def _scatter_add(inputs, attrs, ctx):
-    """var[indices[i]] += updates[i] along axis 0, repeated indices accumulating."""
+    """var[indices[i]] += updates[i] along axis 0, repeated indices accumulating (a
+    scalar update is added to every picked row)."""
     ref = _ref(inputs[0], "ScatterAdd")
     indices = np.asarray(inputs[1]).astype(np.int64, copy=False)
     with ref.lock:
         old = ref.read()
         updates = np.asarray(inputs[2]).astype(old.dtype, copy=False)
+        if updates.ndim == 0:  # a scalar goes to every picked row, as in TF1
+            updates = np.broadcast_to(updates, indices.shape + old.shape[1:])
         if updates.shape != indices.shape + old.shape[1:]:
             raise ShapeError(f"ScatterAdd on {ref.name!r}: updates {updates.shape} must be "
                              f"indices {indices.shape} + variable row {old.shape[1:]}")

@@ -189,14 +189,16 @@ def test_scatter_add_checks_its_updates_while_building():
         with pytest.raises(ShapeError, match="updates are float64 but the variable is "
                                              "float32"):
             og.scatter_add(rows, [0], og.constant(np.ones((1, 2))))
-        with pytest.raises(ShapeError, match=r"updates of shape \[2, 3\] must be indices' "
-                                             r"shape \[2\] \+ the variable's row shape \[2\]"):
+        with pytest.raises(ShapeError, match=r"updates of shape \[2, 3\] must have the "
+                                             r"shape \[2, 2\] the indices pick"):
             og.scatter_add(rows, [0, 1], np.ones((2, 3), np.float32))
         with pytest.raises(ShapeError, match="indices"):
             og.scatter_add(rows, og.constant([0.5]), np.ones((1, 2), np.float32))
         with pytest.raises(TypeError, match="scatter_add"):
             og.scatter_add(rows, [0], np.ones((1, 2), np.float32), name=3)
         last = og.scatter_add(rows, og.constant([-1], og.int32), np.ones((1, 2), np.float32))
+        scalar = og.scatter_add(rows, [0, 0], 2.5)   # a scalar goes to every picked row
     with og.Session(g) as sess:
         sess.run(og.global_variables_initializer())
         np.testing.assert_array_equal(sess.run(last), [[0, 0], [0, 0], [1, 1]])
+        np.testing.assert_array_equal(sess.run(scalar), [[5, 5], [0, 0], [1, 1]])
