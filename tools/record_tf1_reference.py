@@ -125,7 +125,17 @@ def _rnn_cases(tf, arrays: dict) -> int:
             cells = [_tf_cell(tf, s) for s in specs]
             if forget_bias is not None:
                 cells = [v1.nn.rnn_cell.BasicLSTMCell(specs[0][1], forget_bias=forget_bias)]
-            if kind == "uni":
+            if kind in ("static", "static_bi"):  # one output: the steps stacked on axis 1
+                steps = tf.unstack(x, axis=1)
+                if kind == "static":
+                    out_steps, state = v1.nn.static_rnn(cells[0], steps, dtype=tf.float32,
+                                                        **kwargs)
+                else:
+                    out_steps, state_fw, state_bw = v1.nn.static_bidirectional_rnn(
+                        cells[0], cells[1], steps, dtype=tf.float32, **kwargs)
+                    state = (state_fw, state_bw)
+                outs = [tf.stack(out_steps, axis=1)]
+            elif kind == "uni":
                 out, state = v1.nn.dynamic_rnn(cells[0], x, dtype=tf.float32, **kwargs)
                 outs = [out]
             else:

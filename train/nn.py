@@ -835,3 +835,4 @@ from .nn_more import *  # noqa: E402,F401,F403
 from .rnn import (BasicRNNCell, DropoutWrapper, GRUCell, MultiRNNCell,  # noqa: E402,F401
                   bidirectional_dynamic_rnn, dynamic_rnn)
 from . import rnn_cell  # noqa: E402,F401 - TF1's tf.nn.rnn_cell namespace
+from .rnn_static import static_bidirectional_rnn, static_rnn  # noqa: E402,F401

@@ -1,5 +1,5 @@
-"""og.nn's recurrent networks against TensorFlow: dynamic_rnn and
-bidirectional_dynamic_rnn over LSTMCell, BasicLSTMCell, GRUCell, BasicRNNCell and
+"""og.nn's recurrent networks against TensorFlow: dynamic_rnn,
+bidirectional_dynamic_rnn, static_rnn and static_bidirectional_rnn over LSTMCell, BasicLSTMCell, GRUCell, BasicRNNCell and
 MultiRNNCell, with TensorFlow's variable names and values, outputs, final states and
 input gradients recorded in data/tf1_rnn_reference.npz by
 `tools/record_tf1_reference.py rnn`; DropoutWrapper's behaviour; exports."""
@@ -10,6 +10,7 @@ import pytest
 
 import onegraph as og
 from onegraph.convert import to_onnx
+from onegraph.errors import ShapeError
 
 from . import tf1_reference
 from .tf1_rnn_cases import CASES, make_inputs
@@ -55,7 +56,18 @@ def test_matches_tensorflow(reference, case):
         if "sequence_length" in kwargs:
             kwargs["sequence_length"] = og.constant(reference[f"in/{kwargs['sequence_length']}"])
         cells = [_cell(s, forget_bias) for s in specs]
-        if kind == "uni":
+        if kind in ("static", "static_bi"):
+            steps = og.unstack(x, axis=1)
+            if kind == "static":
+                out_steps, state = og.nn.static_rnn(cells[0], steps, dtype=og.float32,
+                                                    **kwargs)
+            else:
+                out_steps, state_fw, state_bw = og.nn.static_bidirectional_rnn(
+                    cells[0], cells[1], steps, dtype=og.float32, **kwargs)
+                state = (state_fw, state_bw)
+            assert len(out_steps) == xv.shape[1]
+            outs = [og.stack(out_steps, axis=1)]
+        elif kind == "uni":
             out, state = og.nn.dynamic_rnn(cells[0], x, dtype=og.float32, **kwargs)
             outs = [out]
         else:
@@ -134,3 +146,21 @@ def test_stacked_and_bidirectional_networks_export_for_onnxruntime():
                                ).run(list(outs), {"x": xv, "n": feed[n]})
     for key, a, b in zip(outs, got, want, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=key)
+
+
+def test_static_rnn_refuses_what_is_not_a_list_of_steps():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2, 5, 3])
+        cell = og.nn.rnn_cell.GRUCell(2)
+        with pytest.raises(TypeError, match="static_rnn: inputs must be a list .* use "
+                                            "og.nn.dynamic_rnn"):
+            og.nn.static_rnn(cell, x, dtype=og.float32)
+        with pytest.raises(ShapeError, match="at least one step"):
+            og.nn.static_rnn(cell, [], dtype=og.float32)
+        with pytest.raises(ShapeError, match="step 1 has 4 features but step 0 has 3"):
+            og.nn.static_rnn(cell, [x[:, 0], og.placeholder(og.float32, [2, 4])])
+        with pytest.raises(ShapeError, match="step 0 must be 2-D"):
+            og.nn.static_bidirectional_rnn(cell, cell, [x], dtype=og.float32)
+        with pytest.raises(TypeError, match="cell_bw: cell must be"):
+            og.nn.static_bidirectional_rnn(cell, "gru", [x[:, 0]])

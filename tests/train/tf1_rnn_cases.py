@@ -3,7 +3,9 @@ tests/train/test_rnn_tf1.py and tools/record_tf1_reference.py (which needs
 tensorflow; the test does not).
 
 A case is (name, kind, cells, keyword arguments). kind is "uni" (dynamic_rnn of one
-cell) or "bi" (bidirectional_dynamic_rnn of two); a cell is ("lstm" | "basic_lstm" |
+cell), "bi" (bidirectional_dynamic_rnn of two), "static" or "static_bi" (static_rnn /
+static_bidirectional_rnn over the batch-major input unstacked along time, their
+per-step outputs stacked back along axis 1 as the one output); a cell is ("lstm" | "basic_lstm" |
 "gru" | "rnn", units[, constructor keyword arguments]) or ("multi", [cells]). The recording gives every trainable
 variable random values (stored by name), and stores the outputs, the final state's
 tensors (depth first) and the gradient of sum(outputs * R) with respect to the inputs.
@@ -40,4 +42,12 @@ CASES = [
      {"sequence_length": "lengths"}),
     ("multi_projection", "uni",
      [("multi", [("lstm", 4, {"num_proj": 2}), ("gru", 3)])], {"time_major": True}),
+    # unrolled networks
+    ("static_lstm", "static", [("lstm", 4)], {}),
+    ("static_gru_lengths", "static", [("gru", 3)], {"sequence_length": "lengths"}),
+    ("static_multi", "static", [("multi", [("lstm", 3, {"num_proj": 2}), ("rnn", 2)])],
+     {"sequence_length": "lengths"}),
+    ("static_bi", "static_bi", [("lstm", 3), ("gru", 2)], {}),
+    ("static_bi_lengths", "static_bi", [("gru", 2), ("lstm", 3, {"use_peepholes": True})],
+     {"sequence_length": "lengths"}),
 ]
