@@ -9,7 +9,7 @@ up with `get_op(op_type, domain)`.
 
 import dataclasses
 
-from . import (activation, activation_grad, attention, checkpoint, control_flow, conv, conv_grad,
+from . import (activation, activation_grad, attention, candidate_sampling, checkpoint, control_flow, conv, conv_grad,
                dataflow, debugging, deform_conv, elementwise, elementwise_grad, image, indexing, indexing_grad,
                linalg, linalg_grad, linalg_solve, linalg_solve_grad, loss, ml, ml_linear, ml_trees, normalization,
                normalization_extra, normalization_grad, optional, pool, pool_grad,
@@ -19,7 +19,7 @@ from . import (activation, activation_grad, attention, checkpoint, control_flow,
 from .registry import (NUM_OUTPUTS, REQUIRED, AttrSpec, KernelContext, OpDef, Registry, TensorInfo,
                        VariableRef, define)
 
-_FAMILIES = (activation, attention, checkpoint, control_flow, conv, dataflow, debugging,
+_FAMILIES = (activation, attention, candidate_sampling, checkpoint, control_flow, conv, dataflow, debugging,
              deform_conv, elementwise, image, indexing, linalg, linalg_solve, loss, ml, ml_linear, ml_trees,
              normalization, normalization_extra, optional, pool, preview_training, quantization,
              queue, random, reduction, rnn, rnn_grad_kernels, shape, signal, state, state_scatter,

@@ -65,6 +65,8 @@ def _op_cases(tf, arrays: dict, which: str) -> int:
         def value(v):
             if isinstance(v, str) and v.startswith("@"):
                 return held.get(v[1:], tf.constant(inputs[v[1:]]))
+            if isinstance(v, (tuple, list)):  # lists of shards, sampled_values, ...
+                return type(v)(value(part) for part in v)
             return v
 
         with tf.GradientTape() as tape:

@@ -17,6 +17,7 @@ Overrides: `RegisterGradient("Name")` registers a rule under a name and
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 from typing import Callable, Sequence
@@ -28,6 +29,14 @@ from ..format import DType
 from ..ops import REGISTRY
 from . import graph as _g
 from .graph import Graph, Operation, Tensor
+
+
+class IndexedSlicesValue(collections.namedtuple("IndexedSlicesValue",
+                                                  ["values", "indices", "dense_shape"])):
+    """What Session.run gives for a fetched og.IndexedSlices (TF1's
+    tf.IndexedSlicesValue): its values, indices and the dense tensor's shape."""
+
+    __slots__ = ()
 
 
 class IndexedSlices:

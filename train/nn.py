@@ -836,3 +836,6 @@ from .rnn import (BasicRNNCell, DropoutWrapper, GRUCell, MultiRNNCell,  # noqa: 
                   bidirectional_dynamic_rnn, dynamic_rnn)
 from . import rnn_cell  # noqa: E402,F401 - TF1's tf.nn.rnn_cell namespace
 from .rnn_static import static_bidirectional_rnn, static_rnn  # noqa: E402,F401
+# TF1's sampled losses and their candidate samplers
+from .nn_sampled import (log_uniform_candidate_sampler, nce_loss,  # noqa: E402,F401
+                         sampled_softmax_loss, uniform_candidate_sampler)

@@ -25,8 +25,8 @@ from .api import bool_ as bool  # noqa: A004 - TF1's og.bool dtype
 from .control_flow import case, cond, foldl, map_fn, scan, while_loop
 from .debugging import *  # noqa: F401,F403 - Assert, check_numerics, assert_*
 from .debugging import __all__ as _debugging_all
-from .gradients import (IndexedSlices, RegisterGradient, custom_gradient, gradient_override_map,
-                        gradients)
+from .gradients import (IndexedSlices, IndexedSlicesValue, RegisterGradient, custom_gradient,
+                        gradient_override_map, gradients)
 from .nn import set_random_seed
 from .nn_extra import depth_to_space, space_to_depth
 from .queues import FIFOQueue, RandomShuffleQueue
@@ -49,7 +49,7 @@ math = make_math(globals(), nn)       # TF1's tf.math names
 random = make_random(globals())       # TF1's tf.random names
 
 __all__ = sorted(set(_api_all) | set(_api_extra_all) | set(_api_math_all) | set(_debugging_all) | set(_state_all) | set(_api_compat_all) | set(_api_linalg_all) | set(_api_linalg_solve_all) | {
-    "bool", "math", "random", "case", "clip_by_global_norm", "clip_by_norm", "global_norm", "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices", "InteractiveSession", "RandomShuffleQueue", "RegisterGradient", "Session", "custom_gradient",
+    "bool", "math", "random", "case", "clip_by_global_norm", "clip_by_norm", "global_norm", "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices", "IndexedSlicesValue", "InteractiveSession", "RandomShuffleQueue", "RegisterGradient", "Session", "custom_gradient",
     "get_default_session", "gradient_override_map", "gradients", "image", "layers", "losses", "metrics", "nn", "set_random_seed",
     "depth_to_space", "space_to_depth", "multinomial", "random_crop", "random_shuffle",
     "AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope", "variable_scope",

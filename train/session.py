@@ -1119,7 +1119,8 @@ def _private(value, fed: list, owners: set | None = None):
 
 def _flatten(fetches):
     """Flatten a nesting of lists/tuples (namedtuples too)/dicts; return
-    (leaves, rebuild(leaves))."""
+    (leaves, rebuild(leaves)). An og.IndexedSlices comes back as an
+    og.IndexedSlicesValue (values, indices, dense_shape), as in TF1."""
     if isinstance(fetches, (list, tuple)):
         parts = [_flatten(f) for f in fetches]
         leaves = [leaf for p in parts for leaf in p[0]]
@@ -1143,6 +1144,13 @@ def _flatten(fetches):
         keys = list(fetches)
         leaves, sub = _flatten([fetches[k] for k in keys])
         return leaves, lambda values: dict(zip(keys, sub(values)))
+    from .gradients import IndexedSlices, IndexedSlicesValue  # (gradients is above us)
+
+    if isinstance(fetches, IndexedSlices):
+        # a sparse gradient: its values and indices, and the dense tensor for its shape
+        return ([fetches.values, fetches.indices, fetches.like],
+                lambda values: IndexedSlicesValue(values[0], values[1],
+                                                  np.asarray(values[2].shape, np.int64)))
     return [fetches], lambda values: values[0]
 
 

@@ -42,6 +42,8 @@ def run_case(reference: dict, case) -> tuple:
                     holders[key] = og.placeholder(a.dtype, a.shape, name=key)
                     feeds[holders[key]] = a
                 return holders[key]
+            if isinstance(v, (tuple, list)):  # lists of shards, sampled_values, ...
+                return type(v)(value(part) for part in v)
             return v
 
         result = function(path)(*[value(a) for a in args],
@@ -56,7 +58,17 @@ def run_case(reference: dict, case) -> tuple:
         keys = [k[1:] for k in wrt if f"grad/{name}/{k[1:]}" in reference]
         grads = og.gradients(og.add_n(terms), [holders[k] for k in keys]) if keys else []
         got = og.Session(g).run(outs + list(grads), feeds)
-    return got[:len(outs)], dict(zip(keys, got[len(outs):]))
+    return got[:len(outs)], dict(zip(keys, (_dense(v) for v in got[len(outs):])))
+
+
+def _dense(value):
+    """A fetched gradient as a dense array (a sparse one's rows summed into place, as
+    TensorFlow's convert_to_tensor of IndexedSlices does)."""
+    if not isinstance(value, og.IndexedSlicesValue):
+        return value
+    dense = np.zeros(value.dense_shape, value.values.dtype)
+    np.add.at(dense, value.indices, value.values)
+    return dense
 
 
 def check_case(reference: dict, case, rtol=1e-5, atol=1e-5) -> None:

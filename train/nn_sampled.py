@@ -1,0 +1,210 @@
+"""TF1's sampled losses and candidate samplers: og.nn.nce_loss,
+og.nn.sampled_softmax_loss, og.nn.uniform_candidate_sampler and
+og.nn.log_uniform_candidate_sampler.
+
+A sampled loss scores each example's true classes and `num_sampled` classes drawn
+for the whole batch (by default log-uniformly, with `unique`), rather than all
+`num_classes`: the logits are rows of `weights` times the inputs plus `biases`, and
+log(expected count) of each class is subtracted (TF's subtract_log_q), so the loss
+estimates the full one. nce_loss is the sigmoid cross-entropy of those logits
+(labels 1/num_true for the true classes, 0 for the sampled ones), summed per
+example; sampled_softmax_loss their softmax cross-entropy. The gradient reaches only
+the looked-up rows of weights and biases (og.IndexedSlices), as TF's does. The
+samplers are onegraph-domain ops (ops/candidate_sampling.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError
+from . import api
+from . import graph as _g
+from .api_extra import _op_seed, reduce_any
+from .graph import Tensor, check_seed
+from .nn import _positive_int, sigmoid_cross_entropy_with_logits
+from .nn_more import softmax_cross_entropy_with_logits_v2
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _sampler(op_type: str, what: str, true_classes, num_true, num_sampled, unique,
+             range_max, seed, name) -> tuple:
+    """(sampled_candidates, true_expected_count, sampled_expected_count) of one
+    candidate sampler op."""
+    _g.check_name(name, what)
+    check_seed(seed, what)
+    num_true = _positive_int(num_true, f"{what}: num_true")
+    num_sampled = _positive_int(num_sampled, f"{what}: num_sampled")
+    range_max = _positive_int(range_max, f"{what}: range_max")
+    if not isinstance(unique, (bool, np.bool_)):
+        raise TypeError(f"{what}: unique must be a bool, got {type(unique).__name__}")
+    if unique and num_sampled > range_max:
+        raise ValueError(f"{what}: num_sampled ({num_sampled}) must not exceed range_max "
+                         f"({range_max}) when unique")
+    classes = _g.integer_tensor(true_classes, f"{what}: true_classes")
+    shape = classes.shape
+    if shape is not None and (len(shape) != 2 or shape[1] not in (None, num_true)):
+        raise ShapeError(f"{what}: true_classes must be (batch, num_true={num_true}), got "
+                         f"shape {list(shape)}")
+    g = classes.graph
+    with g.name_scope(name or what) as scope:
+        classes = api.cast(classes, _g.DType.INT64)
+        outputs = g.op(op_type, [classes],
+                       {"num_true": num_true, "num_sampled": num_sampled,
+                        "unique": int(bool(unique)), "range_max": range_max,
+                        "seed": _op_seed(g, seed, scope, what)},
+                       num_outputs=3, domain="onegraph")
+    return tuple(outputs)
+
+
+def uniform_candidate_sampler(true_classes, num_true, num_sampled, unique, range_max,
+                              seed=None, name=None) -> tuple:
+    """Draw `num_sampled` class ids uniformly from [0, range_max) (distinct ones when
+    `unique`), as TF1's tf.nn.uniform_candidate_sampler: returns (sampled_candidates
+    (num_sampled,) int64, true_expected_count (batch, num_true) float32,
+    sampled_expected_count (num_sampled,) float32). `true_classes` (batch, num_true)
+    only give the shape of true_expected_count.
+
+    Raises:
+        TypeError: a count is not a positive int, unique not a bool, seed not an int,
+            or name not a str.
+        ValueError: unique and num_sampled > range_max, or a negative seed.
+        ShapeError: true_classes is not (batch, num_true) integers.
+    """
+    return _sampler("UniformCandidateSampler", "uniform_candidate_sampler", true_classes,
+                    num_true, num_sampled, unique, range_max, seed, name)
+
+
+def log_uniform_candidate_sampler(true_classes, num_true, num_sampled, unique, range_max,
+                                  seed=None, name=None) -> tuple:
+    """Draw `num_sampled` class ids from the log-uniform (Zipfian) distribution
+    P(k) = log((k + 2) / (k + 1)) / log(range_max + 1) over [0, range_max), as TF1's
+    tf.nn.log_uniform_candidate_sampler (suits classes sorted by falling frequency);
+    returns and raises as og.nn.uniform_candidate_sampler."""
+    return _sampler("LogUniformCandidateSampler", "log_uniform_candidate_sampler",
+                    true_classes, num_true, num_sampled, unique, range_max, seed, name)
+
+
+def _lookup(params, ids: Tensor, strategy: str, what: str) -> Tensor:
+    """Rows `ids` of params: one tensor, or a list of shards of the full matrix split
+    by TF1's partition strategy ("mod": row r in shard r % n at r // n; "div":
+    consecutive blocks)."""
+    if not isinstance(params, (list, tuple)):
+        return api.gather(params, ids, axis=0)
+    shards = [_g.convert_to_tensor(p) for p in params]
+    if len(shards) == 1:
+        return api.gather(shards[0], ids, axis=0)
+    whole = api.concat(shards, axis=0)
+    if strategy == "div":
+        return api.gather(whole, ids, axis=0)
+    sizes = [s.shape[0] if s.shape else None for s in shards]
+    if any(n is None for n in sizes):
+        raise ShapeError(f"{what}: with partition_strategy 'mod' every shard needs a known "
+                         f"number of rows, got {sizes}")
+    n = np.int64(len(shards))
+    starts = api.constant(np.concatenate([[0], np.cumsum(sizes[:-1])]).astype(np.int64))
+    return api.gather(whole, api.gather(starts, ids % n) + ids // n, axis=0)
+
+
+def _sampled_logits(weights, biases, labels, inputs, num_sampled, num_classes, num_true,
+                    sampled_values, subtract_log_q, remove_accidental_hits,
+                    partition_strategy, seed, what) -> tuple:
+    """(logits, labels) (batch, num_true + num_sampled) of a sampled loss, as TF1's
+    _compute_sampled_logits."""
+    num_true = _positive_int(num_true, f"{what}: num_true")
+    if partition_strategy not in ("mod", "div"):
+        raise ValueError(f"{what}: partition_strategy must be 'mod' or 'div', got "
+                         f"{partition_strategy!r}")
+    x = _g.convert_to_tensor(inputs)
+    if x.shape is not None and len(x.shape) != 2:
+        raise ShapeError(f"{what}: inputs must be (batch, dim), got shape {list(x.shape)}")
+    labels = api.cast(_g.integer_tensor(labels, f"{what}: labels"), _g.DType.INT64)
+    if labels.shape is not None and (len(labels.shape) != 2
+                                     or labels.shape[1] not in (None, num_true)):
+        raise ShapeError(f"{what}: labels must be (batch, num_true={num_true}), got shape "
+                         f"{list(labels.shape)}")
+    if sampled_values is None:
+        sampled_values = log_uniform_candidate_sampler(
+            labels, num_true, num_sampled, True, num_classes, seed=seed)
+    if not isinstance(sampled_values, (tuple, list)) or len(sampled_values) != 3:
+        raise TypeError(f"{what}: sampled_values must be (sampled_candidates, "
+                        f"true_expected_count, sampled_expected_count), as a candidate "
+                        f"sampler returns")
+    sampled = api.cast(_g.integer_tensor(sampled_values[0], f"{what}: sampled_candidates"),
+                       _g.DType.INT64)
+    true_count, sampled_count = (api.stop_gradient(api.cast(c, x.dtype))
+                                 for c in sampled_values[1:])
+    flat_labels = api.reshape(labels, [-1])
+    true_w = _lookup(weights, flat_labels, partition_strategy, what)
+    sampled_w = _lookup(weights, sampled, partition_strategy, what)
+    true_b = api.reshape(_lookup(biases, flat_labels, partition_strategy, what),
+                         [-1, num_true])
+    sampled_b = _lookup(biases, sampled, partition_strategy, what)
+    dim = api.reshape(x.graph.op("Shape", [x], {"start": 1, "end": 2}), [])
+    true_w = api.reshape(true_w, [-1, num_true, dim])
+    true_logits = api.reduce_sum(api.expand_dims(x, 1) * true_w, axis=-1) + true_b
+    sampled_logits = api.matmul(x, sampled_w, transpose_b=True) + sampled_b
+    if remove_accidental_hits:
+        # a sampled class that is one of the example's true classes is pushed to
+        # -FLT_MAX, as TF's compute_accidental_hits + sparse_to_dense do
+        hits = reduce_any(api.equal(api.expand_dims(labels, 2),
+                                    api.reshape(sampled, [1, 1, -1])), axis=1)
+        sampled_logits = sampled_logits + api.where(
+            hits, api.constant(np.asarray(-_FLOAT32_MAX, x.dtype.numpy)),
+            api.constant(np.zeros((), x.dtype.numpy)))
+    if subtract_log_q:
+        true_logits = true_logits - api.log(true_count)
+        sampled_logits = sampled_logits - api.log(sampled_count)
+    logits = api.concat([true_logits, sampled_logits], axis=1)
+    targets = api.concat([api.ones_like(true_logits) / float(num_true),
+                          api.zeros_like(sampled_logits)], axis=1)
+    return logits, targets
+
+
+def nce_loss(weights, biases, labels, inputs, num_sampled, num_classes, num_true=1,
+             sampled_values=None, remove_accidental_hits=False, partition_strategy="mod",
+             name="nce_loss", seed=None) -> Tensor:
+    """Noise-contrastive estimation loss per example (batch,), as TF1's tf.nn.nce_loss:
+    `weights` (num_classes, dim) (or a list of shards), `biases` (num_classes,),
+    `labels` (batch, num_true) int, `inputs` (batch, dim). Classes are drawn with
+    og.nn.log_uniform_candidate_sampler (unique) unless `sampled_values` gives a
+    sampler's result. Meant for training; evaluate with the full softmax.
+
+    Raises:
+        TypeError: a count is not a positive int, sampled_values is not a sampler's
+            triple, or name is not a str.
+        ValueError: partition_strategy is not "mod" or "div".
+        ShapeError: inputs or labels have the wrong rank, or labels' second dim is not
+            num_true.
+    """
+    _g.check_name(name, "nce_loss")
+    with _g.convert_to_tensor(inputs).graph.name_scope(name or "nce_loss"):
+        logits, targets = _sampled_logits(
+            weights, biases, labels, inputs, num_sampled, num_classes, num_true,
+            sampled_values, True, remove_accidental_hits, partition_strategy, seed,
+            "nce_loss")
+        losses = sigmoid_cross_entropy_with_logits(labels=targets, logits=logits)
+        return api.reduce_sum(losses, axis=1)
+
+
+def sampled_softmax_loss(weights, biases, labels, inputs, num_sampled, num_classes,
+                         num_true=1, sampled_values=None, remove_accidental_hits=True,
+                         partition_strategy="mod", name="sampled_softmax_loss",
+                         seed=None) -> Tensor:
+    """Sampled softmax cross-entropy per example (batch,), as TF1's
+    tf.nn.sampled_softmax_loss (arguments as og.nn.nce_loss; by default a sampled class
+    that is one of the example's true classes is left out). Meant for training;
+    evaluate with the full softmax.
+
+    Raises:
+        as og.nn.nce_loss.
+    """
+    _g.check_name(name, "sampled_softmax_loss")
+    with _g.convert_to_tensor(inputs).graph.name_scope(name or "sampled_softmax_loss"):
+        logits, targets = _sampled_logits(
+            weights, biases, labels, inputs, num_sampled, num_classes, num_true,
+            sampled_values, True, remove_accidental_hits, partition_strategy, seed,
+            "sampled_softmax_loss")
+        return softmax_cross_entropy_with_logits_v2(labels=api.stop_gradient(targets),
+                                                    logits=logits)
