@@ -899,7 +899,7 @@ def _upgrade(proto):
     if version is not None and version < MIN_OPSET:
         from onnx import version_converter
 
-        _check_attribute_types(proto.graph, version)
+        _check_attributes(proto.graph, version)
         _check_flattening_axes(proto.graph, version)
         if needs_scan_rewrite(proto, version):
             proto = rewrite_batched_scans(proto)
@@ -928,13 +928,17 @@ def _upgrade(proto):
     return proto, left
 
 
-def _check_attribute_types(graph, version: int) -> None:
+def _check_attributes(graph, version: int) -> None:
     """Refuse a default-domain node whose attribute has another type than its op's
     schema at `version` says (Split's `split` as FLOATS): onnx's version converter
-    crashes the process on some. Subgraphs too, without recursing.
+    crashes the process on some. Refuse one that the schema at `version` does not
+    define (DequantizeLinear's `axis` before opset 13, which onnxruntime's quantizer
+    writes into opset-11 models): once upgraded it would be taken as the newer op's.
+    onnx's checker and onnxruntime refuse both. Subgraphs too, without recursing.
 
     Raises:
-        ConversionError: names the node, the attribute and both types.
+        ConversionError: names the node, the attribute and both types, or the
+            attributes the op has at `version`.
     """
     graphs = [graph]
     while graphs:
@@ -948,6 +952,13 @@ def _check_attribute_types(graph, version: int) -> None:
                 continue
             for a in node.attribute:
                 spec = schema.attributes.get(a.name)
+                if spec is None and not a.name.startswith("__") \
+                        and node.op_type not in _UNCHECKED_ATTRIBUTE_OPS[""]:
+                    raise ConversionError(
+                        f"graph {g.name or 'main'!r}: node {node.name or k!r} "
+                        f"({node.op_type}) attribute {a.name!r} is not defined for "
+                        f"{node.op_type} at opset {version} (known: "
+                        f"{sorted(schema.attributes) or 'none'})")
                 if spec is not None and a.type and int(a.type) != int(spec.type):
                     raise ConversionError(
                         f"graph {g.name or 'main'!r}: node {node.name or k!r} "

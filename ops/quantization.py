@@ -337,9 +337,11 @@ def _matmul_integer_infer(attrs, inputs):
 
 def _requantize(acc, multiplier, y_zp):
     """rint(acc * multiplier) + y_zp, saturated to y_zp's type: the integer accumulator
-    scaled by the float32 multiplier in_scale * w_scale / y_scale, as onnxruntime and
-    the ONNX reference compute it (acc * in_scale * w_scale / y_scale rounds
-    differently next to ties)."""
+    scaled by the float32 multiplier in_scale * w_scale / y_scale, the product taken
+    exactly (float64), as the ONNX reference computes it (acc * in_scale * w_scale /
+    y_scale rounds differently next to ties). onnxruntime rounds the product to
+    float32 first, so where that lands on a tie (-71978 * 0.0011461836 = -82.5 in
+    float32, -82.5000019 exactly) it can be one step off from this."""
     y_zp = np.asarray(y_zp)
     v = np.rint(acc * multiplier.astype(np.float64)) + y_zp.astype(np.float64).reshape(())
     return _quantize_values(v, y_zp.dtype, 1)

@@ -410,7 +410,7 @@ def test_valid_scan_matches_onnxruntime():
     (helper.make_node("Relu", ["x", "x"], ["y"], name="r"), 17, "'r'.*2 input.*Relu"),
     (helper.make_node("Relu", ["x"], ["y", "z"], name="r"), 17, "'r'.*2 output.*Relu"),
     (helper.make_node("Dropout", ["x"], ["y"], name="d", ratio=0.3), 12,
-     r"'d'.*attribute 'ratio'.*Dropout at opset 13 \(the model's opset 12"),
+     r"'d'.*attribute 'ratio' is not defined for Dropout at opset 12"),
     (helper.make_node("Dropout", ["x"], ["y"], name="d", ratio=0.3), 17,
      "'d'.*attribute 'ratio'.*Dropout at opset 17"),
 ])
@@ -743,3 +743,32 @@ def test_unsupported_ops_of_an_old_model_leave_its_local_functions_out():
     assert unsupported_ops(m) == {"ImageScaler": (1, "scaler")}
     with pytest.raises(ConversionError, match=r"^1 unsupported op type\(s\): ImageScaler"):
         from_onnx(m)
+
+
+def _dequantize_with_axis(opset: int) -> onnx.ModelProto:
+    """DequantizeLinear with a per-axis scale and `axis`, which only opset 13 defines
+    (onnxruntime's quantizer writes it into opset-11 models with per_channel)."""
+    node = helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], axis=0)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.INT8, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        [numpy_helper.from_array(np.array([0.5, 2.0], np.float32), "s"),
+         numpy_helper.from_array(np.array([0, 0], np.int8), "z")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 7
+    return model
+
+
+def test_an_attribute_the_models_opset_does_not_define_is_refused_before_upgrading():
+    old = _dequantize_with_axis(11)
+    with pytest.raises(onnx.checker.ValidationError):
+        onnx.checker.check_model(old)
+    with pytest.raises(Exception, match="axis"):
+        ort.InferenceSession(old.SerializeToString(), providers=["CPUExecutionProvider"])
+    with pytest.raises(ConversionError, match=r"node .* \(DequantizeLinear\) attribute "
+                                              r"'axis' is not defined for DequantizeLinear "
+                                              r"at opset 11"):
+        from_onnx(old)
+    x = np.array([[1, 2, 3], [4, 5, 6]], np.int8)
+    got = og.Session(from_onnx(_dequantize_with_axis(13))).run(["y"], {"x": x})[0]
+    np.testing.assert_array_equal(got, x * np.array([[0.5], [2.0]], np.float32))
