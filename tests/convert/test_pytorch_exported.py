@@ -1,0 +1,79 @@
+"""Models as PyTorch's exporters really write them, against onnxruntime.
+
+data/pytorch_exported/ holds 26 small models (ResNet, MobileNetV2, EfficientNet, UNet,
+a YOLO head, BERT, ViT, GPT, a Llama block, LSTM, GRU, a 1-D audio net and op
+collections; random weights) written by torch 2.13's TorchScript exporter (opsets 17
+and 20) and dynamo exporter (opsets 18 and 23), some with dynamic batch and sequence
+axes, and their seeded inputs (index.json says which file feeds which input; *.alt.npy
+are a second batch/sequence size). `tools/export_torch_models.py` wrote them. Each
+must import, run in the Session as onnxruntime runs it, at both sizes when dynamic,
+and come back from to_onnx to give onnxruntime the same outputs.
+"""
+
+import json
+import os
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+import onegraph as og
+from onegraph.convert import from_onnx, to_onnx
+
+DATA = os.path.join(os.path.dirname(__file__), "data", "pytorch_exported")
+with open(os.path.join(DATA, "index.json"), encoding="utf-8") as _f:
+    INDEX = json.load(_f)
+
+RTOL = ATOL = 1e-4
+
+
+def _feed_sets(entry) -> list:
+    """The model's feeds: one dict per input size."""
+    sets = [entry["input_files"]] + ([entry["alt_input_files"]]
+                                     if entry.get("alt_input_files") else [])
+    return [{name: np.load(os.path.join(DATA, f), allow_pickle=False)
+             for name, f in zip(entry["inputs"], files)} for files in sets]
+
+
+def _ort(model_bytes, feeds, outputs):
+    sess = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
+    takes = {i.name for i in sess.get_inputs()}
+    return sess.run(outputs, {k: v for k, v in feeds.items() if k in takes})
+
+
+def _assert_same(got, want, what):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
+    if want.dtype.kind in "fc":
+        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=what)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=what)
+
+
+@pytest.mark.parametrize("name", sorted(INDEX))
+def test_runs_as_onnxruntime_does_and_round_trips(name):
+    entry = INDEX[name]
+    path = os.path.join(DATA, name)
+    with open(path, "rb") as f:
+        original = f.read()
+    outputs = entry["outputs"]
+    model = from_onnx(path)
+    session = og.Session(model)
+    exported = to_onnx(model)
+    onnx.checker.check_model(exported, full_check=True)
+    for k, feeds in enumerate(_feed_sets(entry)):
+        want = _ort(original, feeds, outputs)
+        got = session.run(outputs, feeds)
+        back = _ort(exported.SerializeToString(), feeds, outputs)
+        for out, g, b, w in zip(outputs, got, back, want):
+            _assert_same(g, w, f"{name} size {k} output {out!r}")
+            _assert_same(b, w, f"{name} size {k} output {out!r} after to_onnx")
+
+
+def test_the_corpus_covers_both_exporters_and_dynamic_axes():
+    exporters = {e["exporter"] for e in INDEX.values()}
+    assert exporters == {"ts", "dynamo"}
+    assert sum(bool(e.get("alt_input_files")) for e in INDEX.values()) >= 8
+    assert {e["opset"] for e in INDEX.values()} >= {17, 18, 20, 23}
