@@ -25,6 +25,16 @@ from .input_pipeline import (batch, batch_join, input_producer, limit_epochs,
 from .queue_runner import Coordinator, QueueRunner, add_queue_runner, start_queue_runners
 from .saver import Saver, checkpoints, latest_checkpoint
 from .variables import get_or_create_global_step
+from .session_run_hook import (SessionRunArgs, SessionRunContext, SessionRunHook,
+                               SessionRunValues)
+from .basic_session_run_hooks import (CheckpointSaverHook, CheckpointSaverListener,
+                                      FeedFnHook, FinalOpsHook, LoggingTensorHook,
+                                      NanLossDuringTrainingError, NanTensorHook,
+                                      NeverTriggerTimer, SecondOrStepTimer,
+                                      StepCounterHook, StopAtStepHook)
+from .monitored_session import (ChiefSessionCreator, MonitoredSession,
+                                MonitoredTrainingSession, Scaffold, SessionCreator,
+                                SingularMonitoredSession, WorkerSessionCreator)
 
 __all__ = ["SGD", "AdaGrad", "Adam", "AdamOptimizer", "AdamW", "GradientDescentOptimizer",
            "Momentum", "Optimizer", "RMSProp", "clip_by_global_norm", "clip_by_norm",
@@ -39,4 +49,10 @@ __all__ = ["SGD", "AdaGrad", "Adam", "AdamOptimizer", "AdamW", "GradientDescentO
            "piecewise_constant_decay", "Coordinator", "QueueRunner", "add_queue_runner",
            "start_queue_runners", "batch", "batch_join", "input_producer", "limit_epochs",
            "range_input_producer", "shuffle_batch", "shuffle_batch_join",
-           "slice_input_producer", "string_input_producer"]
+           "slice_input_producer", "string_input_producer", "SessionRunArgs",
+           "SessionRunContext", "SessionRunHook", "SessionRunValues", "CheckpointSaverHook",
+           "CheckpointSaverListener", "FeedFnHook", "FinalOpsHook", "LoggingTensorHook",
+           "NanLossDuringTrainingError", "NanTensorHook", "NeverTriggerTimer",
+           "SecondOrStepTimer", "StepCounterHook", "StopAtStepHook", "ChiefSessionCreator",
+           "MonitoredSession", "MonitoredTrainingSession", "Scaffold", "SessionCreator",
+           "SingularMonitoredSession", "WorkerSessionCreator"]

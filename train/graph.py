@@ -581,6 +581,11 @@ class Graph:
         """Make the graph read-only: adding ops raises afterwards."""
         self._finalized = True
 
+    def _unsafe_unfinalize(self) -> None:
+        """Make a finalized graph take ops again (TF1's private method of that name;
+        MonitoredSession gives the graph back as it found it when it closes)."""
+        self._finalized = False
+
     @property
     def finalized(self) -> bool:
         """Whether `finalize()` has run."""

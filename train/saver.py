@@ -314,6 +314,19 @@ class Saver:
 
     # -- graph ops --------------------------------------------------------------------
 
+    def build(self, graph=None) -> None:
+        """Add the save and restore ops to `graph` (default: the default og.Graph) now,
+        while it can still take ops (TF1's Saver.build): a Saver made outside the
+        graph's `as_default()` block, or with defer_build, otherwise adds them at its
+        first save or restore. Building again does nothing.
+
+        Raises:
+            OneGraphError: the graph is finalized and lacks the ops, or a name in
+                var_list is not one of its variables.
+        """
+        graph = graph if graph is not None else _graph.get_default_graph()
+        self._ops(graph.ir_graph, graph)
+
     def _ops(self, ir, builder=None):
         """(filename tensor, Save node, Restore node) of this Saver in IR graph `ir`,
         found there or added (through `builder`, the training graph of `ir`, if any);
