@@ -112,14 +112,25 @@ def _check_dtype(dtype, reduction: str, where: str) -> None:
                          f"{dtype}")
 
 
+def _operands(inputs, attrs, op: str) -> tuple:
+    """(variable ref, reduction, where (for messages), indices array) of a kernel.
+
+    Raises:
+        ExecutionError: input 0 is not a variable.
+        ShapeError: the reduction is unknown or the indices are not integers.
+    """
+    ref = _ref(inputs[0], op)
+    reduction = _reduction(attrs, op)
+    where = f"{op} ({reduction}) on {ref.name!r}"
+    indices = np.asarray(inputs[1])
+    if indices.dtype.kind not in "iu":
+        raise ShapeError(f"{where}: indices must be integers, got {indices.dtype}")
+    return ref, reduction, where, indices
+
+
 def _scatter_update(inputs, attrs, ctx):
     """ref[indices[i]] (rows along axis 0) combined with updates[i] by `reduction`."""
-    ref = _ref(inputs[0], "ScatterUpdate")
-    reduction = _reduction(attrs, "ScatterUpdate")
-    where = f"ScatterUpdate ({reduction}) on {ref.name!r}"
-    raw_indices = np.asarray(inputs[1])
-    if raw_indices.dtype.kind not in "iu":
-        raise ShapeError(f"{where}: indices must be integers, got {raw_indices.dtype}")
+    ref, reduction, where, raw_indices = _operands(inputs, attrs, "ScatterUpdate")
     with ref.lock:
         old = ref.read()
         if old.ndim == 0:
@@ -138,12 +149,7 @@ def _scatter_update(inputs, attrs, ctx):
 def _scatter_nd_update(inputs, attrs, ctx):
     """ref[tuple(indices[..., :])] combined with updates[...] by `reduction`; the last
     axis of indices holds K coordinates into the variable's first K axes."""
-    ref = _ref(inputs[0], "ScatterNdUpdate")
-    reduction = _reduction(attrs, "ScatterNdUpdate")
-    where = f"ScatterNdUpdate ({reduction}) on {ref.name!r}"
-    indices = np.asarray(inputs[1])
-    if indices.dtype.kind not in "iu":
-        raise ShapeError(f"{where}: indices must be integers, got {indices.dtype}")
+    ref, reduction, where, indices = _operands(inputs, attrs, "ScatterNdUpdate")
     if indices.ndim == 0:
         raise ShapeError(f"{where}: indices must have at least one axis (the last holds "
                          f"the index tuples)")

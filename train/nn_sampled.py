@@ -178,14 +178,13 @@ def nce_loss(weights, biases, labels, inputs, num_sampled, num_classes, num_true
         ShapeError: inputs or labels have the wrong rank, or labels' second dim is not
             num_true.
     """
-    _g.check_name(name, "nce_loss")
-    with _g.convert_to_tensor(inputs).graph.name_scope(name or "nce_loss"):
-        logits, targets = _sampled_logits(
-            weights, biases, labels, inputs, num_sampled, num_classes, num_true,
-            sampled_values, True, remove_accidental_hits, partition_strategy, seed,
-            "nce_loss")
+    def per_example(logits, targets):
         losses = sigmoid_cross_entropy_with_logits(labels=targets, logits=logits)
         return api.reduce_sum(losses, axis=1)
+
+    return _sampled_loss(per_example, "nce_loss", name, weights, biases, labels, inputs,
+                         num_sampled, num_classes, num_true, sampled_values,
+                         remove_accidental_hits, partition_strategy, seed)
 
 
 def sampled_softmax_loss(weights, biases, labels, inputs, num_sampled, num_classes,
@@ -200,11 +199,22 @@ def sampled_softmax_loss(weights, biases, labels, inputs, num_sampled, num_class
     Raises:
         as og.nn.nce_loss.
     """
-    _g.check_name(name, "sampled_softmax_loss")
-    with _g.convert_to_tensor(inputs).graph.name_scope(name or "sampled_softmax_loss"):
-        logits, targets = _sampled_logits(
-            weights, biases, labels, inputs, num_sampled, num_classes, num_true,
-            sampled_values, True, remove_accidental_hits, partition_strategy, seed,
-            "sampled_softmax_loss")
+    def per_example(logits, targets):
         return softmax_cross_entropy_with_logits_v2(labels=api.stop_gradient(targets),
                                                     logits=logits)
+
+    return _sampled_loss(per_example, "sampled_softmax_loss", name, weights, biases,
+                         labels, inputs, num_sampled, num_classes, num_true,
+                         sampled_values, remove_accidental_hits, partition_strategy, seed)
+
+
+def _sampled_loss(per_example, what: str, name, weights, biases, labels, inputs,
+                  num_sampled, num_classes, num_true, sampled_values,
+                  remove_accidental_hits, partition_strategy, seed) -> Tensor:
+    """per_example(logits, targets) of the sampled logits, under name scope `name`."""
+    _g.check_name(name, what)
+    with _g.convert_to_tensor(inputs).graph.name_scope(name or what):
+        logits, targets = _sampled_logits(
+            weights, biases, labels, inputs, num_sampled, num_classes, num_true,
+            sampled_values, True, remove_accidental_hits, partition_strategy, seed, what)
+        return per_example(logits, targets)
