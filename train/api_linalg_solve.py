@@ -2,7 +2,8 @@
 og.matrix_solve, og.matrix_triangular_solve, og.cholesky, og.cholesky_solve,
 og.matrix_solve_ls, og.qr, og.svd, og.self_adjoint_eig, og.self_adjoint_eigvals, and
 their og.linalg names (inv, solve, triangular_solve, cholesky, cholesky_solve, lstsq,
-qr, svd, eigh, eigvalsh).
+qr, svd, eigh, eigvalsh); og.linalg.pinv, matrix_rank, matvec, normalize, and the
+tf.linalg aliases adjoint, l2_normalize and global_norm.
 
 ONNX has none of these, so they are onegraph-domain ops (ops/linalg_solve.py, with
 gradients): graphs using them run, differentiate and save as .og files, but do not
@@ -23,6 +24,8 @@ from . import graph as _g
 from .api import _bool_arg, _t
 from .api_linalg import linalg
 from .graph import Tensor
+from .nn_ops import l2_normalize
+from .optimizers import global_norm
 
 __all__ = ["cholesky", "cholesky_solve", "matrix_inverse", "matrix_solve",
            "matrix_solve_ls", "matrix_triangular_solve", "qr", "self_adjoint_eig",
@@ -248,10 +251,107 @@ def self_adjoint_eigvals(tensor, name=None) -> Tensor:
     return api.identity(e, name=name) if name is not None else e
 
 
+def _cutoff_default(x: Tensor, what: str) -> float:
+    """max(m, n) * eps of matrices x, the base of TF's default cutoffs for small
+    singular values (the dims must be known while building).
+
+    Raises:
+        ShapeError: they are not.
+    """
+    shape = x.shape
+    if shape is None or shape[-1] is None or shape[-2] is None:
+        raise ShapeError(f"{what}: the matrix dims must be known while building for the "
+                         f"default cutoff, got shape {shape}; give it explicitly")
+    return float(max(shape[-2:])) * float(np.finfo(x.dtype.numpy).eps)
+
+
+def pinv(a, rcond=None, validate_args=False, name=None) -> Tensor:
+    """The Moore-Penrose pseudo-inverse of matrices, through the SVD, as tf.linalg.pinv:
+    singular values at or below rcond * the largest (default 10 * max(m, n) * eps)
+    count as zero.
+
+    Raises:
+        TypeError: a is not float, or name not a str.
+        ShapeError: its rank is below 2, or rcond is None and the matrix dims are not
+            known while building.
+    """
+    del validate_args
+    _g.check_name(name, "pinv")
+    x = _matrices(a, "pinv", square=False)
+    with x.graph.as_default():
+        s, u, v = svd(x)
+        cut = 10.0 * _cutoff_default(x, "pinv") if rcond is None else rcond
+        cut = api.cast(_g.convert_to_tensor(cut), x.dtype)
+        limit = api.reduce_max(s, axis=-1, keepdims=True) * cut
+        inv_s = api.where(s > limit, 1.0 / api.where(s > limit, s, api.ones_like(s)),
+                          api.zeros_like(s))
+        out = api.matmul(v * api.expand_dims(inv_s, -2), u, transpose_b=True)
+        return api.identity(out, name=name) if name is not None else out
+
+
+def matrix_rank(a, tol=None, validate_args=False, name=None) -> Tensor:
+    """The rank of matrices (int32): the singular values above `tol` (default the
+    largest times max(m, n) * eps), as tf.linalg.matrix_rank.
+
+    Raises:
+        TypeError / ShapeError: as pinv.
+    """
+    del validate_args
+    _g.check_name(name, "matrix_rank")
+    x = _matrices(a, "matrix_rank", square=False)
+    with x.graph.as_default():
+        s = svd(x, compute_uv=False)
+        if tol is None:
+            cut = api.cast(_g.convert_to_tensor(_cutoff_default(x, "matrix_rank")),
+                           x.dtype)
+            tol = api.reduce_max(s, axis=-1, keepdims=True) * cut
+        else:
+            tol = api.cast(_g.convert_to_tensor(tol), x.dtype)
+        rank = api.reduce_sum(api.cast(s > tol, DType.INT32), axis=-1)
+        return api.identity(rank, name=name) if name is not None else rank
+
+
+def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False,
+           b_is_sparse=False, name=None) -> Tensor:
+    """Matrices times vectors, a @ b[..., None] without the last axis, as
+    tf.linalg.matvec (adjoint_a is transpose_a for real matrices; the sparsity hints
+    are accepted and ignored).
+
+    Raises:
+        TypeError / ShapeError: as og.matmul.
+    """
+    del a_is_sparse, b_is_sparse
+    _g.check_name(name, "matvec")
+    b = _t(b)
+    with b.graph.as_default():
+        out = api.matmul(a, api.expand_dims(b, -1),
+                         transpose_a=bool(transpose_a) or bool(adjoint_a))
+        return api.squeeze(out, [-1], name=name)
+
+
+def normalize(tensor, ord="euclidean", axis=None, name=None) -> tuple:  # noqa: A002
+    """(tensor / its norm, the norm) with the norm kept as size-1 axes, as
+    tf.linalg.normalize (ord and axis as og.norm).
+
+    Raises:
+        what og.norm raises.
+    """
+    _g.check_name(name, "normalize")
+    x = _t(tensor)
+    with x.graph.as_default():
+        from .api_linalg import norm
+
+        n = norm(x, ord=ord, axis=axis, keepdims=True)
+        return x / n, n
+
+
 for _key, _fn in {"inv": matrix_inverse, "solve": matrix_solve,
                   "triangular_solve": matrix_triangular_solve, "cholesky": cholesky,
                   "cholesky_solve": cholesky_solve, "lstsq": matrix_solve_ls, "qr": qr,
                   "svd": svd, "eigh": self_adjoint_eig,
-                  "eigvalsh": self_adjoint_eigvals}.items():
+                  "eigvalsh": self_adjoint_eigvals, "pinv": pinv, "matrix_rank": matrix_rank,
+                  "matvec": matvec, "normalize": normalize,
+                  "adjoint": api_math.matrix_transpose, "l2_normalize": l2_normalize,
+                  "global_norm": global_norm}.items():
     setattr(linalg, _key, _fn)
     linalg.__all__ = sorted(set(linalg.__all__) | {_key})

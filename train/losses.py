@@ -341,6 +341,51 @@ def sigmoid_cross_entropy(multi_class_labels, logits, weights=1.0, label_smoothi
                      default_scope="sigmoid_cross_entropy_loss", to_float=False)
 
 
+def mean_pairwise_squared_error(labels, predictions, weights=1.0, scope=None,
+                                loss_collection=LOSSES) -> Tensor:
+    """TF1's tf.losses.mean_pairwise_squared_error: for each example (axis 0), the mean
+    over pairs of its elements of ((p_i - p_j) - (y_i - y_j))^2, computed as TF1 does
+    from d = predictions - labels: 2 sum(d^2) / (n - 1) - 2 (sum d)^2 / (n (n - 1))
+    with n the example's elements of non-zero weight, times the weights and summed
+    (in float32, as TF1 casts everything). An example's rank must be known.
+
+    Raises:
+        ShapeError: labels and predictions are not of one shape, or their rank is
+            unknown or 0.
+        TypeError: predictions are not numbers, or scope is not a str.
+    """
+    predictions = _g.convert_to_tensor(predictions)
+    _numeric_predictions(predictions, "mean_pairwise_squared_error: predictions")
+    g = predictions.graph
+    with _name_scope(g, scope, "mean_pairwise_squared_error"):
+        p = api.cast(predictions, DType.FLOAT32)
+        y = api.cast(_g.convert_to_tensor(labels, graph=g), DType.FLOAT32)
+        w = api.cast(_g.convert_to_tensor(weights, graph=g), DType.FLOAT32)
+        _check_compatible(y.shape, p.shape, "mean_pairwise_squared_error")
+        if p.shape is None or len(p.shape) == 0:
+            raise ShapeError(f"mean_pairwise_squared_error: predictions need a known rank "
+                             f"of at least 1 (axis 0 is the batch), got shape "
+                             f"{_shape_text(p.shape)}")
+        d = p - y
+        axes = list(range(1, len(p.shape)))
+
+        def per_example(x):
+            return api.reduce_sum(x, axis=axes, keepdims=True) if axes else x
+
+        present = api.where(api.equal(w, 0.0), api.zeros_like(w), api.ones_like(w))
+        n = per_example(present * api.ones_like(d))
+        zero = api.zeros_like(n)
+        term1 = 2.0 * _safe_divide(per_example(api.square(d)), api.maximum(n - 1.0, zero))
+        term2 = 2.0 * _safe_divide(api.square(per_example(d)),
+                                   api.maximum(n * (n - 1.0), zero))
+        loss = api.reduce_sum((term1 - term2) * w)
+        loss = api.where(api.reduce_sum(n) > 0.0, loss, api.zeros_like(loss))
+        loss = api.identity(loss, name="value")
+    if loss_collection is not None:
+        g.add_to_collection(loss_collection, loss)
+    return loss
+
+
 def _smoothing(value, where: str) -> float:
     if not _is_number(value) or not 0 <= value <= 1:
         raise ValueError(f"{where}: label_smoothing must be a number in [0, 1], "
@@ -464,6 +509,7 @@ __all__ = [
     "Reduction", "absolute_difference", "add_loss", "compute_weighted_loss",
     "cosine_distance", "get_losses", "get_regularization_loss",
     "get_regularization_losses", "get_total_loss", "hinge_loss", "huber_loss",
-    "log_loss", "mean_squared_error", "sigmoid_cross_entropy", "softmax_cross_entropy",
+    "log_loss", "mean_pairwise_squared_error", "mean_squared_error",
+    "sigmoid_cross_entropy", "softmax_cross_entropy",
     "sparse_softmax_cross_entropy",
 ]

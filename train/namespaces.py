@@ -166,8 +166,12 @@ def make_random(og_namespace) -> types.ModuleType:
         return multinomial(logits, num_samples, seed=seed, name=name,
                            output_dtype="int64" if dtype is None else dtype)
 
+    from .nn_sampled import log_uniform_candidate_sampler, uniform_candidate_sampler
+
     entries = {"normal": og_namespace["random_normal"],
                "uniform": og_namespace["random_uniform"],
+               "uniform_candidate_sampler": uniform_candidate_sampler,
+               "log_uniform_candidate_sampler": log_uniform_candidate_sampler,
                "truncated_normal": og_namespace["truncated_normal"],
                "shuffle": random_shuffle, "multinomial": multinomial,
                "categorical": categorical,
