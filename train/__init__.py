@@ -32,6 +32,9 @@ from .basic_session_run_hooks import (CheckpointSaverHook, CheckpointSaverListen
                                       NanLossDuringTrainingError, NanTensorHook,
                                       NeverTriggerTimer, SecondOrStepTimer,
                                       StepCounterHook, StopAtStepHook)
+from .checkpoint_utils import (CheckpointReader, NewCheckpointReader, checkpoint_exists,
+                               get_checkpoint_mtimes, list_variables, load_checkpoint,
+                               load_variable)
 from .monitored_session import (ChiefSessionCreator, MonitoredSession,
                                 MonitoredTrainingSession, Scaffold, SessionCreator,
                                 SingularMonitoredSession, WorkerSessionCreator)
@@ -55,4 +58,6 @@ __all__ = ["SGD", "AdaGrad", "Adam", "AdamOptimizer", "AdamW", "GradientDescentO
            "NanLossDuringTrainingError", "NanTensorHook", "NeverTriggerTimer",
            "SecondOrStepTimer", "StepCounterHook", "StopAtStepHook", "ChiefSessionCreator",
            "MonitoredSession", "MonitoredTrainingSession", "Scaffold", "SessionCreator",
-           "SingularMonitoredSession", "WorkerSessionCreator"]
+           "SingularMonitoredSession", "WorkerSessionCreator", "CheckpointReader",
+           "NewCheckpointReader", "checkpoint_exists", "get_checkpoint_mtimes",
+           "list_variables", "load_checkpoint", "load_variable"]

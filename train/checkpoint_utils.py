@@ -1,0 +1,135 @@
+"""Reading checkpoints without a graph, as TF1's tf.train checkpoint utilities:
+og.train.list_variables, load_variable, load_checkpoint (a CheckpointReader),
+NewCheckpointReader, checkpoint_exists and get_checkpoint_mtimes.
+
+A checkpoint is a file a Saver wrote (`dir/ckpt-<step>.og`, see train/saver.py); a
+directory stands for its latest recorded checkpoint. Every read verifies the file's
+checksums (ops/checkpoint.py read_checkpoint), so a damaged file raises
+DataLossError rather than giving wrong values.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..errors import OneGraphError
+from ..format import DType
+from ..ops.checkpoint import read_checkpoint
+from .saver import latest_checkpoint
+
+
+def _checkpoint_file(ckpt_dir_or_file, what: str) -> str:
+    """The checkpoint file meant: the path itself, or a directory's latest.
+
+    Raises:
+        ValueError: a directory records no checkpoint (TF1's message).
+        FileNotFoundError: no such file or directory.
+    """
+    path = os.fspath(ckpt_dir_or_file)
+    if os.path.isdir(path):
+        latest = latest_checkpoint(path)
+        if latest is None:
+            raise ValueError(f"{what}: Couldn't find 'checkpoint' file or checkpoints in "
+                             f"given directory {path}")
+        return latest
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{what}: no checkpoint file or directory {path}")
+    return path
+
+
+class CheckpointReader:
+    """The variables of one checkpoint file, read once (TF1's CheckpointReader).
+
+    Raises (constructor):
+        DataLossError: the file is truncated, corrupted or not a checkpoint.
+        FileNotFoundError: no such file.
+    """
+
+    def __init__(self, path: str):
+        self.path = path
+        self._values = read_checkpoint(path)
+
+    def has_tensor(self, name: str) -> bool:
+        """Whether the checkpoint holds a variable named `name`. Never raises."""
+        return _plain(name) in self._values
+
+    def get_tensor(self, name: str) -> np.ndarray:
+        """The stored value of variable `name` ("name:0" accepted), a copy.
+
+        Raises:
+            OneGraphError: the checkpoint has no such variable (TF1's NotFoundError).
+        """
+        key = _plain(name)
+        if key not in self._values:
+            raise OneGraphError(f"Key {key} not found in checkpoint {self.path}")
+        return self._values[key].copy()
+
+    def get_variable_to_shape_map(self) -> dict:
+        """{variable name: its shape as a list}. Never raises."""
+        return {k: list(v.shape) for k, v in self._values.items()}
+
+    def get_variable_to_dtype_map(self) -> dict:
+        """{variable name: its og dtype}. Never raises."""
+        return {k: DType.from_numpy(v.dtype) for k, v in self._values.items()}
+
+
+def _plain(name) -> str:
+    """A variable name without TF1's ":0" output suffix."""
+    name = str(name)
+    return name[:-2] if name.endswith(":0") else name
+
+
+def load_checkpoint(ckpt_dir_or_file) -> CheckpointReader:
+    """A CheckpointReader of a checkpoint file, or of a directory's latest checkpoint
+    (TF1's tf.train.load_checkpoint).
+
+    Raises:
+        ValueError: a directory records no checkpoint.
+        FileNotFoundError: no such file or directory.
+        DataLossError: the file is truncated, corrupted or not a checkpoint.
+    """
+    return CheckpointReader(_checkpoint_file(ckpt_dir_or_file, "load_checkpoint"))
+
+
+def NewCheckpointReader(filepattern) -> CheckpointReader:  # noqa: N802 - TF1's name
+    """TF1's tf.train.NewCheckpointReader: og.train.load_checkpoint."""
+    return CheckpointReader(_checkpoint_file(filepattern, "NewCheckpointReader"))
+
+
+def load_variable(ckpt_dir_or_file, name: str) -> np.ndarray:
+    """The stored value of variable `name` (TF1's tf.train.load_variable).
+
+    Raises:
+        as load_checkpoint, and OneGraphError: no such variable.
+    """
+    return load_checkpoint(ckpt_dir_or_file).get_tensor(name)
+
+
+def list_variables(ckpt_dir_or_file) -> list:
+    """[(name, shape as a list)] of a checkpoint's variables, sorted by name (TF1's
+    tf.train.list_variables).
+
+    Raises:
+        as load_checkpoint.
+    """
+    shapes = load_checkpoint(ckpt_dir_or_file).get_variable_to_shape_map()
+    return sorted(shapes.items())
+
+
+def checkpoint_exists(checkpoint_prefix) -> bool:
+    """Whether a checkpoint file (or a directory recording one) is there (TF1's
+    deprecated tf.train.checkpoint_exists). Never raises for a missing path."""
+    path = os.fspath(checkpoint_prefix)
+    if os.path.isdir(path):
+        return latest_checkpoint(path) is not None
+    return os.path.isfile(path)
+
+
+def get_checkpoint_mtimes(checkpoint_prefixes) -> list:
+    """The modification times (seconds since the epoch) of the checkpoint files that
+    exist among `checkpoint_prefixes`, in their order (TF1's
+    tf.train.get_checkpoint_mtimes). Never raises for a missing path."""
+    return [os.path.getmtime(os.fspath(p)) for p in checkpoint_prefixes
+            if os.path.isfile(os.fspath(p))]
