@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ExecutionError, ShapeError
+from ..errors import ExecutionError, OutOfRangeError, ShapeError
 from .registry import TensorInfo, VariableRef, define
 
 DOMAIN = "onegraph"
@@ -84,6 +84,26 @@ def _scatter_add(inputs, attrs, ctx):
     return (new,)
 
 
+def _count_up_to(inputs, attrs, ctx):
+    """The counter's value before adding 1 to it; OutOfRangeError once it has reached
+    `limit`, which leaves it there (TF1's CountUpTo)."""
+    ref = _ref(inputs[0], "CountUpTo")
+    limit = attrs["limit"]
+    with ref.lock:
+        old = ref.read()
+        if old.ndim != 0 or old.dtype.kind not in "iu":
+            raise ShapeError(f"CountUpTo on {ref.name!r}: the variable must be an integer "
+                             f"scalar, got {old.dtype} {list(old.shape)}")
+        if old >= limit:
+            raise OutOfRangeError(f"Reached limit of {limit} (variable {ref.name!r})")
+        ref.value = np.asarray(old + 1, old.dtype)
+    return (np.array(old),)
+
+
+def _infer_scalar_value(attrs, inputs):
+    return [TensorInfo(inputs[0].dtype, ())]
+
+
 def _infer_value(attrs, inputs):
     """Output has the variable's dtype and shape (as the builder recorded them)."""
     return [TensorInfo(inputs[0].dtype, inputs[0].shape)]
@@ -100,6 +120,9 @@ OPS = tuple(sorted((
            infer=_infer_value, doc="ref -= value", **_SIDE_EFFECTS),
     # gradient_to: where the read's gradient goes (a read inside a cond or while_loop
     # passes it to the variable's read outside; see Variable.read_value)
+    define("CountUpTo", ["ref"], ["output"], _count_up_to, [("limit", "int")],
+           infer=_infer_scalar_value, doc="ref += 1 while below limit; the old value",
+           **_SIDE_EFFECTS),
     define("ReadVariable", ["ref", "gradient_to?"], ["value"], _read, infer=_infer_value,
            doc="snapshot of a variable's value", **_SIDE_EFFECTS),
     define("ScatterAdd", ["ref", "indices", "updates"], ["output"], _scatter_add,

@@ -86,9 +86,9 @@ def limit_epochs(tensor, num_epochs=None, name=None):
     """`tensor`, which can be evaluated `num_epochs` times; later runs raise
     og.OutOfRangeError (TF1's tf.train.limit_epochs).
 
-    The count is kept in a local variable `<name>/epochs` (og.LOCAL_VARIABLES): run
+    The count is kept in a local variable `<name>/epochs` (og.LOCAL_VARIABLES), raised
+    by og.count_up_to as in TF1 (it stops at num_epochs): run
     og.local_variables_initializer() to reset it. Concurrent runs share the count.
-    Unlike TF1's count_up_to, the counter also counts the refused runs.
 
     Args:
         tensor: a tensor or value.
@@ -108,15 +108,9 @@ def limit_epochs(tensor, num_epochs=None, name=None):
     with g.name_scope(name or "limit_epochs"):
         epochs = Variable(np.int64(0), trainable=False, name="epochs",
                           collections=[_g.LOCAL_VARIABLES], graph=g)
-        # the add is atomic, so concurrent runs each get a count of their own
-        count = epochs.assign_add(np.int64(1))
-        over = api.cast(api.greater(count, np.int64(n)), DType.INT64)
-        # no op raises OutOfRangeError on a condition, but a closed empty queue does:
-        # dequeuing `over` (0 or 1) elements from one passes, or ends the input
-        ended = FIFOQueue(1, [DType.INT64], shapes=[[]], name="epochs_ended")
-        with g.control_dependencies([ended.close()]):
-            guard = ended.dequeue_many(over)
-        with g.control_dependencies([guard]):
+        # the increment is atomic, so concurrent runs each get a count of their own
+        counted = epochs.count_up_to(n)
+        with g.control_dependencies([counted]):
             return api.identity(t)
 
 

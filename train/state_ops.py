@@ -1,9 +1,10 @@
-"""TF1's functions on variables: `og.assign`, `og.assign_add`, `og.assign_sub`, and
-the sparse updates `og.scatter_add`, `og.scatter_update`, `og.scatter_sub`,
-`og.scatter_mul`, `og.scatter_div`, `og.scatter_min`, `og.scatter_max`,
-`og.scatter_nd_update`, `og.scatter_nd_add` and `og.scatter_nd_sub`, which build the
-same ops as the Variable methods of those names (ScatterAdd, ScatterUpdate and
-ScatterNdUpdate, ops/state.py and ops/state_scatter.py)."""
+"""TF1's functions on variables: `og.assign`, `og.assign_add`, `og.assign_sub`,
+`og.count_up_to`, and the sparse updates `og.scatter_add`, `og.scatter_update`,
+`og.scatter_sub`, `og.scatter_mul`, `og.scatter_div`, `og.scatter_min`,
+`og.scatter_max`, `og.scatter_nd_update`, `og.scatter_nd_add` and `og.scatter_nd_sub`,
+which build the same ops as the Variable methods of those names (CountUpTo,
+ScatterAdd, ScatterUpdate and ScatterNdUpdate, ops/state.py and
+ops/state_scatter.py)."""
 
 from __future__ import annotations
 
@@ -66,6 +67,18 @@ def scatter_add(ref, indices, updates, use_locking=None, name=None):
     return _variable(ref, "scatter_add").scatter_add(indices, updates, name=name)
 
 
+def count_up_to(ref, limit, name=None):
+    """Add 1 to integer scalar variable `ref` while it is below `limit`; the result is
+    its value before the increment, and a run once it has reached the limit raises
+    og.OutOfRangeError (TF1's `tf.count_up_to`).
+
+    Raises:
+        TypeError: ref is not a Variable, limit not an int, or name not a str.
+        ShapeError: ref is not an integer scalar.
+    """
+    return _variable(ref, "count_up_to").count_up_to(limit, name=name)
+
+
 def _scatter_function(method: str, reduction: str, words: str, nd: bool):
     def update(ref, indices, updates, use_locking=None, name=None):
         del use_locking
@@ -103,6 +116,6 @@ scatter_nd_sub = _scatter_function("scatter_nd_sub", "sub", "Subtract `updates[j
                                    True)
 
 
-__all__ = ["assign", "assign_add", "assign_sub", "scatter_add", "scatter_div", "scatter_max",
+__all__ = ["assign", "assign_add", "assign_sub", "count_up_to", "scatter_add", "scatter_div", "scatter_max",
            "scatter_min", "scatter_mul", "scatter_nd_add", "scatter_nd_sub",
            "scatter_nd_update", "scatter_sub", "scatter_update"]

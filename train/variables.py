@@ -300,6 +300,26 @@ class Variable:
     scatter_nd_sub = _index_tuples_method("scatter_nd_sub", "sub",
                                           "subtracting `updates[j]` from")
 
+    def count_up_to(self, limit: int, name: str | None = None) -> Tensor:
+        """An op adding 1 to this integer scalar variable while it is below `limit`;
+        outputs its value before the increment, and raises og.OutOfRangeError when run
+        once the variable has reached the limit (TF1's Variable.count_up_to).
+
+        Raises:
+            TypeError: limit is not an int, or name is not a str.
+            ShapeError: the variable is not an integer scalar (where known).
+        """
+        _g.check_name(name, "count_up_to")
+        if isinstance(limit, (bool, np.bool_)) or not isinstance(limit, (int, np.integer)):
+            raise TypeError(f"count_up_to: limit must be an int, got {limit!r:.60}")
+        if self.dtype not in (_g.DType.INT32, _g.DType.INT64) or (
+                self.shape is not None and len(self.shape) != 0):
+            raise ShapeError(f"count_up_to: variable {self.name!r} must be an int32 or "
+                             f"int64 scalar, got {self.dtype.short_name} "
+                             f"{list(self.shape) if self.shape is not None else '?'}")
+        return self.graph.op("CountUpTo", [self.handle], {"limit": int(limit)},
+                             name=name or f"{self._base}/CountUpTo")
+
     def _scatter(self, method: str, reduction: str, indices, updates, name, nd: bool):
         """The ScatterUpdate (rows) or ScatterNdUpdate (index tuples) op of a method."""
         i, u = self._scatter_operands(method, indices, updates, name, nd)

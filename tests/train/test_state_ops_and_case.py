@@ -202,3 +202,30 @@ def test_scatter_add_checks_its_updates_while_building():
         sess.run(og.global_variables_initializer())
         np.testing.assert_array_equal(sess.run(last), [[0, 0], [0, 0], [1, 1]])
         np.testing.assert_array_equal(sess.run(scalar), [[5, 5], [0, 0], [1, 1]])
+
+
+def test_count_up_to_gives_the_old_value_and_stops_at_the_limit():
+    # TF 2.21's tf.compat.v1.count_up_to on an int32 variable (graph mode) gave 0, 1,
+    # then OutOfRangeError "Reached limit of 2", leaving the variable at 2; and
+    # tf.compat.v1.train.limit_epochs(x, 2) left its epochs counter at 2 once exhausted
+    g = og.Graph()
+    with g.as_default():
+        counter = og.Variable(np.int32(0), name="counter")
+        step = og.count_up_to(counter, 2)
+        limited = og.train.limit_epochs(og.constant(5), 2)
+        with pytest.raises(ShapeError, match="must be an int32 or int64 scalar"):
+            og.Variable(np.zeros(2, np.int64), name="vector").count_up_to(3)
+        with pytest.raises(TypeError, match="limit must be an int"):
+            counter.count_up_to(2.5)
+    with og.Session(g) as sess:
+        sess.run([og.global_variables_initializer(), og.local_variables_initializer()])
+        assert [int(sess.run(step)), int(sess.run(step))] == [0, 1]
+        with pytest.raises(og.errors.OutOfRangeError, match="Reached limit of 2"):
+            sess.run(step)
+        assert sess.run(counter.read_value()) == 2
+        assert sess.run(limited) == 5 and sess.run(limited) == 5
+        for _ in range(3):
+            with pytest.raises(og.errors.OutOfRangeError):
+                sess.run(limited)
+        epochs = [v for v in og.local_variables() if v.name.endswith("epochs")][0]
+        assert sess.run(epochs.read_value()) == 2
