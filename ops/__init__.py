@@ -14,16 +14,18 @@ from . import (activation, activation_grad, attention, candidate_sampling, check
                linalg, linalg_grad, linalg_solve, linalg_solve_grad, loss, ml, ml_linear, ml_trees, ms_quantization,
                normalization, normalization_extra, normalization_grad, optional, pool, pool_grad,
                preview_training, quantization, queue, random, reduction, reduction_grad, rnn,
-               rnn_grad, rnn_grad_kernels, shape, shape_grad, signal, special, special_grad, state, state_scatter,
-               strings, strings_tf, tensor_extra, text, training, training_grad)
+               rnn_grad, rnn_grad_kernels, shape, shape_grad, signal, special, special_grad,
+               state, state_scatter,
+               strings, tensor_extra, text, training, training_grad)
 from .registry import (NUM_OUTPUTS, REQUIRED, AttrSpec, KernelContext, OpDef, Registry, TensorInfo,
                        VariableRef, define)
 
 _FAMILIES = (activation, attention, candidate_sampling, checkpoint, control_flow, conv, dataflow, debugging,
              deform_conv, elementwise, image, indexing, linalg, linalg_solve, loss, ml, ml_linear, ml_trees,
              ms_quantization, normalization, normalization_extra, optional, pool, preview_training, quantization,
-             queue, random, reduction, rnn, rnn_grad_kernels, shape, signal, special, state, state_scatter,
-             strings, strings_tf, tensor_extra, text, training)
+             queue, random, reduction, rnn, rnn_grad_kernels, shape, signal, special,
+             state, state_scatter,
+             strings, tensor_extra, text, training)
 
 # Modules holding `GRADIENTS = {op_type: rule}` (default domain) or
 # `GRADIENTS = {(domain, op_type): rule}`.

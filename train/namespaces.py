@@ -154,6 +154,9 @@ def make_math(og_namespace, nn) -> types.ModuleType:
                    is_non_decreasing=is_non_decreasing,
                    is_strictly_increasing=is_strictly_increasing, polyval=polyval,
                    accumulate_n=og_namespace["add_n"])
+    from . import api_special  # lgamma, digamma, ..., and og.math.special
+
+    entries.update({n: getattr(api_special, n) for n in api_special.MATH_NAMES})
     return _namespace("onegraph.math", "TF1's tf.math names over og's functions.", entries)
 
 

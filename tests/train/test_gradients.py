@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import onegraph as og
+from onegraph.train import api_special as _sp
 from onegraph.errors import GradientNotDefinedError
 
 from .gradcheck import check_op_gradients
@@ -316,6 +317,29 @@ CASES = [
     ("Qr", lambda a: list(og.qr(a)), [f64(4, 3)]),
     ("Svd", lambda a: og.svd(a, compute_uv=False), [f64(4, 3)]),
     ("SelfAdjointEig", lambda a: og.self_adjoint_eigvals(a), [f64(3, 3)]),
+    # the onegraph-domain special functions (more in test_api_special.py)
+    ("Lgamma", lambda a: _sp.lgamma(a), [np.array([0.7, 2.3, 5.1, -0.4])]),
+    ("Digamma", lambda a: _sp.digamma(a), [np.array([0.7, 2.3, 5.1, -0.4])]),
+    ("Polygamma", lambda x: _sp.polygamma(og.constant(np.array([1.0, 2.0, 0.0])), x),
+     [np.array([0.8, 1.7, 3.2])]),
+    ("Zeta", lambda q: _sp.zeta(og.constant(np.array([2.0, 3.5])), q), [np.array([0.9, 2.2])]),
+    ("Igamma", lambda x: _sp.igamma(og.constant(np.array([0.5, 2.0, 7.0])), x),
+     [np.array([0.3, 1.9, 9.0])]),
+    ("Igammac", lambda x: _sp.igammac(og.constant(np.array([0.5, 2.0, 7.0])), x),
+     [np.array([0.3, 1.9, 9.0])]),
+    ("Betainc", lambda x: _sp.betainc(og.constant(np.array([2.0, 0.7, 5.0])),
+                                      og.constant(np.array([3.0, 1.4, 2.0])), x),
+     [np.array([0.3, 0.6, 0.8])]),
+    ("Lbeta", lambda a: _sp.lbeta(a), [np.array([[0.7, 2.3, 5.1], [1.5, 0.4, 3.0]])]),
+    ("Erfinv", lambda a: _sp.erfinv(a), [np.array([-0.7, 0.1, 0.95])]),
+    ("Erfcinv", lambda a: _sp.erfcinv(a), [np.array([0.05, 0.9, 1.6])]),
+    ("Ndtri", lambda a: _sp.ndtri(a), [np.array([0.02, 0.4, 0.9])]),
+    ("BesselI0", lambda a: _sp.bessel_i0(a), [np.array([-2.0, 0.3, 9.0])]),
+    ("BesselI0e", lambda a: _sp.bessel_i0e(a), [np.array([-2.0, 0.3, 9.0])]),
+    ("BesselI1", lambda a: _sp.bessel_i1(a), [np.array([-2.0, 0.3, 9.0])]),
+    ("BesselI1e", lambda a: _sp.bessel_i1e(a), [np.array([-2.0, 0.3, 9.0])]),
+    ("Xlog1py", lambda x, y: _sp.xlog1py(x, y),
+     [np.array([0.5, -1.2, 2.0]), np.array([0.3, 2.0, -0.4])]),
 ]
 
 
