@@ -16,7 +16,7 @@ from . import (activation, activation_grad, attention, candidate_sampling, check
                preview_training, quantization, queue, random, reduction, reduction_grad, rnn,
                rnn_grad, rnn_grad_kernels, shape, shape_grad, signal, special, special_grad,
                state, state_scatter,
-               strings, tensor_extra, text, training, training_grad)
+               strings, strings_tf, tensor_extra, text, training, training_grad)
 from .registry import (NUM_OUTPUTS, REQUIRED, AttrSpec, KernelContext, OpDef, Registry, TensorInfo,
                        VariableRef, define)
 
@@ -25,7 +25,7 @@ _FAMILIES = (activation, attention, candidate_sampling, checkpoint, control_flow
              ms_quantization, normalization, normalization_extra, optional, pool, preview_training, quantization,
              queue, random, reduction, rnn, rnn_grad_kernels, shape, signal, special,
              state, state_scatter,
-             strings, tensor_extra, text, training)
+             strings, strings_tf, tensor_extra, text, training)
 
 # Modules holding `GRADIENTS = {op_type: rule}` (default domain) or
 # `GRADIENTS = {(domain, op_type): rule}`.

@@ -2,19 +2,18 @@
 
 String tensors are numpy object arrays of Python `str` (bytes are decoded as UTF-8).
 Per-string work is a Python comprehension (numpy has no vectorised string kernels for
-object arrays); StringConcat broadcasts with numpy's object `add`. RegexFullMatch uses
-Python's `re`, which covers the RE2 syntax the ONNX tests use (not RE2-only features).
+object arrays); StringConcat broadcasts with numpy's object `add`. RegexFullMatch runs
+RE2 (google-re2) or else Python's `re` on the pattern translated by `regex_re2`.
 StringNormalizer ignores `locale` (Python's Unicode case mapping is used).
 """
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from ..errors import OpAttributeError, ShapeError
 from .common import broadcast_shape, remember
+from .regex_re2 import PatternError, compile_re2
 from .registry import TensorInfo, define
 
 _OBJ = np.dtype(object)
@@ -108,11 +107,13 @@ def _regex_engine():
     """(compile, its error type): Google's RE2 (the `google-re2` package, in the onnx
     extra) when installed, as ONNX specifies RE2 syntax and onnxruntime uses it: it
     matches in linear time, so no pattern can make a model hang. Without it, Python's
-    `re`, whose backtracking takes exponential time on patterns like "(a+)+$"."""
+    `re` on the pattern translated to RE2's meaning (`regex_re2`: ASCII \\d \\w \\s \\b,
+    `$` only at the end, RE2-only syntax spelled out, what RE2 refuses refused); its
+    backtracking takes exponential time on patterns like "(a+)+$"."""
     try:
         import re2
     except ImportError:
-        return re.compile, re.error
+        return compile_re2, PatternError
     options = re2.Options()
     options.log_errors = False  # the error is raised; RE2 would also log it to stderr
 

@@ -9,6 +9,8 @@ Needs tensorflow (not a onegraph dependency); run it by hand when a case list ch
     TF_USE_LEGACY_KERAS=1 python tools/record_tf1_reference.py rnn  # tf1_rnn_cases.py
     python tools/record_tf1_reference.py metrics  # tf1_metrics_cases.py (streaming)
     python tools/record_tf1_reference.py scatter  # tf1_scatter_cases.py (variables)
+    python tools/record_tf1_reference.py strings  # tf1_strings_cases.py (string outputs
+                                                  # stored as fixed-width unicode)
 
 (the rnn cells need the tf-keras package beside tensorflow).
 
@@ -42,6 +44,17 @@ def _image_cases(tf, arrays: dict) -> int:
         out = getattr(tf.compat.v1.image, fn)(tf.constant(inputs[key]), **kwargs)
         arrays[f"out/{name}"] = np.asarray(out)
     return len(CASES)
+
+
+def _storable(value: np.ndarray) -> np.ndarray:
+    """An output as np.savez stores it without pickle: a string tensor's object array
+    of bytes as fixed-width unicode, the bytes decoded as UTF-8 with surrogate escapes
+    for those that are not UTF-8 (onegraph's spelling of them; trailing NULs are lost,
+    so string cases avoid them). Other arrays are returned as they are."""
+    if value.dtype.kind != "O":
+        return value
+    flat = [v.decode("utf-8", "surrogateescape") for v in value.reshape(-1)]
+    return np.array(flat, dtype=str).reshape(value.shape)
 
 
 def _op_cases(tf, arrays: dict, which: str) -> int:
@@ -88,7 +101,7 @@ def _op_cases(tf, arrays: dict, which: str) -> int:
         if several:
             arrays[f"nout/{name}"] = np.asarray(len(outs))
         for suffix, out, r in zip(suffixes, outs, rs):
-            arrays[f"out/{name}{suffix}"] = np.asarray(out)
+            arrays[f"out/{name}{suffix}"] = _storable(np.asarray(out))
             arrays[f"r/{name}{suffix}"] = r
         for k, g in zip(wrt, grads):
             if g is not None:
