@@ -32,9 +32,10 @@ from .basic_session_run_hooks import (CheckpointSaverHook, CheckpointSaverListen
                                       NanLossDuringTrainingError, NanTensorHook,
                                       NeverTriggerTimer, SecondOrStepTimer,
                                       StepCounterHook, StopAtStepHook)
-from .checkpoint_utils import (CheckpointReader, NewCheckpointReader, checkpoint_exists,
-                               get_checkpoint_mtimes, list_variables, load_checkpoint,
-                               load_variable)
+from .checkpoint_utils import (CheckpointReader, CheckpointState, NewCheckpointReader,
+                               checkpoint_exists, checkpoints_iterator,
+                               get_checkpoint_mtimes, get_checkpoint_state, list_variables,
+                               load_checkpoint, load_variable, remove_checkpoint)
 from .monitored_session import (ChiefSessionCreator, MonitoredSession,
                                 MonitoredTrainingSession, Scaffold, SessionCreator,
                                 SingularMonitoredSession, WorkerSessionCreator)
@@ -60,4 +61,5 @@ __all__ = ["SGD", "AdaGrad", "Adam", "AdamOptimizer", "AdamW", "GradientDescentO
            "MonitoredSession", "MonitoredTrainingSession", "Scaffold", "SessionCreator",
            "SingularMonitoredSession", "WorkerSessionCreator", "CheckpointReader",
            "NewCheckpointReader", "checkpoint_exists", "get_checkpoint_mtimes",
-           "list_variables", "load_checkpoint", "load_variable"]
+           "list_variables", "load_checkpoint", "load_variable", "CheckpointState",
+           "checkpoints_iterator", "get_checkpoint_state", "remove_checkpoint"]

@@ -1,6 +1,7 @@
 """Reading checkpoints without a graph, as TF1's tf.train checkpoint utilities:
 og.train.list_variables, load_variable, load_checkpoint (a CheckpointReader),
-NewCheckpointReader, checkpoint_exists and get_checkpoint_mtimes.
+NewCheckpointReader, checkpoint_exists, get_checkpoint_mtimes, get_checkpoint_state,
+checkpoints_iterator and remove_checkpoint.
 
 A checkpoint is a file a Saver wrote (`dir/ckpt-<step>.og`, see train/saver.py); a
 directory stands for its latest recorded checkpoint. Every read verifies the file's
@@ -10,14 +11,16 @@ DataLossError rather than giving wrong values.
 
 from __future__ import annotations
 
+import collections
 import os
+import time
 
 import numpy as np
 
 from ..errors import OneGraphError
 from ..format import DType
 from ..ops.checkpoint import read_checkpoint
-from .saver import latest_checkpoint
+from .saver import _read_index, latest_checkpoint
 
 
 def _checkpoint_file(ckpt_dir_or_file, what: str) -> str:
@@ -133,3 +136,79 @@ def get_checkpoint_mtimes(checkpoint_prefixes) -> list:
     tf.train.get_checkpoint_mtimes). Never raises for a missing path."""
     return [os.path.getmtime(os.fspath(p)) for p in checkpoint_prefixes
             if os.path.isfile(os.fspath(p))]
+
+
+CheckpointState = collections.namedtuple(
+    "CheckpointState", ["model_checkpoint_path", "all_model_checkpoint_paths"])
+CheckpointState.__doc__ = """What get_checkpoint_state gives (TF1's CheckpointState
+proto's two fields): the latest checkpoint's path and every recorded one's, oldest
+first."""
+
+
+def get_checkpoint_state(checkpoint_dir, latest_filename=None):
+    """The directory's CheckpointState, or None when it records no checkpoint (TF1's
+    tf.train.get_checkpoint_state; `latest_filename` is accepted and ignored: the index
+    is always checkpoint.json).
+
+    Raises:
+        DataLossError: the index file is damaged (names it).
+    """
+    del latest_filename
+    directory = os.fspath(checkpoint_dir)
+    if not os.path.isdir(directory):
+        return None
+    index = _read_index(directory)
+    if index["latest"] is None and not index["all"]:
+        return None
+    paths = [os.path.join(directory, name) for name in index["all"]]
+    latest = index["latest"]
+    return CheckpointState(os.path.join(directory, latest) if latest else paths[-1], paths)
+
+
+def checkpoints_iterator(checkpoint_dir, min_interval_secs=0, timeout=None,
+                         timeout_fn=None, poll_secs=1.0):
+    """Yield the directory's latest checkpoint path each time a new one appears (TF1's
+    tf.train.checkpoints_iterator, for an evaluation loop beside training), at most once
+    every `min_interval_secs`. With `timeout` (seconds), waiting that long for a new one
+    calls `timeout_fn` (if given): the iteration ends unless it returns False; without
+    timeout_fn it just ends. `poll_secs` is how often the directory is looked at.
+
+    Raises:
+        DataLossError: the index file is damaged (names it).
+    """
+    directory = os.fspath(checkpoint_dir)
+    last = None
+    while True:
+        started = time.monotonic()
+        found = None
+        while found is None:
+            latest = latest_checkpoint(directory) if os.path.isdir(directory) else None
+            if latest is not None and latest != last:
+                found = latest
+                break
+            if timeout is not None and time.monotonic() - started >= timeout:
+                break
+            time.sleep(poll_secs)
+        if found is None:
+            if timeout_fn is None or timeout_fn() is not False:
+                return
+            continue
+        last = found
+        yielded_at = time.monotonic()
+        yield found
+        wait = min_interval_secs - (time.monotonic() - yielded_at)
+        if wait > 0:
+            time.sleep(wait)
+
+
+def remove_checkpoint(checkpoint_prefix, checkpoint_format_version=None,
+                      meta_graph_suffix="meta"):
+    """Delete a checkpoint file (TF1's tf.train.remove_checkpoint; the format and suffix
+    arguments are accepted and ignored). As in TF1 the index still records it; readers
+    such as latest_checkpoint skip a recorded file that is gone. A missing file is not
+    an error."""
+    del checkpoint_format_version, meta_graph_suffix
+    try:
+        os.remove(os.fspath(checkpoint_prefix))
+    except FileNotFoundError:
+        pass

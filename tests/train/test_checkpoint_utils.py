@@ -68,3 +68,33 @@ def test_missing_and_damaged_checkpoints_are_named(saved, tmp_path_factory):
         f.write(bytes(data))
     with pytest.raises(DataLossError, match="ckpt-9.og"):
         og.train.load_checkpoint(damaged)
+
+
+def test_checkpoint_state_iterator_and_removal(saved, tmp_path_factory):
+    directory, first, second = saved
+    state = og.train.get_checkpoint_state(str(directory))
+    assert state.model_checkpoint_path == second
+    assert state.all_model_checkpoint_paths == [first, second]
+    assert og.train.get_checkpoint_state(str(tmp_path_factory.mktemp("none"))) is None
+    timeouts = []
+    seen = list(og.train.checkpoints_iterator(str(directory), timeout=0.05,
+                                              timeout_fn=lambda: timeouts.append(1),
+                                              poll_secs=0.01))
+    assert seen == [second] and timeouts == [1]
+    og.train.remove_checkpoint(second)
+    og.train.remove_checkpoint(second)   # gone already: not an error
+    assert not os.path.exists(second)
+    assert og.train.latest_checkpoint(str(directory)) == first
+    # a timeout_fn returning False keeps waiting: a checkpoint written meanwhile comes
+    calls = []
+
+    def write_one():
+        calls.append(1)
+        if len(calls) == 2:
+            with open(second, "wb") as f:
+                f.write(open(first, "rb").read())
+        return len(calls) >= 3 or False
+
+    seen = list(og.train.checkpoints_iterator(str(directory), timeout=0.02,
+                                              timeout_fn=write_one, poll_secs=0.005))
+    assert seen == [first, second]
