@@ -22,6 +22,8 @@ from .optimizers_ftrl import (FtrlOptimizer, ProximalAdagradOptimizer,
 from .input_pipeline import (batch, batch_join, input_producer, limit_epochs,
                              range_input_producer, shuffle_batch, shuffle_batch_join,
                              slice_input_producer, string_input_producer)
+from .input_pipeline_maybe import (maybe_batch, maybe_batch_join, maybe_shuffle_batch,
+                                   maybe_shuffle_batch_join)
 from .queue_runner import Coordinator, QueueRunner, add_queue_runner, start_queue_runners
 from .saver import Saver, checkpoints, latest_checkpoint
 from .variables import get_or_create_global_step
@@ -62,4 +64,6 @@ __all__ = ["SGD", "AdaGrad", "Adam", "AdamOptimizer", "AdamW", "GradientDescentO
            "SingularMonitoredSession", "WorkerSessionCreator", "CheckpointReader",
            "NewCheckpointReader", "checkpoint_exists", "get_checkpoint_mtimes",
            "list_variables", "load_checkpoint", "load_variable", "CheckpointState",
-           "checkpoints_iterator", "get_checkpoint_state", "remove_checkpoint"]
+           "checkpoints_iterator", "get_checkpoint_state", "remove_checkpoint",
+           "maybe_batch", "maybe_batch_join", "maybe_shuffle_batch",
+           "maybe_shuffle_batch_join"]

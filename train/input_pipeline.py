@@ -443,8 +443,10 @@ def _shapes(lists: list[list[Tensor]], shapes, enqueue_many: bool, what: str) ->
 
 def _make_batch(what: str, lists: list[list[Tensor]], original, batch_size, capacity,
                 enqueue_many, shapes, allow_smaller_final_batch, shared_name, name,
-                threads_per_list: int, min_after_dequeue=None, seed=None):
-    """Queue, enqueue ops, QueueRunner and dequeue shared by the four batchers."""
+                threads_per_list: int, min_after_dequeue=None, seed=None,
+                keep_input=None):
+    """Queue, enqueue ops, QueueRunner and dequeue shared by the batchers (`keep_input`:
+    the maybe_* ones')."""
     batch_size = _batch_size(batch_size, what)
     capacity = _int_arg(capacity, f"{what}: capacity", 1)
     enqueue_many = _bool_arg(enqueue_many, f"{what}: enqueue_many")
@@ -466,6 +468,9 @@ def _make_batch(what: str, lists: list[list[Tensor]], original, batch_size, capa
     types = _dtypes(lists, what)
     shapes = _shapes(lists, shapes, enqueue_many, what)
     with g.name_scope(name or what):
+        if keep_input is not None:
+            lists = _kept_rows(lists, keep_input, enqueue_many, g, what)
+            enqueue_many = True
         if min_after_dequeue is None:
             q = FIFOQueue(capacity, types, shapes=shapes, shared_name=shared_name,
                           name="fifo_queue")
@@ -479,6 +484,33 @@ def _make_batch(what: str, lists: list[list[Tensor]], original, batch_size, capa
         dequeued = (q.dequeue_up_to(batch_size) if smaller
                     else q.dequeue_many(batch_size))
     return _as_original_type(original, dequeued)
+
+
+def _kept_rows(lists, keep_input, enqueue_many: bool, g, what: str) -> list:
+    """Each list's examples as rows, only those `keep_input` keeps (TF1's maybe_*
+    batchers): a scalar keeps all of a run's examples or none, a vector (with
+    enqueue_many) picks rows.
+
+    Raises:
+        ValueError: keep_input is neither a scalar nor a vector, or a vector without
+            enqueue_many.
+    """
+    keep = _g.convert_to_tensor(keep_input, DType.BOOL, g)
+    if keep.dtype != DType.BOOL:
+        raise TypeError(f"{what}: keep_input must be a bool tensor, got "
+                        f"{keep.dtype.short_name}")
+    rank = None if keep.shape is None else len(keep.shape)
+    if rank not in (0, 1) or (rank == 1 and not enqueue_many):
+        raise ValueError(f"{what}: keep_input must be a scalar, or a vector with "
+                         f"enqueue_many=True, got shape {keep.shape}")
+    out = []
+    for tl in lists:
+        rows = tl if enqueue_many else [api.expand_dims(t, 0) for t in tl]
+        mask = keep if rank == 1 else api.tile(
+            api.reshape(keep, [1]), api.reshape(g.op("Shape", [rows[0]],
+                                                     {"start": 0, "end": 1}), [1]))
+        out.append([api_extra.boolean_mask(t, mask) for t in rows])
+    return out
 
 
 def _refuse_dynamic_pad(dynamic_pad, what: str) -> None:
