@@ -928,17 +928,33 @@ def _upgrade(proto):
     return proto, left
 
 
-def _check_attributes(graph, version: int) -> None:
-    """Refuse a default-domain node whose attribute has another type than its op's
-    schema at `version` says (Split's `split` as FLOATS): onnx's version converter
-    crashes the process on some. Refuse one that the schema at `version` does not
-    define (DequantizeLinear's `axis` before opset 13, which onnxruntime's quantizer
-    writes into opset-11 models): once upgraded it would be taken as the newer op's.
-    onnx's checker and onnxruntime refuse both. Subgraphs too, without recursing.
+def _check_ir_version(proto) -> None:
+    """Refuse a model of a newer IR version than the installed onnx knows (its file
+    format may mean things this reader does not know); onnx's checker and onnxruntime
+    refuse it too.
 
     Raises:
-        ConversionError: names the node, the attribute and both types, or the
-            attributes the op has at `version`.
+        ConversionError: names both versions.
+    """
+    known = _onnx().IR_VERSION
+    if proto.ir_version > known:
+        raise ConversionError(f"the model's IR version {proto.ir_version} is newer than "
+                              f"the installed onnx's ({known}); upgrade onnx to read it")
+
+
+def _check_attributes(graph, version: int) -> None:
+    """Refuse a default-domain node whose input or output count its op's schema at
+    `version` does not allow (opset 13's two-input Unsqueeze in an opset-12 model), or
+    whose attribute has another type than that schema says (Split's `split` as FLOATS):
+    onnx's version converter crashes the process on some. Refuse an attribute that the
+    schema at `version` does not define (DequantizeLinear's `axis` before opset 13,
+    which onnxruntime's quantizer writes into opset-11 models): once upgraded it would
+    be taken as the newer op's. onnx's checker and onnxruntime refuse all of these.
+    Subgraphs too, without recursing.
+
+    Raises:
+        ConversionError: names the node and the counts the op takes, or the attribute
+            and both types, or the attributes the op has at `version`.
     """
     graphs = [graph]
     while graphs:
@@ -950,6 +966,15 @@ def _check_attributes(graph, version: int) -> None:
             schema = onnx_schema(node.op_type, version, "")
             if schema is None:
                 continue
+            for kind, n, lo, hi in (("input", len(node.input), schema.min_input,
+                                     schema.max_input),
+                                    ("output", len(node.output), schema.min_output,
+                                     schema.max_output)):
+                if not lo <= n <= hi:
+                    raise ConversionError(
+                        f"graph {g.name or 'main'!r}: node {node.name or k!r} "
+                        f"({node.op_type}) has {n} {kind}(s), but {node.op_type} at "
+                        f"opset {version} takes {_count_range(lo, hi)}")
             for a in node.attribute:
                 spec = schema.attributes.get(a.name)
                 if spec is None and not a.name.startswith("__") \
@@ -1857,9 +1882,8 @@ class _Importer:
                  schema.outputs)):
             n = len(given)
             if not lo <= n <= hi:
-                want = f"at least {lo}" if hi >= _UNBOUNDED else \
-                    (f"{lo}" if lo == hi else f"{lo} to {hi}")
-                raise ConversionError(f"{where}: has {n} {kind}(s), but {at} takes {want}")
+                raise ConversionError(f"{where}: has {n} {kind}(s), but {at} takes "
+                                      f"{_count_range(lo, hi)}")
             single = _onnx().defs.OpSchema.FormalParameterOption.Single
             for i, name in enumerate(given):
                 if not name and i < len(formal) and formal[i].option == single:
@@ -1925,6 +1949,12 @@ _SCHEMA_DOMAINS = ("", "ai.onnx.ml")
 
 # OpSchema.max_input/max_output of a variadic parameter.
 _UNBOUNDED = 2 ** 31 - 1
+
+
+def _count_range(lo: int, hi: int) -> str:
+    """How many inputs or outputs a schema takes, in words."""
+    return f"at least {lo}" if hi >= _UNBOUNDED else (f"{lo}" if lo == hi else
+                                                      f"{lo} to {hi}")
 
 # Ops whose ONNX schema allows attributes it does not list (AllowUncheckedAttributes,
 # which onnx.defs does not expose to Python): the checker and onnxruntime accept them.
@@ -2235,6 +2265,7 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
             function was not inlined).
     """
     proto, _ = _load_proto(path_or_proto)
+    _check_ir_version(proto)
     payloads = _detach_payloads(proto)
     original = _default_opset(proto)
     proto, left = _upgrade(proto)

@@ -772,3 +772,29 @@ def test_an_attribute_the_models_opset_does_not_define_is_refused_before_upgradi
     x = np.array([[1, 2, 3], [4, 5, 6]], np.int8)
     got = og.Session(from_onnx(_dequantize_with_axis(13))).run(["y"], {"x": x})[0]
     np.testing.assert_array_equal(got, x * np.array([[0.5], [2.0]], np.float32))
+
+
+def test_a_newer_ir_version_and_a_later_opsets_input_count_are_refused():
+    relu = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    future = helper.make_model(relu, opset_imports=[helper.make_opsetid("", 17)])
+    future.ir_version = 99   # onnx's checker and onnxruntime refuse it too
+    with pytest.raises(ConversionError, match=r"IR version 99 is newer than the "
+                                              r"installed onnx's \(\d+\)"):
+        from_onnx(future)
+    # opset 13's Unsqueeze (axes as an input) in an opset-12 model, where axes is an
+    # attribute and the op takes one input
+    unsqueeze = helper.make_graph(
+        [helper.make_node("Unsqueeze", ["x", "a"], ["y"], name="u")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2])],
+        [numpy_helper.from_array(np.array([0], np.int64), "a")])
+    old = helper.make_model(unsqueeze, opset_imports=[helper.make_opsetid("", 12)])
+    old.ir_version = 7
+    with pytest.raises(Exception):
+        ort.InferenceSession(old.SerializeToString(), providers=["CPUExecutionProvider"])
+    with pytest.raises(ConversionError, match=r"node 'u' \(Unsqueeze\) has 2 input\(s\), "
+                                              r"but Unsqueeze at opset 12 takes 1"):
+        from_onnx(old)
