@@ -9,8 +9,8 @@ up with `get_op(op_type, domain)`.
 
 import dataclasses
 
-from . import (activation, activation_grad, attention, candidate_sampling, checkpoint, control_flow, conv, conv_grad,
-               dataflow, debugging, deform_conv, elementwise, elementwise_grad, image, indexing, indexing_grad,
+from . import (activation, activation_grad, attention, candidate_sampling, candidate_sampling_more,
+               checkpoint, control_flow, conv, conv_grad, ctc, dataflow, debugging, deform_conv, elementwise, elementwise_grad, image, indexing, indexing_grad,
                linalg, linalg_grad, linalg_solve, linalg_solve_grad, loss, ml, ml_linear, ml_trees, ms_quantization,
                normalization, normalization_extra, normalization_grad, optional, pool, pool_grad,
                preview_training, quantization, queue, random, reduction, reduction_grad, rnn,
@@ -20,7 +20,8 @@ from . import (activation, activation_grad, attention, candidate_sampling, check
 from .registry import (NUM_OUTPUTS, REQUIRED, AttrSpec, KernelContext, OpDef, Registry, TensorInfo,
                        VariableRef, define)
 
-_FAMILIES = (activation, attention, candidate_sampling, checkpoint, control_flow, conv, dataflow, debugging,
+_FAMILIES = (activation, attention, candidate_sampling, candidate_sampling_more, checkpoint,
+             control_flow, conv, ctc, dataflow, debugging,
              deform_conv, elementwise, image, indexing, linalg, linalg_solve, loss, ml, ml_linear, ml_trees,
              ms_quantization, normalization, normalization_extra, optional, pool, preview_training, quantization,
              queue, random, reduction, rnn, rnn_grad_kernels, shape, signal, special,

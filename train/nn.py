@@ -839,3 +839,6 @@ from .rnn_static import static_bidirectional_rnn, static_rnn  # noqa: E402,F401
 # TF1's sampled losses and their candidate samplers
 from .nn_sampled import (log_uniform_candidate_sampler, nce_loss,  # noqa: E402,F401
                          sampled_softmax_loss, uniform_candidate_sampler)
+# TF1's CTC loss (dense labels), 1-D/3-D/N-D transposed convs, depthwise/3-D backprops,
+# space_to_batch, v2 pools, more candidate samplers
+from .nn_tf1_more import *  # noqa: E402,F401,F403

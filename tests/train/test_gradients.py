@@ -9,6 +9,7 @@ import pytest
 
 import onegraph as og
 from onegraph.train import api_special as _sp
+from onegraph.train import nn_tf1_more as _ctc
 from onegraph.errors import GradientNotDefinedError
 
 from .gradcheck import check_op_gradients
@@ -340,6 +341,10 @@ CASES = [
     ("BesselI1e", lambda a: _sp.bessel_i1e(a), [np.array([-2.0, 0.3, 9.0])]),
     ("Xlog1py", lambda x, y: _sp.xlog1py(x, y),
      [np.array([0.5, -1.2, 2.0]), np.array([0.3, 2.0, -0.4])]),
+    # the onegraph-domain CTC loss (more in test_nn_tf1_more.py): repeats, a shorter
+    # logit_length, blank 0
+    ("CTCLoss", lambda lg, lab, n_lab, n_lg: _ctc.ctc_loss_v2(lab, lg, n_lab, n_lg),
+     [f64(5, 2, 4) * 2, np.array([[1, 1], [3, 0]]), np.array([2, 1]), np.array([5, 3])]),
 ]
 
 
