@@ -9,30 +9,33 @@ up with `get_op(op_type, domain)`.
 
 import dataclasses
 
-from . import (activation, activation_grad, attention, candidate_sampling, candidate_sampling_more,
-               checkpoint, control_flow, conv, conv_grad, ctc, dataflow, debugging, deform_conv, elementwise, elementwise_grad, image, indexing, indexing_grad,
-               linalg, linalg_grad, linalg_solve, linalg_solve_grad, loss, ml, ml_linear, ml_trees, ms_quantization,
-               normalization, normalization_extra, normalization_grad, optional, pool, pool_grad,
-               preview_training, quantization, queue, random, reduction, reduction_grad, rnn,
+from . import (activation, activation_grad, attention, candidate_sampling,
+               candidate_sampling_more, checkpoint, control_flow, conv, conv_grad, ctc,
+               dataflow, debugging, deform_conv, elementwise, elementwise_grad, image,
+               image_more, indexing, indexing_grad, linalg, linalg_grad, linalg_more,
+               linalg_more_grad, linalg_solve, linalg_solve_grad, loss, ml, ml_linear,
+               ml_trees, ms_quantization, normalization, normalization_extra,
+               normalization_grad, optional, pool, pool_grad, preview_training,
+               quantization, queue, random, random_more, reduction, reduction_grad, rnn,
                rnn_grad, rnn_grad_kernels, shape, shape_grad, signal, special, special_grad,
-               state, state_scatter,
-               strings, strings_tf, tensor_extra, text, training, training_grad)
+               state, state_scatter, strings, strings_tf, tensor_extra, text, training,
+               training_grad)
 from .registry import (NUM_OUTPUTS, REQUIRED, AttrSpec, KernelContext, OpDef, Registry, TensorInfo,
                        VariableRef, define)
 
 _FAMILIES = (activation, attention, candidate_sampling, candidate_sampling_more, checkpoint,
-             control_flow, conv, ctc, dataflow, debugging,
-             deform_conv, elementwise, image, indexing, linalg, linalg_solve, loss, ml, ml_linear, ml_trees,
-             ms_quantization, normalization, normalization_extra, optional, pool, preview_training, quantization,
-             queue, random, reduction, rnn, rnn_grad_kernels, shape, signal, special,
-             state, state_scatter,
-             strings, strings_tf, tensor_extra, text, training)
+             control_flow, conv, ctc, dataflow, debugging, deform_conv, elementwise, image,
+             image_more, indexing, linalg, linalg_more, linalg_solve, loss, ml, ml_linear,
+             ml_trees, ms_quantization, normalization, normalization_extra, optional, pool,
+             preview_training, quantization, queue, random, random_more, reduction, rnn,
+             rnn_grad_kernels, shape, signal, special, state, state_scatter, strings,
+             strings_tf, tensor_extra, text, training)
 
 # Modules holding `GRADIENTS = {op_type: rule}` (default domain) or
 # `GRADIENTS = {(domain, op_type): rule}`.
 _GRADIENT_MODULES = (activation_grad, conv_grad, elementwise_grad, indexing_grad, linalg_grad,
-                     linalg_solve_grad, normalization_grad, pool_grad, reduction_grad, rnn_grad, shape_grad,
-                     special_grad, training_grad)
+                     linalg_more_grad, linalg_solve_grad, normalization_grad, pool_grad,
+                     reduction_grad, rnn_grad, shape_grad, special_grad, training_grad)
 
 REGISTRY = Registry()
 for _module in _FAMILIES:

@@ -290,17 +290,17 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=Fals
     back as they are. `preserve_aspect_ratio` fits the image inside size instead.
 
     Raises:
-        ValueError: an unknown method, AREA (not supported), a size that is not two
-            positive values.
+        ValueError: an unknown method, or a size that is not two positive values.
         ShapeError: images are not 3-D or 4-D.
         TypeError: a flag is not a bool.
     """
     modes = {ResizeMethod.BILINEAR: "linear", ResizeMethod.NEAREST_NEIGHBOR: "nearest",
              ResizeMethod.BICUBIC: "cubic"}
-    if method == ResizeMethod.AREA:
-        raise ValueError("resize_images: ResizeMethod.AREA is not supported (ONNX has no "
-                         "area resampling); use BILINEAR, or og.nn.avg_pool for whole "
-                         "factors")
+    if method == ResizeMethod.AREA and not isinstance(method, bool):
+        # a onegraph-domain op (ONNX has no area resampling): runs, does not export
+        from .image_more import resize_images_area
+
+        return resize_images_area(images, size, align_corners, preserve_aspect_ratio, name)
     if isinstance(method, bool) or method not in modes:
         raise ValueError(f"resize_images: unknown method {method!r}; use "
                          "og.image.ResizeMethod")
@@ -692,3 +692,5 @@ from .image_quality import *  # noqa: E402,F401,F403
 from .image_quality import __all__ as _quality_all  # noqa: E402
 
 __all__ = sorted(__all__ + _boxes_all + _color_all + _quality_all)
+# train/image_more.py (the PNG codec, NMS variants, resize_area, ...) adds its names here
+# when it is imported (train/public.py does), as it needs this module first

@@ -179,5 +179,9 @@ def make_random(og_namespace) -> types.ModuleType:
                "shuffle": random_shuffle, "multinomial": multinomial,
                "categorical": categorical,
                "set_random_seed": og_namespace["set_random_seed"]}
+    from . import api_random_more  # tf.random.gamma, poisson and the stateless family
+
+    entries.update(gamma=api_random_more.random_gamma, poisson=api_random_more.random_poisson)
+    entries.update({n: getattr(api_random_more, n) for n in api_random_more.STATELESS_NAMES})
     return _namespace("onegraph.random", "TF1's tf.random names over og's functions.",
                       entries)

@@ -20,10 +20,13 @@ from .api_linalg import *  # noqa: F401,F403 - TF1's matrix functions and og.lin
 from .api_linalg import __all__ as _api_linalg_all
 from .api_linalg_solve import *  # noqa: F401,F403 - inverse, solves, decompositions
 from .api_linalg_solve import __all__ as _api_linalg_solve_all
+from . import api_linalg_more  # noqa: F401 - og.linalg.lu, lu_solve, expm, sqrtm, ...
+from .api_random_more import random_gamma, random_poisson
 from .api_special import *  # noqa: F401,F403 - TF1's lgamma, digamma, igamma, betainc, ...
 from .api_special import __all__ as _api_special_all
 from .api_strings import *  # noqa: F401,F403 - TF1's string functions and og.strings
 from .api_strings import __all__ as _api_strings_all
+from . import image_more  # noqa: F401 - og.image's PNG codec, NMS variants, resize_area, ...
 from .api import tuple_ as tuple  # noqa: A004 - TF1's og.tuple
 from .api import bool_ as bool  # noqa: A004 - TF1's og.bool dtype
 from .control_flow import case, cond, foldl, map_fn, scan, while_loop
@@ -53,6 +56,7 @@ math = make_math(globals(), nn)       # TF1's tf.math names
 random = make_random(globals())       # TF1's tf.random names
 
 __all__ = sorted(set(_api_all) | set(_api_extra_all) | set(_api_math_all) | set(_debugging_all) | set(_state_all) | set(_api_compat_all) | set(_api_linalg_all) | set(_api_linalg_solve_all) | set(_api_special_all) | set(_api_strings_all) | {
+    "random_gamma", "random_poisson",
     "bool", "math", "random", "case", "clip_by_global_norm", "clip_by_norm", "global_norm", "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices", "IndexedSlicesValue", "InteractiveSession", "RandomShuffleQueue", "RegisterGradient", "Session", "custom_gradient",
     "get_default_session", "gradient_override_map", "gradients", "image", "layers", "losses", "metrics", "nn", "set_random_seed",
     "depth_to_space", "space_to_depth", "multinomial", "random_crop", "random_shuffle",

@@ -341,11 +341,34 @@ CASES = [
     ("BesselI1e", lambda a: _sp.bessel_i1e(a), [np.array([-2.0, 0.3, 9.0])]),
     ("Xlog1py", lambda x, y: _sp.xlog1py(x, y),
      [np.array([0.5, -1.2, 2.0]), np.array([0.3, 2.0, -0.4])]),
+    # the onegraph-domain LU, expm and tridiagonal solve (more in test_api_linalg_more.py)
+    ("Lu", lambda a: _more("api_linalg_more").lu(a)[0], [f64(4, 4)]),
+    ("MatrixExponential", lambda a: _more("api_linalg_more").expm(a), [f64(2, 3, 3)]),
+    ("MatrixSquareRoot", lambda a: _more("api_linalg_more").sqrtm(
+        og.matmul(a, a, transpose_b=True) + og.constant(np.eye(3))), [f64(2, 3, 3)]),
+    ("TridiagonalSolve", lambda d, r: _more("api_linalg_more").tridiagonal_solve(d, r),
+     [f64(3, 4) + np.array([[0.0], [3.0], [0.0]]), f64(4, 2)]),
+    # gamma draws: finite differences through the sampler are not the implicit gradient
+    # (a draw held at its CDF quantile), so these rows only place the ops; the rule is
+    # checked against differences of the inverse CDF in test_api_random_more.py
+    ("RandomGamma", lambda x: x * og.reduce_sum(
+        _more("api_random_more").random_gamma([3], 2.0, dtype=og.float64, seed=1)),
+     [f64(2)]),
+    ("StatelessRandomGamma", lambda x: x * og.reduce_sum(
+        _more("api_random_more").stateless_gamma([3], [1, 2], 2.0, dtype=og.float64)),
+     [f64(2)]),
     # the onegraph-domain CTC loss (more in test_nn_tf1_more.py): repeats, a shorter
     # logit_length, blank 0
     ("CTCLoss", lambda lg, lab, n_lab, n_lg: _ctc.ctc_loss_v2(lab, lg, n_lab, n_lg),
      [f64(5, 2, 4) * 2, np.array([[1, 1], [3, 0]]), np.array([2, 1]), np.array([5, 3])]),
 ]
+
+
+def _more(module: str):
+    """onegraph.train.<module>, imported once og's public names are loaded."""
+    import importlib
+
+    return importlib.import_module(f"onegraph.train.{module}")
 
 
 @pytest.mark.parametrize("name,build,inputs", CASES, ids=[c[0] for c in CASES])

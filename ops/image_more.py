@@ -1,0 +1,1005 @@
+"""Operators: TF's image codecs and box ops that ONNX lacks (onegraph domain).
+
+DecodePng / EncodePng are a PNG codec written with zlib and struct: every colour type
+and bit depth (1/2/4/8/16), the five row filters, palettes, tRNS transparency and
+Adam7 interlacing; the conversions to the requested channels and dtype follow what
+TF's libpng setup does (palette and tRNS expanded, RGB to grey by libpng's fixed-point
+0.299/0.587 weights, 16 to 8 bits by dropping the low byte, 8 to 16 bits by x 257).
+EncodePng writes what TF's libpng writer writes (adaptive filter per row by libpng's
+minimum-sum heuristic, Z_FILTERED, libpng's window for small images, IDAT chunks of
+8192 bytes), so for the same zlib its bytes are TF's. DecodeImage sniffs the format
+(PNG, BMP; JPEG and GIF are refused, naming the ImageDecoder op that decodes them with
+Pillow). ExtractJpegShape reads a JPEG's frame header, no decoder needed.
+
+Strings are onegraph's: Python str standing for bytes by UTF-8 with surrogateescape
+(see ops/strings_tf.py). A corrupt or truncated file is an ExecutionError naming what
+is wrong, never a zlib or struct error.
+
+ResizeArea, DrawBoundingBoxes, ExtractGlimpse, the NMS variants (soft-NMS with
+scores, padded, by overlaps, combined per class) and SampleDistortedBoundingBox follow
+TF's CPU kernels.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import numpy as np
+
+from ..errors import ExecutionError, OpAttributeError, ShapeError
+from .registry import NODE_KEY, KernelContext, TensorInfo, define
+
+_OBJ = np.dtype(object)
+
+
+def _as_bytes(value, op: str) -> bytes:
+    """The bytes of a scalar string tensor (str by surrogateescape, or bytes)."""
+    v = np.asarray(value, dtype=object)
+    if v.ndim != 0:
+        raise ShapeError(f"{op}: contents must be a scalar string, got shape {list(v.shape)}")
+    s = v.item()
+    if isinstance(s, bytes):
+        return s
+    if not isinstance(s, str):
+        raise ShapeError(f"{op}: contents must be a string, got {type(s).__name__}")
+    return s.encode("utf-8", "surrogateescape")
+
+
+def _as_string(data: bytes) -> np.ndarray:
+    out = np.empty((), dtype=_OBJ)
+    out[()] = data.decode("utf-8", "surrogateescape")
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# PNG decoding
+
+_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_DEPTHS = {0: (1, 2, 4, 8, 16), 2: (8, 16), 3: (1, 2, 4, 8), 4: (8, 16), 6: (8, 16)}
+_SAMPLES = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
+# Adam7 passes as (first row, first column, row step, column step)
+_ADAM7 = ((0, 0, 8, 8), (0, 4, 8, 8), (4, 0, 8, 4), (0, 2, 4, 4), (2, 0, 4, 2),
+          (0, 1, 2, 2), (1, 0, 2, 1))
+# libpng's png_set_rgb_to_gray(.., 0.299, 0.587) as 15-bit fixed point (truncated)
+_GRAY = np.asarray([29900 * 32768 // 100000, 58700 * 32768 // 100000], np.int64)
+_GRAY = np.append(_GRAY, 32768 - _GRAY.sum())
+_MAX_PIXELS = 1 << 29  # refuse headers that claim more (the bytes are not there anyway)
+
+
+def _png_chunks(data: bytes, op: str) -> list:
+    """[(type, payload)] of a PNG file, every length and CRC checked."""
+    if data[:8] != _SIGNATURE:
+        raise ExecutionError(f"{op}: not a PNG file (wrong signature "
+                             f"{data[:8]!r}, want {_SIGNATURE!r})")
+    chunks, pos = [], 8
+    while True:
+        if pos + 12 > len(data):
+            raise ExecutionError(f"{op}: PNG truncated at byte {pos} of {len(data)} "
+                                 f"(no IEND chunk)")
+        length, tag = struct.unpack(">I4s", data[pos:pos + 8])
+        if length > 0x7FFFFFFF or pos + 12 + length > len(data):
+            raise ExecutionError(f"{op}: PNG chunk {tag!r} at byte {pos} claims {length} "
+                                 f"bytes; the file is truncated ({len(data)} bytes)")
+        payload = data[pos + 8:pos + 8 + length]
+        crc, = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])
+        if zlib.crc32(tag + payload) & 0xFFFFFFFF != crc:
+            raise ExecutionError(f"{op}: PNG chunk {tag!r} at byte {pos} has a bad CRC "
+                                 "(the file is corrupt)")
+        chunks.append((tag, payload))
+        pos += 12 + length
+        if tag == b"IEND":
+            return chunks
+
+
+def _png_header(chunks, op: str) -> tuple:
+    if not chunks or chunks[0][0] != b"IHDR" or len(chunks[0][1]) != 13:
+        raise ExecutionError(f"{op}: PNG does not start with a 13-byte IHDR chunk")
+    w, h, depth, ctype, comp, filt, interlace = struct.unpack(">IIBBBBB", chunks[0][1])
+    if ctype not in _DEPTHS or depth not in _DEPTHS[ctype]:
+        raise ExecutionError(f"{op}: PNG colour type {ctype} with bit depth {depth} is "
+                             "not valid")
+    if comp != 0 or filt != 0 or interlace not in (0, 1):
+        raise ExecutionError(f"{op}: PNG compression {comp}, filter method {filt} or "
+                             f"interlace {interlace} is not valid")
+    if w == 0 or h == 0 or w > 0x7FFFFFFF or h > 0x7FFFFFFF or w * h > _MAX_PIXELS:
+        raise ExecutionError(f"{op}: PNG size {w} x {h} is not valid")
+    return w, h, depth, ctype, interlace
+
+
+def _passes(w: int, h: int, interlace: int) -> list:
+    """(first row, first column, row step, column step, rows, columns) of each
+    non-empty pass."""
+    grid = _ADAM7 if interlace else ((0, 0, 1, 1),)
+    out = []
+    for y0, x0, dy, dx in grid:
+        rows, cols = (h - y0 + dy - 1) // dy, (w - x0 + dx - 1) // dx
+        if rows > 0 and cols > 0:
+            out.append((y0, x0, dy, dx, rows, cols))
+    return out
+
+
+def _unfilter(raw: memoryview, rows: int, row_bytes: int, bpp: int, op: str) -> np.ndarray:
+    """The (rows, row_bytes) uint8 scanlines of one pass, its five filters undone."""
+    out = np.zeros((rows, row_bytes), np.uint8)
+    prev = np.zeros(row_bytes, np.int64)
+    for r in range(rows):
+        start = r * (row_bytes + 1)
+        ftype = raw[start]
+        line = np.frombuffer(raw[start + 1:start + 1 + row_bytes], np.uint8).astype(np.int64)
+        if ftype == 0:
+            cur = line
+        elif ftype == 1:  # Sub: a running sum within each of the bpp byte lanes
+            pad = (-row_bytes) % bpp
+            lanes = np.concatenate([line, np.zeros(pad, np.int64)]).reshape(-1, bpp)
+            cur = (np.cumsum(lanes, axis=0) & 255).reshape(-1)[:row_bytes]
+        elif ftype == 2:
+            cur = (line + prev) & 255
+        elif ftype in (3, 4):
+            cur = _unfilter_serial(line.tolist(), prev.tolist(), bpp, ftype)
+        else:
+            raise ExecutionError(f"{op}: PNG row {r} has unknown filter type {ftype}")
+        out[r] = cur
+        prev = cur
+    return out
+
+
+def _unfilter_serial(line: list, prev: list, bpp: int, ftype: int) -> np.ndarray:
+    """Average (3) or Paeth (4): each byte depends on the one bpp to its left."""
+    cur = list(line)
+    for i in range(len(cur)):
+        a = cur[i - bpp] if i >= bpp else 0
+        b = prev[i]
+        if ftype == 3:
+            cur[i] = (cur[i] + ((a + b) >> 1)) & 255
+        else:
+            c = prev[i - bpp] if i >= bpp else 0
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+            cur[i] = (cur[i] + pred) & 255
+    return np.asarray(cur, np.int64)
+
+
+def _samples(lines: np.ndarray, cols: int, per_pixel: int, depth: int) -> np.ndarray:
+    """(rows, cols, per_pixel) int64 samples of unfiltered scanlines."""
+    rows = lines.shape[0]
+    if depth == 16:
+        v = lines.reshape(rows, -1, 2).astype(np.int64)
+        v = v[..., 0] * 256 + v[..., 1]
+    elif depth == 8:
+        v = lines.astype(np.int64)
+    else:
+        bits = np.unpackbits(lines, axis=1).reshape(rows, -1, depth)
+        v = (bits.astype(np.int64) << np.arange(depth - 1, -1, -1)).sum(axis=2)
+    return v[:, :cols * per_pixel].reshape(rows, cols, per_pixel)
+
+
+def _png_pixels(data: bytes, op: str) -> tuple:
+    """(samples (h, w, k) int64 as stored, colour type, bit depth, palette, tRNS)."""
+    chunks = _png_chunks(data, op)
+    w, h, depth, ctype, interlace = _png_header(chunks, op)
+    palette = trns = None
+    idat = []
+    for tag, payload in chunks[1:]:
+        if tag == b"PLTE":
+            if len(payload) % 3 or not 0 < len(payload) <= 768:
+                raise ExecutionError(f"{op}: PNG PLTE chunk of {len(payload)} bytes is "
+                                     "not valid")
+            palette = np.frombuffer(payload, np.uint8).reshape(-1, 3).astype(np.int64)
+        elif tag == b"tRNS":
+            trns = payload
+            want = {0: 2, 2: 6}.get(ctype)
+            if ctype in (4, 6) or (want is not None and len(payload) != want):
+                trns = None  # libpng ignores an invalid tRNS (a benign error)
+        elif tag == b"IDAT":
+            idat.append(payload)
+        elif tag != b"IEND" and not tag[0] & 0x20 and tag != b"IHDR":
+            raise ExecutionError(f"{op}: PNG has an unknown critical chunk {tag!r}")
+    if ctype == 3 and palette is not None and trns is not None and len(trns) > len(palette):
+        trns = None  # more entries than the palette: invalid, ignored as libpng does
+    if ctype == 3 and palette is None:
+        raise ExecutionError(f"{op}: palette PNG without a PLTE chunk")
+    if not idat:
+        raise ExecutionError(f"{op}: PNG has no IDAT chunk")
+    per_pixel = _SAMPLES[ctype]
+    bpp = max(1, per_pixel * depth // 8)
+    passes = _passes(w, h, interlace)
+    sizes = [(rows, (cols * per_pixel * depth + 7) // 8) for *_, rows, cols in passes]
+    expected = sum(rows * (rb + 1) for rows, rb in sizes)
+    inflater = zlib.decompressobj()
+    try:
+        raw = inflater.decompress(b"".join(idat), expected)
+    except zlib.error as e:
+        raise ExecutionError(f"{op}: PNG image data is corrupt (zlib: {e})") from None
+    if len(raw) < expected:
+        raise ExecutionError(f"{op}: PNG image data is truncated: {len(raw)} of "
+                             f"{expected} bytes" + ("" if inflater.eof else
+                                                    " (the zlib stream is cut short)"))
+    image = np.zeros((h, w, per_pixel), np.int64)
+    view, pos = memoryview(raw), 0
+    for (y0, x0, dy, dx, rows, cols), (_, rb) in zip(passes, sizes):
+        lines = _unfilter(view[pos:pos + rows * (rb + 1)], rows, rb, bpp, op)
+        pos += rows * (rb + 1)
+        image[y0::dy, x0::dx] = _samples(lines, cols, per_pixel, depth)
+    if ctype == 3 and image.max() >= len(palette):
+        raise ExecutionError(f"{op}: PNG palette index {int(image.max())} is beyond its "
+                             f"{len(palette)} entries")
+    return image, ctype, depth, palette, trns
+
+
+def _png_decode(data: bytes, channels: int, bits16: bool, op: str) -> np.ndarray:
+    """TF's DecodePng of PNG bytes: (h, w, channels) uint8 or uint16."""
+    if channels not in (0, 1, 3, 4):
+        raise OpAttributeError(f"{op}: channels must be 0, 1, 3 or 4, got {channels}")
+    image, ctype, depth, palette, trns = _png_pixels(data, op)
+    # TF asks libpng for an opaque alpha of (1 << bit depth) - 1 in the file's depth,
+    # which for 1/2/4-bit files stays that small after expansion to 8 bits
+    filler = (1 << depth) - 1 if depth < 8 else 255
+    alpha = None
+    if ctype == 3:  # palette to RGB(A); tRNS entries beyond its length are opaque
+        idx = image[..., 0]
+        rgb = palette[idx]
+        if trns is not None:
+            table = np.full(len(palette), 255, np.int64)
+            table[:min(len(trns), len(palette))] = list(trns[:len(palette)])
+            alpha = table[idx]
+        native = 4 if trns is not None else 3
+        color, depth = rgb, 8
+    else:
+        native = _SAMPLES[ctype]
+        has_alpha = ctype in (4, 6)
+        color = image[..., :-1] if has_alpha else image
+        if has_alpha:
+            alpha = image[..., -1]
+        elif trns is not None and len(trns) >= 2 * color.shape[-1]:
+            key = np.asarray(struct.unpack(f">{color.shape[-1]}H",
+                                           trns[:2 * color.shape[-1]]), np.int64)
+            alpha = np.where((color == key).all(axis=-1), 0, (1 << depth) - 1)
+        if depth < 8:  # libpng expands grey bits by replicating them
+            scale = 255 // ((1 << depth) - 1)
+            color = color * scale
+            if alpha is not None:
+                alpha = np.where(alpha > 0, 255, 0)
+            depth = 8
+    want = channels or native
+    if want < 3 and color.shape[-1] == 3:  # libpng's rgb_to_gray, in the file's depth
+        same = (color[..., 0] == color[..., 1]) & (color[..., 0] == color[..., 2])
+        rounding = 16384 if depth == 16 else 0
+        gray = (color @ _GRAY + rounding) >> 15
+        color = np.where(same, color[..., 0], gray)[..., None]
+    if depth == 16 and not bits16:
+        color, alpha = color >> 8, None if alpha is None else alpha >> 8
+    elif depth == 8 and bits16:
+        color, alpha = color * 257, None if alpha is None else alpha * 257
+    if want >= 3 and color.shape[-1] == 1:
+        color = np.repeat(color, 3, axis=-1)
+    if want in (2, 4):
+        if alpha is None:
+            alpha = np.full(color.shape[:2], filler * 257 if bits16 else filler, np.int64)
+        color = np.concatenate([color, alpha[..., None]], axis=-1)
+    return color.astype(np.uint16 if bits16 else np.uint8)
+
+
+def _decode_png_kernel(inputs, attrs, ctx):
+    """DecodePng: (h, w, channels) of the PNG in a scalar string."""
+    dtype = attrs["dtype"]
+    if dtype not in ("uint8", "uint16"):
+        raise OpAttributeError(f"DecodePng: dtype must be uint8 or uint16, got {dtype!r}")
+    data = _as_bytes(inputs[0], "DecodePng")
+    return (_png_decode(data, int(attrs["channels"]), dtype == "uint16", "DecodePng"),)
+
+
+def _decode_png_infer(attrs, inputs):
+    c = int(attrs["channels"])
+    return [TensorInfo(np.dtype(attrs["dtype"]), (None, None, c or None))]
+
+
+# ---------------------------------------------------------------------------------------
+# PNG encoding
+
+_IDAT_SIZE = 8192  # libpng's zbuf size: one IDAT chunk per full output buffer
+
+
+def _chunk(tag: bytes, payload: bytes) -> bytes:
+    return (struct.pack(">I", len(payload)) + tag + payload
+            + struct.pack(">I", zlib.crc32(tag + payload) & 0xFFFFFFFF))
+
+
+def _filter_rows(lines: np.ndarray, bpp: int, filters: tuple) -> bytes:
+    """Filtered scanlines, each row's filter chosen as libpng does: the smallest sum of
+    |byte as signed|, ties to the earlier of None, Sub, Up, Average, Paeth."""
+    rows, n = lines.shape
+    x = lines.astype(np.int64)
+    up = np.vstack([np.zeros((1, n), np.int64), x[:-1]])
+    left = np.hstack([np.zeros((rows, bpp), np.int64), x[:, :-bpp]])[:, :n]
+    ul = np.hstack([np.zeros((rows, bpp), np.int64), up[:, :-bpp]])[:, :n]
+    p = left + up - ul
+    pa, pb, pc = np.abs(p - left), np.abs(p - up), np.abs(p - ul)
+    paeth = np.where((pa <= pb) & (pa <= pc), left, np.where(pb <= pc, up, ul))
+    candidates = {0: x, 1: x - left, 2: x - up, 3: x - ((left + up) >> 1), 4: x - paeth}
+    options = [(f, candidates[f] & 255) for f in filters]
+    out = bytearray()
+    if len(options) == 1:
+        f, v = options[0]
+        for r in range(rows):
+            out.append(f)
+            out += v[r].astype(np.uint8).tobytes()
+        return bytes(out)
+    costs = np.stack([np.where(v < 128, v, 256 - v).sum(axis=1) for _, v in options])
+    best = np.argmin(costs, axis=0)  # the first of equal minima
+    for r in range(rows):
+        f, v = options[best[r]]
+        out.append(f)
+        out += v[r].astype(np.uint8).tobytes()
+    return bytes(out)
+
+
+def _png_encode(image: np.ndarray, level: int, op: str) -> bytes:
+    if image.ndim != 3 or image.shape[2] not in (1, 2, 3, 4):
+        raise ShapeError(f"{op}: image must be [height, width, channels] with 1 to 4 "
+                         f"channels, got shape {list(image.shape)}")
+    if image.dtype not in (np.uint8, np.uint16):
+        raise ShapeError(f"{op}: image must be uint8 or uint16, got {image.dtype}")
+    if not -1 <= level <= 9:
+        raise OpAttributeError(f"{op}: compression must be in [-1, 9], got {level}")
+    h, w, c = image.shape
+    if h == 0 or w == 0 or h >= 1 << 31 or w >= 1 << 31:
+        raise ShapeError(f"{op}: image of {h} x {w} cannot be a PNG")
+    depth = 16 if image.dtype == np.uint16 else 8
+    ctype = {1: 0, 2: 4, 3: 2, 4: 6}[c]
+    lines = image.astype(">u2").view(np.uint8) if depth == 16 else image
+    lines = np.ascontiguousarray(lines).reshape(h, -1)
+    filters = [0, 1, 2, 3, 4]  # libpng drops those a one-row or one-column image cannot use
+    if h == 1:
+        filters = [f for f in filters if f not in (2, 3, 4)]
+    if w == 1:
+        filters = [f for f in filters if f not in (1, 3, 4)]
+    raw = _filter_rows(lines, c * depth // 8, tuple(filters))
+    # libpng's deflate setup: Z_FILTERED when rows are filtered, and for images under
+    # 16 KiB the smallest window that holds them (zlib's minimum 9 bits for 8)
+    size = len(raw)
+    bits = 15
+    if size <= 16384:
+        half = 1 << 14
+        while size + 262 <= half:
+            half >>= 1
+            bits -= 1
+    bits = max(bits, 9)
+    strategy = zlib.Z_FILTERED if filters != [0] else zlib.Z_DEFAULT_STRATEGY
+    comp = zlib.compressobj(level, zlib.DEFLATED, bits, 8, strategy)
+    row_len = lines.shape[1] + 1
+    stream = b"".join(comp.compress(raw[k:k + row_len]) for k in range(0, size, row_len))
+    stream = bytearray(stream + comp.flush())
+    _optimize_cmf(stream, size)
+    out = [_SIGNATURE, _chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, depth, ctype, 0, 0, 0))]
+    out += [_chunk(b"IDAT", bytes(stream[k:k + _IDAT_SIZE]))
+            for k in range(0, len(stream), _IDAT_SIZE)]
+    out.append(_chunk(b"IEND", b""))
+    return b"".join(out)
+
+
+def _optimize_cmf(stream: bytearray, size: int) -> None:
+    """libpng's optimize_cmf: for data under 16 KiB, the zlib header claims the
+    smallest window that holds `size` bytes (a header-only change: FCHECK redone)."""
+    cmf = stream[0]
+    if size > 16384 or (cmf & 0x0F) != 8 or (cmf & 0xF0) > 0x70:
+        return
+    cinfo = cmf >> 4
+    half = 1 << (cinfo + 7)
+    if size > half:
+        return
+    while True:
+        half >>= 1
+        cinfo -= 1
+        if not (cinfo > 0 and size <= half):
+            break
+    cmf = (cmf & 0x0F) | (cinfo << 4)
+    flg = stream[1] & 0xE0
+    flg += 0x1F - ((cmf << 8) + flg) % 0x1F
+    stream[0], stream[1] = cmf, flg
+
+
+def _encode_png_kernel(inputs, attrs, ctx):
+    """EncodePng: the PNG bytes (a scalar string) of a uint8/uint16 [h, w, c] image."""
+    image = np.asarray(inputs[0])
+    return (_as_string(_png_encode(image, int(attrs["compression"]), "EncodePng")),)
+
+
+def _string_infer(attrs, inputs):
+    return [TensorInfo(_OBJ, ())]
+
+
+# ---------------------------------------------------------------------------------------
+# DecodeImage (PNG, BMP), ExtractJpegShape
+
+
+def _bmp_decode(data: bytes, channels: int, op: str) -> np.ndarray:
+    """TF's DecodeBmp: uncompressed 24/32-bit BMPs (bottom-up or top-down), BGR(A) to
+    RGB(A); channels 0 keeps the file's 3 or 4."""
+    if len(data) < 54:
+        raise ExecutionError(f"{op}: BMP truncated: {len(data)} bytes, the headers need 54")
+    offset, = struct.unpack("<I", data[10:14])
+    width, height, planes, bits, compression = struct.unpack("<iiHHI", data[18:34])
+    if bits not in (24, 32) or compression not in (0, 3):
+        raise ExecutionError(f"{op}: BMP with {bits} bits per pixel and compression "
+                             f"{compression} is not supported (24 or 32 bits, uncompressed)")
+    if width <= 0 or height == 0 or abs(height) * width > _MAX_PIXELS:
+        raise ExecutionError(f"{op}: BMP size {width} x {height} is not valid")
+    native = bits // 8
+    row = (native * width + 3) // 4 * 4
+    rows = abs(height)
+    need = row * (rows - 1) + native * width  # the last row's padding may be cut off
+    if offset + need > len(data):
+        raise ExecutionError(f"{op}: BMP pixel data truncated: needs {need} bytes from "
+                             f"byte {offset}, the file has {len(data)}")
+    body = data[offset:offset + row * rows].ljust(row * rows, b"\0")
+    px = np.frombuffer(body, np.uint8).reshape(rows, row)
+    px = px[:, :native * width].reshape(rows, width, native)
+    if height > 0:
+        px = px[::-1]
+    out = px[..., [2, 1, 0, 3][:native]]
+    want = channels or native
+    if want not in (0, 1, 3, 4) or want == 1:
+        raise OpAttributeError(f"{op}: a BMP decodes to 3 or 4 channels, asked {channels}")
+    if want == 3:
+        out = out[..., :3]
+    elif want == 4 and native == 3:
+        out = np.concatenate([out, np.full(out.shape[:2] + (1,), 255, np.uint8)], -1)
+    return np.ascontiguousarray(out)
+
+
+def _image_format(data: bytes) -> str:
+    if data[:8] == _SIGNATURE:
+        return "png"
+    if data[:3] == b"\xff\xd8\xff":
+        return "jpeg"
+    if data[:3] == b"GIF":
+        return "gif"
+    if data[:2] == b"BM":
+        return "bmp"
+    return "unknown"
+
+
+def _decode_image_kernel(inputs, attrs, ctx):
+    """DecodeImage: PNG (any) or BMP bytes to (h, w, c) of dtype uint8/uint16."""
+    data = _as_bytes(inputs[0], "DecodeImage")
+    dtype, channels = attrs["dtype"], int(attrs["channels"])
+    kind = _image_format(data)
+    if kind == "png":
+        return (_png_decode(data, channels, dtype == "uint16", "DecodeImage"),)
+    if kind == "bmp":
+        out = _bmp_decode(data, channels, "DecodeImage")
+        return (out.astype(np.uint16) * 257 if dtype == "uint16" else out,)
+    if kind in ("jpeg", "gif"):
+        raise ExecutionError(
+            f"DecodeImage: the bytes are a {kind.upper()} image; onegraph decodes PNG and "
+            "BMP itself, but has no JPEG or GIF decoder: use the ImageDecoder op (Pillow, "
+            "pip install 'onegraph[image]')")
+    raise ExecutionError(f"DecodeImage: unknown image format: the first 4 bytes are "
+                         f"{data[:4]!r} (neither PNG, JPEG, GIF nor BMP)")
+
+
+def _decode_image_infer(attrs, inputs):
+    c = int(attrs["channels"])
+    return [TensorInfo(np.dtype(attrs["dtype"]), (None, None, c or None))]
+
+
+def _jpeg_shape_kernel(inputs, attrs, ctx):
+    """ExtractJpegShape: [height, width, components] from a JPEG's SOF marker."""
+    data = _as_bytes(inputs[0], "ExtractJpegShape")
+    if data[:2] != b"\xff\xd8":
+        raise ExecutionError("ExtractJpegShape: not a JPEG file (no SOI marker)")
+    pos = 2
+    while pos + 4 <= len(data):
+        if data[pos] != 0xFF:
+            raise ExecutionError(f"ExtractJpegShape: corrupt JPEG: no marker at byte {pos}")
+        marker = data[pos + 1]
+        if marker == 0xFF:
+            pos += 1
+            continue
+        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
+            pos += 2
+            continue
+        length, = struct.unpack(">H", data[pos + 2:pos + 4])
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            if pos + 10 > len(data):
+                break
+            h, w = struct.unpack(">HH", data[pos + 5:pos + 9])
+            return (np.asarray([h, w, data[pos + 9]], np.dtype(attrs["output_type"])),)
+        if marker in (0xD9, 0xDA) or length < 2:
+            break
+        pos += 2 + length
+    raise ExecutionError("ExtractJpegShape: JPEG truncated or without a frame header "
+                         "(SOF marker)")
+
+
+def _jpeg_shape_infer(attrs, inputs):
+    return [TensorInfo(np.dtype(attrs["output_type"]), (3,))]
+
+
+def _is_jpeg_kernel(inputs, attrs, ctx):
+    """IsJpeg: whether a scalar string starts with the JPEG SOI marker (TF's test)."""
+    data = _as_bytes(inputs[0], "IsJpeg")
+    return (np.asarray(data[:3] == b"\xff\xd8\xff"),)
+
+
+def _bool_infer(attrs, inputs):
+    return [TensorInfo(np.dtype(bool), ())]
+
+
+# ---------------------------------------------------------------------------------------
+# ResizeArea
+
+
+def _area_weights(n_in: int, n_out: int, align: bool) -> np.ndarray:
+    """(n_out, n_in) float64 weights of TF's area kernel on one axis: the overlap of
+    output cell [i s, (i + 1) s) with each input pixel (the last pixel repeated past
+    the edge), s = n_in / n_out in float32 (with align_corners (n_in - 1) / (n_out -
+    1))."""
+    f = np.float32
+    scale = f(n_in - 1) / f(n_out - 1) if align and n_out > 1 else f(n_in) / f(n_out)
+    weights = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        lo, hi = f(i) * scale, f(i + 1) * scale
+        for k in range(int(np.floor(lo)), int(np.ceil(hi))):
+            if k < lo:
+                w = scale if k + 1 > hi else f(k + 1) - lo
+            else:
+                w = hi - f(k) if k + 1 > hi else f(1.0)
+            weights[i, min(k, n_in - 1)] += float(w)
+    return weights, float(scale)
+
+
+def _resize_area_kernel(inputs, attrs, ctx):
+    """ResizeArea: NHWC images to size [h, w] by TF's area averaging (float32)."""
+    x = np.asarray(inputs[0])
+    size = [int(v) for v in np.asarray(inputs[1]).reshape(-1)]
+    if x.ndim != 4 or len(size) != 2:
+        raise ShapeError(f"ResizeArea: images {list(x.shape)} must be 4-D and size hold 2 "
+                         f"values, got {size}")
+    if min(size) <= 0 or 0 in x.shape[1:3]:
+        raise ExecutionError(f"ResizeArea: sizes must be positive, got input "
+                             f"{list(x.shape[1:3])} and output {size}")
+    align = bool(attrs["align_corners"])
+    wy, sy = _area_weights(x.shape[1], size[0], align)
+    wx, sx = _area_weights(x.shape[2], size[1], align)
+    y = np.einsum("ih,nhwc,jw->nijc", wy, x.astype(np.float64), wx)
+    return ((y * float(np.float32(1.0) / (np.float32(sy) * np.float32(sx)))).astype(np.float32),)
+
+
+def _resize_area_infer(attrs, inputs):
+    x, size = inputs
+    dims = (None, None)
+    if size.value is not None:
+        dims = tuple(int(v) for v in np.asarray(size.value).reshape(-1))
+    n = x.shape[0] if x.shape is not None else None
+    c = x.shape[3] if x.shape is not None else None
+    return [TensorInfo(np.dtype(np.float32), (n,) + dims + (c,))]
+
+
+# ---------------------------------------------------------------------------------------
+# DrawBoundingBoxes
+
+_BOX_COLORS = np.asarray([[1, 1, 0, 1], [0, 0, 1, 1], [1, 0, 0, 1], [0, 1, 0, 1],
+                          [0.5, 0, 0.5, 1], [0.5, 0.5, 0, 1], [0.5, 0, 0, 1], [0, 0, 0.5, 1],
+                          [0, 1, 1, 1], [1, 0, 1, 1]], np.float32)
+
+
+def _draw_boxes_kernel(inputs, attrs, ctx):
+    """DrawBoundingBoxes(V2): each box's outline (1 pixel) in its colour, as TF's
+    kernel: corners scaled by size - 1 and truncated, lines outside the image
+    skipped, colours cycling through the table (TF's default one without colors)."""
+    images = np.array(inputs[0], copy=True)
+    boxes = np.asarray(inputs[1], np.float32)
+    colors = inputs[2] if len(inputs) > 2 and inputs[2] is not None else None
+    if images.ndim != 4 or boxes.ndim != 3 or boxes.shape[2] != 4 \
+            or boxes.shape[0] != images.shape[0]:
+        raise ShapeError(f"DrawBoundingBoxes: images {list(images.shape)} and boxes "
+                         f"{list(boxes.shape)} do not fit ([b, h, w, d] and [b, n, 4])")
+    n, h, w, d = images.shape
+    table = _BOX_COLORS.copy() if colors is None or np.asarray(colors).size == 0 \
+        else np.asarray(colors, np.float32)
+    if table.ndim != 2 or table.shape[1] < d:
+        raise ShapeError(f"DrawBoundingBoxes: colors {list(table.shape)} must be [k, >= "
+                         f"{d}] for images of depth {d}")
+    if d == 1:
+        table[:, 0] = 1
+    for b in range(n):
+        for k in range(boxes.shape[1]):
+            color = table[k % len(table), :d].astype(images.dtype)
+            y0 = int(boxes[b, k, 0] * np.float32(h - 1))
+            x0 = int(boxes[b, k, 1] * np.float32(w - 1))
+            y1 = int(boxes[b, k, 2] * np.float32(h - 1))
+            x1 = int(boxes[b, k, 3] * np.float32(w - 1))
+            if y0 > y1 or x0 > x1 or y0 >= h or y1 < 0 or x0 >= w or x1 < 0:
+                continue
+            cy0, cy1, cx0, cx1 = max(y0, 0), min(y1, h - 1), max(x0, 0), min(x1, w - 1)
+            if y0 >= 0:
+                images[b, y0, cx0:cx1 + 1] = color
+            if y1 < h:
+                images[b, y1, cx0:cx1 + 1] = color
+            if x0 >= 0:
+                images[b, cy0:cy1 + 1, x0] = color
+            if x1 < w:
+                images[b, cy0:cy1 + 1, x1] = color
+    return (images,)
+
+
+def _same_infer(attrs, inputs):
+    return [TensorInfo(inputs[0].dtype, inputs[0].shape)]
+
+
+# ---------------------------------------------------------------------------------------
+# Non-maximum suppression variants (TF's NonMaxSuppressionV5 and WithOverlaps)
+
+
+def _iou_matrix(boxes: np.ndarray) -> np.ndarray:
+    """TF's IOU in float32 for every pair: 0 where either box is empty."""
+    b = boxes.astype(np.float32)
+    y1, x1 = np.minimum(b[:, 0], b[:, 2]), np.minimum(b[:, 1], b[:, 3])
+    y2, x2 = np.maximum(b[:, 0], b[:, 2]), np.maximum(b[:, 1], b[:, 3])
+    area = (y2 - y1) * (x2 - x1)
+    iy = np.maximum(np.minimum(y2[:, None], y2) - np.maximum(y1[:, None], y1), np.float32(0))
+    ix = np.maximum(np.minimum(x2[:, None], x2) - np.maximum(x1[:, None], x1), np.float32(0))
+    inter = iy * ix
+    with np.errstate(invalid="ignore", divide="ignore"):
+        iou = inter / (area[:, None] + area - inter)
+    return np.where((area[:, None] <= 0) | (area <= 0), np.float32(0), iou).astype(np.float32)
+
+
+def _soft_nms(similarity, scores, limit, threshold, score_t, sigma):
+    """TF's DoNonMaxSuppressionOp: (indices, scores) by a priority queue on score
+    (ties to the lower index). Without sigma a candidate overlapping a selected box by
+    more than the threshold is dropped; with sigma > 0 nothing is dropped outright, its
+    score decays by exp(-iou^2 / (2 sigma)) per selected box and it is queued again
+    while above score_t (each selected box weighs on it once)."""
+    import heapq
+
+    f = np.float32
+    soft = sigma > 0
+    scale = f(-0.5) / f(sigma) if soft else f(0)
+    heap = [(-f(s), i, 0) for i, s in enumerate(scores) if f(s) > score_t]
+    heapq.heapify(heap)
+    selected, picked_scores = [], []
+    while len(selected) < limit and heap:
+        neg, i, begin = heapq.heappop(heap)
+        score = original = f(-neg)
+        hard = False
+        for j in range(len(selected) - 1, begin - 1, -1):
+            sim = f(similarity(i, selected[j]))
+            weight = np.exp(scale * sim * sim, dtype=np.float32)
+            score = f(score * (weight if soft or sim <= threshold else f(0)))
+            if not soft and sim > threshold:
+                hard = True
+                break
+            if score <= score_t:
+                break
+        if hard:
+            continue
+        if score == original:
+            selected.append(i)
+            picked_scores.append(score)
+        elif score > score_t:
+            heapq.heappush(heap, (-score, i, len(selected)))
+    return selected, picked_scores
+
+
+def _combined_nms_kernel(inputs, attrs, ctx):
+    """CombinedNonMaxSuppression: greedy NMS per (image, class), then each image's
+    best max_total_size detections over all classes (TF's kernel)."""
+    boxes, scores = np.asarray(inputs[0], np.float32), np.asarray(inputs[1], np.float32)
+    per_class = int(np.asarray(inputs[2]).reshape(-1)[0])
+    total = int(np.asarray(inputs[3]).reshape(-1)[0])
+    iou_t = np.float32(np.asarray(inputs[4]).reshape(-1)[0])
+    score_t = np.float32(np.asarray(inputs[5]).reshape(-1)[0])
+    if boxes.ndim != 4 or boxes.shape[3] != 4 or scores.ndim != 3 \
+            or scores.shape[:2] != boxes.shape[:2] or boxes.shape[2] not in (1, scores.shape[2]):
+        raise ShapeError(f"CombinedNonMaxSuppression: boxes {list(boxes.shape)} and scores "
+                         f"{list(scores.shape)} do not fit ([b, n, q, 4], [b, n, classes])")
+    if per_class <= 0 or total <= 0 or not 0 <= iou_t <= 1:
+        raise ExecutionError("CombinedNonMaxSuppression: max_output_size_per_class and "
+                             "max_total_size must be > 0, iou_threshold in [0, 1]")
+    batch, n, q, _ = boxes.shape
+    classes = scores.shape[2]
+    size_per_class = min(per_class, n)
+    pad_per_class, clip = bool(attrs["pad_per_class"]), bool(attrs["clip_boxes"])
+    per_batch = min(total, per_class * classes) if pad_per_class else total
+    out_boxes = np.zeros((batch, per_batch, 4), np.float32)
+    out_scores = np.zeros((batch, per_batch), np.float32)
+    out_classes = np.zeros((batch, per_batch), np.float32)
+    valid = np.zeros(batch, np.int32)
+    for b in range(batch):
+        found = []
+        for c in range(classes):
+            cls_boxes = boxes[b, :, c if q > 1 else 0]
+            iou = _iou_matrix(cls_boxes)
+            picked, kept = _soft_nms(lambda a, k: iou[a, k], scores[b, :, c],
+                                     size_per_class, iou_t, score_t, 0.0)
+            found += [(s, k, c, cls_boxes[i]) for k, (i, s) in enumerate(zip(picked, kept))]
+        found.sort(key=lambda t: -t[0])  # stable: ties keep class, then rank, order
+        count = min(len(found), total if not pad_per_class else per_class * classes)
+        valid[b] = count
+        for k, (s, _, c, box) in enumerate(found[:count]):
+            out_boxes[b, k] = np.clip(box, 0, 1) if clip else box
+            out_scores[b, k], out_classes[b, k] = s, c
+    return out_boxes, out_scores, out_classes, valid
+
+
+def _combined_infer(attrs, inputs):
+    f = np.dtype(np.float32)
+    return [TensorInfo(f, None), TensorInfo(f, None), TensorInfo(f, None),
+            TensorInfo(np.dtype(np.int32), None)]
+
+
+def _nms_v5_kernel(inputs, attrs, ctx):
+    """NonMaxSuppressionV5: (selected_indices int32, selected_scores, valid_outputs)."""
+    boxes, scores = np.asarray(inputs[0]), np.asarray(inputs[1])
+    limit = int(np.asarray(inputs[2]).reshape(-1)[0])
+    iou_t = np.float32(np.asarray(inputs[3]).reshape(-1)[0])
+    score_t = np.float32(np.asarray(inputs[4]).reshape(-1)[0])
+    sigma = float(np.asarray(inputs[5]).reshape(-1)[0])
+    if boxes.ndim != 2 or boxes.shape[1] != 4 or scores.shape != boxes.shape[:1]:
+        raise ShapeError(f"NonMaxSuppressionV5: boxes {list(boxes.shape)} and scores "
+                         f"{list(scores.shape)} do not fit")
+    if limit < 0 or not 0 <= iou_t <= 1 or sigma < 0:
+        raise ExecutionError(f"NonMaxSuppressionV5: max_output_size {limit} must be >= 0, "
+                             f"iou_threshold {iou_t} in [0, 1], soft_nms_sigma {sigma} >= 0")
+    iou = _iou_matrix(boxes)
+    picked, kept = _soft_nms(lambda a, b: iou[a, b], scores.astype(np.float32), limit,
+                             iou_t, score_t, sigma)
+    valid = len(picked)
+    if attrs["pad_to_max_output_size"]:
+        picked = picked + [0] * (limit - valid)
+        kept = kept + [0.0] * (limit - valid)
+    return (np.asarray(picked, np.int32), np.asarray(kept, scores.dtype),
+            np.asarray(valid, np.int32))
+
+
+def _nms_v5_infer(attrs, inputs):
+    return [TensorInfo(np.dtype(np.int32), (None,)), TensorInfo(inputs[1].dtype, (None,)),
+            TensorInfo(np.dtype(np.int32), ())]
+
+
+def _nms_overlaps_kernel(inputs, attrs, ctx):
+    """NonMaxSuppressionWithOverlaps: greedy NMS on a given overlap matrix (a candidate
+    is dropped when its overlap with a selected box exceeds overlap_threshold)."""
+    overlaps, scores = np.asarray(inputs[0], np.float32), np.asarray(inputs[1], np.float32)
+    limit = int(np.asarray(inputs[2]).reshape(-1)[0])
+    threshold = np.float32(np.asarray(inputs[3]).reshape(-1)[0])
+    score_t = np.float32(np.asarray(inputs[4]).reshape(-1)[0])
+    n = scores.shape[0] if scores.ndim == 1 else -1
+    if overlaps.shape != (n, n):
+        raise ShapeError(f"NonMaxSuppressionWithOverlaps: overlaps {list(overlaps.shape)} "
+                         f"must be [n, n] for scores {list(scores.shape)}")
+    if limit < 0:
+        raise ExecutionError(f"NonMaxSuppressionWithOverlaps: max_output_size must be >= "
+                             f"0, got {limit}")
+    picked, _ = _soft_nms(lambda a, b: overlaps[a, b], scores, limit, threshold, score_t,
+                          0.0)
+    return (np.asarray(picked, np.int32),)
+
+
+def _indices_infer(attrs, inputs):
+    return [TensorInfo(np.dtype(np.int32), (None,))]
+
+
+# ---------------------------------------------------------------------------------------
+# SampleDistortedBoundingBox
+
+
+def _rng(attrs, ctx) -> np.random.Generator:
+    """The node's generator: seeded by the `seed` attribute (a stream that advances
+    from run to run and starts over in a new session, kept in the executor's state as
+    ops/random.py does), else the executor's."""
+    seed = attrs.get("seed")
+    if seed is None:
+        return (ctx if ctx is not None else KernelContext()).rng
+    bits = int(np.frombuffer(np.float64(seed).tobytes(), dtype=np.uint64)[0])
+    node = attrs.get(NODE_KEY)
+    state = getattr(ctx, "state", None) if node is not None else None
+    if state is None:
+        return np.random.default_rng(bits)
+    return state.setdefault(("random stream", node), np.random.default_rng(bits))
+
+
+def _random_crop_rect(rng, width, height, min_area, max_area, ratio):
+    """TF's GenerateRandomCrop: (x, y, w, h) of a crop of aspect `ratio` (w / h) and
+    area within [min_area, max_area] (fractions of the image), or None."""
+    f = np.float32
+    lo, hi = f(min_area) * f(width) * f(height), f(max_area) * f(width) * f(height)
+    h = int(np.rint(np.sqrt(lo / f(ratio))))
+    max_h = int(np.rint(np.sqrt(hi / f(ratio))))
+    if int(np.rint(max_h * f(ratio))) > width:
+        max_h = int((width + 0.5 - 1e-7) / ratio)
+    max_h = min(max_h, height)
+    h = min(h, max_h)
+    if h < max_h:
+        h += int(rng.integers(0, max_h - h + 1))
+    w = int(np.rint(h * f(ratio)))
+    area = f(w * h)
+    if area < lo:
+        h += 1
+        w = int(np.rint(h * f(ratio)))
+        area = f(w * h)
+    if area > hi:
+        h -= 1
+        w = int(np.rint(h * f(ratio)))
+        area = f(w * h)
+    if area < lo or area > hi or w > width or h > height or w <= 0 or h <= 0:
+        return None
+    y = int(rng.integers(0, height - h)) if h < height else 0
+    x = int(rng.integers(0, width - w)) if w < width else 0
+    return x, y, w, h
+
+
+def _sample_box_kernel(inputs, attrs, ctx):
+    """SampleDistortedBoundingBoxV2: (begin, size, bboxes) of a random crop of aspect
+    and area in range covering at least min_object_covered of some box (the whole
+    image when max_attempts draws find none), as TF's kernel."""
+    size = np.asarray(inputs[0]).reshape(-1)
+    boxes = np.asarray(inputs[1], np.float32)
+    covered = float(np.asarray(inputs[2]).reshape(-1)[0])
+    if size.size != 3 or boxes.ndim != 3 or boxes.shape[2] != 4:
+        raise ShapeError(f"SampleDistortedBoundingBox: image_size must hold 3 values and "
+                         f"bounding_boxes be [batch, N, 4], got {list(size.shape)} and "
+                         f"{list(boxes.shape)}")
+    height, width = int(size[0]), int(size[1])
+    if height <= 0 or width <= 0:
+        raise ExecutionError(f"SampleDistortedBoundingBox: image height and width must be "
+                             f"positive, got {height} x {width}")
+    ratios, areas = attrs["aspect_ratio_range"], attrs["area_range"]
+    if len(ratios) != 2 or len(areas) != 2 or not 0 < ratios[0] <= ratios[1] \
+            or not 0 < areas[0] <= areas[1] <= 1 or attrs["max_attempts"] <= 0:
+        raise ExecutionError(f"SampleDistortedBoundingBox: aspect_ratio_range {ratios} and "
+                             f"area_range {areas} must be ordered positive pairs (areas "
+                             f"at most 1), max_attempts {attrs['max_attempts']} > 0")
+    rects = [(b[1] * width, b[0] * height, b[3] * width, b[2] * height)
+             for b in boxes.reshape(-1, 4)]
+    if any(not (0 <= v <= 1) for b in boxes.reshape(-1, 4) for v in b):
+        raise ExecutionError("SampleDistortedBoundingBox: bounding box coordinates must "
+                             "lie in [0, 1]")
+    if not rects:
+        if not attrs["use_image_if_no_bounding_boxes"]:
+            raise ExecutionError("SampleDistortedBoundingBox: no bounding box given; set "
+                                 "use_image_if_no_bounding_boxes to use the whole image")
+        rects = [(0.0, 0.0, float(width), float(height))]
+    rng = _rng(attrs, ctx)
+    crop = None
+    for _ in range(int(attrs["max_attempts"])):
+        ratio = np.float32(rng.random()) * np.float32(ratios[1] - ratios[0]) \
+            + np.float32(ratios[0])
+        rect = _random_crop_rect(rng, width, height, areas[0], areas[1], ratio)
+        if rect is None:
+            continue
+        x, y, w, h = rect
+        for x0, y0, x1, y1 in rects:
+            box_area = (x1 - x0) * (y1 - y0)
+            inter = max(0.0, min(x + w, x1) - max(x, x0)) * max(0.0, min(y + h, y1)
+                                                                 - max(y, y0))
+            if box_area > 0 and inter / box_area >= covered:
+                crop = rect
+                break
+        if crop is not None:
+            break
+    x, y, w, h = crop if crop is not None else (0, 0, width, height)
+    kind = np.asarray(inputs[0]).dtype
+    begin = np.asarray([y, x, 0], kind)
+    extent = np.asarray([h, w, -1], kind)
+    bbox = np.asarray([[[y / height, x / width, (y + h) / height, (x + w) / width]]],
+                      np.float32)
+    return begin, extent, bbox
+
+
+def _sample_box_infer(attrs, inputs):
+    kind = inputs[0].dtype
+    return [TensorInfo(kind, (3,)), TensorInfo(kind, (3,)),
+            TensorInfo(np.dtype(np.float32), (1, 1, 4))]
+
+
+# ---------------------------------------------------------------------------------------
+# ExtractGlimpse (TF's V1 kernel)
+
+
+def _glimpse_kernel(inputs, attrs, ctx):
+    """ExtractGlimpse: a [h, w] window of each NHWC image at its (y, x) offset (TF1's
+    V1 rules: normalized offsets scaled by the image size, centered ones measured from
+    its centre at half scale, the window's half size taken off, truncated toward 0);
+    window pixels outside the image hold noise: uniform in the image's [min, max],
+    gaussian by each channel's mean and deviation clipped to its range, or zero."""
+    x = np.asarray(inputs[0])
+    size = [int(v) for v in np.asarray(inputs[1]).reshape(-1)]
+    offsets = np.asarray(inputs[2], np.float32)
+    noise = attrs["noise"]
+    if x.ndim != 4 or len(size) != 2 or offsets.shape != (x.shape[0], 2):
+        raise ShapeError(f"ExtractGlimpse: input {list(x.shape)} must be 4-D, size hold 2 "
+                         f"values ({size}) and offsets be [batch, 2] "
+                         f"({list(offsets.shape)})")
+    if min(size) <= 0 or noise not in ("uniform", "gaussian", "zero"):
+        raise ExecutionError(f"ExtractGlimpse: size {size} must be positive and noise one "
+                             f"of uniform, gaussian, zero (got {noise!r})")
+    n, height, width, c = x.shape
+    gh, gw = size
+    f = np.float32
+    out = np.zeros((n, gh, gw, c), x.dtype)
+    rng = None
+    for i in range(n):
+        oy, ox = offsets[i]
+        if attrs["normalized"]:
+            ox, oy = ox * f(width), oy * f(height)
+        if attrs["centered"]:
+            ox, oy = ox / f(2) + f(width) / f(2), oy / f(2) + f(height) / f(2)
+        ox, oy = int(ox - f(gw) / f(2)), int(oy - f(gh) / f(2))  # C++ casts truncate
+        y0, y1 = max(oy, 0), min(oy + gh, height)
+        x0, x1 = max(ox, 0), min(ox + gw, width)
+        inside = y0 < y1 and x0 < x1
+        if not (oy >= 0 and ox >= 0 and oy + gh <= height and ox + gw <= width):
+            if noise != "zero" and x[i].size:
+                rng = rng or (ctx if ctx is not None else KernelContext()).rng
+                img = x[i].astype(np.float32)
+                if noise == "uniform":
+                    lo = img.min()
+                    fill = lo + rng.random((gh, gw, c)).astype(np.float32) * (img.max() - lo)
+                else:
+                    mean, sd = img.mean(axis=(0, 1)), img.std(axis=(0, 1))
+                    fill = np.clip(mean + rng.standard_normal((gh, gw, c)).astype(
+                        np.float32) * sd, img.min(axis=(0, 1)), img.max(axis=(0, 1)))
+                out[i] = fill.astype(x.dtype)
+        if inside:
+            out[i, y0 - oy:y1 - oy, x0 - ox:x1 - ox] = x[i, y0:y1, x0:x1]
+    return (out,)
+
+
+def _glimpse_infer(attrs, inputs):
+    x, size = inputs[0], inputs[1]
+    dims = (None, None)
+    if size.value is not None:
+        dims = tuple(int(v) for v in np.asarray(size.value).reshape(-1))
+    n = x.shape[0] if x.shape is not None else None
+    c = x.shape[3] if x.shape is not None else None
+    return [TensorInfo(x.dtype, (n,) + dims + (c,))]
+
+
+OPS = (
+    define("CombinedNonMaxSuppression", ["boxes", "scores", "max_output_size_per_class",
+                                         "max_total_size", "iou_threshold",
+                                         "score_threshold"],
+           ["nmsed_boxes", "nmsed_scores", "nmsed_classes", "valid_detections"],
+           _combined_nms_kernel, [("pad_per_class", "int", 0), ("clip_boxes", "int", 1)],
+           infer=_combined_infer, domain="onegraph"),
+    define("DecodeImage", ["contents"], ["image"], _decode_image_kernel,
+           [("channels", "int", 0), ("dtype", "string", "uint8")],
+           infer=_decode_image_infer, domain="onegraph"),
+    define("DecodePng", ["contents"], ["image"], _decode_png_kernel,
+           [("channels", "int", 0), ("dtype", "string", "uint8")],
+           infer=_decode_png_infer, domain="onegraph"),
+    define("DrawBoundingBoxes", ["images", "boxes", "colors?"], ["output"],
+           _draw_boxes_kernel, infer=_same_infer, domain="onegraph"),
+    define("EncodePng", ["image"], ["contents"], _encode_png_kernel,
+           [("compression", "int", -1)], infer=_string_infer, domain="onegraph"),
+    define("ExtractJpegShape", ["contents"], ["image_shape"], _jpeg_shape_kernel,
+           [("output_type", "string", "int32")], infer=_jpeg_shape_infer,
+           domain="onegraph"),
+    define("ExtractGlimpse", ["input", "size", "offsets"], ["glimpse"], _glimpse_kernel,
+           [("centered", "int", 1), ("normalized", "int", 1), ("noise", "string", "uniform")],
+           infer=_glimpse_infer, stateful=True, domain="onegraph"),
+    define("IsJpeg", ["contents"], ["is_jpeg"], _is_jpeg_kernel, infer=_bool_infer,
+           domain="onegraph"),
+    define("NonMaxSuppressionV5", ["boxes", "scores", "max_output_size", "iou_threshold",
+                                   "score_threshold", "soft_nms_sigma"],
+           ["selected_indices", "selected_scores", "valid_outputs"], _nms_v5_kernel,
+           [("pad_to_max_output_size", "int", 0)], infer=_nms_v5_infer, domain="onegraph"),
+    define("NonMaxSuppressionWithOverlaps", ["overlaps", "scores", "max_output_size",
+                                             "overlap_threshold", "score_threshold"],
+           ["selected_indices"], _nms_overlaps_kernel, infer=_indices_infer,
+           domain="onegraph"),
+    define("ResizeArea", ["images", "size"], ["resized_images"], _resize_area_kernel,
+           [("align_corners", "int", 0)], infer=_resize_area_infer, domain="onegraph"),
+    define("SampleDistortedBoundingBox", ["image_size", "bounding_boxes",
+                                          "min_object_covered"],
+           ["begin", "size", "bboxes"], _sample_box_kernel,
+           [("seed", "float", None), ("aspect_ratio_range", "floats", [0.75, 1.33]),
+            ("area_range", "floats", [0.05, 1.0]), ("max_attempts", "int", 100),
+            ("use_image_if_no_bounding_boxes", "int", 0)],
+           infer=_sample_box_infer, stateful=True, domain="onegraph"),
+)

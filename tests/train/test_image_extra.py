@@ -1,0 +1,448 @@
+"""onegraph.train.image_more (tf.image's PNG codec, decode_image, is_jpeg,
+extract_jpeg_shape, draw_bounding_boxes, resize_area, resize_image_with_pad, the NMS
+variants, ssim_multiscale, extract_patches) against TensorFlow's outputs recorded in
+data/tf1_imageextra_reference.npz by `tools/record_tf1_reference.py imageextra`
+(TensorFlow 2.21's tf.compat.v1); PNGs also against Pillow, an independent decoder;
+corrupt files; seeded and statistical checks of the random functions.
+
+The functions are not yet in og.image (they are exposed there by re-exporting
+image_more from train/image.py); the cases call og.image.<name>, so the fixture
+below puts image_more's functions there for the test's duration.
+"""
+
+import io
+import struct
+import zlib
+
+import numpy as np
+import pytest
+
+import onegraph as og
+from onegraph.errors import ExecutionError, ShapeError
+from onegraph.train import image_more
+
+from . import tf1_reference
+from .tf1_imageextra_cases import BMPS, CASES, JPEGS, PNGS, make_inputs, write_png
+
+# Pillow warns when converting a palette with tRNS to RGB, which is what we ask of it
+pytestmark = pytest.mark.filterwarnings("ignore:Palette images with Transparency")
+
+# TF writes these with its own bundled zlib, whose deflate bit stream differs from
+# Python's zlib 1.2.13 here (level 1's matcher; also, beyond this file, the stored
+# blocks of incompressible images over 16 KiB): the PNG, its filters and zlib header
+# are still TF's (checked below), only the compressed bits differ.
+_ZLIB_DEPENDENT = {"encode_enc_steps_l1"}
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return tf1_reference.load("imageextra")
+
+
+@pytest.fixture(autouse=True)
+def _image_more_in_og_image(monkeypatch):
+    for name in image_more.__all__:
+        monkeypatch.setattr(og.image, name, getattr(image_more, name), raising=False)
+
+
+def _run(fn, *args):
+    g = og.Graph()
+    with g.as_default():
+        out = fn(*args)
+    return og.Session(g).run(out)
+
+
+def _bytes(value) -> bytes:
+    """A fetched string scalar as bytes (og's str stands for bytes by surrogateescape)."""
+    v = np.asarray(value, dtype=object).item()
+    return v if isinstance(v, bytes) else v.encode("utf-8", "surrogateescape")
+
+
+def _chunks(png: bytes) -> list:
+    pos, out = 8, []
+    while pos < len(png):
+        n, = struct.unpack(">I", png[pos:pos + 4])
+        out.append((png[pos + 4:pos + 8], png[pos + 8:pos + 8 + n]))
+        pos += 12 + n
+    return out
+
+
+def test_reference_inputs_are_the_cases_inputs(reference):
+    for key, value in make_inputs().items():
+        np.testing.assert_array_equal(reference[f"in/{key}"], value, err_msg=key)
+    for name, png in PNGS.items():  # the cases' bytes arguments are the stored files
+        assert reference[f"in/png_{name}"].tobytes() == png
+
+
+_VALUE_CASES = [c for c in CASES if not c[0].startswith(("encode_", "glimpse_partial"))]
+_ENCODE_CASES = [c for c in CASES if c[0].startswith("encode_")]
+
+
+@pytest.mark.parametrize("case", _VALUE_CASES, ids=[c[0] for c in _VALUE_CASES])
+def test_matches_tensorflow(reference, case):
+    name, _, _, kwargs, _ = case
+    if name.endswith("_m2"):
+        # TF1's bicubic looks its weights up in a 1024-entry table (see test_image.py)
+        tf1_reference.check_case(reference, case, rtol=0, atol=1e-3)
+    else:
+        # decodes, indices and counts exact; float results in float32 (area sums, NMS
+        # decayed scores, MS-SSIM's products of powers) to 1e-5
+        tf1_reference.check_case(reference, case, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", _ENCODE_CASES, ids=[c[0] for c in _ENCODE_CASES])
+def test_encode_png_writes_tensorflows_bytes(reference, case):
+    name = case[0]
+    outs, _ = tf1_reference.run_case(reference, case)
+    got = _bytes(outs[0])
+    want = str(reference[f"out/{name}"].item()).encode("utf-8", "surrogateescape")
+    if name not in _ZLIB_DEPENDENT:
+        assert got == want
+        return
+    assert got != want, f"{name} now matches TF byte for byte: drop it from the list"
+    mine, theirs = _chunks(got), _chunks(want)
+    assert [c for c in mine if c[0] != b"IDAT"] == [c for c in theirs if c[0] != b"IDAT"]
+    ours = b"".join(p for t, p in mine if t == b"IDAT")
+    tfs = b"".join(p for t, p in theirs if t == b"IDAT")
+    assert ours[:2] == tfs[:2]                                   # zlib header, window
+    assert zlib.decompress(ours) == zlib.decompress(tfs)         # the same filtered rows
+    idat_sizes = [len(p) for t, p in mine if t == b"IDAT"]
+    assert all(n == 8192 for n in idat_sizes[:-1])               # libpng's chunking
+
+
+@pytest.mark.parametrize("noise", ["uniform", "gaussian"])
+def test_glimpse_leaving_the_image_is_tfs_inside_and_noise_outside(reference, noise):
+    # TF's noise is its own random draw: compare the pixels inside the image exactly
+    # and the noise's range (uniform: the image's [min, max]; gaussian: each channel's
+    # range after clipping) and spread
+    name = f"glimpse_partial_{noise}"
+    img, offsets = reference["in/glimpse_img"], reference["in/glimpse_out"]
+    want = reference[f"out/{name}"]
+
+    def glimpse(kind):
+        return _run(lambda: image_more.extract_glimpse(img, [4, 5], offsets, noise=kind,
+                                                       uniform_noise=kind == "uniform"))
+
+    exact = glimpse("zero")      # the image is > 0, so 0 marks the outside
+    inside = exact != 0
+    assert inside.any() and not inside.all()
+    np.testing.assert_array_equal(want[inside], exact[inside])
+    got = glimpse(noise)
+    np.testing.assert_array_equal(got[inside], exact[inside])
+    for b in range(img.shape[0]):
+        for out in (want[b], got[b]):
+            outside = out[~inside[b]]
+            assert img[b].min() <= outside.min() and outside.max() <= img[b].max()
+    spread = [np.std(o[~inside]) for o in (want, got)]
+    assert 0.5 < spread[0] / spread[1] < 2.0, spread
+
+
+# ------------------------------------------------------------------ round trips
+
+
+_ENCODE_INPUTS = sorted(k for k in make_inputs() if k.startswith("enc_"))
+
+
+@pytest.mark.parametrize("key", _ENCODE_INPUTS)
+def test_encode_round_trips_and_pillow_reads_it(key):
+    image = make_inputs()[key]
+    for level in (-1, 0, 9):
+        png = _bytes(_run(lambda: image_more.encode_png(image, compression=level)))
+        dtype = "uint16" if image.dtype == np.uint16 else "uint8"
+        back = _run(lambda: image_more.decode_png(png, dtype=dtype))
+        np.testing.assert_array_equal(back, image)
+    PIL = pytest.importorskip("PIL.Image", reason="Pillow (an independent PNG decoder) "
+                              "is not installed")
+    with PIL.open(io.BytesIO(png)) as img:
+        img.load()
+        seen = np.asarray(img)
+    if seen.ndim == 3 and seen.shape[2] == 4 and image.shape[2] == 2:
+        seen = seen[..., [0, 3]]  # Pillow reads 16-bit grey + alpha as RGBA
+    if image.dtype == np.uint16 and image.shape[2] == 1:
+        np.testing.assert_array_equal(seen.astype(np.int64), image[..., 0])
+    elif image.dtype == np.uint16:  # Pillow reads 16-bit colour as 8 bits (high byte)
+        np.testing.assert_array_equal(seen.reshape(image.shape), image >> 8)
+    else:
+        np.testing.assert_array_equal(seen.reshape(image.shape), image)
+
+
+def _pillow_view(png: bytes):
+    """Pillow's pixels of a PNG and the og decode (channels, dtype) they compare to:
+    Pillow keeps palettes as indices and 16-bit colour as 8 bits, so this converts."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as img:
+        img.load()
+        if img.mode == "P":
+            return np.asarray(img.convert("RGB")), 3, "uint8"
+        if img.mode in ("I;16", "I;16B", "I"):
+            return np.asarray(img).astype(np.int64)[..., None], 1, "uint16"
+        if img.mode == "1":
+            return np.asarray(img.convert("L"))[..., None], 1, "uint8"
+        view = np.asarray(img)
+        return (view[..., None] if view.ndim == 2 else view), (
+            1 if view.ndim == 2 else view.shape[2]), "uint8"
+
+
+# Pillow refuses a tRNS chunk of the wrong length; libpng (so TF and og) ignores it
+@pytest.mark.parametrize("name", sorted(set(PNGS) - {"gray8_bad_trns"}))
+def test_decode_agrees_with_pillow(name):
+    pytest.importorskip("PIL.Image", reason="Pillow (an independent PNG decoder) is not "
+                        "installed")
+    want, channels, dtype = _pillow_view(PNGS[name])
+    if channels == 2:  # TF (and og) take channels 0 for grey + alpha
+        channels = 0
+    got = _run(lambda: image_more.decode_png(PNGS[name], channels=channels, dtype=dtype))
+    np.testing.assert_array_equal(got.astype(np.int64), want.astype(np.int64))
+
+
+# ------------------------------------------------------------------ corrupt files
+
+
+def _with_crc(png: bytes, index: int, payload: bytes) -> bytes:
+    """png with chunk `index`'s payload replaced (its CRC recomputed)."""
+    chunks = _chunks(png)
+    chunks[index] = (chunks[index][0], payload)
+    out = png[:8]
+    for tag, data in chunks:
+        out += (struct.pack(">I", len(data)) + tag + data
+                + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF))
+    return out
+
+
+_GOOD = PNGS["rgb8"]
+_IDAT = [k for k, (t, _) in enumerate(_chunks(PNGS["gray8"])) if t == b"IDAT"][0]
+_RAW_IDAT = _chunks(PNGS["gray8"])[_IDAT][1]
+_BAD_FILTER = zlib.compress(b"\x07" + bytes(13) + b"\x00" + bytes(13) * 7)
+_CORRUPT = {
+    "bad CRC": (_GOOD[:40] + bytes([_GOOD[40] ^ 1]) + _GOOD[41:], "CRC"),
+    "truncated in a chunk": (_GOOD[:60], "truncated"),
+    "truncated before IEND": (_GOOD[:-12], "truncated"),
+    "signature only": (_GOOD[:8], "truncated"),
+    # decode_image names no signature: it does not know the format
+    "wrong signature": (b"\x89PNG\r\n\x1b\n" + _GOOD[8:], "signature|unknown image format"),
+    "empty": (b"", "signature|unknown image format"),
+    "zlib data corrupt": (_with_crc(PNGS["gray8"], _IDAT, b"\x78\x9c\xff\xff" + bytes(20)),
+                          "corrupt"),
+    "zlib stream cut short": (_with_crc(PNGS["gray8"], _IDAT, _RAW_IDAT[:len(_RAW_IDAT) // 2]),
+                              "truncated"),
+    "too little image data": (_with_crc(PNGS["gray8"], _IDAT, zlib.compress(bytes(20))),
+                              "truncated"),
+    "unknown filter type": (_with_crc(PNGS["gray8"], _IDAT, _BAD_FILTER), "filter"),
+    "IHDR bit depth": (_with_crc(_GOOD, 0, _chunks(_GOOD)[0][1][:8] + b"\x03\x02\0\0\0"),
+                       "bit depth"),
+    "IHDR zero width": (_with_crc(_GOOD, 0, bytes(4) + _chunks(_GOOD)[0][1][4:]), "size"),
+    "no IDAT": (_GOOD[:33] + _GOOD[-12:], "IDAT"),
+    "palette index beyond PLTE": (write_png(np.asarray([[[0], [5]]]), 3, 8,
+                                            palette=[[1, 2, 3]]), "palette index"),
+    "palette without PLTE": (write_png(np.asarray([[[0]]]), 3, 8), "PLTE"),
+    "unknown critical chunk": (_GOOD[:33] + struct.pack(">I", 0) + b"ABCD"
+                               + struct.pack(">I", zlib.crc32(b"ABCD")) + _GOOD[33:],
+                               "critical"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CORRUPT))
+def test_corrupt_png_raises_execution_error(name):
+    data, words = _CORRUPT[name]
+    for fn in (image_more.decode_png, image_more.decode_image):
+        with pytest.raises(ExecutionError, match=words):
+            _run(lambda: fn(data))
+
+
+def test_random_damage_raises_only_execution_error():
+    # flipped bytes (CRC then catches them) and damaged image data behind a valid CRC
+    # (inflate, filters and sizes then catch it): decodes or ExecutionError, nothing else
+    from onegraph.ops.image_more import _png_decode
+
+    rng = np.random.RandomState(0)
+    for name in ("rgb8", "palette2", "rgba16_interlaced", "gray4_interlaced"):
+        png = PNGS[name]
+        idat = [k for k, (t, _) in enumerate(_chunks(png)) if t == b"IDAT"][0]
+        payload = _chunks(png)[idat][1]
+        for _ in range(40):
+            broken = bytearray(payload)
+            for k in rng.randint(0, len(broken), rng.randint(1, 4)):
+                broken[k] = rng.randint(0, 256)
+            cut = bytes(broken[:rng.randint(1, len(broken) + 1)])
+            for data in (_with_crc(png, idat, bytes(broken)), _with_crc(png, idat, cut),
+                         png[:rng.randint(0, len(png))]):
+                try:
+                    _png_decode(data, 0, False, "DecodePng")
+                except ExecutionError:
+                    pass
+
+
+# ------------------------------------------------------------------ other formats
+
+
+@pytest.mark.parametrize("kind", ["rgb", "gray"])
+def test_decode_image_refuses_jpeg_naming_the_image_decoder(kind):
+    with pytest.raises(ExecutionError, match="ImageDecoder"):
+        _run(lambda: image_more.decode_image(JPEGS[kind]))
+
+
+def test_decode_image_refuses_gif_and_unknown_bytes():
+    with pytest.raises(ExecutionError, match="GIF"):
+        _run(lambda: image_more.decode_image(b"GIF89a" + bytes(20)))
+    with pytest.raises(ExecutionError, match="unknown image format"):
+        _run(lambda: image_more.decode_image(b"hello world"))
+
+
+def test_bmp_decodes_to_its_pixels():
+    pixels = np.random.RandomState(5).randint(0, 256, (5, 7, 3)).astype(np.uint8)
+    np.testing.assert_array_equal(_run(lambda: image_more.decode_image(BMPS["bmp24"])),
+                                  pixels)
+
+
+def test_fetched_png_bytes_are_a_file_and_decode_from_a_tensor():
+    image = make_inputs()["enc_u8_3"]
+    g = og.Graph()
+    with g.as_default():
+        png = image_more.encode_png(og.constant(image))
+        back = image_more.decode_png(png)
+        shape = og.shape(back)
+    got, data, dims = og.Session(g).run([back, png, shape])
+    np.testing.assert_array_equal(got, image)
+    assert _bytes(data)[:8] == b"\x89PNG\r\n\x1a\n"
+    assert list(dims) == [9, 11, 3]
+
+
+# ------------------------------------------------------------------ build-time errors
+
+
+def test_bad_arguments_are_refused_while_building():
+    g = og.Graph()
+    with g.as_default():
+        with pytest.raises(ValueError, match="channels"):
+            image_more.decode_png(PNGS["rgb8"], channels=2)
+        with pytest.raises(TypeError, match="dtype"):
+            image_more.decode_png(PNGS["rgb8"], dtype="float32")
+        with pytest.raises(TypeError, match="string"):
+            image_more.decode_png(np.zeros(3, np.uint8))
+        with pytest.raises(TypeError, match="uint8 or uint16"):
+            image_more.encode_png(np.zeros((2, 2, 3), np.float32))
+        with pytest.raises(ShapeError, match="channels"):
+            image_more.encode_png(np.zeros((2, 2, 5), np.uint8))
+        with pytest.raises(ValueError, match="compression"):
+            image_more.encode_png(np.zeros((2, 2, 3), np.uint8), compression=10)
+        with pytest.raises(ShapeError, match="4-D"):
+            image_more.resize_area(np.zeros((4, 4, 3), np.float32), [2, 2])
+        with pytest.raises(ValueError, match="iou_threshold"):
+            image_more.non_max_suppression_with_scores(np.zeros((2, 4), np.float32),
+                                                       np.zeros(2, np.float32), 2,
+                                                       iou_threshold=1.5)
+        with pytest.raises(ShapeError, match="too small"):
+            image_more.ssim_multiscale(np.zeros((1, 30, 30, 1), np.float32),
+                                       np.zeros((1, 30, 30, 1), np.float32), 1.0)
+
+
+# ------------------------------------------------------------------ random crops
+
+_SDBB_BOXES = np.array([[[0.1, 0.2, 0.5, 0.6], [0.6, 0.5, 0.9, 0.95]]], np.float32)
+_SDBB_CONFIGS = [dict(min_object_covered=0.5),
+                 dict(min_object_covered=0.1, aspect_ratio_range=[0.5, 2.0],
+                      area_range=[0.2, 0.6])]
+# TF 2.21's tf.compat.v1.image.sample_distorted_bounding_box on a 40 x 60 image with
+# _SDBB_BOXES (seed=1, seed2=2), 3000 draws per config: (mean, sd) of the crop's area
+# fraction, aspect (w / h), top, left, height and width (recorded once by hand; TF
+# draws from Philox, og from numpy, so only the distributions can agree)
+_TF_SDBB_STATS = [
+    {"area": (0.419, 0.1748), "aspect": (1.0458, 0.1668), "y": (4.265, 4.7961),
+     "x": (13.97, 9.3412), "h": (30.4437, 6.4586), "w": (31.7003, 8.1275)},
+    {"area": (0.3666, 0.1162), "aspect": (1.2443, 0.4308), "y": (5.7287, 5.0719),
+     "x": (13.3253, 9.2632), "h": (27.4677, 6.002), "w": (32.3263, 8.4626)},
+]
+
+
+def _draws(config, count, seed=1):
+    g = og.Graph()
+    with g.as_default():
+        begin, size, bbox = image_more.sample_distorted_bounding_box(
+            np.array([40, 60, 3], np.int32), _SDBB_BOXES, seed=seed, **config)
+    sess = og.Session(g)
+    return [sess.run([begin, size, bbox]) for _ in range(count)]
+
+
+@pytest.mark.parametrize("k", [0, 1])
+def test_sample_distorted_bounding_box_keeps_its_constraints_and_tfs_distribution(k):
+    config = _SDBB_CONFIGS[k]
+    lo_ratio, hi_ratio = config.get("aspect_ratio_range", [0.75, 1.33])
+    lo_area, hi_area = config.get("area_range", [0.05, 1.0])
+    rows = []
+    for begin, size, bbox in _draws(config, 3000):
+        (y, x, zero), (h, w, minus_one) = begin, size
+        assert zero == 0 and minus_one == -1 and begin.dtype == np.int32
+        assert 0 <= y and y + h <= 40 and 0 <= x and x + w <= 60
+        np.testing.assert_allclose(bbox[0, 0], [y / 40, x / 60, (y + h) / 40, (x + w) / 60],
+                                   rtol=1e-6)
+        # TF's kernel checks the integer area exactly; w = rint(h * ratio), h may move
+        # by 1 to meet the area: the aspect is the drawn one within rounding
+        assert lo_area * 2400 - 1e-3 <= h * w <= hi_area * 2400 + 1e-3
+        assert lo_ratio - 1.0 / h <= w / h <= hi_ratio + 1.5 / h
+        covered = []
+        for b in _SDBB_BOXES[0]:
+            by0, bx0, by1, bx1 = b * [40, 60, 40, 60]
+            inter = max(0, min(y + h, by1) - max(y, by0)) * max(0, min(x + w, bx1) - max(x, bx0))
+            covered.append(inter / ((by1 - by0) * (bx1 - bx0)))
+        assert max(covered) >= config["min_object_covered"] - 1e-6
+        rows.append([h * w / 2400, w / h, y, x, h, w])
+    rows = np.asarray(rows, np.float64)
+    for j, key in enumerate(["area", "aspect", "y", "x", "h", "w"]):
+        mean, sd = _TF_SDBB_STATS[k][key]
+        # two samples of 3000: the difference of means has sd * sqrt(2 / 3000); 5 of
+        # those is far from a false alarm (p < 1e-6) and still catches a shifted rule
+        assert abs(rows[:, j].mean() - mean) < 5 * sd * np.sqrt(2 / 3000), key
+        assert abs(rows[:, j].std() - sd) < 0.1 * sd, key
+
+
+def test_sample_distorted_bounding_box_is_seeded():
+    first = _draws(_SDBB_CONFIGS[0], 5)
+    again = _draws(_SDBB_CONFIGS[0], 5)         # a rebuilt graph, a new session
+    other = _draws(_SDBB_CONFIGS[0], 5, seed=2)
+    flat = [np.concatenate([b, s]) for b, s, _ in first]
+    assert all(np.array_equal(a, np.concatenate([b, s])) for a, (b, s, _) in zip(flat, again))
+    assert len({tuple(a) for a in flat}) > 1     # the stream advances run to run
+    assert any(not np.array_equal(a, np.concatenate([b, s]))
+               for a, (b, s, _) in zip(flat, other))
+
+
+def test_sample_distorted_bounding_box_falls_back_to_the_image():
+    # no crop of at most 10% of the image covers 90% of a box of half the image
+    config = dict(min_object_covered=0.9, area_range=[0.05, 0.1], max_attempts=20)
+    g = og.Graph()
+    with g.as_default():
+        out = image_more.sample_distorted_bounding_box(
+            np.array([40, 60, 3], np.int64), np.array([[[0.0, 0.0, 0.7, 0.7]]], np.float32),
+            seed=3, **config)
+    begin, size, bbox = og.Session(g).run(list(out))
+    assert list(begin) == [0, 0, 0] and list(size) == [40, 60, -1]
+    assert begin.dtype == np.int64
+    np.testing.assert_array_equal(bbox, [[[0, 0, 1, 1]]])
+    with pytest.raises(ExecutionError, match="use_image_if_no_bounding_boxes"):
+        _run(lambda: image_more.sample_distorted_bounding_box(
+            np.array([4, 6, 3], np.int32), np.zeros((1, 0, 4), np.float32), seed=1)[0])
+
+
+def test_composed_functions_export_and_run_in_onnxruntime():
+    # resize_image_with_pad and ssim_multiscale are ONNX ops only, so they export
+    ort = pytest.importorskip("onnxruntime", reason="onnxruntime checks the export")
+    from onegraph.convert import to_onnx
+
+    rng = np.random.RandomState(4)
+    a = rng.rand(2, 30, 28, 3).astype(np.float32)
+    b = np.clip(a + rng.randn(*a.shape).astype(np.float32) * 0.1, 0, 1)
+    g = og.Graph()
+    with g.as_default():
+        pa = og.placeholder(og.float32, [2, 30, 28, 3], name="a")
+        pb = og.placeholder(og.float32, [2, 30, 28, 3], name="b")
+        outs = {"pad": image_more.resize_image_with_pad(pa, 12, 20),
+                "ms": image_more.ssim_multiscale(pa, pb, 1.0, power_factors=(0.3, 0.7),
+                                                 filter_size=7)}
+        sig = og.signature({"a": pa, "b": pb}, outs)
+        want = og.Session(g).run(list(outs.values()), {pa: a, pb: b})
+        proto = to_onnx(g, signatures={"serving": sig})
+    got = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]
+                               ).run(list(outs), {"a": a, "b": b})
+    for key, x, y in zip(outs, got, want, strict=True):
+        np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5, err_msg=key)
