@@ -25,7 +25,7 @@ import threading
 import numpy as np
 
 from ..errors import OpAttributeError, ShapeError
-from .candidate_sampling import _distinct_draws, _expected_count
+from .candidate_sampling import _distinct_draws, _expected_count, _infer
 from .random import _rng
 from .registry import NODE_KEY, TensorInfo, define
 
@@ -119,15 +119,6 @@ def _learned_kernel(inputs, attrs, ctx):
         current = weights.copy()
         np.add.at(weights, true_classes.reshape(-1), 1.0)   # after this run's draws
     return _sample(op, current, true_classes, attrs, ctx)
-
-
-def _infer(attrs, inputs):
-    shape = inputs[0].shape
-    batch = shape[0] if shape is not None and len(shape) == 2 else None
-    n = attrs["num_sampled"]
-    return [TensorInfo(np.dtype(np.int64), (n,)),
-            TensorInfo(np.dtype(np.float32), (batch, attrs["num_true"])),
-            TensorInfo(np.dtype(np.float32), (n,))]
 
 
 def _hits_kernel(inputs, attrs, ctx):

@@ -28,7 +28,8 @@ import zlib
 import numpy as np
 
 from ..errors import ExecutionError, OpAttributeError, ShapeError
-from .registry import NODE_KEY, KernelContext, TensorInfo, define
+from .random import _rng  # the seeded per-node stream, as the random ops'
+from .registry import KernelContext, TensorInfo, define
 
 _OBJ = np.dtype(object)
 
@@ -786,21 +787,6 @@ def _indices_infer(attrs, inputs):
 
 # ---------------------------------------------------------------------------------------
 # SampleDistortedBoundingBox
-
-
-def _rng(attrs, ctx) -> np.random.Generator:
-    """The node's generator: seeded by the `seed` attribute (a stream that advances
-    from run to run and starts over in a new session, kept in the executor's state as
-    ops/random.py does), else the executor's."""
-    seed = attrs.get("seed")
-    if seed is None:
-        return (ctx if ctx is not None else KernelContext()).rng
-    bits = int(np.frombuffer(np.float64(seed).tobytes(), dtype=np.uint64)[0])
-    node = attrs.get(NODE_KEY)
-    state = getattr(ctx, "state", None) if node is not None else None
-    if state is None:
-        return np.random.default_rng(bits)
-    return state.setdefault(("random stream", node), np.random.default_rng(bits))
 
 
 def _random_crop_rect(rng, width, height, min_area, max_area, ratio):

@@ -126,6 +126,14 @@ def _multinomial_kernel(inputs, attrs, ctx):
         if dead.size:
             raise ShapeError(f"Multinomial: row {int(dead[0])} of the input is all -inf "
                              "(every class has probability 0); it defines no distribution")
+    u = _rng(attrs, ctx).random((logits.shape[0], attrs["sample_size"]))
+    return (categorical_draws(logits, u).astype(dtype),)
+
+
+def categorical_draws(logits: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """The classes (int64, rows x draws) that uniform draws u in [0, 1) pick from each
+    row of float64 logits (rows x classes) by inverting the row's CDF; a +inf logit
+    takes all of its row's probability. Rows must define a distribution."""
     top = logits.max(axis=1, keepdims=True) if logits.shape[1] else logits[:, :1]
     with np.errstate(invalid="ignore"):
         p = np.exp(logits - top)
@@ -133,9 +141,8 @@ def _multinomial_kernel(inputs, attrs, ctx):
     p = np.where(certain.any(axis=1, keepdims=True), certain.astype(np.float64), p)
     cdf = np.cumsum(p, axis=1)
     cdf /= cdf[:, -1:]
-    u = _rng(attrs, ctx).random((logits.shape[0], attrs["sample_size"]))
     idx = (cdf[:, None, :] <= u[:, :, None]).sum(axis=2)
-    return (np.minimum(idx, logits.shape[1] - 1).astype(dtype),)
+    return np.minimum(idx, logits.shape[1] - 1)
 
 
 def _infer_dtype(attrs, fallback):

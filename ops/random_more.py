@@ -30,7 +30,7 @@ import numpy as np
 from ..errors import ExecutionError, OpAttributeError, ShapeError
 from . import special
 from .elementwise import onnx_type_to_numpy
-from .random import _rng
+from .random import _rng, categorical_draws
 from .registry import TensorInfo, define
 
 _OG = "onegraph"
@@ -257,16 +257,7 @@ def _stateless_multinomial_kernel(inputs, attrs, ctx):
     if np.isnan(logits).any() or np.isneginf(logits).all(axis=1).any():
         raise ShapeError("StatelessMultinomial: a row of logits holds a NaN or only -inf; "
                          "it defines no distribution")
-    top = logits.max(axis=1, keepdims=True)
-    with np.errstate(invalid="ignore"):
-        p = np.exp(logits - top)
-    certain = np.isposinf(logits)
-    p = np.where(certain.any(axis=1, keepdims=True), certain.astype(np.float64), p)
-    cdf = np.cumsum(p, axis=1)
-    cdf /= cdf[:, -1:]
-    u = gen.random((rows, int(count)))
-    idx = (cdf[:, None, :] <= u[:, :, None]).sum(axis=2)
-    return (np.minimum(idx, classes - 1).astype(dtype),)
+    return (categorical_draws(logits, gen.random((rows, int(count)))).astype(dtype),)
 
 
 def _broadcast_param(x, dims, op: str, what: str) -> np.ndarray:

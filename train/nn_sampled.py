@@ -28,10 +28,15 @@ from .nn_more import softmax_cross_entropy_with_logits_v2
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
-def _sampler(op_type: str, what: str, true_classes, num_true, num_sampled, unique,
-             range_max, seed, name) -> tuple:
-    """(sampled_candidates, true_expected_count, sampled_expected_count) of one
-    candidate sampler op."""
+def sampler_arguments(what: str, name, seed, num_true, num_sampled, unique,
+                      range_max) -> tuple:
+    """(num_true, num_sampled, range_max) of a candidate sampler, checked.
+
+    Raises:
+        TypeError: a count is not a positive int, unique not a bool, seed not an int,
+            or name not a str.
+        ValueError: unique and num_sampled > range_max, or a negative seed.
+    """
     _g.check_name(name, what)
     check_seed(seed, what)
     num_true = _positive_int(num_true, f"{what}: num_true")
@@ -42,6 +47,15 @@ def _sampler(op_type: str, what: str, true_classes, num_true, num_sampled, uniqu
     if unique and num_sampled > range_max:
         raise ValueError(f"{what}: num_sampled ({num_sampled}) must not exceed range_max "
                          f"({range_max}) when unique")
+    return num_true, num_sampled, range_max
+
+
+def _sampler(op_type: str, what: str, true_classes, num_true, num_sampled, unique,
+             range_max, seed, name) -> tuple:
+    """(sampled_candidates, true_expected_count, sampled_expected_count) of one
+    candidate sampler op."""
+    num_true, num_sampled, range_max = sampler_arguments(
+        what, name, seed, num_true, num_sampled, unique, range_max)
     classes = _g.integer_tensor(true_classes, f"{what}: true_classes")
     shape = classes.shape
     if shape is not None and (len(shape) != 2 or shape[1] not in (None, num_true)):

@@ -29,6 +29,7 @@ from .api_math import _floats
 from .graph import Tensor, check_seed
 from .nn import _positive_int
 from .nn_extra import conv2d_transpose
+from .nn_sampled import sampler_arguments
 from .nn_more import (_alias, _brief, _first, _input, _last, _layout, _like, _padding,
                       _pool, _sizes, _spatial_sizes, _static_ints, batch_normalization)
 from .nn_ops import depthwise_conv2d
@@ -771,16 +772,8 @@ def _classes(what, true_classes, num_true) -> Tensor:
 
 def _sampler(op_type, what, true_classes, num_true, num_sampled, unique, range_max,
              seed, name, extra=None) -> tuple:
-    _g.check_name(name, what)
-    check_seed(seed, what)
-    num_true = _positive_int(num_true, f"{what}: num_true")
-    num_sampled = _positive_int(num_sampled, f"{what}: num_sampled")
-    range_max = _positive_int(range_max, f"{what}: range_max")
-    if not isinstance(unique, (bool, np.bool_)):
-        raise TypeError(f"{what}: unique must be a bool, got {type(unique).__name__}")
-    if unique and num_sampled > range_max:
-        raise ValueError(f"{what}: num_sampled ({num_sampled}) must not exceed range_max "
-                         f"({range_max}) when unique")
+    num_true, num_sampled, range_max = sampler_arguments(
+        what, name, seed, num_true, num_sampled, unique, range_max)
     classes = _classes(what, true_classes, num_true)
     g = classes.graph
     with g.name_scope(name or what) as scope:
