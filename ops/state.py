@@ -69,6 +69,9 @@ def _scatter_add(inputs, attrs, ctx):
     indices = np.asarray(inputs[1]).astype(np.int64, copy=False)
     with ref.lock:
         old = ref.read()
+        if old.ndim == 0:
+            raise ShapeError(f"ScatterAdd on {ref.name!r}: the variable is a scalar; it "
+                             f"has no rows")
         updates = np.asarray(inputs[2]).astype(old.dtype, copy=False)
         if updates.ndim == 0:  # a scalar goes to every picked row, as in TF1
             updates = np.broadcast_to(updates, indices.shape + old.shape[1:])

@@ -113,7 +113,7 @@ def _regex_engine():
     try:
         import re2
     except ImportError:
-        return compile_re2, PatternError
+        return compile_re2, (PatternError,)
     options = re2.Options()
     options.log_errors = False  # the error is raised; RE2 would also log it to stderr
 

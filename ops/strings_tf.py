@@ -34,7 +34,8 @@ import numpy as np
 
 from ..errors import ExecutionError, OpAttributeError, ShapeError
 from .common import remember
-from .regex_re2 import PatternError, compile_re2
+from .regex_re2 import PatternError
+from .strings import _regex_engine  # RE2 (linear time) when installed, as RegexFullMatch
 from .registry import TensorInfo, define
 
 _OBJ = np.dtype(object)
@@ -111,6 +112,11 @@ def _as_string_problem(attrs) -> str | None:
     return None
 
 
+# A width or precision this large would make every element a string of that many
+# characters (2**31 took seconds and gigabytes per element).
+_MAX_FORMAT_WIDTH = 1 << 16
+
+
 def _as_string_format(attrs, kind: str, what: str) -> str | None:
     """printf format for one element of numpy kind `kind` (TF's AsString rules); None
     for bools and strings, which are formatted separately.
@@ -119,6 +125,10 @@ def _as_string_format(attrs, kind: str, what: str) -> str | None:
         OpAttributeError: precision, scientific or shortest given for a non-float.
     """
     precision, width = int(attrs["precision"]), int(attrs["width"])
+    if max(precision, width) > _MAX_FORMAT_WIDTH:
+        raise OpAttributeError(f"AsString: width {width} and precision {precision} must "
+                               f"be at most {_MAX_FORMAT_WIDTH} (each string would hold "
+                               f"that many characters)")
     if kind in "OUS":   # TF ignores precision and notation for strings
         return None
     if kind != "f" and precision > -1:
@@ -495,10 +505,11 @@ def _replacer(pattern: str, rewrite: str):
     key = (pattern, rewrite)
     found = _REPLACERS.get(key)
     if found is None:
+        compile_pattern, engine_errors = _regex_engine()   # a tuple of error types
         try:
-            rx = compile_re2(pattern)
+            rx = compile_pattern(pattern)
             found = (rx, _parse_rewrite(rewrite, rx.groups))
-        except PatternError as e:
+        except (PatternError, *engine_errors) as e:
             raise OpAttributeError(f"StaticRegexReplace: invalid pattern {pattern!r} or "
                                    f"rewrite {rewrite!r}: {e}") from None
         remember(_REPLACERS, key, found, 256)

@@ -264,3 +264,18 @@ def test_onnx_export_refuses_onegraph_string_ops_but_exports_regex_full_match():
     feed = np.array(["abc", "Abc", "١٢٣", "a1"], object)
     (got,) = session.run(None, {"x": feed})
     np.testing.assert_array_equal(got, [True, False, False, False])
+
+
+def test_fuzz_findings_a_backtracking_pattern_and_a_huge_width_do_not_hang():
+    # regex_replace runs RE2 (linear time) when google-re2 is installed, as
+    # regex_full_match does; "(a+)+$" took exponential time in Python's re
+    import time
+
+    pytest.importorskip("re2")
+    started = time.monotonic()
+    text = og.constant(np.array(["a" * 40 + "!"], object))
+    got = og.Session().run(og.regex_replace(text, "(a+)+$", "x"))
+    assert got.tolist() == ["a" * 40 + "!"] and time.monotonic() - started < 5
+    with pytest.raises((ValueError, OpAttributeError), match="must be at most 65536"):
+        og.Session().run(og.as_string(og.constant(np.array([1.0], np.float32)),
+                                      width=10 ** 9))

@@ -229,3 +229,14 @@ def test_count_up_to_gives_the_old_value_and_stops_at_the_limit():
                 sess.run(limited)
         epochs = [v for v in og.local_variables() if v.name.endswith("epochs")][0]
         assert sess.run(epochs.read_value()) == 2
+
+
+def test_scatter_add_to_a_scalar_variable_is_a_named_error():
+    g = og.Graph()
+    with g.as_default():
+        v = og.Variable(np.float32(1.0), name="scalar")
+        op = og.scatter_add(v, [0], [1.0])
+    with og.Session(g) as sess:
+        sess.run(v.initializer)
+        with pytest.raises(ShapeError, match="the variable is a scalar"):
+            sess.run(op)
