@@ -13,10 +13,10 @@ import numpy as np
 
 from ..errors import ExecutionError, ShapeError
 from .elementwise import onnx_type_to_numpy
-from .linalg_solve import _back, _square, _work
+from .linalg_solve import _back, _broadcast_batch, _float_info, _square, _work
+from .linalg_solve import _same_infer as _square_infer  # a float square matrix in, alike out
 from .registry import TensorInfo, define
 
-_FLOATS = ("float16", "bfloat16", "float32", "float64")
 
 
 # ------------------------------------------------------------------------------ LU
@@ -296,44 +296,12 @@ def _banded_kernel(inputs, attrs, ctx):
 
 # --------------------------------------------------------------------------- inference
 
-def _float_info(info, op: str):
-    if info.dtype is not None and np.dtype(info.dtype).name not in _FLOATS:
-        raise ShapeError(f"{op}: input must be float, got {info.dtype}")
-    if info.shape is not None and len(info.shape) < 2:
-        raise ShapeError(f"{op}: input must have rank >= 2, got shape {list(info.shape)}")
-
-
-def _square_infer(op):
-    def infer(attrs, inputs):
-        x = inputs[0]
-        _float_info(x, op)
-        s = x.shape
-        if s is not None and None not in s[-2:] and s[-1] != s[-2]:
-            raise ShapeError(f"{op}: the matrices must be square, got shape {list(s)}")
-        return [TensorInfo(x.dtype, s)]
-    return infer
-
-
 def _lu_infer(attrs, inputs):
     (lu,) = _square_infer("Lu")(attrs, inputs)
     idx = onnx_type_to_numpy(attrs["output_idx_type"])
     if idx not in (np.int32, np.int64):
         raise ShapeError(f"Lu: output_idx_type must be int32 or int64, got {idx}")
     return [lu, TensorInfo(idx, None if lu.shape is None else tuple(lu.shape[:-1]))]
-
-
-def _batch(x, y):
-    if x is None or y is None:
-        return None
-    out = []
-    for k in range(max(len(x), len(y))):
-        dx = x[len(x) - 1 - k] if k < len(x) else 1
-        dy = y[len(y) - 1 - k] if k < len(y) else 1
-        if dx is None or dy is None:
-            out.append(dy if dx == 1 else dx if dy == 1 else None)
-        else:
-            out.append(max(dx, dy) if 1 in (dx, dy) else dx)
-    return tuple(reversed(out))
 
 
 def _rhs_infer(op):
@@ -343,7 +311,7 @@ def _rhs_infer(op):
         _float_info(b, op)
         if a.shape is None or b.shape is None:
             return [TensorInfo(b.dtype, None)]
-        batch = _batch(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+        batch = _broadcast_batch(tuple(a.shape[:-2]), tuple(b.shape[:-2]), op)
         return [TensorInfo(b.dtype, batch + tuple(b.shape[-2:]))]
     return infer
 
