@@ -18,7 +18,6 @@ from .linalg_solve import _same_infer as _square_infer  # a float square matrix 
 from .registry import TensorInfo, define
 
 
-
 # ------------------------------------------------------------------------------ LU
 
 def lu_factor(a: np.ndarray) -> tuple:
