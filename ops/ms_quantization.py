@@ -539,6 +539,9 @@ def _qlinear_softmax_kernel(inputs, attrs, ctx):
     xs, _, ys, yz = _params(op, x.dtype, x_scale, x_zp, y_scale, y_zp, _SOFTMAX_NAMES)
     if x.ndim == 0:
         raise ShapeError(f"{op}: X must have rank 1 or more, got a scalar")
+    if not (np.isfinite(xs) and xs > 0):
+        # the exp table divides by it; onnxruntime refuses it too
+        raise ShapeError(f"{op}: X_scale must be positive and finite, got {float(xs)}")
     axis = _softmax_axis(attrs, x.ndim)
     if x.size == 0:
         return (x.copy(),)

@@ -665,3 +665,13 @@ def test_squeezenet_quantized(tmp_path, activations, weights, per_channel):
     steps = _output_steps(model, outputs, want, got)
     assert max(steps.values()) <= 1, steps
     _round_trip(model, {name: x}, outputs, want)
+
+
+
+@pytest.mark.parametrize("x_scale", [0.0, -0.5, np.inf, np.nan])
+def test_softmax_refuses_a_degenerate_x_scale(x_scale):
+    """onnxruntime refuses an X_scale that is not positive ("x_scale must be
+    positive"); the exp table divides by it, so onegraph refuses it, and inf, with its
+    named error (was a ZeroDivisionError for 0)."""
+    with pytest.raises(ShapeError, match="QLinearSoftmax: X_scale must be positive"):
+        _kernel("QLinearSoftmax", [_U8, np.float32(x_scale), _Z, _S, _Z], {"opset": 13})
