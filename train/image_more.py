@@ -81,6 +81,20 @@ def _named(t: Tensor, name) -> Tensor:
     return api.identity(t, name=name) if name is not None else t
 
 
+def _real(value, what: str, graph=None) -> Tensor:
+    """value as a tensor of numbers (any int or float dtype), for boxes, scores,
+    offsets and thresholds that are then cast to float: a string or bool tensor is
+    refused here rather than failing in the Cast when run.
+
+    Raises:
+        TypeError: value is a string or bool tensor (names `what`).
+    """
+    t = _t(value, graph=graph)
+    if t.dtype in (DType.STRING, DType.BOOL):
+        raise TypeError(f"{what} must be numbers, got {t.dtype.short_name}")
+    return t
+
+
 # --------------------------------------------------------------------------- codecs
 
 def decode_png(contents, channels=0, dtype=DType.UINT8, name=None) -> Tensor:
@@ -192,11 +206,13 @@ def draw_bounding_boxes(images, boxes, name=None, colors=None) -> Tensor:
     """images with each box's 1-pixel outline drawn (tf.image.draw_bounding_boxes):
     images [batch, height, width, depth] float, boxes [batch, num_boxes, 4] as
     normalised (y_min, x_min, y_max, x_max); colors [k, depth] cycle over the boxes
-    (TF's table of 10 colours by default; grey images draw white).
+    (TF's table of 10 colours by default; grey images draw white). A box with a NaN
+    coordinate is not drawn (it has no position); an infinite coordinate lies beyond
+    that edge of the image, as a huge finite one does.
 
     Raises:
         ShapeError: images are not 4-D or boxes not 3-D [.., .., 4] (where known).
-        TypeError: images are not float.
+        TypeError: images are not float, or boxes or colors not numbers.
     """
     _g.check_name(name, "draw_bounding_boxes")
     x = _t(images)
@@ -206,13 +222,14 @@ def draw_bounding_boxes(images, boxes, name=None, colors=None) -> Tensor:
     if x.dtype not in (DType.FLOAT16, DType.FLOAT32):
         raise TypeError(f"draw_bounding_boxes: images must be float16 or float32, got "
                         f"{x.dtype.short_name}")
-    b = api.cast(_t(boxes, graph=x.graph), DType.FLOAT32)
+    b = api.cast(_real(boxes, "draw_bounding_boxes: boxes", x.graph), DType.FLOAT32)
     if b.shape is not None and (len(b.shape) != 3 or b.shape[2] not in (None, 4)):
         raise ShapeError(f"draw_bounding_boxes: boxes must be [batch, num_boxes, 4], got "
                          f"shape {list(b.shape)}")
     inputs = [x, b]
     if colors is not None:
-        inputs.append(api.cast(_t(colors, graph=x.graph), DType.FLOAT32))
+        inputs.append(api.cast(_real(colors, "draw_bounding_boxes: colors", x.graph),
+                               DType.FLOAT32))
     return x.graph.op("DrawBoundingBoxes", inputs, name=name, domain="onegraph")
 
 
@@ -269,18 +286,23 @@ def resize_image_with_pad(image, target_height, target_width,
     height and width must be known while building.
 
     Raises:
-        ValueError: a target <= 0, or an unknown method.
-        ShapeError: image is not 3-D or 4-D, or its height or width is unknown.
+        ValueError: a target <= 0 or beyond int32 (TF's type for them), or an unknown
+            method.
+        ShapeError: image is not 3-D or 4-D, or its height or width is unknown or 0.
     """
     x, single = _image(image, "resize_image_with_pad")
     th = _int_arg(target_height, "resize_image_with_pad: target_height")
     tw = _int_arg(target_width, "resize_image_with_pad: target_width")
-    if th <= 0 or tw <= 0:
-        raise ValueError(f"resize_image_with_pad: targets must be > 0, got {th} x {tw}")
+    if not (0 < th < 2 ** 31 and 0 < tw < 2 ** 31):
+        raise ValueError(f"resize_image_with_pad: targets must be > 0 and fit int32, got "
+                         f"{th} x {tw}")
     h, w = x.shape[1], x.shape[2]
     if h is None or w is None:
         raise ShapeError("resize_image_with_pad: the image's height and width must be "
                          "known while building")
+    if h == 0 or w == 0:  # no aspect ratio to keep: TF divides 0 by 0 here
+        raise ShapeError(f"resize_image_with_pad: the image is {h} x {w}; an empty image "
+                         "cannot be resized to fit")
     f = np.float32
     ratio = max(f(w) / f(tw), f(h) / f(th))
     rh, rw = f(h) / ratio, f(w) / ratio
@@ -308,12 +330,15 @@ def extract_glimpse(input, size, offsets, centered=True, normalized=True,  # noq
     Window pixels outside the image hold noise: uniform in the image's [min, max]
     (uniform_noise), else gaussian with each channel's mean and deviation clipped to
     its range; `noise` ("uniform", "gaussian", "zero"; TF's op attribute) chooses it
-    directly. The noise is drawn from the Session's generator.
+    directly. The noise is drawn from the Session's generator. Offsets far outside
+    the image give all noise.
 
     Raises:
         ValueError: noise is unknown, or contradicts uniform_noise=True.
         ShapeError: input is not 4-D or offsets not [batch, 2] (where known).
-        TypeError: input is not float.
+        TypeError: input is not float, or offsets not numbers.
+        ExecutionError (when run): an offset is NaN or infinite (a glimpse needs a
+            position), or the glimpses would take more than 2 GiB.
     """
     _g.check_name(name, "extract_glimpse")
     x = _t(input)
@@ -330,7 +355,7 @@ def extract_glimpse(input, size, offsets, centered=True, normalized=True,  # noq
                          f"uniform when uniform_noise is True), got {noise!r}")
     g = x.graph
     _, size_t = _resize_size(size, "extract_glimpse: size", g)
-    off = api.cast(_t(offsets, graph=g), DType.FLOAT32)
+    off = api.cast(_real(offsets, "extract_glimpse: offsets", g), DType.FLOAT32)
     if off.shape is not None and (len(off.shape) != 2 or off.shape[1] not in (None, 2)):
         raise ShapeError(f"extract_glimpse: offsets must be [batch, 2], got shape "
                          f"{list(off.shape)}")
@@ -344,21 +369,37 @@ def extract_glimpse(input, size, offsets, centered=True, normalized=True,  # noq
 
 def _nms_scalar(value, dtype: DType, g, what: str) -> Tensor:
     if _g._is_symbolic(value):
-        return api.cast(_t(value, graph=g), dtype)
+        return api.cast(_real(value, what, g), dtype)
     return api.constant(np.asarray(_python_number(value, what)), dtype)
 
 
+_INT32_MAX = 2 ** 31 - 1
+
+
 def _nms_limit(value, g, what: str) -> Tensor:
+    """An NMS output limit as a scalar tensor. TF takes any int32 >= 0; a larger Python
+    int (up to int64) is clamped to int32's maximum, which selects the same boxes (no
+    more are selected than there are). A tensor keeps its integer type: the kernels
+    read any, and casting an int64 to int32 would wrap a large limit to a negative or
+    small one.
+
+    Raises:
+        TypeError: value is not an int (or integer tensor).
+        ValueError: value is negative (TF: "output size must be non-negative") or
+            beyond the int64 range.
+        ShapeError: value is a tensor that is not integers.
+    """
     if _g._is_symbolic(value):
-        return api.cast(_g.integer_tensor(value, what, g), DType.INT32)
+        return _g.integer_tensor(value, what, g)
     n = _int_arg(value, what)
     if n < 0:
         raise ValueError(f"{what} must be >= 0, got {n}")
-    return api.constant(np.asarray(n, np.int32))
+    return api.constant(np.asarray(min(n, _INT32_MAX), np.int32))
 
 
 def _boxes_scores(boxes, scores, what: str) -> tuple:
-    b, s = _t(boxes), _t(scores)
+    b = _real(boxes, f"{what}: boxes")
+    s = _real(scores, f"{what}: scores", b.graph)
     if b.shape is not None and (len(b.shape) != 2 or b.shape[1] not in (None, 4)):
         raise ShapeError(f"{what}: boxes must be [num_boxes, 4], got shape "
                          f"{list(b.shape)}")
@@ -394,9 +435,14 @@ def non_max_suppression_with_scores(boxes, scores, max_output_size, iou_threshol
     decay by exp(-iou^2 / (2 sigma)) and they compete again, as
     tf.image.non_max_suppression_with_scores. boxes [num, 4] corners, scores [num].
 
+    max_output_size: an int >= 0 (larger than int32 is taken as int32's maximum) or
+    an integer scalar tensor.
+
     Raises:
         ShapeError: boxes or scores of the wrong rank (where known).
+        TypeError: boxes, scores or a threshold are strings or bools.
         ValueError: max_output_size a negative int, iou_threshold outside [0, 1].
+        ExecutionError (when run): a negative max_output_size tensor.
     """
     _g.check_name(name, "non_max_suppression_with_scores")
     idx, sc, _ = _v5(boxes, scores, max_output_size, iou_threshold, score_threshold,
@@ -417,6 +463,8 @@ def non_max_suppression_padded(boxes, scores, max_output_size, iou_threshold=0.5
     Raises:
         ShapeError: boxes not [num, 4] or scores not [num] (where known).
         ValueError: as non_max_suppression_with_scores.
+        ExecutionError (when run): padded to a max_output_size whose result would take
+            more than 2 GiB.
     """
     _g.check_name(name, "non_max_suppression_padded")
     for flag, what in ((sorted_input, "sorted_input"),
@@ -437,10 +485,12 @@ def non_max_suppression_overlaps(overlaps, scores, max_output_size, overlap_thre
 
     Raises:
         ShapeError: overlaps not 2-D or scores not 1-D (where known).
+        TypeError: overlaps, scores or a threshold are strings or bools.
         ValueError: max_output_size a negative int.
     """
     _g.check_name(name, "non_max_suppression_overlaps")
-    o, s = api.cast(_t(overlaps), DType.FLOAT32), _t(scores)
+    o = api.cast(_real(overlaps, "non_max_suppression_overlaps: overlaps"), DType.FLOAT32)
+    s = _real(scores, "non_max_suppression_overlaps: scores", o.graph)
     if o.shape is not None and len(o.shape) != 2 or s.shape is not None and len(s.shape) != 1:
         raise ShapeError(f"non_max_suppression_overlaps: overlaps must be 2-D and scores "
                          f"1-D, got {o.shape} and {s.shape}")
@@ -462,13 +512,19 @@ def combined_non_max_suppression(boxes, scores, max_output_size_per_class, max_t
     the classes, or one per class), scores [batch, num, classes]; clip_boxes clips
     the boxes to [0, 1]; results padded with zeros.
 
+    Sizes beyond int32 are taken as int32's maximum, as in the other NMS functions.
+
     Raises:
         ShapeError: boxes not 4-D or scores not 3-D (where known).
+        TypeError: boxes, scores or a threshold are strings or bools.
         ValueError: a size <= 0 or iou_threshold outside [0, 1] (ints and numbers).
+        ExecutionError (when run): the padded results would take more than 2 GiB (a
+            max_total_size far beyond the detections there can be).
     """
     _g.check_name(name, "combined_non_max_suppression")
     what = "combined_non_max_suppression"
-    b, s = api.cast(_t(boxes), DType.FLOAT32), _t(scores)
+    b = api.cast(_real(boxes, f"{what}: boxes"), DType.FLOAT32)
+    s = _real(scores, f"{what}: scores", b.graph)
     if b.shape is not None and len(b.shape) != 4 or s.shape is not None and len(s.shape) != 3:
         raise ShapeError(f"{what}: boxes must be [batch, num_boxes, q, 4] and scores "
                          f"[batch, num_boxes, classes], got {b.shape} and {s.shape}")
@@ -507,13 +563,20 @@ def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_s
     filter_size * 2^(scales - 1).
 
     Raises:
-        ShapeError: as og.image.ssim, or images too small for the scales.
+        ShapeError: as og.image.ssim, or images too small for the scales (checked
+            before the filter is made).
         ValueError: filter_size < 1, filter_sigma <= 0, no power_factors.
+        TypeError: power_factors not a list of numbers, max_val a string tensor.
     """
     size = _int_arg(filter_size, "ssim_multiscale: filter_size")
     sigma = _python_number(filter_sigma, "ssim_multiscale: filter_sigma")
+    if not isinstance(power_factors, (list, tuple, np.ndarray)):
+        raise TypeError(f"ssim_multiscale: power_factors must be a list of numbers, got "
+                        f"{type(power_factors).__name__}")
     factors = [float(_python_number(p, "ssim_multiscale: power_factors"))
                for p in power_factors]
+    if _g._is_symbolic(max_val):  # a string tensor would fail in a Cast when run
+        _real(max_val, "ssim_multiscale: max_val")
     if size < 1 or not sigma > 0 or not factors:
         raise ValueError(f"ssim_multiscale: filter_size {size} must be >= 1, filter_sigma "
                          f"{sigma} > 0, and power_factors not empty")
@@ -521,6 +584,16 @@ def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_s
     channels = _known_channels(x, "ssim_multiscale")
     if x.shape[-3] is None or x.shape[-2] is None:
         raise ShapeError("ssim_multiscale: height and width must be known while building")
+    # every scale must hold the filter: checked before the filter is made, which for a
+    # huge filter_size would be a size x size array
+    hw = [int(x.shape[-3]), int(x.shape[-2])]
+    for k in range(len(factors)):
+        if k > 0:
+            hw = [(hw[0] + 1) // 2, (hw[1] + 1) // 2]
+        if min(hw) < size:
+            raise ShapeError(f"ssim_multiscale: scale {k} is {hw[0]} x {hw[1]}, smaller "
+                             f"than filter_size {size}: the images are too small for "
+                             f"{len(factors)} scales")
     kernel = api.constant(np.tile(_gaussian(size, sigma), (1, 1, channels, 1)))
     c1 = (_python_number(k1, "ssim_multiscale: k1") * top) ** 2
     c2 = (_python_number(k2, "ssim_multiscale: k2") * top) ** 2
@@ -539,10 +612,6 @@ def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_s
                                 mode="SYMMETRIC") for t in imgs]
             imgs = [nn.avg_pool(t, [1, 2, 2, 1], [1, 2, 2, 1], "VALID") for t in imgs]
             hw = [(hw[0] + rem[0]) // 2, (hw[1] + rem[1]) // 2]
-        if min(hw) < size:
-            raise ShapeError(f"ssim_multiscale: scale {k} is {hw[0]} x {hw[1]}, smaller "
-                             f"than filter_size {size}: the images are too small for "
-                             f"{len(factors)} scales")
 
         def local_mean(t: Tensor) -> Tensor:
             return nn.depthwise_conv2d(t, kernel, [1, 1, 1, 1], "VALID")
@@ -595,8 +664,10 @@ def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None, seed2=N
 
     Raises:
         ValueError: a range that is not two numbers, max_attempts <= 0.
-        TypeError: a seed is not an int.
-        ExecutionError (when run): bad ranges, boxes outside [0, 1], no boxes without
+        TypeError: a seed is not an int, image_size not integers, bounding_boxes or
+            min_object_covered not numbers.
+        ExecutionError (when run): bad ranges (also bounds that are 0 or infinite in
+            float32), boxes outside [0, 1], no boxes without
             use_image_if_no_bounding_boxes.
     """
     _g.check_name(name, "sample_distorted_bounding_box")
@@ -604,10 +675,15 @@ def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None, seed2=N
     size = _t(image_size)
     g = size.graph
     if size.dtype not in (DType.INT32, DType.INT64):
+        if size.dtype not in (DType.INT8, DType.UINT8, DType.INT16, DType.UINT16,
+                              DType.UINT32, DType.UINT64, DType.UNDEFINED):
+            # TF takes integer sizes only (a float would be truncated, a string fail)
+            raise TypeError(f"{what}: image_size must be integers, got "
+                            f"{size.dtype.short_name}")
         size = api.cast(size, DType.INT32)
-    boxes = api.cast(_t(bounding_boxes, graph=g), DType.FLOAT32)
-    covered = api.cast(_t(min_object_covered, graph=g), DType.FLOAT32) \
-        if _g._is_symbolic(min_object_covered) else \
+    boxes = api.cast(_real(bounding_boxes, f"{what}: bounding_boxes", g), DType.FLOAT32)
+    covered = api.cast(_real(min_object_covered, f"{what}: min_object_covered", g),
+                       DType.FLOAT32) if _g._is_symbolic(min_object_covered) else \
         api.constant(np.float32(_python_number(min_object_covered,
                                                f"{what}: min_object_covered")))
     attempts = 100 if max_attempts is None else _int_arg(max_attempts,
@@ -615,9 +691,12 @@ def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None, seed2=N
     if attempts <= 0:
         raise ValueError(f"{what}: max_attempts must be > 0, got {attempts}")
     if seed2 is not None:
-        _int_arg(seed2, f"{what}: seed2")
+        seed2 = _int_arg(seed2, f"{what}: seed2")  # a Python int: numpy's overflow
         if seed2:
             words = [0 if seed is None else _int_arg(seed, f"{what}: seed"), seed2]
+            # TF's seeds are int64 and SeedSequence takes non-negative words: a
+            # negative seed enters as its 64-bit two's complement (others unchanged)
+            words = [w % (1 << 64) for w in words]
             seed = int(np.random.SeedSequence(words).generate_state(1)[0] % (1 << 31))
     attrs = {"aspect_ratio_range": _pair(aspect_ratio_range, [0.75, 1.33],
                                          f"{what}: aspect_ratio_range"),

@@ -446,3 +446,454 @@ def test_composed_functions_export_and_run_in_onnxruntime():
                                ).run(list(outs), {"a": a, "b": b})
     for key, x, y in zip(outs, got, want, strict=True):
         np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5, err_msg=key)
+
+
+# ------------------------------------------------------------------ robustness
+# Found by fuzzing: hostile sizes, NaN and infinite coordinates, limits beyond int32.
+# Each bad input is a named onegraph error (or a documented result), never a numpy,
+# zlib or Python error, a hang or an enormous allocation.
+
+from onegraph.ops import image_more as _ops  # noqa: E402
+
+
+def _png_of_zero_rows(width: int, height: int, trailing_rows: int = 0) -> bytes:
+    """A grey 8-bit PNG of `height` all-zero rows (filter 0) deflated at level 9, the
+    stream carrying `trailing_rows` more rows than the header declares. Compressed a
+    block at a time, so making a 16384 x 16384 one takes little memory."""
+    comp = zlib.compressobj(9)
+    block = (b"\0" + bytes(width)) * 256
+    rows = height + trailing_rows
+    stream = b"".join([comp.compress(block) for _ in range(rows // 256)]
+                      + [comp.compress(block[:(rows % 256) * (width + 1)]), comp.flush()])
+    head = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return b"".join([b"\x89PNG\r\n\x1a\n", _ops._chunk(b"IHDR", head),
+                     _ops._chunk(b"IDAT", stream), _ops._chunk(b"IEND", b"")])
+
+
+def _png_header_only(width: int, height: int, color_type: int = 0, depth: int = 8) -> bytes:
+    """A PNG whose IHDR declares width x height, with a token IDAT (a size check that
+    happens before inflating never looks at it)."""
+    head = struct.pack(">IIBBBBB", width, height, depth, color_type, 0, 0, 0)
+    return b"".join([b"\x89PNG\r\n\x1a\n", _ops._chunk(b"IHDR", head),
+                     _ops._chunk(b"IDAT", zlib.compress(bytes(16))),
+                     _ops._chunk(b"IEND", b"")])
+
+
+def test_png_decompression_bomb_is_refused_before_inflating():
+    # 261 KB declaring 16384 x 16384 grey: 268 MB of rows, which the decoder used to
+    # inflate and then widen to int64 (~4.7 GB)
+    import tracemalloc
+
+    bomb = _png_of_zero_rows(16384, 16384)
+    assert len(bomb) < 300_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(ExecutionError, match=r"16384 x 16384 .*268,451,840 bytes.*"
+                                                 r"limit of 268,435,456 bytes"):
+            _ops._png_decode(bomb, 0, False, "DecodePng")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, f"refusing the bomb took {peak:,} bytes"
+    for fn in (image_more.decode_png, image_more.decode_image):
+        with pytest.raises(ExecutionError, match="over the limit"):
+            _run(lambda: fn(bomb))
+
+
+@pytest.mark.parametrize("width, height, color_type, depth, channels, dtype, words", [
+    (2 ** 31 - 1, 2 ** 31 - 1, 0, 8, 0, "uint8", "2147483647 x 2147483647"),
+    (1 << 20, 1 << 20, 6, 16, 0, "uint8", r"RGBA, 16-bit"),        # the samples
+    (9000, 9000, 0, 1, 4, "uint16", "as 4 channels of uint16"),   # 10 MB of rows
+])
+def test_png_limit_counts_the_declared_size_in_python_ints(width, height, color_type, depth,
+                                                           channels, dtype, words):
+    png = _png_header_only(width, height, color_type, depth)
+    with pytest.raises(ExecutionError, match=words):
+        _run(lambda: image_more.decode_png(png, channels=channels, dtype=dtype))
+    # the same 1-bit file as one grey channel is within the limit: only its (token)
+    # image data is wrong
+    if depth == 1:
+        with pytest.raises(ExecutionError, match="truncated"):
+            _run(lambda: image_more.decode_png(png))
+
+
+def test_png_data_past_its_rows_is_not_inflated():
+    # 32 MiB of rows beyond the 4 x 4 the header declares: inflating stops at the
+    # declared rows (the rest is dropped, as libpng drops "extra compressed data")
+    import tracemalloc
+
+    png = _png_of_zero_rows(4, 4, trailing_rows=(32 << 20) // 5)
+    tracemalloc.start()
+    try:
+        got = _ops._png_decode(png, 0, False, "DecodePng")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(got, np.zeros((4, 4, 1), np.uint8))
+    assert peak < 4 << 20, f"decoding took {peak:,} bytes"
+
+
+_MEMORY_PNGS = {  # (colour type, depth, samples per pixel, interlaced, palette)
+    "rgb8": (2, 8, 3, False, None),
+    "palette2": (3, 2, 1, False, [[1, 2, 3], [4, 5, 6], [7, 8, 9], [10, 11, 12]]),
+    "rgba16_interlaced": (6, 16, 4, True, None),
+    "gray4_interlaced": (0, 4, 1, True, None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MEMORY_PNGS))
+def test_png_decoding_holds_samples_in_small_integers(name):
+    # the decoder's working memory is a small multiple of the image (it widened every
+    # sample to int64: 50 to 120 bytes a pixel here, now 6 to 45)
+    import tracemalloc
+
+    ctype, depth, per_pixel, interlace, palette = _MEMORY_PNGS[name]
+    h, w = 96, 80
+    pixels = np.random.RandomState(9).randint(0, 4 if palette else 1 << depth,
+                                              (h, w, per_pixel))
+    png = write_png(pixels, ctype, depth, palette=palette, interlace=interlace)
+    samples = h * w * per_pixel * (2 if depth == 16 else 1)
+    for channels, bits16 in ((0, False), (4, True), (1, False)):
+        want = _ops._png_decode(png, channels, bits16, "DecodePng")
+        tracemalloc.start()
+        try:
+            got = _ops._png_decode(png, channels, bits16, "DecodePng")
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        np.testing.assert_array_equal(got, want)
+        assert peak < 8 * samples + 24 * h * w + got.nbytes, (channels, peak)
+
+
+def _unfilter_by_the_spec(data: np.ndarray, ftypes, bpp: int) -> np.ndarray:
+    """PNG's five filters undone byte by byte, as the specification writes them."""
+    out = np.zeros_like(data)
+    prev = [0] * data.shape[1]
+    for r, kind in enumerate(ftypes):
+        cur = data[r].astype(np.int64).tolist()
+        for i in range(len(cur)):
+            a = cur[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            paeth = a if pa <= pb and pa <= pc else b if pb <= pc else c
+            cur[i] = (cur[i] + (0, a, b, (a + b) >> 1, paeth)[kind]) & 255
+        out[r] = cur
+        prev = cur
+    return out
+
+
+@pytest.mark.parametrize("bpp", [1, 2, 3, 4, 6, 8])
+def test_png_unfilter_by_diagonals_is_the_per_byte_rule(bpp):
+    # passes of at least 32 x 32 pixels with Average or Paeth rows are undone by
+    # anti-diagonals, others row by row: both are the specification's byte rules
+    rng = np.random.RandomState(bpp)
+    for rows, width in ((32, 32), (45, 70), (90, 33), (31, 40)):
+        ftypes = rng.randint(0, 5, rows).astype(np.uint8)
+        data = rng.randint(0, 256, (rows, width * bpp)).astype(np.uint8)
+        data[rows // 2:, ::3] = 7  # runs of equal bytes: Paeth's ties
+        raw = np.concatenate([ftypes[:, None], data], axis=1).tobytes()
+        got = _ops._unfilter(memoryview(raw), rows, width * bpp, bpp, "DecodePng")
+        np.testing.assert_array_equal(got, _unfilter_by_the_spec(data, ftypes, bpp),
+                                      err_msg=f"{rows} x {width}")
+
+
+def test_png_of_paeth_rows_decodes_in_numpy_steps():
+    # 16 MiB of Paeth rows in 22 KB: the per-byte loop took ~6 s, diagonals ~1 s
+    import time
+
+    comp = zlib.compressobj(9)
+    stream = b"".join([comp.compress((b"\x04" + bytes(4096)) * 256) for _ in range(16)]
+                      + [comp.flush()])
+    head = struct.pack(">IIBBBBB", 4096, 4096, 8, 0, 0, 0, 0)
+    png = b"".join([b"\x89PNG\r\n\x1a\n", _ops._chunk(b"IHDR", head),
+                    _ops._chunk(b"IDAT", stream), _ops._chunk(b"IEND", b"")])
+    start = time.perf_counter()
+    got = _ops._png_decode(png, 0, False, "DecodePng")
+    assert time.perf_counter() - start < 3.0
+    assert got.shape == (4096, 4096, 1) and not got.any()
+
+
+def test_png_round_trips_through_diagonal_unfiltering():
+    # larger than the fixtures: libpng-style adaptive filters (ours) and write_png's
+    # filters in turn, so whole passes go through the diagonals
+    rng = np.random.RandomState(11)
+    smooth = np.cumsum(rng.randint(0, 3, (60, 75, 3)), axis=1).astype(np.uint8)
+    png = _bytes(_run(lambda: image_more.encode_png(smooth)))
+    np.testing.assert_array_equal(_run(lambda: image_more.decode_png(png)), smooth)
+    deep = rng.randint(0, 1 << 16, (40, 50, 2))
+    for interlace in (False, True):
+        png = write_png(deep, 4, 16, interlace=interlace)
+        np.testing.assert_array_equal(_ops._png_decode(png, 0, True, "DecodePng"), deep)
+
+
+def test_draw_bounding_boxes_skips_nan_boxes_and_puts_infinity_beyond_the_edge():
+    images = np.zeros((1, 6, 8, 1), np.float32)
+
+    def draw(box):
+        return _run(lambda: image_more.draw_bounding_boxes(
+            images, np.asarray([[box]], np.float64)))
+
+    for box in ([np.nan, 0.1, 0.5, 0.5], [0.1, 0.1, np.nan, 0.5], [np.nan] * 4):
+        np.testing.assert_array_equal(draw(box), images)        # no position: not drawn
+    # corners far past the bottom right: the top and left edges (row int(0.2 * 5),
+    # column int(0.25 * 7)) drawn to the image's edge, nothing else
+    far = draw([0.2, 0.25, 1e30, 1e30])
+    assert far[0, 1, 1:, 0].all() and far[0, 1:, 1, 0].all() and far.sum() == 7 + 5 - 1
+    for big in (np.inf, 3e38, 1e300):          # 3e38 * 5 and 1e300 overflow float32
+        np.testing.assert_array_equal(draw([0.2, 0.25, big, big]), far)
+    np.testing.assert_array_equal(draw([-np.inf, -np.inf, np.inf, np.inf]), images)
+    np.testing.assert_array_equal(draw([-1e300, -1e300, -1e300, -1e300]), images)
+
+
+def test_draw_bounding_boxes_on_grey_images_with_given_colors():
+    # grey images overwrite the colour table's first column: a constant colors array
+    # (read-only when fed to the kernel) made that a numpy error
+    out = _run(lambda: image_more.draw_bounding_boxes(
+        np.zeros((1, 4, 4, 1), np.float32), np.asarray([[[0, 0, 1, 1]]], np.float32),
+        colors=og.constant(np.asarray([[0.5, 0.5, 0.5, 1]], np.float32))))
+    assert out[0, 0, :, 0].tolist() == [1, 1, 1, 1]
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_extract_glimpse_refuses_non_finite_offsets(bad):
+    img = np.ones((2, 5, 6, 1), np.float32)
+    offsets = np.asarray([[0.0, 0.0], [0.1, bad]], np.float32)
+    with pytest.raises(ExecutionError, match=r"offsets\[1\] = \[0\.1.*is not finite"):
+        _run(lambda: image_more.extract_glimpse(img, [2, 3], offsets))
+
+
+@pytest.mark.parametrize("normalized", [True, False])
+def test_extract_glimpse_far_outside_is_all_noise(normalized):
+    # offsets whose scaling overflows float32 (3e38 * width) or is beyond any index
+    img = np.ones((3, 5, 6, 1), np.float32)
+    offsets = np.asarray([[3e38, 3e38], [-3e38, 1e30], [1e20, -1e20]], np.float32)
+    got = _run(lambda: image_more.extract_glimpse(img, [2, 3], offsets, normalized=normalized,
+                                                  uniform_noise=False, noise="zero"))
+    np.testing.assert_array_equal(got, np.zeros((3, 2, 3, 1), np.float32))
+
+
+@pytest.mark.parametrize("fn, size, depths, words", [
+    (image_more.extract_glimpse, [2 ** 31 - 1, 2 ** 31 - 1], (1, 0), "glimpses"),
+    (image_more.resize_area, [2 ** 31 - 1, 2 ** 31 - 1], (1, 0), "resized images"),
+    (image_more.resize_area, [2 ** 27, 1], (1,), "area weights"),  # 1 GiB out, 12 of taps
+])
+def test_huge_output_sizes_are_refused_before_allocating(fn, size, depths, words):
+    # an empty depth still counts: numpy cannot even shape [1, 2^31, 2^31, 0]
+    for depth in depths:
+        img = np.ones((1, 5, 6, depth), np.float32)
+        args = (img, size) + ((np.zeros((1, 2), np.float32),)
+                              if fn is image_more.extract_glimpse else ())
+        with pytest.raises(ExecutionError, match=f"{words}.*over the limit"):
+            _run(lambda: fn(*args))
+
+
+def test_resize_area_is_separable_and_quick():
+    # the dense 3-operand einsum took ~10 s for this 256 x 256 image
+    import time
+
+    rng = np.random.RandomState(7)
+    x = rng.rand(1, 256, 256, 3).astype(np.float32)
+    start = time.perf_counter()
+    got = _run(lambda: image_more.resize_area(x, [128, 128]))
+    assert time.perf_counter() - start < 2.0
+    np.testing.assert_allclose(got, x.reshape(1, 128, 2, 128, 2, 3).mean(axis=(2, 4)),
+                               rtol=1e-5, atol=1e-6)
+    wide = rng.rand(1, 1, 100000, 1).astype(np.float32)   # 80 GB as a dense matrix
+    np.testing.assert_allclose(_run(lambda: image_more.resize_area(wide, [1, 4])),
+                               wide.reshape(1, 1, 4, 25000).mean(-1)[..., None], rtol=1e-5)
+
+
+_NMS_BOXES = np.asarray([[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, 2, 1, 3], [0, 4, 1, 5]],
+                        np.float32)
+_NMS_SCORES = np.asarray([0.9, 0.8, 0.7, 0.6], np.float32)
+
+
+@pytest.mark.parametrize("limit", [2 ** 31 - 1, 2 ** 31, 2 ** 40, 2 ** 63 - 1,
+                                   np.int64(2 ** 40)])
+def test_nms_limits_beyond_int32_select_every_box(limit):
+    for fn in (image_more.non_max_suppression_with_scores,
+               image_more.non_max_suppression_padded):
+        idx, _ = _run(lambda: fn(_NMS_BOXES, _NMS_SCORES, limit))
+        assert idx.tolist() == [0, 2, 3]
+    overlaps = np.eye(4, dtype=np.float32)
+    got = _run(lambda: image_more.non_max_suppression_overlaps(overlaps, _NMS_SCORES, limit))
+    assert got.tolist() == [0, 1, 2, 3]
+
+
+def test_nms_limit_tensors_keep_their_integer_type():
+    # an int64 limit of 2^40 was cast to int32 (0): nothing was selected
+    idx, _ = _run(lambda: image_more.non_max_suppression_with_scores(
+        _NMS_BOXES, _NMS_SCORES, og.constant(np.int64(2 ** 40))))
+    assert idx.tolist() == [0, 2, 3]
+    with pytest.raises(ExecutionError, match="max_output_size -1 must be >= 0"):
+        _run(lambda: image_more.non_max_suppression_with_scores(
+            _NMS_BOXES, _NMS_SCORES, og.constant(np.int64(-1)))[0])
+
+
+def test_nms_bad_limits_are_named_errors():
+    g = og.Graph()
+    with g.as_default():
+        with pytest.raises(ValueError, match="must be >= 0, got -1"):
+            image_more.non_max_suppression_with_scores(_NMS_BOXES, _NMS_SCORES, -1)
+        with pytest.raises(ValueError, match="beyond the int64 range"):
+            image_more.non_max_suppression_padded(_NMS_BOXES, _NMS_SCORES, 10 ** 20)
+        with pytest.raises(TypeError, match="max_output_size must be an int"):
+            image_more.non_max_suppression_overlaps(np.eye(4), _NMS_SCORES, 2.0)
+        with pytest.raises(TypeError, match="iou_threshold must be numbers"):
+            image_more.non_max_suppression_with_scores(_NMS_BOXES, _NMS_SCORES, 2,
+                                                       iou_threshold=og.constant("x"))
+        with pytest.raises(TypeError, match="boxes must be numbers"):
+            image_more.combined_non_max_suppression(og.constant(np.full((1, 4, 1, 4), "a")),
+                                                    np.zeros((1, 4, 2), np.float32), 1, 2)
+    # padded to a limit whose result is gigabytes: refused, not allocated
+    with pytest.raises(ExecutionError, match="padded selection.*over the limit"):
+        _run(lambda: image_more.non_max_suppression_padded(
+            _NMS_BOXES, _NMS_SCORES, 2 ** 40, pad_to_max_output_size=True)[0])
+    with pytest.raises(ExecutionError, match="detections.*over the limit"):
+        _run(lambda: image_more.combined_non_max_suppression(
+            _NMS_BOXES[None, :, None], np.tile(_NMS_SCORES[None, :, None], (1, 1, 2)),
+            2, 2 ** 40)[0])
+
+
+def test_combined_nms_pad_per_class_stops_at_max_total_size():
+    # pad_per_class with max_total_size below max_output_size_per_class * classes:
+    # the count was not capped by the result's size (an IndexError)
+    boxes = np.asarray([[[[0, 0, 1, 1]], [[0, 2, 1, 3]], [[0, 4, 1, 5]]]], np.float32)
+    scores = np.asarray([[[0.9, 0.5], [0.8, 0.4], [0.7, 0.3]]], np.float32)
+    out_boxes, out_scores, out_classes, valid = _run(
+        lambda: image_more.combined_non_max_suppression(boxes, scores, 3, 4,
+                                                        pad_per_class=True,
+                                                        clip_boxes=False))
+    assert valid.tolist() == [4] and out_boxes.shape == (1, 4, 4)
+    np.testing.assert_allclose(out_scores, [[0.9, 0.8, 0.7, 0.5]])
+    assert out_classes.tolist() == [[0, 0, 0, 1]]
+
+
+def test_nms_of_many_boxes_needs_no_pairwise_matrix():
+    # 20000 boxes: the n x n IOU matrix (and its temporaries) took gigabytes
+    import tracemalloc
+
+    rng = np.random.RandomState(3)
+    boxes = rng.rand(20000, 4).astype(np.float32)
+    boxes[:, 2:] = boxes[:, :2] + 0.05
+    scores = rng.rand(20000).astype(np.float32)
+    tracemalloc.start()
+    try:
+        picked, kept = _ops._soft_nms(
+            lambda i, js: _ops._iou_with(_ops._box_corners(boxes), i, js), scores, 50,
+            np.float32(0.5), np.float32(-np.inf), 0.0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(picked) == 50 and peak < 64 << 20, peak
+    idx, sc = _run(lambda: image_more.non_max_suppression_with_scores(boxes, scores, 50))
+    assert idx.tolist() == picked and sc.tolist() == [float(s) for s in kept]
+
+
+def test_sample_distorted_bounding_box_edge_values():
+    boxes = np.asarray([[[0.1, 0.2, 0.5, 0.6]]], np.float32)
+
+    def sample(**kwargs):
+        args = dict(image_size=np.asarray([40, 60, 3], np.int32), bounding_boxes=boxes,
+                    seed=1)
+        args.update(kwargs)
+        return _run(lambda: list(image_more.sample_distorted_bounding_box(**args)))
+
+    # ranges whose float32 bounds are 0 or infinite
+    for kwargs in (dict(aspect_ratio_range=[1e-300, 1.0]), dict(aspect_ratio_range=[1, 1e300]),
+                   dict(area_range=[1e-300, 1e-300]), dict(aspect_ratio_range=[np.nan, 1])):
+        with pytest.raises(ExecutionError, match="positive float32"):
+            sample(**kwargs)
+    # coverage no crop can reach: the whole image at once, however many attempts
+    for covered in (1.5, np.nan):
+        begin, size, _ = sample(min_object_covered=covered, max_attempts=10 ** 12)
+        assert begin.tolist() == [0, 0, 0] and size.tolist() == [40, 60, -1]
+    # a huge image: float32 sides overflow for extreme ratios, no crop of those
+    begin, size, _ = sample(image_size=np.asarray([2 ** 62, 2 ** 62, 3], np.int64),
+                            aspect_ratio_range=[1e-30, 1e30])
+    assert begin.dtype == np.int64
+    # seeds: negative, and numpy ints beyond int32
+    sample(seed=-5, seed2=np.int64(2 ** 40))
+    g = og.Graph()
+    with g.as_default(), pytest.raises(TypeError, match="image_size must be integers"):
+        image_more.sample_distorted_bounding_box([40.0, 60.0, 3.0], boxes)
+
+
+def test_build_time_refusals_found_by_fuzzing():
+    g = og.Graph()
+    with g.as_default():
+        with pytest.raises(ShapeError, match="smaller than filter_size"):   # not 4 TiB
+            image_more.ssim_multiscale(np.zeros((1, 32, 32, 1), np.float32),
+                                       np.zeros((1, 32, 32, 1), np.float32), 1.0,
+                                       filter_size=2 ** 40)
+        with pytest.raises(TypeError, match="power_factors must be a list"):
+            image_more.ssim_multiscale(np.zeros((1, 32, 32, 1), np.float32),
+                                       np.zeros((1, 32, 32, 1), np.float32), 1.0,
+                                       power_factors=None)
+        with pytest.raises(ShapeError, match="empty image"):                 # 0 / 0
+            image_more.resize_image_with_pad(np.zeros((1, 0, 4, 3), np.float32), 4, 4)
+        with pytest.raises(ValueError, match="fit int32"):
+            image_more.resize_image_with_pad(np.zeros((1, 2, 4, 3), np.float32), 2 ** 31, 4)
+        with pytest.raises(TypeError, match="offsets must be numbers"):
+            image_more.extract_glimpse(np.zeros((1, 4, 4, 1), np.float32), [2, 2],
+                                       og.constant(np.full((1, 2), "a")))
+        with pytest.raises(TypeError, match="boxes must be numbers"):
+            image_more.draw_bounding_boxes(np.zeros((1, 4, 4, 1), np.float32),
+                                           og.constant(np.full((1, 1, 4), "a")))
+
+
+_KERNEL_EDGES = [np.float32(np.nan), np.float32(np.inf), np.int64(-1), np.int64(2 ** 62),
+                 np.zeros(0, np.float32), np.asarray("s", object), np.asarray(True),
+                 np.asarray([np.nan, 1.0]), np.asarray([2 ** 31, 2 ** 31], np.int64),
+                 np.zeros((0, 5, 6, 3), np.float32), np.full((1, 2, 4), np.nan, np.float32),
+                 np.full((6, 4), np.inf, np.float32), np.full((1, 2), np.nan, np.float32)]
+_KERNEL_CASES = {
+    "DrawBoundingBoxes": (_ops._draw_boxes_kernel, {},
+                          [np.zeros((1, 5, 6, 3), np.float32),
+                           np.full((1, 2, 4), 0.5, np.float32), None]),
+    "ResizeArea": (_ops._resize_area_kernel, {"align_corners": 1},
+                   [np.zeros((1, 5, 6, 3), np.float32), np.asarray([3, 4], np.int64)]),
+    "ExtractGlimpse": (_ops._glimpse_kernel,
+                       {"centered": 1, "normalized": 1, "noise": "uniform"},
+                       [np.ones((1, 5, 6, 3), np.float32), np.asarray([3, 4], np.int64),
+                        np.zeros((1, 2), np.float32)]),
+    "NonMaxSuppressionV5": (_ops._nms_v5_kernel, {"pad_to_max_output_size": 1},
+                            [_NMS_BOXES, _NMS_SCORES, np.int32(3), np.float32(0.5),
+                             np.float32(-np.inf), np.float32(0)]),
+    "NonMaxSuppressionWithOverlaps": (_ops._nms_overlaps_kernel, {},
+                                      [np.eye(4, dtype=np.float32), _NMS_SCORES, np.int32(3),
+                                       np.float32(0.5), np.float32(-np.inf)]),
+    "CombinedNonMaxSuppression": (_ops._combined_nms_kernel,
+                                  {"pad_per_class": 0, "clip_boxes": 1},
+                                  [_NMS_BOXES[None, :, None], _NMS_SCORES[None, :, None],
+                                   np.int32(2), np.int32(4), np.float32(0.5),
+                                   np.float32(-np.inf)]),
+    "SampleDistortedBoundingBox": (_ops._sample_box_kernel,
+                                   {"seed": 1.0, "aspect_ratio_range": [0.75, 1.33],
+                                    "area_range": [0.05, 1.0], "max_attempts": 100,
+                                    "use_image_if_no_bounding_boxes": 1},
+                                   [np.asarray([40, 60, 3], np.int32),
+                                    np.asarray([[[0.1, 0.2, 0.5, 0.6]]], np.float32),
+                                    np.float32(0.1)]),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_KERNEL_CASES))
+def test_kernels_raise_only_onegraph_errors_on_edge_inputs(op):
+    # the kernels run in the Session and in the mobile interpreter alike: each input
+    # in turn takes each edge value; a result or a OneGraphError, nothing else
+    from onegraph.errors import OneGraphError
+    from onegraph.ops.registry import KernelContext
+
+    kernel, attrs, valid = _KERNEL_CASES[op]
+    kernel(list(valid), attrs, KernelContext())
+    for k in range(len(valid)):
+        for value in _KERNEL_EDGES:
+            inputs = list(valid)
+            inputs[k] = value
+            try:
+                kernel(inputs, attrs, KernelContext())
+            except OneGraphError:
+                pass
