@@ -12,6 +12,12 @@ Stateless values are a deterministic function of (seed, shape, parameters): the 
 every session and run, different for different seeds. They come from numpy's Philox
 generator keyed by the seed pair, not from TensorFlow's Philox streams, so they do not
 equal TF's values for the same seed; only the distributions agree.
+
+One call draws at most ops.random_more.MAX_SAMPLE_ELEMENTS (2**28) values: a larger
+output is a ShapeError while building when its shape is known then, else when run.
+Edge values follow ops/random_more.py: Poisson rates above 1e10 are drawn from a
+rounded normal, binomial counts <= 0 or probs <= 0 give 0 and probs >= 1 give counts
+(TF's rules), and draws that an integer output dtype cannot hold are an ExecutionError.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..format import DType
+from ..ops.random_more import check_sample_count
 from . import api
 from . import graph as _g
 from .api import _int_arg, _t
@@ -58,6 +65,21 @@ def _tiny(dt: DType) -> Tensor:
     return api.constant(np.asarray(np.finfo(dt.numpy).tiny, dt.numpy))
 
 
+def _check_size(shape_info: tuple, param: Tensor | None, what: str) -> None:
+    """Refuse while building an output (shape + the parameter's shape, for the
+    shape-prefixed ops) of more than MAX_SAMPLE_ELEMENTS values, when its shape is
+    known; the op checks it again when run.
+
+    Raises:
+        ShapeError: the output would be too large (names what).
+    """
+    dims = shape_info[0]
+    if dims is None or (param is not None and param.shape is None):
+        return
+    check_sample_count(tuple(dims) + (tuple(param.shape) if param is not None else ()),
+                       what)
+
+
 def random_gamma(shape, alpha, beta=None, dtype=DType.FLOAT32, seed=None,
                  name=None) -> Tensor:
     """Gamma(alpha, rate beta) draws of shape `shape` + broadcast(alpha, beta).shape,
@@ -75,8 +97,9 @@ def random_gamma(shape, alpha, beta=None, dtype=DType.FLOAT32, seed=None,
         TypeError: dtype is not float16/32/64, alpha or beta a tensor of another dtype,
             seed not an int, or name not a str.
         ValueError: seed is negative.
-        ShapeError: shape is not a list of ints or a 1-D integer tensor, or a dim is
-            negative.
+        ShapeError: shape is not a list of ints or a 1-D integer tensor, a dim is
+            negative, or the output would hold more than MAX_SAMPLE_ELEMENTS values.
+        ExecutionError (when run): alpha is not > 0.
     """
     what = "random_gamma"
     _g.check_name(name, what)
@@ -89,6 +112,7 @@ def random_gamma(shape, alpha, beta=None, dtype=DType.FLOAT32, seed=None,
         b = None if beta is None else _param(beta, dt, g, f"{what}: beta")
         if b is not None:
             a = a + api.zeros_like(b)        # alpha broadcast against beta
+        _check_size(shape_info, a, what)
         attrs = {}
         op_seed = _op_seed(g, seed, scope, what)
         if op_seed is not None:
@@ -101,7 +125,8 @@ def random_gamma(shape, alpha, beta=None, dtype=DType.FLOAT32, seed=None,
 
 def random_poisson(lam, shape, dtype=DType.FLOAT32, seed=None, name=None) -> Tensor:
     """Poisson(lam) draws of shape `shape` + lam.shape, as tf.random_poisson /
-    tf.random.poisson (TF1 argument order; numpy's Poisson sampler). lam is float;
+    tf.random.poisson (TF1 argument order; numpy's Poisson sampler, and for lam above
+    1e10 round(N(lam, sqrt(lam))), whose error there is invisible). lam is float;
     dtype is float16/32/64, int32 or int64. Not differentiable (as in TF).
 
     {seeds}
@@ -111,6 +136,8 @@ def random_poisson(lam, shape, dtype=DType.FLOAT32, seed=None, name=None) -> Ten
             not a str.
         ValueError: seed is negative.
         ShapeError: as random_gamma.
+        ExecutionError (when run): lam is negative, NaN or infinite, or a draw does not
+            fit an integer dtype.
     """
     what = "random_poisson"
     _g.check_name(name, what)
@@ -124,6 +151,7 @@ def random_poisson(lam, shape, dtype=DType.FLOAT32, seed=None, name=None) -> Ten
         if rate.dtype not in _FLOATS:
             raise TypeError(f"{what}: lam must be float16/32/64, got "
                             f"{rate.dtype.short_name}")
+        _check_size(shape_info, rate, what)
         attrs = {"dtype": api.onnx_type(dt)}
         op_seed = _op_seed(g, seed, scope, what)
         if op_seed is not None:
@@ -165,9 +193,12 @@ def _seed_tensor(seed, g, what: str) -> Tensor:
 
 
 def _stateless_setup(shape, seed, name, what: str, *values):
+    """(graph, shape tensor, seed tensor) of a stateless function, its name and shape
+    checked (the output at most MAX_SAMPLE_ELEMENTS values when its shape is known)."""
     _g.check_name(name, what)
     g = api._graph_of(shape, seed, *values)
     shape_info = _shape_operand(shape, g, f"{what}: shape")
+    _check_size(shape_info, None, what)
     with g.as_default():
         seed_t = _seed_tensor(seed, g, what)
     return g, _shape_tensor(g, shape_info), seed_t
@@ -183,8 +214,9 @@ def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=DType.FLOAT32,
     Raises:
         TypeError: dtype is not float16/32/64 or int32/int64, or seed not integers.
         ValueError: an integer dtype without maxval.
-        ShapeError: seed is not of shape [2], or shape is not a list of ints or a 1-D
-            integer tensor.
+        ShapeError: seed is not of shape [2], shape is not a list of ints or a 1-D
+            integer tensor, or the output would hold more than MAX_SAMPLE_ELEMENTS
+            (2**28) values.
     """
     what = "stateless_uniform"
     dt = _dtype_arg(dtype, _FLOATS + _INTS, f"{what}: dtype")
@@ -256,6 +288,8 @@ def _stateless_classes(logits, num_samples, seed, dtype, name, what: str) -> Ten
             n = _int_arg(num_samples, f"{what}: num_samples")
             if n < 0:
                 raise ValueError(f"{what}: num_samples must be >= 0, got {n}")
+            rows = x.shape[0] if x.shape is not None else None
+            check_sample_count((rows, n), what)   # skipped while rows are unknown
             count = g.constant(np.asarray(n, np.int64))
         with g.name_scope(name or what):
             return _op(g, "StatelessMultinomial", [x, count, seed_t],
@@ -269,7 +303,8 @@ def stateless_categorical(logits, num_samples, seed, dtype=DType.INT64, name=Non
     {stateless}
 
     Raises:
-        ShapeError: logits are not 2-D floats, or seed not of shape [2].
+        ShapeError: logits are not 2-D floats, seed not of shape [2], or batch *
+            num_samples is above MAX_SAMPLE_ELEMENTS.
         TypeError: dtype is not int32/int64, num_samples not an int, or seed not
             integers.
         ValueError: num_samples is negative.
@@ -294,7 +329,9 @@ def stateless_multinomial(logits, num_samples, seed, output_dtype=DType.INT64,
 def stateless_binomial(shape, seed, counts, probs, output_dtype=DType.INT32,
                        name=None) -> Tensor:
     """Binomial(counts, probs) draws of `shape` (counts and probs broadcast to it), as
-    tf.random.stateless_binomial.
+    tf.random.stateless_binomial, with TF's kernel's rules at the edges: counts <= 0
+    or probs <= 0 give 0, probs >= 1 give counts, and a NaN count or prob gives NaN
+    (which only a float output_dtype holds).
 
     {stateless}
 
@@ -303,6 +340,8 @@ def stateless_binomial(shape, seed, counts, probs, output_dtype=DType.INT32,
             integers.
         ShapeError: as stateless_uniform (counts or probs not broadcasting to shape
             fails when the graph runs).
+        ExecutionError (when run): a count to draw from is not a whole number below
+            2**63, or a result does not fit an integer output_dtype (NaN, too large).
     """
     what = "stateless_binomial"
     dt = _dtype_arg(output_dtype, _FLOATS + _INTS, f"{what}: output_dtype")
@@ -317,7 +356,7 @@ def stateless_binomial(shape, seed, counts, probs, output_dtype=DType.INT32,
 
 def stateless_poisson(shape, seed, lam, dtype=DType.INT32, name=None) -> Tensor:
     """Poisson(lam) draws of `shape` (lam broadcast to it), as
-    tf.random.stateless_poisson.
+    tf.random.stateless_poisson (for lam above 1e10, round(N(lam, sqrt(lam)))).
 
     {stateless}
 
@@ -325,6 +364,8 @@ def stateless_poisson(shape, seed, lam, dtype=DType.INT32, name=None) -> Tensor:
         TypeError: dtype is not float16/32/64 or int32/int64, lam not float, or seed
             not integers.
         ShapeError: as stateless_uniform.
+        ExecutionError (when run): lam is negative, NaN or infinite, or a draw does not
+            fit an integer dtype.
     """
     what = "stateless_poisson"
     dt = _dtype_arg(dtype, _FLOATS + _INTS, f"{what}: dtype")

@@ -11,13 +11,20 @@ estimates the full one. nce_loss is the sigmoid cross-entropy of those logits
 example; sampled_softmax_loss their softmax cross-entropy. The gradient reaches only
 the looked-up rows of weights and biases (og.IndexedSlices), as TF's does. The
 samplers are onegraph-domain ops (ops/candidate_sampling.py).
+
+Bad arguments are refused while building, naming the function and the argument:
+num_sampled is at most ops.random_more.MAX_SAMPLE_ELEMENTS and range_max (num_classes)
+fits int64 (ShapeError otherwise); weights and biases are a tensor or a non-empty list
+of shards of rank 2 and 1, of the inputs' float dtype, and weights' second dim is
+inputs' (ShapeError); remove_accidental_hits is a bool (TypeError).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import OneGraphError, ShapeError
+from ..ops.random_more import check_sample_count
 from . import api
 from . import graph as _g
 from .api_extra import _op_seed, reduce_any
@@ -29,24 +36,31 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def sampler_arguments(what: str, name, seed, num_true, num_sampled, unique,
-                      range_max) -> tuple:
-    """(num_true, num_sampled, range_max) of a candidate sampler, checked.
+                      range_max, range_name: str = "range_max") -> tuple:
+    """(num_true, num_sampled, range_max) of a candidate sampler, checked; messages
+    call range_max `range_name` (the sampled losses' num_classes).
 
     Raises:
         TypeError: a count is not a positive int, unique not a bool, seed not an int,
             or name not a str.
         ValueError: unique and num_sampled > range_max, or a negative seed.
+        ShapeError: num_sampled is above MAX_SAMPLE_ELEMENTS (2**28), or range_max
+            beyond int64.
     """
     _g.check_name(name, what)
     check_seed(seed, what)
     num_true = _positive_int(num_true, f"{what}: num_true")
     num_sampled = _positive_int(num_sampled, f"{what}: num_sampled")
-    range_max = _positive_int(range_max, f"{what}: range_max")
+    range_max = _positive_int(range_max, f"{what}: {range_name}")
     if not isinstance(unique, (bool, np.bool_)):
         raise TypeError(f"{what}: unique must be a bool, got {type(unique).__name__}")
     if unique and num_sampled > range_max:
-        raise ValueError(f"{what}: num_sampled ({num_sampled}) must not exceed range_max "
-                         f"({range_max}) when unique")
+        raise ValueError(f"{what}: num_sampled ({num_sampled}) must not exceed "
+                         f"{range_name} ({range_max}) when unique")
+    # the op's attributes are int64 and its output holds num_sampled ids
+    if range_max > np.iinfo(np.int64).max:
+        raise ShapeError(f"{what}: {range_name} ({range_max}) must fit int64")
+    check_sample_count((num_sampled,), what, "sampled_candidates")
     return num_true, num_sampled, range_max
 
 
@@ -100,13 +114,45 @@ def log_uniform_candidate_sampler(true_classes, num_true, num_sampled, unique, r
                     true_classes, num_true, num_sampled, unique, range_max, seed, name)
 
 
-def _lookup(params, ids: Tensor, strategy: str, what: str) -> Tensor:
-    """Rows `ids` of params: one tensor, or a list of shards of the full matrix split
-    by TF1's partition strategy ("mod": row r in shard r % n at r // n; "div":
-    consecutive blocks)."""
-    if not isinstance(params, (list, tuple)):
-        return api.gather(params, ids, axis=0)
-    shards = [_g.convert_to_tensor(p) for p in params]
+def _shards(params, x: Tensor, rank: int, what: str, arg: str) -> list:
+    """weights or biases as a list of tensors (one, or the shards given), checked
+    against the inputs x while building.
+
+    Raises:
+        ShapeError: an empty list of shards, a shard of another rank than `rank`, of
+            another dtype than x, or (weights) whose second dim is not x's.
+        OneGraphError: a value is not a tensor or array (names what and arg).
+    """
+    values = list(params) if isinstance(params, (list, tuple)) else [params]
+    if not values:
+        raise ShapeError(f"{what}: {arg} must be a tensor or a non-empty list of shards, "
+                         f"got an empty {type(params).__name__}")
+    shards = []
+    for k, v in enumerate(values):
+        where = f"{what}: {arg}" + (f" shard {k}" if isinstance(params, (list, tuple))
+                                    else "")
+        try:
+            t = _g.convert_to_tensor(v, None if _g._is_symbolic(v) else x.dtype, x.graph)
+        except OneGraphError as e:
+            raise _g._named(e, where) from None
+        if t.shape is not None and len(t.shape) != rank:
+            raise ShapeError(f"{where} must be {rank}-D, got shape {list(t.shape)}")
+        if t.dtype is not _g.DType.UNDEFINED and x.dtype is not _g.DType.UNDEFINED \
+                and t.dtype != x.dtype:
+            raise ShapeError(f"{where} must be {x.dtype.short_name} like inputs, got "
+                             f"{t.dtype.short_name}")
+        if rank == 2 and t.shape is not None and x.shape is not None \
+                and None not in (t.shape[1], x.shape[1]) and t.shape[1] != x.shape[1]:
+            raise ShapeError(f"{where} has rows of {t.shape[1]} values but inputs have "
+                             f"{x.shape[1]}")
+        shards.append(t)
+    return shards
+
+
+def _lookup(shards: list, ids: Tensor, strategy: str, what: str) -> Tensor:
+    """Rows `ids` of params given as a list of tensors: one, or shards of the full
+    matrix split by TF1's partition strategy ("mod": row r in shard r % n at r // n;
+    "div": consecutive blocks)."""
     if len(shards) == 1:
         return api.gather(shards[0], ids, axis=0)
     whole = api.concat(shards, axis=0)
@@ -127,18 +173,35 @@ def _sampled_logits(weights, biases, labels, inputs, num_sampled, num_classes, n
     """(logits, labels) (batch, num_true + num_sampled) of a sampled loss, as TF1's
     _compute_sampled_logits."""
     num_true = _positive_int(num_true, f"{what}: num_true")
-    if partition_strategy not in ("mod", "div"):
+    if not isinstance(partition_strategy, str) or partition_strategy not in ("mod", "div"):
         raise ValueError(f"{what}: partition_strategy must be 'mod' or 'div', got "
-                         f"{partition_strategy!r}")
-    x = _g.convert_to_tensor(inputs)
+                         f"{partition_strategy!r:.60}")
+    if not isinstance(remove_accidental_hits, (bool, np.bool_)):
+        raise TypeError(f"{what}: remove_accidental_hits must be a bool, got "
+                        f"{type(remove_accidental_hits).__name__}")
+    x = inputs   # a tensor: _sampled_loss converted it
     if x.shape is not None and len(x.shape) != 2:
         raise ShapeError(f"{what}: inputs must be (batch, dim), got shape {list(x.shape)}")
+    if x.dtype not in (_g.DType.FLOAT16, _g.DType.FLOAT32, _g.DType.FLOAT64):
+        raise ShapeError(f"{what}: inputs must be float16/32/64, got {x.dtype.short_name}")
+    weights = _shards(weights, x, 2, what, "weights")
+    biases = _shards(biases, x, 1, what, "biases")
     labels = api.cast(_g.integer_tensor(labels, f"{what}: labels"), _g.DType.INT64)
     if labels.shape is not None and (len(labels.shape) != 2
                                      or labels.shape[1] not in (None, num_true)):
         raise ShapeError(f"{what}: labels must be (batch, num_true={num_true}), got shape "
                          f"{list(labels.shape)}")
     if sampled_values is None:
+        # checked under this function's name first, so a bad count names nce_loss or
+        # sampled_softmax_loss rather than the sampler it calls
+        _, _, num_classes = sampler_arguments(what, None, seed, num_true, num_sampled,
+                                              True, num_classes, "num_classes")
+        rows = [t.shape[0] if t.shape is not None else None for t in weights]
+        if None not in rows and sum(rows) < num_classes:
+            # sampled ids reach num_classes - 1: a shorter weights matrix would fail
+            # only in the runs that happen to draw a missing row
+            raise ShapeError(f"{what}: weights have {sum(rows)} rows but num_classes is "
+                             f"{num_classes}; classes are drawn from [0, num_classes)")
         sampled_values = log_uniform_candidate_sampler(
             labels, num_true, num_sampled, True, num_classes, seed=seed)
     if not isinstance(sampled_values, (tuple, list)) or len(sampled_values) != 3:
@@ -187,10 +250,14 @@ def nce_loss(weights, biases, labels, inputs, num_sampled, num_classes, num_true
 
     Raises:
         TypeError: a count is not a positive int, sampled_values is not a sampler's
-            triple, or name is not a str.
-        ValueError: partition_strategy is not "mod" or "div".
+            triple, remove_accidental_hits not a bool, or name not a str.
+        ValueError: partition_strategy is not "mod" or "div", or num_sampled >
+            num_classes (the sampler draws distinct classes).
         ShapeError: inputs or labels have the wrong rank, or labels' second dim is not
-            num_true.
+            num_true; weights or biases are an empty list, of the wrong rank or dtype,
+            weights' rows are not inputs' width or fewer than num_classes; num_sampled
+            is above MAX_SAMPLE_ELEMENTS.
+        OneGraphError: inputs, weights or biases are not tensors or arrays.
     """
     def per_example(logits, targets):
         losses = sigmoid_cross_entropy_with_logits(labels=targets, logits=logits)
@@ -227,8 +294,12 @@ def _sampled_loss(per_example, what: str, name, weights, biases, labels, inputs,
                   remove_accidental_hits, partition_strategy, seed) -> Tensor:
     """per_example(logits, targets) of the sampled logits, under name scope `name`."""
     _g.check_name(name, what)
-    with _g.convert_to_tensor(inputs).graph.name_scope(name or what):
+    try:
+        x = _g.convert_to_tensor(inputs)
+    except OneGraphError as e:
+        raise _g._named(e, f"{what}: inputs") from None
+    with x.graph.name_scope(name or what):
         logits, targets = _sampled_logits(
-            weights, biases, labels, inputs, num_sampled, num_classes, num_true,
+            weights, biases, labels, x, num_sampled, num_classes, num_true,
             sampled_values, True, remove_accidental_hits, partition_strategy, seed, what)
         return per_example(logits, targets)

@@ -29,6 +29,7 @@ from .api_math import _floats
 from .graph import Tensor, check_seed
 from .nn import _positive_int
 from .nn_extra import conv2d_transpose
+from ..ops.random_more import check_sample_count
 from .nn_sampled import sampler_arguments
 from .nn_more import (_alias, _brief, _first, _input, _last, _layout, _like, _padding,
                       _pool, _sizes, _spatial_sizes, _static_ints, batch_normalization)
@@ -809,15 +810,41 @@ def fixed_unigram_candidate_sampler(true_classes, num_true, num_sampled, unique,
     Raises:
         ValueError: both or neither of vocab_file and unigrams given, a negative
             unigram, shard not in [0, num_shards), range_max not the weights' count.
-        TypeError / ShapeError: as og.nn.uniform_candidate_sampler.
+        TypeError: vocab_file is not a path, unigrams not a list of numbers or
+            distortion not a number, or as og.nn.uniform_candidate_sampler.
+        OpAttributeError: a unigram is NaN, infinite or beyond float32, distortion is
+            not finite, or a zero unigram meets a negative distortion.
+        ShapeError: more than MAX_SAMPLE_ELEMENTS weights, or as
+            og.nn.uniform_candidate_sampler.
     """
     what = "fixed_unigram_candidate_sampler"
+    if unigrams is None:    # as TF's default (), "not given"
+        unigrams = ()
+    if vocab_file is None:
+        vocab_file = ""
+    if not isinstance(vocab_file, str) and not hasattr(vocab_file, "__fspath__"):
+        raise TypeError(f"{what}: vocab_file must be a path (str), got "
+                        f"{type(vocab_file).__name__} {_brief(vocab_file)}")
+    if not isinstance(unigrams, (list, tuple, np.ndarray)):
+        raise TypeError(f"{what}: unigrams must be a list of numbers, got "
+                        f"{type(unigrams).__name__} {_brief(unigrams)}")
+    if isinstance(distortion, (bool, np.bool_)) or \
+            not isinstance(distortion, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{what}: distortion must be a number, got "
+                        f"{type(distortion).__name__} {_brief(distortion)}")
     if bool(vocab_file) == bool(len(unigrams)):
         raise ValueError(f"{what}: give exactly one of vocab_file and unigrams")
-    counts = _read_unigrams(vocab_file, what) if vocab_file else \
-        [float(u) for u in np.asarray(unigrams, np.float64).reshape(-1)]
+    if vocab_file:
+        counts = _read_unigrams(vocab_file, what)
+    else:
+        try:
+            counts = [float(u) for u in np.asarray(unigrams, np.float64).reshape(-1)]
+        except (TypeError, ValueError):   # strings, ragged lists, objects
+            raise TypeError(f"{what}: unigrams must be a list of numbers, got "
+                            f"{_brief(unigrams)}") from None
     if any(c < 0 for c in counts):
         raise ValueError(f"{what}: unigrams must be >= 0")
+    range_max = _positive_int(range_max, f"{what}: range_max")
     reserved = _int_arg(num_reserved_ids, f"{what}: num_reserved_ids")
     shards = _positive_int(num_shards, f"{what}: num_shards")
     shard = _int_arg(shard, f"{what}: shard")
@@ -866,6 +893,8 @@ def all_candidate_sampler(true_classes, num_true, num_sampled, unique, seed=None
     num_sampled = _positive_int(num_sampled, f"{what}: num_sampled")
     if not isinstance(unique, (bool, np.bool_)):
         raise TypeError(f"{what}: unique must be a bool, got {type(unique).__name__}")
+    # np.arange(num_sampled) below is built now: refuse a size no op may draw
+    check_sample_count((num_sampled,), what, "sampled_candidates")
     classes = _classes(what, true_classes, num_true)
     g = classes.graph
     with g.name_scope(name or what):

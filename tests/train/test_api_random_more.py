@@ -334,7 +334,7 @@ def test_failures_when_the_graph_runs_are_named():
         (lambda: rm.random_gamma([2], og.constant(np.asarray([1.0, -1.0], np.float32))), "alpha"),
         (lambda: rm.stateless_gamma([2], SEED, 0.0), "alpha"),
         (lambda: rm.random_poisson(-1.0, [2]), "lam"),
-        (lambda: rm.stateless_binomial([2], SEED, 5.0, 1.5), "probs"),
+        (lambda: rm.stateless_binomial([2], SEED, 2.5, 0.5), "whole numbers"),
         (lambda: rm.stateless_uniform([2], SEED, minval=3, maxval=3, dtype=og.int64),
          "minval < maxval"),
         (lambda: rm.stateless_poisson([3], SEED, np.ones(2)), "broadcast"),
@@ -344,3 +344,157 @@ def test_failures_when_the_graph_runs_are_named():
             y = build()
             with pytest.raises((ExecutionError, ShapeError), match=message):
                 og.Session().run(y)
+
+
+# ------------------------------------------------- robustness: sizes and edge values
+
+def test_outputs_beyond_the_size_limit_are_refused_while_building():
+    # before: accepted, then numpy's MemoryError / "array is too big" when run
+    from onegraph.ops.random_more import MAX_SAMPLE_ELEMENTS
+    logits = np.zeros((2, 3))
+    cases = [
+        lambda: rm.random_gamma([10 ** 10], 1.0),
+        # alpha's dims count too: 2**15 * 2**14 values
+        lambda: rm.random_gamma([2 ** 15], np.ones(2 ** 14, np.float32)),
+        lambda: rm.random_poisson(1.0, [2 ** 31]),
+        lambda: rm.stateless_uniform([10 ** 5, 10 ** 5], SEED),
+        lambda: rm.stateless_normal([2 ** 62, 2 ** 62], SEED),
+        lambda: rm.stateless_truncated_normal([MAX_SAMPLE_ELEMENTS + 1], SEED),
+        lambda: rm.stateless_binomial([2 ** 31, 2 ** 31], SEED, 5.0, 0.5),
+        lambda: rm.stateless_poisson([10 ** 10], SEED, 1.0),
+        lambda: rm.stateless_gamma([10 ** 10], SEED, 1.0),
+        lambda: rm.stateless_categorical(logits, 2 ** 31, SEED),
+    ]
+    for build in cases:
+        with og.Graph().as_default():
+            with pytest.raises(ShapeError, match="MAX_SAMPLE_ELEMENTS"):
+                build()
+    with og.Graph().as_default():
+        rm.stateless_uniform([MAX_SAMPLE_ELEMENTS], SEED)   # the limit itself builds
+
+
+def test_a_shape_known_only_when_run_is_refused_before_allocating():
+    with og.Graph().as_default():
+        shape = og.placeholder(og.int64, [2])
+        y = rm.stateless_normal(shape, SEED)
+        z = rm.random_gamma(shape, 1.0)
+        for t in (y, z):
+            with pytest.raises(ShapeError, match="MAX_SAMPLE_ELEMENTS"):
+                og.Session().run(t, {shape: np.array([10 ** 6, 10 ** 6])})
+
+
+@pytest.mark.parametrize("op, rest, attrs", [
+    ("RandomGamma", [np.float32(1.0)], {}),
+    ("RandomPoisson", [np.float32(1.0)], {"dtype": 1}),
+    ("StatelessRandomUniform", [np.array(SEED, np.int64)], {"dtype": 1}),
+    ("StatelessRandomNormal", [np.array(SEED, np.int64)], {"dtype": 1}),
+    ("StatelessTruncatedNormal", [np.array(SEED, np.int64)], {"dtype": 1}),
+    ("StatelessRandomUniformInt", [np.array(SEED, np.int64), np.int64(0), np.int64(5)], {}),
+    ("StatelessRandomBinomial", [np.array(SEED, np.int64), np.float64(5), np.float64(.5)],
+     {"dtype": 6}),
+    ("StatelessRandomPoisson", [np.array(SEED, np.int64), np.float64(1)], {"dtype": 6}),
+    ("StatelessRandomGamma", [np.array(SEED, np.int64), np.float32(1)], {}),
+])
+def test_kernels_refuse_huge_shapes_before_allocating(op, rest, attrs):
+    # before: ValueError "array is too big" / "iterator is too large" or MemoryError
+    opdef = get_op(op, "onegraph")
+    for dims in ([2 ** 31, 2 ** 31], [2 ** 62, 2 ** 62], [10 ** 10]):
+        with pytest.raises(ShapeError, match=f"{op}: the output of shape"):
+            opdef.kernel([np.array(dims, np.int64)] + rest, opdef.resolve_attrs(attrs),
+                         None)
+
+
+def test_memory_errors_within_the_limit_become_execution_errors():
+    from onegraph.ops.random_more import memory_guarded
+
+    def kernel(inputs, attrs, ctx):
+        raise MemoryError("Unable to allocate 9 GiB")
+
+    with pytest.raises(ExecutionError, match="Op: out of memory"):
+        memory_guarded("Op", kernel)([], {}, None)
+
+
+def test_scalar_poisson_and_binomial_outputs_are_arrays():
+    # before: AttributeError "'int' object has no attribute 'astype'" (numpy gives a
+    # Python int for a 0-d rate)
+    with og.Graph().as_default():
+        a = rm.random_poisson(3.0, [], dtype=og.int32, seed=1)
+        b = rm.stateless_poisson([], SEED, 3.0)
+        c = rm.stateless_binomial([], SEED, 4.0, 0.5)
+        d = rm.random_poisson(np.float32(2.0), [], dtype=og.float32, seed=2)
+        values = _run(a, b, c, d)
+    for v, dt in zip(values, (np.int32, np.int32, np.int32, np.float32)):
+        assert isinstance(v, np.ndarray) and v.shape == () and v.dtype == dt
+
+
+def test_poisson_rates_beyond_numpys_sampler_use_the_normal_approximation():
+    # before: ValueError "lam value too large" for lam >~ 9.2e18
+    with og.Graph().as_default():
+        x = rm.random_poisson(1e19, [N], dtype=og.float64, seed=3)
+        y = rm.stateless_poisson([N], SEED, 1e12, dtype=og.int64)
+        xv, yv = _run(x, y)
+    for v, lam in ((xv, 1e19), (yv.astype(np.float64), 1e12)):
+        # mean within 5 standard errors, spread sqrt(lam) within 5% (10 standard errors)
+        assert abs(v.mean() - lam) < 5 * math.sqrt(lam / N)
+        assert abs(v.std() / math.sqrt(lam) - 1) < 0.05
+        assert np.all(v == np.round(v))
+
+
+def test_a_huge_rate_leaves_the_other_draws_as_they_were():
+    with og.Graph().as_default():
+        y = rm.stateless_poisson([3], SEED, np.asarray([2.0, 1e15, 5.0]), dtype=og.int64)
+        z = rm.stateless_poisson([3], SEED, np.asarray([2.0, 0.0, 5.0]), dtype=og.int64)
+        yv, zv = _run(y, z)
+    np.testing.assert_array_equal(yv[[0, 2]], zv[[0, 2]])
+    assert abs(yv[1] - 1e15) < 10 * math.sqrt(1e15)
+
+
+def test_poisson_and_binomial_refusals_are_named_when_run():
+    cases = [
+        (lambda: rm.random_poisson(np.inf, [2]), ExecutionError, "finite"),
+        (lambda: rm.stateless_poisson([2], SEED, np.inf), ExecutionError, "finite"),
+        (lambda: rm.random_poisson(1e10, [2], dtype=og.int32), ExecutionError,
+         "does not fit the output dtype int32"),
+        (lambda: rm.stateless_poisson([2], SEED, 1e19, dtype=og.int64), ExecutionError,
+         "does not fit the output dtype int64"),
+        (lambda: rm.stateless_binomial([2], SEED, 1e19, 0.5), ExecutionError,
+         "whole numbers below 2\\*\\*63"),
+        (lambda: rm.stateless_binomial([2], SEED, np.inf, 0.5), ExecutionError, "inf"),
+        (lambda: rm.stateless_binomial([2], SEED, 6e9, 0.9), ExecutionError,
+         "does not fit the output dtype int32"),
+        (lambda: rm.stateless_binomial([2], SEED, 5.0, np.nan), ExecutionError, "NaN"),
+    ]
+    for build, error, message in cases:
+        with og.Graph().as_default():
+            y = build()
+            with pytest.raises(error, match=message):
+                og.Session().run(y)
+
+
+def test_stateless_binomial_edges_follow_tensorflow():
+    # TF's RandomBinomialFunctor: count <= 0 or prob <= 0 -> 0, prob >= 1 -> count,
+    # prob NaN -> NaN (before: an ExecutionError for all of them)
+    counts = np.asarray([-3.0, 0.0, 7.0, 7.0, 7.0, 7.0, -np.inf, np.inf])
+    probs = np.asarray([0.5, 0.5, -0.25, 0.0, 1.0, 1.5, 0.5, 0.0])
+    with og.Graph().as_default():
+        y = rm.stateless_binomial([8], SEED, counts, probs, output_dtype=og.int64)
+        z = rm.stateless_binomial([2], SEED, [5.0, np.nan], [np.nan, 0.5],
+                                  output_dtype=og.float32)
+        w = rm.stateless_binomial([2], SEED, 6e9, 0.5, output_dtype=og.int64)
+        yv, zv, wv = _run(y, z, w)
+    np.testing.assert_array_equal(yv, [0, 0, 0, 0, 7, 7, 0, 0])
+    assert np.isnan(zv).all()
+    assert np.all(np.abs(wv - 3e9) < 10 * math.sqrt(6e9 * 0.25))
+
+
+def test_stateless_uniform_int_kernel_bounds():
+    op = get_op("StatelessRandomUniformInt", "onegraph")
+    seed = np.array(SEED, np.int64)
+    with pytest.raises(ShapeError, match="integers of one dtype"):
+        op.kernel([np.array([2], np.int64), seed, np.float64(1.5), np.int64(5)], {}, None)
+    with pytest.raises(ShapeError, match="integers of one dtype"):
+        op.kernel([np.array([2], np.int64), seed, np.int32(1), np.int64(5)], {}, None)
+    # a uint64 range beyond int64 (before: ValueError "high is out of bounds for int64")
+    lo, hi = np.uint64(2 ** 63), np.uint64(2 ** 64 - 1)
+    (v,) = op.kernel([np.array([1000], np.int64), seed, lo, hi], {}, None)
+    assert v.dtype == np.uint64 and np.all((v >= lo) & (v < hi))

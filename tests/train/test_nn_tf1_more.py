@@ -403,3 +403,132 @@ def test_bad_arguments_raise_while_building(build, error, match):
     with og.Graph().as_default():
         with pytest.raises(error, match=match):
             build()
+
+
+# ------------------------------------------ samplers: robustness (sizes, edge values)
+
+from onegraph.errors import ExecutionError, OpAttributeError  # noqa: E402
+from onegraph.ops import get_op  # noqa: E402
+from onegraph.ops.candidate_sampling_more import fixed_unigram_weights  # noqa: E402
+
+
+def test_fixed_unigram_distortion_is_computed_without_overflow():
+    # before: OverflowError (34, 'Numerical result out of range') from float ** 1e10
+    ((sampled, true_count, sampled_count),) = _sample(
+        lambda: M.fixed_unigram_candidate_sampler(TRUE, 2, 50, False, 6,
+                                                  unigrams=[1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+                                                  distortion=1e10))
+    assert np.all(sampled == 5)                # the largest unigram takes everything
+    np.testing.assert_allclose(sampled_count, 50.0)
+    assert np.all(np.isfinite(true_count))
+    # where float64 suffices the weights are TF's unigrams ** distortion exactly
+    np.testing.assert_array_equal(fixed_unigram_weights([3.0, 0.5], 2.0, 1, 1, 0),
+                                  [0.0, 9.0, 0.25])
+    # 1e-30 ** 20 underflows and 1e30 ** 20 overflows float64: one common scale keeps
+    # their ratio (a distortion of 20 on the same ratio at a sane scale)
+    np.testing.assert_allclose(fixed_unigram_weights([1e-30, 2e-30], 20.0, 0, 1, 0),
+                               [2.0 ** -20, 1.0], rtol=1e-6)
+    np.testing.assert_allclose(fixed_unigram_weights([1e30, 2e30], 20.0, 0, 1, 0),
+                               [2.0 ** -20, 1.0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    # before: hung (NaN / inf weights, or a 2**31-long Python loop)
+    (dict(distortion=float("nan")), OpAttributeError, "distortion must be a finite"),
+    (dict(distortion=float("inf")), OpAttributeError, "distortion must be a finite"),
+    (dict(num_reserved_ids=2 ** 31, range_max=2 ** 31 + 6), ShapeError,
+     "MAX_SAMPLE_ELEMENTS"),
+    (dict(unigrams=[1.0, float("nan"), 1.0, 1.0, 1.0, 1.0]), OpAttributeError, "finite"),
+    (dict(unigrams=[1.0, 1e39, 1.0, 1.0, 1.0, 1.0]), OpAttributeError, "float32"),
+    (dict(unigrams=[0.0, 1.0, 1.0, 1.0, 1.0, 1.0], distortion=-1.0), OpAttributeError,
+     "infinite weight"),
+])
+def test_fixed_unigram_bad_weights_are_refused_while_building(kwargs, error, match):
+    args = dict(unigrams=[1.0] * 6, range_max=6)
+    args.update(kwargs)
+    with og.Graph().as_default():
+        with pytest.raises(error, match=match):
+            M.fixed_unigram_candidate_sampler(TRUE, 2, 2, False, **args)
+
+
+def test_unique_draws_need_classes_a_draw_can_reach():
+    # 1e-30 after 1e30 is lost in the running sum, so only one class can be drawn
+    # (before: the draw loop never ended)
+    with pytest.raises(og.OneGraphError, match="from the 1 a draw can reach"):
+        _sample(lambda: M.fixed_unigram_candidate_sampler(
+            np.array([[0]]), 1, 2, True, 2, unigrams=[1e30, 1e-30]))
+
+
+def test_sampler_kernels_refuse_bad_attributes_by_name():
+    classes = [np.zeros((2, 1), np.int64)]
+    fixed = get_op("FixedUnigramCandidateSampler", "onegraph")
+    good = {"num_true": 1, "num_sampled": 2, "unique": 0, "range_max": 4,
+            "unigrams": [1.0, 2.0, 3.0, 4.0]}
+    cases = [({"num_shards": 0}, OpAttributeError, "num_shards >= 1"),   # ZeroDivisionError
+             ({"unigrams": None}, OpAttributeError, "unigrams"),         # TypeError
+             ({"distortion": None}, OpAttributeError, "distortion"),     # TypeError
+             ({"num_sampled": -1}, OpAttributeError, "at least 1"),      # accepted
+             ({"num_reserved_ids": -1}, OpAttributeError, "num_reserved_ids >= 0"),
+             ({"num_shards": 2 ** 63, "range_max": 1}, None, None)]       # OverflowError
+    for change, error, match in cases:
+        attrs = dict(fixed.resolve_attrs(good), **change)   # defaults, then the change
+        if error is None:   # only id 0 is in shard 0 of so many
+            sampled, _, _ = fixed.kernel([np.zeros((2, 1), np.int64)], attrs, None)
+            assert np.all(sampled == 0)
+            continue
+        with pytest.raises(error, match=match):
+            fixed.kernel(classes, attrs, None)
+    learned = get_op("LearnedUnigramCandidateSampler", "onegraph")
+    good = {"num_true": 1, "num_sampled": 2, "unique": 0, "range_max": 4}
+    with pytest.raises(ShapeError, match="MAX_SAMPLE_ELEMENTS"):      # MemoryError
+        learned.kernel(classes, dict(good, range_max=10 ** 10), None)
+    with pytest.raises(OpAttributeError, match="at least 1"):         # ValueError
+        learned.kernel(classes, dict(good, range_max=0), None)
+    with pytest.raises(ExecutionError, match="out of range"):         # ValueError
+        learned.kernel([np.array([[7], [0]], np.int64)], good, None)
+
+
+def test_accidental_hits_kernel_matches_the_definition():
+    op = get_op("ComputeAccidentalHits", "onegraph")
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        true_classes = rng.integers(0, 12, (5, 3))
+        sampled = rng.integers(0, 12, 8)
+        rows, ids, weights = op.kernel([true_classes, sampled], {"num_true": 3}, None)
+        last = {int(v): k for k, v in enumerate(sampled)}   # TF's map: the last wins
+        want = [(i, last[int(v)]) for (i, _), v in np.ndenumerate(true_classes)
+                if int(v) in last]
+        assert list(zip(rows.tolist(), ids.tolist())) == want
+        assert rows.dtype == np.int32 and ids.dtype == np.int64
+        assert np.all(weights == np.finfo(np.float32).min)
+    # before: ValueError "cannot convert float NaN to integer"
+    with pytest.raises(ShapeError, match="sampled_candidates must be int64"):
+        op.kernel([true_classes, np.array([np.nan])], {"num_true": 3}, None)
+
+
+def test_fixed_unigram_without_unigrams_is_named():
+    # before: TypeError "object of type 'NoneType' has no len()"
+    with og.Graph().as_default():
+        with pytest.raises(ValueError, match="exactly one of vocab_file and unigrams"):
+            M.fixed_unigram_candidate_sampler(TRUE, 2, 2, False, 6, unigrams=None)
+
+
+def test_fixed_unigram_argument_types_are_named():
+    # before: ValueError / TypeError from float() and numpy
+    cases = [dict(distortion="abc"), dict(unigrams=["a", "b"]), dict(unigrams=1.5),
+             dict(vocab_file=np.ones(2))]
+    for kwargs in cases:
+        args = dict(unigrams=[1.0] * 6)
+        args.update(kwargs)
+        with og.Graph().as_default():
+            with pytest.raises(TypeError, match="fixed_unigram_candidate_sampler: "):
+                M.fixed_unigram_candidate_sampler(TRUE, 2, 2, False, 6, **args)
+
+
+def test_all_candidate_sampler_refuses_a_huge_num_sampled_while_building():
+    # before: np.arange(num_sampled) while building: MemoryError, or ValueError "Maximum
+    # allowed dimension exceeded" (sizes numpy refuses at once: no test may allocate)
+    for n in (2 ** 40, 2 ** 63):
+        with og.Graph().as_default():
+            with pytest.raises(ShapeError, match="MAX_SAMPLE_ELEMENTS"):
+                M.all_candidate_sampler(TRUE, 2, n, True)

@@ -162,3 +162,117 @@ def test_bad_arguments_are_named():
             og.nn.uniform_candidate_sampler(y, 1, 3, 1, 10)
         with pytest.raises(TypeError, match="num_sampled must be a positive int"):
             og.nn.log_uniform_candidate_sampler(y, 1, 0, True, 10)
+
+
+# ------------------------------------------------- robustness: sizes and edge values
+
+from onegraph.errors import ExecutionError, OneGraphError, OpAttributeError  # noqa: E402
+from onegraph.ops import candidate_sampling as cs  # noqa: E402
+from onegraph.ops import get_op  # noqa: E402
+
+
+def test_sampler_sizes_beyond_the_limit_are_refused_while_building():
+    y = np.zeros((2, 1), np.int64)
+    with og.Graph().as_default():
+        # before: accepted, then 8+ GiB allocated (or MemoryError) when run
+        with pytest.raises(ShapeError, match="MAX_SAMPLE_ELEMENTS"):
+            og.nn.uniform_candidate_sampler(y, 1, 10 ** 9, False, 10 ** 9)
+        with pytest.raises(ShapeError, match="MAX_SAMPLE_ELEMENTS"):
+            og.nn.log_uniform_candidate_sampler(y, 1, 2 ** 31, False, 10)
+        # before: OverflowError "Python int too large to convert to C long" when run
+        with pytest.raises(ShapeError, match="range_max .* must fit int64"):
+            og.nn.uniform_candidate_sampler(y, 1, 2, False, 2 ** 64)
+
+
+@pytest.mark.parametrize("op", ["UniformCandidateSampler", "LogUniformCandidateSampler"])
+def test_sampler_kernels_check_their_attributes(op):
+    opdef = get_op(op, "onegraph")
+    classes = [np.zeros((2, 1), np.int64)]
+    good = {"num_true": 1, "num_sampled": 2, "unique": 1, "range_max": 5}
+    cases = [({"num_sampled": None}, "must be given"),        # before: TypeError
+             ({"num_sampled": 0}, "at least 1"),              # before: accepted
+             ({"range_max": 0}, "at least 1"),
+             ({"range_max": 2 ** 63}, "must fit int64"),      # before: accepted
+             ({"num_sampled": 6}, "must not exceed range_max")]
+    for change, message in cases:
+        attrs = dict(good, **change)
+        with pytest.raises(OpAttributeError, match=message):
+            opdef.kernel(classes, attrs, None)
+        with pytest.raises(OpAttributeError, match=message):   # and while building
+            opdef.resolve_attrs(attrs)
+    with pytest.raises(ShapeError, match="MAX_SAMPLE_ELEMENTS"):
+        opdef.kernel(classes, dict(good, unique=0, num_sampled=10 ** 10), None)
+
+
+def test_ids_stay_in_range_up_to_the_int64_limit():
+    y = np.zeros((2, 1), np.int64)
+    for sampler in (og.nn.uniform_candidate_sampler, og.nn.log_uniform_candidate_sampler):
+        with og.Graph().as_default():
+            sampled, _, count = sampler(y, 1, 1000, True, 2 ** 63 - 1, seed=3)
+            s, c = og.Session().run([sampled, count])
+        assert len(set(s.tolist())) == 1000 and s.min() >= 0 and np.all(np.isfinite(c))
+
+
+@pytest.mark.parametrize("draw", [cs._uniform_draws, cs._log_uniform_draws])
+@pytest.mark.parametrize("range_max, wanted", [(5, 5), (10, 3), (1000, 999), (50, 1),
+                                               (2 ** 30, 300), (2 ** 27, 1000)])
+def test_distinct_draws_are_the_first_distinct_ids_of_one_stream(draw, range_max, wanted):
+    # the chunked search must find what a one-at-a-time loop over the same stream finds
+    for seed in range(3):
+        found, tries = cs._distinct_draws(draw, np.random.default_rng(seed), wanted,
+                                          range_max)
+        stream = draw(np.random.default_rng(seed), tries, range_max)
+        first, seen = [], set()
+        for k, v in enumerate(stream.tolist()):
+            if v not in seen:
+                seen.add(v)
+                first.append(v)
+        assert first == found.tolist() and len(first) == wanted
+        assert stream[-1] not in set(stream[:-1].tolist())   # the last draw was needed
+
+
+def test_distinct_draws_give_up_instead_of_hanging(monkeypatch):
+    # before: no bound; ids of tiny probability kept the loop going (in effect forever)
+    monkeypatch.setattr(cs, "MAX_UNIQUE_DRAWS", 5000)
+    y = np.zeros((2, 1), np.int64)
+    with og.Graph().as_default():
+        sampled = og.nn.log_uniform_candidate_sampler(y, 1, 2000, True, 2000, seed=1)[0]
+        with pytest.raises(ExecutionError, match="MAX_UNIQUE_DRAWS"):
+            og.Session().run(sampled)
+
+
+def test_sampled_loss_arguments_are_named():
+    w = np.zeros((10, 3), np.float32)
+    b = np.zeros(10, np.float32)
+    x = np.zeros((2, 3), np.float32)
+    y = np.zeros((2, 1), np.int64)
+    cases = [
+        # the loss, not the sampler it calls, is named (before: log_uniform_...)
+        (lambda: og.nn.nce_loss(w, b, y, x, 0, 10), TypeError, "nce_loss: num_sampled"),
+        (lambda: og.nn.nce_loss(w, b, y, x, 11, 10), ValueError,
+         r"nce_loss: num_sampled \(11\) must not exceed num_classes \(10\)"),
+        (lambda: og.nn.sampled_softmax_loss(w, b, y, x, 3, None), TypeError,
+         "sampled_softmax_loss: num_classes"),
+        # before: ValueError from concat / numpy's "truth value ... is ambiguous"
+        (lambda: og.nn.nce_loss([], b, y, x, 3, 10), ShapeError, "non-empty list"),
+        (lambda: og.nn.nce_loss(w, b, y, x, 3, 10, remove_accidental_hits=np.ones(2)),
+         TypeError, "remove_accidental_hits must be a bool"),
+        # before: a Gather failure when run
+        (lambda: og.nn.nce_loss(np.float32(1), b, y, x, 3, 10), ShapeError,
+         "weights must be 2-D"),
+        (lambda: og.nn.nce_loss(w, np.zeros((10, 1), np.float32), y, x, 3, 10), ShapeError,
+         "biases must be 1-D"),
+        (lambda: og.nn.nce_loss(np.zeros((10, 4), np.float32), b, y, x, 3, 10), ShapeError,
+         "rows of 4 values but inputs have 3"),
+        (lambda: og.nn.nce_loss(w[:6], b, y, x, 3, 10), ShapeError,
+         "weights have 6 rows but num_classes is 10"),
+        (lambda: og.nn.nce_loss(og.constant(np.zeros((10, 3))), b, y, x, 3, 10),
+         ShapeError, "must be float32 like inputs"),
+        (lambda: og.nn.nce_loss(w, b, y, None, 3, 10), OneGraphError, "nce_loss: inputs"),
+        (lambda: og.nn.nce_loss(w, b, y, np.zeros((2, 3), np.int32), 3, 10), ShapeError,
+         "inputs must be float"),
+    ]
+    for build, error, message in cases:
+        with og.Graph().as_default():
+            with pytest.raises(error, match=message):
+                build()
