@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 
 from .errors import (CancelledError, ConversionError, DataLossError, ExecutionError, FormatError,
-                     GradientNotDefinedError, OneGraphError, OpAttributeError,
+                     GradientNotDefinedError, NotFoundError, OneGraphError, OpAttributeError,
                      OutOfRangeError, PlacementError, QuantizationError, ShapeError,
                      UnsupportedOpError)
 from .format import (DType, Graph as IRGraph, Model, Node, Signature, Tensor as IRTensor,

@@ -49,5 +49,10 @@ class PlacementError(OneGraphError):
     """Ops cannot be placed on devices as the constraints ask."""
 
 
+class NotFoundError(OneGraphError):
+    """What was asked for (a checkpoint, a variable in one) is not there (TF1's
+    NotFoundError); the message names the path."""
+
+
 class OutOfRangeError(OneGraphError):
     """A closed queue is exhausted (the input pipeline has ended)."""

@@ -20,14 +20,23 @@ from .registry import TensorInfo, define
 
 # ------------------------------------------------------------------------------ LU
 
+def _batch_size(shape) -> int:
+    """The number of matrices in an array of `shape` [..., rows, cols] (1 for a plain
+    matrix, 0 for an empty batch)."""
+    return int(np.prod(shape[:-2], dtype=np.int64))
+
+
 def lu_factor(a: np.ndarray) -> tuple:
     """(packed LU, permutation) of square matrices [..., n, n] by Gaussian elimination
     with partial pivoting, as LAPACK's getrf (the first largest |pivot| wins): input[p]
     = L U, L unit lower (below the diagonal of the packed form), U upper. A zero pivot
-    column is left as it is (no division), so singular matrices factor too."""
+    column is left as it is (no division), so singular matrices factor too. 0 x 0
+    matrices (and empty batches) give empty factors and permutations."""
     shape = a.shape
     n = shape[-1]
-    x = np.array(a.reshape((-1, n, n)), copy=True)
+    # The batch size is spelled out: reshape's -1 is ambiguous (an error) when the
+    # array is empty, and 0 x 0 matrices (or an empty batch) are valid input.
+    x = np.array(a.reshape((_batch_size(shape), n, n)), copy=True)
     batch = np.arange(x.shape[0])
     perm = np.tile(np.arange(n), (x.shape[0], 1))
     for k in range(n):
@@ -98,14 +107,29 @@ def _pade(a, degree: int):
 def expm(a: np.ndarray) -> np.ndarray:
     """exp of square matrices [..., n, n] (float32 or float64) by TF's scaling and
     squaring: per matrix, the Pade degree its 1-norm allows (3 to 13 in float64, 3 to 7
-    in float32), the top degree after scaling by 2^-s, then s squarings."""
+    in float32), the top degree after scaling by 2^-s, then s squarings. Empty input
+    gives empty output; a matrix holding NaN or infinity (or whose 1-norm overflows)
+    gives a NaN matrix without raising (its squaring count would be infinite), and a
+    finite one too large for the float range overflows to inf/NaN. Callers silence
+    numpy's overflow warnings (np.errstate), since overflow is the answer there."""
     limits = _LIMITS[a.dtype]
-    flat = a.reshape((-1,) + a.shape[-2:])
+    if a.size == 0:          # 0 x 0 matrices or an empty batch: TF returns them empty
+        return np.empty_like(a)
+    flat = a.reshape((_batch_size(a.shape),) + a.shape[-2:])
     out = np.empty_like(flat)
     for i, m in enumerate(flat):
-        norm = float(np.abs(m).sum(axis=0).max()) if m.size else 0.0
+        with np.errstate(all="ignore"):
+            norm = float(np.abs(m).sum(axis=0).max())
+        if not np.isfinite(norm):
+            # NaN or infinity in the matrix (or a 1-norm past the float range): the
+            # squaring count would be infinite (an OverflowError in int(); TF's loop
+            # over it would not end), and the result is non-finite anyway: NaN.
+            out[i] = np.nan
+            continue
         top, top_limit = limits[-1]
-        squarings = max(int(np.floor(np.log2(norm / top_limit))), 0) if norm > 0 else 0
+        # only a norm above the top limit needs squarings; testing that first also
+        # keeps a tiny norm (5e-324 / limit underflows to 0, log2 -inf) out of int()
+        squarings = int(np.floor(np.log2(norm / top_limit))) if norm > top_limit else 0
         degree = next((d for d, lim in limits[:-1] if norm < lim), top)
         scaled = m / a.dtype.type(2.0 ** squarings) if degree == top else m
         u, v = _pade(scaled, degree)
@@ -135,9 +159,11 @@ _DB_ITERATIONS = 100
 def sqrtm(a: np.ndarray) -> np.ndarray:
     """The principal square root of square matrices by the scaled Denman-Beavers
     iteration (product form): NaN for a matrix that has none (an eigenvalue on the
-    closed negative real axis, where the iteration does not converge); the zero matrix
-    gives zeros."""
-    flat = a.reshape((-1,) + a.shape[-2:]).astype(np.float64)
+    closed negative real axis, where the iteration does not converge) or one holding
+    NaN or infinity; the zero matrix gives zeros; empty input gives empty output."""
+    if a.size == 0:          # 0 x 0 matrices or an empty batch: TF returns them empty
+        return np.empty_like(a)
+    flat = a.reshape((_batch_size(a.shape),) + a.shape[-2:]).astype(np.float64)
     out = np.empty_like(flat)
     n = a.shape[-1]
     tol = 10 * n * np.finfo(np.float64).eps
@@ -178,13 +204,18 @@ def tridiagonal_solve(diags: np.ndarray, rhs: np.ndarray, pivoting: bool, op: st
     """X with A X = rhs for A given by compact diagonals [..., 3, m] (superdiagonal with
     its last entry unused, main, subdiagonal with its first entry unused) and rhs
     [..., m, k]: LAPACK gtsv's elimination (row interchanges where |sub| > |diag|) or,
-    without pivoting, the Thomas algorithm.
+    without pivoting, the Thomas algorithm. An empty system (m or k zero, or an empty
+    batch) gives the empty solution; NaN or infinity propagates into the result.
 
     Raises:
         ExecutionError: the matrix is singular (a zero pivot).
     """
     batch = np.broadcast_shapes(diags.shape[:-2], rhs.shape[:-2])
     m, k = rhs.shape[-2:]
+    if m == 0 or k == 0 or 0 in batch:
+        # An empty system (0 x 0 matrices, no right-hand sides or an empty batch): TF
+        # returns the empty solution; the elimination below cannot reshape it.
+        return np.zeros(batch + (m, k), np.float64)
     du = np.array(np.broadcast_to(diags[..., 0, :], batch + (m,)), np.float64)
     d = np.array(np.broadcast_to(diags[..., 1, :], batch + (m,)), np.float64)
     dl = np.array(np.broadcast_to(diags[..., 2, :], batch + (m,)), np.float64)
@@ -289,8 +320,30 @@ def _banded_kernel(inputs, attrs, ctx):
     except ValueError:
         raise ShapeError(f"{op}: the batch dims of bands {list(bands.shape)} and rhs "
                          f"{list(rhs.shape)} do not broadcast") from None
+    # the matrix is lower triangular when (lower and not adjoint) or (upper and adjoint)
+    lower_now = lower != bool(int(attrs.get("adjoint", 0)))
     with np.errstate(all="ignore"):
-        return (_back(np.linalg.solve(a, rhs), inputs[1]),)
+        x = triangular_substitution(a, rhs, lower_now, bands.shape[-2])
+    return (_back(x, inputs[1]),)
+
+
+def triangular_substitution(a: np.ndarray, rhs: np.ndarray, lower: bool,
+                            band: int) -> np.ndarray:
+    """X with A X = rhs for triangular A [..., m, m] (nonzero diagonal) with `band`
+    diagonals (the main one included) and rhs [..., m, n], batch dims broadcast: forward
+    (lower) or back substitution over the band, as TF's banded kernel. NaN or infinity
+    in A or rhs propagates into X (np.linalg.solve's LU refused such input as
+    "singular"); callers silence numpy's warnings."""
+    batch = np.broadcast_shapes(a.shape[:-2], rhs.shape[:-2])
+    m, n = rhs.shape[-2:]
+    x = np.zeros(batch + (m, n), np.result_type(a, rhs))
+    b = np.broadcast_to(rhs, batch + (m, n))
+    rows = range(m) if lower else range(m - 1, -1, -1)
+    for i in rows:
+        lo, hi = (max(0, i - band + 1), i) if lower else (i + 1, min(m, i + band))
+        acc = b[..., i, :] - np.einsum("...j,...jn->...n", a[..., i, lo:hi], x[..., lo:hi, :])
+        x[..., i, :] = acc / a[..., i, i, None]
+    return x
 
 
 # --------------------------------------------------------------------------- inference

@@ -63,6 +63,10 @@ def _lu(b, op, grads):
     n = _size(packed, "Lu")
     if g is None:
         return [None]
+    if n == 0:
+        # 0 x 0 matrices: the gradient is as empty as the input (OneHot refuses the
+        # depth 0 the permutation matrix would need).
+        return [b.op("ZerosLike", [op.inputs[0]])]
     eye = b.constant(np.eye(n, dtype=packed.dtype.numpy))
     lower = b.op("Add", [_trilu(b, packed, 0, -1), eye])
     upper = _trilu(b, packed, 1)
@@ -96,6 +100,10 @@ def _sqrtm(b, op, grads):
         raise GradientNotDefinedError("MatrixSquareRoot gradient needs the input's shape "
                                       "known while building")
     shape = tuple(int(d) for d in shape)
+    if 0 in shape:
+        # Empty input, empty gradient: Reshape reads a 0 in its target as "copy the
+        # input's dim", so the Kronecker reshapes below cannot express empty matrices.
+        return [b.op("ZerosLike", [op.inputs[0]])]
     n = shape[-1]
     eye = b.constant(np.eye(n, dtype=root.dtype.numpy))
     eye_full = b.op("Add", [eye, b.op("ZerosLike", [root])])

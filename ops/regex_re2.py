@@ -20,6 +20,10 @@ package is absent. The dialects differ in ways that change results silently, so
 
 Python's `re` backtracks, so a pattern such as "(a+)+$" can take exponential time on
 a crafted input; RE2 cannot. Install google-re2 where that matters.
+
+A str holding lone surrogates stands for bytes that are not UTF-8 (ops/strings_tf.py):
+google-re2 cannot take such a str, so `Re2Text` hands RE2 the bytes, as TF does (`.`
+does not match a stray byte); Python's `re` sees each surrogate as one character.
 """
 
 from __future__ import annotations
@@ -233,14 +237,179 @@ def python_pattern(pattern: str) -> str:
     return "".join(out)
 
 
+_SURROGATES = re.compile("([\ud800-\udfff])")
+
+
+def text_bytes(s: str) -> bytes:
+    """The bytes onegraph's str s stands for (ops/strings_tf.py's bridge): UTF-8 with
+    surrogate escapes U+DC80..U+DCFF as the stray bytes they stand for, and any other
+    lone surrogate as its three-byte UTF-8 form (which no decode produces)."""
+    try:
+        return s.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        # Both kinds in one str: each surrogate by its own rule (one handler for the
+        # whole str would turn the escapes into three bytes each too).
+        out = []
+        for part in _SURROGATES.split(s):     # text, surrogate, text, ...
+            if len(part) == 1 and "\ud800" <= part <= "\udfff":
+                escape = "\udc80" <= part <= "\udcff"
+                out.append(part.encode("utf-8", "surrogateescape" if escape
+                                       else "surrogatepass"))
+            else:
+                out.append(part.encode("utf-8"))
+        return b"".join(out)
+
+
+def _class_end(pattern: str, i: int) -> int:
+    """The index just past the RE2 character class that starts at pattern[i] == '['
+    (len(pattern) when it is not closed: the compiler has refused that already)."""
+    n = len(pattern)
+    i += 1
+    if i < n and pattern[i] == "^":
+        i += 1
+    if i < n and pattern[i] == "]":          # a leading ']' is a literal
+        i += 1
+    while i < n:
+        if pattern[i] == "\\":
+            i += 2
+        elif pattern.startswith("[:", i):
+            end = pattern.find(":]", i + 2)
+            i = n if end < 0 else end + 2
+        elif pattern[i] == "]":
+            return i + 1
+        else:
+            i += 1
+    return n
+
+
+def keep_captures(pattern: str, keep) -> str:
+    """The RE2 pattern with every capturing group whose number is not in `keep` made
+    non-capturing ('(?:'), matching exactly what the pattern matches; the kept groups
+    are renumbered 1, 2, ... in their order.
+
+    Why: google-re2's Python binding asks RE2 for every group's span on each match,
+    and RE2's cost grows with the number of groups it must track: '(' * 2000 + ')' *
+    2000 took 0.05 s per search, so a global replace over 10 000 characters ran for
+    minutes. TF's RE2 calls ask only for the groups they use (none for a full match,
+    those the rewrite names for a replace); this is that, for the binding.
+    """
+    keep = set(keep)
+    out, i, n, group = [], 0, len(pattern), 0
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            if pattern.startswith("Q", i + 1):       # \Q...\E: all literal
+                end = pattern.find("\\E", i + 2)
+                j = n if end < 0 else end + 2
+            else:
+                j = i + 2
+            out.append(pattern[i:j])
+            i = j
+        elif c == "[":
+            j = _class_end(pattern, i)
+            out.append(pattern[i:j])
+            i = j
+        elif c == "(" and not pattern.startswith("(?", i):
+            group += 1
+            out.append("(" if group in keep else "(?:")
+            i += 1
+        elif c == "(" and (pattern.startswith("(?P<", i) or (
+                pattern.startswith("(?<", i) and not pattern.startswith(("(?<=", "(?<!"), i))):
+            group += 1
+            end = pattern.find(">", i)
+            if group in keep or end < 0:
+                out.append(c)
+                i += 1
+            else:
+                out.append("(?:")
+                i = end + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+class Re2Text:
+    """A google-re2 compiled pattern that matches onegraph's strings as bytes.
+
+    TF's strings are bytes and TF hands those bytes to RE2. google-re2 encodes str
+    input as strict UTF-8, so a str holding a lone surrogate (onegraph's stand-in for
+    bytes that are not UTF-8) raised UnicodeEncodeError; here every str is matched as
+    the bytes it stands for (`text_bytes`), so RE2's UTF-8 mode treats a stray byte as
+    TF's RE2 does (`.` does not match it). Bytes are also what google-re2 searches
+    without re-encoding the whole text on every call (a str costs O(len) per search:
+    quadratic over a global replace).
+
+    `search` takes bytes and gives byte positions; see strings_tf's regex replace.
+    `fullmatch` runs the pattern without its groups and `keeping` gives one with only
+    the groups a rewrite uses (see keep_captures: RE2 slows with every group tracked).
+    """
+
+    def __init__(self, compiled):
+        self._rx = compiled
+        self.groups = compiled.groups
+        self._bare = None
+
+    def keeping(self, groups) -> tuple:
+        """(a Re2Text of the pattern capturing only the numbered `groups`, {old group
+        number: new number}); the pattern itself when it has no other groups."""
+        groups = sorted(set(groups))
+        numbers = {g: k + 1 for k, g in enumerate(groups)}
+        if len(groups) == self.groups:
+            return self, {g: g for g in groups}
+        import re2   # present: the compiled pattern is google-re2's
+
+        try:
+            twin = re2.compile(keep_captures(self._rx.pattern, groups),
+                               options=self._rx.options)
+        except re2.error:   # keep_captures misread the pattern: keep every group
+            return self, {g: g for g in groups}
+        if twin.groups != len(groups):   # not the pattern it was meant to be
+            return self, {g: g for g in groups}
+        return Re2Text(twin), numbers
+
+    def fullmatch(self, s):
+        """The match of the whole of s (str, taken as its bytes, or bytes), or None;
+        the match has no groups (only whether it matches is asked for)."""
+        if self._bare is None:
+            self._bare = self.keeping(())[0]
+        return self._bare._rx.fullmatch(text_bytes(s) if isinstance(s, str) else s)
+
+    def search(self, s: bytes, pos: int = 0):
+        """The first match in bytes s from byte offset pos, or None."""
+        return self._rx.search(s, pos)
+
+
+def utf8_char_length(s: bytes, i: int) -> int:
+    """The byte length of the UTF-8 character starting at s[i], 1 for a byte that
+    starts none: how far RE2::GlobalReplace steps past an empty match in UTF-8 mode
+    (a surrogate's three bytes count as one character, as RE2's chartorune reads
+    them)."""
+    lead = s[i]
+    if lead < 0xC2 or lead >= 0xF5:      # ASCII, a continuation byte, or no lead byte
+        return 1
+    n = 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+    try:
+        s[i:i + n].decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:           # a truncated or malformed sequence
+        return 1
+    return n
+
+
 def compile_re2(pattern: str) -> re.Pattern:
     """Compile an RE2 pattern with Python's `re` (see the module docstring).
 
     Raises:
         PatternError: the pattern is invalid in RE2 or untranslatable (re.error is
-            re-raised as PatternError with Python's message).
+            re-raised as PatternError with Python's message), or nested too deeply
+            for re's recursive parser (RecursionError) or with a repeat count past
+            its limit (OverflowError).
     """
     try:
         return re.compile(python_pattern(pattern))
     except re.error as e:
         raise PatternError(str(e)) from None
+    except (RecursionError, OverflowError) as e:
+        raise PatternError(f"the pattern is too deeply nested or too large for "
+                           f"Python's re ({type(e).__name__}: {e}); install google-re2"
+                           ) from None

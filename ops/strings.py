@@ -13,14 +13,16 @@ import numpy as np
 
 from ..errors import OpAttributeError, ShapeError
 from .common import broadcast_shape, remember
-from .regex_re2 import PatternError, compile_re2
+from .regex_re2 import PatternError, Re2Text, compile_re2
 from .registry import TensorInfo, define
 
 _OBJ = np.dtype(object)
 
 
 def _text(v) -> str:
-    return v.decode("utf-8") if isinstance(v, bytes) else str(v)
+    # bytes that are not UTF-8 become surrogate escapes, as in strings_tf's bridge
+    # (a strict decode raised UnicodeDecodeError from inside the kernels)
+    return v.decode("utf-8", "surrogateescape") if isinstance(v, bytes) else str(v)
 
 
 def _strings(x):
@@ -119,7 +121,8 @@ def _regex_engine():
 
     def compile_pattern(pattern):
         try:
-            return re2.compile(pattern, options=options)
+            # Re2Text: a str standing for non-UTF-8 bytes is matched as those bytes
+            return Re2Text(re2.compile(pattern, options=options))
         except re2.error as e:  # its message comes as bytes
             reason = e.args[0] if e.args else e
             raise re2.error(reason.decode("utf-8", "replace")

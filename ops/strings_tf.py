@@ -34,7 +34,7 @@ import numpy as np
 
 from ..errors import ExecutionError, OpAttributeError, ShapeError
 from .common import remember
-from .regex_re2 import PatternError
+from .regex_re2 import PatternError, Re2Text, text_bytes, utf8_char_length
 from .strings import _regex_engine  # RE2 (linear time) when installed, as RegexFullMatch
 from .registry import TensorInfo, define
 
@@ -52,11 +52,9 @@ def _text(v) -> str:
 
 
 def _utf8(s: str) -> bytes:
-    """The bytes a str stands for (see the module docstring)."""
-    try:
-        return s.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:   # a surrogate no decode made: keep it as UTF-8 would
-        return s.encode("utf-8", "surrogatepass")
+    """The bytes a str stands for (see the module docstring): a surrogate escape is
+    its byte, any other lone surrogate (no decode makes one) its UTF-8 form."""
+    return text_bytes(s)
 
 
 def _from_utf8(b: bytes) -> str:
@@ -508,7 +506,13 @@ def _replacer(pattern: str, rewrite: str):
         compile_pattern, engine_errors = _regex_engine()   # a tuple of error types
         try:
             rx = compile_pattern(pattern)
-            found = (rx, _parse_rewrite(rewrite, rx.groups))
+            parts = _parse_rewrite(rewrite, rx.groups)
+            if isinstance(rx, Re2Text):
+                # RE2 then tracks only the groups the rewrite inserts (see keep_captures)
+                used = {p for p in parts if isinstance(p, int) and p > 0}
+                rx, numbers = rx.keeping(used)
+                parts = [numbers.get(p, p) if isinstance(p, int) else p for p in parts]
+            found = (rx, parts)
         except (PatternError, *engine_errors) as e:
             raise OpAttributeError(f"StaticRegexReplace: invalid pattern {pattern!r} or "
                                    f"rewrite {rewrite!r}: {e}") from None
@@ -516,31 +520,38 @@ def _replacer(pattern: str, rewrite: str):
     return found
 
 
-def _expand(m, parts) -> str:
-    return "".join(p if isinstance(p, str) else (m.group(p) or "") for p in parts)
+def _expand(m, parts, empty="") -> str:
+    """The rewrite for match m; `empty` ("" or b"") is the type of the text."""
+    return empty.join(p if isinstance(p, (str, bytes)) else (m.group(p) or empty)
+                      for p in parts)
 
 
-def _replace_one(rx, parts, s: str, replace_global: bool) -> str:
+def _replace_one(rx, parts, s, replace_global: bool):
     """RE2::Replace / RE2::GlobalReplace: an empty match right where the previous
-    match ended is skipped (one character is copied instead)."""
+    match ended is skipped (one character is copied instead). s is a str, or bytes
+    with `parts` in bytes too (see _regex_replace_kernel); in bytes a character is a
+    UTF-8 sequence, as RE2 steps."""
+    empty = s[:0]
+    step = utf8_char_length if isinstance(s, bytes) else (lambda text, i: 1)
     if not replace_global:
         m = rx.search(s)
-        return s if m is None else s[:m.start()] + _expand(m, parts) + s[m.end():]
+        return s if m is None else s[:m.start()] + _expand(m, parts, empty) + s[m.end():]
     out, at, last_end, n = [], 0, -1, len(s)
     while at <= n:
         m = rx.search(s, at)
         if m is None:
             break
         if m.start() == m.end() and m.start() == last_end:
+            size = step(s, m.start()) if m.start() < n else 1
             if m.start() < n:
-                out.append(s[at:m.start() + 1])
-            at = m.start() + 1
+                out.append(s[at:m.start() + size])
+            at = m.start() + size
             continue
         out.append(s[at:m.start()])
-        out.append(_expand(m, parts))
+        out.append(_expand(m, parts, empty))
         at = last_end = m.end()
     out.append(s[at:])
-    return "".join(out)
+    return empty.join(out)
 
 
 def _check_regex_replace(attrs) -> str | None:
@@ -552,10 +563,25 @@ def _check_regex_replace(attrs) -> str | None:
 
 
 def _regex_replace_kernel(inputs, attrs, ctx):
+    """StaticRegexReplace. With google-re2 each string is rewritten as the bytes it
+    stands for, as TF's RE2 sees them (RE2 cannot take a str holding stray bytes, and
+    searches bytes without re-encoding them per match), and the result decoded back;
+    Python's `re` works on the str."""
     x = np.asarray(inputs[0])
     rx, parts = _replacer(attrs["pattern"], attrs["rewrite"])
     glob = bool(attrs["replace_global"])
-    return (_obj([_replace_one(rx, parts, s, glob) for s in _flat(x)], x.shape),)
+    if isinstance(rx, Re2Text):
+        byte_parts = [_utf8(p) if isinstance(p, str) else p for p in parts]
+        items = []
+        for s in _flat(x):
+            raw = _utf8(s)
+            out = _replace_one(rx, byte_parts, raw, glob)
+            # unchanged: keep the str as given (a lone surrogate that is no escape
+            # would come back as three escapes: the same bytes, another str)
+            items.append(s if out == raw else _from_utf8(out))
+    else:
+        items = [_replace_one(rx, parts, s, glob) for s in _flat(x)]
+    return (_obj(items, x.shape),)
 
 
 # --------------------------------------------------------------------------- base64

@@ -307,7 +307,8 @@ def eigh_tridiagonal(alpha, beta, eigvals_only=True, select="a", select_range=No
 
     Raises:
         ValueError: select is not 'a' or 'i', or the index range is bad.
-        TypeError: alpha is not float, or beta of another dtype.
+        TypeError: alpha is not float, beta of another dtype, or select_range does not
+            hold ints.
         ShapeError: alpha is not 1-D, or beta not of length n - 1.
     """
     what = "eigh_tridiagonal"
@@ -333,9 +334,13 @@ def eigh_tridiagonal(alpha, beta, eigvals_only=True, select="a", select_range=No
                              f"got {select!r}")
         lo, hi = 0, n - 1
         if select == "i":
-            if select_range is None or len(select_range) != 2:
-                raise ValueError(f"{what}: select='i' needs select_range=(lo, hi)")
-            lo, hi = (int(v) for v in select_range)
+            if not isinstance(select_range, (list, tuple, np.ndarray)) or \
+                    len(select_range) != 2:
+                raise ValueError(f"{what}: select='i' needs select_range=(lo, hi), got "
+                                 f"{select_range!r:.60}")
+            # ints only: int() would take "1" or truncate 1.5 to a silently other index
+            lo, hi = (api._int_arg(v, f"{what}: select_range[{k}]")
+                      for k, v in enumerate(select_range))
             if not 0 <= lo <= hi < n:
                 raise ValueError(f"{what}: select_range {select_range} must satisfy "
                                  f"0 <= lo <= hi < {n}")

@@ -273,12 +273,16 @@ def substr(input, pos, len, name=None, unit="BYTE") -> Tensor:  # noqa: A002
     negative pos counts from the end; len past the end stops there; a negative len
     means "to the end" in bytes and "" in characters, as TF's. pos and len have one
     shape (ints, or int32/int64 tensors): input's, a scalar's, or one input broadcasts
-    with (numpy rules). Cutting a character in bytes gives a str with surrogate
-    escapes for the stray bytes (see ops/strings_tf.py).
+    with (numpy rules). Python ints become int32, or int64 where one does not fit
+    int32 (as TF converts them); pos and len of different types are both taken as
+    int64. Cutting a character in bytes gives a str with surrogate escapes for the
+    stray bytes (see ops/strings_tf.py).
 
     Raises:
-        TypeError: input is not a string tensor, or pos/len are not integers.
-        ValueError: unit is neither "BYTE" nor "UTF8_CHAR".
+        TypeError: input is not a string tensor, or pos/len are not integers (floats,
+            bools, None, a ragged list).
+        ValueError: unit is neither "BYTE" nor "UTF8_CHAR", or a pos/len value does
+            not fit int64.
         ShapeError: pos and len have different known shapes, or do not broadcast with
             input.
         ExecutionError: (when run) |pos| exceeds a string's length; the message names
@@ -288,13 +292,16 @@ def substr(input, pos, len, name=None, unit="BYTE") -> Tensor:  # noqa: A002
     x = _strings(input, f"{what}: input")
     u = _unit(unit, what)
     g = x.graph
-    p_t, l_t = (v if isinstance(v, Tensor) else g.constant(np.asarray(v, dtype=np.int32))
-                for v in (pos, len))
+    p_t, l_t = (v if isinstance(v, Tensor) else g.constant(_index_array(v, f"{what}: {arg}"))
+                for arg, v in (("pos", pos), ("len", len)))
     for arg, t in (("pos", p_t), ("len", l_t)):
         if t.dtype not in (DType.INT32, DType.INT64):
             raise TypeError(f"{what}: {arg} must be int32 or int64, got {t.dtype.short_name}")
-    if p_t.dtype != l_t.dtype:   # TF needs one type; the kernel does not care
-        l_t = api.cast(l_t, p_t.dtype)
+    # TF needs one type; the kernel does not care. Widen (never narrow: an int64 pos
+    # cast to int32 would wrap around and cut somewhere else).
+    if p_t.dtype != l_t.dtype:
+        p_t, l_t = (t if t.dtype == DType.INT64 else api.cast(t, DType.INT64)
+                    for t in (p_t, l_t))
     ps, ls = p_t.shape, l_t.shape
     if ps is not None and ls is not None and (builtins_len(ps) != builtins_len(ls) or any(
             a is not None and b is not None and a != b for a, b in zip(ps, ls))):
@@ -304,6 +311,43 @@ def substr(input, pos, len, name=None, unit="BYTE") -> Tensor:  # noqa: A002
 
 
 builtins_len = len
+_INT32 = np.iinfo(np.int32)
+_INT64 = np.iinfo(np.int64)
+
+
+def _index_array(value, what: str) -> np.ndarray:
+    """A Python int (or nested list of ints, or integer numpy array) given for substr's
+    pos or len, as TF converts it: int32 when every value fits, else int64.
+
+    Raises:
+        TypeError: value holds something other than ints (floats, bools, None, str, a
+            ragged list).
+        ValueError: a value does not fit int64 (TF cannot convert it either).
+    """
+    if isinstance(value, (np.ndarray, np.generic)):
+        array = np.asarray(value)
+        if array.dtype.kind not in "iu":
+            raise TypeError(f"{what} must be int32 or int64, got {array.dtype}")
+        items = array.reshape(-1).tolist()
+    else:
+        # dtype=object keeps Python ints exact (numpy would turn [-1, 2**63] into
+        # floats and refuse 2**70) and a ragged list as lists, refused below.
+        try:
+            array = np.asarray(value, dtype=object)
+        except ValueError:
+            raise TypeError(f"{what} must be an int or a rectangular list of ints, got "
+                            f"{api._brief(value)}") from None
+        items = array.reshape(-1).tolist()
+        bad = [v for v in items if isinstance(v, bool) or not isinstance(v, int)]
+        if bad:
+            raise TypeError(f"{what} must be int32 or int64 (ints), got "
+                            f"{type(bad[0]).__name__} {api._brief(bad[0])}")
+    huge = next((v for v in items if not _INT64.min <= v <= _INT64.max), None)
+    if huge is not None:
+        raise ValueError(f"{what} value {huge} does not fit int64")
+    lo, hi = min(items, default=0), max(items, default=0)
+    dtype = np.int32 if _INT32.min <= lo and hi <= _INT32.max else np.int64
+    return np.asarray(items, dtype=dtype).reshape(array.shape)
 
 
 # --------------------------------------------------------------------------- regexes

@@ -7,6 +7,11 @@ A checkpoint is a file a Saver wrote (`dir/ckpt-<step>.og`, see train/saver.py);
 directory stands for its latest recorded checkpoint. Every read verifies the file's
 checksums (ops/checkpoint.py read_checkpoint), so a damaged file raises
 DataLossError rather than giving wrong values.
+
+Errors name the path they are about: a path with no checkpoint (missing, or a
+directory that records none, or None) is CheckpointNotFoundError, a variable the
+checkpoint lacks NotFoundError (TF1's NotFoundError), a damaged file or index
+DataLossError, and an argument that is no path at all TypeError.
 """
 
 from __future__ import annotations
@@ -17,28 +22,59 @@ import time
 
 import numpy as np
 
-from ..errors import OneGraphError
+from ..errors import NotFoundError
 from ..format import DType
 from ..ops.checkpoint import read_checkpoint
-from .saver import _read_index, latest_checkpoint
+from .saver import _read_index
+from .saver import latest_checkpoint as _latest_checkpoint
+
+
+class CheckpointNotFoundError(NotFoundError, FileNotFoundError, ValueError):
+    """No checkpoint where one was asked for: no such file or directory, a directory
+    recording none, or None (TF1's load_checkpoint raises ValueError "Couldn't find
+    'checkpoint' file or checkpoints in given directory ..." for the last two, its
+    reader NotFoundError for the first). Also a FileNotFoundError and a ValueError,
+    the types this module raised before, so existing handlers keep working."""
+
+
+def _path(value, what: str, none_is_missing: bool = True) -> str:
+    """`value` (str, bytes or os.PathLike) as a str path.
+
+    Raises:
+        CheckpointNotFoundError: value is None and none_is_missing (TF1's message for
+            load_checkpoint(None)).
+        TypeError: value is no path at all (names `what`).
+    """
+    if value is None and none_is_missing:
+        raise CheckpointNotFoundError(f"{what}: Couldn't find 'checkpoint' file or "
+                                      "checkpoints in given directory None")
+    try:
+        path = os.fspath(value)
+    except TypeError:
+        raise TypeError(f"{what}: a checkpoint path must be a str, bytes or os.PathLike, "
+                        f"got {type(value).__name__} {value!r:.60}") from None
+    # bytes paths as str (the saver joins them with str names)
+    return os.fsdecode(path) if isinstance(path, bytes) else path
 
 
 def _checkpoint_file(ckpt_dir_or_file, what: str) -> str:
     """The checkpoint file meant: the path itself, or a directory's latest.
 
     Raises:
-        ValueError: a directory records no checkpoint (TF1's message).
-        FileNotFoundError: no such file or directory.
+        CheckpointNotFoundError: None, a directory that records no checkpoint (TF1's
+            message), or no such file or directory; the message names the path.
+        TypeError: not a path.
+        DataLossError: the directory's index is damaged (names it).
     """
-    path = os.fspath(ckpt_dir_or_file)
+    path = _path(ckpt_dir_or_file, what)
     if os.path.isdir(path):
-        latest = latest_checkpoint(path)
+        latest = _latest_checkpoint(path)
         if latest is None:
-            raise ValueError(f"{what}: Couldn't find 'checkpoint' file or checkpoints in "
-                             f"given directory {path}")
+            raise CheckpointNotFoundError(f"{what}: Couldn't find 'checkpoint' file or "
+                                          f"checkpoints in given directory {path}")
         return latest
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"{what}: no checkpoint file or directory {path}")
+        raise CheckpointNotFoundError(f"{what}: no checkpoint file or directory {path}")
     return path
 
 
@@ -47,10 +83,14 @@ class CheckpointReader:
 
     Raises (constructor):
         DataLossError: the file is truncated, corrupted or not a checkpoint.
-        FileNotFoundError: no such file.
+        CheckpointNotFoundError: no such file (or a directory, or None).
+        TypeError: path is no path.
     """
 
     def __init__(self, path: str):
+        path = _path(path, "CheckpointReader")
+        if not os.path.isfile(path):
+            raise CheckpointNotFoundError(f"CheckpointReader: no checkpoint file {path}")
         self.path = path
         self._values = read_checkpoint(path)
 
@@ -62,11 +102,11 @@ class CheckpointReader:
         """The stored value of variable `name` ("name:0" accepted), a copy.
 
         Raises:
-            OneGraphError: the checkpoint has no such variable (TF1's NotFoundError).
+            NotFoundError: the checkpoint has no such variable (TF1's NotFoundError).
         """
         key = _plain(name)
         if key not in self._values:
-            raise OneGraphError(f"Key {key} not found in checkpoint {self.path}")
+            raise NotFoundError(f"Key {key} not found in checkpoint {self.path}")
         return self._values[key].copy()
 
     def get_variable_to_shape_map(self) -> dict:
@@ -89,15 +129,21 @@ def load_checkpoint(ckpt_dir_or_file) -> CheckpointReader:
     (TF1's tf.train.load_checkpoint).
 
     Raises:
-        ValueError: a directory records no checkpoint.
-        FileNotFoundError: no such file or directory.
-        DataLossError: the file is truncated, corrupted or not a checkpoint.
+        CheckpointNotFoundError: None, a directory recording no checkpoint, or no such
+            file or directory (also a ValueError and a FileNotFoundError).
+        TypeError: ckpt_dir_or_file is no path.
+        DataLossError: the file (or the directory's index) is truncated, corrupted or
+            not a checkpoint.
     """
     return CheckpointReader(_checkpoint_file(ckpt_dir_or_file, "load_checkpoint"))
 
 
 def NewCheckpointReader(filepattern) -> CheckpointReader:  # noqa: N802 - TF1's name
-    """TF1's tf.train.NewCheckpointReader: og.train.load_checkpoint."""
+    """TF1's tf.train.NewCheckpointReader: og.train.load_checkpoint.
+
+    Raises:
+        as load_checkpoint.
+    """
     return CheckpointReader(_checkpoint_file(filepattern, "NewCheckpointReader"))
 
 
@@ -105,7 +151,7 @@ def load_variable(ckpt_dir_or_file, name: str) -> np.ndarray:
     """The stored value of variable `name` (TF1's tf.train.load_variable).
 
     Raises:
-        as load_checkpoint, and OneGraphError: no such variable.
+        as load_checkpoint, and NotFoundError: no such variable.
     """
     return load_checkpoint(ckpt_dir_or_file).get_tensor(name)
 
@@ -123,19 +169,36 @@ def list_variables(ckpt_dir_or_file) -> list:
 
 def checkpoint_exists(checkpoint_prefix) -> bool:
     """Whether a checkpoint file (or a directory recording one) is there (TF1's
-    deprecated tf.train.checkpoint_exists). Never raises for a missing path."""
-    path = os.fspath(checkpoint_prefix)
+    deprecated tf.train.checkpoint_exists). Never raises for a missing path (nor for
+    None: no checkpoint there).
+
+    Raises:
+        TypeError: checkpoint_prefix is no path.
+        DataLossError: a directory's index is damaged (names it).
+    """
+    if checkpoint_prefix is None:
+        return False
+    path = _path(checkpoint_prefix, "checkpoint_exists")
     if os.path.isdir(path):
-        return latest_checkpoint(path) is not None
+        return _latest_checkpoint(path) is not None
     return os.path.isfile(path)
 
 
 def get_checkpoint_mtimes(checkpoint_prefixes) -> list:
     """The modification times (seconds since the epoch) of the checkpoint files that
     exist among `checkpoint_prefixes`, in their order (TF1's
-    tf.train.get_checkpoint_mtimes). Never raises for a missing path."""
-    return [os.path.getmtime(os.fspath(p)) for p in checkpoint_prefixes
-            if os.path.isfile(os.fspath(p))]
+    tf.train.get_checkpoint_mtimes). Never raises for a missing path.
+
+    Raises:
+        TypeError: checkpoint_prefixes is not a list of paths.
+    """
+    if isinstance(checkpoint_prefixes, (str, bytes, os.PathLike)) or not isinstance(
+            checkpoint_prefixes, (list, tuple)):
+        raise TypeError("get_checkpoint_mtimes: checkpoint_prefixes must be a list of "
+                        f"paths, got {type(checkpoint_prefixes).__name__}")
+    paths = [_path(p, f"get_checkpoint_mtimes: checkpoint_prefixes[{k}]",
+                   none_is_missing=False) for k, p in enumerate(checkpoint_prefixes)]
+    return [os.path.getmtime(p) for p in paths if os.path.isfile(p)]
 
 
 CheckpointState = collections.namedtuple(
@@ -152,9 +215,10 @@ def get_checkpoint_state(checkpoint_dir, latest_filename=None):
 
     Raises:
         DataLossError: the index file is damaged (names it).
+        TypeError: checkpoint_dir is no path.
     """
     del latest_filename
-    directory = os.fspath(checkpoint_dir)
+    directory = _path(checkpoint_dir, "get_checkpoint_state", none_is_missing=False)
     if not os.path.isdir(directory):
         return None
     index = _read_index(directory)
@@ -175,14 +239,15 @@ def checkpoints_iterator(checkpoint_dir, min_interval_secs=0, timeout=None,
 
     Raises:
         DataLossError: the index file is damaged (names it).
+        TypeError: checkpoint_dir is no path.
     """
-    directory = os.fspath(checkpoint_dir)
+    directory = _path(checkpoint_dir, "checkpoints_iterator", none_is_missing=False)
     last = None
     while True:
         started = time.monotonic()
         found = None
         while found is None:
-            latest = latest_checkpoint(directory) if os.path.isdir(directory) else None
+            latest = _latest_checkpoint(directory) if os.path.isdir(directory) else None
             if latest is not None and latest != last:
                 found = latest
                 break
@@ -206,9 +271,14 @@ def remove_checkpoint(checkpoint_prefix, checkpoint_format_version=None,
     """Delete a checkpoint file (TF1's tf.train.remove_checkpoint; the format and suffix
     arguments are accepted and ignored). As in TF1 the index still records it; readers
     such as latest_checkpoint skip a recorded file that is gone. A missing file is not
-    an error."""
+    an error.
+
+    Raises:
+        TypeError: checkpoint_prefix is no path.
+        OSError: the file is there but cannot be removed (a directory, no permission).
+    """
     del checkpoint_format_version, meta_graph_suffix
     try:
-        os.remove(os.fspath(checkpoint_prefix))
+        os.remove(_path(checkpoint_prefix, "remove_checkpoint", none_is_missing=False))
     except FileNotFoundError:
         pass

@@ -98,7 +98,7 @@ def _read_index(directory: str) -> dict:
     try:
         with open(path) as f:
             index = json.load(f)
-    except (ValueError, OSError) as e:
+    except (ValueError, OSError, RecursionError) as e:  # RecursionError: nesting too deep
         raise DataLossError(f"checkpoint index {path} is unreadable: {e}") from e
     problem = _index_problem(index)
     if problem is not None:
@@ -125,6 +125,18 @@ def _index_lock(directory: str):
         os.close(fd)  # releases the lock
 
 
+def _directory(directory, function: str) -> str:
+    """`directory` (str, bytes or os.PathLike) as a str path.
+
+    Raises:
+        TypeError: it is not a path (names `function`).
+    """
+    if not isinstance(directory, (str, bytes, os.PathLike)):
+        raise TypeError(f"{function}: the checkpoint directory must be a path (str, bytes "
+                        f"or os.PathLike), got {type(directory).__name__}")
+    return os.fsdecode(directory)
+
+
 def latest_checkpoint(directory: str) -> str | None:
     """Path of the newest checkpoint recorded in `directory` whose file exists, or None
     if there is none (as TF1's `tf.train.latest_checkpoint`, which also skips a recorded
@@ -132,8 +144,9 @@ def latest_checkpoint(directory: str) -> str | None:
 
     Raises:
         DataLossError: the index file is damaged (names it).
+        TypeError: `directory` is not a path.
     """
-    directory = os.fspath(directory)
+    directory = _directory(directory, "latest_checkpoint")
     index = _read_index(directory)
     for name in [index["latest"]] + index["all"][::-1]:
         if name is not None and os.path.isfile(os.path.join(directory, name)):
@@ -146,8 +159,9 @@ def checkpoints(directory: str) -> list[str]:
 
     Raises:
         DataLossError: the index file is damaged (names it).
+        TypeError: `directory` is not a path.
     """
-    directory = os.fspath(directory)
+    directory = _directory(directory, "checkpoints")
     return [os.path.join(directory, p) for p in _read_index(directory)["all"]]
 
 

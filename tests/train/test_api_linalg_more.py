@@ -227,3 +227,96 @@ def test_runs_after_saving(tmp_path):
         og.save(g, path, signatures={"serving": sig})
     got = og.Session(og.load(path)).run_signature("serving", x=a)["y"]
     np.testing.assert_array_equal(got, want)
+
+
+# ------------------------------------------------------------ fuzz findings (edge inputs)
+
+@pytest.mark.parametrize("shape", [(0, 0), (3, 0, 0), (0, 2, 2), (2, 0, 0, 0)])
+def test_empty_matrices_give_empty_results_as_tf(shape):
+    # a 0 x 0 matrix made reshape(-1, 0, 0) fail inside the kernels (a raw ValueError)
+    a = np.zeros(shape)
+    packed, perm = _run(og.linalg.lu, a)
+    assert packed.shape == shape and perm.shape == shape[:-1] and perm.dtype == np.int32
+    assert _run(og.linalg.expm, a).shape == shape
+    assert _run(og.linalg.sqrtm, a).shape == shape
+    for build in (lambda x: og.linalg.lu(x)[0], og.linalg.expm, og.linalg.sqrtm):
+        with og.Graph().as_default():
+            x = og.constant(a)
+            grad = og.gradients(og.reduce_sum(build(x)), [x])[0]
+            assert og.Session().run(grad).shape == shape
+
+
+@pytest.mark.parametrize("diagonals, rhs, want", [
+    (np.zeros((3, 0)), np.zeros((0, 1)), (0, 1)),
+    (np.zeros((2, 3, 0)), np.zeros((2, 0, 4)), (2, 0, 4)),
+    (np.ones((3, 4)), np.zeros((4, 0)), (4, 0)),
+])
+def test_tridiagonal_solve_of_empty_systems(diagonals, rhs, want):
+    got = _run(lambda d, r: og.linalg.tridiagonal_solve(d, r), diagonals, rhs)
+    assert got.shape == want
+    with og.Graph().as_default():
+        d, r = og.constant(diagonals), og.constant(rhs)
+        grads = og.gradients(og.reduce_sum(og.linalg.tridiagonal_solve(d, r)), [d, r])
+        got_d, got_r = og.Session().run(grads)
+        assert got_d.shape == diagonals.shape and got_r.shape == rhs.shape
+
+
+@pytest.mark.parametrize("a", [
+    np.asarray([[np.inf, 0.0], [0.0, 1.0]]),
+    np.asarray([[1e300, 0.0], [0.0, 1.0]]),
+    np.asarray([[1e308, 1e308], [1e308, 1e308]]),       # the 1-norm overflows
+    np.asarray([[np.nan, 0.0], [0.0, 1.0]]),
+    np.asarray([[1e30, 0.0], [0.0, 1.0]], np.float32),
+], ids=["inf", "1e300", "norm_overflow", "nan", "f32_1e30"])
+def test_expm_of_huge_or_non_finite_matrices_is_non_finite(a):
+    # inf made the squaring count int(inf): an OverflowError inside the kernel
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # numpy's overflow warnings stay inside
+        got = _run(og.linalg.expm, a)
+    assert got.shape == a.shape and got.dtype == a.dtype and not np.all(np.isfinite(got))
+
+
+def test_expm_of_a_subnormal_matrix():
+    # 5e-324 / limit underflowed to 0 and log2(0) = -inf went into int()
+    got = _run(og.linalg.expm, np.asarray([[5e-324]]))
+    np.testing.assert_array_equal(got, [[1.0]])
+
+
+def test_nan_and_inf_inputs_propagate_or_are_named():
+    nan = np.asarray([[np.nan, 0.0], [0.0, 1.0]])
+    assert np.all(np.isnan(_run(og.linalg.sqrtm, nan)))
+    assert np.all(np.isnan(_run(og.linalg.sqrtm, np.asarray([[np.inf, 0.0], [0.0, 1.0]]))))
+    got = _run(lambda d, r: og.linalg.tridiagonal_solve(d, r), np.full((3, 3), np.nan),
+               np.ones((3, 1)))
+    assert np.all(np.isnan(got))
+    with og.Graph().as_default():
+        y = og.linalg.lu(og.constant(nan))[0]
+        with pytest.raises(ExecutionError, match="NaN"):
+            og.Session().run(y)
+
+
+def test_banded_triangular_solve_with_infinity_is_non_finite_not_singular():
+    # np.linalg.solve's LU called the matrix singular (a wrapped LinAlgError); TF's
+    # banded kernel substitutes, and so does og's now
+    bands = np.asarray([[2.0, 3.0, 4.0], [0.0, np.inf, 7.0]])    # A[1, 0] = inf
+    for adjoint, want in [(False, [0.5, -np.inf, np.inf]), (True, [np.inf, -0.25, 0.25])]:
+        got = _run(lambda b, r: og.linalg.banded_triangular_solve(b, r, adjoint=adjoint),
+                   bands, np.ones((2, 3, 2)))
+        assert got.shape == (2, 3, 2)
+        np.testing.assert_array_equal(got[1, :, 0], want)
+    got = _run(lambda b, r: og.linalg.banded_triangular_solve(b, r), bands[:1],
+               np.asarray([[np.nan], [1.0], [2.0]]))
+    np.testing.assert_array_equal(got.ravel(), [np.nan, 1 / 3, 0.5])
+
+
+def test_eigh_tridiagonal_select_range_must_hold_ints():
+    # int() read "ab" (a raw ValueError) and truncated 1.5 to 1
+    for select_range, error in [(("a", "b"), TypeError), ((1.5, 2), TypeError),
+                                ("ab", TypeError), ((2 ** 70, 2 ** 71), ValueError),
+                                (None, ValueError), (3, ValueError)]:
+        with og.Graph().as_default():
+            with pytest.raises((error, ValueError), match="select_range"):
+                og.linalg.eigh_tridiagonal(np.ones(4), np.ones(3), select="i",
+                                           select_range=select_range)

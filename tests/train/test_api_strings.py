@@ -279,3 +279,126 @@ def test_fuzz_findings_a_backtracking_pattern_and_a_huge_width_do_not_hang():
     with pytest.raises((ValueError, OpAttributeError), match="must be at most 65536"):
         og.Session().run(og.as_string(og.constant(np.array([1.0], np.float32)),
                                       width=10 ** 9))
+
+
+# ------------------------------------------------------------ fuzz findings (edge inputs)
+
+def _const_run(fn):
+    with og.Graph().as_default():
+        return og.Session().run(fn())
+
+
+@pytest.mark.parametrize("pos, length, unit, pattern", [
+    (2 ** 40, 1, "BYTE", r"pos 1099511627776 out of range for string 'hello' at index 0"),
+    (-2 ** 40, 1, "UTF8_CHAR", r"pos -1099511627776 out of range for string 'hello'"),
+    ([1, 2 ** 40], [1, 1], "BYTE", r"pos 1099511627776 out of range for string 'abc' at "
+                                   r"index 1"),
+    ("int64 tensor", 1, "BYTE", r"pos 1099511627776 out of range"),
+])
+def test_substr_pos_beyond_int32_is_tf_out_of_range_error(pos, length, unit, pattern):
+    # the Python int went through np.asarray(..., int32): a raw OverflowError
+    with og.Graph().as_default():
+        strings = og.constant(np.array(["hello", "abc"] if isinstance(pos, list) else
+                                       ["hello"], object))
+        if pos == "int64 tensor":
+            pos = og.constant(np.int64(2 ** 40))
+        y = S.substr(strings, pos, length, unit=unit)
+        with pytest.raises(ExecutionError, match=pattern):
+            og.Session().run(y)
+
+
+def test_substr_len_beyond_int32_stops_at_the_end():
+    got = _const_run(lambda: S.substr(og.constant(np.array(["hello"], object)), 1, 2 ** 40))
+    assert got.tolist() == ["ello"]
+    # an int32 pos tensor with an int64 len: both widened, nothing wraps around
+    got = _const_run(lambda: S.substr(og.constant(np.array(["hello"], object)),
+                                      og.constant(np.int32(2)), 2 ** 40))
+    assert got.tolist() == ["llo"]
+
+
+@pytest.mark.parametrize("pos, error, pattern", [
+    (2 ** 70, ValueError, r"substr: pos value 1180591620717411303424 does not fit int64"),
+    (np.uint64(2 ** 63), ValueError, "does not fit int64"),
+    (1.5, TypeError, "pos must be int32 or int64"),      # was silently truncated to 1
+    (None, TypeError, "pos must be int32 or int64"),
+    ("1", TypeError, "pos must be int32 or int64"),
+    (True, TypeError, "pos must be int32 or int64"),
+    ([[1], [1, 2]], TypeError, "pos must be"),
+])
+def test_substr_refuses_positions_that_are_no_ints_while_building(pos, error, pattern):
+    with og.Graph().as_default():
+        with pytest.raises(error, match=pattern):
+            S.substr(og.constant(np.array(["hello"], object)), pos, 1)
+
+
+@pytest.mark.parametrize("engine", ["re2", "python"])
+def test_regexes_take_strings_with_lone_surrogates(engine, monkeypatch):
+    # google-re2 encodes a str strictly: a UnicodeEncodeError from inside the kernel.
+    # A str stands for its bytes (stray bytes as surrogate escapes): RE2 gets those,
+    # as TF's RE2 gets TF's bytes
+    from onegraph.ops import strings as ops_strings
+    from onegraph.ops import strings_tf
+    from onegraph.ops.regex_re2 import PatternError, compile_re2
+
+    if engine == "re2":
+        pytest.importorskip("re2")
+    else:
+        python_re = lambda: (compile_re2, (PatternError,))   # noqa: E731
+        monkeypatch.setattr(ops_strings, "_regex_engine", python_re)
+        monkeypatch.setattr(strings_tf, "_regex_engine", python_re)
+        monkeypatch.setattr(strings_tf, "_REPLACERS", {})
+        monkeypatch.setattr(ops_strings, "_PATTERNS", {})
+    values = np.array(["\ud800", "a\udc80b", "x\ud800y\udc80"], object)
+    full = _const_run(lambda: S.regex_full_match(og.constant(values), ".*"))
+    # RE2 (TF's engine) reads a surrogate's three bytes as one character but a stray
+    # byte as none, so "." does not match it; Python's re sees one character each
+    assert full.tolist() == ([True, False, False] if engine == "re2" else [True] * 3)
+    got = _const_run(lambda: S.regex_replace(og.constant(values), "[xb]", "-"))
+    assert [strings_tf._utf8(s) for s in got] == [b"\xed\xa0\x80", b"a\x80-",
+                                                   b"-\xed\xa0\x80y\x80"]
+    assert got[0] == "\ud800"                     # unchanged: the str as given
+
+
+def test_regex_full_match_of_bytes_that_are_not_utf8():
+    # ops/strings.py decoded bytes strictly: a UnicodeDecodeError inside the kernel
+    got = _const_run(lambda: S.regex_full_match(
+        og.constant(np.array([b"\xff\xfe", b"abc"], object), dtype=og.string), "[a-c]*"))
+    assert got.tolist() == [False, True]
+
+
+def test_regex_replace_steps_over_whole_characters_after_an_empty_match():
+    # RE2::GlobalReplace skips one UTF-8 character, not one byte, past an empty match
+    got = _const_run(lambda: S.regex_replace(og.constant(np.array(["aé😀", "x\udc80"],
+                                                                   object)), "", "-"))
+    assert got.tolist() == ["-a-é-😀-", "-x-\udc80-"]
+
+
+def test_many_group_patterns_do_not_hang():
+    # google-re2's binding tracks every group on every match: 2000 nested groups took
+    # 0.05 s per search, minutes for a global replace over 10 000 characters. Only the
+    # groups the rewrite uses are kept now (none for a full match).
+    import time
+
+    pytest.importorskip("re2")
+    started = time.monotonic()
+    nested = "(" * 2000 + ")" * 2000
+    with og.Graph().as_default():
+        text = og.constant(np.array(["x" * 10000], object))
+        replaced, kept, matched = og.Session().run([
+            S.regex_replace(text, nested, "-"),
+            S.regex_replace(text, "(" * 200 + "x" + ")" * 200, "<\\1>", replace_global=False),
+            S.regex_full_match(text, "(" * 2000 + "x*" + ")" * 2000)])
+    assert len(replaced[0]) == 20001 and kept[0] == "<x>" + "x" * 9999
+    assert matched.tolist() == [True]
+    assert time.monotonic() - started < 10
+
+
+def test_patterns_too_deep_for_pythons_re_are_named(monkeypatch):
+    from onegraph.ops import strings as ops_strings
+    from onegraph.ops.regex_re2 import PatternError, compile_re2
+
+    monkeypatch.setattr(ops_strings, "_regex_engine", lambda: (compile_re2, (PatternError,)))
+    with og.Graph().as_default():
+        with pytest.raises(OpAttributeError, match="too deeply nested"):
+            S.regex_full_match(og.constant(np.array(["a"], object)),
+                               "(" * 5000 + ")" * 5000)

@@ -98,3 +98,95 @@ def test_checkpoint_state_iterator_and_removal(saved, tmp_path_factory):
     seen = list(og.train.checkpoints_iterator(str(directory), timeout=0.02,
                                               timeout_fn=write_one, poll_secs=0.005))
     assert seen == [first, second]
+
+
+# ------------------------------------------------------------ fuzz findings (bad paths)
+
+def test_load_checkpoint_of_none_is_tf1s_error_named():
+    # os.fspath(None) raised a raw TypeError; TF1 says it found no checkpoint
+    from onegraph.train.checkpoint_utils import CheckpointNotFoundError, NotFoundError
+
+    for reader in (og.train.load_checkpoint, og.train.list_variables,
+                   og.train.NewCheckpointReader, lambda p: og.train.load_variable(p, "w")):
+        with pytest.raises(CheckpointNotFoundError, match="Couldn't find 'checkpoint' file "
+                                                          "or checkpoints in given directory "
+                                                          "None") as caught:
+            reader(None)
+        # one named error, and still what this module raised before (and TF1's type)
+        assert isinstance(caught.value, (NotFoundError, OneGraphError, ValueError,
+                                         FileNotFoundError))
+    assert not og.train.checkpoint_exists(None)
+
+
+@pytest.mark.parametrize("call", [
+    lambda p: og.train.load_checkpoint(p), lambda p: og.train.get_checkpoint_state(p),
+    lambda p: og.train.checkpoint_exists(p), lambda p: og.train.get_checkpoint_mtimes([p]),
+    lambda p: list(og.train.checkpoints_iterator(p, timeout=0)),
+    lambda p: og.train.remove_checkpoint(p), lambda p: og.train.CheckpointReader(p),
+], ids=["load_checkpoint", "get_checkpoint_state", "checkpoint_exists",
+        "get_checkpoint_mtimes", "checkpoints_iterator", "remove_checkpoint",
+        "CheckpointReader"])
+def test_an_argument_that_is_no_path_is_a_named_type_error(call):
+    with pytest.raises(TypeError, match="a checkpoint path must be a str, bytes or "
+                                        "os.PathLike, got int 3"):
+        call(3)
+
+
+def test_bytes_paths_read_as_str_paths(saved):
+    directory, first, _ = saved
+    assert og.train.list_variables(os.fsencode(str(directory))) == [("layer/w", [3, 2]),
+                                                                     ("step", [])]
+    assert og.train.checkpoint_exists(os.fsencode(first))
+
+
+def test_every_damaged_checkpoint_is_a_named_error_naming_the_path(saved, tmp_path_factory):
+    from onegraph.train.checkpoint_utils import CheckpointNotFoundError, NotFoundError
+
+    directory, first, _ = saved
+    data = open(first, "rb").read()
+    bad = tmp_path_factory.mktemp("bad")
+    rng = np.random.RandomState(0)
+    variants = {"empty": b"", "garbage": rng.bytes(len(data)), "pickle": b"\x80\x04N." * 8}
+    variants.update({f"cut{n}": data[:n] for n in (4, 16, len(data) // 2, len(data) - 1)})
+    for k in range(40):
+        flipped = bytearray(data)
+        flipped[rng.randint(len(data))] ^= 1 << rng.randint(8)
+        variants[f"flip{k}"] = bytes(flipped)
+    for name, blob in variants.items():
+        path = str(bad / f"{name}.og")
+        with open(path, "wb") as f:
+            f.write(blob)
+        try:
+            values = dict((n, og.train.load_variable(path, n))
+                          for n, _ in og.train.list_variables(path))
+        except DataLossError as e:
+            assert path in str(e), (name, str(e))
+        else:    # a flip in padding or unused bytes: then the values are all intact
+            np.testing.assert_array_equal(values["layer/w"], np.arange(6).reshape(3, 2))
+            assert values["step"] == 7
+    with pytest.raises(NotFoundError, match=f"Key nothing not found in checkpoint {first}"):
+        og.train.load_checkpoint(first).get_tensor("nothing")
+    missing = str(bad / "gone" / "ckpt-1.og")
+    with pytest.raises(CheckpointNotFoundError, match="no checkpoint file or directory "
+                                                      + missing):
+        og.train.load_variable(missing, "step")
+
+
+def test_an_index_naming_a_missing_file_or_nested_too_deep(tmp_path):
+    from onegraph.train.checkpoint_utils import CheckpointNotFoundError
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    (gone / "checkpoint.json").write_text('{"latest": "ckpt-5.og", "all": ["ckpt-5.og"]}')
+    with pytest.raises(CheckpointNotFoundError, match=f"given directory {gone}"):
+        og.train.load_checkpoint(str(gone))
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    # json's recursive parser raised a raw RecursionError
+    (deep / "checkpoint.json").write_text("[" * 100000 + "]" * 100000)
+    for call in (og.train.load_checkpoint, og.train.checkpoint_exists,
+                 og.train.get_checkpoint_state,
+                 lambda p: list(og.train.checkpoints_iterator(p, timeout=0))):
+        with pytest.raises(DataLossError,
+                           match=f"checkpoint index {deep}.*unreadable: maximum recursion"):
+            call(str(deep))

@@ -341,6 +341,22 @@ def test_latest_checkpoint_returns_the_newest_file_that_exists(tmp_path):
     assert latest_checkpoint(str(tmp_path)) is None
 
 
+def test_latest_checkpoint_takes_bytes_and_refuses_what_is_not_a_path(tmp_path):
+    g, a, inc = _counter()
+    p1 = Saver().save(og.Session(g), str(tmp_path), global_step=1)
+    assert latest_checkpoint(os.fsencode(tmp_path)) == p1
+    assert checkpoints(os.fsencode(tmp_path)) == [p1]
+    for bad in (None, 3, ["dir"]):
+        with pytest.raises(TypeError, match="latest_checkpoint: the checkpoint directory"):
+            latest_checkpoint(bad)
+
+
+def test_a_deeply_nested_index_is_data_loss_not_a_recursion_error(tmp_path):
+    (tmp_path / "checkpoint.json").write_text("[" * 100000 + "]" * 100000)
+    with pytest.raises(DataLossError, match="checkpoint.json"):
+        latest_checkpoint(str(tmp_path))
+
+
 @pytest.fixture(scope="module")
 def trainable(tmp_path_factory):
     d = tmp_path_factory.mktemp("trainable")
