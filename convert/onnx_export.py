@@ -681,61 +681,85 @@ def _complete_output_types(proto) -> None:
             o.type.CopyFrom(found[o.name])
 
 
+def _graphs_in(graph):
+    """`graph` and every graph nested in its nodes' attributes (If branches, Loop and
+    Scan bodies), outermost first."""
+    yield graph
+    for node in graph.node:
+        for a in node.attribute:
+            if a.type == a.GRAPH:
+                yield from _graphs_in(a.g)
+            elif a.type == a.GRAPHS:
+                for g in a.graphs:
+                    yield from _graphs_in(g)
+
+
 def _loosen_contradicted_shapes(proto) -> dict[str, tuple[int, int]]:
-    """Leave unknown the main-graph dims that ONNX's shape inference contradicts, and
-    return {name: (stated rank, inferred rank)} of the values whose rank it contradicts
-    (their shape is left out entirely).
+    """Leave unknown the dims that ONNX's shape inference contradicts, in the main graph
+    and in control-flow bodies, and return {name: (stated rank, inferred rank)} of the
+    main-graph values whose rank it contradicts (their shape is left out entirely).
 
     onnx 1.23 counts one window too many for ceil_mode pools whose last window would
-    start in the padding (onnxruntime and onegraph skip it): the true shape stated there
-    fails `check_model(full_check=True)`. Each dim of an activation or output whose
-    stated value differs from the one ONNX infers from the inputs alone is written as
-    an unknown dim instead, so the file states nothing false and still checks. Never
+    start in the padding (onnxruntime and onegraph skip it), and computes Resize's
+    floor(size * scale) in double where onnxruntime and onegraph use float32 (12 x
+    float32(10/12) is 10, not 9): the true shape stated there fails
+    `check_model(full_check=True)`. Each dim of an activation or output whose stated
+    value differs from the one ONNX infers from the inputs alone is written as an
+    unknown dim instead, so the file states nothing false and still checks. Never
     raises: when inference fails the shapes stay as they are.
     """
     graph = proto.graph
     ranks: dict[str, tuple[int, int]] = {}
 
-    def stated():  # taken afresh: the value_info messages are re-added below
-        return [v for v in list(graph.value_info) + list(graph.output)
+    def stated(graphs=None):  # taken afresh: the value_info messages are re-added below
+        return [v for g in graphs or _graphs_in(graph)
+                for v in list(g.value_info) + list(g.output)
                 if v.type.HasField("tensor_type") and v.type.tensor_type.HasField("shape")]
 
     if not stated() or proto.ByteSize() > 1 << 30:
         return ranks
     onnx = _onnx()
-    saved_info = list(graph.value_info)
-    saved_outputs = [onnx.TypeProto() for _ in graph.output]
-    for keep, out in zip(saved_outputs, graph.output):
-        keep.CopyFrom(out.type)
-        if out.type.HasField("tensor_type"):
-            out.type.tensor_type.ClearField("shape")
-    del graph.value_info[:]
+    saved = []
+    for g in _graphs_in(graph):
+        outputs = [onnx.TypeProto() for _ in g.output]
+        for keep, out in zip(outputs, g.output):
+            keep.CopyFrom(out.type)
+            if out.type.HasField("tensor_type"):
+                out.type.tensor_type.ClearField("shape")
+        saved.append((g, list(g.value_info), outputs))
+        del g.value_info[:]
     try:
         inferred = onnx.shape_inference.infer_shapes(proto)
     except Exception:  # noqa: BLE001 - inference is only a cross-check here
         inferred = None
     finally:
-        graph.value_info.extend(saved_info)
-        for keep, out in zip(saved_outputs, graph.output):
-            out.type.CopyFrom(keep)
+        for g, info, outputs in saved:
+            g.value_info.extend(info)
+            for keep, out in zip(outputs, g.output):
+                out.type.CopyFrom(keep)
     if inferred is None:
         return ranks
-    found = {v.name: v.type.tensor_type.shape for v in
-             list(inferred.graph.value_info) + list(inferred.graph.output)
-             if v.type.HasField("tensor_type") and v.type.tensor_type.HasField("shape")}
-    for v in stated():
-        theirs = found.get(v.name)
-        ours = v.type.tensor_type.shape
-        if theirs is None:
-            continue
-        if len(theirs.dim) != len(ours.dim):
-            ranks[v.name] = (len(ours.dim), len(theirs.dim))
-            v.type.tensor_type.ClearField("shape")
-            continue
-        for mine, other in zip(ours.dim, theirs.dim):
-            if mine.HasField("dim_value") and other.HasField("dim_value") \
-                    and mine.dim_value != other.dim_value:
-                mine.Clear()
+    # graphs paired by position (inference keeps the nesting): sibling branches may
+    # reuse a name for values of different shapes
+    for index, (g, theirs_g) in enumerate(zip(_graphs_in(graph),
+                                              _graphs_in(inferred.graph))):
+        found = {v.name: v.type.tensor_type.shape
+                 for v in list(theirs_g.value_info) + list(theirs_g.output)
+                 if v.type.HasField("tensor_type") and v.type.tensor_type.HasField("shape")}
+        for v in stated([g]):
+            theirs = found.get(v.name)
+            ours = v.type.tensor_type.shape
+            if theirs is None:
+                continue
+            if len(theirs.dim) != len(ours.dim):
+                if index == 0:  # the main graph
+                    ranks[v.name] = (len(ours.dim), len(theirs.dim))
+                v.type.tensor_type.ClearField("shape")
+                continue
+            for mine, other in zip(ours.dim, theirs.dim):
+                if mine.HasField("dim_value") and other.HasField("dim_value") \
+                        and mine.dim_value != other.dim_value:
+                    mine.Clear()
     return ranks
 
 

@@ -196,11 +196,20 @@ def _loop(inputs, attrs, ctx):
                              f"{list(m.shape)}")
         limit = int(m.reshape(-1)[0])
     cond = True if cond_in is None else _as_bool(cond_in, "Loop: cond")
+    # The spec makes the iteration number and condition scalars; onnxruntime feeds
+    # them as one-element 1-D tensors to a body that declares them 1-D (tf2onnx's
+    # CropAndResize Loop and older tf2onnx bodies do, and slice with them)
+    as_1d = [(lambda s: s is not None and len(s) == 1)(_body_info(body, t).shape)
+             for t in body.inputs[:2]]
     scans: list[list] = [[] for _ in range(n_scan)]
     i = 0
     while cond and (limit is None or i < limit):
-        cond_arg = np.array(cond, dtype=bool)
-        outs = ctx.run_graph(body, [np.array(i, dtype=np.int64), cond_arg] + carried)
+        iter_arg, cond_arg = np.array(i, dtype=np.int64), np.array(cond, dtype=bool)
+        if as_1d[0]:
+            iter_arg = iter_arg.reshape(1)
+        if as_1d[1]:
+            cond_arg = cond_arg.reshape(1)
+        outs = ctx.run_graph(body, [iter_arg, cond_arg] + carried)
         _check_body_condition(_element_type(outs[0]))
         cond = _as_bool(outs[0], "Loop body: cond output")
         for k in range(n_carried):

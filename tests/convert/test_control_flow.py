@@ -175,3 +175,31 @@ def test_sequence_map_pairs_elements_and_checks_lengths():
     with pytest.raises(ExecutionError, match=r"SequenceMap: additional input 1 is a "
                                              r"sequence of 1 for an input sequence of 2"):
         sess.run(["z"], {"x": xs, "y": ys[:1]})
+
+
+@pytest.mark.parametrize("trips", [0, 1, 3])
+def test_loop_body_declaring_a_1d_iteration_number_and_condition(trips):
+    """tf2onnx's CropAndResize Loop body declares its iteration number int64[1] and
+    slices with it: onnxruntime feeds such a body a one-element 1-D tensor, so the
+    Session must too (Slice refuses 0-D starts)."""
+    one = helper.make_tensor("one", TensorProto.INT64, [1], [1])
+    body = helper.make_graph(
+        [helper.make_node("Add", ["i", "one"], ["i1"]),
+         helper.make_node("Slice", ["data", "i", "i1"], ["row"]),
+         helper.make_node("Identity", ["cond"], ["cond_out"])],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, [1]),
+                 helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("row", TensorProto.FLOAT, [1, 3])], [one])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "c"], ["rows"], body=body)], "g",
+        [helper.make_tensor_value_info("data", TensorProto.FLOAT, [4, 3]),
+         helper.make_tensor_value_info("M", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("rows", TensorProto.FLOAT, [None, 1, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    feeds = {"data": np.arange(12, dtype=np.float32).reshape(4, 3),
+             "M": np.array(trips, np.int64), "c": np.array(True)}
+    ours, ref = _both(model, feeds)
+    assert ours[0].shape == ref[0].shape == (trips, 1, 3)
+    np.testing.assert_array_equal(ours[0], ref[0])

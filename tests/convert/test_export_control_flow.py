@@ -528,3 +528,45 @@ def test_new_names_avoid_every_name_of_the_model():
     big = np.array([2.0, 1.0], F32)
     _assert_runs(proto, {"x": big}, {"y": big, "z": big + 3, "rows": big.reshape(2, 1) * 2,
                                      **{f"o{k}": big * (k + 5) for k in range(len(names))}})
+
+
+def test_if_branch_shapes_onnx_infers_otherwise_are_loosened_on_export():
+    """A Resize with scales 10/12 feeds an If branch that states its output 8x8 (as
+    tf2onnx writes Keras' Resizing + CenterCrop): onegraph and onnxruntime size it in
+    float32 (10), ONNX's shape inference in double (9), so the branch's hints from
+    import contradict what the checker infers; to_onnx loosens contradicted dims in
+    branch bodies too, so the export passes the full check and imports back to the same
+    results. (onnxruntime runs neither this model nor its export: its inference
+    preallocates 7x7 for the branch output, then computes 8x8; the tf2onnx model this
+    comes from runs there, see tests/convert/test_tf2onnx_exported.py.)"""
+    from onnx import TensorProto, helper, numpy_helper
+    f32 = TensorProto.FLOAT
+    then_g = helper.make_graph(
+        [helper.make_node("Neg", ["r"], ["t"]),
+         helper.make_node("Resize", ["t", "roi", "s2"], ["u"], mode="linear"),
+         helper.make_node("Neg", ["u"], ["y_then"])],
+        "then", [], [helper.make_tensor_value_info("y_then", f32, [1, 1, 8, 8])],
+        [numpy_helper.from_array(np.array([1, 1, 0.8, 0.8], np.float32), "s2")])
+    else_g = helper.make_graph(
+        [helper.make_node("Slice", ["r", "st", "en"], ["y_else"])], "else", [],
+        [helper.make_tensor_value_info("y_else", f32, [1, 1, 8, 8])],
+        [numpy_helper.from_array(np.array([0, 0, 1, 1], np.int64), "st"),
+         numpy_helper.from_array(np.array([1, 1, 9, 9], np.int64), "en")])
+    graph = helper.make_graph(
+        [helper.make_node("Resize", ["x", "roi", "s1"], ["r"], mode="linear"),
+         helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+        "g", [helper.make_tensor_value_info("x", f32, [1, 1, 12, 12]),
+              helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("y", f32, [1, 1, 8, 8])],
+        [numpy_helper.from_array(np.array([1, 1, 10 / 12, 10 / 12], np.float32), "s1"),
+         numpy_helper.from_array(np.zeros(0, np.float32), "roi")])
+    original = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    exported = to_onnx(from_onnx(original))
+    onnx.checker.check_model(exported, full_check=True)
+    x = np.random.default_rng(0).random((1, 1, 12, 12), dtype=np.float32)
+    for c in (True, False):
+        feeds = {"x": x, "c": np.array(c)}
+        want = og.Session(from_onnx(original)).run("y", feeds)
+        got = og.Session(from_onnx(exported)).run("y", feeds)
+        assert got.shape == want.shape == (1, 1, 8, 8)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
