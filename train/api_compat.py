@@ -1434,6 +1434,12 @@ def _window(values, what: str) -> tuple:
     return v[1], v[2]
 
 
+# Bounds that keep extract_image_patches from building or padding without end: the
+# taps of one patch (each a Slice op), and the pixels of the zero-padded image.
+_MAX_PATCH_TAPS = 1 << 16
+_MAX_PADDED_PIXELS = 1 << 31
+
+
 def extract_image_patches(images, ksizes=None, strides=None, rates=None, padding=None,
                           name=None, sizes=None) -> Tensor:
     """TF1's tf.extract_image_patches: the ksizes[1] x ksizes[2] patches of NHWC
@@ -1449,9 +1455,11 @@ def extract_image_patches(images, ksizes=None, strides=None, rates=None, padding
         TypeError: ksizes, strides, rates or padding is missing or not a list of 4
             ints, or name is not a str.
         ValueError: a window is not [1, rows, cols, 1] of ints >= 1, padding is not
-            "SAME" or "VALID", or ksizes and sizes differ.
-        ShapeError: images is not 4-D with known height and width, or a VALID patch
-            is larger than the (dilated) image.
+            "SAME" or "VALID", ksizes and sizes differ, or a patch has more than 65536
+            pixels.
+        ShapeError: images is not 4-D with known height and width, a VALID patch
+            is larger than the (dilated) image, or SAME padding would make the image
+            more than 2**31 pixels.
     """
     what = "extract_image_patches"
     _g.check_name(name, what)
@@ -1468,6 +1476,10 @@ def extract_image_patches(images, ksizes=None, strides=None, rates=None, padding
     rr, rc = _window(rates, f"{what}: rates")
     if padding not in ("SAME", "VALID"):
         raise ValueError(f"{what}: padding must be 'SAME' or 'VALID', got {_brief(padding)}")
+    if kr * kc > _MAX_PATCH_TAPS:
+        # one Slice op per tap: 2**31 taps would build ops until memory runs out
+        raise ValueError(f"{what}: a {kr} x {kc} patch has more than {_MAX_PATCH_TAPS} "
+                         f"pixels")
     x = _t(images)
     if x.shape is None or len(x.shape) != 4 or x.shape[1] is None or x.shape[2] is None:
         raise ShapeError(f"{what}: images must be 4-D NHWC with known height and width, "
@@ -1489,6 +1501,10 @@ def extract_image_patches(images, ksizes=None, strides=None, rates=None, padding
             pads.append([0, 0])
         size.append(out)
     pads.append([0, 0])
+    padded_pixels = (x.shape[1] + sum(pads[1])) * (x.shape[2] + sum(pads[2]))
+    if padded_pixels > _MAX_PADDED_PIXELS:
+        raise ShapeError(f"{what}: SAME padding for a patch spanning rates x ksizes makes "
+                         f"the image {padded_pixels} pixels, more than {_MAX_PADDED_PIXELS}")
     padded = api.pad(x, pads) if any(v for p in pads for v in p) else x
     (oh, ow) = size
     taps = []
