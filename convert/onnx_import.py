@@ -775,8 +775,9 @@ def _check_opset_imports(proto) -> None:
     """Refuse opset_import lists that make the model's opsets ambiguous or unknown.
 
     Raises:
-        ConversionError: a domain is listed twice ("" and "ai.onnx" are one domain); a
-            version is below 1 or newer than the installed onnx knows (default and
+        ConversionError: a domain is listed twice with different versions ("" and
+            "ai.onnx" are one domain; a repeated identical entry, which skl2onnx writes
+            and onnx's checker and onnxruntime accept, counts once); a version is below 1 or newer than the installed onnx knows (default and
             ai.onnx.ml domains); or the graph uses default-domain ops with no
             default-domain entry (ONNX requires one).
     """
@@ -787,6 +788,8 @@ def _check_opset_imports(proto) -> None:
     for o in proto.opset_import:
         domain = "" if o.domain in _DEFAULT_DOMAINS else o.domain
         shown = repr(o.domain) if o.domain else "'' (ai.onnx)"
+        if seen.get(domain) == o.version:
+            continue
         if domain in seen:
             raise ConversionError(f"opset_import lists domain {shown} twice (versions "
                                   f"{seen[domain]} and {o.version})")
