@@ -58,15 +58,9 @@ MODELS = INDEX["models"]
 RTOL = ATOL = 1e-5
 
 
-# skl2onnx writes CountVectorizer/TfidfVectorizer as StringNormalizer, onnxruntime's
-# contrib op com.microsoft::Tokenizer, then TfIdfVectorizer; onegraph has no Tokenizer
-# (the import refuses the model: "1 unsupported op type(s): com.microsoft::Tokenizer").
-# The rest of the graph, fed onnxruntime's tokens, matches onnxruntime in the Session.
-_TOKENIZER = "onegraph has no com.microsoft::Tokenizer (skl2onnx's text vectorizers)"
-
-# file -> reason, for the Session test and the round-trip test (strict xfails)
-XFAIL_SESSION: dict[str, str] = {
-    f: _TOKENIZER for f, e in MODELS.items() if "com.microsoft:Tokenizer" in e["ops"]}
+# file -> reason, for the Session test and the round-trip test (strict xfails); none
+# now (the text models need com.microsoft Tokenizer: ops/ms_text.py)
+XFAIL_SESSION: dict[str, str] = {}
 XFAIL_ROUND_TRIP: dict[str, str] = dict(XFAIL_SESSION)
 
 
