@@ -125,6 +125,10 @@ def _value_info(t, with_shape: bool = True):
     return helper.make_value_info(t.name, type_proto)
 
 
+# onnxruntime's contrib ops that it registers in ONNX's domain ("", not com.microsoft)
+_RUNTIME_OPS_IN_ONNX_DOMAIN = frozenset({"SimplifiedLayerNormalization"})
+
+
 class _Exporter:
     def __init__(self, opsets: dict[str, int] | None = None, main_used: set | None = None):
         # main-graph tensors the export reads (None: all): others are not initializers
@@ -918,8 +922,16 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
     if check and exporter.undefined:
         parts = [f"{op} x{count} (first: node {first!r})"
                  for op, (count, first) in exporter.undefined.items()]
-        raise ConversionError(f"ops that ONNX does not define (default-domain opset "
-                              f"{domain_opsets['']}): " + ", ".join(parts))
+        # onnxruntime registers a few contrib ops in ONNX's own domain (its
+        # transformers optimizer writes SimplifiedLayerNormalization there): such a
+        # model fails ONNX's checker as it came, and check=False writes it as it came
+        runtime = sorted(op for op in exporter.undefined if op in _RUNTIME_OPS_IN_ONNX_DOMAIN)
+        raise ConversionError(
+            f"ops that ONNX does not define (default-domain opset {domain_opsets['']}): "
+            + ", ".join(parts)
+            + (f"; {', '.join(runtime)}: onnxruntime's contrib ops in ONNX's domain, which "
+               f"ONNX's checker refuses: to_onnx(..., check=False) writes them as they came"
+               if runtime else ""))
     # What onegraph's own inference refuses is only a hint: a model's stated shapes
     # may be wrong in branches it never takes, so it explains a checker failure
     # rather than failing the export itself.
