@@ -14,10 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import OpAttributeError, ShapeError, UnsupportedOpError
-from .common import remember
 from .regex_re2 import Re2Text, text_bytes, utf8_char_length
 from .registry import TensorInfo, define
-from .strings import _PATTERNS, _regex_engine, _strings
+from .strings import _strings, compiled_pattern
 
 _DOMAIN = "com.microsoft"
 _OBJ = np.dtype(object)
@@ -30,15 +29,7 @@ def _pattern(pattern: str, what: str):
     Raises:
         OpAttributeError: the pattern does not compile (names `what`).
     """
-    rx = _PATTERNS.get(pattern)
-    if rx is None:
-        compile_pattern, error = _regex_engine()
-        try:
-            rx = compile_pattern(pattern)
-        except error as e:
-            raise OpAttributeError(f"Tokenizer: bad {what} {pattern!r}: {e}") from None
-        remember(_PATTERNS, pattern, rx, 256)
-    return rx
+    return compiled_pattern(pattern, "Tokenizer", what)
 
 
 class _Subject:

@@ -130,19 +130,29 @@ def _regex_engine():
     return compile_pattern, (re2.error, ValueError, TypeError)
 
 
-def _regex_kernel(inputs, attrs, ctx):
-    """True where the whole string matches `pattern` (RE2 syntax; see _regex_engine)."""
-    pattern = attrs["pattern"]
-    if pattern is None:
-        raise OpAttributeError("RegexFullMatch: pattern is required")
+def compiled_pattern(pattern: str, op: str, what: str = "pattern"):
+    """The RE2 pattern compiled by `_regex_engine`, cached across calls and ops.
+
+    Raises:
+        OpAttributeError: it does not compile (names `op` and `what`).
+    """
     rx = _PATTERNS.get(pattern)
     if rx is None:
         compile_pattern, error = _regex_engine()
         try:
             rx = compile_pattern(pattern)
         except error as e:
-            raise OpAttributeError(f"RegexFullMatch: bad pattern {pattern!r}: {e}") from None
+            raise OpAttributeError(f"{op}: bad {what} {pattern!r}: {e}") from None
         remember(_PATTERNS, pattern, rx, 256)
+    return rx
+
+
+def _regex_kernel(inputs, attrs, ctx):
+    """True where the whole string matches `pattern` (RE2 syntax; see _regex_engine)."""
+    pattern = attrs["pattern"]
+    if pattern is None:
+        raise OpAttributeError("RegexFullMatch: pattern is required")
+    rx = compiled_pattern(pattern, "RegexFullMatch")
     x = _strings(inputs[0])
     y = np.fromiter((rx.fullmatch(s) is not None for s in x.reshape(-1)), dtype=bool,
                     count=x.size)

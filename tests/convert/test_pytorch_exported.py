@@ -10,7 +10,6 @@ must import, run in the Session as onnxruntime runs it, at both sizes when dynam
 and come back from to_onnx to give onnxruntime the same outputs.
 """
 
-import json
 import os
 
 import numpy as np
@@ -21,9 +20,10 @@ import pytest
 import onegraph as og
 from onegraph.convert import from_onnx, to_onnx
 
-DATA = os.path.join(os.path.dirname(__file__), "data", "pytorch_exported")
-with open(os.path.join(DATA, "index.json"), encoding="utf-8") as _f:
-    INDEX = json.load(_f)
+from .corpus import assert_same_array, corpus_folder, load_index
+
+DATA = corpus_folder("pytorch_exported")
+INDEX = load_index(DATA)
 
 RTOL = ATOL = 1e-4
 
@@ -43,13 +43,7 @@ def _ort(model_bytes, feeds, outputs):
 
 
 def _assert_same(got, want, what):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
-    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
-    if want.dtype.kind in "fc":
-        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=what)
-    else:
-        np.testing.assert_array_equal(got, want, err_msg=what)
+    assert_same_array(got, want, what, RTOL, ATOL)
 
 
 @pytest.mark.parametrize("name", sorted(INDEX))

@@ -38,7 +38,6 @@ these inputs: scikit-learn's trees compare float32 inputs too, and the held-out 
 do not sit on a threshold. No output needs a looser tolerance.
 """
 
-import json
 import os
 
 import numpy as np
@@ -50,9 +49,11 @@ ort = pytest.importorskip("onnxruntime")
 import onegraph as og  # noqa: E402
 from onegraph.convert import from_onnx, to_onnx  # noqa: E402
 
-DATA = os.path.join(os.path.dirname(__file__), "data", "sklearn_exported")
-with open(os.path.join(DATA, "index.json"), encoding="utf-8") as _f:
-    INDEX = json.load(_f)
+from .corpus import (assert_same_array, corpus_folder, load_array,  # noqa: E402
+                     load_index, strict_xfail_params)
+
+DATA = corpus_folder("sklearn_exported")
+INDEX = load_index(DATA)
 MODELS = INDEX["models"]
 
 RTOL = ATOL = 1e-5
@@ -65,15 +66,11 @@ XFAIL_ROUND_TRIP: dict[str, str] = dict(XFAIL_SESSION)
 
 
 def _params(xfails):
-    return [pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=xfails[f]))
-            if f in xfails else f for f in sorted(MODELS)]
+    return strict_xfail_params(MODELS, xfails)
 
 
 def _load(f):
-    """An .npy file; numpy unicode arrays (strings) become object arrays, as
-    onnxruntime and onegraph take and give strings."""
-    a = np.load(os.path.join(DATA, f), allow_pickle=False)
-    return a.astype(object) if a.dtype.kind == "U" else a
+    return load_array(DATA, f)
 
 
 def _feeds(entry) -> dict:
@@ -117,13 +114,7 @@ def _assert_same(got, want, what):
     if isinstance(want, (tuple, list)):
         _assert_zipmap(got, want, what)
         return
-    got = np.asarray(got)
-    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
-    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
-    if want.dtype.kind in "fc":
-        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=what)
-    else:
-        np.testing.assert_array_equal(got, want, err_msg=what)
+    assert_same_array(got, want, what, RTOL, ATOL)
 
 
 @pytest.mark.parametrize("name", _params(XFAIL_SESSION))

@@ -27,7 +27,6 @@ output is held to atol 3e-3 against TF and to 1e-4 against onnxruntime like ever
 else.
 """
 
-import json
 import os
 
 import numpy as np
@@ -39,9 +38,11 @@ ort = pytest.importorskip("onnxruntime")
 import onegraph as og  # noqa: E402
 from onegraph.convert import from_onnx, to_onnx  # noqa: E402
 
-DATA = os.path.join(os.path.dirname(__file__), "data", "tf2onnx_exported")
-with open(os.path.join(DATA, "index.json"), encoding="utf-8") as _f:
-    INDEX = json.load(_f)
+from .corpus import (assert_same_array, corpus_folder, load_index,  # noqa: E402
+                     strict_xfail_params)
+
+DATA = corpus_folder("tf2onnx_exported")
+INDEX = load_index(DATA)
 MODELS = INDEX["models"]
 
 RTOL = ATOL = 1e-4
@@ -57,8 +58,7 @@ XFAIL_ROUND_TRIP: dict[str, str] = {}
 
 
 def _params(xfails):
-    return [pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=xfails[f]))
-            if f in xfails else f for f in sorted(MODELS)]
+    return strict_xfail_params(MODELS, xfails)
 
 
 def _load(f):
@@ -83,13 +83,7 @@ def _ort(model_bytes, feeds, outputs):
 
 
 def _assert_same(got, want, what, atol=None):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
-    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
-    if want.dtype.kind in "fc":
-        np.testing.assert_allclose(got, want, rtol=RTOL, atol=atol or ATOL, err_msg=what)
-    else:
-        np.testing.assert_array_equal(got, want, err_msg=what)
+    assert_same_array(got, want, what, RTOL, atol or ATOL)
 
 
 @pytest.mark.parametrize("name", _params(XFAIL_SESSION))

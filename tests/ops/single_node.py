@@ -52,3 +52,53 @@ def run_onnxruntime(model, feeds):
     session = ort.InferenceSession(model.SerializeToString(), options,
                                    providers=["CPUExecutionProvider"])
     return session.run(None, feeds)[0]
+
+
+def node_inputs(inputs, feeds=None):
+    """(input names, graph inputs, initializers) of a node from `inputs`, a list of
+    (name, array or None) in the op's input order: None is an omitted optional input
+    (written as ""); names in `feeds` (all, when feeds is None) become graph inputs
+    typed and shaped after their arrays, the other arrays initializers."""
+    names, graph_inputs, inits = [], [], []
+    for name, value in inputs:
+        if value is None:
+            names.append("")
+            continue
+        names.append(name)
+        value = np.asarray(value)
+        if feeds is None or name in feeds:
+            graph_inputs.append(helper.make_tensor_value_info(
+                name, helper.np_dtype_to_tensor_dtype(value.dtype), list(value.shape)))
+        else:
+            inits.append(numpy_helper.from_array(value, name))
+    return names, graph_inputs, inits
+
+
+def ort_session(model, optimize=True):
+    """An onnxruntime CPU session of `model` with its warnings off (and its graph
+    optimizations off unless `optimize`)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    if not optimize:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(model.SerializeToString(), options,
+                                providers=["CPUExecutionProvider"])
+
+
+def ort_outputs(model, feeds, outputs=None):
+    """onnxruntime's outputs of `model` named `outputs`, or its first output alone."""
+    got = ort_session(model).run(outputs, feeds)
+    return got if outputs is not None else got[0]
+
+
+def onegraph_outputs(model, feeds, outputs=None):
+    """The Session's outputs of the imported `model` named `outputs`, or its first
+    output alone."""
+    import onegraph
+    from onegraph.convert import from_onnx
+
+    names = outputs or [model.graph.output[0].name]
+    got = onegraph.Session(from_onnx(model)).run(names, feeds)
+    return got if outputs is not None else got[0]

@@ -48,6 +48,8 @@ from onegraph.convert import from_onnx, to_onnx  # noqa: E402
 from onegraph.errors import OpAttributeError, ShapeError, UnsupportedOpError  # noqa: E402
 from onegraph.ops import REGISTRY, TensorInfo  # noqa: E402
 
+from .single_node import node_inputs, onegraph_outputs, ort_outputs  # noqa: E402
+
 MS = "com.microsoft"
 _ONNX_TYPE = {np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8,
               np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int32): TensorProto.INT32,
@@ -69,18 +71,7 @@ def _model(op, inputs, feeds, attrs=None, out_dtype=np.float32):
     """A single-node com.microsoft model: `inputs` lists (name, array or None) in the
     op's input order (None = omitted, written as ""); names in `feeds` become graph
     inputs, the other arrays initializers."""
-    names, graph_inputs, inits = [], [], []
-    for name, value in inputs:
-        if value is None:
-            names.append("")
-            continue
-        names.append(name)
-        value = np.asarray(value)
-        if name in feeds:
-            graph_inputs.append(helper.make_tensor_value_info(
-                name, _ONNX_TYPE[value.dtype], list(value.shape)))
-        else:
-            inits.append(numpy_helper.from_array(value, name))
+    names, graph_inputs, inits = node_inputs(inputs, feeds)
     while names and names[-1] == "":
         names.pop()
     node = helper.make_node(op, names, ["Y"], domain=MS, **(attrs or {}))
@@ -90,19 +81,7 @@ def _model(op, inputs, feeds, attrs=None, out_dtype=np.float32):
                                                    helper.make_opsetid(MS, 1)], ir_version=9)
 
 
-def _ort(model, feeds, outputs=None):
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    session = ort.InferenceSession(model.SerializeToString(), options,
-                                   providers=["CPUExecutionProvider"])
-    got = session.run(outputs, feeds)
-    return got if outputs is not None else got[0]
-
-
-def _og(model, feeds, outputs=None):
-    names = outputs or [model.graph.output[0].name]
-    got = onegraph.Session(from_onnx(model)).run(names, feeds)
-    return got if outputs is not None else got[0]
+_ort, _og = ort_outputs, onegraph_outputs
 
 
 def _kernel(op, inputs, attrs=None):

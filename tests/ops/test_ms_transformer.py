@@ -34,6 +34,8 @@ from onegraph.errors import (ConversionError, OpAttributeError, ShapeError,  # n
                              UnsupportedOpError)
 from onegraph.ops import REGISTRY, TensorInfo  # noqa: E402
 
+from .single_node import node_inputs, ort_session  # noqa: E402
+
 MS = "com.microsoft"
 TOL = dict(rtol=1e-5, atol=1e-5)
 F16_TOL = dict(rtol=1e-3, atol=1e-3)
@@ -53,15 +55,7 @@ def _model(op, inputs, out_types, attrs=None, domain=MS):
     """A single-node model: `inputs` is a list of (name, array or None) in the op's
     input order (None = omitted, written as ""), every array a graph input; `out_types`
     the numpy dtypes of the outputs the node declares."""
-    names, graph_inputs = [], []
-    for name, value in inputs:
-        if value is None:
-            names.append("")
-            continue
-        names.append(name)
-        value = np.asarray(value)
-        graph_inputs.append(helper.make_tensor_value_info(name, _ONNX_TYPE[value.dtype],
-                                                          list(value.shape)))
+    names, graph_inputs, _ = node_inputs(inputs)
     while names and names[-1] == "":
         names.pop()
     outs = [f"out{i}" for i in range(len(out_types))]
@@ -74,11 +68,7 @@ def _model(op, inputs, out_types, attrs=None, domain=MS):
 
 
 def _session(model):
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return ort.InferenceSession(model.SerializeToString(), options,
-                                providers=["CPUExecutionProvider"])
+    return ort_session(model, optimize=False)
 
 
 def _ort(model, feeds):

@@ -1,0 +1,48 @@
+"""Shared pieces of the exported-model corpus tests (test_pytorch_exported.py,
+test_tf2onnx_exported.py, test_sklearn_exported.py): each corpus is a folder of ONNX
+files with seeded inputs (and the source framework's outputs) saved by np.save, listed
+in the folder's index.json."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+
+def corpus_folder(name: str) -> str:
+    """tests/convert/data/<name>."""
+    return os.path.join(os.path.dirname(__file__), "data", name)
+
+
+def load_index(folder: str) -> dict:
+    """The folder's index.json."""
+    with open(os.path.join(folder, "index.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def load_array(folder: str, name: str) -> np.ndarray:
+    """An .npy file of the folder (never pickled); numpy unicode arrays (strings)
+    become object arrays, as onnxruntime and onegraph take and give strings."""
+    a = np.load(os.path.join(folder, name), allow_pickle=False)
+    return a.astype(object) if a.dtype.kind == "U" else a
+
+
+def strict_xfail_params(files, xfails: dict) -> list:
+    """pytest params over the sorted files, those in `xfails` (file -> reason) marked
+    as strict xfails."""
+    return [pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=xfails[f]))
+            if f in xfails else f for f in sorted(files)]
+
+
+def assert_same_array(got, want, what: str, rtol: float, atol: float) -> None:
+    """Same shape and dtype; floats within rtol/atol, everything else equal."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
+    if want.dtype.kind in "fc":
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=what)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=what)
