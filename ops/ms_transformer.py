@@ -234,8 +234,10 @@ def _in_work(fn, x):
     """fn of x computed in float32 (float64 for float64), as x's dtype."""
     w = _work(x.dtype)
     with np.errstate(all="ignore"):
-        y = fn(np.asarray(x, w))
-    return y.astype(x.dtype, copy=False)
+        # at least 1-D: the shared kernels write in place (out=), which a 0-d
+        # array's arithmetic, a numpy scalar, cannot take
+        y = fn(np.asarray(x, w).reshape(x.shape or (1,)))
+    return y.reshape(x.shape).astype(x.dtype, copy=False)
 
 
 def _tanh_gelu(x):

@@ -227,6 +227,19 @@ def test_quick_gelu(rng, dtype, alpha):
     _check("QuickGelu", [("X", x)], [dtype], None if alpha is None else {"alpha": alpha})
 
 
+@pytest.mark.parametrize("op", ["FastGelu", "QuickGelu", "Gelu"])
+@pytest.mark.parametrize("dtype", [F32, F16])
+def test_activations_of_a_scalar(op, dtype):
+    """A 0-d input (a fuzz found FastGelu and QuickGelu raising numpy's TypeError)
+    gives onnxruntime's value for the same number as a 1-D input (onnxruntime refuses
+    a 0-d input to float32 FastGelu)."""
+    x = np.asarray(1.25, dtype)
+    want = _ort(_model(op, [("X", x.reshape(1))], [dtype]), {"X": x.reshape(1)})[0]
+    got = _og(_model(op, [("X", x)], [dtype]), {"X": x})[0]
+    assert got.shape == () and got.dtype == dtype
+    np.testing.assert_array_equal(got.reshape(1), want)
+
+
 def test_bias_add(rng):
     """onnxruntime implements BiasAdd only on CUDA: checked against its formula."""
     x, b, s = _rand(rng, 2, 5, 320), _rand(rng, 320), _rand(rng, 2, 5, 320)
