@@ -59,7 +59,7 @@ TEXTS = ["Hello World", "I love computer science !", "", "  a  b  ", "héllo wö
     {"separators": [" ", "^w"]}, {"separators": [" "], "tokenexp": "[a-z]"},
 ])
 @pytest.mark.parametrize("mark, mincharnum", [(0, 1), (1, 1), (0, 2), (1, 3)])
-def test_modes_match_onnxruntime(attrs, mark, mincharnum):
+def test_modes_match_onnxruntime(attrs, mark, mincharnum, engine):
     if mincharnum > 1 and (attrs.get("tokenexp") == "." or attrs.get("separators") == [""]):
         with pytest.raises(OpAttributeError, match="too big for character tokenization"):
             _kernel(TEXTS, **dict(BASE, mark=mark, mincharnum=mincharnum, **attrs))
@@ -76,7 +76,23 @@ def test_shapes_and_empty_results_match_onnxruntime(x, mark):
     _assert_same(x, **dict(BASE, mark=mark, tokenexp="[a-z]"))
 
 
-def test_fuzz_matches_onnxruntime():
+@pytest.fixture(params=["re2", "python-re"])
+def engine(request, monkeypatch):
+    """Both pattern engines: google-re2 when installed, and Python's `re` on the
+    translated pattern (what a machine without google-re2 runs)."""
+    from onegraph.ops import strings as ops_strings
+    from onegraph.ops.regex_re2 import PatternError, compile_re2
+
+    if request.param == "re2":
+        pytest.importorskip("re2")
+    else:
+        monkeypatch.setattr(ops_strings, "_regex_engine",
+                            lambda: (compile_re2, (PatternError,)))
+    monkeypatch.setattr(ops_strings, "_PATTERNS", {})  # patterns compiled afresh
+    return request.param
+
+
+def test_fuzz_matches_onnxruntime(engine):
     rng = np.random.default_rng(7)
     alphabet = list("ab -_,.xé1") + ["  "]
     patterns = ["[ab]+", "a", "[^ ]+", "\\w+", "b+a?", "x|ab", "[a-z]{2}", "é+", "\\d"]
