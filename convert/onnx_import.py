@@ -1103,6 +1103,36 @@ def _shaped_value_names(graph) -> set[str]:
             if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")}
 
 
+def _subgraph_shaped_value_names(graph) -> set[str]:
+    """Names the proto's If/Loop/Scan bodies (at any depth) give a shape themselves,
+    before any inference."""
+    names: set[str] = set()
+    for node in graph.node:
+        for a in node.attribute:
+            for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                names |= _shaped_value_names(sub) | _subgraph_shaped_value_names(sub)
+    return names
+
+
+def _drop_subgraph_hints(graph: Graph, stated: set[str]) -> None:
+    """Forget the shapes of body activations that only ONNX's shape inference gave.
+
+    In the main graph `_prefer_own_shapes` replaces such hints by onegraph's own
+    inference; in If/Loop/Scan bodies it cannot (a body reads the enclosing graph's
+    values), and the hints can be false: ONNX sizes Resize in double where onnxruntime
+    and the kernels use float32 (12 x float32(10/12) is 10, ONNX says 9). A body's
+    activations need no stated shape to run, and the export then writes only what the
+    model stated. Never raises."""
+    for node in graph.nodes:
+        for sub in node.subgraphs():
+            produced = {o for n in sub.nodes for o in n.outputs if o >= 0}
+            for i in produced:
+                t = sub.tensors[i]
+                if t.shape is not None and t.name not in stated and t.data is None:
+                    t.shape = None
+            _drop_subgraph_hints(sub, stated)
+
+
 def _typed_value_names(graph) -> dict[str, str]:
     """{name: "output" | "value"} of the values whose element type the main graph of a
     proto states itself (outputs, value_info), before any inference."""
@@ -2273,6 +2303,7 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
     original = _default_opset(proto)
     proto, left = _upgrade(proto)
     stated = _shaped_value_names(proto.graph)
+    stated_in_bodies = _subgraph_shaped_value_names(proto.graph)
     typed = _typed_value_names(proto.graph)
     proto = _infer_shapes(proto)
     opsets = {("" if o.domain in _DEFAULT_DOMAINS else o.domain): int(o.version)
@@ -2285,6 +2316,7 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
     except FormatError as e:
         raise ConversionError(str(e)) from e
     _prefer_own_shapes(main, stated, typed, opsets.get(""))
+    _drop_subgraph_hints(main, stated_in_bodies)
     if check_ops and importer.unsupported:
         raise ConversionError(_unsupported_message(importer.unsupported))
     # The ModelProto's header goes in the metadata (what `to_onnx` writes back there);
