@@ -777,9 +777,10 @@ def _check_opset_imports(proto) -> None:
     Raises:
         ConversionError: a domain is listed twice with different versions ("" and
             "ai.onnx" are one domain; a repeated identical entry, which skl2onnx writes
-            and onnx's checker and onnxruntime accept, counts once); a version is below 1 or newer than the installed onnx knows (default and
-            ai.onnx.ml domains); or the graph uses default-domain ops with no
-            default-domain entry (ONNX requires one).
+            and onnx's checker and onnxruntime accept, counts once); a version is below
+            1 or newer than the installed onnx knows (default and ai.onnx.ml domains);
+            or the graph uses default-domain ops with no default-domain entry (ONNX
+            requires one).
     """
     onnx = _onnx()
     newest = {"": onnx.defs.onnx_opset_version(),
