@@ -68,13 +68,22 @@ def _ceil_div(a, b):
 # --------------------------------------------------------------------------------------
 
 
-def _nbits_check_attrs(attrs):
-    """What is wrong with MatMulNBits' attributes, or None."""
+def _bits_and_block_problem(attrs):
+    """What is wrong with the bits and block_size attributes (MatMulNBits,
+    GatherBlockQuantized), or None."""
     if attrs["bits"] not in _BITS:
         return f"bits {attrs['bits']} is not supported (onegraph runs 2, 4 and 8)"
     bs = attrs["block_size"]
     if bs < 16 or bs & (bs - 1):
         return f"block_size {bs} must be a power of 2 and at least 16"
+    return None
+
+
+def _nbits_check_attrs(attrs):
+    """What is wrong with MatMulNBits' attributes, or None."""
+    problem = _bits_and_block_problem(attrs)
+    if problem is not None:
+        return problem
     if attrs["K"] < 1 or attrs["N"] < 1:
         return f"K ({attrs['K']}) and N ({attrs['N']}) must be positive"
     if attrs["weight_prepacked"]:
@@ -425,13 +434,7 @@ def _gbq_kind(dtype):
     return "int4" if dtype.name in _INT4_NAMES else None
 
 
-def _gbq_check_attrs(attrs):
-    if attrs["bits"] not in _BITS:
-        return f"bits {attrs['bits']} is not supported (onegraph runs 2, 4 and 8)"
-    bs = attrs["block_size"]
-    if bs < 16 or bs & (bs - 1):
-        return f"block_size {bs} must be a power of 2 and at least 16"
-    return None
+_gbq_check_attrs = _bits_and_block_problem
 
 
 def _gbq_geometry(data_shape, dtype, attrs, op="GatherBlockQuantized"):
