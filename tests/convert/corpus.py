@@ -46,3 +46,10 @@ def assert_same_array(got, want, what: str, rtol: float, atol: float) -> None:
         np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=what)
     else:
         np.testing.assert_array_equal(got, want, err_msg=what)
+
+
+def model_file(folder: str, name: str) -> tuple[str, bytes]:
+    """(path, serialized bytes) of the folder's model file `name`."""
+    path = os.path.join(folder, name)
+    with open(path, "rb") as f:
+        return path, f.read()

@@ -20,7 +20,7 @@ import pytest
 import onegraph as og
 from onegraph.convert import from_onnx, to_onnx
 
-from .corpus import assert_same_array, corpus_folder, load_index
+from .corpus import assert_same_array, corpus_folder, load_index, model_file
 
 DATA = corpus_folder("pytorch_exported")
 INDEX = load_index(DATA)
@@ -49,9 +49,7 @@ def _assert_same(got, want, what):
 @pytest.mark.parametrize("name", sorted(INDEX))
 def test_runs_as_onnxruntime_does_and_round_trips(name):
     entry = INDEX[name]
-    path = os.path.join(DATA, name)
-    with open(path, "rb") as f:
-        original = f.read()
+    path, original = model_file(DATA, name)
     outputs = entry["outputs"]
     model = from_onnx(path)
     session = og.Session(model)

@@ -50,7 +50,7 @@ import onegraph as og  # noqa: E402
 from onegraph.convert import from_onnx, to_onnx  # noqa: E402
 
 from .corpus import (assert_same_array, corpus_folder, load_array,  # noqa: E402
-                     load_index, strict_xfail_params)
+                     load_index, model_file, strict_xfail_params)
 
 DATA = corpus_folder("sklearn_exported")
 INDEX = load_index(DATA)
@@ -120,9 +120,7 @@ def _assert_same(got, want, what):
 @pytest.mark.parametrize("name", _params(XFAIL_SESSION))
 def test_session_matches_sklearn_and_onnxruntime(name):
     entry = MODELS[name]
-    path = os.path.join(DATA, name)
-    with open(path, "rb") as f:
-        original = f.read()
+    path, original = model_file(DATA, name)
     outputs, feeds = entry["outputs"], _feeds(entry)
     got = og.Session(from_onnx(path)).run(outputs, feeds)
     want_ort = _ort(original, feeds, outputs)

@@ -39,7 +39,7 @@ import onegraph as og  # noqa: E402
 from onegraph.convert import from_onnx, to_onnx  # noqa: E402
 
 from .corpus import (assert_same_array, corpus_folder, load_index,  # noqa: E402
-                     strict_xfail_params)
+                     model_file, strict_xfail_params)
 
 DATA = corpus_folder("tf2onnx_exported")
 INDEX = load_index(DATA)
@@ -89,9 +89,7 @@ def _assert_same(got, want, what, atol=None):
 @pytest.mark.parametrize("name", _params(XFAIL_SESSION))
 def test_session_matches_tensorflow_and_onnxruntime(name):
     entry = MODELS[name]
-    path = os.path.join(DATA, name)
-    with open(path, "rb") as f:
-        original = f.read()
+    path, original = model_file(DATA, name)
     outputs = entry["outputs"]
     session = og.Session(from_onnx(path))
     for k, (feeds, want_tf) in enumerate(_sets(entry)):
