@@ -20,8 +20,8 @@ import os
 
 from .errors import (CancelledError, ConversionError, DataLossError, ExecutionError, FormatError,
                      GradientNotDefinedError, NotFoundError, OneGraphError, OpAttributeError,
-                     OutOfRangeError, PlacementError, QuantizationError, ShapeError,
-                     UnsupportedOpError)
+                     OutOfRangeError, PlacementError, QuantizationError,
+                     ResourceExhaustedError, ShapeError, UnsupportedOpError)
 from .format import (DType, Graph as IRGraph, Model, Node, Signature, Tensor as IRTensor,
                      TensorKind)
 

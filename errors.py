@@ -29,6 +29,11 @@ class ExecutionError(OneGraphError):
     """A kernel failed while running a node; the message names the node and op."""
 
 
+class ResourceExhaustedError(ExecutionError):
+    """A kernel ran out of memory (TF1's ResourceExhaustedError); the message names the
+    node, its op and input shapes, and how much was asked for."""
+
+
 class CancelledError(ExecutionError):
     """An op was waiting (on a queue) when its Session was closed (TF1's CancelledError)."""
 

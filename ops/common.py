@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import ExecutionError, OneGraphError, ResourceExhaustedError, ShapeError
 from .registry import TensorInfo
 
 
@@ -72,6 +72,19 @@ def is_shape_mismatch(e: ValueError) -> bool:
     """Whether numpy's ValueError `e` says that operand shapes do not fit."""
     text = str(e)
     return any(words in text for words in _SHAPE_MISMATCH_WORDS)
+
+
+def kernel_failure(e: Exception, where: str, args) -> OneGraphError:
+    """The onegraph error to raise for exception `e` of a kernel that is not one:
+    ShapeError for numpy's shape mismatches, ResourceExhaustedError for MemoryError
+    (numpy's "Unable to allocate ..."), ExecutionError otherwise. `where` names the node
+    and op ("node 'n' (Pad)"), `args` are the kernel's inputs."""
+    if isinstance(e, ValueError) and is_shape_mismatch(e):
+        return ShapeError(f"{where}: input shapes {input_shapes(args)} do not fit: {e}")
+    if isinstance(e, MemoryError):
+        return ResourceExhaustedError(f"{where}: out of memory with input shapes "
+                                      f"{input_shapes(args)}: {e}")
+    return ExecutionError(f"{where} failed: {type(e).__name__}: {e}")
 
 
 def input_shapes(args) -> str:

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import heapq
 
-from ..errors import ExecutionError, ShapeError
+from ..errors import ExecutionError
 from ..ops import REGISTRY
-from ..ops.common import input_shapes, is_shape_mismatch
+from ..ops.common import kernel_failure
 from ..ops.dataflow import DEAD
 from ..ops.registry import NODE_KEY
 from ..ops.scratch import begin_kernel
@@ -296,13 +296,8 @@ class FrameRunner:
                         if isinstance(e, OneGraphError):
                             raise type(e)(f"node {st.node.name!r} ({st.node.op_type}) in "
                                           f"loop {unit.name!r}: {e}") from e
-                        if isinstance(e, ValueError) and is_shape_mismatch(e):
-                            raise ShapeError(f"node {st.node.name!r} ({st.node.op_type}) "
-                                             f"in loop {unit.name!r}: input shapes "
-                                             f"{input_shapes(args)} do not fit: {e}") from e
-                        raise ExecutionError(f"node {st.node.name!r} ({st.node.op_type}) in "
-                                             f"loop {unit.name!r} failed: "
-                                             f"{type(e).__name__}: {e}") from e
+                        raise kernel_failure(e, f"node {st.node.name!r} ({st.node.op_type}) "
+                                                f"in loop {unit.name!r}", args) from e
                 for i, v in zip(st.outputs, outs):
                     values[i] = v
             if all(values[t] is DEAD for t in self.next_outputs):

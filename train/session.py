@@ -21,7 +21,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import CancelledError, ExecutionError, OneGraphError, ShapeError
+from ..errors import (CancelledError, ExecutionError, OneGraphError, ResourceExhaustedError,
+                      ShapeError)
 from ..format import Container, DType, Graph, Model, TensorKind
 from ..ops import REGISTRY, KernelContext
 
@@ -32,7 +33,7 @@ from ..ops.dataflow import DEAD  # noqa: E402
 from ..ops.registry import NODE_KEY, VariableRef  # noqa: E402
 from ..ops.elementwise import fp_errors_quiet, quiet_fp_errors  # noqa: E402
 from ..ops.scratch import begin_kernel  # noqa: E402
-from ..ops.common import input_shapes, is_shape_mismatch  # noqa: E402
+from ..ops.common import kernel_failure  # noqa: E402
 from .optimize import optimize_plan  # noqa: E402
 from . import frames  # noqa: E402
 from .heap import keep_freed_memory  # noqa: E402
@@ -478,7 +479,7 @@ class Session:
                         given[index] = _private(v, fed, owners)
                     out.append(given[index])
                 except MemoryError:
-                    raise ExecutionError(
+                    raise ResourceExhaustedError(
                         f"fetched tensor {self.graph.tensors[index].name!r}: no memory for "
                         f"the caller's copy of its {_nbytes(v):,} bytes") from None
             else:
@@ -890,12 +891,9 @@ class Session:
             step = step if step is not None else running[0]
             if step is None:
                 raise
-            if isinstance(e, ValueError) and is_shape_mismatch(e):
-                shapes = input_shapes([values[i] if i >= 0 else None for i in step.inputs])
-                raise ShapeError(f"node {step.node.name!r} ({step.node.op_type}): input "
-                                 f"shapes {shapes} do not fit: {e}") from e
-            raise ExecutionError(f"node {step.node.name!r} ({step.node.op_type}) failed: "
-                                 f"{type(e).__name__}: {e}") from e
+            args = [values[i] if i >= 0 else None for i in step.inputs]
+            raise kernel_failure(e, f"node {step.node.name!r} ({step.node.op_type})",
+                                 args) from e
 
     def _execute_with_dead(self, plan: _Plan, values: list, ctx,
                            trace: list | None = None, running: list | None = None) -> None:

@@ -226,9 +226,10 @@ def test_fetch_structures_keep_their_type():
     np.testing.assert_array_equal(got.b, [1, -2])
 
 
-def test_no_memory_for_a_fetched_copy_is_an_execution_error(monkeypatch):
+def test_no_memory_for_a_fetched_copy_is_resource_exhausted(monkeypatch):
     """The copy of a read-only fetch (a folded constant) happens after the kernels; a
-    MemoryError there is named like a kernel's, naming the tensor."""
+    MemoryError there is named like a kernel's (a ResourceExhaustedError, which is an
+    ExecutionError), naming the tensor."""
     from onegraph.train import session as session_mod
 
     def no_memory(value, fed, owners=None):
@@ -240,7 +241,8 @@ def test_no_memory_for_a_fetched_copy_is_an_execution_error(monkeypatch):
         y = og.add(x, 1.0, name="y")
     sess = og.Session(g)
     monkeypatch.setattr(session_mod, "_private", no_memory)
-    with pytest.raises(ExecutionError, match=r"fetched tensor .y.: no memory .* 8 bytes"):
+    with pytest.raises(og.ResourceExhaustedError,
+                       match=r"fetched tensor .y.: no memory .* 8 bytes"):
         sess.run(y, {x: np.ones(2, np.float32)})
 
 
