@@ -1,6 +1,609 @@
-"""Operators: more of onnxruntime's quantized contrib ops (QAttention, QLinearWhere, ...).
+"""Operators: more of onnxruntime's quantized contrib ops (domain "com.microsoft").
 
-Placeholder: the ops land in a follow-up commit.
+onnxruntime's quantization tool writes these beyond the QOperator ops of
+`ops/ms_quantization.py`:
+
+* QuantizeLinear and DequantizeLinear in com.microsoft: what `quantize_static(...,
+  extra_options={"UseQDQContribOps": True})` writes for QDQ models, needed for the
+  16-bit (activation_type QInt16/QUInt16) and 4-bit types older ONNX opsets lack.
+  Per tensor or per axis (attribute axis, default 1); the contrib schemas have no
+  block_size, so a blocked scale is refused.
+* QAttention and QEmbedLayerNormalization: what `quantize_dynamic` writes for the fused
+  Attention and EmbedLayerNormalization nodes of onnxruntime's transformers optimizer
+  (BERT-style models).
+* QLinearWhere, MatMulInteger16, and QLinearConv in com.microsoft (its channels_last
+  variant, which onnxruntime's NHWC layout transformer writes).
+
+Inputs (with the optional ones), attributes and defaults follow onnxruntime's op schemas.
+Arithmetic follows onnxruntime's CPU kernels (float32 steps in its order), so integer
+results match it bit for bit in the tests; the float results of QAttention and
+QEmbedLayerNormalization match to float32 rounding. Quantize/dequantize and the exact
+integer GEMMs are `ops/quantization.py`'s; QAttention's attention is
+`ops/ms_transformer.py`'s.
+
+Refused by name: QAttention's past input, do_rotary and past_present_share_buffer, int8
+`input` and float16 (onnxruntime has CPU kernels for uint8 input and float32 only);
+blocked scales of QuantizeLinear/DequantizeLinear. Not here because onnxruntime 1.32 has
+no CPU kernel for them: QLinearReduceMean and ReduceSumInteger. Not here for now:
+MaxpoolWithMask (an internal op no quantization tool writes) and DynamicQuantizeLSTM.
+onnxruntime's QLinearWhere takes Y's value wherever the requantized X value is the zero
+byte (it merges the two selections with `x != 0 ? x : y`); onegraph follows the
+schema, Z = where(condition, X, Y) requantized, and differs from it there.
 """
 
-OPS = ()
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import OpAttributeError, ShapeError, UnsupportedOpError
+from .common import broadcast_shape
+from .ms_quantization import _look_up, _table
+from .ms_transformer import _heads, _key_padding, _sdpa
+from .normalization import _layernorm_kernel
+from .quantization import (_conv_int, _conv_shape, _quantize_values, _shift_cols,
+                           _shift_rows, _single, dequantize, quantize)
+from .registry import NUM_OUTPUTS, TensorInfo, define
+
+_DOMAIN = "com.microsoft"
+_F32 = np.float32
+_EIGHT_BIT = (np.dtype(np.uint8), np.dtype(np.int8))
+
+
+def _padded(inputs, n):
+    """The kernel's inputs as a list of n, None for omitted trailing optional ones."""
+    return list(inputs) + [None] * (n - len(inputs))
+
+
+def _sub_byte(name):
+    """The ml_dtypes dtype `name` (int4, uint4)."""
+    import ml_dtypes
+
+    return np.dtype(getattr(ml_dtypes, name))
+
+
+def _q_types():
+    """Integer types the contrib QuantizeLinear writes (its T2)."""
+    return (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16),
+            np.dtype(np.uint16), _sub_byte("int4"), _sub_byte("uint4"))
+
+
+def _dq_types():
+    """Integer types the contrib DequantizeLinear reads (its T1): QuantizeLinear's and
+    int32."""
+    return _q_types() + (np.dtype(np.int32),)
+
+
+def _scalar(p, op, what):
+    """A per-tensor parameter as a 0-d array; ShapeError unless it holds one value."""
+    if p is None:
+        raise ShapeError(f"{op}: {what} is required")
+    return _single(p, op, what)
+
+
+def _f32_scale(s, op, what):
+    """A one-value float32 scale as a 0-d float32 array (the ops' tensor(float))."""
+    s = np.asarray(_scalar(s, op, what))
+    if s.dtype != np.float32:
+        raise ShapeError(f"{op}: {what} must be float32, got {s.dtype}")
+    return s
+
+
+def _eight_bit(x, op, what):
+    """x as an array; ShapeError naming `what` unless it is uint8 or int8."""
+    x = np.asarray(x)
+    if x.dtype not in _EIGHT_BIT:
+        raise ShapeError(f"{op}: {what} must be uint8 or int8, got {x.dtype}")
+    return x
+
+
+def _zp_of(zp, dtype, op, what):
+    """A per-tensor zero point as a 0-d array of `dtype` (0 when omitted)."""
+    if zp is None:
+        return np.zeros((), dtype)
+    zp = np.asarray(zp)
+    if zp.dtype != dtype:
+        raise ShapeError(f"{op}: {what} is {zp.dtype}, but the tensor it belongs to is "
+                         f"{np.dtype(dtype)}")
+    return _single(zp, op, what)
+
+
+# --------------------------------------------------------------------------------------
+# QuantizeLinear, DequantizeLinear (com.microsoft)
+# --------------------------------------------------------------------------------------
+
+
+def _qdq_params(op, x_shape, scale, zp, axis):
+    """Check a contrib Q/DQ scale and zero point against x; returns the axis to pass to
+    the shared helpers (per tensor: any; per axis: `axis` made non-negative).
+
+    Raises:
+        ShapeError: scale or zero point neither one value nor a vector along `axis`, or
+            the two of different shapes.
+        OpAttributeError: axis out of range for a per-axis scale.
+    """
+    scale = np.asarray(scale)
+    if zp is not None and np.shape(zp) != scale.shape and \
+            not (np.size(zp) == 1 and scale.size == 1):
+        raise ShapeError(f"{op}: zero point of shape {list(np.shape(zp))} and scale of "
+                         f"shape {list(scale.shape)} must have one shape")
+    if scale.size == 1 and scale.ndim <= 1:
+        return 1
+    rank = len(x_shape)
+    if scale.ndim != 1:
+        raise ShapeError(f"{op}: scale of shape {list(scale.shape)} must be one value or a "
+                         "1-D vector along axis (com.microsoft's Q/DQ have no block_size: "
+                         "blocked scales are not supported)")
+    if not -rank <= axis < rank:
+        raise OpAttributeError(f"{op}: axis {axis} is out of range for an input of rank "
+                               f"{rank}")
+    axis %= rank
+    if scale.shape[0] != x_shape[axis]:
+        raise ShapeError(f"{op}: per-axis scale of {scale.shape[0]} values does not match "
+                         f"the input's dim {x_shape[axis]} on axis {axis}")
+    return axis
+
+
+def _ms_quantize_kernel(inputs, attrs, ctx):
+    """y = saturate(rint(x / y_scale) + y_zero_point), per tensor or along `axis`, into
+    y_zero_point's type (uint8 without one). x and y_scale float32 or float16 (one type):
+    the division is done in float32, as onnxruntime's kernel does."""
+    op = "QuantizeLinear"
+    x, scale, zp = _padded(inputs, 3)
+    x = np.asarray(x)
+    scale = np.asarray(scale)
+    if x.dtype not in (np.float32, np.float16):
+        raise ShapeError(f"{op}: x must be float32 or float16, got {x.dtype}")
+    if scale.dtype != x.dtype:
+        raise ShapeError(f"{op}: y_scale is {scale.dtype}, but x is {x.dtype}")
+    dtype = np.dtype(np.uint8) if zp is None else np.asarray(zp).dtype
+    if dtype not in _q_types():
+        raise ShapeError(f"{op}: y_zero_point must be int8, uint8, int16, uint16, int4 or "
+                         f"uint4, got {dtype}")
+    axis = _qdq_params(op, x.shape, scale, zp, int(attrs["axis"]))
+    return (quantize(x, scale, zp, dtype, axis, 0, 1, precision=np.float32),)
+
+
+def _ms_quantize_infer(attrs, inputs):
+    zp = inputs[2] if len(inputs) > 2 else None
+    dtype = np.dtype(np.uint8) if zp is None else zp.dtype
+    return [TensorInfo(dtype, inputs[0].shape)]
+
+
+def _ms_dequantize_kernel(inputs, attrs, ctx):
+    """y = (x - x_zero_point) * x_scale, per tensor or along `axis`, in x_scale's type
+    (float32 or float16, computed in float32 and rounded once)."""
+    op = "DequantizeLinear"
+    x, scale, zp = _padded(inputs, 3)
+    x = np.asarray(x)
+    scale = np.asarray(scale)
+    if x.dtype not in _dq_types():
+        raise ShapeError(f"{op}: x must be int8, uint8, int16, uint16, int32, int4 or "
+                         f"uint4, got {x.dtype}")
+    if scale.dtype not in (np.float32, np.float16):
+        raise ShapeError(f"{op}: x_scale must be float32 or float16, got {scale.dtype}")
+    if zp is not None and np.asarray(zp).dtype != x.dtype:
+        raise ShapeError(f"{op}: x_zero_point is {np.asarray(zp).dtype}, but x is "
+                         f"{x.dtype}")
+    axis = _qdq_params(op, x.shape, scale, zp, int(attrs["axis"]))
+    return (dequantize(x, scale, zp, scale.dtype, axis, 0),)
+
+
+def _ms_dequantize_infer(attrs, inputs):
+    return [TensorInfo(inputs[1].dtype, inputs[0].shape)]
+
+
+# --------------------------------------------------------------------------------------
+# QAttention
+# --------------------------------------------------------------------------------------
+
+
+def _per_column_param(p, n, op, what):
+    """QAttention's weight scale or zero point: one value, or one per column of weight
+    (n = 3 * hidden), as a 0-d array or an (n,) vector."""
+    p = np.asarray(p)
+    if p.size == 1 and p.ndim <= 1:
+        return p.reshape(())
+    if p.shape == (n,):
+        return p
+    raise ShapeError(f"{op}: {what} of shape {list(p.shape)} must be one value or a "
+                     f"vector of weight's {n} columns")
+
+
+def _qattention_refusals(attrs, past):
+    op = "QAttention"
+    for name in ("do_rotary", "past_present_share_buffer"):
+        if attrs[name]:
+            raise UnsupportedOpError(f"{op}: {name}={attrs[name]} is not supported")
+    if past is not None:
+        raise UnsupportedOpError(f"{op}: the past input (key/value cache) is not supported")
+    heads = int(attrs["num_heads"])
+    if heads <= 0:
+        raise OpAttributeError(f"{op}: num_heads must be positive, got {heads}")
+    return heads
+
+
+def _qattention_kernel(inputs, attrs, ctx):
+    """onnxruntime's QAttention: QKV = (input - input_zp) @ (weight - weight_zp) as an
+    exact integer GEMM, then float32(acc) * (input_scale * weight_scale) + bias in
+    float32 (MLAS's scale-bias output step; weight's scale and zero point per tensor or
+    per column), split into equal Q, K, V of num_heads heads, and
+    softmax(scale Q K^T, masked) V as the float Attention op computes it;
+    `present` = stack(K, V) (2, batch, heads, seq, head_size)."""
+    op = "QAttention"
+    x, w, bias, x_scale, w_scale, mask, x_zp, w_zp, past = _padded(inputs, 9)
+    heads = _qattention_refusals(attrs, past)
+    x = _eight_bit(x, op, "input")
+    if x.dtype != np.uint8:
+        raise UnsupportedOpError(f"{op}: int8 input is not supported (onnxruntime's CPU "
+                                 "kernel takes uint8)")
+    w = _eight_bit(w, op, "weight")
+    bias = np.asarray(bias)
+    if bias.dtype != np.float32:
+        raise UnsupportedOpError(f"{op}: {bias.dtype} bias is not supported (float32 only, "
+                                 "as onnxruntime's CPU kernel)")
+    if x.ndim != 3 or w.ndim != 2 or w.shape[0] != x.shape[2]:
+        raise ShapeError(f"{op}: input must be (batch, seq, input_hidden) and weight "
+                         f"(input_hidden, 3 * hidden), got {list(x.shape)} and "
+                         f"{list(w.shape)}")
+    n = w.shape[1]
+    hidden = n // 3
+    if n % 3 or hidden % heads or hidden == 0:
+        raise ShapeError(f"{op}: weight's {n} columns must be 3 * hidden with hidden a "
+                         f"nonzero multiple of num_heads {heads}")
+    if bias.shape != (n,):
+        raise ShapeError(f"{op}: bias must be 1-D of {n} values, got {list(bias.shape)}")
+    sx = _f32_scale(x_scale, op, "input_scale")
+    ws = np.asarray(w_scale)
+    if ws.dtype != np.float32:
+        raise ShapeError(f"{op}: weight_scale must be float32, got {ws.dtype}")
+    ws = _per_column_param(ws, n, op, "weight_scale")
+    zx = _zp_of(x_zp, x.dtype, op, "input_zero_point")
+    zw = None
+    if w_zp is not None:
+        if np.asarray(w_zp).dtype != w.dtype:
+            raise ShapeError(f"{op}: weight_zero_point is {np.asarray(w_zp).dtype}, but "
+                             f"weight is {w.dtype}")
+        zw = _per_column_param(w_zp, n, op, "weight_zero_point")
+    batch, seq = x.shape[:2]
+    acc = np.rint(np.matmul(_shift_rows(x, zx, op, "input_zero_point", "input"),
+                            _shift_cols(w, zw, op, "weight_zero_point", "weight")))
+    dequant = (ws.astype(_F32) * sx).astype(_F32)
+    qkv = acc.astype(_F32) * dequant + bias
+    q, k, v = np.split(qkv, 3, axis=2)
+    q, k, v = (_heads(t, heads, op, name) for t, name in ((q, "Q"), (k, "K"), (v, "V")))
+    scale = attrs["scale"]
+    scale = 1.0 / math.sqrt(hidden // heads) if not scale else float(scale)
+    try:
+        allowed = _key_padding("Attention", mask, batch, seq, seq, "mask_index",
+                               attrs["unidirectional"])
+    except (ShapeError, UnsupportedOpError) as e:
+        raise type(e)(f"{op}: {str(e).split(': ', 1)[-1]}") from e
+    y = _sdpa(op, q, k, v, scale, allowed, None, attrs).astype(_F32, copy=False)
+    if attrs.get(NUM_OUTPUTS, 1) < 2:
+        return (y,)
+    return (y, np.stack([k, v]).astype(_F32, copy=False))
+
+
+def _qattention_infer(attrs, inputs):
+    op = "QAttention"
+    heads = _qattention_refusals(attrs, inputs[8] if len(inputs) > 8 else None)
+    x, w = inputs[0], inputs[1]
+    f32 = np.dtype(np.float32)
+    if x.shape is None or w.shape is None or w.shape[1] is None:
+        return [TensorInfo(f32, None), TensorInfo(f32, None)]
+    if len(x.shape) != 3 or len(w.shape) != 2:
+        raise ShapeError(f"{op}: input must be 3-D and weight 2-D, got {list(x.shape)} and "
+                         f"{list(w.shape)}")
+    hidden = w.shape[1] // 3
+    batch, seq = x.shape[:2]
+    return [TensorInfo(f32, (batch, seq, hidden)),
+            TensorInfo(f32, (2, batch, heads, seq, hidden // heads))]
+
+
+# --------------------------------------------------------------------------------------
+# QEmbedLayerNormalization
+# --------------------------------------------------------------------------------------
+
+
+def _ids32(x, op, what, rows):
+    """Checked int32 ids indexing a table of `rows` rows."""
+    x = np.asarray(x)
+    if x.dtype != np.int32:
+        raise ShapeError(f"{op}: {what} must be int32, got {x.dtype}")
+    if x.size and (x.min() < 0 or x.max() >= rows):
+        raise ShapeError(f"{op}: {what} holds ids outside [0, {rows}): "
+                         f"{int(x.min())}..{int(x.max())}")
+    return x
+
+
+def _quantized_table(t, scale, zp, op, what, ndim, hidden=None):
+    """A quantized table (2-D embedding or 1-D gamma/beta) with its one-value float32
+    scale and zero point of the table's type, checked."""
+    t = _eight_bit(t, op, what)
+    if t.ndim != ndim or (hidden is not None and t.shape[-1] != hidden):
+        want = "(rows, hidden)" if ndim == 2 else f"({hidden},)"
+        raise ShapeError(f"{op}: {what} must be {want}, got {list(t.shape)}")
+    s = _f32_scale(scale, op, f"{what}'s scale")
+    if zp is None:
+        raise ShapeError(f"{op}: {what}'s zero point is required")
+    return t, s, _zp_of(zp, t.dtype, op, f"{what}'s zero point")
+
+
+def _qembed_kernel(inputs, attrs, ctx):
+    """onnxruntime's QEmbedLayerNormalization: the rows of word_embedding[input_ids],
+    position_embedding[0..seq-1] and segment_embedding[segment_ids] dequantized
+    ((q - zp) * scale, float32) and summed, LayerNorm over hidden with the dequantized
+    gamma and beta and epsilon; mask_index_out = the number of mask values equal to 1 per
+    row (zeros without a mask)."""
+    op = "QEmbedLayerNormalization"
+    (ids, seg_ids, word, pos, seg, gamma, beta, mask, word_s, pos_s, seg_s, gamma_s,
+     beta_s, word_z, pos_z, seg_z, gamma_z, beta_z) = _padded(inputs, 18)
+    word, word_s, word_z = _quantized_table(word, word_s, word_z, op, "word_embedding", 2)
+    hidden = word.shape[1]
+    dtype = word.dtype
+    pos, pos_s, pos_z = _quantized_table(pos, pos_s, pos_z, op, "position_embedding", 2,
+                                         hidden)
+    gamma, gamma_s, gamma_z = _quantized_table(gamma, gamma_s, gamma_z, op, "gamma", 1,
+                                               hidden)
+    beta, beta_s, beta_z = _quantized_table(beta, beta_s, beta_z, op, "beta", 1, hidden)
+    for t, what in ((pos, "position_embedding"), (gamma, "gamma"), (beta, "beta")):
+        if t.dtype != dtype:
+            raise ShapeError(f"{op}: {what} is {t.dtype}, but word_embedding is {dtype}")
+    ids = _ids32(ids, op, "input_ids", word.shape[0])
+    if ids.ndim != 2:
+        raise ShapeError(f"{op}: input_ids must be (batch, seq), got {list(ids.shape)}")
+    batch, seq = ids.shape
+    if seq > pos.shape[0]:
+        raise ShapeError(f"{op}: sequence length {seq} exceeds position_embedding's "
+                         f"{pos.shape[0]} rows")
+    s = dequantize(word[ids], word_s, word_z, _F32) + \
+        dequantize(pos[:seq], pos_s, pos_z, _F32)
+    if (seg is None) != (seg_ids is None):
+        raise ShapeError(f"{op}: segment_ids and segment_embedding must be given together")
+    if seg is not None:
+        seg, seg_s, seg_z = _quantized_table(seg, seg_s, seg_z, op, "segment_embedding", 2,
+                                             hidden)
+        if seg.dtype != dtype:
+            raise ShapeError(f"{op}: segment_embedding is {seg.dtype}, but word_embedding "
+                             f"is {dtype}")
+        sid = _ids32(seg_ids, op, "segment_ids", seg.shape[0])
+        if sid.shape != ids.shape:
+            raise ShapeError(f"{op}: segment_ids {list(sid.shape)} must have input_ids' "
+                             f"shape {list(ids.shape)}")
+        s = s + dequantize(seg[sid], seg_s, seg_z, _F32)
+    g = dequantize(gamma, gamma_s, gamma_z, _F32)
+    b = dequantize(beta, beta_s, beta_z, _F32)
+    y = _layernorm_kernel([s, g, b], {"axis": -1, "epsilon": attrs["epsilon"],
+                                      "stash_type": 1}, ctx)[0].astype(_F32, copy=False)
+    if mask is None:
+        mask_index = np.zeros(batch, np.int32)
+    else:
+        mask = np.asarray(mask)
+        if mask.dtype != np.int32 or mask.shape != ids.shape:
+            raise ShapeError(f"{op}: mask must be int32 of input_ids' shape "
+                             f"{list(ids.shape)}, got {mask.dtype} {list(mask.shape)}")
+        # onnxruntime counts the ones (a 2 in the mask does not count)
+        mask_index = np.count_nonzero(mask == 1, axis=1).astype(np.int32)
+    return (y, mask_index)
+
+
+def _qembed_infer(attrs, inputs):
+    op = "QEmbedLayerNormalization"
+    ids, word = inputs[0], inputs[2]
+    if ids.dtype is not None and np.dtype(ids.dtype) != np.int32:
+        raise ShapeError(f"{op}: input_ids must be int32, got {ids.dtype}")
+    f32, i32 = np.dtype(np.float32), np.dtype(np.int32)
+    if ids.shape is None:
+        return [TensorInfo(f32, None), TensorInfo(i32, None)]
+    if len(ids.shape) != 2:
+        raise ShapeError(f"{op}: input_ids must be (batch, seq), got {list(ids.shape)}")
+    hidden = word.shape[1] if word.shape is not None and len(word.shape) == 2 else None
+    batch, seq = ids.shape
+    return [TensorInfo(f32, (batch, seq, hidden)), TensorInfo(i32, (batch,))]
+
+
+# --------------------------------------------------------------------------------------
+# QLinearWhere
+# --------------------------------------------------------------------------------------
+
+
+def _requantized(x, xs, xz, zs, zz):
+    """x requantized from (xs, xz) to (zs, zz) through onnxruntime's 256-entry table
+    (dequantize in float32, quantize as rint(v / z_scale) + z_zp), or x itself when the
+    parameters are the same."""
+    if xs == zs and xz == zz:
+        return x
+    return _look_up(_table(x.dtype, xs, xz, zs, zz, lambda v: v), x)
+
+
+def _qlinear_where_kernel(inputs, attrs, ctx):
+    """Z = where(condition, X, Y), X and Y requantized to Z's scale and zero point (each
+    through a 256-entry table, or copied when its parameters are Z's); numpy
+    broadcasting of the three. onnxruntime differs where the requantized X is the zero
+    byte (it then takes Y's value); see the module docstring."""
+    op = "QLinearWhere"
+    cond, x, xs, xz, y, ys, yz, zs, zz = _padded(inputs, 9)
+    cond = np.asarray(cond)
+    if cond.dtype != np.bool_:
+        raise ShapeError(f"{op}: condition must be bool, got {cond.dtype}")
+    x = _eight_bit(x, op, "X")
+    y = _eight_bit(y, op, "Y")
+    if y.dtype != x.dtype:
+        raise ShapeError(f"{op}: X and Y must have one type, got {x.dtype} and {y.dtype}")
+    params = []
+    for p, what in ((xs, "x_scale"), (ys, "y_scale"), (zs, "z_scale")):
+        params.append(_f32_scale(p, op, what))
+    zps = []
+    for p, what in ((xz, "x_zero_point"), (yz, "y_zero_point"), (zz, "z_zero_point")):
+        if p is None:
+            raise ShapeError(f"{op}: {what} is required")
+        zps.append(_zp_of(p, x.dtype, op, what))
+    shape = broadcast_shape(cond.shape, x.shape, y.shape, where=f"{op}: ")
+    xq = _requantized(x, params[0], zps[0], params[2], zps[2])
+    yq = _requantized(y, params[1], zps[1], params[2], zps[2])
+    return (np.where(np.broadcast_to(cond, shape), xq, yq).astype(x.dtype, copy=False),)
+
+
+def _qlinear_where_infer(attrs, inputs):
+    op = "QLinearWhere"
+    c, x, y = inputs[0], inputs[1], inputs[4]
+    if x.dtype is not None and y.dtype is not None and np.dtype(x.dtype) != np.dtype(y.dtype):
+        raise ShapeError(f"{op}: X and Y must have one type, got {x.dtype} and {y.dtype}")
+    return [TensorInfo(x.dtype, broadcast_shape(c.shape, x.shape, y.shape,
+                                                where=f"{op}: "))]
+
+
+# --------------------------------------------------------------------------------------
+# MatMulInteger16
+# --------------------------------------------------------------------------------------
+
+
+def _matmul_integer16_kernel(inputs, attrs, ctx):
+    """Y = A @ B for int16 A and B (ONNX MatMul shapes), int32 Y. The products are summed
+    exactly in int64 and wrapped to int32, as onnxruntime's int32 accumulation wraps."""
+    op = "MatMulInteger16"
+    a, b = np.asarray(inputs[0]), np.asarray(inputs[1])
+    for t, what in ((a, "A"), (b, "B")):
+        if t.dtype != np.int16:
+            raise UnsupportedOpError(f"{op}: {what} must be int16 (onnxruntime's CPU kernel "
+                                     f"takes int16 only), got {t.dtype}")
+        if t.ndim == 0:
+            raise ShapeError(f"{op}: {what} must have rank 1 or more, got a scalar")
+    try:
+        y = np.matmul(a.astype(np.int64), b.astype(np.int64))
+    except ValueError as e:
+        raise ShapeError(f"{op}: A {list(a.shape)} and B {list(b.shape)} do not fit a "
+                         f"matmul ({e})") from e
+    return (y.astype(np.int32),)
+
+
+def _matmul_integer16_infer(attrs, inputs):
+    from .quantization import _matmul_shape
+
+    a, b = inputs[0], inputs[1]
+    try:
+        shape = _matmul_shape(a.shape, b.shape)
+    except ShapeError as e:
+        raise ShapeError(f"MatMulInteger16: {e}") from e
+    return [TensorInfo(np.dtype(np.int32), shape)]
+
+
+# --------------------------------------------------------------------------------------
+# QLinearConv (com.microsoft, channels_last)
+# --------------------------------------------------------------------------------------
+
+
+def _ms_qlinear_conv_kernel(inputs, attrs, ctx):
+    """onnxruntime's QLinearConv (com.microsoft): NCHW, or NHWC with channels_last=1 (x
+    and y channels last; w stays (M, C/group, *kernel)). The exact integer convolution
+    plus the int32 bias, converted to float32 and times the float32 multiplier
+    x_scale * w_scale / y_scale (per output channel for a per-channel w_scale), rounded
+    half to even, plus y_zero_point, saturated: onnxruntime's requantization."""
+    op = "QLinearConv"
+    x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, bias = _padded(inputs, 9)
+    x = _eight_bit(x, op, "x")
+    w = _eight_bit(w, op, "w")
+    if y_zp is None or x_zp is None or w_zp is None:
+        raise ShapeError(f"{op}: x_zero_point, w_zero_point and y_zero_point are required")
+    y_zp = _zp_of(y_zp, _eight_bit(y_zp, op, "y_zero_point").dtype, op, "y_zero_point")
+    zx = _zp_of(x_zp, x.dtype, op, "x_zero_point")
+    w_zp = np.asarray(w_zp)
+    if w_zp.dtype != w.dtype:
+        raise ShapeError(f"{op}: w_zero_point is {w_zp.dtype}, but w is {w.dtype}")
+    if x.ndim < 3 or w.ndim != x.ndim:
+        raise ShapeError(f"{op}: x and w must have one rank of 3 or more, got "
+                         f"{list(x.shape)} and {list(w.shape)}")
+    m = w.shape[0]
+    ws = np.asarray(w_scale)
+    if ws.dtype != np.float32:
+        raise ShapeError(f"{op}: w_scale must be float32, got {ws.dtype}")
+    for p, what in ((ws, "w_scale"), (w_zp, "w_zero_point")):
+        if p.size != 1 and p.shape != (m,):
+            raise ShapeError(f"{op}: {what} of shape {list(p.shape)} must be one value or "
+                             f"one per output channel ({m})")
+    last = bool(attrs["channels_last"])
+    xc = np.moveaxis(x, -1, 1) if last else x
+    try:
+        acc = _conv_int(xc, w, zx, w_zp, attrs)
+    except (ShapeError, OpAttributeError) as e:
+        raise type(e)(f"{op}: {e}") from e
+    nsp = acc.ndim - 2
+    if bias is not None:
+        bias = np.asarray(bias)
+        if bias.dtype != np.int32 or bias.shape != (m,):
+            raise ShapeError(f"{op}: B must be int32 of shape [{m}], got {bias.dtype} "
+                             f"{list(bias.shape)}")
+        acc = acc + bias.astype(np.float64).reshape((m,) + (1,) * nsp)
+    sx = _f32_scale(x_scale, op, "x_scale")
+    sy = _f32_scale(y_scale, op, "y_scale")
+    mult = (sx * ws.astype(_F32).reshape(-1)) / sy
+    mult = mult.reshape(()) if mult.size == 1 else mult.reshape((m,) + (1,) * nsp)
+    v = acc.astype(_F32) * mult
+    y = _quantize_values(v.astype(np.float64) + float(y_zp), y_zp.dtype, 1)
+    return (np.ascontiguousarray(np.moveaxis(y, 1, -1)) if last else y,)
+
+
+def _ms_qlinear_conv_infer(attrs, inputs):
+    x, w, y_zp = inputs[0], inputs[3], inputs[7]
+    if x.shape is None:
+        return [TensorInfo(y_zp.dtype, None)]
+    last = bool(attrs["channels_last"])
+    shape = tuple(x.shape)
+    first = (shape[0], shape[-1]) + shape[1:-1] if last else shape
+    out = _conv_shape(TensorInfo(x.dtype, first), w, attrs)
+    if last and out is not None:
+        out = (out[0],) + tuple(out[2:]) + (out[1],)
+    return [TensorInfo(y_zp.dtype, out)]
+
+
+# --------------------------------------------------------------------------------------
+# Definitions
+# --------------------------------------------------------------------------------------
+
+_CONV_ATTRS = (("auto_pad", "string", "NOTSET"), ("channels_last", "int", 0),
+               ("dilations", "ints", None), ("group", "int", 1),
+               ("kernel_shape", "ints", None), ("pads", "ints", None),
+               ("strides", "ints", None))
+
+OPS = (
+    define("DequantizeLinear", ("x", "x_scale", "x_zero_point?"), ("y",),
+           _ms_dequantize_kernel, (("axis", "int", 1),), infer=_ms_dequantize_infer,
+           domain=_DOMAIN,
+           doc="onnxruntime's DequantizeLinear: 4/8/16/32-bit, per tensor or per axis."),
+    define("MatMulInteger16", ("A", "B"), ("Y",), _matmul_integer16_kernel,
+           infer=_matmul_integer16_infer, domain=_DOMAIN, dtypes=("int16",),
+           doc="int16 matmul with int32 output."),
+    define("QAttention", ("input", "weight", "bias", "input_scale", "weight_scale",
+                          "mask_index?", "input_zero_point?", "weight_zero_point?",
+                          "past?"), ("output", "present?"), _qattention_kernel,
+           (("do_rotary", "int", 0), ("mask_filter_value", "float", None),
+            ("num_heads", "int"), ("past_present_share_buffer", "int", 0),
+            ("scale", "float", None), ("unidirectional", "int", 0)),
+           infer=_qattention_infer, domain=_DOMAIN, dtypes=("uint8",),
+           doc="Attention with a quantized (8-bit) QKV projection."),
+    define("QEmbedLayerNormalization", (
+        "input_ids", "segment_ids?", "word_embedding_quant", "position_embedding_quant",
+        "segment_embedding?", "gamma_quant", "beta_quant", "mask?", "word_embedding_scale",
+        "position_embedding_scale", "segment_embedding_scale?", "gamma_scale",
+        "beta_scale", "word_embedding_zero_point", "position_embedding_zero_point",
+        "segment_embedding_zero_point?", "gamma_zero_point", "beta_zero_point"),
+           ("layernorm_out", "mask_index_out"), _qembed_kernel,
+           (("epsilon", "float", 1e-12),), infer=_qembed_infer, domain=_DOMAIN,
+           doc="EmbedLayerNormalization over 8-bit quantized tables."),
+    define("QLinearConv", ("x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point",
+                           "y_scale", "y_zero_point", "B?"), ("y",), _ms_qlinear_conv_kernel,
+           _CONV_ATTRS, infer=_ms_qlinear_conv_infer, domain=_DOMAIN,
+           dtypes=("uint8", "int8"), doc="QLinearConv, NCHW or (channels_last) NHWC."),
+    define("QLinearWhere", ("condition", "X", "x_scale", "x_zero_point", "Y", "y_scale",
+                            "y_zero_point", "z_scale", "z_zero_point"), ("Z",),
+           _qlinear_where_kernel, infer=_qlinear_where_infer, domain=_DOMAIN,
+           doc="Where over 8-bit X and Y, requantized to Z's scale."),
+    define("QuantizeLinear", ("x", "y_scale", "y_zero_point?"), ("y",),
+           _ms_quantize_kernel, (("axis", "int", 1),), infer=_ms_quantize_infer,
+           domain=_DOMAIN,
+           doc="onnxruntime's QuantizeLinear: to 4/8/16-bit, per tensor or per axis."),
+)
+
+KNOWN_FAILURES: dict[str, str] = {}
