@@ -1,6 +1,746 @@
-"""Operators: onnxruntime's normalisation, activation and dropout contrib ops (BiasSoftmax, GroupNorm, ...).
+"""Operators: onnxruntime's normalisation, activation, dropout and attention-helper
+contrib ops (domain "com.microsoft").
 
-Placeholder: the ops land in a follow-up commit.
+Where the models come from: onnxruntime's transformers optimizer and its training
+graph transformers fuse Softmax(scores + mask) into BiasSoftmax and Add + Dropout
+(+ residual Add) into BiasDropout / BitmaskBiasDropout (BitmaskDropout is Dropout with a
+bit-packed mask); its Stable Diffusion optimizer (`onnxruntime.transformers.models.
+stable_diffusion`) writes the UNet/VAE with GroupNorm and SkipGroupNorm in NHWC and
+BiasSplitGelu; T5 and WavLM exports use RelativePositionBias and
+GatedRelativePositionBias; BERT exports optimized for packed (padding-free) execution
+put RemovePadding / RestorePadding around the encoder; newer onnxruntime graph fusions
+and MoE exports write SwiGLU and ScaledSiLU.
+
+Inputs, outputs, attributes and defaults follow onnxruntime's op schemas. onnxruntime
+1.32 has a CPU kernel only for ScaledSiLU, which the tests use as the oracle; the
+others run only on CUDA/ROCm there, and follow onnxruntime's CUDA kernels:
+
+* BiasSoftmax: softmax(data + bias) over the dims from `axis` on, flattened as opset-11
+  Softmax does; bias has data's dims from `axis` on, and before `axis` data's leading
+  dims then ones (is_inner_broadcast=1) or ones then data's trailing dims (0).
+* BiasDropout / BitmaskBiasDropout: data + bias (+ residual); BitmaskDropout: data. In
+  inference mode only (training_mode absent or false, or ratio 0): the mask is all
+  true (BitmaskDropout's and BitmaskBiasDropout's are ceil(size / 32) uint32 words of
+  all ones bits).
+* GroupNorm / SkipGroupNorm: group normalization of a 4-D NHWC (channels_last=1) or
+  NCHW input, statistics over each group's channels and all pixels, then the
+  per-channel gamma/beta and optionally SiLU (activation=1); SkipGroupNorm first adds
+  skip (X's shape, or one value per (batch, channel)) and bias (C,), and returns the
+  sum as S. (onnxruntime's CUDA kernel runs NHWC only; NCHW is the same math.)
+* BiasSplitGelu: (X + bias) split in two halves along the last dim, left * Gelu(right).
+* SwiGLU: clamp(gate, max=limit) * sigmoid(alpha * it) * (clamp(up, +-limit) + beta),
+  `up` absent meaning gate holds both halves; ScaledSiLU: z = scale * X rounded to T,
+  Y = z * sigmoid(z) with each step rounded to T, as the op's schema defines.
+* RelativePositionBias: T5's bucketed relative positions looked up in bias_table,
+  whose buffer holds (num_heads, num_buckets) (the schema calls it column-major).
+* GatedRelativePositionBias: WavLM's gate (from the biased query times weight) times
+  rel_pos; with token_offset the query is packed (token_count, hidden).
+* RemovePadding / RestorePadding: right-padded (batch, seq, hidden) to the packed
+  tokens and back (padding rows zero).
+
+Refused by name: the dropouts in training mode with a nonzero ratio (a random dropout
+onnxruntime draws from its own Philox generator, which cannot be reproduced here);
+RelativePositionBias with query_length != key_length (onnxruntime's kernel refuses it
+too); GroupNorm activations other than 0 and 1. Kernels compute float16 (and bfloat16)
+in float32 and round once to the input dtype at the end, except where the schema
+states intermediate roundings (ScaledSiLU, SwiGLU's round_activation).
 """
 
-OPS = ()
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import OpAttributeError, ShapeError, UnsupportedOpError
+from .activation import _gelu, _sigmoid, _softmax, silu
+from .ms_transformer import _DOMAIN, _F32, _float, _padded, _wants, _work
+from .normalization import _mean_var
+from .registry import NUM_OUTPUTS, TensorInfo, define
+
+_F16_32 = ("float16", "float32")
+_IEEE = ("float16", "float32", "float64", "bfloat16")
+_I32 = np.dtype(np.int32)
+_U32 = np.dtype(np.uint32)
+_BOOL = np.dtype(np.bool_)
+
+
+def _same_dtype(op, what, v, x):
+    """Raise ShapeError unless v has x's dtype."""
+    if v.dtype != x.dtype:
+        raise ShapeError(f"{op}: {what} is {v.dtype}, but the input is {x.dtype}")
+
+
+def _int32(op, what, v):
+    """v as an int32 array; raises ShapeError naming `what` otherwise."""
+    v = np.asarray(v)
+    if v.dtype != _I32:
+        raise ShapeError(f"{op}: {what} must be int32, got {v.dtype}")
+    return v
+
+
+def _quiet(fn, *args):
+    """fn(*args) with floating-point warnings off (exp overflow in a sigmoid's tail is
+    the intended inf, giving 0)."""
+    with np.errstate(all="ignore"):
+        return fn(*args)
+
+
+def _same_infer(attrs, inputs):
+    """One output of the first input's dtype and shape."""
+    x = inputs[0]
+    return [TensorInfo(x.dtype, x.shape)]
+
+
+# --------------------------------------------------------------------------------------
+# BiasSoftmax
+# --------------------------------------------------------------------------------------
+
+
+def _bias_softmax_axis(attrs, rank):
+    axis = int(attrs["axis"])
+    if not -rank <= axis < rank:
+        raise OpAttributeError(f"BiasSoftmax: axis {axis} out of range for rank {rank}")
+    return axis % rank
+
+
+def _bias_softmax_shape(xs, bs, axis, inner):
+    """bias's shape padded with leading ones to data's rank, after checking it is one
+    of the two broadcast forms onnxruntime's kernel indexes (see the module doc)."""
+    op = "BiasSoftmax"
+    b = (1,) * (len(xs) - len(bs)) + tuple(bs)
+    fits = len(bs) <= len(xs) and b[axis:] == tuple(xs[axis:])
+    lead, blead = tuple(xs[:axis]), b[:axis]
+    if fits and inner:
+        fits = any(blead[:k] == lead[:k] and all(d == 1 for d in blead[k:])
+                   for k in range(axis + 1))
+    elif fits:
+        fits = any(all(d == 1 for d in blead[:k]) and blead[k:] == lead[k:]
+                   for k in range(axis + 1))
+    if not fits:
+        form = "data's leading dims then ones" if inner else "ones then data's trailing dims"
+        raise ShapeError(f"{op}: bias {list(bs)} does not fit data {list(xs)} with axis "
+                         f"{axis} and is_inner_broadcast={int(inner)} (bias must have data's "
+                         f"dims from axis on and, before it, {form})")
+    return b
+
+
+def _bias_softmax_kernel(inputs, attrs, ctx):
+    """Y = softmax(data + bias) over the dims from `axis` on taken as one."""
+    op = "BiasSoftmax"
+    x = _float(inputs[0], op, "data")
+    b = _float(inputs[1], op, "bias")
+    _same_dtype(op, "bias", b, x)
+    axis = _bias_softmax_axis(attrs, x.ndim) if x.ndim else 0
+    shape = _bias_softmax_shape(x.shape, b.shape, axis, int(attrs["is_inner_broadcast"]))
+    w = _work(x.dtype)
+    s = x.astype(w) + b.astype(w, copy=False).reshape(shape)
+    rows = int(np.prod(x.shape[:axis]))
+    flat = np.ascontiguousarray(s).reshape(rows, int(np.prod(x.shape[axis:])))
+    y = _quiet(_softmax, flat, 1, w == _F32)
+    return (y.reshape(x.shape).astype(x.dtype, copy=False),)
+
+
+def _bias_softmax_infer(attrs, inputs):
+    x, b = inputs[0], inputs[1]
+    if x.shape is not None and b.shape is not None and None not in x.shape \
+            and None not in b.shape and len(x.shape):
+        axis = _bias_softmax_axis(attrs, len(x.shape))
+        _bias_softmax_shape(x.shape, b.shape, axis, int(attrs["is_inner_broadcast"]))
+    return [TensorInfo(x.dtype, x.shape)]
+
+
+# --------------------------------------------------------------------------------------
+# BiasDropout, BitmaskDropout, BitmaskBiasDropout (inference mode)
+# --------------------------------------------------------------------------------------
+
+# the schemas' ratio when the input is absent
+_DEFAULT_RATIO = 0.5
+_MASK_BITS = 32
+
+
+def _dropout_mode(op, ratio, training):
+    """Check ratio and training_mode; refuse a random (training-mode) dropout."""
+    r = _DEFAULT_RATIO
+    if ratio is not None:
+        ratio = _float(ratio, op, "ratio")
+        if ratio.size != 1:
+            raise ShapeError(f"{op}: ratio must be a scalar, got shape {list(ratio.shape)}")
+        r = float(ratio.reshape(-1)[0])
+        if not 0.0 <= r < 1.0:
+            raise ShapeError(f"{op}: ratio must lie in [0, 1), got {r}")
+    if training is None:
+        return
+    t = np.asarray(training)
+    if t.dtype != _BOOL or t.size != 1:
+        raise ShapeError(f"{op}: training_mode must be a bool scalar, got {t.dtype} "
+                         f"{list(t.shape)}")
+    if bool(t.reshape(-1)[0]) and r != 0.0:
+        raise UnsupportedOpError(
+            f"{op}: training_mode true with ratio {r} (a random dropout) is not supported: "
+            "onnxruntime draws the mask from its own random generator, which onegraph "
+            "cannot reproduce")
+
+
+def _dropout_kernel(op, with_bias, bitmask):
+    """The kernel of one of the three dropouts, in inference mode."""
+
+    def kernel(inputs, attrs, ctx):
+        """output = data (+ bias) (+ residual); mask all true (all bits set)."""
+        if with_bias:
+            x, bias, residual, ratio, training = _padded(inputs, 5)
+        else:
+            (x, ratio, training), bias, residual = _padded(inputs, 3), None, None
+        x = _float(x, op, "data")
+        _dropout_mode(op, ratio, training)
+        w = _work(x.dtype)
+        y = x.astype(w)  # a copy: the output never aliases the input
+        if bias is not None:
+            bias = _float(bias, op, "bias")
+            _same_dtype(op, "bias", bias, x)
+            if bias.shape != x.shape and (bias.ndim != 1 or x.ndim == 0
+                                          or bias.shape[0] != x.shape[-1]):
+                raise ShapeError(f"{op}: bias {list(bias.shape)} must be 1-D of data's last "
+                                 f"dim or of data's shape {list(x.shape)}")
+            y += bias.astype(w, copy=False)
+        if residual is not None:
+            residual = _float(residual, op, "residual")
+            _same_dtype(op, "residual", residual, x)
+            if residual.shape != x.shape:
+                raise ShapeError(f"{op}: residual {list(residual.shape)} must have data's "
+                                 f"shape {list(x.shape)}")
+            y += residual.astype(w, copy=False)
+        y = y.astype(x.dtype, copy=False)
+        if not _wants(attrs, 1):
+            return (y,)
+        if bitmask:
+            mask = np.full(-(-x.size // _MASK_BITS), 0xFFFFFFFF, _U32)
+        else:
+            mask = np.ones(x.shape, _BOOL)
+        return (y, mask)
+
+    return kernel
+
+
+def _dropout_infer(bitmask):
+    def infer(attrs, inputs):
+        x = inputs[0]
+        if not bitmask:
+            return [TensorInfo(x.dtype, x.shape), TensorInfo(_BOOL, x.shape)]
+        words = None
+        if x.shape is not None and None not in x.shape:
+            words = (-(-int(np.prod(x.shape)) // _MASK_BITS),)
+        return [TensorInfo(x.dtype, x.shape), TensorInfo(_U32, words)]
+    return infer
+
+
+# --------------------------------------------------------------------------------------
+# GroupNorm, SkipGroupNorm
+# --------------------------------------------------------------------------------------
+
+
+def _group_norm_attrs(op, attrs):
+    """(groups, silu?, channels_last) after onnxruntime's checks."""
+    groups = int(attrs["groups"])
+    if groups < 1:
+        raise OpAttributeError(f"{op}: groups must be positive, got {groups}")
+    activation = int(attrs["activation"])
+    if activation not in (0, 1):
+        raise OpAttributeError(f"{op}: activation must be 0 (none) or 1 (SiLU), got "
+                               f"{activation}")
+    if not float(attrs["epsilon"]) >= 0:
+        raise OpAttributeError(f"{op}: epsilon must be >= 0, got {attrs['epsilon']}")
+    return groups, activation == 1, int(attrs["channels_last"]) != 0
+
+
+def _channels(op, x, groups, last):
+    """The channel count of a 4-D input, checked against groups."""
+    if x.ndim != 4:
+        layout = "NHWC" if last else "NCHW"
+        raise ShapeError(f"{op}: X must be 4-D ({layout}), got shape {list(x.shape)}")
+    c = x.shape[3] if last else x.shape[1]
+    if c % groups:
+        raise ShapeError(f"{op}: {c} channels are not divisible by groups {groups}")
+    return c
+
+
+def _per_channel(op, what, v, c, last, w):
+    """A (C,) parameter as an array broadcasting over X's channel axis."""
+    v = _float(v, op, what)
+    if v.shape != (c,):
+        raise ShapeError(f"{op}: {what} must be 1-D of the {c} channels, got shape "
+                         f"{list(v.shape)}")
+    return v.astype(w, copy=False).reshape((c,) if last else (c, 1, 1))
+
+
+def _skip_sum(op, x, skip, bias, c, last, w):
+    """x + skip (+ bias) in the work dtype; skip is X's shape or one value per (batch,
+    channel): (N, C), or (N, 1, 1, C) in NHWC / (N, C, 1, 1) in NCHW."""
+    skip = _float(skip, op, "skip")
+    _same_dtype(op, "skip", skip, x)
+    n = x.shape[0]
+    per_channel = (n, 1, 1, c) if last else (n, c, 1, 1)
+    if skip.shape != x.shape and skip.shape not in ((n, c), per_channel):
+        raise ShapeError(f"{op}: skip {list(skip.shape)} must be X's shape {list(x.shape)}, "
+                         f"{list(per_channel)} or {[n, c]}")
+    s = x.astype(w) + skip.astype(w, copy=False).reshape(
+        x.shape if skip.shape == x.shape else per_channel)
+    if bias is not None:
+        bias = _float(bias, op, "bias")
+        _same_dtype(op, "bias", bias, x)
+        s += _per_channel(op, "bias", bias, c, last, w)
+    return s
+
+
+def _group_normalize(s, gamma, beta, groups, act, last, eps):
+    """GroupNorm of s (work dtype, 4-D) then gamma/beta and optionally SiLU."""
+    n = s.shape[0]
+    if last:  # (N, H*W, G, C/G): statistics over pixels and the group's channels
+        v = s.reshape(n, -1, groups, s.shape[3] // groups)
+        axes = (1, 3)
+    else:
+        v = s.reshape(n, groups, -1)
+        axes = (2,)
+    mean, var = _mean_var(v, axes)
+    y = (v - mean) / np.sqrt(var + s.dtype.type(eps))
+    y = y.reshape(s.shape) * gamma
+    y += beta
+    return _quiet(silu, y) if act else y
+
+
+def _group_norm_kernel(op, with_skip):
+    """The kernel of GroupNorm or SkipGroupNorm."""
+
+    def kernel(inputs, attrs, ctx):
+        """Y = [SiLU](gamma * (S - mean) / sqrt(var + epsilon) + beta) with S = X (+ skip
+        + bias) and mean/var per (batch, group); SkipGroupNorm also returns S."""
+        x, gamma, beta, skip, bias = _padded(inputs, 5)
+        groups, act, last = _group_norm_attrs(op, attrs)
+        x = _float(x, op, "X")
+        c = _channels(op, x, groups, last)
+        w = _work(x.dtype)
+        g = _per_channel(op, "gamma", gamma, c, last, w)
+        b = _per_channel(op, "beta", beta, c, last, w)
+        s = _skip_sum(op, x, skip, bias, c, last, w) if with_skip else x.astype(w)
+        y = _group_normalize(s, g, b, groups, act, last, attrs["epsilon"])
+        y = y.astype(x.dtype, copy=False)
+        if with_skip and _wants(attrs, 1):
+            return (y, s.astype(x.dtype, copy=False))
+        return (y,)
+
+    return kernel
+
+
+def _group_norm_infer(op):
+    def infer(attrs, inputs):
+        groups, _, last = _group_norm_attrs(op, attrs)
+        x = inputs[0]
+        if x.shape is not None:
+            if len(x.shape) != 4:
+                raise ShapeError(f"{op}: X must be 4-D, got shape {list(x.shape)}")
+            c = x.shape[3] if last else x.shape[1]
+            if c is not None and c % groups:
+                raise ShapeError(f"{op}: {c} channels are not divisible by groups {groups}")
+        return [TensorInfo(x.dtype, x.shape)] * 2
+    return infer
+
+
+# --------------------------------------------------------------------------------------
+# BiasSplitGelu, SwiGLU, ScaledSiLU
+# --------------------------------------------------------------------------------------
+
+
+def _bias_split_gelu_kernel(inputs, attrs, ctx):
+    """Y = L * Gelu(R) (exact erf Gelu) where [L, R] = X + bias split along the last dim."""
+    op = "BiasSplitGelu"
+    x = _float(inputs[0], op, "X")
+    bias = _float(inputs[1], op, "bias")
+    _same_dtype(op, "bias", bias, x)
+    if x.ndim != 3 or x.shape[2] % 2:
+        raise ShapeError(f"{op}: X must be 3-D (N, S, D) with D even, got shape "
+                         f"{list(x.shape)}")
+    if bias.shape != x.shape[2:]:
+        raise ShapeError(f"{op}: bias must be 1-D of X's last dim {x.shape[2]}, got shape "
+                         f"{list(bias.shape)}")
+    w = _work(x.dtype)
+    s = x.astype(w) + bias.astype(w, copy=False)
+    half = x.shape[2] // 2
+    right = np.ascontiguousarray(s[..., half:])
+    y = s[..., :half] * _quiet(_gelu, right, {"approximate": "none"})
+    return (y.astype(x.dtype, copy=False),)
+
+
+def _bias_split_gelu_infer(attrs, inputs):
+    x = inputs[0]
+    if x.shape is None:
+        return [TensorInfo(x.dtype, None)]
+    if len(x.shape) != 3:
+        raise ShapeError(f"BiasSplitGelu: X must be 3-D, got shape {list(x.shape)}")
+    d = x.shape[2]
+    return [TensorInfo(x.dtype, x.shape[:2] + (None if d is None else d // 2,))]
+
+
+# below this, exp(-x) overflows float32 in the sigmoid: the schema widens the product to
+# double there so that the negative tail is not lost
+_SWIGLU_WIDEN_BELOW = -87.0
+
+
+def _swiglu_halves(op, gate, up):
+    """(gate, up) as given, or the two halves of gate when up is absent."""
+    gate = _float(gate, op, "gate")
+    if up is None:
+        if gate.ndim == 0 or gate.shape[-1] % 2:
+            raise ShapeError(f"{op}: without up, gate's last dim must be even (gate then "
+                             f"up), got shape {list(gate.shape)}")
+        half = gate.shape[-1] // 2
+        return gate, gate[..., :half], gate[..., half:]
+    up = _float(up, op, "up")
+    if up.shape != gate.shape or up.dtype != gate.dtype:
+        raise ShapeError(f"{op}: up {up.dtype} {list(up.shape)} must have gate's dtype and "
+                         f"shape {gate.dtype} {list(gate.shape)}")
+    return gate, gate, up
+
+
+def _swiglu_kernel(inputs, attrs, ctx):
+    """output = G * sigmoid(alpha G) * (L + beta), G = min(gate, limit), L = clip(up,
+    -limit, limit) when limit > 0; float32 arithmetic, float64 where alpha G < -87."""
+    op = "SwiGLU"
+    gate, up = _padded(inputs, 2)
+    x, g, u = _swiglu_halves(op, gate, up)
+    alpha, beta = float(attrs["activation_alpha"]), float(attrs["activation_beta"])
+    limit = float(attrs["limit"])
+    w = _work(x.dtype)
+    g = g.astype(w)
+    u = u.astype(w)
+    if limit > 0:
+        np.minimum(g, w.type(limit), out=g)
+        np.clip(u, w.type(-limit), w.type(limit), out=u)
+    z = g * w.type(alpha)
+    act = g * _quiet(_sigmoid, z, None)
+    rounding = bool(attrs["round_activation"])
+    if rounding:
+        act = act.astype(x.dtype).astype(w)
+    if beta != 0.0:  # (a zero beta leaves up as it is, even -0.0)
+        u += w.type(beta)
+    y = act * u
+    tail = z < _SWIGLU_WIDEN_BELOW
+    if tail.any():
+        gt = g[tail].astype(np.float64)
+        at = _quiet(lambda: gt / (1.0 + np.exp(-gt * alpha)))
+        if rounding:
+            at = at.astype(x.dtype).astype(np.float64)
+        y[tail] = at * u[tail]
+    return (y.astype(x.dtype, copy=False),)
+
+
+def _swiglu_infer(attrs, inputs):
+    gate = inputs[0]
+    up = inputs[1] if len(inputs) > 1 else None
+    if gate.shape is None or up is not None or not gate.shape:
+        return [TensorInfo(gate.dtype, gate.shape)]
+    d = gate.shape[-1]
+    return [TensorInfo(gate.dtype, gate.shape[:-1] + (None if d is None else d // 2,))]
+
+
+def _scaled_silu_kernel(inputs, attrs, ctx):
+    """Z = T(scale X), S = T(sigmoid(Z)), Y = T(Z S), scale the scalar input or alpha."""
+    op = "ScaledSiLU"
+    x, scale = _padded(inputs, 2)
+    x = _float(x, op, "X")
+    if scale is None:
+        k = float(np.float32(attrs["alpha"]))
+    else:
+        scale = _float(scale, op, "scale")
+        if scale.size != 1:
+            raise ShapeError(f"{op}: scale must be a scalar, got shape {list(scale.shape)}")
+        k = float(scale.reshape(-1)[0].astype(np.float32))
+    w = _work(x.dtype)
+    dt = x.dtype
+    z = (x.astype(w) * w.type(k)).astype(dt).astype(w)  # each step rounded to T
+    s = _quiet(_sigmoid, z, None).astype(dt).astype(w)
+    return ((z * s).astype(dt, copy=False),)
+
+
+# --------------------------------------------------------------------------------------
+# RelativePositionBias, GatedRelativePositionBias
+# --------------------------------------------------------------------------------------
+
+
+def _length(op, what, v):
+    v = np.asarray(v)
+    if v.dtype != np.int64 or v.size != 1:
+        raise ShapeError(f"{op}: {what} must be an int64 scalar, got {v.dtype} "
+                         f"{list(v.shape)}")
+    n = int(v.reshape(-1)[0])
+    if n < 0:
+        raise ShapeError(f"{op}: {what} must be >= 0, got {n}")
+    return n
+
+
+def _t5_buckets(seq, num_buckets, max_distance, bidirectional):
+    """(seq, seq) bucket of each (query i, key j) relative position j - i, as
+    onnxruntime's kernel computes it (float32 logs, truncation toward zero)."""
+    op = "RelativePositionBias"
+    rel = np.arange(seq)[None, :] - np.arange(seq)[:, None]
+    half = num_buckets // 2 if bidirectional else num_buckets
+    if bidirectional:
+        base = np.where(rel > 0, half, 0)
+        rel = np.abs(rel)
+    else:
+        base = 0
+        rel = -np.minimum(rel, 0)
+    exact = half // 2
+    if exact < 1:
+        raise ShapeError(f"{op}: {num_buckets} buckets are too few (at least "
+                         f"{4 if bidirectional else 2})")
+    if max_distance <= exact:
+        raise OpAttributeError(f"{op}: max_distance {max_distance} must exceed the "
+                               f"{exact} exact buckets")
+    f = np.float32
+    # logf of float32 quotients, correctly rounded (float64 log rounded to float32)
+    num = np.log(np.maximum(rel, 1).astype(f) / f(exact), dtype=np.float64).astype(f)
+    den = f(np.log(np.float64(f(max_distance) / f(exact))))
+    large = exact + (num / den * f(half - exact)).astype(np.int64)
+    large = np.minimum(large, half - 1)
+    return base + np.where(rel < exact, rel, large)
+
+
+def _rel_pos_bias_kernel(inputs, attrs, ctx):
+    """output (1, heads, seq, seq) = table[head, bucket(key - query)], the table's buffer
+    read as (num_heads, num_buckets)."""
+    op = "RelativePositionBias"
+    table = _float(inputs[0], op, "bias_table")
+    if table.ndim != 2:
+        raise ShapeError(f"{op}: bias_table must be 2-D (num_buckets, num_heads), got "
+                         f"shape {list(table.shape)}")
+    q = _length(op, "query_length", inputs[1])
+    k = _length(op, "key_length", inputs[2])
+    if q != k:
+        raise UnsupportedOpError(f"{op}: query_length {q} != key_length {k} is not "
+                                 "supported (onnxruntime's kernel takes self-attention only)")
+    max_distance = int(attrs["max_distance"])
+    if max_distance < 1:
+        raise OpAttributeError(f"{op}: max_distance must be positive, got {max_distance}")
+    num_buckets, heads = table.shape
+    buckets = _t5_buckets(q, num_buckets, max_distance, int(attrs["is_bidirectional"]))
+    y = table.reshape(heads, num_buckets)[:, buckets]
+    return (y.reshape(1, heads, q, q),)
+
+
+def _rel_pos_bias_infer(attrs, inputs):
+    table, ql = inputs[0], inputs[1]
+    heads = None
+    if table.shape is not None:
+        if len(table.shape) != 2:
+            raise ShapeError("RelativePositionBias: bias_table must be 2-D, got shape "
+                             f"{list(table.shape)}")
+        heads = table.shape[1]
+    s = None if ql.value is None else int(np.asarray(ql.value).reshape(-1)[0])
+    return [TensorInfo(table.dtype, (1, heads, s, s))]
+
+
+def _packed_query(op, query, offset, hidden):
+    """A packed (token_count, hidden) query restored to (batch, seq, hidden) by
+    token_offset (batch, seq): padding rows zero (they then carry the bias alone)."""
+    offset = _int32(op, "token_offset", offset)
+    if offset.ndim != 2:
+        raise ShapeError(f"{op}: token_offset must be 2-D (batch, seq), got shape "
+                         f"{list(offset.shape)}")
+    b, s = offset.shape
+    if query.ndim != 2 or query.shape[0] > b * s:
+        raise ShapeError(f"{op}: with token_offset, query_layer must be (token_count <= "
+                         f"{b * s}, hidden), got shape {list(query.shape)}")
+    idx = offset.reshape(-1)[:query.shape[0]]
+    if idx.size and (idx.min() < 0 or idx.max() >= b * s):
+        raise ShapeError(f"{op}: token_offset holds offsets outside [0, {b * s})")
+    full = np.zeros((b * s, hidden), query.dtype)
+    full[idx] = query
+    return full.reshape(b, s, hidden)
+
+
+def _gated_rel_pos_kernel(inputs, attrs, ctx):
+    """output (B, N, S, S) = gate * rel_pos, gate = sigmoid(u) (sigmoid(r) eco_a - 1) + 2
+    per (batch, head, query), u and r the sums of the two halves of
+    (query_layer + query_bias) per head @ weight + bias."""
+    op = "GatedRelativePositionBias"
+    query, qbias, rel_pos, weight, bias, eco_a, offset = _padded(inputs, 7)
+    heads = int(attrs["num_heads"])
+    if heads < 1:
+        raise OpAttributeError(f"{op}: num_heads must be positive, got {heads}")
+    query = _float(query, op, "query_layer")
+    hidden = query.shape[-1] if query.ndim else 0
+    if offset is not None:
+        query = _packed_query(op, query, offset, hidden)
+    if query.ndim != 3 or hidden == 0 or hidden % heads:
+        raise ShapeError(f"{op}: query_layer must be (batch, seq, num_heads {heads} x "
+                         f"head_size), got shape {list(query.shape)}")
+    batch, seq, _ = query.shape
+    head_size = hidden // heads
+    params = {"query_bias": (qbias, (hidden,)), "rel_pos": (rel_pos, (1, heads, seq, seq)),
+              "eco_a": (eco_a, (1, heads, 1, 1))}
+    for what, (v, shape) in params.items():
+        v = _float(v, op, what)
+        if v.shape != shape:
+            raise ShapeError(f"{op}: {what} must have shape {list(shape)}, got "
+                             f"{list(v.shape)}")
+    weight, bias = _float(weight, op, "weight"), _float(bias, op, "bias")
+    if weight.ndim != 2 or weight.shape[0] != head_size or weight.shape[1] % 2 \
+            or bias.shape != weight.shape[1:]:
+        raise ShapeError(f"{op}: weight {list(weight.shape)} must be (head_size "
+                         f"{head_size}, D) with D even and bias {list(bias.shape)} (D,)")
+    for what, v in (("query_bias", qbias), ("rel_pos", rel_pos), ("weight", weight),
+                    ("bias", bias), ("eco_a", eco_a)):
+        _same_dtype(op, what, np.asarray(v), query)
+    w = _work(query.dtype)
+    q = query.astype(w) + np.asarray(qbias, w)
+    q = q.reshape(batch, seq, heads, head_size).transpose(0, 2, 1, 3)
+    qw = q @ weight.astype(w, copy=False) + bias.astype(w, copy=False)  # (B, N, S, D)
+    d = weight.shape[1] // 2
+    u = _quiet(_sigmoid, qw[..., :d].sum(axis=-1), None)
+    r = _quiet(_sigmoid, qw[..., d:].sum(axis=-1), None)
+    gate = u * (r * np.asarray(eco_a, w).reshape(1, heads, 1) - 1) + 2
+    y = gate[..., None] * np.asarray(rel_pos, w)
+    return (y.astype(query.dtype, copy=False),)
+
+
+def _gated_rel_pos_infer(attrs, inputs):
+    query, offset = inputs[0], inputs[6] if len(inputs) > 6 else None
+    bs = None
+    if offset is not None and offset.shape is not None:
+        bs = tuple(offset.shape)
+    elif offset is None and query.shape is not None and len(query.shape) == 3:
+        bs = tuple(query.shape[:2])
+    n = int(attrs["num_heads"])
+    shape = None if bs is None or len(bs) != 2 else (bs[0], n, bs[1], bs[1])
+    return [TensorInfo(query.dtype, shape)]
+
+
+# --------------------------------------------------------------------------------------
+# RemovePadding, RestorePadding
+# --------------------------------------------------------------------------------------
+
+
+def _remove_padding_kernel(inputs, attrs, ctx):
+    """output = the (batch, seq, hidden) input's first sequence_token_count[b] tokens of
+    each sequence, packed; token_offset = their flat offsets then the padding's;
+    cumulated_seq_len = 0 and the running token counts; max_seq_len = the largest count."""
+    op = "RemovePadding"
+    x = _float(inputs[0], op, "input")
+    count = _int32(op, "sequence_token_count", inputs[1])
+    if x.ndim != 3 or count.shape != x.shape[:1]:
+        raise ShapeError(f"{op}: input must be (batch, seq, hidden) and "
+                         f"sequence_token_count (batch,), got {list(x.shape)} and "
+                         f"{list(count.shape)}")
+    b, s, h = x.shape
+    if count.size and (count.min() < 0 or count.max() > s):
+        raise ShapeError(f"{op}: sequence_token_count must lie in [0, {s}], got "
+                         f"{count.tolist()}")
+    real = (np.arange(s)[None, :] < count[:, None]).reshape(-1)
+    # a stable sort of "is padding" puts the tokens first and the padding after, each
+    # in order
+    offset = np.argsort(~real, kind="stable").astype(np.int32)
+    total = int(count.sum())
+    y = x.reshape(b * s, h)[offset[:total]]
+    cum = np.concatenate([[0], np.cumsum(count, dtype=np.int64)]).astype(np.int32)
+    top = np.array([count.max() if count.size else 0], np.int32)
+    return (y, offset.reshape(b, s), cum, top)[:max(1, attrs.get(NUM_OUTPUTS, 4))]
+
+
+def _remove_padding_infer(attrs, inputs):
+    x = inputs[0]
+    if x.shape is not None and len(x.shape) != 3:
+        raise ShapeError(f"RemovePadding: input must be 3-D, got shape {list(x.shape)}")
+    b, s, h = x.shape if x.shape is not None else (None,) * 3
+    return [TensorInfo(x.dtype, (None, h)), TensorInfo(_I32, (b, s)),
+            TensorInfo(_I32, (None if b is None else b + 1,)), TensorInfo(_I32, (1,))]
+
+
+def _restore_padding_kernel(inputs, attrs, ctx):
+    """output (batch, seq, hidden): row token_offset[i] = input[i] for the token_count
+    packed rows, the other rows (padding) zero."""
+    op = "RestorePadding"
+    x = _float(inputs[0], op, "input")
+    offset = _int32(op, "token_offset", inputs[1])
+    if x.ndim != 2 or offset.ndim != 2 or x.shape[0] > offset.size:
+        raise ShapeError(f"{op}: input must be (token_count, hidden) and token_offset "
+                         f"(batch, seq) with token_count <= batch * seq, got {list(x.shape)} "
+                         f"and {list(offset.shape)}")
+    b, s = offset.shape
+    idx = offset.reshape(-1)[:x.shape[0]]
+    if idx.size and (idx.min() < 0 or idx.max() >= b * s):
+        raise ShapeError(f"{op}: token_offset holds offsets outside [0, {b * s})")
+    y = np.zeros((b * s, x.shape[1]), x.dtype)
+    y[idx] = x
+    return (y.reshape(b, s, x.shape[1]),)
+
+
+def _restore_padding_infer(attrs, inputs):
+    x, offset = inputs[0], inputs[1]
+    b = s = h = None
+    if offset.shape is not None and len(offset.shape) == 2:
+        b, s = offset.shape
+    if x.shape is not None and len(x.shape) == 2:
+        h = x.shape[1]
+    return [TensorInfo(x.dtype, (b, s, h))]
+
+
+# --------------------------------------------------------------------------------------
+# Definitions
+# --------------------------------------------------------------------------------------
+
+_SEED = ("seed", "int", None)
+_GN_ATTRS = (("channels_last", "int", 1), ("activation", "int"), ("groups", "int"),
+             ("epsilon", "float", 1e-5))
+
+OPS = (
+    define("BiasSoftmax", ("data", "bias"), ("output",), _bias_softmax_kernel,
+           (("is_inner_broadcast", "int"), ("axis", "int", 1)), infer=_bias_softmax_infer,
+           domain=_DOMAIN, dtypes=("float16", "float32", "float64"),
+           doc="Softmax of data + a broadcast bias over the dims from axis on."),
+    define("BiasDropout", ("data", "bias", "residual?", "ratio?", "training_mode?"),
+           ("output", "mask?"), _dropout_kernel("BiasDropout", True, False), (_SEED,),
+           infer=_dropout_infer(False), domain=_DOMAIN, dtypes=_IEEE,
+           doc="data + bias (+ residual), inference-mode dropout (mask all true)."),
+    define("BitmaskDropout", ("data", "ratio?", "training_mode?"), ("output", "mask?"),
+           _dropout_kernel("BitmaskDropout", False, True), (_SEED,),
+           infer=_dropout_infer(True), domain=_DOMAIN, dtypes=_IEEE,
+           doc="Inference-mode dropout with a bit-packed uint32 mask (all bits set)."),
+    define("BitmaskBiasDropout", ("data", "bias", "residual?", "ratio?", "training_mode?"),
+           ("output", "mask?"), _dropout_kernel("BitmaskBiasDropout", True, True),
+           (_SEED,), infer=_dropout_infer(True), domain=_DOMAIN, dtypes=_IEEE,
+           doc="data + bias (+ residual), inference-mode dropout, bit-packed mask."),
+    define("GroupNorm", ("X", "gamma", "beta"), ("Y",), _group_norm_kernel("GroupNorm", False),
+           _GN_ATTRS, infer=_group_norm_infer("GroupNorm"), domain=_DOMAIN, dtypes=_F16_32,
+           doc="Group normalization of NHWC (or NCHW) input, optionally then SiLU."),
+    define("SkipGroupNorm", ("X", "gamma", "beta", "skip", "bias?"), ("Y", "S?"),
+           _group_norm_kernel("SkipGroupNorm", True), _GN_ATTRS,
+           infer=_group_norm_infer("SkipGroupNorm"), domain=_DOMAIN, dtypes=_F16_32,
+           doc="GroupNorm of X + skip + bias, which it also returns."),
+    define("BiasSplitGelu", ("X", "bias"), ("Y",), _bias_split_gelu_kernel,
+           infer=_bias_split_gelu_infer, domain=_DOMAIN, dtypes=_F16_32,
+           doc="Left half of X + bias times Gelu of its right half."),
+    define("SwiGLU", ("gate", "up?"), ("output",), _swiglu_kernel,
+           (("round_activation", "int", 0), ("activation_beta", "float", 0.0),
+            ("activation_alpha", "float", 1.0), ("limit", "float", 0.0)),
+           infer=_swiglu_infer, domain=_DOMAIN, dtypes=("float16", "bfloat16", "float32"),
+           doc="Clamped SwiGLU: G sigmoid(alpha G) (L + beta)."),
+    define("ScaledSiLU", ("X", "scale?"), ("Y",), _scaled_silu_kernel,
+           (("alpha", "float", 1.0),), infer=_same_infer, domain=_DOMAIN,
+           dtypes=("float32", "float16", "bfloat16"),
+           doc="SiLU of scale * X with the schema's roundings to T."),
+    define("RelativePositionBias", ("bias_table", "query_length", "key_length"),
+           ("output",), _rel_pos_bias_kernel,
+           (("is_bidirectional", "int", 0), ("max_distance", "int")),
+           infer=_rel_pos_bias_infer, domain=_DOMAIN, dtypes=_F16_32,
+           doc="T5's bucketed relative position bias (1, heads, seq, seq)."),
+    define("GatedRelativePositionBias", ("query_layer", "query_bias", "rel_pos", "weight",
+                                         "bias", "eco_a", "token_offset?"), ("output",),
+           _gated_rel_pos_kernel, (("num_heads", "int"),), infer=_gated_rel_pos_infer,
+           domain=_DOMAIN, dtypes=_F16_32,
+           doc="WavLM's query-gated relative position bias."),
+    define("RemovePadding", ("input", "sequence_token_count"),
+           ("output", "token_offset", "cumulated_seq_len", "max_seq_len"),
+           _remove_padding_kernel, infer=_remove_padding_infer, domain=_DOMAIN,
+           dtypes=_F16_32, doc="Packs the non-padding tokens of right-padded sequences."),
+    define("RestorePadding", ("input", "token_offset"), ("output",), _restore_padding_kernel,
+           infer=_restore_padding_infer, domain=_DOMAIN, dtypes=_F16_32,
+           doc="Unpacks tokens to (batch, seq, hidden) with zero padding rows."),
+)
