@@ -449,6 +449,8 @@ def _crop_and_resize_kernel(inputs, attrs, ctx):
                          f"{x.shape[0]}")
     ch, cw = int(size[0]), int(size[1])
     _, c, h, w = x.shape
+    if (h == 0 or w == 0) and rois.shape[0]:
+        raise ShapeError(f"{op}: X {list(x.shape)} has an empty image to crop from")
     work = _work(x.dtype)
     r = rois.astype(work)
     ys = _crop_coords(r[:, 0], r[:, 2], h, ch)  # (R, ch)
@@ -561,12 +563,15 @@ def _murmur_hash3_kernel(inputs, attrs, ctx):
     seed = seed & 0xFFFFFFFF
     with np.errstate(over="ignore"):
         if x.dtype.kind in "OUS":
-            flat = [v.encode("utf-8") if isinstance(v, str) else bytes(v)
-                    for v in x.reshape(-1).tolist()]
-            h = _murmur_bytes(flat, seed)
+            flat = x.reshape(-1).tolist()
+            if not all(isinstance(v, (str, bytes)) for v in flat):
+                raise ShapeError(f"{op}: a string tensor holds a non-string element")
+            h = _murmur_bytes([v.encode("utf-8") if isinstance(v, str) else v
+                               for v in flat], seed)
         elif x.dtype.name in ("int32", "uint32", "float32", "int64", "uint64", "float64"):
             le = np.ascontiguousarray(x.reshape(-1).astype(x.dtype.newbyteorder("<")))
-            h = _murmur_fixed(le.view("<u4").reshape(le.size, -1).astype(np.uint32), seed)
+            words = le.view("<u4").reshape(le.size, x.dtype.itemsize // 4)
+            h = _murmur_fixed(words.astype(np.uint32), seed)
         else:
             raise ShapeError(f"{op}: input must be int32, uint32, int64, uint64, float, "
                              f"double or string, got {x.dtype}")
