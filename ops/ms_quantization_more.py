@@ -11,24 +11,35 @@ onnxruntime's quantization tool writes these beyond the QOperator ops of
 * QAttention and QEmbedLayerNormalization: what `quantize_dynamic` writes for the fused
   Attention and EmbedLayerNormalization nodes of onnxruntime's transformers optimizer
   (BERT-style models).
+* DynamicQuantizeLSTM: what `quantize_dynamic` writes for an LSTM (8-bit W and R,
+  transposed to (directions, input, 4 * hidden); X and each step's H quantized to uint8
+  at run time).
 * QLinearWhere, MatMulInteger16, and QLinearConv in com.microsoft (its channels_last
-  variant, which onnxruntime's NHWC layout transformer writes).
+  variant, which onnxruntime's NHWC transformer puts in the graphs it optimizes).
 
 Inputs (with the optional ones), attributes and defaults follow onnxruntime's op schemas.
 Arithmetic follows onnxruntime's CPU kernels (float32 steps in its order), so integer
-results match it bit for bit in the tests; the float results of QAttention and
-QEmbedLayerNormalization match to float32 rounding. Quantize/dequantize and the exact
-integer GEMMs are `ops/quantization.py`'s; QAttention's attention is
-`ops/ms_transformer.py`'s.
+results match it bit for bit in the tests; the float results of QAttention,
+QEmbedLayerNormalization and DynamicQuantizeLSTM match to float32 rounding.
+Quantize/dequantize, dynamic quantization and the exact integer GEMMs are
+`ops/quantization.py`'s; QAttention's attention is `ops/ms_transformer.py`'s;
+DynamicQuantizeLSTM's activations are `ops/rnn.py`'s.
 
 Refused by name: QAttention's past input, do_rotary and past_present_share_buffer, int8
 `input` and float16 (onnxruntime has CPU kernels for uint8 input and float32 only);
-blocked scales of QuantizeLinear/DequantizeLinear. Not here because onnxruntime 1.32 has
-no CPU kernel for them: QLinearReduceMean and ReduceSumInteger. Not here for now:
-MaxpoolWithMask (an internal op no quantization tool writes) and DynamicQuantizeLSTM.
-onnxruntime's QLinearWhere takes Y's value wherever the requantized X value is the zero
-byte (it merges the two selections with `x != 0 ? x : y`); onegraph follows the
-schema, Z = where(condition, X, Y) requantized, and differs from it there.
+blocked scales of QuantizeLinear/DequantizeLinear; DynamicQuantizeLSTM's sequence_lens
+shorter than the sequence, and weight zero points onnxruntime refuses (nonzero int8,
+uint8 that differ between columns). Not here because onnxruntime 1.32 has no CPU kernel
+for them: QLinearReduceMean and ReduceSumInteger. Not here: MaxpoolWithMask (an internal
+op no quantization tool writes).
+
+Two places where onnxruntime's own result is not a function of the model alone or of its
+schema, and onegraph differs from it: its QLinearWhere takes Y's value wherever the
+requantized X value is the zero byte (it merges the two selections with `x != 0 ? x :
+y`); onegraph follows the schema, Z = where(condition, X, Y) requantized. Its
+DynamicQuantizeLSTM on more than one thread quantizes H_{t-1} per chunk of
+ceil(batch / threads) rows; onegraph quantizes the batch's rows together, as
+onnxruntime does on one thread.
 """
 
 from __future__ import annotations
@@ -42,9 +53,11 @@ from .common import broadcast_shape
 from .ms_quantization import _look_up, _table
 from .ms_transformer import _heads, _key_padding, _sdpa
 from .normalization import _layernorm_kernel
-from .quantization import (_conv_int, _conv_shape, _quantize_values, _shift_cols,
-                           _shift_rows, _single, dequantize, quantize)
+from .quantization import (_conv_int, _conv_shape, _dynamic_quantize_kernel,
+                           _quantize_values, _shift_cols, _shift_rows, _single, dequantize,
+                           quantize)
 from .registry import NUM_OUTPUTS, TensorInfo, define
+from .rnn import _activations, _clipper
 
 _DOMAIN = "com.microsoft"
 _F32 = np.float32
@@ -559,6 +572,170 @@ def _ms_qlinear_conv_infer(attrs, inputs):
 
 
 # --------------------------------------------------------------------------------------
+# DynamicQuantizeLSTM
+# --------------------------------------------------------------------------------------
+
+
+def _dynamic_gemm(a, w_shifted, w_scale):
+    """onnxruntime's quantized RNN GEMM: a (M, K) float32 quantized to uint8 over all its
+    values at once (DynamicQuantizeLinear's arithmetic: range including 0, scale =
+    range / 255, zero point rint(-min / scale)), the exact integer product with the
+    zero-point-shifted weights w_shifted (K, N) (float64), then float32(acc) times the
+    float32 multiplier a_scale * w_scale (w_scale one value or per column)."""
+    q, a_scale, a_zp = _dynamic_quantize_kernel([a], {}, None)
+    acc = np.rint(np.matmul(q.astype(np.float64) - float(a_zp), w_shifted))
+    return acc.astype(_F32) * (_F32(a_scale) * w_scale).astype(_F32)
+
+
+def _lstm_weight(t, scale, zp, rows, hs, nd, op, what):
+    """One quantized LSTM weight (W or R, (nd, rows, 4 hs)) with its scale and zero
+    point, checked as onnxruntime checks them; returns per direction the shifted
+    weight (float64) and the float32 scale (one value or per column)."""
+    t = _eight_bit(t, op, what)
+    if t.shape != (nd, rows, 4 * hs):
+        raise ShapeError(f"{op}: {what} must have shape {[nd, rows, 4 * hs]}, got "
+                         f"{list(t.shape)}")
+    scale = np.asarray(scale)
+    if scale.dtype != np.float32:
+        raise ShapeError(f"{op}: {what}_scale must be float32, got {scale.dtype}")
+    zp = np.asarray(zp)
+    if zp.dtype != t.dtype:
+        raise ShapeError(f"{op}: {what}_zero_point is {zp.dtype}, but {what} is {t.dtype}")
+    for p, name in ((scale, "scale"), (zp, "zero_point")):
+        if p.shape not in ((nd,), (nd, 4 * hs)):
+            raise ShapeError(f"{op}: {what}_{name} of shape {list(p.shape)} must be "
+                             f"{[nd]} (per tensor) or {[nd, 4 * hs]} (per column)")
+    zp = zp.reshape(nd, -1)
+    # the GEMM takes one zero point per direction: onnxruntime requires int8 ones to be
+    # 0 and uint8 ones to be the same for every column
+    if zp.dtype == np.int8 and zp.any():
+        raise ShapeError(f"{op}: {what}_zero_point must be zero for int8 {what}")
+    if (zp != zp[:, :1]).any():
+        raise ShapeError(f"{op}: {what}_zero_point must be the same for every column")
+    scale = scale.reshape(nd, -1).astype(_F32)
+    return [(t[d].astype(np.float64) - float(zp[d, 0]),
+             scale[d, 0] if scale.shape[1] == 1 else scale[d]) for d in range(nd)]
+
+
+def _dq_lstm_state(v, nd, batch, hs, op, what):
+    """initial_h / initial_c (nd, batch, hs) float32, zeros when omitted."""
+    if v is None:
+        return np.zeros((nd, batch, hs), _F32)
+    v = np.asarray(v)
+    if v.dtype != np.float32 or v.shape != (nd, batch, hs):
+        raise ShapeError(f"{op}: {what} must be float32 of shape {[nd, batch, hs]}, got "
+                         f"{v.dtype} {list(v.shape)}")
+    return v
+
+
+def _dq_lstm_kernel(inputs, attrs, ctx):
+    """onnxruntime's DynamicQuantizeLSTM: ONNX LSTM (gates i, o, f, c; peepholes, clip,
+    input_forget, activations) whose W (nd, input, 4H) and R (nd, H, 4H) are 8-bit,
+    transposed against LSTM's. As onnxruntime computes it, per direction: X (all steps
+    at once) and, at each step, H_{t-1} (the batch's rows) are quantized dynamically to
+    uint8 (`_dynamic_gemm`), multiplied exactly with the shifted weights and scaled;
+    the biases Wb + Rb are added after the two GEMMs. sequence_lens shorter than the
+    sequence are refused (the quantization range then depends on onnxruntime's
+    reversed-padding layout)."""
+    op = "DynamicQuantizeLSTM"
+    (x, w, r, bias, seq_lens, init_h, init_c, peep, w_scale, w_zp, r_scale,
+     r_zp) = _padded(inputs, 12)
+    x = np.asarray(x)
+    if x.dtype != np.float32 or x.ndim != 3:
+        raise ShapeError(f"{op}: X must be float32 (seq, batch, input), got {x.dtype} "
+                         f"{list(x.shape)}")
+    direction = attrs["direction"]
+    if isinstance(direction, bytes):
+        direction = direction.decode()
+    if direction not in ("forward", "reverse", "bidirectional"):
+        raise OpAttributeError(f"{op}: direction must be forward, reverse or "
+                               f"bidirectional, got {direction!r}")
+    nd = 2 if direction == "bidirectional" else 1
+    t_len, batch, in_size = x.shape
+    r_arr = np.asarray(r)
+    hs = attrs["hidden_size"]
+    hs = int(hs) if hs is not None else (r_arr.shape[1] if r_arr.ndim == 3 else 0)
+    if hs <= 0:
+        raise OpAttributeError(f"{op}: hidden_size must be positive, got {hs}")
+    ws = _lstm_weight(w, w_scale, w_zp, in_size, hs, nd, op, "W")
+    rs = _lstm_weight(r, r_scale, r_zp, hs, hs, nd, op, "R")
+    if seq_lens is not None:
+        lens = np.asarray(seq_lens)
+        if lens.shape != (batch,) or (lens != t_len).any():
+            raise UnsupportedOpError(f"{op}: sequence_lens other than the full sequence "
+                                     f"length {t_len} for every batch entry are not "
+                                     "supported")
+    b = np.zeros((nd, 4 * hs), _F32)
+    if bias is not None:
+        bias = np.asarray(bias)
+        if bias.dtype != np.float32 or bias.shape != (nd, 8 * hs):
+            raise ShapeError(f"{op}: B must be float32 of shape {[nd, 8 * hs]}, got "
+                             f"{bias.dtype} {list(bias.shape)}")
+        b = bias[:, :4 * hs] + bias[:, 4 * hs:]
+    h0 = _dq_lstm_state(init_h, nd, batch, hs, op, "initial_h")
+    c0 = _dq_lstm_state(init_c, nd, batch, hs, op, "initial_c")
+    if peep is not None:
+        peep = np.asarray(peep)
+        if peep.dtype != np.float32 or peep.shape != (nd, 3 * hs):
+            raise ShapeError(f"{op}: P must be float32 of shape {[nd, 3 * hs]}, got "
+                             f"{peep.dtype} {list(peep.shape)}")
+    acts = _activations(op, attrs, 3, ("Sigmoid", "Tanh", "Tanh"), nd, np.dtype(_F32))
+    clip = _clipper(attrs["clip"], np.dtype(_F32))
+    y = np.zeros((t_len, nd, batch, hs), _F32)
+    y_h = np.zeros((nd, batch, hs), _F32)
+    y_c = np.zeros((nd, batch, hs), _F32)
+    with np.errstate(over="ignore", under="ignore"):
+        for d in range(nd):
+            f, g, act_h = acts[d]
+            rev = direction == "reverse" or d == 1
+            steps = x[::-1] if rev else x
+            xw = _dynamic_gemm(steps.reshape(t_len * batch, in_size), *ws[d])
+            xw = xw.reshape(t_len, batch, 4 * hs)
+            h, c = h0[d], c0[d]
+            for s in range(t_len):
+                pre = xw[s] + _dynamic_gemm(h, *rs[d])
+                gi, go, gf, gc = (pre[:, k * hs:(k + 1) * hs] for k in range(4))
+                if peep is not None:
+                    gi += peep[d, :hs] * c
+                    gf += peep[d, 2 * hs:] * c
+                pre += b[d]
+                for gate in (gi, gf, gc):
+                    if clip is not None:
+                        clip(gate)
+                f(gi)
+                if attrs["input_forget"]:
+                    np.subtract(_F32(1), gi, out=gf)
+                else:
+                    f(gf)
+                g(gc)
+                c = gf * c + gi * gc
+                if peep is not None:
+                    go += peep[d, hs:2 * hs] * c
+                if clip is not None:
+                    clip(go)
+                f(go)
+                h = go * act_h(c.copy())
+                y[t_len - 1 - s if rev else s, d] = h
+            y_h[d], y_c[d] = h, c
+    return (y, y_h, y_c)[:max(1, attrs.get(NUM_OUTPUTS, 3))]
+
+
+def _dq_lstm_infer(attrs, inputs):
+    x, r = inputs[0], inputs[2]
+    nd = 2 if attrs["direction"] in ("bidirectional", b"bidirectional") else 1
+    hs = attrs["hidden_size"]
+    if hs is None and r.shape is not None and len(r.shape) == 3:
+        hs = r.shape[1]
+    f32 = np.dtype(np.float32)
+    if x.shape is None or len(x.shape) != 3:
+        return [TensorInfo(f32, None)] * 3
+    t_len, batch = x.shape[:2]
+    state = (nd, batch, hs)
+    return [TensorInfo(f32, (t_len, nd, batch, hs)), TensorInfo(f32, state),
+            TensorInfo(f32, state)]
+
+
+# --------------------------------------------------------------------------------------
 # Definitions
 # --------------------------------------------------------------------------------------
 
@@ -572,6 +749,16 @@ OPS = (
            _ms_dequantize_kernel, (("axis", "int", 1),), infer=_ms_dequantize_infer,
            domain=_DOMAIN,
            doc="onnxruntime's DequantizeLinear: 4/8/16/32-bit, per tensor or per axis."),
+    define("DynamicQuantizeLSTM", ("X", "W", "R", "B?", "sequence_lens?", "initial_h?",
+                                   "initial_c?", "P?", "W_scale", "W_zero_point",
+                                   "R_scale", "R_zero_point"), ("Y?", "Y_h?", "Y_c?"),
+           _dq_lstm_kernel, (("activation_alpha", "floats", None),
+                             ("activation_beta", "floats", None),
+                             ("activations", "strings", None), ("clip", "float", None),
+                             ("direction", "string", "forward"),
+                             ("hidden_size", "int", None), ("input_forget", "int", 0)),
+           infer=_dq_lstm_infer, domain=_DOMAIN, dtypes=("float32",),
+           doc="LSTM with 8-bit W and R and dynamically quantized inputs."),
     define("MatMulInteger16", ("A", "B"), ("Y",), _matmul_integer16_kernel,
            infer=_matmul_integer16_infer, domain=_DOMAIN, dtypes=("int16",),
            doc="int16 matmul with int32 output."),

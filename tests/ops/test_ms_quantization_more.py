@@ -2,7 +2,8 @@
 onnxruntime.
 
 The oracle is onnxruntime 1.32's CPUExecutionProvider, which has kernels for every op
-here. Single-node models are built with onnx.helper over seeded random data, scales and
+here (checked: it has none for QLinearReduceMean and ReduceSumInteger, which are not
+implemented). Single-node models are built with onnx.helper over seeded random data, scales and
 zero points, imported with `from_onnx` and run in a Session.
 
 Bounds (measured on this suite):
@@ -21,13 +22,18 @@ Bounds (measured on this suite):
   (3.4e-6 relative), over 30 seeds.
 * QEmbedLayerNormalization: rtol = atol = 1e-5 (measured 5.2e-6 at most, hidden 64, 30
   seeds); mask_index_out exact (it counts the mask's ones, not its nonzeros).
+* DynamicQuantizeLSTM: rtol = atol = 1e-6 against onnxruntime on one thread (measured
+  2.4e-7: its logistic/tanh approximations; the dynamic quantization and integer GEMMs
+  are exact). onnxruntime on more threads quantizes H_{t-1} in row chunks and moves by
+  up to 3e-3; see test_dynamic_quantize_lstm.
 * Whole models quantized by onnxruntime's own tool: a 2-layer BERT (fused by its
   transformers optimizer) through `quantize_dynamic` (QAttention,
   QEmbedLayerNormalization, DynamicQuantizeLinear, MatMulInteger): rtol = atol = 1e-5
   (measured 7.2e-7 over 10 seeds), and written back by to_onnx; a small conv/matmul
   net through `quantize_static` with UseQDQContribOps and 16-bit activations: exactly
   onnxruntime's outputs for the file as written (its graph optimizations, which drop
-  some Q/DQ pairs, move its own outputs by up to 0.0075, so they are off there).
+  some Q/DQ pairs, move its own outputs by up to 0.0075, so they are off there); a
+  bidirectional LSTM through `quantize_dynamic` (DynamicQuantizeLSTM) at 1e-6.
 """
 
 from __future__ import annotations
@@ -546,6 +552,97 @@ def test_qlinear_conv_errors():
 
 
 # --------------------------------------------------------------------------------------
+# DynamicQuantizeLSTM
+# --------------------------------------------------------------------------------------
+
+
+def _one_thread_session(model):
+    """onnxruntime on one thread: with more, its LSTM quantizes H_{t-1} in row chunks
+    that depend on the thread count (see test_dynamic_quantize_lstm)."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.log_severity_level = 3
+    return ort.InferenceSession(model.SerializeToString(), options,
+                                providers=["CPUExecutionProvider"])
+
+
+def _lstm_inputs(rng, nd=1, wtype=np.int8, per_column=False, steps=5, batch=2, size=6,
+                 hidden=4, peep=False, init=False, bias=True):
+    n = (nd, 4 * hidden) if per_column else (nd,)
+    zp = np.zeros(n, wtype) if wtype == np.int8 else np.full(n, 128, wtype)
+
+    def floats(*shape, scale=1.0):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+    return [("X", floats(steps, batch, size)),
+            ("W", _codes(rng, wtype, (nd, size, 4 * hidden))),
+            ("R", _codes(rng, wtype, (nd, hidden, 4 * hidden))),
+            ("B", floats(nd, 8 * hidden, scale=0.1) if bias else None),
+            ("sequence_lens", None),
+            ("initial_h", floats(nd, batch, hidden, scale=0.5) if init else None),
+            ("initial_c", floats(nd, batch, hidden, scale=0.5) if init else None),
+            ("P", floats(nd, 3 * hidden, scale=0.3) if peep else None),
+            ("W_scale", _scale(rng, 0.002, 0.01, n)), ("W_zero_point", zp),
+            ("R_scale", _scale(rng, 0.002, 0.01, n)), ("R_zero_point", zp)]
+
+
+_LSTM_CASES = [({}, {}), ({"init": True}, {}), ({"nd": 2}, {"direction": "bidirectional"}),
+               ({}, {"direction": "reverse"}), ({"wtype": np.uint8}, {}),
+               ({"per_column": True, "nd": 2}, {"direction": "bidirectional"}),
+               ({"peep": True, "init": True}, {}), ({}, {"clip": 0.5}),
+               ({}, {"input_forget": 1}),
+               ({"bias": False}, {"activations": ["HardSigmoid", "Tanh", "Softsign"],
+                                  "activation_alpha": [0.3], "activation_beta": [0.4]}),
+               ({"steps": 12, "batch": 5, "size": 16, "hidden": 8}, {})]
+
+
+@pytest.mark.parametrize("case, attrs", _LSTM_CASES)
+def test_dynamic_quantize_lstm(case, attrs):
+    """All three outputs against onnxruntime run on one thread: max difference measured
+    2.4e-7 (its own logistic/tanh approximations). On two threads onnxruntime quantizes
+    H_{t-1} per chunk of rows (ceil(batch / threads)) rather than over the batch, and its
+    result moves by up to 3e-3 on the 5-sequence case: onegraph follows the one-thread
+    arithmetic, which does not depend on the machine."""
+    rng = np.random.default_rng(19)
+    inputs = _lstm_inputs(rng, **case)
+    hidden = inputs[2][1].shape[1]
+    attrs = dict(attrs, hidden_size=hidden)
+    outs = [("Y", np.float32), ("Y_h", np.float32), ("Y_c", np.float32)]
+    model = _model("DynamicQuantizeLSTM", inputs, {"X"}, outs, attrs)
+    feeds = {"X": inputs[0][1]}
+    want = _one_thread_session(model).run(None, feeds)
+    got = onegraph.Session(from_onnx(model)).run([n for n, _ in outs], feeds)
+    for w, g in zip(want, got):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+    _check_infer("DynamicQuantizeLSTM", inputs, attrs, got)
+
+
+def test_dynamic_quantize_lstm_errors():
+    rng = np.random.default_rng(20)
+    base = dict(_lstm_inputs(rng))
+    op = "DynamicQuantizeLSTM"
+    attrs = {"hidden_size": 4}
+    for change, error, words in (
+            (dict(sequence_lens=np.array([5, 3], np.int32)), UnsupportedOpError,
+             "sequence_lens other than the full"),
+            (dict(W_zero_point=np.ones(1, np.int8)), ShapeError,
+             "W_zero_point must be zero for int8 W"),
+            (dict(R=np.zeros((1, 4, 15), np.int8)), ShapeError,
+             "R must have shape \\[1, 4, 16\\]"),
+            (dict(W_scale=np.ones(3, np.float32)), ShapeError, "W_scale of shape \\[3\\]"),
+            (dict(B=np.zeros((1, 16), np.float32)), ShapeError, "B must be float32 of shape"),
+            (dict(X=np.zeros((5, 2), np.float32)), ShapeError, "X must be float32"),
+            (dict(initial_h=np.zeros((1, 3, 4), np.float32)), ShapeError,
+             "initial_h must be float32 of shape \\[1, 2, 4\\]")):
+        with pytest.raises(error, match=f"{op}: {words}"):
+            _kernel(op, list(dict(base, **change).values()), attrs)
+    with pytest.raises(OpAttributeError, match="direction must be"):
+        _kernel(op, list(base.values()), dict(attrs, direction="sideways"))
+    with pytest.raises(OpAttributeError, match="unsupported activation"):
+        _kernel(op, list(base.values()), dict(attrs, activations=["Gelu"] * 3))
+
+
+# --------------------------------------------------------------------------------------
 # Whole models quantized by onnxruntime's tool
 # --------------------------------------------------------------------------------------
 
@@ -585,6 +682,41 @@ def test_quantize_dynamic_bert(tmp_path):
         {n.op_type for n in back.graph.node if n.domain == MS}
     again = ort_session(back).run(None, feeds)[0]
     np.testing.assert_allclose(again, want, **TOL)
+
+
+def test_quantize_dynamic_lstm(tmp_path):
+    """A bidirectional float LSTM quantized by `quantize_dynamic` to DynamicQuantizeLSTM
+    (weights transposed and per-tensor int8 by onnxruntime's tool): onegraph against
+    onnxruntime (one thread) on the quantized file, and the file written back."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    rng = np.random.default_rng(21)
+    hidden, size = 8, 6
+    f = TensorProto.FLOAT
+    inits = [numpy_helper.from_array((rng.standard_normal(shape) * 0.4).astype(np.float32),
+                                     name)
+             for name, shape in (("W", (2, 4 * hidden, size)), ("R", (2, 4 * hidden, hidden)),
+                                 ("B", (2, 8 * hidden)))]
+    node = helper.make_node("LSTM", ["x", "W", "R", "B"], ["y", "y_h", "y_c"],
+                            hidden_size=hidden, direction="bidirectional")
+    graph = helper.make_graph([node], "lstm", [helper.make_tensor_value_info(
+        "x", f, [7, 3, size])], [helper.make_tensor_value_info(n, f, None)
+                                 for n in ("y", "y_h", "y_c")], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              ir_version=9)
+    src, out = tmp_path / "lstm.onnx", tmp_path / "lstm_q.onnx"
+    onnx.save(model, str(src))
+    quantize_dynamic(str(src), str(out), weight_type=QuantType.QInt8,
+                     op_types_to_quantize=["LSTM"])
+    quantized = onnx.load(str(out))
+    assert [n.op_type for n in quantized.graph.node] == ["DynamicQuantizeLSTM"]
+    feeds = {"x": rng.standard_normal((7, 3, size)).astype(np.float32)}
+    want = _one_thread_session(quantized).run(None, feeds)
+    got = onegraph.Session(from_onnx(quantized)).run(["y", "y_h", "y_c"], feeds)
+    back = _one_thread_session(to_onnx(from_onnx(quantized))).run(None, feeds)
+    for w, g, b in zip(want, got, back):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(b, w)
 
 
 def _small_net(rng):
