@@ -1,15 +1,18 @@
 """Operators: onnxruntime's tensor and math contrib ops (domain "com.microsoft").
 
-Models with these ops come from onnxruntime's own tooling and from converters that
-target it: tf2onnx writes CropAndResize, MurmurHash3 (tf.strings.to_hash_bucket),
-Unique and the contrib Pad/Range/ExpandDims/GatherND; the PyTorch exporter's ATen
-fallbacks and onnxruntime-training write TorchEmbedding, Inverse, Rfft/Irfft,
-ComplexMul(Conj) and IsAllFinite; onnxruntime's Whisper tooling writes
-DynamicTimeWarping, UnfoldTensor and NGramRepeatBlock. Inputs, outputs, attributes and
-defaults follow onnxruntime's op schemas; semantics follow its CPU kernels, which the
-tests use as the oracle. IsAllFinite, ComplexMul, ComplexMulConj, Rfft, Irfft and
-TorchEmbedding have only CUDA kernels in onnxruntime: they follow the schema text and
-the CUDA kernels' formulas (tested against the same math written as standard ONNX).
+ExpandDims, Range, Pad, GatherND, Trilu, Inverse, Unique, CDist, IsAllFinite,
+ComplexMul, ComplexMulConj, Rfft, Irfft, CropAndResize, MurmurHash3, TorchEmbedding,
+WordConvEmbedding, NGramRepeatBlock, DynamicTimeWarping, UnfoldTensor, GridSample,
+ConvTransposeWithDynamicPads and SampleOp. Models hold them when they were exported
+for onnxruntime: its PyTorch export helper (`onnxruntime.tools.
+pytorch_export_contrib_ops`) writes Inverse, GridSample and Trilu; its Whisper export
+writes DynamicTimeWarping and UnfoldTensor (word timestamps) and its generation tools
+NGramRepeatBlock; feature hashing uses MurmurHash3; the rest appear in older converted
+models and in onnxruntime-training graphs. Inputs, outputs, attributes and defaults
+follow onnxruntime's op schemas; semantics follow its CPU kernels, which the tests use
+as the oracle. IsAllFinite, ComplexMul, ComplexMulConj, Rfft, Irfft and TorchEmbedding
+have only CUDA kernels in onnxruntime: they follow the schema text and the CUDA
+kernels' formulas (tested against the same math written as standard ONNX ops).
 
 Where the contrib op differs from the standard op of the same name (whose onegraph
 kernel it reuses): ExpandDims is Unsqueeze of one axis given as an int32 input; Range
@@ -19,6 +22,10 @@ batch_dims (always 0); Unique takes a 1-D input only and returns (y, idx, counts
 first-occurrence order; GridSample (contrib) is 4-D only with the mode names bilinear,
 nearest and bicubic; ConvTransposeWithDynamicPads is ConvTranspose whose pads come from
 an int64 input instead of the attribute.
+
+Loops: DynamicTimeWarping's DP runs one anti-diagonal at a time (M + N - 1 vectorised
+steps) and traces the path back in at most M + N steps; MurmurHash3 loops over the
+4-byte blocks of the longest key, hashing every element at once in uint32 arithmetic.
 
 Refused (UnsupportedOpError / OpAttributeError naming the op and the value): CDist
 metrics other than sqeuclidean/euclidean; Rfft/Irfft with onesided=0 or normalized=1
@@ -322,7 +329,9 @@ def _complex_mul_infer(attrs, inputs):
     out = []
     for x, y in zip(pa, pb):
         if x is None or y is None:
-            out.append(None if x in (None, 1) or y in (None, 1) else x)
+            # an unknown dim against one > 1 must be 1 or that dim: the output is it
+            known = y if x is None else x
+            out.append(known if known not in (None, 1) else None)
         elif x != y and 1 not in (x, y):
             raise ShapeError(f"ComplexMul: A {list(a.shape)} and B {list(b.shape)} do not "
                              "broadcast")
