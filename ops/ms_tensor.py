@@ -47,7 +47,7 @@ from .image import _grid_sample_kernel
 from .indexing import _gather_nd
 from .ms_transformer import _DOMAIN, _padded, _work
 from .registry import NUM_OUTPUTS, TensorInfo, define
-from .shape import _pad, _range, _trilu
+from .shape import _FOLD_LIMIT, _pad, _range, _range_length, _scalar, _trilu
 
 _F16_32_64 = ("float16", "float32", "float64")
 _INT32 = np.dtype(np.int32)
@@ -115,13 +115,20 @@ def _range_kernel(inputs, attrs, ctx):
 
 
 def _range_infer(attrs, inputs):
+    """Length (and, for short ranges, the values) when start, limit and delta are
+    known; the length comes from the standard Range's rule, so a huge range is never
+    materialised here."""
     start, limit, delta = _padded(inputs, 3)
     known = [t for t in (start, limit, delta) if t is not None]
-    if all(t.value is not None for t in known):
-        (y,) = _range_kernel([t.value for t in known] + ([None] if delta is None else []),
-                             attrs, None)
-        return [TensorInfo(start.dtype, y.shape, y if y.size <= 1024 else None)]
-    return [TensorInfo(start.dtype, (None,))]
+    if not all(t.value is not None for t in known):
+        return [TensorInfo(start.dtype, (None,))]
+    step = np.ones((), start.dtype) if delta is None else delta.value
+    n = _range_length(*(_scalar(v, name) for v, name in
+                        ((start.value, "start"), (limit.value, "limit"), (step, "delta"))))
+    if n > _FOLD_LIMIT:
+        return [TensorInfo(start.dtype, (n,))]
+    (y,) = _range_kernel([start.value, limit.value, step], attrs, None)
+    return [TensorInfo(start.dtype, y.shape, y)]
 
 
 def _pads_1d(op, pads, rank):

@@ -441,6 +441,25 @@ def test_grid_sample(rng, mode, padding_mode, align_corners):
            align_corners=align_corners)
 
 
+def test_float16_image_ops(rng):
+    """onnxruntime has float32-only CPU kernels for CropAndResize and GridSample: the
+    float16 result must be onnxruntime's float32 result on the same (float16) values,
+    rounded to float16."""
+    x = rng.random((2, 3, 5, 6)).astype(np.float16)
+    rois = np.array([[0.1, 0.2, 0.9, 0.7], [-0.2, 0.0, 0.5, 1.3]], np.float16)
+    idx, size = np.array([1, 0], np.int32), np.array([4, 3], np.int32)
+    grid = (rng.random((2, 4, 3, 2)) * 2.4 - 1.2).astype(np.float16)
+    for op, inputs, attrs in (
+            ("CropAndResize", [("x", x), ("r", rois), ("b", idx), ("c", size)],
+             dict(mode="bilinear")),
+            ("GridSample", [("x", x), ("g", grid)], dict(mode="bicubic"))):
+        wide = [(k, v.astype(F32) if v.dtype == np.float16 else v) for k, v in inputs]
+        want = ort_session(_model(op, wide, 1, **attrs), optimize=False).run(
+            None, _feeds(wide))[0].astype(np.float16)
+        (got,) = _ms_only(op, inputs, **attrs)
+        _compare([got], [want], F16_TOL)
+
+
 @pytest.mark.parametrize("attrs,pads", [
     (dict(strides=[2, 1]), [1, 0, 2, 1]), (dict(), [0, 0, 0, 0]),
     (dict(strides=[2, 2], output_padding=[1, 0], dilations=[1, 2]), [1, 1, 0, 2]),
@@ -494,6 +513,17 @@ def test_inferred_shapes_match_outputs(rng):
             assert info.dtype == out.dtype, op
             assert len(info.shape) == out.ndim, op
             assert all(d is None or d == s for d, s in zip(info.shape, out.shape)), op
+
+
+def test_range_inference_does_not_materialise_huge_ranges():
+    opdef = REGISTRY.get("Range", MS)
+    attrs = opdef.resolve_attrs({})
+    known = [TensorInfo(np.dtype(F32), (), np.array(v, F32)) for v in (0.0, 1e12)]
+    (info,) = opdef.infer(attrs, known)
+    assert info.shape == (999999995904,) and info.value is None
+    small = [TensorInfo(np.dtype(np.int32), (), np.array(v, np.int32)) for v in (1, 8, 3)]
+    (info,) = opdef.infer(attrs, small)
+    np.testing.assert_array_equal(info.value, [1, 4, 7])
 
 
 def test_errors(rng):
@@ -625,5 +655,41 @@ def test_round_trip_model(rng):
     assert {n.op_type for n in back.graph.node if n.domain == MS} == \
         {n.op_type for n in nodes}
     again = ort_session(back, optimize=False).run(None, feeds)
+    _compare(got, want, TOL)
+    _compare(again, want, TOL)
+
+
+def test_round_trip_optional_and_multi_output_nodes(rng):
+    """Unique's three outputs, ConvTransposeWithDynamicPads' Pads-then-B inputs, Trilu,
+    GridSample and UnfoldTensor survive import, to_onnx and onnxruntime."""
+    nodes = [
+        helper.make_node("ConvTransposeWithDynamicPads", ["x", "w", "pads", "b"], ["ct"],
+                         domain=MS, strides=[2, 2]),
+        helper.make_node("Trilu", ["ct", "k"], ["tri"], domain=MS, upper=0),
+        helper.make_node("GridSample", ["tri", "grid"], ["gs"], domain=MS, mode="nearest",
+                         padding_mode="border"),
+        helper.make_node("UnfoldTensor", ["gs"], ["unf"], domain=MS, size=2, step=1, dim=2),
+        helper.make_node("Unique", ["u"], ["uy", "uidx", "ucount"], domain=MS),
+    ]
+    f = TensorProto.FLOAT
+    graph = helper.make_graph(nodes, "contrib2", [
+        helper.make_tensor_value_info("x", f, [1, 2, 3, 3]),
+        helper.make_tensor_value_info("grid", f, [1, 4, 5, 2]),
+        helper.make_tensor_value_info("u", f, [12])],
+        [helper.make_tensor_value_info(n, t, None) for n, t in
+         (("unf", f), ("uy", f), ("uidx", TensorProto.INT64),
+          ("ucount", TensorProto.INT64))],
+        [onnx.numpy_helper.from_array(v, k) for k, v in (
+            ("w", rng.random((2, 3, 3, 3)).astype(F32)),
+            ("pads", np.array([1, 0, 0, 1], np.int64)), ("b", rng.random(3).astype(F32)),
+            ("k", np.array(1, np.int64)))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid(MS, 1)], ir_version=9)
+    feeds = {"x": rng.random((1, 2, 3, 3)).astype(F32),
+             "grid": (rng.random((1, 4, 5, 2)) * 2.2 - 1.1).astype(F32),
+             "u": rng.integers(0, 5, 12).astype(F32)}
+    want = ort_session(model, optimize=False).run(None, feeds)
+    got = _og(model, feeds)
+    again = ort_session(to_onnx(from_onnx(model)), optimize=False).run(None, feeds)
     _compare(got, want, TOL)
     _compare(again, want, TOL)
