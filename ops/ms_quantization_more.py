@@ -33,13 +33,10 @@ uint8 that differ between columns). Not here because onnxruntime 1.32 has no CPU
 for them: QLinearReduceMean and ReduceSumInteger. Not here: MaxpoolWithMask (an internal
 op no quantization tool writes).
 
-Two places where onnxruntime's own result is not a function of the model alone or of its
-schema, and onegraph differs from it: its QLinearWhere takes Y's value wherever the
-requantized X value is the zero byte (it merges the two selections with `x != 0 ? x :
-y`); onegraph follows the schema, Z = where(condition, X, Y) requantized. Its
-DynamicQuantizeLSTM on more than one thread quantizes H_{t-1} per chunk of
-ceil(batch / threads) rows; onegraph quantizes the batch's rows together, as
-onnxruntime does on one thread.
+Where onnxruntime's own result is not a function of the model alone, onegraph picks
+one: its DynamicQuantizeLSTM on more than one thread quantizes H_{t-1} per chunk of
+ceil(batch / threads) rows; onegraph quantizes the batch's rows together, as onnxruntime
+does on one thread.
 """
 
 from __future__ import annotations
@@ -433,9 +430,8 @@ def _requantized(x, xs, xz, zs, zz):
 
 def _qlinear_where_kernel(inputs, attrs, ctx):
     """Z = where(condition, X, Y), X and Y requantized to Z's scale and zero point (each
-    through a 256-entry table, or copied when its parameters are Z's); numpy
-    broadcasting of the three. onnxruntime differs where the requantized X is the zero
-    byte (it then takes Y's value); see the module docstring."""
+    through a 256-entry table, or copied when its parameters are Z's, as onnxruntime
+    does); numpy broadcasting of the three."""
     op = "QLinearWhere"
     cond, x, xs, xz, y, ys, yz, zs, zz = _padded(inputs, 9)
     cond = np.asarray(cond)
@@ -551,9 +547,12 @@ def _ms_qlinear_conv_kernel(inputs, attrs, ctx):
         acc = acc + bias.astype(np.float64).reshape((m,) + (1,) * nsp)
     sx = _f32_scale(x_scale, op, "x_scale")
     sy = _f32_scale(y_scale, op, "y_scale")
-    mult = (sx * ws.astype(_F32).reshape(-1)) / sy
-    mult = mult.reshape(()) if mult.size == 1 else mult.reshape((m,) + (1,) * nsp)
-    v = acc.astype(_F32) * mult
+    # a zero y_scale gives +-inf (saturated) or NaN (0 * inf, the type's minimum), as the
+    # shared quantizer treats them
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        mult = (sx * ws.astype(_F32).reshape(-1)) / sy
+        mult = mult.reshape(()) if mult.size == 1 else mult.reshape((m,) + (1,) * nsp)
+        v = acc.astype(_F32) * mult
     y = _quantize_values(v.astype(np.float64) + float(y_zp), y_zp.dtype, 1)
     return (np.ascontiguousarray(np.moveaxis(y, 1, -1)) if last else y,)
 
