@@ -64,6 +64,7 @@ def _as_float(x, op, what):
 
 
 def _rank_of(info):
+    """The rank a TensorInfo knows, or None."""
     return None if info is None or info.shape is None else len(info.shape)
 
 
@@ -92,6 +93,7 @@ def _expand_dims_kernel(inputs, attrs, ctx):
 
 
 def _expand_dims_infer(attrs, inputs):
+    """X's shape with a 1 at the axis when the axis value is known."""
     x, axis = inputs
     if x.shape is None or axis.value is None:
         rank = _rank_of(x)
@@ -161,6 +163,7 @@ def _pad_kernel(inputs, attrs, ctx):
 
 
 def _pad_infer(attrs, inputs):
+    """X's dims grown by the pads when their value is known."""
     x, pads = inputs[0], inputs[1]
     if x.shape is None or pads.value is None:
         return [TensorInfo(x.dtype, None if x.shape is None else (None,) * len(x.shape))]
@@ -180,6 +183,7 @@ def _gather_nd_kernel(inputs, attrs, ctx):
 
 
 def _gather_nd_infer(attrs, inputs):
+    """indices.shape[:-1] + data.shape[k:] for k = indices.shape[-1]."""
     x, idx = inputs
     if x.shape is None or idx.shape is None or idx.shape[-1] is None:
         return [TensorInfo(x.dtype, None)]
@@ -212,6 +216,7 @@ def _unique_kernel(inputs, attrs, ctx):
 
 
 def _unique_infer(attrs, inputs):
+    """y and counts of unknown length; idx of x's shape."""
     x = inputs[0]
     n = None if x.shape is None else x.shape
     return [TensorInfo(x.dtype, (None,)), TensorInfo(_INT64, n), TensorInfo(_INT64, (None,))]
@@ -259,6 +264,7 @@ def _cdist_kernel(inputs, attrs, ctx):
 
 
 def _cdist_infer(attrs, inputs):
+    """(rows of A, rows of B)."""
     a, b = inputs
     m = None if a.shape is None else a.shape[0]
     n = None if b.shape is None else b.shape[0]
@@ -288,10 +294,12 @@ def _is_all_finite_kernel(inputs, attrs, ctx):
 
 
 def _is_all_finite_infer(attrs, inputs):
+    """A bool scalar."""
     return [TensorInfo(_BOOL, ())]
 
 
 def _complex_mul(op, inputs, conj):
+    """A * B (or A * conj(B)) of (..., 2) complex pairs, in the work dtype."""
     a, b = _as_float(inputs[0], op, "A"), _as_float(inputs[1], op, "B")
     if a.dtype != b.dtype:
         raise ShapeError(f"{op}: A is {a.dtype} but B is {b.dtype}")
@@ -323,6 +331,7 @@ def _complex_mul_conj_kernel(inputs, attrs, ctx):
 
 
 def _complex_mul_infer(attrs, inputs):
+    """The broadcast shape of A and B (both ending in 2)."""
     a, b = inputs
     if a.shape is None or b.shape is None:
         return [TensorInfo(a.dtype, None)]
@@ -348,6 +357,7 @@ def _complex_mul_infer(attrs, inputs):
 
 
 def _fft_attrs(op, attrs, rank_needed, rank):
+    """signal_ndim after checking the FFT attributes and the input rank."""
     nd = int(attrs["signal_ndim"])
     if not 1 <= nd <= 3:
         raise OpAttributeError(f"{op}: signal_ndim must be 1, 2 or 3, got {nd}")
@@ -378,6 +388,7 @@ def _rfft_kernel(inputs, attrs, ctx):
 
 
 def _rfft_infer(attrs, inputs):
+    """(..., n // 2 + 1, 2) for a last dim n."""
     x = inputs[0]
     if x.shape is None:
         return [TensorInfo(x.dtype, None)]
@@ -407,6 +418,7 @@ def _irfft_kernel(inputs, attrs, ctx):
 
 
 def _irfft_infer(attrs, inputs):
+    """(..., 2 m - 1) for input (..., m, 2)."""
     x = inputs[0]
     if x.shape is None or len(x.shape) < 2:
         return [TensorInfo(x.dtype, None)]
@@ -489,6 +501,7 @@ def _crop_and_resize_kernel(inputs, attrs, ctx):
         f32 = np.float32
 
         def tap(yy, xx):
+            """The image values at rows yy (R, ch), columns xx (R, cw)."""
             return img[rr, :, yy[:, :, None], xx[:, None, :]].astype(f32)
 
         top = tap(y0, x0) + (tap(y0, x1) - tap(y0, x0)) * lx
@@ -499,6 +512,7 @@ def _crop_and_resize_kernel(inputs, attrs, ctx):
 
 
 def _crop_and_resize_infer(attrs, inputs):
+    """(num_rois, C, crop_h, crop_w), the crop size when known."""
     x, rois, _, size = inputs
     r = None if rois.shape is None else rois.shape[0]
     c = None if x.shape is None or len(x.shape) < 2 else x.shape[1]
@@ -516,6 +530,7 @@ _C1, _C2 = np.uint32(0xCC9E2D51), np.uint32(0x1B873593)
 
 
 def _rotl(x, r):
+    """Rotate uint32 values left by r bits."""
     return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
 
 
@@ -527,6 +542,7 @@ def _mix_block(h, k, active=None):
 
 
 def _fmix(h):
+    """MurmurHash3's 32-bit finalisation mix (avalanche)."""
     h = h ^ (h >> np.uint32(16))
     h = h * np.uint32(0x85EBCA6B)
     h = h ^ (h >> np.uint32(13))
@@ -596,6 +612,7 @@ def _murmur_hash3_kernel(inputs, attrs, ctx):
 
 
 def _murmur_hash3_infer(attrs, inputs):
+    """X's shape; uint32, or int32 when positive=0."""
     dtype = np.dtype(np.uint32) if int(attrs["positive"]) else _INT32
     return [TensorInfo(dtype, inputs[0].shape)]
 
@@ -626,6 +643,7 @@ def _torch_embedding_kernel(inputs, attrs, ctx):
 
 
 def _torch_embedding_infer(attrs, inputs):
+    """indices.shape + (M,)."""
     w, idx = inputs[0], inputs[1]
     m = None if w.shape is None or len(w.shape) != 2 else w.shape[1]
     return [TensorInfo(w.dtype, None if idx.shape is None else tuple(idx.shape) + (m,))]
@@ -675,6 +693,7 @@ def _word_conv_embedding_kernel(inputs, attrs, ctx):
 
 
 def _word_conv_embedding_infer(attrs, inputs):
+    """(words, filters), float32."""
     seq, w = inputs[0], inputs[1]
     n = None if seq.shape is None else seq.shape[0]
     m = None if w.shape is None else w.shape[0]
@@ -761,6 +780,7 @@ def _dtw_kernel(inputs, attrs, ctx):
 
 
 def _dtw_infer(attrs, inputs):
+    """(2, path length), int32."""
     return [TensorInfo(_INT32, (2, None))]
 
 
@@ -797,6 +817,7 @@ def _unfold_kernel(inputs, attrs, ctx):
 
 
 def _unfold_infer(attrs, inputs):
+    """dim replaced by the slice count, a last dim of `size` appended."""
     x = inputs[0]
     if x.shape is None:
         return [TensorInfo(x.dtype, None)]
@@ -835,6 +856,7 @@ def _grid_sample_ms_kernel(inputs, attrs, ctx):
 
 
 def _grid_sample_ms_infer(attrs, inputs):
+    """(N, C, H_out, W_out) from X and Grid."""
     x, grid = inputs
     n = c = None
     if x.shape is not None and len(x.shape) == 4:
@@ -845,6 +867,7 @@ def _grid_sample_ms_infer(attrs, inputs):
 
 
 def _dynamic_pads(op, pads):
+    """ConvTransposeWithDynamicPads' Pads input as a list of ints (1-D int64)."""
     p = np.asarray(pads)
     if p.dtype != _INT64 or p.ndim != 1:
         raise ShapeError(f"{op}: Pads must be a 1-D int64 tensor, got {p.dtype} of shape "
@@ -869,6 +892,8 @@ def _conv_transpose_dyn_kernel(inputs, attrs, ctx):
 
 
 def _conv_transpose_dyn_infer(attrs, inputs):
+    """ConvTranspose's shape rule with the Pads input's value as pads (spatial dims unknown when
+    that value is not known)."""
     x, w, pads, b = _padded(inputs, 4)
     conv_attrs = dict(attrs)
     if pads is not None and pads.value is not None:

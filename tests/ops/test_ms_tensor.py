@@ -45,6 +45,7 @@ F32 = np.float32
 
 
 def _model(op, inputs, n_out, domain=MS, **attrs):
+    """A one-node model of contrib `op` with outputs out0..out{n_out - 1}."""
     names, graph_inputs, _ = node_inputs(inputs)
     while names and names[-1] == "":
         names.pop()
@@ -57,14 +58,17 @@ def _model(op, inputs, n_out, domain=MS, **attrs):
 
 
 def _feeds(inputs):
+    """The feed dict of `inputs` (omitted optional ones left out)."""
     return {k: np.asarray(v) for k, v in inputs if v is not None}
 
 
 def _og(model, feeds):
+    """onegraph's Session outputs of the imported `model`."""
     return onegraph.Session(from_onnx(model)).run([o.name for o in model.graph.output], feeds)
 
 
 def _compare(got, want, tol):
+    """Dtypes and shapes equal; values within `tol` (exact when None or not float)."""
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, w.dtype, g.shape, w.shape)
@@ -90,12 +94,14 @@ def _ms_only(op, inputs, n_out=1, **attrs):
 
 
 def _kernel(op):
+    """The contrib op's kernel as a function of (inputs, **attrs)."""
     opdef = REGISTRY.get(op, MS)
     return lambda inputs, **attrs: opdef.kernel(inputs, opdef.resolve_attrs(attrs), None)
 
 
 @pytest.fixture
 def rng():
+    """A seeded generator per test."""
     return np.random.default_rng(0)
 
 
@@ -106,6 +112,7 @@ def rng():
 
 @pytest.mark.parametrize("axis", [0, 1, 2, -1, -3])
 def test_expand_dims(rng, axis):
+    """A 1 inserted at positive and negative axes."""
     _check("ExpandDims", [("x", rng.random((2, 3)).astype(F32)),
                           ("axis", np.array(axis, np.int32))])
 
@@ -117,6 +124,7 @@ _RANGE_CASES = [(r, d) for r in _RANGES for d in (np.float32, np.float64)] + \
 
 @pytest.mark.parametrize("bounds,dtype", _RANGE_CASES)
 def test_range(bounds, dtype):
+    """Float and integer ranges, up and down, empty, with delta defaulted."""
     start, limit, delta = bounds
     inputs = [("s", np.array(start, dtype)), ("l", np.array(limit, dtype))]
     if delta is not None:
@@ -127,12 +135,14 @@ def test_range(bounds, dtype):
 @pytest.mark.parametrize("mode", ["constant", "reflect", "edge", "wrap"])
 @pytest.mark.parametrize("pads", [[1, -1, 2, 1], [0, 2, 0, 0], [[2, 0, 1, 3]]])
 def test_pad(rng, mode, pads):
+    """Each mode with positive, negative (crop) and (1, 2 * rank) pads."""
     value = np.array(2.5, F32) if mode == "constant" else None
     _check("Pad", [("x", rng.random((3, 4)).astype(F32)), ("p", np.array(pads, np.int64)),
                    ("v", value)], mode=mode)
 
 
 def test_pad_float16_and_one_element_value(rng):
+    """float16 data with a one-element 1-D value."""
     _check("Pad", [("x", rng.random((2, 3, 2)).astype(np.float16)),
                    ("p", np.array([0, 1, 1, 1, 0, 2], np.int64)),
                    ("v", np.array([7], np.float16))])
@@ -143,6 +153,7 @@ def test_pad_float16_and_one_element_value(rng):
     ((4, 2, 3), [[3, 1, -3]])])
 @pytest.mark.parametrize("idx_dtype", [np.int32, np.int64])
 def test_gather_nd(rng, data_shape, idx, idx_dtype):
+    """Full and partial index tuples, negative indices, int32 and int64."""
     _check("GatherND", [("x", rng.random(data_shape).astype(F32)),
                         ("i", np.array(idx, idx_dtype))])
 
@@ -150,6 +161,7 @@ def test_gather_nd(rng, data_shape, idx, idx_dtype):
 @pytest.mark.parametrize("upper", [0, 1])
 @pytest.mark.parametrize("k", [None, -1, 2, 9])
 def test_trilu(rng, upper, k):
+    """Upper and lower triangles, k absent, negative, beyond the matrix."""
     kk = None if k is None else np.array(k, np.int64)
     _check("Trilu", [("x", rng.random((2, 3, 4)).astype(F32)), ("k", kk)], upper=upper)
 
@@ -157,15 +169,18 @@ def test_trilu(rng, upper, k):
 @pytest.mark.parametrize("x", [
     [2, 1, 1, 3, 4, 3], [5.0], [np.nan, 1, np.nan, 1, 0, -0.0], list(range(9, -1, -1))])
 def test_unique(x):
+    """First-occurrence order, each NaN distinct, -0.0 equal to 0.0."""
     got = _check("Unique", [("x", np.array(x, F32))], 3)
     np.testing.assert_array_equal(got[0][got[1]], np.array(x, F32))  # idx maps back
 
 
 def test_unique_random(rng):
+    """Many repeats."""
     _check("Unique", [("x", rng.integers(0, 6, 40).astype(F32))], 3)
 
 
 def test_inverse(rng):
+    """Batched float32, float64 and float16 matrices."""
     _check("Inverse", [("x", rng.standard_normal((2, 3, 4, 4)).astype(F32))])
     _check("Inverse", [("x", rng.standard_normal((5, 5)))])
     _check("Inverse", [("x", (rng.standard_normal((3, 3)) + 2 * np.eye(3))
@@ -175,6 +190,7 @@ def test_inverse(rng):
 @pytest.mark.parametrize("metric", ["sqeuclidean", "euclidean"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_cdist(rng, metric, dtype):
+    """Both metrics, with a zero distance (onnxruntime's abs keeps it >= 0)."""
     a = rng.standard_normal((5, 4)).astype(dtype)
     b = np.concatenate([rng.standard_normal((3, 4)), a[:1]]).astype(dtype)  # one d = 0
     _check("CDist", [("a", a), ("b", b)], metric=metric)
@@ -196,6 +212,7 @@ def _run_graph(nodes, inputs, outputs):
 
 
 def _is_all_finite_oracle(arrays, nan_only, inf_only):
+    """IsAllFinite as IsNaN/IsInf, Or, Cast, ReduceMax, Max, Less in onnxruntime."""
     nodes, flags = [], []
     for i in range(len(arrays)):
         checks = [] if inf_only else [f"nan{i}"]
@@ -220,6 +237,7 @@ def _is_all_finite_oracle(arrays, nan_only, inf_only):
 @pytest.mark.parametrize("flags", [dict(), dict(isnan_only=1), dict(isinf_only=1)])
 @pytest.mark.parametrize("poison", [None, np.nan, np.inf, -np.inf])
 def test_is_all_finite(rng, flags, poison):
+    """Finite inputs and each kind of poison under each flag."""
     arrays = [rng.standard_normal((3, 4)).astype(F32), rng.standard_normal(5)]
     if poison is not None:
         arrays[1][2] = poison
@@ -229,6 +247,7 @@ def test_is_all_finite(rng, flags, poison):
 
 
 def _complex_mul_oracle(a, b, conj):
+    """(Conj) complex multiplication as Split/Neg/Mul/Sub/Add/Concat in onnxruntime."""
     nodes = [helper.make_node("Split", ["a"], ["ar", "ai"], axis=-1, num_outputs=2),
              helper.make_node("Split", ["b"], ["br", "bi0"], axis=-1, num_outputs=2),
              helper.make_node("Neg" if conj else "Identity", ["bi0"], ["bi"]),
@@ -246,6 +265,7 @@ def _complex_mul_oracle(a, b, conj):
 @pytest.mark.parametrize("shapes", [((3, 4, 2), (3, 4, 2)), ((2, 1, 5, 2), (3, 1, 2)),
                                     ((2,), (4, 2))])
 def test_complex_mul(rng, op, shapes):
+    """Equal and broadcast shapes."""
     a = rng.standard_normal(shapes[0]).astype(F32)
     b = rng.standard_normal(shapes[1]).astype(F32)
     want = _complex_mul_oracle(a, b, op == "ComplexMulConj")
@@ -254,6 +274,7 @@ def test_complex_mul(rng, op, shapes):
 
 
 def test_complex_mul_float16(rng):
+    """float16 rounded once from float32 products."""
     a = rng.standard_normal((4, 2)).astype(np.float16)
     b = rng.standard_normal((4, 2)).astype(np.float16)
     want = _complex_mul_oracle(a.astype(F32), b.astype(F32), False).astype(np.float16)
@@ -276,6 +297,7 @@ def _rfft_oracle(x, ndim):
 @pytest.mark.parametrize("shape,ndim", [((3, 8), 1), ((2, 7), 1), ((16,), 1),
                                         ((2, 4, 6), 2), ((2, 3, 4, 5), 3)])
 def test_rfft(rng, shape, ndim):
+    """1-D (even and odd lengths), 2-D and 3-D signals against DFT nodes."""
     x = rng.standard_normal(shape).astype(F32)
     want = _rfft_oracle(x, ndim)
     (got,) = _ms_only("Rfft", [("x", x)], signal_ndim=ndim)
@@ -316,6 +338,7 @@ def _irfft_formula(spec, ndim):
 
 @pytest.mark.parametrize("shape", [(3, 5, 2), (9, 2), (2, 2, 4, 2)])
 def test_irfft_1d(rng, shape):
+    """Batched 1-D spectra against onnxruntime's inverse DFT and the formula."""
     spec = rng.standard_normal(shape).astype(F32)
     spec[..., 0, 1] = 0  # a real DC bin: a spectrum some real signal has
     want = _irfft_oracle_1d(spec)
@@ -325,6 +348,7 @@ def test_irfft_1d(rng, shape):
 
 
 def test_irfft_2d_and_round_trip(rng):
+    """Irfft(Rfft(x)) == x for odd n; 2-D spectra against the formula."""
     x = rng.standard_normal((2, 4, 7)).astype(F32)  # odd n: Irfft's 2m - 1 gives it back
     (spec,) = _ms_only("Rfft", [("x", x)], signal_ndim=2)
     (back,) = _ms_only("Irfft", [("x", spec)], signal_ndim=2)
@@ -337,6 +361,7 @@ def test_irfft_2d_and_round_trip(rng):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int64])
 def test_torch_embedding(rng, dtype):
+    """Rows gathered for float and integer weights (padding_idx has no forward effect)."""
     weight = (rng.standard_normal((7, 3)) * 4).astype(dtype)
     idx = rng.integers(0, 7, (2, 5)).astype(np.int64)
     want = _run_graph([helper.make_node("Gather", ["w", "i"], ["y"], axis=0)],
@@ -355,6 +380,7 @@ def test_torch_embedding(rng, dtype):
 @pytest.mark.parametrize("mode", ["bilinear", "nearest"])
 @pytest.mark.parametrize("crop", [(4, 3), (1, 1), (1, 5), (6, 1)])
 def test_crop_and_resize(rng, mode, crop):
+    """Boxes inside, outside, flipped and degenerate; crop sizes with a 1."""
     x = rng.random((2, 3, 5, 6)).astype(F32)
     rois = np.array([[0.1, 0.2, 0.9, 0.7], [-0.2, 0.0, 0.5, 1.3], [0.3, 0.3, 0.3, 0.8],
                      [0.9, 0.8, 0.1, 0.05], [0.0, 0.0, 1.0, 1.0]], F32)
@@ -365,6 +391,7 @@ def test_crop_and_resize(rng, mode, crop):
 
 
 def test_crop_and_resize_random_boxes(rng):
+    """Random boxes partly outside the image, both modes."""
     x = rng.random((3, 2, 7, 9)).astype(F32)
     rois = (rng.random((12, 4)) * 1.4 - 0.2).astype(F32)
     for mode in ("bilinear", "nearest"):
@@ -377,6 +404,7 @@ def test_crop_and_resize_random_boxes(rng):
 @pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64, np.float32,
                                    np.float64])
 def test_murmur_hash3(rng, attrs, dtype):
+    """Every numeric input dtype, seeds, positive=0 (bit for bit)."""
     if np.dtype(dtype).kind == "f":
         x = (rng.standard_normal(40) * 1e3).astype(dtype)
     else:
@@ -386,6 +414,7 @@ def test_murmur_hash3(rng, attrs, dtype):
 
 
 def test_murmur_hash3_strings():
+    """Strings of every tail length, multi-byte UTF-8, a long one."""
     words = ["", "a", "ab", "abc", "abcd", "abcde", "hello world", "日本語テキスト",
              "x" * 37]
     for attrs in (dict(), dict(seed=123, positive=0)):
@@ -394,6 +423,7 @@ def test_murmur_hash3_strings():
 
 @pytest.mark.parametrize("width", [1, 2, 3])
 def test_word_conv_embedding(rng, width):
+    """Words shorter and longer than the conv window, zeros inside."""
     seq = np.array([[3, 1, 4, 0, 0], [5, 9, 2, 6, 5], [2, 0, 0, 0, 0], [7, 7, 0, 3, 0],
                     [1, 8, 8, 0, 2]], np.int32)
     _check("WordConvEmbedding", [("s", seq),
@@ -405,6 +435,7 @@ def test_word_conv_embedding(rng, width):
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 13])
 def test_ngram_repeat_block(rng, n):
+    """n-gram sizes from 1 to longer than the sequence."""
     ids = rng.integers(0, 4, (3, 12)).astype(np.int64)
     ids[1, -3:] = ids[1, 2:5]  # a sure repeat of a trigram's head
     _check("NGramRepeatBlock", [("i", ids), ("s", rng.standard_normal((3, 6)).astype(F32))],
@@ -413,10 +444,12 @@ def test_ngram_repeat_block(rng, n):
 
 @pytest.mark.parametrize("shape", [(5, 7), (1, 6, 4), (1, 1), (9, 3), (1, 8), (8, 1)])
 def test_dynamic_time_warping(rng, shape):
+    """Square, tall, wide, 1 x 1 and (1, M, N) cost matrices."""
     _check("DynamicTimeWarping", [("x", rng.random(shape).astype(F32))])
 
 
 def test_dynamic_time_warping_ties(rng):
+    """Integer costs, where onnxruntime's tie rule picks the step."""
     # small integer costs make equal sums, where the kernel's tie rule decides
     for _ in range(5):
         _check("DynamicTimeWarping", [("x", rng.integers(0, 3, (7, 6)).astype(F32))])
@@ -428,6 +461,7 @@ def test_dynamic_time_warping_ties(rng):
                                          ((5,), dict(size=5, step=4))])
 @pytest.mark.parametrize("dtype", [np.float32, np.int64, np.int32])
 def test_unfold_tensor(rng, shape, attrs, dtype):
+    """Steps smaller, equal and larger than the size; dims 0, 1 and -1."""
     _check("UnfoldTensor", [("x", (rng.random(shape) * 9).astype(dtype))], **attrs)
 
 
@@ -435,6 +469,7 @@ def test_unfold_tensor(rng, shape, attrs, dtype):
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align_corners", [0, 1])
 def test_grid_sample(rng, mode, padding_mode, align_corners):
+    """Every mode, padding mode and align_corners."""
     x = rng.random((2, 3, 5, 6)).astype(F32)
     grid = (rng.random((2, 4, 3, 2)) * 2.4 - 1.2).astype(F32)
     _check("GridSample", [("x", x), ("g", grid)], mode=mode, padding_mode=padding_mode,
@@ -465,6 +500,7 @@ def test_float16_image_ops(rng):
     (dict(strides=[2, 2], output_padding=[1, 0], dilations=[1, 2]), [1, 1, 0, 2]),
     (dict(group=2), [1, 1, 1, 1])])
 def test_conv_transpose_with_dynamic_pads(rng, attrs, pads):
+    """Pads from the input with strides, dilations, output_padding and groups."""
     _check("ConvTransposeWithDynamicPads",
            [("x", rng.random((2, 4, 4, 5)).astype(F32)),
             ("w", rng.random((4, 3, 3, 3)).astype(F32)), ("p", np.array(pads, np.int64)),
@@ -472,6 +508,7 @@ def test_conv_transpose_with_dynamic_pads(rng, attrs, pads):
 
 
 def test_sample_op(rng):
+    """onnxruntime's sample op echoes its input."""
     _check("SampleOp", [("x", rng.random((2, 3)).astype(F32))])
 
 
@@ -481,6 +518,7 @@ def test_sample_op(rng):
 
 
 def test_inferred_shapes_match_outputs(rng):
+    """Each op's inferred dtype and shape match the kernel's output."""
     cases = [
         ("ExpandDims", [rng.random((2, 3)).astype(F32), np.array(-1, np.int32)], {}),
         ("Pad", [rng.random((2, 3)).astype(F32), np.array([[1, 0, 2, -1]], np.int64)], {}),
@@ -516,6 +554,7 @@ def test_inferred_shapes_match_outputs(rng):
 
 
 def test_range_inference_does_not_materialise_huge_ranges():
+    """A 1e12-long range only gets its length; a short one its values."""
     opdef = REGISTRY.get("Range", MS)
     attrs = opdef.resolve_attrs({})
     known = [TensorInfo(np.dtype(F32), (), np.array(v, F32)) for v in (0.0, 1e12)]
@@ -527,6 +566,7 @@ def test_range_inference_does_not_materialise_huge_ranges():
 
 
 def test_errors(rng):
+    """Bad inputs and attributes raise onegraph errors naming the op and the problem."""
     x = rng.random((2, 3)).astype(F32)
     with pytest.raises(ShapeError, match="ExpandDims: axis 3 out of range"):
         _kernel("ExpandDims")([x, np.array(3, np.int32)])
