@@ -209,14 +209,17 @@ def test_int4_quantize_through_dequantize(qtype, per_axis):
 
 
 def test_dequantize_int32_and_int4_initializer():
-    """int32 (what the quantizer writes for biases) and an int4 initializer, per axis."""
+    """int32 (what the quantizer writes for biases) and int4/uint4 initializers, per
+    axis, into float32 and float16."""
     rng = np.random.default_rng(6)
     x32 = rng.integers(-2**20, 2**20, (3, 5)).astype(np.int32)
     s = _scale(rng, 1e-4, 1e-3, 5)
     for ins, feeds in (([("x", x32), ("s", s), ("z", np.zeros(5, np.int32))], {"x"}),
                        ([("x", _codes(rng, _INT4, (3, 5))), ("s", s),
-                         ("z", _codes(rng, _INT4, (5,)))], {"s"})):
-        model = _model("DequantizeLinear", ins, feeds, [("y", np.float32)])
+                         ("z", _codes(rng, _INT4, (5,)))], {"s"}),
+                       ([("x", _codes(rng, _UINT4, (3, 5))), ("s", s.astype(np.float16)),
+                         ("z", _codes(rng, _UINT4, (5,)))], {"s"})):
+        model = _model("DequantizeLinear", ins, feeds, [("y", ins[1][1].dtype)])
         fed = {k: v for k, v in ins if k in feeds}
         (want,), (got,) = _run_both(model, fed)
         np.testing.assert_array_equal(got, want)
@@ -511,7 +514,8 @@ def test_matmul_integer16_errors():
 @pytest.mark.parametrize("xtype, wtype", [(np.uint8, np.int8), (np.uint8, np.uint8),
                                           (np.int8, np.int8)])
 @pytest.mark.parametrize("attrs", [{}, {"pads": [1, 1, 1, 1], "strides": [2, 1]},
-                                   {"group": 2, "dilations": [2, 2]}])
+                                   {"group": 2, "dilations": [2, 2]},
+                                   {"auto_pad": "SAME_UPPER", "strides": [2, 2]}])
 @pytest.mark.parametrize("per_channel", [False, True])
 def test_qlinear_conv(channels_last, xtype, wtype, attrs, per_channel):
     rng = np.random.default_rng(15)
@@ -530,6 +534,25 @@ def test_qlinear_conv(channels_last, xtype, wtype, attrs, per_channel):
     model = _model("QLinearConv", inputs, {"x"}, [("y", xtype)], attrs)
     (want,), (got,) = _run_both(model, {"x": x})
     assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    _check_infer("QLinearConv", inputs, attrs, [got])
+
+
+@pytest.mark.parametrize("spatial", [(9,), (5, 4, 6)])
+@pytest.mark.parametrize("channels_last", [0, 1])
+def test_qlinear_conv_1d_3d(spatial, channels_last):
+    rng = np.random.default_rng(22)
+    x = _codes(rng, np.uint8, (2, 3) + spatial)
+    if channels_last:
+        x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+    w = _codes(rng, np.int8, (4, 3) + (3,) * len(spatial))
+    inputs = [("x", x), ("xs", np.float32(0.02)), ("xz", np.uint8(120)), ("w", w),
+              ("ws", np.float32(0.01)), ("wz", np.int8(0)), ("ys", np.float32(0.2)),
+              ("yz", np.uint8(128))]
+    attrs = {"channels_last": channels_last, "pads": [1] * (2 * len(spatial))}
+    model = _model("QLinearConv", inputs, {"x"}, [("y", np.uint8)], attrs)
+    (want,), (got,) = _run_both(model, {"x": x})
+    assert got.shape == want.shape
     np.testing.assert_array_equal(got, want)
     _check_infer("QLinearConv", inputs, attrs, [got])
 
