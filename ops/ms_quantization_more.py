@@ -176,6 +176,7 @@ def _ms_quantize_kernel(inputs, attrs, ctx):
 
 
 def _ms_quantize_infer(attrs, inputs):
+    """Output: x's shape, y_zero_point's type (uint8 without one)."""
     zp = inputs[2] if len(inputs) > 2 else None
     dtype = np.dtype(np.uint8) if zp is None else zp.dtype
     return [TensorInfo(dtype, inputs[0].shape)]
@@ -201,6 +202,7 @@ def _ms_dequantize_kernel(inputs, attrs, ctx):
 
 
 def _ms_dequantize_infer(attrs, inputs):
+    """Output: x's shape, x_scale's type."""
     return [TensorInfo(inputs[1].dtype, inputs[0].shape)]
 
 
@@ -222,6 +224,8 @@ def _per_column_param(p, n, op, what):
 
 
 def _qattention_refusals(attrs, past):
+    """Refuse what is not implemented (past, do_rotary, past_present_share_buffer);
+    returns num_heads, checked positive."""
     op = "QAttention"
     for name in ("do_rotary", "past_present_share_buffer"):
         if attrs[name]:
@@ -297,6 +301,7 @@ def _qattention_kernel(inputs, attrs, ctx):
 
 
 def _qattention_infer(attrs, inputs):
+    """output (batch, seq, hidden) and present (2, batch, heads, seq, head_size), float32."""
     op = "QAttention"
     heads = _qattention_refusals(attrs, inputs[8] if len(inputs) > 8 else None)
     x, w = inputs[0], inputs[1]
@@ -400,6 +405,7 @@ def _qembed_kernel(inputs, attrs, ctx):
 
 
 def _qembed_infer(attrs, inputs):
+    """layernorm_out (batch, seq, hidden) float32 and mask_index_out (batch,) int32."""
     op = "QEmbedLayerNormalization"
     ids, word = inputs[0], inputs[2]
     if ids.dtype is not None and np.dtype(ids.dtype) != np.int32:
@@ -456,6 +462,7 @@ def _qlinear_where_kernel(inputs, attrs, ctx):
 
 
 def _qlinear_where_infer(attrs, inputs):
+    """Z: X's type, the broadcast shape of condition, X and Y."""
     op = "QLinearWhere"
     c, x, y = inputs[0], inputs[1], inputs[4]
     if x.dtype is not None and y.dtype is not None and np.dtype(x.dtype) != np.dtype(y.dtype):
@@ -489,6 +496,7 @@ def _matmul_integer16_kernel(inputs, attrs, ctx):
 
 
 def _matmul_integer16_infer(attrs, inputs):
+    """Y: int32, ONNX MatMul's shape."""
     from .quantization import _matmul_shape
 
     a, b = inputs[0], inputs[1]
@@ -558,6 +566,7 @@ def _ms_qlinear_conv_kernel(inputs, attrs, ctx):
 
 
 def _ms_qlinear_conv_infer(attrs, inputs):
+    """y: y_zero_point's type, Conv's output shape (channels last when asked)."""
     x, w, y_zp = inputs[0], inputs[3], inputs[7]
     if x.shape is None:
         return [TensorInfo(y_zp.dtype, None)]
@@ -720,6 +729,7 @@ def _dq_lstm_kernel(inputs, attrs, ctx):
 
 
 def _dq_lstm_infer(attrs, inputs):
+    """Y (seq, directions, batch, hidden), Y_h and Y_c (directions, batch, hidden)."""
     x, r = inputs[0], inputs[2]
     nd = 2 if attrs["direction"] in ("bidirectional", b"bidirectional") else 1
     hs = attrs["hidden_size"]
