@@ -205,13 +205,14 @@ def _unique_kernel(inputs, attrs, ctx):
         raise ShapeError(f"Unique: input must be 1-D, got shape {list(x.shape)}")
     if x.dtype.kind not in "biuf":
         raise ShapeError(f"Unique: input must be numeric or bool, got {x.dtype}")
-    y, first, inverse, counts = np.unique(x, return_index=True, return_inverse=True,
+    _, first, inverse, counts = np.unique(x, return_index=True, return_inverse=True,
                                           return_counts=True, equal_nan=False)
     # sorted -> first-occurrence order, the inverse map renumbered to match
     order = np.argsort(first, kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
-    return (y[order], rank[inverse.reshape(-1)].astype(np.int64),
+    # the first occurrence itself (numpy's representative of 0.0 == -0.0 may differ)
+    return (x[first[order]], rank[inverse.reshape(-1)].astype(np.int64),
             counts[order].astype(np.int64))
 
 
@@ -443,8 +444,9 @@ def _crop_coords(lo, hi, size, out):
         pos[:, -1:] = hi * t(size - 1)
         pos[:, :1] = lo * t(size - 1)
         return pos
-    # onnxruntime computes the centre in double (its literal 0.5), then rounds
-    centre = 0.5 * (lo.astype(np.float64) + hi) * (size - 1)
+    # onnxruntime adds the corners in the input dtype, scales in double (its literal
+    # 0.5), then rounds back
+    centre = 0.5 * (lo + hi).astype(np.float64) * (size - 1)
     return centre.astype(lo.dtype)
 
 

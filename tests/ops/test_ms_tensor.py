@@ -167,11 +167,20 @@ def test_trilu(rng, upper, k):
 
 
 @pytest.mark.parametrize("x", [
-    [2, 1, 1, 3, 4, 3], [5.0], [np.nan, 1, np.nan, 1, 0, -0.0], list(range(9, -1, -1))])
+    [2, 1, 1, 3, 4, 3], [5.0], [np.nan, 1, np.nan, 1, 0, -0.0], [-0.0, 2, 0.0],
+    list(range(9, -1, -1))])
 def test_unique(x):
     """First-occurrence order, each NaN distinct, -0.0 equal to 0.0."""
     got = _check("Unique", [("x", np.array(x, F32))], 3)
     np.testing.assert_array_equal(got[0][got[1]], np.array(x, F32))  # idx maps back
+    # the sign of a zero is the first occurrence's, as onnxruntime keeps it
+    np.testing.assert_array_equal(np.signbit(got[0]), np.signbit(_run_unique(x)))
+
+
+def _run_unique(x):
+    """onnxruntime's y of Unique(x)."""
+    model = _model("Unique", [("x", np.array(x, F32))], 3)
+    return ort_session(model, optimize=False).run(None, {"x": np.array(x, F32)})[0]
 
 
 def test_unique_random(rng):
