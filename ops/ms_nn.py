@@ -12,8 +12,9 @@ put RemovePadding / RestorePadding around the encoder; newer onnxruntime graph f
 and MoE exports write SwiGLU and ScaledSiLU.
 
 Inputs, outputs, attributes and defaults follow onnxruntime's op schemas. onnxruntime
-1.32 has a CPU kernel only for ScaledSiLU, which the tests use as the oracle; the
-others run only on CUDA/ROCm there, and follow onnxruntime's CUDA kernels:
+1.32 has CPU kernels only for ScaledSiLU and (float32) DecoderMaskedMultiHeadAttention,
+which the tests use as the oracle; the others run only on CUDA/ROCm there, and follow
+onnxruntime's CUDA kernels:
 
 * BiasSoftmax: softmax(data + bias) over the dims from `axis` on, flattened as opset-11
   Softmax does; bias has data's dims from `axis` on, and before `axis` data's leading
@@ -37,11 +38,23 @@ others run only on CUDA/ROCm there, and follow onnxruntime's CUDA kernels:
   rel_pos; with token_offset the query is packed (token_count, hidden).
 * RemovePadding / RestorePadding: right-padded (batch, seq, hidden) to the packed
   tokens and back (padding rows zero).
+* DecoderMaskedMultiHeadAttention (GPT/T5/Whisper decoding inside onnxruntime's
+  BeamSearch): one query token; self-attention writes the new key/value (+ bias) into
+  the (batch, heads, max_seq, head_size) caches at past_sequence_length and attends to
+  positions 0..past_sequence_length (rows picked by cache_indirection under beam
+  search); with no past_key it is cross-attention over the given (batch, heads, kv,
+  head_size) key/value (which onegraph also returns as present_key/present_value if
+  the node declares them; onnxruntime refuses that). Packed QKV, which onnxruntime's
+  CPU kernel fails on, runs as the same attention on the unpacked Q, K, V.
 
 Refused by name: the dropouts in training mode with a nonzero ratio (a random dropout
 onnxruntime draws from its own Philox generator, which cannot be reproduced here);
 RelativePositionBias with query_length != key_length (onnxruntime's kernel refuses it
-too); GroupNorm activations other than 0 and 1. Kernels compute float16 (and bfloat16)
+too); GroupNorm activations other than 0 and 1; DecoderMaskedMultiHeadAttention's
+past_present_share_buffer=0 with a past, mask_index other than (batch, total) 0/1,
+attention_bias with cross-attention, and mask_index or attention_bias under beam search
+(onnxruntime's CPU kernel reads the mask as floats and gives row b the bias of row
+b // beam_width there). Kernels compute float16 (and bfloat16)
 in float32 and round once to the input dtype at the end, except where the schema
 states intermediate roundings (ScaledSiLU, SwiGLU's round_activation).
 """
@@ -52,7 +65,8 @@ import numpy as np
 
 from ..errors import OpAttributeError, ShapeError, UnsupportedOpError
 from .activation import _gelu, _sigmoid, _softmax, silu
-from .ms_transformer import _DOMAIN, _F32, _float, _padded, _wants, _work
+from .ms_transformer import (_DOMAIN, _F32, _attention_bias, _float, _mask_filter,
+                             _num_heads, _padded, _wants, _work)
 from .normalization import _mean_var
 from .registry import NUM_OUTPUTS, TensorInfo, define
 
@@ -683,6 +697,204 @@ def _restore_padding_infer(attrs, inputs):
 
 
 # --------------------------------------------------------------------------------------
+# DecoderMaskedMultiHeadAttention
+# --------------------------------------------------------------------------------------
+
+
+def _dmmha_int(op, what, v):
+    """A one-element int32 input as an int, or None when absent."""
+    if v is None:
+        return None
+    v = _int32(op, what, v)
+    if v.size != 1:
+        raise ShapeError(f"{op}: {what} must hold one value, got shape {list(v.shape)}")
+    return int(v.reshape(-1)[0])
+
+
+def _dmmha_qkv(op, query, key, value, bias, heads, w):
+    """(q (B, N, 1, H), key, value, hidden) from the query (B, 1, hidden) with key/value,
+    or packed QKV (B, 1, 3 * hidden); bias (3 * hidden) is added to Q (and to the new
+    K and V of self-attention); key/value are returned raw, their bias added."""
+    q = _float(query, op, "query")
+    if q.ndim != 3 or q.shape[1] != 1:
+        raise ShapeError(f"{op}: query must be (batch, 1, hidden) (one decoding step), got "
+                         f"shape {list(q.shape)}")
+    if (key is None) != (value is None):
+        raise ShapeError(f"{op}: key and value must be given together")
+    d = q.shape[2]
+    if key is None:  # packed QKV: query holds Q, K and V of equal head sizes
+        if d % 3:
+            raise ShapeError(f"{op}: packed QKV query's hidden {d} is not 3 * hidden")
+        d //= 3
+        q, key, value = q[..., :d], q[..., d:2 * d], q[..., 2 * d:]
+    if d == 0 or d % heads:
+        raise ShapeError(f"{op}: query hidden size {d} is not a positive multiple of "
+                         f"num_heads {heads}")
+    q = q.astype(w)
+    key, value = _float(key, op, "key"), _float(value, op, "value")
+    for what, t in (("key", key), ("value", value)):
+        _same_dtype(op, what, t, query)
+    if bias is not None:
+        bias = _float(bias, op, "bias")
+        _same_dtype(op, "bias", bias, query)
+        if bias.shape != (3 * d,):
+            raise ShapeError(f"{op}: bias must be 1-D of 3 * hidden = {3 * d}, got shape "
+                             f"{list(bias.shape)}")
+        bias = bias.astype(w)
+        q += bias[:d]
+    batch = q.shape[0]
+    q = q.reshape(batch, heads, 1, d // heads)
+    return q, key, value, bias, d
+
+
+def _dmmha_self_kv(op, key, value, bias, past_k, past_v, plen, d, heads, w, attrs):
+    """present_key/value: the past caches (B, N, max_seq, H) with the new key/value
+    (B, 1, hidden) (+ bias) written at past_sequence_length."""
+    if past_k is None or past_v is None:
+        raise ShapeError(f"{op}: self-attention needs past_key and past_value (with no "
+                         "past_key, the op is cross-attention and declares no present outputs)")
+    if not attrs["past_present_share_buffer"]:
+        raise UnsupportedOpError(f"{op}: past_key with past_present_share_buffer=0 is not "
+                                 "supported (onnxruntime's CPU kernel requires 1)")
+    if key.ndim != 3 or value.ndim != 3:
+        raise ShapeError(f"{op}: self-attention key/value must be (batch, 1, hidden), got "
+                         f"{list(key.shape)} and {list(value.shape)}")
+    pk, pv = _float(past_k, op, "past_key"), _float(past_v, op, "past_value")
+    batch, hs = key.shape[0], d // heads
+    if pk.ndim != 4 or pk.shape != pv.shape or pk.shape[:2] != (batch, heads) \
+            or pk.shape[3] != hs or key.shape != (batch, 1, d) or value.shape != key.shape:
+        raise ShapeError(f"{op}: past_key {list(pk.shape)} and past_value {list(pv.shape)} "
+                         f"must be (batch {batch}, num_heads {heads}, max_seq, head_size "
+                         f"{hs}) and key/value {list(key.shape)}/{list(value.shape)} (batch, "
+                         f"1, {d})")
+    if plen is None:
+        raise ShapeError(f"{op}: past_present_share_buffer needs past_sequence_length")
+    if not 0 <= plen < pk.shape[2]:
+        raise ShapeError(f"{op}: past_sequence_length must lie in [0, {pk.shape[2]}) "
+                         f"(max_sequence_length), got {plen}")
+    k, v = key.astype(w), value.astype(w)
+    if bias is not None:
+        k += bias[d:2 * d]
+        v += bias[2 * d:]
+    present_k, present_v = pk.astype(w), pv.astype(w)  # copies: the outputs
+    present_k[:, :, plen] = k.reshape(batch, heads, hs)
+    present_v[:, :, plen] = v.reshape(batch, heads, hs)
+    return present_k, present_v
+
+
+def _beam_rows(op, indir, beam, batch, total, max_seq):
+    """(batch, total) cache row each batch row reads key position j from: its beam's
+    cache_indirection entry within its group of `beam` rows, its own row for the new
+    position."""
+    indir = _int32(op, "cache_indirection", indir)
+    beam = indir.shape[1] if beam is None and indir.ndim == 3 else beam
+    if beam is None or beam < 1 or indir.ndim != 3 or batch % beam \
+            or indir.shape != (batch // beam, beam, max_seq):
+        raise ShapeError(f"{op}: cache_indirection {list(indir.shape)} must be (batch / "
+                         f"beam_width, beam_width {beam}, max_sequence_length {max_seq})")
+    beams = indir.reshape(batch, max_seq)[:, :total]
+    if beams.size and (beams.min() < 0 or beams.max() >= beam):
+        raise ShapeError(f"{op}: cache_indirection holds beams outside [0, {beam})")
+    rows = (np.arange(batch) // beam * beam)[:, None] + beams
+    rows[:, total - 1] = np.arange(batch)
+    return rows
+
+
+def _dmmha_kernel(inputs, attrs, ctx):
+    """One decoding step of multi-head attention: softmax(scale q K^T + attention_bias,
+    keys with mask_index 0 getting mask_filter_value) V over the cache positions
+    0..past_sequence_length (self-attention, the new key/value written there first,
+    K/V rows picked by cache_indirection under beam search) or over the given (B, N,
+    kv, H) key/value (cross-attention: no past_key); qk = the masked, biased scores."""
+    op = "DecoderMaskedMultiHeadAttention"
+    (query, key, value, mask, attn_bias, past_k, past_v, plen, beam, indir,
+     bias) = _padded(inputs, 11)
+    heads = _num_heads(op, attrs)
+    w = _work(_float(query, op, "query").dtype)
+    q, key, value, bias, d = _dmmha_qkv(op, query, key, value, bias, heads, w)
+    batch, hs = q.shape[0], d // heads
+    plen = _dmmha_int(op, "past_sequence_length", plen)
+    beam = _dmmha_int(op, "beam_width", beam)
+    if past_k is None:  # cross-attention over key/value caches (B, N, kv, H)
+        if attn_bias is not None:
+            raise UnsupportedOpError(f"{op}: attention_bias with cross-attention is not "
+                                     "supported (onnxruntime refuses it too)")
+        if key.ndim != 4 or key.shape != value.shape or key.shape[:2] != (batch, heads) \
+                or key.shape[3] != hs:
+            raise ShapeError(f"{op}: cross-attention key {list(key.shape)} and value "
+                             f"{list(value.shape)} must be (batch {batch}, num_heads "
+                             f"{heads}, kv_seq, head_size {hs})")
+        k_all, v_all = key.astype(w, copy=False), value.astype(w, copy=False)
+        present = (k_all, v_all)
+    else:
+        present = _dmmha_self_kv(op, key, value, bias, past_k, past_v, plen, d, heads, w,
+                                 attrs)
+        total = plen + 1
+        k_all, v_all = present[0][:, :, :total], present[1][:, :, :total]
+        if indir is not None:
+            if mask is not None:
+                raise UnsupportedOpError(f"{op}: mask_index with cache_indirection (beam "
+                                         "search) is not supported (onnxruntime's CPU kernel "
+                                         "reads that mask as floats)")
+            if attn_bias is not None:
+                raise UnsupportedOpError(f"{op}: attention_bias with cache_indirection (beam "
+                                         "search) is not supported (onnxruntime's CPU kernel "
+                                         "gives row b the bias of row b // beam_width)")
+            rows = _beam_rows(op, indir, beam, batch, total, present[0].shape[2])
+            pos = np.arange(total)[None, :]
+            # (B, T, N, H) -> (B, N, T, H): row b's key j from cache row rows[b, j]
+            k_all = present[0][rows, :, pos].transpose(0, 2, 1, 3)
+            v_all = present[1][rows, :, pos].transpose(0, 2, 1, 3)
+        elif beam is not None and beam > 1:
+            raise ShapeError(f"{op}: beam_width {beam} needs cache_indirection")
+    total = k_all.shape[2]
+    scale = attrs["scale"]
+    scale = 1.0 / np.sqrt(hs) if not scale else float(scale)
+    scores = np.matmul(q, k_all.swapaxes(-1, -2)) * w.type(scale)  # (B, N, 1, T)
+    if mask is not None:
+        m = _int32(op, "mask_index", mask)
+        if m.shape != (batch, total):
+            raise UnsupportedOpError(f"{op}: mask_index of shape {list(m.shape)} is not "
+                                     f"supported (only (batch, total_sequence_length) = "
+                                     f"{[batch, total]})")
+        scores += np.where(m == 0, w.type(_mask_filter(attrs)), w.type(0))[:, None, None]
+    ab = _attention_bias(op, attn_bias, batch, heads, 1, total, w)
+    if ab is not None:
+        scores += ab
+    probs = _quiet(_softmax, scores, -1, w == _F32)
+    y = np.matmul(probs, v_all).reshape(batch, 1, heads * v_all.shape[3])
+    dt = np.asarray(query).dtype
+    outs = (y, present[0], present[1])
+    if attrs.get(NUM_OUTPUTS, 1) > 3:
+        if not attrs["output_qk"]:
+            raise OpAttributeError(f"{op}: the qk output needs output_qk=1")
+        outs += (scores,)
+    return tuple(o.astype(dt, copy=False) for o in outs[:max(1, attrs.get(NUM_OUTPUTS, 1))])
+
+
+def _dmmha_infer(attrs, inputs):
+    op = "DecoderMaskedMultiHeadAttention"
+    heads = _num_heads(op, attrs)
+    q = inputs[0]
+    key = inputs[1] if len(inputs) > 1 else None
+    past = inputs[5] if len(inputs) > 5 else None
+    if q.shape is None:
+        return [TensorInfo(q.dtype, None)] * 4
+    if len(q.shape) != 3:
+        raise ShapeError(f"{op}: query must be (batch, 1, hidden), got {list(q.shape)}")
+    b, s, d = q.shape
+    if key is None and d is not None:
+        d //= 3
+    present = past.shape if past is not None else (key.shape if key is not None else None)
+    total = None
+    if past is None and present is not None and len(present) == 4:
+        total = present[2]
+    qk = (b, heads, 1, total)
+    return [TensorInfo(q.dtype, (b, s, d)), TensorInfo(q.dtype, present),
+            TensorInfo(q.dtype, present), TensorInfo(q.dtype, qk)]
+
+
+# --------------------------------------------------------------------------------------
 # Definitions
 # --------------------------------------------------------------------------------------
 
@@ -743,4 +955,13 @@ OPS = (
     define("RestorePadding", ("input", "token_offset"), ("output",), _restore_padding_kernel,
            infer=_restore_padding_infer, domain=_DOMAIN, dtypes=_F16_32,
            doc="Unpacks tokens to (batch, seq, hidden) with zero padding rows."),
+    define("DecoderMaskedMultiHeadAttention",
+           ("query", "key?", "value?", "mask_index?", "attention_bias?", "past_key?",
+            "past_value?", "past_sequence_length?", "beam_width?", "cache_indirection?",
+            "bias?"), ("output", "present_key?", "present_value?", "qk?"), _dmmha_kernel,
+           (("output_qk", "int", 0), ("mask_filter_value", "float", None),
+            ("scale", "float", None), ("past_present_share_buffer", "int", 0),
+            ("num_heads", "int")),
+           infer=_dmmha_infer, domain=_DOMAIN, dtypes=_F16_32,
+           doc="One decoding step of multi-head self- or cross-attention with a KV cache."),
 )
