@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import OpAttributeError, ShapeError, UnsupportedOpError
+from ..errors import ExecutionError, OpAttributeError, ShapeError, UnsupportedOpError
 from .activation import _gelu, _sigmoid, _softmax, silu
 from .ms_transformer import (_DOMAIN, _F32, _attention_bias, _float, _mask_filter,
                              _num_heads, _padded, _wants, _work)
@@ -306,12 +306,14 @@ def _skip_sum(op, x, skip, bias, c, last, w):
 
 def _group_normalize(s, gamma, beta, groups, act, last, eps):
     """GroupNorm of s (work dtype, 4-D) then gamma/beta and optionally SiLU."""
-    n = s.shape[0]
+    n, c = s.shape[0], s.shape[3] if last else s.shape[1]
+    pixels = s.shape[1] * s.shape[2] if last else s.shape[2] * s.shape[3]
+    # (explicit sizes, no -1: a reshape cannot infer one of an empty array)
     if last:  # (N, H*W, G, C/G): statistics over pixels and the group's channels
-        v = s.reshape(n, -1, groups, s.shape[3] // groups)
+        v = s.reshape(n, pixels, groups, c // groups)
         axes = (1, 3)
     else:
-        v = s.reshape(n, groups, -1)
+        v = s.reshape(n, groups, c // groups * pixels)
         axes = (2,)
     mean, var = _mean_var(v, axes)
     y = (v - mean) / np.sqrt(var + s.dtype.type(eps))
@@ -422,8 +424,11 @@ def _swiglu_kernel(inputs, attrs, ctx):
     alpha, beta = float(attrs["activation_alpha"]), float(attrs["activation_beta"])
     limit = float(attrs["limit"])
     w = _work(x.dtype)
-    g = g.astype(w)
-    u = u.astype(w)
+    shape = g.shape
+    # flat copies: the shared sigmoid writes in place (out=), which a 0-d array's
+    # arithmetic, a numpy scalar, cannot take
+    g = g.astype(w).reshape(-1)
+    u = u.astype(w).reshape(-1)
     if limit > 0:
         np.minimum(g, w.type(limit), out=g)
         np.clip(u, w.type(-limit), w.type(limit), out=u)
@@ -442,7 +447,7 @@ def _swiglu_kernel(inputs, attrs, ctx):
         if rounding:
             at = at.astype(x.dtype).astype(np.float64)
         y[tail] = at * u[tail]
-    return (y.astype(x.dtype, copy=False),)
+    return (y.reshape(shape).astype(x.dtype, copy=False),)
 
 
 def _swiglu_infer(attrs, inputs):
@@ -468,14 +473,20 @@ def _scaled_silu_kernel(inputs, attrs, ctx):
         k = float(scale.reshape(-1)[0].astype(np.float32))
     w = _work(x.dtype)
     dt = x.dtype
-    z = (x.astype(w) * w.type(k)).astype(dt).astype(w)  # each step rounded to T
+    # flat: the shared sigmoid writes in place (out=), which a 0-d array cannot take
+    z = (x.astype(w).reshape(-1) * w.type(k)).astype(dt).astype(w)  # each step rounded
     s = _quiet(_sigmoid, z, None).astype(dt).astype(w)
-    return ((z * s).astype(dt, copy=False),)
+    return ((z * s).reshape(x.shape).astype(dt, copy=False),)
 
 
 # --------------------------------------------------------------------------------------
 # RelativePositionBias, GatedRelativePositionBias
 # --------------------------------------------------------------------------------------
+
+
+# RelativePositionBias's output size comes from a scalar input's value: a bad one (a
+# fuzzed 2**31) is refused rather than allocated
+_MAX_RESULT_BYTES = 1 << 31
 
 
 def _length(op, what, v):
@@ -534,6 +545,10 @@ def _rel_pos_bias_kernel(inputs, attrs, ctx):
     if max_distance < 1:
         raise OpAttributeError(f"{op}: max_distance must be positive, got {max_distance}")
     num_buckets, heads = table.shape
+    size = heads * q * q * table.dtype.itemsize  # (Python ints: no overflow)
+    if size > _MAX_RESULT_BYTES:
+        raise ExecutionError(f"{op}: the (1, {heads}, {q}, {q}) output would take {size:,} "
+                             f"bytes, over the limit of {_MAX_RESULT_BYTES:,}")
     buckets = _t5_buckets(q, num_buckets, max_distance, int(attrs["is_bidirectional"]))
     y = table.reshape(heads, num_buckets)[:, buckets]
     return (y.reshape(1, heads, q, q),)

@@ -32,7 +32,8 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import onegraph  # noqa: E402
 from onegraph.convert import from_onnx, to_onnx  # noqa: E402
-from onegraph.errors import OpAttributeError, ShapeError, UnsupportedOpError  # noqa: E402
+from onegraph.errors import (ExecutionError, OpAttributeError, ShapeError,  # noqa: E402
+                             UnsupportedOpError)
 from onegraph.ops import REGISTRY, TensorInfo  # noqa: E402
 
 from .single_node import node_inputs, ort_session  # noqa: E402
@@ -600,6 +601,10 @@ def test_relative_position_bias_errors(rng):
                 is_bidirectional=1)
     with pytest.raises(ShapeError, match="bias_table must be 2-D"):
         _kernel("RelativePositionBias", [table[0], n, n], max_distance=64)
+    big = np.array(2**31 - 1, np.int64)
+    with pytest.raises(ExecutionError, match="RelativePositionBias: the \\(1, 2, 2147483647, "
+                       "2147483647\\) output would take"):
+        _kernel("RelativePositionBias", [table, big, big], max_distance=64)
 
 
 # --------------------------------------------------------------------------------------
@@ -1000,3 +1005,24 @@ def test_dmmha_errors(rng):
         call(_n=4)
     with pytest.raises(OpAttributeError, match="num_heads must be positive"):
         call(_attrs=dict(num_heads=0))
+
+
+def test_empty_and_scalar_inputs():
+    """Zero-size dims give empty outputs of the right shapes (not a reshape error), and
+    0-d inputs run (the shared sigmoid writes in place, which a numpy scalar cannot)."""
+    z = np.zeros
+    for last in (1, 0):
+        for shape in ((0, 2, 2, 4), (2, 2, 2, 0)) if last else ((0, 4, 2, 2), (2, 0, 2, 2)):
+            c = shape[3] if last else shape[1]
+            y, s = _kernel("SkipGroupNorm", [z(shape, np.float32), z(c, np.float32),
+                                             z(c, np.float32), z(shape, np.float32)],
+                           groups=2, activation=1, channels_last=last)
+            assert y.shape == s.shape == shape
+    x = np.array(-3.0, np.float32)
+    np.testing.assert_allclose(_kernel("ScaledSiLU", [x])[0], -3 / (1 + np.exp(3)),
+                               rtol=1e-6)
+    np.testing.assert_allclose(_kernel("SwiGLU", [x, np.array(2.0, np.float32)])[0],
+                               -6 / (1 + np.exp(3)), rtol=1e-6)
+    assert _kernel("RelativePositionBias", [z((32, 2), np.float32), np.array(0),
+                                            np.array(0)], max_distance=64)[0].shape == \
+        (1, 2, 0, 0)
