@@ -909,6 +909,13 @@ def _upgrade(proto):
             proto = rewrite_batched_scans(proto)
 
         _safe_for_inference(proto)   # the model's own dims, checked before conversion
+        if proto.ir_version < 4:
+            # IR 3 lists every initializer as a graph input too; onnxruntime saves
+            # optimized opset-9 models with IR 3 but without those inputs, which the
+            # converter then calls undefined. IR 4 states the model as it is.
+            inputs = {i.name for i in proto.graph.input}
+            if any(t.name not in inputs for t in proto.graph.initializer):
+                proto.ir_version = 4
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
