@@ -26,9 +26,12 @@ Conv weights are stored in MLAS's blocked layouts, decoded here to OIHW:
 B is 16 where onnxruntime ran on AVX-512 and 8 on AVX/AVX2. It is derived from the
 node's tensors: B must divide every blocked dim, and an NCHW-input conv has fewer than
 B input channels. A filter whose blocked dims are all multiples of 16 fits B = 8 and
-B = 16 alike, with different weight orders, and nothing in the file tells them apart;
-such a node needs `BLOCK_SIZE` set (to the writer's block size) and is refused with an
-UnsupportedOpError saying so otherwise.
+B = 16 alike, with different weight orders, and nothing in the file tells them apart.
+onnxruntime itself warns that ORT_ENABLE_ALL files are for the machine that wrote them
+and reads such weights with its own block size; so does onegraph by default (16 where
+the CPU has AVX-512F, 8 where it has AVX or AVX2, as MLAS picks). `BLOCK_SIZE` set to
+8 or 16 overrides that, for a file written on another kind of machine; where neither
+applies (not x86) such a node is refused with an UnsupportedOpError saying so.
 
 Conv: activation(conv(X, W) + B + Sum), MLAS's activations (as FusedConv in
 `ops/ms_fused.py`). MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool: the standard
@@ -39,6 +42,9 @@ modes, ReorderOutput channels <= 0 or above the input's.
 """
 
 from __future__ import annotations
+
+import functools
+import platform
 
 import numpy as np
 
@@ -56,9 +62,28 @@ _F32 = np.dtype(np.float32)
 # The MLAS block sizes a file may have been written with (AVX-512: 16; AVX, AVX2: 8).
 _BLOCK_SIZES = (16, 8)
 
-# The block size to assume for a Conv whose tensors fit both (None: refuse such nodes).
-# Set it to the block size of the machine that wrote the file.
+# The block size to assume for a Conv whose tensors fit both (None: this machine's, as
+# onnxruntime here would read the file). Set it to the block size of the machine that
+# wrote the file when that was another kind of machine.
 BLOCK_SIZE: int | None = None
+
+
+@functools.lru_cache(maxsize=1)
+def machine_block_size() -> int | None:
+    """MLAS's NCHWc block size on this CPU: 16 with AVX-512F, 8 with AVX2 or AVX (what
+    onnxruntime here writes and reads), None where MLAS has no NCHWc kernels (not x86)
+    or numpy does not say."""
+    if platform.machine().lower() not in ("x86_64", "amd64", "i386", "i686", "x86"):
+        return None
+    try:
+        features = np._core._multiarray_umath.__cpu_features__
+    except AttributeError:  # numpy's feature table is private; without it, do not guess
+        return None
+    if features.get("AVX512F"):
+        return 16
+    if features.get("AVX2") or features.get("AVX"):
+        return 8
+    return None
 
 _RESIZE = next(op for op in _SHAPE_OPS if op.name == "Resize")
 
@@ -207,17 +232,20 @@ def _block_size(op, x_channels, w_shape, group):
             return chosen[0]
         raise ShapeError(f"{op}: filter {list(w_shape)} does not fit BLOCK_SIZE "
                          f"{BLOCK_SIZE}")
+    chosen = [fb for fb in fits if fb[0] == machine_block_size()]
+    if chosen:
+        return chosen[0]
     raise UnsupportedOpError(
         f"{op}: filter {list(w_shape)} (group {group}) fits MLAS block sizes 16 and 8, "
-        f"whose weight orders differ, and the file does not say which wrote it: set "
-        f"onegraph.ops.ms_nchwc.BLOCK_SIZE to the writing machine's (16 with AVX-512, "
-        f"8 with AVX/AVX2)")
+        f"whose weight orders differ, the file does not say which wrote it and this "
+        f"machine has no MLAS block size: set onegraph.ops.ms_nchwc.BLOCK_SIZE to the "
+        f"writing machine's (16 with AVX-512, 8 with AVX/AVX2)")
 
 
 def _decoded_filter(op, w, x_channels, group, attrs):
     """(OIHW filter, form), cached per node for the same weight array."""
     cache = kernel_cache(attrs)
-    key = (id(w), x_channels, BLOCK_SIZE)
+    key = (id(w), x_channels, BLOCK_SIZE, machine_block_size())
     hit = cache.get("filter")
     if hit is not None and hit[0] == key and hit[1] is w:
         return hit[2], hit[3]

@@ -12,9 +12,10 @@ onnxruntime). Bounds: TOL rtol = atol = 1e-5 (measured max error 7.6e-6 on outpu
 
 The block size is derived from the tensors where they fix it (a filter dim that is an odd
 multiple of 8 means 8; an NCHW-input conv with 8..15 input channels means 16). A filter
-whose blocked dims are all multiples of 16 fits both, so the tests that need it set
-`ms_nchwc.BLOCK_SIZE` to this machine's, itself read from a file onnxruntime wrote here
-(a Conv with 8 output channels is saved with roundup(8, B) of them).
+whose blocked dims are all multiples of 16 fits both; it is read with this machine's
+block size (as onnxruntime here reads it), which must be the one onnxruntime writes here,
+read off a file it wrote (a Conv with 8 output channels is saved with roundup(8, B) of
+them). The form tests pin `ms_nchwc.BLOCK_SIZE` to that size.
 """
 
 from __future__ import annotations
@@ -308,7 +309,26 @@ def test_block_size_8_file():
 # --------------------------------------------------------------------------------------
 
 
-def test_ambiguous_block_size_is_refused():
+def test_machine_block_size_is_the_one_onnxruntime_writes_here(machine_block):
+    assert ms_nchwc.machine_block_size() == machine_block
+
+
+def test_ambiguous_filter_is_read_with_this_machines_block_size(tmp_path, machine_block):
+    """A 16 -> 32 conv on an NCHWc input fits block sizes 8 and 16; with BLOCK_SIZE
+    unset it is read as onnxruntime here wrote it."""
+    assert ms_nchwc.BLOCK_SIZE is None
+    rng = np.random.default_rng(7)
+    model = _model([_mk("Conv", ["x", "w", "b"], ["y"], pads=[1, 1, 1, 1])],
+                   [("x", [1, 16, 6, 6])],
+                   {"w": rng.standard_normal((32, 16, 3, 3)) * 0.3,
+                    "b": rng.standard_normal(32)})
+    feeds = {"x": rng.standard_normal((1, 16, 6, 6)).astype(np.float32)}
+    got, want, _ = _run_saved(tmp_path, model, feeds, ["Conv"])
+    np.testing.assert_allclose(got, want, **TOL)
+
+
+def test_ambiguous_block_size_is_refused_without_a_machine_block(monkeypatch):
+    monkeypatch.setattr(ms_nchwc, "machine_block_size", lambda: None)
     op = REGISTRY.get("Conv", NCHWC)
     x = np.zeros((1, 16, 4, 4), np.float32)
     w = np.zeros((16, 16, 3, 3), np.float32)
