@@ -165,36 +165,42 @@ def test_onegraph_domain_ops_listed():
 
 
 def test_other_runtimes_ops_are_written_as_they_are():
-    """A com.microsoft op (imported with check_ops=False, or added in Python without an
-    opset import) is exported as it is, with its domain's opset import, and the model
-    runs in onnxruntime; only onegraph's own domains are refused."""
+    """A com.microsoft op onegraph has no definition of (MaxpoolWithMask; imported with
+    check_ops=False, or added in Python without an opset import) is exported as it is,
+    with its domain's opset import, and the model runs in onnxruntime; only onegraph's
+    own domains are refused."""
     from onnx import TensorProto, helper
 
+    from onegraph.ops import REGISTRY
+
+    assert not REGISTRY.has("MaxpoolWithMask", "com.microsoft")
     g = helper.make_graph(
         [helper.make_node("Relu", ["x"], ["a"]),
-         helper.make_node("FusedMatMul", ["a", "a"], ["y"], domain="com.microsoft",
-                          alpha=2.0)],
-        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])])
+         helper.make_node("MaxpoolWithMask", ["a", "mask"], ["y"], domain="com.microsoft",
+                          kernel_shape=[2, 2])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2]),
+              helper.make_tensor_value_info("mask", TensorProto.INT32, [1, 1, 2, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 1, 1])])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13),
                                             helper.make_opsetid("com.microsoft", 1)])
     m.ir_version = 8
-    xv = np.array([[1, -2], [3, 4]], np.float32)
-    a = np.maximum(xv, 0)
+    feeds = {"x": np.array([[[[1, -2], [3, 4]]]], np.float32),
+             "mask": np.ones((1, 1, 2, 2), np.int32)}
     for check in (True, False):
         proto = to_onnx(from_onnx(m, check_ops=False), check=check)
         assert {o.domain: o.version for o in proto.opset_import}["com.microsoft"] == 1
-        np.testing.assert_allclose(_ort(proto, {"x": xv})[0], 2 * a @ a)
+        np.testing.assert_array_equal(_ort(proto, feeds)[0], [[[[4.0]]]])
 
     built = Graph("g")
-    x = built.add_input("x", "float32", [2, 2])
-    (y,) = built.add_node("FusedMatMul", [x, x], ["y"], {"alpha": 2.0},
+    x = built.add_input("x", "float32", [1, 1, 2, 2])
+    mask = built.add_input("mask", "int32", [1, 1, 2, 2])
+    (y,) = built.add_node("MaxpoolWithMask", [x, mask], ["y"], {"kernel_shape": [2, 2]},
                           domain="com.microsoft")
-    built.tensors[y].dtype, built.tensors[y].shape = built.tensors[x].dtype, [2, 2]
+    built.tensors[y].dtype, built.tensors[y].shape = built.tensors[x].dtype, [1, 1, 1, 1]
     built.outputs = [y]
     proto = to_onnx(Model(graphs=[built], opset_imports={"": 17}))
     assert {o.domain: o.version for o in proto.opset_import}["com.microsoft"] == 1
-    np.testing.assert_allclose(_ort(proto, {"x": xv})[0], 2 * xv @ xv)
+    np.testing.assert_array_equal(_ort(proto, feeds)[0], [[[[4.0]]]])
 
 
 def test_quantized_weight_exports_as_qdq():
