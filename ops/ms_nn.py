@@ -12,9 +12,9 @@ put RemovePadding / RestorePadding around the encoder; newer onnxruntime graph f
 and MoE exports write SwiGLU and ScaledSiLU.
 
 Inputs, outputs, attributes and defaults follow onnxruntime's op schemas. onnxruntime
-1.32 has CPU kernels only for ScaledSiLU and (float32) DecoderMaskedMultiHeadAttention,
-which the tests use as the oracle; the others run only on CUDA/ROCm there, and follow
-onnxruntime's CUDA kernels:
+1.32 has CPU kernels only for ScaledSiLU, (float32) DecoderMaskedMultiHeadAttention and
+SparseAttention, which the tests use as the oracle; the others run only on CUDA/ROCm
+there, and follow onnxruntime's CUDA kernels:
 
 * BiasSoftmax: softmax(data + bias) over the dims from `axis` on, flattened as opset-11
   Softmax does; bias has data's dims from `axis` on, and before `axis` data's leading
@@ -46,6 +46,17 @@ onnxruntime's CUDA kernels:
   head_size) key/value (which onegraph also returns as present_key/present_value if
   the node declares them; onnxruntime refuses that). Packed QKV, which onnxruntime's
   CPU kernel fails on, runs as the same attention on the unpacked Q, K, V.
+* SparseAttention (Phi-3 small): block-sparse causal grouped-query attention; the
+  new K/V (rotated with Q when do_rotary) go into the shared-buffer caches at each
+  entry's key_total_sequence_lengths - sequence_length (0 in a prompt, when
+  total_sequence_length == sequence_length); head h uses block layout h % num_layout
+  (CSR block_row_indices/block_col_indices), a layout or block row as full as a lower
+  triangle counting as dense, blocked keys getting the lowest float. onnxruntime's CPU
+  kernel stores each entry's probabilities at a stride of total_sequence_length and
+  reads them at the entry's own key length, so in a batch it is right only for entries
+  of the full length; onegraph gives every entry what onnxruntime gives it alone, and
+  zeros for the rows of a right-padded prompt past an entry's length (which
+  onnxruntime leaves undefined).
 
 Refused by name: the dropouts in training mode with a nonzero ratio (a random dropout
 onnxruntime draws from its own Philox generator, which cannot be reproduced here);
@@ -67,6 +78,7 @@ from ..errors import ExecutionError, OpAttributeError, ShapeError, UnsupportedOp
 from .activation import _gelu, _sigmoid, _softmax, silu
 from .ms_transformer import (_DOMAIN, _F32, _attention_bias, _float, _mask_filter,
                              _num_heads, _padded, _wants, _work)
+from .ms_llm import _caches, _gqa_split, _rotate
 from .normalization import _mean_var
 from .registry import NUM_OUTPUTS, TensorInfo, define
 
@@ -910,6 +922,160 @@ def _dmmha_infer(attrs, inputs):
 
 
 # --------------------------------------------------------------------------------------
+# SparseAttention
+# --------------------------------------------------------------------------------------
+
+
+def _sparse_heads(op, attrs):
+    """(num_heads, kv_num_heads, sparse_block_size) after onnxruntime's checks."""
+    heads, kv = int(attrs["num_heads"]), int(attrs["kv_num_heads"])
+    if heads < 1 or kv < 1 or heads % kv:
+        raise OpAttributeError(f"{op}: num_heads {heads} must be a positive multiple of "
+                               f"kv_num_heads {kv}")
+    block = int(attrs["sparse_block_size"])
+    if block < 1:
+        raise OpAttributeError(f"{op}: sparse_block_size must be positive, got {block}")
+    return heads, kv, block
+
+
+def _block_masks(op, rows, cols, heads):
+    """(layouts, blocks, blocks) bool block masks from the CSR inputs, with
+    onnxruntime's rules: a layout with as many nonzeros as a full lower triangle, and a
+    block row with as many as its index + 1, are dense (every earlier block allowed)."""
+    rows, cols = _int32(op, "block_row_indices", rows), _int32(op, "block_col_indices", cols)
+    if rows.ndim != 2 or rows.shape[1] < 2 or rows.shape[0] < 1 or heads % rows.shape[0] \
+            or cols.ndim != 2 or cols.shape[0] != rows.shape[0]:
+        raise ShapeError(f"{op}: block_row_indices {list(rows.shape)} must be (num_layout, "
+                         f"max_blocks + 1) with num_heads {heads} a multiple of num_layout, and "
+                         f"block_col_indices {list(cols.shape)} (num_layout, max_nnz)")
+    layouts, nb = rows.shape[0], rows.shape[1] - 1
+    if np.any(np.diff(rows, axis=1) < 0) or rows.min() < 0 or rows.max() > cols.shape[1]:
+        raise ShapeError(f"{op}: block_row_indices must be non-decreasing offsets into "
+                         f"block_col_indices' {cols.shape[1]} columns")
+    # entry e of layout l belongs to block row r when rows[l, r] <= e < rows[l, r + 1]
+    entry = np.arange(cols.shape[1])
+    used = (entry[None, None, :] >= rows[:, :-1, None]) & \
+        (entry[None, None, :] < rows[:, 1:, None])
+    if np.any(used & ((cols[:, None, :] < 0) | (cols[:, None, :] >= nb))):
+        raise ShapeError(f"{op}: block_col_indices holds block columns outside [0, {nb})")
+    onehot = np.zeros((layouts, nb, cols.shape[1], nb), bool)
+    l, r, e = np.nonzero(used)
+    onehot[l, r, e, cols[l, e]] = True
+    mask = onehot.any(axis=2)
+    lower = np.tril(np.ones((nb, nb), bool))
+    dense_row = np.diff(rows, axis=1) == np.arange(1, nb + 1)  # (layouts, nb)
+    dense_layout = rows[:, -1] >= nb * (nb + 1) // 2
+    dense = dense_row | dense_layout[:, None]
+    return np.where(dense[:, :, None], lower, mask)
+
+
+def _sparse_lengths(op, total, lengths, batch, seq, cache, max_seq):
+    """(is_prompt, per-entry past lengths, total lengths) after onnxruntime's checks."""
+    t = _int32(op, "total_sequence_length", total)
+    if t.size != 1:
+        raise ShapeError(f"{op}: total_sequence_length must hold one value, got shape "
+                         f"{list(t.shape)}")
+    t = int(t.reshape(-1)[0])
+    kl = _int32(op, "key_total_sequence_lengths", lengths)
+    if kl.shape != (batch,):
+        raise ShapeError(f"{op}: key_total_sequence_lengths must be ({batch},), got "
+                         f"{list(kl.shape)}")
+    limit = min(cache, max_seq)
+    if not 0 < t <= limit:
+        raise ShapeError(f"{op}: total_sequence_length {t} must lie in [1, {limit}] (the KV "
+                         "cache's and the block mask's lengths)")
+    prompt = t == seq
+    low, high = (0, seq) if prompt else (seq, t)
+    if kl.size and (kl.min() < low or kl.max() > high):
+        raise ShapeError(f"{op}: key_total_sequence_lengths {kl.tolist()} must lie in "
+                         f"[{low}, {high}] ({'prompt' if prompt else 'past + sequence_length'}"
+                         " .. total_sequence_length)")
+    past = np.zeros(batch, np.int64) if prompt else kl.astype(np.int64) - seq
+    return prompt, past, kl.astype(np.int64)
+
+
+def _sparse_attention_kernel(inputs, attrs, ctx):
+    """Block-sparse causal grouped-query attention with a shared-buffer KV cache (Phi-3
+    small): the new K/V (rotated with Q when do_rotary) are written into the caches at
+    each entry's past length (key_total_sequence_lengths - sequence_length; 0 for a
+    prompt); query at position p of head h attends keys j <= p whose block j // block
+    the block mask of layout h % num_layout allows in block row p // block. Rows of a
+    right-padded prompt past an entry's length are zeros."""
+    op = "SparseAttention"
+    (query, key, value, past_k, past_v, rows, cols, total, lengths, cos,
+     sin) = _padded(inputs, 11)
+    heads, kv_heads, block = _sparse_heads(op, attrs)
+    q, k, v, hs = _gqa_split(op, query, key, value, heads, kv_heads)
+    dt = q.dtype
+    batch, seq = q.shape[:2]
+    masks = _block_masks(op, rows, cols, heads)
+    pk, pv = _float(past_k, op, "past_key"), _float(past_v, op, "past_value")
+    if pk.ndim != 4 or pk.shape != pv.shape or pk.shape[:2] != (batch, kv_heads) \
+            or pk.shape[3] != hs:
+        raise ShapeError(f"{op}: past_key {list(pk.shape)} and past_value {list(pv.shape)} "
+                         f"must be (batch {batch}, kv_num_heads {kv_heads}, max_cache, "
+                         f"head_size {hs})")
+    cache = pk.shape[2]
+    prompt, past, klen = _sparse_lengths(op, total, lengths, batch, seq, cache,
+                                         masks.shape[1] * block)
+    w = _work(dt)
+    qh = q.astype(w).reshape(batch, seq, heads, hs).transpose(0, 2, 1, 3)
+    kh = k.astype(w).reshape(batch, seq, kv_heads, hs).transpose(0, 2, 1, 3)
+    vh = v.astype(w).reshape(batch, seq, kv_heads, hs).transpose(0, 2, 1, 3)
+    pos = past[:, None] + np.arange(seq)[None, :]  # (B, S) absolute positions
+    if attrs["do_rotary"]:
+        if cos is None or sin is None:
+            raise ShapeError(f"{op}: do_rotary=1 needs cos_cache and sin_cache")
+        cos, sin = _caches(op, cos, sin)
+        rot = 2 * cos.shape[1]
+        if rot > hs:
+            raise ShapeError(f"{op}: cos_cache's {cos.shape[1]} columns rotate more than "
+                             f"head_size {hs} dims")
+        qh = _rotate(np.ascontiguousarray(qh), pos, cos, sin, rot, attrs["rotary_interleaved"],
+                     op)
+        kh = _rotate(np.ascontiguousarray(kh), pos, cos, sin, rot,
+                     attrs["rotary_interleaved"], op)
+    present_k, present_v = pk.astype(w), pv.astype(w)  # copies: the outputs
+    b_idx = np.arange(batch)[:, None]
+    present_k[b_idx, :, pos] = kh.transpose(0, 2, 1, 3)  # (B, S, Kv, H) at (b, :, pos)
+    present_v[b_idx, :, pos] = vh.transpose(0, 2, 1, 3)
+    span = int(pos.max()) + 1 if pos.size else 0  # the keys any query can reach
+    group = heads // kv_heads
+    keys = np.repeat(present_k[:, :, :span], group, axis=1)  # (B, N, T, H)
+    vals = np.repeat(present_v[:, :, :span], group, axis=1)
+    scale = attrs["scale"]
+    scale = 1.0 / np.sqrt(hs) if not scale else float(scale)
+    scores = np.matmul(qh * w.type(scale), keys.swapaxes(-1, -2))  # (B, N, S, T)
+    j = np.arange(span)
+    causal = j[None, None, :] <= pos[:, :, None]  # (B, S, T)
+    layout = np.arange(heads) % masks.shape[0]
+    blocks = masks[layout[None, :, None, None], (pos // block)[:, None, :, None],
+                   (j // block)[None, None, None, :]]  # (B, N, S, T)
+    # onnxruntime gives blocked keys the lowest float (not -inf: a row with every key
+    # blocked is uniform over its causal keys) and keys past the query none at all
+    scores = np.where(blocks, scores, np.finfo(w).min)
+    scores = np.where(causal[:, None], scores, -np.inf)
+    probs = _quiet(_softmax, scores, -1, False)
+    y = np.matmul(probs, vals)  # (B, N, S, H)
+    if prompt:  # rows of a right-padded prompt past the entry's length: zeros
+        y = np.where((np.arange(seq)[None, :] < klen[:, None])[:, None, :, None], y, 0)
+    y = y.transpose(0, 2, 1, 3).reshape(batch, seq, heads * hs)
+    return tuple(o.astype(dt, copy=False) for o in (y, present_k, present_v))
+
+
+def _sparse_attention_infer(attrs, inputs):
+    op = "SparseAttention"
+    heads, kv_heads, _ = _sparse_heads(op, attrs)
+    q, key, past = inputs[0], inputs[1], inputs[3]
+    shape = None
+    if q.shape is not None and len(q.shape) == 3 and q.shape[2] is not None:
+        d = q.shape[2] if key is not None else q.shape[2] // (heads + 2 * kv_heads) * heads
+        shape = (q.shape[0], q.shape[1], d)
+    return [TensorInfo(q.dtype, shape), TensorInfo(q.dtype, past.shape),
+            TensorInfo(q.dtype, past.shape)]
+
+
+# --------------------------------------------------------------------------------------
 # Definitions
 # --------------------------------------------------------------------------------------
 
@@ -979,4 +1145,14 @@ OPS = (
             ("num_heads", "int")),
            infer=_dmmha_infer, domain=_DOMAIN, dtypes=_F16_32,
            doc="One decoding step of multi-head self- or cross-attention with a KV cache."),
+    define("SparseAttention", ("query", "key?", "value?", "past_key", "past_value",
+                               "block_row_indices", "block_col_indices",
+                               "total_sequence_length", "key_total_sequence_lengths",
+                               "cos_cache?", "sin_cache?"),
+           ("output", "present_key", "present_value"), _sparse_attention_kernel,
+           (("rotary_interleaved", "int", 0), ("sparse_block_size", "int"),
+            ("scale", "float", 0.0), ("do_rotary", "int", 0), ("kv_num_heads", "int"),
+            ("num_heads", "int")),
+           infer=_sparse_attention_infer, domain=_DOMAIN, dtypes=("float16", "float32"),
+           doc="Block-sparse causal grouped-query attention with a KV cache (Phi-3 small)."),
 )

@@ -1,18 +1,19 @@
 """onnxruntime's normalisation, activation, dropout and attention-helper contrib ops
 (`ops/ms_nn.py`) against onnxruntime.
 
-onnxruntime 1.32 has CPU kernels for ScaledSiLU and (float32 only)
-DecoderMaskedMultiHeadAttention alone (probed: every other op here fails with
-NOT_IMPLEMENTED on CPUExecutionProvider), so those two are checked against onnxruntime's
-own kernels on one-node models (DMMHA's packed-QKV and float16 forms, which that kernel
-does not run, against it on the unpacked / float32 inputs), and every other op's oracle
-is the same computation
-written as standard ONNX ops (Add + opset-11 Softmax, Dropout-13 in inference mode,
-GroupNormalization-21 between Transposes, Erf Gelu, Clip/Sigmoid in double, T5's
-bucket arithmetic in float32 Log/Div/Cast, MatMul/ReduceSum/Sigmoid, TopK/Gather and
-ScatterND) run by onnxruntime's CPU provider. The bit-packed masks of the Bitmask
-dropouts are compared with the all-ones words their schema states. Inputs are seeded
-random.
+onnxruntime 1.32 has CPU kernels for ScaledSiLU, DecoderMaskedMultiHeadAttention
+(float32 only) and SparseAttention alone (probed: every other op here fails with
+NOT_IMPLEMENTED on CPUExecutionProvider), so those three are checked against
+onnxruntime's own kernels on one-node models (DMMHA's packed-QKV and float16 forms,
+which that kernel does not run, against it on the unpacked / float32 inputs;
+SparseAttention through an IOBinding that gives past and present one buffer, as the
+kernel demands, batch entry by entry because of the stride quirk _sa_oracle describes),
+and every other op's oracle is the same computation written as standard ONNX ops
+(Add + opset-11 Softmax, Dropout-13 in inference mode, GroupNormalization-21 between
+Transposes, Erf Gelu, Clip/Exp/Div in double, T5's bucket arithmetic in float32
+Log/Div/Cast, MatMul/ReduceSum/Sigmoid, TopK/Gather and ScatterND) run by
+onnxruntime's CPU provider. The bit-packed masks of the Bitmask dropouts are compared
+with the all-ones words their schema states. Inputs are seeded random.
 
 Bounds: float32 rtol = atol = 1e-5 (TOL; measured max error 4.2e-7 of 1 + |y|),
 float16 rtol = atol = 2e-3 (F16_TOL, one float16 step at |y| ~ 2-4; measured max
@@ -1026,3 +1027,197 @@ def test_empty_and_scalar_inputs():
     assert _kernel("RelativePositionBias", [z((32, 2), np.float32), np.array(0),
                                             np.array(0)], max_distance=64)[0].shape == \
         (1, 2, 0, 0)
+
+
+# --------------------------------------------------------------------------------------
+# SparseAttention (onnxruntime has a CPU kernel; its past and present caches must share
+# one buffer, so the oracle binds them to the same OrtValue)
+# --------------------------------------------------------------------------------------
+
+SA = "SparseAttention"
+_SA_NAMES = ("q", "k", "v", "pk", "pv", "rows", "cols", "t", "kt", "cos", "sin")
+
+
+def _sa_model(values, dtype, **attrs):
+    inputs = [(n, values.get(n)) for n in _SA_NAMES]
+    names, graph_inputs, _ = node_inputs(inputs)
+    while names[-1] == "":
+        names.pop()
+    node = helper.make_node(SA, names, ["y", "pk_out", "pv_out"], domain=MS, **attrs)
+    graph = helper.make_graph([node], "sa", graph_inputs, [
+        helper.make_tensor_value_info(o, _ELEM(np.dtype(dtype)), None)
+        for o in ("y", "pk_out", "pv_out")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                   helper.make_opsetid(MS, 1)], ir_version=9)
+
+
+def _sa_ort(model, values):
+    """onnxruntime's outputs with present_key/value bound to past_key/value's buffers."""
+    session = ort_session(model, optimize=False)
+    binding = session.io_binding()
+    arrays = {n: np.array(v) for n, v in values.items()}  # (alive while bound)
+    bound = {n: ort.OrtValue.ortvalue_from_numpy(a) for n, a in arrays.items()}
+    for n, v in bound.items():
+        binding.bind_ortvalue_input(n, v)
+    binding.bind_output("y")
+    binding.bind_ortvalue_output("pk_out", bound["pk"])
+    binding.bind_ortvalue_output("pv_out", bound["pv"])
+    session.run_with_iobinding(binding)
+    # copies: the outputs view buffers that end with this function
+    return [np.array(o.numpy(), copy=True) for o in binding.get_outputs()]
+
+
+def _csr(block_masks):
+    """(block_row_indices, block_col_indices) of (layouts, nb, nb) 0/1 block masks, the
+    column lists padded with -1."""
+    rows = np.concatenate([np.zeros((len(block_masks), 1), np.int64),
+                           np.cumsum(block_masks.sum(axis=2), axis=1)], axis=1)
+    nnz = int(rows[:, -1].max())
+    cols = np.full((len(block_masks), nnz), -1, np.int64)
+    for i, m in enumerate(block_masks):
+        c = np.nonzero(m)[1]
+        cols[i, :c.size] = c
+    return rows.astype(np.int32), cols.astype(np.int32)
+
+
+def _layouts(kind, nb=4):
+    lower = np.tril(np.ones((nb, nb), np.int32))
+    if kind == "dense":
+        return lower[None]
+    local = lower.copy()
+    local[2, 0] = local[3, 0] = local[3, 1] = 0  # a local window of two blocks
+    strided = lower.copy()
+    strided[2, 1] = strided[3, 2] = 0
+    if kind == "two":
+        return np.stack([local, strided])
+    return np.stack([local, strided, lower, local])
+
+
+def _sa_values(rng, seq, klen, total, layouts, heads=4, kv=2, hs=16, cache=16,
+               packed=False, rotary=False, dtype=np.float32):
+    batch = len(klen)
+    rows, cols = _csr(_layouts(layouts))
+    values = {"q": _randn(rng, batch, seq, heads * hs, dtype=dtype),
+              "k": _randn(rng, batch, seq, kv * hs, dtype=dtype),
+              "v": _randn(rng, batch, seq, kv * hs, dtype=dtype),
+              "pk": _randn(rng, batch, kv, cache, hs, dtype=dtype),
+              "pv": _randn(rng, batch, kv, cache, hs, dtype=dtype),
+              "rows": rows, "cols": cols, "t": np.array([total], np.int32),
+              "kt": np.array(klen, np.int32)}
+    if packed:
+        values["q"] = np.concatenate([values.pop("q"), values.pop("k"), values.pop("v")], -1)
+    if rotary:
+        cos, sin = (np.cos(np.arange(32)[:, None] * rng.random(rotary)).astype(dtype),
+                    np.sin(np.arange(32)[:, None] * rng.random(rotary)).astype(dtype))
+        values.update(cos=cos, sin=sin)
+    return values
+
+
+def _sa_oracle(values, dtype, attrs):
+    """onnxruntime's outputs, batch entry by entry: its CPU kernel writes each (entry,
+    head)'s probabilities at a stride of total_sequence_length but reads them back at
+    the entry's own key length, so in a batch only entries of the full length come out
+    right; alone (total_sequence_length = its key length, or the prompt's length) each
+    entry does."""
+    seq = values["q"].shape[1]
+    prompt = int(values["t"][0]) == seq
+    per_entry = []
+    for b, klen in enumerate(values["kt"]):
+        one = {n: (v[b:b + 1] if n in ("q", "k", "v", "pk", "pv") else v)
+               for n, v in values.items()}
+        total = seq if prompt else int(klen)
+        one.update(kt=np.array([total], np.int32), t=np.array([total], np.int32))
+        per_entry.append(_sa_ort(_sa_model(one, dtype, **attrs), one))
+    return [np.concatenate(parts) for parts in zip(*per_entry)]
+
+
+def _sa_check(values, valid_rows=None, **attrs):
+    dtype = next(iter(values.values())).dtype
+    attrs = dict(dict(num_heads=4, kv_num_heads=2, sparse_block_size=4), **attrs)
+    model = _sa_model(values, dtype, **attrs)
+    got = _og(model, values)
+    want = _sa_oracle(values, dtype, attrs)
+    if valid_rows is not None:  # a padded prompt's rows past the entry: zeros here
+        keep = (np.arange(got[0].shape[1])[None, :] < np.array(valid_rows)[:, None])[..., None]
+        assert not np.where(keep, 0, got[0]).any()
+        want[0] = np.where(keep, want[0], 0)
+    _compare(got, want)
+    _infer_matches(SA, [(n, values.get(n)) for n in _SA_NAMES], got, attrs)
+    return got
+
+
+@pytest.mark.parametrize("layouts", ["dense", "two", "four"])
+@pytest.mark.parametrize("rotary,interleaved,hs", [(0, 0, 16), (8, 0, 16), (8, 1, 16),
+                                                   (8, 0, 32), (8, 1, 32)])
+def test_sparse_attention_prompt(rng, layouts, rotary, interleaved, hs):
+    # head_size 32 with an 8-column cos_cache rotates half of each head
+    values = _sa_values(rng, 13, [13, 13], 13, layouts, rotary=rotary, hs=hs)
+    _sa_check(values, do_rotary=int(rotary > 0), rotary_interleaved=interleaved)
+
+
+@pytest.mark.parametrize("layouts", ["dense", "two"])
+@pytest.mark.parametrize("seq", [1, 3])
+@pytest.mark.parametrize("rotary", [0, 8])
+def test_sparse_attention_decode(rng, layouts, seq, rotary):
+    # entry 0 has 6 - seq cached tokens, entry 1 has 14 - seq
+    values = _sa_values(rng, seq, [6, 14], 14, layouts, rotary=rotary)
+    _sa_check(values, do_rotary=int(rotary > 0), scale=0.2)
+
+
+def test_sparse_attention_padded_prompt(rng):
+    _sa_check(_sa_values(rng, 9, [9, 5], 9, "two"), valid_rows=[9, 5])
+
+
+def test_sparse_attention_onnxruntime_batch_quirk(rng):
+    """The whole batch in one onnxruntime call: right for the entry of the full length,
+    not for the shorter one (see _sa_oracle); onegraph matches the per-entry oracle."""
+    values = _sa_values(rng, 1, [14, 6], 14, "dense")
+    attrs = dict(num_heads=4, kv_num_heads=2, sparse_block_size=4)
+    whole = _sa_ort(_sa_model(values, np.float32, **attrs), values)
+    got = _sa_check(values)
+    np.testing.assert_allclose(got[0][0], whole[0][0], **TOL)
+    assert not np.allclose(got[0][1], whole[0][1], **TOL)
+
+
+@pytest.mark.parametrize("rotary", [0, 8])
+def test_sparse_attention_packed_and_float16(rng, rotary):
+    _sa_check(_sa_values(rng, 5, [5, 5], 5, "two", packed=True, rotary=rotary),
+              do_rotary=int(rotary > 0))
+    values = _sa_values(rng, 1, [7, 12], 12, "four", rotary=rotary, dtype=np.float16)
+    _sa_check(values, do_rotary=int(rotary > 0))
+
+
+def test_sparse_attention_errors(rng):
+    values = _sa_values(rng, 4, [4, 4], 4, "two")
+
+    def call(attrs=None, **changes):
+        v = dict(values, **changes)
+        a = dict(dict(num_heads=4, kv_num_heads=2, sparse_block_size=4), **(attrs or {}))
+        return _kernel(SA, [v.get(n) for n in _SA_NAMES], **a)
+
+    with pytest.raises(OpAttributeError, match=f"{SA}: num_heads 4 must be a positive "
+                       "multiple of kv_num_heads 3"):
+        call(dict(kv_num_heads=3))
+    with pytest.raises(ShapeError, match="block_row_indices must be non-decreasing"):
+        call(rows=values["rows"][:, ::-1].copy())
+    with pytest.raises(ShapeError, match="block_col_indices holds block columns outside"):
+        call(cols=values["cols"] + 4)
+    with pytest.raises(ShapeError, match="num_heads 4 a multiple of num_layout"):
+        call(rows=np.zeros((3, 5), np.int32), cols=np.zeros((3, 1), np.int32))
+    with pytest.raises(ShapeError, match="total_sequence_length 17 must lie in \\[1, 16\\]"):
+        call(t=np.array([17], np.int32))
+    with pytest.raises(ShapeError, match="key_total_sequence_lengths \\[3, 9\\] must lie "
+                       "in \\[4, 9\\]"):
+        call(kt=np.array([3, 9], np.int32), t=np.array([9], np.int32))
+    with pytest.raises(ShapeError, match="key_total_sequence_lengths \\[5, 4\\] must lie "
+                       "in \\[0, 4\\]"):
+        call(kt=np.array([5, 4], np.int32))
+    with pytest.raises(ShapeError, match="key_total_sequence_lengths must be \\(2,\\)"):
+        call(kt=np.array([4], np.int32))
+    with pytest.raises(ShapeError, match="do_rotary=1 needs cos_cache and sin_cache"):
+        call(dict(do_rotary=1))
+    with pytest.raises(ShapeError, match="past_key \\[2, 2, 16, 8\\]"):
+        call(pk=values["pk"][..., :8], pv=values["pv"][..., :8])
+    with pytest.raises(ShapeError, match="positions 0..3 out of the caches' 2 rows"):
+        call(dict(do_rotary=1), cos=np.ones((2, 8), np.float32),
+             sin=np.ones((2, 8), np.float32))
