@@ -40,6 +40,7 @@ from onegraph.ops import REGISTRY, TensorInfo  # noqa: E402
 from .single_node import node_inputs, ort_session  # noqa: E402
 
 MS = "com.microsoft"
+DM = "DecoderMaskedMultiHeadAttention"
 TOL = dict(rtol=1e-5, atol=1e-5)
 F16_TOL = dict(rtol=2e-3, atol=2e-3)
 _ELEM = helper.np_dtype_to_tensor_dtype
@@ -797,19 +798,26 @@ def _graph_model(nodes, inputs, outputs, inits=None):
 
 
 def test_round_trip_model(rng):
-    """ScaledSiLU (the op onnxruntime runs on CPU) between standard ops, imported, run,
-    written back by to_onnx: onnxruntime runs the written model to the original's
-    outputs."""
+    """ScaledSiLU between standard ops feeding a DecoderMaskedMultiHeadAttention
+    decoding step (the ops onnxruntime runs on CPU), imported, run, written back by
+    to_onnx: onnxruntime runs the written model to the original's outputs."""
     nodes = [helper.make_node("ScaledSiLU", ["x"], ["a"], domain=MS, alpha=1.702),
              helper.make_node("MatMul", ["a", "w"], ["m"]),
-             helper.make_node("ScaledSiLU", ["m", "scale"], ["y"], domain=MS)]
-    feeds = {"x": _randn(rng, 2, 5, 8)}
-    model = _graph_model(nodes, feeds, ["y"], {"w": _randn(rng, 8, 6),
-                                               "scale": np.float32(0.5)})
+             helper.make_node("ScaledSiLU", ["m", "scale"], ["q"], domain=MS),
+             helper.make_node(DM, ["q", "k", "v", "mask", "", "pk", "pv", "plen"],
+                              ["y", "present_k", "present_v"], domain=MS, num_heads=2,
+                              past_present_share_buffer=1)]
+    feeds = {"x": _randn(rng, 2, 1, 8), "k": _randn(rng, 2, 1, 16),
+             "v": _randn(rng, 2, 1, 16), "mask": np.array([[1, 1, 0, 1], [1, 1, 1, 1]],
+                                                          np.int32),
+             "pk": _randn(rng, 2, 2, 5, 8), "pv": _randn(rng, 2, 2, 5, 8),
+             "plen": np.array(3, np.int32)}
+    model = _graph_model(nodes, feeds, ["y", "present_k", "present_v"],
+                         {"w": _randn(rng, 8, 16), "scale": np.float32(0.5)})
     want = ort_session(model, optimize=False).run(None, feeds)
     got = _og(model, feeds)
     back = to_onnx(from_onnx(model))
-    assert [n.op_type for n in back.graph.node if n.domain == MS] == ["ScaledSiLU"] * 2
+    assert [n.op_type for n in back.graph.node if n.domain == MS] == ["ScaledSiLU"] * 2 + [DM]
     again = ort_session(back, optimize=False).run(None, feeds)
     _compare(got, want)
     _compare(again, want)
@@ -852,7 +860,6 @@ def test_round_trip_ops_without_cpu_kernels(rng):
 # DecoderMaskedMultiHeadAttention (onnxruntime has a float32 CPU kernel)
 # --------------------------------------------------------------------------------------
 
-DM = "DecoderMaskedMultiHeadAttention"
 _DM_NAMES = ("q", "k", "v", "mask", "ab", "pk", "pv", "plen", "bw", "ci", "bias")
 
 
