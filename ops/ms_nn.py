@@ -65,9 +65,9 @@ too); GroupNorm activations other than 0 and 1; DecoderMaskedMultiHeadAttention'
 past_present_share_buffer=0 with a past, mask_index other than (batch, total) 0/1,
 attention_bias with cross-attention, and mask_index or attention_bias under beam search
 (onnxruntime's CPU kernel reads the mask as floats and gives row b the bias of row
-b // beam_width there). Kernels compute float16 (and bfloat16)
-in float32 and round once to the input dtype at the end, except where the schema
-states intermediate roundings (ScaledSiLU, SwiGLU's round_activation).
+b // beam_width there). Kernels compute float16 (and bfloat16) in float32 and round
+once to the input dtype at the end, except where the schema states intermediate
+roundings (ScaledSiLU, SwiGLU's round_activation).
 """
 
 from __future__ import annotations
@@ -76,9 +76,9 @@ import numpy as np
 
 from ..errors import ExecutionError, OpAttributeError, ShapeError, UnsupportedOpError
 from .activation import _gelu, _sigmoid, _softmax, silu
+from .ms_llm import _caches, _gqa_split, _rotate
 from .ms_transformer import (_DOMAIN, _F32, _attention_bias, _float, _mask_filter,
                              _num_heads, _padded, _wants, _work)
-from .ms_llm import _caches, _gqa_split, _rotate
 from .normalization import _mean_var
 from .registry import NUM_OUTPUTS, TensorInfo, define
 
@@ -122,6 +122,7 @@ def _same_infer(attrs, inputs):
 
 
 def _bias_softmax_axis(attrs, rank):
+    """BiasSoftmax's axis in [0, rank); OpAttributeError outside [-rank, rank)."""
     axis = int(attrs["axis"])
     if not -rank <= axis < rank:
         raise OpAttributeError(f"BiasSoftmax: axis {axis} out of range for rank {rank}")
@@ -166,6 +167,7 @@ def _bias_softmax_kernel(inputs, attrs, ctx):
 
 
 def _bias_softmax_infer(attrs, inputs):
+    """data's dtype and shape, after the bias-shape check where both shapes are known."""
     x, b = inputs[0], inputs[1]
     if x.shape is not None and b.shape is not None and None not in x.shape \
             and None not in b.shape and len(x.shape):
@@ -247,7 +249,10 @@ def _dropout_kernel(op, with_bias, bitmask):
 
 
 def _dropout_infer(bitmask):
+    """The inference rule of a dropout: output as data, mask bool of data's shape or
+    ceil(size / 32) uint32 words."""
     def infer(attrs, inputs):
+        """output and mask of a dropout node."""
         x = inputs[0]
         if not bitmask:
             return [TensorInfo(x.dtype, x.shape), TensorInfo(_BOOL, x.shape)]
@@ -358,7 +363,10 @@ def _group_norm_kernel(op, with_skip):
 
 
 def _group_norm_infer(op):
+    """The inference rule of GroupNorm / SkipGroupNorm: Y (and S) as X, after the
+    attribute, rank and channel checks."""
     def infer(attrs, inputs):
+        """Y and S of a group-norm node."""
         groups, _, last = _group_norm_attrs(op, attrs)
         x = inputs[0]
         if x.shape is not None:
@@ -397,6 +405,7 @@ def _bias_split_gelu_kernel(inputs, attrs, ctx):
 
 
 def _bias_split_gelu_infer(attrs, inputs):
+    """Y (N, S, D / 2) of X's dtype."""
     x = inputs[0]
     if x.shape is None:
         return [TensorInfo(x.dtype, None)]
@@ -463,6 +472,7 @@ def _swiglu_kernel(inputs, attrs, ctx):
 
 
 def _swiglu_infer(attrs, inputs):
+    """gate's shape with `up`, else gate's with its last dim halved."""
     gate = inputs[0]
     up = inputs[1] if len(inputs) > 1 else None
     if gate.shape is None or up is not None or not gate.shape:
@@ -502,6 +512,7 @@ _MAX_RESULT_BYTES = 1 << 31
 
 
 def _length(op, what, v):
+    """A non-negative int64 scalar input as an int (ShapeError otherwise)."""
     v = np.asarray(v)
     if v.dtype != np.int64 or v.size != 1:
         raise ShapeError(f"{op}: {what} must be an int64 scalar, got {v.dtype} "
@@ -567,6 +578,8 @@ def _rel_pos_bias_kernel(inputs, attrs, ctx):
 
 
 def _rel_pos_bias_infer(attrs, inputs):
+    """(1, num_heads, seq, seq) of bias_table's dtype, seq known when query_length's
+    value is."""
     table, ql = inputs[0], inputs[1]
     heads = None
     if table.shape is not None:
@@ -643,6 +656,7 @@ def _gated_rel_pos_kernel(inputs, attrs, ctx):
 
 
 def _gated_rel_pos_infer(attrs, inputs):
+    """(batch, num_heads, seq, seq) from query_layer's (or token_offset's) shape."""
     query, offset = inputs[0], inputs[6] if len(inputs) > 6 else None
     bs = None
     if offset is not None and offset.shape is not None:
@@ -686,6 +700,8 @@ def _remove_padding_kernel(inputs, attrs, ctx):
 
 
 def _remove_padding_infer(attrs, inputs):
+    """(tokens, hidden), token_offset (batch, seq), cumulated_seq_len (batch + 1,) and
+    max_seq_len (1,); the token count is a value, unknown here."""
     x = inputs[0]
     if x.shape is not None and len(x.shape) != 3:
         raise ShapeError(f"RemovePadding: input must be 3-D, got shape {list(x.shape)}")
@@ -714,6 +730,7 @@ def _restore_padding_kernel(inputs, attrs, ctx):
 
 
 def _restore_padding_infer(attrs, inputs):
+    """(batch, seq, hidden) from token_offset's and input's shapes."""
     x, offset = inputs[0], inputs[1]
     b = s = h = None
     if offset.shape is not None and len(offset.shape) == 2:
@@ -900,6 +917,8 @@ def _dmmha_kernel(inputs, attrs, ctx):
 
 
 def _dmmha_infer(attrs, inputs):
+    """output (batch, 1, v_hidden); present_key/value the past caches' shape (the
+    key/value caches' for cross-attention); qk (batch, num_heads, 1, total)."""
     op = "DecoderMaskedMultiHeadAttention"
     heads = _num_heads(op, attrs)
     q = inputs[0]
@@ -1064,6 +1083,8 @@ def _sparse_attention_kernel(inputs, attrs, ctx):
 
 
 def _sparse_attention_infer(attrs, inputs):
+    """output (batch, seq, num_heads * head_size); present_key/value the past caches'
+    shapes."""
     op = "SparseAttention"
     heads, kv_heads, _ = _sparse_heads(op, attrs)
     q, key, past = inputs[0], inputs[1], inputs[3]

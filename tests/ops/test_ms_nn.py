@@ -67,10 +67,12 @@ def _ms_model(op, inputs, out_types, **attrs):
 
 
 def _feeds(inputs):
+    """The given arrays of `inputs` by name (the session feeds)."""
     return {k: np.asarray(v) for k, v in inputs if v is not None}
 
 
 def _og(model, feeds):
+    """onegraph's outputs of the imported model, in its output order."""
     names = [o.name for o in model.graph.output]
     return onegraph.Session(from_onnx(model)).run(names, feeds)
 
@@ -88,6 +90,7 @@ def _oracle(nodes, feeds, outputs, opset=17, inits=None):
 
 
 def _compare(got, want, tol=None):
+    """Every output equal in dtype and shape, and close (exact for integers)."""
     for i, (g, w) in enumerate(zip(got, want)):
         assert g.dtype == w.dtype and g.shape == w.shape, (i, g.dtype, g.shape, w.dtype,
                                                            w.shape)
@@ -121,16 +124,19 @@ def _run_ms(op, inputs, out_types, **attrs):
 
 
 def _kernel(op, inputs, **attrs):
+    """The op's kernel called directly (attrs resolved with defaults)."""
     opdef = REGISTRY.get(op, MS)
     return opdef.kernel(list(inputs), opdef.resolve_attrs(attrs), None)
 
 
 @pytest.fixture
 def rng():
+    """A seeded generator per test."""
     return np.random.default_rng(0)
 
 
 def _randn(rng, *shape, dtype=np.float32, scale=1.0):
+    """Normal random values of `shape` in `dtype`."""
     return (rng.standard_normal(shape) * scale).astype(dtype)
 
 
@@ -615,6 +621,8 @@ def test_relative_position_bias_errors(rng):
 
 
 def _gated_oracle(feeds, batch, seq, heads, head_size, d):
+    """The gate formula as ONNX ops: Add, Reshape, Transpose, MatMul, Add, Split,
+    ReduceSum, Sigmoid and the eco_a arithmetic, times rel_pos."""
     nodes = [
         helper.make_node("Add", ["q", "qb"], ["q1"]),
         helper.make_node("Reshape", ["q1", "bsnh"], ["q2"]),
@@ -639,6 +647,7 @@ def _gated_oracle(feeds, batch, seq, heads, head_size, d):
 
 
 def _gated_inputs(rng, batch, seq, heads, head_size, d, dtype=np.float32):
+    """Random GatedRelativePositionBias inputs of consistent shapes."""
     hidden = heads * head_size
     return [("q", _randn(rng, batch, seq, hidden, dtype=dtype)),
             ("qb", _randn(rng, hidden, dtype=dtype)),
@@ -734,6 +743,7 @@ def _remove_padding_oracle(x, counts):
 
 
 def _restore_padding_oracle(packed, offset, hidden):
+    """ScatterND of the packed rows into zeros at token_offset's first rows."""
     b, s = offset.shape
     i64 = np.int64
     nodes = [helper.make_node("Reshape", ["off", "minus1"], ["flat"]),
@@ -788,6 +798,7 @@ def test_padding_errors(rng):
 
 
 def _graph_model(nodes, inputs, outputs, inits=None):
+    """A model of `nodes` (default and com.microsoft domains) over `inputs`."""
     graph = helper.make_graph(
         nodes, "nn", [helper.make_tensor_value_info(k, _ELEM(v.dtype), v.shape)
                       for k, v in inputs.items()],
@@ -896,6 +907,7 @@ def _dm_check(values, outputs, oracle_values=None, **attrs):
 
 
 def _dm_self(rng, batch=2, heads=2, hs=8, max_seq=6, past=3, dtype=np.float32):
+    """Random self-attention DMMHA inputs with shared-buffer caches of max_seq rows."""
     d = heads * hs
     return {"q": _randn(rng, batch, 1, d, dtype=dtype), "k": _randn(rng, batch, 1, d,
                                                                      dtype=dtype),
@@ -976,6 +988,8 @@ def test_dmmha_errors(rng):
     values = _dm_self(rng)
 
     def call(**changes):
+        """The kernel on `values` with some inputs changed (_attrs, _n: attributes and
+        the declared output count)."""
         v = dict(values, **{k: c for k, c in changes.items() if not k.startswith("_")})
         attrs = dict(dict(num_heads=2, past_present_share_buffer=1), **changes.get("_attrs", {}))
         opdef = REGISTRY.get(DM, MS)
@@ -1046,6 +1060,7 @@ _SA_NAMES = ("q", "k", "v", "pk", "pv", "rows", "cols", "t", "kt", "cos", "sin")
 
 
 def _sa_model(values, dtype, **attrs):
+    """A one-node SparseAttention model over `values` (names in _SA_NAMES)."""
     inputs = [(n, values.get(n)) for n in _SA_NAMES]
     names, graph_inputs, _ = node_inputs(inputs)
     while names[-1] == "":
@@ -1088,6 +1103,7 @@ def _csr(block_masks):
 
 
 def _layouts(kind, nb=4):
+    """Block masks: one dense layout, or two/four layouts mixing local and strided."""
     lower = np.tril(np.ones((nb, nb), np.int32))
     if kind == "dense":
         return lower[None]
@@ -1102,6 +1118,7 @@ def _layouts(kind, nb=4):
 
 def _sa_values(rng, seq, klen, total, layouts, heads=4, kv=2, hs=16, cache=16,
                packed=False, rotary=False, dtype=np.float32):
+    """Random SparseAttention inputs (key lengths `klen`, `rotary` cos/sin columns)."""
     batch = len(klen)
     rows, cols = _csr(_layouts(layouts))
     values = {"q": _randn(rng, batch, seq, heads * hs, dtype=dtype),
@@ -1198,6 +1215,7 @@ def test_sparse_attention_errors(rng):
     values = _sa_values(rng, 4, [4, 4], 4, "two")
 
     def call(attrs=None, **changes):
+        """The kernel on `values` with some inputs changed."""
         v = dict(values, **changes)
         a = dict(dict(num_heads=4, kv_num_heads=2, sparse_block_size=4), **(attrs or {}))
         return _kernel(SA, [v.get(n) for n in _SA_NAMES], **a)
