@@ -15,7 +15,8 @@ Log/Div/Cast, MatMul/ReduceSum/Sigmoid, TopK/Gather and ScatterND) run by
 onnxruntime's CPU provider. The bit-packed masks of the Bitmask dropouts are compared
 with the all-ones words their schema states. Inputs are seeded random.
 
-Bounds: float32 rtol = atol = 1e-5 (TOL; measured max error 4.2e-7 of 1 + |y|),
+Bounds: float32 rtol = atol = 1e-5 (TOL; measured max error 5.8e-7 of 1 + |y|, 7.6e-6
+absolute on SwiGLU outputs of ~65),
 float16 rtol = atol = 2e-3 (F16_TOL, one float16 step at |y| ~ 2-4; measured max
 1.95e-3 absolute, 7.2e-4 of 1 + |y|, where the oracle rounds intermediates to float16
 and onegraph rounds once), float64 1e-5 (measured 3.3e-16); index outputs, the
