@@ -39,10 +39,10 @@ import functools
 
 import numpy as np
 
-from ..errors import OpAttributeError, ShapeError, UnsupportedOpError
+from ..errors import OpAttributeError, ResourceExhaustedError, ShapeError, UnsupportedOpError
 from .activation import (_elu, _hard_sigmoid, _hard_swish, _leaky_relu, _selu, _sigmoid,
                          _softplus, _softsign, _thresholded_relu, relu)
-from .conv import _CONV_ATTRS, _conv_infer, conv_nd
+from .conv import _CONV_ATTRS, _conv_infer, _pool_geometry, conv_nd
 from .linalg import _gemm_infer, _gemm_kernel, _matmul_infer, _matmul_kernel, _matmul_shape
 from .ms_transformer import _DOMAIN, _tanh_gelu
 from .pool import _POOL_ATTRS, _maxpool_infer, _maxpool_kernel
@@ -102,6 +102,85 @@ def _float_inputs(op, inputs, names):
         first = x.dtype if first is None else first
         out.append(x)
     return out
+
+
+# A result (or a temporary a kernel builds, such as a padded input) whose size comes
+# from an attribute or an input's value rather than from the inputs' own sizes is
+# refused past this many bytes, as onegraph's image ops do: a fuzzed pads=2**40 must
+# not reach numpy as an allocation (a bare MemoryError, or an overcommitted success).
+MAX_RESULT_BYTES = 1 << 31
+
+# Window attributes (kernel_shape, strides, dilations, pads) past this are refused
+# before any arithmetic: numpy's stride tricks take C longs, and no real model has them.
+_MAX_WINDOW_VALUE = (1 << 31) - 1
+
+
+def check_result_size(op, what, shape, itemsize):
+    """Refuse a result of `shape` whose bytes exceed MAX_RESULT_BYTES (Python int
+    arithmetic: no overflow whatever the dims).
+
+    Raises:
+        ResourceExhaustedError: naming `op`, `what` and the size.
+    """
+    size = int(itemsize)
+    for d in shape:
+        size *= int(d)
+    if size > MAX_RESULT_BYTES:
+        raise ResourceExhaustedError(
+            f"{op}: {what} of shape {[int(d) for d in shape]} would take {size:,} bytes, "
+            f"over the limit of {MAX_RESULT_BYTES:,} bytes for one result")
+
+
+def check_window_values(op, attrs, names=("kernel_shape", "strides", "dilations", "pads",
+                                          "output_padding", "output_shape")):
+    """Refuse window attributes (of `names` present in attrs) holding a value beyond
+    +-(2**31 - 1).
+
+    Raises:
+        OpAttributeError: naming `op`, the attribute and its values.
+    """
+    for name in names:
+        values = attrs.get(name)
+        if values is not None and any(abs(int(v)) > _MAX_WINDOW_VALUE for v in values):
+            raise OpAttributeError(f"{op}: {name} {[int(v) for v in values]} holds a value "
+                                   f"beyond {_MAX_WINDOW_VALUE}")
+
+
+def check_window(op, x_shape, kernel, attrs, out_channels, itemsize, ceil_mode=False):
+    """Check a sliding-window op's attributes against x (N, C, *spatial) before its
+    kernel allocates anything: every kernel_shape/strides/dilations/pads value below
+    2**31, and the padded input, the output (N, out_channels, *out) and the im2col
+    columns (N, C * prod(kernel), prod(out)) each within MAX_RESULT_BYTES.
+
+    Raises:
+        OpAttributeError: a window attribute is out of range (or malformed, from
+            Conv's geometry rule).
+        ShapeError: the window does not fit the input.
+        ResourceExhaustedError: a buffer would exceed MAX_RESULT_BYTES.
+    """
+    check_window_values(op, attrs)
+    if len(x_shape) < 3 or any(abs(int(k)) > _MAX_WINDOW_VALUE for k in kernel):
+        return  # the kernel's own checks name the rank problem
+    sp = [int(d) for d in x_shape[2:]]
+    try:
+        _, _, pb, pe, out = _pool_geometry(sp, [int(k) for k in kernel], attrs, ceil_mode)
+    except (ShapeError, OpAttributeError) as e:
+        raise type(e)(f"{op}: {e}") from e
+    n, c = int(x_shape[0]), int(x_shape[1])
+    check_result_size(op, "the padded input", [n, c] + [d + b + e for d, b, e in
+                                                       zip(sp, pb, pe)], itemsize)
+    check_result_size(op, "the output", [n, out_channels] + list(out), itemsize)
+    cols = c * int(np.prod([int(k) for k in kernel], dtype=object))
+    check_result_size(op, "the im2col columns",
+                      [n, cols, int(np.prod(out, dtype=object))], itemsize)
+
+
+def check_pool(op, x_shape, attrs, itemsize):
+    """`check_window` for a pooling op (kernel_shape from attrs, out_channels = C)."""
+    kernel = attrs.get("kernel_shape")
+    if kernel is not None and len(x_shape) >= 2:
+        check_window(op, x_shape, kernel, attrs, x_shape[1], itemsize,
+                     bool(int(attrs.get("ceil_mode", 0))))
 
 
 def _work(dtype):
@@ -251,6 +330,9 @@ def _fused_conv_kernel(inputs, attrs, ctx):
     x, w, b, z = _float_inputs(op, _padded(inputs, 4), ("X", "W", "B", "Z"))
     fn, params = _conv_activation(op, attrs)
     work = _work(x.dtype)
+    if w.ndim >= 3:
+        check_window(op, x.shape, attrs.get("kernel_shape") or w.shape[2:], attrs,
+                     w.shape[0], work.itemsize)
     y = conv_nd(x.astype(work, copy=False), w.astype(work, copy=False),
                 None if b is None else b.astype(work, copy=False), attrs)
     if y.dtype != work or not y.flags.writeable:
@@ -290,6 +372,12 @@ def _fused_gemm_kernel(inputs, attrs, ctx):
     op = "FusedGemm"
     a, b, c = _float_inputs(op, _padded(inputs, 3), ("A", "B", "C"))
     fn, params = _gemm_activation(op, attrs)
+    if a.ndim == 2 and b.ndim == 2:  # (other ranks: Gemm's own message)
+        (m, ka), (kb, n) = a.shape[::-1] if int(attrs["transA"]) else a.shape, \
+            b.shape[::-1] if int(attrs["transB"]) else b.shape
+        if ka != kb:
+            raise ShapeError(f"{op}: A' {[m, ka]} and B' {[kb, n]} do not fit (inner dims "
+                             f"{ka} and {kb})")
     work = _work(a.dtype)
     gemm_inputs = [a.astype(work, copy=False), b.astype(work, copy=False)]
     if c is not None:
@@ -442,6 +530,7 @@ def _nhwc_maxpool_kernel(inputs, attrs, ctx):
     """MaxPool over the spatial dims of channels-last x, returned channels-last."""
     x = _nhwc_check("NhwcMaxPool", inputs[0])
     nchw = np.moveaxis(x, -1, 1)
+    check_pool(op="NhwcMaxPool", x_shape=nchw.shape, attrs=attrs, itemsize=x.itemsize)
     (y,) = _maxpool_kernel([nchw], dict(attrs, __num_outputs__=1, storage_order=0), ctx)
     return (np.ascontiguousarray(np.moveaxis(y, 1, -1)),)
 

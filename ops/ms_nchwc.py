@@ -50,7 +50,7 @@ import numpy as np
 
 from ..errors import OpAttributeError, ShapeError, UnsupportedOpError
 from .conv import _CONV_ATTRS, conv_nd
-from .ms_fused import _activate, _conv_activation, _named
+from .ms_fused import _activate, _conv_activation, _named, check_pool, check_window
 from .pool import (_POOL_ATTRS, GlobalAveragePool, GlobalMaxPool, _averagepool_kernel,
                    _maxpool_infer, _maxpool_kernel, _pool_infer)
 from .registry import TensorInfo, define, kernel_cache
@@ -274,6 +274,10 @@ def _conv_kernel(inputs, attrs, ctx):
     if form == "depthwise":
         group = op_  # the padded channels are depthwise too (their filters are zeros)
     want = oihw.shape[1] * group
+    # the channels the filter reads, X's own padded with zeros: a fuzzed group of 2**40
+    # must be refused here, not allocated
+    check_window(op, (x.shape[0], max(want, x.shape[1])) + x.shape[2:],
+                 attrs.get("kernel_shape") or w.shape[2:], attrs, op_, x.itemsize)
     if x.shape[1] < want:
         # an unpadded input (onegraph's ReorderInput): its missing channels are zeros
         x = np.concatenate([x, np.zeros((x.shape[0], want - x.shape[1]) + x.shape[2:],
@@ -330,6 +334,7 @@ def _max_pool_kernel(inputs, attrs, ctx):
     if int(attrs["storage_order"]):
         raise UnsupportedOpError("MaxPool: storage_order=1 is not supported (no Indices "
                                  "output)")
+    check_pool("MaxPool", x.shape, attrs, x.itemsize)
     return (_maxpool_kernel([x], dict(attrs, __num_outputs__=1), ctx)[0],)
 
 
@@ -344,6 +349,7 @@ def _average_pool_kernel(inputs, attrs, ctx):
     """AveragePool on NCHWc tensors."""
     x = _f32("AveragePool", inputs[0], "X")
     _rank4("AveragePool", x)
+    check_pool("AveragePool", x.shape, attrs, x.itemsize)
     return _averagepool_kernel([x], attrs, ctx)
 
 
@@ -354,6 +360,9 @@ def _global(op, std):
         """The standard op on a float32 4-D NCHWc tensor."""
         x = _f32(op, inputs[0], "X")
         _rank4(op, x)
+        if x.shape[2] * x.shape[3] == 0:
+            # (numpy's max of nothing is a ValueError, its mean a NaN with a warning)
+            raise ShapeError(f"{op}: X {list(x.shape)} has no pixels to pool")
         return std.kernel([x], attrs, ctx)
     return kernel
 

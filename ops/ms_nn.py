@@ -76,6 +76,7 @@ import numpy as np
 
 from ..errors import ExecutionError, OpAttributeError, ShapeError, UnsupportedOpError
 from .activation import _gelu, _sigmoid, _softmax, silu
+from .ms_fused import check_result_size
 from .ms_llm import _caches, _gqa_split, _rotate
 from .ms_transformer import (_DOMAIN, _F32, _attention_bias, _float, _mask_filter,
                              _num_heads, _padded, _wants, _work)
@@ -288,6 +289,10 @@ def _channels(op, x, groups, last):
         layout = "NHWC" if last else "NCHW"
         raise ShapeError(f"{op}: X must be 4-D ({layout}), got shape {list(x.shape)}")
     c = x.shape[3] if last else x.shape[1]
+    if c == 0:
+        # 0 channels divide into any count of groups, whose (batch, groups) statistics
+        # are still allocated: a fuzzed groups=2**31 - 1 is refused, not allocated
+        check_result_size(op, "the group statistics", (x.shape[0], groups), 8)
     if c % groups:
         raise ShapeError(f"{op}: {c} channels are not divisible by groups {groups}")
     return c
@@ -587,7 +592,8 @@ def _rel_pos_bias_infer(attrs, inputs):
             raise ShapeError("RelativePositionBias: bias_table must be 2-D, got shape "
                              f"{list(table.shape)}")
         heads = table.shape[1]
-    s = None if ql.value is None else int(np.asarray(ql.value).reshape(-1)[0])
+    s = None if ql.value is None else _length("RelativePositionBias", "query_length",
+                                               ql.value)
     return [TensorInfo(table.dtype, (1, heads, s, s))]
 
 
@@ -871,6 +877,8 @@ def _dmmha_kernel(inputs, attrs, ctx):
         k_all, v_all = key.astype(w, copy=False), value.astype(w, copy=False)
         present = (k_all, v_all)
     else:
+        if key.ndim >= 1 and key.shape[0] != batch:
+            raise ShapeError(f"{op}: key {list(key.shape)} must have query's batch {batch}")
         present = _dmmha_self_kv(op, key, value, bias, past_k, past_v, plen, d, heads, w,
                                  attrs)
         total = plen + 1
@@ -901,7 +909,8 @@ def _dmmha_kernel(inputs, attrs, ctx):
             raise UnsupportedOpError(f"{op}: mask_index of shape {list(m.shape)} is not "
                                      f"supported (only (batch, total_sequence_length) = "
                                      f"{[batch, total]})")
-        scores += np.where(m == 0, w.type(_mask_filter(attrs)), w.type(0))[:, None, None]
+        # onnxruntime masks the keys whose mask_index is <= 0 (a -1 as a 0)
+        scores += np.where(m <= 0, w.type(_mask_filter(attrs)), w.type(0))[:, None, None]
     ab = _attention_bias(op, attn_bias, batch, heads, 1, total, w)
     if ab is not None:
         scores += ab

@@ -47,6 +47,7 @@ import numpy as np
 
 from ..errors import OpAttributeError, ShapeError, UnsupportedOpError
 from .common import broadcast_shape
+from .ms_fused import check_result_size, check_window
 from .ms_quantization import _look_up, _table
 from .ms_transformer import _heads, _key_padding, _sdpa
 from .normalization import _layernorm_kernel
@@ -198,7 +199,8 @@ def _ms_dequantize_kernel(inputs, attrs, ctx):
         raise ShapeError(f"{op}: x_zero_point is {np.asarray(zp).dtype}, but x is "
                          f"{x.dtype}")
     axis = _qdq_params(op, x.shape, scale, zp, int(attrs["axis"]))
-    return (dequantize(x, scale, zp, scale.dtype, axis, 0),)
+    # (np.asarray: a 0-d x must give a 0-d array, not a numpy scalar)
+    return (np.asarray(dequantize(x, scale, zp, scale.dtype, axis, 0)),)
 
 
 def _ms_dequantize_infer(attrs, inputs):
@@ -289,6 +291,11 @@ def _qattention_kernel(inputs, attrs, ctx):
     q, k, v = (_heads(t, heads, op, name) for t, name in ((q, "Q"), (k, "K"), (v, "V")))
     scale = attrs["scale"]
     scale = 1.0 / math.sqrt(hidden // heads) if not scale else float(scale)
+    # onnxruntime reads unidirectional == 1 (other values: bidirectional) and a 2-D
+    # mask's keys as allowed where > 0 (a -1 masks, as 0 does)
+    attrs = dict(attrs, unidirectional=int(int(attrs["unidirectional"]) == 1))
+    if mask is not None and np.asarray(mask).dtype == np.int32 and np.ndim(mask) == 2:
+        mask = (np.asarray(mask) > 0).astype(np.int32)
     try:
         allowed = _key_padding("Attention", mask, batch, seq, seq, "mask_index",
                                attrs["unidirectional"])
@@ -306,11 +313,13 @@ def _qattention_infer(attrs, inputs):
     heads = _qattention_refusals(attrs, inputs[8] if len(inputs) > 8 else None)
     x, w = inputs[0], inputs[1]
     f32 = np.dtype(np.float32)
-    if x.shape is None or w.shape is None or w.shape[1] is None:
+    if x.shape is None or w.shape is None:
         return [TensorInfo(f32, None), TensorInfo(f32, None)]
     if len(x.shape) != 3 or len(w.shape) != 2:
         raise ShapeError(f"{op}: input must be 3-D and weight 2-D, got {list(x.shape)} and "
                          f"{list(w.shape)}")
+    if w.shape[1] is None:
+        return [TensorInfo(f32, None), TensorInfo(f32, None)]
     hidden = w.shape[1] // 3
     batch, seq = x.shape[:2]
     return [TensorInfo(f32, (batch, seq, hidden)),
@@ -492,7 +501,8 @@ def _matmul_integer16_kernel(inputs, attrs, ctx):
     except ValueError as e:
         raise ShapeError(f"{op}: A {list(a.shape)} and B {list(b.shape)} do not fit a "
                          f"matmul ({e})") from e
-    return (y.astype(np.int32),)
+    # (np.asarray: 1-D @ 1-D gives a numpy scalar; the output is a 0-d array)
+    return (np.asarray(y.astype(np.int32)),)
 
 
 def _matmul_integer16_infer(attrs, inputs):
@@ -542,6 +552,8 @@ def _ms_qlinear_conv_kernel(inputs, attrs, ctx):
                              f"one per output channel ({m})")
     last = bool(attrs["channels_last"])
     xc = np.moveaxis(x, -1, 1) if last else x
+    # the integer convolution runs in float64 (exact sums)
+    check_window(op, xc.shape, attrs.get("kernel_shape") or w.shape[2:], attrs, m, 8)
     try:
         acc = _conv_int(xc, w, zx, w_zp, attrs)
     except (ShapeError, OpAttributeError) as e:
@@ -567,13 +579,22 @@ def _ms_qlinear_conv_kernel(inputs, attrs, ctx):
 
 def _ms_qlinear_conv_infer(attrs, inputs):
     """y: y_zero_point's type, Conv's output shape (channels last when asked)."""
-    x, w, y_zp = inputs[0], inputs[3], inputs[7]
+    op = "QLinearConv"
+    x, w, y_zp = inputs[0], inputs[3], _padded(inputs, 9)[7]
+    if y_zp is None:
+        raise ShapeError(f"{op}: y_zero_point is required")
     if x.shape is None:
         return [TensorInfo(y_zp.dtype, None)]
+    if len(x.shape) < 3 or (w.shape is not None and len(w.shape) != len(x.shape)):
+        raise ShapeError(f"{op}: x and w must have one rank of 3 or more, got "
+                         f"{list(x.shape)} and {None if w.shape is None else list(w.shape)}")
     last = bool(attrs["channels_last"])
     shape = tuple(x.shape)
     first = (shape[0], shape[-1]) + shape[1:-1] if last else shape
-    out = _conv_shape(TensorInfo(x.dtype, first), w, attrs)
+    try:
+        out = _conv_shape(TensorInfo(x.dtype, first), w, attrs)
+    except (ShapeError, OpAttributeError) as e:
+        raise type(e)(f"{op}: {e}") from e
     if last and out is not None:
         out = (out[0],) + tuple(out[2:]) + (out[1],)
     return [TensorInfo(y_zp.dtype, out)]

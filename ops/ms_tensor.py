@@ -45,6 +45,7 @@ from .common import infer_same
 from .conv import _convtranspose_infer, conv_transpose_nd
 from .image import _grid_sample_kernel
 from .indexing import _gather_nd
+from .ms_fused import check_result_size, check_window_values
 from .ms_transformer import _DOMAIN, _padded, _work
 from .registry import NUM_OUTPUTS, TensorInfo, define
 from .shape import _FOLD_LIMIT, _pad, _range, _range_length, _scalar, _trilu
@@ -113,6 +114,10 @@ def _range_kernel(inputs, attrs, ctx):
                          "must have one dtype")
     if delta is None:
         delta = np.ones((), start.dtype)
+    n = _range_length(*(_scalar(v, name) for v, name in
+                        ((start, "start"), (limit, "limit"), (delta, "delta"))))
+    # the length is a value: refused past the result limit rather than allocated
+    check_result_size("Range", "the output", (n,), max(start.dtype.itemsize, 8))
     return _range([start, limit, delta], attrs, ctx)
 
 
@@ -185,8 +190,14 @@ def _gather_nd_kernel(inputs, attrs, ctx):
 def _gather_nd_infer(attrs, inputs):
     """indices.shape[:-1] + data.shape[k:] for k = indices.shape[-1]."""
     x, idx = inputs
+    if idx.shape is not None and len(idx.shape) == 0:
+        raise ShapeError("GatherND: indices must have a last dim (the index length), got a "
+                         "scalar")
     if x.shape is None or idx.shape is None or idx.shape[-1] is None:
         return [TensorInfo(x.dtype, None)]
+    if idx.shape[-1] > len(x.shape):
+        raise ShapeError(f"GatherND: indices {list(idx.shape)} address {idx.shape[-1]} dims; "
+                         f"data {list(x.shape)} has {len(x.shape)}")
     return [TensorInfo(x.dtype, tuple(idx.shape[:-1]) + tuple(x.shape[idx.shape[-1]:]))]
 
 
@@ -267,6 +278,9 @@ def _cdist_kernel(inputs, attrs, ctx):
 def _cdist_infer(attrs, inputs):
     """(rows of A, rows of B)."""
     a, b = inputs
+    for t, what in ((a, "A"), (b, "B")):
+        if t.shape is not None and len(t.shape) != 2:
+            raise ShapeError(f"CDist: {what} must be 2-D, got shape {list(t.shape)}")
     m = None if a.shape is None else a.shape[0]
     n = None if b.shape is None else b.shape[0]
     return [TensorInfo(a.dtype, (m, n))]
@@ -479,6 +493,8 @@ def _crop_and_resize_kernel(inputs, attrs, ctx):
                          f"{x.shape[0]}")
     ch, cw = int(size[0]), int(size[1])
     _, c, h, w = x.shape
+    # the crop size is a value: a fuzzed 2**31 - 1 must not reach numpy as an allocation
+    check_result_size(op, "the output", (rois.shape[0], c, ch, cw), 4)
     if (h == 0 or w == 0) and rois.shape[0]:
         raise ShapeError(f"{op}: X {list(x.shape)} has an empty image to crop from")
     work = _work(x.dtype)
@@ -516,6 +532,9 @@ def _crop_and_resize_kernel(inputs, attrs, ctx):
 def _crop_and_resize_infer(attrs, inputs):
     """(num_rois, C, crop_h, crop_w), the crop size when known."""
     x, rois, _, size = inputs
+    if rois.shape is not None and len(rois.shape) != 2:
+        raise ShapeError(f"CropAndResize: rois must be (num_rois, 4), got shape "
+                         f"{list(rois.shape)}")
     r = None if rois.shape is None else rois.shape[0]
     c = None if x.shape is None or len(x.shape) < 2 else x.shape[1]
     hw = (None, None)
@@ -610,12 +629,13 @@ def _murmur_hash3_kernel(inputs, attrs, ctx):
             raise ShapeError(f"{op}: input must be int32, uint32, int64, uint64, float, "
                              f"double or string, got {x.dtype}")
     h = h.reshape(x.shape)
-    return (h if int(attrs["positive"]) else h.view(np.int32),)
+    # onnxruntime reads positive == 1 (any other value, 2 or -1 too, is int32 output)
+    return (h if int(attrs["positive"]) == 1 else h.view(np.int32),)
 
 
 def _murmur_hash3_infer(attrs, inputs):
     """X's shape; uint32, or int32 when positive=0."""
-    dtype = np.dtype(np.uint32) if int(attrs["positive"]) else _INT32
+    dtype = np.dtype(np.uint32) if int(attrs["positive"]) == 1 else _INT32
     return [TensorInfo(dtype, inputs[0].shape)]
 
 
@@ -697,6 +717,12 @@ def _word_conv_embedding_kernel(inputs, attrs, ctx):
 def _word_conv_embedding_infer(attrs, inputs):
     """(words, filters), float32."""
     seq, w = inputs[0], inputs[1]
+    op = "WordConvEmbedding"
+    if seq.shape is not None and len(seq.shape) != 2:
+        raise ShapeError(f"{op}: Sequence must be 2-D (seq, word_len), got shape "
+                         f"{list(seq.shape)}")
+    if w.shape is not None and len(w.shape) != 4:
+        raise ShapeError(f"{op}: W must be 4-D (M, 1, width, E), got shape {list(w.shape)}")
     n = None if seq.shape is None else seq.shape[0]
     m = None if w.shape is None else w.shape[0]
     return [TensorInfo(np.dtype(np.float32), (n, m))]
@@ -887,7 +913,15 @@ def _conv_transpose_dyn_kernel(inputs, attrs, ctx):
     x = _as_float(x, op, "X")
     conv_attrs = {k: v for k, v in attrs.items() if k != NUM_OUTPUTS}
     conv_attrs["pads"] = _dynamic_pads(op, pads)
+    check_window_values(op, conv_attrs)
+    w = np.asarray(w)
     try:
+        # the output's size comes from values (strides, pads, output_shape): refused
+        # past the result limit before conv_transpose_nd allocates it
+        (info,) = _convtranspose_infer(conv_attrs, [TensorInfo(x.dtype, x.shape),
+                                                    TensorInfo(w.dtype, w.shape)])
+        if info.shape is not None and None not in info.shape:
+            check_result_size(op, "the output", info.shape, 8)
         return (conv_transpose_nd(x, w, b, conv_attrs),)
     except (OpAttributeError, ShapeError) as e:
         raise type(e)(f"{op}: {e}") from None
