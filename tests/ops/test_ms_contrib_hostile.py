@@ -1,0 +1,313 @@
+"""Hostile inputs to the contrib ops of ms_fused, ms_nchwc, ms_nn, ms_quantization_more and
+ms_tensor: one regression case per finding of a seeded mutation fuzzer (inputs and
+attributes of the op tests' own calls, mutated: huge or negative attribute values, empty
+and 0-d tensors, other dtypes, dropped and extra inputs), each seen failing before its fix.
+
+What a case checks: the kernel (or the inference rule) raises a onegraph error naming
+the op and the problem, never a raw IndexError/ValueError/OverflowError/MemoryError from
+numpy; results whose size comes from a value (pads, group, crop_size, a Range's length)
+are refused past 2 GiB before anything is allocated; and where the fuzzer found onegraph
+and onnxruntime disagreeing on a valid input (attribute values other than 0/1, mask
+values other than 0/1), onnxruntime's CPU kernel is the oracle, outputs compared exactly
+or to TOL (float32 attention: measured max abs error 6e-8).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+from onnx import helper  # noqa: E402
+
+import onegraph  # noqa: E402
+from onegraph.convert import from_onnx  # noqa: E402
+from onegraph.errors import (OpAttributeError, ResourceExhaustedError,  # noqa: E402
+                             ShapeError)
+from onegraph.ops import REGISTRY, TensorInfo  # noqa: E402
+
+from .single_node import node_inputs  # noqa: E402
+
+MS = "com.microsoft"
+NCHWC = "com.microsoft.nchwc"
+TOL = dict(rtol=1e-5, atol=1e-5)
+F32 = np.float32
+HUGE = 1 << 40  # a fuzzed attribute value: any allocation it sizes is far beyond memory
+BIG = 1 << 30  # a window value within int32 whose padded input is still hundreds of GiB
+
+
+def _kernel(op, inputs, domain=MS, num_outputs=1, **attrs):
+    """The kernel of contrib `op` called directly on `inputs`."""
+    opdef = REGISTRY.get(op, domain)
+    return opdef.kernel(list(inputs), opdef.resolve_attrs(attrs, num_outputs=num_outputs),
+                        None)
+
+
+def _infer(op, infos, domain=MS, **attrs):
+    """The inference rule of contrib `op` on `infos` ((dtype, shape) or (dtype, shape,
+    value) tuples, None for an omitted input)."""
+    opdef = REGISTRY.get(op, domain)
+    return opdef.infer(opdef.resolve_attrs(attrs),
+                       [None if i is None else TensorInfo(np.dtype(i[0]), *i[1:])
+                        for i in infos])
+
+
+def _model(op, inputs, n_out=1, **attrs):
+    """A one-node model of contrib `op` on (name, array or None) inputs."""
+    names, graph_inputs, _ = node_inputs(inputs)
+    while names and names[-1] == "":
+        names.pop()
+    outs = [f"out{i}" for i in range(n_out)]
+    node = helper.make_node(op, names, outs, domain=MS, **attrs)
+    graph = helper.make_graph([node], op, graph_inputs,
+                              [helper.make_empty_tensor_value_info(o) for o in outs])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20),
+                                                   helper.make_opsetid(MS, 1)], ir_version=9)
+
+
+def _both(model, inputs):
+    """(onegraph's outputs, onnxruntime's CPU outputs) of `model` over `inputs`."""
+    feeds = {k: v for k, v in inputs if v is not None}
+    outs = [o.name for o in model.graph.output]
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    want = ort.InferenceSession(model.SerializeToString(), options,
+                                providers=["CPUExecutionProvider"]).run(outs, feeds)
+    got = onegraph.Session(from_onnx(model)).run(outs, feeds)
+    return got, want
+
+
+def _rand(shape, seed=0, dtype=F32):
+    """Seeded standard-normal values of `shape`."""
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+# --------------------------------------------------------------------------------------
+# Window attributes and sizes from values (ms_fused, ms_nchwc, ms_quantization_more)
+# --------------------------------------------------------------------------------------
+
+
+def test_fused_conv_window_attributes_out_of_range():
+    """Fuzz: pads [1, 1, 1, 2**62] died in numpy ("array is too big"), strides [2**62, 1]
+    with OverflowError in its stride tricks, pads 2**40 with a MemoryError."""
+    x, w = _rand((1, 2, 6, 6)), _rand((3, 2, 3, 3), 1)
+    with pytest.raises(OpAttributeError, match=r"FusedConv: pads .* beyond 2147483647"):
+        _kernel("FusedConv", [x, w], pads=[1, 1, 1, 1 << 62], activation="Relu")
+    with pytest.raises(OpAttributeError, match=r"FusedConv: strides .* beyond"):
+        _kernel("FusedConv", [x, w], strides=[1 << 62, 1])
+    with pytest.raises(ResourceExhaustedError,
+                       match=r"FusedConv: the padded input of shape .* over the limit"):
+        _kernel("FusedConv", [x, w], pads=[1, 1, 1, (1 << 31) - 1])
+
+
+def test_nchwc_conv_huge_group_and_pads():
+    """Fuzz: group 2**40 padded X's channels with 5 PiB of zeros, pads 2**40 a 264 TiB
+    padded input; both MemoryErrors (pads past 2**31 are refused as attributes now)."""
+    x, w = _rand((1, 16, 9, 9)), _rand((32, 16, 1, 3), 1)
+    with pytest.raises(ResourceExhaustedError, match=r"Conv: the padded input .* bytes"):
+        _kernel("Conv", [x, w], NCHWC, group=HUGE)
+    w3 = _rand((32, 3, 3, 3), 2)
+    with pytest.raises(ResourceExhaustedError, match=r"Conv: the padded input .* bytes"):
+        _kernel("Conv", [_rand((2, 3, 9, 9)), w3], NCHWC, pads=[1, 1, 1, BIG])
+
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+def test_nchwc_pool_huge_pads(op):
+    """Fuzz: pads [0, 2**40, 0, 0] made MaxPool/AveragePool allocate petabytes."""
+    x = _rand((1, 8, 9, 9))
+    with pytest.raises(OpAttributeError, match=rf"{op}: pads .* beyond 2147483647"):
+        _kernel(op, [x], NCHWC, kernel_shape=[3, 3], pads=[0, HUGE, 0, 0])
+    with pytest.raises(ResourceExhaustedError, match=rf"{op}: the padded input .* limit"):
+        _kernel(op, [x], NCHWC, kernel_shape=[3, 3], pads=[0, BIG, 0, 0])
+
+
+def test_nhwc_max_pool_huge_pads():
+    """NhwcMaxPool (channels last) with pads 2**30: refused, not allocated."""
+    x = np.zeros((1, 5, 5, 3), np.int8)
+    with pytest.raises(ResourceExhaustedError, match=r"NhwcMaxPool: the padded input"):
+        _kernel("NhwcMaxPool", [x], kernel_shape=[2, 2], pads=[0, 0, BIG, BIG])
+
+
+def _qlinear_conv_inputs():
+    """A valid uint8 QLinearConv's nine inputs."""
+    rng = np.random.default_rng(3)
+    s = lambda v: np.array(v, F32)  # noqa: E731
+    return [rng.integers(0, 255, (1, 2, 5, 5)).astype(np.uint8), s(0.02), np.uint8(128),
+            rng.integers(0, 255, (3, 2, 3, 3)).astype(np.uint8), s(0.01), np.uint8(0),
+            s(0.3), np.uint8(100), np.zeros(3, np.int32)]
+
+
+def test_qlinear_conv_window_attributes_and_inference():
+    """Fuzz: strides 2**62 raised OverflowError, pads 2**62 "array is too big"; the
+    inference rule indexed a 0-d x (IndexError) and a missing y_zero_point
+    (AttributeError)."""
+    inputs = _qlinear_conv_inputs()
+    with pytest.raises(OpAttributeError, match=r"QLinearConv: strides .* beyond"):
+        _kernel("QLinearConv", inputs, strides=[1 << 62, 1])
+    with pytest.raises(OpAttributeError, match=r"QLinearConv: pads .* beyond"):
+        _kernel("QLinearConv", inputs, pads=[0, 0, 0, 1 << 62])
+    u8, f32 = np.uint8, np.float32
+    infos = [(u8, ()), (f32, ()), (u8, ()), (u8, (3, 2, 3, 3)), (f32, ()), (u8, ()),
+             (f32, ()), (u8, ()), None]
+    with pytest.raises(ShapeError, match="QLinearConv: x and w must have one rank of 3"):
+        _infer("QLinearConv", infos)
+    infos[0], infos[7] = (u8, (1, 2, 5, 5)), None
+    with pytest.raises(ShapeError, match="QLinearConv: y_zero_point is required"):
+        _infer("QLinearConv", infos)
+
+
+def test_conv_transpose_dynamic_pads_huge_output():
+    """ConvTransposeWithDynamicPads with strides 2**40: the output would be petabytes."""
+    x, w = _rand((1, 2, 3, 3)), _rand((2, 2, 3, 3), 1)
+    pads = np.zeros(4, np.int64)
+    with pytest.raises(OpAttributeError,
+                       match=r"ConvTransposeWithDynamicPads: strides .* beyond"):
+        _kernel("ConvTransposeWithDynamicPads", [x, w, pads], strides=[1 << 62, 1])
+    with pytest.raises(ResourceExhaustedError,
+                       match=r"ConvTransposeWithDynamicPads: the output of shape"):
+        _kernel("ConvTransposeWithDynamicPads", [x, w, pads], strides=[1 << 30, 1 << 30])
+
+
+def test_crop_and_resize_huge_crop_size():
+    """Fuzz: crop_size [2**31 - 1, 4] asked numpy for 96 GiB (MemoryError)."""
+    x = _rand((1, 2, 7, 9))
+    rois = np.array([[0.1, 0.1, 0.9, 0.9]], F32)
+    idx = np.zeros(1, np.int32)
+    size = np.array([(1 << 31) - 1, 1 << 20], np.int32)
+    with pytest.raises(ResourceExhaustedError, match=r"CropAndResize: the output .* limit"):
+        _kernel("CropAndResize", [x, rois, idx, size])
+
+
+def test_range_huge_length():
+    """Fuzz: start 2**40, limit -5, delta -3 asked numpy for 2.7 TiB (MemoryError)."""
+    start, limit, delta = np.int64(HUGE), np.int64(-5), np.int64(-3)
+    with pytest.raises(ResourceExhaustedError, match=r"Range: the output of shape "
+                                                     r"\[366503875927\]"):
+        _kernel("Range", [start, limit, delta])
+
+
+def test_skip_group_norm_zero_channels_huge_groups():
+    """Fuzz: 0 channels with groups 2**31 - 1 allocated (batch, groups) statistics."""
+    z = np.zeros((2, 0, 2, 2), F32)
+    c = np.zeros(0, F32)
+    with pytest.raises(ResourceExhaustedError, match="SkipGroupNorm: the group statistics"):
+        _kernel("SkipGroupNorm", [z, c, c, z], groups=(1 << 31) - 1, activation=1,
+                channels_last=0)
+
+
+# --------------------------------------------------------------------------------------
+# Shapes the kernels or inference rules did not check
+# --------------------------------------------------------------------------------------
+
+
+def test_fused_gemm_inner_dims_mismatch():
+    """Fuzz: A (4, 0) @ B (6, 5) raised numpy's matmul ValueError from Gemm's kernel."""
+    with pytest.raises(ShapeError, match=r"FusedGemm: A' \[4, 0\] and B' \[6, 5\] do not fit"):
+        _kernel("FusedGemm", [np.zeros((4, 0), F32), _rand((6, 5))], activation="Relu")
+
+
+def test_nchwc_global_max_pool_no_pixels():
+    """Fuzz: an (1, 0, 0, 9) input raised numpy's "zero-size array to reduction"."""
+    for op in ("GlobalMaxPool", "GlobalAveragePool"):
+        with pytest.raises(ShapeError, match=rf"{op}: X \[1, 2, 0, 9\] has no pixels"):
+            _kernel(op, [np.zeros((1, 2, 0, 9), F32)], NCHWC)
+
+
+def test_decoder_masked_mha_key_batch_mismatch():
+    """Fuzz: a query of batch 0 with key/value and caches of batch 2 died in a numpy
+    broadcast."""
+    q = np.zeros((0, 1, 16), F32)
+    kv = _rand((2, 1, 16))
+    cache = _rand((2, 2, 6, 8))
+    inputs = [q, kv, kv, None, None, cache, cache, np.array([3], np.int32)]
+    with pytest.raises(ShapeError, match=r"DecoderMaskedMultiHeadAttention: key \[2, 1, 16\] "
+                                         r"must have query's batch 0"):
+        _kernel("DecoderMaskedMultiHeadAttention", inputs, num_outputs=3, num_heads=2,
+                past_present_share_buffer=1)
+
+
+@pytest.mark.parametrize("op, infos, match", [
+    ("GatherND", [(F32, (2, 3, 1)), (np.int64, ())], "GatherND: indices must have a last"),
+    ("GatherND", [(F32, (2, 3)), (np.int64, (4, 3))], r"GatherND: indices \[4, 3\] address 3"),
+    ("CDist", [(F32, ()), (F32, (4, 5))], r"CDist: A must be 2-D, got shape \[\]"),
+    ("CDist", [(F32, (5, 4)), (F32, ())], r"CDist: B must be 2-D"),
+    ("CropAndResize", [(F32, (1, 2, 7, 9)), (F32, ()), (np.int32, (1,)), (np.int32, (2,))],
+     r"CropAndResize: rois must be \(num_rois, 4\)"),
+    ("WordConvEmbedding", [(np.int32, ()), (F32, (6, 1, 1, 3)), (F32, (6,)), (F32, (10, 3))],
+     "WordConvEmbedding: Sequence must be 2-D"),
+    ("RelativePositionBias",
+     [(F32, (3, 2)), (np.int64, (0,), np.zeros(0, np.int64)), (np.int64, ())],
+     "RelativePositionBias: query_length must be an int64 scalar"),
+    ("QAttention", [(np.uint8, (1, 1)), (np.int8, ()), (F32, (24,)), (F32, ()), (F32, ())],
+     "QAttention: input must be 3-D and weight 2-D"),
+])
+def test_inference_rules_check_ranks(op, infos, match):
+    """Fuzz: each rule indexed a 0-d, too short or empty shape or value (IndexError)."""
+    attrs = {"QAttention": {"num_heads": 2},
+             "RelativePositionBias": {"max_distance": 8}}.get(op, {})
+    with pytest.raises(ShapeError, match=match):
+        _infer(op, infos, **attrs)
+
+
+def test_zero_d_results_are_arrays():
+    """Fuzz: a 0-d DequantizeLinear and a 1-D @ 1-D MatMulInteger16 returned numpy
+    scalars, not 0-d arrays (the kernel contract: a tuple of arrays)."""
+    (y,) = _kernel("DequantizeLinear", [np.int16(3), np.float32(0.5), np.int16(1)])
+    assert isinstance(y, np.ndarray) and y.shape == () and y == np.float32(1.0)
+    a = np.array([3, -2, 1], np.int16)
+    (y,) = _kernel("MatMulInteger16", [a, a])
+    assert isinstance(y, np.ndarray) and y.shape == () and y.dtype == np.int32 and y == 14
+
+
+# --------------------------------------------------------------------------------------
+# Silent differences from onnxruntime's CPU kernels
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("positive", [2, -1, 1 << 40])
+def test_murmur_hash3_positive_other_than_one(positive):
+    """Fuzz: positive=2**40 gave uint32 where onnxruntime (positive == 1 only) gives
+    int32."""
+    x = np.arange(2, 9, dtype=np.int32)
+    inputs = [("x", x)]
+    got, want = _both(_model("MurmurHash3", inputs, positive=positive, seed=3), inputs)
+    assert got[0].dtype == want[0].dtype == np.int32
+    np.testing.assert_array_equal(got[0], want[0])
+
+
+def _qattention_inputs(mask):
+    """A uint8/int8 QAttention's inputs (batch 2, seq 3, input hidden 4, hidden 6,
+    2 heads) with the given mask_index."""
+    rng = np.random.default_rng(5)
+    return [("input", rng.integers(0, 255, (2, 3, 4)).astype(np.uint8)),
+            ("weight", rng.integers(-127, 127, (4, 6 * 3)).astype(np.int8)),
+            ("bias", rng.standard_normal(18).astype(F32)),
+            ("input_scale", np.array(0.02, F32)), ("weight_scale", np.array(0.01, F32)),
+            ("mask_index", mask), ("input_zero_point", np.array(120, np.uint8)),
+            ("weight_zero_point", np.array(3, np.int8))]
+
+
+@pytest.mark.parametrize("unidirectional, mask", [
+    (-(1 << 62), None), (2, None),
+    (0, np.array([[1, -1, 1], [0, 1, -3]], np.int32)),
+])
+def test_qattention_unidirectional_and_mask_values(unidirectional, mask):
+    """Fuzz: unidirectional=-2**62 ran causal attention and mask_index -1 kept the key,
+    where onnxruntime reads unidirectional == 1 only and masks keys <= 0 (outputs
+    differed by up to 16)."""
+    inputs = _qattention_inputs(mask)
+    got, want = _both(_model("QAttention", inputs, num_heads=2,
+                             unidirectional=unidirectional), inputs)
+    np.testing.assert_allclose(got[0], want[0], **TOL)
+
+
+def test_decoder_masked_mha_negative_mask_values():
+    """Fuzz: a cross-attention mask_index holding -1 kept that key; onnxruntime masks
+    every key whose mask_index is <= 0 (outputs differed by 1.56)."""
+    inputs = [("query", _rand((2, 1, 16))), ("key", _rand((2, 2, 5, 8), 1)),
+              ("value", _rand((2, 2, 5, 8), 2)),
+              ("mask_index", np.array([[1, -1, 0, 1, 0], [1, 1, -7, 1, 1]], np.int32))]
+    got, want = _both(_model("DecoderMaskedMultiHeadAttention", inputs, num_heads=2),
+                      inputs)
+    np.testing.assert_allclose(got[0], want[0], **TOL)
