@@ -792,10 +792,20 @@ def argmin(input, axis=None, name=None, dimension=None,  # noqa: A002 - TF's nam
 
 # --------------------------------------------------------------------------- shapes
 
-def shape(x, name=None) -> Tensor:
-    """The run-time shape of x (int64 vector)."""
-    x = _t(x)
-    return x.graph.op("Shape", [x], name=name)
+def shape(input, name=None, out_type=DType.INT64) -> Tensor:  # noqa: A002 - TF's name
+    """The run-time shape of input as a 1-D tensor of out_type, int64 or int32 (TF1's
+    tf.shape, whose default is int32; onegraph's is int64, the integer type of ONNX's
+    Shape and of og.constant(0), so that shapes and Python ints mix without casts).
+
+    Raises:
+        TypeError: out_type is not int32 or int64.
+    """
+    out = as_dtype(out_type)
+    if out not in (DType.INT32, DType.INT64):
+        raise TypeError(f"shape: out_type must be int32 or int64, got {out.short_name}")
+    x = _t(input)
+    y = x.graph.op("Shape", [x], name=None if out != DType.INT64 else name)
+    return y if out == DType.INT64 else cast(y, out, name=name)
 
 
 def reshape(x, new_shape, name=None) -> Tensor:

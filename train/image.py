@@ -71,9 +71,10 @@ def _unbatched(y: Tensor, single: bool, name=None) -> Tensor:
 
 
 def _size(value, what: str):
-    """An image size or offset: an int (checked >= 0) or an integer scalar tensor."""
+    """An image size or offset: an int (checked >= 0) or an integer scalar tensor, made
+    int64 (TF1's sizes are often int32, e.g. from tf.shape)."""
     if _g._is_symbolic(value):
-        return value
+        return int64_tensor(value, what)
     v = _int_arg(value, what)
     if v < 0:
         raise ValueError(f"{what} must be >= 0, got {v}")
