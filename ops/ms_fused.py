@@ -167,12 +167,46 @@ def check_window(op, x_shape, kernel, attrs, out_channels, itemsize, ceil_mode=F
     except (ShapeError, OpAttributeError) as e:
         raise type(e)(f"{op}: {e}") from e
     n, c = int(x_shape[0]), int(x_shape[1])
+    if min(out, default=0) == 0:
+        return  # an empty output: nothing below is allocated
     check_result_size(op, "the padded input", [n, c] + [d + b + e for d, b, e in
                                                        zip(sp, pb, pe)], itemsize)
     check_result_size(op, "the output", [n, out_channels] + list(out), itemsize)
     cols = c * int(np.prod([int(k) for k in kernel], dtype=object))
     check_result_size(op, "the im2col columns",
                       [n, cols, int(np.prod(out, dtype=object))], itemsize)
+
+
+def single_window_strides(x_shape, kernel, attrs):
+    """attrs with each stride that leaves one output position along its dim lowered to
+    the smallest stride that still does (the output is the same: one window, at the
+    same place). A fuzzed stride of 65536 otherwise costs Conv's strided (depthwise)
+    path one Python step per stride phase: seconds for one small node."""
+    strides = attrs.get("strides")
+    if not strides or len(x_shape) < 3 or len(kernel) != len(strides) or any(
+            int(s) < 1 for s in strides):
+        return attrs
+    mode = attrs.get("auto_pad") or "NOTSET"
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    sp = [int(d) for d in x_shape[2:]]
+    dil = list(attrs.get("dilations") or [1] * len(sp))
+    pads = list(attrs.get("pads") or [0] * 2 * len(sp))
+    if len(dil) != len(sp) or (mode == "NOTSET" and len(pads) != 2 * len(sp)):
+        return attrs  # Conv's own checks name the problem
+    new = []
+    for i, (n, k, s) in enumerate(zip(sp, kernel, strides)):
+        s = int(s)
+        if mode in ("SAME_UPPER", "SAME_LOWER"):
+            # out = ceil(n / s), and the padding of a single window does not depend on s
+            new.append(min(s, max(n, 1)))
+            continue
+        span = n + (int(pads[i]) + int(pads[i + len(sp)]) if mode == "NOTSET" else 0)
+        span -= (int(k) - 1) * int(dil[i]) + 1
+        # out = span // s + 1 is 1 for every s > span
+        new.append(min(s, span + 1) if span >= 0 else s)
+    if new == [int(s) for s in strides]:
+        return attrs
+    return dict(attrs, strides=new)
 
 
 def check_pool(op, x_shape, attrs, itemsize):
@@ -331,8 +365,9 @@ def _fused_conv_kernel(inputs, attrs, ctx):
     fn, params = _conv_activation(op, attrs)
     work = _work(x.dtype)
     if w.ndim >= 3:
-        check_window(op, x.shape, attrs.get("kernel_shape") or w.shape[2:], attrs,
-                     w.shape[0], work.itemsize)
+        kernel = attrs.get("kernel_shape") or w.shape[2:]
+        check_window(op, x.shape, kernel, attrs, w.shape[0], work.itemsize)
+        attrs = single_window_strides(x.shape, kernel, attrs)
     y = conv_nd(x.astype(work, copy=False), w.astype(work, copy=False),
                 None if b is None else b.astype(work, copy=False), attrs)
     if y.dtype != work or not y.flags.writeable:

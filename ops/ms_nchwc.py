@@ -50,7 +50,8 @@ import numpy as np
 
 from ..errors import OpAttributeError, ShapeError, UnsupportedOpError
 from .conv import _CONV_ATTRS, conv_nd
-from .ms_fused import _activate, _conv_activation, _named, check_pool, check_window
+from .ms_fused import (_activate, _conv_activation, _named, check_pool, check_result_size,
+                       check_window, single_window_strides)
 from .pool import (_POOL_ATTRS, GlobalAveragePool, GlobalMaxPool, _averagepool_kernel,
                    _maxpool_infer, _maxpool_kernel, _pool_infer)
 from .registry import TensorInfo, define, kernel_cache
@@ -276,8 +277,10 @@ def _conv_kernel(inputs, attrs, ctx):
     want = oihw.shape[1] * group
     # the channels the filter reads, X's own padded with zeros: a fuzzed group of 2**40
     # must be refused here, not allocated
-    check_window(op, (x.shape[0], max(want, x.shape[1])) + x.shape[2:],
-                 attrs.get("kernel_shape") or w.shape[2:], attrs, op_, x.itemsize)
+    kernel = attrs.get("kernel_shape") or w.shape[2:]
+    check_window(op, (x.shape[0], max(want, x.shape[1])) + x.shape[2:], kernel, attrs, op_,
+                 x.itemsize)
+    attrs = single_window_strides(x.shape, kernel, attrs)
     if x.shape[1] < want:
         # an unpadded input (onegraph's ReorderInput): its missing channels are zeros
         x = np.concatenate([x, np.zeros((x.shape[0], want - x.shape[1]) + x.shape[2:],
@@ -401,6 +404,9 @@ def _upsample_kernel(inputs, attrs, ctx):
     x = _f32(op, inputs[0], "X")
     _rank4(op, x)
     mode, ctm, scales = _upsample_scales(op, attrs)
+    # the scales are values: an output past the result limit is refused, not allocated
+    check_result_size(op, "the output", [d * k for d, k in zip(x.shape, scales)],
+                      x.itemsize)
     if mode == "nearest":  # asymmetric + floor with integer scales: repeat each pixel
         return (np.ascontiguousarray(np.repeat(np.repeat(x, scales[2], 2), scales[3], 3)),)
     rattrs = _RESIZE.resolve_attrs({"mode": "linear", "coordinate_transformation_mode": ctm})

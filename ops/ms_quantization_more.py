@@ -507,14 +507,15 @@ def _matmul_integer16_kernel(inputs, attrs, ctx):
 
 def _matmul_integer16_infer(attrs, inputs):
     """Y: int32, ONNX MatMul's shape."""
-    from .quantization import _matmul_shape
+    # (linalg's MatMul rule: quantization's takes the larger of a 0 and a 1 batch dim)
+    from .linalg import _matmul_infer
 
     a, b = inputs[0], inputs[1]
     try:
-        shape = _matmul_shape(a.shape, b.shape)
+        (y,) = _matmul_infer({}, [a, b])
     except ShapeError as e:
         raise ShapeError(f"MatMulInteger16: {e}") from e
-    return [TensorInfo(np.dtype(np.int32), shape)]
+    return [TensorInfo(np.dtype(np.int32), y.shape)]
 
 
 # --------------------------------------------------------------------------------------

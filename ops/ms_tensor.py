@@ -164,7 +164,12 @@ def _pad_kernel(inputs, attrs, ctx):
         if value.size != 1 or value.ndim > 1:
             raise ShapeError(f"Pad: value must be a scalar or a one-element 1-D tensor, "
                              f"got shape {list(value.shape)}")
-    return _pad([x, _pads_1d("Pad", pads, x.ndim), value], attrs, ctx)
+    p = _pads_1d("Pad", pads, x.ndim)
+    # the pads are values: an output past the result limit is refused, not allocated
+    r = x.ndim
+    check_result_size("Pad", "the output", [max(int(d) + int(p[i]) + int(p[i + r]), 0)
+                                            for i, d in enumerate(x.shape)], x.itemsize)
+    return _pad([x, p, value], attrs, ctx)
 
 
 def _pad_infer(attrs, inputs):
@@ -367,7 +372,7 @@ def _complex_mul_infer(attrs, inputs):
             raise ShapeError(f"ComplexMul: A {list(a.shape)} and B {list(b.shape)} do not "
                              "broadcast")
         else:
-            out.append(max(x, y) if 1 in (x, y) else x)
+            out.append(y if x == 1 else x)  # (1 against 0 broadcasts to 0)
     return [TensorInfo(a.dtype, tuple(out))]
 
 

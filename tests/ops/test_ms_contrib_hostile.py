@@ -311,3 +311,46 @@ def test_decoder_masked_mha_negative_mask_values():
     got, want = _both(_model("DecoderMaskedMultiHeadAttention", inputs, num_heads=2),
                       inputs)
     np.testing.assert_allclose(got[0], want[0], **TOL)
+
+
+def test_pad_and_upsample_huge_sizes():
+    """Fuzz: Pad with pads 2**31 - 1 asked for 48 GiB, nchwc Upsample with scale 2**40
+    for 3 PiB (MemoryErrors)."""
+    x = _rand((3, 4))
+    pads = np.array([1, (1 << 31) - 1, 2, 1 << 33], np.int64)
+    with pytest.raises(ResourceExhaustedError, match=r"Pad: the output of shape .* limit"):
+        _kernel("Pad", [x, pads], mode="edge")
+    x4 = _rand((1, 2, 5, 5))
+    for mode in ("nearest", "linear"):
+        with pytest.raises(ResourceExhaustedError, match=r"Upsample: the output of shape"):
+            _kernel("Upsample", [x4], NCHWC, mode=mode, scales=[1, 1, 2, HUGE])
+
+
+@pytest.mark.parametrize("op, a, b, want", [
+    ("ComplexMul", (F32, (0, 1, 2)), (F32, (3, 2)), (0, 3, 2)),
+    ("ComplexMulConj", (F32, (2, 1, 2)), (F32, (0, 2)), (2, 0, 2)),
+    ("MatMulInteger16", (np.int16, (0, 1, 3, 7)), (np.int16, (3, 7, 2)), (0, 3, 3, 2)),
+])
+def test_inference_broadcasts_zero_against_one(op, a, b, want):
+    """Fuzz: inference took the larger of a 0 and a 1 broadcast dim (1), the kernels
+    rightly give 0."""
+    (y,) = _infer(op, [a, b])
+    assert y.shape == want
+    (k,) = _kernel(op, [np.zeros(a[1], a[0]), np.zeros(b[1], b[0])])
+    assert k.shape == want
+
+
+def test_conv_huge_stride_on_one_window():
+    """Fuzz: a depthwise nchwc Conv with strides [65536, 2] took 14 s (one Python step per
+    stride phase) for a (1, 112, 56, 56) input; a stride past the input leaves one
+    window, the same as the smallest such stride, which onnxruntime's FusedConv gives."""
+    x, w = _rand((1, 3, 6, 6)), _rand((4, 3, 3, 3), 1)
+    inputs = [("x", x), ("w", w)]
+    got, want = _both(_model("FusedConv", inputs, strides=[65536, 2], pads=[1, 1, 1, 1],
+                             activation="Relu"), inputs)
+    assert got[0].shape == want[0].shape == (1, 4, 1, 3)
+    np.testing.assert_allclose(got[0], want[0], **TOL)
+    xd, wd = _rand((1, 16, 56, 56)), _rand((16, 1, 3, 3), 2)
+    (y,) = _kernel("Conv", [xd, wd], NCHWC, group=16, strides=[1 << 20, 1 << 20],
+                   pads=[1, 1, 1, 1])
+    assert y.shape == (1, 16, 1, 1)
