@@ -29,8 +29,18 @@ The numerics are onegraph's Conv, Gemm, MatMul, MaxPool and activation kernels
 in float32 (float64 in float64) and rounded once at the end. Refused by name: an
 activation outside the lists above (UnsupportedOpError), a missing or extra activation
 parameter (OpAttributeError), a Z whose shape is not the output's, transBatch on inputs of
-different or lower rank, and non-float inputs (ShapeError). FusedMatMulActivation,
-NhwcConv and NhwcFusedConv have no onnxruntime CPU kernel and are not defined here.
+different or lower rank, and non-float inputs (ShapeError); as onnxruntime refuses them,
+FusedMatMul/TransposeMatMul transpose flags other than 0 and 1 (OpAttributeError), and in
+FusedConv (and the NCHWc and quantized convs, which share the check) pads of another
+length than two per spatial dim under any auto_pad and dilations with auto_pad SAME_*.
+Hostile sizes: window attributes beyond 2**31 - 1 are refused (OpAttributeError), and a
+padded input, output or im2col buffer over 2 GiB (MAX_RESULT_BYTES) with a
+ResourceExhaustedError before anything is allocated; a stride leaving one window along
+its dim is lowered to the smallest that does (same output, no per-phase loop).
+Accepted where onnxruntime's CPU provider has no kernel: float64 FusedConv, FusedGemm and
+TransposeMatMul (its FusedMatMul takes float64): the same math as the float64 standard
+ops, which is what the fused node replaced. FusedMatMulActivation, NhwcConv and
+NhwcFusedConv have no onnxruntime CPU kernel and are not defined here.
 """
 
 from __future__ import annotations
@@ -146,19 +156,48 @@ def check_window_values(op, attrs, names=("kernel_shape", "strides", "dilations"
                                    f"beyond {_MAX_WINDOW_VALUE}")
 
 
-def check_window(op, x_shape, kernel, attrs, out_channels, itemsize, ceil_mode=False):
+def _check_conv_auto_pad(op, x_shape, attrs):
+    """onnxruntime's Conv attribute rules, which every one of its convolutions applies:
+    pads, when given, hold two values per spatial dim whatever auto_pad is, and
+    auto_pad SAME_UPPER/SAME_LOWER takes no dilation other than 1.
+
+    Raises:
+        OpAttributeError: pads of another length.
+        UnsupportedOpError: a dilation with SAME_*.
+    """
+    mode = attrs.get("auto_pad") or "NOTSET"
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    pads = attrs.get("pads")
+    nsp = len(x_shape) - 2
+    if pads is not None and len(pads) and nsp > 0 and len(pads) != 2 * nsp:
+        raise OpAttributeError(f"{op}: pads {[int(v) for v in pads]} must hold {2 * nsp} "
+                               f"values (onnxruntime refuses other lengths under any auto_pad)")
+    dil = attrs.get("dilations")
+    if mode in ("SAME_UPPER", "SAME_LOWER") and dil is not None and any(
+            int(d) != 1 for d in dil):
+        raise UnsupportedOpError(f"{op}: dilations {[int(d) for d in dil]} with auto_pad "
+                                 f"{mode} are not supported (nor by onnxruntime)")
+
+
+def check_window(op, x_shape, kernel, attrs, out_channels, itemsize, ceil_mode=False,
+                 conv=False):
     """Check a sliding-window op's attributes against x (N, C, *spatial) before its
     kernel allocates anything: every kernel_shape/strides/dilations/pads value below
     2**31, and the padded input, the output (N, out_channels, *out) and the im2col
     columns (N, C * prod(kernel), prod(out)) each within MAX_RESULT_BYTES.
 
+    `conv`: also onnxruntime's Conv attribute rules (`_check_conv_auto_pad`).
+
     Raises:
         OpAttributeError: a window attribute is out of range (or malformed, from
             Conv's geometry rule).
+        UnsupportedOpError: (conv) dilations with auto_pad SAME_*.
         ShapeError: the window does not fit the input.
         ResourceExhaustedError: a buffer would exceed MAX_RESULT_BYTES.
     """
     check_window_values(op, attrs)
+    if conv:
+        _check_conv_auto_pad(op, x_shape, attrs)
     if len(x_shape) < 3 or any(abs(int(k)) > _MAX_WINDOW_VALUE for k in kernel):
         return  # the kernel's own checks name the rank problem
     sp = [int(d) for d in x_shape[2:]]
@@ -366,7 +405,7 @@ def _fused_conv_kernel(inputs, attrs, ctx):
     work = _work(x.dtype)
     if w.ndim >= 3:
         kernel = attrs.get("kernel_shape") or w.shape[2:]
-        check_window(op, x.shape, kernel, attrs, w.shape[0], work.itemsize)
+        check_window(op, x.shape, kernel, attrs, w.shape[0], work.itemsize, conv=True)
         attrs = single_window_strides(x.shape, kernel, attrs)
     y = conv_nd(x.astype(work, copy=False), w.astype(work, copy=False),
                 None if b is None else b.astype(work, copy=False), attrs)
@@ -502,6 +541,16 @@ def _matmul_family(op):
 
 _MATMUL_ATTRS = (("alpha", "float", 1.0), ("transA", "int", 0), ("transB", "int", 0))
 
+
+def _check_trans_flags(attrs):
+    """check_attrs of FusedMatMul/TransposeMatMul: the transpose flags are 0 or 1.
+    (onnxruntime's kernel reads any nonzero value as 1 but its shape inference reads
+    the value cut to 32 bits, so a 2**40 is both; onegraph refuses such values.)"""
+    for name in ("transA", "transB", "transBatchA", "transBatchB"):
+        if name in attrs and int(attrs[name]) not in (0, 1):
+            return f"{name} must be 0 or 1, got {int(attrs[name])}"
+    return None
+
 # --------------------------------------------------------------------------------------
 # GemmFastGelu
 # --------------------------------------------------------------------------------------
@@ -613,6 +662,7 @@ OPS = (
     define("FusedMatMul", ("A", "B"), ("Y",), _fused_matmul_kernel,
            _MATMUL_ATTRS + (("transBatchA", "int", 0), ("transBatchB", "int", 0)),
            infer=_fused_matmul_infer, domain=_DOMAIN, dtypes=_FLOATS,
+           check_attrs=_check_trans_flags,
            doc="alpha * A' @ B' with optional transposes of the last two and batch dims."),
     define("GemmFastGelu", ("X", "W", "bias?"), ("Y",), _gemm_fast_gelu_kernel,
            infer=_gemm_fast_gelu_infer, domain=_DOMAIN, dtypes=("float16", "float32"),
@@ -623,5 +673,6 @@ OPS = (
            doc="MaxPool on channels-last int8/uint8 tensors."),
     define("TransposeMatMul", ("A", "B"), ("Y",), _transpose_matmul_kernel, _MATMUL_ATTRS,
            infer=_transpose_matmul_infer, domain=_DOMAIN, dtypes=_FLOATS,
+           check_attrs=_check_trans_flags,
            doc="alpha * A' @ B' (FusedMatMul's older name, without transBatch)."),
 )

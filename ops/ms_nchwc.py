@@ -38,7 +38,10 @@ Conv: activation(conv(X, W) + B + Sum), MLAS's activations (as FusedConv in
 ops' kernels. Upsample: integer `scales`, mode nearest (asymmetric, floor) or linear
 (asymmetric, align_corners or half_pixel), computed by onegraph's Resize. All float32
 only, as onnxruntime. Refused: other dtypes, MaxPool storage_order=1, other Upsample
-modes, ReorderOutput channels <= 0 or above the input's.
+modes, ReorderOutput channels <= 0 or above the input's, GlobalAveragePool/GlobalMaxPool
+of an input without pixels, Conv attributes onnxruntime refuses (see `ops/ms_fused.py`),
+and sizes from values (pads, group, Upsample scales) whose buffers would pass 2 GiB
+(ResourceExhaustedError, before allocating).
 """
 
 from __future__ import annotations
@@ -279,7 +282,7 @@ def _conv_kernel(inputs, attrs, ctx):
     # must be refused here, not allocated
     kernel = attrs.get("kernel_shape") or w.shape[2:]
     check_window(op, (x.shape[0], max(want, x.shape[1])) + x.shape[2:], kernel, attrs, op_,
-                 x.itemsize)
+                 x.itemsize, conv=True)
     attrs = single_window_strides(x.shape, kernel, attrs)
     if x.shape[1] < want:
         # an unpadded input (onegraph's ReorderInput): its missing channels are zeros

@@ -62,12 +62,14 @@ Refused by name: the dropouts in training mode with a nonzero ratio (a random dr
 onnxruntime draws from its own Philox generator, which cannot be reproduced here);
 RelativePositionBias with query_length != key_length (onnxruntime's kernel refuses it
 too); GroupNorm activations other than 0 and 1; DecoderMaskedMultiHeadAttention's
-past_present_share_buffer=0 with a past, mask_index other than (batch, total) 0/1,
-attention_bias with cross-attention, and mask_index or attention_bias under beam search
-(onnxruntime's CPU kernel reads the mask as floats and gives row b the bias of row
-b // beam_width there). Kernels compute float16 (and bfloat16) in float32 and round
-once to the input dtype at the end, except where the schema states intermediate
-roundings (ScaledSiLU, SwiGLU's round_activation).
+past_present_share_buffer=0 with a past, mask_index of another shape than (batch, total)
+(whose keys with a value <= 0 are masked, as onnxruntime reads them), attention_bias with
+cross-attention, and mask_index or attention_bias under beam search (onnxruntime's CPU
+kernel reads the mask as floats and gives row b the bias of row b // beam_width there);
+ScaledSiLU's scale of any shape but 0-d (as onnxruntime); GroupNorm's (batch, groups)
+statistics over 2 GiB (ResourceExhaustedError, before allocating). Kernels compute
+float16 (and bfloat16) in float32 and round once to the input dtype at the end, except
+where the schema states intermediate roundings (ScaledSiLU, SwiGLU's round_activation).
 """
 
 from __future__ import annotations
@@ -495,7 +497,7 @@ def _scaled_silu_kernel(inputs, attrs, ctx):
         k = float(np.float32(attrs["alpha"]))
     else:
         scale = _float(scale, op, "scale")
-        if scale.size != 1:
+        if scale.ndim != 0:  # (onnxruntime refuses a (1,) scale too)
             raise ShapeError(f"{op}: scale must be a scalar, got shape {list(scale.shape)}")
         k = float(scale.reshape(-1)[0].astype(np.float32))
     w = _work(x.dtype)

@@ -29,7 +29,11 @@ Refused by name: QAttention's past input, do_rotary and past_present_share_buffe
 `input` and float16 (onnxruntime has CPU kernels for uint8 input and float32 only);
 blocked scales of QuantizeLinear/DequantizeLinear; DynamicQuantizeLSTM's sequence_lens
 shorter than the sequence, and weight zero points onnxruntime refuses (nonzero int8,
-uint8 that differ between columns). Not here because onnxruntime 1.32 has no CPU kernel
+uint8 that differ between columns); QEmbedLayerNormalization's epsilon below 0, and
+QLinearConv attributes onnxruntime refuses (pads of another length, dilations with auto_pad
+SAME_*) or whose buffers would pass 2 GiB (see `ops/ms_fused.py`). QAttention reads
+unidirectional and a 2-D mask_index as onnxruntime does: causal only for unidirectional=1,
+a key masked where its mask value is <= 0. Not here because onnxruntime 1.32 has no CPU kernel
 for them: QLinearReduceMean and ReduceSumInteger. Not here: MaxpoolWithMask (an internal
 op no quantization tool writes).
 
@@ -355,6 +359,13 @@ def _quantized_table(t, scale, zp, op, what, ndim, hidden=None):
     return t, s, _zp_of(zp, t.dtype, op, f"{what}'s zero point")
 
 
+def _check_epsilon(attrs):
+    """check_attrs of QEmbedLayerNormalization: epsilon >= 0 (onnxruntime refuses the
+    node otherwise; a NaN too)."""
+    eps = float(attrs["epsilon"])
+    return None if eps >= 0 else f"epsilon must be >= 0, got {eps}"
+
+
 def _qembed_kernel(inputs, attrs, ctx):
     """onnxruntime's QEmbedLayerNormalization: the rows of word_embedding[input_ids],
     position_embedding[0..seq-1] and segment_embedding[segment_ids] dequantized
@@ -554,7 +565,8 @@ def _ms_qlinear_conv_kernel(inputs, attrs, ctx):
     last = bool(attrs["channels_last"])
     xc = np.moveaxis(x, -1, 1) if last else x
     # the integer convolution runs in float64 (exact sums)
-    check_window(op, xc.shape, attrs.get("kernel_shape") or w.shape[2:], attrs, m, 8)
+    check_window(op, xc.shape, attrs.get("kernel_shape") or w.shape[2:], attrs, m, 8,
+                 conv=True)
     try:
         acc = _conv_int(xc, w, zx, w_zp, attrs)
     except (ShapeError, OpAttributeError) as e:
@@ -809,6 +821,7 @@ OPS = (
         "segment_embedding_zero_point?", "gamma_zero_point", "beta_zero_point"),
            ("layernorm_out", "mask_index_out"), _qembed_kernel,
            (("epsilon", "float", 1e-12),), infer=_qembed_infer, domain=_DOMAIN,
+           check_attrs=_check_epsilon,
            doc="EmbedLayerNormalization over 8-bit quantized tables."),
     define("QLinearConv", ("x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point",
                            "y_scale", "y_zero_point", "B?"), ("y",), _ms_qlinear_conv_kernel,

@@ -30,10 +30,21 @@ steps) and traces the path back in at most M + N steps; MurmurHash3 loops over t
 Refused (UnsupportedOpError / OpAttributeError naming the op and the value): CDist
 metrics other than sqeuclidean/euclidean; Rfft/Irfft with onesided=0 or normalized=1
 (the schema says "must be"), or signal_ndim outside 1..3; IsAllFinite with both
-isnan_only and isinf_only. Inverse of a singular matrix raises ExecutionError (where
-onnxruntime returns inf/nan). WordConvEmbedding writes zeros for a word whose first
-character id is <= 0 (onnxruntime leaves that output row unwritten). Kernels compute
-float16 in float32 and round once at the end.
+isnan_only and isinf_only; MurmurHash3 seeds beyond 32 bits (onnxruntime cuts them);
+Pad in reflect/edge/wrap mode cropping an axis to nothing, or wrapping an empty input,
+and ConvTransposeWithDynamicPads with an unknown auto_pad (as onnxruntime refuses them);
+WordConvEmbedding character ids outside C's rows (onnxruntime reads past its table);
+results whose size comes from a value (Range's length, Pad's pads, CropAndResize's
+crop_size, ConvTransposeWithDynamicPads' strides) beyond 2 GiB, with a
+ResourceExhaustedError before allocating. MurmurHash3's output is uint32 only for
+positive=1 (any other value is int32, as onnxruntime reads it). Trilu takes every dtype
+(onnxruntime's CPU kernel: float16/32/64 and int64; the result only selects elements).
+GridSample coordinates beyond the int range (|grid| ~1e30, inf) sample as far outside
+the image; onnxruntime's results there come from undefined float-to-int casts. Inverse
+of a singular matrix raises ExecutionError (where onnxruntime returns inf/nan).
+WordConvEmbedding writes zeros for a word whose first character id is <= 0 (onnxruntime
+leaves that output row unwritten). Kernels compute float16 in float32 and round once at
+the end.
 """
 
 from __future__ import annotations
@@ -165,8 +176,17 @@ def _pad_kernel(inputs, attrs, ctx):
             raise ShapeError(f"Pad: value must be a scalar or a one-element 1-D tensor, "
                              f"got shape {list(value.shape)}")
     p = _pads_1d("Pad", pads, x.ndim)
-    # the pads are values: an output past the result limit is refused, not allocated
     r = x.ndim
+    if attrs["mode"] != "constant":
+        # onnxruntime's rules: no axis cropped to nothing, and no wrap padding of an
+        # empty input (there is nothing to repeat)
+        for i, d in enumerate(x.shape):
+            if d > 0 and d + min(int(p[i]), 0) + min(int(p[i + r]), 0) <= 0:
+                raise ShapeError(f"Pad: {attrs['mode']} mode crops axis {i} of size {d} to "
+                                 f"nothing (pads {p.tolist()})")
+        if attrs["mode"] == "wrap" and x.size == 0 and p.any():
+            raise ShapeError(f"Pad: wrap mode cannot pad the empty input {list(x.shape)}")
+    # the pads are values: an output past the result limit is refused, not allocated
     check_result_size("Pad", "the output", [max(int(d) + int(p[i]) + int(p[i + r]), 0)
                                             for i, d in enumerate(x.shape)], x.itemsize)
     return _pad([x, p, value], attrs, ctx)
@@ -919,6 +939,11 @@ def _conv_transpose_dyn_kernel(inputs, attrs, ctx):
     conv_attrs = {k: v for k, v in attrs.items() if k != NUM_OUTPUTS}
     conv_attrs["pads"] = _dynamic_pads(op, pads)
     check_window_values(op, conv_attrs)
+    mode = attrs["auto_pad"]
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    if mode not in ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"):
+        raise OpAttributeError(f"{op}: unknown auto_pad {mode!r} (NOTSET, SAME_UPPER, "
+                               "SAME_LOWER, VALID)")
     w = np.asarray(w)
     try:
         # the output's size comes from values (strides, pads, output_shape): refused

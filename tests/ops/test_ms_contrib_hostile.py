@@ -354,3 +354,60 @@ def test_conv_huge_stride_on_one_window():
     (y,) = _kernel("Conv", [xd, wd], NCHWC, group=16, strides=[1 << 20, 1 << 20],
                    pads=[1, 1, 1, 1])
     assert y.shape == (1, 16, 1, 1)
+
+
+# --------------------------------------------------------------------------------------
+# Inputs onnxruntime refuses, which onegraph ran
+# --------------------------------------------------------------------------------------
+
+
+def _qembed_inputs():
+    """A valid int8 QEmbedLayerNormalization's inputs (batch 2, seq 6, hidden 8)."""
+    rng = np.random.default_rng(9)
+    i8 = lambda *s: rng.integers(-100, 100, s).astype(np.int8)  # noqa: E731
+    f = lambda v: np.array(v, F32)  # noqa: E731
+    z = np.array(0, np.int8)
+    return [("ids", rng.integers(0, 20, (2, 6)).astype(np.int32)),
+            ("seg", rng.integers(0, 3, (2, 6)).astype(np.int32)),
+            ("word", i8(20, 8)), ("pos", i8(9, 8)), ("segemb", i8(3, 8)),
+            ("gamma", i8(8)), ("beta", i8(8)), ("mask", None), ("ws", f(0.01)),
+            ("ps", f(0.01)), ("ss", f(0.01)), ("gs", f(0.02)), ("bs", f(0.02)),
+            ("wz", z), ("pz", z), ("sz", z), ("gz", z), ("bz", z)]
+
+
+_Q = _qlinear_conv_inputs()
+_QNAMES = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"]
+
+
+@pytest.mark.parametrize("op, inputs, attrs, match", [
+    ("FusedConv", [("x", _rand((1, 3, 9, 8))), ("w", _rand((4, 3, 3, 3), 1))],
+     dict(auto_pad="SAME_UPPER", pads=[1], strides=[2, 2]), r"FusedConv: pads \[1\] must hold 4"),
+    ("FusedConv", [("x", _rand((1, 3, 9, 8))), ("w", _rand((4, 3, 3, 3), 1))],
+     dict(auto_pad="SAME_LOWER", dilations=[2, 2]),
+     r"FusedConv: dilations \[2, 2\] with auto_pad SAME_LOWER are not supported"),
+    ("QLinearConv", list(zip(_QNAMES, _Q)), dict(auto_pad="SAME_UPPER", dilations=[2, 2]),
+     r"QLinearConv: dilations \[2, 2\] with auto_pad SAME_UPPER"),
+    ("FusedMatMul", [("a", _rand((2, 6, 5, 3))), ("b", _rand((4, 2, 6, 5), 1))],
+     dict(transA=1 << 40, transB=1, transBatchB=1), r"FusedMatMul: transA must be 0 or 1"),
+    ("Pad", [("x", _rand((3, 4))), ("p", np.array([-3, 0, 0, 0], np.int64))],
+     dict(mode="reflect"), r"Pad: reflect mode crops axis 0 of size 3 to nothing"),
+    ("Pad", [("x", np.zeros((0, 4), F32)), ("p", np.array([0, 1, 0, 1], np.int64))],
+     dict(mode="wrap"), r"Pad: wrap mode cannot pad the empty input \[0, 4\]"),
+    ("ScaledSiLU", [("x", _rand((2, 3))), ("s", np.array([2.0], F32))], {},
+     r"ScaledSiLU: scale must be a scalar, got shape \[1\]"),
+    ("ConvTransposeWithDynamicPads", [("x", _rand((1, 4, 4, 5))), ("w", _rand((4, 3, 3, 3))),
+                                      ("p", np.zeros(4, np.int64))],
+     dict(auto_pad="Relu"), r"ConvTransposeWithDynamicPads: unknown auto_pad 'Relu'"),
+    ("QEmbedLayerNormalization", _qembed_inputs(), dict(epsilon=-1.0),
+     r"QEmbedLayerNormalization: epsilon must be >= 0, got -1.0"),
+])
+def test_refused_as_onnxruntime_refuses(op, inputs, attrs, match):
+    """Fuzz: onnxruntime refuses each of these nodes or inputs (at load or run); onegraph
+    ran them. Both refuse now, onegraph with the op's name and the reason."""
+    model = _model(op, inputs, n_out=2 if op == "QEmbedLayerNormalization" else 1,
+                   **attrs)
+    with pytest.raises(Exception):  # noqa: B017 (onnxruntime's own error types)
+        _both(model, inputs)
+    feeds = {k: v for k, v in inputs if v is not None}
+    with pytest.raises(onegraph.errors.OneGraphError, match=match):
+        onegraph.Session(from_onnx(model)).run([o.name for o in model.graph.output], feeds)
