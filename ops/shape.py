@@ -473,6 +473,8 @@ def _infer_split(attrs, inputs):
     _check_split_source(split_info is not None or attrs.get("split") is not None, attrs)
     if split_info is not None and split_info.value is None:
         n = _len1d(split_info)
+        if n is None:  # a sizes tensor of unknown length: one part per declared output
+            n = attrs.get(NUM_OUTPUTS)
         if n is None:
             raise ShapeError("Split: number of outputs unknown")
         sizes = [None] * n

@@ -973,14 +973,44 @@ def unstack(x, num: int | None = None, axis: int = 0) -> list:
     return [squeeze(p, axis) for p in parts]
 
 
-def split(value, num_or_size_splits, axis: int = 0, num=None, name=None) -> list:
-    """Split value along `axis` into num_or_size_splits equal parts or parts of the
-    given sizes (one may be -1: the rest), TF1's tf.split (`num` is accepted).
+def _split_count(sizes: Tensor, num) -> int:
+    """The number of parts a 1-D tensor of split sizes makes: its static length, or
+    `num` when that is unknown.
 
     Raises:
-        TypeError: num_or_size_splits is not an int or a list of ints, or axis not an
-            int.
-        ValueError: the count is < 1 or above `graph.MAX_OUTPUTS`, or a size is < -1.
+        ShapeError: sizes is not 1-D, or `num` contradicts its length.
+        ValueError: neither its length nor `num` is known, or the count is out of range.
+    """
+    if sizes.shape is not None and len(sizes.shape) != 1:
+        raise ShapeError(f"split: num_or_size_splits must be 1-D, got shape "
+                         f"{list(sizes.shape)}")
+    length = sizes.shape[0] if sizes.shape is not None else None
+    if num is not None:
+        num = _int_arg(num, "split: num")
+        if length is not None and num != length:
+            raise ShapeError(f"split: num is {num}, but num_or_size_splits holds {length} "
+                             f"sizes")
+        length = num
+    if length is None:
+        raise ValueError("split: cannot tell the number of parts from num_or_size_splits "
+                         "(its length is unknown); give num")
+    if not 1 <= length <= _g.MAX_OUTPUTS:
+        raise ValueError(f"split: {length} sizes; the count must be in "
+                         f"[1, {_g.MAX_OUTPUTS}]")
+    return length
+
+
+def split(value, num_or_size_splits, axis: int = 0, num=None, name=None) -> list:
+    """Split value along `axis` into num_or_size_splits equal parts or parts of the
+    given sizes (one may be -1: the rest), TF1's tf.split. The sizes may also be a 1-D
+    integer tensor, whose entries are then checked when the graph runs (they must be
+    >= 0 and add up to the axis); the number of parts is its static length or `num`.
+
+    Raises:
+        TypeError: num_or_size_splits is not an int, a list of ints or an integer
+            tensor, or axis not an int.
+        ValueError: the count is < 1 or above `graph.MAX_OUTPUTS` or cannot be told
+            (a sizes tensor of unknown length without `num`), or a size is < -1.
         ShapeError: axis is out of range, or the count or sizes do not fit the axis's
             known length (as TF1 finds at graph build time).
     """
@@ -999,6 +1029,11 @@ def split(value, num_or_size_splits, axis: int = 0, num=None, name=None) -> list
             raise ShapeError(f"split: axis {axis} of {x.name!r} has length {dim}, which "
                              f"does not split into {n} equal parts")
         out = g.op("Split", [x], {"axis": axis, "num_outputs": n}, num_outputs=n, name=name)
+    elif _g._is_symbolic(num_or_sizes):
+        # a 1-D tensor of sizes (TF1): the part count is its static length, or `num`
+        sizes_t = int64_tensor(num_or_sizes, "split: num_or_sizes", g)
+        n = _split_count(sizes_t, num)
+        out = g.op("Split", [x, sizes_t], {"axis": axis}, num_outputs=n, name=name)
     else:
         sizes = _int_list(num_or_sizes, "split: num_or_sizes")
         if not 1 <= len(sizes) <= _g.MAX_OUTPUTS:

@@ -53,3 +53,29 @@ def test_image_sizes_as_int32_tensors():
     want = np.zeros((2, 9, 3, 3), np.float32)
     want[:, 1:7] = x_v[:, :, 1:4]
     np.testing.assert_array_equal(got[2], want)
+
+
+def test_split_sizes_as_a_tensor():
+    """TF1's tf.split takes the sizes as a 1-D integer tensor: the part count is its
+    static length, or `num` when that is unknown; the sizes are checked at run time."""
+    x_v = np.arange(12, dtype=np.float32).reshape(3, 4)
+    with og.Graph().as_default():
+        x = og.placeholder(og.float32, [None, 4])
+        n = og.shape(x, out_type=og.int32)[0]
+        first, rest = og.split(x, og.stack([1, n - 1]))
+        s = og.placeholder(og.int32, [None])
+        a, b = og.split(x, s, axis=1, num=2)
+        assert a.shape == (None, None) and b.shape == (None, None)
+        got = _run([first, rest, a, b], {x: x_v, s: np.array([3, 1], np.int32)})
+        for g, w in zip(got, (x_v[:1], x_v[1:], x_v[:, :3], x_v[:, 3:])):
+            np.testing.assert_array_equal(g, w)
+        with pytest.raises(og.ShapeError, match="parts \\[2, 3\\] do not sum to 4"):
+            _run([a, b], {x: x_v, s: np.array([2, 3], np.int32)})
+        with pytest.raises(og.ShapeError, match="3 parts .* for the node's 2 output"):
+            _run([a, b], {x: x_v, s: np.array([1, 1, 2], np.int32)})
+        with pytest.raises(ValueError, match="length is unknown.* give num"):
+            og.split(x, s)
+        with pytest.raises(og.ShapeError, match="num is 3, but num_or_size_splits holds 2"):
+            og.split(x, og.constant([1, 2]), num=3)
+        with pytest.raises(og.ShapeError, match="must be 1-D, got shape \\[1, 2\\]"):
+            og.split(x, og.constant([[1, 2]]))
