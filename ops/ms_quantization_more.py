@@ -32,9 +32,11 @@ shorter than the sequence, and weight zero points onnxruntime refuses (nonzero i
 uint8 that differ between columns); QEmbedLayerNormalization's epsilon below 0, and
 QLinearConv attributes onnxruntime refuses (pads of another length, dilations with auto_pad
 SAME_*) or whose buffers would pass 2 GiB (see `ops/ms_fused.py`). QAttention reads
-unidirectional and a 2-D mask_index as onnxruntime does: causal only for unidirectional=1,
-a key masked where its mask value is <= 0. Not here because onnxruntime 1.32 has no CPU kernel
-for them: QLinearReduceMean and ReduceSumInteger. Not here: MaxpoolWithMask (an internal
+unidirectional and mask_index as onnxruntime does: causal only for unidirectional=1, a
+future key getting the lowest float32 whatever mask_filter_value is (which fills the key
+padding mask only), a key masked where its (2-D or 3-D) mask value is <= 0. Not here
+because onnxruntime 1.32 has no CPU kernel for them: QLinearReduceMean and
+ReduceSumInteger. Not here: MaxpoolWithMask (an internal
 op no quantization tool writes).
 
 Where onnxruntime's own result is not a function of the model alone, onegraph picks
@@ -295,17 +297,26 @@ def _qattention_kernel(inputs, attrs, ctx):
     q, k, v = (_heads(t, heads, op, name) for t, name in ((q, "Q"), (k, "K"), (v, "V")))
     scale = attrs["scale"]
     scale = 1.0 / math.sqrt(hidden // heads) if not scale else float(scale)
-    # onnxruntime reads unidirectional == 1 (other values: bidirectional) and a 2-D
-    # mask's keys as allowed where > 0 (a -1 masks, as 0 does)
-    attrs = dict(attrs, unidirectional=int(int(attrs["unidirectional"]) == 1))
-    if mask is not None and np.asarray(mask).dtype == np.int32 and np.ndim(mask) == 2:
+    # onnxruntime reads unidirectional == 1 (other values: bidirectional) and a 2-D or
+    # 3-D mask's keys as allowed where > 0 (a -1 masks, as 0 does)
+    causal = int(attrs["unidirectional"]) == 1
+    attrs = dict(attrs, unidirectional=int(causal))
+    if mask is not None and np.asarray(mask).dtype == np.int32 and np.ndim(mask) in (2, 3):
         mask = (np.asarray(mask) > 0).astype(np.int32)
     try:
         allowed = _key_padding("Attention", mask, batch, seq, seq, "mask_index",
                                attrs["unidirectional"])
     except (ShapeError, UnsupportedOpError) as e:
         raise type(e)(f"{op}: {str(e).split(': ', 1)[-1]}") from e
-    y = _sdpa(op, q, k, v, scale, allowed, None, attrs).astype(_F32, copy=False)
+    causal_bias = None
+    if causal:
+        # onnxruntime's causal mask gives a future key the lowest float32 whatever
+        # mask_filter_value is (that attribute fills the key padding mask only): a
+        # query whose past keys are all padding still attends to them, not to the future
+        future = np.arange(seq).reshape(1, seq) > np.arange(seq).reshape(seq, 1)
+        causal_bias = np.where(future, np.finfo(_F32).min, _F32(0))
+        attrs = dict(attrs, unidirectional=0)
+    y = _sdpa(op, q, k, v, scale, allowed, causal_bias, attrs).astype(_F32, copy=False)
     if attrs.get(NUM_OUTPUTS, 1) < 2:
         return (y,)
     return (y, np.stack([k, v]).astype(_F32, copy=False))
