@@ -16,6 +16,17 @@ defines them; inputs, attributes and defaults follow its registered schemas):
   packed along the last axis. Float8 and float4 data are refused with a ShapeError
   naming the type.
 
+* MatMulBnb4: `MatMulBnb4Quantizer` (bitsandbytes' QLoRA FP4 / NF4): the [N, K] weight
+  flattened row-major, in blocks of block_size values scaled by their absmax, two 4-bit
+  code-book indices a byte (the first in the high nibble). Y = A @ W.T (transB=1) or
+  A @ W (transB=0; onnxruntime's CPU kernel multiplies by the wrong layout there, reading
+  past the weight, so that form follows the schema with no oracle). training_mode has
+  no effect on inference.
+* MatMulFpQ4: B [K, N] as an MLAS Q4 blob (`MlasQ4GemmPackB`), B_shape = [K, N]:
+  blk_quant_type 0 (blocks of 32, symmetric), 1 (32 with a uint8 zero point) and 2 (64,
+  symmetric; onnxruntime's CPU kernel reads every type but 0 as type 1 and so refuses
+  type-2 blobs by their size; onegraph follows the schema).
+
 Arithmetic. MatMulNBits dequantizes B to float32, (code - zero_point) * scale, and runs
 one float32 matmul (onnxruntime's accuracy_level 0 path for float32 A: dequantize and
 sgemm; its blocked kernels sum in another order, so results agree to float32 rounding,
@@ -38,6 +49,11 @@ or with g_idx and packed uint8 zero points (onnxruntime then ignores the zero po
 GatherBlockQuantized's uint8 data with gather_axis other than 0 or quantize_axis other
 than the last. MatMulNBits with 8 bits and float zero points is run by the spec's
 formula (onnxruntime's CPU kernel refuses it, so it has no oracle here).
+
+MatMulBnb4 and MatMulFpQ4 dequantize their weight to float32 once (kept in the node's
+kernel cache while it is a constant, as MatMulNBits does) and run one float32 matmul
+(float16 / bfloat16 A for MatMulBnb4 computed in float32 and rounded once), as
+onnxruntime's CPU kernels do (dequantize, then sgemm / MLAS's Q4 GEMM).
 """
 
 from __future__ import annotations
@@ -192,19 +208,26 @@ def _is_empty_weight(shape, want):
 
 
 def _cached_weight(b, scales, zp, g_idx, attrs):
-    """`_nbits_weight`, kept in the node's kernel cache while the packed inputs are the
-    same read-only arrays (constants): keyed by their data addresses, shapes and dtypes,
-    and holding the arrays themselves so the memory is not reused under the key."""
-    arrays = [a for a in (b, scales, zp, g_idx) if a is not None]
+    """`_nbits_weight`, kept in the node's kernel cache (see `_cached_by_inputs`)."""
+    return _cached_by_inputs(attrs, (b, scales, zp, g_idx),
+                             lambda: _nbits_weight(b, scales, zp, g_idx, attrs))
+
+
+def _cached_by_inputs(attrs, inputs, compute):
+    """compute(), kept in the node's kernel cache while `inputs` (None for omitted ones)
+    are the same read-only arrays (constants): keyed by their data addresses, shapes and
+    dtypes, and holding the arrays themselves so the memory is not reused under the key.
+    Fed (writeable) inputs are computed afresh every call."""
+    arrays = [a for a in inputs if a is not None]
     if not all(isinstance(a, np.ndarray) and not a.flags.writeable for a in arrays):
-        return _nbits_weight(b, scales, zp, g_idx, attrs)
+        return compute()
     key = tuple((a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str)
-                if a is not None else None for a in (b, scales, zp, g_idx))
+                if a is not None else None for a in inputs)
     cache = kernel_cache(attrs)
     hit = cache.get("weight")
     if hit is not None and hit[0] == key:
         return hit[2]
-    w = _nbits_weight(b, scales, zp, g_idx, attrs)
+    w = compute()
     w.flags.writeable = False
     cache["weight"] = (key, arrays, w)
     return w
@@ -561,6 +584,186 @@ def _gather_block_quantized_infer(attrs, inputs):
 
 
 # --------------------------------------------------------------------------------------
+# MatMulBnb4
+# --------------------------------------------------------------------------------------
+
+# bitsandbytes' 4-bit code books (QLoRA), as onnxruntime's blockwise_quant_block_bnb4.h
+# lists them: FP4 (sign bit, two exponent bits, one mantissa bit, divided by 12) and
+# NF4 (the normal-float quantiles).
+_BNB4_MAPS = (
+    np.array([0.0, 5.208333333e-03, 0.66666667, 1.0, 0.33333333, 0.5, 0.16666667, 0.25,
+              -0.0, -5.208333333e-03, -0.66666667, -1.0, -0.33333333, -0.5, -0.16666667,
+              -0.25], _F32),
+    np.array([-1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
+              -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
+              0.07958029955625534, 0.16093020141124725, 0.24611230194568634,
+              0.33791524171829224, 0.44070982933044434, 0.5626170039176941,
+              0.7229568362236023, 1.0], _F32),
+)
+_BNB4_FLOATS = ("float32", "float16", "bfloat16")
+
+
+def _bnb4_check_attrs(attrs):
+    """What is wrong with MatMulBnb4's attributes, or None."""
+    bs = attrs["block_size"]
+    if bs < 16 or bs & (bs - 1):
+        return f"block_size {bs} must be a power of 2 and at least 16"
+    if attrs["quant_type"] not in (0, 1):
+        return f"quant_type must be 0 (FP4) or 1 (NF4), got {attrs['quant_type']}"
+    if attrs["K"] < 1 or attrs["N"] < 1:
+        return f"K ({attrs['K']}) and N ({attrs['N']}) must be positive"
+    return None
+
+
+def _bnb4_weight(b, absmax, attrs):
+    """The dequantized weight, float32 [N, K]: the row-major [N, K] weight flattened,
+    two codes a byte (the first in the high nibble), each block of block_size values
+    scaled by its absmax."""
+    op = "MatMulBnb4"
+    k, n, bs = attrs["K"], attrs["N"], attrs["block_size"]
+    numel = n * k
+    b = np.asarray(b)
+    if b.dtype != np.uint8 or b.shape != ((numel + 1) // 2,):
+        raise ShapeError(f"{op}: B must be uint8 of shape [(N * K + 1) / 2] = "
+                         f"[{(numel + 1) // 2}], got {b.dtype} {list(b.shape)}")
+    blocks = _ceil_div(numel, bs)
+    absmax = np.asarray(absmax)
+    if absmax.shape != (blocks,):
+        raise ShapeError(f"{op}: absmax of shape {list(absmax.shape)} must be "
+                         f"[ceil(N * K / block_size)] = [{blocks}]")
+    codes = np.stack([b >> 4, b & np.uint8(15)], axis=1).reshape(-1)[:numel]
+    scale = np.repeat(absmax.astype(_F32), bs)[:numel]
+    return (_BNB4_MAPS[attrs["quant_type"]][codes] * scale).reshape(n, k)
+
+
+def _bnb4_float(a, what):
+    a = np.asarray(a)
+    if a.dtype.name not in _BNB4_FLOATS:
+        raise ShapeError(f"MatMulBnb4: {what} must be float32, float16 or bfloat16, got "
+                         f"{a.dtype}")
+    return a
+
+
+def _matmul_bnb4_kernel(inputs, attrs, ctx):
+    """Y = A @ W.T (transB=1, A [..., K]) or A @ W (transB=0, A [..., N]), W the
+    dequantized [N, K] weight (see `_bnb4_weight`), in float32; Y has A's type.
+
+    Raises:
+        ShapeError: A, B or absmax does not fit K, N and block_size (names it).
+    """
+    op = "MatMulBnb4"
+    a, b, absmax = _padded(inputs, 3)
+    a = _bnb4_float(a, "A")
+    absmax = _bnb4_float(absmax, "absmax")
+    if absmax.dtype != a.dtype:
+        raise ShapeError(f"{op}: absmax is {absmax.dtype}, but A is {a.dtype}")
+    inner = attrs["K"] if attrs["transB"] else attrs["N"]
+    if a.ndim == 0 or a.shape[-1] != inner:
+        raise ShapeError(f"{op}: A of shape {list(a.shape)} must end in "
+                         f"{'K' if attrs['transB'] else 'N'} = {inner}")
+    w = _cached_by_inputs(attrs, (b, absmax), lambda: _bnb4_weight(b, absmax, attrs))
+    y = np.matmul(a.astype(_F32, copy=False), w.T if attrs["transB"] else w)
+    return (np.asarray(y, a.dtype),)
+
+
+def _matmul_bnb4_infer(attrs, inputs):
+    op = "MatMulBnb4"
+    a = inputs[0]
+    if a.dtype is not None and np.dtype(a.dtype).name not in _BNB4_FLOATS:
+        raise ShapeError(f"{op}: A must be float32, float16 or bfloat16, got {a.dtype}")
+    if a.shape is None:
+        return [TensorInfo(a.dtype, None)]
+    inner, outer = (attrs["K"], attrs["N"]) if attrs["transB"] else (attrs["N"], attrs["K"])
+    if not a.shape or (a.shape[-1] is not None and a.shape[-1] != inner):
+        raise ShapeError(f"{op}: A of shape {list(a.shape)} must end in {inner}")
+    return [TensorInfo(a.dtype, tuple(a.shape[:-1]) + (outer,))]
+
+
+# --------------------------------------------------------------------------------------
+# MatMulFpQ4
+# --------------------------------------------------------------------------------------
+
+# blk_quant_type -> (block length, has a zero point): MLAS's BlkQ4Sym, BlkQ4Zp8 and
+# BlkQ4Sym64 blobs.
+_FPQ4_TYPES = {0: (32, False), 1: (32, True), 2: (64, False)}
+
+
+def _fpq4_check_attrs(attrs):
+    if attrs["blk_quant_type"] not in _FPQ4_TYPES:
+        return f"blk_quant_type must be 0, 1 or 2, got {attrs['blk_quant_type']}"
+    return None
+
+
+def _fpq4_shape(b_shape):
+    """(K, N) from the B_shape input."""
+    b_shape = np.asarray(b_shape)
+    if b_shape.dtype != np.int64 or b_shape.shape != (2,) or (b_shape < 0).any():
+        raise ShapeError(f"MatMulFpQ4: B_shape must hold the two int64 dims [K, N] of B, "
+                         f"got {b_shape.dtype} {b_shape.tolist()}")
+    return int(b_shape[0]), int(b_shape[1])
+
+
+def _fpq4_weight(blob, k, n, kind):
+    """The dequantized B, float32 [K, N], of MLAS's Q4 blob: column by column, block by
+    block along K, each block a float32 scale, (a uint8 zero point), then per 32 values
+    16 bytes, byte l holding value l in its low nibble and value l + 16 in its high one.
+    value = (code - zero_point) * scale, the zero point 8 for the symmetric types."""
+    block, has_zero = _FPQ4_TYPES[kind]
+    blocks = _ceil_div(k, block)
+    head = 5 if has_zero else 4
+    size = head + block // 2
+    blob = np.asarray(blob)
+    if blob.dtype != np.uint8 or blob.shape != (n * blocks * size,):
+        raise ShapeError(f"MatMulFpQ4: B must be a uint8 blob of N * ceil(K / {block}) * "
+                         f"{size} = {n * blocks * size} bytes for K={k}, N={n} "
+                         f"(blk_quant_type {kind}), got {blob.dtype} {list(blob.shape)}")
+    rows = blob.reshape(n, blocks, size)
+    scale = np.ascontiguousarray(rows[:, :, :4]).view("<f4")[:, :, 0].astype(_F32)
+    zero = rows[:, :, 4].astype(_F32) if has_zero else _F32(8)
+    data = rows[:, :, head:].reshape(n, blocks, block // 32, 16)
+    codes = np.concatenate([data & np.uint8(15), data >> 4], axis=3)
+    codes = codes.reshape(n, blocks, block).astype(_F32)
+    zero = zero[:, :, None] if has_zero else zero
+    w = ((codes - zero) * scale[:, :, None]).reshape(n, blocks * block)[:, :k]
+    return np.ascontiguousarray(w.T)
+
+
+def _matmul_fpq4_kernel(inputs, attrs, ctx):
+    """Y = A @ B, B [K, N] dequantized from MLAS's Q4 blob (see `_fpq4_weight`), in
+    float32.
+
+    Raises:
+        ShapeError: A is not float32, or A, the blob or B_shape does not fit.
+    """
+    op = "MatMulFpQ4"
+    a, blob, b_shape = _padded(inputs, 3)
+    a = np.asarray(a)
+    if a.dtype != np.float32:
+        raise ShapeError(f"{op}: A must be float32, got {a.dtype}")
+    k, n = _fpq4_shape(b_shape)
+    if a.ndim == 0 or a.shape[-1] != k:
+        raise ShapeError(f"{op}: A of shape {list(a.shape)} must end in K = {k}")
+    kind = attrs["blk_quant_type"]
+    w = _cached_by_inputs(attrs, (blob, b_shape), lambda: _fpq4_weight(blob, k, n, kind))
+    return (np.matmul(a, w),)
+
+
+def _matmul_fpq4_infer(attrs, inputs):
+    op = "MatMulFpQ4"
+    a, b_shape = inputs[0], inputs[2]
+    if a.dtype is not None and np.dtype(a.dtype) != np.float32:
+        raise ShapeError(f"{op}: A must be float32, got {a.dtype}")
+    if a.shape is None:
+        return [TensorInfo(a.dtype, None)]
+    n = None
+    if b_shape is not None and b_shape.value is not None:
+        k, n = _fpq4_shape(b_shape.value)
+        if not a.shape or (a.shape[-1] is not None and a.shape[-1] != k):
+            raise ShapeError(f"{op}: A of shape {list(a.shape)} must end in K = {k}")
+    return [TensorInfo(a.dtype, tuple(a.shape[:-1]) + (n,))]
+
+
+# --------------------------------------------------------------------------------------
 # Definitions
 # --------------------------------------------------------------------------------------
 
@@ -577,6 +780,17 @@ OPS = (
            infer=_gather_block_quantized_infer, domain=_DOMAIN,
            dtypes=("int4", "uint4", "uint8"), check_attrs=_gbq_check_attrs,
            doc="Gather from block-quantized int4/uint4/uint8 data, dequantized."),
+    define("MatMulBnb4", ("A", "B", "absmax"), ("Y",), _matmul_bnb4_kernel,
+           (("K", "int"), ("N", "int"), ("block_size", "int"), ("quant_type", "int"),
+            ("transB", "int", 1), ("training_mode", "int", 0)),
+           infer=_matmul_bnb4_infer, domain=_DOMAIN, dtypes=_BNB4_FLOATS,
+           check_attrs=_bnb4_check_attrs,
+           doc="MatMul by a bitsandbytes FP4/NF4 block-quantized weight [N, K]."),
+    define("MatMulFpQ4", ("A", "B", "B_shape"), ("Y",), _matmul_fpq4_kernel,
+           (("blk_quant_type", "int", 1),),
+           infer=_matmul_fpq4_infer, domain=_DOMAIN, dtypes=("float32",),
+           check_attrs=_fpq4_check_attrs,
+           doc="MatMul by an MLAS int4 block-quantized blob B [K, N]."),
     define("MatMulIntegerToFloat", ("A", "B", "a_scale", "b_scale", "a_zero_point?",
                                     "b_zero_point?", "bias?"), ("Y",),
            _matmul_integer_to_float_kernel,
