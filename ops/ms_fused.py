@@ -30,9 +30,13 @@ in float32 (float64 in float64) and rounded once at the end. Refused by name: an
 activation outside the lists above (UnsupportedOpError), a missing or extra activation
 parameter (OpAttributeError), a Z whose shape is not the output's, transBatch on inputs of
 different or lower rank, and non-float inputs (ShapeError); as onnxruntime refuses them,
-FusedMatMul/TransposeMatMul transpose flags other than 0 and 1 (OpAttributeError), and in
-FusedConv (and the NCHWc and quantized convs, which share the check) pads of another
-length than two per spatial dim under any auto_pad and dilations with auto_pad SAME_*.
+FusedMatMul/TransposeMatMul transpose flags other than 0 and 1 (OpAttributeError), in
+FusedConv (and the NCHWc and quantized convs, which share the check) window attributes of
+another length (an empty one too) under any auto_pad, dilations with auto_pad SAME_*, and
+a window longer than the padded input; NhwcMaxPool pads below 0 (under any auto_pad) and
+an input empty in a dim other than N. As onnxruntime reads them: a pooling ceil_mode
+other than 1 is floor, and auto_pad SAME_* with a stride longer than the kernel (negative
+padding) moves the windows into the input (`ort_same_padding`).
 Hostile sizes: window attributes beyond 2**31 - 1 are refused (OpAttributeError), and a
 padded input, output or im2col buffer over 2 GiB (MAX_RESULT_BYTES) with a
 ResourceExhaustedError before anything is allocated; a stride leaving one window along
@@ -158,20 +162,24 @@ def check_window_values(op, attrs, names=("kernel_shape", "strides", "dilations"
 
 def _check_conv_auto_pad(op, x_shape, attrs):
     """onnxruntime's Conv attribute rules, which every one of its convolutions applies:
-    pads, when given, hold two values per spatial dim whatever auto_pad is, and
-    auto_pad SAME_UPPER/SAME_LOWER takes no dilation other than 1.
+    pads, when given, hold two values per spatial dim whatever auto_pad is (strides,
+    dilations and kernel_shape one), and auto_pad SAME_UPPER/SAME_LOWER takes no dilation
+    other than 1.
 
     Raises:
-        OpAttributeError: pads of another length.
+        OpAttributeError: a window attribute of another length.
         UnsupportedOpError: a dilation with SAME_*.
     """
     mode = attrs.get("auto_pad") or "NOTSET"
     mode = mode.decode() if isinstance(mode, bytes) else mode
-    pads = attrs.get("pads")
     nsp = len(x_shape) - 2
-    if pads is not None and len(pads) and nsp > 0 and len(pads) != 2 * nsp:
-        raise OpAttributeError(f"{op}: pads {[int(v) for v in pads]} must hold {2 * nsp} "
-                               f"values (onnxruntime refuses other lengths under any auto_pad)")
+    for name, want in (("pads", 2 * nsp), ("strides", nsp), ("dilations", nsp),
+                       ("kernel_shape", nsp)):
+        values = attrs.get(name)
+        if values is not None and nsp > 0 and len(values) != want:
+            raise OpAttributeError(
+                f"{op}: {name} {[int(v) for v in values]} must hold {want} values "
+                f"(onnxruntime refuses other lengths, an empty list too, under any auto_pad)")
     dil = attrs.get("dilations")
     if mode in ("SAME_UPPER", "SAME_LOWER") and dil is not None and any(
             int(d) != 1 for d in dil):
@@ -206,6 +214,11 @@ def check_window(op, x_shape, kernel, attrs, out_channels, itemsize, ceil_mode=F
     except (ShapeError, OpAttributeError) as e:
         raise type(e)(f"{op}: {e}") from e
     n, c = int(x_shape[0]), int(x_shape[1])
+    if conv and min(out, default=0) <= 0:
+        # onnxruntime's convolutions refuse a window longer than the padded input (an
+        # empty spatial dim included) rather than return an empty output
+        raise ShapeError(f"{op}: the {list(kernel)} window (strides, dilations and pads "
+                         f"applied) does not fit the input's spatial dims {sp}")
     if min(out, default=0) == 0:
         return  # an empty output: nothing below is allocated
     check_result_size(op, "the padded input", [n, c] + [d + b + e for d, b, e in
@@ -246,6 +259,58 @@ def single_window_strides(x_shape, kernel, attrs):
     if new == [int(s) for s in strides]:
         return attrs
     return dict(attrs, strides=new)
+
+
+def ort_same_padding(x, kernel, attrs, conv=False):
+    """(x, attrs) with auto_pad SAME_UPPER/SAME_LOWER resolved as onnxruntime resolves it,
+    where that differs from onegraph's rule: onnxruntime pads by p = (ceil(n / s) - 1) * s
+    + k - n even when p is negative (a stride longer than the kernel), which moves the
+    windows into the input; onegraph's standard ops clamp p to 0. Such dims are cropped
+    here and the node's pads made explicit (auto_pad NOTSET); x is (N, C, *spatial).
+    The head padding of a negative p, as measured against onnxruntime 1.32 (C division,
+    toward zero): pooling p / 2 (SAME_UPPER) and (p + 1) / 2 (SAME_LOWER); its CPU
+    convolutions (`conv`) (p + 1) / 2 and (p + 2) / 2. Nodes with a dilation other than
+    1 are left as they are."""
+    mode = attrs.get("auto_pad") or "NOTSET"
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    if mode not in ("SAME_UPPER", "SAME_LOWER") or x.ndim < 3:
+        return x, attrs
+    sp = x.shape[2:]
+    strides = list(attrs.get("strides") or [1] * len(sp))
+    dil = attrs.get("dilations")
+    if len(kernel) != len(sp) or len(strides) != len(sp) or (
+            dil is not None and any(int(d) != 1 for d in dil)) or min(
+            [int(v) for v in strides] + [int(k) for k in kernel], default=1) < 1:
+        return x, attrs  # the kernels' own checks name the problem
+    heads, tails, crop = [], [], False
+    for n, k, st in zip(sp, kernel, strides):
+        st = int(st)
+        need = (-(-n // st) - 1) * st + int(k) - n
+        # C's division (toward 0); the convolutions' shift holds for a negative p only
+        head = int((need + (mode == "SAME_LOWER") + (conv and need < 0)) / 2)
+        heads.append(head)
+        tails.append(need - head)
+        crop = crop or need < 0
+    if not crop:
+        return x, attrs
+    index = (slice(None), slice(None)) + tuple(
+        slice(-min(h, 0), n + min(t, 0)) for h, t, n in zip(heads, tails, sp))
+    pads = [max(h, 0) for h in heads] + [max(t, 0) for t in tails]
+    return x[index], dict(attrs, auto_pad="NOTSET", pads=pads)
+
+
+def pool_attrs(op, attrs):
+    """A pooling op's attrs as onnxruntime reads them: pads, when given, not negative
+    (whatever auto_pad is) and ceil_mode 1 for ceil, any other value floor.
+
+    Raises:
+        OpAttributeError: a negative pad.
+    """
+    pads = attrs.get("pads")
+    if pads is not None and any(int(v) < 0 for v in pads):
+        raise OpAttributeError(f"{op}: pads {[int(v) for v in pads]} must not be negative")
+    ceil = int(int(attrs.get("ceil_mode", 0)) == 1)
+    return attrs if int(attrs.get("ceil_mode", 0)) == ceil else dict(attrs, ceil_mode=ceil)
 
 
 def check_pool(op, x_shape, attrs, itemsize):
@@ -406,6 +471,7 @@ def _fused_conv_kernel(inputs, attrs, ctx):
     if w.ndim >= 3:
         kernel = attrs.get("kernel_shape") or w.shape[2:]
         check_window(op, x.shape, kernel, attrs, w.shape[0], work.itemsize, conv=True)
+        x, attrs = ort_same_padding(x, kernel, attrs, conv=True)
         attrs = single_window_strides(x.shape, kernel, attrs)
     y = conv_nd(x.astype(work, copy=False), w.astype(work, copy=False),
                 None if b is None else b.astype(work, copy=False), attrs)
@@ -613,8 +679,14 @@ def _nhwc_check(op, x):
 def _nhwc_maxpool_kernel(inputs, attrs, ctx):
     """MaxPool over the spatial dims of channels-last x, returned channels-last."""
     x = _nhwc_check("NhwcMaxPool", inputs[0])
+    if x.size == 0 and x.shape[0] != 0:
+        raise ShapeError(f"NhwcMaxPool: x {list(x.shape)} is empty in a dim other than N "
+                         "(onnxruntime refuses it)")
     nchw = np.moveaxis(x, -1, 1)
+    attrs = pool_attrs("NhwcMaxPool", attrs)
     check_pool(op="NhwcMaxPool", x_shape=nchw.shape, attrs=attrs, itemsize=x.itemsize)
+    if attrs.get("kernel_shape") is not None:
+        nchw, attrs = ort_same_padding(nchw, attrs["kernel_shape"], attrs)
     (y,) = _maxpool_kernel([nchw], dict(attrs, __num_outputs__=1, storage_order=0), ctx)
     return (np.ascontiguousarray(np.moveaxis(y, 1, -1)),)
 
@@ -631,7 +703,7 @@ def _nhwc_maxpool_infer(attrs, inputs):
         raise ShapeError(f"NhwcMaxPool: x must be (N, *spatial, C) with a spatial dim, got "
                          f"shape {list(x.shape)}")
     shape = (x.shape[0], x.shape[-1]) + tuple(x.shape[1:-1])
-    y = _maxpool_infer(attrs, [TensorInfo(x.dtype, shape)])[0]
+    y = _maxpool_infer(pool_attrs("NhwcMaxPool", attrs), [TensorInfo(x.dtype, shape)])[0]
     out = None if y.shape is None else (y.shape[0],) + tuple(y.shape[2:]) + (y.shape[1],)
     return [TensorInfo(x.dtype, out)]
 

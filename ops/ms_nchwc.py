@@ -41,7 +41,10 @@ only, as onnxruntime. Refused: other dtypes, MaxPool storage_order=1, other Upsa
 modes, ReorderOutput channels <= 0 or above the input's, GlobalAveragePool/GlobalMaxPool
 of an input without pixels, Conv attributes onnxruntime refuses (see `ops/ms_fused.py`),
 and sizes from values (pads, group, Upsample scales) whose buffers would pass 2 GiB
-(ResourceExhaustedError, before allocating).
+(ResourceExhaustedError, before allocating). MaxPool and AveragePool read ceil_mode and
+auto_pad SAME_* (negative padding) as NhwcMaxPool does (see `ops/ms_fused.py`); Conv keeps
+onegraph's SAME_* rule, which could not be checked against onnxruntime's NCHWc kernels
+for strides longer than the kernel.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ import numpy as np
 from ..errors import OpAttributeError, ShapeError, UnsupportedOpError
 from .conv import _CONV_ATTRS, conv_nd
 from .ms_fused import (_activate, _conv_activation, _named, check_pool, check_result_size,
-                       check_window, single_window_strides)
+                       check_window, ort_same_padding, pool_attrs, single_window_strides)
 from .pool import (_POOL_ATTRS, GlobalAveragePool, GlobalMaxPool, _averagepool_kernel,
                    _maxpool_infer, _maxpool_kernel, _pool_infer)
 from .registry import TensorInfo, define, kernel_cache
@@ -340,14 +343,16 @@ def _max_pool_kernel(inputs, attrs, ctx):
     if int(attrs["storage_order"]):
         raise UnsupportedOpError("MaxPool: storage_order=1 is not supported (no Indices "
                                  "output)")
+    attrs = pool_attrs("MaxPool", attrs)
     check_pool("MaxPool", x.shape, attrs, x.itemsize)
+    x, attrs = ort_same_padding(x, attrs["kernel_shape"], attrs)
     return (_maxpool_kernel([x], dict(attrs, __num_outputs__=1), ctx)[0],)
 
 
 @_named("MaxPool")
 def _max_pool_infer(attrs, inputs):
     """MaxPool's shape rule (the values output only)."""
-    return _maxpool_infer(attrs, inputs)[:1]
+    return _maxpool_infer(pool_attrs("MaxPool", attrs), inputs)[:1]
 
 
 @_named("AveragePool")
@@ -355,7 +360,9 @@ def _average_pool_kernel(inputs, attrs, ctx):
     """AveragePool on NCHWc tensors."""
     x = _f32("AveragePool", inputs[0], "X")
     _rank4("AveragePool", x)
+    attrs = pool_attrs("AveragePool", attrs)
     check_pool("AveragePool", x.shape, attrs, x.itemsize)
+    x, attrs = ort_same_padding(x, attrs["kernel_shape"], attrs)
     return _averagepool_kernel([x], attrs, ctx)
 
 
@@ -430,7 +437,7 @@ def _upsample_infer(attrs, inputs):
 
 def _pool_shape(op):
     """The standard pooling shape rule, errors named `op`."""
-    return _named(op)(lambda attrs, inputs: _pool_infer(attrs, inputs))
+    return _named(op)(lambda attrs, inputs: _pool_infer(pool_attrs(op, attrs), inputs))
 
 
 # --------------------------------------------------------------------------------------

@@ -30,14 +30,16 @@ Refused by name: QAttention's past input, do_rotary and past_present_share_buffe
 blocked scales of QuantizeLinear/DequantizeLinear; DynamicQuantizeLSTM's sequence_lens
 shorter than the sequence, and weight zero points onnxruntime refuses (nonzero int8,
 uint8 that differ between columns); QEmbedLayerNormalization's epsilon below 0, and
-QLinearConv attributes onnxruntime refuses (pads of another length, dilations with auto_pad
-SAME_*) or whose buffers would pass 2 GiB (see `ops/ms_fused.py`). QAttention reads
-unidirectional and mask_index as onnxruntime does: causal only for unidirectional=1, a
-future key getting the lowest float32 whatever mask_filter_value is (which fills the key
-padding mask only), a key masked where its (2-D or 3-D) mask value is <= 0. Not here
+QLinearConv type combinations and attributes onnxruntime refuses (pads of another length,
+dilations with auto_pad SAME_*, a window longer than the padded input) or whose buffers
+would pass 2 GiB (see `ops/ms_fused.py`); its auto_pad SAME_* follows onnxruntime where a
+stride longer than the kernel makes the padding negative. QAttention reads unidirectional
+and mask_index as onnxruntime does: causal only for unidirectional=1, a future key
+getting the lowest float32 whatever mask_filter_value is (which fills the key padding
+mask only), a key masked where its (2-D or 3-D) mask value is <= 0. Not here
 because onnxruntime 1.32 has no CPU kernel for them: QLinearReduceMean and
-ReduceSumInteger. Not here: MaxpoolWithMask (an internal
-op no quantization tool writes).
+ReduceSumInteger. Not here: MaxpoolWithMask (an internal op no quantization tool
+writes).
 
 Where onnxruntime's own result is not a function of the model alone, onegraph picks
 one: its DynamicQuantizeLSTM on more than one thread quantizes H_{t-1} per chunk of
@@ -53,7 +55,7 @@ import numpy as np
 
 from ..errors import OpAttributeError, ShapeError, UnsupportedOpError
 from .common import broadcast_shape
-from .ms_fused import check_result_size, check_window
+from .ms_fused import check_result_size, check_window, ort_same_padding
 from .ms_quantization import _look_up, _table
 from .ms_transformer import _heads, _key_padding, _sdpa
 from .normalization import _layernorm_kernel
@@ -562,6 +564,11 @@ def _ms_qlinear_conv_kernel(inputs, attrs, ctx):
     w_zp = np.asarray(w_zp)
     if w_zp.dtype != w.dtype:
         raise ShapeError(f"{op}: w_zero_point is {w_zp.dtype}, but w is {w.dtype}")
+    if y_zp.dtype != x.dtype or (x.dtype == np.int8 and w.dtype != np.int8):
+        # onnxruntime's kernels: uint8 x with uint8 or int8 w, int8 x with int8 w; y as x
+        raise UnsupportedOpError(f"{op}: x {x.dtype}, w {w.dtype} and y {y_zp.dtype} is not "
+                                 "a supported combination (uint8 x, uint8 or int8 w, uint8 "
+                                 "y; int8 x, w and y)")
     if x.ndim < 3 or w.ndim != x.ndim:
         raise ShapeError(f"{op}: x and w must have one rank of 3 or more, got "
                          f"{list(x.shape)} and {list(w.shape)}")
@@ -576,8 +583,9 @@ def _ms_qlinear_conv_kernel(inputs, attrs, ctx):
     last = bool(attrs["channels_last"])
     xc = np.moveaxis(x, -1, 1) if last else x
     # the integer convolution runs in float64 (exact sums)
-    check_window(op, xc.shape, attrs.get("kernel_shape") or w.shape[2:], attrs, m, 8,
-                 conv=True)
+    kernel = attrs.get("kernel_shape") or w.shape[2:]
+    check_window(op, xc.shape, kernel, attrs, m, 8, conv=True)
+    xc, attrs = ort_same_padding(xc, kernel, attrs, conv=True)
     try:
         acc = _conv_int(xc, w, zx, w_zp, attrs)
     except (ShapeError, OpAttributeError) as e:

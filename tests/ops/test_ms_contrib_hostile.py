@@ -68,7 +68,7 @@ def _model(op, inputs, n_out=1, **attrs):
 
 def _both(model, inputs):
     """(onegraph's outputs, onnxruntime's CPU outputs) of `model` over `inputs`."""
-    feeds = {k: v for k, v in inputs if v is not None}
+    feeds = {k: np.asarray(v) for k, v in inputs if v is not None}
     outs = [o.name for o in model.graph.output]
     options = ort.SessionOptions()
     options.log_severity_level = 4
@@ -379,36 +379,42 @@ _Q = _qlinear_conv_inputs()
 _QNAMES = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"]
 
 
-@pytest.mark.parametrize("op, inputs, attrs, match", [
+@pytest.mark.parametrize("op, inputs, attrs, match, ort_match", [
     ("FusedConv", [("x", _rand((1, 3, 9, 8))), ("w", _rand((4, 3, 3, 3), 1))],
-     dict(auto_pad="SAME_UPPER", pads=[1], strides=[2, 2]), r"FusedConv: pads \[1\] must hold 4"),
+     dict(auto_pad="SAME_UPPER", pads=[1], strides=[2, 2]), r"FusedConv: pads \[1\] must hold 4",
+     "pads has incorrect size"),
     ("FusedConv", [("x", _rand((1, 3, 9, 8))), ("w", _rand((4, 3, 3, 3), 1))],
      dict(auto_pad="SAME_LOWER", dilations=[2, 2]),
-     r"FusedConv: dilations \[2, 2\] with auto_pad SAME_LOWER are not supported"),
+     r"FusedConv: dilations \[2, 2\] with auto_pad SAME_LOWER are not supported",
+     "Dilation not supported"),
     ("QLinearConv", list(zip(_QNAMES, _Q)), dict(auto_pad="SAME_UPPER", dilations=[2, 2]),
-     r"QLinearConv: dilations \[2, 2\] with auto_pad SAME_UPPER"),
+     r"QLinearConv: dilations \[2, 2\] with auto_pad SAME_UPPER", "Dilation not supported"),
     ("FusedMatMul", [("a", _rand((2, 6, 5, 3))), ("b", _rand((4, 2, 6, 5), 1))],
-     dict(transA=1 << 40, transB=1, transBatchB=1), r"FusedMatMul: transA must be 0 or 1"),
+     dict(transA=1 << 40, transB=1, transBatchB=1), r"FusedMatMul: transA must be 0 or 1",
+     "Incompatible dimensions"),
     ("Pad", [("x", _rand((3, 4))), ("p", np.array([-3, 0, 0, 0], np.int64))],
-     dict(mode="reflect"), r"Pad: reflect mode crops axis 0 of size 3 to nothing"),
+     dict(mode="reflect"), r"Pad: reflect mode crops axis 0 of size 3 to nothing",
+     "zero effective input extent"),
     ("Pad", [("x", np.zeros((0, 4), F32)), ("p", np.array([0, 1, 0, 1], np.int64))],
-     dict(mode="wrap"), r"Pad: wrap mode cannot pad the empty input \[0, 4\]"),
+     dict(mode="wrap"), r"Pad: wrap mode cannot pad the empty input \[0, 4\]",
+     "Unexpected mode of 3"),
     ("ScaledSiLU", [("x", _rand((2, 3))), ("s", np.array([2.0], F32))], {},
-     r"ScaledSiLU: scale must be a scalar, got shape \[1\]"),
+     r"ScaledSiLU: scale must be a scalar, got shape \[1\]", "scale must be a scalar"),
     ("ConvTransposeWithDynamicPads", [("x", _rand((1, 4, 4, 5))), ("w", _rand((4, 3, 3, 3))),
                                       ("p", np.zeros(4, np.int64))],
-     dict(auto_pad="Relu"), r"ConvTransposeWithDynamicPads: unknown auto_pad 'Relu'"),
+     dict(auto_pad="Relu"), r"ConvTransposeWithDynamicPads: unknown auto_pad 'Relu'",
+     "Unknown AutoPadType"),
     ("QEmbedLayerNormalization", _qembed_inputs(), dict(epsilon=-1.0),
-     r"QEmbedLayerNormalization: epsilon must be >= 0, got -1.0"),
+     r"QEmbedLayerNormalization: epsilon must be >= 0, got -1.0", "epsilon_ >= 0"),
 ])
-def test_refused_as_onnxruntime_refuses(op, inputs, attrs, match):
+def test_refused_as_onnxruntime_refuses(op, inputs, attrs, match, ort_match):
     """Fuzz: onnxruntime refuses each of these nodes or inputs (at load or run); onegraph
     ran them. Both refuse now, onegraph with the op's name and the reason."""
     model = _model(op, inputs, n_out=2 if op == "QEmbedLayerNormalization" else 1,
                    **attrs)
-    with pytest.raises(Exception):  # noqa: B017 (onnxruntime's own error types)
+    with pytest.raises(Exception, match=ort_match):  # (onnxruntime's own error types)
         _both(model, inputs)
-    feeds = {k: v for k, v in inputs if v is not None}
+    feeds = {k: np.asarray(v) for k, v in inputs if v is not None}
     with pytest.raises(onegraph.errors.OneGraphError, match=match):
         onegraph.Session(from_onnx(model)).run([o.name for o in model.graph.output], feeds)
 
@@ -429,3 +435,86 @@ def test_qattention_causal_fill_and_3d_mask(mask, filter_value):
         attrs["mask_filter_value"] = filter_value
     got, want = _both(_model("QAttention", inputs, **attrs), inputs)
     np.testing.assert_allclose(got[0], want[0], **TOL)
+
+
+@pytest.mark.parametrize("mode", ["SAME_UPPER", "SAME_LOWER"])
+@pytest.mark.parametrize("height, stride", [(7, 7), (12, 12), (5, 9), (9, 7)])
+def test_same_padding_with_stride_longer_than_kernel(mode, height, stride):
+    """Fuzz: QLinearConv auto_pad=SAME_UPPER, strides [7, 2] on a 7-row input differed
+    from onnxruntime by 28 quantization steps: onnxruntime keeps a negative SAME padding
+    (the window moves into the input), onegraph clamped it to 0. FusedConv, QLinearConv
+    and NhwcMaxPool against onnxruntime; (9, 7) (positive padding) and (5, 9) SAME_LOWER
+    (a head offset of 0) are controls that passed before the fix too."""
+    rng = np.random.default_rng(height * stride)
+    x, w = _rand((1, 2, height, 5), height), _rand((3, 2, 3, 2), stride)
+    attrs = dict(auto_pad=mode, strides=[stride, 2])
+    inputs = [("x", x), ("w", w)]
+    got, want = _both(_model("FusedConv", inputs, **attrs), inputs)
+    np.testing.assert_allclose(got[0], want[0], **TOL)
+    q = _qlinear_conv_inputs()
+    q[0] = rng.integers(0, 255, (1, 2, height, 5)).astype(np.uint8)
+    q[3] = rng.integers(0, 255, (3, 2, 3, 2)).astype(np.uint8)
+    inputs = list(zip(_QNAMES, q))
+    got, want = _both(_model("QLinearConv", inputs, **attrs), inputs)
+    np.testing.assert_array_equal(got[0], want[0])
+    xi = rng.integers(-128, 127, (1, height, 5, 2)).astype(np.int8)
+    inputs = [("x", xi)]
+    got, want = _both(_model("NhwcMaxPool", inputs, kernel_shape=[3, 2], **attrs), inputs)
+    np.testing.assert_array_equal(got[0], want[0])
+
+
+@pytest.mark.parametrize("ceil_mode", [-1, 2])
+def test_nhwc_max_pool_ceil_mode_other_than_one(ceil_mode):
+    """Fuzz: ceil_mode=-1 gave a (2, 4, 3, 5) output where onnxruntime (ceil only for 1)
+    gives (2, 3, 3, 5)."""
+    x = np.random.default_rng(4).integers(-128, 127, (1, 7, 7, 2)).astype(np.int8)
+    inputs = [("x", x)]
+    got, want = _both(_model("NhwcMaxPool", inputs, kernel_shape=[2, 2], strides=[2, 2],
+                             ceil_mode=ceil_mode), inputs)
+    assert got[0].shape == want[0].shape == (1, 3, 3, 2)
+    np.testing.assert_array_equal(got[0], want[0])
+    (info,) = _infer("NhwcMaxPool", [(np.int8, (1, 7, 7, 2))], kernel_shape=[2, 2],
+                     strides=[2, 2], ceil_mode=ceil_mode)
+    assert info.shape == (1, 3, 3, 2)
+
+
+def _empty_ints(model, name):
+    """`model` with its node's ints attribute `name` present but empty."""
+    from onnx import AttributeProto
+
+    model.graph.node[0].attribute.append(
+        helper.make_attribute(name, [], attr_type=AttributeProto.INTS))
+    return model
+
+
+@pytest.mark.parametrize("op, inputs, attrs, empty, match, ort_match", [
+    ("FusedConv", [("x", _rand((1, 2, 2, 7))), ("w", _rand((3, 2, 3, 3), 1))], {}, None,
+     r"FusedConv: the \[3, 3\] window .* does not fit the input's spatial dims \[2, 7\]",
+     "Invalid input shape"),
+    ("FusedConv", [("x", _rand((1, 2, 7, 7))), ("w", _rand((3, 2, 3, 3), 1))], {}, "pads",
+     r"FusedConv: pads \[\] must hold 4 values", "pads has incorrect size"),
+    ("QLinearConv", list(zip(_QNAMES, _Q)), dict(pads=[1, 1, 1, 1]), "strides",
+     r"QLinearConv: strides \[\] must hold 2 values", "strides has incorrect size"),
+    ("NhwcMaxPool", [("x", np.zeros((1, 7, 7, 3), np.uint8))],
+     dict(kernel_shape=[3, 3], auto_pad="SAME_UPPER", pads=[2, 0, -1, 2]), None,
+     r"NhwcMaxPool: pads \[2, 0, -1, 2\] must not be negative", "pads must not contain negative"),
+    ("NhwcMaxPool", [("x", np.zeros((1, 8, 8, 0), np.int8))], dict(kernel_shape=[2, 2]), None,
+     r"NhwcMaxPool: x \[1, 8, 8, 0\] is empty in a dim other than N", "Only N can be zero"),
+    ("QLinearConv", list(zip(_QNAMES, _Q[:7] + [np.int8(0)] + _Q[8:])), {}, None,
+     r"QLinearConv: x uint8, w uint8 and y int8 is not a supported combination",
+     "Could not find an implementation"),
+])
+def test_refused_as_onnxruntime_refuses_windows(op, inputs, attrs, empty, match,
+                                                 ort_match):
+    """Fuzz: onnxruntime refuses a conv window longer than its input, empty window
+    attributes, negative pooling pads under auto_pad, an NhwcMaxPool input empty in a dim
+    other than N and QLinearConv type combinations it has no kernel for; onegraph ran them
+    (an empty output, the attribute ignored)."""
+    model = _model(op, inputs, **attrs)
+    if empty:
+        model = _empty_ints(model, empty)
+    with pytest.raises(Exception, match=ort_match):  # (onnxruntime's own error types)
+        _both(model, inputs)
+    feeds = {k: np.asarray(v) for k, v in inputs if v is not None}
+    with pytest.raises(onegraph.errors.OneGraphError, match=match):
+        onegraph.Session(from_onnx(model)).run([o.name for o in model.graph.output], feeds)
