@@ -30,7 +30,7 @@ in float32 (float64 in float64) and rounded once at the end. Refused by name: an
 activation outside the lists above (UnsupportedOpError), a missing or extra activation
 parameter (OpAttributeError), a Z whose shape is not the output's, transBatch on inputs of
 different or lower rank, and non-float inputs (ShapeError); as onnxruntime refuses them,
-FusedMatMul/TransposeMatMul transpose flags other than 0 and 1 (OpAttributeError), in
+FusedMatMul/TransposeMatMul transpose flags beyond 32 bits (OpAttributeError), in
 FusedConv (and the NCHWc and quantized convs, which share the check) window attributes of
 another length (an empty one too) under any auto_pad, dilations with auto_pad SAME_*, and
 a window longer than the padded input; NhwcMaxPool pads below 0 (under any auto_pad) and
@@ -301,14 +301,21 @@ def ort_same_padding(x, kernel, attrs, conv=False):
 
 def pool_attrs(op, attrs):
     """A pooling op's attrs as onnxruntime reads them: pads, when given, not negative
-    (whatever auto_pad is) and ceil_mode 1 for ceil, any other value floor.
+    (whatever auto_pad is), pads/strides/dilations of the kernel's length when given (an
+    empty list too), and ceil_mode 1 for ceil, any other value floor.
 
     Raises:
-        OpAttributeError: a negative pad.
+        OpAttributeError: a negative pad, or a window attribute of another length.
     """
     pads = attrs.get("pads")
     if pads is not None and any(int(v) < 0 for v in pads):
         raise OpAttributeError(f"{op}: pads {[int(v) for v in pads]} must not be negative")
+    nsp = len(attrs.get("kernel_shape") or ())
+    for name, want in (("pads", 2 * nsp), ("strides", nsp), ("dilations", nsp)):
+        values = attrs.get(name)
+        if values is not None and nsp and len(values) != want:
+            raise OpAttributeError(f"{op}: {name} {[int(v) for v in values]} must hold {want} "
+                                   f"values (an empty list too, as onnxruntime refuses it)")
     ceil = int(int(attrs.get("ceil_mode", 0)) == 1)
     return attrs if int(attrs.get("ceil_mode", 0)) == ceil else dict(attrs, ceil_mode=ceil)
 
@@ -609,12 +616,12 @@ _MATMUL_ATTRS = (("alpha", "float", 1.0), ("transA", "int", 0), ("transB", "int"
 
 
 def _check_trans_flags(attrs):
-    """check_attrs of FusedMatMul/TransposeMatMul: the transpose flags are 0 or 1.
-    (onnxruntime's kernel reads any nonzero value as 1 but its shape inference reads
-    the value cut to 32 bits, so a 2**40 is both; onegraph refuses such values.)"""
+    """check_attrs of FusedMatMul/TransposeMatMul: any nonzero transpose flag transposes,
+    as onnxruntime's kernel reads it, but a flag beyond 32 bits is refused: onnxruntime's
+    shape inference reads it cut to 32 bits, so 2**40 both transposes and does not."""
     for name in ("transA", "transB", "transBatchA", "transBatchB"):
-        if name in attrs and int(attrs[name]) not in (0, 1):
-            return f"{name} must be 0 or 1, got {int(attrs[name])}"
+        if name in attrs and abs(int(attrs[name])) > _MAX_WINDOW_VALUE:
+            return f"{name} {int(attrs[name])} does not fit 32 bits"
     return None
 
 # --------------------------------------------------------------------------------------

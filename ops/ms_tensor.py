@@ -127,7 +127,8 @@ def _range_kernel(inputs, attrs, ctx):
         delta = np.ones((), start.dtype)
     n = _range_length(*(_scalar(v, name) for v, name in
                         ((start, "start"), (limit, "limit"), (delta, "delta"))))
-    # the length is a value: refused past the result limit rather than allocated
+    # the length is a value: refused past the result limit rather than allocated (the
+    # values are built in int64/float64 before the cast, hence 8 bytes each at least)
     check_result_size("Range", "the output", (n,), max(start.dtype.itemsize, 8))
     return _range([start, limit, delta], attrs, ctx)
 
@@ -659,7 +660,7 @@ def _murmur_hash3_kernel(inputs, attrs, ctx):
 
 
 def _murmur_hash3_infer(attrs, inputs):
-    """X's shape; uint32, or int32 when positive=0."""
+    """X's shape; uint32 when positive=1, else int32."""
     dtype = np.dtype(np.uint32) if int(attrs["positive"]) == 1 else _INT32
     return [TensorInfo(dtype, inputs[0].shape)]
 

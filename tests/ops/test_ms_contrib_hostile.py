@@ -390,7 +390,8 @@ _QNAMES = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"]
     ("QLinearConv", list(zip(_QNAMES, _Q)), dict(auto_pad="SAME_UPPER", dilations=[2, 2]),
      r"QLinearConv: dilations \[2, 2\] with auto_pad SAME_UPPER", "Dilation not supported"),
     ("FusedMatMul", [("a", _rand((2, 6, 5, 3))), ("b", _rand((4, 2, 6, 5), 1))],
-     dict(transA=1 << 40, transB=1, transBatchB=1), r"FusedMatMul: transA must be 0 or 1",
+     dict(transA=1 << 40, transB=1, transBatchB=1),
+     r"FusedMatMul: transA 1099511627776 does not fit 32 bits",
      "Incompatible dimensions"),
     ("Pad", [("x", _rand((3, 4))), ("p", np.array([-3, 0, 0, 0], np.int64))],
      dict(mode="reflect"), r"Pad: reflect mode crops axis 0 of size 3 to nothing",
@@ -498,6 +499,9 @@ def _empty_ints(model, name):
     ("NhwcMaxPool", [("x", np.zeros((1, 7, 7, 3), np.uint8))],
      dict(kernel_shape=[3, 3], auto_pad="SAME_UPPER", pads=[2, 0, -1, 2]), None,
      r"NhwcMaxPool: pads \[2, 0, -1, 2\] must not be negative", "pads must not contain negative"),
+    ("NhwcMaxPool", [("x", np.zeros((1, 8, 7, 4), np.uint8))],
+     dict(kernel_shape=[3, 2], strides=[2, 2]), "dilations",
+     r"NhwcMaxPool: dilations \[\] must hold 2 values", "dilations has incorrect size"),
     ("NhwcMaxPool", [("x", np.zeros((1, 8, 8, 0), np.int8))], dict(kernel_shape=[2, 2]), None,
      r"NhwcMaxPool: x \[1, 8, 8, 0\] is empty in a dim other than N", "Only N can be zero"),
     ("QLinearConv", list(zip(_QNAMES, _Q[:7] + [np.int8(0)] + _Q[8:])), {}, None,
@@ -518,3 +522,11 @@ def test_refused_as_onnxruntime_refuses_windows(op, inputs, attrs, empty, match,
     feeds = {k: np.asarray(v) for k, v in inputs if v is not None}
     with pytest.raises(onegraph.errors.OneGraphError, match=match):
         onegraph.Session(from_onnx(model)).run([o.name for o in model.graph.output], feeds)
+
+
+def test_fused_matmul_nonzero_trans_flags_transpose():
+    """transA=3 transposes in onnxruntime (any nonzero value within 32 bits): onegraph
+    refuses only flags beyond 32 bits, where onnxruntime's shape rule and kernel differ."""
+    inputs = [("a", _rand((2, 5, 3))), ("b", _rand((2, 4, 5), 1))]
+    got, want = _both(_model("FusedMatMul", inputs, transA=3, transB=-1), inputs)
+    np.testing.assert_allclose(got[0], want[0], **TOL)
