@@ -35,8 +35,10 @@ FusedConv (and the NCHWc and quantized convs, which share the check) window attr
 another length (an empty one too) under any auto_pad, dilations with auto_pad SAME_*, and
 a window longer than the padded input; NhwcMaxPool pads below 0 (under any auto_pad) and
 an input empty in a dim other than N. As onnxruntime reads them: a pooling ceil_mode
-other than 1 is floor, and auto_pad SAME_* with a stride longer than the kernel (negative
-padding) moves the windows into the input (`ort_same_padding`).
+other than 1 is floor, a pooling window longer than the padded input by less than the
+stride gives one (clipped) window (`short_input_pads`), and auto_pad SAME_* with a stride
+longer than the kernel (negative padding) moves the windows into the input
+(`ort_same_padding`).
 Hostile sizes: window attributes beyond 2**31 - 1 are refused (OpAttributeError), and a
 padded input, output or im2col buffer over 2 GiB (MAX_RESULT_BYTES) with a
 ResourceExhaustedError before anything is allocated; a stride leaving one window along
@@ -269,8 +271,9 @@ def ort_same_padding(x, kernel, attrs, conv=False):
     here and the node's pads made explicit (auto_pad NOTSET); x is (N, C, *spatial).
     The head padding of a negative p, as measured against onnxruntime 1.32 (C division,
     toward zero): pooling p / 2 (SAME_UPPER) and (p + 1) / 2 (SAME_LOWER); its CPU
-    convolutions (`conv`) (p + 1) / 2 and (p + 2) / 2. Nodes with a dilation other than
-    1 are left as they are."""
+    convolutions (`conv`) (p + 1) / 2 and (p + 2) / 2. A dilated pooling window is
+    padded as if undilated (p from k, not (k - 1) * d + 1), as onnxruntime pads it; a
+    dilated convolution is left as it is (refused with SAME_* by `check_window`)."""
     mode = attrs.get("auto_pad") or "NOTSET"
     mode = mode.decode() if isinstance(mode, bytes) else mode
     if mode not in ("SAME_UPPER", "SAME_LOWER") or x.ndim < 3:
@@ -278,8 +281,8 @@ def ort_same_padding(x, kernel, attrs, conv=False):
     sp = x.shape[2:]
     strides = list(attrs.get("strides") or [1] * len(sp))
     dil = attrs.get("dilations")
-    if len(kernel) != len(sp) or len(strides) != len(sp) or (
-            dil is not None and any(int(d) != 1 for d in dil)) or min(
+    dilated = dil is not None and any(int(d) != 1 for d in dil)
+    if len(kernel) != len(sp) or len(strides) != len(sp) or (dilated and conv) or min(
             [int(v) for v in strides] + [int(k) for k in kernel], default=1) < 1:
         return x, attrs  # the kernels' own checks name the problem
     heads, tails, crop = [], [], False
@@ -291,7 +294,7 @@ def ort_same_padding(x, kernel, attrs, conv=False):
         heads.append(head)
         tails.append(need - head)
         crop = crop or need < 0
-    if not crop:
+    if not crop and not dilated:
         return x, attrs
     index = (slice(None), slice(None)) + tuple(
         slice(-min(h, 0), n + min(t, 0)) for h, t, n in zip(heads, tails, sp))
@@ -299,13 +302,56 @@ def ort_same_padding(x, kernel, attrs, conv=False):
     return x[index], dict(attrs, auto_pad="NOTSET", pads=pads)
 
 
+def same_padding_shape(shape, kernel, attrs, conv=False):
+    """(shape, attrs): `ort_same_padding` for inference, on a known (N, C, *spatial)
+    shape (a zero-strided stand-in: nothing is allocated); unknown dims: unchanged."""
+    if shape is None or None in shape or not kernel:
+        return shape, attrs
+    stand_in = np.broadcast_to(np.zeros((), np.int8), tuple(shape))
+    stand_in, attrs = ort_same_padding(stand_in, kernel, attrs, conv)
+    return stand_in.shape, attrs
+
+
+def short_input_pads(x_shape, attrs):
+    """attrs of a pooling op (ceil_mode 0, auto_pad NOTSET or VALID) with the end padding
+    grown where the window is longer than the padded input by less than the stride:
+    onnxruntime sizes the output (n + pads - window) / stride + 1 in C's division (toward
+    zero), which gives one window there, clipped to the input, where floor gives none.
+    The extra padding is ignored by MaxPool and by AveragePool with count_include_pad=0
+    (the callers). x_shape is (N, C, *spatial)."""
+    mode = attrs.get("auto_pad") or "NOTSET"
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    kernel = attrs.get("kernel_shape")
+    sp = [d for d in x_shape[2:]]
+    if mode not in ("NOTSET", "VALID") or int(attrs.get("ceil_mode", 0)) or not kernel \
+            or len(kernel) != len(sp) or None in sp:
+        return attrs
+    nsp = len(sp)
+    strides = [int(v) for v in (attrs.get("strides") or [1] * nsp)]
+    dil = [int(v) for v in (attrs.get("dilations") or [1] * nsp)]
+    pads = [int(v) for v in (attrs.get("pads") or [0] * 2 * nsp)] if mode == "NOTSET" \
+        else [0] * 2 * nsp
+    if len(strides) != nsp or len(dil) != nsp or len(pads) != 2 * nsp:
+        return attrs  # the pooling kernels' own checks name the problem
+    grown = list(pads)
+    for i, (n, k, st, d) in enumerate(zip(sp, kernel, strides, dil)):
+        short = (int(k) - 1) * d + 1 - (n + pads[i] + pads[i + nsp])
+        if n > 0 and 0 < short < st:
+            grown[i + nsp] += short
+    if grown == pads:
+        return attrs
+    return dict(attrs, auto_pad="NOTSET", pads=grown)
+
+
 def pool_attrs(op, attrs):
     """A pooling op's attrs as onnxruntime reads them: pads, when given, not negative
-    (whatever auto_pad is), pads/strides/dilations of the kernel's length when given (an
-    empty list too), and ceil_mode 1 for ceil, any other value floor.
+    (whatever auto_pad is) and smaller than the kernel, pads/strides/dilations of the
+    kernel's length when given (an empty list too), and ceil_mode 1 for ceil, any other
+    value floor.
 
     Raises:
-        OpAttributeError: a negative pad, or a window attribute of another length.
+        OpAttributeError: a negative pad or one not smaller than the kernel, or a window
+            attribute of another length.
     """
     pads = attrs.get("pads")
     if pads is not None and any(int(v) < 0 for v in pads):
@@ -316,6 +362,11 @@ def pool_attrs(op, attrs):
         if values is not None and nsp and len(values) != want:
             raise OpAttributeError(f"{op}: {name} {[int(v) for v in values]} must hold {want} "
                                    f"values (an empty list too, as onnxruntime refuses it)")
+    kernel = [int(k) for k in attrs.get("kernel_shape") or ()]
+    if pads is not None and nsp and len(pads) == 2 * nsp and any(
+            int(p) >= kernel[i % nsp] for i, p in enumerate(pads)):
+        raise OpAttributeError(f"{op}: pads {[int(v) for v in pads]} must be smaller than "
+                               f"the kernel {kernel} (as onnxruntime requires)")
     ceil = int(int(attrs.get("ceil_mode", 0)) == 1)
     return attrs if int(attrs.get("ceil_mode", 0)) == ceil else dict(attrs, ceil_mode=ceil)
 
@@ -694,6 +745,7 @@ def _nhwc_maxpool_kernel(inputs, attrs, ctx):
     check_pool(op="NhwcMaxPool", x_shape=nchw.shape, attrs=attrs, itemsize=x.itemsize)
     if attrs.get("kernel_shape") is not None:
         nchw, attrs = ort_same_padding(nchw, attrs["kernel_shape"], attrs)
+        attrs = short_input_pads(nchw.shape, attrs)
     (y,) = _maxpool_kernel([nchw], dict(attrs, __num_outputs__=1, storage_order=0), ctx)
     return (np.ascontiguousarray(np.moveaxis(y, 1, -1)),)
 
@@ -710,7 +762,10 @@ def _nhwc_maxpool_infer(attrs, inputs):
         raise ShapeError(f"NhwcMaxPool: x must be (N, *spatial, C) with a spatial dim, got "
                          f"shape {list(x.shape)}")
     shape = (x.shape[0], x.shape[-1]) + tuple(x.shape[1:-1])
-    y = _maxpool_infer(pool_attrs("NhwcMaxPool", attrs), [TensorInfo(x.dtype, shape)])[0]
+    attrs = pool_attrs("NhwcMaxPool", attrs)
+    shape, attrs = same_padding_shape(shape, attrs.get("kernel_shape"), attrs)
+    attrs = short_input_pads(shape, attrs)
+    y = _maxpool_infer(attrs, [TensorInfo(x.dtype, shape)])[0]
     out = None if y.shape is None else (y.shape[0],) + tuple(y.shape[2:]) + (y.shape[1],)
     return [TensorInfo(x.dtype, out)]
 

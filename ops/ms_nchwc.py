@@ -57,7 +57,8 @@ import numpy as np
 from ..errors import OpAttributeError, ShapeError, UnsupportedOpError
 from .conv import _CONV_ATTRS, conv_nd
 from .ms_fused import (_activate, _conv_activation, _named, check_pool, check_result_size,
-                       check_window, ort_same_padding, pool_attrs, single_window_strides)
+                       check_window, ort_same_padding, pool_attrs, same_padding_shape,
+                       short_input_pads, single_window_strides)
 from .pool import (_POOL_ATTRS, GlobalAveragePool, GlobalMaxPool, _averagepool_kernel,
                    _maxpool_infer, _maxpool_kernel, _pool_infer)
 from .registry import TensorInfo, define, kernel_cache
@@ -346,13 +347,19 @@ def _max_pool_kernel(inputs, attrs, ctx):
     attrs = pool_attrs("MaxPool", attrs)
     check_pool("MaxPool", x.shape, attrs, x.itemsize)
     x, attrs = ort_same_padding(x, attrs["kernel_shape"], attrs)
+    attrs = short_input_pads(x.shape, attrs)
     return (_maxpool_kernel([x], dict(attrs, __num_outputs__=1), ctx)[0],)
 
 
 @_named("MaxPool")
 def _max_pool_infer(attrs, inputs):
     """MaxPool's shape rule (the values output only)."""
-    return _maxpool_infer(pool_attrs("MaxPool", attrs), inputs)[:1]
+    attrs = pool_attrs("MaxPool", attrs)
+    x = inputs[0]
+    shape, attrs = same_padding_shape(x.shape, attrs.get("kernel_shape"), attrs)
+    if shape is not None:
+        attrs = short_input_pads(shape, attrs)
+    return _maxpool_infer(attrs, [TensorInfo(x.dtype, shape)])[:1]
 
 
 @_named("AveragePool")
@@ -363,6 +370,8 @@ def _average_pool_kernel(inputs, attrs, ctx):
     attrs = pool_attrs("AveragePool", attrs)
     check_pool("AveragePool", x.shape, attrs, x.itemsize)
     x, attrs = ort_same_padding(x, attrs["kernel_shape"], attrs)
+    if not int(attrs["count_include_pad"]):  # (the extra padding must not count)
+        attrs = short_input_pads(x.shape, attrs)
     return _averagepool_kernel([x], attrs, ctx)
 
 
@@ -437,7 +446,15 @@ def _upsample_infer(attrs, inputs):
 
 def _pool_shape(op):
     """The standard pooling shape rule, errors named `op`."""
-    return _named(op)(lambda attrs, inputs: _pool_infer(pool_attrs(op, attrs), inputs))
+    def infer(attrs, inputs):
+        """The pooling shape rule on the attrs as onnxruntime reads them."""
+        attrs = pool_attrs(op, attrs)
+        x = inputs[0]
+        shape, attrs = same_padding_shape(x.shape, attrs.get("kernel_shape"), attrs)
+        if shape is not None and not int(attrs.get("count_include_pad", 0)):
+            attrs = short_input_pads(shape, attrs)
+        return _pool_infer(attrs, [TensorInfo(x.dtype, shape)])
+    return _named(op)(infer)
 
 
 # --------------------------------------------------------------------------------------

@@ -550,9 +550,10 @@ def _matmul_integer16_infer(attrs, inputs):
 def _ms_qlinear_conv_kernel(inputs, attrs, ctx):
     """onnxruntime's QLinearConv (com.microsoft): NCHW, or NHWC with channels_last=1 (x
     and y channels last; w stays (M, C/group, *kernel)). The exact integer convolution
-    plus the int32 bias, converted to float32 and times the float32 multiplier
-    x_scale * w_scale / y_scale (per output channel for a per-channel w_scale), rounded
-    half to even, plus y_zero_point, saturated: onnxruntime's requantization."""
+    plus the int32 bias (wrapping in int32 as onnxruntime's accumulator), converted to
+    float32 and times the float32 multiplier x_scale * w_scale / y_scale (per output
+    channel for a per-channel w_scale), rounded half to even, plus y_zero_point,
+    saturated: onnxruntime's requantization."""
     op = "QLinearConv"
     x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, bias = _padded(inputs, 9)
     x = _eight_bit(x, op, "x")
@@ -596,7 +597,10 @@ def _ms_qlinear_conv_kernel(inputs, attrs, ctx):
         if bias.dtype != np.int32 or bias.shape != (m,):
             raise ShapeError(f"{op}: B must be int32 of shape [{m}], got {bias.dtype} "
                              f"{list(bias.shape)}")
-        acc = acc + bias.astype(np.float64).reshape((m,) + (1,) * nsp)
+        # onnxruntime adds the bias to its int32 accumulator, which wraps (a fuzzed bias
+        # of 2**31 - 1 gave 255 here and 0 there); the exact sums fit int64
+        acc = acc.astype(np.int64) + bias.astype(np.int64).reshape((m,) + (1,) * nsp)
+        acc = ((acc + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.float64)
     sx = _f32_scale(x_scale, op, "x_scale")
     sy = _f32_scale(y_scale, op, "y_scale")
     # a zero y_scale gives +-inf (saturated) or NaN (0 * inf, the type's minimum), as the

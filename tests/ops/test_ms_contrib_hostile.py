@@ -114,19 +114,21 @@ def test_nchwc_conv_huge_group_and_pads():
 
 @pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
 def test_nchwc_pool_huge_pads(op):
-    """Fuzz: pads [0, 2**40, 0, 0] made MaxPool/AveragePool allocate petabytes."""
+    """Fuzz: pads [0, 2**40, 0, 0] made MaxPool/AveragePool allocate petabytes (such pads
+    are now refused as not smaller than the kernel, as onnxruntime refuses them; a kernel
+    as large still reaches the size check)."""
     x = _rand((1, 8, 9, 9))
-    with pytest.raises(OpAttributeError, match=rf"{op}: pads .* beyond 2147483647"):
+    with pytest.raises(OpAttributeError, match=rf"{op}: pads .* must be smaller than"):
         _kernel(op, [x], NCHWC, kernel_shape=[3, 3], pads=[0, HUGE, 0, 0])
     with pytest.raises(ResourceExhaustedError, match=rf"{op}: the padded input .* limit"):
-        _kernel(op, [x], NCHWC, kernel_shape=[3, 3], pads=[0, BIG, 0, 0])
+        _kernel(op, [x], NCHWC, kernel_shape=[BIG, 3], pads=[BIG - 1, 0, BIG - 1, 0])
 
 
 def test_nhwc_max_pool_huge_pads():
-    """NhwcMaxPool (channels last) with pads 2**30: refused, not allocated."""
+    """NhwcMaxPool (channels last) with a 2**30 window and pads: refused, not allocated."""
     x = np.zeros((1, 5, 5, 3), np.int8)
     with pytest.raises(ResourceExhaustedError, match=r"NhwcMaxPool: the padded input"):
-        _kernel("NhwcMaxPool", [x], kernel_shape=[2, 2], pads=[0, 0, BIG, BIG])
+        _kernel("NhwcMaxPool", [x], kernel_shape=[BIG, BIG], pads=[BIG - 1] * 4)
 
 
 def _qlinear_conv_inputs():
@@ -530,3 +532,47 @@ def test_fused_matmul_nonzero_trans_flags_transpose():
     inputs = [("a", _rand((2, 5, 3))), ("b", _rand((2, 4, 5), 1))]
     got, want = _both(_model("FusedMatMul", inputs, transA=3, transB=-1), inputs)
     np.testing.assert_allclose(got[0], want[0], **TOL)
+
+
+def test_qlinear_conv_bias_wraps_in_int32():
+    """Fuzz: a bias of 2**31 - 1 saturated to 255 here; onnxruntime adds it to its int32
+    accumulator, which wraps (0 there)."""
+    q = _qlinear_conv_inputs()
+    q[8] = np.array([-1578, (1 << 31) - 1, -(1 << 31), 5, -7, 9], np.int32)[:3]
+    inputs = list(zip(_QNAMES, q))
+    got, want = _both(_model("QLinearConv", inputs, pads=[1, 1, 1, 1]), inputs)
+    np.testing.assert_array_equal(got[0], want[0])
+
+
+@pytest.mark.parametrize("shape, attrs", [
+    ((2, 1, 6, 5), dict(kernel_shape=[2, 2], strides=[2, 2])),
+    ((1, 8, 1, 16), dict(kernel_shape=[2, 3], strides=[2, 3])),
+    ((1, 6, 7, 2), dict(kernel_shape=[4, 1], strides=[4, 1], auto_pad="SAME_UPPER",
+                        dilations=[2, 1])),
+    ((1, 3, 5, 2), dict(kernel_shape=[3, 2], strides=[4, 2], auto_pad="SAME_UPPER",
+                        dilations=[1, 2])),
+])
+def test_nhwc_max_pool_short_input_and_dilated_same(shape, attrs):
+    """Fuzz: a window longer than the input by less than the stride gave an empty output
+    where onnxruntime (C's division) gives one clipped window; SAME_* with dilations gave
+    2 windows where onnxruntime (padding as if undilated) gives 1."""
+    x = np.random.default_rng(8).integers(-128, 127, shape).astype(np.int8)
+    inputs = [("x", x)]
+    got, want = _both(_model("NhwcMaxPool", inputs, **attrs), inputs)
+    assert got[0].shape == want[0].shape
+    np.testing.assert_array_equal(got[0], want[0])
+    (info,) = _infer("NhwcMaxPool", [(np.int8, shape)], **attrs)
+    assert info.shape == want[0].shape
+
+
+def test_nhwc_max_pool_pads_not_smaller_than_kernel():
+    """Fuzz: pads of 1 with a kernel of 1 ran (windows of padding only, -128 out);
+    onnxruntime refuses them ("Pad should be smaller than kernel")."""
+    inputs = [("x", np.zeros((1, 5, 6, 2), np.int8))]
+    model = _model("NhwcMaxPool", inputs, kernel_shape=[1, 1], pads=[1, 0, 1, 0])
+    with pytest.raises(Exception, match="Pad should be smaller than kernel"):
+        _both(model, inputs)
+    with pytest.raises(onegraph.errors.OneGraphError,
+                       match=r"NhwcMaxPool: pads \[1, 0, 1, 0\] must be smaller than the "
+                             r"kernel \[1, 1\]"):
+        onegraph.Session(from_onnx(model)).run(["out0"], dict(inputs))
