@@ -32,9 +32,10 @@ parameter (OpAttributeError), a Z whose shape is not the output's, transBatch on
 different or lower rank, and non-float inputs (ShapeError); as onnxruntime refuses them,
 FusedMatMul/TransposeMatMul transpose flags beyond 32 bits (OpAttributeError), in
 FusedConv (and the NCHWc and quantized convs, which share the check) window attributes of
-another length (an empty one too) under any auto_pad, dilations with auto_pad SAME_*, and
-a window longer than the padded input; NhwcMaxPool pads below 0 (under any auto_pad) and
-an input empty in a dim other than N. As onnxruntime reads them: a pooling ceil_mode
+another length (an empty one too) under any auto_pad, pads with an auto_pad other than
+NOTSET, dilations with auto_pad SAME_*, and a window longer than the padded input;
+NhwcMaxPool pads below 0 (under any auto_pad) or not smaller than the kernel, and an
+input empty in a dim other than N. As onnxruntime reads them: a pooling ceil_mode
 other than 1 is floor, a pooling window longer than the padded input by less than the
 stride gives one (clipped) window (`short_input_pads`), and auto_pad SAME_* with a stride
 longer than the kernel (negative padding) moves the windows into the input
@@ -165,8 +166,8 @@ def check_window_values(op, attrs, names=("kernel_shape", "strides", "dilations"
 def _check_conv_auto_pad(op, x_shape, attrs):
     """onnxruntime's Conv attribute rules, which every one of its convolutions applies:
     pads, when given, hold two values per spatial dim whatever auto_pad is (strides,
-    dilations and kernel_shape one), and auto_pad SAME_UPPER/SAME_LOWER takes no dilation
-    other than 1.
+    dilations and kernel_shape one) and come with auto_pad NOTSET only, and auto_pad
+    SAME_UPPER/SAME_LOWER takes no dilation other than 1.
 
     Raises:
         OpAttributeError: a window attribute of another length.
@@ -182,6 +183,9 @@ def _check_conv_auto_pad(op, x_shape, attrs):
             raise OpAttributeError(
                 f"{op}: {name} {[int(v) for v in values]} must hold {want} values "
                 f"(onnxruntime refuses other lengths, an empty list too, under any auto_pad)")
+    if mode != "NOTSET" and attrs.get("pads") is not None:
+        raise OpAttributeError(f"{op}: auto_pad {mode} and pads are both given (onnxruntime "
+                               "refuses a node with both)")
     dil = attrs.get("dilations")
     if mode in ("SAME_UPPER", "SAME_LOWER") and dil is not None and any(
             int(d) != 1 for d in dil):

@@ -66,7 +66,7 @@ past_present_share_buffer=0 with a past, mask_index of another shape than (batch
 (whose keys with a value <= 0 are masked, as onnxruntime reads them), attention_bias with
 cross-attention, and mask_index or attention_bias under beam search (onnxruntime's CPU
 kernel reads the mask as floats and gives row b the bias of row b // beam_width there);
-ScaledSiLU's scale of any shape but 0-d (as onnxruntime); GroupNorm's (batch, groups)
+ScaledSiLU's scale of any shape but 0-d and float64 X (as onnxruntime); GroupNorm's (batch, groups)
 statistics over 2 GiB (ResourceExhaustedError, before allocating). Kernels compute
 float16 (and bfloat16) in float32 and round once to the input dtype at the end, except
 where the schema states intermediate roundings (ScaledSiLU, SwiGLU's round_activation).
@@ -493,6 +493,9 @@ def _scaled_silu_kernel(inputs, attrs, ctx):
     op = "ScaledSiLU"
     x, scale = _padded(inputs, 2)
     x = _float(x, op, "X")
+    if x.dtype == np.float64:  # (the schema's T: float16, float32, bfloat16)
+        raise ShapeError(f"{op}: X must be float16, float32 or bfloat16, got float64 (as "
+                         "onnxruntime's schema)")
     if scale is None:
         k = float(np.float32(attrs["alpha"]))
     else:

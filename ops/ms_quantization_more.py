@@ -29,7 +29,8 @@ Refused by name: QAttention's past input, do_rotary and past_present_share_buffe
 `input` and float16 (onnxruntime has CPU kernels for uint8 input and float32 only);
 blocked scales of QuantizeLinear/DequantizeLinear; DynamicQuantizeLSTM's sequence_lens
 shorter than the sequence, and weight zero points onnxruntime refuses (nonzero int8,
-uint8 that differ between columns); QEmbedLayerNormalization's epsilon below 0, and
+uint8 that differ between columns) and clip <= 0; QAttention's 1-D mask_index with a
+negative end position; QEmbedLayerNormalization's epsilon below 0, and
 QLinearConv type combinations and attributes onnxruntime refuses (pads of another length,
 dilations with auto_pad SAME_*, a window longer than the padded input) or whose buffers
 would pass 2 GiB (see `ops/ms_fused.py`); its auto_pad SAME_* follows onnxruntime where a
@@ -303,6 +304,10 @@ def _qattention_kernel(inputs, attrs, ctx):
     # 3-D mask's keys as allowed where > 0 (a -1 masks, as 0 does)
     causal = int(attrs["unidirectional"]) == 1
     attrs = dict(attrs, unidirectional=int(causal))
+    if mask is not None and np.ndim(mask) == 1 and np.asarray(mask).dtype == np.int32 \
+            and np.any(np.asarray(mask) < 0):
+        raise ShapeError(f"{op}: mask_index end positions must not be negative, got "
+                         f"{np.asarray(mask).tolist()} (as onnxruntime requires)")
     if mask is not None and np.asarray(mask).dtype == np.int32 and np.ndim(mask) in (2, 3):
         mask = (np.asarray(mask) > 0).astype(np.int32)
     try:
@@ -693,6 +698,15 @@ def _dq_lstm_state(v, nd, batch, hs, op, what):
     return v
 
 
+def _check_clip(attrs):
+    """check_attrs of DynamicQuantizeLSTM: clip, when given, above 0 (onnxruntime refuses
+    the node otherwise)."""
+    clip = attrs["clip"]
+    if clip is not None and not float(clip) > 0:
+        return f"clip must be above 0, got {float(clip)}"
+    return None
+
+
 def _dq_lstm_kernel(inputs, attrs, ctx):
     """onnxruntime's DynamicQuantizeLSTM: ONNX LSTM (gates i, o, f, c; peepholes, clip,
     input_forget, activations) whose W (nd, input, 4H) and R (nd, H, 4H) are 8-bit,
@@ -824,6 +838,7 @@ OPS = (
                              ("direction", "string", "forward"),
                              ("hidden_size", "int", None), ("input_forget", "int", 0)),
            infer=_dq_lstm_infer, domain=_DOMAIN, dtypes=("float32",),
+           check_attrs=_check_clip,
            doc="LSTM with 8-bit W and R and dynamically quantized inputs."),
     define("MatMulInteger16", ("A", "B"), ("Y",), _matmul_integer16_kernel,
            infer=_matmul_integer16_infer, domain=_DOMAIN, dtypes=("int16",),

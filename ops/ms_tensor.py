@@ -37,14 +37,14 @@ WordConvEmbedding character ids outside C's rows (onnxruntime reads past its tab
 results whose size comes from a value (Range's length, Pad's pads, CropAndResize's
 crop_size, ConvTransposeWithDynamicPads' strides) beyond 2 GiB, with a
 ResourceExhaustedError before allocating. MurmurHash3's output is uint32 only for
-positive=1 (any other value is int32, as onnxruntime reads it). Trilu takes every dtype
-(onnxruntime's CPU kernel: float16/32/64 and int64; the result only selects elements).
-GridSample coordinates beyond the int range (|grid| ~1e30, inf) sample as far outside
-the image; onnxruntime's results there come from undefined float-to-int casts. Inverse
-of a singular matrix raises ExecutionError (where onnxruntime returns inf/nan).
-WordConvEmbedding writes zeros for a word whose first character id is <= 0 (onnxruntime
-leaves that output row unwritten). Kernels compute float16 in float32 and round once at
-the end.
+positive=1 (any other value is int32, as onnxruntime reads it). Trilu and UnfoldTensor
+take every dtype (onnxruntime's CPU kernels: Trilu float16/32/64 and int64, UnfoldTensor
+not int8; the results only select or move elements). GridSample coordinates beyond the
+int range (|grid| ~1e30, inf) sample as far outside the image; onnxruntime's results
+there come from undefined float-to-int casts. Inverse of a singular matrix raises
+ExecutionError (where onnxruntime returns inf/nan). WordConvEmbedding writes zeros for a
+word whose first character id is <= 0 (onnxruntime leaves that output row unwritten).
+Kernels compute float16 in float32 and round once at the end.
 """
 
 from __future__ import annotations

@@ -576,3 +576,41 @@ def test_nhwc_max_pool_pads_not_smaller_than_kernel():
                        match=r"NhwcMaxPool: pads \[1, 0, 1, 0\] must be smaller than the "
                              r"kernel \[1, 1\]"):
         onegraph.Session(from_onnx(model)).run(["out0"], dict(inputs))
+
+
+def _lstm_inputs():
+    """A valid DynamicQuantizeLSTM's inputs (seq 5, batch 2, input 6, hidden 4)."""
+    rng = np.random.default_rng(6)
+    f = lambda v: np.array(v, F32)  # noqa: E731
+    return [("X", _rand((5, 2, 6))), ("W", rng.integers(-100, 100, (1, 6, 16)).astype(np.int8)),
+            ("R", rng.integers(-100, 100, (1, 4, 16)).astype(np.int8)),
+            ("B", _rand((1, 32), 1)), ("sl", None), ("h0", None), ("c0", None), ("P", None),
+            ("ws", f([0.01])), ("wz", np.zeros(1, np.int8)), ("rs", f([0.01])),
+            ("rz", np.zeros(1, np.int8))]
+
+
+@pytest.mark.parametrize("op, inputs, attrs, match, ort_match", [
+    ("FusedConv", [("x", _rand((1, 4, 9, 8))), ("w", _rand((6, 4, 3, 3), 1))],
+     dict(auto_pad="SAME_UPPER", pads=[1, 1, 1, 1]),
+     "FusedConv: auto_pad SAME_UPPER and pads are both given", "both 'auto_pad' and 'pads'"),
+    ("QLinearConv", list(zip(_QNAMES, _Q)), dict(auto_pad="VALID", pads=[0, -1, 0, 0]),
+     "QLinearConv: auto_pad VALID and pads are both given",
+     "pads must not contain negative"),
+    ("ScaledSiLU", [("x", _rand((2, 3), dtype=np.float64))], {},
+     "ScaledSiLU: X must be float16, float32 or bfloat16, got float64", "tensor\\(double\\)"),
+    ("QAttention", _qattention_inputs(np.array([-5, 3], np.int32)), dict(num_heads=2),
+     r"QAttention: mask_index end positions must not be negative, got \[-5, 3\]",
+     "must be non-negative"),
+    ("DynamicQuantizeLSTM", _lstm_inputs(), dict(hidden_size=4, clip=0.0),
+     "DynamicQuantizeLSTM: clip must be above 0, got 0.0", "clip_ > 0"),
+])
+def test_refused_as_onnxruntime_refuses_more(op, inputs, attrs, match, ort_match):
+    """Fuzz, second round: onnxruntime refuses a conv with both auto_pad and pads, a
+    float64 ScaledSiLU, a negative QAttention end position and a DynamicQuantizeLSTM clip
+    of 0; onegraph ran them."""
+    model = _model(op, inputs, **attrs)
+    with pytest.raises(Exception, match=ort_match):  # (onnxruntime's own error types)
+        _both(model, inputs)
+    feeds = {k: np.asarray(v) for k, v in inputs if v is not None}
+    with pytest.raises(onegraph.errors.OneGraphError, match=match):
+        onegraph.Session(from_onnx(model)).run([o.name for o in model.graph.output], feeds)
