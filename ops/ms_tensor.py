@@ -937,6 +937,10 @@ def _conv_transpose_dyn_kernel(inputs, attrs, ctx):
     if pads is None:
         raise ShapeError(f"{op}: the Pads input is required (as onnxruntime requires it)")
     x = _as_float(x, op, "X")
+    for v, what in ((w, "W"), (b, "B")):
+        if v is not None and np.asarray(v).dtype != x.dtype:
+            # (onnxruntime's schema: one type T for X, W and B)
+            raise ShapeError(f"{op}: {what} is {np.asarray(v).dtype}, but X is {x.dtype}")
     conv_attrs = {k: v for k, v in attrs.items() if k != NUM_OUTPUTS}
     conv_attrs["pads"] = _dynamic_pads(op, pads)
     check_window_values(op, conv_attrs)

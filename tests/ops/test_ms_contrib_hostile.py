@@ -8,8 +8,11 @@ the op and the problem, never a raw IndexError/ValueError/OverflowError/MemoryEr
 numpy; results whose size comes from a value (pads, group, crop_size, a Range's length)
 are refused past 2 GiB before anything is allocated; and where the fuzzer found onegraph
 and onnxruntime disagreeing on a valid input (attribute values other than 0/1, mask
-values other than 0/1), onnxruntime's CPU kernel is the oracle, outputs compared exactly
-or to TOL (float32 attention: measured max abs error 6e-8).
+values other than 0/1, SAME padding with long strides, short pooling inputs, int32 bias
+wrap-around), onnxruntime's CPU kernel is the oracle: integer outputs compared exactly,
+float32 ones to TOL (rtol = atol = 1e-5, the bound the op tests use for these kernels).
+Each case that feeds onnxruntime an input it refuses also checks onnxruntime's own
+message, so the case cannot pass on an unrelated onnxruntime error.
 """
 
 from __future__ import annotations
@@ -614,3 +617,15 @@ def test_refused_as_onnxruntime_refuses_more(op, inputs, attrs, match, ort_match
     feeds = {k: np.asarray(v) for k, v in inputs if v is not None}
     with pytest.raises(onegraph.errors.OneGraphError, match=match):
         onegraph.Session(from_onnx(model)).run([o.name for o in model.graph.output], feeds)
+
+
+def test_conv_transpose_dynamic_pads_bias_dtype():
+    """Fuzz: a uint64 B ran (onnxruntime's schema refuses a B of another type than X)."""
+    inputs = [("x", _rand((1, 2, 3, 3))), ("w", _rand((2, 3, 3, 3), 1)),
+              ("p", np.zeros(4, np.int64)), ("b", np.ones(3, np.uint64))]
+    model = _model("ConvTransposeWithDynamicPads", inputs)
+    with pytest.raises(Exception, match=r"tensor\(uint64\)"):
+        _both(model, inputs)
+    with pytest.raises(onegraph.errors.OneGraphError,
+                       match="ConvTransposeWithDynamicPads: B is uint64, but X is float32"):
+        onegraph.Session(from_onnx(model)).run(["out0"], dict(inputs))
