@@ -83,7 +83,8 @@ from .registry import NUM_OUTPUTS, TensorInfo, define
 
 _DOMAIN = "com.microsoft"
 _LOWEST = np.float32(np.finfo(np.float32).min)  # std::numeric_limits<float>::lowest()
-_MAX_LENGTH = {"GreedySearch": 16384, "Sampling": 16384, "BeamSearch": 4096}
+_MAX_LENGTH = {"GreedySearch": 16384, "Sampling": 16384, "BeamSearch": 4096,
+               "WhisperBeamSearch": 4096}
 _MAX_BEAMS = 128
 
 # --------------------------------------------------------------------------------------
@@ -853,6 +854,173 @@ def _beam_t5(op, inputs, attrs, ctx):
 
 
 # --------------------------------------------------------------------------------------
+# WhisperBeamSearch
+# --------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _WhisperLayout:
+    """Checked encoder and decoder subgraphs of a Whisper model."""
+
+    encoder: object
+    decoder: object
+    layers: int
+    hidden_input: bool         # the decoder takes encoder_hidden_states
+    vocab: int | None
+
+
+def _whisper_layout(op, encoder, decoder) -> _WhisperLayout:
+    """Check Whisper encoder and decoder subgraphs (onnxruntime's WhisperEncoderSubgraph
+    and WhisperDecoderSubgraph::Validate).
+
+    Raises:
+        OpAttributeError: names or counts of inputs/outputs do not fit the convention.
+        UnsupportedOpError: shared past/present buffers, a decoder that takes the whole
+            sequence, float16 features or logits.
+    """
+    e_in, e_out = _names(encoder, "inputs"), _names(encoder, "outputs")
+    want = ["encoder_input_ids", "decoder_input_ids"]
+    if e_in != want:
+        raise OpAttributeError(f"{op}: encoder subgraph must take {want}, got {e_in}")
+    if (e_out[:4] != ["logits", "encoder_hidden_states", "present_key_self_0",
+                      "present_value_self_0"] or (len(e_out) - 2) % 4):
+        raise OpAttributeError(f"{op}: encoder subgraph must return logits, "
+                               "encoder_hidden_states and 4 presents per layer "
+                               f"(self key/value, then cross key/value), got {e_out}")
+    layers = (len(e_out) - 2) // 4
+    features, _ = _declared(encoder, encoder.inputs[0])
+    if features is not None and features != np.float32:
+        raise UnsupportedOpError(f"{op}: encoder subgraph features of type {features} are "
+                                 "not supported (float32 only)")
+    ids_dtype, _ = _declared(encoder, encoder.inputs[1])
+    if ids_dtype is not None and ids_dtype != np.int32:
+        raise OpAttributeError(f"{op}: encoder subgraph input decoder_input_ids must be "
+                               f"int32, got {ids_dtype}")
+    d_in, d_out = _names(decoder, "inputs"), _names(decoder, "outputs")
+    _refuse_shared_buffers(op, "decoder", d_in)
+    hidden = len(d_in) > 1 and d_in[1] == "encoder_hidden_states"
+    first_past = 2 if hidden else 1
+    if not d_in or d_in[0] != "input_ids" or not d_out or d_out[0] != "logits":
+        raise OpAttributeError(f"{op}: decoder subgraph must take input_ids"
+                               "[, encoder_hidden_states], pasts and return logits, "
+                               f"presents; got inputs {d_in}, outputs {d_out}")
+    if len(d_in) - first_past != 4 * layers or len(d_out) != 1 + 2 * layers:
+        raise OpAttributeError(f"{op}: the encoder has {layers} layer(s): the decoder "
+                               f"needs {4 * layers} past inputs (self then cross) and "
+                               f"{2 * layers} present outputs, got {len(d_in) - first_past} "
+                               f"and {len(d_out) - 1}")
+    ids_dtype, ids_shape = _declared(decoder, decoder.inputs[0])
+    if ids_dtype is not None and ids_dtype != np.int32:
+        raise OpAttributeError(f"{op}: decoder subgraph input input_ids must be int32, got "
+                               f"{ids_dtype}")
+    if not (ids_shape is not None and len(ids_shape) == 2 and ids_shape[1] == 1):
+        # onnxruntime then feeds the whole sequence, copying past the end of its buffer
+        raise UnsupportedOpError(f"{op}: a decoder whose input_ids is not declared (batch, "
+                                 f"1) (the whole sequence as input) is not supported, got "
+                                 f"{ids_shape}")
+    _logits_dtype(op, "encoder", encoder)
+    vocab = _logits_dtype(op, "decoder", decoder)
+    return _WhisperLayout(encoder, decoder, layers, hidden, vocab)
+
+
+def _whisper_kernel(inputs, attrs, ctx):
+    """WhisperBeamSearch: encoder over the audio features and the forced prompt, whose
+    logits choose the first token; then the decoder, one token per step, as BeamSearch."""
+    op = "WhisperBeamSearch"
+    get = lambda k: inputs[k] if len(inputs) > k else None  # noqa: E731
+    if attrs["model_type"] != 2:
+        raise OpAttributeError(f"{op}: model_type must be 2, got {attrs['model_type']}")
+    if attrs.get("decoder_output_cross_qk", 0):
+        raise UnsupportedOpError(f"{op}: decoder_output_cross_qk (onnxruntime collects cross "
+                                 "QK only with DecoderMaskedMultiHeadAttention on CUDA) is "
+                                 "not supported")
+    for k, name in ((9, "attention_mask"), (12, "cross_qk_layer_head"),
+                    (13, "extra_decoding_ids")):
+        if get(k) is not None:
+            raise UnsupportedOpError(f"{op}: input {name} is not supported")
+    if attrs.get("encoder") is None:
+        raise OpAttributeError(f"{op}: needs the encoder attribute")
+    layout = _whisper_layout(op, attrs["encoder"], attrs["decoder"])
+    features = np.asarray(inputs[0])
+    if features.dtype == np.float16:
+        raise UnsupportedOpError(f"{op}: float16 input features are not supported")
+    if features.dtype != np.float32 or features.ndim != 3:
+        raise ShapeError(f"{op}: input_ids (the audio features) must be float32 (batch, "
+                         f"feature_size, frames), got {features.dtype} of shape "
+                         f"{list(features.shape)}")
+    batch = features.shape[0]
+    start = attrs["decoder_start_token_id"]
+    if get(10) is None:
+        if start < 0:
+            raise OpAttributeError(f"{op}: without decoder_input_ids, decoder_start_token_id "
+                                   f"must be >= 0, got {start}")
+        prompt = np.full((batch, 1), start, np.int32)
+    else:
+        prompt = _int32(op, get(10), "decoder_input_ids")
+        if prompt.ndim != 2 or prompt.shape[0] != batch or prompt.shape[1] < 1:
+            raise ShapeError(f"{op}: decoder_input_ids must be (batch={batch}, length >= 1), "
+                             f"got shape {list(prompt.shape)}")
+    vocab = _vocab_size(op, attrs, layout.vocab)
+    max_length = _scalar(op, get(1), "max_length", _MAX_LENGTH["BeamSearch"], int)
+    p = _common_params(op, attrs, prompt, prompt.shape[1], max_length,
+                       _scalar(op, get(2), "min_length", 0, int),
+                       _scalar(op, get(3), "num_beams", 1, int),
+                       _scalar(op, get(4), "num_return_sequences", 1, int),
+                       _scalar(op, get(5), "length_penalty", 1.0, float),
+                       _scalar(op, get(6), "repetition_penalty", 1.0, float),
+                       get(7), get(8), None, vocab)
+    if p.max_length < p.sequence_length + 2:
+        raise OpAttributeError(f"{op}: max_length ({p.max_length}) must be at least the "
+                               f"prompt length + 2 ({p.sequence_length + 2}); onnxruntime's "
+                               "kernel runs no step below it")
+    processor = _scalar(op, get(11), "logits_processor", 0, int)
+    if processor != 0:
+        raise UnsupportedOpError(f"{op}: logits_processor={processor} (1: Whisper's "
+                                 "timestamp rules) is not supported; only 0")
+    p.temperature = _scalar(op, get(14), "temperature", 1.0, float)
+    B, M = p.batch_size, p.num_beams
+    rows = B * M
+    enc = _run(op, ctx, layout.encoder, [features, prompt], "encoder")
+    wanted = attrs.get(NUM_OUTPUTS) or 1
+    step_scores = [] if wanted > 2 else None
+    hyps = [_Hypotheses(M, p.length_penalty) for _ in range(B)]
+    beam_scores = np.zeros(rows, np.float32)
+    beam_scores.reshape(B, M)[:, 1:] = np.float32(-1e9)
+    sequences = np.repeat(prompt, M, axis=0)
+    beam_scores, tokens, kept, sequences = _beam_step(
+        p, hyps, sequences, beam_scores, enc[0], 1, step_scores, beams=M)
+    current, step = p.sequence_length + 1, 1
+    rep = lambda a: np.repeat(np.asarray(a), M, axis=0)  # noqa: E731
+    n_self = 2 * layout.layers
+    feeds = [tokens.reshape(-1, 1).astype(np.int32)] \
+        + ([rep(enc[1])] if layout.hidden_input else []) + [rep(x) for x in enc[2:]]
+    first_past = 2 if layout.hidden_input else 1
+    while current < p.max_length:
+        step += 1
+        outs = _run(op, ctx, layout.decoder, feeds, "decoder")
+        beam_scores, tokens, kept, sequences = _beam_step(
+            p, hyps, sequences, beam_scores, outs[0], step, step_scores)
+        if all(h.done for h in hyps):
+            break
+        current += 1
+        if current < p.max_length:
+            presents = [np.asarray(x) for x in outs[1:1 + n_self]]
+            if any(x.ndim != 4 or x.shape[0] != rows for x in presents):
+                raise ShapeError(f"{op}: decoder presents must be (batch*beams={rows}, "
+                                 "num_heads, length, head_size), got "
+                                 f"{[list(x.shape) for x in presents]}")
+            if M > 1:
+                presents = [x[kept] for x in presents]
+            feeds = [tokens.reshape(-1, 1).astype(np.int32)] + feeds[1:first_past] \
+                + presents + feeds[first_past + n_self:]
+    results = list(_beam_outputs(p, hyps, sequences, beam_scores, step_scores,
+                                 min(wanted, 3)))
+    if wanted > 3:
+        results.append(None)  # cross_qk: onnxruntime's CPU kernel never writes it
+    return tuple(results)
+
+
+# --------------------------------------------------------------------------------------
 # Inference
 # --------------------------------------------------------------------------------------
 
@@ -898,6 +1066,24 @@ def _beam_infer(attrs, inputs):
             TensorInfo(f32, (steps, b, beams, vocab if vocab and vocab > 0 else None))]
 
 
+def _whisper_infer(attrs, inputs):
+    """As BeamSearch with the prompt length from decoder_input_ids (1 without it), plus
+    cross_qk float32 (never written on CPU) and non_speech_probs float32 (batch,)."""
+    get = lambda k: inputs[k] if len(inputs) > k else None  # noqa: E731
+    b, max_len = _batch(get(0)), _known_int(get(1))
+    beams, ret = _known_int(get(3)), _known_int(get(4))
+    seq = 1
+    if get(10) is not None:
+        shape = get(10).shape
+        seq = shape[1] if shape is not None and len(shape) == 2 else None
+    steps = None if max_len is None or seq is None else max_len - seq
+    vocab = attrs.get("vocab_size")
+    f32 = np.dtype(np.float32)
+    return [TensorInfo(np.dtype(np.int32), (b, ret, max_len)), TensorInfo(f32, (b, ret)),
+            TensorInfo(f32, (steps, b, beams, vocab if vocab and vocab > 0 else None)),
+            TensorInfo(f32, None), TensorInfo(f32, (b,))]
+
+
 # --------------------------------------------------------------------------------------
 # Definitions
 # --------------------------------------------------------------------------------------
@@ -933,6 +1119,21 @@ OPS = (
                             ("presence_penalty", "float", 0.0)),
            infer=_sampling_infer, domain=_DOMAIN, stateful=True,
            doc="Top-p sampling loop over a GPT-2 style decoder subgraph."),
+    define("WhisperBeamSearch",
+           ("input_ids", "max_length", "min_length?", "num_beams", "num_return_sequences",
+            "length_penalty?", "repetition_penalty?", "vocab_mask?", "prefix_vocab_mask?",
+            "attention_mask?", "decoder_input_ids?", "logits_processor?",
+            "cross_qk_layer_head?", "extra_decoding_ids?", "temperature?"),
+           ("sequences", "sequences_scores?", "scores?", "cross_qk?", "non_speech_probs?"),
+           _whisper_kernel,
+           _COMMON_ATTRS[:3] + (("model_type", "int", 2),) + _COMMON_ATTRS[4:]
+           + (("early_stopping", "int", 0), ("decoder_output_cross_qk", "int", 0),
+              ("translate_token_id", "int", -1), ("transcribe_token_id", "int", -1),
+              ("start_of_lm_token_id", "int", -1), ("no_speech_token_id", "int", -1),
+              ("no_timestamps_token_id", "int", -1),
+              ("beginning_timestamp_token_id", "int", -1)),
+           infer=_whisper_infer, domain=_DOMAIN,
+           doc="Beam search over a Whisper encoder (audio features) and decoder."),
 )
 
 KNOWN_FAILURES: dict[str, str] = {}

@@ -238,6 +238,76 @@ def t5_pair(seed=0, vocab=11, d=4, layers=1, hidden_input=True, use_hidden=False
     return encoder, decoder
 
 
+def whisper_pair(seed=0, vocab=11, d=4, feat=3, layers=1, hidden_input=True,
+                 use_hidden=False):
+    """(encoder, decoder) graphs in onnxruntime's Whisper layout. The encoder takes float
+    features (B, feat, frames) and the forced decoder_input_ids (B, L): hidden states are
+    features^T W, the logits (B, L, vocab) come from attention of the prompt embeddings
+    over themselves and the hidden states; it returns the self key/value of the prompt
+    and the cross key/value per layer. The decoder takes one token, [encoder_hidden_states],
+    the self then cross pasts, and returns logits and the grown self presents."""
+    rng = np.random.default_rng(seed)
+    Wf, Ed = _randn(rng, feat, d), _randn(rng, vocab, d)
+    W = {(kind, kv, k): _randn(rng, d, d) for kind in ("self", "cross")
+         for kv in ("key", "value") for k in range(layers)}
+    att_seed = int(rng.integers(1 << 30))
+    zero_bias = [_c("bias", np.zeros(1, np.float32)), _c("ax1", np.array([1], np.int64))]
+    nodes, inits = [], [_c("Wf", Wf), _c("Ed", Ed)] + zero_bias
+    nodes += [helper.make_node("Transpose", ["encoder_input_ids"], ["ft"], perm=[0, 2, 1]),
+              helper.make_node("MatMul", ["ft", "Wf"], ["encoder_hidden_states"]),
+              helper.make_node("Gather", ["Ed", "decoder_input_ids"], ["x"])]
+    outs = {"self": [], "cross": []}
+    for k in range(layers):
+        for kind, src in (("self", "x"), ("cross", "encoder_hidden_states")):
+            for kv in ("key", "value"):
+                n = f"present_{kv}_{kind}_{k}"
+                inits.append(_c(f"W_{kind}_{kv}_{k}", W[kind, kv, k]))
+                nodes += [helper.make_node("MatMul", [src, f"W_{kind}_{kv}_{k}"], [n + "3"]),
+                          helper.make_node("Unsqueeze", [n + "3", "ax1"], [n])]
+                outs[kind].append(helper.make_tensor_value_info(
+                    n, F, ["b", 1, "l" if kind == "self" else "s", d]))
+    _attend(nodes, inits, np.random.default_rng(att_seed), "x",
+            ("present_key_self_0", "present_value_self_0"),
+            ("present_key_cross_0", "present_value_cross_0"), d, vocab)
+    encoder = helper.make_graph(
+        nodes, "encoder",
+        [helper.make_tensor_value_info("encoder_input_ids", F, ["b", feat, "s"]),
+         helper.make_tensor_value_info("decoder_input_ids", I32, ["b", "l"])],
+        [helper.make_tensor_value_info("logits", F, ["b", "l", vocab]),
+         helper.make_tensor_value_info("encoder_hidden_states", F, ["b", "s", d])]
+        + outs["self"] + outs["cross"], inits)
+    nodes, inits = [], [_c("Ed", Ed)] + zero_bias
+    ins = [helper.make_tensor_value_info("input_ids", I32, ["b", 1])]
+    if hidden_input:
+        ins.append(helper.make_tensor_value_info("encoder_hidden_states", F, ["b", "s", d]))
+    nodes.append(helper.make_node("Gather", ["Ed", "input_ids"], ["x"]))
+    query = "x"
+    if use_hidden:
+        nodes += [helper.make_node("ReduceMean", ["encoder_hidden_states"], ["hm"], axes=[1]),
+                  helper.make_node("Add", [query, "hm"], ["xh"])]
+        query = "xh"
+    pasts = {"self": [], "cross": []}
+    d_outs = [helper.make_tensor_value_info("logits", F, ["b", 1, vocab])]
+    for k in range(layers):
+        for kv in ("key", "value"):
+            for kind in ("self", "cross"):
+                pasts[kind].append(helper.make_tensor_value_info(
+                    f"past_{kv}_{kind}_{k}", F, ["b", 1, "p" if kind == "self" else "s", d]))
+            d_outs.append(helper.make_tensor_value_info(f"present_{kv}_self_{k}", F,
+                                                        ["b", 1, "p1", d]))
+            inits.append(_c(f"W_self_{kv}_{k}", W["self", kv, k]))
+            nodes += [helper.make_node("MatMul", ["x", f"W_self_{kv}_{k}"], [f"n_{kv}{k}3"]),
+                      helper.make_node("Unsqueeze", [f"n_{kv}{k}3", "ax1"], [f"n_{kv}{k}"]),
+                      helper.make_node("Concat", [f"past_{kv}_self_{k}", f"n_{kv}{k}"],
+                                       [f"present_{kv}_self_{k}"], axis=2)]
+    _attend(nodes, inits, np.random.default_rng(att_seed), query,
+            ("present_key_self_0", "present_value_self_0"),
+            ("past_key_cross_0", "past_value_cross_0"), d, vocab)
+    decoder = helper.make_graph(nodes, "decoder", ins + pasts["self"] + pasts["cross"],
+                                d_outs, inits)
+    return encoder, decoder
+
+
 # --------------------------------------------------------------------------------------
 # Models and runners
 # --------------------------------------------------------------------------------------
