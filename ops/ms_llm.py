@@ -11,6 +11,20 @@ position_ids (batch, seq) or a (1,) offset (position = offset + s); cos_cache an
 sin_cache (max_position, rotary_dim / 2); interleaved pairs (x[2i], x[2i+1]) or the
 halves x[:rotary_dim/2], x[rotary_dim/2:rotary_dim]; dims past rotary_dim pass through.
 
+MRotaryEmbedding (Qwen2-VL / Qwen2.5-VL / Qwen3-VL, exported by onnxruntime-genai's model
+builder): RotaryEmbedding with three position streams, position_ids (3, batch, seq) int64 =
+temporal, height, width. Cache column j (of rotary_dim / 2, which cos_cache's width must
+equal) takes its cos/sin row from the stream that owns it: mrope_layout 0 gives the first
+mrope_section[0] columns to T, the next mrope_section[1] to H, the rest to W; layout 1
+gives H every 3rd column from 1 below 3 * mrope_section[1], W every 3rd column from 2 below
+3 * mrope_section[2], T the others. cos and sin are multiplied by `scale` and rounded to
+the input dtype before the rotation; a 3-D input needs num_heads. Refused (OpAttributeError):
+mrope_section not 3 non-negative values summing to rotary_dim / 2, mrope_layout or
+interleaved other than 0/1 (onnxruntime reads any interleaved != 1 as 0). Unlike
+onnxruntime's CPU kernel, onegraph also rotates a sequence longer than the caches (its
+positions must still be in the caches); is_packed_batching changes nothing else there, so
+it is accepted.
+
 GroupQueryAttention: query (batch, seq, num_heads * head_size), key/value (batch, seq,
 kv_num_heads * head_size) or packed QKV in query (key and value absent); past_key/
 past_value (batch, kv_num_heads, past, head_size) BNSH, absent or of length 0 for a
@@ -155,6 +169,134 @@ def _rope_infer(attrs, inputs):
     if x.shape is not None and len(x.shape) not in (3, 4):
         raise ShapeError(f"RotaryEmbedding: input must be 3-D or 4-D, got shape "
                          f"{list(x.shape)}")
+    return [TensorInfo(x.dtype, x.shape)]
+
+
+# --------------------------------------------------------------------------------------
+# MRotaryEmbedding
+# --------------------------------------------------------------------------------------
+
+
+def _mrope_attr_problem(attrs):
+    """What is wrong with MRotaryEmbedding's attributes on their own, or None."""
+    section = attrs["mrope_section"]
+    if section is None or len(section) != 3:
+        return f"mrope_section must hold 3 integers (T, H, W), got {section!r}"
+    if any(int(v) < 0 for v in section):
+        return f"mrope_section values must be non-negative, got {list(section)}"
+    if int(attrs["mrope_layout"]) not in (0, 1):
+        return f"mrope_layout must be 0 (sectioned) or 1 (interleaved), got {attrs['mrope_layout']}"
+    if int(attrs["interleaved"]) not in (0, 1):
+        # onnxruntime reads only == 1 as interleaved; any other value is refused here
+        return f"interleaved must be 0 or 1, got {attrs['interleaved']}"
+    if int(attrs["num_heads"]) < 0 or int(attrs["rotary_embedding_dim"]) < 0:
+        return (f"num_heads {attrs['num_heads']} and rotary_embedding_dim "
+                f"{attrs['rotary_embedding_dim']} must be >= 0")
+    if int(attrs["rotary_embedding_dim"]) and int(attrs["num_heads"]) <= 0:
+        return "num_heads is required when rotary_embedding_dim is set"
+    return None
+
+
+def _mrope_layout(op, shape, attrs):
+    """(num_heads, head_size, rotary_dim) of an MRotaryEmbedding input shape; unlike
+    RotaryEmbedding a 3-D input needs num_heads (onnxruntime's rule)."""
+    if len(shape) == 4:
+        heads, head = shape[1], shape[3]
+    elif len(shape) == 3:
+        heads = int(attrs["num_heads"])
+        if heads <= 0:
+            raise OpAttributeError(f"{op}: num_heads must be > 0 for a 3-D input")
+        if shape[2] % heads:
+            raise ShapeError(f"{op}: hidden size {shape[2]} is not a multiple of num_heads "
+                             f"{heads}")
+        head = shape[2] // heads
+    else:
+        raise ShapeError(f"{op}: input must be 3-D or 4-D, got shape {list(shape)}")
+    rot = int(attrs["rotary_embedding_dim"]) or head
+    if rot > head or rot % 2:
+        raise OpAttributeError(f"{op}: rotary dim {rot} (rotary_embedding_dim, or the head "
+                               f"size) must be even and at most the head size {head}")
+    return heads, head, rot
+
+
+def _mrope_columns(section, layout, half):
+    """Which position stream (0 = T, 1 = H, 2 = W) feeds each of the `half` cache columns."""
+    if layout == 0:
+        # contiguous chunks: [T] * section[0] + [H] * section[1] + [W] * section[2]
+        return np.repeat(np.arange(3), section)[:half]
+    cols = np.zeros(half, np.int64)
+    j = np.arange(half)
+    # interleaved: T everywhere, H every 3rd column from 1 and W every 3rd from 2, each
+    # within its first 3 * section columns (W written last, as onnxruntime writes it)
+    for stream in (1, 2):
+        cols[(j % 3 == stream) & (j < 3 * section[stream])] = stream
+    return cols
+
+
+def _mrope_kernel(inputs, attrs, ctx):
+    """Multimodal RoPE: per cache column, the cos/sin row of the T, H or W position."""
+    op = "MRotaryEmbedding"
+    x, pid, cos, sin = inputs
+    problem = _mrope_attr_problem(attrs)
+    if problem:
+        raise OpAttributeError(f"{op}: {problem}")
+    x = _float(x, op, "input")
+    if x.dtype.name not in _FLOATS:
+        raise ShapeError(f"{op}: input must be float16 or float32, got {x.dtype}")
+    cos, sin = _caches(op, cos, sin)
+    if cos.dtype != x.dtype or sin.dtype != x.dtype:
+        raise ShapeError(f"{op}: cos_cache {cos.dtype} and sin_cache {sin.dtype} must have "
+                         f"the input's dtype {x.dtype}")
+    heads, head, rot = _mrope_layout(op, x.shape, attrs)
+    half = rot // 2
+    if cos.shape[1] != half:
+        raise ShapeError(f"{op}: cos_cache's second dim must be the rotary dim / 2 = {half}, "
+                         f"got {cos.shape[1]}")
+    section = [int(v) for v in attrs["mrope_section"]]
+    if sum(section) != half:
+        raise OpAttributeError(f"{op}: mrope_section {section} must sum to the rotary dim / "
+                               f"2 = {half}")
+    if x.ndim == 3:
+        b, s = x.shape[:2]
+    else:
+        b, s = x.shape[0], x.shape[2]
+    pid = np.asarray(pid)
+    if pid.dtype != np.int64 or pid.shape != (3, b, s):
+        raise ShapeError(f"{op}: position_ids must be int64 (3, batch, seq) = (3, {b}, {s}), "
+                         f"got {pid.dtype} {list(pid.shape)}")
+    if pid.size and (pid.min() < 0 or pid.max() >= cos.shape[0]):
+        raise ShapeError(f"{op}: positions {int(pid.min())}..{int(pid.max())} out of the "
+                         f"caches' {cos.shape[0]} rows")
+    w = _work(x.dtype)
+    cols = _mrope_columns(section, int(attrs["mrope_layout"]), half)
+    scale = np.float32(attrs["scale"])
+    # per token and column, the cache row of the stream owning the column; scaled and
+    # rounded to the input dtype as onnxruntime builds its per-token cos/sin rows
+    rows = pid[cols, :, :].transpose(1, 2, 0)  # (B, S, half)
+    idx = np.arange(half)
+    comb = [(c.astype(w)[rows, idx] * scale).astype(x.dtype).astype(w).reshape(b * s, half)
+            for c in (cos, sin)]
+    if x.ndim == 3:
+        xs = x.astype(w).reshape(b, s, heads, head).transpose(0, 2, 1, 3)
+    else:
+        xs = x.astype(w)
+    # _rotate gathers rows by position: token (b, s) reads row b * s_len + s of comb
+    pos = np.arange(b * s).reshape(b, s)
+    y = _rotate(np.ascontiguousarray(xs), pos, comb[0], comb[1], rot,
+                int(attrs["interleaved"]), op)
+    if x.ndim == 3:
+        y = y.transpose(0, 2, 1, 3).reshape(x.shape)
+    return (y.astype(x.dtype, copy=False),)
+
+
+def _mrope_infer(attrs, inputs):
+    op = "MRotaryEmbedding"
+    x = inputs[0]
+    if x.shape is not None and len(x.shape) not in (3, 4):
+        raise ShapeError(f"{op}: input must be 3-D or 4-D, got shape {list(x.shape)}")
+    p = inputs[1]
+    if p.shape is not None and (len(p.shape) != 3 or p.shape[0] not in (3, None)):
+        raise ShapeError(f"{op}: position_ids must be (3, batch, seq), got {list(p.shape)}")
     return [TensorInfo(x.dtype, x.shape)]
 
 
@@ -351,6 +493,15 @@ OPS = (
             ("is_packed_batching", "int", 0)),
            infer=_rope_infer, domain=_DOMAIN, dtypes=_FLOATS,
            doc="Rotary position embedding (RoPE) of Q or K, 3-D or 4-D."),
+    define("MRotaryEmbedding", ("input", "position_ids", "cos_cache", "sin_cache"),
+           ("output",), _mrope_kernel,
+           (("mrope_section", "ints"), ("num_heads", "int", 0),
+            ("rotary_embedding_dim", "int", 0), ("interleaved", "int", 0),
+            ("mrope_layout", "int", 0), ("is_packed_batching", "int", 0),
+            ("scale", "float", 1.0)),
+           infer=_mrope_infer, domain=_DOMAIN, dtypes=_FLOATS,
+           check_attrs=_mrope_attr_problem,
+           doc="Multimodal RoPE (Qwen2-VL / Qwen3-VL): T/H/W positions per cache section."),
     define("GroupQueryAttention", _GQA_INPUTS,
            ("output", "present_key?", "present_value?", "output_qk?"), _gqa_kernel,
            (("num_heads", "int"), ("kv_num_heads", "int"), ("scale", "float", None),
