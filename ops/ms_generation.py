@@ -139,6 +139,7 @@ class _Params:
     temperature: float = 1.0
     presence_mask: np.ndarray | None = None
     presence_penalty: float = 0.0
+    timestamps: dict | None = None     # Whisper's timestamp rules: the token ids
 
 
 def _common_params(op, attrs, input_ids, sequence_length, max_length, min_length,
@@ -459,7 +460,56 @@ def _process(p: _Params, scores, sequences, step):
         pen = np.float32(p.presence_penalty)
         for m in p.presence_mask.reshape(-1)[:scores.size]:
             first -= np.float32(m) * pen
+    if p.timestamps is not None:
+        _timestamp_rules(p.timestamps, scores, sequences)
     return scores
+
+
+_MAX_INITIAL_TIMESTAMP_INDEX = 50  # onnxruntime's constant
+
+
+def _timestamp_rules(ids, scores, sequences):
+    """onnxruntime's TimestampLogitsProcessor (WhisperBeamSearch, logits_processor=1) on
+    log-probabilities (rows, vocab), in place. `ids` holds the token ids: eos, sot
+    (decoder_start_token_id), translate, transcribe, start_of_lm, no_timestamps, begin
+    (the first timestamp token; every token from it on is a timestamp)."""
+    rows, vocab = scores.shape
+    length = sequences.shape[1]
+    begin = ids["begin"]
+    r = np.arange(rows)
+    is_ts = sequences >= begin
+    any_ts = is_ts.any(axis=1)
+    # onnxruntime counts tokens up to and including the first timestamp (all without one)
+    sample_begin = np.where(any_ts, np.argmax(is_ts, axis=1) + 1, length)
+    for t in (ids["no_timestamps"], ids["start_of_lm"]):
+        if 0 <= t < vocab:
+            scores[:, t] = _LOWEST
+    after = length > sample_begin
+    for t in (ids["sot"], ids["translate"], ids["transcribe"]):
+        if 0 <= t < vocab:
+            scores[after, t] = _LOWEST
+    # timestamps come in pairs, except the first one
+    last = is_ts[:, -1]
+    penultimate = (length <= sample_begin) | (is_ts[:, -2] if length > 1 else True)
+    cols = np.arange(vocab)
+    scores[(last & penultimate)[:, None] & (cols >= begin)] = _LOWEST
+    scores[(last & ~penultimate)[:, None] & (cols < ids["eos"])] = _LOWEST
+    # timestamps do not decrease: below the last one (a single one) or up to it (a pair)
+    last_value = np.where(any_ts, sequences[r, length - 1 - np.argmax(is_ts[:, ::-1], axis=1)],
+                          0)
+    bound = np.where(last & ~penultimate, last_value, last_value + 1)
+    scores[any_ts[:, None] & (cols >= begin) & (cols < bound[:, None])] = _LOWEST
+    first = (length == sample_begin)[:, None]
+    scores[first & (cols > begin + _MAX_INITIAL_TIMESTAMP_INDEX)] = _LOWEST
+    # a timestamp when their summed probability beats every text token
+    ts = scores[:, begin:]
+    top = ts.max(axis=1, keepdims=True)
+    total = np.where(ts > _LOWEST, np.exp(ts - top), np.float32(0)).sum(
+        axis=1, dtype=np.float32)
+    with np.errstate(divide="ignore"):
+        ts_logprob = np.where(total > 0, np.log(total) + top[:, 0], _LOWEST)
+    text_max = scores[:, :begin].max(axis=1)
+    scores[(ts_logprob > text_max)[:, None] & (cols < begin)] = _LOWEST
 
 
 def _log_softmax(x):
@@ -923,6 +973,23 @@ def _whisper_layout(op, encoder, decoder) -> _WhisperLayout:
     return _WhisperLayout(encoder, decoder, layers, hidden, vocab)
 
 
+def _timestamp_ids(op, attrs, vocab):
+    """The token ids the timestamp rules need (logits_processor=1).
+
+    Raises:
+        OpAttributeError: beginning_timestamp_token_id is not inside (0, vocab_size).
+    """
+    begin = attrs["beginning_timestamp_token_id"]
+    if not 0 < begin < vocab:
+        raise OpAttributeError(f"{op}: logits_processor=1 needs beginning_timestamp_token_id "
+                               f"in (0, vocab_size={vocab}), got {begin}")
+    return dict(eos=attrs["eos_token_id"], sot=attrs["decoder_start_token_id"],
+                translate=attrs["translate_token_id"],
+                transcribe=attrs["transcribe_token_id"],
+                start_of_lm=attrs["start_of_lm_token_id"],
+                no_timestamps=attrs["no_timestamps_token_id"], begin=begin)
+
+
 def _whisper_kernel(inputs, attrs, ctx):
     """WhisperBeamSearch: encoder over the audio features and the forced prompt, whose
     logits choose the first token; then the decoder, one token per step, as BeamSearch."""
@@ -938,6 +1005,9 @@ def _whisper_kernel(inputs, attrs, ctx):
                     (13, "extra_decoding_ids")):
         if get(k) is not None:
             raise UnsupportedOpError(f"{op}: input {name} is not supported")
+    if (attrs.get(NUM_OUTPUTS) or 1) > 4:
+        raise UnsupportedOpError(f"{op}: output non_speech_probs is not supported "
+                                 "(onnxruntime's CPU kernel leaves it unwritten)")
     if attrs.get("encoder") is None:
         raise OpAttributeError(f"{op}: needs the encoder attribute")
     layout = _whisper_layout(op, attrs["encoder"], attrs["decoder"])
@@ -974,9 +1044,11 @@ def _whisper_kernel(inputs, attrs, ctx):
                                f"prompt length + 2 ({p.sequence_length + 2}); onnxruntime's "
                                "kernel runs no step below it")
     processor = _scalar(op, get(11), "logits_processor", 0, int)
-    if processor != 0:
-        raise UnsupportedOpError(f"{op}: logits_processor={processor} (1: Whisper's "
-                                 "timestamp rules) is not supported; only 0")
+    if processor not in (0, 1):
+        raise UnsupportedOpError(f"{op}: logits_processor={processor} is not supported (0: "
+                                 "none, 1: Whisper's timestamp rules)")
+    if processor == 1:
+        p.timestamps = _timestamp_ids(op, attrs, vocab)
     p.temperature = _scalar(op, get(14), "temperature", 1.0, float)
     B, M = p.batch_size, p.num_beams
     rows = B * M
@@ -1068,7 +1140,8 @@ def _beam_infer(attrs, inputs):
 
 def _whisper_infer(attrs, inputs):
     """As BeamSearch with the prompt length from decoder_input_ids (1 without it), plus
-    cross_qk float32 (never written on CPU) and non_speech_probs float32 (batch,)."""
+    cross_qk float32 (batch, num_return_sequences, layer_heads, steps, frames; never
+    written on CPU) and non_speech_probs float32 (batch,)."""
     get = lambda k: inputs[k] if len(inputs) > k else None  # noqa: E731
     b, max_len = _batch(get(0)), _known_int(get(1))
     beams, ret = _known_int(get(3)), _known_int(get(4))
@@ -1081,7 +1154,7 @@ def _whisper_infer(attrs, inputs):
     f32 = np.dtype(np.float32)
     return [TensorInfo(np.dtype(np.int32), (b, ret, max_len)), TensorInfo(f32, (b, ret)),
             TensorInfo(f32, (steps, b, beams, vocab if vocab and vocab > 0 else None)),
-            TensorInfo(f32, None), TensorInfo(f32, (b,))]
+            TensorInfo(f32, (b, ret, None, None, None)), TensorInfo(f32, (b,))]
 
 
 # --------------------------------------------------------------------------------------

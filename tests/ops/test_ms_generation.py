@@ -815,3 +815,188 @@ def test_sampling_filtered_logits_is_absent():
     want, got = _ort(model, inputs), _og(model, inputs)
     np.testing.assert_array_equal(got[0], want[0])
     assert want[1] is None and got[1] is None
+
+
+# --------------------------------------------------------------------------------------
+# WhisperBeamSearch
+# --------------------------------------------------------------------------------------
+# Tolerances as above (TOL): sequences exact, sequences_scores and scores rtol = atol =
+# 5e-5 (measured max error: see the module docstring's numbers; these models are smaller).
+# Token ids of the timestamp cases, Whisper's order shrunk: eos 9, start of transcript 10,
+# translate 11, transcribe 12, start of LM 13, no timestamps 16, first timestamp 17.
+
+_FEATURES = np.random.default_rng(7).standard_normal((2, 3, 5)).astype(np.float32)
+_TS_IDS = dict(translate_token_id=11, transcribe_token_id=12, start_of_lm_token_id=13,
+               no_timestamps_token_id=16, beginning_timestamp_token_id=17)
+
+
+def _whisper_inputs(max_length, beams, ret=1, min_length=0, length_penalty=1.0,
+                    repetition_penalty=None, vocab_mask=None, prefix_vocab_mask=None,
+                    decoder_input_ids=None, logits_processor=None, temperature=None,
+                    features=_FEATURES, **more):
+    """WhisperBeamSearch's 15 inputs in order; `more` sets attention_mask,
+    cross_qk_layer_head or extra_decoding_ids."""
+    return _beam_inputs(features, max_length, beams, ret, min_length, length_penalty,
+                        repetition_penalty, vocab_mask, prefix_vocab_mask,
+                        more.get("attention_mask")) + [
+        ("decoder_input_ids", decoder_input_ids),
+        ("logits_processor", None if logits_processor is None else _i32(logits_processor)),
+        ("cross_qk_layer_head", more.get("cross_qk_layer_head")),
+        ("extra_decoding_ids", more.get("extra_decoding_ids")),
+        ("temperature", None if temperature is None else np.array([temperature], np.float32))]
+
+
+def _whisper(pair, inputs, outputs=BEAM_OUTPUTS, eos=9, start=10, **attrs):
+    attrs.setdefault("model_type", 2)
+    return _model("WhisperBeamSearch", dict(zip(("encoder", "decoder"), pair)), inputs,
+                  outputs, **_gen_attrs(eos, 0, decoder_start_token_id=start, **attrs))
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("variant", [dict(), dict(hidden_input=False), dict(layers=2)])
+@pytest.mark.parametrize("prompt", [None, _i32([10, 12, 6], [10, 11, 7])])
+def test_whisper_beam_search(seed, variant, prompt):
+    """Encoder over float features and the forced prompt (decoder_input_ids, or
+    decoder_start_token_id alone), its logits choosing the first token, then the decoder."""
+    inputs = _whisper_inputs(9, 3, 2, decoder_input_ids=prompt)
+    got = _check_beam(_whisper(whisper_pair(seed, vocab=24, **variant), inputs), inputs)
+    length = 1 if prompt is None else 3
+    assert got[2].shape == (9 - length, 2, 3, 24)
+    assert (got[0][:, :, :length] == (10 if prompt is None else prompt[:, None, :])).all()
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("early_stopping", [0, 1])
+def test_whisper_beam_search_eos_and_processors(seed, early_stopping):
+    """eos reachable, repetition penalty, ngrams, min_length counting the prompt, the
+    vocabulary masks (the prefix mask on the encoder's logits), the temperature input."""
+    vm = np.ones(11, np.int32)
+    vm[5] = 0
+    pm = np.ones((2, 11), np.int32)
+    pm[:, 4] = 0
+    for eos, temperature in ((3, None), (4, 0.6), (8, 1.7)):
+        inputs = _whisper_inputs(9, 4, 2, 3, 1.3, 1.4, vm if seed % 2 else None, pm,
+                                 _i32([1, 2], [1, 6]) if seed > 1 else None,
+                                 temperature=temperature)
+        _check_beam(_whisper(whisper_pair(seed), inputs, eos=eos, start=1,
+                             early_stopping=early_stopping, no_repeat_ngram_size=2), inputs)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_whisper_timestamp_rules(seed):
+    """logits_processor=1: onnxruntime's timestamp rules (no-timestamps and start-of-LM
+    never, task tokens not after the first timestamp, timestamps in pairs and not
+    decreasing, the first one at most 50 steps in, and timestamps only when their summed
+    probability beats every text token), with Whisper's token ids and with others; a
+    vocabulary of 80 so that the initial-timestamp bound bites."""
+    vocab = 80 if seed % 2 else 24
+    pair = whisper_pair(seed, vocab=vocab, layers=1 + seed % 2)
+    other = dict(translate_token_id=1, transcribe_token_id=2, start_of_lm_token_id=4,
+                 no_timestamps_token_id=5, beginning_timestamp_token_id=8)
+    changed = 0
+    for prompt, start, ids, eos, temperature in (
+            (None, 10, _TS_IDS, 9, None),
+            (_i32([10, 12, 5], [10, 11, 6]), 3, other, 7, 0.7),
+            (_i32([10, 17], [10, 12]), 6, _TS_IDS, 2, 1.5)):
+        got = []
+        for processor in (1, 0):
+            inputs = _whisper_inputs(12, 3, 2, decoder_input_ids=prompt,
+                                     logits_processor=processor, temperature=temperature,
+                                     repetition_penalty=1.2 if seed == 2 else None)
+            got.append(_check_beam(_whisper(pair, inputs, eos=eos, start=start,
+                                            early_stopping=seed % 2, **ids), inputs)[0])
+        changed += not np.array_equal(*got)
+    assert changed  # the rules did something
+
+
+def test_whisper_cross_qk_absent_and_round_trip():
+    """cross_qk declared without decoder_output_cross_qk: neither writes it (None); the
+    model written back by to_onnx runs in onnxruntime with the same result."""
+    inputs = _whisper_inputs(8, 2, 1, decoder_input_ids=_i32([10, 12], [10, 11]),
+                             logits_processor=1)
+    model = _whisper(whisper_pair(5, vocab=24), inputs, BEAM_OUTPUTS + [("cross_qk", F)],
+                     **_TS_IDS)
+    want, got = _ort(model, inputs), _og(model, inputs)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_allclose(got[1], want[1], **TOL)
+    assert want[3] is None and got[3] is None
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "whisper.onnx")
+        to_onnx(from_onnx(model), path)
+        back = onnx.load(path)
+    np.testing.assert_array_equal(_ort(back, inputs)[0], got[0])
+
+
+def test_whisper_refusals():
+    pair = whisper_pair(0, vocab=24)
+    base = _whisper_inputs(8, 2, decoder_input_ids=_i32([10], [10]))
+    for name, value in (("attention_mask", np.ones((2, 1), np.int32)),
+                        ("cross_qk_layer_head", _i32([0, 0])),
+                        ("extra_decoding_ids", _i32([3], [4]))):
+        inputs = _whisper_inputs(8, 2, decoder_input_ids=_i32([10], [10]), **{name: value})
+        _raises(_whisper(pair, inputs), inputs, UnsupportedOpError, f"input {name}")
+    _raises(_whisper(pair, base, decoder_output_cross_qk=1), base, UnsupportedOpError,
+            "decoder_output_cross_qk")
+    _raises(_whisper(pair, base, BEAM_OUTPUTS + [("cross_qk", F), ("no_speech", F)],
+                     no_speech_token_id=15), base, UnsupportedOpError, "non_speech_probs")
+    two = _whisper_inputs(8, 2, decoder_input_ids=_i32([10], [10]), logits_processor=2)
+    _raises(_whisper(pair, two), two, UnsupportedOpError, "logits_processor=2")
+    half = _whisper_inputs(8, 2, features=_FEATURES.astype(np.float16))
+    _raises(_whisper(pair, half), half, UnsupportedOpError, "float16")
+    enc, dec = pair
+    seq = onnx.GraphProto()
+    seq.CopyFrom(dec)
+    seq.input[0].type.tensor_type.shape.dim[1].dim_param = "t"
+    _raises(_whisper((enc, seq), base), base, UnsupportedOpError, "whole sequence")
+    shared = onnx.GraphProto()
+    shared.CopyFrom(dec)
+    shared.input.append(helper.make_tensor_value_info("past_sequence_length", I32, [1]))
+    _raises(_whisper((enc, shared), base), base, UnsupportedOpError, "past_sequence_length")
+
+
+def test_whisper_errors():
+    pair = whisper_pair(0, vocab=24)
+    prompt = _i32([10, 12], [10, 11])
+    base = _whisper_inputs(8, 2, decoder_input_ids=prompt)
+    _raises(_whisper(pair, base, model_type=1), base, OpAttributeError, "model_type must be 2")
+    no_ids = _whisper_inputs(8, 2)
+    _raises(_whisper(pair, no_ids, start=-1), no_ids, OpAttributeError,
+            "decoder_start_token_id")
+    short = _whisper_inputs(3, 2, decoder_input_ids=prompt)
+    _raises(_whisper(pair, short), short, OpAttributeError, r"prompt length \+ 2")
+    ts = _whisper_inputs(8, 2, decoder_input_ids=prompt, logits_processor=1)
+    _raises(_whisper(pair, ts, **dict(_TS_IDS, beginning_timestamp_token_id=24)), ts,
+            OpAttributeError, "beginning_timestamp_token_id")
+    _raises(_whisper(pair, ts), ts, OpAttributeError, "beginning_timestamp_token_id")
+    bad_batch = _whisper_inputs(8, 2, decoder_input_ids=_i32([10, 12]))
+    _raises(_whisper(pair, bad_batch), bad_batch, ShapeError, "decoder_input_ids")
+    flat = _whisper_inputs(8, 2, features=_FEATURES[:, 0])
+    _raises(_whisper(pair, flat), flat, ShapeError, "audio features")
+    model = _whisper(pair, base)
+    del model.graph.node[0].attribute[[a.name for a in model.graph.node[0].attribute]
+                                      .index("encoder")]
+    _raises(model, base, OpAttributeError, "encoder")
+    enc, dec = pair
+    wrong = onnx.GraphProto()
+    wrong.CopyFrom(enc)
+    wrong.input[1].name = "decoder_ids"
+    _raises(_whisper((wrong, dec), base), base, OpAttributeError, "encoder subgraph must take")
+
+
+def test_whisper_inference():
+    i32, f32 = np.dtype(np.int32), np.dtype(np.float32)
+    op = REGISTRY.get("WhisperBeamSearch", MS)
+    attrs = op.resolve_attrs(dict(decoder=None, eos_token_id=1, pad_token_id=0,
+                                  vocab_size=24))
+    feats = TensorInfo(f32, (2, 3, 5))
+    max_len = TensorInfo(i32, (1,), np.array([9], np.int32))
+    beams = TensorInfo(i32, (1,), np.array([3], np.int32))
+    ret = TensorInfo(i32, (1,), np.array([2], np.int32))
+    prompt = TensorInfo(i32, (2, 3))
+    got = op.infer(attrs, [feats, max_len, None, beams, ret] + [None] * 5 + [prompt])
+    assert got[:3] == [TensorInfo(i32, (2, 2, 9)), TensorInfo(f32, (2, 2)),
+                       TensorInfo(f32, (6, 2, 3, 24))]
+    assert op.infer(attrs, [feats, max_len, None, beams, ret])[2].shape == (8, 2, 3, 24)
+    inputs = _whisper_inputs(9, 3, 2, decoder_input_ids=_i32([10, 12, 6], [10, 11, 7]))
+    real = _og(_whisper(whisper_pair(0, vocab=24), inputs), inputs)
+    assert [r.shape for r in real] == [g.shape for g in got[:3]]
