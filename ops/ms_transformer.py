@@ -314,7 +314,8 @@ def _mask_filter(attrs):
 
 def _key_padding(op, mask, batch, sq, total, what, unidirectional=0):
     """Boolean (B, 1, 1 or Sq, T) keys-allowed array of a key padding mask: (batch,)
-    valid key counts, (batch, total) 0/1 or (batch, seq, total) 0/1, or None."""
+    valid key counts, (batch, total) or (batch, seq, total) values (> 0 allows the
+    key, as onnxruntime reads them), or None."""
     if mask is None:
         return None
     m = np.asarray(mask)
@@ -323,10 +324,11 @@ def _key_padding(op, mask, batch, sq, total, what, unidirectional=0):
     if m.shape == (batch,):
         return (np.arange(total).reshape(1, total) < m.reshape(batch, 1)).reshape(
             batch, 1, 1, total)
+    # onnxruntime allows a key where its mask value is > 0 (a -1 masks, as 0 does)
     if m.shape == (batch, total):
-        return (m != 0).reshape(batch, 1, 1, total)
+        return (m > 0).reshape(batch, 1, 1, total)
     if op == "Attention" and m.shape == (batch, sq, total) and not unidirectional:
-        return (m != 0).reshape(batch, 1, sq, total)
+        return (m > 0).reshape(batch, 1, sq, total)
     if op == "Attention" and m.shape == (batch, sq, total):
         raise UnsupportedOpError(f"{op}: a 3-D {what} with unidirectional=1 is not "
                                  "supported")
@@ -349,21 +351,23 @@ def _attention_bias(op, bias, batch, heads, sq, total, w):
 
 def _sdpa(op, q, k, v, scale, allowed, bias, attrs):
     """Softmax(scale Q K^T + bias, masked) V for (B, N, S, H) Q and (B, N, T, H) K/V in
-    the work dtype. As onnxruntime does, a masked key gets mask_filter_value (-10000 by
-    default) added to its score, not -inf: a row with every key masked is the softmax
-    of its unmasked scores, never NaN. Returns (B, S, N * Hv)."""
+    the work dtype. As onnxruntime does, a padding-masked key gets mask_filter_value
+    (-10000 by default) added to its score, not -inf: a row with every key masked is the
+    softmax of its unmasked scores, never NaN; a future key (unidirectional) gets the
+    dtype's lowest value. Returns (B, S, N * Hv)."""
     w = q.dtype
     scores = np.matmul(q * w.type(scale), k.swapaxes(-1, -2))
     sq, total = q.shape[2], k.shape[2]
     fill = w.type(_mask_filter(attrs))
-    # onnxruntime sums the padding and causal fills into one mask (a key masked by
-    # both gets twice the fill), then adds it to the scores once
+    # onnxruntime sums the padding and causal masks into one, then adds it to the scores
+    # once; a future key gets the dtype's lowest value whatever mask_filter_value is (so
+    # a query whose past keys are all padding still attends to them, not to the future)
     add = None if allowed is None else np.where(allowed, w.type(0), fill)
     if attrs["unidirectional"]:
         past = total - sq
-        causal = np.arange(total).reshape(1, total) <= \
+        future = np.arange(total).reshape(1, total) > \
             np.arange(sq).reshape(sq, 1) + past
-        c = np.where(causal, w.type(0), fill)
+        c = np.where(future, np.finfo(w).min, w.type(0))
         add = c if add is None else add + c
     if add is not None:
         scores = scores + add
