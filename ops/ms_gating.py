@@ -1,6 +1,358 @@
-"""Operators: onnxruntime's gated-norm, gate and hyper-connection contrib ops.
+"""Operators: onnxruntime's gated-norm, gate and hyper-connection contrib ops
+(domain "com.microsoft").
 
-Placeholder: the ops land in a follow-up commit.
+Recent decoder LLMs exported for onnxruntime(-genai) fuse small gating patterns into
+single ops: gated DeltaNet / Mamba2 attention outputs (Qwen3-Next, Qwen3.5) end in
+GatedRMSNorm; hyper-connection models (DeepSeek-V4 style mHC: several residual streams per
+token) mix their streams with HyperConnectionPreMix / HyperConnectionPostMix and normalise
+each stream with BranchwiseRMSNorm; Engram n-gram memory blocks gate their value with
+EngramGate; GatedAdd is a residual add scaled by a per-row gate. Inputs, outputs and
+attributes follow onnxruntime's schemas; the semantics follow its CPU kernels, which the
+tests use as the oracle.
+
+GatedRMSNorm(X, scale, gate): Y = X * rsqrt(mean(X^2) + epsilon) * scale * act(gate), the
+mean over each group of C = scale.size trailing elements (X's last dim a multiple of C),
+act = silu ("swish" is its alias) or sigmoid; gate has X's shape.
+BranchwiseRMSNorm(X, scale?): RMSNorm over H of grouped (..., C, H) X, or of flattened
+(..., C * H) X with num_branches = C; scale (H), (C * H) or (C, H).
+EngramGate(key, query, value, key_norm_scale, query_norm_scale, conv_norm_scale?): per
+(batch, seq, hyper-connection) row, dot = sum(RMSNorm(key) * RMSNorm(query)) / sqrt(H),
+gate = sigmoid(sign(dot) * sqrt(max(|dot|, 1e-6))), output = gate * value (value (B, S, H)
+shared by the hc_mult rows); gated_value_normed = RMSNorm(output) * conv_norm_scale.
+GatedAdd(X, Y, gate): X + Y * gate with gate (..., 1) of X's leading dims.
+HyperConnectionPreMix(streams, pre_mix): Y[..., h] = reduction_scale *
+sum_c(X[..., c, h] * pre_mix[..., c(, h)]); pre_mix (..., C), (..., C, 1), (..., C, H), or
+(..., C * H) for flattened streams.
+HyperConnectionPostMix(streams, block_output, post_mix, stream_mix?): Y[..., k, h] =
+sum_c(stream_mix[..., c, k] * streams[..., c, h]) + post_mix[..., k(, h)] *
+block_output[..., h]; stream_mix defaults to the identity.
+
+Arithmetic is float32 (float16 / bfloat16 widened once, rounded once at the end), as
+onnxruntime's CPU kernels compute; GatedAdd's float16 product is rounded to float16 before
+the add, as onnxruntime's kernel and schema state. The gates and mixing matrices (type M)
+may have a float dtype other than the streams'. Dtypes are those of onnxruntime's CPU
+kernels: float32 and float16, plus bfloat16 for BranchwiseRMSNorm and the two mixes.
+
+Refused: GatedAdd's gate_weight input (projected mode; onnxruntime implements it only on
+CUDA for bfloat16) raises UnsupportedOpError; an activation other than silu / swish /
+sigmoid and num_branches < 0 raise OpAttributeError; shapes onnxruntime rejects raise
+ShapeError naming the op and the input.
 """
 
-OPS = ()
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import OpAttributeError, ShapeError, UnsupportedOpError
+from .ms_transformer import _DOMAIN, _float
+from .registry import NUM_OUTPUTS, TensorInfo, define
+
+_F32 = np.dtype(np.float32)
+_HALF = ("float16", "float32")
+_HALF_BF16 = ("float16", "float32", "bfloat16")
+
+
+def _typed(x, op, what, allowed):
+    """x as an array of one of the `allowed` float dtype names, else a ShapeError."""
+    x = _float(x, op, what)
+    if x.dtype.name not in allowed:
+        names = ", ".join(allowed[:-1]) + " or " + allowed[-1]
+        raise ShapeError(f"{op}: {what} must be {names}, got {x.dtype}")
+    return x
+
+
+def _sigmoid(z):
+    """The logistic function of float32 z without overflow warnings for large |z|."""
+    e = np.exp(-np.abs(z))
+    return np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(_F32, copy=False)
+
+
+def _inv_rms(x, eps):
+    """1 / sqrt(mean(x^2) + eps) over the last axis of float32 x, kept as a length-1 axis."""
+    return (1.0 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + np.float32(eps))).astype(
+        _F32, copy=False)
+
+
+def _f32(x):
+    return np.asarray(x).astype(_F32, copy=False)
+
+
+# --------------------------------------------------------------------------------------
+# GatedRMSNorm
+# --------------------------------------------------------------------------------------
+
+_ACTIVATIONS = ("silu", "swish", "sigmoid")
+
+
+def _gated_rms_attrs(attrs):
+    """What is wrong with GatedRMSNorm's attributes, or None."""
+    act = attrs["activation"]
+    act = act.decode() if isinstance(act, bytes) else act
+    if act not in _ACTIVATIONS:
+        return f"activation must be one of {', '.join(_ACTIVATIONS)}, got {act!r}"
+    return None
+
+
+def _gated_rms_kernel(inputs, attrs, ctx):
+    """RMSNorm over groups of scale.size elements, times scale and act(gate)."""
+    op = "GatedRMSNorm"
+    problem = _gated_rms_attrs(attrs)
+    if problem:
+        raise OpAttributeError(f"{op}: {problem}")
+    x, scale, gate = inputs
+    x = _typed(x, op, "X", _HALF)
+    scale, gate = _typed(scale, op, "scale", _HALF), _typed(gate, op, "gate", _HALF)
+    if scale.dtype != x.dtype or gate.dtype != x.dtype:
+        raise ShapeError(f"{op}: X {x.dtype}, scale {scale.dtype} and gate {gate.dtype} must "
+                         "share a dtype")
+    if x.ndim < 1 or gate.shape != x.shape:
+        raise ShapeError(f"{op}: X must have rank >= 1 and gate its shape, got X "
+                         f"{list(x.shape)} and gate {list(gate.shape)}")
+    c = scale.size
+    if c == 0 or x.shape[-1] % c:
+        raise ShapeError(f"{op}: X's last dim {x.shape[-1]} must be a multiple of the "
+                         f"non-empty scale's length {c}")
+    # onnxruntime reads scale flat, whatever its shape
+    xs = _f32(x).reshape(-1, c)
+    z = _f32(gate).reshape(-1, c)
+    act = attrs["activation"]
+    act = act.decode() if isinstance(act, bytes) else act
+    g = _sigmoid(z) if act == "sigmoid" else z * _sigmoid(z)
+    y = xs * _inv_rms(xs, attrs["epsilon"]) * _f32(scale).reshape(c) * g
+    return (y.reshape(x.shape).astype(x.dtype, copy=False),)
+
+
+def _same_shape_infer(attrs, inputs):
+    x = inputs[0]
+    return [TensorInfo(x.dtype, x.shape)]
+
+
+# --------------------------------------------------------------------------------------
+# Hyper-connection stream layout (BranchwiseRMSNorm, HyperConnectionPreMix / PostMix)
+# --------------------------------------------------------------------------------------
+
+
+def _streams(op, shape, num_branches):
+    """(prefix dims, branches C, hidden H) of grouped (..., C, H) or flattened (..., C * H)
+    streams (num_branches = C > 0), with onnxruntime's rules."""
+    nb = int(num_branches)
+    if nb < 0:
+        raise OpAttributeError(f"{op}: num_branches must be >= 0, got {nb}")
+    if nb:
+        if len(shape) < 1 or shape[-1] <= 0 or shape[-1] % nb:
+            raise ShapeError(f"{op}: flattened streams {list(shape)} need a positive last "
+                             f"dim divisible by num_branches {nb}")
+        return tuple(shape[:-1]), nb, shape[-1] // nb
+    if len(shape) < 2 or shape[-2] <= 0 or shape[-1] <= 0:
+        raise ShapeError(f"{op}: grouped streams must be (..., C, H) with C, H > 0, got "
+                         f"{list(shape)}")
+    return tuple(shape[:-2]), shape[-2], shape[-1]
+
+
+def _gate(op, what, gate, prefix, c, h, flattened_feature):
+    """A gate of suffix (C), (C, 1), (C, H) (or (C * H) when `flattened_feature`) after
+    the streams' prefix dims, as float32 (*prefix, C, 1) or (*prefix, C, H)."""
+    g = _float(gate, op, what)
+    p = len(prefix)
+    if g.ndim >= p and g.shape[:p] == prefix:
+        suffix = g.shape[p:]
+        if suffix == (c,) or suffix == (c, 1):
+            return _f32(g).reshape(prefix + (c, 1))
+        if suffix == (c, h) or (flattened_feature and suffix == (c * h,)):
+            return _f32(g).reshape(prefix + (c, h))
+    shapes = "(C), (C, 1), (C, H)" + (" or (C * H)" if flattened_feature else "")
+    raise ShapeError(f"{op}: {what} {list(g.shape)} must be the streams' leading dims "
+                     f"{list(prefix)} then {shapes} with C={c}, H={h}")
+
+
+def _branchwise_kernel(inputs, attrs, ctx):
+    """RMSNorm of each branch's H features, times an optional scale."""
+    op = "BranchwiseRMSNorm"
+    x = _typed(inputs[0], op, "X", _HALF_BF16)
+    scale = inputs[1] if len(inputs) > 1 else None
+    prefix, c, h = _streams(op, x.shape, attrs["num_branches"])
+    xs = _f32(x).reshape(prefix + (c, h))
+    y = xs * _inv_rms(xs, attrs["epsilon"])
+    if scale is not None:
+        s = _typed(scale, op, "scale", _HALF_BF16)
+        if not ((s.ndim == 1 and s.shape[0] in (h, c * h)) or s.shape == (c, h)):
+            raise ShapeError(f"{op}: scale must be (H), (C * H) or (C, H) with C={c}, H={h}, "
+                             f"got {list(s.shape)}")
+        # (H) broadcasts over the branches; (C * H) and (C, H) give each branch its own
+        y = y * _f32(s).reshape((h,) if s.size == h else (c, h))
+    return (y.reshape(x.shape).astype(x.dtype, copy=False),)
+
+
+def _pre_mix_kernel(inputs, attrs, ctx):
+    """reduction_scale * sum over branches of streams * pre_mix."""
+    op = "HyperConnectionPreMix"
+    x, mix = inputs
+    x = _typed(x, op, "streams", _HALF_BF16)
+    prefix, c, h = _streams(op, x.shape, attrs["num_branches"])
+    g = _gate(op, "pre_mix", _typed(mix, op, "pre_mix", _HALF_BF16), prefix, c, h,
+              int(attrs["num_branches"]) > 0)
+    y = np.sum(_f32(x).reshape(prefix + (c, h)) * g, axis=-2) * np.float32(
+        attrs["reduction_scale"])
+    return (y.astype(x.dtype, copy=False),)
+
+
+def _post_mix_kernel(inputs, attrs, ctx):
+    """stream_mix^T applied over branches, plus post_mix * block_output per branch."""
+    op = "HyperConnectionPostMix"
+    x, block, post = inputs[:3]
+    smix = inputs[3] if len(inputs) > 3 else None
+    x = _typed(x, op, "streams", _HALF_BF16)
+    block = _typed(block, op, "block_output", _HALF_BF16)
+    if block.dtype != x.dtype:
+        raise ShapeError(f"{op}: block_output {block.dtype} must have the streams' dtype "
+                         f"{x.dtype}")
+    prefix, c, h = _streams(op, x.shape, attrs["num_branches"])
+    if block.shape != prefix + (h,):
+        raise ShapeError(f"{op}: block_output must be (..., H) = {list(prefix + (h,))}, got "
+                         f"{list(block.shape)}")
+    post = _typed(post, op, "post_mix", _HALF_BF16)
+    g = _gate(op, "post_mix", post, prefix, c, h, False)
+    xs = _f32(x).reshape(prefix + (c, h))
+    if smix is not None:
+        m = _typed(smix, op, "stream_mix", _HALF_BF16)
+        if m.dtype != post.dtype:
+            # one type parameter M binds both (onnxruntime refuses the model)
+            raise ShapeError(f"{op}: stream_mix {m.dtype} and post_mix {post.dtype} must "
+                             "share a dtype")
+        if m.shape != prefix + (c, c):
+            raise ShapeError(f"{op}: stream_mix must be (..., C, C) = {list(prefix + (c, c))}, "
+                             f"got {list(m.shape)}")
+        # Y[k] = sum_c M[c, k] * X[c]: M transposed times X
+        xs = np.matmul(np.swapaxes(_f32(m), -1, -2), xs)
+    y = xs + g * _f32(block)[..., None, :]
+    return (y.reshape(x.shape).astype(x.dtype, copy=False),)
+
+
+def _known(shape):
+    return shape is not None and all(d is not None for d in shape)
+
+
+def _pre_mix_infer(attrs, inputs):
+    x = inputs[0]
+    if not _known(x.shape):
+        return [TensorInfo(x.dtype, None)]
+    prefix, _, h = _streams("HyperConnectionPreMix", x.shape, attrs["num_branches"])
+    return [TensorInfo(x.dtype, prefix + (h,))]
+
+
+# --------------------------------------------------------------------------------------
+# EngramGate
+# --------------------------------------------------------------------------------------
+
+
+def _engram_kernel(inputs, attrs, ctx):
+    """sigmoid of the signed-sqrt scaled dot of RMS-normed key and query, times value."""
+    op = "EngramGate"
+    key, query, value, kscale, qscale = inputs[:5]
+    cscale = inputs[5] if len(inputs) > 5 else None
+    key = _typed(key, op, "key", _HALF)
+    if key.ndim != 4:
+        raise ShapeError(f"{op}: key must be 4-D (batch, seq, hc_mult, hidden), got "
+                         f"{list(key.shape)}")
+    b, s, g, h = key.shape
+    named = [("query", query, key.shape), ("value", value, (b, s, h)),
+             ("key_norm_scale", kscale, (g, h)), ("query_norm_scale", qscale, (g, h))]
+    if cscale is not None:
+        named.append(("conv_norm_scale", cscale, (g, h)))
+    arrays = []
+    for what, v, want in named:
+        v = _typed(v, op, what, _HALF)
+        if v.dtype != key.dtype or v.shape != want:
+            raise ShapeError(f"{op}: {what} must be {key.dtype} of shape {list(want)}, got "
+                             f"{v.dtype} {list(v.shape)}")
+        arrays.append(_f32(v))
+    q, v, ks, qs = arrays[:4]
+    wants_normed = attrs.get(NUM_OUTPUTS, 1) > 1
+    if wants_normed and cscale is None:
+        raise ShapeError(f"{op}: conv_norm_scale is required for the gated_value_normed "
+                         "output")
+    eps = attrs["epsilon"]
+    k = _f32(key)
+    dot = np.sum(k * _inv_rms(k, eps) * ks * (q * _inv_rms(q, eps) * qs), axis=-1,
+                 keepdims=True) / np.sqrt(np.float32(h))
+    mag = np.sqrt(np.maximum(np.abs(dot), np.float32(1e-6)))
+    # sign(0) = 0: a zero dot gives gate 0.5, as onnxruntime's EngramGateArg
+    gate = _sigmoid((np.sign(dot) * mag).astype(_F32))
+    y = gate * v[:, :, None, :]
+    out = (y.astype(key.dtype, copy=False),)
+    if wants_normed:
+        # RMSNorm of the output as rounded to T (not of the float32 gated value), as
+        # onnxruntime's kernel computes it
+        yr = _f32(out[0])
+        normed = yr * _inv_rms(yr, eps) * arrays[4]
+        out += (normed.astype(key.dtype, copy=False),)
+    return out
+
+
+def _engram_infer(attrs, inputs):
+    k = inputs[0]
+    if k.shape is not None and len(k.shape) != 4:
+        raise ShapeError(f"EngramGate: key must be 4-D (batch, seq, hc_mult, hidden), got "
+                         f"{list(k.shape)}")
+    return [TensorInfo(k.dtype, k.shape)] * 2
+
+
+# --------------------------------------------------------------------------------------
+# GatedAdd
+# --------------------------------------------------------------------------------------
+
+
+def _gated_add_kernel(inputs, attrs, ctx):
+    """X + Y * gate, gate (..., 1) per row (plain mode)."""
+    op = "GatedAdd"
+    x, y, gate = inputs[:3]
+    if len(inputs) > 3 and inputs[3] is not None:
+        raise UnsupportedOpError(f"{op}: the gate_weight input (projected mode, CUDA "
+                                 "bfloat16 only in onnxruntime) is not supported")
+    x = _typed(x, op, "X", _HALF)
+    y, gate = _typed(y, op, "Y", _HALF), _typed(gate, op, "gate", _HALF)
+    if y.dtype != x.dtype or gate.dtype != x.dtype:
+        raise ShapeError(f"{op}: X {x.dtype}, Y {y.dtype} and gate {gate.dtype} must share "
+                         "a dtype")
+    if x.ndim < 1 or x.shape[-1] <= 0 or y.shape != x.shape:
+        raise ShapeError(f"{op}: X must have rank >= 1 and a positive last dim and Y its "
+                         f"shape, got X {list(x.shape)} and Y {list(y.shape)}")
+    if gate.shape != x.shape[:-1] + (1,):
+        raise ShapeError(f"{op}: gate must be {list(x.shape[:-1] + (1,))} (X's leading dims, "
+                         f"then 1), got {list(gate.shape)}")
+    # the product is rounded to X's dtype before the add (separate Mul and Add)
+    prod = (_f32(y) * _f32(gate)).astype(x.dtype).astype(_F32)
+    return ((_f32(x) + prod).astype(x.dtype, copy=False),)
+
+
+# --------------------------------------------------------------------------------------
+# Definitions
+# --------------------------------------------------------------------------------------
+
+OPS = (
+    define("BranchwiseRMSNorm", ("X", "scale?"), ("Y",), _branchwise_kernel,
+           (("num_branches", "int", 0), ("epsilon", "float", 1e-5)),
+           infer=_same_shape_infer, domain=_DOMAIN, dtypes=_HALF_BF16,
+           doc="RMSNorm of each hyper-connection branch, grouped or flattened streams."),
+    define("EngramGate", ("key", "query", "value", "key_norm_scale", "query_norm_scale",
+                          "conv_norm_scale?"), ("output", "gated_value_normed?"),
+           _engram_kernel, (("epsilon", "float", 1e-5),), infer=_engram_infer,
+           domain=_DOMAIN, dtypes=_HALF,
+           doc="Engram gate: sigmoid(signed sqrt of the normed key . query) * value."),
+    define("GatedAdd", ("X", "Y", "gate", "gate_weight?"), ("output",), _gated_add_kernel,
+           infer=_same_shape_infer, domain=_DOMAIN, dtypes=_HALF,
+           doc="X + Y * gate with a per-row gate (plain mode)."),
+    define("GatedRMSNorm", ("X", "scale", "gate"), ("Y",), _gated_rms_kernel,
+           (("activation", "string", "silu"), ("epsilon", "float", 1e-5)),
+           infer=_same_shape_infer, domain=_DOMAIN, dtypes=_HALF,
+           check_attrs=_gated_rms_attrs,
+           doc="RMSNorm over groups of scale.size elements times scale * silu/sigmoid(gate)."),
+    define("HyperConnectionPostMix", ("streams", "block_output", "post_mix", "stream_mix?"),
+           ("output",), _post_mix_kernel, (("num_branches", "int", 0),),
+           infer=_same_shape_infer, domain=_DOMAIN, dtypes=_HALF_BF16,
+           doc="Mix hyper-connection streams and inject a block output."),
+    define("HyperConnectionPreMix", ("streams", "pre_mix"), ("output",), _pre_mix_kernel,
+           (("reduction_scale", "float", 1.0), ("num_branches", "int", 0)),
+           infer=_pre_mix_infer, domain=_DOMAIN, dtypes=_HALF_BF16,
+           doc="Reduce hyper-connection streams to one feature tensor."),
+)
