@@ -2,12 +2,15 @@
 
 `onnxruntime.transformers.convert_generation` wraps a decoder (GPT-2 style) or an
 encoder-decoder (T5/BART style) into one node that runs the whole decoding loop:
-GreedySearch, BeamSearch and Sampling. The models are graph-valued attributes
-(`decoder`, optional `init_decoder`, `encoder`), run through `ctx.run_graph` once per
-generated token; the loop over tokens is a Python loop, everything within a step is
-vectorised over batch x beams. Inputs, outputs and attributes follow onnxruntime's
-schemas; the semantics follow its CPU kernels (contrib_ops/cpu/transformers:
-greedy_search_impl_gpt.h, beam_search_impl_gpt.h, beam_search_impl_t5.h,
+GreedySearch, BeamSearch and Sampling; onnxruntime's Whisper export
+(`onnxruntime.transformers.models.whisper.convert_to_onnx`, whisper_chain.py) writes
+WhisperBeamSearch, a beam search over audio features. The models are graph-valued
+attributes (`decoder`, optional `init_decoder`, `encoder`), run through `ctx.run_graph`
+once per generated token; the loop over tokens is a Python loop, everything within a
+step is vectorised over batch x beams. Inputs, outputs and attributes follow
+onnxruntime's schemas; the semantics follow its CPU kernels
+(contrib_ops/cpu/transformers: greedy_search_impl_gpt.h, beam_search_impl_gpt.h,
+beam_search_impl_t5.h, beam_search_impl_whisper.h, subgraph_whisper_*.cc,
 beam_search_scorer.cc, logits_processor.cc, generation_device_helper.cc,
 sampling_cpu_helper.h), which the tests use as the oracle.
 
@@ -34,6 +37,32 @@ then the self and cross pasts, all repeated per beam, and returns ``logits`` and
 self presents. Without an attention_mask input the encoder mask is 0 only on left
 padding (pad tokens before the first other token).
 
+Whisper (WhisperBeamSearch, model_type 2): input 0 is the float32 audio features (batch,
+feature_size, frames). The encoder takes ``encoder_input_ids`` (those features) and
+``decoder_input_ids`` (the forced prompt: the decoder_input_ids input, or one
+``decoder_start_token_id`` per row) and returns ``logits`` (batch, prompt_length, vocab),
+``encoder_hidden_states``, then the self presents of the prompt and the cross presents
+(self key/value per layer, then cross key/value per layer). The prompt starts every
+sequence (its length counts for min_length, length_penalty and the steps of `scores`);
+the encoder's last logits choose the first token; the decoder takes ``input_ids``
+(batch*beams, 1), optionally ``encoder_hidden_states``, then the self and cross pasts
+repeated per beam, and returns ``logits`` and the self presents, as model_type 1.
+The temperature input divides the log-probabilities (after min_length, as onnxruntime's
+processor list). logits_processor=1 adds onnxruntime's TimestampLogitsProcessor, last,
+on the log-probabilities, with the token-id attributes (sot = decoder_start_token_id,
+timestamps = every id from beginning_timestamp_token_id on; the first timestamp of the
+sequence, prompt included, ends its "beginning"): no_timestamps and start_of_lm never;
+sot, translate and transcribe not once a token follows the first timestamp; after a lone
+timestamp nothing below eos, after a pair (or the first one) no timestamp; no timestamp
+below the last one after a lone one, none below or equal to it after a pair; while no
+token follows the first timestamp, none beyond beginning + 50; and every text token
+(below the first timestamp id) cut when log(sum(exp(timestamp scores))) beats every
+text token's score. Where the decoder takes encoder_hidden_states, onegraph feeds the
+encoder's (repeated per beam); onnxruntime's CPU kernel feeds a buffer of that shape
+it never writes (ExpandBuffer with only_copy_shape), so a decoder that reads it gives
+allocator-dependent results there (the tests' Whisper decoders take it without reading
+it; probed: a decoder that reads it disagrees with onnxruntime).
+
 Scores: greedy search and sampling run the logits processors on the raw logits of the
 last position; beam search on their log-softmax (float32), then adds each beam's
 running score and keeps the top 2*beams of (beams x vocab) per batch entry. The
@@ -58,10 +87,18 @@ an early stop of BeamSearch) onegraph writes pad_token_id / zeros.
 What is refused (UnsupportedOpError naming the op and the feature): subgraphs that
 share past and present buffers (a ``past_sequence_length`` input, DecoderMasked*
 attention), float16 logits, GreedySearch/Sampling with model_type != 0 (onnxruntime
-1.32's GreedySearch kernel refuses it at load too), BeamSearch model_type 2 (Whisper) and the
-inputs decoder_input_ids and logits_processor of BeamSearch, encoder subgraphs in the
-format without logits, and Sampling's top_p <= 0 (onnxruntime then filters every
-token and samples uniformly among them).
+1.32's GreedySearch kernel refuses it at load too), BeamSearch model_type 2 (Whisper: use
+WhisperBeamSearch) and the inputs decoder_input_ids and logits_processor of BeamSearch,
+encoder subgraphs in the format without logits, and Sampling's top_p <= 0 (onnxruntime
+then filters every token and samples uniformly among them). WhisperBeamSearch refuses
+decoder_output_cross_qk != 0 and the inputs cross_qk_layer_head and extra_decoding_ids
+(onnxruntime collects cross QK only with DecoderMaskedMultiHeadAttention, a CUDA
+kernel), the output non_speech_probs (onnxruntime's CPU kernel never writes it: probed,
+it returns zeros or leftovers), the attention_mask input, logits_processor other than
+0 and 1, float16 features, decoders taking the whole sequence as input_ids, and
+max_length below the prompt length + 2 (onnxruntime's kernel then fails or runs no
+step). A declared cross_qk output stays empty (None), as onnxruntime's CPU kernel
+leaves it.
 Sampling filters as onnxruntime does (top_p over the softmax of the processed scores,
 custom=0 the HF rule, custom=1 onnxruntime's variant, filter_value on what is cut),
 then draws one token per row from the softmax of what is left, with numpy's generator
@@ -69,7 +106,7 @@ seeded by the `seed` input (without it, the executor's `ctx.rng`). onnxruntime's
 std::default_random_engine cannot be reproduced: only draws with one candidate left
 (every other token filtered) equal onnxruntime's, the rest match it in distribution.
 `filtered_logits` stays empty (None), as in onnxruntime's release builds, which write
-it only when built with DEBUG_GENERATION. WhisperBeamSearch is not registered.
+it only when built with DEBUG_GENERATION.
 """
 
 from __future__ import annotations
