@@ -56,9 +56,9 @@ import numpy as np
 
 from ..errors import OpAttributeError, ShapeError, UnsupportedOpError
 from .common import broadcast_shape
-from .ms_fused import check_result_size, check_window, ort_same_padding
-from .ms_quantization import _look_up, _table
-from .ms_transformer import _heads, _key_padding, _sdpa
+from .ms_fused import check_window, ort_same_padding
+from .ms_quantization import _look_up, _table, _zero_point
+from .ms_transformer import _causal, _heads, _ids, _key_padding, _sdpa
 from .normalization import _layernorm_kernel
 from .quantization import (_conv_int, _conv_shape, _dynamic_quantize_kernel,
                            _quantize_values, _shift_cols, _shift_rows, _single, dequantize,
@@ -116,17 +116,6 @@ def _eight_bit(x, op, what):
     if x.dtype not in _EIGHT_BIT:
         raise ShapeError(f"{op}: {what} must be uint8 or int8, got {x.dtype}")
     return x
-
-
-def _zp_of(zp, dtype, op, what):
-    """A per-tensor zero point as a 0-d array of `dtype` (0 when omitted)."""
-    if zp is None:
-        return np.zeros((), dtype)
-    zp = np.asarray(zp)
-    if zp.dtype != dtype:
-        raise ShapeError(f"{op}: {what} is {zp.dtype}, but the tensor it belongs to is "
-                         f"{np.dtype(dtype)}")
-    return _single(zp, op, what)
 
 
 # --------------------------------------------------------------------------------------
@@ -284,7 +273,7 @@ def _qattention_kernel(inputs, attrs, ctx):
     if ws.dtype != np.float32:
         raise ShapeError(f"{op}: weight_scale must be float32, got {ws.dtype}")
     ws = _per_column_param(ws, n, op, "weight_scale")
-    zx = _zp_of(x_zp, x.dtype, op, "input_zero_point")
+    zx = _zero_point(x_zp, x.dtype, op, "input_zero_point")
     zw = None
     if w_zp is not None:
         if np.asarray(w_zp).dtype != w.dtype:
@@ -300,30 +289,19 @@ def _qattention_kernel(inputs, attrs, ctx):
     q, k, v = (_heads(t, heads, op, name) for t, name in ((q, "Q"), (k, "K"), (v, "V")))
     scale = attrs["scale"]
     scale = 1.0 / math.sqrt(hidden // heads) if not scale else float(scale)
-    # onnxruntime reads unidirectional == 1 (other values: bidirectional) and a 2-D or
-    # 3-D mask's keys as allowed where > 0 (a -1 masks, as 0 does)
-    causal = int(attrs["unidirectional"]) == 1
-    attrs = dict(attrs, unidirectional=int(causal))
     if mask is not None and np.ndim(mask) == 1 and np.asarray(mask).dtype == np.int32 \
             and np.any(np.asarray(mask) < 0):
         raise ShapeError(f"{op}: mask_index end positions must not be negative, got "
                          f"{np.asarray(mask).tolist()} (as onnxruntime requires)")
-    if mask is not None and np.asarray(mask).dtype == np.int32 and np.ndim(mask) in (2, 3):
-        mask = (np.asarray(mask) > 0).astype(np.int32)
     try:
         allowed = _key_padding("Attention", mask, batch, seq, seq, "mask_index",
-                               attrs["unidirectional"])
+                               _causal(attrs))
     except (ShapeError, UnsupportedOpError) as e:
         raise type(e)(f"{op}: {str(e).split(': ', 1)[-1]}") from e
-    causal_bias = None
-    if causal:
-        # onnxruntime's causal mask gives a future key the lowest float32 whatever
-        # mask_filter_value is (that attribute fills the key padding mask only): a
-        # query whose past keys are all padding still attends to them, not to the future
-        future = np.arange(seq).reshape(1, seq) > np.arange(seq).reshape(seq, 1)
-        causal_bias = np.where(future, np.finfo(_F32).min, _F32(0))
-        attrs = dict(attrs, unidirectional=0)
-    y = _sdpa(op, q, k, v, scale, allowed, causal_bias, attrs).astype(_F32, copy=False)
+    # _sdpa masks as onnxruntime: keys whose mask value is > 0 are allowed, causal when
+    # unidirectional == 1, a future key gets the lowest float32 whatever
+    # mask_filter_value is
+    y = _sdpa(op, q, k, v, scale, allowed, None, attrs).astype(_F32, copy=False)
     if attrs.get(NUM_OUTPUTS, 1) < 2:
         return (y,)
     return (y, np.stack([k, v]).astype(_F32, copy=False))
@@ -353,17 +331,6 @@ def _qattention_infer(attrs, inputs):
 # --------------------------------------------------------------------------------------
 
 
-def _ids32(x, op, what, rows):
-    """Checked int32 ids indexing a table of `rows` rows."""
-    x = np.asarray(x)
-    if x.dtype != np.int32:
-        raise ShapeError(f"{op}: {what} must be int32, got {x.dtype}")
-    if x.size and (x.min() < 0 or x.max() >= rows):
-        raise ShapeError(f"{op}: {what} holds ids outside [0, {rows}): "
-                         f"{int(x.min())}..{int(x.max())}")
-    return x
-
-
 def _quantized_table(t, scale, zp, op, what, ndim, hidden=None):
     """A quantized table (2-D embedding or 1-D gamma/beta) with its one-value float32
     scale and zero point of the table's type, checked."""
@@ -374,7 +341,7 @@ def _quantized_table(t, scale, zp, op, what, ndim, hidden=None):
     s = _f32_scale(scale, op, f"{what}'s scale")
     if zp is None:
         raise ShapeError(f"{op}: {what}'s zero point is required")
-    return t, s, _zp_of(zp, t.dtype, op, f"{what}'s zero point")
+    return t, s, _zero_point(zp, t.dtype, op, f"{what}'s zero point")
 
 
 def _check_epsilon(attrs):
@@ -404,7 +371,7 @@ def _qembed_kernel(inputs, attrs, ctx):
     for t, what in ((pos, "position_embedding"), (gamma, "gamma"), (beta, "beta")):
         if t.dtype != dtype:
             raise ShapeError(f"{op}: {what} is {t.dtype}, but word_embedding is {dtype}")
-    ids = _ids32(ids, op, "input_ids", word.shape[0])
+    ids = _ids(ids, op, "input_ids", word.shape[0])
     if ids.ndim != 2:
         raise ShapeError(f"{op}: input_ids must be (batch, seq), got {list(ids.shape)}")
     batch, seq = ids.shape
@@ -421,7 +388,7 @@ def _qembed_kernel(inputs, attrs, ctx):
         if seg.dtype != dtype:
             raise ShapeError(f"{op}: segment_embedding is {seg.dtype}, but word_embedding "
                              f"is {dtype}")
-        sid = _ids32(seg_ids, op, "segment_ids", seg.shape[0])
+        sid = _ids(seg_ids, op, "segment_ids", seg.shape[0])
         if sid.shape != ids.shape:
             raise ShapeError(f"{op}: segment_ids {list(sid.shape)} must have input_ids' "
                              f"shape {list(ids.shape)}")
@@ -492,7 +459,7 @@ def _qlinear_where_kernel(inputs, attrs, ctx):
     for p, what in ((xz, "x_zero_point"), (yz, "y_zero_point"), (zz, "z_zero_point")):
         if p is None:
             raise ShapeError(f"{op}: {what} is required")
-        zps.append(_zp_of(p, x.dtype, op, what))
+        zps.append(_zero_point(p, x.dtype, op, what))
     shape = broadcast_shape(cond.shape, x.shape, y.shape, where=f"{op}: ")
     xq = _requantized(x, params[0], zps[0], params[2], zps[2])
     yq = _requantized(y, params[1], zps[1], params[2], zps[2])
@@ -565,8 +532,8 @@ def _ms_qlinear_conv_kernel(inputs, attrs, ctx):
     w = _eight_bit(w, op, "w")
     if y_zp is None or x_zp is None or w_zp is None:
         raise ShapeError(f"{op}: x_zero_point, w_zero_point and y_zero_point are required")
-    y_zp = _zp_of(y_zp, _eight_bit(y_zp, op, "y_zero_point").dtype, op, "y_zero_point")
-    zx = _zp_of(x_zp, x.dtype, op, "x_zero_point")
+    y_zp = _zero_point(y_zp, _eight_bit(y_zp, op, "y_zero_point").dtype, op, "y_zero_point")
+    zx = _zero_point(x_zp, x.dtype, op, "x_zero_point")
     w_zp = np.asarray(w_zp)
     if w_zp.dtype != w.dtype:
         raise ShapeError(f"{op}: w_zero_point is {w_zp.dtype}, but w is {w.dtype}")

@@ -307,6 +307,12 @@ def _bias_infer(op, pos, what):
 # --------------------------------------------------------------------------------------
 
 
+def _causal(attrs) -> bool:
+    """Whether the node is unidirectional: onnxruntime reads `unidirectional == 1`
+    (any other value is bidirectional)."""
+    return int(attrs["unidirectional"]) == 1
+
+
 def _mask_filter(attrs):
     v = attrs["mask_filter_value"]
     return _MASK_FILTER_VALUE if v is None else float(v)
@@ -363,7 +369,7 @@ def _sdpa(op, q, k, v, scale, allowed, bias, attrs):
     # once; a future key gets the dtype's lowest value whatever mask_filter_value is (so
     # a query whose past keys are all padding still attends to them, not to the future)
     add = None if allowed is None else np.where(allowed, w.type(0), fill)
-    if attrs["unidirectional"]:
+    if _causal(attrs):
         past = total - sq
         future = np.arange(total).reshape(1, total) > \
             np.arange(sq).reshape(sq, 1) + past
@@ -450,7 +456,7 @@ def _attention_kernel(inputs, attrs, ctx):
     batch, sq = x.shape[:2]
     scale = attrs["scale"]
     scale = 1.0 / math.sqrt(sizes[0] // heads) if not scale else float(scale)
-    allowed = _key_padding(op, mask, batch, sq, sq, "mask_index", attrs["unidirectional"])
+    allowed = _key_padding(op, mask, batch, sq, sq, "mask_index", _causal(attrs))
     ab = _attention_bias(op, attn_bias, batch, heads, sq, sq, w)
     y = _sdpa(op, q, k, v, scale, allowed, ab, attrs).astype(x.dtype, copy=False)
     if not _wants(attrs, 1):
@@ -568,7 +574,7 @@ def _mha_kernel(inputs, attrs, ctx):
     batch, _, sq, hd = q.shape
     total = k.shape[2]
     past_len = 0 if past_k is None else np.asarray(past_k).shape[2]
-    if attrs["unidirectional"] and total != past_len + sq:
+    if _causal(attrs) and total != past_len + sq:
         raise UnsupportedOpError(
             f"{op}: unidirectional with a key sequence ({total - past_len}) other than "
             f"the query's ({sq}) is not supported (cross-attention; onnxruntime's CPU "

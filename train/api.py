@@ -8,7 +8,6 @@ available as `og.raw_ops.<OpType>(*inputs, **attrs)`.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np

@@ -22,8 +22,6 @@ import contextlib
 import functools
 from typing import Callable, Sequence
 
-import numpy as np
-
 from ..errors import GradientNotDefinedError, OneGraphError
 from ..format import DType
 from ..ops import REGISTRY

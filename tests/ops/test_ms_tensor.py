@@ -679,7 +679,7 @@ def test_round_trip_model(rng):
         helper.make_node("MurmurHash3", ["steps"], ["hash"], domain=MS, seed=3),
         helper.make_node("DynamicTimeWarping", ["dist"], ["path"], domain=MS),
     ]
-    f, i32, i64 = TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64
+    f, i32 = TensorProto.FLOAT, TensorProto.INT32
     graph = helper.make_graph(nodes, "contrib", [
         helper.make_tensor_value_info("img", f, [2, 6, 7]),
         helper.make_tensor_value_info("rois", f, [3, 4]),

@@ -291,22 +291,23 @@ def test_attention(rng, mask, unidirectional, bias):
     _check("Attention", inputs, [F32, F32], {"num_heads": N, "unidirectional": unidirectional})
 
 
-@pytest.mark.parametrize("unidirectional", [0, 1])
+@pytest.mark.parametrize("unidirectional", [0, 1, 2])
 def test_attention_mask_values_and_large_causal_scores(rng, unidirectional):
-    """onnxruntime allows a key where its mask value is > 0 (a -1 masks, a 2 allows) and
-    gives a future key the lowest float, not mask_filter_value: with scores near 1e4 a
-    -10000 fill would let future keys through, and a query whose past keys are all
-    padding attends to them, not to the future."""
+    """onnxruntime allows a key where its mask value is > 0 (a -1 masks, a 2 allows),
+    is causal only for unidirectional == 1 (2 is bidirectional), and gives a future key
+    the lowest float, not mask_filter_value: with scores near 1e4 a -10000 fill would let
+    future keys through, and a query whose past keys are all padding attends to them,
+    not to the future."""
     m = np.array([[0, 1, 2, -1, 1], [1, -3, 1, 1, 0]], I32)
     x, w = _rand(rng, B, S, D, scale=40.0), _rand(rng, D, 3 * D, scale=2.0)
     inputs = [("input", x), ("weights", w), ("bias", _rand(rng, 3 * D)), ("mask_index", m)]
     _check("Attention", inputs, [F32, F32], {"num_heads": N, "unidirectional": unidirectional})
 
 
-@pytest.mark.parametrize("unidirectional", [0, 1])
+@pytest.mark.parametrize("unidirectional", [0, 1, 2])
 def test_multi_head_attention_mask_values_and_large_causal_scores(rng, unidirectional):
-    """The same two onnxruntime rules for MultiHeadAttention's key padding mask."""
-    scale = 30.0 if unidirectional else 1.0  # a -1 key must weigh in the softmax
+    """The same onnxruntime rules for MultiHeadAttention's key padding mask."""
+    scale = 30.0 if unidirectional == 1 else 1.0  # a -1 key must weigh in the softmax
     inputs = [(name, _rand(rng, B, S, D, scale=scale)) for name in ("query", "key", "value")]
     inputs += [("bias", None), ("key_padding_mask", np.array([[0, 0, 1, 2, 1],
                                                               [1, 1, -1, 1, 0]], I32))]
