@@ -1056,6 +1056,9 @@ def _whisper_kernel(inputs, attrs, ctx):
                          f"feature_size, frames), got {features.dtype} of shape "
                          f"{list(features.shape)}")
     batch = features.shape[0]
+    if batch < 1:
+        raise ShapeError(f"{op}: the audio features hold no batch row (shape "
+                         f"{list(features.shape)})")
     start = attrs["decoder_start_token_id"]
     if get(10) is None:
         if start < 0:

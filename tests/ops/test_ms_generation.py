@@ -981,6 +981,10 @@ def test_whisper_errors():
     _raises(_whisper(pair, bad_batch), bad_batch, ShapeError, "decoder_input_ids")
     flat = _whisper_inputs(8, 2, features=_FEATURES[:, 0])
     _raises(_whisper(pair, flat), flat, ShapeError, "audio features")
+    empty = _whisper_inputs(8, 2, features=_FEATURES[:0])
+    _raises(_whisper(pair, empty), empty, ShapeError, "no batch row")
+    floats = _whisper_inputs(8, 2, decoder_input_ids=prompt.astype(np.float32))
+    _raises(_whisper(pair, floats), floats, ShapeError, "decoder_input_ids must be int32")
     model = _whisper(pair, base)
     del model.graph.node[0].attribute[[a.name for a in model.graph.node[0].attribute]
                                       .index("encoder")]
