@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import OpAttributeError, ShapeError
 from .conv import _pool_geometry, conv_nd
 from .elementwise import onnx_type_to_numpy
+from .linalg import _matmul_shape
 from .registry import TensorInfo, define
 
 _FLOAT_TARGETS = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
@@ -295,34 +296,6 @@ def _int_matmul(a, b):
     return np.rint(np.matmul(a, b))
 
 
-def _matmul_shape(a, b):
-    if a is None or b is None:
-        return None
-    a, b = list(a), list(b)
-    if not a or not b:
-        return None
-    da = len(a) == 1
-    db = len(b) == 1
-    if da:
-        a = [1] + a
-    if db:
-        b = b + [1]
-    batch_a, batch_b = a[:-2], b[:-2]
-    rank = max(len(batch_a), len(batch_b))
-    batch_a = [1] * (rank - len(batch_a)) + batch_a
-    batch_b = [1] * (rank - len(batch_b)) + batch_b
-    batch = []
-    for x, y in zip(batch_a, batch_b):
-        if x is None or y is None:
-            batch.append(None if x in (None, 1) and y in (None, 1) else max(x or 1, y or 1))
-        else:
-            if x != y and 1 not in (x, y):
-                raise ShapeError(f"cannot broadcast matmul batch dims {a} and {b}")
-            batch.append(max(x, y))
-    out = batch + ([] if da else [a[-2]]) + ([] if db else [b[-1]])
-    return tuple(out)
-
-
 def _matmul_integer_kernel(inputs, attrs, ctx):
     a, b = inputs[0], inputs[1]
     azp = inputs[2] if len(inputs) > 2 else None
@@ -332,7 +305,8 @@ def _matmul_integer_kernel(inputs, attrs, ctx):
 
 
 def _matmul_integer_infer(attrs, inputs):
-    return [TensorInfo(np.dtype(np.int32), _matmul_shape(inputs[0].shape, inputs[1].shape))]
+    return [TensorInfo(np.dtype(np.int32), _matmul_shape(inputs[0].shape, inputs[1].shape,
+                                                         where="MatMulInteger: "))]
 
 
 def _requantize(acc, multiplier, y_zp):
@@ -375,7 +349,8 @@ def _qlinear_matmul_kernel(inputs, attrs, ctx):
 
 
 def _qlinear_matmul_infer(attrs, inputs):
-    return [TensorInfo(inputs[7].dtype, _matmul_shape(inputs[0].shape, inputs[3].shape))]
+    return [TensorInfo(inputs[7].dtype, _matmul_shape(inputs[0].shape, inputs[3].shape,
+                                                      where="QLinearMatMul: "))]
 
 
 def _conv_int(x, w, x_zp, w_zp, attrs):

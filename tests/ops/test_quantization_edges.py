@@ -96,3 +96,31 @@ def test_dynamic_quantize_linear_matches_onnxruntime(x):
     for g, w in zip(got, want, strict=True):
         assert g.dtype == w.dtype and g.shape == w.shape
         np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("op,a_shape,b_shape,want", [
+    ("MatMulInteger", (0, 2, 3), (1, 3, 4), (0, 2, 4)),
+    ("MatMulInteger", (1, 2, 3), (None, 3, 4), (None, 2, 4)),
+    ("MatMulInteger", (None, 2, 3), (0, 3, 4), (0, 2, 4)),
+    ("QLinearMatMul", (1, 0, 2, 3), (5, 1, 3, 4), (5, 0, 2, 4)),
+])
+def test_integer_matmul_inference_broadcasts_zero_batch_dims(op, a_shape, b_shape, want):
+    """A 0 batch dim against a 1 broadcasts to 0 (it was inferred as 1), as numpy's
+    matmul gives; the shared MatMul shape rule does it."""
+    from onegraph.ops import REGISTRY, TensorInfo
+
+    opdef = REGISTRY.get(op)
+    u8, f32 = np.dtype(np.uint8), np.dtype(np.float32)
+    a, b = TensorInfo(u8, a_shape), TensorInfo(u8, b_shape)
+    if op == "MatMulInteger":
+        inputs = [a, b]
+    else:
+        scalar = [TensorInfo(f32, ()), TensorInfo(u8, ())]
+        inputs = [a] + scalar + [b] + scalar + scalar
+    got = opdef.infer(opdef.resolve_attrs({}), inputs)[0].shape
+    assert got == want
+    if None not in a_shape + b_shape:  # the kernel agrees
+        ins = [np.zeros(a_shape, u8), np.zeros(b_shape, u8)] if op == "MatMulInteger" else \
+            [np.zeros(a_shape, u8), f32.type(1), u8.type(0), np.zeros(b_shape, u8),
+             f32.type(1), u8.type(0), f32.type(1), u8.type(0)]
+        assert opdef.kernel(ins, opdef.resolve_attrs({}), None)[0].shape == want
