@@ -74,14 +74,20 @@ def is_shape_mismatch(e: ValueError) -> bool:
     return any(words in text for words in _SHAPE_MISMATCH_WORDS)
 
 
+# numpy's ValueError for an array whose byte size exceeds the address space
+_TOO_BIG_FOR_NUMPY = "array is too big"
+
+
 def kernel_failure(e: Exception, where: str, args) -> OneGraphError:
     """The onegraph error to raise for exception `e` of a kernel that is not one:
     ShapeError for numpy's shape mismatches, ResourceExhaustedError for MemoryError
-    (numpy's "Unable to allocate ..."), ExecutionError otherwise. `where` names the node
+    (numpy's "Unable to allocate ...") and numpy's "array is too big", ExecutionError
+    otherwise. `where` names the node
     and op ("node 'n' (Pad)"), `args` are the kernel's inputs."""
     if isinstance(e, ValueError) and is_shape_mismatch(e):
         return ShapeError(f"{where}: input shapes {input_shapes(args)} do not fit: {e}")
-    if isinstance(e, MemoryError):
+    if isinstance(e, MemoryError) or (isinstance(e, ValueError)
+                                      and str(e).startswith(_TOO_BIG_FOR_NUMPY)):
         return ResourceExhaustedError(f"{where}: out of memory with input shapes "
                                       f"{input_shapes(args)}: {e}")
     return ExecutionError(f"{where} failed: {type(e).__name__}: {e}")

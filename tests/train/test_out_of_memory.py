@@ -30,6 +30,11 @@ def test_kernel_out_of_memory_names_node_and_shapes():
                        match=r"node 'big_pad' \(Pad\): out of memory with input shapes "
                              r"\[1\], \[2\]: .*1\.00 PiB"):
         sess.run(["y"], feeds)
+    # past the address space numpy refuses with a ValueError: the same error
+    feeds["pads"] = np.array([0, 2 ** 62], np.int64)
+    with pytest.raises(og.ResourceExhaustedError,
+                       match=r"node 'big_pad' \(Pad\): out of memory .*array is too big"):
+        sess.run(["y"], feeds)
     # the Session stays usable
     y, = sess.run(["y"], {"x": np.ones(1, np.float32), "pads": np.array([1, 0], np.int64)})
     np.testing.assert_array_equal(y, [0.0, 1.0])
