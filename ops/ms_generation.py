@@ -1071,7 +1071,7 @@ def _whisper_kernel(inputs, attrs, ctx):
             raise ShapeError(f"{op}: decoder_input_ids must be (batch={batch}, length >= 1), "
                              f"got shape {list(prompt.shape)}")
     vocab = _vocab_size(op, attrs, layout.vocab)
-    max_length = _scalar(op, get(1), "max_length", _MAX_LENGTH["BeamSearch"], int)
+    max_length = _scalar(op, get(1), "max_length", _MAX_LENGTH[op], int)
     p = _common_params(op, attrs, prompt, prompt.shape[1], max_length,
                        _scalar(op, get(2), "min_length", 0, int),
                        _scalar(op, get(3), "num_beams", 1, int),

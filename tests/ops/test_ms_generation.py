@@ -918,6 +918,16 @@ def test_whisper_timestamp_rules(seed):
     assert changed  # the rules did something
 
 
+@pytest.mark.parametrize("beams,ret,rows,more", [
+    (3, 1, 2, dict(temperature=0.0)), (3, 2, 2, dict(temperature=-1.0)), (1, 1, 2, {}),
+    (1, 1, 1, {}), (5, 5, 1, dict(decoder_input_ids=_i32([10, 17, 3]), logits_processor=1))])
+def test_whisper_beam_search_edges(beams, ret, rows, more):
+    """One beam, one batch row, temperature <= 0 (onnxruntime then adds no temperature
+    processor), a prompt ending in a timestamp with five beams returned."""
+    inputs = _whisper_inputs(10, beams, ret, features=_FEATURES[:rows], **more)
+    _check_beam(_whisper(whisper_pair(3, vocab=24), inputs, **_TS_IDS), inputs)
+
+
 def test_whisper_cross_qk_absent_and_round_trip():
     """cross_qk declared without decoder_output_cross_qk: neither writes it (None); the
     model written back by to_onnx runs in onnxruntime with the same result."""
