@@ -1,5 +1,5 @@
-"""Operators: onnxruntime's gated-norm, gate and hyper-connection contrib ops
-(domain "com.microsoft").
+"""Operators: onnxruntime's gated-norm, gate and hyper-connection contrib ops, and two
+decoding helpers (domain "com.microsoft").
 
 Recent decoder LLMs exported for onnxruntime(-genai) fuse small gating patterns into
 single ops: gated DeltaNet / Mamba2 attention outputs (Qwen3-Next, Qwen3.5) end in
@@ -27,6 +27,20 @@ HyperConnectionPostMix(streams, block_output, post_mix, stream_mix?): Y[..., k, 
 sum_c(stream_mix[..., c, k] * streams[..., c, h]) + post_mix[..., k(, h)] *
 block_output[..., h]; stream_mix defaults to the identity.
 
+BifurcationDetector and NGramHashMapping are here because they are small standalone
+helpers of decoding (no family of their own): BifurcationDetector (aggressive decoding,
+e.g. onnxruntime's GEC/summarisation samples) appends to cur_tokens the predicted tokens up
+to and including the first that leaves src_tokens (from prev_suffix_match_idx), then
+returns the unique position in src_tokens just after the output's last n-gram (longest
+unique n in [min_ngram_size, max_ngram_size]) or -1; all int64. NGramHashMapping (the Engram
+n-gram embedding's ids, int32 or int64): for n in 2..max_ngram_size, mix = xor over shifts
+k < n of id[t - k] * multipliers[k] (wrapping), one hash id per head = mix mod vocab_size
+(+ head_offsets); ids before the call come from past_ids (right-aligned), else pad_id, or
+eos_token_id when given; reset_on_eos (with eos_token_id) reads shifts at or before the last
+EOS before t as eos_token_id, segment_ids reads shifts before the last segment change in
+the call as that filler; present_ids = the trailing max_ngram_size - 1 ids. The packed
+VarlenNGramHashMapping is not implemented.
+
 Arithmetic is float32 (float16 / bfloat16 widened once, rounded once at the end), as
 onnxruntime's CPU kernels compute; GatedAdd's float16 product is rounded to float16 before
 the add, as onnxruntime's kernel and schema state. The gates and mixing matrices (type M)
@@ -35,8 +49,10 @@ kernels: float32 and float16, plus bfloat16 for BranchwiseRMSNorm and the two mi
 
 Refused: GatedAdd's gate_weight input (projected mode; onnxruntime implements it only on
 CUDA for bfloat16) raises UnsupportedOpError; an activation other than silu / swish /
-sigmoid and num_branches < 0 raise OpAttributeError; shapes onnxruntime rejects raise
-ShapeError naming the op and the input.
+sigmoid, num_branches < 0 and BifurcationDetector / NGramHashMapping sizes out of range
+raise OpAttributeError; shapes and values onnxruntime rejects (NGramHashMapping's
+non-positive vocab_sizes, negative head_offsets or offsets + vocab_sizes past the id type)
+raise ShapeError naming the op and the input.
 """
 
 from __future__ import annotations
@@ -326,10 +342,198 @@ def _gated_add_kernel(inputs, attrs, ctx):
 
 
 # --------------------------------------------------------------------------------------
+# BifurcationDetector, NGramHashMapping (small standalone helpers of decoding)
+# --------------------------------------------------------------------------------------
+
+
+def _bifurcation_attrs(attrs):
+    """What is wrong with BifurcationDetector's n-gram sizes, or None."""
+    lo, hi = int(attrs["min_ngram_size"]), int(attrs["max_ngram_size"])
+    if lo <= 0 or hi < lo:
+        return f"need 0 < min_ngram_size <= max_ngram_size, got {lo} and {hi}"
+    return None
+
+
+def _ids(op, what, x, ndim=1):
+    """An int64 id tensor of `ndim` dims, else a ShapeError naming `what`."""
+    x = np.asarray(x)
+    if x.dtype != np.int64 or x.ndim != ndim:
+        raise ShapeError(f"{op}: {what} must be {ndim}-D int64, got {x.dtype} "
+                         f"{list(x.shape)}")
+    return x
+
+
+def _bifurcation_kernel(inputs, attrs, ctx):
+    """Merge predicted tokens up to where they leave the source, then find the unique
+    source position of the longest output suffix n-gram (-1 if none or ambiguous)."""
+    op = "BifurcationDetector"
+    problem = _bifurcation_attrs(attrs)
+    if problem:
+        raise OpAttributeError(f"{op}: {problem}")
+    src, cur, prev = inputs[:3]
+    pred = inputs[3] if len(inputs) > 3 else None
+    src, cur = _ids(op, "src_tokens", src), _ids(op, "cur_tokens", cur)
+    prev = np.asarray(prev)
+    if prev.dtype != np.int64 or prev.size != 1:
+        raise ShapeError(f"{op}: prev_suffix_match_idx must be one int64, got {prev.dtype} "
+                         f"{list(prev.shape)}")
+    n = src.shape[0]
+    if pred is None:
+        tokens = cur.copy()
+    else:
+        pred = _ids(op, "pred_tokens", pred)
+        p = int(prev.reshape(-1)[0])
+        if p < 0 or p > n or pred.shape[0] != n + 1 - p:
+            raise ShapeError(f"{op}: prev_suffix_match_idx {p} must lie in [0, {n}] "
+                             f"(src_tokens' length) and pred_tokens hold {n} + 1 - {p} "
+                             f"tokens, got {pred.shape[0]}")
+        # the first predicted token that differs from the source after p (or the last)
+        differs = pred[:n - p] != src[p:]
+        cut = int(np.argmax(differs)) if differs.any() else n - p
+        tokens = np.concatenate([cur, pred[:cut + 1]])
+    t = tokens.shape[0]
+    idx = -1
+    # a loop over the few n-gram sizes (attributes), each search vectorised
+    for size in range(int(attrs["min_ngram_size"]), int(attrs["max_ngram_size"]) + 1):
+        if size > t or size > n:
+            break
+        windows = np.lib.stride_tricks.sliding_window_view(src, size)
+        hits = np.flatnonzero(np.all(windows == tokens[t - size:], axis=1))
+        if hits.size == 0:
+            break
+        idx = int(hits[0]) + size
+        if idx >= n:
+            break
+        if hits.size > 1:
+            # the n-gram occurs again: ambiguous, try the next size
+            idx = -1
+    return tokens, np.full(prev.shape, idx, np.int64)
+
+
+def _bifurcation_infer(attrs, inputs):
+    return [TensorInfo(np.dtype(np.int64), (None,)),
+            TensorInfo(np.dtype(np.int64), inputs[2].shape)]
+
+
+_NGRAM_INPUTS = ("input_ids", "multipliers", "vocab_sizes", "past_ids?", "head_offsets?",
+                 "eos_token_id?", "segment_ids?")
+
+
+def _ngram_attrs(attrs):
+    """What is wrong with NGramHashMapping's attributes, or None."""
+    if int(attrs["max_ngram_size"]) < 2:
+        return f"max_ngram_size must be at least 2, got {attrs['max_ngram_size']}"
+    if int(attrs["n_head_per_ngram"]) < 1:
+        return f"n_head_per_ngram must be positive, got {attrs['n_head_per_ngram']}"
+    return None
+
+
+def _ngram_kernel(inputs, attrs, ctx):
+    """Hash ids of the 2..max_ngram_size-grams ending at every token (see the doc)."""
+    op = "NGramHashMapping"
+    problem = _ngram_attrs(attrs)
+    if problem:
+        raise OpAttributeError(f"{op}: {problem}")
+    ins = list(inputs) + [None] * (len(_NGRAM_INPUTS) - len(inputs))
+    ids, mult, vocab, past, offsets, eos, seg = ins
+    ids = np.asarray(ids)
+    if ids.dtype not in (np.int32, np.int64) or ids.ndim != 2:
+        raise ShapeError(f"{op}: input_ids must be 2-D int32 or int64, got {ids.dtype} "
+                         f"{list(ids.shape)}")
+    dt = ids.dtype
+    big_n, heads = int(attrs["max_ngram_size"]), int(attrs["n_head_per_ngram"])
+    nh, state = (big_n - 1) * heads, big_n - 1
+    b, s = ids.shape
+    info = np.iinfo(dt)
+    pad = int(attrs["pad_id"])
+    if not info.min <= pad <= info.max:
+        raise OpAttributeError(f"{op}: pad_id {pad} is out of range for {dt}")
+
+    def typed(what, v, shape):
+        v = np.asarray(v)
+        if v.dtype != dt or (shape is not None and v.shape != shape):
+            want = "" if shape is None else f" of shape {list(shape)}"
+            raise ShapeError(f"{op}: {what} must be {dt}{want}, got {v.dtype} "
+                             f"{list(v.shape)}")
+        return v
+
+    mult = typed("multipliers", mult, None)
+    if mult.ndim != 1 or mult.shape[0] < big_n:
+        raise ShapeError(f"{op}: multipliers must be 1-D with at least max_ngram_size = "
+                         f"{big_n} values, got {list(mult.shape)}")
+    vocab = typed("vocab_sizes", vocab, (nh,))
+    if (vocab <= 0).any():
+        raise ShapeError(f"{op}: vocab_sizes must be positive, got {vocab.tolist()}")
+    fill = pad
+    if eos is not None:
+        eos = typed("eos_token_id", eos, None)
+        if eos.size != 1:
+            raise ShapeError(f"{op}: eos_token_id must be a scalar, got {list(eos.shape)}")
+        fill = int(eos.reshape(-1)[0])
+    # ext: the state_length ids before this call (past_ids or the filler), then input_ids
+    if past is None:
+        ext = np.concatenate([np.full((b, state), fill, dt), ids], axis=1)
+    else:
+        ext = np.concatenate([typed("past_ids", past, (b, state)), ids], axis=1)
+    t = np.arange(s)
+    k = np.arange(big_n)
+    src = state + t[:, None] - k[None, :]  # (S, N): ext column of shift k at position t
+    tok = ext[:, src]  # (B, S, N)
+    if eos is not None and int(attrs["reset_on_eos"]):
+        # shifts at or before the latest EOS strictly before t read eos_token_id
+        col = np.arange(state + s)
+        last = np.maximum.accumulate(np.where(ext == fill, col, -1), axis=1)  # (B, L+S)
+        before = last[:, state + t - 1][:, :, None]  # (B, S, 1)
+        tok = np.where((k[None, None, :] > 0) & (src[None] <= before), dt.type(fill), tok)
+    if seg is not None:
+        seg = np.asarray(seg)
+        if seg.dtype != np.int32 or seg.shape != (b, s):
+            raise ShapeError(f"{op}: segment_ids must be int32 of input_ids' shape "
+                             f"{[b, s]}, got {seg.dtype} {list(seg.shape)}")
+        # the latest segment start at or before t within this chunk (0: none); shifts
+        # before it read the filler
+        starts = np.zeros((b, s), np.int64)
+        starts[:, 1:] = np.where(seg[:, 1:] != seg[:, :-1], t[1:], 0)
+        start = np.maximum.accumulate(starts, axis=1)[:, :, None]  # (B, S, 1)
+        cut = (start > 0) & (src[None] < state + start)
+        tok = np.where(cut, dt.type(fill), tok)
+    with np.errstate(over="ignore"):
+        prod = tok * mult[:big_n]  # wraps in the id type, as onnxruntime's
+        mix = np.bitwise_xor.accumulate(prod, axis=2)[:, :, 1:]  # (B, S, N - 1): n = 2..N
+        out = np.repeat(mix, heads, axis=2) % vocab  # vocab > 0: the non-negative modulo
+        if offsets is not None:
+            offsets = typed("head_offsets", offsets, (nh,))
+            if (offsets < 0).any() or (offsets > info.max - vocab).any():
+                # onnxruntime's rule: every hash id + offset fits the id type
+                raise ShapeError(f"{op}: head_offsets must be non-negative with head_offsets "
+                                 f"+ vocab_sizes <= {info.max}, got {offsets.tolist()}")
+            out = out + offsets
+    out = out.astype(dt, copy=False)
+    return (out, ext[:, s:].copy())[:max(1, min(2, attrs.get(NUM_OUTPUTS, 2)))]
+
+
+def _ngram_infer(attrs, inputs):
+    x = inputs[0]
+    nh = (int(attrs["max_ngram_size"]) - 1) * int(attrs["n_head_per_ngram"])
+    if x.shape is None:
+        return [TensorInfo(x.dtype, None)] * 2
+    if len(x.shape) != 2:
+        raise ShapeError(f"NGramHashMapping: input_ids must be 2-D, got {list(x.shape)}")
+    return [TensorInfo(x.dtype, (x.shape[0], x.shape[1], nh)),
+            TensorInfo(x.dtype, (x.shape[0], int(attrs["max_ngram_size"]) - 1))]
+
+
+# --------------------------------------------------------------------------------------
 # Definitions
 # --------------------------------------------------------------------------------------
 
 OPS = (
+    define("BifurcationDetector", ("src_tokens", "cur_tokens", "prev_suffix_match_idx",
+                                   "pred_tokens?"), ("tokens", "suffix_match_idx"),
+           _bifurcation_kernel, (("max_ngram_size", "int", 3), ("min_ngram_size", "int", 1)),
+           infer=_bifurcation_infer, domain=_DOMAIN, dtypes=("int64",),
+           check_attrs=_bifurcation_attrs,
+           doc="Aggressive decoding: merge predicted tokens, find the suffix n-gram match."),
     define("BranchwiseRMSNorm", ("X", "scale?"), ("Y",), _branchwise_kernel,
            (("num_branches", "int", 0), ("epsilon", "float", 1e-5)),
            infer=_same_shape_infer, domain=_DOMAIN, dtypes=_HALF_BF16,
@@ -347,6 +551,12 @@ OPS = (
            infer=_same_shape_infer, domain=_DOMAIN, dtypes=_HALF,
            check_attrs=_gated_rms_attrs,
            doc="RMSNorm over groups of scale.size elements times scale * silu/sigmoid(gate)."),
+    define("NGramHashMapping", _NGRAM_INPUTS, ("hash_ids", "present_ids?"), _ngram_kernel,
+           (("reset_on_eos", "int", 0), ("pad_id", "int"), ("n_head_per_ngram", "int"),
+            ("max_ngram_size", "int")),
+           infer=_ngram_infer, domain=_DOMAIN, dtypes=("int32", "int64"),
+           check_attrs=_ngram_attrs,
+           doc="Engram n-gram hash ids of token ids, causal across calls via past_ids."),
     define("HyperConnectionPostMix", ("streams", "block_output", "post_mix", "stream_mix?"),
            ("output",), _post_mix_kernel, (("num_branches", "int", 0),),
            infer=_same_shape_infer, domain=_DOMAIN, dtypes=_HALF_BF16,

@@ -1,6 +1,6 @@
 """onnxruntime's gated-norm, gate and hyper-connection contrib ops (`ops/ms_gating.py`:
 GatedRMSNorm, BranchwiseRMSNorm, EngramGate, GatedAdd, HyperConnectionPreMix,
-HyperConnectionPostMix) against onnxruntime.
+HyperConnectionPostMix, BifurcationDetector, NGramHashMapping) against onnxruntime.
 
 The oracle is onnxruntime's CPUExecutionProvider on one-node models over seeded random
 inputs; every output the node declares is compared. bfloat16 cases (BranchwiseRMSNorm and
@@ -11,7 +11,7 @@ outputs up to |y| ~ 30, 7e-7 elsewhere: float32 summation order); float16 rtol =
 1e-3 (F16_TOL; measured max error 1.2e-7: both compute in float32 and round once, GatedAdd
 and EngramGate's normed output at the same intermediate roundings as onnxruntime, which
 test_float16_intermediate_roundings checks step by step); bfloat16 rtol = atol = 1e-2
-(BF16_TOL; measured max error 0).
+(BF16_TOL; measured max error 0). The integer ops' outputs are compared exactly.
 """
 
 from __future__ import annotations
@@ -449,3 +449,132 @@ def test_float16_intermediate_roundings(rng):
     want = ort_session(model, optimize=False).run(None, dict(ins))
     for g, w in zip(_og(model, dict(ins)), want):
         assert _float16_misses(g, w) <= 8
+
+
+# --------------------------------------------------------------------------------------
+# BifurcationDetector, NGramHashMapping (integer outputs: compared exactly)
+# --------------------------------------------------------------------------------------
+
+
+def _int_check(op, inputs, n_out, round_trip=False, **attrs):
+    """onegraph's integer outputs of a one-node `op` model equal onnxruntime's."""
+    names, graph_inputs, _ = node_inputs(inputs)
+    while names and names[-1] == "":
+        names.pop()
+    outs = [f"out{i}" for i in range(n_out)]
+    elem = helper.np_dtype_to_tensor_dtype(np.asarray(inputs[0][1]).dtype)
+    graph = helper.make_graph([helper.make_node(op, names, outs, domain=MS, **attrs)], op,
+                              graph_inputs,
+                              [helper.make_tensor_value_info(o, elem, None) for o in outs])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid(MS, 1)], ir_version=9)
+    feeds = {k: np.asarray(v) for k, v in inputs if v is not None}
+    want = ort_session(model, optimize=False).run(None, feeds)
+    got = _og(model, feeds)
+    if round_trip:
+        got += ort_session(to_onnx(from_onnx(model)), optimize=False).run(None, feeds)
+    for g, w in zip(got, want + want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_bifurcation_detector(seed):
+    """Random short token streams over a 3-token vocabulary (so n-grams repeat and some
+    matches are ambiguous), 25 cases per seed, with and without predicted tokens."""
+    rng = np.random.default_rng(seed)
+    for _ in range(25):
+        n = int(rng.integers(0, 9))
+        src = rng.integers(0, 3, n).astype(np.int64)
+        p = int(rng.integers(0, n + 1))
+        pred = rng.integers(0, 3, n + 1 - p).astype(np.int64)
+        same = int(rng.integers(0, n - p + 1))
+        pred[:same] = src[p:p + same]  # agree with the source for a while
+        lo = int(rng.integers(1, 3))
+        prev = np.array(p, np.int64) if rng.random() < 0.5 else np.array([p], np.int64)
+        _int_check("BifurcationDetector", [
+            ("src", src), ("cur", rng.integers(0, 3, int(rng.integers(0, 5))).astype(np.int64)),
+            ("prev", prev), ("pred", pred if rng.random() < 0.8 else None)], 2,
+            min_ngram_size=lo, max_ngram_size=int(rng.integers(lo, 5)))
+
+
+def test_bifurcation_detector_errors():
+    src, cur = np.arange(5, dtype=np.int64), np.arange(2, dtype=np.int64)
+    with pytest.raises(ShapeError, match="BifurcationDetector: prev_suffix_match_idx 6 must "
+                       "lie in \\[0, 5\\]"):
+        _kernel("BifurcationDetector", [src, cur, np.array(6), np.zeros(0, np.int64)])
+    with pytest.raises(ShapeError, match="pred_tokens hold 5 \\+ 1 - 2 tokens, got 3"):
+        _kernel("BifurcationDetector", [src, cur, np.array(2), np.zeros(3, np.int64)])
+    with pytest.raises(ShapeError, match="BifurcationDetector: src_tokens must be 1-D int64"):
+        _kernel("BifurcationDetector", [src.astype(np.int32), cur, np.array(0)])
+    with pytest.raises(ShapeError, match="BifurcationDetector: prev_suffix_match_idx must be "
+                       "one int64"):
+        _kernel("BifurcationDetector", [src, cur, np.array([0, 1])])
+    with pytest.raises(OpAttributeError, match="BifurcationDetector: need 0 < min_ngram_size "
+                       "<= max_ngram_size, got 3 and 2"):
+        _kernel("BifurcationDetector", [src, cur, np.array(0)], min_ngram_size=3,
+                max_ngram_size=2)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("seed", range(6))
+def test_ngram_hash_mapping(dtype, seed):
+    """Random ids, multipliers spanning the id type (products wrap), 20 cases per seed
+    with each optional input (past_ids, head_offsets up to the type's maximum less the
+    vocabulary size, eos_token_id with and without reset_on_eos, segment_ids) present at
+    random."""
+    rng = np.random.default_rng(seed)
+    top = np.iinfo(dtype).max
+    for case in range(20):
+        big_n, heads = int(rng.integers(2, 5)), int(rng.integers(1, 3))
+        b, s, nh = int(rng.integers(1, 3)), int(rng.integers(0, 7)), (big_n - 1) * heads
+        opt = lambda p, make: make() if rng.random() < p else None  # noqa: E731
+        ins = [("ids", rng.integers(0, 6, (b, s)).astype(dtype)),
+               ("mult", (rng.integers(-top // 2, top // 2, big_n + int(rng.integers(0, 2)))
+                         * 2 + 1).astype(dtype)),
+               ("vocab", rng.integers(1, 50, nh).astype(dtype)),
+               ("past", opt(0.5, lambda: rng.integers(0, 6, (b, big_n - 1)).astype(dtype))),
+               ("off", opt(0.3, lambda: rng.integers(top - 200, top - 49, nh).astype(dtype))),
+               ("eos", opt(0.5, lambda: np.array(5, dtype))),
+               ("seg", opt(0.4, lambda: np.cumsum(rng.random((b, s)) < 0.3, 1).astype(
+                   np.int32)))]
+        _int_check("NGramHashMapping", ins, 2 if rng.random() < 0.7 else 1,
+                   round_trip=case == 0, pad_id=int(rng.integers(0, 3)),
+                   n_head_per_ngram=heads, max_ngram_size=big_n,
+                   reset_on_eos=int(rng.random() < 0.5))
+
+
+def test_ngram_hash_mapping_errors():
+    ids, mult, vocab = np.zeros((2, 3), np.int64), np.ones(3, np.int64), np.ones(4, np.int64)
+    attrs = dict(pad_id=0, n_head_per_ngram=2, max_ngram_size=3)
+    with pytest.raises(ShapeError, match="NGramHashMapping: vocab_sizes must be positive"):
+        _kernel("NGramHashMapping", [ids, mult, vocab * 0], **attrs)
+    with pytest.raises(ShapeError, match="NGramHashMapping: vocab_sizes must be int64 of "
+                       "shape \\[4\\]"):
+        _kernel("NGramHashMapping", [ids, mult, vocab[:3]], **attrs)
+    with pytest.raises(ShapeError, match="NGramHashMapping: multipliers must be 1-D with at "
+                       "least max_ngram_size = 3"):
+        _kernel("NGramHashMapping", [ids, mult[:2], vocab], **attrs)
+    with pytest.raises(ShapeError, match="NGramHashMapping: past_ids must be int64 of shape "
+                       "\\[2, 2\\]"):
+        _kernel("NGramHashMapping", [ids, mult, vocab, np.zeros((2, 3), np.int64)], **attrs)
+    with pytest.raises(ShapeError, match="NGramHashMapping: head_offsets must be "
+                       "non-negative"):
+        _kernel("NGramHashMapping", [ids, mult, vocab, None, -vocab], **attrs)
+    top = np.iinfo(np.int64).max
+    with pytest.raises(ShapeError, match="head_offsets \\+ vocab_sizes <= 9223372036854775807"):
+        _kernel("NGramHashMapping", [ids, mult, vocab, None, top - vocab + 1], **attrs)
+    with pytest.raises(ShapeError, match="NGramHashMapping: segment_ids must be int32"):
+        _kernel("NGramHashMapping", [ids, mult, vocab, None, None, None, ids], **attrs)
+    with pytest.raises(ShapeError, match="NGramHashMapping: input_ids must be 2-D int32 or "
+                       "int64"):
+        _kernel("NGramHashMapping", [ids[0], mult, vocab], **attrs)
+    with pytest.raises(ShapeError, match="NGramHashMapping: multipliers must be int64"):
+        _kernel("NGramHashMapping", [ids, mult.astype(np.int32), vocab], **attrs)
+    with pytest.raises(OpAttributeError, match="NGramHashMapping: pad_id 4294967296 is out "
+                       "of range for int32"):
+        _kernel("NGramHashMapping", [ids.astype(np.int32), mult.astype(np.int32),
+                                     vocab.astype(np.int32)], **dict(attrs, pad_id=2**32))
+    with pytest.raises(OpAttributeError, match="NGramHashMapping: max_ngram_size must be at "
+                       "least 2"):
+        REGISTRY.get("NGramHashMapping", MS).resolve_attrs(dict(attrs, max_ngram_size=1))
