@@ -153,7 +153,7 @@ def _pool_geometry(in_sp, kernel, attrs, ceil_mode=False):
                 pb.append(total - small)
                 pe.append(small)
             out.append(o)
-        return strides, dilations, pb, pe, out
+        return _single_window_strides(strides, in_sp, out), dilations, pb, pe, out
     if mode == "VALID":
         pads = [0] * (2 * nsp)
     elif mode == "NOTSET":
@@ -167,7 +167,15 @@ def _pool_geometry(in_sp, kernel, attrs, ceil_mode=False):
         raise OpAttributeError(f"pads {pads} must not be negative")
     pb, pe = pads[:nsp], pads[nsp:]
     out = _conv_output_shape(in_sp, kernel, strides, dilations, pb, pe, ceil_mode)
-    return strides, dilations, pb, pe, out
+    return _single_window_strides(strides, in_sp, out), dilations, pb, pe, out
+
+
+def _single_window_strides(strides, in_sp, out_sp):
+    """strides with 1 where a dim has a single window and a stride longer than the
+    input: it changes nothing there, and a huge one (2**62) would overflow the kernels'
+    strided views. (Other strides stay, so the fast paths keyed on them still apply.)"""
+    return [1 if o == 1 and n is not None and s > n else s
+            for s, n, o in zip(strides, in_sp, out_sp)]
 
 
 def _pad(x, pads_begin, pads_end, fill=0):

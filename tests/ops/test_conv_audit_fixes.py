@@ -142,3 +142,25 @@ def test_group_and_lp_normalization_attributes_are_named():
                    opset=13)
     with pytest.raises(OpAttributeError, match="axis 5 is out of range for rank 4"):
         og.Session(from_onnx(model)).run(["y"], {"x": np.ones((1, 4, 3, 3), np.float32)})
+
+
+@pytest.mark.parametrize("op,attrs", [
+    ("Conv", {}), ("Conv", {"pads": [1, 0, 1, 0]}), ("Conv", {"auto_pad": "SAME_UPPER"}),
+    ("MaxPool", {"kernel_shape": [3, 2]}), ("AveragePool", {"kernel_shape": [3, 2]}),
+])
+def test_a_stride_past_the_input_gives_its_single_window(op, attrs):
+    """A stride longer than the input leaves one window along its dim, whatever its
+    size: 2**62 gave an OverflowError from the strided views. The oracle is onnxruntime
+    with the stride set to the input length (the same single window)."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 2, 5, 6)).astype(np.float32)
+    weights = {"w": rng.standard_normal((3, 2, 3, 2)).astype(np.float32)} \
+        if op == "Conv" else {}
+    inputs = ["x", "w"] if op == "Conv" else ["x"]
+    node = helper.make_node(op, inputs, ["y"], strides=[2 ** 62, 2], **attrs)
+    got = og.Session(from_onnx(_model(node, x.shape, **weights))).run(["y"], {"x": x})[0]
+    same = helper.make_node(op, inputs, ["y"], strides=[5, 2], **attrs)
+    want = ort.InferenceSession(_model(same, x.shape, **weights).SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(["y"], {"x": x})[0]
+    assert got.shape == want.shape and got.shape[2] == 1
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
