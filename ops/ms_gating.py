@@ -1,4 +1,4 @@
-"""Operators: onnxruntime's gated-norm, gate and hyper-connection contrib ops, and two
+"""Operators: onnxruntime's gated-norm, gate and hyper-connection contrib ops, and three
 decoding helpers (domain "com.microsoft").
 
 Recent decoder LLMs exported for onnxruntime(-genai) fuse small gating patterns into
@@ -27,19 +27,27 @@ HyperConnectionPostMix(streams, block_output, post_mix, stream_mix?): Y[..., k, 
 sum_c(stream_mix[..., c, k] * streams[..., c, h]) + post_mix[..., k(, h)] *
 block_output[..., h]; stream_mix defaults to the identity.
 
-BifurcationDetector and NGramHashMapping are here because they are small standalone
-helpers of decoding (no family of their own): BifurcationDetector (aggressive decoding,
-e.g. onnxruntime's GEC/summarisation samples) appends to cur_tokens the predicted tokens up
-to and including the first that leaves src_tokens (from prev_suffix_match_idx), then
-returns the unique position in src_tokens just after the output's last n-gram (longest
-unique n in [min_ngram_size, max_ngram_size]) or -1; all int64. NGramHashMapping (the Engram
+BifurcationDetector, NGramHashMapping and VarlenNGramHashMapping are here because they
+are small standalone helpers of decoding (no family of their own): BifurcationDetector
+(aggressive decoding of sequence-to-sequence models) appends to cur_tokens the pred_tokens
+up to and including the first that leaves src_tokens (from prev_suffix_match_idx), then
+returns the position in src_tokens just after the output's last n-gram for n from
+min_ngram_size up to max_ngram_size, stopping at the first n with no occurrence (or one
+ending src_tokens); an n-gram found twice gives -1 unless a longer one is unique; int64. NGramHashMapping (the Engram
 n-gram embedding's ids, int32 or int64): for n in 2..max_ngram_size, mix = xor over shifts
 k < n of id[t - k] * multipliers[k] (wrapping), one hash id per head = mix mod vocab_size
 (+ head_offsets); ids before the call come from past_ids (right-aligned), else pad_id, or
 eos_token_id when given; reset_on_eos (with eos_token_id) reads shifts at or before the last
 EOS before t as eos_token_id, segment_ids reads shifts before the last segment change in
-the call as that filler; present_ids = the trailing max_ngram_size - 1 ids. The packed
-VarlenNGramHashMapping is not implemented.
+the call as that filler; present_ids = the trailing max_ngram_size - 1 ids.
+VarlenNGramHashMapping is the same over packed requests (input_ids (total_tokens,),
+cumulative_sequence_length (B + 1,) int32, past_ids per request): a window never crosses
+requests; segment changes also count between past_segment_ids and the tokens (history
+without past_segment_ids continues the request's first segment); head_offsets may be
+negative and wrap; state_update[b, j] = the trailing ids after token j for the first
+min(capture_count[b], length, state_update_capacity) tokens, pad_id elsewhere. Refused:
+present_segment_ids without segment_ids (as onnxruntime), and so state_update without
+segment_ids (onegraph sees how many outputs a node has, not which are left out).
 
 Arithmetic is float32 (float16 / bfloat16 widened once, rounded once at the end), as
 onnxruntime's CPU kernels compute; GatedAdd's float16 product is rounded to float16 before
@@ -49,10 +57,10 @@ kernels: float32 and float16, plus bfloat16 for BranchwiseRMSNorm and the two mi
 
 Refused: GatedAdd's gate_weight input (projected mode; onnxruntime implements it only on
 CUDA for bfloat16) raises UnsupportedOpError; an activation other than silu / swish /
-sigmoid, num_branches < 0 and BifurcationDetector / NGramHashMapping sizes out of range
-raise OpAttributeError; shapes and values onnxruntime rejects (NGramHashMapping's
-non-positive vocab_sizes, negative head_offsets or offsets + vocab_sizes past the id type)
-raise ShapeError naming the op and the input.
+sigmoid, num_branches < 0 and the decoding helpers' sizes out of range raise
+OpAttributeError; shapes and values onnxruntime rejects (non-positive vocab_sizes,
+NGramHashMapping's negative head_offsets or offsets + vocab_sizes past the id type, bad
+cumulative_sequence_length) raise ShapeError naming the op and the input.
 """
 
 from __future__ import annotations
@@ -523,6 +531,169 @@ def _ngram_infer(attrs, inputs):
             TensorInfo(x.dtype, (x.shape[0], int(attrs["max_ngram_size"]) - 1))]
 
 
+_VARLEN_INPUTS = ("input_ids", "multipliers", "vocab_sizes", "cumulative_sequence_length",
+                  "past_ids?", "head_offsets?", "eos_token_id?", "segment_ids?",
+                  "past_segment_ids?", "capture_count?")
+
+
+def _varlen_attrs(attrs):
+    """What is wrong with VarlenNGramHashMapping's attributes, or None."""
+    cap = int(attrs["state_update_capacity"])
+    if not 0 <= cap <= 8:
+        return f"state_update_capacity must be in [0, 8], got {cap}"
+    return _ngram_attrs(attrs)
+
+
+def _varlen_requests(op, cu, total):
+    """The int64 (B + 1) offsets of the packed requests, checked as onnxruntime checks."""
+    cu = np.asarray(cu)
+    if cu.dtype != np.int32 or cu.ndim != 1 or cu.shape[0] < 2:
+        raise ShapeError(f"{op}: cumulative_sequence_length must be 1-D int32 of batch_size + "
+                         f"1 >= 2 values, got {cu.dtype} {list(cu.shape)}")
+    cu = cu.astype(np.int64)
+    if cu[0] != 0 or cu[-1] != total or (np.diff(cu) <= 0).any():
+        raise ShapeError(f"{op}: cumulative_sequence_length {cu.tolist()} must start at 0, "
+                         f"end at total_tokens {total} and strictly increase (every request "
+                         "holds a token)")
+    return cu
+
+
+def _varlen_kernel(inputs, attrs, ctx):
+    """NGramHashMapping of each packed request, its history never crossing requests."""
+    op = "VarlenNGramHashMapping"
+    problem = _varlen_attrs(attrs)
+    if problem:
+        raise OpAttributeError(f"{op}: {problem}")
+    ins = list(inputs) + [None] * (len(_VARLEN_INPUTS) - len(inputs))
+    ids, mult, vocab, cu, past, offsets, eos, seg, pseg, count = ins
+    ids = np.asarray(ids)
+    if ids.dtype not in (np.int32, np.int64) or ids.ndim != 1:
+        raise ShapeError(f"{op}: input_ids must be 1-D int32 or int64, got {ids.dtype} "
+                         f"{list(ids.shape)}")
+    dt, total = ids.dtype, ids.shape[0]
+    big_n, heads = int(attrs["max_ngram_size"]), int(attrs["n_head_per_ngram"])
+    nh, state, cap = (big_n - 1) * heads, big_n - 1, int(attrs["state_update_capacity"])
+    info = np.iinfo(dt)
+    pad = int(attrs["pad_id"])
+    if not info.min <= pad <= info.max:
+        raise OpAttributeError(f"{op}: pad_id {pad} is out of range for {dt}")
+    cu = _varlen_requests(op, cu, total)
+    b = cu.shape[0] - 1
+    n_out = max(1, min(4, attrs.get(NUM_OUTPUTS, 4)))
+
+    def typed(what, v, dtype, shape):
+        v = np.asarray(v)
+        if v.dtype != dtype or (shape is not None and v.shape != shape):
+            want = "" if shape is None else f" of shape {list(shape)}"
+            raise ShapeError(f"{op}: {what} must be {np.dtype(dtype)}{want}, got {v.dtype} "
+                             f"{list(v.shape)}")
+        return v
+
+    mult = typed("multipliers", mult, dt, None)
+    if mult.ndim != 1 or mult.shape[0] < big_n:
+        raise ShapeError(f"{op}: multipliers must be 1-D with at least max_ngram_size = "
+                         f"{big_n} values, got {list(mult.shape)}")
+    vocab = typed("vocab_sizes", vocab, dt, (nh,))
+    if (vocab <= 0).any():
+        raise ShapeError(f"{op}: vocab_sizes must be positive, got {vocab.tolist()}")
+    if (count is None) != (cap == 0):
+        raise ShapeError(f"{op}: capture_count must be given exactly when "
+                         f"state_update_capacity ({cap}) is positive")
+    if n_out > 2 and seg is None:
+        # onnxruntime's rule for a declared present_segment_ids; onegraph sees only how
+        # many outputs a node has, so a state_update after an omitted one is refused too
+        raise UnsupportedOpError(f"{op}: the present_segment_ids output (and state_update, "
+                                 "which follows it) needs segment_ids")
+    fill = pad
+    if eos is not None:
+        eos = typed("eos_token_id", eos, dt, None)
+        if eos.size != 1:
+            raise ShapeError(f"{op}: eos_token_id must be a scalar, got {list(eos.shape)}")
+        fill = int(eos.reshape(-1)[0])
+    if past is None:
+        hist = np.full((b, state), fill, dt)
+    else:
+        hist = typed("past_ids", past, dt, (b, state))
+    lens = np.diff(cu)
+    req = np.repeat(np.arange(b), lens)  # each token's request
+    local = np.arange(total) - cu[req]  # its position in the request
+
+    def gather(pos, rq, own, before):
+        """own[cu[rq] + pos] where pos >= 0, else the history slot before[rq, state + pos]."""
+        mine = own[np.clip(cu[rq] + pos, 0, max(total - 1, 0))]
+        return np.where(pos >= 0, mine, before[rq, np.clip(state + pos, 0, state - 1)])
+
+    k = np.arange(big_n)
+    pos = local[:, None] - k[None, :]  # (T, N): request position of shift k
+    rq = np.broadcast_to(req[:, None], pos.shape)
+    tok = gather(pos, rq, ids, hist)
+    ext = state + pos  # position in the request's history ++ tokens
+    idx = np.arange(total)
+    if eos is not None and int(attrs["reset_on_eos"]):
+        # the latest EOS strictly before each token: in its own request's tokens, else in
+        # its history; shifts at or before it read eos_token_id
+        seen = np.maximum.accumulate(np.where(ids == fill, idx, -1)) if total else idx
+        own = np.where(local >= 1, seen[np.maximum(idx - 1, 0)], -1)
+        own = np.where(own >= cu[req], own - cu[req] + state, -1)
+        old = np.where(hist == fill, np.arange(state), -1).max(axis=1)
+        last = np.where(own >= 0, own, old[req])[:, None]
+        tok = np.where((k[None, :] > 0) & (ext <= last), dt.type(fill), tok)
+    pseg_full = None
+    if seg is not None:
+        seg = typed("segment_ids", seg, np.int32, (total,))
+        if pseg is not None:
+            pseg_full = typed("past_segment_ids", pseg, np.int32, (b, state))
+        else:
+            # history before a request continues its first segment
+            pseg_full = np.repeat(seg[cu[:-1]][:, None], state, axis=1)
+        # segment changes: inside the tokens, at a token after its history, inside history
+        prev = np.where(local >= 1, seg[np.maximum(idx - 1, 0)], pseg_full[req, state - 1])
+        change = np.where(seg != prev, local + state, -1)
+        latest = np.maximum.accumulate(np.where(change >= 0, idx, -1)) if total else idx
+        start = np.where(latest >= cu[req], change[np.maximum(latest, 0)], -1)
+        inner = np.where(pseg_full[:, 1:] != pseg_full[:, :-1], np.arange(1, state), -1)
+        inner = inner.max(axis=1, initial=-1)
+        start = np.where(start >= 0, start, inner[req])[:, None]
+        tok = np.where((start >= 0) & (ext < start), dt.type(fill), tok)
+    with np.errstate(over="ignore"):
+        prod = tok * mult[:big_n]  # wraps in the id type, as onnxruntime's
+        mix = np.bitwise_xor.accumulate(prod, axis=1)[:, 1:]  # (T, N - 1): n = 2..N
+        out = np.repeat(mix, heads, axis=1) % vocab
+        if offsets is not None:
+            out = out + typed("head_offsets", offsets, dt, (nh,))  # wraps, as documented
+    outs = [out.astype(dt, copy=False)]
+    tail = lens[:, None] - state + np.arange(state)[None, :]  # (B, L) trailing positions
+    rb = np.broadcast_to(np.arange(b)[:, None], tail.shape)
+    outs.append(gather(tail, rb, ids, hist))
+    if n_out > 2:
+        outs.append(gather(tail, rb, seg, pseg_full).astype(np.int32))
+    if n_out > 3:
+        upd = np.full((b, cap, state), pad, dt)
+        if cap:
+            count = typed("capture_count", count, np.int32, (b,))
+            n_cap = np.minimum(np.minimum(count.astype(np.int64), lens), cap)
+            # the trailing history after captured token j: positions j + 1 - L .. j
+            at = np.arange(cap)[:, None] + 1 - state + np.arange(state)[None, :]
+            at = np.broadcast_to(at[None], (b, cap, state))
+            rc = np.broadcast_to(np.arange(b)[:, None, None], at.shape)
+            used = np.arange(cap)[None, :, None] < n_cap[:, None, None]
+            upd = np.where(used, gather(at, rc, ids, hist), upd)
+        outs.append(upd)
+    return tuple(outs[:n_out])
+
+
+def _varlen_infer(attrs, inputs):
+    x = inputs[0]
+    big_n = int(attrs["max_ngram_size"])
+    nh, state = (big_n - 1) * int(attrs["n_head_per_ngram"]), big_n - 1
+    cu = inputs[3]
+    b = None if cu.shape is None or cu.shape[0] is None else cu.shape[0] - 1
+    total = None if x.shape is None else x.shape[0]
+    return [TensorInfo(x.dtype, (total, nh)), TensorInfo(x.dtype, (b, state)),
+            TensorInfo(np.dtype(np.int32), (b, state)),
+            TensorInfo(x.dtype, (b, int(attrs["state_update_capacity"]), state))]
+
+
 # --------------------------------------------------------------------------------------
 # Definitions
 # --------------------------------------------------------------------------------------
@@ -557,6 +728,14 @@ OPS = (
            infer=_ngram_infer, domain=_DOMAIN, dtypes=("int32", "int64"),
            check_attrs=_ngram_attrs,
            doc="Engram n-gram hash ids of token ids, causal across calls via past_ids."),
+    define("VarlenNGramHashMapping", _VARLEN_INPUTS,
+           ("hash_ids", "present_ids?", "present_segment_ids?", "state_update?"),
+           _varlen_kernel,
+           (("reset_on_eos", "int", 0), ("state_update_capacity", "int", 0),
+            ("pad_id", "int"), ("n_head_per_ngram", "int"), ("max_ngram_size", "int")),
+           infer=_varlen_infer, domain=_DOMAIN, dtypes=("int32", "int64"),
+           check_attrs=_varlen_attrs,
+           doc="NGramHashMapping over packed variable-length requests."),
     define("HyperConnectionPostMix", ("streams", "block_output", "post_mix", "stream_mix?"),
            ("output",), _post_mix_kernel, (("num_branches", "int", 0),),
            infer=_same_shape_infer, domain=_DOMAIN, dtypes=_HALF_BF16,

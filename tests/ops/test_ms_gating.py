@@ -1,6 +1,7 @@
 """onnxruntime's gated-norm, gate and hyper-connection contrib ops (`ops/ms_gating.py`:
 GatedRMSNorm, BranchwiseRMSNorm, EngramGate, GatedAdd, HyperConnectionPreMix,
-HyperConnectionPostMix, BifurcationDetector, NGramHashMapping) against onnxruntime.
+HyperConnectionPostMix, BifurcationDetector, NGramHashMapping, VarlenNGramHashMapping)
+against onnxruntime.
 
 The oracle is onnxruntime's CPUExecutionProvider on one-node models over seeded random
 inputs; every output the node declares is compared. bfloat16 cases (BranchwiseRMSNorm and
@@ -578,3 +579,126 @@ def test_ngram_hash_mapping_errors():
     with pytest.raises(OpAttributeError, match="NGramHashMapping: max_ngram_size must be at "
                        "least 2"):
         REGISTRY.get("NGramHashMapping", MS).resolve_attrs(dict(attrs, max_ngram_size=1))
+
+
+def _varlen_case(rng, dtype):
+    """Random VarlenNGramHashMapping inputs, attributes and declared outputs (names, with
+    "" for an output left out)."""
+    top = np.iinfo(dtype).max
+    big_n, heads, b = int(rng.integers(2, 5)), int(rng.integers(1, 3)), int(rng.integers(1, 4))
+    nh, state = (big_n - 1) * heads, big_n - 1
+    lens = rng.integers(1, 6, b)
+    cu = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
+    opt = lambda p, make: make() if rng.random() < p else None  # noqa: E731
+    seg = opt(0.5, lambda: np.cumsum(rng.random(int(cu[-1])) < 0.3).astype(np.int32))
+    # (state_update without segment_ids is refused: see test_varlen_ngram_hash_mapping_errors)
+    cap = int(rng.integers(1, 4)) if seg is not None and rng.random() < 0.5 else 0
+    ins = [("ids", rng.integers(0, 6, int(cu[-1])).astype(dtype)),
+           ("mult", (rng.integers(-top // 2, top // 2, big_n) * 2 + 1).astype(dtype)),
+           ("vocab", rng.integers(1, 50, nh).astype(dtype)), ("cu", cu),
+           ("past", opt(0.5, lambda: rng.integers(0, 6, (b, state)).astype(dtype))),
+           # offsets wrap in the id type here (documented), negative ones included
+           ("off", opt(0.3, lambda: rng.integers(-top, top, nh).astype(dtype))),
+           ("eos", opt(0.5, lambda: np.array(5, dtype))), ("seg", seg),
+           ("pseg", opt(0.5, lambda: rng.integers(0, 3, (b, state)).astype(np.int32))
+            if seg is not None else None),
+           ("count", rng.integers(-1, 7, b).astype(np.int32) if cap else None)]
+    outs = ["hash", "present"][:int(rng.integers(1, 3))]
+    if seg is not None and rng.random() < 0.6:
+        outs = ["hash", "present", "present_seg"]
+    if cap:
+        outs = ["hash", "present", "present_seg", "update"]
+    attrs = dict(pad_id=int(rng.integers(0, 3)), n_head_per_ngram=heads, max_ngram_size=big_n,
+                 reset_on_eos=int(rng.random() < 0.5), state_update_capacity=cap)
+    return ins, outs, attrs
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("seed", range(5))
+def test_varlen_ngram_hash_mapping(dtype, seed):
+    """Random packed requests (1-5 tokens each), 20 cases per seed, with past_ids,
+    head_offsets (wrapping), eos_token_id / reset_on_eos, segment_ids with and without
+    past_segment_ids, and state-update captures present at random; the declared outputs
+    compared exactly."""
+    rng = np.random.default_rng(100 + seed)
+    for _ in range(20):
+        ins, outs, attrs = _varlen_case(rng, dtype)
+        names, graph_inputs, _ = node_inputs(ins)
+        while names[-1] == "":
+            names.pop()
+        types = {"present_seg": TensorProto.INT32}
+        elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+        graph = helper.make_graph(
+            [helper.make_node("VarlenNGramHashMapping", names, outs, domain=MS, **attrs)],
+            "varlen", graph_inputs,
+            [helper.make_tensor_value_info(o, types.get(o, elem), None) for o in outs if o])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                        helper.make_opsetid(MS, 1)],
+                                  ir_version=9)
+        feeds = {k: v for k, v in ins if v is not None}
+        want = ort_session(model, optimize=False).run(None, feeds)
+        got = _og(model, feeds)
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            np.testing.assert_array_equal(g, w)
+
+
+def test_varlen_chunks_match_whole_sequences(rng):
+    """One request per row of NGramHashMapping, packed and split into two chunks with
+    present_ids / present_segment_ids threaded back: the hash ids are the same."""
+    big_n, heads = 4, 2
+    lens = np.array([5, 3, 6])
+    ids = [rng.integers(0, 6, n).astype(np.int64) for n in lens]
+    segs = [np.cumsum(rng.random(n) < 0.3).astype(np.int32) for n in lens]
+    mult = np.array([3, 5, 7, 11], np.int64)
+    vocab = rng.integers(10, 50, (big_n - 1) * heads).astype(np.int64)
+    attrs = dict(pad_id=1, n_head_per_ngram=heads, max_ngram_size=big_n)
+    whole = [_kernel("NGramHashMapping", [i[None], mult, vocab, None, None, None, s[None]],
+                     **attrs)[0][0] for i, s in zip(ids, segs)]
+    cut = np.array([2, 1, 4])
+    cu1 = np.concatenate([[0], np.cumsum(cut)]).astype(np.int32)
+    cu2 = np.concatenate([[0], np.cumsum(lens - cut)]).astype(np.int32)
+    first = _kernel("VarlenNGramHashMapping", [
+        np.concatenate([i[:c] for i, c in zip(ids, cut)]), mult, vocab, cu1, None, None, None,
+        np.concatenate([s[:c] for s, c in zip(segs, cut)])], num_outputs=3, **attrs)
+    second = _kernel("VarlenNGramHashMapping", [
+        np.concatenate([i[c:] for i, c in zip(ids, cut)]), mult, vocab, cu2, first[1], None,
+        None, np.concatenate([s[c:] for s, c in zip(segs, cut)]), first[2]], **attrs)
+    for n, (w, c) in enumerate(zip(whole, cut)):
+        np.testing.assert_array_equal(first[0][cu1[n]:cu1[n + 1]], w[:c])
+        np.testing.assert_array_equal(second[0][cu2[n]:cu2[n + 1]], w[c:])
+
+
+def test_varlen_ngram_hash_mapping_errors():
+    ids, mult, vocab = np.arange(6, dtype=np.int64), np.ones(3, np.int64), np.ones(2, np.int64)
+    attrs = dict(pad_id=0, n_head_per_ngram=1, max_ngram_size=3)
+    run = lambda cu, *more, n=1, **a: _kernel(  # noqa: E731
+        "VarlenNGramHashMapping", [ids, mult, vocab, np.array(cu, np.int32), *more],
+        num_outputs=n, **dict(attrs, **a))
+    for cu in ([1, 6], [0, 5], [0, 0, 6], [0, 4, 3, 6]):
+        with pytest.raises(ShapeError, match="VarlenNGramHashMapping: cumulative_sequence_length "
+                           ".* must start at 0, end at total_tokens 6 and strictly increase"):
+            run(cu)
+    with pytest.raises(ShapeError, match="cumulative_sequence_length must be 1-D int32 of "
+                       "batch_size \\+ 1 >= 2 values"):
+        run([0])
+    with pytest.raises(ShapeError, match="capture_count must be given exactly when "
+                       "state_update_capacity \\(2\\) is positive"):
+        run([0, 6], state_update_capacity=2)
+    with pytest.raises(ShapeError, match="capture_count must be given exactly"):
+        run([0, 6], *[None] * 5, np.array([1], np.int32))
+    with pytest.raises(UnsupportedOpError, match="VarlenNGramHashMapping: the "
+                       "present_segment_ids output \\(and state_update, which follows it\\) "
+                       "needs segment_ids"):
+        run([0, 6], *[None] * 5, np.array([1], np.int32), n=4, state_update_capacity=2)
+    with pytest.raises(ShapeError, match="past_ids must be int64 of shape \\[2, 2\\]"):
+        run([0, 2, 6], np.zeros((2, 3), np.int64))
+    with pytest.raises(ShapeError, match="segment_ids must be int32 of shape \\[6\\]"):
+        run([0, 6], None, None, None, np.zeros(5, np.int32))
+    with pytest.raises(ShapeError, match="vocab_sizes must be positive"):
+        _kernel("VarlenNGramHashMapping", [ids, mult, -vocab, np.array([0, 6], np.int32)],
+                **attrs)
+    with pytest.raises(OpAttributeError, match="VarlenNGramHashMapping: state_update_capacity "
+                       "must be in \\[0, 8\\], got 9"):
+        REGISTRY.get("VarlenNGramHashMapping", MS).resolve_attrs(
+            dict(attrs, state_update_capacity=9))
