@@ -2,9 +2,9 @@
 decoding helpers (domain "com.microsoft").
 
 Recent decoder LLMs exported for onnxruntime(-genai) fuse small gating patterns into
-single ops: gated DeltaNet / Mamba2 attention outputs (Qwen3-Next, Qwen3.5) end in
-GatedRMSNorm; hyper-connection models (DeepSeek-V4 style mHC: several residual streams per
-token) mix their streams with HyperConnectionPreMix / HyperConnectionPostMix and normalise
+single ops: gated DeltaNet / Mamba2 attention outputs (hybrid models such as Qwen3-Next)
+end in GatedRMSNorm; hyper-connection models (DeepSeek-V4 style: several residual streams
+per token) mix their streams with HyperConnectionPreMix / HyperConnectionPostMix and normalise
 each stream with BranchwiseRMSNorm; Engram n-gram memory blocks gate their value with
 EngramGate; GatedAdd is a residual add scaled by a per-row gate. Inputs, outputs and
 attributes follow onnxruntime's schemas; the semantics follow its CPU kernels, which the
@@ -33,13 +33,14 @@ are small standalone helpers of decoding (no family of their own): BifurcationDe
 up to and including the first that leaves src_tokens (from prev_suffix_match_idx), then
 returns the position in src_tokens just after the output's last n-gram for n from
 min_ngram_size up to max_ngram_size, stopping at the first n with no occurrence (or one
-ending src_tokens); an n-gram found twice gives -1 unless a longer one is unique; int64. NGramHashMapping (the Engram
-n-gram embedding's ids, int32 or int64): for n in 2..max_ngram_size, mix = xor over shifts
-k < n of id[t - k] * multipliers[k] (wrapping), one hash id per head = mix mod vocab_size
-(+ head_offsets); ids before the call come from past_ids (right-aligned), else pad_id, or
-eos_token_id when given; reset_on_eos (with eos_token_id) reads shifts at or before the last
-EOS before t as eos_token_id, segment_ids reads shifts before the last segment change in
-the call as that filler; present_ids = the trailing max_ngram_size - 1 ids.
+ending src_tokens); an n-gram found twice gives -1 unless a longer one is unique; int64.
+NGramHashMapping (the Engram n-gram embedding's ids, int32 or int64): for n in
+2..max_ngram_size, mix = xor over shifts k < n of id[t - k] * multipliers[k] (wrapping),
+one hash id per head = mix mod vocab_size (+ head_offsets); ids before the call come from
+past_ids (right-aligned), else pad_id, or eos_token_id when given; reset_on_eos (with
+eos_token_id) reads shifts at or before the last EOS before t as eos_token_id, segment_ids
+reads shifts before the last segment change in the call as that filler; present_ids = the
+trailing max_ngram_size - 1 ids.
 VarlenNGramHashMapping is the same over packed requests (input_ids (total_tokens,),
 cumulative_sequence_length (B + 1,) int32, past_ids per request): a window never crosses
 requests; segment changes also count between past_segment_ids and the tokens (history
