@@ -93,12 +93,16 @@ def _sigmoid(z):
 
 
 def _inv_rms(x, eps):
-    """1 / sqrt(mean(x^2) + eps) over the last axis of float32 x, kept as a length-1 axis."""
-    return (1.0 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + np.float32(eps))).astype(
-        _F32, copy=False)
+    """1 / sqrt(mean(x^2) + eps) over the last axis of float32 x, kept as a length-1 axis
+    (inf for a zero row with epsilon 0, as onnxruntime's float arithmetic gives)."""
+    with np.errstate(divide="ignore", over="ignore"):
+        ms = np.mean(x * x, axis=-1, keepdims=True) if x.shape[-1] else \
+            np.zeros(x.shape[:-1] + (1,), _F32)
+        return (1.0 / np.sqrt(ms + np.float32(eps))).astype(_F32, copy=False)
 
 
 def _f32(x):
+    """x as a float32 array (no copy when it already is one)."""
     return np.asarray(x).astype(_F32, copy=False)
 
 
@@ -148,6 +152,7 @@ def _gated_rms_kernel(inputs, attrs, ctx):
 
 
 def _same_shape_infer(attrs, inputs):
+    """One output of the first input's dtype and shape."""
     x = inputs[0]
     return [TensorInfo(x.dtype, x.shape)]
 
@@ -254,10 +259,12 @@ def _post_mix_kernel(inputs, attrs, ctx):
 
 
 def _known(shape):
+    """Whether every dim of `shape` is known."""
     return shape is not None and all(d is not None for d in shape)
 
 
 def _pre_mix_infer(attrs, inputs):
+    """The streams' dtype and shape (..., H) (unknown unless all dims are)."""
     x = inputs[0]
     if not _known(x.shape):
         return [TensorInfo(x.dtype, None)]
@@ -315,6 +322,7 @@ def _engram_kernel(inputs, attrs, ctx):
 
 
 def _engram_infer(attrs, inputs):
+    """Both outputs have the key's dtype and shape."""
     k = inputs[0]
     if k.shape is not None and len(k.shape) != 4:
         raise ShapeError(f"EngramGate: key must be 4-D (batch, seq, hc_mult, hidden), got "
@@ -420,6 +428,7 @@ def _bifurcation_kernel(inputs, attrs, ctx):
 
 
 def _bifurcation_infer(attrs, inputs):
+    """tokens: int64 of a length known only at run time; the index: prev's shape."""
     return [TensorInfo(np.dtype(np.int64), (None,)),
             TensorInfo(np.dtype(np.int64), inputs[2].shape)]
 
@@ -459,6 +468,7 @@ def _ngram_kernel(inputs, attrs, ctx):
         raise OpAttributeError(f"{op}: pad_id {pad} is out of range for {dt}")
 
     def typed(what, v, shape):
+        """v as an array of the ids' dtype (and `shape`), else a ShapeError."""
         v = np.asarray(v)
         if v.dtype != dt or (shape is not None and v.shape != shape):
             want = "" if shape is None else f" of shape {list(shape)}"
@@ -522,6 +532,7 @@ def _ngram_kernel(inputs, attrs, ctx):
 
 
 def _ngram_infer(attrs, inputs):
+    """hash_ids (B, S, heads) and present_ids (B, max_ngram_size - 1), the ids' dtype."""
     x = inputs[0]
     nh = (int(attrs["max_ngram_size"]) - 1) * int(attrs["n_head_per_ngram"])
     if x.shape is None:
@@ -583,6 +594,7 @@ def _varlen_kernel(inputs, attrs, ctx):
     n_out = max(1, min(4, attrs.get(NUM_OUTPUTS, 4)))
 
     def typed(what, v, dtype, shape):
+        """v as an array of `dtype` (and `shape`), else a ShapeError naming `what`."""
         v = np.asarray(v)
         if v.dtype != dtype or (shape is not None and v.shape != shape):
             want = "" if shape is None else f" of shape {list(shape)}"
@@ -684,6 +696,7 @@ def _varlen_kernel(inputs, attrs, ctx):
 
 
 def _varlen_infer(attrs, inputs):
+    """hash_ids (T, heads), present ids/segments (B, L), state_update (B, cap, L)."""
     x = inputs[0]
     big_n = int(attrs["max_ngram_size"])
     nh, state = (big_n - 1) * int(attrs["n_head_per_ngram"]), big_n - 1

@@ -290,6 +290,7 @@ def _mrope_kernel(inputs, attrs, ctx):
 
 
 def _mrope_infer(attrs, inputs):
+    """The input's dtype and shape; checks the input and position_ids ranks."""
     op = "MRotaryEmbedding"
     x = inputs[0]
     if x.shape is not None and len(x.shape) not in (3, 4):

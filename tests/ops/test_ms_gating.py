@@ -373,11 +373,21 @@ def test_inference_matches_kernels(rng):
              ("HyperConnectionPreMix", [_r(rng, 2, 24), _r(rng, 2, 3)],
               dict(num_branches=3), 1),
              ("HyperConnectionPreMix", [_r(rng, 2, 3, 8), _r(rng, 2, 3)], {}, 1),
-             ("HyperConnectionPostMix", [_r(rng, 2, 3, 8), _r(rng, 2, 8), _r(rng, 2, 3)], {}, 1)]
+             ("HyperConnectionPostMix", [_r(rng, 2, 3, 8), _r(rng, 2, 8), _r(rng, 2, 3)], {}, 1),
+             ("NGramHashMapping", [np.zeros((2, 5), np.int32), np.ones(3, np.int32),
+                                   np.ones(4, np.int32)],
+              dict(pad_id=0, n_head_per_ngram=2, max_ngram_size=3), 2),
+             ("VarlenNGramHashMapping", [np.zeros(5, np.int64), np.ones(3, np.int64),
+                                         np.ones(4, np.int64), np.array([0, 2, 5], np.int32),
+                                         None, None, None, np.zeros(5, np.int32), None,
+                                         np.array([1, 3], np.int32)],
+              dict(pad_id=0, n_head_per_ngram=2, max_ngram_size=3, state_update_capacity=2),
+              4)]
     for op, values, attrs, n_out in cases:
         opdef = REGISTRY.get(op, MS)
         resolved = opdef.resolve_attrs(attrs, num_outputs=n_out)
-        inferred = opdef.infer(resolved, [TensorInfo(v.dtype, v.shape) for v in values])
+        inferred = opdef.infer(resolved, [None if v is None else TensorInfo(v.dtype, v.shape)
+                                          for v in values])
         got = opdef.kernel(values, resolved, None)
         assert len(got) == n_out
         for info, y in zip(inferred, got):
