@@ -375,11 +375,7 @@ def _t5_layout(op, encoder, decoder) -> _T5Layout:
         raise OpAttributeError(f"{op}: decoder subgraph must take input_ids, "
                                "encoder_attention_mask[, encoder_hidden_states], pasts and "
                                f"return logits, presents; got inputs {d_in}, outputs {d_out}")
-    if len(d_in) - first_past != 4 * layers or len(d_out) != 1 + 2 * layers:
-        raise OpAttributeError(f"{op}: the encoder has {layers} layer(s): the decoder "
-                               f"needs {4 * layers} past inputs (self then cross) and "
-                               f"{2 * layers} present outputs, got {len(d_in) - first_past} "
-                               f"and {len(d_out) - 1}")
+    _check_cross_pasts(op, layers, d_in, d_out, first_past)
     for graph, names, what in ((encoder, want, "encoder"), (decoder, d_in[:2], "decoder")):
         for k, name in enumerate(names):
             dtype, _ = _declared(graph, graph.inputs[k])
@@ -898,27 +894,66 @@ def _beam_t5(op, inputs, attrs, ctx):
         raise OpAttributeError(f"{op}: max_length must be at least 3 for model_type=1 "
                                "(onnxruntime's kernel runs no step below it)")
     B, M = p.batch_size, p.num_beams
-    rows = B * M
     mask = inputs[9] if len(inputs) > 9 and inputs[9] is not None else \
         _t5_encoder_mask(ids, p.pad)
     decoder_ids = np.full((B, 1), start, np.int32)
     enc = _run(op, ctx, layout.encoder, [ids, mask, decoder_ids], "encoder")
     wanted = attrs.get(NUM_OUTPUTS) or 3
     step_scores = [] if wanted > 2 else None
+    rep = lambda a: np.repeat(np.asarray(a), M, axis=0)  # noqa: E731
+
+    def step_ids(tokens, sequences):
+        return (sequences if layout.sequence_as_input
+                else tokens.reshape(-1, 1)).astype(np.int32)
+
+    def first_feeds(tokens, sequences):
+        return [step_ids(tokens, sequences), rep(mask)] \
+            + ([rep(enc[1])] if layout.hidden_input else []) + [rep(x) for x in enc[2:]]
+
+    hyps, sequences, beam_scores = _decode_beams(
+        op, ctx, p, layout, enc[0], rep(decoder_ids), 2, first_feeds, step_ids,
+        3 if layout.hidden_input else 2, step_scores)
+    return _beam_outputs(p, hyps, sequences, beam_scores, step_scores, wanted)
+
+
+def _check_cross_pasts(op, layers, d_in, d_out, first_past):
+    """An encoder-decoder's decoder takes 4 past tensors per layer (self key/value,
+    then cross key/value) from input `first_past` on and returns logits and 2 presents
+    per layer.
+
+    Raises:
+        OpAttributeError: the counts do not fit the encoder's layers.
+    """
+    if len(d_in) - first_past != 4 * layers or len(d_out) != 1 + 2 * layers:
+        raise OpAttributeError(f"{op}: the encoder has {layers} layer(s): the decoder "
+                               f"needs {4 * layers} past inputs (self then cross) and "
+                               f"{2 * layers} present outputs, got {len(d_in) - first_past} "
+                               f"and {len(d_out) - 1}")
+
+
+def _decode_beams(op, ctx, p: _Params, layout, first_logits, sequences, current,
+                  first_feeds, next_ids, first_past, step_scores):
+    """The beam search of an encoder-decoder after its encoder ran: the first tokens
+    from the encoder's logits, then one decoder call per token with the decoder's
+    presents reordered by beam, until max_length or every batch entry is done.
+    `sequences` holds each row's tokens so far (batch*beams rows), `current` their
+    length; `first_feeds(tokens, sequences)` gives the first decoder feeds and
+    `next_ids(tokens, sequences)` the input ids of the later ones, whose past
+    keys/values sit at feeds[first_past:first_past + 2 * layers]. Returns (hyps,
+    sequences, beam_scores).
+
+    Raises:
+        ShapeError: the decoder's presents are not (batch*beams, heads, length, size).
+    """
+    B, M = p.batch_size, p.num_beams
+    rows = B * M
     hyps = [_Hypotheses(M, p.length_penalty) for _ in range(B)]
     beam_scores = np.zeros(rows, np.float32)
     beam_scores.reshape(B, M)[:, 1:] = np.float32(-1e9)
-    sequences = np.repeat(decoder_ids, M, axis=0)
     beam_scores, tokens, kept, sequences = _beam_step(
-        p, hyps, sequences, beam_scores, enc[0], 1, step_scores, beams=M)
-    current, step = 2, 1
-    rep = lambda a: np.repeat(np.asarray(a), M, axis=0)  # noqa: E731
-    n_self = 2 * layout.layers
-    inputs_ids = lambda: (sequences if layout.sequence_as_input  # noqa: E731
-                          else tokens.reshape(-1, 1)).astype(np.int32)
-    feeds = [inputs_ids(), rep(mask)] + ([rep(enc[1])] if layout.hidden_input else []) \
-        + [rep(x) for x in enc[2:]]
-    first_past = 3 if layout.hidden_input else 2
+        p, hyps, sequences, beam_scores, first_logits, 1, step_scores, beams=M)
+    step, n_self = 1, 2 * layout.layers
+    feeds = first_feeds(tokens, sequences)
     while current < p.max_length:
         step += 1
         outs = _run(op, ctx, layout.decoder, feeds, "decoder")
@@ -935,9 +970,9 @@ def _beam_t5(op, inputs, attrs, ctx):
                                  f"{[list(x.shape) for x in presents]}")
             if M > 1:
                 presents = [x[kept] for x in presents]
-            feeds = [inputs_ids()] + feeds[1:first_past] + presents \
+            feeds = [next_ids(tokens, sequences)] + feeds[1:first_past] + presents \
                 + feeds[first_past + n_self:]
-    return _beam_outputs(p, hyps, sequences, beam_scores, step_scores, wanted)
+    return hyps, sequences, beam_scores
 
 
 # --------------------------------------------------------------------------------------
@@ -991,11 +1026,7 @@ def _whisper_layout(op, encoder, decoder) -> _WhisperLayout:
         raise OpAttributeError(f"{op}: decoder subgraph must take input_ids"
                                "[, encoder_hidden_states], pasts and return logits, "
                                f"presents; got inputs {d_in}, outputs {d_out}")
-    if len(d_in) - first_past != 4 * layers or len(d_out) != 1 + 2 * layers:
-        raise OpAttributeError(f"{op}: the encoder has {layers} layer(s): the decoder "
-                               f"needs {4 * layers} past inputs (self then cross) and "
-                               f"{2 * layers} present outputs, got {len(d_in) - first_past} "
-                               f"and {len(d_out) - 1}")
+    _check_cross_pasts(op, layers, d_in, d_out, first_past)
     ids_dtype, ids_shape = _declared(decoder, decoder.inputs[0])
     if ids_dtype is not None and ids_dtype != np.int32:
         raise OpAttributeError(f"{op}: decoder subgraph input input_ids must be int32, got "
@@ -1090,41 +1121,23 @@ def _whisper_kernel(inputs, attrs, ctx):
     if processor == 1:
         p.timestamps = _timestamp_ids(op, attrs, vocab)
     p.temperature = _scalar(op, get(14), "temperature", 1.0, float)
-    B, M = p.batch_size, p.num_beams
-    rows = B * M
+    M = p.num_beams
     enc = _run(op, ctx, layout.encoder, [features, prompt], "encoder")
     wanted = attrs.get(NUM_OUTPUTS) or 1
     step_scores = [] if wanted > 2 else None
-    hyps = [_Hypotheses(M, p.length_penalty) for _ in range(B)]
-    beam_scores = np.zeros(rows, np.float32)
-    beam_scores.reshape(B, M)[:, 1:] = np.float32(-1e9)
-    sequences = np.repeat(prompt, M, axis=0)
-    beam_scores, tokens, kept, sequences = _beam_step(
-        p, hyps, sequences, beam_scores, enc[0], 1, step_scores, beams=M)
-    current, step = p.sequence_length + 1, 1
     rep = lambda a: np.repeat(np.asarray(a), M, axis=0)  # noqa: E731
-    n_self = 2 * layout.layers
-    feeds = [tokens.reshape(-1, 1).astype(np.int32)] \
-        + ([rep(enc[1])] if layout.hidden_input else []) + [rep(x) for x in enc[2:]]
-    first_past = 2 if layout.hidden_input else 1
-    while current < p.max_length:
-        step += 1
-        outs = _run(op, ctx, layout.decoder, feeds, "decoder")
-        beam_scores, tokens, kept, sequences = _beam_step(
-            p, hyps, sequences, beam_scores, outs[0], step, step_scores)
-        if all(h.done for h in hyps):
-            break
-        current += 1
-        if current < p.max_length:
-            presents = [np.asarray(x) for x in outs[1:1 + n_self]]
-            if any(x.ndim != 4 or x.shape[0] != rows for x in presents):
-                raise ShapeError(f"{op}: decoder presents must be (batch*beams={rows}, "
-                                 "num_heads, length, head_size), got "
-                                 f"{[list(x.shape) for x in presents]}")
-            if M > 1:
-                presents = [x[kept] for x in presents]
-            feeds = [tokens.reshape(-1, 1).astype(np.int32)] + feeds[1:first_past] \
-                + presents + feeds[first_past + n_self:]
+
+    def step_ids(tokens, sequences):
+        return tokens.reshape(-1, 1).astype(np.int32)
+
+    def first_feeds(tokens, sequences):
+        return [step_ids(tokens, sequences)] + ([rep(enc[1])] if layout.hidden_input else []) \
+            + [rep(x) for x in enc[2:]]
+
+    hyps, sequences, beam_scores = _decode_beams(
+        op, ctx, p, layout, enc[0], rep(prompt), p.sequence_length + 1, first_feeds,
+        step_ids,
+        2 if layout.hidden_input else 1, step_scores)
     results = list(_beam_outputs(p, hyps, sequences, beam_scores, step_scores,
                                  min(wanted, 3)))
     if wanted > 3:
