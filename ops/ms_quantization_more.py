@@ -58,7 +58,7 @@ from ..errors import OpAttributeError, ShapeError, UnsupportedOpError
 from .common import broadcast_shape
 from .ms_fused import check_window, ort_same_padding
 from .ms_quantization import _look_up, _table, _zero_point
-from .ms_transformer import _causal, _heads, _ids, _key_padding, _sdpa
+from .ms_transformer import _causal, _heads, _ids, _key_padding, _mask_index, _sdpa
 from .normalization import _layernorm_kernel
 from .quantization import (_conv_int, _conv_shape, _dynamic_quantize_kernel,
                            _quantize_values, _shift_cols, _shift_rows, _single, dequantize,
@@ -397,16 +397,7 @@ def _qembed_kernel(inputs, attrs, ctx):
     b = dequantize(beta, beta_s, beta_z, _F32)
     y = _layernorm_kernel([s, g, b], {"axis": -1, "epsilon": attrs["epsilon"],
                                       "stash_type": 1}, ctx)[0].astype(_F32, copy=False)
-    if mask is None:
-        mask_index = np.zeros(batch, np.int32)
-    else:
-        mask = np.asarray(mask)
-        if mask.dtype != np.int32 or mask.shape != ids.shape:
-            raise ShapeError(f"{op}: mask must be int32 of input_ids' shape "
-                             f"{list(ids.shape)}, got {mask.dtype} {list(mask.shape)}")
-        # onnxruntime counts the ones (a 2 in the mask does not count)
-        mask_index = np.count_nonzero(mask == 1, axis=1).astype(np.int32)
-    return (y, mask_index)
+    return (y, _mask_index(op, mask, ids.shape))
 
 
 def _qembed_infer(attrs, inputs):

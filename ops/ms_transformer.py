@@ -674,15 +674,24 @@ def _embed_kernel(inputs, attrs, ctx):
     b = _vector(beta, hidden, op, "beta", word.dtype)
     y = _layernorm_kernel([s, g, b], {"axis": -1, "epsilon": attrs["epsilon"],
                                       "stash_type": 1}, ctx)[0]
+    return (y, _mask_index(op, mask, ids.shape), s)[:max(1, attrs.get(NUM_OUTPUTS, 3))]
+
+
+def _mask_index(op, mask, ids_shape):
+    """The mask_index output of the embedding ops: per batch row, how many mask values
+    are 1 (onnxruntime counts the ones: a 2 or a -1 does not count); zeros without a
+    mask.
+
+    Raises:
+        ShapeError: the mask is not int32 of input_ids' shape.
+    """
     if mask is None:
-        mask_index = np.zeros(batch, np.int32)
-    else:
-        mask = np.asarray(mask)
-        if mask.dtype != np.int32 or mask.shape != ids.shape:
-            raise ShapeError(f"{op}: mask must be int32 of input_ids' shape "
-                             f"{list(ids.shape)}, got {mask.dtype} {list(mask.shape)}")
-        mask_index = np.count_nonzero(mask, axis=1).astype(np.int32)
-    return (y, mask_index, s)[:max(1, attrs.get(NUM_OUTPUTS, 3))]
+        return np.zeros(ids_shape[0], np.int32)
+    mask = np.asarray(mask)
+    if mask.dtype != np.int32 or mask.shape != tuple(ids_shape):
+        raise ShapeError(f"{op}: mask must be int32 of input_ids' shape "
+                         f"{list(ids_shape)}, got {mask.dtype} {list(mask.shape)}")
+    return np.count_nonzero(mask == 1, axis=1).astype(np.int32)
 
 
 def _embed_infer(attrs, inputs):

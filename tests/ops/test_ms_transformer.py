@@ -508,6 +508,13 @@ def test_embed_layernorm(rng, segments, mask, position_ids):
     _check("EmbedLayerNormalization", inputs, [F32, I32, F32])
 
 
+def test_embed_layernorm_mask_index_counts_the_ones(rng):
+    """onnxruntime's mask_index counts the mask's ones: a 2 or a -1 does not count."""
+    inputs = _embed_inputs(rng)
+    inputs[7] = ("mask", np.array([[1, 2, 1, 0, 1], [1, -1, 0, 3, 1]], I32))
+    _check("EmbedLayerNormalization", inputs, [F32, I32, F32])
+
+
 def test_embed_layernorm_float16_and_epsilon(rng):
     _check("EmbedLayerNormalization", _embed_inputs(rng, F16), [F16, I32, F16])
     _check("EmbedLayerNormalization", _embed_inputs(rng), [F32, I32], {"epsilon": 1e-5})
