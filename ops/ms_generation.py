@@ -593,17 +593,29 @@ def _check_presents(op, outs, layers, rows):
 # --------------------------------------------------------------------------------------
 
 
-def _greedy_like(op, inputs, attrs, ctx, sampling):
-    if attrs["model_type"] != 0:
-        raise UnsupportedOpError(f"{op}: model_type={attrs['model_type']} is not supported "
-                                 "(onnxruntime's CPU kernel runs GPT-2 style decoders only, "
-                                 "model_type=0)")
+def _gpt_decoders(op, inputs, attrs):
+    """(decoder layout, init_decoder layout or None, input_ids, vocab size) of a GPT-2
+    style generation node.
+
+    Raises:
+        OpAttributeError / ShapeError: the subgraphs do not follow the conventions, the
+            init decoder does not fit the decoder, or input_ids is not int32.
+    """
     decoder = _gpt_layout(op, "decoder", attrs["decoder"])
     init = None if attrs.get("init_decoder") is None else \
         _gpt_layout(op, "init_decoder", attrs["init_decoder"])
     _check_init(op, init, decoder)
     ids = _int32(op, inputs[0], "input_ids")
     vocab = _vocab_size(op, attrs, init.vocab if init else None, decoder.vocab)
+    return decoder, init, ids, vocab
+
+
+def _greedy_like(op, inputs, attrs, ctx, sampling):
+    if attrs["model_type"] != 0:
+        raise UnsupportedOpError(f"{op}: model_type={attrs['model_type']} is not supported "
+                                 "(onnxruntime's CPU kernel runs GPT-2 style decoders only, "
+                                 "model_type=0)")
+    decoder, init, ids, vocab = _gpt_decoders(op, inputs, attrs)
     seq_len = ids.shape[1] if ids.ndim == 2 else 0
     max_length = _scalar(op, inputs[1], "max_length", _MAX_LENGTH[op], int)
     min_length = _scalar(op, inputs[2] if len(inputs) > 2 else None, "min_length", 0, int)
@@ -837,12 +849,7 @@ def _beam_kernel(inputs, attrs, ctx):
     if model_type != 0:
         raise UnsupportedOpError(f"{op}: model_type={model_type} is not supported (0: GPT-2 "
                                  "style decoder, 1: encoder-decoder)")
-    decoder = _gpt_layout(op, "decoder", attrs["decoder"])
-    init = None if attrs.get("init_decoder") is None else \
-        _gpt_layout(op, "init_decoder", attrs["init_decoder"])
-    _check_init(op, init, decoder)
-    ids = _int32(op, inputs[0], "input_ids")
-    vocab = _vocab_size(op, attrs, init.vocab if init else None, decoder.vocab)
+    decoder, init, ids, vocab = _gpt_decoders(op, inputs, attrs)
     p = _beam_params(op, inputs, attrs, ids, ids.shape[1] if ids.ndim == 2 else 0, vocab)
     B, M = p.batch_size, p.num_beams
     rows = B * M
