@@ -143,6 +143,31 @@ def gpt_decoder(seed=0, vocab=11, d=4, layers=1, name="decoder", extra_inputs=()
     return helper.make_graph(nodes, name, ins, outs, inits)
 
 
+def _decoder_with_pasts(nodes, inits, ins, W, layers, d, vocab, query, att_seed):
+    """The rest of an encoder-decoder's decoder graph after its input nodes: per layer
+    self key/value pasts extended by this step's token (the presents) and cross
+    key/value pasts from the encoder, then attention on layer 0 and the logits."""
+    pasts = {"self": [], "cross": []}
+    d_outs = [helper.make_tensor_value_info("logits", F, ["b", 1, vocab])]
+    for k in range(layers):
+        for kv in ("key", "value"):
+            for kind in ("self", "cross"):
+                pasts[kind].append(helper.make_tensor_value_info(
+                    f"past_{kv}_{kind}_{k}", F, ["b", 1, "p" if kind == "self" else "s", d]))
+            d_outs.append(helper.make_tensor_value_info(f"present_{kv}_self_{k}", F,
+                                                        ["b", 1, "p1", d]))
+            inits.append(_c(f"W_self_{kv}_{k}", W["self", kv, k]))
+            nodes += [helper.make_node("MatMul", ["x", f"W_self_{kv}_{k}"], [f"n_{kv}{k}3"]),
+                      helper.make_node("Unsqueeze", [f"n_{kv}{k}3", "ax1"], [f"n_{kv}{k}"]),
+                      helper.make_node("Concat", [f"past_{kv}_self_{k}", f"n_{kv}{k}"],
+                                       [f"present_{kv}_self_{k}"], axis=2)]
+    _attend(nodes, inits, np.random.default_rng(att_seed), query,
+            ("present_key_self_0", "present_value_self_0"),
+            ("past_key_cross_0", "past_value_cross_0"), d, vocab)
+    return helper.make_graph(nodes, "decoder", ins + pasts["self"] + pasts["cross"],
+                             d_outs, inits)
+
+
 def _attend(nodes, inits, rng, x, self_kv, cross_kv, d, vocab):
     """logits = (x + softmax(q Ks^T) Vs + softmax(q Kc^T + bias) Vc) W, keys (B, 1, T, d)."""
     inits += [_c("Wq", _randn(rng, d, d)), _c("Wout", _randn(rng, d, vocab))]
@@ -226,26 +251,8 @@ def t5_pair(seed=0, vocab=11, d=4, layers=1, hidden_input=True, use_hidden=False
     if sequence_input:
         nodes.append(helper.make_node("Add", [query, "seq_mean"], ["xs"]))
         query = "xs"
-    pasts = {"self": [], "cross": []}
-    d_outs = [helper.make_tensor_value_info("logits", F, ["b", 1, vocab])]
-    for k in range(layers):
-        for kv in ("key", "value"):
-            for kind in ("self", "cross"):
-                pasts[kind].append(helper.make_tensor_value_info(
-                    f"past_{kv}_{kind}_{k}", F, ["b", 1, "p" if kind == "self" else "s", d]))
-            d_outs.append(helper.make_tensor_value_info(f"present_{kv}_self_{k}", F,
-                                                        ["b", 1, "p1", d]))
-            inits.append(_c(f"W_self_{kv}_{k}", W["self", kv, k]))
-            nodes += [helper.make_node("MatMul", ["x", f"W_self_{kv}_{k}"], [f"n_{kv}{k}3"]),
-                      helper.make_node("Unsqueeze", [f"n_{kv}{k}3", "ax1"], [f"n_{kv}{k}"]),
-                      helper.make_node("Concat", [f"past_{kv}_self_{k}", f"n_{kv}{k}"],
-                                       [f"present_{kv}_self_{k}"], axis=2)]
-    _attend(nodes, inits, np.random.default_rng(att_seed), query,
-            ("present_key_self_0", "present_value_self_0"),
-            ("past_key_cross_0", "past_value_cross_0"), d, vocab)
-    decoder = helper.make_graph(nodes, "decoder", ins + pasts["self"] + pasts["cross"],
-                                d_outs, inits)
-    return encoder, decoder
+    return encoder, _decoder_with_pasts(nodes, inits, ins, W, layers, d, vocab, query,
+                                        att_seed)
 
 
 def whisper_pair(seed=0, vocab=11, d=4, feat=3, layers=1, hidden_input=True,
@@ -296,26 +303,8 @@ def whisper_pair(seed=0, vocab=11, d=4, feat=3, layers=1, hidden_input=True,
         nodes += [helper.make_node("ReduceMean", ["encoder_hidden_states"], ["hm"], axes=[1]),
                   helper.make_node("Add", [query, "hm"], ["xh"])]
         query = "xh"
-    pasts = {"self": [], "cross": []}
-    d_outs = [helper.make_tensor_value_info("logits", F, ["b", 1, vocab])]
-    for k in range(layers):
-        for kv in ("key", "value"):
-            for kind in ("self", "cross"):
-                pasts[kind].append(helper.make_tensor_value_info(
-                    f"past_{kv}_{kind}_{k}", F, ["b", 1, "p" if kind == "self" else "s", d]))
-            d_outs.append(helper.make_tensor_value_info(f"present_{kv}_self_{k}", F,
-                                                        ["b", 1, "p1", d]))
-            inits.append(_c(f"W_self_{kv}_{k}", W["self", kv, k]))
-            nodes += [helper.make_node("MatMul", ["x", f"W_self_{kv}_{k}"], [f"n_{kv}{k}3"]),
-                      helper.make_node("Unsqueeze", [f"n_{kv}{k}3", "ax1"], [f"n_{kv}{k}"]),
-                      helper.make_node("Concat", [f"past_{kv}_self_{k}", f"n_{kv}{k}"],
-                                       [f"present_{kv}_self_{k}"], axis=2)]
-    _attend(nodes, inits, np.random.default_rng(att_seed), query,
-            ("present_key_self_0", "present_value_self_0"),
-            ("past_key_cross_0", "past_value_cross_0"), d, vocab)
-    decoder = helper.make_graph(nodes, "decoder", ins + pasts["self"] + pasts["cross"],
-                                d_outs, inits)
-    return encoder, decoder
+    return encoder, _decoder_with_pasts(nodes, inits, ins, W, layers, d, vocab, query,
+                                        att_seed)
 
 
 # --------------------------------------------------------------------------------------
