@@ -143,6 +143,23 @@ def gpt_decoder(seed=0, vocab=11, d=4, layers=1, name="decoder", extra_inputs=()
     return helper.make_graph(nodes, name, ins, outs, inits)
 
 
+def _encoder_presents(nodes, inits, W, layers, d, self_length):
+    """Append an encoder's present key/value nodes (self from "x", cross from
+    "encoder_hidden_states", per layer) and return their output value infos by kind;
+    the self presents are `self_length` long."""
+    outs = {"self": [], "cross": []}
+    for k in range(layers):
+        for kind, src in (("self", "x"), ("cross", "encoder_hidden_states")):
+            for kv in ("key", "value"):
+                n = f"present_{kv}_{kind}_{k}"
+                inits.append(_c(f"W_{kind}_{kv}_{k}", W[kind, kv, k]))
+                nodes += [helper.make_node("MatMul", [src, f"W_{kind}_{kv}_{k}"], [n + "3"]),
+                          helper.make_node("Unsqueeze", [n + "3", "ax1"], [n])]
+                outs[kind].append(helper.make_tensor_value_info(
+                    n, F, ["b", 1, self_length if kind == "self" else "s", d]))
+    return outs
+
+
 def _decoder_with_pasts(nodes, inits, ins, W, layers, d, vocab, query, att_seed):
     """The rest of an encoder-decoder's decoder graph after its input nodes: per layer
     self key/value pasts extended by this step's token (the presents) and cross
@@ -206,16 +223,7 @@ def t5_pair(seed=0, vocab=11, d=4, layers=1, hidden_input=True, use_hidden=False
               helper.make_node("Unsqueeze", ["maskf", "axm1"], ["maskf3"]),
               helper.make_node("Mul", ["emb", "maskf3"], ["encoder_hidden_states"]),
               helper.make_node("Gather", ["Ed", "decoder_input_ids"], ["x"])]
-    outs = {"self": [], "cross": []}
-    for k in range(layers):
-        for kind, src in (("self", "x"), ("cross", "encoder_hidden_states")):
-            for kv in ("key", "value"):
-                n = f"present_{kv}_{kind}_{k}"
-                inits.append(_c(f"W_{kind}_{kv}_{k}", W[kind, kv, k]))
-                nodes += [helper.make_node("MatMul", [src, f"W_{kind}_{kv}_{k}"], [n + "3"]),
-                          helper.make_node("Unsqueeze", [n + "3", "ax1"], [n])]
-                outs[kind].append(helper.make_tensor_value_info(
-                    n, F, ["b", 1, 1 if kind == "self" else "s", d]))
+    outs = _encoder_presents(nodes, inits, W, layers, d, 1)
     _attend(nodes, inits, np.random.default_rng(att_seed), "x",
             ("present_key_self_0", "present_value_self_0"),
             ("present_key_cross_0", "present_value_cross_0"), d, vocab)
@@ -273,16 +281,7 @@ def whisper_pair(seed=0, vocab=11, d=4, feat=3, layers=1, hidden_input=True,
     nodes += [helper.make_node("Transpose", ["encoder_input_ids"], ["ft"], perm=[0, 2, 1]),
               helper.make_node("MatMul", ["ft", "Wf"], ["encoder_hidden_states"]),
               helper.make_node("Gather", ["Ed", "decoder_input_ids"], ["x"])]
-    outs = {"self": [], "cross": []}
-    for k in range(layers):
-        for kind, src in (("self", "x"), ("cross", "encoder_hidden_states")):
-            for kv in ("key", "value"):
-                n = f"present_{kv}_{kind}_{k}"
-                inits.append(_c(f"W_{kind}_{kv}_{k}", W[kind, kv, k]))
-                nodes += [helper.make_node("MatMul", [src, f"W_{kind}_{kv}_{k}"], [n + "3"]),
-                          helper.make_node("Unsqueeze", [n + "3", "ax1"], [n])]
-                outs[kind].append(helper.make_tensor_value_info(
-                    n, F, ["b", 1, "l" if kind == "self" else "s", d]))
+    outs = _encoder_presents(nodes, inits, W, layers, d, "l")
     _attend(nodes, inits, np.random.default_rng(att_seed), "x",
             ("present_key_self_0", "present_value_self_0"),
             ("present_key_cross_0", "present_value_cross_0"), d, vocab)
