@@ -701,8 +701,10 @@ def _varlen_infer(attrs, inputs):
     big_n = int(attrs["max_ngram_size"])
     nh, state = (big_n - 1) * int(attrs["n_head_per_ngram"]), big_n - 1
     cu = inputs[3]
-    b = None if cu.shape is None or cu.shape[0] is None else cu.shape[0] - 1
-    total = None if x.shape is None else x.shape[0]
+    # A wrong-rank input leaves the dims unknown here; the kernel names it.
+    b = None if cu.shape is None or len(cu.shape) != 1 or cu.shape[0] is None \
+        else cu.shape[0] - 1
+    total = None if x.shape is None or len(x.shape) != 1 else x.shape[0]
     return [TensorInfo(x.dtype, (total, nh)), TensorInfo(x.dtype, (b, state)),
             TensorInfo(np.dtype(np.int32), (b, state)),
             TensorInfo(x.dtype, (b, int(attrs["state_update_capacity"]), state))]

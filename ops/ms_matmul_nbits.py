@@ -18,7 +18,8 @@ defines them; inputs, attributes and defaults follow its registered schemas):
 
 * MatMulBnb4: `MatMulBnb4Quantizer` (bitsandbytes' QLoRA FP4 / NF4): the [N, K] weight
   flattened row-major, in blocks of block_size values scaled by their absmax, two 4-bit
-  code-book indices a byte (the first in the high nibble). Y = A @ W.T (transB=1) or
+  code-book indices a byte (the first in the high nibble); block_size 16, 32, 64, 128 or
+  256, as onnxruntime's kernel (others refused). Y = A @ W.T (transB=1) or
   A @ W (transB=0; onnxruntime's CPU kernel multiplies by the wrong layout there, reading
   past the weight, so that form follows the schema with no oracle). training_mode has
   no effect on inference.
@@ -606,8 +607,10 @@ _BNB4_FLOATS = ("float32", "float16", "bfloat16")
 def _bnb4_check_attrs(attrs):
     """What is wrong with MatMulBnb4's attributes, or None."""
     bs = attrs["block_size"]
-    if bs < 16 or bs & (bs - 1):
-        return f"block_size {bs} must be a power of 2 and at least 16"
+    # onnxruntime's kernel takes these five only; a larger one would also make the
+    # per-value scales (np.repeat by block_size) an allocation no input bounds.
+    if bs not in (16, 32, 64, 128, 256):
+        return f"block_size {bs} must be 16, 32, 64, 128 or 256 (as onnxruntime's kernel)"
     if attrs["quant_type"] not in (0, 1):
         return f"quant_type must be 0 (FP4) or 1 (NF4), got {attrs['quant_type']}"
     if attrs["K"] < 1 or attrs["N"] < 1:

@@ -486,8 +486,10 @@ def _gated_delta_net_infer(attrs, inputs):
     final = (None,) * 4
     if state is not None and state.shape is not None:
         final = tuple(state.shape)
-    elif cu is not None and cu.shape is not None and v is not None and \
-            v.shape is not None and q.shape is not None:
+    elif cu is not None and cu.shape is not None and len(cu.shape) == 1 and v is not None \
+            and v.shape is not None and len(v.shape) >= 2 and q.shape is not None \
+            and len(q.shape) >= 1:
+        # Only shapes of the right ranks say anything; the kernel names wrong ranks.
         batch = None if cu.shape[0] is None else cu.shape[0] - 1
         final = (batch, v.shape[-2], v.shape[-1], q.shape[-1])
     return [TensorInfo(q.dtype, shape), TensorInfo(np.dtype(np.float32), final)]
@@ -756,7 +758,7 @@ def _varlen_conv_infer(attrs, inputs):
     state_shape = state.shape if state is not None else None
     update = None
     if x.shape is not None and len(x.shape) == 2 and cu is not None and \
-            cu.shape is not None and cu.shape[0] is not None:
+            cu.shape is not None and len(cu.shape) == 1 and cu.shape[0] is not None:
         update = (cu.shape[0] - 1, attrs["state_update_capacity"], x.shape[1])
     return [TensorInfo(x.dtype, x.shape), TensorInfo(x.dtype, state_shape),
             TensorInfo(x.dtype, update)]

@@ -1,0 +1,119 @@
+"""Hostile inputs for the second batch of contrib-op modules (ms_moe, ms_sequence,
+ms_gating, MRotaryEmbedding in ms_llm, MatMulBnb4 / MatMulFpQ4 in ms_matmul_nbits).
+
+Each test is one finding of a mutation fuzz (seed cases recorded from the modules'
+tests, mutated in shape, dtype, value and attribute, run through the kernel, `infer`
+and onnxruntime's CPU provider): it failed before its fix. Wrong inputs must raise a
+onegraph error naming the op and the problem, never a raw numpy/Python exception or a
+huge allocation; valid edge inputs must agree with onnxruntime.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+from onnx import helper, numpy_helper  # noqa: E402
+
+import onegraph  # noqa: E402
+from onegraph.convert import from_onnx  # noqa: E402
+from onegraph.errors import OpAttributeError, ShapeError  # noqa: E402
+from onegraph.ops import REGISTRY, TensorInfo  # noqa: E402
+
+MS = "com.microsoft"
+
+
+def _kernel(name, inputs, attrs):
+    """Run the kernel of com.microsoft `name` on `inputs` (None leaves one out)."""
+    op = REGISTRY.get(name, MS)
+    return op.kernel(list(inputs), op.resolve_attrs(attrs), None)
+
+
+def _infer(name, inputs, attrs):
+    """`infer` of com.microsoft `name` on the dtypes and shapes of `inputs`."""
+    op = REGISTRY.get(name, MS)
+    infos = [None if x is None else TensorInfo(x.dtype, tuple(x.shape), None) for x in inputs]
+    return op.infer(op.resolve_attrs(attrs), infos)
+
+
+def _model(name, feeds, inits, attrs, n_out=1):
+    """A one-node com.microsoft model: `feeds` graph inputs, then `inits` initializers
+    (name -> array, in input order; "" leaves an optional input out)."""
+    names = list(feeds) + list(inits)
+    node = helper.make_node(name, names, [f"y{k}" for k in range(n_out)], domain=MS,
+                            **attrs)
+    graph = helper.make_graph(
+        [node], name,
+        [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype),
+                                       v.shape) for k, v in feeds.items()],
+        [helper.make_empty_tensor_value_info(f"y{k}") for k in range(n_out)],
+        [numpy_helper.from_array(v, k) for k, v in inits.items() if k])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20),
+                                                   helper.make_opsetid(MS, 1)],
+                             ir_version=9)
+
+
+def _both(model, feeds, n_out=1):
+    """(onegraph's, onnxruntime's) outputs of `model` on `feeds`."""
+    outs = [f"y{k}" for k in range(n_out)]
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    want = ort.InferenceSession(model.SerializeToString(), so,
+                                providers=["CPUExecutionProvider"]).run(outs, feeds)
+    got = onegraph.Session(from_onnx(model)).run(outs, feeds)
+    return got, want
+
+
+# --------------------------------------------------------------------------------------
+# infer on wrong-rank inputs (was: IndexError inside infer)
+# --------------------------------------------------------------------------------------
+
+
+def test_gated_delta_net_infer_1d_value():
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((8, 2, 8)).astype(np.float32)
+    v = rng.standard_normal(96).astype(np.float32)
+    cu = np.array([0, 3, 4, 8], np.int32)
+    decay = -rng.random((8, 2)).astype(np.float32)
+    inputs = [q, q, v, cu, decay]
+    with pytest.raises(ShapeError, match="GatedDeltaNet: query, key and value must"):
+        _kernel("GatedDeltaNet", inputs, {"update_rule": "gated"})
+    _infer("GatedDeltaNet", inputs, {"update_rule": "gated"})  # unknown shapes, no IndexError
+
+
+def test_varlen_causal_conv_infer_0d_cumulative_length():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((9, 6)).astype(np.float32)
+    w = rng.standard_normal((6, 1, 3)).astype(np.float32)
+    cu = np.array(3, np.int32)
+    inputs = [x, w, cu]
+    with pytest.raises(ShapeError, match="VarlenCausalConvWithState: cumulative_sequence"):
+        _kernel("VarlenCausalConvWithState", inputs, {})
+    assert _infer("VarlenCausalConvWithState", inputs, {})[2].shape is None
+
+
+@pytest.mark.parametrize("ids, cu", [(np.array(4, np.int64), np.array([0, 4], np.int32)),
+                                     (np.arange(4, dtype=np.int64), np.array(2, np.int32))])
+def test_varlen_ngram_hash_infer_0d_inputs(ids, cu):
+    attrs = dict(max_ngram_size=3, n_head_per_ngram=1, pad_id=0)
+    inputs = [ids, np.array([3, 5, 7], np.int64), np.array([11, 13], np.int64), cu]
+    with pytest.raises(ShapeError, match="VarlenNGramHashMapping: .* must be 1-D"):
+        _kernel("VarlenNGramHashMapping", inputs, attrs)
+    _infer("VarlenNGramHashMapping", inputs, attrs)
+
+
+# --------------------------------------------------------------------------------------
+# MatMulBnb4 block_size
+# --------------------------------------------------------------------------------------
+
+
+def test_matmul_bnb4_huge_block_size_refused():
+    # Was a 4 TiB np.repeat of absmax by block_size; onnxruntime takes 16 ... 256 only.
+    a = np.ones((2, 32), np.float32)
+    b = np.zeros(64, np.uint8)
+    absmax = np.ones(1, np.float32)
+    attrs = dict(K=32, N=4, block_size=2**40, quant_type=1)
+    with pytest.raises(OpAttributeError, match="MatMulBnb4: block_size 1099511627776 must be"):
+        _kernel("MatMulBnb4", [a, b, absmax], attrs)
