@@ -50,7 +50,9 @@ onnxruntime's CPU kernels refuse (so these have no oracle here, and follow the s
 swiglu_fusion 0 and 2, fc3 inputs, mixed projection widths, relu2 and geglu. Refused
 here: QMoE quant_type other than 'int' (fp4, nvfp4, fp8, wfp4afp8: onnxruntime's CPU
 kernel crashes or has no kernel for them), the 3-bit profile, weights_prepacked=1 (an
-execution provider's private layout).
+execution provider's private layout), and the flags normalize_routing_weights,
+use_sparse_mixer and swiglu_limit_after_activation other than 0 or 1 (onnxruntime reads
+the first two as `== 1`, so 2 would be "off" there).
 """
 
 from __future__ import annotations
@@ -108,6 +110,12 @@ def _moe_problem(attrs):
         return f"activation_type {act!r} is not one of {', '.join(_ACTIVATIONS)}"
     if attrs["k"] < 1:
         return f"k must be at least 1, got {attrs['k']}"
+    # onnxruntime reads normalize_routing_weights and use_sparse_mixer as `== 1`, so 2 or
+    # -1 means "off" there and "on" to a truthiness test: refuse flags that are neither.
+    for flag in ("normalize_routing_weights", "use_sparse_mixer",
+                 "swiglu_limit_after_activation"):
+        if attrs[flag] not in (0, 1):
+            return f"{flag} must be 0 or 1, got {attrs[flag]}"
     if attrs["use_sparse_mixer"] and attrs["k"] != 2:
         return f"use_sparse_mixer needs k = 2, got k = {attrs['k']}"
     fusion = attrs["swiglu_fusion"]

@@ -117,3 +117,34 @@ def test_matmul_bnb4_huge_block_size_refused():
     attrs = dict(K=32, N=4, block_size=2**40, quant_type=1)
     with pytest.raises(OpAttributeError, match="MatMulBnb4: block_size 1099511627776 must be"):
         _kernel("MatMulBnb4", [a, b, absmax], attrs)
+
+
+# --------------------------------------------------------------------------------------
+# MoE flags (onnxruntime reads them as `== 1`)
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["normalize_routing_weights", "use_sparse_mixer",
+                                  "swiglu_limit_after_activation"])
+@pytest.mark.parametrize("value", [2, -1, 65536])
+def test_moe_flag_not_0_or_1_refused(flag, value):
+    # Was: normalize_routing_weights=65536 renormalised (onnxruntime: off), another answer.
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, 8)).astype(np.float32)
+    logits = rng.standard_normal((3, 4)).astype(np.float32)
+    fc1 = rng.standard_normal((4, 6, 8)).astype(np.float32)
+    fc2 = rng.standard_normal((4, 8, 6)).astype(np.float32)
+    attrs = {"k": 2, flag: value}
+    with pytest.raises(OpAttributeError, match=f"MoE: {flag} must be 0 or 1, got {value}"):
+        _kernel("MoE", [x, logits, fc1, None, fc2], attrs)
+
+
+def test_moe_normalize_routing_weights_1_matches_onnxruntime():
+    rng = np.random.default_rng(3)
+    feeds = {"x": rng.standard_normal((3, 8)).astype(np.float32),
+             "logits": rng.standard_normal((3, 4)).astype(np.float32)}
+    inits = {"fc1": rng.standard_normal((4, 6, 8)).astype(np.float32), "": None,
+             "fc2": rng.standard_normal((4, 8, 6)).astype(np.float32)}
+    got, want = _both(_model("MoE", feeds, inits, dict(k=2, normalize_routing_weights=1)),
+                      feeds)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
