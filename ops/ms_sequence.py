@@ -53,7 +53,8 @@ the state_window of CausalConvWithState and LinearAttention. Refused here as CUD
 CausalConvWithState's ndim 2 and 3 (onnxruntime's CPU kernel runs ndim 1 only) and its
 state_update_capacity / state_length / input_channel_offset / input_channels /
 state_channels_last, GatedDeltaNet's compact state updates (state_update_capacity > 0),
-VarlenCausalConvWithState's dynamic mode (kernel_delta, previous_mask).
+VarlenCausalConvWithState's dynamic mode (kernel_delta, previous_mask, and group_size /
+delta_offset other than 1 / 0).
 """
 
 from __future__ import annotations
@@ -552,6 +553,20 @@ def _conv_problem(attrs):
     return None
 
 
+def _varlen_conv_problem(attrs):
+    """What is wrong with VarlenCausalConvWithState's attributes, or None."""
+    problem = _conv_problem(attrs)
+    if problem:
+        return problem
+    # group_size and delta_offset shape the dynamic mode (kernel_delta), refused here;
+    # other values without it would be ignored silently (onnxruntime refuses them).
+    if attrs["group_size"] != 1 or attrs["delta_offset"] != 0:
+        return (f"group_size ({attrs['group_size']}) and delta_offset "
+                f"({attrs['delta_offset']}) other than 1 and 0 need the dynamic mode "
+                f"(kernel_delta, CUDA only), which is not supported")
+    return None
+
+
 def _causal_conv_problem(attrs):
     problem = _conv_problem(attrs)
     if problem:
@@ -1014,7 +1029,7 @@ OPS = (
             ("state_update_capacity", "int", 0), ("delta_offset", "int", 0),
             ("group_size", "int", 1)),
            infer=_varlen_conv_infer, domain=_DOMAIN, dtypes=_FLOAT_NAMES,
-           check_attrs=_conv_problem,
+           check_attrs=_varlen_conv_problem,
            doc="Causal depthwise convolution over ragged packed requests with states."),
 )
 

@@ -148,3 +148,37 @@ def test_moe_normalize_routing_weights_1_matches_onnxruntime():
     got, want = _both(_model("MoE", feeds, inits, dict(k=2, normalize_routing_weights=1)),
                       feeds)
     np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+
+
+# --------------------------------------------------------------------------------------
+# VarlenCausalConvWithState group_size / delta_offset (were ignored)
+# --------------------------------------------------------------------------------------
+
+
+def _varlen_conv_inputs():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((9, 6)).astype(np.float32)
+    w = rng.standard_normal((6, 1, 4)).astype(np.float32)
+    cu = np.array([0, 3, 4, 9], np.int32)
+    state = rng.standard_normal((3, 6, 3)).astype(np.float32)
+    return [x, w, cu, None, state]
+
+
+@pytest.mark.parametrize("group_size, delta_offset", [(2, 0), (1, 1), (1, -1), (0, 0)])
+def test_varlen_causal_conv_group_size_delta_offset_refused(group_size, delta_offset):
+    # onnxruntime refuses these without kernel_delta; onegraph ignored them.
+    attrs = dict(group_size=group_size, delta_offset=delta_offset)
+    with pytest.raises(OpAttributeError, match="VarlenCausalConvWithState: group_size "
+                                               f"\\({group_size}\\) and delta_offset"):
+        _kernel("VarlenCausalConvWithState", _varlen_conv_inputs(), attrs)
+
+
+def test_varlen_causal_conv_default_group_size_matches_onnxruntime():
+    x, w, cu, _, state = _varlen_conv_inputs()
+    feeds = {"x": x}
+    inits = {"w": w, "cu": cu, "": None, "state": state}
+    model = _model("VarlenCausalConvWithState", feeds, inits,
+                   dict(group_size=1, delta_offset=0), n_out=2)
+    got, want = _both(model, feeds, n_out=2)
+    for g, o in zip(got, want):
+        np.testing.assert_allclose(g, o, rtol=1e-5, atol=1e-5)
