@@ -107,6 +107,8 @@ std::default_random_engine cannot be reproduced: only draws with one candidate l
 (every other token filtered) equal onnxruntime's, the rest match it in distribution.
 `filtered_logits` stays empty (None), as in onnxruntime's release builds, which write
 it only when built with DEBUG_GENERATION.
+Token-id attributes (eos, pad, decoder_start, the Whisper ids) outside int32 are refused
+(OpAttributeError): the sequences are int32.
 """
 
 from __future__ import annotations
@@ -179,6 +181,18 @@ class _Params:
     timestamps: dict | None = None     # Whisper's timestamp rules: the token ids
 
 
+def _check_token_ids(op, attrs):
+    """Refuse a *_token_id attribute outside int32, the type of the sequences (and of
+    onnxruntime's token ids), before any is written into an int32 array.
+
+    Raises:
+        OpAttributeError: names the attribute and its value.
+    """
+    for name in sorted(k for k in attrs if k.endswith("_token_id")):
+        if attrs[name] is not None and not -2**31 <= attrs[name] < 2**31:
+            raise OpAttributeError(f"{op}: {name} ({attrs[name]}) does not fit in int32")
+
+
 def _common_params(op, attrs, input_ids, sequence_length, max_length, min_length,
                    num_beams, num_return, length_penalty, repetition_penalty, vocab_mask,
                    prefix_vocab_mask, attention_mask, vocab_size):
@@ -196,6 +210,7 @@ def _common_params(op, attrs, input_ids, sequence_length, max_length, min_length
     if sequence_length < 1 or ids.shape[1] < 1:
         raise ShapeError(f"{op}: input_ids must hold at least one token per row, got shape "
                          f"{list(ids.shape)}")
+    _check_token_ids(op, attrs)
     if attrs["eos_token_id"] < 0 or attrs["pad_token_id"] < 0:
         raise OpAttributeError(f"{op}: eos_token_id and pad_token_id must be >= 0, got "
                                f"{attrs['eos_token_id']} and {attrs['pad_token_id']}")
@@ -808,7 +823,9 @@ def _beam_outputs(p: _Params, hyps, sequences, beam_scores, step_scores, wanted)
         steps = p.max_length - p.sequence_length
         scores = np.zeros((steps, B, M, p.vocab_size), np.float32)
         if step_scores:
-            scores[:len(step_scores)] = np.stack(step_scores).reshape(-1, B, M, p.vocab_size)
+            # the step count, not -1: with batch_size 0 every step is empty
+            scores[:len(step_scores)] = np.stack(step_scores).reshape(
+                len(step_scores), B, M, p.vocab_size)
         results.append(scores)
     return tuple(results[:max(wanted, 1)])
 
@@ -1097,6 +1114,7 @@ def _whisper_kernel(inputs, attrs, ctx):
     if batch < 1:
         raise ShapeError(f"{op}: the audio features hold no batch row (shape "
                          f"{list(features.shape)})")
+    _check_token_ids(op, attrs)
     start = attrs["decoder_start_token_id"]
     if get(10) is None:
         if start < 0:

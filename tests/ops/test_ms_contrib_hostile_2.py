@@ -182,3 +182,49 @@ def test_varlen_causal_conv_default_group_size_matches_onnxruntime():
     got, want = _both(model, feeds, n_out=2)
     for g, o in zip(got, want):
         np.testing.assert_allclose(g, o, rtol=1e-5, atol=1e-5)
+
+
+# --------------------------------------------------------------------------------------
+# Generation ops (through a Session: they run subgraphs)
+# --------------------------------------------------------------------------------------
+
+
+def _gen():
+    """The generation tests' builders (decoders, inputs, onnxruntime/onegraph runners)."""
+    from . import test_ms_generation as gen
+
+    return gen
+
+
+@pytest.mark.parametrize("op", ["GreedySearch", "BeamSearch", "WhisperBeamSearch"])
+@pytest.mark.parametrize("attr", ["pad_token_id", "eos_token_id", "decoder_start_token_id"])
+def test_generation_token_id_beyond_int32_refused(op, attr):
+    # Was: ExecutionError "OverflowError: Python integer ... out of bounds for int32".
+    gen = _gen()
+    if op == "WhisperBeamSearch":
+        inputs = gen._whisper_inputs(9, 2)
+        attrs = dict(model_type=2, eos_token_id=9, pad_token_id=0, decoder_start_token_id=10)
+        graphs = dict(zip(("encoder", "decoder"), gen.whisper_pair(0, vocab=24)))
+        outputs = gen.BEAM_OUTPUTS
+    else:
+        inputs = (gen._greedy_inputs(gen._PROMPT, 9) if op == "GreedySearch"
+                  else gen._beam_inputs(gen._PROMPT, 9, 2))
+        attrs = gen._gen_attrs(99, 0)
+        graphs = dict(decoder=gen.gpt_decoder(0))
+        outputs = [("sequences", gen.I32)]
+    attrs[attr] = 2**40
+    model = gen._model(op, graphs, inputs, outputs, **attrs)
+    with pytest.raises(OpAttributeError, match=f"{op}: {attr} \\(1099511627776\\) does not "
+                                               "fit in int32"):
+        gen._og(model, inputs)
+
+
+def test_beam_search_empty_batch_matches_onnxruntime():
+    # Was: ValueError "cannot reshape array of size 0 into shape (0,2,11)" for scores.
+    gen = _gen()
+    inputs = gen._beam_inputs(np.zeros((0, 3), np.int32), 8, 2, 2)
+    model = gen._model("BeamSearch", dict(decoder=gen.gpt_decoder(0)), inputs,
+                       gen.BEAM_OUTPUTS, **gen._gen_attrs(99, 0))
+    want, got = gen._ort(model, inputs), gen._og(model, inputs)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
