@@ -24,9 +24,10 @@ defines them; inputs, attributes and defaults follow its registered schemas):
   past the weight, so that form follows the schema with no oracle). training_mode has
   no effect on inference.
 * MatMulFpQ4: B [K, N] as an MLAS Q4 blob (`MlasQ4GemmPackB`), B_shape = [K, N]:
-  blk_quant_type 0 (blocks of 32, symmetric), 1 (32 with a uint8 zero point) and 2 (64,
-  symmetric; onnxruntime's CPU kernel reads every type but 0 as type 1 and so refuses
-  type-2 blobs by their size; onegraph follows the schema).
+  blk_quant_type 0 (blocks of 32, symmetric), 1 (32 with a zero-point byte; code minus
+  it wraps to int8, as MLAS computes it) and 2 (64, symmetric; onnxruntime's CPU kernel
+  reads every type but 0 as type 1 and so refuses type-2 blobs by their size; onegraph
+  follows the schema).
 
 Arithmetic. MatMulNBits dequantizes B to float32, (code - zero_point) * scale, and runs
 one float32 matmul (onnxruntime's accuracy_level 0 path for float32 A: dequantize and
@@ -710,7 +711,8 @@ def _fpq4_weight(blob, k, n, kind):
     """The dequantized B, float32 [K, N], of MLAS's Q4 blob: column by column, block by
     block along K, each block a float32 scale, (a uint8 zero point), then per 32 values
     16 bytes, byte l holding value l in its low nibble and value l + 16 in its high one.
-    value = (code - zero_point) * scale, the zero point 8 for the symmetric types."""
+    value = (code - zero_point) * scale, the zero point 8 for the symmetric types, the
+    difference wrapped to int8 as MLAS computes it (for a zero point byte above 15)."""
     block, has_zero = _FPQ4_TYPES[kind]
     blocks = _ceil_div(k, block)
     head = 5 if has_zero else 4
@@ -722,12 +724,13 @@ def _fpq4_weight(blob, k, n, kind):
                          f"(blk_quant_type {kind}), got {blob.dtype} {list(blob.shape)}")
     rows = blob.reshape(n, blocks, size)
     scale = np.ascontiguousarray(rows[:, :, :4]).view("<f4")[:, :, 0].astype(_F32)
-    zero = rows[:, :, 4].astype(_F32) if has_zero else _F32(8)
+    zero = rows[:, :, 4:5] if has_zero else np.uint8(8)
     data = rows[:, :, head:].reshape(n, blocks, block // 32, 16)
     codes = np.concatenate([data & np.uint8(15), data >> 4], axis=3)
-    codes = codes.reshape(n, blocks, block).astype(_F32)
-    zero = zero[:, :, None] if has_zero else zero
-    w = ((codes - zero) * scale[:, :, None]).reshape(n, blocks * block)[:, :k]
+    # MLAS subtracts the zero-point byte in int8, wrapping (probed: zero point 129 turns
+    # code 0 into 127, 255 into 1); within 0..15 this is the plain difference
+    diff = (codes.reshape(n, blocks, block) - zero).view(np.int8).astype(_F32)
+    w = (diff * scale[:, :, None]).reshape(n, blocks * block)[:, :k]
     return np.ascontiguousarray(w.T)
 
 

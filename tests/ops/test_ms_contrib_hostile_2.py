@@ -228,3 +228,24 @@ def test_beam_search_empty_batch_matches_onnxruntime():
     want, got = gen._ort(model, inputs), gen._og(model, inputs)
     for g, w in zip(got, want):
         assert g.shape == w.shape and g.dtype == w.dtype
+
+
+# --------------------------------------------------------------------------------------
+# MatMulFpQ4 zero-point bytes above 15 (MLAS wraps code - zero point to int8)
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("zero_point", [0, 8, 15, 100, 128, 200, 255])
+def test_matmul_fpq4_zero_point_byte_as_int8_matches_onnxruntime(zero_point):
+    # Was: code - 255 computed as is (onnxruntime wraps it to int8), another product.
+    rng = np.random.default_rng(zero_point)
+    k, n = 64, 3
+    codes = rng.integers(0, 16, (n, 2, 32)).astype(np.uint8)
+    blob = np.zeros((n, 2, 21), np.uint8)
+    blob[:, :, :4] = rng.uniform(0.01, 0.1, (n, 2, 1)).astype("<f4").view(np.uint8)
+    blob[:, :, 4] = zero_point
+    blob[:, :, 5:] = codes[:, :, :16] | (codes[:, :, 16:] << 4)
+    feeds = {"a": rng.standard_normal((4, k)).astype(np.float32)}
+    inits = {"b": blob.reshape(-1), "shape": np.array([k, n], np.int64)}
+    got, want = _both(_model("MatMulFpQ4", feeds, inits, dict(blk_quant_type=1)), feeds)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-4)
