@@ -224,7 +224,7 @@ def _la_dims(op, q, k, v, attrs):
 
 def _linear_attention_kernel(inputs, attrs, ctx):
     """LinearAttention (see the module doc): (output [B, T, max(H_q, H_kv) * d_v] of
-    query's type, present_state of past_state's type, float32 without one).
+    query's type, present_state of past_state's type, query's without one).
 
     Raises:
         ShapeError: a type or shape does not fit (names it), or decay / beta do not
@@ -240,7 +240,8 @@ def _linear_attention_kernel(inputs, attrs, ctx):
     b, t, dk, dv = _la_dims(op, q, k, v, attrs)
     hq, hkv, window = attrs["q_num_heads"], attrs["kv_num_heads"], attrs["state_window"]
     state_shape = (b, hkv, dk, dv)
-    state_dtype = np.dtype(np.float32)
+    # without past_state, present_state has query's type (onnxruntime's T), else past's
+    state_dtype = q.dtype
     if past is not None:
         past = _float(op, "past_state", past)
         state_dtype = past.dtype
@@ -281,7 +282,7 @@ def _linear_attention_kernel(inputs, attrs, ctx):
 
 def _linear_attention_infer(attrs, inputs):
     q, k, v, past = _padded(inputs, 4)
-    state_dtype = past.dtype if past is not None else np.dtype(np.float32)
+    state_dtype = past.dtype if past is not None else q.dtype
     hq, hkv, window = attrs["q_num_heads"], attrs["kv_num_heads"], attrs["state_window"]
     out_shape = state = None
     if q.shape is not None and v is not None and v.shape is not None and \
@@ -573,6 +574,9 @@ def _causal_conv_problem(attrs):
         return problem
     if attrs["ndim"] not in (1, 2, 3):
         return f"ndim must be 1, 2 or 3, got {attrs['ndim']}"
+    if attrs["channels_last"] not in (0, 1):
+        # onnxruntime refuses others too; a truthiness test would read 2 as 1
+        return f"channels_last must be 0 or 1, got {attrs['channels_last']}"
     if attrs["channels_last"] and attrs["ndim"] != 1:
         return "channels_last needs ndim = 1"
     if not 0 <= attrs["state_window"] <= 8:

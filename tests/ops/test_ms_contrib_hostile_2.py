@@ -249,3 +249,35 @@ def test_matmul_fpq4_zero_point_byte_as_int8_matches_onnxruntime(zero_point):
     inits = {"b": blob.reshape(-1), "shape": np.array([k, n], np.int64)}
     got, want = _both(_model("MatMulFpQ4", feeds, inits, dict(blk_quant_type=1)), feeds)
     np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-4)
+
+
+# --------------------------------------------------------------------------------------
+# LinearAttention present_state type without past_state
+# --------------------------------------------------------------------------------------
+
+
+def test_linear_attention_float16_without_past_state_matches_onnxruntime():
+    # Was: present_state float32 (onnxruntime: float16, query's type).
+    rng = np.random.default_rng(5)
+    b, t, h, d = 1, 3, 2, 4
+    feeds = {n: rng.standard_normal((b, t, h * d)).astype(np.float16) for n in "qkv"}
+    model = _model("LinearAttention", feeds, {},
+                   dict(q_num_heads=h, kv_num_heads=h, update_rule="linear"), n_out=2)
+    got, want = _both(model, feeds, n_out=2)
+    inferred = _infer("LinearAttention", list(feeds.values()),
+                      dict(q_num_heads=h, kv_num_heads=h, update_rule="linear"))
+    for g, w, i in zip(got, want, inferred):
+        assert g.dtype == w.dtype == i.dtype == np.float16 and g.shape == w.shape
+        np.testing.assert_allclose(g.astype(np.float32), w.astype(np.float32), rtol=2e-3,
+                                   atol=2e-3)
+
+
+@pytest.mark.parametrize("value", [2, -1])
+def test_causal_conv_channels_last_not_0_or_1_refused(value):
+    # Was: run as channels_last=1 (onnxruntime refuses the node).
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, 5, 4)).astype(np.float32)
+    w = rng.standard_normal((4, 1, 3)).astype(np.float32)
+    with pytest.raises(OpAttributeError, match=f"CausalConvWithState: channels_last must be "
+                                               f"0 or 1, got {value}"):
+        _kernel("CausalConvWithState", [x, w], dict(channels_last=value))
