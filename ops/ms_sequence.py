@@ -18,7 +18,8 @@
   into initial_state's batch. The state is V-major [B, H_v, d_v, d_k] and float32.
   gate_activation 'softplus' (alias 'qwen') computes g = -exp(a_log) * softplus(decay
   + dt_bias), 'sigmoid' (alias 'kda') g = gate_lower_bound * sigmoid(exp(a_log) *
-  (decay + dt_bias)); beta_activation 'sigmoid' applies a sigmoid; qk_l2_norm=1 scales
+  (decay + dt_bias)); with gate_activation 'none', a_log / dt_bias are refused (as
+  onnxruntime). beta_activation 'sigmoid' applies a sigmoid; qk_l2_norm=1 scales
   each query and key head vector by 1 / sqrt(sum(x^2) + 1e-12) first.
 * LinearAttentionGate: decay = decay_scale * softplus(a + dt_bias), beta = sigmoid(b).
 * CausalConvWithState: the causal depthwise 1-D convolution of Mamba / Gated DeltaNet
@@ -435,6 +436,11 @@ def _gated_delta_net_kernel(inputs, attrs, ctx):
                              f"{list(state.shape)}")
     rule = _rule(op, attrs)
     _check_gates(op, rule, decay, beta)
+    gate_act = _GATE_ACTIVATIONS.get(_text(attrs["gate_activation"]), "none")
+    if (a_log is not None or dt_bias is not None) and gate_act == "none":
+        # they would be ignored silently; onnxruntime refuses them too
+        raise ShapeError(f"{op}: a_log and dt_bias need gate_activation softplus or "
+                         f"sigmoid (gate_activation {attrs['gate_activation']!r})")
     qs, ks, vs, lead = _gdn_heads(op, q, None if k is None else np.asarray(k),
                                   None if v is None else np.asarray(v), state)
     n, hq, dk = qs.shape

@@ -281,3 +281,18 @@ def test_causal_conv_channels_last_not_0_or_1_refused(value):
     with pytest.raises(OpAttributeError, match=f"CausalConvWithState: channels_last must be "
                                                f"0 or 1, got {value}"):
         _kernel("CausalConvWithState", [x, w], dict(channels_last=value))
+
+
+def test_gated_delta_net_a_log_dt_bias_without_gate_activation_refused():
+    # Was: a_log and dt_bias ignored (onnxruntime refuses them without a gate activation).
+    rng = np.random.default_rng(7)
+    q = rng.standard_normal((4, 2, 8)).astype(np.float32)
+    v = rng.standard_normal((4, 2, 6)).astype(np.float32)
+    cu = np.array([0, 1, 4], np.int32)
+    decay = -rng.random((4, 2)).astype(np.float32)
+    inputs = [q, q, v, cu, decay, None, None, np.zeros(2, np.float32),
+              np.zeros(2, np.float32)]
+    attrs = dict(update_rule="gated", gate_activation="none")
+    with pytest.raises(ShapeError, match="GatedDeltaNet: a_log and dt_bias need "
+                                         "gate_activation softplus or sigmoid"):
+        _kernel("GatedDeltaNet", inputs, attrs)
