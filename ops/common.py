@@ -82,8 +82,8 @@ def kernel_failure(e: Exception, where: str, args) -> OneGraphError:
     """The onegraph error to raise for exception `e` of a kernel that is not one:
     ShapeError for numpy's shape mismatches, ResourceExhaustedError for MemoryError
     (numpy's "Unable to allocate ...") and numpy's "array is too big", ExecutionError
-    otherwise. `where` names the node
-    and op ("node 'n' (Pad)"), `args` are the kernel's inputs."""
+    otherwise. `where` names the node and op ("node 'n' (Pad)"), `args` are the
+    kernel's inputs."""
     if isinstance(e, ValueError) and is_shape_mismatch(e):
         return ShapeError(f"{where}: input shapes {input_shapes(args)} do not fit: {e}")
     if isinstance(e, MemoryError) or (isinstance(e, ValueError)
