@@ -415,6 +415,21 @@ _CONV_ACTIVATIONS = {
 }
 
 
+def _activation_entry(op, name, table):
+    """(name as str, its entry) of activation `name` (str or bytes) in a fused op's
+    `table`.
+
+    Raises:
+        UnsupportedOpError: the table has no such activation (the message lists it).
+    """
+    name = name.decode() if isinstance(name, bytes) else name
+    entry = table.get(name)
+    if entry is None:
+        raise UnsupportedOpError(f"{op}: activation {name!r} is not supported (supported: "
+                                 f"{', '.join(sorted(table))})")
+    return name, entry
+
+
 def _conv_activation(op, attrs):
     """(fn, params) of a FusedConv-style node's activation attributes; fn None is the
     identity.
@@ -426,12 +441,7 @@ def _conv_activation(op, attrs):
     name = attrs["activation"]
     if name is None:
         return None, ()
-    name = name.decode() if isinstance(name, bytes) else name
-    entry = _CONV_ACTIVATIONS.get(name)
-    if entry is None:
-        raise UnsupportedOpError(f"{op}: activation {name!r} is not supported (supported: "
-                                 f"{', '.join(sorted(_CONV_ACTIVATIONS))})")
-    count, fn = entry
+    name, (count, fn) = _activation_entry(op, name, _CONV_ACTIVATIONS)
     params = [float(v) for v in (attrs["activation_params"] or ())]
     if count and len(params) != count:
         raise OpAttributeError(f"{op}: activation {name} needs {count} activation_params, "
@@ -481,12 +491,7 @@ def _gemm_activation(op, attrs):
         OpAttributeError: a parameter the activation needs is not given.
     """
     name = attrs["activation"]
-    name = name.decode() if isinstance(name, bytes) else name
-    entry = _GEMM_ACTIVATIONS.get(name)
-    if entry is None:
-        raise UnsupportedOpError(f"{op}: activation {name!r} is not supported (supported: "
-                                 f"{', '.join(sorted(_GEMM_ACTIVATIONS))})")
-    needs, fn = entry
+    name, (needs, fn) = _activation_entry(op, name, _GEMM_ACTIVATIONS)
     params = {}
     for key in needs:
         value = attrs["activation_" + key]

@@ -322,6 +322,7 @@ def _matmul_nbits_infer(attrs, inputs):
 
 
 def _eight_bit(x, op, what):
+    """x as an array; ShapeError naming `what` unless it is uint8 or int8."""
     x = np.asarray(x)
     if x.dtype not in _EIGHT_BIT:
         raise ShapeError(f"{op}: {what} must be uint8 or int8, got {x.dtype}")

@@ -57,6 +57,7 @@ import numpy as np
 from ..errors import OpAttributeError, ShapeError, UnsupportedOpError
 from .common import broadcast_shape
 from .ms_fused import check_window, ort_same_padding
+from .ms_matmul_nbits import _eight_bit
 from .ms_quantization import _look_up, _table, _zero_point
 from .ms_transformer import _causal, _heads, _ids, _key_padding, _mask_index, _sdpa
 from .normalization import _layernorm_kernel
@@ -108,14 +109,6 @@ def _f32_scale(s, op, what):
     if s.dtype != np.float32:
         raise ShapeError(f"{op}: {what} must be float32, got {s.dtype}")
     return s
-
-
-def _eight_bit(x, op, what):
-    """x as an array; ShapeError naming `what` unless it is uint8 or int8."""
-    x = np.asarray(x)
-    if x.dtype not in _EIGHT_BIT:
-        raise ShapeError(f"{op}: {what} must be uint8 or int8, got {x.dtype}")
-    return x
 
 
 # --------------------------------------------------------------------------------------
