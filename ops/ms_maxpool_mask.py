@@ -1,0 +1,3 @@
+"""Operators: onnxruntime's com.microsoft MaxpoolWithMask (placeholder, being written)."""
+
+OPS = []
