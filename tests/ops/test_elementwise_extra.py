@@ -153,17 +153,35 @@ def _softmax_f64(x, axis):
 
 
 @pytest.mark.parametrize("case", ["narrow", "rows_far_apart", "few_rows_far_below", "wide",
-                                  "masked", "axis0", "axis0_far_below"])
+                                  "masked", "axis0", "axis0_far_below", "unshifted_edges",
+                                  "below_unshifted", "above_unshifted",
+                                  "high_rows_far_apart", "high_few_rows_far_below"])
 def test_float32_softmax_matches_a_float64_per_row_softmax(case):
-    # the float32 kernel may shift by the tensor's global max (span under 80) and sum
-    # rows with BLAS; every path must agree with the per-row float64 softmax, tiny
-    # probabilities included (relative error), and keep NaN rows NaN
+    # the float32 kernel may take exp(x) unshifted (all x in [-80, 87 - ln n]), shift by
+    # the tensor's global max (span under 80) and sum rows with BLAS; every path must
+    # agree with the per-row float64 softmax, tiny probabilities included (relative
+    # error), and keep NaN rows NaN
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, 3, 16, 32)).astype(np.float32)
     axis = -1
-    if case == "rows_far_apart":     # row maxima 70 apart: shared shift, e^-70 terms
+    if case == "rows_far_apart":     # row maxima 70 apart: unshifted, e^-70 terms
         x[0, 0] -= 70
-    elif case == "few_rows_far_below":  # two rows far below the rest: redone on their own
+    elif case == "few_rows_far_below":  # two rows far below the rest
+        x[0, 1, 3] -= 60
+        x[1, 0, 7] -= 40
+    elif case == "unshifted_edges":  # the unshifted range's ends: no subnormal, no inf
+        x[0, 0, 0, :] = -79.9
+        x[1, 2, 15, 31] = 87 - math.log(32) - 0.01
+        x[1, 2, 15, :31] = 87 - math.log(32) - 0.02
+    elif case == "below_unshifted":  # exp(-100) would be subnormal: shifted per row
+        x[0, 1, 3] -= 100
+    elif case == "above_unshifted":  # exp(90) would overflow: shifted
+        x += 86
+    elif case == "high_rows_far_apart":  # past the unshifted range: shared shift
+        x += 100
+        x[0, 0] -= 70
+    elif case == "high_few_rows_far_below":  # shared shift; two rows redone on their own
+        x += 100
         x[0, 1, 3] -= 60
         x[1, 0, 7] -= 40
     elif case == "wide":             # span over 80: per-row shift
