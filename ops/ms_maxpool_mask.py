@@ -10,14 +10,15 @@ against onnxruntime 1.32's CPU kernel (float32 only) with one-node models.
   Indices output). There are no dilations and no ceil_mode: onnxruntime refuses the
   node with either, as with any other attribute the schema does not list.
 - Mask: an entry is "off" when it is 0, "on" for any other value (1, 5, -1 alike). M's
-  N and C need not be X's: onnxruntime reads the mask of image plane p (p = n * C + c)
-  from M's flat data, one plane of the spatial size S = prod(spatial) long. A mask of
-  one plane (M's N = C = 1) is shared by every plane of X.
+  N and C need not be X's: image plane p of X (p = n * C + c) reads the S =
+  prod(spatial) entries of M's plane p mod (M's N * C), so a mask of one plane (M's
+  N = C = 1) is shared by every plane of X (but see the refusals below).
 - Window: as MaxPool's without dilation, the window clipped to the input (padding is
   never read). The taps along the last spatial dim are scanned in order, and the
   first "off" entry ends the scan of that line of the window: it and every tap after
-  it along that dim are left out, while the window's other lines (rows of a 2-D window,
-  rows of each plane of a 3-D one) are scanned afresh. Y is the largest value read.
+  it along that dim are left out, while the window's other lines (its rows in 2-D, its
+  lines along the last dim at each of its (h, w) in 3-D) are scanned afresh. Y is the
+  largest value read.
   NaN never wins (onnxruntime keeps a value only if it is greater than the best so
   far), and a window that reads nothing (every line starts "off", or the window lies in
   the padding) gives float32's lowest value, -3.4028235e38, as does one of -inf only.
@@ -40,12 +41,12 @@ against onnxruntime 1.32's CPU kernel (float32 only) with one-node models.
 
 Refused where onnxruntime's results are wrong (its kernel's own arithmetic, measured):
 
-- It starts plane p's mask at element (p * S) mod (M's N * M's C) of M: a count of
-  planes used as an element offset. That is the plane-by-plane broadcast its source
-  comment intends (plane p reads M's plane p mod (N * C), at element (p mod (N * C)) *
-  S) only when M has one plane, S is 1, or every plane read lies within the first
-  M-plane's worth of elements; any other M (a full per-channel (N, C, *spatial) mask of
-  more than one plane, for one) would be read misaligned, so it is a ShapeError.
+- It starts plane p's mask at element (p * S) mod T of M, T = M's N * M's C: a count
+  of planes used as an element offset. That is the start of M's plane p mod T, the
+  broadcast its source comment intends, for every p exactly when T is 1, S is 1, or
+  (min(X's N * C, T) - 1) * S < T; any other M (a full per-channel (N, C, *spatial)
+  mask of more than one plane, for one) would be read misaligned, so it is a
+  ShapeError.
 - Its 2-D and 3-D kernels test the mask only at spatial index > 0 (its 1-D kernel at
   every index), so an "off" entry at the first spatial position (0, 0) or (0, 0, 0) of a
   mask plane is ignored there and that element always read; such a mask is refused
