@@ -5,7 +5,8 @@ against onnxruntime 1.32's CPU kernel (float32 only) with one-node models.
 
 - Inputs: X float32 (N, C, *spatial) with 1, 2 or 3 spatial dims, and M int32 of X's
   rank whose spatial dims are X's. Output Y float32 (N, C, *out). Attributes:
-  kernel_shape (required, one value per spatial dim), strides, pads, auto_pad
+  kernel_shape (optional in onnxruntime's schema, yet its kernel refuses a node without
+  it, and so does onegraph; one value per spatial dim), strides, pads, auto_pad
   (NOTSET, VALID, SAME_UPPER, SAME_LOWER), storage_order (read, no effect: there is no
   Indices output). There are no dilations and no ceil_mode: onnxruntime refuses the
   node with either, as with any other attribute the schema does not list.
@@ -103,7 +104,7 @@ def _check_attrs(attrs):
     node (see the module docstring), so a bad model fails at load. Returns None.
 
     Raises:
-        OpAttributeError: kernel_shape empty or not positive, strides not positive,
+        OpAttributeError: kernel_shape absent, empty or not positive, strides not positive,
             pads negative or not smaller than the kernel, pads/strides of another
             length than the kernel, auto_pad unknown, a value beyond 2**31 - 1.
         UnsupportedOpError: kernel_shape holds more than 3 values.
@@ -113,6 +114,10 @@ def _check_attrs(attrs):
     mode = _mode(attrs)
     if mode not in _MODES:
         raise OpAttributeError(f"{_OP}: auto_pad {mode!r} is not one of {', '.join(_MODES)}")
+    if attrs.get("kernel_shape") is None:
+        # optional in onnxruntime's schema, but its kernel refuses a node without it
+        raise OpAttributeError(f"{_OP}: kernel_shape is not set (onnxruntime refuses the "
+                               "node without it)")
     kernel = [int(k) for k in attrs["kernel_shape"]]
     if not kernel or min(kernel) < 1:
         raise OpAttributeError(f"{_OP}: kernel_shape {kernel} must hold one positive value "
@@ -316,7 +321,7 @@ def _maxpool_with_mask_infer(attrs, inputs):
 
 MaxpoolWithMask = define(
     _OP, ("X", "M"), ("Y",), _maxpool_with_mask_kernel,
-    (("auto_pad", "string", "NOTSET"), ("kernel_shape", "ints"), ("pads", "ints", None),
+    (("auto_pad", "string", "NOTSET"), ("kernel_shape", "ints", None), ("pads", "ints", None),
      ("storage_order", "int", 0), ("strides", "ints", None)),
     infer=_maxpool_with_mask_infer, domain=_DOMAIN, dtypes=("float32",),
     check_attrs=_check_attrs, since_version=1,
