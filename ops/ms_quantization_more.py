@@ -39,8 +39,8 @@ and mask_index as onnxruntime does: causal only for unidirectional=1, a future k
 getting the lowest float32 whatever mask_filter_value is (which fills the key padding
 mask only), a key masked where its (2-D or 3-D) mask value is <= 0. Not here
 because onnxruntime 1.32 has no CPU kernel for them: QLinearReduceMean and
-ReduceSumInteger. Not here: MaxpoolWithMask (an internal op no quantization tool
-writes).
+ReduceSumInteger. MaxpoolWithMask (an internal op no quantization tool writes) is in
+ops/ms_maxpool_mask.py.
 
 Where onnxruntime's own result is not a function of the model alone, onegraph picks
 one: its DynamicQuantizeLSTM on more than one thread quantizes H_{t-1} per chunk of
