@@ -1,0 +1,3 @@
+"""Operators: onnxruntime's com.microsoft GatherPacked (placeholder, being written)."""
+
+OPS = []
