@@ -9,32 +9,29 @@ up with `get_op(op_type, domain)`.
 
 import dataclasses
 
-from . import (activation, activation_grad, attention, candidate_sampling,
-               candidate_sampling_more, checkpoint, control_flow, conv, conv_grad, ctc,
-               dataflow, debugging, deform_conv, elementwise, elementwise_grad, image,
-               image_more, indexing, indexing_grad, linalg, linalg_grad, linalg_more,
-               linalg_more_grad, linalg_solve, linalg_solve_grad, loss, ml, ml_linear,
-               ml_trees, ms_fused, ms_gather_packed, ms_gating, ms_generation, ms_llm,
-               ms_matmul_nbits, ms_maxpool_mask, ms_moe, ms_nchwc, ms_nn, ms_quantization, ms_quantization_more,
-               ms_sequence, ms_tensor, ms_text, ms_transformer,
-               normalization, normalization_extra, normalization_grad, optional, pool,
-               pool_grad, preview_training, quantization, queue, random, random_more,
-               reduction, reduction_grad, rnn, rnn_grad, rnn_grad_kernels, shape,
-               shape_grad, signal, special, special_grad, state, state_scatter, strings,
-               strings_tf, tensor_extra, text, training, training_grad)
+from . import (activation, activation_grad, attention, candidate_sampling, candidate_sampling_more,
+               checkpoint, control_flow, conv, conv_grad, ctc, dataflow, debugging, deform_conv,
+               elementwise, elementwise_grad, image, image_more, indexing, indexing_grad, linalg,
+               linalg_grad, linalg_more, linalg_more_grad, linalg_solve, linalg_solve_grad, loss,
+               ml, ml_linear, ml_trees, ms_fused, ms_gather_packed, ms_gating, ms_generation,
+               ms_llm, ms_matmul_nbits, ms_maxpool_mask, ms_moe, ms_nchwc, ms_nn, ms_quantization,
+               ms_quantization_more, ms_sequence, ms_tensor, ms_text, ms_transformer, normalization,
+               normalization_extra, normalization_grad, optional, pool, pool_grad, preview_training,
+               quantization, queue, random, random_more, reduction, reduction_grad, rnn, rnn_grad,
+               rnn_grad_kernels, shape, shape_grad, signal, special, special_grad, state,
+               state_scatter, strings, strings_tf, tensor_extra, text, training, training_grad)
 from .registry import (NUM_OUTPUTS, REQUIRED, AttrSpec, KernelContext, OpDef, Registry, TensorInfo,
                        VariableRef, define)
 
 _FAMILIES = (activation, attention, candidate_sampling, candidate_sampling_more, checkpoint,
              control_flow, conv, ctc, dataflow, debugging, deform_conv, elementwise, image,
-             image_more, indexing, linalg, linalg_more, linalg_solve, loss, ml, ml_linear,
-             ml_trees, ms_fused, ms_gather_packed, ms_gating, ms_generation, ms_llm,
-             ms_matmul_nbits, ms_maxpool_mask, ms_moe, ms_nchwc, ms_nn, ms_quantization, ms_quantization_more,
-             ms_sequence, ms_tensor, ms_text, ms_transformer, normalization,
-             normalization_extra, optional, pool, preview_training,
-             quantization, queue, random, random_more, reduction, rnn, rnn_grad_kernels,
-             shape, signal, special, state, state_scatter, strings, strings_tf,
-             tensor_extra, text, training)
+             image_more, indexing, linalg, linalg_more, linalg_solve, loss, ml, ml_linear, ml_trees,
+             ms_fused, ms_gather_packed, ms_gating, ms_generation, ms_llm, ms_matmul_nbits,
+             ms_maxpool_mask, ms_moe, ms_nchwc, ms_nn, ms_quantization, ms_quantization_more,
+             ms_sequence, ms_tensor, ms_text, ms_transformer, normalization, normalization_extra,
+             optional, pool, preview_training, quantization, queue, random, random_more, reduction,
+             rnn, rnn_grad_kernels, shape, signal, special, state, state_scatter, strings,
+             strings_tf, tensor_extra, text, training)
 
 # Modules holding `GRADIENTS = {op_type: rule}` (default domain) or
 # `GRADIENTS = {(domain, op_type): rule}`.
