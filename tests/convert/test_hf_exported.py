@@ -1,0 +1,83 @@
+"""HuggingFace `transformers` models as PyTorch's exporters really write them, against
+onnxruntime.
+
+data/hf_exported/ holds tiny, randomly initialised real `transformers` architectures
+(encoders such as BERT, DistilBERT, RoBERTa, ALBERT, DeBERTa-v2 and ELECTRA; decoders
+such as GPT-2, with and without a key/value cache, GPT-NeoX, GPT-J, OPT, Llama, Mistral,
+Qwen2, Phi and Gemma; the encoder-decoders T5, BART, Marian and Whisper; the vision
+models ViT, DeiT, Swin, ConvNeXt, ResNet, SegFormer and MobileViT; wav2vec2 and CLIP)
+written by torch 2.14's TorchScript exporter (opsets 17 and 20) and dynamo exporter
+(opsets 18 and 23), some with dynamic batch and sequence axes, with seeded inputs
+(index.json says which file feeds which input; *.alt.npy are a second batch/sequence
+size). `tools/export_hf_models.py` wrote them (manifest.json there also lists the
+exports that failed). Each must import, run in the Session as onnxruntime runs it, at
+both sizes when dynamic, and come back from to_onnx to give onnxruntime the same
+outputs.
+"""
+
+import os
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+import onegraph as og
+from onegraph.convert import from_onnx, to_onnx
+
+from .corpus import (assert_same_array, corpus_folder, load_index, model_file,
+                     strict_xfail_params)
+
+DATA = corpus_folder("hf_exported")
+INDEX = load_index(DATA)
+
+RTOL = ATOL = 1e-4
+
+# file -> reason: where onegraph disagrees with onnxruntime (see the lead's findings)
+XFAILS: dict = {}
+
+
+def _feed_sets(entry) -> list:
+    """The model's feeds: one dict per input size."""
+    sets = [entry["input_files"]] + ([entry["alt_input_files"]]
+                                     if entry.get("alt_input_files") else [])
+    return [{name: np.load(os.path.join(DATA, f), allow_pickle=False)
+             for name, f in zip(entry["inputs"], files)} for files in sets]
+
+
+def _ort(model_bytes, feeds, outputs):
+    """onnxruntime's outputs of the serialized model for `feeds`."""
+    sess = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
+    takes = {i.name for i in sess.get_inputs()}
+    return sess.run(outputs, {k: v for k, v in feeds.items() if k in takes})
+
+
+@pytest.mark.parametrize("name", strict_xfail_params(INDEX, XFAILS))
+def test_runs_as_onnxruntime_does_and_round_trips(name):
+    entry = INDEX[name]
+    path, original = model_file(DATA, name)
+    outputs = entry["outputs"]
+    model = from_onnx(path)
+    session = og.Session(model)
+    exported = to_onnx(model)
+    onnx.checker.check_model(exported, full_check=True)
+    for k, feeds in enumerate(_feed_sets(entry)):
+        want = _ort(original, feeds, outputs)
+        got = session.run(outputs, feeds)
+        back = _ort(exported.SerializeToString(), feeds, outputs)
+        for out, g, b, w in zip(outputs, got, back, want):
+            what = f"{name} size {k} output {out!r}"
+            assert_same_array(g, w, what, RTOL, ATOL)
+            assert_same_array(b, w, what + " after to_onnx", RTOL, ATOL)
+
+
+def test_the_corpus_covers_both_exporters_and_dynamic_axes():
+    exporters = {e["exporter"] for e in INDEX.values()}
+    assert exporters == {"ts", "dynamo"}
+    assert sum(bool(e.get("alt_input_files")) for e in INDEX.values()) >= 15
+    assert {e["opset"] for e in INDEX.values()} >= {17, 18, 20, 23}
+    dynamic_dynamo = [f for f, e in INDEX.items()
+                      if e["exporter"] == "dynamo" and e.get("alt_input_files")]
+    assert dynamic_dynamo
+    architectures = {f.split("__")[0] for f in INDEX}
+    assert len(architectures) >= 15
