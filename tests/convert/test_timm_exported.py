@@ -1,0 +1,84 @@
+"""timm (PyTorch Image Models) architectures as PyTorch's exporters really write them,
+against onnxruntime.
+
+data/timm_exported/ holds tiny versions of timm's own model classes (ResNet variants,
+RegNet, EfficientNet, MobileNets, GhostNet, DenseNet, DLA, CSPNet, ConvNeXt, MLP-Mixer,
+ViT, DeiT, BEiT, Swin, MaxViT, LeViT, PVTv2, FastViT, RepVGG/MobileOne before and after
+reparameterisation, VOLO, CaiT, XCiT, Sequencer and more; random weights, a few
+channels, 32x32 or 64x64 images) written by torch 2.14's TorchScript exporter (opsets 17
+and 20) and dynamo exporter (opsets 18 and 23), some with a dynamic batch axis, with
+seeded inputs (index.json says which file feeds which input; *.alt.npy are a second
+batch size). `tools/export_timm_models.py` wrote them. Each must import, run in the
+Session as onnxruntime runs it, at both sizes when dynamic, and come back from to_onnx
+to give onnxruntime the same outputs.
+"""
+
+import os
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+import onegraph as og
+from onegraph.convert import from_onnx, to_onnx
+
+from .corpus import assert_same_array, corpus_folder, load_index, model_file
+
+DATA = corpus_folder("timm_exported")
+INDEX = load_index(DATA)
+
+RTOL = ATOL = 1e-4
+
+# model file -> reason, for models onegraph gets wrong today (each one a finding)
+XFAILS: dict = {}
+
+# model file -> (rtol, atol) where float32 summation order legitimately matters more
+LOOSER: dict = {}
+
+
+def _params():
+    """The index's model files, known failures marked as strict xfails."""
+    return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=XFAILS[n]))
+            if n in XFAILS else n for n in sorted(INDEX)]
+
+
+def _feed_sets(entry) -> list:
+    """The model's feeds: one dict per input size."""
+    sets = [entry["input_files"]] + ([entry["alt_input_files"]]
+                                     if entry.get("alt_input_files") else [])
+    return [{name: np.load(os.path.join(DATA, f), allow_pickle=False)
+             for name, f in zip(entry["inputs"], files)} for files in sets]
+
+
+def _ort(model_bytes, feeds, outputs):
+    sess = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
+    return sess.run(outputs, feeds)
+
+
+@pytest.mark.parametrize("name", _params())
+def test_runs_as_onnxruntime_does_and_round_trips(name):
+    entry = INDEX[name]
+    rtol, atol = LOOSER.get(name, (RTOL, ATOL))
+    path, original = model_file(DATA, name)
+    outputs = entry["outputs"]
+    model = from_onnx(path)
+    session = og.Session(model)
+    exported = to_onnx(model)
+    onnx.checker.check_model(exported, full_check=True)
+    for k, feeds in enumerate(_feed_sets(entry)):
+        want = _ort(original, feeds, outputs)
+        got = session.run(outputs, feeds)
+        back = _ort(exported.SerializeToString(), feeds, outputs)
+        for out, g, b, w in zip(outputs, got, back, want):
+            assert_same_array(g, w, f"{name} size {k} output {out!r}", rtol, atol)
+            assert_same_array(b, w, f"{name} size {k} output {out!r} after to_onnx",
+                              rtol, atol)
+
+
+def test_the_corpus_covers_both_exporters_and_dynamic_axes():
+    exporters = {e["exporter"] for e in INDEX.values()}
+    assert exporters == {"ts", "dynamo"}
+    assert sum(bool(e.get("alt_input_files")) for e in INDEX.values()) >= 6
+    assert {e["opset"] for e in INDEX.values()} >= {17, 18, 20, 23}
+    assert len({e["family"] for e in INDEX.values()}) >= 20
