@@ -1,4 +1,5 @@
-"""Operators: pool family (MaxPool, AveragePool, LpPool, global pools, LRN).
+"""Operators: pool family (MaxPool, AveragePool, LpPool, global pools, LRN,
+MaxRoiPool).
 
 Pooling reduces strided views of the padded input: one whole-array reduction per
 kernel position (``prod(kernel_shape)`` iterations), never a loop over output pixels.
@@ -674,6 +675,221 @@ def _lrn_kernel(inputs, attrs, ctx):
     return (y.astype(x.dtype, copy=False),)
 
 
+# --------------------------------------------------------------------------------------
+# MaxRoiPool
+# --------------------------------------------------------------------------------------
+
+# onnxruntime converts every ROI coordinate and bin edge to a C int; a value outside
+# int32 makes that conversion (or a later sum) undefined, so such ROIs are refused.
+_INT32_LIMIT = 2 ** 31
+
+
+def _round_half_away(v):
+    """C's round(): halves away from zero (numpy's rounds them to even). float64 keeps
+    |v| + 0.5 exact for every float32 v."""
+    v = v.astype(np.float64)
+    return np.copysign(np.floor(np.abs(v) + 0.5), v)
+
+
+def _roi_int32(value, what, rois_f32, where):
+    """Check that int64 `value` (one row per ROI) fits onnxruntime's int arithmetic.
+
+    Raises:
+        ShapeError: names the first ROI whose `what` leaves int32.
+    """
+    bad = (value <= -_INT32_LIMIT) | (value >= _INT32_LIMIT)
+    if bad.any():
+        k = int(np.flatnonzero(bad.reshape(len(bad), -1).any(axis=1))[0])
+        raise ShapeError(f"{where}: roi {k} {rois_f32[k].tolist()} gives a {what} outside "
+                         f"the 32-bit range onnxruntime computes it in")
+
+
+def _roi_bins(rois, scale, pooled, height, width, where):
+    """Per ROI: its image index and the clipped [start, end) rows (R, PH) and columns
+    (R, PW) of its bins, computed as onnxruntime's float32 kernel does (Caffe's ROI
+    pooling): coordinates scaled in float32 and rounded half away from zero, the ROI at
+    least 1x1, bin edges floor(i * size / bins) and ceil((i + 1) * size / bins) in
+    float32, shifted to the ROI and clipped to the image.
+
+    Raises:
+        ShapeError: a coordinate is not finite or does not fit a 32-bit int.
+    """
+    r32 = rois.astype(np.float32)
+    if not np.isfinite(r32).all():
+        k = int(np.flatnonzero(~np.isfinite(r32).all(axis=1))[0])
+        raise ShapeError(f"{where}: roi {k} is {r32[k].tolist()}; batch index and "
+                         "coordinates must be finite (onnxruntime's result is undefined)")
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaled = r32[:, 1:] * np.float32(scale)
+    if not np.isfinite(scaled).all():
+        k = int(np.flatnonzero(~np.isfinite(scaled).all(axis=1))[0])
+        raise ShapeError(f"{where}: roi {k} {r32[k].tolist()} times spatial_scale {scale} "
+                         "is not finite (onnxruntime's result is undefined)")
+    corners = _round_half_away(scaled)
+    _roi_int32(corners, "scaled corner", r32, where)
+    corners = corners.astype(np.int64)
+    sw, sh, ew, eh = corners.T
+    ends = []
+    for start, end, bins, size in ((sh, eh, pooled[0], height), (sw, ew, pooled[1], width)):
+        extent = np.maximum(end - start + 1, 1)   # a reversed ROI counts as 1x1
+        _roi_int32(extent, "ROI size", r32, where)
+        step = extent.astype(np.float32) / np.float32(bins)
+        idx = np.arange(bins, dtype=np.float32)
+        lo = np.floor(idx * step[:, None]).astype(np.int64)
+        hi = np.ceil((idx + np.float32(1)) * step[:, None]).astype(np.int64)
+        _roi_int32(hi, "bin end", r32, where)
+        lo, hi = lo + start[:, None], hi + start[:, None]
+        _roi_int32(hi, "shifted bin end", r32, where)
+        ends.append((np.clip(lo, 0, size), np.clip(hi, 0, size)))
+    return ends
+
+
+def _roi_batch(rois, batch_size, where):
+    """The image index of each ROI: its first column truncated toward zero, as a C
+    int cast does (-0.9 is image 0).
+
+    Raises:
+        ShapeError: an index is NaN or outside [0, batch_size) (onnxruntime refuses
+            those it can convert, and a NaN converts to an undefined int).
+    """
+    raw = rois[:, 0].astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        idx = np.trunc(raw)
+        bad = ~((idx >= 0) & (idx < batch_size))
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise ShapeError(f"{where}: roi {k} has batch index {float(raw[k])!r}, outside "
+                         f"[0, {batch_size}) for X of batch {batch_size}")
+    return idx.astype(np.int64)
+
+
+def _max_fold(vals, valid, floor):
+    """onnxruntime's bin maximum, y = std::max(v, y) over the bin in row-major order
+    starting from `floor`, of vals (R, C, K) whose positions `valid` (R, 1, K) lie in the
+    bin.
+
+    That fold keeps a NaN only until the next value replaces it (NaN < y and y < NaN
+    are both false), so a bin's result is the maximum of what follows its last NaN
+    (NaN when nothing does), or of the whole bin and `floor` when it has no NaN.
+    """
+    masked = np.where(valid, vals, floor)
+    y = np.maximum(masked.max(axis=2), floor)
+    nan = np.isnan(masked)
+    if not nan.any():
+        return y
+    k = vals.shape[2]
+    last = k - 1 - np.argmax(nan[:, :, ::-1], axis=2)
+    after = valid & (np.arange(k) > last[:, :, None])
+    tail = np.where(after, vals, -np.inf).max(axis=2)
+    tail[~after.any(axis=2)] = np.nan
+    return np.where(nan.any(axis=2), tail, y)
+
+
+def _max_roi_pool_kernel(inputs, attrs, ctx):
+    """MaxRoiPool: the maximum of X over each bin of each ROI (see `_roi_bins`); an
+    empty bin (clipped away) is 0, a bin's maximum is at least float32's lowest value
+    (onnxruntime's starting value), and NaNs are kept as onnxruntime's fold keeps them
+    (`_max_fold`). Computed in float32 for float16 and float32 X (onnxruntime runs
+    float16 through float32), in float64 for float64 X (no onnxruntime kernel: the same
+    arithmetic, ROI coordinates still in float32, float64's lowest as the floor).
+
+    Raises:
+        ShapeError: X is not 4-D or rois not (num_rois, 5) (onnxruntime aborts the
+            process on some of these); a batch index is NaN or out of range; an ROI
+            coordinate is not finite or leaves int32 once scaled (undefined in
+            onnxruntime).
+        OpAttributeError: pooled_shape or spatial_scale is invalid.
+    """
+    x, rois = np.asarray(inputs[0]), np.asarray(inputs[1])
+    where = "MaxRoiPool"
+    problem = _max_roi_pool_attr_problem(attrs)
+    if problem:
+        raise OpAttributeError(f"{where}: {problem}")
+    _max_roi_pool_shapes(x.shape, rois.shape, where)
+    ph, pw = (int(v) for v in attrs["pooled_shape"])
+    n, c, h, w = x.shape
+    cdt = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
+    y = np.zeros((rois.shape[0], c, ph, pw), dtype=cdt)
+    if rois.shape[0] == 0:
+        return (y.astype(x.dtype, copy=False),)
+    batch = _roi_batch(rois, n, where)
+    (hs, he), (ws, we) = _roi_bins(rois, attrs["spatial_scale"], (ph, pw), h, w, where)
+    if c == 0 or h == 0 or w == 0:
+        return (y.astype(x.dtype, copy=False),)   # every bin clipped away: zeros
+    xc = x.astype(cdt, copy=False)
+    floor = np.finfo(cdt).min
+    # One pass per bin, over all ROIs and channels at once: each ROI's bin is gathered
+    # into the widest extent any ROI has there, positions past its own end masked.
+    for i in range(ph):
+        kh = int((he[:, i] - hs[:, i]).max())
+        if kh <= 0:
+            continue
+        rows = hs[:, i, None] + np.arange(kh)                      # (R, kh)
+        row_ok = rows < he[:, i, None]
+        rows = np.minimum(rows, h - 1)
+        for j in range(pw):
+            kw = int((we[:, j] - ws[:, j]).max())
+            if kw <= 0:
+                continue
+            cols = ws[:, j, None] + np.arange(kw)                  # (R, kw)
+            col_ok = cols < we[:, j, None]
+            cols = np.minimum(cols, w - 1)
+            # (R, kh, kw, C): the advanced indices come first, around the sliced C
+            vals = xc[batch[:, None, None], :, rows[:, :, None], cols[:, None, :]]
+            vals = vals.reshape(len(batch), kh * kw, c).transpose(0, 2, 1)
+            valid = (row_ok[:, :, None] & col_ok[:, None, :]).reshape(len(batch), 1, -1)
+            out = _max_fold(vals, valid, floor)
+            empty = ~valid.any(axis=2)
+            y[:, :, i, j] = np.where(empty, 0, out)
+    return (y.astype(x.dtype, copy=False),)
+
+
+def _max_roi_pool_attr_problem(attrs):
+    """What is wrong with MaxRoiPool's attributes (onnxruntime refuses the model), or
+    None: pooled_shape must be two positive ints, spatial_scale positive."""
+    pooled = attrs.get("pooled_shape")
+    if pooled is None or len(pooled) != 2:
+        return f"pooled_shape must hold 2 values (height, width), got {pooled!r}"
+    if any(int(v) <= 0 for v in pooled):
+        return f"pooled_shape values must be positive, got {list(pooled)}"
+    scale = attrs.get("spatial_scale", 1.0)
+    if not float(scale) > 0:
+        return f"spatial_scale must be positive, got {scale}"
+    return None
+
+
+def _max_roi_pool_shapes(x_shape, rois_shape, where):
+    """Check X (N, C, H, W) and rois (num_rois, 5); None dims (unknown) pass.
+
+    Raises:
+        ShapeError: names both shapes.
+    """
+    if x_shape is not None and len(x_shape) != 4:
+        raise ShapeError(f"{where}: X must be 4-D (N, C, H, W), got shape {list(x_shape)}")
+    if rois_shape is not None and (len(rois_shape) != 2
+                                   or rois_shape[1] not in (5, None)):
+        raise ShapeError(f"{where}: rois must be (num_rois, 5) rows of [batch_index, x1, "
+                         f"y1, x2, y2], got shape {list(rois_shape)}")
+
+
+def _max_roi_pool_infer(attrs, inputs):
+    """MaxRoiPool's output: (num_rois, C, pooled_h, pooled_w) of X's dtype.
+
+    Raises:
+        ShapeError: X is not 4-D or rois not (num_rois, 5).
+        OpAttributeError: pooled_shape or spatial_scale is invalid.
+    """
+    x, rois = inputs[0], inputs[1]
+    problem = _max_roi_pool_attr_problem(attrs)
+    if problem:
+        raise OpAttributeError(f"MaxRoiPool: {problem}")
+    _max_roi_pool_shapes(x.shape, rois.shape, "MaxRoiPool")
+    r = rois.shape[0] if rois.shape is not None else None
+    c = x.shape[1] if x.shape is not None else None
+    ph, pw = (int(v) for v in attrs["pooled_shape"])
+    return [TensorInfo(x.dtype, (r, c, ph, pw))]
+
+
 _FLOATS = ("float16", "float32", "float64")
 _POOL_ATTRS = (("auto_pad", "string", "NOTSET"), ("ceil_mode", "int", 0),
                ("dilations", "ints", None), ("kernel_shape", "ints"),
@@ -716,6 +932,13 @@ MaxPool = define(
     dtypes=_FLOATS + ("int8", "uint8"), since_version=22,
     doc="Max over sliding windows; Indices are flat indices into X.")
 
-OPS = (AveragePool, GlobalAveragePool, GlobalLpPool, GlobalMaxPool, LRN, LpPool, MaxPool)
+MaxRoiPool = define(
+    "MaxRoiPool", ("X", "rois"), ("Y",), _max_roi_pool_kernel,
+    (("pooled_shape", "ints"), ("spatial_scale", "float", 1.0)), infer=_max_roi_pool_infer,
+    dtypes=_FLOATS, since_version=22, check_attrs=_max_roi_pool_attr_problem,
+    doc="Max over each bin of each region of interest (Caffe's ROI pooling).")
+
+OPS = (AveragePool, GlobalAveragePool, GlobalLpPool, GlobalMaxPool, LRN, LpPool, MaxPool,
+       MaxRoiPool)
 
 KNOWN_FAILURES: dict[str, str] = {}
