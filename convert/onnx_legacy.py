@@ -1,4 +1,5 @@
-"""Rewrites of pre-opset-13 constructs that onnx's version converter upgrades wrongly.
+"""Rewrites of pre-opset-13 constructs that onnx's version converter upgrades wrongly
+(or, for the removed experimental ops, not at all).
 
 The importer upgrades models older than opset 13 with onnx's version converter, which
 gets four things wrong; `rewrite_legacy` spells them, before that upgrade, in ops the
@@ -42,6 +43,13 @@ input indices axis by axis, and a scale of 1 maps each index to itself either wa
 Squeeze with `axes=[]` (opsets 1-12). onnxruntime and ONNX's reference squeeze every
 size-1 dim, as for no `axes`; the converter makes it an empty `axes` input, which
 squeezes nothing from opset 13 on. The empty attribute is dropped.
+
+Experimental ops (opsets 1-9). ImageScaler, Crop, Affine, ScaledTanh,
+ParametricSoftplus, Scale and DynamicSlice were removed from ONNX (onnx has no schema
+for them, so its converter stops at them), but onnxruntime still runs them in models
+of opsets 1-9 (the model zoo's tiny-yolov2 starts with an ImageScaler). They are spelled
+first, in standard ops of the model's own opset (`rewrite_experimental`). GRUUnit,
+GivenTensorFill and ATen, which onnxruntime does not run either, stay unsupported.
 """
 
 from __future__ import annotations
@@ -104,12 +112,14 @@ def needs_legacy_rewrite(proto, default_opset: int | None) -> bool:
     """Whether the model (default-domain opset `default_opset`) has, in any graph, an op
     onnx's version converter upgrades wrongly: a batched Scan (opset < 9), a Hardmax
     or a Squeeze with axes=[] (opset < 13), an Upsample or a Resize (opset < 11), a
-    non-constant Pad with a value (opset < 11)."""
+    non-constant Pad with a value (opset < 11), or one of ONNX's removed experimental
+    ops (opsets 1-9, see `rewrite_experimental`)."""
     if default_opset is None or default_opset >= PER_AXIS_HARDMAX_OPSET:
         return False
     return any(_is_batched_scan(n, default_opset) or _is_late_legacy(n, default_opset)
                or _is_squeeze_of_empty_axes(n, default_opset)
                or _is_pad_with_unused_value(n, default_opset)
+               or _is_experimental(n, default_opset)
                for n in all_proto_nodes(proto.graph))
 
 
@@ -121,12 +131,15 @@ def rewrite_legacy(proto):
     Upsample or Resize, the converter then brings a model older than opset 11 to opset
     11 (restoring the node and output names its Upsample adapter drops) and those ops
     are rewritten there, so the result may be at opset 11 rather than the model's own.
-    A model that needs none of this comes back as an unchanged copy.
+    ONNX's removed experimental ops (ImageScaler, Crop, ...) are first spelled in
+    standard ops of the model's opset (`rewrite_experimental`). A model that needs none
+    of this comes back as an unchanged copy.
 
     Raises:
         ConversionError: a Scan's inputs, outputs and body disagree (counts, missing
             body, no scan input), naming the node; or onnx's converter cannot bring the
-            model to opset 11.
+            model to opset 11; or an experimental op cannot be rewritten (see
+            `rewrite_experimental`).
     """
     import onnx
 
@@ -135,6 +148,8 @@ def rewrite_legacy(proto):
     opset = _default_opset(out)
     if opset is None:
         return out
+    if has_experimental_ops(out):
+        out = rewrite_experimental(out)
     for node in all_proto_nodes(out.graph):
         dropped = "axes" if _is_squeeze_of_empty_axes(node, opset) else \
             "value" if _is_pad_with_unused_value(node, opset) else None
@@ -653,3 +668,380 @@ def _copy_node(node):
     out = NodeProto()
     out.CopyFrom(node)
     return out
+
+
+# ------------------------------------------------------------ experimental ops
+
+# onnxruntime runs ONNX's removed experimental ops (ImageScaler, ...) in models of these
+# opsets only; onnx has no schema for them, so its version converter stops at them.
+EXPERIMENTAL_LAST_OPSET = 9
+
+EXPERIMENTAL_OPS = ("Affine", "Crop", "DynamicSlice", "ImageScaler", "ParametricSoftplus",
+                    "Scale", "ScaledTanh")
+
+# Slice before opset 10 takes its bounds as attributes; "to the end" is the int64 limit.
+_SLICE_END = 2 ** 63 - 1
+
+
+def _is_experimental(node, opset: int) -> bool:
+    return node.op_type in EXPERIMENTAL_OPS and node.domain in _DEFAULT_DOMAINS \
+        and opset <= EXPERIMENTAL_LAST_OPSET
+
+
+def has_experimental_ops(proto) -> bool:
+    """Whether the model (any graph) uses one of ONNX's removed experimental ops at an
+    opset onnxruntime runs them in (1-9)."""
+    opset = _default_opset(proto)
+    return opset is not None and any(_is_experimental(n, opset)
+                                     for n in all_proto_nodes(proto.graph))
+
+
+def rewrite_experimental(proto):
+    """A copy of `proto` whose experimental ops are spelled in standard ops of the
+    model's own opset (onnxruntime 1.32's kernels define their meaning; constants are
+    initializers of the graph holding the node, of the input's element type):
+
+    * ImageScaler(scale, bias) -> Mul by scale, Add of bias as (1, C, 1, 1); before
+      opset 7 (no numpy broadcasting; onnx's converter misplaces a per-channel
+      `axis` broadcast) one depthwise 1x1 Conv, weight scale, bias `bias`;
+    * Crop(border, scale) -> Slice of H and W: [top, H - bottom) x [left, W - right),
+      or with scale (h, w) [top, top + h) x [left, left + w);
+    * Affine(alpha=1, beta=0) -> alpha * x + beta;  Scale(scale=1) -> x * scale;
+    * ScaledTanh(alpha, beta) -> alpha * Tanh(beta * x);
+      ParametricSoftplus(alpha, beta) -> alpha * Softplus(beta * x);
+    * DynamicSlice(data, starts, ends[, axes]) with constant bounds -> Slice with them
+      as attributes (the only form Slice has before opset 10).
+
+    What onnxruntime checks only when it runs (ImageScaler's and Crop's 4-D input, a
+    bias of C values, a crop inside the image) is checked here when the input's shape
+    is declared; otherwise Slice clamps a crop that does not fit, and a one-value bias
+    broadcasts over every channel, where onnxruntime fails.
+
+    Raises:
+        ConversionError: naming the node: an attribute onnxruntime requires is missing
+            or invalid (ImageScaler's bias, ScaledTanh's and ParametricSoftplus's alpha
+            and beta, Crop's four non-negative borders, a scale of two non-negative
+            values), the element type of its input cannot be inferred, a declared
+            shape contradicts it, or DynamicSlice's bounds are computed at run time.
+    """
+    import onnx
+
+    out = onnx.ModelProto()
+    out.CopyFrom(proto)
+    opset = _default_opset(out)
+    if opset is None:
+        return out
+    names = _Names(out.graph, tag="exp")
+    while True:
+        pending = [n for n in all_proto_nodes(out.graph) if _is_experimental(n, opset)]
+        if not pending:
+            return out
+        types = _known_types(out)
+        done = _rewrite_experimental_graph(out.graph, opset, names, types)
+        if not done:
+            node = pending[0]
+            raise ConversionError(
+                f"{node.op_type} node {_node_label(node)}: the element type of its input "
+                f"{node.input[0] if len(node.input) else ''!r} cannot be inferred (ONNX's "
+                "shape inference stops there); declare it in the graph's value_info")
+
+
+def _node_label(node) -> str:
+    return repr(node.name) if node.name else f"making {list(node.output)}"
+
+
+def _known_types(proto):
+    """{value name: (elem_type, dims or None, TypeProto)} from ONNX's shape inference
+    of `proto` (every graph; dims hold ints, or None for an unknown dim)."""
+    import onnx
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(proto)
+    except Exception:  # noqa: BLE001 - inference fails on malformed models: use what is declared
+        inferred = proto
+    from onnx import helper
+
+    types = {}
+
+    def visit(graph):
+        for t in graph.initializer:
+            types[t.name] = (t.data_type, list(t.dims),
+                             helper.make_tensor_type_proto(t.data_type, list(t.dims)))
+        for coll in (graph.input, graph.output, graph.value_info):
+            for v in coll:
+                tt = v.type.tensor_type if v.type.HasField("tensor_type") else None
+                if tt is None or not tt.elem_type:
+                    continue
+                dims = [d.dim_value if d.HasField("dim_value") else None
+                        for d in tt.shape.dim] if tt.HasField("shape") else None
+                types.setdefault(v.name, (tt.elem_type, dims, v.type))
+        for node in graph.node:
+            for sub in proto_subgraphs(node):
+                visit(sub)
+
+    visit(inferred.graph)
+    return types
+
+
+def _rewrite_experimental_graph(graph, opset, names, types) -> int:
+    """Rewrite the experimental nodes of `graph` (and its subgraphs) whose input type is
+    known; returns how many were rewritten."""
+    done = 0
+    nodes = []
+    for node in graph.node:
+        for sub in proto_subgraphs(node):
+            done += _rewrite_experimental_graph(sub, opset, names, types)
+        if not _is_experimental(node, opset):
+            nodes.append(node)
+            continue
+        if not len(node.input) or not node.input[0] or len(node.output) != 1 \
+                or not node.output[0]:
+            raise ConversionError(f"{node.op_type} node {_node_label(node)}: takes an "
+                                  "input and makes one output")
+        known = types.get(node.input[0])
+        if known is None:
+            nodes.append(node)
+            continue
+        new = _lower_experimental(graph, node, opset, names, known)
+        if opset < 7:
+            _declare_like_input(graph, new, node, known[2])
+        nodes.extend(new)
+        done += 1
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return done
+
+
+def _attrs_of(node) -> dict:
+    from onnx import helper
+
+    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+
+def _lower_experimental(graph, node, opset, names, known):
+    """The standard nodes computing what experimental `node` computes (see
+    `rewrite_experimental`); `known` is its input's (elem_type, dims)."""
+    from onnx import helper
+
+    elem, dims, _ = known
+    attrs = _attrs_of(node)
+    op, x, y = node.op_type, node.input[0], node.output[0]
+    where = f"{op} node {_node_label(node)}"
+    make = helper.make_node
+    legacy = {"broadcast": 1} if opset < 7 else {}  # opsets 1-6 broadcast only when told
+    np_type = helper.tensor_dtype_to_np_dtype(elem)
+    if np_type.kind != "f":
+        raise ConversionError(f"{where}: input {x!r} is {np_type}; onnxruntime runs it on "
+                              "float tensors only")
+
+    def const(hint, value, shape=()):
+        import numpy as np
+        from onnx import numpy_helper
+
+        name = names.fresh(hint)
+        graph.initializer.append(numpy_helper.from_array(
+            np.asarray(value, dtype=np_type).reshape(shape), name))
+        return name
+
+    def named(part):
+        return f"{node.name}__{part}" if node.name else ""
+
+    def scaled(src, factor, dst, part):
+        return make("Mul", [src, const(f"{op}_{part}", factor)], [dst], name=named(part),
+                    **legacy)
+
+    if op == "Scale":
+        return [scaled(x, _float_attr(attrs, "scale", 1.0, where), y, "scale")]
+    if op == "Affine":
+        mid = names.fresh("affine_scaled")
+        return [scaled(x, _float_attr(attrs, "alpha", 1.0, where), mid, "alpha"),
+                make("Add", [mid, const("Affine_beta", _float_attr(attrs, "beta", 0.0,
+                                                                   where))],
+                     [y], name=node.name, **legacy)]
+    if op in ("ScaledTanh", "ParametricSoftplus"):
+        alpha = _float_attr(attrs, "alpha", None, where)
+        beta = _float_attr(attrs, "beta", None, where)
+        inner, act = names.fresh(f"{op}_in"), names.fresh(f"{op}_act")
+        return [scaled(x, beta, inner, "beta"),
+                make("Tanh" if op == "ScaledTanh" else "Softplus", [inner], [act],
+                     name=node.name),
+                scaled(act, alpha, y, "alpha")]
+    if op == "ImageScaler":
+        return _lower_image_scaler(node, attrs, opset, dims, const, scaled, names,
+                                   where)
+    if op == "Crop":
+        return [_lower_crop(node, attrs, dims, where)]
+    return [_lower_dynamic_slice(graph, node, where)]
+
+
+def _float_attr(attrs, name, default, where) -> float:
+    """A FLOAT attribute's value, or `default`; a missing required one is refused."""
+    if name in attrs:
+        value = attrs[name]
+        if not isinstance(value, (int, float)):
+            raise ConversionError(f"{where}: attribute {name!r} must be a float, got "
+                                  f"{value!r:.60}")
+        return float(value)
+    if default is None:
+        raise ConversionError(f"{where}: attribute {name!r} is missing; onnxruntime's "
+                              "kernel requires it")
+    return default
+
+
+def _ints_attr(attrs, name, count, where):
+    """An INTS attribute of `count` non-negative values, or None when absent."""
+    if name not in attrs:
+        return None
+    value = attrs[name]
+    if not isinstance(value, (list, tuple)) or len(value) != count \
+            or not all(isinstance(v, int) and v >= 0 for v in value):
+        raise ConversionError(f"{where}: attribute {name!r} must be {count} non-negative "
+                              f"integers (as onnxruntime requires), got {value!r:.80}")
+    return [int(v) for v in value]
+
+
+def _check_rank4(dims, where):
+    """Refuse a declared input shape that is not 4-D (onnxruntime fails on it)."""
+    if dims is not None and len(dims) != 4:
+        raise ConversionError(f"{where}: input must be 4-D (N, C, H, W), its declared "
+                              f"shape has rank {len(dims)}")
+
+
+def _lower_image_scaler(node, attrs, opset, dims, const, scaled, names, where):
+    """ImageScaler as Mul + Add (opset >= 7) or a depthwise 1x1 Conv (opsets 1-6).
+
+    Raises:
+        ConversionError: no bias; a declared input not 4-D or of another channel count.
+    """
+    from onnx import helper
+
+    scale = _float_attr(attrs, "scale", 1.0, where)
+    if "bias" not in attrs:
+        raise ConversionError(f"{where}: attribute 'bias' is missing; onnxruntime's "
+                              "ImageScaler requires one value per channel")
+    bias = [float(v) for v in attrs["bias"]]
+    _check_rank4(dims, where)
+    channels = dims[1] if dims is not None else None
+    if channels is not None and channels != len(bias):
+        raise ConversionError(f"{where}: bias has {len(bias)} values, the input "
+                              f"{channels} channels")
+    x, y = node.input[0], node.output[0]
+    if opset < 7:
+        c = len(bias)
+        weight = const("ImageScaler_weight", [scale] * c, (c, 1, 1, 1))
+        return [helper.make_node("Conv", [x, weight, const("ImageScaler_bias", bias, (c,))],
+                                 [y], group=c, kernel_shape=[1, 1], name=node.name)]
+    mid = names.fresh("image_scaled")
+    return [scaled(x, scale, mid, "scale"),
+            helper.make_node("Add", [mid, const("ImageScaler_bias", bias,
+                                                (1, len(bias), 1, 1))],
+                             [y], name=node.name)]
+
+
+def _lower_crop(node, attrs, dims, where):
+    """Crop as an attribute-form Slice of axes 2 and 3.
+
+    Raises:
+        ConversionError: border or scale missing or malformed; a declared input not 4-D
+            or too small for the crop.
+    """
+    from onnx import helper
+
+    border = _ints_attr(attrs, "border", 4, where)
+    if border is None:
+        raise ConversionError(f"{where}: attribute 'border' (left, top, right, bottom) is "
+                              "missing; onnxruntime's Crop requires it")
+    size = _ints_attr(attrs, "scale", 2, where)
+    left, top, right, bottom = border
+    _check_rank4(dims, where)
+    if size is None:
+        starts, ends = [top, left], [-bottom if bottom else _SLICE_END,
+                                     -right if right else _SLICE_END]
+        need = [top + bottom, left + right]
+    else:
+        starts, ends = [top, left], [top + size[0], left + size[1]]
+        need = ends
+    if dims is not None:
+        for axis, (have, want) in enumerate(zip(dims[2:], need)):
+            if have is not None and have < want:
+                raise ConversionError(f"{where}: the crop needs {want} "
+                                      f"{('rows', 'columns')[axis]}, the input has {have}")
+    return helper.make_node("Slice", [node.input[0]], [node.output[0]], axes=[2, 3],
+                            starts=starts, ends=ends, name=node.name)
+
+
+def _lower_dynamic_slice(graph, node, where):
+    """DynamicSlice with constant starts/ends/axes as an attribute-form Slice.
+
+    Raises:
+        ConversionError: a bound is missing, computed at run time, or malformed.
+    """
+    from onnx import helper
+
+    bounds = []
+    for pos, what in ((1, "starts"), (2, "ends"), (3, "axes")):
+        name = node.input[pos] if len(node.input) > pos else ""
+        if not name:
+            if pos < 3:
+                raise ConversionError(f"{where}: input {what} is missing")
+            bounds.append(None)
+            continue
+        value = _int_constant(graph, name)
+        if value is None:
+            raise ConversionError(f"{where}: its {what} ({name!r}) are computed at run "
+                                  "time; onegraph rewrites DynamicSlice only with constant "
+                                  "bounds (Slice takes them as attributes before opset 10)")
+        if value.ndim != 1 or value.dtype.kind not in "iu":
+            raise ConversionError(f"{where}: {what} must be a 1-D int32 or int64 tensor, "
+                                  f"got {value.dtype} of shape {list(value.shape)}")
+        bounds.append([int(v) for v in value])
+    starts, ends, axes = bounds
+    if len(starts) != len(ends) or (axes is not None and len(axes) != len(starts)):
+        raise ConversionError(f"{where}: starts ({len(starts)}), ends ({len(ends)}) and "
+                              f"axes must have one value per sliced axis")
+    extra = {"axes": axes} if axes is not None else {}
+    return helper.make_node("Slice", [node.input[0]], [node.output[0]], starts=starts,
+                            ends=ends, name=node.name, **extra)
+
+
+def _int_constant(graph, name):
+    """The value of `name` as `_constant` finds it, but in its own dtype (int64 bounds
+    such as the int64 limit do not survive float64); None when not fixed."""
+    from onnx import numpy_helper
+
+    if name in {v.name for v in graph.input}:
+        return None
+    try:
+        for t in graph.initializer:
+            if t.name == name:
+                return numpy_helper.to_array(t)
+        for node in graph.node:
+            if node.op_type == "Constant" and node.domain in _DEFAULT_DOMAINS \
+                    and name in node.output:
+                for a in node.attribute:
+                    if a.name == "value":
+                        return numpy_helper.to_array(a.t)
+    except Exception:  # noqa: BLE001 - undecodable: treated as unknown
+        return None
+    return None
+
+
+def _declare_like_input(graph, new, node, type_proto) -> None:
+    """Declare the values `new` makes (but for a Slice's) with the type and shape of
+    `node`'s input: onnx's broadcast adapters up from opset 6 need their inputs' shapes,
+    which shape inference of opsets 1-5 does not give. The ops are elementwise, so
+    their values have the input's shape."""
+    from onnx import ValueInfoProto
+
+    declared = {v.name for coll in (graph.input, graph.output, graph.value_info)
+                for v in coll}
+    for n in new:
+        if n.op_type == "Slice":
+            continue
+        for name in n.output:
+            if name in declared:
+                continue
+            info = ValueInfoProto()
+            info.name = name
+            info.type.CopyFrom(type_proto)
+            graph.value_info.append(info)
