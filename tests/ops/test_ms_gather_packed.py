@@ -6,6 +6,8 @@ code and float pattern, NaN, inf and subnormals included) and random indices, im
 with `from_onnx` and run in a Session. Outputs are compared as raw bits. onnxruntime's
 Python API cannot return bfloat16, so its bfloat16 output is widened by a Cast to float
 (exact: the Cast shifts the bits, checked in `test_oracle_cast_keeps_bfloat16_bits`).
+The IQ formats' grids and code values are measured from onnxruntime again here and
+compared with the module's tables.
 """
 
 from __future__ import annotations
@@ -19,8 +21,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import onegraph  # noqa: E402
 from onegraph.convert import from_onnx, to_onnx  # noqa: E402
-from onegraph.errors import (ConversionError, OpAttributeError, ShapeError,  # noqa: E402
-                             UnsupportedOpError)
+from onegraph.errors import ConversionError, OpAttributeError, ShapeError  # noqa: E402
 from onegraph.ops import REGISTRY, TensorInfo  # noqa: E402
 
 from .single_node import ort_session  # noqa: E402
@@ -29,8 +30,12 @@ MS = "com.microsoft"
 OP = "GatherPacked"
 # packed_type -> (block elements, block bytes), as GGML defines the formats
 FORMATS = {0: (1, 4), 1: (1, 2), 30: (1, 2), 2: (32, 18), 6: (32, 22), 8: (32, 34),
-           13: (256, 176), 14: (256, 210)}
-IQ_TYPES = {16: 66, 17: 74, 18: 98, 20: 18 * 8, 22: 82, 23: 136}  # row bytes at K=256
+           13: (256, 176), 14: (256, 210), 16: (256, 66), 17: (256, 74), 18: (256, 98),
+           20: (32, 18), 22: (256, 82), 23: (256, 136)}
+QUANTIZED = sorted(set(FORMATS) - {0, 1, 30})
+# where each quantized format keeps its float16 scales within a block
+SCALES_AT = {2: [0], 6: [0], 8: [0], 13: [0, 2], 14: [208], 16: [0], 17: [0], 18: [0],
+             20: [0], 22: [0], 23: [0]}
 OUTPUT_DTYPES = (1, 10, 16)
 _BITS = {1: np.uint32, 10: np.uint16, 16: np.uint16}
 
@@ -142,11 +147,11 @@ def _finite_scales(rng, data, packed_type):
     k-quants' products round inside the normal range and their order shows."""
     _, size = FORMATS[packed_type]
     blocks = data.reshape(data.shape[0], -1, size)
-    for at in {2: [0], 6: [0], 8: [0], 13: [0, 2], 14: [208]}[packed_type]:
+    for at in SCALES_AT[packed_type]:
         blocks[:, :, at + 1] = rng.integers(0x20, 0x50, blocks.shape[:2])
 
 
-@pytest.mark.parametrize("packed_type", [2, 6, 8, 13, 14])
+@pytest.mark.parametrize("packed_type", QUANTIZED)
 def test_finite_scales_match_onnxruntime(packed_type):
     """Quantized formats with finite scales: every value a number, so the rounding of
     (d * scale) * code - dmin * min shows in every output type."""
@@ -218,18 +223,13 @@ def test_special_scales_and_values(output_dtype):
     specials = np.array([0x0001, 0x03FF, 0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFE01,
                          0x7C01, 0x3C00, 0x8001, 0x0400], np.uint16)
     rng = np.random.default_rng(7)
-    for pt in (2, 6, 8):
+    for pt in QUANTIZED:
         block, size = FORMATS[pt]
-        data = rng.integers(0, 256, (len(specials), size), dtype=np.uint8)
-        data[:, :2] = specials.view(np.uint8).reshape(-1, 2)
-        _assert_same(data, np.arange(len(specials)), {"packed_type": pt, "K": 32,
-                                                      "output_dtype": output_dtype})
-    for pt, at in ((13, 0), (13, 2), (14, 208)):
-        data = rng.integers(0, 256, (len(specials), 176 if pt == 13 else 210),
-                            dtype=np.uint8)
-        data[:, at:at + 2] = specials.view(np.uint8).reshape(-1, 2)
-        _assert_same(data, np.arange(len(specials)), {"packed_type": pt, "K": 256,
-                                                      "output_dtype": output_dtype})
+        for at in SCALES_AT[pt]:
+            data = rng.integers(0, 256, (len(specials), size), dtype=np.uint8)
+            data[:, at:at + 2] = specials.view(np.uint8).reshape(-1, 2)
+            _assert_same(data, np.arange(len(specials)), {"packed_type": pt, "K": block,
+                                                          "output_dtype": output_dtype})
     floats = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-40,
                        65520.0, 65519.0, 6e-8, 3e-8, 3.4e38, 1.0 + 2 ** -8,
                        1.0 + 3 * 2 ** -9, 5.96e-8], np.float32)
@@ -393,16 +393,78 @@ def test_missing_required_attributes():
             REGISTRY.get(OP, MS).resolve_attrs(attrs)
 
 
-@pytest.mark.parametrize("packed_type", sorted(IQ_TYPES))
-def test_iq_formats_are_refused(packed_type):
-    """onnxruntime decodes these through lookup grids onegraph does not hold."""
-    data = np.zeros((2, IQ_TYPES[packed_type]), np.uint8)
-    attrs = {"packed_type": packed_type, "K": 256, "output_dtype": 1}
-    ort_session(_model(data, np.array([0]), attrs))  # onnxruntime takes the node
-    with pytest.raises(UnsupportedOpError, match=f"packed_type {packed_type} "):
-        _kernel([data, np.array([0])], attrs)
-    with pytest.raises(UnsupportedOpError, match=f"packed_type {packed_type} "):
-        _og(data, np.array([0]), attrs)
+def _measured_grid(packed_type):
+    """A grid measured from onnxruntime as the module's tables were: rows with d = 1,
+    every 4-bit scale 1, no signs and each grid index in turn, divided by the scale."""
+    one = np.array([1.0], np.float16).view(np.uint8)
+    scale_word = np.full(8, 1 << 28, np.uint32).view(np.uint8)
+    if packed_type == 16:  # per 32 values: 4 index bytes, a uint32 of signs and scale
+        rows = np.zeros((8, 66), np.uint8)
+        groups = rows[:, 2:].reshape(8, 8, 8)
+        groups[:, :, :4] = np.arange(256).reshape(8, 8, 4)
+        groups[:, :, 4:] = scale_word.reshape(8, 4)
+        rows[:, 2:] = groups.reshape(8, 64)
+        scale, width = 0.375, 8
+    elif packed_type == 17:  # 32 uint16 codes (9-bit index, 7-bit sign), scale bytes
+        rows = np.zeros((16, 74), np.uint8)
+        rows[:, 2:66] = np.arange(512, dtype=np.uint16).reshape(16, 32).view(np.uint8)
+        rows[:, 66:] = 0x11
+        scale, width = 0.375, 8
+    elif packed_type == 22:  # index low bytes, sign bytes, index top-bit pairs, scales
+        rows = np.zeros((32, 82), np.uint8)
+        index = np.arange(1024).reshape(32, 8, 4)
+        rows[:, 2:34] = (index & 255).reshape(32, 32)
+        rows[:, 66:74] = ((index >> 8) << np.array([0, 2, 4, 6])).sum(axis=2)
+        rows[:, 74:] = 0x11
+        scale, width = 0.375, 8
+    else:  # IQ3_XXS: 64 index bytes, then 8 uint32 of signs and scale
+        rows = np.zeros((4, 98), np.uint8)
+        rows[:, 2:66] = np.arange(256).reshape(4, 64)
+        rows[:, 66:] = scale_word
+        scale, width = 0.75, 4
+    rows[:, :2] = one
+    y = _ort_bits(rows, np.arange(len(rows)), {"packed_type": packed_type, "K": 256,
+                                               "output_dtype": 1}).view(np.float32)
+    return (y / np.float32(scale)).reshape(-1, width)
+
+
+@pytest.mark.parametrize("packed_type,table", [(16, "_IQ2_XXS"), (17, "_IQ2_XS"),
+                                               (22, "_IQ2_S"), (18, "_IQ3_XXS")])
+def test_iq_grids_are_onnxruntimes(packed_type, table):
+    """The grids the module holds are those onnxruntime's kernel decodes by."""
+    from onegraph.ops import ms_gather_packed
+
+    np.testing.assert_array_equal(_measured_grid(packed_type),
+                                  getattr(ms_gather_packed, table))
+
+
+def test_iq4_values_are_onnxruntimes():
+    """IQ4_NL with d = 1 and byte j = j | (15 - j) << 4: the 16 code values, then
+    them reversed."""
+    row = np.zeros((1, 18), np.uint8)
+    row[0, :2] = np.array([1.0], np.float16).view(np.uint8)
+    codes = np.arange(16, dtype=np.uint8)
+    row[0, 2:] = codes | ((15 - codes) << 4)
+    y = _assert_same(row, np.array([0]), {"packed_type": 20, "K": 32, "output_dtype": 1})
+    values = y.view(np.float32)[0]
+    from onegraph.ops import ms_gather_packed
+
+    np.testing.assert_array_equal(values[:16], ms_gather_packed._IQ4_VALUES)
+    np.testing.assert_array_equal(values[16:], values[:16][::-1])
+
+
+@pytest.mark.parametrize("packed_type", [16, 17, 18, 22])
+def test_iq_signs_negate(packed_type):
+    """Sign bits negate (a NaN's sign flips too): every sign code, with NaN, inf, zero
+    and ordinary scales."""
+    rng = np.random.default_rng(packed_type)
+    _, size = FORMATS[packed_type]
+    data = rng.integers(0, 256, (40, size), dtype=np.uint8)
+    data[:4, :2] = np.array([0x7E00, 0xFE01, 0x7C00, 0x0000], np.uint16).view(
+        np.uint8).reshape(4, 2)
+    for od in OUTPUT_DTYPES:
+        _assert_same(data, np.arange(40), {"packed_type": packed_type, "K": 256,
+                                           "output_dtype": od})
 
 
 _Q4 = {"packed_type": 2, "K": 64, "output_dtype": 1}
@@ -450,6 +512,6 @@ def test_inference_refuses_what_the_kernel_refuses():
     with pytest.raises(ShapeError, match="2-D"):
         _infer(TensorInfo(np.dtype(np.uint8), (36,)), TensorInfo(np.dtype(np.int64), (2,)),
                _Q4)
-    with pytest.raises(UnsupportedOpError, match="packed_type 20 "):
-        _infer(TensorInfo(np.dtype(np.uint8), (3, 144)),
+    with pytest.raises(ShapeError, match="needs 144"):
+        _infer(TensorInfo(np.dtype(np.uint8), (3, 145)),
                TensorInfo(np.dtype(np.int64), (2,)), {"packed_type": 20, "K": 256})
