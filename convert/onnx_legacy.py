@@ -47,9 +47,13 @@ squeezes nothing from opset 13 on. The empty attribute is dropped.
 Experimental ops (opsets 1-9). ImageScaler, Crop, Affine, ScaledTanh,
 ParametricSoftplus, Scale and DynamicSlice were removed from ONNX (onnx has no schema
 for them, so its converter stops at them), but onnxruntime still runs them in models
-of opsets 1-9 (the model zoo's tiny-yolov2 starts with an ImageScaler). They are spelled
-first, in standard ops of the model's own opset (`rewrite_experimental`). GRUUnit,
-GivenTensorFill and ATen, which onnxruntime does not run either, stay unsupported.
+of opsets 1-9 (the model zoo's tiny-yolov2 starts with an ImageScaler), and so are
+ThresholdedRelu before opset 10 and MeanVarianceNormalization before 9, which onnx
+defines only from then. They are spelled first, in standard ops of the model's own
+opset (`rewrite_experimental`); the few whose spelling needs a later opset's ops
+(DynamicSlice with bounds computed at run time, those two) wait in a private domain
+while the converter brings the model to opset 11. GRUUnit, GivenTensorFill and ATen,
+which onnxruntime does not run either, stay unsupported.
 """
 
 from __future__ import annotations
@@ -159,10 +163,14 @@ def rewrite_legacy(proto):
             node.attribute.extend(kept)
     if any(_is_batched_scan(n, opset) for n in all_proto_nodes(out.graph)):
         _rewrite_graph(out.graph, _Names(out.graph))
-    if not any(_is_late_legacy(n, opset) for n in all_proto_nodes(out.graph)):
+    deferred = _has_deferred(out)
+    if not deferred and not any(_is_late_legacy(n, opset)
+                                for n in all_proto_nodes(out.graph)):
         return out
     if opset < RESIZE_MODES_OPSET:
         out = _convert_keeping_resize_names(out, opset, RESIZE_MODES_OPSET)
+    if deferred:
+        _restore_deferred(out)
     _rewrite_late(out.graph, _Names(out.graph, tag="legacy"),
                   old_resize=opset < RESIZE_MODES_OPSET)
     return out
@@ -679,18 +687,31 @@ EXPERIMENTAL_LAST_OPSET = 9
 EXPERIMENTAL_OPS = ("Affine", "Crop", "DynamicSlice", "ImageScaler", "ParametricSoftplus",
                     "Scale", "ScaledTanh")
 
+# Ops onnx defines only from a later opset, which onnxruntime runs (with that opset's
+# kernel) in models older than it: experimental there, so onnx's converter has no
+# schema for them either. {op: the opset onnx defines it from}
+EARLY_OPS = {"ThresholdedRelu": 10, "MeanVarianceNormalization": 9}
+
+# Nodes whose standard spelling needs a later opset's ops (Slice with input bounds,
+# ThresholdedRelu, MeanVarianceNormalization's axes) wait in this private domain while
+# onnx's converter brings the model to RESIZE_MODES_OPSET, then take that spelling.
+_DEFERRED_DOMAIN = "onegraph.legacy_deferred"
+
 # Slice before opset 10 takes its bounds as attributes; "to the end" is the int64 limit.
 _SLICE_END = 2 ** 63 - 1
 
 
 def _is_experimental(node, opset: int) -> bool:
-    return node.op_type in EXPERIMENTAL_OPS and node.domain in _DEFAULT_DOMAINS \
-        and opset <= EXPERIMENTAL_LAST_OPSET
+    if node.domain not in _DEFAULT_DOMAINS:
+        return False
+    return (node.op_type in EXPERIMENTAL_OPS and opset <= EXPERIMENTAL_LAST_OPSET) or \
+        opset < EARLY_OPS.get(node.op_type, 0)
 
 
 def has_experimental_ops(proto) -> bool:
     """Whether the model (any graph) uses one of ONNX's removed experimental ops at an
-    opset onnxruntime runs them in (1-9)."""
+    opset onnxruntime runs them in (1-9), or ThresholdedRelu (MeanVarianceNormalization)
+    before opset 10 (9), where onnx has no schema for it."""
     opset = _default_opset(proto)
     return opset is not None and any(_is_experimental(n, opset)
                                      for n in all_proto_nodes(proto.graph))
@@ -710,7 +731,13 @@ def rewrite_experimental(proto):
     * ScaledTanh(alpha, beta) -> alpha * Tanh(beta * x);
       ParametricSoftplus(alpha, beta) -> alpha * Softplus(beta * x);
     * DynamicSlice(data, starts, ends[, axes]) with constant bounds -> Slice with them
-      as attributes (the only form Slice has before opset 10).
+      as attributes (the only form Slice has before opset 10);
+    * what needs a later opset's ops waits, in a private domain, for `rewrite_legacy`
+      to bring the model to opset 11 (`_restore_deferred`): DynamicSlice with bounds
+      computed at run time (-> Slice with input bounds), ThresholdedRelu before opset
+      10 (the same op), MeanVarianceNormalization before opset 9 (onnxruntime runs
+      opset 9's kernel: mean and variance over axes [0, 2, 3], [0, 1, 2, 3] with
+      across_channels; normalize_variance=0 only subtracts the mean).
 
     What onnxruntime checks only when it runs (ImageScaler's and Crop's 4-D input, a
     bias of C values, a crop inside the image) is checked here when the input's shape
@@ -722,7 +749,7 @@ def rewrite_experimental(proto):
             or invalid (ImageScaler's bias, ScaledTanh's and ParametricSoftplus's alpha
             and beta, Crop's four non-negative borders, a scale of two non-negative
             values), the element type of its input cannot be inferred, a declared
-            shape contradicts it, or DynamicSlice's bounds are computed at run time.
+            shape contradicts it.
     """
     import onnx
 
@@ -735,6 +762,7 @@ def rewrite_experimental(proto):
     while True:
         pending = [n for n in all_proto_nodes(out.graph) if _is_experimental(n, opset)]
         if not pending:
+            _has_deferred(out)   # imports the private domain of any deferred node
             return out
         types = _known_types(out)
         done = _rewrite_experimental_graph(out.graph, opset, names, types)
@@ -799,6 +827,15 @@ def _rewrite_experimental_graph(graph, opset, names, types) -> int:
             raise ConversionError(f"{node.op_type} node {_node_label(node)}: takes an "
                                   "input and makes one output")
         known = types.get(node.input[0])
+        if node.op_type in EARLY_OPS or node.op_type == "DynamicSlice":
+            # any element type; the same shape, or (Slice) none to declare
+            new = [_defer(node)] if node.op_type in EARLY_OPS else \
+                _lower_dynamic_slice(graph, node, f"DynamicSlice node {_node_label(node)}")
+            if opset < 7 and known is not None and node.op_type in EARLY_OPS:
+                _declare_like_input(graph, [new[0]], node, known[2])
+            nodes.extend(new)
+            done += 1
+            continue
         if known is None:
             nodes.append(node)
             continue
@@ -869,9 +906,7 @@ def _lower_experimental(graph, node, opset, names, known):
     if op == "ImageScaler":
         return _lower_image_scaler(node, attrs, opset, dims, const, scaled, names,
                                    where)
-    if op == "Crop":
-        return [_lower_crop(node, attrs, dims, where)]
-    return [_lower_dynamic_slice(graph, node, where)]
+    return [_lower_crop(node, attrs, dims, where)]
 
 
 def _float_attr(attrs, name, default, where) -> float:
@@ -971,10 +1006,11 @@ def _lower_crop(node, attrs, dims, where):
 
 
 def _lower_dynamic_slice(graph, node, where):
-    """DynamicSlice with constant starts/ends/axes as an attribute-form Slice.
+    """DynamicSlice with constant starts/ends/axes as an attribute-form Slice; with
+    bounds computed at run time, the node deferred (`_defer`).
 
     Raises:
-        ConversionError: a bound is missing, computed at run time, or malformed.
+        ConversionError: starts or ends missing, or a constant bound malformed.
     """
     from onnx import helper
 
@@ -987,10 +1023,8 @@ def _lower_dynamic_slice(graph, node, where):
             bounds.append(None)
             continue
         value = _int_constant(graph, name)
-        if value is None:
-            raise ConversionError(f"{where}: its {what} ({name!r}) are computed at run "
-                                  "time; onegraph rewrites DynamicSlice only with constant "
-                                  "bounds (Slice takes them as attributes before opset 10)")
+        if value is None:  # Slice takes its bounds as inputs from opset 10 on
+            return [_defer(node)]
         if value.ndim != 1 or value.dtype.kind not in "iu":
             raise ConversionError(f"{where}: {what} must be a 1-D int32 or int64 tensor, "
                                   f"got {value.dtype} of shape {list(value.shape)}")
@@ -1000,8 +1034,8 @@ def _lower_dynamic_slice(graph, node, where):
         raise ConversionError(f"{where}: starts ({len(starts)}), ends ({len(ends)}) and "
                               f"axes must have one value per sliced axis")
     extra = {"axes": axes} if axes is not None else {}
-    return helper.make_node("Slice", [node.input[0]], [node.output[0]], starts=starts,
-                            ends=ends, name=node.name, **extra)
+    return [helper.make_node("Slice", [node.input[0]], [node.output[0]], starts=starts,
+                             ends=ends, name=node.name, **extra)]
 
 
 def _int_constant(graph, name):
@@ -1045,3 +1079,68 @@ def _declare_like_input(graph, new, node, type_proto) -> None:
             info.name = name
             info.type.CopyFrom(type_proto)
             graph.value_info.append(info)
+
+
+def _defer(node):
+    """`node` moved to the private domain, to be spelled once onnx's converter has
+    brought the model to RESIZE_MODES_OPSET (`_restore_deferred`)."""
+    node.domain = _DEFERRED_DOMAIN
+    return node
+
+
+def _has_deferred(proto) -> bool:
+    """Whether a node waits in the private domain; if so, make sure the model imports
+    that domain (onnx's converter passes such nodes through unchanged)."""
+    from onnx import helper
+
+    if not any(n.domain == _DEFERRED_DOMAIN for n in all_proto_nodes(proto.graph)):
+        return False
+    if not any(o.domain == _DEFERRED_DOMAIN for o in proto.opset_import):
+        proto.opset_import.append(helper.make_opsetid(_DEFERRED_DOMAIN, 1))
+    return True
+
+
+def _restore_deferred(proto) -> None:
+    """Spell the deferred nodes (in place) in the model's ops, now of opset 11 (see
+    `rewrite_experimental`), and drop the private domain's import."""
+    names = _Names(proto.graph, tag="exp")
+    graphs = [proto.graph]
+    while graphs:
+        graph = graphs.pop()
+        nodes = []
+        for node in graph.node:
+            graphs.extend(proto_subgraphs(node))
+            if node.domain != _DEFERRED_DOMAIN:
+                nodes.append(node)
+                continue
+            node.domain = ""
+            if node.op_type == "DynamicSlice":
+                node.op_type = "Slice"
+                nodes.append(node)
+            elif node.op_type == "MeanVarianceNormalization":
+                nodes.extend(_mvn_of_opset_11(node, names))
+            else:
+                nodes.append(node)
+        del graph.node[:]
+        graph.node.extend(nodes)
+    kept = [o for o in proto.opset_import if o.domain != _DEFERRED_DOMAIN]
+    del proto.opset_import[:]
+    proto.opset_import.extend(kept)
+
+
+def _mvn_of_opset_11(node, names):
+    """A MeanVarianceNormalization of opsets 1-8 (across_channels, normalize_variance)
+    in opset-11 ops: the opset-9 op over axes [0, 2, 3] (or [0, 1, 2, 3] across
+    channels), or, without variance normalisation, x - ReduceMean(x) over those axes."""
+    from onnx import helper
+
+    attrs = _attrs_of(node)
+    axes = [0, 1, 2, 3] if attrs.get("across_channels", 0) else [0, 2, 3]
+    x, y = node.input[0], node.output[0]
+    if attrs.get("normalize_variance", 1):
+        return [helper.make_node("MeanVarianceNormalization", [x], [y], axes=axes,
+                                 name=node.name)]
+    mean = names.fresh("mvn_mean")
+    return [helper.make_node("ReduceMean", [x], [mean], axes=axes, keepdims=1,
+                             name=f"{node.name}__mean" if node.name else ""),
+            helper.make_node("Sub", [x, mean], [y], name=node.name)]

@@ -1,5 +1,7 @@
 """ONNX's removed experimental ops (ImageScaler, Crop, Affine, ScaledTanh,
-ParametricSoftplus, Scale, DynamicSlice) in old-opset models, which the importer
+ParametricSoftplus, Scale, DynamicSlice; ThresholdedRelu before opset 10 and
+MeanVarianceNormalization before 9, where onnx has no schema) in old-opset models,
+which the importer
 spells in standard ops before onnx's version converter upgrades the model
 (`convert/onnx_legacy.py`, `rewrite_experimental`).
 
@@ -166,13 +168,55 @@ def test_dynamic_slice_int32_and_constant_nodes(dtype):
         _check(_dynamic_slice(8, [1, 2], [2, 5], [1, 3], dtype, as_constant), {"x": X})
 
 
-def test_dynamic_slice_with_bounds_computed_at_run_time_is_refused():
-    nodes = [helper.make_node("DynamicSlice", ["x", "s", "e"], ["y"], name="ds")]
-    s = np.array([0], np.int64)
-    model = _model(nodes, {"x": X, "s": s, "e": s + 1}, 8)
-    with pytest.raises(ConversionError, match=r"DynamicSlice node 'ds': its starts .* "
-                                              r"computed at run time"):
-        from_onnx(model)
+@pytest.mark.parametrize("opset", ORT_OPSETS)
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_dynamic_slice_with_bounds_computed_at_run_time(opset, dtype):
+    """Bounds fed at run time: Slice takes them as inputs only from opset 10, so the
+    model is brought to opset 11 with the node set aside, then it becomes a Slice."""
+    nodes = [helper.make_node("DynamicSlice", ["x", "s", "e", "a"], ["y"], name="ds"),
+             helper.make_node("Identity", ["y"], ["z"])]
+    s0 = np.array([1, -4], dtype)
+    model = _model(nodes, {"x": X, "s": s0, "e": np.array([3, 100], dtype),
+                           "a": np.array([2, 3], dtype)}, opset)
+    model.graph.output[0].name = "z"
+    imported = from_onnx(model)
+    session = onegraph.Session(imported)
+    for starts, ends, axes in (([1, -4], [3, 100], [2, 3]), ([0, 2], [1, 4], [0, 1]),
+                               ([-1, 0], [-100, 9], [3, 2])):
+        feeds = {"x": X, "s": np.array(starts, dtype), "e": np.array(ends, dtype),
+                 "a": np.array(axes, dtype)}
+        want = _ort(model, feeds)
+        np.testing.assert_array_equal(session.run(["z"], feeds)[0], want)
+        np.testing.assert_array_equal(_ort(to_onnx(imported), feeds), want)
+
+
+def test_dynamic_slice_of_integers_with_computed_bounds():
+    x = np.arange(60, dtype=np.int64).reshape(3, 4, 5)
+    nodes = [helper.make_node("Shape", ["x"], ["shape"]),
+             helper.make_node("DynamicSlice", ["x", "st", "shape"], ["y"])]
+    model = _model(nodes, {"x": x}, 8,
+                   [numpy_helper.from_array(np.array([1, 1, 2], np.int64), "st")])
+    np.testing.assert_array_equal(
+        onegraph.Session(from_onnx(model)).run(["y"], {"x": x})[0], _ort(model, {"x": x}))
+
+
+# ---------------------------------------------------------------- ops onnx defines later
+
+@pytest.mark.parametrize("opset", ORT_OPSETS)
+@pytest.mark.parametrize("attrs", [dict(alpha=0.5), dict(), dict(alpha=-2.0)])
+def test_thresholded_relu_before_opset_10(opset, attrs):
+    """onnx defines ThresholdedRelu from opset 10; onnxruntime runs it in 1-9 too."""
+    _check(_one("ThresholdedRelu", opset, **attrs), {"x": X})
+
+
+@pytest.mark.parametrize("opset", ORT_OPSETS[:-1])
+@pytest.mark.parametrize("attrs", [dict(), dict(across_channels=1),
+                                   dict(normalize_variance=0),
+                                   dict(across_channels=1, normalize_variance=0)])
+def test_mean_variance_normalization_before_opset_9(opset, attrs):
+    """onnxruntime runs opset 9's kernel: axes [0, 2, 3] ([0, 1, 2, 3] across channels),
+    not per image."""
+    _check(_one("MeanVarianceNormalization", opset, **attrs), {"x": X}, exact=False)
 
 
 # ---------------------------------------------------------------- multi-node models
