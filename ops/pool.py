@@ -6,6 +6,8 @@ kernel position (``prod(kernel_shape)`` iterations), never a loop over output pi
 Small 2-D average pools are two GEMMs with fixed averaging matrices instead
 (`_average_2d_gemm`).
 Window geometry (auto_pad, ceil_mode, dilations) comes from `ops/conv.py`.
+MaxRoiPool gathers, per pooled bin, the pixels of all ROIs whose bin there has one
+size, channels last, and reduces them in one pass.
 """
 
 from __future__ import annotations
@@ -683,6 +685,9 @@ def _lrn_kernel(inputs, attrs, ctx):
 # int32 makes that conversion (or a later sum) undefined, so such ROIs are refused.
 _INT32_LIMIT = 2 ** 31
 
+# At most this many values are gathered at once (ROIs x bin pixels x channels).
+_ROI_GATHER_ELEMENTS = 1 << 22
+
 
 def _round_half_away(v):
     """C's round(): halves away from zero (numpy's rounds them to even). float64 keeps
@@ -763,26 +768,27 @@ def _roi_batch(rois, batch_size, where):
     return idx.astype(np.int64)
 
 
-def _max_fold(vals, valid, floor):
-    """onnxruntime's bin maximum, y = std::max(v, y) over the bin in row-major order
-    starting from `floor`, of vals (R, C, K) whose positions `valid` (R, 1, K) lie in the
-    bin.
+def _max_fold(vals, floor, nans=True):
+    """onnxruntime's bin maximum, y = std::max(v, y) over a bin in row-major order
+    starting from `floor`, of vals (R, K, C): the bin's K values per ROI and channel.
 
     That fold keeps a NaN only until the next value replaces it (NaN < y and y < NaN
     are both false), so a bin's result is the maximum of what follows its last NaN
     (NaN when nothing does), or of the whole bin and `floor` when it has no NaN.
+    `nans` False says vals hold none.
     """
-    masked = np.where(valid, vals, floor)
-    y = np.maximum(masked.max(axis=2), floor)
-    nan = np.isnan(masked)
+    y = np.maximum(vals.max(axis=1), floor)
+    if not nans:
+        return y
+    nan = np.isnan(vals)
     if not nan.any():
         return y
-    k = vals.shape[2]
-    last = k - 1 - np.argmax(nan[:, :, ::-1], axis=2)
-    after = valid & (np.arange(k) > last[:, :, None])
-    tail = np.where(after, vals, -np.inf).max(axis=2)
-    tail[~after.any(axis=2)] = np.nan
-    return np.where(nan.any(axis=2), tail, y)
+    k = vals.shape[1]
+    last = k - 1 - np.argmax(nan[:, ::-1], axis=1)                # (R, C)
+    after = np.arange(k)[None, :, None] > last[:, None, :]
+    tail = np.where(after, vals, -np.inf).max(axis=1)
+    tail[~after.any(axis=1)] = np.nan
+    return np.where(nan.any(axis=1), tail, y)
 
 
 def _max_roi_pool_kernel(inputs, attrs, ctx):
@@ -808,40 +814,40 @@ def _max_roi_pool_kernel(inputs, attrs, ctx):
     _max_roi_pool_shapes(x.shape, rois.shape, where)
     ph, pw = (int(v) for v in attrs["pooled_shape"])
     n, c, h, w = x.shape
+    r = rois.shape[0]
     cdt = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
-    y = np.zeros((rois.shape[0], c, ph, pw), dtype=cdt)
-    if rois.shape[0] == 0:
-        return (y.astype(x.dtype, copy=False),)
+    y = np.zeros((r, ph, pw, c), dtype=cdt)
+    if r == 0:
+        return (np.ascontiguousarray(y.transpose(0, 3, 1, 2), dtype=x.dtype),)
     batch = _roi_batch(rois, n, where)
     (hs, he), (ws, we) = _roi_bins(rois, attrs["spatial_scale"], (ph, pw), h, w, where)
     if c == 0 or h == 0 or w == 0:
-        return (y.astype(x.dtype, copy=False),)   # every bin clipped away: zeros
-    xc = x.astype(cdt, copy=False)
+        # every bin clipped away: zeros
+        return (np.ascontiguousarray(y.transpose(0, 3, 1, 2), dtype=x.dtype),)
+    # Channels last, so that gathering one pixel of an ROI copies a contiguous row.
+    xt = np.ascontiguousarray(x.transpose(0, 2, 3, 1), dtype=cdt)
     floor = np.finfo(cdt).min
-    # One pass per bin, over all ROIs and channels at once: each ROI's bin is gathered
-    # into the widest extent any ROI has there, positions past its own end masked.
+    nans = bool(np.isnan(xt).any())
+    # Per bin, the ROIs whose bin there has the same size are gathered together, as
+    # (ROIs, rows * columns, C): exactly the bins' pixels, in onnxruntime's row-major
+    # order, each pass vectorised over those ROIs and all channels. (Empty bins stay 0.)
+    tall = np.maximum(he - hs, 0)
+    wide = np.maximum(we - ws, 0)
     for i in range(ph):
-        kh = int((he[:, i] - hs[:, i]).max())
-        if kh <= 0:
-            continue
-        rows = hs[:, i, None] + np.arange(kh)                      # (R, kh)
-        row_ok = rows < he[:, i, None]
-        rows = np.minimum(rows, h - 1)
         for j in range(pw):
-            kw = int((we[:, j] - ws[:, j]).max())
-            if kw <= 0:
-                continue
-            cols = ws[:, j, None] + np.arange(kw)                  # (R, kw)
-            col_ok = cols < we[:, j, None]
-            cols = np.minimum(cols, w - 1)
-            # (R, kh, kw, C): the advanced indices come first, around the sliced C
-            vals = xc[batch[:, None, None], :, rows[:, :, None], cols[:, None, :]]
-            vals = vals.reshape(len(batch), kh * kw, c).transpose(0, 2, 1)
-            valid = (row_ok[:, :, None] & col_ok[:, None, :]).reshape(len(batch), 1, -1)
-            out = _max_fold(vals, valid, floor)
-            empty = ~valid.any(axis=2)
-            y[:, :, i, j] = np.where(empty, 0, out)
-    return (y.astype(x.dtype, copy=False),)
+            size = tall[:, i] * (w + 1) + wide[:, j]
+            for key in np.unique(size[(tall[:, i] > 0) & (wide[:, j] > 0)]):
+                group = np.flatnonzero(size == key)
+                kh, kw = int(tall[group[0], i]), int(wide[group[0], j])
+                step = max(1, _ROI_GATHER_ELEMENTS // (kh * kw * c))
+                for k in range(0, len(group), step):  # bounded memory for large bins
+                    sel = group[k:k + step]
+                    rows = hs[sel, i, None] + np.arange(kh)
+                    cols = ws[sel, j, None] + np.arange(kw)
+                    vals = xt[batch[sel, None, None], rows[:, :, None], cols[:, None, :]]
+                    y[sel, i, j] = _max_fold(vals.reshape(len(sel), kh * kw, c), floor,
+                                             nans)
+    return (np.ascontiguousarray(y.transpose(0, 3, 1, 2), dtype=x.dtype),)
 
 
 def _max_roi_pool_attr_problem(attrs):

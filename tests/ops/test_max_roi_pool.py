@@ -128,6 +128,14 @@ def test_larger_image_many_rois():
     np.testing.assert_array_equal(_og(x, rois, **attrs), _ort(x, rois, **attrs))
 
 
+def test_gathering_in_small_chunks(monkeypatch):
+    """ROIs whose bins have one size are gathered a bounded number at a time."""
+    monkeypatch.setattr(pool_ops, "_ROI_GATHER_ELEMENTS", 16)
+    for seed in range(5):
+        test_random_cases_match_onnxruntime(seed)
+    test_larger_image_many_rois()
+
+
 @pytest.mark.parametrize("opset", [8, 10, 13, 21])
 def test_opsets_onnxruntime_runs(opset):
     rng = np.random.default_rng(opset)
