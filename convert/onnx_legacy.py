@@ -748,8 +748,8 @@ def rewrite_experimental(proto):
         ConversionError: naming the node: an attribute onnxruntime requires is missing
             or invalid (ImageScaler's bias, ScaledTanh's and ParametricSoftplus's alpha
             and beta, Crop's four non-negative borders, a scale of two non-negative
-            values), the element type of its input cannot be inferred, a declared
-            shape contradicts it.
+            values), the element type of its input cannot be inferred, or its declared
+            input shape contradicts it.
     """
     import onnx
 
@@ -782,13 +782,12 @@ def _known_types(proto):
     """{value name: (elem_type, dims or None, TypeProto)} from ONNX's shape inference
     of `proto` (every graph; dims hold ints, or None for an unknown dim)."""
     import onnx
+    from onnx import helper
 
     try:
         inferred = onnx.shape_inference.infer_shapes(proto)
-    except Exception:  # noqa: BLE001 - inference fails on malformed models: use what is declared
+    except Exception:  # noqa: BLE001 - it fails on malformed models: use what is declared
         inferred = proto
-    from onnx import helper
-
     types = {}
 
     def visit(graph):

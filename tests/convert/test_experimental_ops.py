@@ -125,12 +125,13 @@ def test_float16(op, attrs, opset):
                                rtol=2e-3, atol=2e-3)
 
 
-def test_special_values():
+@pytest.mark.parametrize("opset", [6, 8])      # ImageScaler: a Conv, then Mul + Add
+def test_special_values(opset):
     x = np.array([[[[np.nan, np.inf, -np.inf, 0.0, -0.0, 1e30]]]], np.float32)
     for op, attrs, exact in ((n, a, e) for n, a, e in ONE_NODE if n != "Crop"):
         if op == "ImageScaler":
             attrs = dict(attrs, bias=[0.5])
-        _check(_one(op, 8, x=x, **attrs), {"x": x}, exact, export=False)
+        _check(_one(op, opset, x=x, **attrs), {"x": x}, exact, export=False)
 
 
 # ---------------------------------------------------------------- DynamicSlice
@@ -220,6 +221,24 @@ def test_mean_variance_normalization_before_opset_9(opset, attrs):
 
 
 # ---------------------------------------------------------------- multi-node models
+
+@pytest.mark.parametrize("opset", [7, 8, 9])
+def test_deferred_ops_with_an_upsample(opset):
+    """Upsample (rewritten after the converter reaches opset 11) with ThresholdedRelu,
+    a run-time DynamicSlice and an ImageScaler before it."""
+    scales = np.array([1, 1, 2, 2], np.float32)
+    up = helper.make_node("Upsample", ["b", "sc"], ["c"], mode="nearest") if opset == 9 \
+        else helper.make_node("Upsample", ["b"], ["c"], mode="nearest",
+                              scales=scales.tolist())
+    nodes = [helper.make_node("ImageScaler", ["x"], ["a"], scale=0.5, bias=[1.0, 2.0, 3.0]),
+             helper.make_node("ThresholdedRelu", ["a"], ["b"], alpha=0.75), up,
+             helper.make_node("Shape", ["c"], ["shape"]),
+             helper.make_node("DynamicSlice", ["c", "st", "shape"], ["y"], name="ds")]
+    inits = [numpy_helper.from_array(np.array([0, 1, 3, 2], np.int64), "st")]
+    if opset == 9:
+        inits.append(numpy_helper.from_array(scales, "sc"))
+    _check(_model(nodes, {"x": X}, opset, inits), {"x": X})
+
 
 def _tiny_yolo_head(opset, rng):
     """ImageScaler -> Conv -> BatchNormalization -> LeakyRelu -> MaxPool, as the model
