@@ -8,21 +8,27 @@ RepVGG, VOLO, CaiT, XCiT, Sequencer and more) with shrunken constructor argument
 (a few channels, one block per stage, 32x32 images, random seeded weights, randomised
 BatchNorm statistics, eval mode), exports each with `torch.onnx.export` by the
 TorchScript exporter (`dynamo=False`, opsets 17 and 20) and the dynamo exporter (opsets
-18 and 23), some with a dynamic batch axis, and saves seeded inputs next to each model:
+18 and 23), some with a dynamic batch axis (or batch, height and width), a few in
+float16, with initializers as graph inputs, or without the dynamo optimiser; checks
+each export with onnxruntime against eager torch (an export that onnxruntime cannot
+run, or that disagrees, is recorded as failed) and saves seeded inputs next to it:
 
-    OUT/<model>__<exporter>_op<opset>[_dyn].onnx
-    OUT/<model>__<exporter>_op<opset>[_dyn].in0.npy       the image batch (np.save)
-    OUT/<model>__<exporter>_op<opset>[_dyn].in0.alt.npy   a second batch size
-                                                            (dynamic models only)
+    OUT/<model>__<exporter>_op<opset>[_<variant>].onnx
+    OUT/<model>__<exporter>_op<opset>[_<variant>].in0.npy      the images (np.save)
+    OUT/<model>__<exporter>_op<opset>[_<variant>].in0.alt.npy  a second batch or image
+                                                                 size (dynamic models)
     OUT/manifest.json   one record per export attempt, with the error when it failed
     OUT/index.json      the successful exports, keyed by file, as the tests read them
 
-It needs torch (CPU), timm, onnx, onnxscript (for the dynamo exporter) and numpy; no
+`--variants all` (or a list) exports every variant of every model instead of the
+catalogue's choice, to look for trouble beyond the kept corpus.
+
+It needs torch (CPU), timm, onnx, onnxscript, onnxruntime and numpy; no
 network (weights are random, never downloaded). It is not run by onegraph's tests.
 Run it with a Python that has them, e.g.:
 
     HF_HUB_OFFLINE=1 /tmp/torchvenv/bin/python tools/export_timm_models.py OUT_DIR
-        [--only NAME ...] [--no-dynamo] [--check]
+        [--only NAME ...] [--no-dynamo] [--check] [--variants all|LIST]
 """
 
 from __future__ import annotations
@@ -42,12 +48,18 @@ import torch.nn as nn
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # random weights only: never reach a hub
 
 import timm  # noqa: E402  (after the offline switch)
-from timm.models import byobnet, cspnet, efficientnet, ghostnet, mobilenetv3  # noqa: E402
+from timm.models import byoanet, byobnet, cspnet, efficientnet, ghostnet, mobilenetv3  # noqa: E402
 from timm.models import maxxvit, metaformer, mlp_mixer, nfnet, regnet, vgg, volo  # noqa
 
 NCLS = 10
-ALL_JOBS = (("ts", 17, False), ("ts", 20, False), ("ts", 17, True), ("dynamo", 18, False),
-            ("dynamo", 23, False), ("dynamo", 23, True))
+# every export variant (for exploration runs; "hw": dynamic batch, height and width;
+# "fp16": the model and its images in float16)
+VARIANTS = dict(ts17=("ts", 17, False), ts20=("ts", 20, False), ts17d=("ts", 17, True),
+                dy18=("dynamo", 18, False), dy23=("dynamo", 23, False),
+                dy23d=("dynamo", 23, True), ts17hw=("ts", 17, "hw"),
+                dy23hw=("dynamo", 23, "hw"), ts17h=("ts", 17, "fp16"),
+                dy23h=("dynamo", 23, "fp16"), ts17nf=("ts", 17, "nofold"),
+                ts17k=("ts", 17, "keepinit"), dy23no=("dynamo", 23, "noopt"))
 MAX_BYTES = 400_000  # per-model budget of the test corpus
 
 
@@ -86,6 +98,24 @@ def _byob(blocks, stem_type, stem_chs=8, **kw):
         cfg = byobnet.ByoModelCfg(blocks=blocks, stem_type=stem_type, stem_chs=stem_chs,
                                   stem_pool="", **kw)
         return byobnet.ByobNet(cfg, num_classes=NCLS)
+    return make
+
+
+def _byob_small(base, div=16, **kw):
+    """A factory of timm's ByobNet config `base` (BoTNet, HaloNet, LambdaNet, GENet,
+    RegNetZ, ECA/GC ResNeXt, ...) with one block per stage, widths divided by `div`
+    (at least 8), an 8-wide stem, for 32x32 images."""
+    def shrink(b):
+        if isinstance(b, (tuple, list)):
+            return type(b)(shrink(x) for x in b)
+        gs = b.gs if not b.gs or callable(b.gs) else 8  # groups must divide the width
+        return dataclasses.replace(b, d=1, c=max(8, int(b.c // div)), gs=gs)
+
+    def make():
+        cfg = {**byobnet.model_cfgs, **byoanet.model_cfgs}[base]
+        cfg = dataclasses.replace(cfg, blocks=shrink(cfg.blocks), stem_chs=8,
+                                  num_features=min(cfg.num_features, 32), **kw)
+        return byobnet.ByobNet(cfg, num_classes=NCLS, img_size=32)
     return make
 
 
@@ -218,47 +248,52 @@ def catalogue():
     """The models: a list of dicts with name, factory, image size (H, W; 32x32 unless
     said), exports (a list of (exporter, opset, dynamic)). Most get one export (the
     folder's size budget), some none (they are close cousins of others, and too large
-    to keep as well: they run with --all-jobs only); the exporters and opsets rotate
+    to keep as well: they run with --variants only); the exporters and opsets rotate
     over the catalogue."""
     ts17, ts20 = ("ts", 17, False), ("ts", 20, False)
     dy18, dy23 = ("dynamo", 18, False), ("dynamo", 23, False)
     ts17d, dy23d = ("ts", 17, True), ("dynamo", 23, True)
+    ts17hw, dy23hw = ("ts", 17, "hw"), ("dynamo", 23, "hw")
+    ts17h, dy23h = ("ts", 17, "fp16"), ("dynamo", 23, "fp16")
+    ts17k, dy23no = ("ts", 17, "keepinit"), ("dynamo", 23, "noopt")
     ch = dict(layers=(1, 1, 1, 1), channels=(4, 8, 12, 16), stem_width=8)
     rep3 = (_blk("rep", 8), _blk("rep", 16), _blk("rep", 16))
     one = (_blk("one", 8, gs=1, num_conv_branches=2),
            _blk("one", 16, s=1, kernel_size=1, num_conv_branches=2))
     cat = [
-        dict(name="resnet", make=_tm("resnet18", **ch), jobs=[ts17d, dy18]),
-        dict(name="seresnet", make=_tm("seresnet18", **ch), jobs=[]),
-        dict(name="resnet_d", make=_tm("resnet18d", **ch), jobs=[dy23d]),
-        dict(name="resnext", make=_tm("resnext50_32x4d", layers=(1, 1, 1, 1),
+        dict(name="resnet", hw=True, make=_tm("resnet18", **ch), jobs=[ts17d, dy18]),
+        dict(name="seresnet", hw=True, make=_tm("seresnet18", **ch), jobs=[]),
+        dict(name="resnet_d", hw=True, make=_tm("resnet18d", **ch), jobs=[dy23d]),
+        dict(name="resnext", hw=True, make=_tm("resnext50_32x4d", layers=(1, 1, 1, 1),
                                       channels=(4, 4, 8, 8), stem_width=8,
                                       cardinality=4, base_width=32), jobs=[ts17]),
-        dict(name="res2net", make=_tm("res2net50_14w_8s", layers=(1, 1, 1, 1),
+        dict(name="res2net", hw=True, make=_tm("res2net50_14w_8s", layers=(1, 1, 1, 1),
                                       channels=(4, 4, 8, 8), stem_width=8,
                                       base_width=16), jobs=[ts20]),
-        dict(name="regnety", make=_regnet, jobs=[ts17d]),
-        dict(name="efficientnet", make=_narrow(lambda: efficientnet._gen_efficientnet(
+        dict(name="regnety", hw=True, make=_regnet, jobs=[ts17d]),
+        dict(name="efficientnet", hw=True, make=_narrow(lambda: efficientnet._gen_efficientnet(
             "efficientnet_b0", channel_multiplier=0.1, depth_multiplier=0.2,
             num_classes=NCLS), ["conv_head", "bn2"], ["classifier"], n=16),
-            jobs=[ts17]),
-        dict(name="efficientnetv2", make=_narrow(lambda: efficientnet._gen_efficientnetv2_s(
-            "efficientnetv2_s", channel_multiplier=0.1, depth_multiplier=0.1,
-            num_classes=NCLS), ["conv_head", "bn2"], ["classifier"], n=16), jobs=[]),
-        dict(name="mobilenetv2", make=_narrow(lambda: efficientnet._gen_mobilenet_v2(
+            jobs=[]),
+        dict(name="efficientnetv2", hw=True, make=_narrow(
+            lambda: efficientnet._gen_efficientnetv2_s(
+                "efficientnetv2_s", channel_multiplier=0.1, depth_multiplier=0.1,
+                num_classes=NCLS), ["conv_head", "bn2"], ["classifier"], n=16), jobs=[]),
+        dict(name="mobilenetv2", hw=True, make=_narrow(lambda: efficientnet._gen_mobilenet_v2(
             "mobilenetv2_100", 0.15, depth_multiplier=0.3, num_classes=NCLS),
             ["conv_head", "bn2"], ["classifier"], n=16), jobs=[]),
-        dict(name="mobilenetv3", make=_narrow(lambda: mobilenetv3._gen_mobilenet_v3(
+        dict(name="mobilenetv3", hw=True, make=_narrow(lambda: mobilenetv3._gen_mobilenet_v3(
             "mobilenetv3_large_100", 0.1, depth_multiplier=0.3, num_classes=NCLS),
             ["conv_head"], ["classifier"], n=16), jobs=[dy23]),
-        dict(name="mobilenetv4", make=_narrow(lambda: mobilenetv3._gen_mobilenet_v4(
+        dict(name="mobilenetv4", hw=True, make=_narrow(lambda: mobilenetv3._gen_mobilenet_v4(
             "mobilenetv4_conv_small", 0.1, num_classes=NCLS), ["conv_head", "norm_head"],
             ["classifier"], n=16), jobs=[ts20]),
-        dict(name="ghostnet", make=_ghostnet("v1"), jobs=[]),
+        dict(name="ghostnet", hw=True, make=_ghostnet("v1"), jobs=[]),
         dict(name="ghostnetv2", make=_ghostnet("v2"), img=(64, 64), jobs=[]),
-        dict(name="rexnet", make=_tm("rexnet_100", width_mult=0.15, depth_mult=0.2,
+        dict(name="rexnet", hw=True, make=_tm("rexnet_100", width_mult=0.15, depth_mult=0.2,
                                      final_chs=16), jobs=[dy18]),
-        dict(name="densenet", make=_tm("densenet121", growth_rate=4, block_config=(1, 2, 2)),
+        dict(name="densenet", hw=True, make=_tm("densenet121", growth_rate=4,
+                                                block_config=(1, 2, 2)),
              jobs=[ts20]),
         # recorded failures: DPN's bottlenecks are 64 to 512 wide whatever the arguments
         # (too large for the corpus); EfficientFormer's last stage wants its 7x7 grid
@@ -267,22 +302,22 @@ def catalogue():
         dict(name="efficientformer", make=_tm("efficientformer_l1", depths=(1, 1, 1, 1),
                                               embed_dims=(8, 16, 24, 32), num_vit=0),
              jobs=[ts17]),
-        dict(name="dla", make=_tm("dla34", levels=(1, 1, 1, 1, 1, 1),
+        dict(name="dla", hw=True, make=_tm("dla34", levels=(1, 1, 1, 1, 1, 1),
                                   channels=(4, 4, 8, 8, 8, 16)), jobs=[ts17]),
-        dict(name="cspresnet", make=_cspnet("cspresnet50", (8, 8, 12, 16)), jobs=[ts20]),
-        dict(name="cspdarknet", make=_cspnet("cspdarknet53", (8, 8, 8, 12, 16)),
+        dict(name="cspresnet", hw=True, make=_cspnet("cspresnet50", (8, 8, 12, 16)), jobs=[ts20]),
+        dict(name="cspdarknet", hw=True, make=_cspnet("cspdarknet53", (8, 8, 8, 12, 16)),
              jobs=[dy23]),
-        dict(name="darknet", make=_cspnet("darknet53", (8, 8, 8, 12, 16)), jobs=[ts17]),
-        dict(name="cs3darknet", make=_cspnet("cs3darknet_s", (8, 8, 12, 16)), jobs=[dy18]),
+        dict(name="darknet", hw=True, make=_cspnet("darknet53", (8, 8, 8, 12, 16)), jobs=[ts17]),
+        dict(name="cs3darknet", hw=True, make=_cspnet("cs3darknet_s", (8, 8, 12, 16)), jobs=[dy18]),
         dict(name="vgg", make=_narrow(lambda: vgg.VGG(
             [8, "M", 16, "M", 16, 16], mlp_ratio=0.004, num_classes=NCLS),
             ["pre_logits.fc2"], ["head.fc"], n=16), jobs=[dy18]),
-        dict(name="convnext", make=_tm("convnext_atto", dims=(8, 8, 16, 16),
+        dict(name="convnext", hw=True, make=_tm("convnext_atto", dims=(8, 8, 16, 16),
                                        depths=(1, 1, 1, 1)), jobs=[ts17d]),
-        dict(name="convnextv2", make=_tm("convnextv2_atto", dims=(8, 8, 16, 16),
+        dict(name="convnextv2", hw=True, make=_tm("convnextv2_atto", dims=(8, 8, 16, 16),
                                          depths=(1, 1, 1, 1)), jobs=[dy23]),
-        dict(name="convmixer", make=lambda: timm.models.convmixer.ConvMixer(
-            16, 2, kernel_size=5, patch_size=4, num_classes=NCLS), jobs=[ts17, dy18]),
+        dict(name="convmixer", hw=True, make=lambda: timm.models.convmixer.ConvMixer(
+            16, 2, kernel_size=5, patch_size=4, num_classes=NCLS), jobs=[ts17k, dy18]),
         dict(name="mixer", make=_mixer("mixer_s16_224"), jobs=[ts20]),
         dict(name="resmlp", make=_mixer(
             "resmlp_12_224", mlp_ratio=4, block_layer=mlp_mixer.ResBlock,
@@ -296,16 +331,16 @@ def catalogue():
         dict(name="beit", make=_tm("beit_base_patch16_224", **VIT), jobs=[dy23]),
         dict(name="swin", make=_tm("swin_tiny_patch4_window7_224", img_size=32,
                                    embed_dim=8, depths=(2, 1), num_heads=(1, 2),
-                                   window_size=4), jobs=[ts17]),
+                                   window_size=4), jobs=[dy23h]),
         dict(name="swinv2", make=_tm("swinv2_tiny_window8_256", img_size=32, embed_dim=8,
                                      depths=(2, 1), num_heads=(1, 2), window_size=4),
              jobs=[ts20]),
-        dict(name="poolformer", make=lambda: metaformer._create_metaformer(
+        dict(name="poolformer", hw=True, make=lambda: metaformer._create_metaformer(
             "poolformer_s12", depths=(1, 1, 1, 1), dims=(8, 8, 16, 16), downsample_norm=None,
             mlp_act=nn.GELU, mlp_bias=True, norm_layers=metaformer.GroupNorm1,
             layer_scale_init_values=1e-5, res_scale_init_values=None, use_mlp_head=False,
             num_classes=NCLS), jobs=[ts17d]),
-        dict(name="caformer", make=lambda: metaformer._create_metaformer(
+        dict(name="caformer", hw=True, make=lambda: metaformer._create_metaformer(
             "caformer_s18", depths=(1, 1, 1, 1), dims=(8, 8, 16, 16),
             token_mixers=[metaformer.SepConv] * 2 + [_Attention8] * 2,
             norm_layers=[metaformer.LayerNorm2dNoBias] * 2 + [metaformer.LayerNormNoBias] * 2,
@@ -319,7 +354,7 @@ def catalogue():
              jobs=[ts20]),
         dict(name="levit", make=_tm("levit_128s", img_size=32, embed_dim=(16, 16, 24),
                                     key_dim=4, depth=(1, 1, 1), num_heads=(2, 2, 2)),
-             jobs=[ts17]),
+             jobs=[ts17h]),
         dict(name="pvt_v2", make=_tm("pvt_v2_b0", depths=(1, 1, 1, 1),
                                      embed_dims=(8, 8, 16, 16), num_heads=(1, 1, 2, 2),
                                      mlp_ratios=(2, 2, 2, 2)), jobs=[dy23]),
@@ -327,23 +362,26 @@ def catalogue():
                                         embed_dims=(8, 16, 16, 16), depths=(1, 1, 1, 1),
                                         num_heads=(1, 1, 2, 2), wss=(2, 2, 2, 2),
                                         mlp_ratios=(2, 2, 2, 2)), jobs=[ts17, dy18]),
-        dict(name="edgenext", make=_tm("edgenext_xx_small", dims=(8, 8, 16, 16),
+        dict(name="edgenext", hw=True, make=_tm("edgenext_xx_small", dims=(8, 8, 16, 16),
                                        depths=(1, 1, 1, 1), heads=(2, 2, 2, 2)),
              jobs=[ts20]),
         dict(name="fastvit", make=_tm("fastvit_t8", layers=(1, 1, 1, 1),
                                       embed_dims=(16, 16, 32, 32),
                                       mlp_ratios=(2, 2, 2, 2)), jobs=[]),
-        dict(name="fastvit_reparam", make=_reparam(_tm(
+        dict(name="fastvit_reparam", hw=True, make=_reparam(_tm(
             "fastvit_sa12", layers=(1, 1, 1, 1), embed_dims=(16, 16, 32, 32),
             mlp_ratios=(2, 2, 2, 2))), jobs=[dy23]),
-        dict(name="repvgg", make=_byob(rep3, "rep", downsample="conv1x1"), jobs=[ts17, dy18]),
-        dict(name="repvgg_reparam", make=_reparam(_byob(rep3, "rep")), jobs=[ts17d, dy23]),
-        dict(name="mobileone", make=_byob(one, "one"), jobs=[ts20, dy18]),
-        dict(name="mobileone_reparam", make=_reparam(_byob(one, "one")), jobs=[ts17, dy23]),
-        dict(name="mobilevit", make=_mobilevit, jobs=[ts17]),
-        dict(name="tresnet", make=_tm("tresnet_m", layers=(1, 1, 1, 1), width_factor=0.0625),
+        dict(name="repvgg", hw=True, make=_byob(rep3, "rep", downsample="conv1x1"),
+             jobs=[ts17, dy18]),
+        dict(name="repvgg_reparam", hw=True, make=_reparam(_byob(rep3, "rep")), jobs=[ts17d, dy23]),
+        dict(name="mobileone", hw=True, make=_byob(one, "one"), jobs=[ts20, dy18]),
+        dict(name="mobileone_reparam", hw=True, make=_reparam(_byob(one, "one")),
+             jobs=[ts17, dy23no]),
+        dict(name="mobilevit", hw=True, make=_mobilevit, jobs=[ts17]),
+        dict(name="tresnet", hw=True, make=_tm("tresnet_m", layers=(1, 1, 1, 1),
+                                               width_factor=0.0625),
              img=(64, 64), jobs=[ts17]),
-        dict(name="nfnet", make=_nfnet, jobs=[ts20, dy18]),
+        dict(name="nfnet", hw=True, make=_nfnet, jobs=[ts20, dy18]),
         dict(name="volo", make=lambda: volo.VOLO(
             (1, 1, 1, 1), img_size=32, patch_size=8, stem_hidden_dim=8,
             embed_dims=(16, 16, 16, 16), num_heads=(1, 1, 1, 1), mlp_ratio=2.0,
@@ -364,7 +402,68 @@ def catalogue():
         dict(name="crossvit", make=_tm("crossvit_tiny_240", img_size=32, img_scale=(1.0, 1.0),
                                        patch_size=(8, 16), embed_dim=(8, 16),
                                        depth=((1, 1, 0),), num_heads=(2, 2),
-                                       mlp_ratio=(2.0, 2.0, 1.0)), jobs=[ts17]),
+                                       mlp_ratio=(2.0, 2.0, 1.0)), jobs=[dy23h]),
+        # further families, mostly explored only (--variants), not kept in the corpus
+        dict(name="tf_efficientnet", make=_narrow(lambda: efficientnet._gen_efficientnet(
+            "tf_efficientnet_b0", channel_multiplier=0.1, depth_multiplier=0.2,
+            pad_type="same", bn_eps=1e-3, num_classes=NCLS), ["conv_head", "bn2"],
+            ["classifier"], n=16), jobs=[ts17hw], hw=True),
+        dict(name="mixnet", make=_narrow(lambda: efficientnet._gen_mixnet_s(
+            "mixnet_s", channel_multiplier=0.25, num_classes=NCLS), ["conv_head", "bn2"],
+            ["classifier"], n=16), jobs=[], hw=True),
+        dict(name="resnest", make=_tm("resnest14d", layers=(1, 1, 1, 1),
+                                      channels=(8, 8, 16, 16), stem_width=8), jobs=[],
+             hw=True),
+        dict(name="skresnet", make=_tm("skresnet18", **ch), jobs=[], hw=True),
+        dict(name="resnetv2", make=_tm("resnetv2_18", layers=(1, 1, 1, 1),
+                                       channels=(8, 8, 16, 16), stem_chs=8), jobs=[],
+             hw=True),
+        dict(name="botnet", make=_byob_small("botnet26t"), jobs=[]),
+        dict(name="halonet", make=_byob_small("halonet26t"), jobs=[]),
+        dict(name="lambda_resnet", make=_byob_small("lambda_resnet26t"), jobs=[]),
+        dict(name="eca_resnext", make=_byob_small("eca_resnext26ts"), jobs=[], hw=True),
+        dict(name="gc_resnext", make=_byob_small("gcresnext26ts"), jobs=[], hw=True),
+        dict(name="gernet", make=_byob_small("gernet_s"), jobs=[], hw=True),
+        dict(name="regnetz", make=_byob_small("regnetz_b16"), jobs=[], hw=True),
+        dict(name="eva02", make=_tm("eva02_tiny_patch14_224", **VIT), jobs=[]),
+        dict(name="vit_map_reg", make=_tm("vit_tiny_patch16_224", global_pool="map",
+                                          reg_tokens=2, **VIT), jobs=[]),
+        dict(name="vit_dynsize", make=_tm("vit_tiny_patch16_224", dynamic_img_size=True,
+                                          **VIT), jobs=[dy23hw], hw=True),
+        dict(name="davit", make=_tm("davit_tiny", embed_dims=(8, 16, 16, 16),
+                                    depths=(1, 1, 1, 1), num_heads=(1, 2, 2, 2),
+                                    window_size=2), jobs=[]),
+        dict(name="inception_next", make=_tm("inception_next_tiny", dims=(8, 8, 16, 16),
+                                             depths=(1, 1, 1, 1)), jobs=[], hw=True),
+        dict(name="mambaout", make=_tm("mambaout_femto", dims=(8, 8, 16, 16),
+                                       depths=(1, 1, 1, 1)), jobs=[]),
+        dict(name="efficientvit", make=_tm("efficientvit_b0", widths=(8, 8, 16, 16, 32),
+                                           depths=(1, 1, 1, 1, 1), head_dim=8,
+                                           head_widths=(32, 32)), jobs=[], hw=True),
+        dict(name="repvit", make=_tm("repvit_m0_9", embed_dim=(8, 16, 16, 32),
+                                     depth=(1, 1, 1, 1)), jobs=[], hw=True),
+        dict(name="fasternet", make=_tm("fasternet_t0", embed_dim=16, depths=(1, 1, 1, 1)),
+             jobs=[], hw=True),
+        dict(name="starnet", make=_tm("starnet_s1", base_dim=8, depths=(1, 1, 1, 1)),
+             jobs=[], hw=True),
+        dict(name="lcnet", make=_narrow(lambda: mobilenetv3._gen_lcnet(
+            "lcnet_050", 0.25, num_classes=NCLS), ["conv_head"], ["classifier"], n=16),
+            jobs=[], hw=True),
+        dict(name="pit", make=_tm("pit_ti_224", img_size=32, patch_size=4, stride=2,
+                                  base_dims=(8, 8, 8), depth=(1, 1, 1), heads=(1, 2, 2)),
+             jobs=[]),
+        dict(name="visformer", make=_tm("visformer_tiny", img_size=32, init_channels=8,
+                                        embed_dim=32, depth=(1, 1, 1), num_heads=2),
+             jobs=[]),
+        dict(name="hiera", make=_tm("hiera_tiny_224", img_size=64, embed_dim=8, num_heads=1,
+                                    stages=(1, 1, 1, 1)), img=(64, 64), jobs=[]),
+        dict(name="convnext_convmlp", make=_tm("convnext_atto", dims=(8, 8, 16, 16),
+                                               depths=(1, 1, 1, 1), conv_mlp=True,
+                                               kernel_sizes=3, head_norm_first=True),
+             jobs=[], hw=True),
+        dict(name="resnet_catavgmax", make=_tm("resnet18", global_pool="catavgmax",
+                                               act_layer="hard_swish", **ch),
+             jobs=[], hw=True),
     ]
     return cat
 
@@ -402,7 +501,9 @@ def _images(rng, n, hw):
 def export_entry(entry, out_dir, exporter, opset, dynamic):
     """Export one model with `exporter` ('ts' or 'dynamo') at `opset`, with a dynamic
     batch axis when `dynamic`; save its inputs; return its manifest record."""
-    stem = f"{entry['name']}__{exporter}_op{opset}{'_dyn' if dynamic else ''}"
+    suffix = {False: "", True: "_dyn", "hw": "_dynhw", "fp16": "_fp16", "nofold": "_nofold",
+              "keepinit": "_keepinit", "noopt": "_noopt"}[dynamic]
+    stem = f"{entry['name']}__{exporter}_op{opset}{suffix}"
     path = os.path.join(out_dir, stem + ".onnx")
     hw = entry.get("img", (32, 32))
     rec = dict(name=entry["name"], file=stem + ".onnx", exporter=exporter, opset=opset,
@@ -410,14 +511,27 @@ def export_entry(entry, out_dir, exporter, opset, dynamic):
     # static models take one image, dynamic ones two (and one for the second size): the
     # inputs are stored in the corpus too; the dynamic models test batches
     x = _images(np.random.default_rng(123), 2 if dynamic else 1, hw)
+    # the static variants: "fp16" (float16 weights and images), "nofold" (no constant
+    # folding), "keepinit" (initializers listed as graph inputs too, as older exports
+    # did), "noopt" (the dynamo exporter's graph before its optimiser)
+    mode = dynamic if isinstance(dynamic, str) and dynamic != "hw" else None
+    half = mode == "fp16"
+    dynamic = rec["dynamic"] = False if mode else dynamic
     try:
         model = build(entry)
+        if half:
+            model, x = model.half(), x.half()
         with torch.no_grad():
             model(x)
     except Exception as e:  # the model itself fails at this size: report, go on
-        rec["error"] = f"build/forward: {type(e).__name__}: {str(e).splitlines()[0][:300]}"
+        rec["error"] = f"build/forward: {_first_line(e)}"
         return rec
     dyn = {"pixels": {0: "batch"}, "logits": {0: "batch"}}
+    dims = {0: torch.export.Dim("batch", min=1, max=64)}
+    if dynamic == "hw":  # height and width too: shape arithmetic runs at run time
+        dyn["pixels"].update({2: "height", 3: "width"})
+        dims.update({2: torch.export.Dim("height", min=16, max=256),
+                     3: torch.export.Dim("width", min=16, max=256)})
     try:
         with warnings.catch_warnings(), torch.no_grad():
             warnings.simplefilter("ignore")
@@ -425,17 +539,16 @@ def export_entry(entry, out_dir, exporter, opset, dynamic):
             if exporter == "ts":
                 if dynamic:
                     kw["dynamic_axes"] = dyn
-                torch.onnx.export(model, (x,), path, dynamo=False, do_constant_folding=True,
-                                  **kw)
+                torch.onnx.export(model, (x,), path, dynamo=False,
+                                  do_constant_folding=mode != "nofold",
+                                  keep_initializers_as_inputs=mode == "keepinit", **kw)
             else:
                 if dynamic:
-                    kw["dynamic_shapes"] = ({0: torch.export.Dim("batch", min=1,
-                                                                  max=64)},)
+                    kw["dynamic_shapes"] = (dims,)
                 torch.onnx.export(model, (x,), path, dynamo=True, external_data=False,
-                                  verbose=False, **kw)
+                                  verbose=False, optimize=mode != "noopt", **kw)
     except Exception as e:  # recorded, not fatal: a failed export is data too
-        msg = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
-        rec["error"] = f"{type(e).__name__}: {msg}"
+        rec["error"] = _first_line(e)
         if os.path.exists(path):
             os.remove(path)
         return rec
@@ -446,15 +559,45 @@ def export_entry(entry, out_dir, exporter, opset, dynamic):
         rec["error"] = f"too large: {rec['size']} bytes"
         os.remove(path)
         return rec
-    f = f"{stem}.in0.npy"
-    np.save(os.path.join(out_dir, f), x.numpy(), allow_pickle=False)
-    rec["input_files"] = [f]
+    batches = [x]
     if dynamic:
-        f = f"{stem}.in0.alt.npy"
-        np.save(os.path.join(out_dir, f), _images(np.random.default_rng(7), 1, hw).numpy(),
-                allow_pickle=False)
-        rec["alt_input_files"] = [f]
+        alt_hw = (hw[0] + 16, hw[1] + 8) if dynamic == "hw" else hw
+        batches.append(_images(np.random.default_rng(7), 1, alt_hw))
+    bad = _check_with_onnxruntime(path, model, batches)
+    if bad:  # a broken export (e.g. a size baked in) would only test onnxruntime's errors
+        rec["error"] = bad
+        os.remove(path)
+        return rec
+    for k, (key, sfx) in enumerate((("input_files", ""), ("alt_input_files", ".alt"))):
+        if k < len(batches):
+            f = f"{stem}.in0{sfx}.npy"
+            np.save(os.path.join(out_dir, f), batches[k].numpy(), allow_pickle=False)
+            rec[key] = [f]
     return rec
+
+
+def _first_line(e):
+    """'Type: first line of the message' of exception `e` (at most 300 characters)."""
+    lines = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {lines[0][:300] if lines else ''}"
+
+
+def _check_with_onnxruntime(path, model, batches):
+    """None when onnxruntime runs the export at `path` on every batch and agrees with
+    eager torch (within 1e-3), else what went wrong."""
+    import onnxruntime as ort
+    try:
+        sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        for k, xb in enumerate(batches):
+            got = sess.run(["logits"], {"pixels": xb.numpy()})[0]
+            with torch.no_grad():
+                want = model(xb).numpy()
+            tol = 1e-3 if want.dtype == np.float32 else 5e-2
+            if got.shape != want.shape or not np.allclose(got, want, rtol=tol, atol=tol):
+                return f"onnxruntime disagrees with torch on input {k}"
+    except Exception as e:  # an export onnxruntime cannot run
+        return f"onnxruntime fails: {_first_line(e)}"
+    return None
 
 
 def _strip_debug_info(path):
@@ -508,9 +651,10 @@ def main(argv=None):
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--no-dynamo", action="store_true")
     ap.add_argument("--check", action="store_true")
-    ap.add_argument("--all-jobs", action="store_true",
-                    help="export every model with every exporter/opset/dynamic variant "
-                         "(an exploration run; the corpus keeps the catalogue's jobs)")
+    ap.add_argument("--variants", default=None,
+                    help="'all', or a comma list of " + ",".join(VARIANTS) + ": export "
+                         "these variants (those that apply) instead of the catalogue's "
+                         "jobs (an exploration run; the corpus keeps the catalogue's)")
     a = ap.parse_args(argv)
     os.makedirs(a.out_dir, exist_ok=True)
     torch.set_num_threads(1)
@@ -529,7 +673,12 @@ def main(argv=None):
         return 0
     records = []
     for e in entries:
-        for exporter, opset, dyn in (ALL_JOBS if a.all_jobs else e["jobs"]):
+        jobs = e["jobs"]
+        if a.variants:
+            want = VARIANTS if a.variants == "all" else a.variants.split(",")
+            jobs = [VARIANTS[v] for v in want
+                    if VARIANTS[v][2] != "hw" or e.get("hw")]
+        for exporter, opset, dyn in jobs:
             if a.no_dynamo and exporter == "dynamo":
                 continue
             rec = export_entry(e, a.out_dir, exporter, opset, dyn)

@@ -6,9 +6,11 @@ RegNet, EfficientNet, MobileNets, GhostNet, DenseNet, DLA, CSPNet, ConvNeXt, MLP
 ViT, DeiT, BEiT, Swin, MaxViT, LeViT, PVTv2, FastViT, RepVGG/MobileOne before and after
 reparameterisation, VOLO, CaiT, XCiT, Sequencer and more; random weights, a few
 channels, 32x32 or 64x64 images) written by torch 2.14's TorchScript exporter (opsets 17
-and 20) and dynamo exporter (opsets 18 and 23), some with a dynamic batch axis, with
-seeded inputs (index.json says which file feeds which input; *.alt.npy are a second
-batch size). `tools/export_timm_models.py` wrote them. Each must import, run in the
+and 20) and dynamo exporter (opsets 18 and 23), some with a dynamic batch axis (a few
+with dynamic height and width too), a few in float16, one with its initializers listed
+as graph inputs, one from the dynamo exporter without its optimiser, with seeded inputs
+(index.json says which file feeds which input; *.alt.npy are a second batch or image
+size). `tools/export_timm_models.py` wrote them. Each must import, run in the
 Session as onnxruntime runs it, at both sizes when dynamic, and come back from to_onnx
 to give onnxruntime the same outputs.
 """
@@ -28,13 +30,14 @@ from .corpus import assert_same_array, corpus_folder, load_index, model_file
 DATA = corpus_folder("timm_exported")
 INDEX = load_index(DATA)
 
-RTOL = ATOL = 1e-4
+RTOL = 1e-4
 
 # model file -> reason, for models onegraph gets wrong today (each one a finding)
 XFAILS: dict = {}
 
-# model file -> (rtol, atol) where float32 summation order legitimately matters more
-LOOSER: dict = {}
+# float16 models: onnxruntime computes some float16 kernels in float32 and rounds once,
+# onegraph rounds after each step; outputs near 1 differ by up to 2 ulps (2e-3)
+FLOAT16_TOL = 5e-3
 
 
 def _params():
@@ -59,7 +62,6 @@ def _ort(model_bytes, feeds, outputs):
 @pytest.mark.parametrize("name", _params())
 def test_runs_as_onnxruntime_does_and_round_trips(name):
     entry = INDEX[name]
-    rtol, atol = LOOSER.get(name, (RTOL, ATOL))
     path, original = model_file(DATA, name)
     outputs = entry["outputs"]
     model = from_onnx(path)
@@ -67,6 +69,8 @@ def test_runs_as_onnxruntime_does_and_round_trips(name):
     exported = to_onnx(model)
     onnx.checker.check_model(exported, full_check=True)
     for k, feeds in enumerate(_feed_sets(entry)):
+        half = any(v.dtype == np.float16 for v in feeds.values())
+        rtol = atol = FLOAT16_TOL if half else RTOL
         want = _ort(original, feeds, outputs)
         got = session.run(outputs, feeds)
         back = _ort(exported.SerializeToString(), feeds, outputs)
