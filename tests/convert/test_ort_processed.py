@@ -1,0 +1,180 @@
+"""Real models as onnxruntime's own tools post-process them, against onnxruntime.
+
+data/ort_processed/ holds models of the hf_exported and timm_exported corpora (and two
+eager-attention BERT/DistilBERT exports, whose attention the optimizer fuses) after the
+steps Hugging Face Optimum users run: onnxruntime's transformers optimizer (fp32 and
+converted to float16), quantize_dynamic, quantize_static (QDQ and QOperator), and
+onnxruntime's offline graph optimizations (ORT_ENABLE_EXTENDED / ORT_ENABLE_ALL: FusedConv,
+FusedMatMul, NCHWc ops, QLinear ops). tools/export_ort_processed_models.py wrote them;
+index.json records source, variant, tool, settings and contrib op counts (manifest.json
+the tool runs onnxruntime refused). Each model must import, run in the Session as
+onnxruntime runs that same file, and come back from to_onnx valid and giving onnxruntime
+the same outputs.
+"""
+
+import os
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+import onegraph as og
+from onegraph.convert import from_onnx, to_onnx
+
+from .corpus import corpus_folder, load_index, model_file, strict_xfail_params
+
+DATA = corpus_folder("ort_processed")
+INDEX = load_index(DATA)
+
+# float32: both sides compute the same float graph, kernels differ in summation order
+F32_TOL = 1e-4
+# float16 (weights and activations, float32 I/O): one float16 rounding of a
+# differently ordered sum is 2^-11 relative; across a few layers 1e-2 of the output's
+# scale (its largest magnitude) bounds it
+F16_TOL = 1e-2
+
+# onnxruntime's contrib ops it registers in ONNX's default domain
+ORT_OPS_IN_ONNX_DOMAIN = {"SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization"}
+
+# file -> reason: where onegraph disagrees with onnxruntime (see /tmp/ortp_findings)
+XFAILS: dict = {}
+
+
+def _feed_sets(entry) -> list:
+    """The model's feeds: one dict per input size."""
+    sets = [entry["input_files"]] + ([entry["alt_input_files"]]
+                                     if entry.get("alt_input_files") else [])
+    return [{name: np.load(os.path.join(DATA, f), allow_pickle=False)
+             for name, f in zip(entry["inputs"], files)} for files in sets]
+
+
+def _ort(model_bytes, feeds, outputs, optimize=True):
+    """onnxruntime's outputs of the serialized model for `feeds` (one thread, so the
+    reference is deterministic); optimize=False runs the file's nodes as written
+    (ORT_DISABLE_ALL), without fusing QDQ pairs into its integer kernels."""
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    if not optimize:
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
+    takes = {i.name for i in sess.get_inputs()}
+    return sess.run(outputs, {k: v for k, v in feeds.items() if k in takes})
+
+
+def _quant_step(model: onnx.ModelProto, output: str):
+    """The scale of the DequantizeLinear (or QLinear op) that writes `output`, or of
+    the last DequantizeLinear before it: one quantization step of the output."""
+    inits = {i.name: onnx.numpy_helper.to_array(i) for i in model.graph.initializer}
+    producer = {o: n for n in model.graph.node for o in n.output}
+    seen, todo = set(), [output]
+    while todo:  # walk back to the nearest dequantization
+        name = todo.pop(0)
+        node = producer.get(name)
+        if node is None or name in seen:
+            continue
+        seen.add(name)
+        if node.op_type == "DequantizeLinear" and node.input[1] in inits:
+            return float(np.max(inits[node.input[1]]))
+        todo.extend(node.input)
+    return None
+
+
+def _tolerance(entry, model, output, want, fused_reference) -> float:
+    """The absolute tolerance of one output (see the comments)."""
+    scale = max(float(np.max(np.abs(want))) if want.size else 1.0, 1.0)
+    if entry["float16"]:
+        return F16_TOL * scale
+    if not fused_reference:
+        # float32, and quantized models against onnxruntime running their nodes as
+        # written: the integer ops (MatMulInteger, DynamicQuantizeLinear, QLinearConv,
+        # QGemm, ...) compute the same integers on both sides and QDQ pairs are
+        # computed as ONNX defines them (dequantize, float op, quantize), so only the
+        # float parts' summation order differs: as strict as float32
+        return F32_TOL * scale
+    # quantized QDQ models against onnxruntime's default session, which fuses each
+    # DequantizeLinear -> op -> QuantizeLinear into an integer kernel that requantizes
+    # the int32 accumulator with its own float multiplier: a value at a rounding tie
+    # can land on the neighbouring 8-bit level, and that one-level error passes on
+    # through the following layers. Two steps of the output's own quantization (its
+    # last DequantizeLinear's scale) bound what was measured (densenet: exactly 2),
+    # and stay far below what a wrong scale, zero point or rounding mode gives.
+    step = _quant_step(model, output)
+    return 2.01 * step if step is not None else 0.02 * scale
+
+
+def _compare(entry, model, name, outs, got, want, what, fused_reference=False):
+    """Same shapes and dtypes; values within the output's tolerance."""
+    for out, g, w in zip(outs, got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        label = f"{name} output {out!r} {what}"
+        assert g.shape == w.shape, f"{label}: shape {g.shape} != {w.shape}"
+        assert g.dtype == w.dtype, f"{label}: dtype {g.dtype} != {w.dtype}"
+        if w.dtype.kind != "f":
+            np.testing.assert_array_equal(g, w, err_msg=label)
+            continue
+        tol = _tolerance(entry, model, out, w, fused_reference)
+        np.testing.assert_allclose(g, w, rtol=0, atol=tol, err_msg=label)
+
+
+def _not_onnx_ops(entry) -> bool:
+    """Whether the model holds onnxruntime contrib ops registered in ONNX's own domain
+    (SimplifiedLayerNormalization): ONNX's checker refuses those, so to_onnx must be
+    told not to check, and the export is only checked by onnxruntime running it."""
+    return any(k.split("::")[1] in ORT_OPS_IN_ONNX_DOMAIN and k.startswith("ai.onnx::")
+               for k in entry["ops"])
+
+
+@pytest.mark.parametrize("name", strict_xfail_params(INDEX, XFAILS))
+def test_runs_as_onnxruntime_does_and_round_trips(name):
+    entry = INDEX[name]
+    path, original = model_file(DATA, name)
+    proto = onnx.load_from_string(original)
+    outputs = entry["outputs"]
+    model = from_onnx(path)
+    session = og.Session(model)
+    if _not_onnx_ops(entry):
+        exported = to_onnx(model, check=False)
+    else:
+        exported = to_onnx(model)
+        onnx.checker.check_model(exported, full_check=True)
+    for k, feeds in enumerate(_feed_sets(entry)):
+        # quantized models: strictly against the nodes as written, then against
+        # onnxruntime's fused integer kernels (see _tolerance)
+        want = _ort(original, feeds, outputs, optimize=not entry["quantized"])
+        got = session.run(outputs, feeds)
+        _compare(entry, proto, name, outputs, got, want, f"size {k}")
+        if entry["quantized"]:
+            fused = _ort(original, feeds, outputs)
+            _compare(entry, proto, name, outputs, got, fused, f"size {k} vs fused", True)
+        back = _ort(exported.SerializeToString(), feeds, outputs,
+                    optimize=not entry["quantized"])
+        _compare(entry, proto, name, outputs, back, want, f"size {k} after to_onnx")
+
+
+def _contrib_total(op: str) -> int:
+    """How many com.microsoft(.nchwc) `op` nodes the whole corpus holds."""
+    return sum(n for e in INDEX.values() for k, n in e["contrib_ops"].items()
+               if k.split("::")[1] == op)
+
+
+def test_the_corpus_has_the_promised_fusions_and_variants():
+    variants = {e["variant"] for e in INDEX.values()}
+    assert {"opt1", "opt99", "opt1_fp16", "qdyn_s8", "qdyn_u8pc", "qdq", "qop", "ortext",
+            "ortall", "qdq_ortall", "qop_ortall"} <= variants
+    tools = {e["tool"].split(" ")[0] for e in INDEX.values()}
+    assert {"onnxruntime.transformers.optimizer.optimize_model",
+            "onnxruntime.quantization.quantize_dynamic",
+            "onnxruntime.quantization.quantize_static",
+            "onnxruntime.SessionOptions.optimized_model_filepath"} <= tools
+    for op in ("Attention", "EmbedLayerNormalization", "SkipLayerNormalization",
+               "SkipSimplifiedLayerNormalization", "BiasGelu", "FastGelu", "QuickGelu",
+               "Gelu", "FusedConv", "FusedMatMul", "QLinearConv", "QLinearAdd", "QGemm",
+               "ReorderInput", "ReorderOutput", "DynamicQuantizeMatMul"):
+        assert _contrib_total(op) > 0, op
+    sources = {e["source"] for e in INDEX.values()}
+    assert sum(s.startswith("hf_exported") for s in sources) >= 10
+    assert sum(s.startswith("timm_exported") for s in sources) >= 8
+    assert any(e["float16"] for e in INDEX.values())
+    size = sum(os.path.getsize(os.path.join(DATA, f)) for f in os.listdir(DATA))
+    assert size <= 5_000_000
