@@ -4,8 +4,8 @@ A test-corpus generator for onegraph's ONNX importer: it builds real `transforme
 architectures (BERT, DistilBERT, RoBERTa, ALBERT, DeBERTa-v2, ELECTRA, GPT-2 with and
 without a key/value cache, GPT-NeoX, GPT-J, OPT, Llama, Mistral, Qwen2, Phi, Gemma, T5,
 BART, Whisper, ViT, DeiT, Swin, ConvNeXt, ResNet, SegFormer, MobileViT, wav2vec2,
-CLIP, Bloom, Gemma 2, Mixtral, WavLM; and float16, eager-attention and exporter-flag
-variants) from their config classes with tiny sizes and seeded random weights
+CLIP, Bloom, Gemma 2, Mixtral, WavLM; and float16, bfloat16, eager-attention and
+exporter-flag variants) from their config classes with tiny sizes and seeded random weights
 (no download: nothing is read from the HuggingFace hub), wraps each so that its ONNX
 outputs are plain tensors, exports it with `torch.onnx.export` through the TorchScript
 exporter (`dynamo=False`) and the dynamo exporter at the opsets each catalogue entry
@@ -15,8 +15,11 @@ lists, some with dynamic batch / sequence axes, and saves seeded inputs next to 
     OUT/<model>__<exporter>_op<opset>[_dyn].in<k>.npy       inputs (np.save, no pickle)
     OUT/<model>__<exporter>_op<opset>[_dyn].in<k>.alt.npy   a second batch/sequence size
                                                               (dynamic models only)
+    OUT/<model>__<exporter>_op<opset>.out<k>.npy            eager torch's outputs, for
+                                                              bfloat16 models only
     OUT/index.json      the exports that worked, by file: exporter, opset, dynamic,
-                        input and output names, input files
+                        input and output names, input files (and output files and
+                        "reference": "torch" for models onnxruntime cannot run)
     OUT/manifest.json   every export tried, with the error when it failed
 
 Dynamo exports whose file would exceed SIZE_LIMIT lose their per-node metadata_props
@@ -485,13 +488,15 @@ def catalogue():
              dyn={"input_values": seq, "hidden": seq}, alt=(3, 320),
              jobs=[("dynamo", 18, True)]),
     ]
-    # variants of the models above: float16 weights and inputs, eager (not sdpa)
+    # variants of the models above: float16 and bfloat16 weights, eager (not sdpa)
     # attention, and non-default exporter flags (initializers listed as graph inputs,
     # no constant folding, so BatchNormalization and weight Transposes stay in the graph)
     by_name = {e["name"]: e for e in cat}
     cat += [
         dict(by_name["gpt2"], name="gpt2_fp16", half=True, jobs=[("dynamo", 18, False)]),
         dict(by_name["vit"], name="vit_fp16", half=True, jobs=[("ts", 17, False)]),
+        dict(by_name["gpt2"], name="gpt2_bf16", bf16=True, jobs=[("dynamo", 18, False)]),
+        dict(by_name["llama"], name="llama_bf16", bf16=True, jobs=[("dynamo", 18, False)]),
         dict(by_name["llama"], name="llama_eager", attn="eager",
              jobs=[("dynamo", 23, False)]),
         dict(by_name["distilbert"], name="distilbert_init_inputs",
@@ -528,6 +533,8 @@ def _build(entry):
                     mod.bias.copy_(torch.randn(mod.num_features, generator=g) * 0.1)
     if entry.get("half"):
         model = model.half()
+    if entry.get("bf16"):
+        model = model.to(torch.bfloat16)
     return model.eval()
 
 
@@ -555,11 +562,11 @@ def _strip_node_metadata(path):
     onnx.save(model, path)
 
 
-def _save_inputs(out_dir, stem, tensors, suffix):
-    """np.save each tensor as `stem`.in<k>`suffix`; the file names."""
+def _save_inputs(out_dir, stem, tensors, suffix, kind="in"):
+    """np.save each tensor as `stem`.<kind><k>`suffix`; the file names."""
     files = []
     for k, a in enumerate(tensors):
-        f = f"{stem}.in{k}{suffix}"
+        f = f"{stem}.{kind}{k}{suffix}"
         np.save(os.path.join(out_dir, f), a.numpy(), allow_pickle=False)
         files.append(f)
     return files
@@ -627,6 +634,15 @@ def export_entry(entry, out_dir, exporter, opset, dynamic):
         _strip_node_metadata(path)
         rec["node_metadata_stripped"] = True
     rec["size"] = os.path.getsize(path)
+    if entry.get("bf16"):  # onnxruntime's CPU provider has no bfloat16 Add/Mul/MatMul:
+        # eager torch's outputs (float32 .npy, exact for bfloat16) are the reference
+        with torch.no_grad():
+            want = model(*args)
+        rec["reference"] = "torch"
+        rec["input_files"] = _save_inputs(out_dir, stem, args, ".npy")
+        rec["output_files"] = _save_inputs(out_dir, stem, [w.float() for w in want],
+                                           ".npy", "out")
+        return rec
     sizes = [args]
     if dynamic:
         b, length = entry["alt"]
