@@ -56,34 +56,36 @@ SEED = 0
 # detect them (Swin's heads differ per stage).
 OPT = ("opt",)
 HF = [
-    ("bert_eager", "here", "bert", 2, 32, OPT + ("qdyn_s8", "qdyn_s8_ortall",
+    ("bert_eager", "here", "bert", 2, 32, OPT + ("~qdyn_s8", "qdyn_s8_ortall",
                                                  "opt_qdyn_s8", "opt_ortall", "~qdq",
-                                                 "qdq_ortall")),
-    ("distilbert_eager", "here", "bert", 2, 32, OPT + ("opt_qdyn_u8pc",)),
+                                                 "qdq_ortall", "opt1_fp16_ortall",
+                                                 "opt_q4")),
+    ("distilbert_eager", "here", "bert", 2, 32, OPT + ("opt_qdyn_u8pc", "qop", "qdq16")),
     ("bert__ts_op17_dyn", "hf_exported", "bert", 2, 32, ("ortext",)),
     ("albert__dynamo_op23", "hf_exported", "bert", 2, 32, OPT),
     ("electra__dynamo_op23_dyn", "hf_exported", "bert", 2, 32, OPT),
     ("roberta__ts_op17_dyn", "hf_exported", "bert", 2, 32, ("qdyn_u8pc",)),
     ("gpt2_kv_cache__ts_op17_dyn", "hf_exported", "gpt2", 2, 32,
-     OPT + ("~qdyn_s8", "qdyn_s8_ortall", "ortall")),
-    ("llama__dynamo_op18_dyn", "hf_exported", "gpt2", 4, 32, OPT + ("qdyn_u8pc",)),
-    ("phi__ts_op17_dyn", "hf_exported", "gpt2", 2, 32, OPT),
+     OPT + ("~qdyn_s8", "qdyn_s8_ortall", "q4a4")),
+    ("llama__dynamo_op18_dyn", "hf_exported", "gpt2", 4, 32,
+     OPT + ("qdyn_u8pc", "q4", "q4a4", "q8")),
     ("t5__ts_op17_dyn", "hf_exported", "t5", 2, 32, OPT),
     ("bart__ts_op17_dyn", "hf_exported", "bart", 2, 32, OPT),
     ("whisper__dynamo_op18_dyn", "hf_exported", "bart", 2, 32, OPT + ("qdyn_u8pc",)),
     ("vit__dynamo_op18_dyn", "hf_exported", "vit", 2, 32, OPT + ("ortall",)),
-    ("wav2vec2__ts_op17_dyn", "hf_exported", "bert", 2, 32, OPT),
+    ("wav2vec2__ts_op17_dyn", "hf_exported", "bert", 2, 32, OPT + ("~qdq", "qdq_ortall")),
 ]
 TIMM = [
     ("resnet__ts_op17_dyn", "timm_exported", None, 0, 0,
-     ("ortext", "ortall", "qdq", "qop", "qdq_ortall", "qop_ortall", "fp16")),
+     ("ortall", "qdq", "qop", "qdq_ortall", "qop_ortall", "fp16", "qdqs8")),
     ("rexnet__dynamo_op18", "timm_exported", None, 0, 0, ("qop",)),
     ("mobilenetv3__dynamo_op23", "timm_exported", None, 0, 0,
-     ("ortext", "~qdq", "qdq_ortall")),
+     ("~qdq", "qdq_ortall")),
     ("convnext__ts_op17_dyn", "timm_exported", None, 0, 0, ("ortall", "qop")),
-    ("densenet__ts_op20", "timm_exported", None, 0, 0, ("ortall", "qdq")),
+    ("densenet__ts_op20", "timm_exported", None, 0, 0, ("qdq",)),
     ("repvgg_reparam__ts_op17_dyn", "timm_exported", None, 0, 0,
-     ("ortext", "qop", "qop_ortall", "~qdqpc", "qdqpc_ortall", "fp16")),
+     ("ortext", "qop", "qop_ortall", "~qdqpc", "qdqpc_ortall", "fp16", "qdq16",
+      "qdqs8")),
     ("mixer__ts_op20", "timm_exported", None, 0, 0, ("ortall", "qdq")),
     ("vit__ts_op17_dyn", "timm_exported", "vit", 2, 16, OPT + ("qdq",)),
     ("swinv2__ts_op20", "timm_exported", "swin", 0, 0, ("ortall",)),
@@ -202,6 +204,44 @@ def _fp16(src_path: Path, out: Path) -> dict:
     model = convert_float_to_float16(onnx.load(str(src_path)), keep_io_types=True)
     onnx.save(model, str(out))
     return dict(keep_io_types=True)
+
+
+# weight-only quantization (the LLM path): bits, block size, symmetric, accuracy level
+# (4 = int8 activations in the kernel), op types (Gather -> GatherBlockQuantized)
+WEIGHT_ONLY = {"q4": (4, 16, True, None, ("MatMul",)),
+               "q4a4": (4, 16, False, 4, ("MatMul", "Gather")),
+               "q8": (8, 32, False, None, ("MatMul",))}
+
+
+def _weight_only(src_path: Path, out: Path, kind: str) -> dict:
+    """MatMulNBitsQuantizer's blockwise weight quantization (MatMulNBits)."""
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+    bits, block, sym, level, ops = WEIGHT_ONLY[kind]
+    quant = MatMulNBitsQuantizer(onnx.load(str(src_path)), bits=bits, block_size=block,
+                                 is_symmetric=sym, accuracy_level=level,
+                                 op_types_to_quantize=ops)
+    quant.process()
+    quant.model.save_model_to_file(str(out), False)
+    return dict(bits=bits, block_size=block, is_symmetric=sym, accuracy_level=level,
+                op_types_to_quantize=list(ops))
+
+
+def _quantize_qdq_extra(src_path: Path, out: Path, src: dict, kind: str) -> dict:
+    """quantize_static QDQ flavours: qdq16 (16-bit activations, com.microsoft Q/DQ),
+    qdqs8 (symmetric int8 activations, per-channel int8 weights)."""
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+    reader = type("Reader", (_Calibration, CalibrationDataReader), {})(src)
+    if kind == "qdq16":
+        act, per_channel, extra = QuantType.QUInt16, False, {"UseQDQContribOps": True}
+    else:
+        act, per_channel, extra = QuantType.QInt8, True, {"ActivationSymmetric": True}
+    quantize_static(str(src_path), str(out), reader, quant_format=QuantFormat.QDQ,
+                    activation_type=act, weight_type=QuantType.QInt8,
+                    per_channel=per_channel, extra_options=extra)
+    return dict(quant_format="QDQ", activation_type=act.name, weight_type="QInt8",
+                per_channel=per_channel, extra_options=extra, calibrate_method="MinMax",
+                calibration_sets=len(reader.sets))
 
 
 class _Calibration:
@@ -365,8 +405,9 @@ def _process(key, corpus, model_type, heads, hidden, variants, work, index, fail
         variant = variant.lstrip("~")
         if variant.endswith(("_ortall", "_ortext")):
             base, step = variant[:-7], variant[-6:]
-        elif variant.startswith("opt_"):
-            base, step = "opt", variant[4:]
+        elif variant.startswith(("opt_", "opt1_fp16_")):
+            base = "opt1_fp16" if variant.startswith("opt1_fp16_") else "opt"
+            step = variant[len(base) + 1:]
         else:
             base, step = "", variant
         base_path = made.get({"opt": "opt1"}.get(base, base)) if base else src["path"]
@@ -382,6 +423,12 @@ def _process(key, corpus, model_type, heads, hidden, variants, work, index, fail
             elif step == "fp16":
                 settings = _fp16(base_path, tmp)
                 tool = "onnxruntime.transformers.float16.convert_float_to_float16"
+            elif step in WEIGHT_ONLY:
+                settings = _weight_only(base_path, tmp, step)
+                tool = "onnxruntime.quantization.matmul_nbits_quantizer.MatMulNBitsQuantizer"
+            elif step in ("qdq16", "qdqs8"):
+                settings = _quantize_qdq_extra(base_path, tmp, src, step)
+                tool = "onnxruntime.quantization.quantize_static"
             elif step in ("qdq", "qop", "qdqpc"):
                 settings = _quantize_static(base_path, tmp, src, step)
                 tool = "onnxruntime.quantization.quantize_static"
