@@ -30,7 +30,7 @@ from .corpus import assert_same_array, corpus_folder, load_index, model_file
 DATA = corpus_folder("timm_exported")
 INDEX = load_index(DATA)
 
-RTOL = 1e-4
+TOL = 1e-4  # rtol and atol
 
 # model file -> reason, for models onegraph gets wrong today (each one a finding)
 XFAILS: dict = {}
@@ -70,7 +70,7 @@ def test_runs_as_onnxruntime_does_and_round_trips(name):
     onnx.checker.check_model(exported, full_check=True)
     for k, feeds in enumerate(_feed_sets(entry)):
         half = any(v.dtype == np.float16 for v in feeds.values())
-        rtol = atol = FLOAT16_TOL if half else RTOL
+        rtol = atol = FLOAT16_TOL if half else TOL
         want = _ort(original, feeds, outputs)
         got = session.run(outputs, feeds)
         back = _ort(exported.SerializeToString(), feeds, outputs)
@@ -86,3 +86,6 @@ def test_the_corpus_covers_both_exporters_and_dynamic_axes():
     assert sum(bool(e.get("alt_input_files")) for e in INDEX.values()) >= 6
     assert {e["opset"] for e in INDEX.values()} >= {17, 18, 20, 23}
     assert len({e["family"] for e in INDEX.values()}) >= 20
+    assert any(e["dynamic"] == "hw" for e in INDEX.values())  # run-time image sizes
+    assert any(np.load(os.path.join(DATA, e["input_files"][0])).dtype == np.float16
+               for e in INDEX.values())
