@@ -64,15 +64,16 @@ HF = [
     ("bert__ts_op17_dyn", "hf_exported", "bert", 2, 32, ("ortext",)),
     ("albert__dynamo_op23", "hf_exported", "bert", 2, 32, OPT),
     ("electra__dynamo_op23_dyn", "hf_exported", "bert", 2, 32, OPT),
-    ("roberta__ts_op17_dyn", "hf_exported", "bert", 2, 32, ("qdyn_u8pc",)),
+    ("roberta__ts_op17_dyn", "hf_exported", "bert", 2, 32, ("qdyn_u8pc", "qop")),
     ("gpt2_kv_cache__ts_op17_dyn", "hf_exported", "gpt2", 2, 32,
      OPT + ("~qdyn_s8", "qdyn_s8_ortall", "q4a4")),
     ("llama__dynamo_op18_dyn", "hf_exported", "gpt2", 4, 32,
-     OPT + ("qdyn_u8pc", "q4", "q4a4", "q8")),
+     OPT + ("qdyn_u8pc", "q4", "q4a4", "q8", "~qdq", "qdq_ortall")),
     ("t5__ts_op17_dyn", "hf_exported", "t5", 2, 32, OPT),
     ("bart__ts_op17_dyn", "hf_exported", "bart", 2, 32, OPT),
     ("whisper__dynamo_op18_dyn", "hf_exported", "bart", 2, 32, OPT + ("qdyn_u8pc",)),
     ("vit__dynamo_op18_dyn", "hf_exported", "vit", 2, 32, OPT + ("ortall",)),
+    ("segformer__dynamo_op18", "hf_exported", None, 0, 0, ("qop",)),
     ("wav2vec2__ts_op17_dyn", "hf_exported", "bert", 2, 32, OPT + ("~qdq", "qdq_ortall")),
 ]
 TIMM = [
@@ -86,9 +87,8 @@ TIMM = [
     ("repvgg_reparam__ts_op17_dyn", "timm_exported", None, 0, 0,
      ("ortext", "qop", "qop_ortall", "~qdqpc", "qdqpc_ortall", "fp16", "qdq16",
       "qdqs8")),
-    ("mixer__ts_op20", "timm_exported", None, 0, 0, ("ortall", "qdq")),
-    ("vit__ts_op17_dyn", "timm_exported", "vit", 2, 16, OPT + ("qdq",)),
-    ("swinv2__ts_op20", "timm_exported", "swin", 0, 0, ("ortall",)),
+    ("mixer__ts_op20", "timm_exported", None, 0, 0, ("qdq",)),
+    ("vit__ts_op17_dyn", "timm_exported", "vit", 2, 16, OPT),
 ]
 CONTRIB = ("com.microsoft", "com.microsoft.nchwc")
 

@@ -38,7 +38,17 @@ F16_TOL = 1e-2
 ORT_OPS_IN_ONNX_DOMAIN = {"SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization"}
 
 # file -> reason: where onegraph disagrees with onnxruntime (see /tmp/ortp_findings)
-XFAILS: dict = {}
+XFAILS: dict = {
+    "roberta__ts_op17_dyn__qop.onnx":
+        "QLinearSoftmax refuses X_scale=inf (calibrated over the mask's float32 min); "
+        "onnxruntime runs it (finding 2)",
+    "llama__dynamo_op18_dyn__qdq_ortall.onnx":
+        "QLinearSoftmax with tied inputs and a huge X_scale rounds 63.75 to 63, "
+        "onnxruntime gives 64 (finding 3)",
+    "segformer__dynamo_op18__qop.onnx":
+        "Resize uint8 linear half_pixel: 41% of values one above onnxruntime's "
+        "fixed-point result (finding 4)",
+}
 
 
 def _feed_sets(entry) -> list:
