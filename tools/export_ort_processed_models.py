@@ -88,6 +88,7 @@ TIMM = [
      ("ortext", "qop", "qop_ortall", "~qdqpc", "qdqpc_ortall", "fp16", "qdq16",
       "qdqs8")),
     ("mixer__ts_op20", "timm_exported", None, 0, 0, ("qdq",)),
+    ("resnet_d__dynamo_op23_dyn", "timm_exported", None, 0, 0, ("qdqs8",)),
     ("vit__ts_op17_dyn", "timm_exported", "vit", 2, 16, OPT),
 ]
 CONTRIB = ("com.microsoft", "com.microsoft.nchwc")

@@ -48,6 +48,9 @@ XFAILS: dict = {
     "segformer__dynamo_op18__qop.onnx":
         "Resize uint8 linear half_pixel: 41% of values one above onnxruntime's "
         "fixed-point result (finding 4)",
+    "timm_resnet_d__dynamo_op23_dyn__qdqs8.onnx":
+        "AveragePool sums its window in another order than onnxruntime (1 ulp), which "
+        "flips the following QuantizeLinear's ties (finding 5)",
 }
 
 
