@@ -63,13 +63,13 @@ HF = [
     ("distilbert_eager", "here", "bert", 2, 32, OPT + ("opt_qdyn_u8pc", "qop", "qdq16")),
     ("bert__ts_op17_dyn", "hf_exported", "bert", 2, 32, ("ortext",)),
     ("albert__dynamo_op23", "hf_exported", "bert", 2, 32, OPT),
-    ("electra__dynamo_op23_dyn", "hf_exported", "bert", 2, 32, OPT),
+    ("electra__dynamo_op23_dyn", "hf_exported", "bert", 2, 32, OPT + ("opt_qdyn_s8",)),
     ("roberta__ts_op17_dyn", "hf_exported", "bert", 2, 32, ("qdyn_u8pc", "qop")),
     ("gpt2_kv_cache__ts_op17_dyn", "hf_exported", "gpt2", 2, 32,
      OPT + ("~qdyn_s8", "qdyn_s8_ortall", "q4a4")),
     ("llama__dynamo_op18_dyn", "hf_exported", "gpt2", 4, 32,
      OPT + ("qdyn_u8pc", "q4", "q4a4", "q8", "~qdq", "qdq_ortall")),
-    ("t5__ts_op17_dyn", "hf_exported", "t5", 2, 32, OPT),
+    ("t5__ts_op17_dyn", "hf_exported", "t5", 2, 32, OPT + ("q4a4",)),
     ("bart__ts_op17_dyn", "hf_exported", "bart", 2, 32, OPT),
     ("whisper__dynamo_op18_dyn", "hf_exported", "bart", 2, 32, OPT + ("qdyn_u8pc",)),
     ("vit__dynamo_op18_dyn", "hf_exported", "vit", 2, 32, OPT + ("ortall",)),
@@ -89,7 +89,7 @@ TIMM = [
       "qdqs8")),
     ("mixer__ts_op20", "timm_exported", None, 0, 0, ("qdq",)),
     ("resnet_d__dynamo_op23_dyn", "timm_exported", None, 0, 0, ("qdqs8",)),
-    ("vit__ts_op17_dyn", "timm_exported", "vit", 2, 16, OPT),
+    ("volo__dynamo_op18", "timm_exported", None, 0, 0, ("qops8",)),
 ]
 CONTRIB = ("com.microsoft", "com.microsoft.nchwc")
 
@@ -228,8 +228,9 @@ def _weight_only(src_path: Path, out: Path, kind: str) -> dict:
 
 
 def _quantize_qdq_extra(src_path: Path, out: Path, src: dict, kind: str) -> dict:
-    """quantize_static QDQ flavours: qdq16 (16-bit activations, com.microsoft Q/DQ),
-    qdqs8 (symmetric int8 activations, per-channel int8 weights)."""
+    """quantize_static flavours: qdq16 (QDQ, 16-bit activations, com.microsoft Q/DQ),
+    qdqs8 and qops8 (QDQ / QOperator, symmetric int8 activations, per-channel int8
+    weights: onnxruntime's s8s8 kernels)."""
     from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
                                           quantize_static)
     reader = type("Reader", (_Calibration, CalibrationDataReader), {})(src)
@@ -237,10 +238,11 @@ def _quantize_qdq_extra(src_path: Path, out: Path, src: dict, kind: str) -> dict
         act, per_channel, extra = QuantType.QUInt16, False, {"UseQDQContribOps": True}
     else:
         act, per_channel, extra = QuantType.QInt8, True, {"ActivationSymmetric": True}
-    quantize_static(str(src_path), str(out), reader, quant_format=QuantFormat.QDQ,
+    fmt = QuantFormat.QOperator if kind == "qops8" else QuantFormat.QDQ
+    quantize_static(str(src_path), str(out), reader, quant_format=fmt,
                     activation_type=act, weight_type=QuantType.QInt8,
                     per_channel=per_channel, extra_options=extra)
-    return dict(quant_format="QDQ", activation_type=act.name, weight_type="QInt8",
+    return dict(quant_format=fmt.name, activation_type=act.name, weight_type="QInt8",
                 per_channel=per_channel, extra_options=extra, calibrate_method="MinMax",
                 calibration_sets=len(reader.sets))
 
@@ -427,7 +429,7 @@ def _process(key, corpus, model_type, heads, hidden, variants, work, index, fail
             elif step in WEIGHT_ONLY:
                 settings = _weight_only(base_path, tmp, step)
                 tool = "onnxruntime.quantization.matmul_nbits_quantizer.MatMulNBitsQuantizer"
-            elif step in ("qdq16", "qdqs8"):
+            elif step in ("qdq16", "qdqs8", "qops8"):
                 settings = _quantize_qdq_extra(base_path, tmp, src, step)
                 tool = "onnxruntime.quantization.quantize_static"
             elif step in ("qdq", "qop", "qdqpc"):

@@ -12,6 +12,7 @@ onnxruntime runs that same file, and come back from to_onnx valid and giving onn
 the same outputs.
 """
 
+import json
 import os
 
 import numpy as np
@@ -51,6 +52,9 @@ XFAILS: dict = {
     "timm_resnet_d__dynamo_op23_dyn__qdqs8.onnx":
         "AveragePool sums its window in another order than onnxruntime (1 ulp), which "
         "flips the following QuantizeLinear's ties (finding 5)",
+    "timm_volo__dynamo_op18__qops8.onnx":
+        "QLinearConv requantizes acc * multiplier exactly; onnxruntime rounds it to "
+        "float32 first and lands on a tie (finding 6)",
 }
 
 
@@ -228,3 +232,16 @@ def test_the_corpus_has_the_promised_fusions_and_variants():
     assert any(e["float16"] for e in INDEX.values())
     size = sum(os.path.getsize(os.path.join(DATA, f)) for f in os.listdir(DATA))
     assert size <= 5_000_000
+
+
+def test_onnxruntime_tool_failures_are_recorded():
+    # the variants onnxruntime's own tools could not produce (or its session refused)
+    # are listed, not silently missing: quantize_dynamic of an optimized dynamo export,
+    # and MatMulNBitsQuantizer's Gather quantization of a TorchScript T5
+    with open(os.path.join(DATA, "manifest.json"), encoding="utf-8") as f:
+        failures = json.load(f)["failures"]
+    for fail in failures:
+        assert {"source", "variant", "stage"} <= set(fail)
+        assert f"{fail['source']}__{fail['variant']}.onnx" not in INDEX
+    assert {(f["source"], f["variant"]) for f in failures} >= {
+        ("electra__dynamo_op23_dyn", "opt_qdyn_s8"), ("t5__ts_op17_dyn", "q4a4")}
