@@ -10,7 +10,10 @@ EmbedLayerNormalization fusions look for). Variants, each saved as
 <source>__<variant>.onnx:
 
 - opt1, opt99: `onnxruntime.transformers.optimizer.optimize_model` (model_type, num_heads
-  and hidden_size from the model's config) at opt_level 1 and, when it differs, 99;
+  and hidden_size from the model's config) at opt_level 1 and, when it differs, 99
+  ("optnf" in the table: without the float16 copy); optgelu: with the Gelu
+  approximation (Optimum's O3); optmha, optmha_fp16: the GPU graph with
+  MultiHeadAttention (Optimum's O4, float16);
   opt1_fp16: opt1 converted by `convert_float_to_float16` (keep_io_types=True; not
   of opt99, whose NCHWc Convs onnxruntime then refuses in float16); fp16: a plain
   model converted by onnxruntime.transformers.float16 (keep_io_types=True).
@@ -60,7 +63,8 @@ HF = [
                                                  "opt_qdyn_s8", "opt_ortall", "~qdq",
                                                  "qdq_ortall", "opt1_fp16_ortall",
                                                  "opt_q4")),
-    ("distilbert_eager", "here", "bert", 2, 32, OPT + ("opt_qdyn_u8pc", "qop", "qdq16")),
+    ("distilbert_eager", "here", "bert", 2, 32, OPT + ("opt_qdyn_u8pc", "qop", "qdq16",
+                                                       "optmha", "optgelu")),
     ("bert__ts_op17_dyn", "hf_exported", "bert", 2, 32, ("ortext",)),
     ("albert__dynamo_op23", "hf_exported", "bert", 2, 32, OPT),
     ("electra__dynamo_op23_dyn", "hf_exported", "bert", 2, 32, OPT + ("opt_qdyn_s8",)),
@@ -69,9 +73,9 @@ HF = [
      OPT + ("~qdyn_s8", "qdyn_s8_ortall", "q4a4")),
     ("llama__dynamo_op18_dyn", "hf_exported", "gpt2", 4, 32,
      OPT + ("qdyn_u8pc", "q4", "q4a4", "q8", "~qdq", "qdq_ortall")),
-    ("t5__ts_op17_dyn", "hf_exported", "t5", 2, 32, OPT + ("q4a4",)),
-    ("bart__ts_op17_dyn", "hf_exported", "bart", 2, 32, OPT),
-    ("whisper__dynamo_op18_dyn", "hf_exported", "bart", 2, 32, OPT + ("qdyn_u8pc",)),
+    ("t5__ts_op17_dyn", "hf_exported", "t5", 2, 32, ("optnf", "q4a4")),
+    ("bart__ts_op17_dyn", "hf_exported", "bart", 2, 32, ("optnf",)),
+    ("whisper__dynamo_op18_dyn", "hf_exported", "bart", 2, 32, ("optnf", "qdyn_u8pc")),
     ("vit__dynamo_op18_dyn", "hf_exported", "vit", 2, 32, OPT + ("ortall",)),
     ("segformer__dynamo_op18", "hf_exported", None, 0, 0, ("qop",)),
     ("wav2vec2__ts_op17_dyn", "hf_exported", "bert", 2, 32, OPT + ("~qdq", "qdq_ortall")),
@@ -189,6 +193,27 @@ def _optimize(path: Path, model_type: str, heads: int, hidden: int, level: int):
     from onnxruntime.transformers.optimizer import optimize_model
     return optimize_model(str(path), model_type=model_type, num_heads=heads,
                           hidden_size=hidden, opt_level=level, use_gpu=False)
+
+
+def _optimize_flavour(path: Path, model_type: str, heads: int, hidden: int, flavour: str):
+    """optimize_model as Optimum's higher levels call it: optgelu enables the Gelu
+    approximation (O3: FastGelu), optmha the GPU graph (use_gpu, opt_level 0) with
+    MultiHeadAttention instead of Attention. Returns (OnnxModel, settings)."""
+    from onnxruntime.transformers.fusion_options import FusionOptions
+    from onnxruntime.transformers.optimizer import optimize_model
+    options = FusionOptions(model_type)
+    if flavour == "optgelu":
+        options.enable_gelu_approximation = True
+        level, gpu = 1, False
+    else:
+        options.use_multi_head_attention = True
+        level, gpu = 0, True
+    m = optimize_model(str(path), model_type=model_type, num_heads=heads, hidden_size=hidden,
+                       opt_level=level, use_gpu=gpu, optimization_options=options)
+    return m, dict(model_type=model_type, num_heads=heads, hidden_size=hidden,
+                   opt_level=level, use_gpu=gpu,
+                   enable_gelu_approximation=flavour == "optgelu",
+                   use_multi_head_attention=flavour == "optmha")
 
 
 def _to_fp16(opt_model):
@@ -378,7 +403,7 @@ def _process(key, corpus, model_type, heads, hidden, variants, work, index, fail
             failures.append(dict(source=stem, variant=variant, tool=tool,
                                  stage="tool", error=f"{type(e).__name__}: {str(e)[:300]}"))
 
-    if "opt" in variants:
+    if "opt" in variants or "optnf" in variants:
         kept = {}
         for level in (1, 99):
             def run(level=level):
@@ -393,14 +418,27 @@ def _process(key, corpus, model_type, heads, hidden, variants, work, index, fail
                 tool = "onnxruntime.transformers.optimizer.optimize_model"
                 record(f"opt{level}", None, tool, dict(settings, fused=fused),
                        model=m.model)
-                if level == 99:
+                if level == 99 or "optnf" in variants:
                     return  # float16 of opt1 only: NCHWc Convs of 99 refuse float16
                 fp16 = _to_fp16(m)
                 record(f"opt{level}_fp16", None, tool + " + convert_float_to_float16",
                        dict(settings, keep_io_types=True), model=fp16)
             attempt(f"opt{level}", "optimize_model", run)
+    for flavour in ("optmha", "optgelu"):
+        if flavour not in variants:
+            continue
+
+        def run_flavour(flavour=flavour):
+            m, settings = _optimize_flavour(src["path"], model_type, heads, hidden, flavour)
+            tool = "onnxruntime.transformers.optimizer.optimize_model"
+            fused = {k: v for k, v in m.get_fused_operator_statistics().items() if v}
+            record(flavour, None, tool, dict(settings, fused=fused), model=m.model)
+            if flavour == "optmha":  # Optimum's O4: the GPU graph in float16
+                record(f"{flavour}_fp16", None, tool + " + convert_float_to_float16",
+                       dict(settings, keep_io_types=True), model=_to_fp16(m))
+        attempt(flavour, "optimize_model", run_flavour)
     for variant in variants:
-        if variant == "opt":
+        if variant in ("opt", "optnf", "optmha", "optgelu"):
             continue
         # "<base>_ortall" / "opt_<step>" apply the step to the variant `base` ("opt" =
         # opt1), a bare step to the source model; "~" marks a base that is not kept

@@ -210,7 +210,8 @@ def test_the_corpus_has_the_promised_fusions_and_variants():
     variants = {e["variant"] for e in INDEX.values()}
     assert {"opt1", "opt99", "opt1_fp16", "fp16", "qdyn_u8pc", "qdyn_s8_ortall",
             "opt_qdyn_s8", "qdq", "qop", "qdqpc_ortall", "qdq16", "qdqs8", "ortext", "ortall",
-            "opt_ortall", "qdq_ortall", "qop_ortall", "q4", "q4a4", "q8", "opt_q4"} <= variants
+            "opt_ortall", "qdq_ortall", "qop_ortall", "q4", "q4a4", "q8", "opt_q4", "optmha",
+            "optmha_fp16", "optgelu", "qops8"} <= variants
     tools = {e["tool"].split(" ")[0] for e in INDEX.values()}
     assert {"onnxruntime.transformers.optimizer.optimize_model",
             "onnxruntime.quantization.quantize_dynamic",
@@ -218,7 +219,8 @@ def test_the_corpus_has_the_promised_fusions_and_variants():
             "onnxruntime.SessionOptions.optimized_model_filepath",
             "onnxruntime.quantization.matmul_nbits_quantizer.MatMulNBitsQuantizer",
             "onnxruntime.transformers.float16.convert_float_to_float16"} <= tools
-    for op in ("Attention", "EmbedLayerNormalization", "SkipLayerNormalization",
+    for op in ("Attention", "MultiHeadAttention", "EmbedLayerNormalization",
+               "SkipLayerNormalization",
                "SkipSimplifiedLayerNormalization", "BiasGelu", "FastGelu", "QuickGelu",
                "Gelu", "FusedConv", "FusedMatMul", "QLinearConv", "QLinearAdd", "QGemm",
                "ReorderInput", "ReorderOutput", "DynamicQuantizeMatMul", "QAttention",
