@@ -78,6 +78,7 @@ HF = [
     ("whisper__dynamo_op18_dyn", "hf_exported", "bart", 2, 32, ("optnf", "qdyn_u8pc")),
     ("vit__dynamo_op18_dyn", "hf_exported", "vit", 2, 32, OPT + ("ortall",)),
     ("segformer__dynamo_op18", "hf_exported", None, 0, 0, ("qop",)),
+    ("opt__dynamo_op18", "hf_exported", "bart", 2, 32, ("~qop", "qop_ortall")),
     ("wav2vec2__ts_op17_dyn", "hf_exported", "bert", 2, 32, OPT + ("~qdq", "qdq_ortall")),
 ]
 TIMM = [
@@ -87,7 +88,8 @@ TIMM = [
     ("mobilenetv3__dynamo_op23", "timm_exported", None, 0, 0,
      ("~qdq", "qdq_ortall")),
     ("convnext__ts_op17_dyn", "timm_exported", None, 0, 0, ("ortall", "qop")),
-    ("densenet__ts_op20", "timm_exported", None, 0, 0, ("qdq",)),
+    ("densenet__ts_op20", "timm_exported", None, 0, 0, ("qdq", "~qop", "qop_ortall")),
+    ("darknet__ts_op17", "timm_exported", None, 0, 0, ("~qop", "qop_ortall")),
     ("repvgg_reparam__ts_op17_dyn", "timm_exported", None, 0, 0,
      ("ortext", "qop", "qop_ortall", "~qdqpc", "qdqpc_ortall", "fp16", "qdq16",
       "qdqs8")),

@@ -232,7 +232,8 @@ def test_the_corpus_has_the_promised_fusions_and_variants():
                "ReorderInput", "ReorderOutput", "DynamicQuantizeMatMul", "QAttention",
                "QEmbedLayerNormalization", "MatMulIntegerToFloat", "QLinearSigmoid",
                "QLinearSoftmax", "QLinearGlobalAveragePool", "NhwcMaxPool", "MatMulNBits",
-               "GatherBlockQuantized", "QuantizeLinear", "DequantizeLinear"):
+               "GatherBlockQuantized", "QuantizeLinear", "DequantizeLinear", "QLinearConcat",
+               "QLinearAveragePool", "QLinearLeakyRelu", "QLinearWhere", "QLinearMul"):
         assert _contrib_total(op) > 0, op
     sources = {e["source"] for e in INDEX.values()}
     assert sum(s.startswith("hf_exported") for s in sources) >= 10
