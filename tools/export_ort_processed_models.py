@@ -23,7 +23,9 @@ EmbedLayerNormalization fusions look for). Variants, each saved as
 - ortext, ortall (and qdq_ortall, qdyn_s8_ortall, opt_ortall: applied to that variant;
   opt_qdyn_s8 quantizes opt1): onnxruntime's own graph optimizations at
   ORT_ENABLE_EXTENDED / ORT_ENABLE_ALL, saved by SessionOptions.optimized_model_filepath
-  with one thread.
+  with one thread. ORT_ENABLE_ALL (and opt_level 99) write NCHWc ops for the generating
+  machine's vector width (onnxruntime warns that such files are hardware specific): the
+  files here were written on an AVX-512 x86-64 CPU.
 
 index.json lists per file: source, variant, tool and settings, inputs, input files,
 outputs, contrib op counts; `failures` lists where onnxruntime's tool crashed or its
