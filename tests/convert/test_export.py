@@ -218,8 +218,8 @@ def test_quantized_weight_exports_as_qdq():
     proto = to_onnx(Model(graphs=[g], opset_imports={"": 17}))
     assert "DequantizeLinear" in [n.op_type for n in proto.graph.node]
     xv = np.arange(4, dtype=np.float32).reshape(1, 4)
-    np.testing.assert_allclose(_ort(proto, {"x": xv}, optimize=False)[0], xv @ (wq.astype(np.float32) * 0.05),
-                               rtol=1e-5)
+    np.testing.assert_allclose(_ort(proto, {"x": xv}, optimize=False)[0],
+                               xv @ (wq.astype(np.float32) * 0.05), rtol=1e-5)
 
 
 def test_if_subgraph_with_outer_scope_roundtrip():
