@@ -1,5 +1,6 @@
 """Shared pieces of the exported-model corpus tests (test_pytorch_exported.py,
-test_tf2onnx_exported.py, test_sklearn_exported.py): each corpus is a folder of ONNX
+test_hf_exported.py, test_timm_exported.py, test_tf2onnx_exported.py,
+test_sklearn_exported.py): each corpus is a folder of ONNX
 files with seeded inputs (and the source framework's outputs) saved by np.save, listed
 in the folder's index.json."""
 
@@ -53,3 +54,22 @@ def model_file(folder: str, name: str) -> tuple[str, bytes]:
     path = os.path.join(folder, name)
     with open(path, "rb") as f:
         return path, f.read()
+
+
+def feed_sets(folder: str, entry: dict) -> list:
+    """An index entry's feeds: one dict per input size (its input_files, then its
+    alt_input_files, a second batch/sequence size, when the model has dynamic axes)."""
+    sets = [entry["input_files"]] + ([entry["alt_input_files"]]
+                                     if entry.get("alt_input_files") else [])
+    return [{name: np.load(os.path.join(folder, f), allow_pickle=False)
+             for name, f in zip(entry["inputs"], files)} for files in sets]
+
+
+def ort_outputs(model_bytes: bytes, feeds: dict, outputs: list) -> list:
+    """onnxruntime's (CPU) `outputs` of the serialized model, fed the feeds it takes
+    (an initializer listed as a graph input need not be fed)."""
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
+    takes = {i.name for i in sess.get_inputs()}
+    return sess.run(outputs, {k: v for k, v in feeds.items() if k in takes})

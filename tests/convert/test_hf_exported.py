@@ -23,14 +23,13 @@ import os
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 
 import onegraph as og
 from onegraph.convert import from_onnx, to_onnx
 
-from .corpus import (assert_same_array, corpus_folder, load_index, model_file,
-                     strict_xfail_params)
+from .corpus import (assert_same_array, corpus_folder, feed_sets, load_index, model_file,
+                     ort_outputs, strict_xfail_params)
 
 DATA = corpus_folder("hf_exported")
 INDEX = load_index(DATA)
@@ -52,21 +51,6 @@ TORCH_MODELS = {f: e for f, e in INDEX.items() if e.get("reference") == "torch"}
 XFAILS: dict = {}
 
 
-def _feed_sets(entry) -> list:
-    """The model's feeds: one dict per input size."""
-    sets = [entry["input_files"]] + ([entry["alt_input_files"]]
-                                     if entry.get("alt_input_files") else [])
-    return [{name: np.load(os.path.join(DATA, f), allow_pickle=False)
-             for name, f in zip(entry["inputs"], files)} for files in sets]
-
-
-def _ort(model_bytes, feeds, outputs):
-    """onnxruntime's outputs of the serialized model for `feeds`."""
-    sess = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
-    takes = {i.name for i in sess.get_inputs()}
-    return sess.run(outputs, {k: v for k, v in feeds.items() if k in takes})
-
-
 @pytest.mark.parametrize("name", strict_xfail_params(ORT_MODELS, XFAILS))
 def test_runs_as_onnxruntime_does_and_round_trips(name):
     entry = INDEX[name]
@@ -76,10 +60,10 @@ def test_runs_as_onnxruntime_does_and_round_trips(name):
     session = og.Session(model)
     exported = to_onnx(model)
     onnx.checker.check_model(exported, full_check=True)
-    for k, feeds in enumerate(_feed_sets(entry)):
-        want = _ort(original, feeds, outputs)
+    for k, feeds in enumerate(feed_sets(DATA, entry)):
+        want = ort_outputs(original, feeds, outputs)
         got = session.run(outputs, feeds)
-        back = _ort(exported.SerializeToString(), feeds, outputs)
+        back = ort_outputs(exported.SerializeToString(), feeds, outputs)
         for out, g, b, w in zip(outputs, got, back, want):
             what = f"{name} size {k} output {out!r}"
             tol = FP16_TOL if w.dtype == np.float16 else RTOL
@@ -93,7 +77,7 @@ def test_bfloat16_runs_as_torch_does_and_round_trips(name):
     path, _ = model_file(DATA, name)
     outputs = entry["outputs"]
     model = from_onnx(path)
-    (feeds,) = _feed_sets(entry)
+    (feeds,) = feed_sets(DATA, entry)
     got = og.Session(model).run(outputs, feeds)
     exported = to_onnx(model)
     onnx.checker.check_model(exported, full_check=True)

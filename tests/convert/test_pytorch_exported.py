@@ -10,36 +10,19 @@ must import, run in the Session as onnxruntime runs it, at both sizes when dynam
 and come back from to_onnx to give onnxruntime the same outputs.
 """
 
-import os
-
-import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 
 import onegraph as og
 from onegraph.convert import from_onnx, to_onnx
 
-from .corpus import assert_same_array, corpus_folder, load_index, model_file
+from .corpus import (assert_same_array, corpus_folder, feed_sets, load_index, model_file,
+                     ort_outputs)
 
 DATA = corpus_folder("pytorch_exported")
 INDEX = load_index(DATA)
 
 RTOL = ATOL = 1e-4
-
-
-def _feed_sets(entry) -> list:
-    """The model's feeds: one dict per input size."""
-    sets = [entry["input_files"]] + ([entry["alt_input_files"]]
-                                     if entry.get("alt_input_files") else [])
-    return [{name: np.load(os.path.join(DATA, f), allow_pickle=False)
-             for name, f in zip(entry["inputs"], files)} for files in sets]
-
-
-def _ort(model_bytes, feeds, outputs):
-    sess = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
-    takes = {i.name for i in sess.get_inputs()}
-    return sess.run(outputs, {k: v for k, v in feeds.items() if k in takes})
 
 
 def _assert_same(got, want, what):
@@ -55,10 +38,10 @@ def test_runs_as_onnxruntime_does_and_round_trips(name):
     session = og.Session(model)
     exported = to_onnx(model)
     onnx.checker.check_model(exported, full_check=True)
-    for k, feeds in enumerate(_feed_sets(entry)):
-        want = _ort(original, feeds, outputs)
+    for k, feeds in enumerate(feed_sets(DATA, entry)):
+        want = ort_outputs(original, feeds, outputs)
         got = session.run(outputs, feeds)
-        back = _ort(exported.SerializeToString(), feeds, outputs)
+        back = ort_outputs(exported.SerializeToString(), feeds, outputs)
         for out, g, b, w in zip(outputs, got, back, want):
             _assert_same(g, w, f"{name} size {k} output {out!r}")
             _assert_same(b, w, f"{name} size {k} output {out!r} after to_onnx")

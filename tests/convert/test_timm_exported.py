@@ -19,13 +19,13 @@ import os
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 
 import onegraph as og
 from onegraph.convert import from_onnx, to_onnx
 
-from .corpus import assert_same_array, corpus_folder, load_index, model_file
+from .corpus import (assert_same_array, corpus_folder, feed_sets, load_index, model_file,
+                     ort_outputs, strict_xfail_params)
 
 DATA = corpus_folder("timm_exported")
 INDEX = load_index(DATA)
@@ -40,26 +40,7 @@ XFAILS: dict = {}
 FLOAT16_TOL = 5e-3
 
 
-def _params():
-    """The index's model files, known failures marked as strict xfails."""
-    return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=XFAILS[n]))
-            if n in XFAILS else n for n in sorted(INDEX)]
-
-
-def _feed_sets(entry) -> list:
-    """The model's feeds: one dict per input size."""
-    sets = [entry["input_files"]] + ([entry["alt_input_files"]]
-                                     if entry.get("alt_input_files") else [])
-    return [{name: np.load(os.path.join(DATA, f), allow_pickle=False)
-             for name, f in zip(entry["inputs"], files)} for files in sets]
-
-
-def _ort(model_bytes, feeds, outputs):
-    sess = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
-    return sess.run(outputs, feeds)
-
-
-@pytest.mark.parametrize("name", _params())
+@pytest.mark.parametrize("name", strict_xfail_params(INDEX, XFAILS))
 def test_runs_as_onnxruntime_does_and_round_trips(name):
     entry = INDEX[name]
     path, original = model_file(DATA, name)
@@ -68,12 +49,12 @@ def test_runs_as_onnxruntime_does_and_round_trips(name):
     session = og.Session(model)
     exported = to_onnx(model)
     onnx.checker.check_model(exported, full_check=True)
-    for k, feeds in enumerate(_feed_sets(entry)):
+    for k, feeds in enumerate(feed_sets(DATA, entry)):
         half = any(v.dtype == np.float16 for v in feeds.values())
         rtol = atol = FLOAT16_TOL if half else TOL
-        want = _ort(original, feeds, outputs)
+        want = ort_outputs(original, feeds, outputs)
         got = session.run(outputs, feeds)
-        back = _ort(exported.SerializeToString(), feeds, outputs)
+        back = ort_outputs(exported.SerializeToString(), feeds, outputs)
         for out, g, b, w in zip(outputs, got, back, want):
             assert_same_array(g, w, f"{name} size {k} output {out!r}", rtol, atol)
             assert_same_array(b, w, f"{name} size {k} output {out!r} after to_onnx",
@@ -87,5 +68,6 @@ def test_the_corpus_covers_both_exporters_and_dynamic_axes():
     assert {e["opset"] for e in INDEX.values()} >= {17, 18, 20, 23}
     assert len({e["family"] for e in INDEX.values()}) >= 20
     assert any(e["dynamic"] == "hw" for e in INDEX.values())  # run-time image sizes
-    assert any(np.load(os.path.join(DATA, e["input_files"][0])).dtype == np.float16
+    assert any(np.load(os.path.join(DATA, e["input_files"][0]),
+                       allow_pickle=False).dtype == np.float16
                for e in INDEX.values())
