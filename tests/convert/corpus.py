@@ -73,3 +73,34 @@ def ort_outputs(model_bytes: bytes, feeds: dict, outputs: list) -> list:
     sess = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
     takes = {i.name for i in sess.get_inputs()}
     return sess.run(outputs, {k: v for k, v in feeds.items() if k in takes})
+
+
+def check_runs_as_onnxruntime(folder: str, name: str, tol: float,
+                              half_tol: float | None = None) -> None:
+    """The corpus model `name` imports, runs in onegraph's Session with onnxruntime's
+    outputs (at every input size of its index entry), and its to_onnx export passes
+    ONNX's full check and gives onnxruntime the same outputs: within `tol` (rtol and
+    atol), or `half_tol` where a feed or the output is float16."""
+    import onnx
+
+    import onegraph as og
+    from onegraph.convert import from_onnx, to_onnx
+
+    entry = load_index(folder)[name]
+    path, original = model_file(folder, name)
+    outputs = entry["outputs"]
+    model = from_onnx(path)
+    session = og.Session(model)
+    exported = to_onnx(model)
+    onnx.checker.check_model(exported, full_check=True)
+    for k, feeds in enumerate(feed_sets(folder, entry)):
+        half_feeds = any(v.dtype == np.float16 for v in feeds.values())
+        want = ort_outputs(original, feeds, outputs)
+        got = session.run(outputs, feeds)
+        back = ort_outputs(exported.SerializeToString(), feeds, outputs)
+        for out, g, b, w in zip(outputs, got, back, want):
+            half = half_tol is not None and (half_feeds or w.dtype == np.float16)
+            t = half_tol if half else tol
+            what = f"{name} size {k} output {out!r}"
+            assert_same_array(g, w, what, t, t)
+            assert_same_array(b, w, what + " after to_onnx", t, t)

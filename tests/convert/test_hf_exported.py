@@ -28,8 +28,8 @@ import pytest
 import onegraph as og
 from onegraph.convert import from_onnx, to_onnx
 
-from .corpus import (assert_same_array, corpus_folder, feed_sets, load_index, model_file,
-                     ort_outputs, strict_xfail_params)
+from .corpus import (assert_same_array, check_runs_as_onnxruntime, corpus_folder, feed_sets,
+                     load_index, model_file, strict_xfail_params)
 
 DATA = corpus_folder("hf_exported")
 INDEX = load_index(DATA)
@@ -53,22 +53,7 @@ XFAILS: dict = {}
 
 @pytest.mark.parametrize("name", strict_xfail_params(ORT_MODELS, XFAILS))
 def test_runs_as_onnxruntime_does_and_round_trips(name):
-    entry = INDEX[name]
-    path, original = model_file(DATA, name)
-    outputs = entry["outputs"]
-    model = from_onnx(path)
-    session = og.Session(model)
-    exported = to_onnx(model)
-    onnx.checker.check_model(exported, full_check=True)
-    for k, feeds in enumerate(feed_sets(DATA, entry)):
-        want = ort_outputs(original, feeds, outputs)
-        got = session.run(outputs, feeds)
-        back = ort_outputs(exported.SerializeToString(), feeds, outputs)
-        for out, g, b, w in zip(outputs, got, back, want):
-            what = f"{name} size {k} output {out!r}"
-            tol = FP16_TOL if w.dtype == np.float16 else RTOL
-            assert_same_array(g, w, what, tol, tol)
-            assert_same_array(b, w, what + " after to_onnx", tol, tol)
+    check_runs_as_onnxruntime(DATA, name, RTOL, FP16_TOL)
 
 
 @pytest.mark.parametrize("name", strict_xfail_params(TORCH_MODELS, XFAILS))

@@ -10,41 +10,19 @@ must import, run in the Session as onnxruntime runs it, at both sizes when dynam
 and come back from to_onnx to give onnxruntime the same outputs.
 """
 
-import onnx
 import pytest
 
-import onegraph as og
-from onegraph.convert import from_onnx, to_onnx
-
-from .corpus import (assert_same_array, corpus_folder, feed_sets, load_index, model_file,
-                     ort_outputs)
+from .corpus import check_runs_as_onnxruntime, corpus_folder, load_index
 
 DATA = corpus_folder("pytorch_exported")
 INDEX = load_index(DATA)
 
-RTOL = ATOL = 1e-4
-
-
-def _assert_same(got, want, what):
-    assert_same_array(got, want, what, RTOL, ATOL)
+TOL = 1e-4  # rtol and atol
 
 
 @pytest.mark.parametrize("name", sorted(INDEX))
 def test_runs_as_onnxruntime_does_and_round_trips(name):
-    entry = INDEX[name]
-    path, original = model_file(DATA, name)
-    outputs = entry["outputs"]
-    model = from_onnx(path)
-    session = og.Session(model)
-    exported = to_onnx(model)
-    onnx.checker.check_model(exported, full_check=True)
-    for k, feeds in enumerate(feed_sets(DATA, entry)):
-        want = ort_outputs(original, feeds, outputs)
-        got = session.run(outputs, feeds)
-        back = ort_outputs(exported.SerializeToString(), feeds, outputs)
-        for out, g, b, w in zip(outputs, got, back, want):
-            _assert_same(g, w, f"{name} size {k} output {out!r}")
-            _assert_same(b, w, f"{name} size {k} output {out!r} after to_onnx")
+    check_runs_as_onnxruntime(DATA, name, TOL)
 
 
 def test_the_corpus_covers_both_exporters_and_dynamic_axes():

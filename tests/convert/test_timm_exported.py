@@ -18,14 +18,9 @@ to give onnxruntime the same outputs.
 import os
 
 import numpy as np
-import onnx
 import pytest
 
-import onegraph as og
-from onegraph.convert import from_onnx, to_onnx
-
-from .corpus import (assert_same_array, corpus_folder, feed_sets, load_index, model_file,
-                     ort_outputs, strict_xfail_params)
+from .corpus import check_runs_as_onnxruntime, corpus_folder, load_index, strict_xfail_params
 
 DATA = corpus_folder("timm_exported")
 INDEX = load_index(DATA)
@@ -42,23 +37,7 @@ FLOAT16_TOL = 5e-3
 
 @pytest.mark.parametrize("name", strict_xfail_params(INDEX, XFAILS))
 def test_runs_as_onnxruntime_does_and_round_trips(name):
-    entry = INDEX[name]
-    path, original = model_file(DATA, name)
-    outputs = entry["outputs"]
-    model = from_onnx(path)
-    session = og.Session(model)
-    exported = to_onnx(model)
-    onnx.checker.check_model(exported, full_check=True)
-    for k, feeds in enumerate(feed_sets(DATA, entry)):
-        half = any(v.dtype == np.float16 for v in feeds.values())
-        rtol = atol = FLOAT16_TOL if half else TOL
-        want = ort_outputs(original, feeds, outputs)
-        got = session.run(outputs, feeds)
-        back = ort_outputs(exported.SerializeToString(), feeds, outputs)
-        for out, g, b, w in zip(outputs, got, back, want):
-            assert_same_array(g, w, f"{name} size {k} output {out!r}", rtol, atol)
-            assert_same_array(b, w, f"{name} size {k} output {out!r} after to_onnx",
-                              rtol, atol)
+    check_runs_as_onnxruntime(DATA, name, TOL, FLOAT16_TOL)
 
 
 def test_the_corpus_covers_both_exporters_and_dynamic_axes():
