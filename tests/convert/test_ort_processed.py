@@ -46,12 +46,6 @@ ORT_OPS_IN_ONNX_DOMAIN = {"SimplifiedLayerNormalization"}
 
 # file -> reason: where onegraph disagrees with onnxruntime (see /tmp/ortp_findings)
 XFAILS: dict = {
-    "roberta__ts_op17_dyn__qop.onnx":
-        "QLinearSoftmax refuses X_scale=inf (calibrated over the mask's float32 min); "
-        "onnxruntime runs it (finding 2)",
-    "llama__dynamo_op18_dyn__qdq_ortall.onnx":
-        "QLinearSoftmax with 4 tied inputs and a huge X_scale gives 63 where "
-        "onnxruntime's floor(1/Y_scale) table arithmetic gives 64 (finding 3)",
     "segformer__dynamo_op18__qop.onnx":
         "Resize uint8 linear half_pixel: 41% of values one off onnxruntime's "
         "truncated fixed-point result (finding 4)",
