@@ -662,7 +662,7 @@ def test_softmax_of_a_masked_attention_scale(dtype, x_scale):
     """quantize_static of a Hugging Face decoder's attention: calibration sees the
     additive mask's float32 min, so X_scale is huge (1.33e36) or overflows to inf, and
     the rows are a few maxima then the masked codes. onnxruntime runs both: ties such
-    as 63.5 round as its (e * floor(1 / y_scale)) / sum does (onegraph's product with
+    as 63.5 round as its (e / sum) * floor(1 / y_scale) does (onegraph's product with
     1 / sum first gave 63), and an infinite scale gives 0 everywhere (onegraph refused
     it, so 15 quantized decoders failed to run)."""
     info = np.iinfo(dtype)
@@ -674,5 +674,18 @@ def test_softmax_of_a_masked_attention_scale(dtype, x_scale):
     for y_scale, y_zp in ((1 / 255, 0), (1 / 256, info.min), (1 / 255, info.min)):
         inputs = [("X", x), ("xs", np.float32(x_scale)), ("xz", np.asarray(0, dtype)),
                   ("ys", np.float32(y_scale)), ("yz", np.asarray(y_zp, dtype))]
+        _assert_same(_model("QLinearSoftmax", inputs, {"X"}, {"opset": 13}, dtype), inputs,
+                     {"X"}, {"opset": 13}, "QLinearSoftmax")
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_softmax_of_rows_of_one_value(dtype):
+    """A softmax axis of length 1 (MobileViT's attention over one patch): its one exp
+    value is near FLT_MAX / e^5, so e * floor(1 / y_scale) would overflow to inf and
+    give 255 where onnxruntime gives 254."""
+    x = _codes(np.random.default_rng(13), dtype, (2, 5, 1))
+    for y_scale in (1 / 255, 1 / 256):
+        inputs = [("X", x), ("xs", np.float32(0.05)), ("xz", np.asarray(0, dtype)),
+                  ("ys", np.float32(y_scale)), ("yz", np.asarray(np.iinfo(dtype).min, dtype))]
         _assert_same(_model("QLinearSoftmax", inputs, {"X"}, {"opset": 13}, dtype), inputs,
                      {"X"}, {"opset": 13}, "QLinearSoftmax")
