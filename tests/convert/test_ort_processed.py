@@ -47,8 +47,8 @@ ORT_OPS_IN_ONNX_DOMAIN = {"SimplifiedLayerNormalization"}
 # file -> reason: where onegraph disagrees with onnxruntime (see /tmp/ortp_findings)
 XFAILS: dict = {
     "segformer__dynamo_op18__qop.onnx":
-        "Resize uint8 linear half_pixel: 41% of values one off onnxruntime's "
-        "truncated fixed-point result (finding 4)",
+        "Resize uint8 linear half_pixel: onegraph rounds the interpolation as ONNX's "
+        "reference does, onnxruntime truncates it: 41% of values one apart (finding 4)",
     "timm_resnet_d__dynamo_op23_dyn__qdqs8.onnx":
         "AveragePool sums its window in another order than onnxruntime (1 ulp), which "
         "flips the following QuantizeLinear's ties (finding 5)",
