@@ -475,7 +475,9 @@ def register(sub) -> None:
     p.add_argument("--no-check", action="store_true",
                    help="export without onnx.checker.check_model(full_check=True) "
                         "(to_onnx's check=False), e.g. for a model whose own ONNX "
-                        "function bodies the checker refuses")
+                        "function bodies the checker refuses, or to keep onnxruntime's "
+                        "SimplifiedLayerNormalization as it came rather than in ONNX's "
+                        "ops")
     p.add_argument("--signature", default=None, metavar="NAME",
                    help="the signature to export (.og -> .onnx; to_onnx's signature=): "
                         "its inputs and outputs become the ONNX model's, named by its "

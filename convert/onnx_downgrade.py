@@ -9,7 +9,8 @@ uses Add cannot go from opset 14 to 13. Nor can it write an op newer than the ta
 A downgrade here therefore
 
 1. rewrites the ops newer than the target that have a plain decomposition into older
-   ops (Gelu, LayerNormalization, Mish, HardSwish), written for the target opset;
+   ops (Gelu, LayerNormalization, RMSNormalization, Mish, HardSwish), written for the
+   target opset;
 2. holds back from the converter every node whose op changed since the target only in
    ways the node does not use: it sets no attribute and feeds no input the older
    schema lacks, relies on no default that changed, and uses no attribute value the
@@ -76,7 +77,7 @@ def convert_opset(proto, source: int, target: int):
         return _run_converter(proto, source, target)
     work = onnx.ModelProto()
     work.CopyFrom(proto)
-    types = _known_types(work)
+    types = known_types(work)
     if source >= _SPLIT_NUM_OUTPUTS_OPSET > target:
         _split_by_sizes(work, target)
     lowered = _lower_new_ops(work.graph, source, target, types)
@@ -441,7 +442,7 @@ def _refuse_types_the_target_lacks(proto, source, target) -> None:
         "export at a later opset")
 
 
-def _known_types(proto) -> dict:
+def known_types(proto) -> dict:
     """{tensor name: (elem_type, rank or None)} from the model's own declarations and
     ONNX's shape inference (every graph, subgraphs included)."""
     onnx = _onnx()
@@ -457,13 +458,15 @@ def _known_types(proto) -> dict:
     return found
 
 
-class _Builder:
+class NodeBuilder:
     """Appends the nodes that replace one node, named after it, into a node list."""
 
-    def __init__(self, node, target, elem_type):
+    def __init__(self, node, target, elem_type, domain=_HELD_DOMAIN):
         self.base = node.name or (node.output[0] if node.output else "lowered")
         self.target = target
         self.elem_type = elem_type
+        # the nodes' domain: held from the version converter, or ONNX's own
+        self.domain = domain
         self.nodes = []
         self.count = 0
 
@@ -476,7 +479,7 @@ class _Builder:
 
         out = output or self._name(op_type.lower())
         self.nodes.append(helper.make_node(op_type, list(inputs), [out],
-                                           name=self._name(op_type), domain=_HELD_DOMAIN,
+                                           name=self._name(op_type), domain=self.domain,
                                            **attrs))
         return out
 
@@ -506,7 +509,7 @@ def _attr(node, name, default):
     return default
 
 
-def _lower_gelu(node, b: _Builder):
+def _lower_gelu(node, b: NodeBuilder):
     x, y = node.input[0], node.output[0]
     if _attr(node, "approximate", "none") == "tanh":
         cube = b.op("Mul", [b.op("Mul", [x, x]), x])
@@ -518,29 +521,34 @@ def _lower_gelu(node, b: _Builder):
     b.op("Mul", [half_x, b.op("Add", [t, b.const(1.0)])], output=y)
 
 
-def _lower_mish(node, b: _Builder):
+def _lower_mish(node, b: NodeBuilder):
     x = node.input[0]
     b.op("Mul", [x, b.op("Tanh", [b.op("Softplus", [x])])], output=node.output[0])
 
 
-def _lower_hard_swish(node, b: _Builder):
+def _lower_hard_swish(node, b: NodeBuilder):
     x = node.input[0]
     gate = b.op("HardSigmoid", [x], alpha=1.0 / 6.0, beta=0.5)
     b.op("Mul", [x, gate], output=node.output[0])
 
 
-def _lower_layer_norm(node, b: _Builder, rank):
+def _normalized_axes(node, rank) -> list:
+    """[axis, ..., rank - 1] of a normalization node's `axis` attribute (default -1)."""
     if rank is None:
-        raise _NotLowered("the rank of its input is unknown")
+        raise NotLowered("the rank of its input is unknown")
     axis = int(_attr(node, "axis", -1))
     axis = axis + rank if axis < 0 else axis
     if not 0 <= axis < rank:
-        raise _NotLowered(f"axis {axis} is out of range for rank {rank}")
+        raise NotLowered(f"axis {axis} is out of range for rank {rank}")
+    return list(range(axis, rank))
+
+
+def _lower_layer_norm(node, b: NodeBuilder, rank):
+    axes = _normalized_axes(node, rank)
     eps = float(_attr(node, "epsilon", 1e-5))
     stash = int(_attr(node, "stash_type", 1))
     if stash not in _FLOAT_TYPES:
-        raise _NotLowered(f"stash_type {stash} is not a float type")
-    axes = list(range(axis, rank))
+        raise NotLowered(f"stash_type {stash} is not a float type")
     x = node.input[0]
     xs = x if stash == b.elem_type else b.op("Cast", [x], to=stash)
     mean = b.reduce_mean(xs, axes)
@@ -562,14 +570,60 @@ def _lower_layer_norm(node, b: _Builder, rank):
         b.op("Identity", [inv], output=outputs[2])
 
 
-class _NotLowered(Exception):
+def lower_rms_norm(node, b: NodeBuilder, rank, scale_type, out_type, stat_type=None):
+    """Append to `b` the ONNX-13 ops that compute an RMS normalization node (ONNX's
+    RMSNormalization, or onnxruntime's SimplifiedLayerNormalization with its optional
+    inv_std_var output): Y = X / sqrt(mean(X^2 over axis..-1) + epsilon) * scale, in
+    float (double when X is double or stash_type is 11), Y cast to `out_type` and
+    inv_std_var to `stat_type`.
+
+    Raises:
+        NotLowered: the rank of X is unknown, axis is out of range, stash_type or the
+            scale's type is not a float type.
+    """
+    axes = _normalized_axes(node, rank)
+    stash = int(_attr(node, "stash_type", 1))
+    if stash not in (1, 11):
+        raise NotLowered(f"stash_type {stash} is not float (1) or double (11)")
+    if scale_type not in _FLOAT_TYPES:
+        raise NotLowered(f"its scale's type is {scale_type or 'unknown'}, not float16, "
+                         "float or double")
+    work = 11 if 11 in (stash, b.elem_type) else 1
+    x = node.input[0]
+    xs = x if b.elem_type == work else b.op("Cast", [x], to=work)
+    mean_square = b.reduce_mean(b.op("Mul", [xs, xs]), axes)
+    eps = b.const(float(_attr(node, "epsilon", 1e-5)), work)
+    inv = b.op("Reciprocal", [b.op("Sqrt", [b.op("Add", [mean_square, eps])])])
+    scale = node.input[1] if scale_type == work else b.op("Cast", [node.input[1]], to=work)
+    outputs = list(node.output) + [""] * (2 - len(node.output))
+    if outputs[0]:
+        y = b.op("Mul", [b.op("Mul", [xs, inv]), scale],
+                 output=outputs[0] if out_type == work else None)
+        if out_type != work:
+            b.op("Cast", [y], output=outputs[0], to=out_type)
+    if outputs[1]:
+        if stat_type in (None, work):
+            b.op("Identity", [inv], output=outputs[1])
+        else:
+            b.op("Cast", [inv], output=outputs[1], to=stat_type)
+
+
+def _lower_rms_normalization(node, b: NodeBuilder, rank, types):
+    scale_type = types.get(node.input[1], (0, None))[0] if len(node.input) > 1 else 0
+    # Y in X's type, as onegraph's kernel and ONNX's reference compute it (the schema
+    # says scale's type; onnxruntime runs only X and scale of one type)
+    lower_rms_norm(node, b, rank, scale_type, b.elem_type)
+
+
+class NotLowered(Exception):
     """A node that the rewrite cannot handle (why in the message)."""
 
 
 # op -> (the opset it came in at, its rewrite into older ops)
 _LOWERINGS = {"Gelu": (20, _lower_gelu), "Mish": (18, _lower_mish),
               "HardSwish": (14, _lower_hard_swish),
-              "LayerNormalization": (17, _lower_layer_norm)}
+              "LayerNormalization": (17, _lower_layer_norm),
+              "RMSNormalization": (23, _lower_rms_normalization)}
 
 
 def _lower_new_ops(graph, source, target, types) -> int:
@@ -595,13 +649,15 @@ def _lower_new_ops(graph, source, target, types) -> int:
                 f"cannot write {where} at opset {target} (the op came in at opset "
                 f"{entry[0]}): its input's type is {'unknown' if not elem_type else elem_type}, "
                 "and the rewrite into older ops needs float16, float or double")
-        builder = _Builder(node, target, elem_type)
+        builder = NodeBuilder(node, target, elem_type)
         try:
             if node.op_type == "LayerNormalization":
                 entry[1](node, builder, rank)
+            elif node.op_type == "RMSNormalization":
+                entry[1](node, builder, rank, types)
             else:
                 entry[1](node, builder)
-        except _NotLowered as e:
+        except NotLowered as e:
             raise ConversionError(f"cannot write {where} at opset {target} (the op came "
                                   f"in at opset {entry[0]}): {e}") from None
         new_nodes.extend(builder.nodes)

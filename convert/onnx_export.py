@@ -29,6 +29,7 @@ from .control_flow_export import (as_functional, defined_names, holds_control_fl
 from .onnx_downgrade import convert_opset
 from .onnx_import import OMITTED_OUTPUT_PREFIX, _onnx, onnx_schema
 from .onnx_legacy import _Names, proto_subgraphs
+from .onnx_runtime_ops import RUNTIME_OPS_IN_ONNX_DOMAIN, holds_runtime_ops, spell_runtime_ops
 
 # onegraph-domain ops that have a direct ONNX equivalent: (domain, op) -> ONNX op.
 # StopGradient only matters to gradients (none in an exported graph); AddN adds inputs
@@ -123,10 +124,6 @@ def _value_info(t, with_shape: bool = True):
                 else _onnx().TensorProto.STRING
             type_proto = helper.make_map_type_proto(key, type_proto)
     return helper.make_value_info(t.name, type_proto)
-
-
-# onnxruntime's contrib ops that it registers in ONNX's domain ("", not com.microsoft)
-_RUNTIME_OPS_IN_ONNX_DOMAIN = frozenset({"SimplifiedLayerNormalization"})
 
 
 class _Exporter:
@@ -840,6 +837,9 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
         check: refuse ops that ONNX does not define, and run
             `onnx.checker.check_model(full_check=True)` on the result (a refusal also
             names the nodes whose inputs onegraph's own shape inference refuses).
+            onnxruntime's SimplifiedLayerNormalization, in ONNX's domain but not
+            ONNX's, is then written in ONNX's ops (RMSNormalization from opset 23);
+            with check=False it is written as it came.
 
     Raises:
         TypeError: model is neither a Model nor an og.Graph; path is not a str, bytes
@@ -861,7 +861,8 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
             a failed opset conversion, a GroupNormalization whose known channel count
             is not a multiple of num_groups (exporting to opset 21 or later); with
             `check`, ops of ONNX's domains that ONNX does not define at the model's
-            opset (one error listing all of them), or a result the ONNX checker
+            opset (one error listing all of them), a SimplifiedLayerNormalization
+            whose input types or rank are unknown, or a result the ONNX checker
             rejects (for GroupNormalization below opset 21, the
             message says to export with opset 21).
     """
@@ -919,19 +920,17 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
                "without its Merge, a gradient loop's stacks), which ONNX cannot express: "
                "og.cond exports as If and the loops as Loop"
                if frames else ""))
-    if check and exporter.undefined:
+    # onnxruntime registers a few contrib ops in ONNX's own domain (its transformers
+    # optimizer writes SimplifiedLayerNormalization there): with `check` they are
+    # spelled in ONNX's ops below, and check=False writes them as they came
+    undefined = {op: v for op, v in exporter.undefined.items()
+                 if op not in RUNTIME_OPS_IN_ONNX_DOMAIN}
+    if check and undefined:
         parts = [f"{op} x{count} (first: node {first!r})"
-                 for op, (count, first) in exporter.undefined.items()]
-        # onnxruntime registers a few contrib ops in ONNX's own domain (its
-        # transformers optimizer writes SimplifiedLayerNormalization there): such a
-        # model fails ONNX's checker as it came, and check=False writes it as it came
-        runtime = sorted(op for op in exporter.undefined if op in _RUNTIME_OPS_IN_ONNX_DOMAIN)
+                 for op, (count, first) in undefined.items()]
         raise ConversionError(
             f"ops that ONNX does not define (default-domain opset {domain_opsets['']}): "
-            + ", ".join(parts)
-            + (f"; {', '.join(runtime)}: onnxruntime's contrib ops in ONNX's domain, which "
-               f"ONNX's checker refuses: to_onnx(..., check=False) writes them as they came"
-               if runtime else ""))
+            + ", ".join(parts))
     # What onegraph's own inference refuses is only a hint: a model's stated shapes
     # may be wrong in branches it never takes, so it explains a checker failure
     # rather than failing the export itself.
@@ -949,6 +948,8 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
     proto = helper.make_model(graph_proto, opset_imports=opsets,
                               producer_name="onegraph", producer_version=_version())
     _fix_for_opset(proto.graph, int(source_opset), None if opset is None else int(opset))
+    if check and holds_runtime_ops(proto):
+        spell_runtime_ops(proto, int(source_opset))
     _complete_output_types(proto)
     _write_header(proto, model.metadata if used is None else _serving_metadata(model.metadata))
     proto.ir_version = _ir_version_for(proto)

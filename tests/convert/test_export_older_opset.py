@@ -250,3 +250,36 @@ def test_default_valued_new_attribute_is_dropped_going_down(op):
     x = np.random.default_rng(6).standard_normal((2, 3, 4)).astype(np.float32)
     np.testing.assert_allclose(_ort(proto, {"x": x})[0], _ort(original, {"x": x})[0],
                                rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [TensorProto.FLOAT, TensorProto.FLOAT16])
+@pytest.mark.parametrize("axis", [-1, 1])
+@pytest.mark.parametrize("target", [13, 17, 18, 22])
+def test_rms_norm_rewritten_for_older_opsets(dtype, axis, target):
+    """RMSNormalization (opset 23) becomes Mul, ReduceMean, Sqrt, ... in float."""
+    rng = np.random.default_rng(6)
+    shape = (2, 3, 4)
+    np_type = helper.tensor_dtype_to_np_dtype(dtype)
+    scale = numpy_helper.from_array(rng.standard_normal(shape[axis:]).astype(np_type),
+                                    "scale")
+    original = _single("RMSNormalization", ["x", "scale"], {"axis": axis, "epsilon": 1e-3},
+                       opset=23, dtype=dtype, extra_inits=[scale])
+    x = (rng.standard_normal(shape) * 3).astype(np_type)
+    proto = to_onnx(from_onnx(original), opset=target)
+    assert _default_opset(proto) == [target]
+    assert "RMSNormalization" not in {n.op_type for n in proto.graph.node}
+    onnx.checker.check_model(proto, full_check=True)
+    got, want = _ort(proto, {"x": x})[0], _ort(original, {"x": x})[0]
+    assert got.dtype == want.dtype == np_type
+    tol = 1e-3 if dtype == TensorProto.FLOAT16 else 1e-6
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_rms_norm_of_unknown_rank_is_refused_by_name():
+    scale = numpy_helper.from_array(np.ones(4, np.float32), "scale")
+    original = _single("RMSNormalization", ["x", "scale"], opset=23, extra_inits=[scale])
+    original.graph.input[0].type.tensor_type.ClearField("shape")
+    with pytest.raises(ConversionError, match=r"cannot write RMSNormalization node "
+                                              r"'the_rmsnormalization' at opset 18 .*"
+                                              r"rank of its input is unknown"):
+        to_onnx(from_onnx(original), opset=18)

@@ -40,10 +40,6 @@ F32_TOL = 1e-4
 # scale (its largest magnitude) bounds it
 F16_TOL = 1e-2
 
-# onnxruntime's contrib ops it registers in ONNX's default domain (the optimizer writes
-# them there: RMSNorm of Llama, T5, ...)
-ORT_OPS_IN_ONNX_DOMAIN = {"SimplifiedLayerNormalization"}
-
 # file -> reason: where onegraph disagrees with onnxruntime (see /tmp/ortp_findings)
 XFAILS: dict = {
     "segformer__dynamo_op18__qop.onnx":
@@ -162,14 +158,6 @@ def _compare(entry, model, name, outs, got, want, what, fused_reference=False):
         np.testing.assert_allclose(g, w, rtol=0, atol=tol, err_msg=label)
 
 
-def _not_onnx_ops(entry) -> bool:
-    """Whether the model holds onnxruntime contrib ops registered in ONNX's own domain
-    (SimplifiedLayerNormalization): ONNX's checker refuses those, so to_onnx must be
-    told not to check, and the export is only checked by onnxruntime running it."""
-    return any(k.split("::")[1] in ORT_OPS_IN_ONNX_DOMAIN and k.startswith("ai.onnx::")
-               for k in entry["ops"])
-
-
 @pytest.mark.parametrize("name", strict_xfail_params(INDEX, XFAILS))
 def test_runs_as_onnxruntime_does_and_round_trips(name):
     entry = INDEX[name]
@@ -178,11 +166,10 @@ def test_runs_as_onnxruntime_does_and_round_trips(name):
     outputs = entry["outputs"]
     model = from_onnx(path)
     session = og.Session(model)
-    if _not_onnx_ops(entry):
-        exported = to_onnx(model, check=False)
-    else:
-        exported = to_onnx(model)
-        onnx.checker.check_model(exported, full_check=True)
+    # (onnxruntime's SimplifiedLayerNormalization, in ONNX's domain, is written in
+    # ONNX's ops: every export passes the checker)
+    exported = to_onnx(model)
+    onnx.checker.check_model(exported, full_check=True)
     # quantized models: strictly against the nodes as written (MatMulNBits in float32),
     # then against onnxruntime's default session (fused integer kernels; see _tolerance)
     strict = _float_accuracy(proto) if _int8_activations(proto) else original

@@ -619,13 +619,13 @@ def _original(name):
         CORPUS / f"{name}.onnx"
 
 
-def _contrib_nodes(graph):
-    """The nodes the optimizer wrote (com.microsoft ops and onnxruntime's default-domain
-    SimplifiedLayerNormalization) as comparable tuples."""
+def _contrib_nodes(graph, with_simplified=True):
+    """The nodes the optimizer wrote (com.microsoft ops and, `with_simplified`,
+    onnxruntime's default-domain SimplifiedLayerNormalization) as comparable tuples."""
     return [(n.op_type, n.domain, list(n.input), list(n.output),
              sorted((a.name, repr(helper.get_attribute_value(a))) for a in n.attribute))
             for n in graph.node
-            if n.domain == MS or n.op_type == "SimplifiedLayerNormalization"]
+            if n.domain == MS or with_simplified and n.op_type == "SimplifiedLayerNormalization"]
 
 
 def test_fused_models_hold_the_listed_ops():
@@ -659,19 +659,22 @@ def test_fused_model_matches_onnxruntime(name, files):
 
 
 @pytest.mark.parametrize("name", sorted(_FUSED))
-def test_fused_model_round_trips(name):
-    """to_onnx writes the optimizer's nodes back as they came and onnxruntime runs the
-    export with the same outputs. (onnxruntime's SimplifiedLayerNormalization is in the
-    ONNX domain, which ONNX does not define: to_onnx's check refuses it, so that model is
-    exported with check=False.)"""
+@pytest.mark.parametrize("check", [True, False])
+def test_fused_model_round_trips(name, check):
+    """to_onnx writes the optimizer's com.microsoft nodes back as they came and
+    onnxruntime runs the export with the same outputs. onnxruntime's
+    SimplifiedLayerNormalization, in ONNX's domain, which ONNX does not define, is
+    written in ONNX's ops so that the export passes ONNX's checker, or with
+    check=False as it came."""
     model = onnx.load(str(DATA / f"{name}.opt.onnx"))
-    simplified = any(n.op_type == "SimplifiedLayerNormalization" for n in model.graph.node)
-    if simplified:  # the refusal says why and how to write it anyway
-        with pytest.raises(ConversionError, match="onnxruntime's contrib ops in ONNX's "
-                           "domain.*check=False"):
-            to_onnx(from_onnx(model))
-    back = to_onnx(from_onnx(model), check=not simplified)
-    assert _contrib_nodes(back.graph) == _contrib_nodes(model.graph)
+    back = to_onnx(from_onnx(model), check=check)
+    if check:
+        onnx.checker.check_model(back, full_check=True)
+        assert _contrib_nodes(back.graph, with_simplified=False) == \
+            _contrib_nodes(model.graph, with_simplified=False)
+        assert "SimplifiedLayerNormalization" not in {n.op_type for n in back.graph.node}
+    else:
+        assert _contrib_nodes(back.graph) == _contrib_nodes(model.graph)
     assert _contrib_nodes(model.graph)
     feeds = _corpus_feeds(name, _corpus_cases_of(name)[0])
     for g, w in zip(_ort(back, feeds), _ort(model, feeds)):
