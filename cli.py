@@ -1,6 +1,6 @@
 """The `onegraph` command line: the same operations as the Python API, same words.
 
-    onegraph info model.og [--json]
+    onegraph info model.og | model.onnx [--json]
     onegraph verify model.og [--json]
     onegraph convert in.onnx out.og | in.og out.onnx [--opset N] [--no-check]
                      [--signature NAME]
@@ -137,10 +137,30 @@ def _cmd_info(args) -> int:
     from . import load
     from .info import describe, format_text
 
-    model = load(args.model)
-    d = describe(model)
+    if _is_onnx_path(args.model):
+        # what a conversion would give, in memory: ops without kernels are listed
+        # rather than refused, and nothing is written
+        from .convert import from_onnx
+
+        check_readable(args.model)
+        model = from_onnx(args.model, check_ops=False)
+        d = describe(model)
+        d["path"] = args.model
+        d["format"] = "onnx"
+        d["schema_version"] = None  # the .og schema: none here
+        producer = " ".join(model.metadata.get(k, "") for k in ("onnx.producer_name",
+                                                                 "onnx.producer_version"))
+        d["producer"] = producer.strip() or None
+    else:
+        d = describe(load(args.model))
     print(json.dumps(d, indent=2) if args.json else format_text(_printable_strings(d)))
     return 0
+
+
+def _is_onnx_path(model) -> bool:
+    """Whether a command's model argument names an ONNX file (by its extension, as
+    `onegraph convert` tells the direction)."""
+    return isinstance(model, str) and model.lower().endswith(".onnx")
 
 
 def _cmd_verify(args) -> int:
@@ -168,8 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("info", help="summarize a .og model (signatures, ops, parameters, "
-                                    "layout)")
-    p.add_argument("model")
+                                    "layout); given a .onnx file, what converting it "
+                                    "would give, ops without kernels listed")
+    p.add_argument("model", help=".og file, or .onnx (needs the onnx extra)")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(func=_cmd_info)
 
@@ -299,8 +320,8 @@ def main(argv=None) -> int:
     except OneGraphError as e:
         hint = ""
         model = getattr(args, "model", None)
-        if type(e).__name__ == "FormatError" and isinstance(model, str) \
-                and model.lower().endswith(".onnx") and args.command != "convert":
+        if type(e).__name__ == "FormatError" and _is_onnx_path(model) \
+                and args.command not in ("convert", "info"):
             import shlex
 
             stem = model[:-len(".onnx")]

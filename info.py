@@ -164,8 +164,9 @@ def format_text(d: dict[str, Any]) -> str:
     if d["path"]:
         lines.append(f"model: {d['path']}")
     opsets = ", ".join(f"{k or 'ai.onnx'}={v}" for k, v in d["opset_imports"].items())
-    lines.append(f"producer: {d['producer']}   schema: {d['schema_version']}   "
-                 f"opsets: {opsets or '-'}")
+    # an ONNX file (`onegraph info model.onnx`) is described as onegraph imports it
+    kind = "format: ONNX" if d.get("format") == "onnx" else f"schema: {d['schema_version']}"
+    lines.append(f"producer: {d['producer'] or '-'}   {kind}   opsets: {opsets or '-'}")
     lines.append(f"graphs: {d['graphs']}   nodes: {d['nodes']}")
 
     def io(items):

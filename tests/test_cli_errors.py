@@ -78,8 +78,9 @@ def test_missing_directory_empty_random_model(files, capsys, command, tmp_path):
     assert not (tmp_path / "out.onnx").exists()
 
 
-def test_info_of_an_onnx_file_is_a_format_error(files, capsys):
-    _fails(capsys, ["info", files / "m.onnx"], "FormatError", "m.onnx", "not a .og model")
+def test_run_of_an_onnx_file_is_a_format_error(files, capsys):
+    """(`onegraph info` describes an ONNX file: tests/convert/test_cli.py.)"""
+    _fails(capsys, ["run", files / "m.onnx"], "FormatError", "m.onnx", "not a .og model")
 
 
 @pytest.mark.parametrize("name, error", [("empty.og", "file is empty"),

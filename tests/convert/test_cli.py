@@ -1,5 +1,6 @@
 """`onegraph convert` and `onegraph run` end to end (in-process via cli.main)."""
 
+import json
 import os
 
 import numpy as np
@@ -335,3 +336,61 @@ def test_outputs_whose_files_would_meet_get_distinct_names(tmp_path):
     assert sorted(os.listdir(out)) == ["x_0.npy", "x_0_2.npy", "x_1.npy"]
     np.testing.assert_array_equal(np.load(out / "x_0.npy"), [1, 2])
     np.testing.assert_array_equal(np.load(out / "x_0_2.npy"), [-1, -2])
+
+
+def _partly_supported_onnx(path):
+    """Relu, then an op of an unknown domain and an op ONNX does not define."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    nodes = [helper.make_node("Relu", ["x"], ["a"]),
+             helper.make_node("FooBar", ["a"], ["b"], domain="com.example"),
+             helper.make_node("Frob", ["b"], ["y"])]
+    m = helper.make_model(helper.make_graph(nodes, "g", [x], [y]), producer_name="maker",
+                          producer_version="2.1",
+                          opset_imports=[helper.make_opsetid("", 18),
+                                         helper.make_opsetid("com.example", 1)])
+    onnx.save(m, path)
+
+
+def test_info_of_an_onnx_file_lists_the_ops_without_kernels(tmp_path, capsys):
+    """What converting would give, without refusing the unknown ops or writing a file."""
+    src = tmp_path / "m.onnx"
+    _partly_supported_onnx(src)
+    assert main(["info", str(src)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"model: {src}"
+    assert lines[1] == "producer: maker 2.1   format: ONNX   opsets: ai.onnx=18, com.example=1"
+    ops = lines[lines.index("ops:") + 1:lines.index("op coverage: 1/3 op types have kernels")]
+    assert [line.split(maxsplit=2) for line in ops] == [
+        ["1", "Frob", "(no kernel)"], ["1", "Relu"],
+        ["1", "com.example::FooBar", "(no kernel)"]]
+    assert main(["info", "--json", str(src)]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["format"] == "onnx" and d["schema_version"] is None
+    assert d["ops_without_kernel"] == ["Frob", "com.example::FooBar"]
+    assert d["op_histogram"] == {"Frob": 1, "Relu": 1, "com.example::FooBar": 1}
+    assert sorted(os.listdir(tmp_path)) == ["m.onnx"]
+
+
+def test_info_of_an_onnx_file_matches_its_conversion(tmp_path, capsys):
+    src = str(tmp_path / "m.onnx")
+    _onnx_file(src)
+    assert main(["info", "--json", src]) == 0
+    of_onnx = json.loads(capsys.readouterr().out)
+    assert main(["convert", src, str(tmp_path / "m.og")]) == 0
+    capsys.readouterr()
+    assert main(["info", "--json", str(tmp_path / "m.og")]) == 0
+    of_og = json.loads(capsys.readouterr().out)
+    for key in ("inputs", "outputs", "signatures", "op_histogram", "ops_without_kernel",
+                "parameters", "nodes", "opset_imports"):
+        assert of_onnx[key] == of_og[key], key
+    assert of_onnx["ops_without_kernel"] == []
+
+
+def test_info_of_a_broken_onnx_file_is_a_conversion_error(tmp_path, capsys):
+    src = tmp_path / "m.onnx"
+    src.write_bytes(b"\x0a\xff\xff garbage")
+    assert main(["info", str(src)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("onegraph info: ConversionError: ")
+    assert "not a valid ONNX model" in err[0] and "convert it first" not in err[0]
