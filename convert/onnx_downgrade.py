@@ -586,7 +586,7 @@ def lower_rms_norm(node, b: NodeBuilder, rank, scale_type, out_type, stat_type=N
     if stash not in (1, 11):
         raise NotLowered(f"stash_type {stash} is not float (1) or double (11)")
     if scale_type not in _FLOAT_TYPES:
-        raise NotLowered(f"its scale's type is {scale_type or 'unknown'}, not float16, "
+        raise NotLowered(f"its scale's type is {type_name(scale_type)}, not float16, "
                          "float or double")
     work = 11 if 11 in (stash, b.elem_type) else 1
     x = node.input[0]
@@ -613,6 +613,14 @@ def _lower_rms_normalization(node, b: NodeBuilder, rank, types):
     # Y in X's type, as onegraph's kernel and ONNX's reference compute it (the schema
     # says scale's type; onnxruntime runs only X and scale of one type)
     lower_rms_norm(node, b, rank, scale_type, b.elem_type)
+
+
+def type_name(elem_type: int) -> str:
+    """ONNX's name of an element type number ("float16"), or "unknown" for 0."""
+    if not elem_type:
+        return "unknown"
+    names = _onnx().TensorProto.DataType
+    return names.Name(elem_type).lower() if elem_type in names.values() else str(elem_type)
 
 
 class NotLowered(Exception):
@@ -647,7 +655,7 @@ def _lower_new_ops(graph, source, target, types) -> int:
         if elem_type not in _FLOAT_TYPES:
             raise ConversionError(
                 f"cannot write {where} at opset {target} (the op came in at opset "
-                f"{entry[0]}): its input's type is {'unknown' if not elem_type else elem_type}, "
+                f"{entry[0]}): its input's type is {type_name(elem_type)}, "
                 "and the rewrite into older ops needs float16, float or double")
         builder = NodeBuilder(node, target, elem_type)
         try:

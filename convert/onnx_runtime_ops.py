@@ -12,7 +12,7 @@ else as the standard ops RMSNormalization's definition spells out.
 from __future__ import annotations
 
 from ..errors import ConversionError
-from .onnx_downgrade import NodeBuilder, NotLowered, known_types, lower_rms_norm
+from .onnx_downgrade import NodeBuilder, NotLowered, known_types, lower_rms_norm, type_name
 from .onnx_legacy import proto_subgraphs
 
 # onnxruntime's contrib ops that it registers in ONNX's domain ("", not com.microsoft)
@@ -95,7 +95,7 @@ def _simplified_layer_norm(node, opset, types) -> list:
     if x_type not in (1, 10, 11):
         raise ConversionError(
             f"cannot write {where} in ONNX's ops: its input X's type is "
-            f"{x_type or 'unknown'}, and the rewrite needs float16, float or double")
+            f"{type_name(x_type)}, and the rewrite needs float16, float or double")
     builder = NodeBuilder(node, opset, x_type, domain="")
     try:
         lower_rms_norm(node, builder, rank, scale_type, scale_type, stash)

@@ -169,3 +169,17 @@ def test_other_undefined_ops_are_still_refused():
                                               r"\(default-domain opset 17\): Gelu x1 "
                                               r"\(first: node 'gelu'\)$"):
         to_onnx(from_onnx(original))
+
+
+def test_bfloat16_below_opset_23_is_refused_naming_the_type():
+    """The standard-op spelling computes in float16, float or double only; at opset 23
+    the same node is RMSNormalization, which takes bfloat16."""
+    original = _sln_model(TensorProto.BFLOAT16, TensorProto.BFLOAT16, opset=17)
+    with pytest.raises(ConversionError, match=r"cannot write SimplifiedLayerNormalization "
+                                              r"node 'rms' in ONNX's ops: its input X's "
+                                              r"type is bfloat16"):
+        to_onnx(from_onnx(original))
+    at_23 = to_onnx(from_onnx(_sln_model(TensorProto.BFLOAT16, TensorProto.BFLOAT16,
+                                         opset=23)))
+    assert [n.op_type for n in at_23.graph.node] == ["RMSNormalization"]
+    onnx.checker.check_model(at_23, full_check=True)
