@@ -10,7 +10,8 @@ A downgrade here therefore
 
 1. rewrites the ops newer than the target that have a plain decomposition into older
    ops (Gelu, LayerNormalization, RMSNormalization, Mish, HardSwish), written for the
-   target opset;
+   target opset, and expands the other ops newer than the target that ONNX defines as
+   functions (Swish, RotaryEmbedding, Attention, ...) with onnx's inliner;
 2. holds back from the converter every node whose op changed since the target only in
    ways the node does not use: it sets no attribute and feeds no input the older
    schema lacks, relies on no default that changed, and uses no attribute value the
@@ -77,6 +78,8 @@ def convert_opset(proto, source: int, target: int):
         return _run_converter(proto, source, target)
     work = onnx.ModelProto()
     work.CopyFrom(proto)
+    # first the function bodies, whose ops the later steps then rewrite like any other
+    work, inline_failure = _inline_new_function_ops(work, source, target)
     types = known_types(work)
     if source >= _SPLIT_NUM_OUTPUTS_OPSET > target:
         _split_by_sizes(work, target)
@@ -85,7 +88,7 @@ def convert_opset(proto, source: int, target: int):
         if target >= _OLDEST_HELD_TARGET else 0
     if lowered or held:
         work.opset_import.add(domain=_HELD_DOMAIN, version=1)
-    out = _run_converter(work, source, target)
+    out = _run_converter(work, source, target, inline_failure)
     _release(out.graph)
     keep = [(o.domain, o.version) for o in out.opset_import if o.domain != _HELD_DOMAIN]
     del out.opset_import[:]
@@ -160,8 +163,101 @@ def _split_by_sizes(proto, target) -> None:
     rewrite(proto.graph, inferred.graph, {})
 
 
-def _run_converter(proto, source, target):
-    """onnx's version converter, its failures as ConversionError naming the nodes."""
+def _inline_new_function_ops(proto, source, target):
+    """(proto, None) with every default-domain op that does not exist at `target` but
+    that ONNX defines as a function of other ops (Swish, SwiGLU, RotaryEmbedding,
+    Attention, CenterCropPad, AffineGrid, the window ops, CastLike, ...) expanded into
+    its function body by onnx's inliner, subgraphs too; or (proto unchanged, the
+    inliner's reason) when it cannot expand them (an omitted optional input of a
+    context-dependent function, for one)."""
+    from onnx import inliner
+
+    # a body may hold ops newer than the target too (SwiGLU's Swish): expand again
+    for _ in range(_INLINE_ROUNDS):
+        ids = set()
+        for node in all_proto_nodes(proto.graph):
+            if node.domain not in ("", "ai.onnx") or onnx_schema(node.op_type, target, "") \
+                    is not None:
+                continue
+            schema = onnx_schema(node.op_type, source, "")
+            # the ops onegraph rewrites itself keep their rewrite
+            if node.op_type not in _LOWERINGS and schema is not None and (
+                    schema.has_function or schema.has_context_dependent_function):
+                ids.add(("", node.op_type))
+                _spell_default_attributes(node, schema)
+        if not ids:
+            break
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                proto = _without_added_types(inliner.inline_selected_functions(
+                    _typed(proto), sorted(ids), inline_schema_functions=True), proto)
+        except Exception as e:  # noqa: BLE001 - the inliner raises RuntimeError and more
+            text = str(e).strip()
+            first = text.splitlines()[0] if text else type(e).__name__
+            first = first.split("` failed: ", 1)[-1]
+            if first.rstrip() == "Type unknown for":  # the name it lacks a type for is ""
+                first = "it needs the type of an omitted optional input"
+            return proto, first
+    return proto, None
+
+
+_INLINE_ROUNDS = 4
+
+
+def _typed(proto):
+    """A copy of `proto` whose values carry types where inference finds them, and
+    whose initializers have value_info too: the inliner types a context-dependent
+    function's inputs (RotaryEmbedding's, Attention's) from value_info alone."""
+    onnx = _onnx()
+    typed = onnx.ModelProto()
+    typed.CopyFrom(proto)
+    if typed.ByteSize() < 1 << 30:
+        try:
+            typed = onnx.shape_inference.infer_shapes(typed)
+        except Exception:  # noqa: BLE001 - inference only adds types here
+            pass
+    graphs = [typed.graph] + [g for n in all_proto_nodes(typed.graph)
+                              for g in proto_subgraphs(n)]
+    for graph in graphs:
+        typed_names = {vi.name for vi in list(graph.input) + list(graph.value_info)}
+        for init in graph.initializer:
+            if init.name not in typed_names:
+                graph.value_info.append(onnx.helper.make_tensor_value_info(
+                    init.name, init.data_type, list(init.dims)))
+    return typed
+
+
+def _without_added_types(proto, original):
+    """`proto` with only the value_info names `original` declared (in any graph): the
+    types `_typed` added were for the inliner, and are inferred again later."""
+    graphs = [original.graph] + [g for n in all_proto_nodes(original.graph)
+                                 for g in proto_subgraphs(n)]
+    declared = {vi.name for g in graphs for vi in g.value_info}
+    for graph in [proto.graph] + [g for n in all_proto_nodes(proto.graph)
+                                  for g in proto_subgraphs(n)]:
+        keep = [vi for vi in graph.value_info if vi.name in declared]
+        del graph.value_info[:]
+        graph.value_info.extend(keep)
+    return proto
+
+
+def _spell_default_attributes(node, schema) -> None:
+    """Give `node` every attribute its schema has a default for that it leaves out: the
+    inliner drops a body attribute that refers to an attribute the node does not set
+    (the window ops' Cast then lacks its `to`) instead of taking the default."""
+    have = {a.name for a in node.attribute}
+    for name, attr in schema.attributes.items():
+        default = attr.default_value
+        if name not in have and default is not None and default.name:
+            copy = node.attribute.add()
+            copy.CopyFrom(default)
+            copy.name = name
+
+
+def _run_converter(proto, source, target, inline_failure=None):
+    """onnx's version converter, its failures as ConversionError naming the nodes
+    (and, for an op the inliner could not expand, its reason)."""
     from onnx import version_converter
 
     try:
@@ -178,10 +274,13 @@ def _run_converter(proto, source, target):
             nodes = [n.name or f"#{i}" for i, n in enumerate(all_proto_nodes(proto.graph))
                      if n.op_type == op and n.domain in ("", "ai.onnx")]
             shown = ", ".join(repr(n) for n in nodes[:5]) + (" ..." if len(nodes) > 5 else "")
+            why = _why_not(op, found.group(1), since, target)
+            if inline_failure and since is not None and (
+                    since.has_function or since.has_context_dependent_function):
+                why += f" (onnx's inliner could not expand its function: {inline_failure})"
             raise ConversionError(
                 f"cannot write {op} (node{'s' if len(nodes) != 1 else ''} {shown}) at "
-                f"opset {target}: {_why_not(op, found.group(1), since, target)}; export "
-                "at a later opset") from e
+                f"opset {target}: {why}; export at a later opset") from e
         first = text.splitlines()[0] if text else type(e).__name__
         # "/project/onnx/.../adapter.h:32: adapt: Assertion `...` failed: why" -> why
         first = first.split("` failed: ", 1)[-1]

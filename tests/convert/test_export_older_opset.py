@@ -283,3 +283,51 @@ def test_rms_norm_of_unknown_rank_is_refused_by_name():
                                               r"'the_rmsnormalization' at opset 18 .*"
                                               r"rank of its input is unknown"):
         to_onnx(from_onnx(original), opset=18)
+
+
+def test_ops_onnx_defines_as_functions_are_written_as_their_bodies():
+    """Swish (opset 24) below 24: onnx's inliner writes its function body (and its
+    CastLike, from opset 15, once more below 15)."""
+    original = _single("Swish", ["x"], {"alpha": 0.75}, opset=24)
+    x = (np.random.default_rng(7).standard_normal((2, 3, 4)) * 4).astype(np.float32)
+    want = x / (1 + np.exp(-0.75 * x))   # onnxruntime 1.32 has no Swish kernel
+    for target in (22, 13):
+        proto = to_onnx(from_onnx(original), opset=target)
+        ops = {n.op_type for n in proto.graph.node}
+        assert "Swish" not in ops and (target >= 15 or "CastLike" not in ops)
+        onnx.checker.check_model(proto, full_check=True)
+        np.testing.assert_allclose(_ort(proto, {"x": x})[0], want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_function_op_the_inliner_cannot_expand_is_refused_with_its_reason():
+    """CausalConvWithState with its optional bias omitted before past_state."""
+    weight = numpy_helper.from_array(np.ones((3, 1, 2), np.float32), "weight")
+    past = helper.make_tensor_value_info("past", TensorProto.FLOAT, [1, 3, 1])
+    original = _single("CausalConvWithState", ["x", "weight", "", "past"],
+                       opset=27, x_shape=(1, 3, 5), extra_inits=[weight],
+                       outputs=("y", "present"))
+    original.graph.input.append(past)
+    with pytest.raises(ConversionError, match=r"cannot write CausalConvWithState .* at "
+                                              r"opset 22: the op came in at opset 27.*"
+                                              r"onnx's inliner could not expand its "
+                                              r"function: it needs the type of an omitted "
+                                              r"optional input"):
+        to_onnx(from_onnx(original), opset=22)
+
+
+def test_function_op_reading_initializers_is_written_as_its_body():
+    """RotaryEmbedding (opset 23) with its cos/sin caches as initializers: the
+    inliner types the function's inputs from them too."""
+    rng = np.random.default_rng(8)
+    cos = numpy_helper.from_array(rng.uniform(-1, 1, (6, 2)).astype(np.float32), "cos")
+    sin = numpy_helper.from_array(rng.uniform(-1, 1, (6, 2)).astype(np.float32), "sin")
+    pos = numpy_helper.from_array(np.array([[0, 2, 5], [1, 3, 4]], np.int64), "pos")
+    original = _single("RotaryEmbedding", ["x", "cos", "sin", "pos"], {"num_heads": 2},
+                       opset=23, x_shape=(2, 3, 8), extra_inits=[cos, sin, pos])
+    x = rng.standard_normal((2, 3, 8)).astype(np.float32)
+    proto = to_onnx(from_onnx(original), opset=22)
+    assert "RotaryEmbedding" not in {n.op_type for n in proto.graph.node}
+    assert {vi.name for vi in proto.graph.value_info}.isdisjoint({"cos", "sin", "pos"})
+    onnx.checker.check_model(proto, full_check=True)
+    np.testing.assert_allclose(_ort(proto, {"x": x})[0], _ort(original, {"x": x})[0],
+                               rtol=1e-5, atol=1e-6)
