@@ -11,8 +11,9 @@ test_node_export_to_older_opset also exports the cases of issue 3's ops, and of 
 ops newer than opset 13 that ONNX defines as functions, at opsets 13, 17 and 22. Where
 the exporter refuses (ConversionError), the refusal must be the one pinned in
 roundtrip_expected_refusals.json ({"<case>-opset<N>": refusal_prefix(message)}, sorted):
-a refusal missing from the list fails, and so does a listed one that no longer happens. After a deliberate exporter change, regenerate the list from the repository
-root and review its diff:
+a refusal missing from the list fails, and so does a listed one that no longer happens.
+After a deliberate exporter change, regenerate the list from the repository root and
+review its diff:
 
     python -m tests.convert.roundtrip_refusals          # rewrite the list
     python -m tests.convert.roundtrip_refusals --check  # exit 1 if out of date
