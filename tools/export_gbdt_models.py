@@ -16,8 +16,11 @@ Gradient-boosted trees reach ONNX three ways, and this script uses all three:
 Each model is fitted on seeded synthetic data (make_classification / make_regression,
 about 10% NaN in the training features where the library routes missing values) and
 its held-out inputs keep about 20% NaN, so the trees' default directions
-(nodes_missing_value_tracks_true) are taken. Nothing is pickled: the models are
-trained anew on every run with fixed seeds. Files:
+(nodes_missing_value_tracks_true) are taken. The *_extreme_inputs models' held-out rows
+also hold +-inf, +-1e30, +-3e38 and -0.0; the *_on_thresholds models' held-out rows sit
+exactly on the converted trees' split values or one float32 ulp off (BRANCH_LT vs
+BRANCH_LEQ; CatBoost's borders). Nothing is pickled: the models are trained anew on
+every run with fixed seeds. Files:
 
     OUT/<model>__<tool>[_op<opset>][_ml<ml>].onnx   tool: onnxmltools, catboost, skl2onnx
     OUT/<stem>.in<k>.npy    inputs, in graph input order
@@ -53,7 +56,9 @@ Run it (not by onegraph's tests) in its own venv:
     /tmp/gbdtvenv/bin/python tools/export_gbdt_models.py OUT_DIR [--only NAME ...]
 
 The corpus in tests/convert/data/gbdt_exported/ was written this way (index.json's
-generator has the versions).
+generator has the versions). A rerun writes the same .npy bytes; the .onnx files differ
+only in CatBoost's metadata (train_finish_time, model_guid) and onnxmltools' random
+graph names, so index.json's sizes may move by a byte.
 """
 
 from __future__ import annotations
@@ -154,6 +159,44 @@ def with_zeros(x_train, x_test, seed=0):
     return a, b
 
 
+def with_extremes(x_train, x_test, seed=0):
+    """The held-out rows with about a quarter of the entries replaced by +-inf, +-1e30,
+    +-3e38 (near float32's largest) or -0.0, the first row all +inf and the second all
+    -inf: every split then compares against values beyond its thresholds."""
+    rng = np.random.default_rng(seed)
+    b = x_test.copy()
+    specials = np.array([np.inf, -np.inf, 1e30, -1e30, 3e38, -3e38, -0.0], np.float32)
+    mask = rng.random(b.shape) < 0.25
+    b[mask] = rng.choice(specials, int(mask.sum()))
+    b[0], b[1] = np.inf, -np.inf
+    return x_train, b
+
+
+def on_thresholds(proto, x, seed=0):
+    """A copy of x in which, per row, about 60% of the features a tree splits on are set
+    exactly to one of that feature's split values, or one float32 ulp either side:
+    the rows that tell BRANCH_LT from BRANCH_LEQ (and a rounded threshold from the
+    library's own)."""
+    splits = {}
+    for node in proto.graph.node:
+        if not node.op_type.startswith("TreeEnsemble"):
+            continue
+        att = {a.name: a for a in node.attribute}
+        for f, v, m in zip(att["nodes_featureids"].ints, att["nodes_values"].floats,
+                           att["nodes_modes"].strings):
+            if m != b"LEAF":
+                splits.setdefault(f, set()).add(v)
+    rng = np.random.default_rng(seed)
+    x = x.copy()
+    for row in x:
+        for f, values in sorted(splits.items()):
+            if rng.random() < 0.6:
+                t = np.float32(sorted(values)[rng.integers(len(values))])
+                row[f] = [t, np.nextafter(t, np.float32(np.inf)),
+                          np.nextafter(t, np.float32(-np.inf))][rng.integers(3)]
+    return x
+
+
 # ----------------------------------------------------------------------------------
 # Catalogue
 # ----------------------------------------------------------------------------------
@@ -167,7 +210,8 @@ def catalogue():
     """The models: dicts with name, make (-> (fitted model, held-out X)), converter
     ('xgboost', 'lightgbm', 'catboost' or 'skl2onnx'), oracle ({ONNX output name: the
     library's method}), and optionally: zipmap (keep the converter's ZipMap), split
-    (LightGBM's trees per TreeEnsembleRegressor), double (feed float64),
+    (LightGBM's trees per TreeEnsembleRegressor), double (feed float64), thresholds
+    (move the held-out rows onto the converted trees' split values, see on_thresholds),
     note (why a failure is expected, copied into its failure record)."""
     import catboost
     import lightgbm
@@ -210,6 +254,14 @@ def catalogue():
 
     def data(fn, **kw):
         return lambda: fn(**kw)
+
+    def string_labels():
+        x, y, t = clf_data(n_classes=3, seed=15)
+        return x, np.array(["ant", "bee", "cicada"])[y], t
+
+    def two_targets():
+        x, y, t = reg_data(seed=16)
+        return x, np.stack([y, np.sin(3 * y)], axis=1), t
 
     b, m4, m5 = data(clf_data, seed=1), data(clf_data, n_classes=4, seed=2), \
         data(clf_data, n_classes=5, n_features=8, seed=3)
@@ -254,6 +306,15 @@ def catalogue():
              "ops only take NaN as missing", **xgb),
         dict(name="xgb_reg_double_input", make=fit(xgb_r(), r), oracle=reg, double=True,
              **xgb),
+        dict(name="xgb_reg_extreme_inputs", make=fit(xgb_r(max_depth=4), r, with_extremes),
+             oracle=reg, **xgb),
+        dict(name="xgb_binary_on_thresholds", make=fit(xgb_c(max_depth=4), b), oracle=CLF,
+             thresholds=True, **xgb),
+        dict(name="xgb_multiclass4_on_thresholds", make=fit(xgb_c(n_estimators=8), m4),
+             oracle=CLF, thresholds=True, **xgb),
+        dict(name="xgb_reg_2targets", make=fit(xgb_r(), two_targets), oracle=reg,
+             note="onnxmltools writes every leaf's vote for target 0 (XGBoost's trees "
+             "alternate between the targets) and declares the output [N, 1]", **xgb),
         dict(name="xgb_ranker", make=fit(xgboost.XGBRanker(n_estimators=10, max_depth=3,
                                                            **xgb_common), b,
                                          qid=np.repeat(np.arange(20), 15)),
@@ -303,6 +364,15 @@ def catalogue():
                                                 bagging_fraction=0.7), r),
              oracle=reg, note="boosting_type='rf' averages its trees; onnxmltools sums "
              "them", **lgb),
+        dict(name="lgbm_binary_extreme_inputs", make=fit(lgb_c(), b, with_extremes),
+             oracle=CLF, **lgb),
+        dict(name="lgbm_reg_on_thresholds", make=fit(lgb_r(), r), oracle=reg,
+             thresholds=True, note="LightGBM keeps float64 thresholds and onnxmltools "
+             "writes them rounded to float32: a float32 input between the two routes the "
+             "other way", **lgb),
+        dict(name="lgbm_multiclassova", make=fit(lgb_c(objective="multiclassova"), m4),
+             oracle=CLF, note="multiclassova scores each class with its own sigmoid; "
+             "onnxmltools writes a SOFTMAX over the classes", **lgb),
         dict(name="lgbm_reg_double_input", make=fit(lgb_r(), r), oracle=reg, double=True,
              **lgb),
         # CatBoost's own exporter (oblivious trees; numeric features)
@@ -311,6 +381,18 @@ def catalogue():
         dict(name="catboost_multiclass", make=fit(catboost.CatBoostClassifier(
             iterations=15, depth=3, loss_function="MultiClass", **cb_common), m4),
              oracle=CLF, zipmap=True, **cb),
+        dict(name="catboost_multiclass_string_labels", make=fit(catboost.CatBoostClassifier(
+            iterations=10, depth=4, loss_function="MultiClass", **cb_common), string_labels),
+             oracle=CLF, zipmap=True, **cb),
+        dict(name="catboost_binary_extreme_inputs", make=fit(catboost.CatBoostClassifier(
+            iterations=15, depth=4, **cb_common), b, with_extremes), oracle=CLF, zipmap=True,
+             **cb),
+        dict(name="catboost_reg_on_thresholds", make=fit(catboost.CatBoostRegressor(
+            iterations=15, depth=4, **cb_common), r), oracle=cb_reg, thresholds=True, **cb),
+        dict(name="catboost_multiclass_one_vs_all", make=fit(catboost.CatBoostClassifier(
+            iterations=10, depth=3, loss_function="MultiClassOneVsAll", **cb_common), m4),
+             oracle=CLF, zipmap=True, note="MultiClassOneVsAll scores each class with its "
+             "own sigmoid; CatBoost's exporter writes a SOFTMAX", **cb),
         dict(name="catboost_reg_rmse", make=fit(catboost.CatBoostRegressor(
             iterations=20, depth=5, **cb_common), r), oracle=cb_reg, **cb),
         dict(name="catboost_reg_nan_max", make=fit(catboost.CatBoostRegressor(
@@ -410,6 +492,8 @@ def _oracle(entry, model, x, proto):
         v = np.asarray(getattr(model, entry["oracle"][o.name])(x))
         if o.type.HasField("sequence_type"):   # ZipMap: probabilities + labels
             labels[o.name] = np.asarray(model.classes_)
+            if labels[o.name].dtype.kind in "OU":   # never object arrays (no pickle)
+                labels[o.name] = labels[o.name].astype(np.str_)
             outs.append(v.astype(np.float32))
             continue
         tt = o.type.tensor_type
@@ -422,7 +506,8 @@ def _oracle(entry, model, x, proto):
             v = v.reshape(-1, 1)       # regressors: (N,) -> (N, 1)
         elif v.ndim == 2 and rank == 1 and v.shape[1] == 1:
             v = v.reshape(-1)          # CatBoost's predict: (N, 1) labels
-        outs.append(v.astype(_NP[o.type.tensor_type.elem_type]))
+        dtype = _NP[tt.elem_type]
+        outs.append(v.astype(np.str_) if dtype is np.str_ else v.astype(dtype))
     return outs, labels
 
 
@@ -510,6 +595,8 @@ def export_entry(entry, out_dir, opsets):
     if opsets == ML5_PROBE and not any(n.op_type == "TreeEnsemble" for n in proto.graph.node):
         return None, dict(fail, error="no TreeEnsemble written at ai.onnx.ml 5: "
                           f"{sorted({n.op_type for n in proto.graph.node})}")
+    if entry.get("thresholds"):
+        x = on_thresholds(proto, x)
     feed = x.astype(np.float64) if entry.get("double") else x
     in_names = [i.name for i in proto.graph.input]
     out_names = [o.name for o in proto.graph.output]

@@ -1,7 +1,7 @@
 """Gradient-boosted tree models (XGBoost, LightGBM, CatBoost) as their ONNX converters
 write them, against the libraries' own predictions.
 
-data/gbdt_exported/ holds 38 small seeded models in 48 ONNX files (1.8 MB with their
+data/gbdt_exported/ holds 45 small seeded models in 55 ONNX files (2.0 MB with their
 inputs and outputs), written by tools/export_gbdt_models.py
 (XGBoost 3.2, LightGBM 4.7, CatBoost 1.2, onnxmltools 1.16, skl2onnx 1.20; index.json
 has the versions and lists what the converters refused or got wrong, kept out of the
@@ -17,31 +17,41 @@ corpus):
   Tweedie: Exp), categorical splits (a regressor and a classifier, with an unseen
   category), use_missing=False, a deep one split over several TreeEnsembleRegressor
   nodes (summed), and one fed float64;
-* CatBoost's own exporter (ai.onnx.ml 2, oblivious trees): a binary and a 3-class
-  classifier (ZipMap), regressors (depth 5, depth 8, nan_mode='Max');
+* CatBoost's own exporter (ai.onnx.ml 2, oblivious trees): a binary and two 3-class
+  classifiers (ZipMap; one with string class labels: classlabels_strings and string
+  map keys), regressors (depth 5, depth 8, nan_mode='Max');
 * skl2onnx pipelines (StandardScaler + XGBoost / LightGBM, the boosters registered
   with update_registered_converter) at {'': 13, 'ai.onnx.ml': 1}, {'': 17,
   'ai.onnx.ml': 3} and {'': 21, 'ai.onnx.ml': 3}, one with ZipMap.
 
 Most held-out inputs are about 20% NaN (the training features 10%), so the trees'
-missing-value routes (nodes_missing_value_tracks_true) are taken. No converter writes
-TreeEnsemble (ai.onnx.ml 5): skl2onnx refuses ml 5 (recorded in index.json's
-failures), onnxmltools takes no ml opset, CatBoost picks ml 2.
+missing-value routes (nodes_missing_value_tracks_true) are taken. Three models
+(*_extreme_inputs: XGBoost, LightGBM, CatBoost) are fed +-inf, +-1e30, +-3e38 and -0.0
+too, and three (*_on_thresholds: an XGBoost binary and 4-class classifier, a CatBoost
+regressor) rows that sit exactly on the trees' split values or one float32 ulp off, so
+BRANCH_LT (XGBoost) and CatBoost's borders are tested at the boundary. (LightGBM's
+rows on its thresholds are left out: onnxmltools rounds LightGBM's float64 thresholds
+to float32, and onnxruntime then disagrees with LightGBM; index.json's failures.)
+
+No converter writes TreeEnsemble (ai.onnx.ml 5): skl2onnx refuses ml 5 (recorded in
+index.json's failures), onnxmltools takes no ml opset, CatBoost picks ml 2.
 
 Each model must import, run in the Session to the library's predictions (predict ->
 labels or values, predict_proba -> probabilities; a ZipMap output map by map) and to
-onnxruntime's, also on batches of one and of zero rows (XFAILS_ZERO_ROWS: an
-onegraph bug), and come back from to_onnx as a
-model that passes the full ONNX checker and gives onnxruntime the same outputs.
+onnxruntime's, also on batches of one and of zero rows (XFAILS_ZERO_ROWS: an onegraph
+bug), and come back from to_onnx as a model that passes the full ONNX checker and gives
+onnxruntime the same outputs.
 
-Tolerances: labels exactly; NaN positions exactly (a NaN routed the wrong way moves a
-value far beyond any tolerance); floats within rtol 1e-5, atol 1e-5. The trees add up
+Tolerances: labels exactly; NaN outputs at the same places; floats within rtol 1e-5,
+atol 1e-5. A NaN (or inf, or on-threshold) input sent down the wrong branch changes
+the output by a whole leaf weight, far beyond that, so routing must match exactly. The trees add up
 float32 leaf values: onnxruntime in float32, onegraph in float64, XGBoost and CatBoost
 in float32, LightGBM in float64. Measured over the corpus: onnxruntime vs the library
 at most 5.1e-7 (xgb_reg_base_score_depth1, 30 stumps on a base of 2.5; index.json's
 ort_max_abs_err); onegraph vs the library at most 2.4e-7 (xgb_reg_gamma, after Exp),
-onegraph vs onnxruntime at most 4.5e-7 (xgb_reg_base_score_depth1). No tree threshold
-sits at a held-out value, so no route differs; 1e-5 leaves a margin of 20x.
+onegraph vs onnxruntime at most 4.5e-7 (xgb_reg_base_score_depth1). Every route agrees,
+also on the extreme and threshold rows; 1e-5 leaves a margin of 20x over the
+summation error.
 """
 
 import os
@@ -80,16 +90,19 @@ EMPTY_BATCH_BUG = ("onegraph: TreeEnsemble* with base_values fail on an empty ba
 XFAILS_ZERO_ROWS: dict[str, str] = dict(XFAILS, **{f: EMPTY_BATCH_BUG for f in (
     "catboost_reg_depth8_nonan__catboost.onnx",
     "catboost_reg_nan_max__catboost.onnx",
+    "catboost_reg_on_thresholds__catboost.onnx",
     "catboost_reg_rmse__catboost.onnx",
     "pipe_scaler_xgb_reg__skl2onnx_op13_ml1.onnx",
     "pipe_scaler_xgb_reg__skl2onnx_op17_ml3.onnx",
     "pipe_scaler_xgb_reg__skl2onnx_op21_ml3.onnx",
     "xgb_multiclass4_nan__onnxmltools_op15.onnx",
+    "xgb_multiclass4_on_thresholds__onnxmltools_op15.onnx",
     "xgb_multiclass5_lossguide__onnxmltools_op15.onnx",
     "xgb_reg_absoluteerror__onnxmltools_op15.onnx",
     "xgb_reg_base_score_depth1__onnxmltools_op15.onnx",
     "xgb_reg_depth8__onnxmltools_op15.onnx",
     "xgb_reg_double_input__onnxmltools_op15.onnx",
+    "xgb_reg_extreme_inputs__onnxmltools_op15.onnx",
     "xgb_reg_pseudohuber__onnxmltools_op15.onnx",
     "xgb_reg_squarederror_nan__onnxmltools_op15.onnx")})
 
@@ -210,7 +223,11 @@ def test_the_corpus_covers_what_it_promises():
             "lgbm_reg_poisson", "lgbm_reg_categorical", "lgbm_binary_categorical",
             "lgbm_reg_deep_split", "lgbm_multiclass5_zipmap", "lgbm_reg_double_input",
             "catboost_binary", "catboost_multiclass", "catboost_reg_nan_max",
-            "pipe_scaler_xgb_binary", "pipe_scaler_lgbm_binary_zipmap"} <= names
+            "pipe_scaler_xgb_binary", "pipe_scaler_lgbm_binary_zipmap",
+            "xgb_reg_extreme_inputs", "lgbm_binary_extreme_inputs",
+            "catboost_binary_extreme_inputs", "xgb_binary_on_thresholds",
+            "xgb_multiclass4_on_thresholds", "catboost_reg_on_thresholds",
+            "catboost_multiclass_string_labels"} <= names
     # ai.onnx.ml versions the files import: 1 (onnxmltools), 2 (CatBoost), 3 (skl2onnx)
     written_ml = {e["written_opsets"].get("ai.onnx.ml") for e in entries}
     assert {1, 2, 3} <= written_ml
@@ -223,12 +240,17 @@ def test_the_corpus_covers_what_it_promises():
     assert sum("predict_proba" in e["oracle"] for e in entries) >= 12
     assert sum(e["oracle"] == ["predict"] for e in entries) >= 20
     assert sum(e["nan_inputs"] > 0 for e in entries) >= 0.7 * len(entries)
-    assert any(np.load(os.path.join(DATA, e["input_files"][0])).dtype == np.float64
-               for e in entries)
+    feeds = [np.load(os.path.join(DATA, e["input_files"][0])) for e in entries]
+    assert any(f.dtype == np.float64 for f in feeds)
+    assert sum(bool(np.isposinf(f).any() and np.isneginf(f).any()) for f in feeds) >= 3
+    assert any(np.load(os.path.join(DATA, f)).dtype.kind == "U" for e in entries
+               for f in e.get("zipmap_labels", {}).values())
     # what the converters refused or got wrong is recorded, not silently dropped
     refused = {f["name"] for f in INDEX["failures"]}
-    assert {"xgb_ranker", "xgb_reg_dart", "xgb_reg_logistic", "lgbm_reg_linear_tree",
-            "lgbm_reg_zero_as_missing", "lgbm_reg_rf"} <= refused
+    assert {"xgb_ranker", "xgb_reg_dart", "xgb_reg_logistic", "xgb_reg_2targets",
+            "lgbm_reg_linear_tree", "lgbm_reg_zero_as_missing", "lgbm_reg_rf",
+            "lgbm_reg_on_thresholds", "lgbm_multiclassova",
+            "catboost_multiclass_one_vs_all"} <= refused
     assert any(f["ml_opset"] == 5 for f in INDEX["failures"])
     total = os.path.getsize(os.path.join(DATA, "index.json"))
     for name, e in MODELS.items():
