@@ -209,7 +209,8 @@ ZIP = {"output_label": "predict", "output_probability": "predict_proba"}
 def catalogue():
     """The models: dicts with name, make (-> (fitted model, held-out X)), converter
     ('xgboost', 'lightgbm', 'catboost' or 'skl2onnx'), oracle ({ONNX output name: the
-    library's method}), and optionally: zipmap (keep the converter's ZipMap), split
+    library's method, "predict_proba:k" for its column k}), and optionally: zipmap
+    (keep the converter's ZipMap; "columns": skl2onnx's one output per class), split
     (LightGBM's trees per TreeEnsembleRegressor), double (feed float64), thresholds
     (move the held-out rows onto the converted trees' split values, see on_thresholds),
     note (why a failure is expected, copied into its failure record)."""
@@ -327,6 +328,9 @@ def catalogue():
              **lgb),
         dict(name="lgbm_multiclass5_zipmap", make=fit(lgb_c(n_estimators=10), m5),
              oracle=CLF, zipmap=True, **lgb),
+        dict(name="lgbm_multiclass_string_labels", make=fit(lgb_c(n_estimators=10),
+                                                            string_labels),
+             oracle=CLF, zipmap=True, **lgb),
         dict(name="lgbm_reg_nan", make=fit(lgb_r(), r), oracle=reg, **lgb),
         dict(name="lgbm_reg_deep_split",
              make=fit(lgb_r(num_leaves=64, max_depth=9, n_estimators=30),
@@ -410,6 +414,10 @@ def catalogue():
              pipeline=True, **skl),
         dict(name="pipe_scaler_lgbm_reg_zipmapless", make=fit(pipe(lgb_r()), r),
              oracle=reg, pipeline=True, **skl),
+        dict(name="pipe_scaler_lgbm_multiclass4_zipmap_columns",
+             make=fit(pipe(lgb_c(n_estimators=10)), m4), zipmap="columns", pipeline=True,
+             oracle={"output_label": "predict",
+                     **{f"i{k}": f"predict_proba:{k}" for k in range(4)}}, **skl),
         dict(name="pipe_scaler_lgbm_binary_zipmap", make=fit(pipe(lgb_c()), b),
              oracle=ZIP, zipmap=True, pipeline=True, **skl),
     ]
@@ -464,8 +472,10 @@ def _convert(entry, model, x, opsets):
         from skl2onnx import to_onnx
         last = model.steps[-1][1]
         options = None
-        if "predict_proba" in entry["oracle"].values():
-            options = {id(last): {"zipmap": bool(entry.get("zipmap"))}}
+        if any(m.startswith("predict_proba") for m in entry["oracle"].values()):
+            zipmap = entry.get("zipmap", False)   # True, False or "columns"
+            options = {id(last): {"zipmap": zipmap if isinstance(zipmap, str)
+                                  else bool(zipmap)}}
         return to_onnx(model, x[:1], target_opset={"": opsets[0], "ai.onnx.ml": opsets[1]},
                        options=options)
     import onnxmltools
@@ -489,7 +499,11 @@ def _oracle(entry, model, x, proto):
     rank, and {output name: class labels} for ZipMap outputs."""
     outs, labels = [], {}
     for o in proto.graph.output:
-        v = np.asarray(getattr(model, entry["oracle"][o.name])(x))
+        # "predict_proba:k" is column k of predict_proba (zipmap="columns" outputs)
+        method, _, column = entry["oracle"][o.name].partition(":")
+        v = np.asarray(getattr(model, method)(x))
+        if column:
+            v = v[:, int(column)]
         if o.type.HasField("sequence_type"):   # ZipMap: probabilities + labels
             labels[o.name] = np.asarray(model.classes_)
             if labels[o.name].dtype.kind in "OU":   # never object arrays (no pickle)

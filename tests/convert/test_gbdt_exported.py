@@ -1,7 +1,7 @@
 """Gradient-boosted tree models (XGBoost, LightGBM, CatBoost) as their ONNX converters
 write them, against the libraries' own predictions.
 
-data/gbdt_exported/ holds 45 small seeded models in 55 ONNX files (2.0 MB with their
+data/gbdt_exported/ holds 47 small seeded models in 59 ONNX files (2.2 MB with their
 inputs and outputs), written by tools/export_gbdt_models.py
 (XGBoost 3.2, LightGBM 4.7, CatBoost 1.2, onnxmltools 1.16, skl2onnx 1.20; index.json
 has the versions and lists what the converters refused or got wrong, kept out of the
@@ -13,7 +13,7 @@ corpus):
   depth 8, the log-link objectives (Poisson, Tweedie, gamma: TreeEnsembleRegressor,
   Exp and Mul) and one fed float64;
 * LightGBM through onnxmltools (ai.onnx.ml 1): binary and 4-class classifiers, a
-  5-class one with ZipMap, regressors (L2, L1, Huber, quantile, Poisson, gamma,
+  5-class one with ZipMap, a 3-class one with string labels and ZipMap, regressors (L2, L1, Huber, quantile, Poisson, gamma,
   Tweedie: Exp), categorical splits (a regressor and a classifier, with an unseen
   category), use_missing=False, a deep one split over several TreeEnsembleRegressor
   nodes (summed), and one fed float64;
@@ -22,7 +22,8 @@ corpus):
   map keys), regressors (depth 5, depth 8, nan_mode='Max');
 * skl2onnx pipelines (StandardScaler + XGBoost / LightGBM, the boosters registered
   with update_registered_converter) at {'': 13, 'ai.onnx.ml': 1}, {'': 17,
-  'ai.onnx.ml': 3} and {'': 21, 'ai.onnx.ml': 3}, one with ZipMap.
+  'ai.onnx.ml': 3} and {'': 21, 'ai.onnx.ml': 3}, one with ZipMap and one with
+  zipmap='columns' (one probability output per class: Slice and Reshape).
 
 Most held-out inputs are about 20% NaN (the training features 10%), so the trees'
 missing-value routes (nodes_missing_value_tracks_true) are taken. Three models
@@ -227,7 +228,8 @@ def test_the_corpus_covers_what_it_promises():
             "xgb_reg_extreme_inputs", "lgbm_binary_extreme_inputs",
             "catboost_binary_extreme_inputs", "xgb_binary_on_thresholds",
             "xgb_multiclass4_on_thresholds", "catboost_reg_on_thresholds",
-            "catboost_multiclass_string_labels"} <= names
+            "catboost_multiclass_string_labels", "lgbm_multiclass_string_labels",
+            "pipe_scaler_lgbm_multiclass4_zipmap_columns"} <= names
     # ai.onnx.ml versions the files import: 1 (onnxmltools), 2 (CatBoost), 3 (skl2onnx)
     written_ml = {e["written_opsets"].get("ai.onnx.ml") for e in entries}
     assert {1, 2, 3} <= written_ml
@@ -235,7 +237,7 @@ def test_the_corpus_covers_what_it_promises():
         == {(13, 1), (17, 3), (21, 3)}
     ops = set().union(*(e["ops"] for e in entries))
     assert {"ai.onnx.ml:TreeEnsembleClassifier", "ai.onnx.ml:TreeEnsembleRegressor",
-            "ai.onnx.ml:ZipMap", "ai.onnx.ml:Scaler", ":Exp", ":Sum"} <= ops
+            "ai.onnx.ml:ZipMap", "ai.onnx.ml:Scaler", ":Exp", ":Sum", ":Slice"} <= ops
     # classifiers and regressors, most on NaN inputs
     assert sum("predict_proba" in e["oracle"] for e in entries) >= 12
     assert sum(e["oracle"] == ["predict"] for e in entries) >= 20
