@@ -13,10 +13,10 @@ corpus):
   depth 8, the log-link objectives (Poisson, Tweedie, gamma: TreeEnsembleRegressor,
   Exp and Mul) and one fed float64;
 * LightGBM through onnxmltools (ai.onnx.ml 1): binary and 4-class classifiers, a
-  5-class one with ZipMap, a 3-class one with string labels and ZipMap, regressors (L2, L1, Huber, quantile, Poisson, gamma,
-  Tweedie: Exp), categorical splits (a regressor and a classifier, with an unseen
-  category), use_missing=False, a deep one split over several TreeEnsembleRegressor
-  nodes (summed), and one fed float64;
+  5-class one with ZipMap, a 3-class one with string labels and ZipMap, regressors
+  (L2, L1, Huber, quantile, Poisson, gamma, Tweedie: Exp), categorical splits (a
+  regressor and a classifier, with an unseen category), use_missing=False, a deep one
+  split over several TreeEnsembleRegressor nodes (summed), and one fed float64;
 * CatBoost's own exporter (ai.onnx.ml 2, oblivious trees): a binary and two 3-class
   classifiers (ZipMap; one with string class labels: classlabels_strings and string
   map keys), regressors (depth 5, depth 8, nan_mode='Max');
