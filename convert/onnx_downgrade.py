@@ -566,6 +566,7 @@ class NodeBuilder:
         self.elem_type = elem_type
         # the nodes' domain: held from the version converter, or ONNX's own
         self.domain = domain
+        self.constants: dict = {}
         self.nodes = []
         self.count = 0
 
@@ -589,6 +590,18 @@ class NodeBuilder:
         dtype = _FLOAT_TYPES[elem_type or self.elem_type]
         tensor = numpy_helper.from_array(np.asarray(value, dtype=dtype))
         return self.op("Constant", [], value=tensor)
+
+    def ints(self, values):
+        """A 1-D int64 Constant."""
+        from onnx import numpy_helper
+
+        return self.op("Constant", [], value=numpy_helper.from_array(
+            np.asarray(values, np.int64)))
+
+    def constant_input(self, name):
+        """The value of `name` if an initializer or Constant node of the graph being
+        rewritten holds it (see `_lower_new_ops`), else None."""
+        return self.constants.get(name)
 
     def reduce_mean(self, x, axes):
         if self.target >= 18:
@@ -707,6 +720,40 @@ def lower_rms_norm(node, b: NodeBuilder, rank, scale_type, out_type, stat_type=N
             b.op("Cast", [inv], output=outputs[1], to=stat_type)
 
 
+def _shape_by_slice(node, b: NodeBuilder, rank, types):
+    """Shape's start and end (opset 15) as a Slice of the whole shape, which clamps
+    and counts negative positions from the end just as they do."""
+    start = int(_attr(node, "start", 0))
+    end = _attr(node, "end", None)
+    shape = b.op("Shape", [node.input[0]])
+    b.op("Slice", [shape, b.ints([start]), b.ints([_INT64_MAX if end is None else int(end)]),
+                   b.ints([0])], output=node.output[0])
+
+
+def _pad_on_every_axis(node, b: NodeBuilder, rank, types):
+    """Pad's `axes` input (opset 18) spelled out: the pads of the axes scattered into
+    zeros for all `rank` axes (begins, then ends), as Pad-13 takes them."""
+    axes = b.constant_input(node.input[3])
+    if axes is None:
+        raise NotLowered("its axes are not a constant")
+    if rank is None:
+        raise NotLowered("the rank of its input is unknown")
+    axes = [int(a) + rank if int(a) < 0 else int(a) for a in np.asarray(axes).reshape(-1)]
+    if any(not 0 <= a < rank for a in axes) or len(set(axes)) != len(axes):
+        raise NotLowered(f"its axes {axes} are not distinct axes of rank {rank}")
+    zeros = b.ints([0] * (2 * rank))
+    where = b.ints(axes + [a + rank for a in axes])
+    pads = b.op("ScatterElements", [zeros, where, node.input[1]], axis=0)
+    inputs = [node.input[0], pads] + ([node.input[2]] if node.input[2] else [])
+    mode = _attr(node, "mode", "constant")
+    if mode not in ("constant", "reflect", "edge"):
+        raise NotLowered(f"its mode {mode!r} came in at opset 19")
+    b.op("Pad", inputs, output=node.output[0], mode=mode)
+
+
+_INT64_MAX = np.iinfo(np.int64).max
+
+
 def _lower_rms_normalization(node, b: NodeBuilder, rank, types):
     scale_type = types.get(node.input[1], (0, None))[0] if len(node.input) > 1 else 0
     # Y in X's type, as onegraph's kernel and ONNX's reference compute it (the schema
@@ -733,18 +780,69 @@ _LOWERINGS = {"Gelu": (20, _lower_gelu), "Mish": (18, _lower_mish),
               "RMSNormalization": (23, _lower_rms_normalization)}
 
 
-def _lower_new_ops(graph, source, target, types) -> int:
+def _graph_constants(graph) -> dict:
+    """{name: array} of a graph's initializers and Constant nodes' tensor values."""
+    from onnx import numpy_helper
+
+    found = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    for node in graph.node:
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+            for a in node.attribute:
+                if a.name == "value" and a.HasField("t"):
+                    found[node.output[0]] = numpy_helper.to_array(a.t)
+                elif a.name == "value_ints":
+                    found[node.output[0]] = np.asarray(list(a.ints), np.int64)
+                elif a.name == "value_int":
+                    found[node.output[0]] = np.asarray(a.i, np.int64)
+    return found
+
+
+def _uses_shape_bounds(node) -> bool:
+    return any(a.name in ("start", "end") for a in node.attribute)
+
+
+def _uses_pad_axes(node) -> bool:
+    return len(node.input) > 3 and bool(node.input[3])
+
+
+# op -> (the opset it changed at, whether a node uses the change, the node's rewrite in
+# the older op's terms): ops that exist at the target, but in a form the node cannot use
+_ADAPTATIONS = {"Shape": (15, _uses_shape_bounds, _shape_by_slice),
+                "Pad": (18, _uses_pad_axes, _pad_on_every_axis)}
+
+
+def _lower_new_ops(graph, source, target, types, outer_constants=None) -> int:
     """Replace (in place, subgraphs too) each node whose op is newer than `target` and
-    has a rewrite by its older-op form; returns how many were replaced.
+    has a rewrite by its older-op form, and each node using what its op gained since
+    `target` where that has a rewrite (Shape's start and end, Pad's axes); returns how
+    many were replaced.
 
     Raises:
-        ConversionError: such a node's input type (or rank) is unknown or not float.
+        ConversionError: such a node's input type (or rank) is unknown or not float; a
+            Pad's axes are not constant or its mode came in after the target.
     """
     count = lowered_here = 0
     new_nodes = []
+    constants = dict(outer_constants or {})
+    constants.update(_graph_constants(graph))
     for node in graph.node:
         for sub in proto_subgraphs(node):
-            count += _lower_new_ops(sub, source, target, types)
+            count += _lower_new_ops(sub, source, target, types, constants)
+        adaptation = _ADAPTATIONS.get(node.op_type) \
+            if node.domain in ("", "ai.onnx") else None
+        if adaptation is not None and adaptation[0] > target and adaptation[1](node):
+            builder = NodeBuilder(node, target, 0)
+            builder.constants = constants
+            try:
+                adaptation[2](node, builder, types.get(node.input[0], (0, None))[1], types)
+            except NotLowered as e:
+                raise ConversionError(
+                    f"cannot write {node.op_type} node {node.name!r} at opset {target} (it "
+                    f"changed at opset {adaptation[0]} in a way the node uses): {e}; export "
+                    "at a later opset") from None
+            new_nodes.extend(builder.nodes)
+            lowered_here += 1
+            continue
         entry = _LOWERINGS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
         if entry is None or entry[0] <= target or onnx_schema(node.op_type, source, "") is None:
             new_nodes.append(node)

@@ -212,7 +212,6 @@ def test_meaning_changed_without_a_new_signature_is_not_relabelled():
 
 @pytest.mark.parametrize("op, attrs, since, x_shape", [
     ("AveragePool", {"kernel_shape": [2, 2], "dilations": [2, 2]}, 19, (1, 2, 6, 6)),
-    ("Shape", {"start": 1}, 15, (2, 3, 4)),
     ("Resize", {"antialias": 1, "mode": "linear"}, 18, (1, 1, 4, 4)),
 ])
 def test_attribute_newer_than_the_target_is_refused_by_name(op, attrs, since, x_shape):
@@ -224,8 +223,6 @@ def test_attribute_newer_than_the_target_is_refused_by_name(op, attrs, since, x_
         inputs = ["x", "", "scales"]
         inits = [numpy_helper.from_array(np.array([1, 1, 0.5, 0.5], np.float32), "scales")]
     proto = _single(op, inputs, attrs, opset=since, x_shape=x_shape, extra_inits=inits)
-    if op == "Shape":
-        proto.graph.output[0].type.tensor_type.elem_type = TensorProto.INT64
     model = from_onnx(proto)
     attr = next(a for a in attrs if a not in ("kernel_shape", "mode"))
     with pytest.raises(ConversionError,
@@ -331,3 +328,51 @@ def test_function_op_reading_initializers_is_written_as_its_body():
     onnx.checker.check_model(proto, full_check=True)
     np.testing.assert_allclose(_ort(proto, {"x": x})[0], _ort(original, {"x": x})[0],
                                rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("attrs", [{"start": 1}, {"end": -1}, {"start": -2, "end": 3},
+                                   {"start": 5}, {"start": 0, "end": 0}])
+def test_shape_start_and_end_become_a_slice_below_opset_15(attrs):
+    original = _single("Shape", ["x"], attrs, opset=15, x_shape=(2, 3, 4))
+    original.graph.output[0].type.tensor_type.elem_type = TensorProto.INT64
+    x = np.zeros((2, 3, 4), np.float32)
+    for target in (13, 14):
+        proto = to_onnx(from_onnx(original), opset=target)
+        assert "Slice" in {n.op_type for n in proto.graph.node}
+        onnx.checker.check_model(proto, full_check=True)
+        np.testing.assert_array_equal(_ort(proto, {"x": x})[0], _ort(original, {"x": x})[0])
+
+
+def _pad_model(axes, mode="constant", pads=(1, 2, 0, 3), axes_as_input=False):
+    """Pad-18 of a (2, 3, 4) x with `pads` on `axes`, constant value 0.5."""
+    inits = [numpy_helper.from_array(np.array(pads, np.int64), "pads"),
+             numpy_helper.from_array(np.array(0.5, np.float32), "value")]
+    if not axes_as_input:
+        inits.append(numpy_helper.from_array(np.array(axes, np.int64), "axes"))
+    model = _single("Pad", ["x", "pads", "value", "axes"], {"mode": mode}, opset=18,
+                    extra_inits=inits)
+    if axes_as_input:
+        model.graph.input.append(helper.make_tensor_value_info("axes", TensorProto.INT64,
+                                                               [len(axes)]))
+    return model
+
+
+@pytest.mark.parametrize("axes,mode", [([0, 2], "constant"), ([-1, 1], "reflect"),
+                                       ([2, 0], "edge")])
+def test_pad_axes_are_spelled_out_below_opset_18(axes, mode):
+    original = _pad_model(axes, mode, pads=(1, 1, 1, 1) if mode == "reflect" else
+                          (1, 2, 0, 3))
+    x = np.random.default_rng(9).standard_normal((2, 3, 4)).astype(np.float32)
+    for target in (13, 17):
+        proto = to_onnx(from_onnx(original), opset=target)
+        assert _default_opset(proto) == [target]
+        onnx.checker.check_model(proto, full_check=True)
+        np.testing.assert_array_equal(_ort(proto, {"x": x})[0], _ort(original, {"x": x})[0])
+
+
+def test_pad_axes_fed_at_run_time_are_refused_with_the_reason():
+    original = _pad_model([0, 2], axes_as_input=True)
+    with pytest.raises(ConversionError, match=r"cannot write Pad node 'the_pad' at opset 17 "
+                                              r"\(it changed at opset 18 in a way the node "
+                                              r"uses\): its axes are not a constant"):
+        to_onnx(from_onnx(original), opset=17)
