@@ -44,9 +44,9 @@ writes ai.onnx.ml 1 whatever it is asked, so its files are written once at 15 (n
 suffix). CatBoost picks its own (ai.onnx.ml 2). The skl2onnx pipelines are written at
 {'': 13, 'ai.onnx.ml': 1}, {'': 17, 'ai.onnx.ml': 3} and {'': 21, 'ai.onnx.ml': 3};
 {'': 21, 'ai.onnx.ml': 5} is tried and refused by skl2onnx 1.20 (recorded). No
-converter here writes TreeEnsemble (ai.onnx.ml 5) or the *_as_tensor double attributes;
-the float64 files are onnxmltools' trees fed a double input (the tree ops accept it
-and still give float32).
+converter here writes TreeEnsemble (ai.onnx.ml 5) or the *_as_tensor double attributes
+(skl2onnx refuses the float64 pipelines, recorded); the float64 files are onnxmltools'
+trees fed a double input (the tree ops accept it and still give float32).
 
 Run it (not by onegraph's tests) in its own venv:
 
@@ -202,6 +202,9 @@ def on_thresholds(proto, x, seed=0):
 # ----------------------------------------------------------------------------------
 
 CLF = {"label": "predict", "probabilities": "predict_proba"}
+F64_NOTE = ("skl2onnx declares a float64 pipeline's output double, but onnxmltools' "
+            "tree converters write float32 trees (no *_as_tensor attributes): the "
+            "checker refuses the graph")
 # skl2onnx names a ZipMap-ed classifier's outputs so
 ZIP = {"output_label": "predict", "output_probability": "predict_proba"}
 
@@ -418,6 +421,10 @@ def catalogue():
              make=fit(pipe(lgb_c(n_estimators=10)), m4), zipmap="columns", pipeline=True,
              oracle={"output_label": "predict",
                      **{f"i{k}": f"predict_proba:{k}" for k in range(4)}}, **skl),
+        dict(name="pipe_scaler_xgb_reg_double", make=fit(pipe(xgb_r()), r), oracle=reg,
+             double=True, pipeline=True, note=F64_NOTE, **skl),
+        dict(name="pipe_scaler_lgbm_reg_double", make=fit(pipe(lgb_r()), r), oracle=reg,
+             double=True, pipeline=True, note=F64_NOTE, **skl),
         dict(name="pipe_scaler_lgbm_binary_zipmap", make=fit(pipe(lgb_c()), b),
              oracle=ZIP, zipmap=True, pipeline=True, **skl),
     ]
@@ -476,7 +483,8 @@ def _convert(entry, model, x, opsets):
             zipmap = entry.get("zipmap", False)   # True, False or "columns"
             options = {id(last): {"zipmap": zipmap if isinstance(zipmap, str)
                                   else bool(zipmap)}}
-        return to_onnx(model, x[:1], target_opset={"": opsets[0], "ai.onnx.ml": opsets[1]},
+        sample = x[:1].astype(np.float64) if entry.get("double") else x[:1]
+        return to_onnx(model, sample, target_opset={"": opsets[0], "ai.onnx.ml": opsets[1]},
                        options=options)
     import onnxmltools
     from onnxmltools.convert.common.data_types import DoubleTensorType, FloatTensorType
