@@ -751,6 +751,34 @@ def _pad_on_every_axis(node, b: NodeBuilder, rank, types):
     b.op("Pad", inputs, output=node.output[0], mode=mode)
 
 
+def _reduce_with_axes_attribute(node, b: NodeBuilder, rank, types):
+    """A reduction's axes input (opset 18; ReduceSum's came at 13) as the attribute
+    the older op takes, when the axes are constant."""
+    axes = b.constant_input(node.input[1])
+    if axes is None:
+        raise NotLowered(f"its axes are computed at run time, and before opset 18 "
+                         f"{node.op_type} takes them only as an attribute")
+    axes = [int(a) for a in np.asarray(axes).reshape(-1)]
+    keepdims = int(_attr(node, "keepdims", 1))
+    if not axes and int(_attr(node, "noop_with_empty_axes", 0)):
+        # no reduction, but the op's elementwise part still applies (as onnxruntime
+        # and onegraph compute it: ReduceL2 gives sqrt(x * x), ReduceLogSumExp x)
+        x, out = node.input[0], node.output[0]
+        if node.op_type in ("ReduceL2", "ReduceSumSquare"):
+            square = b.op("Mul", [x, x], output=out if node.op_type == "ReduceSumSquare"
+                          else None)
+            if node.op_type == "ReduceL2":
+                b.op("Sqrt", [square], output=out)
+        else:
+            b.op({"ReduceL1": "Abs", "ReduceLogSum": "Log"}.get(node.op_type, "Identity"),
+                 [x], output=out)
+        return
+    attrs = {"keepdims": keepdims}
+    if axes:
+        attrs["axes"] = axes
+    b.op(node.op_type, [node.input[0]], output=node.output[0], **attrs)
+
+
 _INT64_MAX = np.iinfo(np.int64).max
 
 
@@ -805,10 +833,18 @@ def _uses_pad_axes(node) -> bool:
     return len(node.input) > 3 and bool(node.input[3])
 
 
+def _uses_axes_input(node) -> bool:
+    return len(node.input) > 1 and bool(node.input[1])
+
+
 # op -> (the opset it changed at, whether a node uses the change, the node's rewrite in
 # the older op's terms): ops that exist at the target, but in a form the node cannot use
 _ADAPTATIONS = {"Shape": (15, _uses_shape_bounds, _shape_by_slice),
-                "Pad": (18, _uses_pad_axes, _pad_on_every_axis)}
+                "Pad": (18, _uses_pad_axes, _pad_on_every_axis),
+                **{op: (18, _uses_axes_input, _reduce_with_axes_attribute)
+                   for op in ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                              "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+                              "ReduceSumSquare")}}
 
 
 def _lower_new_ops(graph, source, target, types, outer_constants=None) -> int:

@@ -376,3 +376,33 @@ def test_pad_axes_fed_at_run_time_are_refused_with_the_reason():
                                               r"\(it changed at opset 18 in a way the node "
                                               r"uses\): its axes are not a constant"):
         to_onnx(from_onnx(original), opset=17)
+
+
+@pytest.mark.parametrize("op", ["ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                                "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+                                "ReduceSumSquare"])
+@pytest.mark.parametrize("axes,attrs", [([0, 2], {"keepdims": 0}), ([-1], {}),
+                                        ([], {"noop_with_empty_axes": 1}), ([], {})])
+def test_constant_reduction_axes_become_the_attribute_below_opset_18(op, axes, attrs):
+    """(With no axes and noop_with_empty_axes the elementwise part still applies:
+    ReduceL2 gives sqrt(x * x), which overflows for 1e20, ReduceLogSum log(x).)"""
+    inits = [numpy_helper.from_array(np.array(axes, np.int64), "axes")]
+    original = _single(op, ["x", "axes"], attrs, opset=18, extra_inits=inits)
+    x = np.random.default_rng(10).standard_normal((2, 3, 4)).astype(np.float32)
+    x[0, 0, :2] = [1e20, -1e20]
+    for target in (13, 17):
+        proto = to_onnx(from_onnx(original), opset=target)
+        onnx.checker.check_model(proto, full_check=True)
+        np.testing.assert_allclose(_ort(proto, {"x": x})[0], _ort(original, {"x": x})[0],
+                                   rtol=1e-6, atol=1e-6, equal_nan=True)
+
+
+def test_reduction_axes_fed_at_run_time_are_refused_with_the_reason():
+    original = _single("ReduceMax", ["x", "axes"], opset=18)
+    original.graph.input.append(helper.make_tensor_value_info("axes", TensorProto.INT64,
+                                                              [1]))
+    with pytest.raises(ConversionError, match=r"cannot write ReduceMax node 'the_reducemax' "
+                                              r"at opset 17 \(it changed at opset 18 in a "
+                                              r"way the node uses\): its axes are computed "
+                                              r"at run time"):
+        to_onnx(from_onnx(original), opset=17)
