@@ -645,8 +645,7 @@ def export_entry(entry, out_dir, opsets):
                oracle=[entry["oracle"][n] for n in out_names],
                size=os.path.getsize(path),
                input_files=_save(out_dir, stem, "in", [feed]),
-               output_files=_save(out_dir, stem, "out", want),
-               nan_inputs=int(np.isnan(feed).sum()))
+               output_files=_save(out_dir, stem, "out", want))
     if labels:
         rec["zipmap_labels"] = {}
         for n, lab in labels.items():
