@@ -107,8 +107,8 @@ def _split_by_sizes(proto, target) -> None:
     """Rewrite (in place, subgraphs too) each Split that uses num_outputs in Split-13's
     terms where the split axis's length is known: an even split drops the attribute
     (equal parts), an uneven one (num_outputs' smaller last part) gets its sizes as a
-    `split` input. A Split whose axis length is unknown keeps the attribute, which the
-    downgrade then refuses by name."""
+    `split` input. A Split whose axis length is unknown keeps the attribute, for
+    `_split_sizes_at_run_time` to compute its sizes from the input's shape."""
     onnx = _onnx()
     from onnx import numpy_helper
 
@@ -779,6 +779,23 @@ def _reduce_with_axes_attribute(node, b: NodeBuilder, rank, types):
     b.op(node.op_type, [node.input[0]], output=node.output[0], **attrs)
 
 
+def _split_sizes_at_run_time(node, b: NodeBuilder, rank, types):
+    """Split's num_outputs (opset 18) on an axis whose length is known only at run time
+    (`_split_by_sizes` took the known ones): the sizes, ceil(length / n) each and the
+    rest last, computed from the input's shape as Split-13's `split` input."""
+    n = int(_attr(node, "num_outputs", 0))
+    if n < 1 or n != len(node.output):
+        raise NotLowered(f"num_outputs {n} does not match its {len(node.output)} outputs")
+    axis = int(_attr(node, "axis", 0))
+    length = b.op("Gather", [b.op("Shape", [node.input[0]]), b.ints([axis])])
+    part = b.op("Div", [b.op("Add", [length, b.ints([n - 1])]), b.ints([n])])
+    last = b.op("Sub", [length, b.op("Mul", [part, b.ints([n - 1])])])
+    sizes = b.op("Concat", [part] * (n - 1) + [last], axis=0)
+    b.nodes.append(_onnx().helper.make_node(
+        "Split", [node.input[0], sizes], list(node.output), name=b._name("Split"),
+        domain=b.domain, axis=axis))
+
+
 _INT64_MAX = np.iinfo(np.int64).max
 
 
@@ -833,6 +850,11 @@ def _uses_pad_axes(node) -> bool:
     return len(node.input) > 3 and bool(node.input[3])
 
 
+def _uses_num_outputs(node) -> bool:
+    return any(a.name == "num_outputs" for a in node.attribute) and not (
+        len(node.input) > 1 and node.input[1])
+
+
 def _uses_axes_input(node) -> bool:
     return len(node.input) > 1 and bool(node.input[1])
 
@@ -841,6 +863,7 @@ def _uses_axes_input(node) -> bool:
 # the older op's terms): ops that exist at the target, but in a form the node cannot use
 _ADAPTATIONS = {"Shape": (15, _uses_shape_bounds, _shape_by_slice),
                 "Pad": (18, _uses_pad_axes, _pad_on_every_axis),
+                "Split": (18, _uses_num_outputs, _split_sizes_at_run_time),
                 **{op: (18, _uses_axes_input, _reduce_with_axes_attribute)
                    for op in ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
                               "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",

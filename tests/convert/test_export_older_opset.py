@@ -406,3 +406,20 @@ def test_reduction_axes_fed_at_run_time_are_refused_with_the_reason():
                                               r"way the node uses\): its axes are computed "
                                               r"at run time"):
         to_onnx(from_onnx(original), opset=17)
+
+
+@pytest.mark.parametrize("n,length", [(2, 6), (3, 7), (4, 10)])
+def test_split_of_a_run_time_length_computes_its_sizes_below_opset_18(n, length):
+    """num_outputs (opset 18) on an axis of unknown length: the sizes come from the
+    input's shape at run time (ceil(length / n) each, the rest last)."""
+    outputs = tuple(f"y{k}" for k in range(n))
+    original = _single("Split", ["x"], {"axis": 1, "num_outputs": n}, opset=18,
+                       x_shape=(2, "L"), outputs=outputs)
+    x = np.arange(2 * length, dtype=np.float32).reshape(2, length)
+    for target in (13, 17):
+        proto = to_onnx(from_onnx(original), opset=target)
+        onnx.checker.check_model(proto, full_check=True)
+        got, want = _ort(proto, {"x": x}), _ort(original, {"x": x})
+        assert [g.shape for g in got] == [w.shape for w in want]
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
