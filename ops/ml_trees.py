@@ -376,7 +376,8 @@ def _aggregate(forest: _Forest, leaves: np.ndarray, n: int, aggregate: str) -> n
     weight = forest.vote_weight[vote]
     size = n * forest.n_targets
     if aggregate in ("SUM", "AVERAGE"):
-        out = np.bincount(flat, weight, minlength=size)
+        # (without a single vote bincount gives int64 zeros, whatever the weights)
+        out = np.bincount(flat, weight, minlength=size).astype(np.float64, copy=False)
         if aggregate == "AVERAGE" and n_trees:
             out /= n_trees
     else:

@@ -41,14 +41,13 @@ checker (recorded); the float64 files feed onnxmltools' float trees a double inp
 
 Each model must import, run in the Session to the library's predictions (predict ->
 labels or values, predict_proba -> probabilities; a ZipMap output map by map) and to
-onnxruntime's, also on batches of one and of zero rows (XFAILS_ZERO_ROWS: an onegraph
-bug), and come back from to_onnx as a model that passes the full ONNX checker and gives
-onnxruntime the same outputs.
+onnxruntime's, also on batches of one and of zero rows, and come back from to_onnx as a
+model that passes the full ONNX checker and gives onnxruntime the same outputs.
 
 Tolerances: labels exactly; NaN outputs at the same places; floats within rtol 1e-5,
 atol 1e-5. A NaN (or inf, or on-threshold) input sent down the wrong branch changes
-the output by a whole leaf weight, far beyond that, so routing must match exactly. The trees add up
-float32 leaf values: onnxruntime in float32, onegraph in float64, XGBoost and CatBoost
+the output by a whole leaf weight, far beyond that, so routing must match exactly. The
+trees add up float32 leaf values: onnxruntime in float32, onegraph in float64, XGBoost and CatBoost
 in float32, LightGBM in float64. Measured over the corpus: onnxruntime vs the library
 at most 5.1e-7 (xgb_reg_base_score_depth1, 30 stumps on a base of 2.5; index.json's
 ort_max_abs_err); onegraph vs the library at most 2.4e-7 (xgb_reg_gamma, after Exp),
@@ -80,34 +79,6 @@ RTOL = ATOL = 1e-5
 # file -> reason: corpus models that fail because of an onegraph bug (strict xfails),
 # for the Session, one-row and round-trip tests; none
 XFAILS: dict[str, str] = {}
-
-# The same for the zero-row batch: ops/ml_trees.py's _aggregate sums the votes with
-# np.bincount, which returns int64 when it is given no votes (numpy does so even with
-# float weights), and the in-place `scores += base` of TreeEnsembleRegressor and of the
-# multiclass TreeEnsembleClassifier then refuses to cast float64 into it. So every model
-# with base_values fails on 0 rows (onnxruntime gives [0, n] scores); a binary
-# classifier adds its base value out of place and passes. Repro and diagnosis:
-# /tmp/gbdt_findings/FINDINGS.md, finding 1.
-EMPTY_BATCH_BUG = ("onegraph: TreeEnsemble* with base_values fail on an empty batch "
-                   "(np.bincount gives int64 for no votes; `scores += base` refuses)")
-XFAILS_ZERO_ROWS: dict[str, str] = dict(XFAILS, **{f: EMPTY_BATCH_BUG for f in (
-    "catboost_reg_depth8_nonan__catboost.onnx",
-    "catboost_reg_nan_max__catboost.onnx",
-    "catboost_reg_on_thresholds__catboost.onnx",
-    "catboost_reg_rmse__catboost.onnx",
-    "pipe_scaler_xgb_reg__skl2onnx_op13_ml1.onnx",
-    "pipe_scaler_xgb_reg__skl2onnx_op17_ml3.onnx",
-    "pipe_scaler_xgb_reg__skl2onnx_op21_ml3.onnx",
-    "xgb_multiclass4_nan__onnxmltools_op15.onnx",
-    "xgb_multiclass4_on_thresholds__onnxmltools_op15.onnx",
-    "xgb_multiclass5_lossguide__onnxmltools_op15.onnx",
-    "xgb_reg_absoluteerror__onnxmltools_op15.onnx",
-    "xgb_reg_base_score_depth1__onnxmltools_op15.onnx",
-    "xgb_reg_depth8__onnxmltools_op15.onnx",
-    "xgb_reg_double_input__onnxmltools_op15.onnx",
-    "xgb_reg_extreme_inputs__onnxmltools_op15.onnx",
-    "xgb_reg_pseudohuber__onnxmltools_op15.onnx",
-    "xgb_reg_squarederror_nan__onnxmltools_op15.onnx")})
 
 
 def _params(xfails=None):
@@ -197,7 +168,7 @@ def test_batch_of_one_row(name):
     _check_rows(name, 1)
 
 
-@pytest.mark.parametrize("name", _params(XFAILS_ZERO_ROWS))
+@pytest.mark.parametrize("name", _params())
 def test_batch_of_zero_rows(name):
     """No rows: the tree ops and ZipMap take an empty batch in onnxruntime."""
     _check_rows(name, 0)

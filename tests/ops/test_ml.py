@@ -253,6 +253,43 @@ def test_regressor_empty_batch_and_multiple_votes_per_leaf():
     assert y.shape == (0, 2) and y.dtype == np.float32
 
 
+STUMP = dict(nodes_treeids=[0, 0, 0], nodes_nodeids=[0, 1, 2], nodes_featureids=[0, 0, 0],
+             nodes_modes=["BRANCH_LEQ", "LEAF", "LEAF"], nodes_values=[0.5, 0.0, 0.0],
+             nodes_truenodeids=[1, 0, 0], nodes_falsenodeids=[2, 0, 0])
+
+
+@pytest.mark.parametrize("rows", [0, 3])
+def test_no_vote_at_all_gives_the_base_values(rows):
+    """An empty batch, or rows that all reach a leaf without a vote (x > 0.5 here):
+    only base_values are summed, as onnxruntime computes it."""
+    m = model(regressor(dict(STUMP, target_treeids=[0], target_nodeids=[1], target_ids=[0],
+                             target_weights=[1.0]), n_targets=1, base_values=[10.0]),
+              np.zeros((1, 1), np.float32), [TensorProto.FLOAT], 1)
+    x = np.full((rows, 1), 2.0, np.float32)
+    (y,) = run_og(m, x)
+    assert y.shape == (rows, 1) and y.dtype == np.float32
+    close([y], run_ort(m, x))
+
+
+def test_empty_batch_with_base_values_and_averages():
+    """Multiclass TreeEnsembleClassifier with base_values, and TreeEnsemble (ml 5)
+    averaging, on 0 rows: empty float scores, as onnxruntime gives."""
+    x = np.zeros((0, 1), np.float32)
+    clf = classifier(dict(STUMP, classlabels_int64s=[0, 1, 2], class_treeids=[0] * 6,
+                          class_nodeids=[1, 1, 1, 2, 2, 2], class_ids=[0, 1, 2, 0, 1, 2],
+                          class_weights=[1.0, 0, 0, 0, 0, 1.0]), base_values=[0.1, 0.2, 0.3])
+    m = model(clf, np.zeros((1, 1), np.float32), [TensorProto.INT64, TensorProto.FLOAT], 1)
+    got, want = run_og(m, x), run_ort(m, x)
+    assert [(g.dtype, g.shape) for g in got] == [(w.dtype, w.shape) for w in want]
+    rng = np.random.default_rng(6)
+    trees = random_trees(rng, n_trees=3, depth=2, n_features=2, modes=[0])
+    m = model(tree_ensemble(v5_attrs(rng, trees, 1), aggregate_function=0),
+              features(rng, 1, 2), [TensorProto.FLOAT], 5)
+    (y,) = run_og(m, np.zeros((0, 2), np.float32))
+    (w,) = run_ort(m, np.zeros((0, 2), np.float32))
+    assert (y.dtype, y.shape) == (w.dtype, w.shape) == (np.float32, (0, 1))
+
+
 # --------------------------------------------------------------------------- TreeEnsembleClassifier
 
 @pytest.mark.parametrize("post", ["NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT"])
