@@ -927,14 +927,19 @@ def _lower_new_ops(graph, source, target, types, outer_constants=None) -> int:
         new_nodes.extend(builder.nodes)
         lowered_here += 1
     if lowered_here:
-        # copies: the kept messages belong to the field that is about to be cleared
-        from onnx import NodeProto
-
-        copies = []
-        for node in new_nodes:
-            copy = NodeProto()
-            copy.CopyFrom(node)
-            copies.append(copy)
-        del graph.node[:]
-        graph.node.extend(copies)
+        replace_nodes(graph, new_nodes)
     return count + lowered_here
+
+
+def replace_nodes(graph, nodes) -> None:
+    """Make `nodes` (some of them the graph's own) the graph's node list, in order."""
+    from onnx import NodeProto
+
+    # copies: the kept messages belong to the field that is about to be cleared
+    copies = []
+    for node in nodes:
+        copy = NodeProto()
+        copy.CopyFrom(node)
+        copies.append(copy)
+    del graph.node[:]
+    graph.node.extend(copies)

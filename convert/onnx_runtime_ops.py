@@ -12,7 +12,8 @@ else as the standard ops RMSNormalization's definition spells out.
 from __future__ import annotations
 
 from ..errors import ConversionError
-from .onnx_downgrade import NodeBuilder, NotLowered, known_types, lower_rms_norm, type_name
+from .onnx_downgrade import (NodeBuilder, NotLowered, known_types, lower_rms_norm,
+                             replace_nodes, type_name)
 from .onnx_legacy import proto_subgraphs
 
 # onnxruntime's contrib ops that it registers in ONNX's domain ("", not com.microsoft)
@@ -49,7 +50,7 @@ def spell_runtime_ops(proto, opset: int) -> int:
 
 
 def _spell_graph(graph, opset, types) -> int:
-    count = 0
+    count = here = 0
     new_nodes = []
     for node in graph.node:
         for sub in proto_subgraphs(node):
@@ -58,19 +59,10 @@ def _spell_graph(graph, opset, types) -> int:
             new_nodes.append(node)
             continue
         new_nodes.extend(_simplified_layer_norm(node, opset, types))
-        count += 1
-    if count:
-        # copies: the kept messages belong to the field that is about to be cleared
-        from onnx import NodeProto
-
-        copies = []
-        for node in new_nodes:
-            copy = NodeProto()
-            copy.CopyFrom(node)
-            copies.append(copy)
-        del graph.node[:]
-        graph.node.extend(copies)
-    return count
+        here += 1
+    if here:
+        replace_nodes(graph, new_nodes)
+    return count + here
 
 
 def _simplified_layer_norm(node, opset, types) -> list:
