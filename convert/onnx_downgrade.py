@@ -9,7 +9,7 @@ uses Add cannot go from opset 14 to 13. Nor can it write an op newer than the ta
 A downgrade here therefore
 
 1. rewrites the ops newer than the target that have a plain decomposition into older
-   ops (Gelu, LayerNormalization, RMSNormalization, Mish, HardSwish), written for the
+   ops (Gelu, LayerNormalization, RMSNormalization, Mish, HardSwish, Trilu), written for the
    target opset, and expands the other ops newer than the target that ONNX defines as
    functions (Swish, RotaryEmbedding, Attention, ...) with onnx's inliner;
 2. holds back from the converter every node whose op changed since the target only in
@@ -598,6 +598,12 @@ class NodeBuilder:
         return self.op("Constant", [], value=numpy_helper.from_array(
             np.asarray(values, np.int64)))
 
+    def scalar(self, value):
+        """An int64 scalar Constant."""
+        from onnx import numpy_helper
+
+        return self.op("Constant", [], value=numpy_helper.from_array(np.int64(value)))
+
     def constant_input(self, name):
         """The value of `name` if an initializer or Constant node of the graph being
         rewritten holds it (see `_lower_new_ops`), else None."""
@@ -796,6 +802,36 @@ def _split_sizes_at_run_time(node, b: NodeBuilder, rank, types):
         domain=b.domain, axis=axis))
 
 
+def _lower_trilu(node, b: NodeBuilder, rank, types):
+    """Trilu (opset 14) as a Where over the last two axes: keep x[..., i, j] where
+    j - i >= k (upper) or j - i <= k (lower), zero elsewhere (NaN too)."""
+    from onnx import numpy_helper
+
+    if rank is not None and rank < 2:
+        raise NotLowered(f"its input has rank {rank}, and Trilu needs at least 2")
+    elem_type = types.get(node.input[0], (0, None))[0]
+    if not elem_type:
+        raise NotLowered("its input's type is unknown")
+    x = node.input[0]
+    shape = b.op("Shape", [x])
+
+    def positions(axis):
+        length = b.op("Squeeze", [b.op("Gather", [shape, b.ints([axis])]), b.ints([0])])
+        return b.op("Range", [b.scalar(0), length, b.scalar(1)])
+
+    diff = b.op("Sub", [b.op("Unsqueeze", [positions(-1), b.ints([0])]),
+                        b.op("Unsqueeze", [positions(-2), b.ints([1])])])
+    k = node.input[1] if len(node.input) > 1 and node.input[1] else b.scalar(0)
+    upper = int(_attr(node, "upper", 1))
+    keep = b.op("GreaterOrEqual" if upper else "LessOrEqual", [diff, k])
+    if elem_type == _onnx().TensorProto.BOOL:  # (onnxruntime has no bool Where before 16)
+        b.op("And", [keep, x], output=node.output[0])
+        return
+    zero = b.op("Constant", [], value=numpy_helper.from_array(
+        np.zeros((), _onnx().helper.tensor_dtype_to_np_dtype(elem_type))))
+    b.op("Where", [keep, x, zero], output=node.output[0])
+
+
 _INT64_MAX = np.iinfo(np.int64).max
 
 
@@ -822,7 +858,11 @@ class NotLowered(Exception):
 _LOWERINGS = {"Gelu": (20, _lower_gelu), "Mish": (18, _lower_mish),
               "HardSwish": (14, _lower_hard_swish),
               "LayerNormalization": (17, _lower_layer_norm),
-              "RMSNormalization": (23, _lower_rms_normalization)}
+              "RMSNormalization": (23, _lower_rms_normalization),
+              "Trilu": (14, _lower_trilu)}
+
+# lowerings that take any element type (the others need float16, float or double)
+_ANY_TYPE_LOWERINGS = frozenset({"Trilu"})
 
 
 def _graph_constants(graph) -> dict:
@@ -908,7 +948,7 @@ def _lower_new_ops(graph, source, target, types, outer_constants=None) -> int:
             continue
         where = f"{node.op_type} node {node.name!r}"
         elem_type, rank = types.get(node.input[0], (0, None))
-        if elem_type not in _FLOAT_TYPES:
+        if elem_type not in _FLOAT_TYPES and node.op_type not in _ANY_TYPE_LOWERINGS:
             raise ConversionError(
                 f"cannot write {where} at opset {target} (the op came in at opset "
                 f"{entry[0]}): its input's type is {type_name(elem_type)}, "
@@ -917,7 +957,7 @@ def _lower_new_ops(graph, source, target, types, outer_constants=None) -> int:
         try:
             if node.op_type == "LayerNormalization":
                 entry[1](node, builder, rank)
-            elif node.op_type == "RMSNormalization":
+            elif node.op_type in ("RMSNormalization", "Trilu"):
                 entry[1](node, builder, rank, types)
             else:
                 entry[1](node, builder)

@@ -174,10 +174,11 @@ def test_below_opset_13_the_message_gives_the_opset_the_op_changed_at():
 
 
 def test_op_newer_than_the_target_without_a_rewrite_is_named():
-    original = _single("Trilu", ["x"], opset=14)
-    with pytest.raises(ConversionError, match=r"cannot write Trilu \(node 'the_trilu'\) "
-                                              r"at opset 13"):
-        to_onnx(from_onnx(original), opset=13)
+    original = _single("BitwiseNot", ["x"], opset=18, dtype=TensorProto.INT32)
+    with pytest.raises(ConversionError, match=r"cannot write BitwiseNot \(node "
+                                              r"'the_bitwisenot'\) at opset 17: the op "
+                                              r"came in at opset 18"):
+        to_onnx(from_onnx(original), opset=17)
 
 
 def test_attribute_value_the_older_opset_lacks_is_refused():
@@ -423,3 +424,20 @@ def test_split_of_a_run_time_length_computes_its_sizes_below_opset_18(n, length)
         assert [g.shape for g in got] == [w.shape for w in want]
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("dtype", [TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL])
+@pytest.mark.parametrize("upper,k", [(1, None), (0, None), (1, 2), (0, -1), (1, -5)])
+def test_trilu_becomes_a_where_below_opset_14(dtype, upper, k):
+    inputs = ["x"] + (["k"] if k is not None else [])
+    inits = [numpy_helper.from_array(np.array(k, np.int64), "k")] if k is not None else []
+    original = _single("Trilu", inputs, {"upper": upper}, opset=14, x_shape=(2, 3, 5),
+                       dtype=dtype, extra_inits=inits)
+    x = np.random.default_rng(11).standard_normal((2, 3, 5)) * 5
+    x = x.astype(helper.tensor_dtype_to_np_dtype(dtype))
+    if dtype == TensorProto.FLOAT:
+        x[0, 1, 1] = np.nan
+    proto = to_onnx(from_onnx(original), opset=13)
+    assert "Trilu" not in {n.op_type for n in proto.graph.node}
+    onnx.checker.check_model(proto, full_check=True)
+    np.testing.assert_array_equal(_ort(proto, {"x": x})[0], _ort(original, {"x": x})[0])
