@@ -46,6 +46,8 @@ _HELD_DOMAIN = "onegraph.held"
 # without an adapter).
 _MEANING_CHANGED = {("GridSample", 20), ("GroupNormalization", 21), ("RoiAlign", 16)}
 
+_BATCHNORM_RENAMED = ("BatchNormalization", 14)
+
 # Mod's fmod=0 (floor modulo) on floats came in here; before, floats needed fmod=1.
 _FLOAT_FLOOR_MOD = ("Mod", 28)
 _FLOAT_ELEM_TYPES = {1, 10, 11, 16}  # float, float16, double, bfloat16 (0: unknown)
@@ -315,15 +317,18 @@ def _why_not(op, version, since, target) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def _hold_unchanged(graph, source, target, types) -> int:
+def _hold_unchanged(graph, source, target, types, outer_constants=None) -> int:
     """Move into the held domain every default-domain node (subgraphs too) whose op
     changed in (target, source] only in ways it does not use; returns how many."""
     count = 0
+    constants = dict(outer_constants or {})
+    constants.update(_graph_constants(graph))
     for node in graph.node:
         for sub in proto_subgraphs(node):
-            count += _hold_unchanged(sub, source, target, types)
+            count += _hold_unchanged(sub, source, target, types, constants)
         if node.domain not in ("", "ai.onnx"):
             continue
+        _settle_allowzero(node, constants)
         changes = _changes(node.op_type, source, target)
         for new in changes:
             _refuse_new_attribute_values(node, new, target, types)
@@ -336,6 +341,20 @@ def _hold_unchanged(graph, source, target, types) -> int:
             node.domain = _HELD_DOMAIN
             count += 1
     return count
+
+
+def _settle_allowzero(node, constants) -> None:
+    """Reshape's allowzero=1 (opset 14) means what the default 0 means when the shape
+    holds no 0 (the dynamo exporter writes it on every view): say so, for the older
+    schema; a shape computed at run time keeps it, and the downgrade refuses it."""
+    if node.op_type != "Reshape" or len(node.input) < 2:
+        return
+    shape = constants.get(node.input[1])
+    if shape is None or (np.asarray(shape) == 0).any():
+        return
+    for a in node.attribute:
+        if a.name == "allowzero":
+            a.i = 0
 
 
 def _release(graph) -> None:
@@ -368,6 +387,11 @@ def _keeps_meaning(node, new) -> bool:
     old = onnx_schema(node.op_type, new.since_version - 1, "")
     if old is None:
         return False
+    if (node.op_type, new.since_version) == _BATCHNORM_RENAMED:
+        # BatchNormalization-14 renamed mean and var (now inputs only in inference):
+        # an inference node (training_mode 0, Y alone) means what BatchNormalization-9
+        # with Y alone means
+        return not int(_attr(node, "training_mode", 0)) and not any(node.output[1:])
     if not (_same_formals(node.input, new.inputs, old.inputs)
             and _same_formals(node.output, new.outputs, old.outputs)):
         return False

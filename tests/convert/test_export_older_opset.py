@@ -441,3 +441,50 @@ def test_trilu_becomes_a_where_below_opset_14(dtype, upper, k):
     assert "Trilu" not in {n.op_type for n in proto.graph.node}
     onnx.checker.check_model(proto, full_check=True)
     np.testing.assert_array_equal(_ort(proto, {"x": x})[0], _ort(original, {"x": x})[0])
+
+
+def test_allowzero_with_a_constant_shape_without_zeros_goes_below_14():
+    """The dynamo exporter writes allowzero=1 on every view: with a constant shape that
+    holds no 0 it means what opset 13's Reshape means."""
+    shape = numpy_helper.from_array(np.array([4, -1], np.int64), "shape")
+    original = _single("Reshape", ["x", "shape"], {"allowzero": 1}, opset=14,
+                       extra_inits=[shape])
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    proto = to_onnx(from_onnx(original), opset=13)
+    assert [a.name for n in proto.graph.node for a in n.attribute] == []
+    onnx.checker.check_model(proto, full_check=True)
+    np.testing.assert_array_equal(_ort(proto, {"x": x})[0], _ort(original, {"x": x})[0])
+
+
+@pytest.mark.parametrize("zero_in_shape", [True, False])
+def test_allowzero_that_may_matter_is_refused_below_14(zero_in_shape):
+    """A 0 in the shape (allowzero=1 keeps it, 13 would copy the input's dim), or a
+    shape computed at run time."""
+    original = _single("Reshape", ["x", "shape"], {"allowzero": 1}, opset=14,
+                       extra_inits=[numpy_helper.from_array(np.array([0, 4], np.int64),
+                                                            "shape")]
+                       if zero_in_shape else [])
+    if not zero_in_shape:
+        original.graph.input.append(helper.make_tensor_value_info("shape",
+                                                                  TensorProto.INT64, [2]))
+    with pytest.raises(ConversionError, match=r"cannot write Reshape node 'the_reshape' at "
+                                              r"opset 13: its attribute 'allowzero' came in "
+                                              r"at opset 14"):
+        to_onnx(from_onnx(original), opset=13)
+
+
+def test_inference_batch_norm_goes_from_15_to_13():
+    """BatchNormalization-14 renamed its statistics inputs; an inference node with
+    training_mode=0 written out (as torch writes it) means what opset 13's does."""
+    rng = np.random.default_rng(12)
+    params = [numpy_helper.from_array(v.astype(np.float32), name) for name, v in (
+        ("scale", rng.uniform(0.5, 2, 3)), ("bias", rng.standard_normal(3)),
+        ("mean", rng.standard_normal(3)), ("var", rng.uniform(0.5, 2, 3)))]
+    original = _single("BatchNormalization", ["x", "scale", "bias", "mean", "var"],
+                       {"training_mode": 0, "momentum": 0.9}, opset=15, x_shape=(2, 3, 4),
+                       extra_inits=params)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    proto = to_onnx(from_onnx(original), opset=13)
+    onnx.checker.check_model(proto, full_check=True)
+    np.testing.assert_allclose(_ort(proto, {"x": x})[0], _ort(original, {"x": x})[0],
+                               rtol=1e-6, atol=1e-6)
