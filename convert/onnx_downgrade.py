@@ -856,6 +856,22 @@ def _lower_trilu(node, b: NodeBuilder, rank, types):
     b.op("Where", [keep, x, zero], output=node.output[0])
 
 
+def _grid_sample_modes_of_16(node, b: NodeBuilder, rank, types):
+    """GridSample-20's mode names (linear, cubic) and N-D inputs in GridSample-16's
+    terms: bilinear and bicubic, 4-D only."""
+    if rank != 4:
+        raise NotLowered(f"before opset 20 it takes 4-D inputs only, and its input's rank "
+                         f"is {'unknown' if rank is None else rank}")
+    attrs = {a.name: _attribute_value(a) for a in node.attribute}
+    mode = attrs.get("mode", b"linear")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    attrs["mode"] = {"linear": "bilinear", "cubic": "bicubic"}.get(mode, mode)
+    for name in ("padding_mode",):
+        if isinstance(attrs.get(name), bytes):
+            attrs[name] = attrs[name].decode()
+    b.op("GridSample", list(node.input), output=node.output[0], **attrs)
+
+
 _INT64_MAX = np.iinfo(np.int64).max
 
 
@@ -928,6 +944,7 @@ def _uses_axes_input(node) -> bool:
 _ADAPTATIONS = {"Shape": (15, _uses_shape_bounds, _shape_by_slice),
                 "Pad": (18, _uses_pad_axes, _pad_on_every_axis),
                 "Split": (18, _uses_num_outputs, _split_sizes_at_run_time),
+                "GridSample": (20, lambda node: True, _grid_sample_modes_of_16),
                 **{op: (18, _uses_axes_input, _reduce_with_axes_attribute)
                    for op in ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
                               "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
@@ -953,7 +970,8 @@ def _lower_new_ops(graph, source, target, types, outer_constants=None) -> int:
             count += _lower_new_ops(sub, source, target, types, constants)
         adaptation = _ADAPTATIONS.get(node.op_type) \
             if node.domain in ("", "ai.onnx") else None
-        if adaptation is not None and adaptation[0] > target and adaptation[1](node):
+        if adaptation is not None and adaptation[0] > target and adaptation[1](node) \
+                and onnx_schema(node.op_type, target, "") is not None:
             builder = NodeBuilder(node, target, 0)
             builder.constants = constants
             try:

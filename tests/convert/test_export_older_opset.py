@@ -488,3 +488,23 @@ def test_inference_batch_norm_goes_from_15_to_13():
     onnx.checker.check_model(proto, full_check=True)
     np.testing.assert_allclose(_ort(proto, {"x": x})[0], _ort(original, {"x": x})[0],
                                rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["linear", "nearest", "cubic"])
+@pytest.mark.parametrize("align", [0, 1])
+def test_grid_sample_takes_its_opset_16_mode_names_below_20(mode, align):
+    rng = np.random.default_rng(13)
+    grid = numpy_helper.from_array(rng.uniform(-1.1, 1.1, (1, 3, 4, 2)).astype(np.float32),
+                                   "grid")
+    original = _single("GridSample", ["x", "grid"], {"mode": mode, "align_corners": align,
+                                                     "padding_mode": "border"},
+                       opset=20, x_shape=(1, 2, 5, 6), extra_inits=[grid])
+    x = rng.standard_normal((1, 2, 5, 6)).astype(np.float32)
+    for target in (16, 19):
+        proto = to_onnx(from_onnx(original), opset=target)
+        onnx.checker.check_model(proto, full_check=True)
+        np.testing.assert_allclose(_ort(proto, {"x": x})[0], _ort(original, {"x": x})[0],
+                                   rtol=1e-5, atol=1e-6)
+    with pytest.raises(ConversionError, match=r"cannot write GridSample .* at opset 15: the "
+                                              r"op came in at opset 16"):
+        to_onnx(from_onnx(original), opset=15)
