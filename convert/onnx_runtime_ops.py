@@ -12,8 +12,8 @@ else as the standard ops RMSNormalization's definition spells out.
 from __future__ import annotations
 
 from ..errors import ConversionError
-from .onnx_downgrade import (NodeBuilder, NotLowered, known_types, lower_rms_norm,
-                             replace_nodes, type_name)
+from .onnx_downgrade import known_types
+from .onnx_rewrites import NodeBuilder, NotLowered, lower_rms_norm, replace_nodes, type_name
 from .onnx_legacy import proto_subgraphs
 
 # onnxruntime's contrib ops that it registers in ONNX's domain ("", not com.microsoft)

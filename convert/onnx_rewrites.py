@@ -1,0 +1,475 @@
+"""Rewriting single ONNX nodes into other ONNX ops, for writing a model at an older
+opset (`convert_opset`) and for spelling onnxruntime's ops in ONNX's (`to_onnx`).
+
+Two kinds of rewrite, each one function of a node and a `NodeBuilder`:
+- lowerings (`LOWERINGS`): an op newer than the target into older ops (Gelu, Mish,
+  HardSwish, LayerNormalization, RMSNormalization, Trilu);
+- adaptations (`ADAPTATIONS`): an op that exists at the target but gained something
+  since that the node uses, into the older op's form (Shape's start/end, Pad's and the
+  reductions' axes inputs, Split's num_outputs, GridSample-20's mode names).
+The nodes are written for the target opset in HELD_DOMAIN, which the version converter
+leaves alone.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import ConversionError
+from .onnx_import import _onnx, onnx_schema
+from .onnx_legacy import proto_subgraphs
+
+# The domain held nodes sit in while the converter runs (it adapts only ONNX's own
+# domain) and the version its opset import gets meanwhile.
+HELD_DOMAIN = "onegraph.held"
+
+FLOAT_TYPES = {1: np.float32, 10: np.float16, 11: np.float64}
+
+
+class NodeBuilder:
+    """Appends the nodes that replace one node, named after it, into a node list."""
+
+    def __init__(self, node, target, elem_type, domain=HELD_DOMAIN):
+        self.base = node.name or (node.output[0] if node.output else "lowered")
+        self.target = target
+        self.elem_type = elem_type
+        # the nodes' domain: held from the version converter, or ONNX's own
+        self.domain = domain
+        self.constants: dict = {}
+        self.nodes = []
+        self.count = 0
+
+    def _name(self, tag):
+        self.count += 1
+        return f"{self.base}/{tag}_{self.count}"
+
+    def op(self, op_type, inputs, output=None, **attrs):
+        from onnx import helper
+
+        out = output or self._name(op_type.lower())
+        self.nodes.append(helper.make_node(op_type, list(inputs), [out],
+                                           name=self._name(op_type), domain=self.domain,
+                                           **attrs))
+        return out
+
+    def const(self, value, elem_type=None):
+        """A scalar Constant of this node's float type (or `elem_type`)."""
+        from onnx import numpy_helper
+
+        dtype = FLOAT_TYPES[elem_type or self.elem_type]
+        tensor = numpy_helper.from_array(np.asarray(value, dtype=dtype))
+        return self.op("Constant", [], value=tensor)
+
+    def ints(self, values):
+        """A 1-D int64 Constant."""
+        from onnx import numpy_helper
+
+        return self.op("Constant", [], value=numpy_helper.from_array(
+            np.asarray(values, np.int64)))
+
+    def scalar(self, value):
+        """An int64 scalar Constant."""
+        from onnx import numpy_helper
+
+        return self.op("Constant", [], value=numpy_helper.from_array(np.int64(value)))
+
+    def constant_input(self, name):
+        """The value of `name` if an initializer or Constant node of the graph being
+        rewritten holds it (see `_lower_new_ops`), else None."""
+        return self.constants.get(name)
+
+    def reduce_mean(self, x, axes):
+        if self.target >= 18:
+            from onnx import numpy_helper
+
+            axes_t = self.op("Constant", [], value=numpy_helper.from_array(
+                np.asarray(axes, np.int64)))
+            return self.op("ReduceMean", [x, axes_t], keepdims=1)
+        return self.op("ReduceMean", [x], axes=list(axes), keepdims=1)
+
+
+def node_attr(node, name, default):
+    """A NodeProto's attribute value (strings decoded), or `default` if unset."""
+    for a in node.attribute:
+        if a.name == name:
+            value = _onnx().helper.get_attribute_value(a)
+            return value.decode() if isinstance(value, bytes) else value
+    return default
+
+
+def _lower_gelu(node, b: NodeBuilder):
+    x, y = node.input[0], node.output[0]
+    if node_attr(node, "approximate", "none") == "tanh":
+        cube = b.op("Mul", [b.op("Mul", [x, x]), x])
+        inner = b.op("Add", [x, b.op("Mul", [cube, b.const(0.044715)])])
+        t = b.op("Tanh", [b.op("Mul", [inner, b.const(math.sqrt(2.0 / math.pi))])])
+    else:
+        t = b.op("Erf", [b.op("Mul", [x, b.const(1.0 / math.sqrt(2.0))])])
+    half_x = b.op("Mul", [x, b.const(0.5)])
+    b.op("Mul", [half_x, b.op("Add", [t, b.const(1.0)])], output=y)
+
+
+def _lower_mish(node, b: NodeBuilder):
+    x = node.input[0]
+    b.op("Mul", [x, b.op("Tanh", [b.op("Softplus", [x])])], output=node.output[0])
+
+
+def _lower_hard_swish(node, b: NodeBuilder):
+    x = node.input[0]
+    gate = b.op("HardSigmoid", [x], alpha=1.0 / 6.0, beta=0.5)
+    b.op("Mul", [x, gate], output=node.output[0])
+
+
+def _normalized_axes(node, rank) -> list:
+    """[axis, ..., rank - 1] of a normalization node's `axis` attribute (default -1)."""
+    if rank is None:
+        raise NotLowered("the rank of its input is unknown")
+    axis = int(node_attr(node, "axis", -1))
+    axis = axis + rank if axis < 0 else axis
+    if not 0 <= axis < rank:
+        raise NotLowered(f"axis {axis} is out of range for rank {rank}")
+    return list(range(axis, rank))
+
+
+def _lower_layer_norm(node, b: NodeBuilder, rank):
+    axes = _normalized_axes(node, rank)
+    eps = float(node_attr(node, "epsilon", 1e-5))
+    stash = int(node_attr(node, "stash_type", 1))
+    if stash not in FLOAT_TYPES:
+        raise NotLowered(f"stash_type {stash} is not a float type")
+    x = node.input[0]
+    xs = x if stash == b.elem_type else b.op("Cast", [x], to=stash)
+    mean = b.reduce_mean(xs, axes)
+    d = b.op("Sub", [xs, mean])
+    var = b.reduce_mean(b.op("Mul", [d, d]), axes)
+    inv = b.op("Reciprocal", [b.op("Sqrt", [b.op("Add", [var, b.const(eps, stash)])])])
+    normed = b.op("Mul", [d, inv])
+    if stash != b.elem_type:
+        normed = b.op("Cast", [normed], to=b.elem_type)
+    outputs = list(node.output) + [""] * (3 - len(node.output))
+    has_bias = len(node.input) > 2 and node.input[2]
+    scaled = b.op("Mul", [normed, node.input[1]],
+                  output=None if has_bias else outputs[0] or None)
+    if has_bias:
+        b.op("Add", [scaled, node.input[2]], output=outputs[0] or None)
+    if outputs[1]:
+        b.op("Identity", [mean], output=outputs[1])
+    if outputs[2]:
+        b.op("Identity", [inv], output=outputs[2])
+
+
+def lower_rms_norm(node, b: NodeBuilder, rank, scale_type, out_type, stat_type=None):
+    """Append to `b` the ONNX-13 ops that compute an RMS normalization node (ONNX's
+    RMSNormalization, or onnxruntime's SimplifiedLayerNormalization with its optional
+    inv_std_var output): Y = X / sqrt(mean(X^2 over axis..-1) + epsilon) * scale, in
+    float (double when X is double or stash_type is 11), Y cast to `out_type` and
+    inv_std_var to `stat_type`.
+
+    Raises:
+        NotLowered: the rank of X is unknown, axis is out of range, stash_type or the
+            scale's type is not a float type.
+    """
+    axes = _normalized_axes(node, rank)
+    stash = int(node_attr(node, "stash_type", 1))
+    if stash not in (1, 11):
+        raise NotLowered(f"stash_type {stash} is not float (1) or double (11)")
+    if scale_type not in FLOAT_TYPES:
+        raise NotLowered(f"its scale's type is {type_name(scale_type)}, not float16, "
+                         "float or double")
+    work = 11 if 11 in (stash, b.elem_type) else 1
+    x = node.input[0]
+    xs = x if b.elem_type == work else b.op("Cast", [x], to=work)
+    mean_square = b.reduce_mean(b.op("Mul", [xs, xs]), axes)
+    eps = b.const(float(node_attr(node, "epsilon", 1e-5)), work)
+    inv = b.op("Reciprocal", [b.op("Sqrt", [b.op("Add", [mean_square, eps])])])
+    scale = node.input[1] if scale_type == work else b.op("Cast", [node.input[1]], to=work)
+    outputs = list(node.output) + [""] * (2 - len(node.output))
+    if outputs[0]:
+        y = b.op("Mul", [b.op("Mul", [xs, inv]), scale],
+                 output=outputs[0] if out_type == work else None)
+        if out_type != work:
+            b.op("Cast", [y], output=outputs[0], to=out_type)
+    if outputs[1]:
+        if stat_type in (None, work):
+            b.op("Identity", [inv], output=outputs[1])
+        else:
+            b.op("Cast", [inv], output=outputs[1], to=stat_type)
+
+
+def _shape_by_slice(node, b: NodeBuilder, rank, types):
+    """Shape's start and end (opset 15) as a Slice of the whole shape, which clamps
+    and counts negative positions from the end just as they do."""
+    start = int(node_attr(node, "start", 0))
+    end = node_attr(node, "end", None)
+    shape = b.op("Shape", [node.input[0]])
+    b.op("Slice", [shape, b.ints([start]), b.ints([_INT64_MAX if end is None else int(end)]),
+                   b.ints([0])], output=node.output[0])
+
+
+def _pad_on_every_axis(node, b: NodeBuilder, rank, types):
+    """Pad's `axes` input (opset 18) spelled out: the pads of the axes scattered into
+    zeros for all `rank` axes (begins, then ends), as Pad-13 takes them."""
+    axes = b.constant_input(node.input[3])
+    if axes is None:
+        raise NotLowered("its axes are not a constant")
+    if rank is None:
+        raise NotLowered("the rank of its input is unknown")
+    axes = [int(a) + rank if int(a) < 0 else int(a) for a in np.asarray(axes).reshape(-1)]
+    if any(not 0 <= a < rank for a in axes) or len(set(axes)) != len(axes):
+        raise NotLowered(f"its axes {axes} are not distinct axes of rank {rank}")
+    zeros = b.ints([0] * (2 * rank))
+    where = b.ints(axes + [a + rank for a in axes])
+    pads = b.op("ScatterElements", [zeros, where, node.input[1]], axis=0)
+    inputs = [node.input[0], pads] + ([node.input[2]] if node.input[2] else [])
+    mode = node_attr(node, "mode", "constant")
+    if mode not in ("constant", "reflect", "edge"):
+        raise NotLowered(f"its mode {mode!r} came in at opset 19")
+    b.op("Pad", inputs, output=node.output[0], mode=mode)
+
+
+def _reduce_with_axes_attribute(node, b: NodeBuilder, rank, types):
+    """A reduction's axes input (opset 18; ReduceSum's came at 13) as the attribute
+    the older op takes, when the axes are constant."""
+    axes = b.constant_input(node.input[1])
+    if axes is None:
+        raise NotLowered(f"its axes are computed at run time, and before opset 18 "
+                         f"{node.op_type} takes them only as an attribute")
+    axes = [int(a) for a in np.asarray(axes).reshape(-1)]
+    keepdims = int(node_attr(node, "keepdims", 1))
+    if not axes and int(node_attr(node, "noop_with_empty_axes", 0)):
+        # no reduction, but the op's elementwise part still applies (as onnxruntime
+        # and onegraph compute it: ReduceL2 gives sqrt(x * x), ReduceLogSumExp x)
+        x, out = node.input[0], node.output[0]
+        if node.op_type in ("ReduceL2", "ReduceSumSquare"):
+            square = b.op("Mul", [x, x], output=out if node.op_type == "ReduceSumSquare"
+                          else None)
+            if node.op_type == "ReduceL2":
+                b.op("Sqrt", [square], output=out)
+        else:
+            b.op({"ReduceL1": "Abs", "ReduceLogSum": "Log"}.get(node.op_type, "Identity"),
+                 [x], output=out)
+        return
+    attrs = {"keepdims": keepdims}
+    if axes:
+        attrs["axes"] = axes
+    b.op(node.op_type, [node.input[0]], output=node.output[0], **attrs)
+
+
+def _split_sizes_at_run_time(node, b: NodeBuilder, rank, types):
+    """Split's num_outputs (opset 18) on an axis whose length is known only at run time
+    (`_split_by_sizes` took the known ones): the sizes, ceil(length / n) each and the
+    rest last, computed from the input's shape as Split-13's `split` input."""
+    n = int(node_attr(node, "num_outputs", 0))
+    if n < 1 or n != len(node.output):
+        raise NotLowered(f"num_outputs {n} does not match its {len(node.output)} outputs")
+    axis = int(node_attr(node, "axis", 0))
+    length = b.op("Gather", [b.op("Shape", [node.input[0]]), b.ints([axis])])
+    part = b.op("Div", [b.op("Add", [length, b.ints([n - 1])]), b.ints([n])])
+    last = b.op("Sub", [length, b.op("Mul", [part, b.ints([n - 1])])])
+    sizes = b.op("Concat", [part] * (n - 1) + [last], axis=0)
+    b.nodes.append(_onnx().helper.make_node(
+        "Split", [node.input[0], sizes], list(node.output), name=b._name("Split"),
+        domain=b.domain, axis=axis))
+
+
+def _lower_trilu(node, b: NodeBuilder, rank, types):
+    """Trilu (opset 14) as a Where over the last two axes: keep x[..., i, j] where
+    j - i >= k (upper) or j - i <= k (lower), zero elsewhere (NaN too)."""
+    from onnx import numpy_helper
+
+    if rank is not None and rank < 2:
+        raise NotLowered(f"its input has rank {rank}, and Trilu needs at least 2")
+    elem_type = types.get(node.input[0], (0, None))[0]
+    if not elem_type:
+        raise NotLowered("its input's type is unknown")
+    x = node.input[0]
+    shape = b.op("Shape", [x])
+
+    def positions(axis):
+        length = b.op("Squeeze", [b.op("Gather", [shape, b.ints([axis])]), b.ints([0])])
+        return b.op("Range", [b.scalar(0), length, b.scalar(1)])
+
+    diff = b.op("Sub", [b.op("Unsqueeze", [positions(-1), b.ints([0])]),
+                        b.op("Unsqueeze", [positions(-2), b.ints([1])])])
+    k = node.input[1] if len(node.input) > 1 and node.input[1] else b.scalar(0)
+    upper = int(node_attr(node, "upper", 1))
+    keep = b.op("GreaterOrEqual" if upper else "LessOrEqual", [diff, k])
+    if elem_type == _onnx().TensorProto.BOOL:  # (onnxruntime has no bool Where before 16)
+        b.op("And", [keep, x], output=node.output[0])
+        return
+    zero = b.op("Constant", [], value=numpy_helper.from_array(
+        np.zeros((), _onnx().helper.tensor_dtype_to_np_dtype(elem_type))))
+    b.op("Where", [keep, x, zero], output=node.output[0])
+
+
+def _grid_sample_modes_of_16(node, b: NodeBuilder, rank, types):
+    """GridSample-20's mode names (linear, cubic) and N-D inputs in GridSample-16's
+    terms: bilinear and bicubic, 4-D only."""
+    if rank != 4:
+        raise NotLowered(f"before opset 20 it takes 4-D inputs only, and its input's rank "
+                         f"is {'unknown' if rank is None else rank}")
+    attrs = {a.name: _onnx().helper.get_attribute_value(a) for a in node.attribute}
+    mode = attrs.get("mode", b"linear")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    attrs["mode"] = {"linear": "bilinear", "cubic": "bicubic"}.get(mode, mode)
+    for name in ("padding_mode",):
+        if isinstance(attrs.get(name), bytes):
+            attrs[name] = attrs[name].decode()
+    b.op("GridSample", list(node.input), output=node.output[0], **attrs)
+
+
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def _lower_rms_normalization(node, b: NodeBuilder, rank, types):
+    scale_type = types.get(node.input[1], (0, None))[0] if len(node.input) > 1 else 0
+    # Y in X's type, as onegraph's kernel and ONNX's reference compute it (the schema
+    # says scale's type; onnxruntime runs only X and scale of one type)
+    lower_rms_norm(node, b, rank, scale_type, b.elem_type)
+
+
+def type_name(elem_type: int) -> str:
+    """ONNX's name of an element type number ("float16"), or "unknown" for 0."""
+    if not elem_type:
+        return "unknown"
+    names = _onnx().TensorProto.DataType
+    return names.Name(elem_type).lower() if elem_type in names.values() else str(elem_type)
+
+
+class NotLowered(Exception):
+    """A node that the rewrite cannot handle (why in the message)."""
+
+
+# op -> (the opset it came in at, its rewrite into older ops)
+LOWERINGS = {"Gelu": (20, _lower_gelu), "Mish": (18, _lower_mish),
+              "HardSwish": (14, _lower_hard_swish),
+              "LayerNormalization": (17, _lower_layer_norm),
+              "RMSNormalization": (23, _lower_rms_normalization),
+              "Trilu": (14, _lower_trilu)}
+
+# lowerings that take any element type (the others need float16, float or double)
+_ANY_TYPE_LOWERINGS = frozenset({"Trilu"})
+
+
+def graph_constants(graph) -> dict:
+    """{name: array} of a graph's initializers and Constant nodes' tensor values."""
+    from onnx import numpy_helper
+
+    found = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    for node in graph.node:
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+            for a in node.attribute:
+                if a.name == "value" and a.HasField("t"):
+                    found[node.output[0]] = numpy_helper.to_array(a.t)
+                elif a.name == "value_ints":
+                    found[node.output[0]] = np.asarray(list(a.ints), np.int64)
+                elif a.name == "value_int":
+                    found[node.output[0]] = np.asarray(a.i, np.int64)
+    return found
+
+
+def _uses_shape_bounds(node) -> bool:
+    return any(a.name in ("start", "end") for a in node.attribute)
+
+
+def _uses_pad_axes(node) -> bool:
+    return len(node.input) > 3 and bool(node.input[3])
+
+
+def _uses_num_outputs(node) -> bool:
+    return any(a.name == "num_outputs" for a in node.attribute) and not (
+        len(node.input) > 1 and node.input[1])
+
+
+def _uses_axes_input(node) -> bool:
+    return len(node.input) > 1 and bool(node.input[1])
+
+
+# op -> (the opset it changed at, whether a node uses the change, the node's rewrite in
+# the older op's terms): ops that exist at the target, but in a form the node cannot use
+ADAPTATIONS = {"Shape": (15, _uses_shape_bounds, _shape_by_slice),
+                "Pad": (18, _uses_pad_axes, _pad_on_every_axis),
+                "Split": (18, _uses_num_outputs, _split_sizes_at_run_time),
+                "GridSample": (20, lambda node: True, _grid_sample_modes_of_16),
+                **{op: (18, _uses_axes_input, _reduce_with_axes_attribute)
+                   for op in ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                              "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+                              "ReduceSumSquare")}}
+
+
+def lower_new_ops(graph, source, target, types, outer_constants=None) -> int:
+    """Replace (in place, subgraphs too) each node whose op is newer than `target` and
+    has a rewrite by its older-op form, and each node using what its op gained since
+    `target` where that has a rewrite (Shape's start and end, Pad's axes); returns how
+    many were replaced.
+
+    Raises:
+        ConversionError: such a node's input type (or rank) is unknown or not float; a
+            Pad's axes are not constant or its mode came in after the target.
+    """
+    count = lowered_here = 0
+    new_nodes = []
+    constants = dict(outer_constants or {})
+    constants.update(graph_constants(graph))
+    for node in graph.node:
+        for sub in proto_subgraphs(node):
+            count += lower_new_ops(sub, source, target, types, constants)
+        adaptation = ADAPTATIONS.get(node.op_type) \
+            if node.domain in ("", "ai.onnx") else None
+        if adaptation is not None and adaptation[0] > target and adaptation[1](node) \
+                and onnx_schema(node.op_type, target, "") is not None:
+            builder = NodeBuilder(node, target, 0)
+            builder.constants = constants
+            try:
+                adaptation[2](node, builder, types.get(node.input[0], (0, None))[1], types)
+            except NotLowered as e:
+                raise ConversionError(
+                    f"cannot write {node.op_type} node {node.name!r} at opset {target} (it "
+                    f"changed at opset {adaptation[0]} in a way the node uses): {e}; export "
+                    "at a later opset") from None
+            new_nodes.extend(builder.nodes)
+            lowered_here += 1
+            continue
+        entry = LOWERINGS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+        if entry is None or entry[0] <= target or onnx_schema(node.op_type, source, "") is None:
+            new_nodes.append(node)
+            continue
+        where = f"{node.op_type} node {node.name!r}"
+        elem_type, rank = types.get(node.input[0], (0, None))
+        if elem_type not in FLOAT_TYPES and node.op_type not in _ANY_TYPE_LOWERINGS:
+            raise ConversionError(
+                f"cannot write {where} at opset {target} (the op came in at opset "
+                f"{entry[0]}): its input's type is {type_name(elem_type)}, "
+                "and the rewrite into older ops needs float16, float or double")
+        builder = NodeBuilder(node, target, elem_type)
+        try:
+            if node.op_type == "LayerNormalization":
+                entry[1](node, builder, rank)
+            elif node.op_type in ("RMSNormalization", "Trilu"):
+                entry[1](node, builder, rank, types)
+            else:
+                entry[1](node, builder)
+        except NotLowered as e:
+            raise ConversionError(f"cannot write {where} at opset {target} (the op came "
+                                  f"in at opset {entry[0]}): {e}") from None
+        new_nodes.extend(builder.nodes)
+        lowered_here += 1
+    if lowered_here:
+        replace_nodes(graph, new_nodes)
+    return count + lowered_here
+
+
+def replace_nodes(graph, nodes) -> None:
+    """Make `nodes` (some of them the graph's own) the graph's node list, in order."""
+    from onnx import NodeProto
+
+    # copies: the kept messages belong to the field that is about to be cleared
+    copies = []
+    for node in nodes:
+        copy = NodeProto()
+        copy.CopyFrom(node)
+        copies.append(copy)
+    del graph.node[:]
+    graph.node.extend(copies)
