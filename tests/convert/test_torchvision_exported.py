@@ -100,5 +100,7 @@ def test_the_corpus_covers_what_the_docstring_promises():
         boxes = np.load(os.path.join(DATA, e["output_files"][0]), allow_pickle=False)
         assert boxes.shape == (e["detections"][0], 4), f
     assert INDEX["refused"], "what the exporters refused is recorded"
+    # a note says whose fault a refusal is where the exporter did write a file
+    assert INDEX["notes"] and set(INDEX["notes"]) <= set(INDEX["refused"])
     total = sum(os.path.getsize(os.path.join(DATA, f)) for f in os.listdir(DATA))
     assert total < 5_000_000
