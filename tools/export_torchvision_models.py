@@ -21,11 +21,14 @@ refused, not kept), and the files are:
     OUT/<stem>.in<k>.npy       seeded inputs (np.save, never pickled)
     OUT/<stem>.in<k>.alt.npy   a second batch or image size (dynamic models)
     OUT/<stem>.out<k>[.alt].npy  eager PyTorch's outputs on them (a second oracle)
-    OUT/index.json   {file: entry} as the tests read it, plus "refused": {what: error}
+    OUT/index.json   {file: entry} as the tests read it, plus "refused": {file: error},
+                     "notes": {file: whose fault} and "generator": the versions
 
 `--sweep` exports every model at every exporter/opset/dynamic variant (or those of
 `--variants`) into a scratch folder instead (to look for trouble beyond the corpus;
-nothing there is kept).
+nothing there is kept); the catalogue's entries without jobs (Swin V1, MobileNetV3,
+EfficientNet V1, MC3, Faster/Mask R-CNN on an FPN with two RoI levels, a torchvision-sized
+RetinaNet head) are built for the sweep only.
 
 It needs torch (CPU), torchvision, onnx, onnxscript, onnxruntime and numpy. It is not
 run by onegraph's tests. Run it from the repository root:

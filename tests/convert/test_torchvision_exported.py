@@ -28,7 +28,8 @@ every model at every exporter, opset and dynamic-axes variant, beyond this corpu
 
 Each model must import, run in the Session as onnxruntime runs it, at both sizes when
 dynamic, and come back from to_onnx to give onnxruntime the same outputs; the Session's
-outputs must also match eager PyTorch's.
+outputs must also match eager PyTorch's. The Faster R-CNN written at opset 11 is a strict
+xfail: onegraph runs its RoiAlign-10 with RoiAlign-16's half-pixel default (XFAILS).
 """
 
 import os
