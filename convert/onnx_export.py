@@ -631,11 +631,35 @@ def _fix_for_opset(graph, opset: int, target: int | None = None) -> None:
         if node.op_type == "BatchNormalization" and node.domain in ("", "ai.onnx") \
                 and opset < 14 and (target is None or target < 14):
             _batchnorm_before_14(graph, node)
+        if node.op_type == "RoiAlign" and node.domain in ("", "ai.onnx") and opset < 16:
+            _roi_align_before_16(node)
         for a in node.attribute:
             if a.HasField("g"):
                 _fix_for_opset(a.g, opset, target)
             for sub in a.graphs:
                 _fix_for_opset(sub, opset, target)
+
+
+def _roi_align_before_16(node) -> None:
+    """A RoiAlign for opsets 10-15, which have no coordinate_transformation_mode and
+    sample as its output_half_pixel does (what the importer spelled out); the version
+    converter spells it again for a later target.
+
+    Raises:
+        ConversionError: the node asks for half_pixel, which came in at opset 16.
+    """
+    mode = next((a for a in node.attribute if a.name == "coordinate_transformation_mode"),
+                None)
+    if mode is None:
+        return
+    if mode.s != b"output_half_pixel":
+        raise ConversionError(
+            f"cannot write RoiAlign node {node.name!r} at opset below 16: its "
+            f"coordinate_transformation_mode {mode.s.decode(errors='replace')!r} came in "
+            "at opset 16; export at opset 16 or later")
+    keep = [a for a in node.attribute if a.name != "coordinate_transformation_mode"]
+    del node.attribute[:]
+    node.attribute.extend(keep)
 
 
 def _batchnorm_before_14(graph, node) -> None:

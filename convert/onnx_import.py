@@ -1951,7 +1951,9 @@ class _Importer:
         return out
 
     def _fix_attrs(self, node, attrs: dict, domain: str, info: dict, where: str) -> None:
-        """Make implicit pre-opset-18 facts explicit where the kernels need them.
+        """Make implicit facts of older opsets explicit where the kernels need them
+        (Split's equal parts before 18, RoiAlign's sampling before 16, BatchNormalization's
+        training mode before 14).
 
         Raises:
             ConversionError: a pre-18 Split without sizes whose known axis length its
@@ -1975,6 +1977,11 @@ class _Importer:
                     f"{where}: Split before opset 18 splits into equal parts, but axis "
                     f"{axis} of length {length} does not divide into {parts} (give the "
                     f"sizes, or use opset 18's num_outputs)")
+        if domain == "" and node.op_type == "RoiAlign" and (self.opset or 0) < 16 \
+                and "coordinate_transformation_mode" not in attrs:
+            # RoiAlign-10 samples without the half-pixel shift; RoiAlign-16 names that
+            # behaviour and makes half_pixel the default
+            attrs["coordinate_transformation_mode"] = "output_half_pixel"
         if domain == "" and node.op_type == "BatchNormalization" \
                 and (self.upgraded_from or self.opset or 0) < 14 \
                 and sum(1 for o in node.output if o) > 1:

@@ -6,7 +6,8 @@ Two kinds of rewrite, each one function of a node and a `NodeBuilder`:
   HardSwish, LayerNormalization, RMSNormalization, Trilu);
 - adaptations (`ADAPTATIONS`): an op that exists at the target but gained something
   since that the node uses, into the older op's form (Shape's start/end, Pad's and the
-  reductions' axes inputs, Split's num_outputs, GridSample-20's mode names).
+  reductions' axes inputs, Split's num_outputs, GridSample-20's mode names, RoiAlign's
+  output_half_pixel).
 The nodes are written for the target opset in HELD_DOMAIN, which the version converter
 leaves alone.
 """
@@ -320,6 +321,18 @@ def _grid_sample_modes_of_16(node, b: NodeBuilder, rank, types):
     b.op("GridSample", list(node.input), output=node.output[0], **attrs)
 
 
+def _roi_align_of_10(node, b: NodeBuilder, rank, types):
+    """RoiAlign-16's output_half_pixel is RoiAlign-10's only way of sampling; its
+    half_pixel (the default from 16) has no older form."""
+    mode = node_attr(node, "coordinate_transformation_mode", "half_pixel")
+    if mode != "output_half_pixel":
+        raise NotLowered(f"its coordinate_transformation_mode {mode!r} came in at opset 16")
+    attrs = {a.name: _onnx().helper.get_attribute_value(a) for a in node.attribute
+             if a.name != "coordinate_transformation_mode"}
+    attrs = {k: v.decode() if isinstance(v, bytes) else v for k, v in attrs.items()}
+    b.op("RoiAlign", list(node.input), output=node.output[0], **attrs)
+
+
 _INT64_MAX = np.iinfo(np.int64).max
 
 
@@ -393,6 +406,7 @@ ADAPTATIONS = {"Shape": (15, _uses_shape_bounds, _shape_by_slice),
                 "Pad": (18, _uses_pad_axes, _pad_on_every_axis),
                 "Split": (18, _uses_num_outputs, _split_sizes_at_run_time),
                 "GridSample": (20, lambda node: True, _grid_sample_modes_of_16),
+                "RoiAlign": (16, lambda node: True, _roi_align_of_10),
                 **{op: (18, _uses_axes_input, _reduce_with_axes_attribute)
                    for op in ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
                               "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",

@@ -190,25 +190,43 @@ def test_attribute_value_the_older_opset_lacks_is_refused():
         to_onnx(from_onnx(original), opset=18)
 
 
-def test_meaning_changed_without_a_new_signature_is_not_relabelled():
-    """RoiAlign's coordinate_transformation_mode (opset 16) defaults to half_pixel,
-    unlike opset 10's behaviour: the node is left to onnx's converter, never written
-    as an opset-10 RoiAlign that computes something else."""
+def _roi_align(opset, **attrs):
+    """x [1, 1, 4, 4] -> RoiAlign over one box [0, 0, 3, 3] -> y [1, 1, 2, 2]."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])
     rois = numpy_helper.from_array(np.array([[0, 0, 3, 3]], np.float32), "rois")
     idx = numpy_helper.from_array(np.array([0], np.int64), "idx")
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
     node = helper.make_node("RoiAlign", ["x", "rois", "idx"], ["y"], output_height=2,
-                            output_width=2, coordinate_transformation_mode="half_pixel")
-    original = helper.make_model(helper.make_graph([node], "g", [x], [y], [rois, idx]),
-                                 opset_imports=[helper.make_opsetid("", 16)])
+                            output_width=2, name="roi", **attrs)
+    return helper.make_model(helper.make_graph([node], "g", [x], [y], [rois, idx]),
+                             opset_imports=[helper.make_opsetid("", opset)])
+
+
+def test_half_pixel_roi_align_is_refused_below_16():
+    """RoiAlign's coordinate_transformation_mode (opset 16) defaults to half_pixel,
+    which opset 10's RoiAlign cannot do: never written as one that computes something
+    else."""
+    for attrs in ({"coordinate_transformation_mode": "half_pixel"}, {}):
+        with pytest.raises(ConversionError, match=r"cannot write RoiAlign node 'roi' at "
+                                                  r"opset 15 .*'half_pixel' came in at "
+                                                  r"opset 16"):
+            to_onnx(from_onnx(_roi_align(16, **attrs)), opset=15)
+
+
+@pytest.mark.parametrize("source,target", [(16, 15), (16, 13), (11, 13), (11, 16),
+                                           (13, None), (15, 21)])
+def test_roi_align_keeps_its_sampling_across_opset_16(source, target):
+    """Before opset 16 RoiAlign samples as 16's output_half_pixel does: imported, run
+    and written at any opset, it computes what onnxruntime computes for the original."""
+    attrs = {"coordinate_transformation_mode": "output_half_pixel"} if source >= 16 else {}
+    original = _roi_align(source, **attrs)
     xv = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
     want = _ort(original, {"x": xv})[0]
-    try:
-        proto = to_onnx(from_onnx(original), opset=15)
-    except ConversionError:
-        return
-    np.testing.assert_allclose(_ort(proto, {"x": xv})[0], want, rtol=1e-5)
+    model = from_onnx(original)
+    np.testing.assert_allclose(og.Session(model).run(["y"], {"x": xv})[0], want, rtol=1e-6)
+    proto = to_onnx(model, opset=target)
+    onnx.checker.check_model(proto, full_check=True)
+    np.testing.assert_allclose(_ort(proto, {"x": xv})[0], want, rtol=1e-6)
 
 
 @pytest.mark.parametrize("op, attrs, since, x_shape", [

@@ -28,8 +28,8 @@ every model at every exporter, opset and dynamic-axes variant, beyond this corpu
 
 Each model must import, run in the Session as onnxruntime runs it, at both sizes when
 dynamic, and come back from to_onnx to give onnxruntime the same outputs; the Session's
-outputs must also match eager PyTorch's. The Faster R-CNN written at opset 11 is a strict
-xfail: onegraph runs its RoiAlign-10 with RoiAlign-16's half-pixel default (XFAILS).
+outputs must also match eager PyTorch's (the Faster R-CNN written at opset 11 holds
+RoiAlign-10, which samples without RoiAlign-16's default half-pixel shift).
 """
 
 import os
@@ -48,11 +48,7 @@ MODELS = {k: v for k, v in INDEX.items() if k.endswith(".onnx")}
 TOL = 1e-4  # rtol and atol, against onnxruntime and against eager PyTorch
 
 # model file -> reason, for models onegraph gets wrong today (each one a finding)
-XFAILS: dict = {
-    "fasterrcnn__ts_op11_dynhw.onnx":
-        "RoiAlign-10 (opsets 10-15) run with RoiAlign-16's default half_pixel: the old "
-        "op had no coordinate_transformation_mode and meant output_half_pixel",
-}
+XFAILS: dict = {}
 
 # model file -> reason, for the comparison with eager PyTorch only
 XFAILS_EAGER: dict = {}
