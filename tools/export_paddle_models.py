@@ -20,8 +20,7 @@ cannot run, or that disagrees with Paddle is not kept but recorded:
     OUT/<model>__p2o_op<opset>[_dyn].onnx
     OUT/<model>__p2o_op<opset>[_dyn].in<k>.npy       seeded inputs (np.save)
     OUT/<model>__p2o_op<opset>[_dyn].in<k>.alt.npy   a second batch size (dynamic)
-    OUT/<model>__p2o_op<opset>[_dyn].out<k>.npy      Paddle's outputs on them
-    OUT/<model>__p2o_op<opset>[_dyn].out<k>.alt.npy  ... and on the second batch
+    OUT/<model>__p2o_op<opset>[_dyn].out<k>.npy      Paddle's output k on the inputs
     OUT/index.json     the kept exports, keyed by file, as the tests read them
     OUT/refused.json   the exports that were not kept, with the reason
 
@@ -375,6 +374,18 @@ def group(pieces: dict, arity: int, keep=None, touch=False) -> nn.Layer:
     return (Group1, Group2, Group3)[arity - 1](made, touch)
 
 
+class Pairwise(nn.Layer):
+    """A two-input layer of 2-D inputs (nn.Bilinear) applied to the first rows of
+    the model's two inputs."""
+
+    def __init__(self, layer):
+        super().__init__()
+        self.layer = layer
+
+    def forward(self, a, b):
+        return self.layer(a[:, 0], b[:, 0])
+
+
 class First(nn.Layer):
     """A layer applied to the first of the model's inputs only."""
 
@@ -610,7 +621,7 @@ MATMULS = dict(
     broadcast=_f(lambda a, b: paddle.matmul(a, paddle.ones([6, 2]))),
     outer=_f(lambda a, b: paddle.outer(a[0, 0], b[0, 0])),
     linear=lambda: First(nn.Linear(6, 3)),
-    bilinear=lambda: nn.Bilinear(6, 6, 3),
+    bilinear=lambda: Pairwise(nn.Bilinear(6, 6, 3)),
     dist=_f(lambda a, b: paddle.dist(a, b, 2.0)),
     cosine_similarity=_f(lambda a, b: F.cosine_similarity(a, b, axis=-1)))
 DYNAMIC = dict(
@@ -644,7 +655,8 @@ LOGIC = dict(
     fmax=_f(lambda x, y: paddle.fmax(x, y)),
     allclose=_f(lambda x, y: paddle.isclose(x, y, rtol=0.5)),
     lerp=_f(lambda x, y: paddle.lerp(x, y, 0.3)),
-    addmm=_f(lambda x, y: paddle.addmm(x[0], x[0], paddle.transpose(y[0], [1, 0]))))
+    addmm=_f(lambda x, y: paddle.addmm(paddle.ones([5, 5]), x[0],
+                                       paddle.transpose(y[0], [1, 0]), 0.5, 2.0)))
 IM2COL = dict(
     unfold=_f(lambda x: F.unfold(x, [2, 3], strides=1, paddings=1)),
     pixel_shuffle=_f(lambda x: F.pixel_shuffle(x, 2)),
@@ -782,7 +794,7 @@ CATALOGUE = [
     Model("conv_transposes_2d", "conv", _g(CONV_TRANSPOSES_2D, 1),
           [In("x", ("B", 4, 6, 5))], (11, 17), (17,), pieces=CONV_TRANSPOSES_2D),
     Model("interp_2d", "interpolate", _g(INTERP_2D, 1), [In("x", ("B", 3, 5, 7))],
-          (11, 13, MAX_P2O_OPSET), (13,), pieces=INTERP_2D),
+          (13, MAX_P2O_OPSET), (13,), pieces=INTERP_2D),
     Model("interp_1d", "interpolate", _g(INTERP_1D, 1), [X1D], (11, 17), (17,),
           pieces=INTERP_1D),
     Model("interp_3d", "interpolate", _g(INTERP_3D, 1), [X5], (13,), pieces=INTERP_3D),
@@ -792,27 +804,27 @@ CATALOGUE = [
     Model("pools_3d", "pooling", _g(POOLS_3D, 1), [X5], (17,), pieces=POOLS_3D),
     # tensor ops
     Model("gathers", "gather_scatter", _g(GATHERS, 2),
-          [X3, In("idx", (3, 2), "int64", "int", 0, 10)], (11, 17), pieces=GATHERS),
-    Model("sorts", "sort", _g(SORTS, 1), [X3], (11, 13), (13,), pieces=SORTS),
+          [X3, In("idx", (3, 2), "int64", "int", 0, 10)], (11,), pieces=GATHERS),
+    Model("sorts", "sort", _g(SORTS, 1), [X3], (13,), (13,), pieces=SORTS),
     Model("shape_ops", "shape", _g(SHAPES, 2),
-          [X3, In("ids", ("B", 4), "int64", "int", 0, 7)], (11, 17), (17,),
+          [X3, In("ids", ("B", 4), "int64", "int", 0, 7)], (17,), (17,),
           pieces=SHAPES),
-    Model("pads", "pad", _g(PADS, 1), [In("x", ("B", 4, 5, 6))], (11, 13, 21), (13,),
+    Model("pads", "pad", _g(PADS, 1), [In("x", ("B", 4, 5, 6))], (13, 21), (13,),
           pieces=PADS),
-    Model("activations", "activation", _g(ACTIVATIONS, 1), [X3], (11, 17), (17,),
+    Model("activations", "activation", _g(ACTIVATIONS, 1), [X3], (17,), (17,),
           pieces=ACTIVATIONS),
     Model("prelu", "activation", _g(PRELU, 1), [In("x", ("B", 5, 6))], (13,), (13,),
           pieces=PRELU),
-    Model("reductions", "reduce", _g(REDUCTIONS, 1), [X3], (13, 21), (MAX_P2O_OPSET,),
+    Model("reductions", "reduce", _g(REDUCTIONS, 1), [X3], (21,), (MAX_P2O_OPSET,),
           pieces=REDUCTIONS),
     Model("matmuls", "matmul", _g(MATMULS, 2), [In("a", (2, 4, 6)), In("b", (2, 4, 6))],
-          (11, 13), pieces=MATMULS),
+          (13,), pieces=MATMULS),
     Model("dynamic_shapes", "shape", _g(DYNAMIC, 1), [In("x", ("B", 6, 4))], (11, 17),
           (11, 17), pieces=DYNAMIC),
     Model("logic", "logic", _g(LOGIC, 2),
           [In("x", ("B", 5, 6), kind="uniform", lo=-1, hi=1),
-           In("y", ("B", 5, 6), kind="uniform", lo=-1, hi=1)], (11, 17), pieces=LOGIC),
-    Model("im2col_shuffle", "shape", _g(IM2COL, 1), [In("x", ("B", 4, 6, 8))], (11, 13),
+           In("y", ("B", 5, 6), kind="uniform", lo=-1, hi=1)], (11,), pieces=LOGIC),
+    Model("im2col_shuffle", "shape", _g(IM2COL, 1), [In("x", ("B", 4, 6, 8))], (13,),
           pieces=IM2COL),
     # detection ops
     Model("yolo_box", "detection", _g(DETECTION, 2),
@@ -987,11 +999,14 @@ def export_one(model: Model, opset: int, dynamic: bool, out: str, keep=None,
     for k, (f, w) in enumerate(zip(feeds, want)):
         tag = ".alt" if k else ""
         ins = [f"{stem_name}.in{j}{tag}.npy" for j in range(len(f))]
-        outs = [f"{stem_name}.out{j}{tag}.npy" for j in range(len(w))]
+        # Paddle's outputs at the first batch size only (the corpus's 5 MB budget: the
+        # second size is checked against onnxruntime, and here against Paddle)
+        outs = [] if k else [f"{stem_name}.out{j}.npy" for j in range(len(w))]
         for path, a in zip(ins + outs, list(f) + list(w)):
             np.save(os.path.join(out, path), a, allow_pickle=False)
         entry["alt_input_files" if k else "input_files"] = ins
-        entry["alt_output_files" if k else "output_files"] = outs
+        if not k:
+            entry["output_files"] = outs
     return {"file": stem_name + ".onnx", "entry": entry}
 
 
