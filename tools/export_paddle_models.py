@@ -13,9 +13,12 @@ roi_align and other detection ops), with random seeded weights (randomised Batch
 statistics, eval mode), and exports each with `paddle.onnx.export` (paddle2onnx, its
 default Polygraphy constant folding included) at a few opsets, some with a dynamic
 batch (InputSpec None). Each export runs in a forked child, because paddle2onnx aborts
-the process on some refusals. Every export is checked with onnxruntime against
-Paddle's own (dygraph) outputs; an export that paddle2onnx refuses, that onnxruntime
-cannot run, or that disagrees with Paddle is not kept but recorded:
+the process on some refusals (and swallows or sys.exit()s on others). Every export is
+checked with onnxruntime against Paddle's own (dygraph) outputs; an export that
+paddle2onnx refuses, that onnxruntime cannot run, or that disagrees with Paddle is not
+kept but recorded. The layer and op groups are several pieces side by side: when a
+group is refused, each piece is exported alone, the refused pieces are recorded and
+the group is exported again without them (its index entry names the pieces kept).
 
     OUT/<model>__p2o_op<opset>[_dyn].onnx
     OUT/<model>__p2o_op<opset>[_dyn].in<k>.npy       seeded inputs (np.save)
@@ -24,16 +27,22 @@ cannot run, or that disagrees with Paddle is not kept but recorded:
     OUT/index.json     the kept exports, keyed by file, as the tests read them
     OUT/refused.json   the exports that were not kept, with the reason
 
-`--sweep` exports every model at every sweep opset, dynamic and static, and adds the
-full-size vision models (ResNet18/50, SqueezeNet, DenseNet121, GoogLeNet, InceptionV3,
-VGG11, AlexNet, MobileNets at scale 1), to look for trouble beyond the kept corpus.
+`--sweep` exports every model at every sweep opset (`--opsets`), dynamic and static,
+and adds the full-size vision models (ResNet18/50, ResNeXt50, SqueezeNet, DenseNet121,
+GoogLeNet, InceptionV3, VGG11, AlexNet, MobileNets at scale 1), to look for trouble
+beyond the kept corpus. `--only` re-exports the named models into OUT's existing
+index. P2O_KEEP_REFUSED=1 keeps the logs and the exports that disagree with Paddle,
+to find whose fault a disagreement is.
 
-It needs paddlepaddle (CPU), paddle2onnx, onnx, onnxruntime and numpy; no network
-(weights are random, never downloaded). It is not run by onegraph's tests. Run it with
-a Python that has them, e.g.:
+It needs paddlepaddle (CPU; 3.3.1 wrote the corpus), paddle2onnx (2.1.0, which pins
+onnx 1.17.0), onnxruntime and numpy; no network (weights are random, never
+downloaded). It is not run by onegraph's tests. Run it with a Python that has them:
 
-    OMP_NUM_THREADS=1 /tmp/paddlevenv/bin/python tools/export_paddle_models.py OUT_DIR
-        [--only NAME ...] [--sweep] [--opsets 11 13 ...]
+    python3.11 -m venv /tmp/paddlevenv
+    /tmp/paddlevenv/bin/pip install paddlepaddle==3.3.1 paddle2onnx==2.1.0 \
+        onnxruntime==1.32.0 numpy
+    OMP_NUM_THREADS=1 /tmp/paddlevenv/bin/python tools/export_paddle_models.py \
+        tests/convert/data/paddle_exported [--only NAME ...] [--sweep] [--opsets 9 ...]
 """
 
 from __future__ import annotations
@@ -743,7 +752,7 @@ CATALOGUE = [
           [img(3, 64, 64)], (13,), sweep_only=True),
     Model("densenet121_full", "densenet", lambda: M.DenseNet(121, num_classes=10),
           [img()], (13,), sweep_only=True),
-    Model("googlenet_full", "googlenet", lambda: M.GoogLeNet(10), [img(3, 64, 64)],
+    Model("googlenet_full", "googlenet", lambda: M.GoogLeNet(10), [img(3, 224, 224)],
           (13,), sweep_only=True),
     Model("inception_v3_full", "inception_v3", lambda: M.InceptionV3(10),
           [img(3, 96, 96)], (13,), sweep_only=True),
