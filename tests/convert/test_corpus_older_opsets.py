@@ -1,7 +1,7 @@
 """Real exported models written at older opsets (`to_onnx(model, opset=N)`).
 
-The corpora of PyTorch, Hugging Face, timm and tf2onnx exports (see their tests) are
-written at opsets 17 and 13 where older than their own; each export must pass ONNX's
+The corpora of PyTorch, Hugging Face, timm, torchvision, tf2onnx and paddle2onnx
+exports (see their tests) are written at opsets 17 and 13 where older than their own; each export must pass ONNX's
 full check and give, in onnxruntime, the original model's outputs, or be refused with
 a ConversionError that names the node and what the target lacks (REFUSED lists the
 refusals these models meet). Models onnxruntime cannot run (bfloat16) are skipped.
@@ -19,7 +19,8 @@ from onegraph.errors import ConversionError
 from .corpus import (assert_same_array, corpus_folder, feed_sets, load_index, model_file,
                      ort_outputs)
 
-CORPORA = ("pytorch_exported", "hf_exported", "timm_exported", "tf2onnx_exported")
+CORPORA = ("pytorch_exported", "hf_exported", "timm_exported", "tf2onnx_exported",
+           "torchvision_exported", "paddle_exported")
 TARGETS = (13, 17)
 TOL, HALF_TOL = 1e-4, 5e-3
 
@@ -30,7 +31,8 @@ REFUSED = (r"its attribute 'allowzero' came in at opset 14",  # a shape computed
            r"the op came in at opset \d+",                     # DFT, Col2Im, GridSample
            r"it changed at opset 20 in a way this node uses",  # GridSample's modes
            r"is bfloat16, which \w+ accepts from opset \d+",
-           r"its axes are computed at run time")
+           r"its axes are computed at run time",
+           r"coordinate_transformation_mode 'half_pixel' came in at opset 16")  # aligned
 
 
 def _index(corpus) -> dict:
