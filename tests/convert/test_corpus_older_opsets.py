@@ -1,10 +1,11 @@
 """Real exported models written at older opsets (`to_onnx(model, opset=N)`).
 
 The corpora of PyTorch, Hugging Face, timm, torchvision, tf2onnx and paddle2onnx
-exports (see their tests) are written at opsets 17 and 13 where older than their own; each export must pass ONNX's
-full check and give, in onnxruntime, the original model's outputs, or be refused with
-a ConversionError that names the node and what the target lacks (REFUSED lists the
-refusals these models meet). Models onnxruntime cannot run (bfloat16) are skipped.
+exports (see their tests) are written at opsets 17 and 13 where older than their own;
+each export must pass ONNX's full check and give, in onnxruntime, the original model's
+outputs, or be refused with a ConversionError that names the node and what the target
+lacks (REFUSED lists the refusals these models meet). Models onnxruntime cannot run
+(bfloat16) are skipped.
 """
 
 import re
