@@ -50,6 +50,25 @@ def assert_same_array(got, want, what: str, rtol: float, atol: float) -> None:
         np.testing.assert_array_equal(got, want, err_msg=what)
 
 
+def assert_zipmap(got, want, what: str, rtol: float, atol: float) -> None:
+    """`got` a sequence of {label: probability} maps (a ZipMap output); `want`
+    (probabilities [N, C], labels [C]) or another such sequence: same labels in the same
+    order and of the same type, probabilities within rtol/atol."""
+    if isinstance(want, tuple):
+        probs, labels = want
+        want = [dict(zip(labels, row)) for row in probs.tolist()]
+    assert isinstance(got, (list, tuple)), f"{what}: a {type(got).__name__}, not a list"
+    assert len(got) == len(want), f"{what}: {len(got)} maps != {len(want)}"
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert isinstance(g, dict), f"{what}[{i}]: a {type(g).__name__}, not a dict"
+        assert list(g) == list(w), f"{what}[{i}]: keys {list(g)} != {list(w)}"
+        assert all(type(k) is type(v) for k, v in zip(g, w)), \
+            f"{what}[{i}]: key types {[type(k) for k in g]} != {[type(k) for k in w]}"
+        np.testing.assert_allclose([float(v) for v in g.values()],
+                                   [float(v) for v in w.values()], rtol=rtol, atol=atol,
+                                   err_msg=f"{what}[{i}]")
+
+
 def model_file(folder: str, name: str) -> tuple[str, bytes]:
     """(path, serialized bytes) of the folder's model file `name`."""
     path = os.path.join(folder, name)

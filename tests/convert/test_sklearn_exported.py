@@ -49,7 +49,7 @@ ort = pytest.importorskip("onnxruntime")
 import onegraph as og  # noqa: E402
 from onegraph.convert import from_onnx, to_onnx  # noqa: E402
 
-from .corpus import (assert_same_array, corpus_folder, load_array,  # noqa: E402
+from .corpus import (assert_same_array, assert_zipmap, corpus_folder, load_array,  # noqa: E402
                      load_index, model_file, strict_xfail_params)
 
 DATA = corpus_folder("sklearn_exported")
@@ -92,27 +92,9 @@ def _ort(model_bytes, feeds, outputs):
     return sess.run(outputs, feeds)
 
 
-def _assert_zipmap(got, want, what):
-    """`got` a sequence of {label: probability} maps; `want` (probabilities, labels)
-    or another such sequence."""
-    if isinstance(want, tuple):
-        probs, labels = want
-        want = [dict(zip(labels, row)) for row in probs.tolist()]
-    assert isinstance(got, (list, tuple)), f"{what}: a {type(got).__name__}, not a list"
-    assert len(got) == len(want), f"{what}: {len(got)} maps != {len(want)}"
-    for i, (g, w) in enumerate(zip(got, want)):
-        assert isinstance(g, dict), f"{what}[{i}]: a {type(g).__name__}, not a dict"
-        assert list(g) == list(w), f"{what}[{i}]: keys {list(g)} != {list(w)}"
-        assert all(type(k) is type(v) for k, v in zip(g, w)), \
-            f"{what}[{i}]: key types {[type(k) for k in g]} != {[type(k) for k in w]}"
-        np.testing.assert_allclose([float(v) for v in g.values()],
-                                   [float(v) for v in w.values()], rtol=RTOL, atol=ATOL,
-                                   err_msg=f"{what}[{i}]")
-
-
 def _assert_same(got, want, what):
     if isinstance(want, (tuple, list)):
-        _assert_zipmap(got, want, what)
+        assert_zipmap(got, want, what, RTOL, ATOL)
         return
     assert_same_array(got, want, what, RTOL, ATOL)
 
