@@ -115,6 +115,8 @@ from sklearn.preprocessing import (Binarizer, KBinsDiscretizer, MinMaxScaler, No
 from sklearn.svm import SVC, SVR, LinearSVC, NuSVR, OneClassSVM
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
+from corpus_tool import kept_records, rerun_with_pinned_hash_seed  # tools/, this folder
+
 try:  # optional: LightGBM / XGBoost through onnxmltools
     import lightgbm
     import onnxmltools
@@ -725,19 +727,10 @@ def main(argv=None):
     ap.add_argument("out_dir")
     ap.add_argument("--only", nargs="*", default=None)
     a = ap.parse_args(argv)
-    if argv is None and os.environ.get("PYTHONHASHSEED") != "0":
-        # skl2onnx orders opset_import by iterating a set of domain strings: pin the
-        # hash seed so that a rerun writes the same bytes
-        os.execve(sys.executable, [sys.executable] + sys.argv,
-                  dict(os.environ, PYTHONHASHSEED="0"))
+    rerun_with_pinned_hash_seed(argv)
     os.makedirs(a.out_dir, exist_ok=True)
     index_path = os.path.join(a.out_dir, "index.json")
-    models, failures = {}, []
-    if a.only and os.path.exists(index_path):  # keep the other models' records
-        with open(index_path, encoding="utf-8") as f:
-            old = json.load(f)
-        models = {k: v for k, v in old["models"].items() if v["name"] not in a.only}
-        failures = [r for r in old["failures"] if r["name"] not in a.only]
+    models, failures = kept_records(index_path, a.only)   # a partial run keeps the rest
     probed = False
     for entry in catalogue():
         if a.only and entry["name"] not in a.only:

@@ -1,0 +1,29 @@
+"""Pieces the corpus generators (tools/export_*_models.py) share; each generator runs in
+its own venv with its framework, so this module needs only the standard library."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+
+def rerun_with_pinned_hash_seed(argv) -> None:
+    """Re-execute this script with PYTHONHASHSEED=0 unless it already runs so (or is
+    called as a function, argv given): skl2onnx orders opset_import by iterating a set
+    of domain strings, and a pinned seed makes a rerun write the same bytes."""
+    if argv is None and os.environ.get("PYTHONHASHSEED") != "0":
+        os.execve(sys.executable, [sys.executable] + sys.argv,
+                  dict(os.environ, PYTHONHASHSEED="0"))
+
+
+def kept_records(index_path: str, only) -> tuple[dict, list]:
+    """(models, failures) of an existing index.json ({"models": ..., "failures": ...})
+    other than the `only` names a partial rerun rewrites; empty for a full run."""
+    if not only or not os.path.exists(index_path):
+        return {}, []
+    with open(index_path, encoding="utf-8") as f:
+        old = json.load(f)
+    models = {k: v for k, v in old["models"].items() if v["name"] not in only}
+    failures = [r for r in old["failures"] if r["name"] not in only]
+    return models, failures
