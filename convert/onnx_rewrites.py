@@ -81,6 +81,12 @@ class NodeBuilder:
         rewritten holds it (see `_lower_new_ops`), else None."""
         return self.constants.get(name)
 
+    def axes_op(self, op_type, x, axes):
+        """Squeeze or Unsqueeze over `axes`: an input from opset 13, an attribute before."""
+        if self.target >= 13:
+            return self.op(op_type, [x, self.ints(axes)])
+        return self.op(op_type, [x], axes=list(axes))
+
     def reduce_mean(self, x, axes):
         if self.target >= 18:
             from onnx import numpy_helper
@@ -289,11 +295,11 @@ def _lower_trilu(node, b: NodeBuilder, rank, types):
     shape = b.op("Shape", [x])
 
     def positions(axis):
-        length = b.op("Squeeze", [b.op("Gather", [shape, b.ints([axis])]), b.ints([0])])
+        length = b.axes_op("Squeeze", b.op("Gather", [shape, b.ints([axis])]), [0])
         return b.op("Range", [b.scalar(0), length, b.scalar(1)])
 
-    diff = b.op("Sub", [b.op("Unsqueeze", [positions(-1), b.ints([0])]),
-                        b.op("Unsqueeze", [positions(-2), b.ints([1])])])
+    diff = b.op("Sub", [b.axes_op("Unsqueeze", positions(-1), [0]),
+                        b.axes_op("Unsqueeze", positions(-2), [1])])
     k = node.input[1] if len(node.input) > 1 and node.input[1] else b.scalar(0)
     upper = int(node_attr(node, "upper", 1))
     keep = b.op("GreaterOrEqual" if upper else "LessOrEqual", [diff, k])
@@ -432,7 +438,8 @@ def lower_new_ops(graph, source, target, types, outer_constants=None) -> int:
             count += lower_new_ops(sub, source, target, types, constants)
         adaptation = ADAPTATIONS.get(node.op_type) \
             if node.domain in ("", "ai.onnx") else None
-        if adaptation is not None and adaptation[0] > target and adaptation[1](node) \
+        # (the adaptations write opset-13 forms: Split's and Slice's sizes as inputs)
+        if adaptation is not None and adaptation[0] > target >= 13 and adaptation[1](node) \
                 and onnx_schema(node.op_type, target, "") is not None:
             builder = NodeBuilder(node, target, 0)
             builder.constants = constants

@@ -526,3 +526,12 @@ def test_grid_sample_takes_its_opset_16_mode_names_below_20(mode, align):
     with pytest.raises(ConversionError, match=r"cannot write GridSample .* at opset 15: the "
                                               r"op came in at opset 16"):
         to_onnx(from_onnx(original), opset=15)
+
+
+def test_trilu_goes_below_opset_13_too():
+    """Below 13 Squeeze and Unsqueeze take their axes as an attribute."""
+    original = _single("Trilu", ["x"], {"upper": 0}, opset=14, x_shape=(3, 4))
+    x = np.random.default_rng(14).standard_normal((3, 4)).astype(np.float32)
+    proto = to_onnx(from_onnx(original), opset=12)
+    onnx.checker.check_model(proto, full_check=True)
+    np.testing.assert_array_equal(_ort(proto, {"x": x})[0], np.tril(x))
