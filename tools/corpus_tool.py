@@ -1,5 +1,6 @@
 """Pieces the corpus generators (tools/export_*_models.py) share; each generator runs in
-its own venv with its framework, so this module needs only the standard library."""
+its own venv with its framework, so this module imports only the standard library (and
+onnx where a function needs it)."""
 
 from __future__ import annotations
 
@@ -27,3 +28,18 @@ def kept_records(index_path: str, only) -> tuple[dict, list]:
     models = {k: v for k, v in old["models"].items() if v["name"] not in only}
     failures = [r for r in old["failures"] if r["name"] not in only]
     return models, failures
+
+
+def strip_dynamo_debug_info(path: str) -> None:
+    """Drop the dynamo exporter's per-node debug records (metadata_props: stack traces,
+    module scopes, FX node names) from the ONNX file at `path`: about half of a tiny
+    model's bytes, and no runtime reads them."""
+    import onnx
+
+    model = onnx.load(path)
+    for node in model.graph.node:
+        del node.metadata_props[:]
+    for fn in model.functions:
+        for node in fn.node:
+            del node.metadata_props[:]
+    onnx.save(model, path)

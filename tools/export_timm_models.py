@@ -52,6 +52,8 @@ import timm  # noqa: E402  (after the offline switch)
 from timm.models import byoanet, byobnet, cspnet, efficientnet, ghostnet, mobilenetv3  # noqa: E402
 from timm.models import maxxvit, metaformer, mlp_mixer, nfnet, regnet, vgg, volo  # noqa
 
+from corpus_tool import strip_dynamo_debug_info  # noqa: E402 - tools/, this folder
+
 NCLS = 10
 # every export variant (for exploration runs; "hw": dynamic batch, height and width;
 # "fp16": the model and its images in float16)
@@ -580,7 +582,7 @@ def export_entry(entry, out_dir, exporter, opset, dynamic, max_bytes=MAX_BYTES):
             os.remove(path)
         return rec
     if exporter == "dynamo":
-        _strip_debug_info(path)
+        strip_dynamo_debug_info(path)
     rec["size"] = os.path.getsize(path)
     if rec["size"] > max_bytes:
         rec["error"] = f"too large: {rec['size']} bytes"
@@ -625,20 +627,6 @@ def _check_with_onnxruntime(path, model, batches):
     except Exception as e:  # an export onnxruntime cannot run
         return f"onnxruntime fails: {_first_line(e)}"
     return None
-
-
-def _strip_debug_info(path):
-    """Drop the dynamo exporter's per-node debug records (metadata_props: stack traces,
-    module scopes, FX node names) from the file at `path`. They are half of a tiny
-    model's bytes, no runtime reads them, and the hand-written torch corpus keeps them."""
-    import onnx
-    model = onnx.load(path)
-    for node in model.graph.node:
-        del node.metadata_props[:]
-    for fn in model.functions:
-        for node in fn.node:
-            del node.metadata_props[:]
-    onnx.save(model, path)
 
 
 def _save(out_dir, records, names):

@@ -63,6 +63,8 @@ from torchvision.models.optical_flow import raft
 from torchvision.models.segmentation import deeplabv3, fcn, lraspp
 from torchvision.models.video import resnet as video_resnet
 
+from corpus_tool import strip_dynamo_debug_info  # tools/, this folder
+
 S3D = sys.modules["torchvision.models.video.s3d"]
 MVIT = sys.modules["torchvision.models.video.mvit"]
 googlenet = sys.modules["torchvision.models.googlenet"]
@@ -842,7 +844,7 @@ def export_entry(entry, out_dir, exporter, opset, dynamic, max_bytes=MAX_BYTES,
             os.remove(path)
         return rec
     if exporter == "dynamo":
-        _strip_debug_info(path)
+        strip_dynamo_debug_info(path)
     rec["size"] = os.path.getsize(path)
     if rec["size"] > max_bytes:
         rec["error"] = f"too large: {rec['size']} bytes"
@@ -914,20 +916,6 @@ def _check_with_onnxruntime(path, names, outs, sets, eager):
     except Exception as e:  # an export onnxruntime cannot run
         return f"onnxruntime fails: {_first_line(e)}"
     return None
-
-
-def _strip_debug_info(path):
-    """Drop the dynamo exporter's per-node debug records (metadata_props: stack traces,
-    module scopes) from the file at `path`: most of a tiny model's bytes, read by no
-    runtime."""
-    import onnx
-    model = onnx.load(path)
-    for node in model.graph.node:
-        del node.metadata_props[:]
-    for fn in model.functions:
-        for node in fn.node:
-            del node.metadata_props[:]
-    onnx.save(model, path)
 
 
 def write_index(out_dir, records, rerun=None):
