@@ -349,6 +349,16 @@ def _lower_rms_normalization(node, b: NodeBuilder, rank, types):
     lower_rms_norm(node, b, rank, scale_type, b.elem_type)
 
 
+def _lower_cast_like(node, b: NodeBuilder, rank, types):
+    """CastLike (opset 15) as a Cast to its second input's element type, which the
+    export knows where onnx's inliner cannot find it (inside If and Loop bodies)."""
+    elem_type = types.get(node.input[1], (0, None))[0] if len(node.input) > 1 else 0
+    if not elem_type:
+        raise NotLowered("the type of its target_type input is unknown")
+    # `saturate` (opset 19) only concerns float8 types, which no target before 19 has
+    b.op("Cast", [node.input[0]], output=node.output[0], to=elem_type)
+
+
 def type_name(elem_type: int) -> str:
     """ONNX's name of an element type number ("float16"), or "unknown" for 0."""
     if not elem_type:
@@ -366,10 +376,10 @@ LOWERINGS = {"Gelu": (20, _lower_gelu), "Mish": (18, _lower_mish),
               "HardSwish": (14, _lower_hard_swish),
               "LayerNormalization": (17, _lower_layer_norm),
               "RMSNormalization": (23, _lower_rms_normalization),
-              "Trilu": (14, _lower_trilu)}
+              "Trilu": (14, _lower_trilu), "CastLike": (15, _lower_cast_like)}
 
 # lowerings that take any element type (the others need float16, float or double)
-_ANY_TYPE_LOWERINGS = frozenset({"Trilu"})
+_ANY_TYPE_LOWERINGS = frozenset({"Trilu", "CastLike"})
 
 
 def graph_constants(graph) -> dict:
@@ -468,7 +478,7 @@ def lower_new_ops(graph, source, target, types, outer_constants=None) -> int:
         try:
             if node.op_type == "LayerNormalization":
                 entry[1](node, builder, rank)
-            elif node.op_type in ("RMSNormalization", "Trilu"):
+            elif node.op_type in ("RMSNormalization", "Trilu", "CastLike"):
                 entry[1](node, builder, rank, types)
             else:
                 entry[1](node, builder)
