@@ -1,0 +1,204 @@
+"""JAX and Flax (nnx) models as jax2onnx writes them, against JAX's own outputs.
+
+data/jax_exported/ holds 34 small seeded models in 44 ONNX files (1.9 MB with their
+inputs and outputs), written by tools/export_jax_models.py (jax2onnx 0.17.1, JAX 0.10.2,
+flax 0.12.8; index.json has the versions):
+
+* flax.nnx models with random weights, at opsets 23 and 18: an MLP (GELU), a CNN in
+  NHWC (Conv, inference BatchNormalization with non-trivial running statistics, max and
+  average pooling), the same CNN exported with inputs_as_nchw, grouped / dilated /
+  strided / transposed / causal 1-D convolutions, a transformer encoder block
+  (MultiHeadAttention with a causal mask, LayerNorm, exact GELU), RMSNorm + GroupNorm +
+  LayerNorm, an Embed text model (int32 ids, masked mean, log_softmax), LSTM and GRU
+  cells scanned with lax.scan (Loop), twelve activations;
+* JAX functions at opset 23: a lax.scan RNN, fori_loop / while_loop (Loop), cond on
+  both branches (If), einsum, cumulative sums / max / min (CumSum, reverse), sort /
+  argsort / top_k (TopK), gather-style indexing (Gather, GatherElements, GatherND,
+  strided and reversed Slice), scatter-style updates (.at[].set/add/max/mul and
+  segment_sum: ScatterND with reductions), where / clip / rounding / isfinite,
+  softmax / log_softmax / argmax / argmin / logsumexp, split / concat / stack / tile /
+  repeat, dynamic_slice and dynamic_update_slice with run-time int32 starts, constant,
+  negative, symmetric and wrap padding, reductions (ReduceL2, ReduceLogSumExp, ...),
+  int32 arithmetic and bit ops, elementwise math, iota / one_hot / tril / eye, float64,
+  lax.conv_general_dilated with asymmetric padding and rhs dilation, reduce_window,
+  linear jax.image.resize.
+
+Most models have a dynamic batch ('B') and a second input set at another batch size
+(*.alt.npy). Four files carry value_info shapes that contradict ONNX's shape inference
+(the CNNs: index.json's full_check_error); onnxruntime runs them anyway, and so must
+onegraph. One (reduce_window_4d: MaxPool over four spatial axes, valid ONNX) is refused by
+onnxruntime ("Unsupported pooling size"), so JAX alone is its oracle. What jax2onnx
+refused or wrote wrong (CumProd, BitShift on int32, nnx.RNN, lax.switch, a OneHot and
+a Slice without JAX's masking / clamping, nearest and cubic resize, reflect padding,
+symbolic batches) is in index.json's failures, with whose fault it is; onegraph gives
+onnxruntime's result on each of those exports.
+
+Each model must import, run in the Session to JAX's outputs and onnxruntime's (at both
+batch sizes), come back from to_onnx as a model that passes the full ONNX checker and
+gives onnxruntime JAX's outputs, and be written at opsets 17 and 13 or refused with a
+ConversionError naming what the target lacks (BitwiseAnd, ScatterND's reduction).
+
+Tolerances: rtol = atol = 1e-4 on floats, integers and booleans exactly. Measured
+largest differences: onegraph vs JAX 2.4e-6 (lax_conv_pool, a float32 convolution summed
+in another order), onnxruntime vs JAX 2.9e-6 (the same), float64 8.9e-16; everything
+else is below 1.5e-6, so 1e-4 leaves a margin of 40x while a wrong op (a missed
+mask, a wrong pad or branch) moves outputs by 1e-1 or more.
+"""
+
+import os
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+import onegraph as og  # noqa: E402
+from onegraph.convert import from_onnx, to_onnx  # noqa: E402
+from onegraph.errors import ConversionError  # noqa: E402
+
+from .corpus import (assert_same_array, corpus_folder, load_index,  # noqa: E402
+                     model_file, strict_xfail_params)
+
+DATA = corpus_folder("jax_exported")
+INDEX = load_index(DATA)
+MODELS = INDEX["models"]
+
+RTOL = ATOL = 1e-4
+
+# file -> reason: corpus models that fail because of an onegraph bug (strict xfails); none
+XFAILS: dict[str, str] = {}
+
+
+def _load(f):
+    return np.load(os.path.join(DATA, f), allow_pickle=False)
+
+
+def _sets(entry) -> list:
+    """[(feeds, JAX's outputs)] at the first batch size and, if dynamic, the second."""
+    sets = [("input_files", "output_files")]
+    if entry.get("alt_input_files"):
+        sets.append(("alt_input_files", "alt_output_files"))
+    return [({n: _load(f) for n, f in zip(entry["inputs"], entry[i])},
+             [_load(f) for f in entry[o]]) for i, o in sets]
+
+
+def _ort(model_bytes, feeds, outputs):
+    so = ort.SessionOptions()
+    so.log_severity_level = 3   # jax2onnx's contradicting value_info shapes warn
+    sess = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
+    return sess.run(outputs, feeds)
+
+
+def _params():
+    return strict_xfail_params(MODELS, XFAILS)
+
+
+@pytest.mark.parametrize("name", _params())
+def test_session_matches_jax_and_onnxruntime(name):
+    entry = MODELS[name]
+    path, original = model_file(DATA, name)
+    outputs = entry["outputs"]
+    session = og.Session(from_onnx(path))
+    for k, (feeds, want_jax) in enumerate(_sets(entry)):
+        got = session.run(outputs, feeds)
+        want_ort = None if entry.get("ort_refuses") else _ort(original, feeds, outputs)
+        for j, (out, g, w) in enumerate(zip(outputs, got, want_jax)):
+            what = f"{name} input set {k} output {out!r}"
+            assert_same_array(g, w, what + " vs JAX", RTOL, ATOL)
+            if want_ort is not None:
+                assert_same_array(g, want_ort[j], what + " vs onnxruntime", RTOL, ATOL)
+
+
+@pytest.mark.parametrize("name", _params())
+def test_round_trip_through_to_onnx(name):
+    """The export passes the full checker and gives JAX's outputs: in onnxruntime, or
+    (where onnxruntime refuses the original too) in onegraph's Session after a second
+    import."""
+    entry = MODELS[name]
+    outputs = entry["outputs"]
+    exported = to_onnx(from_onnx(os.path.join(DATA, name)))
+    onnx.checker.check_model(exported, full_check=True)
+    data = exported.SerializeToString()
+    again = og.Session(from_onnx(exported)) if entry.get("ort_refuses") else None
+    for k, (feeds, want_jax) in enumerate(_sets(entry)):
+        back = again.run(outputs, feeds) if again else _ort(data, feeds, outputs)
+        for out, b, w in zip(outputs, back, want_jax):
+            assert_same_array(b, w, f"{name} input set {k} output {out!r} after to_onnx",
+                              RTOL, ATOL)
+
+
+# what opsets 17 and 13 lack, in the refusals these models meet
+OLDER_REFUSALS = ("the op came in at opset 18",              # BitwiseAnd/Or/Xor/Not
+                  "its reduction 'max' came in at opset 18",  # ScatterND
+                  "its attribute 'reduction' came in at opset 16")
+
+
+@pytest.mark.parametrize("target", [17, 13])
+@pytest.mark.parametrize("name", _params())
+def test_written_at_an_older_opset(name, target):
+    """to_onnx(opset=17 / 13) passes the full checker and gives JAX's outputs (in
+    onnxruntime, or onegraph where onnxruntime refuses the model), or is refused with
+    a ConversionError naming what the target lacks."""
+    entry = MODELS[name]
+    outputs = entry["outputs"]
+    try:
+        proto = to_onnx(from_onnx(os.path.join(DATA, name)), opset=target)
+    except ConversionError as e:
+        message = str(e)
+        assert message.startswith("cannot write ") and f"at opset {target}" in message \
+            and any(why in message for why in OLDER_REFUSALS), message
+        return
+    assert [o.version for o in proto.opset_import if o.domain == ""] == [target]
+    onnx.checker.check_model(proto, full_check=True)
+    data = proto.SerializeToString()
+    again = og.Session(from_onnx(proto)) if entry.get("ort_refuses") else None
+    feeds, want_jax = _sets(entry)[0]
+    back = again.run(outputs, feeds) if again else _ort(data, feeds, outputs)
+    for out, b, w in zip(outputs, back, want_jax):
+        assert_same_array(b, w, f"{name} at opset {target} output {out!r}", RTOL, ATOL)
+
+
+def test_the_corpus_covers_what_it_promises():
+    """The models, opsets, ops, dynamic batches, odd files and recorded failures the
+    module docstring names are all there, and the folder stays under 4 MB."""
+    entries = list(MODELS.values())
+    names = {e["name"] for e in entries}
+    assert len(names) >= 30 and len(MODELS) >= 40
+    assert {"nnx_mlp", "nnx_cnn_bn_pool", "nnx_cnn_nchw_input", "nnx_transformer_encoder",
+            "nnx_lstm_cell_scan", "nnx_gru_cell_scan", "scan_rnn", "loops", "cond_true",
+            "cond_false", "einsums", "cumulative", "sorting", "gathers", "scatters",
+            "softmaxes", "dynamic_slices", "pads", "integers", "float64",
+            "reduce_window_4d"} <= names
+    assert {e["opset"] for e in entries} == {18, 23}
+    ops = set().union(*(e["ops"] for e in entries))
+    assert {":Conv", ":ConvTranspose", ":BatchNormalization", ":MaxPool", ":AveragePool",
+            ":Loop", ":If", ":Einsum", ":CumSum", ":TopK", ":GatherND", ":GatherElements",
+            ":ScatterND", ":OneHot", ":Trilu", ":Resize", ":Pad", ":Softmax",
+            ":LogSoftmax", ":Gelu", ":BitwiseAnd", ":ReduceLogSumExp", ":Erf"} <= ops
+    assert len(ops) >= 80
+    assert sum(bool(e.get("alt_input_files")) for e in entries) >= 20
+    for name, e in MODELS.items():  # dynamic files really leave the batch open
+        first = onnx.load(os.path.join(DATA, name)).graph.input[0]
+        dims = first.type.tensor_type.shape.dim
+        if e["dynamic"]:
+            assert dims[0].dim_param == "B", name
+    assert any(e.get("ort_refuses") for e in entries)
+    assert sum(bool(e.get("full_check_error")) for e in entries) >= 4
+    dtypes = {str(_load(f).dtype) for e in entries for f in e["input_files"]}
+    assert {"float32", "int32", "float64"} <= dtypes
+    # what jax2onnx refused or wrote wrong is recorded, not silently dropped
+    failed = {f["name"] for f in INDEX["failures"]}
+    assert {"cumprod", "shifts", "one_hot_negative", "dynamic_slices_clamped",
+            "resize_nearest", "resize_cubic", "switch", "nnx_rnn_module_lstm"} <= failed
+    assert all(f.get("note") for f in INDEX["failures"])
+    total = os.path.getsize(os.path.join(DATA, "index.json"))
+    for name, e in MODELS.items():
+        graph = onnx.load(os.path.join(DATA, name)).graph
+        assert [i.name for i in graph.input] == e["inputs"], name
+        assert [o.name for o in graph.output] == e["outputs"], name
+        files = [name] + e["input_files"] + e["output_files"] \
+            + e.get("alt_input_files", []) + e.get("alt_output_files", [])
+        for f in files:
+            total += os.path.getsize(os.path.join(DATA, f))
+    assert total < 4 * 1024 * 1024
