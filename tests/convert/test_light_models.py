@@ -56,7 +56,47 @@ def test_light_model_matches_stored_reference(name):
     (got,) = _run_onegraph(model, feeds, [model.graph.output[0].name])
     ref = zoo.light_reference_output(name)
     assert got.shape == ref.shape and got.dtype == ref.dtype
-    np.testing.assert_allclose(got, ref, rtol=1e-3, atol=1e-7)
+    try:
+        np.testing.assert_allclose(got, ref, rtol=1e-3, atol=1e-7)
+    except AssertionError:
+        if name != "squeezenet" or _blas_rows_uniform():
+            raise
+        _check_squeezenet_logits(model, feeds, got)
+        pytest.xfail("this BLAS sums the rows of one GEMM in different orders (OpenBLAS's "
+                     "Haswell kernels: rows 6-11 of every 12), and SqueezeNet's constant "
+                     "weights make its 1000 logits equal in exact arithmetic (about 1e10 "
+                     "each): a few-ulp difference between them decides the softmax. The "
+                     "logits match onnxruntime's (checked); the random-weight variant is "
+                     "checked in full")
+
+
+def _blas_rows_uniform() -> bool:
+    """Whether numpy's matmul gives equal rows for a matrix of equal rows (0.02, as the
+    light models' weights) times data shaped like SqueezeNet's last convolution: true
+    for OpenBLAS's SkylakeX kernels, false for its Haswell ones."""
+    x = np.random.default_rng(0).random((512, 169), dtype=np.float32) * 1e8
+    y = np.full((1000, 512), 0.02, np.float32) @ x
+    return bool((y == y[:1]).all())
+
+
+def _check_squeezenet_logits(model, feeds, probs):
+    """SqueezeNet's pre-softmax logits match onnxruntime's (which are all equal, as exact
+    arithmetic makes them) within float32 rounding, and `probs` is their softmax."""
+    (softmax,) = [n for n in model.graph.node if n.op_type == "Softmax"]
+    name = softmax.input[0]
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    probe.graph.output.append(onnx.helper.make_empty_tensor_value_info(name))
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    want = ort.InferenceSession(probe.SerializeToString(), so,
+                                providers=["CPUExecutionProvider"]).run([name], feeds)[0]
+    got = og.Session(from_onnx(model)).run(name, feeds)
+    assert np.ptp(want) == 0, "onnxruntime's logits are expected to be all equal"
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=0)
+    z = np.exp(got.astype(np.float64) - got.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(probs, z / z.sum(axis=1, keepdims=True), rtol=1e-5,
+                               atol=1e-7)
 
 
 @pytest.mark.parametrize("name", _params())

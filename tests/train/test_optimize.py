@@ -104,7 +104,9 @@ def test_relu_past_maxpool_keeps_order_for_all_padding_windows():
     got, _ = _session_and_pool_kernel(model, x)
     plain = og.Session(from_onnx(model))
     plain.optimize = False
-    np.testing.assert_array_equal(got, plain.run("y", {"x": x}))
+    # (the fused Conv may take another GEMM path than the plain one: rounding may differ;
+    # the -inf of the padding-only windows must be at the same places)
+    np.testing.assert_allclose(got, plain.run("y", {"x": x}), rtol=1e-6, atol=1e-6)
     # the reference: Relu, then the max over each window's in-bounds part
     c = ort.InferenceSession(_conv_only(model).SerializeToString(),
                              providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
