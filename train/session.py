@@ -386,7 +386,9 @@ class Session:
                 dtype, as TF1 feeds are, where that changes no value beyond float
                 rounding: integers and bools to integer or float tensors, floats to
                 float tensors (float64 to float32); a float fed to an integer tensor,
-                or a value outside the tensor dtype's range, is a ShapeError.
+                or a value outside the tensor dtype's range, is a ShapeError. A
+                tensor declared as a scalar also takes a one-element array of any rank
+                (as onnxruntime does), fed as that scalar.
             run_metadata: an `og.RunMetadata` that records each step's node, kernel
                 time and output shapes (as TF1's `run_metadata`; see
                 `train/profiling.py`). Without it runs are not timed at all.
@@ -1185,6 +1187,10 @@ def _check_tensor_feed(t, value):
             raise ShapeError(f"feed for {t.name!r}: dtype {value.dtype} does not match "
                              f"the tensor's {t.dtype.short_name}")
     if t.shape is not None:
+        if not t.shape and value.size == 1 and value.ndim:
+            # a declared scalar fed one element as [1] or [1, 1] (as onnxruntime's
+            # JavaScript users build Silero VAD's sample rate): that element, as a scalar
+            value = value.reshape(())
         if value.ndim != len(t.shape) or any(
                 d >= 0 and d != v for d, v in zip(t.shape, value.shape)):
             raise ShapeError(f"feed for {t.name!r}: shape {list(value.shape)} does not "

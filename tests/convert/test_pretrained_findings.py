@@ -1,8 +1,8 @@
 """Where onegraph and onnxruntime part ways on the pretrained models of
 test_pretrained_models.py, each reduced to a small hand-built model (runs without the
 model cache) and, where it helps, shown on the real model too (skipped without the
-cache, as that module's tests). Strict xfails: an onegraph fix turns them into passes
-(XPASS fails), and then they become ordinary tests.
+cache, as that module's tests). Open differences are strict xfails (an onegraph fix
+turns them into passes, XPASS fails); fixed ones stay as ordinary tests.
 
 Faults of onnxruntime or of the packages are not here: they are in
 tests/convert/data/pretrained/index.json's notes.
@@ -22,13 +22,6 @@ import onegraph as og  # noqa: E402
 from onegraph.convert import from_onnx  # noqa: E402
 
 from . import pretrained_inputs as pi  # noqa: E402
-
-SCALAR_FEED_REASON = (
-    "onegraph's Session refuses a one-element [1] feed for an input declared as a "
-    "scalar (shape []): ShapeError from train/session.py's feed check; onnxruntime "
-    "runs it, and @ricky0123/vad-web feeds Silero's sr exactly so (new Tensor('int64', "
-    "[16000n]) is 1-D)")
-
 
 def _sample_rate_switch() -> onnx.ModelProto:
     """Silero's top level in miniature: y = If(sr == 16000, x * 2, x * 3), with sr an
@@ -66,20 +59,23 @@ def test_scalar_input_fed_a_rank_0_value():
     np.testing.assert_array_equal(want, [4.5, -6.0])
 
 
-@pytest.mark.xfail(strict=True, raises=og.ShapeError, reason=SCALAR_FEED_REASON)
 def test_scalar_input_fed_a_one_element_vector():
-    """sr fed as shape [1] (vad-web's feed): onnxruntime takes it and gives x * 2;
-    onegraph should give the same."""
+    """sr fed as shape [1] (vad-web's feed): onnxruntime takes it and gives x * 2, and
+    so does onegraph (a declared scalar takes a one-element array; found by the
+    pretrained sweep, where the Session's feed check refused it)."""
     model = _sample_rate_switch()
     feeds = {"x": np.array([1.5, -2.0], np.float32), "sr": np.array([16000], np.int64)}
     want = ort.InferenceSession(model.SerializeToString(),
                                 providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
     np.testing.assert_array_equal(want, [3.0, -4.0])
-    (got,) = og.Session(from_onnx(model)).run(["y"], feeds)
+    session = og.Session(from_onnx(model))
+    (got,) = session.run(["y"], feeds)
     np.testing.assert_array_equal(np.asarray(got), want)
+    # only one element stands for a scalar: [2] (onnxruntime takes that too) is refused
+    with pytest.raises(og.ShapeError, match="feed for 'sr': shape \\[2\\]"):
+        session.run(["y"], {"x": feeds["x"], "sr": np.array([16000, 8000], np.int64)})
 
 
-@pytest.mark.xfail(strict=True, raises=og.ShapeError, reason=SCALAR_FEED_REASON)
 def test_silero_v5_fed_as_vad_web_feeds_it():
     """The real case: vad-web 0.0.31's silero_vad_v5.onnx, 20 chunks with sr a [1]
     tensor as vad-web's Silero.new builds it; onnxruntime's speech probabilities and
