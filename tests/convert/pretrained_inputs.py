@@ -180,11 +180,12 @@ def _audio(kind: str, n: int, sr: int, seed: int) -> np.ndarray:
 
 def silero_chunks(kind: str = "voiced", sr: int = 16000, chunks: int = 20,
                   state: str = "state", with_sr: bool = True, context: bool = True,
-                  seed: int = 8) -> list:
+                  sr_vector: bool = False, seed: int = 8) -> list:
     """Silero VAD v5/v6 as silero_vad's OnnxWrapper feeds it: chunks of 512 samples
     (256 at 8 kHz), each preceded by the last 64 (32) samples of the one before
     (zeros first), a [2, 1, 128] state starting at zeros and carried over, and the
-    sample rate as an int64 scalar."""
+    sample rate as an int64 scalar (sr_vector: as a [1] tensor, as @ricky0123/vad-web
+    feeds it)."""
     size, ctx = (512, 64) if sr == 16000 else (256, 32)
     audio = _audio(kind, size * chunks, sr, seed)
     steps, prev = [], np.zeros(ctx, np.float32)
@@ -193,7 +194,7 @@ def silero_chunks(kind: str = "voiced", sr: int = 16000, chunks: int = 20,
         x = np.concatenate([prev, chunk]) if context else chunk
         feeds = {"input": x[None].astype(np.float32)}
         if with_sr:
-            feeds["sr"] = np.array(sr, np.int64)
+            feeds["sr"] = np.array([sr] if sr_vector else sr, np.int64)
         if i == 0:
             feeds[state] = np.zeros((2, 1, 128), np.float32)
         steps.append(feeds)
@@ -203,11 +204,13 @@ def silero_chunks(kind: str = "voiced", sr: int = 16000, chunks: int = 20,
 
 def silero_legacy_chunks(kind: str = "voiced", chunks: int = 20, seed: int = 9) -> list:
     """Silero VAD v4 (vad-web's silero_vad_legacy.onnx) as vad-web feeds it: frames
-    of 1536 samples at 16 kHz, LSTM states h and c [2, 1, 64] carried over."""
+    of 1536 samples at 16 kHz, the sample rate as a [1] tensor (vad-web's
+    new Tensor("int64", [16000n])), LSTM states h and c [2, 1, 64] carried over."""
     audio = _audio(kind, 1536 * chunks, 16000, seed)
     steps = []
     for i in range(chunks):
-        feeds = {"input": audio[None, i * 1536:(i + 1) * 1536], "sr": np.array(16000, np.int64)}
+        feeds = {"input": audio[None, i * 1536:(i + 1) * 1536],
+                 "sr": np.array([16000], np.int64)}
         if i == 0:
             feeds["h"] = np.zeros((2, 1, 64), np.float32)
             feeds["c"] = np.zeros((2, 1, 64), np.float32)
@@ -320,6 +323,7 @@ RECIPES = {
     "silero_16k_quiet": (silero_chunks, {"kind": "quiet"}, {"state": "stateN"}),
     "silero_8k": (silero_chunks, {"sr": 8000}, {"state": "stateN"}),
     "silero_16k_no_sr": (silero_chunks, {"with_sr": False}, {"state": "stateN"}),
+    "silero_16k_vad_web": (silero_chunks, {"sr_vector": True}, {"state": "stateN"}),
     "silero_legacy": (silero_legacy_chunks, {}, {"h": "hn", "c": "cn"}),
     "silero_legacy_quiet": (silero_legacy_chunks, {"kind": "quiet"}, {"h": "hn", "c": "cn"}),
     "silero_sequence": (silero_sequence, {}, {"h": "hn", "c": "cn"}),
