@@ -87,6 +87,20 @@ def ocr_det(height: int = 160, width: int = 320, seed: int = 0) -> list:
     return [{"x": _chw(text_page(height, width, seed), IMAGENET_MEAN, IMAGENET_STD)}]
 
 
+def ocr_det_batch(seed: int = 12) -> list:
+    """Two 128x256 pages in one batch (another size than ocr_det's)."""
+    return [{"x": np.concatenate([ocr_det(128, 256, seed)[0]["x"],
+                                  ocr_det(128, 256, seed + 1)[0]["x"]])}]
+
+
+def ocr_rec_batch(seed: int = 13) -> list:
+    """Three short lines, 48x40 (the shortest width RapidOCR crops give: two time
+    steps), as one batch."""
+    lines = [text_line(t, 48, 40, seed + i) for i, t in enumerate(["7", "NO", "A"])]
+    return [{"x": np.concatenate([_chw(np.repeat(g[:, :, None], 3, axis=2), 0.5, 0.5)
+                                  for g in lines])}]
+
+
 def ocr_rec(width: int = 320, seed: int = 1) -> list:
     """PP-OCR text recognition (SVTR/CRNN): one text line, 48 pixels high, RGB,
     normalised to [-1, 1] as RapidOCR does."""
@@ -120,6 +134,12 @@ def yolov8_320(seed: int = 5) -> list:
     img = text_page(320, 320, seed).astype(np.float32)
     img[40:200, 60:180] = rng.uniform(120, 220, 3)
     return [{"images": _chw(img.astype(np.uint8), 0.0, 1.0)}]
+
+
+def yolov8_batch(seed: int = 14) -> list:
+    """nudenet's YOLOv8n on two 256x320 images at once (dynamic batch, height, width)."""
+    imgs = [_chw(text_page(256, 320, seed + i), 0.0, 1.0) for i in range(2)]
+    return [{"images": np.concatenate(imgs)}]
 
 
 def ddddocr_line(width: int = 160, seed: int = 6) -> list:
@@ -199,6 +219,19 @@ def silero_chunks(kind: str = "voiced", sr: int = 16000, chunks: int = 20,
             feeds[state] = np.zeros((2, 1, 128), np.float32)
         steps.append(feeds)
         prev = chunk[-ctx:]
+    return steps
+
+
+def silero_batch(chunks: int = 20, seed: int = 15) -> list:
+    """Two streams at once (batch 2: input [2, 576], state [2, 2, 128]): voiced audio
+    and near-silence, chunked as silero_chunks does."""
+    a, b = silero_chunks("voiced", seed=seed), silero_chunks("quiet", seed=seed + 1)
+    steps = []
+    for i, (x, y) in enumerate(zip(a, b)):
+        feeds = {"input": np.concatenate([x["input"], y["input"]]), "sr": x["sr"]}
+        if i == 0:
+            feeds["state"] = np.zeros((2, 2, 128), np.float32)
+        steps.append(feeds)
     return steps
 
 
@@ -324,6 +357,11 @@ RECIPES = {
     "silero_8k": (silero_chunks, {"sr": 8000}, {"state": "stateN"}),
     "silero_16k_no_sr": (silero_chunks, {"with_sr": False}, {"state": "stateN"}),
     "silero_16k_vad_web": (silero_chunks, {"sr_vector": True}, {"state": "stateN"}),
+    "silero_16k_batch2": (silero_batch, {}, {"state": "stateN"}),
+    "ocr_det_batch": (ocr_det_batch, {}, {}),
+    "ocr_rec_batch": (ocr_rec_batch, {}, {}),
+    "yolov8_batch": (yolov8_batch, {}, {}),
+    "ddddocr_line_wide": (ddddocr_line, {"width": 300}, {}),
     "silero_legacy": (silero_legacy_chunks, {}, {"h": "hn", "c": "cn"}),
     "silero_legacy_quiet": (silero_legacy_chunks, {"kind": "quiet"}, {"h": "hn", "c": "cn"}),
     "silero_sequence": (silero_sequence, {}, {"h": "hn", "c": "cn"}),

@@ -40,9 +40,12 @@ neighbouring uint8 in onegraph and onnxruntime after a one-ulp difference upstre
 and the rest of the net carries that step (measured at widths 64-300: at most 0.36
 on a range of 37, the argmax the same at every time step).
 
-The module takes about 17 s on the 2-core machine (92 tests); the exports at 17 and 13
-and the .og round trip of the 7 models over 5 MB (21 tests, about 13 s) are marked
-slow and run with `make test-slow`.
+The module takes about 20 s on the idle 2-core machine (96 tests; 45 s while other
+test runs share it); the second recipes (other sizes and batches), the exports at 17
+and 13 and the .og round trip of the 7 models over 5 MB, and onegraph on
+onnxruntime's own optimized form of every model (its ORT_ENABLE_EXTENDED rewrite with
+com.microsoft fused ops), 43 tests, about 35 s, are marked slow and run with
+`make test-slow`.
 """
 
 from __future__ import annotations
@@ -163,10 +166,18 @@ def compare(name: str, got: list, want: list, what: str) -> None:
                 assert_same_array(g, w, label, RTOL, ATOL)
 
 
+# Models over 5 MB: their second recipes (other sizes and batches), their exports at
+# 17 and 13 and their .og round trip (0.5-4 s each) run with make test-slow, so the
+# default run of the module stays well under a minute on a busy 2-core machine; their
+# first recipe's Session test and own-opset export run by default.
+BIG = {n for n, m in MODELS.items() if m["size"] > 5_000_000}
+SLOW = [pytest.mark.slow]
+
+
 def _recipe_params() -> list:
-    """(model, recipe) pairs."""
-    return [pytest.param(n, r, id=f"{n}-{r}") for n, m in MODELS.items()
-            for r in m["recipes"]]
+    """(model, recipe) pairs; BIG models' recipes after the first marked slow."""
+    return [pytest.param(n, r, id=f"{n}-{r}", marks=SLOW if n in BIG and k else [])
+            for n, m in MODELS.items() for k, r in enumerate(m["recipes"])]
 
 
 @pytest.mark.parametrize("name,recipe_name", _recipe_params())
@@ -179,13 +190,6 @@ def test_session_matches_onnxruntime(name, recipe_name):
     session = og.Session(imported(name))
     got = run_steps(session.run, outputs, steps, carry)
     compare(name, got, want, f"{name} ({recipe_name})")
-
-
-# Models over 5 MB: their exports at 17 and 13 and their .og round trip (0.5-3 s each)
-# run with make test-slow, so the default run of the module stays well under a minute
-# on a busy 2-core machine; their Session and own-opset export tests run by default.
-BIG = {n for n, m in MODELS.items() if m["size"] > 5_000_000}
-SLOW = [pytest.mark.slow]
 
 
 def _export_params() -> list:
@@ -231,6 +235,28 @@ def test_og_file_round_trip(name, tmp_path):
     for out, a, b in zip(outputs, og.Session(loaded).run(outputs, steps[0]),
                          og.Session(model).run(outputs, steps[0])):
         assert_same_array(a, b, f"{name} output {out!r} after og.save/og.load", 0.0, 0.0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_onnxruntime_optimized_form(name, tmp_path):
+    """onnxruntime's own ORT_ENABLE_EXTENDED rewrite of the model, saved with
+    optimized_model_filepath (com.microsoft FusedConv, FusedMatMul, QuickGelu,
+    DynamicQuantizeMatMul, ...; what a deployment that caches optimized models ships),
+    imports and runs in onegraph to onnxruntime's outputs of that file."""
+    path = str(tmp_path / f"{name}_ort.onnx")
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    so.optimized_model_filepath = path
+    so.log_severity_level = 3
+    ort.InferenceSession(model_bytes(name), so, providers=["CPUExecutionProvider"])
+    with open(path, "rb") as f:
+        data = f.read()
+    steps, carry = pi.recipe(MODELS[name]["recipes"][0])
+    outputs, ort_run = ort_runner(data)
+    want = run_steps(ort_run, outputs, steps, carry)
+    got = run_steps(og.Session(from_onnx(path)).run, outputs, steps, carry)
+    compare(name, got, want, f"{name} as onnxruntime optimized it")
 
 
 def _probabilities(name: str, recipe_name: str, output: str) -> np.ndarray:
