@@ -612,13 +612,19 @@ def _min_inputs(op_type: str, opset: int) -> int:
     return 0 if schema is None else int(schema.min_input)
 
 
-def _fix_for_opset(graph, opset: int, target: int | None = None) -> None:
+def _fix_for_opset(graph, opset: int, target: int | None = None,
+                   outer_empty: frozenset = frozenset()) -> None:
     """Undo importer-side additions that older opsets do not allow, and give back the
     empty names of omitted optional inputs that an op still needs by position (Loop's
     condition), which the IR drops when they trail. `target`: the opset the export
     ends at, when the version converter takes `opset` there next (BatchNormalization's
-    training_mode is spelled for the end, which the converter cannot turn back)."""
+    training_mode is spelled for the end, which the converter cannot turn back).
+    `outer_empty`: the names of the enclosing graphs' empty constants."""
+    empty = outer_empty | _empty_constants(graph)
     for node in graph.node:
+        if node.op_type == "Resize" and node.domain in ("", "ai.onnx") and opset >= 13 \
+                and (target is None or target >= 13):
+            _omit_empty_scales(node, empty)
         if node.domain in ("", "ai.onnx"):
             missing = _min_inputs(node.op_type, opset) - len(node.input)
             if missing > 0:
@@ -635,9 +641,28 @@ def _fix_for_opset(graph, opset: int, target: int | None = None) -> None:
             _roi_align_before_16(node)
         for a in node.attribute:
             if a.HasField("g"):
-                _fix_for_opset(a.g, opset, target)
+                _fix_for_opset(a.g, opset, target, empty)
             for sub in a.graphs:
-                _fix_for_opset(sub, opset, target)
+                _fix_for_opset(sub, opset, target, empty)
+
+
+def _empty_constants(graph) -> frozenset:
+    """The names of a graph's initializers and Constant node values with no elements."""
+    names = {t.name for t in graph.initializer if 0 in t.dims}
+    for node in graph.node:
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+            for a in node.attribute:
+                if a.name == "value" and a.HasField("t") and 0 in a.t.dims:
+                    names.add(node.output[0])
+    return frozenset(names)
+
+
+def _omit_empty_scales(node, empty: frozenset) -> None:
+    """A Resize (opset 13 on) given sizes and an empty constant scales names scales ""
+    (omitted), which means the same: ONNX's checker cannot tell that a scales read
+    from an enclosing graph is empty, and refuses a body holding both."""
+    if len(node.input) > 3 and node.input[3] and node.input[2] in empty:
+        node.input[2] = ""
 
 
 def _roi_align_before_16(node) -> None:

@@ -64,15 +64,10 @@ def test_resize_with_outer_scope_empty_scales_runs_as_onnxruntime():
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "to_onnx writes the subgraph's Resize with the outer-scope empty scales and the "
-    "sizes; onnx's full check cannot see that scales is empty from inside the branch "
-    "('Either `sizes` or `scales` must be provided, but not both') and to_onnx raises "
-    "ConversionError('exported model fails the ONNX checker'), though onnxruntime runs "
-    "the model (onnxslim__tf__tf_crop_resize__tf2onnx_op13.onnx in data/rewritten/). The "
-    "exporter (convert/onnx_export.py, where it writes a node's inputs) could write an "
-    "empty constant scales as '' when sizes is given"))
 def test_resize_with_outer_scope_empty_scales_in_a_subgraph_exports():
+    """to_onnx writes the branch's Resize with scales omitted: ONNX's full check cannot
+    see from inside a branch that the outer initializer is empty, and refused a Resize
+    given both (found in onnxslim's rewrite of tf2onnx's CropAndResize)."""
     model = _empty_scales_in_if()
     exported = to_onnx(from_onnx(model))
     onnx.checker.check_model(exported, full_check=True)

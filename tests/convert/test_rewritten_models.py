@@ -62,12 +62,14 @@ TOL, HALF_TOL = 1e-4, 5e-3
 # file -> reason: rewritten models that fail because of an onegraph bug (strict xfails),
 # for the Session test and for the export tests
 XFAILS: dict[str, str] = {}
-_EMPTY_SCALES = ("to_onnx copies a Resize in a Loop body whose scales is an empty "
-                 "initializer of the outer graph (onnxslim moved it there) with sizes "
-                 "given too: ONNX's checker cannot see the scales are empty and refuses "
-                 "the export (test_producer_findings.py::"
-                 "test_resize_with_outer_scope_empty_scales_in_a_subgraph_exports)")
-XFAIL_EXPORT = {"onnxslim__tf__tf_crop_resize__tf2onnx_op13.onnx": _EMPTY_SCALES}
+_OUTER_SIZES = ("ONNX's shape inference cannot read the outer-scope constant [4, 5] that the "
+                "Loop body's Resize sizes concatenates (onnxslim hoisted it out of the body) "
+                "and finds 0 elements, so the full check refuses the export; it refuses "
+                "onnxslim's model itself too (index.json's full_check_error). The Resize's "
+                "empty outer scales, refused before, is now written as omitted "
+                "(test_producer_findings.py::"
+                "test_resize_with_outer_scope_empty_scales_in_a_subgraph_exports)")
+XFAIL_EXPORT = {"onnxslim__tf__tf_crop_resize__tf2onnx_op13.onnx": _OUTER_SIZES}
 
 # what opsets 17 and 13 lack, in the refusals these models meet
 OLDER_REFUSALS = (r"the op came in at opset \d+",
