@@ -225,6 +225,8 @@ def sweep_one(tool, corpus, name, entry, new):
     except Exception as e:  # noqa: BLE001 - e.g. bfloat16: no oracle, not swept
         return "skipped", dict(rec, error="onnxruntime cannot run the original: "
                                + _first_line(e)), None
+    if any(not isinstance(w, np.ndarray) for ws in wants for w in ws):
+        return "skipped", dict(rec, error="a sequence or map output (ZipMap)"), None
     if isinstance(new, str):
         return "failed", dict(rec, error=new), None
     after = _ops(new)
@@ -312,6 +314,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out_dir", nargs="?")
     ap.add_argument("--tools", nargs="*", default=list(TOOLS))
+    ap.add_argument("--corpora", nargs="*", default=list(CORPORA),
+                    help="other folders of tests/convert/data for a sweep")
     ap.add_argument("--budget", type=int, default=BUDGET,
                     help="bytes per tool (a large one keeps every changed model: a sweep)")
     ap.add_argument("--max-model", type=int, default=MAX_MODEL)
@@ -324,10 +328,10 @@ def main(argv=None):
     sweep = {t: collections.Counter() for t in a.tools}
     for tool in a.tools:
         candidates = []
-        sources = [os.path.join(DATA, c, n) for c in CORPORA for n in _entries(c)]
+        sources = [os.path.join(DATA, c, n) for c in a.corpora for n in _entries(c)]
         with tempfile.TemporaryDirectory() as tmp:
             rewritten = rewrite_all(tool, sources, tmp)
-        for corpus in CORPORA:
+        for corpus in a.corpora:
             for name, entry in _entries(corpus).items():
                 kind, rec, payload = sweep_one(tool, corpus, name, entry,
                                                rewritten[os.path.join(DATA, corpus, name)])
@@ -348,7 +352,8 @@ def main(argv=None):
         for rec, (new, sets, wants) in _pick_order(candidates):
             # the corpus tag keeps apart files of the same name (vit__ts_op17_dyn is in
             # both the Hugging Face and the timm corpus)
-            stem = f"{tool}__{TAGS[rec['source_corpus']]}__{rec['source_file'][:-5]}"
+            tag = TAGS.get(rec["source_corpus"], rec["source_corpus"])
+            stem = f"{tool}__{tag}__{rec['source_file'][:-5]}"
             arrays = sum(v.nbytes for feeds, _ in sets for v in feeds.values()) + \
                 sum(np.asarray(w).nbytes for ws in wants for w in ws)
             if used + rec["size"] + arrays > a.budget:
