@@ -43,7 +43,7 @@ on each of those exports that onnxruntime runs, and refuses the invalid ones
 (BitShift on int32, the mixed-type Gemm) with a ConversionError as onnxruntime does.
 
 Each model must import, run in the Session to JAX's outputs and onnxruntime's (at both
-batch sizes), come back from to_onnx as a model that passes the full ONNX checker and
+batch sizes, and the dynamic ones on batches of one and of zero rows), come back from to_onnx as a model that passes the full ONNX checker and
 gives onnxruntime JAX's outputs, and be written at opsets 17 and 13 or refused with a
 ConversionError naming what the target lacks (BitwiseAnd, ScatterND's reduction, DFT,
 float16 CumSum).
@@ -69,7 +69,7 @@ ort = pytest.importorskip("onnxruntime")
 
 import onegraph as og  # noqa: E402
 from onegraph.convert import from_onnx, to_onnx  # noqa: E402
-from onegraph.errors import ConversionError  # noqa: E402
+from onegraph.errors import ConversionError, ShapeError  # noqa: E402
 
 from .corpus import (assert_same_array, corpus_folder, load_index,  # noqa: E402
                      model_file, strict_xfail_params)
@@ -105,8 +105,8 @@ def _ort(model_bytes, feeds, outputs):
     return sess.run(outputs, feeds)
 
 
-def _params():
-    return strict_xfail_params(MODELS, XFAILS)
+def _params(names=None):
+    return strict_xfail_params(MODELS if names is None else names, XFAILS)
 
 
 def _tol(feeds, want) -> float:
@@ -148,6 +148,35 @@ def test_round_trip_through_to_onnx(name):
             tol = _tol(feeds, w)
             assert_same_array(b, w, f"{name} input set {k} output {out!r} after to_onnx",
                               tol, tol)
+
+
+@pytest.mark.parametrize("rows", [0, 1])
+@pytest.mark.parametrize("name", _params([n for n, e in MODELS.items()
+                                          if e["dynamic"] and not e.get("ort_refuses")]))
+def test_batch_of_zero_and_one(name, rows):
+    """The dynamic models on the first `rows` rows of their batch: onegraph gives
+    onnxruntime's outputs (an empty batch goes through every op with a zero-size dim),
+    or refuses the feed where onnxruntime does (lax_conv_pool takes row 0)."""
+    entry = MODELS[name]
+    _, original = model_file(DATA, name)
+    outputs = entry["outputs"]
+    feeds, _ = _sets(entry)[0]
+    batched = {i.name for i in onnx.load_from_string(original).graph.input
+               if i.type.tensor_type.shape.dim
+               and i.type.tensor_type.shape.dim[0].dim_param == "B"}
+    part = {k: v[:rows] if k in batched else v for k, v in feeds.items()}
+    session = og.Session(from_onnx(os.path.join(DATA, name)))
+    try:
+        want = _ort(original, part, outputs)
+    except Exception as e:  # noqa: BLE001 - onnxruntime's own error classes
+        assert type(e).__module__.startswith("onnxruntime"), e
+        with pytest.raises(ShapeError):
+            session.run(outputs, part)
+        return
+    got = session.run(outputs, part)
+    for out, g, w in zip(outputs, got, want):
+        tol = _tol(part, w)
+        assert_same_array(g, w, f"{name} ({rows} rows) output {out!r}", tol, tol)
 
 
 # what opsets 17 and 13 lack, in the refusals these models meet
