@@ -119,12 +119,11 @@ def _prod(dims):
 
 def _reshape_target(in_shape, target, allowzero):
     """Resolve 0 (copy) and -1 (infer) entries of a Reshape target; None dims if unknown."""
-    if allowzero and 0 in target and -1 in target:
-        raise ShapeError(f"Reshape: target {list(target)} has both 0 and -1 with "
-                         f"allowzero=1 (the -1 cannot be inferred)")
     if target.count(-1) > 1 or any(d < -1 for d in target):
         raise ShapeError(f"Reshape: target {list(target)} may hold one -1 and no other "
                          f"negative value")
+    if allowzero and 0 in target and -1 in target:
+        return _empty_reshape_target(in_shape, target)
     out = []
     for i, d in enumerate(target):
         if d == 0 and not allowzero:
@@ -150,6 +149,33 @@ def _reshape_target(in_shape, target, allowzero):
                                  f"of {rest}")
             out[out.index(-1)] = total // rest
     return tuple(out)
+
+
+def _empty_reshape_target(in_shape, target):
+    """A target holding a literal 0 (allowzero=1) and a -1, which ONNX calls invalid: the
+    output holds no values, so the -1 is any number. PyTorch's dynamo exporter writes
+    such targets (view(batch, heads, -1, head_dim) on an empty batch), and onnxruntime
+    takes the -1 as the input's non-zero dims' product over the target's other non-zero
+    dims (an empty batch of (0, 4, 32) to [0, 8, -1, 16] gives [0, 8, 1, 16]): so does
+    onegraph. None dims if unknown.
+
+    Raises:
+        ShapeError: the input holds values (the output would not), or the non-zero
+            dims do not divide.
+    """
+    if in_shape is None or any(d is None for d in in_shape):
+        return tuple(None if d == -1 else d for d in target)
+    if math.prod(in_shape):
+        raise ShapeError(f"Reshape: target {list(target)} has both 0 and -1 with "
+                         f"allowzero=1, which only an empty input fits; {list(in_shape)} "
+                         f"holds {math.prod(in_shape)} values")
+    have = math.prod(d for d in in_shape if d)
+    rest = math.prod(d for d in target if d not in (0, -1))
+    if have % rest:
+        raise ShapeError(f"Reshape: cannot infer the -1 in {list(target)} (allowzero=1) "
+                         f"for the empty {list(in_shape)}: its non-zero dims multiply to "
+                         f"{have}, not a multiple of {rest}")
+    return tuple(have // rest if d == -1 else d for d in target)
 
 
 def _check_reshape_size(in_shape, out_shape, target):

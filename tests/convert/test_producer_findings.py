@@ -89,18 +89,13 @@ def _reshape_allowzero(target_len, x_shape):
     return model
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Reshape(allowzero=1) of an empty batch to a shape computed at run time, [0, 8, -1, "
-    "16]: onnxruntime gives [0, 8, 1, 16] (the -1 from the non-zero dims: 4*32 / "
-    "(8*16)), onegraph raises ShapeError ('has both 0 and -1 with allowzero=1'). ONNX "
-    "calls such a shape invalid, but PyTorch's dynamo exporter writes exactly this "
-    "(view(batch, heads, -1, head_dim) with allowzero=1), so the HF decoders of "
-    "hf_exported (gemma2, llama, phi, whisper, gpt2_kv_cache) run on an empty batch in "
-    "onnxruntime and not in onegraph: ops/shape.py _reshape_target refuses before "
-    "looking at the input's size"))
 @pytest.mark.parametrize("target, x_shape", [([0, 8, -1, 16], (0, 4, 32)),
                                              ([0, -1], (0, 6))])
 def test_reshape_allowzero_of_an_empty_batch_with_minus_one(target, x_shape):
+    """Reshape(allowzero=1) of an empty batch to a run-time shape holding 0 and -1, as
+    PyTorch's dynamo exporter writes view(batch, heads, -1, head_dim) in the HF decoders
+    of hf_exported: ONNX calls the shape invalid, onnxruntime takes the -1 from the
+    non-zero dims ([0, 8, 1, 16]), and so does onegraph (it raised a ShapeError)."""
     model = _reshape_allowzero(len(target), x_shape)
     feeds = {"x": np.zeros(x_shape, np.float32), "shape": np.array(target, np.int64)}
     (want,) = _ort(model, feeds, ["y"])
