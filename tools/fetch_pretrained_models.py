@@ -23,7 +23,6 @@ import argparse
 import hashlib
 import json
 import os
-import posixpath
 import shutil
 import subprocess
 import sys

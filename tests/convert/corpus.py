@@ -85,12 +85,26 @@ def feed_sets(folder: str, entry: dict) -> list:
              for name, f in zip(entry["inputs"], files)} for files in sets]
 
 
+def stored_sets(folder: str, entry: dict) -> list:
+    """An index entry's [(feeds, the stored outputs)]: its input_files and
+    output_files, then its alt_input_files and alt_output_files (another batch or
+    sequence size, or another branch) when it has them."""
+    sets = [("input_files", "output_files")]
+    if entry.get("alt_input_files"):
+        sets.append(("alt_input_files", "alt_output_files"))
+    return [({n: load_array(folder, f) for n, f in zip(entry["inputs"], entry[i])},
+             [load_array(folder, f) for f in entry[o]]) for i, o in sets]
+
+
 def ort_outputs(model_bytes: bytes, feeds: dict, outputs: list) -> list:
     """onnxruntime's (CPU) `outputs` of the serialized model, fed the feeds it takes
-    (an initializer listed as a graph input need not be fed)."""
+    (an initializer listed as a graph input need not be fed); its warnings (exporters'
+    contradicting value_info, tf2onnx's tf_half_pixel_for_nn) are not printed."""
     import onnxruntime as ort
 
-    sess = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    sess = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
     takes = {i.name for i in sess.get_inputs()}
     return sess.run(outputs, {k: v for k, v in feeds.items() if k in takes})
 

@@ -71,8 +71,8 @@ import onegraph as og  # noqa: E402
 from onegraph.convert import from_onnx, to_onnx  # noqa: E402
 from onegraph.errors import ConversionError, ShapeError  # noqa: E402
 
-from .corpus import (assert_same_array, corpus_folder, load_index,  # noqa: E402
-                     model_file, strict_xfail_params)
+from .corpus import (assert_same_array, corpus_folder, load_array,  # noqa: E402
+                     load_index, model_file, ort_outputs, stored_sets, strict_xfail_params)
 
 DATA = corpus_folder("jax_exported")
 INDEX = load_index(DATA)
@@ -85,24 +85,7 @@ HALF_TOL = 5e-3
 XFAILS: dict[str, str] = {}
 
 
-def _load(f):
-    return np.load(os.path.join(DATA, f), allow_pickle=False)
 
-
-def _sets(entry) -> list:
-    """[(feeds, JAX's outputs)] at the first batch size and, if dynamic, the second."""
-    sets = [("input_files", "output_files")]
-    if entry.get("alt_input_files"):
-        sets.append(("alt_input_files", "alt_output_files"))
-    return [({n: _load(f) for n, f in zip(entry["inputs"], entry[i])},
-             [_load(f) for f in entry[o]]) for i, o in sets]
-
-
-def _ort(model_bytes, feeds, outputs):
-    so = ort.SessionOptions()
-    so.log_severity_level = 3   # jax2onnx's contradicting value_info shapes warn
-    sess = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
-    return sess.run(outputs, feeds)
 
 
 def _params(names=None):
@@ -121,9 +104,9 @@ def test_session_matches_jax_and_onnxruntime(name):
     path, original = model_file(DATA, name)
     outputs = entry["outputs"]
     session = og.Session(from_onnx(path))
-    for k, (feeds, want_jax) in enumerate(_sets(entry)):
+    for k, (feeds, want_jax) in enumerate(stored_sets(DATA, entry)):
         got = session.run(outputs, feeds)
-        want_ort = None if entry.get("ort_refuses") else _ort(original, feeds, outputs)
+        want_ort = None if entry.get("ort_refuses") else ort_outputs(original, feeds, outputs)
         for j, (out, g, w) in enumerate(zip(outputs, got, want_jax)):
             what, tol = f"{name} input set {k} output {out!r}", _tol(feeds, w)
             assert_same_array(g, w, what + " vs JAX", tol, tol)
@@ -142,8 +125,8 @@ def test_round_trip_through_to_onnx(name):
     onnx.checker.check_model(exported, full_check=True)
     data = exported.SerializeToString()
     again = og.Session(from_onnx(exported)) if entry.get("ort_refuses") else None
-    for k, (feeds, want_jax) in enumerate(_sets(entry)):
-        back = again.run(outputs, feeds) if again else _ort(data, feeds, outputs)
+    for k, (feeds, want_jax) in enumerate(stored_sets(DATA, entry)):
+        back = again.run(outputs, feeds) if again else ort_outputs(data, feeds, outputs)
         for out, b, w in zip(outputs, back, want_jax):
             tol = _tol(feeds, w)
             assert_same_array(b, w, f"{name} input set {k} output {out!r} after to_onnx",
@@ -160,14 +143,14 @@ def test_batch_of_zero_and_one(name, rows):
     entry = MODELS[name]
     _, original = model_file(DATA, name)
     outputs = entry["outputs"]
-    feeds, _ = _sets(entry)[0]
+    feeds, _ = stored_sets(DATA, entry)[0]
     batched = {i.name for i in onnx.load_from_string(original).graph.input
                if i.type.tensor_type.shape.dim
                and i.type.tensor_type.shape.dim[0].dim_param == "B"}
     part = {k: v[:rows] if k in batched else v for k, v in feeds.items()}
     session = og.Session(from_onnx(os.path.join(DATA, name)))
     try:
-        want = _ort(original, part, outputs)
+        want = ort_outputs(original, part, outputs)
     except Exception as e:  # noqa: BLE001 - onnxruntime's own error classes
         assert type(e).__module__.startswith("onnxruntime"), e
         with pytest.raises(ShapeError):
@@ -205,8 +188,8 @@ def test_written_at_an_older_opset(name, target):
     onnx.checker.check_model(proto, full_check=True)
     data = proto.SerializeToString()
     again = og.Session(from_onnx(proto)) if entry.get("ort_refuses") else None
-    feeds, want_jax = _sets(entry)[0]
-    back = again.run(outputs, feeds) if again else _ort(data, feeds, outputs)
+    feeds, want_jax = stored_sets(DATA, entry)[0]
+    back = again.run(outputs, feeds) if again else ort_outputs(data, feeds, outputs)
     for out, b, w in zip(outputs, back, want_jax):
         tol = _tol(feeds, w)
         assert_same_array(b, w, f"{name} at opset {target} output {out!r}", tol, tol)
@@ -240,7 +223,7 @@ def test_the_corpus_covers_what_it_promises():
             assert dims[0].dim_param == "B", name
     assert any(e.get("ort_refuses") for e in entries)
     assert sum(bool(e.get("full_check_error")) for e in entries) >= 4
-    dtypes = {str(_load(f).dtype) for e in entries for f in e["input_files"]}
+    dtypes = {str(load_array(DATA, f).dtype) for e in entries for f in e["input_files"]}
     assert {"float32", "int32", "float64", "float16"} <= dtypes
     # what jax2onnx refused or wrote wrong is recorded, not silently dropped
     failed = {f["name"] for f in INDEX["failures"]}

@@ -50,8 +50,8 @@ import onegraph as og  # noqa: E402
 from onegraph.convert import from_onnx, to_onnx  # noqa: E402
 from onegraph.errors import ConversionError  # noqa: E402
 
-from .corpus import (assert_same_array, corpus_folder, load_index,  # noqa: E402
-                     model_file, strict_xfail_params)
+from .corpus import (assert_same_array, corpus_folder, load_array,  # noqa: E402
+                     load_index, model_file, ort_outputs, stored_sets, strict_xfail_params)
 
 DATA = corpus_folder("rewritten")
 INDEX = load_index(DATA)
@@ -79,24 +79,7 @@ OLDER_REFUSALS = (r"the op came in at opset \d+",
                   r"it changed at opset 20 in a way this node uses")
 
 
-def _load(f):
-    return np.load(os.path.join(DATA, f), allow_pickle=False)
 
-
-def _sets(entry) -> list:
-    """[(feeds, the original model's outputs)] at each stored input size."""
-    sets = [("input_files", "output_files")]
-    if entry.get("alt_input_files"):
-        sets.append(("alt_input_files", "alt_output_files"))
-    return [({n: _load(f) for n, f in zip(entry["inputs"], entry[i])},
-             [_load(f) for f in entry[o]]) for i, o in sets]
-
-
-def _ort(model_bytes, feeds, outputs):
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    sess = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
-    return sess.run(outputs, feeds)
 
 
 def _tol(feeds, want) -> float:
@@ -114,9 +97,9 @@ def test_session_matches_the_original_model(name):
     path, rewritten = model_file(DATA, name)
     outputs = entry["outputs"]
     session = og.Session(from_onnx(path))
-    for k, (feeds, want) in enumerate(_sets(entry)):
+    for k, (feeds, want) in enumerate(stored_sets(DATA, entry)):
         got = session.run(outputs, feeds)
-        ort_got = _ort(rewritten, feeds, outputs)
+        ort_got = ort_outputs(rewritten, feeds, outputs)
         for out, g, w, o in zip(outputs, got, want, ort_got):
             what, tol = f"{name} input set {k} output {out!r}", _tol(feeds, w)
             assert_same_array(g, w, what + " vs the original in onnxruntime", tol, tol)
@@ -130,8 +113,8 @@ def test_round_trip_through_to_onnx(name):
     exported = to_onnx(from_onnx(os.path.join(DATA, name)))
     onnx.checker.check_model(exported, full_check=True)
     data = exported.SerializeToString()
-    for k, (feeds, want) in enumerate(_sets(entry)):
-        for out, b, w in zip(outputs, _ort(data, feeds, outputs), want):
+    for k, (feeds, want) in enumerate(stored_sets(DATA, entry)):
+        for out, b, w in zip(outputs, ort_outputs(data, feeds, outputs), want):
             tol = _tol(feeds, w)
             assert_same_array(b, w, f"{name} input set {k} output {out!r} after to_onnx",
                               tol, tol)
@@ -153,8 +136,8 @@ def test_written_at_an_older_opset(name, target):
         return
     assert [o.version for o in proto.opset_import if o.domain == ""] == [target]
     onnx.checker.check_model(proto, full_check=True)
-    feeds, want = _sets(entry)[0]
-    for out, b, w in zip(outputs, _ort(proto.SerializeToString(), feeds, outputs), want):
+    feeds, want = stored_sets(DATA, entry)[0]
+    for out, b, w in zip(outputs, ort_outputs(proto.SerializeToString(), feeds, outputs), want):
         tol = _tol(feeds, w)
         assert_same_array(b, w, f"{name} at opset {target} output {out!r}", tol, tol)
 
@@ -179,7 +162,7 @@ def test_the_corpus_covers_what_it_promises():
     assert "BatchNormalization" in removed                   # folded into Conv
     assert sum(bool(e.get("alt_input_files")) for e in entries) >= 5
     assert any(e.get("full_check_error") for e in entries)
-    assert any(_load(e["input_files"][0]).dtype == np.float16 for e in entries)
+    assert any(load_array(DATA, e["input_files"][0]).dtype == np.float16 for e in entries)
     sweep = INDEX["sweep"]
     assert set(sweep) == {"onnxslim", "onnxsim", "onnxoptimizer"}
     assert sum(v for c in sweep.values() for k, v in c.items() if k.endswith(":changed")) >= 300

@@ -29,7 +29,6 @@ else.
 
 import os
 
-import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
@@ -39,7 +38,7 @@ import onegraph as og  # noqa: E402
 from onegraph.convert import from_onnx, to_onnx  # noqa: E402
 
 from .corpus import (assert_same_array, corpus_folder, load_index,  # noqa: E402
-                     model_file, strict_xfail_params)
+                     model_file, ort_outputs, stored_sets, strict_xfail_params)
 
 DATA = corpus_folder("tf2onnx_exported")
 INDEX = load_index(DATA)
@@ -61,25 +60,7 @@ def _params(xfails):
     return strict_xfail_params(MODELS, xfails)
 
 
-def _load(f):
-    return np.load(os.path.join(DATA, f), allow_pickle=False)
 
-
-def _sets(entry) -> list:
-    """[(feeds, TF outputs)] for the default input set and, if any, the alternative
-    one (another batch/sequence size, or another branch)."""
-    sets = [("input_files", "output_files")]
-    if entry.get("alt_input_files"):
-        sets.append(("alt_input_files", "alt_output_files"))
-    return [({n: _load(f) for n, f in zip(entry["inputs"], entry[i])},
-             [_load(f) for f in entry[o]]) for i, o in sets]
-
-
-def _ort(model_bytes, feeds, outputs):
-    so = ort.SessionOptions()
-    so.log_severity_level = 3  # tf2onnx's tf_half_pixel_for_nn warns at every load
-    sess = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
-    return sess.run(outputs, feeds)
 
 
 def _assert_same(got, want, what, atol=None):
@@ -92,8 +73,8 @@ def test_session_matches_tensorflow_and_onnxruntime(name):
     path, original = model_file(DATA, name)
     outputs = entry["outputs"]
     session = og.Session(from_onnx(path))
-    for k, (feeds, want_tf) in enumerate(_sets(entry)):
-        want_ort = _ort(original, feeds, outputs)
+    for k, (feeds, want_tf) in enumerate(stored_sets(DATA, entry)):
+        want_ort = ort_outputs(original, feeds, outputs)
         got = session.run(outputs, feeds)
         for out, g, t, o in zip(outputs, got, want_tf, want_ort):
             what = f"{name} input set {k} output {out!r}"
@@ -108,8 +89,8 @@ def test_round_trip_through_to_onnx(name):
     exported = to_onnx(from_onnx(os.path.join(DATA, name)))
     onnx.checker.check_model(exported, full_check=True)
     data = exported.SerializeToString()
-    for k, (feeds, want_tf) in enumerate(_sets(entry)):
-        back = _ort(data, feeds, outputs)
+    for k, (feeds, want_tf) in enumerate(stored_sets(DATA, entry)):
+        back = ort_outputs(data, feeds, outputs)
         for out, b, t in zip(outputs, back, want_tf):
             _assert_same(b, t, f"{name} input set {k} output {out!r} after to_onnx",
                          TF_ATOL.get((entry["name"], out)))
