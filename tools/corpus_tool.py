@@ -43,3 +43,26 @@ def strip_dynamo_debug_info(path: str) -> None:
         for node in fn.node:
             del node.metadata_props[:]
     onnx.save(model, path)
+
+
+def save_arrays(out_dir: str, stem: str, kind: str, arrays, suffix: str = "") -> list:
+    """np.save each array as OUT_DIR/<stem>.<kind><k><suffix>.npy (kind 'in' or 'out',
+    suffix '' or '.alt'), never pickled; the file names."""
+    import numpy as np
+
+    files = []
+    for k, a in enumerate(arrays):
+        name = f"{stem}.{kind}{k}{suffix}.npy"
+        np.save(os.path.join(out_dir, name), np.asarray(a), allow_pickle=False)
+        files.append(name)
+    return files
+
+
+def write_index(index_path: str, generator: dict, models: dict, failures: list) -> None:
+    """index.json of a corpus: the generator's versions, the kept models by file name
+    (sorted) and the failures (sorted by file), one space indented, newline-ended."""
+    index = dict(generator=generator, models=dict(sorted(models.items())),
+                 failures=sorted(failures, key=lambda r: r["file"]))
+    with open(index_path, "w", encoding="utf-8") as f:
+        json.dump(index, f, indent=1)
+        f.write("\n")

@@ -64,7 +64,6 @@ graph names, so index.json's sizes may move by a byte.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -73,7 +72,8 @@ import warnings
 import numpy as np
 import onnx
 
-from corpus_tool import kept_records, rerun_with_pinned_hash_seed  # tools/, this folder
+from corpus_tool import (kept_records, rerun_with_pinned_hash_seed,  # tools/, this folder
+                         save_arrays, write_index)
 
 warnings.filterwarnings("ignore")  # the libraries' deprecation chatter on tiny fits
 
@@ -573,14 +573,6 @@ def _ort_check(proto, feeds, want, labels):
     return err, None
 
 
-def _save(out_dir, stem, kind, arrays):
-    files = []
-    for k, a in enumerate(arrays):
-        f = f"{stem}.{kind}{k}.npy"
-        np.save(os.path.join(out_dir, f), np.asarray(a), allow_pickle=False)
-        files.append(f)
-    return files
-
 
 def _written_opsets(proto):
     return {(i.domain or "ai.onnx"): i.version for i in proto.opset_import}
@@ -646,8 +638,8 @@ def export_entry(entry, out_dir, opsets):
                inputs=in_names, outputs=out_names,
                oracle=[entry["oracle"][n] for n in out_names],
                size=os.path.getsize(path),
-               input_files=_save(out_dir, stem, "in", [feed]),
-               output_files=_save(out_dir, stem, "out", want))
+               input_files=save_arrays(out_dir, stem, "in", [feed]),
+               output_files=save_arrays(out_dir, stem, "out", want))
     if labels:
         rec["zipmap_labels"] = {}
         for n, lab in labels.items():
@@ -707,11 +699,7 @@ def main(argv=None):
             models[file] = rec
             print(f"{file:<60} {rec['size']:>8,} bytes  ort-vs-lib "
                   f"{rec['ort_max_abs_err']:.2e}", flush=True)
-    index = dict(generator=_versions(), models=dict(sorted(models.items())),
-                 failures=sorted(failures, key=lambda r: r["file"]))
-    with open(index_path, "w", encoding="utf-8") as f:
-        json.dump(index, f, indent=1)
-        f.write("\n")
+    write_index(index_path, _versions(), models, failures)
     return 0
 
 

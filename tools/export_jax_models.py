@@ -55,7 +55,6 @@ the same bytes for the same model, inputs are seeded, so a rerun writes the same
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import warnings
@@ -63,7 +62,7 @@ import warnings
 import numpy as np
 import onnx
 
-from corpus_tool import kept_records  # tools/, this folder
+from corpus_tool import kept_records, save_arrays, write_index  # tools/, this folder
 
 warnings.filterwarnings("ignore")
 
@@ -757,14 +756,6 @@ def _ort_vs_jax(proto, feeds_list, wants):  # noqa: C901 - one check after anoth
     return err, None
 
 
-def _save(out_dir, stem, kind, arrays, suffix=""):
-    files = []
-    for k, a in enumerate(arrays):
-        f = f"{stem}.{kind}{k}{suffix}.npy"
-        np.save(os.path.join(out_dir, f), np.asarray(a), allow_pickle=False)
-        files.append(f)
-    return files
-
 
 def export_model(name, spec, opset, out_dir):
     """Export one catalogue model at `opset`, check onnxruntime against JAX, save it;
@@ -818,8 +809,8 @@ def export_model(name, spec, opset, out_dir):
     if bad is not None and KEEP_FAILED:
         os.makedirs(KEEP_FAILED, exist_ok=True)
         onnx.save(proto, os.path.join(KEEP_FAILED, stem + ".onnx"))
-        _save(KEEP_FAILED, stem, "in", sets[0].values())
-        _save(KEEP_FAILED, stem, "out", wants[0])
+        save_arrays(KEEP_FAILED, stem, "in", sets[0].values())
+        save_arrays(KEEP_FAILED, stem, "out", wants[0])
     refused = None
     if bad is not None and err is None and full_check is None:
         # onnxruntime cannot run a valid model: kept, JAX alone is the oracle
@@ -836,11 +827,11 @@ def export_model(name, spec, opset, out_dir):
                ops=sorted({(n.domain or "") + ":" + n.op_type for n in _all_nodes(proto.graph)}),
                functions=sorted({f.name for f in proto.functions}),
                inputs=in_names, outputs=out_names, size=os.path.getsize(path),
-               input_files=_save(out_dir, stem, "in", sets[0].values()),
-               output_files=_save(out_dir, stem, "out", wants[0]))
+               input_files=save_arrays(out_dir, stem, "in", sets[0].values()),
+               output_files=save_arrays(out_dir, stem, "out", wants[0]))
     if dynamic:
-        rec["alt_input_files"] = _save(out_dir, stem, "in", sets[1].values(), ".alt")
-        rec["alt_output_files"] = _save(out_dir, stem, "out", wants[1], ".alt")
+        rec["alt_input_files"] = save_arrays(out_dir, stem, "in", sets[1].values(), ".alt")
+        rec["alt_output_files"] = save_arrays(out_dir, stem, "out", wants[1], ".alt")
     if any(cast):
         rec["jax_dtypes_cast"] = {n: str(w.dtype) for n, w, c in zip(out_names, want, cast)
                                   if c}
@@ -912,11 +903,7 @@ def main(argv=None):
             err = rec["ort_max_abs_err"]
             print(f"{file:<48} {rec['size']:>8,} bytes  ort-vs-jax "
                   + (f"{err:.2e}" if err is not None else rec["ort_refuses"]), flush=True)
-    index = dict(generator=_versions(), models=dict(sorted(models.items())),
-                 failures=sorted(failures, key=lambda r: r["file"]))
-    with open(index_path, "w", encoding="utf-8") as f:
-        json.dump(index, f, indent=1)
-        f.write("\n")
+    write_index(index_path, _versions(), models, failures)
     return 0
 
 

@@ -78,7 +78,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 import warnings
@@ -115,7 +114,8 @@ from sklearn.preprocessing import (Binarizer, KBinsDiscretizer, MinMaxScaler, No
 from sklearn.svm import SVC, SVR, LinearSVC, NuSVR, OneClassSVM
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from corpus_tool import kept_records, rerun_with_pinned_hash_seed  # tools/, this folder
+from corpus_tool import (kept_records, rerun_with_pinned_hash_seed,  # tools/, this folder
+                         save_arrays, write_index)
 
 try:  # optional: LightGBM / XGBoost through onnxmltools
     import lightgbm
@@ -634,14 +634,6 @@ def _ort_check(proto, arrays, want, labels) -> tuple[float | None, str | None]:
     return err, None
 
 
-def _save(out_dir, stem, kind, arrays) -> list:
-    files = []
-    for k, a in enumerate(arrays):
-        f = f"{stem}.{kind}{k}.npy"
-        np.save(os.path.join(out_dir, f), np.asarray(a), allow_pickle=False)
-        files.append(f)
-    return files
-
 
 def _written_opsets(proto) -> dict:
     return {(i.domain or "ai.onnx"): i.version for i in proto.opset_import}
@@ -705,8 +697,8 @@ def export_entry(entry, out_dir, opsets, shim=False):
                inputs=in_names, outputs=out_names,
                oracle=[entry["oracle"][n] for n in out_names],
                size=os.path.getsize(path),
-               input_files=_save(out_dir, stem, "in", arrays),
-               output_files=_save(out_dir, stem, "out", want))
+               input_files=save_arrays(out_dir, stem, "in", arrays),
+               output_files=save_arrays(out_dir, stem, "out", want))
     if shim:
         rec["converter_patch"] = SHIM_NOTE
     if labels:
@@ -768,11 +760,7 @@ def main(argv=None):
         gen["onnxruntime"] = onnxruntime.__version__
     except ImportError:
         pass
-    index = dict(generator=gen, models=dict(sorted(models.items())),
-                 failures=sorted(failures, key=lambda r: r["file"]))
-    with open(index_path, "w", encoding="utf-8") as f:
-        json.dump(index, f, indent=1)
-        f.write("\n")
+    write_index(index_path, gen, models, failures)
     return 0
 
 

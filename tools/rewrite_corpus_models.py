@@ -58,6 +58,8 @@ import warnings
 import numpy as np
 import onnx
 
+from corpus_tool import save_arrays  # tools/, this folder
+
 warnings.filterwarnings("ignore")
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests",
@@ -293,14 +295,6 @@ def _pick_order(candidates: list) -> list:
     return order + [c for c in ranked if not any(c is o for o in order)]
 
 
-def _save(out_dir, stem, kind, arrays, suffix):
-    files = []
-    for k, a in enumerate(arrays):
-        f = f"{stem}.{kind}{k}{suffix}.npy"
-        np.save(os.path.join(out_dir, f), np.asarray(a), allow_pickle=False)
-        files.append(f)
-    return files
-
 
 def _versions():
     from importlib.metadata import version
@@ -362,9 +356,9 @@ def main(argv=None):
             onnx.save(new, os.path.join(a.out_dir, stem + ".onnx"))
             for (feeds, suffix), want in zip(sets, wants):
                 key = "alt_" if suffix else ""
-                rec[key + "input_files"] = _save(a.out_dir, stem, "in",
+                rec[key + "input_files"] = save_arrays(a.out_dir, stem, "in",
                                                  [feeds[n] for n in rec["inputs"]], suffix)
-                rec[key + "output_files"] = _save(a.out_dir, stem, "out", want, suffix)
+                rec[key + "output_files"] = save_arrays(a.out_dir, stem, "out", want, suffix)
             sweep[tool]["kept_in_corpus"] += 1
             models[stem + ".onnx"] = rec
     index = dict(generator=_versions(), models=dict(sorted(models.items())),
