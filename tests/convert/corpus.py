@@ -1,7 +1,8 @@
 """Shared pieces of the exported-model corpus tests (test_pytorch_exported.py,
 test_hf_exported.py, test_timm_exported.py, test_torchvision_exported.py,
 test_tf2onnx_exported.py, test_paddle_exported.py, test_sklearn_exported.py,
-test_gbdt_exported.py, test_ort_processed.py, test_corpus_older_opsets.py): each corpus
+test_gbdt_exported.py, test_ort_processed.py, test_jax_exported.py,
+test_rewritten_models.py, test_pretrained_models.py, test_corpus_older_opsets.py): each corpus
 is a folder of ONNX files with seeded inputs (and the source framework's outputs) saved
 by np.save, listed in the folder's index.json."""
 
