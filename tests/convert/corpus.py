@@ -139,3 +139,27 @@ def check_runs_as_onnxruntime(folder: str, name: str, tol: float,
             what = f"{name} size {k} output {out!r}"
             assert_same_array(g, w, what, t, t)
             assert_same_array(b, w, what + " after to_onnx", t, t)
+
+
+def export_at_older_opset(path: str, target: int, refusals):
+    """to_onnx of the model at `path` written at opset `target`, checked (the default
+    domain's opset is `target`, ONNX's full check passes); or None when the export is
+    refused with a ConversionError "cannot write ... at opset TARGET" whose reason
+    matches one of the regular expressions `refusals` (any other refusal fails)."""
+    import re
+
+    import onnx
+
+    from onegraph.convert import from_onnx, to_onnx
+    from onegraph.errors import ConversionError
+
+    try:
+        proto = to_onnx(from_onnx(path), opset=target)
+    except ConversionError as e:
+        message = str(e)
+        assert message.startswith("cannot write ") and f"at opset {target}" in message \
+            and any(re.search(why, message) for why in refusals), message
+        return None
+    assert [o.version for o in proto.opset_import if o.domain == ""] == [target]
+    onnx.checker.check_model(proto, full_check=True)
+    return proto
