@@ -83,9 +83,11 @@ def machine_block_size() -> int | None:
     or numpy does not say."""
     if platform.machine().lower() not in ("x86_64", "amd64", "i386", "i686", "x86"):
         return None
-    try:
-        features = np._core._multiarray_umath.__cpu_features__
-    except AttributeError:  # numpy's feature table is private; without it, do not guess
+    # numpy's feature table is private: np._core from numpy 2, np.core before it
+    # (numpy>=1.24 is supported); without it, do not guess
+    core = getattr(np, "_core", None) or getattr(np, "core", None)
+    features = getattr(getattr(core, "_multiarray_umath", None), "__cpu_features__", None)
+    if not isinstance(features, dict):
         return None
     if features.get("AVX512F"):
         return 16

@@ -21,6 +21,7 @@ them). The form tests pin `ms_nchwc.BLOCK_SIZE` to that size.
 from __future__ import annotations
 
 import collections
+import types
 
 import numpy as np
 import pytest
@@ -311,6 +312,20 @@ def test_block_size_8_file():
 
 def test_machine_block_size_is_the_one_onnxruntime_writes_here(machine_block):
     assert ms_nchwc.machine_block_size() == machine_block
+
+
+@pytest.mark.parametrize("features, block", [({"AVX512F": True, "AVX2": True}, 16),
+                                             ({"AVX512F": False, "AVX2": True}, 8),
+                                             ({}, None)])
+def test_machine_block_size_reads_numpy_1_feature_table(monkeypatch, features, block):
+    """numpy 1.x (the package supports >= 1.24) keeps the CPU feature table under
+    np.core, not np._core; before it looked there too, a numpy 1.x machine read as
+    having no block size, so ambiguous NCHWc convs were refused."""
+    monkeypatch.setattr(ms_nchwc.platform, "machine", lambda: "x86_64")
+    umath = types.SimpleNamespace(__cpu_features__=features)
+    monkeypatch.setattr(ms_nchwc, "np", types.SimpleNamespace(
+        core=types.SimpleNamespace(_multiarray_umath=umath)))
+    assert ms_nchwc.machine_block_size.__wrapped__() == block
 
 
 def test_ambiguous_filter_is_read_with_this_machines_block_size(tmp_path, machine_block):
