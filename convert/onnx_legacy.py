@@ -2,10 +2,11 @@
 (or, for the removed experimental ops, not at all).
 
 The importer upgrades models older than opset 13 with onnx's version converter, which
-gets four things wrong; `rewrite_legacy` spells them, before that upgrade, in ops the
+gets several things wrong; `rewrite_legacy` spells them, before that upgrade, in ops the
 converter upgrades faithfully (first bringing a model older than opset 11 to 11 with
 the converter where a rewrite needs that opset's ops). Each rewrite is checked against
-onnxruntime running the original old-opset model.
+onnxruntime running the original old-opset model (PRelu: against ONNX's stored
+outputs, as onnxruntime does not run it).
 
 Batched Scan (opset < 9). Scan before opset 9 was batched: an optional `sequence_lens`
 input came first, every state and scan input carried a leading batch axis, scan inputs
@@ -43,6 +44,15 @@ input indices axis by axis, and a scale of 1 maps each index to itself either wa
 Squeeze with `axes=[]` (opsets 1-12). onnxruntime and ONNX's reference squeeze every
 size-1 dim, as for no `axes`; the converter makes it an empty `axes` input, which
 squeezes nothing from opset 13 on. The empty attribute is dropped.
+
+PRelu (opsets 1-6). PRelu came from Caffe2, where a slope of more than one element
+holds one value per channel (axis 1: "if Slope is of size 1, the value is shared across
+different channels"); opset 7 made it broadcast numpy-style, so a [C] slope then meets
+the input's last axis, and onnx's converter leaves the node as it is. A 1-D slope of
+more than one element on an input of rank r > 2 is given r - 2 trailing axes with an
+Unsqueeze (opset 1's, axes as an attribute, which the converter upgrades). onnxruntime
+runs no PRelu before opset 7, so ONNX's pytorch-converted test data (PyTorch's
+nn.PReLU(3) on inputs of rank 3-5) is the oracle.
 
 Experimental ops (opsets 1-9). ImageScaler, Crop, Affine, ScaledTanh,
 ParametricSoftplus, Scale and DynamicSlice were removed from ONNX (onnx has no schema
@@ -112,19 +122,81 @@ def _is_pad_with_unused_value(node, opset: int) -> bool:
     return mode != b"constant" and any(a.name == "value" for a in node.attribute)
 
 
+# PRelu's slope broadcasts numpy-style from this opset (per channel before it).
+BROADCASTING_PRELU_OPSET = 7
+
+
+def _is_old_prelu(node, opset: int) -> bool:
+    return node.op_type == "PRelu" and node.domain in _DEFAULT_DOMAINS \
+        and opset < BROADCASTING_PRELU_OPSET and len(node.input) == 2
+
+
+def _known_ranks(proto) -> dict:
+    """{tensor name: its dims (None for an unknown dim)} for the tensors of the main
+    graph whose rank is known: initializers, declarations, and what ONNX's shape
+    inference adds (skipped when it fails: those PRelus are then left alone)."""
+    import onnx
+
+    dims = {t.name: list(t.dims) for t in proto.graph.initializer}
+    try:
+        inferred = onnx.shape_inference.infer_shapes(proto).graph
+    except Exception:  # noqa: BLE001 - inference raises several kinds
+        inferred = proto.graph
+    for vi in (*inferred.input, *inferred.value_info, *inferred.output):
+        t = vi.type.tensor_type
+        if vi.name not in dims and t.HasField("shape"):
+            dims[vi.name] = [d.dim_value if d.HasField("dim_value") else None
+                             for d in t.shape.dim]
+    return dims
+
+
+def _per_channel_prelus(proto, opset: int) -> list:
+    """[(node, rank of its input)] for the main graph's PRelus of opsets 1-6 whose slope
+    is 1-D with more than one element (or an unknown count) and whose input has rank
+    > 2: those that broadcast per channel (see the module docstring)."""
+    nodes = [n for n in proto.graph.node if _is_old_prelu(n, opset)]
+    if not nodes:
+        return []
+    dims = _known_ranks(proto)
+    found = []
+    for node in nodes:
+        x, slope = dims.get(node.input[0]), dims.get(node.input[1])
+        if x is None or slope is None or len(x) <= 2 or len(slope) != 1 or slope[0] == 1:
+            continue
+        found.append((node, len(x)))
+    return found
+
+
+def _unsqueeze_prelu_slopes(proto, opset: int) -> None:
+    """Give each per-channel PRelu slope (opsets 1-6) trailing axes, in place."""
+    from onnx import helper
+
+    names = _Names(proto.graph, tag="prelu6")
+    for node, rank in _per_channel_prelus(proto, opset):
+        shaped = names.fresh(node.input[1])
+        unsqueeze = helper.make_node("Unsqueeze", [node.input[1]], [shaped],
+                                     name=names.fresh(node.name or "prelu"),
+                                     axes=list(range(1, rank - 1)))
+        at = list(proto.graph.node).index(node)
+        proto.graph.node.insert(at, unsqueeze)
+        node.input[1] = shaped
+
+
 def needs_legacy_rewrite(proto, default_opset: int | None) -> bool:
     """Whether the model (default-domain opset `default_opset`) has, in any graph, an op
     onnx's version converter upgrades wrongly: a batched Scan (opset < 9), a Hardmax
     or a Squeeze with axes=[] (opset < 13), an Upsample or a Resize (opset < 11), a
-    non-constant Pad with a value (opset < 11), or one of ONNX's removed experimental
-    ops (opsets 1-9, see `rewrite_experimental`)."""
+    non-constant Pad with a value (opset < 11), one of ONNX's removed experimental
+    ops (opsets 1-9, see `rewrite_experimental`), or, in the main graph, a PRelu with a
+    per-channel slope (opsets 1-6)."""
     if default_opset is None or default_opset >= PER_AXIS_HARDMAX_OPSET:
         return False
     return any(_is_batched_scan(n, default_opset) or _is_late_legacy(n, default_opset)
                or _is_squeeze_of_empty_axes(n, default_opset)
                or _is_pad_with_unused_value(n, default_opset)
                or _is_experimental(n, default_opset)
-               for n in all_proto_nodes(proto.graph))
+               for n in all_proto_nodes(proto.graph)) \
+        or bool(_per_channel_prelus(proto, default_opset))
 
 
 def rewrite_legacy(proto):
@@ -136,8 +208,9 @@ def rewrite_legacy(proto):
     11 (restoring the node and output names its Upsample adapter drops) and those ops
     are rewritten there, so the result may be at opset 11 rather than the model's own.
     ONNX's removed experimental ops (ImageScaler, Crop, ...) are first spelled in
-    standard ops of the model's opset (`rewrite_experimental`). A model that needs none
-    of this comes back as an unchanged copy.
+    standard ops of the model's opset (`rewrite_experimental`), and a per-channel PRelu
+    slope (opsets 1-6) gets its trailing axes. A model that needs none of this comes
+    back as an unchanged copy.
 
     Raises:
         ConversionError: a Scan's inputs, outputs and body disagree (counts, missing
@@ -154,6 +227,7 @@ def rewrite_legacy(proto):
         return out
     if has_experimental_ops(out):
         out = rewrite_experimental(out)
+    _unsqueeze_prelu_slopes(out, opset)
     for node in all_proto_nodes(out.graph):
         dropped = "axes" if _is_squeeze_of_empty_axes(node, opset) else \
             "value" if _is_pad_with_unused_value(node, opset) else None
