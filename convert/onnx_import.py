@@ -32,6 +32,7 @@ from ..format import AttrType, Container, DType, Graph, Model, TensorKind, Typed
 from ..format.ir import attr_type_of
 from ..ops import REGISTRY
 from ..ops.linalg import _parse_einsum
+from .onnx_gradient import UNSUPPORTED_KEY as GRADIENT_KEY, expand_gradients, nested_gradient
 from .onnx_legacy import (drop_batchnorm_saved_outputs, needs_scan_rewrite,
                           proto_subgraphs, rewrite_batched_scans)
 
@@ -2332,6 +2333,7 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
         raise ConversionError(str(e)) from e
     _prefer_own_shapes(main, stated, typed, opsets.get(""))
     _drop_subgraph_hints(main, stated_in_bodies)
+    expand_gradients(main, importer.unsupported)
     if check_ops and importer.unsupported:
         raise ConversionError(_unsupported_message(importer.unsupported))
     # The ModelProto's header goes in the metadata (what `to_onnx` writes back there);
@@ -2399,7 +2401,7 @@ def unsupported_ops(path_or_proto) -> dict[str, tuple[int, str]]:
         ConversionError: the model cannot be read or is malformed (see `from_onnx`).
     """
     proto, _ = _load_proto(path_or_proto)
-    payloads = _detach_payloads(proto)
+    _detach_payloads(proto)  # the weights' bytes are not needed to list the ops
     original = _default_opset(proto)
     try:
         proto, left = _upgrade(proto)
@@ -2416,7 +2418,10 @@ def unsupported_ops(path_or_proto) -> dict[str, tuple[int, str]]:
     importer = _Importer({("" if o.domain in _DEFAULT_DOMAINS else o.domain): int(o.version)
                           for o in proto.opset_import}, original, left)
     try:
-        importer.graph(proto.graph, [], True)
+        main = importer.graph(proto.graph, [], True)
     except FormatError as e:
         raise ConversionError(str(e)) from e
-    return {k: (v[0], v[1]) for k, v in importer.unsupported.items()}
+    unsupported = dict(importer.unsupported)
+    if GRADIENT_KEY in unsupported and nested_gradient(main) is None:
+        del unsupported[GRADIENT_KEY]  # from_onnx builds it (convert/onnx_gradient.py)
+    return {k: (v[0], v[1]) for k, v in unsupported.items()}

@@ -563,6 +563,20 @@ class Graph:
         # the graph-level seed (og.set_random_seed), as TF1's Graph.seed: None = unseeded
         self.seed: int | None = None
 
+    @classmethod
+    def around(cls, ir: IRGraph) -> "Graph":
+        """A Graph whose ops are added to the existing IR graph `ir` (an imported one):
+        tensors and nodes already there are found by name and index, their constant
+        data serves `static_value`, and new names avoid theirs. The ONNX importer builds
+        ai.onnx.preview.training's Gradient this way, with `gradients`. Never raises."""
+        g = cls(ir.name)
+        g._ir = ir
+        g._producer = ir.producers()
+        g._used_names = {t.name for t in ir.tensors} | {n.name for n in ir.nodes}
+        g._static = {k: np.asarray(t.data) for k, t in enumerate(ir.tensors)
+                     if t.kind is TensorKind.CONSTANT and t.data is not None}
+        return g
+
     _scope = _per_thread("scope")
     _device = _per_thread("device")
     _control = _per_thread("control")

@@ -18,7 +18,8 @@ come back from to_onnx as a model that passes the full ONNX checker and gives th
 outputs in onnxruntime (skipped where onnxruntime does not run the original either:
 StringNormalizer's case changes need an en_US.UTF-8 locale). The reference outputs come from PyTorch or from the case's
 author, so this checks the importer's reading of the old opsets too: the PReLU_*d_multiparam
-cases (opset 6, a slope per channel) failed before the legacy PRelu rewrite.
+cases (opset 6, a slope per channel) failed before the legacy PRelu rewrite, and the two
+Gradient cases before the importer built ai.onnx.preview.training's Gradient.
 """
 
 import glob
@@ -50,19 +51,6 @@ def _case_dirs() -> list:
 
 
 CASES = _case_dirs()
-# case id -> why it fails (strict: a case that passes must leave the list)
-KNOWN_FAILURES = {
-    "simple/test_gradient_of_add": "ai.onnx.preview.training Gradient is not imported",
-    "simple/test_gradient_of_add_and_mul": "ai.onnx.preview.training Gradient is not "
-                                           "imported",
-}
-
-
-def _params() -> list:
-    return [pytest.param(c, id=_case_id(c), marks=pytest.mark.xfail(
-        strict=True, reason=KNOWN_FAILURES[_case_id(c)]))
-        if _case_id(c) in KNOWN_FAILURES else pytest.param(c, id=_case_id(c))
-        for c in CASES]
 
 
 def _case_id(case_dir: str) -> str:
@@ -96,7 +84,7 @@ def test_the_wheel_ships_the_model_cases():
         and counts["pytorch-operator"] >= 30, counts
 
 
-@pytest.mark.parametrize("case_dir", _params())
+@pytest.mark.parametrize("case_dir", CASES, ids=[_case_id(c) for c in CASES])
 def test_runs_to_the_stored_outputs(case_dir):
     proto = onnx.load(os.path.join(case_dir, "model.onnx"))
     rep = OnegraphBackend.prepare(proto)
@@ -118,7 +106,7 @@ def _ort_outputs(proto, inputs: list) -> list:
     return sess.run([o.name for o in proto.graph.output], feeds)
 
 
-@pytest.mark.parametrize("case_dir", _params())
+@pytest.mark.parametrize("case_dir", CASES, ids=[_case_id(c) for c in CASES])
 def test_exports_to_a_model_onnxruntime_runs_to_the_stored_outputs(case_dir):
     proto = onnx.load(os.path.join(case_dir, "model.onnx"))
     exported = to_onnx(from_onnx(proto))
