@@ -279,3 +279,13 @@ def test_unsupported_ops_lists_gradient_only_where_it_is_not_built():
                     inputs + [("c", TensorProto.BOOL, [])], [("out", D, [3, 1])])
     # (the unnamed node is the branch's fifth: "#4")
     assert unsupported_ops(nested) == {f"{TRAINING}::Gradient": (1, "#4")}
+
+
+def test_an_op_without_a_gradient_rule_on_the_way_is_named():
+    nodes = [helper.make_node("Det", ["A"], ["Y"], name="det"),
+             helper.make_node("Gradient", ["A"], ["dA"], name="g", domain=TRAINING,
+                              xs=["A"], y="Y")]
+    model = _model(nodes, [("A", D, [2, 2])], [("dA", D, [2, 2])])
+    with pytest.raises(ConversionError, match="Gradient node 'g': cannot build the gradient "
+                                              "of 'Y': op 'Det' .node 'det'. has no gradient"):
+        from_onnx(model)
