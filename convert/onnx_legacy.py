@@ -45,14 +45,16 @@ Squeeze with `axes=[]` (opsets 1-12). onnxruntime and ONNX's reference squeeze e
 size-1 dim, as for no `axes`; the converter makes it an empty `axes` input, which
 squeezes nothing from opset 13 on. The empty attribute is dropped.
 
-PRelu (opsets 1-6). PRelu came from Caffe2, where a slope of more than one element
-holds one value per channel (axis 1: "if Slope is of size 1, the value is shared across
-different channels"); opset 7 made it broadcast numpy-style, so a [C] slope then meets
-the input's last axis, and onnx's converter leaves the node as it is. A 1-D slope of
-more than one element on an input of rank r > 2 is given r - 2 trailing axes with an
-Unsqueeze (opset 1's, axes as an attribute, which the converter upgrades). onnxruntime
-runs no PRelu before opset 7, so ONNX's pytorch-converted test data (PyTorch's
-nn.PReLU(3) on inputs of rank 3-5) is the oracle.
+Broadcasting before opset 7. PRelu came from Caffe2, where a slope of more than one
+element holds one value per channel (axis 1: "if Slope is of size 1, the value is shared
+across different channels"); Add, Sub, Mul, Div and Pow broadcast their second operand
+only with `broadcast=1`, aligned at `axis` of the first (trailing axes without one).
+Opset 7 made both numpy-style. onnx's converter leaves such a PRelu as it is and stops
+at such an `axis` (its adapter asserts trailing alignment). The second operand is given
+the trailing size-1 axes that make numpy's alignment the old one, with an Unsqueeze
+(opset 1's, axes as an attribute, which the converter upgrades), and `axis` is dropped.
+onnxruntime runs neither op before opset 7, so ONNX's pytorch-converted test data
+(PyTorch's nn.PReLU(3) on inputs of rank 3-5) and numpy are the oracles.
 
 Experimental ops (opsets 1-9). ImageScaler, Crop, Affine, ScaledTanh,
 ParametricSoftplus, Scale and DynamicSlice were removed from ONNX (onnx has no schema
@@ -122,19 +124,29 @@ def _is_pad_with_unused_value(node, opset: int) -> bool:
     return mode != b"constant" and any(a.name == "value" for a in node.attribute)
 
 
-# PRelu's slope broadcasts numpy-style from this opset (per channel before it).
-BROADCASTING_PRELU_OPSET = 7
+# From this opset PRelu's slope and the second operand of Add, Sub, Mul, Div and Pow
+# broadcast numpy-style: before it a slope was per channel and `broadcast=1, axis=k`
+# aligned the operand at axis k of the first.
+NUMPY_BROADCAST_OPSET = 7
+
+_AXIS_BROADCAST_OPS = ("Add", "Sub", "Mul", "Div", "Pow")
 
 
-def _is_old_prelu(node, opset: int) -> bool:
-    return node.op_type == "PRelu" and node.domain in _DEFAULT_DOMAINS \
-        and opset < BROADCASTING_PRELU_OPSET and len(node.input) == 2
+def _is_old_broadcast(node, opset: int) -> bool:
+    if node.domain not in _DEFAULT_DOMAINS or opset >= NUMPY_BROADCAST_OPSET \
+            or len(node.input) != 2:
+        return False
+    if node.op_type == "PRelu":
+        return True
+    attrs = {a.name: a.i for a in node.attribute}
+    return node.op_type in _AXIS_BROADCAST_OPS and attrs.get("broadcast") == 1 \
+        and "axis" in attrs
 
 
 def _known_ranks(proto) -> dict:
     """{tensor name: its dims (None for an unknown dim)} for the tensors of the main
     graph whose rank is known: initializers, declarations, and what ONNX's shape
-    inference adds (skipped when it fails: those PRelus are then left alone)."""
+    inference adds (skipped when it fails: those nodes are then left alone)."""
     import onnx
 
     dims = {t.name: list(t.dims) for t in proto.graph.initializer}
@@ -150,36 +162,50 @@ def _known_ranks(proto) -> dict:
     return dims
 
 
-def _per_channel_prelus(proto, opset: int) -> list:
-    """[(node, rank of its input)] for the main graph's PRelus of opsets 1-6 whose slope
-    is 1-D with more than one element (or an unknown count) and whose input has rank
-    > 2: those that broadcast per channel (see the module docstring)."""
-    nodes = [n for n in proto.graph.node if _is_old_prelu(n, opset)]
+def _operands_to_align(proto, opset: int) -> list:
+    """[(node, axes)] for the main graph's nodes of opsets 1-6 whose second operand
+    needs `axes` (trailing size-1 axes, for an Unsqueeze) to broadcast numpy-style as it
+    did then (see the module docstring): a PRelu slope that is 1-D with more than one
+    element (or an unknown count) on an input of rank > 2 (one value per channel, axis
+    1), and an operand of Add, Sub, Mul, Div or Pow with `broadcast=1` and an `axis`
+    that leaves trailing axes of the first uncovered. Nodes whose ranks are unknown
+    are left as they are."""
+    nodes = [n for n in proto.graph.node if _is_old_broadcast(n, opset)]
     if not nodes:
         return []
     dims = _known_ranks(proto)
     found = []
     for node in nodes:
-        x, slope = dims.get(node.input[0]), dims.get(node.input[1])
-        if x is None or slope is None or len(x) <= 2 or len(slope) != 1 or slope[0] == 1:
+        a, b = dims.get(node.input[0]), dims.get(node.input[1])
+        if a is None or b is None:
             continue
-        found.append((node, len(x)))
+        if node.op_type == "PRelu":
+            axis = 1 if len(a) > 2 and len(b) == 1 and b[0] != 1 else None
+        else:
+            axis = next(x.i for x in node.attribute if x.name == "axis")
+            axis = axis + len(a) if axis < 0 else axis
+        if axis is not None and axis + len(b) < len(a):
+            found.append((node, list(range(len(b), len(a) - axis))))
     return found
 
 
-def _unsqueeze_prelu_slopes(proto, opset: int) -> None:
-    """Give each per-channel PRelu slope (opsets 1-6) trailing axes, in place."""
+def _align_operands(proto, opset: int) -> None:
+    """Give the second operands `_operands_to_align` finds their trailing axes (an
+    Unsqueeze of opset 1, axes as an attribute, which onnx's converter upgrades), and
+    drop the `axis` they no longer need; in place."""
     from onnx import helper
 
-    names = _Names(proto.graph, tag="prelu6")
-    for node, rank in _per_channel_prelus(proto, opset):
+    names = _Names(proto.graph, tag="broadcast6")
+    for node, axes in _operands_to_align(proto, opset):
         shaped = names.fresh(node.input[1])
         unsqueeze = helper.make_node("Unsqueeze", [node.input[1]], [shaped],
-                                     name=names.fresh(node.name or "prelu"),
-                                     axes=list(range(1, rank - 1)))
+                                     name=names.fresh(node.name or node.op_type), axes=axes)
         at = list(proto.graph.node).index(node)
         proto.graph.node.insert(at, unsqueeze)
         node.input[1] = shaped
+        kept = [x for x in node.attribute if x.name != "axis"]
+        del node.attribute[:]
+        node.attribute.extend(kept)
 
 
 def needs_legacy_rewrite(proto, default_opset: int | None) -> bool:
@@ -188,7 +214,8 @@ def needs_legacy_rewrite(proto, default_opset: int | None) -> bool:
     or a Squeeze with axes=[] (opset < 13), an Upsample or a Resize (opset < 11), a
     non-constant Pad with a value (opset < 11), one of ONNX's removed experimental
     ops (opsets 1-9, see `rewrite_experimental`), or, in the main graph, a PRelu with a
-    per-channel slope (opsets 1-6)."""
+    per-channel slope or an Add, Sub, Mul, Div or Pow broadcasting at an `axis` (opsets
+    1-6)."""
     if default_opset is None or default_opset >= PER_AXIS_HARDMAX_OPSET:
         return False
     return any(_is_batched_scan(n, default_opset) or _is_late_legacy(n, default_opset)
@@ -196,7 +223,7 @@ def needs_legacy_rewrite(proto, default_opset: int | None) -> bool:
                or _is_pad_with_unused_value(n, default_opset)
                or _is_experimental(n, default_opset)
                for n in all_proto_nodes(proto.graph)) \
-        or bool(_per_channel_prelus(proto, default_opset))
+        or bool(_operands_to_align(proto, default_opset))
 
 
 def rewrite_legacy(proto):
@@ -209,8 +236,8 @@ def rewrite_legacy(proto):
     are rewritten there, so the result may be at opset 11 rather than the model's own.
     ONNX's removed experimental ops (ImageScaler, Crop, ...) are first spelled in
     standard ops of the model's opset (`rewrite_experimental`), and a per-channel PRelu
-    slope (opsets 1-6) gets its trailing axes. A model that needs none of this comes
-    back as an unchanged copy.
+    slope or an operand broadcast at an `axis` (opsets 1-6) gets its trailing axes. A
+    model that needs none of this comes back as an unchanged copy.
 
     Raises:
         ConversionError: a Scan's inputs, outputs and body disagree (counts, missing
@@ -227,7 +254,7 @@ def rewrite_legacy(proto):
         return out
     if has_experimental_ops(out):
         out = rewrite_experimental(out)
-    _unsqueeze_prelu_slopes(out, opset)
+    _align_operands(out, opset)
     for node in all_proto_nodes(out.graph):
         dropped = "axes" if _is_squeeze_of_empty_axes(node, opset) else \
             "value" if _is_pad_with_unused_value(node, opset) else None
