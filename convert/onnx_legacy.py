@@ -41,6 +41,11 @@ axes and downsamples others (or whose scales are not constant) becomes two: one 
 max(scales, 1) and `floor`, then one with min(scales, 1) and `ceil` (nearest picks
 input indices axis by axis, and a scale of 1 maps each index to itself either way).
 
+Upsample-1 (opsets 1-6, experimental) names its modes NEAREST and BILINEAR (any case),
+which the converter copies into Upsample-7, whose modes are nearest and linear: they are
+spelled so first (the scales the converter makes of height_scale and width_scale are
+right).
+
 Squeeze with `axes=[]` (opsets 1-12). onnxruntime and ONNX's reference squeeze every
 size-1 dim, as for no `axes`; the converter makes it an empty `axes` input, which
 squeezes nothing from opset 13 on. The empty attribute is dropped.
@@ -106,6 +111,23 @@ def _is_late_legacy(node, opset: int) -> bool:
         return False
     return (node.op_type == "Hardmax" and opset < PER_AXIS_HARDMAX_OPSET) or (
         node.op_type in ("Upsample", "Resize") and opset < RESIZE_MODES_OPSET)
+
+
+# Upsample-1 (experimental) spelled its modes NEAREST and BILINEAR, as its examples'
+# lower case too; Upsample-7 takes nearest and linear, and onnx's converter copies the
+# old spelling across.
+UPSAMPLE_7_OPSET = 7
+_UPSAMPLE_1_MODES = {"nearest": b"nearest", "bilinear": b"linear"}
+
+
+def _rename_upsample_1_mode(node) -> None:
+    """Spell an Upsample-1 node's mode as Upsample-7 does (in place); an unknown mode
+    is left for the Resize it becomes to refuse by name."""
+    for a in node.attribute:
+        if a.name == "mode":
+            new = _UPSAMPLE_1_MODES.get(a.s.decode("utf-8", "replace").lower())
+            if new is not None:
+                a.s = new
 
 
 def _is_squeeze_of_empty_axes(node, opset: int) -> bool:
@@ -262,6 +284,9 @@ def rewrite_legacy(proto):
             kept = [a for a in node.attribute if a.name != dropped]
             del node.attribute[:]
             node.attribute.extend(kept)
+        if node.op_type == "Upsample" and node.domain in _DEFAULT_DOMAINS \
+                and opset < UPSAMPLE_7_OPSET:
+            _rename_upsample_1_mode(node)
     if any(_is_batched_scan(n, opset) for n in all_proto_nodes(out.graph)):
         _rewrite_graph(out.graph, _Names(out.graph))
     deferred = _has_deferred(out)

@@ -86,3 +86,29 @@ def test_unknown_resize_choices_are_refused_at_import(name, value):
     model.graph.node[0].attribute.append(helper.make_attribute(name, value))
     with pytest.raises(ConversionError, match=rf"Resize.*{name} must be one of .*got '{value}'"):
         from_onnx(model)
+
+
+def _upsample(opset, **attrs):
+    node = helper.make_node("Upsample", ["x"], ["y"], **attrs)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 3
+    return model
+
+
+@pytest.mark.parametrize("old_mode, new_mode", [("NEAREST", "nearest"), ("nearest", "nearest"),
+                                                ("BILINEAR", "linear"),
+                                                ("bilinear", "linear")])
+def test_upsample_1_modes_run_as_upsample_7_in_onnxruntime(old_mode, new_mode):
+    """Upsample-1 (experimental, opsets 1-6: height_scale, width_scale, modes NEAREST
+    and BILINEAR) computes what the same resize spelled in Upsample-7 computes in
+    onnxruntime, which has no Upsample-1 kernel. onnx's converter copied the old mode
+    names, which Resize then refused."""
+    x = np.random.default_rng(1).standard_normal((1, 2, 3, 4)).astype(np.float32)
+    old = _upsample(1, height_scale=2.0, width_scale=3.0, mode=old_mode)
+    same = _upsample(7, scales=[1.0, 1.0, 2.0, 3.0], mode=new_mode)
+    got = Session(from_onnx(old)).run(["y"], {"x": x})[0]
+    np.testing.assert_allclose(got, _ort(same, x), rtol=1e-6, atol=1e-7)
+    assert got.shape == (1, 2, 6, 12)
