@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import onegraph
-from onegraph.format import (AttrType, DType, Graph, Model, Quantization, TensorKind,
-                             TypedList, serialize)
+from onegraph.format import (AttrType, DType, Graph, Model, Node, Quantization, Tensor,
+                             TensorKind, TypedList, serialize)
 from onegraph.format.reader import parse
 
 from . import strategies
@@ -193,6 +193,23 @@ def test_quantization_roundtrip(tmp_path):
     assert loaded == model
     q = loaded.graph.tensors[w].quantization
     assert q.axis == 0 and q.scale.tolist() == [0.5, 0.25, 0.125]
+
+
+def test_tables_of_one_type_but_other_sizes_roundtrip(tmp_path):
+    """Regression (hypothesis, on flatbuffers 24.3.25, the old floor): Buffer tables
+    with the same fields but another size shared one vtable (google/flatbuffers#8653,
+    fixed in 25.12.19, now the floor), and og.load refused the file og.save wrote:
+    "model.buffers[1].offset: field offset 4 outside its table"."""
+    g = Graph("0")
+    g.tensors = [Tensor("0", DType.FLOAT32, None, quantization=Quantization(
+                     np.array([1.0], np.float32), np.array([], np.int64), axis=0)),
+                 Tensor("1", DType.FLOAT32, None), Tensor("2", DType.UNDEFINED, None),
+                 Tensor("", DType.FLOAT32, (), TensorKind.CONSTANT, np.array(0.0, np.float32))]
+    g.nodes = [Node("Add", [], [], {}), Node("Add", [], [], {"0": np.array([], np.float32)})]
+    model = Model(graphs=[g])
+    path = tmp_path / "m.og"
+    onegraph.save(model, path)
+    assert onegraph.load(path) == model
 
 
 def test_checkpoint_of_variables(tmp_path):

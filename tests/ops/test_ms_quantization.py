@@ -165,7 +165,8 @@ def test_add_mul(op, dtype, shapes):
     fixed, both varying along the innermost dim), which round differently for Add."""
     rng = np.random.default_rng(2)
     for trial in range(4):
-        c_scale = _scale(rng, 1e-3, 0.5) * (5 if op == "QLinearMul" else 1)
+        # (np.float32: numpy 1.x makes a 0-d float32 array times an int a float64)
+        c_scale = np.float32(_scale(rng, 1e-3, 0.5) * (5 if op == "QLinearMul" else 1))
         inputs = [("A", _codes(rng, dtype, shapes[0])), ("as", _scale(rng, 1e-3, 0.2)),
                   ("az", _zp(rng, dtype)), ("B", _codes(rng, dtype, shapes[1])),
                   ("bs", _scale(rng, 1e-3, 0.2)), ("bz", _zp(rng, dtype)),
