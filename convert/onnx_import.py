@@ -1034,24 +1034,100 @@ def _check_flattening_axes(graph, version: int) -> None:
 def _apply_function_defaults(proto) -> None:
     """Copy each local function's attribute defaults (FunctionProto.attribute_proto) onto
     the calls that do not set them, in place: onnx's inliner drops a reference to an
-    attribute the call leaves out instead of using the default."""
-    defaults = {(f.domain, f.name): list(f.attribute_proto) for f in proto.functions
-                if len(f.attribute_proto)}
-    if not defaults:
+    attribute the call leaves out instead of using the default.
+
+    A call inside a function body may set an attribute by reference (`beta=@alpha`).
+    Where a call of the enclosing function leaves `alpha` out (and it has no default),
+    ONNX treats `beta` as not given, so the inner function's default for it applies;
+    the inliner would drop `beta` only after the defaults were copied. Such a call is
+    first pointed at a copy of the function whose body leaves those references out
+    (`_without_absent_references`), and the defaults are copied onto that copy's calls.
+    """
+    functions = {(f.domain, f.name): f for f in proto.functions}
+    if not any(len(f.attribute_proto) for f in functions.values()):
         return
+    copies: dict = {}
 
     def visit(nodes):
         for node in nodes:
-            given = {a.name for a in node.attribute}
-            for default in defaults.get((node.domain, node.op_type), ()):
-                if default.name not in given:
-                    node.attribute.add().CopyFrom(default)
+            f = functions.get((node.domain, node.op_type))
+            if f is not None:
+                present = {a.name for a in node.attribute} | \
+                    {a.name for a in f.attribute_proto}
+                specialized = _without_absent_references(proto, f, present, functions,
+                                                         copies)
+                node.op_type = specialized.name
+                f = specialized
+                given = {a.name for a in node.attribute}
+                for default in f.attribute_proto:
+                    if default.name not in given:
+                        node.attribute.add().CopyFrom(default)
             for sub in proto_subgraphs(node):
                 visit(sub.node)
 
     visit(proto.graph.node)
-    for f in proto.functions:
-        visit(f.node)
+    done: set = set()
+    while True:  # the bodies of every function a call (now) reaches
+        pending = [f for f in proto.functions if (f.domain, f.name) not in done]
+        if not pending:
+            break
+        for f in pending:
+            done.add((f.domain, f.name))
+            functions.setdefault((f.domain, f.name), f)
+            visit(f.node)
+
+
+def _absent_references(nodes, present: set) -> bool:
+    """Whether a node of `nodes` (subgraphs included) sets an attribute by reference
+    to a name outside `present`."""
+    for node in nodes:
+        if any(a.ref_attr_name and a.ref_attr_name not in present for a in node.attribute):
+            return True
+        if any(_absent_references(sub.node, present) for sub in proto_subgraphs(node)):
+            return True
+    return False
+
+
+def _without_absent_references(proto, f, present: set, functions: dict, copies: dict):
+    """`f`, or (added to proto.functions once per set of absent names) a copy of it
+    whose body drops the attributes that refer to names outside `present`, the
+    attributes a call of it sets or defaults."""
+    if not _absent_references(f.node, present):
+        return f
+    referenced = set()
+
+    def collect(nodes):
+        for node in nodes:
+            referenced.update(a.ref_attr_name for a in node.attribute if a.ref_attr_name)
+            for sub in proto_subgraphs(node):
+                collect(sub.node)
+
+    collect(f.node)
+    absent = sorted(referenced - present)
+    key = (f.domain, f.name, tuple(absent))
+    if key in copies:
+        return copies[key]
+    copy = type(f)()
+    copy.CopyFrom(f)
+    copy.name = f"{f.name}__without_{'_'.join(absent)}"
+    while (copy.domain, copy.name) in functions:
+        copy.name += "_"
+
+    def drop(nodes):
+        for node in nodes:
+            kept = [a for a in node.attribute
+                    if not (a.ref_attr_name and a.ref_attr_name in absent)]
+            if len(kept) != len(node.attribute):
+                del node.attribute[:]
+                node.attribute.extend(kept)
+            for sub in proto_subgraphs(node):
+                drop(sub.node)
+
+    drop(copy.node)
+    proto.functions.append(copy)
+    functions[(copy.domain, copy.name)] = copy
+    copies[key] = copy
+    return copy
 
 
 def _ops_without_kernels(graph, left: dict, found=None) -> dict:
