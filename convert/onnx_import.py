@@ -1953,6 +1953,10 @@ class _Importer:
             if not node_name:
                 node_name = _unique_name(node.op_type, k, taken)
                 taken.add(node_name)
+            if domain == "" and node.op_type in _SEQUENCE_MAKERS:
+                _type_sequence_output(node.op_type, attrs, g, ins, outs)
+            if domain == "" and node.op_type in ("Loop", "Scan"):
+                _type_carried_values(node.op_type, attrs, g, ins, outs)
             g.nodes.append(_make_node(node, ins, outs, attrs, domain, node_name))
         for vi in gp.output:
             idx = g.find_tensor(vi.name)
@@ -2074,6 +2078,69 @@ _SCHEMA_DOMAINS = ("", "ai.onnx.ml")
 
 # OpSchema.max_input/max_output of a variadic parameter.
 _UNBOUNDED = 2 ** 31 - 1
+
+
+# Ops whose output is a sequence whatever the model states (their element type comes
+# from the `dtype` attribute or from input 0).
+_SEQUENCE_MAKERS = ("SequenceEmpty", "SequenceConstruct", "SplitToSequence",
+                    "SequenceInsert", "SequenceErase")
+
+
+def _type_sequence_output(op_type: str, attrs: dict, g: Graph, ins: list,
+                          outs: list) -> None:
+    """Type an untyped output of a sequence-making op as a sequence, in place: where
+    ONNX's shape inference gave the model no types (an untyped Loop body stops it),
+    the sequence a Loop carries is then known to be one (see `_type_carried_values`)."""
+    if not outs or g.tensors[outs[0]].dtype is not DType.UNDEFINED \
+            or g.tensors[outs[0]].containers:
+        return
+    source = g.tensors[ins[0]] if ins and ins[0] >= 0 else None
+    if op_type == "SequenceEmpty":
+        dtype = attrs.get("dtype", 1)  # ONNX's default: float
+        try:
+            dtype = dtype_from_onnx(int(dtype))
+        except (ConversionError, TypeError, ValueError):
+            return
+    elif source is None or source.dtype is DType.UNDEFINED:
+        return
+    else:
+        dtype = source.dtype
+    out = g.tensors[outs[0]]
+    out.dtype, out.containers = dtype, (Container.SEQUENCE,)
+
+
+def _type_carried_values(op_type: str, attrs: dict, g: Graph, ins: list, outs: list) -> None:
+    """Give a Loop's or Scan's untyped loop-carried values the element type and
+    containers of their initial value, in place: the body's carried inputs and outputs
+    (ONNX: the same type as the initial value) and the node's final-value outputs.
+    onnxscript leaves a body's carried sequences untyped, and without their containers
+    `to_onnx` wrote them as tensors, which ONNX's checker refuses. Shapes may change
+    from one iteration to the next and are left alone."""
+    body = attrs.get("body")
+    if not isinstance(body, Graph):
+        return
+    if op_type == "Loop":
+        carried = len(ins) - 2
+        first_in, first_out, outer = 2, 1, ins[2:]
+    else:
+        carried = len(ins) - int(attrs.get("num_scan_inputs", 0) or 0)
+        first_in, first_out, outer = 0, 0, ins
+    for k in range(max(carried, 0)):
+        if k >= len(outer) or outer[k] < 0:
+            continue
+        initial = g.tensors[outer[k]]
+        if initial.dtype is DType.UNDEFINED:
+            continue
+        places = []
+        if first_in + k < len(body.inputs):
+            places.append(body.tensors[body.inputs[first_in + k]])
+        if first_out + k < len(body.outputs):
+            places.append(body.tensors[body.outputs[first_out + k]])
+        if k < len(outs):
+            places.append(g.tensors[outs[k]])
+        for t in places:
+            if t.dtype is DType.UNDEFINED and not t.containers:
+                t.dtype, t.containers = initial.dtype, tuple(initial.containers)
 
 
 def _count_range(lo: int, hi: int) -> str:

@@ -203,3 +203,53 @@ def test_loop_body_declaring_a_1d_iteration_number_and_condition(trips):
     ours, ref = _both(model, feeds)
     assert ours[0].shape == ref[0].shape == (trips, 1, 3)
     np.testing.assert_array_equal(ours[0], ref[0])
+
+
+@pytest.mark.parametrize("steps", [0, 3])
+@pytest.mark.parametrize("typed_outside", [False, True])
+def test_loop_carrying_an_untyped_sequence_exports_as_a_sequence(steps, typed_outside):
+    """A Loop body whose carried sequence is left untyped (as onnxscript writes it):
+    the import types it from its initial value (SequenceEmpty's), so to_onnx writes
+    the body's input and output as sequences; it wrote a float tensor before, which
+    ONNX's full check refused (found by the onnxscript sweep)."""
+    import onnx
+
+    from onegraph.convert import to_onnx
+
+    body = helper.make_graph(
+        [helper.make_node("SequenceInsert", ["seq_in", "x"], ["seq_out"]),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"])], "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_empty_tensor_value_info("seq_in")],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_empty_tensor_value_info("seq_out")])
+    graph = helper.make_graph(
+        [helper.make_node("SequenceEmpty", [], ["empty"], dtype=TensorProto.FLOAT),
+         helper.make_node("Loop", ["n", "", "empty"], ["seq"], body=body),
+         helper.make_node("SequenceLength", ["seq"], ["count"]),
+         helper.make_node("ConcatFromSequence", ["seq"], ["y"], axis=0)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("n", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("count", TensorProto.INT64, []),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, [None])])
+    if typed_outside:  # the same with the outer values typed by ONNX's inference
+        graph.value_info.extend([helper.make_tensor_sequence_value_info(
+            name, TensorProto.FLOAT, None) for name in ("empty", "seq")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    onnx.checker.check_model(model, full_check=True)
+    feeds = {"x": np.array([1.0, 2.0], np.float32), "n": np.array(steps, np.int64)}
+    if steps == 0:  # ConcatFromSequence of an empty sequence: onnxruntime refuses
+        model.graph.node.pop()
+        model.graph.output.pop()
+    ours, ref = _both(model, feeds)
+    for a, b in zip(ours, ref):
+        np.testing.assert_array_equal(a, b)
+    exported = to_onnx(from_onnx(model))
+    onnx.checker.check_model(exported, full_check=True)
+    (loop,) = [n for n in exported.graph.node if n.op_type == "Loop"]
+    assert loop.attribute[0].g.output[1].type.HasField("sequence_type")
+    again = ort.InferenceSession(exported.SerializeToString(),
+                                 providers=["CPUExecutionProvider"]).run(None, feeds)
+    for a, b in zip(again, ref):
+        np.testing.assert_array_equal(a, b)
