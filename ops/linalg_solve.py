@@ -58,10 +58,14 @@ def _solve(a, b, op: str) -> np.ndarray:
         raise ShapeError(f"{op}: matrix {list(a.shape)} and rhs {list(b.shape)} do not "
                          "fit (rhs must be [..., n, k] for an [..., n, n] matrix)")
     try:
-        np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     except ValueError:
         raise ShapeError(f"{op}: the batch dims of matrix {list(a.shape)} and rhs "
                          f"{list(b.shape)} do not broadcast") from None
+    # both with the full batch dims: numpy 1.x reads a b of one dim fewer than a as a
+    # stack of vectors, not as one matrix broadcast over the batch
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
     try:
         with np.errstate(all="ignore"):
             return np.linalg.solve(a, b)

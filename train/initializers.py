@@ -138,12 +138,13 @@ def _largest_below(hi: float, dtype) -> np.ndarray:
     if float(x) < hi:
         return x
     bits = x.view(np.dtype(f"u{x.itemsize}")).copy()
+    one = bits.dtype.type(1)  # numpy 1.x would make uint - int an int64 (or float64)
     if float(x) > 0:
-        bits -= 1                       # a smaller magnitude
+        bits -= one                     # a smaller magnitude
     elif float(x) == 0:
         bits = np.asarray(1 << (8 * x.itemsize - 1) | 1, bits.dtype)  # -smallest
     else:
-        bits += 1                       # a larger negative magnitude
+        bits += one                     # a larger negative magnitude
     return bits.view(dtype)
 
 
