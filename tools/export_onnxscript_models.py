@@ -130,6 +130,7 @@ BLOCKS = Opset("custom.blocks", 2)
 DOM_A = Opset("custom.a", 1)
 DOM_B = Opset("custom.b", 1)
 N = "N"  # the dynamic batch dimension of the authored models
+M = "M"  # a dynamic dimension that is not the batch
 
 
 @script(MATH, default_opset=op)
@@ -618,6 +619,54 @@ def _typed_attr_refs(x):
                                       (1.0, 2.0, 3.0, 4.0), 1)
 
 
+@script(NN, default_opset=op)
+def seq_branch(x, flag):
+    """If whose branches give a sequence (SplitToSequence of the rows, or [x, 2x]),
+    concatenated after it."""
+    if flag:
+        s = op.SplitToSequence(x, op.Constant(value_int=1), axis=0)
+    else:
+        s = op.SequenceConstruct(x, x * 2.0)
+    return op.ConcatFromSequence(s, axis=0)
+
+
+@script(NN, default_opset=op)
+def seq_map(x):
+    """SequenceMap (a @graph body) over the rows: each row's sum."""
+    @graph()
+    def body(t):
+        return op.ReduceSum(t, keepdims=1)
+    s = op.SplitToSequence(x, op.Constant(value_int=1), axis=0)
+    return op.ConcatFromSequence(op.SequenceMap(s, body=body), axis=0)
+
+
+@script(NN, default_opset=op)
+def reverse_scan(x):
+    """Scan over the rows from the last, its outputs written from the last: the sum of
+    exp(row) from each row to the end."""
+    @graph()
+    def body(acc, row):
+        nxt = acc + op.Exp(row)
+        return nxt, op.Identity(nxt)
+    z = op.Gather(x, op.Constant(value_int=0), axis=0) * 0.0
+    _, outs = op.Scan(z, x, body=body, num_scan_inputs=1, scan_input_directions=[1],
+                      scan_output_directions=[1])
+    return outs
+
+
+@script(default_opset=op)
+def sequence_branches(x: FLOAT[N, 3], flag: BOOL) -> (FLOAT[M, 3], FLOAT[N, 1],
+                                                       FLOAT[N, 3]):
+    """Sequences out of If branches, SequenceMap, a reversed Scan; all in functions."""
+    return seq_branch(x, flag), seq_map(x), reverse_scan(x)
+
+
+def _sequence_branches(x, flag):
+    e = np.exp(x.astype(np.float64))
+    return [x if flag else np.concatenate([x, x * 2]), x.sum(axis=1, keepdims=True),
+            np.cumsum(e[::-1], axis=0)[::-1]]
+
+
 def _rename_block_b(proto: onnx.ModelProto) -> onnx.ModelProto:
     """Name custom.b's function 'block' like custom.a's (calls renamed too)."""
     for f in proto.functions:
@@ -666,6 +715,7 @@ def authored_models() -> dict:
     # ties in Round and ArgMax (x.5 rounds to even; equal maxima) on purpose
     tr = [[np.array([[0.4, 1.6, -2.2, 1.5], [2.5, 2.5, -0.5, 0.1], [-1, 3, 3, 0]], np.float32)],
           [np.round(_f32(r, 5, 4) * 4) / 2]]
+    sb = [[_f32(r, 3, 3), np.array(True)], [_f32(r, 2, 3), np.array(False)]]
     at = [[_f32(r, n, 2, 3, 4), _f32(r, n, 2, 5, 4), _f32(r, n, 2, 5, 4)] for n in (2, 1)]
     return {
         "attr_refs_nested": (attr_refs_nested, 18, [[xs[0]], [xs[1]]],
@@ -723,6 +773,10 @@ def authored_models() -> dict:
                             "Trilu, CumSum exclusive / reverse, ArgMax select_last_index "
                             "(ties), Constant value_floats / value_int (a Loop count), "
                             "Split num_outputs", None),
+        "sequence_branches": (sequence_branches, 18, sb, _sequence_branches,
+                              "If branches giving sequences, SequenceMap with a @graph "
+                              "body, a Scan read and written from the last row; the input "
+                              "sets take both branches", None),
     }
 
 
