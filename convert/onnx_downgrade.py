@@ -101,6 +101,35 @@ def convert_opset(proto, source: int, target: int):
     return out
 
 
+def lower_ops_newer_than(proto, opset: int):
+    """`proto` (a new ModelProto) with the default-domain ops that ONNX defines only
+    after `opset`, which a converter wrote into a model of that opset (tf2onnx writes
+    HardSwish into opset-13 models), spelled in opset-`opset` ops: by ONNX's function
+    bodies, or onegraph's rewrites (`onnx_rewrites.py`), as a downgrade spells them.
+    Nodes with neither are left as they are, for the caller to refuse.
+
+    Raises:
+        ConversionError: a rewrite needs an input type or rank that is unknown, as in
+            `convert_opset`.
+    """
+    onnx = _onnx()
+    newest = onnx.defs.onnx_opset_version()
+    work = onnx.ModelProto()
+    work.CopyFrom(proto)
+    # the inliner finds a function op's body at the model's stated opset: state the
+    # newest while it expands them (the other nodes mean the same at both)
+    default = [o for o in work.opset_import if o.domain in ("", "ai.onnx")]
+    for o in default:
+        o.version = newest
+    work, _ = _inline_new_function_ops(work, newest, opset)
+    for o in work.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            o.version = opset
+    lower_new_ops(work.graph, newest, opset, known_types(work))
+    _release(work.graph)
+    return work
+
+
 # Split's num_outputs came in at opset 18; before it a Split without sizes splits
 # equally among its outputs, and sizes are an input (13-17).
 _SPLIT_NUM_OUTPUTS_OPSET = 18

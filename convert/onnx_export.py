@@ -26,7 +26,7 @@ from ..ops import REGISTRY, TensorInfo
 from .accumulator_export import accumulators_as_sequences
 from .control_flow_export import (as_functional, defined_names, holds_control_flow,
                                   outer_reads, used_names)
-from .onnx_downgrade import convert_opset
+from .onnx_downgrade import convert_opset, lower_ops_newer_than
 from .onnx_import import OMITTED_OUTPUT_PREFIX, _onnx, onnx_schema
 from .onnx_legacy import _Names, proto_subgraphs
 from .onnx_runtime_ops import RUNTIME_OPS_IN_ONNX_DOMAIN, holds_runtime_ops, spell_runtime_ops
@@ -714,6 +714,28 @@ def _batchnorm_before_14(graph, node) -> None:
     node.output.extend(outs)
 
 
+def _refuse_undefined(undefined: dict, opset: int) -> None:
+    """Raise the ConversionError listing ops ONNX does not define at `opset` ({op:
+    [count, first node name]})."""
+    parts = [f"{op} x{count} (first: node {first!r})"
+             for op, (count, first) in undefined.items()]
+    raise ConversionError(f"ops that ONNX does not define (default-domain opset {opset}): "
+                          + ", ".join(parts))
+
+
+def _undefined_ops(graph, opset: int, found: dict | None = None) -> dict:
+    """{op: [count, first node name]} of the default-domain nodes of `graph` (subgraphs
+    included) whose op ONNX does not define at `opset`."""
+    found = {} if found is None else found
+    for node in graph.node:
+        if node.domain in ("", "ai.onnx") and onnx_schema(node.op_type, opset, "") is None:
+            entry = found.setdefault(node.op_type, [0, node.name])
+            entry[0] += 1
+        for sub in proto_subgraphs(node):
+            _undefined_ops(sub, opset, found)
+    return found
+
+
 def _complete_output_types(proto) -> None:
     """Give untyped main-graph outputs (e.g. sequences) the type ONNX inference finds."""
     untyped = [o for o in proto.graph.output if not o.HasField("type")]
@@ -974,12 +996,12 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
     # spelled in ONNX's ops below, and check=False writes them as they came
     undefined = {op: v for op, v in exporter.undefined.items()
                  if op not in RUNTIME_OPS_IN_ONNX_DOMAIN}
-    if check and undefined:
-        parts = [f"{op} x{count} (first: node {first!r})"
-                 for op, (count, first) in undefined.items()]
-        raise ConversionError(
-            f"ops that ONNX does not define (default-domain opset {domain_opsets['']}): "
-            + ", ".join(parts))
+    # ops ONNX defines only at a later opset (a converter wrote them into an older
+    # model) are spelled in the model's opset below, where a rewrite exists
+    newer_ops = check and bool(undefined) and all(
+        onnx_schema(op, onnx.defs.onnx_opset_version(), "") is not None for op in undefined)
+    if check and undefined and not newer_ops:
+        _refuse_undefined(undefined, domain_opsets[""])
     # What onegraph's own inference refuses is only a hint: a model's stated shapes
     # may be wrong in branches it never takes, so it explains a checker failure
     # rather than failing the export itself.
@@ -1000,6 +1022,11 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
     if check and holds_runtime_ops(proto):
         spell_runtime_ops(proto, int(source_opset))
     _complete_output_types(proto)
+    if newer_ops:
+        proto = lower_ops_newer_than(proto, int(source_opset))
+        left = _undefined_ops(proto.graph, int(source_opset))
+        if left:
+            _refuse_undefined(left, int(source_opset))
     _write_header(proto, model.metadata if used is None else _serving_metadata(model.metadata))
     proto.ir_version = _ir_version_for(proto)
     if opset is not None and int(opset) != int(source_opset):

@@ -535,3 +535,39 @@ def test_trilu_goes_below_opset_13_too():
     proto = to_onnx(from_onnx(original), opset=12)
     onnx.checker.check_model(proto, full_check=True)
     np.testing.assert_array_equal(_ort(proto, {"x": x})[0], np.tril(x))
+
+
+@pytest.mark.parametrize("op, since, model_opset, attrs", [
+    ("HardSwish", 14, 13, {}),     # tf2onnx 1.17 writes it into opset-13 models
+    ("Gelu", 20, 17, {"approximate": "tanh"}),
+    ("Mish", 18, 13, {}),
+    ("Swish", 24, 18, {"alpha": 0.5}),  # a function op: its body
+])
+def test_newer_op_in_an_older_model_is_spelled_in_the_models_opset(op, since, model_opset,
+                                                                  attrs):
+    """A model stating opset N with an op ONNX defines only later (onnx's checker and
+    onnxruntime refuse it; onegraph runs it) exports at opset N with the op spelled in
+    opset-N ops, matching onnxruntime on the same op in a model of its own opset. It
+    was refused as an op ONNX does not define at N."""
+    if onnx.defs.onnx_opset_version() < since:
+        pytest.skip(f"onnx {onnx.__version__} has no opset {since}")
+    x = np.random.default_rng(3).standard_normal((2, 3, 4)).astype(np.float32) * 3
+    old = from_onnx(_single(op, ["x"], attrs, opset=model_opset))
+    want = _ort(_single(op, ["x"], attrs, opset=since), {"x": x})[0]
+    for target in (None, model_opset):
+        proto = to_onnx(old) if target is None else to_onnx(old, opset=target)
+        assert _default_opset(proto) == [model_opset]
+        assert op not in {n.op_type for n in proto.graph.node}
+        onnx.checker.check_model(proto, full_check=True)
+        np.testing.assert_allclose(_ort(proto, {"x": x})[0], want, rtol=1e-5, atol=1e-6)
+
+
+def test_newer_op_without_a_spelling_in_the_models_opset_is_still_refused():
+    """DeformConv (opset 19) has no older form: refused by name, as before."""
+    old = _single("DeformConv", ["x", "w", "offset"], opset=13, x_shape=(1, 1, 3, 3),
+                  extra_inits=[numpy_helper.from_array(np.ones((1, 1, 2, 2), np.float32), "w"),
+                               numpy_helper.from_array(np.zeros((1, 8, 2, 2), np.float32),
+                                                       "offset")])
+    with pytest.raises(ConversionError, match=r"ops that ONNX does not define "
+                                              r"\(default-domain opset 13\): DeformConv x1"):
+        to_onnx(from_onnx(old))
