@@ -891,11 +891,15 @@ def _upgrade(proto):
             proto = inliner.inline_local_functions(proto, convert_version=True)
         except Exception as e:  # noqa: BLE001 - the converter raises RuntimeError etc.
             convert_error = _first_line(e)
-            try:
-                proto = inliner.inline_local_functions(proto)
-            except Exception as e2:  # noqa: BLE001
-                raise ConversionError(f"cannot inline the model's local functions: "
-                                      f"{e2}") from e2
+            typed = _inline_with_inferred_types(proto)
+            if typed is not None:
+                proto, convert_error = typed, None
+            else:
+                try:
+                    proto = inliner.inline_local_functions(proto)
+                except Exception as e2:  # noqa: BLE001
+                    raise ConversionError(f"cannot inline the model's local functions: "
+                                          f"{e2}") from e2
         for f in proto.functions:
             left[(f.domain, f.name)] = _why_not_inlined(proto, f, convert_error)
     version = _default_opset(proto)
@@ -938,6 +942,44 @@ def _upgrade(proto):
                                   f"{_first_line(e)}") from e
     del onnx
     return proto, left
+
+
+def _inline_with_inferred_types(proto):
+    """`proto` with its local functions version-converted and inlined after ONNX's
+    shape inference has typed the values around their calls, or None if either fails.
+
+    The inliner converts a function written for another opset (onnxscript writes its
+    functions untyped, e.g. at opset 18 in an opset-23 model) only where it knows the
+    types of the call's values. The types inference added are taken out again
+    afterwards (value_info not in the model, outputs as the model states them), so
+    they count as inferred, not stated, in the import."""
+    from onnx import inliner, shape_inference
+
+    stated_values = {v.name for g in _all_graph_protos(proto.graph) for v in g.value_info}
+    stated_outputs = {o.name: o for o in proto.graph.output}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = inliner.inline_local_functions(shape_inference.infer_shapes(proto),
+                                                 convert_version=True)
+    except Exception:  # noqa: BLE001 - inference and the inliner raise several kinds
+        return None
+    for g in _all_graph_protos(out.graph):
+        kept = [v for v in g.value_info if v.name in stated_values]
+        del g.value_info[:]
+        g.value_info.extend(kept)
+    for o in out.graph.output:
+        if o.name in stated_outputs:
+            o.CopyFrom(stated_outputs[o.name])
+    return out
+
+
+def _all_graph_protos(graph):
+    """`graph` and the GraphProtos nested in its nodes' attributes."""
+    yield graph
+    for node in graph.node:
+        for sub in proto_subgraphs(node):
+            yield from _all_graph_protos(sub)
 
 
 def _check_ir_version(proto) -> None:

@@ -518,6 +518,25 @@ def test_local_function_at_another_opset_is_converted_and_inlined():
     np.testing.assert_allclose(_run(m, ["y"], feeds)[0], _ort(m, feeds)[0], rtol=1e-6)
 
 
+def test_untyped_function_at_an_older_opset_is_converted_with_inferred_types():
+    """A function written at opset 18 in an opset-23 model, its values untyped (as
+    onnxscript writes every function), called on a value the model leaves untyped:
+    onnx's inliner converts it only once shape inference has typed the call's values
+    ("GetType: Type unknown for t" before, and the import refused the function), so
+    the import infers them first (found by the onnxscript sweep)."""
+    body = [helper.make_node("Constant", [], ["s"], value_ints=[0, 6, 2]),
+            helper.make_node("Reshape", ["x", "s"], ["y"])]
+    fn = helper.make_function("custom", "f", ["x"], ["y"], body,
+                              [helper.make_opsetid("", 18)])
+    m = _model([helper.make_node("f", ["x"], ["t"], domain="custom"),
+                helper.make_node("Identity", ["t"], ["out"])], [vi("x", F, [2, 12])],
+               [vi("out", F, None)], functions=[fn], opset=23, extra_opsets=[("custom", 1)])
+    feeds = {"x": np.arange(24, dtype=np.float32).reshape(2, 12)}
+    got = _run(m, ["out"], feeds)[0]
+    assert got.shape == (2, 6, 2)
+    np.testing.assert_array_equal(got, _ort(m, feeds)[0])
+
+
 def test_subgraph_output_shadowing_outer_name_is_named():
     then_b = helper.make_graph([helper.make_node("Neg", ["z"], ["x"], name="shadow")], "t", [],
                                [vi("x", F, [2])])
