@@ -80,16 +80,8 @@ TOL, HALF_TOL = 1e-4, 5e-3
 # file -> reason: models that fail because of an onegraph bug (strict xfails; see
 # /tmp/osx_findings/FINDINGS.md): XFAILS in every test (XFAIL_IMPORT: those that do not
 # import at all), XFAIL_ROUND_TRIP in the round trip through to_onnx only
-_OLDER_FUNCTION = (
-    "an opset 18 function in an opset 23 model is refused at import (ConversionError "
-    "'could not be inlined: its opset_import differs from the model's ... "
-    "inliner.cc:418: GetType: Assertion `false` failed: Type unknown for tmp'): "
-    "onnx's inline_local_functions(convert_version=True) needs the call's output types, "
-    "which onnx.shape_inference.infer_shapes would give it; onnxruntime runs the model")
-XFAILS: dict[str, str] = {
-    "function_older_opset__onnxscript_op23.onnx": _OLDER_FUNCTION,
-}
-XFAIL_IMPORT = {"function_older_opset__onnxscript_op23.onnx"}
+XFAILS: dict[str, str] = {}
+XFAIL_IMPORT: set[str] = set()
 XFAIL_ROUND_TRIP: dict[str, str] = {
     "sequence_branches__onnxscript_op18.onnx":
         "to_onnx writes the SequenceMap body's untyped output with an empty TypeProto "
