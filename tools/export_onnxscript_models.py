@@ -28,10 +28,14 @@ exported files before deploying them. Two families:
   SkipSimplifiedLayerNormalization, MultiHeadAttention, Attention, BiasGelu, FastGelu,
   FusedMatMul, Gelu, GroupNorm) and SimplifiedLayerNormalization in ONNX's domain,
   (iv) onnxscript.rewriter.onnx_fusions after optimize and onnxscript's version
-  converter to opset 23 (whose RMSNormalization / RotaryEmbedding fusions need it), and,
-  in the sweep only (--rewrites to_opset23), (v) optimize and the conversion to opset 23
-  alone. The oracle is onnxruntime on the ORIGINAL model with the source corpus's stored
-  inputs (every input size it has); a rewrite is a candidate if onnxruntime runs it to
+  converter to opset 23 (whose RMSNormalization / RotaryEmbedding fusions need it),
+  (v) a pipeline of onnx-ir's own passes (every Constant, in subgraphs too, lifted to an
+  initializer, subgraph initializers moved to the main graph and read from outer scope,
+  equal initializers shared, common subexpressions and Identity removed, every attribute
+  default written out, initializers listed as graph inputs), and, in the sweep only
+  (--rewrites to_opset23), (vi) optimize and the conversion to opset 23 alone. The
+  oracle is onnxruntime on the ORIGINAL model with the source corpus's stored inputs
+  (every input size it has); a rewrite is a candidate if onnxruntime runs it to
   the original's outputs within ORT_AGREES (relative to the value's size; HALF_AGREES
   for float16) and exactly on integers, or if it is valid ONNX (full check) that
   onnxruntime cannot run (ort_refuses: no kernel, or a RotaryEmbedding cache of batch 1),
@@ -95,13 +99,13 @@ DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "test
 CORPORA = ("hf_exported", "pytorch_exported", "timm_exported", "torchvision_exported")
 TAGS = {"hf_exported": "hf", "pytorch_exported": "pt", "timm_exported": "timm",
         "torchvision_exported": "tv"}
-REWRITES = ("optimize", "rewrite", "ort_fusions", "onnx_fusions")
+REWRITES = ("optimize", "rewrite", "ort_fusions", "onnx_fusions", "ir_passes")
 SWEEP_ONLY = ("to_opset23",)
 ORT_AGREES = 1e-4      # |rewritten - original| <= ORT_AGREES * (1 + |original|)
 HALF_AGREES = 5e-3     # the same where a feed or the output is float16
 # bytes per rewrite (models, inputs and outputs) that models beyond PREFERRED may fill
 BUDGET = {"optimize": 60_000, "rewrite": 60_000, "ort_fusions": 150_000,
-          "onnx_fusions": 40_000}
+          "onnx_fusions": 40_000, "ir_passes": 0}
 MAX_MODEL = 160_000    # larger rewritten models are swept, never kept
 # kept first where their rewrite changed them (corpus/tag, source stem): RNN, attention,
 # layer norms, GELU, rotary, convolution nets and detection post-processing
@@ -119,6 +123,8 @@ PREFERRED = {
                     "pt/ops_act__ts_op17", "timm/tnt__dynamo_op23", "pt/ops_math__ts_op20"],
     "onnx_fusions": ["hf/llama__dynamo_op18_dyn", "hf/phi__dynamo_op18_dyn",
                      "tv/ops_roi_align__ts_op17_dyn"],
+    "ir_passes": ["pt/ops_resize__ts_op20", "pt/lstm__ts_op17_dyn",
+                  "tv/ops_batched_nms__ts_op16", "tv/ssdlite__ts_op17"],
 }
 
 # ---------------------------------------------------------------------------------------
@@ -926,6 +932,24 @@ def rewrite(kind: str, model: onnx.ModelProto) -> tuple:
         counts = onnx_fusions.fuse(m)
         return ir.serde.serialize_model(m), ", ".join(
             f"{k} {v}" for k, v in sorted(counts.items()) if v)
+    if kind == "ir_passes":
+        # onnx-ir's own passes, as a pipeline: every Constant (in subgraphs too) lifted to
+        # an initializer, subgraph initializers moved to the main graph (read from outer
+        # scope), equal initializers shared, every attribute default written out,
+        # initializers listed as graph inputs (overridable defaults)
+        import onnx_ir.passes.common as passes
+        m = ir.serde.deserialize_model(model)
+        for p in (passes.LiftConstantsToInitializersPass(lift_all_constants=True,
+                                                         size_limit=0),
+                  passes.LiftSubgraphInitializersToMainGraphPass(),
+                  passes.DeduplicateInitializersPass(),
+                  passes.CommonSubexpressionEliminationPass(),
+                  passes.IdentityEliminationPass(),
+                  passes.AddDefaultAttributesPass(),
+                  passes.AddInitializersToInputsPass(),
+                  passes.NameFixPass()):
+            p(m)
+        return ir.serde.serialize_model(m), ""
     if kind == "to_opset23":
         from onnxscript import version_converter
         m = ir.serde.deserialize_model(model)
