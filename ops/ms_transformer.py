@@ -132,7 +132,8 @@ def _rms_norm(x, gamma, axis, epsilon):
     w = _work(x.dtype)
     xs = np.asarray(x, w)
     lead = x.shape[:axis]
-    flat = xs.reshape(int(np.prod(lead)), -1)
+    # the normalised length spelled out: reshape cannot work out -1 for no rows
+    flat = xs.reshape(int(np.prod(lead)), int(np.prod(x.shape[axis:])))
     ms = np.einsum("ij,ij->i", flat, flat).reshape(-1, 1) / w.type(max(flat.shape[1], 1))
     inv = 1.0 / np.sqrt(ms + w.type(epsilon))
     y = (flat * inv).reshape(x.shape) * np.asarray(gamma, w)

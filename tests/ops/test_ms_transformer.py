@@ -183,6 +183,19 @@ def test_simplified_layernorm(rng, xs, axis, n_out):
            {"axis": axis, "epsilon": 1e-6}, domain="")
 
 
+@pytest.mark.parametrize("xs,axis", [((0, 8, 32), -1), ((2, 0, 8), -1), ((0, 8), 1)])
+def test_rms_norms_of_no_rows(rng, xs, axis):
+    """An empty batch gives empty outputs, as onnxruntime (onnxscript's fusions write
+    these ops into dynamic-batch models: reshape could not work out -1 for no rows)."""
+    _check("SimplifiedLayerNormalization", [("X", _rand(rng, *xs)),
+                                            ("scale", _rand(rng, *xs[axis:]))],
+           [F32, F32], {"axis": axis, "epsilon": 1e-6}, domain="")
+    if len(xs) == 3:
+        _check("SkipSimplifiedLayerNormalization",
+               [("input", _rand(rng, *xs)), ("skip", _rand(rng, *xs)),
+                ("gamma", _rand(rng, xs[-1]))], [F32] * 4)
+
+
 def test_simplified_layernorm_float16(rng):
     x, scale = _cast(F16, _rand(rng, 2, 5, 8), _rand(rng, 8))
     _check("SimplifiedLayerNormalization", [("X", x), ("scale", scale)], [F16, F32],
