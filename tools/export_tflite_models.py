@@ -285,7 +285,7 @@ def seeded_inputs(it, value_range, seed: int) -> list:
 
 def tflite_run(path: str, value_range, seed: int, batch: int | None = None):
     """(inputs, {output name: array}) of TFLite on seeded_inputs, inputs in TFLite's
-    order."""
+    order; raises what TFLite raises (RuntimeError on an unresolved custom op)."""
     it = interpreter(path, batch)
     feeds = seeded_inputs(it, value_range, seed)
     for d, x in zip(it.get_input_details(), feeds):
@@ -296,7 +296,8 @@ def tflite_run(path: str, value_range, seed: int, batch: int | None = None):
 
 
 def dynamic_batch(path: str) -> bool:
-    """Whether the model's inputs leave the batch open (shape_signature -1)."""
+    """Whether the model's inputs leave the batch open (shape_signature -1); raises
+    what TFLite raises."""
     return any(d["shape_signature"][0] == -1 for d in interpreter(path).get_input_details())
 
 
@@ -314,6 +315,7 @@ def disagreement(got, want) -> float:
     by its magnitude times about 1e-4); inf on a shape mismatch."""
     if got.shape != want.shape:
         return float("inf")
+    want = want.astype(np.float64)     # no int8 wrap-around in the differences
     d = np.max(np.abs(got.astype(np.float64) - want), initial=0.0)
     return float(d / (1 + np.max(np.abs(want), initial=0.0)))
 
@@ -339,8 +341,8 @@ def check_conversion(model, feeds_nhwc, want: dict, nchw: bool):
     got = sess.run(out_names, dict(zip(in_names, feeds)))
     ordered = [want[n] for n in out_names]
     worst = max(disagreement(g, w) for g, w in zip(got, ordered))
-    absdiff = max(float(np.max(np.abs(g - w))) if g.shape == w.shape else float("inf")
-                  for g, w in zip(got, ordered))
+    absdiff = max(float(np.max(np.abs(g.astype(np.float64) - w), initial=0.0))
+                  if g.shape == w.shape else float("inf") for g, w in zip(got, ordered))
     return in_names, out_names, feeds, ordered, absdiff, worst
 
 
@@ -407,7 +409,8 @@ QUANT_AGREES = 0.25
 
 
 def _activation(x, name):
-    """TFLite's fused activation `name` (NONE, RELU, RELU6) applied to x."""
+    """TFLite's fused activation `name` (NONE, RELU, RELU6) applied to x; raises
+    NotImplementedError on another."""
     name = name.decode() if isinstance(name, bytes) else name
     if name == "NONE":
         return x
@@ -454,7 +457,8 @@ def rebuild_as_function(path: str):
 
 
 def _rebuild_op(op: str, a: dict, i: list):
-    """One TFLite op (tf2onnx's TFL_ name, its options `a`, its inputs `i`) in TF."""
+    """One TFLite op (tf2onnx's TFL_ name, its options `a`, its inputs `i`) in TF;
+    raises NotImplementedError on an op it does not rebuild."""
     act = a.get("fused_activation_function", "NONE")
     pad = a["padding"].decode() if isinstance(a.get("padding"), bytes) else a.get("padding")
     if op == "TFL_DEQUANTIZE":      # float16 weights
@@ -568,7 +572,8 @@ def export_model(name: str, out_dir: str, cache: str, sweep: bool, sources: dict
                  swept_dir: str | None = None):
     """Convert, check and (for the KEEP variants) save one model of MODELS or
     QUANTIZED, and every conversion into `swept_dir` when given; returns (kept entries
-    by file, swept results by conversion, failures)."""
+    by file, swept results by conversion, failures). Conversion, TFLite and rebuild
+    errors become failures; what fetch and member_bytes raise is raised."""
     base = QUANTIZED[name][0] if name in QUANTIZED else name
     package, member, value_range, keep, note = MODELS[base]
     archive = fetch(package, cache)
