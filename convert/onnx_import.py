@@ -1999,6 +1999,8 @@ class _Importer:
                 _type_sequence_output(node.op_type, attrs, g, ins, outs)
             if domain == "" and node.op_type in ("Loop", "Scan"):
                 _type_carried_values(node.op_type, attrs, g, ins, outs)
+            if domain == "" and node.op_type == "SequenceMap":
+                _type_mapped_body_inputs(attrs, g, ins)
             g.nodes.append(_make_node(node, ins, outs, attrs, domain, node_name))
         for vi in gp.output:
             idx = g.find_tensor(vi.name)
@@ -2149,6 +2151,25 @@ def _type_sequence_output(op_type: str, attrs: dict, g: Graph, ins: list,
         dtype = source.dtype
     out = g.tensors[outs[0]]
     out.dtype, out.containers = dtype, (Container.SEQUENCE,)
+
+
+def _type_mapped_body_inputs(attrs: dict, g: Graph, ins: list) -> None:
+    """Give a SequenceMap body's untyped inputs their types, in place: an element of
+    the sequence mapped (its element type, one container less) or the tensor passed
+    alongside. onnxscript writes bodies untyped, and onnxruntime refuses a SequenceMap
+    whose body is (`to_onnx` writes the body's output types from these)."""
+    body = attrs.get("body")
+    if not isinstance(body, Graph):
+        return
+    for k, i in enumerate(ins[:len(body.inputs)]):
+        if i < 0:
+            continue
+        given, t = g.tensors[i], body.tensors[body.inputs[k]]
+        if given.dtype is DType.UNDEFINED or t.dtype is not DType.UNDEFINED or t.containers:
+            continue
+        sequence = given.containers[:1] == (Container.SEQUENCE,)
+        t.dtype = given.dtype
+        t.containers = tuple(given.containers[1:] if sequence else given.containers)
 
 
 def _type_carried_values(op_type: str, attrs: dict, g: Graph, ins: list, outs: list) -> None:

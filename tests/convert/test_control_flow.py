@@ -253,3 +253,38 @@ def test_loop_carrying_an_untyped_sequence_exports_as_a_sequence(steps, typed_ou
                                  providers=["CPUExecutionProvider"]).run(None, feeds)
     for a, b in zip(again, ref):
         np.testing.assert_array_equal(a, b)
+
+
+def test_sequence_map_with_an_untyped_body_exports_a_typed_one():
+    """A SequenceMap whose body is untyped (as onnxscript writes every body), inside a
+    local function (onnxruntime types it when it inlines the function): the import types
+    the body's input from the sequence it maps, so the export (the function inlined)
+    has a typed body onnxruntime loads; it refused the export's empty body types before
+    ("Invalid tensor data type 0"; found by the onnxscript sweep)."""
+    import onnx
+
+    from onegraph.convert import to_onnx
+
+    body = helper.make_graph([helper.make_node("ReduceSum", ["t"], ["r"], keepdims=1)],
+                             "body", [onnx.ValueInfoProto(name="t")],
+                             [onnx.ValueInfoProto(name="r")])
+    fn = helper.make_function(
+        "custom", "row_sums", ["x"], ["y"],
+        [helper.make_node("SplitToSequence", ["x"], ["s"], axis=0),
+         helper.make_node("SequenceMap", ["s"], ["m"], body=body),
+         helper.make_node("ConcatFromSequence", ["m"], ["y"], axis=0)],
+        [helper.make_opsetid("", 18)])
+    graph = helper.make_graph(
+        [helper.make_node("row_sums", ["x"], ["y"], domain="custom")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 1])])
+    model = helper.make_model(graph, functions=[fn], opset_imports=[
+        helper.make_opsetid("", 18), helper.make_opsetid("custom", 1)])
+    feeds = {"x": np.arange(6, dtype=np.float32).reshape(3, 2)}
+    ours, ref = _both(model, feeds)
+    np.testing.assert_array_equal(ours[0], ref[0])
+    exported = to_onnx(from_onnx(model))
+    onnx.checker.check_model(exported, full_check=True)
+    again = ort.InferenceSession(exported.SerializeToString(),
+                                 providers=["CPUExecutionProvider"]).run(None, feeds)
+    np.testing.assert_array_equal(again[0], ref[0])
