@@ -98,7 +98,11 @@ DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "test
                     "convert", "data")
 CORPORA = ("hf_exported", "pytorch_exported", "timm_exported", "torchvision_exported")
 TAGS = {"hf_exported": "hf", "pytorch_exported": "pt", "timm_exported": "timm",
-        "torchvision_exported": "tv"}
+        "torchvision_exported": "tv",
+        # other corpora, for sweeps (--corpora)
+        "tf2onnx_exported": "tf", "paddle_exported": "paddle", "jax_exported": "jax",
+        "sklearn_exported": "skl", "gbdt_exported": "gbdt", "rewritten": "rw",
+        "ort_processed": "ortp", "tflite_converted": "tflite"}
 REWRITES = ("optimize", "rewrite", "ort_fusions", "onnx_fusions", "ir_passes")
 SWEEP_ONLY = ("to_opset23",)
 ORT_AGREES = 1e-4      # |rewritten - original| <= ORT_AGREES * (1 + |original|)
@@ -1023,7 +1027,8 @@ def _entries(corpus: str) -> dict:
     with open(os.path.join(DATA, corpus, "index.json"), encoding="utf-8") as f:
         index = json.load(f)
     index = index.get("models", index)
-    return {k: v for k, v in sorted(index.items()) if k.endswith(".onnx") and "inputs" in v}
+    return {k: v for k, v in sorted(index.items())
+            if k.endswith(".onnx") and "inputs" in v and "input_files" in v}
 
 
 def _feed_sets(corpus: str, entry: dict) -> list:
@@ -1050,6 +1055,8 @@ def sweep_one(kind, corpus, name, entry, new) -> tuple:
     except Exception as e:  # noqa: BLE001 - e.g. bfloat16: no oracle
         return "skipped", dict(rec, error="onnxruntime cannot run the original: "
                                + _first_line(e)), None
+    if any(not isinstance(w, np.ndarray) for ws in wants for w in ws):
+        return "skipped", dict(rec, error="a sequence or map output (ZipMap)"), None
     if isinstance(new, str):
         return "failed", dict(rec, error=new), None
     new, note = new

@@ -205,9 +205,9 @@ def test_batch_of_zero_and_one(name, rows):
     """The dynamic models on the first `rows` rows of their batch (the inputs whose first
     dim is symbolic): onegraph gives onnxruntime's outputs on the same file; where
     onnxruntime refuses the feed, onegraph refuses it with a ShapeError or an
-    ExecutionError (sequence_branches: ConcatFromSequence of an empty sequence) or
-    (Attention-23 on no rows: attention23, the dynamo BERT / ViT exports) gives the full
-    batch's shapes with no rows."""
+    ExecutionError (sequence_branches: ConcatFromSequence of an empty sequence; the
+    decoders' Reshape of an empty batch to [0, heads, -1, head_dim]) or (Attention-23 on
+    no rows: attention23) gives the full batch's shapes with no rows."""
     entry = MODELS[name]
     path, data = model_file(DATA, name)
     outputs = entry["outputs"]
