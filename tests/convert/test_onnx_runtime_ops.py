@@ -4,6 +4,8 @@ in ONNX's own domain but ONNX does not define, as ONNX ops: RMSNormalization fro
 full check and give in onnxruntime what onnxruntime's own SimplifiedLayerNormalization
 kernel gives on the original model."""
 
+import math
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -160,14 +162,29 @@ def test_unknown_rank_is_refused_naming_the_node():
     assert SLN in {n.op_type for n in to_onnx(from_onnx(original), check=False).graph.node}
 
 
-def test_other_undefined_ops_are_still_refused():
+def test_newer_ops_beside_it_are_spelled_too_and_others_still_refused():
+    """Gelu came in at opset 20 (onegraph runs it at any opset): beside the runtime op
+    it is written in opset-17 ops too (to_onnx spells ops newer than the model's opset
+    where a spelling exists); DeformConv (opset 19) has none and is still refused."""
     original = _sln_model(opset=17)
-    # Gelu came in at opset 20 (onegraph runs it at any opset)
     original.graph.node.append(helper.make_node("Gelu", ["y"], ["z"], name="gelu"))
     original.graph.output.append(helper.make_tensor_value_info("z", F32, [2, 3, 8]))
+    exported = to_onnx(from_onnx(original))
+    assert not {"Gelu", SLN} & {n.op_type for n in exported.graph.node}
+    onnx.checker.check_model(exported, full_check=True)
+    x = np.random.default_rng(5).standard_normal((2, 3, 8)).astype(np.float32)
+    y = _ort(exported, {"x": x})
+    z = y[1].astype(np.float64)
+    want = 0.5 * y[0] * (1 + np.vectorize(math.erf)(y[0].astype(np.float64) / math.sqrt(2)))
+    np.testing.assert_allclose(z, want, rtol=1e-5, atol=1e-6)
+    original.graph.node[-1].CopyFrom(helper.make_node("DeformConv", ["y", "w", "o"], ["z"],
+                                                      name="deform"))
+    original.graph.initializer.extend([
+        numpy_helper.from_array(np.ones((3, 2, 1, 1), np.float32), "w"),
+        numpy_helper.from_array(np.zeros((3, 2, 1, 8), np.float32), "o")])
     with pytest.raises(ConversionError, match=r"ops that ONNX does not define "
-                                              r"\(default-domain opset 17\): Gelu x1 "
-                                              r"\(first: node 'gelu'\)$"):
+                                              r"\(default-domain opset 17\): DeformConv x1 "
+                                              r"\(first: node 'deform'\)$"):
         to_onnx(from_onnx(original))
 
 
