@@ -296,3 +296,43 @@ def test_the_corpus_covers_what_it_promises():
             total += os.path.getsize(os.path.join(DATA, f))
         assert load_array(DATA, e["input_files"][0]).size
     assert total < 6 * 1024 * 1024
+
+
+def _zero_trip_loop(typed: bool):
+    """A Loop with a scan output whose body output is untyped (as onnxscript writes
+    bodies) or declared float[2, 3]; graph output ys declared [N, 2, 3]."""
+    h = onnx.helper
+    y_info = h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 3] if typed else None)
+    body = h.make_graph([h.make_node("Identity", ["ci"], ["co"]),
+                         h.make_node("Mul", ["x", "x"], ["y"])], "body",
+                        [h.make_tensor_value_info("i", onnx.TensorProto.INT64, []),
+                         h.make_tensor_value_info("ci", onnx.TensorProto.BOOL, [])],
+                        [h.make_tensor_value_info("co", onnx.TensorProto.BOOL, []), y_info])
+    graph = h.make_graph([h.make_node("Loop", ["n", ""], ["ys"], body=body)], "g",
+                         [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3]),
+                          h.make_tensor_value_info("n", onnx.TensorProto.INT64, [])],
+                         [h.make_tensor_value_info("ys", onnx.TensorProto.FLOAT,
+                                                   ["N", 2, 3])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 18)])
+
+
+@pytest.mark.parametrize("typed", [
+    True,
+    pytest.param(False, marks=pytest.mark.xfail(strict=True, reason=(
+        "a Loop run zero times gives its scan output the shape (0,) when the body output "
+        "is untyped (as onnxscript writes every body), though shape inference knows it is "
+        "[2, 3]; onnxruntime gives (0, 2, 3), the graph output is declared [N, 2, 3] "
+        "(with the body output declared float[2, 3] onegraph gives (0, 2, 3))")))],
+    ids=["body-typed", "body-untyped"])
+def test_zero_trip_loop_scan_output_has_the_body_outputs_shape(typed):
+    """Found by the KV-cache probe of the onnxscript sweep (/tmp/osx_findings/
+    probe_kv_loop.py): a zero-trip Loop's scan output is (0, *the body output's shape*),
+    as onnxruntime gives it; with more trips the Session already agrees."""
+    model = _zero_trip_loop(typed)
+    session = og.Session(from_onnx(model))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for n in (2, 0):
+        feeds = {"x": x, "n": np.array(n, np.int64)}
+        want = ort_outputs(model.SerializeToString(), feeds, ["ys"])[0]
+        got = session.run(["ys"], feeds)[0]
+        assert_same_array(got, want, f"ys after {n} trips", 0.0, 0.0)
