@@ -66,3 +66,37 @@ def write_index(index_path: str, generator: dict, models: dict, failures: list) 
     with open(index_path, "w", encoding="utf-8") as f:
         json.dump(index, f, indent=1)
         f.write("\n")
+
+
+def first_line(e) -> str:
+    """"Type: first line of the message" (at most 300 characters of it) of an
+    exception, for an index's failure records."""
+    msg = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
+    return f"{type(e).__name__}: {msg}"
+
+
+def compare_outputs(got: list, want: list, outputs: list, agrees: float,
+                    half_agrees: float, half: bool = False) -> tuple:
+    """(max abs difference, None) or (so far, what differs) for a rewritten or converted
+    model's outputs against the original's: floats within `agrees` (`half_agrees` for
+    float16, or when `half`) relative to 1 + |want|, everything else exactly."""
+    import numpy as np
+
+    err = 0.0
+    for n, g, w in zip(outputs, got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        limit = half_agrees if half or w.dtype == np.float16 else agrees
+        if g.shape != w.shape or g.dtype != w.dtype:
+            return err, f"{n}: {g.dtype}{list(g.shape)} != {w.dtype}{list(w.shape)}"
+        if w.dtype.kind == "f":
+            if np.any(np.isnan(g) != np.isnan(w)):
+                return err, f"{n}: NaN at other places"
+            if w.size:
+                d = np.nan_to_num(np.abs(g.astype(np.float64) - w), nan=0.0)
+                err = max(err, float(d.max()))
+                worst = float((d / (1.0 + np.abs(np.nan_to_num(w.astype(np.float64))))).max())
+                if worst > limit:
+                    return err, f"{n}: max abs error {d.max():.3g} (relative {worst:.3g})"
+        elif not np.array_equal(g, w):
+            return err, f"{n}: {int(np.sum(g != w))} of {w.size} values differ"
+    return err, None

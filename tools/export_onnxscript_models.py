@@ -90,7 +90,8 @@ from onnxscript import opset23 as op23
 from onnxscript.values import Opset
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from corpus_tool import kept_records, save_arrays, write_index  # noqa: E402  (tools/, this folder)
+from corpus_tool import (compare_outputs, first_line, kept_records,  # noqa: E402
+                         save_arrays, write_index)  # (tools/, this folder)
 
 warnings.filterwarnings("ignore")
 
@@ -807,34 +808,6 @@ def _ort(model_bytes: bytes, feeds: dict, outputs: list) -> list:
     return sess.run(outputs, {k: v for k, v in feeds.items() if k in takes})
 
 
-def _first_line(e) -> str:
-    msg = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
-    return f"{type(e).__name__}: {msg}"
-
-
-def _compare(got: list, want: list, outputs: list, half: bool = False) -> tuple:
-    """(max abs difference, None) or (so far, what differs): floats within ORT_AGREES
-    (HALF_AGREES for float16) relative to 1 + |want|, everything else exactly."""
-    err = 0.0
-    for n, g, w in zip(outputs, got, want):
-        g, w = np.asarray(g), np.asarray(w)
-        agrees = HALF_AGREES if half or w.dtype == np.float16 else ORT_AGREES
-        if g.shape != w.shape or g.dtype != w.dtype:
-            return err, f"{n}: {g.dtype}{list(g.shape)} != {w.dtype}{list(w.shape)}"
-        if w.dtype.kind == "f":
-            if np.any(np.isnan(g) != np.isnan(w)):
-                return err, f"{n}: NaN at other places"
-            if w.size:
-                d = np.nan_to_num(np.abs(g.astype(np.float64) - w), nan=0.0)
-                err = max(err, float(d.max()))
-                worst = float((d / (1.0 + np.abs(np.nan_to_num(w.astype(np.float64))))).max())
-                if worst > agrees:
-                    return err, f"{n}: max abs error {d.max():.3g} (relative {worst:.3g})"
-        elif not np.array_equal(g, w):
-            return err, f"{n}: {int(np.sum(g != w))} of {w.size} values differ"
-    return err, None
-
-
 def _ops(model: onnx.ModelProto) -> collections.Counter:
     """Op counts ('domain:Op', the default domain as ':Op') over the graph, its
     subgraphs and the model's local functions (and their subgraphs)."""
@@ -866,13 +839,13 @@ def export_authored(name: str, spec: tuple, out_dir: str) -> tuple:
         if post is not None:
             proto = post(proto)
     except Exception as e:  # noqa: BLE001 - onnxscript's refusal
-        return None, dict(rec, error="onnxscript refuses: " + _first_line(e))
+        return None, dict(rec, error="onnxscript refuses: " + first_line(e))
     try:
         onnx.checker.check_model(proto, full_check=True)
     except Exception as e:  # noqa: BLE001 - kept if onnxruntime runs it right
         # (function_older_opset: the checker calls an opset 18 function's ops
         # incompatible with the opset 23 model; onnxruntime runs it)
-        rec["full_check_error"] = _first_line(e)
+        rec["full_check_error"] = first_line(e)
     written = next(o.version for o in proto.opset_import if o.domain == "")
     assert written == opset, f"{name}: onnxscript wrote opset {written}, not {opset}"
     inputs = [i.name for i in proto.graph.input]
@@ -888,8 +861,8 @@ def export_authored(name: str, spec: tuple, out_dir: str) -> tuple:
             got = _ort(data, feeds, outputs)
         except Exception as e:  # noqa: BLE001
             return None, dict(rec, error=f"onnxruntime fails (input set {k}): "
-                              + _first_line(e))
-        e2, bad = _compare(got, want, outputs)
+                              + first_line(e))
+        e2, bad = compare_outputs(got, want, outputs, ORT_AGREES, HALF_AGREES)
         if bad:
             return None, dict(rec, error=f"onnxruntime differs from numpy (input set {k}): "
                               + bad)
@@ -976,7 +949,7 @@ def _rewrite_worker(kind: str, jobs_file: str) -> int:
             onnx.save(new, dst)
             print("DONE", src, note.replace("\n", " "), flush=True)
         except Exception as e:  # noqa: BLE001 - the parent records the refusal
-            print("ERROR", src, _first_line(e).replace("\n", " "), flush=True)
+            print("ERROR", src, first_line(e).replace("\n", " "), flush=True)
     return 0
 
 
@@ -1054,7 +1027,7 @@ def sweep_one(kind, corpus, name, entry, new) -> tuple:
         wants = [_ort(original.SerializeToString(), feeds, outputs) for feeds, _ in sets]
     except Exception as e:  # noqa: BLE001 - e.g. bfloat16: no oracle
         return "skipped", dict(rec, error="onnxruntime cannot run the original: "
-                               + _first_line(e)), None
+                               + first_line(e)), None
     if any(not isinstance(w, np.ndarray) for ws in wants for w in ws):
         return "skipped", dict(rec, error="a sequence or map output (ZipMap)"), None
     if isinstance(new, str):
@@ -1067,12 +1040,12 @@ def sweep_one(kind, corpus, name, entry, new) -> tuple:
     except Exception as e:  # noqa: BLE001 - kept if onnxruntime runs it right
         # (SimplifiedLayerNormalization written in ONNX's domain, where onnxruntime
         # registers it; nodes out of topological order)
-        rec["check_error"] = _first_line(e)
+        rec["check_error"] = first_line(e)
     if "check_error" not in rec:
         try:
             onnx.checker.check_model(new, full_check=True)
         except Exception as e:  # noqa: BLE001 - kept if onnxruntime runs it right
-            rec["full_check_error"] = _first_line(e)
+            rec["full_check_error"] = first_line(e)
     if [o.name for o in new.graph.output] != outputs:
         return "failed", dict(rec, error="outputs renamed or dropped: "
                               f"{[o.name for o in new.graph.output]}"), None
@@ -1083,7 +1056,7 @@ def sweep_one(kind, corpus, name, entry, new) -> tuple:
             got = _ort(data, feeds, outputs)
         except Exception as e:  # noqa: BLE001
             rec["error"] = (f"onnxruntime fails on the rewritten model (input set"
-                            f"{suffix or ' 0'}): " + _first_line(e))
+                            f"{suffix or ' 0'}): " + first_line(e))
             if "check_error" in rec or "full_check_error" in rec:
                 return "failed", rec, None
             # valid ONNX that onnxruntime cannot run (no kernel for GroupNorm or
@@ -1092,7 +1065,7 @@ def sweep_one(kind, corpus, name, entry, new) -> tuple:
             rec["ort_refuses"] = rec.pop("error")
             break
         half = any(v.dtype == np.float16 for v in feeds.values())
-        e2, bad = _compare(got, want, outputs, half)
+        e2, bad = compare_outputs(got, want, outputs, ORT_AGREES, HALF_AGREES, half)
         err = max(err, e2)
         if bad:
             return "failed", dict(rec, error="the rewritten model's outputs differ from the "

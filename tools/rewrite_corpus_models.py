@@ -58,7 +58,7 @@ import warnings
 import numpy as np
 import onnx
 
-from corpus_tool import save_arrays  # tools/, this folder
+from corpus_tool import compare_outputs, first_line, save_arrays  # tools/, this folder
 
 warnings.filterwarnings("ignore")
 
@@ -86,7 +86,7 @@ def _rewrite_worker(tool: str, jobs_file: str) -> int:
             onnx.save(rewrite(tool, onnx.load(src)), dst)
             print("DONE", src, flush=True)
         except Exception as e:  # noqa: BLE001 - the parent records the refusal
-            print("ERROR", src, _first_line(e).replace("\n", " "), flush=True)
+            print("ERROR", src, first_line(e).replace("\n", " "), flush=True)
     return 0
 
 
@@ -184,33 +184,6 @@ def _ort(model_bytes: bytes, feeds: dict, outputs: list) -> list:
     return sess.run(outputs, {k: v for k, v in feeds.items() if k in takes})
 
 
-def _first_line(e) -> str:
-    msg = str(e).strip().splitlines()[0][:240] if str(e).strip() else ""
-    return f"{type(e).__name__}: {msg}"
-
-
-def _compare(got: list, want: list, outputs: list, half: bool) -> tuple:
-    """(max abs difference, None) or (so far, what differs)."""
-    err = 0.0
-    for n, g, w in zip(outputs, got, want):
-        g, w = np.asarray(g), np.asarray(w)
-        agrees = HALF_AGREES if half or w.dtype == np.float16 else ORT_AGREES
-        if g.shape != w.shape or g.dtype != w.dtype:
-            return err, f"{n}: {g.dtype}{list(g.shape)} != the original's {w.dtype}{list(w.shape)}"
-        if w.dtype.kind == "f":
-            if np.any(np.isnan(g) != np.isnan(w)):
-                return err, f"{n}: NaN at other places"
-            if w.size:
-                d = np.nan_to_num(np.abs(g.astype(np.float64) - w), nan=0.0)
-                err = max(err, float(d.max()))
-                worst = float((d / (1.0 + np.abs(np.nan_to_num(w.astype(np.float64))))).max())
-                if worst > agrees:
-                    return err, f"{n}: max abs error {d.max():.3g} (relative {worst:.3g})"
-        elif not np.array_equal(g, w):
-            return err, f"{n}: {int(np.sum(g != w))} of {w.size} values differ"
-    return err, None
-
-
 def sweep_one(tool, corpus, name, entry, new):
     """Check one rewritten corpus model (`new`: a ModelProto or the tool's error);
     ("same" | "kept" | "failed" | "skipped", record, payload)."""
@@ -226,7 +199,7 @@ def sweep_one(tool, corpus, name, entry, new):
         wants = [_ort(original.SerializeToString(), feeds, outputs) for feeds, _ in sets]
     except Exception as e:  # noqa: BLE001 - e.g. bfloat16: no oracle, not swept
         return "skipped", dict(rec, error="onnxruntime cannot run the original: "
-                               + _first_line(e)), None
+                               + first_line(e)), None
     if any(not isinstance(w, np.ndarray) for ws in wants for w in ws):
         return "skipped", dict(rec, error="a sequence or map output (ZipMap)"), None
     if isinstance(new, str):
@@ -236,12 +209,12 @@ def sweep_one(tool, corpus, name, entry, new):
         onnx.checker.check_model(new)
     except Exception as e:  # noqa: BLE001
         return "failed", dict(rec, error="the rewritten model fails the check: "
-                              + _first_line(e)), None
+                              + first_line(e)), None
     try:
         onnx.checker.check_model(new, full_check=True)
     except Exception as e:  # noqa: BLE001 - kept if onnxruntime runs it right
         # e.g. value_info shapes that contradict ONNX's inference: importers meet these
-        rec["full_check_error"] = _first_line(e)
+        rec["full_check_error"] = first_line(e)
     if [o.name for o in new.graph.output] != outputs:
         return "failed", dict(rec, error="outputs renamed or dropped: "
                               f"{[o.name for o in new.graph.output]}"), None
@@ -252,9 +225,9 @@ def sweep_one(tool, corpus, name, entry, new):
             got = _ort(data, feeds, outputs)
         except Exception as e:  # noqa: BLE001
             return "failed", dict(rec, error=f"onnxruntime fails on the rewritten model "
-                                  f"(input set{suffix or ' 0'}): " + _first_line(e)), None
+                                  f"(input set{suffix or ' 0'}): " + first_line(e)), None
         half = any(v.dtype == np.float16 for v in feeds.values())
-        e2, bad = _compare(got, want, outputs, half)
+        e2, bad = compare_outputs(got, want, outputs, ORT_AGREES, HALF_AGREES, half)
         err = max(err, e2)
         if bad:
             return "failed", dict(rec, error="the rewritten model's outputs differ from the "
