@@ -220,11 +220,48 @@ def _loop(inputs, attrs, ctx):
         i += 1
     stacked = []
     for k, values in enumerate(scans):
+        index = body.outputs[1 + n_carried + k]
         if values:
             stacked.append(np.stack([np.asarray(v) for v in values]))
+        elif _body_info(body, index).shape is None:
+            shape = _first_trip_shape(body, index, carried, ctx)
+            empty = _empty_like_output(body, index)
+            stacked.append(empty if shape is None else np.zeros((0,) + shape, empty.dtype))
         else:
-            stacked.append(_empty_like_output(body, body.outputs[1 + n_carried + k]))
+            stacked.append(_empty_like_output(body, index))
     return tuple(carried) + tuple(stacked)
+
+
+def _first_trip_shape(body, index: int, carried: list, ctx) -> tuple | None:
+    """The shape body output `index` would have on a first iteration, by onegraph's
+    inference over the body given the loop's inputs and the enclosing values the body
+    reads (`ctx.outer_value`), or None where it is not fully known. A Loop run zero
+    times stacks no values, yet its scan output has the body output's shape after the
+    0 (onnxruntime takes it from its shape inference); onnxscript leaves bodies
+    untyped. Never raises."""
+    from ..errors import OneGraphError
+    from .inference import infer_graph
+
+    known = {body.inputs[0]: TensorInfo(np.dtype(np.int64), ()),
+             body.inputs[1]: TensorInfo(np.dtype(np.bool_), ())}
+    for i, value in zip(body.inputs[2:], carried):
+        if isinstance(value, np.ndarray):
+            known[i] = TensorInfo(value.dtype, value.shape)
+    produced = {o for node in body.nodes for o in node.outputs if o >= 0}
+    for i, t in enumerate(body.tensors):
+        if i in produced or i in known or t.data is not None or t.containers:
+            continue
+        value = ctx.outer_value(t.name) if ctx is not None else None
+        if isinstance(value, np.ndarray):
+            small = value if value.size <= 64 else None
+            known[i] = TensorInfo(value.dtype, value.shape, small)
+    try:
+        info = infer_graph(body, known)[index]
+    except (OneGraphError, ValueError, TypeError):
+        return None
+    if info is None or info.shape is None or any(d is None for d in info.shape):
+        return None
+    return tuple(int(d) for d in info.shape)
 
 
 def _infer_loop(attrs, inputs):

@@ -253,6 +253,12 @@ class KernelContext:
         """Run a subgraph (If/Loop/Scan body) with the given inputs, returning outputs."""
         raise UnsupportedOpError("this executor cannot run subgraphs")
 
+    def outer_value(self, name: str):
+        """The value an enclosing graph gives `name` (what a subgraph reads from outer
+        scope), or None where there is none or the executor does not say. Never
+        raises."""
+        return None
+
     @property
     def rng(self) -> np.random.Generator:
         return np.random.default_rng()

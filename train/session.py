@@ -153,6 +153,13 @@ class RunContext(KernelContext):
     def run_graph(self, graph: Graph, inputs: Sequence[Any]) -> list:
         return self.session._run_subgraph(graph, list(inputs), self.frame)
 
+    def outer_value(self, name: str):
+        """The value of `name` in the frames enclosing the running kernel, or None."""
+        try:
+            return self.frame.lookup(name)
+        except ExecutionError:
+            return None
+
     @property
     def rng(self) -> np.random.Generator:
         return self.session.rng
