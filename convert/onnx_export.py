@@ -28,7 +28,7 @@ from .control_flow_export import (as_functional, defined_names, holds_control_fl
                                   outer_reads, used_names)
 from .onnx_downgrade import convert_opset, lower_ops_newer_than
 from .onnx_import import OMITTED_OUTPUT_PREFIX, _onnx, onnx_schema
-from .onnx_legacy import _Names, proto_subgraphs
+from .onnx_legacy import _Names, all_graph_protos, proto_subgraphs
 from .onnx_runtime_ops import RUNTIME_OPS_IN_ONNX_DOMAIN, holds_runtime_ops, spell_runtime_ops
 
 # onegraph-domain ops that have a direct ONNX equivalent: (domain, op) -> ONNX op.
@@ -753,19 +753,6 @@ def _complete_output_types(proto) -> None:
             o.type.CopyFrom(found[o.name])
 
 
-def _graphs_in(graph):
-    """`graph` and every graph nested in its nodes' attributes (If branches, Loop and
-    Scan bodies), outermost first."""
-    yield graph
-    for node in graph.node:
-        for a in node.attribute:
-            if a.type == a.GRAPH:
-                yield from _graphs_in(a.g)
-            elif a.type == a.GRAPHS:
-                for g in a.graphs:
-                    yield from _graphs_in(g)
-
-
 def _loosen_contradicted_shapes(proto) -> dict[str, tuple[int, int]]:
     """Leave unknown the dims that ONNX's shape inference contradicts, in the main graph
     and in control-flow bodies, and return {name: (stated rank, inferred rank)} of the
@@ -784,7 +771,7 @@ def _loosen_contradicted_shapes(proto) -> dict[str, tuple[int, int]]:
     ranks: dict[str, tuple[int, int]] = {}
 
     def stated(graphs=None):  # taken afresh: the value_info messages are re-added below
-        return [v for g in graphs or _graphs_in(graph)
+        return [v for g in graphs or all_graph_protos(graph)
                 for v in list(g.value_info) + list(g.output)
                 if v.type.HasField("tensor_type") and v.type.tensor_type.HasField("shape")]
 
@@ -792,7 +779,7 @@ def _loosen_contradicted_shapes(proto) -> dict[str, tuple[int, int]]:
         return ranks
     onnx = _onnx()
     saved = []
-    for g in _graphs_in(graph):
+    for g in all_graph_protos(graph):
         outputs = [onnx.TypeProto() for _ in g.output]
         for keep, out in zip(outputs, g.output):
             keep.CopyFrom(out.type)
@@ -813,8 +800,8 @@ def _loosen_contradicted_shapes(proto) -> dict[str, tuple[int, int]]:
         return ranks
     # graphs paired by position (inference keeps the nesting): sibling branches may
     # reuse a name for values of different shapes
-    for index, (g, theirs_g) in enumerate(zip(_graphs_in(graph),
-                                              _graphs_in(inferred.graph))):
+    for index, (g, theirs_g) in enumerate(zip(all_graph_protos(graph),
+                                              all_graph_protos(inferred.graph))):
         found = {v.name: v.type.tensor_type.shape
                  for v in list(theirs_g.value_info) + list(theirs_g.output)
                  if v.type.HasField("tensor_type") and v.type.tensor_type.HasField("shape")}

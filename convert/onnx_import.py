@@ -33,8 +33,8 @@ from ..format.ir import attr_type_of
 from ..ops import REGISTRY
 from ..ops.linalg import _parse_einsum
 from .onnx_gradient import UNSUPPORTED_KEY as GRADIENT_KEY, expand_gradients, nested_gradient
-from .onnx_legacy import (drop_batchnorm_saved_outputs, needs_scan_rewrite,
-                          proto_subgraphs, rewrite_batched_scans)
+from .onnx_legacy import (all_graph_protos, drop_batchnorm_saved_outputs,
+                          needs_scan_rewrite, proto_subgraphs, rewrite_batched_scans)
 
 # The oldest default-domain opset whose semantics the kernels implement; older models
 # are upgraded to this version first.
@@ -955,7 +955,7 @@ def _inline_with_inferred_types(proto):
     they count as inferred, not stated, in the import."""
     from onnx import inliner, shape_inference
 
-    stated_values = {v.name for g in _all_graph_protos(proto.graph) for v in g.value_info}
+    stated_values = {v.name for g in all_graph_protos(proto.graph) for v in g.value_info}
     stated_outputs = {o.name: o for o in proto.graph.output}
     try:
         with warnings.catch_warnings():
@@ -964,7 +964,7 @@ def _inline_with_inferred_types(proto):
                                                  convert_version=True)
     except Exception:  # noqa: BLE001 - inference and the inliner raise several kinds
         return None
-    for g in _all_graph_protos(out.graph):
+    for g in all_graph_protos(out.graph):
         kept = [v for v in g.value_info if v.name in stated_values]
         del g.value_info[:]
         g.value_info.extend(kept)
@@ -972,14 +972,6 @@ def _inline_with_inferred_types(proto):
         if o.name in stated_outputs:
             o.CopyFrom(stated_outputs[o.name])
     return out
-
-
-def _all_graph_protos(graph):
-    """`graph` and the GraphProtos nested in its nodes' attributes."""
-    yield graph
-    for node in graph.node:
-        for sub in proto_subgraphs(node):
-            yield from _all_graph_protos(sub)
 
 
 def _check_ir_version(proto) -> None:

@@ -328,6 +328,15 @@ def proto_subgraphs(node):
         yield from attr.graphs
 
 
+def all_graph_protos(graph):
+    """`graph` and every GraphProto nested in its nodes' attributes (If branches, Loop
+    and Scan bodies), outermost first."""
+    yield graph
+    for node in graph.node:
+        for sub in proto_subgraphs(node):
+            yield from all_graph_protos(sub)
+
+
 def all_proto_nodes(graph):
     """Every NodeProto of a GraphProto and of its subgraphs, outer nodes first."""
     for node in graph.node:
