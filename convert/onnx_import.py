@@ -910,17 +910,12 @@ def _upgrade(proto):
 
         _check_attributes(proto.graph, version)
         _check_flattening_axes(proto.graph, version)
+        _state_unlisted_initializers(proto)
         if needs_scan_rewrite(proto, version):
             proto = rewrite_batched_scans(proto)
+            _state_unlisted_initializers(proto)   # the rewrites add initializers
 
         _safe_for_inference(proto)   # the model's own dims, checked before conversion
-        if proto.ir_version < 4:
-            # IR 3 lists every initializer as a graph input too; onnxruntime saves
-            # optimized opset-9 models with IR 3 but without those inputs, which the
-            # converter then calls undefined. IR 4 states the model as it is.
-            inputs = {i.name for i in proto.graph.input}
-            if any(t.name not in inputs for t in proto.graph.initializer):
-                proto.ir_version = 4
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -942,6 +937,17 @@ def _upgrade(proto):
                                   f"{_first_line(e)}") from e
     del onnx
     return proto, left
+
+
+def _state_unlisted_initializers(proto) -> None:
+    """Raise an IR-3 model whose initializers are not all graph inputs to IR 4, in
+    place: IR 3 lists every initializer as a graph input too; onnxruntime saves
+    optimized opset-9 models with IR 3 but without those inputs, which onnx's version
+    converter then calls undefined. IR 4 states the model as it is."""
+    if proto.ir_version < 4:
+        inputs = {i.name for i in proto.graph.input}
+        if any(t.name not in inputs for t in proto.graph.initializer):
+            proto.ir_version = 4
 
 
 def _inline_with_inferred_types(proto):

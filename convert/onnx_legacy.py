@@ -71,6 +71,12 @@ opset (`rewrite_experimental`); the few whose spelling needs a later opset's ops
 (DynamicSlice with bounds computed at run time, those two) wait in a private domain
 while the converter brings the model to opset 11. GRUUnit, GivenTensorFill and ATen,
 which onnxruntime does not run either, stay unsupported.
+
+Op versions without an adapter (opsets 1-6: Pad-1, Split-1, Cast-1, Tile-1, LpPool-1,
+GlobalLpPool-1, RNN/GRU/LSTM with `output_sequence`, And/Or/Xor/Equal/Greater/Less-1)
+wait in the same private domain, their outputs declared for the converter's broadcast
+adapters, and are spelled in opset-11 ops (onnx_unadapted.py); And ... Less-1 operands
+broadcast at an `axis` are first aligned as Add-1's are.
 """
 
 from __future__ import annotations
@@ -78,6 +84,8 @@ from __future__ import annotations
 import warnings
 
 from ..errors import ConversionError
+from .onnx_unadapted import (AXIS_BROADCAST_LOGIC_OPS, UNADAPTED_BEFORE,
+                             declare_unadapted_outputs, is_unadapted, restore_unadapted)
 
 # Scan lost its batch axis in this opset.
 UNBATCHED_SCAN_OPSET = 9
@@ -161,8 +169,8 @@ def _is_old_broadcast(node, opset: int) -> bool:
     if node.op_type == "PRelu":
         return True
     attrs = {a.name: a.i for a in node.attribute}
-    return node.op_type in _AXIS_BROADCAST_OPS and attrs.get("broadcast") == 1 \
-        and "axis" in attrs
+    return node.op_type in _AXIS_BROADCAST_OPS + AXIS_BROADCAST_LOGIC_OPS \
+        and attrs.get("broadcast") == 1 and "axis" in attrs
 
 
 def _known_ranks(proto) -> dict:
@@ -235,15 +243,16 @@ def needs_legacy_rewrite(proto, default_opset: int | None) -> bool:
     onnx's version converter upgrades wrongly: a batched Scan (opset < 9), a Hardmax
     or a Squeeze with axes=[] (opset < 13), an Upsample or a Resize (opset < 11), a
     non-constant Pad with a value (opset < 11), one of ONNX's removed experimental
-    ops (opsets 1-9, see `rewrite_experimental`), or, in the main graph, a PRelu with a
-    per-channel slope or an Add, Sub, Mul, Div or Pow broadcasting at an `axis` (opsets
-    1-6)."""
+    ops (opsets 1-9, see `rewrite_experimental`), an op version onnx's converter has no
+    adapter for (opsets 1-6, onnx_unadapted.py), or, in the main graph, a PRelu with a
+    per-channel slope or an Add, Sub, Mul, Div, Pow, And, Or, Xor, Equal, Greater or Less
+    broadcasting at an `axis` (opsets 1-6)."""
     if default_opset is None or default_opset >= PER_AXIS_HARDMAX_OPSET:
         return False
     return any(_is_batched_scan(n, default_opset) or _is_late_legacy(n, default_opset)
                or _is_squeeze_of_empty_axes(n, default_opset)
                or _is_pad_with_unused_value(n, default_opset)
-               or _is_experimental(n, default_opset)
+               or _is_experimental(n, default_opset) or is_unadapted(n, default_opset)
                for n in all_proto_nodes(proto.graph)) \
         or bool(_operands_to_align(proto, default_opset))
 
@@ -258,14 +267,17 @@ def rewrite_legacy(proto):
     are rewritten there, so the result may be at opset 11 rather than the model's own.
     ONNX's removed experimental ops (ImageScaler, Crop, ...) are first spelled in
     standard ops of the model's opset (`rewrite_experimental`), and a per-channel PRelu
-    slope or an operand broadcast at an `axis` (opsets 1-6) gets its trailing axes. A
-    model that needs none of this comes back as an unchanged copy.
+    slope or an operand broadcast at an `axis` (opsets 1-6) gets its trailing axes. Op
+    versions onnx's converter has no adapter for wait, like the experimental ops that
+    need a later opset, until the model is at opset 11 (onnx_unadapted.py). A model
+    that needs none of this comes back as an unchanged copy.
 
     Raises:
         ConversionError: a Scan's inputs, outputs and body disagree (counts, missing
             body, no scan input), naming the node; or onnx's converter cannot bring the
             model to opset 11; or an experimental op cannot be rewritten (see
-            `rewrite_experimental`).
+            `rewrite_experimental`), or an op version without an adapter cannot be
+            spelled (see onnx_unadapted.restore_unadapted).
     """
     import onnx
 
@@ -287,6 +299,10 @@ def rewrite_legacy(proto):
         if node.op_type == "Upsample" and node.domain in _DEFAULT_DOMAINS \
                 and opset < UPSAMPLE_7_OPSET:
             _rename_upsample_1_mode(node)
+        if is_unadapted(node, opset):
+            _defer(node)
+    if _has_deferred(out):
+        declare_unadapted_outputs(out, _DEFERRED_DOMAIN, _known_types, all_graph_protos)
     if any(_is_batched_scan(n, opset) for n in all_proto_nodes(out.graph)):
         _rewrite_graph(out.graph, _Names(out.graph))
     deferred = _has_deferred(out)
@@ -1238,6 +1254,10 @@ def _restore_deferred(proto) -> None:
     """Spell the deferred nodes (in place) in the model's ops, now of opset 11 (see
     `rewrite_experimental`), and drop the private domain's import."""
     names = _Names(proto.graph, tag="exp")
+    # element types, taken while every deferred node still waits in the private domain
+    types = _known_types(proto) if any(
+        n.domain == _DEFERRED_DOMAIN and n.op_type in UNADAPTED_BEFORE
+        for n in all_proto_nodes(proto.graph)) else {}
     graphs = [proto.graph]
     while graphs:
         graph = graphs.pop()
@@ -1253,6 +1273,8 @@ def _restore_deferred(proto) -> None:
                 nodes.append(node)
             elif node.op_type == "MeanVarianceNormalization":
                 nodes.extend(_mvn_of_opset_11(node, names))
+            elif node.op_type in UNADAPTED_BEFORE:
+                nodes.extend(restore_unadapted(node, names, types))
             else:
                 nodes.append(node)
         del graph.node[:]
