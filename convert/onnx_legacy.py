@@ -1258,12 +1258,11 @@ def _restore_deferred(proto) -> None:
     types = _known_types(proto) if any(
         n.domain == _DEFERRED_DOMAIN and n.op_type in UNADAPTED_BEFORE
         for n in all_proto_nodes(proto.graph)) else {}
-    graphs = [proto.graph]
-    while graphs:
-        graph = graphs.pop()
+    # innermost graphs first: replacing a graph's node list copies its nodes, and with
+    # them their bodies, so a body is rewritten before the graph holding it
+    for graph in reversed(list(all_graph_protos(proto.graph))):
         nodes = []
         for node in graph.node:
-            graphs.extend(proto_subgraphs(node))
             if node.domain != _DEFERRED_DOMAIN:
                 nodes.append(node)
                 continue

@@ -256,3 +256,44 @@ def test_recurrent_1_output_sequence(op, opset):
     x = RNG.standard_normal((steps, batch, size)).astype(np.float32)
     _same(_onegraph(model(opset, {"output_sequence": 1}), {"x": x}),
           _ort(model(7, {}), {"x": x}), 1e-5)
+
+
+def test_unadapted_ops_in_if_branches():
+    """Deferred nodes inside If bodies are spelled too (the bodies are rewritten before
+    the graph holding them, whose node list is then replaced)."""
+    then = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["t"], to="INT32"),
+         helper.make_node("Pad", ["x"], ["tp"], paddings=[1, 1], value=2.0)],
+        "then", [], [vi("t", T.INT32, None), vi("tp", T.FLOAT, None)])
+    other = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["e"], to="int32"),
+         helper.make_node("Pad", ["x"], ["ep"], paddings=[0, 2], mode="edge")],
+        "else", [], [vi("e", T.INT32, None), vi("ep", T.FLOAT, None)])
+    model = _model([helper.make_node("If", ["c"], ["y", "z"], then_branch=then,
+                                     else_branch=other)],
+                   [vi("c", T.BOOL, []), vi("x", T.FLOAT, [3])],
+                   [vi("y", T.INT32, None), vi("z", T.FLOAT, None)], 1)
+    x = np.array([1.5, -2.7, 3.2], np.float32)
+    sess = og.Session(from_onnx(model))
+    y, z = sess.run(["y", "z"], {"c": np.array(True), "x": x})
+    _same([y, z], [x.astype(np.int32), np.pad(x, 1, constant_values=2.0)], 0)
+    y, z = sess.run(["y", "z"], {"c": np.array(False), "x": x})
+    _same([y, z], [x.astype(np.int32), np.pad(x, (0, 2), mode="edge")], 0)
+
+
+def test_early_op_in_an_if_branch_against_onnxruntime():
+    """ThresholdedRelu before opset 10 (onnx has no schema for it then; onnxruntime
+    runs it) inside an If body also waits for opset 11 and is spelled there."""
+    branch = helper.make_graph([helper.make_node("ThresholdedRelu", ["x"], ["t"],
+                                                 alpha=0.5)],
+                               "then", [], [vi("t", T.FLOAT, [4])])
+    other = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
+                              [vi("e", T.FLOAT, [4])])
+    model = _model([helper.make_node("If", ["c"], ["y"], then_branch=branch,
+                                     else_branch=other)],
+                   [vi("c", T.BOOL, []), vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, [4])],
+                   9)
+    x = np.array([0.2, 0.7, -1.0, 3.0], np.float32)
+    for c in (True, False):
+        feeds = {"c": np.array(c), "x": x}
+        _same(_onegraph(model, feeds), _ort(model, feeds), 0)
