@@ -399,3 +399,35 @@ def test_matmul_nbits_weight_fed_as_read_only_view_is_read_again():
     _assert_close(session.run(["y"], feeds), ort_outputs(data, feeds, ["y"]),
                   "after refilling the weight buffer")
 
+
+
+# --------------------------------------------------------------------------------------
+# Side finding of the concurrency sweep (not a reuse bug: a fresh Session does the same)
+# --------------------------------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "ops/shape.py Resize decides tf_crop_and_resize's outside samples from float64 "
+    "coordinates (_source_coords); onnxruntime's float32 ones put a sample exactly on "
+    "the last row inside"))
+def test_crop_and_resize_sample_on_the_last_row_is_inside():
+    """Resize tf_crop_and_resize with a flipped box (start 1.2 > end 0.6 on a 6-row
+    image, 4 output rows): output row 1 reads source row 1.2*5 + (0.6 - 1.2)*5/3 = 5, the
+    last row, which onnxruntime (computing in float32) interpolates; tf2onnx's
+    CropAndResize (a Loop of such Resizes) showed it on drawn boxes."""
+    node = helper.make_node("Resize", ["x", "roi", "", "sizes"], ["y"], mode="linear",
+                            coordinate_transformation_mode="tf_crop_and_resize",
+                            extrapolation_value=0.0)
+    graph = helper.make_graph(
+        [node], "crop",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 6, 7]),
+         helper.make_tensor_value_info("roi", TensorProto.FLOAT, [8]),
+         helper.make_tensor_value_info("sizes", TensorProto.INT64, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    feeds = {"x": np.arange(1, 43, dtype=np.float32).reshape(1, 1, 6, 7),
+             "roi": np.array([0, 0, 1.2, .9, 1, 1, .6, .2], np.float32),
+             "sizes": np.array([1, 1, 4, 5], np.int64)}
+    want = ort_outputs(model.SerializeToString(), feeds, ["y"])
+    assert want[0][0, 0, 1, 0] == pytest.approx(41.4, abs=1e-3)  # inside for onnxruntime
+    _assert_close(og.Session(from_onnx(model)).run(["y"], feeds), want, "crop")
