@@ -152,6 +152,26 @@ def test_one_session_with_changing_shapes_gives_onnxruntimes_outputs(corpus, nam
         _assert_close(session.run(outputs, feeds[k]), want[k], f"{name} run {k}")
 
 
+@pytest.mark.parametrize("corpus,name,shapes_b", [
+    ("hf_exported", "resnet__ts_op17_dyn.onnx", {"pixel_values": (3, 3, 32, 32)}),
+    ("ort_processed", "bert_eager__opt_q4.onnx",
+     {"input_ids": (3, 8), "attention_mask": (3, 8)})])
+def test_empty_batches_between_ordinary_ones(corpus, name, shapes_b):
+    """Runs A, an empty batch, A, an empty batch, B through one Session: the per-shape
+    memos and cached weights of the empty runs (no pixels, no rows to multiply) must
+    not leak into the ordinary ones, nor the other way round."""
+    entry = _entry(corpus, name)
+    path, original = model_file(corpus_folder(corpus), name)
+    outputs = entry["outputs"]
+    seeds = _seed_feeds(corpus, name)
+    feeds = {"A": seeds, "0": {k: v[:0] for k, v in seeds.items()},
+             "B": _drawn(seeds, shapes_b, np.random.default_rng(4))}
+    want = {k: ort_outputs(original, f, outputs) for k, f in feeds.items()}
+    session = og.Session(from_onnx(path))
+    for k in "A0A0B":
+        _assert_close(session.run(outputs, feeds[k]), want[k], f"{name} run {k}")
+
+
 def test_loop_counts_and_sizes_change_through_one_session():
     """onnxscript's Loop and Scan inside a function: the trip count n and the batch
     change run after run."""
