@@ -78,7 +78,10 @@ def _run_threads(session, jobs: list, outputs: list, tol: float = TOL) -> None:
     barrier = threading.Barrier(len(jobs))
 
     def work(t):
-        barrier.wait(JOIN_SECONDS)
+        try:
+            barrier.wait(JOIN_SECONDS)
+        except threading.BrokenBarrierError:
+            problems.append(f"thread {t}: the threads did not start together")
         for i, (feeds, want) in enumerate(jobs[t]):
             try:
                 _assert_close(session.run(outputs, feeds), want, f"thread {t} run {i}", tol)
