@@ -64,7 +64,7 @@ import numpy as np
 
 from ..errors import OpAttributeError, ShapeError, UnsupportedOpError
 from .quantization import _dynamic_quantize_kernel, _int_matmul, _shift_cols, _shift_rows
-from .registry import TensorInfo, define, kernel_cache
+from .registry import TensorInfo, define, is_plan_constant, kernel_cache
 
 _DOMAIN = "com.microsoft"
 _F32 = np.float32
@@ -217,11 +217,12 @@ def _cached_weight(b, scales, zp, g_idx, attrs):
 
 def _cached_by_inputs(attrs, inputs, compute):
     """compute(), kept in the node's kernel cache while `inputs` (None for omitted ones)
-    are the same read-only arrays (constants): keyed by their data addresses, shapes and
-    dtypes, and holding the arrays themselves so the memory is not reused under the key.
-    Fed (writeable) inputs are computed afresh every call."""
+    are the same plan constants (`is_plan_constant`): keyed by their data addresses,
+    shapes and dtypes, and holding the arrays themselves so the memory is not reused
+    under the key. Fed inputs, read-only or not, are computed afresh every call: the
+    caller may refill their buffers between runs."""
     arrays = [a for a in inputs if a is not None]
-    if not all(isinstance(a, np.ndarray) and not a.flags.writeable for a in arrays):
+    if not all(is_plan_constant(a) for a in arrays):
         return compute()
     key = tuple((a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str)
                 if a is not None else None for a in inputs)

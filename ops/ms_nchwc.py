@@ -61,7 +61,7 @@ from .ms_fused import (_activate, _conv_activation, _named, check_pool, check_re
                        short_input_pads, single_window_strides)
 from .pool import (_POOL_ATTRS, GlobalAveragePool, GlobalMaxPool, _averagepool_kernel,
                    _maxpool_infer, _maxpool_kernel, _pool_infer)
-from .registry import TensorInfo, define, kernel_cache
+from .registry import TensorInfo, define, is_plan_constant, kernel_cache
 from .shape import OPS as _SHAPE_OPS
 
 _DOMAIN = "com.microsoft.nchwc"
@@ -253,15 +253,18 @@ def _block_size(op, x_channels, w_shape, group):
 
 
 def _decoded_filter(op, w, x_channels, group, attrs):
-    """(OIHW filter, form), cached per node for the same weight array."""
-    cache = kernel_cache(attrs)
+    """(OIHW filter, form), cached per node while the filter is the same plan constant
+    (a fed filter is decoded every run: its buffer may have been refilled)."""
+    constant = is_plan_constant(w)
+    cache = kernel_cache(attrs) if constant else {}
     key = (id(w), x_channels, BLOCK_SIZE, machine_block_size())
     hit = cache.get("filter")
     if hit is not None and hit[0] == key and hit[1] is w:
         return hit[2], hit[3]
     block, form = _block_size(op, x_channels, w.shape, group)
     oihw = decode_oihwbibo(w, block) if form == "blocked" else decode_oihwbo(w, block)
-    cache["filter"] = (key, w, oihw, form)
+    if constant:
+        cache["filter"] = (key, w, oihw, form)
     return oihw, form
 
 

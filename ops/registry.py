@@ -36,6 +36,7 @@ num_outputs=1)``, ``b.constant(value)``); ``node.inputs``/``node.outputs`` are h
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -71,6 +72,29 @@ def kernel_cache(attrs) -> dict:
     if cache is None:
         cache = attrs[KERNEL_CACHE] = {}
     return cache
+
+# Arrays executors hold as plan constants (an initializer's read-only view, a folded
+# value): the same object carries the same values in every run, so a kernel may keep
+# what it derives from one (a decoded filter, a dequantized weight) keyed on its
+# identity. A fed array may not be trusted so, read-only or not: the caller may refill
+# its buffer in place between runs. {id: array}, weakly held.
+_PLAN_CONSTANTS: "weakref.WeakValueDictionary[int, np.ndarray]" = \
+    weakref.WeakValueDictionary()
+
+
+def mark_plan_constant(array) -> None:
+    """Record `array` (a read-only ndarray an executor holds for the life of its plans)
+    as a plan constant (see `is_plan_constant`). Never raises."""
+    if type(array) is np.ndarray:
+        _PLAN_CONSTANTS[id(array)] = array
+
+
+def is_plan_constant(array) -> bool:
+    """Whether `array` is, as this very object, an array an executor marked with
+    `mark_plan_constant`: values derived from it may be cached on its identity for as
+    long as it lives. Never raises."""
+    return _PLAN_CONSTANTS.get(id(array)) is array
+
 
 ATTR_TYPES = ("int", "float", "string", "ints", "floats", "strings", "tensor", "graph",
               "graphs")

@@ -60,7 +60,7 @@ from ..ops import REGISTRY, KernelContext
 from ..ops.activation import relu as relu_op
 from ..ops.activation import silu as silu_op
 from ..ops.common import remember
-from ..ops.registry import NUM_OUTPUTS
+from ..ops.registry import NUM_OUTPUTS, mark_plan_constant
 from ..ops.scratch import begin_kernel
 from .fuse_gelu import fuse_erf_gelu
 
@@ -164,6 +164,7 @@ def _fold_constants(steps, template, fed, graph_inputs, protected, folded):
                     for o, v in zip(step.outputs, values):
                         if o >= 0:
                             v.flags.writeable = False  # shared by every run and plan
+                            mark_plan_constant(v)
                             template[o] = v
                     folded[id(step.node)] = (step.node, tuple(args), values)
                     continue
@@ -710,6 +711,10 @@ def _fold_shuffles(steps, template, fed, graph_inputs, protected, Step):
 _PER_SHAPE_ENTRIES = 64
 
 
+# what a memo's .get gives for a key it does not hold (None is a remembered answer)
+_UNKNOWN = object()
+
+
 def _remember(memo: dict, key, value):
     """memo[key] = value, bounded at _PER_SHAPE_ENTRIES keys (see ops.common.remember)."""
     return remember(memo, key, value, _PER_SHAPE_ENTRIES)
@@ -858,14 +863,16 @@ def _concat_conv_kernel(parts, off, total, first):
 
     def buffer_shape(x, attrs):
         key = (x.shape, x.dtype)
-        if key not in geometry:
+        # one lookup: another thread's `_remember` may empty the dict between two
+        found = geometry.get(key, _UNKNOWN)
+        if found is _UNKNOWN:
             shape = None
             if x.ndim == w.ndim and x.dtype in (np.float32, np.float64):
                 *_, out_sp = conv_ops._pool_geometry(x.shape[2:], list(w.shape[2:]), attrs)
                 if all(o is not None and o >= 0 for o in out_sp):
                     shape = (x.shape[0], total) + tuple(out_sp)
             return _remember(geometry, key, shape)
-        return geometry[key]
+        return found
 
     def kernel(inputs, attrs, ctx):
         x = inputs[0]

@@ -30,7 +30,7 @@ from ..ops import REGISTRY, KernelContext
 # The dead value of dataflow control flow (the untaken side of a Switch) is defined
 # with the Switch/Merge kernels, which produce it.
 from ..ops.dataflow import DEAD  # noqa: E402
-from ..ops.registry import NODE_KEY, VariableRef  # noqa: E402
+from ..ops.registry import NODE_KEY, VariableRef, mark_plan_constant  # noqa: E402
 from ..ops.elementwise import fp_errors_quiet, quiet_fp_errors  # noqa: E402
 from ..ops.scratch import begin_kernel  # noqa: E402
 from ..ops.common import kernel_failure  # noqa: E402
@@ -843,6 +843,8 @@ class Session:
         held = self._views.get(id(data))
         if held is None or held[0] is not data:
             held = self._views[id(data)] = (data, _read_only(data))
+            if type(held[1]) is np.ndarray and not held[1].flags.writeable:
+                mark_plan_constant(held[1])
         return held[1]
 
     def _variable(self, graph: Graph, index: int):

@@ -12,10 +12,11 @@ transforms, per-shape geometry and per-thread scratch memory.
 
 Every result is checked against onnxruntime run on the same inputs (computed before the
 threads start). Models: real exported models of the corpora under data/ (see corpus.py)
-and small graphs built with onnx.helper. The first two strict xfails are the reuse bugs
-found (see their reasons): a kernel cache keyed on the identity or address of a fed
-array, which goes stale when the caller refills that array in place; the last is a
-Resize rounding difference the concurrency sweep found on the way.
+and small graphs built with onnx.helper. The last tests hold what the sweep found: two
+kernel caches (NCHWc Conv's decoded filter, MatMulNBits' dequantized weight) were keyed
+on the identity or address of a fed array and went stale when the caller refilled it in
+place (kernels now cache only on the executors' plan constants), and a Resize rounding
+difference found on the way.
 """
 
 import sys
@@ -376,7 +377,7 @@ def test_callers_arrays_kept_written_over_and_refilled(corpus, name):
 
 
 # --------------------------------------------------------------------------------------
-# Findings (strict xfails)
+# Findings of the reuse sweep (fixed)
 # --------------------------------------------------------------------------------------
 
 def _nchwc_conv_with_fed_filter(block: int) -> onnx.ModelProto:
@@ -396,9 +397,6 @@ def _nchwc_conv_with_fed_filter(block: int) -> onnx.ModelProto:
     return model
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "ops/ms_nchwc.py _decoded_filter caches the decoded filter by the fed array's "
-    "identity (id(w) and `is`): a filter buffer refilled in place keeps its old decode"))
 def test_nchwc_conv_filter_refilled_in_place_is_read_again():
     """An NCHWc Conv (onnxruntime's ORT_ENABLE_ALL layout) whose filter is a graph
     input: the caller refills the same filter array between runs; onnxruntime convolves
@@ -422,10 +420,6 @@ def test_nchwc_conv_filter_refilled_in_place_is_read_again():
                   ort_outputs(data, {"x": x, "w": w}, ["y"]), "after refilling w")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "ops/ms_matmul_nbits.py _cached_by_inputs keys its dequantized weight on the data "
-    "address of read-only inputs: a read-only view of a buffer the caller refills "
-    "keeps the old weight"))
 def test_matmul_nbits_weight_fed_as_read_only_view_is_read_again():
     """MatMulNBits whose packed 4-bit weight and scales are graph inputs, fed as
     read-only views of the caller's buffers (as np.load(mmap_mode="r") or a framework's
@@ -458,15 +452,10 @@ def test_matmul_nbits_weight_fed_as_read_only_view_is_read_again():
                   "after refilling the weight buffer")
 
 
-
 # --------------------------------------------------------------------------------------
-# Side finding of the concurrency sweep (not a reuse bug: a fresh Session does the same)
+# Side finding of the concurrency sweep (not a reuse bug: a fresh Session did the same)
 # --------------------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "ops/shape.py Resize decides tf_crop_and_resize's outside samples from float64 "
-    "coordinates (_source_coords); onnxruntime's float32 ones put a sample exactly on "
-    "the last row inside"))
 def test_crop_and_resize_sample_on_the_last_row_is_inside():
     """Resize tf_crop_and_resize with a flipped box (start 1.2 > end 0.6 on a 6-row
     image, 4 output rows): output row 1 reads source row 1.2*5 + (0.6 - 1.2)*5/3 = 5, the
