@@ -1475,7 +1475,12 @@ def _resize_axes(y, x, out_shape, scale, starts, ends, attrs, nonfinite, check):
         coords = _onnxruntime_coords if as_ort else _source_coords
         coord = coords(out_shape[axis], in_len, scale[axis], starts[axis], ends[axis], ctm)
         if ctm == "tf_crop_and_resize":
-            bad = (coord < 0) | (coord > in_len - 1)
+            # which samples lie outside is decided on onnxruntime's float32 coordinates:
+            # a sample on the border in exact arithmetic can land on either side of it
+            # in float64 (a flipped box's last sample at 4.0000000000000001 of 4)
+            ort = coord if as_ort else _onnxruntime_coords(
+                out_shape[axis], in_len, scale[axis], starts[axis], ends[axis], ctm)
+            bad = (ort < 0) | (ort > in_len - 1)
             if bad.any():
                 shape = [1] * x.ndim
                 shape[axis] = out_shape[axis]
