@@ -610,10 +610,11 @@ def _check_names_and_attributes(proto) -> None:
         ConversionError: names the graph or function, the node and the input or
             attribute.
     """
-    stack = [(proto.graph, frozenset(), f"graph {proto.graph.name or 'main'!r}")]
-    stack += [(f, frozenset(), f"function {_function_name(f)!r}") for f in proto.functions]
+    stack = [(proto.graph, frozenset(), f"graph {proto.graph.name or 'main'!r}", False)]
+    stack += [(f, frozenset(), f"function {_function_name(f)!r}", True)
+              for f in proto.functions]
     while stack:
-        g, outer, where_g = stack.pop()
+        g, outer, where_g, in_function = stack.pop()
         local = {o for node in g.node for o in node.output if o}
         if hasattr(g, "initializer"):  # a GraphProto (a FunctionProto has none)
             local.update(vi.name for vi in g.input)
@@ -631,17 +632,29 @@ def _check_names_and_attributes(proto) -> None:
                         "input" + (" (a function's body sees only its inputs and its own "
                                    "nodes' outputs)" if not hasattr(g, "initializer") else ""))
             for a in node.attribute:
+                if a.ref_attr_name and not in_function:
+                    # onnx's version converter would make it a plain attribute of value 0
+                    raise ConversionError(
+                        f"{where}: attribute {a.name!r} refers to a function attribute, "
+                        "which is only valid inside functions")
                 _check_attribute_field(a, f"{where} attribute {a.name!r}")
                 if a.HasField("g"):
-                    stack.append((a.g, scope, f"{where} attribute {a.name!r}"))
+                    stack.append((a.g, scope, f"{where} attribute {a.name!r}",
+                                  in_function))
                 for i, sub in enumerate(a.graphs):
-                    stack.append((sub, scope, f"{where} attribute {a.name!r}[{i}]"))
+                    stack.append((sub, scope, f"{where} attribute {a.name!r}[{i}]",
+                                  in_function))
 
 
 def _check_attribute_field(a, where: str) -> None:
     """Refuse an attribute whose value sits in another field than its type's (type INT,
-    the value in `f`): it would be read as its type's default."""
-    if a.ref_attr_name or a.type not in _ATTRIBUTE_FIELDS:
+    the value in `f`): it would be read as its type's default; and one of type
+    UNDEFINED (onnx's converter and the legacy rewrites cannot read it)."""
+    if a.ref_attr_name:
+        return
+    if a.type == 0:
+        raise ConversionError(f"{where}: has unsupported type UNDEFINED")
+    if a.type not in _ATTRIBUTE_FIELDS:
         return
     own = _ATTRIBUTE_FIELDS[a.type]
     for field, _ in a.ListFields():
@@ -910,6 +923,7 @@ def _upgrade(proto):
 
         _check_attributes(proto.graph, version)
         _check_flattening_axes(proto.graph, version)
+        _refuse_untyped_inputs(proto, version)
         _state_unlisted_initializers(proto)
         if needs_scan_rewrite(proto, version):
             proto = rewrite_batched_scans(proto)
@@ -937,6 +951,24 @@ def _upgrade(proto):
                                   f"{_first_line(e)}") from e
     del onnx
     return proto, left
+
+
+def _refuse_untyped_inputs(proto, version: int) -> None:
+    """Refuse a model older than opset 13 with a graph input declared without a type:
+    onnx's version converter, and the legacy rewrites before it, run ONNX's shape
+    inference, whose C++ code for some ops (EyeLike) dereferences the missing type and
+    kills the process. At opset 13 and later onegraph takes such a type from the feed
+    instead. (A body's inputs are typed by the inference of the node holding it.)
+
+    Raises:
+        ConversionError: names the input.
+    """
+    for vi in proto.graph.input:
+        if not vi.HasField("type"):
+            raise ConversionError(
+                f"graph input {vi.name!r} has no type: the model's opset {version} is "
+                f"upgraded to {MIN_OPSET} by onnx's version converter, which needs every "
+                "graph input's type; declare it")
 
 
 def _state_unlisted_initializers(proto) -> None:

@@ -179,16 +179,19 @@ def _known_ranks(proto) -> dict:
     inference adds (skipped when it fails: those nodes are then left alone)."""
     import onnx
 
-    dims = {t.name: list(t.dims) for t in proto.graph.initializer}
     try:
         inferred = onnx.shape_inference.infer_shapes(proto).graph
     except Exception:  # noqa: BLE001 - inference raises several kinds
         inferred = proto.graph
-    for vi in (*inferred.input, *inferred.value_info, *inferred.output):
-        t = vi.type.tensor_type
-        if vi.name not in dims and t.HasField("shape"):
-            dims[vi.name] = [d.dim_value if d.HasField("dim_value") else None
-                             for d in t.shape.dim]
+    dims = {}
+    for graph in all_graph_protos(inferred):
+        for t in graph.initializer:
+            dims.setdefault(t.name, list(t.dims))
+        for vi in (*graph.input, *graph.value_info, *graph.output):
+            t = vi.type.tensor_type
+            if vi.name not in dims and t.HasField("shape"):
+                dims[vi.name] = [d.dim_value if d.HasField("dim_value") else None
+                                 for d in t.shape.dim]
     return dims
 
 
@@ -200,7 +203,7 @@ def _operands_to_align(proto, opset: int) -> list:
     1), and an operand of Add, Sub, Mul, Div or Pow with `broadcast=1` and an `axis`
     that leaves trailing axes of the first uncovered. Nodes whose ranks are unknown
     are left as they are."""
-    nodes = [n for n in proto.graph.node if _is_old_broadcast(n, opset)]
+    nodes = [n for n in all_proto_nodes(proto.graph) if _is_old_broadcast(n, opset)]
     if not nodes:
         return []
     dims = _known_ranks(proto)
@@ -212,8 +215,13 @@ def _operands_to_align(proto, opset: int) -> list:
         if node.op_type == "PRelu":
             axis = 1 if len(a) > 2 and len(b) == 1 and b[0] != 1 else None
         else:
-            axis = next(x.i for x in node.attribute if x.name == "axis")
-            axis = axis + len(a) if axis < 0 else axis
+            given = next(x.i for x in node.attribute if x.name == "axis")
+            axis = given + len(a) if given < 0 else given
+            if not 0 <= axis <= len(a) - len(b):
+                raise ConversionError(
+                    f"{node.op_type} node {_node_label(node)}: broadcasting its second "
+                    f"operand (rank {len(b)}) at axis {given} of its first (rank {len(a)}) "
+                    f"needs an axis in [{-len(a)}, {len(a) - len(b)}]")
         if axis is not None and axis + len(b) < len(a):
             found.append((node, list(range(len(b), len(a) - axis))))
     return found
@@ -226,16 +234,65 @@ def _align_operands(proto, opset: int) -> None:
     from onnx import helper
 
     names = _Names(proto.graph, tag="broadcast6")
-    for node, axes in _operands_to_align(proto, opset):
-        shaped = names.fresh(node.input[1])
-        unsqueeze = helper.make_node("Unsqueeze", [node.input[1]], [shaped],
-                                     name=names.fresh(node.name or node.op_type), axes=axes)
-        at = list(proto.graph.node).index(node)
-        proto.graph.node.insert(at, unsqueeze)
-        node.input[1] = shaped
-        kept = [x for x in node.attribute if x.name != "axis"]
-        del node.attribute[:]
-        node.attribute.extend(kept)
+    found = _operands_to_align(proto, opset)
+    # innermost graphs first: inserting into a graph's node list copies the nodes that
+    # follow, and with them their bodies
+    for graph in reversed(list(all_graph_protos(proto.graph))):
+        for node, axes in found:
+            at = next((k for k, n in enumerate(graph.node) if n is node), None)
+            if at is None:
+                continue
+            shaped = names.fresh(node.input[1])
+            unsqueeze = helper.make_node("Unsqueeze", [node.input[1]], [shaped],
+                                         name=names.fresh(node.name or node.op_type),
+                                         axes=axes)
+            node.input[1] = shaped
+            kept = [x for x in node.attribute if x.name != "axis"]
+            del node.attribute[:]
+            node.attribute.extend(kept)
+            graph.node.insert(at, unsqueeze)
+
+
+# onnx's broadcast adapters (opset 6 -> 7 for Add ... Pow and Gemm, 7 -> 8 for Max,
+# Min, Mean and Sum) assert that they know their inputs' shapes, which the converter
+# does not carry into a body for values of the enclosing graph.
+SIZED_ADAPTERS_BEFORE = 8
+
+
+def _bodies_reading_outer_values(proto) -> list:
+    """[(body GraphProto, [outer value names its nodes read])] for every body."""
+    found = []
+
+    def visit(graph, outer):
+        local = {i.name for i in graph.input} | {t.name for t in graph.initializer} | {
+            o for n in graph.node for o in n.output}
+        reads = sorted({i for n in graph.node for i in n.input
+                        if i and i not in local and i in outer})
+        if reads and graph is not proto.graph:
+            found.append((graph, reads))
+        for node in graph.node:
+            for sub in proto_subgraphs(node):
+                visit(sub, outer | local)
+
+    visit(proto.graph, frozenset())
+    return found
+
+
+def _declare_outer_values(proto) -> None:
+    """Declare in each body's value_info the types and shapes (from ONNX's inference)
+    of the enclosing graphs' values its nodes read, so that onnx's broadcast adapters
+    know them there (in place; values of unknown type are left out)."""
+    bodies = _bodies_reading_outer_values(proto)
+    if not bodies:
+        return
+    types = _known_types(proto)
+    for body, reads in bodies:
+        declared = {v.name for v in (*body.input, *body.output, *body.value_info)}
+        for name in reads:
+            if name not in declared and name in types:
+                info = body.value_info.add()
+                info.name = name
+                info.type.CopyFrom(types[name][2])
 
 
 def needs_legacy_rewrite(proto, default_opset: int | None) -> bool:
@@ -246,7 +303,12 @@ def needs_legacy_rewrite(proto, default_opset: int | None) -> bool:
     ops (opsets 1-9, see `rewrite_experimental`), an op version onnx's converter has no
     adapter for (opsets 1-6, onnx_unadapted.py), or, in the main graph, a PRelu with a
     per-channel slope or an Add, Sub, Mul, Div, Pow, And, Or, Xor, Equal, Greater or Less
-    broadcasting at an `axis` (opsets 1-6)."""
+    broadcasting at an `axis` (opsets 1-6, any graph), or a body reading values of its
+    enclosing graph (opsets 1-7: their shapes are declared for the broadcast adapters).
+
+    Raises:
+        ConversionError: an `axis` broadcast with an axis out of range, naming the node.
+    """
     if default_opset is None or default_opset >= PER_AXIS_HARDMAX_OPSET:
         return False
     return any(_is_batched_scan(n, default_opset) or _is_late_legacy(n, default_opset)
@@ -254,7 +316,9 @@ def needs_legacy_rewrite(proto, default_opset: int | None) -> bool:
                or _is_pad_with_unused_value(n, default_opset)
                or _is_experimental(n, default_opset) or is_unadapted(n, default_opset)
                for n in all_proto_nodes(proto.graph)) \
-        or bool(_operands_to_align(proto, default_opset))
+        or bool(_operands_to_align(proto, default_opset)) \
+        or (default_opset < SIZED_ADAPTERS_BEFORE
+            and bool(_bodies_reading_outer_values(proto)))
 
 
 def rewrite_legacy(proto):
@@ -289,6 +353,8 @@ def rewrite_legacy(proto):
     if has_experimental_ops(out):
         out = rewrite_experimental(out)
     _align_operands(out, opset)
+    if opset < SIZED_ADAPTERS_BEFORE:
+        _declare_outer_values(out)
     for node in all_proto_nodes(out.graph):
         dropped = "axes" if _is_squeeze_of_empty_axes(node, opset) else \
             "value" if _is_pad_with_unused_value(node, opset) else None
