@@ -309,15 +309,15 @@ def _ref_attr(node, name, kind):
     return node
 
 
-@pytest.mark.xfail(strict=True, reason="F1: a reference attribute outside a function "
-                   "reaches onnx_legacy/onnx_unadapted's attribute readers before the "
-                   "importer refuses it (ValueError from onnx.helper)")
 @pytest.mark.parametrize("op, name, kind, opset", [
     ("Affine", "alpha", AttributeProto.FLOAT, 7),      # experimental op, rewritten first
     ("Hardmax", "axis", AttributeProto.INT, 11),       # Hardmax is rewritten before 13
     ("GRU", "hidden_size", AttributeProto.INT, 1),     # output_sequence-era GRU
 ])
 def test_reference_attribute_in_a_legacy_rewritten_node_is_refused(op, name, kind, opset):
+    """F1 (fixed): a reference attribute outside a function, in a node the legacy rewrites
+    read (experimental op, Hardmax, GRU-1), is refused before they run (was a ValueError
+    from onnx.helper)."""
     ins, outs = (["x", "w", "r"], ["y", "y_h"]) if op == "GRU" else (["x"], ["y"])
     node = _ref_attr(helper.make_node(op, ins, outs), name, kind)
     m = helper.make_model(helper.make_graph(
@@ -328,10 +328,9 @@ def test_reference_attribute_in_a_legacy_rewritten_node_is_refused(op, name, kin
         from_onnx(m)
 
 
-@pytest.mark.xfail(strict=True, reason="F1: onnx's version converter turns a reference "
-                   "attribute into a plain one with value 0 (LeakyRelu alpha 0), so an "
-                   "old-opset model imports where the same model at opset 14 is refused")
 def test_reference_attribute_is_refused_in_an_old_opset_model_too():
+    """F1 (fixed): onnx's version converter turned a reference attribute into a plain one
+    with value 0 (LeakyRelu alpha 0); the old-opset model is refused as at opset 14."""
     node = _ref_attr(helper.make_node("LeakyRelu", ["x"], ["y"]), "alpha",
                      AttributeProto.FLOAT)
     m = _model([node], {"x": np.zeros(3, np.float32)}, ["y"], 7)
@@ -348,10 +347,9 @@ def test_node_domain_ai_onnx_in_an_old_opset_model():
     _assert_same(_onegraph(m, feeds), _ort(m, feeds))
 
 
-@pytest.mark.xfail(strict=True, reason="F3: Add-1..Pow-6 `axis` below -rank is not checked: "
-                   "onnx_legacy._operands_to_align builds range(len(b), len(a) - axis) "
-                   "(MemoryError / hang for -2**63 or -2**31 - 1)")
 def test_old_broadcast_with_a_huge_negative_axis_is_refused():
+    """F3 (fixed): an axis of -2**63 made onnx_legacy._operands_to_align build a huge
+    range (MemoryError; -2**31 - 1 hung); run in a child process under a memory cap."""
     out = _in_child("""
         n = helper.make_node("Div", ["a", "b"], ["y"], broadcast=1, axis=-2**63)
         m = model([n], [vi("a", T.FLOAT, [2, 3, 4]), vi("b", T.FLOAT, [3])],
@@ -365,12 +363,10 @@ def test_old_broadcast_with_a_huge_negative_axis_is_refused():
     assert "refused:" in out and "axis" in out, out
 
 
-@pytest.mark.xfail(strict=True, reason="F3: Add-1..Pow-6 `axis` below -rank is imported: "
-                   "-100 fails at run time inside the rewrite's Unsqueeze (ExecutionError "
-                   "wrapping numpy's ValueError), -4 on a rank-3 operand gives a (3, 2, 3, 4) "
-                   "result")
 @pytest.mark.parametrize("axis, opset", [(-100, 5), (-4, 6)])
 def test_old_broadcast_with_an_out_of_range_axis_is_refused(axis, opset):
+    """F3 (fixed): -100 failed at run time inside the rewrite's Unsqueeze, -4 on a rank-3
+    operand gave a (3, 2, 3, 4) result."""
     n = helper.make_node("Add", ["a", "b"], ["y"], broadcast=1, axis=axis)
     m = _model([n], {"a": X, "b": V3}, ["y"], opset)
     with pytest.raises(ConversionError, match="axis"):
@@ -440,13 +436,10 @@ def test_deferred_experimental_op_feeding_crop(first):
     _assert_same(_onegraph(m, feeds), _ort(m, feeds))
 
 
-@pytest.mark.xfail(strict=True, reason="F9: onnx's version converter runs shape inference, "
-                   "whose EyeLike code dereferences the missing type of an untyped graph "
-                   "input and kills the process (SIGSEGV); `_safe_for_inference` says so, but "
-                   "`_upgrade` converts anyway (at opset 13 the import skips inference and "
-                   "imports)")
 @pytest.mark.parametrize("opset", [9, 12])
 def test_untyped_input_of_eyelike_in_an_old_opset_model_does_not_crash(opset):
+    """F9 (fixed): EyeLike's shape inference, run by onnx's version converter, dereferenced
+    the missing type of an untyped graph input and killed the process (SIGSEGV)."""
     out = _in_child(f"""
         from onnx import ValueInfoProto
         try:
@@ -484,13 +477,11 @@ def _in_if_branch(nodes, feeds, opset):
     return _model([node], dict(feeds, c=np.array(True)), ["y"], opset)
 
 
-@pytest.mark.xfail(strict=True, reason="F11: the opset 1-6 broadcast rewrites (PRelu per "
-                   "channel, Add-1..Pow-6 `axis`) apply to main-graph nodes only "
-                   "(onnx_legacy._operands_to_align): in an If branch PRelu-6 is read "
-                   "numpy-style (a silently different result), Add-6 with axis=1 is refused "
-                   "with the converter's 'Shape of input 0 is not available'")
 @pytest.mark.parametrize("op", ["PRelu", "Add"])
 def test_old_broadcast_inside_an_if_branch_means_what_it_means_in_the_main_graph(op):
+    """F11 (fixed): the opset 1-6 broadcast rewrites reached main-graph nodes only: PRelu-6
+    in an If branch was read numpy-style (a different result), Add-6 with axis=1 was
+    refused with the converter's 'Shape of input 0 is not available'."""
     a, b = _f(2, 3, 3), np.array([0.1, 0.2, 0.3], np.float32)
     feeds = {"a": a, "b": b}
     attrs = {"broadcast": 1, "axis": 1} if op == "Add" else {}
@@ -580,18 +571,39 @@ def _untyped_attribute(node, name, field, value):
     return node
 
 
-@pytest.mark.xfail(strict=True, reason="F16: an attribute whose type is UNDEFINED (value in "
-                   "a field) passes `_check_attributes` (`a.type and ...`): the unadapted "
-                   "rewrites read None (Pad-1, Split-1: TypeError), other old ops get the "
-                   "converter's 'Unknown tensor data type'; at opset 13 the import says "
-                   "\"attribute 'alpha' has unsupported type UNDEFINED\"")
 @pytest.mark.parametrize("op, name, field, value, opset", [
     ("Pad", "paddings", "ints", [0, 1, 0, 1], 1),
     ("Split", "axis", "i", 1, 1),
     ("LeakyRelu", "alpha", "f", 0.5, 6),
 ])
 def test_attribute_of_undefined_type_in_an_old_opset_model(op, name, field, value, opset):
+    """F16 (fixed): an attribute of type UNDEFINED reached the unadapted rewrites (Pad-1,
+    Split-1: TypeError) or onnx's converter ('Unknown tensor data type')."""
     node = _untyped_attribute(helper.make_node(op, ["x"], ["y"]), name, field, value)
     m = _model([node], {"x": X[0]}, ["y"], opset)
     with pytest.raises(ConversionError, match=f"'{name}'.*UNDEFINED"):
+        from_onnx(m)
+
+
+@pytest.mark.xfail(strict=True, reason="F17: a pre-13 Softmax/LogSoftmax/Hardmax whose input "
+                   "has no declared shape and whose axis equals the fed rank (the default "
+                   "axis 1 on a 1-D input) is spelled Flatten(axis=1), which takes it: all "
+                   "ones / zeros instead of an error (onnxruntime: 'axis 1 is not in valid "
+                   "range [-1,0]'); `_check_flattening_axes` checks declared ranks only")
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Hardmax"])
+def test_flattening_axis_equal_to_an_undeclared_rank_is_an_error(op):
+    from onegraph.errors import OneGraphError
+    m = _model([helper.make_node(op, ["x"], ["y"])], {"x": V3}, ["y"], 11)
+    m.graph.input[0].type.tensor_type.ClearField("shape")
+    with pytest.raises(OneGraphError, match="axis"):
+        _onegraph(m, {"x": V3})
+
+
+@pytest.mark.xfail(strict=True, reason="F18: refusals of a rewritten node name the "
+                   "rewrite's own values, not the model's: Hardmax-11 of int32 says input 0 "
+                   "('hardmax_in_2d__legacy_0') is int32 (at opset 13: input 0 ('x'))")
+def test_refusal_of_a_rewritten_hardmax_names_the_models_input():
+    feeds = {"x": INT234[0].astype(np.int32)}
+    m = _model([helper.make_node("Hardmax", ["x"], ["y"], axis=1)], feeds, ["y"], 11)
+    with pytest.raises(ConversionError, match=r"\('x'\) is int32"):
         from_onnx(m)
