@@ -33,7 +33,7 @@ from ..format.ir import attr_type_of
 from ..ops import REGISTRY
 from ..ops.linalg import _parse_einsum
 from .onnx_gradient import UNSUPPORTED_KEY as GRADIENT_KEY, expand_gradients, nested_gradient
-from .onnx_legacy import (all_graph_protos, drop_batchnorm_saved_outputs,
+from .onnx_legacy import (all_graph_protos, all_proto_nodes, drop_batchnorm_saved_outputs,
                           needs_scan_rewrite, proto_subgraphs, rewrite_batched_scans)
 
 # The oldest default-domain opset whose semantics the kernels implement; older models
@@ -924,6 +924,7 @@ def _upgrade(proto):
         _check_attributes(proto.graph, version)
         _check_flattening_axes(proto.graph, version)
         _refuse_untyped_inputs(proto, version)
+        _spell_default_domain(proto)
         _state_unlisted_initializers(proto)
         if needs_scan_rewrite(proto, version):
             proto = rewrite_batched_scans(proto)
@@ -969,6 +970,19 @@ def _refuse_untyped_inputs(proto, version: int) -> None:
                 f"graph input {vi.name!r} has no type: the model's opset {version} is "
                 f"upgraded to {MIN_OPSET} by onnx's version converter, which needs every "
                 "graph input's type; declare it")
+
+
+def _spell_default_domain(proto) -> None:
+    """Spell the default domain "" where the model writes it "ai.onnx" (nodes of every
+    graph, the opset import), in place: onnx's version converter knows only "".
+    Never raises."""
+    for node in all_proto_nodes(proto.graph):
+        if node.domain == "ai.onnx":
+            node.domain = ""
+    if not any(o.domain == "" for o in proto.opset_import):
+        for o in proto.opset_import:
+            if o.domain == "ai.onnx":
+                o.domain = ""
 
 
 def _state_unlisted_initializers(proto) -> None:
@@ -1544,14 +1558,22 @@ def _check_inputs_and_axes(node, versions: dict) -> None:
         schema = onnx.defs.get_schema(node.op_type, versions[domain], domain)
     except Exception:  # an unknown op: the importer names it later
         return
-    single = onnx.defs.OpSchema.FormalParameterOption.Single
-    for k, formal in enumerate(schema.inputs):
-        if formal.option != single:
-            break   # optional and variadic inputs may be left out
-        # (too few inputs are named by _check_schema later; an empty name crashes)
-        if k < len(node.input) and not node.input[k]:
+    option = onnx.defs.OpSchema.FormalParameterOption
+    formals = list(schema.inputs)
+    # (too few inputs are named by _check_schema later; an empty name crashes)
+    for k, name in enumerate(node.input):
+        if name or not formals:
+            continue
+        formal = formals[min(k, len(formals) - 1)]
+        if k >= len(formals) and formal.option != option.Variadic:
+            continue   # more inputs than the op has: _check_schema names that
+        if formal.option == option.Single:
             raise ConversionError(f"{which}: required input {k} ({formal.name!r}) of "
                                   f"{node.op_type} is empty")
+        if formal.option == option.Variadic:
+            # only an optional input may be left out; onnxruntime refuses it at load
+            raise ConversionError(f"{which}: input {k} (of the variadic "
+                                  f"{formal.name!r}) of {node.op_type} is empty")
 
 
 def _check_split_outputs(node) -> None:
@@ -1572,10 +1594,12 @@ def _check_split_outputs(node) -> None:
 
 def _check_einsum_equation(node) -> None:
     """Refuse an Einsum equation with stray dots ("i.j", "....") or several "->", on
-    which onnx's shape inference loops forever.
+    which onnx's shape inference loops forever, or one that does not fit the node's
+    input count.
 
     Raises:
-        OpAttributeError: names the node and the equation.
+        ConversionError: names the node and the equation (the import's error type for
+            every malformed model; the kernel's parser says what is wrong).
     """
     if node.domain not in _DEFAULT_DOMAINS or node.op_type != "Einsum":
         return
@@ -1586,7 +1610,7 @@ def _check_einsum_equation(node) -> None:
         _parse_einsum(raw.decode("utf-8", "replace"), [None] * len(node.input))
     except OneGraphError as e:
         which = f"node {node.name!r}" if node.name else "an unnamed node"
-        raise type(e)(f"{which}: {e}") from None
+        raise ConversionError(f"{which}: {e}") from None
 
 
 def _value_infos(graph):

@@ -1082,7 +1082,11 @@ def _lower_experimental(graph, node, opset, names, known):
     where = f"{op} node {_node_label(node)}"
     make = helper.make_node
     legacy = {"broadcast": 1} if opset < 7 else {}  # opsets 1-6 broadcast only when told
-    np_type = helper.tensor_dtype_to_np_dtype(elem)
+    try:
+        np_type = helper.tensor_dtype_to_np_dtype(elem)
+    except (KeyError, ValueError):
+        raise ConversionError(f"{where}: input {x!r} has element type {elem}, which is no "
+                              "ONNX data type") from None
     if np_type.kind != "f":
         raise ConversionError(f"{where}: input {x!r} is {np_type}; onnxruntime runs it on "
                               "float tensors only")

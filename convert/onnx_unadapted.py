@@ -149,14 +149,15 @@ def _split(node, names):
     attrs = _attrs(node)
     where = _label(node)
     axis = int(attrs.get("axis", 0))
+    split = list(attrs.get("split") or [])   # an empty list: equal parts, as none
     given = len(node.input) > 1 and node.input[1]
-    if len(node.input) > 2 or (given and "split" in attrs):
+    if len(node.input) > 2 or (given and split):
         raise ConversionError(f"{where}: Split-1 takes the lengths either as its second "
                               "input or as the `split` attribute, not both")
     if not given:
         return [helper.make_node("Split", [node.input[0]], list(node.output),
                                  name=node.name, axis=axis,
-                                 **({"split": attrs["split"]} if "split" in attrs else {}))]
+                                 **({"split": split} if split else {}))]
     lengths = names.fresh("split1_lengths")
     ends = names.fresh("split1_ends")
     starts = names.fresh("split1_starts")

@@ -864,9 +864,14 @@ def _dropout(inputs, attrs, ctx):
     training_mode true, zero with prob `ratio` and rescale. The all-true inference
     mask is only built when the node declares the mask output."""
     x = inputs[0]
+    for k, what in ((1, "ratio"), (2, "training_mode")):
+        if len(inputs) > k and inputs[k] is not None and np.size(inputs[k]) != 1:
+            raise ShapeError(f"Dropout: {what} must be a scalar, got shape "
+                             f"{list(np.shape(inputs[k]))}")
     ratio = inputs[1] if len(inputs) > 1 and inputs[1] is not None else attrs["ratio"]
-    ratio = float(np.asarray(ratio))
-    training = len(inputs) > 2 and inputs[2] is not None and bool(np.asarray(inputs[2]))
+    ratio = float(np.asarray(ratio).reshape(-1)[0])
+    training = len(inputs) > 2 and inputs[2] is not None and bool(
+        np.asarray(inputs[2]).reshape(-1)[0])
     if not training or ratio == 0:
         declared = attrs.get(NUM_OUTPUTS)
         if declared is not None and declared < 2:

@@ -32,7 +32,7 @@ import pytest
 
 import onegraph as og
 from onegraph.convert import from_onnx
-from onegraph.errors import OpAttributeError, ShapeError
+from onegraph.errors import ConversionError, OpAttributeError, ShapeError
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -261,10 +261,10 @@ _CASES = [
     ("squeeze-axis-not-1", "Squeeze", [_feed("x", X2), _init("a", _i64([0]))], {}, None, 21,
      ShapeError, "Squeeze: axis 0 has size 2, not 1"),
     ("einsum-two-arrows", "Einsum", [_feed("x", X2), _feed("w", X2.T.copy())],
-     dict(equation="ij,jk->ik->"), None, 21, OpAttributeError,
+     dict(equation="ij,jk->ik->"), None, 21, ConversionError,
      "Einsum: equation 'ij,jk->ik->' is malformed"),
     ("einsum-output-label-unknown", "Einsum", [_feed("x", X2)], dict(equation="ij->iz"),
-     None, 21, OpAttributeError, "Einsum: equation 'ij->iz' is malformed: output labels"),
+     None, 21, ConversionError, "Einsum: equation 'ij->iz' is malformed: output labels"),
     ("einsum-term-rank", "Einsum", [_feed("x", X2)], dict(equation="ijk->i"), None, 21,
      ShapeError, "Einsum: term 'ijk' of equation 'ijk->i' names 3 dims, but input 0 has "
                  "rank 2"),
