@@ -1047,8 +1047,12 @@ def _rewrite_experimental_graph(graph, opset, names, types) -> int:
             # any element type; the same shape, or (Slice) none to declare
             new = [_defer(node)] if node.op_type in EARLY_OPS else \
                 _lower_dynamic_slice(graph, node, f"DynamicSlice node {_node_label(node)}")
-            if opset < 7 and known is not None and node.op_type in EARLY_OPS:
+            # declared, so that ops rewritten after them (a Crop reading a deferred
+            # MeanVarianceNormalization) know their input's type
+            if known is not None and node.op_type in EARLY_OPS:
                 _declare_like_input(graph, [new[0]], node, known[2])
+            elif known is not None and new[0].domain == _DEFERRED_DOMAIN:
+                _declare_slice_of(graph, new[0], known)
             nodes.extend(new)
             done += 1
             continue
@@ -1299,6 +1303,18 @@ def _declare_like_input(graph, new, node, type_proto) -> None:
             info.name = name
             info.type.CopyFrom(type_proto)
             graph.value_info.append(info)
+
+
+def _declare_slice_of(graph, node, known) -> None:
+    """Declare the output of a deferred DynamicSlice: its input's element type and rank,
+    dims unknown."""
+    from onnx import helper
+
+    elem, dims, _ = known
+    if not node.output or any(v.name == node.output[0] for v in graph.value_info):
+        return
+    shape = None if dims is None else [None] * len(dims)
+    graph.value_info.append(helper.make_tensor_value_info(node.output[0], elem, shape))
 
 
 def _defer(node):
