@@ -295,6 +295,71 @@ def _declare_outer_values(proto) -> None:
                 info.type.CopyFrom(types[name][2])
 
 
+# BatchNormalization lost `spatial` in this opset; spatial=0 before it normalises per
+# activation (scale, bias, mean and var of shape (C, D1, ...)), which onnx's converter
+# refuses ("Attribute spatial must have value 1") and onnxruntime runs.
+SPATIAL_BATCHNORM_OPSET = 9
+
+
+def _is_per_activation_batchnorm(node, opset: int) -> bool:
+    return node.op_type == "BatchNormalization" and node.domain in _DEFAULT_DOMAINS \
+        and opset < SPATIAL_BATCHNORM_OPSET \
+        and any(a.name == "spatial" and a.i == 0 for a in node.attribute)
+
+
+def _lower_per_activation_batchnorms(proto, opset: int) -> None:
+    """Spell every BatchNormalization with spatial=0 (opsets 1-8, inference) in
+    elementwise ops of the model's opset (in place):
+    y = (x - mean) * (scale / sqrt(var + epsilon)) + bias, the statistics broadcast over
+    the batch axis (`broadcast=1` before opset 7).
+
+    Raises:
+        ConversionError: naming the node: it also makes its running or saved
+            statistics (training), or its input's element type is unknown.
+    """
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    if not any(_is_per_activation_batchnorm(n, opset) for n in all_proto_nodes(proto.graph)):
+        return
+    types = _known_types(proto)
+    names = _Names(proto.graph, tag="bn_spatial0")
+    legacy = {"broadcast": 1} if opset < NUMPY_BROADCAST_OPSET else {}
+    for graph in reversed(list(all_graph_protos(proto.graph))):
+        nodes, changed = [], False
+        for node in graph.node:
+            if not _is_per_activation_batchnorm(node, opset):
+                nodes.append(node)
+                continue
+            where = f"BatchNormalization node {_node_label(node)}"
+            if len(node.input) != 5 or not all(node.input) or len(node.output) < 1 \
+                    or any(node.output[1:]):
+                raise ConversionError(f"{where}: with spatial=0 only inference (X, scale, B, "
+                                      "mean, var in; Y out) is supported")
+            known = types.get(node.input[0])
+            if known is None:
+                raise ConversionError(f"{where}: the element type of its input "
+                                      f"{node.input[0]!r} cannot be inferred; declare it")
+            eps = next((a.f for a in node.attribute if a.name == "epsilon"), 1e-5)
+            x, scale, bias, mean, var = node.input
+            t = {k: names.fresh(f"bn_{k}") for k in ("eps", "shifted", "root", "factor",
+                                                       "centred", "scaled")}
+            graph.initializer.append(numpy_helper.from_array(
+                np.asarray(eps, helper.tensor_dtype_to_np_dtype(known[0])), t["eps"]))
+            nodes += [
+                helper.make_node("Add", [var, t["eps"]], [t["shifted"]], **legacy),
+                helper.make_node("Sqrt", [t["shifted"]], [t["root"]]),
+                helper.make_node("Div", [scale, t["root"]], [t["factor"]]),
+                helper.make_node("Sub", [x, mean], [t["centred"]], **legacy),
+                helper.make_node("Mul", [t["centred"], t["factor"]], [t["scaled"]], **legacy),
+                helper.make_node("Add", [t["scaled"], bias], [node.output[0]], name=node.name,
+                                 **legacy)]
+            changed = True
+        if changed:
+            del graph.node[:]
+            graph.node.extend(nodes)
+
+
 def needs_legacy_rewrite(proto, default_opset: int | None) -> bool:
     """Whether the model (default-domain opset `default_opset`) has, in any graph, an op
     onnx's version converter upgrades wrongly: a batched Scan (opset < 9), a Hardmax
@@ -315,6 +380,7 @@ def needs_legacy_rewrite(proto, default_opset: int | None) -> bool:
                or _is_squeeze_of_empty_axes(n, default_opset)
                or _is_pad_with_unused_value(n, default_opset)
                or _is_experimental(n, default_opset) or is_unadapted(n, default_opset)
+               or _is_per_activation_batchnorm(n, default_opset)
                for n in all_proto_nodes(proto.graph)) \
         or bool(_operands_to_align(proto, default_opset)) \
         or (default_opset < SIZED_ADAPTERS_BEFORE
@@ -352,6 +418,7 @@ def rewrite_legacy(proto):
         return out
     if has_experimental_ops(out):
         out = rewrite_experimental(out)
+    _lower_per_activation_batchnorms(out, opset)
     _align_operands(out, opset)
     if opset < SIZED_ADAPTERS_BEFORE:
         _declare_outer_values(out)
