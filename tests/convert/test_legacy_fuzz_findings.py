@@ -342,10 +342,9 @@ def test_reference_attribute_is_refused_in_an_old_opset_model_too():
         from_onnx(m)
 
 
-@pytest.mark.xfail(strict=True, reason="F2: a node domain spelled 'ai.onnx' reaches onnx's "
-                   "version converter as written, which knows only '' ('No opset import "
-                   "for domain ai.onnx'); the same model imports at opset 13")
 def test_node_domain_ai_onnx_in_an_old_opset_model():
+    """F2 (fixed): a node domain spelled 'ai.onnx' reached onnx's version converter as
+    written ('No opset import for domain ai.onnx'); onnxruntime runs the model."""
     feeds = {"x": X}
     m = _model([helper.make_node("Relu", ["x"], ["y"], domain="ai.onnx")], feeds, ["y"], 12)
     _assert_same(_onegraph(m, feeds), _ort(m, feeds))
@@ -390,20 +389,19 @@ def test_flag_attribute_outside_zero_one_is_refused_or_read_as_onnxruntime_does(
     _assert_same(got, _ort(m, feeds))
 
 
-@pytest.mark.xfail(strict=True, reason="F5: an empty name in a variadic input list is "
-                   "imported (Min: ExecutionError wrapping IndexError at run time; Concat: "
-                   "the '' is dropped); onnxruntime refuses both at load")
 @pytest.mark.parametrize("op, inputs", [("Min", [""]), ("Mean", [""]), ("Concat", ["", "x"])])
 def test_empty_name_in_a_variadic_input_list_is_refused(op, inputs):
+    """F5 (fixed): an empty name in a variadic input list was imported (Min: IndexError at
+    run time; Concat dropped the ''); onnxruntime refuses both at load."""
     attrs = {"axis": 0} if op == "Concat" else {}
     m = _model([helper.make_node(op, inputs, ["y"], **attrs)], {"x": X}, ["y"], 8)
     with pytest.raises(ConversionError, match="empty"):
         from_onnx(m)
 
 
-@pytest.mark.xfail(strict=True, reason="F6: Dropout-12's ratio of another shape than a "
-                   "scalar fails inside the kernel (ExecutionError wrapping a TypeError)")
 def test_dropout_ratio_that_is_not_a_scalar_is_a_shape_error():
+    """F6 (fixed): Dropout-12's ratio of another shape than a scalar failed inside the
+    kernel (ExecutionError wrapping a TypeError)."""
     from onegraph.errors import OneGraphError
     feeds = {"x": X[0]}
     m = _model([helper.make_node("Dropout", ["x", "x"], ["y"])], feeds, ["y"], 12)
@@ -412,10 +410,9 @@ def test_dropout_ratio_that_is_not_a_scalar_is_a_shape_error():
     assert "TypeError" not in str(e.value) and "ratio" in str(e.value), e.value
 
 
-@pytest.mark.xfail(strict=True, reason="F7: BatchNormalization-6..8 with spatial=0 is "
-                   "refused with onnx's converter assertion ('Attribute spatial must ...'); "
-                   "onnxruntime runs it (per-activation statistics, numpy agrees)")
 def test_batchnorm_spatial_zero_before_opset_9():
+    """F7 (fixed): BatchNormalization-6..8 with spatial=0 was refused with onnx's converter
+    assertion; onnxruntime runs it (per-activation statistics, numpy agrees)."""
     stats = [np.abs(_f(3, 4)) + 0.1 for _ in range(4)]
     inits = [helper.make_tensor(k, T.FLOAT, [3, 4], a.ravel()) for k, a in zip("sbmv", stats)]
     node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], spatial=0)
@@ -427,13 +424,10 @@ def test_batchnorm_spatial_zero_before_opset_9():
     _assert_same(_onegraph(m, feeds), [want.astype(np.float32)])
 
 
-@pytest.mark.xfail(strict=True, reason="F8: an experimental op whose rewrite waits in the "
-                   "private domain (MeanVarianceNormalization before 9, ThresholdedRelu "
-                   "before 10, DynamicSlice) feeding a Crop or ImageScaler: the import says "
-                   "the element type of the Crop's input cannot be inferred; onnxruntime "
-                   "runs the model")
 @pytest.mark.parametrize("first", ["MeanVarianceNormalization", "ThresholdedRelu"])
 def test_deferred_experimental_op_feeding_crop(first):
+    """F8 (fixed): an experimental op whose rewrite waits in the private domain, feeding a
+    Crop, was refused ('the element type of its input cannot be inferred')."""
     feeds = {"x": IMG}
     m = _model([helper.make_node(first, ["x"], ["a"]),
                 helper.make_node("Crop", ["a"], ["y"], border=[1, 0, 1, 1])], feeds, ["y"], 8)
@@ -456,10 +450,9 @@ def test_untyped_input_of_eyelike_in_an_old_opset_model_does_not_crash(opset):
     assert "imported" in out or "refused:" in out, out
 
 
-@pytest.mark.xfail(strict=True, reason="F10: Split-1 with an empty `split` attribute: "
-                   "onnx_unadapted._split passes split=[] to onnx.helper.make_node, which "
-                   "raises ValueError ('Could not infer attribute `split` type')")
 def test_split_1_with_an_empty_split_attribute():
+    """F10 (fixed): Split-1 with split=[]: onnx_unadapted._split passed it to
+    onnx.helper.make_node (ValueError)."""
     node = helper.make_node("Split", ["x"], ["y", "z"], axis=1)
     node.attribute.append(helper.make_attribute("split", [], attr_type=AttributeProto.INTS))
     feeds = {"x": X[0]}
@@ -541,24 +534,20 @@ def test_refusals_of_old_opset_models_name_the_node(build, opset, named):
     assert re.search(named, str(e.value)), e.value
 
 
-@pytest.mark.xfail(strict=True, reason="F13: an Einsum whose equation does not fit its "
-                   "inputs is refused by from_onnx with a ShapeError / OpAttributeError "
-                   "(_check_einsum_equation, run from _safe_for_inference), not the "
-                   "ConversionError from_onnx documents")
 @pytest.mark.parametrize("equation, inputs", [("ij->ji", ["x", "x"]), ("\u00e9\u00e9", ["x"])])
 def test_einsum_equation_that_does_not_fit_is_a_conversion_error(equation, inputs):
+    """F13 (fixed): an Einsum whose equation does not fit its inputs was refused with a
+    ShapeError / OpAttributeError, not the ConversionError from_onnx documents."""
     m = _model([helper.make_node("Einsum", inputs, ["y"], equation=equation)], {"x": X[0]},
                ["y"], 12)
     with pytest.raises(ConversionError, match="Einsum"):
         from_onnx(m)
 
 
-@pytest.mark.xfail(strict=True, reason="F14: an experimental op (ImageScaler, Affine, Crop, "
-                   "...) whose input is declared with an element type onnx does not know: "
-                   "raw KeyError from onnx.helper.tensor_dtype_to_np_dtype in "
-                   "onnx_legacy._lower_experimental")
 @pytest.mark.parametrize("op, attrs", [("Affine", {}), ("Crop", {"border": [0, 0, 0, 0]})])
 def test_experimental_op_with_an_unknown_input_element_type_is_refused(op, attrs):
+    """F14 (fixed): an experimental op whose input has an element type onnx does not know
+    raised a KeyError (onnx.helper.tensor_dtype_to_np_dtype)."""
     m = _model([helper.make_node(op, ["x"], ["y"], **attrs)], {"x": IMG}, ["y"], 7)
     m.graph.input[0].type.tensor_type.elem_type = 99
     with pytest.raises(ConversionError):
