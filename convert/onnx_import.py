@@ -1535,11 +1535,23 @@ def _onnx_type_names() -> dict:
 # attributes naming axes or counts of axes: onnx's inference indexes with them
 _AXIS_ATTRS = ("axis", "batch_dims", "new_axis")
 
+# Attributes of default-domain ops that ONNX defines as 0/1 flags. Another value is a
+# malformed model that the runtimes read differently (onnxruntime: "== 1", ONNX's
+# reference: "nonzero"), so it is refused.
+_FLAG_ATTRS = frozenset({
+    "keepdims", "ceil_mode", "count_include_pad", "select_last_index",
+    "noop_with_empty_axes", "transA", "transB", "exclusive", "reverse", "largest",
+    "sorted", "allowzero", "storage_order", "upper", "center_point_box",
+    "linear_before_reset", "input_forget", "detect_negative", "detect_positive", "fmod",
+    "exclude_outside", "onesided", "inverse", "periodic", "is_test", "spatial",
+    "new_axis", "normalize_variance", "across_channels"})
+
 
 def _check_inputs_and_axes(node, versions: dict) -> None:
     """Refuse, before onnx's shape inference (whose C++ code crashes the process on
     them), a node whose required input (by the op's schema at the model's opset) is
-    given as "", and an axis attribute outside int32 range or a negative batch_dims.
+    given as "", and an axis attribute outside int32 range or a negative batch_dims;
+    and a 0/1 flag attribute of another value.
 
     Raises:
         ConversionError: names the node, the input or attribute and the problem.
@@ -1551,6 +1563,9 @@ def _check_inputs_and_axes(node, versions: dict) -> None:
         if a.name in _AXIS_ATTRS and a.type == onnx.AttributeProto.INT and (
                 not -2**31 <= a.i < 2**31 or (a.name == "batch_dims" and a.i < 0)):
             raise ConversionError(f"{which}: attribute {a.name} = {a.i} is out of range")
+        if a.name in _FLAG_ATTRS and a.type == onnx.AttributeProto.INT \
+                and node.domain in _DEFAULT_DOMAINS and a.i not in (0, 1):
+            raise ConversionError(f"{which}: attribute {a.name} = {a.i} must be 0 or 1")
     domain = "" if node.domain in ("", "ai.onnx") else node.domain
     if domain not in versions:
         return

@@ -77,6 +77,11 @@ GlobalLpPool-1, RNN/GRU/LSTM with `output_sequence`, And/Or/Xor/Equal/Greater/Le
 wait in the same private domain, their outputs declared for the converter's broadcast
 adapters, and are spelled in opset-11 ops (onnx_unadapted.py); And ... Less-1 operands
 broadcast at an `axis` are first aligned as Add-1's are.
+
+BatchNormalization with spatial=0 (opsets 1-8: statistics per activation, not per
+channel), which onnx's converter refuses, is spelled in elementwise ops first. Bodies
+that read values of their enclosing graph get those values' shapes declared (opsets
+1-7), which onnx's broadcast adapters need and the converter does not carry inside.
 """
 
 from __future__ import annotations

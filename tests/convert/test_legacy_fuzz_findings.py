@@ -376,17 +376,18 @@ def test_old_broadcast_with_an_out_of_range_axis_is_refused(axis, opset):
         from_onnx(m)
 
 
-@pytest.mark.xfail(strict=True, reason="F4: a 0/1 flag attribute of another value "
-                   "(keepdims=-1) is read as true; onnxruntime and ONNX's reference read it "
-                   "as false")
-def test_flag_attribute_outside_zero_one_is_refused_or_read_as_onnxruntime_does():
+@pytest.mark.parametrize("op, attrs, opset", [("ReduceMax", {"keepdims": -1}, 11),
+                                              ("ReduceMax", {"keepdims": 2}, 13),
+                                              ("ArgMax", {"keepdims": 7}, 12)])
+def test_flag_attribute_outside_zero_one_is_refused(op, attrs, opset):
+    """F4 (fixed): a 0/1 flag of another value (keepdims=-1) was read as true, where
+    onnxruntime reads it as false and ONNX's reference as true; it is refused, at every
+    opset, naming the node, the attribute and the value."""
     feeds = {"x": X[0]}
-    m = _model([helper.make_node("ReduceMax", ["x"], ["y"], keepdims=-1)], feeds, ["y"], 11)
-    try:
-        got = _onegraph(m, feeds)
-    except ConversionError:
-        return
-    _assert_same(got, _ort(m, feeds))
+    m = _model([helper.make_node(op, ["x"], ["y"], **attrs)], feeds, ["y"], opset)
+    name, value = next(iter(attrs.items()))
+    with pytest.raises(ConversionError, match=f"{name} = {value} must be 0 or 1"):
+        from_onnx(m)
 
 
 @pytest.mark.parametrize("op, inputs", [("Min", [""]), ("Mean", [""]), ("Concat", ["", "x"])])
