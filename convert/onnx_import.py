@@ -33,7 +33,8 @@ from ..format.ir import attr_type_of
 from ..ops import REGISTRY
 from ..ops.linalg import _parse_einsum
 from .onnx_gradient import UNSUPPORTED_KEY as GRADIENT_KEY, expand_gradients, nested_gradient
-from .onnx_legacy import (all_graph_protos, all_proto_nodes, drop_batchnorm_saved_outputs,
+from .onnx_legacy import (EARLY_OPS, all_graph_protos, all_proto_nodes,
+                          drop_batchnorm_saved_outputs,
                           needs_scan_rewrite, proto_subgraphs, rewrite_batched_scans)
 
 # The oldest default-domain opset whose semantics the kernels implement; older models
@@ -954,6 +955,34 @@ def _upgrade(proto):
     return proto, left
 
 
+def _refuse_op_of_a_later_opset(graph, k: int, node, version: int) -> None:
+    """Refuse a default-domain node whose op ONNX defines only from a later opset than
+    the model's (NonMaxSuppression in an opset-8 model), by name: onnx's converter
+    would stop at it with an adapter assertion. The ops onnxruntime runs before ONNX
+    defines them (ThresholdedRelu, MeanVarianceNormalization) are rewritten instead.
+
+    Raises:
+        ConversionError: names the graph, the node, the op and both opsets.
+    """
+    if node.op_type in EARLY_OPS:
+        return
+    first = _first_opset(node.op_type)
+    if first is not None and first > version:
+        raise ConversionError(
+            f"graph {graph.name or 'main'!r}: node {node.name or k!r} ({node.op_type}): "
+            f"{node.op_type} does not exist at the model's opset {version}; it came in at "
+            f"opset {first}")
+
+
+@functools.lru_cache(maxsize=None)
+def _first_opset(op_type: str):
+    """The first default-domain opset that defines `op_type`, or None."""
+    onnx = _onnx()
+    versions = [s.since_version for s in onnx.defs.get_all_schemas_with_history()
+                if s.name == op_type and s.domain == ""]
+    return min(versions) if versions else None
+
+
 def _refuse_untyped_inputs(proto, version: int) -> None:
     """Refuse a model older than opset 13 with a graph input declared without a type:
     onnx's version converter, and the legacy rewrites before it, run ONNX's shape
@@ -1063,6 +1092,7 @@ def _check_attributes(graph, version: int) -> None:
                 continue
             schema = onnx_schema(node.op_type, version, "")
             if schema is None:
+                _refuse_op_of_a_later_opset(g, k, node, version)
                 continue
             for kind, n, lo, hi in (("input", len(node.input), schema.min_input,
                                      schema.max_input),
