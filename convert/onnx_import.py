@@ -33,8 +33,8 @@ from ..format.ir import attr_type_of
 from ..ops import REGISTRY
 from ..ops.linalg import _parse_einsum
 from .onnx_gradient import UNSUPPORTED_KEY as GRADIENT_KEY, expand_gradients, nested_gradient
-from .onnx_legacy import (EARLY_OPS, all_graph_protos, all_proto_nodes,
-                          drop_batchnorm_saved_outputs,
+from .onnx_legacy import (EARLY_OPS, FLATTENING_OPS, all_graph_protos, all_proto_nodes,
+                          drop_batchnorm_saved_outputs, guard_flattening_axes,
                           needs_scan_rewrite, proto_subgraphs, rewrite_batched_scans)
 
 # The oldest default-domain opset whose semantics the kernels implement; older models
@@ -925,6 +925,7 @@ def _upgrade(proto):
         _check_attributes(proto.graph, version)
         _check_flattening_axes(proto.graph, version)
         _refuse_untyped_inputs(proto, version)
+        guard_flattening_axes(proto, version)   # after: its shape inference needs types
         _spell_default_domain(proto)
         _state_unlisted_initializers(proto)
         if needs_scan_rewrite(proto, version):
@@ -1120,9 +1121,6 @@ def _check_attributes(graph, version: int) -> None:
                         f"{_ATTRIBUTE_TYPE_NAMES.get(int(a.type), a.type)} (opset {version})")
 
 
-_FLATTENING_OPS = ("Softmax", "LogSoftmax", "Hardmax")
-
-
 def _check_flattening_axes(graph, version: int) -> None:
     """Refuse a pre-13 Softmax, LogSoftmax or Hardmax whose axis is outside [-r, r-1]
     for its input's declared rank r: the upgrade spells them with Flatten(axis), which
@@ -1135,7 +1133,7 @@ def _check_flattening_axes(graph, version: int) -> None:
     if version >= 13:
         return
     for node, types in _typed_nodes(graph):   # each subgraph sees its own declarations
-        if node.domain not in _DEFAULT_DOMAINS or node.op_type not in _FLATTENING_OPS \
+        if node.domain not in _DEFAULT_DOMAINS or node.op_type not in FLATTENING_OPS \
                 or not len(node.input):
             continue
         rank = types.get(node.input[0], (0, None))[1]

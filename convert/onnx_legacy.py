@@ -29,7 +29,9 @@ Hardmax (opset < 13). Before opset 13 Hardmax coerced its input to 2-D at `axis`
 (dims [0, axis) times dims [axis, rank)) and put one 1 per row of that matrix; opset 13
 made it per axis, and onnx has no Hardmax 12 -> 13 adapter (it has them for Softmax
 and LogSoftmax). It becomes Flatten(axis) -> Hardmax(axis=1) -> Reshape to the input's
-shape: a 2-D Hardmax at axis 1 means the same in every opset.
+shape: a 2-D Hardmax at axis 1 means the same in every opset. Flatten takes an axis
+equal to the rank, which these ops refuse; where the input's rank is unknown before
+the model runs, a one-output Split at the same axis checks it (`guard_flattening_axes`).
 
 Upsample (opsets 7-9) and Resize (opset 10). These map output to input coordinates
 as x_resized / scale (`asymmetric`); onnx's Resize 10 -> 11 adapter leaves Resize-11's
@@ -857,6 +859,56 @@ def _rewrite_late(graph, names, old_resize: bool):
             nodes.append(node)
     del graph.node[:]
     graph.node.extend(nodes)
+
+
+FLATTENING_OPS = ("Softmax", "LogSoftmax", "Hardmax")
+
+
+def guard_flattening_axes(proto, opset: int) -> None:
+    """Make a pre-13 Softmax, LogSoftmax or Hardmax whose input rank is unknown before
+    it runs fail, as the op does, when its (non-negative) axis equals that rank, in
+    place: the upgrade spells the op with Flatten(axis), which takes axis = rank, so a
+    1-D input with the default axis 1 would give all ones. Its input goes through a
+    one-output Split at the same axis, which passes the tensor on and refuses such an
+    axis by name. An input whose rank ONNX's shape inference knows gets no guard (the
+    importer checks its axis). Never raises."""
+    if opset >= PER_AXIS_HARDMAX_OPSET or not any(
+            _flattens_at(n) is not None for n in all_proto_nodes(proto.graph)):
+        return
+    ranked = {name for name, (_, dims, _) in _known_types(proto).items()
+              if dims is not None}
+    _guard_graph(proto.graph, _Names(proto.graph, tag="axis_checked"), ranked)
+
+
+def _flattens_at(node):
+    """The non-negative axis of a default-domain Softmax, LogSoftmax or Hardmax node
+    (1 when not given), or None for any other node or a negative axis."""
+    if node.domain not in _DEFAULT_DOMAINS or node.op_type not in FLATTENING_OPS \
+            or not len(node.input) or not node.input[0]:
+        return None
+    axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+    return axis if axis >= 0 else None
+
+
+def _guard_graph(graph, names, ranked) -> None:
+    from onnx import helper
+
+    nodes, changed = [], False
+    for node in graph.node:
+        for sub in proto_subgraphs(node):
+            _guard_graph(sub, names, ranked)
+        axis = _flattens_at(node)
+        if axis is not None and node.input[0] not in ranked:
+            checked = names.fresh(node.input[0])
+            nodes.append(helper.make_node(
+                "Split", [node.input[0]], [checked], axis=axis,
+                name=f"{node.name or node.op_type}__axis_check"))
+            node.input[0] = checked
+            changed = True
+        nodes.append(node)
+    if changed:
+        del graph.node[:]
+        graph.node.extend(nodes)
 
 
 def _lower_hardmax(node, names):

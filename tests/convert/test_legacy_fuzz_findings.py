@@ -581,18 +581,54 @@ def test_attribute_of_undefined_type_in_an_old_opset_model(op, name, field, valu
         from_onnx(m)
 
 
-@pytest.mark.xfail(strict=True, reason="F17: a pre-13 Softmax/LogSoftmax/Hardmax whose input "
-                   "has no declared shape and whose axis equals the fed rank (the default "
-                   "axis 1 on a 1-D input) is spelled Flatten(axis=1), which takes it: all "
-                   "ones / zeros instead of an error (onnxruntime: 'axis 1 is not in valid "
-                   "range [-1,0]'); `_check_flattening_axes` checks declared ranks only")
+def _unshaped(model):
+    """`model` with its graph inputs' shapes undeclared (their element types kept)."""
+    for v in model.graph.input:
+        v.type.tensor_type.ClearField("shape")
+    return model
+
+
+@pytest.mark.parametrize("opset", [1, 6, 11])
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Hardmax"])
-def test_flattening_axis_equal_to_an_undeclared_rank_is_an_error(op):
+def test_flattening_axis_equal_to_an_undeclared_rank_is_an_error(op, opset):
+    """F17 (fixed): a pre-13 Softmax/LogSoftmax/Hardmax whose input has no declared
+    shape and whose axis equals the fed rank (the default axis 1 on a 1-D input) was
+    spelled Flatten(axis=1), which takes it: all ones / zeros instead of an error
+    (onnxruntime: 'axis 1 is not in valid range [-1,0]')."""
     from onegraph.errors import OneGraphError
-    m = _model([helper.make_node(op, ["x"], ["y"])], {"x": V3}, ["y"], 11)
-    m.graph.input[0].type.tensor_type.ClearField("shape")
-    with pytest.raises(OneGraphError, match="axis"):
+    m = _unshaped(_model([helper.make_node(op, ["x"], ["y"], name="sm")], {"x": V3}, ["y"],
+                         opset))
+    with pytest.raises(OneGraphError, match=r"sm.*axis"):
         _onegraph(m, {"x": V3})
+
+
+@pytest.mark.parametrize("opset", [7, 11])
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Hardmax"])
+@pytest.mark.parametrize("axis", [None, 0, 2, -1])
+def test_flattening_op_of_an_undeclared_rank_matches_onnxruntime(op, axis, opset):
+    """The guard F17's fix puts in front of an input of unknown rank passes a valid
+    input on unchanged: onnxruntime runs the same model."""
+    attrs = {} if axis is None else {"axis": axis}
+    m = _unshaped(_model([helper.make_node(op, ["x"], ["y"], **attrs)], {"x": X}, ["y"],
+                         opset))
+    np.testing.assert_allclose(_onegraph(m, {"x": X})[0], _ort(m, {"x": X})[0], rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_flattening_op_in_a_loop_body_of_an_undeclared_rank_is_checked():
+    """The guard reaches a body: the Softmax of a Loop body whose input rank nothing
+    declares still refuses axis == rank (a 1-D value at the default axis 1)."""
+    from onegraph.errors import OneGraphError
+    body = helper.make_graph(
+        [helper.make_node("Softmax", ["v"], ["w"], name="inner")], "body",
+        [vi("i", T.INT64, []), vi("c", T.BOOL, []), vi("v", T.FLOAT, None)],
+        [vi("c_out", T.BOOL, []), vi("w", T.FLOAT, None)])
+    body.node.insert(0, helper.make_node("Identity", ["c"], ["c_out"]))
+    loop = helper.make_node("Loop", ["n", "", "x"], ["y"], body=body)
+    m = _unshaped(_model([loop], {"n": np.array(1, np.int64), "x": V3}, ["y"], 11))
+    m.graph.input[0].type.tensor_type.shape.SetInParent()   # n is a scalar
+    with pytest.raises(OneGraphError, match=r"inner.*axis"):
+        _onegraph(m, {"n": np.array(1, np.int64), "x": V3})
 
 
 @pytest.mark.xfail(strict=True, reason="F18: refusals of a rewritten node name the "
