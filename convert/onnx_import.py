@@ -923,6 +923,7 @@ def _upgrade(proto):
         from onnx import version_converter
 
         _check_attributes(proto.graph, version)
+        _check_initializer_types(proto.graph, version)
         _check_flattening_axes(proto.graph, version)
         _refuse_untyped_inputs(proto, version)
         guard_flattening_axes(proto, version)   # after: its shape inference needs types
@@ -1119,6 +1120,42 @@ def _check_attributes(graph, version: int) -> None:
                         f"({node.op_type}) attribute {a.name!r} must be "
                         f"{_ATTRIBUTE_TYPE_NAMES.get(int(spec.type), spec.type)}, got "
                         f"{_ATTRIBUTE_TYPE_NAMES.get(int(a.type), a.type)} (opset {version})")
+                for t in (*([a.t] if a.HasField("t") else ()), *a.tensors):
+                    if not _known_element_type(t.data_type):
+                        raise ConversionError(
+                            f"graph {g.name or 'main'!r}: node {node.name or k!r} "
+                            f"({node.op_type}) attribute {a.name!r}: its tensor's element "
+                            f"type {_element_type_name(t.data_type)} is not one ONNX "
+                            f"defines (opset {version})")
+
+
+def _check_initializer_types(graph, version: int) -> None:
+    """Refuse an initializer (sparse ones included, subgraphs too) whose element type
+    ONNX does not define: onnx's version converter stops at it with 'Unknown tensor
+    data type', which names nothing.
+
+    Raises:
+        ConversionError: names the graph, the initializer and the type.
+    """
+    for g in all_graph_protos(graph):
+        for t in (*g.initializer, *(s.values for s in g.sparse_initializer)):
+            if not _known_element_type(t.data_type):
+                raise ConversionError(
+                    f"graph {g.name or 'main'!r} initializer {t.name!r}: element type "
+                    f"{_element_type_name(t.data_type)} is not one ONNX defines (opset "
+                    f"{version})")
+
+
+def _known_element_type(data_type: int) -> bool:
+    """Whether `data_type` names an ONNX tensor element type (UNDEFINED does not)."""
+    return data_type != 0 and data_type in _onnx().TensorProto.DataType.values()
+
+
+def _element_type_name(data_type: int) -> str:
+    """An element type number as ONNX names it (UNDEFINED, ...), or the number."""
+    T = _onnx().TensorProto
+    return T.DataType.Name(data_type) if data_type in T.DataType.values() \
+        else str(data_type)
 
 
 def _check_flattening_axes(graph, version: int) -> None:
@@ -1465,6 +1502,13 @@ def _refuse_bad_hints(graph: Graph, hinted: dict, producer: dict, error) -> None
         raise ConversionError(f"{who}{cause[len(own):]} (shape inference: {shape})")
     raise ConversionError(f"{who}shape inference: {shape}; onegraph's inference "
                           f"refused: {cause}")
+
+
+def _copy_proto(proto):
+    """A deep copy of a ModelProto."""
+    out = type(proto)()
+    out.CopyFrom(proto)
+    return out
 
 
 def _infer_shapes(proto):
@@ -2620,6 +2664,9 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
     _check_ir_version(proto)
     payloads = _detach_payloads(proto)
     original = _default_opset(proto)
+    # what the model said before the upgrade rewrote it: a refusal then names its values
+    as_written = _copy_proto(proto) if original is not None and original < MIN_OPSET \
+        else None
     proto, left = _upgrade(proto)
     stated = _shaped_value_names(proto.graph)
     stated_in_bodies = _subgraph_shaped_value_names(proto.graph)
@@ -2627,7 +2674,8 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
     proto = _infer_shapes(proto)
     opsets = {("" if o.domain in _DEFAULT_DOMAINS else o.domain): int(o.version)
               for o in proto.opset_import}
-    _refuse_misfit_types(proto, opsets, original)
+    _refuse_misfit_types(proto, opsets, original, as_written)
+    del as_written
     importer = _Importer(opsets, original, left, payloads)
     del payloads  # the arrays made from them keep what they use
     try:
@@ -2673,11 +2721,16 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
     return model
 
 
-def _refuse_misfit_types(proto, opsets: dict, original: int | None) -> None:
+def _refuse_misfit_types(proto, opsets: dict, original: int | None,
+                         as_written=None) -> None:
     """Refuse a node whose declared or inferred element types its op does not take
     (a CumSum of bools: PyTorch's exporter writes one for torch.cumsum(x > 0), which
     onnxruntime and onnx's checker refuse and a kernel would answer wrongly).
-    `original` is the model's own default-domain opset, before any upgrade.
+    `original` is the model's own default-domain opset, before any upgrade, and
+    `as_written` the model before it (None when it was not upgraded): the upgrade
+    spells some nodes with values of its own (a pre-13 Hardmax's input is a Flatten's
+    output), so a misfit found after it is named in the model's own terms where the
+    op version the model uses refuses it too.
 
     Raises:
         ConversionError: names the node, the value, its type and the types allowed.
@@ -2685,8 +2738,12 @@ def _refuse_misfit_types(proto, opsets: dict, original: int | None) -> None:
     found = element_type_misfit(proto.graph, opsets)
     if found is None:
         return
-    node, kind, k, name, elem = found
     opset = opsets.get("")
+    if as_written is not None:
+        own = element_type_misfit(_infer_shapes(as_written).graph, {"": original})
+        if own is not None:
+            found, opset = own, original
+    node, kind, k, name, elem = found
     allowed = allowed_types(onnx_schema(node.op_type, opset, ""), kind, k) or set()
     shown = ", ".join(sorted(t[7:-1] for t in allowed if t.startswith("tensor(")))
     at = f"opset {opset}" + (f" (the model's opset {original}, upgraded)"
