@@ -421,8 +421,19 @@ def _seq_construct(inputs, attrs, ctx):
 
 
 def _seq_position(seq, pos, what: str, insert: bool = False) -> int:
+    """Sequence position `pos` (its first value, as onnxruntime reads it) in [0, n]
+    (insert) or [0, n) for a sequence of n; negative positions count from the end.
+
+    Raises:
+        ShapeError: `pos` holds no value.
+        ExecutionError: the position is out of range.
+    """
     n = len(seq)
-    p = int(np.asarray(pos).reshape(-1)[0])
+    flat = np.asarray(pos).reshape(-1)
+    if flat.size == 0:
+        raise ShapeError(f"{what}: input 'position' is empty (shape "
+                         f"{list(np.shape(pos))}); it must hold the index")
+    p = int(flat[0])
     hi = n if insert else n - 1
     if not -n <= p <= hi:
         raise ExecutionError(f"{what}: position {p} out of range for a sequence of {n}")
@@ -480,14 +491,59 @@ def _seq_length(inputs, attrs, ctx):
     return (np.array(len(inputs[0]), dtype=np.int64),)
 
 
-def _concat_from_sequence(inputs, attrs, ctx):
-    """Concatenate (new_axis=0) or stack (new_axis=1) the sequence along `axis`."""
-    seq = [np.asarray(x) for x in inputs[0]]
+def _check_concat_sequence(seq, axis: int, new_axis: bool) -> int:
+    """ConcatFromSequence's axis in [0, r] (stacking, new_axis=1: ONNX accepts
+    [-r-1, r]) or [0, r) (concatenating: [-r, r-1]) for tensors of rank r, after
+    checking the tensors fit: one rank, equal dims but along the axis (all equal when
+    stacking), and a concatenation of at least rank 1 (onnxruntime: "Cannot
+    concatenate scalars").
+
+    Raises:
+        ExecutionError: the sequence is empty (as onnxruntime refuses it).
+        OpAttributeError: axis is outside the valid range.
+        ShapeError: the tensors do not fit together.
+    """
+    op = "ConcatFromSequence"
     if not seq:
-        raise ExecutionError("ConcatFromSequence: empty sequence")
+        raise ExecutionError(f"{op}: empty sequence")
+    rank = seq[0].ndim
+    for k, x in enumerate(seq[1:], 1):
+        if x.ndim != rank:
+            raise ShapeError(f"{op}: tensor {k} of the sequence has rank {x.ndim} (shape "
+                             f"{list(x.shape)}), tensor 0 rank {rank} (shape "
+                             f"{list(seq[0].shape)}); all need one rank")
+    if not new_axis and rank == 0:
+        raise ShapeError(f"{op}: the sequence holds scalars, which cannot be concatenated "
+                         f"(new_axis=1 stacks them)")
+    top = rank + 1 if new_axis else rank
+    if not -top <= axis < top:
+        raise OpAttributeError(f"{op}: axis {axis} is out of range for "
+                               f"{'stacking' if new_axis else 'concatenating'} tensors of "
+                               f"rank {rank}: it must be in [{-top}, {top - 1}]")
+    axis %= top
+    for k, x in enumerate(seq[1:], 1):
+        differ = [d for d in range(rank) if x.shape[d] != seq[0].shape[d]
+                  and (new_axis or d != axis)]
+        if differ:
+            raise ShapeError(f"{op}: tensor {k} of the sequence has shape {list(x.shape)}, "
+                             f"tensor 0 {list(seq[0].shape)}: dim {differ[0]} differs"
+                             + ("" if new_axis else f" (only axis {axis} may)"))
+    return axis
+
+
+def _concat_from_sequence(inputs, attrs, ctx):
+    """Concatenate (new_axis=0) or stack (new_axis=1) the sequence along `axis`.
+
+    Raises:
+        ExecutionError: the sequence is empty.
+        OpAttributeError: axis out of range (see `_check_concat_sequence`).
+        ShapeError: the tensors' ranks or dims do not fit together.
+    """
+    seq = [np.asarray(x) for x in inputs[0]]
+    axis = _check_concat_sequence(seq, int(attrs["axis"]), bool(attrs["new_axis"]))
     if attrs["new_axis"]:
-        return (np.stack(seq, axis=attrs["axis"]),)
-    return (np.concatenate(seq, axis=attrs["axis"]),)
+        return (np.stack(seq, axis=axis),)
+    return (np.concatenate(seq, axis=axis),)
 
 
 def _split_axis(axis: int, rank: int) -> int:

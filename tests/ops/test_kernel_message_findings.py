@@ -17,7 +17,7 @@ ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper  # noqa: E402
 
 from onegraph.convert import from_onnx  # noqa: E402
-from onegraph.errors import ExecutionError, OneGraphError, ShapeError  # noqa: E402
+from onegraph.errors import ExecutionError, OpAttributeError, ShapeError  # noqa: E402
 from onegraph.train.session import Session  # noqa: E402
 
 # Words of numpy's and Python's own exceptions that a message must not carry.
@@ -94,3 +94,66 @@ def test_clip_takes_the_bounds_onnxruntime_takes(shape):
     want = _ort(model, feeds)
     np.testing.assert_array_equal(_og(model, feeds)[0], want[0])
     np.testing.assert_array_equal(want[0], np.clip(x, -0.5, 0.25))
+
+
+# ------------------------------------------------------------- 2. ConcatFromSequence
+
+def _sequence_model(op_node, feeds):
+    build = helper.make_node("SequenceConstruct", list(feeds), ["s"])
+    return _model([build, op_node], feeds)
+
+
+# (axis, new_axis, range named in the message) for two tensors of rank 2
+CFS_AXES = [(-100, 0, "[-2, 1]"), (2, 0, "[-2, 1]"), (-3, 0, "[-2, 1]"),
+            (-100, 1, "[-3, 2]"), (3, 1, "[-3, 2]"), (-4, 1, "[-3, 2]")]
+
+
+@pytest.mark.parametrize("axis, new_axis, valid", CFS_AXES,
+                         ids=[f"axis{a}-new_axis{n}" for a, n, _ in CFS_AXES])
+def test_concat_from_sequence_axis_out_of_range_is_refused_by_name(axis, new_axis, valid):
+    feeds = {"a": np.zeros((2, 3), np.float32), "b": np.ones((2, 3), np.float32)}
+    node = helper.make_node("ConcatFromSequence", ["s"], ["y"], name="cfs_node", axis=axis,
+                            new_axis=new_axis)
+    _refused(_sequence_model(node, feeds), feeds, OpAttributeError, "cfs_node",
+             f"axis {axis}", valid)
+
+
+CFS_MISFITS = [
+    ("scalars", 0, {"a": np.array(1, np.float32), "b": np.array(2, np.float32)}, "scalars"),
+    ("ranks", 0, {"a": np.zeros((2, 3), np.float32), "b": np.zeros(3, np.float32)}, "rank 1"),
+    ("dims", 0, {"a": np.zeros((2, 3), np.float32), "b": np.zeros((3, 2), np.float32)},
+     "[3, 2]"),
+    ("stack_dims", 1, {"a": np.zeros((2, 3), np.float32), "b": np.zeros((2, 4), np.float32)},
+     "[2, 4]"),
+]
+
+
+@pytest.mark.parametrize("new_axis, feeds, word", [c[1:] for c in CFS_MISFITS],
+                         ids=[c[0] for c in CFS_MISFITS])
+def test_concat_from_sequence_tensors_that_do_not_fit_are_refused_by_name(new_axis, feeds,
+                                                                          word):
+    node = helper.make_node("ConcatFromSequence", ["s"], ["y"], name="cfs_node", axis=0,
+                            new_axis=new_axis)
+    _refused(_sequence_model(node, feeds), feeds, ShapeError, "cfs_node", word)
+
+
+@pytest.mark.parametrize("axis, new_axis", [(-3, 1), (2, 1), (-2, 0), (1, 0)])
+def test_concat_from_sequence_edge_axes_match_onnxruntime(axis, new_axis):
+    feeds = {"a": np.arange(6, dtype=np.float32).reshape(2, 3),
+             "b": -np.arange(6, dtype=np.float32).reshape(2, 3)}
+    node = helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=axis, new_axis=new_axis)
+    model = _sequence_model(node, feeds)
+    np.testing.assert_array_equal(_og(model, feeds)[0], _ort(model, feeds)[0])
+
+
+@pytest.mark.parametrize("op", ["SequenceAt", "SequenceErase", "SequenceInsert"])
+def test_empty_sequence_position_is_refused_by_name(op):
+    feeds = {"a": np.ones(2, np.float32), "p": np.zeros(0, np.int64)}
+    inputs = ["s", "a", "p"] if op == "SequenceInsert" else ["s", "p"]
+    nodes = [helper.make_node("SequenceConstruct", ["a", "a"], ["s"]),
+             helper.make_node(op, inputs, ["t"], name="seq_node")]
+    if op == "SequenceAt":
+        nodes.append(helper.make_node("Identity", ["t"], ["y"]))
+    else:
+        nodes.append(helper.make_node("SequenceLength", ["t"], ["y"]))
+    _refused(_model(nodes, feeds), feeds, ShapeError, "seq_node", "'position'", "[0]")
