@@ -91,7 +91,7 @@ from __future__ import annotations
 import warnings
 
 from ..errors import ConversionError
-from .onnx_unadapted import (AXIS_BROADCAST_LOGIC_OPS, UNADAPTED_BEFORE,
+from .onnx_unadapted import (AXIS_BROADCAST_LOGIC_OPS, UNADAPTED_BEFORE, attribute_values,
                              declare_unadapted_outputs, is_unadapted, restore_unadapted)
 
 # Scan lost its batch axis in this opset.
@@ -1193,19 +1193,13 @@ def _rewrite_experimental_graph(graph, opset, names, types) -> int:
     return done
 
 
-def _attrs_of(node) -> dict:
-    from onnx import helper
-
-    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
-
-
 def _lower_experimental(graph, node, opset, names, known):
     """The standard nodes computing what experimental `node` computes (see
     `rewrite_experimental`); `known` is its input's (elem_type, dims)."""
     from onnx import helper
 
     elem, dims, _ = known
-    attrs = _attrs_of(node)
+    attrs = attribute_values(node)
     op, x, y = node.op_type, node.input[0], node.output[0]
     where = f"{op} node {_node_label(node)}"
     make = helper.make_node
@@ -1499,7 +1493,7 @@ def _mvn_of_opset_11(node, names):
     channels), or, without variance normalisation, x - ReduceMean(x) over those axes."""
     from onnx import helper
 
-    attrs = _attrs_of(node)
+    attrs = attribute_values(node)
     axes = [0, 1, 2, 3] if attrs.get("across_channels", 0) else [0, 2, 3]
     x, y = node.input[0], node.output[0]
     if attrs.get("normalize_variance", 1):

@@ -54,7 +54,8 @@ def _label(node) -> str:
     return f"{node.op_type} node {where}"
 
 
-def _attrs(node) -> dict:
+def attribute_values(node) -> dict:
+    """{name: value} of a NodeProto's attributes, as onnx.helper reads them."""
     from onnx import helper
 
     return {a.name: helper.get_attribute_value(a) for a in node.attribute}
@@ -90,7 +91,7 @@ def restore_unadapted(node, names, types) -> list:
     if op in ("LpPool", "GlobalLpPool"):
         return [_lp_pool(node)]
     if op in ("RNN", "GRU", "LSTM"):
-        _keep_attrs(node, set(_attrs(node)) - {"output_sequence"})
+        _keep_attrs(node, set(attribute_values(node)) - {"output_sequence"})
         return [node]
     return [_logic(node)]
 
@@ -109,7 +110,7 @@ def _pad(node, names, types):
     import numpy as np
     from onnx import helper
 
-    attrs = _attrs(node)
+    attrs = attribute_values(node)
     where = _label(node)
     if "pads" in attrs or "paddings" not in attrs:
         raise ConversionError(f"{where}: Pad-1 takes its padding as the `paddings` "
@@ -146,7 +147,7 @@ def _split(node, names):
     import numpy as np
     from onnx import helper
 
-    attrs = _attrs(node)
+    attrs = attribute_values(node)
     where = _label(node)
     axis = int(attrs.get("axis", 0))
     split = list(attrs.get("split") or [])   # an empty list: equal parts, as none
@@ -188,7 +189,7 @@ def _cast(node):
     """Cast-1 -> Cast-6: `to` from a data type's name to its number."""
     from onnx import TensorProto, helper
 
-    to = _attrs(node).get("to")
+    to = attribute_values(node).get("to")
     name = to.decode("utf-8", "replace") if isinstance(to, bytes) else str(to)
     try:
         number = TensorProto.DataType.Value(name.strip().upper())
@@ -252,7 +253,7 @@ def _lp_pool(node):
 
     from onnx import helper
 
-    attrs = _attrs(node)
+    attrs = attribute_values(node)
     p = attrs.get("p", 2.0)
     if isinstance(p, float):
         if not (math.isfinite(p) and p == int(p)):
@@ -268,7 +269,7 @@ def _logic(node):
     dropped (numpy-style broadcasting covers it once the operand is aligned). An `axis`
     still there means the operands' ranks were unknown, so the alignment it asks for
     cannot be made."""
-    attrs = _attrs(node)
+    attrs = attribute_values(node)
     if "axis" in attrs and attrs.get("broadcast", 0):
         raise ConversionError(f"{_label(node)}: broadcasting at axis {attrs['axis']} "
                               "needs both operands' ranks, which ONNX's shape inference "
