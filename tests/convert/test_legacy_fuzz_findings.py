@@ -626,6 +626,23 @@ def test_flattening_op_of_an_undeclared_rank_matches_onnxruntime(op, axis, opset
                                atol=1e-6)
 
 
+@pytest.mark.parametrize("opset", [1, 6])
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_softmax_of_an_undeclared_rank_before_opset_7(axis, opset):
+    """As above where onnxruntime does not run the opset: the guard (a Split-1 at opset 1,
+    respelled like the model's own) passes the input on, and the result is the 2-D
+    coerced softmax computed with numpy."""
+    m = _unshaped(_model([helper.make_node("Softmax", ["x"], ["y"], axis=axis)], {"x": X},
+                         ["y"], opset))
+
+    def softmax_rows(r):
+        e = np.exp(r - r.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    np.testing.assert_allclose(_onegraph(m, {"x": X})[0], _coerced(X, axis, softmax_rows),
+                               rtol=1e-5, atol=1e-6)
+
+
 def test_flattening_op_in_a_loop_body_of_an_undeclared_rank_is_checked():
     """The guard reaches a body: the Softmax of a Loop body whose input rank nothing
     declares still refuses axis == rank (a 1-D value at the default axis 1)."""
