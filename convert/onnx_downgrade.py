@@ -100,6 +100,7 @@ def convert_opset(proto, source: int, target: int):
     for domain, version in keep:
         out.opset_import.add(domain=domain, version=version)
     _refuse_types_the_target_lacks(out, source, target)
+    _refuse_container_types_the_target_lacks(out, source, target)
     return out
 
 
@@ -626,6 +627,89 @@ def _refuse_types_the_target_lacks(proto, source, target) -> None:
         f"cannot write {node.op_type} (node {node.name or '?'!r}) at opset {target}: its "
         f"{kind} {k} ({name!r}) is {elem[7:-1]}, which {node.op_type} accepts {since}; "
         "export at a later opset")
+
+
+def _refuse_container_types_the_target_lacks(proto, source, target) -> None:
+    """`_refuse_types_the_target_lacks` for values of sequence and optional types, which
+    ops took later than their tensors (Identity, If and Loop take optionals from opset
+    16, Identity sequences from 14): refuse a default-domain node of `proto` (converted
+    to `target`; subgraphs too) with such a value its op's schema at `target` does not
+    allow (types as declared or inferred, per scope).
+
+    Raises:
+        ConversionError: names the op, the node, the value, its type and the opset from
+            which the op accepts it.
+    """
+    typed = proto
+    if proto.ByteSize() < 1 << 30:
+        try:
+            typed = _onnx().shape_inference.infer_shapes(proto)
+        except Exception:  # noqa: BLE001 - inference only fills in types here
+            pass
+
+    def walk(graph, outer):
+        scope = dict(outer)
+        for vi in list(graph.input) + list(graph.output) + list(graph.value_info):
+            scope[vi.name] = vi.type
+        for node in graph.node:
+            for sub in proto_subgraphs(node):
+                walk(sub, scope)
+            if node.domain not in ("", "ai.onnx"):
+                continue
+            schema = onnx_schema(node.op_type, target, "")
+            if schema is None:
+                continue
+            for kind, names in (("input", node.input), ("output", node.output)):
+                for k, name in enumerate(names):
+                    written = _type_text(scope[name]) if name in scope else None
+                    if written is None or written.startswith("tensor("):
+                        continue
+                    allowed = _allowed_type_texts(schema, kind, k)
+                    if allowed is None or written in allowed:
+                        continue
+                    later = next((v for v in range(target + 1, source + 1)
+                                  if (s := onnx_schema(node.op_type, v, "")) is not None
+                                  and written in (_allowed_type_texts(s, kind, k) or ())),
+                                 None)
+                    since = f"from opset {later}" if later else f"at no opset up to {source}"
+                    then = f"with opset {later} or later" if later else "at a later opset"
+                    raise ConversionError(
+                        f"cannot write {node.op_type} (node {_label(node)!r}) at opset "
+                        f"{target}: its {kind} {k} ({name!r}) is {written}, which "
+                        f"{node.op_type} accepts {since}; export {then}")
+
+    walk(typed.graph, {})
+
+
+def _type_text(type_proto) -> str | None:
+    """ONNX's type string of a TypeProto ("optional(seq(tensor(float)))"), or None when
+    some part is unknown or not a tensor, sequence or optional."""
+    which = type_proto.WhichOneof("value")
+    if which == "tensor_type":
+        elem = type_proto.tensor_type.elem_type
+        if not elem:
+            return None
+        name = _onnx().TensorProto.DataType.Name(elem).lower()
+        return f"tensor({name})"
+    if which in ("sequence_type", "optional_type"):
+        inner = _type_text(getattr(type_proto, which).elem_type)
+        return None if inner is None else \
+            f"{'seq' if which == 'sequence_type' else 'optional'}({inner})"
+    return None
+
+
+def _allowed_type_texts(schema, kind, k) -> set | None:
+    """The type strings `schema` allows for its input/output (`kind`) k, or None when it
+    has no such slot."""
+    formals = schema.inputs if kind == "input" else schema.outputs
+    if k < len(formals):
+        formal = formals[k]
+    elif formals and formals[-1].option == _variadic():
+        formal = formals[-1]
+    else:
+        return None
+    return next((set(c.allowed_type_strs) for c in schema.type_constraints
+                 if c.type_param_str == formal.type_str), {formal.type_str})
 
 
 def known_types(proto) -> dict:

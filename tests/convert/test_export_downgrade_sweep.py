@@ -84,3 +84,57 @@ def test_changed_op_inside_a_kept_if_is_refused_by_name(check):
                                               r"\) at opset 20: it changed at opset 21 .*"
                                               r"inside If node 'the_if'"):
         to_onnx(from_onnx(original), opset=20, check=check)
+
+
+# --------------------------------------------------------------------------------------
+# D2: a value of an optional or sequence type that the op takes only from a later opset
+# (Identity and If/Loop take optionals from 16) was written at the target anyway: the
+# checker's message, or with check=False a model onnxruntime refuses
+# --------------------------------------------------------------------------------------
+
+def _optional_seq_info(name):
+    seq = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT,
+                                                                        [2]))
+    return helper.make_value_info(name, helper.make_optional_type_proto(seq))
+
+
+def _identity_of_optional(source=16):
+    node = helper.make_node("Identity", ["opt_in"], ["opt_out"], name="ident")
+    graph = helper.make_graph([node], "g", [_optional_seq_info("opt_in")],
+                              [_optional_seq_info("opt_out")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", source)])
+
+
+@pytest.mark.parametrize("check", [True, False])
+@pytest.mark.parametrize("target", [13, 15])
+def test_optional_through_identity_below_16_is_refused_by_name(target, check):
+    with pytest.raises(ConversionError, match=rf"cannot write Identity \(node 'ident'\) at "
+                                              rf"opset {target}: its input 0 \('opt_in'\) is "
+                                              r"optional\(seq\(tensor\(float\)\)\), which "
+                                              r"Identity accepts from opset 16"):
+        to_onnx(from_onnx(_identity_of_optional()), opset=target, check=check)
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_optional_out_of_an_if_below_16_is_refused_by_name(check):
+    """The If's then branch gives an empty optional, its else branch Optional(seq)."""
+    seq_t = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT,
+                                                                          [2]))
+    then_g = helper.make_graph([helper.make_node("Optional", [], ["none"], type=seq_t)],
+                               "then", [], [_optional_seq_info("none")])
+    x = numpy_helper.from_array(np.array([1, 2], np.float32))
+    else_g = helper.make_graph([
+        helper.make_node("Constant", [], ["x"], value=x),
+        helper.make_node("SequenceConstruct", ["x"], ["s"]),
+        helper.make_node("Optional", ["s"], ["some"])], "else", [],
+        [_optional_seq_info("some")])
+    node = helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g,
+                            name="the_if")
+    original = helper.make_model(helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [_optional_seq_info("y")]), opset_imports=[helper.make_opsetid("", 16)])
+    with pytest.raises(ConversionError, match=r"cannot write If \(node 'the_if'\) at opset "
+                                              r"15: its output 0 \('y'\) is optional\(seq\("
+                                              r"tensor\(float\)\)\), which If accepts from "
+                                              r"opset 16"):
+        to_onnx(from_onnx(original), opset=15, check=check)
