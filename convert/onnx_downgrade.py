@@ -362,6 +362,7 @@ def _hold_unchanged(graph, source, target, types, outer_constants=None) -> int:
         if node.domain not in ("", "ai.onnx"):
             continue
         _settle_allowzero(node, constants)
+        _settle_optional_of_tensor(node, source, target, types)
         changes = _changes(node.op_type, source, target)
         for new in changes:
             _refuse_new_attribute_values(node, new, target, types)
@@ -426,6 +427,37 @@ def _settle_allowzero(node, constants) -> None:
     for a in node.attribute:
         if a.name == "allowzero":
             a.i = 0
+
+
+# OptionalHasElement and OptionalGetElement take plain tensors (and OptionalHasElement no
+# input at all) from here on.
+_OPTIONAL_OF_TENSOR_OPSET = 18
+
+
+def _settle_optional_of_tensor(node, source, target, types) -> None:
+    """Rewrite (in place) what the optional ops do with a plain tensor or no input from
+    opset 18, for an older target: OptionalHasElement is then a constant (false
+    without an input, true for a tensor), OptionalGetElement of a tensor an Identity.
+    Opsets 15-17 take optionals only, and before 15 the ops do not exist; these forms
+    mean the same at any opset. A value not known to be a tensor is left alone."""
+    if not source >= _OPTIONAL_OF_TENSOR_OPSET > target \
+            or node.op_type not in ("OptionalHasElement", "OptionalGetElement"):
+        return
+    given = node.input[0] if node.input else ""
+    is_tensor = bool(given) and bool(types.get(given, (0, None))[0])
+    if node.op_type == "OptionalGetElement":
+        if is_tensor:
+            node.op_type = "Identity"
+        return
+    if given and not is_tensor:
+        return
+    from onnx import helper, numpy_helper
+
+    del node.input[:]
+    del node.attribute[:]
+    node.op_type = "Constant"
+    node.attribute.append(helper.make_attribute(
+        "value", numpy_helper.from_array(np.array(is_tensor), "")))
 
 
 def _release(graph) -> None:

@@ -138,3 +138,42 @@ def test_optional_out_of_an_if_below_16_is_refused_by_name(check):
                                               r"tensor\(float\)\)\), which If accepts from "
                                               r"opset 16"):
         to_onnx(from_onnx(original), opset=15, check=check)
+
+
+# --------------------------------------------------------------------------------------
+# D3: OptionalHasElement without an input, or of a plain tensor, and OptionalGetElement
+# of a plain tensor (all from opset 18) were written as they came below 18 (the checker
+# refused them; with check=False onnxruntime did); below 15 the ops were refused. Their
+# values are a constant false / true and the tensor itself, at every opset.
+# --------------------------------------------------------------------------------------
+
+def _optional_op_model(op, has_input):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y_type = TensorProto.BOOL if op == "OptionalHasElement" else TensorProto.FLOAT
+    y = helper.make_tensor_value_info("y", y_type, [] if y_type == TensorProto.BOOL else
+                                      [2, 3])
+    node = helper.make_node(op, ["x"] if has_input else [], ["y"], name="the_op")
+    # (Y depends on x only through the node: keep x used for the no-input case)
+    extra = [] if has_input else [helper.make_node("Identity", ["x"], ["x_out"],
+                                                   name="keep")]
+    outputs = [y] + ([] if has_input else [helper.make_tensor_value_info(
+        "x_out", TensorProto.FLOAT, [2, 3])])
+    return helper.make_model(helper.make_graph([node] + extra, "g", [x], outputs),
+                             opset_imports=[helper.make_opsetid("", 18)])
+
+
+@pytest.mark.parametrize("target", [13, 15, 17])
+@pytest.mark.parametrize("op,has_input", [("OptionalHasElement", False),
+                                          ("OptionalHasElement", True),
+                                          ("OptionalGetElement", True)])
+def test_optional_ops_on_plain_tensors_go_below_18(op, has_input, target):
+    original = _optional_op_model(op, has_input)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    want = {"OptionalHasElement": np.array(has_input), "OptionalGetElement": x}[op]
+    np.testing.assert_array_equal(_ort(original, {"x": x})[0], want)   # the oracle agrees
+    proto = to_onnx(from_onnx(original), opset=target)
+    assert [o.version for o in proto.opset_import if o.domain == ""] == [target]
+    onnx.checker.check_model(proto, full_check=True)
+    got = _ort(proto, {"x": x})[0]
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
