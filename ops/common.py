@@ -61,6 +61,36 @@ def infer_compare(attrs, inputs):
     return [TensorInfo(np.dtype(bool), broadcast_shape(*(t.shape for t in present)))]
 
 
+# A result whose size comes from an attribute or an input's value (pads, strides, a
+# Resize scale) rather than from the inputs' own sizes is refused when it would take
+# this many bytes more than the input it is made from: a fuzzed pads=2**40 or scale of
+# 1e9 must not reach numpy as an allocation (numpy's "Maximum allowed dimension
+# exceeded", a MemoryError, or an overcommitted success that then runs for minutes).
+# The same 2 GiB as ms_fused.MAX_RESULT_BYTES and the image ops' limit.
+MAX_RESULT_BYTES = 1 << 31
+
+
+def check_result_size(where: str, what: str, shape, itemsize: int, beyond: int = 0,
+                      cause: str = "") -> None:
+    """Refuse a result of `shape` whose bytes exceed MAX_RESULT_BYTES + `beyond` (the
+    bytes of the input it grows from; Python int arithmetic, so no overflow whatever
+    the dims). `where` names the op (or node and op; "" for none), `what` the result,
+    `cause` (for the message) the attribute or input value that sizes it.
+
+    Raises:
+        ResourceExhaustedError: naming `where`, `what`, its shape, bytes and `cause`.
+    """
+    size = int(itemsize)
+    for d in shape:
+        size *= int(d)
+    if size > MAX_RESULT_BYTES + beyond:
+        grown = f" ({cause})" if cause else ""
+        over = f"{beyond:,} bytes of input + " if beyond else ""
+        raise ResourceExhaustedError(
+            f"{where + ': ' if where else ''}{what}{grown} would have shape {[int(d) for d in shape]} and take "
+            f"{size:,} bytes, over the limit of {over}{MAX_RESULT_BYTES:,} bytes")
+
+
 # numpy's words for operands whose shapes do not fit (broadcasting, matmul, concatenate,
 # stack, dot): the Session reports them as a ShapeError, like the kernels' own checks
 _SHAPE_MISMATCH_WORDS = ("could not be broadcast", "mismatch in its core dimension",

@@ -39,7 +39,7 @@ from ..errors import OpAttributeError, ShapeError
 from .activation import all_finite
 from .activation import relu as relu_op
 from .conv_depthwise import depthwise_2d
-from .common import remember
+from .common import check_result_size, remember
 from .registry import TensorInfo, define
 from .scratch import scratch as _scratch
 
@@ -168,6 +168,24 @@ def _pool_geometry(in_sp, kernel, attrs, ceil_mode=False):
     pb, pe = pads[:nsp], pads[nsp:]
     out = _conv_output_shape(in_sp, kernel, strides, dilations, pb, pe, ceil_mode)
     return _single_window_strides(strides, in_sp, out), dilations, pb, pe, out
+
+
+def _check_padded_size(op, x_shape, itemsize, pads_begin, pads_end):
+    """Refuse pads that make the zero-padded input (N, C, *padded) of x's `x_shape`
+    (dims all known) more than MAX_RESULT_BYTES larger than x, before anything is
+    padded or allocated: a pads value of 2**40 would reach numpy as "Maximum allowed
+    dimension exceeded" or an allocation of terabytes.
+
+    Raises:
+        ResourceExhaustedError: naming `op`, the pads and the padded shape.
+    """
+    if not any(pads_begin) and not any(pads_end):
+        return
+    padded = list(x_shape[:2]) + [int(d) + int(b) + int(e) for d, b, e in
+                                  zip(x_shape[2:], pads_begin, pads_end)]
+    check_result_size(op, "the padded input", padded, itemsize,
+                      beyond=math.prod(int(d) for d in x_shape) * int(itemsize),
+                      cause=f"pads {list(pads_begin) + list(pads_end)}")
 
 
 def _single_window_strides(strides, in_sp, out_sp):
@@ -387,6 +405,7 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
                                 _pool_geometry(x.shape[2:], kernel, attrs),
                                 _GEOMETRIES_PER_CONV)
         strides, dilations, pb, pe, out_sp = geometry
+    _check_padded_size("Conv", x.shape, cdt.itemsize, pb, pe)
     npix = math.prod(out_sp)
     nsp = len(kernel)
     direct = None  # `out` as (N, M, P) when the GEMM writes into it
@@ -945,7 +964,9 @@ def _conv_infer(attrs, inputs):
         if x.shape[1] != w.shape[1] * group:
             raise ShapeError(f"Conv: input channels {x.shape[1]} != weight {w.shape[1]} * "
                              f"group {group}")
-    *_, out = _pool_geometry(x.shape[2:], kernel, attrs)
+    *_, pb, pe, out = _pool_geometry(x.shape[2:], kernel, attrs)
+    if x.dtype is not None and all(d is not None for d in x.shape):
+        _check_padded_size("Conv", x.shape, _compute_dtype(x.dtype).itemsize, pb, pe)
     return [TensorInfo(x.dtype, (x.shape[0], m) + tuple(out))]
 
 
@@ -1040,6 +1061,22 @@ def _convtranspose_geometry(in_sp, kernel, attrs):
     return strides, dilations, pb, pe, list(out_shape)
 
 
+def _check_transposed_size(n, m, in_sp, kernel, out_sp, attrs, itemsize):
+    """Refuse a ConvTranspose whose output (n, m, *out_sp) would take more than
+    MAX_RESULT_BYTES beyond its GEMM's columns (n, m, *kernel, *in_sp), which its
+    inputs' sizes alone set: only strides, dilations, pads or output_shape of 2**40
+    (no real model's) make the output that much larger. Dims must be known.
+
+    Raises:
+        ResourceExhaustedError: naming the output shape and the attributes.
+    """
+    cols = math.prod([int(n), int(m)] + [int(k) for k in kernel] + [int(i) for i in in_sp])
+    given = [f"{name} {[int(v) for v in attrs[name]]}" for name in
+             ("strides", "dilations", "pads", "output_shape") if attrs.get(name)]
+    check_result_size("ConvTranspose", "the output", [n, m] + list(out_sp), itemsize,
+                      beyond=cols * int(itemsize), cause=", ".join(given))
+
+
 def _convtranspose_kernel(inputs, attrs, ctx):
     x, w = inputs[0], inputs[1]
     b = inputs[2] if len(inputs) > 2 else None
@@ -1065,6 +1102,13 @@ def conv_transpose_nd(x, w, b, attrs):
         raise ShapeError(f"ConvTranspose: input channels {c}, weight {w.shape}, group {group}")
     _check_bias("ConvTranspose", b, m)
     strides, dilations, pb, pe, out_sp = _convtranspose_geometry(in_sp, kernel, attrs)
+    full = [s * (i - 1) + (k - 1) * d + 1 for i, k, s, d in zip(in_sp, kernel, strides,
+                                                                dilations)]
+    # the col2im buffer covers both the full result and the requested window
+    lo = [min(0, p) for p in pb]
+    hi = [max(f, p + o) for f, p, o in zip(full, pb, out_sp)]
+    _check_transposed_size(n, m, in_sp, kernel, [h - l for h, l in zip(hi, lo)], attrs,
+                           cdt.itemsize)
     kprod = int(np.prod(kernel))
     npix = int(np.prod(in_sp))
     # GEMM: columns (N, G, Mg*K, P) = W_g^T (Mg*K, Cg) @ X_g (Cg, P)
@@ -1074,11 +1118,6 @@ def conv_transpose_nd(x, w, b, attrs):
         cols = np.matmul(w.reshape(group, cg, mg * kprod).transpose(0, 2, 1),
                          x.reshape(n, group, cg, npix))
     cols = cols.reshape((n, m) + tuple(kernel) + tuple(in_sp))
-    # col2im into a buffer covering both the full result and the requested window
-    full = [s * (i - 1) + (k - 1) * d + 1 for i, k, s, d in zip(in_sp, kernel, strides,
-                                                                dilations)]
-    lo = [min(0, p) for p in pb]
-    hi = [max(f, p + o) for f, p, o in zip(full, pb, out_sp)]
     buf = np.zeros((n, m) + tuple(h - l for h, l in zip(hi, lo)), dtype=cdt)
     inner = buf[(slice(None), slice(None)) + tuple(slice(-l, -l + f) for l, f in zip(lo, full))]
     _col2im(cols, inner, kernel, strides, dilations, in_sp)
@@ -1107,6 +1146,10 @@ def _convtranspose_infer(attrs, inputs):
     if any(k is None for k in kernel):
         return [TensorInfo(x.dtype, (x.shape[0], m) + (None,) * (rank - 2))]
     *_, out = _convtranspose_geometry(x.shape[2:], kernel, attrs)
+    if x.dtype is not None and m is not None and all(d is not None for d in x.shape) \
+            and all(o is not None for o in out):
+        _check_transposed_size(x.shape[0], m, x.shape[2:], kernel, out, attrs,
+                               _compute_dtype(x.dtype).itemsize)
     return [TensorInfo(x.dtype, (x.shape[0], m) + tuple(out))]
 
 

@@ -15,18 +15,46 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import OpAttributeError, ShapeError
-from .conv import (_compute_dtype, _pad_for_windows, _pool_geometry, _scratch,
-                   _window_slices)
+from .conv import (_auto_pad, _check_padded_size, _compute_dtype, _pad_for_windows,
+                   _pool_geometry, _scratch, _window_slices)
 from .common import remember
 from .registry import NUM_OUTPUTS, TensorInfo, define
 
 _ALL = (slice(None), slice(None))
 
 
-def _geometry(x_shape, attrs):
+def _geometry(x_shape, attrs, itemsize=None, op=""):
+    """(kernel, strides, dilations, pads_begin, pads_end, out_sp) of a pool over x of
+    `x_shape` (N, C, *S; None for unknown dims).
+
+    Each pads value must be smaller than the kernel along its dim, as onnxruntime's
+    pools require ("Pad should be smaller than kernel"); a window of padding only
+    means nothing, and a pads of 2**40 would otherwise reach numpy. With `itemsize`
+    (the kernel's), pads that make the padded input more than 2 GiB larger than x are
+    refused too (a kernel_shape of 2**40 allows such pads), before any allocation.
+    `op` prefixes the messages (inference leaves it out: its caller names the node).
+
+    Raises:
+        OpAttributeError: a malformed window attribute (see `_pool_geometry`), or a pad
+            not below the kernel.
+        ShapeError: the input's rank, or a window longer than the padded input.
+        ResourceExhaustedError: the padded input would be too large.
+    """
     kernel = [int(k) for k in attrs["kernel_shape"]]
-    return (kernel,) + tuple(_pool_geometry(x_shape[2:], kernel, attrs,
-                                            bool(attrs.get("ceil_mode", 0))))
+    geometry = _pool_geometry(x_shape[2:], kernel, attrs, bool(attrs.get("ceil_mode", 0)))
+    pads = attrs.get("pads")
+    if pads is not None and len(pads) and _auto_pad(attrs) == "NOTSET":
+        nsp = len(kernel)
+        for i, p in enumerate(int(v) for v in pads):
+            if p >= kernel[i % nsp]:
+                raise OpAttributeError(
+                    f"{op + ': ' if op else ''}pads {[int(v) for v in pads]}: entry {i} ({p}) must be smaller "
+                    f"than kernel_shape {kernel} along its dim ({kernel[i % nsp]}), as "
+                    f"onnxruntime requires")
+    _, _, pb, pe, _ = geometry
+    if itemsize is not None and all(d is not None for d in x_shape):
+        _check_padded_size(op, x_shape, itemsize, pb, pe)
+    return (kernel,) + tuple(geometry)
 
 
 def _lowest(dtype):
@@ -282,7 +310,8 @@ def _pad_windows(x, nc, hp, wp, top, left, init):
 
 def _maxpool_kernel(inputs, attrs, ctx):
     x = inputs[0]
-    kernel, strides, dil, pb, pe, out_sp = _geometry(x.shape, attrs)
+    kernel, strides, dil, pb, pe, out_sp = _geometry(x.shape, attrs, x.dtype.itemsize,
+                                                     "MaxPool")
     if not _wants_output(attrs, 1):
         return (_separable_reduce(x, kernel, strides, dil, pb, out_sp, np.maximum,
                                   _lowest(x.dtype)),)
@@ -384,7 +413,8 @@ def _maxpool_infer(attrs, inputs):
 def _pooled_shape(x, attrs):
     if x.shape is None:
         return None
-    *_, out_sp = _geometry(x.shape, attrs)
+    itemsize = None if x.dtype is None else np.dtype(x.dtype).itemsize
+    *_, out_sp = _geometry(x.shape, attrs, itemsize)
     return tuple(x.shape[:2]) + tuple(out_sp)
 
 
@@ -393,10 +423,11 @@ def _pooled_shape(x, attrs):
 # --------------------------------------------------------------------------------------
 
 
-def _window_sum(x, attrs, transform=None):
-    """Sum over each window of zero-padded x (after `transform`), in the compute dtype."""
+def _window_sum(x, attrs, transform=None, op=""):
+    """Sum over each window of zero-padded x (after `transform`), in the compute dtype;
+    `op` names the pool in messages."""
     cdt = _compute_dtype(x.dtype)
-    kernel, strides, dil, pb, pe, out_sp = _geometry(x.shape, attrs)
+    kernel, strides, dil, pb, pe, out_sp = _geometry(x.shape, attrs, cdt.itemsize, op)
     xc = np.asarray(x, dtype=cdt)
     if transform is not None:
         xc = transform(xc)
@@ -511,7 +542,8 @@ def _average_2d_gemm(x, geometry, include_pad):
 
 def _averagepool_kernel(inputs, attrs, ctx):
     x = inputs[0]
-    geometry = _geometry(x.shape, attrs) if x.ndim >= 3 else None
+    geometry = _geometry(x.shape, attrs, x.dtype.itemsize, "AveragePool") \
+        if x.ndim >= 3 else None
     if geometry is not None and geometry[0] == list(x.shape[2:]):
         kernel, strides, dil, pb, pe, out_sp = geometry
         if not any(pb) and not any(pe) and all(o == 1 for o in out_sp) \
@@ -525,7 +557,7 @@ def _averagepool_kernel(inputs, attrs, ctx):
             y = _average_2d_gemm(x, geometry, include_pad)
             if y is not None:
                 return (y,)
-    acc, (kernel, strides, dil, pb, pe, out_sp) = _window_sum(x, attrs)
+    acc, (kernel, strides, dil, pb, pe, out_sp) = _window_sum(x, attrs, op="AveragePool")
     counts, uniform = _window_counts_cached(x.shape[2:], kernel, strides, dil, pb, pe,
                                             out_sp, include_pad)
     if uniform is not None:
@@ -539,12 +571,12 @@ def _lppool_kernel(inputs, attrs, ctx):
     x = inputs[0]
     p = _lp_order(attrs)
     if p == 2:
-        acc, _ = _window_sum(x, attrs, np.square)
+        acc, _ = _window_sum(x, attrs, np.square, "LpPool")
         np.sqrt(acc, out=acc)
     elif p == 1:
-        acc, _ = _window_sum(x, attrs, np.abs)
+        acc, _ = _window_sum(x, attrs, np.abs, "LpPool")
     else:
-        acc, _ = _window_sum(x, attrs, lambda v: np.abs(v) ** p)
+        acc, _ = _window_sum(x, attrs, lambda v: np.abs(v) ** p, "LpPool")
         acc **= 1.0 / p
     return (acc.astype(x.dtype, copy=False),)
 
@@ -644,6 +676,18 @@ def _global_infer(attrs, inputs):
 
 
 def _lrn_kernel(inputs, attrs, ctx):
+    """Local response normalization across channels: x / (bias + alpha / size * sum of
+    the squares in the `size` channels around)^beta, the window reaching floor((size -
+    1) / 2) channels back and the rest forward (ONNX).
+
+    A window reaching past every channel sums them all, so its reach is capped at C - 1
+    each way: any size (2**40 too) costs at most 2C - 1 shifted adds and no padding
+    beyond that (size still divides alpha).
+
+    Raises:
+        OpAttributeError: size below 1.
+        ShapeError: x has no channel axis.
+    """
     x = inputs[0]
     size = int(attrs["size"])
     if size < 1:
@@ -656,11 +700,12 @@ def _lrn_kernel(inputs, attrs, ctx):
     cdt = _compute_dtype(x.dtype)
     xc = np.asarray(x, dtype=cdt)
     c = x.shape[1]
-    lo = (size - 1) // 2
-    sq = np.zeros((x.shape[0], c + size - 1) + x.shape[2:], dtype=cdt)
-    np.square(xc, out=sq[:, lo:lo + c])
+    back = min((size - 1) // 2, max(c - 1, 0))
+    ahead = min(size - 1 - (size - 1) // 2, max(c - 1, 0))
+    sq = np.zeros((x.shape[0], c + back + ahead) + x.shape[2:], dtype=cdt)
+    np.square(xc, out=sq[:, back:back + c])
     acc = sq[:, 0:c].copy()
-    for i in range(1, size):
+    for i in range(1, back + ahead + 1):
         acc += sq[:, i:i + c]
     acc *= cdt.type(alpha / size)
     acc += cdt.type(bias)

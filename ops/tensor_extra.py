@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import OpAttributeError, ShapeError
-from .common import infer_same
+from .common import check_result_size, infer_same
 from .conv import _col2im, _ints
 from .elementwise import onnx_type_to_numpy
 from .registry import TensorInfo, define
@@ -256,12 +256,44 @@ def _col2im_infer(attrs, inputs):
 
 
 def _unpool_shape(in_sp, attrs):
+    """MaxUnpool's default output spatial dims, (in - 1) * stride + kernel - pads, for
+    input spatial dims `in_sp` (None where unknown), after onnxruntime's checks of the
+    attributes.
+
+    Raises:
+        ShapeError: X has no spatial dim.
+        OpAttributeError: kernel_shape, strides or pads do not hold one value per
+            spatial dim (two for pads), a kernel or stride value is not positive, or
+            a pad is not smaller than the kernel (as onnxruntime requires).
+        ShapeError: an output dim comes out below 1.
+    """
     kernel = [int(k) for k in attrs["kernel_shape"]]
     nsp = len(kernel)
+    if len(in_sp) != nsp:
+        raise (ShapeError if not in_sp else OpAttributeError)(
+            f"MaxUnpool: kernel_shape {kernel} has {nsp} value(s) for an X of rank "
+            f"{len(in_sp) + 2}; it needs one per spatial dim"
+            + (" (X needs at least rank 3: N, C and the spatial dims)" if not in_sp else ""))
     strides = _ints(attrs["strides"], nsp, 1)
     pads = _ints(attrs["pads"], 2 * nsp, 0)
-    return [None if n is None else (n - 1) * s + k - pads[i] - pads[i + nsp]
-            for i, (n, s, k) in enumerate(zip(in_sp, strides, kernel))]
+    for name, values, want in (("strides", strides, nsp), ("pads", pads, 2 * nsp)):
+        if len(values) != want:
+            raise OpAttributeError(f"MaxUnpool: {name} {values} must hold {want} values")
+    for name, values in (("kernel_shape", kernel), ("strides", strides)):
+        if min(values) < 1:
+            raise OpAttributeError(f"MaxUnpool: {name} {values} must be positive")
+    for i, p in enumerate(pads):
+        if p >= kernel[i % nsp]:
+            raise OpAttributeError(f"MaxUnpool: pads {pads}: entry {i} ({p}) must be "
+                                   f"smaller than kernel_shape {kernel} along its dim, as "
+                                   f"onnxruntime requires")
+    out = [None if n is None else (n - 1) * s + k - pads[i] - pads[i + nsp]
+           for i, (n, s, k) in enumerate(zip(in_sp, strides, kernel))]
+    if any(o is not None and o < 1 for o in out):
+        raise ShapeError(f"MaxUnpool: the output's spatial dims would be {out} for X's "
+                         f"{list(in_sp)} (kernel_shape {kernel}, strides {strides}, pads "
+                         f"{pads}); they must be positive")
+    return out
 
 
 def _max_unpool_kernel(inputs, attrs, ctx):
@@ -272,6 +304,10 @@ def _max_unpool_kernel(inputs, attrs, ctx):
     if idx.shape != x.shape:
         raise ShapeError(f"MaxUnpool: indices {idx.shape} and X {x.shape} differ")
     default = list(x.shape[:2]) + _unpool_shape(x.shape[2:], attrs)
+    sizing = [f"{name} {[int(v) for v in attrs[name]]}"
+              for name in ("kernel_shape", "strides", "pads") if attrs.get(name)]
+    check_result_size("MaxUnpool", "the output", default, x.dtype.itemsize,
+                      beyond=x.nbytes, cause=", ".join(sizing))
     flat = idx.reshape(-1)
     if flat.size and (flat.min() < 0 or flat.max() >= int(np.prod(default))):
         raise ShapeError(f"MaxUnpool: index out of range for unpooled shape {default}")
@@ -282,6 +318,8 @@ def _max_unpool_kernel(inputs, attrs, ctx):
         shape = [int(v) for v in np.asarray(shape_in).reshape(-1)]
         if len(shape) != len(default) or any(a < b for a, b in zip(shape, default)):
             raise ShapeError(f"MaxUnpool: output_shape {shape} smaller than {default}")
+        check_result_size("MaxUnpool", "the output", shape, x.dtype.itemsize,
+                          beyond=x.nbytes, cause="input 'output_shape'")
         flat = np.ravel_multi_index(np.unravel_index(flat, default), shape)
     y = np.zeros(int(np.prod(shape)), dtype=x.dtype)
     y[flat] = x.reshape(-1)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import OpAttributeError, ShapeError
+from .common import check_result_size
 from .registry import TensorInfo, define
 
 _OP = "TfIdfVectorizer"
@@ -156,6 +157,18 @@ def _match(trie, base: int, windows: np.ndarray) -> np.ndarray:
     return np.where(alive, row_of_node[node], -1)
 
 
+def _check_width(n_rows: int, width: int, input_bytes: int) -> None:
+    """Refuse an output [n_rows, width] (width max(ngram_indexes) + 1) more than 2 GiB
+    larger than the input, before it is allocated: an ngram_indexes value of 2**40
+    asks for terabytes.
+
+    Raises:
+        ResourceExhaustedError: naming the output shape and the largest index.
+    """
+    check_result_size(_OP, "the output", (n_rows, width), 4, beyond=input_bytes,
+                      cause=f"ngram_indexes holds {width - 1}")
+
+
 def _tfidf_kernel(inputs, attrs, ctx):
     """Count (and weight) the pool's n-grams in each row of X: [C] -> [W], [N, C] -> [N, W].
 
@@ -165,6 +178,7 @@ def _tfidf_kernel(inputs, attrs, ctx):
         OpAttributeError: inconsistent attributes (mode, gram lengths, pool layout,
             duplicate pool n-grams, weights length).
         ShapeError: X is not 0-, 1- or 2-D, or its dtype does not match the pool.
+        ResourceExhaustedError: ngram_indexes make the output over 2 GiB larger than X.
     """
     pool = _Pool(attrs)
     x = np.asarray(inputs[0])
@@ -181,6 +195,7 @@ def _tfidf_kernel(inputs, attrs, ctx):
         rows = _object_strings([_text(v) for v in rows.reshape(-1)]).reshape(rows.shape)
     ids = pool.token_ids(rows)
     n_rows, length = ids.shape
+    _check_width(n_rows, pool.width, x.nbytes)
     out = np.zeros((n_rows, pool.width), dtype=np.float32)
     base = pool.vocab.size + 1
     distances = range(1, int(attrs["max_skip_count"]) + 2)
@@ -220,6 +235,11 @@ def _tfidf_infer(attrs, inputs):
         raise ShapeError(f"{_OP}: input must be [C] or [N, C], got rank {len(shape)}")
     else:
         out = (width,) if len(shape) < 2 else (shape[0], width)
+        if width is not None and all(d is not None for d in shape) \
+                and inputs[0].dtype is not None:
+            n_rows = shape[0] if len(shape) == 2 else 1
+            _check_width(n_rows, width, int(np.prod(shape, dtype=object)) *
+                         np.dtype(inputs[0].dtype).itemsize)
     return [TensorInfo(np.dtype(np.float32), out)]
 
 

@@ -17,7 +17,8 @@ ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper  # noqa: E402
 
 from onegraph.convert import from_onnx  # noqa: E402
-from onegraph.errors import ExecutionError, OpAttributeError, ShapeError  # noqa: E402
+from onegraph.errors import (ConversionError, ExecutionError, OpAttributeError,  # noqa: E402
+                             ResourceExhaustedError, ShapeError)
 from onegraph.train.session import Session  # noqa: E402
 
 # Words of numpy's and Python's own exceptions that a message must not carry.
@@ -157,3 +158,99 @@ def test_empty_sequence_position_is_refused_by_name(op):
     else:
         nodes.append(helper.make_node("SequenceLength", ["t"], ["y"]))
     _refused(_model(nodes, feeds), feeds, ShapeError, "seq_node", "'position'", "[0]")
+
+
+# ------------------------------------------ 3. window attributes of 2**40 and 2**63 - 1
+
+_X4 = np.random.default_rng(0).random((1, 2, 5, 5), dtype=np.float32)
+_W = {"Conv": np.ones((3, 2, 3, 3), np.float32), "ConvTranspose": np.ones((2, 3, 3, 3),
+                                                                          np.float32)}
+_BIG = 2 ** 63 - 1
+_TFIDF = dict(mode="TF", min_gram_length=1, max_gram_length=1, max_skip_count=0,
+              ngram_counts=[0], pool_int64s=[2, 3])
+
+# (op, attributes, error, attribute named in the message)
+WINDOW_CASES = [
+    ("Conv", {"pads": [_BIG] * 4}, ResourceExhaustedError, "pads"),
+    ("Conv", {"pads": [2 ** 40] * 4}, ResourceExhaustedError, "pads"),
+    ("ConvTranspose", {"strides": [_BIG] * 2}, ResourceExhaustedError, "strides"),
+    ("ConvTranspose", {"dilations": [2 ** 40] * 2}, ResourceExhaustedError, "dilations"),
+    ("MaxPool", {"kernel_shape": [2, 2], "pads": [_BIG] * 4}, OpAttributeError, "pads"),
+    ("AveragePool", {"kernel_shape": [2, 2], "pads": [2 ** 40] * 4}, OpAttributeError,
+     "pads"),
+    ("LpPool", {"kernel_shape": [2, 2], "pads": [_BIG] * 4}, OpAttributeError, "pads"),
+    ("MaxPool", {"kernel_shape": [2 ** 40] * 2, "pads": [2 ** 40 - 1] * 4},
+     ResourceExhaustedError, "pads"),
+    ("MaxUnpool", {"kernel_shape": [_BIG] * 2}, ResourceExhaustedError, "kernel_shape"),
+    ("MaxUnpool", {"kernel_shape": [2, 2], "strides": [2 ** 40] * 2},
+     ResourceExhaustedError, "strides"),
+    ("MaxUnpool", {"kernel_shape": [2, 2], "pads": [_BIG] * 4}, OpAttributeError, "pads"),
+    ("MaxUnpool", {"kernel_shape": [2, 2], "strides": [-2 ** 63] * 2}, OpAttributeError,
+     "strides"),
+    ("TfIdfVectorizer", dict(_TFIDF, ngram_indexes=[0, _BIG]), ResourceExhaustedError,
+     "ngram_indexes"),
+    ("TfIdfVectorizer", dict(_TFIDF, ngram_indexes=[2 ** 40, 0]), ResourceExhaustedError,
+     "ngram_indexes"),
+]
+
+
+def _window_feeds(op):
+    if op in _W:
+        return {"x": _X4, "w": _W[op]}
+    if op == "MaxUnpool":
+        return {"x": _X4[:, :1, :2, :2], "i": np.array([[[[0, 3], [9, 15]]]], np.int64)}
+    if op == "TfIdfVectorizer":
+        return {"x": np.array([[1, 2, 3, 3]], np.int64)}
+    return {"x": _X4}
+
+
+def _huge_value(attrs, name):
+    values = attrs[name]
+    return max(values, key=abs)
+
+
+@pytest.mark.parametrize("op, attrs, error, name", WINDOW_CASES,
+                         ids=[f"{c[0]}-{c[3]}={_huge_value(c[1], c[3])}" for c in WINDOW_CASES])
+def test_huge_window_attribute_is_refused_by_name_before_allocating(op, attrs, error, name):
+    feeds = _window_feeds(op)
+    node = helper.make_node(op, list(feeds), ["y"], name="win_node", **attrs)
+    _refused(_model([node], feeds), feeds, error, "win_node", name,
+             str(_huge_value(attrs, name)))
+
+
+def test_huge_conv_pads_are_refused_at_import_when_shapes_are_known():
+    feeds = {"x": _X4, "w": _W["Conv"]}
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="win_node", pads=[2 ** 40] * 4)],
+        "g", [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape)
+              for k, v in feeds.items()], [helper.make_empty_tensor_value_info("y")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)],
+                              ir_version=10)
+    assert isinstance(_ort(model, feeds), Exception)
+    with pytest.raises(ConversionError, match="win_node.*pads .1099511627776"):
+        from_onnx(model)
+
+
+def _lrn_reference(x, size, alpha, beta, bias):
+    """ONNX LRN in float64: the window reaches floor((size - 1) / 2) channels back and
+    ceil((size - 1) / 2) forward, clipped to the channels there are."""
+    c = x.shape[1]
+    sq = x.astype(np.float64) ** 2
+    sums = np.stack([sq[:, max(0, i - (size - 1) // 2):
+                        min(c, i + size - (size - 1) // 2)].sum(axis=1) for i in range(c)],
+                    axis=1)
+    return x / (bias + alpha / size * sums) ** beta
+
+
+@pytest.mark.parametrize("size", [2 ** 40, _BIG, 9, 6])
+def test_lrn_of_any_size_sums_the_channels_its_window_reaches(size):
+    # onnxruntime refuses the huge sizes (an integer overflow, an allocation of the
+    # window, or its odd-size rule): the spec's closed form is the oracle; alpha = size
+    # keeps the squares' weight at 1, so the sum shows
+    x = np.random.default_rng(1).random((2, 4, 3, 3), dtype=np.float32)
+    alpha = float(np.float32(size))
+    node = helper.make_node("LRN", ["x"], ["y"], size=size, alpha=alpha, beta=0.75,
+                            bias=1.0)
+    got = _og(_model([node], {"x": x}), {"x": x})[0]
+    want = _lrn_reference(x, size, alpha, 0.75, 1.0)
+    np.testing.assert_allclose(got, want, rtol=2e-6)
