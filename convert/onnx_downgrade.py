@@ -364,6 +364,7 @@ def _hold_unchanged(graph, source, target, types, outer_constants=None) -> int:
         _settle_allowzero(node, constants)
         _settle_optional_of_tensor(node, source, target, types)
         changes = _changes(node.op_type, source, target)
+        _refuse_axis_input_at_run_time(node, changes, target, constants)
         for new in changes:
             _refuse_new_attribute_values(node, new, target, types)
         # What is left of the attributes the older schemas lack is at its default (the
@@ -531,7 +532,7 @@ def _refuse_new_attribute_values(node, new, target, types) -> None:
             and not node_attr(node, "fmod", 0):
         what = "Mod with fmod=0 (floor modulo) on floats"
     if what is None:
-        what = _new_attribute_used(node, new)
+        what = _new_attribute_used(node, new) or _new_input_used(node, new)
     if what:
         raise ConversionError(
             f"cannot write {node.op_type} node {node.name!r} at opset {target}: {what} "
@@ -552,6 +553,43 @@ def _new_attribute_used(node, new) -> str | None:
         if spec is not None and a.name not in old.attributes and not _is_default(a, spec):
             return f"its attribute {a.name!r}"
     return None
+
+
+def _new_input_used(node, new) -> str | None:
+    """"its input K ('NAME')" when `node` feeds an input that schema `new` added and
+    the schema before has no slot for, nor an attribute of that name the converter moves
+    it to (Attention's nonpad_kv_seqlen at 24; not the reductions' axes at 18, nor DFT's
+    axis at 20, which were attributes before). None when it feeds no such input."""
+    old = onnx_schema(node.op_type, new.since_version - 1, "")
+    if old is None or (old.inputs and old.inputs[-1].option == _variadic()):
+        return None
+    for k in range(len(old.inputs), min(len(node.input), len(new.inputs))):
+        if node.input[k] and new.inputs[k].name not in old.attributes:
+            return f"its input {k} ({node.input[k]!r})"
+    return None
+
+
+# Inputs that were attributes before the op version named (onnx's converter moves a
+# constant one back): (op, version) -> (input index, attribute).
+_INPUT_WAS_ATTRIBUTE = {("DFT", 20): (2, "axis")}
+
+
+def _refuse_axis_input_at_run_time(node, changes, target, constants) -> None:
+    """Raise ConversionError when `node` feeds, computed at run time, an input that the
+    op took only as an attribute before a version in `changes` (DFT's axis before 20):
+    onnx's converter says only 'Axis input must be a constant', naming no node."""
+    for new in changes:
+        moved = _INPUT_WAS_ATTRIBUTE.get((node.op_type, new.since_version))
+        if moved is None:
+            continue
+        k, attribute = moved
+        if len(node.input) > k and node.input[k] and node.input[k] not in constants:
+            raise ConversionError(
+                f"cannot write {node.op_type} node {node.name!r} at opset {target} (it "
+                f"changed at opset {new.since_version} in a way the node uses): its "
+                f"{attribute} is computed at run time, and before opset "
+                f"{new.since_version} {node.op_type} takes it only as an attribute; export "
+                "at a later opset")
 
 
 def _variadic():

@@ -177,3 +177,56 @@ def test_optional_ops_on_plain_tensors_go_below_18(op, has_input, target):
     got = _ort(proto, {"x": x})[0]
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got, want)
+
+
+# --------------------------------------------------------------------------------------
+# D4: refusals in onnx's converter's words, naming no node (and for DFT no op): an
+# input the older op lacks (Attention's nonpad_kv_seqlen, opset 24), DFT's axis input
+# (opset 20) computed at run time
+# --------------------------------------------------------------------------------------
+
+def test_input_the_older_op_lacks_is_refused_by_name():
+    shape = [1, 2, 3, 4]
+    inputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n in "QKV"]
+    inputs.append(helper.make_tensor_value_info("lens", TensorProto.INT64, [1]))
+    node = helper.make_node("Attention", ["Q", "K", "V", "", "", "", "lens"], ["y"],
+                            name="attn")
+    original = helper.make_model(helper.make_graph(
+        [node], "g", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)]),
+        opset_imports=[helper.make_opsetid("", 24)])
+    with pytest.raises(ConversionError, match=r"cannot write Attention node 'attn' at opset "
+                                              r"23: its input 6 \('lens'\) came in at opset "
+                                              r"24; export at opset 24 or later"):
+        to_onnx(from_onnx(original), opset=23)
+
+
+def _dft(axis_as_input):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 1])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 2])
+    inputs, inits = [x], []
+    if axis_as_input:
+        inputs.append(helper.make_tensor_value_info("axis", TensorProto.INT64, []))
+    else:
+        inits.append(numpy_helper.from_array(np.array(1, np.int64), "axis"))
+    node = helper.make_node("DFT", ["x", "", "axis"], ["y"], name="the_dft")
+    return helper.make_model(helper.make_graph([node], "g", inputs, [y], inits),
+                             opset_imports=[helper.make_opsetid("", 20)])
+
+
+def test_dft_axis_computed_at_run_time_is_refused_by_name():
+    with pytest.raises(ConversionError, match=r"cannot write DFT node 'the_dft' at opset 19 "
+                                              r"\(it changed at opset 20 in a way the node "
+                                              r"uses\): its axis is computed at run time, and "
+                                              r"before opset 20 DFT takes it only as an "
+                                              r"attribute; export at a later opset"):
+        to_onnx(from_onnx(_dft(axis_as_input=True)), opset=19)
+
+
+@pytest.mark.parametrize("target", [17, 19])
+def test_dft_constant_axis_goes_below_20(target):
+    x = np.array([1, 2, 0, -1], np.float32).reshape(1, 4, 1)
+    proto = to_onnx(from_onnx(_dft(axis_as_input=False)), opset=target)
+    onnx.checker.check_model(proto, full_check=True)
+    want = np.fft.fft(x[0, :, 0])
+    got = _ort(proto, {"x": x})[0]
+    np.testing.assert_allclose(got[0, :, 0] + 1j * got[0, :, 1], want, atol=1e-5)
