@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..errors import OpAttributeError, ShapeError
-from .common import broadcast_shape, infer_same
+from .common import broadcast_shape, check_result_size, infer_same
 from .registry import NUM_OUTPUTS, TensorInfo, define
 
 # Shape-manipulating subgraphs are constant-folded at inference time when every input
@@ -621,6 +621,7 @@ def _pad(inputs, attrs, ctx):
         if d + b + e < 0:
             raise ShapeError(f"Pad: pads {b} and {e} on axis {i} of size {d} leave "
                              f"{d + b + e} elements")
+    _check_pad_size(x.shape, x.dtype, begin, end, pads)
     mode = attrs["mode"]
     if mode not in _PAD_MODES:
         raise ShapeError(f"Pad: unknown mode {mode!r}")
@@ -640,6 +641,20 @@ def _pad(inputs, attrs, ctx):
             raise ShapeError(f"Pad: {mode} padding of {max(b, e)} on axis {i} of size "
                              f"{x.shape[i]} (at most {max(room, 0)})")
     return (np.pad(x, widths, mode=_PAD_MODES[mode]),)
+
+
+def _check_pad_size(shape, dtype, begin, end, pads) -> None:
+    """Refuse pads that make Pad's output more than 2 GiB larger than its input, before
+    it is allocated (a pads value of 2**40 would reach numpy as "Maximum allowed
+    dimension exceeded"). Dims must be known.
+
+    Raises:
+        ResourceExhaustedError: naming the pads and the output shape.
+    """
+    itemsize = np.dtype(dtype).itemsize
+    check_result_size("Pad", "the output", [d + b + e for d, b, e in zip(shape, begin, end)],
+                      itemsize, beyond=math.prod(int(d) for d in shape) * itemsize,
+                      cause=f"pads {[int(p) for p in pads]}")
 
 
 def _pad_constant(x, begin, end, value):
@@ -680,6 +695,8 @@ def _infer_pad(attrs, inputs):
         if d is not None and d + b + e < 0:  # as the kernel says
             raise ShapeError(f"Pad: pads {b} and {e} on axis {i} of size {d} leave "
                              f"{d + b + e} elements")
+    if x.dtype is not None and all(d is not None for d in x.shape):
+        _check_pad_size(x.shape, x.dtype, begin, end, _ints(pads.value))
     return [TensorInfo(x.dtype, tuple(None if d is None else d + b + e
                                       for d, b, e in zip(x.shape, begin, end)))]
 
@@ -1409,6 +1426,7 @@ def _resize(inputs, attrs, ctx):
     if sizes is not None and np.asarray(sizes).size == 0:
         sizes = None
     out_shape, scale, starts, ends = _resize_plan(x.shape, scales, sizes, roi, attrs)
+    _check_resize_size(x.shape, x.dtype, out_shape, scales, sizes, attrs["mode"])
     mode = attrs["mode"]
     if x.size == 0:  # e.g. a batch of 0: nothing to interpolate
         if any(o and not d for o, d in zip(out_shape, x.shape)):
@@ -1448,6 +1466,33 @@ def _resize(inputs, attrs, ctx):
             y = np.clip(np.rint(y), info.min, info.max)
         y = y.astype(x.dtype)
     return (y,)
+
+
+def _check_resize_size(in_shape, dtype, out_shape, scales, sizes, mode) -> None:
+    """Refuse a Resize whose output, or a partial result of its axis-by-axis passes (the
+    first k axes resized), would take more than 2 GiB beyond its input, before any
+    coordinate or value array is made: a scale of 2**40 or 1e9 (or such a size) asks
+    for terabytes, which numpy refuses in its own words or, worse, overcommits and
+    then fills for minutes. Nearest copies x's values; linear and cubic passes hold
+    float32 values for float32/float16 x, float64 ones otherwise.
+
+    Raises:
+        ResourceExhaustedError: naming the output shape and the scales or sizes.
+    """
+    given = (f"scales {np.asarray(scales, dtype=np.float32).reshape(-1).tolist()}"
+             if scales is not None else
+             f"sizes {np.asarray(sizes).reshape(-1).tolist()}")
+    dtype = np.dtype(dtype)
+    itemsize = dtype.itemsize if mode == "nearest" else \
+        4 if dtype in (np.float32, np.float16) else 8
+    beyond = math.prod(int(d) for d in in_shape) * np.dtype(dtype).itemsize
+    partials = [list(out_shape[:k + 1]) + list(in_shape[k + 1:])
+                for k in range(len(in_shape))]
+    worst = max(partials, key=lambda shape: math.prod(int(d) for d in shape),
+                default=list(out_shape))
+    what = "the output" if list(worst) == list(out_shape) else \
+        f"a partial result (output shape {[int(d) for d in out_shape]})"
+    check_result_size("Resize", what, worst, itemsize, beyond=beyond, cause=given)
 
 
 def _resize_axes(y, x, out_shape, scale, starts, ends, attrs, nonfinite, check):
@@ -1534,6 +1579,9 @@ def _infer_resize(attrs, inputs):
     out, _, _, _ = _resize_plan(x.shape, None if scales is None else scales.value,
                                 None if sizes is None else sizes.value,
                                 None if roi is None else roi.value, attrs)
+    if x.dtype is not None:
+        _check_resize_size(x.shape, x.dtype, out, None if scales is None else scales.value,
+                           None if sizes is None else sizes.value, attrs["mode"])
     return [TensorInfo(x.dtype, tuple(out))]
 
 

@@ -435,10 +435,24 @@ def _upsample_scales(scales, rank):
     return values
 
 
+def _check_upsample_size(shape, dtype, scales) -> None:
+    """Refuse an Upsample whose output would take more than 2 GiB beyond its input
+    (its float passes hold float64 values), before anything is made (a scale of 2**40).
+
+    Raises:
+        ResourceExhaustedError: naming the scales and the output shape.
+    """
+    out = [int(np.floor(n * s)) for n, s in zip(shape, scales)]
+    check_result_size("Upsample", "the output", out, max(np.dtype(dtype).itemsize, 8),
+                      beyond=int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize,
+                      cause=f"scales {list(scales)}")
+
+
 def _upsample_kernel(inputs, attrs, ctx):
     """Scale every dim by scales[i]: out = floor(in * scale), source = out / scale."""
     x = np.asarray(inputs[0])
     scales = _upsample_scales(inputs[1], x.ndim)
+    _check_upsample_size(x.shape, x.dtype, scales)
     mode = attrs["mode"]
     y = x
     for axis, s in enumerate(scales):

@@ -254,3 +254,52 @@ def test_lrn_of_any_size_sums_the_channels_its_window_reaches(size):
     got = _og(_model([node], {"x": x}), {"x": x})[0]
     want = _lrn_reference(x, size, alpha, 0.75, 1.0)
     np.testing.assert_allclose(got, want, rtol=2e-6)
+
+
+# --------------------------------------------------- 4. Resize/Upsample of a huge scale
+
+_X_SMALL = np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2)
+
+RESIZE_CASES = [
+    ("scales", [1, 1, 2 ** 40, 2 ** 40], "nearest"),
+    ("scales", [1, 1, 1e9, 1], "linear"),   # 16 GB: numpy would allocate it for minutes
+    ("scales", [1e30, 1, 1, 1], "nearest"),
+    ("sizes", [1, 1, 2 ** 40, 2], "nearest"),
+    ("sizes", [1, 1, 2 ** 62, 2 ** 62], "cubic"),
+]
+
+
+@pytest.mark.parametrize("which, values, mode", RESIZE_CASES,
+                         ids=[f"{w}{v}-{m}" for w, v, m in RESIZE_CASES])
+def test_resize_to_an_enormous_output_is_refused_by_name(which, values, mode):
+    target = (np.array(values, np.float32) if which == "scales"
+              else np.array(values, np.int64))
+    feeds = {"x": _X_SMALL, "t": target}
+    inputs = ["x", "", "t"] if which == "scales" else ["x", "", "", "t"]
+    node = helper.make_node("Resize", inputs, ["y"], name="resize_node", mode=mode)
+    # the message names the node, the scales or sizes, and the output's shape
+    _refused(_model([node], feeds), feeds, ResourceExhaustedError, "resize_node", which,
+             "the output", "would have shape [1, 1, ", "over the limit")
+
+
+def test_upsample_of_an_old_model_with_an_enormous_scale_is_refused_by_name():
+    # Upsample-9 (its scales an input), converted by from_onnx to Resize
+    feeds = {"x": _X_SMALL, "s": np.array([1, 1, 2 ** 40, 2 ** 40], np.float32)}
+    node = helper.make_node("Upsample", ["x", "s"], ["y"], name="up_node", mode="nearest")
+    _refused(_model([node], feeds, opset=9), feeds, ResourceExhaustedError, "up_node",
+             "scales", "1099511627776")
+
+
+def test_resize_up_to_the_limit_still_matches_onnxruntime():
+    feeds = {"x": _X_SMALL, "t": np.array([1, 1, 3, 2.5], np.float32)}
+    node = helper.make_node("Resize", ["x", "", "t"], ["y"], mode="linear")
+    model = _model([node], feeds)
+    np.testing.assert_allclose(_og(model, feeds)[0], _ort(model, feeds)[0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("pad", [2 ** 40, 2 ** 63 - 1])
+def test_pad_by_an_enormous_amount_is_refused_by_name(pad):
+    feeds = {"x": _X_SMALL, "p": np.array([0, 0, pad, 0, 0, 0, 0, 0], np.int64)}
+    node = helper.make_node("Pad", ["x", "p"], ["y"], name="pad_node")
+    _refused(_model([node], feeds), feeds, ResourceExhaustedError, "pad_node", "pads",
+             str(pad))
