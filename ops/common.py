@@ -86,8 +86,9 @@ def check_result_size(where: str, what: str, shape, itemsize: int, beyond: int =
     if size > MAX_RESULT_BYTES + beyond:
         grown = f" ({cause})" if cause else ""
         over = f"{beyond:,} bytes of input + " if beyond else ""
+        prefix = f"{where}: " if where else ""
         raise ResourceExhaustedError(
-            f"{where + ': ' if where else ''}{what}{grown} would have shape {[int(d) for d in shape]} and take "
+            f"{prefix}{what}{grown} would have shape {[int(d) for d in shape]} and take "
             f"{size:,} bytes, over the limit of {over}{MAX_RESULT_BYTES:,} bytes")
 
 

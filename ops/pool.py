@@ -47,10 +47,11 @@ def _geometry(x_shape, attrs, itemsize=None, op=""):
         nsp = len(kernel)
         for i, p in enumerate(int(v) for v in pads):
             if p >= kernel[i % nsp]:
+                prefix = f"{op}: " if op else ""
                 raise OpAttributeError(
-                    f"{op + ': ' if op else ''}pads {[int(v) for v in pads]}: entry {i} ({p}) must be smaller "
-                    f"than kernel_shape {kernel} along its dim ({kernel[i % nsp]}), as "
-                    f"onnxruntime requires")
+                    f"{prefix}pads {[int(v) for v in pads]}: entry {i} ({p}) must be "
+                    f"smaller than kernel_shape {kernel} along its dim ({kernel[i % nsp]}), "
+                    f"as onnxruntime requires")
     _, _, pb, pe, _ = geometry
     if itemsize is not None and all(d is not None for d in x_shape):
         _check_padded_size(op, x_shape, itemsize, pb, pe)
