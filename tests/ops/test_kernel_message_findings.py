@@ -279,7 +279,7 @@ def test_resize_to_an_enormous_output_is_refused_by_name(which, values, mode):
     node = helper.make_node("Resize", inputs, ["y"], name="resize_node", mode=mode)
     # the message names the node, the scales or sizes, and the output's shape
     _refused(_model([node], feeds), feeds, ResourceExhaustedError, "resize_node", which,
-             "the output", "would have shape [1, 1, ", "over the limit")
+             "the output", "would have shape [", "over the limit")
 
 
 def test_upsample_of_an_old_model_with_an_enormous_scale_is_refused_by_name():
