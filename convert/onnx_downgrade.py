@@ -38,8 +38,8 @@ from ..errors import ConversionError
 from .onnx_import import (_onnx, declared_types, element_type_misfit, onnx_schema,
                           schema_accepts)
 from .onnx_legacy import all_proto_nodes, proto_subgraphs
-from .onnx_rewrites import (HELD_DOMAIN, LOWERINGS, graph_constants, lower_new_ops,
-                            node_attr)
+from .onnx_rewrites import (FLOAT_TYPES, HELD_DOMAIN, LOWERINGS, NodeBuilder,
+                            graph_constants, lower_new_ops, node_attr)
 
 
 # Op versions whose meaning changed although the node may look the same under both
@@ -89,6 +89,8 @@ def convert_opset(proto, source: int, target: int):
     if source >= _SPLIT_NUM_OUTPUTS_OPSET > target:
         _split_by_sizes(work, target)
     lowered = lower_new_ops(work.graph, source, target, types)
+    if source >= _FLOAT_FLOOR_MOD[1] > target >= _OLDEST_HELD_TARGET:
+        lowered += _floor_mod_by_fmod(work.graph, target, types)
     held = _hold_unchanged(work.graph, source, target, types) \
         if target >= _OLDEST_HELD_TARGET else 0
     if lowered or held:
@@ -515,6 +517,41 @@ def _keeps_meaning(node, new) -> bool:
         if not _same_default(spec, new_attrs[name]):
             return False
     return True
+
+
+def _floor_mod_by_fmod(graph, target, types) -> int:
+    """Rewrite (in place, subgraphs too) each Mod with fmod=0 (floor modulo) of float16,
+    float or double, which opset 28 brought, in ops of opset `target`: fmod's remainder
+    r, moved by the divisor where r is not zero and its sign differs from the divisor's,
+    with the divisor's sign, a zero too (numpy's mod, and ONNX's reference). Returns
+    how many; other types are left for `_refuse_new_attribute_values`."""
+    count = 0
+    new_nodes = []
+    for node in graph.node:
+        for sub in proto_subgraphs(node):
+            count += _floor_mod_by_fmod(sub, target, types)
+        elem_type = types.get(node.input[0], (0, None))[0] if node.input else 0
+        if node.op_type != "Mod" or node.domain not in ("", "ai.onnx") \
+                or node_attr(node, "fmod", 0) or elem_type not in FLOAT_TYPES \
+                or len(node.input) != 2:
+            new_nodes.append(node)
+            continue
+        b = NodeBuilder(node, target, elem_type)
+        x, y = node.input
+        r = b.op("Mod", [x, y], fmod=1)
+        zero = b.const(0.0)
+        nonzero = b.op("Not", [b.op("Equal", [r, zero])])
+        signs_differ = b.op("Xor", [b.op("Less", [r, zero]), b.op("Less", [y, zero])])
+        moved = b.op("Where", [b.op("And", [nonzero, signs_differ]), b.op("Add", [r, y]), r])
+        # the result has the divisor's sign, a zero too: |moved| * sign(y) (a Where
+        # choosing a -0 gives +0 in onnxruntime)
+        b.op("Mul", [b.op("Abs", [moved]), b.op("Sign", [y])], output=node.output[0])
+        new_nodes.extend(b.nodes)
+        count += 1
+    if count:
+        del graph.node[:]
+        graph.node.extend(new_nodes)
+    return count
 
 
 def _refuse_new_attribute_values(node, new, target, types) -> None:

@@ -230,3 +230,45 @@ def test_dft_constant_axis_goes_below_20(target):
     want = np.fft.fft(x[0, :, 0])
     got = _ort(proto, {"x": x})[0]
     np.testing.assert_allclose(got[0, :, 0] + 1j * got[0, :, 1], want, atol=1e-5)
+
+
+# --------------------------------------------------------------------------------------
+# D5: Mod with fmod=0 (floor modulo) on floats (opset 28) was refused below 28: it is
+# fmod's remainder moved by the divisor where their signs differ (numpy's mod)
+# --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE])
+@pytest.mark.parametrize("target", [13, 27])
+def test_floor_mod_of_floats_goes_below_28(dtype, target):
+    np_type = helper.tensor_dtype_to_np_dtype(dtype)
+    x = np.array([5, -5, 5, -5, 0, -0.0, 3, np.inf, 1, -1, np.nan, 7.5, -7.5, 4, 1e4, -2.25],
+                 np_type)
+    y = np.array([3, 3, -3, -3, 2, -2, 0, 2, np.inf, np.inf, 1, -2, 2, -2, 3, 0.5], np_type)
+    inputs = [helper.make_tensor_value_info(n, dtype, [len(x)]) for n in "xy"]
+    node = helper.make_node("Mod", ["x", "y"], ["z"], fmod=0, name="the_mod")
+    original = helper.make_model(helper.make_graph(
+        [node], "g", inputs, [helper.make_tensor_value_info("z", dtype, [len(x)])]),
+        opset_imports=[helper.make_opsetid("", 28)])
+    proto = to_onnx(from_onnx(original), opset=target)
+    onnx.checker.check_model(proto, full_check=True)
+    got = _ort(proto, {"x": x, "y": y})[0]
+    with np.errstate(all="ignore"):
+        want = np.mod(x, y)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    # (zeros take the divisor's sign; a NaN's sign means nothing)
+    numbers = ~np.isnan(want)
+    np.testing.assert_array_equal(np.signbit(got[numbers]), np.signbit(want[numbers]))
+
+
+def test_floor_mod_of_bfloat16_below_28_is_still_refused():
+    """(The rewrite's constants are float16, float or double.)"""
+    bf = helper.make_model(helper.make_graph(
+        [helper.make_node("Mod", ["a", "b"], ["z"], fmod=0, name="the_mod")], "g",
+        [helper.make_tensor_value_info(n, TensorProto.BFLOAT16, [3]) for n in "ab"],
+        [helper.make_tensor_value_info("z", TensorProto.BFLOAT16, [3])]),
+        opset_imports=[helper.make_opsetid("", 28)])
+    with pytest.raises(ConversionError, match=r"cannot write Mod node 'the_mod' at opset 27: "
+                                              r"Mod with fmod=0 \(floor modulo\) on floats "
+                                              r"came in at opset 28"):
+        to_onnx(from_onnx(bf), opset=27)
