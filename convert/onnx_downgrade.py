@@ -91,6 +91,8 @@ def convert_opset(proto, source: int, target: int):
     lowered = lower_new_ops(work.graph, source, target, types)
     if source >= _FLOAT_FLOOR_MOD[1] > target >= _OLDEST_HELD_TARGET:
         lowered += _floor_mod_by_fmod(work.graph, target, types)
+    if source >= _RESIZE_AXES_OPSET > target >= _OLDEST_HELD_TARGET:
+        _spread_resize_axes(work.graph, target, types)
     held = _hold_unchanged(work.graph, source, target, types) \
         if target >= _OLDEST_HELD_TARGET else 0
     if lowered or held:
@@ -552,6 +554,75 @@ def _floor_mod_by_fmod(graph, target, types) -> int:
         del graph.node[:]
         graph.node.extend(new_nodes)
     return count
+
+
+# Resize's axes attribute came in here: scales, sizes and roi over those axes only.
+_RESIZE_AXES_OPSET = 18
+
+
+def _spread_resize_axes(graph, target, types) -> None:
+    """Rewrite (in place, subgraphs too) each Resize with an `axes` attribute (opset 18)
+    whose input rank is known into Resize-13's form: its scales, sizes or roi, given for
+    those axes, scattered at run time over every axis (scale 1, the input's own size,
+    the whole extent 0..1 elsewhere). The new nodes stay in the default domain for
+    `_hold_unchanged`, which drops the other attributes at their defaults and refuses
+    the rest (keep_aspect_ratio_policy, antialias). A Resize whose rank or roi type is
+    unknown keeps its axes, and is refused by them."""
+    from onnx import helper, numpy_helper
+
+    new_nodes = []
+    for node in graph.node:
+        for sub in proto_subgraphs(node):
+            _spread_resize_axes(sub, target, types)
+        axes = node_attr(node, "axes", None)
+        rank = types.get(node.input[0], (0, None))[1] if node.input else None
+        inputs = list(node.input) + [""] * (4 - len(node.input))
+        roi_type = types.get(inputs[1], (0, None))[0] if inputs[1] else 0
+        if node.op_type != "Resize" or node.domain not in ("", "ai.onnx") or axes is None \
+                or rank is None or (inputs[1] and roi_type not in FLOAT_TYPES):
+            new_nodes.append(node)
+            continue
+        axes = [int(a) + rank if int(a) < 0 else int(a) for a in axes]
+        if any(not 0 <= a < rank for a in axes) or len(set(axes)) != len(axes):
+            new_nodes.append(node)   # the import refused these; never guess
+            continue
+        base = node.name or node.output[0]
+
+        def const(tag, value, base=base):
+            name = f"{base}/{tag}"
+            new_nodes.append(helper.make_node("Constant", [], [name], name=name,
+                                              value=numpy_helper.from_array(value)))
+            return name
+
+        def scatter(tag, everywhere, where, given, base=base):
+            name = f"{base}/{tag}"
+            new_nodes.append(helper.make_node("ScatterElements", [everywhere, where, given],
+                                              [name], name=name, axis=0))
+            return name
+
+        where = const("axes", np.array(axes, np.int64))
+        if inputs[1]:
+            roi_dtype = FLOAT_TYPES[roi_type]
+            extent = np.array([0] * rank + [1] * rank, roi_dtype)
+            both_ends = const("roi_axes", np.array(axes + [a + rank for a in axes], np.int64))
+            inputs[1] = scatter("roi", const("whole_roi", extent), both_ends, inputs[1])
+        if inputs[2]:
+            inputs[2] = scatter("scales", const("unit_scales", np.ones(rank, np.float32)),
+                                where, inputs[2])
+        if inputs[3]:
+            shape = f"{base}/input_shape"
+            new_nodes.append(helper.make_node("Shape", [node.input[0]], [shape], name=shape))
+            inputs[3] = scatter("sizes", shape, where, inputs[3])
+        while inputs and not inputs[-1]:
+            inputs.pop()
+        del node.input[:]
+        node.input.extend(inputs)
+        keep = [a for a in node.attribute if a.name != "axes"]
+        del node.attribute[:]
+        node.attribute.extend(keep)
+        new_nodes.append(node)
+    del graph.node[:]
+    graph.node.extend(new_nodes)
 
 
 def _refuse_new_attribute_values(node, new, target, types) -> None:

@@ -272,3 +272,55 @@ def test_floor_mod_of_bfloat16_below_28_is_still_refused():
                                               r"Mod with fmod=0 \(floor modulo\) on floats "
                                               r"came in at opset 28"):
         to_onnx(from_onnx(bf), opset=27)
+
+
+# --------------------------------------------------------------------------------------
+# D6: Resize's axes attribute (opset 18) was refused below 18: its scales, sizes and
+# roi over those axes are spread over every axis at run time (1, the input's own size,
+# the whole extent on the others), as Resize-13 takes them
+# --------------------------------------------------------------------------------------
+
+def _resize_axes_model(which, axes, extra=None):
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, 4, 4])
+    inputs = [x]
+    names = ["X", "", "", ""]
+    if which == "scales":
+        inputs.append(helper.make_tensor_value_info("scales", TensorProto.FLOAT, [len(axes)]))
+        names[2] = "scales"
+    else:
+        inputs.append(helper.make_tensor_value_info("sizes", TensorProto.INT64, [len(axes)]))
+        names[3] = "sizes"
+    attrs = {"axes": axes, "mode": "linear", **(extra or {})}
+    if attrs.get("coordinate_transformation_mode") == "tf_crop_and_resize":
+        inputs.append(helper.make_tensor_value_info("roi", TensorProto.FLOAT, [2 * len(axes)]))
+        names[1] = "roi"
+    while not names[-1]:
+        names.pop()
+    node = helper.make_node("Resize", names, ["Y"], name="the_resize", **attrs)
+    return helper.make_model(helper.make_graph(
+        [node], "g", inputs, [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)]),
+        opset_imports=[helper.make_opsetid("", 19)])
+
+
+@pytest.mark.parametrize("target", [13, 17])
+@pytest.mark.parametrize("which,axes,extra,value", [
+    ("scales", [2, 3], None, [2.0, 0.5]),
+    ("scales", [3, -2], None, [1.5, 2.0]),
+    ("sizes", [2, 3], None, [3, 7]),
+    ("sizes", [-1], None, [6]),
+    ("sizes", [3, 2], {"coordinate_transformation_mode": "tf_crop_and_resize",
+                       "extrapolation_value": -1.0}, [3, 5]),
+])
+def test_resize_axes_go_below_18(which, axes, extra, value, target):
+    original = _resize_axes_model(which, axes, extra)
+    x = np.random.default_rng(15).standard_normal((1, 2, 4, 4)).astype(np.float32)
+    feeds = {"X": x, which: np.array(value, np.float32 if which == "scales" else np.int64)}
+    if extra:
+        feeds["roi"] = np.array([0.1, 0.2, 0.9, 1.1], np.float32)
+    want = _ort(original, feeds)[0]
+    proto = to_onnx(from_onnx(original), opset=target)
+    assert [o.version for o in proto.opset_import if o.domain == ""] == [target]
+    onnx.checker.check_model(proto, full_check=True)
+    got = _ort(proto, feeds)[0]
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
