@@ -310,6 +310,23 @@ def _check_directions(attrs, name):
                                f"and 1 (reverse)")
 
 
+def _check_scan_given(inputs, m: int) -> None:
+    """Every input of Scan is given: its initial states and scan inputs are one
+    variadic list with nothing optional in it, and an omitted one (an empty name in
+    ONNX, -1 here) would reach the body as None (onnxruntime refuses the model at load:
+    "Scan input 0 was not a tensor").
+
+    Raises:
+        ShapeError: naming the omitted input and what it stands for.
+    """
+    n_state = len(inputs) - m
+    for k, value in enumerate(inputs):
+        if value is None:
+            what = f"initial state {k}" if k < n_state else f"scan input {k - n_state}"
+            raise ShapeError(f"Scan: input {k} ({what}) is omitted (an empty name); every "
+                             f"initial state and scan input must be given")
+
+
 def _norm(axis: int, rank: int, what: str) -> int:
     if not -rank <= axis < rank:
         raise ExecutionError(f"Scan: {what} axis {axis} out of range for rank {rank}")
@@ -329,6 +346,7 @@ def _scan(inputs, attrs, ctx):
     n_state = len(inputs) - m
     if n_state < 0:
         raise ExecutionError(f"Scan: num_scan_inputs={m} but only {len(inputs)} inputs")
+    _check_scan_given(inputs, m)
     states = list(inputs[:n_state])
     scan_in = [np.asarray(x) for x in inputs[n_state:]]
     in_axes = list(attrs["scan_input_axes"] or [0] * m)
@@ -379,6 +397,7 @@ def _infer_scan(attrs, inputs):
     _check_directions(attrs, "scan_output_directions")
     body = attrs["body"]
     m = attrs["num_scan_inputs"]
+    _check_scan_given(inputs, m)
     n_state = len(inputs) - m
     for k in range(min(n_state, len(body.outputs))):
         given, declared = inputs[k], _body_info(body, body.outputs[k])

@@ -366,3 +366,53 @@ def test_loss_with_fitting_labels_and_weights_matches_onnxruntime(op, ignore):
     attrs = {} if ignore is None else {"ignore_index": ignore}
     model = _model([helper.make_node(op, list(feeds), ["y"], **attrs)], feeds, opset=22)
     np.testing.assert_allclose(_og(model, feeds)[0], _ort(model, feeds)[0], rtol=1e-6)
+
+
+# ------------------------------------------------------------ 6. Scan's omitted state
+
+def _scan_sum_model(initial="s0"):
+    """Scan-9+ summing the rows of xs into a state (and giving each partial sum)."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s", "x"], ["s2"]), helper.make_node("Identity", ["s2"],
+                                                                       ["o"])],
+        "body", [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in "sx"],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in ("s2", "o")])
+    node = helper.make_node("Scan", [initial, "xs"], ["y", "ys"], name="scan_node",
+                            body=body, num_scan_inputs=1)
+    feeds = {"s0": np.zeros(2, np.float32),
+             "xs": np.arange(6, dtype=np.float32).reshape(3, 2)}
+    return _model([node], feeds, outputs=("y", "ys"), opset=16), feeds
+
+
+def test_scan_with_an_omitted_initial_state_is_refused_at_import_as_by_onnxruntime():
+    model, feeds = _scan_sum_model(initial="")
+    del feeds["s0"]
+    del model.graph.input[0]
+    assert isinstance(_ort(model, feeds), Exception)
+    with pytest.raises(ConversionError, match="scan_node.*input 0"):
+        from_onnx(model)
+
+
+@pytest.mark.parametrize("position, what", [(0, "initial state 0"), (1, "scan input 0")])
+def test_scan_with_an_omitted_input_in_a_saved_model_is_refused_by_name(tmp_path, position,
+                                                                        what):
+    # a .og file (or a graph built here) can hold -1 where ONNX has the empty name:
+    # the Session ran the body with None ("TypeError: ... 'NoneType' and 'float'")
+    import onegraph as og
+    from onegraph.ops.inference import infer_graph
+
+    model, feeds = _scan_sum_model()
+    want = _ort(model, feeds)
+    converted = from_onnx(model)
+    np.testing.assert_array_equal(_og(model, feeds, ("y", "ys"))[0], want[0])
+    scan = next(n for n in converted.graphs[0].nodes if n.op_type == "Scan")
+    scan.inputs[position] = -1
+    og.save(converted, str(tmp_path / "scan.og"))
+    loaded = og.load(str(tmp_path / "scan.og"))
+    with pytest.raises(ShapeError) as info:
+        Session(loaded).run(["y", "ys"], feeds)
+    text = str(info.value)
+    assert "scan_node" in text and f"input {position} ({what}) is omitted" in text, text
+    assert not any(word in text for word in FOREIGN_WORDS), text
+    with pytest.raises(ShapeError, match=f"input {position} .{what}. is omitted"):
+        infer_graph(loaded.graphs[0])
