@@ -93,7 +93,7 @@ def convert_opset(proto, source: int, target: int):
         lowered += _floor_mod_by_fmod(work.graph, target, types)
     if source >= _RESIZE_AXES_OPSET > target >= _OLDEST_HELD_TARGET:
         _spread_resize_axes(work.graph, target, types)
-    held = _hold_unchanged(work.graph, source, target, types) \
+    held = _hold_unchanged(work.graph, source, target, types, _sequence_values(work)) \
         if target >= _OLDEST_HELD_TARGET else 0
     if lowered or held:
         work.opset_import.add(domain=HELD_DOMAIN, version=1)
@@ -354,19 +354,20 @@ def _why_not(op, version, since, target) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def _hold_unchanged(graph, source, target, types, outer_constants=None) -> int:
+def _hold_unchanged(graph, source, target, types, sequences, outer_constants=None) -> int:
     """Move into the held domain every default-domain node (subgraphs too) whose op
-    changed in (target, source] only in ways it does not use; returns how many."""
+    changed in (target, source] only in ways it does not use; returns how many.
+    `sequences`: the names of values of a sequence type."""
     count = 0
     constants = dict(outer_constants or {})
     constants.update(graph_constants(graph))
     for node in graph.node:
         for sub in proto_subgraphs(node):
-            count += _hold_unchanged(sub, source, target, types, constants)
+            count += _hold_unchanged(sub, source, target, types, sequences, constants)
         if node.domain not in ("", "ai.onnx"):
             continue
         _settle_allowzero(node, constants)
-        _settle_optional_of_tensor(node, source, target, types)
+        _settle_optional_of_tensor(node, source, target, types, sequences)
         changes = _changes(node.op_type, source, target)
         _refuse_axis_input_at_run_time(node, changes, target, constants)
         for new in changes:
@@ -439,10 +440,11 @@ def _settle_allowzero(node, constants) -> None:
 _OPTIONAL_OF_TENSOR_OPSET = 18
 
 
-def _settle_optional_of_tensor(node, source, target, types) -> None:
+def _settle_optional_of_tensor(node, source, target, types, sequences) -> None:
     """Rewrite (in place) what the optional ops do with a plain tensor or no input from
     opset 18, for an older target: OptionalHasElement is then a constant (false
-    without an input, true for a tensor), OptionalGetElement of a tensor an Identity.
+    without an input, true for a tensor), OptionalGetElement of a tensor or of a
+    sequence (a name in `sequences`) an Identity.
     Opsets 15-17 take optionals only, and before 15 the ops do not exist; these forms
     mean the same at any opset. A value not known to be a tensor is left alone."""
     if not source >= _OPTIONAL_OF_TENSOR_OPSET > target \
@@ -451,7 +453,8 @@ def _settle_optional_of_tensor(node, source, target, types) -> None:
     given = node.input[0] if node.input else ""
     is_tensor = bool(given) and bool(types.get(given, (0, None))[0])
     if node.op_type == "OptionalGetElement":
-        if is_tensor:
+        # (Identity takes sequences from opset 14; below, the type check names it)
+        if is_tensor or given in sequences:
             node.op_type = "Identity"
         return
     if given and not is_tensor:
@@ -888,6 +891,21 @@ def _allowed_type_texts(schema, kind, k) -> set | None:
         return None
     return next((set(c.allowed_type_strs) for c in schema.type_constraints
                  if c.type_param_str == formal.type_str), {formal.type_str})
+
+
+def _sequence_values(proto) -> set:
+    """The names of values of a sequence type in `proto` (every graph), as declared or
+    inferred."""
+    typed = proto
+    if proto.ByteSize() < 1 << 30:
+        try:
+            typed = _onnx().shape_inference.infer_shapes(proto)
+        except Exception:  # noqa: BLE001 - inference only adds names here
+            pass
+    return {vi.name for g in [typed.graph] + [s for n in all_proto_nodes(typed.graph)
+                                              for s in proto_subgraphs(n)]
+            for vi in list(g.input) + list(g.output) + list(g.value_info)
+            if vi.type.WhichOneof("value") == "sequence_type"}
 
 
 def known_types(proto) -> dict:

@@ -324,3 +324,27 @@ def test_resize_axes_go_below_18(which, axes, extra, value, target):
     got = _ort(proto, feeds)[0]
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_optional_get_element_of_a_sequence_goes_below_18():
+    """OptionalGetElement of a plain sequence (opset 18) is the sequence: an Identity,
+    which takes sequences from opset 14; at 13 that Identity is refused by name (it
+    was refused in onnx's converter's words, naming no node)."""
+    seq = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.INT32,
+                                                                        [3]))
+    node = helper.make_node("OptionalGetElement", ["s"], ["y"], name="get")
+    original = helper.make_model(helper.make_graph(
+        [node], "g", [helper.make_value_info("s", seq)], [helper.make_value_info("y", seq)]),
+        opset_imports=[helper.make_opsetid("", 18)])
+    value = [np.array([1, 2, 3], np.int32), np.array([4, 5, 6], np.int32)]
+    for target in (14, 17):
+        proto = to_onnx(from_onnx(original), opset=target)
+        onnx.checker.check_model(proto, full_check=True)
+        got = _ort(proto, {"s": value})[0]
+        assert len(got) == 2
+        for g, w in zip(got, value):
+            np.testing.assert_array_equal(g, w)
+    with pytest.raises(ConversionError, match=r"cannot write Identity \(node 'get'\) at opset "
+                                              r"13: its input 0 \('s'\) is seq\(tensor\(int32"
+                                              r"\)\), which Identity accepts from opset 14"):
+        to_onnx(from_onnx(original), opset=13)
