@@ -14,6 +14,8 @@ Here: a test for each finding (each failed before its fix), then
 onnxruntime against the case's stored reference outputs.
 """
 
+import re
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -348,3 +350,136 @@ def test_optional_get_element_of_a_sequence_goes_below_18():
                                               r"13: its input 0 \('s'\) is seq\(tensor\(int32"
                                               r"\)\), which Identity accepts from opset 14"):
         to_onnx(from_onnx(original), opset=13)
+
+
+# --------------------------------------------------------------------------------------
+# A sample of the sweep: ONNX backend node cases exported at an older opset, run in
+# onnxruntime against the case's stored outputs; and refusals that must name the node,
+# the op, the target and the opset the change came at
+# --------------------------------------------------------------------------------------
+
+# (case, target): held ops of most families, the rewrites (Gelu, LayerNormalization,
+# RMSNormalization, Mish, HardSwish, Trilu, Shape's start/end, Split's num_outputs, Mod's
+# floor modulo, Resize's axes, the optional ops), ONNX's function ops through the inliner
+# (Swish, SwiGLU, RotaryEmbedding, Attention, AffineGrid, CenterCropPad, the windows),
+# control flow and sequences
+SAMPLE = [
+    ('test_add', 13), ('test_affine_grid_2d', 16),
+    ('test_attention_3d_local_window', 13), ('test_averagepool_1d_default', 21),
+    ('test_batchnorm_epsilon', 14), ('test_bitshift_left_uint16', 13),
+    ('test_cast_DOUBLE_to_FLOAT', 27), ('test_castlike_DOUBLE_to_FLOAT', 19),
+    ('test_causal_conv_with_state_b1_c1_degenerate', 13), ('test_center_crop_pad_crop', 17),
+    ('test_basic_conv_with_padding', 17), ('test_convtranspose', 13), ('test_cumsum_1d', 13),
+    ('test_basic_deform_conv_with_padding', 19),
+    ('test_depthtospace_crd_mode_example', 27), ('test_dequantizelinear', 20),
+    ('test_dropout_default', 13), ('test_einsum_batch_diagonal', 27), ('test_equal', 16),
+    ('test_flatten_axis0', 13), ('test_gru_bidirectional', 21), ('test_gelu_default_1', 16),
+    ('test_globalaveragepool', 13), ('test_gridsample', 21),
+    ('test_group_normalization_epsilon', 15), ('test_hannwindow', 13), ('test_hardswish', 21),
+    ('test_lstm_bidirectional', 17), ('test_layer_normalization_2d_axis0', 13),
+    ('test_less_equal', 15), ('test_linear_attention_decode_step', 20),
+    ('test_lppool_1d_default', 13), ('test_maxpool_1d_default', 21), ('test_mish', 17),
+    ('test_mod_broadcast', 13), ('test_nllloss_NC', 21), ('test_onehot_negative_indices', 20),
+    ('test_optional_get_element_optional_sequence', 15),
+    ('test_optional_has_element_empty_no_input_name_optional_input', 27),
+    ('test_constant_pad', 19), ('test_pow', 13), ('test_qlinearmatmul_2D_int8_float32', 20),
+    ('test_quantizelinear', 20), ('test_rms_normalization_2d_axis0', 13),
+    ('test_rnn_seq_length', 21), ('test_reduce_log_sum_asc_axes', 23),
+    ('test_reduce_log_sum_exp_default_axes_keepdims_example', 18),
+    ('test_reduce_max_empty_set', 19), ('test_reshape_allowzero_reordered', 19),
+    ('test_resize_downsample_scales_cubic', 13), ('test_roialign_aligned_false', 21),
+    ('test_rotary_embedding', 18), ('test_scatter_elements_with_axis', 13), ('test_shape', 24),
+    ('test_split_1d_uneven_split_opset18', 15), ('test_split_to_sequence_1', 13),
+    ('test_swiglu', 24), ('test_swish', 18), ('test_top_k', 13),
+    ('test_transpose_all_permutations_0', 24), ('test_tril', 13), ('test_unique_length_1', 13),
+    ('test_unsqueeze_axis_0', 24), ('test_layer_normalization_4d_axis1_expanded_ver18', 17),
+    ('test_hardswish_expanded', 13), ('test_attention_3d_expanded', 22),
+    ('test_sequence_map_add_2_sequences', 13),
+    ('test_range_float_type_positive_delta_expanded', 26),
+    ('test_center_crop_pad_crop_expanded', 13), ('test_group_normalization_example_expanded', 20),
+    ('test_gelu_default_2_expanded', 13), ('test_affine_grid_2d_expanded', 19),
+    ('test_celu_float16_expanded', 13), ('test_mod_float32_mixed_sign_fmod_0', 13),
+    ('test_resize_upsample_sizes_nearest_axes_2_3', 17),
+    ('test_resize_tf_crop_and_resize_axes_3_2', 13),
+    ('test_optional_has_element_empty_no_input_tensor_input', 15),
+    ('test_optional_get_element_tensor', 13), ('test_optional_get_element_sequence', 14),
+]
+
+
+@pytest.fixture(scope="module")
+def node_cases():
+    from onegraph.convert.coverage import all_node_cases
+
+    return {c.name: c for c in all_node_cases()}
+
+
+def _same(want, got, rtol, atol):
+    """Compare one output (a tensor or a sequence of them) at the case's tolerances,
+    looser for 16-bit floats (onnxruntime computes them with other roundings than the
+    reference)."""
+    if isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want)
+        for w, g in zip(want, got):
+            _same(w, g, rtol, atol)
+        return
+    want, got = np.asarray(want), np.asarray(got)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    if want.dtype.kind in "biuUSO":
+        np.testing.assert_array_equal(got, want)
+        return
+    if want.dtype.itemsize <= 2:
+        rtol, atol = max(rtol, 1e-2), max(atol, 1e-3)
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol,
+                               atol=atol, equal_nan=True)
+
+
+@pytest.mark.parametrize("case_name,target", SAMPLE)
+def test_sweep_sample(node_cases, case_name, target):
+    from onegraph.convert.coverage import as_numpy
+
+    case = node_cases[case_name]
+    source = [o.version for o in case.model.opset_import if o.domain in ("", "ai.onnx")][0]
+    assert 13 <= target < source
+    proto = to_onnx(from_onnx(case.model), opset=target)
+    assert [o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")] == [target]
+    onnx.checker.check_model(proto, full_check=True)
+    inits = {i.name for i in proto.graph.initializer}
+    names = [i.name for i in proto.graph.input if i.name not in inits]
+    sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    for inputs, outputs in case.data_sets:
+        feeds = {n: (np.asarray(v) if not isinstance(v, list) else v)
+                 for n, v in zip(names, [as_numpy(x) for x in inputs])}
+        got = sess.run(None, feeds)
+        assert len(got) == len(outputs)
+        for want, g in zip(outputs, got):
+            _same(as_numpy(want), g, case.rtol, case.atol)
+
+
+# (case, target, op, an opset the refusal must name besides the target)
+REFUSED = [
+    ("test_bitshift_left_int32", 13, "BitShift", 28),               # element type
+    ("test_bitwise_not_3d", 17, "BitwiseNot", 18),                   # op newer than target
+    ("test_reduce_mean_keepdims_example", 17, "ReduceMean", 18),     # axes at run time
+    ("test_scatternd_max", 17, "ScatterND", 18),                     # attribute value
+    ("test_averagepool_2d_dilations", 18, "AveragePool", 19),        # attribute
+    ("test_attention_4d_causal_nonpad_batch_prefill", 23, "Attention", 24),   # input (D4)
+    ("test_dft", 19, "DFT", 20),                                     # axis at run time (D4)
+    ("test_identity_opt", 15, "Identity", 16),                       # optional type (D2)
+    ("test_if_opt", 15, "If", 16),                                   # optional type (D2)
+    ("test_if_opt", 13, "Optional", 15),                             # inside a kept If (D1)
+    ("test_gridsample_volumetric_nearest_align_corners_0", 19, "GridSample", 20),
+    ("test_cast_FLOAT_to_FLOAT8E4M3FN", 18, "Cast", 19),
+]
+
+
+@pytest.mark.parametrize("case_name,target,op,since", REFUSED)
+def test_sweep_refusals_name_node_op_and_opsets(node_cases, case_name, target, op, since):
+    case = node_cases[case_name]
+    model = from_onnx(case.model)
+    for check in (True, False):
+        with pytest.raises(ConversionError) as caught:
+            to_onnx(model, opset=target, check=check)
+        text = str(caught.value)
+        assert re.match(rf"cannot write {op} (\(node '[^']+'\)|node '[^']+') at opset "
+                        rf"{target}\b", text), text
+        assert f"opset {since}" in text, text
