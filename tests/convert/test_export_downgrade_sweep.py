@@ -7,11 +7,13 @@ to opset 21, and the zoo transformer; imported each with `from_onnx` and exporte
 every target from 13 to one below its opset (13,680 exports). Each result was either
 refused with a ConversionError, or checked by ONNX's checker (full_check) and run in
 onnxruntime on the case's inputs against its stored outputs (ONNX's reference evaluator
-where onnxruntime cannot run the op's version).
+where onnxruntime cannot run the op's version). With the fixes below: 10,062 exported
+and matching, 3,618 refused (each naming the node, the op, the target and the opset of
+the change), nothing else.
 
-Here: a test for each finding (each failed before its fix), then
-`test_sweep_sample`, a spread of (case, target) pairs across op families, each run in
-onnxruntime against the case's stored reference outputs.
+Here: a test for each finding (each failed before its fix), then `test_sweep_sample`,
+a spread of (case, target) pairs across op families, each run in onnxruntime against
+the case's stored reference outputs, and `test_sweep_refusals_name_node_op_and_opsets`.
 """
 
 import re
