@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import OpAttributeError, ShapeError
 from .conv import (_auto_pad, _check_padded_size, _compute_dtype, _pad_for_windows,
                    _pool_geometry, _scratch, _window_slices)
-from .common import remember
+from .common import check_result_size, remember
 from .registry import NUM_OUTPUTS, TensorInfo, define
 
 _ALL = (slice(None), slice(None))
@@ -851,6 +851,8 @@ def _max_roi_pool_kernel(inputs, attrs, ctx):
             coordinate is not finite or leaves int32 once scaled (undefined in
             onnxruntime).
         OpAttributeError: pooled_shape or spatial_scale is invalid.
+        ResourceExhaustedError: pooled_shape makes the output more than 2 GiB larger
+            than X and rois (2**40 bins), refused before it is allocated.
     """
     x, rois = np.asarray(inputs[0]), np.asarray(inputs[1])
     where = "MaxRoiPool"
@@ -862,6 +864,8 @@ def _max_roi_pool_kernel(inputs, attrs, ctx):
     n, c, h, w = x.shape
     r = rois.shape[0]
     cdt = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
+    check_result_size(where, "the output", (r, c, ph, pw), cdt.itemsize,
+                      beyond=x.nbytes + rois.nbytes, cause=f"pooled_shape {[ph, pw]}")
     y = np.zeros((r, ph, pw, c), dtype=cdt)
     if r == 0:
         return (np.ascontiguousarray(y.transpose(0, 3, 1, 2), dtype=x.dtype),)

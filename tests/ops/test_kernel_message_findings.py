@@ -218,6 +218,17 @@ def test_huge_window_attribute_is_refused_by_name_before_allocating(op, attrs, e
              str(_huge_value(attrs, name)))
 
 
+@pytest.mark.parametrize("pooled", [[2 ** 40, 2]], ids=str)
+def test_max_roi_pool_of_a_huge_pooled_shape_is_refused_by_name(pooled):
+    # numpy's "Unable to allocate 16.0 TiB" before (onegraph also refuses 2**20 x 2**10
+    # bins, 8 GiB, which onnxruntime computes given the memory: not compared here)
+    feeds = {"x": _X4, "rois": np.array([[0, 0, 0, 2, 2]], np.float32)}
+    node = helper.make_node("MaxRoiPool", ["x", "rois"], ["y"], name="win_node",
+                            pooled_shape=pooled)
+    _refused(_model([node], feeds), feeds, ResourceExhaustedError, "win_node",
+             f"pooled_shape {pooled}")
+
+
 def test_huge_conv_pads_are_refused_at_import_when_shapes_are_known():
     feeds = {"x": _X4, "w": _W["Conv"]}
     graph = helper.make_graph(
