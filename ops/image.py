@@ -18,6 +18,7 @@ import itertools
 import numpy as np
 
 from ..errors import ExecutionError, OpAttributeError, ShapeError, UnsupportedOpError
+from .common import check_result_size
 from .registry import TensorInfo, define
 
 # ---------------------------------------------------------------------------------------
@@ -231,7 +232,18 @@ def _roi_axis(start, bin_size, bins, grid, size):
 
 
 def _roi_align_kernel(inputs, attrs, ctx):
-    """Average (or max) of bilinear samples on a regular grid in each output bin."""
+    """Average (or max) of bilinear samples on a regular grid in each output bin.
+
+    Raises:
+        ShapeError: the inputs' shapes do not fit, a batch index is out of range, or a
+            roi is not finite.
+        OpAttributeError: an unknown mode, negative output sizes, a spatial_scale that
+            makes the rois non-finite.
+        ResourceExhaustedError: output_height/width (the output), or sampling_ratio or
+            a roi's size (the grid of samples of one channel of a roi), would take more
+            than 2 GiB beyond X, refused before allocating (2**40 asked numpy for
+            terabytes).
+    """
     x = np.asarray(inputs[0])
     rois = np.asarray(inputs[1]).astype(np.float64)
     batch = np.asarray(inputs[2]).astype(np.int64)
@@ -264,6 +276,8 @@ def _roi_align_kernel(inputs, attrs, ctx):
     if not np.isfinite(rois * scale).all():
         raise OpAttributeError(f"RoiAlign: spatial_scale {scale} makes the rois "
                                "non-finite")
+    check_result_size("RoiAlign", "the output", (rois.shape[0], c, oh, ow), 8,
+                      beyond=x.nbytes, cause=f"output_height {oh}, output_width {ow}")
     xf = x.astype(np.float64)
     out = np.zeros((rois.shape[0], c, oh, ow))
     if oh == 0 or ow == 0 or h == 0 or w == 0:
@@ -281,6 +295,14 @@ def _roi_align_kernel(inputs, attrs, ctx):
         gw = ratio if ratio > 0 else int(np.ceil(rw / ow))
         if gh <= 0 or gw <= 0:
             continue
+        # each of the four bilinear terms is a float64 (C, oh, gh, ow, gw) array; the
+        # grid of one channel is bounded (a large roi at full resolution with adaptive
+        # sampling makes big but real grids, which onnxruntime computes)
+        check_result_size("RoiAlign", f"the bilinear samples of one channel of roi {r}",
+                          (4, oh, gh, ow, gw), 8, beyond=x.nbytes,
+                          cause=(f"sampling_ratio {ratio}" if ratio > 0 else
+                                 f"a grid of {gh} x {gw} samples per bin for roi "
+                                 f"{rois[r].tolist()}"))
         ylo, yhi, wyl, wyh, vy = _roi_axis(sy, bh, oh, gh, h)
         xlo, xhi, wxl, wxh, vx = _roi_axis(sx, bw, ow, gw, w)
         img = xf[batch[r]]  # (C, H, W)

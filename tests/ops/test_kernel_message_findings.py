@@ -229,6 +229,31 @@ def test_max_roi_pool_of_a_huge_pooled_shape_is_refused_by_name(pooled):
              f"pooled_shape {pooled}")
 
 
+ROI_ALIGN_CASES = [({"output_height": 2 ** 40}, "output_height 1099511627776", True),
+                   ({"sampling_ratio": 2 ** 20}, "sampling_ratio 1048576", False),
+                   ({"sampling_ratio": 0}, "a grid of", True)]
+
+
+@pytest.mark.parametrize("attrs, words, compare", ROI_ALIGN_CASES,
+                         ids=["output_height", "sampling_ratio", "adaptive_huge_roi"])
+def test_roi_align_of_a_huge_output_or_sample_grid_is_refused_by_name(attrs, words,
+                                                                      compare):
+    # numpy's "Unable to allocate" before; onnxruntime refuses the first and third
+    # (its arena; "cannot create std::vector larger than max_size()") and aborts the
+    # whole process on the second (not run there)
+    rois = np.array([[0, 0, 1e12, 1e12]] if attrs.get("sampling_ratio") == 0
+                    else [[0, 0, 2, 2]], np.float32)
+    feeds = {"x": _X4[:, :1, :4, :4], "rois": rois, "b": np.array([0], np.int64)}
+    node = helper.make_node("RoiAlign", ["x", "rois", "b"], ["y"], name="win_node",
+                            **dict({"output_height": 2, "output_width": 2}, **attrs))
+    model = _model([node], feeds)
+    if compare:
+        _refused(model, feeds, ResourceExhaustedError, "win_node", words)
+        return
+    with pytest.raises(ResourceExhaustedError, match=f"win_node.*{words}"):
+        _og(model, feeds)
+
+
 def test_huge_conv_pads_are_refused_at_import_when_shapes_are_known():
     feeds = {"x": _X4, "w": _W["Conv"]}
     graph = helper.make_graph(
