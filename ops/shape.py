@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..errors import OpAttributeError, ShapeError
+from ..errors import OpAttributeError, ResourceExhaustedError, ShapeError
 from .common import broadcast_shape, check_result_size, infer_same
 from .registry import NUM_OUTPUTS, TensorInfo, define
 
@@ -643,18 +643,27 @@ def _pad(inputs, attrs, ctx):
     return (np.pad(x, widths, mode=_PAD_MODES[mode]),)
 
 
+# The largest dimension and element count numpy can represent (beyond them it refuses
+# in its own words: "Maximum allowed dimension exceeded" / "... size exceeded").
+_NUMPY_MAX_ELEMENTS = np.iinfo(np.intp).max
+
+
 def _check_pad_size(shape, dtype, begin, end, pads) -> None:
-    """Refuse pads that make Pad's output more than 2 GiB larger than its input, before
-    it is allocated (a pads value of 2**40 would reach numpy as "Maximum allowed
-    dimension exceeded"). Dims must be known.
+    """Refuse pads that give Pad an output numpy cannot even represent (a dim or an
+    element count past 2**63 - 1: pads of 2**63 - 1), before anything is made. Outputs
+    numpy can represent but not allocate (pads of 2**48) stay its MemoryError or
+    "array is too big", which the Session reports as ResourceExhaustedError with the
+    node's input shapes (tests/train/test_out_of_memory.py exercises that path with
+    Pad). Dims must be known.
 
     Raises:
         ResourceExhaustedError: naming the pads and the output shape.
     """
-    itemsize = np.dtype(dtype).itemsize
-    check_result_size("Pad", "the output", [d + b + e for d, b, e in zip(shape, begin, end)],
-                      itemsize, beyond=math.prod(int(d) for d in shape) * itemsize,
-                      cause=f"pads {[int(p) for p in pads]}")
+    out = [int(d) + int(b) + int(e) for d, b, e in zip(shape, begin, end)]
+    if max(out, default=0) > _NUMPY_MAX_ELEMENTS or math.prod(out) > _NUMPY_MAX_ELEMENTS:
+        raise ResourceExhaustedError(
+            f"Pad: pads {[int(p) for p in pads]} make the output of shape {out}, "
+            f"beyond the {_NUMPY_MAX_ELEMENTS:,} elements an array can hold")
 
 
 def _pad_constant(x, begin, end, value):
