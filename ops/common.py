@@ -93,10 +93,16 @@ def check_result_size(where: str, what: str, shape, itemsize: int, beyond: int =
 
 
 # numpy's words for operands whose shapes do not fit (broadcasting, matmul, concatenate,
-# stack, dot): the Session reports them as a ShapeError, like the kernels' own checks
-_SHAPE_MISMATCH_WORDS = ("could not be broadcast", "mismatch in its core dimension",
-                         "input array dimensions except for the concatenation axis",
-                         "must have the same shape", "not aligned")
+# stack, dot), each with what onegraph says instead: the Session reports them as a
+# ShapeError, like the kernels' own checks, in its own words
+_SHAPE_MISMATCH_WORDS = {
+    "could not be broadcast": "they do not broadcast together",
+    "mismatch in its core dimension": "a matrix product's inner dimensions differ",
+    "input array dimensions except for the concatenation axis":
+        "they differ outside the concatenation axis",
+    "must have the same shape": "they must have the same shape",
+    "not aligned": "a product's inner dimensions differ",
+}
 
 
 def is_shape_mismatch(e: ValueError) -> bool:
@@ -105,18 +111,25 @@ def is_shape_mismatch(e: ValueError) -> bool:
     return any(words in text for words in _SHAPE_MISMATCH_WORDS)
 
 
+def _shape_mismatch_reason(e: ValueError) -> str:
+    """onegraph's words for the shape mismatch numpy's `e` reports."""
+    text = str(e)
+    return next(ours for words, ours in _SHAPE_MISMATCH_WORDS.items() if words in text)
+
+
 # numpy's ValueError for an array whose byte size exceeds the address space
 _TOO_BIG_FOR_NUMPY = "array is too big"
 
 
 def kernel_failure(e: Exception, where: str, args) -> OneGraphError:
     """The onegraph error to raise for exception `e` of a kernel that is not one:
-    ShapeError for numpy's shape mismatches, ResourceExhaustedError for MemoryError
-    (numpy's "Unable to allocate ...") and numpy's "array is too big", ExecutionError
-    otherwise. `where` names the node and op ("node 'n' (Pad)"), `args` are the
-    kernel's inputs."""
+    ShapeError for numpy's shape mismatches (in onegraph's words, numpy's left out),
+    ResourceExhaustedError for MemoryError (numpy's "Unable to allocate ...") and
+    numpy's "array is too big", ExecutionError otherwise. `where` names the node and op
+    ("node 'n' (Pad)"), `args` are the kernel's inputs."""
     if isinstance(e, ValueError) and is_shape_mismatch(e):
-        return ShapeError(f"{where}: input shapes {input_shapes(args)} do not fit: {e}")
+        return ShapeError(f"{where}: input shapes {input_shapes(args)} do not fit: "
+                          f"{_shape_mismatch_reason(e)}")
     if isinstance(e, MemoryError) or (isinstance(e, ValueError)
                                       and str(e).startswith(_TOO_BIG_FOR_NUMPY)):
         return ResourceExhaustedError(f"{where}: out of memory with input shapes "

@@ -456,3 +456,19 @@ def test_scan_with_an_omitted_input_in_a_saved_model_is_refused_by_name(tmp_path
     assert not any(word in text for word in FOREIGN_WORDS), text
     with pytest.raises(ShapeError, match=f"input {position} .{what}. is omitted"):
         infer_graph(loaded.graphs[0])
+
+
+# ------------------------ beyond the list: numpy's shape-mismatch words in kernel_failure
+
+MISMATCH_CASES = [
+    ("Add", {"a": np.ones((2, 3), np.float32), "b": np.ones(4, np.float32)},
+     "[2, 3], [4] do not fit: they do not broadcast together"),
+    ("Where", {"c": np.array([True, False, True]), "a": np.ones(2, np.float32),
+               "b": np.ones(2, np.float32)}, "[3], [2], [2] do not fit: they do not broadcast"),
+]
+
+
+@pytest.mark.parametrize("op, feeds, words", MISMATCH_CASES, ids=[c[0] for c in MISMATCH_CASES])
+def test_operand_shapes_that_do_not_fit_are_named_in_onegraph_words(op, feeds, words):
+    node = helper.make_node(op, list(feeds), ["y"], name="fit_node")
+    _refused(_model([node], feeds), feeds, ShapeError, "fit_node", words)
