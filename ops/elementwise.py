@@ -553,7 +553,34 @@ def _is_string(dtype) -> bool:
     return np.dtype(dtype).kind in "OUS"
 
 
+def _parse_numbers(text, dtype):
+    """Strings as float64 numbers (Python's float syntax, INF/NaN in any case).
+
+    Raises:
+        ExecutionError: a string is not a number (onnxruntime refuses it too); names it,
+            where it is and the type cast to.
+    """
+    try:
+        return text.astype(np.float64)
+    except ValueError:
+        for k, value in enumerate(text.reshape(-1)):
+            try:
+                float(value)
+            except ValueError:
+                raise ExecutionError(f"Cast: input element {k} (flat) is {str(value)!r}, "
+                                     f"which is not a number to cast to "
+                                     f"{np.dtype(dtype).name}") from None
+        raise ExecutionError(f"Cast: the input's strings do not read as numbers to cast to "
+                             f"{np.dtype(dtype).name}") from None
+
+
 def _from_strings(x, dtype):
+    """A string tensor as `dtype` (numbers in Python's float syntax; bools also from
+    "true"/"false").
+
+    Raises:
+        ExecutionError: a string is not a number.
+    """
     text = np.asarray(x).astype(str)
     if dtype.kind in "iu":
         try:
@@ -572,9 +599,9 @@ def _from_strings(x, dtype):
         # "1"/"0", numpy and ONNX's reference as "True"/"False"
         lowered = np.char.lower(np.char.strip(text))
         text = np.where(lowered == "true", "1", np.where(lowered == "false", "0", text))
-        return text.astype(np.float64).astype(bool)
+        return _parse_numbers(text, dtype).astype(bool)
     # Python's float parser already accepts INF/+INF/-INF/NaN in any case and 1E8 forms.
-    return text.astype(np.float64).astype(dtype)
+    return _parse_numbers(text, dtype).astype(dtype)
 
 
 def _to_strings(x):

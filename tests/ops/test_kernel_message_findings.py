@@ -472,3 +472,21 @@ MISMATCH_CASES = [
 def test_operand_shapes_that_do_not_fit_are_named_in_onegraph_words(op, feeds, words):
     node = helper.make_node(op, list(feeds), ["y"], name="fit_node")
     _refused(_model([node], feeds), feeds, ShapeError, "fit_node", words)
+
+
+# --------------------------------- beyond the list: Cast of a string that is no number
+
+@pytest.mark.parametrize("to, name", [(TensorProto.FLOAT, "float32"),
+                                      (TensorProto.INT64, "int64"),
+                                      (TensorProto.BOOL, "bool")])
+def test_cast_of_a_string_that_is_no_number_is_refused_by_name(to, name):
+    feeds = {"s": np.array(["1.5", "abc"], object)}
+    node = helper.make_node("Cast", ["s"], ["y"], name="cast_node", to=to)
+    _refused(_model([node], feeds), feeds, ExecutionError, "cast_node", "element 1",
+             "'abc'", name)
+
+
+def test_cast_of_number_strings_matches_onnxruntime():
+    feeds = {"s": np.array(["1.5", "-INF", "nan", "1e3", " 7"], object)}
+    model = _model([helper.make_node("Cast", ["s"], ["y"], to=TensorProto.FLOAT)], feeds)
+    np.testing.assert_array_equal(_og(model, feeds)[0], _ort(model, feeds)[0])
