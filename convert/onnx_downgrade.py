@@ -55,6 +55,15 @@ _BATCHNORM_RENAMED = ("BatchNormalization", 14)
 _FLOAT_FLOOR_MOD = ("Mod", 28)
 _FLOAT_ELEM_TYPES = {1, 10, 11, 16}  # float, float16, double, bfloat16 (0: unknown)
 
+# The reductions whose axes attribute became an input at 18. Neither given means every
+# axis in both versions (noop_with_empty_axes at its default 0; another value is
+# refused as a new attribute): such a node is held, also inside a held Loop, which
+# onnx's converter does not enter (a jax2onnx ReduceProd over all axes).
+_AXES_BECAME_INPUT = {(op, 18) for op in ("ReduceMean", "ReduceMax", "ReduceMin",
+                                          "ReduceProd", "ReduceL1", "ReduceL2",
+                                          "ReduceLogSum", "ReduceLogSumExp",
+                                          "ReduceSumSquare")}
+
 # Holding is for targets from here on: below it ops changed meaning in ways a node
 # does not show (negative axes came in at 11, Softmax's axis at 13).
 _OLDEST_HELD_TARGET = 13
@@ -518,6 +527,9 @@ def _keeps_meaning(node, new) -> bool:
         if name in given:
             continue
         if name not in new_attrs:
+            if (node.op_type, new.since_version) in _AXES_BECAME_INPUT and name == "axes" \
+                    and not (len(node.input) > 1 and node.input[1]):
+                continue  # no axes either way: every axis (noop_with_empty_axes is 0)
             return False  # moved elsewhere (an input): the converter's business
         if not _same_default(spec, new_attrs[name]):
             return False

@@ -90,6 +90,23 @@ def test_changed_op_inside_a_kept_if_is_refused_by_name(check):
         to_onnx(from_onnx(original), opset=20, check=check)
 
 
+@pytest.mark.parametrize("op", ["ReduceProd", "ReduceMean", "ReduceLogSumExp"])
+def test_reduction_over_every_axis_inside_a_kept_if_goes_below_18(op):
+    """A reduction with no axes (input at 18, attribute before) means every axis in
+    both versions: kept as it is inside a kept If (jax2onnx writes one in a Loop)."""
+    node = helper.make_node(op, ["x"], ["r"], keepdims=1, name="red")
+    expand = helper.make_node("Expand", ["r", "shape"], ["t"], name="expand")
+    shape = numpy_helper.from_array(np.array([2, 3], np.int64), "shape")
+    original = _if_model([node, expand], "t", 21, (2, 3), [shape])
+    x = np.random.default_rng(17).uniform(0.5, 1.5, (2, 3)).astype(np.float32)
+    proto = to_onnx(from_onnx(original), opset=17)
+    onnx.checker.check_model(proto, full_check=True)
+    for cond in (True, False):
+        feeds = {"x": x, "c": np.array(cond)}
+        np.testing.assert_allclose(_ort(proto, feeds)[0], _ort(original, feeds)[0],
+                                   rtol=1e-6, atol=1e-6)
+
+
 # --------------------------------------------------------------------------------------
 # D2: a value of an optional or sequence type that the op takes only from a later opset
 # (Identity and If/Loop take optionals from 16) was written at the target anyway: the
