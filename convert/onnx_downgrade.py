@@ -9,7 +9,9 @@ uses Add cannot go from opset 14 to 13. Nor can it write an op newer than the ta
 A downgrade here therefore
 
 1. expands the ops newer than the target that ONNX defines as functions (Swish,
-   RotaryEmbedding, Attention, ...) with onnx's inliner; then rewrites the ops newer
+   RotaryEmbedding, Attention, ...) with onnx's inliner, and such ops that a node uses
+   in a form newer than the target (Attention's window attributes, GroupNormalization-
+   21's per-channel scale); then rewrites the ops newer
    than the target that have a plain decomposition into older ops (Gelu,
    LayerNormalization, RMSNormalization, Mish, HardSwish, Trilu), and the nodes that
    use what their op gained since the target (Shape's start/end, axes inputs, ...) into
@@ -38,7 +40,7 @@ from ..errors import ConversionError
 from .onnx_import import (_onnx, declared_types, element_type_misfit, onnx_schema,
                           schema_accepts)
 from .onnx_legacy import all_proto_nodes, proto_subgraphs
-from .onnx_rewrites import (FLOAT_TYPES, HELD_DOMAIN, LOWERINGS, NodeBuilder,
+from .onnx_rewrites import (ADAPTATIONS, FLOAT_TYPES, HELD_DOMAIN, LOWERINGS, NodeBuilder,
                             graph_constants, lower_new_ops, node_attr)
 
 
@@ -93,7 +95,7 @@ def convert_opset(proto, source: int, target: int):
     work = onnx.ModelProto()
     work.CopyFrom(proto)
     # first the function bodies, whose ops the later steps then rewrite like any other
-    work, inline_failure = _inline_new_function_ops(work, source, target)
+    work, inline_failure = _inline_new_function_ops(work, source, target, newer_forms=True)
     types = known_types(work)
     if source >= _SPLIT_NUM_OUTPUTS_OPSET > target:
         _split_by_sizes(work, target)
@@ -211,43 +213,72 @@ def _split_by_sizes(proto, target) -> None:
     rewrite(proto.graph, inferred.graph, {})
 
 
-def _inline_new_function_ops(proto, source, target):
+def _inline_new_function_ops(proto, source, target, newer_forms=False):
     """(proto, None) with every default-domain op that does not exist at `target` but
     that ONNX defines as a function of other ops (Swish, SwiGLU, RotaryEmbedding,
     Attention, CenterCropPad, AffineGrid, the window ops, CastLike, ...) expanded into
     its function body by onnx's inliner, subgraphs too; or (proto unchanged, the
     inliner's reason) when it cannot expand them (an omitted optional input of a
-    context-dependent function, for one)."""
+    context-dependent function, for one).
+
+    With `newer_forms` (the nodes are at opset `source`), also such an op that exists at
+    `target` where a node uses it in a form newer than the target (`_newer_form`:
+    Attention's window attributes, GroupNormalization-21's per-channel scale), which
+    would otherwise be refused; if the inliner cannot expand those, they are left to
+    that refusal and the rest is expanded as before."""
     from onnx import inliner
 
     # a body may hold ops newer than the target too (SwiGLU's Swish): expand again
     for _ in range(_INLINE_ROUNDS):
-        ids = set()
+        ids, optional = set(), set()
         for node in all_proto_nodes(proto.graph):
-            if node.domain not in ("", "ai.onnx") or onnx_schema(node.op_type, target, "") \
-                    is not None:
+            if node.domain not in ("", "ai.onnx"):
+                continue
+            missing = onnx_schema(node.op_type, target, "") is None
+            if not missing and not (newer_forms and _newer_form(node, source, target)):
                 continue
             schema = onnx_schema(node.op_type, source, "")
             # the ops onegraph rewrites itself keep their rewrite
             if node.op_type not in LOWERINGS and schema is not None and (
                     schema.has_function or schema.has_context_dependent_function):
-                ids.add(("", node.op_type))
+                (ids if missing else optional).add(("", node.op_type))
                 _spell_default_attributes(node, schema)
-        if not ids:
+        if not ids | optional:
             break
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                proto = _without_added_types(inliner.inline_selected_functions(
-                    _typed(proto), sorted(ids), inline_schema_functions=True), proto)
-        except Exception as e:  # noqa: BLE001 - the inliner raises RuntimeError and more
-            text = str(e).strip()
-            first = text.splitlines()[0] if text else type(e).__name__
-            first = first.split("` failed: ", 1)[-1]
-            if first.rstrip() == "Type unknown for":  # the name it lacks a type for is ""
-                first = "it needs the type of an omitted optional input"
-            return proto, first
+        failure = None
+        for selected in ([ids | optional, ids] if optional and ids else [ids | optional]):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    proto = _without_added_types(inliner.inline_selected_functions(
+                        _typed(proto), sorted(selected), inline_schema_functions=True),
+                        proto)
+                failure = None
+                break
+            except Exception as e:  # noqa: BLE001 - the inliner raises RuntimeError, more
+                text = str(e).strip()
+                first = text.splitlines()[0] if text else type(e).__name__
+                first = first.split("` failed: ", 1)[-1]
+                if first.rstrip() == "Type unknown for":  # the name it lacks is ""
+                    first = "it needs the type of an omitted optional input"
+                failure = first
+        if failure is not None:
+            return proto, (failure if ids else None)
     return proto, None
+
+
+def _newer_form(node, source, target) -> bool:
+    """Whether `node` (at opset `source`) uses its op in a form that came in after
+    `target`: a version whose meaning changed (`_MEANING_CHANGED`), or an attribute
+    set to other than its default or an input that the older schema lacks. False for
+    the ops `ADAPTATIONS` rewrites."""
+    if node.op_type in ADAPTATIONS:
+        # onegraph's own rewrite of these comes later (the reductions' bodies give
+        # log(exp(x)) where ReduceLogSumExp over no axes gives x)
+        return False
+    return any((node.op_type, new.since_version) in _MEANING_CHANGED
+               or _new_attribute_used(node, new) or _new_input_used(node, new)
+               for new in _changes(node.op_type, source, target))
 
 
 _INLINE_ROUNDS = 4

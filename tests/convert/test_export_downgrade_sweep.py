@@ -76,18 +76,16 @@ def test_newer_op_inside_a_kept_if_is_refused_by_name(check):
 
 @pytest.mark.parametrize("check", [True, False])
 def test_changed_op_inside_a_kept_if_is_refused_by_name(check):
-    """GroupNormalization-21 (scale and bias per channel; 18-20 per group) in an If,
-    written at 20: it was written as it came, a GroupNormalization-18 whose scale
-    onnxruntime cannot broadcast."""
-    inits = [numpy_helper.from_array(np.array([1, 2, 3, 4], np.float32), "scale"),
-             numpy_helper.from_array(np.array([0, 1, 0, -1], np.float32), "bias")]
-    node = helper.make_node("GroupNormalization", ["x", "scale", "bias"], ["t"],
-                            num_groups=2, name="gn")
-    original = _if_model([node], "t", 21, (1, 4, 3), inits)
-    with pytest.raises(ConversionError, match=r"cannot write GroupNormalization \(node 'gn'"
-                                              r"\) at opset 20: it changed at opset 21 .*"
-                                              r"inside If node 'the_if'"):
-        to_onnx(from_onnx(original), opset=20, check=check)
+    """A DFT-20 (axis as an input; 17-19 take an attribute) in an If, written at 19:
+    onnx's converter would move a constant axis, but it does not enter the kept If."""
+    axis = numpy_helper.from_array(np.array(1, np.int64), "axis_value")
+    nodes = [helper.make_node("Constant", [], ["axis"], value=axis, name="axis"),
+             helper.make_node("DFT", ["x", "", "axis"], ["t"], name="dft")]
+    original = _if_model(nodes, "t", 21, (1, 4, 2))
+    with pytest.raises(ConversionError, match=r"cannot write DFT \(node 'dft'\) at opset 19: "
+                                              r"it changed at opset 20 .*inside If node "
+                                              r"'the_if'"):
+        to_onnx(from_onnx(original), opset=19, check=check)
 
 
 @pytest.mark.parametrize("op", ["ReduceProd", "ReduceMean", "ReduceLogSumExp"])
@@ -105,6 +103,24 @@ def test_reduction_over_every_axis_inside_a_kept_if_goes_below_18(op):
         feeds = {"x": x, "c": np.array(cond)}
         np.testing.assert_allclose(_ort(proto, feeds)[0], _ort(original, feeds)[0],
                                    rtol=1e-6, atol=1e-6)
+
+
+def test_group_norm_21_inside_a_kept_if_goes_to_20_as_its_body():
+    """GroupNormalization-21 (scale and bias per channel; 18-20 per group) in an If: it
+    was written as it came, a GroupNormalization-18 that passed the checker and that
+    onnxruntime could not broadcast at run time; now its function body (D7)."""
+    inits = [numpy_helper.from_array(np.array([1, 2, 3, 4], np.float32), "scale"),
+             numpy_helper.from_array(np.array([0, 1, 0, -1], np.float32), "bias")]
+    node = helper.make_node("GroupNormalization", ["x", "scale", "bias"], ["t"],
+                            num_groups=2, name="gn")
+    original = _if_model([node], "t", 21, (1, 4, 3), inits)
+    x = np.random.default_rng(16).standard_normal((1, 4, 3)).astype(np.float32)
+    proto = to_onnx(from_onnx(original), opset=20)
+    onnx.checker.check_model(proto, full_check=True)
+    for cond in (True, False):
+        feeds = {"x": x, "c": np.array(cond)}
+        np.testing.assert_allclose(_ort(proto, feeds)[0], _ort(original, feeds)[0],
+                                   rtol=1e-5, atol=1e-5)
 
 
 # --------------------------------------------------------------------------------------
@@ -454,6 +470,12 @@ def _same(want, got, rtol, atol):
 
 @pytest.mark.parametrize("case_name,target", SAMPLE)
 def test_sweep_sample(node_cases, case_name, target):
+    _check_against_stored(node_cases, case_name, target)
+
+
+def _check_against_stored(node_cases, case_name, target):
+    """Export the node case at `target`, check it, run it in onnxruntime and compare
+    with the case's stored outputs."""
     from onegraph.convert.coverage import as_numpy
 
     case = node_cases[case_name]
@@ -502,3 +524,24 @@ def test_sweep_refusals_name_node_op_and_opsets(node_cases, case_name, target, o
         assert re.match(rf"cannot write {op} (\(node '[^']+'\)|node '[^']+') at opset "
                         rf"{target}\b", text), text
         assert f"opset {since}" in text, text
+
+
+# --------------------------------------------------------------------------------------
+# D7: an op that exists at the target but that a node uses in a newer form (Attention's
+# window attributes from 25; GroupNormalization-21's scale and bias per channel) was
+# refused, though ONNX defines the op as a function whose body is older ops: the body
+# is written instead (where onnx's inliner can expand it: not with an omitted optional
+# input before a given one, as Attention's nonpad_kv_seqlen cases have)
+# --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case_name,target", [
+    ("test_attention_local_window", 23), ("test_attention_bidirectional_window", 24),
+    ("test_attention_3d_local_window", 13), ("test_attention_local_window_gqa_rank4_mask", 24),
+    ("test_group_normalization_example", 18), ("test_group_normalization_epsilon", 20),
+])
+def test_function_op_in_a_newer_form_is_written_as_its_body(node_cases, case_name, target):
+    case = node_cases[case_name]
+    op = case.model.graph.node[0].op_type
+    proto = to_onnx(from_onnx(case.model), opset=target)
+    assert op not in {n.op_type for n in proto.graph.node}
+    _check_against_stored(node_cases, case_name, target)
