@@ -247,12 +247,16 @@ def _inline_new_function_ops(proto, source, target, newer_forms=False):
             break
         failure = None
         for selected in ([ids | optional, ids] if optional and ids else [ids | optional]):
+            callers = {o: _label(n) for n in all_proto_nodes(proto.graph)
+                       if ("", n.op_type) in selected and n.domain in ("", "ai.onnx")
+                       for o in n.output if o}
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     proto = _without_added_types(inliner.inline_selected_functions(
                         _typed(proto), sorted(selected), inline_schema_functions=True),
                         proto)
+                _name_body_nodes(proto.graph, callers)
                 failure = None
                 break
             except Exception as e:  # noqa: BLE001 - the inliner raises RuntimeError, more
@@ -265,6 +269,36 @@ def _inline_new_function_ops(proto, source, target, newer_forms=False):
         if failure is not None:
             return proto, (failure if ids else None)
     return proto, None
+
+
+def _name_body_nodes(graph, callers) -> None:
+    """Name the unnamed nodes that onnx's inliner wrote for a function op's body after
+    that node ("Swish_0/Sigmoid_1"), so that a refusal can name them: the inliner puts a
+    body where its node was, ending with the node that writes the node's output
+    (`callers`: output name -> the inlined node's name). Subgraphs too."""
+    pending = []
+    taken = {n.name for n in graph.node if n.name}
+    counts: dict = {}
+    for node in graph.node:
+        for sub in proto_subgraphs(node):
+            _name_body_nodes(sub, callers)
+        if node.name:
+            pending = []
+            continue
+        pending.append(node)
+        caller = next((callers[o] for o in node.output if o in callers), None)
+        if caller is None:
+            continue
+        # (a node with several outputs ends its body in parts: count on per caller)
+        for body_node in pending:
+            while True:
+                k = counts[caller] = counts.get(caller, -1) + 1
+                name = f"{caller}/{body_node.op_type}_{k}"
+                if name not in taken:
+                    break
+            body_node.name = name
+            taken.add(name)
+        pending = []
 
 
 def _newer_form(node, source, target) -> bool:
@@ -689,7 +723,7 @@ def _refuse_new_attribute_values(node, new, target, types) -> None:
         what = _new_attribute_used(node, new) or _new_input_used(node, new)
     if what:
         raise ConversionError(
-            f"cannot write {node.op_type} node {node.name!r} at opset {target}: {what} "
+            f"cannot write {node.op_type} node {_label(node)!r} at opset {target}: {what} "
             f"came in at opset {new.since_version}; export at opset "
             f"{new.since_version} or later")
 
@@ -739,7 +773,7 @@ def _refuse_axis_input_at_run_time(node, changes, target, constants) -> None:
         k, attribute = moved
         if len(node.input) > k and node.input[k] and node.input[k] not in constants:
             raise ConversionError(
-                f"cannot write {node.op_type} node {node.name!r} at opset {target} (it "
+                f"cannot write {node.op_type} node {_label(node)!r} at opset {target} (it "
                 f"changed at opset {new.since_version} in a way the node uses): its "
                 f"{attribute} is computed at run time, and before opset "
                 f"{new.since_version} {node.op_type} takes it only as an attribute; export "
@@ -848,7 +882,7 @@ def _refuse_types_the_target_lacks(proto, source, target) -> None:
                   and schema_accepts(s, kind, k, elem)), None)
     since = f"from opset {later}" if later else f"at no opset up to {source}"
     raise ConversionError(
-        f"cannot write {node.op_type} (node {node.name or '?'!r}) at opset {target}: its "
+        f"cannot write {node.op_type} (node {_label(node)!r}) at opset {target}: its "
         f"{kind} {k} ({name!r}) is {elem[7:-1]}, which {node.op_type} accepts {since}; "
         "export at a later opset")
 
