@@ -931,6 +931,8 @@ def _refuse_container_types_the_target_lacks(proto, source, target) -> None:
                                  None)
                     since = f"from opset {later}" if later else f"at no opset up to {source}"
                     then = f"with opset {later} or later" if later else "at a later opset"
+                    if node.op_type == "Identity" and written.startswith("seq("):
+                        then += " (og.map_fn and og.scan carry their rows as one sequence)"
                     raise ConversionError(
                         f"cannot write {node.op_type} (node {_label(node)!r}) at opset "
                         f"{target}: its {kind} {k} ({name!r}) is {written}, which "

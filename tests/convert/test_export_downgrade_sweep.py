@@ -547,3 +547,18 @@ def test_function_op_in_a_newer_form_is_written_as_its_body(node_cases, case_nam
     proto = to_onnx(from_onnx(case.model), opset=target)
     assert op not in {n.op_type for n in proto.graph.node}
     _check_against_stored(node_cases, case_name, target)
+
+
+def test_sequence_through_identity_below_14_keeps_the_map_fn_hint():
+    """The checker's message for this had a hint for og.map_fn / og.scan users; the
+    refusal by name (D2) that now comes first keeps it."""
+    seq = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT,
+                                                                        [2]))
+    node = helper.make_node("Identity", ["s"], ["y"], name="ident")
+    original = helper.make_model(helper.make_graph(
+        [node], "g", [helper.make_value_info("s", seq)], [helper.make_value_info("y", seq)]),
+        opset_imports=[helper.make_opsetid("", 14)])
+    with pytest.raises(ConversionError, match=r"cannot write Identity \(node 'ident'\) at "
+                                              r"opset 13: .*export with opset 14 or later "
+                                              r"\(og.map_fn and og.scan carry their rows"):
+        to_onnx(from_onnx(original), opset=13)
