@@ -5,7 +5,14 @@ Each case is a small ONNX model run through `from_onnx` and the Session, and thr
 onnxruntime as the oracle: where onnxruntime refuses, onegraph must refuse too, with a
 named error type whose message names the node, the input or attribute and its value,
 and holds none of numpy's or Python's own words; where onnxruntime runs the model,
-onegraph must give its values.
+onegraph must give its values (LRN of a huge size, which onnxruntime refuses and
+onegraph computes, is checked against the spec's closed form).
+
+Sections: 1. Clip's bounds; 2. ConcatFromSequence (and the sequence positions);
+3. window attributes of 2**40 / 2**63 - 1 (Conv, ConvTranspose, pools, MaxUnpool,
+TfIdfVectorizer, LRN, MaxRoiPool, RoiAlign); 4. Resize/Upsample/Pad sizes; 5. the loss
+ops' labels and weights; 6. Scan's omitted inputs; then cases found beyond the list
+(numpy's shape-mismatch words, Cast of a string that is no number).
 """
 
 import numpy as np
