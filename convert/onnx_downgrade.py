@@ -857,6 +857,17 @@ def _drop_default_attributes(node, new) -> None:
         node.attribute.extend(keep)
 
 
+def _with_inferred_types(proto):
+    """`proto` with ONNX's shape inference's types filled in, or `proto` itself when
+    it is too large for inference or inference fails (it only adds types here)."""
+    if proto.ByteSize() >= 1 << 30:
+        return proto
+    try:
+        return _onnx().shape_inference.infer_shapes(proto)
+    except Exception:  # noqa: BLE001 - inference only fills in types here
+        return proto
+
+
 def _refuse_types_the_target_lacks(proto, source, target) -> None:
     """Refuse a default-domain node of `proto` (converted to `target`) with an input or
     output of an element type that its op's schema at `target` does not allow (types
@@ -867,12 +878,7 @@ def _refuse_types_the_target_lacks(proto, source, target) -> None:
         ConversionError: names the op, the node, the value, its type and the opset from
             which the op accepts it.
     """
-    typed = proto
-    if proto.ByteSize() < 1 << 30:
-        try:
-            typed = _onnx().shape_inference.infer_shapes(proto)
-        except Exception:  # noqa: BLE001 - inference only fills in types here
-            pass
+    typed = _with_inferred_types(proto)
     found = element_type_misfit(typed.graph, {"": target})
     if found is None:
         return
@@ -898,12 +904,7 @@ def _refuse_container_types_the_target_lacks(proto, source, target) -> None:
         ConversionError: names the op, the node, the value, its type and the opset from
             which the op accepts it.
     """
-    typed = proto
-    if proto.ByteSize() < 1 << 30:
-        try:
-            typed = _onnx().shape_inference.infer_shapes(proto)
-        except Exception:  # noqa: BLE001 - inference only fills in types here
-            pass
+    typed = _with_inferred_types(proto)
 
     def walk(graph, outer):
         scope = dict(outer)

@@ -88,6 +88,17 @@ def test_changed_op_inside_a_kept_if_is_refused_by_name(check):
         to_onnx(from_onnx(original), opset=19, check=check)
 
 
+def _assert_both_branches_as_original(original, opset, x, tol):
+    """Export `original` (an `_if_model`) at `opset`, check it fully and run both of
+    its If's branches in onnxruntime against the original's."""
+    proto = to_onnx(from_onnx(original), opset=opset)
+    onnx.checker.check_model(proto, full_check=True)
+    for cond in (True, False):
+        feeds = {"x": x, "c": np.array(cond)}
+        np.testing.assert_allclose(_ort(proto, feeds)[0], _ort(original, feeds)[0],
+                                   rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("op", ["ReduceProd", "ReduceMean", "ReduceLogSumExp"])
 def test_reduction_over_every_axis_inside_a_kept_if_goes_below_18(op):
     """A reduction with no axes (input at 18, attribute before) means every axis in
@@ -97,12 +108,7 @@ def test_reduction_over_every_axis_inside_a_kept_if_goes_below_18(op):
     shape = numpy_helper.from_array(np.array([2, 3], np.int64), "shape")
     original = _if_model([node, expand], "t", 21, (2, 3), [shape])
     x = np.random.default_rng(17).uniform(0.5, 1.5, (2, 3)).astype(np.float32)
-    proto = to_onnx(from_onnx(original), opset=17)
-    onnx.checker.check_model(proto, full_check=True)
-    for cond in (True, False):
-        feeds = {"x": x, "c": np.array(cond)}
-        np.testing.assert_allclose(_ort(proto, feeds)[0], _ort(original, feeds)[0],
-                                   rtol=1e-6, atol=1e-6)
+    _assert_both_branches_as_original(original, 17, x, 1e-6)
 
 
 def test_group_norm_21_inside_a_kept_if_goes_to_20_as_its_body():
@@ -115,12 +121,7 @@ def test_group_norm_21_inside_a_kept_if_goes_to_20_as_its_body():
                             num_groups=2, name="gn")
     original = _if_model([node], "t", 21, (1, 4, 3), inits)
     x = np.random.default_rng(16).standard_normal((1, 4, 3)).astype(np.float32)
-    proto = to_onnx(from_onnx(original), opset=20)
-    onnx.checker.check_model(proto, full_check=True)
-    for cond in (True, False):
-        feeds = {"x": x, "c": np.array(cond)}
-        np.testing.assert_allclose(_ort(proto, feeds)[0], _ort(original, feeds)[0],
-                                   rtol=1e-5, atol=1e-5)
+    _assert_both_branches_as_original(original, 20, x, 1e-5)
 
 
 # --------------------------------------------------------------------------------------
