@@ -66,8 +66,17 @@ def infer_compare(attrs, inputs):
 # this many bytes more than the input it is made from: a fuzzed pads=2**40 or scale of
 # 1e9 must not reach numpy as an allocation (numpy's "Maximum allowed dimension
 # exceeded", a MemoryError, or an overcommitted success that then runs for minutes).
-# The same 2 GiB as ms_fused.MAX_RESULT_BYTES and the image ops' limit.
+# ms_fused's and the image ops' limits (on the whole result) are the same 2 GiB.
 MAX_RESULT_BYTES = 1 << 31
+
+
+def result_bytes(shape, itemsize: int) -> int:
+    """The bytes of an array of `shape` and `itemsize`, in Python int arithmetic (no
+    overflow whatever the dims)."""
+    size = int(itemsize)
+    for d in shape:
+        size *= int(d)
+    return size
 
 
 def check_result_size(where: str, what: str, shape, itemsize: int, beyond: int = 0,
@@ -80,9 +89,7 @@ def check_result_size(where: str, what: str, shape, itemsize: int, beyond: int =
     Raises:
         ResourceExhaustedError: naming `where`, `what`, its shape, bytes and `cause`.
     """
-    size = int(itemsize)
-    for d in shape:
-        size *= int(d)
+    size = result_bytes(shape, itemsize)
     if size > MAX_RESULT_BYTES + beyond:
         grown = f" ({cause})" if cause else ""
         over = f"{beyond:,} bytes of input + " if beyond else ""

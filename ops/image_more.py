@@ -31,6 +31,7 @@ import zlib
 import numpy as np
 
 from ..errors import ExecutionError, OpAttributeError, ShapeError
+from .common import MAX_RESULT_BYTES, result_bytes
 from .random import _rng  # the seeded per-node stream, as the random ops'
 from .registry import KernelContext, TensorInfo, define
 
@@ -101,16 +102,14 @@ _MAX_DECODED_BYTES = 1 << 28
 # limit) rather than from its inputs' sizes refuses results larger than this, naming
 # the size, instead of attempting the allocation (which either fails with a bare
 # MemoryError or, overcommitted, succeeds and exhausts the machine's memory later).
-_MAX_RESULT_BYTES = 1 << 31
+_MAX_RESULT_BYTES = MAX_RESULT_BYTES
 _COLOR_NAMES = {0: "grey", 2: "RGB", 3: "palette", 4: "grey + alpha", 6: "RGBA"}
 
 
 def _check_result_size(op: str, what: str, shape, itemsize: int) -> None:
     """Refuse a result of `shape` whose bytes exceed _MAX_RESULT_BYTES (Python int
     arithmetic: no overflow whatever the dimensions)."""
-    size = int(itemsize)
-    for d in shape:
-        size *= int(d)
+    size = result_bytes(shape, itemsize)
     if size > _MAX_RESULT_BYTES:
         raise ExecutionError(f"{op}: {what} of shape {[int(d) for d in shape]} would take "
                              f"{size:,} bytes, over the limit of {_MAX_RESULT_BYTES:,} bytes "

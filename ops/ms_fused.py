@@ -59,6 +59,7 @@ import numpy as np
 from ..errors import OpAttributeError, ResourceExhaustedError, ShapeError, UnsupportedOpError
 from .activation import (_elu, _hard_sigmoid, _hard_swish, _leaky_relu, _selu, _sigmoid,
                          _softplus, _softsign, _thresholded_relu, relu)
+from .common import MAX_RESULT_BYTES, result_bytes
 from .conv import _CONV_ATTRS, _conv_infer, _pool_geometry, conv_nd
 from .linalg import _gemm_infer, _gemm_kernel, _matmul_infer, _matmul_kernel, _matmul_shape
 from .ms_transformer import _DOMAIN, _tanh_gelu
@@ -121,12 +122,6 @@ def _float_inputs(op, inputs, names):
     return out
 
 
-# A result (or a temporary a kernel builds, such as a padded input) whose size comes
-# from an attribute or an input's value rather than from the inputs' own sizes is
-# refused past this many bytes, as onegraph's image ops do: a fuzzed pads=2**40 must
-# not reach numpy as an allocation (a bare MemoryError, or an overcommitted success).
-MAX_RESULT_BYTES = 1 << 31
-
 # Window attributes (kernel_shape, strides, dilations, pads) past this are refused
 # before any arithmetic: numpy's stride tricks take C longs, and no real model has them.
 _MAX_WINDOW_VALUE = (1 << 31) - 1
@@ -134,14 +129,15 @@ _MAX_WINDOW_VALUE = (1 << 31) - 1
 
 def check_result_size(op, what, shape, itemsize):
     """Refuse a result of `shape` whose bytes exceed MAX_RESULT_BYTES (Python int
-    arithmetic: no overflow whatever the dims).
+    arithmetic: no overflow whatever the dims). A result (or a temporary such as a
+    padded input) sized by an attribute or an input's value must not reach numpy as an
+    allocation: a fuzzed pads=2**40 gives a bare MemoryError or an overcommitted
+    success.
 
     Raises:
         ResourceExhaustedError: naming `op`, `what` and the size.
     """
-    size = int(itemsize)
-    for d in shape:
-        size *= int(d)
+    size = result_bytes(shape, itemsize)
     if size > MAX_RESULT_BYTES:
         raise ResourceExhaustedError(
             f"{op}: {what} of shape {[int(d) for d in shape]} would take {size:,} bytes, "
