@@ -959,30 +959,35 @@ def _upgrade(proto):
 
 def _refuse_op_of_a_later_opset(graph, k: int, node, version: int) -> None:
     """Refuse a default-domain node whose op ONNX defines only from a later opset than
-    the model's (NonMaxSuppression in an opset-8 model), by name: onnx's converter
-    would stop at it with an adapter assertion. The ops onnxruntime runs before ONNX
-    defines them (ThresholdedRelu, MeanVarianceNormalization) are rewritten instead.
+    the model's (NonMaxSuppression in an opset-8 model), by name, where onnx's
+    converter would stop at it with an adapter assertion: when the op has a version
+    between the model's opset and MIN_OPSET. An op all of whose versions are later
+    than MIN_OPSET (onnxruntime's LayerNormalization, which its optimizer writes into
+    opset-12 models) passes the converter untouched and is the importer's to judge. The
+    ops onnxruntime runs before ONNX defines them (ThresholdedRelu,
+    MeanVarianceNormalization) are rewritten instead.
 
     Raises:
         ConversionError: names the graph, the node, the op and both opsets.
     """
     if node.op_type in EARLY_OPS:
         return
-    first = _first_opset(node.op_type)
-    if first is not None and first > version:
+    versions = _op_versions(node.op_type)
+    if versions and versions[0] > version \
+            and any(version < v <= MIN_OPSET for v in versions):
         raise ConversionError(
             f"graph {graph.name or 'main'!r}: node {node.name or k!r} ({node.op_type}): "
             f"{node.op_type} does not exist at the model's opset {version}; it came in at "
-            f"opset {first}")
+            f"opset {versions[0]}")
 
 
 @functools.lru_cache(maxsize=None)
-def _first_opset(op_type: str):
-    """The first default-domain opset that defines `op_type`, or None."""
+def _op_versions(op_type: str) -> tuple:
+    """The default-domain opsets at which ONNX defines a version of `op_type`, sorted
+    (empty for an op ONNX does not define)."""
     onnx = _onnx()
-    versions = [s.since_version for s in onnx.defs.get_all_schemas_with_history()
-                if s.name == op_type and s.domain == ""]
-    return min(versions) if versions else None
+    return tuple(sorted(s.since_version for s in onnx.defs.get_all_schemas_with_history()
+                        if s.name == op_type and s.domain == ""))
 
 
 def _refuse_untyped_inputs(proto, version: int) -> None:

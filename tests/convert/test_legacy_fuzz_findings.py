@@ -548,6 +548,21 @@ def test_refusals_of_old_opset_models_name_the_node(build, opset, named):
     assert re.search(named, str(e.value)), e.value
 
 
+def test_op_defined_only_after_opset_13_passes_an_old_model_as_onnxruntime_runs_it():
+    """The refusal of an op newer than the model's opset is for ops onnx's converter
+    would need an adapter for (NonMaxSuppression at 8, above): onnxruntime's optimizer
+    writes LayerNormalization (ONNX's from 17) into opset-12 models, which it runs and
+    which onegraph imported before that refusal (test_pretrained_models' ppocr_v4_rec
+    in its onnxruntime-optimized form)."""
+    scale = helper.make_tensor("s", T.FLOAT, [4], [1.0, 2.0, 3.0, 4.0])
+    bias = helper.make_tensor("b", T.FLOAT, [4], [0.5, 0.0, -0.5, 1.0])
+    x = X[0]
+    m = _model([helper.make_node("LayerNormalization", ["x", "s", "b"], ["y"], axis=-1,
+                                 epsilon=1e-5)], {"x": x}, ["y"], 12, inits=[scale, bias])
+    np.testing.assert_allclose(_onegraph(m, {"x": x})[0], _ort(m, {"x": x})[0], rtol=1e-5,
+                               atol=1e-5)
+
+
 @pytest.mark.parametrize("equation, inputs", [("ij->ji", ["x", "x"]), ("\u00e9\u00e9", ["x"])])
 def test_einsum_equation_that_does_not_fit_is_a_conversion_error(equation, inputs):
     """F13 (fixed): an Einsum whose equation does not fit its inputs was refused with a
