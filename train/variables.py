@@ -227,6 +227,17 @@ class Variable:
                                  f"{list(vs)}")
         return t
 
+    def _update(self, op: str, value, name: str | None) -> Tensor:
+        """The `op` (Assign, AssignAdd or AssignSub) node updating the variable with
+        `value`, named `name` or "<variable>/<op>"; its output is the new value.
+
+        Raises:
+            ShapeError / OneGraphError: as `_update_value`.
+            TypeError: name is not a str.
+        """
+        return self.graph.op(op, [self.handle, self._update_value(op, value)],
+                             name=name or f"{self._base}/{op}")
+
     def assign(self, value, name: str | None = None) -> Tensor:
         """An op setting the variable to `value`; its output is the new value.
 
@@ -236,8 +247,7 @@ class Variable:
             OneGraphError: a plain value does not convert to the variable's dtype.
             TypeError: name is not a str.
         """
-        return self.graph.op("Assign", [self.handle, self._update_value("Assign", value)],
-                             name=name or f"{self._base}/Assign")
+        return self._update("Assign", value, name)
 
     def assign_add(self, delta, name: str | None = None) -> Tensor:
         """An op adding `delta` to the variable (atomically); outputs the new value.
@@ -248,9 +258,7 @@ class Variable:
             OneGraphError: a plain delta does not convert to the variable's dtype.
             TypeError: name is not a str.
         """
-        return self.graph.op("AssignAdd", [self.handle,
-                                           self._update_value("AssignAdd", delta)],
-                             name=name or f"{self._base}/AssignAdd")
+        return self._update("AssignAdd", delta, name)
 
     def assign_sub(self, delta, name: str | None = None) -> Tensor:
         """An op subtracting `delta` from the variable; outputs the new value.
@@ -261,9 +269,7 @@ class Variable:
             OneGraphError: a plain delta does not convert to the variable's dtype.
             TypeError: name is not a str.
         """
-        return self.graph.op("AssignSub", [self.handle,
-                                           self._update_value("AssignSub", delta)],
-                             name=name or f"{self._base}/AssignSub")
+        return self._update("AssignSub", delta, name)
 
     def scatter_add(self, indices, updates=None, name: str | None = None) -> Tensor:
         """An op adding `updates[i]` to row `indices[i]` (sparse; repeats accumulate; a

@@ -936,6 +936,28 @@ def test_update_ops_of_a_scoped_variable_do_not_repeat_the_scope():
     assert add.op.name == "s/w/AssignAdd" and read.op.name == "s/w/read_1"
 
 
+def test_assign_assign_add_and_assign_sub_names_and_values():
+    """Each update op is named "<variable>/<op type>" unless named (uniquified: the
+    initializer is w/Assign), refuses a non-str name, and sets the value TF1's would
+    (numpy computes the expectation)."""
+    start, delta = np.array([1.0, 2.0], np.float32), np.array([0.5, -4.0], np.float32)
+    g = og.Graph()
+    with g.as_default():
+        w = og.Variable(start, name="w")
+        ops = [w.assign(delta), w.assign_add(delta), w.assign_sub(delta),
+               w.assign(start, name="reset")]
+        for update in (w.assign, w.assign_add, w.assign_sub):
+            with pytest.raises(TypeError, match="name must be a str"):
+                update(delta, name=3)
+    assert [op.op.type for op in ops] == ["Assign", "AssignAdd", "AssignSub", "Assign"]
+    assert [op.op.name for op in ops] == ["w/Assign_1", "w/AssignAdd", "w/AssignSub", "reset"]
+    sess = og.Session(g)
+    sess.run(w.initializer)
+    expected = [delta, delta + delta, delta, start]
+    for op, want in zip(ops, expected):
+        np.testing.assert_array_equal(sess.run(op), want)
+
+
 def test_name_scope_reentry_and_reset_as_tf1():
     with og.Graph().as_default():
         with og.name_scope("s") as s:
