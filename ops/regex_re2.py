@@ -112,6 +112,26 @@ def _hex_brace(pattern: str, i: int) -> tuple[str, int]:
     return f"\\U{int(digits, 16):08x}", end + 1
 
 
+def _escape(pattern: str, i: int) -> tuple[str, int]:
+    """The Python text of the escape at pattern[i] (the backslash, a character after
+    it) and the index after it, for the escapes that mean the same inside a character
+    class as outside: \\x{HHHH} and octal as \\U escapes, any other kept as written.
+
+    Raises:
+        PatternError: \\p or \\P (Unicode classes), a malformed \\x{, or a
+            backreference.
+    """
+    e = pattern[i + 1]
+    if e in "pP":
+        raise PatternError(f"Unicode classes \\{e} are not supported by onegraph's "
+                           "regex engine (install google-re2)")
+    if e == "x" and pattern.startswith("{", i + 2):
+        return _hex_brace(pattern, i + 1)
+    if e.isdigit():
+        return _octal(pattern, i + 1)
+    return pattern[i:i + 2], i + 2
+
+
 def _class(pattern: str, i: int) -> tuple[str, int]:
     """Translate the character class starting at pattern[i] == '['."""
     out = ["["]
@@ -144,18 +164,9 @@ def _class(pattern: str, i: int) -> tuple[str, int]:
             if e.lower() in _PERL:
                 out.append(_ranges(_PERL[e.lower()], e.isupper()))
                 i += 2
-            elif e in "pP":
-                raise PatternError(f"Unicode classes \\{e} are not supported by onegraph's "
-                                   "regex engine (install google-re2)")
-            elif e == "x" and pattern.startswith("{", i + 2):
-                text, i = _hex_brace(pattern, i + 1)
-                out.append(text)
-            elif e.isdigit():
-                text, i = _octal(pattern, i + 1)
-                out.append(text)
             else:
-                out.append(pattern[i:i + 2])
-                i += 2
+                text, i = _escape(pattern, i)
+                out.append(text)
         elif c in "[&~|":   # literal in RE2; Python warns of future set operations
             out.append("\\" + c)
             i += 1
@@ -196,23 +207,14 @@ def python_pattern(pattern: str) -> str:
             elif e in "ZC":
                 raise PatternError(f"invalid escape sequence: \\{e}" if e == "Z" else
                                    "\\C (one byte) is not supported by onegraph's regex engine")
-            elif e in "pP":
-                raise PatternError(f"Unicode classes \\{e} are not supported by onegraph's "
-                                   "regex engine (install google-re2)")
             elif e == "Q":
                 end = pattern.find("\\E", i + 2)
                 literal = pattern[i + 2:] if end < 0 else pattern[i + 2:end]
                 out.append(re.escape(literal))
                 i = n if end < 0 else end + 2
-            elif e == "x" and pattern.startswith("{", i + 2):
-                text, i = _hex_brace(pattern, i + 1)
-                out.append(text)
-            elif e.isdigit():
-                text, i = _octal(pattern, i + 1)
-                out.append(text)
             else:
-                out.append(pattern[i:i + 2])
-                i += 2
+                text, i = _escape(pattern, i)
+                out.append(text)
         elif c == "[":
             text, i = _class(pattern, i)
             out.append(text)

@@ -402,3 +402,29 @@ def test_patterns_too_deep_for_pythons_re_are_named(monkeypatch):
         with pytest.raises(OpAttributeError, match="too deeply nested"):
             S.regex_full_match(og.constant(np.array(["a"], object)),
                                "(" * 5000 + ")" * 5000)
+
+
+def test_pythons_translation_of_escapes_in_and_out_of_classes_matches_re2():
+    # \x{H..}, octal, \-style literals and \d take the same meaning inside a character
+    # class as outside; google-re2 itself is the oracle for what matches
+    re2 = pytest.importorskip("re2")
+    from onegraph.ops.regex_re2 import PatternError, compile_re2
+
+    patterns = [r"\x{41}\101[\x{42}\102]\0", r"[\x{61}-\x{63}]+\.", r"a\-b[\-\]]",
+                r"[\d\x{5f}]\w\x{1F600}[\x{1F600}]", r"[\012\x{20}]\040"]
+    texts = ["AAB\0", "AAA\0", "ABB\0", "abc.", "abd.", "a-b-", "a-b]", "a-bb", "1_😀😀",
+             "__😀😀", "_x😀😀", "\n ", "  ", "x "]
+    for pattern in patterns:
+        ours, theirs = compile_re2(pattern), re2.compile(pattern)
+        for text in texts:
+            assert bool(ours.fullmatch(text)) == bool(theirs.fullmatch(text)), (pattern, text)
+    # what RE2 refuses (backreferences, a bad \x{) or the translation cannot express
+    # (Unicode classes), refused alike in and out of a class
+    for pattern, message in [(r"\1", r"invalid escape sequence: \\1"),
+                             (r"[\1]", r"invalid escape sequence: \\1"),
+                             (r"\x{zz}", r"invalid escape sequence: \\x\{"),
+                             (r"[\x{zz}]", r"invalid escape sequence: \\x\{"),
+                             (r"\pL", r"Unicode classes \\p are not supported"),
+                             (r"[\PL]", r"Unicode classes \\P are not supported")]:
+        with pytest.raises(PatternError, match=message):
+            compile_re2(pattern)
