@@ -106,6 +106,15 @@ def _f32(x):
     return np.asarray(x).astype(_F32, copy=False)
 
 
+def _refuse_attrs(op, check, attrs):
+    """Raises OpAttributeError "<op>: <problem>" where check(attrs), one of the ops'
+    check_attrs functions below, finds a problem; the kernels check as the registry's
+    resolve_attrs does."""
+    problem = check(attrs)
+    if problem:
+        raise OpAttributeError(f"{op}: {problem}")
+
+
 # --------------------------------------------------------------------------------------
 # GatedRMSNorm
 # --------------------------------------------------------------------------------------
@@ -125,9 +134,7 @@ def _gated_rms_attrs(attrs):
 def _gated_rms_kernel(inputs, attrs, ctx):
     """RMSNorm over groups of scale.size elements, times scale and act(gate)."""
     op = "GatedRMSNorm"
-    problem = _gated_rms_attrs(attrs)
-    if problem:
-        raise OpAttributeError(f"{op}: {problem}")
+    _refuse_attrs(op, _gated_rms_attrs, attrs)
     x, scale, gate = inputs
     x = _typed(x, op, "X", _HALF)
     scale, gate = _typed(scale, op, "scale", _HALF), _typed(gate, op, "gate", _HALF)
@@ -384,9 +391,7 @@ def _bifurcation_kernel(inputs, attrs, ctx):
     """Merge predicted tokens up to where they leave the source, then find the unique
     source position of the longest output suffix n-gram (-1 if none or ambiguous)."""
     op = "BifurcationDetector"
-    problem = _bifurcation_attrs(attrs)
-    if problem:
-        raise OpAttributeError(f"{op}: {problem}")
+    _refuse_attrs(op, _bifurcation_attrs, attrs)
     src, cur, prev = inputs[:3]
     pred = inputs[3] if len(inputs) > 3 else None
     src, cur = _ids(op, "src_tokens", src), _ids(op, "cur_tokens", cur)
@@ -449,9 +454,7 @@ def _ngram_attrs(attrs):
 def _ngram_kernel(inputs, attrs, ctx):
     """Hash ids of the 2..max_ngram_size-grams ending at every token (see the doc)."""
     op = "NGramHashMapping"
-    problem = _ngram_attrs(attrs)
-    if problem:
-        raise OpAttributeError(f"{op}: {problem}")
+    _refuse_attrs(op, _ngram_attrs, attrs)
     ins = list(inputs) + [None] * (len(_NGRAM_INPUTS) - len(inputs))
     ids, mult, vocab, past, offsets, eos, seg = ins
     ids = np.asarray(ids)
@@ -573,9 +576,7 @@ def _varlen_requests(op, cu, total):
 def _varlen_kernel(inputs, attrs, ctx):
     """NGramHashMapping of each packed request, its history never crossing requests."""
     op = "VarlenNGramHashMapping"
-    problem = _varlen_attrs(attrs)
-    if problem:
-        raise OpAttributeError(f"{op}: {problem}")
+    _refuse_attrs(op, _varlen_attrs, attrs)
     ins = list(inputs) + [None] * (len(_VARLEN_INPUTS) - len(inputs))
     ids, mult, vocab, cu, past, offsets, eos, seg, pseg, count = ins
     ids = np.asarray(ids)

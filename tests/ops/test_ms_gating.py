@@ -17,6 +17,8 @@ test_float16_intermediate_roundings checks step by step); bfloat16 rtol = atol =
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -712,3 +714,21 @@ def test_varlen_ngram_hash_mapping_errors():
                        "must be in \\[0, 8\\], got 9"):
         REGISTRY.get("VarlenNGramHashMapping", MS).resolve_attrs(
             dict(attrs, state_update_capacity=9))
+
+
+@pytest.mark.parametrize("op,attrs,message", [
+    ("GatedRMSNorm", {"activation": b"gelu", "epsilon": 1e-5},
+     "GatedRMSNorm: activation must be one of silu, swish, sigmoid, got 'gelu'"),
+    ("BifurcationDetector", {"min_ngram_size": 0, "max_ngram_size": 3},
+     "BifurcationDetector: need 0 < min_ngram_size <= max_ngram_size, got 0 and 3"),
+    ("NGramHashMapping", {"max_ngram_size": 3, "n_head_per_ngram": 0},
+     "NGramHashMapping: n_head_per_ngram must be positive, got 0"),
+    ("VarlenNGramHashMapping", {"state_update_capacity": 0, "max_ngram_size": 1,
+                                "n_head_per_ngram": 1},
+     "VarlenNGramHashMapping: max_ngram_size must be at least 2, got 1"),
+])
+def test_kernels_called_directly_refuse_bad_attributes(op, attrs, message):
+    # the kernels check their attributes themselves too, before reading any input,
+    # so attributes that skipped the registry's resolve_attrs are refused the same way
+    with pytest.raises(OpAttributeError, match="^" + re.escape(message) + "$"):
+        REGISTRY.get(op, MS).kernel([None] * 10, attrs, None)
