@@ -203,6 +203,20 @@ def _saturation_bounds(src: DType, out: DType) -> tuple:
 
 # --------------------------------------------------------------------------- divisions
 
+def _division_operands(x, y, name, what: str) -> tuple:
+    """(a, b, floats) for the division `what`: x and y as tensors of one numeric dtype
+    (api_math's pairing) and whether that dtype is a float one.
+
+    Raises:
+        TypeError: name is not a str.
+        ShapeError: x and y are tensors of different dtypes, or not numbers.
+        OneGraphError: a plain operand does not convert to the other's dtype.
+    """
+    _g.check_name(name, what)
+    a, b = api_math._operands(x, y, what)
+    return a, b, api_math._is_float(a, what)
+
+
 def div(x, y, name=None) -> Tensor:
     """x / y with Python 2's rule, as TF1's tf.div: floor division (towards -inf) for
     integers, true division for floats. A plain y takes x's dtype. Integer division by
@@ -214,9 +228,8 @@ def div(x, y, name=None) -> Tensor:
         ShapeError: x and y are tensors of different dtypes, or not numbers.
         OneGraphError: a plain operand does not convert to the other's dtype.
     """
-    _g.check_name(name, "div")
-    a, b = api_math._operands(x, y, "div")
-    if api_math._is_float(a, "div"):
+    a, b, floats = _division_operands(x, y, name, "div")
+    if floats:
         return api.divide(a, b, name=name)
     return api_math.floordiv(a, b, name=name)
 
@@ -232,9 +245,8 @@ def div_no_nan(x, y, name=None) -> Tensor:
         ShapeError: x and y are tensors of different dtypes, or not numbers.
         OneGraphError: a plain operand does not convert to the other's dtype.
     """
-    _g.check_name(name, "div_no_nan")
-    a, b = api_math._operands(x, y, "div_no_nan")
-    if not api_math._is_float(a, "div_no_nan"):
+    a, b, floats = _division_operands(x, y, name, "div_no_nan")
+    if not floats:
         wide = float64 if a.dtype.itemsize >= 4 else float32
         a, b = api.cast(a, wide), api.cast(b, wide)
     zero = api.equal(b, 0)
@@ -252,9 +264,8 @@ def truncatediv(x, y, name=None) -> Tensor:
         ShapeError: x and y are tensors of different dtypes, or not numbers.
         OneGraphError: a plain operand does not convert to the other's dtype.
     """
-    _g.check_name(name, "truncatediv")
-    a, b = api_math._operands(x, y, "truncatediv")
-    if not api_math._is_float(a, "truncatediv"):
+    a, b, floats = _division_operands(x, y, name, "truncatediv")
+    if not floats:
         return a.graph.op("Div", [a, b], name=name)  # ONNX's integer Div truncates
     q = api.divide(a, b)
     trunc = _where(api.less(q, 0), api.ceil(q), api.floor(q))
@@ -271,9 +282,8 @@ def truncatemod(x, y, name=None) -> Tensor:
         ShapeError: x and y are tensors of different dtypes, or not numbers.
         OneGraphError: a plain operand does not convert to the other's dtype.
     """
-    _g.check_name(name, "truncatemod")
-    a, b = api_math._operands(x, y, "truncatemod")
-    if not api_math._is_float(a, "truncatemod"):
+    a, b, floats = _division_operands(x, y, name, "truncatemod")
+    if not floats:
         return a.graph.op("Mod", [a, b], {"fmod": 1}, name=name)
     return api.stop_gradient(a.graph.op("Mod", [a, b], {"fmod": 1}), name=name)
 
@@ -287,9 +297,7 @@ def floor_div(x, y, name=None) -> Tensor:
         ShapeError: x and y are tensors of different dtypes, or not numbers.
         OneGraphError: a plain operand does not convert to the other's dtype.
     """
-    _g.check_name(name, "floor_div")
-    a, b = api_math._operands(x, y, "floor_div")
-    api_math._is_float(a, "floor_div")
+    a, b, _ = _division_operands(x, y, name, "floor_div")  # refuses bools and strings
     return api_math.floordiv(a, b, name=name)
 
 

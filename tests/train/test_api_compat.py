@@ -117,6 +117,24 @@ def test_integer_divisions_by_zero_fail_the_run():
             og.Session(g).run(out, {a: np.array([3, 4], np.int32)})
 
 
+@pytest.mark.parametrize("fn", [C.div, C.div_no_nan, C.truncatediv, C.truncatemod,
+                                C.floor_div])
+def test_divisions_refuse_a_bad_name_mixed_dtypes_and_non_numbers(fn):
+    # TF1's division ops take one numeric dtype on both sides (no bool, no string)
+    what = fn.__name__
+    g = og.Graph()
+    with g.as_default():
+        f = og.placeholder(og.float32, [2])
+        i = og.placeholder(og.int32, [2])
+        b = og.placeholder(og.bool_, [2])
+        with pytest.raises(TypeError, match=f"^{what}: name must be a str"):
+            fn(f, f, name=3)
+        with pytest.raises(ShapeError, match=f"^{what}: operands of different dtypes"):
+            fn(f, i)
+        with pytest.raises(ShapeError, match=f"^{what}: x must be a numeric tensor"):
+            fn(b, b)
+
+
 def test_casts_and_list_functions():
     x = np.array([[1.5, -2.25], [3.0, 1e-3]], np.float32)
     g = og.Graph()
