@@ -305,6 +305,16 @@ def _axes_arg(inputs, attrs, pos, op, name="axes"):
     return None if attrs.get("axes") is None else list(attrs["axes"])
 
 
+def _unknown_axes_info(x, axes_info, per_axis: int) -> list:
+    """Squeeze's (per_axis -1) or Unsqueeze's (+1) output when the axes input's values
+    are not known while building: the rank is x's changed by per_axis for each axis,
+    every dim unknown; nothing is known when x's rank or the axes' count is not."""
+    n = _len1d(axes_info)
+    if x.shape is None or n is None:
+        return [TensorInfo(x.dtype, None)]
+    return [TensorInfo(x.dtype, (None,) * (len(x.shape) + per_axis * n))]
+
+
 def _squeeze(inputs, attrs, ctx):
     """Drop the given size-1 axes (all size-1 axes when none are given)."""
     x = inputs[0]
@@ -326,10 +336,7 @@ def _infer_squeeze(attrs, inputs):
     x = inputs[0]
     axes_info = inputs[1] if len(inputs) > 1 else None
     if axes_info is not None and axes_info.value is None:
-        n = _len1d(axes_info)
-        if x.shape is None or n is None:
-            return [TensorInfo(x.dtype, None)]
-        return [TensorInfo(x.dtype, (None,) * (len(x.shape) - n))]
+        return _unknown_axes_info(x, axes_info, -1)
     axes = (_ints(axes_info.value) if axes_info is not None
             else None if attrs.get("axes") is None else list(attrs["axes"]))
     if x.shape is None:
@@ -368,10 +375,7 @@ def _infer_unsqueeze(attrs, inputs):
     x = inputs[0]
     axes_info = inputs[1] if len(inputs) > 1 else None
     if axes_info is not None and axes_info.value is None:
-        n = _len1d(axes_info)
-        if x.shape is None or n is None:
-            return [TensorInfo(x.dtype, None)]
-        return [TensorInfo(x.dtype, (None,) * (len(x.shape) + n))]
+        return _unknown_axes_info(x, axes_info, 1)
     axes = _ints(axes_info.value) if axes_info is not None else list(attrs["axes"] or [])
     if x.shape is None:
         return [TensorInfo(x.dtype, None)]

@@ -73,6 +73,20 @@ def test_value_dependent_inference_without_values_keeps_rank():
     assert infer("ReduceSum", [x, TensorInfo(I64, (1,))], keepdims=0)[0].shape == (None,)
 
 
+def test_squeeze_and_unsqueeze_with_axes_known_only_at_run_time():
+    # only the axes' count is known: the rank numpy's squeeze / expand_dims give, every
+    # dim unknown; nothing when the input's rank or the axes' count is unknown
+    x = np.ones((1, 3, 1), np.float32)
+    axes = TensorInfo(I64, (2,))
+    (sq,) = infer("Squeeze", [TensorInfo(F32, x.shape), axes])
+    assert sq.dtype == F32 and sq.shape == (None,) * np.squeeze(x, axis=(0, 2)).ndim
+    (unsq,) = infer("Unsqueeze", [TensorInfo(F32, x.shape), axes])
+    assert unsq.dtype == F32 and unsq.shape == (None,) * np.expand_dims(x, (0, 2)).ndim
+    for op in ("Squeeze", "Unsqueeze"):
+        assert infer(op, [TensorInfo(F32, None), axes])[0].shape is None
+        assert infer(op, [TensorInfo(F32, x.shape), TensorInfo(I64, (None,))])[0].shape is None
+
+
 def test_value_dependent_inference_with_values():
     x = TensorInfo(F32, (2, 3))
     assert infer("Reshape", [x, known(np.array([0, -1]))])[0].shape == (2, 3)
