@@ -1115,6 +1115,46 @@ def conv2d_backprop_input(input_sizes, filter=None, out_backprop=None, strides=N
          ("input's", "out_backprop's"), ("input has", "out_backprop has")])
 
 
+def _check_filter_channels(what, x, dy, c_in: int, c_out: int, filter_sizes) -> None:
+    """Check a filter gradient's input `x` and out_backprop `dy` (channels first, dims
+    unknown while building pass) against the channels filter_sizes gives them.
+
+    Raises:
+        ShapeError: x has not c_in channels, or dy not c_out.
+    """
+    for arg, t, c in (("input", x, c_in), ("out_backprop", dy, c_out)):
+        if t.shape is not None and t.shape[1] is not None and t.shape[1] != c:
+            raise ShapeError(f"{what}: {arg} has {t.shape[1]} channels but filter_sizes "
+                             f"{filter_sizes} says {c}")
+
+
+def _filter_grad_sizes(what, in_sp, pads, steps, reach, dy, conv: str) -> tuple:
+    """(out_sp, ends) of a filter gradient, a Conv of the input with out_backprop `dy`
+    (channels first) as its kernel: per spatial axis, the output size of the forward
+    convolution (`conv` in messages, e.g. "a conv2d"), which dy's must be, and the
+    padding its last taps reach at the end (negative: input rows no tap reaches).
+
+    Raises:
+        ShapeError: the filter is larger than the padded input, or dy's size on an
+            axis is not the convolution's.
+    """
+    n = len(in_sp)
+    out_sp, ends = [], []
+    for axis in range(n):
+        size, b, e, s, r = in_sp[axis], pads[axis], pads[axis + n], steps[axis], reach[axis]
+        if size + b + e < r:
+            raise ShapeError(f"{what}: the filter ({r}) is larger than the padded input "
+                             f"({size + b + e}) on spatial axis {axis}")
+        o = (size + b + e - r) // s + 1
+        got = dy.shape[2 + axis] if dy.shape is not None else None
+        if got is not None and got != o:
+            raise ShapeError(f"{what}: out_backprop has size {got} on spatial axis {axis} "
+                             f"but {conv} of this input, filter and padding makes {o}")
+        out_sp.append(o)
+        ends.append((o - 1) * s + r - size - b)
+    return out_sp, ends
+
+
 def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding,  # noqa: A002
                            use_cudnn_on_gpu=True, data_format="NHWC",
                            dilations=(1, 1, 1, 1), name=None) -> Tensor:
@@ -1145,31 +1185,14 @@ def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding, 
     if None in in_sp:
         raise ShapeError(f"{what}: the input's height and width must be known while "
                          f"building, got shape {None if x.shape is None else list(x.shape)}")
-    for arg, t, c in (("input", xc, c_in), ("out_backprop", dyc, c_out)):
-        if t.shape is not None and t.shape[1] is not None and t.shape[1] != c:
-            raise ShapeError(f"{what}: {arg} has {t.shape[1]} channels but filter_sizes "
-                             f"{[kh, kw, c_in, c_out]} says {c}")
+    _check_filter_channels(what, xc, dyc, c_in, c_out, [kh, kw, c_in, c_out])
     reach = [(k - 1) * d + 1 for k, d in zip((kh, kw), rates)]
     pads = _padding(padding, xc, 2, reach, steps, first, what, explicit=True).get(
         "pads", [0, 0, 0, 0])
-    out_sp, ends, crop = [], [], False
-    for axis in range(2):
-        n, b, e, s, r = in_sp[axis], pads[axis], pads[axis + 2], steps[axis], reach[axis]
-        if n + b + e < r:
-            raise ShapeError(f"{what}: the filter ({r}) is larger than the padded input "
-                             f"({n + b + e}) on spatial axis {axis}")
-        o = (n + b + e - r) // s + 1
-        got = dyc.shape[2 + axis] if dyc.shape is not None else None
-        if got is not None and got != o:
-            raise ShapeError(f"{what}: out_backprop has size {got} on spatial axis {axis} "
-                             f"but a conv2d of this input, filter and padding makes {o}")
-        out_sp.append(o)
-        end = (o - 1) * s + r - n - b      # the padding the taps reach at the end
-        ends.append(end)
-        crop = crop or end < 0
+    out_sp, ends = _filter_grad_sizes(what, in_sp, pads, steps, reach, dyc, "a conv2d")
     g = x.graph
     with g.name_scope(name or "Conv2DBackpropFilter"):
-        if crop:   # rows or columns no tap reaches
+        if any(e < 0 for e in ends):   # rows or columns no tap reaches
             xc = g.op("Slice", [xc, g.constant(np.zeros(2, np.int64)),
                                 g.constant(np.asarray([size + min(e, 0) for size, e in
                                                        zip(in_sp, ends)], np.int64)),

@@ -31,8 +31,9 @@ from .nn import _positive_int
 from .nn_extra import conv2d_transpose
 from ..ops.random_more import check_sample_count
 from .nn_sampled import sampler_arguments
-from .nn_more import (_alias, _brief, _first, _input, _last, _layout, _like, _padding,
-                      _pool, _sizes, _spatial_sizes, _static_ints, batch_normalization)
+from .nn_more import (_alias, _brief, _check_filter_channels, _filter_grad_sizes, _first,
+                      _input, _last, _layout, _like, _padding, _pool, _sizes,
+                      _spatial_sizes, _static_ints, batch_normalization)
 from .nn_ops import depthwise_conv2d
 
 __all__ = ["all_candidate_sampler", "avg_pool_v2", "batch_norm_with_global_normalization",
@@ -476,26 +477,11 @@ def _backprop_filter(what, n, input, filter_sizes, out_backprop, strides,  # noq
     if None in in_sp:
         raise ShapeError(f"{what}: the input's spatial sizes must be known while building, "
                          f"got shape {None if x.shape is None else list(x.shape)}")
-    for arg, t, c in (("input", xc, c_in), ("out_backprop", dyc, c_out)):
-        if t.shape is not None and t.shape[1] is not None and t.shape[1] != c:
-            raise ShapeError(f"{what}: {arg} has {t.shape[1]} channels but filter_sizes "
-                             f"{sizes} says {c}")
+    _check_filter_channels(what, xc, dyc, c_in, c_out, sizes)
     reach = [(k - 1) * d + 1 for k, d in zip(kernel, rates)]
     pads = _padding(padding, xc, n, reach, steps, first, what,
                     explicit=depthwise).get("pads", [0] * (2 * n))
-    out_sp, ends = [], []
-    for axis in range(n):
-        size, b, e, s, r = in_sp[axis], pads[axis], pads[axis + n], steps[axis], reach[axis]
-        if size + b + e < r:
-            raise ShapeError(f"{what}: the filter ({r}) is larger than the padded input "
-                             f"({size + b + e}) on spatial axis {axis}")
-        o = (size + b + e - r) // s + 1
-        got = dyc.shape[2 + axis] if dyc.shape is not None else None
-        if got is not None and got != o:
-            raise ShapeError(f"{what}: out_backprop has size {got} on spatial axis {axis} "
-                             f"but a convolution of this input, filter and padding makes {o}")
-        out_sp.append(o)
-        ends.append((o - 1) * s + r - size - b)   # the padding the taps reach at the end
+    out_sp, ends = _filter_grad_sizes(what, in_sp, pads, steps, reach, dyc, "a convolution")
     g = x.graph
     axes = list(range(2, n + 2))
     with g.name_scope(name or what):

@@ -6,6 +6,8 @@ against TensorFlow's outputs and gradients, recorded in data/tf1_nnmore_referenc
 by `tools/record_tf1_reference.py nnmore` (TensorFlow 2.21's tf.compat.v1); errors;
 run-time sizes; an export run in onnxruntime."""
 
+import re
+
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -354,3 +356,24 @@ def test_unknown_sizes_export_and_run_in_onnxruntime():
     for key, a, b in zip(outs, got, want, strict=True):
         assert a.dtype == b.dtype and a.shape == b.shape, key
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5, err_msg=key)
+
+
+@pytest.mark.parametrize("x_shape,sizes,dy_shape,padding,message", [
+    ([1, 2, 2, 1], [3, 3, 1, 1], [1, 1, 1, 1], [[0, 0]] * 4,
+     "the filter (3) is larger than the padded input (2) on spatial axis 0"),
+    ([1, 5, 5, 3], [3, 3, 3, 4], [1, 3, 3, 2], "VALID",
+     "out_backprop has 2 channels but filter_sizes [3, 3, 3, 4] says 4"),
+    ([1, 5, 5, 3], [3, 3, 3, 4], [1, 4, 3, 4], "VALID",
+     "out_backprop has size 4 on spatial axis 0 but a conv2d of this input, filter and "
+     "padding makes 3"),
+])
+def test_conv2d_backprop_filter_names_sizes_that_do_not_fit_one_conv2d(x_shape, sizes,
+                                                                         dy_shape, padding,
+                                                                         message):
+    # VALID conv2d output size: (in - k) // stride + 1 = (5 - 3) // 1 + 1 = 3; VALID
+    # refuses a too large filter before, in its own words, explicit padding here
+    with og.Graph().as_default():
+        x, dy = og.zeros(x_shape), og.zeros(dy_shape)
+        with pytest.raises(ShapeError, match="^" + re.escape(
+                f"conv2d_backprop_filter: {message}") + "$"):
+            M.conv2d_backprop_filter(x, sizes, dy, [1, 1, 1, 1], padding)

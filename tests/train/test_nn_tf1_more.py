@@ -13,6 +13,7 @@ misplaced tap, a wrong padding, a dropped alignment) is off by O(1).
 import itertools
 import sys
 import os
+import re
 
 import numpy as np
 import pytest
@@ -532,3 +533,26 @@ def test_all_candidate_sampler_refuses_a_huge_num_sampled_while_building():
         with og.Graph().as_default():
             with pytest.raises(ShapeError, match="MAX_SAMPLE_ELEMENTS"):
                 M.all_candidate_sampler(TRUE, 2, n, True)
+
+
+@pytest.mark.parametrize("build,message", [
+    (lambda: M.depthwise_conv2d_native_backprop_filter(
+        np.zeros((1, 2, 2, 1), np.float32), [3, 3, 1, 1], np.zeros((1, 1, 1, 1), np.float32),
+        [1, 1, 1, 1], [[0, 0], [0, 0], [0, 0], [0, 0]]),
+     "depthwise_conv2d_native_backprop_filter: the filter (3) is larger than the padded "
+     "input (2) on spatial axis 0"),
+    (lambda: M.conv3d_backprop_filter_v2(np.zeros((1, 4, 5, 5, 2), np.float32),
+                                         [3, 3, 3, 2, 3], np.zeros((1, 3, 3, 3, 3), np.float32),
+                                         [1, 1, 1, 1, 1], "VALID"),
+     "conv3d_backprop_filter: out_backprop has size 3 on spatial axis 0 but a convolution "
+     "of this input, filter and padding makes 2"),
+    (lambda: M.depthwise_conv2d_native_backprop_filter(
+        X4, [3, 3, 3, 2], np.zeros((2, 5, 6, 5), np.float32), [1, 1, 1, 1], "SAME"),
+     "depthwise_conv2d_native_backprop_filter: out_backprop has 5 channels but "
+     "filter_sizes [3, 3, 3, 2] says 6"),
+])
+def test_backprop_filters_name_sizes_that_do_not_fit_the_convolution(build, message):
+    # VALID output size (in - k) // stride + 1; depthwise out channels in * multiplier;
+    # (VALID and SAME padding refuse a too large filter before, in their own words)
+    with pytest.raises(ShapeError, match="^" + re.escape(message) + "$"):
+        build()
