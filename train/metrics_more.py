@@ -186,6 +186,23 @@ def _at_thresholds(where: str, labels, predictions, thresholds: list, weights,
     return values, updates
 
 
+def _read_at_thresholds(where: str, labels, predictions, limits: list, weights, kinds,
+                        read, name, metrics_collections, updates_collections) -> tuple:
+    """(value, update_op) of a metric read off the confusion counts at the thresholds
+    `limits`: read({kind: counts [T]}) of the running totals and of this batch's
+    update, in the name scope `name` (default `where`); the counts of `kinds` only.
+
+    Raises:
+        ShapeError / TypeError / ExecutionError: as `true_positives_at_thresholds`.
+    """
+    g = _floats(predictions, f"{where}: predictions").graph
+    with g.name_scope(name or where):
+        values, updates = _at_thresholds(where, labels, predictions, limits, weights,
+                                         kinds)
+        value, update = read(values), read(updates)
+    return _finish(value, update, metrics_collections, updates_collections, where)
+
+
 def _count_at_thresholds(where: str, kind: str, labels, predictions, thresholds, weights,
                          metrics_collections, updates_collections, name) -> tuple:
     _g.check_name(name, where)
@@ -262,15 +279,11 @@ def _ratio_at_thresholds(where: str, other: str, labels, predictions, thresholds
     """tp / (1e-7 + tp + other) per threshold, TF1's precision/recall_at_thresholds."""
     _g.check_name(name, where)
     limits = _threshold_list(thresholds, where)
-    g = _floats(predictions, f"{where}: predictions").graph
-    with g.name_scope(name or where):
-        values, updates = _at_thresholds(where, labels, predictions, limits, weights,
-                                         ("tp", other))
 
-        def ratio(c):
-            return c["tp"] / (c["tp"] + c[other] + 1e-7)
-        value, update = ratio(values), ratio(updates)
-    return _finish(value, update, metrics_collections, updates_collections, where)
+    def ratio(c):
+        return c["tp"] / (c["tp"] + c[other] + 1e-7)
+    return _read_at_thresholds(where, labels, predictions, limits, weights, ("tp", other),
+                               ratio, name, metrics_collections, updates_collections)
 
 
 def precision_at_thresholds(labels, predictions, thresholds, weights=None,
@@ -377,13 +390,12 @@ def auc(labels, predictions, weights=None, num_thresholds=200, metrics_collectio
     else:
         limits = _even_thresholds(num_thresholds, where, 1.0 + 1e-7)
     n = len(limits)
-    g = _floats(predictions, "auc: predictions").graph
-    with g.name_scope(name or where):
-        values, updates = _at_thresholds(where, labels, predictions, limits, weights,
-                                         ("tp", "fn", "tn", "fp"))
-        value, update = (_area(c["tp"], c["fn"], c["tn"], c["fp"], n, curve,
-                               summation_method) for c in (values, updates))
-    return _finish(value, update, metrics_collections, updates_collections, where)
+
+    def area(c):
+        return _area(c["tp"], c["fn"], c["tn"], c["fp"], n, curve, summation_method)
+    return _read_at_thresholds(where, labels, predictions, limits, weights,
+                               ("tp", "fn", "tn", "fp"), area, name, metrics_collections,
+                               updates_collections)
 
 
 def _rate_in_range(value, what: str) -> float:
@@ -408,17 +420,14 @@ def sensitivity_at_specificity(labels, predictions, specificity, weights=None,
     _g.check_name(name, where)
     target = _rate_in_range(specificity, f"{where}: specificity")
     limits = _even_thresholds(num_thresholds, where, 1.0 + 1e-7)
-    g = _floats(predictions, f"{where}: predictions").graph
 
     def at(c):
         specificities = c["tn"] / (c["tn"] + c["fp"] + 1e-7)
         k = api.argmin(api.abs(specificities - target), 0)
         return c["tp"][k] / (c["tp"][k] + c["fn"][k] + 1e-7)
-    with g.name_scope(name or where):
-        values, updates = _at_thresholds(where, labels, predictions, limits, weights,
-                                         ("tp", "fn", "tn", "fp"))
-        value, update = at(values), at(updates)
-    return _finish(value, update, metrics_collections, updates_collections, where)
+    return _read_at_thresholds(where, labels, predictions, limits, weights,
+                               ("tp", "fn", "tn", "fp"), at, name, metrics_collections,
+                               updates_collections)
 
 
 def specificity_at_sensitivity(labels, predictions, sensitivity, weights=None,
@@ -436,7 +445,6 @@ def specificity_at_sensitivity(labels, predictions, sensitivity, weights=None,
     _g.check_name(name, where)
     target = _rate_in_range(sensitivity, f"{where}: sensitivity")
     limits = _even_thresholds(num_thresholds, where, 1.0 - 1e-7)
-    g = _floats(predictions, f"{where}: predictions").graph
 
     def at(c):
         gap = api.abs(c["tp"] / (c["tp"] + c["fn"] + 1e-7) - target)
@@ -444,11 +452,9 @@ def specificity_at_sensitivity(labels, predictions, sensitivity, weights=None,
         # argmax of the running count of closest thresholds: its last occurrence
         k = api.argmax(api_extra.cumsum(closest), 0)
         return c["tn"][k] / (c["tn"][k] + c["fp"][k] + 1e-7)
-    with g.name_scope(name or where):
-        values, updates = _at_thresholds(where, labels, predictions, limits, weights,
-                                         ("tp", "fn", "tn", "fp"))
-        value, update = at(values), at(updates)
-    return _finish(value, update, metrics_collections, updates_collections, where)
+    return _read_at_thresholds(where, labels, predictions, limits, weights,
+                               ("tp", "fn", "tn", "fp"), at, name, metrics_collections,
+                               updates_collections)
 
 
 # --------------------------------------------------------------------------- classes

@@ -67,6 +67,33 @@ def test_matches_tensorflow_batch_by_batch(reference, case):
                                        err_msg=f"{kind} after batch {b}")
 
 
+@pytest.mark.parametrize("fn,args,kinds", [
+    (og.metrics.auc, (), ("true_positives", "false_negatives", "true_negatives",
+                          "false_positives")),
+    (og.metrics.sensitivity_at_specificity, (0.5,), ("true_positives", "false_negatives",
+                                                     "true_negatives", "false_positives")),
+    (og.metrics.specificity_at_sensitivity, (0.5,), ("true_positives", "false_negatives",
+                                                     "true_negatives", "false_positives")),
+    (og.metrics.precision_at_thresholds, ([0.5],), ("true_positives", "false_positives")),
+    (og.metrics.recall_at_thresholds, ([0.5],), ("true_positives", "false_negatives")),
+])
+@pytest.mark.parametrize("name", [None, "m"])
+def test_metrics_at_thresholds_scope_and_collect_as_tf1(fn, args, kinds, name):
+    # TF1's _confusion_matrix_at_thresholds: the counts it includes, tp fn tn fp in that
+    # order, as metric variables in the metric's scope (its name, else its own)
+    g = og.Graph()
+    with g.as_default():
+        y = og.placeholder(og.bool_, [4])
+        p = og.placeholder(og.float32, [4])
+        value, update = fn(y, p, *args, metrics_collections=["v"], updates_collections=["u"],
+                           name=name)
+        assert og.get_collection("v") == [value] and og.get_collection("u") == [update]
+        scope = name or fn.__name__
+        assert [x.name for x in og.get_collection(og.METRIC_VARIABLES)] == [
+            f"{scope}/{kind}" for kind in kinds]
+        assert value.op.name.startswith(f"{scope}/") and update.op.name.startswith(f"{scope}/")
+
+
 def test_local_variables_initializer_restarts_the_counts():
     g = og.Graph()
     with g.as_default():
