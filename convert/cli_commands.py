@@ -24,7 +24,9 @@ def cmd_convert(args) -> int:
 
     Raises:
         ConversionError: unknown extension pair, --opset out of range, an unreadable
-            .onnx file or a failed conversion.
+            .onnx file, an output that cannot be written (checked before converting)
+            or a failed conversion.
+        OneGraphError: the output is (a symbolic link to) the input.
         OSError: the .og file cannot be opened.
     """
     import onegraph as og
@@ -41,6 +43,7 @@ def cmd_convert(args) -> int:
         # from_onnx's own message repeats the path and the errno; say it as every
         # subcommand says it
         check_readable(args.input, ConversionError)
+        _check_destination(args.input, args.output)
         model = from_onnx(args.input)
         try:
             size = og.save(model, args.output)
@@ -59,6 +62,8 @@ def cmd_convert(args) -> int:
             # to_onnx checks this too, in the API's words ("opset"); here it is a flag
             raise ConversionError(f"--opset must be an integer from 1 to {newest} (the newest "
                                   f"the installed onnx knows), got {args.opset}")
+        check_readable(args.input)
+        _check_destination(args.input, args.output)
         # the data checksums too: a corrupted weight would otherwise go into a file
         # that has none, past detection
         model = og.load(args.input, check_data=True)
@@ -69,6 +74,25 @@ def cmd_convert(args) -> int:
         return 0
     raise ConversionError(f"cannot tell the direction from {src_ext or 'no extension'} -> "
                           f"{dst_ext or 'no extension'}; use .onnx -> .og or .og -> .onnx")
+
+
+def _check_destination(source: str, output: str) -> None:
+    """Fail before converting (which takes minutes for a large model) if `output` could
+    not be written, or is `source` itself (a symbolic link to it: writing through the
+    link would replace the model being converted).
+
+    Raises:
+        ConversionError: "cannot write 'OUTPUT': <reason>", as a failed write says it.
+        OneGraphError: "output OUTPUT: is the model being converted; writing there
+            would destroy it".
+    """
+    from ..format.atomic import check_writable
+
+    refuse_overwriting("output", output, {"the model being converted": source})
+    try:
+        check_writable(output)
+    except OSError as e:
+        raise ConversionError(cannot_write(e, output)) from e
 
 
 def _parse_inputs(items, known=()) -> dict[str, np.ndarray]:

@@ -1,0 +1,92 @@
+"""What a new user of `onegraph convert` / `onegraph run` gets wrong, checked from the
+outside: an output that is (a link to) an input, a destination that cannot be written,
+Ctrl-C at any moment, and output that stays one line per value."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onegraph.cli as cli
+from onegraph.cli import main
+
+REPO_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture
+def files(tmp_path):
+    """small.onnx (Gemm + Softmax, a symbolic batch), its .og, and an input data.npy."""
+    rng = np.random.default_rng(1)
+    x = helper.make_tensor_value_info("data", TensorProto.FLOAT, ["batch", 4])
+    y = helper.make_tensor_value_info("prob", TensorProto.FLOAT, ["batch", 3])
+    inits = [numpy_helper.from_array(rng.standard_normal((4, 3)).astype(np.float32), "w"),
+             numpy_helper.from_array(rng.standard_normal(3).astype(np.float32), "b")]
+    nodes = [helper.make_node("Gemm", ["data", "w", "b"], ["z"]),
+             helper.make_node("Softmax", ["z"], ["prob"], axis=1)]
+    graph = helper.make_graph(nodes, "g", [x], [y], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              tmp_path / "small.onnx")
+    np.save(tmp_path / "data.npy", rng.standard_normal((5, 4)).astype(np.float32))
+    assert main(["convert", str(tmp_path / "small.onnx"), str(tmp_path / "small.og")]) == 0
+    return tmp_path
+
+
+def _cli(*argv, cwd=None):
+    """Run the console command in a process of its own, as a shell user does."""
+    env = dict(os.environ, PYTHONPATH=REPO_PARENT + os.pathsep + os.environ.get("PYTHONPATH",
+                                                                                ""))
+    return subprocess.run([sys.executable, "-m", "onegraph.cli", *map(str, argv)], env=env,
+                          cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def _refused(r, *words):
+    """Exit status 2, nothing on stdout, one line on stderr holding `words`."""
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, (r.returncode, r.stderr)
+    assert "Traceback" not in r.stderr and not r.stdout, (r.stdout, r.stderr)
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+
+
+@pytest.mark.parametrize("source, link", [("small.onnx", "out.og"), ("small.og", "out.onnx")])
+def test_convert_refuses_an_output_that_links_to_its_input(files, source, link):
+    """`onegraph convert` writes through a symbolic link (the link stays, its target is
+    replaced); a link to the file being converted would replace the input with the
+    output, so it is refused before any work, as `run` refuses its own."""
+    before = (files / source).read_bytes()
+    os.symlink(source, files / link)
+    _refused(_cli("convert", source, link, cwd=files), link, "writing there would destroy")
+    assert (files / source).read_bytes() == before
+    assert sorted(os.listdir(files)) == sorted(["small.onnx", "small.og", "data.npy", link])
+
+
+@pytest.mark.parametrize("source, target", [("small.onnx", "nowhere/m.og"),
+                                            ("small.og", "nowhere/m.onnx"),
+                                            ("small.onnx", "data.npy/m.og"),
+                                            ("small.og", "folder.onnx")])
+def test_convert_checks_where_it_writes_before_converting(files, monkeypatch, capsys,
+                                                          source, target):
+    """A destination that cannot be written fails before the conversion (minutes for a
+    large model), not after it; the words are those of the failed write."""
+    import onegraph.convert.onnx_export as onnx_export
+    import onegraph.convert.onnx_import as onnx_import
+
+    (files / "folder.onnx").mkdir()
+    called = []
+
+    def spy(*args, **kwargs):
+        called.append(args)
+        raise AssertionError("converted before checking the destination")
+
+    monkeypatch.setattr(onnx_import, "from_onnx", spy)
+    monkeypatch.setattr(onnx_export, "to_onnx", spy)
+    code = main(["convert", str(files / source), str(files / target)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith("onegraph convert: ConversionError: cannot write '"), err[0]
+    assert target in err[0] and not called
