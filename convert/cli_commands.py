@@ -178,12 +178,12 @@ def cmd_run(args) -> int:
     # every argument and every place written is checked before the model runs
     if args.runs < 1:
         raise OneGraphError(f"--runs {args.runs}: must be at least 1")
+    reads = {"the model being run": args.model,
+             **{f"the --input file of {item.partition('=')[0]!r}": item.partition("=")[2]
+                for item in args.input or ()}}
     if args.trace is not None:
         check_writable_flag("--trace", args.trace)
-        refuse_overwriting("--trace", args.trace, {
-            "the model being run": args.model,
-            **{f"the --input file of {item.partition('=')[0]!r}": item.partition("=")[2]
-               for item in args.input or ()}})
+        refuse_overwriting("--trace", args.trace, reads)
     if args.output_dir is not None:
         if not args.output_dir:
             raise OneGraphError("--output-dir '': needs a folder name")
@@ -196,6 +196,8 @@ def cmd_run(args) -> int:
             if os.path.isdir(path):
                 raise OneGraphError(f"--output-dir {args.output_dir}: cannot write "
                                     f"{path!r}: it is a directory")
+            if not declared[k].containers:  # a plain tensor: STEM.npy is its file
+                refuse_overwriting("--output-dir", path, reads)
     if not outputs:
         raise OneGraphError(f"{args.model}: the model has no outputs to fetch")
     session = Session(model)
@@ -212,7 +214,7 @@ def cmd_run(args) -> int:
     values = dict(zip(names, results[:len(names)]))
     values = {k: values[k] for k in outputs if k in values}
     if args.output_dir:
-        lines = _write_outputs(args.output_dir, values, declared)
+        lines = _write_outputs(args.output_dir, values, declared, reads)
     else:
         lines = [_summary(name, value) for name, value in values.items()]
     print("\n".join(lines))
@@ -228,18 +230,26 @@ def cmd_run(args) -> int:
     return 0
 
 
-def _write_outputs(folder: str, values: dict, declared: dict) -> list[str]:
+def _write_outputs(folder: str, values: dict, declared: dict,
+                   reads: dict | None = None) -> list[str]:
     """Write every output into `folder` (created, with missing parents, if need be) and
     return the lines to print. The files replace their old versions together: if one
     cannot be written, none is, and the folders made here are removed again.
+    `reads` (what it is -> path) names the files the command read, which no output may
+    replace.
 
     Raises:
-        OneGraphError: a file or the folder cannot be written, or a value has no .npy
-            form.
+        OneGraphError: a file or the folder cannot be written, is one of `reads`, or a
+            value has no .npy form.
     """
     from ..format.atomic import AtomicFiles
 
     stems = _file_stems(values)
+    # a sequence's or map's files are known only now; a plain tensor's were checked
+    # before the run
+    for name, value in values.items():
+        for f in _files_of(stems[name], value):
+            refuse_overwriting("--output-dir", os.path.join(folder, f), reads or {})
     made = []
     try:
         where = os.path.abspath(folder)

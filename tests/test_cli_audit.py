@@ -90,3 +90,36 @@ def test_convert_checks_where_it_writes_before_converting(files, monkeypatch, ca
     assert code == 2 and len(err) == 1, err
     assert err[0].startswith("onegraph convert: ConversionError: cannot write '"), err[0]
     assert target in err[0] and not called
+
+
+def test_run_refuses_an_output_file_that_is_an_input(files):
+    """README: every place `run` writes is checked before the model runs, and one that
+    is a file the command reads (an --input) is refused: the output `prob` would go to
+    DIR/prob.npy, which is the --input file here."""
+    out = files / "out"
+    out.mkdir()
+    np.save(out / "prob.npy", np.load(files / "data.npy"))
+    before = (out / "prob.npy").read_bytes()
+    _refused(_cli("run", "small.og", "--input", "data=out/prob.npy", "--output-dir", "out",
+                  cwd=files), "--output-dir", "prob.npy", "--input file of 'data'")
+    assert (out / "prob.npy").read_bytes() == before
+    assert os.listdir(out) == ["prob.npy"]
+
+
+def test_run_refuses_a_sequence_element_file_that_is_an_input(tmp_path):
+    """A sequence's files (NAME_0.npy, ...) are known only after the run: the one that
+    is the --input file is refused then, and no output is written."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    s = helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, None)
+    graph = helper.make_graph([helper.make_node("SplitToSequence", ["x"], ["s"])], "g",
+                              [x], [s])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              tmp_path / "seq.onnx")
+    assert _cli("convert", "seq.onnx", "seq.og", cwd=tmp_path).returncode == 0
+    (tmp_path / "out").mkdir()
+    np.save(tmp_path / "out" / "s_2.npy", np.arange(4, dtype=np.float32))
+    before = (tmp_path / "out" / "s_2.npy").read_bytes()
+    _refused(_cli("run", "seq.og", "--input", "x=out/s_2.npy", "--output-dir", "out",
+                  cwd=tmp_path), "--output-dir", "s_2.npy", "--input file of 'x'")
+    assert (tmp_path / "out" / "s_2.npy").read_bytes() == before
+    assert os.listdir(tmp_path / "out") == ["s_2.npy"]
