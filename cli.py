@@ -297,8 +297,14 @@ def _dash_means_stdin(args) -> str | None:
 
 def main(argv=None) -> int:
     """Entry point of the `onegraph` console script; returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        # loading the subcommands takes about a second of imports, in which a Ctrl-C
+        # is as likely as during the work
+        parser = build_parser()
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:
+        print("onegraph: interrupted", file=sys.stderr)
+        return 130
     problem = _dash_means_stdin(args)
     if problem:
         print(f"onegraph {args.command}: OneGraphError: {problem}", file=sys.stderr)

@@ -123,3 +123,16 @@ def test_run_refuses_a_sequence_element_file_that_is_an_input(tmp_path):
                   cwd=tmp_path), "--output-dir", "s_2.npy", "--input file of 'x'")
     assert (tmp_path / "out" / "s_2.npy").read_bytes() == before
     assert os.listdir(tmp_path / "out") == ["s_2.npy"]
+
+
+def test_ctrl_c_while_the_command_starts_is_one_line(files, capsys, monkeypatch):
+    """Ctrl-C while the subcommands are being loaded (about a second of imports) ends
+    like Ctrl-C during the work: one line and exit status 130, no traceback."""
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    code = main(["convert", str(files / "small.onnx"), str(files / "x.og")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 130 and err == ["onegraph: interrupted"], err
+    assert not (files / "x.og").exists()
