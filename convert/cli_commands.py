@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 
@@ -488,9 +489,14 @@ def _summary(name: str, value) -> str:
         return head
     if value.dtype.kind in "fiub":
         flat = value.reshape(-1)
-        shown = np.array2string(flat[:8], precision=5, separator=", ")
+        # one line per output, however wide (numpy wraps at 75 columns)
+        shown = np.array2string(flat[:8], precision=5, separator=", ",
+                                max_line_width=sys.maxsize)
         stats = ""
-        if value.dtype.kind in "fiu":
+        if value.dtype.kind in "iu":  # ids and counts exactly, not as 1.09951e+12
+            mean = flat.astype(np.float64).mean()
+            stats = f" min={int(flat.min())} max={int(flat.max())} mean={mean:.6g}"
+        elif value.dtype.kind == "f":
             v = flat.astype(np.float64)
             stats = f" min={v.min():.6g} max={v.max():.6g} mean={v.mean():.6g}"
         return f"{head}{stats} values={shown}{' ...' if flat.size > 8 else ''}"

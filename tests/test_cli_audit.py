@@ -136,3 +136,32 @@ def test_ctrl_c_while_the_command_starts_is_one_line(files, capsys, monkeypatch)
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 130 and err == ["onegraph: interrupted"], err
     assert not (files / "x.og").exists()
+
+
+def test_run_prints_one_line_per_output(files):
+    """Without --output-dir each output is summarized on one line (numpy's printer
+    wraps at 75 columns), its values those onnxruntime computes."""
+    data = np.load(files / "data.npy")
+    (want,) = ort.InferenceSession(str(files / "small.onnx")).run(None, {"data": data})
+    r = _cli("run", "small.og", "--input", "data=data.npy", cwd=files)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("prob: float32[5, 3] "), r.stdout
+    shown = lines[0].split("values=[")[1].split("]")[0]
+    got = np.array([float(v) for v in shown.split(",")], np.float32)
+    np.testing.assert_allclose(got, want.reshape(-1)[:8], rtol=1e-4)
+
+
+def test_run_prints_integers_exactly(tmp_path):
+    """An int64 output (ids, counts) is summarized with its exact min and max, not
+    rounded to six digits."""
+    x = helper.make_tensor_value_info("x", TensorProto.INT64, [3])
+    y = helper.make_tensor_value_info("y", TensorProto.INT64, [3])
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g", [x], [y])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              tmp_path / "id.onnx")
+    assert _cli("convert", "id.onnx", "id.og", cwd=tmp_path).returncode == 0
+    np.save(tmp_path / "x.npy", np.array([3, 2**40 + 1, -7], np.int64))
+    r = _cli("run", "id.og", "--input", "x=x.npy", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("y: int64[3] min=-7 max=1099511627777 "), r.stdout
