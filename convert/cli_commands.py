@@ -183,7 +183,11 @@ def cmd_run(args) -> int:
              **{f"the --input file of {item.partition('=')[0]!r}": item.partition("=")[2]
                 for item in args.input or ()}}
     if args.trace is not None:
-        check_writable_flag("--trace", args.trace)
+        # a trace next to the outputs, in an --output-dir still to be made: that
+        # folder's check below is the trace's too
+        if not (args.output_dir and not os.path.exists(args.output_dir)
+                and _same_place(os.path.dirname(args.trace) or ".", args.output_dir)):
+            check_writable_flag("--trace", args.trace)
         refuse_overwriting("--trace", args.trace, reads)
     if args.output_dir is not None:
         if not args.output_dir:
@@ -199,6 +203,7 @@ def cmd_run(args) -> int:
                                     f"{path!r}: it is a directory")
             if not declared[k].containers:  # a plain tensor: STEM.npy is its file
                 refuse_overwriting("--output-dir", path, reads)
+                _refuse_trace_at(args.trace, path, k)
     if not outputs:
         raise OneGraphError(f"{args.model}: the model has no outputs to fetch")
     session = Session(model)
@@ -215,6 +220,10 @@ def cmd_run(args) -> int:
     values = dict(zip(names, results[:len(names)]))
     values = {k: values[k] for k in outputs if k in values}
     if args.output_dir:
+        stems = _file_stems(values)  # a sequence's or map's files are known only now
+        for name, value in values.items():
+            for f in _files_of(stems[name], value):
+                _refuse_trace_at(args.trace, os.path.join(args.output_dir, f), name)
         lines = _write_outputs(args.output_dir, values, declared, reads)
     else:
         lines = [_summary(name, value) for name, value in values.items()]
@@ -229,6 +238,28 @@ def cmd_run(args) -> int:
                                 f"{e.strerror or e}") from e
         print(f"trace of {meta.runs} run(s) -> {args.trace}")
     return 0
+
+
+def _same_place(a: str, b: str) -> bool:
+    """Whether the paths `a` and `b` name one file or folder, existing or not."""
+    try:
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+        return os.path.realpath(a) == os.path.realpath(b)
+    except (OSError, ValueError):
+        return False
+
+
+def _refuse_trace_at(trace: str | None, path: str, name: str) -> None:
+    """Fail if the --trace file is `path`, where output `name` is written: one would
+    replace the other.
+
+    Raises:
+        OneGraphError: "--trace PATH: is where --output-dir writes output 'NAME'".
+    """
+    if trace is not None and _same_place(trace, path):
+        raise OneGraphError(f"--trace {trace}: is where --output-dir writes output "
+                            f"{name!r}; give the trace another name")
 
 
 def _write_outputs(folder: str, values: dict, declared: dict,

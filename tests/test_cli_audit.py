@@ -165,3 +165,24 @@ def test_run_prints_integers_exactly(tmp_path):
     r = _cli("run", "id.og", "--input", "x=x.npy", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("y: int64[3] min=-7 max=1099511627777 "), r.stdout
+
+
+def test_run_trace_next_to_the_outputs(files):
+    """--trace into the --output-dir the run creates is written there; a --trace that
+    is an output's file (out/prob.npy) is refused before the run, not written over the
+    output."""
+    r = _cli("run", "small.og", "--input", "data=data.npy", "--output-dir", "new/out",
+             "--trace", "new/out/trace.json", cwd=files)
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(files / "new" / "out")) == ["prob.npy", "trace.json"]
+    data = np.load(files / "data.npy")
+    (want,) = ort.InferenceSession(str(files / "small.onnx")).run(None, {"data": data})
+    np.testing.assert_allclose(np.load(files / "new" / "out" / "prob.npy"), want,
+                               rtol=1e-5, atol=1e-7)
+    import json
+    assert json.loads((files / "new" / "out" / "trace.json").read_text())["traceEvents"]
+
+    (files / "out").mkdir()
+    _refused(_cli("run", "small.og", "--input", "data=data.npy", "--output-dir", "out",
+                  "--trace", "out/prob.npy", cwd=files), "--trace", "output 'prob'")
+    assert os.listdir(files / "out") == []
