@@ -6,6 +6,13 @@ graph-building API itself is re-exported at the top level (`og.placeholder`,
 `og.gradients`, `og.nn`, ...).
 """
 
+# nn.py and metrics.py re-export their satellite modules (nn_ops, nn_extra, nn_more,
+# nn_sampled, rnn, ...; metrics_at_k, metrics_more), which import helpers back from
+# them: the hubs must run first, or `import onegraph.train.nn_more` in a fresh process
+# stops on the half-initialised cycle. Importing them here, when the package loads,
+# fixes that order for every entry point (about 60 ms on top of the package's own).
+from . import metrics as _metrics_hub  # noqa: F401
+from . import nn as _nn_hub  # noqa: F401
 from .optimizers import (SGD, AdaGrad, Adam, AdamOptimizer, AdamW, GradientDescentOptimizer,
                          Momentum, Optimizer, RMSProp, clip_by_global_norm, clip_by_norm,
                          cosine_decay, cosine_decay_restarts, exponential_decay, global_norm,
