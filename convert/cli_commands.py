@@ -173,6 +173,10 @@ def cmd_run(args) -> int:
         declared = {g.tensors[i].name: g.tensors[i] for i in g.outputs}
         outputs = list(declared)
     feeds = _parse_inputs(args.input, takes)
+    inputs = {g.tensors[i].name: g.tensors[i] for i in g.inputs}
+    if sig is not None:
+        inputs.update((k, g.tensors[i]) for k, i in sig.inputs.items())
+    feeds = _as_declared_inputs(feeds, inputs)
     problem = input_mismatch(what, takes, needs, feeds)
     if problem:  # the words Session.run_signature uses, for the flag
         raise OneGraphError(f"--input: {problem}")
@@ -458,9 +462,63 @@ def _write_output(files, name: str, value, stem: str, dtype=None,
         return lines + _write_output(files, f"{name} values", stacked, stem + ".values")
     value = _npy_ready(name, _as_declared(value, dtype, containers))
     path = stem + ".npy"
+    wide = _npy_widened(value.dtype)
     with files.open(path) as f:
-        np.save(f, value, allow_pickle=False)
-    return [f"{name}: {value.dtype}{list(value.shape)} -> {path}"]
+        np.save(f, value if wide is None else value.astype(wide), allow_pickle=False)
+    note = "" if wide is None else f" (as {np.dtype(wide)}, exactly)"
+    return [f"{name}: {value.dtype}{list(value.shape)} -> {path}{note}"]
+
+
+def _npy_widened(dtype: np.dtype):
+    """The numpy type an ml_dtypes value (bfloat16, the float8/float4 and int4/int2
+    types) is written to .npy as, or None for a type numpy has itself: np.save writes
+    ml_dtypes arrays as raw bytes ('|V2') or with a descriptor np.load refuses
+    (float8_e5m2's '<f1'). Every such value is exact in the wider type."""
+    if not dtype.type.__module__.startswith("ml_dtypes"):
+        return None
+    if "int" in dtype.name:  # int4, uint4, int2, uint2
+        return np.uint8 if dtype.name.startswith("uint") else np.int8
+    return np.float32
+
+
+def _as_declared_inputs(feeds: dict, declared: dict) -> dict:
+    """`feeds` with the arrays fed to an ml_dtypes input (bfloat16, float8, int4, ...),
+    which .npy cannot carry, in that type: raw bytes of its size (what np.save writes
+    for such an array) viewed as it, and numbers (what `run --output-dir` writes for
+    such an output) converted when every value is exact in it.
+
+    Raises:
+        OneGraphError: numbers that the input's type cannot hold exactly.
+    """
+    out = dict(feeds)
+    for name, value in feeds.items():
+        t = declared.get(name)
+        if t is None or t.containers:
+            continue
+        try:
+            target = np.dtype(t.dtype.numpy)
+        except (FormatError, TypeError):
+            continue
+        if _npy_widened(target) is None or value.dtype == target:
+            continue
+        if value.dtype.kind == "V" and value.dtype.itemsize == target.itemsize \
+                and value.dtype.fields is None:
+            out[name] = value.view(target)
+        elif value.dtype.kind in "fiub":
+            with np.errstate(all="ignore"):
+                cast = value.astype(target)
+                exact = np.array_equal(cast.astype(value.dtype), value,
+                                       equal_nan=value.dtype.kind == "f")
+                differs = cast.astype(value.dtype) != value
+                if value.dtype.kind == "f":
+                    differs &= ~np.isnan(value)
+            if not exact:
+                bad = value[differs].reshape(-1)[0]
+                raise OneGraphError(f"--input {name}: {target} cannot hold the "
+                                    f"{value.dtype} value {bad} exactly; convert the "
+                                    f"array to {target} (ml_dtypes) and save that")
+            out[name] = cast
+    return out
 
 
 def _declared_numpy(dtype, containers: tuple = ()):
@@ -513,6 +571,9 @@ def _summary(name: str, value) -> str:
         return f"{name}: map of {len(value)} {{{shown}{', ...' if len(value) > 8 else ''}}}"
     value = np.asarray(value)
     head = f"{name}: {value.dtype}{list(value.shape)}"
+    wide = _npy_widened(value.dtype)
+    if wide is not None:  # bfloat16 and the like: shown by value as numbers
+        value = value.astype(wide)
     if value.dtype == object and value.size:
         flat = value.reshape(-1)
         return f"{head} values={[str(v) for v in flat[:8]]}{' ...' if flat.size > 8 else ''}"
@@ -570,7 +631,9 @@ def register(sub) -> None:
                         "signatures) with '/', '\\' and control characters made '_' (names that "
                         "then collide get _2, _3, ...): a tensor as NAME.npy, a sequence "
                         "as NAME_0.npy, NAME_1.npy, ..., a map as NAME.keys.npy and "
-                        "NAME.values.npy (default: print a summary of each output)")
+                        "NAME.values.npy; bfloat16, float8, float4 and int4 values as "
+                        "float32 or int8, exactly (default: print a summary of each "
+                        "output)")
     p.add_argument("--signature", default="serving",
                    help="signature to run (default: %(default)s; a model without "
                         "signatures runs its graph's inputs and outputs)")

@@ -186,3 +186,51 @@ def test_run_trace_next_to_the_outputs(files):
     _refused(_cli("run", "small.og", "--input", "data=data.npy", "--output-dir", "out",
                   "--trace", "out/prob.npy", cwd=files), "--trace", "output 'prob'")
     assert os.listdir(files / "out") == []
+
+
+def _save_onnx(path, nodes, inputs, outputs, opset=21):
+    graph = helper.make_graph(nodes, "g", inputs, outputs)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
+
+
+def test_outputs_numpy_lacks_are_written_as_numbers_and_read_back(tmp_path):
+    """bfloat16, float8 and int4 outputs: np.save writes such arrays as raw bytes
+    ('|V2') or with a descriptor np.load refuses (float8_e5m2's '<f1'); run writes them
+    widened, exactly (float32, int8), prints their values, and takes those files (and
+    the raw bytes np.save writes) back as inputs of that type."""
+    import ml_dtypes
+
+    T = TensorProto
+    x = helper.make_tensor_value_info("x", T.FLOAT, [4])
+    types = {"bf": (T.BFLOAT16, ml_dtypes.bfloat16), "f8": (T.FLOAT8E5M2, ml_dtypes.float8_e5m2),
+             "i4": (T.INT4, ml_dtypes.int4)}
+    _save_onnx(tmp_path / "casts.onnx", [helper.make_node("Cast", ["x"], [n], to=t)
+                                         for n, (t, _) in types.items()],
+               [x], [helper.make_tensor_value_info(n, t, [4]) for n, (t, _) in types.items()])
+    xb = helper.make_tensor_value_info("x", T.BFLOAT16, [4])
+    _save_onnx(tmp_path / "bfin.onnx", [helper.make_node("Cast", ["x"], ["y"], to=T.FLOAT)],
+               [xb], [helper.make_tensor_value_info("y", T.FLOAT, [4])])
+    for m in ("casts", "bfin"):
+        assert _cli("convert", f"{m}.onnx", f"{m}.og", cwd=tmp_path).returncode == 0
+    values = np.array([1.5, -2.0, 3.0, 7.0], np.float32)
+    np.save(tmp_path / "x.npy", values)
+
+    r = _cli("run", "casts.og", "--input", "x=x.npy", "--output-dir", "out", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    for name, (_, mltype) in types.items():
+        got = np.load(tmp_path / "out" / f"{name}.npy")
+        want = values.astype(mltype)
+        assert got.dtype == (np.int8 if name == "i4" else np.float32), got.dtype
+        np.testing.assert_array_equal(got, want.astype(got.dtype))
+    r = _cli("run", "casts.og", "--input", "x=x.npy", cwd=tmp_path)
+    assert "bf: bfloat16[4] min=-2 max=7 " in r.stdout, r.stdout
+
+    np.save(tmp_path / "raw.npy", values.astype(ml_dtypes.bfloat16))  # '|V2'
+    for fed in ("out/bf.npy", "raw.npy"):
+        r = _cli("run", "bfin.og", "--input", f"x={fed}", "--output-dir", "back",
+                 cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        np.testing.assert_array_equal(np.load(tmp_path / "back" / "y.npy"), values)
+    np.save(tmp_path / "tenth.npy", np.float32([0.1, 1, 2, 3]))
+    _refused(_cli("run", "bfin.og", "--input", "x=tenth.npy", cwd=tmp_path),
+             "--input x", "bfloat16", "0.1")
