@@ -25,6 +25,7 @@ Computing with such tensors is up to the kernels, which need ml_dtypes for it.
 from __future__ import annotations
 
 import enum
+import sys
 
 import numpy as np
 
@@ -64,6 +65,8 @@ class DType(enum.IntEnum):
     @property
     def numpy(self) -> np.dtype:
         """The numpy dtype (little-endian) used for this type's data; object for STRING."""
+        if self in _ML_DTYPES:
+            _load_ml_dtypes()
         try:
             return _TO_NUMPY[self]
         except KeyError:
@@ -72,12 +75,16 @@ class DType(enum.IntEnum):
     @property
     def itemsize(self) -> int:
         """Bytes per element in a file (0 for STRING, which is variable length)."""
-        return 0 if self in (DType.STRING, DType.UNDEFINED) else _TO_NUMPY[self].itemsize
+        if self in (DType.STRING, DType.UNDEFINED):
+            return 0
+        if self in _ML_DTYPES:  # ml_dtypes' types are as wide as their raw storage
+            return np.dtype(_ML_DTYPES[self][1]).itemsize
+        return _TO_NUMPY[self].itemsize
 
     @property
     def raw_storage(self) -> bool:
         """True when `numpy` is only this type's storage (ml_dtypes is not installed)."""
-        return self in _RAW_STORAGE
+        return self in _load_ml_dtypes()
 
     @property
     def short_name(self) -> str:
@@ -101,10 +108,19 @@ class DType(enum.IntEnum):
         try:
             dt = np.dtype(dtype)
         except Exception:  # TypeError, ValueError, SyntaxError...: numpy's own words
-            raise FormatError(f"unknown dtype {dtype!r}") from None
+            if _ml_loaded is not None:
+                raise FormatError(f"unknown dtype {dtype!r}") from None
+            # a name such as "bfloat16" means something once ml_dtypes is loaded
+            _load_ml_dtypes()
+            return cls.from_numpy(dtype)
         if dt.kind in "OUS":
             return cls.STRING
-        found = _FROM_NUMPY.get(dt.newbyteorder("<") if dt.byteorder == ">" else dt)
+        key = dt.newbyteorder("<") if dt.byteorder == ">" else dt
+        found = _FROM_NUMPY.get(key)
+        if found is None and _ml_loaded is None and "ml_dtypes" in sys.modules:
+            # an ml_dtypes array exists only once that package is imported (by the caller)
+            _load_ml_dtypes()
+            found = _FROM_NUMPY.get(key)
         if found is None:
             raise FormatError(f"numpy dtype {dt} has no onegraph equivalent")
         return found
@@ -157,7 +173,6 @@ def _ml_dtypes_numpy() -> tuple[dict, set]:
     return out, raw
 
 
-_ML_NUMPY, _RAW_STORAGE = _ml_dtypes_numpy()
 _TO_NUMPY = {
     DType.FLOAT32: np.dtype("<f4"),
     DType.FLOAT16: np.dtype("<f2"),
@@ -172,13 +187,28 @@ _TO_NUMPY = {
     DType.UINT64: np.dtype("<u8"),
     DType.BOOL: np.dtype("?"),
     DType.STRING: np.dtype(object),
-    **_ML_NUMPY,
 }
-# Raw storage types never map back (a uint8 array is UINT8, not FLOAT8E4M3FN).
-_FROM_NUMPY = {v: k for k, v in _TO_NUMPY.items()
-               if k is not DType.STRING and k not in _RAW_STORAGE}
+_FROM_NUMPY = {v: k for k, v in _TO_NUMPY.items() if k is not DType.STRING}
 # Native-order aliases of numpy's own types (identical on little-endian hosts, which is
-# every target we ship to). ml_dtypes types are skipped: their `str` is not theirs
-# ("<V1", "<f1"), and a plain void array must not be taken for a float8.
-_FROM_NUMPY.update({np.dtype(v.str.replace("<", "=")): k for v, k in list(_FROM_NUMPY.items())
-                    if k not in _ML_DTYPES})
+# every target we ship to).
+_FROM_NUMPY.update({np.dtype(v.str.replace("<", "=")): k for v, k in list(_FROM_NUMPY.items())})
+
+# The `_ML_DTYPES` entries join the two maps on first use, not at import: importing
+# ml_dtypes takes about half a second, most of `import onegraph` (and of every CLI
+# command) when it is installed. None until then; afterwards the raw-storage set.
+_ml_loaded: frozenset | None = None
+
+
+def _load_ml_dtypes() -> frozenset:
+    """Add the `_ML_DTYPES` types to the dtype maps (once); returns the DTypes that use
+    raw storage (no ml_dtypes, or one too old to have the type)."""
+    global _ml_loaded
+    if _ml_loaded is None:
+        ml_numpy, raw = _ml_dtypes_numpy()
+        _TO_NUMPY.update(ml_numpy)
+        # Raw storage types never map back (a uint8 array is UINT8, not FLOAT8E4M3FN).
+        # No native-order aliases: ml_dtypes' `str` is not theirs ("<V1", "<f1"), and a
+        # plain void array must not be taken for a float8.
+        _FROM_NUMPY.update({v: k for k, v in ml_numpy.items() if k not in raw})
+        _ml_loaded = frozenset(raw)
+    return _ml_loaded
