@@ -206,6 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .train.cli_commands import register as register_train
 
     register_train(sub)
+    parser.subcommands = sub.choices  # name -> its parser, for main's errors
     return parser
 
 
@@ -301,7 +302,11 @@ def main(argv=None) -> int:
         # loading the subcommands takes about a second of imports, in which a Ctrl-C
         # is as likely as during the work
         parser = build_parser()
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # in the subcommand's words and pointing to its --help, as argparse
+            # does for every other error in a subcommand's arguments
+            parser.subcommands[args.command].error(
+                f"unrecognized arguments: {' '.join(extra)}")
     except KeyboardInterrupt:
         print("onegraph: interrupted", file=sys.stderr)
         return 130

@@ -234,3 +234,18 @@ def test_outputs_numpy_lacks_are_written_as_numbers_and_read_back(tmp_path):
     np.save(tmp_path / "tenth.npy", np.float32([0.1, 1, 2, 3]))
     _refused(_cli("run", "bfin.og", "--input", "x=tenth.npy", cwd=tmp_path),
              "--input x", "bfloat16", "0.1")
+
+
+@pytest.mark.parametrize("argv, command", [
+    (["run", "small.og", "data=data.npy"], "run"),
+    (["info", "small.onnx", "small.og"], "info"),
+    (["convert", "small.onnx", "a.og", "b.og"], "convert")])
+def test_unrecognized_arguments_name_the_subcommand(files, argv, command):
+    """README: a malformed command line is `onegraph <command>: error: ...` pointing to
+    that command's --help, as for a missing argument; a stray argument (a forgotten
+    --input) was reported as `onegraph: error:`, pointing to the top-level help."""
+    r = _cli(*argv, cwd=files)
+    assert r.returncode == 2 and not r.stdout, r
+    assert r.stderr.strip() == (f"onegraph {command}: error: unrecognized arguments: "
+                                f"{argv[-1]} (see 'onegraph {command} --help')"), r.stderr
+    assert not (files / "a.og").exists()
