@@ -117,7 +117,11 @@ def describe(model: Model) -> dict[str, Any]:
         "metadata": dict(sorted(model.metadata.items())),
         "graphs": len(graphs),
         "nodes": sum(len(g.nodes) for g in graphs),
-        "inputs": [_tensor_summary(main.tensors[i]) for i in main.inputs] if main else [],
+        # an input with a value (an ONNX initializer listed as a graph input) is fed
+        # only to override it; "default" tells it from the inputs a run needs
+        "inputs": [{**_tensor_summary(main.tensors[i]),
+                    **({"default": True} if main.tensors[i].data is not None else {})}
+                   for i in main.inputs] if main else [],
         "outputs": [_tensor_summary(main.tensors[i]) for i in main.outputs] if main else [],
         "signatures": signatures,
         "op_histogram": dict(sorted(histogram.items(), key=lambda kv: (-kv[1], kv[0]))),
@@ -172,7 +176,15 @@ def format_text(d: dict[str, Any]) -> str:
     def io(items):
         return ", ".join(f"{t['name']}: {_type_str(t)}" for t in items)
 
-    lines.append(f"inputs: {io(d['inputs']) or '-'}")
+    # as onnxruntime's get_inputs(): the inputs a run needs; those with a default
+    # value (initializers listed as inputs, often dozens) are counted after them
+    needed = [t for t in d["inputs"] if not t.get("default")]
+    defaults = [t["name"] for t in d["inputs"] if t.get("default")]
+    lines.append(f"inputs: {io(needed) or '-'}")
+    if defaults:
+        lines.append(f"inputs with a default value (initializers, fed only to override "
+                     f"them): {len(defaults)} ({', '.join(defaults[:8])}"
+                     f"{', ...' if len(defaults) > 8 else ''})")
     lines.append(f"outputs: {io(d['outputs']) or '-'}")
     if d["signatures"]:
         lines.append("signatures:")

@@ -249,3 +249,29 @@ def test_unrecognized_arguments_name_the_subcommand(files, argv, command):
     assert r.stderr.strip() == (f"onegraph {command}: error: unrecognized arguments: "
                                 f"{argv[-1]} (see 'onegraph {command} --help')"), r.stderr
     assert not (files / "a.og").exists()
+
+
+def test_info_lists_the_inputs_a_run_needs_apart_from_initializers(tmp_path):
+    """An ONNX model that lists its initializers as graph inputs (IR 3, caffe2 and old
+    exporters; the onnx wheel's light models): `info` names as inputs what
+    onnxruntime's get_inputs() names, and counts the overridable ones after them."""
+    x = helper.make_tensor_value_info("data", TensorProto.FLOAT, [1, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])
+    inits = [numpy_helper.from_array(np.full(3, k, np.float32), f"b{k}") for k in range(3)]
+    listed = [helper.make_tensor_value_info(t.name, TensorProto.FLOAT, [3]) for t in inits]
+    nodes = [helper.make_node("Add", ["data", "b0"], ["s0"]),
+             helper.make_node("Add", ["s0", "b1"], ["s1"]),
+             helper.make_node("Add", ["s1", "b2"], ["y"])]
+    graph = helper.make_graph(nodes, "g", listed[:2] + [x] + listed[2:], [y], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
+    model.ir_version = 3
+    onnx.save(model, tmp_path / "ir3.onnx")
+    want = [i.name for i in ort.InferenceSession(str(tmp_path / "ir3.onnx")).get_inputs()]
+    r = _cli("info", "ir3.onnx", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    line = next(s for s in r.stdout.splitlines() if s.startswith("inputs: "))
+    import re
+    assert re.findall(r"(?:^inputs|\]), ?([^,:]+?): ", line.replace("inputs:", "inputs,")) \
+        == want, line
+    assert "inputs with a default value (initializers, fed only to override them): 3 " \
+           "(b0, b1, b2)" in r.stdout
