@@ -123,8 +123,26 @@ def _parse_inputs(items, known=()) -> dict[str, np.ndarray]:
         try:
             feeds[name] = load_npy(path)
         except FormatError as e:
-            raise FormatError(f"--input {name}: {e}") from None
+            raise FormatError(f"--input {name}: {_npz_hint(path) or e}") from None
     return feeds
+
+
+def _npz_hint(path: str) -> str | None:
+    """What to say of an .npz archive (numpy.savez) given where a .npy file goes, the
+    arrays it holds named; None for any other file."""
+    import zipfile
+
+    try:
+        # a regular file only: opening a named pipe again would wait for a writer
+        if not os.path.isfile(path) or not zipfile.is_zipfile(path):
+            return None
+        with zipfile.ZipFile(path) as z:
+            names = [n[:-len(".npy")] if n.endswith(".npy") else n for n in z.namelist()]
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return None
+    shown = ", ".join(repr(n) for n in names[:8]) + (", ..." if len(names) > 8 else "")
+    return (f"{path} is an .npz archive (of {shown}), not one .npy array; save the "
+            f"array for this input with numpy.save")
 
 
 def cmd_run(args) -> int:

@@ -275,3 +275,12 @@ def test_info_lists_the_inputs_a_run_needs_apart_from_initializers(tmp_path):
         == want, line
     assert "inputs with a default value (initializers, fed only to override them): 3 " \
            "(b0, b1, b2)" in r.stdout
+
+
+def test_an_npz_given_as_input_is_named_as_such(files):
+    """An .npz archive (numpy.savez, how test data often comes) given to --input is
+    refused naming what it is and the arrays it holds, not as a file starting b'PK'."""
+    np.savez(files / "d.npz", data=np.load(files / "data.npy"), extra=np.zeros(2))
+    _refused(_cli("run", "small.og", "--input", "data=d.npz", cwd=files),
+             "FormatError: --input data: d.npz is an .npz archive (of 'data', 'extra')",
+             "numpy.save")
