@@ -141,7 +141,7 @@ def _npz_hint(path: str) -> str | None:
     except (OSError, zipfile.BadZipFile, ValueError):
         return None
     shown = ", ".join(repr(n) for n in names[:8]) + (", ..." if len(names) > 8 else "")
-    return (f"{path} is an .npz archive (of {shown}), not one .npy array; save the "
+    return (f"{path} is not a .npy file but an .npz archive (of {shown}); save the "
             f"array for this input with numpy.save")
 
 

@@ -282,5 +282,6 @@ def test_an_npz_given_as_input_is_named_as_such(files):
     refused naming what it is and the arrays it holds, not as a file starting b'PK'."""
     np.savez(files / "d.npz", data=np.load(files / "data.npy"), extra=np.zeros(2))
     _refused(_cli("run", "small.og", "--input", "data=d.npz", cwd=files),
-             "FormatError: --input data: d.npz is an .npz archive (of 'data', 'extra')",
+             "FormatError: --input data: d.npz is not a .npy file but an .npz archive "
+             "(of 'data', 'extra')",
              "numpy.save")
