@@ -329,16 +329,19 @@ def main(argv=None) -> int:
         _silence_stdout()
         return 2
     except OneGraphError as e:
-        hint = ""
+        hint, text = "", str(e)
         model = getattr(args, "model", None)
         if type(e).__name__ == "FormatError" and _is_onnx_path(model) \
                 and args.command not in ("convert", "info"):
             import shlex
 
+            from .format.reader import ONNX_HINT
+
+            text = text.split(ONNX_HINT)[0]  # the reader's hint, said better below
             stem = model[:-len(".onnx")]
             hint = (f" (an ONNX model: convert it first, `onegraph convert "
                     f"{shlex.quote(model)} {shlex.quote(stem + '.og')}`)")
-        print(f"onegraph {args.command}: {type(e).__name__}: {printable(str(e) + hint)}",
+        print(f"onegraph {args.command}: {type(e).__name__}: {printable(text + hint)}",
               file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into `head` and the like

@@ -30,6 +30,7 @@ import numpy as np
 from ..errors import ConversionError, FormatError, OneGraphError, OpAttributeError
 from ..format import AttrType, Container, DType, Graph, Model, TensorKind, TypedList
 from ..format.ir import attr_type_of
+from ..format.writer import FILE_IDENTIFIER as _OG_FILE_IDENTIFIER
 from ..ops import REGISTRY
 from ..ops.linalg import _parse_einsum
 from .onnx_gradient import UNSUPPORTED_KEY as GRADIENT_KEY, expand_gradients, nested_gradient
@@ -867,11 +868,25 @@ def _parse_bytes(data: bytes, where: str):
     try:
         proto.ParseFromString(data)
     except Exception as e:  # noqa: BLE001 - protobuf's DecodeError and friends
+        _refuse_og_file(data, where)
         raise ConversionError(f"{where}: not a valid ONNX model (protobuf parse failed: "
                               f"{e})") from e
     if not proto.HasField("graph"):
+        _refuse_og_file(data, where)
         raise ConversionError(f"{where}: not a valid ONNX model (no graph)")
     return proto
+
+
+def _refuse_og_file(data: bytes, where: str) -> None:
+    """Say so when bytes that are no ONNX model are a onegraph file (its FlatBuffers
+    identifier at bytes 4-8): protobuf's words would only say they do not parse.
+
+    Raises:
+        ConversionError: "WHERE: is a onegraph .og file, not an ONNX model; ...".
+    """
+    if bytes(data[4:8]) == _OG_FILE_IDENTIFIER:
+        raise ConversionError(f"{where}: is a onegraph .og file, not an ONNX model; "
+                              "load it with onegraph.load (or convert it with to_onnx)")
 
 
 def _default_opset(proto) -> int | None:

@@ -673,6 +673,19 @@ def _keyed(entries, what: str, field: str, path: str) -> dict:
     return out
 
 
+# How the hint below starts: the CLI, which knows the file's name, puts its own in place.
+ONNX_HINT = "; it starts like an ONNX model"
+
+
+def _onnx_hint(data) -> str:
+    """"; it starts like an ONNX model ..." for bytes that open as an ONNX ModelProto
+    does (field 1, ir_version, a varint of a version ONNX has had), else ""."""
+    if data[0] == 0x08 and 1 <= data[1] <= 32:
+        return (f"{ONNX_HINT} (ir_version {data[1]}): convert it with "
+                "onegraph.convert.from_onnx or `onegraph convert`")
+    return ""
+
+
 def parse(data, check_data: bool = False) -> Model:
     """Verify and decode a `.og` image held in any buffer (bytes, mmap, memoryview).
 
@@ -686,7 +699,7 @@ def parse(data, check_data: bool = False) -> Model:
         raise FormatError(f"file is {size} bytes: too short to be a .og model")
     if bytes(data[4:8]) != FILE_IDENTIFIER:
         raise FormatError(f"not a .og model: file identifier is {bytes(data[4:8])!r}, "
-                          f"expected {FILE_IDENTIFIER!r}")
+                          f"expected {FILE_IDENTIFIER!r}{_onnx_hint(data)}")
     r = _Reader(data, size)
     root = r.scalar(_U32, 0, "root offset")
     model_t = r.table(root, "model")
