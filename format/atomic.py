@@ -177,6 +177,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb", prefix: str = ".tmp-"
         TypeError: path is not a str, bytes or os.PathLike.
         ValueError: mode is not a write mode ("wb" or "w"), or path has a NUL byte.
         IsADirectoryError: path is empty, ends in a separator or names a folder.
+        NotADirectoryError: path's folder part names a file.
         FileNotFoundError: the folder does not exist.
         OSError: the file system refused (e.g. PermissionError), naming `path`.
     """
@@ -295,7 +296,8 @@ def check_writable(path: str | os.PathLike, folder: bool = False) -> None:
 
     Raises:
         IsADirectoryError: the file `path` is a folder (or an empty name).
-        NotADirectoryError: with folder=True, `path` or a parent of it is a file.
+        NotADirectoryError: with folder=True, `path` or a parent of it is a file;
+            without, the folder part of `path` names a file.
         FileNotFoundError: the folder of the file `path` does not exist.
         OSError: the file system refuses to create files there, naming `path`.
     """
@@ -404,9 +406,17 @@ def _target_folder(path: str) -> str:
         raise new_error(IsADirectoryError, errno.EISDIR, "is a directory", "write", path)
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
+        if os.path.exists(folder):  # "the folder does not exist" would send one looking
+            raise new_error(NotADirectoryError, errno.ENOTDIR,
+                            f"{_parent_shown(path)} is a file, not a folder", "write", path)
         raise new_error(FileNotFoundError, errno.ENOENT, "the folder does not exist",
                         "write", path)
     return folder
+
+
+def _parent_shown(path: str) -> str:
+    """The folder part of `path` as the user wrote it, quoted."""
+    return repr(os.path.dirname(os.fsdecode(path)) or ".")
 
 
 def _naming(e: OSError, path: str) -> OSError:
