@@ -392,7 +392,9 @@ class Session:
                 are not computed. `feeds` is an alias. A value is cast to the tensor's
                 dtype, as TF1 feeds are, where that changes no value beyond float
                 rounding: integers and bools to integer or float tensors, floats to
-                float tensors (float64 to float32); a float fed to an integer tensor,
+                float tensors (float64 to float32; ml_dtypes' bfloat16 and float8 types
+                count as floats, int4 and uint4 as integers, so a float32 array feeds a
+                bfloat16 tensor); a float fed to an integer tensor,
                 or a value outside the tensor dtype's range, is a ShapeError. A
                 tensor declared as a scalar also takes a one-element array of any rank
                 (as onnxruntime does), fed as that scalar.
@@ -1189,8 +1191,9 @@ def _check_tensor_feed(t, value):
         raise ShapeError(f"feed for {t.name!r}: not an array ({e})") from None
     if t.dtype not in (DType.UNDEFINED, DType.STRING) and value.dtype != t.dtype.numpy:
         want = t.dtype.numpy
-        if value.dtype.kind in "iub" and want.kind in "iuf" or \
-                value.dtype.kind == "f" and want.kind == "f":
+        have_kind, want_kind = _number_kind(value.dtype), _number_kind(want)
+        if have_kind in "iub" and want_kind in "iuf" or \
+                have_kind == "f" and want_kind == "f":
             value = _cast_feed(t, value, want)
         else:
             raise ShapeError(f"feed for {t.name!r}: dtype {value.dtype} does not match "
@@ -1237,27 +1240,58 @@ def _cast_feed(t, value, want):
     Raises:
         ShapeError: a value does not fit the tensor's dtype.
     """
+    have_kind, want_kind = _number_kind(value.dtype), _number_kind(want)
     if value.size:
-        if want.kind in "iu" and value.dtype.kind in "iu":
-            info = np.iinfo(want)
+        if want_kind in "iu" and have_kind in "iu":
+            info = _iinfo(want)
             lo, hi = value.min(), value.max()
             if lo < info.min or hi > info.max:
                 raise ShapeError(f"feed for {t.name!r}: values [{lo}, {hi}] do not fit "
                                  f"the tensor's {t.dtype.short_name} "
                                  f"[{info.min}, {info.max}]")
-        elif want.kind == "f" and value.dtype.kind in "iuf":
-            with np.errstate(over="ignore"):
+        elif want_kind == "f" and have_kind in "iuf":
+            with np.errstate(over="ignore", invalid="ignore"):
                 out = value.astype(want)
-            inf = np.isinf(out)
-            if value.dtype.kind == "f":
-                inf &= np.isfinite(value)
-            if inf.any():
-                big = value[inf].flat[0]
+            # past the range a float becomes inf, or NaN in the float8 types without
+            # infinities (float8_e4m3fn, ...)
+            lost = ~np.isfinite(out)
+            if have_kind == "f":
+                lost &= np.isfinite(value)
+            if lost.any():
+                big = value[lost].flat[0]
                 raise ShapeError(f"feed for {t.name!r}: value {big} overflows the "
                                  f"tensor's {t.dtype.short_name} "
-                                 f"(max {float(np.finfo(want).max):g})")
+                                 f"(max {float(_finfo(want).max):g})")
             return out
     return value.astype(want)
+
+
+def _number_kind(dtype: np.dtype) -> str:
+    """numpy's kind letter of `dtype`, also for ml_dtypes' types, whose own kind is 'V':
+    'f' for bfloat16 and the float8/float4 types, 'i'/'u' for int4/uint4/int2/uint2."""
+    if dtype.kind != "V" or not dtype.type.__module__.startswith("ml_dtypes"):
+        return dtype.kind
+    if "float" in dtype.name:
+        return "f"
+    return "u" if dtype.name.startswith("uint") else "i"
+
+
+def _iinfo(dtype: np.dtype):
+    """np.iinfo, also for ml_dtypes' int4/uint4/int2/uint2."""
+    if dtype.kind in "iu":
+        return np.iinfo(dtype)
+    import ml_dtypes  # the type is one of its own, so it is installed
+
+    return ml_dtypes.iinfo(dtype)
+
+
+def _finfo(dtype: np.dtype):
+    """np.finfo, also for ml_dtypes' bfloat16 and float8/float4 types."""
+    if dtype.kind == "f":
+        return np.finfo(dtype)
+    import ml_dtypes  # the type is one of its own, so it is installed
+
+    return ml_dtypes.finfo(dtype)
 
 
 def _check_container_feed(t, value, containers):
