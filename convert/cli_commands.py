@@ -500,14 +500,10 @@ def _npy_widened(dtype: np.dtype):
 
 
 def _as_declared_inputs(feeds: dict, declared: dict) -> dict:
-    """`feeds` with the arrays fed to an ml_dtypes input (bfloat16, float8, int4, ...),
-    which .npy cannot carry, in that type: raw bytes of its size (what np.save writes
-    for such an array) viewed as it, and numbers (what `run --output-dir` writes for
-    such an output) converted when every value is exact in it.
-
-    Raises:
-        OneGraphError: numbers that the input's type cannot hold exactly.
-    """
+    """`feeds` with the raw bytes np.save writes for an ml_dtypes array (bfloat16,
+    float8, int4, ...: '|V2', '|V1') viewed as the type of the input they are fed to.
+    Numbers (what `run --output-dir` writes for such an output) are left to the
+    Session, which casts them as every feed is cast (see `Session.run`)."""
     out = dict(feeds)
     for name, value in feeds.items():
         t = declared.get(name)
@@ -517,25 +513,9 @@ def _as_declared_inputs(feeds: dict, declared: dict) -> dict:
             target = np.dtype(t.dtype.numpy)
         except (FormatError, TypeError):
             continue
-        if _npy_widened(target) is None or value.dtype == target:
-            continue
-        if value.dtype.kind == "V" and value.dtype.itemsize == target.itemsize \
-                and value.dtype.fields is None:
+        if _npy_widened(target) is not None and value.dtype.kind == "V" \
+                and value.dtype.itemsize == target.itemsize and value.dtype.fields is None:
             out[name] = value.view(target)
-        elif value.dtype.kind in "fiub":
-            with np.errstate(all="ignore"):
-                cast = value.astype(target)
-                exact = np.array_equal(cast.astype(value.dtype), value,
-                                       equal_nan=value.dtype.kind == "f")
-                differs = cast.astype(value.dtype) != value
-                if value.dtype.kind == "f":
-                    differs &= ~np.isnan(value)
-            if not exact:
-                bad = value[differs].reshape(-1)[0]
-                raise OneGraphError(f"--input {name}: {target} cannot hold the "
-                                    f"{value.dtype} value {bad} exactly; convert the "
-                                    f"array to {target} (ml_dtypes) and save that")
-            out[name] = cast
     return out
 
 

@@ -231,9 +231,17 @@ def test_outputs_numpy_lacks_are_written_as_numbers_and_read_back(tmp_path):
                  cwd=tmp_path)
         assert r.returncode == 0, r.stderr
         np.testing.assert_array_equal(np.load(tmp_path / "back" / "y.npy"), values)
-    np.save(tmp_path / "tenth.npy", np.float32([0.1, 1, 2, 3]))
-    _refused(_cli("run", "bfin.og", "--input", "x=tenth.npy", cwd=tmp_path),
-             "--input x", "bfloat16", "0.1")
+    # other numbers are cast as the Session casts every feed (as TF1 does): rounded
+    tenth = np.float32([0.1, 1, 2, 3])
+    np.save(tmp_path / "tenth.npy", tenth)
+    r = _cli("run", "bfin.og", "--input", "x=tenth.npy", "--output-dir", "cast",
+             cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "cast" / "y.npy"),
+                                  tenth.astype(ml_dtypes.bfloat16).astype(np.float32))
+    np.save(tmp_path / "big.npy", np.float64([1e39, 0, 0, 0]))
+    _refused(_cli("run", "bfin.og", "--input", "x=big.npy", cwd=tmp_path),
+             "feed for 'x'", "overflows the tensor's bfloat16")
 
 
 @pytest.mark.parametrize("argv, command", [
