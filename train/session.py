@@ -15,6 +15,7 @@ paper's Switch/Merge frames; dead-value control flow runs in the same loop).
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from typing import Any, Mapping, Sequence
@@ -211,7 +212,14 @@ def _graph_of(obj) -> tuple[Graph, Model | None]:
     ir = getattr(obj, "ir_graph", None)
     if ir is not None:
         return ir() if callable(ir) else ir, getattr(obj, "model", None)
-    raise TypeError(f"Session needs a Model or Graph, got {type(obj).__name__}")
+    hint = ""
+    if isinstance(obj, (str, bytes, os.PathLike)):
+        # onnxruntime's InferenceSession takes a path: say how to load one here
+        hint = ("; load the file first: og.Session(og.load(path)) for a .og file, "
+                "og.Session(onegraph.convert.from_onnx(path)) for an .onnx file")
+    elif type(obj).__name__ == "ModelProto" and type(obj).__module__.startswith("onnx"):
+        hint = "; convert it first: og.Session(onegraph.convert.from_onnx(proto))"
+    raise TypeError(f"Session needs a Model or Graph, got {type(obj).__name__}{hint}")
 
 
 class Session:
@@ -549,7 +557,12 @@ class Session:
         values and queues).
 
         Raises:
+            RuntimeError: the session is closed.
+            TypeError: name is not a str.
             OneGraphError: no such signature, or a missing/unknown input key.
+            ShapeError: an input's value does not fit its tensor (the message names
+                the key and the tensor).
+            And what `run` raises for the step itself (ExecutionError, ...).
         """
         session, keys, fetches, feed_dict = self._signature_call(name, inputs)
         results = session.run(fetches, feed_dict)

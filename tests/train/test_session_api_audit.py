@@ -1,0 +1,66 @@
+"""Findings of an audit of og.Session's Python API by a user coming from onnxruntime
+and TF1: what such a user tries first and what the Session says then."""
+
+import os
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onegraph as og
+from onegraph.convert import from_onnx
+
+
+def _proto() -> onnx.ModelProto:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 2])
+    w = numpy_helper.from_array(np.arange(8, dtype=np.float32).reshape(4, 2), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g", [x],
+                              [y], [w])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("kind", ["str", "bytes", "pathlike"])
+def test_a_path_is_refused_naming_the_loaders(tmp_path, kind):
+    # onnxruntime's InferenceSession takes a path; og.Session takes a loaded model,
+    # and the refusal says how to get one (it said only "got str")
+    path = tmp_path / "m.onnx"
+    onnx.save(_proto(), str(path))
+    arg = {"str": str(path), "bytes": os.fsencode(path), "pathlike": path}[kind]
+    with pytest.raises(TypeError, match="Session needs a Model or Graph") as e:
+        og.Session(arg)
+    assert "og.load" in str(e.value) and "from_onnx" in str(e.value)
+
+
+def test_a_modelproto_is_refused_naming_from_onnx():
+    with pytest.raises(TypeError, match="Session needs a Model or Graph") as e:
+        og.Session(_proto())
+    assert "from_onnx" in str(e.value)
+
+
+def test_the_converted_model_runs_as_onnxruntime_runs_it():
+    # the oracle: onnxruntime on the same proto
+    ort = pytest.importorskip("onnxruntime")
+    proto = _proto()
+    xv = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    (want,) = ort.InferenceSession(proto.SerializeToString()).run(None, {"x": xv})
+    sess = og.Session(from_onnx(proto))
+    np.testing.assert_allclose(sess.run("y", {"x": xv}), want, rtol=1e-6)
+    np.testing.assert_allclose(sess.run_signature("serving", x=xv)["y"], want, rtol=1e-6)
+
+
+def test_run_signature_documents_what_it_raises():
+    # a closed session, a name that is no str and a value that does not fit are
+    # raised by run_signature; its docstring listed only OneGraphError
+    doc = og.Session.run_signature.__doc__
+    for name in ("RuntimeError", "TypeError", "ShapeError", "OneGraphError"):
+        assert name in doc, name
+    sess = og.Session(from_onnx(_proto()))
+    with pytest.raises(og.ShapeError, match="input 'x'"):
+        sess.run_signature("serving", x=np.ones((2, 3), np.float32))
+    with pytest.raises(TypeError, match="must be a str"):
+        sess.run_signature(3, x=np.ones((2, 4), np.float32))
+    sess.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        sess.run_signature("serving", x=np.ones((2, 4), np.float32))
