@@ -536,7 +536,18 @@ def _load_proto(path_or_proto):
         proto = onnx.ModelProto()
         proto.CopyFrom(path_or_proto)
     elif isinstance(path_or_proto, (bytes, bytearray, memoryview)):
-        proto = _parse_bytes(bytes(path_or_proto), "<bytes>")
+        data = bytes(path_or_proto)
+        try:
+            proto = _parse_bytes(data, "<bytes>")
+        except ConversionError as e:
+            path = _bytes_as_path(data)
+            if path is None:
+                raise
+            # og.load and to_onnx take a bytes path; here bytes are the model itself
+            raise ConversionError(f"{e}; the bytes look like a file path ({path!r}): "
+                                  "from_onnx reads bytes as the serialized model, so "
+                                  "give a path as a str or os.PathLike") from e
+        del data
     elif isinstance(path_or_proto, (str, os.PathLike)):
         from ..format.atomic import cannot_read, fs_path
 
@@ -860,6 +871,19 @@ def _check_functions(proto) -> None:
             if o not in defined:
                 raise ConversionError(f"function {_function_name(f)!r}: output {o!r} is "
                                       "not produced by any of its nodes")
+
+
+def _bytes_as_path(data: bytes) -> str | None:
+    """The path that bytes which are no ONNX model spell, when they name an existing
+    file or end in ".onnx" (a path given as bytes), else None. Never raises."""
+    if len(data) > 4096 or b"\0" in data:
+        return None
+    path = os.fsdecode(data)
+    try:
+        named = path.lower().endswith(".onnx") or os.path.isfile(path)
+    except (OSError, ValueError):  # pragma: no cover - isfile itself swallows these
+        return None
+    return path if named else None
 
 
 def _parse_bytes(data: bytes, where: str):
@@ -2646,7 +2670,9 @@ def from_onnx(path_or_proto, *, check_ops: bool = True) -> Model:
     only from files inside the model's own folder.
 
     Args:
-        path_or_proto: an `.onnx` path, the model's bytes, or an `onnx.ModelProto`.
+        path_or_proto: an `.onnx` path (str or os.PathLike), the model's bytes, or
+            an `onnx.ModelProto`. Bytes are the serialized model, never a path (unlike
+            og.load's and to_onnx's); bytes that spell one are refused saying so.
         check_ops: refuse models using ops the registry does not know (default).
 
     Warns:
