@@ -47,6 +47,10 @@ from .graph import output_named, remove_innermost  # noqa: E402
 # bound. TF1 programs use a handful (train step, loss, evaluation).
 MAX_PLANS = 32
 
+# What `run` says on a closed session (TF1: "Attempted to use a closed Session").
+_CLOSED = ("Session.run: the session is closed (close() freed its variables and queues); "
+           "make a new og.Session")
+
 # Ops that receive dead inputs instead of being skipped by dead-value propagation.
 _DEAD_AWARE = frozenset({"Merge"})
 # Control inputs whose dead output makes the dependent node dead: the pivots of
@@ -425,8 +429,7 @@ class Session:
                 a cond branch that was not taken).
         """
         if self._closed:
-            raise RuntimeError("Session.run: the session is closed (close() freed its "
-                               "variables and queues); make a new og.Session")
+            raise RuntimeError(_CLOSED)
         if run_metadata is not None and not isinstance(run_metadata, RunMetadata):
             raise TypeError(f"run_metadata must be an og.RunMetadata, got "
                             f"{type(run_metadata).__name__}")
@@ -461,6 +464,10 @@ class Session:
         plan = self._plans.get(key)
         if plan is None:
             with self._lock, self._build_lock:
+                # close() (which takes the lock) may have run since the check above: a
+                # plan made now would make the variables afresh, at their initial values
+                if self._closed:
+                    raise RuntimeError(_CLOSED)
                 plan = self._plans.get(key)
                 if plan is None:
                     plan = self._compile(self.graph, list(key[1]), list(key[2]),

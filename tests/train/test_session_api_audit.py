@@ -64,3 +64,43 @@ def test_run_signature_documents_what_it_raises():
     sess.close()
     with pytest.raises(RuntimeError, match="closed"):
         sess.run_signature("serving", x=np.ones((2, 4), np.float32))
+
+
+class _ClosingHandle:
+    """A tensor handle (duck-typed: `tensor_index`) that closes the session when the
+    run resolves it: close() landing between run's closed check and its planning, as
+    another thread's close() can."""
+
+    graph = None
+
+    def __init__(self, sess, index):
+        self.sess, self.index = sess, index
+
+    @property
+    def tensor_index(self):
+        self.sess.close()
+        return self.index
+
+
+def test_a_run_racing_close_never_reads_a_variable_reset_to_its_initial_value():
+    # close() cleared the state; a plan compiled afterwards made the variable afresh
+    # from its initial value, and the run returned x @ ones where the session held
+    # x @ twos (a thread stress showed it in about 1% of runs racing close())
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [None, 4], name="x")
+        v = og.Variable(np.ones((4, 2), np.float32), name="v")
+        y = og.matmul(x, v, name="y")
+        init = og.global_variables_initializer()
+        bump = og.assign(v, np.full((4, 2), 2, np.float32))
+    sess = og.Session(g)
+    sess.run(init)
+    sess.run(bump)
+    xv = np.ones((1, 4), np.float32)
+    np.testing.assert_array_equal(sess.run(y, {x: xv}), xv @ np.full((4, 2), 2, np.float32))
+    sess2 = og.Session(g)
+    sess2.run(init)
+    sess2.run(bump)
+    with pytest.raises(RuntimeError, match="the session is closed"):
+        sess2.run(_ClosingHandle(sess2, y.tensor_index), {x: xv})
+    assert sess2.closed and not sess2._plans  # nothing compiled into the closed session
