@@ -256,7 +256,9 @@ class Session:
             loss.eval(feed)               # closed at the end (variables freed)
     """
 
-    optimize = True  # plan-time graph optimisations (train/optimize.py)
+    # plan-time graph optimisations (train/optimize.py); False, set on a session at any
+    # time, runs its graph as written from the next run on (plans are cached per value)
+    optimize = True
 
     def __init__(self, graph=None, seed: int | None = None, memory_arena: bool = True):
         if graph is None:
@@ -458,9 +460,10 @@ class Session:
                             if sum(j == i for j, _ in feed_items) > 1})
             raise OneGraphError(f"Session.run: tensor(s) {twice} fed more than once "
                                 "(by handle and by name?)")
-        # one plan per set of feeds, fetches and targets, whatever their order
+        # one plan per set of feeds, fetches and targets, whatever their order, and per
+        # `optimize` (set to False after a run, the graph runs as written from then on)
         key = (tuple(sorted(i for i, _ in feed_items)), tuple(sorted(set(fetch_tensors))),
-               tuple(sorted(set(targets))))
+               tuple(sorted(set(targets))), bool(self.optimize))
         plan = self._plans.get(key)
         if plan is None:
             with self._lock, self._build_lock:
@@ -956,15 +959,16 @@ class Session:
                 values[i] = None
 
     def _run_subgraph(self, graph: Graph, inputs: list, parent: _Frame) -> list:
-        plan = self._sub_plans.get(id(graph))
+        key = (id(graph), bool(self.optimize))
+        plan = self._sub_plans.get(key)
         if plan is None or plan[0] is not graph:
             with self._lock, self._build_lock:
-                plan = self._sub_plans.get(id(graph))
+                plan = self._sub_plans.get(key)
                 if plan is None or plan[0] is not graph:
                     compiled = self._compile(graph, list(graph.outputs), [],
                                              set(graph.inputs), graph_inputs=graph.inputs)
                     plan = (graph, compiled)
-                    self._sub_plans[id(graph)] = plan
+                    self._sub_plans[key] = plan
         compiled = plan[1]
         if len(inputs) != len(graph.inputs):
             raise ExecutionError(f"subgraph {graph.name!r} takes {len(graph.inputs)} inputs, "

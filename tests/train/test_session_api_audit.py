@@ -104,3 +104,34 @@ def test_a_run_racing_close_never_reads_a_variable_reset_to_its_initial_value():
     with pytest.raises(RuntimeError, match="the session is closed"):
         sess2.run(_ClosingHandle(sess2, y.tensor_index), {x: xv})
     assert sess2.closed and not sess2._plans  # nothing compiled into the closed session
+
+
+def _folding_model():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    inits = [numpy_helper.from_array(np.array([1, 2], np.float32), "a"),
+             numpy_helper.from_array(np.array([3, 4], np.float32), "b")]
+    nodes = [helper.make_node("Add", ["a", "b"], ["c"], name="fold"),
+             helper.make_node("Mul", ["x", "c"], ["y"], name="mul")]
+    graph = helper.make_graph(nodes, "g", [x], [y], inits)
+    return from_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+
+
+def test_optimize_false_set_after_a_run_runs_the_graph_as_written():
+    # "Set Session.optimize = False to run the graph as written": a plan cached before
+    # kept its folded constant, so the graph's Add never ran (a differential check
+    # against optimize=False on a session that had run compared optimized to optimized)
+    model = _folding_model()
+    sess = og.Session(model)
+    xv = np.ones(2, np.float32)
+    sess.run("y", {"x": xv})
+    sess.optimize = False
+    meta = og.RunMetadata()
+    np.testing.assert_array_equal(sess.run("y", {"x": xv}, run_metadata=meta), [4, 6])
+    # the oracle: the graph's own nodes, each run as one step
+    assert [(s.node, s.op_type) for s in meta.step_stats] == \
+        [(n.name, n.op_type) for n in model.graph.nodes]
+    sess.optimize = True
+    meta = og.RunMetadata()
+    sess.run("y", {"x": xv}, run_metadata=meta)
+    assert [s.node for s in meta.step_stats] == ["mul"]  # folded again
