@@ -12,6 +12,7 @@ onnxruntime and ONNX's reference evaluator (about 20,000 one-node models).
   Pad of a scalar are named errors or results, not Python internals.
 """
 
+import os
 import resource
 import subprocess
 import sys
@@ -76,6 +77,9 @@ def test_einsum_without_labels_for_an_input_is_a_shape_error():
         _run("Einsum", {"x": np.ones(3, np.float32)}, equation="")
 
 
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
 def _peak_rss_mib(code: str) -> float:
     """Run `code` (which may use np, _run) in a fresh interpreter; its peak RSS."""
     script = textwrap.dedent(f"""
@@ -85,8 +89,10 @@ def _peak_rss_mib(code: str) -> float:
         {code}
         print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
     """)
+    # the child imports tests.ops.*: run it from the repository root so that works
+    # whatever directory pytest was started from
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=120, check=True)
+                         timeout=120, check=True, cwd=_REPO)
     return int(out.stdout.split()[-1]) / 1024
 
 
