@@ -419,7 +419,8 @@ class Session:
         Raises:
             RuntimeError: the session is closed.
             TypeError: fetches is None, run_metadata is not a RunMetadata, feed_dict is
-                not a mapping, or both feed_dict and feeds are given.
+                not a mapping, both feed_dict and feeds are given, or a fed value is a
+                graph tensor or op (TF1's TypeError), not a value.
             CancelledError: the session was closed while the step waited on a queue.
             ExecutionError: a kernel failed (the message names node and op type), or
                 there is no memory for the caller's copy of a fetched read-only value.
@@ -1204,8 +1205,15 @@ def _check_tensor_feed(t, value):
     """The fed value for plain tensor t, cast where the kinds allow it.
 
     Raises:
+        TypeError: the value is a graph tensor or op (a handle), not a value.
         ShapeError: the dtype cannot be cast or the shape does not match t's.
     """
+    if type(value) is not np.ndarray and (
+            hasattr(value, "tensor_index") or hasattr(value, "node_index")):
+        # numpy would make it an object array, refused as "dtype object"
+        raise TypeError(f"feed for {t.name!r}: the value is a graph tensor or op "
+                        f"({value!r:.80}), not a value; feed arrays or numbers (run it "
+                        "first and feed the result), as TF1 requires")
     try:
         if t.dtype is DType.STRING:
             value = _string_feed(t, value)

@@ -135,3 +135,20 @@ def test_optimize_false_set_after_a_run_runs_the_graph_as_written():
     meta = og.RunMetadata()
     sess.run("y", {"x": xv}, run_metadata=meta)
     assert [s.node for s in meta.step_stats] == ["mul"]  # folded again
+
+
+def test_feeding_a_graph_tensor_says_it_is_one():
+    # a TF1 classic: feeding the handle of a graph tensor (an og.constant, a
+    # preprocessing op) instead of its value; TF1 raises TypeError "The value of a feed
+    # cannot be a tf.Tensor object", onegraph said "dtype object does not match"
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        c = og.constant(np.ones(2, np.float32), name="c")
+        y = og.multiply(x, 2.0, name="y")
+    sess = og.Session(g)
+    for value in (c, y, y.op):
+        with pytest.raises(TypeError, match="feed for 'x': .*graph tensor or op") as e:
+            sess.run(y, {x: value})
+        assert "dtype object" not in str(e.value)
+    np.testing.assert_array_equal(sess.run(y, {x: sess.run(c)}), [2, 2])
