@@ -55,13 +55,22 @@ def fs_path(path, verb: str = "read") -> str:
         TypeError: path is not a str, bytes or os.PathLike.
         ValueError: "cannot VERB 'PATH': the path contains a NUL byte".
     """
+    given = path
     try:
         path = os.fsdecode(os.fspath(path))
     except TypeError:
         raise TypeError(f"a file path must be a str, bytes or os.PathLike, got "
                         f"{type(path).__name__}") from None
     if "\0" in path:
-        raise ValueError(f"cannot {verb} {path!r}: the path contains a NUL byte")
+        # most often a file's contents passed where its name goes: show a bounded part
+        shown = repr(path) if len(path) <= 80 else \
+            f"{path[:24]!r}... ({len(path)} characters)"
+        from .writer import FILE_IDENTIFIER  # (writer imports this module)
+
+        hint = ""
+        if isinstance(given, bytes) and given[4:8] == FILE_IDENTIFIER:
+            hint = " (these bytes are a .og model: onegraph.format.parse reads one from memory)"
+        raise ValueError(f"cannot {verb} {shown}: the path contains a NUL byte{hint}")
     return path
 
 

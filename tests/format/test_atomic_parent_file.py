@@ -1,5 +1,6 @@
-"""Writing below a path whose folder part is a file says so, rather than that the
-folder does not exist."""
+"""Paths that cannot be written or read are named for what is wrong with them: a folder
+part that is a file (not "the folder does not exist"), a file's contents given as its
+name (shown in part, not whole)."""
 
 import errno
 
@@ -42,3 +43,25 @@ def test_check_writable_and_save_say_the_same(blocker, tmp_path):
 def test_a_missing_folder_is_still_said_so(tmp_path):
     with pytest.raises(FileNotFoundError, match="the folder does not exist"):
         check_writable(str(tmp_path / "nowhere" / "m.og"))
+
+
+def test_a_model_passed_as_bytes_for_a_path_is_named_briefly(tmp_path):
+    g = og.Graph()
+    with g.as_default():
+        og.identity(og.placeholder("float32", [1], name="x"), name="y")
+    path = tmp_path / "m.og"
+    og.save(g.to_model(), str(path))
+    data = path.read_bytes()
+    with pytest.raises(ValueError) as info:
+        og.load(data)
+    text = str(info.value)
+    assert len(text) < 300, text  # not the whole file
+    assert f"({len(data)} characters)" in text
+    assert "the path contains a NUL byte" in text and "onegraph.format.parse" in text
+    assert og.format.parse(data).graphs  # what the hint says works
+
+
+def test_a_short_path_with_a_nul_byte_is_shown_whole(tmp_path):
+    with pytest.raises(ValueError, match=r"^cannot write 'a\\x00b': the path contains a "
+                                         r"NUL byte$"):
+        check_writable("a\0b")
