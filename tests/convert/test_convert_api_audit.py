@@ -6,19 +6,12 @@ import os
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import numpy_helper
 
 from onegraph.convert import from_onnx, to_onnx
 from onegraph.errors import ConversionError
 
-
-def _proto() -> onnx.ModelProto:
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 2])
-    w = numpy_helper.from_array(np.arange(8, dtype=np.float32).reshape(4, 2), "w")
-    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g", [x],
-                              [y], [w])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+from ..small_onnx import matmul_proto
 
 
 def test_a_path_given_as_bytes_is_named_as_one(tmp_path):
@@ -26,7 +19,7 @@ def test_a_path_given_as_bytes_is_named_as_one(tmp_path):
     # model (documented), and its refusal of a bytes path said only that protobuf
     # could not parse them
     path = tmp_path / "m.onnx"
-    onnx.save(_proto(), str(path))
+    onnx.save(matmul_proto(), str(path))
     with pytest.raises(ConversionError, match="not a valid ONNX model") as e:
         from_onnx(os.fsencode(path))
     message = str(e.value)
@@ -43,7 +36,7 @@ def test_bytes_that_are_no_path_keep_the_plain_message(data):
 
 def test_the_model_bytes_and_every_path_spelling_import_alike(tmp_path):
     path = tmp_path / "m.onnx"
-    proto = _proto()
+    proto = matmul_proto()
     onnx.save(proto, str(path))
     w = numpy_helper.to_array(proto.graph.initializer[0])
     for arg in (str(path), path, proto, proto.SerializeToString(),
@@ -56,7 +49,7 @@ def test_the_model_bytes_and_every_path_spelling_import_alike(tmp_path):
 def test_external_data_round_trips_as_onnxruntime_reads_it(tmp_path):
     ort = pytest.importorskip("onnxruntime")
     src = tmp_path / "src.onnx"
-    onnx.save(_proto(), str(src), save_as_external_data=True, location="src.bin",
+    onnx.save(matmul_proto(), str(src), save_as_external_data=True, location="src.bin",
               size_threshold=0)
     out = tmp_path / "out.onnx"
     to_onnx(from_onnx(src), out, opset=13, external_data_threshold=0)

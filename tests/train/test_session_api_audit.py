@@ -11,14 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 import onegraph as og
 from onegraph.convert import from_onnx
 
-
-def _proto() -> onnx.ModelProto:
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 2])
-    w = numpy_helper.from_array(np.arange(8, dtype=np.float32).reshape(4, 2), "w")
-    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g", [x],
-                              [y], [w])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+from ..small_onnx import matmul_proto
 
 
 @pytest.mark.parametrize("kind", ["str", "bytes", "pathlike"])
@@ -26,7 +19,7 @@ def test_a_path_is_refused_naming_the_loaders(tmp_path, kind):
     # onnxruntime's InferenceSession takes a path; og.Session takes a loaded model,
     # and the refusal says how to get one (it said only "got str")
     path = tmp_path / "m.onnx"
-    onnx.save(_proto(), str(path))
+    onnx.save(matmul_proto(), str(path))
     arg = {"str": str(path), "bytes": os.fsencode(path), "pathlike": path}[kind]
     with pytest.raises(TypeError, match="Session needs a Model or Graph") as e:
         og.Session(arg)
@@ -35,14 +28,14 @@ def test_a_path_is_refused_naming_the_loaders(tmp_path, kind):
 
 def test_a_modelproto_is_refused_naming_from_onnx():
     with pytest.raises(TypeError, match="Session needs a Model or Graph") as e:
-        og.Session(_proto())
+        og.Session(matmul_proto())
     assert "from_onnx" in str(e.value)
 
 
 def test_the_converted_model_runs_as_onnxruntime_runs_it():
     # the oracle: onnxruntime on the same proto
     ort = pytest.importorskip("onnxruntime")
-    proto = _proto()
+    proto = matmul_proto()
     xv = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
     (want,) = ort.InferenceSession(proto.SerializeToString()).run(None, {"x": xv})
     sess = og.Session(from_onnx(proto))
@@ -56,7 +49,7 @@ def test_run_signature_documents_what_it_raises():
     doc = og.Session.run_signature.__doc__
     for name in ("RuntimeError", "TypeError", "ShapeError", "OneGraphError"):
         assert name in doc, name
-    sess = og.Session(from_onnx(_proto()))
+    sess = og.Session(from_onnx(matmul_proto()))
     with pytest.raises(og.ShapeError, match="input 'x'"):
         sess.run_signature("serving", x=np.ones((2, 3), np.float32))
     with pytest.raises(TypeError, match="must be a str"):
