@@ -14,6 +14,7 @@ paper's Switch/Merge frames; dead-value control flow runs in the same loop).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import threading
@@ -42,7 +43,8 @@ from .profiling import RunMetadata, output_info  # noqa: E402
 from .graph import output_named, remove_innermost  # noqa: E402
 
 # Compiled plans a Session keeps (one per set of feeds, fetches and targets); past it
-# the oldest is dropped: each holds its fused weights (BN folded into a Conv, GEMM-ready
+# the least recently used is dropped (a train step run every step stays while an
+# evaluation loop goes through ever new fetch sets): each holds its fused weights (BN folded into a Conv, GEMM-ready
 # and Winograd forms), so a loop over ever new fetch sets would otherwise grow without
 # bound. TF1 programs use a handful (train step, loss, evaluation).
 MAX_PLANS = 32
@@ -280,7 +282,7 @@ class Session:
         # signatures of the model's other graphs run in a Session of their own
         self._signature_sessions: dict[int, Session] = {}
         self.state: dict = {}
-        self._plans: dict = {}
+        self._plans: collections.OrderedDict = collections.OrderedDict()
         self._sub_plans: dict = {}
         # constants folded once, shared by every plan: node id -> (node, inputs, values)
         self._folded: dict = {}
@@ -309,7 +311,8 @@ class Session:
                 return
             self._closed = True
             state, self.state = self.state, {}
-            self._plans, self._sub_plans, self._folded, self._views = {}, {}, {}, {}
+            self._plans, self._sub_plans, self._folded, self._views = (
+                collections.OrderedDict(), {}, {}, {})
             others, self._signature_sessions = self._signature_sessions, {}
         for other in others.values():
             other.close()
@@ -466,7 +469,12 @@ class Session:
         key = (tuple(sorted(i for i, _ in feed_items)), tuple(sorted(set(fetch_tensors))),
                tuple(sorted(set(targets))), bool(self.optimize))
         plan = self._plans.get(key)
-        if plan is None:
+        if plan is not None:
+            try:
+                self._plans.move_to_end(key)  # recently used: dropped last
+            except KeyError:  # another thread's new plan pushed it out just now
+                pass
+        else:
             with self._lock, self._build_lock:
                 # close() (which takes the lock) may have run since the check above: a
                 # plan made now would make the variables afresh, at their initial values
@@ -476,8 +484,8 @@ class Session:
                 if plan is None:
                     plan = self._compile(self.graph, list(key[1]), list(key[2]),
                                          set(key[0]))
-                    if len(self._plans) >= MAX_PLANS:  # the oldest goes first
-                        del self._plans[next(iter(self._plans))]
+                    if len(self._plans) >= MAX_PLANS:  # the least recently used
+                        self._plans.popitem(last=False)
                     self._plans[key] = plan
         values = plan.template.copy()
         for index, value in feed_items:

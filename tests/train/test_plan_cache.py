@@ -1,6 +1,6 @@
 """The Session's plan cache: one plan per set of feeds, fetches and targets whatever
-their order, at most MAX_PLANS of them (the oldest dropped), and constants folded once
-per Session, shared by every plan, instead of a copy per plan."""
+their order, at most MAX_PLANS of them (the least recently used dropped), and constants
+folded once per Session, shared by every plan, instead of a copy per plan."""
 
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
@@ -71,3 +71,26 @@ def test_the_cache_holds_at_most_max_plans(monkeypatch):
         sess.run(f"h{k}", {"x": x})
         assert len(sess._plans) <= 3
     np.testing.assert_array_equal(sess.run("h4", {"x": x}), first)
+
+
+def test_a_plan_run_every_step_survives_new_fetch_sets(monkeypatch):
+    # a training loop's step runs between evaluations that each fetch something new:
+    # with the oldest dropped first, the step was compiled again after every 3 new sets
+    monkeypatch.setattr(session_mod, "MAX_PLANS", 3)
+    m, _ = _dequantized_layers(5)
+    sess = og.Session(from_onnx(m))
+    x = np.ones((1, 8), np.float32)
+    compiled = []
+    real = sess._compile
+
+    def counting(graph, fetches, *rest, **kw):
+        compiled.append(tuple(fetches))
+        return real(graph, fetches, *rest, **kw)
+    monkeypatch.setattr(sess, "_compile", counting)
+    step = sess.run("h4", {"x": x})
+    for k in range(4):
+        np.testing.assert_array_equal(sess.run("h4", {"x": x}), step)
+        sess.run(f"h{k}", {"x": x})
+    steps = [f for f in compiled if f == compiled[0]]
+    assert len(steps) == 1, compiled  # compiled once, at the first run
+    assert len(sess._plans) <= 3
