@@ -41,7 +41,7 @@ from .onnx_import import (_onnx, declared_types, element_type_misfit, onnx_schem
                           schema_accepts)
 from .onnx_legacy import all_proto_nodes, proto_subgraphs
 from .onnx_rewrites import (ADAPTATIONS, FLOAT_TYPES, HELD_DOMAIN, LOWERINGS, NodeBuilder,
-                            graph_constants, lower_new_ops, node_attr)
+                            adaptation_for, graph_constants, lower_new_ops, node_attr)
 
 
 # Op versions whose meaning changed although the node may look the same under both
@@ -49,7 +49,10 @@ from .onnx_rewrites import (ADAPTATIONS, FLOAT_TYPES, HELD_DOMAIN, LOWERINGS, No
 # than per group, RoiAlign's new coordinate_transformation_mode defaulting to a mode
 # unlike the old behaviour): never held, left to the converter (which refuses them
 # without an adapter).
-_MEANING_CHANGED = {("GridSample", 20), ("GroupNormalization", 21), ("RoiAlign", 16)}
+_MEANING_CHANGED = {("GridSample", 20), ("GroupNormalization", 21), ("RoiAlign", 16),
+                    # rewritten beforehand; never left to onnx's converter, which keeps
+                    # an axis that is not the last and so changes the result
+                    ("Softmax", 13), ("LogSoftmax", 13), ("Hardmax", 13)}
 
 _BATCHNORM_RENAMED = ("BatchNormalization", 14)
 
@@ -67,8 +70,9 @@ _AXES_BECAME_INPUT = {(op, 18) for op in ("ReduceMean", "ReduceMax", "ReduceMin"
                                           "ReduceSumSquare")}
 
 # Holding is for targets from here on: below it ops changed meaning in ways a node
-# does not show (negative axes came in at 11, Softmax's axis at 13).
-_OLDEST_HELD_TARGET = 13
+# does not show (negative axes came in at 11). Softmax's axis, which changed meaning
+# at 13, is rewritten before holding (onnx_rewrites.ADAPTATIONS_BEFORE_13).
+_OLDEST_HELD_TARGET = 11
 
 # Attribute values an op version added: a node using one is not held.
 _NEW_ATTRIBUTE_VALUES = {
@@ -99,11 +103,12 @@ def convert_opset(proto, source: int, target: int):
     types = known_types(work)
     if source >= _SPLIT_NUM_OUTPUTS_OPSET > target:
         _split_by_sizes(work, target)
+    if source >= _RESIZE_AXES_OPSET > target >= _OLDEST_HELD_TARGET:
+        # first: below 13 the rewrites then give the Resize it writes empty roi/scales
+        _spread_resize_axes(work.graph, target, types)
     lowered = lower_new_ops(work.graph, source, target, types)
     if source >= _FLOAT_FLOOR_MOD[1] > target >= _OLDEST_HELD_TARGET:
         lowered += _floor_mod_by_fmod(work.graph, target, types)
-    if source >= _RESIZE_AXES_OPSET > target >= _OLDEST_HELD_TARGET:
-        _spread_resize_axes(work.graph, target, types)
     held = _hold_unchanged(work.graph, source, target, types, _sequence_values(work)) \
         if target >= _OLDEST_HELD_TARGET else 0
     if lowered or held:
@@ -306,9 +311,9 @@ def _newer_form(node, source, target) -> bool:
     `target`: a version whose meaning changed (`_MEANING_CHANGED`), or an attribute
     set to other than its default or an input that the older schema lacks. False for
     the ops `ADAPTATIONS` rewrites."""
-    if node.op_type in ADAPTATIONS:
+    if node.op_type in ADAPTATIONS or adaptation_for(node, source, target) is not None:
         # onegraph's own rewrite of these comes later (the reductions' bodies give
-        # log(exp(x)) where ReduceLogSumExp over no axes gives x)
+        # log(exp(x)) where ReduceLogSumExp over no axes gives x; Softmax stays one op)
         return False
     return any((node.op_type, new.since_version) in _MEANING_CHANGED
                or _new_attribute_used(node, new) or _new_input_used(node, new)
@@ -786,9 +791,16 @@ def _variadic():
     return defs.OpSchema.FormalParameterOption.Variadic
 
 
+def _single():
+    from onnx import defs
+
+    return defs.OpSchema.FormalParameterOption.Single
+
+
 def _same_formals(names, new, old) -> bool:
     """Whether the inputs (or outputs) a node gives are the same formal parameters in
-    both schemas: as many are allowed, with the same names."""
+    both schemas: as many are allowed, with the same names, and none that the older
+    schema requires is omitted."""
     used = len(names)
     while used and not names[used - 1]:
         used -= 1
@@ -801,6 +813,8 @@ def _same_formals(names, new, old) -> bool:
     for i in range(min(used, len(old))):
         if i >= len(new) or new[i].name != old[i].name:
             return False
+        if not names[i] and old[i].option == _single():
+            return False  # omitted, optional only in the newer schema (Resize's roi at 13)
     if variadic and (last_new is None or last_new.name != old[-1].name):
         return False
     return True

@@ -302,7 +302,10 @@ def _lower_trilu(node, b: NodeBuilder, rank, types):
                         b.axes_op("Unsqueeze", positions(-2), [1])])
     k = node.input[1] if len(node.input) > 1 and node.input[1] else b.scalar(0)
     upper = int(node_attr(node, "upper", 1))
-    keep = b.op("GreaterOrEqual" if upper else "LessOrEqual", [diff, k])
+    if b.target >= 12:
+        keep = b.op("GreaterOrEqual" if upper else "LessOrEqual", [diff, k])
+    else:  # (GreaterOrEqual and LessOrEqual came in at 12; the positions are integers)
+        keep = b.op("Not", [b.op("Less" if upper else "Greater", [diff, k])])
     if elem_type == _onnx().TensorProto.BOOL:  # (onnxruntime has no bool Where before 16)
         b.op("And", [keep, x], output=node.output[0])
         return
@@ -337,6 +340,79 @@ def _roi_align_of_10(node, b: NodeBuilder, rank, types):
              if a.name != "coordinate_transformation_mode"}
     attrs = {k: v.decode() if isinstance(v, bytes) else v for k, v in attrs.items()}
     b.op("RoiAlign", list(node.input), output=node.output[0], **attrs)
+
+
+def _softmax_on_last_axis(node, b: NodeBuilder, rank, types):
+    """Softmax, LogSoftmax or Hardmax at opset 13 (along one axis) in the older form,
+    which flattens the input into 2-D at `axis` and normalizes each row: the same on
+    the last axis, so another axis is first transposed to the end and back."""
+    if rank is None:
+        raise NotLowered("the rank of its input is unknown, and before opset 13 the op "
+                         "normalizes over every axis from `axis` on together")
+    axis = int(node_attr(node, "axis", -1))
+    if not -rank <= axis < rank:
+        raise NotLowered(f"its axis {axis} is out of range for rank {rank}")
+    axis %= rank
+    last = rank - 1
+    if axis == last:
+        b.op(node.op_type, [node.input[0]], output=node.output[0], axis=last)
+        return
+    swap = list(range(rank))
+    swap[axis], swap[last] = last, axis   # a swap of two axes is its own inverse
+    moved = b.op("Transpose", [node.input[0]], perm=swap)
+    done = b.op(node.op_type, [moved], axis=last)
+    b.op("Transpose", [done], output=node.output[0], perm=swap)
+
+
+def _dropout_of_10(node, b: NodeBuilder, rank, types):
+    """Dropout-12's ratio and training_mode inputs in Dropout-10's terms: an inference
+    node (training_mode omitted or a constant false) passes its input through at any
+    ratio, as Dropout-10 does outside training; a constant ratio becomes the attribute,
+    and the mask (all true) is a ConstantOfShape."""
+    inputs = list(node.input) + ["", ""]
+    if inputs[2]:
+        mode = b.constant_input(inputs[2])
+        if mode is None:
+            raise NotLowered("its training_mode is computed at run time, and before "
+                             "opset 12 Dropout has no training mode")
+        if bool(np.asarray(mode).reshape(-1)[0]):
+            raise NotLowered("it runs in training mode, which Dropout has only from "
+                             "opset 12")
+    attrs = {}
+    if inputs[1]:
+        ratio = b.constant_input(inputs[1])
+        if ratio is not None:
+            attrs["ratio"] = float(np.asarray(ratio).reshape(-1)[0])
+    b.op("Dropout", [inputs[0]], output=node.output[0], **attrs)
+    if len(node.output) > 1 and node.output[1]:
+        # the mask of an inference step is all true; Dropout-10's own mask is left
+        # unspecified (onnxruntime gives all false), so it is written out instead
+        from onnx import numpy_helper
+
+        b.op("ConstantOfShape", [b.op("Shape", [inputs[0]])], output=node.output[1],
+             value=numpy_helper.from_array(np.ones(1, bool)))
+
+
+def _omits_roi_or_scales(node) -> bool:
+    inputs = list(node.input)
+    return any(k < len(inputs) - 1 and not inputs[k] for k in (1, 2))
+
+
+def _resize_with_empty_roi_scales(node, b: NodeBuilder, rank, types):
+    """Resize-13's omitted roi or scales (optional from 13) as the empty tensors that
+    Resize-11 takes in their place. The node stays in ONNX's domain, so its later
+    changes (axes, antialias, ...) are still checked when it is held."""
+    from onnx import numpy_helper
+
+    b.domain = ""
+    inputs = list(node.input)
+    for k in (1, 2):
+        if k < len(inputs) - 1 and not inputs[k]:
+            inputs[k] = b.op("Constant", [], value=numpy_helper.from_array(
+                np.zeros(0, np.float32)))
+    attrs = {a.name: _onnx().helper.get_attribute_value(a) for a in node.attribute}
+    attrs = {k: v.decode() if isinstance(v, bytes) else v for k, v in attrs.items()}
+    b.op("Resize", inputs, output=node.output[0], **attrs)
 
 
 _INT64_MAX = np.iinfo(np.int64).max
@@ -428,6 +504,36 @@ ADAPTATIONS = {"Shape": (15, _uses_shape_bounds, _shape_by_slice),
                               "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
                               "ReduceSumSquare")}}
 
+# Adaptations for targets before 13 (from _OLDEST_REWRITE_TARGET): Softmax's axis
+# (onnx's converter keeps a Softmax-13 axis that is not the last as it is, which means
+# another thing at 12), Resize's roi and scales (optional from 13), Dropout's ratio
+# and training_mode inputs (from 12; onnx's converter has no adapter down from there),
+# ReduceSum's axes input (from 13; onnx's adapter names no node when they are computed)
+ADAPTATIONS_BEFORE_13 = {**{op: (13, lambda node: True, _softmax_on_last_axis)
+                            for op in ("Softmax", "LogSoftmax", "Hardmax")},
+                         "Resize": (13, _omits_roi_or_scales, _resize_with_empty_roi_scales),
+                         "Dropout": (12, lambda node: True, _dropout_of_10),
+                         "ReduceSum": (13, _uses_axes_input, _reduce_with_axes_attribute)}
+# the oldest target the adaptations write for (negative axes came in at 11)
+_OLDEST_REWRITE_TARGET = 11
+# adaptations that write opset-13 forms (Split's sizes as an input)
+_WRITES_OPSET_13_FORMS = frozenset({"Split"})
+
+
+def adaptation_for(node, source, target):
+    """The (opset, uses, rewrite) entry that rewrites `node` for `target`, or None."""
+    if node.domain not in ("", "ai.onnx") or target < _OLDEST_REWRITE_TARGET:
+        return None
+    for table in (ADAPTATIONS, ADAPTATIONS_BEFORE_13):
+        entry = table.get(node.op_type)
+        if entry is None or not source >= entry[0] > target:
+            continue
+        if target < 13 and node.op_type in _WRITES_OPSET_13_FORMS:
+            continue
+        if entry[1](node) and onnx_schema(node.op_type, target, "") is not None:
+            return entry
+    return None
+
 
 def lower_new_ops(graph, source, target, types, outer_constants=None) -> int:
     """Replace (in place, subgraphs too) each node whose op is newer than `target` and
@@ -446,11 +552,8 @@ def lower_new_ops(graph, source, target, types, outer_constants=None) -> int:
     for node in graph.node:
         for sub in proto_subgraphs(node):
             count += lower_new_ops(sub, source, target, types, constants)
-        adaptation = ADAPTATIONS.get(node.op_type) \
-            if node.domain in ("", "ai.onnx") else None
-        # (the adaptations write opset-13 forms: Split's and Slice's sizes as inputs)
-        if adaptation is not None and adaptation[0] > target >= 13 and adaptation[1](node) \
-                and onnx_schema(node.op_type, target, "") is not None:
+        adaptation = adaptation_for(node, source, target)
+        if adaptation is not None:
             builder = NodeBuilder(node, target, 0)
             builder.constants = constants
             try:
