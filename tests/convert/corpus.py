@@ -97,14 +97,17 @@ def stored_sets(folder: str, entry: dict) -> list:
              [load_array(folder, f) for f in entry[o]]) for i, o in sets]
 
 
-def ort_outputs(model_bytes: bytes, feeds: dict, outputs: list) -> list:
+def ort_outputs(model_bytes: bytes, feeds: dict, outputs: list, optimize: bool = True) -> list:
     """onnxruntime's (CPU) `outputs` of the serialized model, fed the feeds it takes
     (an initializer listed as a graph input need not be fed); its warnings (exporters'
-    contradicting value_info, tf2onnx's tf_half_pixel_for_nn) are not printed."""
+    contradicting value_info, tf2onnx's tf_half_pixel_for_nn) are not printed.
+    optimize=False runs the nodes as written (no QDQ pairs fused into integer kernels)."""
     import onnxruntime as ort
 
     so = ort.SessionOptions()
     so.log_severity_level = 3
+    if not optimize:
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     sess = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
     takes = {i.name for i in sess.get_inputs()}
     return sess.run(outputs, {k: v for k, v in feeds.items() if k in takes})

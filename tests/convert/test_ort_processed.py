@@ -28,6 +28,7 @@ import pytest
 import onegraph as og
 from onegraph.convert import from_onnx, to_onnx
 
+from ..ort_int8 import needs_exact_int8_oracle
 from .corpus import corpus_folder, load_index, model_file, strict_xfail_params
 
 DATA = corpus_folder("ort_processed")
@@ -73,6 +74,24 @@ def _ort(model_bytes, feeds, outputs, optimize=True):
     sess = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
     takes = {i.name for i in sess.get_inputs()}
     return sess.run(outputs, {k: v for k, v in feeds.items() if k in takes})
+
+
+def _written_for_another_cpu(entry) -> bool:
+    """Whether the file holds NCHWc ops whose block size is not this CPU's: onnxruntime
+    reads them with its own (8 on AVX2), so on such a machine it refuses the file or,
+    where the shapes fit both sizes, computes with misread weights (ViT's patch
+    embedding: 0.68 off); it is then no oracle for the file."""
+    from onegraph.ops import ms_nchwc
+
+    nchwc = any(op.startswith("com.microsoft.nchwc::") for op in entry["ops"])
+    return nchwc and ms_nchwc.machine_block_size() != WRITER_BLOCK_SIZE
+
+
+def _source_bytes(entry) -> bytes:
+    """The corpus model that onnxruntime's tools processed into this entry."""
+    source = os.path.join(os.path.dirname(DATA), entry["source"])
+    with open(source, "rb") as f:
+        return f.read()
 
 
 def _quant_step(model: onnx.ModelProto, output: str):
@@ -144,6 +163,23 @@ def _tolerance(entry, model, output, want, fused_reference) -> float:
     return max(2.01 * step, 1e-3 * scale) if step is not None else 0.02 * scale
 
 
+# onnxruntime's kernels that multiply integer codes (MLAS's uint8 x int8 products), as
+# written in a file or fused from QDQ pairs by its default session
+_INTEGER_PRODUCT_OPS = frozenset({
+    "MatMulInteger", "ConvInteger", "QLinearConv", "QLinearMatMul", "QGemm", "QAttention",
+    "DynamicQuantizeMatMul", "MatMulIntegerToFloat", "DynamicQuantizeLSTM"})
+
+
+def _int8_products(model: onnx.ModelProto, fused: bool) -> bool:
+    """Whether onnxruntime multiplies int8 weight codes for this model: it holds int8
+    initializers and integer-product nodes (or, `fused`, QDQ pairs that onnxruntime's
+    default session turns into such nodes). On a CPU where those products saturate
+    (tests/ort_int8.py), onnxruntime is then no exact oracle for the model."""
+    int8 = any(i.data_type == onnx.TensorProto.INT8 for i in model.graph.initializer)
+    ops = {n.op_type for n in model.graph.node}
+    return int8 and (fused or bool(ops & _INTEGER_PRODUCT_OPS))
+
+
 def _compare(entry, model, name, outs, got, want, what, fused_reference=False):
     """Same shapes and dtypes; values within the output's tolerance."""
     for out, g, w in zip(outs, got, want):
@@ -158,8 +194,18 @@ def _compare(entry, model, name, outs, got, want, what, fused_reference=False):
         np.testing.assert_allclose(g, w, rtol=0, atol=tol, err_msg=label)
 
 
+# The corpus was written on an AVX-512 machine: its ORT_ENABLE_ALL files hold NCHWc
+# weights in blocks of 16, which a filter whose blocked dims are multiples of 16 does
+# not tell from blocks of 8 (ops/ms_nchwc.py), so onegraph is told, as a user moving
+# such a file to another machine would be.
+WRITER_BLOCK_SIZE = 16
+
+
 @pytest.mark.parametrize("name", strict_xfail_params(INDEX, XFAILS))
-def test_runs_as_onnxruntime_does_and_round_trips(name):
+def test_runs_as_onnxruntime_does_and_round_trips(name, monkeypatch):
+    from onegraph.ops import ms_nchwc
+
+    monkeypatch.setattr(ms_nchwc, "BLOCK_SIZE", WRITER_BLOCK_SIZE)
     entry = INDEX[name]
     path, original = model_file(DATA, name)
     proto = onnx.load_from_string(original)
@@ -173,18 +219,39 @@ def test_runs_as_onnxruntime_does_and_round_trips(name):
     # quantized models: strictly against the nodes as written (MatMulNBits in float32),
     # then against onnxruntime's default session (fused integer kernels; see _tolerance)
     strict = _float_accuracy(proto) if _int8_activations(proto) else original
+    # where onnxruntime's int8 products saturate, it is no oracle for those comparisons
+    saturates = needs_exact_int8_oracle()
+    exact = not (saturates and _int8_products(proto, fused=False))
+    exact_fused = not (saturates and _int8_products(proto, fused=True))
+    other_cpu = _written_for_another_cpu(entry)
     for k, feeds in enumerate(_feed_sets(entry)):
-        want = _ort(strict, feeds, outputs, optimize=not entry["quantized"])
+        if other_cpu:   # the file before onnxruntime's optimizer computes the same floats
+            want = _ort(_source_bytes(entry), feeds, outputs)
+        else:
+            want = _ort(strict, feeds, outputs, optimize=not entry["quantized"])
         got = session.run(outputs, feeds)
-        _compare(entry, proto, name, outputs, got, want, f"size {k}")
-        if entry["quantized"]:
+        if exact:
+            _compare(entry, proto, name, outputs, got, want, f"size {k}")
+        if entry["quantized"] and exact_fused:
             fused = _ort(original, feeds, outputs)
             _compare(entry, proto, name, outputs, got, fused, f"size {k} vs fused", True)
         back = exported
         if _int8_activations(exported):
             back = onnx.load_from_string(_float_accuracy(exported))
+        if other_cpu:
+            continue   # the export keeps the NCHWc ops, which onnxruntime misreads here
         back = _ort(back.SerializeToString(), feeds, outputs, optimize=not entry["quantized"])
+        # (onnxruntime against itself: the export computes what the original does, even
+        # where onnxruntime's products saturate, as long as both run the same kernels)
         _compare(entry, proto, name, outputs, back, want, f"size {k} after to_onnx")
+    if other_cpu:
+        pytest.skip("onnxruntime reads this file's NCHWc ops with this CPU's block size, "
+                    "not the writer's: onegraph was checked against the source model, "
+                    "the export was not run in onnxruntime")
+    if not (exact and exact_fused):
+        pytest.skip(f"{saturates}: onegraph's outputs were not compared with "
+                    f"onnxruntime's{'' if exact else ' (nodes as written)'}"
+                    f"{'' if exact_fused else ' (fused kernels)'}")
 
 
 def _contrib_total(op: str) -> int:
