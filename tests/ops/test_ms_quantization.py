@@ -37,6 +37,7 @@ from onegraph.convert import from_onnx, to_onnx  # noqa: E402
 from onegraph.errors import OpAttributeError, ShapeError  # noqa: E402
 from onegraph.ops import REGISTRY, TensorInfo  # noqa: E402
 
+from ..ort_int8 import ort_saturates_u8s8, weight_codes  # noqa: E402
 from .single_node import node_inputs, onegraph_outputs, ort_outputs  # noqa: E402
 
 MS = "com.microsoft"
@@ -363,7 +364,8 @@ def test_qgemm(a_type, b_type, trans, c, output):
     m, k, n = 5, 37, 7
     for per_column, alpha in ((False, 1.0), (True, 0.5)):
         a = _codes(rng, a_type, (k, m) if trans[0] else (m, k))
-        b = _codes(rng, b_type, (n, k) if trans[1] else (k, n))
+        # int8 B within [-64, 63] where onnxruntime's products saturate (tests/ort_int8.py)
+        b = weight_codes(rng, b_type, (n, k) if trans[1] else (k, n))
         width = n if per_column else None
         inputs = [("A", a), ("as", _scale(rng, 0.01, 0.05)), ("az", _zp(rng, a_type)),
                   ("B", b), ("bs", _scale(rng, 1e-3, 0.01, width)), ("bz", _zp(rng, b_type, width)),
@@ -384,7 +386,7 @@ def test_qgemm_large(a_type, b_type):
     rng = np.random.default_rng(12)
     for trial in range(2):
         inputs = [("A", _codes(rng, a_type, (512, 64))), ("as", _scale(rng, 0.01, 0.05)),
-                  ("az", _zp(rng, a_type)), ("B", _codes(rng, b_type, (64, 256))),
+                  ("az", _zp(rng, a_type)), ("B", weight_codes(rng, b_type, (64, 256))),
                   ("bs", _scale(rng, 1e-4, 1e-3, 256)), ("bz", _zp(rng, b_type, 256)),
                   ("C", rng.integers(-20000, 20000, 256).astype(np.int32)),
                   ("ys", _scale(rng, 0.05, 0.2)), ("yz", _zp(rng, a_type))]
@@ -395,7 +397,7 @@ def test_qgemm_y_scale_without_zero_point_is_a_float_output():
     """onnxruntime then returns the float32 product divided by y_scale; so does onegraph."""
     rng = np.random.default_rng(8)
     inputs = [("A", _codes(rng, np.uint8, (3, 4))), ("as", np.float32(0.02)),
-              ("az", np.uint8(100)), ("B", _codes(rng, np.int8, (4, 5))),
+              ("az", np.uint8(100)), ("B", weight_codes(rng, np.int8, (4, 5))),
               ("bs", np.float32(0.01)), ("bz", np.int8(3)), ("C", None),
               ("ys", np.float32(0.05))]
     _assert_same(_model("QGemm", inputs, {"A"}, {}, np.float32), inputs, {"A"}, {}, "QGemm")
@@ -569,9 +571,11 @@ def _quantize(model, tmp_path, activations, weights, per_channel, seed=0):
 
     src, dst = tmp_path / "float.onnx", tmp_path / "quantized.onnx"
     onnx.save(model, src)
+    # 7-bit weights where onnxruntime's int8 products saturate (tests/ort_int8.py)
     q.quantize_static(str(src), str(dst), Reader(), quant_format=q.QuantFormat.QOperator,
                       activation_type=getattr(q.QuantType, activations),
-                      weight_type=getattr(q.QuantType, weights), per_channel=per_channel)
+                      weight_type=getattr(q.QuantType, weights), per_channel=per_channel,
+                      reduce_range=ort_saturates_u8s8())
     return onnx.load(dst), feed.name, shape
 
 
