@@ -49,6 +49,7 @@ from onegraph.convert import from_onnx, to_onnx  # noqa: E402
 from onegraph.errors import OpAttributeError, ShapeError, UnsupportedOpError  # noqa: E402
 from onegraph.ops import REGISTRY, TensorInfo  # noqa: E402
 
+from ..ort_int8 import ort_saturates_u8s8, weight_codes  # noqa: E402
 from .single_node import node_inputs, ort_session  # noqa: E402
 
 MS = "com.microsoft"
@@ -273,7 +274,8 @@ def _qattention_inputs(rng, batch=2, seq=5, d_in=12, hidden=8, wtype=np.int8,
                        per_column=False, mask=None):
     n = 3 * hidden
     return [("input", _codes(rng, np.uint8, (batch, seq, d_in))),
-            ("weight", _codes(rng, wtype, (d_in, n))),
+            # int8 within [-64, 63] where onnxruntime saturates (tests/ort_int8.py)
+            ("weight", weight_codes(rng, wtype, (d_in, n))),
             ("bias", (rng.standard_normal(n) * 0.1).astype(np.float32)),
             ("input_scale", _scale(rng, 0.005, 0.02)),
             ("weight_scale", _scale(rng, 0.005, 0.02, n if per_column else None)),
@@ -523,7 +525,8 @@ def test_qlinear_conv(channels_last, xtype, wtype, attrs, per_channel):
     x = _codes(rng, xtype, (2, c, 7, 6))
     if channels_last:
         x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
-    w = _codes(rng, wtype, (m, c // attrs.get("group", 1), 3, 3))
+    # int8 within [-64, 63] where onnxruntime saturates (tests/ort_int8.py)
+    w = weight_codes(rng, wtype, (m, c // attrs.get("group", 1), 3, 3))
     n = m if per_channel else None
     inputs = [("x", x), ("xs", _scale(rng, 0.01, 0.05)), ("xz", _codes(rng, xtype, ())),
               ("w", w), ("ws", _scale(rng, 0.005, 0.02, n)),
@@ -545,7 +548,7 @@ def test_qlinear_conv_1d_3d(spatial, channels_last):
     x = _codes(rng, np.uint8, (2, 3) + spatial)
     if channels_last:
         x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
-    w = _codes(rng, np.int8, (4, 3) + (3,) * len(spatial))
+    w = weight_codes(rng, np.int8, (4, 3) + (3,) * len(spatial))  # (tests/ort_int8.py)
     inputs = [("x", x), ("xs", np.float32(0.02)), ("xz", np.uint8(120)), ("w", w),
               ("ws", np.float32(0.01)), ("wz", np.int8(0)), ("ys", np.float32(0.2)),
               ("yz", np.uint8(128))]
@@ -594,8 +597,9 @@ def _lstm_inputs(rng, nd=1, wtype=np.int8, per_column=False, steps=5, batch=2, s
     def floats(*shape, scale=1.0):
         return (rng.standard_normal(shape) * scale).astype(np.float32)
     return [("X", floats(steps, batch, size)),
-            ("W", _codes(rng, wtype, (nd, size, 4 * hidden))),
-            ("R", _codes(rng, wtype, (nd, hidden, 4 * hidden))),
+            # int8 within [-64, 63] where onnxruntime saturates (tests/ort_int8.py)
+            ("W", weight_codes(rng, wtype, (nd, size, 4 * hidden))),
+            ("R", weight_codes(rng, wtype, (nd, hidden, 4 * hidden))),
             ("B", floats(nd, 8 * hidden, scale=0.1) if bias else None),
             ("sequence_lens", None),
             ("initial_h", floats(nd, batch, hidden, scale=0.5) if init else None),
@@ -687,7 +691,9 @@ def test_quantize_dynamic_bert(tmp_path):
     if not any(o.domain == MS for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid(MS, 1))
     out = tmp_path / "bert_q.onnx"
+    # 7-bit weights where onnxruntime's int8 products saturate (tests/ort_int8.py)
     quantize_dynamic(model, str(out), weight_type=QuantType.QInt8,
+                     reduce_range=ort_saturates_u8s8(),
                      op_types_to_quantize=["Attention", "EmbedLayerNormalization",
                                            "MatMul"],
                      extra_options={"DefaultTensorType": TensorProto.FLOAT})
@@ -726,8 +732,9 @@ def test_quantize_dynamic_lstm(tmp_path):
                               ir_version=9)
     src, out = tmp_path / "lstm.onnx", tmp_path / "lstm_q.onnx"
     onnx.save(model, str(src))
+    # 7-bit weights where onnxruntime's int8 products saturate (tests/ort_int8.py)
     quantize_dynamic(str(src), str(out), weight_type=QuantType.QInt8,
-                     op_types_to_quantize=["LSTM"])
+                     op_types_to_quantize=["LSTM"], reduce_range=ort_saturates_u8s8())
     quantized = onnx.load(str(out))
     assert [n.op_type for n in quantized.graph.node] == ["DynamicQuantizeLSTM"]
     feeds = {"x": rng.standard_normal((7, 3, size)).astype(np.float32)}
