@@ -22,6 +22,7 @@ from onegraph.errors import ConversionError, OpAttributeError, ShapeError
 from onegraph.ops import TensorInfo, get_op
 from onegraph.train.session import Session
 
+from ..ort_int8 import ort_saturates_u8s8
 from .single_node import run_onnxruntime
 
 onnx = pytest.importorskip("onnx")
@@ -75,6 +76,13 @@ def _assert_same(got, want):
     np.testing.assert_array_equal(got, want)
 
 
+def _ort_exact(oracle, b) -> bool:
+    """Whether a case's oracle is onnxruntime here: not for an int8 b on a CPU where
+    onnxruntime's uint8 x int8 products saturate (tests/ort_int8.py), where ONNX's
+    reference, exact on the full range, takes its place."""
+    return oracle == "ort" and not (b.dtype == np.int8 and ort_saturates_u8s8())
+
+
 def _ints(rng, shape, dtype):
     info = np.iinfo(dtype)
     return rng.integers(int(info.min), int(info.max) + 1, shape).astype(dtype)
@@ -123,7 +131,7 @@ def test_matmul_integer_nd_zero_points_match_the_oracle(case):
     bzp = None if szb is None else _ints(rng, szb, b_dtype)
     m = _matmul_integer(a, b, azp, bzp)
     feeds = {"a": a, "b": b}
-    want = run_onnxruntime(m, feeds) if oracle == "ort" else _run_ref(m, feeds)
+    want = run_onnxruntime(m, feeds) if _ort_exact(oracle, b) else _run_ref(m, feeds)
     _assert_same(_run_og(m, feeds), want)
 
 
@@ -198,7 +206,8 @@ def test_qlinear_matmul_nd_scales_match_the_oracle(case):
     _, sa, sb, shapes, oracle = case
     shapes = dict(dict(a_scale=(), b_scale=()), **shapes)
     m, feeds = _qlinear_matmul(np.random.default_rng(7), sa, sb, **shapes)
-    want = run_onnxruntime(m, feeds) if oracle == "ort" else _run_ref(m, feeds)
+    want = run_onnxruntime(m, feeds) if _ort_exact(oracle, feeds["b"]) \
+        else _run_ref(m, feeds)
     _assert_same(_run_og(m, feeds), want)
 
 
