@@ -30,6 +30,7 @@ from onegraph.convert import from_onnx, to_onnx  # noqa: E402
 from onegraph.errors import OpAttributeError, ShapeError  # noqa: E402
 from onegraph.ops import REGISTRY, TensorInfo  # noqa: E402
 
+from ..ort_int8 import ort_lacks_kernel  # noqa: E402
 from .single_node import node_inputs, ort_session  # noqa: E402
 
 MS = "com.microsoft"
@@ -62,9 +63,16 @@ def _assert_close(got, want, rtol):
 
 
 def _run_both(op, inputs, attrs, out_dtype=np.float32):
+    """(onegraph's, onnxruntime's) output; onnxruntime's is None where it has no kernel
+    for the op on this CPU (MatMulFpQ4 without AVX-512: tests/ort_int8.py)."""
     model = _model(op, inputs, attrs, out_dtype)
     feeds = {"A": inputs[0][1]}
-    want = ort_session(model).run(None, feeds)[0]
+    try:
+        want = ort_session(model).run(None, feeds)[0]
+    except Exception as e:  # noqa: BLE001 - onnxruntime's own error types
+        if not ort_lacks_kernel(e):
+            raise
+        want = None
     got = onegraph.Session(from_onnx(model)).run("Y", feeds)
     return got, want
 
@@ -239,7 +247,8 @@ def test_matmul_fpq4(k, n, kind, a_shape):
     inputs = [("A", a), ("B", blob), ("B_shape", np.array([k, n], np.int64))]
     attrs = dict(blk_quant_type=kind)
     got, want = _run_both("MatMulFpQ4", inputs, attrs)
-    _assert_close(got, want, F32_RTOL)
+    if want is not None:
+        _assert_close(got, want, F32_RTOL)
     _assert_close(got, (a.astype(np.float64) @ w).astype(np.float32), F32_RTOL)
     assert tuple(_infer("MatMulFpQ4", inputs, attrs).shape) == got.shape
 
@@ -253,14 +262,19 @@ def test_matmul_fpq4_default_type_and_block_64():
     a = rng.standard_normal((4, 96)).astype(np.float32)
     inputs = [("A", a), ("B", blob), ("B_shape", np.array([96, 6], np.int64))]
     got, want = _run_both("MatMulFpQ4", inputs, {})
-    _assert_close(got, want, F32_RTOL)
+    if want is not None:
+        _assert_close(got, want, F32_RTOL)
+    _assert_close(got, (a.astype(np.float64) @ w).astype(np.float32), F32_RTOL)
     blob, w = _fpq4_case(rng, 100, 6, 2)
     inputs = [("A", a[:, :1].repeat(100, 1)), ("B", blob),
               ("B_shape", np.array([100, 6], np.int64))]
     got = _kernel("MatMulFpQ4", inputs, dict(blk_quant_type=2))
     _assert_close(got, (inputs[0][1].astype(np.float64) @ w).astype(np.float32), F32_RTOL)
+    # onnxruntime refuses the type-2 blob (by its size; where it has no MatMulFpQ4
+    # kernel for this CPU, every blob: tests/ort_int8.py)
+    model = _model("MatMulFpQ4", inputs, dict(blk_quant_type=2), np.float32)
     with pytest.raises(Exception):
-        _run_both("MatMulFpQ4", inputs, dict(blk_quant_type=2))
+        ort_session(model).run(None, {"A": inputs[0][1]})
 
 
 def test_matmul_fpq4_errors():
