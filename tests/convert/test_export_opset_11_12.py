@@ -30,7 +30,7 @@ from onegraph.convert import from_onnx, to_onnx
 from onegraph.errors import ConversionError
 
 from . import model_zoo as zoo
-from .test_export_downgrade_sweep import _check_against_stored, node_cases  # noqa: F401
+from .test_export_downgrade_sweep import _check_against_stored
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -118,8 +118,15 @@ SAMPLE = [
 ]
 
 
+@pytest.fixture(scope="module")
+def node_cases():
+    from onegraph.convert.coverage import all_node_cases
+
+    return {c.name: c for c in all_node_cases()}
+
+
 @pytest.mark.parametrize("case_name,target", SAMPLE)
-def test_node_case_sample(node_cases, case_name, target):  # noqa: F811
+def test_node_case_sample(node_cases, case_name, target):
     _check_against_stored(node_cases, case_name, target)
 
 
