@@ -193,6 +193,7 @@ def _save_onnx(path, nodes, inputs, outputs, opset=21):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
 
 
+@pytest.mark.slow  # 20 s of CLI processes; `make test-slow` runs it
 def test_outputs_numpy_lacks_are_written_as_numbers_and_read_back(tmp_path):
     """bfloat16, float8 and int4 outputs: np.save writes such arrays as raw bytes
     ('|V2') or with a descriptor np.load refuses (float8_e5m2's '<f1'); run writes them
