@@ -97,6 +97,12 @@ class NodeBuilder:
         return self.op("ReduceMean", [x], axes=list(axes), keepdims=1)
 
 
+def _decoded_attributes(node) -> dict:
+    """A NodeProto's attributes as {name: value}, strings decoded (to write them again
+    with helper.make_node)."""
+    return {a.name: node_attr(node, a.name, None) for a in node.attribute}
+
+
 def node_attr(node, name, default):
     """A NodeProto's attribute value (strings decoded), or `default` if unset."""
     for a in node.attribute:
@@ -336,9 +342,8 @@ def _roi_align_of_10(node, b: NodeBuilder, rank, types):
     mode = node_attr(node, "coordinate_transformation_mode", "half_pixel")
     if mode != "output_half_pixel":
         raise NotLowered(f"its coordinate_transformation_mode {mode!r} came in at opset 16")
-    attrs = {a.name: _onnx().helper.get_attribute_value(a) for a in node.attribute
-             if a.name != "coordinate_transformation_mode"}
-    attrs = {k: v.decode() if isinstance(v, bytes) else v for k, v in attrs.items()}
+    attrs = _decoded_attributes(node)
+    del attrs["coordinate_transformation_mode"]
     b.op("RoiAlign", list(node.input), output=node.output[0], **attrs)
 
 
@@ -410,9 +415,7 @@ def _resize_with_empty_roi_scales(node, b: NodeBuilder, rank, types):
         if k < len(inputs) - 1 and not inputs[k]:
             inputs[k] = b.op("Constant", [], value=numpy_helper.from_array(
                 np.zeros(0, np.float32)))
-    attrs = {a.name: _onnx().helper.get_attribute_value(a) for a in node.attribute}
-    attrs = {k: v.decode() if isinstance(v, bytes) else v for k, v in attrs.items()}
-    b.op("Resize", inputs, output=node.output[0], **attrs)
+    b.op("Resize", inputs, output=node.output[0], **_decoded_attributes(node))
 
 
 _INT64_MAX = np.iinfo(np.int64).max
