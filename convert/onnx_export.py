@@ -1646,7 +1646,7 @@ def _int64(text: str) -> int | None:
 
 
 # The IR version that introduced each newer element type (the comments on `Version`
-# in onnx.proto, onnx 1.23): every other type ONNX has is in IR 8, the oldest we write.
+# in onnx.proto, onnx 1.23): every other type ONNX has is in IR 4 (BFLOAT16) or older.
 _TYPE_IR_VERSIONS = {
     "FLOAT8E4M3FN": 9, "FLOAT8E4M3FNUZ": 9, "FLOAT8E5M2": 9, "FLOAT8E5M2FNUZ": 9,
     "UINT4": 10, "INT4": 10,
@@ -1671,11 +1671,21 @@ def _type_ir_versions() -> dict[int, int]:
             if name in known}
 
 
-def _type_proto_elem_types(tp, out: set) -> None:
+# IR 8 introduced the optional and sparse tensor types (and model-local functions,
+# which the export does not write).
+_IR8_TYPE_KINDS = frozenset({"optional_type", "sparse_tensor_type"})
+# A model's opsets alone would allow IR 6 at opset 11 and IR 7 at opsets 12 to 14;
+# IR 4 is the first in which initializers need not be graph inputs.
+_OLDEST_IR_VERSION = 4
+
+
+def _type_proto_elem_types(tp, out: set, kinds: set) -> None:
     """Add the element types a TypeProto mentions (through sequence, optional, map and
-    sparse tensor types) to `out`."""
+    sparse tensor types) to `out`, and the kinds of type it nests ("tensor_type",
+    "optional_type", ...) to `kinds`."""
     while tp is not None:
         which = tp.WhichOneof("value")
+        kinds.add(which)
         if which in ("tensor_type", "sparse_tensor_type"):
             out.add(getattr(tp, which).elem_type)
             return
@@ -1689,17 +1699,18 @@ def _type_proto_elem_types(tp, out: set) -> None:
             return
 
 
-def _graph_elem_types(graph, out: set) -> None:
+def _graph_elem_types(graph, out: set, kinds: set) -> None:
     """Add the element types `graph` and its subgraphs use to `out`: initializers
     (dense and sparse), inputs, outputs, value_info, tensor and type attributes, and
-    the element-type attributes of default-domain ops (Cast's `to`, ...)."""
+    the element-type attributes of default-domain ops (Cast's `to`, ...); and the kinds
+    of type their TypeProtos nest to `kinds`."""
     for t in graph.initializer:
         out.add(t.data_type)
     for sp in graph.sparse_initializer:
         out.add(sp.values.data_type)
     for v in list(graph.input) + list(graph.output) + list(graph.value_info):
         if v.HasField("type"):
-            _type_proto_elem_types(v.type, out)
+            _type_proto_elem_types(v.type, out, kinds)
     for node in graph.node:
         default_domain = node.domain in ("", "ai.onnx")
         for a in node.attribute:
@@ -1710,31 +1721,38 @@ def _graph_elem_types(graph, out: set) -> None:
                 out.add(a.sparse_tensor.values.data_type)
             out.update(sp.values.data_type for sp in a.sparse_tensors)
             if a.HasField("tp"):
-                _type_proto_elem_types(a.tp, out)
+                _type_proto_elem_types(a.tp, out, kinds)
             for tp in a.type_protos:
-                _type_proto_elem_types(tp, out)
+                _type_proto_elem_types(tp, out, kinds)
             if default_domain and a.name in _TYPE_ATTRIBUTES and \
                     a.type == _onnx().AttributeProto.INT:
                 out.add(a.i)
             if a.HasField("g"):
-                _graph_elem_types(a.g, out)
+                _graph_elem_types(a.g, out, kinds)
             for sub in a.graphs:
-                _graph_elem_types(sub, out)
+                _graph_elem_types(sub, out, kinds)
 
 
 def _ir_version_for(proto) -> int:
-    """The IR version to write: the lowest one that has every opset `proto` imports
-    and every element type it uses (see `_TYPE_IR_VERSIONS`), and at least 8. Never
-    raises: an opset the installed onnx does not know counts as IR 8."""
+    """The IR version to write: the lowest one that has every opset `proto` imports,
+    every element type it uses (see `_TYPE_IR_VERSIONS`) and every kind of type (IR 8
+    for optional and sparse tensor types, and for model-local functions), and at least
+    4. So an export at opset 11 is IR 6 and one at 12 to 14 IR 7, which runtimes of
+    that time read, unless it needs more. Never raises: an opset the installed onnx
+    does not know counts as IR 8."""
     from onnx import helper
 
     try:
         version = max(helper.find_min_ir_version_for(list(proto.opset_import),
-                                                     ignore_unknown=True), 8)
-    except Exception:  # noqa: BLE001 - an opset onnx does not know: the oldest IR we write
+                                                     ignore_unknown=True),
+                      _OLDEST_IR_VERSION)
+    except Exception:  # noqa: BLE001 - an opset onnx does not know
         version = 8
     types: set = set()
-    _graph_elem_types(proto.graph, types)
+    kinds: set = set()
+    _graph_elem_types(proto.graph, types, kinds)
+    if len(proto.functions) or kinds & _IR8_TYPE_KINDS:
+        version = max(version, 8)
     needs = _type_ir_versions()
     return max([version] + [needs[t] for t in types if t in needs])
 

@@ -273,11 +273,34 @@ def test_opset_out_of_range_is_named(opset):
         to_onnx(_mlp(), opset=opset)
 
 
-@pytest.mark.parametrize("target", [17, 21, onnx.defs.onnx_opset_version()])
+@pytest.mark.parametrize("target", [11, 12, 13, 14, 17, 21, onnx.defs.onnx_opset_version()])
 def test_ir_version_is_the_one_the_opset_needs(target):
+    """The lowest IR version that has the opset: a runtime of opset 11's time (IR 6)
+    reads an export at opset 11."""
     proto = to_onnx(_mlp(), opset=target)
     need = onnx.helper.find_min_ir_version_for(list(proto.opset_import), ignore_unknown=True)
-    assert proto.ir_version == max(need, 8)
+    assert proto.ir_version == max(need, 4)
+    assert proto.ir_version == {11: 6, 12: 7, 13: 7, 14: 7}.get(target, proto.ir_version)
+    onnx.checker.check_model(proto, full_check=True)
+
+
+def test_optional_types_need_ir_8_even_at_an_older_opset():
+    """Optional types came with IR 8: a graph that uses one is IR 8 whatever its opset
+    alone would allow (opset 15 is the first with optionals, whose own IR is 8, so the
+    rule shows on a value_info that the export keeps)."""
+    from onnx import TensorProto, helper
+
+    from onegraph.convert.onnx_export import _ir_version_for
+
+    opt = helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [2]))
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    assert _ir_version_for(m) == 7
+    g.value_info.append(helper.make_value_info("unused", opt))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    assert _ir_version_for(m) == 8
 
 
 @pytest.mark.parametrize("threshold", [None, 100])
