@@ -17,7 +17,8 @@ words: "onegraph run: error: the following arguments are required: model (see
 'onegraph run --help')".
 
 `-` for a model, an --input file or --data reads the standard input (one of them at
-most); `--trace -` writes the standard output.
+most); `--trace -` writes the trace to the standard output, alone (what `run` prints
+goes to the standard error then), so it can be redirected into a .json file.
 """
 
 from __future__ import annotations
@@ -272,6 +273,10 @@ def _silence_stdout() -> None:
         pass
 
 
+# What `--trace -` becomes: the trace file is the standard output.
+STDOUT_PATH = "/dev/stdout"
+
+
 def _dash_means_stdin(args) -> str | None:
     """Read `-` as the standard input (a model, an --input file, --data) and, for
     --trace, the standard output, as command-line tools do; returns what is wrong when
@@ -289,7 +294,7 @@ def _dash_means_stdin(args) -> str | None:
                 items[k] = f"{name}=/dev/stdin"
                 dashes.append(f"--input {name}")
     if getattr(args, "trace", None) == "-":
-        args.trace = "/dev/stdout"
+        args.trace = STDOUT_PATH
     if len(dashes) > 1:
         return (f"{' and '.join(dashes)} are {'both' if len(dashes) == 2 else 'all'} '-': "
                 "only one of them can read the standard input")

@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from ..cli import check_readable, check_writable_flag, refuse_overwriting
+from ..cli import STDOUT_PATH, check_readable, check_writable_flag, refuse_overwriting
 from ..errors import ConversionError, FormatError, OneGraphError
 from ..format.atomic import cannot_write
 
@@ -153,7 +153,8 @@ def cmd_run(args) -> int:
     prints a summary per output. --runs N repeats the run (the outputs are the last
     run's); --profile prints the timings per op type and the slowest nodes
     (`RunMetadata.summary`, medians over the runs) and --trace FILE writes them as a
-    Chrome trace (`RunMetadata.write_trace`). Every argument, and every place that will
+    Chrome trace (`RunMetadata.write_trace`); a trace to the standard output (`--trace
+    -`) is written alone there, the rest printed to stderr. Every argument, and every place that will
     be written, is checked before the model runs; the output files appear together
     after the run, or none of them does.
 
@@ -249,16 +250,20 @@ def cmd_run(args) -> int:
         lines = _write_outputs(args.output_dir, values, declared, reads)
     else:
         lines = [_summary(name, value) for name, value in values.items()]
-    print("\n".join(lines))
+    # `--trace -`: the standard output carries the trace's JSON alone (so it can be
+    # piped or redirected into a .json file), and what would be printed goes to stderr
+    report = sys.stderr if args.trace == STDOUT_PATH else sys.stdout
+    print("\n".join(lines), file=report)
     if args.profile:
-        print(meta.summary())
+        print(meta.summary(), file=report)
     if args.trace:
+        sys.stdout.flush()
         try:
             meta.write_trace(args.trace)
         except OSError as e:  # checked before the run; the file system changed since
             raise OneGraphError(f"--trace {args.trace}: cannot write there: "
                                 f"{e.strerror or e}") from e
-        print(f"trace of {meta.runs} run(s) -> {args.trace}")
+        print(f"trace of {meta.runs} run(s) -> {args.trace}", file=report)
     return 0
 
 
@@ -643,5 +648,6 @@ def register(sub) -> None:
                         "the runs (og.RunMetadata.summary)")
     p.add_argument("--trace", default=None, metavar="FILE.json",
                    help="write per-node times as a Chrome trace "
-                        "(og.RunMetadata.write_trace)")
+                        "(og.RunMetadata.write_trace); - writes it to the standard "
+                        "output, and what run prints goes to the standard error")
     p.set_defaults(func=cmd_run)

@@ -2,6 +2,7 @@
 half-written: outputs that are inputs, checksums, the loss curve, symbolic links and
 streams as outputs, string feeds, Ctrl-C, and names printed from files."""
 
+import json
 import os
 import shutil
 import threading
@@ -172,7 +173,8 @@ def test_run_lists_outputs_in_the_model_order(files, capsys):
 
 def test_dev_stdout_appended_by_the_shell_is_written_into_not_replaced(files):
     """`--trace /dev/stdout >> log`: the trace goes into the stream the shell opened
-    for appending (the earlier content and the printed lines stay), not a rename."""
+    for appending (the earlier content stays), not a rename; as with `--trace -`, the
+    standard output holds the trace alone and the printed lines go to stderr."""
     import subprocess
     import sys
 
@@ -183,7 +185,9 @@ def test_dev_stdout_appended_by_the_shell_is_written_into_not_replaced(files):
     done = subprocess.run(["sh", "-c", cmd], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     text = log.read_text()
-    assert text.startswith("EARLIER LINE\nn: ") and "\"traceEvents\"" in text
+    assert text.startswith("EARLIER LINE\n")
+    assert "traceEvents" in json.loads(text[len("EARLIER LINE\n"):])
+    assert done.stderr.startswith("n: ")
     assert not log.is_symlink() and os.path.exists("/dev/stdout")
 
 
@@ -255,7 +259,11 @@ def test_dash_reads_the_standard_input(files):
                                        f"'{files / 'm.og'}' --input x=- --trace -"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("n: float32[2, 3]") and '"traceEvents"' in done.stdout
+    # the standard output is the trace alone (valid JSON, to redirect into a file);
+    # the summary of the outputs goes to the standard error
+    assert "traceEvents" in json.loads(done.stdout)
+    assert done.stderr.startswith("n: float32[2, 3]")
+    assert "trace of 1 run(s) -> /dev/stdout" in done.stderr
     done = subprocess.run(["sh", "-c", f"{cli_cmd} run - --input x=- < /dev/null"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
