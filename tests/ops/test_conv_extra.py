@@ -209,14 +209,14 @@ STRIDE2_CASES = [
 ]
 
 
-@pytest.mark.parametrize("path, case", [("_reduce_3x3_s2_pad1", c) for c in PAD1_STRIDE2_CASES]
-                         + [("_reduce_3x3_s2", c) for c in STRIDE2_CASES], ids=str)
+@pytest.mark.parametrize("path, case", [("_reduce_3x3_s2", c)
+                                        for c in PAD1_STRIDE2_CASES + STRIDE2_CASES], ids=str)
 @pytest.mark.parametrize("op_type", ["MaxPool", "AveragePool"])
 def test_pool_3x3_stride2_vs_ort(path, case, op_type, monkeypatch):
-    """3x3/2 pools take their flat-shift paths: with one leading pixel of padding the
-    stride-1 "same" pool subsampled (`ops.pool._reduce_3x3_s2_pad1`), without it rows
-    at stride 2 then column shifts (`ops.pool._reduce_3x3_s2`), the last row and/or
-    column window possibly overhanging; the average pools too when the GEMM path does
+    """3x3/2 pools, with one leading pixel of padding or none, take their rows-first
+    path (`ops.pool._reduce_3x3_s2`: rows at stride 2, then column shifts), the first
+    window (with padding) and the last row and/or column window (overhanging) redone
+    from their in-image rows and columns; the average pools too when the GEMM path does
     not take them."""
     from onegraph.ops import pool as pool_ops
 
