@@ -30,6 +30,9 @@ def _widen(*arrays):
 
 def _matmul_kernel(inputs, attrs, ctx):
     (a, b), dt = _widen(inputs[0], inputs[1])
+    if a.ndim == 0 or b.ndim == 0:
+        raise ShapeError(f"MatMul: scalar operands are not allowed, got shapes "
+                         f"{list(a.shape)} and {list(b.shape)}")
     if a.ndim > 2 and b.ndim == 2 and a.shape[-1] == b.shape[0]:
         # a stack against one matrix (a Linear layer on (N, H, W, C) or (N, T, C)) is
         # one GEMM on the rows of a: numpy would call BLAS once per leading index, with

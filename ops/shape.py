@@ -387,6 +387,10 @@ def _infer_unsqueeze(attrs, inputs):
 def _concat(inputs, attrs, ctx):
     """Join inputs along `axis`."""
     arrays = [a for a in inputs if a is not None]
+    ranks = [a.ndim for a in arrays]
+    if len(set(ranks)) > 1:
+        raise ShapeError(f"Concat: inputs differ in rank: shapes "
+                         f"{[list(a.shape) for a in arrays]}")
     return (np.concatenate(arrays, axis=_norm_axis(attrs["axis"], arrays[0].ndim)),)
 
 
@@ -532,11 +536,26 @@ def _infer_split(attrs, inputs):
 
 # --------------------------------------------------------------------------- Expand
 
+def _expand_target(shape) -> tuple:
+    """Expand's `shape` operand as a tuple of ints.
+
+    Raises:
+        ShapeError: it has a negative entry (numpy's "negative dimensions" before).
+    """
+    target = tuple(_ints(shape))
+    if any(d < 0 for d in target):
+        raise ShapeError(f"Expand: the shape {list(target)} has a negative dim")
+    return target
+
+
 def _expand(inputs, attrs, ctx):
     """Broadcast the input against a target shape (bidirectionally, like numpy)."""
     x, shape = inputs
     _check_1d(shape, "Expand", "shape", scalar_too=True)
-    out = np.broadcast_shapes(x.shape, tuple(_ints(shape)))
+    target = _expand_target(shape)
+    out = broadcast_shape(x.shape, target, where="Expand: ")
+    check_result_size("Expand", "the result", out, x.itemsize, beyond=x.nbytes,
+                      cause=f"shape {list(target)}")
     return (np.array(np.broadcast_to(x, out)),)
 
 
@@ -545,7 +564,7 @@ def _infer_expand(attrs, inputs):
     x, shape = inputs
     _check_1d_info(shape, "Expand", "shape", scalar_too=True)
     if shape.value is not None:
-        return [TensorInfo(x.dtype, broadcast_shape(x.shape, tuple(_ints(shape.value)),
+        return [TensorInfo(x.dtype, broadcast_shape(x.shape, _expand_target(shape.value),
                                                     where="Expand: "))]
     n = _len1d(shape)
     if n is None or x.shape is None:
@@ -778,6 +797,8 @@ def _constant_of_shape(inputs, attrs, ctx):
     dims = tuple(_ints(inputs[0]))
     if any(d < 0 for d in dims):
         raise ShapeError(f"ConstantOfShape: the shape {list(dims)} has a negative dim")
+    check_result_size("ConstantOfShape", "the result", dims, fill.dtype.itemsize,
+                      cause=f"input {list(dims)}")
     return (np.full(dims, fill, dtype=fill.dtype),)
 
 
@@ -913,7 +934,8 @@ def _dropout(inputs, attrs, ctx):
     seed = attrs["seed"]
     if seed is not None:
         # Legacy MT19937 stream so that a given seed reproduces the ONNX test data.
-        draws = np.random.RandomState(seed).uniform(0.0, 1.0, x.shape)
+        # (any int64 seed is valid ONNX; RandomState takes [0, 2**32): wrap it there)
+        draws = np.random.RandomState(int(seed) % (1 << 32)).uniform(0.0, 1.0, x.shape)
     else:
         draws = (ctx.rng if ctx is not None else np.random.default_rng()).random(x.shape)
     mask = draws >= ratio
