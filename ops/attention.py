@@ -43,7 +43,7 @@ def _to_heads(x, heads, op, what):
         return x
     if x.ndim != 3:
         raise ShapeError(f"{op}: {what} must be 3-D or 4-D, got shape {x.shape}")
-    if not heads or x.shape[2] % heads:
+    if not heads or heads < 0 or x.shape[2] % heads:
         raise OpAttributeError(f"{op}: {what} hidden size {x.shape[2]} is not a multiple of "
                                f"its head count {heads} (3-D inputs need q_num_heads and "
                                "kv_num_heads)")
@@ -105,10 +105,12 @@ def _attention_kernel(inputs, attrs, ctx):
     scale = attrs["scale"]
     if scale is None:
         scale = 1.0 / math.sqrt(d)
-    root = wt.type(math.sqrt(scale))
+    # sqrt(|scale|) on both sides, the sign on Q's (a negative scale is a valid float)
+    root = math.sqrt(abs(scale))
+    q_root, k_root = wt.type(math.copysign(root, scale)), wt.type(root)
     # Grouped-query attention without copying K/V: view Q as (B, Hkv, group, Sq, D).
-    qg = (q * root).reshape(batch, hkv, group, sq, d)
-    scores = np.matmul(qg, (kw * root)[:, :, None].swapaxes(-1, -2))
+    qg = (q * q_root).reshape(batch, hkv, group, sq, d)
+    scores = np.matmul(qg, (kw * k_root)[:, :, None].swapaxes(-1, -2))
     scores = scores.reshape(batch, hq, sq, total)
     mode = attrs["qk_matmul_output_mode"]
     want_qk = attrs.get(NUM_OUTPUTS, 4) >= 4
@@ -230,11 +232,28 @@ def _linear_attention_kernel(inputs, attrs, ctx):
                                f"kv_num_heads {hkv}")
     out_dtype = query.dtype
     wt = _work_dtype(out_dtype)
+    if query.ndim != 3 or key.ndim != 3 or value.ndim != 3 \
+            or key.shape[:2] != query.shape[:2] or value.shape[:2] != query.shape[:2]:
+        raise ShapeError(f"{op}: query, key and value must be (B, T, heads * head size) "
+                         f"with the same B and T, got {query.shape}, {key.shape} and "
+                         f"{value.shape}")
     b, t_len = query.shape[:2]
     dk = query.shape[2] // hq
     dv = value.shape[2] // hkv
     if key.shape[2] != hkv * dk or query.shape[2] != hq * dk:
         raise ShapeError(f"{op}: query {query.shape} / key {key.shape} head sizes differ")
+    if value.shape[2] != hkv * dv:
+        raise ShapeError(f"{op}: value's last dim {value.shape[2]} is not a multiple of "
+                         f"kv_num_heads {hkv}")
+    if past is not None and np.shape(past) != (b, hkv, dk, dv):
+        raise ShapeError(f"{op}: past_state shape {list(np.shape(past))} is not "
+                         f"{[b, hkv, dk, dv]}")
+    if decay is not None and np.shape(decay) not in ((b, t_len, hkv * dk), (b, t_len, hkv)):
+        raise ShapeError(f"{op}: decay shape {list(np.shape(decay))} is neither "
+                         f"{[b, t_len, hkv * dk]} nor {[b, t_len, hkv]}")
+    if beta is not None and np.shape(beta) not in ((b, t_len, hkv), (b, t_len, 1)):
+        raise ShapeError(f"{op}: beta shape {list(np.shape(beta))} is neither "
+                         f"{[b, t_len, hkv]} nor {[b, t_len, 1]}")
     group = hq // hkv
     q = query.astype(wt).reshape(b, t_len, hkv, group, dk)
     k = key.astype(wt).reshape(b, t_len, hkv, dk)
@@ -314,6 +333,9 @@ def _causal_conv_kernel(inputs, attrs, ctx):
     for j in range(k):  # k is small: one shifted multiply-add per tap
         y += padded[:, :, j:j + length] * kern[:, j:j + 1]
     if bias is not None:
+        if np.shape(bias) != (c,):
+            raise ShapeError(f"{op}: bias shape {list(np.shape(bias))} is not [{c}] "
+                             "(one per channel)")
         y += np.asarray(bias).astype(wt).reshape(1, c, 1)
     if act != "none":
         with np.errstate(over="ignore"):

@@ -83,6 +83,8 @@ def _rotary_kernel(inputs, attrs, ctx):
         heads = attrs["num_heads"]
         if not heads:
             raise OpAttributeError("RotaryEmbedding: 3-D input needs num_heads")
+        if heads < 0:
+            raise OpAttributeError(f"RotaryEmbedding: num_heads must be positive, got {heads}")
         b, s, hidden = x.shape
         if hidden % heads:
             raise ShapeError(f"RotaryEmbedding: hidden size {hidden} not divisible by "
@@ -92,7 +94,7 @@ def _rotary_kernel(inputs, attrs, ctx):
         raise ShapeError(f"RotaryEmbedding: input must be 3-D or 4-D, got {x.shape}")
     d = v.shape[3]
     r = attrs["rotary_embedding_dim"] or d
-    if r > d or r % 2:
+    if r < 0 or r > d or r % 2:
         raise OpAttributeError(f"RotaryEmbedding: rotary_embedding_dim {r} must be even and "
                                f"<= head size {d}")
     batch, seq = v.shape[:2]

@@ -98,3 +98,68 @@ def test_dropout_takes_any_int64_seed(seed):
     np.testing.assert_array_equal(y, np.where(m, 2.0, 0.0).astype(F32))
     y2, _ = _run(node, ins, feeds, outputs=outs)
     np.testing.assert_array_equal(y, y2)
+
+
+# --------------------------------------------------------------------- attention family
+
+def _attention_3d(**attrs):
+    node = helper.make_node("Attention", ["q", "k", "v"], ["y"], name="att", **attrs)
+    rng = np.random.default_rng(0)
+    feeds = {n: rng.standard_normal((1, 3, 8)).astype(F32) for n in "qkv"}
+    ins = [_vi(n, T.FLOAT, None) for n in "qkv"]
+    return node, ins, feeds
+
+
+@pytest.mark.parametrize("attrs", [dict(q_num_heads=2, kv_num_heads=-2),
+                                   dict(q_num_heads=-4, kv_num_heads=2)])
+def test_attention_negative_head_count_is_an_attribute_error(attrs):
+    node, ins, feeds = _attention_3d(**attrs)
+    with pytest.raises(OpAttributeError, match=r"node 'att' \(Attention\).*head count -"):
+        _run(node, ins, feeds, opset=23, outputs=_float_out("y"))
+
+
+def test_attention_negative_scale_scales_the_scores_by_it():
+    node, ins, feeds = _attention_3d(q_num_heads=2, kv_num_heads=2, scale=-0.5)
+    (y,) = _run(node, ins, feeds, opset=23, outputs=_float_out("y"))
+    q, k, v = (feeds[n].reshape(1, 3, 2, 4).transpose(0, 2, 1, 3) for n in "qkv")
+    s = -0.5 * q @ k.swapaxes(-1, -2)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ v
+    np.testing.assert_allclose(y, want.transpose(0, 2, 1, 3).reshape(1, 3, 8), rtol=1e-5)
+
+
+@pytest.mark.parametrize("attrs, match", [
+    (dict(num_heads=-1), "num_heads must be positive, got -1"),
+    (dict(num_heads=2, rotary_embedding_dim=-2), "rotary_embedding_dim -2 must be even"),
+])
+def test_rotary_embedding_negative_attributes_are_attribute_errors(attrs, match):
+    node = helper.make_node("RotaryEmbedding", ["x", "c", "s", "p"], ["y"], name="rope",
+                            **attrs)
+    ins = [_vi("x", T.FLOAT, None), _vi("c", T.FLOAT, [4, 2]), _vi("s", T.FLOAT, [4, 2]),
+           _vi("p", T.INT64, [1, 3])]
+    feeds = {"x": np.ones((1, 3, 8), F32), "c": np.ones((4, 2), F32),
+             "s": np.zeros((4, 2), F32), "p": np.zeros((1, 3), np.int64)}
+    with pytest.raises(OpAttributeError, match=r"node 'rope' \(RotaryEmbedding\).*" + match):
+        _run(node, ins, feeds, opset=23, outputs=_float_out("y"))
+
+
+def test_linear_attention_with_value_missing_is_a_shape_error():
+    # value dropped: the past state (B, H, dk, dv) arrives in its place
+    node = helper.make_node("LinearAttention", ["q", "k", "st"], ["y", "s"], name="la",
+                            q_num_heads=2, kv_num_heads=2, update_rule="linear")
+    feeds = {"q": np.ones((2, 1, 8), F32), "k": np.ones((2, 1, 8), F32),
+             "st": np.ones((2, 2, 4, 4), F32)}
+    ins = [_vi(n, T.FLOAT, None) for n in feeds]
+    with pytest.raises(ShapeError, match=r"node 'la' \(LinearAttention\).*same B and T"):
+        _run(node, ins, feeds, opset=27,
+             outputs=[_vi("y", T.FLOAT, None), _vi("s", T.FLOAT, None)])
+
+
+def test_causal_conv_with_a_bias_of_the_wrong_size_is_a_shape_error():
+    node = helper.make_node("CausalConvWithState", ["x", "w", "b"], ["y", "s"], name="cc")
+    feeds = {"x": np.ones((1, 4, 5), F32), "w": np.ones((4, 1, 3), F32),
+             "b": np.ones((16,), F32)}
+    ins = [_vi(n, T.FLOAT, None) for n in feeds]
+    with pytest.raises(ShapeError, match=r"node 'cc' \(CausalConvWithState\).*bias shape"):
+        _run(node, ins, feeds, opset=27,
+             outputs=[_vi("y", T.FLOAT, None), _vi("s", T.FLOAT, None)])
