@@ -50,6 +50,11 @@ from .onnx_rewrites import (ADAPTATIONS, FLOAT_TYPES, HELD_DOMAIN, LOWERINGS, No
 # unlike the old behaviour): never held, left to the converter (which refuses them
 # without an adapter).
 _MEANING_CHANGED = {("GridSample", 20), ("GroupNormalization", 21), ("RoiAlign", 16),
+                    # OneHot-11 counts negative indices from the back, where OneHot-9
+                    # gives all off_value (onnxruntime counts them at both); MaxUnpool-11
+                    # places values another way than onnxruntime's MaxUnpool-9 with an
+                    # output_shape (test_maxunpool_export_with_output_shape)
+                    ("OneHot", 11), ("MaxUnpool", 11),
                     # rewritten beforehand; never left to onnx's converter, which keeps
                     # an axis that is not the last and so changes the result
                     ("Softmax", 13), ("LogSoftmax", 13), ("Hardmax", 13)}
@@ -69,10 +74,31 @@ _AXES_BECAME_INPUT = {(op, 18) for op in ("ReduceMean", "ReduceMax", "ReduceMin"
                                           "ReduceLogSum", "ReduceLogSumExp",
                                           "ReduceSumSquare")}
 
-# Holding is for targets from here on: below it ops changed meaning in ways a node
-# does not show (negative axes came in at 11). Softmax's axis, which changed meaning
-# at 13, is rewritten before holding (onnx_rewrites.ADAPTATIONS_BEFORE_13).
-_OLDEST_HELD_TARGET = 11
+# Holding is for targets from here on: below it Sum, Max, Min and Mean (8) did not
+# broadcast, a change no node shows. Softmax's axis, which changed meaning at 13, is
+# rewritten before holding (onnx_rewrites.ADAPTATIONS_BEFORE_13); negative axes, which
+# came in at 11, are counted from the front afterwards (`_axes_from_the_front`).
+_OLDEST_HELD_TARGET = 8
+# onegraph's own rewrites (Resize's axes, float Mod) are written for targets from here.
+_OLDEST_REWRITE_TARGET = 11
+
+# Negative axes (counted from the back) came in at opset 11 for these attributes
+# (OneHot knew -1 alone before; Gather and Scatter had them from the start): below 11 a
+# negative value is rewritten from the rank, as axis + rank (Unsqueeze: the output's
+# rank; Flatten: axis in [-r, r]; OneHot: the output's, the indices' rank + 1).
+_NEGATIVE_AXES_OPSET = 11
+_AXIS_ATTRIBUTES = {
+    **{op: "axis" for op in ("ArgMax", "ArgMin", "Compress", "Concat", "Flatten",
+                             "Hardmax", "LogSoftmax", "Softmax", "OneHot", "Split",
+                             "TopK")},
+    **{op: "axes" for op in ("Squeeze", "Unsqueeze", "ReduceL1", "ReduceL2",
+                             "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
+                             "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum",
+                             "ReduceSumSquare")},
+}
+# Axes a node gives in other ways: refused when negative below 11 (their ranks are the
+# scanned inputs' or the sliced data's, known only in simple cases).
+_OTHER_AXES = {"Scan": ("scan_input_axes", "scan_output_axes")}
 
 # Attribute values an op version added: a node using one is not held.
 _NEW_ATTRIBUTE_VALUES = {
@@ -103,11 +129,11 @@ def convert_opset(proto, source: int, target: int):
     types = known_types(work)
     if source >= _SPLIT_NUM_OUTPUTS_OPSET > target:
         _split_by_sizes(work, target)
-    if source >= _RESIZE_AXES_OPSET > target >= _OLDEST_HELD_TARGET:
+    if source >= _RESIZE_AXES_OPSET > target >= _OLDEST_REWRITE_TARGET:
         # first: below 13 the rewrites then give the Resize it writes empty roi/scales
         _spread_resize_axes(work.graph, target, types)
     lowered = lower_new_ops(work.graph, source, target, types)
-    if source >= _FLOAT_FLOOR_MOD[1] > target >= _OLDEST_HELD_TARGET:
+    if source >= _FLOAT_FLOOR_MOD[1] > target >= _OLDEST_REWRITE_TARGET:
         lowered += _floor_mod_by_fmod(work.graph, target, types)
     held = _hold_unchanged(work.graph, source, target, types, _sequence_values(work)) \
         if target >= _OLDEST_HELD_TARGET else 0
@@ -119,6 +145,8 @@ def convert_opset(proto, source: int, target: int):
     del out.opset_import[:]
     for domain, version in keep:
         out.opset_import.add(domain=domain, version=version)
+    if target < _NEGATIVE_AXES_OPSET <= source:
+        _axes_from_the_front(out)
     _refuse_types_the_target_lacks(out, source, target)
     _refuse_container_types_the_target_lacks(out, source, target)
     return out
@@ -426,6 +454,93 @@ def _why_not(op, version, since, target) -> str:
                 f"targets from opset {_OLDEST_HELD_TARGET})")
     return (f"it changed at opset {at} in a way this node uses, and neither onnx's "
             "version converter nor onegraph can rewrite it")
+
+
+# --------------------------------------------------------------------------------------
+# Negative axes below opset 11
+# --------------------------------------------------------------------------------------
+
+
+def _axes_from_the_front(proto) -> None:
+    """Rewrite in place every negative axis of `proto` (written at an opset below 11,
+    subgraphs too) counted from the front, from the rank ONNX's shape inference gives.
+
+    Raises:
+        ConversionError: a node with a negative axis whose rank is unknown, or a Slice
+            whose constant axes input or a Scan whose axes attributes hold one (naming
+            the node), as opsets before 11 have no negative axes.
+    """
+    onnx = _onnx()
+    types = known_types(proto)
+    for node in all_proto_nodes(proto.graph):
+        if node.domain not in ("", "ai.onnx"):
+            continue
+        name = _AXIS_ATTRIBUTES.get(node.op_type)
+        attr = next((a for a in node.attribute if a.name == name), None) if name else None
+        if attr is not None:
+            values = list(attr.ints) if attr.type == onnx.AttributeProto.INTS else [attr.i]
+            if any(v < 0 for v in values) and not (node.op_type == "OneHot"
+                                                   and values == [-1]):
+                rank = _axes_rank(node, values, types)
+                fixed = [v + rank if v < 0 else v for v in values]
+                if attr.type == onnx.AttributeProto.INTS:
+                    del attr.ints[:]
+                    attr.ints.extend(fixed)
+                else:
+                    attr.i = fixed[0]
+        for other in _OTHER_AXES.get(node.op_type, ()):
+            if any(v < 0 for a in node.attribute if a.name == other for v in a.ints):
+                raise ConversionError(_negative_axes_refusal(node, other))
+        if node.op_type == "Slice" and len(node.input) > 3 and node.input[3]:
+            axes = _constant_of(proto, node.input[3])
+            if axes is not None and (np.asarray(axes) < 0).any():
+                raise ConversionError(_negative_axes_refusal(node, "axes"))
+
+
+def _axes_rank(node, values, types) -> int:
+    """The rank a negative axis of `node` counts from (see `_AXIS_ATTRIBUTES`).
+
+    Raises:
+        ConversionError: that rank is unknown.
+    """
+    ranks = [types.get(x, (None, None))[1] for x in node.input if x]
+    known = ranks[0] if node.op_type != "Concat" else next(
+        (r for r in ranks if r is not None), None)
+    if known is not None:
+        if node.op_type == "Unsqueeze":
+            return known + len(values)
+        if node.op_type in ("Flatten", "OneHot"):
+            return known + (node.op_type == "OneHot")
+        return known
+    raise ConversionError(
+        f"cannot write {node.op_type} node {node.name or node.output[0]!r} with negative "
+        f"axes {values} at an opset before {_NEGATIVE_AXES_OPSET}, which counts axes "
+        "from the front only, as its input's rank is unknown; give the input a shape or "
+        f"export at opset {_NEGATIVE_AXES_OPSET} or later")
+
+
+def _negative_axes_refusal(node, what) -> str:
+    return (f"cannot write {node.op_type} node {node.name or node.output[0]!r} at an opset "
+            f"before {_NEGATIVE_AXES_OPSET}: its {what} are negative, which only opset "
+            f"{_NEGATIVE_AXES_OPSET} brought; export at opset {_NEGATIVE_AXES_OPSET} or "
+            "later")
+
+
+def _constant_of(proto, name):
+    """The value of initializer or Constant `name` anywhere in `proto`, or None."""
+    for graph in _all_graphs(proto.graph):
+        found = graph_constants(graph)
+        if name in found:
+            return found[name]
+    return None
+
+
+def _all_graphs(graph):
+    """`graph` and its subgraphs, nested ones too."""
+    yield graph
+    for node in graph.node:
+        for sub in proto_subgraphs(node):
+            yield from _all_graphs(sub)
 
 
 # --------------------------------------------------------------------------------------

@@ -491,6 +491,18 @@ def _uses_num_outputs(node) -> bool:
         len(node.input) > 1 and node.input[1])
 
 
+def _squeeze_with_axes_attribute(node, b: NodeBuilder, rank, types):
+    """Squeeze-13's axes input as Squeeze-1's attribute, when the axes are constant (a
+    negative axis is counted from the front afterwards, onnx_downgrade's
+    `_axes_from_the_front`)."""
+    axes = b.constant_input(node.input[1])
+    if axes is None:
+        raise NotLowered("its axes are computed at run time, and before opset 13 Squeeze "
+                         "takes them only as an attribute")
+    b.op("Squeeze", [node.input[0]], output=node.output[0],
+         axes=[int(a) for a in np.asarray(axes).reshape(-1)])
+
+
 def _uses_axes_input(node) -> bool:
     return len(node.input) > 1 and bool(node.input[1])
 
@@ -517,17 +529,34 @@ ADAPTATIONS_BEFORE_13 = {**{op: (13, lambda node: True, _softmax_on_last_axis)
                          "Resize": (13, _omits_roi_or_scales, _resize_with_empty_roi_scales),
                          "Dropout": (12, lambda node: True, _dropout_of_10),
                          "ReduceSum": (13, _uses_axes_input, _reduce_with_axes_attribute)}
-# the oldest target the adaptations write for (negative axes came in at 11)
+# Adaptations for targets before 11: Squeeze's axes input (from 13), which onnx's
+# converter moves into the attribute down to 11 but has no adapter below (Unsqueeze's
+# has one)
+ADAPTATIONS_BEFORE_11 = {"Squeeze": (13, _uses_axes_input, _squeeze_with_axes_attribute)}
+_NEGATIVE_AXES_OPSET = 11
+# the oldest target the adaptations write for (negative axes came in at 11) ...
 _OLDEST_REWRITE_TARGET = 11
+# ... except these, whose rewrites write ops that mean the same from opset 8 (the axes
+# they write are non-negative or go through onnx_downgrade's count from the front);
+# Resize, Pad, Shape and Split write forms that came in at 11 or later
+_ALSO_FROM_OPSET_8 = frozenset({"Softmax", "LogSoftmax", "Hardmax", "Dropout", "RoiAlign",
+                                "Squeeze",
+                                *(op for op, entry in ADAPTATIONS.items()
+                                  if entry[2] is _reduce_with_axes_attribute),
+                                "ReduceSum"})
+_OLDEST_TARGET_FROM_8 = 8
 # adaptations that write opset-13 forms (Split's sizes as an input)
 _WRITES_OPSET_13_FORMS = frozenset({"Split"})
 
 
 def adaptation_for(node, source, target):
     """The (opset, uses, rewrite) entry that rewrites `node` for `target`, or None."""
-    if node.domain not in ("", "ai.onnx") or target < _OLDEST_REWRITE_TARGET:
+    if node.domain not in ("", "ai.onnx") or target < _OLDEST_TARGET_FROM_8 or (
+            target < _OLDEST_REWRITE_TARGET and node.op_type not in _ALSO_FROM_OPSET_8):
         return None
-    for table in (ADAPTATIONS, ADAPTATIONS_BEFORE_13):
+    tables = (ADAPTATIONS, ADAPTATIONS_BEFORE_13) + (
+        (ADAPTATIONS_BEFORE_11,) if target < _NEGATIVE_AXES_OPSET else ())
+    for table in tables:
         entry = table.get(node.op_type)
         if entry is None or not source >= entry[0] > target:
             continue

@@ -481,7 +481,7 @@ def _check_against_stored(node_cases, case_name, target):
 
     case = node_cases[case_name]
     source = [o.version for o in case.model.opset_import if o.domain in ("", "ai.onnx")][0]
-    assert 11 <= target < source
+    assert 8 <= target < source
     proto = to_onnx(from_onnx(case.model), opset=target)
     assert [o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")] == [target]
     onnx.checker.check_model(proto, full_check=True)

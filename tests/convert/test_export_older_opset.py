@@ -163,14 +163,14 @@ def test_types_the_older_opset_lacks_are_refused(check):
         to_onnx(from_onnx(original), opset=13, check=check)
 
 
-def test_below_opset_11_the_message_gives_the_opset_the_op_changed_at():
+def test_below_opset_8_the_message_gives_the_opset_the_op_changed_at():
     """Relu has versions 6, 13, 14: onnx's converter names its missing adapter's target
-    (13), not where Relu changed (14); below 11 nodes are not kept as they are."""
+    (13), not where Relu changed (14); below 8 nodes are not kept as they are."""
     original = _single("Relu", ["x"], opset=14)
     with pytest.raises(ConversionError, match=r"cannot write Relu \(node 'the_relu'\) at "
-                                              r"opset 10: it changed at opset 14 and onnx's "
+                                              r"opset 7: it changed at opset 14 and onnx's "
                                               r"version converter has no adapter"):
-        to_onnx(from_onnx(original), opset=10)
+        to_onnx(from_onnx(original), opset=7)
 
 
 def test_op_newer_than_the_target_without_a_rewrite_is_named():

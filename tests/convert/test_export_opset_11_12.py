@@ -13,8 +13,7 @@ and rewrites what changed meaning at 12 and 13:
 - Dropout's ratio and training_mode became inputs at 12 (onnx's converter has no
   adapter down from there).
 
-Below 11 holding stops (negative axes came in at 11, so an op's meaning may have
-changed in ways a node does not show): such targets are left to onnx's converter.
+Targets below 11, where negative axes came in, are test_export_opset_9_10.py's.
 Every exported model passes ONNX's checker (full_check) and runs in onnxruntime like
 the original.
 """
@@ -243,11 +242,3 @@ def test_dropout_in_training_mode_is_refused_at_11_by_name():
                                               r"11 .*training_mode is computed at run time"):
         to_onnx(from_onnx(original), opset=11)
 
-
-def test_below_11_the_message_says_where_holding_starts():
-    """Opset 10 is left to onnx's converter, which has no adapter for Relu-13 (or
-    Add-13): the refusal names the op, its nodes and the oldest target onegraph
-    writes such nodes for."""
-    with pytest.raises(ConversionError, match=r"cannot write Relu \(node 'the_relu'\) at "
-                                              r"opset 10: .*only for targets from opset 11"):
-        to_onnx(from_onnx(_single("Relu")), opset=10)
