@@ -885,9 +885,10 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None, opset: int | No
             proto refers to it.
         opset: target default-domain opset; the model's own opset is converted to it
             with ONNX's version converter. Default: the model's recorded opset. Nodes
-            keep their form for targets from 11 on (what changed meaning at 12 and
-            13 is rewritten); below 11 every op that changed since (nearly all, if only
-            by new element types) is refused.
+            keep their form for targets from 8 on (what changed meaning at 12 and 13
+            is rewritten; below 11 negative axes are counted from the front); below 8
+            every op that changed since (nearly all, if only by new element types) is
+            refused.
         signature: the name of the signature to export, for a graph built with the
             training API (default: `serving`, or the model's only signature).
         session: an og.Session of `model` whose variable values are exported instead
