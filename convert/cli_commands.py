@@ -153,10 +153,10 @@ def cmd_run(args) -> int:
     prints a summary per output. --runs N repeats the run (the outputs are the last
     run's); --profile prints the timings per op type and the slowest nodes
     (`RunMetadata.summary`, medians over the runs) and --trace FILE writes them as a
-    Chrome trace (`RunMetadata.write_trace`); a trace to the standard output (`--trace
-    -`) is written alone there, the rest printed to stderr. Every argument, and every place that will
-    be written, is checked before the model runs; the output files appear together
-    after the run, or none of them does.
+    Chrome trace (`RunMetadata.write_trace`); a trace to the standard output
+    (`--trace -`) is written alone there, the rest printed to stderr. Every argument,
+    and every place that will be written, is checked before the model runs; the output
+    files appear together after the run, or none of them does.
 
     Raises:
         OneGraphError: bad --input, unknown signature or input key, bad --runs, a
