@@ -189,6 +189,11 @@ def _affine_grid_kernel(inputs, attrs, ctx):
     nsp = len(size) - 2
     if nsp not in (2, 3) or theta.shape[1:] != (nsp, nsp + 1):
         raise ShapeError(f"AffineGrid: theta {theta.shape} does not fit size {size}")
+    if min(size) < 0:
+        raise ShapeError(f"AffineGrid: size {size} has a negative dimension")
+    # the float64 base positions (*sizes, d + 1) and grid (N, *sizes, d) grow from `size`
+    check_result_size("AffineGrid", "the grid", [max(theta.shape[0], 1)] + size[2:]
+                      + [nsp + 1], 8, beyond=theta.nbytes, cause=f"size {size}")
     align = bool(attrs["align_corners"])
     axes = [_base_coords(s, align) for s in size[2:]]  # outermost first (z, y, x)
     mesh = np.meshgrid(*axes, indexing="ij")
@@ -221,7 +226,8 @@ def _roi_axis(start, bin_size, bins, grid, size):
     i = np.arange(grid)[None, :]
     v = start + p * bin_size + (i + 0.5) * bin_size / grid
     valid = (v >= -1.0) & (v <= size)
-    v = np.maximum(v, 0.0)
+    # clipped to [0, size] before the int conversion: a far roi (1e30) overflowed it
+    v = np.clip(v, 0.0, float(size))
     low = np.floor(v).astype(np.int64)
     at_end = low >= size - 1
     low = np.where(at_end, size - 1, low)
@@ -276,6 +282,11 @@ def _roi_align_kernel(inputs, attrs, ctx):
     if not np.isfinite(rois * scale).all():
         raise OpAttributeError(f"RoiAlign: spatial_scale {scale} makes the rois "
                                "non-finite")
+    extent = (rois[:, 2:] - rois[:, :2]) * scale
+    if not np.isfinite(extent).all():
+        k = int(np.flatnonzero(~np.isfinite(extent).all(axis=1))[0])
+        raise ShapeError(f"RoiAlign: roi {k} ({rois[k].tolist()}, spatial_scale {scale}) "
+                         "has a width or height that is not finite")
     check_result_size("RoiAlign", "the output", (rois.shape[0], c, oh, ow), 8,
                       beyond=x.nbytes, cause=f"output_height {oh}, output_width {ow}")
     xf = x.astype(np.float64)

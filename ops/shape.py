@@ -1119,6 +1119,9 @@ def _resize_plan(in_shape, scales, sizes, roi, attrs):
                     else f"the {len(axes)} axes {list(attrs['axes'])}")
             raise ShapeError(f"Resize: roi has {r.size} values; it needs 2 x {len(axes)} "
                              f"(starts then ends, one per axis of {what})")
+        if not np.isfinite(r).all():
+            # a NaN coordinate became index -2**63 in the interpolation taps
+            raise ShapeError(f"Resize: roi {r.tolist()} holds a value that is not finite")
         for i, a in enumerate(axes):
             starts[a], ends[a] = float(r[i]), float(r[i + len(axes)])
     return out, scale, starts, ends

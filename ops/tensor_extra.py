@@ -146,6 +146,8 @@ def _center_crop_pad_kernel(inputs, attrs, ctx):
         else:
             start = (t - n) // 2
             dst[a] = slice(start, start + n)
+    check_result_size("CenterCropPad", "the result", out_shape, x.itemsize, beyond=x.nbytes,
+                      cause=f"shape {target}")
     y = np.zeros(out_shape, dtype=x.dtype)
     y[tuple(dst)] = x[tuple(src)]
     return (y,)

@@ -163,3 +163,59 @@ def test_causal_conv_with_a_bias_of_the_wrong_size_is_a_shape_error():
     with pytest.raises(ShapeError, match=r"node 'cc' \(CausalConvWithState\).*bias shape"):
         _run(node, ins, feeds, opset=27,
              outputs=[_vi("y", T.FLOAT, None), _vi("s", T.FLOAT, None)])
+
+
+# --------------------------------------------------------------------- image ops
+
+@pytest.mark.parametrize("size, error, match", [
+    ([1, 1, -2, 3], ShapeError, "size \\[1, 1, -2, 3\\] has a negative dimension"),
+    ([1, 1, 10**6, 10**6], ResourceExhaustedError, "the grid .*over the limit"),
+])
+def test_affine_grid_bad_size(size, error, match):
+    node = helper.make_node("AffineGrid", ["t", "s"], ["g"], name="ag")
+    feeds = {"t": np.zeros((1, 2, 3), F32), "s": np.array(size, np.int64)}
+    with pytest.raises(error, match=r"node 'ag' \(AffineGrid\).*" + match):
+        _run(node, [_vi("t", T.FLOAT, [1, 2, 3]), _vi("s", T.INT64, [4])], feeds,
+             outputs=_float_out("g"))
+
+
+def test_center_crop_pad_to_a_huge_shape_is_refused_before_allocating():
+    node = helper.make_node("CenterCropPad", ["x", "s"], ["y"], name="ccp")
+    feeds = {"x": np.ones((2, 3), F32), "s": np.array([10**6, 10**6], np.int64)}
+    with pytest.raises(ResourceExhaustedError,
+                       match=r"node 'ccp' \(CenterCropPad\).*over the limit"):
+        _run(node, [_vi("x", T.FLOAT, [2, 3]), _vi("s", T.INT64, [2])], feeds,
+             outputs=_float_out("y"))
+
+
+def _roi_align(rois, dtype=F32, elem=T.FLOAT):
+    node = helper.make_node("RoiAlign", ["x", "r", "b"], ["y"], name="ra",
+                            output_height=2, output_width=2, sampling_ratio=1)
+    feeds = {"x": np.ones((1, 1, 4, 4), dtype), "r": np.array(rois, dtype),
+             "b": np.zeros(len(rois), np.int64)}
+    ins = [_vi("x", elem, [1, 1, 4, 4]), _vi("r", elem, [len(rois), 4]),
+           _vi("b", T.INT64, [len(rois)])]
+    return _run(node, ins, feeds, outputs=[_vi("y", elem, None)])
+
+
+def test_roi_align_far_away_roi_samples_nothing():
+    # was an IndexError: the sample positions (1e30) overflowed the int conversion
+    (y,) = _roi_align([[0, 0, 1e30, 1e30], [0.5, 0.5, 2.5, 2.5]])
+    assert np.all(y[0] == 0) and np.all(y[1] == 1)
+
+
+def test_roi_align_roi_of_infinite_extent_is_a_shape_error():
+    with pytest.raises(ShapeError, match=r"node 'ra' \(RoiAlign\).*roi 0 .*not finite"):
+        _roi_align([[-1e308, 0, 1e308, 2]], np.float64, T.DOUBLE)
+
+
+def test_resize_non_finite_roi_is_a_shape_error():
+    node = helper.make_node("Resize", ["x", "roi", "sc"], ["y"], name="rs", mode="linear",
+                            coordinate_transformation_mode="tf_crop_and_resize")
+    feeds = {"x": np.ones((1, 1, 4, 4), F32),
+             "roi": np.array([0, 0, np.nan, 0, 1, 1, 1, 1], F32),
+             "sc": np.array([1, 1, 2, 2], F32)}
+    ins = [_vi("x", T.FLOAT, [1, 1, 4, 4]), _vi("roi", T.FLOAT, [8]),
+           _vi("sc", T.FLOAT, [4])]
+    with pytest.raises(ShapeError, match=r"node 'rs' \(Resize\).*roi .* not finite"):
+        _run(node, ins, feeds, outputs=_float_out("y"))
