@@ -448,6 +448,8 @@ def _seq_position(seq, pos, what: str, insert: bool = False) -> int:
         ExecutionError: the position is out of range.
     """
     n = len(seq)
+    if isinstance(pos, list):
+        raise ShapeError(f"{what}: input 'position' must be a tensor, got a sequence")
     flat = np.asarray(pos).reshape(-1)
     if flat.size == 0:
         raise ShapeError(f"{what}: input 'position' is empty (shape "

@@ -144,6 +144,10 @@ def _gather_nd(inputs, attrs, ctx):
     """Gather slices of x addressed by the last dim of `indices`, after batch_dims."""
     x, idx = inputs
     b = attrs["batch_dims"]
+    if b and (b < 0 or b >= min(x.ndim, idx.ndim) or idx.shape[:b] != x.shape[:b]):
+        raise ShapeError(f"GatherND: batch_dims={b} does not fit data {x.shape} and indices "
+                         f"{idx.shape} (their first batch_dims dims must be equal, and "
+                         "both must have more)")
     k = idx.shape[-1] if idx.ndim else 0
     if idx.ndim < 1 or not 1 <= k <= x.ndim - b:
         raise ShapeError(f"GatherND: indices {idx.shape} address {k} dims; data "

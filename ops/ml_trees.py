@@ -30,6 +30,7 @@ import numpy as np
 from ..errors import OpAttributeError, ShapeError
 from .ml import (_F32, _I64, _ML, _OBJ, _TRANSFORMS, _array, _check_lengths, _check_range,
                  _class_labels, _enum, _post_transform, _sigmoid)
+from .common import check_result_size
 from .registry import TensorInfo, define, kernel_cache
 
 KNOWN_FAILURES: dict[str, str] = {}
@@ -363,8 +364,16 @@ def _walk(op: str, forest: _Forest, x: np.ndarray) -> np.ndarray:
     return pos
 
 
-def _aggregate(forest: _Forest, leaves: np.ndarray, n: int, aggregate: str) -> np.ndarray:
-    """Combine the votes of the reached leaves into float64 scores [N, n_targets]."""
+def _aggregate(op: str, forest: _Forest, leaves: np.ndarray, n: int,
+               aggregate: str) -> np.ndarray:
+    """Combine the votes of the reached leaves into float64 scores [N, n_targets].
+
+    Raises:
+        ResourceExhaustedError: the scores would pass the 2 GiB limit (n_targets 2**40
+            asked numpy for terabytes).
+    """
+    check_result_size(op, "the scores", (n, forest.n_targets), 8,
+                      cause=f"n_targets {forest.n_targets}")
     n_trees = forest.roots.size
     count = forest.vote_count[leaves]
     total = int(count.sum())
@@ -412,7 +421,7 @@ def _tree_ensemble(inputs, attrs, ctx):
         _enum(op, "post_transform", attrs["post_transform"], _TRANSFORMS)))
     x = inputs[0]
     xf = _features(op, x, forest)
-    scores = _aggregate(forest, _walk(op, forest, xf), x.shape[0], aggregate)
+    scores = _aggregate(op, forest, _walk(op, forest, xf), x.shape[0], aggregate)
     return (_post_transform(scores, transform).astype(x.dtype),)
 
 
@@ -450,7 +459,7 @@ def _regressor(inputs, attrs, ctx):
         _enum(op, "post_transform", attrs["post_transform"], _TRANSFORMS),
         _base_values(op, attrs, n_targets)))
     x = inputs[0]
-    scores = _aggregate(forest, _walk(op, forest, _features(op, x, forest)), x.shape[0],
+    scores = _aggregate(op, forest, _walk(op, forest, _features(op, x, forest)), x.shape[0],
                         aggregate)
     if base is not None:
         scores += base
@@ -481,7 +490,7 @@ def _classifier(inputs, attrs, ctx):
 
     labels, forest, transform, binary, base = _compiled(attrs, build)
     x = inputs[0]
-    scores = _aggregate(forest, _walk(op, forest, _features(op, x, forest)), x.shape[0], "SUM")
+    scores = _aggregate(op, forest, _walk(op, forest, _features(op, x, forest)), x.shape[0], "SUM")
     if binary:
         # every vote holds the positive class's score s (skl2onnx's binary encoding)
         s = scores[:, 0] + (base[0] if base is not None else 0.0)

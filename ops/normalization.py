@@ -215,6 +215,12 @@ def _layernorm_kernel(inputs, attrs, ctx):
         var = np.einsum("ij,ij->i", d, d).reshape(-1, 1) / sdt.type(d.shape[1])
         inv = 1.0 / np.sqrt(var + sdt.type(attrs["epsilon"]))
     d *= inv
+    for what, t in (("Scale", scale), ("B", bias)):
+        shape = np.shape(t)
+        if t is not None and (len(shape) > x.ndim or any(
+                s not in (1, n) for s, n in zip(shape[::-1], x.shape[::-1]))):
+            raise ShapeError(f"LayerNormalization: {what} of shape {list(shape)} does not "
+                             f"broadcast to X's {list(x.shape)}")
     y = d.reshape(x.shape).astype(x.dtype, copy=False)
     y = y * scale
     if bias is not None:

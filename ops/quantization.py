@@ -358,9 +358,15 @@ def _conv_int(x, w, x_zp, w_zp, attrs):
     xf = np.asarray(x).astype(np.float64)
     wf = np.asarray(w).astype(np.float64)
     if x_zp is not None:
+        if np.size(x_zp) != 1:
+            raise ShapeError(f"x_zero_point must hold one value (per-tensor), got shape "
+                             f"{list(np.shape(x_zp))}")
         xf -= np.asarray(x_zp).astype(np.float64).reshape(())
     if w_zp is not None:
         wz = np.asarray(w_zp).astype(np.float64)
+        if wz.size != 1 and (wz.ndim != 1 or wf.ndim == 0 or wz.size != wf.shape[0]):
+            raise ShapeError(f"w_zero_point must hold one value or one per output channel "
+                             f"({wf.shape[0] if wf.ndim else 1}), got shape {list(wz.shape)}")
         wf -= wz.reshape(()) if wz.size == 1 else wz.reshape((-1,) + (1,) * (wf.ndim - 1))
     conv_attrs = {k: attrs[k] for k in ("group", "pads", "strides", "dilations",
                                          "auto_pad")}

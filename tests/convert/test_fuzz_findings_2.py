@@ -219,3 +219,64 @@ def test_resize_non_finite_roi_is_a_shape_error():
            _vi("sc", T.FLOAT, [4])]
     with pytest.raises(ShapeError, match=r"node 'rs' \(Resize\).*roi .* not finite"):
         _run(node, ins, feeds, outputs=_float_out("y"))
+
+
+# --------------------------------------------------------------------- other kernels
+
+def test_tree_ensemble_huge_n_targets_is_refused_before_allocating():
+    node = helper.make_node(
+        "TreeEnsemble", ["x"], ["y"], name="te", domain="ai.onnx.ml", n_targets=2**40,
+        aggregate_function=1, post_transform=0, tree_roots=[0], nodes_modes=helper.make_tensor(
+            "m", T.UINT8, [1], [0]), nodes_featureids=[0], nodes_splits=helper.make_tensor(
+            "s", T.FLOAT, [1], [0.5]), nodes_truenodeids=[0], nodes_trueleafs=[1],
+        nodes_falsenodeids=[1], nodes_falseleafs=[1], leaf_targetids=[0, 0],
+        leaf_weights=helper.make_tensor("w", T.FLOAT, [2], [1.0, 2.0]))
+    with pytest.raises(ResourceExhaustedError,
+                       match=r"node 'te' \(TreeEnsemble\).*n_targets 1099511627776"):
+        _run(node, [_vi("x", T.FLOAT, [3, 2])], {"x": np.zeros((3, 2), F32)},
+             outputs=_float_out("y"), domain_opsets=[("ai.onnx.ml", 5)])
+
+
+@pytest.mark.parametrize("zps, match", [
+    ({"xz": np.array([1, 2], np.uint8)}, "x_zero_point must hold one value"),
+    ({"xz": np.array(0, np.uint8), "wz": np.array([1, 2, 3], np.uint8)},
+     "w_zero_point must hold one value or one per output channel \\(1\\)"),
+])
+def test_conv_integer_zero_point_of_the_wrong_size_is_a_shape_error(zps, match):
+    names = ["x", "w"] + list(zps)
+    node = helper.make_node("ConvInteger", names, ["y"], name="ci")
+    feeds = {"x": np.ones((1, 1, 3, 3), np.uint8), "w": np.ones((1, 1, 2, 2), np.uint8),
+             **zps}
+    ins = [_vi(n, T.UINT8, None) for n in names]
+    with pytest.raises(ShapeError, match=r"node 'ci' \(ConvInteger\).*" + match):
+        _run(node, ins, feeds, outputs=[_vi("y", T.INT32, None)])
+
+
+def test_gather_nd_batch_dims_past_the_fed_ranks_is_a_shape_error():
+    node = helper.make_node("GatherND", ["x", "i"], ["y"], name="gn", batch_dims=2)
+    feeds = {"x": np.ones((2, 2), np.int32), "i": np.zeros((2, 1), np.int64)}
+    ins = [_vi("x", T.INT32, None), _vi("i", T.INT64, None)]
+    with pytest.raises(ShapeError, match=r"node 'gn' \(GatherND\).*batch_dims=2 does not fit"):
+        _run(node, ins, feeds, outputs=[_vi("y", T.INT32, None)])
+
+
+def test_layer_normalization_bias_of_higher_rank_is_a_shape_error():
+    node = helper.make_node("LayerNormalization", ["x", "s", "b"], ["y"], name="ln", axis=0)
+    feeds = {"x": np.ones((2, 3, 5), F32), "s": np.ones((2, 3, 5), F32),
+             "b": np.ones((1, 2, 3, 5), F32)}
+    ins = [_vi("x", T.FLOAT, [2, 3, 5]), _vi("s", T.FLOAT, [2, 3, 5]), _vi("b", T.FLOAT, None)]
+    with pytest.raises(ShapeError,
+                       match=r"node 'ln' \(LayerNormalization\).*B of shape \[1, 2, 3, 5\]"):
+        _run(node, ins, feeds, outputs=_float_out("y"))
+
+
+def test_sequence_insert_with_a_sequence_as_position_is_a_shape_error():
+    build = helper.make_node("SequenceConstruct", ["x"], ["seq"], name="sc")
+    node = helper.make_node("SequenceInsert", ["seq", "x", "seq"], ["out"], name="si")
+    seq_t = helper.make_tensor_sequence_value_info("out", T.FLOAT, None)
+    model = helper.make_model(
+        helper.make_graph([build, node], "g", [_vi("x", T.FLOAT, [2])], [seq_t]),
+        opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    with pytest.raises(ShapeError, match=r"node 'si' \(SequenceInsert\).*must be a tensor"):
+        Session(from_onnx(model)).run(["out"], {"x": np.ones(2, F32)})
