@@ -96,6 +96,23 @@ def _as_bool(value, what: str) -> bool:
     return bool(arr.reshape(-1)[0])
 
 
+def _passes_condition_through(body) -> bool:
+    """Whether a Loop body's condition output is its condition input, directly or
+    through Identity nodes: then a Loop without a trip count whose condition starts
+    true never ends."""
+    producers = {t: n for n in body.nodes for t in n.outputs}
+    t = body.outputs[0]
+    for _ in range(len(body.nodes) + 1):
+        if t == body.inputs[1]:
+            return True
+        node = producers.get(t)
+        if node is None or node.op_type != "Identity" or node.domain not in ("", "ai.onnx") \
+                or len(node.inputs) != 1:
+            return False
+        t = node.inputs[0]
+    return False
+
+
 def _check_body_condition(dtype) -> None:
     """The Loop body's first output, the condition, is a bool tensor (ONNX types it B;
     onnxruntime refuses another). `dtype` None (unknown) is not checked.
@@ -201,6 +218,11 @@ def _loop(inputs, attrs, ctx):
     # CropAndResize Loop and older tf2onnx bodies do, and slice with them)
     as_1d = [(lambda s: s is not None and len(s) == 1)(_body_info(body, t).shape)
              for t in body.inputs[:2]]
+    if limit is None and cond and _passes_condition_through(body):
+        # onnxruntime runs such a loop until memory runs out (a scan output grows)
+        raise ExecutionError("Loop: there is no trip count M and the body returns its "
+                             "condition input unchanged, so with cond true the loop "
+                             "would never end")
     scans: list[list] = [[] for _ in range(n_scan)]
     i = 0
     while cond and (limit is None or i < limit):

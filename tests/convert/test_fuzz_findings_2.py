@@ -17,8 +17,8 @@ from onnx import TensorProto as T  # noqa: E402
 from onnx import helper  # noqa: E402
 
 from onegraph.convert import from_onnx  # noqa: E402
-from onegraph.errors import (OpAttributeError, ResourceExhaustedError,  # noqa: E402
-                             ShapeError)
+from onegraph.errors import (ExecutionError, OpAttributeError,  # noqa: E402
+                             ResourceExhaustedError, ShapeError)
 from onegraph.train.session import Session  # noqa: E402
 
 F32 = np.float32
@@ -280,3 +280,27 @@ def test_sequence_insert_with_a_sequence_as_position_is_a_shape_error():
     model.ir_version = 10
     with pytest.raises(ShapeError, match=r"node 'si' \(SequenceInsert\).*must be a tensor"):
         Session(from_onnx(model)).run(["out"], {"x": np.ones(2, F32)})
+
+
+@pytest.mark.parametrize("through_identity", [True, False])
+def test_loop_without_trip_count_passing_its_condition_through_is_refused(through_identity):
+    # was a hang: the body never changes cond, and no M bounds the loop
+    body_nodes = [helper.make_node("Add", ["v_in", "one"], ["v_out"]),
+                  helper.make_node("Constant", [], ["one"], value=helper.make_tensor(
+                      "c", T.FLOAT, [], [1.0]))]
+    cond_out = "cond_in"
+    if through_identity:
+        body_nodes.append(helper.make_node("Identity", ["cond_in"], ["cond_out"]))
+        cond_out = "cond_out"
+    body = helper.make_graph(
+        body_nodes, "body",
+        [_vi("i", T.INT64, []), _vi("cond_in", T.BOOL, []), _vi("v_in", T.FLOAT, [])],
+        [_vi(cond_out, T.BOOL, []), _vi("v_out", T.FLOAT, [])])
+    node = helper.make_node("Loop", ["", "c", "v"], ["r"], name="lp", body=body)
+    ins = [_vi("c", T.BOOL, []), _vi("v", T.FLOAT, [])]
+    outs = _float_out("r")
+    with pytest.raises(ExecutionError, match=r"node 'lp' \(Loop\).*would never end"):
+        _run(node, ins, {"c": np.array(True), "v": np.array(0, F32)}, outputs=outs)
+    # a false condition runs the body zero times, as before
+    (r,) = _run(node, ins, {"c": np.array(False), "v": np.array(5, F32)}, outputs=outs)
+    assert r == 5
