@@ -288,11 +288,12 @@ class FrameRunner:
                     try:
                         begin_kernel()
                         outs = st.kernel(args, st.attrs, ctx)
-                    except ExecutionError:
-                        raise
                     except Exception as e:
-                        from ..errors import OneGraphError
+                        from ..errors import CancelledError, OneGraphError
 
+                        if isinstance(e, CancelledError) or (
+                                isinstance(e, ExecutionError) and str(e).startswith("node ")):
+                            raise  # a closed queue, or named by an inner frame already
                         if isinstance(e, OneGraphError):
                             raise type(e)(f"node {st.node.name!r} ({st.node.op_type}) in "
                                           f"loop {unit.name!r}: {e}") from e
