@@ -860,6 +860,9 @@ def _range(inputs, attrs, ctx):
                            zip(inputs, ("start", "limit", "delta")))
     dtype = start.dtype
     n = _range_length(start, limit, delta)
+    # (the values are made in int64 or float64 first)
+    check_result_size("Range", "the result", (n,), 8,
+                      cause=f"start {start.item()}, limit {limit.item()}, delta {delta.item()}")
     if dtype.kind in "iu":
         return (np.arange(n, dtype=np.int64).astype(dtype) * dtype.type(delta)
                 + dtype.type(start),)

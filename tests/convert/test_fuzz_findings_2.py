@@ -304,3 +304,13 @@ def test_loop_without_trip_count_passing_its_condition_through_is_refused(throug
     # a false condition runs the body zero times, as before
     (r,) = _run(node, ins, {"c": np.array(False), "v": np.array(5, F32)}, outputs=outs)
     assert r == 5
+
+
+def test_range_of_a_huge_length_is_refused_before_allocating():
+    node = helper.make_node("Range", ["a", "b", "d"], ["y"], name="rg")
+    feeds = {"a": np.array(-2**40, np.int64), "b": np.array(6, np.int64),
+             "d": np.array(1, np.int64)}
+    ins = [_vi(n, T.INT64, []) for n in feeds]
+    with pytest.raises(ResourceExhaustedError,
+                       match=r"node 'rg' \(Range\).*start -1099511627776, limit 6"):
+        _run(node, ins, feeds, outputs=[_vi("y", T.INT64, None)])
