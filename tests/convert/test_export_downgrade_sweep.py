@@ -442,13 +442,6 @@ SAMPLE = [
 ]
 
 
-@pytest.fixture(scope="module")
-def node_cases():
-    from onegraph.convert.coverage import all_node_cases
-
-    return {c.name: c for c in all_node_cases()}
-
-
 def _same(want, got, rtol, atol):
     """Compare one output (a tensor or a sequence of them) at the case's tolerances,
     looser for 16-bit floats (onnxruntime computes them with other roundings than the

@@ -118,28 +118,28 @@ SAMPLE = [
 ]
 
 
-@pytest.fixture(scope="module")
-def node_cases():
-    from onegraph.convert.coverage import all_node_cases
-
-    return {c.name: c for c in all_node_cases()}
-
-
 @pytest.mark.parametrize("case_name,target", SAMPLE)
 def test_node_case_sample(node_cases, case_name, target):
     _check_against_stored(node_cases, case_name, target)
 
 
-def _light_params():
+def light_params(targets):
+    """(light model, target) parameters, the slower models marked slow."""
     return [pytest.param(name, target, id=f"{name}-opset{target}",
                          marks=() if name in FAST else pytest.mark.slow)
-            for name in zoo.light_model_names() for target in TARGETS]
+            for name in zoo.light_model_names() for target in targets]
 
 
-@pytest.mark.parametrize("name,target", _light_params())
+@pytest.mark.parametrize("name,target", light_params(TARGETS))
 def test_light_model_exports_at_opset(name, target):
     """The light models with random weights (their own are constant fills) export at
     11 and 12 and give onnxruntime's outputs of the original, logits included."""
+    check_light_model_export(name, target)
+
+
+def check_light_model_export(name, target):
+    """Light model `name` with random weights, exported at `target`, gives what the
+    original gives in onnxruntime."""
     model = zoo.random_weight_variant(onnx.load(zoo.light_model_path(name)), seed=0)
     feeds = {i.name: zoo.light_input(i) for i in zoo.graph_feeds(model)}
     outputs = [o.name for o in model.graph.output]

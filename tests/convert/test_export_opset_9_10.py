@@ -16,39 +16,26 @@ the original.
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onegraph.convert import from_onnx, to_onnx
 from onegraph.errors import ConversionError
 
-from . import model_zoo as zoo
 from .test_export_downgrade_sweep import _check_against_stored
-from .test_export_opset_11_12 import FAST, _exported, _ort, _single
+from .test_export_opset_11_12 import (_exported, _ort, _single, check_light_model_export,
+                                      light_params)
 
 ort = pytest.importorskip("onnxruntime")
 
 TARGETS = (9, 10)
 
 
-def _light_params():
-    return [pytest.param(name, target, id=f"{name}-opset{target}",
-                         marks=() if name in FAST else pytest.mark.slow)
-            for name in zoo.light_model_names() for target in TARGETS]
-
-
-@pytest.mark.parametrize("name,target", _light_params())
+@pytest.mark.parametrize("name,target", light_params(TARGETS))
 def test_light_model_exports_at_opset(name, target):
     """The light models with random weights export at 9 and 10 and give onnxruntime's
     outputs of the original."""
-    model = zoo.random_weight_variant(onnx.load(zoo.light_model_path(name)), seed=0)
-    feeds = {i.name: zoo.light_input(i) for i in zoo.graph_feeds(model)}
-    outputs = [o.name for o in model.graph.output]
-    want = _ort(model, feeds, outputs)
-    got = _ort(_exported(model, target), feeds, outputs)
-    for out, g, w in zip(outputs, got, want):
-        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg=out)
+    check_light_model_export(name, target)
 
 
 def _axes(value):
@@ -170,13 +157,6 @@ SAMPLE = [
     ("test_tile", 10), ("test_transpose_default", 9),
     ("test_concat_2d_axis_negative_2", 10), ("test_where_example", 9),
 ]
-
-
-@pytest.fixture(scope="module")
-def node_cases():
-    from onegraph.convert.coverage import all_node_cases
-
-    return {c.name: c for c in all_node_cases()}
 
 
 @pytest.mark.parametrize("case_name,target", SAMPLE)

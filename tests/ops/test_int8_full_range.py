@@ -38,11 +38,13 @@ import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
-from onnx import helper, numpy_helper  # noqa: E402
+from onnx import helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 import onegraph as og  # noqa: E402
 from onegraph.convert import from_onnx  # noqa: E402
+
+from .single_node import node_inputs  # noqa: E402
 
 MS = "com.microsoft"
 PAIR_SUM = 2 * 255 * 127          # 64770: what a 16-bit saturating pair sum gives 32767 for
@@ -58,18 +60,7 @@ def _one_node(op, inputs, out_dtype, fed, domain="", **attrs):
     """A one-node model with output "y": `inputs` is a list of (name, array or None) in
     the op's input order (None leaves an optional input out); names in `fed` are graph
     inputs, the other arrays initializers."""
-    names, graph_inputs, inits = [], [], []
-    for name, value in inputs:
-        if value is None:
-            names.append("")
-            continue
-        names.append(name)
-        value = np.asarray(value)
-        if name in fed:
-            graph_inputs.append(helper.make_tensor_value_info(
-                name, helper.np_dtype_to_tensor_dtype(value.dtype), list(value.shape)))
-        else:
-            inits.append(numpy_helper.from_array(value, name))
+    names, graph_inputs, inits = node_inputs(inputs, fed)
     while names and names[-1] == "":
         names.pop()
     node = helper.make_node(op, names, ["y"], domain=domain, **attrs)
