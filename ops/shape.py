@@ -387,6 +387,7 @@ def _infer_unsqueeze(attrs, inputs):
 def _concat(inputs, attrs, ctx):
     """Join inputs along `axis`."""
     arrays = [a for a in inputs if a is not None]
+    _check_concat_dtypes([a.dtype for a in arrays])
     ranks = [a.ndim for a in arrays]
     if len(set(ranks)) > 1:
         raise ShapeError(f"Concat: inputs differ in rank: shapes "
@@ -394,9 +395,22 @@ def _concat(inputs, attrs, ctx):
     return (np.concatenate(arrays, axis=_norm_axis(attrs["axis"], arrays[0].ndim)),)
 
 
+def _check_concat_dtypes(dtypes) -> None:
+    """Concat's inputs share one element type (numpy would promote int64 and float32
+    to float64, and a shape built so reached Reshape as floats).
+
+    Raises:
+        ShapeError: two known dtypes differ.
+    """
+    known = [np.dtype(d) for d in dtypes if d is not None]
+    if len(set(known)) > 1:
+        raise ShapeError(f"Concat: inputs differ in dtype: {[str(d) for d in known]}")
+
+
 @_folding(_concat)
 def _infer_concat(attrs, inputs):
     present = [t for t in inputs if t is not None]
+    _check_concat_dtypes([t.dtype for t in present])
     dtype = present[0].dtype
     shapes = [t.shape for t in present if t.shape is not None]
     if not shapes:

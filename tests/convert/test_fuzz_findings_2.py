@@ -314,3 +314,14 @@ def test_range_of_a_huge_length_is_refused_before_allocating():
     with pytest.raises(ResourceExhaustedError,
                        match=r"node 'rg' \(Range\).*start -1099511627776, limit 6"):
         _run(node, ins, feeds, outputs=[_vi("y", T.INT64, None)])
+
+
+
+def test_concat_kernel_refuses_mixed_dtypes_fed_undeclared():
+    # (found as a fuzzed float Constant among the int64 parts of a shape in an expanded
+    # LinearAttention: numpy promoted the shape to float64, and Reshape failed with a
+    # TypeError)
+    node = helper.make_node("Concat", ["a", "b"], ["y"], name="cc", axis=0)
+    with pytest.raises(ShapeError, match=r"node 'cc' \(Concat\).*differ in dtype"):
+        _run(node, [_vi("a", T.UNDEFINED, None), _vi("b", T.UNDEFINED, None)],
+             {"a": np.ones(2, np.int64), "b": np.ones(2, F32)}, outputs=_float_out("y"))
