@@ -527,11 +527,16 @@ def _negative_axes_refusal(node, what) -> str:
 
 
 def _constant_of(proto, name):
-    """The value of initializer or Constant `name` anywhere in `proto`, or None."""
+    """The value of initializer or Constant `name` anywhere in `proto`, or None. Only
+    that tensor is decoded (not every weight of the model, as `graph_constants` does)."""
+    onnx = _onnx()
     for graph in _all_graphs(proto.graph):
-        found = graph_constants(graph)
-        if name in found:
-            return found[name]
+        for t in graph.initializer:
+            if t.name == name:
+                return onnx.numpy_helper.to_array(t)
+        for node in graph.node:
+            if node.op_type == "Constant" and node.output and node.output[0] == name:
+                return graph_constants(onnx.GraphProto(node=[node])).get(name)
     return None
 
 
