@@ -421,8 +421,9 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
         return y.astype(out_dtype, copy=False)
 
     if all(k == 1 for k in kernel) and not any(pb) and not any(pe):
-        # 1x1: a plain GEMM on the (possibly strided) input
-        if any(s != 1 for s in strides):
+        # 1x1: a plain GEMM on the (possibly strided) input; a stride past the input
+        # (one window) reads as 1 (`_single_window_strides`) but still takes one pixel
+        if any(s != 1 for s in strides) or x.shape[2:] != tuple(out_sp):
             x = x[(slice(None), slice(None)) + tuple(slice(0, (o - 1) * s + 1, s)
                                                      for o, s in zip(out_sp, strides))]
         if b is not None and cache is not None \
