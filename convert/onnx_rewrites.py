@@ -418,6 +418,28 @@ def _resize_with_empty_roi_scales(node, b: NodeBuilder, rank, types):
     b.op("Resize", inputs, output=node.output[0], **_decoded_attributes(node))
 
 
+def _omits_gemm_c(node) -> bool:
+    return len(node.input) < 3 or not node.input[2]
+
+
+def _gemm_with_zero_c(node, b: NodeBuilder, rank, types):
+    """Gemm-11's omitted C (optional from 11; the dynamo exporter omits it for a
+    matmul without bias) as the zero scalar that Gemm-9 takes in its place (C is
+    broadcast to (M, N), and beta * 0 adds nothing). The node stays in ONNX's domain,
+    so its later changes (types at 13) are still checked when it is held."""
+    from onnx import helper, numpy_helper
+
+    elem_type = types.get(node.input[0], (0, None))[0]
+    if not elem_type:
+        raise NotLowered("it omits C, which is required before opset 11, and the type "
+                         "of its input A is unknown")
+    b.domain = ""
+    zero = numpy_helper.from_array(np.zeros((), helper.tensor_dtype_to_np_dtype(elem_type)))
+    c = b.op("Constant", [], value=zero)
+    b.op("Gemm", [node.input[0], node.input[1], c], output=node.output[0],
+         **_decoded_attributes(node))
+
+
 _INT64_MAX = np.iinfo(np.int64).max
 
 
@@ -531,8 +553,9 @@ ADAPTATIONS_BEFORE_13 = {**{op: (13, lambda node: True, _softmax_on_last_axis)
                          "ReduceSum": (13, _uses_axes_input, _reduce_with_axes_attribute)}
 # Adaptations for targets before 11: Squeeze's axes input (from 13), which onnx's
 # converter moves into the attribute down to 11 but has no adapter below (Unsqueeze's
-# has one)
-ADAPTATIONS_BEFORE_11 = {"Squeeze": (13, _uses_axes_input, _squeeze_with_axes_attribute)}
+# has one), and Gemm's omitted C (optional from 11; onnx's converter keeps it omitted)
+ADAPTATIONS_BEFORE_11 = {"Squeeze": (13, _uses_axes_input, _squeeze_with_axes_attribute),
+                         "Gemm": (11, _omits_gemm_c, _gemm_with_zero_c)}
 _NEGATIVE_AXES_OPSET = 11
 # the oldest target the adaptations write for (negative axes came in at 11) ...
 _OLDEST_REWRITE_TARGET = 11
@@ -540,7 +563,7 @@ _OLDEST_REWRITE_TARGET = 11
 # they write are non-negative or go through onnx_downgrade's count from the front);
 # Resize, Pad, Shape and Split write forms that came in at 11 or later
 _ALSO_FROM_OPSET_8 = frozenset({"Softmax", "LogSoftmax", "Hardmax", "Dropout", "RoiAlign",
-                                "Squeeze",
+                                "Squeeze", "Gemm",
                                 *(op for op, entry in ADAPTATIONS.items()
                                   if entry[2] is _reduce_with_axes_attribute),
                                 "ReduceSum"})
