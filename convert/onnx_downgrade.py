@@ -146,7 +146,7 @@ def convert_opset(proto, source: int, target: int):
     for domain, version in keep:
         out.opset_import.add(domain=domain, version=version)
     if target < _NEGATIVE_AXES_OPSET <= source:
-        _axes_from_the_front(out)
+        _axes_from_the_front(out, target)
     _refuse_types_the_target_lacks(out, source, target)
     _refuse_container_types_the_target_lacks(out, source, target)
     return out
@@ -461,7 +461,7 @@ def _why_not(op, version, since, target) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def _axes_from_the_front(proto) -> None:
+def _axes_from_the_front(proto, target) -> None:
     """Rewrite in place every negative axis of `proto` (written at an opset below 11,
     subgraphs too) counted from the front, from the rank ONNX's shape inference gives.
 
@@ -481,7 +481,7 @@ def _axes_from_the_front(proto) -> None:
             values = list(attr.ints) if attr.type == onnx.AttributeProto.INTS else [attr.i]
             if any(v < 0 for v in values) and not (node.op_type == "OneHot"
                                                    and values == [-1]):
-                rank = _axes_rank(node, values, types)
+                rank = _axes_rank(node, values, types, target)
                 fixed = [v + rank if v < 0 else v for v in values]
                 if attr.type == onnx.AttributeProto.INTS:
                     del attr.ints[:]
@@ -490,14 +490,14 @@ def _axes_from_the_front(proto) -> None:
                     attr.i = fixed[0]
         for other in _OTHER_AXES.get(node.op_type, ()):
             if any(v < 0 for a in node.attribute if a.name == other for v in a.ints):
-                raise ConversionError(_negative_axes_refusal(node, other))
+                raise ConversionError(_negative_axes_refusal(node, other, target))
         if node.op_type == "Slice" and len(node.input) > 3 and node.input[3]:
             axes = _constant_of(proto, node.input[3])
             if axes is not None and (np.asarray(axes) < 0).any():
-                raise ConversionError(_negative_axes_refusal(node, "axes"))
+                raise ConversionError(_negative_axes_refusal(node, "axes", target))
 
 
-def _axes_rank(node, values, types) -> int:
+def _axes_rank(node, values, types, target) -> int:
     """The rank a negative axis of `node` counts from (see `_AXIS_ATTRIBUTES`).
 
     Raises:
@@ -515,15 +515,15 @@ def _axes_rank(node, values, types) -> int:
     raise ConversionError(
         f"cannot write {node.op_type} node {node.name or node.output[0]!r} with negative "
         f"axes {values} at an opset before {_NEGATIVE_AXES_OPSET}, which counts axes "
-        "from the front only, as its input's rank is unknown; give the input a shape or "
-        f"export at opset {_NEGATIVE_AXES_OPSET} or later")
+        f"from the front only, as its input's rank is unknown (so not at opset {target}); "
+        f"give the input a shape or export at opset {_NEGATIVE_AXES_OPSET} or later")
 
 
-def _negative_axes_refusal(node, what) -> str:
+def _negative_axes_refusal(node, what, target) -> str:
     return (f"cannot write {node.op_type} node {node.name or node.output[0]!r} at an opset "
             f"before {_NEGATIVE_AXES_OPSET}: its {what} are negative, which only opset "
-            f"{_NEGATIVE_AXES_OPSET} brought; export at opset {_NEGATIVE_AXES_OPSET} or "
-            "later")
+            f"{_NEGATIVE_AXES_OPSET} brought (so not at opset {target}); export at opset "
+            f"{_NEGATIVE_AXES_OPSET} or later")
 
 
 def _constant_of(proto, name):
