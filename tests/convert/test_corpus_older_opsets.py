@@ -55,7 +55,7 @@ REFUSED = (r"its attribute 'allowzero' came in at opset 14",  # a shape computed
            # ceil_mode at 10, Resize's modes and Pad's constant value at 11, Slice's
            # steps at 10, Shape's end at 15, Gather's batch_dims, Constant's value_ints)
            r"its attribute '(dilations|ceil_mode|(coordinate_transformation|nearest)?_?mode"
-           r"|end|start|batch_dims|value_ints|largest)' came in at opset 1[0-5]",
+           r"|end|start|batch_dims|value_ints|largest)' came in at opset 1[0-6]",
            r"its input \d+ \('[^']*'\) came in at opset 1[01]",
            # an op whose form changed (Clip's and Pad's inputs at 11, Split's at 13 and
            # 18, ...) where onnx's converter has no adapter; Unsqueeze inside an If or Loop
