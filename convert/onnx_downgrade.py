@@ -417,10 +417,12 @@ def _run_converter(proto, source, target, inline_failure=None):
         if found:
             op = found.group(2)
             since = onnx_schema(op, source, "")
-            nodes = [n.name or f"#{i}" for i, n in enumerate(all_proto_nodes(proto.graph))
-                     if n.op_type == op and n.domain in ("", "ai.onnx")]
+            found_nodes = [(i, n) for i, n in enumerate(all_proto_nodes(proto.graph))
+                           if n.op_type == op and n.domain in ("", "ai.onnx")]
+            nodes = [n.name or f"#{i}" for i, n in found_nodes]
             shown = ", ".join(repr(n) for n in nodes[:5]) + (" ..." if len(nodes) > 5 else "")
-            why = _why_not(op, found.group(1), since, target)
+            why = _why_not(op, found.group(1), since, target,
+                           _changes_used([n for _, n in found_nodes], source, target))
             if inline_failure and since is not None and (
                     since.has_function or since.has_context_dependent_function):
                 why += f" (onnx's inliner could not expand its function: {inline_failure})"
@@ -434,12 +436,23 @@ def _run_converter(proto, source, target, inline_failure=None):
                               f"version converter): {first}") from e
 
 
-def _why_not(op, version, since, target) -> str:
+def _changes_used(nodes, source, target) -> list:
+    """The opsets (latest first) in (target, source] at which the nodes' op changed in a
+    way one of `nodes` uses (`_keeps_meaning` false for it)."""
+    if not nodes:
+        return []
+    return [new.since_version for new in _changes(nodes[0].op_type, source, target)
+            if any(not _keeps_meaning(n, new) for n in nodes)]
+
+
+def _why_not(op, version, since, target, used=()) -> str:
     """Why an op cannot simply be relabelled: it is newer than the target, or changed.
 
     `version` is the opset the converter had no adapter down to (its message names
     the adapter's target), so the op's version there is the one in force one opset
-    later."""
+    later. That change may be one the nodes do not use (Slice-13's types, where a
+    Slice at opset 9 uses Slice-10's inputs): then the latest change in `used` (the
+    opsets whose change the nodes use) is named instead."""
     first = since
     while first is not None and onnx_schema(op, first.since_version - 1, "") is not None:
         first = onnx_schema(op, first.since_version - 1, "")
@@ -448,6 +461,8 @@ def _why_not(op, version, since, target) -> str:
                 "version converter nor onegraph can rewrite it")
     changed = onnx_schema(op, int(version) + 1, "") if version else None
     at = changed.since_version if changed is not None else "?"
+    if used and at not in used:
+        at = used[0]
     if target < _OLDEST_HELD_TARGET:
         return (f"it changed at opset {at} and onnx's version converter has no adapter "
                 f"down from there (onegraph keeps unchanged nodes as they are only for "

@@ -136,3 +136,19 @@ def test_the_corpora_take_every_rewrite():
     assert {"Reshape+allowzero", "BatchNormalization", "LayerNormalization", "Gelu",
             "ReduceMean+axes"} <= ops
     assert any(op.startswith("Shape+") for op in ops)
+
+
+@pytest.mark.parametrize("corpus,name,target,op,since", [
+    ("pytorch_exported", "gpt_sdpa__ts_op17_dyn.onnx", 9, "Slice", 10),
+    ("pytorch_exported", "mobilenetv2__ts_op17_dyn.onnx", 10, "Clip", 11),
+    ("tf2onnx_exported", "conv1d__tf2onnx_op13.onnx", 10, "Pad", 11)])
+def test_a_refusal_names_the_change_the_node_uses(corpus, name, target, op, since):
+    """Where onnx's converter has no adapter down from a change the nodes do not use
+    (Slice-13's, Clip-13's, Pad-13's types), the refusal names the change they do use
+    (Slice-10's and Clip-11's and Pad-11's inputs); it named the converter's (13)."""
+    from onegraph.convert import from_onnx, to_onnx
+    from onegraph.errors import ConversionError
+
+    with pytest.raises(ConversionError, match=rf"cannot write {op} .* at opset {target}: "
+                                              rf"it changed at opset {since} in a way"):
+        to_onnx(from_onnx(f"{corpus_folder(corpus)}/{name}"), opset=target)
