@@ -774,9 +774,13 @@ def sweep(kind, block, count, diverged=None):
 @pytest.mark.parametrize("block", range(_BLOCKS))
 @pytest.mark.parametrize("kind", sorted(DRAWS))
 def test_random_geometries_match_onnxruntime(kind, block):
-    checked, refused, failures = sweep(kind, block, _PER_BLOCK)
+    diverged = []
+    checked, refused, failures = sweep(kind, block, _PER_BLOCK, diverged)
     assert not failures, "\n\n".join(f"{c} seed {s}: {m}" for c, s, m in failures[:3])
     assert checked >= refused, f"onnxruntime refused {refused} of {checked + refused}"
+    # the draws avoid onnxruntime's known deviations: many more would mean the
+    # reference evaluator, not onnxruntime, is what the Session is checked against
+    assert len(diverged) * 10 <= checked, f"{len(diverged)} divergences: {diverged[:2]}"
 
 
 # --------------------------------------------------------------------------------------
