@@ -961,10 +961,19 @@ def _attribute_value(attr):
     return helper.get_attribute_value(attr)
 
 
+# Per-axis attributes whose schema gives no default, where the spec's text says that
+# absent means 1 along each axis (MaxPool's dilations from 10, AveragePool's from 19):
+# all ones is what the op did before the attribute came in.
+_ONES_WHEN_ABSENT = frozenset({"dilations"})
+
+
 def _is_default(attr, spec) -> bool:
     """Whether a node's attribute equals the schema's default for it."""
     if not spec.default_value.name and spec.default_value.type == 0:
-        return False
+        from onnx import AttributeProto
+
+        return attr.name in _ONES_WHEN_ABSENT and attr.type == AttributeProto.INTS \
+            and len(attr.ints) > 0 and all(v == 1 for v in attr.ints)
     try:
         return _values_equal(_attribute_value(attr), _attribute_value(spec.default_value))
     except Exception:  # noqa: BLE001 - an attribute kind without a comparable value

@@ -178,3 +178,24 @@ def test_relu_goes_to_opset_8():
     proto = _exported(original, 8)
     x = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)
     np.testing.assert_array_equal(_ort(proto, {"x": x})[0], np.maximum(x, 0))
+
+
+@pytest.mark.parametrize("op,opset,target", [("MaxPool", 13, 9), ("AveragePool", 19, 13)])
+def test_pool_dilations_of_ones_go_where_the_attribute_did_not_exist(op, opset, target):
+    """dilations (MaxPool's from 10, AveragePool's from 19) have no default in the schema,
+    but one along each axis is what the op did before it: all-ones dilations are
+    dropped (exporters write them; the corpora's MaxPools were refused at 9), others
+    stay refused by name."""
+    attrs = dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    shape = (1, 2, 7, 7)
+    original = _single(op, dict(attrs, dilations=[1, 1]), shape=shape, opset=opset)
+    proto = _exported(original, target)
+    (node,) = [n for n in proto.graph.node if n.op_type == op]
+    assert "dilations" not in {a.name for a in node.attribute}
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    np.testing.assert_allclose(_ort(proto, {"x": x})[0], _ort(original, {"x": x})[0],
+                               rtol=1e-6, atol=1e-6)
+    dilated = _single(op, dict(attrs, dilations=[2, 1]), shape=shape, opset=opset)
+    with pytest.raises(ConversionError, match=rf"cannot write {op} node 'the_{op.lower()}' "
+                                              r"at opset \d+: its attribute 'dilations'"):
+        to_onnx(from_onnx(dilated), opset=target)
