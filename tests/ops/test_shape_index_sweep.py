@@ -572,9 +572,9 @@ def _draw_resize(rng):
                                    [0.7, 0.1, 0.1, 0.1]) if mode == "nearest"
                   else np.float32), "x")]
     crop = ctm == "tf_crop_and_resize"
-    # onnxruntime's nearest tf_crop_and_resize skips the roi of an axis it does not
-    # resize (scale 1) and of the dims before the last two: those axes keep their size
-    # and take the full roi (0..1, the same identity either way)
+    # onnxruntime's nearest tf_crop_and_resize skips the roi of an axis whose size it
+    # keeps (scale 1, or 1.25 on 3) and of the dims before the last two: those axes take
+    # the full roi (0..1, the same identity either way; the outer ones keep their size)
     outer = [i for i, a in enumerate(axes) if a < r - 2] if crop else []
     if rng.random() < 0.5:
         # nearest: scales exact in float32 (with 1.3 or 2.6 a sample lands within an
@@ -587,7 +587,7 @@ def _draw_resize(rng):
             scales[0] = scales[1] = 1.0
         for i in outer:
             scales[i] = 1.0
-        same = [s == 1.0 for s in scales]
+        same = [int(np.floor(shape[a] * s)) == shape[a] for a, s in zip(axes, scales)]
         tail = [(None, None), (np.asarray(scales, np.float32), how)]
     else:
         sizes = [int(rng.integers(1, 9)) for _ in axes]
@@ -597,7 +597,9 @@ def _draw_resize(rng):
             sizes[i] = shape[axes[i]]
         same = [s == shape[a] for s, a in zip(sizes, axes)]
         tail = [(None, None), (None, None), (_i64(sizes), how)]
-        if rng.random() < 0.3 and len(axes) > 1 and not crop:
+        # onnxruntime's antialias filter takes each axis's scale from the sizes it
+        # computes, not the policy's one scale (see DEVIATIONS)
+        if rng.random() < 0.3 and len(axes) > 1 and not crop and not attrs.get("antialias"):
             attrs["keep_aspect_ratio_policy"] = _pick(rng, ["not_larger", "not_smaller"])
     if crop:
         lo = rng.uniform(-0.2, 0.5, len(axes))
@@ -1035,6 +1037,13 @@ DEVIATIONS = [
                        dict(_NEAREST_CEIL,
                             coordinate_transformation_mode="half_pixel_symmetric"),
                        opset=19), id="resize-half-pixel-symmetric-same-size"),
+    # antialias with keep_aspect_ratio_policy: onnxruntime filters the axis the policy
+    # leaves at its size (2 -> 2) with scale 1, the spec (and the reference) with the
+    # policy's scale 5/6
+    pytest.param(_case("Resize", [(np.arange(12, dtype=F32).reshape(1, 1, 2, 6) % 5, "x"),
+                                  (None, None), (None, None), (_i64([4, 5]), "c")],
+                       dict(mode="cubic", antialias=1, keep_aspect_ratio_policy="not_larger",
+                            axes=[2, 3]), opset=19), id="resize-antialias-keep-aspect"),
 ]
 
 
