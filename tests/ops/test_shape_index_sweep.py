@@ -36,6 +36,8 @@ from onnx import helper, numpy_helper  # noqa: E402
 import onegraph as og  # noqa: E402
 from onegraph.convert import from_onnx  # noqa: E402
 
+from .ort_draws import OrtDiverges, OrtRefused, ort_run  # noqa: E402
+
 # draws per op (the hunts behind this file ran 3000+ per op)
 _PER_OP = int(os.environ.get("ONEGRAPH_SWEEP_EXAMPLES", "50"))
 _IR = {18: 8, 19: 9, 20: 9, 21: 10}
@@ -721,27 +723,6 @@ def build(case):
     return model, outs, feeds
 
 
-class OrtRefused(Exception):
-    """onnxruntime refused the model or its run: the draw is skipped."""
-
-
-class OrtDiverges(OrtRefused):
-    """onnxruntime's result differs from the Session's, whose matches ONNX's reference
-    evaluator (onnxruntime leaving the spec): the draw is skipped."""
-
-
-def _ort_run(model, outs, feeds):
-    """onnxruntime's (CPU) outputs `outs` of `model` on `feeds` (OrtRefused if not)."""
-    options = ort.SessionOptions()
-    options.log_severity_level = 4
-    try:
-        sess = ort.InferenceSession(model.SerializeToString(), options,
-                                    providers=["CPUExecutionProvider"])
-        return sess.run(outs, feeds)
-    except Exception as e:  # noqa: BLE001 (any refusal of onnxruntime's)
-        raise OrtRefused(str(e)[:300]) from e
-
-
 def _compare(got, ref, where):
     """Assert the Session's outputs `got` match `ref` (shape, dtype, values)."""
     assert len(got) == len(ref), f"{where}: {len(got)} outputs, not {len(ref)}"
@@ -882,7 +863,7 @@ def _expected(case):
     they are ONNX's reference evaluator's instead."""
     model, outs, feeds = build(case)
     try:
-        return _ort_run(build(_for_ort(case))[0], outs, feeds), False
+        return ort_run(build(_for_ort(case))[0], outs, feeds), False
     except OrtRefused as e:
         if "NOT_IMPLEMENTED" not in str(e) and "data type is not supported" not in str(e):
             raise
@@ -891,7 +872,7 @@ def _expected(case):
             f32 = dict(case, inputs=[(v.astype(np.float32), h) if h == "x" else (v, h)
                                      for v, h in case["inputs"]])
             dt = np.asarray(case["inputs"][0][0]).dtype
-            return [o.astype(dt) for o in _ort_run(build(_for_ort(f32))[0], outs, {
+            return [o.astype(dt) for o in ort_run(build(_for_ort(f32))[0], outs, {
                 k: v.astype(np.float32) if k == "in0" else v for k, v in feeds.items()})], False
         # no onnxruntime kernel for these types: ONNX's reference evaluator instead
         return _reference_run(model, outs, feeds), True

@@ -42,6 +42,8 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 import onegraph as og  # noqa: E402
 from onegraph.convert import from_onnx  # noqa: E402
 
+from .ort_draws import OrtDiverges, OrtRefused, ort_run  # noqa: E402
+
 OPSET = 19
 # draws per test block (each kind runs _BLOCKS blocks); the sweeps that found the
 # regression cases below ran 10000+ per kind
@@ -649,27 +651,6 @@ def _second_shape(case):
 # --------------------------------------------------------------------------------------
 
 
-class OrtRefused(Exception):
-    """onnxruntime refused the model or its run: the draw is skipped."""
-
-
-def _ort_run(model, outs, feeds):
-    options = ort.SessionOptions()
-    options.log_severity_level = 4
-    try:
-        sess = ort.InferenceSession(model.SerializeToString(), options,
-                                    providers=["CPUExecutionProvider"])
-        return sess.run(outs, feeds)
-    except Exception as e:  # noqa: BLE001 (any refusal of onnxruntime's)
-        raise OrtRefused(str(e)[:300]) from e
-
-
-class OrtDiverges(OrtRefused):
-    """onnxruntime's result differs from the Session's, whose matches ONNX's reference
-    evaluator (onnxruntime's own deviations from the spec: SAME padding with
-    dilations, ConvTranspose's SAME output size): the draw is skipped."""
-
-
 def _tolerance(dtype):
     return 2e-3 if dtype == np.float16 else 1e-4
 
@@ -718,7 +699,7 @@ def check_case(case, seed):
     refs = []
     for f in feeds:
         try:
-            refs.append(_ort_run(model, outs, f))
+            refs.append(ort_run(model, outs, f))
         except OrtRefused:
             if refs:   # the second shape does not fit the model: one run only
                 feeds = feeds[:1]
@@ -727,7 +708,7 @@ def check_case(case, seed):
                 raise
             # no kernel for this dtype: onnxruntime's float32 run of the same values
             m32, _, _ = _build(case, np.float32, seed)
-            refs.append(_ort_run(m32, outs, {k: v.astype(np.float32) for k, v in f.items()}))
+            refs.append(ort_run(m32, outs, {k: v.astype(np.float32) for k, v in f.items()}))
     session = og.Session(from_onnx(model))
     for run, (f, ref) in enumerate(zip(feeds, refs)):
         got = session.run(outs, f)
