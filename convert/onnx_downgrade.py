@@ -146,7 +146,7 @@ def convert_opset(proto, source: int, target: int):
     for domain, version in keep:
         out.opset_import.add(domain=domain, version=version)
     if target < _NEGATIVE_AXES_OPSET <= source:
-        _axes_from_the_front(out, target)
+        _axes_from_the_front(out, target, types)
     _refuse_types_the_target_lacks(out, source, target)
     _refuse_container_types_the_target_lacks(out, source, target)
     return out
@@ -476,17 +476,24 @@ def _why_not(op, version, since, target, used=()) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def _axes_from_the_front(proto, target) -> None:
+def _axes_from_the_front(proto, target, source_types=None) -> None:
     """Rewrite in place every negative axis of `proto` (written at an opset below 11,
-    subgraphs too) counted from the front, from the rank ONNX's shape inference gives.
+    subgraphs too) counted from the front, from the ranks in `source_types` (the model
+    before the downgrade) or else the ones ONNX's shape inference gives at the target.
+    The source's come first: inference at the target reads the negative axes it is
+    about to lose as they were not meant (Unsqueeze-1's -1 keeps the input's rank), and
+    inside If/Loop bodies, whose values the export declares without shapes, nothing
+    else names their ranks.
 
     Raises:
-        ConversionError: a node with a negative axis whose rank is unknown, or a Slice
-            whose constant axes input or a Scan whose axes attributes hold one (naming
-            the node), as opsets before 11 have no negative axes.
+        ConversionError: a node with a negative axis whose rank is unknown, or a Scan
+            whose axes attributes hold one (naming the node), as opsets before 11 have
+            no negative axes (Slice's constant axes input is counted from the front by
+            onnx_rewrites' `_slice_before_11`).
     """
     onnx = _onnx()
     types = known_types(proto)
+    types.update((k, v) for k, v in (source_types or {}).items() if v[1] is not None)
     for node in all_proto_nodes(proto.graph):
         if node.domain not in ("", "ai.onnx"):
             continue
@@ -506,10 +513,6 @@ def _axes_from_the_front(proto, target) -> None:
         for other in _OTHER_AXES.get(node.op_type, ()):
             if any(v < 0 for a in node.attribute if a.name == other for v in a.ints):
                 raise ConversionError(_negative_axes_refusal(node, other, target))
-        if node.op_type == "Slice" and len(node.input) > 3 and node.input[3]:
-            axes = _constant_of(proto, node.input[3])
-            if axes is not None and (np.asarray(axes) < 0).any():
-                raise ConversionError(_negative_axes_refusal(node, "axes", target))
 
 
 def _axes_rank(node, values, types, target) -> int:
@@ -539,20 +542,6 @@ def _negative_axes_refusal(node, what, target) -> str:
             f"before {_NEGATIVE_AXES_OPSET}: its {what} are negative, which only opset "
             f"{_NEGATIVE_AXES_OPSET} brought (so not at opset {target}); export at opset "
             f"{_NEGATIVE_AXES_OPSET} or later")
-
-
-def _constant_of(proto, name):
-    """The value of initializer or Constant `name` anywhere in `proto`, or None. Only
-    that tensor is decoded (not every weight of the model, as `graph_constants` does)."""
-    onnx = _onnx()
-    for graph in _all_graphs(proto.graph):
-        for t in graph.initializer:
-            if t.name == name:
-                return onnx.numpy_helper.to_array(t)
-        for node in graph.node:
-            if node.op_type == "Constant" and node.output and node.output[0] == name:
-                return graph_constants(onnx.GraphProto(node=[node])).get(name)
-    return None
 
 
 def _all_graphs(graph):

@@ -87,6 +87,15 @@ class NodeBuilder:
             return self.op(op_type, [x, self.ints(axes)])
         return self.op(op_type, [x], axes=list(axes))
 
+    def slice(self, x, starts, ends, axes, output=None):
+        """Slice of x with constant starts, ends and axes (steps of 1): inputs from opset
+        10, attributes before."""
+        if self.target >= 10:
+            return self.op("Slice", [x, self.ints(starts), self.ints(ends), self.ints(axes)],
+                           output=output)
+        return self.op("Slice", [x], output=output, starts=list(starts), ends=list(ends),
+                       axes=list(axes))
+
     def reduce_mean(self, x, axes):
         if self.target >= 18:
             from onnx import numpy_helper
@@ -217,21 +226,14 @@ def _shape_by_slice(node, b: NodeBuilder, rank, types):
     start = int(node_attr(node, "start", 0))
     end = node_attr(node, "end", None)
     shape = b.op("Shape", [node.input[0]])
-    b.op("Slice", [shape, b.ints([start]), b.ints([_INT64_MAX if end is None else int(end)]),
-                   b.ints([0])], output=node.output[0])
+    b.slice(shape, [start], [_INT64_MAX if end is None else int(end)], [0],
+            output=node.output[0])
 
 
 def _pad_on_every_axis(node, b: NodeBuilder, rank, types):
     """Pad's `axes` input (opset 18) spelled out: the pads of the axes scattered into
     zeros for all `rank` axes (begins, then ends), as Pad-13 takes them."""
-    axes = b.constant_input(node.input[3])
-    if axes is None:
-        raise NotLowered("its axes are not a constant")
-    if rank is None:
-        raise NotLowered("the rank of its input is unknown")
-    axes = [int(a) + rank if int(a) < 0 else int(a) for a in np.asarray(axes).reshape(-1)]
-    if any(not 0 <= a < rank for a in axes) or len(set(axes)) != len(axes):
-        raise NotLowered(f"its axes {axes} are not distinct axes of rank {rank}")
+    axes = _pad_axes(node, b, rank)
     zeros = b.ints([0] * (2 * rank))
     where = b.ints(axes + [a + rank for a in axes])
     pads = b.op("ScatterElements", [zeros, where, node.input[1]], axis=0)
@@ -240,6 +242,19 @@ def _pad_on_every_axis(node, b: NodeBuilder, rank, types):
     if mode not in ("constant", "reflect", "edge"):
         raise NotLowered(f"its mode {mode!r} came in at opset 19")
     b.op("Pad", inputs, output=node.output[0], mode=mode)
+
+
+def _pad_axes(node, b: NodeBuilder, rank) -> list:
+    """Pad-18's constant `axes` input, counted from the front for an input of `rank`."""
+    axes = b.constant_input(node.input[3])
+    if axes is None:
+        raise NotLowered("its axes are not a constant")
+    if rank is None:
+        raise NotLowered("the rank of its input is unknown")
+    axes = [int(a) + rank if int(a) < 0 else int(a) for a in np.asarray(axes).reshape(-1)]
+    if any(not 0 <= a < rank for a in axes) or len(set(axes)) != len(axes):
+        raise NotLowered(f"its axes {axes} are not distinct axes of rank {rank}")
+    return axes
 
 
 def _reduce_with_axes_attribute(node, b: NodeBuilder, rank, types):
@@ -443,6 +458,131 @@ def _gemm_with_zero_c(node, b: NodeBuilder, rank, types):
 _INT64_MAX = np.iinfo(np.int64).max
 
 
+# --------------------------------------------------------------------------------------
+# Inputs that were attributes before opset 11 (Clip's bounds, Pad's pads and value) or
+# 10 (Slice's starts, ends and axes): written as the attributes when constant
+# --------------------------------------------------------------------------------------
+
+def _given(node, k) -> bool:
+    return len(node.input) > k and bool(node.input[k])
+
+
+def _constant_operand(node, b: NodeBuilder, k, what, since):
+    """Input k of `node` (given) as a numpy array, when it is a constant."""
+    value = b.constant_input(node.input[k])
+    if value is None:
+        raise NotLowered(f"its {what} computed at run time, and before opset {since} "
+                         f"{node.op_type} needs a constant (it is an attribute there)",
+                         since=since)
+    return np.asarray(value)
+
+
+def _float_attribute_value(node, b: NodeBuilder, k, what, since) -> float:
+    """Input k of `node`, a constant scalar, as the float32 an attribute holds.
+
+    Raises:
+        NotLowered: it is computed at run time, or float32 cannot hold it exactly.
+    """
+    value = _constant_operand(node, b, k, what, since).reshape(-1)
+    v = float(value[0]) if value.size == 1 else None
+    if v is None or (not np.isnan(v) and float(np.float32(v)) != v):
+        raise NotLowered(f"its {what} {value.tolist()}, which a float attribute cannot hold "
+                         f"exactly (before opset {since} {node.op_type} takes it only as one)",
+                         since=since)
+    return v
+
+
+def _float_input_only(node, types, since):
+    elem_type = types.get(node.input[0], (0, None))[0]
+    if elem_type not in FLOAT_TYPES:
+        raise NotLowered(f"its input is {type_name(elem_type)}, and before opset {since} "
+                         f"{node.op_type} takes float16, float and double only", since=since)
+
+
+def _uses_clip_bounds(node) -> bool:
+    return _given(node, 1) or _given(node, 2)
+
+
+def _clip_with_attributes(node, b: NodeBuilder, rank, types):
+    """Clip-11's constant min and max inputs as Clip-6's attributes. A bound not given
+    is the input type's lowest or largest value in both (Clip-6's defaults are
+    float32's, so float16's are written out; double's does not fit the attribute).
+    Bounds that cross (min > max) clip everything to max, which onnxruntime's Clip-6
+    refuses to be told: both are written as max."""
+    _float_input_only(node, types, 12)
+    dtype = FLOAT_TYPES[types[node.input[0]][0]]
+    bounds = {}
+    for k, name, limit in ((1, "min", np.finfo(dtype).min), (2, "max", np.finfo(dtype).max)):
+        if _given(node, k):
+            bounds[name] = _float_attribute_value(node, b, k, f"{name} is", 11)
+        elif float(np.float32(limit)) == float(limit):
+            bounds[name] = float(limit)
+        else:
+            raise NotLowered(f"its {name} is not given, which means {dtype.__name__}'s "
+                             f"{'lowest' if k == 1 else 'largest'} value, and the "
+                             "float attribute before opset 11 cannot hold that")
+    if bounds["min"] > bounds["max"]:
+        bounds["min"] = bounds["max"]
+    b.op("Clip", [node.input[0]], output=node.output[0], **bounds)
+
+
+def _pad_with_attributes(node, b: NodeBuilder, rank, types):
+    """Pad-11's constant pads and constant_value inputs (and Pad-18's axes) as Pad-2's
+    attributes."""
+    _float_input_only(node, types, 11)
+    mode = node_attr(node, "mode", "constant")
+    if mode not in ("constant", "reflect", "edge"):
+        raise NotLowered(f"its mode {mode!r} came in at opset 19")
+    pads = [int(p) for p in _constant_operand(node, b, 1, "pads are", 11).reshape(-1)]
+    if _given(node, 3):
+        axes = _pad_axes(node, b, rank)
+        if len(pads) != 2 * len(axes):
+            raise NotLowered(f"its {len(pads)} pads do not match its {len(axes)} axes")
+        full = [0] * (2 * rank)
+        for i, a in enumerate(axes):
+            full[a], full[a + rank] = pads[i], pads[i + len(axes)]
+        pads = full
+    attrs = {"mode": mode, "pads": pads}
+    if mode == "constant" and _given(node, 2):
+        attrs["value"] = _float_attribute_value(node, b, 2, "constant_value is", 11)
+    b.op("Pad", [node.input[0]], output=node.output[0], **attrs)
+
+
+def _slice_before_11(node, b: NodeBuilder, rank, types):
+    """Slice-13 for a target before 11, where axes count from the front only: constant
+    negative axes are counted from the input's rank; before 10, the constant starts,
+    ends and axes become Slice-1's attributes (which has no steps: only steps of 1)."""
+    axes = index_type = None
+    if _given(node, 3) and b.constant_input(node.input[3]) is not None:
+        given = np.asarray(b.constant_input(node.input[3]))
+        axes, index_type = [int(a) for a in given.reshape(-1)], given.dtype
+        if any(a < 0 for a in axes):
+            if rank is None:
+                raise NotLowered(f"its axes {axes} are negative, which only opset 11 "
+                                 "counts from the back, and its input's rank is unknown")
+            axes = [a + rank if a < 0 else a for a in axes]
+    if b.target >= 10:
+        inputs = list(node.input)
+        if axes is not None:   # in the type of starts and ends (int32 or int64)
+            from onnx import numpy_helper
+
+            inputs[3] = b.op("Constant", [], value=numpy_helper.from_array(
+                np.asarray(axes, index_type)))
+        b.op("Slice", inputs, output=node.output[0])
+        return
+    starts, ends = ([int(v) for v in _constant_operand(node, b, k, f"{what} are", 10)
+                     .reshape(-1)] for k, what in ((1, "starts"), (2, "ends")))
+    if _given(node, 3) and axes is None:
+        _constant_operand(node, b, 3, "axes are", 10)   # raises: computed at run time
+    if _given(node, 4):
+        steps = _constant_operand(node, b, 4, "steps are", 10).reshape(-1).tolist()
+        if any(s != 1 for s in steps):
+            raise NotLowered(f"its steps {steps} are not all 1, and before opset 10 Slice "
+                             "has no steps", since=10)
+    b.slice(node.input[0], starts, ends, range(len(starts)) if axes is None else axes,
+            output=node.output[0])
+
+
 def _lower_rms_normalization(node, b: NodeBuilder, rank, types):
     scale_type = types.get(node.input[1], (0, None))[0] if len(node.input) > 1 else 0
     # Y in X's type, as onegraph's kernel and ONNX's reference compute it (the schema
@@ -469,7 +609,12 @@ def type_name(elem_type: int) -> str:
 
 
 class NotLowered(Exception):
-    """A node that the rewrite cannot handle (why in the message)."""
+    """A node that the rewrite cannot handle (why in the message); `since`: the opset
+    of the change the node uses, where the rewrite knows it better than its table."""
+
+    def __init__(self, message, since=None):
+        super().__init__(message)
+        self.since = since
 
 
 # op -> (the opset it came in at, its rewrite into older ops)
@@ -513,20 +658,37 @@ def _uses_num_outputs(node) -> bool:
         len(node.input) > 1 and node.input[1])
 
 
-def _squeeze_with_axes_attribute(node, b: NodeBuilder, rank, types):
-    """Squeeze-13's axes input as Squeeze-1's attribute, when the axes are constant (a
-    negative axis is counted from the front afterwards, onnx_downgrade's
-    `_axes_from_the_front`)."""
+def _axes_as_attribute(node, b: NodeBuilder, rank, types):
+    """Squeeze-13's and Unsqueeze-13's axes input as the attribute of their opset-11
+    (and opset-1) forms, when the axes are constant (a negative axis is counted from
+    the front afterwards below 11, onnx_downgrade's `_axes_from_the_front`). onnx's
+    converter does the same for the nodes it reaches, but never enters If/Loop/Scan
+    bodies, and has no Squeeze adapter below 11."""
     axes = b.constant_input(node.input[1])
     if axes is None:
-        raise NotLowered("its axes are computed at run time, and before opset 13 Squeeze "
-                         "takes them only as an attribute")
-    b.op("Squeeze", [node.input[0]], output=node.output[0],
+        raise NotLowered(f"its axes are computed at run time, and before opset 13 "
+                         f"{node.op_type} takes them only as an attribute")
+    b.op(node.op_type, [node.input[0]], output=node.output[0],
          axes=[int(a) for a in np.asarray(axes).reshape(-1)])
 
 
+def _split_as_attribute(node, b: NodeBuilder, rank, types):
+    """Split-13's sizes input as Split-11's (and Split-2's) `split` attribute, when
+    constant (inside If/Loop/Scan bodies too, which onnx's converter does not enter)."""
+    sizes = b.constant_input(node.input[1])
+    if sizes is None:
+        raise NotLowered("its sizes are computed at run time, and before opset 13 Split "
+                         "takes them only as an attribute")
+    b.nodes.append(_onnx().helper.make_node(
+        "Split", [node.input[0]], list(node.output), name=b._name("Split"),
+        domain=b.domain, axis=int(node_attr(node, "axis", 0)),
+        split=[int(v) for v in np.asarray(sizes).reshape(-1)]))
+
+
 def _uses_axes_input(node) -> bool:
-    return len(node.input) > 1 and bool(node.input[1])
+    """Whether input 1 is given (the axes, Split's sizes, Pad's pads, Slice's starts),
+    which the op's older form takes as an attribute."""
+    return _given(node, 1)
 
 
 # op -> (the opset it changed at, whether a node uses the change, the node's rewrite in
@@ -545,31 +707,41 @@ ADAPTATIONS = {"Shape": (15, _uses_shape_bounds, _shape_by_slice),
 # (onnx's converter keeps a Softmax-13 axis that is not the last as it is, which means
 # another thing at 12), Resize's roi and scales (optional from 13), Dropout's ratio
 # and training_mode inputs (from 12; onnx's converter has no adapter down from there),
-# ReduceSum's axes input (from 13; onnx's adapter names no node when they are computed)
+# ReduceSum's, Squeeze's and Unsqueeze's axes and Split's sizes (inputs from 13; onnx's
+# converter moves them into the attribute, but not inside If/Loop/Scan bodies, and its
+# ReduceSum adapter names no node when they are computed)
 ADAPTATIONS_BEFORE_13 = {**{op: (13, lambda node: True, _softmax_on_last_axis)
                             for op in ("Softmax", "LogSoftmax", "Hardmax")},
                          "Resize": (13, _omits_roi_or_scales, _resize_with_empty_roi_scales),
                          "Dropout": (12, lambda node: True, _dropout_of_10),
-                         "ReduceSum": (13, _uses_axes_input, _reduce_with_axes_attribute)}
-# Adaptations for targets before 11: Squeeze's axes input (from 13), which onnx's
-# converter moves into the attribute down to 11 but has no adapter below (Unsqueeze's
-# has one), and Gemm's omitted C (optional from 11; onnx's converter keeps it omitted)
-ADAPTATIONS_BEFORE_11 = {"Squeeze": (13, _uses_axes_input, _squeeze_with_axes_attribute),
-                         "Gemm": (11, _omits_gemm_c, _gemm_with_zero_c)}
+                         "ReduceSum": (13, _uses_axes_input, _reduce_with_axes_attribute),
+                         "Squeeze": (13, _uses_axes_input, _axes_as_attribute),
+                         "Unsqueeze": (13, _uses_axes_input, _axes_as_attribute),
+                         "Split": (13, _uses_axes_input, _split_as_attribute)}
+# Adaptations for targets before 11, which take precedence over the ones above: Gemm's
+# omitted C (optional from 11; onnx's converter keeps it omitted), and the inputs that
+# were attributes (Clip's min and max, Pad's pads and value; Slice's starts, ends and
+# axes before 10), which onnx's converter has no adapter for
+ADAPTATIONS_BEFORE_11 = {"Gemm": (11, _omits_gemm_c, _gemm_with_zero_c),
+                         "Clip": (11, _uses_clip_bounds, _clip_with_attributes),
+                         "Pad": (11, _uses_axes_input, _pad_with_attributes),
+                         "Slice": (11, _uses_axes_input, _slice_before_11)}
 _NEGATIVE_AXES_OPSET = 11
 # the oldest target the adaptations write for (negative axes came in at 11) ...
 _OLDEST_REWRITE_TARGET = 11
 # ... except these, whose rewrites write ops that mean the same from opset 8 (the axes
 # they write are non-negative or go through onnx_downgrade's count from the front);
-# Resize, Pad, Shape and Split write forms that came in at 11 or later
+# Resize, Split's num_outputs and Pad's axes (at 11 and 12) write forms that came in
+# at 11 or later
 _ALSO_FROM_OPSET_8 = frozenset({"Softmax", "LogSoftmax", "Hardmax", "Dropout", "RoiAlign",
-                                "Squeeze", "Gemm",
+                                "Squeeze", "Unsqueeze", "Split", "Shape",
+                                *ADAPTATIONS_BEFORE_11,
                                 *(op for op, entry in ADAPTATIONS.items()
                                   if entry[2] is _reduce_with_axes_attribute),
                                 "ReduceSum"})
 _OLDEST_TARGET_FROM_8 = 8
-# adaptations that write opset-13 forms (Split's sizes as an input)
-_WRITES_OPSET_13_FORMS = frozenset({"Split"})
+# rewrites that write opset-13 forms (Split's sizes as an input)
+_WRITES_OPSET_13_FORMS = frozenset({_split_sizes_at_run_time})
 
 
 def adaptation_for(node, source, target):
@@ -577,13 +749,13 @@ def adaptation_for(node, source, target):
     if node.domain not in ("", "ai.onnx") or target < _OLDEST_TARGET_FROM_8 or (
             target < _OLDEST_REWRITE_TARGET and node.op_type not in _ALSO_FROM_OPSET_8):
         return None
-    tables = (ADAPTATIONS, ADAPTATIONS_BEFORE_13) + (
-        (ADAPTATIONS_BEFORE_11,) if target < _NEGATIVE_AXES_OPSET else ())
+    tables = ((ADAPTATIONS_BEFORE_11,) if target < _NEGATIVE_AXES_OPSET else ()) + (
+        ADAPTATIONS, ADAPTATIONS_BEFORE_13)
     for table in tables:
         entry = table.get(node.op_type)
         if entry is None or not source >= entry[0] > target:
             continue
-        if target < 13 and node.op_type in _WRITES_OPSET_13_FORMS:
+        if target < 13 and entry[2] in _WRITES_OPSET_13_FORMS:
             continue
         if entry[1](node) and onnx_schema(node.op_type, target, "") is not None:
             return entry
@@ -616,8 +788,8 @@ def lower_new_ops(graph, source, target, types, outer_constants=None) -> int:
             except NotLowered as e:
                 raise ConversionError(
                     f"cannot write {node.op_type} node {node.name!r} at opset {target} (it "
-                    f"changed at opset {adaptation[0]} in a way the node uses): {e}; export "
-                    "at a later opset") from None
+                    f"changed at opset {e.since or adaptation[0]} in a way the node uses): "
+                    f"{e}; export at a later opset") from None
             new_nodes.extend(builder.nodes)
             lowered_here += 1
             continue

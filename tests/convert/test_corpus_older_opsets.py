@@ -48,8 +48,12 @@ REFUSED = (r"its attribute 'allowzero' came in at opset 14",  # a shape computed
            r"its attribute '(reduction|antialias)' came in at opset 1[68]",
            r"the op came in at opset \d+",                     # DFT, Col2Im, GridSample
            r"it changed at opset 20 in a way this node uses",  # GridSample's modes
-           r"is bfloat16, which \w+ accepts from opset \d+",
-           r"its axes are computed at run time",
+           r"is \w+, which \w+ accepts from opset \d+",   # bfloat16 Add, float Equal
+           # an input that is an attribute at the target (axes below 13 or 18, Clip's
+           # bounds, Pad's pads and value below 11, Slice's starts and ends below 10)
+           r"its \w+ (is|are) computed at run time",
+           r"its steps \[[-\d, ]+\] are not all 1, and before opset 10",
+           r"its input is \w+, and before opset 1[12] (Clip|Pad) takes float",
            r"coordinate_transformation_mode 'half_pixel' came in at opset 16",  # aligned
            # at opsets 12-9: what the older op has no slot for (MaxPool's dilations and
            # ceil_mode at 10, Resize's modes and Pad's constant value at 11, Slice's
@@ -60,10 +64,9 @@ REFUSED = (r"its attribute 'allowzero' came in at opset 14",  # a shape computed
            # an op whose form changed (Clip's and Pad's inputs at 11, Split's at 13 and
            # 18, ...) where onnx's converter has no adapter; Unsqueeze inside an If or Loop
            r"it changed at opset \d+ in a way this node uses",
-           r"is int64, which (Max|Min|Clip) accepts from opset 12",
            r"before opset 13 the op normalizes over every axis",   # Softmax of unknown rank
            r"its input's type is bfloat16, and the rewrite into older ops needs",
-           r"its axes are negative, which only opset 11 brought")  # a Slice's, below 11
+           r"its axes (\[[-\d, ]+\] )?are negative, which only opset 11")  # unknown rank
 
 
 def _index(corpus) -> dict:

@@ -556,3 +556,31 @@ def test_sequence_through_identity_below_14_keeps_the_map_fn_hint():
                                               r"opset 13: .*export with opset 14 or later "
                                               r"\(og.map_fn and og.scan carry their rows"):
         to_onnx(from_onnx(original), opset=13)
+
+
+@pytest.mark.parametrize("target", [12, 11, 10, 9])
+@pytest.mark.parametrize("op", ["Squeeze", "Unsqueeze", "Split"])
+def test_axes_inputs_inside_an_if_go_below_13(op, target):
+    """Squeeze's and Unsqueeze's axes and Split's sizes (inputs from 13, attributes
+    before) inside an If: onnx's converter moves them for the nodes it reaches, but
+    does not enter the If's branches, where onegraph writes the attribute itself."""
+    shape = (2, 3, 4)
+    if op == "Split":
+        sizes = numpy_helper.from_array(np.array([1, 3], np.int64), "sizes")
+        nodes = [helper.make_node("Constant", [], ["sz"], value=sizes, name="sizes"),
+                 helper.make_node("Split", ["x", "sz"], ["a", "b"], axis=-1, name="split"),
+                 helper.make_node("Concat", ["b", "a"], ["t"], axis=2, name="swap")]
+    else:
+        axes = numpy_helper.from_array(np.array([-1], np.int64), "axes_value")
+        other = "Squeeze" if op == "Unsqueeze" else "Unsqueeze"
+        nodes = [helper.make_node("Constant", [], ["axes"], value=axes, name="axes"),
+                 helper.make_node(op, ["x", "axes"], ["m"], name=op.lower())]
+        if op == "Squeeze":   # x's last axis is 4: squeeze what Unsqueeze added
+            nodes.insert(1, helper.make_node(other, ["x", "axes"], ["x1"], name="pre"))
+            nodes[2].input[0] = "x1"
+            nodes.append(helper.make_node("Identity", ["m"], ["t"], name="same"))
+        else:
+            nodes.append(helper.make_node(other, ["m", "axes"], ["t"], name="back"))
+    original = _if_model(nodes, "t", 13, shape)
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    _assert_both_branches_as_original(original, target, x, 0)

@@ -112,14 +112,24 @@ def test_negative_axis_of_unknown_rank_is_refused_by_name():
     assert _exported(original, 11) is not None   # opset 11 knows negative axes
 
 
-def test_negative_slice_axes_are_refused_by_name():
-    """Slice's axes are an input at 10 too; a negative constant one is refused."""
+@pytest.mark.parametrize("target", [9, 10])
+def test_negative_slice_axes_of_unknown_rank_are_refused_by_name(target):
+    """Slice's constant negative axes are counted from the front where the input's rank
+    is known (test_slice_with_constant_bounds_goes_below_11); here it is not."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [6])
+    s = helper.make_tensor_value_info("s", TensorProto.INT64, [None])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
     inits = [numpy_helper.from_array(np.array(v, np.int64), n)
              for n, v in (("starts", [1]), ("ends", [3]), ("axes", [-1]))]
-    original = _single("Slice", inputs=("x", "starts", "ends", "axes"), inits=inits)
-    with pytest.raises(ConversionError, match=r"cannot write Slice node 'the_slice' at an "
-                                              r"opset before 11: its axes are negative"):
-        to_onnx(from_onnx(original), opset=10)
+    nodes = [helper.make_node("Reshape", ["x", "s"], ["r"]),
+             helper.make_node("Slice", ["r", "starts", "ends", "axes"], ["y"],
+                              name="the_slice")]
+    original = helper.make_model(helper.make_graph(nodes, "g", [x, s], [y], inits),
+                                 opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(ConversionError, match=rf"cannot write Slice node 'the_slice' at "
+                                              rf"opset {target} .*its axes \[-1\] are "
+                                              r"negative.*rank is unknown"):
+        to_onnx(from_onnx(original), opset=target)
 
 
 @pytest.mark.parametrize("op", ["OneHot", "MaxUnpool"])
@@ -199,3 +209,160 @@ def test_pool_dilations_of_ones_go_where_the_attribute_did_not_exist(op, opset, 
     with pytest.raises(ConversionError, match=rf"cannot write {op} node 'the_{op.lower()}' "
                                               r"at opset \d+: its attribute 'dilations'"):
         to_onnx(from_onnx(dilated), opset=target)
+
+
+# --------------------------------------------------------------------------------------
+# Inputs that were attributes before opset 11 (Clip's min and max, Pad's pads and value)
+# or 10 (Slice's starts, ends and axes; steps did not exist): constant ones are written
+# as the attributes; computed ones, and what the older op cannot say, are refused by name
+# --------------------------------------------------------------------------------------
+
+def _consts(**values):
+    """Initializers named by the keywords, of the values' own dtypes."""
+    return [numpy_helper.from_array(np.asarray(v), name) for name, v in values.items()]
+
+
+def _x(shape=(2, 3, 4), dtype=np.float32, seed=0):
+    return {"x": np.random.default_rng(seed).standard_normal(shape).astype(dtype) * 2}
+
+
+def _assert_runs_as_original(original, target, feeds):
+    proto = _exported(original, target)
+    np.testing.assert_array_equal(_ort(proto, feeds)[0], _ort(original, feeds)[0])
+    return proto
+
+
+# (inputs after x, their constant values); the bound not given is unbounded
+CLIPS = [(("lo", "hi"), {"lo": np.float32(-0.5), "hi": np.float32(0.75)}),
+         (("lo",), {"lo": np.float32(-0.5)}),
+         (("", "hi"), {"hi": np.float32(0.75)}),
+         (("lo", "hi"), {"lo": np.float32(1.0), "hi": np.float32(-1.0)})]   # min > max
+
+
+@pytest.mark.parametrize("target", [9, 10])
+@pytest.mark.parametrize("inputs,values", CLIPS, ids=["both", "min", "max", "crossed"])
+def test_clip_with_constant_bounds_goes_below_11(inputs, values, target):
+    original = _single("Clip", inputs=("x",) + inputs, inits=_consts(**values), opset=13)
+    feeds = _x()
+    feeds["x"][0, 0, :2] = [np.inf, -np.inf]
+    proto = _assert_runs_as_original(original, target, feeds)
+    (node,) = [n for n in proto.graph.node if n.op_type == "Clip"]
+    assert list(node.input) == ["x"]
+    assert {a.name for a in node.attribute} == {"min", "max"}
+
+
+def test_clip_with_a_computed_bound_is_refused_by_name():
+    nodes = [helper.make_node("ReduceMin", ["x"], ["lo"], keepdims=0, name="lowest"),
+             helper.make_node("Clip", ["x", "lo"], ["y"], name="the_clip")]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    original = helper.make_model(helper.make_graph(nodes, "g", [x], [y]),
+                                 opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(ConversionError, match=r"cannot write Clip node 'the_clip' at opset "
+                                              r"10 .*its min is computed at run time"):
+        to_onnx(from_onnx(original), opset=10)
+
+
+def test_clip_of_ints_is_refused_by_name():
+    """Clip took only float types before opset 12."""
+    original = _single("Clip", inputs=("x", "lo"), inits=_consts(lo=np.int32(0)),
+                       x_type=TensorProto.INT32)
+    with pytest.raises(ConversionError, match=r"cannot write Clip node 'the_clip' at opset "
+                                              r"9 .*int32"):
+        to_onnx(from_onnx(original), opset=9)
+
+
+# (attributes, inputs after x, their values)
+PADS = [({}, ("pads",), {"pads": np.array([0, 1, 0, 0, 2, 1], np.int64)}),
+        ({}, ("pads", "value"), {"pads": np.array([1, 0, 2, 1, 0, 0], np.int64),
+                                 "value": np.float32(3.5)}),
+        ({"mode": "reflect"}, ("pads",), {"pads": np.array([0, 1, 1, 0, 2, 3], np.int64)}),
+        ({"mode": "edge"}, ("pads",), {"pads": np.array([1, 0, 0, 1, 0, 2], np.int64)}),
+        ({}, ("pads",), {"pads": np.array([0, -1, 1, 0, 0, -2], np.int64)}),   # crops
+        ({}, ("pads", "", "axes"), {"pads": np.array([1, 2, 3, 0], np.int64),
+                                    "axes": np.array([-1, 0], np.int64)})]
+
+
+@pytest.mark.parametrize("target", [9, 10])
+@pytest.mark.parametrize("attrs,inputs,values", PADS,
+                         ids=["zeros", "value", "reflect", "edge", "negative", "axes"])
+def test_pad_with_constant_pads_goes_below_11(attrs, inputs, values, target):
+    opset = 18 if "axes" in values else 13
+    original = _single("Pad", attrs, inputs=("x",) + inputs, inits=_consts(**values),
+                       opset=opset)
+    proto = _assert_runs_as_original(original, target, _x())
+    (node,) = [n for n in proto.graph.node if n.op_type == "Pad"]
+    assert list(node.input) == ["x"]
+
+
+def test_pad_with_computed_pads_is_refused_by_name():
+    pads = helper.make_tensor_value_info("pads", TensorProto.INT64, [6])
+    original = _single("Pad", inputs=("x", "pads"))
+    original.graph.input.append(pads)
+    with pytest.raises(ConversionError, match=r"cannot write Pad node 'the_pad' at opset 10 "
+                                              r".*its pads are computed at run time"):
+        to_onnx(from_onnx(original), opset=10)
+
+
+def test_pad_of_ints_is_refused_by_name():
+    """Pad took only float types before opset 11."""
+    original = _single("Pad", inputs=("x", "pads"), x_type=TensorProto.INT64,
+                       inits=_consts(pads=np.array([0, 1, 0, 0, 0, 0], np.int64)))
+    with pytest.raises(ConversionError, match=r"cannot write Pad node 'the_pad' at opset 9 "
+                                              r".*int64"):
+        to_onnx(from_onnx(original), opset=9)
+
+
+# (starts, ends, axes or None, steps or None)
+SLICES = [([1], [3], None, None),
+          ([1, -3], [100, -1], [2, 0], None),
+          ([0], [2], [-1], None),
+          ([-1], [-1000], [-2], [1]),
+          ([0, 1], [2, 3], [0, 1], [1, 1])]
+
+
+@pytest.mark.parametrize("index_type", [np.int64, np.int32])   # (tf2onnx writes int32)
+@pytest.mark.parametrize("target", [9, 10])
+@pytest.mark.parametrize("starts,ends,axes,steps", SLICES,
+                         ids=["first", "two", "negative_axis", "steps_one", "all"])
+def test_slice_with_constant_bounds_goes_below_11(starts, ends, axes, steps, target,
+                                                  index_type):
+    values = {"starts": np.array(starts, index_type), "ends": np.array(ends, index_type)}
+    names = ["starts", "ends"]
+    for name, v in (("axes", axes), ("steps", steps)):
+        if v is not None:
+            values[name] = np.array(v, index_type)
+            names.append(name)
+        else:
+            names.append("")
+    while names and not names[-1]:
+        names.pop()
+    original = _single("Slice", inputs=["x"] + names, inits=_consts(**values))
+    proto = _assert_runs_as_original(original, target, _x())
+    (node,) = [n for n in proto.graph.node if n.op_type == "Slice"]
+    if target == 9:
+        assert list(node.input) == ["x"]
+
+
+def test_slice_steps_other_than_one_are_refused_by_name_at_9():
+    original = _single("Slice", inputs=("x", "starts", "ends", "axes", "steps"),
+                       inits=_consts(starts=np.array([0], np.int64),
+                                     ends=np.array([4], np.int64),
+                                     axes=np.array([2], np.int64),
+                                     steps=np.array([2], np.int64)))
+    with pytest.raises(ConversionError, match=r"cannot write Slice node 'the_slice' at "
+                                              r"opset 9 .*steps \[2\]"):
+        to_onnx(from_onnx(original), opset=9)
+    _assert_runs_as_original(original, 10, _x())   # Slice-10 has steps
+
+
+@pytest.mark.parametrize("target", [9, 10])
+@pytest.mark.parametrize("attrs", [{"start": 1}, {"start": -2, "end": -1}, {"end": 2}])
+def test_shape_start_and_end_go_below_11(attrs, target):
+    nodes = [helper.make_node("Shape", ["x"], ["s"], name="the_shape", **attrs),
+             helper.make_node("Cast", ["s"], ["y"], to=TensorProto.FLOAT)]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    original = helper.make_model(helper.make_graph(nodes, "g", [x], [y]),
+                                 opset_imports=[helper.make_opsetid("", 15)])
+    _assert_runs_as_original(original, target, _x())
