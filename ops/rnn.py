@@ -391,9 +391,10 @@ def _recurrent_kernel(op_name):
 
         valid = None
         if seq_lens is not None:
-            lens = np.asarray(seq_lens).astype(np.int64).reshape(-1)
+            lens = np.asarray(seq_lens)  # [batch] exactly: no other rank is read as one
             _check(op_name, lens.shape == (batch,),
                    f"sequence_lens shape {lens.shape}, want {(batch,)}")
+            lens = lens.astype(np.int64)
             bad = np.flatnonzero((lens < 0) | (lens > t_len))
             if bad.size:
                 raise ShapeError(f"{op_name}: sequence_lens[{bad[0]}] = {lens[bad[0]]} "
@@ -500,6 +501,10 @@ def _recurrent_infer(op_name):
         if xs is not None and ws is not None and None not in (xs[2], ws[2]) \
                 and xs[2] != ws[2]:
             raise ShapeError(f"{op_name}: X input size {xs[2]} != W input size {ws[2]}")
+        lens = inputs[4] if len(inputs) > 4 else None
+        if lens is not None and lens.shape is not None and len(lens.shape) != 1:
+            raise ShapeError(f"{op_name}: sequence_lens must be rank 1 ([batch_size]), "
+                             f"got shape {lens.shape}")
         if layout == 0:
             t_len, batch = _dim(xs, 0), _dim(xs, 1)
             y_shape = (t_len, nd, batch, hs)
