@@ -140,7 +140,10 @@ def fuse_erf_gelu(steps, const, protected, Step):
         if len({v.dtype for v in constants.values()}) != 1:
             continue
         last = chain[-1]
-        replace[last] = Step(_erf_gelu_kernel([steps[i] for i in chain], x, constants),
+        # Mul(x, 1 + erf) before the halving: x (1 + erf) overflows where x > max / 2
+        doubles = sorted(steps[muls[0]].inputs) == sorted((steps[add].outputs[0], x))
+        replace[last] = Step(_erf_gelu_kernel([steps[i] for i in chain], x, constants,
+                                              doubles),
                              erf.attrs, (x,), steps[last].outputs, erf.node, (), False)
         removed.update(chain[:-1])
     if not replace:
@@ -148,17 +151,25 @@ def fuse_erf_gelu(steps, const, protected, Step):
     return [replace.get(k, s) for k, s in enumerate(steps) if k not in removed]
 
 
-def _erf_gelu_kernel(chain, x_index, constants):
+def _erf_gelu_kernel(chain, x_index, constants, doubles=False):
     """One step computing the chain's output from x: Gelu when x is an array of the
-    constants' float dtype and rank, else the chain's own kernels in order."""
+    constants' float dtype and rank, else the chain's own kernels in order. With
+    `doubles` the chain computes x (1 + erf(...)) before halving it, which overflows
+    to inf where x > max / 2 (1 + erf is 2 there); the step gives that inf too."""
     dtype = next(iter(constants.values())).dtype
     rank = max(v.ndim for v in constants.values())
     output = chain[-1].outputs[0]
+    half_max = dtype.type(np.finfo(dtype).max / 2)
 
     def kernel(inputs, attrs, ctx):
         x = inputs[0]
         if type(x) is np.ndarray and x.dtype == dtype and x.ndim >= rank:
-            return (gelu_op(x),)
+            y = gelu_op(x)
+            if doubles:
+                big = x > half_max
+                if big.any():
+                    y[big] = np.inf
+            return (y,)
         values = dict(constants)
         values[x_index] = x
         for step in chain:
