@@ -125,6 +125,13 @@ def _activations(op_name, attrs, per_dir, defaults, num_dirs, dtype):
     return [bound[d * per_dir:(d + 1) * per_dir] for d in range(num_dirs)]
 
 
+def _check_clip(op_name, attrs):
+    """A clip is a threshold: [-clip, clip] is empty below 0 (and for NaN)."""
+    clip = attrs["clip"]
+    if clip is not None and not clip >= 0:
+        raise OpAttributeError(f"{op_name}: clip must be a threshold >= 0, got {clip}")
+
+
 def _clipper(clip, dtype):
     """clip_(x): x clipped to [-clip, clip] in place, or None without a clip."""
     if clip is None:
@@ -354,6 +361,7 @@ def _recurrent_kernel(op_name):
         if layout not in (0, 1):
             raise OpAttributeError(f"{op_name}: layout must be 0 or 1, got {layout}")
         nd = _num_dirs(op_name, attrs)
+        _check_clip(op_name, attrs)
         _check(op_name, x.ndim == 3, f"X must be rank 3, got shape {x.shape}")
         if layout == 1:
             x = x.transpose(1, 0, 2)
@@ -480,6 +488,7 @@ def _recurrent_infer(op_name):
         layout = attrs["layout"]
         if layout not in (0, 1):
             raise OpAttributeError(f"{op_name}: layout must be 0 or 1, got {layout}")
+        _check_clip(op_name, attrs)
         xs = x.shape if x is not None else None
         ws = w.shape if w is not None else None
         rs = r.shape if r is not None else None
