@@ -141,9 +141,11 @@ def _instancenorm_kernel(inputs, attrs, ctx):
     xc = np.asarray(x, dtype=cdt).reshape(n, c, int(np.prod(x.shape[2:])))
     mean, var = _mean_var(xc, (2,))
     a = np.asarray(scale, cdt).reshape(1, c, 1) / np.sqrt(var + cdt.type(attrs["epsilon"]))
-    b = np.asarray(bias, cdt).reshape(1, c, 1) - mean * a
-    y = xc * a
-    y += b
+    # (x - mean) a + B, not x a + (B - mean a): that cancels to |mean / std| ulps of
+    # error where the values sit far from 0 with a small spread
+    y = xc - mean
+    y *= a
+    y += np.asarray(bias, cdt).reshape(1, c, 1)
     return (y.reshape(x.shape).astype(x.dtype, copy=False),)
 
 
