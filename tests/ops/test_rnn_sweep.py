@@ -29,11 +29,12 @@ Where onnxruntime cannot run the model as drawn, an equivalent stands in:
   float64 computation of the spec (`spec_run`, one batch entry and one step at a
   time), which every float32 draw checks against onnxruntime as it goes.
 Draws whose spec values grow past 1e4 (unbounded activations, `Unbounded`) or move by
-more than half the tolerance when the inputs move by 16 roundings (`IllConditioned`)
+more than half the tolerance when the inputs move by 4 roundings (`IllConditioned`)
 are skipped: no two implementations need agree there. So are results where
 onnxruntime leaves the spec and both `spec_run` and (where it covers the case) ONNX's
-reference evaluator agree with the Session (`OrtDiverges`; the sweeps met only
-onnxruntime's float32 Softplus, pinned in DEVIATIONS).
+reference evaluator agree with the Session (`OrtDiverges`: the sweeps met
+onnxruntime's float32 Softplus, pinned in DEVIATIONS, and rarely its approximate
+tanh/sigmoid amplified by a steep activation).
 
 A second sweep draws INVALID models (`corrupt`: one input off by one in a dim or in
 rank, sequence_lens out of range, or one attribute wrong) that onnxruntime refuses;
@@ -245,11 +246,11 @@ class IllConditioned(OrtRefused):
 
 def conditioned(case):
     """Raise IllConditioned unless `case`'s outputs stay within half the tolerance under
-    a relative perturbation of its float inputs at 16 times the rounding of the dtype
+    a relative perturbation of its float inputs at 4 times the rounding of the dtype
     it is computed in (float32 for float16)."""
     rng = np.random.default_rng(0)
     dt = np.asarray(case["inputs"]["X"][0]).dtype
-    eps = 16 * float(np.finfo(np.float32 if dt == np.float16 else dt).eps)
+    eps = 4 * float(np.finfo(np.float32 if dt == np.float16 else dt).eps)
     moved = {k: (np.asarray(v, np.float64) * (1 + eps * rng.standard_normal(np.shape(v)))
                  if k != "sequence_lens" else v, h) for k, (v, h) in case["inputs"].items()}
     exact = spec_run(case, np.float64)
