@@ -65,14 +65,17 @@ _BATCHNORM_RENAMED = ("BatchNormalization", 14)
 _FLOAT_FLOOR_MOD = ("Mod", 28)
 _FLOAT_ELEM_TYPES = {1, 10, 11, 16}  # float, float16, double, bfloat16 (0: unknown)
 
-# The reductions whose axes attribute became an input at 18. Neither given means every
-# axis in both versions (noop_with_empty_axes at its default 0; another value is
-# refused as a new attribute): such a node is held, also inside a held Loop, which
-# onnx's converter does not enter (a jax2onnx ReduceProd over all axes).
-_AXES_BECAME_INPUT = {(op, 18) for op in ("ReduceMean", "ReduceMax", "ReduceMin",
-                                          "ReduceProd", "ReduceL1", "ReduceL2",
-                                          "ReduceLogSum", "ReduceLogSumExp",
-                                          "ReduceSumSquare")}
+# Attributes that became an optional input (op version -> the attribute's name). Neither
+# given means the same in both versions: every axis for the reductions (18; ReduceSum
+# 13), with noop_with_empty_axes at its default 0 (another value is refused as a new
+# attribute); every axis of length 1 for Squeeze (13); equal parts for Split (13). Such
+# a node is held, also inside a held If or Loop, which onnx's converter does not enter
+# (a jax2onnx ReduceProd over all axes, tf2onnx's GRU cell's Split in its Loop).
+_ATTRIBUTE_BECAME_INPUT = {
+    **{(op, 18): "axes" for op in ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                                   "ReduceL1", "ReduceL2", "ReduceLogSum",
+                                   "ReduceLogSumExp", "ReduceSumSquare")},
+    ("ReduceSum", 13): "axes", ("Squeeze", 13): "axes", ("Split", 13): "split"}
 
 # Holding is for targets from here on: below it Sum, Max, Min and Mean (8) did not
 # broadcast, a change no node shows. Softmax's axis, which changed meaning at 13, is
@@ -721,9 +724,9 @@ def _keeps_meaning(node, new) -> bool:
         if name in given:
             continue
         if name not in new_attrs:
-            if (node.op_type, new.since_version) in _AXES_BECAME_INPUT and name == "axes" \
+            if _ATTRIBUTE_BECAME_INPUT.get((node.op_type, new.since_version)) == name \
                     and not (len(node.input) > 1 and node.input[1]):
-                continue  # no axes either way: every axis (noop_with_empty_axes is 0)
+                continue  # given neither way (see _ATTRIBUTE_BECAME_INPUT)
             return False  # moved elsewhere (an input): the converter's business
         if not _same_default(spec, new_attrs[name]):
             return False

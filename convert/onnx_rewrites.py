@@ -7,7 +7,10 @@ Two kinds of rewrite, each one function of a node and a `NodeBuilder`:
 - adaptations (`ADAPTATIONS`): an op that exists at the target but gained something
   since that the node uses, into the older op's form (Shape's start/end, Pad's and the
   reductions' axes inputs, Split's num_outputs, GridSample-20's mode names, RoiAlign's
-  output_half_pixel).
+  output_half_pixel), and for targets before 13 and 11 the inputs that were attributes
+  (Squeeze's axes, Split's sizes; Clip's bounds, Pad's pads, Slice's starts and ends)
+  and the other forms the older op has (`ADAPTATIONS_BEFORE_13`, `ADAPTATIONS_BEFORE_11`:
+  Softmax's axis, Dropout's ratio, Resize-10 and Upsample-9, ...).
 The nodes are written for the target opset in HELD_DOMAIN, which the version converter
 leaves alone.
 """
@@ -685,6 +688,60 @@ def _split_as_attribute(node, b: NodeBuilder, rank, types):
         split=[int(v) for v in np.asarray(sizes).reshape(-1)]))
 
 
+def _takes_roi_and_scales(node) -> bool:
+    return len(node.input) > 2   # Resize-11's form (Resize-10: X and scales)
+
+
+# Resize before 11 has one coordinate mapping, 'asymmetric' (x_in = x_out / scale), and
+# takes only scales. In onnxruntime, which defines what these older ops compute,
+# Resize-10's linear and Upsample-9's nearest and linear (scales >= 1, Upsample's
+# range) compute what Resize-11+ does with 'asymmetric' (nearest_mode 'floor');
+# Resize-10's nearest does so only for integer scales (measured over random shapes and
+# scales; 1.5 or 0.75 pick other pixels).
+_RESIZE_DEFAULTS_BEFORE_11 = {"exclude_outside": 0, "antialias": 0,
+                              "keep_aspect_ratio_policy": "stretch"}
+
+
+def _resize_before_11(node, b: NodeBuilder, rank, types):
+    """Resize-11+ for a target before 11, where it is Resize-10 (Upsample-9 below 10)
+    with constant scales: modes nearest ('floor') and linear, mapped 'asymmetric'."""
+    mode = node_attr(node, "mode", "nearest")
+    if mode not in ("nearest", "linear"):
+        raise NotLowered(f"its mode {mode!r} came in at opset 11")
+    ctm = node_attr(node, "coordinate_transformation_mode", "half_pixel")
+    if ctm != "asymmetric":
+        raise NotLowered(f"its coordinate_transformation_mode {ctm!r} came in at opset 11 "
+                         "(before it Resize maps coordinates only as 'asymmetric' does)")
+    nearest = node_attr(node, "nearest_mode", "round_prefer_floor")
+    if mode == "nearest" and nearest != "floor":
+        raise NotLowered(f"its nearest_mode {nearest!r} came in at opset 11 (before it "
+                         "nearest rounds down)")
+    for name, default in _RESIZE_DEFAULTS_BEFORE_11.items():
+        if node_attr(node, name, default) != default:
+            raise NotLowered(f"its attribute {name!r} came in after opset 10")
+    if node_attr(node, "axes", None) is not None:
+        raise NotLowered("its attribute 'axes' came in at opset 18")
+    scales = b.constant_input(node.input[2]) if _given(node, 2) else None
+    if scales is None or np.asarray(scales).size == 0:
+        raise NotLowered("its output size is not given as constant scales, the only way "
+                         "before opset 11")
+    scales = np.asarray(scales, np.float32).reshape(-1)
+    if b.target < 10:
+        if (scales < 1).any():
+            raise NotLowered(f"its scales {scales.tolist()} shrink, which Upsample, "
+                             "Resize's form before opset 10, cannot")
+        op = "Upsample"
+    else:
+        if mode == "nearest" and (scales != np.floor(scales)).any():
+            raise NotLowered(f"its scales {scales.tolist()} are not whole numbers, for "
+                             "which Resize-10's nearest picks other pixels")
+        op = "Resize"
+    from onnx import numpy_helper
+
+    b.op(op, [node.input[0], b.op("Constant", [], value=numpy_helper.from_array(scales))],
+         output=node.output[0], mode=mode)
+
+
 def _uses_axes_input(node) -> bool:
     """Whether input 1 is given (the axes, Split's sizes, Pad's pads, Slice's starts),
     which the op's older form takes as an attribute."""
@@ -725,7 +782,10 @@ ADAPTATIONS_BEFORE_13 = {**{op: (13, lambda node: True, _softmax_on_last_axis)
 ADAPTATIONS_BEFORE_11 = {"Gemm": (11, _omits_gemm_c, _gemm_with_zero_c),
                          "Clip": (11, _uses_clip_bounds, _clip_with_attributes),
                          "Pad": (11, _uses_axes_input, _pad_with_attributes),
-                         "Slice": (11, _uses_axes_input, _slice_before_11)}
+                         "Slice": (11, _uses_axes_input, _slice_before_11),
+                         "Resize": (11, _takes_roi_and_scales, _resize_before_11)}
+# ops rewritten for targets before the op existed (Resize as Upsample below 10)
+_WRITTEN_AS_ANOTHER_OP = frozenset({"Resize"})
 _NEGATIVE_AXES_OPSET = 11
 # the oldest target the adaptations write for (negative axes came in at 11) ...
 _OLDEST_REWRITE_TARGET = 11
@@ -757,7 +817,8 @@ def adaptation_for(node, source, target):
             continue
         if target < 13 and entry[2] in _WRITES_OPSET_13_FORMS:
             continue
-        if entry[1](node) and onnx_schema(node.op_type, target, "") is not None:
+        if entry[1](node) and (onnx_schema(node.op_type, target, "") is not None
+                               or node.op_type in _WRITTEN_AS_ANOTHER_OP):
             return entry
     return None
 

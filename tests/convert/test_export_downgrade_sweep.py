@@ -584,3 +584,29 @@ def test_axes_inputs_inside_an_if_go_below_13(op, target):
     original = _if_model(nodes, "t", 13, shape)
     x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
     _assert_both_branches_as_original(original, target, x, 0)
+
+
+@pytest.mark.parametrize("target", [12, 11, 10, 9])
+@pytest.mark.parametrize("op", ["Squeeze", "Split", "ReduceSum"])
+def test_axes_inputs_left_out_inside_an_if_go_below_13(op, target):
+    """Squeeze, Split and ReduceSum without their axes or sizes (every axis of length
+    1, equal parts, every axis) mean the same before 13, where these were attributes:
+    such nodes are kept as they are inside an If (tf2onnx's GRU cell splits its gates
+    so inside its Loop)."""
+    shape = (2, 1, 4)
+    if op == "Split":
+        nodes = [helper.make_node("Split", ["x"], ["a", "b"], axis=-1, name="split"),
+                 helper.make_node("Concat", ["b", "a"], ["t"], axis=2, name="swap")]
+    else:
+        nodes = [helper.make_node(op, ["x"], ["m"], name=op.lower(),
+                                  **({"keepdims": 1} if op == "ReduceSum" else {})),
+                 helper.make_node("Add", ["x", "m"] if op == "ReduceSum" else ["x", "x"],
+                                  ["t"], name="add")]
+        if op == "Squeeze":   # (2, 4) back to (2, 1, 4)
+            nodes[1] = helper.make_node("Unsqueeze", ["m", "one"], ["t"], name="back")
+            nodes.insert(0, helper.make_node("Constant", [], ["one"], name="one",
+                                             value=numpy_helper.from_array(
+                                                 np.array([1], np.int64))))
+    original = _if_model(nodes, "t", 13, shape)
+    x = np.random.default_rng(6).standard_normal(shape).astype(np.float32)
+    _assert_both_branches_as_original(original, target, x, 1e-6)

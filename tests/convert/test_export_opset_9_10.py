@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+import onegraph as og
 from onegraph.convert import from_onnx, to_onnx
 from onegraph.errors import ConversionError
 
@@ -366,3 +367,50 @@ def test_shape_start_and_end_go_below_11(attrs, target):
     original = helper.make_model(helper.make_graph(nodes, "g", [x], [y]),
                                  opset_imports=[helper.make_opsetid("", 15)])
     _assert_runs_as_original(original, target, _x())
+
+
+# (mode, scales of the last two axes, the targets it goes to)
+RESIZES = [("nearest", [2.0, 3.0], (10, 9)), ("linear", [2.0, 1.5], (10, 9)),
+           ("linear", [0.5, 0.75], (10,)), ("nearest", [1.0, 2.0], (10, 9)),
+           ("nearest", [1.5, 2.0], (9,))]
+
+
+@pytest.mark.parametrize("target", [9, 10])
+@pytest.mark.parametrize("mode,scales,targets", RESIZES,
+                         ids=["nearest", "linear_up", "linear_down", "nearest_one_axis",
+                              "nearest_half"])
+def test_asymmetric_resize_goes_below_11(mode, scales, targets, target):
+    """Resize-13 mapped 'asymmetric' (nearest 'floor') with constant scales is Resize-10
+    at 10 and Upsample-9 at 9, as onnxruntime computes them (Resize-10's nearest only
+    for whole scales, Upsample only upwards); the Session reads the export as the
+    original."""
+    sc = np.array([1.0, 1.0] + scales, np.float32)
+    original = _single("Resize", {"mode": mode, "coordinate_transformation_mode": "asymmetric",
+                                  "nearest_mode": "floor"}, shape=(1, 2, 5, 4),
+                       inputs=("x", "", "scales"), inits=_consts(scales=sc))
+    feeds = _x((1, 2, 5, 4))
+    if target not in targets:
+        with pytest.raises(ConversionError, match=rf"cannot write Resize node 'the_resize' "
+                                                  rf"at opset {target} .*its scales"):
+            to_onnx(from_onnx(original), opset=target)
+        return
+    proto = _exported(original, target)
+    want = _ort(original, feeds)[0]
+    np.testing.assert_allclose(_ort(proto, feeds)[0], want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(og.Session(from_onnx(proto)).run(["y"], feeds)[0], want,
+                               rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("attrs,why", [
+    ({"mode": "linear"}, r"coordinate_transformation_mode 'half_pixel' came in at opset 11"),
+    ({"mode": "cubic", "coordinate_transformation_mode": "asymmetric"},
+     r"its mode 'cubic' came in at opset 11"),
+    ({"coordinate_transformation_mode": "asymmetric"},
+     r"its nearest_mode 'round_prefer_floor' came in at opset 11")])
+def test_resize_that_resize_10_cannot_compute_is_refused_by_name(attrs, why):
+    sc = np.array([1, 1, 2, 2], np.float32)
+    original = _single("Resize", attrs, shape=(1, 2, 5, 4), inputs=("x", "", "scales"),
+                       inits=_consts(scales=sc))
+    with pytest.raises(ConversionError, match=r"cannot write Resize node 'the_resize' at "
+                                              r"opset 10 .*" + why):
+        to_onnx(from_onnx(original), opset=10)
