@@ -44,7 +44,7 @@ from onegraph.convert import from_onnx  # noqa: E402
 from .ort_draws import OrtDiverges, OrtRefused, ort_run  # noqa: E402
 
 # draws per op (the hunts behind this file ran 2000+ per op)
-_PER_OP = int(os.environ.get("ONEGRAPH_SWEEP_EXAMPLES", "12"))
+_PER_OP = int(os.environ.get("ONEGRAPH_SWEEP_EXAMPLES", "30"))
 _IR = {12: 7, 13: 7, 14: 7, 15: 8, 16: 8, 17: 8, 18: 8, 19: 9, 20: 9, 21: 10}
 
 _DT = dict(i8=np.int8, i16=np.int16, i32=np.int32, i64=np.int64, u8=np.uint8,
