@@ -36,12 +36,14 @@ import pytest
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from onnx import helper, numpy_helper  # noqa: E402
+from onnx import helper  # noqa: E402
 
 import onegraph as og  # noqa: E402
 from onegraph.convert import from_onnx  # noqa: E402
 
-from .ort_draws import OrtDiverges, OrtRefused, ort_run  # noqa: E402
+from .ort_draws import (OrtDiverges, OrtRefused, assert_clean_sweep,  # noqa: E402
+                        check_draws, declare_inputs, draw_model, ort_run,
+                        assert_outputs_close, show_case)
 
 # draws per op (the hunts behind this file ran 2000+ per op)
 _PER_OP = int(os.environ.get("ONEGRAPH_SWEEP_EXAMPLES", "30"))
@@ -781,31 +783,13 @@ _SUMMING = {"Sum", "Mean", "Softmax", "LogSoftmax", "BatchNormalization",
 
 def build(case):
     """The ONNX model of `case`, its output names and its feeds."""
-    inputs, inits, feeds = [], [], {}
-    for i, (value, how) in enumerate(case["inputs"]):
-        if how is None:
-            continue
-        name = f"in{i}"
-        value = np.asarray(value)
-        if how == "c":
-            inits.append(numpy_helper.from_array(value, name))
-        else:
-            elem = helper.np_dtype_to_tensor_dtype(value.dtype)
-            shape = list(value.shape)
-            if case.get("symbolic"):   # every dim unknown until run time
-                shape = [f"{name}_d{k}" for k in range(len(shape))]
-            inputs.append(helper.make_tensor_value_info(name, elem, shape))
-            feeds[name] = value
+    _, inputs, inits, feeds = declare_inputs(case["inputs"], case.get("symbolic"))
     nodes, outs = [], []
     for op, ins, node_outs, attrs in case["nodes"]:
         nodes.append(helper.make_node(op, ins, node_outs, **attrs))
         outs += [o for o in node_outs if o.startswith("out")]
-    graph = helper.make_graph(nodes, "g", inputs,
-                              [helper.make_empty_tensor_value_info(o) for o in outs],
-                              initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", case["opset"])],
-                              ir_version=_IR[case["opset"]])
-    return model, outs, feeds
+    return draw_model(nodes, inputs, inits, outs, case["opset"], _IR[case["opset"]]), \
+        outs, feeds
 
 
 # Float tolerances, relative to each value (atol = rtol for values below 1 in size;
@@ -823,30 +807,12 @@ _TOL = {np.dtype(np.float16): 2.5e-3, np.dtype(np.float32): 1e-5,
 
 
 def _compare(got, ref, where, summing=False, slack=0.0):
-    """Assert the Session's outputs `got` match `ref` (shape, dtype, values; NaN at the
-    same places, infinities equal, floats within _TOL, and `slack` more absolute)."""
-    assert len(got) == len(ref), f"{where}: {len(got)} outputs, not {len(ref)}"
-    for k, (g, r) in enumerate(zip(got, ref)):
-        g, r = np.asarray(g), np.asarray(r)
-        assert g.shape == r.shape, f"{where} output {k}: shape {g.shape} != {r.shape}"
-        assert g.dtype == r.dtype, f"{where} output {k}: dtype {g.dtype} != {r.dtype}"
-        if r.dtype.kind != "f":
-            np.testing.assert_array_equal(g, r, err_msg=f"{where} output {k}")
-            continue
-        tol = _TOL[r.dtype]
-        scale = 1.0
-        if summing:
-            finite = np.isfinite(r)
-            scale = max(1.0, float(np.max(np.abs(r[finite].astype(np.float64)), initial=0)))
-        np.testing.assert_allclose(g.astype(np.float64), r.astype(np.float64), rtol=tol,
-                                   atol=tol * scale + slack, err_msg=f"{where} output {k}")
+    """Assert the Session's outputs `got` match `ref` within _TOL (scaled for _SUMMING
+    ops), and `slack` more absolute."""
+    assert_outputs_close(got, ref, where, _TOL, summing, slack)
 
 
-def show(case):
-    """`case` as one readable line (arrays as dtype and nested lists)."""
-    ins = [None if v is None else (np.asarray(v).dtype.name, np.asarray(v).tolist(), h)
-           for v, h in case["inputs"]]
-    return repr(dict(case, inputs=ins))
+show = show_case
 
 
 def _reference_agrees(model, outs, feeds, got, summing):
@@ -1007,28 +973,21 @@ def sweep(kind, count, seed=0):
     """Draw and check `count` examples of `kind`; returns (checked, refused, failures
     as (case, message))."""
     rng = np.random.default_rng([sorted(DRAWS).index(kind), seed])
-    checked, refused, failures = 0, 0, []
-    for i in range(count):
-        case = DRAWS[kind](rng, kind)
-        if rng.random() < 0.08:   # every input an initializer: the Session folds it all
-            case["inputs"] = [(v, "c" if h == "x" else h) for v, h in case["inputs"]]
-        elif rng.random() < 0.25:
-            case["symbolic"] = True
-        try:
-            check_case(case, i)
-            checked += 1
-        except OrtRefused:
-            refused += 1
-        except Exception as e:  # noqa: BLE001 (a crash is a finding too)
-            failures.append((show(case), f"{type(e).__name__}: {str(e)[:1500]}"))
-    return checked, refused, failures
+
+    def cases():
+        for _ in range(count):
+            case = DRAWS[kind](rng, kind)
+            if rng.random() < 0.08:   # every input an initializer: the Session folds it
+                case["inputs"] = [(v, "c" if h == "x" else h) for v, h in case["inputs"]]
+            elif rng.random() < 0.25:
+                case["symbolic"] = True
+            yield case
+    return check_draws(cases(), check_case, show)
 
 
 @pytest.mark.parametrize("kind", sorted(DRAWS))
 def test_random_ops_match_onnxruntime(kind):
-    checked, refused, failures = sweep(kind, _PER_OP)
-    assert not failures, "\n\n".join(f"{c}: {m}" for c, m in failures[:3])
-    assert checked >= refused, f"onnxruntime refused {refused} of {checked + refused}"
+    assert_clean_sweep(*sweep(kind, _PER_OP))
 
 
 # --------------------------------------------------------------------------------------

@@ -45,6 +45,8 @@ deterministic).
 
 from __future__ import annotations
 
+import collections
+
 import os
 
 import numpy as np
@@ -58,7 +60,8 @@ from onnx import helper, numpy_helper  # noqa: E402
 import onegraph as og  # noqa: E402
 from onegraph.convert import from_onnx  # noqa: E402
 
-from .ort_draws import OrtDiverges, OrtRefused, ort_run  # noqa: E402
+from .ort_draws import (OrtDiverges, OrtRefused, assert_clean_sweep,  # noqa: E402
+                        check_draws, ort_run, assert_outputs_close)
 
 # draws per op (the hunts behind this file ran 3000+ per op)
 _PER_OP = int(os.environ.get("ONEGRAPH_SWEEP_EXAMPLES", "60"))
@@ -255,7 +258,7 @@ def conditioned(case):
                  if k != "sequence_lens" else v, h) for k, (v, h) in case["inputs"].items()}
     exact = spec_run(case, np.float64)
     near = spec_run(dict(case, inputs=moved), np.float64)
-    tol = _tolerance(dt) / 2
+    tol = _TOL[np.dtype(dt)] / 2
     for a, b in zip(exact, near):
         scale = max(1.0, float(np.max(np.abs(a), initial=0)))
         if not np.all(np.abs(a - b) <= tol * scale):
@@ -382,24 +385,16 @@ def build(case):
     return model, list(case["outs"]), feeds
 
 
-def _tolerance(dtype):
-    """(rtol, atol relative to the largest magnitude) for `dtype`'s results."""
-    return {np.dtype(np.float16): 4e-3, np.dtype(np.float32): 2e-5,
-            np.dtype(np.float64): 1e-10}[np.dtype(dtype)]
+# rtol, and atol relative to the largest magnitude, of each dtype's results
+_TOL = {np.dtype(np.float16): 4e-3, np.dtype(np.float32): 2e-5,
+        np.dtype(np.float64): 1e-10}
 
 
 def _compare(got, ref, where, tol=None):
-    """Assert the Session's outputs `got` match `ref` (shape, dtype, values)."""
-    assert len(got) == len(ref), f"{where}: {len(got)} outputs, not {len(ref)}"
-    for k, (g, r) in enumerate(zip(got, ref)):
-        g, r = np.asarray(g), np.asarray(r)
-        assert g.shape == r.shape, f"{where} output {k}: shape {g.shape} != {r.shape}"
-        assert g.dtype == r.dtype, f"{where} output {k}: dtype {g.dtype} != {r.dtype}"
-        t = tol or _tolerance(r.dtype)
-        finite = np.isfinite(r)
-        scale = max(1.0, float(np.max(np.abs(r[finite].astype(np.float64)), initial=0)))
-        np.testing.assert_allclose(g.astype(np.float64), r.astype(np.float64), rtol=t,
-                                   atol=t * scale, err_msg=f"{where} output {k}")
+    """Assert the Session's outputs `got` match `ref` (shape, dtype, values), within
+    `tol` when given, else _TOL."""
+    assert_outputs_close(got, ref, where, _TOL if tol is None else
+                         collections.defaultdict(lambda: tol))
 
 
 def show(case):
@@ -586,17 +581,7 @@ def sweep(op, count, seed=0):
     """Draw and check `count` examples of `op`; returns (checked, refused, failures
     as (case, message))."""
     rng = np.random.default_rng([sorted(_GATES).index(op), seed])
-    checked, refused, failures = 0, 0, []
-    for i in range(count):
-        case = draw(rng, op)
-        try:
-            check_case(case, i)
-            checked += 1
-        except OrtRefused:
-            refused += 1
-        except Exception as e:  # noqa: BLE001 (a crash is a finding too)
-            failures.append((show(case), f"{type(e).__name__}: {str(e)[:1500]}"))
-    return checked, refused, failures
+    return check_draws((draw(rng, op) for _ in range(count)), check_case, show)
 
 
 def _corrupt_attrs(case, rng):
@@ -675,37 +660,31 @@ def sweep_invalid(op, count, seed=0):
     """Draw `count` invalid `op` models and check each with `check_invalid`; returns
     (checked, skipped, failures as (case, message))."""
     rng = np.random.default_rng([sorted(_GATES).index(op), seed, 1])
-    checked, skipped, failures = 0, 0, []
-    while checked + skipped + len(failures) < count:
-        case = draw(rng, op)
-        if _t_len(case) == 0:   # onnxruntime's GRU aborts the process on it
-            continue
-        case = corrupt(case, rng)
-        try:
-            check_invalid(case)
-            checked += 1
-        except OrtRefused:
-            skipped += 1
-        except BaseException as e:  # noqa: BLE001 (pytest's Failed is no Exception)
-            failures.append((show(case), f"{type(e).__name__}: {str(e)[:1500]}"))
-    return checked, skipped, failures
+
+    def cases():
+        made = 0
+        while made < count:
+            case = draw(rng, op)
+            if _t_len(case) == 0:   # onnxruntime's GRU aborts the process on it
+                continue
+            made += 1
+            yield corrupt(case, rng)
+    # (pytest's Failed, from pytest.raises, is no Exception)
+    return check_draws(cases(), lambda case, i: check_invalid(case), show,
+                       errors=BaseException)
 
 
 @pytest.mark.parametrize("op", sorted(_GATES))
 def test_random_recurrent_ops_match_onnxruntime(op):
     """Random valid models of `op`: the Session gives onnxruntime's outputs."""
-    checked, refused, failures = sweep(op, _PER_OP)
-    assert not failures, "\n\n".join(f"{c}: {m}" for c, m in failures[:3])
-    assert checked >= 4 * refused, f"onnxruntime refused {refused} of {checked + refused}"
+    assert_clean_sweep(*sweep(op, _PER_OP), per_refusal=4)
 
 
 @pytest.mark.parametrize("op", sorted(_GATES))
 def test_invalid_inputs_raise_named_errors(op):
     """Random invalid models of `op` that onnxruntime refuses: the Session refuses them
     with a named onegraph error."""
-    checked, skipped, failures = sweep_invalid(op, max(10, _PER_OP // 3))
-    assert not failures, "\n\n".join(f"{c}: {m}" for c, m in failures[:3])
-    assert checked >= skipped, f"onnxruntime took {skipped} of {checked + skipped}"
+    assert_clean_sweep(*sweep_invalid(op, max(10, _PER_OP // 3)), what="took")
 
 
 # --------------------------------------------------------------------------------------

@@ -31,12 +31,14 @@ import pytest
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from onnx import helper, numpy_helper  # noqa: E402
+from onnx import helper  # noqa: E402
 
 import onegraph as og  # noqa: E402
 from onegraph.convert import from_onnx  # noqa: E402
 
-from .ort_draws import OrtDiverges, OrtRefused, ort_run  # noqa: E402
+from .ort_draws import (OrtDiverges, OrtRefused, assert_clean_sweep,  # noqa: E402
+                        check_draws, declare_inputs, draw_model, ort_run,
+                        assert_outputs_close, show_case)
 
 # draws per op (the hunts behind this file ran 3000+ per op)
 _PER_OP = int(os.environ.get("ONEGRAPH_SWEEP_EXAMPLES", "50"))
@@ -694,50 +696,22 @@ DRAWS = {
 
 def build(case):
     """The one-node ONNX model of `case`, its output names and its feeds."""
-    names, inputs, inits, feeds = [], [], [], {}
-    for i, (value, how) in enumerate(case["inputs"]):
-        if how is None:
-            names.append("")
-            continue
-        name = f"in{i}"
-        names.append(name)
-        value = np.asarray(value)
-        if how == "c":
-            inits.append(numpy_helper.from_array(value, name))
-        else:
-            elem = helper.np_dtype_to_tensor_dtype(value.dtype)
-            shape = list(value.shape)
-            if case.get("symbolic"):   # every dim unknown until run time
-                shape = [f"{name}_d{k}" for k in range(len(shape))]
-            inputs.append(helper.make_tensor_value_info(name, elem, shape))
-            feeds[name] = value
+    names, inputs, inits, feeds = declare_inputs(case["inputs"], case.get("symbolic"))
     while names and names[-1] == "":
         names.pop()
     outs = [f"out{k}" for k in range(case["n_out"])]
     node = helper.make_node(case["op"], names, outs, **case["attrs"])
-    graph = helper.make_graph([node], "g", inputs,
-                              [helper.make_empty_tensor_value_info(o) for o in outs],
-                              initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", case["opset"])],
-                              ir_version=_IR[case["opset"]])
-    return model, outs, feeds
+    return draw_model([node], inputs, inits, outs, case["opset"], _IR[case["opset"]]), \
+        outs, feeds
+
+
+_TOL = {np.dtype(np.float16): 2e-3, np.dtype(np.float32): 1e-4,
+        np.dtype(np.float64): 1e-4}
 
 
 def _compare(got, ref, where):
     """Assert the Session's outputs `got` match `ref` (shape, dtype, values)."""
-    assert len(got) == len(ref), f"{where}: {len(got)} outputs, not {len(ref)}"
-    for k, (g, r) in enumerate(zip(got, ref)):
-        g, r = np.asarray(g), np.asarray(r)
-        assert g.shape == r.shape, f"{where} output {k}: shape {g.shape} != {r.shape}"
-        assert g.dtype == r.dtype, f"{where} output {k}: dtype {g.dtype} != {r.dtype}"
-        if r.dtype.kind != "f":
-            np.testing.assert_array_equal(g, r, err_msg=f"{where} output {k}")
-            continue
-        tol = 2e-3 if r.dtype == np.float16 else 1e-4
-        finite = np.isfinite(r)
-        scale = max(1.0, float(np.max(np.abs(r[finite].astype(np.float64)), initial=0)))
-        np.testing.assert_allclose(g.astype(np.float64), r.astype(np.float64), rtol=tol,
-                                   atol=tol * scale, err_msg=f"{where} output {k}")
+    assert_outputs_close(got, ref, where, _TOL)
 
 
 def _reference_run(model, outs, feeds):
@@ -750,11 +724,7 @@ def _reference_run(model, outs, feeds):
         raise OrtRefused(f"reference: {e}"[:300]) from e
 
 
-def show(case):
-    """`case` as one readable line (arrays as dtype and nested lists)."""
-    ins = [None if v is None else (np.asarray(v).dtype.name, np.asarray(v).tolist(), h)
-           for v, h in case["inputs"]]
-    return repr(dict(case, inputs=ins))
+show = show_case
 
 
 def _reference_agrees(model, outs, feeds, got):
@@ -955,30 +925,23 @@ def sweep(kind, count, seed=0):
     """Draw and check `count` examples of `kind`; returns (checked, refused, failures
     as (case, message))."""
     rng = np.random.default_rng([sorted(DRAWS).index(kind), seed])
-    checked, refused, failures = 0, 0, []
-    for i in range(count):
-        case = DRAWS[kind](rng)
-        if case["op"] in _SPECIALS_OK and rng.random() < 0.15:
-            case = _with_specials(case, rng)
-        if rng.random() < 0.25:
-            case["symbolic"] = True
-        elif rng.random() < 0.1:   # every input an initializer: the Session may fold it
-            case["inputs"] = [(v, "c" if h == "x" else h) for v, h in case["inputs"]]
-        try:
-            check_case(case, i)
-            checked += 1
-        except OrtRefused:
-            refused += 1
-        except Exception as e:  # noqa: BLE001 (a crash is a finding too)
-            failures.append((show(case), f"{type(e).__name__}: {str(e)[:1500]}"))
-    return checked, refused, failures
+
+    def cases():
+        for _ in range(count):
+            case = DRAWS[kind](rng)
+            if case["op"] in _SPECIALS_OK and rng.random() < 0.15:
+                case = _with_specials(case, rng)
+            if rng.random() < 0.25:
+                case["symbolic"] = True
+            elif rng.random() < 0.1:   # every input an initializer: the Session may fold it
+                case["inputs"] = [(v, "c" if h == "x" else h) for v, h in case["inputs"]]
+            yield case
+    return check_draws(cases(), check_case, show)
 
 
 @pytest.mark.parametrize("kind", sorted(DRAWS))
 def test_random_ops_match_onnxruntime(kind):
-    checked, refused, failures = sweep(kind, _PER_OP)
-    assert not failures, "\n\n".join(f"{c}: {m}" for c, m in failures[:3])
-    assert checked >= refused, f"onnxruntime refused {refused} of {checked + refused}"
+    assert_clean_sweep(*sweep(kind, _PER_OP))
 
 
 # --------------------------------------------------------------------------------------
