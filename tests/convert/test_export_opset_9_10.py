@@ -5,8 +5,11 @@ From opset 8 on the exporter holds back the nodes whose op changed since the tar
 only in ways they do not use, as it does from 11 (Relu-13 and Conv are Relu-6 and
 Conv-1 there). What such a node cannot show is the one change of opset 11 that
 matters: before it, axes count from the front only. A negative axis (Concat's,
-Softmax's, Unsqueeze's, the reductions', ...) is therefore rewritten from its input's
-rank, and refused by name where the rank is unknown or the axes are Slice's input.
+Softmax's, Unsqueeze's, the reductions', Slice's constant axes input ...) is therefore
+rewritten from its input's rank, and refused by name where the rank is unknown. The
+inputs that were attributes before 11 (Clip's bounds, Pad's pads and value) or 10
+(Slice's starts, ends and axes) become them when constant, and Resize mapped
+'asymmetric' is Resize-10 or Upsample-9.
 Below 8 Sum, Max, Min and Mean did not broadcast, and holding stops.
 
 Every exported model passes ONNX's checker (full_check) and runs in onnxruntime like
