@@ -63,7 +63,8 @@ def relu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         return np.maximum(x, zeros, out=out)
     bounds = _RELU_BOUNDS.get(x.dtype)
     if bounds is None:
-        return np.maximum(x, 0, out=out)
+        # a typed zero: numpy 1.x takes a 0-d int32 and the int 0 to int64
+        return np.maximum(x, x.dtype.type(0), out=out)
     return np.clip(x, bounds[0], bounds[1], out=out)
 
 

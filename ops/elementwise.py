@@ -426,14 +426,17 @@ def _isinf_kernel(inputs, attrs, ctx):
 def _variadic(fn, mean=False):
     def fold(arrays):
         acc = _lift(arrays[0])
-        if mean and acc.dtype == np.float16:
+        widen = mean and acc.dtype == np.float16
+        if widen:
             # the running sum of float16 values overflows where their mean does not
             # (Mean(65504, 65504)), so it is taken in float32 as the Reduce ops do
             acc = acc.astype(np.float32)
         elif len(arrays) == 1:
             acc = acc.copy()
         for k, x in enumerate(arrays[1:]):
-            x = _lift(x)
+            # (each operand widened too: numpy 1.x sums a 0-d float32 and a float16
+            # array in float16)
+            x = _lift(x).astype(np.float32) if widen else _lift(x)
             if k and acc.dtype == x.dtype and (acc.shape == x.shape or acc.shape == (
                     np.broadcast_shapes(acc.shape, x.shape))):
                 fn(acc, x, out=acc)  # acc is our own temporary from the first step
