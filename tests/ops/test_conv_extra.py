@@ -180,11 +180,14 @@ BLOCKED_POOL_CASES = [
 
 @pytest.mark.parametrize("case", BLOCKED_POOL_CASES,
                          ids=[f"{c[0]}{i}" for i, c in enumerate(BLOCKED_POOL_CASES)])
-def test_pool_channel_blocks_vs_ort(case):
+def test_pool_channel_blocks_vs_ort(case, monkeypatch):
     """Inputs of several 256 KiB channel blocks (and a ragged last block), batch 2:
-    the flat window reductions run block by block (`ops.pool._by_channel_blocks`)."""
+    the flat window reductions run block by block (`ops.pool._by_channel_blocks`; the
+    block sizes are made small so that a small input is split)."""
     from onegraph.ops import pool as pool_ops
 
+    monkeypatch.setattr(pool_ops, "_POOL_BLOCK_BYTES", 1 << 18)
+    monkeypatch.setattr(pool_ops, "_POOL_WHOLE_BYTES", 0)
     x = _r(2, 37, 63, 58)
     assert x.nbytes > 4 * pool_ops._POOL_BLOCK_BYTES
     op_type, attrs = case
