@@ -105,11 +105,12 @@ def _activations(op_name, attrs, per_dir, defaults, num_dirs, dtype):
     if names is None or len(names) == 0:
         names = list(defaults) * num_dirs
     names = [str(n).lower() for n in names]
-    if len(names) == per_dir and num_dirs == 2:
-        names = names * 2
+    # The spec asks for both directions' lists when bidirectional (onnxruntime refuses
+    # one list): one list is not silently applied to both.
     if len(names) != per_dir * num_dirs:
-        raise OpAttributeError(f"{op_name}: expected {per_dir * num_dirs} activations, "
-                               f"got {len(names)}")
+        per = f" ({per_dir} per direction, bidirectional)" if num_dirs == 2 else ""
+        raise OpAttributeError(f"{op_name}: expected {per_dir * num_dirs} activations"
+                               f"{per}, got {len(names)}")
     alphas = list(attrs["activation_alpha"] or [])
     betas = list(attrs["activation_beta"] or [])
     bound = []

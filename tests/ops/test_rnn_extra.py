@@ -278,3 +278,33 @@ def test_empty_sequence_and_batch(op_type):
     np.testing.assert_array_equal(out[1], h0)  # no step: the initial state
     out = op.kernel([np.zeros((5, 0, 3), np.float32), w, r], attrs, None)
     assert out[0].shape == (5, 2, 0, 2) and out[1].shape == (2, 0, 2)
+
+
+@pytest.mark.parametrize("op, names", [("RNN", ["Relu"]), ("GRU", ["Sigmoid", "Tanh"]),
+                                       ("LSTM", ["Sigmoid", "Tanh", "Tanh"])])
+def test_bidirectional_needs_both_directions_activations(op, names):
+    """A bidirectional op given one direction's activations is refused by name, as the
+    spec (a list per direction) and onnxruntime have it; it was applied to both."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    import onegraph as og
+    from onegraph.convert import from_onnx
+
+    gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
+    x = np.ones((2, 1, 3), np.float32)
+    w = np.full((2, gates * 4, 3), 0.1, np.float32)
+    r = np.full((2, gates * 4, 4), 0.1, np.float32)
+    node = helper.make_node(op, ["X", "W", "R"], ["Y"], hidden_size=4,
+                            direction="bidirectional", activations=names)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 1, 3])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(r, "R")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    with pytest.raises(Exception):  # onnxruntime refuses it too (the oracle)
+        ort.InferenceSession(model.SerializeToString(),
+                             providers=["CPUExecutionProvider"]).run(None, {"X": x})
+    with pytest.raises(og.OneGraphError, match=rf"{op}.*{2 * len(names)} activations "
+                                               r"\(\d per direction, bidirectional\)"):
+        og.Session(from_onnx(model)).run(["Y"], {"X": x})

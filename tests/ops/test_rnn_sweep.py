@@ -109,8 +109,8 @@ def _how(rng, p_fed=0.25):
 
 
 def _draw_activations(rng, op, nd):
-    """Activation attributes: omitted, or a list (per direction, or one list for both
-    directions) with alpha/beta for the parametric ones (all, some or none given)."""
+    """Activation attributes: omitted, or a list (per direction, sometimes the same one
+    twice) with alpha/beta for the parametric ones (all, some or none given)."""
     if rng.random() < 0.3:
         return {}
     n = _N_ACTS[op]
@@ -216,8 +216,6 @@ def _spec_acts(op, attrs, nd):
     """Per direction, the list of activation functions: alpha and beta are consumed in
     order by the activations that take them, the others take their defaults."""
     names = attrs.get("activations") or _DEFAULT_ACTS[op] * nd
-    if len(names) == _N_ACTS[op] and nd == 2:
-        names = list(names) * 2
     alphas = list(attrs.get("activation_alpha", []))
     betas = list(attrs.get("activation_beta", []))
     fns = []
@@ -596,8 +594,6 @@ def _corrupt_attrs(case, rng):
         names = list(attrs.get("activations") or _DEFAULT_ACTS[case["op"]] * (
             2 if attrs.get("direction") == "bidirectional" else 1))
         names = _pick(rng, [names + ["Tanh"], names[:-1], names[:-1] + ["Swish"]])
-        if len(names) == _N_ACTS[case["op"]]:   # the Session takes one list for both
-            names = names + ["Tanh"] * 2        # directions (onnxruntime does not)
         attrs["activations"] = names or ["Gelu"]
     elif kind == "direction":
         attrs["direction"] = _pick(rng, ["backward", "Forward", "bidirectional"])
