@@ -1,0 +1,610 @@
+"""A random differential sweep of the control-flow ops Loop, Scan and If.
+
+Each example draws a VALID small model from a seeded numpy generator, built with
+onnx.helper and checked by onnx.checker, whose top node is a Loop, a Scan or an If:
+- Loop: the trip count M given (an initializer, or fed 0-d or 1-element 1-D) or
+  omitted, cond given or omitted, both omitted (a while loop ended by the body's
+  condition, always within 5 iterations), 0 iterations, 0..3 loop-carried values of
+  float32/float64/int32/int64/bool and rank 0..3 (some growing by a Concat each
+  iteration, declared with symbolic or no shape), 0..2 scan outputs (one may be the
+  sum of a growing value);
+- Scan: 1..3 scan inputs of sequence length 0..4, 0..2 state variables, 0..2 scan
+  outputs, scan_input_axes / scan_output_axes (negative ones too) and the directions
+  0/1, given or left to their defaults;
+- If: cond fed 0-d or as a 1-element 1-D tensor (or computed), 1..3 outputs whose
+  shapes may differ between the branches.
+The bodies (and branches) compute from their inputs, the iteration number and values
+of the enclosing graphs (graph inputs, initializers, values computed in an enclosing
+body) with Add, Sub, Mul, Relu, ReduceSum, MatMul, Gather, Slice + Concat (a roll),
+Unsqueeze, Cast, Less, Greater, Not, Where and Identity, and nest an If or a Loop
+(two levels at most). The model runs in the Session and in onnxruntime (CPU); the
+outputs must agree in count, shape, dtype and value (ints and bools exactly). Each
+model then runs a second time in the same Session on new fed values (another trip
+count and condition). A quarter of the draws give the graph inputs symbolic dims.
+Opsets 16 to the newest the installed onnx knows.
+
+A second sweep draws INVALID run-time inputs (a trip count or a cond of another
+dtype or of two elements, scan inputs of different lengths, a scan output whose shape
+changes between iterations, a missing feed) that onnxruntime refuses: the Session
+must refuse them with a named onegraph error.
+
+`ONEGRAPH_SWEEP_EXAMPLES` sets the draws per op (default: a CI-sized count,
+deterministic).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from onnx import helper, numpy_helper  # noqa: E402
+
+import onegraph as og  # noqa: E402
+from onegraph.convert import from_onnx  # noqa: E402
+from onegraph.errors import OneGraphError  # noqa: E402
+
+from .ort_draws import (OrtRefused, assert_clean_sweep, assert_outputs_close,  # noqa: E402
+                        check_draws, ort_run)
+
+# draws per op
+_PER_OP = int(os.environ.get("ONEGRAPH_SWEEP_EXAMPLES", "50"))
+_OPSETS = list(range(16, onnx.defs.onnx_opset_version() + 1))
+_DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_]
+_TOL = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-9}
+
+
+def _pick(rng, values, p=None):
+    """One of `values` (any objects), with probabilities `p`."""
+    return values[int(rng.choice(len(values), p=p))]
+
+
+def _tp(dtype):
+    """The ONNX element type of numpy `dtype`."""
+    return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+
+
+def _data(rng, shape, dtype):
+    """Random data: small ints, normals, or random bools."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind == "i":
+        return rng.integers(-3, 4, size=shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _shape(rng, lo=0, hi=3, dmax=3):
+    """A shape of rank lo..hi with dims 1..dmax."""
+    return tuple(int(rng.integers(1, dmax + 1)) for _ in range(int(rng.integers(lo, hi + 1))))
+
+
+def _ir(opset):
+    return helper.find_min_ir_version_for([helper.make_opsetid("", opset)])
+
+
+# --------------------------------------------------------------------------------------
+# Drawing graphs: a _Draw holds the model's graph inputs (fed) and a name counter; a
+# _Graph the nodes, initializers and visible values (name, dtype, shape; shape None
+# when it changes between iterations) of one graph or subgraph
+# --------------------------------------------------------------------------------------
+
+
+class _Draw:
+    """The state of one drawn model."""
+
+    def __init__(self, rng, symbolic):
+        self.rng, self.symbolic, self.n = rng, symbolic, 0
+        self.inputs, self.feeds, self.redraw = [], {}, {}
+        self.empty_scan = False   # a Scan over sequences of length 0 (see _empty_scan)
+
+    def name(self, stem):
+        """A fresh name (names are unique across all the graphs of a model)."""
+        self.n += 1
+        return f"{stem}{self.n}"
+
+    def fed(self, value, redraw=None, stem="in"):
+        """A new graph input fed `value`; `redraw(rng)` gives the second run's value
+        (by default new data of its shape and dtype)."""
+        name = self.name(stem)
+        value = np.asarray(value)
+        shape = list(value.shape)
+        if self.symbolic:
+            shape = [f"{name}_d{k}" for k in range(len(shape))]
+        self.inputs.append(helper.make_tensor_value_info(name, _tp(value.dtype), shape))
+        self.feeds[name] = value
+        self.redraw[name] = redraw or (lambda rng, v=value: _data(rng, v.shape, v.dtype))
+        return name
+
+
+class _Graph:
+    """A graph being drawn; `scope` is what its nodes may read."""
+
+    def __init__(self, scope=()):
+        self.nodes, self.inits, self.scope = [], [], list(scope)
+
+    def node(self, d, op, ins, dtype, shape, **attrs):
+        """Append node `op` with one output of `dtype` and `shape`; its name."""
+        out = d.name(op.lower())
+        self.nodes.append(helper.make_node(op, ins, [out], **attrs))
+        self.scope.append((out, np.dtype(dtype), shape))
+        return out
+
+    def const(self, d, value, seen=True):
+        """A constant: an initializer of this graph or a Constant node."""
+        value = np.asarray(value)
+        if d.rng.random() < 0.5:
+            name = d.name("c")
+            self.inits.append(numpy_helper.from_array(value, name))
+            if seen:
+                self.scope.append((name, value.dtype, value.shape))
+            return name
+        out = self.node(d, "Constant", [], value.dtype, value.shape,
+                        value=numpy_helper.from_array(value))
+        if not seen:
+            self.scope.pop()
+        return out
+
+
+def _declare(d, name, dtype, shape, how=None):
+    """A value info of `name`: its shape exact, symbolic or absent (`how`, else drawn)."""
+    how = how or _pick(d.rng, ["exact", "symbolic", "none"], p=[0.6, 0.2, 0.2])
+    if shape is None and how == "exact":
+        how = "none"
+    if how == "none":
+        return helper.make_tensor_value_info(name, _tp(dtype), None)
+    if how == "symbolic":
+        return helper.make_tensor_value_info(name, _tp(dtype),
+                                             [f"{name}_s{k}" for k in range(len(shape))])
+    return helper.make_tensor_value_info(name, _tp(dtype), list(shape))
+
+
+def _i64(values):
+    return np.asarray(values, np.int64).reshape(-1)
+
+
+def _operand(d, g, dtype, shape, outer_ok=True):
+    """A value of `dtype` and `shape` for graph `g`: one it sees, a Cast of one of
+    that shape, a new graph input, or a constant."""
+    rng, dtype, shape = d.rng, np.dtype(dtype), tuple(shape)
+    same = [n for n, t, s in g.scope if t == dtype and s == shape]
+    if same and rng.random() < 0.5:
+        return _pick(rng, same)
+    other = [n for n, t, s in g.scope if s == shape and t != dtype]
+    if other and rng.random() < 0.3:
+        return g.node(d, "Cast", [_pick(rng, other)], dtype, shape, to=_tp(dtype))
+    if outer_ok and rng.random() < 0.4:
+        return d.fed(_data(rng, shape, dtype))
+    return g.const(d, _data(rng, shape, dtype))
+
+
+def _transform(d, g, x, dtype, shape, depth):
+    """A new value of `g` of x's `dtype` and `shape` computed from x (and others)."""
+    rng, dtype = d.rng, np.dtype(dtype)
+    r = len(shape)
+    kinds = ["identity", "where"]
+    if dtype == np.bool_:
+        kinds += ["not", "not", "cmp"]
+    else:
+        kinds += ["bin", "bin", "bin", "unsq"]
+        if dtype != np.int64:   # (onnxruntime has no int64 Relu kernel)
+            kinds.append("relu")
+        if r:
+            kinds += ["reduce", "matmul"]
+    if r and shape[-1 if r else 0] and all(shape):
+        kinds += ["gather", "roll"]
+    if depth < 2:
+        kinds += ["if", "loop"]
+    kind = _pick(rng, kinds)
+    if kind == "identity":
+        return g.node(d, "Identity", [x], dtype, shape)
+    if kind == "not":
+        return g.node(d, "Not", [x], dtype, shape)
+    if kind == "cmp":   # x (bool) compared through floats with a float operand
+        f = g.node(d, "Cast", [x], np.float32, shape, to=_tp(np.float32))
+        y = _operand(d, g, np.float32, shape)
+        return g.node(d, _pick(rng, ["Less", "Greater"]), [f, y], dtype, shape)
+    if kind == "bin":
+        y = _operand(d, g, dtype, shape if rng.random() < 0.6 else shape[int(
+            rng.integers(0, r + 1)):])
+        ins = [x, y] if rng.random() < 0.7 else [y, x]
+        return g.node(d, _pick(rng, ["Add", "Sub", "Mul"]), ins, dtype, shape)
+    if kind == "relu":
+        return g.node(d, "Relu", [x], dtype, shape)
+    if kind == "unsq":
+        u = g.node(d, "Unsqueeze", [x, g.const(d, _i64([0]), False)], dtype, (1,) + shape)
+        return g.node(d, "ReduceSum", [u, g.const(d, _i64([0]), False)], dtype, shape,
+                      keepdims=0)
+    if kind == "reduce":   # x plus its sum along one axis, broadcast back
+        a = int(rng.integers(-r, r))
+        kept = tuple(1 if k == a % r else s for k, s in enumerate(shape))
+        s = g.node(d, "ReduceSum", [x, g.const(d, _i64([a]), False)], dtype, kept,
+                   keepdims=1)
+        return g.node(d, "Add", [x, s], dtype, shape)
+    if kind == "matmul":
+        n = shape[-1]
+        w = (rng.standard_normal((n, n)) * 0.6).astype(dtype) if dtype.kind == "f" else \
+            rng.integers(-1, 2, size=(n, n)).astype(dtype)
+        return g.node(d, "MatMul", [x, g.const(d, w, False)], dtype, shape)
+    if kind == "gather":
+        a = int(rng.integers(-r, r))
+        idx = rng.integers(-shape[a], shape[a], size=shape[a])
+        return g.node(d, "Gather", [x, g.const(d, idx.astype(np.int64), False)], dtype,
+                      shape, axis=a)
+    if kind == "roll":   # Concat(x[k:], x[:k]) along one axis
+        a = int(rng.integers(-r, r))
+        k = int(rng.integers(0, shape[a] + 1))
+        ax = g.const(d, _i64([a]), False)
+        head = tuple(k if j == a % r else s for j, s in enumerate(shape))
+        tail = tuple(shape[a] - k if j == a % r else s for j, s in enumerate(shape))
+        lo = g.node(d, "Slice", [x, g.const(d, _i64([k]), False),
+                                 g.const(d, _i64([2 ** 62]), False), ax], dtype, tail)
+        hi = g.node(d, "Slice", [x, g.const(d, _i64([0]), False),
+                                 g.const(d, _i64([k]), False), ax], dtype, head)
+        return g.node(d, "Concat", [lo, hi], dtype, shape, axis=a)
+    if kind == "where":
+        c = _operand(d, g, np.bool_, shape[int(rng.integers(0, r + 1)):])
+        if dtype == np.bool_:   # (onnxruntime has no bool Where): x where c, else Not x
+            f = g.node(d, "Cast", [x], np.int32, shape, to=_tp(np.int32))
+            nf = g.node(d, "Cast", [g.node(d, "Not", [x], dtype, shape)], np.int32, shape,
+                        to=_tp(np.int32))
+            w = g.node(d, "Where", [c, f, nf], np.int32, shape)
+            return g.node(d, "Cast", [w], dtype, shape, to=_tp(dtype))
+        y = _operand(d, g, dtype, shape)
+        return g.node(d, "Where", [c, x, y], dtype, shape)
+    if kind == "if":
+        return _nested_if(d, g, x, dtype, shape, depth)
+    return _nested_loop(d, g, x, dtype, shape, depth)
+
+
+def _value(d, g, dtype, shape, depth, steps=None):
+    """A new value of `g` of `dtype` and `shape`: an operand transformed 1-2 times."""
+    x = _operand(d, g, dtype, shape)
+    for _ in range(steps or int(d.rng.integers(1, 3))):
+        x = _transform(d, g, x, dtype, shape, depth)
+    return x
+
+
+def _cond(d, g, one_d=False):
+    """A bool condition for `g`: 0-d (or 1-element 1-D with `one_d`)."""
+    shape = (1,) if one_d else ()
+    if d.rng.random() < 0.5:
+        return _operand(d, g, np.bool_, shape)
+    f = _operand(d, g, np.float32, shape)
+    return g.node(d, _pick(d.rng, ["Less", "Greater"]),
+                  [f, g.const(d, np.zeros(shape, np.float32), False)], np.bool_, shape)
+
+
+def _nested_if(d, g, x, dtype, shape, depth):
+    """x through an If whose branches compute differently (reading x from outside)."""
+    cond = _cond(d, g, d.rng.random() < 0.2)
+    branches = []
+    for _ in range(2):
+        b = _Graph(g.scope)
+        y = _transform(d, b, x, dtype, shape, depth + 1)
+        branches.append(helper.make_graph(b.nodes, d.name("branch"), [],
+                                          [_declare(d, y, dtype, shape)], b.inits))
+    return g.node(d, "If", [cond], dtype, shape, then_branch=branches[0],
+                  else_branch=branches[1])
+
+
+def _nested_loop(d, g, x, dtype, shape, depth):
+    """x carried through a Loop of a constant trip count (or ended by its body)."""
+    rng = d.rng
+    b = _Graph(g.scope)
+    i, c, v = d.name("i"), d.name("cond"), d.name("v")
+    b.scope += [(i, np.dtype(np.int64), ()), (c, np.dtype(np.bool_), ()), (v, dtype, shape)]
+    trips = int(rng.integers(0, 4))
+    if rng.random() < 0.7:
+        m, cond_out = g.const(d, np.array(trips, np.int64), False), b.node(
+            d, "Identity", [c], np.bool_, ())
+    else:
+        m, cond_out = "", b.node(d, "Less", [i, b.const(d, np.array(trips, np.int64), False)],
+                                 np.bool_, ())
+    v2 = _transform(d, b, v, dtype, shape, depth + 1)
+    body = helper.make_graph(
+        b.nodes, d.name("body"),
+        [_declare(d, i, np.int64, (), "exact"), _declare(d, c, np.bool_, (), "exact"),
+         _declare(d, v, dtype, shape)],
+        [_declare(d, cond_out, np.bool_, (), "exact"), _declare(d, v2, dtype, shape)],
+        b.inits)
+    return g.node(d, "Loop", [m, "", x], dtype, shape, body=body)
+
+
+# --------------------------------------------------------------------------------------
+# Top-level draws: (model, outs, draw state)
+# --------------------------------------------------------------------------------------
+
+
+def _finish(d, top, node, outs, types, opset):
+    """The checked model of the top graph `top` ending in `node` (outputs `outs` of
+    `types`, (dtype, rank) pairs: the checker wants a shape, its dims are symbolic)."""
+    top.nodes.append(node)
+    graph = helper.make_graph(top.nodes, "g", d.inputs, [
+        helper.make_tensor_value_info(o, _tp(t), [f"{o}_d{k}" for k in range(r)])
+        for o, (t, r) in zip(outs, types)], initializer=top.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                              ir_version=_ir(opset))
+    onnx.checker.check_model(model)
+    return model
+
+
+def _draw_loop(rng, d, opset):
+    top = _Graph()
+    n_carried = int(rng.integers(0, 4))
+    n_scan = int(rng.integers(0 if n_carried else 1, 3))
+    carried = []   # (name, dtype, shape, grows)
+    for _ in range(n_carried):
+        dtype = np.dtype(_pick(rng, _DTYPES))
+        shape = _shape(rng)
+        grows = bool(shape) and rng.random() < 0.25
+        carried.append((_operand(d, top, dtype, shape), dtype, shape, grows))
+    trips = int(rng.integers(0, 5))
+    m_how = _pick(rng, [None, "c", "f", "f1"], p=[0.3, 0.3, 0.3, 0.1])
+    c_how = _pick(rng, [None, "c", "f"], p=[0.4, 0.2, 0.4])
+    cond0 = bool(rng.random() < 0.85)
+    m = ""
+    if m_how == "c":
+        m = top.const(d, np.array(trips, np.int64), False)
+    elif m_how is not None:
+        shape = (1,) if m_how == "f1" else ()
+        m = d.fed(np.full(shape, trips, np.int64), stem="M",
+                  redraw=lambda r, s=shape: np.full(s, r.integers(0, 5), np.int64))
+    c = ""
+    if c_how == "c":
+        c = top.const(d, np.array(cond0), False)
+    elif c_how == "f":
+        c = d.fed(np.array(cond0), stem="cond", redraw=lambda r: np.array(r.random() < 0.85))
+    b = _Graph(top.scope)
+    i, ci = d.name("i"), d.name("cin")
+    b.scope += [(i, np.dtype(np.int64), ()), (ci, np.dtype(np.bool_), ())]
+    ins = [_declare(d, i, np.int64, (), "exact"), _declare(d, ci, np.bool_, (), "exact")]
+    vs = []
+    for name, dtype, shape, grows in carried:
+        v = d.name("v")
+        vs.append(v)
+        b.scope.append((v, dtype, None if grows else shape))
+        # (a growing value's dims are symbolic or not declared)
+        ins.append(_declare(d, v, dtype, shape, _pick(rng, ["none", "symbolic"])
+                            if grows else None))
+    k = b.const(d, np.array(int(rng.integers(0, 5)), np.int64), False)
+    if m_how is None or rng.random() < 0.4:   # the body ends the loop (within 5 trips)
+        cond_out = b.node(d, "Less", [i, k], np.bool_, ()) if rng.random() < 0.5 else \
+            b.node(d, "Not", [b.node(d, "Greater", [i, k], np.bool_, ())], np.bool_, ())
+    else:
+        cond_out = b.node(d, "Identity", [ci], np.bool_, ())
+    outs_b = [_declare(d, cond_out, np.bool_, (), "exact")]
+    for v, (name, dtype, shape, grows) in zip(vs, carried):
+        if grows:   # one more row each iteration
+            piece = _value(d, b, dtype, (1,) + shape[1:], 1)
+            v2 = b.node(d, "Concat", [v, piece], dtype, None, axis=0)
+            outs_b.append(_declare(d, v2, dtype, shape, _pick(rng, ["none", "symbolic"])))
+        else:
+            v2 = _transform(d, b, v, dtype, shape, 0)
+            outs_b.append(_declare(d, v2, dtype, shape))
+    growing = [(v, t) for v, (_, t, _, grows) in zip(vs, carried) if grows and t != np.bool_]
+    dtypes = [(t, len(s)) for _, t, s, _ in carried]
+    for _ in range(n_scan):
+        if growing and rng.random() < 0.3:   # the sum of a growing value
+            v, dtype = _pick(rng, growing)
+            s = b.node(d, "ReduceSum", [v], dtype, (), keepdims=0)
+            outs_b.append(_declare(d, s, dtype, ()))
+            dtypes.append((dtype, 1))
+            continue
+        dtype, shape = np.dtype(_pick(rng, _DTYPES)), _shape(rng)
+        dtypes.append((dtype, len(shape) + 1))
+        s = _value(d, b, dtype, shape, 0)
+        outs_b.append(_declare(d, s, dtype, shape, _pick(rng, ["exact", "symbolic", "none"],
+                                                         p=[0.7, 0.15, 0.15])))
+    body = helper.make_graph(b.nodes, d.name("body"), ins, outs_b, b.inits)
+    outs = [d.name("out") for _ in range(n_carried + n_scan)]
+    node = helper.make_node("Loop", [m, c] + [n for n, *_ in carried], outs, body=body)
+    return _finish(d, top, node, outs, dtypes, opset), outs
+
+
+def _draw_scan(rng, d, opset):
+    top = _Graph()
+    length = int(_pick(rng, [0, 1, 2, 3, 4], p=[0.08, 0.17, 0.25, 0.25, 0.25]))
+    d.empty_scan = length == 0
+    n_state, n_in = int(rng.integers(0, 3)), int(rng.integers(1, 4))
+    n_out = int(rng.integers(0 if n_state else 1, 3))
+    states = []
+    for _ in range(n_state):
+        dtype, shape = np.dtype(_pick(rng, _DTYPES)), _shape(rng)
+        states.append((_operand(d, top, dtype, shape), dtype, shape))
+    scans, in_axes, in_dirs = [], [], []
+    for _ in range(n_in):
+        dtype, shape = np.dtype(_pick(rng, _DTYPES)), _shape(rng, 0, 2)
+        a = int(rng.integers(0, len(shape) + 1))
+        full = shape[:a] + (length,) + shape[a:]
+        value = _data(rng, full, dtype)
+        name = d.fed(value) if rng.random() < 0.85 else top.const(d, value, False)
+        scans.append((name, dtype, shape))
+        in_axes.append(a - len(full) if rng.random() < 0.3 else a)
+        in_dirs.append(int(rng.random() < 0.4))
+    b = _Graph(top.scope)
+    ins, outs_b = [], []
+    for k, (_, dtype, shape) in enumerate(states):
+        s = d.name("s")
+        b.scope.append((s, dtype, shape))
+        ins.append(_declare(d, s, dtype, shape))
+    for _, dtype, shape in scans:
+        x = d.name("x")
+        b.scope.append((x, dtype, shape))
+        ins.append(_declare(d, x, dtype, shape))
+    for s, (_, dtype, shape) in zip(ins, states):
+        s2 = _transform(d, b, s.name, dtype, shape, 0)
+        outs_b.append(_declare(d, s2, dtype, shape))
+    out_axes, out_dirs = [], []
+    dtypes = [(t, len(s)) for _, t, s in states]
+    for _ in range(n_out):
+        dtype, shape = np.dtype(_pick(rng, _DTYPES)), _shape(rng, 0, 2)
+        dtypes.append((dtype, len(shape) + 1))
+        y = _value(d, b, dtype, shape, 0)
+        outs_b.append(_declare(d, y, dtype, shape, _pick(rng, ["exact", "symbolic"],
+                                                         p=[0.8, 0.2])))
+        r = len(shape) + 1
+        out_axes.append(int(rng.integers(-r, r)))
+        out_dirs.append(int(rng.random() < 0.4))
+    body = helper.make_graph(b.nodes, d.name("body"), ins, outs_b, b.inits)
+    attrs = {}
+    for key, values in (("scan_input_axes", in_axes), ("scan_input_directions", in_dirs),
+                        ("scan_output_axes", out_axes), ("scan_output_directions", out_dirs)):
+        if values and (any(values) or rng.random() < 0.3):
+            attrs[key] = values
+    outs = [d.name("out") for _ in range(n_state + n_out)]
+    node = helper.make_node("Scan", [n for n, *_ in states] + [n for n, *_ in scans], outs,
+                            body=body, num_scan_inputs=n_in, **attrs)
+    return _finish(d, top, node, outs, dtypes, opset), outs
+
+
+def _draw_if(rng, d, opset):
+    top = _Graph()
+    if rng.random() < 0.8:
+        shape = (1,) if rng.random() < 0.3 else ()
+        cond = d.fed(np.array(rng.random() < 0.5).reshape(shape), stem="cond")
+    else:
+        cond = _cond(d, top)
+    n_out = int(rng.integers(1, 4))
+    branches = [_Graph(top.scope), _Graph(top.scope)]
+    declared, dtypes = [[], []], []
+    for _ in range(n_out):
+        dtype, shape = np.dtype(_pick(rng, _DTYPES)), _shape(rng)
+        dtypes.append((dtype, len(shape)))
+        # the branches may give other dims (of one rank: the main graph's outputs
+        # declare a rank for the checker)
+        shapes = [shape, shape if rng.random() < 0.6 else _shape(rng, len(shape), len(shape))]
+        for k, (g, s) in enumerate(zip(branches, shapes)):
+            y = _value(d, g, dtype, s, 0)
+            how = "exact" if shapes[0] == shapes[1] else "none"
+            declared[k].append(_declare(d, y, dtype, s, how if rng.random() < 0.8 else None))
+    graphs = [helper.make_graph(g.nodes, d.name("branch"), [], decl, g.inits)
+              for g, decl in zip(branches, declared)]
+    outs = [d.name("out") for _ in range(n_out)]
+    node = helper.make_node("If", [cond], outs, then_branch=graphs[0], else_branch=graphs[1])
+    return _finish(d, top, node, outs, dtypes, opset), outs
+
+
+DRAWS = {"Loop": _draw_loop, "Scan": _draw_scan, "If": _draw_if}
+
+
+# --------------------------------------------------------------------------------------
+# Checking
+# --------------------------------------------------------------------------------------
+
+
+def draw(rng, op):
+    """A case of `op`: (model, outs, feeds, second run's feeds)."""
+    d = _Draw(rng, rng.random() < 0.25)
+    model, outs = DRAWS[op](rng, d, _pick(rng, _OPSETS))
+    again = {k: f(rng) for k, f in d.redraw.items()}
+    return dict(op=op, model=model, outs=outs, feeds=d.feeds, again=again,
+                empty_scan=bool(d.empty_scan))
+
+
+def show(case):
+    """A drawn case as readable text: the model and its feeds."""
+    feeds = {k: (v.dtype.name, v.tolist()) for k, v in case["feeds"].items()}
+    return f"{helper.printable_graph(case['model'].graph)}\nfeeds {feeds}"
+
+
+def _static(vi):
+    """Whether value info `vi` declares a shape of known dims."""
+    t = vi.type.tensor_type
+    return t.HasField("shape") and all(x.HasField("dim_value") for x in t.shape.dim)
+
+
+def _open_empties(model, got, ref):
+    """`got` with each Loop scan output that is empty after 0 iterations, in both, and
+    whose shape the body leaves open replaced by onnxruntime's: the spec does not say
+    what shape such an output has; onnxruntime takes the dims its static inference
+    knows (0 for the others, and shape (0,) when it knows no rank), the Session infers
+    them from the values of the run."""
+    node = model.graph.node[-1]
+    if node.op_type != "Loop":
+        return got
+    body = node.attribute[0].g
+    n_carried = len(node.input) - 2
+    got = list(got)
+    for k in range(n_carried, len(got)):
+        g, r = np.asarray(got[k]), np.asarray(ref[k])
+        if not _static(body.output[1 + k]) and g.shape[:1] == (0,) == r.shape[:1] \
+                and g.dtype == r.dtype:
+            got[k] = r
+    return got
+
+
+def _empty_scan(model, outs, feeds):
+    """What a Scan over sequences of length 0 gives by the spec: its initial states
+    (onnxruntime's run of the model with the Scan replaced by Identity nodes) and each
+    scan output empty, of the body's declared shape with the 0 inserted at its
+    scan_output_axes entry (None in the dims the body leaves open). onnxruntime refuses
+    such a Scan ("Invalid dim0_offset of 0"), or dies of SIGFPE when a scan input has
+    another 0 dim."""
+    node = model.graph.node[-1]
+    attrs = {a.name: a for a in node.attribute}
+    body = attrs["body"].g
+    n_state = len(node.input) - attrs["num_scan_inputs"].i
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    copy.graph.node.pop()
+    copy.graph.node.extend(helper.make_node("Identity", [node.input[k]], [outs[k]])
+                           for k in range(n_state))
+    del copy.graph.output[n_state:]
+    ref = ort_run(copy, outs[:n_state], feeds) if n_state else []
+    axes = list(attrs["scan_output_axes"].ints) if "scan_output_axes" in attrs else []
+    for k, vi in enumerate(body.output[n_state:]):
+        t = vi.type.tensor_type
+        dims = [x.dim_value if x.HasField("dim_value") else None for x in t.shape.dim]
+        axis = axes[k] if axes else 0
+        dims.insert(axis % (len(dims) + 1), 0)
+        ref.append((helper.tensor_dtype_to_np_dtype(t.elem_type), tuple(dims)))
+    return ref
+
+
+def _compare_empty_scan(got, ref, where):
+    """`got` against _empty_scan's `ref`: the states as usual, each scan output of the
+    dtype and the dims ref gives (any dim where it gives None)."""
+    n_state = sum(not isinstance(r, tuple) for r in ref)
+    assert_outputs_close(got[:n_state], ref[:n_state], where, _TOL)
+    assert len(got) == len(ref), f"{where}: {len(got)} outputs, not {len(ref)}"
+    for k in range(n_state, len(ref)):
+        g, (dtype, dims) = np.asarray(got[k]), ref[k]
+        assert g.dtype == dtype and g.ndim == len(dims) and all(
+            d is None or d == n for d, n in zip(dims, g.shape)), \
+            f"{where} output {k}: {g.dtype}{list(g.shape)}, not {np.dtype(dtype)}{dims}"
+
+
+def check_case(case, seed=0):
+    """Run the case in the Session and onnxruntime, then again on the second feeds;
+    AssertionError on a mismatch, OrtRefused where onnxruntime refuses the first run."""
+    model, outs = case["model"], case["outs"]
+    session = og.Session(from_onnx(model))
+    for run, feeds in enumerate((case["feeds"], case["again"])):
+        if case.get("empty_scan"):
+            ref = _empty_scan(model, outs, feeds)
+            _compare_empty_scan(session.run(outs, feeds), ref, f"run {run}")
+            continue
+        try:
+            ref = ort_run(model, outs, feeds)
+        except OrtRefused:
+            if run:
+                return
+            raise
+        got = _open_empties(model, session.run(outs, feeds), ref)
+        assert_outputs_close(got, ref, f"run {run}", _TOL)
+
+
+def sweep(op, count, seed=0):
+    """Draw and check `count` cases of `op`; (checked, refused, failures)."""
+    rng = np.random.default_rng([sorted(DRAWS).index(op), seed])
+    return check_draws((draw(rng, op) for _ in range(count)), check_case, show)
+
+
+@pytest.mark.parametrize("op", sorted(DRAWS))
+def test_random_control_flow_matches_onnxruntime(op):
+    assert_clean_sweep(*sweep(op, _PER_OP))
