@@ -1,8 +1,9 @@
 """The depthwise Conv path (`ops.conv_depthwise`, group == C == M, 2-D, no dilation)
 against onnxruntime: all three forms (same width for stride-1 convs as wide as their
-input, NCHW rows for large images, channels-last for small ones), strides 1-3 and unequal, symmetric/asymmetric/zero pads, auto_pad, ceil-like
-overhang, batch > 1, non-square kernels, float32/float64/float16, bias, and as the
-Session's fused Conv calls it (weight cache, Relu, `out=` a Concat slice)."""
+input, NCHW rows for large images, channels-last for small ones), strides 1-3 and
+unequal, symmetric/asymmetric/zero pads, auto_pad, ceil-like overhang, batch > 1,
+non-square kernels, float32/float64/float16, bias, and as the Session's fused Conv calls
+it (weight cache, Relu, `out=` a Concat slice)."""
 
 from __future__ import annotations
 
