@@ -96,6 +96,23 @@ def _as_bool(value, what: str) -> bool:
     return bool(arr.reshape(-1)[0])
 
 
+def _check_one_shape(op: str, k: int, values: list) -> None:
+    """The values of scan output k, one per iteration in order, have one shape (ONNX
+    stacks them; onnxruntime refuses another: "Inconsistent shape in loop output").
+    Without this numpy's stack failed, reported as a shape mismatch of the node's
+    inputs.
+
+    Raises:
+        ShapeError: naming the first iteration whose value has another shape.
+    """
+    first = np.shape(values[0])
+    for j, value in enumerate(values[1:], 1):
+        if np.shape(value) != first:
+            raise ShapeError(f"{op}: scan output {k} has shape {list(np.shape(value))} in "
+                             f"iteration {j} but {list(first)} in iteration 0; the body "
+                             f"must give it one shape in every iteration")
+
+
 def _passes_condition_through(body) -> bool:
     """Whether a Loop body's condition output is its condition input, directly or
     through Identity nodes: then a Loop without a trip count whose condition starts
@@ -244,6 +261,7 @@ def _loop(inputs, attrs, ctx):
     for k, values in enumerate(scans):
         index = body.outputs[1 + n_carried + k]
         if values:
+            _check_one_shape("Loop", k, values)
             stacked.append(np.stack([np.asarray(v) for v in values]))
         elif _body_info(body, index).shape is None:
             shape = _first_trip_shape(body, index, carried, ctx)
@@ -400,6 +418,8 @@ def _scan(inputs, attrs, ctx):
     results = []
     for k in range(n_out):
         values = collected[k]
+        if values:
+            _check_one_shape("Scan", k, values)
         if out_dirs[k] == 1:
             values = values[::-1]
         if values:

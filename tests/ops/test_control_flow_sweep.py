@@ -740,6 +740,51 @@ def test_invalid_run_time_inputs_are_refused_by_name(op):
 # --------------------------------------------------------------------------------------
 
 
+def _growing_scan_output(op, dtype):
+    """A Loop (3 trips) or Scan (3 steps) whose body doubles a carried value / state
+    with Concat and also gives it as a scan output: its shape changes per iteration."""
+    t = _tp(dtype)
+    vi = helper.make_tensor_value_info
+    grow = [helper.make_node("Concat", ["v", "v"], ["v2"], axis=0),
+            helper.make_node("Identity", ["v2"], ["s"])]
+    outs = [vi("v2", t, None), vi("s", t, None)]
+    if op == "Loop":
+        body = helper.make_graph([helper.make_node("Identity", ["c"], ["c2"])] + grow, "b",
+                                 [vi("i", _tp(np.int64), []), vi("c", _tp(np.bool_), []),
+                                  vi("v", t, None)], [vi("c2", _tp(np.bool_), [])] + outs)
+        node = helper.make_node("Loop", ["M", "", "V"], ["VF", "S"], body=body)
+        ins = [vi("M", _tp(np.int64), []), vi("V", t, [1])]
+        feeds = {"M": np.array(3, np.int64)}
+    else:
+        body = helper.make_graph(grow, "b", [vi("v", t, None), vi("x", t, [])], outs)
+        node = helper.make_node("Scan", ["V", "X"], ["VF", "S"], body=body,
+                                num_scan_inputs=1)
+        ins = [vi("V", t, [1]), vi("X", t, [3])]
+        feeds = {"X": _data(np.random.default_rng(0), (3,), dtype)}
+    feeds["V"] = _data(np.random.default_rng(1), (1,), dtype)
+    graph = helper.make_graph([node], "g", ins, [vi("VF", t, ["a"]), vi("S", t, ["n", "m"])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              ir_version=8)
+    onnx.checker.check_model(model)
+    return model, feeds
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
+@pytest.mark.parametrize("op", ["Loop", "Scan"])
+def test_a_scan_output_changing_shape_is_refused_by_name(op, dtype):
+    """A scan output whose shape changes between iterations: onnxruntime refuses it
+    ("Inconsistent shape in loop output"); the Session's ShapeError named the node's
+    inputs ("input shapes [], -, [1] do not fit"), from numpy's stack."""
+    model, feeds = _growing_scan_output(op, dtype)
+    with pytest.raises(OrtRefused):
+        ort_run(model, ["VF", "S"], feeds)
+    from onegraph.errors import ShapeError
+
+    with pytest.raises(ShapeError, match=rf"{op}: scan output 0 has shape \[4\] in "
+                                         r"iteration 1 but \[2\] in iteration 0"):
+        og.Session(from_onnx(model)).run(["VF", "S"], feeds)
+
+
 def test_onnxruntime_folding_a_nested_if_loses_its_output():
     """onnxruntime's graph optimizations (basic and up) fold an If whose cond is a
     constant inside another If's branch (its other branch a Loop, the branch's output
