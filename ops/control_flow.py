@@ -275,10 +275,10 @@ def _loop(inputs, attrs, ctx):
 def _first_trip_shape(body, index: int, carried: list, ctx) -> tuple | None:
     """The shape body output `index` would have on a first iteration, by onegraph's
     inference over the body given the loop's inputs and the enclosing values the body
-    reads (`ctx.outer_value`), or None where it is not fully known. A Loop run zero
-    times stacks no values, yet its scan output has the body output's shape after the
-    0 (onnxruntime takes it from its shape inference); onnxscript leaves bodies
-    untyped. Never raises."""
+    reads (`ctx.outer_value`), or None where its rank is unknown; dims that depend on
+    values are 0, as onnxruntime gives them. A Loop run zero times stacks no values, yet
+    its scan output has the body output's shape after the 0 (onnxruntime takes it from
+    its shape inference); onnxscript leaves bodies untyped. Never raises."""
     from ..errors import OneGraphError
     from .inference import infer_graph
 
@@ -299,9 +299,9 @@ def _first_trip_shape(body, index: int, carried: list, ctx) -> tuple | None:
         info = infer_graph(body, known)[index]
     except (OneGraphError, ValueError, TypeError):
         return None
-    if info is None or info.shape is None or any(d is None for d in info.shape):
+    if info is None or info.shape is None:
         return None
-    return tuple(int(d) for d in info.shape)
+    return tuple(0 if d is None else int(d) for d in info.shape)
 
 
 def _infer_loop(attrs, inputs):

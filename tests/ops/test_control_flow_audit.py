@@ -280,3 +280,23 @@ def test_optional_needs_an_input_or_a_type():
     got = _run(typed, {})
     assert not got
     np.testing.assert_array_equal(got, run_onnxruntime(typed, {}))
+
+
+def test_zero_trip_loop_keeps_the_rank_of_a_scan_output_with_value_dependent_dims():
+    """A Loop run 0 times whose body output's dims depend on values (NonZero of a large
+    outer tensor: (2, ?)) stacks an empty output of that rank, the unknown dims 0, as
+    onnxruntime gives it; it was shape (0,), losing the rank."""
+    nz = oh.make_tensor_value_info("nz", I64, None)
+    nz.type.tensor_type.ClearField("shape")
+    body = oh.make_graph(
+        [oh.make_node("NonZero", ["X"], ["nz"]), oh.make_node("Identity", ["c"], ["c_out"])],
+        "body", [vi("i", I64, []), vi("c", B, [])], [vi("c_out", B, []), nz])
+    model = _model([oh.make_node("Loop", ["M", ""], ["scan"], body=body)],
+                   [vi("M", I64, []), vi("X", F, [10, 10])], [vi("scan", I64, None)])
+    x = (np.arange(100).reshape(10, 10) % 3).astype(np.float32)
+    for trips in (0, 2):
+        feeds = {"M": np.array(trips, np.int64), "X": x}
+        want = _ort_output(model, feeds, "scan")
+        got = _run(model, feeds)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
