@@ -17,13 +17,16 @@ class OrtDiverges(OrtRefused):
     the draw is skipped."""
 
 
-def ort_run(model, outs, feeds):
-    """onnxruntime's (CPU) outputs `outs` of `model` on `feeds`; OrtRefused if it
-    refuses the model or the run."""
+def ort_run(model, outs, feeds, optimize=True):
+    """onnxruntime's (CPU) outputs `outs` of `model` on `feeds`, with its graph
+    optimizations unless `optimize` is False; OrtRefused if it refuses the model or the
+    run."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.log_severity_level = 4
+    if not optimize:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     try:
         sess = ort.InferenceSession(model.SerializeToString(), options,
                                     providers=["CPUExecutionProvider"])

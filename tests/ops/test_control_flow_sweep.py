@@ -582,15 +582,7 @@ def _ort(model, outs, feeds):
     see test_onnxruntime_folding_a_nested_if_loses_its_output) or crashes the process
     (a segmentation fault while the session is made, on a draw with such Ifs nested
     three deep around Loops)."""
-    options = ort.SessionOptions()
-    options.log_severity_level = 4
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    try:
-        sess = ort.InferenceSession(model.SerializeToString(), options,
-                                    providers=["CPUExecutionProvider"])
-        return sess.run(outs, feeds)
-    except Exception as e:  # noqa: BLE001 (any refusal of onnxruntime's)
-        raise OrtRefused(str(e)[:300]) from e
+    return ort_run(model, outs, feeds, optimize=False)
 
 
 def _static(vi):
