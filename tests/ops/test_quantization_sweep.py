@@ -71,11 +71,14 @@ _QT = dict(i8=np.dtype(np.int8), u8=np.dtype(np.uint8), i16=np.dtype(np.int16),
            e4m3fn=np.dtype(ml_dtypes.float8_e4m3fn),
            e4m3fnuz=np.dtype(ml_dtypes.float8_e4m3fnuz),
            e5m2=np.dtype(ml_dtypes.float8_e5m2),
-           e5m2fnuz=np.dtype(ml_dtypes.float8_e5m2fnuz))
-# the first opset whose QuantizeLinear takes each type
+           e5m2fnuz=np.dtype(ml_dtypes.float8_e5m2fnuz),
+           f4=np.dtype(ml_dtypes.float4_e2m1fn), i2=np.dtype(ml_dtypes.int2),
+           u2=np.dtype(ml_dtypes.uint2))
+# the first opset whose QuantizeLinear takes each type (onnxruntime has no kernel for
+# float4e2m1, int2 and uint2: ONNX's reference evaluator is the oracle for them)
 _QT_SINCE = dict(i8=13, u8=13, i16=21, u16=21, i4=21, u4=21, e4m3fn=19, e4m3fnuz=19,
-                 e5m2=19, e5m2fnuz=19)
-_FLOAT8 = ("e4m3fn", "e4m3fnuz", "e5m2", "e5m2fnuz")
+                 e5m2=19, e5m2fnuz=19, f4=23, i2=25, u2=25)
+_FLOAT8 = ("e4m3fn", "e4m3fnuz", "e5m2", "e5m2fnuz", "f4")   # the float targets
 
 # --------------------------------------------------------------------------------------
 # Draw helpers: a case is a plain dict (a readable reproduction)
@@ -98,7 +101,8 @@ def _case(kind, nodes, inputs, outs=("out0",), opset=21, **extra):
 
 def _exotic(dtype):
     """Whether onnxruntime's Python API lacks `dtype` (int4, uint4, float8)."""
-    return np.dtype(dtype).name.startswith(("int4", "uint4", "float8"))
+    return np.dtype(dtype).name.startswith(("int4", "uint4", "float8", "int2", "uint2",
+                                            "float4"))
 
 
 def _onnx_type(dtype):
@@ -120,6 +124,8 @@ def _float8_table(dtype):
     dtype = np.dtype(dtype)
     if dtype.name not in _F8_TABLES:
         v = np.arange(256, dtype=np.uint8).view(dtype).astype(np.float64)
+        if dtype.name.startswith("float4"):   # 4 bits of each byte
+            v = np.arange(-8, 8, 0.25).astype(dtype).astype(np.float64)
         _F8_TABLES[dtype.name] = np.unique(v[np.isfinite(v)])
     return _F8_TABLES[dtype.name]
 
@@ -151,6 +157,8 @@ def _codes(rng, shape, qt):
         v = np.where(u < 0.35, (t[i] + t[i + 1]) / 2, t[i] * rng.uniform(0.9, 1.1, shape))
         v = np.where((u > 0.85) & (u < 0.93), np.sign(u - 0.89) * t[-1]
                      * rng.uniform(1.0, 1.5, shape), v)
+        if qt == "f4":   # no NaN or infinity in float4e2m1 (what they give is not said)
+            return v
         return np.where(u > 0.97, np.nan, np.where(u > 0.93, np.inf * np.sign(u - 0.95), v))
     lo, hi = _int_range(_QT[qt])
     base = rng.integers(lo, hi + 1, shape).astype(np.float64)
@@ -172,6 +180,8 @@ def _zero_points(rng, shape, qt):
 
 def _qvalues(rng, shape, qt):
     """Random stored values of a quantized tensor of `qt` (float8: any byte, NaN too)."""
+    if qt == "f4":
+        return rng.choice(_float8_table(_QT[qt]), shape).astype(_QT[qt])
     if qt in _FLOAT8:
         return rng.integers(0, 256, shape).astype(np.uint8).view(_QT[qt])
     lo, hi = _int_range(_QT[qt])
@@ -248,6 +258,8 @@ def _draw_quantize(rng, x_shape=None):
         attrs["block_size"] = bs
     if qt in _FLOAT8 and rng.random() < 0.6:
         attrs["saturate"] = int(rng.random() < 0.5)
+    if opset >= 23 and rng.random() < 0.1:
+        attrs["precision"] = _pick(rng, [TensorProto.FLOAT, TensorProto.FLOAT16])
 
     def x_for(shape):
         codes = _codes(rng, shape, qt)
@@ -432,7 +444,9 @@ def _draw_qlinear_matmul(rng):
         b_dt = np.dtype(np.int8)
     sdt = F16 if opset >= 21 and rng.random() < 0.25 else F32
     a_shape, b_shape = _matmul_shapes(rng)
-    per_col = len(b_shape) >= 2 and rng.random() < 0.4
+    # (not with a vector a: ONNX's reference evaluator, the oracle for the types
+    # onnxruntime lacks, keeps a [1, N] parameter's unit axis in the result then)
+    per_col = len(b_shape) >= 2 and len(a_shape) >= 2 and rng.random() < 0.4
     per_row = len(a_shape) >= 2 and rng.random() < 0.05
     sa = [a_shape[-2]] if per_row else []
     # per column: an N-vector, or [1, N] (onnxruntime takes only the latter)
@@ -509,7 +523,10 @@ def _draw_conv_integer(rng):
         if len(ins) == 2:
             ins.append((None, None))
             names.append("")
-        zshape = [w_shape[0]] if rng.random() < 0.5 else []
+        # per output channel: onnxruntime refuses it, and ONNX's reference evaluator
+        # (the oracle then) subtracts it right only from 4-D weights (2-D convolutions)
+        per_ch = len(w_shape) == 4 and rng.random() < 0.5
+        zshape = [w_shape[0]] if per_ch else _pick(rng, [[], [1]])
         ins.append((_operand(rng, zshape, w_dt, True), "c"))
         names.append("in3")
     case = _case("ConvInteger", [("ConvInteger", names, ["out0"], attrs)], ins, opset=13)
@@ -649,7 +666,8 @@ def _draw_invalid(rng):
     run finds the fault): the Session must raise a named onegraph error."""
     what = _pick(rng, ["axis-scale-length", "zp-shape", "output-dtype", "block-count",
                        "axis-range", "matmul-integer-zp", "qlinear-matmul-scale",
-                       "qlinear-conv-param", "conv-integer-channels", "scalar-x"])
+                       "qlinear-conv-param", "conv-integer-channels", "scalar-x",
+                       "zp-type", "scale-type"])
     shape = _batch_shape(rng, 2, 4)
     r = len(shape)
     axis = int(rng.integers(-r, r))
@@ -677,6 +695,13 @@ def _draw_invalid(rng):
     elif what == "axis-range":   # a one-element scale would be per tensor (no axis)
         attrs["axis"] = _pick(rng, [r, r + 1, -r - 1])
         scale, zp = np.full([max(n, 2)], 0.5, F32), np.zeros([max(n, 2)], np.uint8)
+    elif what == "zp-type":   # the zero point's type is x's (DQ) or y's (Q)
+        zp = np.zeros([n], np.int8)
+        if op == "QuantizeLinear":
+            attrs["output_dtype"] = TensorProto.UINT8
+    elif what == "scale-type":   # before opset 23 x and the scale share one type
+        opset, op = 21, "QuantizeLinear"
+        x, scale = rng.standard_normal(shape).astype(F32), scale.astype(F16)
     elif what == "scalar-x":
         x = x.reshape(-1)[:1].reshape(())
         scale, zp = np.full([2], 0.5, F32), np.zeros([2], np.uint8)
@@ -687,6 +712,8 @@ def _draw_invalid(rng):
         if what == "matmul-integer-zp":
             a_zp = np.zeros(_pick(rng, [[m + 1], [], [2, m]]), np.uint8)
             b_zp = np.zeros([nn + 1] if a_zp.ndim == 0 else [], np.uint8)
+            if rng.random() < 0.2:   # a zero point of another type than its operand's
+                a_zp, b_zp = np.zeros([], np.int8), np.zeros([], np.uint8)
             ins = [(a, "x"), (b, "x"), (a_zp, "c"), (b_zp, "c")]
             nodes = [("MatMulInteger", ["in0", "in1", "in2", "in3"], ["out0"], {})]
         else:
@@ -819,7 +846,7 @@ def _reference_agrees(model, outs, feeds, got):
 # evaluator is the oracle then (float4, QLinearMatMul's other types, per-channel
 # ConvInteger zero points)
 _NO_KERNEL = ("NOT_IMPLEMENTED", "Non per-tensor quantization is not supported",
-              "Type Error: Type 'tensor(float4e2m1)'")
+              "Type Error: Type 'tensor(int2)'", "Type Error: Type 'tensor(uint2)'")
 
 
 def _reference_run(model, outs, feeds):
@@ -853,7 +880,7 @@ def _spec_q_dq(case):
     z = np.zeros(()) if zp is None else _expand(zp, x.shape, mode, axis, bs)
     with np.errstate(all="ignore"):
         v = x.astype(p) / s.astype(p)
-        if _exotic(qt) and np.dtype(qt).name.startswith("float8"):
+        if np.dtype(qt).name.startswith(("float8", "float4")):
             v = v.astype(F32) + z.astype(F32)
             if attrs.get("saturate", 1):
                 top = float(ml_dtypes.finfo(qt).max)
@@ -873,8 +900,9 @@ def _spec_q_dq(case):
 
 def _spec_agrees(case, got):
     """Whether the Session's `got` is the spec's result, where the test computes it
-    (QuantizeLinear: onnxruntime divides float16 by float16 in float32, ONNX's
-    reference evaluator saturates infinities to the wrong end)."""
+    (QuantizeLinear: onnxruntime divides by a float16 scale in float32; ONNX's
+    reference evaluator divides a float32 x by a float16 scale in float32 too, not in
+    the scale's type as the spec says, and saturates infinities to the wrong end)."""
     if case["kind"] not in ("QuantizeLinear", "QDQ-pair"):
         return False
     try:
@@ -898,8 +926,14 @@ def _check_run(session, case, model, outs, feeds, run):
         _compare(got, ref, f"run {run} " + show_case(case)
                  + (" (vs reference)" if by_reference else ""))
     except AssertionError as e:
-        if not by_reference and (_reference_agrees(model, outs, feeds, got)
-                                 or _spec_agrees(case, got)):
+        if by_reference and case["kind"] == "QLinearMatMul" and \
+                np.asarray(case["inputs"][1][0]).dtype == F16:
+            # the reference evaluator rounds a_scale * b_scale / y_scale to float16
+            # (onnxruntime and the Session take it in float32; the spec does not say):
+            # a product next to a tie can round one step apart, so no oracle here
+            raise OrtRefused("reference: float16 multiplier") from e
+        if _spec_agrees(case, got) or (not by_reference and _reference_agrees(
+                model, outs, feeds, got)):
             DIVERGED.append((case["kind"], str(e)[:2000]))
             raise OrtDiverges(str(e)[:300]) from e
         raise
@@ -983,6 +1017,11 @@ DEVIATIONS = [
     pytest.param(_q_case(np.asarray([240.0, -240.0, 1.0], F32), np.asarray(2 ** -8, F32),
                          np.zeros((), _QT["e5m2"]), {"saturate": 0}, opset=19, cast=True),
                  id="float8e5m2-no-saturate-overflow"),
+    # float8e4m3fn with saturate 0: x / scale in [480, 496) rounds past the largest
+    # (448), NaN by the spec's Cast table; onnxruntime gives +-448 (from 496 on NaN)
+    pytest.param(_q_case(np.asarray([485.25, -480.0, 470.0], F32), np.asarray(1, F32),
+                         np.zeros((), _QT["e4m3fn"]), {"saturate": 0}, opset=19, cast=True),
+                 id="float8e4m3fn-no-saturate-overflow"),
     # ConvInteger of int8 x and uint8 w: onnxruntime adds pairs of products in 16 bits
     # with saturation on this CPU (tests/ort_int8.py): -128 * 255 * 8 is -261120, not
     # -131072 (the draws keep such a w <= 127); skipped where onnxruntime is exact
