@@ -65,6 +65,7 @@ def _ir(opset):
 
 
 F16, F32 = np.float16, np.float32
+BF16 = np.dtype(ml_dtypes.bfloat16)
 I4, U4 = np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4)
 _QT = dict(i8=np.dtype(np.int8), u8=np.dtype(np.uint8), i16=np.dtype(np.int16),
            u16=np.dtype(np.uint16), i4=I4, u4=U4,
@@ -102,7 +103,7 @@ def _case(kind, nodes, inputs, outs=("out0",), opset=21, **extra):
 def _exotic(dtype):
     """Whether onnxruntime's Python API lacks `dtype` (int4, uint4, float8)."""
     return np.dtype(dtype).name.startswith(("int4", "uint4", "float8", "int2", "uint2",
-                                            "float4"))
+                                            "float4", "bfloat16"))
 
 
 def _onnx_type(dtype):
@@ -222,9 +223,13 @@ def _expand(p, shape, mode, axis, bs):
     return np.take(np.repeat(p, bs, axis=axis), np.arange(shape[axis]), axis=axis)
 
 
-def _batch_shape(rng, lo=0, hi=4, dmax=4):
+def _batch_shape(rng, lo=0, hi=4, dmax=4, empty=0.0):
+    """A shape of rank lo..hi, dims 1..dmax (one of them 0 with probability `empty`)."""
     rank = int(rng.integers(lo, hi + 1))
-    return [int(rng.integers(1, dmax + 1)) for _ in range(rank)]
+    s = [int(rng.integers(1, dmax + 1)) for _ in range(rank)]
+    if s and rng.random() < empty:
+        s[int(rng.integers(len(s)))] = 0
+    return s
 
 
 def _rebatch(rng, shape, keep):
@@ -239,17 +244,20 @@ def _rebatch(rng, shape, keep):
 # --------------------------------------------------------------------------------------
 
 
-def _q_params(rng, opset, qts, f16_since=19):
+def _q_params(rng, opset, qts):
+    """A quantized type and a scale type (float16 and bfloat16 from opset 19)."""
     qt = _pick(rng, [q for q in qts if _QT_SINCE[q] <= opset])
-    sdt = F16 if opset >= f16_since and rng.random() < 0.3 else F32
-    return qt, sdt
+    sdt = _pick(rng, [F32, F16, BF16], [0.65, 0.25, 0.1]) if opset >= 19 else F32
+    return qt, np.dtype(sdt)
 
 
 def _draw_quantize(rng, x_shape=None):
     opset = _pick(rng, _Q_OPSETS, [0.1, 0.15, 0.25, 0.2, 0.1, 0.2])
     qt, sdt = _q_params(rng, opset, list(_QT))
-    xdt = (F16 if rng.random() < 0.3 else F32) if opset >= 23 else sdt
-    shape = _batch_shape(rng)
+    # x of the scale's type before opset 23, of any float type or int32 from it
+    xdt = _pick(rng, [F32, F16, BF16, np.int32], [0.55, 0.25, 0.1, 0.1]) \
+        if opset >= 23 else sdt
+    shape = _batch_shape(rng, empty=0.05)
     mode, axis, pshape, bs = _granularity(rng, shape, opset)
     scale = _scales(rng, pshape, sdt)
     zp = _zero_points(rng, pshape, qt)
@@ -266,7 +274,10 @@ def _draw_quantize(rng, x_shape=None):
         s = _expand(scale, shape, mode, axis, bs).astype(np.float64)
         z = _expand(zp, shape, mode, axis, bs).astype(np.float64)
         with np.errstate(over="ignore", invalid="ignore"):
-            return ((codes - z) * s).astype(xdt)
+            x = (codes - z) * s
+            if np.dtype(xdt) == np.int32:   # finite, in range
+                x = np.clip(np.rint(np.nan_to_num(x)), -2 ** 31, 2 ** 31 - 1)
+            return x.astype(xdt)
 
     how_p = "c" if rng.random() < 0.8 else "x"
     omit_zp = qt == "u8" and rng.random() < 0.3
@@ -300,14 +311,15 @@ def _draw_dequantize(rng):
     opset = _pick(rng, _Q_OPSETS, [0.1, 0.15, 0.25, 0.2, 0.1, 0.2])
     qt, sdt = _q_params(rng, opset, list(_QT))
     int32 = rng.random() < 0.08
-    shape = _batch_shape(rng)
+    shape = _batch_shape(rng, empty=0.05)
     mode, axis, pshape, bs = _granularity(rng, shape, opset)
     scale = _scales(rng, pshape, sdt)
     attrs = {} if axis is None else {"axis": axis}
     if bs:
         attrs["block_size"] = bs
     if opset >= 23 and rng.random() < 0.3:
-        attrs["output_dtype"] = _onnx_type(_pick(rng, [F16, F32]))
+        attrs["output_dtype"] = _onnx_type(_pick(rng, [F16, F32, BF16]))
+    out_bf16 = attrs.get("output_dtype", _onnx_type(sdt)) == _onnx_type(BF16)
 
     def x_for(shape):
         if int32:
@@ -318,8 +330,10 @@ def _draw_dequantize(rng):
     omit_zp = int32 or rng.random() < 0.25
     zp = None if omit_zp else _zero_points(rng, pshape, qt)
     ins = [(x_for(shape), "x"), (scale, how_p), (None, None) if omit_zp else (zp, how_p)]
-    nodes = [("DequantizeLinear", ["in0", "in1", "" if omit_zp else "in2"], ["out0"],
-              attrs)]
+    nodes = [("DequantizeLinear", ["in0", "in1", "" if omit_zp else "in2"],
+              ["d0" if out_bf16 else "out0"], attrs)]
+    if out_bf16:   # onnxruntime's Python API gives no bfloat16 arrays
+        nodes.append(("Cast", ["d0"], ["out0"], {"to": TensorProto.FLOAT}))
     case = _case("DequantizeLinear", nodes, ins, opset=opset)
     new = _rebatch(rng, shape, _kept_dims(shape, mode, axis))
     if new is not None and rng.random() < 0.3:
@@ -338,6 +352,9 @@ def _draw_qdq_roundtrip(rng):
                      ("DequantizeLinear", ["q0"] + q_ins[1:], ["out0"], dq_attrs)]
     if q_ins[2] == "" and "output_dtype" in attrs:   # DQ has no output_dtype for it
         case["nodes"][0][3].pop("output_dtype")
+    if np.asarray(case["inputs"][1][0]).dtype == BF16:   # out as float32 (see build)
+        case["nodes"][1] = case["nodes"][1][:2] + (["d0"],) + case["nodes"][1][3:]
+        case["nodes"].append(("Cast", ["d0"], ["out0"], {"to": TensorProto.FLOAT}))
     case["kind"] = "QDQ-pair"
     return case
 
@@ -388,10 +405,13 @@ def _matmul_shapes(rng):
     rb = int(rng.integers(0, len(batch) + 1))
     a = [d if rng.random() < 0.7 else 1 for d in batch[len(batch) - ra:]] + [m, k]
     b = [d if rng.random() < 0.7 else 1 for d in batch[len(batch) - rb:]] + [k, n]
-    if rng.random() < 0.12:
+    u = rng.random()
+    if u < 0.1:
         a = [k]
-    elif rng.random() < 0.12:
+    elif u < 0.2:
         b = [k]
+    elif u < 0.23:   # both vectors: a 0-d result
+        a, b = [k], [k]
     return a, b
 
 
@@ -890,12 +910,10 @@ def _spec_q_dq(case):
             lo, hi = _int_range(qt)
             q = np.clip(np.rint(v.astype(np.float64)) + z.astype(np.float64), lo, hi)
             q = q.astype(np.int64).astype(qt)
-        if not rest:
-            return [q]
-        if rest[0][0] == "Cast":
-            return [q.astype(F32)]
-        odt = scale.dtype
-        return [((q.astype(F32) - z.astype(F32)) * s.astype(F32)).astype(odt)]
+        for op, *_ in rest:
+            q = q.astype(F32) if op == "Cast" else \
+                ((q.astype(F32) - z.astype(F32)) * s.astype(F32)).astype(scale.dtype)
+        return [q]
 
 
 def _spec_agrees(case, got):
