@@ -47,9 +47,12 @@ def _to_float(x, dtype=np.float32):
 
 
 def _compute_dtype(scale_dtype):
-    """Arithmetic precision for a scale dtype: its own if numpy has it, else float32."""
+    """Arithmetic precision for a scale dtype: its own (the spec: the scale's type sets
+    the precision of x / scale; ml_dtypes' bfloat16 division rounds the float32 quotient,
+    which is the correctly rounded bfloat16 one), float32 for any other (int32)."""
     dt = np.dtype(scale_dtype)
-    return dt if dt.name in ("float16", "float32", "float64") else np.dtype(np.float32)
+    return dt if dt.name in ("float16", "bfloat16", "float32", "float64") \
+        else np.dtype(np.float32)
 
 
 def _expand_param(p, x_shape, axis, block_size, op, what):
@@ -127,7 +130,7 @@ def quantize(x, scale, zero_point, dtype, axis=1, block_size=0, saturate=1, prec
                                "zero point")
             v = v + _to_float(zp, cdt)
         return _quantize_values(v, dtype, saturate)
-    v = np.rint(v).astype(np.float64)
+    v = np.rint(v.astype(np.float64))   # exact from any float type
     if zero_point is not None:
         zp = _expand_param(zero_point, x.shape, axis, block_size, "QuantizeLinear",
                            "zero point")
