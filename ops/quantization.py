@@ -386,20 +386,42 @@ def _conv_integer_kernel(inputs, attrs, ctx):
     return (_conv_int(x, w, x_zp, w_zp, attrs).astype(np.int32),)
 
 
+def _per_channel(p, m, op: str, what: str):
+    """`p` as a 0-d array (one value) or an (m,) vector (m values: one per output
+    channel); raises ShapeError (naming `what`) for any other size."""
+    p = np.asarray(p)
+    if p.size == 1:
+        return p.reshape(())
+    if p.size != m:
+        raise ShapeError(f"{op}: {what} of shape {tuple(p.shape)} must hold one value or "
+                         f"one per output channel ({m})")
+    return p.reshape(m)
+
+
 def _qlinear_conv_kernel(inputs, attrs, ctx):
-    """Integer conv (+ int32 bias), requantized with x_scale*w_scale/y_scale."""
+    """Integer conv (+ int32 bias), requantized with x_scale*w_scale/y_scale.
+
+    x_scale, y_scale and y_zero_point hold one value each, w_scale one or one per output
+    channel, B one per output channel; raises ShapeError naming the input that does not.
+    """
+    op = "QLinearConv"
     x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp = inputs[:8]
     bias = inputs[8] if len(inputs) > 8 else None
+    x_s, y_s = _single(x_scale, op, "x_scale"), _single(y_scale, op, "y_scale")
+    y_zp = _single(y_zp, op, "y_zero_point")
     acc = _conv_int(x, w, x_zp, w_zp, attrs)
     nsp = acc.ndim - 2
     m = acc.shape[1]
     if bias is not None:
-        acc = acc + np.asarray(bias).astype(np.float64).reshape((m,) + (1,) * nsp)
+        b = np.asarray(bias)
+        if b.size != m:
+            raise ShapeError(f"{op}: B of shape {tuple(b.shape)} must hold one value per "
+                             f"output channel ({m})")
+        acc = acc + b.astype(np.float64).reshape((m,) + (1,) * nsp)
     f32 = np.float32
-    ws = np.asarray(w_scale).astype(f32)
-    ws = ws.reshape(()) if ws.size == 1 else ws.reshape((m,) + (1,) * nsp)
-    multiplier = np.asarray(x_scale).astype(f32).reshape(()) * ws \
-        / np.asarray(y_scale).astype(f32).reshape(())
+    ws = _per_channel(w_scale, m, op, "w_scale").astype(f32)
+    ws = ws.reshape(ws.shape + (1,) * nsp if ws.ndim else ())
+    multiplier = x_s.astype(f32) * ws / y_s.astype(f32)
     return (_requantize(acc, multiplier, y_zp),)
 
 

@@ -791,11 +791,17 @@ def _draw_invalid(rng):
 
 
 def check_invalid(case, seed=0):
-    """The Session refuses `case` (at import or at run time) with a named error."""
+    """The Session refuses `case` (at import or at run time) with a named error, not
+    with a numpy error the Session wraps as a kernel failure (ExecutionError)."""
     model, outs, feeds = build(case)
     try:
         og.Session(from_onnx(model)).run(outs, feeds)
-    except og.errors.OneGraphError:
+    except og.errors.OneGraphError as e:
+        raw = e.__cause__
+        if isinstance(e, og.errors.ExecutionError) and not isinstance(
+                raw, og.errors.OneGraphError):
+            raise AssertionError(f"a raw {type(raw).__name__} ({raw}) for "
+                                 + show_case(case)[:1500]) from e
         return
     raise AssertionError("no error for an invalid model: " + show_case(case)[:1500])
 
@@ -1069,6 +1075,31 @@ def test_ties_match_onnxruntime(case):
     check_case(case)
     model, outs, feeds = build(case)
     assert og.Session(from_onnx(model)).run(outs, feeds)[0].tolist() == [[71], [105]]
+
+
+def _qlinear_conv_case(bad):
+    """A QLinearConv (2 output channels) whose `bad` input has the wrong shape."""
+    u = np.asarray(0, np.uint8)
+    ins = {"x_scale": np.asarray(0.1, F32), "w_scale": np.full([2], 0.1, F32),
+           "y_scale": np.asarray(0.2, F32), "y_zero_point": u,
+           "B": np.zeros([2], np.int32)}
+    ins[bad] = np.ones([3], ins[bad].dtype)
+    return _case("QLinearConv", [("QLinearConv", [f"in{k}" for k in range(9)], ["out0"],
+                                  {})],
+                 [(np.ones((1, 1, 3, 3), np.uint8), "x"), (ins["x_scale"], "c"), (u, "c"),
+                  (np.ones((2, 1, 2, 2), np.uint8), "x"), (ins["w_scale"], "c"), (u, "c"),
+                  (ins["y_scale"], "c"), (ins["y_zero_point"], "c"), (ins["B"], "c")],
+                 opset=13, symbolic=True)
+
+
+# QLinearConv's scales, output zero point and bias of the wrong length: numpy's reshape
+# failed in the kernel ("cannot reshape array of size 3 into shape (2,1,1)"), wrapped
+# as a kernel failure; a ShapeError names the input now
+@pytest.mark.parametrize("bad", ["x_scale", "w_scale", "y_scale", "y_zero_point", "B"])
+def test_qlinear_conv_parameter_shapes_are_shape_errors(bad):
+    model, outs, feeds = build(_qlinear_conv_case(bad))
+    with pytest.raises(og.errors.ShapeError, match=bad):
+        og.Session(from_onnx(model)).run(outs, feeds)
 
 
 @pytest.mark.parametrize("case", FINDINGS)
