@@ -84,6 +84,10 @@ def _expand_param(p, x_shape, axis, block_size, op, what):
     if p.shape[axis] != -(-n // block_size):
         raise ShapeError(f"{op}: blocked {what} has {p.shape[axis]} blocks on axis {axis}, "
                          f"want ceil({n}/{block_size})")
+    # off the axis the dims are x's (numpy would broadcast a 1 or refuse only later)
+    if any(d != s for k, (d, s) in enumerate(zip(p.shape, x_shape)) if k != axis):
+        raise ShapeError(f"{op}: blocked {what} of shape {tuple(p.shape)} must have the "
+                         f"input's dims {tuple(x_shape)} off axis {axis}")
     return np.take(np.repeat(p, block_size, axis=axis), np.arange(n), axis=axis)
 
 

@@ -703,7 +703,9 @@ def _draw_invalid(rng):
     what = _pick(rng, ["axis-scale-length", "zp-shape", "output-dtype", "block-count",
                        "axis-range", "matmul-integer-zp", "qlinear-matmul-scale",
                        "qlinear-conv-param", "conv-integer-channels", "scalar-x",
-                       "zp-type", "scale-type"])
+                       "zp-type", "scale-type", "block-size-negative", "block-rank",
+                       "block-other-dim",
+                       "matmul-k", "qlinear-matmul-zp", "conv-integer-x-zp"])
     shape = _batch_shape(rng, 2, 4)
     r = len(shape)
     axis = int(rng.integers(-r, r))
@@ -738,14 +740,43 @@ def _draw_invalid(rng):
     elif what == "scale-type":   # before opset 23 x and the scale share one type
         opset, op = 21, "QuantizeLinear"
         x, scale = rng.standard_normal(shape).astype(F32), scale.astype(F16)
+    elif what == "block-size-negative":   # the spec: a positive block size
+        attrs["block_size"] = -int(rng.integers(1, 3))
+        scale, zp = np.full(shape, 0.5, F32), np.zeros(shape, np.uint8)
+    elif what == "block-other-dim":   # ... and its dims off the axis
+        attrs["block_size"] = 1
+        pshape = list(shape)
+        other = [d for d in range(r) if d != axis % r]
+        pshape[_pick(rng, other)] += int(rng.integers(1, 3))
+        scale, zp = np.full(pshape, 0.5, F32), np.zeros(pshape, np.uint8)
+    elif what == "block-rank":   # blocked scales have x's rank
+        attrs["block_size"] = 1
+        scale, zp = np.full(shape[1:] or [2], 0.5, F32), np.zeros(shape[1:] or [2], np.uint8)
+        if len(scale.shape) == 1 and scale.shape[0] == 1:
+            scale, zp = np.full([2, 2], 0.5, F32), np.zeros([2, 2], np.uint8)
     elif what == "scalar-x":
         x = x.reshape(-1)[:1].reshape(())
         scale, zp = np.full([2], 0.5, F32), np.zeros([2], np.uint8)
-    if what in ("matmul-integer-zp", "qlinear-matmul-scale"):
+    if what in ("matmul-integer-zp", "qlinear-matmul-scale", "matmul-k",
+                "qlinear-matmul-zp"):
         m, k, nn = (int(rng.integers(1, 5)) for _ in range(3))
         a = rng.integers(0, 256, [m, k]).astype(np.uint8)
-        b = rng.integers(0, 256, [k, nn]).astype(np.uint8)
-        if what == "matmul-integer-zp":
+        b = rng.integers(0, 256, [k + (what == "matmul-k"), nn]).astype(np.uint8)
+        if what == "matmul-k":
+            op = _pick(rng, ["MatMulInteger", "QLinearMatMul"])
+            f, u = np.asarray(0.5, F32), np.asarray(0, np.uint8)
+            ins = [(a, "x"), (b, "x")] if op == "MatMulInteger" else \
+                [(a, "x"), (f, "c"), (u, "c"), (b, "x"), (f, "c"), (u, "c"), (f, "c"), (u, "c")]
+            nodes = [(op, [f"in{j}" for j in range(len(ins))], ["out0"], {})]
+        elif what == "qlinear-matmul-zp":
+            f, u = np.asarray(0.5, F32), np.asarray(0, np.uint8)
+            bad = _pick(rng, [2, 5, 7])
+            zps = {2: [m + 1], 5: [nn + 1], 7: [2]}
+            ins = [(a, "x"), (f, "c"), (u, "c"), (b, "x"), (f, "c"), (u, "c"), (f, "c"),
+                   (u, "c")]
+            ins[bad] = (np.zeros(zps[bad], np.uint8), "c")
+            nodes = [("QLinearMatMul", [f"in{j}" for j in range(8)], ["out0"], {})]
+        elif what == "matmul-integer-zp":
             a_zp = np.zeros(_pick(rng, [[m + 1], [], [2, m]]), np.uint8)
             b_zp = np.zeros([nn + 1] if a_zp.ndim == 0 else [], np.uint8)
             if rng.random() < 0.2:   # a zero point of another type than its operand's
@@ -761,10 +792,16 @@ def _draw_invalid(rng):
                    (f[2], "c"), (u, "c")]
             nodes = [("QLinearMatMul", [f"in{k}" for k in range(8)], ["out0"], {})]
         return _case("invalid-" + what, nodes, ins, opset=21, symbolic=rng.random() < 0.8)
-    if what in ("qlinear-conv-param", "conv-integer-channels"):
+    if what in ("qlinear-conv-param", "conv-integer-channels", "conv-integer-x-zp"):
         x_shape, w_shape, cattrs = _conv_geometry(rng)
         m = w_shape[0]
         xc = rng.integers(0, 256, x_shape).astype(np.uint8)
+        if what == "conv-integer-x-zp":   # x's zero point is one value
+            w = rng.integers(0, 256, w_shape).astype(np.uint8)
+            return _case("invalid-" + what, [("ConvInteger", ["in0", "in1", "in2"],
+                                              ["out0"], cattrs)],
+                         [(xc, "x"), (w, "x"), (np.zeros([2], np.uint8), "c")], opset=13,
+                         symbolic=rng.random() < 0.8)
         if what == "conv-integer-channels":
             w_shape[1] += 1
             w = rng.integers(0, 256, w_shape).astype(np.uint8)
@@ -1090,6 +1127,22 @@ def _qlinear_conv_case(bad):
                   (np.ones((2, 1, 2, 2), np.uint8), "x"), (ins["w_scale"], "c"), (u, "c"),
                   (ins["y_scale"], "c"), (ins["y_zero_point"], "c"), (ins["B"], "c")],
                  opset=13, symbolic=True)
+
+
+# a blocked scale (and zero point) whose dim off the axis is not x's: numpy broadcast
+# it, the (2, 1) x quantized to a (2, 2) result; a ShapeError now
+@pytest.mark.parametrize("op", ["QuantizeLinear", "DequantizeLinear"])
+@pytest.mark.parametrize("symbolic", [False, True])
+def test_blocked_scale_dims_off_the_axis_must_be_x_dims(op, symbolic):
+    x = np.asarray([[-0.5], [1.0]], F32) if op == "QuantizeLinear" else \
+        np.asarray([[20], [100]], np.uint8)
+    case = _case(op, [(op, ["in0", "in1", "in2"], ["out0"], {"axis": 0, "block_size": 1})],
+                 [(x, "x"), (np.full((2, 2), 0.5, F32), "c"), (np.zeros((2, 2), np.uint8),
+                                                              "c")],
+                 opset=23, symbolic=symbolic)
+    model, outs, feeds = build(case)
+    with pytest.raises(og.errors.ShapeError, match="blocked"):
+        og.Session(from_onnx(model)).run(outs, feeds)
 
 
 # QLinearConv's scales, output zero point and bias of the wrong length: numpy's reshape
