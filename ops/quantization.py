@@ -165,9 +165,20 @@ def _output_dtype(attrs, zero_point_dtype):
     return np.dtype(np.uint8)
 
 
+def _check_zero_point_shape(op, scale, zp):
+    """ShapeError unless the zero point has the scale's shape, as the spec asks (one
+    value each counts as the same shape: () and (1,))."""
+    if zp is None:
+        return
+    s, z = np.shape(scale), np.shape(zp)
+    if s != z and not (np.size(scale) == 1 and np.size(zp) == 1):
+        raise ShapeError(f"{op}: zero point of shape {z} must have the scale's shape {s}")
+
+
 def _quantize_kernel(inputs, attrs, ctx):
     x, scale = inputs[0], inputs[1]
     zp = inputs[2] if len(inputs) > 2 else None
+    _check_zero_point_shape("QuantizeLinear", scale, zp)
     dtype = _output_dtype(attrs, None if zp is None else np.asarray(zp).dtype)
     if attrs.get("output_dtype") and zp is not None \
             and onnx_type_to_numpy(attrs["output_dtype"]) != dtype:
@@ -190,6 +201,7 @@ def _quantize_infer(attrs, inputs):
 def _dequantize_kernel(inputs, attrs, ctx):
     x, scale = inputs[0], inputs[1]
     zp = inputs[2] if len(inputs) > 2 else None
+    _check_zero_point_shape("DequantizeLinear", scale, zp)
     out = onnx_type_to_numpy(attrs["output_dtype"]) if attrs.get("output_dtype") else None
     return (dequantize(x, scale, zp, out, attrs["axis"], attrs["block_size"]),)
 
@@ -303,8 +315,17 @@ def _int_matmul(a, b):
     return np.rint(np.matmul(a, b))
 
 
+def _check_matmul_ranks(op, a, b):
+    """ShapeError unless both operands have rank 1 or more (matmul takes no scalars)."""
+    for name, v in (("A", a), ("B", b)):
+        if np.ndim(v) == 0:
+            raise ShapeError(f"{op}: {name} is a scalar; a matrix product takes operands "
+                             f"of rank 1 or more")
+
+
 def _matmul_integer_kernel(inputs, attrs, ctx):
     a, b = inputs[0], inputs[1]
+    _check_matmul_ranks("MatMulInteger", a, b)
     azp = inputs[2] if len(inputs) > 2 else None
     bzp = inputs[3] if len(inputs) > 3 else None
     y = _int_matmul(_shift_rows(a, azp), _shift_cols(b, bzp))
@@ -339,6 +360,7 @@ def _qlinear_matmul_kernel(inputs, attrs, ctx):
     a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp = inputs[:8]
     y_s = _single(y_scale, op, "y_scale")
     y_zp = _single(y_zp, op, "y_zero_point")
+    _check_matmul_ranks(op, a, b)
     a_shape, b_shape = np.shape(a), np.shape(b)
     f32 = np.float32
     rows = _per_slice(a_scale, a_shape, True, op, "a_scale", "a").astype(f32)

@@ -719,8 +719,8 @@ def _draw_invalid(rng):
     if what == "axis-scale-length":
         scale = np.full([n + int(rng.integers(1, 3))], 0.5, F32)
         zp = np.zeros(scale.shape, np.uint8)
-    elif what == "zp-shape":
-        zp = np.zeros([n + 1], np.uint8)
+    elif what == "zp-shape":   # the spec: the scale's shape
+        zp = np.zeros(_pick(rng, [[n + 1], [] if n > 1 else [2]]), np.uint8)
     elif what == "output-dtype":
         op, x = "QuantizeLinear", rng.standard_normal(shape).astype(F32)
         attrs["output_dtype"] = TensorProto.INT8
@@ -762,6 +762,8 @@ def _draw_invalid(rng):
         m, k, nn = (int(rng.integers(1, 5)) for _ in range(3))
         a = rng.integers(0, 256, [m, k]).astype(np.uint8)
         b = rng.integers(0, 256, [k + (what == "matmul-k"), nn]).astype(np.uint8)
+        if what == "matmul-k" and rng.random() < 0.25:   # or a scalar operand
+            a, b = (a.reshape(-1)[0], b[:k]) if rng.random() < 0.5 else (a, b.reshape(-1)[0])
         if what == "matmul-k":
             op = _pick(rng, ["MatMulInteger", "QLinearMatMul"])
             f, u = np.asarray(0.5, F32), np.asarray(0, np.uint8)
@@ -1142,6 +1144,39 @@ def test_blocked_scale_dims_off_the_axis_must_be_x_dims(op, symbolic):
                  opset=23, symbolic=symbolic)
     model, outs, feeds = build(case)
     with pytest.raises(og.errors.ShapeError, match="blocked"):
+        og.Session(from_onnx(model)).run(outs, feeds)
+
+
+# a zero point of another shape than its scale's (the spec: the same shape; onnxruntime
+# refuses it): numpy broadcast the one against the other; a ShapeError now
+@pytest.mark.parametrize("op", ["QuantizeLinear", "DequantizeLinear"])
+@pytest.mark.parametrize("shapes", [([3], []), ([], [3]), ([3], [1])])
+def test_zero_point_shape_must_be_the_scale_shape(op, shapes):
+    x = np.ones((2, 3), F32) if op == "QuantizeLinear" else np.ones((2, 3), np.uint8)
+    case = _case(op, [(op, ["in0", "in1", "in2"], ["out0"], {"axis": 1})],
+                 [(x, "x"), (np.full(shapes[0], 0.5, F32), "c"),
+                  (np.zeros(shapes[1], np.uint8), "c")], opset=21, symbolic=True)
+    model, outs, feeds = build(case)
+    with pytest.raises(og.errors.ShapeError, match="zero point"):
+        og.Session(from_onnx(model)).run(outs, feeds)
+
+
+# MatMulInteger and QLinearMatMul of a 0-d operand (matmul takes rank 1+): numpy's
+# matmul failed in the kernel ("matmul: Input operand 0 does not have enough
+# dimensions"), wrapped as a kernel failure; a ShapeError now
+@pytest.mark.parametrize("op", ["MatMulInteger", "QLinearMatMul"])
+@pytest.mark.parametrize("scalar", [0, 1])
+def test_integer_matmul_of_a_scalar_is_a_shape_error(op, scalar):
+    ab = [np.ones((2, 3), np.uint8), np.ones((3, 2), np.uint8)]
+    ab[scalar] = np.asarray(2, np.uint8)
+    f, u = np.asarray(0.1, F32), np.asarray(0, np.uint8)
+    ins = [(ab[0], "x"), (ab[1], "x")] if op == "MatMulInteger" else \
+        [(ab[0], "x"), (f, "c"), (u, "c"), (ab[1], "x"), (f, "c"), (u, "c"), (f, "c"),
+         (u, "c")]
+    case = _case(op, [(op, [f"in{k}" for k in range(len(ins))], ["out0"], {})], ins,
+                 opset=13, symbolic=True)
+    model, outs, feeds = build(case)
+    with pytest.raises(og.errors.ShapeError):
         og.Session(from_onnx(model)).run(outs, feeds)
 
 
