@@ -35,8 +35,9 @@ scales, so that the float products and sums before the last QuantizeLinear are e
 INVALID draws (scales and zero points of the wrong shape or type, axes out of range,
 wrong block counts, mismatched integer-product zero points and conv channels) must
 raise a named onegraph error. `ONEGRAPH_SWEEP_EXAMPLES` sets the draws per op group
-(default: a CI-sized count, deterministic). FINDINGS are what the hunts (8000+ draws
-per group) found wrong in the Session.
+(default: a CI-sized count, deterministic). FINDINGS and the named-error tests at the
+end are what the hunts (17000+ draws per group over 8 seeds, 11000 invalid ones) and
+probes next to them found wrong in the Session.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ from .ort_draws import (OrtDiverges, OrtRefused, assert_clean_sweep,  # noqa: E4
                         check_draws, declare_inputs, draw_model, ort_run,
                         assert_outputs_close, show_case)
 
-# draws per op group (the hunts behind this file ran 2000 per group)
+# draws per op group (the hunts behind this file ran 2000-3000 per group and seed)
 _PER_OP = int(os.environ.get("ONEGRAPH_SWEEP_EXAMPLES", "50"))
 _Q_OPSETS = (13, 19, 21, 23, 24, 25)   # QuantizeLinear's versions onnxruntime runs
 
@@ -273,7 +274,12 @@ def _draw_quantize(rng):
     if qt in _FLOAT8 and rng.random() < 0.6:
         attrs["saturate"] = int(rng.random() < 0.5)
     if opset >= 23 and rng.random() < 0.1:
-        attrs["precision"] = _pick(rng, [TensorProto.FLOAT, TensorProto.FLOAT16])
+        attrs["precision"] = TensorProto.FLOAT
+        with np.errstate(over="ignore"):
+            if np.all(np.isfinite(scale.astype(F16))) and np.all(scale.astype(F16) > 0):
+                # (a scale float16 flushes to 0 would make 0 / 0, NaN, where x is 0:
+                # what an integer gets for NaN the spec does not say)
+                attrs["precision"] = _pick(rng, [TensorProto.FLOAT, TensorProto.FLOAT16])
 
     def x_for(shape):
         codes = _codes(rng, shape, qt)
