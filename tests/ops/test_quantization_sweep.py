@@ -568,7 +568,7 @@ def _draw_conv_integer(rng):
         ins.append((_operand(rng, zshape, w_dt, True), "c"))
         names.append("in3")
     case = _case("ConvInteger", [("ConvInteger", names, ["out0"], attrs)], ins, opset=13)
-    if rng.random() < 0.25 and "auto_pad" not in attrs:
+    if rng.random() < 0.25:
         case["symbolic"] = True
         case["second"] = [(_operand(rng, [int(rng.integers(1, 4))] + x_shape[1:], x_dt),
                            "x")] + ins[1:]
@@ -603,7 +603,7 @@ def _draw_qlinear_conv(rng):
         ins.append((rng.integers(-3000, 3000, [m]).astype(np.int32), "c"))
         names.append("in8")
     case = _case("QLinearConv", [("QLinearConv", names, ["out0"], attrs)], ins, opset=13)
-    if rng.random() < 0.25 and "auto_pad" not in attrs:
+    if rng.random() < 0.25:
         case["symbolic"] = True
         case["second"] = [(_operand(rng, [int(rng.integers(1, 4))] + x_shape[1:], x_dt),
                            "x")] + ins[1:]
