@@ -15,16 +15,16 @@ onnx.helper and checked by onnx.checker, whose top node is a Loop, a Scan or an 
 - If: cond fed 0-d or as a 1-element 1-D tensor (or computed), 1..3 outputs whose
   dims may differ between the branches (not their rank: the checker wants the main
   graph's outputs to state one).
-The bodies (and branches) compute from their inputs, the iteration number and values
-of the enclosing graphs (graph inputs, initializers, values computed in an enclosing
-body) with Add, Sub, Mul, Relu, ReduceSum, MatMul, Gather, Slice + Concat (a roll),
-Unsqueeze, Cast, Less, Greater, Not, Where and Identity, and nest an If or a Loop
-(two levels at most; a nested Loop may stack a scan output, summed into its result). The model runs in the Session and in onnxruntime (CPU); the
-outputs must agree in count, shape, dtype and value (ints and bools exactly). Each
-model then runs a second time in the same Session on new fed values (another trip
-count and condition; a Scan whose inputs are all fed with symbolic dims gets sequences
-of another length). A quarter of the draws give the graph inputs symbolic dims.
-Opsets 16 to the newest the installed onnx knows.
+The bodies (and branches) compute from their inputs, the iteration number and values of
+the enclosing graphs (graph inputs, initializers, values computed in an enclosing body)
+with Add, Sub, Mul, Relu, ReduceSum, MatMul, Gather, Slice + Concat (a roll), Unsqueeze,
+Cast, Less, Greater, Not, Where and Identity, and nest an If or a Loop (two levels at
+most; a nested Loop may stack a scan output, summed into its result). The model runs in
+the Session and in onnxruntime (CPU); the outputs must agree in count, shape, dtype and
+value (ints and bools exactly). Each model then runs a second time in the same Session
+on new fed values (another trip count and condition; a Scan whose inputs are all fed
+with symbolic dims gets sequences of another length). A quarter of the draws give the
+graph inputs symbolic dims. Opsets 16 to the newest the installed onnx knows.
 
 Where onnxruntime cannot serve as the oracle:
 - a Scan over sequences of length 0: it refuses the run ("Invalid dim0_offset of 0")
