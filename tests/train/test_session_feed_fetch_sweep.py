@@ -15,7 +15,7 @@ rewrites (`train/optimize.py`, `train/fuse_gelu.py`) fuse:
   Add 1, and the three Mul orders), MatMul -> Add -> [Relu], Add -> Relu chains;
 and plain ops: Add, Mul, Sub (by a constant, another tensor or a second graph input),
 Relu, Sigmoid, Tanh, MaxPool, GlobalAveragePool, Flatten, Gemm, Softmax, Transpose,
-Concat.
+Concat, and Split (two outputs: one may be fed while the other is computed).
 
 One Session then runs 3 to 6 (feeds, fetches) combinations in a random order, some of
 them again (the plan cache; each run feeds new values): 1 to 4 fetches among the graph
@@ -291,6 +291,24 @@ def _block_binary(net, x, pool):
     return net.op(_pick(net.rng, ["Add", "Mul", "Sub"]), ins, net.shapes[x])
 
 
+def _block_split(net, x, pool):
+    """A Split in two along the channels (the last axis of a 2-D tensor): one part goes
+    on, the other joins the pool (a node with two outputs, one of them maybe fed)."""
+    rng, shape = net.rng, net.shapes[x]
+    axis = 1
+    if shape[axis] < 2:
+        return _block_unary(net, x, pool)
+    first = int(rng.integers(1, shape[axis]))
+    a, b = net.add("Split", [x, net.ints([first, shape[axis] - first])], n_out=2, axis=axis)
+    for t, c in ((a, first), (b, shape[axis] - first)):
+        net.shapes[t] = shape[:axis] + (c,) + shape[axis + 1:]
+        net.mid.add(t)
+    keep, other = (a, b) if rng.random() < 0.5 else (b, a)
+    pool.append(other)
+    y = _block_unary(net, keep, pool)
+    return y
+
+
 def _block_maxpool(net, x, pool):
     return _maxpool(net, x)
 
@@ -349,11 +367,12 @@ def _block_concat2d(net, x, pool):
 _IMAGE_BLOCKS = [(_block_conv_bn_relu, 3), (_block_residual, 2), (_block_concat, 2),
                  (_block_shuffle, 1.5), (_block_avgpool_conv, 1.5), (_block_silu, 1),
                  (_block_gelu, 1), (_block_add_relu, 1.5), (_block_unary, 1),
-                 (_block_binary, 1), (_block_maxpool, 0.5), (_block_to_dense, 0.7)]
+                 (_block_binary, 1), (_block_maxpool, 0.5), (_block_split, 0.5),
+                 (_block_to_dense, 0.7)]
 _DENSE_BLOCKS = [(_block_matmul_add_relu, 2), (_block_gemm, 1.5), (_block_softmax, 1),
                  (_block_transpose, 0.5), (_block_concat2d, 0.7), (_block_silu, 1.5),
                  (_block_gelu, 1.5), (_block_add_relu, 1.5), (_block_unary, 1),
-                 (_block_binary, 1)]
+                 (_block_binary, 1), (_block_split, 0.5)]
 
 
 def _draw_graph(rng):
@@ -493,7 +512,16 @@ def _cut_model(model, fetches, feeds):
     fetches not fed become the outputs. (model, its outputs, its feeds)."""
     fed = set(feeds)
     nodes, _ = _needed(model, fetches, fed)
-    order = [n for n in model.graph.node if any(n is m for m in nodes)]
+    order = []
+    for n in model.graph.node:
+        if any(n is m for m in nodes):
+            # a fed output of a node still run for another is a graph input now
+            if any(o in fed for o in n.output):
+                n = helper.make_node(n.op_type, n.input,
+                                     [f"{o}_unused" if o in fed else o for o in n.output],
+                                     **{a.name: helper.get_attribute_value(a)
+                                        for a in n.attribute})
+            order.append(n)
     read = {i for n in order for i in n.input}
     inits = [t for t in model.graph.initializer if t.name in read and t.name not in fed]
     ins = [helper.make_tensor_value_info(
