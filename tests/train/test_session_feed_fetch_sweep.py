@@ -121,7 +121,11 @@ def _conv(net, x, m=None, k=None, stride=1, group=None, mid=True):
     if k is None:
         k = _pick(rng, [1, 3, 3]) if min(h, w) >= 3 else 1
     p = k // 2
-    ins = [x, net.weight((m, c // group, k, k), 1 / math.sqrt(c // group * k * k))]
+    wt = net.weight((m, c // group, k, k), 1 / math.sqrt(c // group * k * k))
+    if rng.random() < 0.15:   # weights computed from initializers: folded at plan time
+        wt = net.op("Mul", [wt, net.weight((m, 1, 1, 1), 0.5)], (m, c // group, k, k),
+                    mid=True)
+    ins = [x, wt]
     if rng.random() < 0.7:
         ins.append(net.weight((m,), 0.5))
     shape = (n, m, (h + 2 * p - k) // stride + 1, (w + 2 * p - k) // stride + 1)
@@ -175,6 +179,18 @@ def _block_conv_bn_relu(net, x, pool):
     if r < 0.4:   # a bias forwarded into a 1x1 Conv
         return _conv(net, y, k=1, group=1, mid=False)
     return y
+
+
+def _block_bn_relu_conv(net, x, pool):
+    """BatchNormalization -> Relu -> Conv (DenseNet's order): with positive BN scales
+    the Conv takes the scale and the BN step only clips."""
+    rng, c = net.rng, net.shapes[x][1]
+    gamma = rng.uniform(0.2, 1.5, c) * (1 if rng.random() < 0.8 else rng.choice([-1, 1], c))
+    params = [net.const(gamma, net.dtype), net.weight((c,), _pick(rng, [0.5, 3.0])),
+              net.weight((c,), 0.5), net.const(rng.uniform(0.5, 1.5, c), net.dtype)]
+    y = net.op("BatchNormalization", [x] + params, net.shapes[x], mid=True)
+    y = _relu(net, y, mid=True)
+    return _conv(net, y, group=1, mid=False)
 
 
 def _block_residual(net, x, pool):
@@ -365,7 +381,8 @@ def _block_concat2d(net, x, pool):
 
 
 _IMAGE_BLOCKS = [(_block_conv_bn_relu, 3), (_block_residual, 2), (_block_concat, 2),
-                 (_block_shuffle, 1.5), (_block_avgpool_conv, 1.5), (_block_silu, 1),
+                 (_block_shuffle, 1.5), (_block_avgpool_conv, 1.5),
+                 (_block_bn_relu_conv, 1), (_block_silu, 1),
                  (_block_gelu, 1), (_block_add_relu, 1.5), (_block_unary, 1),
                  (_block_binary, 1), (_block_maxpool, 0.5), (_block_split, 0.5),
                  (_block_to_dense, 0.7)]
@@ -392,7 +409,7 @@ def _draw_graph(rng):
         if dtype == np.float64:   # onnxruntime has no float64 Erf
             blocks = [b for b in blocks if b[0] is not _block_gelu]
         if rank == 4 and len(net.nodes) + 6 > target:   # room for small blocks only
-            blocks = blocks[5:]
+            blocks = blocks[6:]
         weights = np.array([w for _, w in blocks])
         block = blocks[int(rng.choice(len(blocks), p=weights / weights.sum()))][0]
         x = block(net, x, pool)
@@ -438,10 +455,32 @@ def _needed(model, fetches, fed):
 
 def _values(rng, case, names):
     """New values of the tensors `names`: normals, for weights between 0.5 and 1.5 (a
-    fed BatchNormalization variance stays positive)."""
+    fed BatchNormalization variance stays positive), a third of them in another
+    layout (`_layout`)."""
     shapes, weights, dtype = case["shapes"], case["weights"], case["dtype"]
-    return {n: np.asarray(rng.uniform(0.5, 1.5, shapes[n]) if n in weights
-                          else rng.standard_normal(shapes[n]), dtype) for n in names}
+    return {n: _layout(rng, np.asarray(rng.uniform(0.5, 1.5, shapes[n]) if n in weights
+                                       else rng.standard_normal(shapes[n]), dtype))
+            for n in names}
+
+
+def _layout(rng, v):
+    """`v` as it is, or its values Fortran-ordered, read-only, strided (every other
+    element of a larger array) or with negative strides: kernels get fed arrays as
+    they are."""
+    r = rng.random()
+    if r < 0.67 or v.ndim == 0:
+        return v
+    if r < 0.75:
+        return np.asfortranarray(v)
+    if r < 0.83:
+        v = v.copy()
+        v.setflags(write=False)
+        return v
+    if r < 0.92:
+        big = np.zeros(v.shape[:-1] + (2 * v.shape[-1],), v.dtype)
+        big[..., ::2] = v
+        return big[..., ::2]
+    return np.flip(np.flip(v).copy())
 
 
 def _draw_combo(rng, model, inputs, outs, mid, weights):
@@ -549,13 +588,25 @@ def _expected(model, combo, feeds):
 def _run_combo(session, rng, case, combo, where):
     """Run `combo` with new fed values in `session`, and check it against onnxruntime."""
     feeds = _values(rng, case, combo["fed"])
+    before = {n: v.copy() for n, v in feeds.items()}
     arg, flatten = _structure(combo)
     got = flatten(session.run(arg, feeds))
-    ref = _expected(case["model"], combo, feeds)
+    for n, v in feeds.items():
+        np.testing.assert_array_equal(v, before[n], err_msg=f"{where}: the run wrote "
+                                      f"into the array fed to {n}")
+    ref = _expected(case["model"], combo, before)
     assert_outputs_close(got, ref, where, _TOL)
     for f, g in zip(combo["fetches"], got):
         if f in feeds:   # TF1: a fetched fed tensor is its fed value
             np.testing.assert_array_equal(g, feeds[f], err_msg=f"{where}: fed {f}")
+    # the fetched arrays are the caller's: spoiling them changes no later run (and no
+    # fed array)
+    for g in got:
+        if isinstance(g, np.ndarray) and g.flags.writeable:
+            g[...] = 1e30
+    for n, v in feeds.items():
+        np.testing.assert_array_equal(v, before[n], err_msg=f"{where}: a fetched array "
+                                      f"is the array fed to {n}")
 
 
 def _check_refused(session, rng, case, combo, kind):
