@@ -17,6 +17,10 @@ and plain ops: Add, Mul, Sub (by a constant, another tensor or a second graph in
 Relu, Sigmoid, Tanh, MaxPool, GlobalAveragePool, Flatten, Gemm, Softmax, Transpose,
 Concat, and Split (two outputs: one may be fed while the other is computed).
 
+A third of the graphs leave the batch dim symbolic (constants broadcast over it, shuffles
+reshape with 0 or -1 for it): each run then feeds another batch size, so one plan meets
+several shapes (the fused kernels' per-shape memos).
+
 One Session then runs 3 to 6 (feeds, fetches) combinations in a random order, some of
 them again (the plan cache; each run feeds new values): 1 to 4 fetches among the graph
 inputs, outputs and intermediates (half the time inside a fusable chain: the Conv before
@@ -79,16 +83,17 @@ class _Net(GraphBuilder):
     """A graph being drawn: the GraphBuilder's nodes and initializers, plus the graph
     inputs, each tensor's shape, and the tensors inside fusable chains (`mid`)."""
 
-    def __init__(self, rng, dtype):
+    def __init__(self, rng, dtype, batch_free):
         super().__init__(rng)
-        self.dtype = np.dtype(dtype)
+        self.dtype, self.batch_free = np.dtype(dtype), batch_free
         self.inputs, self.shapes, self.mid = [], {}, set()
 
     def input(self, shape):
-        """A new graph input of `shape`; its name."""
+        """A new graph input of `shape` (its batch dim symbolic if `batch_free`)."""
         name = f"x{len(self.inputs)}"
+        dims = (["N"] if self.batch_free else []) + list(shape[self.batch_free:])
         self.inputs.append(helper.make_tensor_value_info(
-            name, helper.np_dtype_to_tensor_dtype(self.dtype), list(shape)))
+            name, helper.np_dtype_to_tensor_dtype(self.dtype), dims))
         self.shapes[name] = tuple(shape)
         return name
 
@@ -159,6 +164,8 @@ def _other(net, shape, pool):
         return net.weight((1, shape[1], 1, 1), 0.5)
     if rng.random() < 0.2:
         return net.scalar(rng.standard_normal())
+    if net.batch_free:   # broadcast over the batch
+        return net.weight((1,) + tuple(shape[1:]), 0.5)
     return net.weight(shape, 0.5)
 
 
@@ -239,11 +246,13 @@ def _block_shuffle(net, x, pool):
     y = _conv(net, x, m=m, group=1)
     if rng.random() < 0.5:
         y = _bn(net, y)
-    r1 = net.op("Reshape", [y, net.ints([n, g, m // g, h, w])], (n, g, m // g, h, w),
+    # a symbolic batch: 0 (copied) or -1 (inferred) for it
+    b1, b2 = (_pick(rng, [0, -1]), _pick(rng, [0, -1])) if net.batch_free else (n, n)
+    r1 = net.op("Reshape", [y, net.ints([b1, g, m // g, h, w])], (n, g, m // g, h, w),
                 mid=True)
     t = net.op("Transpose", [r1], (n, m // g, g, h, w), mid=True, perm=[0, 2, 1, 3, 4])
-    out = net.op("Reshape", [t, net.ints(_pick(rng, [[n, m, h, w], [n, -1, h, w]]))],
-                 (n, m, h, w))
+    shape2 = _pick(rng, [[b2, m, h, w], [b2, -1, h, w] if b2 != -1 else [b2, m, h, w]])
+    out = net.op("Reshape", [t, net.ints(shape2)], (n, m, h, w))
     if rng.random() < 0.4:
         out = _conv(net, out, group=m, k=3 if min(h, w) >= 3 else 1, mid=False)
     return out
@@ -371,7 +380,7 @@ def _block_transpose(net, x, pool):
 
 def _block_concat2d(net, x, pool):
     rng = net.rng
-    axis = int(rng.integers(0, 2))
+    axis = 1 if net.batch_free else int(rng.integers(0, 2))
     same = [t for t in pool if len(net.shapes[t]) == 2
             and net.shapes[t][1 - axis] == net.shapes[x][1 - axis]]
     o = _pick(rng, same)
@@ -395,7 +404,7 @@ _DENSE_BLOCKS = [(_block_matmul_add_relu, 2), (_block_gemm, 1.5), (_block_softma
 def _draw_graph(rng):
     """(model, graph input names, graph output names, mid tensors) of one draw."""
     dtype = np.float64 if rng.random() < 0.2 else np.float32
-    net = _Net(rng, dtype)
+    net = _Net(rng, dtype, batch_free=rng.random() < 0.3)
     if dtype == np.float32 and rng.random() < 0.8:
         x = net.input((int(rng.integers(1, 3)), int(rng.integers(1, 7)),
                        int(rng.integers(2, 8)), int(rng.integers(2, 8))))
@@ -408,6 +417,8 @@ def _draw_graph(rng):
         blocks = _IMAGE_BLOCKS if rank == 4 else _DENSE_BLOCKS
         if dtype == np.float64:   # onnxruntime has no float64 Erf
             blocks = [b for b in blocks if b[0] is not _block_gelu]
+        if net.batch_free:   # the batch stays the first dim
+            blocks = [b for b in blocks if b[0] is not _block_transpose]
         if rank == 4 and len(net.nodes) + 6 > target:   # room for small blocks only
             blocks = blocks[6:]
         weights = np.array([w for _, w in blocks])
@@ -425,7 +436,8 @@ def _draw_graph(rng):
                               initializer=net.initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = helper.find_min_ir_version_for([helper.make_opsetid("", opset)])
-    return model, [i.name for i in net.inputs], outs, net.mid, net.shapes, net.dtype
+    return model, [i.name for i in net.inputs], outs, net.mid, net.shapes, net.dtype, \
+        net.batch_free
 
 
 # --------------------------------------------------------------------------------------
@@ -458,8 +470,13 @@ def _values(rng, case, names):
     fed BatchNormalization variance stays positive), a third of them in another
     layout (`_layout`)."""
     shapes, weights, dtype = case["shapes"], case["weights"], case["dtype"]
+    # a symbolic batch: another one each run (the same one for every fed tensor)
+    batch = int(rng.integers(1, 4)) if case["batched"] else None
+
+    def shape(n):
+        return (batch,) + shapes[n][1:] if batch and n in case["batched"] else shapes[n]
     return {n: _layout(rng, np.asarray(rng.uniform(0.5, 1.5, shapes[n]) if n in weights
-                                       else rng.standard_normal(shapes[n]), dtype))
+                                       else rng.standard_normal(shape(n)), dtype))
             for n in names}
 
 
@@ -630,10 +647,19 @@ def _check_refused(session, rng, case, combo, kind):
     raise AssertionError(f"{kind} ({missing or ''}): the Session takes it")
 
 
+def _batched(model, inputs):
+    """The tensors computed from the graph inputs (whose first dim is the batch)."""
+    out = set(inputs)
+    for n in model.graph.node:
+        if any(i in out for i in n.input):
+            out.update(n.output)
+    return out
+
+
 def _draw(i, seed=0):
     """Draw i of the sweep: the graph, its combinations and the order of the runs."""
     rng = np.random.default_rng([seed, i])
-    model, inputs, outs, mid, shapes, dtype = _draw_graph(rng)
+    model, inputs, outs, mid, shapes, dtype, batch_free = _draw_graph(rng)
     # the float weights (not the Reshape shapes)
     weights = [t.name for t in model.graph.initializer
                if t.data_type == helper.np_dtype_to_tensor_dtype(np.dtype(dtype))]
@@ -649,7 +675,8 @@ def _draw(i, seed=0):
         runs.append(("missing input", _pick(rng, missing)))
     order = [runs[j] for j in rng.permutation(len(runs))]
     return dict(draw=i, seed=seed, model=model, combos=combos, runs=order, shapes=shapes,
-                weights=set(weights), dtype=dtype, rng=rng)
+                weights=set(weights), dtype=dtype, batched=_batched(model, inputs)
+                if batch_free else set(), rng=rng)
 
 
 def _show(case):
