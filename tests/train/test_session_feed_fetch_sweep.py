@@ -25,7 +25,8 @@ One Session then runs 3 to 6 (feeds, fetches) combinations in a random order, so
 them again (the plan cache; each run feeds new values): 1 to 4 fetches among the graph
 inputs, outputs and intermediates (half the time inside a fusable chain: the Conv before
 its BatchNormalization, the Sigmoid of a SiLU, the Erf of a Gelu, ...), now and then one
-fetched twice or one that is also fed; feeds of the graph inputs the fetches need, half
+fetched twice or one that is also fed, now and then a fetch or feed by its TF1 name
+"t:0"; feeds of the graph inputs the fetches need, half
 the time also 1 or 2 intermediates (again mostly inside chains), and then the graph
 inputs no longer needed only sometimes (the Session must not ask for them), and now and
 then a weight (an initializer: the fusions must use the fed value, not fold the
@@ -536,12 +537,16 @@ def _draw_combo(rng, model, inputs, outs, mid, weights):
     fed.update(i for i in spare if how < 0.3 or (how < 0.6 and rng.random() < 0.5))
     structure = _pick(rng, ["list", "tuple", "dict", "nested"]
                       + (["single"] if len(fetches) == 1 else []))
-    return dict(fetches=fetches, fed=sorted(fed), structure=structure, needs=needs)
+    # now and then a fetch or feed by its TF1 name "t:0" (the same tensor)
+    spelled = [f + ":0" if rng.random() < 0.08 else f for f in fetches]
+    keys = {t: t + ":0" if rng.random() < 0.08 else t for t in fed}
+    return dict(fetches=fetches, spelled=spelled, fed=sorted(fed), keys=keys,
+                structure=structure, needs=needs)
 
 
 def _structure(combo):
     """The fetches argument of `combo` and a function flattening a result of it."""
-    f, how = combo["fetches"], combo["structure"]
+    f, how = combo["spelled"], combo["structure"]
     if how == "list":
         return list(f), lambda r: (isinstance(r, list) or _bad(r, how)) and list(r)
     if how == "tuple":
@@ -602,12 +607,14 @@ def _expected(model, combo, feeds):
     return [feeds[f] if f in feeds else got[f] for f in combo["fetches"]]
 
 
-def _run_combo(session, rng, case, combo, where):
-    """Run `combo` with new fed values in `session`, and check it against onnxruntime."""
+def _run_combo(session, rng, case, combo, where, kept):
+    """Run `combo` with new fed values in `session`, and check it against onnxruntime.
+    `kept` holds (array, copy) of fetched arrays of earlier runs, which must not change;
+    this run's join it, or are spoiled (writing into them must change nothing else)."""
     feeds = _values(rng, case, combo["fed"])
     before = {n: v.copy() for n, v in feeds.items()}
     arg, flatten = _structure(combo)
-    got = flatten(session.run(arg, feeds))
+    got = flatten(session.run(arg, {combo["keys"][n]: v for n, v in feeds.items()}))
     for n, v in feeds.items():
         np.testing.assert_array_equal(v, before[n], err_msg=f"{where}: the run wrote "
                                       f"into the array fed to {n}")
@@ -616,11 +623,22 @@ def _run_combo(session, rng, case, combo, where):
     for f, g in zip(combo["fetches"], got):
         if f in feeds:   # TF1: a fetched fed tensor is its fed value
             np.testing.assert_array_equal(g, feeds[f], err_msg=f"{where}: fed {f}")
-    # the fetched arrays are the caller's: spoiling them changes no later run (and no
-    # fed array)
-    for g in got:
+    for k, (g, copy) in enumerate(kept):
+        np.testing.assert_array_equal(g, copy, err_msg=f"{where}: an array fetched "
+                                      f"before ({k}) changed")
+    if rng.random() < 0.5:
+        kept += [(g, g.copy()) for g in got if isinstance(g, np.ndarray)]
+        return
+    # the fetched arrays are the caller's: spoiling one changes no other (a fetch
+    # repeated gives one array), no fed array and no later run
+    copies = [np.array(g) for g in got]
+    for k, g in enumerate(got):
         if isinstance(g, np.ndarray) and g.flags.writeable:
             g[...] = 1e30
+            for j, (h, c) in enumerate(zip(got, copies)):
+                if j > k and all(h is not e for e in got[:k + 1]):   # not spoiled yet
+                    np.testing.assert_array_equal(h, c, err_msg=f"{where}: spoiling "
+                                                  f"fetch {k} changed fetch {j}")
     for n, v in feeds.items():
         np.testing.assert_array_equal(v, before[n], err_msg=f"{where}: a fetched array "
                                       f"is the array fed to {n}")
@@ -691,12 +709,12 @@ def check_case(case, _i=0):
     """Run the case's combinations in one Session in its order, each against
     onnxruntime; AssertionError on a mismatch, OrtRefused where onnxruntime refuses."""
     session = og.Session(from_onnx(case["model"]))
-    rng = case["rng"]
+    rng, kept = case["rng"], []
     for step, (kind, k) in enumerate(case["runs"]):
         combo = case["combos"][k]
         where = f"run {step} ({kind} of combo {k})"
         if kind == "run":
-            _run_combo(session, rng, case, combo, where)
+            _run_combo(session, rng, case, combo, where, kept)
         else:
             _check_refused(session, rng, case, combo, kind)
 
