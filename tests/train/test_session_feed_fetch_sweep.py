@@ -365,8 +365,12 @@ def _block_gemm(net, x, pool):
     trans = int(rng.integers(0, 2))
     ins = [x, net.weight((m, k) if trans else (k, m), 1 / math.sqrt(k))]
     if rng.random() < 0.7:
-        ins.append(net.weight((m,), 0.5))
-    y = net.op("Gemm", ins, (n, m), mid=True, transB=trans)
+        shapes = [(m,), (m,), (1, m), ()] + ([] if net.batch_free else [(n, m)])
+        ins.append(net.weight(_pick(rng, shapes), 0.5))
+    attrs = {}
+    if rng.random() < 0.3:
+        attrs = dict(alpha=float(rng.uniform(-2, 2)), beta=float(rng.uniform(-2, 2)))
+    y = net.op("Gemm", ins, (n, m), mid=True, transB=trans, **attrs)
     return _relu(net, y) if rng.random() < 0.5 else y
 
 
@@ -471,14 +475,17 @@ def _values(rng, case, names):
     fed BatchNormalization variance stays positive), a third of them in another
     layout (`_layout`)."""
     shapes, weights, dtype = case["shapes"], case["weights"], case["dtype"]
+    # now and then a float32 tensor fed float64 values (the Session casts them)
+    wide = [np.float64 if dtype == np.float32 and rng.random() < 0.05 else dtype
+            for _ in names]
     # a symbolic batch: another one each run (the same one for every fed tensor)
     batch = int(rng.integers(1, 4)) if case["batched"] else None
 
     def shape(n):
         return (batch,) + shapes[n][1:] if batch and n in case["batched"] else shapes[n]
     return {n: _layout(rng, np.asarray(rng.uniform(0.5, 1.5, shapes[n]) if n in weights
-                                       else rng.standard_normal(shape(n)), dtype))
-            for n in names}
+                                       else rng.standard_normal(shape(n)), dt))
+            for n, dt in zip(names, wide)}
 
 
 def _layout(rng, v):
@@ -598,9 +605,10 @@ def _cut_model(model, fetches, feeds):
     return cut, outs, {i.name: feeds[i.name] for i in ins}
 
 
-def _expected(model, combo, feeds):
-    """onnxruntime's value of each fetch (a fed one: its fed value; a weight: its
-    initializer)."""
+def _expected(model, combo, feeds, dtype):
+    """onnxruntime's value of each fetch (a fed one: its fed value, of `dtype`; a
+    weight: its initializer)."""
+    feeds = {n: v.astype(dtype, copy=False) for n, v in feeds.items()}
     cut, outs, ort_feeds = _cut_model(model, combo["fetches"], feeds)
     got = dict(zip(outs, ort_run(cut, outs, ort_feeds))) if outs else {}
     got.update((t.name, numpy_helper.to_array(t)) for t in model.graph.initializer)
@@ -618,11 +626,12 @@ def _run_combo(session, rng, case, combo, where, kept):
     for n, v in feeds.items():
         np.testing.assert_array_equal(v, before[n], err_msg=f"{where}: the run wrote "
                                       f"into the array fed to {n}")
-    ref = _expected(case["model"], combo, before)
+    ref = _expected(case["model"], combo, before, case["dtype"])
     assert_outputs_close(got, ref, where, _TOL)
     for f, g in zip(combo["fetches"], got):
-        if f in feeds:   # TF1: a fetched fed tensor is its fed value
-            np.testing.assert_array_equal(g, feeds[f], err_msg=f"{where}: fed {f}")
+        if f in feeds:   # TF1: a fetched fed tensor is its fed value (cast)
+            np.testing.assert_array_equal(g, feeds[f].astype(case["dtype"]),
+                                          err_msg=f"{where}: fed {f}")
     for k, (g, copy) in enumerate(kept):
         np.testing.assert_array_equal(g, copy, err_msg=f"{where}: an array fetched "
                                       f"before ({k}) changed")
@@ -726,3 +735,4 @@ def sweep(count, seed=0):
 
 def test_random_feeds_and_fetches_match_onnxruntime():
     assert_clean_sweep(*sweep(_DRAWS))
+
