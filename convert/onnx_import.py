@@ -342,6 +342,22 @@ def _type_info(type_proto, where: str) -> tuple:
     return dtype, tuple(dims), tuple(containers), tuple(names) if any(names) else None
 
 
+def _fill_untyped(stated: tuple, declared: tuple) -> tuple:
+    """The `_type_info` tuple `stated` with what it leaves open (an undefined dtype, no
+    shape) taken from `declared`, another declaration of the same value of the same
+    containers (a graph input that is also a graph output); `stated` as it is else."""
+    if stated == _UNTYPED:   # no type at all
+        return declared
+    dtype, shape, containers, dim_names = stated
+    if containers != declared[2]:
+        return stated
+    if dtype is DType.UNDEFINED:
+        dtype = declared[0]
+    if shape is None:
+        shape, dim_names = declared[1], declared[3]
+    return dtype, shape, containers, dim_names
+
+
 def _add_typed(g: Graph, name: str, typed: tuple) -> int:
     """Add tensor `name` with a (dtype, shape, containers, dim_names) tuple; returns
     its index."""
@@ -2020,8 +2036,14 @@ class _Importer:
         for kind, vis in (("input", gp.input), ("output", gp.output)):
             for vi in vis:
                 if vi.name:
-                    info[vi.name] = _type_info(vi.type if vi.HasField("type") else None,
-                                               f"{where_g} {kind} {vi.name!r}")
+                    typed = _type_info(vi.type if vi.HasField("type") else None,
+                                       f"{where_g} {kind} {vi.name!r}")
+                    if kind == "output" and vi.name in info:
+                        # a graph input given out as it is: what the output leaves
+                        # unsaid (no type, or no shape) the input's declaration says,
+                        # else its feeds would go unchecked and uncast
+                        typed = _fill_untyped(typed, info[vi.name])
+                    info[vi.name] = typed
         for vi in gp.value_info:
             if vi.name and vi.name not in info:
                 info[vi.name] = _type_info(vi.type if vi.HasField("type") else None,

@@ -736,3 +736,27 @@ def sweep(count, seed=0):
 def test_random_feeds_and_fetches_match_onnxruntime():
     assert_clean_sweep(*sweep(_DRAWS))
 
+
+# --------------------------------------------------------------------------------------
+# Fixed cases the sweep found
+# --------------------------------------------------------------------------------------
+
+
+def test_a_graph_input_also_an_untyped_output_keeps_its_type():
+    # a graph input that is also a graph output declared without a type (as
+    # onnx.helper.make_empty_tensor_value_info makes it) lost its dtype and shape:
+    # a float64 feed was not cast (the graph ran in float64) nor a wrong shape refused
+    nodes = [helper.make_node("Relu", ["x"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3])],
+        [helper.make_empty_tensor_value_info("x"),
+         helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    session = og.Session(from_onnx(model))
+    x = np.linspace(-1, 1, 6).reshape(2, 3)
+    got_x, got_y = session.run(["x", "y"], {"x": x})
+    assert got_x.dtype == got_y.dtype == np.float32
+    np.testing.assert_array_equal(got_x, x.astype(np.float32))
+    np.testing.assert_array_equal(got_y, np.maximum(x, 0).astype(np.float32))
+    with pytest.raises(OneGraphError, match="shape"):
+        session.run("y", {"x": np.zeros((3, 2), np.float32)})
