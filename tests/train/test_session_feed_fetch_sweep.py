@@ -1,12 +1,14 @@
 """A random differential sweep of the Session's pruning, feeding and fetching.
 
 Each draw builds, from a seeded numpy generator, an ONNX graph (onnx.helper, opsets 17 to
-21) of about 4 to 20 nodes with random weights as initializers, float32 (a fifth of the
-draws float64, with dense blocks only and no Gelu: onnxruntime has no float64 Erf), out
-of blocks that the Session's plan-time
+21) of about 4 to 20 nodes with random weights as initializers (its outputs declared
+without types), float32 (a fifth of the draws float64, with dense blocks only and no
+Gelu: onnxruntime has no float64 Erf), out of blocks that the Session's plan-time
 rewrites (`train/optimize.py`, `train/fuse_gelu.py`) fuse:
 - Conv -> [BatchNormalization] -> [Mul / Add by a per-channel constant] -> [Relu]
-  -> [MaxPool | 1x1 Conv];
+  -> [MaxPool | 1x1 Conv], the Conv's weights now and then a Mul of initializers
+  (folded at plan time);
+- BatchNormalization -> Relu -> Conv (the Conv takes the BN scale);
 - Conv -> [BatchNormalization] -> Add(residual) -> [Relu];
 - a Concat of two Conv [-> Relu] outputs (or of one's and its input) -> [Conv | MaxPool];
 - Conv -> Reshape (N, g, C/g, H, W) -> Transpose (0, 2, 1, 3, 4) -> Reshape (a shuffle);
@@ -14,32 +16,37 @@ rewrites (`train/optimize.py`, `train/fuse_gelu.py`) fuse:
 - x * Sigmoid(x) (SiLU), Gelu spelled with Erf (Div by sqrt 2 or Mul by 1/sqrt 2, Erf,
   Add 1, and the three Mul orders), MatMul -> Add -> [Relu], Add -> Relu chains;
 and plain ops: Add, Mul, Sub (by a constant, another tensor or a second graph input),
-Relu, Sigmoid, Tanh, MaxPool, GlobalAveragePool, Flatten, Gemm, Softmax, Transpose,
-Concat, and Split (two outputs: one may be fed while the other is computed).
+Relu, Sigmoid, Tanh, MaxPool, GlobalAveragePool, Flatten, Gemm (alpha, beta, bias
+shapes), Softmax, Transpose, Concat, and Split (two outputs: one may be fed while the
+other is computed).
 
 A third of the graphs leave the batch dim symbolic (constants broadcast over it, shuffles
 reshape with 0 or -1 for it): each run then feeds another batch size, so one plan meets
 several shapes (the fused kernels' per-shape memos).
 
 One Session then runs 3 to 6 (feeds, fetches) combinations in a random order, some of
-them again (the plan cache; each run feeds new values): 1 to 4 fetches among the graph
-inputs, outputs and intermediates (half the time inside a fusable chain: the Conv before
-its BatchNormalization, the Sigmoid of a SiLU, the Erf of a Gelu, ...), now and then one
-fetched twice or one that is also fed, now and then a fetch or feed by its TF1 name
-"t:0"; feeds of the graph inputs the fetches need, half
-the time also 1 or 2 intermediates (again mostly inside chains), and then the graph
-inputs no longer needed only sometimes (the Session must not ask for them), and now and
-then a weight (an initializer: the fusions must use the fed value, not fold the
-initializer); a fetched weight is its initializer's value; fetch
-structures list, tuple, dict, a dict of a list, or a single name. The oracle is
-onnxruntime on the model cut at the fed tensors (they become graph inputs, the nodes
-computing them are dropped, the fetches become graph outputs); a fetched fed tensor must
-come back as fed. Between the valid runs, the same Session must refuse an unknown fed
-tensor, an unknown fetch and a combination missing a graph input its fetches need with a
-named onegraph error (the last naming the input), and go on running right.
+them again (the plan cache; each run feeds new values):
+- 1 to 4 fetches among the graph inputs, outputs, intermediates (half the time inside a
+  fusable chain: the Conv before its BatchNormalization, the Sigmoid of a SiLU, the Erf
+  of a Gelu, ...) and weights, now and then one fetched twice or one also fed, as a
+  list, tuple, dict, dict of a list, or a single name;
+- feeds of the graph inputs the fetches need, half the time also 1 or 2 intermediates
+  (again mostly inside chains), then the graph inputs no longer needed only sometimes
+  (the Session must not ask for them), now and then a weight (the fusions must use the
+  fed value, not fold the initializer); a third of the fed arrays come Fortran-ordered,
+  read-only, strided or flipped, a few float64 for float32 tensors (cast, TF1-style);
+- now and then a fetch or feed by its TF1 name "t:0".
+The oracle is onnxruntime on the model cut at the fed tensors (they become graph
+inputs, the nodes computing them are dropped, the fetches become graph outputs); a
+fetched fed tensor must come back as fed, a fetched weight as its initializer. Fed
+arrays must stay unchanged; fetched arrays are the caller's: earlier runs' must not
+change, and spoiling one must change no other and no later run. Between the valid runs,
+the same Session must refuse an unknown fed tensor, an unknown fetch and a combination
+missing a graph input its fetches need with a named onegraph error (the last naming the
+input), and go on running right.
 
 `ONEGRAPH_SWEEP_EXAMPLES` sets the number of draws (default: a CI-sized count,
-deterministic); a failure names its draw, which `_draw(i)` builds again.
+deterministic); a failure names its draw, which `_draw(i, seed)` builds again.
 """
 
 from __future__ import annotations
