@@ -303,11 +303,7 @@ def _draw_quantize(rng):
     if out == "q0":
         nodes.append(("Cast", ["q0"], ["out0"], {"to": TensorProto.FLOAT}))
     case = _case("QuantizeLinear", nodes, ins, opset=opset)
-    new = _rebatch(rng, shape, _kept_dims(shape, mode, axis))
-    if new is not None and rng.random() < 0.3:
-        case["symbolic"] = True
-        case["second"] = [(x_for(new), "x")] + ins[1:]
-    return case
+    return _maybe_second_batch(rng, case, shape, mode, axis, x_for, ins)
 
 
 def _kept_dims(shape, mode, axis):
@@ -317,6 +313,16 @@ def _kept_dims(shape, mode, axis):
     if mode == "block":
         return set(range(len(shape)))
     return {(1 if axis is None else axis) % len(shape)}
+
+
+def _maybe_second_batch(rng, case, shape, mode, axis, x_for, ins):
+    """`case`, now and then with a second run on x of another batch (symbolic dims; the
+    dims the scale reads are kept, see _kept_dims) and the same other inputs `ins`."""
+    new = _rebatch(rng, shape, _kept_dims(shape, mode, axis))
+    if new is not None and rng.random() < 0.3:
+        case["symbolic"] = True
+        case["second"] = [(x_for(new), "x")] + ins[1:]
+    return case
 
 
 def _draw_dequantize(rng):
@@ -347,11 +353,7 @@ def _draw_dequantize(rng):
     if out_bf16:   # onnxruntime's Python API gives no bfloat16 arrays
         nodes.append(("Cast", ["d0"], ["out0"], {"to": TensorProto.FLOAT}))
     case = _case("DequantizeLinear", nodes, ins, opset=opset)
-    new = _rebatch(rng, shape, _kept_dims(shape, mode, axis))
-    if new is not None and rng.random() < 0.3:
-        case["symbolic"] = True
-        case["second"] = [(x_for(new), "x")] + ins[1:]
-    return case
+    return _maybe_second_batch(rng, case, shape, mode, axis, x_for, ins)
 
 
 def _draw_qdq_roundtrip(rng):
