@@ -35,6 +35,12 @@ def ort_run(model, outs, feeds, optimize=True):
         raise OrtRefused(str(e)[:300]) from e
 
 
+def as_initializers(inputs):
+    """A case's (value, how) inputs with every fed one ("x") made an initializer ("c"):
+    an all-constant model, which the Session may fold."""
+    return [(v, "c" if h == "x" else h) for v, h in inputs]
+
+
 def check_draws(cases, check, show, errors=Exception):
     """Run check(case, i) on each case of the iterable `cases` (drawn lazily, so a
     sweep's generator keeps its order of random draws); returns (checked, refused,

@@ -43,7 +43,7 @@ from onegraph.convert import from_onnx  # noqa: E402
 
 from .ort_draws import (OrtDiverges, OrtRefused, assert_clean_sweep,  # noqa: E402
                         check_draws, declare_inputs, draw_model, ort_run,
-                        assert_outputs_close, show_case)
+                        as_initializers, assert_outputs_close, show_case)
 
 # draws per op (the hunts behind this file ran 2000+ per op)
 _PER_OP = int(os.environ.get("ONEGRAPH_SWEEP_EXAMPLES", "30"))
@@ -978,7 +978,7 @@ def sweep(kind, count, seed=0):
         for _ in range(count):
             case = DRAWS[kind](rng, kind)
             if rng.random() < 0.08:   # every input an initializer: the Session folds it
-                case["inputs"] = [(v, "c" if h == "x" else h) for v, h in case["inputs"]]
+                case["inputs"] = as_initializers(case["inputs"])
             elif rng.random() < 0.25:
                 case["symbolic"] = True
             yield case

@@ -59,7 +59,7 @@ from onegraph.convert import from_onnx  # noqa: E402
 from ..ort_int8 import weight_codes  # noqa: E402
 from .ort_draws import (OrtDiverges, OrtRefused, assert_clean_sweep,  # noqa: E402
                         check_draws, declare_inputs, draw_model, ort_run,
-                        assert_outputs_close, show_case)
+                        as_initializers, assert_outputs_close, show_case)
 
 # draws per op group (the hunts behind this file ran 2000-3000 per group and seed)
 _PER_OP = int(os.environ.get("ONEGRAPH_SWEEP_EXAMPLES", "50"))
@@ -570,6 +570,12 @@ def _draw_conv_integer(rng):
         ins.append((_operand(rng, zshape, w_dt, True), "c"))
         names.append("in3")
     case = _case("ConvInteger", [("ConvInteger", names, ["out0"], attrs)], ins, opset=13)
+    return _maybe_second_conv_batch(rng, case, x_shape, x_dt, ins)
+
+
+def _maybe_second_conv_batch(rng, case, x_shape, x_dt, ins):
+    """`case`, now and then with a second run on an x of another batch size (symbolic
+    dims) and the same other inputs `ins`."""
     if rng.random() < 0.25:
         case["symbolic"] = True
         case["second"] = [(_operand(rng, [int(rng.integers(1, 4))] + x_shape[1:], x_dt),
@@ -605,11 +611,7 @@ def _draw_qlinear_conv(rng):
         ins.append((rng.integers(-3000, 3000, [m]).astype(np.int32), "c"))
         names.append("in8")
     case = _case("QLinearConv", [("QLinearConv", names, ["out0"], attrs)], ins, opset=13)
-    if rng.random() < 0.25:
-        case["symbolic"] = True
-        case["second"] = [(_operand(rng, [int(rng.integers(1, 4))] + x_shape[1:], x_dt),
-                           "x")] + ins[1:]
-    return case
+    return _maybe_second_conv_batch(rng, case, x_shape, x_dt, ins)
 
 
 # --------------------------------------------------------------------------------------
@@ -1057,8 +1059,8 @@ def sweep(kind, count, seed=0):
             case = DRAWS[kind](rng)
             if rng.random() < 0.12:   # every input an initializer (packed 4/2-bit data
                 # among them): the Session may fold the model
-                case = dict(case, inputs=[(v, "c" if h == "x" else h)
-                                          for v, h in case["inputs"]], symbolic=False)
+                case = dict(case, inputs=as_initializers(case["inputs"]),
+                            symbolic=False)
                 case.pop("second", None)
             yield case
     return check_draws(cases(), check_case, show_case)

@@ -38,7 +38,7 @@ from onegraph.convert import from_onnx  # noqa: E402
 
 from .ort_draws import (OrtDiverges, OrtRefused, assert_clean_sweep,  # noqa: E402
                         check_draws, declare_inputs, draw_model, ort_run,
-                        assert_outputs_close, show_case)
+                        as_initializers, assert_outputs_close, show_case)
 
 # draws per op (the hunts behind this file ran 3000+ per op)
 _PER_OP = int(os.environ.get("ONEGRAPH_SWEEP_EXAMPLES", "50"))
@@ -934,7 +934,7 @@ def sweep(kind, count, seed=0):
             if rng.random() < 0.25:
                 case["symbolic"] = True
             elif rng.random() < 0.1:   # every input an initializer: the Session may fold it
-                case["inputs"] = [(v, "c" if h == "x" else h) for v, h in case["inputs"]]
+                case["inputs"] = as_initializers(case["inputs"])
             yield case
     return check_draws(cases(), check_case, show)
 
