@@ -1133,7 +1133,8 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None,
     so this is the inverse-CDF method, exact in distribution: u uniform on
     [Phi(-2), Phi(2)] (as z = 2u - 1 uniform on [-erf(sqrt 2), erf(sqrt 2)]), then
     sqrt(2) erfinv(z), with erfinv computed from the Erf op to the precision of
-    dtype (float32 for float16 and float32; see `_erfinv`). Built under the name scope `name` ('truncated_normal').
+    dtype (float32 for float16 and float32; see `_erfinv`). Built under the name scope
+    `name` ('truncated_normal').
     mean and stddev must be Python numbers (TF1 also takes tensors).
 
     {seeds}

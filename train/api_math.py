@@ -523,8 +523,8 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=DType.FLOAT32,
 
 # EyeLike's output types; others are made in float32 and cast
 _EYE_LIKE_DTYPES = (
-    DType.FLOAT16, DType.FLOAT32, DType.FLOAT64, DType.INT8, DType.INT16, DType.INT32, DType.INT64, DType.UINT8, DType.UINT16,
-    DType.UINT32, DType.UINT64, DType.BOOL)
+    DType.FLOAT16, DType.FLOAT32, DType.FLOAT64, DType.INT8, DType.INT16, DType.INT32,
+    DType.INT64, DType.UINT8, DType.UINT16, DType.UINT32, DType.UINT64, DType.BOOL)
 
 
 def _eye_at_run_time(num_rows, num_columns, batch_shape, dt, name) -> Tensor:

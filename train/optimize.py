@@ -48,7 +48,8 @@ The rewrites, in order:
 A rewrite only touches values nobody else reads: an intermediate consumed by exactly one
 step and neither fetched, fed nor a graph input/output. Plans using dead-value control
 flow (Switch/Merge) are left alone, and plans with subgraph ops (If/Loop/Scan, whose
-bodies read outer values by name) are only constant-folded. Free lists (`_Step.free`) are recomputed afterwards.
+bodies read outer values by name) are only constant-folded. Free lists (`_Step.free`)
+are recomputed afterwards.
 """
 
 from __future__ import annotations

@@ -702,7 +702,8 @@ class Adam(Optimizer):
 
     Raises:
         TypeError: beta1, beta2 or epsilon is not a number (or as `Optimizer`).
-        ValueError: beta1 or beta2 is outside [0, 1), epsilon is negative, or one is NaN or infinite.
+        ValueError: beta1 or beta2 is outside [0, 1), epsilon is negative, or one is NaN
+            or infinite.
     """
 
     weight_decay = 0.0

@@ -55,10 +55,17 @@ from .namespaces import make_math, make_random
 math = make_math(globals(), nn)       # TF1's tf.math names
 random = make_random(globals())       # TF1's tf.random names
 
-__all__ = sorted(set(_api_all) | set(_api_extra_all) | set(_api_math_all) | set(_debugging_all) | set(_state_all) | set(_api_compat_all) | set(_api_linalg_all) | set(_api_linalg_solve_all) | set(_api_special_all) | set(_api_strings_all) | {
+__all__ = sorted(
+    set(_api_all) | set(_api_extra_all) | set(_api_math_all) | set(_debugging_all)
+    | set(_state_all) | set(_api_compat_all) | set(_api_linalg_all)
+    | set(_api_linalg_solve_all) | set(_api_special_all) | set(_api_strings_all) | {
     "random_gamma", "random_poisson",
-    "bool", "math", "random", "case", "clip_by_global_norm", "clip_by_norm", "global_norm", "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices", "IndexedSlicesValue", "InteractiveSession", "RandomShuffleQueue", "RegisterGradient", "Session", "custom_gradient",
-    "get_default_session", "gradient_override_map", "gradients", "image", "layers", "losses", "metrics", "nn", "set_random_seed",
+    "bool", "math", "random", "case", "clip_by_global_norm", "clip_by_norm", "global_norm",
+    "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices",
+    "IndexedSlicesValue", "InteractiveSession", "RandomShuffleQueue", "RegisterGradient",
+    "Session", "custom_gradient",
+    "get_default_session", "gradient_override_map", "gradients", "image", "layers", "losses",
+    "metrics", "nn", "set_random_seed",
     "depth_to_space", "space_to_depth", "multinomial", "random_crop", "random_shuffle",
     "AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope", "variable_scope",
     "initializers", "constant_initializer", "glorot_normal_initializer",

@@ -44,9 +44,10 @@ from .graph import output_named, remove_innermost  # noqa: E402
 
 # Compiled plans a Session keeps (one per set of feeds, fetches and targets); past it
 # the least recently used is dropped (a train step run every step stays while an
-# evaluation loop goes through ever new fetch sets): each holds its fused weights (BN folded into a Conv, GEMM-ready
-# and Winograd forms), so a loop over ever new fetch sets would otherwise grow without
-# bound. TF1 programs use a handful (train step, loss, evaluation).
+# evaluation loop goes through ever new fetch sets): each holds its fused weights (BN
+# folded into a Conv, GEMM-ready and Winograd forms), so a loop over ever new fetch sets
+# would otherwise grow without bound. TF1 programs use a handful (train step, loss,
+# evaluation).
 MAX_PLANS = 32
 
 # What `run` says on a closed session (TF1: "Attempted to use a closed Session").

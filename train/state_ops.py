@@ -91,7 +91,8 @@ def _scatter_function(method: str, reduction: str, words: str, nd: bool):
     update.__doc__ = (
         f"{words} {picked}; repeated indices apply in order; the result is the new "
         f"value (TF1's `tf.{method}`). Updates have the shape the indices pick"
-        + ("" if nd else ", or are a scalar") + ".\n\n    Raises:\n        TypeError: ref is not a Variable, or name is "
+        + ("" if nd else ", or are a scalar")
+        + ".\n\n    Raises:\n        TypeError: ref is not a Variable, or name is "
         "not a str.\n        ShapeError: indices are not integers, or the updates' dtype "
         "or static\n            shape does not fit; at run time, an index out of "
         "range.\n        ExecutionError: at run time, an integer division by zero.\n    ")
@@ -116,6 +117,6 @@ scatter_nd_sub = _scatter_function("scatter_nd_sub", "sub", "Subtract `updates[j
                                    True)
 
 
-__all__ = ["assign", "assign_add", "assign_sub", "count_up_to", "scatter_add", "scatter_div", "scatter_max",
-           "scatter_min", "scatter_mul", "scatter_nd_add", "scatter_nd_sub",
+__all__ = ["assign", "assign_add", "assign_sub", "count_up_to", "scatter_add", "scatter_div",
+           "scatter_max", "scatter_min", "scatter_mul", "scatter_nd_add", "scatter_nd_sub",
            "scatter_nd_update", "scatter_sub", "scatter_update"]

@@ -178,7 +178,8 @@ def _compare_one(want, got, rtol, atol, where):
     assert got.shape == want.shape, f"{where}: shape {got.shape} != {want.shape}"
     if want.dtype == object or want.dtype.kind in "USO":
         assert [str(v) for v in got.reshape(-1).tolist()] == \
-            [v.decode() if isinstance(v, bytes) else str(v) for v in want.reshape(-1).tolist()], where
+            [v.decode() if isinstance(v, bytes) else str(v)
+             for v in want.reshape(-1).tolist()], where
         return
     assert got.dtype == want.dtype, f"{where}: dtype {got.dtype} != {want.dtype}"
     if want.dtype.kind in "biu":

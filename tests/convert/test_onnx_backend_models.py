@@ -11,15 +11,16 @@ reference outputs that `onnx.backend.test.BackendTest` runs as well as the node 
   chunk, clip, concat, index, max/min, pad, repeat, reduce, selu, sqrt, symbolic
   override, ...), with PyTorch's outputs.
 
-Each model must import (the old opsets through ONNX's version converter and the
-importer's legacy rewrites), run in the Session to the stored outputs at the runner's
-tolerances (rtol 1e-3, atol 1e-7, as `onnx.backend.test.loader` gives model cases), and
-come back from to_onnx as a model that passes the full ONNX checker and gives the stored
-outputs in onnxruntime (skipped where onnxruntime does not run the original either:
-StringNormalizer's case changes need an en_US.UTF-8 locale). The reference outputs come from PyTorch or from the case's
-author, so this checks the importer's reading of the old opsets too: the PReLU_*d_multiparam
-cases (opset 6, a slope per channel) failed before the legacy PRelu rewrite, and the two
-Gradient cases before the importer built ai.onnx.preview.training's Gradient.
+Each model must import (the old opsets through ONNX's version converter and the importer's
+legacy rewrites), run in the Session to the stored outputs at the runner's tolerances (rtol
+1e-3, atol 1e-7, as `onnx.backend.test.loader` gives model cases), and come back from
+to_onnx as a model that passes the full ONNX checker and gives the stored outputs in
+onnxruntime (skipped where onnxruntime does not run the original either: StringNormalizer's
+case changes need an en_US.UTF-8 locale). The reference outputs come from PyTorch or from
+the case's author, so this checks the importer's reading of the old opsets too: the
+PReLU_*d_multiparam cases (opset 6, a slope per channel) failed before the legacy PRelu
+rewrite, and the two Gradient cases before the importer built ai.onnx.preview.training's
+Gradient.
 """
 
 import glob

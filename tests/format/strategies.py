@@ -1,14 +1,14 @@
 """Hypothesis strategies for random valid onegraph models (`onegraph.format.Model`).
 
-`models()` draws whole models: every dtype (schema 1.1's float8/int4/int2/float4 too,
-as ml_dtypes arrays or, without ml_dtypes, raw uint8 storage), constant / variable / activation tensors
-(activations with unknown dims and unknown rank), every attribute kind including
-subgraphs, per-tensor and per-axis quantization, signatures with targets, metadata,
-opset imports and optional NextIteration back edges. Nodes only reference existing
-tensors, each tensor has at most one producer and the graph is acyclic apart from
-back edges; subgraphs are built bottom-up, so graph references form a DAG that never
-points at the main graph. Everything drawn passes `Model.lint()` and the reader's
-checks, so `load(save(m)) == m` must hold for each.
+`models()` draws whole models: every dtype (schema 1.1's float8/int4/int2/float4 too, as
+ml_dtypes arrays or, without ml_dtypes, raw uint8 storage), constant / variable / activation
+tensors (activations with unknown dims and unknown rank), every attribute kind including
+subgraphs, per-tensor and per-axis quantization, signatures with targets, metadata, opset
+imports and optional NextIteration back edges. Nodes only reference existing tensors, each
+tensor has at most one producer and the graph is acyclic apart from back edges; subgraphs
+are built bottom-up, so graph references form a DAG that never points at the main graph.
+Everything drawn passes `Model.lint()` and the reader's checks, so `load(save(m)) == m` must
+hold for each.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """og.linalg's LU, expm, sqrtm, tridiagonal and banded solvers against TensorFlow's
 values and gradients, recorded in data/tf1_linalgmore_reference.npz by
 `tools/record_tf1_reference.py linalgmore` (TensorFlow 2.21's tf.compat.v1.linalg);
-gradients TF lacks (Lu), and all of them again, by central differences; run-time failures; bad arguments;
-saving.
+gradients TF lacks (Lu), and all of them again, by central differences; run-time failures;
+bad arguments; saving.
 
 Tolerances: float64 outputs and gradients agree with TF's to 1e-12 of the largest
 magnitude (measured: at most 8e-16; the algorithms are TF's own, so only rounding

@@ -126,8 +126,8 @@ def test_dilated_same_convolutions_of_unknown_image_sizes_export_for_onnxruntime
     with g.as_default():
         x = og.placeholder(og.float32, [None, None, None, 3], name="x")
         outs = {"conv": og.nn.conv2d(x, w, [1, 2, 2, 1], "SAME", dilations=2),
-                "depthwise": og.nn.depthwise_conv2d(x, rng.randn(3, 3, 3, 1).astype(np.float32), 1, "SAME",
-                                                    rate=3),
+                "depthwise": og.nn.depthwise_conv2d(
+                    x, rng.randn(3, 3, 3, 1).astype(np.float32), 1, "SAME", rate=3),
                 "layer": og.layers.conv2d(x, 2, 3, padding="same", dilation_rate=2,
                                           use_bias=False)}
         sig = og.signature({"x": x}, outs)

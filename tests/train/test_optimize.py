@@ -636,7 +636,8 @@ def test_bn_relu_pointwise_conv_with_a_large_shift_keeps_float32_accuracy():
     xv = r.standard_normal((1, c, 8, 8)).astype(np.float32)
     for scale in (1e4, 1e6):
         nodes = [helper.make_node("BatchNormalization", ["x", "s", "b", "mu", "var"], ["n"]),
-                 helper.make_node("Relu", ["n"], ["r"]), helper.make_node("Conv", ["r", "w"], ["y"])]
+                 helper.make_node("Relu", ["n"], ["r"]),
+                 helper.make_node("Conv", ["r", "w"], ["y"])]
         model, _ = _model(nodes, [1, c, 8, 8], r, s=np.array([scale, 1, 1, 1], np.float32),
                           b=np.zeros(c, np.float32), mu=np.array([10, 0, 0, 0], np.float32),
                           var=np.ones(c, np.float32),
@@ -646,7 +647,8 @@ def test_bn_relu_pointwise_conv_with_a_large_shift_keeps_float32_accuracy():
 
 
 def test_in_place_add_of_shapes_that_do_not_broadcast_is_a_shape_error():
-    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("Add", ["c", "k"], ["y"])]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]),
+             helper.make_node("Add", ["c", "k"], ["y"])]
     model, xv = _model(nodes, [2, 3, 6, 6], np.random.default_rng(0),
                        w=np.ones((4, 3, 1, 1), np.float32), k=np.ones((4, 1), np.float32))
     with pytest.raises(og.ShapeError, match=r"input shapes \[2, 4, 6, 6\], \[4, 1\]"):

@@ -1,8 +1,9 @@
 """og.nn's recurrent networks against TensorFlow: dynamic_rnn,
-bidirectional_dynamic_rnn, static_rnn and static_bidirectional_rnn over LSTMCell, BasicLSTMCell, GRUCell, BasicRNNCell and
-MultiRNNCell, with TensorFlow's variable names and values, outputs, final states and
-input gradients recorded in data/tf1_rnn_reference.npz by
-`tools/record_tf1_reference.py rnn`; DropoutWrapper's behaviour; exports."""
+bidirectional_dynamic_rnn, static_rnn and static_bidirectional_rnn over LSTMCell,
+BasicLSTMCell, GRUCell, BasicRNNCell and MultiRNNCell, with TensorFlow's variable names
+and values, outputs, final states and input gradients recorded in
+data/tf1_rnn_reference.npz by `tools/record_tf1_reference.py rnn`; DropoutWrapper's
+behaviour; exports."""
 
 import numpy as np
 import onnxruntime as ort

@@ -2,13 +2,14 @@
 tests/train/test_rnn_tf1.py and tools/record_tf1_reference.py (which needs
 tensorflow; the test does not).
 
-A case is (name, kind, cells, keyword arguments). kind is "uni" (dynamic_rnn of one
-cell), "bi" (bidirectional_dynamic_rnn of two), "static" or "static_bi" (static_rnn /
-static_bidirectional_rnn over the batch-major input unstacked along time, their
-per-step outputs stacked back along axis 1 as the one output); a cell is ("lstm" | "basic_lstm" |
-"gru" | "rnn", units[, constructor keyword arguments]) or ("multi", [cells]). The recording gives every trainable
-variable random values (stored by name), and stores the outputs, the final state's
-tensors (depth first) and the gradient of sum(outputs * R) with respect to the inputs.
+A case is (name, kind, cells, keyword arguments). kind is "uni" (dynamic_rnn of one cell),
+"bi" (bidirectional_dynamic_rnn of two), "static" or "static_bi" (static_rnn /
+static_bidirectional_rnn over the batch-major input unstacked along time, their per-step
+outputs stacked back along axis 1 as the one output); a cell is ("lstm" | "basic_lstm" |
+"gru" | "rnn", units[, constructor keyword arguments]) or ("multi", [cells]). The recording
+gives every trainable variable random values (stored by name), and stores the outputs, the
+final state's tensors (depth first) and the gradient of sum(outputs * R) with respect to the
+inputs.
 """
 
 import numpy as np
