@@ -643,6 +643,12 @@ def _global_kernel(reduce):
         if x.ndim < 3:
             _global_rank(op, x.ndim)
         shape = x.shape[:2] + (1,) * (x.ndim - 2)
+        if not x.size:
+            # No images (N * C = 0; empty images with some raise in _per_image): the
+            # result is empty too, as onnxruntime's. numpy's max over an empty pixel
+            # axis would fail (no identity) and its mean warn.
+            _per_image(x)
+            return (np.zeros(shape, x.dtype),)
         if reduce == "mean":
             return (_global_mean(x),)
         if reduce == "max":
