@@ -231,7 +231,9 @@ def _parse_einsum(equation, ranks):
                          f"got {len(ranks)} inputs")
     if arrow:
         out = _split_term(rhs)
-        used = {s for t in terms for s in t}
+        # (an output "..." with none in the inputs stands for no dims, as in numpy and
+        # onnxruntime: "ij,kj->..." sums to a scalar)
+        used = {s for t in terms for s in t} | {"..."}
         missing = [s for s in out if s not in used]
         if missing or len(set(out)) != len(out):
             raise OpAttributeError(

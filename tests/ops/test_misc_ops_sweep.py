@@ -219,7 +219,8 @@ _EINSUM_TEMPLATES = [
     "...ij,...jk->...ik", "...ii->...i", "i...->...", "...,...->...", "ij,jk,kl->il",
     "ij,jk,kl", "bhqd,bhkd->bhqk", "bhqk,bhkd->bhqd", "ijk,ikl->jl", "a,b,c->abc",
     "iij->j", "ijj,j->i", "ij,j->i", "...j,j", "Ab,bC->AC", "ii,ii->i", "ab...,b->...a",
-    ",ij->ij", "ij,", "->", "", "...", "i j , j k -> k i", "Ab,bC", "ab,Ab",
+    ",ij->ij", "ij,", "->", "", "...", "ij,kj->...", "i->...i", "i j , j k -> k i",
+    "Ab,bC", "ab,Ab",
 ]
 
 
@@ -538,8 +539,7 @@ FINDINGS = [
     # the equation as malformed at import
     pytest.param(_case("Einsum", [(np.arange(6, dtype=F32).reshape(2, 3), "x"),
                                   (np.ones((4, 3), F32), "x")], {"equation": "ij,kj->..."},
-                       opset=12), id="einsum-output-ellipsis-without-input-one",
-                 marks=pytest.mark.xfail(strict=True, reason="not fixed yet")),
+                       opset=12), id="einsum-output-ellipsis-without-input-one"),
     # a pre-13 Softmax/LogSoftmax/Hardmax of an input with an empty dim: the importer's
     # upgrade (onnx's Softmax adapters, onegraph's Hardmax rewrite) spells the op as
     # Flatten -> op -> Reshape(Shape(x)), and Reshape reads the 0 in the shape as "copy
