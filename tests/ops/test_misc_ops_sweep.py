@@ -32,8 +32,9 @@ in test_elementwise_sweep.py.
 `ONEGRAPH_SWEEP_EXAMPLES` sets the draws per op (default: a CI-sized count,
 deterministic). Each model runs a second time in the same Session on new feeds: the
 fed data shuffled, Range's fed scalars drawn again. A quarter of the draws give the
-graph inputs symbolic dims, a few make every input an initializer. INVALID checks
-that bad inputs raise named onegraph errors.
+graph inputs symbolic dims (a fifth of those no shape at all), and their second run
+half the time data of other dims; a few make every input an initializer. INVALID
+checks that bad inputs raise named onegraph errors.
 """
 
 from __future__ import annotations
@@ -136,7 +137,9 @@ def _draw_lrn(rng):
     shape[1] = int(rng.integers(1, 9)) if shape[1] else 0
     opset = _pick(rng, [1, 13, 18, 21])
     dt = _dt(rng, ("f32", "f16", "f64") if opset >= 13 else ("f32", "f64"))
-    attrs = {"size": int(_pick(rng, [1, 2, 3, 4, 5, 6, 7, 9, 12]))}
+    # (onnxruntime pads C + size - 1 channels: a size of 2**31 - 1 runs it out of memory)
+    attrs = {"size": int(_pick(rng, [1, 2, 3, 4, 5, 6, 7, 9, 12, 31, 1001],
+                               [.12, .1, .15, .1, .12, .1, .1, .07, .06, .04, .04]))}
     if rng.random() < 0.7:
         attrs["alpha"] = float(_pick(rng, [1e-4, 1e-3, 0.1, 0.5, 2.0]))
     if rng.random() < 0.7:
@@ -323,7 +326,7 @@ def _draw_flatten(rng):
         shape[int(rng.integers(r))] = 0
     dt = _dt(rng, ("f32", "f16", "f64") if opset < 9 else ("f32", "f16", "i64", "u8", "i8"))
     attrs = {}
-    if rng.random() < 0.8:
+    if rng.random() < 0.8 or r == 0:   # (the default axis 1 needs rank 1)
         attrs["axis"] = int(rng.integers(-r if opset >= 11 else 0, r + 1))
     return _case("Flatten", [(_data(rng, shape, dt), "x")], attrs, opset=opset)
 
@@ -341,8 +344,13 @@ _SUMMING = {"GlobalAveragePool", "GlobalLpPool", "Einsum", "Softmax", "LogSoftma
 
 
 def build(case):
-    """The one-node ONNX model of `case`, its output names and its feeds."""
+    """The one-node ONNX model of `case`, its output names and its feeds; its graph
+    inputs' dims symbolic if case["symbolic"], and their shapes (rank too) left out if
+    that is "rankless"."""
     names, inputs, inits, feeds = declare_inputs(case["inputs"], case.get("symbolic"))
+    if case.get("symbolic") == "rankless":
+        for value in inputs:
+            value.type.tensor_type.ClearField("shape")
     outs = [f"out{k}" for k in range(case["n_out"])]
     node = helper.make_node(case["op"], names, outs, **case["attrs"])
     return draw_model([node], inputs, inits, outs, case["opset"], _IR[case["opset"]]), \
@@ -381,7 +389,13 @@ def _spec_agrees(case, got, summing):
 
 
 def _reference_agrees(model, outs, feeds, got, summing):
-    """Whether ONNX's reference evaluator gives the Session's `got` for `feeds`."""
+    """Whether ONNX's reference evaluator gives the Session's `got` for `feeds` (never
+    for a Softmax, LogSoftmax or Hardmax before opset 13: the evaluator applies them per
+    axis, not to the input coerced to 2-D)."""
+    node, = model.graph.node
+    if node.op_type in ("Softmax", "LogSoftmax", "Hardmax") and \
+            model.opset_import[0].version < 13:
+        return False
     try:
         _compare(got, _reference_run(model, outs, feeds), "reference", summing)
     except (AssertionError, OrtRefused):
@@ -395,12 +409,12 @@ def _attr(case, name, default):
 
 
 def _spec(case):
-    """The spec's result of an LRN, global pool or Hardmax `case`, from its formula in
-    float64 (rounded to the data's type): the stand-in where onnxruntime has no kernel
-    (float64; LRN of an even size or a rank other than 4; empty images) and ONNX's
-    reference evaluator is wrong too (its LRN takes rank 4 only, its GlobalMaxPool of
-    rank 5 adds a dim, it has no GlobalLpPool, its Hardmax is per axis at every opset).
-    None for other ops."""
+    """The spec's result of an LRN, global pool, Softmax, LogSoftmax or Hardmax `case`,
+    from its formula in float64 (rounded to the data's type): the stand-in where
+    onnxruntime has no kernel (float64; LRN of an even size or a rank other than 4;
+    empty images) and ONNX's reference evaluator is wrong too (its LRN takes rank 4
+    only, its GlobalMaxPool of rank 5 adds a dim, it has no GlobalLpPool, its Hardmax
+    is per axis at every opset). None for other ops."""
     op, attrs = case["op"], case["attrs"]
     x = np.asarray(case["inputs"][0][0])
     dt, f = x.dtype, x.astype(np.float64)
@@ -409,10 +423,12 @@ def _spec(case):
         back = (size - 1) // 2
         sq = np.moveaxis(f * f, 1, 0)
         total = np.zeros_like(sq)
-        for k in range(-back, size - back):   # channel c sums channels c - back ..
-            lo, hi = max(k, 0), sq.shape[0] + min(k, 0)
-            if lo < hi:
-                total[lo - k:hi - k] += sq[lo:hi]
+        c = sq.shape[0]
+        # channel i sums channels i + k, k in -back .. size - 1 - back (an offset of C
+        # or more either way adds nothing)
+        for k in range(max(-back, 1 - c), min(size - back, c)):
+            lo, hi = max(k, 0), c + min(k, 0)
+            total[lo - k:hi - k] += sq[lo:hi]
         scale = _attr(case, "bias", 1.0) + _attr(case, "alpha", 1e-4) / size * total
         with np.errstate(all="ignore"):
             y = f / np.moveaxis(scale, 0, 1) ** _attr(case, "beta", 0.75)
@@ -427,14 +443,21 @@ def _spec(case):
                  "GlobalMaxPool": lambda: f.max(axis=axes, keepdims=True),
                  "GlobalLpPool": lambda: (np.abs(f) ** p).sum(axis=axes, keepdims=True)
                  ** (1.0 / p)}[op]()
-    elif op == "Hardmax":
+    elif op in ("Hardmax", "Softmax", "LogSoftmax"):
         axis = attrs.get("axis", -1 if case["opset"] >= 13 else 1) % x.ndim
         if case["opset"] < 13:   # coerced to 2-D at axis
             f = f.reshape(int(np.prod(x.shape[:axis])), -1)
             axis = 1
-        y = np.zeros_like(f)
-        if f.size:
+        if not f.size:
+            return [x.copy()]
+        if op == "Hardmax":
+            y = np.zeros_like(f)
             np.put_along_axis(y, np.expand_dims(np.argmax(f, axis=axis), axis), 1, axis)
+        else:   # x - max - log(sum(exp(x - max))), exp of that for Softmax
+            with np.errstate(all="ignore"):
+                d = f - f.max(axis=axis, keepdims=True)
+                y = d - np.log(np.exp(d).sum(axis=axis, keepdims=True))
+                y = np.exp(y) if op == "Softmax" else y
         y = y.reshape(x.shape)
     else:
         return None
@@ -458,8 +481,16 @@ def _expected(case):
 
 
 def _refed(case, rng):
-    """`case` with new feeds for the same model: each fed data input shuffled, and
-    Range's fed scalars drawn again (of the same type)."""
+    """`case` with new feeds for the same model: each fed data input shuffled, or where
+    the model's dims are symbolic, half the time new data of other (nonzero) dims
+    (Einsum's stay: its labels tie them); and Range's fed scalars drawn again (of the
+    same type)."""
+    if case.get("symbolic") and case["op"] not in ("Einsum", "Range") and \
+            rng.random() < 0.5:
+        return dict(case, inputs=[
+            (_data(rng, [d and int(rng.integers(1, 6)) for d in np.shape(v)],
+                   np.asarray(v).dtype), h) if h == "x" else (v, h)
+            for v, h in case["inputs"]])
     ins = [(rng.permutation(np.asarray(v).reshape(-1)).reshape(np.shape(v)), h)
            if h == "x" else (v, h) for v, h in case["inputs"]]
     if case["op"] == "Range":
@@ -510,8 +541,8 @@ def sweep(kind, count, seed=0):
             case = DRAWS[kind](rng)
             if rng.random() < 0.08:   # every input an initializer: the Session may fold it
                 case["inputs"] = as_initializers(case["inputs"])
-            elif rng.random() < 0.25:
-                case["symbolic"] = True
+            elif rng.random() < 0.25:   # dims unknown until run time, a fifth the rank too
+                case["symbolic"] = True if rng.random() < 0.8 else "rankless"
             yield case
     return check_draws(cases(), check_case, show_case)
 
@@ -572,6 +603,17 @@ DEVIATIONS = [
     # output[i] = start + i * delta rounds each element once
     pytest.param(_case("Range", [(np.asarray(v, F32), "c") for v in (0.1, 300.0, 0.1)],
                        opset=11), id="range-float32-accumulates"),
+    # LRN with an infinity: onnxruntime slides its window's sum of squares (adding the
+    # channel coming in, subtracting the one going out), so inf - inf makes NaN of the
+    # channels after it too; the spec sums each window, and channels 2 and 3 here
+    # (windows 1..3 and 2..3) hold no infinity
+    pytest.param(_case("LRN", [(np.asarray([np.inf, 1, 2, 3], F32).reshape(1, 4, 1, 1),
+                                "x")], {"size": 3}, opset=13), id="lrn-inf-sliding-sum"),
+    # float64 LogSoftmax of a row holding +inf (also at opset 13+, test_elementwise_sweep):
+    # the spec's x - max - log(sum(exp(x - max))) is NaN throughout (inf - inf),
+    # onnxruntime gives -inf for the finite entries
+    pytest.param(_case("LogSoftmax", [(np.asarray([[0.5, np.inf], [1.0, 2.0]], F64), "x")],
+                       opset=11), id="logsoftmax-11-inf"),
 ]
 
 
