@@ -92,7 +92,9 @@ def _tile(b, op, grads):
                                 b.op("Unsqueeze", [b.op("Shape", [x]), column])],
                      {"axis": 1})
         split = b.op("Reshape", [pairs, b.constant_ints([-1])])
-    g = b.op("Reshape", [grads[0], split])
+    # allowzero: a repeat of 0 is a literal 0 in the view (dy is empty then), not
+    # "copy the input's dim" (which named a dim dy does not have)
+    g = b.op("Reshape", [grads[0], split], {"allowzero": 1})
     axes = list(range(0, 2 * rank, 2))
     return [b.op("ReduceSum", [g, b.constant_ints(axes)], {"keepdims": 0}), None]
 

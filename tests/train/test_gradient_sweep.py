@@ -1078,7 +1078,12 @@ def test_gradient_sweep(family):
 # Minimal reproductions of what the hunts found (each failed before its fix)
 # --------------------------------------------------------------------------------------
 
+_X23 = np.arange(6.0).reshape(2, 3) / 7.0 - 0.3
+
 FINDINGS = [
+    # a zero repeat: the gradient's (repeat, dim) view had a literal 0, which Reshape
+    # read as "copy the input's dim" (ShapeError)
+    ("tile_zero_repeat", case("Tile", [_X23, ints([3, 0])])),
 ]
 
 
