@@ -711,22 +711,25 @@ def _lrn_kernel(inputs, attrs, ctx):
     back = min((size - 1) // 2, max(c - 1, 0))
     ahead = min(size - 1 - (size - 1) // 2, max(c - 1, 0))
     sq = np.zeros((x.shape[0], c + back + ahead) + x.shape[2:], dtype=cdt)
-    np.square(xc, out=sq[:, back:back + c])
-    acc = sq[:, 0:c].copy()
-    for i in range(1, back + ahead + 1):
-        acc += sq[:, i:i + c]
-    acc *= cdt.type(alpha / size)
-    acc += cdt.type(bias)
-    if beta == 0.75:
-        # x^-0.75 = 1 / (sqrt(x) * sqrt(sqrt(x))): much cheaper than np.power
-        r = np.sqrt(acc)
-        acc = np.sqrt(r, out=acc)
-        acc *= r
-    elif beta == 0.5:
-        np.sqrt(acc, out=acc)
-    else:
-        np.power(acc, cdt.type(beta), out=acc)
-    y = np.divide(xc, acc, out=acc)
+    # (huge or infinite inputs overflow the squares, and inf / inf is NaN: the spec's
+    # results, computed without numpy's warnings)
+    with np.errstate(over="ignore", invalid="ignore"):
+        np.square(xc, out=sq[:, back:back + c])
+        acc = sq[:, 0:c].copy()
+        for i in range(1, back + ahead + 1):
+            acc += sq[:, i:i + c]
+        acc *= cdt.type(alpha / size)
+        acc += cdt.type(bias)
+        if beta == 0.75:
+            # x^-0.75 = 1 / (sqrt(x) * sqrt(sqrt(x))): much cheaper than np.power
+            r = np.sqrt(acc)
+            acc = np.sqrt(r, out=acc)
+            acc *= r
+        elif beta == 0.5:
+            np.sqrt(acc, out=acc)
+        else:
+            np.power(acc, cdt.type(beta), out=acc)
+        y = np.divide(xc, acc, out=acc)
     return (y.astype(x.dtype, copy=False),)
 
 
