@@ -225,6 +225,11 @@ def _resize(b, op, grads):
         return [None] * len(ins)
     if op.attrs["mode"] not in ("nearest", "linear", "cubic"):
         raise GradientNotDefinedError(f"Resize gradient: unknown mode {op.attrs['mode']!r}")
+    out_shape = op.outputs[0].shape
+    if out_shape is not None and 0 in out_shape:
+        # an output axis floored to 0 cells (a scale below 1 / its length): nothing read
+        # x, and ResizeGrad's per-axis plan cannot be built for the empty dy
+        return [b.op("ZerosLike", [x])] + [None] * (len(ins) - 1)
     attrs = {k: v for k, v in op.attrs.items() if not k.startswith("__")}
     extra = list(ins[1:4]) + [None] * (3 - len(ins[1:4]))
     g = b.op("ResizeGrad", [grads[0], x] + extra, attrs)

@@ -1084,6 +1084,9 @@ FINDINGS = [
     # a zero repeat: the gradient's (repeat, dim) view had a literal 0, which Reshape
     # read as "copy the input's dim" (ShapeError)
     ("tile_zero_repeat", case("Tile", [_X23, ints([3, 0])])),
+    # a scale that floors an axis to 0 output cells: ResizeGrad failed on the empty dy
+    ("resize_empty_output", case("Resize", [_X23, None, np.array([0.4, 2.0])],
+                                 {"mode": "linear"}, fed=[True, False, False])),
 ]
 
 
