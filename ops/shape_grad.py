@@ -12,7 +12,8 @@ from .grad_util import static_ints
 def _reshape_back(b, op, grads):
     """Ops that only change the shape: reshape the gradient to the input's shape."""
     x = op.inputs[0]
-    g = b.op("Reshape", [grads[0], b.op("Shape", [x])])
+    # allowzero: x's shape is literal; a 0 in it (an empty x) must not copy dy's dim
+    g = b.op("Reshape", [grads[0], b.op("Shape", [x])], {"allowzero": 1})
     return [g] + [None] * (len(op.inputs) - 1)
 
 

@@ -1087,6 +1087,11 @@ FINDINGS = [
     # a scale that floors an axis to 0 output cells: ResizeGrad failed on the empty dy
     ("resize_empty_output", case("Resize", [_X23, None, np.array([0.4, 2.0])],
                                  {"mode": "linear"}, fed=[True, False, False])),
+    # empty tensors: the shape-only ops' gradient Reshape read a 0 in x's shape as
+    # "copy the input's dim" (ShapeError)
+    ("unsqueeze_empty", case("Unsqueeze", [np.zeros((3, 0)), ints([0])])),
+    ("flatten_empty", case("Flatten", [np.zeros((2, 0, 3))], {"axis": 2})),
+    ("reshape_empty", case("Reshape", [np.zeros((0, 3)), ints([3, 0])], {"allowzero": 1})),
 ]
 
 
