@@ -40,10 +40,11 @@ def _matmul(b, op, grads):
     if ra > 2 or rw > 2:
         # sum the batch dims first: only then does the promoted vector's size match
         ga, gw = b.op("SumToShapeOf", [ga, a2]), b.op("SumToShapeOf", [gw, w2])
+    # allowzero: an empty vector's shape [0] is literal, not "copy dim 0" of (1, 0)
     if ra == 1:
-        ga = b.op("Reshape", [ga, b.op("Shape", [a])])
+        ga = b.op("Reshape", [ga, b.op("Shape", [a])], {"allowzero": 1})
     if rw == 1:
-        gw = b.op("Reshape", [gw, b.op("Shape", [w])])
+        gw = b.op("Reshape", [gw, b.op("Shape", [w])], {"allowzero": 1})
     return [ga, gw]
 
 

@@ -1092,6 +1092,8 @@ FINDINGS = [
     ("unsqueeze_empty", case("Unsqueeze", [np.zeros((3, 0)), ints([0])])),
     ("flatten_empty", case("Flatten", [np.zeros((2, 0, 3))], {"axis": 2})),
     ("reshape_empty", case("Reshape", [np.zeros((0, 3)), ints([3, 0])], {"allowzero": 1})),
+    # ... as did MatMul's for an empty 1-D operand (k = 0)
+    ("matmul_empty_vector", case("MatMul", [np.zeros(0), np.zeros((2, 0, 3))])),
 ]
 
 
