@@ -13,7 +13,9 @@ def _gather(b, op, grads):
     (g,) = grads
     params, indices = op.inputs
     axis = int(op.attrs["axis"])
-    if axis == 0 and params.shape is not None:
+    # a row dim known to be 0 (empty params): the dense path below, as the sparse
+    # values' shape [-1, 0, ...] cannot infer its -1 (nor can IndexedSlicesToDense)
+    if axis == 0 and params.shape is not None and 0 not in params.shape[1:]:
         flat_idx = b.op("Reshape", [indices, b.constant_ints([-1])])
         row = [-1] + [d if d is not None else 0 for d in params.shape[1:]]
         if any(d is None for d in params.shape[1:]):

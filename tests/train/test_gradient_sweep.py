@@ -1094,6 +1094,8 @@ FINDINGS = [
     ("reshape_empty", case("Reshape", [np.zeros((0, 3)), ints([3, 0])], {"allowzero": 1})),
     # ... as did MatMul's for an empty 1-D operand (k = 0)
     ("matmul_empty_vector", case("MatMul", [np.zeros(0), np.zeros((2, 0, 3))])),
+    # Gather on axis 0 with an empty row: the sparse values' shape [-1, 0] has no -1
+    ("gather_empty_rows", case("Gather", [np.zeros((3, 0, 2)), ints([0, 2])])),
 ]
 
 
