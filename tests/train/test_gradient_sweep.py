@@ -55,7 +55,7 @@ _PER_FAMILY = int(os.environ.get("ONEGRAPH_SWEEP_EXAMPLES", "100"))
 _SEED = int(os.environ.get("ONEGRAPH_SWEEP_SEED", "0"))
 # whether the draws include empty tensors (a dim of 0, a zero repeat, an output axis
 # resized to 0 cells, k = 0 in MatMul/Gemm) now and then
-_EMPTIES = False
+_EMPTIES = True
 # the share of draws whose float inputs have dims unknown while building (`builder`)
 _DYNAMIC = 0.2
 _I64_MAX = np.iinfo(np.int64).max
