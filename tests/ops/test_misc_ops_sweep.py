@@ -284,6 +284,9 @@ def _draw_einsum(rng):
 def _draw_arg(rng):
     r = int(rng.integers(1, 5))
     shape = [int(rng.integers(1, 5)) for _ in range(r)]
+    axis = int(rng.integers(-r, r))
+    if r > 1 and rng.random() < 0.05:   # an empty dim off the axis: an empty result
+        shape[_pick(rng, [k for k in range(r) if k != axis % r])] = 0
     opset = _pick(rng, [11, 12, 13])
     dt = _dt(rng, ("f32", "f16", "f64", "i32", "i64", "i8", "u8"))
     x = _data(rng, shape, dt, ties=0.5)
@@ -291,8 +294,8 @@ def _draw_arg(rng):
         # (NaN in a twentieth: the spec leaves it open, see DEVIATIONS)
         x = _with_specials(rng, x, nan=rng.random() < 0.3)
     attrs = {}
-    if rng.random() < 0.8:
-        attrs["axis"] = int(rng.integers(-r, r))
+    if rng.random() < 0.8 or 0 in shape:
+        attrs["axis"] = axis
     if rng.random() < 0.6:
         attrs["keepdims"] = int(rng.integers(0, 2))
     if opset >= 12 and rng.random() < 0.6:
@@ -627,8 +630,9 @@ def test_onnxruntime_deviations_are_recognized(case):
         check_case(case)
 
 
-# Invalid models and inputs (every dim symbolic: known only at run time) must raise a
-# named onegraph error (at import or run time), never a numpy one
+# Invalid models and inputs (every dim symbolic, or no shape declared at all: known
+# only at run time) must raise a named onegraph error (at import or run time), never a
+# numpy one
 _A = np.ones((2, 3), F32)
 _S = (np.asarray(1, np.int64), "x")
 INVALID = [
@@ -658,8 +662,9 @@ INVALID = [
 ]
 
 
+@pytest.mark.parametrize("symbolic", [True, "rankless"])
 @pytest.mark.parametrize("case", INVALID)
-def test_invalid_inputs_raise_named_errors(case):
+def test_invalid_inputs_raise_named_errors(case, symbolic):
     with pytest.raises(og.errors.OneGraphError):
-        model, outs, feeds = build(dict(case, symbolic=True))
+        model, outs, feeds = build(dict(case, symbolic=symbolic))
         og.Session(from_onnx(model)).run(outs, feeds)
