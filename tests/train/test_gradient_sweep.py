@@ -17,28 +17,35 @@ random direction, loss sum(y * R)). The families (FAMILIES) draw:
   equations with ellipses and repeated subscripts), MatMul (ranks 1-4, broadcasting),
   Gemm (transA/transB/alpha/beta, broadcast C);
 - BatchNormalization (training_mode 0/1), InstanceNormalization, LayerNormalization,
-  GroupNormalization.
+  GroupNormalization;
+- the other ops with rules: Compress, ReverseSequence, Dropout, OneHot, Where,
+  LpNormalization, MeanVarianceNormalization.
+
+Across families, now and then: empty tensors (a dim of 0, zero repeats, Resize axes of
+0 cells, k = 0), float inputs whose dims are unknown while building (they pass through
+a Reshape to a shape fed at run time: the rules' run-time-shape paths), one tensor
+passed as two same-shaped inputs (the gradients must add up), integer inputs (axes,
+repeats, pads, starts) fed at run time instead of being constants.
 
 The draws stay away from the points where the op is not differentiable, where finite
 differences measure a one-sided or jumping slope instead of the rule's: values that a
 selection compares (MaxPool, GlobalMaxPool, ReduceMax/Min, TopK, Hardmax) are distinct
 with gaps of 0.05 (far above the 1e-6 step); |x| stays >= 0.2 where an absolute value
 is taken (LpPool, ReduceL1); ReduceLogSum's sums stay positive; pool windows that
-cover only padding are redrawn (their value is a fill, not a function of x), and so
-are ScatterElements / ScatterND draws without reduction that write a position twice
-(which write wins is unspecified). Combinations a rule does not support (LpPool with
+cover only padding are redrawn (their value is a fill, not a function of x);
+ScatterElements / ScatterND without reduction never write a position twice (which
+write wins is unspecified). Combinations a rule does not support (LpPool with
 ceil_mode, Pad modes other than constant, ...) are drawn too and must raise
 GradientNotDefinedError naming the op (`expect`), never return numbers.
 
-`ONEGRAPH_SWEEP_EXAMPLES` sets the draws per family (default: a CI-sized count,
-deterministic) and `ONEGRAPH_SWEEP_SEED` the seed (default 0). FINDINGS holds the
+`ONEGRAPH_SWEEP_EXAMPLES` sets the draws per family (times the family's weight in
+FAMILIES; default: a CI-sized count, deterministic) and `ONEGRAPH_SWEEP_SEED` the seed (default 0). FINDINGS holds the
 minimal reproductions of what the hunts found wrong in the rules.
 """
 
 from __future__ import annotations
 
 import os
-import string
 
 import numpy as np
 import pytest
@@ -88,7 +95,7 @@ def case(op, inputs, attrs=None, fed=None, outputs=None, post=None, expect=None,
         fed = [a is not None and np.asarray(a).dtype.kind == "f" for a in inputs]
     return dict(op=op, inputs=list(inputs), attrs=dict(attrs or {}), fed=list(fed),
                 outputs=outputs, post=post, expect=expect, num_outputs=num_outputs,
-                dynamic=[], static_only=static_only)
+                dynamic=[], tied={}, static_only=static_only)
 
 
 def show(c) -> str:
@@ -105,6 +112,7 @@ def show(c) -> str:
         parts.append(text + ("" if f else "(const)"))
     extra = f" outputs={c['outputs']}" if c["outputs"] is not None else ""
     extra += f" dynamic={c['dynamic']}" if c["dynamic"] else ""
+    extra += f" tied={c['tied']}" if c["tied"] else ""
     extra += f" num_outputs={c['num_outputs']}" if c["num_outputs"] else ""
     return f"{c['op']}({', '.join(parts)}, {c['attrs']}){extra}"
 
@@ -114,17 +122,24 @@ def builder(c):
 
     The fed inputs listed in c["dynamic"] reach the node through a Reshape to their own
     shape fed at run time, so their dims are unknown while the graph (and the gradient)
-    is built: the rules' run-time-shape paths."""
-    fed_arrays = [np.asarray(a) for a, f in zip(c["inputs"], c["fed"]) if f]
+    is built: the rules' run-time-shape paths. An input j in c["tied"] is the same
+    tensor as input c["tied"][j] (one placeholder used twice: the gradients add up)."""
+    tied = c["tied"]
+    fed_arrays = [np.asarray(a) for j, (a, f) in enumerate(zip(c["inputs"], c["fed"]))
+                  if f and j not in tied]
     n_fed = len(fed_arrays)
     fed_arrays += [ints(np.shape(c["inputs"][j])) for j in c["dynamic"]]
 
     def build(*phs):
+        """The node over the placeholders (then the chosen outputs, `post`)."""
         it = iter(phs[:n_fed])
-        args = [next(it) if f else (None if a is None else og.constant(np.asarray(a)))
-                for a, f in zip(c["inputs"], c["fed"])]
+        args = [None if j in tied else next(it) if f else
+                (None if a is None else og.constant(np.asarray(a)))
+                for j, (a, f) in enumerate(zip(c["inputs"], c["fed"]))]
         for j, shape in zip(c["dynamic"], phs[n_fed:]):
             args[j] = raw.Reshape(args[j], shape)
+        for j, i in tied.items():
+            args[j] = args[i]
         while args and args[-1] is None:
             args.pop()
         kw = {"num_outputs": c["num_outputs"]} if c["num_outputs"] else {}
@@ -466,6 +481,7 @@ def draw_slice(rng):
         step = int(pick(rng, [1, 1, 2, 3, -1, -1, -2, -3]))
 
         def bound():
+            """A start or end: in or past the axis, now and then an int64 extreme."""
             if rng.random() < 0.1:
                 return int(pick(rng, [_I64_MAX, _I64_MIN, 2 ** 31, -2 ** 31]))
             return int(rng.integers(-d - 3, d + 4))
@@ -789,7 +805,7 @@ def draw_trilu(rng):
     x = floats(rng, dims(rng, rank, 1, 4))
     attrs = {"upper": int(rng.integers(0, 2))} if rng.random() < 0.8 else {}
     ins = [x] + ([ints(int(rng.integers(-4, 5)))] if rng.random() < 0.7 else [])
-    return case("Trilu", ins, attrs)
+    return case("Trilu", ins, attrs, fed=[True] + [rng.random() < 0.2] * (len(ins) - 1))
 
 
 # --------------------------------------------------------------------------------------
@@ -830,7 +846,7 @@ def draw_reduce(rng):
         ins.append(ints(np.zeros(0)))
     if form != "axes" or rng.random() < 0.2:
         attrs["noop_with_empty_axes"] = int(rng.integers(0, 2))
-    return case(op, ins, attrs)
+    return case(op, ins, attrs, fed=[True] + [rng.random() < 0.2] * (len(ins) - 1))
 
 
 def draw_cumsum(rng):
@@ -839,7 +855,7 @@ def draw_cumsum(rng):
     x = floats(rng, maybe_empty(rng, dims(rng, rank, 1, 5)))
     axis = np.asarray(int(rng.integers(-rank, rank)), pick(rng, [np.int64, np.int32]))
     attrs = {k: int(rng.integers(0, 2)) for k in ("exclusive", "reverse") if rng.random() < 0.7}
-    return case("CumSum", [x, axis], attrs)
+    return case("CumSum", [x, axis], attrs, fed=[True, rng.random() < 0.2])
 
 
 def draw_softmax(rng):
@@ -864,7 +880,8 @@ def draw_top_k(rng):
         if rng.random() < 0.5:
             attrs[k] = int(rng.integers(0, 2))
     k = ints([int(rng.integers(0, shape[axis] + 1))])
-    return case("TopK", [distinct(rng, shape), k], attrs, num_outputs=2, outputs=[0])
+    return case("TopK", [distinct(rng, shape), k], attrs, num_outputs=2, outputs=[0],
+                fed=[True, rng.random() < 0.2])
 
 
 def draw_einsum(rng):
@@ -912,6 +929,7 @@ def draw_matmul(rng):
     batch = dims(rng, max(ra, rb) - 2, 1, 3) if max(ra, rb) > 2 else []
 
     def shape(r, core):
+        """An operand of rank r around its (rows, cols) core, batch dims broadcast."""
         if r == 1:
             return [core[1 if core is a_core else 0]]
         b = batch[len(batch) - (r - 2):] if r > 2 else []
@@ -996,6 +1014,7 @@ def draw_layer_norm(rng):
         norm = shape[axis % rank:]
 
     def param():
+        """A scale/bias shape: the normalized dims, some 1, sometimes fewer of them."""
         p = [1 if rng.random() < 0.2 else d for d in norm]
         return p[int(rng.integers(0, len(p) + 1)):] if rng.random() < 0.2 else p
     ins = [floats(rng, shape), floats(rng, param())]
@@ -1026,6 +1045,62 @@ def draw_group_norm(rng):
 
 
 # --------------------------------------------------------------------------------------
+# Other ops with rules: Compress, ReverseSequence, Dropout, OneHot, Where,
+# LpNormalization, MeanVarianceNormalization
+# --------------------------------------------------------------------------------------
+
+
+def draw_misc(rng):
+    """One of the other ops with gradient rules, its attributes drawn."""
+    op = pick(rng, ["Compress", "ReverseSequence", "Dropout", "OneHot", "Where",
+                    "LpNormalization", "MeanVarianceNormalization"])
+    rank = int(rng.integers(1, 5))
+    shape = dims(rng, rank)
+    if op == "Compress":
+        axis = int(rng.integers(-rank, rank)) if rng.random() < 0.7 else None
+        n = shape[axis] if axis is not None else int(np.prod(shape))
+        cond = rng.random(int(rng.integers(0, n + 1))) < 0.5
+        return case(op, [floats(rng, shape), cond], {} if axis is None else {"axis": axis})
+    if op == "ReverseSequence":
+        shape = dims(rng, max(rank, 2))
+        batch_axis = int(rng.integers(0, 2))
+        attrs = {"batch_axis": batch_axis, "time_axis": 1 - batch_axis}
+        lens = rng.integers(1, shape[1 - batch_axis] + 1, shape[batch_axis])
+        return case(op, [floats(rng, shape), ints(lens)], attrs)
+    if op == "Dropout":
+        ins = [floats(rng, shape)]
+        form = pick(rng, ["training", "inference", "no_inputs"])
+        if form != "no_inputs":
+            ins += [np.asarray(float(pick(rng, [0.0, 0.3, 0.5, 0.75]))),
+                    np.asarray(form == "training")]
+        fed = [True] + [False] * (len(ins) - 1)
+        # the mask output (bool) is not differentiable; without it the rule raises
+        if rng.random() < 0.15:
+            return case(op, ins, {"seed": int(rng.integers(0, 100))}, fed=fed,
+                        expect="Dropout")
+        return case(op, ins, {"seed": int(rng.integers(0, 100))}, fed=fed, num_outputs=2,
+                    outputs=[0])
+    if op == "OneHot":
+        depth = int(rng.integers(1, 5))
+        idx = rng.integers(-depth, depth, shape)
+        attrs = {"axis": int(rng.integers(-rank - 1, rank + 1))}
+        return case(op, [ints(idx), ints(depth), floats(rng, [2])], attrs)
+    if op == "Where":
+        cond = rng.random(shape) < 0.5
+        ys = [d if rng.random() < 0.7 else 1 for d in shape]
+        ys = ys[int(rng.integers(0, rank + 1)):] if rng.random() < 0.3 else ys
+        return case(op, [cond, floats(rng, shape), floats(rng, ys)])
+    if op == "LpNormalization":
+        p = int(rng.integers(1, 3))
+        x = away(rng, shape) if p == 1 else floats(rng, shape)
+        return case(op, [x], {"axis": int(rng.integers(-rank, rank)), "p": p})
+    shape = dims(rng, max(rank, 2), 2, 4)
+    axes = sorted(int(a) for a in rng.permutation(len(shape))[:int(rng.integers(1, len(shape)
+                                                                                 + 1))])
+    return case(op, [floats(rng, shape)], {"axes": axes})
+
+
+# --------------------------------------------------------------------------------------
 # The sweep
 # --------------------------------------------------------------------------------------
 
@@ -1042,10 +1117,15 @@ FAMILIES = {
     "softmax": (draw_softmax, 1), "top_k": (draw_top_k, 1), "einsum": (draw_einsum, 2),
     "matmul": (draw_matmul, 1), "gemm": (draw_gemm, 1), "batch_norm": (draw_batch_norm, 2),
     "instance_norm": (draw_instance_norm, 1), "layer_norm": (draw_layer_norm, 1),
-    "group_norm": (draw_group_norm, 1),
+    "group_norm": (draw_group_norm, 1), "misc": (draw_misc, 2),
 }
 
 
+# the share of draws that pass one tensor as two same-shaped inputs (`builder`), and
+# the ops where that would leave the differentiable ground (a variance input taking a
+# negative scale's values)
+_TIED = 0.1
+_NO_TIE = {"BatchNormalization"}
 # rules that need static shapes and say so (GradientNotDefinedError) when dims are
 # known only at run time
 _NEEDS_STATIC = {"ConvTranspose": "ConvTranspose gradient needs static spatial shapes"}
@@ -1059,9 +1139,18 @@ def draws(family, seed=_SEED, count=None):
     out = []
     for _ in range(n):
         c = draw(rng)
+        floats_fed = [j for j, (a, f) in enumerate(zip(c["inputs"], c["fed"]))
+                      if f and np.asarray(a).dtype.kind == "f"]
+        if rng.random() < _TIED and c["op"] not in _NO_TIE:
+            pairs = [(i, j) for i in floats_fed for j in floats_fed
+                     if i < j and np.shape(c["inputs"][i]) == np.shape(c["inputs"][j])]
+            if pairs:
+                i, j = pairs[int(rng.integers(len(pairs)))]
+                c["tied"] = {j: i}
+                c["inputs"][j] = c["inputs"][i]   # (what show() prints)
+                floats_fed.remove(j)
         if rng.random() < _DYNAMIC and not c["static_only"]:
-            c["dynamic"] = [j for j, (a, f) in enumerate(zip(c["inputs"], c["fed"]))
-                            if f and np.asarray(a).dtype.kind == "f"]
+            c["dynamic"] = floats_fed
             if c["op"] in _NEEDS_STATIC and c["expect"] is None:
                 c["expect"] = _NEEDS_STATIC[c["op"]]
         out.append(c)
@@ -1070,6 +1159,7 @@ def draws(family, seed=_SEED, count=None):
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_gradient_sweep(family):
+    """Every draw of the family agrees with central differences (or raises as expected)."""
     for i, c in enumerate(draws(family)):
         check_case(c, seed=i)
 
@@ -1101,4 +1191,5 @@ FINDINGS = [
 
 @pytest.mark.parametrize("c", [f[1] for f in FINDINGS], ids=[f[0] for f in FINDINGS])
 def test_findings(c):
+    """The minimal reproductions: each failed before its rule's fix."""
     check_case(c)
