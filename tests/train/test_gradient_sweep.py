@@ -18,6 +18,8 @@ random direction, loss sum(y * R)). The families (FAMILIES) draw:
   Gemm (transA/transB/alpha/beta, broadcast C);
 - BatchNormalization (training_mode 0/1), InstanceNormalization, LayerNormalization,
   GroupNormalization;
+- RNN / GRU / LSTM (directions, layouts, sequence_lens, initial states, peepholes,
+  linear_before_reset, input_forget, any subset of the outputs);
 - the other ops with rules: Compress, ReverseSequence, Dropout, OneHot, Where,
   LpNormalization, MeanVarianceNormalization.
 
@@ -58,7 +60,7 @@ from .gradcheck import check_op_gradients
 raw = og.raw_ops
 
 # draws per family (the hunts behind this file ran 1000+ per family over several seeds)
-_PER_FAMILY = int(os.environ.get("ONEGRAPH_SWEEP_EXAMPLES", "100"))
+_PER_FAMILY = int(os.environ.get("ONEGRAPH_SWEEP_EXAMPLES", "80"))
 _SEED = int(os.environ.get("ONEGRAPH_SWEEP_SEED", "0"))
 # whether the draws include empty tensors (a dim of 0, a zero repeat, an output axis
 # resized to 0 cells, k = 0 in MatMul/Gemm) now and then
@@ -1100,6 +1102,55 @@ def draw_misc(rng):
     return case(op, [floats(rng, shape)], {"axes": axes})
 
 
+_GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
+_DEFAULT_ACTS = {"RNN": ["Tanh"], "GRU": ["Sigmoid", "Tanh"],
+                 "LSTM": ["Sigmoid", "Tanh", "Tanh"]}
+
+
+def draw_recurrent(rng):
+    """RNN / GRU / LSTM: direction, layout, optional bias, sequence_lens, initial states
+    and peepholes, linear_before_reset, input_forget, the default activations spelled
+    out, any subset of the outputs; other activations and clip must raise."""
+    op = pick(rng, ["RNN", "GRU", "LSTM"])
+    g = _GATES[op]
+    steps, batch, size, hidden = (int(rng.integers(1, 4)) for _ in range(4))
+    direction = pick(rng, ["forward", "reverse", "bidirectional"])
+    nd = 2 if direction == "bidirectional" else 1
+    layout = int(rng.integers(0, 2))
+    x = floats(rng, [steps, batch, size] if layout == 0 else [batch, steps, size])
+    state = [nd, batch, hidden] if layout == 0 else [batch, nd, hidden]
+    ins = [x, floats(rng, [nd, g * hidden, size]), floats(rng, [nd, g * hidden, hidden])]
+    optional = [floats(rng, [nd, 2 * g * hidden]) if rng.random() < 0.6 else None,
+                ints(rng.integers(1, steps + 1, batch)) if rng.random() < 0.4 else None,
+                floats(rng, state) if rng.random() < 0.5 else None]
+    if op == "LSTM":
+        optional += [floats(rng, state) if rng.random() < 0.5 else None,
+                     floats(rng, [nd, 3 * hidden]) if rng.random() < 0.5 else None]
+    ins += optional
+    attrs = {"hidden_size": hidden}
+    if direction != "forward" or rng.random() < 0.3:
+        attrs["direction"] = direction
+    if layout or rng.random() < 0.2:
+        attrs["layout"] = layout
+    if op == "GRU" and rng.random() < 0.5:
+        attrs["linear_before_reset"] = int(rng.integers(0, 2))
+    if op == "LSTM" and rng.random() < 0.3:
+        attrs["input_forget"] = int(rng.integers(0, 2))
+    expect = None
+    what = pick(rng, ["plain", "default_acts", "other_acts", "clip"], [0.8, 0.1, 0.05, 0.05])
+    if what == "default_acts":
+        attrs["activations"] = _DEFAULT_ACTS[op] * nd
+    elif what == "other_acts":
+        attrs["activations"] = ["Relu"] * len(_DEFAULT_ACTS[op]) * nd
+        expect = "activations"
+    elif what == "clip":
+        attrs["clip"] = float(rng.uniform(1.0, 3.0))
+        expect = "clip"
+    k = int(rng.integers(1, 4 if op == "LSTM" else 3))
+    outs = sorted(int(i) for i in rng.permutation(k)[:int(rng.integers(1, k + 1))])
+    return case(op, ins, attrs, num_outputs=k, outputs=outs, expect=expect)
+
+
 # --------------------------------------------------------------------------------------
 # The sweep
 # --------------------------------------------------------------------------------------
@@ -1118,6 +1169,7 @@ FAMILIES = {
     "matmul": (draw_matmul, 1), "gemm": (draw_gemm, 1), "batch_norm": (draw_batch_norm, 2),
     "instance_norm": (draw_instance_norm, 1), "layer_norm": (draw_layer_norm, 1),
     "group_norm": (draw_group_norm, 1), "misc": (draw_misc, 2),
+    "recurrent": (draw_recurrent, 2),
 }
 
 
