@@ -41,8 +41,9 @@ ceil_mode, Pad modes other than constant, ...) are drawn too and must raise
 GradientNotDefinedError naming the op (`expect`), never return numbers.
 
 `ONEGRAPH_SWEEP_EXAMPLES` sets the draws per family (times the family's weight in
-FAMILIES; default: a CI-sized count, deterministic) and `ONEGRAPH_SWEEP_SEED` the seed (default 0). FINDINGS holds the
-minimal reproductions of what the hunts found wrong in the rules.
+FAMILIES; default: a CI-sized count, deterministic) and `ONEGRAPH_SWEEP_SEED` the seed
+(default 0). FINDINGS holds the minimal reproductions of what the hunts found wrong in
+the rules.
 """
 
 from __future__ import annotations
