@@ -8,7 +8,7 @@ random direction, loss sum(y * R)). The families (FAMILIES) draw:
 - Conv / ConvTranspose: 1-3 spatial dims, kernels 1-4, strides 1-3, dilations 1-2,
   asymmetric pads, auto_pad SAME_UPPER / SAME_LOWER / VALID, dense, grouped and
   depthwise groups, with or without bias, batch 1-2, ConvTranspose output_padding and
-  output_shape;
+  output_shape; 2-D Convs past the forward kernel's path thresholds (conv_paths);
 - MaxPool (ceil_mode, pads, dilations, strides), AveragePool (count_include_pad,
   ceil_mode), LpPool, the global pools, LRN;
 - Slice, Pad, Gather / GatherElements / GatherND, ScatterElements / ScatterND, Tile,
@@ -330,6 +330,40 @@ def draw_conv(rng):
     attrs = window_attrs(rng, kernel, strides, dil, mode, pads, rng.random() < 0.5)
     if g > 1 or rng.random() < 0.2:
         attrs["group"] = g
+    ins = [x, w] + ([floats(rng, [cout])] if rng.random() < 0.5 else [])
+    return case("Conv", ins, attrs)
+
+
+def draw_conv_paths(rng):
+    """2-D Conv geometries past the forward kernel's path thresholds (ops/conv.py,
+    ops/conv_depthwise.py): 16+ input channels (channels-last im2col), at most half as
+    many outputs as inputs at stride 1 (per-tap GEMMs), depthwise over 150+ output
+    pixels per channel (the same-width and row forms), 1x1 with and without pads."""
+    kind = pick(rng, ["nhwc", "taps", "depthwise", "pointwise"])
+    n = int(rng.integers(1, 3))
+    sp = [int(rng.integers(6, 17)) for _ in range(2)]
+    kernel = [int(rng.integers(1, 4)) for _ in range(2)]
+    attrs = {}
+    if kind == "nhwc":
+        cin, cout, g = int(rng.integers(16, 21)), int(rng.integers(1, 6)), 1
+        attrs["strides"] = [int(rng.integers(1, 3)) for _ in range(2)]
+    elif kind == "taps":
+        cin, g = int(rng.integers(4, 13)), 1
+        cout = int(rng.integers(1, cin // 2 + 1))
+    elif kind == "depthwise":
+        cin = cout = g = int(rng.integers(2, 6))
+        sp = [int(rng.integers(10, 22)) for _ in range(2)]
+        attrs["strides"] = [int(pick(rng, [1, 1, 2])) for _ in range(2)]
+    else:
+        cin, cout, g = int(rng.integers(1, 20)), int(rng.integers(1, 20)), 1
+        kernel = [1, 1]
+        attrs["strides"] = [int(rng.integers(1, 4)) for _ in range(2)]
+    attrs["pads"] = [int(rng.integers(0, k)) if rng.random() < 0.7 else 0
+                     for k in kernel + kernel]
+    if g > 1:
+        attrs["group"] = g
+    x = floats(rng, [n, cin] + sp)
+    w = floats(rng, [cout, cin // g] + kernel)
     ins = [x, w] + ([floats(rng, [cout])] if rng.random() < 0.5 else [])
     return case("Conv", ins, attrs)
 
@@ -1159,6 +1193,7 @@ def draw_recurrent(rng):
 # family -> (draw, weight: draws per _PER_FAMILY unit)
 FAMILIES = {
     "conv": (draw_conv, 3), "conv_transpose": (draw_conv_transpose, 3),
+    "conv_paths": (draw_conv_paths, 1),
     "max_pool": (draw_max_pool, 2), "average_pool": (draw_average_pool, 2),
     "lp_pool": (draw_lp_pool, 1), "global_pool_lrn": (draw_global_pool_lrn, 1),
     "slice": (draw_slice, 2), "pad": (draw_pad, 1), "gather": (draw_gather, 2),
