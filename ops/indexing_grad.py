@@ -19,9 +19,8 @@ def _gather(b, op, grads):
         flat_idx = b.op("Reshape", [indices, b.constant_ints([-1])])
         row = [-1] + [d if d is not None else 0 for d in params.shape[1:]]
         if any(d is None for d in params.shape[1:]):
-            # unknown row dims: take them from the run-time shape (0 copies in Reshape)
-            row = [-1] + [0] * (len(params.shape) - 1)
-            values = b.op("Reshape", [g, _row_shape(b, params)])
+            # unknown row dims: take them from the run-time shape
+            values = b.op("Reshape", [g, _row_shape(b, params, flat_idx)], {"allowzero": 1})
         else:
             values = b.op("Reshape", [g, b.constant_ints(row)])
         return [b.indexed_slices(values, flat_idx, params), None]
@@ -29,10 +28,12 @@ def _gather(b, op, grads):
     return [b.op("GatherGrad", [g, params, indices], {"axis": axis}), None]
 
 
-def _row_shape(b, params):
+def _row_shape(b, params, flat_idx):
+    """[number of indices, params' row dims...] at run time. The count is spelled out
+    rather than -1, which cannot be inferred when a row dim turns out to be 0."""
     shp = b.op("Shape", [params])
     tail = b.op("Slice", [shp, b.constant_ints([1]), b.constant_ints([2 ** 62])])
-    return b.op("Concat", [b.constant_ints([-1]), tail], {"axis": 0})
+    return b.op("Concat", [b.op("Shape", [flat_idx]), tail], {"axis": 0})
 
 
 def _slice(b, op, grads):

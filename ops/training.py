@@ -250,7 +250,8 @@ def _indexed_slices_to_dense(inputs, attrs, ctx):
     values, indices, like = _f(inputs[0]), _f(inputs[1]).astype(np.int64), inputs[2]
     shape = np.shape(like)
     out = np.zeros(shape, dtype=values.dtype)
-    np.add.at(out, indices.reshape(-1), values.reshape((-1,) + tuple(shape[1:])))
+    # (the row count spelled out: -1 cannot be inferred from rows of 0 elements)
+    np.add.at(out, indices.reshape(-1), values.reshape((indices.size,) + tuple(shape[1:])))
     return (out,)
 
 
@@ -582,6 +583,8 @@ def _resize_grad(inputs, attrs, ctx):
     if mode not in ("nearest", "linear", "cubic"):
         raise ExecutionError(f"ResizeGrad: unknown mode {mode!r}")
     g = np.asarray(dy, dtype=np.float64)
+    if g.size == 0:  # an empty output read no input: the plans below need some taps
+        return (np.zeros(x_shape, dtype=dy.dtype),)
     plans = []
     for axis in range(len(x_shape)):
         if out_shape[axis] == x_shape[axis] and scale[axis] == 1.0 and \

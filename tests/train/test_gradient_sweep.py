@@ -78,7 +78,7 @@ _I64_MIN = np.iinfo(np.int64).min
 
 
 def case(op, inputs, attrs=None, fed=None, outputs=None, post=None, expect=None,
-         num_outputs=None, static_only=False):
+         num_outputs=None):
     """A one-node case.
 
     Args:
@@ -92,13 +92,12 @@ def case(op, inputs, attrs=None, fed=None, outputs=None, post=None, expect=None,
         expect: a regex the GradientNotDefinedError must match when the rule does not
             support the draw (then no numbers are checked).
         num_outputs: the node's output count when it is not 1.
-        static_only: never give this draw inputs of unknown dims (`draws`).
     """
     if fed is None:
         fed = [a is not None and np.asarray(a).dtype.kind == "f" for a in inputs]
     return dict(op=op, inputs=list(inputs), attrs=dict(attrs or {}), fed=list(fed),
                 outputs=outputs, post=post, expect=expect, num_outputs=num_outputs,
-                dynamic=[], tied={}, static_only=static_only)
+                dynamic=[], tied={})
 
 
 def show(c) -> str:
@@ -593,9 +592,7 @@ def draw_gather(rng):
             shape[axis] = d
             data = floats(rng, shape)
         idx = rng.integers(-d, d, maybe_empty(rng, dims(rng, int(rng.integers(0, 3)), 1, 3)))
-        # IndexedSlicesToDense cannot take an empty row of unknown dims (the report)
-        return case(op, [data, ints(idx)], {"axis": axis},
-                    fed=[True, rng.random() < 0.3], static_only=0 in shape)
+        return case(op, [data, ints(idx)], {"axis": axis}, fed=[True, rng.random() < 0.3])
     if op == "GatherElements":
         axis = int(rng.integers(-rank, rank))
         ishape = [int(rng.integers(1, d + 1)) for d in shape]
@@ -802,16 +799,11 @@ def draw_resize(rng):
             full_lo[axes], full_hi[axes] = lo, hi
             roi = np.concatenate([full_lo, full_hi])
     scales = sizes = None
-    # an output axis may come out with 0 cells: ResizeGrad fails on that empty dy when
-    # x's dims are unknown while building (the rule returns zeros only when the empty
-    # output is known then), so such draws stay static
-    static_only = False
     if rng.random() < 0.5:
         scales = np.array([float(pick(rng, [0.5, 0.6, 0.75, 1.0, 1.5, 1.7, 2.0, 3.0]))
                            for _ in range(naxes)])
         span = (roi[naxes:] - roi[:naxes]) if roi is not None and roi.size == 2 * naxes \
             else (roi[rank:] - roi[:rank])[axes] if roi is not None else np.ones(naxes)
-        static_only = bool(np.any(np.array(shape)[axes] * scales * span < 1.5))
         if not _EMPTIES:
             scales = np.maximum(scales, 1.01 / (np.array(shape)[axes] * span))
         if "axes" not in attrs:
@@ -830,10 +822,8 @@ def draw_resize(rng):
             # (not_larger / not_smaller can round an axis to 0 cells)
             attrs["keep_aspect_ratio_policy"] = pick(
                 rng, ["stretch", "not_larger", "not_smaller"] if _EMPTIES else ["stretch"])
-            static_only = attrs["keep_aspect_ratio_policy"] != "stretch"
     ins = [floats(rng, shape), roi, scales, sizes]
-    return case("Resize", ins, attrs, fed=[True, False, False, False],
-                static_only=static_only)
+    return case("Resize", ins, attrs, fed=[True, False, False, False])
 
 
 def draw_trilu(rng):
@@ -1237,7 +1227,7 @@ def draws(family, seed=_SEED, count=None):
                 c["tied"] = {j: i}
                 c["inputs"][j] = c["inputs"][i]   # (what show() prints)
                 floats_fed.remove(j)
-        if rng.random() < _DYNAMIC and not c["static_only"]:
+        if rng.random() < _DYNAMIC:
             c["dynamic"] = floats_fed
             if c["op"] in _NEEDS_STATIC and c["expect"] is None:
                 c["expect"] = _NEEDS_STATIC[c["op"]]
@@ -1274,6 +1264,15 @@ FINDINGS = [
     ("matmul_empty_vector", case("MatMul", [np.zeros(0), np.zeros((2, 0, 3))])),
     # Gather on axis 0 with an empty row: the sparse values' shape [-1, 0] has no -1
     ("gather_empty_rows", case("Gather", [np.zeros((3, 0, 2)), ints([0, 2])])),
+    # ... and with the row dims unknown while building: the run-time row shape [-1, 0]
+    # could not infer its -1, nor could IndexedSlicesToDense reshape the values
+    ("gather_empty_rows_unknown_dims",
+     dict(case("Gather", [np.zeros((3, 0)), ints([1])]), dynamic=[0])),
+    # the empty Resize output with x's dims unknown while building: ResizeGrad's
+    # per-axis plans failed on the empty dy ("cannot reshape array of size 0")
+    ("resize_empty_output_unknown_dims",
+     dict(case("Resize", [_X23, None, np.array([0.4, 2.0])], {"mode": "linear"},
+               fed=[True, False, False]), dynamic=[0])),
 ]
 
 
