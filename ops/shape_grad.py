@@ -182,8 +182,13 @@ def _dropout(b, op, grads):
     g = grads[0]
     if g is None:
         return [None] * len(op.inputs)
+    # without training_mode the op is inference-mode Dropout: the output is x itself
+    training = op.inputs[2] if len(op.inputs) > 2 else None
+    if training is None:
+        return [g] + [None] * (len(op.inputs) - 1)
     if len(op.outputs) < 2:
-        raise GradientNotDefinedError("Dropout gradient needs the mask output")
+        raise GradientNotDefinedError("Dropout gradient needs the mask output when "
+                                      "training_mode is given")
     x = op.inputs[0]
     ratio = op.inputs[1] if len(op.inputs) > 1 and op.inputs[1] is not None else None
     mask = b.op("CastLike", [op.outputs[1], x])
@@ -192,13 +197,8 @@ def _dropout(b, op, grads):
     else:
         one = b.constant(np.asarray(1.0, x.dtype.numpy))
         scale = b.op("Div", [one, b.op("Sub", [one, b.op("CastLike", [ratio, x])])])
-    # in inference mode the mask is all ones and the output is x itself
-    training = op.inputs[2] if len(op.inputs) > 2 else None
-    gx = b.op("Mul", [b.op("Mul", [g, mask]), scale])
-    if training is not None:
-        gx = b.op("Where", [training, gx, g])
-    else:
-        gx = g
+    # in inference mode (training_mode false) the output is x itself
+    gx = b.op("Where", [training, b.op("Mul", [b.op("Mul", [g, mask]), scale]), g])
     return [gx] + [None] * (len(op.inputs) - 1)
 
 
