@@ -103,19 +103,22 @@ def _tile(b, op, grads):
 def _pad(b, op, grads):
     """Constant-mode Pad: dx is dy with the pads undone (the inner block, re-padded with
     zeros where negative pads cropped x); the constant value gets dy summed over the
-    cells it filled.
+    cells it filled. reflect/edge/wrap: see `_pad_copying`.
 
     Raises:
-        GradientNotDefinedError: a mode other than constant, pads or axes not known
-            while building, or x of unknown rank.
+        GradientNotDefinedError: x of unknown rank; pads or axes not known while
+            building (other than constant mode's all-axes run-time pads); in
+            reflect/edge/wrap mode, a padded dim of x not known while building.
     """
     x = op.inputs[0]
     pads = static_ints(b, op.inputs[1])
-    if op.attrs.get("mode", "constant") != "constant" or x.shape is None:
-        raise GradientNotDefinedError("Pad gradient supports constant mode on inputs of "
-                                      "known rank")
+    if x.shape is None:
+        raise GradientNotDefinedError("Pad gradient needs an input of known rank")
     value = op.inputs[2] if len(op.inputs) > 2 else None
     axes_in = op.inputs[3] if len(op.inputs) > 3 else None
+    mode = op.attrs.get("mode", "constant")
+    if mode != "constant":
+        return _pad_copying(b, op, grads[0], x, pads, axes_in, mode)
     if pads is None:
         if axes_in is not None:
             raise GradientNotDefinedError("Pad gradient with pads known only at run time "
@@ -141,6 +144,53 @@ def _pad(b, op, grads):
     if len(op.inputs) > 3:
         out.append(None)
     return out
+
+
+def _pad_copying(b, op, g, x, pads, axes_in, mode):
+    """Pad's gradient in reflect/edge/wrap mode. Along each padded axis the forward
+    copies input index src[j] to output j (after cropping by negative pads), so dx is
+    dy contracted with the (output, input) matrix counting those copies: one MatMul per
+    padded axis, the axis moved last and back."""
+    axes = list(range(len(x.shape))) if axes_in is None else static_ints(b, axes_in)
+    if pads is None or axes is None:
+        raise GradientNotDefinedError(f"Pad gradient in {mode} mode needs pads and axes "
+                                      "known while building")
+    rank, k = len(x.shape), len(axes)
+    for i, axis in enumerate(axes):
+        axis %= rank
+        begin, end = pads[i], pads[k + i]
+        if begin == 0 and end == 0:
+            continue
+        d = x.shape[axis]
+        if d is None:
+            raise GradientNotDefinedError(f"Pad gradient in {mode} mode needs the padded "
+                                          f"dims known while building (axis {axis})")
+        counts = np.zeros((d + begin + end, d), dtype=x.dtype.numpy)
+        np.add.at(counts, (np.arange(counts.shape[0]),
+                           _pad_sources(d, begin, end, mode)), 1)
+        perm = list(range(rank))
+        perm[axis], perm[-1] = perm[-1], perm[axis]   # a swap: its own inverse
+        moved = g if axis == rank - 1 else b.op("Transpose", [g], {"perm": perm})
+        g = b.op("MatMul", [moved, b.constant(counts)])
+        if axis != rank - 1:
+            g = b.op("Transpose", [g], {"perm": perm})
+    return [g] + [None] * (len(op.inputs) - 1)
+
+
+def _pad_sources(d, begin, end, mode):
+    """For each output index of Pad along an axis of d elements, the input index it
+    copies (numpy's reflect/edge/wrap over what negative pads leave)."""
+    lo = max(-begin, 0)
+    n = d - lo - max(-end, 0)
+    j = np.arange(-max(begin, 0), n + max(end, 0))
+    if mode == "reflect":
+        j = np.abs(j)
+        j = np.where(j >= n, 2 * (n - 1) - j, j)
+    elif mode == "edge":
+        j = np.clip(j, 0, n - 1)
+    else:  # wrap
+        j = j % n
+    return lo + j
 
 
 def _pad_dynamic(b, op, grads, x, value):

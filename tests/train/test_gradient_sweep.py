@@ -537,8 +537,9 @@ def draw_slice(rng):
 
 
 def draw_pad(rng):
-    """Pad: constant (with a pad value, negative pads, an axes input), reflect, edge,
-    wrap (the others must raise)."""
+    """Pad: constant (with a pad value), reflect, edge, wrap; negative pads (crops),
+    an axes input, wrap pads longer than the axis. The copying modes' rule needs pads
+    known while building: fed pads must raise."""
     rank = int(rng.integers(1, 5))
     shape = dims(rng, rank, 1, 4)
     mode = pick(rng, ["constant", "reflect", "edge", "wrap"], [0.7, 0.1, 0.1, 0.1])
@@ -550,18 +551,16 @@ def draw_pad(rng):
     for _ in range(2):
         for a in axes:
             d = shape[a]
-            if mode == "constant":
-                pads.append(int(rng.integers(-d + 1, 4)) if rng.random() < 0.3
-                            else int(rng.integers(0, 4)))
-            elif mode == "reflect":
-                pads.append(int(rng.integers(0, d)))
-            else:
-                pads.append(int(rng.integers(0, d + 1)))
+            pads.append(int(rng.integers(-d + 1, 4)) if rng.random() < 0.3
+                        else int(rng.integers(0, 4)))
     k = len(axes)
-    # keep each axis non-empty after negative pads
     for j, a in enumerate(axes):
+        # keep each axis non-empty after negative pads
         while shape[a] + pads[j] + pads[k + j] < 1:
             pads[j if pads[j] < 0 else k + j] += 1
+        if mode == "reflect":   # at most n - 1 mirrored values a side
+            n = shape[a] + min(pads[j], 0) + min(pads[k + j], 0)
+            pads[j], pads[k + j] = (min(p, n - 1) for p in (pads[j], pads[k + j]))
     ins = [floats(rng, shape), ints(pads)]
     value = None
     if mode == "constant" and rng.random() < 0.5:
@@ -574,7 +573,8 @@ def draw_pad(rng):
                               (j == 1 and not with_axes and rng.random() < 0.2))
            for j, a in enumerate(ins)]
     return case("Pad", ins, {"mode": mode}, fed=fed,
-                expect=None if mode == "constant" else "Pad")
+                expect="Pad gradient in [a-z]+ mode needs pads" if mode != "constant"
+                and fed[1] else None)
 
 
 def draw_gather(rng):
@@ -1206,8 +1206,12 @@ FAMILIES = {
 _TIED = 0.1
 _NO_TIE = {"BatchNormalization"}
 # rules that need static shapes and say so (GradientNotDefinedError) when dims are
-# known only at run time
-_NEEDS_STATIC = {"ConvTranspose": "ConvTranspose gradient needs static spatial shapes"}
+# known only at run time: op -> case -> the message's pattern (None: no need)
+_NEEDS_STATIC = {
+    "ConvTranspose": lambda c: "ConvTranspose gradient needs static spatial shapes",
+    "Pad": lambda c: None if c["attrs"]["mode"] == "constant"
+    or not np.any(c["inputs"][1]) else "Pad gradient in [a-z]+ mode needs the padded dims",
+}
 
 
 def draws(family, seed=_SEED, count=None):
@@ -1231,7 +1235,7 @@ def draws(family, seed=_SEED, count=None):
         if rng.random() < _DYNAMIC:
             c["dynamic"] = floats_fed
             if c["op"] in _NEEDS_STATIC and c["expect"] is None:
-                c["expect"] = _NEEDS_STATIC[c["op"]]
+                c["expect"] = _NEEDS_STATIC[c["op"]](c)
         out.append(c)
     return out
 
