@@ -253,8 +253,22 @@ def _dropout(b, op, grads):
 
 
 def _depth_to_space(b, op, grads):
-    return [b.op("SpaceToDepth", [grads[0]], {"blocksize": op.attrs["blocksize"]})] \
-        if op.attrs.get("mode", "DCR") == "DCR" else _unsupported("DepthToSpace CRD")
+    """SpaceToDepth undoes DCR mode. CRD mode is DCR after a channel permutation (CRD
+    reads channel c * bs^2 + k where DCR reads k * C' + c, for C' = C / bs^2 output
+    channels and block offset k), so its gradient gathers SpaceToDepth(dy)'s channels
+    back into CRD order; that needs x's channel count known while building."""
+    bs = int(op.attrs["blocksize"])
+    g = b.op("SpaceToDepth", [grads[0]], {"blocksize": bs})
+    if op.attrs.get("mode", "DCR") == "DCR":
+        return [g]
+    x = op.inputs[0]
+    c = None if x.shape is None or len(x.shape) != 4 else x.shape[1]
+    if c is None:
+        raise GradientNotDefinedError("DepthToSpace gradient in CRD mode needs the input's "
+                                      "channel count known while building")
+    k = np.arange(c)
+    order = (k % (bs * bs)) * (c // (bs * bs)) + k // (bs * bs)
+    return [b.op("Gather", [g, b.constant(order.astype(np.int64))], {"axis": 1})]
 
 
 def _space_to_depth(b, op, grads):
@@ -310,10 +324,6 @@ def _reverse_sequence(b, op, grads):
     # the reversal is its own inverse: the gradient is reversed back the same way
     attrs = {k: op.attrs[k] for k in ("batch_axis", "time_axis") if k in op.attrs}
     return [b.op("ReverseSequence", [grads[0], op.inputs[1]], attrs), None]
-
-
-def _unsupported(what):
-    raise GradientNotDefinedError(f"no gradient for {what}")
 
 
 GRADIENTS = {

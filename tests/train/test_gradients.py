@@ -255,6 +255,8 @@ CASES = [
     ("ConstantOfShape_Range", lambda s, d: raw.Range(s, og.constant(np.array(3.05)), d) * 2.0
      + raw.ConstantOfShape(og.shape(s), value=np.zeros(1)), [np.array(0.3), np.array(0.5)]),
     ("DepthToSpace", lambda x: raw.DepthToSpace(x, blocksize=2), [f64(1, 8, 2, 3)]),
+    ("DepthToSpace_CRD", lambda x: raw.DepthToSpace(x, blocksize=2, mode="CRD"),
+     [f64(2, 12, 2, 3)]),
     ("SpaceToDepth", lambda x: raw.SpaceToDepth(x, blocksize=2), [f64(1, 2, 4, 6)]),
     # indexing
     ("Slice", lambda x: x[1:, ::2], [f64(3, 5)]),
