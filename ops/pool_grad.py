@@ -1,4 +1,4 @@
-"""Gradient rules of the pool family: MaxPool, AveragePool, global pools."""
+"""Gradient rules of the pool family: MaxPool, AveragePool, LpPool, LRN, global pools."""
 
 from __future__ import annotations
 
@@ -64,6 +64,18 @@ def _lp_pool(b, op, grads):
     return [b.op("Mul", [d_u, b.op("Mul", [slope, like_dtype(b, p, x)])])]
 
 
+def _global_lp_pool(b, op, grads):
+    """y = (sum of |x|^p over each image)^(1/p): dx = dy * y^(1-p) * |x|^(p-1) sign(x),
+    y broadcast over the image (it keeps the spatial dims as 1s)."""
+    (g,) = grads
+    x, y = op.inputs[0], op.outputs[0]
+    p = float(op.attrs.get("p", 2))
+    d_y = b.op("Mul", [g, b.op("Pow", [y, like_dtype(b, 1.0 - p, y)])])
+    slope = b.op("Mul", [b.op("Pow", [b.op("Abs", [x]), like_dtype(b, p - 1.0, x)]),
+                         b.op("Sign", [x])])
+    return [b.op("Mul", [slope, d_y])]
+
+
 GRADIENTS = {"AveragePool": _average_pool, "GlobalAveragePool": _global("mean"),
-             "GlobalMaxPool": _global("max"), "LRN": _lrn, "LpPool": _lp_pool,
-             "MaxPool": _max_pool}
+             "GlobalLpPool": _global_lp_pool, "GlobalMaxPool": _global("max"), "LRN": _lrn,
+             "LpPool": _lp_pool, "MaxPool": _max_pool}

@@ -174,6 +174,8 @@ CASES = [
     ("LpPool_p2_stride", lambda x: raw.LpPool(x, kernel_shape=[3], strides=[2]),
      [f64(2, 2, 7)]),
     ("GlobalMaxPool", unary("GlobalMaxPool"), [f64(2, 3, 4, 4)]),
+    ("GlobalLpPool", unary("GlobalLpPool"), [away_from_zero(2, 3, 4, 4)]),
+    ("GlobalLpPool_p3", unary("GlobalLpPool", p=3), [away_from_zero(2, 3, 5)]),
     # normalization
     ("BatchNorm_inference", lambda x, s, b, m, v: raw.BatchNormalization(x, s, b, m, v,
                                                                         epsilon=1e-3),
