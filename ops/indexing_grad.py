@@ -51,8 +51,9 @@ def _gather_elements(b, op, grads):
 
 def _gather_nd(b, op, grads):
     x, idx = op.inputs
-    if int(op.attrs.get("batch_dims", 0) or 0):
-        raise GradientNotDefinedError("GatherND gradient with batch_dims")
+    batch_dims = int(op.attrs.get("batch_dims", 0) or 0)
+    if batch_dims:  # (ScatterND has no batch_dims)
+        return [b.op("GatherNDGrad", [grads[0], x, idx], {"batch_dims": batch_dims}), None]
     zeros = b.op("ZerosLike", [x])
     return [b.op("ScatterND", [zeros, idx, grads[0]], {"reduction": "add"}), None]
 

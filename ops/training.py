@@ -550,6 +550,26 @@ def _gather_grad(inputs, attrs, ctx):
     return (out,)
 
 
+def _gather_nd_grad(inputs, attrs, ctx):
+    """dL/d(data) of ONNX GatherND with `batch_dims`: dy scatter-added into zeros shaped
+    like data, batch by batch, at the index tuples (negative entries wrap; repeats
+    accumulate). The batch dims are flattened into one, which prefixes each tuple."""
+    dy, data, idx = _f(inputs[0]), inputs[1], np.asarray(inputs[2]).astype(np.int64)
+    shape, bd = tuple(np.shape(data)), int(attrs["batch_dims"])
+    k = idx.shape[-1]
+    out = np.zeros(shape, dtype=dy.dtype)
+    nb = int(np.prod(shape[:bd], dtype=np.int64))
+    m = int(np.prod(idx.shape[bd:-1], dtype=np.int64))
+    flat = out.reshape((nb,) + shape[bd:])
+    tuples = idx.reshape(nb, m, k)
+    dims = np.asarray(shape[bd:bd + k], dtype=np.int64)
+    tuples = np.where(tuples < 0, tuples + dims, tuples)
+    batch = np.broadcast_to(np.arange(nb)[:, None], (nb, m))
+    np.add.at(flat, (batch,) + tuple(tuples[..., j] for j in range(k)),
+              dy.reshape((nb, m) + shape[bd + k:]))
+    return (out,)
+
+
 def _compress_grad(inputs, attrs, ctx):
     """dL/d(input) of ONNX Compress: dy written back where condition kept a slice."""
     dy, x, cond = _f(inputs[0]), inputs[1], np.asarray(inputs[2]).astype(bool).reshape(-1)
@@ -1032,6 +1052,9 @@ OPS = tuple(sorted((
     define("GatherGrad", ["dy", "data", "indices"], ["dx"], _gather_grad,
            [("axis", "int", 0)], infer=_infer_like(1),
            doc="gradient of Gather w.r.t. data (dense, any axis)", **_HELPER),
+    define("GatherNDGrad", ["dy", "data", "indices"], ["dx"], _gather_nd_grad,
+           [("batch_dims", "int", 0)], infer=_infer_like(1),
+           doc="gradient of GatherND w.r.t. data (with batch_dims)", **_HELPER),
     define("IndexedSlicesToDense", ["values", "indices", "like"], ["dense"],
            _indexed_slices_to_dense, infer=_infer_like(2),
            doc="scatter-add sparse rows into zeros shaped like input 2", **_HELPER),

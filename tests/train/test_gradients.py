@@ -285,6 +285,8 @@ CASES = [
      [f64(3, 4), np.array([[0, 0], [1, 3], [2, 2]])]),
     ("GatherND", lambda x, i: raw.GatherND(x, i), [f64(3, 4), np.array([[0, 1], [2, 2],
                                                                        [0, 1]])]),
+    ("GatherND_batch_dims", lambda x, i: raw.GatherND(x, i, batch_dims=1),
+     [f64(2, 3, 4), np.array([[[0, 1], [2, -1], [0, 1]], [[1, 3], [1, 3], [0, 0]]])]),
     # recurrent (BPTT kernels), small shapes
     ("RNN", recurrent("RNN"), recurrent_inputs("RNN")),
     ("RNN_reverse_Y_only", recurrent("RNN", "reverse", num_outputs=1),
