@@ -147,10 +147,11 @@ def _pad(b, op, grads):
 
 
 def _pad_copying(b, op, g, x, pads, axes_in, mode):
-    """Pad's gradient in reflect/edge/wrap mode. Along each padded axis the forward
-    copies input index src[j] to output j (after cropping by negative pads), so dx is
-    dy contracted with the (output, input) matrix counting those copies: one MatMul per
-    padded axis, the axis moved last and back."""
+    """Pad's gradient in reflect/edge/wrap mode, axis by axis. Along an axis the output
+    holds the n values negative pads leave (the core) between copies of some of them
+    (the borders), so dx is dy's core plus the borders added back onto the values they
+    copy: the few border rows contracted with a (border, n) 0/1 matrix, one small
+    MatMul, then zeros put back where negative pads cropped x."""
     axes = list(range(len(x.shape))) if axes_in is None else static_ints(b, axes_in)
     if pads is None or axes is None:
         raise GradientNotDefinedError(f"Pad gradient in {mode} mode needs pads and axes "
@@ -165,32 +166,49 @@ def _pad_copying(b, op, g, x, pads, axes_in, mode):
         if d is None:
             raise GradientNotDefinedError(f"Pad gradient in {mode} mode needs the padded "
                                           f"dims known while building (axis {axis})")
-        counts = np.zeros((d + begin + end, d), dtype=x.dtype.numpy)
-        np.add.at(counts, (np.arange(counts.shape[0]),
-                           _pad_sources(d, begin, end, mode)), 1)
-        perm = list(range(rank))
-        perm[axis], perm[-1] = perm[-1], perm[axis]   # a swap: its own inverse
-        moved = g if axis == rank - 1 else b.op("Transpose", [g], {"perm": perm})
-        g = b.op("MatMul", [moved, b.constant(counts)])
-        if axis != rank - 1:
-            g = b.op("Transpose", [g], {"perm": perm})
+        lo, hi = max(-begin, 0), max(-end, 0)      # cropped off x
+        pb, pe, n = max(begin, 0), max(end, 0), d - lo - hi
+        g = _pad_borders_back(b, g, axis, rank, pb, pe, n, mode, x.dtype.numpy)
+        if lo or hi:
+            widths = [0] * (2 * rank)
+            widths[axis], widths[rank + axis] = lo, hi
+            g = b.op("Pad", [g, b.constant_ints(widths)])
     return [g] + [None] * (len(op.inputs) - 1)
 
 
-def _pad_sources(d, begin, end, mode):
-    """For each output index of Pad along an axis of d elements, the input index it
-    copies (numpy's reflect/edge/wrap over what negative pads leave)."""
-    lo = max(-begin, 0)
-    n = d - lo - max(-end, 0)
-    j = np.arange(-max(begin, 0), n + max(end, 0))
+def _pad_borders_back(b, g, axis, rank, pb, pe, n, mode, dtype):
+    """dy's core (n values along `axis`, after pb border values) with the pb + pe
+    border values added onto the core values they copied."""
+    core = b.op("Slice", [g, b.constant_ints([pb]), b.constant_ints([pb + n]),
+                          b.constant_ints([axis])])
+    parts = [b.op("Slice", [g, b.constant_ints([s]), b.constant_ints([e]),
+                            b.constant_ints([axis])])
+             for s, e in ((0, pb), (pb + n, pb + n + pe)) if e > s]
+    if not parts:  # only crops on this axis
+        return core
+    border = parts[0] if len(parts) == 1 else b.op("Concat", parts, {"axis": axis})
+    j = np.concatenate([np.arange(-pb, 0), np.arange(n, n + pe)])
     if mode == "reflect":
-        j = np.abs(j)
-        j = np.where(j >= n, 2 * (n - 1) - j, j)
+        src = np.where(j < 0, -j, 2 * (n - 1) - j)
     elif mode == "edge":
-        j = np.clip(j, 0, n - 1)
-    else:  # wrap
-        j = j % n
-    return lo + j
+        src = np.clip(j, 0, n - 1)
+    else:  # wrap (pads may exceed n: several turns)
+        src = j % n
+    copies = np.zeros((len(j), n), dtype=dtype)
+    np.add.at(copies, (np.arange(len(j)), src), 1)
+    # contract along `axis` without moving the (large) core: the border's last or
+    # second-to-last axis takes a matrix on that side; others move the small border
+    if axis == rank - 1:
+        back = b.op("MatMul", [border, b.constant(copies)])
+    elif axis == rank - 2:
+        back = b.op("MatMul", [b.constant(np.ascontiguousarray(copies.T)), border])
+    else:
+        perm = list(range(rank))
+        perm[axis], perm[-1] = perm[-1], perm[axis]   # a swap: its own inverse
+        back = b.op("Transpose", [b.op("MatMul", [
+            b.op("Transpose", [border], {"perm": perm}), b.constant(copies)])],
+            {"perm": perm})
+    return b.op("Add", [core, back])
 
 
 def _pad_dynamic(b, op, grads, x, value):
