@@ -173,6 +173,9 @@ CASES = [
      [away_from_zero(1, 2, 4, 5)]),
     ("LpPool_p2_stride", lambda x: raw.LpPool(x, kernel_shape=[3], strides=[2]),
      [f64(2, 2, 7)]),
+    # ceil_mode: the last window (taps 6-8 of 8) counts 2 taps, not 3
+    ("LpPool_ceil", lambda x: raw.LpPool(x, kernel_shape=[3], strides=[3], ceil_mode=1, p=3),
+     [away_from_zero(2, 2, 8)]),
     ("GlobalMaxPool", unary("GlobalMaxPool"), [f64(2, 3, 4, 4)]),
     ("GlobalLpPool", unary("GlobalLpPool"), [away_from_zero(2, 3, 4, 4)]),
     ("GlobalLpPool_p3", unary("GlobalLpPool", p=3), [away_from_zero(2, 3, 5)]),
