@@ -71,9 +71,13 @@ def _lp_pool(b, op, grads):
     d_sum = b.op("Mul", [g, b.op("Pow", [y, like_dtype(b, 1.0 - p, y)])])
     d_sum = b.op("Mul", [d_sum, count])
     d_u = b.op("AveragePoolGrad", [x, d_sum], attrs)
-    slope = b.op("Mul", [b.op("Pow", [b.op("Abs", [x]), like_dtype(b, p - 1.0, x)]),
-                         b.op("Sign", [x])])
-    return [b.op("Mul", [d_u, b.op("Mul", [slope, like_dtype(b, p, x)])])]
+    return [b.op("Mul", [d_u, b.op("Mul", [_lp_slope(b, x, p), like_dtype(b, p, x)])])]
+
+
+def _lp_slope(b, x, p):
+    """d|x|^p/dx / p = |x|^(p-1) sign(x)."""
+    return b.op("Mul", [b.op("Pow", [b.op("Abs", [x]), like_dtype(b, p - 1.0, x)]),
+                        b.op("Sign", [x])])
 
 
 def _ceil_mode_counts(op, x):
@@ -94,9 +98,7 @@ def _global_lp_pool(b, op, grads):
     x, y = op.inputs[0], op.outputs[0]
     p = float(op.attrs.get("p", 2))
     d_y = b.op("Mul", [g, b.op("Pow", [y, like_dtype(b, 1.0 - p, y)])])
-    slope = b.op("Mul", [b.op("Pow", [b.op("Abs", [x]), like_dtype(b, p - 1.0, x)]),
-                         b.op("Sign", [x])])
-    return [b.op("Mul", [slope, d_y])]
+    return [b.op("Mul", [_lp_slope(b, x, p), d_y])]
 
 
 GRADIENTS = {"AveragePool": _average_pool, "GlobalAveragePool": _global("mean"),
