@@ -62,15 +62,17 @@ def _scatter(gather_op, scatter_op, with_axis):
     """ScatterElements / ScatterND. reduction none: data's gradient is dy with the
     written positions zeroed, the updates' gradient is dy gathered at the indices (a
     repeated index gives every duplicate the gradient, although only one write wins).
-    reduction add: dy passes to data unchanged."""
+    reduction add: dy passes to data unchanged. max / min: see `_scatter_extreme`."""
     def rule(b, op, grads):
         (g,) = grads
         data, idx, upd = op.inputs
         red = op.attrs["reduction"]
         attrs = {"axis": op.attrs["axis"]} if with_axis else {}
+        if red in ("max", "min"):
+            return _scatter_extreme(b, op, g, gather_op, scatter_op, attrs)
         if red not in ("none", "add"):
             raise GradientNotDefinedError(
-                f"{op.type} gradient supports reduction none and add, not {red!r}")
+                f"{op.type} gradient supports reduction none, add, max and min, not {red!r}")
         if red == "none":
             zeros = b.op("ZerosLike", [upd])
             g_data = b.op(scatter_op, [g, idx, zeros], dict(attrs, reduction="none"))
@@ -78,6 +80,20 @@ def _scatter(gather_op, scatter_op, with_axis):
             g_data = g
         return [g_data, None, b.op(gather_op, [g, idx], attrs)]
     return rule
+
+
+def _scatter_extreme(b, op, g, gather_op, scatter_op, attrs):
+    """reduction max / min: each output is one of its candidates (data's value and the
+    updates written there), and dy goes to the candidates equal to it, split evenly
+    among ties (as TensorFlow's segment max/min gradients)."""
+    data, idx, upd = op.inputs
+    out = op.outputs[0]
+    won_data = b.op("CastLike", [b.op("Equal", [data, out]), g])
+    won_upd = b.op("CastLike", [b.op("Equal", [upd, b.op(gather_op, [out, idx], attrs)]), g])
+    winners = b.op(scatter_op, [won_data, idx, won_upd], dict(attrs, reduction="add"))
+    share = b.op("Div", [g, winners])
+    return [b.op("Mul", [share, won_data]), None,
+            b.op("Mul", [b.op(gather_op, [share, idx], attrs), won_upd])]
 
 
 def _compress(b, op, grads):

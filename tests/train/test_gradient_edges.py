@@ -1,7 +1,7 @@
 """Gradient rules at edges a finite-difference sweep found broken: MatMul with 1-D
 operands, 1x1 Conv with end pads, Pad cropping / pad value / dynamic axes, Gemm with a
 partly known C, Clip with tensor bounds, GroupNormalization with per-group scale/bias,
-and Max/Min ties.
+Max/Min ties, and scatter max/min ties.
 
 Numerical checks compare against central finite differences in float64
 (`check_op_gradients`, or `check_declared` below where the placeholders need partly
@@ -223,3 +223,22 @@ def test_max_min_ties_go_to_the_first_operand_as_tf():
     np.testing.assert_allclose(grads_of(lambda s: og.reduce_max(s, 0),
                                         [np.stack([a, b, c])], w)[0],
                                [[1.0, 0.0, 6.0], [1.0, 6.0, 6.0], [1.0, 0.0, 0.0]])
+
+
+def test_scatter_max_and_min_split_ties_evenly():
+    """Scatter with reduction max/min: dy goes to the candidates equal to the output
+    (data's value and the updates written there), split evenly among ties, as TF's
+    segment max/min gradients split them."""
+    data = np.array([0.5, 2.0, -1.0])
+    upd = np.array([0.5, 0.5, 3.0, -4.0])
+    w = np.array([3.0, 6.0, 12.0])
+    gd, gu = grads_of(lambda d, u: raw.ScatterElements(d, const(np.array([0, 0, 1, 2])), u,
+                                                       reduction="max"), [data, upd], w)
+    # position 0: data and two updates tie at 0.5; 1: the update 3.0 wins; 2: data wins
+    np.testing.assert_allclose(gd, [1.0, 0.0, 12.0])
+    np.testing.assert_allclose(gu, [1.0, 1.0, 6.0, 0.0])
+    gd, gu = grads_of(lambda d, u: raw.ScatterND(d, const(np.array([[0], [2]])), u,
+                                                 reduction="min"),
+                      [data, np.array([0.5, -4.0])], w)
+    np.testing.assert_allclose(gd, [1.5, 6.0, 0.0])
+    np.testing.assert_allclose(gu, [1.5, 12.0])

@@ -612,7 +612,8 @@ def draw_gather(rng):
 
 def draw_scatter(rng):
     """ScatterElements / ScatterND with reduction none (each position written once),
-    add (repeats allowed) and mul/max/min (must raise)."""
+    add, max and min (repeats allowed; max/min over distinct values, no ties), and mul
+    (must raise)."""
     op = pick(rng, ["ScatterElements", "ScatterND"])
     red = pick(rng, ["none", "add", "mul", "max", "min"], [0.4, 0.4, 0.1, 0.05, 0.05])
     rank = int(rng.integers(1, 4))
@@ -650,8 +651,10 @@ def draw_scatter(rng):
         idx = np.where(rng.random(idx.shape) < 0.3, idx - np.array(shape[:m]), idx)
         upd = floats(rng, lead + shape[m:])
         attrs = {"reduction": red} if red != "none" or rng.random() < 0.5 else {}
-    expect = op if red in ("mul", "max", "min") else None
-    return case(op, [data, ints(idx), upd], attrs, expect=expect)
+    if red in ("max", "min"):
+        both = distinct(rng, [data.size + upd.size])
+        data, upd = both[:data.size].reshape(data.shape), both[data.size:].reshape(upd.shape)
+    return case(op, [data, ints(idx), upd], attrs, expect=op if red == "mul" else None)
 
 
 def draw_tile_expand(rng):

@@ -282,6 +282,15 @@ CASES = [
      [f64(4, 3), f64(2, 3)]),
     ("ScatterND_add", lambda d, u: raw.ScatterND(d, og.constant(np.array([[1, 0], [1, 0]])),
                                                  u, reduction="add"), [f64(4, 3), f64(2)]),
+    # max / min: dy reaches the winning candidate (data's value or a repeated update)
+    ("ScatterElements_max", lambda d, u: raw.ScatterElements(
+        d, og.constant(np.array([[1, 1], [2, 0]])), u, axis=1, reduction="max"),
+     [np.array([[0.1, 0.5, -0.3, 0.2], [0.9, -0.8, 0.0, 0.4]]),
+      np.array([[0.7, 0.3], [-0.2, 0.6]])]),
+    ("ScatterND_min", lambda d, u: raw.ScatterND(d, og.constant(np.array([[1, 0], [1, 0],
+                                                                          [2, 2]])),
+                                                 u, reduction="min"),
+     [np.arange(12.0).reshape(4, 3) / 10 - 0.55, np.array([-0.4, -0.9, 0.65])]),
     ("OneHot_values", lambda v: raw.OneHot(og.constant(np.array([1, 0, 3])),
                                            og.constant(np.array(4)), v), [f64(2)]),
     ("GatherElements", lambda x, i: raw.GatherElements(x, i, axis=1),
