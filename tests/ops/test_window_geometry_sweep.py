@@ -43,6 +43,7 @@ import onegraph as og  # noqa: E402
 from onegraph.convert import from_onnx  # noqa: E402
 
 from .ort_draws import OrtDiverges, OrtRefused, ort_run  # noqa: E402
+from ..window_length import window_out  # noqa: E402
 
 OPSET = 19
 # draws per test block (each kind runs _BLOCKS blocks); the sweeps that found the
@@ -66,19 +67,6 @@ def _dtype(rng):
     return _pick(rng, [np.float32, np.float16, np.float64], [0.8, 0.1, 0.1])
 
 
-def _window_out(n, k, s, d, pb, pe, ceil=False):
-    """Output length of a sliding window (ONNX pooling ceil mode when `ceil`)."""
-    span = n + pb + pe - ((k - 1) * d + 1)
-    if span < 0:
-        return -1
-    if not ceil:
-        return span // s + 1
-    o = -(-span // s) + 1
-    if (o - 1) * s >= n + pb:
-        o -= 1
-    return o
-
-
 def _out_sizes(sp, kernel, attrs, ceil=False):
     """Output spatial sizes of a Conv/pool geometry (None when some dim is empty)."""
     nsp = len(sp)
@@ -91,9 +79,9 @@ def _out_sizes(sp, kernel, attrs, ceil=False):
         if mode in ("SAME_UPPER", "SAME_LOWER"):
             o = -(-n // strides[i])
         elif mode == "VALID":
-            o = _window_out(n, kernel[i], strides[i], dil[i], 0, 0, ceil)
+            o = window_out(n, kernel[i], strides[i], dil[i], 0, 0, ceil)
         else:
-            o = _window_out(n, kernel[i], strides[i], dil[i], pads[i], pads[nsp + i], ceil)
+            o = window_out(n, kernel[i], strides[i], dil[i], pads[i], pads[nsp + i], ceil)
         if o < 1:
             return None
         out.append(o)

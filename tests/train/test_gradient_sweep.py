@@ -57,6 +57,7 @@ import onegraph as og
 from onegraph.errors import GradientNotDefinedError
 
 from .gradcheck import check_op_gradients
+from ..window_length import window_out
 
 raw = og.raw_ops
 
@@ -199,21 +200,6 @@ def away(rng, shape, gap=0.2):
 def ints(values):
     """An int64 array."""
     return np.asarray(values, dtype=np.int64)
-
-
-def window_out(n, k, s, d, pb, pe, ceil=False):
-    """Output length of a sliding window of k taps dilated d, stride s, over n cells
-    padded (pb, pe); ONNX pooling's ceil mode (the last window must start inside the
-    input or its begin padding) when `ceil`. <= 0 when empty."""
-    span = n + pb + pe - ((k - 1) * d + 1)
-    if span < 0:
-        return 0
-    if not ceil:
-        return span // s + 1
-    o = -(-span // s) + 1
-    if (o - 1) * s >= n + pb:
-        o -= 1
-    return o
 
 
 def window_pads(sp, kernel, strides, dil, mode, pads, ceil=False):
