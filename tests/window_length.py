@@ -1,5 +1,5 @@
-"""The tests' own rule for a sliding window's output length (pools and convolutions),
-written from the ONNX spec's formulas, independent of the kernels' geometry code."""
+"""The tests' own rules for sliding windows (pools and convolutions): output length and
+windows over padding only, from the ONNX spec's formulas, independent of the kernels' code."""
 
 
 def window_out(n, k, s, d, pb, pe, ceil=False):
@@ -15,3 +15,15 @@ def window_out(n, k, s, d, pb, pe, ceil=False):
     if (o - 1) * s >= n + pb:
         o -= 1
     return o
+
+
+def padding_only_window(sp, kernel, strides, dil, pads, out):
+    """True when some window (of the output sizes `out`) covers no input cell, or the
+    SAME pads came out negative."""
+    for n, k, s, d, (pb, pe), o in zip(sp, kernel, strides, dil, pads, out):
+        if pb < 0 or pe < 0:
+            return True
+        for i in range(o):
+            if not any(0 <= i * s - pb + j * d < n for j in range(k)):
+                return True
+    return False

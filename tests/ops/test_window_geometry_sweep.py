@@ -43,7 +43,7 @@ import onegraph as og  # noqa: E402
 from onegraph.convert import from_onnx  # noqa: E402
 
 from .ort_draws import OrtDiverges, OrtRefused, ort_run  # noqa: E402
-from ..window_length import window_out  # noqa: E402
+from ..window_length import padding_only_window, window_out  # noqa: E402
 
 OPSET = 19
 # draws per test block (each kind runs _BLOCKS blocks); the sweeps that found the
@@ -116,14 +116,8 @@ def _pool_undefined(sp, kernel, attrs, out):
     Session's -inf, and each names another index)."""
     strides = attrs.get("strides", [1] * len(sp))
     dil = attrs.get("dilations", [1] * len(sp))
-    for n, k, s, d, o, (pb, pe) in zip(sp, kernel, strides, dil, out,
-                                        _pool_pads(sp, kernel, attrs, out)):
-        if pb < 0 or pe < 0:
-            return True
-        for i in range(o):
-            if not any(0 <= i * s - pb + j * d < n for j in range(k)):
-                return True
-    return False
+    return padding_only_window(sp, kernel, strides, dil,
+                               _pool_pads(sp, kernel, attrs, out), out)
 
 
 def _same_negative(sp, kernel, attrs):

@@ -57,7 +57,7 @@ import onegraph as og
 from onegraph.errors import GradientNotDefinedError
 
 from .gradcheck import check_op_gradients
-from ..window_length import window_out
+from ..window_length import padding_only_window, window_out
 
 raw = og.raw_ops
 
@@ -227,18 +227,6 @@ def window_pads(sp, kernel, strides, dil, mode, pads, ceil=False):
         res.append((pb, pe))
         out.append(o)
     return res, out
-
-
-def padding_only_window(sp, kernel, strides, dil, pads, out):
-    """True when some window (of the output sizes `out`) covers no input cell, or the
-    SAME pads came out negative."""
-    for n, k, s, d, (pb, pe), o in zip(sp, kernel, strides, dil, pads, out):
-        if pb < 0 or pe < 0:
-            return True
-        for i in range(o):
-            if not any(0 <= i * s - pb + j * d < n for j in range(k)):
-                return True
-    return False
 
 
 def draw_window(rng, nsp, kmax=4, smax=3, dmax=2, pad_lt_kernel=False):
