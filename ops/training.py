@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ExecutionError, ShapeError
-from .conv import _col2im, _compute_dtype, _im2col, _pad, _pool_geometry, _window_slices
+from .conv import (_col2im, _compute_dtype, _convtranspose_geometry, _im2col, _pad,
+                   _pool_geometry, _window_slices, conv_nd)
 from .registry import TensorInfo, VariableRef, define
 
 DOMAIN = "onegraph"
@@ -403,6 +404,50 @@ def _conv_grad_bias(inputs, attrs, ctx):
     n, m = dy.shape[:2]
     per = np.add.reduce(dy.reshape(n, -1), axis=0)
     return (np.add.reduce(per.reshape(m, -1), axis=1),)
+
+
+def _conv_transpose_adjoint(dy, x_shape, w_shape, attrs):
+    """ConvTranspose(x, w) as the adjoint of a Conv, resolved for this run's x: (the
+    part of dy that x reaches, the Conv's attributes). The full transposed output (no
+    pads, no output_padding) is R = s (n - 1) + (k - 1) d + 1 long per axis, and a Conv
+    with these strides maps a length-R signal back to length n. dy covers full
+    positions [pb, pb + out); positions outside [0, R) (output_padding, an output_shape
+    past the natural size, negative pads) get nothing from x and are cropped away, and
+    the full positions dy lacks (cut by the pads) become the Conv's zero padding."""
+    strides, dil, pb, pe, out_sp = _convtranspose_geometry(
+        list(x_shape[2:]), list(w_shape[2:]), attrs)
+    crop, begins, ends = [slice(None), slice(None)], [], []
+    for n, k, s, d, b, o in zip(x_shape[2:], w_shape[2:], strides, dil, pb, out_sp):
+        reach = s * (n - 1) + (k - 1) * d + 1
+        lo = max(0, -b)
+        hi = max(lo, min(o, reach - b))
+        crop.append(slice(lo, hi))
+        begins.append(lo + b)
+        ends.append(reach - (hi + b))
+    conv_attrs = {"strides": list(strides), "dilations": list(dil),
+                  "pads": begins + ends, "group": int(attrs.get("group") or 1),
+                  "auto_pad": "NOTSET", "kernel_shape": list(w_shape[2:])}
+    return dy[tuple(crop)], conv_attrs
+
+
+def _conv_transpose_grad_input(inputs, attrs, ctx):
+    """dL/dX of ONNX ConvTranspose: inputs dy, W (C, M/g, *k), x (for its shape); the
+    geometry (auto_pad, output_shape, pads) is resolved for x's shape at run time."""
+    dy, w, x = _f(inputs[0]), _f(inputs[1]), _f(inputs[2])
+    part, conv_attrs = _conv_transpose_adjoint(dy, x.shape, w.shape, attrs)
+    if part.size == 0:  # no output position reads x
+        return (np.zeros(x.shape, np.result_type(dy, w)),)
+    return (conv_nd(part, w, None, conv_attrs),)
+
+
+def _conv_transpose_grad_filter(inputs, attrs, ctx):
+    """dL/dW of ONNX ConvTranspose: inputs dy, x, W (for its shape): the Conv weight
+    gradient with dy's reached part as the Conv's input and x as its output gradient."""
+    dy, x, w = _f(inputs[0]), _f(inputs[1]), _f(inputs[2])
+    part, conv_attrs = _conv_transpose_adjoint(dy, x.shape, w.shape, attrs)
+    if part.size == 0:
+        return (np.zeros(w.shape, np.result_type(dy, x)),)
+    return _conv_grad_filter([part, x, w], conv_attrs, ctx)
 
 
 def _pool_geom(x_shape, attrs):
@@ -992,6 +1037,8 @@ def _infer_var(attrs, inputs):
 _CONV_ATTRS = (("auto_pad", "string", "NOTSET"), ("dilations", "ints", None),
                ("group", "int", 1), ("kernel_shape", "ints", None), ("pads", "ints", None),
                ("strides", "ints", None))
+_CONV_TRANSPOSE_ATTRS = _CONV_ATTRS + (("output_padding", "ints", None),
+                                      ("output_shape", "ints", None))
 _POOL_ATTRS = (("auto_pad", "string", "NOTSET"), ("ceil_mode", "int", 0),
                ("dilations", "ints", None), ("kernel_shape", "ints"),
                ("pads", "ints", None), ("strides", "ints", None),
@@ -1049,6 +1096,12 @@ OPS = tuple(sorted((
            infer=_infer_like(2), doc="gradient of Conv w.r.t. its weights", **_HELPER),
     define("ConvGradInput", ["dy", "w", "x"], ["dx"], _conv_grad_input, _CONV_ATTRS,
            infer=_infer_like(2), doc="gradient of Conv w.r.t. its input", **_HELPER),
+    define("ConvTransposeGradFilter", ["dy", "x", "w"], ["dw"], _conv_transpose_grad_filter,
+           _CONV_TRANSPOSE_ATTRS, infer=_infer_like(2),
+           doc="gradient of ConvTranspose w.r.t. its weights", **_HELPER),
+    define("ConvTransposeGradInput", ["dy", "w", "x"], ["dx"], _conv_transpose_grad_input,
+           _CONV_TRANSPOSE_ATTRS, infer=_infer_like(2),
+           doc="gradient of ConvTranspose w.r.t. its input", **_HELPER),
     define("GatherGrad", ["dy", "data", "indices"], ["dx"], _gather_grad,
            [("axis", "int", 0)], infer=_infer_like(1),
            doc="gradient of Gather w.r.t. data (dense, any axis)", **_HELPER),
