@@ -250,7 +250,7 @@ def conv2d_transpose(inputs, filters, kernel_size, strides=(1, 1), padding="vali
     og.nn.conv2d_transpose computes it.
 
     Raises:
-        ShapeError: inputs are not 4-D floats with known channels, height and width.
+        ShapeError: inputs are not 4-D floats with known channels.
         TypeError: filters, kernel_size or strides is not a positive int (or pair), or a
             function argument is not callable.
         ValueError: padding, data_format or reuse is unknown.
@@ -272,9 +272,12 @@ def conv2d_transpose(inputs, filters, kernel_size, strides=(1, 1), padding="vali
     _g.check_name(name, where)
     dims = x.shape[2:] if first else x.shape[1:3]
     channels = x.shape[1] if first else x.shape[3]
-    if channels is None or None in dims:
-        raise ShapeError(f"{where}: the channels, height and width of {x.name!r} must be "
-                         f"known, got shape {x.shape}")
+    if channels is None:
+        raise ShapeError(f"{where}: the channels of {x.name!r} must be known, got shape "
+                         f"{x.shape}")
+    # a height or width known only at run time grows by the same rule, as a tensor
+    dims = [api.shape(x)[axis] if n is None else n
+            for axis, n in zip((2, 3) if first else (1, 2), dims)]
     grown = [n * s if padding == "same" else n * s + max(k - s, 0)
              for n, k, s in zip(dims, kernel, strides)]
     out_shape = [-1, filters] + grown if first else [-1] + grown + [filters]

@@ -12,7 +12,9 @@ import numpy as np
 
 from ..errors import ShapeError
 from . import api
+from . import api_extra
 from . import api_math
+from . import debugging
 from . import graph as _g
 from .api import _t
 from .graph import Tensor
@@ -31,10 +33,12 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None,  
                      filters=None, dilations=None) -> Tensor:
     """TF1's tf.nn.conv2d_transpose: the gradient of conv2d with respect to its input.
     `filter` is (kh, kw, out_channels, in_channels); `output_shape` the 4-D shape of
-    the result (ints, or a tensor / a list with tensors for the batch), whose height
-    and width must be known while building, as must the input's. The padding is TF's:
-    the output is what a conv2d with these strides and padding would take to give
-    `value`'s size (SAME's odd pixel at the end).
+    the result (ints, a 1-D integer tensor, or a list mixing ints and scalar tensors;
+    its batch entry is not used: the input's batch is). The padding is TF's: the
+    output is what a conv2d with these strides and padding would take to give
+    `value`'s size (SAME's odd pixel at the end). Where the input's or the output's
+    height or width is known only at run time, the run checks that they fit
+    (ExecutionError otherwise, as TF1 raises).
 
     Raises:
         TypeError: value, filter, output_shape or strides is missing.
@@ -64,12 +68,17 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None,  
     if out_c is not None and out_c != c_out:
         raise ShapeError(f"conv2d_transpose: output_shape has {out_c} channels but filter "
                          f"{list(w.shape)} makes {c_out}")
-    if None in in_sp or None in out_sp:
-        raise ShapeError("conv2d_transpose: the input's height and width and output_shape's "
-                         f"must be known while building (input {list(in_sp)}, output "
-                         f"{list(out_sp)})")
     reach = [(k - 1) * d + 1 for k, d in zip((kh, kw), rates)]
     padding = _explicit_pairs(padding, first, "conv2d_transpose")
+    weights = api.transpose(w, [3, 2, 0, 1])   # (in, out, kh, kw)
+    if None in in_sp or None in out_sp:
+        _forward_pads(padding, 0, 1, 1, 1)  # padding's form checked while building
+        y = _transposed_at_run_time(xc, weights, output_shape, first, steps, rates, reach,
+                                    padding)
+        # what is known while building: the input's batch, the filter's channels and
+        # output_shape's static sizes
+        y.set_shape([xc.shape[0] if xc.shape is not None else None, c_out] + list(out_sp))
+        return _back(y, first, name)
     begins, ends, extra = [], [], []
     for axis, (n_in, n_out, s, r) in enumerate(zip(in_sp, out_sp, steps, reach)):
         before, after = _forward_pads(padding, axis, n_out, s, r)
@@ -86,8 +95,46 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None,  
              "pads": begins + ends}
     if any(extra):
         attrs["output_padding"] = extra
-    weights = api.transpose(w, [3, 2, 0, 1])   # (in, out, kh, kw)
     return _back(x.graph.op("ConvTranspose", [xc, weights], attrs), first, name)
+
+
+def _transposed_at_run_time(xc, weights, output_shape, first, steps, rates, reach, padding):
+    """conv2d_transpose (NCHW) when the input's or the output's height or width is
+    known only at run time: an ONNX ConvTranspose without pads and with the largest
+    output_padding (stride - 1), whose output holds every size that a conv2d with these
+    strides maps back to the input's, cropped to the window TF's padding gives. The
+    run checks, as TF1 does, that output_shape's height and width give the input's
+    under that conv2d (ExecutionError otherwise)."""
+    g = xc.graph
+
+    def i64(v):
+        return g.constant(np.asarray(v, np.int64))
+
+    attrs = {"kernel_shape": list(weights.shape[2:]), "strides": steps, "dilations": rates}
+    if any(s > 1 for s in steps):
+        attrs["output_padding"] = [s - 1 for s in steps]
+    full = g.op("ConvTranspose", [xc, weights], attrs)
+    n_in = api.gather(api.shape(xc), i64([2, 3]))
+    n_out = api.gather(api_math._int64_bounds(output_shape, "conv2d_transpose: output_shape",
+                                              g), i64([2, 3] if first else [1, 2]))
+    s, r = i64(steps), i64(reach)
+    if isinstance(padding, str) and padding.upper() == "SAME":
+        begin = api.maximum((n_in - 1) * s + r - n_out, i64([0, 0])) // 2
+        maps_to = (n_out + s - 1) // s
+    else:
+        pads = [[0, 0], [0, 0]] if isinstance(padding, str) else padding
+        begin = i64([pads[0][0], pads[1][0]])
+        total = i64([sum(pads[0]), sum(pads[1])])
+        maps_to = api.maximum(n_out + total - r, i64([-1, -1])) // s + 1
+    fits = api_extra.reduce_all(api.logical_and(api.equal(maps_to, n_in),
+                                                api.greater(n_out, i64([0, 0]))))
+    check = debugging.Assert(fits, [
+        "conv2d_transpose: output_shape's height and width", n_out,
+        f"do not give the input's under a conv2d with strides {steps} and this padding; "
+        "input height and width:", n_in])
+    with api.control_dependencies([check]):
+        return api_math.slice(full, api.concat([i64([0, 0]), begin], 0),
+                              api.concat([i64([-1, -1]), n_out], 0))
 
 
 def _output_dims(output_shape, first: bool) -> tuple:

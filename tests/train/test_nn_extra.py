@@ -10,7 +10,7 @@ import pytest
 
 import onegraph as og
 from onegraph.convert import to_onnx
-from onegraph.errors import ShapeError
+from onegraph.errors import ExecutionError, ShapeError
 
 from . import tf1_reference
 from .tf1_nn_cases import CASES, make_inputs
@@ -59,6 +59,100 @@ def test_layers_conv2d_transpose_grows_images_as_tf1():
     np.testing.assert_allclose(a, want, rtol=1e-6, atol=1e-6)
 
 
+_TCONV_CASES = [c for c in CASES if c[1] == "nn.conv2d_transpose"]
+
+
+@pytest.mark.parametrize("case", _TCONV_CASES, ids=[c[0] for c in _TCONV_CASES])
+def test_conv2d_transpose_with_sizes_known_only_at_run_time(reference, case):
+    """TensorFlow's conv2d_transpose cases again, with the image's batch, height and width
+    unknown while building and output_shape fed as an int32 tensor (TF1's usual
+    `tf.stack([batch, 2 * h, 2 * w, c])`): the same values and gradients."""
+    name, _, (x_key, w_key, out_shape, strides), kwargs, wrt = case
+    x_val, w_val = reference[f"in/{x_key[1:]}"], reference[f"in/{w_key[1:]}"]
+    first = kwargs.get("data_format") == "NCHW"
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(x_val.dtype, [None, x_val.shape[1], None, None] if first
+                           else [None, None, None, x_val.shape[3]])
+        w = og.placeholder(w_val.dtype, w_val.shape)
+        sizes = og.placeholder(og.int32, [4])
+        y = og.nn.conv2d_transpose(x, w, sizes, strides, **kwargs)
+        assert y.shape[1 if first else 3] == w_val.shape[2]
+        loss = og.reduce_sum(og.cast(y, og.float64) * og.constant(
+            reference[f"r/{name}"].astype(np.float64)))
+        holders = {x_key: x, w_key: w}
+        grads = og.gradients(loss, [holders[k] for k in wrt])
+        got = og.Session(g).run([y] + grads, {x: x_val, w: w_val,
+                                              sizes: np.array(out_shape, np.int32)})
+    want = [reference[f"out/{name}"]] + [reference[f"grad/{name}/{k[1:]}"] for k in wrt]
+    for a, b, what in zip(got, want, ["y"] + wrt, strict=True):
+        assert a.shape == b.shape, what
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5 * max(1.0, np.abs(b).max()),
+                                   err_msg=what)
+
+
+def test_conv2d_transpose_checks_sizes_known_only_at_run_time():
+    """An output_shape whose height or width a conv2d would not map back to the input's
+    size (or is not positive) is an ExecutionError of the run, as TF1's; a padding of
+    the wrong form is refused while building."""
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [None, None, None, 2])
+        sizes = og.placeholder(og.int64, [4])
+        w = np.ones((3, 3, 5, 2), np.float32)
+        y = og.nn.conv2d_transpose(x, w, sizes, [1, 2, 2, 1])
+        explicit = og.nn.conv2d_transpose(x, w, sizes, [1, 2, 2, 1],
+                                          padding=[[0, 0], [1, 2], [0, 1], [0, 0]])
+        with pytest.raises(ValueError, match="padding"):
+            og.nn.conv2d_transpose(x, w, sizes, [1, 2, 2, 1], padding="FULL")
+        sess = og.Session(g)
+        image = np.ones((1, 4, 4, 2), np.float32)
+        assert sess.run(y, {x: image, sizes: [1, 7, 8, 5]}).shape == (1, 7, 8, 5)
+        assert sess.run(explicit, {x: image, sizes: [1, 7, 9, 5]}).shape == (1, 7, 9, 5)
+        for bad in ([1, 9, 8, 5], [1, 8, 6, 5], [1, 0, 8, 5]):
+            with pytest.raises(ExecutionError, match="output_shape's height and width"):
+                sess.run(y, {x: image, sizes: bad})
+        with pytest.raises(ExecutionError, match="do not give the input's"):
+            sess.run(explicit, {x: image, sizes: [1, 8, 8, 5]})
+
+
+def test_layers_conv2d_transpose_with_sizes_known_only_at_run_time():
+    """og.layers.conv2d_transpose on images whose height and width only the run knows
+    grows them by the same rule, with the same values and gradients as the layer built
+    for the known size, and exports: onnxruntime runs two image sizes."""
+    rng = np.random.RandomState(1)
+    kernel, bias = rng.randn(3, 2, 4, 3), rng.randn(4)
+    for padding, fmt in (("same", "channels_last"), ("valid", "channels_first")):
+        x = rng.randn(*((2, 5, 6, 3) if fmt == "channels_last" else (2, 3, 5, 6)))
+        x = x.astype(np.float32)  # (onnxruntime has no float64 ConvTranspose)
+        got = []
+        for shape in (x.shape, [None, None, None, 3] if fmt == "channels_last"
+                      else [None, 3, None, None]):
+            g = og.Graph()
+            with g.as_default():
+                p = og.placeholder(og.float32, shape, name="x")
+                y = og.layers.conv2d_transpose(
+                    p, 4, (3, 2), strides=(2, 3), padding=padding, data_format=fmt,
+                    kernel_initializer=og.constant_initializer(kernel),
+                    bias_initializer=og.constant_initializer(bias))
+                grads = og.gradients(og.reduce_sum(og.sin(y)), [p] + og.trainable_variables())
+                sess = og.Session(g)
+                sess.run(og.global_variables_initializer())
+                got.append(sess.run([y] + grads, {p: x}))
+        for a, b in zip(*got, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+        grown = (10, 18) if padding == "same" else (11, 18)
+        assert got[1][0].shape == ((2,) + grown + (4,) if fmt == "channels_last"
+                                   else (2, 4) + grown)
+        sig = og.signature({"x": p}, {"y": y})
+        proto = to_onnx(g, signatures={"serving": sig}, session=sess)
+        runner = ort.InferenceSession(proto.SerializeToString(),
+                                      providers=["CPUExecutionProvider"])
+        for image in (x, x[:1, :, :4] if fmt == "channels_last" else x[:1, :, :, :4]):
+            np.testing.assert_allclose(runner.run(["y"], {"x": image})[0],
+                                       sess.run(y, {p: image}), rtol=1e-5, atol=1e-5)
+
+
 def test_bad_arguments_are_named():
     x = og.constant(np.zeros((1, 4, 4, 2), np.float32))
     w = og.constant(np.zeros((3, 3, 5, 2), np.float32))
@@ -73,9 +167,6 @@ def test_bad_arguments_are_named():
          "4 entries"),
         (lambda: og.nn.conv2d_transpose(x, w, None, [1, 2, 2, 1]), TypeError,
          "needs value"),
-        (lambda: og.nn.conv2d_transpose(og.placeholder(og.float32, [1, None, 4, 2]), w,
-                                        [1, 8, 8, 5], [1, 2, 2, 1]), ShapeError,
-         "must be known while building"),
         (lambda: og.nn.lrn(x, depth_radius=-1), TypeError, "depth_radius"),
         (lambda: og.nn.lrn(og.zeros([2, 3])), ShapeError, "4-D"),
         (lambda: og.space_to_depth(x, 1), ValueError, "block_size must be an int >= 2"),
