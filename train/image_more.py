@@ -21,6 +21,7 @@ from ..errors import ShapeError
 from ..format import DType
 from . import api
 from . import api_compat
+from . import api_math
 from . import api_random
 from . import graph as _g
 from . import image as _image_mod
@@ -282,13 +283,15 @@ def resize_image_with_pad(image, target_height, target_width,
                           method=ResizeMethod.BILINEAR, align_corners=False) -> Tensor:
     """image resized to fit [target_height, target_width] keeping its aspect ratio,
     then zero-padded about its centre to exactly that size (TF1's
-    tf.image.resize_image_with_pad, sizes as TF computes them in float32). The image's
-    height and width must be known while building.
+    tf.image.resize_image_with_pad, sizes as TF computes them in float32). Where the
+    image's height or width is known only at run time, the graph computes the sizes
+    and the run checks that the image is not empty.
 
     Raises:
         ValueError: a target <= 0 or beyond int32 (TF's type for them), or an unknown
             method.
-        ShapeError: image is not 3-D or 4-D, or its height or width is unknown or 0.
+        ShapeError: image is not 3-D or 4-D, or its height or width is 0 (known while
+            building; at run time, ExecutionError).
     """
     x, single = _image(image, "resize_image_with_pad")
     th = _int_arg(target_height, "resize_image_with_pad: target_height")
@@ -298,8 +301,8 @@ def resize_image_with_pad(image, target_height, target_width,
                          f"{th} x {tw}")
     h, w = x.shape[1], x.shape[2]
     if h is None or w is None:
-        raise ShapeError("resize_image_with_pad: the image's height and width must be "
-                         "known while building")
+        return _unbatched(_resize_with_pad_at_run_time(x, th, tw, method, align_corners),
+                          single)
     if h == 0 or w == 0:  # no aspect ratio to keep: TF divides 0 by 0 here
         raise ShapeError(f"resize_image_with_pad: the image is {h} x {w}; an empty image "
                          "cannot be resized to fit")
@@ -312,6 +315,30 @@ def resize_image_with_pad(image, target_height, target_width,
     resized = _image_mod.resize_images(x, [new_h, new_w], method, align_corners)
     padded = _image_mod.pad_to_bounding_box(resized, pad_h, pad_w, th, tw)
     return _unbatched(padded, single)
+
+
+def _resize_with_pad_at_run_time(x, th, tw, method, align_corners) -> Tensor:
+    """resize_image_with_pad of an NHWC batch whose height or width only the run knows:
+    the same float32 arithmetic as graph ops, and a run-time check (ExecutionError)
+    that the image is not empty."""
+    f32 = DType.FLOAT32
+    h = api.cast(_image_mod._dim(x, 1), f32)
+    w = api.cast(_image_mod._dim(x, 2), f32)
+    fth, ftw = np.float32(th), np.float32(tw)
+    ratio = api.maximum(w / ftw, h / fth)
+    rh, rw = h / ratio, w / ratio
+
+    def floor_int(v, low=None):
+        i = api.cast(api.floor(v), DType.INT64)
+        return i if low is None else api.maximum(i, np.int64(low))
+
+    new_size = api.stack([floor_int(rh), floor_int(rw)])
+    resized = _image_mod.resize_images(x, new_size, method, align_corners)
+    padded = _image_mod.pad_to_bounding_box(resized, floor_int((fth - rh) / np.float32(2), 0),
+                                            floor_int((ftw - rw) / np.float32(2), 0), th, tw)
+    return api_math._checked(padded, api.logical_and(h > 0, w > 0),
+                             "resize_image_with_pad: the image is empty (height or width "
+                             "0); it cannot be resized to fit")
 
 
 def extract_patches(images, sizes, strides, rates, padding, name=None) -> Tensor:

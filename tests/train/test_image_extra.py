@@ -90,6 +90,32 @@ def test_matches_tensorflow(reference, case):
         tf1_reference.check_case(reference, case, rtol=1e-5, atol=1e-5)
 
 
+_PAD_CASES = [c for c in _VALUE_CASES if c[1] == "image.resize_image_with_pad"]
+
+
+@pytest.mark.parametrize("case", _PAD_CASES, ids=[c[0] for c in _PAD_CASES])
+def test_resize_image_with_pad_of_sizes_known_only_at_run_time(reference, case):
+    """TensorFlow's resize_image_with_pad cases again with the image's batch, height and
+    width unknown while building (images of any size, as a TF1 input pipeline decodes
+    them): the same values and gradients."""
+    hidden = {key[1:]: (0, 1, 2) if len(reference[f"in/{key[1:]}"].shape) == 4 else (0, 1)
+              for key in case[2] if isinstance(key, str) and key.startswith("@")}
+    bicubic = case[0].endswith("_m2")   # tolerances as test_matches_tensorflow's
+    tf1_reference.check_case(reference, case, rtol=0 if bicubic else 1e-5,
+                             atol=1e-3 if bicubic else 1e-5, hidden_dims=hidden)
+
+
+def test_resize_image_with_pad_checks_an_empty_image_at_run_time():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [None, None, None, 3])
+        y = image_more.resize_image_with_pad(x, 4, 6)
+        sess = og.Session(g)
+        assert sess.run(y, {x: np.ones((2, 3, 3, 3), np.float32)}).shape == (2, 4, 6, 3)
+        with pytest.raises(ExecutionError, match="the image is empty"):
+            sess.run(y, {x: np.ones((1, 0, 3, 3), np.float32)})
+
+
 @pytest.mark.parametrize("case", _ENCODE_CASES, ids=[c[0] for c in _ENCODE_CASES])
 def test_encode_png_writes_tensorflows_bytes(reference, case):
     name = case[0]
