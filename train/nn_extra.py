@@ -73,11 +73,8 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None,  
     weights = api.transpose(w, [3, 2, 0, 1])   # (in, out, kh, kw)
     if None in in_sp or None in out_sp:
         _forward_pads(padding, 0, 1, 1, 1)  # padding's form checked while building
-        y = _transposed_at_run_time(xc, weights, output_shape, first, steps, rates, reach,
-                                    padding)
-        # what is known while building: the input's batch, the filter's channels and
-        # output_shape's static sizes
-        y.set_shape([xc.shape[0] if xc.shape is not None else None, c_out] + list(out_sp))
+        y = transposed_at_run_time(xc, weights, output_shape, out_sp, first, steps, rates,
+                                   padding, "conv2d_transpose")
         return _back(y, first, name)
     begins, ends, extra = [], [], []
     for axis, (n_in, n_out, s, r) in enumerate(zip(in_sp, out_sp, steps, reach)):
@@ -98,43 +95,56 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None,  
     return _back(x.graph.op("ConvTranspose", [xc, weights], attrs), first, name)
 
 
-def _transposed_at_run_time(xc, weights, output_shape, first, steps, rates, reach, padding):
-    """conv2d_transpose (NCHW) when the input's or the output's height or width is
-    known only at run time: an ONNX ConvTranspose without pads and with the largest
-    output_padding (stride - 1), whose output holds every size that a conv2d with these
-    strides maps back to the input's, cropped to the window TF's padding gives. The
-    run checks, as TF1 does, that output_shape's height and width give the input's
-    under that conv2d (ExecutionError otherwise)."""
+def transposed_at_run_time(xc, weights, output_shape, known_out, first, steps, rates,
+                           padding, what, group=1) -> Tensor:
+    """TF1's N-D conv transpose (input xc channels first, weights (C, M / group, k...))
+    when the input's or the output's spatial sizes are known only at run time: an ONNX
+    ConvTranspose without pads and with the largest output_padding (stride - 1), whose
+    output holds every size that a conv with these strides maps back to the input's,
+    cropped to the window TF's padding ("SAME", "VALID" or explicit [before, after]
+    pairs) gives. The run checks, as TF1 does, that output_shape's spatial sizes give
+    the input's under that conv (ExecutionError otherwise). Returns channels first;
+    `known_out` (output_shape's spatial sizes, None where only the run knows them)
+    goes into the static shape."""
     g = xc.graph
+    n = len(steps)
+    kernel = list(weights.shape[2:])
 
     def i64(v):
         return g.constant(np.asarray(v, np.int64))
 
-    attrs = {"kernel_shape": list(weights.shape[2:]), "strides": steps, "dilations": rates}
+    attrs = {"kernel_shape": kernel, "strides": list(steps), "dilations": list(rates),
+             "group": group}
     if any(s > 1 for s in steps):
         attrs["output_padding"] = [s - 1 for s in steps]
     full = g.op("ConvTranspose", [xc, weights], attrs)
-    n_in = api.gather(api.shape(xc), i64([2, 3]))
-    n_out = api.gather(api_math._int64_bounds(output_shape, "conv2d_transpose: output_shape",
-                                              g), i64([2, 3] if first else [1, 2]))
-    s, r = i64(steps), i64(reach)
+    n_in = api.gather(api.shape(xc), i64(list(range(2, n + 2))))
+    entries = api_math._int64_bounds(output_shape, f"{what}: output_shape", g)
+    n_out = api.gather(entries, i64(list(range(2, n + 2)) if first else list(range(1, n + 1))))
+    s = i64(steps)
+    r = i64([(k - 1) * d + 1 for k, d in zip(kernel, rates)])
+    zeros = i64([0] * n)
     if isinstance(padding, str) and padding.upper() == "SAME":
-        begin = api.maximum((n_in - 1) * s + r - n_out, i64([0, 0])) // 2
+        begin = api.maximum((n_in - 1) * s + r - n_out, zeros) // 2
         maps_to = (n_out + s - 1) // s
     else:
-        pads = [[0, 0], [0, 0]] if isinstance(padding, str) else padding
-        begin = i64([pads[0][0], pads[1][0]])
-        total = i64([sum(pads[0]), sum(pads[1])])
-        maps_to = api.maximum(n_out + total - r, i64([-1, -1])) // s + 1
+        pads = [[0, 0]] * n if isinstance(padding, str) else padding
+        begin = i64([p[0] for p in pads])
+        maps_to = api.maximum(n_out + i64([sum(p) for p in pads]) - r, i64([-1] * n)) // s + 1
     fits = api_extra.reduce_all(api.logical_and(api.equal(maps_to, n_in),
-                                                api.greater(n_out, i64([0, 0]))))
+                                                api.greater(n_out, zeros)))
     check = debugging.Assert(fits, [
-        "conv2d_transpose: output_shape's height and width", n_out,
-        f"do not give the input's under a conv2d with strides {steps} and this padding; "
-        "input height and width:", n_in])
+        f"{what}: output_shape's spatial sizes", n_out,
+        f"do not give the input's under a convolution with strides {list(steps)} and this "
+        "padding; the input's spatial sizes:", n_in])
     with api.control_dependencies([check]):
-        return api_math.slice(full, api.concat([i64([0, 0]), begin], 0),
-                              api.concat([i64([-1, -1]), n_out], 0))
+        y = api_math.slice(full, api.concat([i64([0, 0]), begin], 0),
+                           api.concat([i64([-1, -1]), n_out], 0))
+    # what is known while building: the input's batch, the filter's channels and
+    # output_shape's static sizes
+    y.set_shape([xc.shape[0] if xc.shape is not None else None,
+                 weights.shape[1] * group] + list(known_out))
+    return y
 
 
 def _output_dims(output_shape, first: bool) -> tuple:

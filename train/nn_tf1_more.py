@@ -28,7 +28,7 @@ from .api_extra import _op_seed
 from .api_math import _floats
 from .graph import Tensor, check_seed
 from .nn import _positive_int
-from .nn_extra import conv2d_transpose
+from .nn_extra import conv2d_transpose, transposed_at_run_time
 from ..ops.random_more import check_sample_count
 from .nn_sampled import sampler_arguments
 from .nn_more import (_alias, _brief, _check_filter_channels, _filter_grad_sizes, _first,
@@ -235,18 +235,20 @@ def ctc_unique_labels(labels, name=None) -> tuple:
 
 def _output_sizes(output_shape, n: int, first: bool, what: str) -> tuple:
     """(spatial sizes, channels) of a transposed conv's output_shape (n + 2 entries,
-    the batch entry may be anything); the spatial sizes must be known while building.
+    the batch entry may be anything), None where only the run knows them.
 
     Raises:
-        ShapeError: another number of entries, a size <= 0, or one not known.
+        ShapeError: another number of entries, or a size <= 0.
         TypeError: output_shape is neither a list nor a tensor.
     """
     if _g._is_symbolic(output_shape):
         t = _t(output_shape)
         value = t.graph.static_value(t)
         if value is None:
-            raise ShapeError(f"{what}: output_shape must be known while building (a list "
-                             "of ints, or a constant)")
+            if t.shape is not None and tuple(t.shape) not in ((n + 2,), (None,)):
+                raise ShapeError(f"{what}: output_shape must have {n + 2} entries, got "
+                                 f"shape {list(t.shape)}")
+            return [None] * n, None
         entries = [int(v) for v in np.asarray(value).reshape(-1)]
     elif isinstance(output_shape, (list, tuple, np.ndarray)):
         entries = list(np.asarray(output_shape).reshape(-1)) \
@@ -263,8 +265,7 @@ def _output_sizes(output_shape, n: int, first: bool, what: str) -> tuple:
             t = _t(v)
             v = t.graph.static_value(t)
             if v is None:
-                raise ShapeError(f"{what}: output_shape's {which} must be known while "
-                                 "building")
+                return None
             v = np.asarray(v).item()
         v = _int_arg(v, f"{what}: output_shape {which}")
         if v <= 0:
@@ -280,23 +281,25 @@ def _transpose_conv(what, n, x, weights, c_x, c_out, kernel, output_shape, steps
                     padding, first, name, group=1) -> Tensor:
     """The gradient of an N-D conv (the TF padding `padding` on an input of
     output_shape) with respect to its input, applied to x: an ONNX ConvTranspose
-    with `weights` in its (c_x, c_out / group, k...) layout."""
+    with `weights` in its (c_x, c_out / group, k...) layout (cropped at run time when
+    spatial sizes are known only then: `transposed_at_run_time`)."""
     xc = _first(x, n, first)
     channels = xc.shape[1] if xc.shape is not None else None
     if channels is not None and channels != c_x:
         raise ShapeError(f"{what}: the input has {channels} channels but the filter takes "
                          f"{c_x}")
     out_sp, out_c = _output_sizes(output_shape, n, first, what)
-    if out_c != c_out:
+    if out_c is not None and out_c != c_out:
         raise ShapeError(f"{what}: output_shape has {out_c} channels but the filter makes "
                          f"{c_out}")
     in_sp = _spatial_sizes(xc, n)
-    if None in in_sp:
-        raise ShapeError(f"{what}: the input's spatial sizes must be known while building, "
-                         f"got shape {None if x.shape is None else list(x.shape)}")
     reach = [(k - 1) * d + 1 for k, d in zip(kernel, rates)]
     if not isinstance(padding, str) or padding.upper() not in ("SAME", "VALID"):
         raise ValueError(f"{what}: padding must be 'SAME' or 'VALID', got {_brief(padding)}")
+    if None in in_sp or None in out_sp:
+        y = transposed_at_run_time(xc, weights, output_shape, out_sp, first, steps, rates,
+                                   padding, what, group)
+        return _last(y, n, first, name)
     begins, ends, extra = [], [], []
     for axis, (n_in, n_out, s, r) in enumerate(zip(in_sp, out_sp, steps, reach)):
         if padding.upper() == "VALID":
@@ -340,8 +343,9 @@ def conv1d_transpose(input, filters, output_shape, strides, padding="SAME",  # n
                      data_format="NWC", dilations=None, name=None) -> Tensor:
     """TF1's tf.nn.conv1d_transpose: the gradient of conv1d with respect to its input;
     input (batch, width, in) (NWC, or NCW), filters (k, out_channels, in_channels),
-    output_shape the 3-D result shape (its width known while building); strides and
-    dilations an int, 1 or 3 ints; SAME or VALID padding.
+    output_shape the 3-D result shape (ints, or tensors for sizes only the run knows:
+    the run then checks that they fit the input); strides and dilations an int, 1 or
+    3 ints; SAME or VALID padding.
 
     Raises:
         ShapeError: shapes do not fit (named), or a size that must be known is not.

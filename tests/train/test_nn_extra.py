@@ -110,7 +110,7 @@ def test_conv2d_transpose_checks_sizes_known_only_at_run_time():
         assert sess.run(y, {x: image, sizes: [1, 7, 8, 5]}).shape == (1, 7, 8, 5)
         assert sess.run(explicit, {x: image, sizes: [1, 7, 9, 5]}).shape == (1, 7, 9, 5)
         for bad in ([1, 9, 8, 5], [1, 8, 6, 5], [1, 0, 8, 5]):
-            with pytest.raises(ExecutionError, match="output_shape's height and width"):
+            with pytest.raises(ExecutionError, match="output_shape's spatial sizes"):
                 sess.run(y, {x: image, sizes: bad})
         with pytest.raises(ExecutionError, match="do not give the input's"):
             sess.run(explicit, {x: image, sizes: [1, 8, 8, 5]})

@@ -55,6 +55,42 @@ def test_matches_tensorflow(case):
     R.check_case(REF, case)
 
 
+_TRANSPOSE_CASES = [c for c in C.CASES if c[1].endswith("_transpose")]
+
+
+@pytest.mark.parametrize("case", _TRANSPOSE_CASES, ids=[c[0] for c in _TRANSPOSE_CASES])
+def test_transposes_with_sizes_known_only_at_run_time(case):
+    """TensorFlow's conv1d/2d/3d_transpose cases again with the input's batch and
+    spatial sizes unknown while building (its channels known): the same values and
+    gradients, through the run-time cropped ConvTranspose."""
+    image = case[2][0][1:]
+    R.check_case(REF, case, hidden_dims={image: tuple(range(REF[f"in/{image}"].ndim - 1))})
+
+
+def test_transposes_check_sizes_known_only_at_run_time():
+    """A 1-D / 3-D transposed conv whose output_shape (fed) does not map back to the
+    input is an ExecutionError of the run, as TF1's."""
+    g = og.Graph()
+    with g.as_default():
+        x1 = og.placeholder(og.float32, [None, None, 3])
+        x3 = og.placeholder(og.float32, [None, None, None, None, 2])
+        sizes1 = og.placeholder(og.int32, [3])
+        sizes3 = og.placeholder(og.int32, [5])
+        y1 = M.conv1d_transpose(x1, np.ones((3, 4, 3), np.float32), sizes1, 2)
+        y3 = M.conv3d_transpose(x3, np.ones((2, 2, 2, 5, 2), np.float32), sizes3,
+                                [1, 2, 2, 2, 1], padding="VALID")
+        assert y1.shape == (None, None, 4) and y3.shape == (None, None, None, None, 5)
+        sess = og.Session(g)
+        a = np.ones((2, 5, 3), np.float32)
+        b = np.ones((1, 3, 2, 2, 2), np.float32)
+        assert sess.run(y1, {x1: a, sizes1: [2, 9, 4]}).shape == (2, 9, 4)
+        assert sess.run(y3, {x3: b, sizes3: [1, 7, 5, 4, 5]}).shape == (1, 7, 5, 4, 5)
+        with pytest.raises(og.errors.ExecutionError, match="do not give the input's"):
+            sess.run(y1, {x1: a, sizes1: [2, 11, 4]})
+        with pytest.raises(og.errors.ExecutionError, match="output_shape's spatial sizes"):
+            sess.run(y3, {x3: b, sizes3: [1, 8, 4, 4, 5]})
+
+
 def test_reference_was_recorded_for_every_case():
     assert {c[0] for c in C.CASES} <= {k.split("/")[1] for k in REF if k.startswith("out/")}
 
