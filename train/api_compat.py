@@ -1456,8 +1456,8 @@ def extract_image_patches(images, ksizes=None, strides=None, rates=None, padding
     [batch, out_rows, out_cols, rows * cols * depth]. padding "SAME" pads with zeros
     as TF's conv does (out = ceil(in / stride)), "VALID" takes whole patches only.
     `sizes` is ksizes' newer name. One strided Slice per tap, concatenated, so the
-    gradient (dz summed back onto the pixels, as TF's) comes from them. The image's
-    height and width must be known while building.
+    gradient (dz summed back onto the pixels, as TF's) comes from them. An image
+    whose height or width only the run knows gets its sizes and pads from graph ops.
 
     Raises:
         TypeError: ksizes, strides, rates or padding is missing or not a list of 4
@@ -1465,9 +1465,10 @@ def extract_image_patches(images, ksizes=None, strides=None, rates=None, padding
         ValueError: a window is not [1, rows, cols, 1] of ints >= 1, padding is not
             "SAME" or "VALID", ksizes and sizes differ, or a patch has more than 65536
             pixels.
-        ShapeError: images is not 4-D with known height and width, a VALID patch
-            is larger than the (dilated) image, or SAME padding would make the image
-            more than 2**31 pixels.
+        ShapeError: images is not 4-D, a VALID patch is larger than the (dilated)
+            image, or SAME padding would make the image more than 2**31 pixels (sizes
+            known while building; a VALID patch larger than an image whose size only
+            the run knows is an ExecutionError of the run).
     """
     what = "extract_image_patches"
     _g.check_name(name, what)
@@ -1489,9 +1490,11 @@ def extract_image_patches(images, ksizes=None, strides=None, rates=None, padding
         raise ValueError(f"{what}: a {kr} x {kc} patch has more than {_MAX_PATCH_TAPS} "
                          f"pixels")
     x = _t(images)
-    if x.shape is None or len(x.shape) != 4 or x.shape[1] is None or x.shape[2] is None:
-        raise ShapeError(f"{what}: images must be 4-D NHWC with known height and width, "
-                         f"got shape {None if x.shape is None else list(x.shape)}")
+    if x.shape is None or len(x.shape) != 4:
+        raise ShapeError(f"{what}: images must be 4-D NHWC, got "
+                         f"{'an unknown rank' if x.shape is None else list(x.shape)}")
+    if x.shape[1] is None or x.shape[2] is None:
+        return _patches_at_run_time(x, (kr, kc), (sr, sc), (rr, rc), padding, name)
     g = x.graph
     size = []
     pads = [[0, 0]]
@@ -1525,6 +1528,43 @@ def extract_image_patches(images, ksizes=None, strides=None, rates=None, padding
             c1 = c0 + (ow - 1) * sc + 1 if ow else c0
             taps.append(g.op("Slice", [padded, _i64(g, [r0, c0]), _i64(g, [r1, c1]),
                                        _i64(g, [1, 2]), _i64(g, [sr, sc])]))
+    if len(taps) == 1:
+        return api.identity(taps[0], name=name)
+    return g.op("Concat", taps, {"axis": 3}, name=name)
+
+
+def _patches_at_run_time(x, ksizes, strides, rates, padding, name) -> Tensor:
+    """extract_image_patches of NHWC images whose height or width only the run knows:
+    the output size and SAME's pads computed by graph ops from the image's shape,
+    one strided Slice per tap with run-time ends; the run checks that a VALID patch
+    fits the image (ExecutionError, as TF's "output size would be negative")."""
+    what = "extract_image_patches"
+    g = x.graph
+    n = api.gather(api.shape(x), _i64(g, [1, 2]))
+    s = _i64(g, list(strides))
+    spans = [(k - 1) * r + 1 for k, r in zip(ksizes, rates)]
+    span = _i64(g, spans)
+    zeros = _i64(g, [0, 0])
+    if padding == "SAME":
+        out = (n + s - 1) // s
+        total = api.maximum((out - 1) * s + span - n, zeros)
+        before = total // 2
+        paddings = api.stack([zeros, api.stack([before[0], total[0] - before[0]]),
+                              api.stack([before[1], total[1] - before[1]]), zeros])
+        padded = api.pad(x, paddings)
+    else:
+        out = (n - span) // s + 1
+        padded = api_math._checked(x, api.greater_equal(n, span),
+                                   f"{what}: a VALID patch spans {spans} pixels, more than "
+                                   "the image's height or width")
+    # an empty output ends each tap's Slice at its start (a negative end would count
+    # from the back)
+    reach = api.maximum((out - 1) * s + 1, zeros)
+    taps = []
+    for i in range(ksizes[0]):
+        for j in range(ksizes[1]):
+            start = _i64(g, [i * rates[0], j * rates[1]])
+            taps.append(g.op("Slice", [padded, start, start + reach, _i64(g, [1, 2]), s]))
     if len(taps) == 1:
         return api.identity(taps[0], name=name)
     return g.op("Concat", taps, {"axis": 3}, name=name)

@@ -43,6 +43,28 @@ def test_matches_tensorflow_values_and_gradients(reference, compat_functions, ca
     tf1_reference.check_case(reference, case)
 
 
+_PATCH_CASES = [c for c in CASES if c[1] == "extract_image_patches"]
+
+
+@pytest.mark.parametrize("case", _PATCH_CASES, ids=[c[0] for c in _PATCH_CASES])
+def test_patches_of_images_sized_only_at_run_time(reference, compat_functions, case):
+    """TensorFlow's extract_image_patches cases again with the images' batch, height
+    and width unknown while building: the same patches and gradients."""
+    tf1_reference.check_case(reference, case, hidden_dims={"img": (0, 1, 2)})
+
+
+def test_patches_check_a_valid_patch_at_run_time():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [None, None, None, 2])
+        y = C.extract_image_patches(x, [1, 3, 2, 1], [1, 2, 1, 1], [1, 1, 1, 1], "VALID")
+        assert y.shape[-1] == 12
+        sess = og.Session(g)
+        assert sess.run(y, {x: np.ones((1, 5, 4, 2), np.float32)}).shape == (1, 2, 3, 12)
+        with pytest.raises(ExecutionError, match="a VALID patch spans"):
+            sess.run(y, {x: np.ones((1, 2, 4, 2), np.float32)})
+
+
 def test_every_differentiated_case_has_tensorflow_gradients(reference):
     """(TF has gradients for all the inputs the cases differentiate, so each is checked)"""
     for name, _, _, _, wrt in CASES:
@@ -469,8 +491,8 @@ def test_bad_arguments_are_named():
             (ShapeError, "extract_image_patches: a VALID patch spans 9 pixels",
              lambda: C.extract_image_patches(img, [1, 3, 1, 1], [1, 1, 1, 1], [1, 4, 1, 1],
                                              "VALID")),
-            (ShapeError, "extract_image_patches: images must be 4-D NHWC with known height",
-             lambda: C.extract_image_patches(og.placeholder(og.float32, [1, None, 4, 1]),
+            (ShapeError, "extract_image_patches: images must be 4-D NHWC, got \\[1, 4, 1\\]",
+             lambda: C.extract_image_patches(og.placeholder(og.float32, [1, 4, 1]),
                                              [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1],
                                              "SAME")),
             (ValueError, "extract_image_patches: a 2147483648 x 1 patch has more than",
