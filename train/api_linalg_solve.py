@@ -251,18 +251,17 @@ def self_adjoint_eigvals(tensor, name=None) -> Tensor:
     return api.identity(e, name=name) if name is not None else e
 
 
-def _cutoff_default(x: Tensor, what: str) -> float:
-    """max(m, n) * eps of matrices x, the base of TF's default cutoffs for small
-    singular values (the dims must be known while building).
-
-    Raises:
-        ShapeError: they are not.
-    """
-    shape = x.shape
-    if shape is None or shape[-1] is None or shape[-2] is None:
-        raise ShapeError(f"{what}: the matrix dims must be known while building for the "
-                         f"default cutoff, got shape {shape}; give it explicitly")
-    return float(max(shape[-2:])) * float(np.finfo(x.dtype.numpy).eps)
+def _cutoff_default(x: Tensor, scale: float) -> Tensor:
+    """scale * max(m, n) * eps of matrices x, in x's dtype: the base of TF's default
+    cutoffs for small singular values (from the run-time shape when the matrix dims
+    are known only then). Raises nothing."""
+    eps = float(np.finfo(x.dtype.numpy).eps)
+    dims = None if x.shape is None else x.shape[-2:]
+    if dims is not None and None not in dims:
+        return api.cast(_g.convert_to_tensor(scale * float(max(dims)) * eps), x.dtype)
+    shape = api.shape(x)
+    longest = api.maximum(shape[-2], shape[-1])
+    return api.cast(longest, x.dtype) * api.cast(_g.convert_to_tensor(scale * eps), x.dtype)
 
 
 def pinv(a, rcond=None, validate_args=False, name=None) -> Tensor:
@@ -272,16 +271,15 @@ def pinv(a, rcond=None, validate_args=False, name=None) -> Tensor:
 
     Raises:
         TypeError: a is not float, or name not a str.
-        ShapeError: its rank is below 2, or rcond is None and the matrix dims are not
-            known while building.
+        ShapeError: its rank is below 2.
     """
     del validate_args
     _g.check_name(name, "pinv")
     x = _matrices(a, "pinv", square=False)
     with x.graph.as_default():
         s, u, v = svd(x)
-        cut = 10.0 * _cutoff_default(x, "pinv") if rcond is None else rcond
-        cut = api.cast(_g.convert_to_tensor(cut), x.dtype)
+        cut = _cutoff_default(x, 10.0) if rcond is None else \
+            api.cast(_g.convert_to_tensor(rcond), x.dtype)
         limit = api.reduce_max(s, axis=-1, keepdims=True) * cut
         inv_s = api.where(s > limit, 1.0 / api.where(s > limit, s, api.ones_like(s)),
                           api.zeros_like(s))
@@ -302,9 +300,7 @@ def matrix_rank(a, tol=None, validate_args=False, name=None) -> Tensor:
     with x.graph.as_default():
         s = svd(x, compute_uv=False)
         if tol is None:
-            cut = api.cast(_g.convert_to_tensor(_cutoff_default(x, "matrix_rank")),
-                           x.dtype)
-            tol = api.reduce_max(s, axis=-1, keepdims=True) * cut
+            tol = api.reduce_max(s, axis=-1, keepdims=True) * _cutoff_default(x, 1.0)
         else:
             tol = api.cast(_g.convert_to_tensor(tol), x.dtype)
         rank = api.reduce_sum(api.cast(s > tol, DType.INT32), axis=-1)
