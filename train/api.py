@@ -30,6 +30,9 @@ from .variables import (Variable, get_or_create_global_step, global_variables,
 float16, float32, float64 = DType.FLOAT16, DType.FLOAT32, DType.FLOAT64
 int8, int16, int32, int64 = DType.INT8, DType.INT16, DType.INT32, DType.INT64
 uint8, bool_, string = DType.UINT8, DType.BOOL, DType.STRING
+# TF1's other dtype names
+uint16, uint32, uint64, bfloat16 = DType.UINT16, DType.UINT32, DType.UINT64, DType.BFLOAT16
+half, double = float16, float64
 
 _ONNX_TYPE = {DType.FLOAT32: 1, DType.UINT8: 2, DType.INT8: 3, DType.UINT16: 4,
               DType.INT16: 5, DType.INT32: 6, DType.INT64: 7, DType.STRING: 8, DType.BOOL: 9,
@@ -1175,11 +1178,32 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     if on.shape != () or off.shape != ():
         raise ShapeError(f"one_hot: on_value and off_value must be scalars, got shapes "
                          f"{on.shape} and {off.shape}")
-    values = g.constant(np.asarray([off, on], want.numpy))
     # ONNX counts negative indices from the end; TF1 gives them a row of off_value
     i = cast(i, DType.INT64)
     i = g.op("Where", [g.op("Less", [i, g.constant(np.int64(0))]), depth_t, i])
-    return g.op("OneHot", [i, depth_t, values], {"axis": axis}, name=name)
+    if want in _ONE_HOT_VALUE_TYPES:
+        values = g.constant(np.asarray([off, on], want.numpy))
+        return g.op("OneHot", [i, depth_t, values], {"axis": axis}, name=name)
+    # onnxruntime has OneHot kernels for int64, float32 and float16 values only (with
+    # int64 indices and depth): other dtypes pick on/off through a boolean mask, so an
+    # export runs there too (its Where lacks bool, int16, uint16 and uint64: those go
+    # through logic ops or int64)
+    mask = cast(g.op("OneHot", [i, depth_t, g.constant(np.asarray([0, 1], np.int64))],
+                     {"axis": axis}), DType.BOOL)
+    if want is DType.BOOL:
+        if bool(on) != bool(off):
+            return identity(mask, name=name) if on else logical_not(mask, name=name)
+        return g.op("Or" if on else "And", [mask, g.constant(np.asarray(bool(on)))],
+                    name=name)
+    carrier = DType.INT64 if want in _WHERE_CARRIED else want
+    picked = g.op("Where", [mask, g.constant(np.asarray(on, want.numpy).astype(
+        carrier.numpy)), g.constant(np.asarray(off, want.numpy).astype(carrier.numpy))])
+    return cast(picked, want, name=name) if carrier is not want else \
+        identity(picked, name=name)
+
+
+_ONE_HOT_VALUE_TYPES = frozenset({DType.INT64, DType.FLOAT32, DType.FLOAT16})
+_WHERE_CARRIED = frozenset({DType.INT16, DType.UINT16, DType.UINT64})
 
 
 def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0,
@@ -1491,6 +1515,7 @@ __all__ = [
     "reduce_min", "reduce_prod", "reduce_sum", "relu", "reset_default_graph", "reshape",
     "rsqrt", "shape", "sigmoid", "sign", "signature", "sin", "split", "sqrt", "square",
     "squeeze", "stack", "stop_gradient", "strided_slice", "string", "subtract", "tanh",
-    "tile", "trainable_variables", "transpose", "uint8", "unstack", "variables_initializer",
+    "tile", "trainable_variables", "transpose", "uint8", "uint16", "uint32", "uint64",
+    "bfloat16", "half", "double", "unstack", "variables_initializer",
     "where", "zeros", "zeros_like", "onnx_type",
 ]

@@ -1118,6 +1118,10 @@ def _repeat_each(x: Tensor, count, axis: int, n) -> Tensor:
     scalar tensor): a new axis after it, expanded to count and merged into it."""
     g = x.graph
     r = len(x.shape)
+    if isinstance(count, int) and count == 0:
+        # the empty slice along the axis (onnxruntime's optimizer takes an Expand to a
+        # 0-long axis for a no-op, so the Expand form's export failed to run there)
+        return g.op("Slice", [x, _i64(g, [0]), _i64(g, [0]), _i64(g, [axis])])
     xu = g.op("Unsqueeze", [x, _i64(g, [axis + 1])])
     grow = [1] * (r + 1)
     grow[axis + 1] = count
@@ -1251,8 +1255,22 @@ def _unique(x, out_idx, name, what: str):
     _vector(v, f"{what}: x")
     g = v.graph
     with g.name_scope(name or what):
-        y, _, inverse, counts = g.op("Unique", [v], {"sorted": 0}, num_outputs=4)
+        # onnxruntime's Unique takes int64, int8, float32, float64 and strings only: other
+        # values go through a type that keeps them distinct (int64, float32) and back
+        # (uint64 by its bit pattern: order of first appearance, not sorted, is kept)
+        wide = _UNIQUE_WIDENED.get(v.dtype)
+        y, _, inverse, counts = g.op("Unique", [v if wide is None else api.cast(v, wide)],
+                                     {"sorted": 0}, num_outputs=4)
+        if wide is not None:
+            y = api.cast(y, v.dtype)
         return y, api.cast(inverse, dt), api.cast(counts, dt)
+
+
+_UNIQUE_WIDENED = {DType.INT32: DType.INT64, DType.INT16: DType.INT64,
+                   DType.UINT8: DType.INT64, DType.UINT16: DType.INT64,
+                   DType.UINT32: DType.INT64, DType.UINT64: DType.INT64,
+                   DType.BOOL: DType.INT64, DType.FLOAT16: DType.FLOAT32,
+                   DType.BFLOAT16: DType.FLOAT32}
 
 
 def unique(x, out_idx=int32, name=None) -> Unique:

@@ -470,6 +470,54 @@ def test_linalg_functions_export_and_run_in_onnxruntime():
     np.testing.assert_allclose(want[5], np.linalg.det(xv), rtol=1e-5)
 
 
+def test_exports_run_where_onnxruntime_lacks_a_kernel_for_the_dtype():
+    """onnxruntime has Unique kernels for int64/int8/float/double/string values only and
+    OneHot ones for int64/float/float16 values only, and its optimizer takes an Expand
+    to an empty axis for a no-op: unique of int32/uint8/float16/uint64 values, one_hot
+    of int32/float64/bool/uint8 values and repeat by 0 export in forms it runs, with the
+    values numpy gives."""
+    xv = np.array([3, -1, 3, 7, -1, 0], np.int32)
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.int32, [6], name="x")
+        outs = {}
+        for dt in (og.int32, og.uint8, og.float16, og.uint64):
+            u = L.unique(og.cast(x, dt))
+            outs[f"unique_{dt.short_name}"], outs[f"idx_{dt.short_name}"] = u.y, u.idx
+        counted = L.unique_with_counts(x)
+        outs["counts"] = counted.count
+        for dt, on, off in ((og.int32, 5, -2), (og.float64, 0.25, -1.5), (og.bool, True, False),
+                            (og.uint8, 200, 7), (og.int16, -3, 300), (og.uint64, 2 ** 63 + 5, 1)):
+            outs[f"one_hot_{dt.short_name}"] = og.one_hot(x, 8, on, off, dtype=dt)
+        for on, off in ((False, True), (True, True), (False, False)):
+            outs[f"one_hot_bool_{on}_{off}"] = og.one_hot(x, 3, on, off, dtype=og.bool)
+        outs["one_hot_axis0"] = og.one_hot(x, 4, 3, 1, axis=0)
+        outs["repeat_zero"] = L.repeat(og.reshape(x, [2, 3]), 0, axis=1)
+        sig = og.signature({"x": x}, outs)
+    want = og.Session(g).run(list(outs.values()), {x: xv})
+    proto = to_onnx(g, signatures={"serving": sig})
+    got = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]
+                               ).run(list(outs), {"x": xv})
+    for key, a, b in zip(outs, got, want, strict=True):
+        assert a.dtype == b.dtype and a.shape == b.shape, key
+        np.testing.assert_array_equal(a, b, err_msg=key)
+    values = dict(zip(outs, want))
+    np.testing.assert_array_equal(values["unique_int32"], [3, -1, 7, 0])
+    np.testing.assert_array_equal(values["idx_uint8"], [0, 1, 0, 2, 1, 3])
+    np.testing.assert_array_equal(values["unique_uint64"], xv[[0, 1, 3, 5]].astype(np.uint64))
+    np.testing.assert_array_equal(values["counts"], [2, 2, 1, 1])
+    hot = np.where(np.arange(8) == xv[:, None], 0.25, -1.5)   # -1: a row of off_value
+    np.testing.assert_array_equal(values["one_hot_float64"], hot)
+    assert values["one_hot_int32"].dtype == np.int32 and values["one_hot_uint8"][0, 3] == 200
+    assert values["one_hot_uint64"][0, 3] == 2 ** 63 + 5 and values["one_hot_int16"][1, 0] == 300
+    for on, off in ((False, True), (True, True), (False, False)):
+        np.testing.assert_array_equal(values[f"one_hot_bool_{on}_{off}"],
+                                      np.where(np.arange(3) == xv[:, None], on, off))
+    np.testing.assert_array_equal(values["one_hot_axis0"],
+                                  np.where(np.arange(4)[:, None] == xv, 3, 1))
+    assert values["repeat_zero"].shape == (2, 0)
+
+
 def test_sizes_known_only_at_run_time_export_too():
     """The Range/Shape index arithmetic and cumprod's scan loop (an ONNX Loop)."""
     xv = np.random.RandomState(10).randn(4, 3).astype(np.float32)
