@@ -1,6 +1,7 @@
-"""TF1's tf.layers as og.layers: dense, conv2d, max_pooling2d, average_pooling2d,
-batch_normalization, dropout and flatten, with TF1's arguments, defaults and variable
-names, so TF1 model code runs as written.
+"""TF1's tf.layers as og.layers: dense, conv1d, conv2d, conv3d, conv2d_transpose,
+conv3d_transpose, separable_conv1d, separable_conv2d, max_pooling1d/2d/3d,
+average_pooling1d/2d/3d, batch_normalization, dropout and flatten, with TF1's
+arguments, defaults and variable names, so TF1 model code runs as written.
 
 As in TF1, images are channels_last (NHWC) unless data_format="channels_first": the
 ONNX Conv and pools run on NCHW, so channels_last layers transpose in and out. A conv
@@ -20,7 +21,7 @@ from ..errors import OneGraphError, ShapeError
 from ..format import DType
 from . import api
 from . import graph as _g
-from . import nn
+from . import nn, nn_extra, nn_more, nn_tf1_more
 from .graph import GLOBAL_VARIABLES, REGULARIZATION_LOSSES, Tensor
 from .initializers import ones_initializer, zeros_initializer
 from .nn_extra import conv2d_transpose as _transposed
@@ -465,5 +466,407 @@ def flatten(inputs, name=None, data_format="channels_last") -> Tensor:
     return x.graph.op("Flatten", [x], {"axis": 1}, name=name)
 
 
-__all__ = ["average_pooling2d", "batch_normalization", "conv2d", "conv2d_transpose", "dense",
-           "dropout", "flatten", "max_pooling2d"]
+# --------------------------------------------------------------------------- 1-D and 3-D
+
+_LAYOUTS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
+
+
+def _spatial(inputs, data_format, n: int, where: str):
+    """(inputs as a floating tensor, whether channels_first, the channel count, the
+    og.nn layout string) for a layer over n spatial axes.
+
+    Raises:
+        ShapeError: inputs are not (n + 2)-D floats with a known channel count.
+        ValueError: data_format is unknown.
+    """
+    first = _data_format(data_format, where)
+    x = _g.convert_to_tensor(inputs)
+    if x.shape is None or len(x.shape) != n + 2:
+        layout = _LAYOUTS[n][1 if first else 0]
+        raise ShapeError(f"{where}: inputs must be {n + 2}-D ({layout}), got shape "
+                         f"{x.shape}")
+    _floating(x, where)
+    channels = x.shape[1] if first else x.shape[-1]
+    if channels is None:
+        raise ShapeError(f"{where}: the channel count of {x.name!r} must be known, got "
+                         f"shape {x.shape}")
+    return x, first, channels, _LAYOUTS[n][1 if first else 0]
+
+
+def _layer_args(where: str, use_bias, trainable, name, **functions):
+    """use_bias and trainable as bools, after checking the function arguments and name.
+
+    Raises:
+        TypeError: use_bias / trainable is not a bool, a function argument is not
+            callable, or name is not a str.
+    """
+    use_bias = api._bool_arg(use_bias, f"{where}: use_bias")
+    trainable = api._bool_arg(trainable, f"{where}: trainable")
+    for what, fn in functions.items():
+        _callable_or_none(fn, f"{where}: {what}")
+    _g.check_name(name, where)
+    return use_bias, trainable
+
+
+def _window(where: str, n: int, kernel_size, strides, dilation_rate, padding):
+    """kernel, strides and dilations as n positive ints each, and padding in TF's
+    upper case.
+
+    Raises:
+        TypeError: one of them is not a positive int or n of them.
+        ValueError: padding is not "same"/"valid", or strides and dilation_rate are
+            both above 1 (TF1's rule).
+    """
+    kernel = nn._pair(kernel_size, f"{where}: kernel_size", n)
+    steps = nn._pair(strides, f"{where}: strides", n)
+    rates = nn._pair(dilation_rate, f"{where}: dilation_rate", n)
+    if max(steps) > 1 and max(rates) > 1:
+        raise ValueError(f"{where}: strides > 1 cannot be combined with dilation_rate > 1")
+    return kernel, steps, rates, _same_or_valid(padding, where).upper()
+
+
+def _fits(x: Tensor, first: bool, kernel, rates, padding: str, where: str) -> None:
+    """Refuse a "valid" window that reaches past a spatial side known while building
+    (TF1 refuses it as a negative output size).
+
+    Raises:
+        ShapeError: names the layer, the axis and the sizes.
+    """
+    if padding != "VALID":
+        return
+    spatial = x.shape[2:] if first else x.shape[1:-1]
+    for axis, (size, k, r) in enumerate(zip(spatial, kernel, rates)):
+        reach = (k - 1) * r + 1
+        if size is not None and size < reach:
+            raise ShapeError(f"{where}: with 'valid' padding the window ({reach}) is larger "
+                             f"than the input ({size}) on spatial axis {axis} of shape "
+                             f"{x.shape}")
+
+
+def _bias_and_finish(y, use_bias, filters, dtype, bias_initializer, bias_regularizer,
+                     trainable, layout, activation, activity_regularizer, where):
+    if use_bias:
+        b = _variable("bias", [filters], dtype, bias_initializer, bias_regularizer,
+                      trainable, where)
+        y = nn.bias_add(y, b, data_format=layout)
+    return _finish(y, activation, activity_regularizer, where)
+
+
+def _conv_nd(where, n, inputs, filters, kernel_size, strides, padding, data_format,
+             dilation_rate, activation, use_bias, kernel_initializer, bias_initializer,
+             kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
+             bias_constraint, trainable, name, reuse) -> Tensor:
+    _unsupported(where, kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
+    x, first, channels, layout = _spatial(inputs, data_format, n, where)
+    filters = nn._positive_int(filters, f"{where}: filters")
+    kernel, steps, rates, padding = _window(where, n, kernel_size, strides, dilation_rate,
+                                            padding)
+    _fits(x, first, kernel, rates, padding, where)
+    use_bias, trainable = _layer_args(
+        where, use_bias, trainable, name, activation=activation,
+        kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+        activity_regularizer=activity_regularizer)
+    with variable_scope(name, default_name=where, values=[x], reuse=reuse):
+        k = _variable("kernel", kernel + [channels, filters], x.dtype, kernel_initializer,
+                      kernel_regularizer, trainable, where)
+        if n == 1:
+            y = nn_extra.conv1d(x, k, steps[0], padding, data_format=layout,
+                                dilations=rates[0])
+        else:
+            five = [1, 1] + steps if first else [1] + steps + [1]
+            dil = [1, 1] + rates if first else [1] + rates + [1]
+            y = nn_more.conv3d(x, k, five, padding, data_format=layout, dilations=dil)
+        return _bias_and_finish(y, use_bias, filters, x.dtype, bias_initializer,
+                                bias_regularizer, trainable, layout, activation,
+                                activity_regularizer, where)
+
+
+def conv1d(inputs, filters, kernel_size, strides=1, padding="valid",
+           data_format="channels_last", dilation_rate=1, activation=None, use_bias=True,
+           kernel_initializer=None, bias_initializer=zeros_initializer(),
+           kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+           kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
+           reuse=None) -> Tensor:
+    """1-D convolution layer (tf.layers.conv1d) of (batch, width, in) inputs (or
+    (batch, in, width) with channels_first): variables "<scope>/kernel" (k, in,
+    filters) and "<scope>/bias" (filters,); output activation(conv + bias) in the
+    input's data_format, built on og.nn.conv1d.
+
+    Raises:
+        ShapeError: inputs are not 3-D floats with a known channel count.
+        TypeError: filters, kernel_size, strides or dilation_rate is not a positive
+            int (or one of them), use_bias / trainable is not a bool, a function
+            argument is not callable, or name is not a str.
+        ValueError: padding, data_format or reuse is unknown, or both strides and
+            dilation_rate are above 1 (TF1's rule).
+        OneGraphError: kernel_constraint or bias_constraint is set.
+    """
+    return _conv_nd("conv1d", 1, inputs, filters, kernel_size, strides, padding,
+                    data_format, dilation_rate, activation, use_bias, kernel_initializer,
+                    bias_initializer, kernel_regularizer, bias_regularizer,
+                    activity_regularizer, kernel_constraint, bias_constraint, trainable,
+                    name, reuse)
+
+
+def conv3d(inputs, filters, kernel_size, strides=(1, 1, 1), padding="valid",
+           data_format="channels_last", dilation_rate=(1, 1, 1), activation=None,
+           use_bias=True, kernel_initializer=None, bias_initializer=zeros_initializer(),
+           kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+           kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
+           reuse=None) -> Tensor:
+    """3-D convolution layer (tf.layers.conv3d) of NDHWC inputs (NCDHW with
+    channels_first): variables "<scope>/kernel" (kd, kh, kw, in, filters) and
+    "<scope>/bias" (filters,); output activation(conv + bias) in the input's
+    data_format, built on og.nn.conv3d.
+
+    Raises:
+        ShapeError: inputs are not 5-D floats with a known channel count.
+        TypeError: filters, kernel_size, strides or dilation_rate is not a positive
+            int (or 3 of them), use_bias / trainable is not a bool, a function
+            argument is not callable, or name is not a str.
+        ValueError: padding, data_format or reuse is unknown, or both strides and
+            dilation_rate are above 1 (TF1's rule).
+        OneGraphError: kernel_constraint or bias_constraint is set.
+    """
+    return _conv_nd("conv3d", 3, inputs, filters, kernel_size, strides, padding,
+                    data_format, dilation_rate, activation, use_bias, kernel_initializer,
+                    bias_initializer, kernel_regularizer, bias_regularizer,
+                    activity_regularizer, kernel_constraint, bias_constraint, trainable,
+                    name, reuse)
+
+
+def conv3d_transpose(inputs, filters, kernel_size, strides=(1, 1, 1), padding="valid",
+                     data_format="channels_last", activation=None, use_bias=True,
+                     kernel_initializer=None, bias_initializer=zeros_initializer(),
+                     kernel_regularizer=None, bias_regularizer=None,
+                     activity_regularizer=None, kernel_constraint=None,
+                     bias_constraint=None, trainable=True, name=None,
+                     reuse=None) -> Tensor:
+    """Transposed 3-D convolution layer (tf.layers.conv3d_transpose): variables
+    "<scope>/kernel" (kd, kh, kw, filters, in) and "<scope>/bias" (filters,); each
+    spatial side grows to in * stride ("same") or in * stride + max(k - stride, 0)
+    ("valid"), computed from og.shape for sizes only the run knows; built on
+    og.nn.conv3d_transpose.
+
+    Raises:
+        ShapeError: inputs are not 5-D floats with a known channel count.
+        TypeError: filters, kernel_size or strides is not a positive int (or 3 of
+            them), use_bias / trainable is not a bool, a function argument is not
+            callable, or name is not a str.
+        ValueError: padding, data_format or reuse is unknown.
+        OneGraphError: kernel_constraint or bias_constraint is set.
+    """
+    where = "conv3d_transpose"
+    _unsupported(where, kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
+    x, first, channels, layout = _spatial(inputs, data_format, 3, where)
+    filters = nn._positive_int(filters, f"{where}: filters")
+    kernel, steps, _, padding = _window(where, 3, kernel_size, strides, 1, padding)
+    use_bias, trainable = _layer_args(
+        where, use_bias, trainable, name, activation=activation,
+        kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+        activity_regularizer=activity_regularizer)
+    axes = (2, 3, 4) if first else (1, 2, 3)
+    # a side known only at run time grows by the same rule, as a tensor
+    dims = [api.shape(x)[axis] if x.shape[axis] is None else x.shape[axis] for axis in axes]
+    grown = [d * s if padding == "SAME" else d * s + max(k - s, 0)
+             for d, k, s in zip(dims, kernel, steps)]
+    out_shape = [-1, filters] + grown if first else [-1] + grown + [filters]
+    five = [1, 1] + steps if first else [1] + steps + [1]
+    with variable_scope(name, default_name=where, values=[x], reuse=reuse):
+        k = _variable("kernel", kernel + [filters, channels], x.dtype, kernel_initializer,
+                      kernel_regularizer, trainable, where)
+        y = nn_tf1_more.conv3d_transpose(x, k, out_shape, five, padding,
+                                         data_format=layout)
+        return _bias_and_finish(y, use_bias, filters, x.dtype, bias_initializer,
+                                bias_regularizer, trainable, layout, activation,
+                                activity_regularizer, where)
+
+
+def _separable(where, n, inputs, filters, kernel_size, strides, padding, data_format,
+               dilation_rate, depth_multiplier, activation, use_bias, depthwise_initializer,
+               pointwise_initializer, bias_initializer, depthwise_regularizer,
+               pointwise_regularizer, bias_regularizer, activity_regularizer,
+               depthwise_constraint, pointwise_constraint, bias_constraint, trainable, name,
+               reuse) -> Tensor:
+    _unsupported(where, depthwise_constraint=depthwise_constraint,
+                 pointwise_constraint=pointwise_constraint, bias_constraint=bias_constraint)
+    x, first, channels, layout = _spatial(inputs, data_format, n, where)
+    filters = nn._positive_int(filters, f"{where}: filters")
+    multiplier = nn._positive_int(depth_multiplier, f"{where}: depth_multiplier")
+    kernel, steps, rates, padding = _window(where, n, kernel_size, strides, dilation_rate,
+                                            padding)
+    _fits(x, first, kernel, rates, padding, where)
+    use_bias, trainable = _layer_args(
+        where, use_bias, trainable, name, activation=activation,
+        depthwise_regularizer=depthwise_regularizer,
+        pointwise_regularizer=pointwise_regularizer, bias_regularizer=bias_regularizer,
+        activity_regularizer=activity_regularizer)
+    with variable_scope(name, default_name=where, values=[x], reuse=reuse):
+        depthwise = _variable("depthwise_kernel", kernel + [channels, multiplier], x.dtype,
+                              depthwise_initializer, depthwise_regularizer, trainable, where)
+        pointwise = _variable("pointwise_kernel", [1] * n + [channels * multiplier, filters],
+                              x.dtype, pointwise_initializer, pointwise_regularizer,
+                              trainable, where)
+        xs = x
+        if n == 1:   # as TF: a separable_conv2d over a height of 1
+            axis = 2 if first else 1
+            xs = api.expand_dims(x, axis)
+            depthwise, pointwise = api.expand_dims(depthwise, 0), api.expand_dims(pointwise, 0)
+            steps, rates = [1] + steps, [1] + rates
+        four = [1, 1] + steps if first else [1] + steps + [1]
+        fmt = "NCHW" if first else "NHWC"
+        y = nn_extra.separable_conv2d(xs, depthwise, pointwise, four, padding, rate=rates,
+                                      data_format=fmt)
+        if n == 1:
+            y = api.squeeze(y, [axis])
+        return _bias_and_finish(y, use_bias, filters, x.dtype, bias_initializer,
+                                bias_regularizer, trainable, layout, activation,
+                                activity_regularizer, where)
+
+
+def separable_conv1d(inputs, filters, kernel_size, strides=1, padding="valid",
+                     data_format="channels_last", dilation_rate=1, depth_multiplier=1,
+                     activation=None, use_bias=True, depthwise_initializer=None,
+                     pointwise_initializer=None, bias_initializer=zeros_initializer(),
+                     depthwise_regularizer=None, pointwise_regularizer=None,
+                     bias_regularizer=None, activity_regularizer=None,
+                     depthwise_constraint=None, pointwise_constraint=None,
+                     bias_constraint=None, trainable=True, name=None,
+                     reuse=None) -> Tensor:
+    """Depthwise-separable 1-D convolution layer (tf.layers.separable_conv1d): each
+    input channel convolved with depth_multiplier filters, then a 1-wide conv to
+    `filters`; variables "<scope>/depthwise_kernel" (k, in, depth_multiplier),
+    "<scope>/pointwise_kernel" (1, in * depth_multiplier, filters) and "<scope>/bias"
+    (filters,). As TF, og.nn.separable_conv2d over an expanded axis of size 1.
+
+    Raises:
+        ShapeError: inputs are not 3-D floats with a known channel count.
+        TypeError: filters, depth_multiplier, kernel_size, strides or dilation_rate is
+            not a positive int (or one of them), use_bias / trainable is not a bool, a
+            function argument is not callable, or name is not a str.
+        ValueError: padding, data_format or reuse is unknown, or both strides and
+            dilation_rate are above 1 (TF1's rule).
+        OneGraphError: a constraint is set.
+    """
+    return _separable("separable_conv1d", 1, inputs, filters, kernel_size, strides,
+                      padding, data_format, dilation_rate, depth_multiplier, activation,
+                      use_bias, depthwise_initializer, pointwise_initializer,
+                      bias_initializer, depthwise_regularizer, pointwise_regularizer,
+                      bias_regularizer, activity_regularizer, depthwise_constraint,
+                      pointwise_constraint, bias_constraint, trainable, name, reuse)
+
+
+def separable_conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
+                     data_format="channels_last", dilation_rate=(1, 1), depth_multiplier=1,
+                     activation=None, use_bias=True, depthwise_initializer=None,
+                     pointwise_initializer=None, bias_initializer=zeros_initializer(),
+                     depthwise_regularizer=None, pointwise_regularizer=None,
+                     bias_regularizer=None, activity_regularizer=None,
+                     depthwise_constraint=None, pointwise_constraint=None,
+                     bias_constraint=None, trainable=True, name=None,
+                     reuse=None) -> Tensor:
+    """Depthwise-separable 2-D convolution layer (tf.layers.separable_conv2d): each
+    input channel convolved with depth_multiplier filters, then a 1x1 conv to
+    `filters`; variables "<scope>/depthwise_kernel" (kh, kw, in, depth_multiplier),
+    "<scope>/pointwise_kernel" (1, 1, in * depth_multiplier, filters) and
+    "<scope>/bias" (filters,); built on og.nn.separable_conv2d.
+
+    Raises:
+        ShapeError: inputs are not 4-D floats with a known channel count.
+        TypeError: filters, depth_multiplier, kernel_size, strides or dilation_rate is
+            not a positive int (or 2 of them), use_bias / trainable is not a bool, a
+            function argument is not callable, or name is not a str.
+        ValueError: padding, data_format or reuse is unknown, or both strides and
+            dilation_rate are above 1 (TF1's rule).
+        OneGraphError: a constraint is set.
+    """
+    return _separable("separable_conv2d", 2, inputs, filters, kernel_size, strides,
+                      padding, data_format, dilation_rate, depth_multiplier, activation,
+                      use_bias, depthwise_initializer, pointwise_initializer,
+                      bias_initializer, depthwise_regularizer, pointwise_regularizer,
+                      bias_regularizer, activity_regularizer, depthwise_constraint,
+                      pointwise_constraint, bias_constraint, trainable, name, reuse)
+
+
+def _pooling_nd(fn, where, n, inputs, pool_size, strides, padding, data_format, name):
+    first = _data_format(data_format, where)
+    x = _g.convert_to_tensor(inputs)
+    if x.shape is None or len(x.shape) != n + 2:
+        layout = _LAYOUTS[n][1 if first else 0]
+        raise ShapeError(f"{where}: inputs must be {n + 2}-D ({layout}), got shape "
+                         f"{x.shape}")
+    kernel = nn._pair(pool_size, f"{where}: pool_size", n)
+    steps = nn._pair(strides, f"{where}: strides", n)
+    padding = _same_or_valid(padding, where).upper()
+    _fits(x, first, kernel, [1] * n, padding, where)
+    _g.check_name(name, where)
+    with x.graph.name_scope(name or where):
+        return fn(x, kernel, steps, padding, data_format=_LAYOUTS[n][1 if first else 0])
+
+
+def max_pooling1d(inputs, pool_size, strides, padding="valid",
+                  data_format="channels_last", name=None) -> Tensor:
+    """Max over pool_size windows of a (batch, width, channels) input (channels_first:
+    (batch, channels, width)) moved by strides (tf.layers.max_pooling1d; og.nn.max_pool1d).
+
+    Raises:
+        ShapeError: inputs are not 3-D, or a "valid" window is wider than them.
+        TypeError: pool_size or strides is not a positive int (or one of them), or name
+            is not a str.
+        ValueError: padding or data_format is unknown.
+    """
+    return _pooling_nd(nn_more.max_pool1d, "max_pooling1d", 1, inputs, pool_size, strides,
+                       padding, data_format, name)
+
+
+def average_pooling1d(inputs, pool_size, strides, padding="valid",
+                      data_format="channels_last", name=None) -> Tensor:
+    """Mean over pool_size windows of a (batch, width, channels) input moved by strides,
+    padding left out of the count as in TF (tf.layers.average_pooling1d;
+    og.nn.avg_pool1d).
+
+    Raises:
+        ShapeError: inputs are not 3-D, or a "valid" window is wider than them.
+        TypeError: pool_size or strides is not a positive int (or one of them), or name
+            is not a str.
+        ValueError: padding or data_format is unknown.
+    """
+    return _pooling_nd(nn_more.avg_pool1d, "average_pooling1d", 1, inputs, pool_size,
+                       strides, padding, data_format, name)
+
+
+def max_pooling3d(inputs, pool_size, strides, padding="valid",
+                  data_format="channels_last", name=None) -> Tensor:
+    """Max over pool_size windows of an NDHWC input (NCDHW with channels_first) moved
+    by strides (tf.layers.max_pooling3d; og.nn.max_pool3d).
+
+    Raises:
+        ShapeError: inputs are not 5-D, or a "valid" window is larger than them.
+        TypeError: pool_size or strides is not a positive int (or 3 of them), or name
+            is not a str.
+        ValueError: padding or data_format is unknown.
+    """
+    return _pooling_nd(nn_more.max_pool3d, "max_pooling3d", 3, inputs, pool_size, strides,
+                       padding, data_format, name)
+
+
+def average_pooling3d(inputs, pool_size, strides, padding="valid",
+                      data_format="channels_last", name=None) -> Tensor:
+    """Mean over pool_size windows of an NDHWC input (NCDHW with channels_first) moved
+    by strides, padding left out of the count as in TF (tf.layers.average_pooling3d;
+    og.nn.avg_pool3d).
+
+    Raises:
+        ShapeError: inputs are not 5-D, or a "valid" window is larger than them.
+        TypeError: pool_size or strides is not a positive int (or 3 of them), or name
+            is not a str.
+        ValueError: padding or data_format is unknown.
+    """
+    return _pooling_nd(nn_more.avg_pool3d, "average_pooling3d", 3, inputs, pool_size,
+                       strides, padding, data_format, name)
+
+
+__all__ = ["average_pooling1d", "average_pooling2d", "average_pooling3d",
+           "batch_normalization", "conv1d", "conv2d", "conv2d_transpose", "conv3d",
+           "conv3d_transpose", "dense", "dropout", "flatten", "max_pooling1d",
+           "max_pooling2d", "max_pooling3d", "separable_conv1d", "separable_conv2d"]
