@@ -45,13 +45,21 @@ def _three_channels(images, what: str, floats_only: bool = True) -> Tensor:
     if floats_only and x.dtype not in _HSV_FLOATS:
         raise TypeError(f"{what}: images must be float16, bfloat16, float32 or float64, "
                         f"got {x.dtype.short_name} (convert_image_dtype first)")
+    if x.shape is None or x.shape[-1] is None:   # as TF1, checked when the graph runs
+        last = api.gather(api.shape(x), api.constant(np.int64(-1)))
+        x = api_math._checked(x, api.equal(last, np.int64(3)),
+                              f"{what}: the last axis must hold 3 channels")
     return x
 
 
 def _planes(x: Tensor) -> tuple:
-    """The three channel planes of x, each keeping a last axis of 1."""
-    return tuple(api_math.slice(x, [0] * (len(x.shape) - 1) + [k],
-                                [-1] * (len(x.shape) - 1) + [1]) for k in range(3))
+    """The three channel planes of x, each keeping a last axis of 1 (any rank, also one
+    known only at run time)."""
+    g = x.graph
+    last = g.constant(np.asarray([-1], np.int64))
+    return tuple(g.op("Slice", [x, g.constant(np.asarray([k], np.int64)),
+                                g.constant(np.asarray([k + 1], np.int64)), last])
+                 for k in range(3))
 
 
 def _number(value, dtype: DType, x: Tensor, what: str) -> Tensor:

@@ -68,6 +68,10 @@ def image_gradients(image) -> tuple:
 
 
 def _known_channels(x: Tensor, what: str) -> int:
+    if x.shape is None or len(x.shape) < 3:
+        got = "an unknown rank" if x.shape is None else f"shape {list(x.shape)}"
+        raise ShapeError(f"{what}: images must be at least 3-D [..., height, width, "
+                         f"channels] with known channels, got {got} ({x.name!r})")
     c = x.shape[-1]
     if c is None:
         raise ShapeError(f"{what}: the channel count (last axis) must be known while "

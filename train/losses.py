@@ -108,6 +108,8 @@ def _check_compatible(a, b, what: str) -> None:
 
 
 def _shape_text(shape) -> str:
+    if shape is None:
+        return "of unknown rank"
     dims = ", ".join("?" if d is None else str(d) for d in shape)
     return f"({dims},)" if len(shape) == 1 else f"({dims})"
 

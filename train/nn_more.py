@@ -1069,18 +1069,20 @@ def convolution(input, filter=None, padding=None, strides=None,  # noqa: A002
                          f"{rates} > 1")
     if not isinstance(padding, str) or padding.upper() not in ("SAME", "VALID"):
         raise ValueError(f"{what}: padding must be 'SAME' or 'VALID', got {_brief(padding)}")
-    if x.shape is None or len(x.shape) <= n + 2:
-        if x.shape is not None and len(x.shape) < n + 2:
+    if x.shape is not None and len(x.shape) <= n + 2:
+        if len(x.shape) < n + 2:
             raise ShapeError(f"{what}: input of shape {list(x.shape)} has fewer than the "
                              f"{n + 2} dims a filter of shape {list(w.shape)} needs")
         return _conv(what, n, x, w, steps, rates, padding, first, name)
-    # several batch dims: flattened into one around the conv (TF's expanded batch)
+    # several batch dims (or a rank only the run knows): the dims before the last n + 1
+    # flattened into one around the conv (TF's expanded batch)
     g = x.graph
-    k = len(x.shape) - n - 1
     minus_one = g.constant(np.asarray([-1], np.int64))
-    flat = api.reshape(x, api.concat([minus_one, g.op("Shape", [x], {"start": k})], 0))
+    flat = api.reshape(x, api.concat([minus_one, g.op("Shape", [x], {"start": -n - 1})], 0))
+    flat.set_shape([None] * (n + 2))
     y = _conv(what, n, flat, w, steps, rates, padding, first, None)
-    shape = api.concat([g.op("Shape", [x], {"end": k}), g.op("Shape", [y], {"start": 1})], 0)
+    shape = api.concat([g.op("Shape", [x], {"end": -n - 1}),
+                        g.op("Shape", [y], {"start": 1})], 0)
     return api.reshape(y, shape, name=name)
 
 

@@ -35,6 +35,31 @@ def test_matches_tensorflow_values_and_gradients(reference, case):
     tf1_reference.check_case(reference, case, rtol=rtol, atol=rtol)
 
 
+_COLOR_CASES = [c for c in CASES if c[1] in ("image.rgb_to_hsv", "image.hsv_to_rgb",
+                                             "image.adjust_hue", "image.adjust_saturation")]
+
+
+@pytest.mark.parametrize("case", _COLOR_CASES, ids=[c[0] for c in _COLOR_CASES])
+def test_color_conversions_of_images_of_unknown_rank(reference, case):
+    """The HSV conversions and hue/saturation adjustments of TensorFlow's cases again
+    with the images' rank unknown while building (TF1 takes them): the same values and
+    gradients."""
+    rtol = 2e-3 if case[0].endswith("_f16") else 1e-5
+    tf1_reference.check_case(reference, case, rtol=rtol, atol=rtol,
+                             hidden_dims={case[2][0][1:]: None})
+
+
+def test_color_conversions_check_the_channels_at_run_time():
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, None)
+        y = og.image.rgb_to_hsv(x)
+        sess = og.Session(g)
+        assert sess.run(y, {x: np.full((2, 3), 0.5, np.float32)}).shape == (2, 3)
+        with pytest.raises(ExecutionError, match="rgb_to_hsv: the last axis must hold 3"):
+            sess.run(y, {x: np.full((2, 4), 0.5, np.float32)})
+
+
 def _rgb(seed, shape=(2, 4, 5, 3)):
     return np.random.RandomState(seed).uniform(0.05, 0.95, shape)
 
@@ -115,6 +140,14 @@ def test_bad_arguments_are_named_errors():
         (lambda: og.image.psnr(img, og.constant(np.zeros((1, 4, 5, 3), np.float32)), 1.0),
          ShapeError, "last three dims differ"),
         (lambda: og.image.ssim(img, img, 1.0), ShapeError, "filter_size 11"),
+        # an unknown rank was a TypeError from inside the function
+        (lambda: og.image.ssim(og.placeholder(og.float32), img, 1.0), ShapeError,
+         "ssim: images must be at least 3-D .* got an unknown rank"),
+        (lambda: og.image.ssim_multiscale(og.placeholder(og.float32), img, 1.0), ShapeError,
+         "ssim_multiscale: images must be at least 3-D"),
+        (lambda: og.losses.mean_pairwise_squared_error(og.placeholder(og.float32),
+                                                       og.placeholder(og.float32)),
+         ShapeError, "predictions need a known rank .* got shape of unknown rank"),
         (lambda: og.image.ssim(img, img, 1.0, filter_sigma=0), ValueError, "filter_sigma"),
         (lambda: og.image.non_max_suppression(boxes, np.zeros(3, np.float32), 2),
          ShapeError, "2 boxes but 3 scores"),

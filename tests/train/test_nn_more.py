@@ -42,6 +42,17 @@ def test_matches_tensorflow_values_and_gradients(reference, from_nn_more, case):
     tf1_reference.check_case(reference, case)
 
 
+_CONVOLUTION_CASES = [c for c in CASES if c[1] == "nn.convolution"]
+
+
+@pytest.mark.parametrize("case", _CONVOLUTION_CASES, ids=[c[0] for c in _CONVOLUTION_CASES])
+def test_convolution_of_an_input_of_unknown_rank(reference, from_nn_more, case):
+    """nn.convolution's cases again with the input's rank unknown while building: its
+    leading dims (one batch dim or several) are flattened at run time, as TF's
+    expanded batch (a run-time Transpose error before, for several batch dims)."""
+    tf1_reference.check_case(reference, case, hidden_dims={case[2][0][1:]: None})
+
+
 def test_every_function_has_cases_or_a_test_of_its_own():
     tested = {path.split(".")[-1] for _, path, _, _, _ in CASES}
     tested |= {"zero_fraction", "sufficient_statistics", "MaxPoolWithArgmax"}

@@ -29,7 +29,7 @@ def function(path: str):
 def run_case(reference: dict, case, hidden_dims: dict | None = None) -> tuple:
     """(outputs, {input key: gradient}) of one case in onegraph, its "@key" inputs fed
     through placeholders of the recorded arrays; `hidden_dims` (key -> axes) leaves
-    those axes of the placeholder unknown while building."""
+    those axes of the placeholder unknown while building (axes None: its rank)."""
     name, path, args, kwargs, wrt = case
     g = og.Graph()
     with g.as_default():
@@ -41,7 +41,8 @@ def run_case(reference: dict, case, hidden_dims: dict | None = None) -> tuple:
                 if key not in holders:
                     a = reference[f"in/{key}"]
                     hidden = (hidden_dims or {}).get(key, ())
-                    shape = [None if i in hidden else d for i, d in enumerate(a.shape)]
+                    shape = None if hidden is None else \
+                        [None if i in hidden else d for i, d in enumerate(a.shape)]
                     holders[key] = og.placeholder(a.dtype, shape, name=key)
                     feeds[holders[key]] = a
                 return holders[key]
