@@ -25,7 +25,7 @@ from . import nn, nn_extra, nn_more, nn_tf1_more
 from .graph import GLOBAL_VARIABLES, REGULARIZATION_LOSSES, Tensor
 from .initializers import ones_initializer, zeros_initializer
 from .nn_extra import conv2d_transpose as _transposed
-from .nn_ops import conv_padding
+from .nn_ops import check_valid_window, conv_padding
 from .variable_scope import get_variable, variable_scope
 
 
@@ -166,17 +166,24 @@ def _same_or_valid(padding, where: str) -> str:
     return padding.lower()
 
 
-def _window_attrs(x_nchw: Tensor, kernel, strides, dilations, padding: str) -> dict:
+def _window_attrs(x_nchw: Tensor, kernel, strides, dilations, padding: str,
+                  where: str) -> dict:
     """ONNX window attributes for TF's padding: "same" pads so the output is
-    ceil(in / stride), the extra pixel at the end, as TF."""
+    ceil(in / stride), the extra pixel at the end, as TF.
+
+    Raises:
+        ShapeError: a "valid" window is larger than a side known while building.
+    """
     attrs = {"kernel_shape": list(kernel), "strides": list(strides)}
+    reach = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    spatial = x_nchw.shape[2:]
     if padding == "same":
-        reach = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
-        spatial = x_nchw.shape[2:]
         if None not in spatial:
             attrs["pads"] = nn._same_pads(spatial, reach, strides)
         else:
             attrs["auto_pad"] = "SAME_UPPER"
+    else:
+        check_valid_window(spatial, reach, where, "'valid'")
     return attrs
 
 
@@ -228,7 +235,7 @@ def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
         if use_bias:
             operands.append(_variable("bias", [filters], x.dtype, bias_initializer,
                                       bias_regularizer, trainable, "conv2d"))
-        attrs = _window_attrs(xc, kernel, strides, dilations, padding)
+        attrs = _window_attrs(xc, kernel, strides, dilations, padding, "conv2d")
         attrs["dilations"] = list(dilations)
         reach = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
         operands[0] = conv_padding(xc, attrs, reach, strides)
@@ -304,7 +311,7 @@ def _pooling(op_type, where, inputs, pool_size, strides, padding, data_format, n
     g = x.graph
     with g.name_scope(name or where):
         xc = x if first else _to_channels_first(x)
-        y = g.op(op_type, [xc], _window_attrs(xc, kernel, steps, (1, 1), padding))
+        y = g.op(op_type, [xc], _window_attrs(xc, kernel, steps, (1, 1), padding, where))
         return y if first else _to_channels_last(y)
 
 
@@ -534,13 +541,8 @@ def _fits(x: Tensor, first: bool, kernel, rates, padding: str, where: str) -> No
     """
     if padding != "VALID":
         return
-    spatial = x.shape[2:] if first else x.shape[1:-1]
-    for axis, (size, k, r) in enumerate(zip(spatial, kernel, rates)):
-        reach = (k - 1) * r + 1
-        if size is not None and size < reach:
-            raise ShapeError(f"{where}: with 'valid' padding the window ({reach}) is larger "
-                             f"than the input ({size}) on spatial axis {axis} of shape "
-                             f"{x.shape}")
+    check_valid_window(x.shape[2:] if first else x.shape[1:-1],
+                       [(k - 1) * r + 1 for k, r in zip(kernel, rates)], where, "'valid'")
 
 
 def _bias_and_finish(y, use_bias, filters, dtype, bias_initializer, bias_regularizer,

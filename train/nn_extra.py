@@ -19,7 +19,8 @@ from . import graph as _g
 from .api import _t
 from .graph import Tensor
 from .nn_ops import (_back, _explicit_pairs, _filter, _image_format, _image_input, _nchw,
-                     _spatial, _window_padding, conv2d_op, depthwise_conv2d)
+                     _spatial, _window_padding, check_valid_window, conv2d_op,
+                     depthwise_conv2d)
 
 __all__ = ["atrous_conv2d", "conv1d", "conv2d_transpose", "depth_to_space",
            "local_response_normalization", "lrn", "separable_conv2d", "space_to_depth",
@@ -245,7 +246,8 @@ def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu
 
     Raises:
         TypeError: value, filters, stride or padding is missing.
-        ShapeError: value is not 3-D or filters not 3-D with known dims.
+        ShapeError: value is not 3-D, filters not 3-D with known dims, or a VALID window
+            is wider than a width known while building.
         ValueError: data_format is not NWC/NCW.
     """
     value = value if value is not None else input
@@ -275,6 +277,10 @@ def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu
     rates = widened(1 if dilations is None else dilations, "dilations")
     if not isinstance(padding, str):
         raise ValueError(f"conv1d: padding must be 'SAME' or 'VALID', got {padding!r:.40}")
+    if padding.upper() == "VALID" and x.shape is not None:
+        rate = rates[2] if not first else rates[3]
+        check_valid_window([x.shape[1 if not first else 2]], [(w.shape[0] - 1) * rate + 1],
+                           "conv1d")
     x4 = api.expand_dims(x, 1 if not first else 2)
     y = conv2d_op(x4, api.expand_dims(w, 0), steps, padding, data_format="NCHW" if first
                   else "NHWC", dilations=rates)

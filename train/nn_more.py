@@ -32,7 +32,7 @@ from .gradients import RegisterGradient, gradient_override_map
 from .graph import Tensor
 from .nn import _is_positive_int, _same_pads
 from .nn_extra import conv2d_transpose
-from .nn_ops import _keepdims, bias_add
+from .nn_ops import _keepdims, bias_add, check_valid_window
 
 __all__ = ["MaxPoolWithArgmax", "avg_pool1d", "avg_pool3d", "batch_normalization",
            "conv2d_backprop_filter", "conv2d_backprop_input", "conv3d", "convolution",
@@ -179,10 +179,7 @@ def _padding(padding, xc: Tensor, n: int, reach, steps, first: bool, what: str,
     if isinstance(padding, str) and padding.upper() in ("SAME", "VALID"):
         sizes = _spatial_sizes(xc, n)
         if padding.upper() == "VALID":
-            for axis, (size, r) in enumerate(zip(sizes, reach)):
-                if size is not None and size < r:
-                    raise ShapeError(f"{what}: with VALID padding the window ({r}) is larger "
-                                     f"than the input ({size}) on spatial axis {axis}")
+            check_valid_window(sizes, reach, what)
             return {}
         if None in sizes:
             return {"auto_pad": "SAME_UPPER"}

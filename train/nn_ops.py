@@ -68,6 +68,20 @@ def _image_format(data_format, what: str, default: str = "NHWC") -> bool:
     return data_format == "NCHW"
 
 
+def check_valid_window(sizes, reach, what: str, padding_name: str = "VALID") -> None:
+    """Refuse a VALID window that reaches past a spatial side known while building
+    (`sizes`, None where unknown; `reach` the dilated window per axis), as TF1 refuses
+    it (a negative output size) instead of building an empty output.
+
+    Raises:
+        ShapeError: names `what`, the axis and both sizes.
+    """
+    for axis, (size, r) in enumerate(zip(sizes, reach)):
+        if size is not None and size < r:
+            raise ShapeError(f"{what}: with {padding_name} padding the window ({r}) is "
+                             f"larger than the input ({size}) on spatial axis {axis}")
+
+
 def _window_padding(padding, x_nchw: Tensor, reach, strides, what: str) -> dict:
     """ONNX pads (or auto_pad) for TF1's padding: "SAME", "VALID", or explicit
     [[0, 0], [top, bottom], [left, right], [0, 0]] pairs in the data format's order
@@ -75,11 +89,13 @@ def _window_padding(padding, x_nchw: Tensor, reach, strides, what: str) -> dict:
 
     Raises:
         ValueError: padding is none of these.
+        ShapeError: a VALID window is larger than a spatial side known while building.
     """
     if isinstance(padding, str) and padding.upper() in ("SAME", "VALID"):
-        if padding.upper() == "VALID":
-            return {}
         spatial = x_nchw.shape[2:] if x_nchw.shape is not None else (None, None)
+        if padding.upper() == "VALID":
+            check_valid_window(spatial, reach, what)
+            return {}
         if None in spatial:
             return {"auto_pad": "SAME_UPPER"}   # TF's SAME: the odd pixel at the end
         return {"pads": nn._same_pads(spatial, reach, strides)}

@@ -153,6 +153,35 @@ def test_layers_conv2d_transpose_with_sizes_known_only_at_run_time():
                                        sess.run(y, {p: image}), rtol=1e-5, atol=1e-5)
 
 
+def test_a_valid_window_larger_than_the_input_is_refused_while_building():
+    """As TF1's "Negative dimension size": these built an empty output instead (conv3d,
+    max_pool3d and the N-D layers already refused it)."""
+    x4 = og.placeholder(og.float32, [1, 1, 3, 2])
+    x3 = og.placeholder(og.float32, [1, 3, 2])
+    w = np.ones((1, 4, 2, 2), np.float32)
+    builds = {
+        "conv2d": lambda: og.nn.conv2d(x4, w, [1, 1, 1, 1], "VALID"),
+        "dilated conv2d": lambda: og.nn.conv2d(x4, w[:, :2], [1, 1, 1, 1], "VALID",
+                                               dilations=[1, 1, 3, 1]),
+        "conv1d": lambda: og.nn.conv1d(x3, w[0], 1, "VALID"),
+        "depthwise_conv2d": lambda: og.nn.depthwise_conv2d(x4, w[..., :1], [1, 1, 1, 1],
+                                                           "VALID"),
+        "max_pool": lambda: og.nn.max_pool(x4, [1, 1, 4, 1], [1, 1, 1, 1], "VALID"),
+        "avg_pool": lambda: og.nn.avg_pool(x4, [1, 1, 4, 1], [1, 1, 1, 1], "VALID"),
+        "conv2d layer": lambda: og.layers.conv2d(x4, 2, (1, 4)),
+        "max_pooling2d": lambda: og.layers.max_pooling2d(x4, (1, 4), 1),
+        "average_pooling2d": lambda: og.layers.average_pooling2d(x4, (1, 4), 1),
+    }
+    for what, build in builds.items():
+        with pytest.raises(ShapeError, match=r"window \((4|5)\) is larger than the input "
+                                             r"\(3\)"):
+            build()
+            pytest.fail(what)
+    # a window that just fits builds, and unknown sides are left to the run
+    assert og.nn.conv2d(x4, w[:, :3], [1, 1, 1, 1], "VALID").shape == (1, 1, 1, 2)
+    og.nn.conv2d(og.placeholder(og.float32, [1, None, None, 2]), w, [1, 1, 1, 1], "VALID")
+
+
 def test_bad_arguments_are_named():
     x = og.constant(np.zeros((1, 4, 4, 2), np.float32))
     w = og.constant(np.zeros((3, 3, 5, 2), np.float32))
