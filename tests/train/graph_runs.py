@@ -14,3 +14,20 @@ def run_on(fn, *arrays, dynamic=False):
                for a in arrays]
         out = fn(*phs)
     return og.Session(g, seed=0).run(out, dict(zip(phs, arrays)))
+
+
+def session_and_onnxruntime(g, inputs: dict, outs: dict, feeds: dict) -> tuple:
+    """(the Session's values, onnxruntime's values) of `outs` (name -> tensor of g) for
+    `feeds` (input name -> array), onnxruntime running g exported with the one
+    signature (inputs, outs); both lists in outs' order."""
+    import onnxruntime as ort
+
+    from onegraph.convert import to_onnx
+
+    with g.as_default():
+        want = og.Session(g).run(list(outs.values()),
+                                 {inputs[k]: v for k, v in feeds.items()})
+        proto = to_onnx(g, signatures={"serving": og.signature(inputs, outs)})
+    got = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]
+                               ).run(list(outs), feeds)
+    return want, got

@@ -15,7 +15,7 @@ from onegraph.train import api_linalg as L
 
 from . import tf1_reference
 from .gradcheck import check_op_gradients
-from .graph_runs import run_on
+from .graph_runs import run_on, session_and_onnxruntime
 from .tf1_linalg_cases import CASES, make_inputs
 
 
@@ -459,11 +459,7 @@ def test_linalg_functions_export_and_run_in_onnxruntime():
                 "confusion": L.confusion_matrix(og.constant([0, 1, 2]),
                                                 og.constant([2, 1, 0]), num_classes=4),
                 "invperm": L.invert_permutation(og.constant([2, 0, 1], og.int32))}
-        sig = og.signature({"x": x}, outs)
-    want = og.Session(g).run(list(outs.values()), {x: xv})
-    proto = to_onnx(g, signatures={"serving": sig})
-    got = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]
-                               ).run(list(outs), {"x": xv})
+    want, got = session_and_onnxruntime(g, {"x": x}, outs, {"x": xv})
     for key, a, b in zip(outs, got, want):
         assert a.dtype == b.dtype and a.shape == b.shape, key
         np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-6, err_msg=key)
@@ -493,11 +489,7 @@ def test_exports_run_where_onnxruntime_lacks_a_kernel_for_the_dtype():
             outs[f"one_hot_bool_{on}_{off}"] = og.one_hot(x, 3, on, off, dtype=og.bool)
         outs["one_hot_axis0"] = og.one_hot(x, 4, 3, 1, axis=0)
         outs["repeat_zero"] = L.repeat(og.reshape(x, [2, 3]), 0, axis=1)
-        sig = og.signature({"x": x}, outs)
-    want = og.Session(g).run(list(outs.values()), {x: xv})
-    proto = to_onnx(g, signatures={"serving": sig})
-    got = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]
-                               ).run(list(outs), {"x": xv})
+    want, got = session_and_onnxruntime(g, {"x": x}, outs, {"x": xv})
     for key, a, b in zip(outs, got, want, strict=True):
         assert a.dtype == b.dtype and a.shape == b.shape, key
         np.testing.assert_array_equal(a, b, err_msg=key)

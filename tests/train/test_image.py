@@ -3,14 +3,13 @@ data/tf1_image_reference.npz by tools/record_tf1_reference.py image (TensorFlow 
 tf.compat.v1.image), plus the random functions' properties, errors and exports."""
 
 import numpy as np
-import onnxruntime as ort
 import pytest
 
 import onegraph as og
-from onegraph.convert import to_onnx
 from onegraph.errors import ShapeError
 
 from . import tf1_reference
+from .graph_runs import session_and_onnxruntime
 from .tf1_image_cases import CASES, make_inputs
 
 
@@ -188,11 +187,7 @@ def test_image_graphs_export_and_run_in_onnxruntime():
                 "centre": og.image.central_crop(flt, 0.5),
                 "std": og.image.per_image_standardization(p),
                 "contrast": og.image.adjust_contrast(p, 1.5)}
-        sig = og.signature({"x": p}, outs)
-        want = og.Session(g).run(list(outs.values()), {p: x})
-        proto = to_onnx(g, signatures={"serving": sig})
-    got = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]
-                               ).run(list(outs), {"x": x})
+    want, got = session_and_onnxruntime(g, {"x": p}, outs, {"x": x})
     for key, a, b in zip(outs, got, want, strict=True):
         assert a.dtype == b.dtype, key
         np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), rtol=1e-5,

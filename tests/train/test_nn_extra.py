@@ -13,6 +13,7 @@ from onegraph.convert import to_onnx
 from onegraph.errors import ExecutionError, ShapeError
 
 from . import tf1_reference
+from .graph_runs import session_and_onnxruntime
 from .tf1_nn_cases import CASES, make_inputs
 
 @pytest.fixture(scope="module")
@@ -236,10 +237,6 @@ def test_nn_extras_export_and_run_in_onnxruntime():
                                                                       [0, 0]]), 2), 2),
                 "wce": og.nn.weighted_cross_entropy_with_logits(
                     labels=og.sigmoid(x), logits=x * 3.0, pos_weight=2.0)}
-        sig = og.signature({"x": x}, outs)
-        want = og.Session(g).run(list(outs.values()), {x: xv})
-        proto = to_onnx(g, signatures={"serving": sig})
-    got = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]
-                               ).run(list(outs), {"x": xv})
+    want, got = session_and_onnxruntime(g, {"x": x}, outs, {"x": xv})
     for key, a, b in zip(outs, got, want, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5, err_msg=key)

@@ -18,6 +18,7 @@ from onegraph.errors import ShapeError
 from onegraph.train import nn_more as M
 
 from . import tf1_reference
+from .graph_runs import session_and_onnxruntime
 from .tf1_nnmore_cases import CASES, make_inputs
 
 
@@ -332,11 +333,7 @@ def test_nn_more_exports_and_runs_in_onnxruntime():
             "dilation": M.dilation2d(x, c(3, 2, 3), [1, 1, 1, 1], [1, 1, 1, 1], "SAME"),
             "erosion": M.erosion2d(x, c(2, 2, 3), [1, 2, 1, 1], [1, 1, 2, 1], "SAME"),
         }
-        sig = og.signature({"x": x}, outs)
-        want = og.Session(g).run(list(outs.values()), {x: xv})
-        proto = to_onnx(g, signatures={"serving": sig})
-    got = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]
-                               ).run(list(outs), {"x": xv})
+    want, got = session_and_onnxruntime(g, {"x": x}, outs, {"x": xv})
     for key, a, b in zip(outs, got, want, strict=True):
         assert a.dtype == b.dtype and a.shape == b.shape, key
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5, err_msg=key)
