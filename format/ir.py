@@ -32,8 +32,9 @@ from .dtypes import DType
 
 # 1.1: DType values 15-24 (float8, int4, int2, float4); 1.2: Tensor.containers;
 # 1.3: map containers (MAP_INT64, MAP_STRING); 1.4: Tensor.dim_names;
-# 1.5: Node.doc_string, Graph.doc_string
-SCHEMA_VERSION = (1, 5)
+# 1.5: Node.doc_string, Graph.doc_string; 1.6: Buffer.raw_bytes (STRING elements that
+# are not UTF-8 text)
+SCHEMA_VERSION = (1, 6)
 
 # Ops whose outgoing edges close a loop in a control-flow frame (the paper's
 # NextIteration -> Merge back edge); cycle checks ignore edges leaving them.

@@ -17,7 +17,7 @@ decoded and checksummed at most once).
 
 Constant and variable tensors become numpy arrays viewing the memory-mapped data tail:
 loading does not read the weights. STRING tensors are the exception: their elements are
-decoded into Python str objects at load. `check_data=True` also verifies segment
+decoded into Python str objects at load (bytes objects for a raw_bytes buffer). `check_data=True` also verifies segment
 checksums.
 """
 
@@ -344,6 +344,7 @@ class _Decoder:
         self.buffers: list[tuple[int, int, int]] = []
         self.crc_checked: set[int] = set()
         self.strings: dict[int, np.ndarray] = {}  # decoded string buffers, by index
+        self.raw_bytes: set[int] = set()  # STRING buffers of raw bytes (schema 1.6)
         # Decoded tables by position (see `_Tables.each`): a table listed many times
         # is one object listed many times. Their decoding must not depend on where
         # they are listed; the node checks that do (indices within a graph) run in
@@ -359,7 +360,8 @@ class _Decoder:
         self._check_disjoint()
 
     def buffer(self, t: _Table, path: str) -> tuple[int, int, int]:
-        """(offset, length, crc32) of a Buffer table.
+        """(offset, length, crc32) of a Buffer table; a raw_bytes flag (schema 1.6) adds
+        its index (from the path) to self.raw_bytes.
 
         Raises:
             FormatError: the offset is not aligned.
@@ -368,6 +370,8 @@ class _Decoder:
         offset = t.scalar(0, _U64, 0, "offset")
         length = t.scalar(1, _U64, 0, "length")
         crc = t.scalar(2, _U32, 0, "crc32")
+        if t.scalar(3, _U8, 0, "raw_bytes"):
+            self.raw_bytes.add(int(path[path.rindex("[") + 1:-1]))
         if offset % ALIGNMENT:
             raise FormatError(f"{path}.offset: {offset} is not {ALIGNMENT}-byte aligned")
         if offset + length > self.file_size:
@@ -434,7 +438,8 @@ class _Decoder:
             self.r.spend(min(count, length // 8), path)
             cached = self.strings.get(buffer)
             if cached is None or cached.size != count:
-                cached = _decode_strings(self.data, offset, length, count, path)
+                cached = _decode_strings(self.data, offset, length, count, path,
+                                         buffer in self.raw_bytes)
                 self.strings[buffer] = cached
             return cached.copy().reshape(shape)
         want = count * dtype.itemsize
@@ -604,7 +609,14 @@ class _Decoder:
         return g
 
 
-def _decode_strings(data, offset: int, length: int, count: int, path) -> np.ndarray:
+def _decode_strings(data, offset: int, length: int, count: int, path,
+                    as_bytes: bool = False) -> np.ndarray:
+    """The `count` elements of a STRING buffer: str (UTF-8 text), or bytes when
+    `as_bytes` (a raw_bytes buffer).
+
+    Raises:
+        FormatError: the offsets are inconsistent, or a text element is not UTF-8.
+    """
     head = 8 * (count + 1)
     if head > length:
         raise FormatError(f"{path}: string tensor of {count} elements needs at least {head} "
@@ -617,7 +629,8 @@ def _decode_strings(data, offset: int, length: int, count: int, path) -> np.ndar
     out = np.empty(count, dtype=object)
     try:
         for k in range(count):
-            out[k] = raw[ends[k]:ends[k + 1]].decode("utf-8")
+            element = raw[ends[k]:ends[k + 1]]
+            out[k] = element if as_bytes else element.decode("utf-8")
     except UnicodeDecodeError:
         raise FormatError(f"{path}: string element {k} is not valid UTF-8") from None
     return out

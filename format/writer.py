@@ -37,19 +37,22 @@ def align_up(n: int, alignment: int = ALIGNMENT) -> int:
     return (n + alignment - 1) // alignment * alignment
 
 
-def encode_strings(array: np.ndarray, where: str = "string tensor") -> bytes:
-    """Pack a string tensor: (n+1) little-endian uint64 offsets, then the UTF-8 bytes.
+def encode_strings(array: np.ndarray, where: str = "string tensor") -> tuple[bytes, bool]:
+    """Pack a string tensor: (n+1) little-endian uint64 offsets, then the elements'
+    bytes; returns (that, whether the elements are raw bytes).
 
-    Elements are str, or bytes holding valid UTF-8 (numpy `S` arrays and object arrays
-    of bytes, as `Graph.add_constant` makes them); the file stores text, so such bytes
-    load back as str.
+    Elements are str or bytes (numpy `S` arrays and object arrays of bytes, as
+    `Graph.add_constant` makes them). Text is stored as UTF-8, and bytes that are UTF-8
+    with it (they load back as str). When some bytes element is not UTF-8 (TF's strings
+    are bytes: a PNG file), the buffer holds raw bytes (Buffer.raw_bytes, schema 1.6)
+    and every element loads back as bytes, str elements UTF-8 encoded.
 
     Raises:
-        FormatError: an element is of another type (int, None, float, ...), is a str
-            that UTF-8 cannot encode (a lone surrogate), or is bytes that are not UTF-8;
-            the message names `where` and the element's flat index.
+        FormatError: an element is of another type (int, None, float, ...), or is a str
+            that UTF-8 cannot encode (a lone surrogate); the message names `where` and
+            the element's flat index.
     """
-    encoded = []
+    encoded, raw = [], False
     for k, s in enumerate(np.asarray(array, dtype=object).reshape(-1)):
         if isinstance(s, str):
             try:
@@ -58,17 +61,17 @@ def encode_strings(array: np.ndarray, where: str = "string tensor") -> bytes:
                 raise FormatError(f"{where}: string element {k} is not valid UTF-8 "
                                   f"({e.reason})") from None
         elif isinstance(s, bytes):
-            try:
-                s.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise FormatError(f"{where}: string element {k} is not valid UTF-8 "
-                                  f"({e.reason} at byte {e.start})") from None
+            if not raw:
+                try:
+                    s.decode("utf-8")
+                except UnicodeDecodeError:
+                    raw = True
             encoded.append(bytes(s))
         else:
             raise FormatError(f"{where}: string element {k} is {type(s).__name__}, not "
-                              "str (or UTF-8 bytes)")
+                              "str or bytes")
     ends = np.cumsum([0] + [len(e) for e in encoded], dtype=np.uint64)
-    return ends.astype("<u8").tobytes() + b"".join(encoded)
+    return ends.astype("<u8").tobytes() + b"".join(encoded), raw
 
 
 class _Segments:
@@ -76,10 +79,13 @@ class _Segments:
 
     def __init__(self) -> None:
         self.views: list[memoryview] = []
+        self.raw_bytes: list[bool] = []   # per view: a STRING buffer of raw bytes
 
     def add(self, array: np.ndarray, dtype: DType, where: str) -> int:
+        raw = False
         if dtype is DType.STRING:
-            view = memoryview(encode_strings(array, where))
+            payload, raw = encode_strings(array, where)
+            view = memoryview(payload)
         else:
             try:
                 contiguous = np.ascontiguousarray(array, dtype=dtype.numpy)
@@ -87,6 +93,7 @@ class _Segments:
                 raise FormatError(f"{where}: data cannot be stored as {dtype.name}: {e}") from e
             view = memoryview(contiguous.reshape(-1).view(np.uint8))
         self.views.append(view)
+        self.raw_bytes.append(raw)
         return len(self.views) - 1
 
 
@@ -235,11 +242,13 @@ def _build_model(b, model, segments, offsets, string, table_vector, numbers,
                  graph_offsets) -> bytes:
     """The Model table around the graphs already in `b`; returns the finished bytes."""
     buffers = []
-    for view, offset in zip(segments.views, offsets):
+    for view, offset, raw in zip(segments.views, offsets, segments.raw_bytes):
         Buffer.Start(b)
         Buffer.AddOffset(b, offset)
         Buffer.AddLength(b, view.nbytes)
         Buffer.AddCrc32(b, zlib.crc32(view))
+        if raw:
+            Buffer.AddRawBytes(b, True)
         buffers.append(Buffer.End(b))
 
     opsets = []

@@ -49,8 +49,15 @@ class Buffer(object):
             return self._tab.Get(flatbuffers.number_types.Uint32Flags, o + self._tab.Pos)
         return 0
 
+    # Buffer
+    def RawBytes(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
 def BufferStart(builder):
-    builder.StartObject(3)
+    builder.StartObject(4)
 
 def Start(builder):
     BufferStart(builder)
@@ -72,6 +79,12 @@ def BufferAddCrc32(builder, crc32):
 
 def AddCrc32(builder, crc32):
     BufferAddCrc32(builder, crc32)
+
+def BufferAddRawBytes(builder, rawBytes):
+    builder.PrependBoolSlot(3, rawBytes, 0)
+
+def AddRawBytes(builder, rawBytes):
+    BufferAddRawBytes(builder, rawBytes)
 
 def BufferEnd(builder):
     return builder.EndObject()
