@@ -1122,6 +1122,9 @@ def _export_view(model: Model, signature: str | None = None):
     cut = set(sig.inputs.values())
     keep, used = _ancestors(g, outputs, cut)
     g, keep, used = _functional_control_flow(g, keep, used, outputs, cut)
+    # every signature input stays, read or not: a caller feeds the signature's inputs,
+    # and onnxruntime refuses a feed the model does not declare
+    used |= set(sig.inputs.values())
     inputs = [i for i in dict.fromkeys(list(sig.inputs.values()) + list(g.inputs))
               if i in used]
     for i in sorted(used):

@@ -162,6 +162,27 @@ def test_fed_intermediate_and_dequeued_tensors_are_cut_points():
     assert got.tolist() == [3, 12]
 
 
+def test_a_signature_input_the_outputs_do_not_read_stays_an_input():
+    """A caller feeds every input of the signature; onnxruntime refuses a feed the model
+    does not declare, so an unread input (TF1's batch_norm_with_global_normalization
+    without scale_after_normalization ignores gamma) stays in the export, as in the
+    Session and after an import."""
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [2], name="x")
+        unused = og.placeholder(og.float32, [3], name="unused")
+        y = x * 2.0
+    model = g.to_model(signatures={"serving": og.signature({"x": x, "gamma": unused},
+                                                           {"y": y})})
+    proto = to_onnx(model)
+    assert [i.name for i in proto.graph.input] == ["x", "gamma"]
+    feeds = {"x": np.array([1, 2], np.float32), "gamma": np.zeros(3, np.float32)}
+    assert _ort(proto, feeds)["y"].tolist() == [2, 4]
+    assert og.Session(model).run_signature("serving", **feeds)["y"].tolist() == [2, 4]
+    back = from_onnx(proto)
+    assert og.Session(back).run(["y"], feeds)[0].tolist() == [2, 4]
+
+
 def test_signature_is_chosen_by_name_in_the_api_and_the_cli(tmp_path):
     g = og.Graph()
     with g.as_default():
