@@ -872,3 +872,15 @@ __all__ = ["average_pooling1d", "average_pooling2d", "average_pooling3d",
            "batch_normalization", "conv1d", "conv2d", "conv2d_transpose", "conv3d",
            "conv3d_transpose", "dense", "dropout", "flatten", "max_pooling1d",
            "max_pooling2d", "max_pooling3d", "separable_conv1d", "separable_conv2d"]
+
+
+# the class forms (tf.compat.v1.layers.Dense, ...), built on the functions above
+from .layers_classes import (  # noqa: E402 - they import this module
+    AveragePooling1D, AveragePooling2D, AveragePooling3D, BatchNormalization, Conv1D,
+    Conv2D, Conv2DTranspose, Conv3D, Conv3DTranspose, Dense, Dropout, Flatten, Layer,
+    MaxPooling1D, MaxPooling2D, MaxPooling3D, SeparableConv1D, SeparableConv2D)
+
+__all__ += ["AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
+            "BatchNormalization", "Conv1D", "Conv2D", "Conv2DTranspose", "Conv3D",
+            "Conv3DTranspose", "Dense", "Dropout", "Flatten", "Layer", "MaxPooling1D",
+            "MaxPooling2D", "MaxPooling3D", "SeparableConv1D", "SeparableConv2D"]
