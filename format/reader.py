@@ -17,8 +17,8 @@ decoded and checksummed at most once).
 
 Constant and variable tensors become numpy arrays viewing the memory-mapped data tail:
 loading does not read the weights. STRING tensors are the exception: their elements are
-decoded into Python str objects at load (bytes objects for a raw_bytes buffer). `check_data=True` also verifies segment
-checksums.
+decoded into Python str objects at load (bytes objects for a raw_bytes buffer).
+`check_data=True` also verifies segment checksums.
 """
 
 from __future__ import annotations
