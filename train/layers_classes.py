@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import OneGraphError, ShapeError
+from ..errors import ShapeError
 from . import api
 from . import nn as _nn
 from . import graph as _g
