@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import ExecutionError, ShapeError
 from .conv import (_col2im, _compute_dtype, _convtranspose_geometry, _im2col, _pad,
                    _pool_geometry, _window_slices, conv_nd)
+from .pool import _pooled_shape
 from .registry import TensorInfo, VariableRef, define
 
 DOMAIN = "onegraph"
@@ -472,6 +473,18 @@ def _max_pool_grad(inputs, attrs, ctx):
             d == 1 for d in dil) and all(o * k <= n for o, k, n in zip(out_sp, kernel,
                                                                         x.shape[2:])):
         return (_max_pool_grad_tiled(x, dy, kernel, out_sp),)
+    taps, best_tap, inner, padded = _first_max_taps(x, attrs)
+    dxp = np.zeros(padded, dtype=dy.dtype)
+    for i, sl in enumerate(taps):
+        dxp[sl] += np.where(best_tap == i, dy, 0)
+    return (np.ascontiguousarray(dxp[inner]),)
+
+
+def _first_max_taps(x, attrs):
+    """MaxPool's windows over x: (each tap's slice of the padded x, the tap holding each
+    window's first maximum (row-major tap order, as MaxPool's Indices), x's place in
+    the padded array, the padded shape)."""
+    kernel, strides, dil, pb, pe, out_sp = _pool_geom(x.shape, attrs)
     all_ = (slice(None), slice(None))
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xp = _padded_buffer(x.shape, kernel, strides, dil, pb, pe, out_sp, x.dtype, low)
@@ -479,9 +492,9 @@ def _max_pool_grad(inputs, attrs, ctx):
     xp[inner] = x
     best = None
     best_tap = None
-    taps = list(_window_slices(kernel, strides, dil, out_sp))
-    for i, (_, sl) in enumerate(taps):
-        v = xp[all_ + sl]
+    taps = [all_ + sl for _, sl in _window_slices(kernel, strides, dil, out_sp)]
+    for i, sl in enumerate(taps):
+        v = xp[sl]
         if best is None:
             best = v.copy()
             best_tap = np.zeros(v.shape, np.int32)
@@ -489,10 +502,21 @@ def _max_pool_grad(inputs, attrs, ctx):
             better = v > best
             best = np.where(better, v, best)
             best_tap = np.where(better, i, best_tap)
-    dxp = np.zeros(xp.shape, dtype=dy.dtype)
-    for i, (_, sl) in enumerate(taps):
-        dxp[all_ + sl] += np.where(best_tap == i, dy, 0)
-    return (np.ascontiguousarray(dxp[inner]),)
+    return taps, best_tap, inner, xp.shape
+
+
+def _max_pool_grad_grad(inputs, attrs, ctx):
+    """The gradient of MaxPoolGrad with respect to its dy (TF's MaxPoolGradGrad):
+    inputs x, g (shaped like x); g read at each window's first maximum, where
+    MaxPoolGrad sends the window's dy."""
+    x, g = _f(inputs[0]), _f(inputs[1])
+    taps, best_tap, inner, padded = _first_max_taps(x, attrs)
+    gp = np.zeros(padded, dtype=g.dtype)
+    gp[inner] = g
+    out = np.zeros(best_tap.shape, dtype=g.dtype)
+    for i, sl in enumerate(taps):
+        out += np.where(best_tap == i, gp[sl], 0)
+    return (out,)
 
 
 def _max_pool_grad_tiled(x, dy, kernel, out_sp):
@@ -718,6 +742,11 @@ def _infer_like(k):
 
 def _infer_first(attrs, inputs):
     return [TensorInfo(inputs[0].dtype, inputs[0].shape)]
+
+
+def _infer_max_pool_grad_grad(attrs, inputs):
+    """MaxPool's output shape for x (input 0), in g's dtype."""
+    return [TensorInfo(inputs[1].dtype, _pooled_shape(inputs[0], attrs))]
 
 
 # --------------------------------------------------------------------------- optimizers
@@ -1116,6 +1145,9 @@ OPS = tuple(sorted((
             ("size", "int")], infer=_infer_like(1), doc="gradient of LRN", **_HELPER),
     define("LogSoftmaxGrad", ["dy", "y"], ["dx"], _log_softmax_grad, [("axis", "int", -1)],
            infer=_infer_first, doc="gradient of LogSoftmax", **_HELPER),
+    define("MaxPoolGradGrad", ["x", "g"], ["dy"], _max_pool_grad_grad, _POOL_ATTRS,
+           infer=_infer_max_pool_grad_grad, doc="gradient of MaxPoolGrad w.r.t. its dy",
+           **_HELPER),
     define("MaxPoolGrad", ["x", "dy"], ["dx"], _max_pool_grad, _POOL_ATTRS,
            infer=_infer_like(0), doc="gradient of MaxPool", **_HELPER),
     define("OnesLike", ["input"], ["output"], _ones_like, infer=_infer_first,

@@ -1,7 +1,8 @@
 """Gradient rules of the onegraph-domain helper ops (AddN, IdentityN, the fused losses,
 variable reads) and of the gradient helpers that second-order gradients pass through
 (OnesLike/ZerosLike, SumToShapeOf/BroadcastLike, ReduceGrad of sums and means, the
-Relu/Sigmoid/Tanh/Softmax/LogSoftmax gradient kernels)."""
+Relu/Sigmoid/Tanh/Softmax/LogSoftmax gradient kernels, ConvGradInput/ConvGradFilter,
+AveragePoolGrad, MaxPoolGrad and MaxPoolGradGrad)."""
 
 from __future__ import annotations
 
@@ -146,6 +147,48 @@ def _log_softmax_grad(b, op, grads):
     return [d_dy, d_y]
 
 
+# The conv and pool gradient kernels are linear in the gradient they carry (and the
+# conv ones in the weights), so their own gradients are the forward ops again: with
+# <g, ConvGradInput(dy; w)> = <Conv(g; w), dy> = <g, ...>, and ConvGradFilter(x, dy) the
+# w-gradient of <Conv(x; w), dy>. WGAN-GP's gradient penalty differentiates through
+# them. Inputs that give only a shape (x of ConvGradInput, w of ConvGradFilter) or
+# where the result is piecewise constant (MaxPoolGrad's x) get no gradient.
+_CONV = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")
+_POOL = ("auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "strides",
+         "storage_order", "count_include_pad")
+_AVERAGE_POOL = ("auto_pad", "ceil_mode", "count_include_pad", "dilations",
+                 "kernel_shape", "pads", "strides")
+
+
+def _picked(op, names):
+    return {k: v for k, v in op.attrs.items() if k in names and v is not None}
+
+
+def _conv_grad_input_grad(b, op, grads):
+    (g,), (dy, w, x) = grads, op.inputs
+    attrs = _picked(op, _CONV)
+    return [b.op("Conv", [g, w], attrs), b.op("ConvGradFilter", [g, dy, w], attrs), None]
+
+
+def _conv_grad_filter_grad(b, op, grads):
+    (g,), (x, dy, w) = grads, op.inputs
+    attrs = _picked(op, _CONV)
+    return [b.op("ConvGradInput", [dy, g, x], attrs), b.op("Conv", [x, g], attrs), None]
+
+
+def _average_pool_grad_grad(b, op, grads):
+    return [None, b.op("AveragePool", [grads[0]], _picked(op, _AVERAGE_POOL))]
+
+
+def _max_pool_grad_grad(b, op, grads):
+    return [None, b.op("MaxPoolGradGrad", [op.inputs[0], grads[0]], _picked(op, _POOL))]
+
+
+def _max_pool_grad_grad_grad(b, op, grads):
+    # MaxPoolGradGrad reads g at each window's first maximum: linear in g
+    return [None, b.op("MaxPoolGrad", [op.inputs[0], grads[0]], _picked(op, _POOL))]
+
+
 def _read_variable(b, op, grads):
     # the variable itself has no gradient input; a read inside control flow sends it
     # to its `gradient_to` input (the read outside, carried in)
@@ -168,4 +211,9 @@ GRADIENTS = {
     ("onegraph", "TanhGrad"): _tanh_grad,
     ("onegraph", "SoftmaxGrad"): _softmax_grad,
     ("onegraph", "LogSoftmaxGrad"): _log_softmax_grad,
+    ("onegraph", "ConvGradInput"): _conv_grad_input_grad,
+    ("onegraph", "ConvGradFilter"): _conv_grad_filter_grad,
+    ("onegraph", "AveragePoolGrad"): _average_pool_grad_grad,
+    ("onegraph", "MaxPoolGrad"): _max_pool_grad_grad,
+    ("onegraph", "MaxPoolGradGrad"): _max_pool_grad_grad_grad,
 }

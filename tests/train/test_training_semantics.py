@@ -178,6 +178,14 @@ _A = _R.standard_normal((2, 3))
 _ROW = _R.standard_normal((1, 3))
 _POS = _R.uniform(0.1, 0.9, (2, 3))
 _SM = np.exp(_A) / np.exp(_A).sum(-1, keepdims=True)
+# conv / pool gradient kernels: x (1, 2, 5, 6), a 3x2 conv of stride 2 with pads, its
+# (1, 3, 3, 3) output gradient, and 2x2 / 3x3 pools
+_X = _R.standard_normal((1, 2, 5, 6))
+_W = _R.standard_normal((3, 2, 3, 2))
+_CONV_ATTRS = {"strides": [2, 2], "pads": [1, 0, 1, 1], "kernel_shape": [3, 2]}
+_DY = _R.standard_normal((1, 3, 3, 3))
+_POOL_2 = {"kernel_shape": [2, 2], "strides": [2, 2]}
+_POOL_3 = {"kernel_shape": [3, 3], "strides": [2, 1], "pads": [1, 1, 0, 1]}
 
 
 @pytest.mark.parametrize("op_type, attrs, inputs", [
@@ -192,15 +200,52 @@ _SM = np.exp(_A) / np.exp(_A).sum(-1, keepdims=True)
     ("ReduceGrad", {"axes": [0], "keepdims": 1, "mode": "mean"}, [_ROW, _A]),
     ("OnesLike", None, [_A]),
     ("ZerosLike", None, [_A]),
+    ("ConvGradInput", _CONV_ATTRS, [_DY, _W, _X]),
+    ("ConvGradFilter", _CONV_ATTRS, [_X, _DY, _W]),
+    ("AveragePoolGrad", dict(_POOL_3, count_include_pad=0), [_X, _R.standard_normal(
+        (1, 2, 2, 6))]),
+    ("MaxPoolGrad", _POOL_2, [_X, _R.standard_normal((1, 2, 2, 3))]),
+    ("MaxPoolGrad", _POOL_3, [_X, _R.standard_normal((1, 2, 2, 6))]),
+    ("MaxPoolGradGrad", _POOL_3, [_X, _R.standard_normal(_X.shape)]),
 ], ids=lambda v: v if isinstance(v, str) else None)
 def test_gradient_helpers_against_finite_differences(op_type, attrs, inputs):
     """The rules second-order gradients use, each checked on its own (ReduceGrad's
-    third input, the forward output, only matters for max/min and is not perturbed)."""
+    third input, the forward output, only matters for max/min and is not perturbed;
+    inputs that give only a shape (ConvGradInput's x, ConvGradFilter's w) or on which
+    the result is piecewise constant (the max pools' x) are not perturbed)."""
     from .gradcheck import check_op_gradients
 
     ins = list(inputs)
-    wrt = None
+    wrt = {"ConvGradInput": [0, 1], "ConvGradFilter": [0, 1], "AveragePoolGrad": [1],
+           "MaxPoolGrad": [1], "MaxPoolGradGrad": [1]}.get(op_type)
     if op_type == "ReduceGrad":
         ins.append(np.zeros(1))  # the forward output y: unused by sum/mean
         wrt = [0]
     check_op_gradients(_helper(op_type, attrs), ins, wrt=wrt)
+
+
+def test_wgan_gp_gradient_penalty_trains_through_convs_and_pools():
+    """WGAN-GP's gradient penalty, (|d critic / d x| - 1)^2, differentiated w.r.t. the
+    critic's weights and x: second-order gradients through ConvGradInput/-Filter,
+    MaxPoolGrad, AveragePoolGrad, leaky ReLU and a dense layer, against central
+    differences (they were refused: ConvGradInput had no gradient rule)."""
+    from .gradcheck import check_op_gradients
+
+    rng = np.random.default_rng(11)
+
+    def penalty(x, w1, w2, w3):
+        h = og.nn.conv2d(x, w1, [1, 2, 2, 1], "SAME")
+        h = og.nn.leaky_relu(h, 0.2)
+        h = og.nn.max_pool(og.tanh(h), [1, 2, 2, 1], [1, 1, 1, 1], "VALID")
+        h = og.nn.conv2d(h, w2, [1, 1, 1, 1], "VALID")
+        h = og.nn.avg_pool(og.nn.softplus(h), [1, 2, 2, 1], [1, 1, 1, 1], "SAME")
+        critic = og.matmul(og.reshape(h, [2, -1]), w3)
+        (gx,) = og.gradients(og.reduce_sum(critic), [x])
+        norm = og.sqrt(og.reduce_sum(og.square(gx), axis=[1, 2, 3]) + 1e-12)
+        return og.reduce_sum(og.square(norm - 1.0))
+
+    check_op_gradients(penalty, [rng.standard_normal((2, 7, 6, 2)),
+                                 rng.standard_normal((3, 3, 2, 4)) * 0.5,
+                                 rng.standard_normal((2, 2, 4, 3)) * 0.5,
+                                 rng.standard_normal((2 * 1 * 3, 1))], rtol=1e-4,
+                       atol=1e-6)
