@@ -165,13 +165,13 @@ def _picked(op, names):
 
 
 def _conv_grad_input_grad(b, op, grads):
-    (g,), (dy, w, x) = grads, op.inputs
+    (g,), (dy, w, _) = grads, op.inputs
     attrs = _picked(op, _CONV)
     return [b.op("Conv", [g, w], attrs), b.op("ConvGradFilter", [g, dy, w], attrs), None]
 
 
 def _conv_grad_filter_grad(b, op, grads):
-    (g,), (x, dy, w) = grads, op.inputs
+    (g,), (x, dy, _) = grads, op.inputs
     attrs = _picked(op, _CONV)
     return [b.op("ConvGradInput", [dy, g, x], attrs), b.op("Conv", [x, g], attrs), None]
 
