@@ -7,6 +7,8 @@ AveragePoolGrad, MaxPoolGrad and MaxPoolGradGrad)."""
 from __future__ import annotations
 
 from ..errors import GradientNotDefinedError
+from .conv_grad import _GEOMETRY as _CONV
+from .pool_grad import _POOL
 
 
 def _add_n(b, op, grads):
@@ -153,9 +155,6 @@ def _log_softmax_grad(b, op, grads):
 # w-gradient of <Conv(x; w), dy>. WGAN-GP's gradient penalty differentiates through
 # them. Inputs that give only a shape (x of ConvGradInput, w of ConvGradFilter) or
 # where the result is piecewise constant (MaxPoolGrad's x) get no gradient.
-_CONV = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")
-_POOL = ("auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "strides",
-         "storage_order", "count_include_pad")
 _AVERAGE_POOL = ("auto_pad", "ceil_mode", "count_include_pad", "dilations",
                  "kernel_shape", "pads", "strides")
 
