@@ -6,12 +6,12 @@ updates, regularization losses, trainable=False, get/set_weights, an ONNX export
 in onnxruntime, and the errors for bad arguments and mismatched calls."""
 
 import numpy as np
-import onnxruntime as ort
 import pytest
 
 import onegraph as og
-from onegraph.convert import to_onnx
 from onegraph.errors import OneGraphError, ShapeError
+
+from .graph_runs import session_and_onnxruntime
 
 L = og.layers
 
@@ -318,12 +318,7 @@ def test_layers_export_and_run_in_onnxruntime():
         outs = {"a": dense(L.Flatten()(L.AveragePooling2D(3, 3)(h))),
                 "b": pool(bn(sep(x))),
                 "c": L.Conv2DTranspose(2, 3, strides=2, **init)(conv(x))}
-        sig = og.signature({"x": x}, outs)
-    sess = _session(g)
-    want = sess.run(list(outs.values()), {x: xv})
-    proto = to_onnx(g, signatures={"serving": sig}, session=sess)
-    got = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]
-                               ).run(list(outs), {"x": xv})
+    want, got = session_and_onnxruntime(g, {"x": x}, outs, {"x": xv}, _session(g))
     for key, a, b in zip(outs, got, want, strict=True):
         assert a.shape == b.shape, key
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5, err_msg=key)

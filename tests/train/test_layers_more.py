@@ -9,12 +9,12 @@ onnxruntime, and the arguments they refuse."""
 import itertools
 
 import numpy as np
-import onnxruntime as ort
 import pytest
 
 import onegraph as og
-from onegraph.convert import to_onnx
 from onegraph.errors import OneGraphError, ShapeError
+
+from .graph_runs import session_and_onnxruntime
 
 
 # --------------------------------------------------------------------------- the oracle
@@ -506,13 +506,8 @@ def test_layers_export_and_run_in_onnxruntime():
                                                data_format="channels_first"),
             "mp1": og.layers.max_pooling1d(x1, 2, 1, data_format="channels_first"),
         }
-        sig = og.signature({"x1": x1, "x2": x2, "x3": x3}, outs)
-    sess = _session(g)
-    feed = {x1: x1v, x2: x2v, x3: x3v}
-    want = sess.run(list(outs.values()), feed)
-    proto = to_onnx(g, signatures={"serving": sig}, session=sess)
-    got = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]
-                               ).run(list(outs), {"x1": x1v, "x2": x2v, "x3": x3v})
+    want, got = session_and_onnxruntime(g, {"x1": x1, "x2": x2, "x3": x3}, outs,
+                                        {"x1": x1v, "x2": x2v, "x3": x3v}, _session(g))
     for key, a, b in zip(outs, got, want, strict=True):
         assert a.shape == b.shape, key
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5, err_msg=key)
