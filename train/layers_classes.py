@@ -25,7 +25,6 @@ from ..errors import ShapeError
 from . import api
 from . import nn as _nn
 from . import graph as _g
-from . import layers as _fn
 from .graph import GLOBAL_VARIABLES, REGULARIZATION_LOSSES, TRAINABLE_VARIABLES, UPDATE_OPS
 from .graph import Tensor
 from .initializers import ones_initializer, zeros_initializer
@@ -817,3 +816,7 @@ __all__ = ["AveragePooling1D", "AveragePooling2D", "AveragePooling3D", "BatchNor
            "Conv1D", "Conv2D", "Conv2DTranspose", "Conv3D", "Conv3DTranspose", "Dense",
            "Dropout", "Flatten", "Layer", "MaxPooling1D", "MaxPooling2D", "MaxPooling3D",
            "SeparableConv1D", "SeparableConv2D"]
+
+
+# last: train/layers.py imports this module at its end, so either may be imported first
+from . import layers as _fn  # noqa: E402
