@@ -20,6 +20,7 @@ from ..errors import ShapeError
 from ..format import DType
 from . import api
 from . import api_math
+from . import control_flow
 from . import graph as _g
 from .api import _bool_arg, _t
 from .api_linalg import linalg
@@ -149,16 +150,53 @@ def cholesky_solve(chol, rhs, name=None) -> Tensor:
     return api.identity(x, name=name) if name is not None else x
 
 
+def _ls_tall(a: Tensor, at: Tensor, b: Tensor, reg: Tensor, eye: Tensor) -> Tensor:
+    """(a^T a + reg I)^-1 a^T b: the normal equations of rows >= cols. Raises nothing."""
+    gram = api.matmul(at, a) + reg * eye
+    return cholesky_solve(cholesky(gram), api.matmul(at, b))
+
+
+def _ls_wide(a: Tensor, at: Tensor, b: Tensor, reg: Tensor, eye: Tensor) -> Tensor:
+    """a^T (a a^T + reg I)^-1 b: the minimum-norm normal equations of rows < cols.
+    Raises nothing."""
+    gram = api.matmul(a, at) + reg * eye
+    return api.matmul(at, cholesky_solve(cholesky(gram), b))
+
+
+def _ls_rows_checked(a: Tensor, b: Tensor, what: str) -> Tensor:
+    """b, its row count checked against the matrix's: at once where both are known
+    while building, otherwise by an Assert run before b is read (TF checks in its
+    kernel; without this a misfit would fail deep in a matmul or a Cholesky solve).
+
+    Raises:
+        ShapeError: both row counts are known and differ.
+    """
+    rows_a = None if a.shape is None else a.shape[-2]
+    rows_b = None if b.shape is None else b.shape[-2]
+    if None not in (rows_a, rows_b):
+        if rows_a != rows_b:
+            raise ShapeError(f"{what}: rhs {list(b.shape)} does not fit the matrix "
+                             f"{list(a.shape)}: it needs {rows_a} rows")
+        return b
+    fits = api.equal(api.shape(a)[-2], api.shape(b)[-2])
+    return api_math._checked(b, fits, f"{what}: the rhs needs as many rows as the matrix")
+
+
 def matrix_solve_ls(matrix, rhs, l2_regularizer=0.0, fast=True, name=None) -> Tensor:
     """The least-squares solution X of matrix X = rhs (minimum norm when
     underdetermined), Tikhonov-regularised by l2_regularizer, through the normal
-    equations and a Cholesky solve as TF's fast path (tf.matrix_solve_ls).
+    equations and a Cholesky solve as TF's fast path (tf.matrix_solve_ls). Where the
+    matrix sizes are known only when the graph runs, an og.cond picks the normal
+    equations (rows >= cols or not) then, as TF1 does.
 
     Raises:
         TypeError: fast=False (TF's complete orthogonal decomposition is not built), or
             as matrix_solve.
         ValueError: l2_regularizer is negative.
-        ShapeError: rhs does not fit.
+        ShapeError: rhs does not fit (when the graph runs, where a row count is
+            unknown while building: ExecutionError), or the matrix's rank is
+            unknown (its transpose needs it; a rhs of unknown rank solves, but has no
+            gradients, as og.matmul).
     """
     what = "matrix_solve_ls"
     _g.check_name(name, what)
@@ -166,27 +204,39 @@ def matrix_solve_ls(matrix, rhs, l2_regularizer=0.0, fast=True, name=None) -> Te
         raise TypeError(f"{what}: only fast=True (the normal equations) is supported")
     a = _matrices(matrix, what, square=False)
     b = _matrices(_g.convert_to_tensor(rhs, a.dtype, a.graph), what, False)
-    if a.shape is not None and b.shape is not None and \
-            None not in (a.shape[-2], b.shape[-2]) and a.shape[-2] != b.shape[-2]:
-        raise ShapeError(f"{what}: rhs {list(b.shape)} does not fit the matrix "
-                         f"{list(a.shape)}: it needs {a.shape[-2]} rows")
+    if a.shape is None:  # (ONNX's Transpose needs it)
+        raise ShapeError(f"{what}: the matrix {a.name!r} has an unknown rank; it must be "
+                         "known while building (its sizes need not be)")
     lam = float(l2_regularizer) if not _g._is_symbolic(l2_regularizer) else None
     if lam is not None and lam < 0:
         raise ValueError(f"{what}: l2_regularizer must be >= 0, got {lam}")
-    if a.shape is None or None in tuple(a.shape[-2:]):
-        raise ShapeError(f"{what}: the matrix sizes must be known while building "
-                         "(they choose between the two normal equations)")
-    rows, cols = a.shape[-2:]
-    at = api_math.matrix_transpose(a)
-    reg = api.cast(_t(l2_regularizer, graph=a.graph), a.dtype) if lam is None else \
-        api.constant(np.asarray(lam, a.dtype.numpy))
-    if rows >= cols:
-        gram = api.matmul(at, a) + reg * api.constant(np.eye(cols, dtype=a.dtype.numpy))
-        x = cholesky_solve(cholesky(gram), api.matmul(at, b))
-    else:
-        gram = api.matmul(a, at) + reg * api.constant(np.eye(rows, dtype=a.dtype.numpy))
-        x = api.matmul(at, cholesky_solve(cholesky(gram), b))
+    with a.graph.as_default():
+        b = _ls_rows_checked(a, b, what)
+        at = api_math.matrix_transpose(a)
+        reg = api.cast(_t(l2_regularizer, graph=a.graph), a.dtype) if lam is None else \
+            api.constant(np.asarray(lam, a.dtype.numpy))
+        rows, cols = a.shape[-2:]
+        if None not in (rows, cols):
+            size = min(rows, cols)
+            eye = api.constant(np.eye(size, dtype=a.dtype.numpy))
+            x = (_ls_tall if rows >= cols else _ls_wide)(a, at, b, reg, eye)
+        else:
+            x = _ls_at_run_time(a, at, b, reg)
     return api.identity(x, name=name) if name is not None else x
+
+
+def _ls_at_run_time(a: Tensor, at: Tensor, b: Tensor, reg: Tensor) -> Tensor:
+    """matrix_solve_ls's normal equations chosen when the graph runs (TF1's
+    tf.cond(rows >= cols, ...)), the identity made at the run-time size. Raises
+    nothing."""
+    shape = api.shape(a)
+    rows, cols = shape[-2], shape[-1]
+
+    def branch(solve, size):
+        return lambda: solve(a, at, b, reg, api_math.eye(size, dtype=a.dtype))
+
+    return control_flow.cond(api.greater_equal(rows, cols), branch(_ls_tall, cols),
+                             branch(_ls_wide, rows), name="matrix_solve_ls")
 
 
 def qr(input, full_matrices=False, name=None) -> tuple:  # noqa: A002 - TF's name
