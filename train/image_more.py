@@ -21,6 +21,7 @@ from ..errors import ShapeError
 from ..format import DType
 from . import api
 from . import api_compat
+from . import api_extra
 from . import api_math
 from . import api_random
 from . import graph as _g
@@ -28,6 +29,7 @@ from . import image as _image_mod
 from . import nn
 from .api import _bool_arg, _int_arg, _t
 from .api_extra import _op_seed, _python_number
+from .debugging import Assert
 from .graph import Tensor
 from .image import ResizeMethod, _image, _resize_size, _unbatched
 from .image_quality import _as_unit_float, _gaussian, _known_channels
@@ -586,12 +588,15 @@ def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_s
     at each of len(power_factors) scales (each half the last, by 2 x 2 average pooling
     after symmetric padding to even sizes) the contrast-structure term, and at the
     last the full SSIM, each clipped at 0 (relu), combined as the product of their
-    powers and averaged over channels. Height and width must be known and at least
-    filter_size * 2^(scales - 1).
+    powers and averaged over channels. Height and width must be at least
+    (filter_size - 1) * 2^(scales - 1) + 1 (every scale holds the filter); when only
+    the run knows them, the run checks this.
 
     Raises:
         ShapeError: as og.image.ssim, or images too small for the scales (checked
             before the filter is made).
+        ExecutionError (when run): images whose sizes only the run knows are too
+            small for the scales.
         ValueError: filter_size < 1, filter_sigma <= 0, no power_factors.
         TypeError: power_factors not a list of numbers, max_val a string tensor.
     """
@@ -609,36 +614,38 @@ def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_s
                          f"{sigma} > 0, and power_factors not empty")
     x, y, top = _as_unit_float(img1, img2, max_val, "ssim_multiscale")
     channels = _known_channels(x, "ssim_multiscale")
-    if x.shape[-3] is None or x.shape[-2] is None:
-        raise ShapeError("ssim_multiscale: height and width must be known while building")
-    # every scale must hold the filter: checked before the filter is made, which for a
-    # huge filter_size would be a size x size array
-    hw = [int(x.shape[-3]), int(x.shape[-2])]
-    for k in range(len(factors)):
-        if k > 0:
-            hw = [(hw[0] + 1) // 2, (hw[1] + 1) // 2]
-        if min(hw) < size:
-            raise ShapeError(f"ssim_multiscale: scale {k} is {hw[0]} x {hw[1]}, smaller "
-                             f"than filter_size {size}: the images are too small for "
-                             f"{len(factors)} scales")
+    scales = len(factors)
+    known = [x.shape[-3], x.shape[-2]]
+    if None in known:
+        with api.control_dependencies([_msssim_size_check(x, size, scales)]):
+            x, y = api.identity(x), api.identity(y)
+    else:
+        # every scale must hold the filter: checked before the filter is made, which
+        # for a huge filter_size would be a size x size array
+        hw = [int(known[0]), int(known[1])]
+        for k in range(scales):
+            if k > 0:
+                hw = [(hw[0] + 1) // 2, (hw[1] + 1) // 2]
+            if min(hw) < size:
+                raise ShapeError(f"ssim_multiscale: scale {k} is {hw[0]} x {hw[1]}, "
+                                 f"smaller than filter_size {size}: the images are too "
+                                 f"small for {scales} scales")
     kernel = api.constant(np.tile(_gaussian(size, sigma), (1, 1, channels, 1)))
     c1 = (_python_number(k1, "ssim_multiscale: k1") * top) ** 2
     c2 = (_python_number(k2, "ssim_multiscale: k2") * top) ** 2
     head = api.shape(x)[:-3]
-    hw = [int(x.shape[-3]), int(x.shape[-2])]
     minus_one = api.constant(np.asarray([-1], np.int64))
-    tail = np.asarray(hw + [channels], np.int64)
-    imgs = [api.reshape(x, api.concat([minus_one, api.constant(tail)], 0)),
-            api.reshape(y, api.concat([minus_one, api.constant(tail)], 0))]
+    tail = api.shape(x)[-3:] if None in known else \
+        api.constant(np.asarray(known + [channels], np.int64))
+    imgs = [api.reshape(t, api.concat([minus_one, tail], 0)) for t in (x, y)]
     mcs = []
-    for k in range(len(factors)):
+    for k in range(scales):
         if k > 0:
-            rem = [hw[0] % 2, hw[1] % 2]
-            if any(rem):
-                imgs = [api.pad(t, [[0, 0], [0, rem[0]], [0, rem[1]], [0, 0]],
-                                mode="SYMMETRIC") for t in imgs]
-            imgs = [nn.avg_pool(t, [1, 2, 2, 1], [1, 2, 2, 1], "VALID") for t in imgs]
-            hw = [(hw[0] + rem[0]) // 2, (hw[1] + rem[1]) // 2]
+            # TF pads odd sizes symmetrically by one and pools 2 x 2 VALID. The padded
+            # row (column) repeats the last, so each window averages the same values
+            # as a SAME pool that leaves the padding out of its count: no sizes needed
+            # while building
+            imgs = [nn.avg_pool(t, [1, 2, 2, 1], [1, 2, 2, 1], "SAME") for t in imgs]
 
         def local_mean(t: Tensor) -> Tensor:
             return nn.depthwise_conv2d(t, kernel, [1, 1, 1, 1], "VALID")
@@ -660,6 +667,21 @@ def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_s
     per_channel = api.reshape(per_channel, api.concat(
         [head, api.constant(np.asarray([channels], np.int64))], 0))
     return api.reduce_mean(per_channel, [-1])
+
+
+def _msssim_size_check(x: Tensor, size: int, scales: int):
+    """An Assert that images x (NHWC, height and width known only at run time) hold a
+    size x size filter at each of `scales` scales: scale k is ceil(side / 2^k), so each
+    side must exceed (size - 1) * 2^(scales - 1). Its run raises ExecutionError."""
+    from .debugging import Assert
+
+    sides = api.shape(x)[-3:-1]
+    least = (size - 1) * 2 ** (scales - 1) + 1
+    fits = api_extra.reduce_all(api.greater_equal(
+        sides, api.constant(np.asarray([least, least], np.int64))))
+    return Assert(fits, [f"ssim_multiscale: the images are too small for {scales} scales "
+                         f"of filter_size {size}: height and width must be at least "
+                         f"{least}, got", sides])
 
 
 # --------------------------------------------------------------------------- random

@@ -116,6 +116,34 @@ def test_resize_image_with_pad_checks_an_empty_image_at_run_time():
             sess.run(y, {x: np.ones((1, 0, 3, 3), np.float32)})
 
 
+_MSSSIM_CASES = [c for c in _VALUE_CASES if c[1] == "image.ssim_multiscale"]
+
+
+@pytest.mark.parametrize("case", _MSSSIM_CASES, ids=[c[0] for c in _MSSSIM_CASES])
+def test_ssim_multiscale_of_sizes_known_only_at_run_time(reference, case):
+    """TensorFlow's MS-SSIM cases (odd sizes among them) with every dim but the channels
+    unknown while building: the same values and gradients."""
+    hidden = {key[1:]: tuple(range(reference[f"in/{key[1:]}"].ndim - 1))
+              for key in case[2] if isinstance(key, str) and key.startswith("@")}
+    tf1_reference.check_case(reference, case, rtol=1e-5, atol=1e-5, hidden_dims=hidden)
+
+
+def test_ssim_multiscale_checks_the_image_size_at_run_time():
+    # 3 scales of a 5-tap filter need sides of at least (5 - 1) * 4 + 1 = 17
+    g = og.Graph()
+    with g.as_default():
+        a = og.placeholder(og.float32, [None, None, None, 1])
+        b = og.placeholder(og.float32, [None, None, None, 1])
+        ms = image_more.ssim_multiscale(a, b, 1.0, power_factors=(0.3, 0.3, 0.4),
+                                        filter_size=5)
+        sess = og.Session(g)
+        img = np.random.RandomState(0).rand(2, 17, 19, 1).astype(np.float32)
+        got = sess.run(ms, {a: img, b: img})
+        np.testing.assert_allclose(got, np.ones(2, np.float32), rtol=1e-5)
+        with pytest.raises(ExecutionError, match="too small for 3 scales.*at least 17"):
+            sess.run(ms, {a: img[:, :16], b: img[:, :16]})
+
+
 @pytest.mark.parametrize("case", _ENCODE_CASES, ids=[c[0] for c in _ENCODE_CASES])
 def test_encode_png_writes_tensorflows_bytes(reference, case):
     name = case[0]
@@ -472,6 +500,29 @@ def test_composed_functions_export_and_run_in_onnxruntime():
                                ).run(list(outs), {"a": a, "b": b})
     for key, x, y in zip(outs, got, want, strict=True):
         np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5, err_msg=key)
+
+
+def test_ssim_multiscale_of_run_time_sizes_exports_and_runs_in_onnxruntime():
+    ort = pytest.importorskip("onnxruntime", reason="onnxruntime checks the export")
+    from onegraph.convert import to_onnx
+
+    rng = np.random.RandomState(5)
+    g = og.Graph()
+    with g.as_default():
+        pa = og.placeholder(og.float32, [None, None, None, 3], name="a")
+        pb = og.placeholder(og.float32, [None, None, None, 3], name="b")
+        ms = image_more.ssim_multiscale(pa, pb, 1.0, power_factors=(0.3, 0.7),
+                                        filter_size=7)
+        proto = to_onnx(g, signatures={"serving": og.signature({"a": pa, "b": pb},
+                                                               {"ms": ms})})
+        sess = og.Session(g)
+    ort_sess = ort.InferenceSession(proto.SerializeToString(),
+                                    providers=["CPUExecutionProvider"])
+    for shape in ((2, 30, 28, 3), (1, 15, 21, 3)):   # even and odd sides
+        a = rng.rand(*shape).astype(np.float32)
+        b = np.clip(a + rng.randn(*shape).astype(np.float32) * 0.1, 0, 1)
+        (got,) = ort_sess.run(["ms"], {"a": a, "b": b})
+        np.testing.assert_allclose(got, sess.run(ms, {pa: a, pb: b}), rtol=1e-5, atol=1e-5)
 
 
 # ------------------------------------------------------------------ robustness
