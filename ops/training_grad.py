@@ -2,12 +2,14 @@
 variable reads) and of the gradient helpers that second-order gradients pass through
 (OnesLike/ZerosLike, SumToShapeOf/BroadcastLike, ReduceGrad of sums and means, the
 Relu/Sigmoid/Tanh/Softmax/LogSoftmax gradient kernels, ConvGradInput/ConvGradFilter,
-AveragePoolGrad, MaxPoolGrad and MaxPoolGradGrad)."""
+ConvTransposeGradInput/ConvTransposeGradFilter, AveragePoolGrad, MaxPoolGrad and
+MaxPoolGradGrad)."""
 
 from __future__ import annotations
 
 from ..errors import GradientNotDefinedError
 from .conv_grad import _GEOMETRY as _CONV
+from .conv_grad import _TRANSPOSE_GEOMETRY as _CONV_TRANSPOSE
 from .pool_grad import _POOL
 
 
@@ -175,6 +177,23 @@ def _conv_grad_filter_grad(b, op, grads):
     return [b.op("ConvGradInput", [dy, g, x], attrs), b.op("Conv", [x, g], attrs), None]
 
 
+# The same holds for ConvTranspose's helpers: ConvTransposeGradInput(dy; w) is the adjoint
+# of ConvTranspose(.; w), so its own adjoint is that ConvTranspose, and
+# ConvTransposeGradFilter(dy, x) the w-gradient of <ConvTranspose(x; w), dy>.
+def _conv_transpose_grad_input_grad(b, op, grads):
+    (g,), (dy, w, _) = grads, op.inputs
+    attrs = _picked(op, _CONV_TRANSPOSE)
+    return [b.op("ConvTranspose", [g, w], attrs),
+            b.op("ConvTransposeGradFilter", [dy, g, w], attrs), None]
+
+
+def _conv_transpose_grad_filter_grad(b, op, grads):
+    (g,), (dy, x, _) = grads, op.inputs
+    attrs = _picked(op, _CONV_TRANSPOSE)
+    return [b.op("ConvTranspose", [x, g], attrs),
+            b.op("ConvTransposeGradInput", [dy, g, x], attrs), None]
+
+
 def _average_pool_grad_grad(b, op, grads):
     return [None, b.op("AveragePool", [grads[0]], _picked(op, _AVERAGE_POOL))]
 
@@ -212,6 +231,8 @@ GRADIENTS = {
     ("onegraph", "LogSoftmaxGrad"): _log_softmax_grad,
     ("onegraph", "ConvGradInput"): _conv_grad_input_grad,
     ("onegraph", "ConvGradFilter"): _conv_grad_filter_grad,
+    ("onegraph", "ConvTransposeGradInput"): _conv_transpose_grad_input_grad,
+    ("onegraph", "ConvTransposeGradFilter"): _conv_transpose_grad_filter_grad,
     ("onegraph", "AveragePoolGrad"): _average_pool_grad_grad,
     ("onegraph", "MaxPoolGrad"): _max_pool_grad_grad,
     ("onegraph", "MaxPoolGradGrad"): _max_pool_grad_grad_grad,

@@ -418,8 +418,8 @@ def test_cases_cover_every_op_with_a_rule():
     # in test_training_semantics.py
     exempt |= {"SumToShapeOf", "BroadcastLike", "ReluGrad", "SigmoidGrad", "TanhGrad",
                "SoftmaxGrad", "LogSoftmaxGrad", "ReduceGrad", "OnesLike", "ZerosLike",
-               "ConvGradInput", "ConvGradFilter", "AveragePoolGrad", "MaxPoolGrad",
-               "MaxPoolGradGrad"}
+               "ConvGradInput", "ConvGradFilter", "ConvTransposeGradInput",
+               "ConvTransposeGradFilter", "AveragePoolGrad", "MaxPoolGrad", "MaxPoolGradGrad"}
     assert with_rule - covered - exempt == set()
 
 

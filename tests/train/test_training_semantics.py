@@ -186,6 +186,13 @@ _CONV_ATTRS = {"strides": [2, 2], "pads": [1, 0, 1, 1], "kernel_shape": [3, 2]}
 _DY = _R.standard_normal((1, 3, 3, 3))
 _POOL_2 = {"kernel_shape": [2, 2], "strides": [2, 2]}
 _POOL_3 = {"kernel_shape": [3, 3], "strides": [2, 1], "pads": [1, 1, 0, 1]}
+# ConvTranspose's helpers: x (1, 3, 3, 3) to a (1, 2, 12, 3) output through w (3, 2, 3, 2)
+# with an output_padding past the stride (below the dilation), and SAME_UPPER
+_TCONV_ATTRS = {"strides": [2, 1], "dilations": [3, 1], "output_padding": [2, 0],
+                "pads": [1, 0, 0, 1], "kernel_shape": [3, 2]}
+_TCONV_SAME = {"strides": [2, 3], "auto_pad": "SAME_UPPER", "kernel_shape": [3, 2]}
+_TX, _TDY = _R.standard_normal((1, 3, 3, 3)), _R.standard_normal((1, 2, 12, 3))
+_TDY_SAME = _R.standard_normal((1, 2, 6, 9))
 
 
 @pytest.mark.parametrize("op_type, attrs, inputs", [
@@ -202,6 +209,10 @@ _POOL_3 = {"kernel_shape": [3, 3], "strides": [2, 1], "pads": [1, 1, 0, 1]}
     ("ZerosLike", None, [_A]),
     ("ConvGradInput", _CONV_ATTRS, [_DY, _W, _X]),
     ("ConvGradFilter", _CONV_ATTRS, [_X, _DY, _W]),
+    ("ConvTransposeGradInput", _TCONV_ATTRS, [_TDY, _W, _TX]),
+    ("ConvTransposeGradFilter", _TCONV_ATTRS, [_TDY, _TX, _W]),
+    ("ConvTransposeGradInput", _TCONV_SAME, [_TDY_SAME, _W, _TX]),
+    ("ConvTransposeGradFilter", _TCONV_SAME, [_TDY_SAME, _TX, _W]),
     ("AveragePoolGrad", dict(_POOL_3, count_include_pad=0), [_X, _R.standard_normal(
         (1, 2, 2, 6))]),
     ("MaxPoolGrad", _POOL_2, [_X, _R.standard_normal((1, 2, 2, 3))]),
@@ -211,12 +222,14 @@ _POOL_3 = {"kernel_shape": [3, 3], "strides": [2, 1], "pads": [1, 1, 0, 1]}
 def test_gradient_helpers_against_finite_differences(op_type, attrs, inputs):
     """The rules second-order gradients use, each checked on its own (ReduceGrad's
     third input, the forward output, only matters for max/min and is not perturbed;
-    inputs that give only a shape (ConvGradInput's x, ConvGradFilter's w) or on which
-    the result is piecewise constant (the max pools' x) are not perturbed)."""
+    inputs that give only a shape (the conv helpers' x of the input gradient and w of
+    the filter gradient) or on which the result is piecewise constant (the max pools'
+    x) are not perturbed)."""
     from .gradcheck import check_op_gradients
 
     ins = list(inputs)
     wrt = {"ConvGradInput": [0, 1], "ConvGradFilter": [0, 1], "AveragePoolGrad": [1],
+           "ConvTransposeGradInput": [0, 1], "ConvTransposeGradFilter": [0, 1],
            "MaxPoolGrad": [1], "MaxPoolGradGrad": [1]}.get(op_type)
     if op_type == "ReduceGrad":
         ins.append(np.zeros(1))  # the forward output y: unused by sum/mean
