@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import OneGraphError, ShapeError
 from ..ops.random_more import check_sample_count
 from . import api
+from . import api_extra
 from . import graph as _g
 from .api_extra import _op_seed, reduce_any
 from .graph import Tensor, check_seed
@@ -159,11 +160,12 @@ def _lookup(shards: list, ids: Tensor, strategy: str, what: str) -> Tensor:
     if strategy == "div":
         return api.gather(whole, ids, axis=0)
     sizes = [s.shape[0] if s.shape else None for s in shards]
-    if any(n is None for n in sizes):
-        raise ShapeError(f"{what}: with partition_strategy 'mod' every shard needs a known "
-                         f"number of rows, got {sizes}")
+    if None in sizes:   # some shard's rows are only known at run time
+        rows = api.concat([api.shape(s)[:1] for s in shards], 0)
+        starts = api_extra.cumsum(rows, exclusive=True)
+    else:
+        starts = api.constant(np.concatenate([[0], np.cumsum(sizes[:-1])]).astype(np.int64))
     n = np.int64(len(shards))
-    starts = api.constant(np.concatenate([[0], np.cumsum(sizes[:-1])]).astype(np.int64))
     return api.gather(whole, api.gather(starts, ids % n) + ids // n, axis=0)
 
 

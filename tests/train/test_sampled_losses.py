@@ -29,6 +29,18 @@ def test_matches_tensorflow_values_and_gradients(reference, case):
     tf1_reference.check_case(reference, case, rtol=1e-5, atol=1e-5)
 
 
+_SHARDED = [c for c in CASES if c[0].endswith(("_mod", "_div"))]
+
+
+@pytest.mark.parametrize("case", _SHARDED, ids=[c[0] for c in _SHARDED])
+def test_shards_of_rows_known_only_at_run_time(reference, case):
+    """The sharded cases again with every shard's row count (and the batch) unknown
+    while building: "mod" then finds each shard's start from the run-time shapes."""
+    shards = [k[1:] for arg in case[2][:2] for k in arg]
+    hidden = {key: (0,) for key in shards + ["x", "labels2"]}
+    tf1_reference.check_case(reference, case, rtol=1e-5, atol=1e-5, hidden_dims=hidden)
+
+
 def _draws(sampler, unique, runs, num_sampled=4, range_max=10, seed=5):
     """Every run's (sampled, true_expected_count, sampled_expected_count)."""
     g = og.Graph()
