@@ -25,6 +25,8 @@ import numpy as np
 from ..errors import OneGraphError, ShapeError
 from ..format import DType
 from . import api
+from . import api_extra
+from . import debugging
 from . import graph as _g
 from .api import _axes, _bool_arg, _int_arg, _t
 from .api_math import _floats
@@ -1154,6 +1156,97 @@ def _filter_grad_sizes(what, in_sp, pads, steps, reach, dy, conv: str) -> tuple:
     return out_sp, ends
 
 
+def _filter_grad_input(what, xc, dyc, pads, steps, reach, conv: str) -> Tensor:
+    """The channels-first input xc of a filter gradient whose spatial sizes only the run
+    knows, cut to the rows that the forward convolution's taps read: padded as TF's
+    padding pads it (`pads` the VALID or explicit [begins + ends], None for SAME, whose
+    amounts depend on the size), then sliced from the first tap to just past the last,
+    so that a Conv of it (pads 0) with out_backprop `dyc` as the kernel, dilated by the
+    strides, makes exactly the filter's sizes. The slice waits for the run's check
+    that dyc's spatial sizes are those `conv` (e.g. "a conv2d") makes of this input.
+
+    A run raises ExecutionError (naming `what`) when they are not, or when the filter
+    is larger than the padded input."""
+    g = xc.graph
+    n = len(steps)
+
+    def ints(v):
+        return g.constant(np.asarray(v, np.int64))
+
+    size, got = g.op("Shape", [xc], {"start": 2}), g.op("Shape", [dyc], {"start": 2})
+    s, r, zeros = ints(steps), ints(reach), ints([0] * n)
+    if pads is None:
+        # TF's SAME: total = max((ceil(size / s) - 1) s + reach - size, 0), total // 2
+        # before; never more than reach - 1, so a static pad of that holds every case
+        # (static, as Pad's gradient needs) and the run-time slice picks the window
+        before, after = [(k - 1) // 2 for k in reach], [k - 1 for k in reach]
+        out = (size + s - 1) // s
+        begin = api.maximum((out - 1) * s + r - size, zeros) // 2
+        big_enough = api.greater(size, zeros)
+    else:
+        before, after = list(pads[:n]), list(pads[n:])
+        out = (size + ints([b + e for b, e in zip(before, after)]) - r) // s + 1
+        begin = ints(before)
+        big_enough = api.greater_equal(size + ints([b + e for b, e in zip(before, after)]), r)
+    fits = api_extra.reduce_all(api.logical_and(api.equal(got, out), big_enough))
+    check = debugging.Assert(fits, [
+        f"{what}: out_backprop's spatial sizes", got,
+        f"are not the output sizes of {conv} with strides {list(steps)} and this padding "
+        "of an input of spatial sizes", size, "(or the filter is larger than the padded "
+        "input); those are", out])
+    if any(before) or any(after):
+        xc = api.pad(xc, [[0, 0], [0, 0]] + [[b, e] for b, e in zip(before, after)])
+    start = ints(before) - begin          # where the forward conv's first tap reads
+    with api.control_dependencies([check]):
+        return g.op("Slice", [xc, start, start + (out - 1) * s + r,
+                              ints(list(range(2, n + 2)))])
+
+
+def _filter_grad_geometry(what, xc, dyc, padding, steps, reach, first: bool,
+                          explicit: bool, conv: str) -> tuple:
+    """(pads, out_sp, ends) of a filter gradient of channels-first xc and dyc, checked
+    while building as far as the sizes are known: ONNX pads [begins + ends] of TF's
+    padding, and _filter_grad_sizes' (out_sp, ends). Where a spatial size of xc is
+    known only at run time, (pads or None for SAME, None, None): the run works them
+    out (_filter_grad_input).
+
+    Raises:
+        ValueError: padding is malformed (explicit pairs only with `explicit`).
+        ShapeError: the sizes known while building do not fit one convolution.
+    """
+    n = len(steps)
+    in_sp = _spatial_sizes(xc, n)
+    found = _padding(padding, xc, n, reach, steps, first, what, explicit=explicit)
+    if None in in_sp:
+        return (None if "auto_pad" in found else found.get("pads", [0] * (2 * n)),
+                None, None)
+    pads = found.get("pads", [0] * (2 * n))
+    return (pads,) + _filter_grad_sizes(what, in_sp, pads, steps, reach, dyc, conv)
+
+
+def _filter_grad_conv_input(what, xc, dyc, geometry, steps, rates, reach,
+                            conv: str) -> tuple:
+    """(input, attrs) of the ONNX Conv that makes a filter gradient: xc (channels
+    first) cut to the rows its taps reach, and the Conv's attributes with strides and
+    dilations swapped; `geometry` is _filter_grad_geometry's. With sizes known only at
+    run time the Conv has no kernel_shape (ONNX takes it from the kernel, out_backprop)
+    and no pads: the input comes padded and cut by _filter_grad_input."""
+    pads, out_sp, ends = geometry
+    n = len(steps)
+    g = xc.graph
+    if out_sp is None:
+        return (_filter_grad_input(what, xc, dyc, pads, steps, reach, conv),
+                {"strides": list(rates), "dilations": list(steps), "pads": [0] * (2 * n)})
+    if any(e < 0 for e in ends):   # rows no tap reaches
+        xc = g.op("Slice", [xc, g.constant(np.zeros(n, np.int64)),
+                            g.constant(np.asarray([size + min(e, 0) for size, e in
+                                                   zip(_spatial_sizes(xc, n), ends)],
+                                                  np.int64)),
+                            g.constant(np.arange(2, n + 2, dtype=np.int64))])
+    return xc, {"kernel_shape": out_sp, "strides": list(rates), "dilations": list(steps),
+                "pads": pads[:n] + [max(e, 0) for e in ends]}
+
+
 def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding,  # noqa: A002
                            use_cudnn_on_gpu=True, data_format="NHWC",
                            dilations=(1, 1, 1, 1), name=None) -> Tensor:
@@ -1161,15 +1254,18 @@ def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding, 
     respect to its (kh, kw, in, out) filter of shape filter_sizes, given the gradient
     out_backprop of its output; SAME / VALID / explicit padding, strides and
     dilations as conv2d's. Written as an ONNX Conv of the input (channels as the
-    batch) with out_backprop as the kernel, strides and dilations swapped.
+    batch) with out_backprop as the kernel, strides and dilations swapped. The
+    input's and out_backprop's batch and spatial sizes may be known only at run time;
+    then the run checks that out_backprop's are the conv2d's output sizes.
 
     Raises:
         TypeError: use_cudnn_on_gpu is not a bool, input is not floats,
             out_backprop of another dtype, or filter_sizes not ints.
         ValueError: padding or data_format is malformed.
-        ShapeError: input or out_backprop is not 4-D, the input's height and width or
-            filter_sizes are not known while building, or the sizes do not fit one
-            conv2d.
+        ShapeError: input or out_backprop is not 4-D, filter_sizes is not known while
+            building, or the sizes known while building do not fit one conv2d.
+        ExecutionError (of the run): sizes known only at run time do not fit one
+            conv2d (out_backprop's spatial sizes named).
     """
     what = "conv2d_backprop_filter"
     _bool_arg(use_cudnn_on_gpu, f"{what}: use_cudnn_on_gpu")
@@ -1180,28 +1276,19 @@ def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding, 
     steps = _sizes(strides, 2, first, f"{what}: strides")
     rates = _sizes(dilations, 2, first, f"{what}: dilations", default=1)
     xc, dyc = _first(x, 2, first), _first(dy, 2, first)
-    in_sp = _spatial_sizes(xc, 2)
-    if None in in_sp:
-        raise ShapeError(f"{what}: the input's height and width must be known while "
-                         f"building, got shape {None if x.shape is None else list(x.shape)}")
     _check_filter_channels(what, xc, dyc, c_in, c_out, [kh, kw, c_in, c_out])
     reach = [(k - 1) * d + 1 for k, d in zip((kh, kw), rates)]
-    pads = _padding(padding, xc, 2, reach, steps, first, what, explicit=True).get(
-        "pads", [0, 0, 0, 0])
-    out_sp, ends = _filter_grad_sizes(what, in_sp, pads, steps, reach, dyc, "a conv2d")
+    geometry = _filter_grad_geometry(what, xc, dyc, padding, steps, reach, first, True,
+                                     "a conv2d")
     g = x.graph
     with g.name_scope(name or "Conv2DBackpropFilter"):
-        if any(e < 0 for e in ends):   # rows or columns no tap reaches
-            xc = g.op("Slice", [xc, g.constant(np.zeros(2, np.int64)),
-                                g.constant(np.asarray([size + min(e, 0) for size, e in
-                                                       zip(in_sp, ends)], np.int64)),
-                                g.constant(np.asarray([2, 3], np.int64))])
+        xc, attrs = _filter_grad_conv_input(what, xc, dyc, geometry, steps, rates, reach,
+                                            "a conv2d")
         # dW[i, j, ci, co] = sum_n,y,x x[n, ci, y s + i d, x s + j d] dy[n, co, y, x]:
         # a Conv of x (channels as its batch) with kernel dy, stride d and dilation s
-        attrs = {"kernel_shape": out_sp, "strides": rates, "dilations": steps,
-                 "pads": pads[:2] + [max(e, 0) for e in ends]}
         dw = g.op("Conv", [api.transpose(xc, [1, 0, 2, 3]), api.transpose(dyc, [1, 0, 2, 3])],
                   attrs)
+        dw.set_shape([c_in, c_out, kh, kw])   # the run-time Conv's too, by construction
         return api.transpose(dw, [2, 3, 0, 1], name="filter_grad")
 
 

@@ -31,9 +31,10 @@ from .nn import _positive_int
 from .nn_extra import conv2d_transpose, transposed_at_run_time
 from ..ops.random_more import check_sample_count
 from .nn_sampled import sampler_arguments
-from .nn_more import (_alias, _brief, _check_filter_channels, _filter_grad_sizes, _first,
-                      _input, _last, _layout, _like, _padding, _pool, _sizes,
-                      _spatial_sizes, _static_ints, batch_normalization)
+from .nn_more import (_alias, _brief, _check_filter_channels, _filter_grad_conv_input,
+                      _filter_grad_geometry, _first, _input, _last, _layout, _like,
+                      _padding, _pool, _sizes, _spatial_sizes, _static_ints,
+                      batch_normalization)
 from .nn_ops import depthwise_conv2d
 
 __all__ = ["all_candidate_sampler", "avg_pool_v2", "batch_norm_with_global_normalization",
@@ -466,7 +467,8 @@ def _backprop_filter(what, n, input, filter_sizes, out_backprop, strides,  # noq
     """The gradient of an N-D conv (depthwise: of depthwise_conv2d) with respect to
     its filter of shape filter_sizes: an ONNX Conv of the input (channels as the batch;
     depthwise: as groups) with out_backprop as the kernel, strides and dilations
-    swapped (as og.nn.conv2d_backprop_filter)."""
+    swapped (as og.nn.conv2d_backprop_filter, whose helpers also handle batch and
+    spatial sizes known only at run time)."""
     first = _layout(data_format, n, what)
     x = _floats(_input(input, n + 2, what), f"{what}: input")
     dy = _input(_like(out_backprop, x, f"{what}: out_backprop"), n + 2, what, "out_backprop")
@@ -477,29 +479,22 @@ def _backprop_filter(what, n, input, filter_sizes, out_backprop, strides,  # noq
     steps = _sizes(strides, n, first, f"{what}: strides")
     rates = _sizes(dilations, n, first, f"{what}: dilations", default=1)
     xc, dyc = _first(x, n, first), _first(dy, n, first)
-    in_sp = _spatial_sizes(xc, n)
-    if None in in_sp:
-        raise ShapeError(f"{what}: the input's spatial sizes must be known while building, "
-                         f"got shape {None if x.shape is None else list(x.shape)}")
     _check_filter_channels(what, xc, dyc, c_in, c_out, sizes)
     reach = [(k - 1) * d + 1 for k, d in zip(kernel, rates)]
-    pads = _padding(padding, xc, n, reach, steps, first, what,
-                    explicit=depthwise).get("pads", [0] * (2 * n))
-    out_sp, ends = _filter_grad_sizes(what, in_sp, pads, steps, reach, dyc, "a convolution")
+    geometry = _filter_grad_geometry(what, xc, dyc, padding, steps, reach, first,
+                                     depthwise, "a convolution")
     g = x.graph
     axes = list(range(2, n + 2))
     with g.name_scope(name or what):
-        if any(e < 0 for e in ends):   # rows no tap reaches
-            xc = g.op("Slice", [xc, _ints(g, [0] * n),
-                                _ints(g, [size + min(e, 0) for size, e in zip(in_sp, ends)]),
-                                _ints(g, axes)])
-        attrs = {"kernel_shape": out_sp, "strides": rates, "dilations": steps,
-                 "pads": pads[:n] + [max(e, 0) for e in ends]}
+        xc, attrs = _filter_grad_conv_input(what, xc, dyc, geometry, steps, rates, reach,
+                                            "a convolution")
         swap = [1, 0] + axes
         xs, ws = api.transpose(xc, swap), api.transpose(dyc, swap)
         if depthwise:   # one group per input channel: (1, in * batch, ...)
             sp = _spatial_sizes(xs, n)
-            xs = api.reshape(xs, [1, -1] + [s if s is not None else -1 for s in sp])
+            shape = [1, -1] + sp if None not in sp else api.concat(   # sizes of the run
+                [_ints(g, [1, -1]), g.op("Shape", [xs], {"start": 2})], 0)
+            xs = api.reshape(xs, shape)
             attrs["group"] = c_in
         dw = g.op("Conv", [xs, ws], attrs)                  # (in, out, k...) / (1, in*m, k)
         dw = api.reshape(dw, [c_in, sizes[n + 1]] + kernel)
@@ -512,11 +507,16 @@ def depthwise_conv2d_native_backprop_filter(input, filter_sizes, out_backprop,  
     """TF1's tf.nn.depthwise_conv2d_native_backprop_filter: the gradient of
     depthwise_conv2d_native(input, filter) with respect to its filter of shape
     filter_sizes (kh, kw, in, multiplier), given out_backprop; SAME, VALID or explicit
-    padding.
+    padding. The input's and out_backprop's batch and spatial sizes may be known only
+    at run time; then the run checks that out_backprop's are the convolution's output
+    sizes.
 
     Raises:
-        ShapeError: shapes do not fit (named), or a size that must be known is not.
+        ShapeError: the sizes known while building do not fit (named), or
+            filter_sizes is not known while building.
         TypeError / ValueError: strides, dilations, padding or data_format is malformed.
+        ExecutionError (of the run): sizes known only at run time do not fit
+            (out_backprop's spatial sizes named).
     """
     return _backprop_filter("depthwise_conv2d_native_backprop_filter", 2, input,
                             filter_sizes, out_backprop, strides, padding, data_format,
@@ -532,11 +532,16 @@ def conv3d_backprop_filter_v2(input, filter_sizes, out_backprop, strides,  # noq
                               name=None) -> Tensor:
     """TF1's tf.nn.conv3d_backprop_filter_v2 (and conv3d_backprop_filter): the gradient
     of conv3d(input, filter) with respect to its (kd, kh, kw, in, out) filter of shape
-    filter_sizes, given out_backprop; SAME or VALID padding.
+    filter_sizes, given out_backprop; SAME or VALID padding. The input's and
+    out_backprop's batch and spatial sizes may be known only at run time; then the
+    run checks that out_backprop's are the conv3d's output sizes.
 
     Raises:
-        ShapeError: shapes do not fit (named), or a size that must be known is not.
+        ShapeError: the sizes known while building do not fit (named), or
+            filter_sizes is not known while building.
         TypeError / ValueError: strides, dilations, padding or data_format is malformed.
+        ExecutionError (of the run): sizes known only at run time do not fit
+            (out_backprop's spatial sizes named).
     """
     return _backprop_filter("conv3d_backprop_filter", 3, input, filter_sizes, out_backprop,
                             strides, padding, data_format, dilations, name)
