@@ -31,6 +31,7 @@ from .api import _brief, _check_axis, _int_arg, _int_list, _t, _tensor_list
 from .api_extra import _cast, _dims_slice, _dtype_arg, _i64, _numeric, _rank, _scalar
 from .gradients import IndexedSlices, RegisterGradient, gradient_override_map
 from .graph import Operation, Tensor
+from .packing import holds_tensor, int64_tensor
 from .variables import (Variable, global_variables, global_variables_initializer,
                         local_variables_initializer, variables_initializer)
 
@@ -1316,22 +1317,54 @@ def _pairs(values, count: int, what: str) -> list:
     return pairs
 
 
+def _tensor_pairs(values, count: int, what: str, g) -> Tensor:
+    """Pairs given as an integer tensor (or a list holding scalar integer tensors), as
+    an int64 [count, 2] tensor: its shape checked while building where known, and its
+    shape and signs by Asserts run before it is read (TF's kernel checks them).
+
+    Raises:
+        ShapeError: it is not integer, or has a known shape other than [count, 2].
+        TypeError: a list entry is neither an int nor a tensor.
+    """
+    t = int64_tensor(values, what, g)
+    wanted = f"{what} must be {count} [start, end] pairs (a [{count}, 2] tensor)"
+    if t.shape is not None and (len(t.shape) != 2 or
+                                any(d not in (None, w) for d, w in zip(t.shape, (count, 2)))):
+        raise ShapeError(f"{wanted}, got shape {list(t.shape)}")
+    if t.shape is None or None in tuple(t.shape):
+        # rank 2, last dim 2 and 2 * count entries: [count, 2] (the slice of a shorter
+        # shape is empty, so no comparison fails for a wrong rank)
+        shape = g.op("Shape", [t])
+        last = g.op("Slice", [shape, _i64(g, [-1]), _i64(g, [_INT64_MAX])])
+        fits = api.logical_and(
+            api.logical_and(api.equal(g.op("Size", [shape]), np.int64(2)),
+                            api.equal(g.op("Size", [t]), np.int64(2 * count))),
+            api_extra.reduce_all(api.equal(last, np.int64(2))))
+        t = api.reshape(api_math._checked(t, fits, wanted), [count, 2])
+    return api_math._checked(t, t >= np.int64(0), f"{what} must be >= 0")
+
+
 def _block_args(input, block_shape, pairs, what: str, pairs_name: str) -> tuple:  # noqa: A002
-    """(input tensor, its rank, block sizes, pairs).
+    """(input tensor, its rank, block sizes, pairs): the pairs a list of int pairs, or
+    an int64 [M, 2] tensor where given as a tensor.
 
     Raises:
         TypeError: block_shape is not a list of ints, or the pairs are malformed.
         ValueError: block_shape is empty or holds a value < 1, or the pairs are not
             one non-negative pair per block dim.
-        ShapeError: input's rank is unknown or below 1 + len(block_shape).
+        ShapeError: input's rank is unknown or below 1 + len(block_shape), or tensor
+            pairs are not integer or of a known shape other than [M, 2].
     """
     blocks = _int_list(block_shape, f"{what}: block_shape")
     if not blocks:
         raise ValueError(f"{what}: block_shape must hold at least one int")
     if any(b < 1 for b in blocks):
         raise ValueError(f"{what}: block_shape must be >= 1, got {blocks}")
-    pairs = _pairs(pairs, len(blocks), f"{what}: {pairs_name}")
     x = _t(input)
+    if holds_tensor(pairs):
+        pairs = _tensor_pairs(pairs, len(blocks), f"{what}: {pairs_name}", x.graph)
+    else:
+        pairs = _pairs(pairs, len(blocks), f"{what}: {pairs_name}")
     rank = _rank(x, what)
     if rank < 1 + len(blocks):
         raise ShapeError(f"{what}: input of shape {list(x.shape)} needs rank >= "
@@ -1344,7 +1377,8 @@ def space_to_batch_nd(input, block_shape, paddings, name=None) -> Tensor:  # noq
     are padded by paddings ([[start, end], ...]) and cut into blocks, each offset
     within a block becoming a batch: the result has shape [batch * prod(block_shape),
     padded[1] / block_shape[0], ..., remaining dims], its batch index being (offset
-    index) * batch + b. block_shape and paddings are Python ints. Pad, Reshape and
+    index) * batch + b. block_shape is Python ints; paddings Python ints or, as in TF,
+    an integer [M, 2] tensor (then checked when the graph runs). Pad, Reshape and
     Transpose, so the gradient (batch_to_space_nd of dz, as TF's) comes from them.
 
     Raises:
@@ -1352,21 +1386,61 @@ def space_to_batch_nd(input, block_shape, paddings, name=None) -> Tensor:  # noq
             a str.
         ValueError: a block size < 1, a negative padding, or not one pair per block
             dim.
-        ShapeError: input's rank is unknown or too small, or a padded dim does not
-            divide by its block size (when known; otherwise the run fails).
+        ShapeError: input's rank is unknown or too small, a padded dim does not
+            divide by its block size (when known; otherwise the run fails), or a
+            paddings tensor is not integer or of a known shape other than [M, 2].
+        ExecutionError: when the graph runs, for paddings given as a tensor: it is
+            not [M, 2], holds a negative value, or a padded dim does not divide by its
+            block size.
     """
     _g.check_name(name, "space_to_batch_nd")
     x, rank, blocks, pads = _block_args(input, block_shape, paddings, "space_to_batch_nd",
                                         "paddings")
-    m = len(blocks)
+    if isinstance(pads, Tensor):
+        padded = _padded_at_run_time(x, rank, blocks, pads)
+    else:
+        padded = _padded(x, rank, blocks, pads)
+    return _space_to_batch(padded, rank, blocks, name)
+
+
+def _padded(x: Tensor, rank: int, blocks: list, pads: list) -> Tensor:
+    """x padded by int pairs along dims 1..M.
+
+    Raises:
+        ShapeError: a padded dim known while building does not divide by its block.
+    """
     for i, (b, (p0, p1)) in enumerate(zip(blocks, pads)):
         d = x.shape[1 + i]
         if d is not None and (d + p0 + p1) % b:
             raise ShapeError(f"space_to_batch_nd: dim {1 + i} of {x.name!r} ({d}) plus "
                              f"paddings {[p0, p1]} is not a multiple of block size {b}")
-    padded = x
-    if any(v for p in pads for v in p):
-        padded = api.pad(x, [[0, 0]] + pads + [[0, 0]] * (rank - 1 - m))
+    if not any(v for p in pads for v in p):
+        return x
+    return api.pad(x, [[0, 0]] + pads + [[0, 0]] * (rank - 1 - len(blocks)))
+
+
+def _padded_at_run_time(x: Tensor, rank: int, blocks: list, pads: Tensor) -> Tensor:
+    """x padded by an int64 [M, 2] tensor along dims 1..M, then checked (an Assert
+    run before the result is read) to be a multiple of the blocks there. Raises
+    nothing while building."""
+    g = x.graph
+    m = len(blocks)
+    parts = [g.constant(np.zeros((1, 2), np.int64)), pads]
+    if rank - 1 - m:
+        parts.append(g.constant(np.zeros((rank - 1 - m, 2), np.int64)))
+    padded = api.pad(x, g.op("Concat", parts, {"axis": 0}))
+    sizes = g.op("Shape", [padded], {"start": 1, "end": 1 + m})
+    fits = api.equal(g.op("Mod", [sizes, _i64(g, blocks)]), np.int64(0))
+    return api_math._checked(padded, fits, "space_to_batch_nd: a padded dim (the input's "
+                             f"dim plus its paddings) is not a multiple of block_shape "
+                             f"{blocks}")
+
+
+def _space_to_batch(padded: Tensor, rank: int, blocks: list, name) -> Tensor:
+    """The padded input cut into blocks moved to the batch: Reshape, Transpose,
+    Reshape with the dims known while building, the others read when it runs. Raises
+    nothing while building."""
+    m = len(blocks)
     dims = [_dim(padded, k) for k in range(rank)]
     split = [dims[0]]
     for i, b in enumerate(blocks):
@@ -1383,8 +1457,9 @@ def space_to_batch_nd(input, block_shape, paddings, name=None) -> Tensor:  # noq
 def batch_to_space_nd(input, block_shape, crops, name=None) -> Tensor:  # noqa: A002
     """TF's tf.batch_to_space_nd, the inverse of space_to_batch_nd: the batch dim of
     input (batch * prod(block_shape)) is spread over blocks of the spatial dims 1..M,
-    which are then cropped by crops ([[start, end], ...]). block_shape and crops are
-    Python ints. Reshape, Transpose and Slice, so the gradient (space_to_batch_nd of
+    which are then cropped by crops ([[start, end], ...]). block_shape is Python ints;
+    crops Python ints or, as in TF, an integer [M, 2] tensor (then checked when the
+    graph runs). Reshape, Transpose and Slice, so the gradient (space_to_batch_nd of
     dz, as TF's) comes from them.
 
     Raises:
@@ -1393,38 +1468,75 @@ def batch_to_space_nd(input, block_shape, crops, name=None) -> Tensor:  # noqa: 
         ValueError: a block size < 1, a negative crop, or not one pair per block dim.
         ShapeError: input's rank is unknown or too small, its batch does not divide by
             prod(block_shape), or a crop exceeds its dim (when known; otherwise the
-            run fails).
+            run fails), or a crops tensor is not integer or of a known shape other
+            than [M, 2].
+        ExecutionError: when the graph runs, for crops given as a tensor: it is not
+            [M, 2], holds a negative value, or a pair exceeds its dim, or the batch
+            (unknown while building) does not divide by prod(block_shape).
     """
     _g.check_name(name, "batch_to_space_nd")
     x, rank, blocks, crops = _block_args(input, block_shape, crops, "batch_to_space_nd",
                                          "crops")
-    m = len(blocks)
     total = int(np.prod(blocks))
-    g = x.graph
     if x.shape[0] is not None and x.shape[0] % total:
         raise ShapeError(f"batch_to_space_nd: the batch of {x.name!r} ({x.shape[0]}) is "
                          f"not a multiple of prod(block_shape) = {total}")
+    if isinstance(crops, Tensor):
+        if x.shape[0] is None:
+            fits = api.equal(_batch_mod(x, total), np.int64(0))
+            x = api_math._checked(x, fits, f"batch_to_space_nd: the batch of {x.name!r} "
+                                  f"is not a multiple of prod(block_shape) = {total}")
+        return _cropped_at_run_time(_batch_to_space(x, rank, blocks), blocks, crops, name)
     for i, (b, (c0, c1)) in enumerate(zip(blocks, crops)):
         d = x.shape[1 + i]
         if d is not None and c0 + c1 > d * b:
             raise ShapeError(f"batch_to_space_nd: crops {[c0, c1]} exceed dim {1 + i} "
                              f"({d} * block {b} = {d * b})")
+    y = _batch_to_space(x, rank, blocks)
+    if not any(v for p in crops for v in p):
+        return api.identity(y, name=name)
+    g = x.graph
+    starts = [c0 for c0, _ in crops]
+    ends = [-c1 if c1 else _INT64_MAX for _, c1 in crops]
+    return g.op("Slice", [y, _i64(g, starts), _i64(g, ends),
+                          _i64(g, list(range(1, 1 + len(blocks))))], name=name)
+
+
+def _batch_mod(x: Tensor, total: int) -> Tensor:
+    """x's batch dim (read when the graph runs) modulo total. Raises nothing."""
+    g = x.graph
+    return g.op("Mod", [g.op("Shape", [x], {"start": 0, "end": 1}), _i64(g, [total])])
+
+
+def _batch_to_space(x: Tensor, rank: int, blocks: list) -> Tensor:
+    """The batch's block offsets spread over dims 1..M, uncropped: Reshape, Transpose,
+    Reshape with the dims known while building, the others read when it runs. Raises
+    nothing while building."""
+    m = len(blocks)
     dims = [_dim(x, k) for k in range(rank)]
-    batch = _dim_div(dims[0], total)
+    batch = _dim_div(dims[0], int(np.prod(blocks)))
     y = api.reshape(x, blocks + [batch] + dims[1:])
     perm = [m]
     for i in range(m):
         perm += [m + 1 + i, i]
     perm += list(range(2 * m + 1, m + rank))
     y = api.transpose(y, perm)
-    y = api.reshape(y, [batch] + [_dim_mul(dims[1 + i], b) for i, b in enumerate(blocks)]
-                    + dims[1 + m:])
-    if not any(v for p in crops for v in p):
-        return api.identity(y, name=name)
-    starts = [c0 for c0, _ in crops]
-    ends = [-c1 if c1 else _INT64_MAX for _, c1 in crops]
-    return g.op("Slice", [y, _i64(g, starts), _i64(g, ends), _i64(g, list(range(1, 1 + m)))],
-                name=name)
+    return api.reshape(y, [batch] + [_dim_mul(dims[1 + i], b) for i, b in enumerate(blocks)]
+                       + dims[1 + m:])
+
+
+def _cropped_at_run_time(y: Tensor, blocks: list, crops: Tensor, name) -> Tensor:
+    """y cropped along dims 1..M by an int64 [M, 2] tensor, after an Assert that no
+    pair exceeds its dim. Raises nothing while building."""
+    g = y.graph
+    m = len(blocks)
+    starts = g.op("Gather", [crops, g.constant(np.int64(0))], {"axis": 1})
+    ends = g.op("Shape", [y], {"start": 1, "end": 1 + m}) - \
+        g.op("Gather", [crops, g.constant(np.int64(1))], {"axis": 1})
+    y = api_math._checked(y, api.less_equal(starts, ends), "batch_to_space_nd: crops "
+                          "exceed their dims (a dim's crops add up to more than its size "
+                          "times its block)")
+    return g.op("Slice", [y, starts, ends, _i64(g, list(range(1, 1 + m)))], name=name)
 
 
 def _window(values, what: str) -> tuple:

@@ -580,12 +580,15 @@ def with_space_to_batch(input, dilation_rate, padding, op, filter_shape=None,  #
     batch_to_space_nd. SAME padding needs filter_shape (the padding is TF's, computed
     from the filter's dilated size); with all rates 1, op is called on the input as it
     is. spatial_dims default to the dims after the batch (after the channels for an
-    "NC..." data_format). The input's spatial sizes must be known while building.
+    "NC..." data_format). Spatial sizes unknown while building get their paddings up
+    to a multiple of the rate when the graph runs (tensor paddings and crops, as TF's
+    required_space_to_batch_paddings).
 
     Raises:
         ValueError: dilation_rate is not positive ints, padding not SAME / VALID,
             filter_shape missing for SAME, or spatial_dims not increasing and >= 1.
-        ShapeError: a spatial size is not known while building.
+        ShapeError: the input's rank is unknown (with rates other than 1) or does not
+            reach the last spatial dim.
     """
     what = "with_space_to_batch"
     rates = np.asarray(dilation_rate).reshape(-1).tolist() \
@@ -613,16 +616,16 @@ def with_space_to_batch(input, dilation_rate, padding, op, filter_shape=None,  #
         base = [[e // 2, e - e // 2] for e in extra]
     else:
         base = [[0, 0]] * n
-    if x.shape is None or len(x.shape) <= dims[-1] or any(x.shape[d] is None for d in dims):
-        raise ShapeError(f"{what}: the input's spatial sizes must be known while building, "
-                         f"got shape {None if x.shape is None else list(x.shape)}")
+    if x.shape is None or len(x.shape) <= dims[-1]:
+        raise ShapeError(f"{what}: the input needs a known rank above its last spatial "
+                         f"dim {dims[-1]}, got shape "
+                         f"{None if x.shape is None else list(x.shape)}")
     block, pads, crops = [], [], []
     for d in range(1, dims[-1] + 1):
         if d in dims:
             k = dims.index(d)
             r, (b, e) = rates[k], base[k]
-            full = x.shape[d] + b + e
-            more = (r - full % r) % r
+            more = _to_multiple(x, d, b + e, r)
             block.append(r)
             pads.append([b, e + more])
             crops.append([0, more])
@@ -631,9 +634,25 @@ def with_space_to_batch(input, dilation_rate, padding, op, filter_shape=None,  #
             pads.append([0, 0])
             crops.append([0, 0])
     block = np.asarray(block, np.int64)
+    if any(_g._is_symbolic(v) for p in pads for v in p):
+        # some sizes known only when the graph runs: TF's tensor paddings and crops
+        converted = space_to_batch_nd(x, block, pads)
+        return batch_to_space_nd(op(converted, n, "VALID"), block, crops)
     converted = space_to_batch_nd(x, block, np.asarray(pads, np.int64))
     result = op(converted, n, "VALID")
     return batch_to_space_nd(result, block, np.asarray(crops, np.int64))
+
+
+def _to_multiple(x: Tensor, d: int, padding: int, rate: int):
+    """What dim d of x, padded by `padding`, lacks to a multiple of rate: an int where
+    the dim is known while building, else an int64 scalar tensor. Raises nothing."""
+    if x.shape[d] is not None:
+        return (rate - (x.shape[d] + padding) % rate) % rate
+    size = api.reshape(x.graph.op("Shape", [x], {"start": d, "end": d + 1}), [])
+    rate_t = x.graph.constant(np.int64(rate))
+    # (Mod of a non-negative int64 is its floor remainder)
+    return x.graph.op("Mod", [rate_t - x.graph.op("Mod", [size + np.int64(padding), rate_t]),
+                              rate_t])
 
 
 # --------------------------------------------------------------------------- pools, norms
