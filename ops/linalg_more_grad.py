@@ -12,8 +12,8 @@
   transposed diagonals); the diagonals' gradients are the three diagonals of
   -d rhs X^T.
 
-Every rule needs the matrix size known while building (MatrixSquareRoot its whole
-shape).
+Every rule needs the rank known while building; sizes known only at run time are
+read from the run's shapes (Slice ends past the end, Shape, Range).
 """
 
 from __future__ import annotations
@@ -25,10 +25,20 @@ from ..errors import GradientNotDefinedError
 _OG = "onegraph"
 
 
-def _size(x, op: str) -> int:
-    if x.shape is None or len(x.shape) < 2 or x.shape[-1] is None:
-        raise GradientNotDefinedError(f"{op} gradient needs the matrix size known")
-    return int(x.shape[-1])
+_END = np.iinfo(np.int64).max   # a Slice end past any size
+
+
+def _rank(x, op: str) -> int:
+    if x.shape is None or len(x.shape) < 2:
+        raise GradientNotDefinedError(f"{op} gradient needs the matrices' rank known "
+                                      "while building")
+    return len(x.shape)
+
+
+def _last_dim(b, x):
+    """x's last dim as a 1-element int64 tensor (a constant when known)."""
+    n = x.shape[-1]
+    return b.constant_ints([int(n)]) if n is not None else b.op("Shape", [x], {"start": -1})
 
 
 def _t(b, x):
@@ -44,31 +54,39 @@ def _slice(b, x, starts, ends, axes):
 def _expm(b, op, grads):
     (g,) = grads
     a = op.inputs[0]
-    n = _size(a, "MatrixExponential")
+    _rank(a, "MatrixExponential")
+    n = _last_dim(b, a)
     at = _t(b, a)
     top = b.op("Concat", [at, g], {"axis": -1})
     bottom = b.op("Concat", [b.op("ZerosLike", [at]), at], {"axis": -1})
     block = b.op("MatrixExponential", [b.op("Concat", [top, bottom], {"axis": -2})], {},
                  domain=_OG)
-    return [_slice(b, block, [0, n], [n, 2 * n], [-2, -1])]
+    # the upper right n x n block
+    starts = b.op("Concat", [b.constant_ints([0]), n], {"axis": 0})
+    ends = b.op("Concat", [n, b.constant_ints([_END])], {"axis": 0})
+    return [b.op("Slice", [block, starts, ends, b.constant_ints([-2, -1])])]
 
 
 def _trilu(b, x, upper: int, k: int = 0):
     return b.op("Trilu", [x, b.constant(np.asarray(k, np.int64))], {"upper": upper})
 
 
+def _identity_like(b, x):
+    """Identity matrices of x's shape and dtype, sized by the run: the diagonal of a
+    matrix of ones (its upper triangle's lower triangle)."""
+    ones = b.op("Add", [b.op("ZerosLike", [x]), b.constant(np.asarray(1, x.dtype.numpy))])
+    return _trilu(b, _trilu(b, ones, 1), 0)
+
+
 def _lu(b, op, grads):
     g = grads[0]
     packed, perm = op.outputs
-    n = _size(packed, "Lu")
+    _rank(packed, "Lu")
     if g is None:
         return [None]
-    if n == 0:
-        # 0 x 0 matrices: the gradient is as empty as the input (OneHot refuses the
-        # depth 0 the permutation matrix would need).
-        return [b.op("ZerosLike", [op.inputs[0]])]
-    eye = b.constant(np.eye(n, dtype=packed.dtype.numpy))
-    lower = b.op("Add", [_trilu(b, packed, 0, -1), eye])
+    # the identity and the permutation matrix (perm compared with 0..n-1) take n from
+    # the run, and n = 0 (empty matrices) needs no special case
+    lower = b.op("Add", [_trilu(b, packed, 0, -1), _identity_like(b, packed)])
     upper = _trilu(b, packed, 1)
     middle = b.op("Add", [
         _trilu(b, b.op("MatMul", [_t(b, lower), _trilu(b, g, 0, -1)]), 0, -1),
@@ -77,63 +95,81 @@ def _lu(b, op, grads):
              domain=_OG)
     grad_pa = _t(b, b.op("MatrixTriangularSolve", [upper, _t(b, y)],
                          {"lower": 0, "adjoint": 0}, domain=_OG))
-    unit = b.constant(np.asarray([0, 1], packed.dtype.numpy))
-    p = b.op("OneHot", [perm, b.constant_ints([n]), unit], {"axis": -1})
+    n = b.op("Squeeze", [_last_dim(b, packed), b.constant_ints([0])])
+    columns = b.op("Range", [b.constant(np.asarray(0, np.int64)), n,
+                             b.constant(np.asarray(1, np.int64))])
+    hits = b.op("Equal", [b.op("Unsqueeze", [b.op("Cast", [perm], {"to": 7}),
+                                             b.constant_ints([-1])]), columns])
+    p = b.op("CastLike", [hits, packed])
     return [b.op("MatMul", [_t(b, p), grad_pa])]
 
 
-def _kron(b, x, y, shape: tuple):
-    """The Kronecker products of matrices x and y, both [..., n, n] of static `shape`:
-    [..., n^2, n^2] with entry (i n + k, j n + l) = x[i, j] y[k, l]."""
-    n = shape[-1]
-    xe = b.op("Reshape", [x, b.constant_ints(list(shape[:-2]) + [n, 1, n, 1])])
-    ye = b.op("Reshape", [y, b.constant_ints(list(shape[:-2]) + [1, n, 1, n])])
-    return b.op("Reshape", [b.op("Mul", [xe, ye]),
-                            b.constant_ints(list(shape[:-2]) + [n * n, n * n])])
+def _reshaped(b, x, parts: list):
+    """x reshaped to the concatenation of `parts` (lists of ints, or 1-D int64 tensors
+    of sizes known only at run time); a constant shape when every part is ints, else
+    built per run with allowzero (a 0 in it is an empty dim, not "copy x's")."""
+    if all(isinstance(p, list) for p in parts):
+        return b.op("Reshape", [x, b.constant_ints([d for p in parts for d in p])])
+    shape = b.op("Concat", [p if not isinstance(p, list) else b.constant_ints(p)
+                            for p in parts], {"axis": 0})
+    return b.op("Reshape", [x, shape], {"allowzero": 1})
+
+
+def _kron(b, x, y, batch, n, nn):
+    """The Kronecker products of matrices x and y, both [..., n, n]: [..., n^2, n^2]
+    with entry (i n + k, j n + l) = x[i, j] y[k, l]. batch, n and nn = n^2 are lists
+    of ints or 1-D int64 tensors (see _reshaped)."""
+    xe = _reshaped(b, x, [batch, n, [1], n, [1]])
+    ye = _reshaped(b, y, [batch, [1], n, [1], n])
+    return _reshaped(b, b.op("Mul", [xe, ye]), [batch, nn, nn])
 
 
 def _sqrtm(b, op, grads):
     (g,) = grads
     root = op.outputs[0]
+    rank = _rank(root, "MatrixSquareRoot")
     shape = root.shape
-    if shape is None or None in shape:
-        raise GradientNotDefinedError("MatrixSquareRoot gradient needs the input's shape "
-                                      "known while building")
-    shape = tuple(int(d) for d in shape)
-    if 0 in shape:
-        # Empty input, empty gradient: Reshape reads a 0 in its target as "copy the
-        # input's dim", so the Kronecker reshapes below cannot express empty matrices.
-        return [b.op("ZerosLike", [op.inputs[0]])]
-    n = shape[-1]
-    eye = b.constant(np.eye(n, dtype=root.dtype.numpy))
-    eye_full = b.op("Add", [eye, b.op("ZerosLike", [root])])
+    if None not in shape:
+        shape = [int(d) for d in shape]
+        if 0 in shape:
+            # Empty input, empty gradient: a constant Reshape reads a 0 in its target
+            # as "copy the input's dim", so the Kronecker reshapes cannot express it.
+            return [b.op("ZerosLike", [op.inputs[0]])]
+        batch, n, nn = shape[:-2], [shape[-1]], [shape[-1] ** 2]
+    else:   # the sizes of the run
+        batch = b.op("Shape", [root], {"end": rank - 2})
+        n = b.op("Shape", [root], {"start": -1})
+        nn = b.op("Mul", [n, n])
+    eye = _identity_like(b, root)
     root_t = _t(b, root)
-    ksum = b.op("Add", [_kron(b, root_t, eye_full, shape), _kron(b, eye_full, root, shape)])
-    vec = b.op("Reshape", [g, b.constant_ints(list(shape[:-2]) + [n * n, 1])])
+    ksum = b.op("Add", [_kron(b, root_t, eye, batch, n, nn),
+                        _kron(b, eye, root, batch, n, nn)])
+    vec = _reshaped(b, g, [batch, nn, [1]])
     x = b.op("MatrixSolve", [ksum, vec], {}, domain=_OG)
-    return [b.op("Reshape", [x, b.constant_ints(list(shape))])]
+    return [_reshaped(b, x, [batch, n, n])]
 
 
 def _tridiagonal_solve(b, op, grads):
     (g,) = grads
     diags, rhs = op.inputs
     x = op.outputs[0]
-    m = _size(diags, "TridiagonalSolve")
+    _rank(diags, "TridiagonalSolve")
     if x.shape is None:
         raise GradientNotDefinedError("TridiagonalSolve gradient needs the rank known")
+    # (slices by offsets from both ends: the size m may be known only at run time)
     zero = b.op("Mul", [_slice(b, diags, [0, 0], [1, 1], [-2, -1]),
                         b.constant(np.asarray(0, diags.dtype.numpy))])      # [..., 1, 1]
-    sup = b.op("Concat", [_slice(b, diags, [2, 1], [3, m], [-2, -1]), zero], {"axis": -1})
-    sub = b.op("Concat", [zero, _slice(b, diags, [0, 0], [1, m - 1], [-2, -1])],
+    sup = b.op("Concat", [_slice(b, diags, [2, 1], [3, _END], [-2, -1]), zero],
                {"axis": -1})
-    transposed = b.op("Concat", [sup, _slice(b, diags, [1, 0], [2, m], [-2, -1]), sub],
+    sub = b.op("Concat", [zero, _slice(b, diags, [0, 0], [1, -1], [-2, -1])], {"axis": -1})
+    transposed = b.op("Concat", [sup, _slice(b, diags, [1, 0], [2, _END], [-2, -1]), sub],
                       {"axis": -2})
     attrs = {"partial_pivoting": int(op.attrs.get("partial_pivoting", 1))}
     grad_rhs = b.op("TridiagonalSolve", [transposed, g], attrs, domain=_OG)
     row0 = b.op("Mul", [_slice(b, x, [0], [1], [-2]),
                         b.constant(np.asarray(0, x.dtype.numpy))])           # [..., 1, k]
-    x_next = b.op("Concat", [_slice(b, x, [1], [m], [-2]), row0], {"axis": -2})
-    x_prev = b.op("Concat", [row0, _slice(b, x, [0], [m - 1], [-2])], {"axis": -2})
+    x_next = b.op("Concat", [_slice(b, x, [1], [_END], [-2]), row0], {"axis": -2})
+    x_prev = b.op("Concat", [row0, _slice(b, x, [0], [-1], [-2])], {"axis": -2})
 
     def diagonal(other):
         prod = b.op("Neg", [b.op("Mul", [grad_rhs, other])])
