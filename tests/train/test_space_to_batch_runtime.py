@@ -11,7 +11,6 @@ import pytest
 import onegraph as og
 from onegraph.errors import ExecutionError, ShapeError
 from onegraph.train import api_compat
-from onegraph.train import nn_tf1_more
 
 from . import tf1_reference
 from .tf1_compat_cases import CASES as COMPAT_CASES
