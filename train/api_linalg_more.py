@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..format import DType
 from . import api
-from . import api_math
+from . import api_extra, api_math
 from . import graph as _g
 from .api import _bool_arg, _t
 from .api_linalg import linalg, matrix_band_part, matrix_diag, matrix_diag_part
@@ -38,16 +38,46 @@ def _named(x: Tensor, name) -> Tensor:
     return api.identity(x, name=name) if name is not None else x
 
 
-def _known_size(x: Tensor, what: str) -> int:
-    """The matrix size n of x [..., n, n], which must be known while building.
+def _known_rank(x: Tensor, what: str, label: str = "lower_upper") -> Tensor:
+    """x, whose rank must be known while building (its sizes may be known only at run
+    time).
 
     Raises:
         ShapeError: it is not.
     """
-    if x.shape is None or x.shape[-1] is None:
-        raise ShapeError(f"{what}: the matrix size must be known while building, got "
-                         f"shape {x.shape}")
-    return int(x.shape[-1])
+    if x.shape is None:
+        raise ShapeError(f"{what}: {label} needs a rank known while building (matrices "
+                         "[..., n, n]), got an unknown shape")
+    return x
+
+
+def _run_size(x: Tensor, axis: int, dtype=DType.INT64) -> Tensor:
+    """x's size along axis as a scalar of dtype, read when the graph runs."""
+    return api.shape(x, out_type=dtype)[axis]
+
+
+def _identity_like(x: Tensor) -> Tensor:
+    """Identity matrices of x's shape [..., n, n] and dtype with n read at run time:
+    the diagonal of a matrix of ones."""
+    return matrix_band_part(api.ones_like(x), 0, 0)
+
+
+def _square_at_run_time(packed: Tensor, what: str) -> Tensor:
+    """packed, checked when the graph runs to hold square matrices (its sizes are
+    unknown while building)."""
+    square = api.equal(_run_size(packed, -2), _run_size(packed, -1))
+    return api_math._checked(packed, square, f"{what}: lower_upper must hold square "
+                                             "matrices")
+
+
+def _permutation_matrix(p: Tensor, packed: Tensor, what: str) -> Tensor:
+    """The permutation matrices of perm p [..., n] (P[i, perm[i]] = 1) in packed's
+    dtype, n read at run time: perm == range(n). An Assert checks perm's length."""
+    n = _run_size(packed, -1, p.dtype)
+    fits = api.equal(_run_size(p, -1, p.dtype), n)
+    p = api_math._checked(p, fits, f"{what}: perm's last dim must be the matrices' size")
+    hits = api.equal(api.expand_dims(p, -1), api_extra.range(n, dtype=p.dtype))
+    return api.cast(hits, packed.dtype)
 
 
 def lu(input, output_idx_type=DType.INT32, name=None) -> tuple:  # noqa: A002 - TF's name
@@ -76,64 +106,107 @@ def lu(input, output_idx_type=DType.INT32, name=None) -> tuple:  # noqa: A002 - 
 
 def _lu_parts(lower_upper, perm, what: str):
     """(packed [..., n, n], unit lower L, upper U, permutation matrix P, n), with P
-    [..., n, n] one-hot rows: P[i, perm[i]] = 1, so P A = A[perm]."""
-    packed = _matrices(lower_upper, what)
+    [..., n, n] one-hot rows: P[i, perm[i]] = 1, so P A = A[perm]. n is None when it
+    is known only at run time (then Asserts check the shapes when the graph runs)."""
+    packed = _known_rank(_matrices(lower_upper, what), what)
     p = _t(perm, graph=packed.graph)
     if p.dtype not in (DType.INT32, DType.INT64):
         raise TypeError(f"{what}: perm must be int32 or int64, got {p.dtype.short_name}")
-    n = _known_size(packed, what)
-    eye = api.constant(np.eye(n, dtype=packed.dtype.numpy))
+    if p.shape is not None and len(p.shape) == 0:
+        raise ShapeError(f"{what}: perm must be [..., n], got a scalar")
+    n = packed.shape[-1]
+    if n is None:
+        # TF1 takes sizes known only at run time: build what needs n from the run
+        packed = _square_at_run_time(packed, what)
+        eye = _identity_like(packed)
+    else:
+        n = int(n)
+        eye = api.constant(np.eye(n, dtype=packed.dtype.numpy))
     lower = matrix_band_part(packed, -1, 0) - matrix_band_part(packed, 0, 0) + eye
     upper = matrix_band_part(packed, 0, -1)
-    pmat = api.one_hot(p, n, dtype=packed.dtype)
+    pmat = _permutation_matrix(p, packed, what) if n is None else \
+        api.one_hot(p, n, dtype=packed.dtype)
     return packed, lower, upper, pmat, n
+
+
+def _rows_fit(b: Tensor, packed: Tensor, n, what: str) -> Tensor:
+    """rhs b [..., m, k], which must have m = n rows: checked while building when both
+    are known, else by an Assert when the graph runs.
+
+    Raises:
+        ShapeError: b's rank is unknown, or m and n are known and differ.
+    """
+    b = _known_rank(b, what, "rhs")
+    rows = b.shape[-2]
+    if n is not None and rows is not None:
+        if rows != n:
+            raise ShapeError(f"{what}: rhs {list(b.shape)} does not fit matrices of size "
+                             f"{n}: it needs {n} rows")
+        return b
+    fits = api.equal(_run_size(b, -2), _run_size(packed, -1))
+    return api_math._checked(b, fits, f"{what}: rhs must have as many rows as the "
+                                      "matrices' size")
+
+
+def _lu_solve(lower_upper, perm, rhs, what: str, name) -> Tensor:
+    """lu_solve, its errors naming `what`."""
+    packed, lower, upper, pmat, n = _lu_parts(lower_upper, perm, what)
+    b = _matrices(_g.convert_to_tensor(rhs, packed.dtype, packed.graph), what,
+                  square=False)
+    if b.dtype != packed.dtype:
+        raise TypeError(f"{what}: rhs is {b.dtype.short_name} but lower_upper is "
+                        f"{packed.dtype.short_name}")
+    b = _rows_fit(b, packed, n, what)
+    y = matrix_triangular_solve(lower, api.matmul(pmat, b), lower=True)
+    return _named(matrix_triangular_solve(upper, y, lower=False), name)
 
 
 def lu_solve(lower_upper, perm, rhs, validate_args=False, name=None) -> Tensor:
     """X with A X = rhs for A given by og.linalg.lu's (lower_upper, perm), as
     tf.linalg.lu_solve: rhs [..., n, k] permuted, then two triangular solves
     (differentiable in lower_upper and rhs). validate_args is accepted and ignored.
+    The sizes may be known only at run time (as TF1); the ranks must be known.
 
     Raises:
         TypeError: lower_upper is not float, perm not integers, or rhs of another
             dtype.
-        ShapeError: the matrices are not square, their size is unknown while building,
-            or rhs does not fit.
+        ShapeError: the matrices are not square, a rank is unknown while building,
+            perm is a scalar, or rhs does not fit (all where known while building).
+        ExecutionError: (when the graph runs) sizes unknown while building turn out not
+            to fit: matrices not square, perm's length or rhs's rows not n.
     """
     del validate_args
     _g.check_name(name, "lu_solve")
     with api._graph_of(lower_upper, perm, rhs).as_default():
-        packed, lower, upper, pmat, n = _lu_parts(lower_upper, perm, "lu_solve")
-        b = _matrices(_g.convert_to_tensor(rhs, packed.dtype, packed.graph), "lu_solve",
-                      square=False)
-        if b.dtype != packed.dtype:
-            raise TypeError(f"lu_solve: rhs is {b.dtype.short_name} but lower_upper is "
-                            f"{packed.dtype.short_name}")
-        if b.shape is not None and b.shape[-2] not in (None, n):
-            raise ShapeError(f"lu_solve: rhs {list(b.shape)} does not fit matrices of size "
-                             f"{n}: it needs {n} rows")
-        y = matrix_triangular_solve(lower, api.matmul(pmat, b), lower=True)
-        return _named(matrix_triangular_solve(upper, y, lower=False), name)
+        return _lu_solve(lower_upper, perm, rhs, "lu_solve", name)
 
 
 def lu_matrix_inverse(lower_upper, perm, validate_args=False, name=None) -> Tensor:
     """The inverse of A given its LU factors (tf.linalg.lu_matrix_inverse): lu_solve
-    with the identity.
+    with the identity (sized at run time when the matrix size is unknown while
+    building).
 
     Raises:
         as lu_solve.
     """
     del validate_args
-    _g.check_name(name, "lu_matrix_inverse")
+    what = "lu_matrix_inverse"
+    _g.check_name(name, what)
     with api._graph_of(lower_upper, perm).as_default():
-        packed = _matrices(lower_upper, "lu_matrix_inverse")
-        n = _known_size(packed, "lu_matrix_inverse")
-        eye = api.constant(np.eye(n, dtype=packed.dtype.numpy)) + api.zeros_like(packed)
-        return lu_solve(packed, perm, eye, name=name)
+        packed = _known_rank(_matrices(lower_upper, what), what)
+        n = packed.shape[-1]
+        if n is None:
+            packed = _square_at_run_time(packed, what)
+            eye = _identity_like(packed)
+        else:
+            eye = api.constant(np.eye(int(n), dtype=packed.dtype.numpy)) + \
+                api.zeros_like(packed)
+        return _lu_solve(packed, perm, eye, what, name)
 
 
 def lu_reconstruct(lower_upper, perm, validate_args=False, name=None) -> Tensor:
-    """A = P^T L U from its LU factors (tf.linalg.lu_reconstruct).
+    """A = P^T L U from its LU factors (tf.linalg.lu_reconstruct). The matrix size
+    may be known only at run time (as TF1); the rank must be known.
 
     Raises:
         as lu_solve.
@@ -296,6 +369,57 @@ def tridiagonal_solve(diagonals, rhs, diagonals_format="compact", transpose_rhs=
         return _named(x, name)
 
 
+def _tridiagonal_parts(a: Tensor, b: Tensor, what: str) -> tuple:
+    """(alpha, beta, n) with alpha [n] and beta [n - 1] checked: while building where
+    both lengths are known (n an int), else by an Assert when the graph runs (n None).
+
+    Raises:
+        ShapeError: alpha or beta is not 1-D, or known lengths do not fit.
+    """
+    if a.shape is None or len(a.shape) != 1:
+        raise ShapeError(f"{what}: alpha must be 1-D (its length may be known only at run "
+                         f"time), got {a.shape}")
+    n = a.shape[0]
+    if n is not None and (b.shape is None or tuple(b.shape) != (n - 1,)):
+        raise ShapeError(f"{what}: beta must have shape [{n - 1}], got {b.shape}")
+    if b.shape is None or len(b.shape) != 1:
+        raise ShapeError(f"{what}: beta must be 1-D of length n - 1, got {b.shape}")
+    if n is None:
+        fits = api.equal(_run_size(b, 0) + np.int64(1), _run_size(a, 0))
+        b = api_math._checked(b, fits, f"{what}: beta's length must be alpha's minus one")
+    return a, b, n
+
+
+def _index_range(select, select_range, a: Tensor, n, what: str) -> tuple:
+    """(a, lo, hi) for select 'a' (all: hi None when n is unknown) or 'i' (TF's
+    inclusive select_range); hi < n is checked by an Assert on a when n is known only
+    at run time.
+
+    Raises:
+        ValueError: select is not 'a' or 'i', or the index range is bad.
+        TypeError: select_range does not hold ints.
+    """
+    if select not in ("a", "i"):
+        raise ValueError(f"{what}: select must be 'a' or 'i' ('v' is not supported), "
+                         f"got {select!r}")
+    if select == "a":
+        return a, 0, None if n is None else n - 1
+    if not isinstance(select_range, (list, tuple, np.ndarray)) or len(select_range) != 2:
+        raise ValueError(f"{what}: select='i' needs select_range=(lo, hi), got "
+                         f"{select_range!r:.60}")
+    # ints only: int() would take "1" or truncate 1.5 to a silently other index
+    lo, hi = (api._int_arg(v, f"{what}: select_range[{k}]")
+              for k, v in enumerate(select_range))
+    if not 0 <= lo <= hi < (n if n is not None else hi + 1):
+        raise ValueError(f"{what}: select_range {select_range} must satisfy "
+                         f"0 <= lo <= hi < {'n' if n is None else n}")
+    if n is None:
+        inside = api.less(np.int64(hi), _run_size(a, 0))
+        a = api_math._checked(a, inside, f"{what}: select_range {select_range} must "
+                                         "satisfy hi < n (alpha's length)")
+    return a, lo, hi
+
+
 def eigh_tridiagonal(alpha, beta, eigvals_only=True, select="a", select_range=None,
                      tol=None, name=None):
     """Eigenvalues (ascending), and with eigvals_only=False the eigenvectors, of the
@@ -303,13 +427,17 @@ def eigh_tridiagonal(alpha, beta, eigvals_only=True, select="a", select_range=No
     as tf.linalg.eigh_tridiagonal: through og.self_adjoint_eig of the dense matrix
     (numpy's LAPACK; TF bisects). select 'a' gives all, 'i' those with indices
     select_range = (lo, hi) inclusive; 'v' (a value range, a run-time count) is not
-    supported. tol is accepted and ignored (LAPACK's accuracy is better).
+    supported. tol is accepted and ignored (LAPACK's accuracy is better). n may be
+    known only at run time (as TF1).
 
     Raises:
         ValueError: select is not 'a' or 'i', or the index range is bad.
         TypeError: alpha is not float, beta of another dtype, or select_range does not
             hold ints.
-        ShapeError: alpha is not 1-D, or beta not of length n - 1.
+        ShapeError: alpha or beta is not 1-D (or of unknown rank), or beta not of
+            length n - 1 (where both are known while building).
+        ExecutionError: (when the graph runs) with n unknown while building, beta's
+            length is not n - 1 or select_range's hi is not below n.
     """
     what = "eigh_tridiagonal"
     _g.check_name(name, what)
@@ -324,34 +452,17 @@ def eigh_tridiagonal(alpha, beta, eigvals_only=True, select="a", select_range=No
         if b.dtype != a.dtype:
             raise TypeError(f"{what}: beta is {b.dtype.short_name} but alpha is "
                             f"{a.dtype.short_name}")
-        if a.shape is None or len(a.shape) != 1 or a.shape[0] is None:
-            raise ShapeError(f"{what}: alpha must be 1-D of known length, got {a.shape}")
-        n = a.shape[0]
-        if b.shape is None or tuple(b.shape) != (n - 1,):
-            raise ShapeError(f"{what}: beta must have shape [{n - 1}], got {b.shape}")
-        if select not in ("a", "i"):
-            raise ValueError(f"{what}: select must be 'a' or 'i' ('v' is not supported), "
-                             f"got {select!r}")
-        lo, hi = 0, n - 1
-        if select == "i":
-            if not isinstance(select_range, (list, tuple, np.ndarray)) or \
-                    len(select_range) != 2:
-                raise ValueError(f"{what}: select='i' needs select_range=(lo, hi), got "
-                                 f"{select_range!r:.60}")
-            # ints only: int() would take "1" or truncate 1.5 to a silently other index
-            lo, hi = (api._int_arg(v, f"{what}: select_range[{k}]")
-                      for k, v in enumerate(select_range))
-            if not 0 <= lo <= hi < n:
-                raise ValueError(f"{what}: select_range {select_range} must satisfy "
-                                 f"0 <= lo <= hi < {n}")
+        a, b, n = _tridiagonal_parts(a, b, what)
+        a, lo, hi = _index_range(select, select_range, a, n, what)
         dense = matrix_diag(a)
-        if n > 1:
+        if n is None or n > 1:   # (n = 1 at run time: beta empty, a zero 1 x 1 each)
             dense = dense + matrix_diag(b, k=1) + matrix_diag(b, k=-1)
         e, v = self_adjoint_eig(dense)
-        e = e[lo:hi + 1]
+        if hi is not None:
+            e = e[lo:hi + 1]
         if _bool_arg(eigvals_only, f"{what}: eigvals_only"):
             return _named(e, name)
-        return _named(e, name), v[:, lo:hi + 1]
+        return _named(e, name), v if hi is None else v[:, lo:hi + 1]
 
 
 def banded_triangular_solve(bands, rhs, lower=True, adjoint=False, name=None) -> Tensor:
