@@ -32,7 +32,8 @@ from .api_extra import _op_seed, _python_number
 from .debugging import Assert
 from .graph import Tensor
 from .image import ResizeMethod, _image, _resize_size, _unbatched
-from .image_quality import _as_unit_float, _gaussian, _known_channels
+from .image_quality import (_as_unit_float, _fold_channels, _gaussian, _image_rank,
+                            _plane_mean, _ssim_terms, _unfold_channels)
 
 __all__ = [
     "combined_non_max_suppression", "decode_image", "decode_png", "draw_bounding_boxes",
@@ -590,11 +591,12 @@ def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_s
     last the full SSIM, each clipped at 0 (relu), combined as the product of their
     powers and averaged over channels. Height and width must be at least
     (filter_size - 1) * 2^(scales - 1) + 1 (every scale holds the filter); when only
-    the run knows them, the run checks this.
+    the run knows them, the run checks this. The channel count too may be known only
+    at run time.
 
     Raises:
-        ShapeError: as og.image.ssim, or images too small for the scales (checked
-            before the filter is made).
+        ShapeError: as og.image.ssim (an unknown rank, or one below 3), or images
+            too small for the scales (checked before the filter is made).
         ExecutionError (when run): images whose sizes only the run knows are too
             small for the scales.
         ValueError: filter_size < 1, filter_sigma <= 0, no power_factors.
@@ -613,7 +615,7 @@ def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_s
         raise ValueError(f"ssim_multiscale: filter_size {size} must be >= 1, filter_sigma "
                          f"{sigma} > 0, and power_factors not empty")
     x, y, top = _as_unit_float(img1, img2, max_val, "ssim_multiscale")
-    channels = _known_channels(x, "ssim_multiscale")
+    _image_rank(x, "ssim_multiscale")
     scales = len(factors)
     known = [x.shape[-3], x.shape[-2]]
     if None in known:
@@ -630,43 +632,57 @@ def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_s
                 raise ShapeError(f"ssim_multiscale: scale {k} is {hw[0]} x {hw[1]}, "
                                  f"smaller than filter_size {size}: the images are too "
                                  f"small for {scales} scales")
-    kernel = api.constant(np.tile(_gaussian(size, sigma), (1, 1, channels, 1)))
+    window = _gaussian(size, sigma)
+    channels = x.shape[-1]
+    kernel = None if channels is None else api.constant(np.tile(window, (1, 1, channels, 1)))
     c1 = (_python_number(k1, "ssim_multiscale: k1") * top) ** 2
     c2 = (_python_number(k2, "ssim_multiscale: k2") * top) ** 2
+    if channels is None:
+        # TF tiles the window with the run's channel count; a depthwise Conv needs its
+        # group while building, so each channel becomes a one-channel plane instead
+        per_plane = _msssim_per_image(_fold_channels(x), _fold_channels(y), factors,
+                                      _plane_mean(window), c1, c2, "NCHW")
+        return api.reduce_mean(_unfold_channels(per_plane, x), [-1])
     head = api.shape(x)[:-3]
     minus_one = api.constant(np.asarray([-1], np.int64))
     tail = api.shape(x)[-3:] if None in known else \
         api.constant(np.asarray(known + [channels], np.int64))
     imgs = [api.reshape(t, api.concat([minus_one, tail], 0)) for t in (x, y)]
+
+    def local_mean(t: Tensor) -> Tensor:
+        return nn.depthwise_conv2d(t, kernel, [1, 1, 1, 1], "VALID")
+
+    per_channel = _msssim_per_image(imgs[0], imgs[1], factors, local_mean, c1, c2, "NHWC")
+    per_channel = api.reshape(per_channel, api.concat(
+        [head, api.constant(np.asarray([channels], np.int64))], 0))
+    return api.reduce_mean(per_channel, [-1])
+
+
+def _msssim_per_image(a: Tensor, b: Tensor, factors: list, local_mean, c1, c2,
+                      data_format: str) -> Tensor:
+    """MS-SSIM of 4-D image batches a, b in `data_format` (NHWC, or NCHW one-channel
+    planes) per image and channel: [batch, channels] or [planes, 1]. local_mean is the
+    Gaussian window's local mean in that layout."""
+    nchw = data_format == "NCHW"
+    spatial = [-2, -1] if nchw else [-3, -2]
+    halve = [1, 1, 2, 2] if nchw else [1, 2, 2, 1]
+    imgs = [a, b]
     mcs = []
-    for k in range(scales):
+    for k in range(len(factors)):
         if k > 0:
             # TF pads odd sizes symmetrically by one and pools 2 x 2 VALID. The padded
             # row (column) repeats the last, so each window averages the same values
             # as a SAME pool that leaves the padding out of its count: no sizes needed
             # while building
-            imgs = [nn.avg_pool(t, [1, 2, 2, 1], [1, 2, 2, 1], "SAME") for t in imgs]
-
-        def local_mean(t: Tensor) -> Tensor:
-            return nn.depthwise_conv2d(t, kernel, [1, 1, 1, 1], "VALID")
-
-        a, b = imgs
-        mean0, mean1 = local_mean(a), local_mean(b)
-        num0 = mean0 * mean1 * 2.0
-        den0 = api.square(mean0) + api.square(mean1)
-        luminance = (num0 + c1) / (den0 + c1)
-        num1 = local_mean(a * b) * 2.0
-        den1 = local_mean(api.square(a) + api.square(b))
-        cs = (num1 - num0 + c2) / (den1 - den0 + c2)
-        ssim_val = api.reduce_mean(luminance * cs, [-3, -2])
-        mcs.append(nn.relu(api.reduce_mean(cs, [-3, -2])))
+            imgs = [nn.avg_pool(t, halve, halve, "SAME", data_format=data_format)
+                    for t in imgs]
+        luminance, cs = _ssim_terms(imgs[0], imgs[1], local_mean, c1, c2)
+        ssim_val = api.reduce_mean(luminance * cs, spatial)
+        mcs.append(nn.relu(api.reduce_mean(cs, spatial)))
     mcs.pop()
     stacked = api.stack(mcs + [nn.relu(ssim_val)], axis=-1)
     powers = api.pow(stacked, api.constant(np.asarray(factors, np.float32)))
-    per_channel = api.reduce_prod(powers, [-1])
-    per_channel = api.reshape(per_channel, api.concat(
-        [head, api.constant(np.asarray([channels], np.int64))], 0))
-    return api.reduce_mean(per_channel, [-1])
+    return api.reduce_prod(powers, [-1])
 
 
 def _msssim_size_check(x: Tensor, size: int, scales: int):
