@@ -23,6 +23,7 @@ from . import graph as _g
 from .api import _int_arg, _t
 from .api_compat import batch_to_space_nd, space_to_batch_nd
 from . import api_extra
+from . import api_math
 from .api_compat import div_no_nan
 from .api_extra import _op_seed
 from .api_math import _floats
@@ -71,23 +72,46 @@ def _ctc(what, labels, logits, label_length, logit_length, time_major, blank, me
         raise ShapeError(f"{what}: the batch sizes of labels, label_length, logit_length "
                          f"and logits differ: {batch}")
     classes = None if x.shape is None else x.shape[2]
-    if blank < 0:
-        if classes is None:
-            raise ShapeError(f"{what}: a negative blank_index needs the number of classes "
-                             "known while building")
+    # TF counts a negative blank_index from the end of the classes; when only the run
+    # knows them, the classes are rotated to put that blank first (below)
+    late_blank = blank < 0 and classes is None
+    if blank < 0 and classes is not None:
         blank += classes
-    if blank < 0 or (classes is not None and blank >= classes):
+    if (blank < 0 and not late_blank) or (classes is not None and blank >= classes):
         raise ValueError(f"{what}: blank_index must be a class of the {classes} logits, "
                          f"got {blank}")
     g = x.graph
     with g.name_scope(name or what):
         xt = x if time_major else api.transpose(x, [1, 0, 2])
-        loss, _ = g.op("CTCLoss", [xt, api.cast(y, DType.INT64)] + lengths,
+        y = api.cast(y, DType.INT64)
+        if late_blank:
+            xt, y = _blank_first(xt, y, blank, what)
+            blank = 0
+        loss, _ = g.op("CTCLoss", [xt, y] + lengths,
                        {"blank": int(blank), "merge_repeated": int(merge),
                         "ignore_longer": int(ignore_longer),
                         "check_length": int(check_length)},
                        num_outputs=2, domain="onegraph")
         return api.identity(loss, name="loss")
+
+
+def _blank_first(x: Tensor, labels: Tensor, blank: int, what: str) -> tuple:
+    """(x, labels) for a blank class num_classes + blank (blank < 0) of time-major
+    logits x whose class count only the run knows: the classes rotated to start at the
+    blank, the int64 labels renumbered to match. The CTC op takes its blank as an
+    attribute, fixed while building; the loss and (rotated back through the slices)
+    its gradient do not depend on the order of the classes. Labels outside
+    [0, num_classes) are left as they are, for the op to refuse. An Assert checks
+    that the blank is a class (ExecutionError when run)."""
+    g = x.graph
+    classes = api.reshape(g.op("Shape", [x], {"start": 2, "end": 3}), [])
+    x = api_math._checked(x, api.greater_equal(classes, -blank),
+                          f"{what}: blank_index {blank} needs at least {-blank} classes "
+                          f"in the logits")
+    rotated = api.concat([x[:, :, blank:], x[:, :, :blank]], axis=2)
+    inside = api.logical_and(api.greater_equal(labels, 0), api.less(labels, classes))
+    moved = api_math.floormod(labels - blank, classes)
+    return rotated, api.where(inside, moved, labels)
 
 
 def ctc_loss_v2(labels, logits, label_length, logit_length, logits_time_major=True,
@@ -105,7 +129,9 @@ def ctc_loss_v2(labels, logits, label_length, logit_length, logits_time_major=Tr
         TypeError: logits are not floats, labels or a length not integers, or unique
             is not a pair.
         ShapeError: the ranks or batch sizes do not fit.
-        ValueError: blank_index is not a class of the logits.
+        ValueError: blank_index is not a class of the logits (known classes).
+        ExecutionError (when run): a negative blank_index beyond the classes, when
+            only the run knows how many there are (TF resolves it then too).
     """
     what = "ctc_loss_v2"
     if unique is not None and not (isinstance(unique, (tuple, list)) and len(unique) == 2):
@@ -125,7 +151,8 @@ def ctc_loss(labels, inputs=None, sequence_length=None, preprocess_collapse_repe
     integers, with label_length (batch,) saying how many of each row are used (None:
     all of them). Everything else is TF1's: `inputs` (or its new name `logits`) are
     unnormalised, (time, batch, classes) unless time_major=False; the blank is the
-    last class; sequence_length (batch,) the time steps of each example;
+    last class (their count may be known only at run time); sequence_length (batch,)
+    the time steps of each example;
     preprocess_collapse_repeated merges repeated labels first; ctc_merge_repeated=False
     counts a class emitted twice in a row as two labels; an example whose labels
     cannot fit its steps raises when run, unless ignore_longer_outputs_than_inputs
