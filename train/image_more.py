@@ -689,8 +689,6 @@ def _msssim_size_check(x: Tensor, size: int, scales: int):
     """An Assert that images x (NHWC, height and width known only at run time) hold a
     size x size filter at each of `scales` scales: scale k is ceil(side / 2^k), so each
     side must exceed (size - 1) * 2^(scales - 1). Its run raises ExecutionError."""
-    from .debugging import Assert
-
     sides = api.shape(x)[-3:-1]
     least = (size - 1) * 2 ** (scales - 1) + 1
     fits = api_extra.reduce_all(api.greater_equal(

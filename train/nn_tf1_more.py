@@ -33,9 +33,8 @@ from .nn_extra import conv2d_transpose, transposed_at_run_time
 from ..ops.random_more import check_sample_count
 from .nn_sampled import sampler_arguments
 from .nn_more import (_alias, _brief, _check_filter_channels, _filter_grad_conv_input,
-                      _filter_grad_geometry, _first, _input, _last, _layout, _like,
-                      _padding, _pool, _sizes, _spatial_sizes, _static_ints,
-                      batch_normalization)
+                      _filter_grad_geometry, _first, _input, _last, _layout, _like, _pool,
+                      _sizes, _spatial_sizes, _static_ints, batch_normalization)
 from .nn_ops import depthwise_conv2d
 
 __all__ = ["all_candidate_sampler", "avg_pool_v2", "batch_norm_with_global_normalization",

@@ -78,42 +78,6 @@ def test_gradients_match_central_differences(build, x):
     check_op_gradients(build, [x], rtol=1e-6)
 
 
-_GRADIENT_CASES = [c for c in CASES if c[4] and c[1] in (
-    "linalg.expm", "linalg.sqrtm", "linalg.tridiagonal_solve")]
-
-
-@pytest.mark.parametrize("case", _GRADIENT_CASES, ids=[c[0] for c in _GRADIENT_CASES])
-def test_gradients_of_sizes_known_only_at_run_time(reference, case):
-    """TensorFlow's expm, sqrtm and tridiagonal_solve cases with every dim of every
-    input unknown while building (the rank known): the gradient rules read the sizes
-    from the run, with the same values and gradients."""
-    tol = F32_TOL if "f32" in case[0] else F64_TOL
-    hidden = {key[1:]: tuple(range(reference[f"in/{key[1:]}"].ndim))
-              for key in case[2] if isinstance(key, str) and key.startswith("@")}
-    tf1_reference.check_case(reference, case, rtol=tol, atol=tol, hidden_dims=hidden)
-
-
-def _unknown_dims(a):
-    return og.placeholder_with_default(a, [None] * len(a.shape))
-
-
-@pytest.mark.parametrize("build, x", [
-    (lambda a: og.linalg.lu(_unknown_dims(a))[0], np.random.RandomState(5).randn(2, 3, 3)),
-    (lambda a: og.linalg.lu(_unknown_dims(a))[0], np.zeros((2, 0, 0))),
-    (lambda a: og.linalg.expm(_unknown_dims(a)), np.random.RandomState(6).randn(2, 3, 3)),
-    (lambda a: og.linalg.sqrtm(_unknown_dims(a)),
-     np.random.RandomState(11).rand(2, 3, 3) + 2 * np.eye(3)),
-    (lambda a: og.linalg.sqrtm(_unknown_dims(a)), np.zeros((0, 3, 3))),
-    (lambda a: og.linalg.tridiagonal_solve(_unknown_dims(a), og.constant(np.ones((4, 2)))),
-     np.random.RandomState(8).randn(3, 4) + np.asarray([[0.0], [3.0], [0.0]])),
-    (lambda a: og.linalg.tridiagonal_solve(_unknown_dims(a), og.constant(np.ones((1, 2)))),
-     np.asarray([[0.0], [2.0], [0.0]])),
-], ids=["lu_batch", "lu_empty", "expm_batch", "sqrtm_batch", "sqrtm_empty_batch",
-        "tridiagonal_solve", "tridiagonal_solve_1x1"])
-def test_gradients_of_sizes_known_only_at_run_time_match_central_differences(build, x):
-    check_op_gradients(build, [x], rtol=1e-6)
-
-
 def test_sqrtm_squares_back_and_names_matrices_without_a_real_root():
     rng = np.random.RandomState(9)
     a = rng.randn(2, 4, 4)

@@ -98,8 +98,7 @@ def test_resize_image_with_pad_of_sizes_known_only_at_run_time(reference, case):
     """TensorFlow's resize_image_with_pad cases again with the image's batch, height and
     width unknown while building (images of any size, as a TF1 input pipeline decodes
     them): the same values and gradients."""
-    hidden = {key[1:]: (0, 1, 2) if len(reference[f"in/{key[1:]}"].shape) == 4 else (0, 1)
-              for key in case[2] if isinstance(key, str) and key.startswith("@")}
+    hidden = tf1_reference.hidden_axes(reference, case, kept=1)   # all but the channels
     bicubic = case[0].endswith("_m2")   # tolerances as test_matches_tensorflow's
     tf1_reference.check_case(reference, case, rtol=0 if bicubic else 1e-5,
                              atol=1e-3 if bicubic else 1e-5, hidden_dims=hidden)
@@ -123,8 +122,7 @@ _MSSSIM_CASES = [c for c in _VALUE_CASES if c[1] == "image.ssim_multiscale"]
 def test_ssim_multiscale_of_sizes_known_only_at_run_time(reference, case):
     """TensorFlow's MS-SSIM cases (odd sizes among them) with every dim but the channels
     unknown while building: the same values and gradients."""
-    hidden = {key[1:]: tuple(range(reference[f"in/{key[1:]}"].ndim - 1))
-              for key in case[2] if isinstance(key, str) and key.startswith("@")}
+    hidden = tf1_reference.hidden_axes(reference, case, kept=1)
     tf1_reference.check_case(reference, case, rtol=1e-5, atol=1e-5, hidden_dims=hidden)
 
 

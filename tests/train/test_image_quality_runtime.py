@@ -29,18 +29,12 @@ def extra():
     return tf1_reference.load("imageextra")
 
 
-def _all_hidden(reference: dict, case) -> dict:
-    """Every axis of each "@key" image of a case, to hide while building."""
-    return {key[1:]: tuple(range(reference[f"in/{key[1:]}"].ndim))
-            for key in case[2] if isinstance(key, str) and key.startswith("@")}
-
-
 @pytest.mark.parametrize("case", _MORE, ids=[c[0] for c in _MORE])
 def test_ssim_and_sobel_edges_of_run_time_channels_match_tensorflow(more, case):
     """TF's ssim / sobel_edges cases, batch, height, width and channels unknown while
     building: TF's values and gradients (tolerances as test_image_more's)."""
     tf1_reference.check_case(more, case, rtol=1e-5, atol=1e-5,
-                             hidden_dims=_all_hidden(more, case))
+                             hidden_dims=tf1_reference.hidden_axes(more, case))
 
 
 @pytest.mark.parametrize("case", _MSSSIM, ids=[c[0] for c in _MSSSIM])
@@ -48,7 +42,7 @@ def test_ssim_multiscale_of_run_time_channels_matches_tensorflow(extra, case):
     """TF's MS-SSIM cases (a 3-D pair and odd sizes among them) with every dim unknown
     while building: TF's values and gradients (tolerances as test_image_extra's)."""
     tf1_reference.check_case(extra, case, rtol=1e-5, atol=1e-5,
-                             hidden_dims=_all_hidden(extra, case))
+                             hidden_dims=tf1_reference.hidden_axes(extra, case))
 
 
 def _twice(a: np.ndarray) -> np.ndarray:

@@ -2,7 +2,8 @@
 matrix sizes known only at run time (the rank known), as TF1 takes them: TensorFlow's
 recorded cases with every dim of every input hidden while building; central-difference
 gradients of batched and empty inputs; run-time misfits as named errors; unknown ranks
-refused while building.
+refused while building. The gradient rules of lu, expm, sqrtm and tridiagonal_solve
+likewise, against TF's gradients and central differences.
 
 Tolerances as test_api_linalg_more.py's: float64 to 1e-12 of the largest magnitude (the
 compositions are the static ones with run-time sizes, so only rounding differs).
@@ -43,9 +44,8 @@ def test_matches_tensorflow_with_sizes_known_only_at_run_time(reference, case):
     """TF's values (and gradients, where recorded) with every dim of every input
     unknown while building."""
     tol = F32_TOL if "f32" in case[0] else F64_TOL
-    hidden = {key[1:]: tuple(range(reference[f"in/{key[1:]}"].ndim))
-              for key in case[2] if isinstance(key, str) and key.startswith("@")}
-    tf1_reference.check_case(reference, case, rtol=tol, atol=tol, hidden_dims=hidden)
+    tf1_reference.check_case(reference, case, rtol=tol, atol=tol,
+                             hidden_dims=tf1_reference.hidden_axes(reference, case))
 
 
 def _unknown_dims(a):
@@ -168,3 +168,36 @@ def test_eigh_tridiagonal_of_unknown_rank_is_refused_while_building():
     with og.Graph().as_default():
         with pytest.raises(ShapeError, match="eigh_tridiagonal.*1-D"):
             og.linalg.eigh_tridiagonal(og.placeholder(og.float64, None), np.ones(3))
+
+
+# ------------------------------------------------------------------ gradient rules
+
+_GRADIENT_CASES = [c for c in CASES if c[4] and c[1] in (
+    "linalg.expm", "linalg.sqrtm", "linalg.tridiagonal_solve")]
+
+
+@pytest.mark.parametrize("case", _GRADIENT_CASES, ids=[c[0] for c in _GRADIENT_CASES])
+def test_gradients_of_sizes_known_only_at_run_time_match_tensorflow(reference, case):
+    """TensorFlow's expm, sqrtm and tridiagonal_solve cases with every dim of every
+    input unknown while building (the rank known): the gradient rules read the sizes
+    from the run, with the same values and gradients."""
+    tol = F32_TOL if "f32" in case[0] else F64_TOL
+    tf1_reference.check_case(reference, case, rtol=tol, atol=tol,
+                             hidden_dims=tf1_reference.hidden_axes(reference, case))
+
+
+@pytest.mark.parametrize("build, x", [
+    (lambda a: og.linalg.lu(_unknown_dims(a))[0], np.random.RandomState(5).randn(2, 3, 3)),
+    (lambda a: og.linalg.lu(_unknown_dims(a))[0], np.zeros((2, 0, 0))),
+    (lambda a: og.linalg.expm(_unknown_dims(a)), np.random.RandomState(6).randn(2, 3, 3)),
+    (lambda a: og.linalg.sqrtm(_unknown_dims(a)),
+     np.random.RandomState(11).rand(2, 3, 3) + 2 * np.eye(3)),
+    (lambda a: og.linalg.sqrtm(_unknown_dims(a)), np.zeros((0, 3, 3))),
+    (lambda a: og.linalg.tridiagonal_solve(_unknown_dims(a), og.constant(np.ones((4, 2)))),
+     np.random.RandomState(8).randn(3, 4) + np.asarray([[0.0], [3.0], [0.0]])),
+    (lambda a: og.linalg.tridiagonal_solve(_unknown_dims(a), og.constant(np.ones((1, 2)))),
+     np.asarray([[0.0], [2.0], [0.0]])),
+], ids=["lu_batch", "lu_empty", "expm_batch", "sqrtm_batch", "sqrtm_empty_batch",
+        "tridiagonal_solve", "tridiagonal_solve_1x1"])
+def test_gradients_of_sizes_known_only_at_run_time_match_central_differences(build, x):
+    check_op_gradients(build, [x], rtol=1e-6)

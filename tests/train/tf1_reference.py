@@ -65,6 +65,13 @@ def run_case(reference: dict, case, hidden_dims: dict | None = None) -> tuple:
     return got[:len(outs)], dict(zip(keys, (_dense(v) for v in got[len(outs):])))
 
 
+def hidden_axes(reference: dict, case, kept: int = 0) -> dict:
+    """run_case's hidden_dims that hide every axis, but the last `kept`, of each "@key"
+    positional input of a case: its sizes known only when the graph runs."""
+    keys = [a[1:] for a in case[2] if isinstance(a, str) and a.startswith("@")]
+    return {k: tuple(range(reference[f"in/{k}"].ndim - kept)) for k in keys}
+
+
 def _dense(value):
     """A fetched gradient as a dense array (a sparse one's rows summed into place, as
     TensorFlow's convert_to_tensor of IndexedSlices does)."""
