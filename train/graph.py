@@ -28,6 +28,7 @@ import numpy as np
 from ..errors import OneGraphError, ShapeError
 from ..format import DType, Graph as IRGraph, Model, TensorKind
 from ..ops import REGISTRY, TensorInfo
+from . import partial_shapes
 
 # Collection keys (the names users pass to `get_collection`).
 GLOBAL_VARIABLES = "variables"
@@ -543,6 +544,9 @@ class Graph:
         self._lock = threading.RLock()
         self._producer: dict[int, int] = {}
         self._static: dict[int, np.ndarray] = {}
+        # entries of small integer tensors known in part while building (shapes built
+        # from og.shape(x)[0] and ints): see partial_shapes.py
+        self._partial: dict[int, tuple] = {}
         self._used_names: set[str] = set()
         self._name_counts: dict[str, int] = {}
         # name scopes, devices, control dependencies and the control-flow context
@@ -985,6 +989,8 @@ class Graph:
                 self._node_context[n] = ctx
                 ctx.add_op(n, in_tensors)
             self._infer(n, opdef, in_tensors, dtypes, shapes)
+            if shapes is None:
+                partial_shapes.record(self, node, self._known_dims)
         if not outs:
             return Operation(self, n)
         result = [Tensor(self, t) for t in outs]
@@ -1054,6 +1060,11 @@ class Graph:
                 t.dtype = as_dtype(dtypes[k])
             if shapes is not None and k < len(shapes) and shapes[k] is not None:
                 t.shape = _ir_shape(_shape_tuple(shapes[k]))
+
+    def _known_dims(self, index: int) -> tuple | None:
+        """Tensor `index`'s shape, None for unknown dims, or None for an unknown rank."""
+        shape = self._ir.tensors[index].shape
+        return None if shape is None else tuple(None if d < 0 else d for d in shape)
 
     def constant_ints(self, values) -> Tensor:
         """An int64 vector constant (axes, shapes, sizes in gradient rules)."""
