@@ -254,7 +254,7 @@ def _default_saver(graph):
     """
     saver = _only_item(graph, "saver", SAVERS)
     if saver is None:
-        saver = Saver(var_list=global_variables(graph), allow_empty=True)
+        saver = Saver(var_list=global_variables(graph=graph), allow_empty=True)
         graph.add_to_collection(SAVERS, saver)
     return saver
 

@@ -326,11 +326,11 @@ class ExponentialMovingAverage:
             g = moving[0].graph if moving else self._graph()
         else:
             g = self._graph()
-            moving = trainable_variables(g) + g.get_collection(MOVING_AVERAGE_VARIABLES)
+            moving = trainable_variables(graph=g) + g.get_collection(MOVING_AVERAGE_VARIABLES)
         unique = list({id(v): v for v in moving}.values())
         name_map = {self.average_name(v): v for v in unique}
         averaged_names = {v.name for v in unique}
-        for v in global_variables(g):
+        for v in global_variables(graph=g):
             if v.name not in averaged_names and v.name not in name_map:
                 name_map[v.name] = v
         return name_map

@@ -457,7 +457,7 @@ class Optimizer:
         if loss.dtype is not _g.DType.UNDEFINED and loss.dtype.numpy.kind != "f":
             raise ShapeError(f"{type(self).__name__}: the loss {loss.name!r} must be "
                              f"floating point, got {loss.dtype.short_name} (og.cast it)")
-        var_list = list(var_list) if var_list is not None else trainable_variables(loss.graph)
+        var_list = list(var_list) if var_list is not None else trainable_variables(graph=loss.graph)
         if not var_list:
             raise OneGraphError("no variables to optimize")
         grads = gradients(loss, var_list)

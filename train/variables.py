@@ -432,24 +432,46 @@ def _onnx_type(dtype) -> int:
     return onnx_type(dtype)
 
 
-def global_variables(graph: Graph | None = None) -> list:
-    """Every Variable of the graph (default graph if none given).
+def _collected(key: str, scope, graph, what: str) -> list:
+    """The Variables in collection `key` of `graph` (the default graph if None) whose
+    names match regular expression `scope` from their start (all with scope None), as
+    TF1's tf.global_variables(scope) and its kin. A Graph given as `scope` is taken as
+    the graph (onegraph's earlier signature was f(graph)).
 
     Raises:
-        TypeError: graph is not an og.Graph.
+        TypeError: graph is not an og.Graph, or scope not a str.
+        re.error: scope is not a regular expression.
     """
-    _g.check_graph(graph, "global_variables")
-    return (graph or _g.get_default_graph()).get_collection(_g.GLOBAL_VARIABLES)
+    if isinstance(scope, Graph) and graph is None:
+        scope, graph = None, scope
+    _g.check_graph(graph, what)
+    if scope is not None and not isinstance(scope, str):
+        raise TypeError(f"{what}: scope must be a str (a regular expression matched "
+                        f"against the start of variable names) or None, got "
+                        f"{type(scope).__name__}")
+    return (graph or _g.get_default_graph()).get_collection(key, scope)
 
 
-def trainable_variables(graph: Graph | None = None) -> list:
-    """The trainable Variables of the graph.
+def global_variables(scope: str | None = None, graph: Graph | None = None) -> list:
+    """Every Variable of the graph (default graph if none given); with `scope`, those
+    whose names match it from their start (tf.global_variables(scope)).
 
     Raises:
-        TypeError: graph is not an og.Graph.
+        TypeError: graph is not an og.Graph, or scope not a str.
+        re.error: scope is not a regular expression.
     """
-    _g.check_graph(graph, "trainable_variables")
-    return (graph or _g.get_default_graph()).get_collection(_g.TRAINABLE_VARIABLES)
+    return _collected(_g.GLOBAL_VARIABLES, scope, graph, "global_variables")
+
+
+def trainable_variables(scope: str | None = None, graph: Graph | None = None) -> list:
+    """The trainable Variables of the graph; with `scope`, those whose names match it
+    from their start (tf.trainable_variables(scope): a GAN's generator's, say).
+
+    Raises:
+        TypeError: graph is not an og.Graph, or scope not a str.
+        re.error: scope is not a regular expression.
+    """
+    return _collected(_g.TRAINABLE_VARIABLES, scope, graph, "trainable_variables")
 
 
 def variables_initializer(var_list, name: str = "init") -> Operation:
@@ -484,18 +506,20 @@ def global_variables_initializer(graph: Graph | None = None) -> Operation:
     _g.check_graph(graph, "global_variables_initializer")
     g = graph or _g.get_default_graph()
     with g.control_dependencies(None):
-        return variables_initializer(global_variables(g), name="init") if global_variables(
-            g) else g.op("NoOp", [], name="init")
+        found = global_variables(graph=g)
+        return variables_initializer(found, name="init") if found else g.op(
+            "NoOp", [], name="init")
 
 
-def local_variables(graph: Graph | None = None) -> list:
-    """The graph's local Variables (og.LOCAL_VARIABLES: og.metrics' totals, ...).
+def local_variables(scope: str | None = None, graph: Graph | None = None) -> list:
+    """The graph's local Variables (og.LOCAL_VARIABLES: og.metrics' totals, ...); with
+    `scope`, those whose names match it from their start (tf.local_variables(scope)).
 
     Raises:
-        TypeError: graph is not an og.Graph.
+        TypeError: graph is not an og.Graph, or scope not a str.
+        re.error: scope is not a regular expression.
     """
-    _g.check_graph(graph, "local_variables")
-    return (graph or _g.get_default_graph()).get_collection(_g.LOCAL_VARIABLES)
+    return _collected(_g.LOCAL_VARIABLES, scope, graph, "local_variables")
 
 
 def local_variables_initializer(graph: Graph | None = None) -> Operation:
@@ -508,7 +532,7 @@ def local_variables_initializer(graph: Graph | None = None) -> Operation:
     _g.check_graph(graph, "local_variables_initializer")
     g = graph or _g.get_default_graph()
     with g.control_dependencies(None):
-        found = local_variables(g)
+        found = local_variables(graph=g)
         return variables_initializer(found, name="init_local") if found else g.op(
             "NoOp", [], name="init_local")
 

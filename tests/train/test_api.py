@@ -28,6 +28,31 @@ def test_graph_api_names_scopes_devices_and_control_dependencies():
     assert "Conv" in dir(x)
 
 
+def test_variable_lists_filtered_by_scope_as_tf1():
+    """tf.trainable_variables(scope) / global_variables / local_variables take a regular
+    expression matched against the start of the names (a GAN's two var_lists)."""
+    g = og.Graph()
+    with g.as_default():
+        with og.variable_scope("gen"):
+            wg = og.get_variable("w", [2])
+        with og.variable_scope("disc"):
+            wd = og.get_variable("w", [2])
+            steps = og.Variable(0, trainable=False, name="steps")
+        total = og.Variable(0.0, trainable=False, name="total",
+                            collections=[og.GraphKeys.LOCAL_VARIABLES])
+        assert og.trainable_variables("gen") == [wg]
+        assert og.trainable_variables("disc") == [wd]
+        assert og.trainable_variables(scope="d|g") == [wg, wd]
+        assert og.trainable_variables("en") == []            # from the start only
+        assert og.global_variables("disc") == [wd, steps]
+        assert og.local_variables("tot") == [total]
+    assert og.trainable_variables(graph=g) == [wg, wd]
+    assert og.trainable_variables(g) == [wg, wd]              # a Graph first: the graph
+    assert og.global_variables("gen", g) == [wg]
+    with pytest.raises(TypeError, match="scope must be a str"):
+        og.trainable_variables(3, g)
+
+
 def test_tensor_operators_and_indexing():
     g = og.Graph()
     with g.as_default():
