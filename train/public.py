@@ -26,6 +26,8 @@ from .api_special import *  # noqa: F401,F403 - TF1's lgamma, digamma, igamma, b
 from .api_special import __all__ as _api_special_all
 from .api_strings import *  # noqa: F401,F403 - TF1's string functions and og.strings
 from .api_strings import __all__ as _api_strings_all
+from .api_partition import *  # noqa: F401,F403 - dynamic_partition/stitch, batch_gather
+from .api_partition import __all__ as _api_partition_all
 from . import image_more  # noqa: F401 - og.image's PNG codec, NMS variants, resize_area, ...
 from .api import tuple_ as tuple  # noqa: A004 - TF1's og.tuple
 from .api import bool_ as bool  # noqa: A004 - TF1's og.bool dtype
@@ -58,7 +60,8 @@ random = make_random(globals())       # TF1's tf.random names
 __all__ = sorted(
     set(_api_all) | set(_api_extra_all) | set(_api_math_all) | set(_debugging_all)
     | set(_state_all) | set(_api_compat_all) | set(_api_linalg_all)
-    | set(_api_linalg_solve_all) | set(_api_special_all) | set(_api_strings_all) | {
+    | set(_api_linalg_solve_all) | set(_api_special_all) | set(_api_strings_all)
+    | set(_api_partition_all) | {
     "random_gamma", "random_poisson",
     "bool", "math", "random", "case", "clip_by_global_norm", "clip_by_norm", "global_norm",
     "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices",
