@@ -143,7 +143,10 @@ def _reduce_infer(kernel):
         axes_info = inputs[1] if len(inputs) > 1 else None
         keep = bool(attrs["keepdims"])
         if x.shape is None:
-            return [TensorInfo(x.dtype, None)]
+            # every axis reduced away: a scalar, whatever the rank
+            every = axes_info is None and attrs.get("axes") is None \
+                and not attrs.get("noop_with_empty_axes")
+            return [TensorInfo(x.dtype, () if every and not keep else None)]
         rank = len(x.shape)
         if axes_info is not None and axes_info.value is None:
             n = axes_info.shape[0] if axes_info.shape and len(axes_info.shape) == 1 else None

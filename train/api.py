@@ -33,6 +33,8 @@ uint8, bool_, string = DType.UINT8, DType.BOOL, DType.STRING
 # TF1's other dtype names
 uint16, uint32, uint64, bfloat16 = DType.UINT16, DType.UINT32, DType.UINT64, DType.BFLOAT16
 half, double = float16, float64
+# x[..., og.newaxis] adds an axis, as numpy's and TF's None
+newaxis = None
 
 _ONNX_TYPE = {DType.FLOAT32: 1, DType.UINT8: 2, DType.INT8: 3, DType.UINT16: 4,
               DType.INT16: 5, DType.INT32: 6, DType.INT64: 7, DType.STRING: 8, DType.BOOL: 9,
@@ -1517,5 +1519,5 @@ __all__ = [
     "squeeze", "stack", "stop_gradient", "strided_slice", "string", "subtract", "tanh",
     "tile", "trainable_variables", "transpose", "uint8", "uint16", "uint32", "uint64",
     "bfloat16", "half", "double", "unstack", "variables_initializer",
-    "where", "zeros", "zeros_like", "onnx_type",
+    "where", "zeros", "zeros_like", "onnx_type", "newaxis",
 ]

@@ -28,7 +28,8 @@ from ..format import DType
 from . import api, api_extra, api_math, debugging
 from . import graph as _g
 from .api import _brief, _check_axis, _int_arg, _int_list, _t, _tensor_list
-from .api_extra import _cast, _dims_slice, _dtype_arg, _i64, _numeric, _rank, _scalar
+from .api_extra import (_cast, _dims_slice, _dtype_arg, _i64, _numeric, _rank, _scalar,
+                        _with_segment_rows)
 from .gradients import IndexedSlices, RegisterGradient, gradient_override_map
 from .graph import Operation, Tensor
 from .packing import holds_tensor, int64_tensor
@@ -1134,7 +1135,8 @@ def _segment_reduce(d: Tensor, ids: Tensor, count: Tensor, reduction: str, initi
     start = g.op("ConstantOfShape", [api.concat([total, _dims_slice(d, rank, None)], 0)],
                  {"value": np.full(1, initial, d.dtype.numpy)})
     reduced = _scatter(g, start, index, d, reduction)
-    return g.op("Slice", [reduced, _i64(g, [1]), total, _i64(g, [0])], name=name)
+    return _with_segment_rows(g.op("Slice", [reduced, _i64(g, [1]), total, _i64(g, [0])],
+                                   name=name), count, d, rank)
 
 
 def _rows(v: Tensor, d: Tensor, ids: Tensor) -> Tensor:

@@ -87,6 +87,17 @@ def _dims_slice(x: Tensor, start: int, end: int | None) -> Tensor:
     return x.graph.op("Shape", [x], attrs)
 
 
+def _with_segment_rows(out: Tensor, count: Tensor, d: Tensor, rank: int) -> Tensor:
+    """out, a segment reduction of data d over its first `rank` dims, with its static
+    shape [num_segments] + d's row dims where num_segments (`count`) is known while
+    building (TF's segment ops know it; the ScatterND and Slice they are built from
+    do not carry it through)."""
+    n = out.graph.static_value(count)
+    if n is not None and d.shape is not None:
+        out.set_shape([int(np.asarray(n))] + list(d.shape[rank:]))
+    return out
+
+
 def _shape_operand(shape, g, what: str) -> tuple:
     """A shape argument as (its dims when known while building, else None; the int64
     1-D tensor it was given as, or None for a list of ints). It is a list of ints (or
@@ -857,7 +868,8 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None) -> Tensor:
     zeros = g.op("ConstantOfShape", [api.concat([total, _dims_slice(d, rank, None)], 0)],
                  {"value": np.zeros(1, d.dtype.numpy)})
     summed = g.op("ScatterND", [zeros, index, d], {"reduction": "add"})
-    return g.op("Slice", [summed, _i64(g, [1]), total, _i64(g, [0])], name=name)
+    return _with_segment_rows(g.op("Slice", [summed, _i64(g, [1]), total, _i64(g, [0])],
+                                   name=name), count, d, rank)
 
 
 def segment_sum(data, segment_ids, name=None) -> Tensor:

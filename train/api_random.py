@@ -11,6 +11,7 @@ from ..format import DType
 from . import api
 from . import api_math
 from . import graph as _g
+from . import partial_shapes
 from .api import _int_arg, _t
 from .api_extra import _SEEDED_DOC, _dims_slice, _draw, _op_seed, random_uniform
 from .graph import Tensor, check_seed
@@ -59,7 +60,12 @@ def random_crop(value, size, seed=None, name=None) -> Tensor:
                                  "random_crop: size must not exceed the value's shape")
         u = random_uniform([rank], 0.0, 1.0, dtype=DType.FLOAT64, seed=seed)
         offset = api.cast(api.floor(u * api.cast(room, DType.FLOAT64)), DType.INT64)
-        return api.identity(api_math.slice(x, offset, size_t), name="value")
+        y = api.identity(api_math.slice(x, offset, size_t), name="value")
+    # the crop's shape is `size`, as far as it is known while building (as TF's)
+    dims = partial_shapes.entries(g, size_t.tensor_index)
+    if dims is not None and len(dims) == rank:
+        y.set_shape([None if d is None or d < 0 else d for d in dims])
+    return y
 
 
 def random_shuffle(value, seed=None, name=None) -> Tensor:

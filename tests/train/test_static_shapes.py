@@ -1,7 +1,8 @@
-"""Static shapes of ops whose shape argument is known only in part while building
-(``og.zeros([og.shape(x)[0], 3])``), against TensorFlow's: the expected shapes are what
-tf.compat.v1 2.21 (graph mode) printed for the same expressions. The run's shapes must
-agree with them."""
+"""Static shapes against TensorFlow's: the expected shapes are what tf.compat.v1 2.21
+(graph mode) printed for the same expressions. First ops whose shape argument is known
+only in part while building (``og.zeros([og.shape(x)[0], 3])``), then other shapes TF
+knows while building (reductions of unknown rank, segment counts, crop sizes). The
+run's shapes must agree with them."""
 
 import numpy as np
 import pytest
@@ -84,3 +85,42 @@ def test_entries_of_unknown_length_leave_the_rank_unknown():
         assert tuple(w.shape) == (None, None, 3)
         got = og.Session(g).run([z, w], {n: np.asarray([2, 2]), m: np.asarray([1, 4])})
     assert [v.shape for v in got] == [(2, 2, 3), (1, 4, 3)]
+
+
+# name -> (expression of x [None, 8, 8, 3], v [None, 5], i int32 [None], u of unknown
+# rank, ub bool of unknown rank; TF1's static shape)
+MORE_CASES = {
+    "newaxis": (lambda x, v, i, u, ub: x[..., og.newaxis], (None, 8, 8, 3, 1)),
+    "reduce_max_of_unknown_rank": (lambda x, v, i, u, ub: og.reduce_max(u), ()),
+    "reduce_mean_of_unknown_rank": (lambda x, v, i, u, ub: og.reduce_mean(u), ()),
+    "reduce_any_of_unknown_rank": (lambda x, v, i, u, ub: og.reduce_any(ub), ()),
+    "count_nonzero_of_unknown_rank": (lambda x, v, i, u, ub: og.count_nonzero(u), ()),
+    "reduce_sum_kept_of_unknown_rank": (
+        lambda x, v, i, u, ub: og.reduce_sum(u, keepdims=True), None),
+    "reduce_sum_axis_of_unknown_rank": (lambda x, v, i, u, ub: og.reduce_sum(u, 0), None),
+    "unsorted_segment_sum": (lambda x, v, i, u, ub: og.unsorted_segment_sum(v, i, 4), (4, 5)),
+    "unsorted_segment_max_of_a_constant": (
+        lambda x, v, i, u, ub: og.unsorted_segment_max(v, i, og.constant(4)), (4, 5)),
+    "unsorted_segment_mean_of_a_placeholder": (
+        lambda x, v, i, u, ub: og.unsorted_segment_mean(v, i, og.placeholder(og.int32, [])),
+        (None, 5)),
+    "random_crop": (lambda x, v, i, u, ub: og.random_crop(x, [2, 4, 4, 3]), (2, 4, 4, 3)),
+    "random_crop_of_a_constant": (
+        lambda x, v, i, u, ub: og.random_crop(x, og.constant([2, 4, 4, 3])), (2, 4, 4, 3)),
+    "random_crop_of_the_batch": (
+        lambda x, v, i, u, ub: og.random_crop(x, [og.shape(x)[0], 4, 4, 3]), (None, 4, 4, 3)),
+}
+
+
+@pytest.mark.parametrize("name", list(MORE_CASES))
+def test_more_static_shapes_are_tensorflows(name):
+    build, want = MORE_CASES[name]
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [None, 8, 8, 3])
+        v = og.placeholder(og.float32, [None, 5])
+        i = og.placeholder(og.int32, [None])
+        u = og.placeholder(og.float32, None)
+        ub = og.placeholder(og.bool, None)
+        y = build(x, v, i, u, ub)
+        assert (None if y.shape is None else tuple(y.shape)) == want
