@@ -1064,18 +1064,21 @@ def split(value, num_or_size_splits, axis: int = 0, num=None, name=None) -> list
 
 def gather(params, indices, validate_indices=None, name=None, axis=None,
            batch_dims=0) -> Tensor:
-    """Slices along `axis` (default 0) of params picked by integer indices, TF1's
-    tf.gather with its argument order (validate_indices is accepted and ignored, as
-    TF1 does on CPU; indices are checked when the graph runs). batch_dims > 0 gathers
-    within each of the leading batch_dims dims (ONNX GatherND with batch_dims).
+    """Slices along `axis` (default batch_dims, so 0 without them) of params picked by
+    integer indices, TF1's tf.gather with its argument order (validate_indices is
+    accepted and ignored, as TF1 does on CPU; indices are checked when the graph runs).
+    batch_dims > 0 gathers within each of the leading batch_dims dims.
 
     Raises:
         TypeError: axis or batch_dims is not an int.
         ValueError: batch_dims is negative or above axis.
         ShapeError: indices is not an integer tensor.
+        ExecutionError (when run): an index outside [-n, n) of its axis, or (with
+            batch_dims) batch dims of params and indices that differ.
     """
-    axis = 0 if axis is None else _int_arg(axis, "gather: axis")
     batch_dims = _int_arg(batch_dims, "gather: batch_dims")
+    # TF's default axis is batch_dims (as given, before a negative one is resolved)
+    axis = batch_dims if axis is None else _int_arg(axis, "gather: axis")
     p = _t(params)
     idx = _g.integer_tensor(indices, "gather: indices", p.graph)
     if not batch_dims:
@@ -1119,6 +1122,16 @@ def _batched_gather(p: Tensor, idx: Tensor, axis: int, batch_dims: int, name) ->
                                   g.op("Shape", [moved], {"start": batch_dims + 1})], 0))
     i64 = cast(idx, DType.INT64)
     i64 = where(less(i64, np.int64(0)), i64 + n, i64)
+    # the flattened Gather would read a neighbouring batch's rows for an index past
+    # its own batch's axis, and the batch offsets assume equal batch dims
+    from .api_math import _checked
+
+    i64 = _checked(i64, logical_and(greater_equal(i64, np.int64(0)), less(i64, n)),
+                   "gather: an index is outside [-n, n) for the gathered axis of size n")
+    if batch_dims:
+        i64 = _checked(i64, equal(g.op("Shape", [p], {"end": batch_dims}),
+                                  g.op("Shape", [idx], {"end": batch_dims})),
+                       "gather: params and indices differ in their batch dims")
     batches = reduce_prod(dims[:batch_dims]) if batch_dims else np.int64(1)
     starts = g.op("Range", [g.constant(np.int64(0)), reshape(batches, []) * n, n])
     starts = reshape(starts, concat([g.op("Shape", [idx], {"end": batch_dims}),

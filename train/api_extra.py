@@ -928,13 +928,14 @@ def boolean_mask(tensor, mask, name=None, axis=None) -> Tensor:
     covers tensor's dims axis .. axis+k-1 (axis defaults to 0), which become one dim
     holding the selected entries in row-major order. The mask's rank and the tensor's
     must be known while building (as in TF); their dims are compared where known, and
-    dims known only at run time must agree (ONNX Compress ignores extra mask entries
-    instead of failing).
+    dims known only at run time must agree (checked when the graph runs: ONNX Compress
+    would take a shorter mask as False for the rest).
 
     Raises:
         TypeError: axis is not an int, or name not a str.
         ShapeError: mask is not bool, is a scalar or of unknown rank, tensor's rank is
             unknown, axis is out of range, or the mask does not fit the dims.
+        ExecutionError (when run): dims known only then do not fit the mask.
     """
     _g.check_name(name, "boolean_mask")
     axis = 0 if axis is None else _int_arg(axis, "boolean_mask: axis")
@@ -948,6 +949,16 @@ def boolean_mask(tensor, mask, name=None, axis=None) -> Tensor:
     axis %= r
     _check_mask_dims(x, m, axis)
     k = len(m.shape)
+    if x.shape is None or None in tuple(x.shape[axis:axis + k]) + tuple(m.shape):
+        # dims only the run knows must agree there: Compress would read a longer mask
+        # past the tensor's end and a shorter one as False for the rest
+        from .api_math import _checked
+
+        g = x.graph
+        covered = g.op("Shape", [x], {"start": axis, "end": axis + k})
+        m = _checked(m, api.equal(g.op("Shape", [m]), covered),
+                     "boolean_mask: the mask's shape must equal the dims of the tensor it "
+                     "covers")
     flat = x if k == 1 else _merge_dims(x, axis, k)
     flat_mask = m if k == 1 else api.reshape(m, [-1])
     return x.graph.op("Compress", [flat, flat_mask], {"axis": axis}, name=name)

@@ -254,10 +254,10 @@ def batch_gather(params, indices, name=None) -> Tensor:
                          f"{list(idx.shape)} differ")
     batch = [a if a is not None else c for a, c in zip(batch, idx.shape[:b])]
     with g.name_scope(name or "BatchGather"):
+        # og.gather checks the batch dims at run time; TF's gather also refuses the
+        # negative indices that og.gather (as ONNX) counts from the end
         i64 = api.cast(idx, DType.INT64)
         dims = api.shape(p)
-        same = api_extra.reduce_all(api.equal(dims[:b], api.shape(i64)[:b]))
-        i64 = _checked(i64, same, f"{what}: the batch dims of params and indices differ")
         inside = api.logical_and(api.greater_equal(i64, np.int64(0)), api.less(i64, dims[b]))
         i64 = _checked(i64, inside, f"{what}: indices must be in [0, params' dim {b})")
         out = api.gather(p, i64, axis=b, batch_dims=b)

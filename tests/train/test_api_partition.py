@@ -255,7 +255,8 @@ def test_batch_gather_out_of_range_fails_the_run(bad):
 
 
 def test_batch_gather_batch_dims_differing_at_run_time_fail_the_run():
-    with pytest.raises(ExecutionError, match="batch_gather: the batch dims"):
+    with pytest.raises(ExecutionError, match="gather: params and indices differ in their "
+                                             "batch dims"):
         run_on(og.batch_gather, np.ones((2, 3)), np.zeros((3, 1), np.int32), dynamic=True)
 
 

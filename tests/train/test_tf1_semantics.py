@@ -94,6 +94,37 @@ def test_gather_arguments_in_tf1_order():
         got, np.stack([np.take(params[b], idx[b], axis=1) for b in range(2)]))
 
 
+def test_gather_with_batch_dims_defaults_its_axis_and_checks_indices_when_run():
+    """TF's default axis is batch_dims; an index past its batch's axis, or batch dims
+    that differ at run time, fail the run (the flattened gather read a neighbouring
+    batch's rows instead)."""
+    params = np.arange(2 * 3 * 4).reshape(2, 3, 4).astype(np.float32)
+    p = og.placeholder(og.float32, [None, 3, 4])
+    i = og.placeholder(og.int32, [None, 2])
+    y = og.gather(p, i, batch_dims=1)
+    assert tuple(y.shape) == (None, 2, 4)
+    sess = og.Session()
+    idx = np.array([[2, -1], [0, 1]])
+    np.testing.assert_array_equal(sess.run(y, {p: params, i: idx}),
+                                  np.stack([params[b][idx[b]] for b in range(2)]))
+    for bad in ([[0, 3], [1, 1]], [[0, -4], [1, 1]]):
+        with pytest.raises(og.errors.ExecutionError, match="gather: an index is outside"):
+            sess.run(y, {p: params, i: np.asarray(bad)})
+    with pytest.raises(og.errors.ExecutionError, match="differ in their batch dims"):
+        sess.run(y, {p: params, i: np.asarray([[0, 1]])})
+
+
+def test_boolean_mask_checks_dims_known_only_when_run():
+    x = og.placeholder(og.float32, [None, 5])
+    m = og.placeholder(og.bool_, [None])
+    picked = og.boolean_mask(x, m)
+    sess = og.Session()
+    assert sess.run(picked, {x: np.ones((3, 5)), m: [True, False, True]}).shape == (2, 5)
+    for rows in (2, 4):     # Compress took a shorter mask as False, refused a longer
+        with pytest.raises(og.errors.ExecutionError, match="the mask's shape must equal"):
+            sess.run(picked, {x: np.ones((rows, 5)), m: [True, False, True]})
+
+
 def test_argmax_defaults_to_axis_0():
     x = og.constant(np.array([[1.0, 5.0, 2.0], [4.0, 0.0, 3.0]], np.float32))
     top, low, narrow = _run([og.argmax(x), og.argmin(x),
