@@ -9,6 +9,7 @@ up with `get_op(op_type, domain)`.
 
 import dataclasses
 
+from . import bits  # noqa: I001 - TF's Bitcast (onegraph domain)
 from . import (activation, activation_grad, attention, candidate_sampling, candidate_sampling_more,
                checkpoint, control_flow, conv, conv_grad, ctc, dataflow, debugging, deform_conv,
                elementwise, elementwise_grad, image, image_more, indexing, indexing_grad, linalg,
@@ -23,7 +24,7 @@ from . import (activation, activation_grad, attention, candidate_sampling, candi
 from .registry import (NUM_OUTPUTS, REQUIRED, AttrSpec, KernelContext, OpDef, Registry, TensorInfo,
                        VariableRef, define)
 
-_FAMILIES = (activation, attention, candidate_sampling, candidate_sampling_more, checkpoint,
+_FAMILIES = (activation, attention, bits, candidate_sampling, candidate_sampling_more, checkpoint,
              control_flow, conv, ctc, dataflow, debugging, deform_conv, elementwise, image,
              image_more, indexing, linalg, linalg_more, linalg_solve, loss, ml, ml_linear, ml_trees,
              ms_fused, ms_gather_packed, ms_gating, ms_generation, ms_llm, ms_matmul_nbits,

@@ -28,6 +28,8 @@ from .api_strings import *  # noqa: F401,F403 - TF1's string functions and og.st
 from .api_strings import __all__ as _api_strings_all
 from .api_partition import *  # noqa: F401,F403 - dynamic_partition/stitch, batch_gather
 from .api_partition import __all__ as _api_partition_all
+from .api_tf1_extra import *  # noqa: F401,F403 - histograms, bitcast, og.bitwise, ...
+from .api_tf1_extra import __all__ as _api_tf1_extra_all
 from . import image_more  # noqa: F401 - og.image's PNG codec, NMS variants, resize_area, ...
 from .api import tuple_ as tuple  # noqa: A004 - TF1's og.tuple
 from .api import bool_ as bool  # noqa: A004 - TF1's og.bool dtype
@@ -61,7 +63,7 @@ __all__ = sorted(
     set(_api_all) | set(_api_extra_all) | set(_api_math_all) | set(_debugging_all)
     | set(_state_all) | set(_api_compat_all) | set(_api_linalg_all)
     | set(_api_linalg_solve_all) | set(_api_special_all) | set(_api_strings_all)
-    | set(_api_partition_all) | {
+    | set(_api_partition_all) | set(_api_tf1_extra_all) | {
     "random_gamma", "random_poisson",
     "bool", "math", "random", "case", "clip_by_global_norm", "clip_by_norm", "global_norm",
     "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices",
