@@ -22,6 +22,7 @@ from .graph import (GLOBAL_STEP, GLOBAL_VARIABLES, LOCAL_VARIABLES, LOSSES,
                     Operation, Tensor, as_dtype, convert_to_tensor, get_default_graph,
                     reset_default_graph)
 from .packing import holds_tensor, int64_tensor
+from .tensor_shape import Dimension, TensorShape, dimension_value
 from .variables import (Variable, get_or_create_global_step, global_variables,
                         global_variables_initializer, local_variables,
                         local_variables_initializer, trainable_variables,
@@ -1532,5 +1533,6 @@ __all__ = [
     "squeeze", "stack", "stop_gradient", "strided_slice", "string", "subtract", "tanh",
     "tile", "trainable_variables", "transpose", "uint8", "uint16", "uint32", "uint64",
     "bfloat16", "half", "double", "unstack", "variables_initializer",
-    "where", "zeros", "zeros_like", "onnx_type", "newaxis",
+    "where", "zeros", "zeros_like", "onnx_type", "newaxis", "TensorShape", "Dimension",
+    "dimension_value",
 ]

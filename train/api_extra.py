@@ -1218,7 +1218,7 @@ def placeholder_with_default(input, shape, name=None) -> Tensor:  # noqa: A002 -
     _check_compatible(x, dims, "placeholder_with_default")
     g = x.graph
     out = g.op("Identity", [x], name=name or "PlaceholderWithDefault")
-    out.set_shape(list(dims) if dims is not None else None)
+    out._replace_shape(dims)
     # Identity folds a constant input into a build-time value, which later ops would
     # trust (a Reshape's static shape): a feed may change it, so it is not static.
     g._static.pop(out.tensor_index, None)

@@ -29,6 +29,7 @@ from ..errors import OneGraphError, ShapeError
 from ..format import DType, Graph as IRGraph, Model, TensorKind
 from ..ops import REGISTRY, TensorInfo
 from . import partial_shapes
+from .tensor_shape import TensorShape, dimension_value, static as _static_shape
 
 # Collection keys (the names users pass to `get_collection`).
 GLOBAL_VARIABLES = "variables"
@@ -73,7 +74,7 @@ def _shape_tuple(shape, what: str = "shape") -> tuple | None:
             e.g. a bare int, a str or a float entry (names `what`).
         ShapeError: an entry is negative other than -1, or beyond the int64 range.
     """
-    if shape is None:
+    if shape is None or isinstance(shape, TensorShape) and shape.ndims is None:
         return None
     if isinstance(shape, np.ndarray) and shape.ndim == 1 and shape.dtype.kind in "iu":
         shape = shape.tolist()
@@ -83,6 +84,7 @@ def _shape_tuple(shape, what: str = "shape") -> tuple | None:
                         f"{_brief(shape)}")
     dims = []
     for k, d in enumerate(shape):
+        d = dimension_value(d)
         if d is None:
             dims.append(None)
             continue
@@ -178,10 +180,11 @@ class Tensor:
         return self._ir.dtype
 
     @property
-    def shape(self) -> tuple | None:
-        """Static shape: tuple with None for unknown dims, or None for unknown rank."""
+    def shape(self) -> TensorShape | None:
+        """Static shape: a TensorShape (a tuple with None for unknown dims, and TF's
+        methods), or None for unknown rank."""
         s = self._ir.shape
-        return None if s is None else tuple(None if d < 0 else d for d in s)
+        return None if s is None else _static_shape(tuple(None if d < 0 else d for d in s))
 
     @property
     def op(self) -> "Operation | None":
@@ -194,9 +197,12 @@ class Tensor:
         op = self.op
         return 0 if op is None else op._node.outputs.index(self.tensor_index)
 
-    def get_shape(self) -> tuple | None:
-        """The static shape, as `shape` (TF1's get_shape). Never raises."""
-        return self.shape
+    def get_shape(self) -> TensorShape:
+        """The static shape (TF1's get_shape): `shape`, and TensorShape(None) for an
+        unknown rank (so get_shape().ndims and .as_list() work as in TF). Never
+        raises."""
+        found = self.shape
+        return TensorShape(None) if found is None else found
 
     def consumers(self) -> list:
         """The ops that read this tensor, in the order they were added. Never raises."""
@@ -205,13 +211,30 @@ class Tensor:
                 if me in node.inputs]
 
     def set_shape(self, shape) -> None:
-        """Refine the static shape (e.g. after a reshape whose target was dynamic).
+        """Refine the static shape with what `shape` knows (e.g. after a reshape whose
+        target was dynamic), as TF's set_shape: the dims known in either are kept.
 
         Raises:
             TypeError: shape is not a list of ints and Nones (or None).
-            ShapeError: a dim is negative other than -1.
+            ShapeError: a dim is negative other than -1, or shape contradicts a known
+                dim or the rank (TF's ValueError).
         """
-        self._ir.shape = _ir_shape(_shape_tuple(shape, f"set_shape of {self.name!r}"))
+        given = _shape_tuple(shape, f"set_shape of {self.name!r}")
+        known = self.shape
+        if given is None:
+            return
+        if known is not None:
+            if len(known) != len(given) or any(
+                    a is not None and b is not None and a != b for a, b in zip(known, given)):
+                raise ShapeError(f"set_shape of {self.name!r}: shape {list(given)} is not "
+                                 f"compatible with its shape {list(known)}")
+            given = tuple(a if a is not None else b for a, b in zip(known, given))
+        self._ir.shape = _ir_shape(given)
+
+    def _replace_shape(self, dims: tuple | None) -> None:
+        """Set the static shape to `dims` even where it knows less than the current one
+        (placeholder_with_default's: a feed may change what the default fixes)."""
+        self._ir.shape = _ir_shape(dims)
 
     def eval(self, feed_dict: Mapping | None = None, session=None):
         """This tensor's value in one run of `session`, by default the default session

@@ -145,6 +145,10 @@ class Variable:
     def shape(self):
         return self.handle.shape
 
+    def get_shape(self):
+        """The static shape as a TensorShape (TF1's Variable.get_shape). Never raises."""
+        return self.handle.get_shape()
+
     @property
     def op(self) -> Operation:
         """The initializer (so `og.group(var)` or control deps on a variable work)."""
