@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import OneGraphError, ShapeError
 from ..format import DType
 from . import api
+from . import api_extra
 from . import graph as _g
 from .graph import Tensor, check_seed
 from .variables import Variable
@@ -569,14 +570,67 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
     return outs[0]
 
 
-def embedding_lookup(params, ids, name=None) -> Tensor:
-    """Rows of `params` (a Variable or tensor) picked by integer `ids` (any shape).
+def embedding_lookup(params, ids, partition_strategy="mod", name=None,
+                     validate_indices=True, max_norm=None) -> Tensor:
+    """Rows of `params` picked by integer `ids` (any shape), as tf.nn.embedding_lookup:
+    params is a Variable or tensor, or a list of shards of the full matrix split by
+    partition_strategy ("mod": row r in shard r % n at r // n; "div": consecutive
+    blocks). With max_norm, each looked-up embedding whose l2 norm exceeds it is
+    scaled down to it. validate_indices is accepted and ignored, as TF1 does on CPU.
 
     The gradient w.r.t. params is sparse (IndexedSlices), so optimizers update only
     the looked-up rows. An id outside [-rows, rows) is refused when the graph runs; a
     negative one counts from the end, as ONNX's Gather has it (TF1 refuses it).
+
+    Raises:
+        ValueError: partition_strategy is not "mod" or "div", or params is an empty
+            list.
+        ShapeError: ids is not an integer tensor, or max_norm is given for ids of
+            unknown rank.
     """
-    return api.gather(params, ids, axis=0, name=name)
+    _g.check_name(name, "embedding_lookup")
+    if not isinstance(partition_strategy, str) or partition_strategy not in ("mod", "div"):
+        raise ValueError(f"embedding_lookup: partition_strategy must be 'mod' or 'div', "
+                         f"got {partition_strategy!r:.60}")
+    if isinstance(params, (list, tuple)):
+        if not params:
+            raise ValueError("embedding_lookup: params must be a tensor or a non-empty "
+                             "list of shards")
+        g = api._graph_of(*params)
+        shards = [_g.convert_to_tensor(p, graph=g) for p in params]
+    else:
+        shards = [params]
+    g = shards[0].graph if isinstance(shards[0], (Tensor, Variable)) else None
+    idx = _g.integer_tensor(ids, "embedding_lookup: ids", g)
+    rows = partitioned_rows(shards, idx, partition_strategy)
+    if max_norm is not None:
+        if idx.shape is None or rows.shape is None:
+            raise ShapeError("embedding_lookup: max_norm needs ids of known rank")
+        from .optimizers import clip_by_norm   # (optimizers imports this module)
+
+        axes = list(range(len(idx.shape), len(rows.shape)))
+        rows = clip_by_norm(rows, max_norm, axes=axes) if axes else rows
+    return api.identity(rows, name=name) if name is not None else rows
+
+
+def partitioned_rows(shards: list, ids: Tensor, strategy: str) -> Tensor:
+    """Rows `ids` of params given as a list of tensors: one, or shards of the full
+    matrix split by TF1's partition strategy ("mod": row r in shard r % n at r // n;
+    "div": consecutive blocks). Raises nothing while building."""
+    if len(shards) == 1:
+        return api.gather(shards[0], ids, axis=0)
+    whole = api.concat(shards, axis=0)
+    if strategy == "div":
+        return api.gather(whole, ids, axis=0)
+    sizes = [s.shape[0] if s.shape else None for s in shards]
+    if None in sizes:   # some shard's rows are only known at run time
+        rows = api.concat([api.shape(s)[:1] for s in shards], 0)
+        starts = api_extra.cumsum(rows, exclusive=True)
+    else:
+        starts = api.constant(np.concatenate([[0], np.cumsum(sizes[:-1])]).astype(np.int64))
+    n = np.int64(len(shards))
+    ids = api.cast(ids, DType.INT64)
+    return api.gather(whole, api.gather(starts, ids % n) + ids // n, axis=0)
 
 
 class LSTMStateTuple(collections.namedtuple("LSTMStateTuple", ["c", "h"])):

@@ -26,11 +26,10 @@ import numpy as np
 from ..errors import OneGraphError, ShapeError
 from ..ops.random_more import check_sample_count
 from . import api
-from . import api_extra
 from . import graph as _g
 from .api_extra import _op_seed, reduce_any
 from .graph import Tensor, check_seed
-from .nn import _positive_int, sigmoid_cross_entropy_with_logits
+from .nn import _positive_int, partitioned_rows, sigmoid_cross_entropy_with_logits
 from .nn_more import softmax_cross_entropy_with_logits_v2
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -150,25 +149,6 @@ def _shards(params, x: Tensor, rank: int, what: str, arg: str) -> list:
     return shards
 
 
-def _lookup(shards: list, ids: Tensor, strategy: str, what: str) -> Tensor:
-    """Rows `ids` of params given as a list of tensors: one, or shards of the full
-    matrix split by TF1's partition strategy ("mod": row r in shard r % n at r // n;
-    "div": consecutive blocks)."""
-    if len(shards) == 1:
-        return api.gather(shards[0], ids, axis=0)
-    whole = api.concat(shards, axis=0)
-    if strategy == "div":
-        return api.gather(whole, ids, axis=0)
-    sizes = [s.shape[0] if s.shape else None for s in shards]
-    if None in sizes:   # some shard's rows are only known at run time
-        rows = api.concat([api.shape(s)[:1] for s in shards], 0)
-        starts = api_extra.cumsum(rows, exclusive=True)
-    else:
-        starts = api.constant(np.concatenate([[0], np.cumsum(sizes[:-1])]).astype(np.int64))
-    n = np.int64(len(shards))
-    return api.gather(whole, api.gather(starts, ids % n) + ids // n, axis=0)
-
-
 def _sampled_logits(weights, biases, labels, inputs, num_sampled, num_classes, num_true,
                     sampled_values, subtract_log_q, remove_accidental_hits,
                     partition_strategy, seed, what) -> tuple:
@@ -215,11 +195,11 @@ def _sampled_logits(weights, biases, labels, inputs, num_sampled, num_classes, n
     true_count, sampled_count = (api.stop_gradient(api.cast(c, x.dtype))
                                  for c in sampled_values[1:])
     flat_labels = api.reshape(labels, [-1])
-    true_w = _lookup(weights, flat_labels, partition_strategy, what)
-    sampled_w = _lookup(weights, sampled, partition_strategy, what)
-    true_b = api.reshape(_lookup(biases, flat_labels, partition_strategy, what),
+    true_w = partitioned_rows(weights, flat_labels, partition_strategy)
+    sampled_w = partitioned_rows(weights, sampled, partition_strategy)
+    true_b = api.reshape(partitioned_rows(biases, flat_labels, partition_strategy),
                          [-1, num_true])
-    sampled_b = _lookup(biases, sampled, partition_strategy, what)
+    sampled_b = partitioned_rows(biases, sampled, partition_strategy)
     dim = api.reshape(x.graph.op("Shape", [x], {"start": 1, "end": 2}), [])
     true_w = api.reshape(true_w, [-1, num_true, dim])
     true_logits = api.reduce_sum(api.expand_dims(x, 1) * true_w, axis=-1) + true_b

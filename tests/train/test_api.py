@@ -203,3 +203,53 @@ def test_small_constants_of_types_with_equal_bytes_stay_apart():
     assert [z.dtype.short_name for z in zs] == names
     assert [str(v.dtype) for v in got] == ["uint4", "float8_e4m3fn", "int4",
                                            "float4_e2m1fn", "uint8"]
+
+
+def _np_partitioned(shards, ids, strategy):
+    """numpy oracle: the full matrix the shards split (TF1's "mod": row r in shard
+    r % n at r // n; "div": consecutive blocks), then its rows `ids`."""
+    n = len(shards)
+    if strategy == "div":
+        full = np.concatenate(shards)
+    else:
+        full = np.empty((sum(len(s) for s in shards),) + shards[0].shape[1:], shards[0].dtype)
+        for r in range(len(full)):
+            full[r] = shards[r % n][r // n]
+    return full[ids]
+
+
+@pytest.mark.parametrize("strategy", ["mod", "div"])
+def test_embedding_lookup_of_shards_as_tf1(strategy):
+    """A list of params is shards split by partition_strategy (uneven: 5, 5, 4 rows);
+    the third positional argument is the strategy, as TF1's."""
+    rng = np.random.RandomState(0)
+    shards = [rng.randn(k, 3).astype(np.float32) for k in (5, 5, 4)]
+    ids = np.array([0, 1, 2, 9, 13, 7])
+    g = og.Graph()
+    with g.as_default():
+        i = og.placeholder(og.int32, [None])
+        e = og.nn.embedding_lookup([og.constant(s) for s in shards], i, strategy)
+        assert e.shape == (None, 3)
+        got = og.Session(g).run(e, {i: ids})
+    np.testing.assert_array_equal(got, _np_partitioned(shards, ids, strategy))
+
+
+def test_embedding_lookup_max_norm_and_sparse_gradient():
+    rng = np.random.RandomState(1)
+    table = rng.randn(10, 2, 3) * 3
+    ids = np.array([[0, 9], [3, 3]])
+    g = og.Graph()
+    with g.as_default():
+        w = og.Variable(table, name="table")
+        e = og.nn.embedding_lookup(w, og.constant(ids), max_norm=2.0)
+        (grad,) = og.gradients(og.reduce_sum(e), [w])
+        sess = og.Session(g)
+        got = sess.run(e)
+    rows = table[ids]
+    norms = np.sqrt((rows ** 2).sum(axis=(2, 3), keepdims=True))
+    np.testing.assert_allclose(got, rows * np.minimum(1.0, 2.0 / norms), rtol=1e-12)
+    assert isinstance(grad, og.IndexedSlices)
+    with pytest.raises(ValueError, match="partition_strategy must be 'mod' or 'div'"):
+        og.nn.embedding_lookup([og.zeros([2, 3])], [0], "rows")
+    with pytest.raises(ValueError, match="non-empty list"):
+        og.nn.embedding_lookup([], [0])
