@@ -111,13 +111,17 @@ def histogram_fixed_width(values, value_range, nbins=100, dtype=int32, name=None
             str.
         ValueError: nbins < 1, or a Python value_range is not [lo, hi] with lo < hi.
         ShapeError: a value_range tensor's known shape is not [2].
-        ExecutionError: when the graph runs, a value_range tensor has lo >= hi.
+        ExecutionError: when the graph runs, a value_range tensor has lo >= hi, or
+            values hold a NaN.
     """
     what = "histogram_fixed_width"
     _g.check_name(name, what)
     out = _dtype_arg(dtype, (int32, int64), f"{what}: dtype")
     x, lo, hi, n = _histogram_args(values, value_range, nbins, what)
     g = x.graph
+    if x.dtype.numpy.kind == "f":   # a NaN has no bin: TF's kernel refuses it
+        x = _checked(x, api.logical_not(api_math.is_nan(x)),
+                     f"{what}: values must not contain NaN")
     index = api.reshape(_fixed_width_bins(x, lo, hi, n), [-1])
     ones = api.ones_like(index, dtype=out)
     zeros = g.constant(np.zeros(n, out.numpy))
@@ -542,8 +546,8 @@ def batch_to_space(input, crops, block_size, name=None, block_shape=None) -> Ten
 
     Raises:
         TypeError: block_size is missing or not an int, or name is not a str.
-        ValueError: block_size < 2 (TF's attr is int >= 2), block_size and
-            block_shape differ, or crops are not two non-negative pairs.
+        ValueError: block_size < 1, block_size and block_shape differ, or crops are
+            not two non-negative pairs.
         ShapeError: input is not 4-D, its batch does not divide by block_size**2, or
             a crop exceeds its dim (see og.batch_to_space_nd; a crops tensor is
             checked when the graph runs, ExecutionError).
@@ -555,8 +559,8 @@ def batch_to_space(input, crops, block_size, name=None, block_shape=None) -> Ten
     size = block_size if block_size is not None else block_shape
     if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
         raise TypeError(f"{what}: block_size must be an int, got {_brief(size)}")
-    if size < 2:
-        raise ValueError(f"{what}: block_size must be >= 2, got {size}")
+    if size < 1:   # TF 2.21's takes 1 too (the input unchanged but for the crops)
+        raise ValueError(f"{what}: block_size must be >= 1, got {size}")
     x = _t(input)
     if x.shape is None or len(x.shape) != 4:
         raise ShapeError(f"{what}: input must be 4-D NHWC, got "

@@ -142,6 +142,17 @@ def test_histogram_fixed_width_tf_docstring_example():
         np.testing.assert_array_equal(run(out), [2, 1, 1, 0, 2])
 
 
+def test_histogram_fixed_width_refuses_nan_when_run():
+    # TF's kernel: "Histogram values must not contain NaN"
+    with og.Graph().as_default():
+        v = og.placeholder(og.float32, [None])
+        h = og.histogram_fixed_width(v, [0.0, 5.0], 5)
+        sess = og.Session()
+        assert sess.run(h, {v: [1.0, 4.9]}).tolist() == [0, 1, 0, 0, 1]
+        with pytest.raises(ExecutionError, match="values must not contain NaN"):
+            sess.run(h, {v: [1.0, np.nan]})
+
+
 def test_histogram_fixed_width_bins_tf_docstring_example():
     with og.Graph().as_default():
         out = og.histogram_fixed_width_bins([-1.0, 0.0, 1.5, 2.0, 5.0, 15], [0.0, 5.0], 5)
@@ -412,8 +423,13 @@ def test_batch_to_space_static_shape_gradient_and_errors():
     with og.Graph().as_default():
         assert og.batch_to_space(og.zeros([4, 2, 2, 3]), [[0, 0], [0, 0]], 2).shape == \
             (1, 4, 4, 3)
-        with pytest.raises(ValueError, match="batch_to_space: block_size must be >= 2"):
-            og.batch_to_space(og.zeros([4, 2, 2, 3]), [[0, 0], [0, 0]], 1)
+        with pytest.raises(ValueError, match="batch_to_space: block_size must be >= 1"):
+            og.batch_to_space(og.zeros([4, 2, 2, 3]), [[0, 0], [0, 0]], 0)
+        # block 1, as TF 2.21 takes it: the input, cropped
+        one = og.batch_to_space(og.constant(np.arange(8.0).reshape(2, 2, 2, 1)),
+                                [[0, 1], [1, 0]], 1)
+        np.testing.assert_array_equal(og.Session().run(one),
+                                      np.arange(8.0).reshape(2, 2, 2, 1)[:, :1, 1:])
         with pytest.raises(ShapeError, match="batch_to_space: input must be 4-D"):
             og.batch_to_space(og.zeros([4, 2, 3]), [[0, 0], [0, 0]], 2)
         with pytest.raises(ShapeError, match="multiple"):
