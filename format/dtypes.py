@@ -90,6 +90,79 @@ class DType(enum.IntEnum):
     def short_name(self) -> str:
         return self.name.lower()
 
+    # -- TF's DType attributes (x.dtype.is_floating, x.dtype.as_numpy_dtype, ...) ----
+
+    @property
+    def base_dtype(self) -> "DType":
+        """This type (TF's non-reference type; onegraph has no reference types)."""
+        return self
+
+    @property
+    def as_numpy_dtype(self) -> type:
+        """The numpy scalar type (np.float32, ...), as TF's; object for STRING.
+
+        Raises:
+            FormatError: the type has no numpy equivalent."""
+        return self.numpy.type
+
+    @property
+    def is_floating(self) -> bool:
+        """Whether this is a floating-point type (float8/16/32/64, bfloat16, float4)."""
+        return self.name.startswith(("FLOAT", "BFLOAT"))
+
+    @property
+    def is_integer(self) -> bool:
+        """Whether this is a signed or unsigned integer type (bool is not)."""
+        return self.name.startswith(("INT", "UINT"))
+
+    @property
+    def is_unsigned(self) -> bool:
+        """Whether this is an unsigned integer type."""
+        return self.name.startswith("UINT")
+
+    @property
+    def is_bool(self) -> bool:
+        return self is DType.BOOL
+
+    @property
+    def is_complex(self) -> bool:
+        """False: onegraph has no complex types."""
+        return False
+
+    @property
+    def is_numpy_compatible(self) -> bool:
+        return self is not DType.UNDEFINED
+
+    @property
+    def size(self) -> int:
+        """Bytes per element (TF's DType.size; 0 for STRING)."""
+        return self.itemsize
+
+    @property
+    def min(self):
+        """The lowest value of a numeric type, as TF's DType.min.
+
+        Raises:
+            TypeError: the type is not numeric (bool, string)."""
+        return self._limits()[0]
+
+    @property
+    def max(self):
+        """The highest value of a numeric type, as TF's DType.max.
+
+        Raises:
+            TypeError: the type is not numeric (bool, string)."""
+        return self._limits()[1]
+
+    def _limits(self) -> tuple:
+        if self.is_integer:
+            info = np.iinfo(self.numpy)
+        elif self.is_floating:
+            info = np.finfo(self.numpy)
+        else:
+            raise TypeError(f"dtype {self.short_name} has no min or max")
+        return info.min, info.max
+
     @classmethod
     def from_numpy(cls, dtype) -> "DType":
         """Map a numpy dtype (or anything np.dtype accepts) to a DType.

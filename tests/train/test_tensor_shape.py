@@ -78,3 +78,17 @@ def test_variables_and_shape_invariants():
                              shape_invariants=[og.TensorShape([]), og.TensorShape([None, 5])])
     assert grown.shape == (None, 5)                            # TF's
     assert og.Session().run(grown).shape == (8, 5)
+
+
+def test_dtypes_answer_tfs_questions():
+    """TF's DType attributes, as tf.compat.v1 2.21 answers them."""
+    x = og.placeholder(og.float32, [None, 5])
+    assert x.dtype.base_dtype == og.float32 and x.dtype.as_numpy_dtype is np.float32
+    assert x.dtype.is_floating and not x.dtype.is_integer and x.dtype.size == 4
+    assert og.int32.max == 2147483647 and og.int32.min == -2147483648
+    assert og.float32.min == np.float32(-3.4028235e+38)
+    assert og.uint8.is_unsigned and og.uint8.is_integer and not og.int8.is_unsigned
+    assert og.bfloat16.is_floating and og.bool_.is_bool and not og.float64.is_complex
+    assert not og.bool_.is_integer and not og.bool_.is_floating
+    with pytest.raises(TypeError, match="no min or max"):
+        og.bool_.max
