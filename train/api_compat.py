@@ -1562,6 +1562,17 @@ _MAX_PATCH_TAPS = 1 << 16
 _MAX_PADDED_PIXELS = 1 << 31
 
 
+def _tf_window(n: int, span: int, stride: int, padding: str) -> tuple:
+    """(output size, [pad before, pad after]) of a window reaching `span` elements
+    moved by `stride` over n, with TF's "SAME" (ceil(n / stride) outputs, the odd pad
+    after) or "VALID" (no pads; the caller refuses span > n). Raises nothing."""
+    if padding == "SAME":
+        out = -(-n // stride)
+        total = max((out - 1) * stride + span - n, 0)
+        return out, [total // 2, total - total // 2]
+    return (n - span) // stride + 1, [0, 0]
+
+
 def extract_image_patches(images, ksizes=None, strides=None, rates=None, padding=None,
                           name=None, sizes=None) -> Tensor:
     """TF1's tf.extract_image_patches: the ksizes[1] x ksizes[2] patches of NHWC
@@ -1614,16 +1625,11 @@ def extract_image_patches(images, ksizes=None, strides=None, rates=None, padding
     pads = [[0, 0]]
     for n, k, s, r in ((x.shape[1], kr, sr, rr), (x.shape[2], kc, sc, rc)):
         span = (k - 1) * r + 1
-        if padding == "SAME":
-            out = -(-n // s)
-            total = max((out - 1) * s + span - n, 0)
-            pads.append([total // 2, total - total // 2])
-        else:
-            if span > n:
-                raise ShapeError(f"{what}: a VALID patch spans {span} pixels (ksize {k}, "
-                                 f"rate {r}), more than the image's {n}")
-            out = (n - span) // s + 1
-            pads.append([0, 0])
+        if padding == "VALID" and span > n:
+            raise ShapeError(f"{what}: a VALID patch spans {span} pixels (ksize {k}, "
+                             f"rate {r}), more than the image's {n}")
+        out, pad = _tf_window(n, span, s, padding)
+        pads.append(pad)
         size.append(out)
     pads.append([0, 0])
     padded_pixels = (x.shape[1] + sum(pads[1])) * (x.shape[2] + sum(pads[2]))

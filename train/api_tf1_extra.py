@@ -250,6 +250,18 @@ def _powers(g, dtype: DType, exponent: Tensor, count: int) -> Tensor:
     return g.op("Gather", [g.constant(table), api.cast(exponent, int64)], {"axis": 0})
 
 
+def _shift_args(x, y, what: str, name) -> tuple:
+    """(x, the shift amounts clamped into [0, bits), bits) of a shift of x by y.
+
+    Raises:
+        TypeError: x and y are not integers of one dtype, or name is not a str.
+    """
+    _g.check_name(name, what)
+    a, b = _int_pair(x, y, what)
+    bits = 8 * a.dtype.itemsize
+    return a, _shift_amount(b, bits), bits
+
+
 def left_shift(x, y, name=None) -> Tensor:
     """x shifted left by y bits (tf.bitwise.left_shift), elementwise with
     broadcasting; signed x wraps as two's complement (x * 2**y modulo the width). y
@@ -258,11 +270,7 @@ def left_shift(x, y, name=None) -> Tensor:
     Raises:
         TypeError: x and y are not integers of one dtype, or name is not a str.
     """
-    what = "left_shift"
-    _g.check_name(name, what)
-    a, b = _int_pair(x, y, what)
-    bits = 8 * a.dtype.itemsize
-    s = _shift_amount(b, bits)
+    a, s, bits = _shift_args(x, y, "left_shift", name)
     g = a.graph
     if a.dtype in _UNSIGNED:
         return g.op("BitShift", [a, s], {"direction": "LEFT"}, name=name)
@@ -280,11 +288,7 @@ def right_shift(x, y, name=None) -> Tensor:
     Raises:
         TypeError: x and y are not integers of one dtype, or name is not a str.
     """
-    what = "right_shift"
-    _g.check_name(name, what)
-    a, b = _int_pair(x, y, what)
-    bits = 8 * a.dtype.itemsize
-    s = _shift_amount(b, bits)
+    a, s, bits = _shift_args(x, y, "right_shift", name)
     g = a.graph
     if a.dtype in _UNSIGNED:
         return g.op("BitShift", [a, s], {"direction": "RIGHT"}, name=name)
@@ -471,16 +475,11 @@ def _volume_geometry(x: Tensor, ksizes, strides, padding, what: str) -> tuple:
     """
     out, pads = [], [[0, 0]]
     for n, k, s in zip(x.shape[1:4], ksizes, strides):
-        if padding == "SAME":
-            o = -(-n // s)
-            total = max((o - 1) * s + k - n, 0)
-            pads.append([total // 2, total - total // 2])
-        else:
-            if k > n:
-                raise ShapeError(f"{what}: a VALID patch of {k} is larger than the "
-                                 f"volume's {n}")
-            o = (n - k) // s + 1
-            pads.append([0, 0])
+        if padding == "VALID" and k > n:
+            raise ShapeError(f"{what}: a VALID patch of {k} is larger than the volume's "
+                             f"{n}")
+        o, pad = api_compat._tf_window(n, k, s, padding)
+        pads.append(pad)
         out.append(o)
     pads.append([0, 0])
     voxels = int(np.prod([n + sum(p) for n, p in zip(x.shape[1:4], pads[1:4])]))
