@@ -43,6 +43,8 @@ from .nn_extra import depth_to_space, space_to_depth
 from .queues import FIFOQueue, RandomShuffleQueue
 from .optimizers import clip_by_global_norm, clip_by_norm, global_norm
 from .session import InteractiveSession, Session, get_default_session
+from .session_config import *  # noqa: F401,F403 - ConfigProto, GPUOptions, RunOptions, ...
+from .session_config import __all__ as _session_config_all
 from .state_ops import *  # noqa: F401,F403 - assign, assign_add, assign_sub, scatter_add
 from .state_ops import __all__ as _state_all
 from . import initializers
@@ -63,7 +65,7 @@ __all__ = sorted(
     set(_api_all) | set(_api_extra_all) | set(_api_math_all) | set(_debugging_all)
     | set(_state_all) | set(_api_compat_all) | set(_api_linalg_all)
     | set(_api_linalg_solve_all) | set(_api_special_all) | set(_api_strings_all)
-    | set(_api_partition_all) | set(_api_tf1_extra_all) | {
+    | set(_api_partition_all) | set(_api_tf1_extra_all) | set(_session_config_all) | {
     "random_gamma", "random_poisson",
     "bool", "math", "random", "case", "clip_by_global_norm", "clip_by_norm", "global_norm",
     "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices",

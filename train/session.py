@@ -229,6 +229,53 @@ def _graph_of(obj) -> tuple[Graph, Model | None]:
     raise TypeError(f"Session needs a Model or Graph, got {type(obj).__name__}{hint}")
 
 
+def _graph_argument(target, graph, config):
+    """The graph a Session was given, by TF1's order (target, graph, config) or by
+    onegraph's (graph first).
+
+    Raises:
+        TypeError: a graph given first and as graph= too, or config not a ConfigProto.
+        ValueError: a distributed target (a str with "://"). Another str is taken as
+            the graph, which `_graph_of` refuses naming the loaders (a model path).
+    """
+    from .session_config import ConfigProto
+
+    if config is not None and not isinstance(config, ConfigProto):
+        raise TypeError(f"Session: config must be an og.ConfigProto or None, got "
+                        f"{type(config).__name__}")
+    if isinstance(target, str) and "://" in target:
+        raise ValueError(
+            f"Session: target {target!r:.80} is not supported: onegraph runs in-process "
+            "only, target must be '' or 'local' (distributed targets such as grpc://... "
+            "are not supported here)")
+    if target is None or (isinstance(target, str) and target in ("", "local")):
+        return graph
+    if graph is not None:
+        raise TypeError(f"Session: got a graph first ({type(target).__name__}) and "
+                        "graph= too; give one (TF1's order is target, graph, config)")
+    return target
+
+
+def _feeds_or_options(options, feeds):
+    """`feeds` for `Session.run`: its third positional argument is TF1's options (a
+    RunOptions, checked, otherwise unused) or, as before, a mapping of feeds.
+
+    Raises:
+        TypeError: options is neither a RunOptions nor a mapping, or a mapping given
+            both third and as feeds=.
+    """
+    from .session_config import RunOptions
+
+    if options is None or isinstance(options, RunOptions):
+        return feeds
+    if isinstance(options, Mapping):
+        if feeds is not None:
+            raise TypeError("Session.run: feeds given both third and as feeds=")
+        return options
+    raise TypeError(f"Session.run: options must be an og.RunOptions, got "
+                    f"{type(options).__name__}")
+
+
 class Session:
     """Runs steps of a graph: `run(fetches, feed_dict)`.
 
@@ -236,6 +283,9 @@ class Session:
         graph: a `onegraph.format.Model` (its main graph), a `onegraph.format.Graph`,
             or a training graph (`onegraph.Graph`); default: the default graph (TF1's
             `tf.Session()` inside `with g.as_default():`).
+        target: '' or 'local' (TF1's in-process target), or the graph itself.
+        config: an `og.ConfigProto`; kept as `session.config`. Its device, thread,
+            GPU and timeout fields have no effect on onegraph's in-process CPU runtime.
         seed: seed of the random generator used by random ops: None (fresh entropy)
             or an int >= 0 (numpy integers too).
         memory_arena: keep freed heap memory mapped for the next run instead of
@@ -246,9 +296,15 @@ class Session:
             process, once (`train/heap.py`); elsewhere, or when the environment
             already tunes malloc, it does nothing.
 
+    TF1's order, `Session(target='', graph=None, config=None)`, is taken too: a Model or
+    Graph given first is the graph (`og.Session(g)`), a str first is the target.
+
     Raises:
-        TypeError: graph is not a Model or Graph, or seed is not None or an int.
-        ValueError: seed is negative.
+        TypeError: graph is not a Model or Graph, a graph is given both first and as
+            graph=, config is not an og.ConfigProto, or seed is not None or an int.
+        ValueError: seed is negative, or target is a distributed one ("grpc://...";
+            everything runs in-process). A str target other than '', 'local' or such
+            a URL is a TypeError naming the loaders (it is taken for a model path).
 
     Example::
 
@@ -263,7 +319,9 @@ class Session:
     # time, runs its graph as written from the next run on (plans are cached per value)
     optimize = True
 
-    def __init__(self, graph=None, seed: int | None = None, memory_arena: bool = True):
+    def __init__(self, target="", graph=None, config=None, seed: int | None = None,
+                 memory_arena: bool = True):
+        graph = _graph_argument(target, graph, config)
         if graph is None:
             from .graph import get_default_graph
 
@@ -279,6 +337,8 @@ class Session:
         self._source = graph
         self.graph, self.model = _graph_of(graph)
         self._seed = seed
+        self.config = config
+        self.sess_str = target if isinstance(target, str) else ""
         self.rng = np.random.default_rng(seed)
         # signatures of the model's other graphs run in a Session of their own
         self._signature_sessions: dict[int, Session] = {}
@@ -394,8 +454,8 @@ class Session:
 
     # -- public API -----------------------------------------------------------------
 
-    def run(self, fetches, feed_dict: Mapping | None = None, feeds: Mapping | None = None,
-            *, run_metadata: RunMetadata | None = None):
+    def run(self, fetches, feed_dict: Mapping | None = None, options=None,
+            run_metadata: RunMetadata | None = None, *, feeds: Mapping | None = None):
         """Run one step and return the fetched values in the structure of `fetches`.
 
         Fetched arrays are the caller's own: writing into one never changes the graph,
@@ -416,13 +476,18 @@ class Session:
                 or a value outside the tensor dtype's range, is a ShapeError. A
                 tensor declared as a scalar also takes a one-element array of any rank
                 (as onnxruntime does), fed as that scalar.
+            options: an `og.RunOptions` (TF1's third argument). Its trace_level and
+                timeout_in_ms have no effect: a run_metadata alone records the trace,
+                and onegraph has no run timeout. A mapping here is taken as `feeds`
+                (onegraph's former third argument).
             run_metadata: an `og.RunMetadata` that records each step's node, kernel
                 time and output shapes (as TF1's `run_metadata`; see
                 `train/profiling.py`). Without it runs are not timed at all.
 
         Raises:
             RuntimeError: the session is closed.
-            TypeError: fetches is None, run_metadata is not a RunMetadata, feed_dict is
+            TypeError: fetches is None, options is not a RunOptions (nor a mapping),
+                run_metadata is not a RunMetadata, feed_dict is
                 not a mapping, both feed_dict and feeds are given, or a fed value is a
                 graph tensor or op (TF1's TypeError), not a value.
             CancelledError: the session was closed while the step waited on a queue.
@@ -437,6 +502,7 @@ class Session:
         """
         if self._closed:
             raise RuntimeError(_CLOSED)
+        feeds = _feeds_or_options(options, feeds)
         if run_metadata is not None and not isinstance(run_metadata, RunMetadata):
             raise TypeError(f"run_metadata must be an og.RunMetadata, got "
                             f"{type(run_metadata).__name__}")
@@ -1004,12 +1070,14 @@ class InteractiveSession(Session):
         as `Session`.
     """
 
-    def __init__(self, graph=None, seed: int | None = None, memory_arena: bool = True):
+    def __init__(self, target="", graph=None, config=None, seed: int | None = None,
+                 memory_arena: bool = True):
+        graph = _graph_argument(target, graph, config)
         if graph is None:
             from .graph import get_default_graph
 
             graph = get_default_graph()
-        super().__init__(graph, seed, memory_arena)
+        super().__init__("", graph, config, seed, memory_arena)
         from . import graph as _graph_module
 
         # the creating thread's stacks themselves, so that a close() from any thread
