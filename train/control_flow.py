@@ -209,8 +209,22 @@ def _stack_pop_grad(b, op, grads):
 
 # --------------------------------------------------------------------------- nesting
 
+# composite values (og.TensorArray) that loops and conds carry as their tensors:
+# type -> (to_tensors(value) -> list of tensors, from_tensors(value, tensors) -> value)
+_COMPOSITES: dict = {}
+
+
+def register_composite(cls: type, to_tensors: Callable, from_tensors: Callable) -> None:
+    """Let while_loop / cond carry values of cls: flattened to `to_tensors(value)`,
+    rebuilt as `from_tensors(value, tensors)` (value gives the static metadata)."""
+    _COMPOSITES[cls] = (to_tensors, from_tensors)
+
+
 def _flatten(structure) -> list:
-    """Leaves of a nest of lists, tuples (named too) and dicts (keys in sorted order)."""
+    """Leaves of a nest of lists, tuples (named too) and dicts (keys in sorted order);
+    a registered composite gives its tensors."""
+    if type(structure) in _COMPOSITES:
+        return list(_COMPOSITES[type(structure)][0](structure))
     if isinstance(structure, dict):
         return [x for k in sorted(structure) for x in _flatten(structure[k])]
     if isinstance(structure, (list, tuple)):
@@ -223,6 +237,9 @@ def _pack(structure, flat: list):
     it = iter(flat)
 
     def pack(s):
+        if type(s) in _COMPOSITES:
+            to_tensors, from_tensors = _COMPOSITES[type(s)]
+            return from_tensors(s, [next(it) for _ in to_tensors(s)])
         if isinstance(s, dict):
             vals = {k: pack(s[k]) for k in sorted(s)}
             return type(s)((k, vals[k]) for k in s)
@@ -236,6 +253,8 @@ def _pack(structure, flat: list):
 
 def _skeleton(structure):
     """The nest without its leaves, to compare structures."""
+    if type(structure) in _COMPOSITES:
+        return (type(structure).__name__, len(_flatten(structure)))
     if isinstance(structure, dict):
         return ("dict", tuple((k, _skeleton(structure[k])) for k in sorted(structure)))
     if isinstance(structure, (list, tuple)):
@@ -245,7 +264,10 @@ def _skeleton(structure):
 
 
 def _flatten_up_to(structure, values) -> list:
-    """`values` flattened as deep as `structure` goes (its leaves may be lists)."""
+    """`values` flattened as deep as `structure` goes (its leaves may be lists); a
+    composite's entry is ignored: its tensors keep their own static shapes."""
+    if type(structure) in _COMPOSITES:
+        return [t.shape for t in _flatten(structure)]
     if isinstance(structure, dict):
         return [x for k in sorted(structure) for x in _flatten_up_to(structure[k], values[k])]
     if isinstance(structure, (list, tuple)):

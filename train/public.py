@@ -60,13 +60,14 @@ from .namespaces import make_math, make_random
 
 math = make_math(globals(), nn)       # TF1's tf.math names
 random = make_random(globals())       # TF1's tf.random names
+from .tensor_array import TensorArray  # noqa: E402 - TF1's loop accumulator
 
 __all__ = sorted(
     set(_api_all) | set(_api_extra_all) | set(_api_math_all) | set(_debugging_all)
     | set(_state_all) | set(_api_compat_all) | set(_api_linalg_all)
     | set(_api_linalg_solve_all) | set(_api_special_all) | set(_api_strings_all)
     | set(_api_partition_all) | set(_api_tf1_extra_all) | set(_session_config_all) | {
-    "random_gamma", "random_poisson",
+    "random_gamma", "random_poisson", "TensorArray",
     "bool", "math", "random", "case", "clip_by_global_norm", "clip_by_norm", "global_norm",
     "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices",
     "IndexedSlicesValue", "InteractiveSession", "RandomShuffleQueue", "RegisterGradient",
