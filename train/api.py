@@ -575,18 +575,31 @@ def rsqrt(x, name=None) -> Tensor:
 
 
 def add_n(inputs: Sequence, name=None) -> Tensor:
-    """Sum of a list of same-shaped tensors (one AddN node).
+    """Sum of a list of same-shaped tensors (one AddN node), as tf.add_n: the result's
+    static shape holds what any input's says.
 
     Raises:
         TypeError: inputs is not a list or tuple.
         ValueError: inputs is empty.
-        ShapeError: the tensors have different dtypes.
+        ShapeError: the tensors have different dtypes, or shapes known while
+            building that differ (TF's add_n does not broadcast).
     """
     ts = [_t(x) for x in _tensor_list(inputs, "add_n: inputs")]
     _g.check_same_dtype("AddN", ts)
     if len(ts) == 1:
         return ts[0]
-    return ts[0].graph.op("AddN", ts, name=name)
+    merged = TensorShape(None)
+    for t in ts:
+        try:
+            merged = merged.merge_with(t.get_shape())
+        except ValueError:
+            raise ShapeError(f"add_n: the inputs must have one shape, got "
+                             f"{[None if u.shape is None else list(u.shape) for u in ts]}"
+                             ) from None
+    y = ts[0].graph.op("AddN", ts, name=name)
+    if merged.ndims is not None:
+        y.set_shape(merged)
+    return y
 
 
 def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False,

@@ -124,3 +124,19 @@ def test_more_static_shapes_are_tensorflows(name):
         ub = og.placeholder(og.bool, None)
         y = build(x, v, i, u, ub)
         assert (None if y.shape is None else tuple(y.shape)) == want
+
+
+def test_add_n_merges_its_inputs_shapes_and_refuses_different_ones():
+    # TF: add_n of (?, 3) and (2, ?) is (2, 3); a scalar with a (4, 1) loss is refused
+    # while building (tf.losses.get_total_loss over a Reduction.NONE loss)
+    g = og.Graph()
+    with g.as_default():
+        a = og.placeholder(og.float32, [None, 3])
+        b = og.placeholder(og.float32, [2, None])
+        total = og.add_n([a, b])
+        assert tuple(total.shape) == (2, 3)
+        with pytest.raises(og.errors.ShapeError, match="add_n: the inputs must have one "
+                                                        "shape"):
+            og.add_n([og.zeros([4, 1]), og.zeros([])])
+        got = og.Session(g).run(total, {a: np.ones((2, 3)), b: np.full((2, 3), 2.0)})
+    np.testing.assert_array_equal(got, np.full((2, 3), 3.0))
