@@ -3,10 +3,12 @@ og.train.list_variables, load_variable, load_checkpoint (a CheckpointReader),
 NewCheckpointReader, checkpoint_exists, get_checkpoint_mtimes, get_checkpoint_state,
 checkpoints_iterator and remove_checkpoint.
 
-A checkpoint is a file a Saver wrote (`dir/ckpt-<step>.og`, see train/saver.py); a
-directory stands for its latest recorded checkpoint. Every read verifies the file's
-checksums (ops/checkpoint.py read_checkpoint), so a damaged file raises
-DataLossError rather than giving wrong values.
+A checkpoint is a file a Saver wrote (`dir/ckpt-<step>.og`, see train/saver.py), or
+the prefix of a TensorFlow V2 checkpoint (`<prefix>.index` and its data shards, read
+by train/tf_checkpoint.py); a directory stands for its latest recorded checkpoint (og's
+index, else TF's `checkpoint` file). Every read verifies the file's checksums
+(ops/checkpoint.py read_checkpoint; a TF tensor's CRC-32C when it is read), so a
+damaged file raises DataLossError rather than giving wrong values.
 
 Errors name the path they are about: a path with no checkpoint (missing, or a
 directory that records none, or None) is CheckpointNotFoundError, a variable the
@@ -27,6 +29,7 @@ from ..format import DType
 from ..ops.checkpoint import read_checkpoint
 from .saver import _read_index
 from .saver import latest_checkpoint as _latest_checkpoint
+from .tf_checkpoint import TFCheckpointReader, is_tf_checkpoint
 
 
 class CheckpointNotFoundError(NotFoundError, FileNotFoundError, ValueError):
@@ -58,15 +61,19 @@ def _path(value, what: str, none_is_missing: bool = True) -> str:
 
 
 def _checkpoint_file(ckpt_dir_or_file, what: str) -> str:
-    """The checkpoint file meant: the path itself, or a directory's latest.
+    """The checkpoint file meant: the path itself, or a directory's latest (og's index
+    first, then TF's `checkpoint` text file). A TF V2 checkpoint is meant by its
+    prefix (`<prefix>.index` exists), which is returned as it is.
 
     Raises:
         CheckpointNotFoundError: None, a directory that records no checkpoint (TF1's
             message), or no such file or directory; the message names the path.
         TypeError: not a path.
-        DataLossError: the directory's index is damaged (names it).
+        DataLossError: the directory's index (or TF's `checkpoint` file) is damaged.
     """
     path = _path(ckpt_dir_or_file, what)
+    if is_tf_checkpoint(path):
+        return path
     if os.path.isdir(path):
         latest = _latest_checkpoint(path)
         if latest is None:
@@ -79,16 +86,25 @@ def _checkpoint_file(ckpt_dir_or_file, what: str) -> str:
 
 
 class CheckpointReader:
-    """The variables of one checkpoint file, read once (TF1's CheckpointReader).
+    """The variables of one checkpoint file, read once (TF1's CheckpointReader). A TF
+    V2 checkpoint prefix is read by train/tf_checkpoint.py's TFCheckpointReader, each
+    tensor when asked for.
 
     Raises (constructor):
-        DataLossError: the file is truncated, corrupted or not a checkpoint.
-        CheckpointNotFoundError: no such file (or a directory, or None).
+        DataLossError: the file is truncated, corrupted or not a checkpoint; for a TF
+            checkpoint, its index is (bad magic, block CRC, compressed, unknown dtype).
+        CheckpointNotFoundError: no such file (or a directory, or None), or a data shard
+            of a TF checkpoint is missing.
         TypeError: path is no path.
     """
 
     def __init__(self, path: str):
         path = _path(path, "CheckpointReader")
+        self._tf = None
+        if is_tf_checkpoint(path):
+            self.path = path
+            self._tf = TFCheckpointReader(path, not_found=CheckpointNotFoundError)
+            return
         if not os.path.isfile(path):
             raise CheckpointNotFoundError(f"CheckpointReader: no checkpoint file {path}")
         self.path = path
@@ -96,6 +112,8 @@ class CheckpointReader:
 
     def has_tensor(self, name: str) -> bool:
         """Whether the checkpoint holds a variable named `name`. Never raises."""
+        if self._tf is not None:
+            return self._tf.has_tensor(name)
         return _plain(name) in self._values
 
     def get_tensor(self, name: str) -> np.ndarray:
@@ -103,7 +121,11 @@ class CheckpointReader:
 
         Raises:
             NotFoundError: the checkpoint has no such variable (TF1's NotFoundError).
+            DataLossError: (TF checkpoint) its bytes are truncated or fail their CRC.
+            FormatError: (TF checkpoint) a dtype og has not, or a partitioned variable.
         """
+        if self._tf is not None:
+            return self._tf.get_tensor(name)
         key = _plain(name)
         if key not in self._values:
             raise NotFoundError(f"Key {key} not found in checkpoint {self.path}")
@@ -111,10 +133,18 @@ class CheckpointReader:
 
     def get_variable_to_shape_map(self) -> dict:
         """{variable name: its shape as a list}. Never raises."""
+        if self._tf is not None:
+            return self._tf.get_variable_to_shape_map()
         return {k: list(v.shape) for k, v in self._values.items()}
 
     def get_variable_to_dtype_map(self) -> dict:
-        """{variable name: its og dtype}. Never raises."""
+        """{variable name: its og dtype}.
+
+        Raises:
+            FormatError: (TF checkpoint) a variable's TF dtype has no og dtype.
+        """
+        if self._tf is not None:
+            return self._tf.get_variable_to_dtype_map()
         return {k: DType.from_numpy(v.dtype) for k, v in self._values.items()}
 
 

@@ -37,6 +37,7 @@ import contextlib
 import json
 import os
 import re
+import tempfile
 import threading
 from collections.abc import Iterable, Mapping
 
@@ -53,6 +54,7 @@ from ..format.atomic import atomic_open, remove_stale_temp_files
 from ..ops.checkpoint import DOMAIN, pack_shapes
 from . import graph as _graph
 from .session import NodeTarget
+from .tf_checkpoint import is_tf_checkpoint, tf_latest_checkpoint, tf_to_og_checkpoint
 from .variables import Variable
 
 INDEX = "checkpoint.json"
@@ -140,10 +142,11 @@ def _directory(directory, function: str) -> str:
 def latest_checkpoint(directory: str) -> str | None:
     """Path of the newest checkpoint recorded in `directory` whose file exists, or None
     if there is none (as TF1's `tf.train.latest_checkpoint`, which also skips a recorded
-    checkpoint whose files are gone).
+    checkpoint whose files are gone). A directory without og checkpoints gives the TF
+    V2 checkpoint prefix its TF `checkpoint` file records, if that exists.
 
     Raises:
-        DataLossError: the index file is damaged (names it).
+        DataLossError: the index file (or TF's `checkpoint` file) is damaged (names it).
         TypeError: `directory` is not a path.
     """
     directory = _directory(directory, "latest_checkpoint")
@@ -151,7 +154,7 @@ def latest_checkpoint(directory: str) -> str | None:
     for name in [index["latest"]] + index["all"][::-1]:
         if name is not None and os.path.isfile(os.path.join(directory, name)):
             return os.path.join(directory, name)
-    return None
+    return tf_latest_checkpoint(directory)
 
 
 def checkpoints(directory: str) -> list[str]:
@@ -482,7 +485,8 @@ class Saver:
 
         Args:
             sess: the Session.
-            save_path: a checkpoint file (or a directory: its latest checkpoint).
+            save_path: a checkpoint file (or a directory: its latest checkpoint), or the
+                prefix of a TF V2 checkpoint (variables restored by name from it).
             fallback: if the file is corrupted or missing, try the checkpoints recorded
                 before it in its directory, newest first.
 
@@ -498,7 +502,8 @@ class Saver:
             ShapeError: a stored value's dtype or shape is not the variable's.
             OneGraphError: the file lacks a variable, or a variable of var_list is not
                 in the graph.
-            FileNotFoundError: no checkpoint there (without fallback).
+            FileNotFoundError: no checkpoint there (without fallback); for a TF
+                checkpoint also a missing data shard (CheckpointNotFoundError).
         """
         if save_path is None:
             raise ValueError("Saver.restore: Can't load save_path when it is None.")
@@ -514,6 +519,11 @@ class Saver:
             path = latest
 
         def attempt(p):
+            if is_tf_checkpoint(p):  # TF V2 checkpoint: restored through an .og copy
+                with tempfile.TemporaryDirectory() as tmp:
+                    copy = tf_to_og_checkpoint(p, os.path.join(tmp, "ckpt.og"))
+                    sess.run(NodeTarget(restore_n), {fname: np.asarray(copy, dtype=object)})
+                return
             if not os.path.exists(p):
                 raise FileNotFoundError(f"checkpoint {p} does not exist")
             sess.run(NodeTarget(restore_n), {fname: np.asarray(p, dtype=object)})
