@@ -8,8 +8,11 @@ TF's libpng setup does (palette and tRNS expanded, RGB to grey by libpng's fixed
 EncodePng writes what TF's libpng writer writes (adaptive filter per row by libpng's
 minimum-sum heuristic, Z_FILTERED, libpng's window for small images, IDAT chunks of
 8192 bytes), so for the same zlib its bytes are TF's. DecodeImage sniffs the format
-(PNG, BMP; JPEG and GIF are refused, naming the ImageDecoder op that decodes them with
-Pillow). ExtractJpegShape reads a JPEG's frame header, no decoder needed.
+(PNG, BMP, and JPEG through DecodeJpeg's decoder; GIF is refused, naming the
+ImageDecoder op). DecodeJpeg decodes with Pillow's libjpeg when Pillow is installed
+(the image extra; UnsupportedOpError when run without it), converting and scaling
+inside libjpeg as TF does. ExtractJpegShape reads a JPEG's frame header, no decoder
+needed.
 
 Strings are onegraph's: Python str standing for bytes by UTF-8 with surrogateescape
 (see ops/strings_tf.py). A corrupt or truncated file is an ExecutionError naming what
@@ -30,7 +33,7 @@ import zlib
 
 import numpy as np
 
-from ..errors import ExecutionError, OpAttributeError, ShapeError
+from ..errors import ExecutionError, OpAttributeError, ShapeError, UnsupportedOpError
 from .common import MAX_RESULT_BYTES, result_bytes
 from .random import _rng  # the seeded per-node stream, as the random ops'
 from .registry import KernelContext, TensorInfo, define
@@ -621,13 +624,76 @@ def _decode_image_kernel(inputs, attrs, ctx):
     if kind == "bmp":
         out = _bmp_decode(data, channels, "DecodeImage")
         return (out.astype(np.uint16) * 257 if dtype == "uint16" else out,)
-    if kind in ("jpeg", "gif"):
+    if kind == "jpeg":
+        out = _jpeg_decode(data, channels, 1, "DecodeImage")
+        return (out.astype(np.uint16) * 257 if dtype == "uint16" else out,)
+    if kind == "gif":
         raise ExecutionError(
-            f"DecodeImage: the bytes are a {kind.upper()} image; onegraph decodes PNG and "
-            "BMP itself, but has no JPEG or GIF decoder: use the ImageDecoder op (Pillow, "
-            "pip install 'onegraph[image]')")
+            "DecodeImage: the bytes are a GIF image; onegraph decodes PNG, BMP and (with "
+            "Pillow) JPEG, but has no GIF decoder: use the ImageDecoder op (Pillow, pip "
+            "install 'onegraph[image]')")
     raise ExecutionError(f"DecodeImage: unknown image format: the first 4 bytes are "
                          f"{data[:4]!r} (neither PNG, JPEG, GIF nor BMP)")
+
+
+def _jpeg_decode(data: bytes, channels: int, ratio: int, op: str) -> np.ndarray:
+    """JPEG bytes to uint8 (h, w, c) pixels through Pillow's libjpeg, as TF decodes
+    them: channels 0 keeps the file's (1 or 3), 1 asks libjpeg for the luma channel
+    itself, 3 for RGB; ratio 2, 4 or 8 scales down while decoding (libjpeg's DCT
+    scaling, ceil(size / ratio) pixels). libjpeg's accurate integer DCT is used: TF's
+    dct_method INTEGER_ACCURATE gives the same pixels, its default INTEGER_FAST ones a
+    few levels away.
+
+    Raises:
+        UnsupportedOpError: Pillow is not installed (onegraph[image]).
+        ExecutionError: the bytes are not a JPEG Pillow can decode, or the image is
+            past Pillow's decompression-bomb limit.
+    """
+    if channels not in (0, 1, 3):
+        raise ExecutionError(f"{op}: a JPEG decodes to 1 or 3 channels, asked {channels}")
+    try:
+        import io
+        import warnings
+
+        from PIL import Image
+    except ImportError as e:
+        raise UnsupportedOpError(f"{op}: decoding JPEG needs Pillow: pip install "
+                                 f"'onegraph[image]'") from e
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as img:
+                if img.format != "JPEG":
+                    raise ExecutionError(f"{op}: the bytes are not a JPEG image")
+                native = "L" if img.mode == "L" else "RGB"
+                mode = {0: native, 1: "L", 3: "RGB"}[channels]
+                if mode != img.mode or ratio > 1:
+                    # libjpeg converts or scales while decoding (a colour image's gray
+                    # is its Y channel, not a mix of decoded RGB), as TF's decoder does
+                    # Pillow takes the largest scale 2^-k whose image holds the size
+                    # asked; floor(side / ratio) (>= 1) makes that exactly 1 / ratio
+                    img.draft(mode, (max(1, img.width // ratio), max(1, img.height // ratio)))
+                pixels = np.asarray(img.convert(mode), dtype=np.uint8)
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombWarning,
+            Image.DecompressionBombError) as e:
+        raise ExecutionError(f"{op}: cannot decode {len(data)} bytes as a JPEG image: "
+                             f"{e}") from e
+    return np.ascontiguousarray(pixels[:, :, None] if pixels.ndim == 2 else pixels)
+
+
+def _decode_jpeg_kernel(inputs, attrs, ctx):
+    """DecodeJpeg: JPEG bytes to uint8 (h, w, c), TF's channels and ratio."""
+    channels, ratio = int(attrs["channels"]), int(attrs["ratio"])
+    if channels not in (0, 1, 3):
+        raise OpAttributeError(f"DecodeJpeg: channels must be 0, 1 or 3, got {channels}")
+    if ratio not in (1, 2, 4, 8):
+        raise OpAttributeError(f"DecodeJpeg: ratio must be 1, 2, 4 or 8, got {ratio}")
+    return (_jpeg_decode(_as_bytes(inputs[0], "DecodeJpeg"), channels, ratio, "DecodeJpeg"),)
+
+
+def _decode_jpeg_infer(attrs, inputs):
+    c = int(attrs["channels"])
+    return [TensorInfo(np.dtype(np.uint8), (None, None, c or None))]
 
 
 def _decode_image_infer(attrs, inputs):
@@ -1260,6 +1326,9 @@ OPS = (
     define("DecodeImage", ["contents"], ["image"], _decode_image_kernel,
            [("channels", "int", 0), ("dtype", "string", "uint8")],
            infer=_decode_image_infer, domain="onegraph"),
+    define("DecodeJpeg", ["contents"], ["image"], _decode_jpeg_kernel,
+           [("channels", "int", 0), ("ratio", "int", 1)],
+           infer=_decode_jpeg_infer, domain="onegraph"),
     define("DecodePng", ["contents"], ["image"], _decode_png_kernel,
            [("channels", "int", 0), ("dtype", "string", "uint8")],
            infer=_decode_png_infer, domain="onegraph"),

@@ -36,8 +36,9 @@ from .image_quality import (_as_unit_float, _fold_channels, _gaussian, _image_ra
                             _plane_mean, _ssim_terms, _unfold_channels)
 
 __all__ = [
-    "combined_non_max_suppression", "decode_image", "decode_png", "draw_bounding_boxes",
-    "encode_png", "extract_glimpse", "extract_image_patches", "extract_jpeg_shape",
+    "combined_non_max_suppression", "decode_image", "decode_jpeg", "decode_png",
+    "draw_bounding_boxes", "encode_png", "extract_glimpse", "extract_image_patches",
+    "extract_jpeg_shape",
     "extract_patches",
     "is_jpeg", "non_max_suppression_overlaps", "non_max_suppression_padded",
     "non_max_suppression_with_scores", "random_crop", "resize_area",
@@ -152,17 +153,60 @@ def encode_png(image, compression=-1, name=None) -> Tensor:
                       domain="onegraph")
 
 
+_DCT_METHODS = ("", "INTEGER_FAST", "INTEGER_ACCURATE")
+
+
+def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True,
+                try_recover_truncated=False, acceptable_fraction=1, dct_method="",
+                name=None) -> Tensor:
+    """A JPEG image's uint8 [height, width, channels] pixels (tf.image.decode_jpeg),
+    decoded by libjpeg through Pillow when the graph runs (the `image` extra):
+    channels 0 keeps the file's (1 or 3), 1 is its luma, 3 RGB; ratio 2, 4 or 8
+    scales down while decoding. libjpeg's accurate DCT decodes every image: TF's
+    dct_method "INTEGER_ACCURATE" gives the same pixels, its default (INTEGER_FAST)
+    ones a few levels away.
+
+    Raises:
+        TypeError: contents is not a string, or a flag not a bool.
+        ValueError: channels not 0, 1 or 3, ratio not 1, 2, 4 or 8, dct_method not
+            '', 'INTEGER_FAST' or 'INTEGER_ACCURATE', or a TF option onegraph's decoder
+            does not offer (fancy_upscaling=False, try_recover_truncated=True,
+            acceptable_fraction below 1).
+        ExecutionError (when run): the bytes are not a JPEG, or are corrupt.
+        UnsupportedOpError (when run): Pillow is not installed.
+    """
+    what = "decode_jpeg"
+    _g.check_name(name, what)
+    t = _contents(contents, what)
+    c = _channels(channels, (0, 1, 3), what)
+    r = _int_arg(ratio, f"{what}: ratio")
+    if r not in (1, 2, 4, 8):
+        raise ValueError(f"{what}: ratio must be 1, 2, 4 or 8, got {r}")
+    if dct_method not in _DCT_METHODS:
+        raise ValueError(f"{what}: dct_method must be one of {list(_DCT_METHODS)}, got "
+                         f"{dct_method!r:.40}")
+    if not _bool_arg(fancy_upscaling, f"{what}: fancy_upscaling") \
+            or _bool_arg(try_recover_truncated, f"{what}: try_recover_truncated") \
+            or _python_number(acceptable_fraction, f"{what}: acceptable_fraction") < 1:
+        raise ValueError(f"{what}: only fancy_upscaling=True, try_recover_truncated=False "
+                         f"and acceptable_fraction=1 (TF's defaults) are supported")
+    y = t.graph.op("DecodeJpeg", [t], {"channels": c, "ratio": r}, domain="onegraph")
+    return _named(y, name)
+
+
 def decode_image(contents, channels=None, dtype=DType.UINT8, name=None,
                  expand_animations=True) -> Tensor:
-    """A PNG or BMP image's [height, width, channels] pixels (tf.image.decode_image):
-    dtype uint8 or uint16, or a float type (scaled to [0, 1] as convert_image_dtype
-    does). JPEG and GIF bytes fail when run: onegraph has no decoder for them; the
-    ImageDecoder op (Pillow, the `image` extra) decodes them.
+    """A PNG, BMP or JPEG image's [height, width, channels] pixels
+    (tf.image.decode_image): dtype uint8 or uint16, or a float type (scaled to [0, 1]
+    as convert_image_dtype does). JPEG needs Pillow when run (the `image` extra), as
+    og.image.decode_jpeg; GIF bytes fail when run (the ImageDecoder op decodes them).
 
     Raises:
         TypeError: contents is not a string, or dtype not an integer/float image type.
         ValueError: channels is not None, 0, 1, 3 or 4.
-        ExecutionError (when run): the bytes are JPEG, GIF, unknown or corrupt.
+        ExecutionError (when run): the bytes are GIF, unknown or corrupt, or a JPEG
+            asked for 4 channels.
+        UnsupportedOpError (when run): a JPEG without Pillow installed.
     """
     _g.check_name(name, "decode_image")
     _bool_arg(expand_animations, "decode_image: expand_animations")
