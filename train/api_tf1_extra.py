@@ -29,6 +29,7 @@ from .api import _brief, _int_list, _t
 from .api_extra import _dtype_arg, _i64
 from .api_math import _checked
 from .graph import Tensor
+from .tensor_shape import TensorShape
 
 int32, int64, float32, float64 = DType.INT32, DType.INT64, DType.FLOAT32, DType.FLOAT64
 _SIGNED = (DType.INT8, DType.INT16, DType.INT32, DType.INT64)
@@ -417,11 +418,11 @@ def _broadcast_dim(a, b, what: str):
     raise ValueError(f"{what}: incompatible dims {a} and {b}")
 
 
-def broadcast_static_shape(shape_x, shape_y) -> tuple | None:
-    """TF's tf.broadcast_static_shape: the static shape (a tuple, None entries unknown;
-    None for an unknown rank) that shapes shape_x and shape_y (tuples / lists of ints
-    and Nones, or None for an unknown rank) broadcast to, with TF's rule for unknown
-    dims (one known > 1 wins, else unknown).
+def broadcast_static_shape(shape_x, shape_y) -> TensorShape:
+    """TF's tf.broadcast_static_shape: the static shape (a TensorShape, None entries
+    unknown; TensorShape(None) for an unknown rank) that shapes shape_x and shape_y
+    (TensorShapes, tuples / lists of ints and Nones, or None for an unknown rank)
+    broadcast to, with TF's rule for unknown dims (one known > 1 wins, else unknown).
 
     Raises:
         TypeError: a shape is not a list of ints and Nones.
@@ -432,11 +433,11 @@ def broadcast_static_shape(shape_x, shape_y) -> tuple | None:
     sx = _g._shape_tuple(shape_x, f"{what}: shape_x")
     sy = _g._shape_tuple(shape_y, f"{what}: shape_y")
     if sx is None or sy is None:
-        return None
+        return TensorShape(None)
     n = max(len(sx), len(sy))
     sx, sy = (1,) * (n - len(sx)) + tuple(sx), (1,) * (n - len(sy)) + tuple(sy)
     try:
-        return tuple(_broadcast_dim(a, b, what) for a, b in zip(sx, sy))
+        return TensorShape([_broadcast_dim(a, b, what) for a, b in zip(sx, sy)])
     except ValueError:
         raise ValueError(f"{what}: incompatible shapes for broadcasting: {list(shape_x)} "
                          f"and {list(shape_y)}") from None
