@@ -41,7 +41,7 @@ def _run(op, feed=None, graph=None):
      "  [20 21 22 23]]]\n"),
     (lambda: ([og.constant([1, 2]), 3], {"k": og.constant(1.5)}, "tail"), {},
      "[[1 2], 3] {'k': 1.5} tail\n"),
-    (lambda: (og.constant(np.float32(1) / 3),
+    (lambda: (og.constant(np.float32(1 / 3)),
               og.constant(np.array([0.1, 1e-7, 123456789.0], np.float32)),
               og.constant(np.float64(1) / 3), og.constant(np.zeros((0, 3), np.float32))), {},
      "0.333333343 [0.1 1e-07 123456792] 0.33333333333333331 []\n"),
@@ -116,7 +116,7 @@ def test_tf1_print_is_identity_printing_first_n_runs(capfd):
 @pytest.mark.parametrize("data, summarize, want", [
     # tf.compat.v1 2.21's texts
     (lambda: [og.constant(np.arange(10)), "str"], 3, "[0 1 2...][str]\n"),
-    (lambda: [og.constant(np.float32(1) / 3), og.constant(np.arange(10.0))], None,
+    (lambda: [og.constant(np.float32(1 / 3)), og.constant(np.arange(10.0))], None,
      "[0.333333343][0 1 2...]\n"),
     (lambda: [og.constant([True, False]), og.constant(np.arange(12).reshape(3, 4)),
               og.constant(np.arange(24).reshape(2, 3, 4)),
