@@ -32,8 +32,8 @@ _FAMILIES = (activation, attention, bits, candidate_sampling, candidate_sampling
              ms_maxpool_mask, ms_moe, ms_nchwc, ms_nn, ms_quantization, ms_quantization_more,
              ms_sequence, ms_tensor, ms_text, ms_transformer, normalization, normalization_extra,
              optional, pool, preview_training, printing, quantization, queue, random, random_more,
-             reduction, rnn, rnn_grad_kernels, shape, signal, special, state, state_scatter, strings,
-             strings_tf, tensor_extra, text, training)
+             reduction, rnn, rnn_grad_kernels, shape, signal, special, state, state_scatter,
+             strings, strings_tf, tensor_extra, text, training)
 
 # Modules holding `GRADIENTS = {op_type: rule}` (default domain) or
 # `GRADIENTS = {(domain, op_type): rule}`.

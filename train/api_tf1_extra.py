@@ -301,20 +301,20 @@ def right_shift(x, y, name=None) -> Tensor:
     return api_math.floordiv(once, _powers(g, a.dtype, s - half, count), name=name)
 
 
-def _bitwise_namespace() -> types.ModuleType:
-    """og.bitwise: tf.bitwise's names."""
-    ns = types.ModuleType("onegraph.bitwise", "TF's tf.bitwise (bitwise_and, bitwise_or, "
-                          "bitwise_xor, invert, left_shift, right_shift).")
-    names = {"bitwise_and": bitwise_and, "bitwise_or": bitwise_or,
-             "bitwise_xor": bitwise_xor, "invert": invert, "left_shift": left_shift,
-             "right_shift": right_shift}
-    for key, fn in names.items():
-        setattr(ns, key, fn)
+def _namespace(name: str, doc: str, names: dict) -> types.ModuleType:
+    """A module object onegraph.<name> holding `names` (TF's tf.<name> namespaces)."""
+    ns = types.ModuleType(f"onegraph.{name}", doc)
+    for key, value in names.items():
+        setattr(ns, key, value)
     ns.__all__ = sorted(names)
     return ns
 
 
-bitwise = _bitwise_namespace()
+bitwise = _namespace("bitwise", "TF's tf.bitwise (bitwise_and, bitwise_or, bitwise_xor, "
+                     "invert, left_shift, right_shift).", {
+                         "bitwise_and": bitwise_and, "bitwise_or": bitwise_or,
+                         "bitwise_xor": bitwise_xor, "invert": invert,
+                         "left_shift": left_shift, "right_shift": right_shift})
 
 
 # --------------------------------------------------------------------------- dtypes
@@ -328,20 +328,11 @@ _DTYPE_NAMES = {
 }
 
 
-def _dtypes_namespace() -> types.ModuleType:
-    """og.dtypes: tf.dtypes' functions (as_dtype, cast, saturate_cast), DType and the
-    dtype names og has."""
-    ns = types.ModuleType("onegraph.dtypes", "TF's tf.dtypes (as_dtype, cast, "
-                          "saturate_cast, DType and the dtype names).")
-    names = dict(_DTYPE_NAMES, as_dtype=_g.as_dtype, cast=api.cast,
-                 saturate_cast=api_compat.saturate_cast, DType=DType)
-    for key, value in names.items():
-        setattr(ns, key, value)
-    ns.__all__ = sorted(names)
-    return ns
-
-
-dtypes = _dtypes_namespace()
+# og.dtypes: tf.dtypes' functions (as_dtype, cast, saturate_cast), DType and the names
+dtypes = _namespace("dtypes", "TF's tf.dtypes (as_dtype, cast, saturate_cast, DType and "
+                    "the dtype names).", dict(_DTYPE_NAMES, as_dtype=_g.as_dtype, cast=api.cast,
+                                               saturate_cast=api_compat.saturate_cast,
+                                               DType=DType))
 
 
 # --------------------------------------------------------------------------- broadcasting
@@ -674,19 +665,10 @@ def fake_quant_with_min_max_vars(inputs, min, max, num_bits=8,  # noqa: A002
     return _fake_quant(x, n_lo, n_hi, scale, name)
 
 
-def _quantization_namespace() -> types.ModuleType:
-    """og.quantization: tf.quantization's fake quantization functions."""
-    ns = types.ModuleType("onegraph.quantization", "TF's tf.quantization "
-                          "(fake_quant_with_min_max_args, fake_quant_with_min_max_vars).")
-    names = {"fake_quant_with_min_max_args": fake_quant_with_min_max_args,
-             "fake_quant_with_min_max_vars": fake_quant_with_min_max_vars}
-    for key, fn in names.items():
-        setattr(ns, key, fn)
-    ns.__all__ = sorted(names)
-    return ns
-
-
-quantization = _quantization_namespace()
+quantization = _namespace("quantization", "TF's tf.quantization "
+                          "(fake_quant_with_min_max_args, fake_quant_with_min_max_vars).", {
+                              "fake_quant_with_min_max_args": fake_quant_with_min_max_args,
+                              "fake_quant_with_min_max_vars": fake_quant_with_min_max_vars})
 
 
 # --------------------------------------------------------------------------- ensure_shape
