@@ -1541,19 +1541,21 @@ def _cropped_at_run_time(y: Tensor, blocks: list, crops: Tensor, name) -> Tensor
     return g.op("Slice", [y, starts, ends, _i64(g, list(range(1, 1 + m)))], name=name)
 
 
-def _window(values, what: str) -> tuple:
-    """The (rows, cols) of a TF1 [1, rows, cols, 1] window argument.
+def _window(values, what: str, dims=("rows", "cols")) -> tuple:
+    """The spatial sizes of a TF [1, *dims, 1] window argument (ksizes, strides, rates
+    of the patch functions; dims names them in messages).
 
     Raises:
-        TypeError: it is not a list of 4 ints.
+        TypeError: it is not a list of len(dims) + 2 ints.
         ValueError: its first or last entry is not 1, or an entry is < 1.
     """
     v = _int_list(values, what)
-    if len(v) != 4:
-        raise TypeError(f"{what} must be a list of 4 ints [1, rows, cols, 1], got {v}")
-    if v[0] != 1 or v[3] != 1 or min(v) < 1:
-        raise ValueError(f"{what} must be [1, rows, cols, 1] with rows, cols >= 1, got {v}")
-    return v[1], v[2]
+    form = f"[1, {', '.join(dims)}, 1]"
+    if len(v) != len(dims) + 2:
+        raise TypeError(f"{what} must be a list of {len(dims) + 2} ints {form}, got {v}")
+    if v[0] != 1 or v[-1] != 1 or min(v) < 1:
+        raise ValueError(f"{what} must be {form} with {', '.join(dims)} >= 1, got {v}")
+    return tuple(v[1:-1])
 
 
 # Bounds that keep extract_image_patches from building or padding without end: the

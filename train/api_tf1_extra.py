@@ -25,7 +25,7 @@ from ..errors import ShapeError
 from ..format import DType
 from . import api, api_compat, api_extra, api_math
 from . import graph as _g
-from .api import _brief, _int_list, _t
+from .api import _brief, _t
 from .api_extra import _dtype_arg, _i64
 from .api_math import _checked
 from .graph import Tensor
@@ -439,23 +439,7 @@ def broadcast_static_shape(shape_x, shape_y) -> TensorShape:
 # one Slice op per tap: bound the taps of one patch, and the padded volume
 _MAX_PATCH_TAPS = 1 << 16
 _MAX_PADDED_VOXELS = 1 << 31
-
-
-def _window5(values, what: str) -> list:
-    """The (planes, rows, cols) of a TF [1, planes, rows, cols, 1] window argument.
-
-    Raises:
-        TypeError: it is not a list of 5 ints.
-        ValueError: its first or last entry is not 1, or an entry is < 1.
-    """
-    v = _int_list(values, what)
-    if len(v) != 5:
-        raise TypeError(f"{what} must be a list of 5 ints [1, planes, rows, cols, 1], "
-                        f"got {v}")
-    if v[0] != 1 or v[4] != 1 or min(v) < 1:
-        raise ValueError(f"{what} must be [1, planes, rows, cols, 1] with entries >= 1, "
-                         f"got {v}")
-    return v[1:4]
+_VOLUME_DIMS = ("planes", "rows", "cols")
 
 
 def _volume_geometry(x: Tensor, ksizes, strides, padding, what: str) -> tuple:
@@ -500,8 +484,8 @@ def extract_volume_patches(input, ksizes, strides, padding, name=None) -> Tensor
     """
     what = "extract_volume_patches"
     _g.check_name(name, what)
-    ks = _window5(ksizes, f"{what}: ksizes")
-    ss = _window5(strides, f"{what}: strides")
+    ks = list(api_compat._window(ksizes, f"{what}: ksizes", _VOLUME_DIMS))
+    ss = list(api_compat._window(strides, f"{what}: strides", _VOLUME_DIMS))
     if padding not in ("SAME", "VALID"):
         raise ValueError(f"{what}: padding must be 'SAME' or 'VALID', got {_brief(padding)}")
     if int(np.prod(ks)) > _MAX_PATCH_TAPS:
