@@ -47,6 +47,7 @@ from .checkpoint_utils import (CheckpointReader, CheckpointState, NewCheckpointR
                                checkpoint_exists, checkpoints_iterator,
                                get_checkpoint_mtimes, get_checkpoint_state, list_variables,
                                load_checkpoint, load_variable, remove_checkpoint)
+from .warm_start import init_from_checkpoint, warm_start
 from .monitored_session import (ChiefSessionCreator, MonitoredSession,
                                 MonitoredTrainingSession, Scaffold, SessionCreator,
                                 SingularMonitoredSession, WorkerSessionCreator)
@@ -75,4 +76,4 @@ __all__ = ["SGD", "AdaGrad", "Adam", "AdamOptimizer", "AdamW", "GradientDescentO
            "list_variables", "load_checkpoint", "load_variable", "CheckpointState",
            "checkpoints_iterator", "get_checkpoint_state", "remove_checkpoint",
            "maybe_batch", "maybe_batch_join", "maybe_shuffle_batch",
-           "maybe_shuffle_batch_join"]
+           "maybe_shuffle_batch_join", "init_from_checkpoint", "warm_start"]
