@@ -42,7 +42,12 @@ def varint(value: int) -> bytes:
     return bytes(out)
 
 
-def _key(field: int, wire_type: int) -> bytes:
+def field_key(field: int, wire_type: int) -> bytes:
+    """The varint key of a field: its number and wire type.
+
+    Raises:
+        ValueError: the field number is outside [1, 2**29).
+    """
     if not isinstance(field, int) or not 1 <= field < 2 ** 29:
         raise ValueError(f"protobuf field number must be in [1, 2**29), got {field!r}")
     return varint(field << 3 | wire_type)
@@ -57,7 +62,7 @@ def field_varint(field: int, value: int, always: bool = False) -> bytes:
     """
     if int(value) == 0 and not always:
         return b""
-    return _key(field, 0) + varint(int(value))
+    return field_key(field, 0) + varint(int(value))
 
 
 def field_double(field: int, value: float, always: bool = False) -> bytes:
@@ -71,7 +76,7 @@ def field_double(field: int, value: float, always: bool = False) -> bytes:
     data = struct.pack("<d", float(value))
     if data == bytes(8) and not always:
         return b""
-    return _key(field, 1) + data
+    return field_key(field, 1) + data
 
 
 def field_float(field: int, value: float, always: bool = False) -> bytes:
@@ -85,7 +90,7 @@ def field_float(field: int, value: float, always: bool = False) -> bytes:
     data = np.float32(value).tobytes()  # np.float32 keeps NaN payloads and infinities
     if data == bytes(4) and not always:
         return b""
-    return _key(field, 5) + data
+    return field_key(field, 5) + data
 
 
 def field_bytes(field: int, value, always: bool = False) -> bytes:
@@ -102,7 +107,7 @@ def field_bytes(field: int, value, always: bool = False) -> bytes:
         raise TypeError(f"length-delimited field needs bytes or str, got {type(value).__name__}")
     if not value and not always:
         return b""
-    return _key(field, 2) + varint(len(value)) + bytes(value)
+    return field_key(field, 2) + varint(len(value)) + bytes(value)
 
 
 def field_packed_doubles(field: int, values) -> bytes:
@@ -114,6 +119,22 @@ def field_packed_doubles(field: int, values) -> bytes:
     """
     data = np.asarray(values, dtype="<f8").tobytes()
     return field_bytes(field, data)
+
+
+def encode_field(field: int, wire_type: int, value) -> bytes:
+    """One field as `read_fields` gave it back (an int for a varint, the raw bytes
+    otherwise), written again.
+
+    Raises:
+        ValueError: bad field number or wire type.
+    """
+    if wire_type == 0:
+        return field_key(field, 0) + varint(value)
+    if wire_type == 2:
+        return field_key(field, 2) + varint(len(value)) + bytes(value)
+    if wire_type in (1, 5):
+        return field_key(field, wire_type) + bytes(value)
+    raise ValueError(f"protobuf wire type {wire_type} is not supported")
 
 
 def _read_varint(data: bytes, pos: int) -> tuple[int, int]:

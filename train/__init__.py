@@ -42,11 +42,12 @@ from .basic_session_run_hooks import (CheckpointSaverHook, CheckpointSaverListen
                                       FeedFnHook, FinalOpsHook, LoggingTensorHook,
                                       NanLossDuringTrainingError, NanTensorHook,
                                       NeverTriggerTimer, SecondOrStepTimer,
-                                      StepCounterHook, StopAtStepHook)
+                                      StepCounterHook, StopAtStepHook, SummarySaverHook)
 from .checkpoint_utils import (CheckpointReader, CheckpointState, NewCheckpointReader,
                                checkpoint_exists, checkpoints_iterator,
                                get_checkpoint_mtimes, get_checkpoint_state, list_variables,
                                load_checkpoint, load_variable, remove_checkpoint)
+from .summary_proto import summary_iterator
 from .warm_start import init_from_checkpoint, warm_start
 from .monitored_session import (ChiefSessionCreator, MonitoredSession,
                                 MonitoredTrainingSession, Scaffold, SessionCreator,
@@ -76,4 +77,5 @@ __all__ = ["SGD", "AdaGrad", "Adam", "AdamOptimizer", "AdamW", "GradientDescentO
            "list_variables", "load_checkpoint", "load_variable", "CheckpointState",
            "checkpoints_iterator", "get_checkpoint_state", "remove_checkpoint",
            "maybe_batch", "maybe_batch_join", "maybe_shuffle_batch",
-           "maybe_shuffle_batch_join", "init_from_checkpoint", "warm_start"]
+           "maybe_shuffle_batch_join", "init_from_checkpoint", "warm_start",
+           "SummarySaverHook", "summary_iterator"]

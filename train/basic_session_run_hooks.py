@@ -9,9 +9,10 @@ passed, and at the end unless that step was just saved. Hooks that count global 
 find the graph's global step in `begin()` (`og.train.get_global_step`) and raise
 RuntimeError ("Global step should be created to use <hook>.") when there is none.
 
-Differences from TF1, all forced by onegraph having no summaries and its own
-checkpoint layout: `StepCounterHook` only logs global_step/sec (no summary is written,
-`output_dir` and `summary_writer` are ignored); `CheckpointSaverHook` writes through
+`StepCounterHook` also writes global_step/sec as a scalar summary when given a
+`summary_writer` or `output_dir`, and `SummarySaverHook` writes the merged summaries
+(og.summary) into an event file, as TF1's do. Differences from TF1, forced by
+onegraph's own checkpoint layout: `CheckpointSaverHook` writes through
 `og.train.Saver.save(sess, checkpoint_dir, global_step=step)`, whose files are named
 `ckpt-<step>.og` whatever `checkpoint_basename` says, and writes no graph.pbtxt or meta
 graph. Messages go to the Python logger "onegraph".
@@ -131,6 +132,13 @@ def _require_global_step(hook_name: str):
     if step is None:
         raise RuntimeError(f"Global step should be created to use {hook_name}.")
     return step
+
+
+def _writer(output_dir):
+    """The cached og.summary.FileWriter of `output_dir` (imported when first needed: a
+    hook that writes no summaries needs no event files)."""
+    from .event_file import FileWriterCache
+    return FileWriterCache.get(output_dir)
 
 
 def _step_value(session, global_step) -> int:
@@ -284,14 +292,16 @@ class LoggingTensorHook(SessionRunHook):
 
 class StepCounterHook(SessionRunHook):
     """Logs how many global steps per second training makes, every `every_n_steps`
-    global steps or `every_n_secs` seconds, as "global_step/sec: 123.4" (TF1's
-    tf.train.StepCounterHook without its summary); warns (at most 5 times) when the
-    global step does not move between runs.
+    global steps or `every_n_secs` seconds, as "global_step/sec: 123.4", and writes it
+    as a scalar summary tagged "global_step/sec" when it has a summary writer (TF1's
+    tf.train.StepCounterHook); warns (at most 5 times) when the global step does not
+    move between runs.
 
     Args:
         every_n_steps, every_n_secs: exactly one of them.
-        output_dir, summary_writer: accepted for TF1 compatibility and ignored
-            (onegraph writes no summaries).
+        output_dir: the summaries go to og.summary.FileWriterCache.get(output_dir)
+            unless summary_writer is given.
+        summary_writer: an og.summary.FileWriter.
 
     Raises:
         ValueError: not exactly one of every_n_steps and every_n_secs is given.
@@ -307,9 +317,14 @@ class StepCounterHook(SessionRunHook):
                                         every_secs=every_n_secs)
         self._last_global_step = None
         self._stale_warnings = 0
+        self._summary_writer = summary_writer
+        self._output_dir = output_dir
 
     def begin(self) -> None:
         self._global_step = _require_global_step("StepCounterHook")
+        # after the check: a hook that cannot run leaves no event file behind
+        if self._summary_writer is None and self._output_dir:
+            self._summary_writer = _writer(self._output_dir)
         self._tag = self._global_step.name.split(":")[0] + "/sec"
 
     def before_run(self, run_context):
@@ -322,7 +337,12 @@ class StepCounterHook(SessionRunHook):
             if self._timer.should_trigger_for_step(step):
                 elapsed_secs, elapsed_steps = self._timer.update_last_triggered_step(step)
                 if elapsed_secs is not None and elapsed_secs > 0:
-                    _log.info("%s: %g", self._tag, elapsed_steps / elapsed_secs)
+                    rate = elapsed_steps / elapsed_secs
+                    _log.info("%s: %g", self._tag, rate)
+                    if self._summary_writer is not None:
+                        from ..ops.summary_encoding import scalar_summary
+                        self._summary_writer.add_summary(
+                            scalar_summary(self._tag, rate), step)
         if stale == self._last_global_step and \
                 self._stale_warnings < _STALE_STEP_WARNINGS:
             self._stale_warnings += 1
@@ -333,6 +353,82 @@ class StepCounterHook(SessionRunHook):
                          "Optimizer.apply_gradients or Optimizer.minimize.",
                          stale, self._last_global_step)
         self._last_global_step = stale
+
+
+# -- summaries ----------------------------------------------------------------------
+
+
+class SummarySaverHook(SessionRunHook):
+    """Writes summaries every `save_steps` global steps or `save_secs` seconds (TF1's
+    tf.train.SummarySaverHook): at the first run a SessionLog START, then at each
+    triggered step the value of `summary_op` (or of the scaffold's, the merge of all
+    summaries) through the summary writer, flushed at the end.
+
+    Args:
+        save_steps, save_secs: exactly one of them.
+        output_dir: the writer is og.summary.FileWriterCache.get(output_dir) unless
+            summary_writer is given (with neither, nothing is written).
+        summary_writer: an og.summary.FileWriter.
+        scaffold, summary_op: exactly one of them; summary_op is a summary tensor or a
+            list of them.
+
+    Raises:
+        ValueError: not exactly one of scaffold and summary_op, or of save_steps and
+            save_secs, is given.
+        RuntimeError (from begin): the graph has no global step.
+    """
+
+    def __init__(self, save_steps=None, save_secs=None, output_dir=None,
+                 summary_writer=None, scaffold=None, summary_op=None):
+        if (scaffold is None) == (summary_op is None):
+            raise ValueError("Exactly one of scaffold or summary_op must be provided.")
+        self._summary_op = summary_op
+        self._summary_writer = summary_writer
+        self._output_dir = output_dir
+        self._scaffold = scaffold
+        self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
+        self._next_step = None
+        self._request_summary = False
+
+    def begin(self) -> None:
+        self._global_step = _require_global_step("SummarySaverHook")
+        if self._summary_writer is None and self._output_dir:
+            self._summary_writer = _writer(self._output_dir)
+        self._next_step = None
+
+    def _summary_ops(self) -> list | None:
+        op = self._summary_op if self._summary_op is not None else \
+            self._scaffold.summary_op
+        if op is None:
+            return None
+        return list(op) if isinstance(op, (list, tuple)) else [op]
+
+    def before_run(self, run_context):
+        self._request_summary = (self._next_step is None or
+                                 self._timer.should_trigger_for_step(self._next_step))
+        requests = {"global_step": self._global_step}
+        if self._request_summary and self._summary_ops() is not None:
+            requests["summary"] = self._summary_ops()
+        return SessionRunArgs(requests)
+
+    def after_run(self, run_context, run_values) -> None:
+        if not self._summary_writer:
+            return
+        step = int(np.asarray(run_values.results["global_step"])) + 1
+        if self._next_step is None or self._request_summary:
+            step = _step_value(run_context.session, self._global_step)
+        if self._next_step is None:
+            from .event_file import SessionLog
+            self._summary_writer.add_session_log(SessionLog(status=SessionLog.START), step)
+        if self._request_summary:
+            self._timer.update_last_triggered_step(step)
+            for summary in run_values.results.get("summary", ()):
+                self._summary_writer.add_summary(summary, step)
+        self._next_step = step + 1
+
+    def end(self, session) -> None:
+        if self._summary_writer:
+            self._summary_writer.flush()
 
 
 # -- checkpoints --------------------------------------------------------------------
@@ -519,4 +615,5 @@ class FeedFnHook(SessionRunHook):
 
 __all__ = ["CheckpointSaverHook", "CheckpointSaverListener", "FeedFnHook", "FinalOpsHook",
            "LoggingTensorHook", "NanLossDuringTrainingError", "NanTensorHook",
-           "NeverTriggerTimer", "SecondOrStepTimer", "StepCounterHook", "StopAtStepHook"]
+           "NeverTriggerTimer", "SecondOrStepTimer", "StepCounterHook", "StopAtStepHook",
+           "SummarySaverHook"]

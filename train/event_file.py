@@ -19,12 +19,13 @@ Differences from TF1, on purpose:
   background thread), and on flush()/close();
 - a file whose name exists already (a reopen within the same second) is appended to;
   TF truncates it, losing the events of the earlier file;
-- the constructor's graph is written as a graph event only (TF1 also writes a
-  MetaGraphDef event).
+- the MetaGraphDef event the constructor writes after the graph event holds the
+  GraphDef only (no saver, collections or signatures).
 """
 
 from __future__ import annotations
 
+import functools
 import operator
 import os
 import socket
@@ -36,6 +37,8 @@ import warnings
 import numpy as np
 
 from ..format import DType
+from ..ops.summary_encoding import (encode_field, field_bytes, field_double, field_key,
+                                    field_varint, read_fields, varint)
 from ..format.ir import Graph as IRGraph, TensorKind
 from .tf_checkpoint import masked_crc32c
 
@@ -51,80 +54,26 @@ _TF_DTYPE = {
 
 # --- protobuf wire format ----------------------------------------------------------------
 
-def _varint(n: int) -> bytes:
-    """Base-128 varint of n; negative numbers as their 64-bit two's complement."""
-    n &= 0xFFFFFFFFFFFFFFFF
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def _key(field: int, wire: int) -> bytes:
-    return _varint(field << 3 | wire)
-
-
-def _bytes_field(field: int, data: bytes) -> bytes:
-    """A length-delimited field (string, bytes or sub-message), always written."""
-    return _key(field, 2) + _varint(len(data)) + data
-
-
-def _int_field(field: int, value: int) -> bytes:
-    """A proto3 varint scalar: left out when 0."""
-    return _key(field, 0) + _varint(value) if value else b""
-
-
-def _double_field(field: int, value: float) -> bytes:
-    """A proto3 double: left out when its bits are 0 (so -0.0 is written, as TF does)."""
-    bits = struct.pack("<d", value)
-    return _key(field, 1) + bits if any(bits) else b""
-
-
-def _read_varint(data: bytes, pos: int, what: str) -> tuple:
-    """(value, next position) of the varint at `pos`; ValueError naming `what`."""
-    value = shift = 0
-    while True:
-        if pos >= len(data) or shift > 63:
-            raise ValueError(f"{what}: truncated or overlong varint at byte {pos}")
-        b = data[pos]
-        value |= (b & 0x7F) << shift
-        pos += 1
-        shift += 7
-        if not b & 0x80:
-            return value, pos
+# TF's writers emit each field in number order, proto3 scalars left out at their default
+# (the writers of ops/summary_encoding.py); length-delimited fields here are always set
+_bytes_field = functools.partial(field_bytes, always=True)
+_int_field = field_varint
+_double_field = field_double
+_key = field_key
+_varint = varint
 
 
 def _fields(data: bytes, what: str) -> list:
-    """The top-level fields of a message: (field number, wire type, payload or None,
-    the field's raw bytes including its key).
+    """The top-level fields of a message as read_fields gives them (field number, wire
+    type, int or raw bytes).
 
     Raises:
         ValueError: the bytes are not a valid message (naming `what`).
     """
-    out, pos = [], 0
-    while pos < len(data):
-        start = pos
-        key, pos = _read_varint(data, pos, what)
-        field, wire = key >> 3, key & 7
-        payload = None
-        if field == 0:
-            raise ValueError(f"{what}: field number 0 at byte {start}")
-        if wire == 0:
-            _, pos = _read_varint(data, pos, what)
-        elif wire == 1 or wire == 5:
-            pos += 8 if wire == 1 else 4
-        elif wire == 2:
-            size, pos = _read_varint(data, pos, what)
-            payload = data[pos:pos + size]
-            pos += size
-        else:
-            raise ValueError(f"{what}: unsupported wire type {wire} at byte {start}")
-        if pos > len(data):
-            raise ValueError(f"{what}: field {field} runs past the end of the data")
-        out.append((field, wire, payload, data[start:pos]))
-    return out
+    try:
+        return read_fields(data)
+    except ValueError as e:
+        raise ValueError(f"{what}: {e}") from None
 
 
 # --- argument checks -----------------------------------------------------------------------
@@ -231,6 +180,27 @@ class SessionLog:
             if text:
                 out += _bytes_field(field, text.encode("utf-8"))
         return out
+
+    @classmethod
+    def FromString(cls, data: bytes) -> "SessionLog":  # noqa: N802 - protobuf's name
+        """A SessionLog parsed from its serialized bytes (unknown fields skipped).
+
+        Raises:
+            ValueError: the bytes are not a valid SessionLog.
+        """
+        fields = {}
+        for field, wire, value in _fields(bytes(data), "SessionLog"):
+            fields[field] = value
+        status = fields.get(1, 0)
+        raw = {k: fields.get(k, b"") for k in (2, 3)}
+        if not isinstance(status, int) or not all(isinstance(v, bytes) for v in raw.values()):
+            raise ValueError("SessionLog: a field has the wrong wire type")
+        return cls(status if 0 <= status <= 3 else cls.STATUS_UNSPECIFIED,
+                   raw[2].decode("utf-8", "replace"), raw[3].decode("utf-8", "replace"))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, SessionLog) and \
+            self.SerializeToString() == other.SerializeToString()
 
     def __repr__(self) -> str:
         return (f"SessionLog(status={self.status}, checkpoint_path={self.checkpoint_path!r}, "
@@ -475,16 +445,20 @@ class EventFileWriter:
 
 
 def _summary_bytes(summary) -> bytes:
-    """The bytes of a serialized Summary given as bytes or as Session.run's 0-d object
-    array holding bytes."""
+    """The bytes of a serialized Summary given as bytes, as Session.run's 0-d object
+    array holding bytes, or as an og.Summary (any message with SerializeToString)."""
+    serialize = getattr(summary, "SerializeToString", None)
+    if callable(serialize) and not isinstance(summary, np.ndarray):
+        summary = serialize()
     if isinstance(summary, np.ndarray) and summary.ndim == 0 and summary.dtype == object:
         summary = summary.item()
     if isinstance(summary, np.bytes_):
         summary = bytes(summary)
     if isinstance(summary, (bytes, bytearray, memoryview)):
         return bytes(summary)
-    raise TypeError(f"FileWriter.add_summary: summary must be serialized Summary bytes "
-                    f"(or Session.run's 0-d array of them), got {type(summary).__name__}")
+    raise TypeError(f"FileWriter.add_summary: summary must be an og.Summary or serialized "
+                    f"Summary bytes (or Session.run's 0-d array of them), got "
+                    f"{type(summary).__name__}")
 
 
 class FileWriter:
@@ -509,7 +483,9 @@ class FileWriter:
         self._seen_tags: set = set()
         self._tags_lock = threading.Lock()
         if graph is not None or graph_def is not None:
-            self.add_graph(graph=graph, graph_def=graph_def)
+            data = self.add_graph(graph=graph, graph_def=graph_def)
+            # TF1 also writes the graph as a MetaGraphDef (its field 2, graph_def)
+            self._add_event(None, meta_graph_def=_bytes_field(2, data))
 
     @property
     def event_writer(self) -> EventFileWriter:
@@ -541,20 +517,18 @@ class FileWriter:
         what = "FileWriter.add_summary: summary"
         out = []
         with self._tags_lock:
-            for field, wire, payload, whole in _fields(raw, what):
+            for field, wire, payload in _fields(raw, what):
                 if field != 1 or wire != 2:  # not a Value: kept as it came
-                    out.append(whole)
+                    out.append(encode_field(field, wire, payload))
                     continue
                 value_fields = _fields(payload, what + " value")
-                tags = [p for f, w, p, _ in value_fields if f == 1 and w == 2]
+                tags = [p for f, w, p in value_fields if f == 1 and w == 2]
                 tag = tags[-1] if tags else b""  # protobuf: the last one wins
                 if tag in self._seen_tags:
-                    kept = [w for f, _, _, w in value_fields if f != 9]
-                    if len(kept) != len(value_fields):
-                        whole = _bytes_field(1, b"".join(kept))
+                    payload = b"".join(encode_field(*f) for f in value_fields if f[0] != 9)
                 else:
                     self._seen_tags.add(tag)
-                out.append(whole)
+                out.append(_bytes_field(1, payload))
         self._add_event(global_step, summary=b"".join(out))
 
     def add_session_log(self, session_log, global_step=None) -> None:
@@ -579,10 +553,10 @@ class FileWriter:
         self._warn_if_closed()
         self._writer.add_event(event)
 
-    def add_graph(self, graph=None, global_step=None, graph_def=None) -> None:
+    def add_graph(self, graph=None, global_step=None, graph_def=None) -> bytes:
         """Write a graph event: `graph` (an og.Graph) as its GraphDef, or `graph_def`
         given as serialized GraphDef bytes (TF1's deprecated form; `graph` may be such
-        bytes too).
+        bytes too). Returns the GraphDef bytes written.
 
         Raises:
             ValueError: both graph and graph_def are given, or the step is outside int64.
@@ -601,6 +575,7 @@ class FileWriter:
                             f"graph_def serialized GraphDef bytes), got "
                             f"{type(given).__name__}")
         self._add_event(global_step, graph_def=data)
+        return data
 
     def get_logdir(self) -> str:
         """The directory the event files go to. Never raises."""

@@ -804,6 +804,24 @@ class Graph:
                 self._name_counts[base] = k
                 return cand
 
+    def _node_name(self, name: str | None, op_type: str) -> str:
+        """The name of a new node: `name` (or the op type) under the current name scope,
+        made unique; a name ending in "/" (what `with name_scope(...) as scope` gives,
+        as TF1 names a summary or a merged op after its scope) is taken as it is.
+
+        Raises:
+            ValueError: a name ending in "/" is only "/", or a tensor has that name.
+        """
+        if not name or not name.endswith("/"):
+            return self.unique_name(name or op_type)
+        exact = name[:-1]
+        if not exact or self._ir.find_tensor(exact) is not None:
+            raise ValueError(f"{op_type}: name {name!r}: a node named {exact!r} already "
+                             "exists in the graph" if exact else
+                             f"{op_type}: name {name!r} names no node")
+        self._used_names.add(exact)
+        return exact
+
     def unique_name(self, name: str) -> str:
         """`name` under the current name scope, made unique in this graph.
 
@@ -986,7 +1004,7 @@ class Graph:
                 in_tensors = [None if t is None else ctx.capture(t) for t in in_tensors]
             if self._node_context:
                 self._check_frames(op_type, name, in_tensors, ctx)
-            node_name = self.unique_name(name or op_type)
+            node_name = self._node_name(name, op_type)
             if num_outputs is None:
                 # optional outputs ("name?") are created only when asked for
                 num_outputs = sum(1 for o in opdef.outputs if not o.endswith("?"))

@@ -32,8 +32,7 @@ What happens, as in TF1:
 
 Differences from TF1: everything runs in this process, so `master` must be '' and a
 worker's session cannot wait for a chief (see WorkerSessionCreator); `config` and run
-`options` are accepted and ignored; there are no summaries (MonitoredTrainingSession
-accepts the summary arguments and ignores them); a session that fails is not
+`options` are accepted and ignored; a session that fails is not
 re-created (onegraph has no preemption errors to recover from); `should_stop()`
 also turns true after an OutOfRangeError (TF1's stays false, though the next run
 would fail again).
@@ -49,7 +48,8 @@ import numpy as np
 from ..errors import OutOfRangeError
 from . import graph as _g
 from .api_compat import GraphKeys
-from .basic_session_run_hooks import SAVERS, CheckpointSaverHook, StepCounterHook
+from .basic_session_run_hooks import (SAVERS, CheckpointSaverHook, StepCounterHook,
+                                      SummarySaverHook)
 from .queue_runner import QUEUE_RUNNERS, Coordinator, start_queue_runners
 from .saver import Saver, latest_checkpoint
 from .session import Session
@@ -88,7 +88,9 @@ class Scaffold:
         local_init_op: run after every initialization or restore; default
             `og.local_variables_initializer()` (or the "local_init_op" collection's).
         local_init_feed_dict: feeds for local_init_op.
-        summary_op: accepted for TF1 compatibility; onegraph has no summaries.
+        summary_op: the summaries a SummarySaverHook of this scaffold writes; default
+            the "summary_op" collection's one item, else og.summary.merge_all() (None
+            when the graph has no summaries).
         saver: the og.train.Saver to restore with (and CheckpointSaverHook to save
             with); default the one Saver of the graph's "savers" collection, else a new
             Saver of the global variables, added to that collection.
@@ -151,6 +153,10 @@ class Scaffold:
         if self._local_init_op is None:
             self._local_init_op = self.get_or_default(
                 "local_init_op", GraphKeys.LOCAL_INIT_OP, self.default_local_init_op)
+        if self._summary_op is None:
+            from .summary import merge_all  # event files only for graphs with summaries
+            self._summary_op = self.get_or_default("summary_op", GraphKeys.SUMMARY_OP,
+                                                   merge_all)
         if self._saver is None:
             self._saver = _default_saver(graph)
         _build_saver(self._saver, graph)
@@ -198,7 +204,8 @@ class Scaffold:
 
     @property
     def summary_op(self):
-        """Whatever was given as summary_op (onegraph has no summaries)."""
+        """The summary op (None before finalize() unless given, or when the graph has
+        no summaries)."""
         return self._summary_op
 
     @property
@@ -765,9 +772,11 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None,  # n
     WorkerSessionCreator and only `hooks`. The step-based hooks need a global step
     (og.train.get_or_create_global_step()).
 
-    onegraph has no summaries: `save_summaries_steps`, `save_summaries_secs` and
-    `save_graph_def` are accepted for compatibility and ignored; `summary_dir` only
-    decides, as in TF1, whether the StepCounterHook is added. `config` is ignored;
+    Summaries go to `summary_dir` (default `checkpoint_dir`): the StepCounterHook
+    writes global_step/sec there, and a SummarySaverHook (after it, before the
+    CheckpointSaverHook) the scaffold's summary_op (default og.summary.merge_all())
+    every `save_summaries_steps` steps (default 100) or, when only it is given,
+    every `save_summaries_secs` seconds. `save_graph_def` and `config` are ignored;
     `master` must be ''.
 
     Raises:
@@ -777,9 +786,11 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None,  # n
         RuntimeError: a step-based hook finds no global step ("Global step should be
             created to use StepCounterHook."); and what MonitoredSession raises.
     """
-    del save_summaries_steps, save_summaries_secs, save_graph_def  # no summaries here
+    del save_graph_def  # onegraph writes no graph.pbtxt or meta graph next to checkpoints
     save_checkpoint_steps, save_checkpoint_secs = _resolve_save_defaults(
         save_checkpoint_steps, save_checkpoint_secs, None, 600)
+    save_summaries_steps, save_summaries_secs = _resolve_save_defaults(
+        save_summaries_steps, save_summaries_secs, 100, None)
     scaffold = scaffold or Scaffold()
     if not is_chief:
         creator = WorkerSessionCreator(scaffold=scaffold, master=master, config=config,
@@ -789,9 +800,15 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None,  # n
     all_hooks = list(chief_only_hooks or [])
     creator = ChiefSessionCreator(scaffold=scaffold, checkpoint_dir=checkpoint_dir,
                                   master=master, config=config)
-    if (summary_dir or checkpoint_dir) and log_step_count_steps and \
-            log_step_count_steps > 0:
-        all_hooks.append(StepCounterHook(every_n_steps=log_step_count_steps))
+    summary_dir = summary_dir or checkpoint_dir
+    if summary_dir and log_step_count_steps and log_step_count_steps > 0:
+        all_hooks.append(StepCounterHook(output_dir=summary_dir,
+                                         every_n_steps=log_step_count_steps))
+    if summary_dir and ((save_summaries_steps and save_summaries_steps > 0) or
+                        (save_summaries_secs and save_summaries_secs > 0)):
+        all_hooks.append(SummarySaverHook(scaffold=scaffold, save_steps=save_summaries_steps,
+                                          save_secs=save_summaries_secs,
+                                          output_dir=summary_dir))
     if checkpoint_dir and ((save_checkpoint_secs and save_checkpoint_secs > 0) or
                            (save_checkpoint_steps and save_checkpoint_steps > 0)):
         all_hooks.append(CheckpointSaverHook(checkpoint_dir,

@@ -6,7 +6,7 @@ light (numpy + flatbuffers) until a graph is built.
 
 from __future__ import annotations
 
-from . import image, layers, losses, metrics, nn
+from . import image, layers, losses, metrics, nn, summary
 from .api import *  # noqa: F401,F403 - the public building functions
 from .api import __all__ as _api_all
 from .api_extra import *  # noqa: F401,F403 - more TF1-named building functions
@@ -63,6 +63,8 @@ from .namespaces import make_math, make_random
 math = make_math(globals(), nn)       # TF1's tf.math names
 random = make_random(globals())       # TF1's tf.random names
 from .tensor_array import TensorArray  # noqa: E402 - TF1's loop accumulator
+from .event_file import SessionLog  # noqa: E402 - TF1's tf.SessionLog
+from .summary_proto import Event, HistogramProto, Summary  # noqa: E402 - TF1's protos
 
 __all__ = sorted(
     set(_api_all) | set(_api_extra_all) | set(_api_math_all) | set(_debugging_all)
@@ -76,7 +78,8 @@ __all__ = sorted(
     "IndexedSlicesValue", "InteractiveSession", "RandomShuffleQueue", "RegisterGradient",
     "Session", "custom_gradient",
     "get_default_session", "gradient_override_map", "gradients", "image", "layers", "losses",
-    "metrics", "nn", "set_random_seed",
+    "metrics", "nn", "set_random_seed", "summary", "Summary", "Event", "HistogramProto",
+    "SessionLog", "summary",
     "depth_to_space", "space_to_depth", "multinomial", "random_crop", "random_shuffle",
     "AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope", "variable_scope",
     "initializers", "constant_initializer", "glorot_normal_initializer",

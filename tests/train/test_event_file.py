@@ -246,12 +246,15 @@ def graph_classes():
                          ("versions", 4, F.TYPE_MESSAGE, opt, ".ogtest.VersionDef")])
     message("Event", [("wall_time", 1, F.TYPE_DOUBLE, opt, None),
                       ("step", 2, F.TYPE_INT64, opt, None),
-                      ("graph_def", 4, F.TYPE_BYTES, opt, None)])
+                      ("graph_def", 4, F.TYPE_BYTES, opt, None),
+                      ("meta_graph_def", 9, F.TYPE_BYTES, opt, None)])
+    message("MetaGraphDef", [("graph_def", 2, F.TYPE_MESSAGE, opt, ".ogtest.GraphDef")])
     pool = descriptor_pool.DescriptorPool()
     pool.Add(fdp)
     get = message_factory.GetMessageClass
     return (get(pool.FindMessageTypeByName("ogtest.GraphDef")),
-            get(pool.FindMessageTypeByName("ogtest.Event")))
+            get(pool.FindMessageTypeByName("ogtest.Event")),
+            get(pool.FindMessageTypeByName("ogtest.MetaGraphDef")))
 
 
 def small_graph():
@@ -268,7 +271,7 @@ def small_graph():
 
 
 def test_graph_def_names_ops_inputs():
-    GraphDef, _ = graph_classes()
+    GraphDef, _, _ = graph_classes()
     gd = GraphDef.FromString(ef.graph_def_bytes(small_graph()))
     nodes = {n.name: n for n in gd.node}
     assert len(nodes) == len(gd.node)
@@ -292,13 +295,17 @@ def test_graph_def_names_ops_inputs():
 
 
 def test_graph_events_from_file_writer(tmp_path):
-    GraphDef, Event = graph_classes()
+    GraphDef, Event, MetaGraphDef = graph_classes()
     g = small_graph()
     with ef.FileWriter(str(tmp_path), graph=g) as writer:
         writer.add_graph(g, global_step=7)
     events = [Event.FromString(d) for d, _ in records(read(only_file(tmp_path)))]
-    assert [e.step for e in events[1:]] == [0, 7]
-    for e in events[1:]:
+    # as TF1: the constructor's graph as a GraphDef event, then as a MetaGraphDef
+    assert [e.step for e in events[1:]] == [0, 0, 7]
+    graph, meta, later = events[1:]
+    meta_graph = MetaGraphDef.FromString(meta.meta_graph_def)
+    assert meta_graph.graph_def == GraphDef.FromString(ef.graph_def_bytes(g))
+    for e in (graph, later):
         assert e.graph_def == ef.graph_def_bytes(g)
         assert "MatMul" in [n.name for n in GraphDef.FromString(e.graph_def).node]
 

@@ -519,8 +519,11 @@ def test_hooks_that_need_a_global_step_say_so():
         assert f"RuntimeError: {e.value}" == TF1["stop_at_step_hook_without_global_step"]
         with pytest.raises(RuntimeError, match="to use StepCounterHook"):
             MonitoredTrainingSession(checkpoint_dir="unused")
-        with pytest.raises(RuntimeError, match="to use CheckpointSaverHook"):
+        with pytest.raises(RuntimeError, match="to use SummarySaverHook"):
             MonitoredTrainingSession(checkpoint_dir="unused", log_step_count_steps=None)
+        with pytest.raises(RuntimeError, match="to use CheckpointSaverHook"):
+            MonitoredTrainingSession(checkpoint_dir="unused", log_step_count_steps=None,
+                                     save_summaries_steps=None)
         with MonitoredTrainingSession() as sess:  # no step-based hook: no step needed
             assert float(sess.run(op)) == 1.0
     assert not os.path.exists("unused")
