@@ -12,6 +12,7 @@ import dataclasses
 from . import bits  # noqa: I001 - TF's Bitcast (onegraph domain)
 from . import printing  # noqa: I001 - TF's PrintV2 (onegraph domain)
 from . import summary  # noqa: I001 - TF's summary ops (onegraph domain)
+from . import sparse, sparse_decode, sparse_grad  # noqa: I001 - TF's sparse ops (onegraph)
 from . import (activation, activation_grad, attention, candidate_sampling, candidate_sampling_more,
                checkpoint, control_flow, conv, conv_grad, ctc, dataflow, debugging, deform_conv,
                elementwise, elementwise_grad, image, image_more, indexing, indexing_grad, linalg,
@@ -34,13 +35,14 @@ _FAMILIES = (activation, attention, bits, candidate_sampling, candidate_sampling
              ms_sequence, ms_tensor, ms_text, ms_transformer, normalization, normalization_extra,
              optional, pool, preview_training, printing, quantization, queue, random, random_more,
              reduction, rnn, rnn_grad_kernels, shape, signal, special, state, state_scatter,
-             strings, strings_tf, summary, tensor_extra, text, training)
+             sparse, sparse_decode, strings, strings_tf, summary, tensor_extra, text, training)
 
 # Modules holding `GRADIENTS = {op_type: rule}` (default domain) or
 # `GRADIENTS = {(domain, op_type): rule}`.
 _GRADIENT_MODULES = (activation_grad, conv_grad, elementwise_grad, indexing_grad, linalg_grad,
                      linalg_more_grad, linalg_solve_grad, normalization_grad, pool_grad,
-                     reduction_grad, rnn_grad, shape_grad, special_grad, training_grad)
+                     reduction_grad, rnn_grad, shape_grad, sparse_grad, special_grad,
+                     training_grad)
 
 REGISTRY = Registry()
 for _module in _FAMILIES:

@@ -15,7 +15,8 @@ RuntimeError ("Global step should be created to use <hook>.") when there is none
 onegraph's own checkpoint layout: `CheckpointSaverHook` writes through
 `og.train.Saver.save(sess, checkpoint_dir, global_step=step)`, whose files are named
 `ckpt-<step>.og` whatever `checkpoint_basename` says, and writes no graph.pbtxt or meta
-graph. Messages go to the Python logger "onegraph".
+graph (nor TF1's CHECKPOINT session logs into the event file). Messages go to the Python
+logger "onegraph".
 """
 
 from __future__ import annotations
