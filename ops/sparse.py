@@ -537,6 +537,263 @@ def _reduce_sum_grad(inputs, attrs, ctx):
     return (grad.reshape(-1)[_linear(keys, kept)],)
 
 
+# ---------------------------------------------------------------- SparseConcat
+
+def _sparse_concat(inputs, attrs, ctx):
+    """TF's SparseConcat of N sparse tensors (inputs: N indices, N values, N shapes)
+    along concat_dim (negative counts from the end); the result is row-major."""
+    n = int(attrs["N"])
+    if n < 1 or len(inputs) != 3 * n:
+        raise ExecutionError(f"SparseConcat: N={n} needs 3*N inputs (N indices, N values, "
+                             f"N shapes), got {len(inputs)}")
+    parts = [_sparse(inputs[i], inputs[n + i], inputs[2 * n + i]) for i in range(n)]
+    first = parts[0][2]
+    rank = first.size
+    for i, (_, _, shp) in enumerate(parts):
+        if shp.size != rank:
+            raise ExecutionError(f"Ranks of all input tensors should match: shape[0] = "
+                                 f"{_fmt(first)} vs. shape[{i}] = {_fmt(shp)}")
+    dim = int(attrs["concat_dim"])
+    if not -rank <= dim < rank:
+        raise ExecutionError(f"Concat dimension must be in range [{-rank}, {rank}), got "
+                             f"{dim}")
+    dim = dim + rank if dim < 0 else dim
+    for i, (_, _, shp) in enumerate(parts):
+        bad = np.nonzero((shp != first) & (np.arange(rank) != dim))[0]
+        if bad.size:
+            d = int(bad[0])
+            raise ExecutionError(f"Input shapes must match: expected {first[d]} for "
+                                 f"dimension {d} but got {shp[d]} at position {i}")
+    sizes = np.array([shp[dim] for _, _, shp in parts], np.int64)
+    offsets = np.cumsum(sizes) - sizes
+    ind = np.concatenate([p[0] for p in parts]).reshape(-1, rank)
+    ind[:, dim] += np.repeat(offsets, [p[0].shape[0] for p in parts])
+    val = np.concatenate([p[1] for p in parts])
+    out_shape = first.copy()
+    out_shape[dim] = sizes.sum()
+    order = _row_major_order(ind)
+    return (ind[order], val[order], out_shape)
+
+
+def _sparse_concat_infer(attrs, inputs):
+    n = int(attrs["N"])
+    dtype = _dtype(inputs, n) if len(inputs) > n else None
+    return [_info(np.int64, (None, None)), _info(dtype, (None,)), _info(np.int64, (None,))]
+
+
+# ---------------------------------------------------------------- SparseSlice
+
+def _sparse_slice(inputs, attrs, ctx):
+    """TF's SparseSlice: the entries inside [start, start + size) re-based to start, in
+    input order; the output shape is the box clipped to the input's shape."""
+    ind, val, shp = _sparse(inputs[0], inputs[1], inputs[2])
+    start = _int_array(inputs[3], "start").reshape(-1)
+    size = _int_array(inputs[4], "size").reshape(-1)
+    if start.size != shp.size or size.size != shp.size:
+        raise ExecutionError(f"Expected start and size of length {shp.size} (the input's "
+                             f"rank), got {start.size} and {size.size}")
+    if np.any(start < 0) or np.any(size < 0):
+        raise ExecutionError(f"start and size must be non-negative, got {_fmt(start)} and "
+                             f"{_fmt(size)}")
+    end = np.minimum(start + size, shp)
+    keep = np.all((ind >= start) & (ind < end), axis=1)
+    out_shape = np.maximum(end - start, 0)
+    return (ind[keep] - start, val[keep], out_shape)
+
+
+def _sparse_slice_infer(attrs, inputs):
+    return [_info(np.int64, (None, None)), _info(_dtype(inputs, 1), (None,)),
+            _info(np.int64, (None,))]
+
+
+# ---------------------------------------------------------------- SparseFillEmptyRows
+
+def _fill_empty_rows(inputs, attrs, ctx):
+    """TF's SparseFillEmptyRows: the entries grouped by row (stable), each empty row
+    given one entry [row, 0, ...] of default_value; also which rows were empty and
+    where each input entry went."""
+    ind, val, shp = _sparse(inputs[0], inputs[1], inputs[2])
+    default = _scalar(inputs[3], "default_value")
+    if shp.size < 1:
+        raise ExecutionError("dense_shape must be at least rank 1")
+    rows_n = int(shp[0])
+    rows = ind[:, 0]
+    bad = np.nonzero((rows < 0) | (rows >= rows_n))[0]
+    if bad.size:
+        i = int(bad[0])
+        sign = "<" if rows[i] < 0 else ">="
+        limit = 0 if rows[i] < 0 else rows_n
+        raise ExecutionError(f"indices({i}, 0) is invalid: {rows[i]} {sign} {limit}")
+    count = np.bincount(rows, minlength=rows_n)
+    empty = count == 0
+    slots = np.maximum(count, 1)
+    offset = np.cumsum(slots) - slots
+    order = np.argsort(rows, kind="stable")
+    sorted_rows = rows[order]
+    within = np.arange(rows.size) - (np.cumsum(count) - count)[sorted_rows]
+    pos = np.empty(rows.size, np.int64)
+    pos[order] = offset[sorted_rows] + within
+    total = int(slots.sum()) if rows_n else 0
+    out_ind = np.zeros((total, shp.size), np.int64)
+    out_val = np.empty(total, val.dtype)
+    out_ind[pos] = ind
+    out_val[pos] = val
+    out_ind[offset[empty], 0] = np.nonzero(empty)[0]
+    out_val[offset[empty]] = default
+    return (out_ind, out_val, empty, pos)
+
+
+def _fill_empty_rows_infer(attrs, inputs):
+    return [_info(np.int64, (None, None)), _info(_dtype(inputs, 1), (None,)),
+            _info(np.bool_, (None,)), _info(np.int64, (None,))]
+
+
+def _fill_empty_rows_grad(inputs, attrs, ctx):
+    """TF's SparseFillEmptyRowsGrad: d_values is the gradient where each input entry
+    went; d_default_value the sum over the filled-in entries."""
+    rmap = _int_array(inputs[0], "reverse_index_map")
+    grad = np.asarray(inputs[1])
+    if rmap.ndim != 1 or grad.ndim != 1:
+        raise ExecutionError("reverse_index_map and grad_values must be vectors")
+    if np.any((rmap < 0) | (rmap >= grad.size)):
+        raise ExecutionError(f"reverse_index_map holds an index outside [0, {grad.size})")
+    filled = np.ones(grad.size, bool)
+    filled[rmap] = False
+    return (grad[rmap], np.asarray(grad[filled].sum(), grad.dtype))
+
+
+# ---------------------------------------------------------------- SparseSoftmax
+
+def _softmax_groups(ind):
+    """The group (all dims but the last) of each entry, numbered 0..G-1."""
+    if ind.shape[0] == 0:
+        return np.zeros(0, np.int64), 0
+    _, group = np.unique(ind[:, :-1], axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    return group, int(group.max()) + 1
+
+
+def _sparse_softmax(inputs, attrs, ctx):
+    """TF's SparseSoftmax: a softmax over the present entries of each innermost row,
+    values in input order."""
+    ind, val, shp = _sparse(inputs[0], inputs[1], inputs[2], "sp_")
+    if shp.size < 2:
+        raise ExecutionError(f"SparseSoftmax needs a sparse tensor of rank >= 2, got "
+                             f"shape {_fmt(shp)}")
+    if val.dtype.kind != "f":
+        raise ExecutionError(f"SparseSoftmax takes float values, got {val.dtype}")
+    group, count = _softmax_groups(ind)
+    top = np.full(count, -np.inf, val.dtype)
+    np.maximum.at(top, group, val)
+    e = np.exp(val - top[group])
+    total = np.zeros(count, val.dtype)
+    np.add.at(total, group, e)
+    return ((e / total[group]).astype(val.dtype),)
+
+
+def _sparse_softmax_grad(inputs, attrs, ctx):
+    """Values gradient of SparseSoftmax (TF's rule): out * (grad - sum(out * grad)) over
+    each innermost row."""
+    ind = _int_array(inputs[0], "sp_indices")
+    out, grad = np.asarray(inputs[1]), np.asarray(inputs[2])
+    if ind.ndim != 2 or out.shape != (ind.shape[0],) or grad.shape != out.shape:
+        raise ExecutionError("SparseSoftmaxGrad: indices, output and gradient do not agree")
+    group, count = _softmax_groups(ind)
+    dot = np.zeros(count, out.dtype)
+    np.add.at(dot, group, out * grad)
+    return (out * (grad - dot[group]),)
+
+
+# ---------------------------------------------------------------- SparseSparseMax/Min
+
+def _sparse_sparse(pick):
+    def kernel(inputs, attrs, ctx):
+        """TF's SparseSparseMaximum/Minimum of two row-major sparse tensors of one
+        shape: on the union of their indices, an absent side counting as 0."""
+        a_ind, a_val, a_shp = _sparse(inputs[0], inputs[1], inputs[2], "a_")
+        b_ind, b_val, b_shp = _sparse(inputs[3], inputs[4], inputs[5], "b_")
+        _same_shapes(a_shp, b_shp)
+        if a_val.dtype != b_val.dtype:
+            raise ExecutionError(f"a_values is {a_val.dtype}, b_values {b_val.dtype}")
+        ind = np.concatenate([a_ind, b_ind])
+        lhs = np.concatenate([a_val, np.zeros_like(b_val)])
+        rhs = np.concatenate([np.zeros_like(a_val), b_val])
+        uniq, group = np.unique(ind, axis=0, return_inverse=True)
+        group = group.reshape(-1)
+        left = np.zeros(uniq.shape[0], a_val.dtype)
+        right = np.zeros(uniq.shape[0], a_val.dtype)
+        np.add.at(left, group, lhs)
+        np.add.at(right, group, rhs)
+        return (uniq.reshape(-1, a_shp.size).astype(np.int64), pick(left, right))
+    return kernel
+
+
+def _sparse_sparse_infer(attrs, inputs):
+    return [_info(np.int64, (None, None)), _info(_dtype(inputs, 1), (None,))]
+
+
+# ---------------------------------------------------------------- SparseDenseCwise*
+
+def _dense_at(ind, shp, dense, op_type):
+    """The dense operand broadcast to the sparse shape, read at each index.
+
+    Raises:
+        ExecutionError: the dense shape does not broadcast to the sparse one.
+    """
+    dense = np.asarray(dense)
+    shape = tuple(int(d) for d in shp)
+    ok = dense.ndim <= len(shape) and all(
+        d in (1, s) for d, s in zip(dense.shape[::-1], shape[::-1]))
+    if not ok:
+        raise ExecutionError(f"{op_type}: cannot broadcast the dense side "
+                             f"{_fmt(dense.shape)} to the sparse side {_fmt(shp)}")
+    _check_bounds(ind, shp, "sp_indices")
+    full = np.broadcast_to(dense, shape)
+    return full[tuple(ind.T)] if len(shape) else np.broadcast_to(full, ind.shape[:1])
+
+
+def _truncating_divide(a, b):
+    if a.dtype.kind in "iu":
+        if np.any(b == 0):
+            raise ExecutionError("Integer division by zero")
+        q = np.abs(a) // np.abs(b)  # C++'s division truncates toward zero
+        return (np.sign(a) * np.sign(b) * q).astype(a.dtype)
+    return a / b
+
+
+_CWISE = {"SparseDenseCwiseAdd": np.add, "SparseDenseCwiseMul": np.multiply,
+          "SparseDenseCwiseDiv": _truncating_divide}
+
+
+def _cwise(op_type):
+    def kernel(inputs, attrs, ctx):
+        """TF's SparseDenseCwise{Add,Mul,Div}: the op of each present value and the
+        dense operand (broadcast to the sparse shape) at its index."""
+        ind, val, shp = _sparse(inputs[0], inputs[1], inputs[2], "sp_")
+        dense = _dense_at(ind, shp, inputs[3], op_type)
+        return (np.asarray(_CWISE[op_type](val, dense.astype(val.dtype))).astype(val.dtype),)
+    return kernel
+
+
+def _cwise_grad(inputs, attrs, ctx):
+    """(d values, d dense) of SparseDenseCwiseMul/Div (TF's rule): the dense gradient
+    sums each entry's part into the broadcast position it read."""
+    ind, val, shp = _sparse(inputs[0], inputs[1], inputs[2], "sp_")
+    dense, grad = np.asarray(inputs[3]), np.asarray(inputs[4])
+    at = _dense_at(ind, shp, dense, "SparseDenseCwiseGrad")
+    if attrs["mode"] == "mul":
+        d_val, d_at = grad * at, grad * val
+    else:
+        d_val, d_at = grad / at, grad * (-val / (at * at))
+    shape = tuple(int(d) for d in shp)
+    lead = len(shape) - dense.ndim
+    # the position read in the dense operand: broadcast dims (size 1) read index 0
+    rows = np.where(np.array(dense.shape, np.int64) == 1, 0, ind[:, lead:])
+    d_dense = np.zeros(dense.shape, dense.dtype)
+    np.add.at(d_dense.reshape(-1), _linear(rows, np.array(dense.shape, np.int64)), d_at)
+    return (d_val.astype(val.dtype), d_dense)
+
+
 # ---------------------------------------------------------------- registry
 
 _ADJ = [("adjoint_a", "int", 0), ("adjoint_b", "int", 0)]
@@ -591,4 +848,42 @@ OPS = (
            ["input_values_grad"], _reduce_sum_grad,
            infer=lambda attrs, inputs: [_info(_dtype(inputs, 3), (None,))], domain=DOMAIN,
            doc="values gradient of SparseReduceSum"),
+    define("SparseConcat", ["inputs*"], _OUT3, _sparse_concat,
+           attrs=[("concat_dim", "int"), ("N", "int")], infer=_sparse_concat_infer,
+           domain=DOMAIN, doc="TF's SparseConcat (inputs: N indices, N values, N shapes)"),
+    define("SparseSlice", ["indices", "values", "shape", "start", "size"], _OUT3,
+           _sparse_slice, infer=_sparse_slice_infer, domain=DOMAIN, doc="TF's SparseSlice"),
+    define("SparseFillEmptyRows", ["indices", "values", "dense_shape", "default_value"],
+           ["output_indices", "output_values", "empty_row_indicator", "reverse_index_map"],
+           _fill_empty_rows, infer=_fill_empty_rows_infer, domain=DOMAIN,
+           doc="TF's SparseFillEmptyRows"),
+    define("SparseFillEmptyRowsGrad", ["reverse_index_map", "grad_values"],
+           ["d_values", "d_default_value"], _fill_empty_rows_grad,
+           infer=lambda attrs, inputs: [_info(_dtype(inputs, 1), (None,)),
+                                        _info(_dtype(inputs, 1), ())],
+           domain=DOMAIN, doc="TF's SparseFillEmptyRowsGrad"),
+    define("SparseSoftmax", ["sp_indices", "sp_values", "sp_shape"], ["output"],
+           _sparse_softmax, infer=lambda attrs, inputs: [_info(_dtype(inputs, 1), (None,))],
+           domain=DOMAIN, doc="TF's SparseSoftmax"),
+    define("SparseSoftmaxGrad", ["sp_indices", "output", "grad"], ["sp_values_grad"],
+           _sparse_softmax_grad,
+           infer=lambda attrs, inputs: [_info(_dtype(inputs, 1), (None,))], domain=DOMAIN,
+           doc="values gradient of SparseSoftmax"),
+    define("SparseSparseMaximum", ["a_indices", "a_values", "a_shape", "b_indices",
+                                   "b_values", "b_shape"], ["output_indices", "output_values"],
+           _sparse_sparse(np.maximum), infer=_sparse_sparse_infer, domain=DOMAIN,
+           doc="TF's SparseSparseMaximum"),
+    define("SparseSparseMinimum", ["a_indices", "a_values", "a_shape", "b_indices",
+                                   "b_values", "b_shape"], ["output_indices", "output_values"],
+           _sparse_sparse(np.minimum), infer=_sparse_sparse_infer, domain=DOMAIN,
+           doc="TF's SparseSparseMinimum"),
+) + tuple(
+    define(name, ["sp_indices", "sp_values", "sp_shape", "dense"], ["output"], _cwise(name),
+           infer=lambda attrs, inputs: [_info(_dtype(inputs, 1), (None,))], domain=DOMAIN,
+           doc=f"TF's {name}") for name in _CWISE) + (
+    define("SparseDenseCwiseGrad", ["sp_indices", "sp_values", "sp_shape", "dense", "grad"],
+           ["sp_values_grad", "dense_grad"], _cwise_grad, attrs=[("mode", "string")],
+           infer=lambda attrs, inputs: [_info(_dtype(inputs, 1), (None,)),
+                                        _info(_dtype(inputs, 3), inputs[3].shape)],
+           domain=DOMAIN, doc="gradients of SparseDenseCwiseMul/Div"),
 )

@@ -52,10 +52,40 @@ def _reduce_sum(b, op, grads):
                        domain=DOMAIN), None, None]
 
 
+def _fill_empty_rows(b, op, grads):
+    """values and default_value through TF's SparseFillEmptyRowsGrad."""
+    g = grads[1]
+    if g is None:
+        return [None] * 4
+    d_values, d_default = b.op("SparseFillEmptyRowsGrad", [op.outputs[3], g], domain=DOMAIN)
+    return [None, d_values, None, d_default]
+
+
+def _softmax(b, op, grads):
+    """values: out * (grad - sum(out * grad)) over each innermost row."""
+    (g,) = grads
+    return [None, b.op("SparseSoftmaxGrad", [op.inputs[0], op.outputs[0], g],
+                       domain=DOMAIN), None]
+
+
+def _cwise(mode):
+    def rule(b, op, grads):
+        """values and dense of SparseDenseCwiseMul/Div (TF's rule)."""
+        (g,) = grads
+        d_values, d_dense = b.op("SparseDenseCwiseGrad", list(op.inputs) + [g],
+                                 {"mode": mode}, domain=DOMAIN)
+        return [None, d_values, None, d_dense]
+    return rule
+
+
 GRADIENTS: dict = {
     (DOMAIN, "SparseTensorDenseMatMul"): _matmul,
     (DOMAIN, "SparseAdd"): _add,
     (DOMAIN, "SparseTensorDenseAdd"): _dense_add,
     (DOMAIN, "SparseReorder"): _reorder,
     (DOMAIN, "SparseReduceSum"): _reduce_sum,
+    (DOMAIN, "SparseFillEmptyRows"): _fill_empty_rows,
+    (DOMAIN, "SparseSoftmax"): _softmax,
+    (DOMAIN, "SparseDenseCwiseMul"): _cwise("mul"),
+    (DOMAIN, "SparseDenseCwiseDiv"): _cwise("div"),
 }

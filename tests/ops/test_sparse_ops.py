@@ -160,3 +160,50 @@ def test_bad_inputs_get_named_errors(op_type, inputs, message):
     op = get_op(op_type, "onegraph")
     with pytest.raises(ExecutionError, match=message):
         op.kernel(inputs, op.resolve_attrs({}), None)
+
+
+@pytest.mark.parametrize("op_type, inputs, attrs, message", [
+    ("SparseConcat", [np.zeros((1, 2), np.int64), np.ones(1), np.array([2, 2])],
+     {"concat_dim": 0, "N": 2}, "needs 3\\*N inputs"),
+    ("SparseConcat", [np.zeros((1, 2), np.int64), np.zeros((1, 2), np.int64), np.ones(1),
+                      np.ones(1), np.array([2, 2]), np.array([2, 2])],
+     {"concat_dim": 2, "N": 2}, "must be in range \\[-2, 2\\)"),
+    ("SparseSoftmax", [np.zeros((1, 2), np.int64), np.ones(1, np.int32), np.array([2, 2])],
+     {}, "float values"),
+    ("SparseDenseCwiseMul", [np.zeros((1, 2), np.int64), np.ones(1), np.array([2, 3]),
+                             np.ones((3, 2))], {}, "cannot broadcast"),
+    ("SparseDenseCwiseDiv", [np.zeros((1, 2), np.int64), np.ones(1, np.int32),
+                             np.array([2, 3]), np.zeros(3, np.int32)], {}, "division by zero"),
+    ("SparseSlice", [np.zeros((1, 2), np.int64), np.ones(1), np.array([2, 3]),
+                     np.array([0]), np.array([1, 1])], {}, "start and size of length 2"),
+    ("SparseFillEmptyRows", [np.array([[-1, 0]]), np.ones(1), np.array([2, 3]),
+                             np.float64(0)], {}, "indices\\(0, 0\\) is invalid: -1 < 0"),
+])
+def test_more_bad_inputs_get_named_errors(op_type, inputs, attrs, message):
+    op = get_op(op_type, "onegraph")
+    with pytest.raises(ExecutionError, match=message):
+        op.kernel(inputs, op.resolve_attrs(attrs), None)
+
+
+def test_integer_division_truncates_toward_zero():
+    # C++'s int division (TF's kernel): -7 / 2 == -3, 7 / -2 == -3
+    op = get_op("SparseDenseCwiseDiv", "onegraph")
+    (out,) = op.kernel([np.array([[0], [1], [2]]), np.array([-7, 7, 6], np.int32),
+                        np.array([3]), np.array([2, -2, 4], np.int32)], op.resolve_attrs({}),
+                       None)
+    np.testing.assert_array_equal(out, np.array([-3, -3, 1], np.int32))
+
+
+def test_sparse_concat_builds_in_a_graph():
+    g = og.Graph()
+    with g.as_default():
+        ind = [og.constant(np.array([[0, 1]], np.int64)), og.constant(np.array([[1, 0]],
+                                                                               np.int64))]
+        val = [og.constant(np.array([1.0])), og.constant(np.array([2.0]))]
+        shp = [og.constant(np.array([2, 2], np.int64))] * 2
+        outs = g.op("SparseConcat", ind + val + shp, {"concat_dim": 1, "N": 2},
+                    domain="onegraph")
+    got = og.Session(g).run(outs)
+    np.testing.assert_array_equal(got[0], [[0, 1], [1, 2]])
+    np.testing.assert_array_equal(got[1], [1.0, 2.0])
+    np.testing.assert_array_equal(got[2], [2, 4])
