@@ -3,7 +3,28 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 DOMAIN = "onegraph"
+_INT64 = 7  # ONNX TensorProto.INT64, Cast's `to`
+
+
+def _to_dense(b, op, grads):
+    """sparse_values: the gradient at each index (summed for one broadcast value);
+    default_value: the gradient everywhere else, the total minus those (TF's
+    _SparseToDenseGrad). Indices of any of TF's forms (scalar, vector, matrix) are read
+    as (N, rank) rows."""
+    (g,) = grads
+    indices, shape, values = op.inputs[0], op.inputs[1], op.inputs[2]
+    rows = b.op("Concat", [b.constant(np.array([-1], np.int64)), b.op("Shape", [shape])],
+                {"axis": 0})
+    at = b.op("GatherND", [g, b.op("Reshape", [b.op("Cast", [indices], {"to": _INT64}),
+                                                rows])])
+    rest = b.op("Sub", [b.op("ReduceSum", [g], {"keepdims": 0}),
+                        b.op("ReduceSum", [at], {"keepdims": 0})])
+    if values.shape is not None and len(values.shape) == 0:
+        at = b.op("ReduceSum", [at], {"keepdims": 0})
+    return [None, None, at, rest]
 
 
 def _matmul(b, op, grads):
@@ -79,6 +100,7 @@ def _cwise(mode):
 
 
 GRADIENTS: dict = {
+    (DOMAIN, "SparseToDense"): _to_dense,
     (DOMAIN, "SparseTensorDenseMatMul"): _matmul,
     (DOMAIN, "SparseAdd"): _add,
     (DOMAIN, "SparseTensorDenseAdd"): _dense_add,

@@ -15,8 +15,8 @@ when the graph runs, naming the string, as TF raises InvalidArgumentError. A gra
 with onegraph-domain string ops saves to .og and runs in og.Session; ONNX export
 refuses them (ConversionError naming the op), since ONNX has no such ops.
 
-Skipped, as they return SparseTensor or RaggedTensor values og does not have:
-string_split / strings.split, strings.ngrams, strings.bytes_split,
+string_split and strings.split give SparseTensors (train/api_sparse.py). Skipped, as
+they return RaggedTensor values og does not have: strings.ngrams, strings.bytes_split,
 strings.unicode_decode / unicode_decode_with_offsets / unicode_split /
 unicode_split_with_offsets, strings.unicode_encode / unicode_transcode /
 unicode_script.
@@ -517,6 +517,8 @@ def _strings_namespace() -> types.ModuleType:
              "to_hash_bucket_fast": string_to_hash_bucket_fast,
              "to_hash_bucket_strong": string_to_hash_bucket_strong,
              "to_number": string_to_number, "upper": upper}
+    from .api_sparse import strings_split  # (api_sparse builds on the core API too)
+    names["split"] = strings_split
     ns = types.ModuleType("onegraph.strings", "TF1's tf.strings names over og's string "
                           "functions (" + ", ".join(sorted(names)) + ").")
     for key, fn in names.items():

@@ -896,3 +896,4 @@ from .nn_sampled import (log_uniform_candidate_sampler, nce_loss,  # noqa: E402,
 # TF1's CTC loss (dense labels), 1-D/3-D/N-D transposed convs, depthwise/3-D backprops,
 # space_to_batch, v2 pools, more candidate samplers
 from .nn_tf1_more import *  # noqa: E402,F401,F403
+from .nn_sparse import *  # noqa: E402,F401,F403 - CTC decoders, sparse embedding lookups

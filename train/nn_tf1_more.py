@@ -4,9 +4,8 @@ convolution backprops, space_to_batch, with_space_to_batch, the v2 pools,
 batch_norm_with_global_normalization, compute_average_loss,
 scale_regularization_loss, three more candidate samplers and compute_accidental_hits.
 
-onegraph has no SparseTensor, so the CTC loss takes TF's dense form (tf.nn.ctc_loss_v2
-with labels (batch, max_label_length) and label_length); og.nn.ctc_loss is TF1's
-tf.compat.v1.nn.ctc_loss with those dense labels in place of its SparseTensor. The loss
+The CTC loss takes TF1's SparseTensor labels, or TF's dense form (tf.nn.ctc_loss_v2's
+labels (batch, max_label_length) and label_length). The loss
 and its gradient come from one onegraph-domain op (ops/ctc.py); the samplers and the
 accidental hits from ops/candidate_sampling*.py; everything else is a composition of
 ONNX-semantics ops (ConvTranspose, Conv, Pad, Reshape, ...), so it exports.
@@ -145,10 +144,10 @@ def ctc_loss_v2(labels, logits, label_length, logit_length, logits_time_major=Tr
 def ctc_loss(labels, inputs=None, sequence_length=None, preprocess_collapse_repeated=False,
              ctc_merge_repeated=True, ignore_longer_outputs_than_inputs=False,
              time_major=True, logits=None, label_length=None) -> Tensor:
-    """TF1's tf.compat.v1.nn.ctc_loss with dense labels. TF1 takes the labels as a
-    SparseTensor, which onegraph does not have: here they are (batch, max_label_length)
-    integers, with label_length (batch,) saying how many of each row are used (None:
-    all of them). Everything else is TF1's: `inputs` (or its new name `logits`) are
+    """TF1's tf.compat.v1.nn.ctc_loss. The labels are TF1's SparseTensor (row b's labels
+    at [b, 0], [b, 1], ...), or dense (batch, max_label_length) integers with
+    label_length (batch,) saying how many of each row are used (None: all of them).
+    Everything else is TF1's: `inputs` (or its new name `logits`) are
     unnormalised, (time, batch, classes) unless time_major=False; the blank is the
     last class (their count may be known only at run time); sequence_length (batch,)
     the time steps of each example;
@@ -163,6 +162,7 @@ def ctc_loss(labels, inputs=None, sequence_length=None, preprocess_collapse_repe
         ShapeError: the ranks or batch sizes do not fit.
     """
     what = "ctc_loss"
+    labels, label_length = _dense_labels(labels, label_length, what)
     x = _alias(inputs, logits, "inputs", "logits", what)
     if x is None or sequence_length is None:
         raise TypeError(f"{what} needs inputs (logits) and sequence_length")
@@ -181,6 +181,26 @@ def ctc_loss(labels, inputs=None, sequence_length=None, preprocess_collapse_repe
         y, label_length = collapse_repeated(y, label_length)
     return _ctc(what, y, x, label_length, sequence_length, time_major, -1,
                 ctc_merge_repeated, ignore_longer_outputs_than_inputs, True, None)
+
+
+def _dense_labels(labels, label_length, what: str) -> tuple:
+    """(labels, label_length) with TF1's SparseTensor labels (row b holding its labels
+    at [b, 0], [b, 1], ...) made dense (zero-padded) and their lengths counted.
+
+    Raises:
+        ValueError: SparseTensor labels come with a label_length.
+    """
+    from .sparse_tensor import SparseTensor, SparseTensorValue  # (it imports much)
+    if not isinstance(labels, (SparseTensor, SparseTensorValue)):
+        return labels, label_length
+    if label_length is not None:
+        raise ValueError(f"{what}: label_length is for dense labels; SparseTensor labels "
+                         "carry their lengths")
+    from .api_sparse import to_dense
+    sp = SparseTensor.from_value(labels)
+    present = to_dense(SparseTensor(sp.indices, api.ones_like(sp.values, dtype="int32"),
+                                    sp.dense_shape))
+    return to_dense(sp), api.reduce_sum(present, axis=1)
 
 
 def collapse_repeated(labels, seq_length, name=None) -> tuple:

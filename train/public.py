@@ -32,6 +32,8 @@ from .api_tf1_extra import *  # noqa: F401,F403 - histograms, bitcast, og.bitwis
 from .api_tf1_extra import __all__ as _api_tf1_extra_all
 from .api_tf1_more import *  # noqa: F401,F403 - og.print, Print, hessians, switch_case, ...
 from .api_tf1_more import __all__ as _api_tf1_more_all
+from .api_sparse import *  # noqa: F401,F403 - og.SparseTensor, og.sparse, sparse_add, ...
+from .api_sparse import __all__ as _api_sparse_all
 from . import image_more  # noqa: F401 - og.image's PNG codec, NMS variants, resize_area, ...
 from .api import tuple_ as tuple  # noqa: A004 - TF1's og.tuple
 from .api import bool_ as bool  # noqa: A004 - TF1's og.bool dtype
@@ -71,7 +73,7 @@ __all__ = sorted(
     | set(_state_all) | set(_api_compat_all) | set(_api_linalg_all)
     | set(_api_linalg_solve_all) | set(_api_special_all) | set(_api_strings_all)
     | set(_api_partition_all) | set(_api_tf1_extra_all) | set(_session_config_all)
-    | set(_api_tf1_more_all) | {
+    | set(_api_tf1_more_all) | set(_api_sparse_all) | {
     "random_gamma", "random_poisson", "TensorArray",
     "bool", "math", "random", "case", "clip_by_global_norm", "clip_by_norm", "global_norm",
     "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices",

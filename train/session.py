@@ -525,7 +525,7 @@ class Session:
             kinds.append(kind)
             (fetch_tensors if kind == "tensor" else targets).append(index)
         feed_items, fed_variables = self._through_variable_reads(
-            [(self._resolve_tensor(k), v) for k, v in feed_dict.items()])
+            [(self._resolve_tensor(k), v) for k, v in _feed_pairs(feed_dict)])
         if len({i for i, _ in feed_items}) != len(feed_items):
             twice = sorted({self.graph.tensors[i].name for i, _ in feed_items
                             if sum(j == i for j, _ in feed_items) > 1})
@@ -1259,12 +1259,30 @@ def _flatten(fetches):
         return leaves, lambda values: dict(zip(keys, sub(values)))
     from .gradients import IndexedSlices, IndexedSlicesValue  # (gradients is above us)
 
+    components = getattr(fetches, "_fetch_components", None)
+    if components is not None and not isinstance(fetches, type):
+        # a composite (og.SparseTensor): its tensors, and how their values make its value
+        return components()
     if isinstance(fetches, IndexedSlices):
         # a sparse gradient: its values and indices, and the dense tensor for its shape
         return ([fetches.values, fetches.indices, fetches.like],
                 lambda values: IndexedSlicesValue(values[0], values[1],
                                                   np.asarray(values[2].shape, np.int64)))
     return [fetches], lambda values: values[0]
+
+
+def _feed_pairs(feed_dict) -> list:
+    """(key, value) of each feed, a composite key (og.SparseTensor) giving one pair per
+    component tensor.
+
+    Raises:
+        TypeError: a composite's value does not fit it.
+    """
+    pairs = []
+    for key, value in feed_dict.items():
+        components = getattr(key, "_feed_components", None)
+        pairs.extend(components(value) if components is not None else [(key, value)])
+    return pairs
 
 
 def input_mismatch(what: str, takes: set, needs: set, given) -> str | None:

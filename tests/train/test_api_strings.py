@@ -216,7 +216,7 @@ def test_bytes_that_are_not_utf8_are_surrogate_escaped():
 def test_strings_namespace_has_tf1_names():
     assert set(S.strings.__all__) == {
         "as_string", "format", "join", "length", "lower", "reduce_join", "regex_full_match",
-        "regex_replace", "strip", "substr", "to_hash_bucket", "to_hash_bucket_fast",
+        "regex_replace", "split", "strip", "substr", "to_hash_bucket", "to_hash_bucket_fast",
         "to_hash_bucket_strong", "to_number", "upper"}
     assert S.strings.join is S.string_join and S.strings.to_number is S.string_to_number
 
