@@ -13,6 +13,7 @@ from . import bits  # noqa: I001 - TF's Bitcast (onegraph domain)
 from . import printing  # noqa: I001 - TF's PrintV2 (onegraph domain)
 from . import summary  # noqa: I001 - TF's summary ops (onegraph domain)
 from . import sparse, sparse_decode, sparse_grad  # noqa: I001 - TF's sparse ops (onegraph)
+from . import pyfunc  # noqa: I001 - TF's PyFunc (onegraph domain)
 from . import (activation, activation_grad, attention, candidate_sampling, candidate_sampling_more,
                checkpoint, control_flow, conv, conv_grad, ctc, dataflow, debugging, deform_conv,
                elementwise, elementwise_grad, image, image_more, indexing, indexing_grad, linalg,
@@ -33,7 +34,8 @@ _FAMILIES = (activation, attention, bits, candidate_sampling, candidate_sampling
              ms_fused, ms_gather_packed, ms_gating, ms_generation, ms_llm, ms_matmul_nbits,
              ms_maxpool_mask, ms_moe, ms_nchwc, ms_nn, ms_quantization, ms_quantization_more,
              ms_sequence, ms_tensor, ms_text, ms_transformer, normalization, normalization_extra,
-             optional, pool, preview_training, printing, quantization, queue, random, random_more,
+             optional, pool, preview_training, printing, pyfunc, quantization, queue, random,
+             random_more,
              reduction, rnn, rnn_grad_kernels, shape, signal, special, state, state_scatter,
              sparse, sparse_decode, strings, strings_tf, summary, tensor_extra, text, training)
 
