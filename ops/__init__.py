@@ -14,6 +14,7 @@ from . import printing  # noqa: I001 - TF's PrintV2 (onegraph domain)
 from . import summary  # noqa: I001 - TF's summary ops (onegraph domain)
 from . import sparse, sparse_decode, sparse_grad  # noqa: I001 - TF's sparse ops (onegraph)
 from . import pyfunc  # noqa: I001 - TF's PyFunc (onegraph domain)
+from . import dataset  # noqa: I001 - TF's iterator ops (onegraph domain)
 from . import (activation, activation_grad, attention, candidate_sampling, candidate_sampling_more,
                checkpoint, control_flow, conv, conv_grad, ctc, dataflow, debugging, deform_conv,
                elementwise, elementwise_grad, image, image_more, indexing, indexing_grad, linalg,
@@ -29,7 +30,7 @@ from .registry import (NUM_OUTPUTS, REQUIRED, AttrSpec, KernelContext, OpDef, Re
                        VariableRef, define)
 
 _FAMILIES = (activation, attention, bits, candidate_sampling, candidate_sampling_more, checkpoint,
-             control_flow, conv, ctc, dataflow, debugging, deform_conv, elementwise, image,
+             control_flow, conv, ctc, dataflow, dataset, debugging, deform_conv, elementwise, image,
              image_more, indexing, linalg, linalg_more, linalg_solve, loss, ml, ml_linear, ml_trees,
              ms_fused, ms_gather_packed, ms_gating, ms_generation, ms_llm, ms_matmul_nbits,
              ms_maxpool_mask, ms_moe, ms_nchwc, ms_nn, ms_quantization, ms_quantization_more,
