@@ -174,6 +174,32 @@ def _known(info) -> np.ndarray | None:
     return None if info is None or info.value is None else np.asarray(info.value)
 
 
+def _dim(info, k: int):
+    """Dim k of a tensor's known static shape, else None."""
+    if info is None or info.shape is None or len(info.shape) <= k:
+        return None
+    return info.shape[k]
+
+
+def _rank(indices, shape):
+    """A sparse tensor's rank from its indices' columns or its shape's length."""
+    rank = _dim(indices, 1)
+    return rank if rank is not None else _dim(shape, 0)
+
+
+def _shape_info(rank, value=None):
+    """The int64 (rank,) dense-shape output, its value when known while building."""
+    return TensorInfo(np.dtype(np.int64), (rank,),
+                      None if value is None else np.asarray(value, np.int64))
+
+
+def _dims_of(shape_value, rank):
+    """The dense dims a known shape value gives (-1 unknown), else `rank` Nones."""
+    if shape_value is not None:
+        return tuple(int(d) if d >= 0 else None for d in shape_value.reshape(-1))
+    return None if rank is None else (None,) * rank
+
+
 # ---------------------------------------------------------------- SparseToDense
 
 def _sparse_to_dense(inputs, attrs, ctx):
@@ -269,7 +295,11 @@ def _sparse_dense_matmul(inputs, attrs, ctx):
 
 
 def _sparse_dense_matmul_infer(attrs, inputs):
-    return [_info(_dtype(inputs, 1), (None, None))]
+    """(rows of op(A), columns of op(B)): A's from its shape's value when known."""
+    a_dims = _dims_of(_known(inputs[2]), 2) or (None, None)
+    rows = a_dims[1 if int(attrs.get("adjoint_a", 0)) else 0] if len(a_dims) == 2 else None
+    cols = _dim(inputs[3], 0 if int(attrs.get("adjoint_b", 0)) else 1)
+    return [_info(_dtype(inputs, 1), (rows, cols))]
 
 
 def _sparse_dense_matmul_grad_values(inputs, attrs, ctx):
@@ -317,8 +347,9 @@ def _sparse_add(inputs, attrs, ctx):
 
 
 def _sparse_add_infer(attrs, inputs):
-    return [_info(np.int64, (None, None)), _info(_dtype(inputs, 1), (None,)),
-            _info(np.int64, inputs[2].shape if inputs[2] else None)]
+    rank = _rank(inputs[0], inputs[2])
+    return [_info(np.int64, (None, rank)), _info(_dtype(inputs, 1), (None,)),
+            _shape_info(rank, _known(inputs[2]))]
 
 
 def _sparse_add_grad(inputs, attrs, ctx):
@@ -442,8 +473,16 @@ def _sparse_reshape(inputs, attrs, ctx):
 
 
 def _sparse_reshape_infer(attrs, inputs):
-    rank = inputs[2].shape[0] if inputs[2].shape else None
-    return [_info(np.int64, (None, rank)), _info(np.int64, (rank,))]
+    rank = _dim(inputs[2], 0)
+    new, old = _known(inputs[2]), _known(inputs[1])
+    value = None
+    if new is not None and (old is not None or not np.any(new.reshape(-1) < 0)):
+        value = new.reshape(-1).astype(np.int64)
+        if old is not None and np.sum(value < 0) == 1 and np.prod(value[value >= 0]) > 0:
+            value[value < 0] = int(np.prod(old)) // int(np.prod(value[value >= 0]))
+        if np.any(value < 0):
+            value = None
+    return [_info(np.int64, (_dim(inputs[0], 0), rank)), _shape_info(rank, value)]
 
 
 # ---------------------------------------------------------------- SparseReduce*
@@ -513,13 +552,32 @@ def _reduce_sparse(mode):
     return kernel
 
 
+def _reduced_dims(attrs, inputs):
+    """The reduction's output dims (None unknown), or None when the axes or the rank
+    are unknown while building."""
+    rank = _rank(inputs[0], inputs[2])
+    axes = _known(inputs[3])
+    if rank is None or axes is None:
+        return None
+    axes = axes.reshape(-1).astype(np.int64)
+    if np.any((axes < -rank) | (axes >= rank)):
+        return None  # the run raises TF's message
+    axes = set(int(a) % rank for a in axes)
+    dims = _dims_of(_known(inputs[2]), rank)
+    keep = int(attrs.get("keep_dims", 0))
+    return tuple(1 if d in axes else dims[d] for d in range(rank) if keep or d not in axes)
+
+
 def _reduce_dense_infer(attrs, inputs):
-    return [_info(_dtype(inputs, 1))]
+    return [_info(_dtype(inputs, 1), _reduced_dims(attrs, inputs))]
 
 
 def _reduce_sparse_infer(attrs, inputs):
-    return [_info(np.int64, (None, None)), _info(_dtype(inputs, 1), (None,)),
-            _info(np.int64, (None,))]
+    dims = _reduced_dims(attrs, inputs)
+    rank = None if dims is None else len(dims)
+    value = None if dims is None or None in dims else np.array(dims, np.int64)
+    return [_info(np.int64, (None, rank)), _info(_dtype(inputs, 1), (None,)),
+            _shape_info(rank, value)]
 
 
 def _reduce_sum_grad(inputs, attrs, ctx):
@@ -578,7 +636,16 @@ def _sparse_concat(inputs, attrs, ctx):
 def _sparse_concat_infer(attrs, inputs):
     n = int(attrs["N"])
     dtype = _dtype(inputs, n) if len(inputs) > n else None
-    return [_info(np.int64, (None, None)), _info(dtype, (None,)), _info(np.int64, (None,))]
+    shapes = inputs[2 * n:3 * n]
+    rank = next((r for r in (_rank(inputs[k], inputs[2 * n + k]) for k in range(n)
+                             if len(inputs) == 3 * n) if r is not None), None)
+    values = [_known(x) for x in shapes]
+    total = None
+    if rank and len(values) == n and all(v is not None and v.size == rank for v in values):
+        axis = int(attrs["concat_dim"]) % rank
+        total = values[0].reshape(-1).astype(np.int64).copy()
+        total[axis] = sum(int(v.reshape(-1)[axis]) for v in values)
+    return [_info(np.int64, (None, rank)), _info(dtype, (None,)), _shape_info(rank, total)]
 
 
 # ---------------------------------------------------------------- SparseSlice
@@ -602,8 +669,9 @@ def _sparse_slice(inputs, attrs, ctx):
 
 
 def _sparse_slice_infer(attrs, inputs):
-    return [_info(np.int64, (None, None)), _info(_dtype(inputs, 1), (None,)),
-            _info(np.int64, (None,))]
+    rank = _rank(inputs[0], inputs[2])
+    return [_info(np.int64, (None, rank)), _info(_dtype(inputs, 1), (None,)),
+            _shape_info(rank)]
 
 
 # ---------------------------------------------------------------- SparseFillEmptyRows
@@ -644,8 +712,10 @@ def _fill_empty_rows(inputs, attrs, ctx):
 
 
 def _fill_empty_rows_infer(attrs, inputs):
-    return [_info(np.int64, (None, None)), _info(_dtype(inputs, 1), (None,)),
-            _info(np.bool_, (None,)), _info(np.int64, (None,))]
+    rows = _dims_of(_known(inputs[2]), None)
+    return [_info(np.int64, (None, _rank(inputs[0], inputs[2]))),
+            _info(_dtype(inputs, 1), (None,)),
+            _info(np.bool_, (rows[0] if rows else None,)), _info(np.int64, (_dim(inputs[0], 0),))]
 
 
 def _fill_empty_rows_grad(inputs, attrs, ctx):
@@ -729,7 +799,8 @@ def _sparse_sparse(pick):
 
 
 def _sparse_sparse_infer(attrs, inputs):
-    return [_info(np.int64, (None, None)), _info(_dtype(inputs, 1), (None,))]
+    return [_info(np.int64, (None, _rank(inputs[0], inputs[2]))),
+            _info(_dtype(inputs, 1), (None,))]
 
 
 # ---------------------------------------------------------------- SparseDenseCwise*
@@ -863,7 +934,8 @@ OPS = (
                                         _info(_dtype(inputs, 1), ())],
            domain=DOMAIN, doc="TF's SparseFillEmptyRowsGrad"),
     define("SparseSoftmax", ["sp_indices", "sp_values", "sp_shape"], ["output"],
-           _sparse_softmax, infer=lambda attrs, inputs: [_info(_dtype(inputs, 1), (None,))],
+           _sparse_softmax,
+           infer=lambda attrs, inputs: [_info(_dtype(inputs, 1), (_dim(inputs[1], 0),))],
            domain=DOMAIN, doc="TF's SparseSoftmax"),
     define("SparseSoftmaxGrad", ["sp_indices", "output", "grad"], ["sp_values_grad"],
            _sparse_softmax_grad,

@@ -111,8 +111,12 @@ def to_indicator(sp_input, vocab_size, name=None):
         shape = api.concat([api_math.slice(sp.dense_shape, [0], api.reshape(rank - 1, [1])),
                             api.reshape(api.cast(g.convert(vocab_size), "int64"), [1])], 0)
         ones = api.ones_like(sp.values, dtype="bool")
-        return _op("SparseToDense", [positions, shape, ones, g.convert(False)],
-                   {"validate_indices": 0})
+        out = _op("SparseToDense", [positions, shape, ones, g.convert(False)],
+                  {"validate_indices": 0})
+        if sp.shape.ndims is not None:
+            size = vocab_size if isinstance(vocab_size, int) else None
+            out.set_shape(sp.shape.as_list()[:-1] + [size])
+        return out
 
 
 # ------------------------------------------------------------------------- arithmetic
@@ -207,11 +211,14 @@ def transpose(sp_input, perm=None, name=None) -> SparseTensor:
     sp = _sparse(sp_input, "sparse.transpose")
     g = _g.get_default_graph()
     with g.name_scope(name or "SparseTranspose"):
-        if perm is None:
-            rank = api.shape(sp.dense_shape)[0]
-            perm = api_extra.range(rank - 1, -1, -1)
+        rank = sp.shape.ndims
+        if perm is None:  # reversed: a constant when the rank is known while building
+            perm = list(range(rank - 1, -1, -1)) if rank is not None else api_extra.range(
+                api.shape(sp.dense_shape)[0] - 1, -1, -1)
         perm = api.cast(g.convert(perm), "int64")
         indices = api.transpose(api.gather(api.transpose(sp.indices), perm))
+        if rank is not None:
+            indices.set_shape([None, rank])
         shape = api.gather(sp.dense_shape, perm)
         return reorder(SparseTensor(indices, sp.values, shape))
 
@@ -282,8 +289,11 @@ def _reduce(op_type, sp_input, axis, keepdims, reduction_axes, keep_dims, sparse
     axis = axis if reduction_axes is None else reduction_axes
     keep = bool(keepdims if keep_dims is None else keep_dims)
     g = _g.get_default_graph()
-    axes = g.convert([] if axis is None else axis, dtype="int32") if axis is not None else \
-        api.cast(api_extra.range(api.shape(sp.dense_shape)[0]), "int32")
+    rank = sp.shape.ndims
+    if axis is None:  # every dim: a constant when the rank is known while building
+        axis = list(range(rank)) if rank is not None else api.cast(
+            api_extra.range(api.shape(sp.dense_shape)[0]), "int32")
+    axes = g.convert(axis, dtype="int32") if not isinstance(axis, _g.Tensor) else axis
     if sparse_out:
         out = _op(op_type + "Sparse", _parts(sp) + [axes], {"keep_dims": int(keep)},
                   num_outputs=3)

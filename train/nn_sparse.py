@@ -133,6 +133,8 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights, partition_strategy="mod"
         per_row = api.reshape(weights, api.concat(
             [api.shape(weights), api.ones(api.expand_dims(api_extra.rank(rows) - 1, 0),
                                           dtype="int64")], 0))
+        if rows.shape is not None:  # (n, 1, ..., 1), as TF1 sets it
+            per_row.set_shape([None] + [1] * (len(rows.shape) - 1))
         total = api_extra.segment_sum(rows * per_row, segment_ids)
         if combiner == "sum":
             return total
@@ -184,8 +186,11 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
                                          max_norm=max_norm)
         if default_id is None:
             result = api.where(api.reshape(empty, [-1, 1]), api.zeros_like(result), result)
-        return api.reshape(result, api.concat(
+        out = api.reshape(result, api.concat(
             [lead, api_math.slice(api.shape(result), [1], [-1])], 0))
+        if sparse_ids.shape.ndims is not None and result.shape is not None:
+            out.set_shape(sparse_ids.shape.as_list()[:-1] + list(result.shape[1:]))
+        return out
 
 
 __all__ = ["ctc_beam_search_decoder", "ctc_beam_search_decoder_v2", "ctc_greedy_decoder",

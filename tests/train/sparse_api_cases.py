@@ -178,10 +178,42 @@ def ctc_loss_sparse(tf):
     return {"loss": loss, "grad": tf.gradients(tf.reduce_sum(loss), x)[0]}
 
 
+def _static(tf, shape):
+    """A static shape as a constant (-1 unknown dim, [-2] unknown rank)."""
+    dims = shape.as_list() if shape.ndims is not None else None
+    return tf.constant(np.array([-2] if dims is None else [-1 if d is None else d
+                                                           for d in dims], np.int64))
+
+
+def static_shapes(tf):
+    sp = _sp(tf)
+    p = tf.sparse_placeholder(tf.float32, [None, 5])
+    ids = tf.SparseTensor(np.array([[0, 0]], np.int64), np.array([1], np.int64),
+                          np.array([2, 2], np.int64))
+    params = tf.zeros([5, 3])
+    made = {"to_dense": tf.sparse_tensor_to_dense(tf.sparse_reorder(sp)),
+            "matmul": tf.sparse_tensor_dense_matmul(sp, tf.zeros([4, 2])),
+            "matmul_placeholder": tf.sparse_tensor_dense_matmul(p, tf.zeros([5, 7])),
+            "reduce_all": tf.sparse_reduce_sum(sp), "reduce_1": tf.sparse_reduce_sum(sp, 1),
+            "reduce_keep": tf.sparse_reduce_sum(sp, 1, keepdims=True),
+            "reduce_max_0": tf.sparse_reduce_max(sp, 0),
+            "indicator": tf.sparse_to_indicator(ids, 5),
+            "lookup": tf.nn.embedding_lookup_sparse(params, ids, None, combiner="sum"),
+            "safe_lookup": tf.nn.safe_embedding_lookup_sparse(params, ids),
+            "fill_empty": tf.sparse_fill_empty_rows(sp, 0.0)[1]}
+    sparse = {"reshape": tf.sparse_reshape(sp, [-1, 2]), "transpose": tf.sparse_transpose(sp),
+              "concat": tf.sparse_concat(0, [sp, sp]), "add": tf.sparse_add(sp, sp),
+              "softmax_values": tf.sparse_softmax(tf.sparse_reorder(sp))}
+    out = {k: _static(tf, v.get_shape()) for k, v in made.items()}
+    out.update({f"{k}_dense": _static(tf, v.get_shape()) for k, v in sparse.items()})
+    out["softmax_values_values"] = _static(tf, sparse["softmax_values"].values.get_shape())
+    return out
+
+
 CASES = {f.__name__: f for f in (
     dense_and_back, unordered_to_dense_refused, unordered_to_dense_unvalidated, matmul, adds,
     reshape_transpose_retain, reductions, concat_and_fill, softmax_and_indicator, gradients,
-    placeholder_feed, decoders, edit_and_split, embeddings, ctc_loss_sparse)}
+    placeholder_feed, decoders, edit_and_split, embeddings, ctc_loss_sparse, static_shapes)}
 
 FEEDS = {"placeholder_feed": lambda p: {p: ([[0, 2], [1, 0]], [5.0, 6.0], [2, 3])}}
 
