@@ -1,6 +1,174 @@
 """Operators: TF's dataset iterator ops (onegraph domain): iterators over the Python-side
-input pipelines of train/data.py, kept per session."""
+input pipelines of train/data.py, kept per session.
+
+A pipeline cannot be stored in a graph file, so the nodes hold a `token` string; the
+pipeline's opener (a callable taking the values of the graph tensors the pipeline
+reads and returning a Python iterator of elements, each a list of arrays) lives in this
+module's process-wide registry (token -> opener, as TF's FuncRegistry). A graph run
+where its token was never registered (loaded from a file) fails, naming the token.
+
+MakeIterator opens the pipeline and keeps the Python iterator in the session's state
+under the iterator's key (attr `iterator`), replacing any earlier one (TF1's
+initializer restarts the iterator). IteratorGetNext returns the next element's
+components; at the end it raises OutOfRangeError ("End of sequence"). A one-shot
+iterator's IteratorGetNext carries its pipeline's token and opens it itself on first
+use in a session; an initializable one (empty token) fails until initialized.
+"""
 
 from __future__ import annotations
 
-OPS = ()
+import itertools
+import threading
+from typing import Callable
+
+import numpy as np
+
+from ..errors import ExecutionError, OneGraphError, OutOfRangeError
+from ..format import DType
+from .queue import decode_shapes
+from .registry import TensorInfo, define
+
+DOMAIN = "onegraph"
+
+# token -> opener(values) -> iterator of elements; reads need no lock (a dict get is
+# atomic), registration and removal take it
+_OPENERS: dict[str, Callable] = {}
+_LOCK = threading.Lock()
+_NUMBERS = itertools.count()
+
+NOT_INITIALIZED = ("GetNext() failed because the iterator has not been initialized. Ensure "
+                   "that you have run the initializer operation for this iterator before "
+                   "getting the next element.")
+
+
+def register(opener: Callable) -> str:
+    """Keep `opener` in the process-wide registry under a new token ("dataset_<n>") and
+    return the token.
+
+    Raises:
+        TypeError: opener is not callable.
+    """
+    if not callable(opener):
+        raise TypeError(f"dataset registry: opener must be callable, got "
+                        f"{type(opener).__name__}")
+    with _LOCK:
+        token = f"dataset_{next(_NUMBERS)}"
+        _OPENERS[token] = opener
+    return token
+
+
+def unregister(token: str) -> None:
+    """Drop `token`'s pipeline (its graph is gone). Never raises."""
+    with _LOCK:
+        _OPENERS.pop(token, None)
+
+
+def _opener(token: str) -> Callable:
+    opener = _OPENERS.get(token)
+    if opener is None:
+        raise ExecutionError(
+            f"the input pipeline of token {token!r} is not registered in this process (a "
+            "tf.data pipeline is not saved with the graph: its graph was deleted, or the "
+            "model was loaded from a file); build the dataset and its iterator again here")
+    return opener
+
+
+class _Live:
+    """A session's open iterator: the Python iterator and the lock serialising it."""
+
+    def __init__(self, elements):
+        self.elements = elements
+        self.lock = threading.Lock()
+
+
+def _open(token: str, values: list) -> _Live:
+    try:
+        return _Live(iter(_opener(token)(list(values))))
+    except OneGraphError:
+        raise
+    except Exception as e:
+        raise ExecutionError(f"opening the input pipeline failed: {type(e).__name__}: "
+                             f"{e}") from e
+
+
+def _make_iterator(inputs, attrs, ctx):
+    """(Re)start the session's iterator `attrs['iterator']` on the pipeline `token`."""
+    live = _open(attrs["token"], inputs)
+    ctx.state[("dataset_iterator", attrs["iterator"])] = live
+    return ()
+
+
+def _expected(attrs) -> tuple[list, list]:
+    dtypes = [DType.parse(t).numpy for t in attrs["output_types"]]
+    shapes = decode_shapes(attrs["output_ranks"], attrs["output_dims"])
+    if len(shapes) != len(dtypes):
+        raise ExecutionError(f"IteratorGetNext: {len(dtypes)} output_types but "
+                             f"{len(shapes)} output shapes")
+    return dtypes, shapes
+
+
+def _check(element, dtypes, shapes) -> tuple:
+    """The element's components, checked against the declared dtypes and shapes.
+
+    Raises:
+        ExecutionError: the wrong number of components, a dtype or shape differs.
+    """
+    if len(element) != len(dtypes):
+        raise ExecutionError(f"IteratorGetNext: the element has {len(element)} components, "
+                             f"the iterator {len(dtypes)}")
+    out = []
+    for k, (value, dtype, shape) in enumerate(zip(element, dtypes, shapes)):
+        value = np.asarray(value)
+        if value.dtype != dtype:
+            raise ExecutionError(f"IteratorGetNext: component {k} has dtype {value.dtype}, "
+                                 f"the iterator expects {dtype}")
+        if shape is not None and (len(shape) != value.ndim or any(
+                d is not None and d != s for d, s in zip(shape, value.shape))):
+            raise ExecutionError(f"IteratorGetNext: component {k} has shape "
+                                 f"{list(value.shape)}, the iterator expects "
+                                 f"{['?' if d is None else d for d in shape]}")
+        out.append(value)
+    return tuple(out)
+
+
+def _get_next(inputs, attrs, ctx):
+    """The next element of the session's iterator `attrs['iterator']`."""
+    state = ctx.state
+    key = ("dataset_iterator", attrs["iterator"])
+    live = state.get(key)
+    if live is None:
+        if not attrs["token"]:
+            raise ExecutionError(NOT_INITIALIZED)
+        with _LOCK:  # a one-shot iterator opens once, whichever thread comes first
+            live = state.get(key)
+            if live is None:
+                live = state[key] = _open(attrs["token"], [])
+    dtypes, shapes = _expected(attrs)
+    with live.lock:
+        try:
+            element = next(live.elements)
+        except StopIteration:
+            raise OutOfRangeError("End of sequence") from None
+        except OneGraphError:
+            raise
+        except Exception as e:
+            raise ExecutionError(f"the input pipeline raised {type(e).__name__}: {e}") from e
+    return _check(element, dtypes, shapes)
+
+
+def _infer_next(attrs, inputs):
+    dtypes, shapes = _expected(attrs)
+    return [TensorInfo(np.dtype(d), s) for d, s in zip(dtypes, shapes)]
+
+
+_STATEFUL = dict(domain=DOMAIN, stateful=True)
+
+OPS = (
+    define("IteratorGetNext", [], ["components*"], _get_next,
+           [("iterator", "string"), ("token", "string", ""), ("output_types", "strings", ()),
+            ("output_ranks", "ints", ()), ("output_dims", "ints", ())],
+           infer=_infer_next, doc="the next element of a tf.data iterator", **_STATEFUL),
+    define("MakeIterator", ["inputs*"], [], _make_iterator,
+           [("iterator", "string"), ("token", "string")], infer=lambda a, i: [],
+           doc="(re)start a tf.data iterator on a pipeline", **_STATEFUL),
+)

@@ -1,0 +1,373 @@
+"""og.data (train/data.py, ops/dataset.py) against TF1's tf.data: the element sequences,
+types and shapes TF 2.21 gives for the same pipelines (recorded by
+tools/record_tf_data.py into data/tf1_data_reference.json), plus shuffle's properties,
+MonitoredSession, and the errors."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import struct
+
+import numpy as np
+import pytest
+
+import onegraph as og
+from onegraph.errors import DataLossError, ExecutionError, OutOfRangeError
+from onegraph.ops import dataset as dataset_ops
+from onegraph.train import data as tfdata
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(HERE, "data", "tf1_data_reference.json")) as _f:
+    REF = json.load(_f)
+
+D = tfdata.Dataset
+
+
+def pipelines(files) -> dict:
+    """The scenarios of tools/record_tf_data.py, built with og."""
+    f32, i64 = np.float32, np.int64
+    a = np.arange(6, dtype=f32).reshape(3, 2)
+    b = np.array([1, 2, 3], i64)
+
+    def gen():
+        for i in range(4):
+            yield i, np.full([i], 0.5 * i, f32)
+
+    return {
+        "slices_tuple": lambda: D.from_tensor_slices((a, b)),
+        "slices_dict": lambda: D.from_tensor_slices(
+            {"a": np.array([[1, 2], [3, 4]], np.int32), "b": np.array([b"x", b"yz"])}),
+        "from_tensors": lambda: D.from_tensors((a, np.int32(7))).repeat(2),
+        "range_stop": lambda: D.range(5),
+        "range_step": lambda: D.range(2, 11, 3),
+        "range_negative": lambda: D.range(10, 0, -3),
+        "map_arith": lambda: D.range(6).map(lambda x: x * 2 + 1),
+        "map_tuple": lambda: D.from_tensor_slices((a, b)).map(
+            lambda x, y: (x + og.cast(y, og.float32), y * y)),
+        "map_dict": lambda: D.from_tensor_slices({"p": b, "q": b * 10}).map(
+            lambda d: {"s": d["p"] + d["q"], "d": d["q"] - d["p"]}),
+        "filter": lambda: D.range(10).filter(lambda x: x % 3 < 2),
+        "batch": lambda: D.range(10).batch(4),
+        "batch_drop": lambda: D.range(10).batch(4, drop_remainder=True),
+        "batch_tuple": lambda: D.from_tensor_slices((a, b)).batch(2),
+        "padded_batch": lambda: D.range(1, 6).map(lambda x: og.fill([x], x)).padded_batch(
+            2, padded_shapes=[None]),
+        "padded_batch_fixed": lambda: D.range(1, 5).map(lambda x: og.fill([x], x))
+        .padded_batch(3, padded_shapes=[6], padding_values=np.int64(-1),
+                      drop_remainder=True),
+        "repeat": lambda: D.range(3).repeat(2),
+        "take_skip": lambda: D.range(10).skip(2).take(5),
+        "take_all": lambda: D.range(4).take(-1),
+        "skip_all": lambda: D.range(4).skip(-1),
+        "zip": lambda: D.zip((D.range(3), D.range(10, 15))),
+        "zip_dict": lambda: D.zip({"x": D.range(3), "y": D.range(5, 9).map(lambda v: v * v)}),
+        "concatenate": lambda: D.range(3).concatenate(D.range(10, 12)),
+        "flat_map": lambda: D.range(3).flat_map(lambda x: D.from_tensors(x).repeat(2)),
+        "flat_map_slices": lambda: D.from_tensor_slices(a).flat_map(
+            lambda r: D.from_tensor_slices(r * 2)),
+        "unbatch": lambda: D.from_tensor_slices(
+            np.arange(12, dtype=i64).reshape(3, 2, 2)).unbatch(),
+        "enumerate": lambda: D.from_tensor_slices(np.array([5, 6, 7], np.int32))
+        .enumerate(start=3),
+        "cache_repeat": lambda: D.range(3).map(lambda x: x + 1).cache().repeat(2),
+        "apply": lambda: D.range(5).apply(lambda d: d.skip(1).map(lambda v: -v)),
+        "prefetch": lambda: D.range(3).prefetch(2),
+        "text_lines": lambda: tfdata.TextLineDataset(files["text"]),
+        "tfrecords": lambda: tfdata.TFRecordDataset([files["records"], files["records"]]),
+        "generator": lambda: D.from_generator(gen, (og.int64, og.float32), ([], [None])),
+        "generator_padded": lambda: D.from_generator(
+            gen, (og.int64, og.float32), ([], [None])).padded_batch(3),
+    }
+
+
+def _flat(value) -> list:
+    if isinstance(value, tuple) and not isinstance(value, og.TensorShape):
+        return [x for v in value for x in _flat(v)]
+    if isinstance(value, dict):
+        return [x for k in sorted(value) for x in _flat(value[k])]
+    return [value]
+
+
+def _expected_component(ref: dict, as_bytes: bool):
+    if ref["dtype"] == "bytes":
+        raw = [v.encode("latin-1") for v in ref["values"]]
+        values = raw if as_bytes else [v.decode("utf-8") for v in raw]
+        out = np.empty(len(values), object)
+        out[:] = values
+        return out.reshape(ref["shape"])
+    return np.array(ref["values"], dtype=ref["dtype"]).reshape(ref["shape"])
+
+
+def _check_elements(got: list, want: list, as_bytes: bool = False) -> None:
+    assert len(got) == len(want)
+    for g_element, w_element in zip(got, want):
+        g_flat = _flat(g_element)
+        assert len(g_flat) == len(w_element)
+        for g, w in zip(g_flat, w_element):
+            expected = _expected_component(w, as_bytes)
+            g = np.asarray(g)
+            assert g.shape == expected.shape
+            assert g.dtype == expected.dtype
+            assert g.tolist() == expected.tolist()
+
+
+def _drain(sess, nxt) -> list:
+    out = []
+    while True:
+        try:
+            out.append(sess.run(nxt))
+        except OutOfRangeError:
+            return out
+
+
+def _shape_list(s):
+    return None if s.ndims is None else list(s)
+
+
+@pytest.fixture
+def files(tmp_path):
+    text = tmp_path / "lines.txt"
+    text.write_bytes(REF["files"]["text"].encode())
+    records = tmp_path / "data.tfrecord"
+    records.write_bytes(base64.b64decode(REF["files"]["records"]))
+    return {"text": str(text), "records": str(records)}
+
+
+SCENARIOS = sorted(k for k in REF if "elements" in REF[k])
+
+
+def test_every_recorded_scenario_is_built():
+    assert set(SCENARIOS) == set(pipelines({"text": "", "records": ""}))
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_elements_types_and_shapes_match_tf(name, files):
+    ref = REF[name]
+    with og.Graph().as_default():
+        ds = pipelines(files)[name]()
+        assert [t.short_name for t in _flat(ds.output_types)] == ref["types"]
+        assert [_shape_list(s) for s in _flat(ds.output_shapes)] == ref["shapes"]
+        it = tfdata.make_one_shot_iterator(ds)
+        nxt = it.get_next()
+        assert [_shape_list(t.get_shape()) for t in _flat(nxt)] == ref["shapes"]
+        with og.Session() as sess:
+            _check_elements(_drain(sess, nxt), ref["elements"], as_bytes=name == "tfrecords")
+
+
+def test_initializable_iterator_fed_twice():
+    ref = REF["initializable"]
+    with og.Graph().as_default():
+        ph = og.placeholder(og.float32, [None])
+        ds = D.from_tensor_slices(ph).map(lambda x: x * 10)
+        it = ds.make_initializable_iterator()
+        nxt = it.get_next()
+        assert [_shape_list(s) for s in _flat(it.output_shapes)] == ref["shapes"]
+        with og.Session() as sess:
+            sess.run(it.initializer, {ph: [1, 2, 3]})
+            _check_elements(_drain(sess, nxt), ref["first"])
+            sess.run(it.initializer, {ph: [7, 8]})
+            _check_elements(_drain(sess, nxt), ref["second"])
+
+
+def test_initializer_restarts_mid_sequence():
+    with og.Graph().as_default():
+        it = tfdata.make_initializable_iterator(D.range(5))
+        nxt = it.get_next()
+        with og.Session() as sess:
+            sess.run(it.initializer)
+            assert [int(sess.run(nxt)) for _ in range(3)] == [0, 1, 2]
+            sess.run(it.initializer)
+            assert [int(sess.run(nxt)) for _ in range(2)] == [0, 1]
+
+
+def test_reinitializable_iterator_switches_datasets():
+    ref = REF["reinitializable"]
+    with og.Graph().as_default():
+        it = tfdata.Iterator.from_structure(og.int64, og.TensorShape([]))
+        i1 = it.make_initializer(D.range(3))
+        i2 = it.make_initializer(D.range(100, 102).map(lambda x: x * 2))
+        nxt = it.get_next()
+        assert _shape_list(nxt.get_shape()) == ref["shape"]
+        with og.Session() as sess:
+            for init, want in zip((i1, i2, i1), ref["runs"]):
+                sess.run(init)
+                _check_elements(_drain(sess, nxt), want)
+
+
+def test_end_of_sequence_repeats_and_each_session_starts_over():
+    with og.Graph().as_default():
+        nxt = D.range(2).make_one_shot_iterator().get_next()
+        for _ in range(2):
+            with og.Session() as sess:
+                assert [int(sess.run(nxt)) for _ in range(2)] == [0, 1]
+                for _ in range(2):
+                    with pytest.raises(OutOfRangeError, match="End of sequence"):
+                        sess.run(nxt)
+
+
+def test_monitored_session_stops_at_the_end():
+    with og.Graph().as_default():
+        nxt = D.range(7).batch(3).make_one_shot_iterator().get_next()
+        seen = []
+        with og.train.MonitoredSession() as sess:
+            while not sess.should_stop():
+                seen.append(sess.run(nxt).tolist())
+        assert seen == [[0, 1, 2], [3, 4, 5], [6]]
+
+
+def _epochs(ds, n_epochs, size):
+    with og.Graph().as_default():
+        nxt = ds.make_one_shot_iterator().get_next()
+        with og.Session() as sess:
+            values = [int(v) for v in _drain(sess, nxt)]
+    assert len(values) == n_epochs * size
+    return [values[k * size:(k + 1) * size] for k in range(n_epochs)]
+
+
+def test_shuffle_epochs_are_permutations_within_the_buffer_window():
+    size, buffer = 50, 8
+    epochs = _epochs(D.range(size).shuffle(buffer, seed=3).repeat(3), 3, size)
+    for epoch in epochs:
+        assert sorted(epoch) == list(range(size))
+        assert epoch != list(range(size))
+        # the element emitted k-th was among the first k + buffer of the input
+        assert all(v < k + buffer for k, v in enumerate(epoch))
+    assert epochs[0] != epochs[1] and epochs[1] != epochs[2]
+    same = _epochs(D.range(size).shuffle(buffer, seed=3).repeat(3), 3, size)
+    assert same == epochs  # a seed fixes the sequence
+    fixed = _epochs(D.range(size).shuffle(buffer, seed=3, reshuffle_each_iteration=False)
+                    .repeat(2), 2, size)
+    assert fixed[0] == fixed[1]
+
+
+def test_map_that_captures_another_graphs_tensor_is_refused():
+    outer = og.Graph()
+    with outer.as_default():
+        t = og.placeholder(og.int64, [])
+    with og.Graph().as_default():
+        with pytest.raises(ValueError, match="capture constants only"):
+            D.range(3).map(lambda x: x + t)
+        with pytest.raises(ValueError, match="capture constants only"):
+            D.range(3).map(lambda x: t)
+        # a constant (numpy value) is fine
+        nxt = D.range(3).map(lambda x: x + np.int64(5)).make_one_shot_iterator().get_next()
+        with og.Session() as sess:
+            assert [int(v) for v in _drain(sess, nxt)] == [5, 6, 7]
+
+
+def test_get_next_before_initializing_fails():
+    with og.Graph().as_default():
+        it = tfdata.make_initializable_iterator(D.range(3))
+        nxt = it.get_next()
+        with og.Session() as sess:
+            with pytest.raises(ExecutionError, match="has not been initialized"):
+                sess.run(nxt)
+        reinit = tfdata.Iterator.from_structure(og.int64, [])
+        with og.Session() as sess:
+            with pytest.raises(ExecutionError, match="has not been initialized"):
+                sess.run(reinit.get_next())
+        with pytest.raises(ValueError, match="does not have an initializer"):
+            reinit.initializer  # noqa: B018 - the property raises
+
+
+def test_unknown_token_names_it():
+    with og.Graph().as_default():
+        it = D.range(3).make_one_shot_iterator()
+        nxt = it.get_next()
+        dataset_ops.unregister(it._token)  # as in a process that loaded the graph
+        with og.Session() as sess:
+            with pytest.raises(ExecutionError, match=it._token):
+                sess.run(nxt)
+
+
+def test_one_shot_iterator_cannot_capture_a_placeholder():
+    with og.Graph().as_default():
+        ph = og.placeholder(og.float32, [None])
+        with pytest.raises(ValueError, match="one-shot iterator cannot capture"):
+            tfdata.make_one_shot_iterator(D.from_tensor_slices(ph))
+
+
+def test_corrupt_tfrecord_is_data_loss(files, tmp_path):
+    data = bytearray(base64.b64decode(REF["files"]["records"]))
+    data[12 + 0 + 4 + 12 + 1] ^= 0xFF  # a byte of the second record's body ("abc")
+    bad = tmp_path / "bad.tfrecord"
+    bad.write_bytes(bytes(data))
+    with og.Graph().as_default():
+        nxt = tfdata.TFRecordDataset(str(bad)).make_one_shot_iterator().get_next()
+        with og.Session() as sess:
+            assert sess.run(nxt) == b""
+            with pytest.raises(DataLossError, match="corrupted record data"):
+                sess.run(nxt)
+    truncated = tmp_path / "short.tfrecord"
+    truncated.write_bytes(bytes(base64.b64decode(REF["files"]["records"]))[:-3])
+    with pytest.raises(DataLossError, match="truncated"):
+        list(tfdata.tfrecords(str(truncated)))
+    assert struct.unpack("<Q", bytes(data[:8]))[0] == 0
+
+
+def test_generator_element_of_wrong_shape_fails_when_read():
+    def gen():
+        yield np.zeros([2], np.float32)
+        yield np.zeros([3], np.float32)
+    with og.Graph().as_default():
+        nxt = D.from_generator(gen, og.float32, [2]).make_one_shot_iterator().get_next()
+        with og.Session() as sess:
+            assert sess.run(nxt).tolist() == [0.0, 0.0]
+            with pytest.raises(ExecutionError, match="was expected"):
+                sess.run(nxt)
+
+
+@pytest.mark.parametrize("build, error, text", [
+    (lambda: D.range(3).batch(0), ValueError, "batch_size must be a positive"),
+    (lambda: D.range(3).padded_batch(-1), ValueError, "batch_size must be a positive"),
+    (lambda: D.range(3).shuffle(0), ValueError, "buffer_size must be a positive"),
+    (lambda: D.range(1, 5, 0), ValueError, "step must be a non-zero"),
+    (lambda: D.range("5"), TypeError, "1 to 3 integers"),
+    (lambda: D.range(3).repeat("x"), TypeError, "count must be an integer"),
+    (lambda: D.range(3).take(None), TypeError, "count must be an integer"),
+    (lambda: D.range(3).map(5), TypeError, "must be callable"),
+    (lambda: D.range(3).filter(lambda x: x * 2), TypeError, "scalar bool"),
+    (lambda: D.range(3).flat_map(lambda x: x), TypeError, "must return a Dataset"),
+    (lambda: D.from_tensor_slices(np.float32(1)), ValueError, "scalar"),
+    (lambda: D.from_tensor_slices((np.zeros(2), np.zeros(3))), ValueError, "first dim"),
+    (lambda: D.from_tensor_slices({"a": object()}), TypeError, "numbers or strings"),
+    (lambda: D.range(3).concatenate(D.from_tensors(np.float32(1))), TypeError, "types"),
+    (lambda: D.range(3).apply(lambda d: 3), TypeError, "must return a Dataset"),
+    (lambda: D.range(3).unbatch(), ValueError, "rank >= 1"),
+    (lambda: D.zip((D.range(3), D.range(3))).padded_batch(2, padded_shapes=([],)),
+     ValueError, "structure"),
+    (lambda: D.range(3).map(lambda x: og.fill([x], x)).padded_batch(2, [2, 3]), ValueError,
+     "does not fit"),
+    (lambda: D.from_generator(5, og.int64), TypeError, "must be callable"),
+    (lambda: tfdata.TextLineDataset(3), TypeError, "filenames"),
+    (lambda: tfdata.TFRecordDataset([]), TypeError, "filenames"),
+    (lambda: tfdata.make_one_shot_iterator([1, 2]), TypeError, "expected a Dataset"),
+    (lambda: tfdata.Iterator.from_structure(og.int64, []).make_initializer(
+        D.from_tensors(np.float32(1))), TypeError, "expected types"),
+    (lambda: tfdata.Iterator.from_structure(og.int64, [2]).make_initializer(
+        D.range(3)), TypeError, "expected shapes"),
+])
+def test_bad_arguments_raise_named_errors(build, error, text):
+    with og.Graph().as_default():
+        with pytest.raises(error, match=text):
+            build()
+
+
+def test_saved_graph_run_in_another_process_names_the_token(tmp_path):
+    import subprocess
+    import sys
+    g = og.Graph()
+    with g.as_default():
+        it = D.range(3).make_one_shot_iterator()
+        it.get_next(name="next")
+    path = str(tmp_path / "m.og")
+    og.save(g.to_model(), path)
+    code = ("import onegraph as og\ntry:\n    og.Session(og.load(%r)).run('next')\n"
+            "except og.errors.ExecutionError as e:\n    print('ExecutionError', e)\n" % path)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=root, timeout=120)
+    assert out.stdout.startswith("ExecutionError"), out.stderr[-400:]
+    assert repr(it._token) in out.stdout

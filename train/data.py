@@ -1,0 +1,1131 @@
+"""TF1's tf.data: Dataset pipelines and their iterators, as used in graph mode (og.data)::
+
+    ds = Dataset.from_tensor_slices((x, y)).shuffle(100, seed=1).batch(32).repeat(2)
+    xb, yb = make_one_shot_iterator(ds).get_next()   # OutOfRangeError at the end
+
+A Dataset is a Python object describing a pipeline; its elements are nested structures
+(tuples, dicts, single components) of numpy arrays. map / filter / flat_map trace their
+function once on placeholders of a private Graph and run that graph per element with
+a Session of its own; the function may capture constants only. Iterators are graph
+ops (ops/dataset.py): the pipeline is kept in a process-wide registry under a token the
+ops hold, the running Python iterator in the Session's state. Graph tensors a source
+reads (e.g. placeholders given to from_tensor_slices) are inputs of the iterator's
+initializer, so their values are taken when it runs (TF1's initializable iterator fed
+through feed_dict).
+
+Differences from TF: string components are str (onegraph's strings), except the
+records of TFRecordDataset, which are bytes; shuffle's draws are not TF's.
+"""
+
+from __future__ import annotations
+
+import struct
+import weakref
+from typing import Callable
+
+import numpy as np
+
+from ..errors import DataLossError, ExecutionError, OneGraphError
+from ..format import DType
+from ..ops import dataset as _ops
+from ..ops.queue import encode_shapes
+from . import graph as _g
+from .graph import Graph, Operation, Tensor
+from .tensor_shape import TensorShape
+from .tf_checkpoint import masked_crc32c
+
+__all__ = ["Dataset", "Iterator", "TFRecordDataset", "TextLineDataset",
+           "make_initializable_iterator", "make_one_shot_iterator"]
+
+_INF = -1
+
+
+# --- nested structures ------------------------------------------------------------------
+
+def _flatten(struct) -> list:
+    """The leaves of a nested tuple/dict structure (dicts by sorted key, as TF's nest)."""
+    if isinstance(struct, tuple):
+        return [leaf for item in struct for leaf in _flatten(item)]
+    if isinstance(struct, dict):
+        return [leaf for key in sorted(struct) for leaf in _flatten(struct[key])]
+    return [struct]
+
+
+def _pack(template, leaves: list):
+    """`template`'s structure with its leaves replaced by `leaves`, in order."""
+    it = iter(leaves)
+
+    def build(t):
+        if isinstance(t, tuple):
+            items = [build(x) for x in t]
+            return type(t)(*items) if hasattr(t, "_fields") else tuple(items)
+        if isinstance(t, dict):
+            return {k: build(t[k]) for k in sorted(t)}
+        return next(it)
+    return build(template)
+
+
+def _flatten_like(template, value, what: str) -> list:
+    """The parts of `value` at the leaves of `template`'s structure (a leaf of the
+    template takes the whole sub-value there: a shape list or TensorShape stays whole).
+
+    Raises:
+        TypeError: value's structure differs from template's where template nests.
+    """
+    if isinstance(template, tuple):
+        if not isinstance(value, (tuple, list)) or isinstance(value, TensorShape) or len(
+                value) != len(template):
+            raise TypeError(f"{what}: expected the structure {template!r:.80}, got "
+                            f"{value!r:.80}")
+        return [p for t, v in zip(template, value) for p in _flatten_like(t, v, what)]
+    if isinstance(template, dict):
+        if not isinstance(value, dict) or sorted(value) != sorted(template):
+            raise TypeError(f"{what}: expected a dict with keys {sorted(template)}, got "
+                            f"{value!r:.80}")
+        return [p for k in sorted(template) for p in _flatten_like(template[k], value[k], what)]
+    return [value]
+
+
+def _same_structure(a, b) -> bool:
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
+                and all(_same_structure(x, y) for x, y in zip(a, b)))
+    if isinstance(a, dict) or isinstance(b, dict):
+        return (isinstance(a, dict) and isinstance(b, dict) and sorted(a) == sorted(b)
+                and all(_same_structure(a[k], b[k]) for k in a))
+    return True
+
+
+class _Component:
+    """One component of an element: its DType and static shape (None: unknown rank)."""
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, dtype: DType, shape):
+        self.dtype, self.shape = dtype, None if shape is None else tuple(shape)
+
+
+def _merge_shape(a, b):
+    """The most specific shape both `a` and `b` have (None dims where they differ)."""
+    if a is None or b is None or len(a) != len(b):
+        return None
+    return tuple(x if x == y else None for x, y in zip(a, b))
+
+
+def _compatible(declared, shape) -> bool:
+    return declared is None or shape is None or (len(declared) == len(shape) and all(
+        d is None or s is None or d == s for d, s in zip(declared, shape)))
+
+
+# --- values -------------------------------------------------------------------------------
+
+def _text(value) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogateescape")
+    return str(value)
+
+
+def _as_array(value, dtype: DType | None = None) -> np.ndarray:
+    """A component value as an array: Python numbers as TF converts them (int32 when
+    they fit, float32), text as onegraph's strings (object arrays of str).
+
+    Raises:
+        TypeError: the value is not array-like or does not fit `dtype`.
+    """
+    python = not isinstance(value, (np.ndarray, np.generic))
+    try:
+        array = np.asarray(value)
+    except Exception as e:
+        raise TypeError(f"a dataset component must be array-like, got "
+                        f"{type(value).__name__}: {e}") from None
+    if array.dtype.kind in "US" or (array.dtype == object and array.size and all(
+            isinstance(v, (str, bytes)) for v in array.reshape(-1))):
+        out = np.empty(array.shape, object)
+        out.reshape(-1)[:] = [_text(v) for v in array.reshape(-1).tolist()]
+        array = out
+    elif array.dtype == object:
+        raise TypeError(f"a dataset component must be numbers or strings, got "
+                        f"{type(value).__name__} {value!r:.60}")
+    elif dtype is None and python:
+        if array.dtype == np.float64:
+            array = array.astype(np.float32)
+        elif array.dtype == np.int64 and (array.size == 0 or (
+                array.min() >= -2 ** 31 and array.max() < 2 ** 31)):
+            array = array.astype(np.int32)
+    if dtype is not None and DType.from_numpy(array.dtype) != dtype:
+        if dtype == DType.STRING or array.dtype == object:
+            raise TypeError(f"a value of dtype {DType.from_numpy(array.dtype).short_name} "
+                            f"where {dtype.short_name} was expected")
+        cast = array.astype(dtype.numpy)
+        if not np.array_equal(cast, array):
+            raise TypeError(f"a value of dtype {array.dtype} does not fit {dtype.short_name}")
+        array = cast
+    return array
+
+
+def _key(t: Tensor) -> tuple:
+    return id(t.graph), t.tensor_index
+
+
+class _Run:
+    """One opening of a pipeline by an iterator: the values of the graph tensors its
+    sources read, and the state its transformations keep (epoch counters, caches)."""
+
+    def __init__(self, feeds: dict):
+        self.feeds = feeds
+        self.state: dict = {}
+
+    def value(self, t: Tensor) -> np.ndarray:
+        return self.feeds[_key(t)]
+
+
+# --- traced functions ------------------------------------------------------------------------
+
+def _call(fn: Callable, args):
+    """fn on an element: a tuple is spread over the arguments (TF's map), others whole."""
+    return fn(*args) if isinstance(args, tuple) else fn(args)
+
+
+def _captured_error(what: str, e: Exception) -> ValueError:
+    return ValueError(f"{what}: the function uses a tensor of another graph ({e}); a "
+                      "dataset function may capture constants only (pass the value in the "
+                      "dataset, or as a numpy value)")
+
+
+class _Traced:
+    """A function traced once on placeholders of a private graph, run per element.
+
+    Raises (on construction):
+        TypeError: fn is not callable.
+        ValueError: fn captures a tensor of another graph.
+    """
+
+    def __init__(self, fn: Callable, structure, what: str, want_dataset: bool = False):
+        if not callable(fn):
+            raise TypeError(f"{what}: the function must be callable, got "
+                            f"{type(fn).__name__}")
+        self.graph = g = Graph(what)
+        flat = _flatten(structure)
+        with g.as_default():
+            self.args = [g.placeholder(c.dtype, c.shape, name=f"arg{k}")
+                         for k, c in enumerate(flat)]
+            try:
+                out = _call(fn, _pack(structure, self.args))
+            except OneGraphError as e:
+                if "another graph" in str(e):
+                    raise _captured_error(what, e) from e
+                raise
+            if want_dataset:
+                if not isinstance(out, Dataset):
+                    raise TypeError(f"{what}: the function must return a Dataset, got "
+                                    f"{type(out).__name__}")
+                self.template, self.outputs = out, out._captured()
+                for t in self.outputs:
+                    if t.graph is not g:
+                        raise _captured_error(what, OneGraphError(
+                            f"tensor {t.name!r} belongs to another graph"))
+                return
+            try:
+                leaves = [g.convert(v) for v in _flatten(out)]
+            except OneGraphError as e:
+                raise _captured_error(what, e) from e
+        self.template = _pack(out, [_Component(t.dtype, _shape(t)) for t in leaves])
+        self.outputs = leaves
+
+    def session(self):
+        from .session import Session  # the Session module imports much of og
+        return Session(graph=self.graph)
+
+    def run(self, sess, element: list) -> list:
+        """The outputs' values for one element (a list of arrays)."""
+        if not self.outputs:
+            return []
+        feed = dict(zip(self.args, element))
+        return [np.asarray(v) for v in sess.run(list(self.outputs), feed_dict=feed)]
+
+
+def _shape(t: Tensor):
+    s = t.shape
+    return None if s is None else tuple(s)
+
+
+# --- datasets ----------------------------------------------------------------------------------
+
+class Dataset:
+    """A pipeline of elements (TF1's tf.data.Dataset); build with its classmethods and
+    transformations, read with an iterator."""
+
+    def __init__(self, structure, make: Callable, parents=(), captured=()):
+        self._structure = structure
+        self._make = make
+        self._parents = tuple(parents)
+        self._own_captured = list(captured)
+
+    # -- properties --
+    @property
+    def output_types(self):
+        """The element's structure of DTypes."""
+        return _pack(self._structure, [c.dtype for c in self._components])
+
+    @property
+    def output_shapes(self):
+        """The element's structure of TensorShapes (None dims where sizes vary)."""
+        return _pack(self._structure, [TensorShape(c.shape) for c in self._components])
+
+    @property
+    def output_classes(self):
+        """The element's structure of component classes (Tensor)."""
+        return _pack(self._structure, [Tensor for _ in self._components])
+
+    @property
+    def element_spec(self):
+        """The element's structure of (DType, TensorShape) pairs."""
+        return _pack(self._structure, [(c.dtype, TensorShape(c.shape))
+                                       for c in self._components])
+
+    @property
+    def _components(self) -> list:
+        return _flatten(self._structure)
+
+    def _captured(self) -> list:
+        """The graph tensors this pipeline reads (each once, in order)."""
+        seen, out = set(), []
+        for t in self._own_captured + [t for p in self._parents for t in p._captured()]:
+            if _key(t) not in seen:
+                seen.add(_key(t))
+                out.append(t)
+        return out
+
+    def _derive(self, structure, make, parents=None) -> "Dataset":
+        return Dataset(structure, make, (self,) if parents is None else parents)
+
+    # -- sources --
+    @staticmethod
+    def _source(tensors, sliced: bool, what: str) -> "Dataset":
+        if isinstance(tensors, Dataset):
+            raise TypeError(f"{what}: got a Dataset; pass tensors or arrays")
+        leaves = _flatten(tensors)
+        if not leaves:
+            raise ValueError(f"{what}: the structure has no components")
+        values, comps, lengths = [], [], set()
+        for leaf in leaves:
+            if isinstance(leaf, Tensor):
+                shape = _shape(leaf)
+                dtype = leaf.dtype
+            else:
+                leaf = _as_array(leaf)
+                shape, dtype = leaf.shape, DType.from_numpy(leaf.dtype)
+            if sliced:
+                if shape is not None and len(shape) == 0:
+                    raise ValueError(f"{what}: a component is a scalar; slicing needs "
+                                     "rank >= 1")
+                if shape is not None and shape[0] is not None:
+                    lengths.add(shape[0])
+                shape = None if shape is None else shape[1:]
+            values.append(leaf)
+            comps.append(_Component(dtype, shape))
+        if len(lengths) > 1:
+            raise ValueError(f"{what}: the components differ in their first dim "
+                             f"{sorted(lengths)}")
+        captured = [v for v in values if isinstance(v, Tensor)]
+
+        def make(run):
+            arrays = [run.value(v) if isinstance(v, Tensor) else v for v in values]
+            arrays = [np.asarray(a) for a in arrays]
+            if not sliced:
+                yield [a.copy() for a in arrays]
+                return
+            sizes = {a.shape[0] if a.ndim else None for a in arrays}
+            if len(sizes) != 1 or None in sizes:
+                raise ExecutionError(f"{what}: the components' first dims differ or a "
+                                    f"component is a scalar: {sorted(map(str, sizes))}")
+            for i in range(sizes.pop()):
+                yield [a[i, ...].copy() for a in arrays]
+        return Dataset(_pack(tensors, comps), make, captured=captured)
+
+    @staticmethod
+    def from_tensor_slices(tensors) -> "Dataset":
+        """The slices of `tensors` along their first dim (a structure of arrays, lists
+        or graph tensors; tensors are read when the iterator is initialized).
+
+        Raises:
+            TypeError: a component is not array-like.
+            ValueError: a component is a scalar, or the first dims differ.
+        """
+        return Dataset._source(tensors, True, "from_tensor_slices")
+
+    @staticmethod
+    def from_tensors(tensors) -> "Dataset":
+        """One element: `tensors` (a structure of arrays, lists or graph tensors).
+
+        Raises:
+            TypeError: a component is not array-like.
+            ValueError: the structure is empty.
+        """
+        return Dataset._source(tensors, False, "from_tensors")
+
+    @staticmethod
+    def range(*args) -> "Dataset":
+        """int64 elements range(stop), range(start, stop) or range(start, stop, step).
+
+        Raises:
+            TypeError: an argument is not an integer, or not 1 to 3 arguments.
+            ValueError: step is 0.
+        """
+        if not 1 <= len(args) <= 3 or any(
+                isinstance(a, bool) or not isinstance(a, (int, np.integer)) for a in args):
+            raise TypeError(f"Dataset.range takes 1 to 3 integers, got {args!r:.80}")
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (
+            tuple(args) + (1,))[:3]
+        if step == 0:
+            raise ValueError("Dataset.range: step must be a non-zero integer")
+
+        def make(run):
+            for i in range(int(start), int(stop), int(step)):
+                yield [np.asarray(i, np.int64)]
+        return Dataset(_Component(DType.INT64, ()), make)
+
+    @staticmethod
+    def from_generator(generator: Callable, output_types, output_shapes=None,
+                       args=None) -> "Dataset":
+        """Elements yielded by `generator(*args)` (called anew each time an iterator
+        opens), converted to `output_types`, checked against `output_shapes`.
+
+        Raises:
+            TypeError: generator is not callable, a type is unknown, or the shapes'
+                structure differs from the types'.
+            (when read) ExecutionError: an element does not fit its type or shape.
+        """
+        if not callable(generator):
+            raise TypeError(f"from_generator: generator must be callable, got "
+                            f"{type(generator).__name__}")
+        types = _flatten(output_types)
+        try:
+            dtypes = [_g.as_dtype(t) for t in types]
+        except OneGraphError as e:
+            raise TypeError(f"from_generator: {e}") from None
+        if output_shapes is None:
+            shapes = [None] * len(dtypes)
+        else:
+            raw = _flatten_like(output_types, output_shapes, "from_generator: output_shapes")
+            shapes = [_g._shape_tuple(s, "from_generator: output_shapes") for s in raw]
+        comps = [_Component(d, s) for d, s in zip(dtypes, shapes)]
+        arguments = [] if args is None else [_as_array(a) for a in args]
+
+        def make(run):
+            for value in generator(*arguments):
+                try:
+                    leaves = _flatten_like(output_types, value, "from_generator")
+                except TypeError as e:
+                    raise ExecutionError(f"`generator` yielded an element that did not match "
+                                        f"the expected structure: {e}") from None
+                out = []
+                for leaf, c in zip(leaves, comps):
+                    try:
+                        a = _as_array(leaf, c.dtype)
+                    except TypeError as e:
+                        raise ExecutionError(f"from_generator: `generator` yielded an "
+                                            f"element that did not match the expected type: "
+                                            f"{e}") from None
+                    if not _compatible(c.shape, a.shape):
+                        raise ExecutionError(f"from_generator: `generator` yielded an element"
+                                            f" of shape {list(a.shape)} where an element of "
+                                            f"shape {_text_shape(c.shape)} was expected")
+                    out.append(a)
+                yield out
+        return Dataset(_pack(output_types, comps), make)
+
+    @staticmethod
+    def zip(datasets) -> "Dataset":
+        """Elements combining the elements of a structure of datasets, to the shortest.
+
+        Raises:
+            TypeError: a leaf of `datasets` is not a Dataset.
+        """
+        sets = _flatten(datasets)
+        if not sets or not all(isinstance(d, Dataset) for d in sets):
+            raise TypeError("Dataset.zip: datasets must be a (nested) structure of Datasets")
+        structure = _pack(datasets, [d._structure for d in sets])
+
+        def make(run):
+            its = [iter(d._make(run)) for d in sets]
+            while True:
+                out = []
+                for it in its:
+                    element = next(it, None)
+                    if element is None:
+                        return
+                    out.extend(element)
+                yield out
+        return Dataset(structure, make, parents=sets)
+
+    # -- transformations --
+    def map(self, map_func: Callable, num_parallel_calls=None) -> "Dataset":
+        """Elements map_func(element) (a tuple element is spread over its arguments);
+        the function is traced once on og tensors.
+
+        Raises:
+            TypeError: map_func is not callable.
+            ValueError: map_func captures a tensor of another graph.
+        """
+        fn = _Traced(map_func, self._structure, "Dataset.map")
+
+        def make(run):
+            sess = fn.session()
+            try:
+                for element in self._make(run):
+                    yield fn.run(sess, element)
+            finally:
+                sess.close()
+        return self._derive(fn.template, make)
+
+    def filter(self, predicate: Callable) -> "Dataset":
+        """The elements for which predicate(element) (a scalar bool tensor) is true.
+
+        Raises:
+            TypeError: predicate is not callable or does not return a bool scalar.
+            ValueError: predicate captures a tensor of another graph.
+        """
+        fn = _Traced(predicate, self._structure, "Dataset.filter")
+        outs = _flatten(fn.template)
+        if len(outs) != 1 or outs[0].dtype != DType.BOOL or outs[0].shape not in (None, ()):
+            raise TypeError("Dataset.filter: predicate must return a scalar bool tensor")
+
+        def make(run):
+            sess = fn.session()
+            try:
+                for element in self._make(run):
+                    if bool(fn.run(sess, element)[0]):
+                        yield element
+            finally:
+                sess.close()
+        return self._derive(self._structure, make)
+
+    def flat_map(self, map_func: Callable) -> "Dataset":
+        """The elements of the datasets map_func(element) returns, in order.
+
+        Raises:
+            TypeError: map_func is not callable or does not return a Dataset.
+            ValueError: map_func captures a tensor of another graph.
+        """
+        fn = _Traced(map_func, self._structure, "Dataset.flat_map", want_dataset=True)
+        inner = fn.template
+
+        def make(run):
+            sess = fn.session()
+            try:
+                for element in self._make(run):
+                    values = fn.run(sess, element)
+                    sub = _Run({_key(t): v for t, v in zip(fn.outputs, values)})
+                    yield from inner._make(sub)
+            finally:
+                sess.close()
+        return self._derive(inner._structure, make)
+
+    def batch(self, batch_size: int, drop_remainder: bool = False) -> "Dataset":
+        """Elements stacking `batch_size` consecutive elements (the last may be smaller
+        unless drop_remainder).
+
+        Raises:
+            ValueError: batch_size is not a positive integer.
+        """
+        size = _positive(batch_size, "batch", "batch_size")
+        lead = size if drop_remainder else None
+        structure = _pack(self._structure, [
+            _Component(c.dtype, None if c.shape is None else (lead,) + c.shape)
+            for c in self._components])
+
+        def make(run):
+            for group in self._groups(run, size, drop_remainder):
+                try:
+                    yield [np.stack(parts) for parts in zip(*group)]
+                except ValueError as e:
+                    raise ExecutionError(f"batch: cannot batch elements of different shapes "
+                                        f"({e}); use padded_batch") from None
+        return self._derive(structure, make)
+
+    def _groups(self, run, size: int, drop_remainder: bool):
+        group = []
+        for element in self._make(run):
+            group.append(element)
+            if len(group) == size:
+                yield group
+                group = []
+        if group and not drop_remainder:
+            yield group
+
+    def padded_batch(self, batch_size: int, padded_shapes=None, padding_values=None,
+                     drop_remainder: bool = False) -> "Dataset":
+        """batch, padding each component to `padded_shapes` (None or -1 dims: to the
+        batch's longest; padded_shapes None: every dim so) with `padding_values`
+        (default 0, "" for strings).
+
+        Raises:
+            ValueError: batch_size is not positive, or padded_shapes / padding_values do
+                not fit the element's structure or rank.
+            (when read) ExecutionError: an element is larger than its padded shape.
+        """
+        size = _positive(batch_size, "padded_batch", "batch_size")
+        comps = self._components
+        if padded_shapes is None:
+            shapes = [c.shape for c in comps]
+            if any(s is None for s in shapes):
+                raise ValueError("padded_batch: padded_shapes is needed for components of "
+                                 "unknown rank")
+            shapes = [tuple(None for _ in s) for s in shapes]
+        else:
+            try:
+                raw = _flatten_like(self._structure, padded_shapes, "padded_batch")
+            except TypeError as e:
+                raise ValueError(f"padded_shapes must have the element's structure: {e}") \
+                    from None
+            shapes = [_g._shape_tuple(s, "padded_batch: padded_shapes") for s in raw]
+            for s, c in zip(shapes, comps):
+                if s is None or not _compatible(tuple(None for _ in s), c.shape) or (
+                        c.shape is not None and any(
+                            p is not None and e is not None and e > p
+                            for p, e in zip(s, c.shape))):
+                    raise ValueError(f"padded_batch: padded shape {_text_shape(s)} does not "
+                                     f"fit the component's shape {_text_shape(c.shape)}")
+        if padding_values is None:
+            pads = [np.asarray("" if c.dtype == DType.STRING else 0, c.dtype.numpy)
+                    for c in comps]
+        else:
+            if isinstance(padding_values, (tuple, dict)):
+                try:
+                    raw = _flatten_like(self._structure, padding_values, "padded_batch")
+                except TypeError as e:
+                    raise ValueError(f"padding_values must have the element's structure: "
+                                     f"{e}") from None
+            else:
+                raw = [padding_values] * len(comps)
+            pads = []
+            for v, c in zip(raw, comps):
+                v = _as_array(v) if not isinstance(v, Tensor) else None
+                if v is None or v.ndim != 0:
+                    raise ValueError("padded_batch: padding_values must be scalar values")
+                try:
+                    pads.append(_as_array(v, c.dtype))
+                except TypeError as e:
+                    raise TypeError(f"padded_batch: padding_values: {e}") from None
+        lead = size if drop_remainder else None
+        out_shapes = []
+        for s, c in zip(shapes, comps):
+            if padded_shapes is None:
+                out_shapes.append((lead,) + c.shape)
+            else:
+                out_shapes.append((lead,) + tuple(
+                    p if p is not None else None for p in s))
+        structure = _pack(self._structure, [_Component(c.dtype, s)
+                                            for c, s in zip(comps, out_shapes)])
+
+        def pad(parts, shape, value):
+            ranks = {p.ndim for p in parts}
+            if ranks != {len(shape)}:
+                raise ExecutionError(f"padded_batch: elements of rank {sorted(ranks)} where "
+                                    f"rank {len(shape)} was expected")
+            target = [d if d is not None else max(p.shape[k] for p in parts)
+                      for k, d in enumerate(shape)]
+            out = np.full([len(parts)] + target, value, dtype=value.dtype)
+            for i, p in enumerate(parts):
+                if any(a > b for a, b in zip(p.shape, target)):
+                    raise ExecutionError(f"padded_batch: an element of shape {list(p.shape)} "
+                                        f"is larger than the padded shape {target}")
+                out[(i,) + tuple(slice(0, d) for d in p.shape)] = p
+            return out
+
+        def make(run):
+            for group in self._groups(run, size, drop_remainder):
+                yield [pad(list(parts), s, v) for parts, s, v in zip(zip(*group), shapes, pads)]
+        return self._derive(structure, make)
+
+    def shuffle(self, buffer_size: int, seed=None,
+                reshuffle_each_iteration: bool = True) -> "Dataset":
+        """The elements in random order: TF's buffer algorithm (fill a buffer of
+        buffer_size, emit a random one, put the next input in its place). Each epoch
+        (each pass a repeat makes) draws anew unless reshuffle_each_iteration is False.
+
+        Raises:
+            ValueError: buffer_size is not a positive integer.
+            TypeError / ValueError: seed is not None or an int.
+        """
+        size = _positive(buffer_size, "shuffle", "buffer_size")
+        seed = _g.check_seed(seed, "shuffle")
+
+        def make(run):
+            epoch = run.state.get(("shuffle", id(self)), 0)
+            run.state[("shuffle", id(self))] = epoch + 1
+            if seed is None:
+                key = ("shuffle_seed", id(self))
+                run.state.setdefault(key, int(np.random.default_rng().integers(2 ** 62)))
+                base = run.state[key]
+            else:
+                base = seed
+            rng = np.random.default_rng([base, epoch if reshuffle_each_iteration else 0])
+            buffer, source = [], iter(self._make(run))
+            for element in source:
+                buffer.append(element)
+                if len(buffer) == size:
+                    break
+            for element in source:
+                i = int(rng.integers(len(buffer)))
+                yield buffer[i]
+                buffer[i] = element
+            while buffer:
+                i = int(rng.integers(len(buffer)))
+                buffer[i], buffer[-1] = buffer[-1], buffer[i]
+                yield buffer.pop()
+        return self._derive(self._structure, make)
+
+    def repeat(self, count=None) -> "Dataset":
+        """The elements `count` times (None or -1: forever; an empty input ends).
+
+        Raises:
+            TypeError: count is not None or an integer.
+        """
+        count = _count(count, "repeat")
+
+        def make(run):
+            n = 0
+            while count == _INF or n < count:
+                empty = True
+                for element in self._make(run):
+                    empty = False
+                    yield element
+                n += 1
+                if empty:
+                    return
+        return self._derive(self._structure, make)
+
+    def take(self, count) -> "Dataset":
+        """The first `count` elements (-1: all).
+
+        Raises:
+            TypeError: count is not an integer.
+        """
+        count = _count(count, "take", none_ok=False)
+
+        def make(run):
+            for i, element in enumerate(self._make(run)):
+                if count != _INF and i >= count:
+                    return
+                yield element
+        return self._derive(self._structure, make)
+
+    def skip(self, count) -> "Dataset":
+        """The elements after the first `count` (-1: none).
+
+        Raises:
+            TypeError: count is not an integer.
+        """
+        count = _count(count, "skip", none_ok=False)
+
+        def make(run):
+            for i, element in enumerate(self._make(run)):
+                if count != _INF and i >= count:
+                    yield element
+        return self._derive(self._structure, make)
+
+    def prefetch(self, buffer_size=None) -> "Dataset":
+        """The same elements (prefetching is a no-op here). Never raises."""
+        return self._derive(self._structure, self._make)
+
+    def cache(self, filename: str = "") -> "Dataset":
+        """The same elements, kept in memory after the first complete pass (the next
+        passes of a repeat replay them).
+
+        Raises:
+            ValueError: filename is not "" (only the in-memory cache exists).
+        """
+        if filename != "":
+            raise ValueError("cache: only the in-memory cache (filename='') is supported")
+
+        def make(run):
+            key = ("cache", id(self))
+            stored = run.state.get(key)
+            if stored is not None:
+                yield from ([a.copy() for a in e] for e in stored)
+                return
+            seen = []
+            for element in self._make(run):
+                seen.append([a.copy() for a in element])
+                yield element
+            run.state[key] = seen
+        return self._derive(self._structure, make)
+
+    def concatenate(self, dataset: "Dataset") -> "Dataset":
+        """This dataset's elements, then `dataset`'s.
+
+        Raises:
+            TypeError: dataset is not a Dataset, or its structure or types differ.
+        """
+        if not isinstance(dataset, Dataset):
+            raise TypeError(f"concatenate: expected a Dataset, got {type(dataset).__name__}")
+        mine, theirs = self._components, dataset._components
+        if not _same_structure(self._structure, dataset._structure) or [
+                c.dtype for c in mine] != [c.dtype for c in theirs]:
+            raise TypeError("concatenate: the datasets' element structures or types differ")
+        structure = _pack(self._structure, [_Component(a.dtype, _merge_shape(a.shape, b.shape))
+                                            for a, b in zip(mine, theirs)])
+
+        def make(run):
+            yield from self._make(run)
+            yield from dataset._make(run)
+        return self._derive(structure, make, (self, dataset))
+
+    def unbatch(self) -> "Dataset":
+        """The rows of each element's components (split along the first dim).
+
+        Raises:
+            ValueError: a component is a scalar.
+        """
+        comps = self._components
+        if any(c.shape is not None and len(c.shape) == 0 for c in comps):
+            raise ValueError("unbatch: the components must have rank >= 1")
+        structure = _pack(self._structure, [
+            _Component(c.dtype, None if c.shape is None else c.shape[1:]) for c in comps])
+
+        def make(run):
+            for element in self._make(run):
+                rows = {a.shape[0] for a in element}
+                if len(rows) != 1:
+                    raise ExecutionError(f"unbatch: the components' first dims differ: "
+                                        f"{sorted(rows)}")
+                for i in range(rows.pop()):
+                    yield [a[i, ...].copy() for a in element]
+        return self._derive(structure, make)
+
+    def enumerate(self, start: int = 0) -> "Dataset":
+        """Elements (index, element), the int64 index counting from `start`.
+
+        Raises:
+            TypeError: start is not an integer.
+        """
+        if isinstance(start, bool) or not isinstance(start, (int, np.integer)):
+            raise TypeError(f"enumerate: start must be an integer, got {start!r:.40}")
+
+        def make(run):
+            for i, element in enumerate(self._make(run), int(start)):
+                yield [np.asarray(i, np.int64)] + element
+        return self._derive((_Component(DType.INT64, ()), self._structure), make)
+
+    def apply(self, transformation_func: Callable) -> "Dataset":
+        """transformation_func(self), which must return a Dataset.
+
+        Raises:
+            TypeError: it is not callable or does not return a Dataset.
+        """
+        if not callable(transformation_func):
+            raise TypeError("apply: transformation_func must be callable")
+        out = transformation_func(self)
+        if not isinstance(out, Dataset):
+            raise TypeError(f"apply: transformation_func must return a Dataset, got "
+                            f"{type(out).__name__}")
+        return out
+
+    # -- iterators --
+    def make_one_shot_iterator(self) -> "Iterator":
+        """An iterator that opens this pipeline on its first get_next in a session.
+
+        Raises:
+            ValueError: the pipeline reads graph tensors (use an initializable one).
+        """
+        return make_one_shot_iterator(self)
+
+    def make_initializable_iterator(self, shared_name: str | None = None) -> "Iterator":
+        """An iterator opened (and restarted) by running its `initializer`. Never raises
+        beyond what building its ops raises."""
+        return make_initializable_iterator(self, shared_name)
+
+
+def _text_shape(shape) -> str:
+    return "<unknown>" if shape is None else str(["?" if d is None else d for d in shape])
+
+
+def _positive(value, what: str, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"{what}: {name} must be a positive integer, got {value!r:.40}")
+    return int(value)
+
+
+def _count(value, what: str, none_ok: bool = True) -> int:
+    if value is None and none_ok:
+        return _INF
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what}: count must be an integer, got {value!r:.40}")
+    return _INF if value < 0 else int(value)
+
+
+def _filenames(filenames, what: str) -> list:
+    names = [filenames] if isinstance(filenames, (str, bytes)) else filenames
+    if isinstance(names, np.ndarray):
+        names = names.reshape(-1).tolist()
+    if not isinstance(names, (list, tuple)) or not names or not all(
+            isinstance(n, (str, bytes)) for n in names):
+        raise TypeError(f"{what}: filenames must be a file name or a non-empty list of "
+                        f"them, got {filenames!r:.60}")
+    return [_text(n) for n in names]
+
+
+class TextLineDataset(Dataset):
+    """The lines of text files (without the line end, "\\n" or "\\r\\n"), as str.
+
+    Raises:
+        TypeError: filenames is not a name or a list of names.
+        ValueError: compression_type is given (not supported).
+        (when read) OSError: a file cannot be read.
+    """
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None):
+        names = _filenames(filenames, "TextLineDataset")
+        if compression_type not in (None, ""):
+            raise ValueError("TextLineDataset: compression is not supported")
+
+        def make(run):
+            for name in names:
+                with open(name, "rb") as f:
+                    for line in f:
+                        line = line[:-1] if line.endswith(b"\n") else line
+                        line = line[:-1] if line.endswith(b"\r") else line
+                        yield [np.asarray(_text(line), object)]
+        super().__init__(_Component(DType.STRING, ()), make)
+
+
+def tfrecords(path: str):
+    """The records of TFRecord file `path`, as bytes.
+
+    Raises:
+        OSError: the file cannot be read.
+        DataLossError: a record is truncated or fails its masked CRC-32C check.
+    """
+    with open(path, "rb") as f:
+        data = f.read()
+    pos = 0
+    while pos < len(data):
+        if pos + 12 > len(data):
+            raise DataLossError(f"{path}: truncated record header at offset {pos}")
+        head = data[pos:pos + 8]
+        (length,) = struct.unpack("<Q", head)
+        (head_crc,) = struct.unpack("<I", data[pos + 8:pos + 12])
+        if masked_crc32c(head) != head_crc:
+            raise DataLossError(f"{path}: corrupted record length at offset {pos}")
+        end = pos + 12 + length + 4
+        if end > len(data):
+            raise DataLossError(f"{path}: truncated record at offset {pos}")
+        body = data[pos + 12:end - 4]
+        (body_crc,) = struct.unpack("<I", data[end - 4:end])
+        if masked_crc32c(body) != body_crc:
+            raise DataLossError(f"{path}: corrupted record data at offset {pos}")
+        yield body
+        pos = end
+
+
+class TFRecordDataset(Dataset):
+    """The records of TFRecord files, as bytes (checked with their masked CRC-32C).
+
+    Raises:
+        TypeError: filenames is not a name or a list of names.
+        ValueError: compression_type is given (not supported).
+        (when read) DataLossError: a record is truncated or corrupt; OSError.
+    """
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None,
+                 num_parallel_reads=None):
+        names = _filenames(filenames, "TFRecordDataset")
+        if compression_type not in (None, ""):
+            raise ValueError("TFRecordDataset: compression is not supported")
+
+        def make(run):
+            for name in names:
+                for record in tfrecords(name):
+                    value = np.empty((), object)
+                    value[()] = record
+                    yield [value]
+        super().__init__(_Component(DType.STRING, ()), make)
+
+
+# --- iterators ----------------------------------------------------------------------------------
+
+class Iterator:
+    """TF1's tf.data.Iterator: graph ops reading a pipeline, one Python iterator per
+    session. Make one with make_one_shot_iterator, make_initializable_iterator or
+    Iterator.from_structure (reinitializable: make_initializer(dataset))."""
+
+    def __init__(self, graph: Graph, name: str, structure, token: str = "",
+                 initializer: Operation | None = None):
+        self._graph, self._name, self._structure = graph, name, structure
+        self._token, self._initializer = token, initializer
+
+    @staticmethod
+    def from_structure(output_types, output_shapes=None, shared_name: str | None = None,
+                       output_classes=None) -> "Iterator":
+        """An iterator of the given element structure, not bound to a dataset: run
+        make_initializer(dataset) to (re)start it on one.
+
+        Raises:
+            TypeError: a type is unknown, or output_shapes' structure differs.
+        """
+        dtypes = _flatten(output_types)
+        try:
+            dtypes = [_g.as_dtype(t) for t in dtypes]
+        except OneGraphError as e:
+            raise TypeError(f"Iterator.from_structure: {e}") from None
+        if output_shapes is None:
+            shapes = [None] * len(dtypes)
+        else:
+            raw = _flatten_like(output_types, output_shapes, "Iterator.from_structure")
+            shapes = [_g._shape_tuple(s, "Iterator.from_structure") for s in raw]
+        structure = _pack(output_types, [_Component(d, s) for d, s in zip(dtypes, shapes)])
+        g = _g.get_default_graph()
+        return Iterator(g, shared_name or g.unique_name("Iterator"), structure)
+
+    @property
+    def output_types(self):
+        """The element's structure of DTypes."""
+        return _pack(self._structure, [c.dtype for c in _flatten(self._structure)])
+
+    @property
+    def output_shapes(self):
+        """The element's structure of TensorShapes."""
+        return _pack(self._structure, [TensorShape(c.shape)
+                                       for c in _flatten(self._structure)])
+
+    @property
+    def output_classes(self):
+        """The element's structure of component classes (Tensor)."""
+        return _pack(self._structure, [Tensor for _ in _flatten(self._structure)])
+
+    @property
+    def initializer(self) -> Operation:
+        """The op (re)starting an initializable iterator.
+
+        Raises:
+            ValueError: this iterator has none (one-shot, or from_structure).
+        """
+        if self._initializer is None:
+            raise ValueError("Iterator does not have an initializer.")
+        return self._initializer
+
+    def make_initializer(self, dataset: Dataset, name: str | None = None) -> Operation:
+        """An op (re)starting this iterator on `dataset`.
+
+        Raises:
+            TypeError: dataset is not a Dataset, or its structure, types or shapes do
+                not match this iterator's.
+        """
+        if not isinstance(dataset, Dataset):
+            raise TypeError(f"make_initializer: expected a Dataset, got "
+                            f"{type(dataset).__name__}")
+        mine, theirs = _flatten(self._structure), dataset._components
+        if not _same_structure(self._structure, dataset._structure) or len(mine) != len(
+                theirs):
+            raise TypeError("make_initializer: the dataset's element structure differs from "
+                            "the iterator's")
+        for a, b in zip(mine, theirs):
+            if a.dtype != b.dtype:
+                raise TypeError(f"make_initializer: expected types {self.output_types} but "
+                                f"got dataset with types {dataset.output_types}")
+            if not _compatible(a.shape, b.shape):
+                raise TypeError(f"make_initializer: expected shapes {self.output_shapes} "
+                                f"but got dataset with shapes {dataset.output_shapes}")
+        return _initializer(self._graph, self._name, dataset, name)
+
+    def get_next(self, name: str | None = None):
+        """The next element as a structure of tensors with the static output shapes
+        (the op raises OutOfRangeError at the end of the pipeline, ExecutionError
+        before an initializable iterator is initialized).
+
+        Raises:
+            TypeError: name is not a str.
+        """
+        comps = _flatten(self._structure)
+        ranks, dims = encode_shapes([c.shape for c in comps])
+        with self._graph.as_default():
+            outs = self._graph.op(
+                "IteratorGetNext", [], {
+                    "iterator": self._name, "token": self._token,
+                    "output_types": [c.dtype.short_name for c in comps],
+                    "output_ranks": ranks, "output_dims": dims},
+                num_outputs=len(comps), name=name or "IteratorGetNext", domain=_ops.DOMAIN,
+                dtypes=[c.dtype for c in comps], shapes=[c.shape for c in comps])
+        outs = outs if isinstance(outs, list) else [outs]
+        return _pack(self._structure, outs)
+
+
+def _register(graph: Graph, dataset: Dataset) -> str:
+    """Register the dataset's opener for as long as `graph` lives; return its token."""
+    captured = dataset._captured()
+
+    def opener(values):
+        return dataset._make(_Run({_key(t): np.asarray(v) for t, v in zip(captured, values)}))
+    token = _ops.register(opener)
+    weakref.finalize(graph, _ops.unregister, token)
+    return token
+
+
+def _initializer(graph: Graph, iterator: str, dataset: Dataset, name) -> Operation:
+    token = _register(graph, dataset)
+    captured = dataset._captured()
+    for t in captured:
+        if t.graph is not graph:
+            raise ValueError(f"the dataset reads tensor {t.name!r} of another graph than "
+                             "the iterator's")
+    return graph.op("MakeIterator", captured, {"iterator": iterator, "token": token},
+                    name=name or "MakeIterator", domain=_ops.DOMAIN)
+
+
+def make_one_shot_iterator(dataset: Dataset) -> Iterator:
+    """An iterator over `dataset` opened on its first get_next in each session (TF1's
+    tf.data.make_one_shot_iterator).
+
+    Raises:
+        TypeError: dataset is not a Dataset.
+        ValueError: the pipeline reads graph tensors (placeholders cannot be captured
+            by a one-shot iterator; use make_initializable_iterator).
+    """
+    if not isinstance(dataset, Dataset):
+        raise TypeError(f"make_one_shot_iterator: expected a Dataset, got "
+                        f"{type(dataset).__name__}")
+    captured = dataset._captured()
+    if captured:
+        raise ValueError(f"make_one_shot_iterator: the dataset reads graph tensor "
+                         f"{captured[0].name!r}; a one-shot iterator cannot capture it "
+                         "(use make_initializable_iterator and feed it to the initializer)")
+    g = _g.get_default_graph()
+    return Iterator(g, g.unique_name("OneShotIterator"), dataset._structure,
+                    token=_register(g, dataset))
+
+
+def make_initializable_iterator(dataset: Dataset, shared_name: str | None = None) -> Iterator:
+    """An iterator over `dataset` that its `initializer` op opens and restarts (the
+    graph tensors the pipeline reads are the initializer's inputs: feed them there).
+
+    Raises:
+        TypeError: dataset is not a Dataset, or shared_name is not a str.
+        ValueError: the pipeline reads tensors of several graphs.
+    """
+    if not isinstance(dataset, Dataset):
+        raise TypeError(f"make_initializable_iterator: expected a Dataset, got "
+                        f"{type(dataset).__name__}")
+    if shared_name is not None and not isinstance(shared_name, str):
+        raise TypeError("make_initializable_iterator: shared_name must be a str")
+    captured = dataset._captured()
+    g = captured[0].graph if captured else _g.get_default_graph()
+    name = shared_name or g.unique_name("Iterator")
+    init = _initializer(g, name, dataset, None)
+    return Iterator(g, name, dataset._structure, initializer=init)
+
+
+def get_output_types(dataset_or_iterator):
+    """TF1's tf.compat.v1.data.get_output_types. Raises AttributeError for others."""
+    return dataset_or_iterator.output_types
+
+
+def get_output_shapes(dataset_or_iterator):
+    """TF1's tf.compat.v1.data.get_output_shapes. Raises AttributeError for others."""
+    return dataset_or_iterator.output_shapes
+
+
+def get_output_classes(dataset_or_iterator):
+    """TF1's tf.compat.v1.data.get_output_classes. Raises AttributeError for others."""
+    return dataset_or_iterator.output_classes
