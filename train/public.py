@@ -6,7 +6,7 @@ light (numpy + flatbuffers) until a graph is built.
 
 from __future__ import annotations
 
-from . import image, layers, losses, metrics, nn, summary
+from . import data, image, layers, losses, metrics, nn, summary
 from .api import *  # noqa: F401,F403 - the public building functions
 from .api import __all__ as _api_all
 from .api_extra import *  # noqa: F401,F403 - more TF1-named building functions
@@ -83,7 +83,7 @@ __all__ = sorted(
     "Session", "custom_gradient",
     "get_default_session", "gradient_override_map", "gradients", "image", "layers", "losses",
     "metrics", "nn", "set_random_seed", "summary", "Summary", "Event", "HistogramProto",
-    "SessionLog", "Template", "make_template", "numpy_function", "py_func", "summary",
+    "SessionLog", "Template", "make_template", "numpy_function", "py_func", "data", "summary",
     "depth_to_space", "space_to_depth", "multinomial", "random_crop", "random_shuffle",
     "AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope", "variable_scope",
     "initializers", "constant_initializer", "glorot_normal_initializer",

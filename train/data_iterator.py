@@ -1,0 +1,207 @@
+"""The iterators of og.data (train/data.py): one-shot, initializable and reinitializable
+iterators over Dataset pipelines, as graph ops of ops/dataset.py whose running Python
+iterator lives in each Session's state."""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from ..errors import OneGraphError
+from ..ops import dataset as _ops
+from ..ops.queue import encode_shapes
+from . import graph as _g
+from .data import Dataset
+from .data_structure import (_compatible, _Component, _flatten, _flatten_like, _key, _pack,
+                             _Run, _same_structure)
+from .graph import Graph, Operation, Tensor
+from .tensor_shape import TensorShape
+
+
+# --- iterators ----------------------------------------------------------------------------------
+
+class Iterator:
+    """TF1's tf.data.Iterator: graph ops reading a pipeline, one Python iterator per
+    session. Make one with make_one_shot_iterator, make_initializable_iterator or
+    Iterator.from_structure (reinitializable: make_initializer(dataset))."""
+
+    def __init__(self, graph: Graph, name: str, structure, token: str = "",
+                 initializer: Operation | None = None):
+        self._graph, self._name, self._structure = graph, name, structure
+        self._token, self._initializer = token, initializer
+
+    @staticmethod
+    def from_structure(output_types, output_shapes=None, shared_name: str | None = None,
+                       output_classes=None) -> "Iterator":
+        """An iterator of the given element structure, not bound to a dataset: run
+        make_initializer(dataset) to (re)start it on one.
+
+        Raises:
+            TypeError: a type is unknown, or output_shapes' structure differs.
+        """
+        dtypes = _flatten(output_types)
+        try:
+            dtypes = [_g.as_dtype(t) for t in dtypes]
+        except OneGraphError as e:
+            raise TypeError(f"Iterator.from_structure: {e}") from None
+        if output_shapes is None:
+            shapes = [None] * len(dtypes)
+        else:
+            raw = _flatten_like(output_types, output_shapes, "Iterator.from_structure")
+            shapes = [_g._shape_tuple(s, "Iterator.from_structure") for s in raw]
+        structure = _pack(output_types, [_Component(d, s) for d, s in zip(dtypes, shapes)])
+        g = _g.get_default_graph()
+        return Iterator(g, shared_name or g.unique_name("Iterator"), structure)
+
+    @property
+    def output_types(self):
+        """The element's structure of DTypes."""
+        return _pack(self._structure, [c.dtype for c in _flatten(self._structure)])
+
+    @property
+    def output_shapes(self):
+        """The element's structure of TensorShapes."""
+        return _pack(self._structure, [TensorShape(c.shape)
+                                       for c in _flatten(self._structure)])
+
+    @property
+    def output_classes(self):
+        """The element's structure of component classes (Tensor)."""
+        return _pack(self._structure, [Tensor for _ in _flatten(self._structure)])
+
+    @property
+    def initializer(self) -> Operation:
+        """The op (re)starting an initializable iterator.
+
+        Raises:
+            ValueError: this iterator has none (one-shot, or from_structure).
+        """
+        if self._initializer is None:
+            raise ValueError("Iterator does not have an initializer.")
+        return self._initializer
+
+    def make_initializer(self, dataset: Dataset, name: str | None = None) -> Operation:
+        """An op (re)starting this iterator on `dataset`.
+
+        Raises:
+            TypeError: dataset is not a Dataset, or its structure, types or shapes do
+                not match this iterator's.
+        """
+        if not isinstance(dataset, Dataset):
+            raise TypeError(f"make_initializer: expected a Dataset, got "
+                            f"{type(dataset).__name__}")
+        mine, theirs = _flatten(self._structure), dataset._components
+        if not _same_structure(self._structure, dataset._structure) or len(mine) != len(
+                theirs):
+            raise TypeError("make_initializer: the dataset's element structure differs from "
+                            "the iterator's")
+        for a, b in zip(mine, theirs):
+            if a.dtype != b.dtype:
+                raise TypeError(f"make_initializer: expected types {self.output_types} but "
+                                f"got dataset with types {dataset.output_types}")
+            if not _compatible(a.shape, b.shape):
+                raise TypeError(f"make_initializer: expected shapes {self.output_shapes} "
+                                f"but got dataset with shapes {dataset.output_shapes}")
+        return _initializer(self._graph, self._name, dataset, name)
+
+    def get_next(self, name: str | None = None):
+        """The next element as a structure of tensors with the static output shapes
+        (the op raises OutOfRangeError at the end of the pipeline, ExecutionError
+        before an initializable iterator is initialized).
+
+        Raises:
+            TypeError: name is not a str.
+        """
+        comps = _flatten(self._structure)
+        ranks, dims = encode_shapes([c.shape for c in comps])
+        with self._graph.as_default():
+            outs = self._graph.op(
+                "IteratorGetNext", [], {
+                    "iterator": self._name, "token": self._token,
+                    "output_types": [c.dtype.short_name for c in comps],
+                    "output_ranks": ranks, "output_dims": dims},
+                num_outputs=len(comps), name=name or "IteratorGetNext", domain=_ops.DOMAIN,
+                dtypes=[c.dtype for c in comps], shapes=[c.shape for c in comps])
+        outs = outs if isinstance(outs, list) else [outs]
+        return _pack(self._structure, outs)
+
+
+def _register(graph: Graph, dataset: Dataset) -> str:
+    """Register the dataset's opener for as long as `graph` lives; return its token."""
+    captured = dataset._captured()
+
+    def opener(values):
+        return dataset._make(_Run({_key(t): np.asarray(v) for t, v in zip(captured, values)}))
+    token = _ops.register(opener)
+    weakref.finalize(graph, _ops.unregister, token)
+    return token
+
+
+def _initializer(graph: Graph, iterator: str, dataset: Dataset, name) -> Operation:
+    token = _register(graph, dataset)
+    captured = dataset._captured()
+    for t in captured:
+        if t.graph is not graph:
+            raise ValueError(f"the dataset reads tensor {t.name!r} of another graph than "
+                             "the iterator's")
+    return graph.op("MakeIterator", captured, {"iterator": iterator, "token": token},
+                    name=name or "MakeIterator", domain=_ops.DOMAIN)
+
+
+def make_one_shot_iterator(dataset: Dataset) -> Iterator:
+    """An iterator over `dataset` opened on its first get_next in each session (TF1's
+    tf.data.make_one_shot_iterator).
+
+    Raises:
+        TypeError: dataset is not a Dataset.
+        ValueError: the pipeline reads graph tensors (placeholders cannot be captured
+            by a one-shot iterator; use make_initializable_iterator).
+    """
+    if not isinstance(dataset, Dataset):
+        raise TypeError(f"make_one_shot_iterator: expected a Dataset, got "
+                        f"{type(dataset).__name__}")
+    captured = dataset._captured()
+    if captured:
+        raise ValueError(f"make_one_shot_iterator: the dataset reads graph tensor "
+                         f"{captured[0].name!r}; a one-shot iterator cannot capture it "
+                         "(use make_initializable_iterator and feed it to the initializer)")
+    g = _g.get_default_graph()
+    return Iterator(g, g.unique_name("OneShotIterator"), dataset._structure,
+                    token=_register(g, dataset))
+
+
+def make_initializable_iterator(dataset: Dataset, shared_name: str | None = None) -> Iterator:
+    """An iterator over `dataset` that its `initializer` op opens and restarts (the
+    graph tensors the pipeline reads are the initializer's inputs: feed them there).
+
+    Raises:
+        TypeError: dataset is not a Dataset, or shared_name is not a str.
+        ValueError: the pipeline reads tensors of several graphs.
+    """
+    if not isinstance(dataset, Dataset):
+        raise TypeError(f"make_initializable_iterator: expected a Dataset, got "
+                        f"{type(dataset).__name__}")
+    if shared_name is not None and not isinstance(shared_name, str):
+        raise TypeError("make_initializable_iterator: shared_name must be a str")
+    captured = dataset._captured()
+    g = captured[0].graph if captured else _g.get_default_graph()
+    name = shared_name or g.unique_name("Iterator")
+    init = _initializer(g, name, dataset, None)
+    return Iterator(g, name, dataset._structure, initializer=init)
+
+
+def get_output_types(dataset_or_iterator):
+    """TF1's tf.compat.v1.data.get_output_types. Raises AttributeError for others."""
+    return dataset_or_iterator.output_types
+
+
+def get_output_shapes(dataset_or_iterator):
+    """TF1's tf.compat.v1.data.get_output_shapes. Raises AttributeError for others."""
+    return dataset_or_iterator.output_shapes
+
+
+def get_output_classes(dataset_or_iterator):
+    """TF1's tf.compat.v1.data.get_output_classes. Raises AttributeError for others."""
+    return dataset_or_iterator.output_classes
+

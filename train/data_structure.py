@@ -1,0 +1,227 @@
+"""The nested element structures of og.data (train/data.py) and the functions its map,
+filter and flat_map trace: flattening and packing tuples / dicts of components, the
+components' dtypes and static shapes, values made arrays, and a traced function run
+per element in a Session of its own."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..errors import OneGraphError
+from ..format import DType
+from .graph import Graph, Tensor
+from .tensor_shape import TensorShape
+
+
+# --- nested structures ------------------------------------------------------------------
+
+def _flatten(struct) -> list:
+    """The leaves of a nested tuple/dict structure (dicts by sorted key, as TF's nest)."""
+    if isinstance(struct, tuple):
+        return [leaf for item in struct for leaf in _flatten(item)]
+    if isinstance(struct, dict):
+        return [leaf for key in sorted(struct) for leaf in _flatten(struct[key])]
+    return [struct]
+
+
+def _pack(template, leaves: list):
+    """`template`'s structure with its leaves replaced by `leaves`, in order."""
+    it = iter(leaves)
+
+    def build(t):
+        if isinstance(t, tuple):
+            items = [build(x) for x in t]
+            return type(t)(*items) if hasattr(t, "_fields") else tuple(items)
+        if isinstance(t, dict):
+            return {k: build(t[k]) for k in sorted(t)}
+        return next(it)
+    return build(template)
+
+
+def _flatten_like(template, value, what: str) -> list:
+    """The parts of `value` at the leaves of `template`'s structure (a leaf of the
+    template takes the whole sub-value there: a shape list or TensorShape stays whole).
+
+    Raises:
+        TypeError: value's structure differs from template's where template nests.
+    """
+    if isinstance(template, tuple):
+        if not isinstance(value, (tuple, list)) or isinstance(value, TensorShape) or len(
+                value) != len(template):
+            raise TypeError(f"{what}: expected the structure {template!r:.80}, got "
+                            f"{value!r:.80}")
+        return [p for t, v in zip(template, value) for p in _flatten_like(t, v, what)]
+    if isinstance(template, dict):
+        if not isinstance(value, dict) or sorted(value) != sorted(template):
+            raise TypeError(f"{what}: expected a dict with keys {sorted(template)}, got "
+                            f"{value!r:.80}")
+        return [p for k in sorted(template) for p in _flatten_like(template[k], value[k], what)]
+    return [value]
+
+
+def _same_structure(a, b) -> bool:
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
+                and all(_same_structure(x, y) for x, y in zip(a, b)))
+    if isinstance(a, dict) or isinstance(b, dict):
+        return (isinstance(a, dict) and isinstance(b, dict) and sorted(a) == sorted(b)
+                and all(_same_structure(a[k], b[k]) for k in a))
+    return True
+
+
+class _Component:
+    """One component of an element: its DType and static shape (None: unknown rank)."""
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, dtype: DType, shape):
+        self.dtype, self.shape = dtype, None if shape is None else tuple(shape)
+
+
+def _merge_shape(a, b):
+    """The most specific shape both `a` and `b` have (None dims where they differ)."""
+    if a is None or b is None or len(a) != len(b):
+        return None
+    return tuple(x if x == y else None for x, y in zip(a, b))
+
+
+def _compatible(declared, shape) -> bool:
+    return declared is None or shape is None or (len(declared) == len(shape) and all(
+        d is None or s is None or d == s for d, s in zip(declared, shape)))
+
+
+# --- values -------------------------------------------------------------------------------
+
+def _text(value) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogateescape")
+    return str(value)
+
+
+def _as_array(value, dtype: DType | None = None) -> np.ndarray:
+    """A component value as an array: Python numbers as TF converts them (int32 when
+    they fit, float32), text as onegraph's strings (object arrays of str).
+
+    Raises:
+        TypeError: the value is not array-like or does not fit `dtype`.
+    """
+    python = not isinstance(value, (np.ndarray, np.generic))
+    try:
+        array = np.asarray(value)
+    except Exception as e:
+        raise TypeError(f"a dataset component must be array-like, got "
+                        f"{type(value).__name__}: {e}") from None
+    if array.dtype.kind in "US" or (array.dtype == object and array.size and all(
+            isinstance(v, (str, bytes)) for v in array.reshape(-1))):
+        out = np.empty(array.shape, object)
+        out.reshape(-1)[:] = [_text(v) for v in array.reshape(-1).tolist()]
+        array = out
+    elif array.dtype == object:
+        raise TypeError(f"a dataset component must be numbers or strings, got "
+                        f"{type(value).__name__} {value!r:.60}")
+    elif dtype is None and python:
+        if array.dtype == np.float64:
+            array = array.astype(np.float32)
+        elif array.dtype == np.int64 and (array.size == 0 or (
+                array.min() >= -2 ** 31 and array.max() < 2 ** 31)):
+            array = array.astype(np.int32)
+    if dtype is not None and DType.from_numpy(array.dtype) != dtype:
+        if dtype == DType.STRING or array.dtype == object:
+            raise TypeError(f"a value of dtype {DType.from_numpy(array.dtype).short_name} "
+                            f"where {dtype.short_name} was expected")
+        cast = array.astype(dtype.numpy)
+        if not np.array_equal(cast, array):
+            raise TypeError(f"a value of dtype {array.dtype} does not fit {dtype.short_name}")
+        array = cast
+    return array
+
+
+def _key(t: Tensor) -> tuple:
+    return id(t.graph), t.tensor_index
+
+
+class _Run:
+    """One opening of a pipeline by an iterator: the values of the graph tensors its
+    sources read, and the state its transformations keep (epoch counters, caches)."""
+
+    def __init__(self, feeds: dict):
+        self.feeds = feeds
+        self.state: dict = {}
+
+    def value(self, t: Tensor) -> np.ndarray:
+        return self.feeds[_key(t)]
+
+
+# --- traced functions ------------------------------------------------------------------------
+
+def _call(fn: Callable, args):
+    """fn on an element: a tuple is spread over the arguments (TF's map), others whole."""
+    return fn(*args) if isinstance(args, tuple) else fn(args)
+
+
+def _captured_error(what: str, e: Exception) -> ValueError:
+    return ValueError(f"{what}: the function uses a tensor of another graph ({e}); a "
+                      "dataset function may capture constants only (pass the value in the "
+                      "dataset, or as a numpy value)")
+
+
+class _Traced:
+    """A function traced once on placeholders of a private graph, run per element.
+
+    Raises (on construction):
+        TypeError: fn is not callable.
+        ValueError: fn captures a tensor of another graph.
+    """
+
+    def __init__(self, fn: Callable, structure, what: str, want_dataset: bool = False):
+        if not callable(fn):
+            raise TypeError(f"{what}: the function must be callable, got "
+                            f"{type(fn).__name__}")
+        self.graph = g = Graph(what)
+        flat = _flatten(structure)
+        with g.as_default():
+            self.args = [g.placeholder(c.dtype, c.shape, name=f"arg{k}")
+                         for k, c in enumerate(flat)]
+            try:
+                out = _call(fn, _pack(structure, self.args))
+            except OneGraphError as e:
+                if "another graph" in str(e):
+                    raise _captured_error(what, e) from e
+                raise
+            if want_dataset:
+                from .data import Dataset  # (data builds on this module)
+                if not isinstance(out, Dataset):
+                    raise TypeError(f"{what}: the function must return a Dataset, got "
+                                    f"{type(out).__name__}")
+                self.template, self.outputs = out, out._captured()
+                for t in self.outputs:
+                    if t.graph is not g:
+                        raise _captured_error(what, OneGraphError(
+                            f"tensor {t.name!r} belongs to another graph"))
+                return
+            try:
+                leaves = [g.convert(v) for v in _flatten(out)]
+            except OneGraphError as e:
+                raise _captured_error(what, e) from e
+        self.template = _pack(out, [_Component(t.dtype, _shape(t)) for t in leaves])
+        self.outputs = leaves
+
+    def session(self):
+        from .session import Session  # the Session module imports much of og
+        return Session(graph=self.graph)
+
+    def run(self, sess, element: list) -> list:
+        """The outputs' values for one element (a list of arrays)."""
+        if not self.outputs:
+            return []
+        feed = dict(zip(self.args, element))
+        return [np.asarray(v) for v in sess.run(list(self.outputs), feed_dict=feed)]
+
+
+def _shape(t: Tensor):
+    s = t.shape
+    return None if s is None else tuple(s)
+
+
