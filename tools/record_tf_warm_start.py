@@ -28,7 +28,8 @@ def main() -> None:
     import numpy as np
     import tensorflow.compat.v1 as tf
     tf.disable_eager_execution()
-    expected = np.load(os.path.join(DATA, "tf_checkpoints", "expected.npz"))
+    expected = np.load(os.path.join(DATA, "tf_checkpoints", "expected.npz"),
+                       allow_pickle=False)
     ckpt = os.path.join(DATA, "tf_checkpoints", "basic", str(expected["prefix/basic"],
                                                               "utf-8"))
     recorded = {s.__name__: cases.outcome(tf, s, ckpt) for s in cases.SCENARIOS}

@@ -19,12 +19,11 @@ records of TFRecordDataset, which are bytes; shuffle's draws are not TF's.
 
 from __future__ import annotations
 
-import struct
 from typing import Callable
 
 import numpy as np
 
-from ..errors import DataLossError, ExecutionError, OneGraphError
+from ..errors import ExecutionError, OneGraphError
 from ..format import DType
 from . import graph as _g
 from .data_structure import (_as_array, _compatible, _Component, _flatten, _flatten_like, _key,
@@ -32,7 +31,7 @@ from .data_structure import (_as_array, _compatible, _Component, _flatten, _flat
                              _Traced)
 from .graph import Tensor
 from .tensor_shape import TensorShape
-from .tf_checkpoint import masked_crc32c
+from .tfrecord import read_records
 
 __all__ = ["Dataset", "Iterator", "TFRecordDataset", "TextLineDataset", "get_output_classes",
            "get_output_shapes", "get_output_types", "make_initializable_iterator",
@@ -683,35 +682,6 @@ class TextLineDataset(Dataset):
         super().__init__(_Component(DType.STRING, ()), make)
 
 
-def tfrecords(path: str):
-    """The records of TFRecord file `path`, as bytes.
-
-    Raises:
-        OSError: the file cannot be read.
-        DataLossError: a record is truncated or fails its masked CRC-32C check.
-    """
-    with open(path, "rb") as f:
-        data = f.read()
-    pos = 0
-    while pos < len(data):
-        if pos + 12 > len(data):
-            raise DataLossError(f"{path}: truncated record header at offset {pos}")
-        head = data[pos:pos + 8]
-        (length,) = struct.unpack("<Q", head)
-        (head_crc,) = struct.unpack("<I", data[pos + 8:pos + 12])
-        if masked_crc32c(head) != head_crc:
-            raise DataLossError(f"{path}: corrupted record length at offset {pos}")
-        end = pos + 12 + length + 4
-        if end > len(data):
-            raise DataLossError(f"{path}: truncated record at offset {pos}")
-        body = data[pos + 12:end - 4]
-        (body_crc,) = struct.unpack("<I", data[end - 4:end])
-        if masked_crc32c(body) != body_crc:
-            raise DataLossError(f"{path}: corrupted record data at offset {pos}")
-        yield body
-        pos = end
-
-
 class TFRecordDataset(Dataset):
     """The records of TFRecord files, as bytes (checked with their masked CRC-32C).
 
@@ -729,7 +699,7 @@ class TFRecordDataset(Dataset):
 
         def make(run):
             for name in names:
-                for record in tfrecords(name):
+                for record in read_records(name):
                     value = np.empty((), object)
                     value[()] = record
                     yield [value]

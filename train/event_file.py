@@ -40,7 +40,7 @@ from ..format import DType
 from ..ops.summary_encoding import (encode_field, field_bytes, field_double, field_key,
                                     field_varint, read_fields, varint)
 from ..format.ir import Graph as IRGraph, TensorKind
-from .tf_checkpoint import masked_crc32c
+from .tfrecord import frame_record
 
 FILE_VERSION = "brain.Event:2"
 _INT64 = (-(2 ** 63), 2 ** 63 - 1)
@@ -139,15 +139,6 @@ def encode_event(wall_time, step=0, file_version=None, summary=None, graph_def=N
         if name in given:
             out += _bytes_field(field, _as_bytes(given[name], f"encode_event: {name}"))
     return out
-
-
-def frame_record(data: bytes) -> bytes:
-    """`data` framed as one TFRecord: length, its masked CRC-32C, data, data's masked
-    CRC-32C. Raises TypeError when data is not bytes-like."""
-    data = _as_bytes(data, "frame_record: data")
-    length = struct.pack("<Q", len(data))
-    return (length + struct.pack("<I", masked_crc32c(length)) + data
-            + struct.pack("<I", masked_crc32c(data)))
 
 
 class SessionLog:

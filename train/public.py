@@ -69,6 +69,7 @@ from .event_file import SessionLog  # noqa: E402 - TF1's tf.SessionLog
 from .summary_proto import Event, HistogramProto, Summary  # noqa: E402 - TF1's protos
 from .template import Template, make_template  # noqa: E402 - TF1's variable sharing
 from .api_py_func import numpy_function, py_func  # noqa: E402 - Python functions as nodes
+from .tfrecord import python_io  # noqa: E402 - TF1's TFRecord writer and reader
 
 __all__ = sorted(
     set(_api_all) | set(_api_extra_all) | set(_api_math_all) | set(_debugging_all)
@@ -83,7 +84,8 @@ __all__ = sorted(
     "Session", "custom_gradient",
     "get_default_session", "gradient_override_map", "gradients", "image", "layers", "losses",
     "metrics", "nn", "set_random_seed", "summary", "Summary", "Event", "HistogramProto",
-    "SessionLog", "Template", "make_template", "numpy_function", "py_func", "data", "summary",
+    "SessionLog", "Template", "make_template", "numpy_function", "py_func", "data",
+    "python_io", "summary",
     "depth_to_space", "space_to_depth", "multinomial", "random_crop", "random_shuffle",
     "AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope", "variable_scope",
     "initializers", "constant_initializer", "glorot_normal_initializer",

@@ -20,7 +20,7 @@ from ..errors import DataLossError
 from ..ops.summary_encoding import (field_bytes, field_double, field_float,
                                     field_packed_doubles, field_varint, read_fields)
 from .event_file import SessionLog
-from .tf_checkpoint import masked_crc32c
+from .tfrecord import read_records
 
 # field kinds: how a value is written and read back
 _DOUBLE, _FLOAT, _INT, _STRING, _BYTES, _DOUBLES = "double", "float", "int", "str", "bytes", \
@@ -256,26 +256,8 @@ def summary_iterator(path):
         DataLossError: a record is truncated or its checksum is wrong (names the file
             and the record's offset).
     """
-    with open(path, "rb") as f:
-        data = f.read()
-    pos = 0
-    while pos < len(data):
-        if pos + 12 > len(data):
-            raise DataLossError(f"{path}: truncated record header at offset {pos}")
-        head = data[pos:pos + 8]
-        (length,) = struct.unpack("<Q", head)
-        (head_crc,) = struct.unpack("<I", data[pos + 8:pos + 12])
-        if masked_crc32c(head) != head_crc:
-            raise DataLossError(f"{path}: corrupted record length at offset {pos}")
-        end = pos + 12 + length + 4
-        if end > len(data):
-            raise DataLossError(f"{path}: truncated record at offset {pos}")
-        body = data[pos + 12:pos + 12 + length]
-        (body_crc,) = struct.unpack("<I", data[end - 4:end])
-        if masked_crc32c(body) != body_crc:
-            raise DataLossError(f"{path}: corrupted record data at offset {pos}")
+    for body in read_records(path):
         yield Event.FromString(body)
-        pos = end
 
 
 __all__ = ["Event", "HistogramProto", "Summary", "summary_iterator"]

@@ -16,6 +16,7 @@ import pytest
 import onegraph as og
 from onegraph.errors import DataLossError, ExecutionError, OutOfRangeError
 from onegraph.ops import dataset as dataset_ops
+from onegraph.train.tfrecord import read_records
 from onegraph.train import data as tfdata
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -303,7 +304,7 @@ def test_corrupt_tfrecord_is_data_loss(files, tmp_path):
     truncated = tmp_path / "short.tfrecord"
     truncated.write_bytes(bytes(base64.b64decode(REF["files"]["records"]))[:-3])
     with pytest.raises(DataLossError, match="truncated"):
-        list(tfdata.tfrecords(str(truncated)))
+        list(read_records(str(truncated)))
     assert struct.unpack("<Q", bytes(data[:8]))[0] == 0
 
 

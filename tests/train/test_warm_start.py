@@ -24,7 +24,8 @@ from . import warm_start_cases as cases
 DATA = os.path.join(os.path.dirname(__file__), "data")
 with open(os.path.join(DATA, "tf1_warm_start_reference.json")) as _f:
     REFERENCE = json.load(_f)
-_EXPECTED = np.load(os.path.join(DATA, "tf_checkpoints", "expected.npz"))
+_EXPECTED = np.load(os.path.join(DATA, "tf_checkpoints", "expected.npz"),
+                    allow_pickle=False)
 TF_CKPT = os.path.join(DATA, "tf_checkpoints", "basic", str(_EXPECTED["prefix/basic"], "utf-8"))
 
 
