@@ -16,11 +16,15 @@ from __future__ import annotations
 import base64
 import json
 import os
+import sys
 import tempfile
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "train"))
+
+from data_cases import pipelines  # noqa: E402 - the shared scenarios
 OUT = os.path.join(HERE, "..", "tests", "train", "data", "tf1_data_reference.json")
 
 TEXT = "alpha\nbeta\r\n\n  gamma delta\nlast line without newline"
@@ -57,61 +61,6 @@ def _spec(tf, ds) -> dict:
             "shapes": [_shape(s) for s in tf.nest.flatten(tf.data.get_output_shapes(ds))]}
 
 
-def pipelines(tf, files) -> dict:
-    """Scenario name -> dataset (built in the current default graph)."""
-    D = tf.data.Dataset
-    f32, i64 = np.float32, np.int64
-    a = np.arange(6, dtype=f32).reshape(3, 2)
-    b = np.array([1, 2, 3], i64)
-
-    def gen():
-        for i in range(4):
-            yield i, np.full([i], 0.5 * i, f32)
-
-    return {
-        "slices_tuple": D.from_tensor_slices((a, b)),
-        "slices_dict": D.from_tensor_slices(
-            {"a": np.array([[1, 2], [3, 4]], np.int32), "b": np.array([b"x", b"yz"])}),
-        "from_tensors": D.from_tensors((a, np.int32(7))).repeat(2),
-        "range_stop": D.range(5),
-        "range_step": D.range(2, 11, 3),
-        "range_negative": D.range(10, 0, -3),
-        "map_arith": D.range(6).map(lambda x: x * 2 + 1),
-        "map_tuple": D.from_tensor_slices((a, b)).map(
-            lambda x, y: (x + tf.cast(y, tf.float32), y * y)),
-        "map_dict": D.from_tensor_slices({"p": b, "q": b * 10}).map(
-            lambda d: {"s": d["p"] + d["q"], "d": d["q"] - d["p"]}),
-        "filter": D.range(10).filter(lambda x: x % 3 < 2),
-        "batch": D.range(10).batch(4),
-        "batch_drop": D.range(10).batch(4, drop_remainder=True),
-        "batch_tuple": D.from_tensor_slices((a, b)).batch(2),
-        "padded_batch": D.range(1, 6).map(lambda x: tf.fill([x], x)).padded_batch(
-            2, padded_shapes=[None]),
-        "padded_batch_fixed": D.range(1, 5).map(lambda x: tf.fill([x], x)).padded_batch(
-            3, padded_shapes=[6], padding_values=np.int64(-1), drop_remainder=True),
-        "repeat": D.range(3).repeat(2),
-        "take_skip": D.range(10).skip(2).take(5),
-        "take_all": D.range(4).take(-1),
-        "skip_all": D.range(4).skip(-1),
-        "zip": D.zip((D.range(3), D.range(10, 15))),
-        "zip_dict": D.zip({"x": D.range(3), "y": D.range(5, 9).map(lambda v: v * v)}),
-        "concatenate": D.range(3).concatenate(D.range(10, 12)),
-        "flat_map": D.range(3).flat_map(lambda x: D.from_tensors(x).repeat(2)),
-        "flat_map_slices": D.from_tensor_slices(a).flat_map(
-            lambda r: D.from_tensor_slices(r * 2)),
-        "unbatch": D.from_tensor_slices(np.arange(12, dtype=i64).reshape(3, 2, 2)).unbatch(),
-        "enumerate": D.from_tensor_slices(np.array([5, 6, 7], np.int32)).enumerate(start=3),
-        "cache_repeat": D.range(3).map(lambda x: x + 1).cache().repeat(2),
-        "apply": D.range(5).apply(lambda d: d.skip(1).map(lambda v: -v)),
-        "prefetch": D.range(3).prefetch(2),
-        "text_lines": tf.data.TextLineDataset(files["text"]),
-        "tfrecords": tf.data.TFRecordDataset([files["records"], files["records"]]),
-        "generator": D.from_generator(gen, (tf.int64, tf.float32),
-                                      (tf.TensorShape([]), tf.TensorShape([None]))),
-        "generator_padded": D.from_generator(gen, (tf.int64, tf.float32),
-                                             (tf.TensorShape([]), tf.TensorShape([None])))
-        .padded_batch(3),
-    }
 
 
 def record() -> dict:

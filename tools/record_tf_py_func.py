@@ -13,51 +13,20 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 
 import numpy as np
 import tensorflow.compat.v1 as tf
 
 tf.disable_eager_execution()
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "train"))
+from py_func_cases import CASES  # noqa: E402 - the shared cases
+
 OUT = os.path.join(os.path.dirname(__file__), "..", "tests", "train", "data",
                    "tf1_py_func_reference.json")
 
 
-def _raise(kind):
-    def func(v):
-        raise kind("boom")
-    return func
-
-
-# name -> (function of v, Tout as dtype names: a str, a list or a tuple)
-CASES = {
-    "single": (lambda v: v * 2, "float32"),
-    "list_one": (lambda v: [v * 2], ["float32"]),
-    "tuple_two": (lambda v: (v, v + 1), ("float32", "float32")),
-    "empty": (lambda v: None, []),
-    "float64_for_float32": (lambda v: v.astype(np.float64), "float32"),
-    "int64_for_float32": (lambda v: v.astype(np.int64), "float32"),
-    "float32_for_float64": (lambda v: v, "float64"),
-    "float16_for_float32": (lambda v: v.astype(np.float16), "float32"),
-    "python_float_for_float32": (lambda v: 1.5, "float32"),
-    "python_float_for_float64": (lambda v: 1.5, "float64"),
-    "python_int_for_int64": (lambda v: 3, "int64"),
-    "python_int_for_int32": (lambda v: 3, "int32"),
-    "bool_for_bool": (lambda v: v > 1, "bool"),
-    "two_for_one": (lambda v: (v, v), ["float32"]),
-    "tuple_for_single": (lambda v: (v, v), "float32"),
-    "one_for_two": (lambda v: v, ["float32", "float32"]),
-    "none_for_one": (lambda v: None, "float32"),
-    "value_for_empty": (lambda v: v, []),
-    "str_for_string": (lambda v: "hi", "string"),
-    "bytes_for_string": (lambda v: b"hi", "string"),
-    "unicode_array_for_string": (lambda v: np.array(["a", "bc"]), "string"),
-    "float_for_string": (lambda v: v, "string"),
-    "string_for_float32": (lambda v: "x", "float32"),
-    "raises_value_error": (_raise(ValueError), "float32"),
-    "raises_key_error": (_raise(KeyError), "float32"),
-    "raises_stop_iteration": (_raise(StopIteration), "float32"),
-}
 
 
 def _tout(spec):

@@ -16,71 +16,16 @@ import pytest
 import onegraph as og
 from onegraph.errors import DataLossError, ExecutionError, OutOfRangeError
 from onegraph.ops import dataset as dataset_ops
-from onegraph.train.tfrecord import read_records
 from onegraph.train import data as tfdata
+from onegraph.train.tfrecord import read_records
+
+from .data_cases import pipelines
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(HERE, "data", "tf1_data_reference.json")) as _f:
     REF = json.load(_f)
 
 D = tfdata.Dataset
-
-
-def pipelines(files) -> dict:
-    """The scenarios of tools/record_tf_data.py, built with og."""
-    f32, i64 = np.float32, np.int64
-    a = np.arange(6, dtype=f32).reshape(3, 2)
-    b = np.array([1, 2, 3], i64)
-
-    def gen():
-        for i in range(4):
-            yield i, np.full([i], 0.5 * i, f32)
-
-    return {
-        "slices_tuple": lambda: D.from_tensor_slices((a, b)),
-        "slices_dict": lambda: D.from_tensor_slices(
-            {"a": np.array([[1, 2], [3, 4]], np.int32), "b": np.array([b"x", b"yz"])}),
-        "from_tensors": lambda: D.from_tensors((a, np.int32(7))).repeat(2),
-        "range_stop": lambda: D.range(5),
-        "range_step": lambda: D.range(2, 11, 3),
-        "range_negative": lambda: D.range(10, 0, -3),
-        "map_arith": lambda: D.range(6).map(lambda x: x * 2 + 1),
-        "map_tuple": lambda: D.from_tensor_slices((a, b)).map(
-            lambda x, y: (x + og.cast(y, og.float32), y * y)),
-        "map_dict": lambda: D.from_tensor_slices({"p": b, "q": b * 10}).map(
-            lambda d: {"s": d["p"] + d["q"], "d": d["q"] - d["p"]}),
-        "filter": lambda: D.range(10).filter(lambda x: x % 3 < 2),
-        "batch": lambda: D.range(10).batch(4),
-        "batch_drop": lambda: D.range(10).batch(4, drop_remainder=True),
-        "batch_tuple": lambda: D.from_tensor_slices((a, b)).batch(2),
-        "padded_batch": lambda: D.range(1, 6).map(lambda x: og.fill([x], x)).padded_batch(
-            2, padded_shapes=[None]),
-        "padded_batch_fixed": lambda: D.range(1, 5).map(lambda x: og.fill([x], x))
-        .padded_batch(3, padded_shapes=[6], padding_values=np.int64(-1),
-                      drop_remainder=True),
-        "repeat": lambda: D.range(3).repeat(2),
-        "take_skip": lambda: D.range(10).skip(2).take(5),
-        "take_all": lambda: D.range(4).take(-1),
-        "skip_all": lambda: D.range(4).skip(-1),
-        "zip": lambda: D.zip((D.range(3), D.range(10, 15))),
-        "zip_dict": lambda: D.zip({"x": D.range(3), "y": D.range(5, 9).map(lambda v: v * v)}),
-        "concatenate": lambda: D.range(3).concatenate(D.range(10, 12)),
-        "flat_map": lambda: D.range(3).flat_map(lambda x: D.from_tensors(x).repeat(2)),
-        "flat_map_slices": lambda: D.from_tensor_slices(a).flat_map(
-            lambda r: D.from_tensor_slices(r * 2)),
-        "unbatch": lambda: D.from_tensor_slices(
-            np.arange(12, dtype=i64).reshape(3, 2, 2)).unbatch(),
-        "enumerate": lambda: D.from_tensor_slices(np.array([5, 6, 7], np.int32))
-        .enumerate(start=3),
-        "cache_repeat": lambda: D.range(3).map(lambda x: x + 1).cache().repeat(2),
-        "apply": lambda: D.range(5).apply(lambda d: d.skip(1).map(lambda v: -v)),
-        "prefetch": lambda: D.range(3).prefetch(2),
-        "text_lines": lambda: tfdata.TextLineDataset(files["text"]),
-        "tfrecords": lambda: tfdata.TFRecordDataset([files["records"], files["records"]]),
-        "generator": lambda: D.from_generator(gen, (og.int64, og.float32), ([], [None])),
-        "generator_padded": lambda: D.from_generator(
-            gen, (og.int64, og.float32), ([], [None])).padded_batch(3),
-    }
 
 
 def _flat(value) -> list:
@@ -140,14 +85,15 @@ SCENARIOS = sorted(k for k in REF if "elements" in REF[k])
 
 
 def test_every_recorded_scenario_is_built():
-    assert set(SCENARIOS) == set(pipelines({"text": "", "records": ""}))
+    with og.Graph().as_default():
+        assert set(SCENARIOS) == set(pipelines(og, {"text": "", "records": ""}))
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_elements_types_and_shapes_match_tf(name, files):
     ref = REF[name]
     with og.Graph().as_default():
-        ds = pipelines(files)[name]()
+        ds = pipelines(og, files)[name]
         assert [t.short_name for t in _flat(ds.output_types)] == ref["types"]
         assert [_shape_list(s) for s in _flat(ds.output_shapes)] == ref["shapes"]
         it = tfdata.make_one_shot_iterator(ds)
