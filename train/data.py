@@ -23,12 +23,12 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import ExecutionError, OneGraphError
+from ..errors import ExecutionError
 from ..format import DType
 from . import graph as _g
-from .data_structure import (_as_array, _compatible, _Component, _flatten, _flatten_like, _key,
-                             _merge_shape, _pack, _Run, _same_structure, _shape, _text,
-                             _Traced)
+from .data_structure import (_as_array, _compatible, _Component, _components, _flatten,
+                             _flatten_like, _key, _merge_shape, _pack, _Run, _same_structure,
+                             _shape, _text, _Traced)
 from .graph import Tensor
 from .tensor_shape import TensorShape
 from .tfrecord import read_records
@@ -190,17 +190,7 @@ class Dataset:
         if not callable(generator):
             raise TypeError(f"from_generator: generator must be callable, got "
                             f"{type(generator).__name__}")
-        types = _flatten(output_types)
-        try:
-            dtypes = [_g.as_dtype(t) for t in types]
-        except OneGraphError as e:
-            raise TypeError(f"from_generator: {e}") from None
-        if output_shapes is None:
-            shapes = [None] * len(dtypes)
-        else:
-            raw = _flatten_like(output_types, output_shapes, "from_generator: output_shapes")
-            shapes = [_g._shape_tuple(s, "from_generator: output_shapes") for s in raw]
-        comps = [_Component(d, s) for d, s in zip(dtypes, shapes)]
+        comps = _components(output_types, output_shapes, "from_generator")
         arguments = [] if args is None else [_as_array(a) for a in args]
 
         def make(run):

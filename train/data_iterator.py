@@ -8,13 +8,11 @@ import weakref
 
 import numpy as np
 
-from ..errors import OneGraphError
 from ..ops import dataset as _ops
 from ..ops.queue import encode_shapes
 from . import graph as _g
 from .data import Dataset
-from .data_structure import (_compatible, _Component, _flatten, _flatten_like, _key, _pack,
-                             _Run, _same_structure)
+from .data_structure import (_compatible, _components, _flatten, _key, _pack, _Run, _same_structure)
 from .graph import Graph, Operation, Tensor
 from .tensor_shape import TensorShape
 
@@ -40,17 +38,8 @@ class Iterator:
         Raises:
             TypeError: a type is unknown, or output_shapes' structure differs.
         """
-        dtypes = _flatten(output_types)
-        try:
-            dtypes = [_g.as_dtype(t) for t in dtypes]
-        except OneGraphError as e:
-            raise TypeError(f"Iterator.from_structure: {e}") from None
-        if output_shapes is None:
-            shapes = [None] * len(dtypes)
-        else:
-            raw = _flatten_like(output_types, output_shapes, "Iterator.from_structure")
-            shapes = [_g._shape_tuple(s, "Iterator.from_structure") for s in raw]
-        structure = _pack(output_types, [_Component(d, s) for d, s in zip(dtypes, shapes)])
+        structure = _pack(output_types, _components(output_types, output_shapes,
+                                                    "Iterator.from_structure"))
         g = _g.get_default_graph()
         return Iterator(g, shared_name or g.unique_name("Iterator"), structure)
 

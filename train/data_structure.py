@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import OneGraphError
 from ..format import DType
+from . import graph as _g
 from .graph import Graph, Tensor
 from .tensor_shape import TensorShape
 
@@ -78,6 +79,25 @@ class _Component:
 
     def __init__(self, dtype: DType, shape):
         self.dtype, self.shape = dtype, None if shape is None else tuple(shape)
+
+
+def _components(output_types, output_shapes, what: str) -> list:
+    """The components (dtype, static shape) of TF1's (output_types, output_shapes)
+    structures, flattened; no shapes: every shape unknown.
+
+    Raises:
+        TypeError: a type names no dtype, or the shapes' structure differs from the
+            types'.
+    """
+    try:
+        dtypes = [_g.as_dtype(t) for t in _flatten(output_types)]
+    except OneGraphError as e:
+        raise TypeError(f"{what}: {e}") from None
+    if output_shapes is None:
+        return [_Component(d, None) for d in dtypes]
+    raw = _flatten_like(output_types, output_shapes, f"{what}: output_shapes")
+    return [_Component(d, _g._shape_tuple(s, f"{what}: output_shapes"))
+            for d, s in zip(dtypes, raw)]
 
 
 def _merge_shape(a, b):
