@@ -17,7 +17,6 @@ use in a session; an initializable one (empty token) fails until initialized.
 
 from __future__ import annotations
 
-import itertools
 import threading
 from typing import Callable
 
@@ -25,16 +24,16 @@ import numpy as np
 
 from ..errors import ExecutionError, OneGraphError, OutOfRangeError
 from ..format import DType
+from .process_registry import ProcessRegistry
 from .queue import decode_shapes
 from .registry import TensorInfo, define
 
 DOMAIN = "onegraph"
 
-# token -> opener(values) -> iterator of elements; reads need no lock (a dict get is
-# atomic), registration and removal take it
-_OPENERS: dict[str, Callable] = {}
-_LOCK = threading.Lock()
-_NUMBERS = itertools.count()
+# token -> opener(values) -> iterator of elements
+_OPENERS = ProcessRegistry("input pipeline", "a tf.data pipeline is not saved with the "
+                           "graph: its graph was deleted, or the model was loaded from a "
+                           "file; build the dataset and its iterator again here")
 
 NOT_INITIALIZED = ("GetNext() failed because the iterator has not been initialized. Ensure "
                    "that you have run the initializer operation for this iterator before "
@@ -42,8 +41,8 @@ NOT_INITIALIZED = ("GetNext() failed because the iterator has not been initializ
 
 
 def register(opener: Callable) -> str:
-    """Keep `opener` in the process-wide registry under a new token ("dataset_<n>") and
-    return the token.
+    """Keep `opener` in the process-wide registry under a new token and return the
+    token.
 
     Raises:
         TypeError: opener is not callable.
@@ -51,26 +50,16 @@ def register(opener: Callable) -> str:
     if not callable(opener):
         raise TypeError(f"dataset registry: opener must be callable, got "
                         f"{type(opener).__name__}")
-    with _LOCK:
-        token = f"dataset_{next(_NUMBERS)}"
-        _OPENERS[token] = opener
-    return token
+    return _OPENERS.register(opener)
 
 
 def unregister(token: str) -> None:
     """Drop `token`'s pipeline (its graph is gone). Never raises."""
-    with _LOCK:
-        _OPENERS.pop(token, None)
+    _OPENERS.unregister(token)
 
 
 def _opener(token: str) -> Callable:
-    opener = _OPENERS.get(token)
-    if opener is None:
-        raise ExecutionError(
-            f"the input pipeline of token {token!r} is not registered in this process (a "
-            "tf.data pipeline is not saved with the graph: its graph was deleted, or the "
-            "model was loaded from a file); build the dataset and its iterator again here")
-    return opener
+    return _OPENERS.get(token)
 
 
 class _Live:
@@ -139,7 +128,7 @@ def _get_next(inputs, attrs, ctx):
     if live is None:
         if not attrs["token"]:
             raise ExecutionError(NOT_INITIALIZED)
-        with _LOCK:  # a one-shot iterator opens once, whichever thread comes first
+        with _OPENERS.lock:  # a one-shot iterator opens once, whichever thread is first
             live = state.get(key)
             if live is None:
                 live = state[key] = _open(attrs["token"], [])

@@ -23,25 +23,22 @@ TF's script_ops.py does with ops.NotDifferentiable.
 
 from __future__ import annotations
 
-import itertools
-import threading
 from typing import Callable
 
 import numpy as np
 
 from ..errors import ExecutionError, OneGraphError, OutOfRangeError, ResourceExhaustedError
 from .elementwise import onnx_type_to_numpy
+from .process_registry import ProcessRegistry
 from .registry import TensorInfo, define
 
 DOMAIN = "onegraph"
 _OBJECT = np.dtype(object)
 
-# token -> (function, "node 'name' (op): " of the node built for it); reads need no
-# lock (a dict get is atomic); registration and removal take it, so that two threads
-# never share a number
-_FUNCS: dict[str, tuple[Callable, str]] = {}
-_LOCK = threading.Lock()
-_NUMBERS = itertools.count()
+# token -> (function, "node 'name' (op): " of the node built for it)
+_FUNCS = ProcessRegistry("pyfunc", "a py_func's function is not saved with the graph: its "
+                         "graph was deleted, or the model was loaded from a file; build the "
+                         "py_func again here")
 
 
 def register(func: Callable) -> str:
@@ -53,25 +50,18 @@ def register(func: Callable) -> str:
     """
     if not callable(func):
         raise TypeError(f"py_func: func must be callable, got {type(func).__name__}")
-    with _LOCK:
-        token = f"pyfunc_{next(_NUMBERS)}"
-        _FUNCS[token] = (func, "")
-    return token
+    return _FUNCS.register((func, ""))
 
 
 def name_node(token: str, node_name: str, op_type: str) -> None:
     """Record the node calling `token`'s function (its name and op type), which the
     function's errors name. Never raises (an unknown token is ignored)."""
-    with _LOCK:
-        entry = _FUNCS.get(token)
-        if entry is not None:
-            _FUNCS[token] = (entry[0], f"node {node_name!r} ({op_type}): ")
+    _FUNCS.replace(token, lambda entry: (entry[0], f"node {node_name!r} ({op_type}): "))
 
 
 def unregister(token: str) -> None:
     """Drop `token`'s function (its graph is gone). Never raises."""
-    with _LOCK:
-        _FUNCS.pop(token, None)
+    _FUNCS.unregister(token)
 
 
 def registered(token: str) -> bool:
@@ -80,13 +70,7 @@ def registered(token: str) -> bool:
 
 
 def _function(token: str) -> tuple[Callable, str]:
-    entry = _FUNCS.get(token)
-    if entry is None:
-        raise ExecutionError(
-            f"the Python function of token {token!r} is not registered in this process "
-            "(a py_func's function is not saved with the graph: its graph was deleted, "
-            "or the model was loaded from a file); build the py_func again here")
-    return entry
+    return _FUNCS.get(token)
 
 
 def _argument(value):
