@@ -5,16 +5,19 @@ iterator lives in each Session's state."""
 from __future__ import annotations
 
 import weakref
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..ops import dataset as _ops
 from ..ops.queue import encode_shapes
 from . import graph as _g
-from .data import Dataset
 from .data_structure import (_compatible, _components, _flatten, _key, _pack, _Run, _same_structure)
 from .graph import Graph, Operation, Tensor
 from .tensor_shape import TensorShape
+
+if TYPE_CHECKING:  # data imports this module at its end
+    from .data import Dataset
 
 
 # --- iterators ----------------------------------------------------------------------------------
@@ -77,7 +80,7 @@ class Iterator:
             TypeError: dataset is not a Dataset, or its structure, types or shapes do
                 not match this iterator's.
         """
-        if not isinstance(dataset, Dataset):
+        if not _is_dataset(dataset):
             raise TypeError(f"make_initializer: expected a Dataset, got "
                             f"{type(dataset).__name__}")
         mine, theirs = _flatten(self._structure), dataset._components
@@ -116,6 +119,11 @@ class Iterator:
         return _pack(self._structure, outs)
 
 
+def _is_dataset(value) -> bool:
+    from .data import Dataset  # (data imports this module at its end)
+    return isinstance(value, Dataset)
+
+
 def _register(graph: Graph, dataset: Dataset) -> str:
     """Register the dataset's opener for as long as `graph` lives; return its token."""
     captured = dataset._captured()
@@ -147,7 +155,7 @@ def make_one_shot_iterator(dataset: Dataset) -> Iterator:
         ValueError: the pipeline reads graph tensors (placeholders cannot be captured
             by a one-shot iterator; use make_initializable_iterator).
     """
-    if not isinstance(dataset, Dataset):
+    if not _is_dataset(dataset):
         raise TypeError(f"make_one_shot_iterator: expected a Dataset, got "
                         f"{type(dataset).__name__}")
     captured = dataset._captured()
@@ -168,7 +176,7 @@ def make_initializable_iterator(dataset: Dataset, shared_name: str | None = None
         TypeError: dataset is not a Dataset, or shared_name is not a str.
         ValueError: the pipeline reads tensors of several graphs.
     """
-    if not isinstance(dataset, Dataset):
+    if not _is_dataset(dataset):
         raise TypeError(f"make_initializable_iterator: expected a Dataset, got "
                         f"{type(dataset).__name__}")
     if shared_name is not None and not isinstance(shared_name, str):
