@@ -51,6 +51,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as logdir:
             with tf.Graph().as_default():
                 train(tf, logdir)
+            tf.summary.FileWriterCache.clear()  # closes (flushes) the hooks' writers
             recorded["hooks"][name] = hook_cases.events(_read(tf, logdir))
     print(json.dumps(recorded["hooks"], indent=1))
     with open(os.path.join(DATA, "tf1_summary_api_reference.json"), "w") as f:

@@ -14,9 +14,8 @@ RuntimeError ("Global step should be created to use <hook>.") when there is none
 (og.summary) into an event file, as TF1's do. Differences from TF1, forced by
 onegraph's own checkpoint layout: `CheckpointSaverHook` writes through
 `og.train.Saver.save(sess, checkpoint_dir, global_step=step)`, whose files are named
-`ckpt-<step>.og` whatever `checkpoint_basename` says, and writes no graph.pbtxt or meta
-graph (nor TF1's CHECKPOINT session logs into the event file). Messages go to the Python
-logger "onegraph".
+`ckpt-<step>.og` whatever `checkpoint_basename` says, and writes no graph.pbtxt; its
+MetaGraphDef event holds the graph only. Messages go to the Python logger "onegraph".
 """
 
 from __future__ import annotations
@@ -471,8 +470,11 @@ class CheckpointSaverHook(SessionRunHook):
         checkpoint_basename: accepted for TF1 compatibility; og's Saver names the files.
         scaffold: a Scaffold whose saver to use.
         listeners: CheckpointSaverListeners.
-        save_graph_def: accepted for TF1 compatibility; nothing but the checkpoint is
-            written.
+        save_graph_def: also write the graph (as a GraphDef and a MetaGraphDef event)
+            into checkpoint_dir's event file when the session is created, as TF1.
+
+    Each save is also a SessionLog CHECKPOINT event (naming the file written) in the
+    event file of og.summary.FileWriterCache.get(checkpoint_dir), as in TF1.
 
     Raises:
         ValueError: both saver and scaffold are given, or not exactly one of save_secs
@@ -493,15 +495,20 @@ class CheckpointSaverHook(SessionRunHook):
         self._scaffold = scaffold
         self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
         self._listeners = list(listeners or [])
+        self._save_graph_def = bool(save_graph_def)
+        self._summary_writer = None
 
     def begin(self) -> None:
         self._graph = _g.get_default_graph()
         self._global_step = _require_global_step("CheckpointSaverHook")
+        self._summary_writer = _writer(self._checkpoint_dir)
         for listener in self._listeners:
             listener.begin()
 
     def after_create_session(self, session, coord) -> None:
         step = _step_value(session, self._global_step)
+        if self._save_graph_def:  # here, not in begin: other hooks' begin may add ops
+            self._summary_writer.add_meta_graph(self._summary_writer.add_graph(self._graph))
         # TF1 saves at once: a run that dies before the first period has a checkpoint
         self._save(session, step)
         self._timer.update_last_triggered_step(step)
@@ -535,7 +542,10 @@ class CheckpointSaverHook(SessionRunHook):
         for listener in self._listeners:
             listener.before_save(session, step)
         _log.info("Saving checkpoints for %d into %s.", step, self._checkpoint_dir)
-        self._get_saver().save(session, self._checkpoint_dir, global_step=step)
+        path = self._get_saver().save(session, self._checkpoint_dir, global_step=step)
+        from .event_file import SessionLog
+        self._summary_writer.add_session_log(
+            SessionLog(status=SessionLog.CHECKPOINT, checkpoint_path=path or ""), step)
         stop = False
         for listener in self._listeners:
             if listener.after_save(session, step):

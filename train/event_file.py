@@ -474,9 +474,7 @@ class FileWriter:
         self._seen_tags: set = set()
         self._tags_lock = threading.Lock()
         if graph is not None or graph_def is not None:
-            data = self.add_graph(graph=graph, graph_def=graph_def)
-            # TF1 also writes the graph as a MetaGraphDef (its field 2, graph_def)
-            self._add_event(None, meta_graph_def=_bytes_field(2, data))
+            self.add_meta_graph(self.add_graph(graph=graph, graph_def=graph_def))
 
     @property
     def event_writer(self) -> EventFileWriter:
@@ -567,6 +565,16 @@ class FileWriter:
                             f"{type(given).__name__}")
         self._add_event(global_step, graph_def=data)
         return data
+
+    def add_meta_graph(self, graph_def: bytes, global_step=None) -> None:
+        """Write a MetaGraphDef event holding the serialized GraphDef `graph_def` (TF1's
+        add_meta_graph; onegraph's meta graph is the graph alone: its field 2).
+
+        Raises:
+            TypeError: graph_def is not bytes, or a bad step.
+        """
+        data = _as_bytes(graph_def, "FileWriter.add_meta_graph: graph_def")
+        self._add_event(global_step, meta_graph_def=_bytes_field(2, data))
 
     def get_logdir(self) -> str:
         """The directory the event files go to. Never raises."""

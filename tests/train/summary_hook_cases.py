@@ -61,8 +61,20 @@ def file_writer(tf, logdir):
     writer.close()
 
 
+def checkpoints(tf, logdir):
+    """MonitoredTrainingSession saving checkpoints every 2 steps into logdir, summaries
+    and the step counter off, for 5 steps: the graph and CHECKPOINT session logs."""
+    train = _model(tf)
+    with tf.train.MonitoredTrainingSession(checkpoint_dir=logdir, save_checkpoint_steps=2,
+                                           save_checkpoint_secs=None,
+                                           save_summaries_steps=None,
+                                           log_step_count_steps=None) as sess:
+        for _ in range(5):
+            sess.run(train)
+
+
 CASES = {"monitored_steps": monitored_steps, "saver_hook": saver_hook,
-         "file_writer": file_writer}
+         "file_writer": file_writer, "checkpoints": checkpoints}
 
 
 def events(records) -> list:
