@@ -13,6 +13,13 @@ initializer restarts the iterator). IteratorGetNext returns the next element's
 components; at the end it raises OutOfRangeError ("End of sequence"). A one-shot
 iterator's IteratorGetNext carries its pipeline's token and opens it itself on first
 use in a session; an initializable one (empty token) fails until initialized.
+
+Feedable iterators (TF1's string handles): IteratorToStringHandle returns a str naming
+its iterator and records, in the session's state, the iterator's key, token and
+declared types and shapes under it. IteratorGetNextFromStringHandle reads the element of
+the iterator its fed handle names: a handle this session never made fails, as do
+declared types or shapes that do not fit the named iterator's (TF: NotFound /
+InvalidArgument).
 """
 
 from __future__ import annotations
@@ -122,17 +129,20 @@ def _check(element, dtypes, shapes) -> tuple:
 
 def _get_next(inputs, attrs, ctx):
     """The next element of the session's iterator `attrs['iterator']`."""
-    state = ctx.state
-    key = ("dataset_iterator", attrs["iterator"])
+    dtypes, shapes = _expected(attrs)
+    return _next_of(ctx.state, attrs["iterator"], attrs["token"], dtypes, shapes)
+
+
+def _next_of(state, iterator: str, token: str, dtypes, shapes) -> tuple:
+    key = ("dataset_iterator", iterator)
     live = state.get(key)
     if live is None:
-        if not attrs["token"]:
+        if not token:
             raise ExecutionError(NOT_INITIALIZED)
         with _OPENERS.lock:  # a one-shot iterator opens once, whichever thread is first
             live = state.get(key)
             if live is None:
-                live = state[key] = _open(attrs["token"], [])
-    dtypes, shapes = _expected(attrs)
+                live = state[key] = _open(token, [])
     with live.lock:
         try:
             element = next(live.elements)
@@ -143,6 +153,66 @@ def _get_next(inputs, attrs, ctx):
         except Exception as e:
             raise ExecutionError(f"the input pipeline raised {type(e).__name__}: {e}") from e
     return _check(element, dtypes, shapes)
+
+
+HANDLE_PREFIX = "onegraph-iterator:"
+
+
+def _to_string_handle(inputs, attrs, ctx):
+    """A str naming the iterator `attrs['iterator']` in this session (kept in its state
+    with the iterator's token and declared types and shapes)."""
+    handle = HANDLE_PREFIX + attrs["iterator"]
+    ctx.state[("dataset_handle", handle)] = (attrs["iterator"], attrs["token"],
+                                             _expected(attrs))
+    return (np.asarray(handle, object),)
+
+
+def _handle_text(value) -> str:
+    value = np.asarray(value)
+    if value.ndim != 0 or value.dtype != object:
+        raise ExecutionError(f"string_handle must be a scalar string, got an array of "
+                             f"shape {list(value.shape)}")
+    text = value[()]
+    return text.decode("utf-8", "surrogateescape") if isinstance(text, bytes) else str(text)
+
+
+def _fits(dtypes, shapes, want_dtypes, want_shapes) -> None:
+    """Check a feedable iterator's declared types and shapes against those of the
+    iterator its handle names.
+
+    Raises:
+        ExecutionError: the number of components, a dtype or a shape differs.
+    """
+    if len(dtypes) != len(want_dtypes):
+        raise ExecutionError(f"Number of components does not match: expected "
+                             f"{len(want_dtypes)} types but got {len(dtypes)}")
+    for k, (d, w) in enumerate(zip(dtypes, want_dtypes)):
+        if d != w:
+            raise ExecutionError(f"Data type mismatch at component {k}: expected "
+                                 f"{np.dtype(w).name} but got {np.dtype(d).name}")
+    for k, (s, w) in enumerate(zip(shapes, want_shapes)):
+        if w is not None and s is not None and (len(s) != len(w) or any(
+                a is not None and b is not None and a != b for a, b in zip(s, w))):
+            raise ExecutionError(f"Incompatible shapes at component {k}: expected "
+                                 f"{_text(w)} but got {_text(s)}")
+
+
+def _text(shape) -> str:
+    return str(["?" if d is None else d for d in shape])
+
+
+def _get_next_from_handle(inputs, attrs, ctx):
+    """The next element of the iterator the fed string handle names in this session."""
+    handle = _handle_text(inputs[0])
+    named = ctx.state.get(("dataset_handle", handle))
+    if named is None:
+        raise ExecutionError(f"string handle {handle!r:.120} names no iterator of this "
+                             "session (run the iterator's string_handle() in this session "
+                             "and feed its value)")
+    iterator, token, (their_dtypes, their_shapes) = named
+    dtypes, shapes = _expected(attrs)
+    _fits(their_dtypes, their_shapes, dtypes, shapes)
+    return _next_of(ctx.state, iterator, token, dtypes, shapes)
 
 
 def _infer_next(attrs, inputs):
@@ -157,6 +227,17 @@ OPS = (
            [("iterator", "string"), ("token", "string", ""), ("output_types", "strings", ()),
             ("output_ranks", "ints", ()), ("output_dims", "ints", ())],
            infer=_infer_next, doc="the next element of a tf.data iterator", **_STATEFUL),
+    define("IteratorToStringHandle", [], ["handle"], _to_string_handle,
+           [("iterator", "string"), ("token", "string", ""), ("output_types", "strings", ()),
+            ("output_ranks", "ints", ()), ("output_dims", "ints", ())],
+           infer=lambda a, i: [TensorInfo(np.dtype(object), ())],
+           doc="a string naming a tf.data iterator in the session", **_STATEFUL),
+    define("IteratorGetNextFromStringHandle", ["string_handle"], ["components*"],
+           _get_next_from_handle,
+           [("output_types", "strings", ()), ("output_ranks", "ints", ()),
+            ("output_dims", "ints", ())],
+           infer=_infer_next, doc="the next element of the tf.data iterator a string "
+           "handle names", **_STATEFUL),
     define("MakeIterator", ["inputs*"], [], _make_iterator,
            [("iterator", "string"), ("token", "string")], infer=lambda a, i: [],
            doc="(re)start a tf.data iterator on a pipeline", **_STATEFUL),

@@ -105,6 +105,62 @@ def record() -> dict:
                 sess.run(init)
                 runs.append(_drain(tf, sess, nxt))
         out["reinitializable"] = {"runs": runs, "shape": _shape(nxt.shape)}
+    out["feedable"] = _feedable(tf)
+    out["list_files"] = _list_files(tf)
+    return out
+
+
+# the (iterator, reads) steps the feedable scenario takes: train is one-shot over
+# range(5), valid an initializable iterator over range(100, 103), re-initialized at "init"
+FEEDABLE_STEPS = ["train", "train", "init", "valid", "train", "valid", "valid", "valid",
+                  "init", "valid", "train", "train", "train"]
+
+
+def _feedable(tf) -> list:
+    """TF1's train/validation switching: the element (or "end") each step reads."""
+    with tf.Graph().as_default():
+        train = tf.data.make_one_shot_iterator(tf.data.Dataset.range(5))
+        valid = tf.data.make_initializable_iterator(tf.data.Dataset.range(100, 103))
+        handle = tf.placeholder(tf.string, [])
+        it = tf.data.Iterator.from_string_handle(handle, tf.int64, tf.TensorShape([]))
+        nxt = it.get_next()
+        seen = []
+        with tf.Session() as sess:
+            handles = dict(zip(("train", "valid"), sess.run(
+                [train.string_handle(), valid.string_handle()])))
+            for step in FEEDABLE_STEPS:
+                if step == "init":
+                    sess.run(valid.initializer)
+                    continue
+                try:
+                    seen.append(int(sess.run(nxt, {handle: handles[step]})))
+                except tf.errors.OutOfRangeError:
+                    seen.append("end")
+        return seen
+
+
+# file names list_files sees, and the pattern lists (relative to their directory)
+LIST_FILES = ["b.txt", "a.txt", "c.csv", "d.txt", "sub/e.txt", ".hidden.txt"]
+LIST_PATTERNS = [["*.txt"], ["*.csv", "[ab].txt"], ["*.txt", "a.*"], ["?.*"], ["*/*.txt"],
+                 ["*"]]
+
+
+def _list_files(tf) -> list:
+    """The names (relative) list_files(shuffle=False) gives for each pattern list."""
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(os.path.join(tmp, "sub"))
+        for name in LIST_FILES:
+            with open(os.path.join(tmp, name), "w") as f:
+                f.write(name)
+        for patterns in LIST_PATTERNS:
+            with tf.Graph().as_default():
+                ds = tf.data.Dataset.list_files([os.path.join(tmp, p) for p in patterns],
+                                                shuffle=False)
+                nxt = tf.data.make_one_shot_iterator(ds).get_next()
+                with tf.Session() as sess:
+                    names = [e[0]["values"][0] for e in _drain(tf, sess, nxt)]
+            out.append([os.path.relpath(n, tmp) for n in names])
     return out
 
 

@@ -303,6 +303,41 @@ class Dataset:
                 sess.close()
         return self._derive(inner._structure, make)
 
+    def interleave(self, map_func: Callable, cycle_length=None, block_length=None,
+                   num_parallel_calls=None) -> "Dataset":
+        """The elements of the datasets map_func(element) returns, interleaved in TF's
+        deterministic order (train/data_more.py; cycle_length None: one per CPU).
+
+        Raises:
+            TypeError: map_func is not callable or does not return a Dataset.
+            ValueError: a length is not a positive integer, or map_func captures a
+                tensor of another graph.
+        """
+        from .data_more import interleave
+        return interleave(self, map_func, cycle_length, block_length, num_parallel_calls)
+
+    def shard(self, num_shards: int, index: int) -> "Dataset":
+        """Every num_shards-th element from element `index` (train/data_more.py).
+
+        Raises:
+            TypeError: an argument is not an integer.
+            ValueError: num_shards <= 0 or index not in [0, num_shards).
+        """
+        from .data_more import shard
+        return shard(self, num_shards, index)
+
+    @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None) -> "Dataset":
+        """The names of the files matching the glob pattern(s), sorted unless shuffled
+        (shuffle None: True) (train/data_more.py).
+
+        Raises:
+            TypeError: file_pattern is not a pattern or a list of them.
+            (when read) ExecutionError: no file matches.
+        """
+        from .data_more import list_files
+        return list_files(file_pattern, shuffle, seed)
+
     def batch(self, batch_size: int, drop_remainder: bool = False) -> "Dataset":
         """Elements stacking `batch_size` consecutive elements (the last may be smaller
         unless drop_remainder).

@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..format import DType
 from ..ops import dataset as _ops
 from ..ops.queue import encode_shapes
 from . import graph as _g
-from .data_structure import (_compatible, _components, _flatten, _key, _pack, _Run, _same_structure)
+from .data_structure import (_compatible, _components, _flatten, _key, _pack, _Run,
+                             _same_structure)
 from .graph import Graph, Operation, Tensor
 from .tensor_shape import TensorShape
 
@@ -28,9 +30,52 @@ class Iterator:
     Iterator.from_structure (reinitializable: make_initializer(dataset))."""
 
     def __init__(self, graph: Graph, name: str, structure, token: str = "",
-                 initializer: Operation | None = None):
+                 initializer: Operation | None = None, handle: Tensor | None = None):
         self._graph, self._name, self._structure = graph, name, structure
         self._token, self._initializer = token, initializer
+        self._handle = handle  # the fed string handle of a feedable iterator
+
+    @staticmethod
+    def from_string_handle(string_handle, output_types, output_shapes=None,
+                           output_classes=None) -> "Iterator":
+        """A feedable iterator: its get_next reads the element of whichever iterator
+        the value of `string_handle` (a scalar string tensor, usually a placeholder
+        fed with another iterator's string_handle() value) names in the session.
+
+        Raises:
+            TypeError: string_handle is not a string tensor, a type is unknown, or
+                output_shapes' structure differs.
+            ValueError: string_handle is not a scalar.
+            (when run) ExecutionError: the handle names no iterator of the session, or
+                the types or shapes do not fit the named iterator's.
+        """
+        if not isinstance(string_handle, Tensor) or string_handle.dtype != DType.STRING:
+            raise TypeError(f"from_string_handle: string_handle must be a string tensor, "
+                            f"got {string_handle!r:.80}")
+        if string_handle.shape is not None and len(string_handle.shape) != 0:
+            raise ValueError(f"from_string_handle: string_handle must be a scalar, got "
+                             f"shape {list(string_handle.shape)}")
+        structure = _pack(output_types, _components(output_types, output_shapes,
+                                                    "Iterator.from_string_handle"))
+        g = string_handle.graph
+        return Iterator(g, g.unique_name("FeedableIterator"), structure, handle=string_handle)
+
+    def string_handle(self, name: str | None = None) -> Tensor:
+        """A scalar string tensor whose value names this iterator in the session (feed
+        it to a from_string_handle iterator's handle). A feedable iterator's is the
+        handle it reads. Never raises beyond what building the op raises."""
+        if self._handle is not None:
+            return self._handle
+        comps = _flatten(self._structure)
+        ranks, dims = encode_shapes([c.shape for c in comps])
+        with self._graph.as_default():
+            return self._graph.op(
+                "IteratorToStringHandle", [], {
+                    "iterator": self._name, "token": self._token,
+                    "output_types": [c.dtype.short_name for c in comps],
+                    "output_ranks": ranks, "output_dims": dims},
+                name=name or "IteratorToStringHandle", domain=_ops.DOMAIN,
+                dtypes=[DType.STRING], shapes=[()])
 
     @staticmethod
     def from_structure(output_types, output_shapes=None, shared_name: str | None = None,
@@ -80,6 +125,9 @@ class Iterator:
             TypeError: dataset is not a Dataset, or its structure, types or shapes do
                 not match this iterator's.
         """
+        if self._handle is not None:
+            raise TypeError("make_initializer: a from_string_handle iterator reads other "
+                            "iterators; initialize those")
         if not _is_dataset(dataset):
             raise TypeError(f"make_initializer: expected a Dataset, got "
                             f"{type(dataset).__name__}")
@@ -107,14 +155,18 @@ class Iterator:
         """
         comps = _flatten(self._structure)
         ranks, dims = encode_shapes([c.shape for c in comps])
+        attrs = {"output_types": [c.dtype.short_name for c in comps],
+                 "output_ranks": ranks, "output_dims": dims}
+        if self._handle is None:
+            op, inputs = "IteratorGetNext", []
+            attrs.update(iterator=self._name, token=self._token)
+        else:
+            op, inputs = "IteratorGetNextFromStringHandle", [self._handle]
         with self._graph.as_default():
             outs = self._graph.op(
-                "IteratorGetNext", [], {
-                    "iterator": self._name, "token": self._token,
-                    "output_types": [c.dtype.short_name for c in comps],
-                    "output_ranks": ranks, "output_dims": dims},
-                num_outputs=len(comps), name=name or "IteratorGetNext", domain=_ops.DOMAIN,
-                dtypes=[c.dtype for c in comps], shapes=[c.shape for c in comps])
+                op, inputs, attrs, num_outputs=len(comps), name=name or "IteratorGetNext",
+                domain=_ops.DOMAIN, dtypes=[c.dtype for c in comps],
+                shapes=[c.shape for c in comps])
         outs = outs if isinstance(outs, list) else [outs]
         return _pack(self._structure, outs)
 

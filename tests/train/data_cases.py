@@ -50,6 +50,17 @@ def pipelines(tf, files) -> dict:
         "flat_map": D.range(3).flat_map(lambda x: D.from_tensors(x).repeat(2)),
         "flat_map_slices": D.from_tensor_slices(a).flat_map(
             lambda r: D.from_tensor_slices(r * 2)),
+        "interleave_block": D.range(1, 6).interleave(
+            lambda x: D.from_tensor_slices(tf.fill([x], x)), cycle_length=2, block_length=2),
+        "interleave_cycle3": D.range(1, 8).interleave(
+            lambda x: D.from_tensor_slices(tf.fill([x % 3 + 1], x * 10)), cycle_length=3),
+        "interleave_tuple": D.from_tensor_slices((a, b)).interleave(
+            lambda x, y: D.from_tensor_slices((x, tf.fill([2], y))), cycle_length=2,
+            block_length=1),
+        "interleave_one": D.range(3).interleave(
+            lambda x: D.from_tensor_slices(tf.fill([2], x)), cycle_length=1, block_length=3),
+        "shard": D.range(10).shard(3, 1),
+        "shard_last": D.range(7).shard(4, 3),
         "unbatch": D.from_tensor_slices(np.arange(12, dtype=i64).reshape(3, 2, 2)).unbatch(),
         "enumerate": D.from_tensor_slices(np.array([5, 6, 7], np.int32)).enumerate(start=3),
         "cache_repeat": D.range(3).map(lambda x: x + 1).cache().repeat(2),

@@ -318,3 +318,155 @@ def test_saved_graph_run_in_another_process_names_the_token(tmp_path):
                          cwd=root, timeout=120)
     assert out.stdout.startswith("ExecutionError"), out.stderr[-400:]
     assert repr(it._token) in out.stdout
+
+
+# --- feedable iterators, interleave, shard, list_files ----------------------------------
+
+FEEDABLE_STEPS = ["train", "train", "init", "valid", "train", "valid", "valid", "valid",
+                  "init", "valid", "train", "train", "train"]  # tools/record_tf_data.py's
+
+
+def test_feedable_iterator_switches_like_tf():
+    with og.Graph().as_default():
+        train = D.range(5).make_one_shot_iterator()
+        valid = D.range(100, 103).make_initializable_iterator()
+        handle = og.placeholder(og.string, [])
+        it = tfdata.Iterator.from_string_handle(handle, og.int64, og.TensorShape([]))
+        nxt = it.get_next()
+        assert _shape_list(nxt.get_shape()) == [] and it.string_handle() is handle
+        seen = []
+        with og.Session() as sess:
+            handles = dict(zip(("train", "valid"), sess.run(
+                [train.string_handle(), valid.string_handle()])))
+            assert handles["train"] != handles["valid"]
+            for step in FEEDABLE_STEPS:
+                if step == "init":
+                    sess.run(valid.initializer)
+                    continue
+                try:
+                    seen.append(int(sess.run(nxt, {handle: handles[step]})))
+                except OutOfRangeError:
+                    seen.append("end")
+    assert seen == REF["feedable"]
+
+
+def test_feedable_iterator_errors():
+    with og.Graph().as_default():
+        train = D.range(5).make_one_shot_iterator()
+        valid = D.range(3).make_initializable_iterator()
+        handle = og.placeholder(og.string, [])
+        nxt = tfdata.Iterator.from_string_handle(handle, og.int64, []).get_next()
+        wrong_type = tfdata.Iterator.from_string_handle(handle, og.float32).get_next()
+        wrong_shape = tfdata.Iterator.from_string_handle(handle, og.int64, [3]).get_next()
+        two = tfdata.Iterator.from_string_handle(handle, (og.int64, og.int64)).get_next()
+        with og.Session() as sess:
+            th, vh = sess.run([train.string_handle(), valid.string_handle()])
+            with pytest.raises(ExecutionError, match="names no iterator"):
+                sess.run(nxt, {handle: "nonsense"})
+            with pytest.raises(ExecutionError, match="has not been initialized"):
+                sess.run(nxt, {handle: vh})
+            with pytest.raises(ExecutionError, match="Data type mismatch at component 0"):
+                sess.run(wrong_type, {handle: th})
+            with pytest.raises(ExecutionError, match="Incompatible shapes at component 0"):
+                sess.run(wrong_shape, {handle: th})
+            with pytest.raises(ExecutionError, match="expected 2 types but got 1"):
+                sess.run(two, {handle: th})
+            assert int(sess.run(nxt, {handle: th})) == 0
+        with og.Session() as other:  # a handle names an iterator of its own session only
+            with pytest.raises(ExecutionError, match="names no iterator"):
+                other.run(nxt, {handle: th})
+        with pytest.raises(TypeError, match="string tensor"):
+            tfdata.Iterator.from_string_handle(og.placeholder(og.int64, []), og.int64)
+        with pytest.raises(ValueError, match="scalar"):
+            tfdata.Iterator.from_string_handle(og.placeholder(og.string, [2]), og.int64)
+        feedable = tfdata.Iterator.from_string_handle(handle, og.int64)
+        with pytest.raises(TypeError, match="from_string_handle iterator"):
+            feedable.make_initializer(D.range(3))
+
+
+LIST_FILES = ["b.txt", "a.txt", "c.csv", "d.txt", "sub/e.txt", ".hidden.txt"]
+LIST_PATTERNS = [["*.txt"], ["*.csv", "[ab].txt"], ["*.txt", "a.*"], ["?.*"], ["*/*.txt"],
+                 ["*"]]  # tools/record_tf_data.py's
+
+
+def _list_dir(tmp_path):
+    (tmp_path / "sub").mkdir()
+    for name in LIST_FILES:
+        (tmp_path / name).write_text(name)
+    return tmp_path
+
+
+def test_list_files_unshuffled_matches_tf(tmp_path):
+    root = _list_dir(tmp_path)
+    for patterns, want in zip(LIST_PATTERNS, REF["list_files"]):
+        with og.Graph().as_default():
+            ds = D.list_files([str(root / p) for p in patterns], shuffle=False)
+            assert ds.output_types == og.string and _shape_list(ds.output_shapes) == []
+            nxt = ds.make_one_shot_iterator().get_next()
+            with og.Session() as sess:
+                got = [os.path.relpath(str(v[()]), root) for v in _drain(sess, nxt)]
+        assert got == want, patterns
+    with og.Graph().as_default():  # one pattern as a str
+        nxt = D.list_files(str(root / "?.csv"), shuffle=False).make_one_shot_iterator()
+        with og.Session() as sess:
+            assert str(sess.run(nxt.get_next())[()]) == str(root / "c.csv")
+
+
+def _names(ds) -> list:
+    with og.Graph().as_default():
+        nxt = ds().make_one_shot_iterator().get_next()
+        with og.Session() as sess:
+            return [str(v[()]) for v in _drain(sess, nxt)]
+
+
+def test_list_files_shuffles_each_epoch_by_default(tmp_path):
+    for k in range(12):
+        (tmp_path / f"f{k:02d}").write_text("x")
+    pattern = str(tmp_path / "f*")
+    ordered = sorted(str(p) for p in tmp_path.iterdir())
+    epochs = _names(lambda: D.list_files(pattern, seed=5).repeat(2))
+    first, second = epochs[:12], epochs[12:]
+    assert sorted(first) == ordered and sorted(second) == ordered
+    assert first != ordered and first != second
+    assert _names(lambda: D.list_files(pattern, seed=5).repeat(2)) == epochs
+
+
+def test_list_files_without_a_match_fails_when_read(tmp_path):
+    with og.Graph().as_default():
+        it = D.list_files(str(tmp_path / "*.none")).make_initializable_iterator()
+        with og.Session() as sess:
+            sess.run(it.initializer)
+            with pytest.raises(ExecutionError, match="no files match"):
+                sess.run(it.get_next())
+
+
+def test_interleave_default_cycle_is_one_per_cpu():
+    from onegraph.train.data_more import _cpus
+
+    def build(cycle):
+        return lambda: D.range(1, 6).interleave(
+            lambda x: D.from_tensor_slices(og.fill([x], x)), cycle_length=cycle)
+    got = [str(v) for v in _names(build(None))]
+    assert got == [str(v) for v in _names(build(_cpus()))]
+
+
+@pytest.mark.parametrize("build, error, text", [
+    (lambda: D.range(3).interleave(lambda x: x), TypeError, "must return a Dataset"),
+    (lambda: D.range(3).interleave(lambda x: D.range(2), cycle_length=0), ValueError,
+     "cycle_length"),
+    (lambda: D.range(3).interleave(lambda x: D.range(2), block_length=-1), ValueError,
+     "block_length"),
+    (lambda: D.range(3).interleave(lambda x: D.range(2), num_parallel_calls="a"),
+     ValueError, "num_parallel_calls"),
+    (lambda: D.range(3).shard(0, 0), ValueError, "num_shards must be > 0"),
+    (lambda: D.range(3).shard(3, 3), ValueError, "index must be in"),
+    (lambda: D.range(3).shard(3, -1), ValueError, "index must be in"),
+    (lambda: D.range(3).shard(2.0, 1), TypeError, "must be an integer"),
+    (lambda: D.list_files([]), TypeError, "file_pattern"),
+    (lambda: D.list_files(3), TypeError, "file_pattern"),
+    (lambda: D.list_files("*", shuffle="no"), TypeError, "shuffle"),
+])
+def test_more_bad_arguments_raise_named_errors(build, error, text):
+    with og.Graph().as_default():
+        with pytest.raises(error, match=text):
+            build()
