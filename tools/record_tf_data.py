@@ -24,7 +24,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "train"))
 
-from data_cases import pipelines  # noqa: E402 - the shared scenarios
+from data_cases import feedable, pipelines  # noqa: E402 - the shared scenarios
 OUT = os.path.join(HERE, "..", "tests", "train", "data", "tf1_data_reference.json")
 
 TEXT = "alpha\nbeta\r\n\n  gamma delta\nlast line without newline"
@@ -105,38 +105,9 @@ def record() -> dict:
                 sess.run(init)
                 runs.append(_drain(tf, sess, nxt))
         out["reinitializable"] = {"runs": runs, "shape": _shape(nxt.shape)}
-    out["feedable"] = _feedable(tf)
+    out["feedable"] = feedable(tf)
     out["list_files"] = _list_files(tf)
     return out
-
-
-# the (iterator, reads) steps the feedable scenario takes: train is one-shot over
-# range(5), valid an initializable iterator over range(100, 103), re-initialized at "init"
-FEEDABLE_STEPS = ["train", "train", "init", "valid", "train", "valid", "valid", "valid",
-                  "init", "valid", "train", "train", "train"]
-
-
-def _feedable(tf) -> list:
-    """TF1's train/validation switching: the element (or "end") each step reads."""
-    with tf.Graph().as_default():
-        train = tf.data.make_one_shot_iterator(tf.data.Dataset.range(5))
-        valid = tf.data.make_initializable_iterator(tf.data.Dataset.range(100, 103))
-        handle = tf.placeholder(tf.string, [])
-        it = tf.data.Iterator.from_string_handle(handle, tf.int64, tf.TensorShape([]))
-        nxt = it.get_next()
-        seen = []
-        with tf.Session() as sess:
-            handles = dict(zip(("train", "valid"), sess.run(
-                [train.string_handle(), valid.string_handle()])))
-            for step in FEEDABLE_STEPS:
-                if step == "init":
-                    sess.run(valid.initializer)
-                    continue
-                try:
-                    seen.append(int(sess.run(nxt, {handle: handles[step]})))
-                except tf.errors.OutOfRangeError:
-                    seen.append("end")
-        return seen
 
 
 # file names list_files sees, and the pattern lists (relative to their directory)

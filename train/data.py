@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+import itertools
+
 import numpy as np
 
 from ..errors import ExecutionError
@@ -522,10 +524,7 @@ class Dataset:
         count = _count(count, "take", none_ok=False)
 
         def make(run):
-            for i, element in enumerate(self._make(run)):
-                if count != _INF and i >= count:
-                    return
-                yield element
+            return itertools.islice(self._make(run), None if count == _INF else count)
         return self._derive(self._structure, make)
 
     def skip(self, count) -> "Dataset":
@@ -537,9 +536,10 @@ class Dataset:
         count = _count(count, "skip", none_ok=False)
 
         def make(run):
-            for i, element in enumerate(self._make(run)):
-                if count != _INF and i >= count:
-                    yield element
+            # skip(-1) skips everything, as TF's
+            if count == _INF:
+                return iter(())
+            return itertools.islice(self._make(run), count, None)
         return self._derive(self._structure, make)
 
     def prefetch(self, buffer_size=None) -> "Dataset":

@@ -74,3 +74,36 @@ def pipelines(tf, files) -> dict:
                                              (tf.TensorShape([]), tf.TensorShape([None])))
         .padded_batch(3),
     }
+
+
+# the (iterator, reads) steps the feedable scenario takes: train is one-shot over
+# range(5), valid an initializable iterator over range(100, 103), re-initialized at "init"
+FEEDABLE_STEPS = ["train", "train", "init", "valid", "train", "valid", "valid", "valid",
+                  "init", "valid", "train", "train", "train"]
+
+
+def feedable(tf, inspect=None) -> list:
+    """TF1's train/validation switching: the element (or "end") each step reads.
+    `inspect(it, nxt, handle, handles)`, when given, sees the iterators and the two
+    handles before the steps run."""
+    with tf.Graph().as_default():
+        train = tf.data.make_one_shot_iterator(tf.data.Dataset.range(5))
+        valid = tf.data.make_initializable_iterator(tf.data.Dataset.range(100, 103))
+        handle = tf.placeholder(tf.string, [])
+        it = tf.data.Iterator.from_string_handle(handle, tf.int64, tf.TensorShape([]))
+        nxt = it.get_next()
+        seen = []
+        with tf.Session() as sess:
+            handles = dict(zip(("train", "valid"), sess.run(
+                [train.string_handle(), valid.string_handle()])))
+            if inspect is not None:
+                inspect(it, nxt, handle, handles)
+            for step in FEEDABLE_STEPS:
+                if step == "init":
+                    sess.run(valid.initializer)
+                    continue
+                try:
+                    seen.append(int(sess.run(nxt, {handle: handles[step]})))
+                except tf.errors.OutOfRangeError:
+                    seen.append("end")
+        return seen

@@ -108,13 +108,18 @@ def test_gradient_is_none_and_op_types_like_tf():
             misc["numpy_function_op_type"]
 
 
-def test_stateful_runs_every_run_and_once_per_run():
+def _counter():
+    """(the list of calls, a function returning how many calls so far as int64)."""
     calls = []
 
     def count():
         calls.append(1)
         return np.int64(len(calls))
+    return calls, count
 
+
+def test_stateful_runs_every_run_and_once_per_run():
+    calls, count = _counter()
     g = og.Graph()
     with g.as_default():
         k = py_func(count, [], og.int64)
@@ -232,12 +237,7 @@ def test_saved_graph_runs_while_registered_not_after(tmp_path):
 
 
 def test_in_while_loop_body_and_cond_branch():
-    calls = []
-
-    def count():
-        calls.append(1)
-        return np.int64(len(calls))
-
+    _, count = _counter()
     g = og.Graph()
     with g.as_default():
         def body(i, total):
