@@ -28,7 +28,9 @@ import numpy as np
 
 from ..errors import OutOfRangeError
 from . import graph as _g
+from ..ops.summary_encoding import scalar_summary
 from .api_compat import GraphKeys
+from .event_file import FileWriterCache, SessionLog
 from .session_run_hook import SessionRunArgs, SessionRunHook
 from .training_util import get_global_step
 
@@ -135,9 +137,7 @@ def _require_global_step(hook_name: str):
 
 
 def _writer(output_dir):
-    """The cached og.summary.FileWriter of `output_dir` (imported when first needed: a
-    hook that writes no summaries needs no event files)."""
-    from .event_file import FileWriterCache
+    """The cached og.summary.FileWriter of `output_dir`."""
     return FileWriterCache.get(output_dir)
 
 
@@ -340,7 +340,6 @@ class StepCounterHook(SessionRunHook):
                     rate = elapsed_steps / elapsed_secs
                     _log.info("%s: %g", self._tag, rate)
                     if self._summary_writer is not None:
-                        from ..ops.summary_encoding import scalar_summary
                         self._summary_writer.add_summary(
                             scalar_summary(self._tag, rate), step)
         if stale == self._last_global_step and \
@@ -418,7 +417,6 @@ class SummarySaverHook(SessionRunHook):
         if self._next_step is None or self._request_summary:
             step = _step_value(run_context.session, self._global_step)
         if self._next_step is None:
-            from .event_file import SessionLog
             self._summary_writer.add_session_log(SessionLog(status=SessionLog.START), step)
         if self._request_summary:
             self._timer.update_last_triggered_step(step)
@@ -543,7 +541,6 @@ class CheckpointSaverHook(SessionRunHook):
             listener.before_save(session, step)
         _log.info("Saving checkpoints for %d into %s.", step, self._checkpoint_dir)
         path = self._get_saver().save(session, self._checkpoint_dir, global_step=step)
-        from .event_file import SessionLog
         self._summary_writer.add_session_log(
             SessionLog(status=SessionLog.CHECKPOINT, checkpoint_path=path or ""), step)
         stop = False
