@@ -15,6 +15,8 @@ from . import summary  # noqa: I001 - TF's summary ops (onegraph domain)
 from . import sparse, sparse_decode, sparse_grad  # noqa: I001 - TF's sparse ops (onegraph)
 from . import pyfunc  # noqa: I001 - TF's PyFunc (onegraph domain)
 from . import dataset  # noqa: I001 - TF's iterator ops (onegraph domain)
+from . import parsing  # noqa: I001 - TF's Example parsing (onegraph domain)
+from . import io_ops  # noqa: I001 - TF's file and CSV/raw decoding ops (onegraph domain)
 from . import (activation, activation_grad, attention, candidate_sampling, candidate_sampling_more,
                checkpoint, control_flow, conv, conv_grad, ctc, dataflow, debugging, deform_conv,
                elementwise, elementwise_grad, image, image_more, indexing, indexing_grad, linalg,
@@ -38,7 +40,8 @@ _FAMILIES = (activation, attention, bits, candidate_sampling, candidate_sampling
              optional, pool, preview_training, printing, pyfunc, quantization, queue, random,
              random_more,
              reduction, rnn, rnn_grad_kernels, shape, signal, special, state, state_scatter,
-             sparse, sparse_decode, strings, strings_tf, summary, tensor_extra, text, training)
+             sparse, sparse_decode, strings, strings_tf, summary, tensor_extra, text, training,
+             parsing, io_ops)
 
 # Modules holding `GRADIENTS = {op_type: rule}` (default domain) or
 # `GRADIENTS = {(domain, op_type): rule}`.

@@ -1,0 +1,3 @@
+"""Operators: TF's file and record decoding ops (onegraph domain). Filled in below."""
+
+OPS = ()

@@ -1,0 +1,3 @@
+"""Operators: TF's Example parsing (onegraph domain). Filled in below."""
+
+OPS = ()
