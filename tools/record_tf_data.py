@@ -14,6 +14,7 @@ file (written by TF) the file scenarios read are stored in it too ("files").
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import os
 import sys
@@ -24,11 +25,12 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "train"))
 
-from data_cases import feedable, pipelines  # noqa: E402 - the shared scenarios
+from data_cases import FILES, feedable, pipelines  # noqa: E402 - the shared scenarios
 OUT = os.path.join(HERE, "..", "tests", "train", "data", "tf1_data_reference.json")
 
 TEXT = "alpha\nbeta\r\n\n  gamma delta\nlast line without newline"
 RECORDS = [b"", b"abc", bytes(range(256)), b"x" * 1000]
+RECORDS2 = [b"second file %d" % i for i in range(7)]
 
 
 def _component(value) -> dict:
@@ -68,15 +70,21 @@ def record() -> dict:
     tf.disable_eager_execution()
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
-        files = {"text": os.path.join(tmp, "lines.txt"),
-                 "records": os.path.join(tmp, "data.tfrecord")}
+        files = {k: os.path.join(tmp, k) for k in FILES}
         with open(files["text"], "w", newline="") as f:
             f.write(TEXT)
-        with tf.io.TFRecordWriter(files["records"]) as w:
-            for r in RECORDS:
-                w.write(r)
-        with open(files["records"], "rb") as f:
-            out["files"] = {"text": TEXT, "records": base64.b64encode(f.read()).decode()}
+        with gzip.open(files["text_gzip"], "wb") as f:
+            f.write(TEXT.encode())
+        for name, records, kind in [("records", RECORDS, ""), ("records2", RECORDS2, ""),
+                                    ("records_gzip", RECORDS, "GZIP"),
+                                    ("records_zlib", RECORDS, "ZLIB")]:
+            with tf.io.TFRecordWriter(files[name], tf.io.TFRecordOptions(kind)) as w:
+                for r in records:
+                    w.write(r)
+        out["files"] = {"text": TEXT, "records_list": [r.decode("latin-1") for r in RECORDS]}
+        for name in FILES[1:]:
+            with open(files[name], "rb") as f:
+                out["files"][name] = base64.b64encode(f.read()).decode()
         names = list(pipelines(tf, files))
         for name in names:
             with tf.Graph().as_default():

@@ -33,6 +33,7 @@ from .data_structure import (_as_array, _compatible, _Component, _components, _f
                              _shape, _text, _Traced)
 from .graph import Tensor
 from .tensor_shape import TensorShape
+from .record_compression import compression_name, open_stream
 from .tfrecord import read_records
 
 __all__ = ["Dataset", "Iterator", "TFRecordDataset", "TextLineDataset", "get_output_classes",
@@ -40,6 +41,7 @@ __all__ = ["Dataset", "Iterator", "TFRecordDataset", "TextLineDataset", "get_out
            "make_one_shot_iterator"]
 
 _INF = -1
+_LINE_CHUNK = 1 << 16  # bytes a text file is read in
 
 
 # --- datasets ----------------------------------------------------------------------------------
@@ -672,65 +674,122 @@ def _count(value, what: str, none_ok: bool = True) -> int:
     return _INF if value < 0 else int(value)
 
 
-def _filenames(filenames, what: str) -> list:
+def _file_names(filenames, what: str):
+    """filenames (a name, a list of names, or a string graph tensor of rank 0 or 1) as
+    (a function of the run giving the names, the captured tensors).
+
+    Raises:
+        TypeError: anything else.
+    """
+    if isinstance(filenames, Tensor):
+        shape = _shape(filenames)
+        if filenames.dtype != DType.STRING or (shape is not None and len(shape) > 1):
+            raise TypeError(f"{what}: filenames must be a string tensor of rank 0 or 1, got "
+                            f"{filenames.dtype.name} of shape {_text_shape(shape)}")
+
+        def names_of(run):
+            values = np.asarray(run.value(filenames), object).reshape(-1)
+            return [_text(n) for n in values.tolist()]
+        return names_of, [filenames]
     names = [filenames] if isinstance(filenames, (str, bytes)) else filenames
     if isinstance(names, np.ndarray):
         names = names.reshape(-1).tolist()
     if not isinstance(names, (list, tuple)) or not names or not all(
             isinstance(n, (str, bytes)) for n in names):
-        raise TypeError(f"{what}: filenames must be a file name or a non-empty list of "
-                        f"them, got {filenames!r:.60}")
-    return [_text(n) for n in names]
+        raise TypeError(f"{what}: filenames must be a file name, a non-empty list of them "
+                        f"or a string tensor, got {filenames!r:.60}")
+    names = [_text(n) for n in names]
+    return (lambda run: names), []
+
+
+def _file_source(filenames, compression_type, num_parallel_reads, what: str,
+                 read: Callable):
+    """(make, captured) of a dataset of the string elements `read(name, compression)`
+    yields, file after file, or interleaved an element at a time over
+    `num_parallel_reads` files (TF's deterministic order).
+
+    Raises:
+        TypeError, ValueError: as the file datasets.
+    """
+    names_of, captured = _file_names(filenames, what)
+    compression = compression_name(compression_type, what)
+    cycle = 1 if num_parallel_reads is None else _positive(num_parallel_reads, what,
+                                                           "num_parallel_reads")
+
+    def make(run):
+        names = names_of(run)
+        if cycle == 1:
+            for name in names:
+                for value in read(name, compression):
+                    yield [value]
+            return
+        from .data_more import _interleaved  # (data_more builds on this module)
+        yield from _interleaved(iter(names), lambda name: ([v] for v in read(
+            name, compression)), cycle, 1)
+    return make, captured
+
+
+def _text_lines(name: str, compression: str):
+    """The lines of a text file without their ends ("\n" or "\r\n"), as str."""
+    with open_stream(name, compression) as f:
+        tail = b""
+        while True:
+            chunk = f.read(_LINE_CHUNK)
+            if not chunk:
+                break
+            lines = (tail + chunk).split(b"\n")
+            tail = lines.pop()
+            for line in lines:
+                yield np.asarray(_text(line[:-1] if line.endswith(b"\r") else line), object)
+        if tail:
+            yield np.asarray(_text(tail[:-1] if tail.endswith(b"\r") else tail), object)
+
+
+def _tfrecords(name: str, compression: str):
+    """The records of a TFRecord file, as 0-d object arrays of bytes."""
+    for record in read_records(name, compression):
+        value = np.empty((), object)
+        value[()] = record
+        yield value
 
 
 class TextLineDataset(Dataset):
-    """The lines of text files (without the line end, "\\n" or "\\r\\n"), as str.
+    """The lines of text files (without the line end, "\n" or "\r\n"), as str.
+    filenames: a name, a list of names or a string tensor (read when the iterator
+    opens, so a dataset function may build one per element); compression_type "",
+    "ZLIB" or "GZIP".
 
     Raises:
-        TypeError: filenames is not a name or a list of names.
-        ValueError: compression_type is given (not supported).
-        (when read) OSError: a file cannot be read.
+        TypeError: filenames is not a name, a list of names or a string tensor.
+        ValueError: compression_type or num_parallel_reads is not valid.
+        (when read) OSError, DataLossError (damaged compressed data).
     """
 
-    def __init__(self, filenames, compression_type=None, buffer_size=None):
-        names = _filenames(filenames, "TextLineDataset")
-        if compression_type not in (None, ""):
-            raise ValueError("TextLineDataset: compression is not supported")
-
-        def make(run):
-            for name in names:
-                with open(name, "rb") as f:
-                    for line in f:
-                        line = line[:-1] if line.endswith(b"\n") else line
-                        line = line[:-1] if line.endswith(b"\r") else line
-                        yield [np.asarray(_text(line), object)]
-        super().__init__(_Component(DType.STRING, ()), make)
+    def __init__(self, filenames, compression_type=None, buffer_size=None,
+                 num_parallel_reads=None):
+        make, captured = _file_source(filenames, compression_type, num_parallel_reads,
+                                      "TextLineDataset", _text_lines)
+        super().__init__(_Component(DType.STRING, ()), make, captured=captured)
 
 
 class TFRecordDataset(Dataset):
     """The records of TFRecord files, as bytes (checked with their masked CRC-32C).
+    filenames: a name, a list of names or a string tensor (read when the iterator
+    opens, so `list_files(...).interleave(TFRecordDataset)` works); compression_type
+    "", "ZLIB" or "GZIP"; num_parallel_reads interleaves that many files a record at a
+    time (TF's order; read sequentially here).
 
     Raises:
-        TypeError: filenames is not a name or a list of names.
-        ValueError: compression_type is given (not supported).
+        TypeError: filenames is not a name, a list of names or a string tensor.
+        ValueError: compression_type or num_parallel_reads is not valid.
         (when read) DataLossError: a record is truncated or corrupt; OSError.
     """
 
     def __init__(self, filenames, compression_type=None, buffer_size=None,
                  num_parallel_reads=None):
-        names = _filenames(filenames, "TFRecordDataset")
-        if compression_type not in (None, ""):
-            raise ValueError("TFRecordDataset: compression is not supported")
-
-        def make(run):
-            for name in names:
-                for record in read_records(name):
-                    value = np.empty((), object)
-                    value[()] = record
-                    yield [value]
-        super().__init__(_Component(DType.STRING, ()), make)
-
-
+        make, captured = _file_source(filenames, compression_type, num_parallel_reads,
+                                      "TFRecordDataset", _tfrecords)
+        super().__init__(_Component(DType.STRING, ()), make, captured=captured)
 
 
 from .data_iterator import (Iterator, get_output_classes, get_output_shapes,  # noqa: E402,F401

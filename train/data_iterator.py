@@ -171,17 +171,44 @@ class Iterator:
         return _pack(self._structure, outs)
 
 
+def _not_by_value(t: Tensor) -> str | None:
+    """What makes t's value unknown while building (a placeholder, a variable, a
+    stateful op such as a random draw, named), or None when it computes from constants
+    alone, as TF's capture by value requires."""
+    from ..ops import REGISTRY  # (the catalogue is built when first needed)
+
+    seen, todo = set(), [t]
+    while todo:
+        x = todo.pop()
+        if x is None or x.tensor_index in seen:
+            continue
+        seen.add(x.tensor_index)
+        op = x.op
+        if op is None:
+            if x.graph.static_value(x) is None:
+                return f"{x.name!r} (a placeholder or variable)"
+            continue
+        if REGISTRY.get(op.type, op.domain).stateful:
+            return f"the stateful op {op.name!r} ({op.type})"
+        todo.extend(op.inputs)
+    return None
+
+
 def _is_dataset(value) -> bool:
     from .data import Dataset  # (data imports this module at its end)
     return isinstance(value, Dataset)
 
 
-def _register(graph: Graph, dataset: Dataset) -> str:
-    """Register the dataset's opener for as long as `graph` lives; return its token."""
-    captured = dataset._captured()
+def _register(graph: Graph, dataset: Dataset, fixed: dict | None = None) -> str:
+    """Register the dataset's opener for as long as `graph` lives; return its token.
+    The captured tensors' values come from the opening op's inputs, or from `fixed`
+    (values known while building, for a one-shot iterator)."""
+    captured = [] if fixed is not None else dataset._captured()
 
     def opener(values):
-        return dataset._make(_Run({_key(t): np.asarray(v) for t, v in zip(captured, values)}))
+        feeds = dict(fixed or {})
+        feeds.update({_key(t): np.asarray(v) for t, v in zip(captured, values)})
+        return dataset._make(_Run(feeds))
     token = _ops.register(opener)
     weakref.finalize(graph, _ops.unregister, token)
     return token
@@ -204,20 +231,31 @@ def make_one_shot_iterator(dataset: Dataset) -> Iterator:
 
     Raises:
         TypeError: dataset is not a Dataset.
-        ValueError: the pipeline reads graph tensors (placeholders cannot be captured
-            by a one-shot iterator; use make_initializable_iterator).
+        ValueError: the pipeline reads a graph tensor whose value is not known while
+            building (a placeholder, a variable, a random draw: TF's "cannot capture by
+            value"; use make_initializable_iterator). Constants and what folds from
+            them are captured by value, as TF.
     """
     if not _is_dataset(dataset):
         raise TypeError(f"make_one_shot_iterator: expected a Dataset, got "
                         f"{type(dataset).__name__}")
     captured = dataset._captured()
+    for t in captured:
+        unknown = _not_by_value(t)
+        if unknown is not None:
+            raise ValueError(f"make_one_shot_iterator: the dataset reads graph tensor "
+                             f"{t.name!r}, which depends on {unknown}, not known while "
+                             "building; a one-shot iterator cannot capture it (use "
+                             "make_initializable_iterator and feed it to the initializer)")
+    fixed = {}
     if captured:
-        raise ValueError(f"make_one_shot_iterator: the dataset reads graph tensor "
-                         f"{captured[0].name!r}; a one-shot iterator cannot capture it "
-                         "(use make_initializable_iterator and feed it to the initializer)")
+        from .session import Session  # (the session module imports much of og)
+        with Session(graph=captured[0].graph) as sess:
+            values = sess.run(captured)
+        fixed = {_key(t): np.asarray(v) for t, v in zip(captured, values)}
     g = _g.get_default_graph()
     return Iterator(g, g.unique_name("OneShotIterator"), dataset._structure,
-                    token=_register(g, dataset))
+                    token=_register(g, dataset, fixed))
 
 
 def make_initializable_iterator(dataset: Dataset, shared_name: str | None = None) -> Iterator:

@@ -7,9 +7,14 @@ from __future__ import annotations
 import numpy as np
 
 
+# the files the file scenarios read (FILES[k] is the path of file k): a text file, two
+# TFRecord files, the first compressed both ways and the text gzip-compressed
+FILES = ("text", "records", "records2", "records_gzip", "records_zlib", "text_gzip")
+
+
 def pipelines(tf, files) -> dict:
     """Scenario name -> dataset, built in the current default graph; `files` names the
-    text and TFRecord files the file datasets read."""
+    text and TFRecord files the file datasets read (FILES)."""
     D = tf.data.Dataset
     f32, i64 = np.float32, np.int64
     a = np.arange(6, dtype=f32).reshape(3, 2)
@@ -68,6 +73,19 @@ def pipelines(tf, files) -> dict:
         "prefetch": D.range(3).prefetch(2),
         "text_lines": tf.data.TextLineDataset(files["text"]),
         "tfrecords": tf.data.TFRecordDataset([files["records"], files["records"]]),
+        "tfrecords_gzip": tf.data.TFRecordDataset(files["records_gzip"], compression_type="GZIP"),
+        "tfrecords_zlib": tf.data.TFRecordDataset([files["records_zlib"]], "ZLIB"),
+        "text_lines_gzip": tf.data.TextLineDataset(files["text_gzip"], compression_type="GZIP"),
+        "tfrecords_parallel_reads": tf.data.TFRecordDataset(
+            [files["records"], files["records2"], files["records"]], num_parallel_reads=2),
+        "slices_of_constants": D.from_tensor_slices(
+            tf.constant(np.array([1, 2, 3], np.int32)) * 2 + tf.range(3)),
+        "tfrecords_tensor_names": tf.data.TFRecordDataset(
+            tf.constant([files["records2"], files["records"]])),
+        "interleave_files": D.from_tensor_slices([files["records"], files["records2"]])
+        .interleave(tf.data.TFRecordDataset, cycle_length=2, block_length=3),
+        "flat_map_text_files": D.from_tensor_slices([files["text"], files["text"]])
+        .flat_map(tf.data.TextLineDataset).take(7),
         "generator": D.from_generator(gen, (tf.int64, tf.float32),
                                       (tf.TensorShape([]), tf.TensorShape([None]))),
         "generator_padded": D.from_generator(gen, (tf.int64, tf.float32),

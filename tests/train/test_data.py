@@ -19,7 +19,7 @@ from onegraph.ops import dataset as dataset_ops
 from onegraph.train import data as tfdata
 from onegraph.train.tfrecord import read_records
 
-from .data_cases import feedable, pipelines
+from .data_cases import FILES, feedable, pipelines
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(HERE, "data", "tf1_data_reference.json")) as _f:
@@ -74,11 +74,12 @@ def _shape_list(s):
 
 @pytest.fixture
 def files(tmp_path):
-    text = tmp_path / "lines.txt"
-    text.write_bytes(REF["files"]["text"].encode())
-    records = tmp_path / "data.tfrecord"
-    records.write_bytes(base64.b64decode(REF["files"]["records"]))
-    return {"text": str(text), "records": str(records)}
+    """The files TF read when recording, written back from the recording."""
+    paths = {k: tmp_path / k for k in FILES}
+    paths["text"].write_bytes(REF["files"]["text"].encode())
+    for name in FILES[1:]:
+        paths[name].write_bytes(base64.b64decode(REF["files"][name]))
+    return {k: str(p) for k, p in paths.items()}
 
 
 SCENARIOS = sorted(k for k in REF if "elements" in REF[k])
@@ -86,7 +87,7 @@ SCENARIOS = sorted(k for k in REF if "elements" in REF[k])
 
 def test_every_recorded_scenario_is_built():
     with og.Graph().as_default():
-        assert set(SCENARIOS) == set(pipelines(og, {"text": "", "records": ""}))
+        assert set(SCENARIOS) == set(pipelines(og, dict.fromkeys(FILES, "")))
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
@@ -100,7 +101,9 @@ def test_elements_types_and_shapes_match_tf(name, files):
         nxt = it.get_next()
         assert [_shape_list(t.get_shape()) for t in _flat(nxt)] == ref["shapes"]
         with og.Session() as sess:
-            _check_elements(_drain(sess, nxt), ref["elements"], as_bytes=name == "tfrecords")
+            # TFRecords are bytes, other strings str (onegraph's strings)
+            records = "tfrecords" in name or name == "interleave_files"
+            _check_elements(_drain(sess, nxt), ref["elements"], as_bytes=records)
 
 
 def test_initializable_iterator_fed_twice():
@@ -450,3 +453,38 @@ def test_more_bad_arguments_raise_named_errors(build, error, text):
     with og.Graph().as_default():
         with pytest.raises(error, match=text):
             build()
+
+
+def test_one_shot_iterator_refuses_values_unknown_while_building(tmp_path):
+    with og.Graph().as_default():
+        v = og.Variable([1.0, 2.0])
+        with pytest.raises(ValueError, match="not known while building"):
+            tfdata.make_one_shot_iterator(D.from_tensor_slices(v.read_value()))
+        with pytest.raises(ValueError, match="not known while building"):
+            tfdata.make_one_shot_iterator(D.from_tensor_slices(og.random_uniform([3])))
+
+
+def test_file_datasets_check_their_arguments(files):
+    with og.Graph().as_default():
+        for make in (tfdata.TFRecordDataset, tfdata.TextLineDataset):
+            with pytest.raises(TypeError, match="string tensor of rank 0 or 1"):
+                make(og.constant([[files["text"]]]))
+            with pytest.raises(TypeError, match="string tensor of rank 0 or 1"):
+                make(og.constant([1, 2]))
+            with pytest.raises(ValueError, match='Not a valid compression_type: "BZ2"'):
+                make(files["text"], compression_type="BZ2")
+            with pytest.raises(ValueError, match="num_parallel_reads"):
+                make(files["text"], num_parallel_reads=0)
+
+
+def test_file_names_fed_to_an_initializable_iterator(files):
+    with og.Graph().as_default():
+        names = og.placeholder(og.string, [None])
+        it = tfdata.TFRecordDataset(names).make_initializable_iterator()
+        nxt = it.get_next()
+        with og.Session() as sess:
+            sess.run(it.initializer, {names: [files["records2"]]})
+            assert sess.run(nxt) == b"second file 0"
+            sess.run(it.initializer, {names: [files["records_zlib"]]})
+            with pytest.raises(DataLossError):  # a ZLIB file read as plain records
+                sess.run(nxt)
