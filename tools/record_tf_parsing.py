@@ -6,7 +6,8 @@ into tests/train/data/tf1_parsing_reference.json (run by hand, with tensorflow):
 Stored: each proto's bytes (SerializeToString(deterministic=True), hex), a TFRecord
 file of RECORDS written by TF's writer (hex), each parse scenario's outputs (dtype,
 static shape, values; sparse outputs as their three components; strings as hex), each
-error scenario's exception type and first message line, and the pipeline's batches.
+error scenario's exception type and first message line, the pipeline's batches and
+each proto's text format (str).
 """
 
 from __future__ import annotations
@@ -65,8 +66,8 @@ def _describe(tf, tensors, values) -> dict:
 
 
 def _feed(tf, data, serialized):
-    if isinstance(data, list):
-        x = tf.placeholder(tf.string, [None])
+    if isinstance(data, (list, tuple)):
+        x = tf.placeholder(tf.string, [len(data) if isinstance(data, tuple) else None])
         return x, {x: [serialized.get(d, d) if isinstance(d, str) else d for d in data]}
     x = tf.placeholder(tf.string, [])
     return x, {x: serialized[data] if isinstance(data, str) else data}
@@ -80,7 +81,7 @@ def main() -> None:
     protos = cases.protos(tf)
     serialized = {k: p.SerializeToString(deterministic=True) for k, p in protos.items()}
     ref = {"protos": {k: v.hex() for k, v in serialized.items()}, "cases": {},
-           "errors": {}}
+           "errors": {}, "text": {k: str(p) for k, p in protos.items()}}
     for name, (data, fn) in cases.parse_cases(tf).items():
         with tf.Graph().as_default(), tf.Session() as sess:
             x, feed = _feed(tf, data, serialized)

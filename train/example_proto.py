@@ -62,6 +62,53 @@ def _packed_varints(data: bytes, what: str) -> list:
     return out
 
 
+# ---- text format, as protobuf's (upb's) text encoder writes it ------------------------
+
+_ESCAPES = {9: "\\t", 10: "\\n", 13: "\\r", 34: '\\"', 39: "\\'", 92: "\\\\"}
+
+
+def _quoted(data: bytes, utf8: bool) -> str:
+    """A quoted string: C escapes, other control bytes (and, unless utf8, every byte
+    above 126) as 3-digit octal."""
+    out = []
+    for byte in data:
+        if byte in _ESCAPES:
+            out.append(_ESCAPES[byte])
+        elif 32 <= byte < 127 or (utf8 and byte >= 128):
+            out.append(chr(byte))
+        else:
+            out.append(f"\\{byte:03o}")
+    text = "".join(out)
+    if utf8:    # the raw bytes above 127 are UTF-8: show them as the characters
+        text = text.encode("latin-1").decode("utf-8", "backslashreplace")
+    return '"' + text + '"'
+
+
+def _float_text(v) -> str:
+    """A float32 as upb prints it: 6 significant digits, or 9 when 6 do not round-trip."""
+    f = np.float32(v)
+    if np.isnan(f):
+        return "nan"
+    if np.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    text = "%.6g" % float(f)
+    return text if np.float32(float(text)) == f else "%.9g" % float(f)
+
+
+def _block(name: str, lines: list) -> list:
+    return [name + " {"] + ["  " + line for line in lines] + ["}"]
+
+
+def _map_lines(name: str, mapping: dict) -> list:
+    """A map field's entries (in the deterministic order; TF's is its hash order)."""
+    out = []
+    for key in _sorted_keys(mapping):
+        entry = ["key: " + _quoted(key.encode("utf-8"), True)] + \
+            _block("value", mapping[key]._lines())
+        out += _block(name, entry)
+    return out
+
+
 class _Base:
     """Shared API: equality by bytes, FromString, a protobuf-like repr."""
 
@@ -81,8 +128,11 @@ class _Base:
         message.ParseFromString(data)
         return message
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._repr_body()})"
+    def __str__(self) -> str:
+        """The message in protobuf's text format, as TF prints it."""
+        return "".join(line + "\n" for line in self._lines())
+
+    __repr__ = __str__
 
 
 class _List(_Base):
@@ -91,8 +141,8 @@ class _List(_Base):
     def __init__(self, value=()):
         self.value = list(value)
 
-    def _repr_body(self) -> str:
-        return f"value={self.value!r}"
+    def _lines(self) -> list:
+        return [f"value: {self._text(v)}" for v in self.value]
 
     def ParseFromString(self, data) -> None:  # noqa: N802 - protobuf's name
         """Replace the values by those parsed from `data`.
@@ -121,6 +171,10 @@ class BytesList(_List):
         return b"".join(field_bytes(1, v, always=True) for v in self.value)
 
     @staticmethod
+    def _text(v) -> str:
+        return _quoted(v.encode("utf-8") if isinstance(v, str) else bytes(v), False)
+
+    @staticmethod
     def _decode(wire, raw, what):
         _wire(what, 1, wire, 2)
         return [bytes(raw)]
@@ -138,6 +192,10 @@ class FloatList(_List):
         if not self.value:
             return b""
         return field_bytes(1, np.asarray(self.value, dtype="<f4").tobytes())
+
+    @staticmethod
+    def _text(v) -> str:
+        return _float_text(v)
 
     @staticmethod
     def _decode(wire, raw, what):
@@ -164,6 +222,10 @@ class Int64List(_List):
             if isinstance(v, (int, np.integer)) and not -2 ** 63 <= int(v) < 2 ** 63:
                 raise ValueError(f"Int64List: value {v} is out of the int64 range")
         return field_bytes(1, b"".join(varint(v) for v in self.value))
+
+    @staticmethod
+    def _text(v) -> str:
+        return str(int(v))
 
     @staticmethod
     def _decode(wire, raw, what):
@@ -266,9 +328,9 @@ class Feature(_Base):
                         message.value = self._members[name].value + message.value
                     self._set(name, message)
 
-    def _repr_body(self) -> str:
+    def _lines(self) -> list:
         kind = self.WhichOneof("kind")
-        return "" if kind is None else f"{kind}={self._members[kind]!r}"
+        return [] if kind is None else _block(kind, self._members[kind]._lines())
 
 
 def _key_order(a: bytes, b: bytes) -> int:
@@ -278,6 +340,11 @@ def _key_order(a: bytes, b: bytes) -> int:
     if a[:n] != b[:n]:
         return -1 if a[:n] < b[:n] else 1
     return len(b) - len(a)
+
+
+def _sorted_keys(mapping: dict) -> list:
+    order = functools.cmp_to_key(lambda a, b: _key_order(a.encode(), b.encode()))
+    return sorted(mapping, key=order)
 
 
 def _map_bytes(mapping: dict, what: str) -> bytes:
@@ -291,8 +358,7 @@ def _map_bytes(mapping: dict, what: str) -> bytes:
     for key in mapping:
         if not isinstance(key, str):
             raise TypeError(f"{what}: map keys must be str, got {type(key).__name__}")
-    order = functools.cmp_to_key(lambda a, b: _key_order(a.encode(), b.encode()))
-    for key in sorted(mapping, key=order):
+    for key in _sorted_keys(mapping):
         entry = field_bytes(1, key, always=True) + \
             field_bytes(2, mapping[key].SerializeToString(), always=True)
         out.append(field_bytes(1, entry, always=True))
@@ -343,8 +409,8 @@ class Features(_Base):
         """
         self.feature = _map_parse(data, "Features", Feature)
 
-    def _repr_body(self) -> str:
-        return f"feature={self.feature!r}"
+    def _lines(self) -> list:
+        return _map_lines("feature", self.feature)
 
 
 class FeatureList(_Base):
@@ -376,8 +442,8 @@ class FeatureList(_Base):
                 out.append(Feature.FromString(raw))
         self.feature = out
 
-    def _repr_body(self) -> str:
-        return f"feature={self.feature!r}"
+    def _lines(self) -> list:
+        return [line for f in self.feature for line in _block("feature", f._lines())]
 
 
 class FeatureLists(_Base):
@@ -403,8 +469,8 @@ class FeatureLists(_Base):
         """
         self.feature_list = _map_parse(data, "FeatureLists", FeatureList)
 
-    def _repr_body(self) -> str:
-        return f"feature_list={self.feature_list!r}"
+    def _lines(self) -> list:
+        return _map_lines("feature_list", self.feature_list)
 
 
 class _Holder(_Base):
@@ -476,9 +542,9 @@ class _Holder(_Base):
                     _wire(what, n, wire, 2)
                     setattr(self, name, cls.FromString(raw))
 
-    def _repr_body(self) -> str:
-        return ", ".join(f"{name}={getattr(self, name)!r}" for _, name, _ in self._SUB
-                         if self.HasField(name))
+    def _lines(self) -> list:
+        return [line for _, name, _ in self._SUB if self.HasField(name)
+                for line in _block(name, getattr(self, name)._lines())]
 
 
 class Example(_Holder):

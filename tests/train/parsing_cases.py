@@ -37,6 +37,11 @@ def protos(tf) -> dict:
         "wrong_type": ex(x=i([1, 2]), label=i([3])),
         "wrong_size": ex(x=f([1.0, 2.0, 3.0]), label=i([3])),
         "empty_kind": ex(x=t.Feature(float_list=t.FloatList()), label=i([1])),
+        # text-format corners (one map entry each, so TF's hash order cannot show)
+        "text_bytes": ex(s=b([b"a\"'\\\n\x00\xff\x7f", b"\t\r"])),
+        "text_floats": ex(v=f([1.0, 0.1, 1e30, float("inf"), -float("inf"), 3.4028235e38,
+                               1e-45, 123456789.0, -0.0, 2.5e-8])),
+        "text_key": ex(**{"k\u00e9\"\n": i([1])}),
         "no_features": t.Example(),
         "empty_features": t.Example(features=t.Features()),
         "seq1": t.SequenceExample(
@@ -62,8 +67,9 @@ RECORDS = ("basic", "basic2", "basic3", "only_x")
 
 
 def parse_cases(tf) -> dict:
-    """Scenario name -> (input: a proto name (scalar) or a list of them (vector),
-    fn(serialized tensor) -> dict or tuple of dicts of parsed tensors)."""
+    """Scenario name -> (input: a proto name (scalar) or a list of them (vector; a
+    tuple: a vector of known length), fn(serialized tensor) -> dict or tuple of dicts
+    of parsed tensors)."""
     io, f32, i64, s = tf.io, tf.float32, tf.int64, tf.string
     base = {"x": io.FixedLenFeature([2], f32), "label": io.FixedLenFeature([], i64),
             "name": io.VarLenFeature(s)}
@@ -94,6 +100,7 @@ def parse_cases(tf) -> dict:
             "seq": io.FixedLenSequenceFeature([], f32, allow_missing=True,
                                               default_value=-1.0)})),
         "batch_empty": ([], lambda x: io.parse_example(x, base)),
+        "batch_known_length": (("matrix", "matrix2"), lambda x: io.parse_example(x, mat)),
         "single_seq": ("seq1", lambda x: io.parse_single_sequence_example(
             x, context_features=seq_ctx, sequence_features=seq_seq)),
         "single_seq2": ("seq2", lambda x: io.parse_single_sequence_example(

@@ -36,8 +36,8 @@ OG = og_module()
 
 
 def _feed(data):
-    if isinstance(data, list):
-        x = og.placeholder(og.string, [None])
+    if isinstance(data, (list, tuple)):
+        x = og.placeholder(og.string, [len(data) if isinstance(data, tuple) else None])
         return x, {x: np.array([SERIALIZED[d] if isinstance(d, str) else d for d in data] or
                                np.zeros(0), dtype=object)}
     x = og.placeholder(og.string, [])
