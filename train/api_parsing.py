@@ -1,5 +1,5 @@
-"""TF1's Example parsing: the feature specs FixedLenFeature, VarLenFeature and
-FixedLenSequenceFeature, and parse_example, parse_single_example,
+"""TF1's Example parsing: the feature specs FixedLenFeature, VarLenFeature,
+FixedLenSequenceFeature and SparseFeature, and parse_example, parse_single_example,
 parse_single_sequence_example and parse_sequence_example, built on the ParseExample and
 ParseSequenceExample ops (ops/parsing.py).
 
@@ -16,6 +16,7 @@ import collections
 import numpy as np
 
 from ..format import DType
+from . import api, api_sparse
 from . import graph as _g
 from .sparse_tensor import SparseTensor
 
@@ -43,6 +44,16 @@ class FixedLenSequenceFeature(collections.namedtuple(
 class VarLenFeature(collections.namedtuple("VarLenFeature", ["dtype"])):
     """A feature of any number of values, parsed as a SparseTensor (TF1's
     tf.io.VarLenFeature)."""
+
+
+class SparseFeature(collections.namedtuple(
+        "SparseFeature", ["index_key", "value_key", "dtype", "size", "already_sorted"])):
+    """A sparse feature stored as index feature(s) and a value feature, parsed as one
+    SparseTensor of dense shape [size] (TF1's tf.io.SparseFeature); index_key and size
+    are lists for more than one index dim."""
+
+    def __new__(cls, index_key, value_key, dtype, size, already_sorted=False):
+        return super().__new__(cls, index_key, value_key, dtype, size, already_sorted)
 
 
 def _dtype_name(dtype, key: str) -> str:
@@ -101,7 +112,8 @@ def _split(features, what: str, sequence: bool = False) -> dict:
         raise TypeError(f"{what}: features must be a dict from name to feature spec, got "
                         f"{type(features).__name__}")
     out = {"sparse_keys": [], "sparse_types": [], "dense_keys": [], "dense_types": [],
-           "dense_shapes": [], "defaults": [], "missing_ok": []}
+           "dense_shapes": [], "defaults": [], "missing_ok": [], "combine": []}
+    features = _expand_sparse_features(features, out["combine"], sequence, what)
     for key in sorted(features):
         spec = features[key]
         if not isinstance(key, str):
@@ -132,6 +144,62 @@ def _split(features, what: str, sequence: bool = False) -> dict:
         out["dense_types"].append(name)
         out["dense_shapes"].append(text)
         out["defaults"].append(default)
+    return out
+
+
+def _expand_sparse_features(features: dict, combine: list, sequence: bool, what) -> dict:
+    """The specs with each SparseFeature replaced by VarLen index and value features
+    (TF's parsing does the same); `combine` gets (key, index keys, value key, sizes,
+    already_sorted, the keys only the SparseFeatures asked for).
+
+    Raises:
+        ValueError: a SparseFeature among sequence features, or a bad index_key/size.
+    """
+    out = {k: v for k, v in features.items() if not isinstance(v, SparseFeature)}
+    extra = set()
+    for key, spec in features.items():
+        if not isinstance(spec, SparseFeature):
+            continue
+        if sequence:
+            raise ValueError(f"{what}: SparseFeature {key!r} is not supported among "
+                             f"sequence features")
+        keys = [spec.index_key] if isinstance(spec.index_key, str) else list(spec.index_key)
+        sizes = [spec.size] if isinstance(spec.size, (int, np.integer)) else list(spec.size)
+        if not keys or len(keys) != len(sizes) or not all(isinstance(k, str) for k in keys):
+            raise ValueError(f"SparseFeature {key!r}: index_key and size must name as many "
+                             f"index features as sizes, got {spec.index_key!r} and "
+                             f"{spec.size!r}")
+        for k in keys + [spec.value_key]:
+            if k not in features:
+                extra.add(k)
+        for k in keys:
+            out.setdefault(k, VarLenFeature(DType.INT64))
+        out.setdefault(spec.value_key, VarLenFeature(spec.dtype))
+        combine.append((key, keys, spec.value_key, [int(n) for n in sizes],
+                        bool(spec.already_sorted)))
+    if combine:
+        combine.append(("", [], "", [], sorted(extra)))   # last: the keys to drop
+    return out
+
+
+def _combined(result: dict, combine: list) -> dict:
+    """The parsed dict with each SparseFeature built from its index and value parts
+    (TF's sparse_merge: index values as the last index dims, sorted unless
+    already_sorted) and the parts nobody asked for dropped."""
+    if not combine:
+        return result
+    drop = combine[-1][4]
+    out = dict(result)
+    for key, keys, value_key, sizes, already_sorted in combine[:-1]:
+        ids = [result[k] for k in keys]
+        indices = api.concat([ids[0].indices[:, :-1]] +
+                             [api.expand_dims(i.values, 1) for i in ids], 1)
+        shape = api.concat([ids[0].dense_shape[:-1],
+                            api.constant(np.asarray(sizes, np.int64))], 0)
+        sp = SparseTensor(indices, result[value_key].values, shape)
+        out[key] = sp if already_sorted else api_sparse.reorder(sp)
+    for k in drop:
+        out.pop(k, None)
     return out
 
 
@@ -170,7 +238,8 @@ def _parse(serialized, features, name, what: str, ranks) -> dict:
     n = 3 * len(spec["sparse_keys"]) + len(spec["dense_keys"])
     outs = g.op("ParseExample", inputs, _attrs(spec), name=name or "ParseExample",
                 domain=_DOMAIN, num_outputs=n)
-    return _results(outs if isinstance(outs, list) else [outs], spec)[0]
+    result = _results(outs if isinstance(outs, list) else [outs], spec)[0]
+    return _combined(result, spec["combine"])
 
 
 def parse_example(serialized, features, name=None, example_names=None) -> dict:
@@ -257,5 +326,5 @@ def parse_sequence_example(serialized, context_features=None, sequence_features=
                            "parse_sequence_example", (1,))
 
 
-__all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "parse_example",
-           "parse_sequence_example", "parse_single_example", "parse_single_sequence_example"]
+__all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "VarLenFeature",
+           "parse_example", "parse_sequence_example", "parse_single_example", "parse_single_sequence_example"]

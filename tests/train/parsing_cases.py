@@ -42,6 +42,8 @@ def protos(tf) -> dict:
         "text_floats": ex(v=f([1.0, 0.1, 1e30, float("inf"), -float("inf"), 3.4028235e38,
                                1e-45, 123456789.0, -0.0, 2.5e-8])),
         "text_key": ex(**{"k\u00e9\"\n": i([1])}),
+        "sparse1": ex(ix=i([3, 1]), val=f([0.5, 1.5]), ix2=i([0, 2])),
+        "sparse2": ex(ix=i([0]), val=f([2.0]), ix2=i([1])),
         "no_features": t.Example(),
         "empty_features": t.Example(features=t.Features()),
         "seq1": t.SequenceExample(
@@ -101,6 +103,13 @@ def parse_cases(tf) -> dict:
                                               default_value=-1.0)})),
         "batch_empty": ([], lambda x: io.parse_example(x, base)),
         "batch_known_length": (("matrix", "matrix2"), lambda x: io.parse_example(x, mat)),
+        "batch_sparse_feature": (["sparse1", "sparse2"], lambda x: io.parse_example(x, {
+            "sp": io.SparseFeature("ix", "val", f32, 5),
+            "sp2": io.SparseFeature(["ix", "ix2"], "val", f32, [5, 3]),
+            "ix": io.VarLenFeature(i64)})),
+        "single_sparse_feature": ("sparse1", lambda x: io.parse_single_example(x, {
+            "sp": io.SparseFeature("ix", "val", f32, 5, already_sorted=True),
+            "sp_sorted": io.SparseFeature("ix", "val", f32, 5)})),
         "single_seq": ("seq1", lambda x: io.parse_single_sequence_example(
             x, context_features=seq_ctx, sequence_features=seq_seq)),
         "single_seq2": ("seq2", lambda x: io.parse_single_sequence_example(
