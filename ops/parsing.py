@@ -359,6 +359,13 @@ def _check_feature_attrs(attrs, prefix="") -> str | None:
 
 # ------------------------------------------------------------------ sequence examples
 
+def _check_list_kind(found, key, dtype, step) -> None:
+    """TF's message for step `step` of feature list `key` holding another type."""
+    if found[0] and found[0] != _TYPES[dtype][0]:
+        raise ExecutionError(f"Name: <unknown>, Feature list: {key}, Index: {step}.  Data "
+                             f"types don't match. Expected type: {_TYPES[dtype][1]}")
+
+
 def _sequence_kernel(inputs, attrs, ctx):
     """TF's ParseSequenceExampleV2 on SequenceExample bytes (a scalar or a vector).
 
@@ -386,8 +393,7 @@ def _sequence_kernel(inputs, attrs, ctx):
             feats = fl.get(key, [])
             steps = max(steps, len(feats))
             for t, found in enumerate(feats):
-                _check_kind(found, key, dtype, f"Name: <unknown>, Key: {key}, Index: {t}.  ",
-                            sparse=True)
+                _check_list_kind(found, key, dtype, t)
                 rows.append(((b, t) if batched else (t,), _values(found, dtype)))
         indices, values, extents, longest = _sparse(rows, dtype, 2 if batched else 1)
         ind.append(indices)
@@ -406,10 +412,16 @@ def _sequence_kernel(inputs, attrs, ctx):
                 rows.append(np.zeros((0,) + shape, _TYPES[dtype][2]))
                 continue
             for t, found in enumerate(fl[key]):
-                _check_kind(found, key, dtype, f"Name: <unknown>, Key: {key}, Index: {t}.  ")
+                _check_list_kind(found, key, dtype, t)
             values = [_values(found, dtype) for found in fl[key]]
             total = sum(v.size for v in values)
             stride = int(np.prod(shape))
+            for t, v in enumerate(values):
+                if batched and v.size != stride:
+                    # TF's batched parser checks step by step, its single one the total
+                    raise ExecutionError(f"Name: <unknown>, Key: {key}, Index: {t}.  Number "
+                                         f"of values != expected.  values size: {v.size} "
+                                         f"but output shape: {_shape_text(shape)}")
             if any(v.size != stride for v in values):
                 raise ExecutionError(f"Feature list '{key}' has an unexpected number of "
                                      f"values.  Total values size: {total} is not "

@@ -327,4 +327,5 @@ def parse_sequence_example(serialized, context_features=None, sequence_features=
 
 
 __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "VarLenFeature",
-           "parse_example", "parse_sequence_example", "parse_single_example", "parse_single_sequence_example"]
+           "parse_example", "parse_sequence_example", "parse_single_example",
+           "parse_single_sequence_example"]

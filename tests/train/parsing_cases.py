@@ -145,6 +145,14 @@ def error_cases(tf) -> dict:
             x, sequence_features={"words": io.FixedLenSequenceFeature([], s)})),
         "seq_bad_frame": ("seq_bad_frame", lambda x: io.parse_single_sequence_example(
             x, sequence_features={"frames": io.FixedLenSequenceFeature([2], f32)})),
+        "batch_seq_missing_list": (["seq1", "seq2"], lambda x: io.parse_sequence_example(
+            x, sequence_features={"words": io.FixedLenSequenceFeature([], s)})),
+        "batch_seq_bad_frame": (["seq1", "seq_bad_frame"], lambda x: io.parse_sequence_example(
+            x, sequence_features={"frames": io.FixedLenSequenceFeature([2], f32)})),
+        "seq_list_wrong_type": ("seq1", lambda x: io.parse_single_sequence_example(
+            x, sequence_features={"words": io.VarLenFeature(i64)})),
+        "var_wrong_type_single": ("basic", lambda x: io.parse_single_example(
+            x, {"name": io.VarLenFeature(f32)})),
         "spec_none": ("basic", lambda x: io.parse_single_example(x, None)),
         "spec_bad_type": ("basic", lambda x: io.parse_single_example(
             x, {"x": io.FixedLenFeature([2], tf.int32)})),
