@@ -167,10 +167,10 @@ def _to_string_handle(inputs, attrs, ctx):
     return (np.asarray(handle, object),)
 
 
-def _handle_text(value) -> str:
+def _handle_text(value, what: str = "string_handle") -> str:
     value = np.asarray(value)
     if value.ndim != 0 or value.dtype != object:
-        raise ExecutionError(f"string_handle must be a scalar string, got an array of "
+        raise ExecutionError(f"{what} must be a scalar string, got an array of "
                              f"shape {list(value.shape)}")
     text = value[()]
     return text.decode("utf-8", "surrogateescape") if isinstance(text, bytes) else str(text)
@@ -220,6 +220,43 @@ def _infer_next(attrs, inputs):
     return [TensorInfo(np.dtype(d), s) for d, s in zip(dtypes, shapes)]
 
 
+def _single_element(inputs, attrs, ctx):
+    """The one element of the pipeline `token` (TF's DatasetToSingleElement)."""
+    dtypes, shapes = _expected(attrs)
+    elements = _open(attrs["token"], inputs).elements
+    try:
+        element = next(elements, None)
+        if element is None:
+            raise ExecutionError("Dataset was empty.")
+        if next(elements, None) is not None:
+            raise ExecutionError("Dataset had more than one element.")
+    except OneGraphError:
+        raise
+    except Exception as e:
+        raise ExecutionError(f"the input pipeline raised {type(e).__name__}: {e}") from e
+    return _check(element, dtypes, shapes)
+
+
+def _to_tfrecord(inputs, attrs, ctx):
+    """Write the pipeline's scalar string elements to a TFRecord file (TF's
+    DatasetToTFRecord); the file appears whole or not at all."""
+    from ..train.tfrecord import TFRecordWriter  # (train builds on the ops package)
+
+    name = _handle_text(inputs[0], "DatasetToTFRecord: filename")
+    elements = _open(attrs["token"], inputs[1:]).elements
+    writer = TFRecordWriter(name, attrs["compression_type"] or None)
+    try:
+        for (value,) in elements:
+            record = value[()] if isinstance(value, np.ndarray) else value
+            writer.write(record if isinstance(record, bytes) else
+                         str(record).encode("utf-8", "surrogateescape"))
+    except BaseException:
+        writer.discard()
+        raise
+    writer.close()
+    return ()
+
+
 _STATEFUL = dict(domain=DOMAIN, stateful=True)
 
 OPS = (
@@ -238,6 +275,14 @@ OPS = (
             ("output_dims", "ints", ())],
            infer=_infer_next, doc="the next element of the tf.data iterator a string "
            "handle names", **_STATEFUL),
+    define("DatasetToSingleElement", ["inputs*"], ["components*"], _single_element,
+           [("token", "string"), ("output_types", "strings", ()),
+            ("output_ranks", "ints", ()), ("output_dims", "ints", ())],
+           infer=_infer_next, doc="the one element of a tf.data pipeline", **_STATEFUL),
+    define("DatasetToTFRecord", ["filename", "inputs*"], [], _to_tfrecord,
+           [("token", "string"), ("compression_type", "string", "")],
+           infer=lambda a, i: [], doc="write a tf.data pipeline of strings to a TFRecord "
+           "file", **_STATEFUL),
     define("MakeIterator", ["inputs*"], [], _make_iterator,
            [("iterator", "string"), ("token", "string")], infer=lambda a, i: [],
            doc="(re)start a tf.data iterator on a pipeline", **_STATEFUL),

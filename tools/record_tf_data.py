@@ -25,7 +25,10 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "train"))
 
-from data_cases import FILES, feedable, pipelines  # noqa: E402 - the shared scenarios
+from data_cases import (CAPTURE_FEEDS, FILES, capturing, feedable,  # noqa: E402 - the scenarios
+                        pipelines)
+from data_experimental_cases import (  # noqa: E402 - tf.data.experimental's scenarios
+    experimental_pipelines, failing_singles, single_values)
 OUT = os.path.join(HERE, "..", "tests", "train", "data", "tf1_data_reference.json")
 
 TEXT = "alpha\nbeta\r\n\n  gamma delta\nlast line without newline"
@@ -113,8 +116,63 @@ def record() -> dict:
                 sess.run(init)
                 runs.append(_drain(tf, sess, nxt))
         out["reinitializable"] = {"runs": runs, "shape": _shape(nxt.shape)}
+    out["experimental"] = _experimental(tf)
+    out["capturing"] = _capturing(tf)
     out["feedable"] = feedable(tf)
     out["list_files"] = _list_files(tf)
+    return out
+
+
+def _capturing(tf) -> dict:
+    """The elements of the capturing pipelines, one initializer run per fed value."""
+    out = {}
+    with tf.Graph().as_default():
+        scale = tf.placeholder(tf.int64, [])
+        names = list(capturing(tf, scale))
+    for name in names:
+        with tf.Graph().as_default():
+            scale = tf.placeholder(tf.int64, [])
+            it = tf.data.make_initializable_iterator(capturing(tf, scale)[name])
+            nxt = it.get_next()
+            with tf.Session() as sess:
+                runs = []
+                for value in CAPTURE_FEEDS:
+                    sess.run(it.initializer, {scale: value})
+                    runs.append(_drain(tf, sess, nxt))
+            out[name] = runs
+    return out
+
+
+def _experimental(tf) -> dict:
+    """tf.data.experimental's pipelines (elements, types, shapes), the values of the
+    whole-dataset ops (and their static shapes) and the errors of failing ones."""
+    out = {}
+    for name in experimental_pipelines(tf):
+        with tf.Graph().as_default():
+            ds = experimental_pipelines(tf)[name]
+            nxt = tf.data.make_one_shot_iterator(ds).get_next()
+            with tf.Session() as sess:
+                out[name] = {"elements": _drain(tf, sess, nxt), **_spec(tf, ds)}
+    for name in single_values(tf):
+        with tf.Graph().as_default():
+            tensors = single_values(tf)[name]
+            with tf.Session() as sess:
+                value = sess.run(tensors)
+            out[name] = {"value": [_component(v) for v in tf.nest.flatten(value)],
+                         "shapes": [_shape(t.shape) for t in tf.nest.flatten(tensors)]}
+    errors = {}
+    for name in failing_singles(tf):
+        with tf.Graph().as_default():
+            tensors = failing_singles(tf)[name]
+            with tf.Session() as sess:
+                try:
+                    sess.run(tensors)
+                except tf.errors.InvalidArgumentError as e:
+                    # TF 2's text: "Graph execution error: ... <the kernel's message>
+                    # [[{{node ...}}]]"; keep the kernel's line
+                    lines = [ln.strip() for ln in e.message.splitlines() if ln.strip()]
+                    errors[name] = lines[-2]
+    out["errors"] = errors
     return out
 
 

@@ -6,7 +6,9 @@
 A Dataset is a Python object describing a pipeline; its elements are nested structures
 (tuples, dicts, single components) of numpy arrays. map / filter / flat_map trace their
 function once on placeholders of a private Graph and run that graph per element with
-a Session of its own; the function may capture constants only. Iterators are graph
+a Session of its own; the function may read tensors of the graph the dataset is built
+in (they become the dataset's inputs, as placeholders given to a source; TF's capture)
+and of the functions around it. Iterators are graph
 ops (ops/dataset.py): the pipeline is kept in a process-wide registry under a token the
 ops hold, the running Python iterator in the Session's state. Graph tensors a source
 reads (e.g. placeholders given to from_tensor_slices) are inputs of the iterator's
@@ -29,7 +31,7 @@ from ..errors import ExecutionError
 from ..format import DType
 from . import graph as _g
 from .data_structure import (_as_array, _compatible, _Component, _components, _flatten,
-                             _flatten_like, _key, _merge_shape, _pack, _Run, _same_structure,
+                             _flatten_like, _key, _merge_shape, _pack, _same_structure,
                              _shape, _text, _Traced)
 from .graph import Tensor
 from .tensor_shape import TensorShape
@@ -38,7 +40,7 @@ from .tfrecord import read_records
 
 __all__ = ["Dataset", "Iterator", "TFRecordDataset", "TextLineDataset", "get_output_classes",
            "get_output_shapes", "get_output_types", "make_initializable_iterator",
-           "make_one_shot_iterator"]
+           "make_one_shot_iterator", "experimental"]
 
 _INF = -1
 _LINE_CHUNK = 1 << 16  # bytes a text file is read in
@@ -91,8 +93,8 @@ class Dataset:
                 out.append(t)
         return out
 
-    def _derive(self, structure, make, parents=None) -> "Dataset":
-        return Dataset(structure, make, (self,) if parents is None else parents)
+    def _derive(self, structure, make, parents=None, captured=()) -> "Dataset":
+        return Dataset(structure, make, (self,) if parents is None else parents, captured)
 
     # -- sources --
     @staticmethod
@@ -163,22 +165,33 @@ class Dataset:
     def range(*args) -> "Dataset":
         """int64 elements range(stop), range(start, stop) or range(start, stop, step).
 
+        The bounds may be integer scalar tensors (read when the iterator opens).
+
         Raises:
             TypeError: an argument is not an integer, or not 1 to 3 arguments.
             ValueError: step is 0.
+            (when read) ExecutionError: a step tensor is 0.
         """
-        if not 1 <= len(args) <= 3 or any(
-                isinstance(a, bool) or not isinstance(a, (int, np.integer)) for a in args):
-            raise TypeError(f"Dataset.range takes 1 to 3 integers, got {args!r:.80}")
-        start, stop, step = (0, args[0], 1) if len(args) == 1 else (
-            tuple(args) + (1,))[:3]
-        if step == 0:
+        def bad(a) -> bool:
+            if isinstance(a, Tensor):
+                return np.dtype(a.dtype.numpy).kind not in "iu" or _shape(a) not in (None, ())
+            return isinstance(a, bool) or not isinstance(a, (int, np.integer))
+        if not 1 <= len(args) <= 3 or any(bad(a) for a in args):
+            raise TypeError(f"Dataset.range takes 1 to 3 integers or integer scalar "
+                            f"tensors, got {args!r:.80}")
+        bounds = (0, args[0], 1) if len(args) == 1 else (tuple(args) + (1,))[:3]
+        if not isinstance(bounds[2], Tensor) and bounds[2] == 0:
             raise ValueError("Dataset.range: step must be a non-zero integer")
 
         def make(run):
-            for i in range(int(start), int(stop), int(step)):
+            start, stop, step = (int(run.value(a)) if isinstance(a, Tensor) else int(a)
+                                 for a in bounds)
+            if step == 0:
+                raise ExecutionError("Dataset.range: step must be a non-zero integer")
+            for i in range(start, stop, step):
                 yield [np.asarray(i, np.int64)]
-        return Dataset(_Component(DType.INT64, ()), make)
+        return Dataset(_Component(DType.INT64, ()), make,
+                       captured=[a for a in bounds if isinstance(a, Tensor)])
 
     @staticmethod
     def from_generator(generator: Callable, output_types, output_shapes=None,
@@ -259,10 +272,10 @@ class Dataset:
             sess = fn.session()
             try:
                 for element in self._make(run):
-                    yield fn.run(sess, element)
+                    yield fn.run(sess, element, run)
             finally:
                 sess.close()
-        return self._derive(fn.template, make)
+        return self._derive(fn.template, make, captured=fn.captured)
 
     def filter(self, predicate: Callable) -> "Dataset":
         """The elements for which predicate(element) (a scalar bool tensor) is true.
@@ -280,11 +293,11 @@ class Dataset:
             sess = fn.session()
             try:
                 for element in self._make(run):
-                    if bool(fn.run(sess, element)[0]):
+                    if bool(fn.run(sess, element, run)[0]):
                         yield element
             finally:
                 sess.close()
-        return self._derive(self._structure, make)
+        return self._derive(self._structure, make, captured=fn.captured)
 
     def flat_map(self, map_func: Callable) -> "Dataset":
         """The elements of the datasets map_func(element) returns, in order.
@@ -300,12 +313,10 @@ class Dataset:
             sess = fn.session()
             try:
                 for element in self._make(run):
-                    values = fn.run(sess, element)
-                    sub = _Run({_key(t): v for t, v in zip(fn.outputs, values)})
-                    yield from inner._make(sub)
+                    yield from inner._make(fn.inner_run(sess, element, run))
             finally:
                 sess.close()
-        return self._derive(inner._structure, make)
+        return self._derive(inner._structure, make, captured=fn.captured)
 
     def interleave(self, map_func: Callable, cycle_length=None, block_length=None,
                    num_parallel_calls=None) -> "Dataset":
@@ -641,6 +652,17 @@ class Dataset:
                             f"{type(out).__name__}")
         return out
 
+    def reduce(self, initial_state, reduce_func: Callable):
+        """Tensors of the state reduce_func(state, element) leaves after the last
+        element, from initial_state (train/data_experimental.py).
+
+        Raises:
+            TypeError: reduce_func's state differs from the initial state's structure
+                or types, or the initial state is not constant.
+        """
+        from .data_experimental import reduce
+        return reduce(self, initial_state, reduce_func)
+
     # -- iterators --
     def make_one_shot_iterator(self) -> "Iterator":
         """An iterator that opens this pipeline on its first get_next in a session.
@@ -795,3 +817,4 @@ class TFRecordDataset(Dataset):
 from .data_iterator import (Iterator, get_output_classes, get_output_shapes,  # noqa: E402,F401
                             get_output_types, make_initializable_iterator,
                             make_one_shot_iterator)
+from . import data_experimental as experimental  # noqa: E402 - og.data.experimental

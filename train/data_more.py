@@ -13,7 +13,7 @@ from ..errors import ExecutionError
 from ..format import DType
 from . import graph as _g
 from .data import Dataset
-from .data_structure import _Component, _key, _Run, _text, _Traced
+from .data_structure import _Component, _text, _Traced
 
 AUTOTUNE = -1
 
@@ -61,13 +61,12 @@ def interleave(dataset: Dataset, map_func: Callable, cycle_length=None, block_le
         sess = fn.session()
 
         def open_inner(element):
-            values = fn.run(sess, element)
-            return iter(inner._make(_Run({_key(t): v for t, v in zip(fn.outputs, values)})))
+            return iter(inner._make(fn.inner_run(sess, element, run)))
         try:
             yield from _interleaved(iter(dataset._make(run)), open_inner, cycle, block)
         finally:
             sess.close()
-    return dataset._derive(inner._structure, make)
+    return dataset._derive(inner._structure, make, captured=fn.captured)
 
 
 def _interleaved(source, open_inner: Callable, cycle: int, block: int):

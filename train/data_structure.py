@@ -183,16 +183,21 @@ def _call(fn: Callable, args):
 
 def _captured_error(what: str, e: Exception) -> ValueError:
     return ValueError(f"{what}: the function uses a tensor of another graph ({e}); a "
-                      "dataset function may capture constants only (pass the value in the "
-                      "dataset, or as a numpy value)")
+                      "dataset function may read tensors of the graph it is built in (and "
+                      "of the functions around it) only")
 
 
 class _Traced:
     """A function traced once on placeholders of a private graph, run per element.
 
+    The function may read tensors of the graphs around it (the user's graph, or the
+    function a dataset function is traced in), as TF's functions capture: each becomes
+    a placeholder of the private graph, listed in `captured`, fed from the run's values
+    (so the dataset built with the function reads them as its sources do).
+
     Raises (on construction):
         TypeError: fn is not callable.
-        ValueError: fn captures a tensor of another graph.
+        ValueError: fn reads a tensor of a graph that does not enclose it.
     """
 
     def __init__(self, fn: Callable, structure, what: str, want_dataset: bool = False):
@@ -200,44 +205,74 @@ class _Traced:
             raise TypeError(f"{what}: the function must be callable, got "
                             f"{type(fn).__name__}")
         self.graph = g = Graph(what)
+        g._enclosing = _g.get_default_graph()
+        self.captured: list = []  # tensors of the graphs around, in first-use order
+        self._fed: list = []  # their placeholders here
+        g._capture = self._capture
         flat = _flatten(structure)
         with g.as_default():
             self.args = [g.placeholder(c.dtype, c.shape, name=f"arg{k}")
                          for k, c in enumerate(flat)]
             try:
                 out = _call(fn, _pack(structure, self.args))
+                if want_dataset:
+                    from .data import Dataset  # (data builds on this module)
+                    if not isinstance(out, Dataset):
+                        raise TypeError(f"{what}: the function must return a Dataset, got "
+                                        f"{type(out).__name__}")
+                    # the inner dataset reads its tensors under their own keys
+                    inner = out._captured()
+                    self.template, self.output_keys = out, [_key(t) for t in inner]
+                    self.outputs = [g.convert(t) for t in inner]
+                    return
+                leaves = [g.convert(v) for v in _flatten(out)]
             except OneGraphError as e:
                 if "another graph" in str(e):
                     raise _captured_error(what, e) from e
                 raise
-            if want_dataset:
-                from .data import Dataset  # (data builds on this module)
-                if not isinstance(out, Dataset):
-                    raise TypeError(f"{what}: the function must return a Dataset, got "
-                                    f"{type(out).__name__}")
-                self.template, self.outputs = out, out._captured()
-                for t in self.outputs:
-                    if t.graph is not g:
-                        raise _captured_error(what, OneGraphError(
-                            f"tensor {t.name!r} belongs to another graph"))
-                return
-            try:
-                leaves = [g.convert(v) for v in _flatten(out)]
-            except OneGraphError as e:
-                raise _captured_error(what, e) from e
         self.template = _pack(out, [_Component(t.dtype, _shape(t)) for t in leaves])
         self.outputs = leaves
+        self.output_keys = None
+
+    def _capture(self, t: Tensor) -> Tensor:
+        """The placeholder standing for t, a tensor of a graph around this one.
+
+        Raises:
+            OneGraphError: t's graph does not enclose this function's.
+        """
+        around = self.graph._enclosing
+        while around is not None and around is not t.graph:
+            around = around._enclosing
+        if around is None:
+            raise OneGraphError(f"tensor {t.name!r} belongs to another graph")
+        for known, placeholder in zip(self.captured, self._fed):
+            if _key(known) == _key(t):
+                return placeholder
+        with self.graph.as_default():
+            placeholder = self.graph.placeholder(t.dtype, _shape(t),
+                                                 name=f"captured{len(self._fed)}")
+        self.captured.append(t)
+        self._fed.append(placeholder)
+        return placeholder
 
     def session(self):
         from .session import Session  # the Session module imports much of og
         return Session(graph=self.graph)
 
-    def run(self, sess, element: list) -> list:
-        """The outputs' values for one element (a list of arrays)."""
+    def run(self, sess, element: list, run: "_Run | None" = None) -> list:
+        """The outputs' values for one element (a list of arrays); the captured
+        tensors' values come from `run`."""
         if not self.outputs:
             return []
         feed = dict(zip(self.args, element))
+        for t, placeholder in zip(self.captured, self._fed):
+            feed[placeholder] = run.value(t)
         return [np.asarray(v) for v in sess.run(list(self.outputs), feed_dict=feed)]
+
+    def inner_run(self, sess, element: list, run: "_Run") -> "_Run":
+        """The run of the dataset the function returned, for one element."""
+        values = self.run(sess, element, run)
+        return _Run(dict(zip(self.output_keys, values)))
 
 
 def _shape(t: Tensor):

@@ -21,7 +21,7 @@ import dataclasses
 import numbers
 import re
 import threading
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -589,6 +589,10 @@ class Graph:
         self._finalized = False
         # the graph-level seed (og.set_random_seed), as TF1's Graph.seed: None = unseeded
         self.seed: int | None = None
+        # a function's graph (og.data traces them) takes tensors of the graphs around it
+        # through this hook, as TF's FuncGraph captures: tensor -> a tensor of this graph
+        self._capture: Callable | None = None
+        self._enclosing: Graph | None = None  # the graph that was default when it was made
 
     @classmethod
     def around(cls, ir: IRGraph) -> "Graph":
@@ -1129,6 +1133,8 @@ class Graph:
         """
         if isinstance(value, Tensor):
             if value.graph is not self:
+                if self._capture is not None:
+                    return self._capture(value)
                 raise OneGraphError(f"tensor {value.name!r} belongs to another graph")
             return value
         conv = getattr(value, "_as_graph_tensor", None)
@@ -1382,7 +1388,13 @@ def _convert_pair(a, b, op: str = "a binary op"):
             str, a dict, a fraction for an integer tensor, ...; names `op`).
     """
     try:
-        if isinstance(a, Tensor) or hasattr(a, "_as_graph_tensor"):
+        if isinstance(a, Tensor) and isinstance(b, Tensor) and b.graph is not a.graph and \
+                b.graph is get_default_graph():
+            # a tensor of the default graph (a function's being traced) with one of a graph
+            # around it: build where the function is (which captures the other), as TF
+            tb = b.graph.convert(b)
+            ta = b.graph.convert(a)
+        elif isinstance(a, Tensor) or hasattr(a, "_as_graph_tensor"):
             g = a.graph if isinstance(a, Tensor) else a._as_graph_tensor(None).graph
             ta = g.convert(a)
             tb = g.convert(b, None if _is_symbolic(b) else _dtype_for(ta))

@@ -148,6 +148,18 @@ class TFRecordWriter:
         self._file = None
         os.replace(self._tmp, self._path)
 
+    def discard(self) -> None:
+        """Drop what was written: the temporary file goes, the path is untouched.
+        Never raises."""
+        if self._file is None:
+            return
+        self._file.close()
+        self._file = None
+        try:
+            os.remove(self._tmp)
+        except OSError:
+            pass
+
     def __enter__(self) -> "TFRecordWriter":
         return self
 

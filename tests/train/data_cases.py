@@ -125,3 +125,22 @@ def feedable(tf, inspect=None) -> list:
                 except tf.errors.OutOfRangeError:
                     seen.append("end")
         return seen
+
+
+# the values fed to the placeholder the capturing pipelines read, one run each
+CAPTURE_FEEDS = [10, 3]
+
+
+def capturing(tf, scale) -> dict:
+    """Scenario name -> dataset whose functions read `scale` (an int64 placeholder of
+    the graph) or the arguments of the functions around them (TF's captures)."""
+    D = tf.data.Dataset
+    return {
+        "map_reads_placeholder": D.range(3).map(lambda x: x * scale),
+        "nested_reads_outer_argument": D.range(1, 4).flat_map(
+            lambda x: D.range(x).map(lambda y: y + x * 100)),
+        "nested_reads_placeholder": D.range(1, 3).interleave(
+            lambda x: D.range(x).map(lambda y: scale * y + x), cycle_length=2),
+        "filter_and_range_read_placeholder": D.range(8).filter(lambda x: x < scale)
+        .flat_map(lambda x: D.range(x, scale)),
+    }
