@@ -48,6 +48,8 @@ from .checkpoint_utils import (CheckpointReader, CheckpointState, NewCheckpointR
                                get_checkpoint_mtimes, get_checkpoint_state, list_variables,
                                load_checkpoint, load_variable, remove_checkpoint)
 from .summary_proto import summary_iterator
+from .example_proto import (BytesList, Example, Feature, FeatureList, FeatureLists, Features,
+                            FloatList, Int64List, SequenceExample)
 from .warm_start import init_from_checkpoint, warm_start
 from .monitored_session import (ChiefSessionCreator, MonitoredSession,
                                 MonitoredTrainingSession, Scaffold, SessionCreator,
@@ -78,4 +80,6 @@ __all__ = ["SGD", "AdaGrad", "Adam", "AdamOptimizer", "AdamW", "GradientDescentO
            "checkpoints_iterator", "get_checkpoint_state", "remove_checkpoint",
            "maybe_batch", "maybe_batch_join", "maybe_shuffle_batch",
            "maybe_shuffle_batch_join", "init_from_checkpoint", "warm_start",
-           "SummarySaverHook", "summary_iterator"]
+           "SummarySaverHook", "summary_iterator", "BytesList", "Example", "Feature",
+           "FeatureList", "FeatureLists", "Features", "FloatList", "Int64List",
+           "SequenceExample"]

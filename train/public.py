@@ -70,13 +70,15 @@ from .summary_proto import Event, HistogramProto, Summary  # noqa: E402 - TF1's 
 from .template import Template, make_template  # noqa: E402 - TF1's variable sharing
 from .api_py_func import numpy_function, py_func  # noqa: E402 - Python functions as nodes
 from .tfrecord import python_io  # noqa: E402 - TF1's TFRecord writer and reader
+from .api_io import *  # noqa: E402,F401,F403 - og.io and TF1's parse_example, decode_csv, ...
+from .api_io import __all__ as _api_io_all  # noqa: E402
 
 __all__ = sorted(
     set(_api_all) | set(_api_extra_all) | set(_api_math_all) | set(_debugging_all)
     | set(_state_all) | set(_api_compat_all) | set(_api_linalg_all)
     | set(_api_linalg_solve_all) | set(_api_special_all) | set(_api_strings_all)
     | set(_api_partition_all) | set(_api_tf1_extra_all) | set(_session_config_all)
-    | set(_api_tf1_more_all) | set(_api_sparse_all) | {
+    | set(_api_tf1_more_all) | set(_api_sparse_all) | set(_api_io_all) | {
     "random_gamma", "random_poisson", "TensorArray",
     "bool", "math", "random", "case", "clip_by_global_norm", "clip_by_norm", "global_norm",
     "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices",

@@ -1,0 +1,41 @@
+"""og.io: TF1's tf.io namespace, and TF1's top-level names for the same functions
+(og.parse_example, og.decode_csv, og.FixedLenFeature, ...).
+
+The functions live where their kind of work is: Example parsing in api_parsing.py,
+file, CSV, raw-bytes and tensor-proto ops in api_io_ops.py, TFRecord files in
+tfrecord.py and record_compression.py; this module only gathers them under TF's names.
+"""
+
+from __future__ import annotations
+
+import types
+
+from . import api_io_ops, api_parsing, image, image_more, queues  # noqa: F401 - (codecs)
+from .api_strings import decode_base64, encode_base64
+from .record_compression import TFRecordCompressionType, TFRecordOptions
+from .tfrecord import TFRecordWriter, tf_record_iterator
+
+# TF1's top-level names (tf.parse_example, tf.decode_csv, tf.FixedLenFeature, ...)
+_TOP_LEVEL = {**{n: getattr(api_parsing, n) for n in api_parsing.__all__},
+              **{n: getattr(api_io_ops, n) for n in api_io_ops.__all__
+                 if n != "decode_padded_raw"}}
+
+_IO_NAMES = {**{n: getattr(api_parsing, n) for n in api_parsing.__all__},
+             **{n: getattr(api_io_ops, n) for n in api_io_ops.__all__},
+             "decode_base64": decode_base64, "encode_base64": encode_base64,
+             "TFRecordOptions": TFRecordOptions,
+             "TFRecordCompressionType": TFRecordCompressionType,
+             "TFRecordWriter": TFRecordWriter, "tf_record_iterator": tf_record_iterator,
+             "FIFOQueue": queues.FIFOQueue, "RandomShuffleQueue": queues.RandomShuffleQueue,
+             **{n: getattr(image, n) for n in ("decode_image", "decode_jpeg", "decode_png",
+                                               "encode_png", "is_jpeg", "extract_jpeg_shape")
+                if hasattr(image, n)}}
+
+io = types.ModuleType("onegraph.io", "TF1's tf.io: Example parsing, TFRecord files, file "
+                      "and CSV / raw-bytes decoding, tensor protos, queues, image codecs.")
+for _name, _value in _IO_NAMES.items():
+    setattr(io, _name, _value)
+io.__all__ = sorted(_IO_NAMES)
+
+globals().update(_TOP_LEVEL)
+__all__ = sorted(_TOP_LEVEL) + ["io"]
