@@ -1,0 +1,3 @@
+"""Operators: TF's lookup tables (onegraph domain). Filled in below."""
+
+OPS = ()
