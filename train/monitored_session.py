@@ -47,9 +47,11 @@ import numpy as np
 
 from ..errors import OutOfRangeError
 from . import graph as _g
+from .api import group
 from .api_compat import GraphKeys
 from .basic_session_run_hooks import (SAVERS, CheckpointSaverHook, StepCounterHook,
                                       SummarySaverHook)
+from .lookup import tables_initializer
 from .queue_runner import QUEUE_RUNNERS, Coordinator, start_queue_runners
 from .saver import Saver, latest_checkpoint
 from .session import Session
@@ -234,8 +236,9 @@ class Scaffold:
     @staticmethod
     def default_local_init_op():
         """The default local init op: initializes the default graph's local variables
-        (og.LOCAL_VARIABLES: epoch counters of input pipelines, metric totals)."""
-        return local_variables_initializer()
+        (og.LOCAL_VARIABLES: epoch counters of input pipelines, metric totals) and its
+        lookup tables (og.tables_initializer()), as TF1's Scaffold."""
+        return group(local_variables_initializer(), tables_initializer())
 
 
 def _only_item(graph, arg_name: str, collection_key: str):
