@@ -183,9 +183,10 @@ def _initialize(inputs, attrs, ctx):
     return ()
 
 
-def _read_lines(path: str) -> list[str]:
+def _read_lines(path: str) -> list[tuple[str, int]]:
     """The lines of a text file (UTF-8 as str with surrogateescape), without the line
-    ends ("\\n" or "\\r\\n", as TF's line reader drops them).
+    ends ("\\n" or "\\r\\n", as TF's line reader drops them), each with the byte
+    offset just past its end (TF names an empty line by it).
 
     Raises:
         NotFoundError: the file cannot be opened.
@@ -195,11 +196,16 @@ def _read_lines(path: str) -> list[str]:
             data = fh.read()
     except OSError as e:
         raise NotFoundError(f"{path}; {e.strerror or 'cannot be read'}") from None
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    return [ln[:-1].decode("utf-8", "surrogateescape") if ln.endswith(b"\r")
-            else ln.decode("utf-8", "surrogateescape") for ln in lines]
+    out, start = [], 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end + 1
+        line = data[start:end].rstrip(b"\n")
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        out.append((line.decode("utf-8", "surrogateescape"), end))
+        start = end
+    return out
 
 
 def _field(text: str, line_no: int, dtype):
@@ -240,12 +246,12 @@ def _initialize_from_file(inputs, attrs, ctx):
     lines = _read_lines(path)
     need = max(ki, vi) + 1
     keys, values = [], []
-    for n, line in enumerate(lines):
+    for n, (line, end) in enumerate(lines):
         if 0 <= vocab_size <= n:
             break
         if line == "":
             raise ExecutionError(f"Invalid content in {path}: empty line found at "
-                                 f"position {n + 2}.")
+                                 f"position {end}.")
         columns = line.split(delim) if need > 0 else []
         if len(columns) < need:
             raise ExecutionError(f"Invalid number of columns in {path} line {n} ({line}) : "

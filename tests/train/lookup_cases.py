@@ -33,6 +33,8 @@ FILES = {
     "dup.txt": b"x\ny\nx\n",
     "unicode.txt": "gr\u00fc\u00df\n\u65e5\u672c\nna\u00efve\n".encode("utf-8"),
     "empty_line.txt": b"a\n\nb\n",
+    "empty_line_late.txt": b"a\nb\nc\nd\n\n",
+    "floats.tsv": b"a\t1.5\nb\t-2e3\n",
 }
 
 # many strings for the OOV bucket ids (FarmHash Fingerprint64 mod buckets)
@@ -291,6 +293,10 @@ CASES = {
                                _s(["\u65e5\u672c", "na\u00efve", "gr\u00fc\u00df"])),
     "text_empty_line": _case_text("empty_line.txt", "string", W, "int64", L, -1,
                                   _s(["", "b"])),
+    "text_empty_line_late": _case_text("empty_line_late.txt", "string", W, "int64", L, -1,
+                                       _s(["d"])),
+    "text_float_values": _case_text("floats.tsv", "string", 0, "float32", 1, 0.0,
+                                    _s(["b", "a", "c"])),
     "vocab_oov1": lambda lib: _vocab(lib, num_oov_buckets=1),
     "vocab_oov10": lambda lib: _vocab(lib, num_oov_buckets=10),
     "vocab_oov_big": lambda lib: _vocab(lib, num_oov_buckets=1000003),
