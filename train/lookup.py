@@ -321,11 +321,12 @@ class IdTableWithHashBuckets(StaticVocabularyTable):
     maps to its default value, size + Fingerprint64(key) % num_oov_buckets.
 
     Raises:
-        ValueError: table is None, num_oov_buckets is negative, or the table's values
-            are not int64.
+        ValueError: table is None, num_oov_buckets is negative, the table's values
+            are not int64, or hasher_spec is not FarmHash.
     """
 
     def __init__(self, table, num_oov_buckets, hasher_spec=None, name=None, key_dtype=None):
+        _check_hasher(hasher_spec)
         if table is None:
             raise ValueError("IdTableWithHashBuckets needs a table here (hash-only "
                              "tables are not supported)")
@@ -394,6 +395,13 @@ class MutableHashTable(_Table):
                              shapes=[None, None])
 
 
+def _check_hasher(hasher_spec) -> None:
+    """Raise ValueError for a hasher other than TF's default FastHashSpec (FarmHash)."""
+    if hasher_spec is not None and getattr(hasher_spec, "hasher", "fasthash") != "fasthash":
+        raise ValueError(f"only the default FarmHash hasher (FastHashSpec) is supported, "
+                         f"got {hasher_spec!r}")
+
+
 def _vocab_tensor(vocabulary_list, dtype):
     g = _g.get_default_graph()
     if vocabulary_list is None:
@@ -416,9 +424,11 @@ def index_table_from_tensor(vocabulary_list, num_oov_buckets=0, default_value=-1
     default_value, or with num_oov_buckets one of that many hash bucket ids.
 
     Raises:
-        ValueError: vocabulary_list is None or num_oov_buckets is negative.
+        ValueError: vocabulary_list is None, num_oov_buckets is negative, or
+            hasher_spec is not FarmHash.
     """
     dtype = _g.as_dtype(dtype)
+    _check_hasher(hasher_spec)
     if num_oov_buckets < 0:
         raise ValueError(f"`num_oov_buckets` must be greater than or equal to 0, got "
                          f"{num_oov_buckets}.")
@@ -443,6 +453,7 @@ def index_table_from_file(vocabulary_file=None, num_oov_buckets=0, vocab_size=No
     """
     if vocabulary_file is None or (isinstance(vocabulary_file, str) and not vocabulary_file):
         raise ValueError("`vocabulary_file` must be specified and must not be empty.")
+    _check_hasher(hasher_spec)
     if num_oov_buckets < 0:
         raise ValueError(f"`num_oov_buckets` must be greater than or equal to 0, got "
                          f"{num_oov_buckets}.")
