@@ -238,8 +238,13 @@ FLAG_ARGVS = [
     ["--b=true"], ["--b=0"], ["--b=yes"], ["--l=a,b,c"], ["--l="], ["--e=red"], ["--e=pink"],
     ["--m=x", "--m=y"], ["--mi=1", "--mi", "2"], ["--i=seven"], ["--f=x"], ["--unknown=1"],
     ["--s"], ["pos1", "--i=3", "pos2"], ["--i=3", "--", "--s=late"], ["-i=4"], ["--nos"],
-    ["--s=a", "--s=b"], ["--b", "false"], ["--i=-3"], ["--i", "-3"],
+    ["--s=a", "--s=b"], ["--b", "false"], ["--i=-3"], ["--i", "-3"], ["--b=T"],
+    ["--b=FALSE"], ["--b=f"], ["--b=1"], ["--i=0x10"], ["--i= 5"], ["--l=a, b"], ["--f=1e3"],
+    ["--mi=1", "--mi=x"], ["---i=2"], ["--=1"], ["-"], ["--i=3", "-", "x"], ["--l", "q"],
 ]
+
+# flag "r" (string, default None) marked required, and "k" (int, default 1)
+REQUIRED_ARGVS = [[], ["--r=v"], ["--k=2"], ["--r="], ["--r", "v", "--k=3"]]
 
 
 def _record_flags():
@@ -263,6 +268,19 @@ def _record_flags():
             continue
         values = {n: fv[n].value for n in ("s", "i", "f", "b", "l", "e", "m", "mi")}
         results.append({"argv": argv, "rest": rest, "values": values})
+    for argv in REQUIRED_ARGVS:
+        fv = absl_flags.FlagValues()
+        absl_flags.DEFINE_string("r", None, "required", flag_values=fv)
+        absl_flags.DEFINE_integer("k", 1, "an int", flag_values=fv)
+        absl_flags.mark_flag_as_required("r", flag_values=fv)
+        try:
+            rest = fv(["prog"] + argv)
+        except absl_flags.Error as error:
+            results.append({"argv": argv, "required": True, "error": type(error).__name__,
+                            "message": str(error)})
+            continue
+        results.append({"argv": argv, "required": True, "rest": rest,
+                        "values": {"r": fv.r, "k": fv.k}})
     return results
 
 
