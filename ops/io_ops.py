@@ -87,7 +87,7 @@ def _scalar_bytes(x, what: str, op: str) -> bytes:
 
 # ------------------------------------------------------------------ DecodeCSV
 
-class _CsvFields:
+class CsvFields:
     """TF's ExtractFields for one record: bytes in, the selected fields out."""
 
     def __init__(self, delim: int, quote: bool, select: list):
@@ -162,7 +162,13 @@ def _parse_int(field: bytes, dtype: np.dtype):
     return v if info.min <= v <= info.max else None
 
 
-def _csv_value(field: bytes, dtype: np.dtype, f: int, r: int):
+def csv_value(field: bytes, dtype: np.dtype, where: str):
+    """A CSV field parsed as `dtype` (TF's rules: spaces around numbers, a sign,
+    decimal ints in range; strings as onegraph's str).
+
+    Raises:
+        ExecutionError: "Field <where> is not a valid <type>: <field>".
+    """
     if dtype == _OBJ:
         return _text(field)
     if dtype.kind == "i":
@@ -170,8 +176,8 @@ def _csv_value(field: bytes, dtype: np.dtype, f: int, r: int):
     else:
         v = _parse_float(field.decode("latin-1"))
     if v is None:
-        raise ExecutionError(f"Field {f} in record {r} is not a valid "
-                             f"{tf_type_name(dtype)}: {_text(field)}")
+        raise ExecutionError(f"Field {where} is not a valid {tf_type_name(dtype)}: "
+                             f"{_text(field)}")
     return v
 
 
@@ -200,7 +206,7 @@ def _csv_kernel(inputs, attrs, ctx):
     """
     records = np.asarray(inputs[0], dtype=object)
     defaults = [_check_default(d, f) for f, d in enumerate(inputs[1:])]
-    splitter = _CsvFields(_bytes(attrs["field_delim"])[0], bool(attrs["use_quote_delim"]),
+    splitter = CsvFields(_bytes(attrs["field_delim"])[0], bool(attrs["use_quote_delim"]),
                           [int(c) for c in attrs["select_cols"] or ()])
     na = _bytes(attrs["na_value"])
     flat = records.reshape(-1)
@@ -217,7 +223,7 @@ def _csv_kernel(inputs, attrs, ctx):
                                          f"{r}!")
                 columns[f].append(d.reshape(-1)[0])
             else:
-                columns[f].append(_csv_value(field, d.dtype, f, r))
+                columns[f].append(csv_value(field, d.dtype, f"{f} in record {r}"))
     outs = []
     for col, d in zip(columns, defaults):
         if d.dtype == _OBJ:

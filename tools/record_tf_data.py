@@ -26,9 +26,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "train"))
 
 from data_cases import (CAPTURE_FEEDS, FILES, capturing, feedable,  # noqa: E402 - the scenarios
-                        pipelines)
+                        pipelines, sparse_pipelines)
 from data_experimental_cases import (  # noqa: E402 - tf.data.experimental's scenarios
     experimental_pipelines, failing_singles, single_values)
+from data_csv_cases import (csv_pipelines, example_pipelines,  # noqa: E402 - file scenarios
+                            write_csv_files, write_example_files)
 OUT = os.path.join(HERE, "..", "tests", "train", "data", "tf1_data_reference.json")
 
 TEXT = "alpha\nbeta\r\n\n  gamma delta\nlast line without newline"
@@ -118,8 +120,51 @@ def record() -> dict:
         out["reinitializable"] = {"runs": runs, "shape": _shape(nxt.shape)}
     out["experimental"] = _experimental(tf)
     out["capturing"] = _capturing(tf)
+    out["sparse"] = _sparse(tf)
+    out["csv"] = _file_pipelines(tf)
     out["feedable"] = feedable(tf)
     out["list_files"] = _list_files(tf)
+    return out
+
+
+def _file_pipelines(tf) -> dict:
+    """The CSV and Example-file pipelines: elements, types, shapes and classes, or the
+    error TF raises while reading (scenarios named err_*)."""
+    out = {}
+    with tempfile.TemporaryDirectory() as d:
+        write_csv_files(d)
+        write_example_files(tf, d)
+        for cases in (csv_pipelines, example_pipelines):
+            for name in cases(tf, d):
+                with tf.Graph().as_default():
+                    ds = cases(tf, d)[name]
+                    nxt = tf.data.make_one_shot_iterator(ds).get_next()
+                    classes = tf.nest.flatten(tf.data.get_output_classes(ds))
+                    with tf.Session() as sess:
+                        try:
+                            elements = _drain(tf, sess, nxt)
+                        except tf.errors.InvalidArgumentError as e:
+                            lines = [ln.strip() for ln in e.message.splitlines()
+                                     if ln.strip() and not ln.strip().startswith("[[")]
+                            out[name] = {"error": lines[-1]}
+                            continue
+                    out[name] = {"elements": elements, **_spec(tf, ds),
+                                 "classes": [c.__name__ for c in classes]}
+    return out
+
+
+def _sparse(tf) -> dict:
+    """The pipelines with SparseTensor components: elements (a sparse value as its
+    indices, values and dense_shape), types, shapes and classes."""
+    out = {}
+    for name in sparse_pipelines(tf):
+        with tf.Graph().as_default():
+            ds = sparse_pipelines(tf)[name]
+            nxt = tf.data.make_one_shot_iterator(ds).get_next()
+            classes = tf.nest.flatten(tf.data.get_output_classes(ds))
+            with tf.Session() as sess:
+                out[name] = {"elements": _drain(tf, sess, nxt), **_spec(tf, ds),
+                             "classes": [c.__name__ for c in classes]}
     return out
 
 

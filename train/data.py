@@ -32,8 +32,10 @@ from ..format import DType
 from . import graph as _g
 from .data_structure import (_as_array, _compatible, _Component, _components, _flatten,
                              _flatten_like, _key, _merge_shape, _pack, _same_structure,
-                             _shape, _text, _Traced)
+                             _leaf_component, _leaf_tensors, _shape, _text, _Traced)
+from . import data_sparse
 from .graph import Tensor
+from .sparse_tensor import SparseTensor, SparseTensorValue
 from .tensor_shape import TensorShape
 from .record_compression import compression_name, open_stream
 from .tfrecord import read_records
@@ -71,8 +73,9 @@ class Dataset:
 
     @property
     def output_classes(self):
-        """The element's structure of component classes (Tensor)."""
-        return _pack(self._structure, [Tensor for _ in self._components])
+        """The element's structure of component classes (Tensor or SparseTensor)."""
+        return _pack(self._structure, [SparseTensor if c.sparse else Tensor
+                                       for c in self._components])
 
     @property
     def element_spec(self):
@@ -106,8 +109,14 @@ class Dataset:
             raise ValueError(f"{what}: the structure has no components")
         values, comps, lengths = [], [], set()
         for leaf in leaves:
-            if isinstance(leaf, Tensor):
-                shape = _shape(leaf)
+            sparse = isinstance(leaf, (SparseTensor, SparseTensorValue))
+            if isinstance(leaf, SparseTensorValue):
+                leaf = data_sparse.as_value(leaf)
+                shape = tuple(int(d) for d in leaf.dense_shape)
+                dtype = DType.from_numpy(_as_array(leaf.values).dtype)
+                leaf = leaf._replace(values=_as_array(leaf.values))
+            elif isinstance(leaf, (Tensor, SparseTensor)):
+                shape = _leaf_component(leaf).shape
                 dtype = leaf.dtype
             else:
                 leaf = _as_array(leaf)
@@ -120,24 +129,33 @@ class Dataset:
                     lengths.add(shape[0])
                 shape = None if shape is None else shape[1:]
             values.append(leaf)
-            comps.append(_Component(dtype, shape))
+            comps.append(_Component(dtype, shape, sparse))
         if len(lengths) > 1:
             raise ValueError(f"{what}: the components differ in their first dim "
                              f"{sorted(lengths)}")
-        captured = [v for v in values if isinstance(v, Tensor)]
+        captured = [t for v in values if isinstance(v, (Tensor, SparseTensor))
+                    for t in _leaf_tensors(v)]
+
+        def value_of(run, v):
+            if isinstance(v, SparseTensor):
+                return data_sparse.as_value([run.value(t) for t in _leaf_tensors(v)])
+            return np.asarray(run.value(v)) if isinstance(v, Tensor) else v
 
         def make(run):
-            arrays = [run.value(v) if isinstance(v, Tensor) else v for v in values]
-            arrays = [np.asarray(a) for a in arrays]
+            arrays = [value_of(run, v) for v in values]
             if not sliced:
-                yield [a.copy() for a in arrays]
+                yield [a if c.sparse else a.copy() for a, c in zip(arrays, comps)]
                 return
-            sizes = {a.shape[0] if a.ndim else None for a in arrays}
+            sizes = {data_sparse.rows(a) if c.sparse else a.shape[0] if a.ndim else None
+                     for a, c in zip(arrays, comps)}
             if len(sizes) != 1 or None in sizes:
                 raise ExecutionError(f"{what}: the components' first dims differ or a "
                                     f"component is a scalar: {sorted(map(str, sizes))}")
-            for i in range(sizes.pop()):
-                yield [a[i, ...].copy() for a in arrays]
+            count = sizes.pop()
+            columns = [data_sparse.split(a) if c.sparse else
+                       [a[i, ...].copy() for i in range(count)] for a, c in zip(arrays, comps)]
+            for i in range(count):
+                yield [column[i] for column in columns]
         return Dataset(_pack(tensors, comps), make, captured=captured)
 
     @staticmethod
@@ -362,14 +380,15 @@ class Dataset:
         """
         size = _positive(batch_size, "batch", "batch_size")
         lead = size if drop_remainder else None
+        comps = self._components
         structure = _pack(self._structure, [
-            _Component(c.dtype, None if c.shape is None else (lead,) + c.shape)
-            for c in self._components])
+            c.like(None if c.shape is None else (lead,) + c.shape) for c in comps])
 
         def make(run):
             for group in self._groups(run, size, drop_remainder):
                 try:
-                    yield [np.stack(parts) for parts in zip(*group)]
+                    yield [data_sparse.batch(parts) if c.sparse else np.stack(parts)
+                           for parts, c in zip(zip(*group), comps)]
                 except ValueError as e:
                     raise ExecutionError(f"batch: cannot batch elements of different shapes "
                                         f"({e}); use padded_batch") from None
@@ -394,10 +413,13 @@ class Dataset:
         Raises:
             ValueError: batch_size is not positive, or padded_shapes / padding_values do
                 not fit the element's structure or rank.
+            TypeError: a component is a SparseTensor (TF's message).
             (when read) ExecutionError: an element is larger than its padded shape.
         """
         size = _positive(batch_size, "padded_batch", "batch_size")
         comps = self._components
+        if any(c.sparse for c in comps):
+            raise TypeError("Batching of padded sparse tensors is not currently supported")
         if padded_shapes is None:
             shapes = [c.shape for c in comps]
             if any(s is None for s in shapes):
@@ -594,7 +616,10 @@ class Dataset:
         if not _same_structure(self._structure, dataset._structure) or [
                 c.dtype for c in mine] != [c.dtype for c in theirs]:
             raise TypeError("concatenate: the datasets' element structures or types differ")
-        structure = _pack(self._structure, [_Component(a.dtype, _merge_shape(a.shape, b.shape))
+        if [c.sparse for c in mine] != [c.sparse for c in theirs]:
+            raise TypeError("concatenate: the datasets' element classes differ (a Tensor "
+                            "against a SparseTensor)")
+        structure = _pack(self._structure, [a.like(_merge_shape(a.shape, b.shape))
                                             for a, b in zip(mine, theirs)])
 
         def make(run):
@@ -612,16 +637,21 @@ class Dataset:
         if any(c.shape is not None and len(c.shape) == 0 for c in comps):
             raise ValueError("unbatch: the components must have rank >= 1")
         structure = _pack(self._structure, [
-            _Component(c.dtype, None if c.shape is None else c.shape[1:]) for c in comps])
+            c.like(None if c.shape is None else c.shape[1:]) for c in comps])
 
         def make(run):
             for element in self._make(run):
-                rows = {a.shape[0] for a in element}
+                rows = {data_sparse.rows(a) if c.sparse else a.shape[0]
+                        for a, c in zip(element, comps)}
                 if len(rows) != 1:
                     raise ExecutionError(f"unbatch: the components' first dims differ: "
                                         f"{sorted(rows)}")
-                for i in range(rows.pop()):
-                    yield [a[i, ...].copy() for a in element]
+                count = rows.pop()
+                columns = [data_sparse.split(a) if c.sparse else
+                           [a[i, ...].copy() for i in range(count)]
+                           for a, c in zip(element, comps)]
+                for i in range(count):
+                    yield [column[i] for column in columns]
         return self._derive(structure, make)
 
     def enumerate(self, start: int = 0) -> "Dataset":
@@ -726,8 +756,8 @@ def _file_names(filenames, what: str):
 
 def _file_source(filenames, compression_type, num_parallel_reads, what: str,
                  read: Callable):
-    """(make, captured) of a dataset of the string elements `read(name, compression)`
-    yields, file after file, or interleaved an element at a time over
+    """(make, captured) of a dataset of the elements `read(name, compression)` yields
+    (lists of arrays), file after file, or interleaved an element at a time over
     `num_parallel_reads` files (TF's deterministic order).
 
     Raises:
@@ -742,17 +772,20 @@ def _file_source(filenames, compression_type, num_parallel_reads, what: str,
         names = names_of(run)
         if cycle == 1:
             for name in names:
-                for value in read(name, compression):
-                    yield [value]
+                yield from read(name, compression)
             return
         from .data_more import _interleaved  # (data_more builds on this module)
-        yield from _interleaved(iter(names), lambda name: ([v] for v in read(
-            name, compression)), cycle, 1)
+        yield from _interleaved(iter(names), lambda name: read(name, compression), cycle, 1)
     return make, captured
 
 
-def _text_lines(name: str, compression: str):
-    """The lines of a text file without their ends ("\n" or "\r\n"), as str."""
+def raw_lines(name: str, compression: str):
+    """The lines of a file as bytes, without their "\n" (a last line without one
+    included), read a chunk at a time.
+
+    Raises:
+        OSError; DataLossError (damaged compressed data).
+    """
     with open_stream(name, compression) as f:
         tail = b""
         while True:
@@ -761,18 +794,23 @@ def _text_lines(name: str, compression: str):
                 break
             lines = (tail + chunk).split(b"\n")
             tail = lines.pop()
-            for line in lines:
-                yield np.asarray(_text(line[:-1] if line.endswith(b"\r") else line), object)
+            yield from lines
         if tail:
-            yield np.asarray(_text(tail[:-1] if tail.endswith(b"\r") else tail), object)
+            yield tail
+
+
+def _text_lines(name: str, compression: str):
+    """The lines of a text file without their ends ("\n" or "\r\n"), as str elements."""
+    for line in raw_lines(name, compression):
+        yield [np.asarray(_text(line[:-1] if line.endswith(b"\r") else line), object)]
 
 
 def _tfrecords(name: str, compression: str):
-    """The records of a TFRecord file, as 0-d object arrays of bytes."""
+    """The records of a TFRecord file, as elements of a 0-d object array of bytes."""
     for record in read_records(name, compression):
         value = np.empty((), object)
         value[()] = record
-        yield value
+        yield [value]
 
 
 class TextLineDataset(Dataset):

@@ -13,9 +13,11 @@ from ..format import DType
 from ..ops import dataset as _ops
 from ..ops.queue import encode_shapes
 from . import graph as _g
-from .data_structure import (_compatible, _components, _flatten, _key, _pack, _Run,
+from .data_structure import (_compatible, _Component, _components, _expand, _flatten,
+                             _flatten_like, _graph_leaves, _key, _pack, _raw, _Run,
                              _same_structure)
 from .graph import Graph, Operation, Tensor
+from .sparse_tensor import SparseTensor
 from .tensor_shape import TensorShape
 
 if TYPE_CHECKING:  # data imports this module at its end
@@ -55,8 +57,8 @@ class Iterator:
         if string_handle.shape is not None and len(string_handle.shape) != 0:
             raise ValueError(f"from_string_handle: string_handle must be a scalar, got "
                              f"shape {list(string_handle.shape)}")
-        structure = _pack(output_types, _components(output_types, output_shapes,
-                                                    "Iterator.from_string_handle"))
+        structure = _declared(output_types, output_shapes, output_classes,
+                              "Iterator.from_string_handle")
         g = string_handle.graph
         return Iterator(g, g.unique_name("FeedableIterator"), structure, handle=string_handle)
 
@@ -66,7 +68,7 @@ class Iterator:
         handle it reads. Never raises beyond what building the op raises."""
         if self._handle is not None:
             return self._handle
-        comps = _flatten(self._structure)
+        comps = _raw(_flatten(self._structure))
         ranks, dims = encode_shapes([c.shape for c in comps])
         with self._graph.as_default():
             return self._graph.op(
@@ -83,11 +85,14 @@ class Iterator:
         """An iterator of the given element structure, not bound to a dataset: run
         make_initializer(dataset) to (re)start it on one.
 
+        output_classes marks SparseTensor components (TF1's output_classes).
+
         Raises:
-            TypeError: a type is unknown, or output_shapes' structure differs.
+            TypeError: a type is unknown, or output_shapes' or output_classes'
+                structure differs.
         """
-        structure = _pack(output_types, _components(output_types, output_shapes,
-                                                    "Iterator.from_structure"))
+        structure = _declared(output_types, output_shapes, output_classes,
+                              "Iterator.from_structure")
         g = _g.get_default_graph()
         return Iterator(g, shared_name or g.unique_name("Iterator"), structure)
 
@@ -104,8 +109,9 @@ class Iterator:
 
     @property
     def output_classes(self):
-        """The element's structure of component classes (Tensor)."""
-        return _pack(self._structure, [Tensor for _ in _flatten(self._structure)])
+        """The element's structure of component classes (Tensor or SparseTensor)."""
+        return _pack(self._structure, [SparseTensor if c.sparse else Tensor
+                                       for c in _flatten(self._structure)])
 
     @property
     def initializer(self) -> Operation:
@@ -137,7 +143,7 @@ class Iterator:
             raise TypeError("make_initializer: the dataset's element structure differs from "
                             "the iterator's")
         for a, b in zip(mine, theirs):
-            if a.dtype != b.dtype:
+            if a.dtype != b.dtype or a.sparse != b.sparse:
                 raise TypeError(f"make_initializer: expected types {self.output_types} but "
                                 f"got dataset with types {dataset.output_types}")
             if not _compatible(a.shape, b.shape):
@@ -153,22 +159,44 @@ class Iterator:
         Raises:
             TypeError: name is not a str.
         """
-        comps = _flatten(self._structure)
-        ranks, dims = encode_shapes([c.shape for c in comps])
-        attrs = {"output_types": [c.dtype.short_name for c in comps],
-                 "output_ranks": ranks, "output_dims": dims}
         if self._handle is None:
             op, inputs = "IteratorGetNext", []
-            attrs.update(iterator=self._name, token=self._token)
+            attrs = {"iterator": self._name, "token": self._token}
         else:
-            op, inputs = "IteratorGetNextFromStringHandle", [self._handle]
-        with self._graph.as_default():
-            outs = self._graph.op(
-                op, inputs, attrs, num_outputs=len(comps), name=name or "IteratorGetNext",
-                domain=_ops.DOMAIN, dtypes=[c.dtype for c in comps],
-                shapes=[c.shape for c in comps])
-        outs = outs if isinstance(outs, list) else [outs]
-        return _pack(self._structure, outs)
+            op, inputs, attrs = "IteratorGetNextFromStringHandle", [self._handle], {}
+        return element_op(self._graph, op, inputs, attrs, self._structure,
+                          name or "IteratorGetNext")
+
+
+def _declared(output_types, output_shapes, output_classes, what: str):
+    """The element structure TF1's (output_types, output_shapes, output_classes) declare
+    (a SparseTensor class marks a sparse component).
+
+    Raises:
+        TypeError: a type is unknown, or the shapes' or classes' structure differs.
+    """
+    comps = _components(output_types, output_shapes, what)
+    if output_classes is not None:
+        classes = _flatten_like(output_types, output_classes, f"{what}: output_classes")
+        comps = [_Component(c.dtype, c.shape, k is SparseTensor) for c, k in zip(comps, classes)]
+    return _pack(output_types, comps)
+
+
+def element_op(graph: Graph, op_type: str, inputs: list, attrs: dict, structure, name: str):
+    """An op giving one element of `structure` (IteratorGetNext and its kin): its
+    outputs carry the components (three per SparseTensor), returned as the element's
+    structure of Tensors and SparseTensors with the components' static shapes."""
+    comps = _flatten(structure)
+    raw = _raw(comps)
+    ranks, dims = encode_shapes([c.shape for c in raw])
+    attrs = {**attrs, "output_types": [c.dtype.short_name for c in raw],
+             "output_ranks": ranks, "output_dims": dims}
+    with graph.as_default():
+        outs = graph.op(op_type, inputs, attrs, num_outputs=len(raw), name=name,
+                        domain=_ops.DOMAIN, dtypes=[c.dtype for c in raw],
+                        shapes=[c.shape for c in raw])
+    outs = outs if isinstance(outs, list) else [outs]
+    return _pack(structure, _graph_leaves(outs, comps))
 
 
 def _not_by_value(t: Tensor) -> str | None:
@@ -205,10 +233,12 @@ def _register(graph: Graph, dataset: Dataset, fixed: dict | None = None) -> str:
     (values known while building, for a one-shot iterator)."""
     captured = [] if fixed is not None else dataset._captured()
 
+    comps = dataset._components
+
     def opener(values):
         feeds = dict(fixed or {})
         feeds.update({_key(t): np.asarray(v) for t, v in zip(captured, values)})
-        return dataset._make(_Run(feeds))
+        return (_expand(element, comps) for element in dataset._make(_Run(feeds)))
     token = _ops.register(opener)
     weakref.finalize(graph, _ops.unregister, token)
     return token

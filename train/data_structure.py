@@ -13,14 +13,16 @@ from ..errors import OneGraphError
 from ..format import DType
 from . import graph as _g
 from .graph import Graph, Tensor
+from .sparse_tensor import SparseTensor, SparseTensorValue
 from .tensor_shape import TensorShape
 
 
 # --- nested structures ------------------------------------------------------------------
 
 def _flatten(struct) -> list:
-    """The leaves of a nested tuple/dict structure (dicts by sorted key, as TF's nest)."""
-    if isinstance(struct, tuple):
+    """The leaves of a nested tuple/dict structure (dicts by sorted key, as TF's nest);
+    a SparseTensorValue is a leaf (a sparse component's value)."""
+    if isinstance(struct, tuple) and not isinstance(struct, SparseTensorValue):
         return [leaf for item in struct for leaf in _flatten(item)]
     if isinstance(struct, dict):
         return [leaf for key in sorted(struct) for leaf in _flatten(struct[key])]
@@ -32,7 +34,7 @@ def _pack(template, leaves: list):
     it = iter(leaves)
 
     def build(t):
-        if isinstance(t, tuple):
+        if isinstance(t, tuple) and not isinstance(t, SparseTensorValue):
             items = [build(x) for x in t]
             return type(t)(*items) if hasattr(t, "_fields") else tuple(items)
         if isinstance(t, dict):
@@ -73,12 +75,80 @@ def _same_structure(a, b) -> bool:
 
 
 class _Component:
-    """One component of an element: its DType and static shape (None: unknown rank)."""
+    """One component of an element: its DType and static shape (None: unknown rank);
+    a sparse one is a SparseTensor of that values dtype and dense shape, whose value
+    in an element is a SparseTensorValue (and three tensors in a graph)."""
 
-    __slots__ = ("dtype", "shape")
+    __slots__ = ("dtype", "shape", "sparse")
 
-    def __init__(self, dtype: DType, shape):
+    def __init__(self, dtype: DType, shape, sparse: bool = False):
         self.dtype, self.shape = dtype, None if shape is None else tuple(shape)
+        self.sparse = sparse
+
+    def like(self, shape) -> "_Component":
+        """The same kind and dtype with another shape."""
+        return _Component(self.dtype, shape, self.sparse)
+
+
+def _raw(comps: list) -> list:
+    """The dense components that carry `comps` through graph ops: a sparse one is its
+    indices (int64 [N, rank]), values ([N]) and dense_shape (int64 [rank])."""
+    out = []
+    for c in comps:
+        if not c.sparse:
+            out.append(c)
+            continue
+        rank = None if c.shape is None else len(c.shape)
+        out += [_Component(DType.INT64, (None, rank)), _Component(c.dtype, (None,)),
+                _Component(DType.INT64, (rank,))]
+    return out
+
+
+def _expand(element: list, comps: list) -> list:
+    """An element's values as the arrays of _raw(comps)."""
+    out = []
+    for value, c in zip(element, comps):
+        out.extend(value if c.sparse else (value,))
+    return out
+
+
+def _collapse(arrays: list, comps: list) -> list:
+    """The arrays of _raw(comps) as an element's values (SparseTensorValues for sparse
+    components)."""
+    out, it = [], iter(arrays)
+    for c in comps:
+        out.append(SparseTensorValue(next(it), next(it), next(it)) if c.sparse else next(it))
+    return out
+
+
+def _graph_leaves(tensors: list, comps: list) -> list:
+    """The graph tensors of _raw(comps) as the leaves of an element: SparseTensors (with
+    their components' static shapes) for sparse components."""
+    out, it = [], iter(tensors)
+    for c in comps:
+        if not c.sparse:
+            out.append(next(it))
+            continue
+        sparse = SparseTensor(next(it), next(it), next(it))
+        sparse._shape_default = TensorShape(c.shape)
+        out.append(sparse)
+    return out
+
+
+def _leaf_component(leaf) -> "_Component":
+    """The component of a graph leaf (a Tensor or a SparseTensor)."""
+    if isinstance(leaf, SparseTensor):
+        shape = leaf.get_shape()
+        return _Component(leaf.dtype, None if shape.ndims is None else tuple(shape.as_list()),
+                          sparse=True)
+    return _Component(leaf.dtype, _shape(leaf))
+
+
+def _leaf_tensors(leaf) -> list:
+    """The graph tensors carrying a leaf: a SparseTensor's three, or the tensor."""
+    if isinstance(leaf, SparseTensor):
+        return [leaf.indices, leaf.values, leaf.dense_shape]
+    return [leaf]
 
 
 def _components(output_types, output_shapes, what: str) -> list:
@@ -209,12 +279,13 @@ class _Traced:
         self.captured: list = []  # tensors of the graphs around, in first-use order
         self._fed: list = []  # their placeholders here
         g._capture = self._capture
-        flat = _flatten(structure)
+        self._in_comps = _flatten(structure)
+        self._out_comps = None  # the output's components when it is not a dataset
         with g.as_default():
             self.args = [g.placeholder(c.dtype, c.shape, name=f"arg{k}")
-                         for k, c in enumerate(flat)]
+                         for k, c in enumerate(_raw(self._in_comps))]
             try:
-                out = _call(fn, _pack(structure, self.args))
+                out = _call(fn, _pack(structure, _graph_leaves(self.args, self._in_comps)))
                 if want_dataset:
                     from .data import Dataset  # (data builds on this module)
                     if not isinstance(out, Dataset):
@@ -225,13 +296,15 @@ class _Traced:
                     self.template, self.output_keys = out, [_key(t) for t in inner]
                     self.outputs = [g.convert(t) for t in inner]
                     return
-                leaves = [g.convert(v) for v in _flatten(out)]
+                leaves = [v if isinstance(v, SparseTensor) else g.convert(v)
+                          for v in _flatten(out)]
+                self.outputs = [g.convert(t) for leaf in leaves for t in _leaf_tensors(leaf)]
             except OneGraphError as e:
                 if "another graph" in str(e):
                     raise _captured_error(what, e) from e
                 raise
-        self.template = _pack(out, [_Component(t.dtype, _shape(t)) for t in leaves])
-        self.outputs = leaves
+        self._out_comps = [_leaf_component(leaf) for leaf in leaves]
+        self.template = _pack(out, self._out_comps)
         self.output_keys = None
 
     def _capture(self, t: Tensor) -> Tensor:
@@ -264,10 +337,11 @@ class _Traced:
         tensors' values come from `run`."""
         if not self.outputs:
             return []
-        feed = dict(zip(self.args, element))
+        feed = dict(zip(self.args, _expand(element, self._in_comps)))
         for t, placeholder in zip(self.captured, self._fed):
             feed[placeholder] = run.value(t)
-        return [np.asarray(v) for v in sess.run(list(self.outputs), feed_dict=feed)]
+        values = [np.asarray(v) for v in sess.run(list(self.outputs), feed_dict=feed)]
+        return values if self._out_comps is None else _collapse(values, self._out_comps)
 
     def inner_run(self, sess, element: list, run: "_Run") -> "_Run":
         """The run of the dataset the function returned, for one element."""

@@ -144,3 +144,41 @@ def capturing(tf, scale) -> dict:
         "filter_and_range_read_placeholder": D.range(8).filter(lambda x: x < scale)
         .flat_map(lambda x: D.range(x, scale)),
     }
+
+
+def _example(tf, values, label):
+    """A serialized tf.train.Example with a VarLen-like float list and an int label."""
+    T = tf.train
+    return T.Example(features=T.Features(feature={
+        "v": T.Feature(float_list=T.FloatList(value=values)),
+        "label": T.Feature(int64_list=T.Int64List(value=[label]))})).SerializeToString()
+
+
+def sparse_pipelines(tf) -> dict:
+    """Scenario name -> dataset with SparseTensor components."""
+    D = tf.data.Dataset
+    i64 = np.int64
+    st = tf.SparseTensorValue(np.array([[0, 0], [1, 0], [1, 2], [3, 1]], i64),
+                              np.array([1.5, 2.5, 3.5, 4.5], np.float32),
+                              np.array([4, 3], i64))
+    sorted_st = tf.SparseTensorValue(np.array([[0, 0], [1, 0], [1, 2], [3, 1]], i64),
+                                     np.array([1, 2, 3, 4], np.int32), np.array([4, 3], i64))
+
+    def ragged(x):
+        return tf.SparseTensor(tf.reshape(tf.range(x), [-1, 1]), tf.range(x) * 10,
+                               tf.reshape(x, [1]))
+
+    serialized = np.array([_example(tf, [1.0, 2.0], 7), _example(tf, [], 8),
+                           _example(tf, [3.0], 9)], object)
+    spec = {"v": tf.io.VarLenFeature(tf.float32), "label": tf.io.FixedLenFeature([], tf.int64)}
+    return {
+        "sparse_slices": D.from_tensor_slices(sorted_st),
+        "sparse_from_tensors_unbatch": D.from_tensors(st).apply(lambda d: d.unbatch()),
+        "sparse_map_batch": D.range(4).map(ragged).batch(3),
+        "sparse_dict_map": D.range(1, 3).map(lambda x: {"s": ragged(x), "d": x * 2}),
+        "sparse_concatenate": D.range(2).map(ragged).concatenate(D.range(3, 4).map(ragged)),
+        "sparse_map_reads_sparse": D.range(1, 4).map(ragged).map(
+            lambda s: (tf.sparse.reduce_sum(s), s.dense_shape)),
+        "parse_varlen_batch": D.from_tensor_slices(serialized).map(
+            lambda r: tf.io.parse_single_example(r, spec)).batch(2),
+    }

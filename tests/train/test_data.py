@@ -19,7 +19,8 @@ from onegraph.ops import dataset as dataset_ops
 from onegraph.train import data as tfdata
 from onegraph.train.tfrecord import read_records
 
-from .data_cases import CAPTURE_FEEDS, FILES, capturing, feedable, pipelines
+from .data_cases import (CAPTURE_FEEDS, FILES, capturing, feedable, pipelines,
+                         sparse_pipelines)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(HERE, "data", "tf1_data_reference.json")) as _f:
@@ -505,3 +506,44 @@ def test_functions_capture_placeholders_and_outer_arguments_as_tf(name):
                 tfdata.make_one_shot_iterator(capturing(og, scale)[name])
         else:
             tfdata.make_one_shot_iterator(capturing(og, scale)[name])
+
+
+@pytest.mark.parametrize("name", sorted(REF["sparse"]))
+def test_sparse_components_match_tf(name):
+    ref = REF["sparse"][name]
+    with og.Graph().as_default():
+        ds = sparse_pipelines(og)[name]
+        assert [c.__name__ for c in _flat(ds.output_classes)] == ref["classes"]
+        assert [t.short_name for t in _flat(ds.output_types)] == ref["types"]
+        # og's static shapes are TF's, or know more (og knows sparse.reduce_sum's rank)
+        for got, want in zip([_shape_list(s) for s in _flat(ds.output_shapes)], ref["shapes"]):
+            assert got == want or (want is None and got is not None)
+        nxt = tfdata.make_one_shot_iterator(ds).get_next()
+        assert [type(t).__name__ for t in _flat(nxt)] == ref["classes"]
+        assert [_shape_list(t.get_shape()) for t in _flat(nxt)] == \
+            [_shape_list(s) for s in _flat(ds.output_shapes)]
+        with og.Session() as sess:
+            _check_elements(_drain(sess, nxt), ref["elements"])
+
+
+def test_reinitializable_and_feedable_iterators_carry_sparse_components():
+    ref = REF["sparse"]["sparse_map_batch"]["elements"]
+    with og.Graph().as_default():
+        ds = sparse_pipelines(og)["sparse_map_batch"]
+        it = tfdata.Iterator.from_structure(ds.output_types, ds.output_shapes,
+                                            output_classes=ds.output_classes)
+        init = it.make_initializer(ds)
+        with pytest.raises(TypeError, match="expected types"):  # dense against sparse
+            it.make_initializer(D.range(3).map(lambda x: og.fill(og.reshape(x, [1]), x)))
+        handle = og.placeholder(og.string, [])
+        feedable = tfdata.Iterator.from_string_handle(handle, ds.output_types,
+                                                      ds.output_shapes, ds.output_classes)
+        nxt, fed = it.get_next(), feedable.get_next()
+        assert isinstance(nxt, og.SparseTensor) and isinstance(fed, og.SparseTensor)
+        with og.Session() as sess:
+            sess.run(init)
+            first = sess.run(nxt)
+            assert isinstance(first, og.SparseTensorValue)
+            value = sess.run(it.string_handle())
+            second = sess.run(fed, {handle: value})
+        _check_elements([first, second], ref)
