@@ -18,10 +18,9 @@ import numpy as np
 from ..errors import ExecutionError
 from ..format import DType
 from ..ops import dataset as _ops
-from ..ops.queue import encode_shapes
 from . import graph as _g
 from .data import Dataset, _positive
-from .data_iterator import _register
+from .data_iterator import _register, element_op
 from .data_structure import (_as_array, _Component, _flatten, _flatten_like, _pack,
                              _Run, _shape, _Traced)
 from .graph import Tensor
@@ -35,7 +34,8 @@ __all__ = ["AUTOTUNE", "Counter", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY",
            "bucket_by_sequence_length", "choose_from_datasets", "copy_to_device",
            "enumerate_dataset", "get_single_element", "group_by_window", "map_and_batch",
            "parallel_interleave", "prefetch_to_device", "sample_from_datasets", "scan",
-           "shuffle_and_repeat", "take_while", "TFRecordWriter", "unbatch", "unique"]
+           "shuffle_and_repeat", "take_while", "TFRecordWriter", "unbatch", "unique",
+           "CsvDataset", "make_batched_features_dataset", "parse_example_dataset"]
 
 
 # --- sources ---------------------------------------------------------------------------------
@@ -67,7 +67,7 @@ def _datasets(datasets, what: str) -> list:
         raise TypeError(f"{what}: datasets must be a non-empty list of Datasets")
     first = sets[0]
     for k, d in enumerate(sets[1:], 1):
-        if d.output_types != first.output_types:
+        if d.output_types != first.output_types or d.output_classes != first.output_classes:
             raise TypeError(f"{what}: all datasets must have the same element types; "
                             f"dataset 0 has {first.output_types}, dataset {k} "
                             f"{d.output_types}")
@@ -84,7 +84,7 @@ def _merged_structure(sets: list):
         for p in parts[1:]:
             shape = None if shape is None or p.shape is None or len(p.shape) != len(
                 shape) else tuple(a if a == b else None for a, b in zip(shape, p.shape))
-        merged.append(_Component(parts[0].dtype, shape))
+        merged.append(parts[0].like(shape))
     return _pack(sets[0]._structure, merged)
 
 
@@ -236,7 +236,7 @@ def _traced_with_state(fn: Callable, state_structure, element_structure, what: s
             raise TypeError(f"{what}: the new state's types "
                             f"{[g.dtype.short_name for g in got]} differ from the initial "
                             f"state's {[w.dtype.short_name for w in want]}")
-        relaxed = [_Component(w.dtype, _relax(w.shape, g.shape)) for w, g in zip(want, got)]
+        relaxed = [w.like(_relax(w.shape, g.shape)) for w, g in zip(want, got)]
         if [r.shape for r in relaxed] == [w.shape for w in want]:
             return traced, state_structure
         state_structure = _pack(state_structure, relaxed)
@@ -334,7 +334,8 @@ def unique() -> Callable:
     """
     def apply(ds: Dataset) -> Dataset:
         comps = ds._components
-        if len(comps) != 1 or comps[0].dtype not in (DType.INT32, DType.INT64, DType.STRING):
+        if len(comps) != 1 or comps[0].sparse or comps[0].dtype not in (
+                DType.INT32, DType.INT64, DType.STRING):
             raise TypeError("`tf.data.experimental.unique()` only supports inputs with a "
                             "single `tf.int32`, `tf.int64`, or `tf.string` component.")
 
@@ -579,16 +580,8 @@ def get_single_element(dataset: Dataset, name=None):
             element." (TF's InvalidArgument messages).
     """
     g, token, captured = _pipeline_inputs(dataset, "get_single_element")
-    comps = dataset._components
-    ranks, dims = encode_shapes([c.shape for c in comps])
-    outs = g.op("DatasetToSingleElement", captured,
-                {"token": token, "output_types": [c.dtype.short_name for c in comps],
-                 "output_ranks": ranks, "output_dims": dims},
-                num_outputs=len(comps), name=name or "DatasetToSingleElement",
-                domain=_ops.DOMAIN, dtypes=[c.dtype for c in comps],
-                shapes=[c.shape for c in comps])
-    outs = outs if isinstance(outs, list) else [outs]
-    return _pack(dataset._structure, outs)
+    return element_op(g, "DatasetToSingleElement", captured, {"token": token},
+                      dataset._structure, name or "DatasetToSingleElement")
 
 
 class TFRecordWriter:
@@ -623,3 +616,7 @@ class TFRecordWriter:
         return g.op("DatasetToTFRecord", [g.convert(self._filename)] + captured,
                     {"token": token, "compression_type": self._compression},
                     name=name or "DatasetToTFRecord", domain=_ops.DOMAIN)
+
+
+from .data_csv import (CsvDataset, make_batched_features_dataset,  # noqa: E402 - (data_csv
+                       parse_example_dataset)  # builds on data, as this module)
