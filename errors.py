@@ -61,3 +61,26 @@ class NotFoundError(OneGraphError):
 
 class OutOfRangeError(OneGraphError):
     """A closed queue is exhausted (the input pipeline has ended)."""
+
+
+class InvalidArgumentError(ExecutionError, ValueError):
+    """An op was given a value it cannot work with (TF1's InvalidArgumentError)."""
+
+
+class FailedPreconditionError(ExecutionError):
+    """The system is not in the state an op needs: an uninitialized table, a file that
+    is a directory (TF1's FailedPreconditionError)."""
+
+
+class AlreadyExistsError(OneGraphError):
+    """What was to be created exists already (TF1's AlreadyExistsError)."""
+
+
+class PermissionDeniedError(OneGraphError):
+    """An operation is not allowed: writing a file opened for reading (TF1's
+    PermissionDeniedError)."""
+
+
+class UnimplementedError(UnsupportedOpError):
+    """An operation is not implemented here, such as a cloud file system (TF1's
+    UnimplementedError)."""

@@ -7,7 +7,7 @@ filesystem gives it. Errors carry TF's messages. onegraph has no cloud filesyste
 with a scheme other than file:// raises UnsupportedOpError (TF's UnimplementedError).
 
 errors.py has no AlreadyExistsError, FailedPreconditionError, PermissionDeniedError or
-UnimplementedError; the closest existing classes stand in (the _ALREADY_EXISTS... names).
+UnimplementedError; the closest existing classes stand in (the AlreadyExistsError... names).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import shutil
 import tempfile
 import types
 
-from ..errors import NotFoundError, OneGraphError, UnsupportedOpError
+from ..errors import (AlreadyExistsError, FailedPreconditionError, InvalidArgumentError,
+                      NotFoundError, OneGraphError, PermissionDeniedError, UnimplementedError)
 
 __all__ = ["GFile", "Open", "FastGFile", "FileStatistics", "Exists", "Glob", "IsDirectory",
            "ListDirectory", "MakeDirs", "MkDir", "Remove", "DeleteRecursively", "Rename",
@@ -27,10 +28,6 @@ __all__ = ["GFile", "Open", "FastGFile", "FileStatistics", "Exists", "Glob", "Is
            "io_gfile_namespace"]
 
 # stand-ins for TF error classes errors.py does not have (one place to change them)
-_ALREADY_EXISTS = OneGraphError
-_FAILED_PRECONDITION = OneGraphError
-_PERMISSION_DENIED = OneGraphError
-_UNIMPLEMENTED = UnsupportedOpError
 
 _MODES = ("r", "rb", "w", "wb", "a", "ab", "r+", "rb+", "r+b", "w+", "wb+", "w+b", "a+",
           "ab+", "a+b")
@@ -48,7 +45,7 @@ def _path(name) -> str:
         raise TypeError("Expected binary or unicode string, got %r" % (name,))
     scheme, sep, _ = name.partition("://")
     if sep and scheme != "file" and "/" not in scheme:
-        raise _UNIMPLEMENTED("File system scheme '%s' not implemented (file: '%s')"
+        raise UnimplementedError("File system scheme '%s' not implemented (file: '%s')"
                              % (scheme, name))
     return name
 
@@ -64,13 +61,13 @@ def _os_error(error: OSError, path: str) -> Exception:
     if error.errno == errno.ENOENT:
         return NotFoundError(message)
     if error.errno in (errno.EISDIR, errno.ENOTDIR, errno.ENOTEMPTY):
-        return _FAILED_PRECONDITION(message)
+        return FailedPreconditionError(message)
     if error.errno in (errno.EACCES, errno.EPERM):
-        return _PERMISSION_DENIED(message)
+        return PermissionDeniedError(message)
     if error.errno == errno.EEXIST:
-        return _ALREADY_EXISTS(message)
+        return AlreadyExistsError(message)
     if error.errno == errno.EINVAL:
-        return ValueError(message)
+        return InvalidArgumentError(message)
     return OneGraphError(message)
 
 
@@ -98,7 +95,7 @@ class GFile:
     def __init__(self, name, mode: str = "r"):
         self._path = _path(name)
         if mode not in _MODES:
-            raise ValueError("mode is not 'r' or 'w' or 'a' or 'r+' or 'w+' or 'a+'")
+            raise InvalidArgumentError("mode is not 'r' or 'w' or 'a' or 'r+' or 'w+' or 'a+'")
         self.__name = name
         self.__mode = mode
         self._binary = "b" in mode
@@ -119,16 +116,16 @@ class GFile:
     def _open(self, for_write: bool):
         # opened on first use as TF's GFile, so "w" truncates only when written
         if for_write and not self._writable:
-            raise _PERMISSION_DENIED("File isn't open for writing")
+            raise PermissionDeniedError("File isn't open for writing")
         if not for_write and not self._readable:
-            raise _PERMISSION_DENIED("File isn't open for reading")
+            raise PermissionDeniedError("File isn't open for reading")
         if self._handle is None:
             raw_mode = {"r": "rb", "w": "wb", "a": "ab"}[self.__mode[0]]
             if "+" in self.__mode:
                 raw_mode += "+"
             local = _local(self._path)
             if os.path.isdir(local):
-                raise _FAILED_PRECONDITION("%s; Is a directory" % self._path)
+                raise FailedPreconditionError("%s; Is a directory" % self._path)
             try:
                 self._handle = open(local, raw_mode)
             except OSError as error:
@@ -191,7 +188,7 @@ class GFile:
             raise TypeError("GFile.seek needs an offset")
         handle = self._open(False)
         if whence not in (0, 1, 2):
-            raise ValueError("Invalid whence argument: %s. Valid values are 0, 1, or 2."
+            raise InvalidArgumentError("Invalid whence argument: %s. Valid values are 0, 1, or 2."
                              % (whence,))
         handle.seek(offset, whence)
 
@@ -340,7 +337,7 @@ def Remove(filename) -> None:
     for a directory."""
     path = _path(filename)
     if os.path.isdir(_local(path)):
-        raise _FAILED_PRECONDITION("%s; Is a directory" % path)
+        raise FailedPreconditionError("%s; Is a directory" % path)
     try:
         os.remove(_local(path))
     except OSError as error:
@@ -386,7 +383,7 @@ def MakeDirs(dirname) -> None:
             continue
         if os.path.exists(prefix):
             if not os.path.isdir(prefix):
-                raise _FAILED_PRECONDITION("%s is not a directory" % prefix)
+                raise FailedPreconditionError("%s is not a directory" % prefix)
             continue
         try:
             os.mkdir(prefix)
@@ -401,7 +398,7 @@ def Rename(oldname, newname, overwrite: bool = False) -> None:
     and not overwrite, NotFoundError when oldname is missing."""
     old, new = _path(oldname), _path(newname)
     if not overwrite and os.path.exists(_local(new)):
-        raise _ALREADY_EXISTS("file already exists")
+        raise AlreadyExistsError("file already exists")
     try:
         os.rename(_local(old), _local(new))
     except OSError as error:
@@ -415,13 +412,13 @@ def Copy(oldpath, newpath, overwrite: bool = False) -> None:
     old, new = _path(oldpath), _path(newpath)
     src, dst = _local(old), _local(new)
     if not overwrite and os.path.exists(dst):
-        raise _ALREADY_EXISTS("file already exists")
+        raise AlreadyExistsError("file already exists")
     if not os.path.exists(src):
         raise NotFoundError("%s; No such file or directory" % old)
     if os.path.isdir(src):
-        raise ValueError("%s; Invalid argument" % new)
+        raise InvalidArgumentError("%s; Invalid argument" % new)
     if os.path.isdir(dst):
-        raise _FAILED_PRECONDITION("%s; Is a directory" % new)
+        raise FailedPreconditionError("%s; Is a directory" % new)
     try:
         fd, tmp = tempfile.mkstemp(prefix=".og-copy-", dir=os.path.dirname(dst) or ".")
     except OSError as error:

@@ -22,10 +22,13 @@ with open(DATA) as _f:
     REF = json.load(_f)
 
 # TF's error classes -> the og ones standing in (errors.py has no AlreadyExists, ...)
-ERRORS = {"NotFoundError": errors.NotFoundError, "AlreadyExistsError": errors.OneGraphError,
-          "FailedPreconditionError": errors.OneGraphError,
-          "PermissionDeniedError": errors.OneGraphError, "InvalidArgumentError": ValueError,
-          "UnimplementedError": errors.UnsupportedOpError, "TypeError": TypeError}
+ERRORS = {"NotFoundError": errors.NotFoundError,
+          "AlreadyExistsError": errors.AlreadyExistsError,
+          "FailedPreconditionError": errors.FailedPreconditionError,
+          "PermissionDeniedError": errors.PermissionDeniedError,
+          "InvalidArgumentError": errors.InvalidArgumentError,
+          "UnimplementedError": errors.UnimplementedError,
+          "TypeError": TypeError}
 
 G = og_gfile.gfile_namespace
 
