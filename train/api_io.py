@@ -1,5 +1,5 @@
 """og.io: TF1's tf.io namespace, and TF1's top-level names for the same functions
-(og.parse_example, og.decode_csv, og.FixedLenFeature, ...).
+(og.parse_example, og.decode_csv, og.FixedLenFeature, ...), with og.io.gfile.
 
 The functions live where their kind of work is: Example parsing in api_parsing.py,
 file, CSV, raw-bytes and tensor-proto ops in api_io_ops.py, TFRecord files in
@@ -12,6 +12,7 @@ import types
 
 from . import api_io_ops, api_parsing, image, image_more, queues  # noqa: F401 - (codecs)
 from .api_strings import decode_base64, encode_base64
+from .gfile import io_gfile_namespace
 from .record_compression import TFRecordCompressionType, TFRecordOptions
 from .tfrecord import TFRecordWriter, tf_record_iterator
 
@@ -27,6 +28,7 @@ _IO_NAMES = {**{n: getattr(api_parsing, n) for n in api_parsing.__all__},
              "TFRecordCompressionType": TFRecordCompressionType,
              "TFRecordWriter": TFRecordWriter, "tf_record_iterator": tf_record_iterator,
              "FIFOQueue": queues.FIFOQueue, "RandomShuffleQueue": queues.RandomShuffleQueue,
+             "gfile": io_gfile_namespace,
              **{n: getattr(image, n) for n in ("decode_image", "decode_jpeg", "decode_png",
                                                "encode_png", "is_jpeg", "extract_jpeg_shape")
                 if hasattr(image, n)}}

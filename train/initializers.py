@@ -650,7 +650,41 @@ glorot_uniform_initializer = GlorotUniform
 glorot_normal_initializer = GlorotNormal
 orthogonal_initializer = Orthogonal
 
+
+# TF1's tf.initializers also names the graph's initializer ops
+def global_variables():
+    """The op initializing the default graph's global variables (TF1's
+    tf.initializers.global_variables). Never raises."""
+    from .variables import global_variables_initializer  # (variables imports this module)
+    return global_variables_initializer()
+
+
+def local_variables():
+    """The op initializing the default graph's local variables (TF1's
+    tf.initializers.local_variables). Never raises."""
+    from .variables import local_variables_initializer  # (variables imports this module)
+    return local_variables_initializer()
+
+
+def variables(var_list, name: str = "init"):
+    """The op initializing var_list (TF1's tf.initializers.variables).
+
+    Raises:
+        TypeError: as og.variables_initializer.
+    """
+    from .variables import variables_initializer  # (variables imports this module)
+    return variables_initializer(var_list, name)
+
+
+def tables_initializer(name: str = "init_all_tables"):
+    """The op initializing the default graph's lookup tables (TF1's
+    tf.initializers.tables_initializer; og.lookup). Never raises."""
+    from .lookup import tables_initializer as tables  # (lookup builds on much of og)
+    return tables(name)
+
+
 __all__ = [
+    "global_variables", "local_variables", "variables", "tables_initializer",
     "Initializer", "compute_fans", "constant_initializer", "glorot_normal_initializer",
     "glorot_uniform_initializer", "he_normal", "he_uniform", "lecun_normal",
     "lecun_uniform", "ones_initializer", "orthogonal_initializer",

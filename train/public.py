@@ -72,6 +72,11 @@ from .api_py_func import numpy_function, py_func  # noqa: E402 - Python function
 from .tfrecord import python_io  # noqa: E402 - TF1's TFRecord writer and reader
 from .api_io import *  # noqa: E402,F401,F403 - og.io and TF1's parse_example, decode_csv, ...
 from .api_io import __all__ as _api_io_all  # noqa: E402
+from . import lookup  # noqa: E402 - og.lookup (TF1's tf.lookup / tf.contrib.lookup tables)
+from .lookup import tables_initializer  # noqa: E402 - TF1's tf.tables_initializer
+from .gfile import gfile_namespace as gfile  # noqa: E402 - TF1's tf.gfile
+from .tf_logging import logging_namespace as logging  # noqa: E402 - TF1's tf.logging
+from .app_flags import app_namespace as app, flags_namespace as flags  # noqa: E402
 
 __all__ = sorted(
     set(_api_all) | set(_api_extra_all) | set(_api_math_all) | set(_debugging_all)
@@ -87,7 +92,7 @@ __all__ = sorted(
     "get_default_session", "gradient_override_map", "gradients", "image", "layers", "losses",
     "metrics", "nn", "set_random_seed", "summary", "Summary", "Event", "HistogramProto",
     "SessionLog", "Template", "make_template", "numpy_function", "py_func", "data",
-    "python_io", "summary",
+    "python_io", "summary", "lookup", "tables_initializer", "gfile", "logging", "app", "flags",
     "depth_to_space", "space_to_depth", "multinomial", "random_crop", "random_shuffle",
     "AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope", "variable_scope",
     "initializers", "constant_initializer", "glorot_normal_initializer",
