@@ -1,0 +1,3 @@
+"""Operators: TF's sets ops (onegraph domain). Filled in below."""
+
+OPS = ()
