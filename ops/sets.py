@@ -1,3 +1,3 @@
-"""Operators: TF's sets ops (onegraph domain). Filled in below."""
+"""Operators: TF's set operations (onegraph domain). Filled in below."""
 
 OPS = ()
