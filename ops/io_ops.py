@@ -32,7 +32,7 @@ from ..format.atomic import atomic_open
 from .regex_re2 import text_bytes
 from .registry import REQUIRED, TensorInfo, define
 from .strings_tf import _parse_float
-from .summary_encoding import field_bytes, field_varint, read_fields
+from .summary_encoding import field_bytes, field_varint, packed_int64s, read_fields
 
 _D = "onegraph"
 _OBJ = np.dtype(object)
@@ -380,24 +380,18 @@ _VAL_FIELDS = {5: "<f4", 6: "<f8", 7: "int32", 10: "int64", 11: "bool", 13: "int
 
 
 def _unpacked(field: int, wire: int, value) -> list:
+    """The values of one TensorProto *_val field entry (a varint, a fixed value, or a
+    packed run); varints as int64, except uint64_val's.
+
+    Raises:
+        ValueError: a packed varint is truncated or overlong.
+    """
     if wire == 0:
         return [value]
-    if wire in (5, 1):                      # a single fixed32/fixed64 value
+    if wire in (5, 1) or field in (5, 6):   # fixed32/fixed64 values
         return list(np.frombuffer(value, _VAL_FIELDS[field]))
-    if field in (5, 6):
-        return list(np.frombuffer(value, _VAL_FIELDS[field]))
-    vals, pos = [], 0
-    while pos < len(value):
-        shift = v = 0
-        while True:
-            byte = value[pos]
-            pos += 1
-            v |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                break
-        vals.append(v)
-    return vals
+    values = packed_int64s(value)
+    return [v % 2 ** 64 for v in values] if field == 17 else values
 
 
 def parse_array(data: bytes) -> np.ndarray:

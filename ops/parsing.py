@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import ExecutionError, ShapeError
 from .regex_re2 import text_bytes
 from .registry import TensorInfo, define
-from .summary_encoding import read_fields
+from .summary_encoding import packed_int64s, read_fields
 
 _D = "onegraph"
 _I64 = np.dtype(np.int64)
@@ -41,21 +41,6 @@ def _fields(data: bytes, what: str) -> list:
         return read_fields(data)
     except ValueError:
         raise ExecutionError(f"Could not parse example input, value: '{what}'") from None
-
-
-def _varints(data: bytes) -> list:
-    out, value, shift = [], 0, 0
-    for byte in data:
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            out.append(value - 2 ** 64 if value >= 2 ** 63 else value)
-            value, shift = 0, 0
-        elif shift > 63:
-            raise ValueError("overlong varint")
-    if shift:
-        raise ValueError("truncated varint")
-    return out
 
 
 def _feature(data: bytes) -> tuple:
@@ -80,7 +65,7 @@ def _feature(data: bytes) -> tuple:
             elif number == 2 and w in (2, 5) and len(v) % 4 == 0:
                 values.extend(np.frombuffer(v, "<f4").tolist())
             elif number == 3 and w == 2:
-                values.extend(_varints(v))
+                values.extend(packed_int64s(v))
             elif number == 3 and w == 0:
                 values.append(v - 2 ** 64 if v >= 2 ** 63 else v)
             else:
@@ -301,6 +286,22 @@ def _parse_features(examples: list, batched: bool, attrs, defaults, prefix="") -
     return ind + val + shp + dense
 
 
+def _decoded(data: list, decode) -> list:
+    """decode(d) of each serialized message.
+
+    Raises:
+        ExecutionError: one is corrupt (TF's message).
+    """
+    out = []
+    for d in data:
+        try:
+            out.append(decode(d))
+        except ValueError:
+            raise ExecutionError(f"Could not parse example input, value: "
+                                 f"'{d[:40]!r}'") from None
+    return out
+
+
 def _example_kernel(inputs, attrs, ctx):
     """TF's ParseExampleV2 on Example bytes (a scalar or a vector).
 
@@ -309,13 +310,7 @@ def _example_kernel(inputs, attrs, ctx):
             mismatch (TF's messages).
     """
     data, scalar = _serialized(inputs[0])
-    examples = []
-    for d in data:
-        try:
-            examples.append(_example(d))
-        except ValueError:
-            raise ExecutionError(f"Could not parse example input, value: "
-                                 f"'{d[:40]!r}'") from None
+    examples = _decoded(data, _example)
     return tuple(_parse_features(examples, not scalar, attrs, inputs[1:]))
 
 
@@ -375,13 +370,7 @@ def _sequence_kernel(inputs, attrs, ctx):
     """
     data, scalar = _serialized(inputs[0])
     batched = not scalar
-    parsed = []
-    for d in data:
-        try:
-            parsed.append(_sequence_example(d))
-        except ValueError:
-            raise ExecutionError(f"Could not parse example input, value: "
-                                 f"'{d[:40]!r}'") from None
+    parsed = _decoded(data, _sequence_example)
     out = _parse_features([c for c, _ in parsed], batched, attrs, inputs[1:], "context_")
     lists = [f for _, f in parsed]
     sk, st, dk, dt, ds = _attr_lists(attrs, "feature_list_")

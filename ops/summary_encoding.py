@@ -150,6 +150,19 @@ def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
             return value, pos
 
 
+def packed_int64s(data: bytes) -> list[int]:
+    """The int64 values of a packed repeated varint field (two's complement).
+
+    Raises:
+        ValueError: a varint is truncated or overlong.
+    """
+    out, pos = [], 0
+    while pos < len(data):
+        value, pos = _read_varint(data, pos)
+        out.append(value - 2 ** 64 if value >= 2 ** 63 else value)
+    return out
+
+
 def read_fields(data: bytes) -> list[tuple[int, int, bytes | int]]:
     """The (field, wire type, value) of each field of a serialized message, in order;
     value is an int for varints, the raw bytes otherwise.

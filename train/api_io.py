@@ -8,11 +8,10 @@ tfrecord.py and record_compression.py; this module only gathers them under TF's 
 
 from __future__ import annotations
 
-import types
-
 from . import api_io_ops, api_parsing, image, image_more, queues  # noqa: F401 - (codecs)
 from .api_strings import decode_base64, encode_base64
 from .gfile import io_gfile_namespace
+from .module_namespace import namespace
 from .record_compression import TFRecordCompressionType, TFRecordOptions
 from .tfrecord import TFRecordWriter, tf_record_iterator
 
@@ -33,11 +32,8 @@ _IO_NAMES = {**{n: getattr(api_parsing, n) for n in api_parsing.__all__},
                                                "encode_png", "is_jpeg", "extract_jpeg_shape")
                 if hasattr(image, n)}}
 
-io = types.ModuleType("onegraph.io", "TF1's tf.io: Example parsing, TFRecord files, file "
-                      "and CSV / raw-bytes decoding, tensor protos, queues, image codecs.")
-for _name, _value in _IO_NAMES.items():
-    setattr(io, _name, _value)
-io.__all__ = sorted(_IO_NAMES)
+io = namespace("io", "TF1's tf.io: Example parsing, TFRecord files, file and CSV / raw-bytes "
+               "decoding, tensor protos, queues, image codecs, gfile.", _IO_NAMES)
 
 globals().update(_TOP_LEVEL)
 __all__ = sorted(_TOP_LEVEL) + ["io"]

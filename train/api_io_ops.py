@@ -20,6 +20,7 @@ import numpy as np
 from ..ops.io_ops import tf_type_name
 from . import api
 from . import graph as _g
+from .api_strings import _str_arg
 from .graph import Tensor
 
 __all__ = ["decode_csv", "decode_raw", "decode_padded_raw", "serialize_tensor",
@@ -94,14 +95,6 @@ def _numpy_type(dtype, what: str, allowed: tuple) -> str:
         raise TypeError(f"{what}: out_type must be one of {shown}, got "
                         f"{'string' if name == 'object' else name}")
     return name
-
-
-def _str_arg(value, what: str) -> str:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "surrogateescape")
-    if not isinstance(value, str):
-        raise TypeError(f"{what} must be a str, got {type(value).__name__} {value!r:.60}")
-    return value
 
 
 # ------------------------------------------------------------------ decoding

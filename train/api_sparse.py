@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from . import api, api_extra, api_math
 from . import graph as _g
-from .api_tf1_extra import _namespace
+from .module_namespace import namespace
 from .sparse_tensor import (SparseTensor, SparseTensorValue,
                             convert_to_tensor_or_sparse_tensor, sparse_placeholder)
 
@@ -409,7 +409,7 @@ _TOP_LEVEL = {
 }
 globals().update(_TOP_LEVEL)
 
-sparse = _namespace("sparse", "TF1's tf.sparse: functions of og.SparseTensor.", {
+sparse = namespace("sparse", "TF1's tf.sparse: functions of og.SparseTensor.", {
     "SparseTensor": SparseTensor, "add": add, "concat": concat,
     "fill_empty_rows": fill_empty_rows, "from_dense": from_dense, "matmul": sparse_dense_matmul,
     "maximum": maximum, "minimum": minimum, "placeholder": sparse_placeholder,

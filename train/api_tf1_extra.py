@@ -17,7 +17,6 @@ og.Assert (ExecutionError naming the function), which an ONNX export leaves out.
 
 from __future__ import annotations
 
-import types
 
 import numpy as np
 
@@ -29,6 +28,7 @@ from .api import _brief, _t
 from .api_extra import _dtype_arg, _i64
 from .api_math import _checked
 from .graph import Tensor
+from .module_namespace import namespace
 from .tensor_shape import TensorShape
 
 int32, int64, float32, float64 = DType.INT32, DType.INT64, DType.FLOAT32, DType.FLOAT64
@@ -301,16 +301,7 @@ def right_shift(x, y, name=None) -> Tensor:
     return api_math.floordiv(once, _powers(g, a.dtype, s - half, count), name=name)
 
 
-def _namespace(name: str, doc: str, names: dict) -> types.ModuleType:
-    """A module object onegraph.<name> holding `names` (TF's tf.<name> namespaces)."""
-    ns = types.ModuleType(f"onegraph.{name}", doc)
-    for key, value in names.items():
-        setattr(ns, key, value)
-    ns.__all__ = sorted(names)
-    return ns
-
-
-bitwise = _namespace("bitwise", "TF's tf.bitwise (bitwise_and, bitwise_or, bitwise_xor, "
+bitwise = namespace("bitwise", "TF's tf.bitwise (bitwise_and, bitwise_or, bitwise_xor, "
                      "invert, left_shift, right_shift).", {
                          "bitwise_and": bitwise_and, "bitwise_or": bitwise_or,
                          "bitwise_xor": bitwise_xor, "invert": invert,
@@ -329,7 +320,7 @@ _DTYPE_NAMES = {
 
 
 # og.dtypes: tf.dtypes' functions (as_dtype, cast, saturate_cast), DType and the names
-dtypes = _namespace("dtypes", "TF's tf.dtypes (as_dtype, cast, saturate_cast, DType and "
+dtypes = namespace("dtypes", "TF's tf.dtypes (as_dtype, cast, saturate_cast, DType and "
                     "the dtype names).", dict(_DTYPE_NAMES, as_dtype=_g.as_dtype, cast=api.cast,
                                                saturate_cast=api_compat.saturate_cast,
                                                DType=DType))
@@ -649,7 +640,7 @@ def fake_quant_with_min_max_vars(inputs, min, max, num_bits=8,  # noqa: A002
     return _fake_quant(x, n_lo, n_hi, scale, name)
 
 
-quantization = _namespace("quantization", "TF's tf.quantization "
+quantization = namespace("quantization", "TF's tf.quantization "
                           "(fake_quant_with_min_max_args, fake_quant_with_min_max_vars).", {
                               "fake_quant_with_min_max_args": fake_quant_with_min_max_args,
                               "fake_quant_with_min_max_vars": fake_quant_with_min_max_vars})

@@ -12,7 +12,8 @@ absl's messages; app.run prints them as absl does and exits with status 1.
 from __future__ import annotations
 
 import sys
-import types
+
+from .module_namespace import namespace
 
 __all__ = ["Error", "IllegalFlagValueError", "UnrecognizedFlagError", "DuplicateFlagError",
            "Flag", "FlagValues", "FLAGS", "DEFINE_string", "DEFINE_integer", "DEFINE_float",
@@ -426,19 +427,13 @@ def run(main=None, argv=None):
     sys.exit(main(remaining))
 
 
-def _namespace(name, doc, names):
-    module = types.ModuleType(name, doc)
-    for key in names:
-        setattr(module, key, globals()[key])
-    module.__all__ = list(names)
-    return module
-
-
-flags_namespace = _namespace("onegraph.flags", "TF1's tf.flags (absl's flags API).", [
+_FLAG_NAMES = [
     "Error", "IllegalFlagValueError", "UnrecognizedFlagError", "DuplicateFlagError", "Flag",
     "FlagValues", "FLAGS", "DEFINE_string", "DEFINE_integer", "DEFINE_float",
     "DEFINE_boolean", "DEFINE_bool", "DEFINE_list", "DEFINE_enum", "DEFINE_multi_string",
-    "DEFINE_multi_integer", "mark_flag_as_required", "mark_flags_as_required"])
+    "DEFINE_multi_integer", "mark_flag_as_required", "mark_flags_as_required"]
+flags_namespace = namespace("flags", "TF1's tf.flags (absl's flags API).",
+                            {n: globals()[n] for n in _FLAG_NAMES})
 
-app_namespace = _namespace("onegraph.app", "TF1's tf.app.", ["run", "usage"])
+app_namespace = namespace("app", "TF1's tf.app.", {"run": run, "usage": usage})
 app_namespace.flags = flags_namespace

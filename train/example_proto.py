@@ -17,7 +17,7 @@ import functools
 import numpy as np
 
 from ..errors import DataLossError
-from ..ops.summary_encoding import field_bytes, read_fields, varint
+from ..ops.summary_encoding import field_bytes, packed_int64s, read_fields, varint
 
 # Field numbers from TF's feature.proto / example.proto
 _BYTES_LIST, _FLOAT_LIST, _INT64_LIST = 1, 2, 3
@@ -47,19 +47,16 @@ def _wire(what: str, field: int, wire: int, expected: int) -> None:
 
 
 def _packed_varints(data: bytes, what: str) -> list:
-    """The int64s of a packed varint field (two's complement, as int64)."""
-    out, value, shift = [], 0, 0
-    for byte in data:
-        if shift > 63:
-            raise DataLossError(f"{what}: overlong varint in a packed field")
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            out.append(value - _UINT64_END if value >= 2 ** 63 else value)
-            value, shift = 0, 0
-    if shift:
-        raise DataLossError(f"{what}: truncated varint in a packed field")
-    return out
+    """The int64s of a packed varint field (two's complement, as int64).
+
+    Raises:
+        DataLossError: a varint is truncated or overlong.
+    """
+    try:
+        return packed_int64s(data)
+    except ValueError:
+        raise DataLossError(f"{what}: truncated or overlong varint in a packed field") \
+            from None
 
 
 # ---- text format, as protobuf's (upb's) text encoder writes it ------------------------
@@ -386,11 +383,11 @@ def _map_parse(data, what: str, value_cls) -> dict:
     return out
 
 
-class Features(_Base):
-    """TF's Features: `feature`, a dict from name to Feature."""
+class _Map(_Base):
+    """A message whose one field, named _FIELD, is map<string, _VALUE>."""
 
-    def __init__(self, feature=None):
-        self.feature = dict(feature or {})
+    _FIELD = ""
+    _VALUE: type = _Base
 
     def SerializeToString(self) -> bytes:  # noqa: N802 - protobuf's name
         """The message's wire-format bytes (entries by sorted key).
@@ -398,19 +395,28 @@ class Features(_Base):
         Raises:
             TypeError: a key is not a str or a value has the wrong kind.
         """
-        return _map_bytes(self.feature, "Features")
+        return _map_bytes(getattr(self, self._FIELD), type(self).__name__)
 
     def ParseFromString(self, data) -> None:  # noqa: N802 - protobuf's name
-        """Replace the features by those parsed from `data`.
+        """Replace the entries by those parsed from `data`.
 
         Raises:
             TypeError: data is not bytes.
-            DataLossError: the bytes are not a well-formed Features.
+            DataLossError: the bytes are not a well-formed message of this type.
         """
-        self.feature = _map_parse(data, "Features", Feature)
+        setattr(self, self._FIELD, _map_parse(data, type(self).__name__, self._VALUE))
 
     def _lines(self) -> list:
-        return _map_lines("feature", self.feature)
+        return _map_lines(self._FIELD, getattr(self, self._FIELD))
+
+
+class Features(_Map):
+    """TF's Features: `feature`, a dict from name to Feature."""
+
+    _FIELD, _VALUE = "feature", Feature
+
+    def __init__(self, feature=None):
+        self.feature = dict(feature or {})
 
 
 class FeatureList(_Base):
@@ -446,31 +452,13 @@ class FeatureList(_Base):
         return [line for f in self.feature for line in _block("feature", f._lines())]
 
 
-class FeatureLists(_Base):
+class FeatureLists(_Map):
     """TF's FeatureLists: `feature_list`, a dict from name to FeatureList."""
+
+    _FIELD, _VALUE = "feature_list", FeatureList
 
     def __init__(self, feature_list=None):
         self.feature_list = dict(feature_list or {})
-
-    def SerializeToString(self) -> bytes:  # noqa: N802 - protobuf's name
-        """The message's wire-format bytes (entries by sorted key).
-
-        Raises:
-            TypeError: a key is not a str or a value has the wrong kind.
-        """
-        return _map_bytes(self.feature_list, "FeatureLists")
-
-    def ParseFromString(self, data) -> None:  # noqa: N802 - protobuf's name
-        """Replace the lists by those parsed from `data`.
-
-        Raises:
-            TypeError: data is not bytes.
-            DataLossError: the bytes are not a well-formed FeatureLists.
-        """
-        self.feature_list = _map_parse(data, "FeatureLists", FeatureList)
-
-    def _lines(self) -> list:
-        return _map_lines("feature_list", self.feature_list)
 
 
 class _Holder(_Base):

@@ -17,10 +17,10 @@ import fnmatch
 import os
 import shutil
 import tempfile
-import types
 
 from ..errors import (AlreadyExistsError, FailedPreconditionError, InvalidArgumentError,
                       NotFoundError, OneGraphError, PermissionDeniedError, UnimplementedError)
+from .module_namespace import namespace
 
 __all__ = ["GFile", "Open", "FastGFile", "FileStatistics", "Exists", "Glob", "IsDirectory",
            "ListDirectory", "MakeDirs", "MkDir", "Remove", "DeleteRecursively", "Rename",
@@ -450,21 +450,13 @@ def walk_v2(top, topdown: bool = True, onerror=None):
     yield from Walk(top, in_order=topdown)
 
 
-def _namespace(name: str, doc: str, entries: dict) -> types.ModuleType:
-    module = types.ModuleType(name, doc)
-    for key, value in entries.items():
-        setattr(module, key, value)
-    module.__all__ = sorted(entries)
-    return module
-
-
-gfile_namespace = _namespace("onegraph.gfile", "TF1's tf.gfile over local files.", {
+gfile_namespace = namespace("gfile", "TF1's tf.gfile over local files.", {
     "GFile": GFile, "Open": Open, "FastGFile": FastGFile, "Exists": Exists, "Glob": Glob,
     "IsDirectory": IsDirectory, "ListDirectory": ListDirectory, "MakeDirs": MakeDirs,
     "MkDir": MkDir, "Remove": Remove, "DeleteRecursively": DeleteRecursively,
     "Rename": Rename, "Copy": Copy, "Stat": Stat, "Walk": Walk})
 
-io_gfile_namespace = _namespace("onegraph.io.gfile", "TF2's tf.io.gfile over local files.", {
+io_gfile_namespace = namespace("io.gfile", "TF2's tf.io.gfile over local files.", {
     "GFile": GFile, "exists": Exists, "glob": Glob, "isdir": IsDirectory,
     "listdir": ListDirectory, "makedirs": MakeDirs, "mkdir": MkDir, "remove": Remove,
     "rename": Rename, "rmtree": DeleteRecursively, "stat": Stat, "walk": walk_v2,

@@ -14,6 +14,7 @@ from ..errors import ShapeError
 from . import api
 from . import graph as _g
 from .graph import Tensor
+from .module_namespace import namespace
 
 # tf.math's names that are og's functions of the same name (og.<name> or og.nn.<name>)
 _MATH_NAMES = (
@@ -132,14 +133,6 @@ def polyval(coeffs, x, name=None) -> Tensor:
     return api.identity(result, name=name)
 
 
-def _namespace(name: str, doc: str, entries: dict) -> types.ModuleType:
-    module = types.ModuleType(name, doc)
-    for key, value in entries.items():
-        setattr(module, key, value)
-    module.__all__ = sorted(entries)
-    return module
-
-
 def make_math(og_namespace, nn) -> types.ModuleType:
     """og.math from og's public names (og_namespace: name -> object) and og.nn."""
     entries = {}
@@ -157,7 +150,7 @@ def make_math(og_namespace, nn) -> types.ModuleType:
     from . import api_special  # lgamma, digamma, ..., and og.math.special
 
     entries.update({n: getattr(api_special, n) for n in api_special.MATH_NAMES})
-    return _namespace("onegraph.math", "TF1's tf.math names over og's functions.", entries)
+    return namespace("math", "TF1's tf.math names over og's functions.", entries)
 
 
 def make_random(og_namespace) -> types.ModuleType:
@@ -183,5 +176,5 @@ def make_random(og_namespace) -> types.ModuleType:
 
     entries.update(gamma=api_random_more.random_gamma, poisson=api_random_more.random_poisson)
     entries.update({n: getattr(api_random_more, n) for n in api_random_more.STATELESS_NAMES})
-    return _namespace("onegraph.random", "TF1's tf.random names over og's functions.",
+    return namespace("random", "TF1's tf.random names over og's functions.",
                       entries)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging as _logging
 import sys
 import threading
-import types
+
+from .module_namespace import namespace
 
 __all__ = ["DEBUG", "INFO", "WARN", "ERROR", "FATAL", "get_logger", "set_verbosity",
            "get_verbosity", "log", "debug", "info", "warn", "warning", "error", "fatal",
@@ -151,7 +152,5 @@ def flush() -> None:
         handler.flush()
 
 
-logging_namespace = types.ModuleType("onegraph.logging", "TF1's tf.logging.")
-for _name in __all__[:-1]:
-    setattr(logging_namespace, _name, globals()[_name])
-logging_namespace.__all__ = __all__[:-1]
+logging_namespace = namespace("logging", "TF1's tf.logging.",
+                              {n: globals()[n] for n in __all__[:-1]})
