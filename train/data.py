@@ -27,12 +27,13 @@ import itertools
 
 import numpy as np
 
-from ..errors import ExecutionError
+from ..errors import ExecutionError, OneGraphError
 from ..format import DType
 from . import graph as _g
 from .data_structure import (_as_array, _compatible, _Component, _components, _flatten,
                              _flatten_like, _key, _merge_shape, _pack, _same_structure,
-                             _leaf_component, _leaf_tensors, _shape, _text, _Traced)
+                             _leaf_component, _leaf_tensors, _shape, _text, _Traced,
+                             skips_errors)
 from . import data_sparse
 from .graph import Tensor
 from .sparse_tensor import SparseTensor, SparseTensorValue
@@ -59,6 +60,9 @@ class Dataset:
         self._make = make
         self._parents = tuple(parents)
         self._own_captured = list(captured)
+        # set by the transformations whose per-element failures ignore_errors skips: the
+        # key a run's state lists them under (data_structure.skips_errors)
+        self._error_key: object | None = None
 
     # -- properties --
     @property
@@ -285,15 +289,24 @@ class Dataset:
             ValueError: map_func captures a tensor of another graph.
         """
         fn = _Traced(map_func, self._structure, "Dataset.map")
+        key = object()
 
         def make(run):
             sess = fn.session()
             try:
                 for element in self._make(run):
-                    yield fn.run(sess, element, run)
+                    try:
+                        value = fn.run(sess, element, run)
+                    except OneGraphError as e:
+                        if skips_errors(run, key, e):
+                            continue
+                        raise
+                    yield value
             finally:
                 sess.close()
-        return self._derive(fn.template, make, captured=fn.captured)
+        out = self._derive(fn.template, make, captured=fn.captured)
+        out._error_key = key
+        return out
 
     def filter(self, predicate: Callable) -> "Dataset":
         """The elements for which predicate(element) (a scalar bool tensor) is true.
@@ -307,15 +320,25 @@ class Dataset:
         if len(outs) != 1 or outs[0].dtype != DType.BOOL or outs[0].shape not in (None, ()):
             raise TypeError("Dataset.filter: predicate must return a scalar bool tensor")
 
+        key = object()
+
         def make(run):
             sess = fn.session()
             try:
                 for element in self._make(run):
-                    if bool(fn.run(sess, element, run)[0]):
+                    try:
+                        keep = bool(fn.run(sess, element, run)[0])
+                    except OneGraphError as e:
+                        if skips_errors(run, key, e):
+                            continue
+                        raise
+                    if keep:
                         yield element
             finally:
                 sess.close()
-        return self._derive(self._structure, make, captured=fn.captured)
+        out = self._derive(self._structure, make, captured=fn.captured)
+        out._error_key = key
+        return out
 
     def flat_map(self, map_func: Callable) -> "Dataset":
         """The elements of the datasets map_func(element) returns, in order.
@@ -756,7 +779,7 @@ def _file_names(filenames, what: str):
 
 def _file_source(filenames, compression_type, num_parallel_reads, what: str,
                  read: Callable):
-    """(make, captured) of a dataset of the elements `read(name, compression)` yields
+    """(make, captured) of a dataset of the elements `read(name, compression, run)` yields
     (lists of arrays), file after file, or interleaved an element at a time over
     `num_parallel_reads` files (TF's deterministic order).
 
@@ -772,10 +795,11 @@ def _file_source(filenames, compression_type, num_parallel_reads, what: str,
         names = names_of(run)
         if cycle == 1:
             for name in names:
-                yield from read(name, compression)
+                yield from read(name, compression, run)
             return
         from .data_more import _interleaved  # (data_more builds on this module)
-        yield from _interleaved(iter(names), lambda name: read(name, compression), cycle, 1)
+        yield from _interleaved(iter(names), lambda name: read(name, compression, run), cycle,
+                                1)
     return make, captured
 
 
@@ -799,13 +823,13 @@ def raw_lines(name: str, compression: str):
             yield tail
 
 
-def _text_lines(name: str, compression: str):
+def _text_lines(name: str, compression: str, run=None):
     """The lines of a text file without their ends ("\n" or "\r\n"), as str elements."""
     for line in raw_lines(name, compression):
         yield [np.asarray(_text(line[:-1] if line.endswith(b"\r") else line), object)]
 
 
-def _tfrecords(name: str, compression: str):
+def _tfrecords(name: str, compression: str, run=None):
     """The records of a TFRecord file, as elements of a 0-d object array of bytes."""
     for record in read_records(name, compression):
         value = np.empty((), object)

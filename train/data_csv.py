@@ -21,7 +21,7 @@ from ..ops.io_ops import CsvFields, csv_value
 from . import graph as _g
 from .data import Dataset, TFRecordDataset, _file_source, raw_lines
 from .data_more import list_files
-from .data_structure import _as_array, _Component
+from .data_structure import _as_array, _Component, skips_errors
 from .graph import Tensor
 
 _CSV_TYPES = (DType.INT32, DType.INT64, DType.FLOAT32, DType.FLOAT64, DType.STRING)
@@ -132,15 +132,24 @@ class CsvDataset(Dataset):
                                      "record")
             return out
 
-        def read(name: str, compression: str):
+        key = object()  # ignore_errors skips the records that fail to parse
+
+        def read(name: str, compression: str, run):
             records = _records(raw_lines(name, compression), bool(use_quote_delim), name)
             if header and next(records, None) is None:
                 raise ExecutionError(f"Can't read header of file {name}")
             for record in records:
-                yield element(record)
+                try:
+                    values = element(record)
+                except ExecutionError as e:
+                    if skips_errors(run, key, e):
+                        continue
+                    raise
+                yield values
         make, captured = _file_source(filenames, compression_type, None, "CsvDataset", read)
         super().__init__(tuple(_Component(dtype, ()) for dtype, _ in defaults), make,
                          captured=captured)
+        self._error_key = key
 
 
 def parse_example_dataset(features: dict, num_parallel_calls=1) -> Callable:

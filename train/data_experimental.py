@@ -22,7 +22,7 @@ from . import graph as _g
 from .data import Dataset, _positive
 from .data_iterator import _register, element_op
 from .data_structure import (_as_array, _Component, _flatten, _flatten_like, _pack,
-                             _Run, _shape, _Traced)
+                             _Run, _shape, _Traced, skip_errors_of)
 from .graph import Tensor
 from .record_compression import compression_name
 
@@ -32,7 +32,8 @@ UNKNOWN_CARDINALITY = -2
 
 __all__ = ["AUTOTUNE", "Counter", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY",
            "bucket_by_sequence_length", "choose_from_datasets", "copy_to_device",
-           "enumerate_dataset", "get_single_element", "group_by_window", "map_and_batch",
+           "enumerate_dataset", "get_single_element", "group_by_window", "ignore_errors",
+           "map_and_batch",
            "parallel_interleave", "prefetch_to_device", "sample_from_datasets", "scan",
            "shuffle_and_repeat", "take_while", "TFRecordWriter", "unbatch", "unique",
            "CsvDataset", "make_batched_features_dataset", "parse_example_dataset"]
@@ -192,6 +193,20 @@ def parallel_interleave(map_func: Callable, cycle_length, block_length=1, sloppy
     in TF's deterministic order (sloppy is accepted; the order is always the
     deterministic one). Never raises itself."""
     return lambda ds: ds.interleave(map_func, cycle_length, block_length)
+
+
+def ignore_errors(log_warning: bool = False) -> Callable:
+    """Dataset.apply transformation: the elements, without those whose computation
+    failed in a map or filter function (or a CsvDataset record that does not parse)
+    upstream, as TF's ignore_errors; with log_warning each skipped error is logged.
+    An error in another transformation (a batch of mismatched shapes, a damaged
+    TFRecord file) still ends the pipeline. Never raises itself."""
+    def apply(ds: Dataset) -> Dataset:
+        def make(run):
+            skip_errors_of(run, ds, bool(log_warning))
+            yield from ds._make(run)
+        return ds._derive(ds._structure, make)
+    return apply
 
 
 def unbatch() -> Callable:

@@ -5,6 +5,7 @@ per element in a Session of its own."""
 
 from __future__ import annotations
 
+import logging
 from typing import Callable
 
 import numpy as np
@@ -230,6 +231,33 @@ def _as_array(value, dtype: DType | None = None) -> np.ndarray:
 
 def _key(t: Tensor) -> tuple:
     return id(t.graph), t.tensor_index
+
+
+_SKIPPED = "ignore_errors"  # a run's state key: {error key: log the skipped errors}
+
+
+def skips_errors(run: "_Run", key, error: Exception) -> bool:
+    """Whether an ignore_errors downstream skips the failing elements of the
+    transformation with error key `key` in this run (logging `error` as a warning
+    when it asked to)."""
+    skipped = run.state.get(_SKIPPED, {})
+    if key not in skipped:
+        return False
+    if skipped[key]:
+        logging.getLogger("onegraph").warning("ignore_errors: skipped an element: %s", error)
+    return True
+
+
+def skip_errors_of(run: "_Run", dataset, log_warning: bool) -> None:
+    """Make this run skip the failing elements of `dataset` and of every dataset it
+    reads from (ignore_errors)."""
+    keys = run.state.setdefault(_SKIPPED, {})
+    todo = [dataset]
+    while todo:
+        d = todo.pop()
+        if d._error_key is not None:
+            keys[d._error_key] = keys.get(d._error_key, False) or log_warning
+        todo.extend(d._parents)
 
 
 class _Run:

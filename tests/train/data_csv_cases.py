@@ -18,6 +18,7 @@ CSV_FILES = {
     "open_quote.csv": '1,"x\n',
     "empty.csv": "",
     "semi.csv": "1;a b;2.5\n-3;;\n",
+    "mixed.csv": "1,2\nx,3\n4,5\n5\n6,7\n",
 }
 
 
@@ -48,6 +49,8 @@ def csv_pipelines(tf, d) -> dict:
             path("semi.csv"), [[0], ["s"], tf.constant([9.0], tf.float64)], field_delim=";"),
         "csv_map_batch": X.CsvDataset(path("plain.csv"), [[0], [0]]).map(
             lambda x, y: x * 10 + y).batch(2),
+        "csv_ignore_errors": X.CsvDataset(path("mixed.csv"), [[0], [0]]).apply(
+            X.ignore_errors()),
         "err_csv_more_fields": X.CsvDataset(path("a.csv"), [[0], [0.0]], header=True),
         "err_csv_fewer_fields": X.CsvDataset(path("short.csv"), [[0], [0]]),
         "err_csv_bad_int": X.CsvDataset(path("bad_int.csv"), [[0], [0]]),

@@ -54,6 +54,14 @@ def experimental_pipelines(tf) -> dict:
             padding_values=np.int64(-1))),
         "bucket_drop_remainder": seqs.apply(X.bucket_by_sequence_length(
             lambda s: tf.shape(s)[0], [4], [3, 2], drop_remainder=True)),
+        "ignore_errors_map": D.from_tensor_slices(np.array([1, 0, 2, -1, 4], np.float32)).map(
+            lambda x: tf.debugging.check_numerics(tf.math.log(x), "bad")).apply(
+            X.ignore_errors()),
+        "ignore_errors_filter": D.from_tensor_slices(words[:3]).map(
+            lambda s: tf.strings.length(s)).map(
+            lambda n: tf.strings.to_number(tf.strings.as_string(n * 7 - 7), tf.int32) +
+            tf.strings.to_number(tf.cond(n > 1, lambda: "x", lambda: "1"), tf.int32))
+        .filter(lambda v: v > 0).apply(X.ignore_errors(log_warning=True)),
         "prefetch_to_device": D.range(3).apply(X.prefetch_to_device("/cpu:0")),
         "copy_to_device": D.range(3).apply(X.copy_to_device("/cpu:0")),
     }

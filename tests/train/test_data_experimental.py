@@ -151,3 +151,21 @@ def test_pad_to_bucket_boundary_refuses_long_elements_when_their_bucket_is_batch
             assert sess.run(nxt).tolist() == [[1.0, 1.0], [1.0, 0.0]]  # padded to 2
             with pytest.raises(ExecutionError, match="length < max\\(bucket_boundaries\\)"):
                 sess.run(nxt)
+
+
+def test_ignore_errors_skips_only_what_comes_before_it(caplog):
+    bad = D.from_tensor_slices(np.array([1.0, -1.0, 4.0], np.float32))
+    with og.Graph().as_default():
+        def checked(x):
+            return og.check_numerics(og.log(x), "bad")
+        before = bad.map(checked).apply(X.ignore_errors(log_warning=True))
+        after = bad.apply(X.ignore_errors()).map(checked)
+        with og.Session() as sess:
+            with caplog.at_level("WARNING", logger="onegraph"):
+                assert [float(v) for v in _drain(sess, before.make_one_shot_iterator()
+                                                 .get_next())] == [0.0, float(np.log(np.float32(4.0)))]
+            assert "ignore_errors: skipped an element" in caplog.text
+            nxt = after.make_one_shot_iterator().get_next()
+            assert sess.run(nxt) == 0.0
+            with pytest.raises(ExecutionError, match="bad"):
+                sess.run(nxt)
