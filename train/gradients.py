@@ -59,6 +59,13 @@ class IndexedSlices:
         """The dense gradient (one IndexedSlicesToDense node)."""
         return self.graph.op("IndexedSlicesToDense", [self.values, self.indices, self.like])
 
+    def _as_graph_tensor(self, graph):
+        # where a Tensor is wanted (og.convert_to_tensor, an op's input) the slices are
+        # made dense, as TF's conversion does
+        if graph is not None and graph is not self.graph:
+            raise OneGraphError("IndexedSlices of another graph")
+        return self.to_dense()
+
     def __repr__(self) -> str:
         return f"<og.IndexedSlices values={self.values.name!r} indices={self.indices.name!r}>"
 

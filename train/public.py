@@ -78,6 +78,7 @@ from .gfile import gfile_namespace as gfile  # noqa: E402 - TF1's tf.gfile
 from .tf_logging import logging_namespace as logging  # noqa: E402 - TF1's tf.logging
 from .app_flags import app_namespace as app, flags_namespace as flags  # noqa: E402
 from .api_sets import sets  # noqa: E402 - TF1's tf.sets
+from . import feature_column  # noqa: E402,F401 - TF1's tf.feature_column
 
 __all__ = sorted(
     set(_api_all) | set(_api_extra_all) | set(_api_math_all) | set(_debugging_all)
@@ -94,7 +95,7 @@ __all__ = sorted(
     "metrics", "nn", "set_random_seed", "summary", "Summary", "Event", "HistogramProto",
     "SessionLog", "Template", "make_template", "numpy_function", "py_func", "data",
     "python_io", "summary", "lookup", "tables_initializer", "gfile", "logging", "app", "flags",
-    "sets",
+    "sets", "feature_column",
     "depth_to_space", "space_to_depth", "multinomial", "random_crop", "random_shuffle",
     "AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope", "variable_scope",
     "initializers", "constant_initializer", "glorot_normal_initializer",
