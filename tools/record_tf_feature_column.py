@@ -13,28 +13,19 @@ tests/train/data/tf1_feature_column_reference.json.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import pathlib
 import tempfile
 import types
 
 import numpy as np
 import tensorflow.compat.v1 as tf
 
+from tf_recording import TRAIN_TESTS, load_cases, write_reference  # noqa: E402
+
 tf.disable_eager_execution()
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-OUT = ROOT / "tests" / "train" / "data" / "tf1_feature_column_reference.json"
-
-
-def _load_cases():
-    spec = importlib.util.spec_from_file_location(
-        "feature_column_cases", ROOT / "tests" / "train" / "feature_column_cases.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+OUT = TRAIN_TESTS / "data" / "tf1_feature_column_reference.json"
 
 
 def _lib(folder: str):
@@ -99,7 +90,7 @@ def run_case(cases, build, folder) -> dict:
 
 
 def main() -> None:
-    cases = _load_cases()
+    cases = load_cases("feature_column_cases")
     ref: dict = {}
     with tempfile.TemporaryDirectory() as folder:
         for fname, data in cases.FILES.items():
@@ -108,8 +99,7 @@ def main() -> None:
         for name, build in cases.CASES.items():
             ref[name] = run_case(cases, build, folder)
             print(name, json.dumps(ref[name])[:400])
-    OUT.write_text(json.dumps(ref, indent=1, sort_keys=True) + "\n")
-    print(f"wrote {OUT} ({len(ref)} scenarios)")
+    write_reference(OUT, ref)
 
 
 if __name__ == "__main__":

@@ -14,28 +14,18 @@ them, a file round trip, a missing file, and matching_files over a fixed tree.
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import os
-import pathlib
 import tempfile
 import types
 
 import numpy as np
 import tensorflow.compat.v1 as tf
 
+from tf_recording import TRAIN_TESTS, load_cases, write_reference  # noqa: E402
+
 tf.disable_eager_execution()
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-OUT = ROOT / "tests" / "train" / "data" / "tf1_io_ops_reference.json"
-
-
-def _load_cases():
-    spec = importlib.util.spec_from_file_location(
-        "io_ops_cases", ROOT / "tests" / "train" / "io_ops_cases.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+OUT = TRAIN_TESTS / "data" / "tf1_io_ops_reference.json"
 
 
 def _padded_raw(input_bytes, fixed_length, out_type, little_endian=True):
@@ -111,7 +101,7 @@ def _compressed_streams(folder: str) -> dict:
 
 
 def main() -> None:
-    cases = _load_cases()
+    cases = load_cases("io_ops_cases")
     ref: dict = {}
     for table in (cases.CSV_CASES, cases.RAW_CASES, cases.SERIALIZE_CASES):
         for name, build in table.items():
@@ -164,8 +154,7 @@ def main() -> None:
                     ref["read_missing"] = {"error": type(e).__name__,
                                            "message": _first_line(e.message)
                                            .replace(folder, "<dir>")}
-    OUT.write_text(json.dumps(ref, indent=1, sort_keys=True) + "\n")
-    print(f"wrote {OUT} ({len(ref)} scenarios)")
+    write_reference(OUT, ref)
 
 
 if __name__ == "__main__":

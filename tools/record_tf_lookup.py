@@ -13,10 +13,8 @@ first line, the scratch folder as "<dir>") to tests/train/data/tf1_lookup_refere
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import pathlib
 import tempfile
 import types
 
@@ -24,18 +22,11 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 from tensorflow.python.ops import lookup_ops
 
+from tf_recording import TRAIN_TESTS, load_cases, write_reference  # noqa: E402
+
 tf.disable_eager_execution()
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-OUT = ROOT / "tests" / "train" / "data" / "tf1_lookup_reference.json"
-
-
-def _load_cases():
-    spec = importlib.util.spec_from_file_location(
-        "lookup_cases", ROOT / "tests" / "train" / "lookup_cases.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+OUT = TRAIN_TESTS / "data" / "tf1_lookup_reference.json"
 
 
 def _lib(folder: str):
@@ -115,7 +106,7 @@ def run_case(name, build, folder, no_init) -> dict:
 
 
 def main() -> None:
-    cases = _load_cases()
+    cases = load_cases("lookup_cases")
     ref: dict = {}
     with tempfile.TemporaryDirectory() as folder:
         for fname, data in cases.FILES.items():
@@ -124,8 +115,7 @@ def main() -> None:
         for name, build in cases.CASES.items():
             ref[name] = run_case(name, build, folder, name in cases.NO_INIT)
             print(name, json.dumps(ref[name])[:300])
-    OUT.write_text(json.dumps(ref, indent=1, sort_keys=True) + "\n")
-    print(f"wrote {OUT} ({len(ref)} scenarios)")
+    write_reference(OUT, ref)
 
 
 if __name__ == "__main__":
