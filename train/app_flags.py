@@ -320,30 +320,31 @@ def DEFINE_string(name, default, help, flag_values=FLAGS, **kwargs):  # noqa: A0
     return _define(name, default, help, str, "string", flag_values, kwargs)
 
 
+def _bounded(parse_value, lower, upper, form: str):
+    """A parser: parse_value(text), refused (absl's "<v> is not >= <bound>") outside
+    [lower, upper] (None: unbounded); `form` prints the numbers."""
+    def parse(text):
+        value = parse_value(text)
+        if lower is not None and value < lower:
+            raise ValueError(f"{form} is not >= {form}" % (value, lower))
+        if upper is not None and value > upper:
+            raise ValueError(f"{form} is not <= {form}" % (value, upper))
+        return value
+    return parse
+
+
 def DEFINE_integer(name, default, help, lower_bound=None, upper_bound=None,  # noqa: A002
                    flag_values=FLAGS, **kwargs):
     """Defines an int flag (decimal, 0x hex or 0o octal), optionally bounded; raises
     IllegalFlagValueError for a default or value out of bounds."""
-    def parse(text):
-        value = _parse_int(text)
-        if lower_bound is not None and value < lower_bound:
-            raise ValueError("%d is not >= %d" % (value, lower_bound))
-        if upper_bound is not None and value > upper_bound:
-            raise ValueError("%d is not <= %d" % (value, upper_bound))
-        return value
+    parse = _bounded(_parse_int, lower_bound, upper_bound, "%d")
     return _define(name, default, help, parse, "int", flag_values, kwargs)
 
 
 def DEFINE_float(name, default, help, lower_bound=None, upper_bound=None,  # noqa: A002
                  flag_values=FLAGS, **kwargs):
     """Defines a float flag, optionally bounded."""
-    def parse(text):
-        value = _parse_float(text)
-        if lower_bound is not None and value < lower_bound:
-            raise ValueError("%s is not >= %s" % (value, lower_bound))
-        if upper_bound is not None and value > upper_bound:
-            raise ValueError("%s is not <= %s" % (value, upper_bound))
-        return value
+    parse = _bounded(_parse_float, lower_bound, upper_bound, "%s")
     return _define(name, default, help, parse, "float", flag_values, kwargs)
 
 
