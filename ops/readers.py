@@ -1,0 +1,3 @@
+"""Operators: TF's file readers (onegraph domain). Filled in below."""
+
+OPS = ()
