@@ -605,24 +605,29 @@ class Dataset:
         return self._derive(self._structure, self._make)
 
     def cache(self, filename: str = "") -> "Dataset":
-        """The same elements, kept in memory after the first complete pass (the next
-        passes of a repeat replay them).
+        """The same elements, kept after the first complete pass: in memory (the next
+        passes of a repeat replay them), or with a filename in a file that later passes
+        and later runs read instead (train/data_cache.py).
 
         Raises:
-            ValueError: filename is not "" (only the in-memory cache exists).
+            TypeError: filename is not a str.
+            (when read) ExecutionError, DataLossError: see data_cache.cached.
         """
-        if filename != "":
-            raise ValueError("cache: only the in-memory cache (filename='') is supported")
+        if not isinstance(filename, str):
+            raise TypeError(f"cache: filename must be a str, got {filename!r:.60}")
+        if filename:
+            from .data_cache import cached  # (data_cache builds on this module)
+            return self._derive(self._structure, lambda run: cached(self, filename, run))
 
         def make(run):
             key = ("cache", id(self))
             stored = run.state.get(key)
             if stored is not None:
-                yield from ([a.copy() for a in e] for e in stored)
+                yield from ([_copy(a) for a in e] for e in stored)
                 return
             seen = []
             for element in self._make(run):
-                seen.append([a.copy() for a in element])
+                seen.append([_copy(a) for a in element])
                 yield element
             run.state[key] = seen
         return self._derive(self._structure, make)
@@ -729,6 +734,13 @@ class Dataset:
         """An iterator opened (and restarted) by running its `initializer`. Never raises
         beyond what building its ops raises."""
         return make_initializable_iterator(self, shared_name)
+
+
+def _copy(value):
+    """A copy of a component value (an array, or a SparseTensorValue's arrays)."""
+    if isinstance(value, SparseTensorValue):
+        return SparseTensorValue(*(np.array(a) for a in value))
+    return value.copy()
 
 
 def _text_shape(shape) -> str:

@@ -547,3 +547,49 @@ def test_reinitializable_and_feedable_iterators_carry_sparse_components():
             value = sess.run(it.string_handle())
             second = sess.run(fed, {handle: value})
         _check_elements([first, second], ref)
+
+
+def test_file_cache_is_written_by_a_complete_pass_and_read_afterwards(tmp_path):
+    calls = []
+
+    def gen():
+        calls.append(1)
+        for i in range(3):
+            yield np.full([2], len(calls) * 10 + i, np.int64)
+    prefix = str(tmp_path / "c")
+    with og.Graph().as_default():
+        ds = D.from_generator(gen, og.int64, og.TensorShape([2])).cache(prefix)
+        with og.Session() as sess:
+            partial = ds.take(1).make_one_shot_iterator().get_next()
+            assert sess.run(partial).tolist() == [10, 10]
+            with pytest.raises(OutOfRangeError):
+                sess.run(partial)
+        # a pass left unfinished caches nothing and leaves no temporary file
+        assert list(tmp_path.iterdir()) == []
+        with og.Session() as sess:
+            epochs = [v.tolist() for v in _drain(sess, ds.repeat(2).make_one_shot_iterator()
+                                                 .get_next())]
+        assert epochs == [[20, 20], [21, 21], [22, 22]] * 2 and len(calls) == 2
+        with og.Session() as sess:  # another run reads the file, not the generator
+            again = [v.tolist() for v in _drain(sess, ds.make_one_shot_iterator().get_next())]
+        assert again == epochs[:3] and len(calls) == 2
+        (tmp_path / "d.og-cache.tmp").write_bytes(b"")
+        with og.Session() as sess:
+            with pytest.raises(ExecutionError, match="concurrent caching iterator"):
+                sess.run(ds.__class__.range(2).cache(str(tmp_path / "d"))
+                         .make_one_shot_iterator().get_next())
+
+
+def test_file_cache_keeps_sparse_and_string_components(tmp_path):
+    ref = REF["sparse"]["sparse_dict_map"]["elements"]
+    with og.Graph().as_default():
+        ds = sparse_pipelines(og)["sparse_dict_map"].cache(str(tmp_path / "s"))
+        for _ in range(2):  # computed and written, then read back
+            with og.Session() as sess:
+                _check_elements(_drain(sess, ds.make_one_shot_iterator().get_next()), ref)
+        words = D.from_tensor_slices(np.array(["a", "\u00e9t\u00e9", ""], object))
+        cached = words.cache(str(tmp_path / "w"))
+        for _ in range(2):
+            with og.Session() as sess:
+                got = _drain(sess, cached.make_one_shot_iterator().get_next())
+            assert [str(v) for v in got] == ["a", "\u00e9t\u00e9", ""]
