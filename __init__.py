@@ -119,7 +119,7 @@ def __dir__() -> list[str]:
 
     # `os` and `annotations` are this module's own imports, not onegraph's API
     return sorted((set(globals()) - {"os", "annotations"}) | set(public.__all__)
-                  | {"Session", "RunMetadata", "train", "datasets"})
+                  | {"Session", "RunMetadata", "train", "datasets", "compat"})
 
 
 def __getattr__(name: str):
@@ -132,7 +132,7 @@ def __getattr__(name: str):
         from .train.profiling import RunMetadata
 
         return RunMetadata
-    if name in ("train", "datasets"):
+    if name in ("train", "datasets", "compat"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
