@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "train"))
 
 from data_cases import (CAPTURE_FEEDS, FILES, capturing, feedable,  # noqa: E402 - the scenarios
-                        pipelines, sparse_pipelines)
+                        pipelines, sparse_pipelines, window_pipelines)
 from data_experimental_cases import (  # noqa: E402 - tf.data.experimental's scenarios
     experimental_pipelines, failing_singles, single_values)
 from data_csv_cases import (csv_pipelines, example_pipelines,  # noqa: E402 - file scenarios
@@ -122,8 +122,21 @@ def record() -> dict:
     out["capturing"] = _capturing(tf)
     out["sparse"] = _sparse(tf)
     out["csv"] = _file_pipelines(tf)
+    out["windows"] = _windows(tf)
     out["feedable"] = feedable(tf)
     out["list_files"] = _list_files(tf)
+    return out
+
+
+def _windows(tf) -> dict:
+    """The window pipelines' elements, types and shapes."""
+    out = {}
+    for name in window_pipelines(tf):
+        with tf.Graph().as_default():
+            ds = window_pipelines(tf)[name]
+            nxt = tf.data.make_one_shot_iterator(ds).get_next()
+            with tf.Session() as sess:
+                out[name] = {"elements": _drain(tf, sess, nxt), **_spec(tf, ds)}
     return out
 
 

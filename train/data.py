@@ -33,7 +33,7 @@ from . import graph as _g
 from .data_structure import (_as_array, _compatible, _Component, _components, _flatten,
                              _flatten_like, _key, _merge_shape, _pack, _same_structure,
                              _leaf_component, _leaf_tensors, _shape, _text, _Traced,
-                             skips_errors)
+                             no_windows, skips_errors)
 from . import data_sparse
 from .graph import Tensor
 from .sparse_tensor import SparseTensor, SparseTensorValue
@@ -77,9 +77,10 @@ class Dataset:
 
     @property
     def output_classes(self):
-        """The element's structure of component classes (Tensor or SparseTensor)."""
-        return _pack(self._structure, [SparseTensor if c.sparse else Tensor
-                                       for c in self._components])
+        """The element's structure of component classes (Tensor, SparseTensor, or
+        Dataset for a window)."""
+        return _pack(self._structure, [Dataset if c.window else SparseTensor if c.sparse
+                                       else Tensor for c in self._components])
 
     @property
     def element_spec(self):
@@ -382,6 +383,17 @@ class Dataset:
         from .data_more import shard
         return shard(self, num_shards, index)
 
+    def window(self, size, shift=None, stride=1, drop_remainder=False) -> "Dataset":
+        """Elements that are windows (datasets) of this one's, for flat_map or
+        interleave (train/data_more.py).
+
+        Raises:
+            ValueError: size, shift or stride is not a positive integer.
+            TypeError: the elements already hold windows.
+        """
+        from .data_more import window
+        return window(self, size, shift, stride, drop_remainder)
+
     @staticmethod
     def list_files(file_pattern, shuffle=None, seed=None) -> "Dataset":
         """The names of the files matching the glob pattern(s), sorted unless shuffled
@@ -404,6 +416,7 @@ class Dataset:
         size = _positive(batch_size, "batch", "batch_size")
         lead = size if drop_remainder else None
         comps = self._components
+        no_windows(comps, "batch")
         structure = _pack(self._structure, [
             c.like(None if c.shape is None else (lead,) + c.shape) for c in comps])
 
@@ -441,6 +454,7 @@ class Dataset:
         """
         size = _positive(batch_size, "padded_batch", "batch_size")
         comps = self._components
+        no_windows(comps, "padded_batch")
         if any(c.sparse for c in comps):
             raise TypeError("Batching of padded sparse tensors is not currently supported")
         if padded_shapes is None:
@@ -662,6 +676,7 @@ class Dataset:
             ValueError: a component is a scalar.
         """
         comps = self._components
+        no_windows(comps, "unbatch")
         if any(c.shape is not None and len(c.shape) == 0 for c in comps):
             raise ValueError("unbatch: the components must have rank >= 1")
         structure = _pack(self._structure, [

@@ -15,7 +15,7 @@ import os
 
 from ..errors import DataLossError, ExecutionError
 from ..ops.io_ops import parse_array, serialize_array
-from .data_structure import _collapse, _expand, _raw
+from .data_structure import _collapse, _expand, _raw, no_windows
 from .tfrecord import TFRecordWriter, read_records
 
 _SUFFIX = ".og-cache"
@@ -36,6 +36,7 @@ def cached(dataset, filename: str, run):
         DataLossError, OSError: the cache file is damaged or cannot be read / written.
     """
     comps = dataset._components
+    no_windows(comps, "cache")
     width = len(_raw(comps))
     path = cache_path(filename)
     if os.path.exists(path):

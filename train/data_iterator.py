@@ -15,7 +15,7 @@ from ..ops.queue import encode_shapes
 from . import graph as _g
 from .data_structure import (_compatible, _Component, _components, _expand, _flatten,
                              _flatten_like, _graph_leaves, _key, _pack, _raw, _Run,
-                             _same_structure)
+                             _same_structure, no_windows)
 from .graph import Graph, Operation, Tensor
 from .sparse_tensor import SparseTensor
 from .tensor_shape import TensorShape
@@ -187,6 +187,7 @@ def element_op(graph: Graph, op_type: str, inputs: list, attrs: dict, structure,
     outputs carry the components (three per SparseTensor), returned as the element's
     structure of Tensors and SparseTensors with the components' static shapes."""
     comps = _flatten(structure)
+    no_windows(comps, op_type)
     raw = _raw(comps)
     ranks, dims = encode_shapes([c.shape for c in raw])
     attrs = {**attrs, "output_types": [c.dtype.short_name for c in raw],
@@ -231,8 +232,8 @@ def _register(graph: Graph, dataset: Dataset, fixed: dict | None = None) -> str:
     """Register the dataset's opener for as long as `graph` lives; return its token.
     The captured tensors' values come from the opening op's inputs, or from `fixed`
     (values known while building, for a one-shot iterator)."""
+    no_windows(dataset._components, "an iterator")
     captured = [] if fixed is not None else dataset._captured()
-
     comps = dataset._components
 
     def opener(values):

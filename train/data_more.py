@@ -1,5 +1,5 @@
 """More of TF1's tf.data (og.data, train/data.py delegates here): Dataset.interleave,
-Dataset.shard and Dataset.list_files."""
+Dataset.shard, Dataset.list_files and Dataset.window."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ..errors import ExecutionError
 from ..format import DType
 from . import graph as _g
 from .data import Dataset
-from .data_structure import _Component, _text, _Traced
+from .data_structure import _Component, _pack, _text, _Traced, no_windows
 
 AUTOTUNE = -1
 
@@ -164,3 +164,49 @@ def list_files(file_pattern, shuffle=None, seed=None) -> Dataset:
         for name in names:
             yield [np.asarray(name, object)]
     return Dataset(_Component(DType.STRING, ()), make)
+
+
+def window(dataset: Dataset, size, shift=None, stride=1, drop_remainder=False) -> Dataset:
+    """Elements that are windows of the input: window k holds the elements at
+    k*shift + j*stride for j < size (shift None: size), each component a dataset of its
+    values (TF's Dataset.window: a tuple element gives a tuple of datasets). The last
+    windows may be shorter unless drop_remainder. Use them in flat_map or interleave,
+    e.g. `.window(5, 1).flat_map(lambda w: w.batch(5))`.
+
+    Raises:
+        ValueError: size, shift or stride is not a positive integer.
+        TypeError: the elements already hold windows.
+    """
+    size = _positive_arg(size, "size")
+    shift = size if shift is None else _positive_arg(shift, "shift")
+    stride = _positive_arg(stride, "stride")
+    no_windows(dataset._components, "window")
+    comps = dataset._components
+    structure = _pack(dataset._structure, [
+        _Component(c.dtype, c.shape, c.sparse, window=True) for c in comps])
+    span = (size - 1) * stride + 1
+
+    def as_window(elements: list) -> list:
+        return [[e[k] for e in elements] for k in range(len(comps))]
+
+    def make(run):
+        buffered, skip = [], 0  # buffered: from the next window's first element on
+        for element in dataset._make(run):
+            if skip:  # between windows when shift is longer than a window's span
+                skip -= 1
+                continue
+            buffered.append(element)
+            if len(buffered) == span:
+                yield as_window(buffered[::stride])
+                skip = max(0, shift - span)
+                buffered = buffered[shift:]
+        while buffered and not drop_remainder:
+            yield as_window(buffered[::stride][:size])
+            buffered = buffered[shift:]
+    return dataset._derive(structure, make)
+
+
+def _positive_arg(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"window: {name} must be a positive integer, got {value!r:.40}")
+    return int(value)

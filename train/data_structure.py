@@ -78,17 +78,35 @@ def _same_structure(a, b) -> bool:
 class _Component:
     """One component of an element: its DType and static shape (None: unknown rank);
     a sparse one is a SparseTensor of that values dtype and dense shape, whose value
-    in an element is a SparseTensorValue (and three tensors in a graph)."""
+    in an element is a SparseTensorValue (and three tensors in a graph). A window one
+    (Dataset.window) is a dataset of such values: a list of them in an element, a
+    Dataset in the functions of flat_map and interleave, nothing in a graph."""
 
-    __slots__ = ("dtype", "shape", "sparse")
+    __slots__ = ("dtype", "shape", "sparse", "window")
 
-    def __init__(self, dtype: DType, shape, sparse: bool = False):
+    def __init__(self, dtype: DType, shape, sparse: bool = False, window: bool = False):
         self.dtype, self.shape = dtype, None if shape is None else tuple(shape)
-        self.sparse = sparse
+        self.sparse, self.window = sparse, window
 
     def like(self, shape) -> "_Component":
         """The same kind and dtype with another shape."""
-        return _Component(self.dtype, shape, self.sparse)
+        return _Component(self.dtype, shape, self.sparse, self.window)
+
+    def unwindowed(self) -> "_Component":
+        """The component of a window's elements."""
+        return _Component(self.dtype, self.shape, self.sparse)
+
+
+def no_windows(comps: list, what: str) -> None:
+    """Refuse window components where values are needed.
+
+    Raises:
+        TypeError: a component is a window's dataset.
+    """
+    if any(c.window for c in comps):
+        raise TypeError(f"{what}: the elements hold windows (datasets); turn each into "
+                        "values with flat_map or interleave first, e.g. "
+                        ".flat_map(lambda w: w.batch(size))")
 
 
 def _raw(comps: list) -> list:
@@ -308,12 +326,19 @@ class _Traced:
         self._fed: list = []  # their placeholders here
         g._capture = self._capture
         self._in_comps = _flatten(structure)
+        self._plain = [c for c in self._in_comps if not c.window]
+        self._slots: list = []  # where a run's feeds hold each window argument's values
         self._out_comps = None  # the output's components when it is not a dataset
+        if not want_dataset:
+            no_windows(self._in_comps, what)
         with g.as_default():
             self.args = [g.placeholder(c.dtype, c.shape, name=f"arg{k}")
-                         for k, c in enumerate(_raw(self._in_comps))]
+                         for k, c in enumerate(_raw(self._plain))]
+            plain = iter(_graph_leaves(self.args, self._plain))
+            leaves = [self._window_argument(c) if c.window else next(plain)
+                      for c in self._in_comps]
             try:
-                out = _call(fn, _pack(structure, _graph_leaves(self.args, self._in_comps)))
+                out = _call(fn, _pack(structure, leaves))
                 if want_dataset:
                     from .data import Dataset  # (data builds on this module)
                     if not isinstance(out, Dataset):
@@ -356,6 +381,15 @@ class _Traced:
         self._fed.append(placeholder)
         return placeholder
 
+    def _window_argument(self, comp: "_Component"):
+        """The Dataset a window argument is inside the function: its values are the
+        run's feeds under a slot of its own."""
+        from .data import Dataset  # (data builds on this module)
+        slot = object()
+        self._slots.append(slot)
+        return Dataset(comp.unwindowed(),
+                       lambda run: ([v] for v in run.feeds[slot]))
+
     def session(self):
         from .session import Session  # the Session module imports much of og
         return Session(graph=self.graph)
@@ -365,7 +399,8 @@ class _Traced:
         tensors' values come from `run`."""
         if not self.outputs:
             return []
-        feed = dict(zip(self.args, _expand(element, self._in_comps)))
+        plain = [v for v, c in zip(element, self._in_comps) if not c.window]
+        feed = dict(zip(self.args, _expand(plain, self._plain)))
         for t, placeholder in zip(self.captured, self._fed):
             feed[placeholder] = run.value(t)
         values = [np.asarray(v) for v in sess.run(list(self.outputs), feed_dict=feed)]
@@ -374,7 +409,10 @@ class _Traced:
     def inner_run(self, sess, element: list, run: "_Run") -> "_Run":
         """The run of the dataset the function returned, for one element."""
         values = self.run(sess, element, run)
-        return _Run(dict(zip(self.output_keys, values)))
+        feeds = dict(zip(self.output_keys, values))
+        windows = [v for v, c in zip(element, self._in_comps) if c.window]
+        feeds.update(zip(self._slots, windows))
+        return _Run(feeds)
 
 
 def _shape(t: Tensor):

@@ -182,3 +182,23 @@ def sparse_pipelines(tf) -> dict:
         "parse_varlen_batch": D.from_tensor_slices(serialized).map(
             lambda r: tf.io.parse_single_example(r, spec)).batch(2),
     }
+
+
+def window_pipelines(tf) -> dict:
+    """Scenario name -> dataset made of windows (turned back into values)."""
+    D = tf.data.Dataset
+    pairs = D.from_tensor_slices((np.arange(7, dtype=np.int64), np.arange(7) * 0.5))
+    return {
+        "window_batch": D.range(7).window(3).flat_map(lambda w: w.batch(3)),
+        "window_shift_stride": D.range(10).window(3, shift=2, stride=2).flat_map(
+            lambda w: w.batch(3)),
+        "window_drop": D.range(10).window(4, 3, drop_remainder=True).flat_map(
+            lambda w: w.batch(4)),
+        "window_long_shift": D.range(11).window(2, shift=5).flat_map(lambda w: w.batch(2)),
+        "window_tuple_zip": pairs.window(3, 2).flat_map(
+            lambda a, b: D.zip((a.batch(3), b.batch(3)))),
+        "window_interleave": D.range(6).window(2).interleave(
+            lambda w: w.map(lambda v: v * 10), cycle_length=2),
+        "window_dict_reduce_batch": D.from_tensor_slices({"x": np.arange(5, dtype=np.int32)})
+        .window(2, 1).flat_map(lambda d: d["x"].batch(2)),
+    }

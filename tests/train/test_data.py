@@ -20,7 +20,7 @@ from onegraph.train import data as tfdata
 from onegraph.train.tfrecord import read_records
 
 from .data_cases import (CAPTURE_FEEDS, FILES, capturing, feedable, pipelines,
-                         sparse_pipelines)
+                         sparse_pipelines, window_pipelines)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(HERE, "data", "tf1_data_reference.json")) as _f:
@@ -593,3 +593,27 @@ def test_file_cache_keeps_sparse_and_string_components(tmp_path):
             with og.Session() as sess:
                 got = _drain(sess, cached.make_one_shot_iterator().get_next())
             assert [str(v) for v in got] == ["a", "\u00e9t\u00e9", ""]
+
+
+@pytest.mark.parametrize("name", sorted(REF["windows"]))
+def test_windows_match_tf(name):
+    ref = REF["windows"][name]
+    with og.Graph().as_default():
+        ds = window_pipelines(og)[name]
+        assert [t.short_name for t in _flat(ds.output_types)] == ref["types"]
+        assert [_shape_list(s) for s in _flat(ds.output_shapes)] == ref["shapes"]
+        with og.Session() as sess:
+            _check_elements(_drain(sess, ds.make_one_shot_iterator().get_next()),
+                            ref["elements"])
+
+
+def test_windows_are_datasets_for_flat_map_only():
+    with og.Graph().as_default():
+        windows = D.range(4).window(2)
+        assert windows.output_classes is D
+        for use in (lambda: windows.map(lambda w: w), lambda: windows.batch(2),
+                    lambda: windows.make_one_shot_iterator(), lambda: windows.window(2)):
+            with pytest.raises(TypeError, match="hold windows"):
+                use()
+        with pytest.raises(ValueError, match="shift must be a positive integer"):
+            D.range(4).window(2, 0)
