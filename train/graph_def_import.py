@@ -1,0 +1,231 @@
+"""og.import_graph_def: build a TF1 GraphDef (a frozen .pb) into the default og graph.
+
+Each NodeDef becomes a call to og's own TF1-named function (graph_def_ops.CONVERTERS),
+in topological order, under TF's name scope ("import" unless `name` says otherwise).
+"""
+
+from __future__ import annotations
+
+from ..errors import ConversionError, OneGraphError
+from .graph_def import GraphDef
+from .graph_def_ops import CONVERTERS, UNSUPPORTED_KINDS
+
+__all__ = ["import_graph_def"]
+
+
+def _split_name(ref: str) -> tuple[str, int]:
+    """"node:1" -> ("node", 1); "node" -> ("node", 0); "^node" -> ("node", -1)."""
+    if ref.startswith("^"):
+        return ref[1:], -1
+    node, sep, index = ref.rpartition(":")
+    if sep and index.isdigit():
+        return node, int(index)
+    return ref, 0
+
+
+def _unsupported_message(graph_def) -> str | None:
+    """One sentence listing every op type without a converter: count and first node."""
+    seen: dict = {}
+    for node in graph_def.node:
+        if node.op in CONVERTERS and node.op not in UNSUPPORTED_KINDS:
+            continue
+        count, first = seen.get(node.op, (0, node.name))
+        seen[node.op] = (count + 1, first)
+    if not seen:
+        return None
+    parts = [f"{op} (x{count}, first node {first!r}"
+             + (", control flow v1" if op in UNSUPPORTED_KINDS else "") + ")"
+             for op, (count, first) in sorted(seen.items())]
+    return (f"import_graph_def: {len(parts)} unsupported op type(s): " + ", ".join(parts))
+
+
+def _topological(graph_def, mapped: set) -> list:
+    """The nodes in an order where each comes after its data and control inputs
+    (Kahn's algorithm, stable in GraphDef order); inputs in `mapped` need no producer.
+
+    Raises:
+        ConversionError: an input names a missing node, or the nodes form a cycle.
+    """
+    by_name = {}
+    for node in graph_def.node:
+        if node.name in by_name:
+            raise ConversionError(f"import_graph_def: duplicate node name {node.name!r}")
+        by_name[node.name] = node
+    waiting, users = {}, {}
+    for node in graph_def.node:
+        deps = set()
+        for ref in node.input:
+            src, index = _split_name(ref)
+            if index >= 0 and f"{src}:{index}" in mapped:
+                continue
+            if src not in by_name:
+                raise ConversionError(f"import_graph_def: node {node.name!r} has input "
+                                      f"{ref!r}, which is not in the graph_def")
+            deps.add(src)
+        waiting[node.name] = len(deps)
+        for src in deps:
+            users.setdefault(src, []).append(node.name)
+    ready = [n.name for n in graph_def.node if waiting[n.name] == 0]
+    order, pos = [], 0
+    while pos < len(ready):
+        name = ready[pos]
+        pos += 1
+        order.append(by_name[name])
+        for user in users.get(name, ()):
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                ready.append(user)
+    if len(order) != len(by_name):
+        stuck = sorted(n for n, c in waiting.items() if c > 0)[:5]
+        raise ConversionError(f"import_graph_def: the graph_def has a cycle (nodes "
+                              f"{stuck} never become ready)")
+    return order
+
+
+class _Context:
+    """What a converter may ask the importer: the node's name and static values."""
+
+    def __init__(self, graph):
+        self.graph, self.name = graph, None
+
+    def static(self, tensor):
+        """The value of `tensor` when known while building (a constant), else None."""
+        try:
+            return self.graph.static_value(tensor)
+        except Exception:       # og refuses non-tensors/unknowns in several ways
+            return None
+
+
+def _normalise_input_map(input_map, graph_def, og) -> dict:
+    """{"node:i": og Tensor}, keys checked against the graph_def's nodes and outputs.
+
+    Raises:
+        TypeError: input_map is not a dict or a key is not a str.
+        ConversionError: a key names no node of the graph_def, or a control input.
+    """
+    if input_map is None:
+        return {}
+    if not isinstance(input_map, dict):
+        raise TypeError(f"import_graph_def: input_map must be a dict, got "
+                        f"{type(input_map).__name__}")
+    names = {n.name for n in graph_def.node}
+    out, missing = {}, []
+    for key, value in input_map.items():
+        if not isinstance(key, str):
+            raise TypeError(f"import_graph_def: input_map keys must be str, got {key!r}")
+        src, index = _split_name(key)
+        if index < 0:
+            raise ConversionError(f"import_graph_def: input_map key {key!r} is a control "
+                                  f"input; map tensors (\"name:0\") only")
+        if src not in names:
+            missing.append(key)
+            continue
+        out[f"{src}:{index}"] = value if _is_tensor(value, og) else og.constant(value)
+    if missing:
+        raise ConversionError(f"import_graph_def: attempted to map inputs that were not "
+                              f"found in graph_def: {missing}")
+    return out
+
+
+def _is_tensor(value, og) -> bool:
+    return isinstance(value, og.Tensor)
+
+
+def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
+                     op_dict=None, producer_op_list=None):
+    """Build `graph_def`'s nodes into the default og graph, as TF1's tf.import_graph_def.
+
+    Tensors named by `input_map` ("node:0" or "node" -> og Tensor or array) replace the
+    graph_def's; `return_elements` ("node:0" -> Tensor, "node" -> Operation) are returned
+    as a list (None when not given). `name` is the name scope ("import" by default, ""
+    for none). op_dict and producer_op_list are accepted for TF's signature and unused.
+
+    Raises:
+        TypeError: graph_def is not a GraphDef/bytes, or input_map/return_elements are
+            malformed.
+        DataLossError: graph_def is bytes that do not parse as a GraphDef.
+        ConversionError: unsupported op types (all listed in one message), a bad
+            input_map key or return element, a missing input node, a cycle, or an
+            attribute og cannot honour.
+    """
+    og = _og()
+    if isinstance(graph_def, (bytes, bytearray)):
+        graph_def = GraphDef.FromString(bytes(graph_def))
+    if not isinstance(graph_def, GraphDef):
+        raise TypeError(f"import_graph_def: graph_def must be an og.GraphDef, got "
+                        f"{type(graph_def).__name__}")
+    if return_elements is not None and (isinstance(return_elements, str) or not all(
+            isinstance(r, str) for r in return_elements)):
+        raise TypeError("import_graph_def: return_elements must be a list of str")
+    message = _unsupported_message(graph_def)
+    if message:
+        raise ConversionError(message)
+    mapped = _normalise_input_map(input_map, graph_def, og)
+    order = _topological(graph_def, set(mapped))
+    graph = og.get_default_graph()
+    scope = "import" if name is None else name
+    outputs, operations = {}, {}
+    with og.name_scope(scope):
+        ctx = _Context(graph)
+        for node in order:
+            outputs[node.name], operations[node.name] = _build(node, ctx, outputs,
+                                                               operations, mapped, og)
+    if return_elements is None:
+        return None
+    return [_return_element(r, outputs, operations) for r in return_elements]
+
+
+def _og():
+    from . import public    # og's namespace; imported late as public.py imports this
+    return public
+
+
+def _build(node, ctx, outputs, operations, mapped, og):
+    """Convert one node; returns (its output tensors, its og Operation)."""
+    data, control = [], []
+    for ref in node.input:
+        src, index = _split_name(ref)
+        if index < 0:
+            control.append(operations[src])
+            continue
+        key = f"{src}:{index}"
+        if key in mapped:
+            data.append(mapped[key])
+            continue
+        outs = outputs[src]
+        if index >= len(outs):
+            raise ConversionError(f"import_graph_def: node {node.name!r} reads {ref!r}, "
+                                  f"but {src!r} has {len(outs)} output(s)")
+        data.append(outs[index])
+    ctx.name = node.name
+    try:
+        with og.control_dependencies(control):
+            result = CONVERTERS[node.op](node, data, ctx)
+    except ConversionError:
+        raise
+    except (TypeError, ValueError, OneGraphError) as e:
+        raise ConversionError(f"import_graph_def: node {node.name!r} ({node.op}): "
+                              f"{type(e).__name__}: {e}") from e
+    if isinstance(result, og.Operation):
+        return [], result
+    outs = list(result) if isinstance(result, (list, tuple)) else [result]
+    return outs, (outs[0].op if outs else None)
+
+
+def _return_element(ref: str, outputs, operations):
+    """One return element: "node:i" -> Tensor, "node" -> Operation.
+
+    Raises:
+        ConversionError: the node or output does not exist.
+    """
+    src, sep, index = ref.rpartition(":")
+    if not (sep and index.isdigit()):
+        if ref not in operations:
+            raise ConversionError(f"import_graph_def: requested return element {ref!r} "
+                                  f"is not an operation of the graph_def")
+        return operations[ref]
+    if src not in outputs or int(index) >= len(outputs[src]):
+        raise ConversionError(f"import_graph_def: requested return element {ref!r} is "
+                              f"not a tensor of the graph_def")
+    return outputs[src][int(index)]
+
