@@ -307,6 +307,12 @@ CASES = {
     "err_vocab_input_dtype": lambda lib: {"out": {"n": lib.fc.input_layer(
         {"a": lib.constant(np.array([[1]], np.int64))}, [lib.fc.indicator_column(
             lib.fc.categorical_column_with_vocabulary_list("a", ["x"]))])}},
+    "identity_out_of_range": lambda lib: {"out": {"n": lib.fc.input_layer(
+        {"i": lib.constant(np.array([[1], [4]], np.int64))},
+        [lib.fc.indicator_column(lib.fc.categorical_column_with_identity("i", 4))])}},
+    "identity_negative": lambda lib: {"out": {"n": lib.fc.input_layer(
+        {"i": lib.constant(np.array([[1], [-2]], np.int64))},
+        [lib.fc.indicator_column(lib.fc.categorical_column_with_identity("i", 4))])}},
     "err_identity_buckets": lambda lib: lib.fc.categorical_column_with_identity("a", 0),
     "err_identity_default": lambda lib: lib.fc.categorical_column_with_identity(
         "a", 3, default_value=3),
