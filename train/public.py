@@ -79,6 +79,8 @@ from .tf_logging import logging_namespace as logging  # noqa: E402 - TF1's tf.lo
 from .app_flags import app_namespace as app, flags_namespace as flags  # noqa: E402
 from .api_sets import sets  # noqa: E402 - TF1's tf.sets
 from . import feature_column  # noqa: E402,F401 - TF1's tf.feature_column
+from .graph_def import AttrValue, GraphDef, NodeDef  # noqa: E402 - TF's graph protos
+from .graph_def_import import import_graph_def  # noqa: E402 - TF1 frozen graphs into og
 
 __all__ = sorted(
     set(_api_all) | set(_api_extra_all) | set(_api_math_all) | set(_debugging_all)
@@ -95,7 +97,7 @@ __all__ = sorted(
     "metrics", "nn", "set_random_seed", "summary", "Summary", "Event", "HistogramProto",
     "SessionLog", "Template", "make_template", "numpy_function", "py_func", "data",
     "python_io", "summary", "lookup", "tables_initializer", "gfile", "logging", "app", "flags",
-    "sets", "feature_column",
+    "sets", "feature_column", "AttrValue", "GraphDef", "NodeDef", "import_graph_def",
     "depth_to_space", "space_to_depth", "multinomial", "random_crop", "random_shuffle",
     "AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope", "variable_scope",
     "initializers", "constant_initializer", "glorot_normal_initializer",
