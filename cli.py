@@ -3,6 +3,7 @@
     onegraph info model.og | model.onnx [--json]
     onegraph verify model.og [--json]
     onegraph convert in.onnx out.og | in.og out.onnx [--opset N] [--no-check]
+    onegraph convert frozen.pb out.og [--outputs NAME,...]
                      [--signature NAME]
     onegraph run model.og --input NAME=file.npy ... [--output-dir DIR] [--signature S]
                  [--runs N] [--profile] [--trace FILE.json]

@@ -1,12 +1,14 @@
 """Conversion between onegraph models and ONNX (onnx is imported only when a conversion
-runs, so importing this package does not need it).
+runs, so importing this package does not need it), and from TF1 frozen graphs.
 
-    from onegraph.convert import from_onnx, to_onnx
+    from onegraph.convert import from_graph_def, from_onnx, to_onnx
     model = from_onnx("model.onnx")        # -> onegraph.format.Model
     proto = to_onnx(model, "copy.onnx")    # -> onnx.ModelProto (also written to disk)
+    model = from_graph_def("frozen.pb")    # a TF1 GraphDef, its placeholders -> sinks
 """
 
 from .onnx_export import to_onnx
 from .onnx_import import from_onnx, unsupported_ops
+from .tf_graph_def import from_graph_def
 
-__all__ = ["from_onnx", "to_onnx", "unsupported_ops"]
+__all__ = ["from_graph_def", "from_onnx", "to_onnx", "unsupported_ops"]

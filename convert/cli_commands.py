@@ -2,6 +2,7 @@
 
     onegraph convert in.onnx out.og          # import (direction from the extensions)
     onegraph convert in.og out.onnx [--opset N] [--no-check]
+    onegraph convert frozen.pb out.og [--outputs NAME,...]   # a TF1 frozen graph
     onegraph run model.og --input x=x.npy [--input ...] [--output-dir DIR] [--signature S]
                  [--runs N] [--profile] [--trace FILE.json]
 
@@ -21,7 +22,8 @@ from ..format.atomic import cannot_write
 
 
 def cmd_convert(args) -> int:
-    """Convert between .onnx and .og, choosing the direction from the file extensions.
+    """Convert between .onnx and .og (or a TF1 frozen graph .pb to .og), choosing the
+    direction from the file extensions.
 
     Raises:
         ConversionError: unknown extension pair, --opset out of range, an unreadable
@@ -34,6 +36,8 @@ def cmd_convert(args) -> int:
 
     src_ext = os.path.splitext(args.input)[1].lower()
     dst_ext = os.path.splitext(args.output)[1].lower()
+    if args.outputs is not None and src_ext != ".pb":
+        raise ConversionError("--outputs applies to TF frozen graphs (.pb -> .og) only")
     if src_ext == ".onnx" and dst_ext == ".og":
         from .onnx_import import from_onnx
 
@@ -73,8 +77,40 @@ def cmd_convert(args) -> int:
         opset = next((o.version for o in proto.opset_import if o.domain == ""), "?")
         print(f"{args.input} -> {args.output}: {len(proto.graph.node)} nodes, opset {opset}")
         return 0
+    if src_ext == ".pb" and dst_ext == ".og":
+        return _convert_graph_def(args)
     raise ConversionError(f"cannot tell the direction from {src_ext or 'no extension'} -> "
-                          f"{dst_ext or 'no extension'}; use .onnx -> .og or .og -> .onnx")
+                          f"{dst_ext or 'no extension'}; use .onnx -> .og, .og -> .onnx or "
+                          f".pb (a TF1 frozen graph) -> .og")
+
+
+def _convert_graph_def(args) -> int:
+    """`onegraph convert frozen.pb model.og`: a TF1 frozen graph saved as a Model whose
+    "serving" signature takes its placeholders and gives --outputs.
+
+    Raises:
+        ConversionError: a flag for ONNX export, an unreadable or corrupt .pb, an op
+            without a mapping, an unknown output, an output that cannot be written.
+    """
+    import onegraph as og
+
+    from .tf_graph_def import from_graph_def
+
+    if args.opset is not None or args.no_check or args.signature is not None:
+        raise ConversionError("--opset, --no-check and --signature apply to export "
+                              "(.og -> .onnx) only")
+    check_readable(args.input, ConversionError)
+    _check_destination(args.input, args.output)
+    outputs = None if args.outputs is None else [n for n in args.outputs.split(",") if n]
+    model = from_graph_def(args.input, outputs)
+    try:
+        size = og.save(model, args.output)
+    except OSError as e:
+        raise ConversionError(cannot_write(e, args.output)) from e
+    sig = model.signatures["serving"]
+    print(f"{args.input} -> {args.output}: {len(model.graph.nodes)} nodes, serving "
+          f"signature {sorted(sig.inputs)} -> {sorted(sig.outputs)}, {size:,} bytes")
+    return 0
 
 
 def _check_destination(source: str, output: str) -> None:
@@ -600,9 +636,13 @@ def _summary(name: str, value) -> str:
 
 def register(sub) -> None:
     """Add the `convert` and `run` subcommands to an argparse subparsers object."""
-    p = sub.add_parser("convert", help="convert .onnx <-> .og (direction from extensions)")
+    p = sub.add_parser("convert", help="convert .onnx <-> .og, or a TF1 frozen graph .pb to "
+                                       ".og (direction from extensions)")
     p.add_argument("input")
     p.add_argument("output")
+    p.add_argument("--outputs", default=None, metavar="NAME[,NAME...]",
+                   help="for a TF frozen graph (.pb -> .og): the nodes (or node:i tensors) "
+                        "the serving signature gives; default: the nodes nothing reads")
     p.add_argument("--opset", type=int, default=None,
                    help="target ONNX opset when exporting (.og -> .onnx), 13 or newer "
                         "(older targets refuse every op that changed since); default: "
