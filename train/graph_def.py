@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import ConversionError, DataLossError, ExecutionError
 from ..ops.io_ops import _BY_TF_NUMBER, parse_array
-from ..ops.summary_encoding import read_fields
+from ..ops.summary_encoding import packed_int64s, read_fields
 
 __all__ = ["AttrValue", "GraphDef", "NodeDef", "tf_dtype"]
 
@@ -34,23 +34,17 @@ def _signed(v: int) -> int:
 
 
 def _varints(wire: int, value) -> list:
-    """The ints of a repeated varint field entry: one varint, or a packed run."""
+    """The ints of a repeated varint field entry: one varint, or a packed run.
+
+    Raises:
+        DataLossError: a packed varint is truncated or overlong.
+    """
     if wire == 0:
         return [_signed(value)]
-    out, pos, data = [], 0, value
-    while pos < len(data):
-        shift = result = 0
-        while True:
-            if pos >= len(data) or shift > 63:
-                raise DataLossError("cannot parse AttrValue: truncated packed varint")
-            b = data[pos]
-            pos += 1
-            result |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                break
-        out.append(_signed(result & 0xFFFFFFFFFFFFFFFF))
-    return out
+    try:
+        return packed_int64s(value)
+    except ValueError:
+        raise DataLossError("cannot parse AttrValue: truncated packed varint") from None
 
 
 def _floats(wire: int, value) -> list:

@@ -34,11 +34,7 @@ def _ints(ctx, node, t, what: str):
     Raises:
         ConversionError: the value is only known at run time.
     """
-    value = ctx.static(t)
-    if value is None:
-        raise ConversionError(f"{_where(node)}: {what} must be a constant for og's "
-                              f"importer, it is computed at run time")
-    value = np.asarray(value)
+    value = _value(ctx, node, t, what)
     return int(value) if value.ndim == 0 else [int(v) for v in value.reshape(-1)]
 
 
