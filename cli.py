@@ -1,6 +1,6 @@
 """The `onegraph` command line: the same operations as the Python API, same words.
 
-    onegraph info model.og | model.onnx [--json]
+    onegraph info model.og | model.onnx | frozen.pb [--json]
     onegraph verify model.og [--json]
     onegraph convert in.onnx out.og | in.og out.onnx [--opset N] [--no-check]
     onegraph convert frozen.pb out.og [--outputs NAME,...]
@@ -153,6 +153,14 @@ def _cmd_info(args) -> int:
         producer = " ".join(model.metadata.get(k, "") for k in ("onnx.producer_name",
                                                                  "onnx.producer_version"))
         d["producer"] = producer.strip() or None
+    elif isinstance(args.model, str) and args.model.lower().endswith(".pb"):
+        # a TF1 frozen graph: what `onegraph convert frozen.pb m.og` would give (ops
+        # without a mapping are named in the error)
+        from .convert import from_graph_def
+
+        check_readable(args.model)
+        d = describe(from_graph_def(args.model))
+        d.update(path=args.model, format="tf-graphdef", schema_version=None)
     else:
         d = describe(load(args.model))
     print(json.dumps(d, indent=2) if args.json else format_text(_printable_strings(d)))
@@ -190,9 +198,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("info", help="summarize a .og model (signatures, ops, parameters, "
-                                    "layout); given a .onnx file, what converting it "
-                                    "would give, ops without kernels listed")
-    p.add_argument("model", help=".og file, or .onnx (needs the onnx extra)")
+                                    "layout); given a .onnx file (or a TF1 frozen graph "
+                                    ".pb), what converting it would give, ops without "
+                                    "kernels listed")
+    p.add_argument("model", help=".og file, .onnx (needs the onnx extra) or a TF1 frozen "
+                                 "graph .pb")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(func=_cmd_info)
 

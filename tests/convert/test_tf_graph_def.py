@@ -5,6 +5,7 @@ Session and, exported on to ONNX, by onnxruntime."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -74,3 +75,12 @@ def test_bad_graphs_and_arguments_are_conversion_errors(tmp_path):
     assert main(["convert", os.path.join(DATA, "unsupported.pb"), out]) != 0
     assert not os.path.exists(out)
     assert main(["convert", out, str(tmp_path / "y.onnx"), "--outputs", "h"]) != 0
+
+
+def test_info_describes_what_converting_gives(capsys):
+    assert main(["info", os.path.join(DATA, "cnn_nhwc.pb"), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["format"] == "tf-graphdef"
+    assert sorted(info["signatures"]["serving"]["outputs"]) == ["log_probs", "probs"]
+    assert main(["info", os.path.join(DATA, "unsupported.pb")]) != 0
+    assert "MatrixDeterminant" in capsys.readouterr().err
