@@ -26,19 +26,10 @@ from .graph import Operation, Tensor
 __all__ = ["numpy_function", "py_func"]
 
 
-def _not_differentiable(b, op, grads) -> list:
-    """No gradient reaches a py_func's inputs: None each (TF's NotDifferentiable), so
-    og.gradients gives None rather than raising."""
-    return [None] * len(op.inputs)
-
-
-# as TF's script_ops.py does (ops.NotDifferentiable("PyFunc")): a rule registered by
-# op type, which og.gradient_override_map can still replace per graph
+# as TF's script_ops.py does (ops.NotDifferentiable("PyFunc")); og.gradient_override_map
+# can still replace the rule per graph
 for _op_type in ("PyFunc", "PyFuncStateless"):
-    try:
-        _gradients.RegisterGradient(_op_type)(_not_differentiable)
-    except OneGraphError:  # registered already (this module imported again)
-        pass
+    _gradients.NotDifferentiable(_op_type)
 
 
 def _tout_list(Tout, what: str) -> tuple[list[int], bool]:

@@ -10,7 +10,6 @@ gradients (TF's have none): og.gradients gives None through them.
 
 from __future__ import annotations
 
-from ..errors import OneGraphError
 from . import gradients as _gradients
 from . import graph as _g
 from .module_namespace import namespace
@@ -24,17 +23,10 @@ _VALID = ("int8", "int16", "int32", "int64", "uint8", "uint16", "string")
 _VALID_TEXT = "{" + ", ".join(_VALID) + "}"
 
 
-def _not_differentiable(b, op, grads) -> list:
-    """No gradient reaches a set op's inputs (TF's NotDifferentiable)."""
-    return [None] * len(op.inputs)
-
-
+# TF registers none for the set ops either
 for _op_type in ("SetSize", "DenseToDenseSetOperation", "DenseToSparseSetOperation",
                  "SparseToSparseSetOperation"):
-    try:
-        _gradients.RegisterGradient(_op_type)(_not_differentiable)
-    except OneGraphError:  # registered already (this module imported again)
-        pass
+    _gradients.NotDifferentiable(_op_type)
 
 
 def _dname(dtype) -> str:

@@ -90,6 +90,31 @@ def RegisterGradient(name: str):  # noqa: N802 - TF's spelling
     return deco
 
 
+def _no_gradients(b, op, grads) -> list:
+    """A NotDifferentiable op's rule: None for every input."""
+    return [None] * len(op.inputs)
+
+
+def NotDifferentiable(op_type: str) -> None:  # noqa: N802 - TF's spelling
+    """Declare that ops of `op_type` have no gradient: og.gradients gives None for
+    their inputs rather than raising (TF's tf.NotDifferentiable / no_gradient). A
+    second declaration of the same type is a no-op (a module imported again); a rule
+    og.gradient_override_map names still replaces it per graph.
+
+    Raises:
+        TypeError: op_type is not a str.
+        OneGraphError: another rule is registered under op_type.
+    """
+    if not isinstance(op_type, str):
+        raise TypeError(f"NotDifferentiable: op_type must be a str, got {op_type!r:.40}")
+    if _REGISTERED.get(op_type) is _no_gradients:
+        return
+    RegisterGradient(op_type)(_no_gradients)
+
+
+no_gradient = NoGradient = NotDifferentiable
+
+
 @contextlib.contextmanager
 def gradient_override_map(mapping: dict, graph: Graph | None = None):
     """Inside the block, ops of type K built get the gradient registered as mapping[K]."""
