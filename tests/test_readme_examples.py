@@ -6,14 +6,15 @@ onnxruntime here, so a README that drifts from the API fails."""
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                      "README.md")
+HERE = os.path.dirname(os.path.abspath(__file__))
+README = os.path.join(os.path.dirname(HERE), "README.md")
 
 
 def _blocks(language):
@@ -131,10 +132,14 @@ def test_onnx_and_profiling_examples_and_their_commands(tmp_path, monkeypatch):
 
     os.replace(tmp_path / "resnet50.onnx", tmp_path / "model.onnx")
     np.save(tmp_path / "image.npy", image)
+    shutil.copy(os.path.join(HERE, "train", "data", "tf_graph_defs", "cnn_nhwc.pb"),
+                tmp_path / "frozen.pb")  # a TF1 frozen graph TF wrote
     _onegraph(["info", "model.onnx"], tmp_path)
     for args in _commands("onegraph convert model.onnx model.og") \
             + _commands("--profile --trace trace.json"):
         _onegraph(args, tmp_path)
+    assert og.load(str(tmp_path / "frozen.og")).signatures["serving"].outputs.keys() == {
+        "probs"}
     out = np.load(tmp_path / "out" / "prob.npy", allow_pickle=False)
     np.testing.assert_allclose(out, want[0], rtol=1e-5, atol=1e-6)
     check = ort.InferenceSession(str(tmp_path / "model.onnx"),

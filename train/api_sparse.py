@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from . import api, api_extra, api_math
 from . import graph as _g
+from .api_sparse_segment import sparse_segment_mean, sparse_segment_sqrt_n, sparse_segment_sum
 from .module_namespace import namespace
 from .sparse_tensor import (SparseTensor, SparseTensorValue,
                             convert_to_tensor_or_sparse_tensor, sparse_placeholder)
@@ -403,6 +404,8 @@ _TOP_LEVEL = {
     "sparse_softmax": softmax, "sparse_tensor_dense_matmul": sparse_dense_matmul,
     "sparse_tensor_to_dense": to_dense, "sparse_to_indicator": to_indicator,
     "sparse_transpose": transpose, "sparse_placeholder": sparse_placeholder,
+    "sparse_segment_sum": sparse_segment_sum, "sparse_segment_mean": sparse_segment_mean,
+    "sparse_segment_sqrt_n": sparse_segment_sqrt_n,
     "SparseTensor": SparseTensor, "SparseTensorValue": SparseTensorValue,
     "convert_to_tensor_or_sparse_tensor": convert_to_tensor_or_sparse_tensor,
     "edit_distance": edit_distance, "string_split": string_split,
@@ -417,6 +420,7 @@ sparse = namespace("sparse", "TF1's tf.sparse: functions of og.SparseTensor.", {
     "reduce_sum": reduce_sum, "reduce_sum_sparse": reduce_sum_sparse, "reorder": reorder,
     "reshape": reshape, "retain": retain, "slice": slice, "softmax": softmax,
     "sparse_dense_matmul": sparse_dense_matmul, "to_dense": to_dense,
-    "to_indicator": to_indicator, "transpose": transpose})
+    "to_indicator": to_indicator, "transpose": transpose, "segment_sum": sparse_segment_sum,
+    "segment_mean": sparse_segment_mean, "segment_sqrt_n": sparse_segment_sqrt_n})
 
 __all__ = sorted(set(_TOP_LEVEL) | {"sparse", "sparse_to_dense"})

@@ -6,14 +6,14 @@ module gathers them under TF's names.
 
 from __future__ import annotations
 
-from onegraph.train.distributions_base import (
+from .distributions_base import (
     FULLY_REPARAMETERIZED, NOT_REPARAMETERIZED, Distribution, RegisterKL,
     ReparameterizationType, kl_divergence)
-from onegraph.train.distributions_scalar import (
+from .distributions_scalar import (
     Bernoulli, Beta, Exponential, Gamma, Laplace, Normal, StudentT, Uniform)
-from onegraph.train.distributions_vector import (
+from .distributions_vector import (
     Categorical, Dirichlet, DirichletMultinomial, Multinomial)
-from onegraph.train.module_namespace import namespace
+from .module_namespace import namespace
 
 _ENTRIES = {
     "Bernoulli": Bernoulli, "Beta": Beta, "Categorical": Categorical,

@@ -8,7 +8,9 @@ import math
 import numpy as np
 
 import onegraph as og
-from onegraph.train.distributions_base import (
+
+from ..format import DType
+from .distributions_base import (
     FULLY_REPARAMETERIZED, NOT_REPARAMETERIZED, Distribution, RegisterKL)
 
 
@@ -566,7 +568,7 @@ class StudentT(Distribution):
 class Bernoulli(Distribution):
     """Bernoulli(logits= or probs=) (TF1's tf.distributions.Bernoulli)."""
 
-    def __init__(self, logits=None, probs=None, dtype=og.int32, validate_args=False,
+    def __init__(self, logits=None, probs=None, dtype=DType.INT32, validate_args=False,
                  allow_nan_stats=True, name="Bernoulli"):
         """Raises ValueError unless exactly one of logits/probs is given (TF's
         message)."""

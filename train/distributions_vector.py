@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 import onegraph as og
-from onegraph.train.distributions_base import (
+
+from ..format import DType
+from .distributions_base import (
     FULLY_REPARAMETERIZED, NOT_REPARAMETERIZED, Distribution, RegisterKL)
-from onegraph.train.distributions_scalar import params_same_dtype, xlogy
+from .distributions_scalar import params_same_dtype, xlogy
 
 
 def _shape(x):
@@ -53,7 +55,7 @@ def _logits_probs(logits, probs, validate_args, multidimensional):
 class Categorical(Distribution):
     """Categorical over {0, ..., K-1} (TF1's tf.distributions.Categorical)."""
 
-    def __init__(self, logits=None, probs=None, dtype=og.int32, validate_args=False,
+    def __init__(self, logits=None, probs=None, dtype=DType.INT32, validate_args=False,
                  allow_nan_stats=True, name="Categorical"):
         """Raises ValueError unless exactly one of logits/probs is given."""
         parameters = dict(locals())

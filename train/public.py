@@ -81,13 +81,19 @@ from .api_sets import sets  # noqa: E402 - TF1's tf.sets
 from . import feature_column  # noqa: E402,F401 - TF1's tf.feature_column
 from .graph_def import AttrValue, GraphDef, NodeDef  # noqa: E402 - TF's graph protos
 from .graph_def_import import import_graph_def  # noqa: E402 - TF1 frozen graphs into og
+from .api_tf1_odds import *  # noqa: E402,F401,F403 - sparse_segment_*, unravel_index, ...
+from .api_tf1_odds import __all__ as _api_tf1_odds_all  # noqa: E402
+from .nest import nest  # noqa: E402 - TF's tf.nest
+from .distributions import distributions  # noqa: E402 - TF1's tf.distributions
+from .gradients import NoGradient, NotDifferentiable, no_gradient  # noqa: E402
 
 __all__ = sorted(
     set(_api_all) | set(_api_extra_all) | set(_api_math_all) | set(_debugging_all)
     | set(_state_all) | set(_api_compat_all) | set(_api_linalg_all)
     | set(_api_linalg_solve_all) | set(_api_special_all) | set(_api_strings_all)
     | set(_api_partition_all) | set(_api_tf1_extra_all) | set(_session_config_all)
-    | set(_api_tf1_more_all) | set(_api_sparse_all) | set(_api_io_all) | {
+    | set(_api_tf1_more_all) | set(_api_sparse_all) | set(_api_io_all)
+    | set(_api_tf1_odds_all) | {
     "random_gamma", "random_poisson", "TensorArray",
     "bool", "math", "random", "case", "clip_by_global_norm", "clip_by_norm", "global_norm",
     "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices",
@@ -98,6 +104,7 @@ __all__ = sorted(
     "SessionLog", "Template", "make_template", "numpy_function", "py_func", "data",
     "python_io", "summary", "lookup", "tables_initializer", "gfile", "logging", "app", "flags",
     "sets", "feature_column", "AttrValue", "GraphDef", "NodeDef", "import_graph_def",
+    "nest", "NoGradient", "NotDifferentiable", "no_gradient", "distributions",
     "depth_to_space", "space_to_depth", "multinomial", "random_crop", "random_shuffle",
     "AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope", "variable_scope",
     "initializers", "constant_initializer", "glorot_normal_initializer",
