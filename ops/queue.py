@@ -1,6 +1,7 @@
 """Operators: queues (the `onegraph` domain): bounded, blocking, shared across steps.
 
-A queue op (FIFOQueue, RandomShuffleQueue) yields a handle to a queue that lives in the
+A queue op (FIFOQueue, RandomShuffleQueue, PaddingFIFOQueue, PriorityQueue) yields
+a handle to a queue that lives in the
 executor's per-session state (keyed by `shared_name`), so every step of a Session sees
 the same queue. Enqueue blocks while the queue is full (backpressure), Dequeue while it
 is empty. Close works as TF1's QueueClose: new enqueues fail, enqueues already blocked
@@ -12,11 +13,19 @@ The queue op's `component_types` / `component_ranks` / `component_dims` attribut
 declare each component's dtype and per-element shape; enqueues are checked against
 them (a `ShapeError` names the queue and the component) and `DequeueMany(0)` builds
 its empty result from them.
+
+A PaddingFIFOQueue's batch pads each component to the largest shape among its elements
+(zeros, "" for strings). A PriorityQueue's first component is an int64 scalar priority:
+it dequeues the smallest first, equal priorities in insertion order; as TF's, its
+DequeueUpTo does not return a short batch after close, and the elements a failing
+DequeueMany / DequeueUpTo took are not put back.
 """
 
 from __future__ import annotations
 
+import bisect
 import collections
+import itertools
 import threading
 
 import numpy as np
@@ -96,6 +105,8 @@ class Queue:
             entry per component.
     """
 
+    kind = "FIFOQueue"  # TF's name of the queue class, in messages
+
     def __init__(self, name: str, capacity: int, num_components: int, shuffle_rng=None,
                  min_after_dequeue: int = 0, dtypes=None, shapes=None):
         if capacity <= 0:
@@ -118,6 +129,8 @@ class Queue:
         self.cond = threading.Condition()
         self.rng = shuffle_rng
         self.min_after_dequeue = min_after_dequeue
+        if shuffle_rng is not None:
+            self.kind = "RandomShuffleQueue"
 
     def size(self) -> int:
         with self.cond:
@@ -183,7 +196,7 @@ class Queue:
                             raise ExecutionError(
                                 f"enqueue to queue {self.name!r} cancelled: the queue was "
                                 "closed with cancel_pending_enqueues=True")
-                    self.items.append(el)
+                    self._push(el)
                     self.cond.notify_all()
             finally:
                 self.pending_enqueues -= 1
@@ -216,28 +229,48 @@ class Queue:
                         self.cond.wait()
                         self._check_abandoned()
                     if not self.items:
-                        if allow_smaller and out:
+                        if allow_smaller and out and self.short_batches:
                             break
                         raise OutOfRangeError(
-                            f"queue {self.name!r} is closed and has {len(out)} element(s), "
-                            f"{n} requested")
-                    if self.rng is not None:
-                        k = int(self.rng.integers(len(self.items)))
-                        self.items.rotate(-k)
-                        out.append(self.items.popleft())
-                        self.items.rotate(k)
-                    else:
-                        out.append(self.items.popleft())
+                            f"{self.kind} {self.name!r} is closed and has insufficient "
+                            f"elements (requested {n - len(out)}, current size "
+                            f"{len(out) if self.restores else 0})")
+                    out.append(self._pop())
                     self.cond.notify_all()
                 if len(out) > 1:
                     self._check_stackable(out)
-            except BaseException:
+            except BaseException as e:
                 # an error, a closed Session or an interrupt (Ctrl-C while waiting): put
-                # back what was taken, in order, so no element is lost
-                self.items.extendleft(reversed(out))
+                # back what was taken, in order, so no element is lost (a PriorityQueue
+                # keeps TF's way on running out: the elements are gone)
+                if self.restores or not isinstance(e, OutOfRangeError):
+                    self._restore(out)
                 self.cond.notify_all()
                 raise
         return out
+
+    # how elements are stored: a FIFO deque (RandomShuffleQueue: taken at random)
+    short_batches = True   # DequeueUpTo returns the 1..n-1 left after close
+    restores = True        # a DequeueMany that runs out puts its elements back
+
+    def _push(self, el: tuple) -> None:
+        self.items.append(el)
+
+    def _pop(self) -> tuple:
+        if self.rng is not None:
+            k = int(self.rng.integers(len(self.items)))
+            self.items.rotate(-k)
+            el = self.items.popleft()
+            self.items.rotate(k)
+            return el
+        return self.items.popleft()
+
+    def _restore(self, out: list) -> None:
+        self.items.extendleft(reversed(out))
+
+    def stack(self, elements: list[tuple]) -> tuple:
+        """Each component of `elements` stacked along a new axis 0."""
+        return tuple(np.stack([e[k] for e in elements]) for k in range(self.num_components))
 
     def _check_stackable(self, elements: list[tuple]) -> None:
         """Raise ShapeError unless each component has one shape over `elements` (a
@@ -294,7 +327,71 @@ class Queue:
             self.cond.notify_all()
 
 
-def _queue_kernel(shuffle):
+class PaddingQueue(Queue):
+    """A FIFO queue whose batches pad each component to the largest element shape
+    (zeros; "" for strings), so elements may differ in their unknown dims."""
+
+    kind = "PaddingFIFOQueue"
+
+    def _check_stackable(self, elements: list[tuple]) -> None:
+        """Ranks are fixed by the declared shapes; dims may differ (they are padded)."""
+
+    def stack(self, elements: list[tuple]) -> tuple:
+        """Each component padded to the batch's largest shape and stacked on axis 0."""
+        out = []
+        for k in range(self.num_components):
+            parts = [np.asarray(e[k]) for e in elements]
+            shape = tuple(max(dims) for dims in zip(*(p.shape for p in parts)))
+            batch = np.zeros((len(parts),) + shape, parts[0].dtype)
+            if batch.dtype == object:
+                batch[...] = ""
+            for i, p in enumerate(parts):
+                batch[(i,) + tuple(slice(0, d) for d in p.shape)] = p
+            out.append(batch)
+        return tuple(out)
+
+    def empty_batch(self, op: str) -> tuple:
+        """Zero elements: per component shape [0, *declared shape], unknown dims 0."""
+        return tuple(np.empty((0,) + tuple(d or 0 for d in shape), dt)
+                     for dt, shape in zip(self.dtypes, self.shapes))
+
+
+class PriorityQueue(Queue):
+    """A queue dequeuing the element of smallest priority (component 0, an int64
+    scalar) first; equal priorities leave in the order they came."""
+
+    kind = "PriorityQueue"
+    short_batches = False
+    restores = False
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.keys: list = []                  # (priority, arrival), sorted like items
+        self.arrivals = itertools.count()
+
+    def _push(self, el: tuple) -> None:
+        key = (int(el[0]), next(self.arrivals))
+        at = bisect.bisect(self.keys, key)
+        self.keys.insert(at, key)
+        self.items.insert(at, el)
+
+    def _pop(self) -> tuple:
+        self.keys.pop(0)
+        return self.items.popleft()
+
+    def _restore(self, out: list) -> None:
+        for el in out:  # an interrupted dequeue: back in front of its equals
+            key = (int(el[0]), -1 - next(self.arrivals))
+            at = bisect.bisect(self.keys, key)
+            self.keys.insert(at, key)
+            self.items.insert(at, el)
+
+
+_KINDS = {"FIFOQueue": Queue, "RandomShuffleQueue": Queue, "PaddingFIFOQueue": PaddingQueue,
+          "PriorityQueue": PriorityQueue}
+
+
+def _queue_kernel(shuffle, kind=None):
     def kernel(inputs, attrs, ctx):
         """The session's queue named attrs['shared_name'] (created on first use)."""
         state = ctx.state
@@ -313,21 +410,22 @@ def _queue_kernel(shuffle):
                     shapes = (decode_shapes(attrs["component_ranks"],
                                             attrs["component_dims"])
                               if attrs["component_ranks"] else None)
-                    q = Queue(attrs["shared_name"], attrs["capacity"],
-                              attrs["num_components"], rng, attrs["min_after_dequeue"],
-                              dtypes, shapes)
+                    make = _KINDS[kind or "FIFOQueue"]
+                    q = make(attrs["shared_name"], attrs["capacity"],
+                             attrs["num_components"], rng, attrs["min_after_dequeue"],
+                             dtypes, shapes)
                     state[key] = q
                     if getattr(ctx, "session_closed", False):
                         # the Session closed while this queue was made: close() may
                         # have walked `state` before it was stored, so abandon it here
                         q.abandon("its Session was closed")
                     return (q,)
-        _check_shared(q, attrs, shuffle)
+        _check_shared(q, attrs, kind or ("RandomShuffleQueue" if shuffle else "FIFOQueue"))
         return (q,)
     return kernel
 
 
-def _check_shared(q, attrs, shuffle) -> None:
+def _check_shared(q, attrs, kind: str) -> None:
     """A queue op that finds its shared_name taken must ask for the same queue (as TF1:
     "Shared queue ... has ... but requested ...").
 
@@ -339,11 +437,11 @@ def _check_shared(q, attrs, shuffle) -> None:
     dtypes = [DType.parse(t).numpy for t in types] if types else [None] * q.num_components
     shapes = (decode_shapes(attrs["component_ranks"], attrs["component_dims"])
               if attrs["component_ranks"] else [None] * q.num_components)
-    asked = {"kind": "RandomShuffleQueue" if shuffle else "FIFOQueue",
+    asked = {"kind": kind,
              "capacity": attrs["capacity"], "components": attrs["num_components"],
              "dtypes": [None if d is None else np.dtype(d).name for d in dtypes],
              "shapes": [None if s is None else list(s) for s in shapes]}
-    has = {"kind": "RandomShuffleQueue" if q.rng is not None else "FIFOQueue",
+    has = {"kind": q.kind,
            "capacity": q.capacity, "components": q.num_components,
            "dtypes": [None if d is None else np.dtype(d).name for d in q.dtypes],
            "shapes": [None if s is None else list(s) for s in q.shapes]}
@@ -389,7 +487,7 @@ def _count(x, op: str) -> int:
 
 
 def _stack(q: Queue, els: list[tuple]) -> tuple:
-    return tuple(np.stack([e[k] for e in els]) for k in range(q.num_components))
+    return q.stack(els)
 
 
 def _dequeue(inputs, attrs, ctx):
@@ -445,6 +543,12 @@ OPS = tuple(sorted((
            infer=_infer_handle, doc="a bounded first-in first-out queue", **_STATEFUL),
     define("RandomShuffleQueue", [], ["handle"], _queue_kernel(True), _QUEUE_ATTRS,
            infer=_infer_handle, doc="a bounded queue dequeuing random elements", **_STATEFUL),
+    define("PaddingFIFOQueue", [], ["handle"], _queue_kernel(False, "PaddingFIFOQueue"),
+           _QUEUE_ATTRS, infer=_infer_handle,
+           doc="a FIFO queue whose batches pad components to a common shape", **_STATEFUL),
+    define("PriorityQueue", [], ["handle"], _queue_kernel(False, "PriorityQueue"),
+           _QUEUE_ATTRS, infer=_infer_handle,
+           doc="a queue dequeuing the smallest int64 priority first", **_STATEFUL),
     define("QueueEnqueue", ["handle", "components*"], [], _enqueue,
            infer=lambda a, i: [], doc="enqueue one element (blocks while full)", **_STATEFUL),
     define("QueueEnqueueMany", ["handle", "components*"], [], _enqueue_many,

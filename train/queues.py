@@ -1,4 +1,5 @@
-"""Queues for input pipelines: `og.FIFOQueue` and `og.RandomShuffleQueue`.
+"""Queues for input pipelines: `og.FIFOQueue`, `og.RandomShuffleQueue`,
+`og.PaddingFIFOQueue` and `og.PriorityQueue` (all `og.QueueBase`s).
 
 The queue lives in the Session (one per queue op, shared by all steps and threads).
 A producer thread runs `enqueue` / `enqueue_many` steps, which block while the queue
@@ -30,8 +31,9 @@ from . import graph as _g
 from .graph import Operation, Tensor
 
 
-class FIFOQueue:
-    """A bounded first-in first-out queue of tuples of tensors.
+class QueueBase:
+    """What every queue shares (TF1's tf.QueueBase): its op, enqueue and dequeue ops.
+    Construct one of the subclasses; the arguments are FIFOQueue's.
 
     Args:
         capacity: maximum number of queued elements.
@@ -233,6 +235,90 @@ class FIFOQueue:
     def size(self, name=None) -> Tensor:
         """The number of queued elements (int64 scalar)."""
         return self.graph.op("QueueSize", [self.handle], name=name or f"{self._base}/size")
+
+
+class FIFOQueue(QueueBase):
+    """A bounded first-in first-out queue of tuples of tensors.
+
+    Args:
+        capacity: maximum number of queued elements.
+        dtypes: dtype of each component.
+        shapes: shape of each component (per element; None or -1 for an unknown dim),
+            or None if unknown. dequeue_many(0) needs fully defined shapes.
+        name: name of the queue op.
+        shared_name: Session-state key (default: the op's unique name).
+
+    Raises:
+        ValueError: capacity is not a positive integer.
+        OneGraphError: shapes does not have one entry per dtype, or a dtype is unknown.
+    """
+
+    _op_type = "FIFOQueue"
+
+
+class PaddingFIFOQueue(FIFOQueue):
+    """A FIFO queue whose dequeue_many / dequeue_up_to pad each component to the largest
+    shape in the batch (zeros, "" for strings), so elements may differ in the dims
+    declared None (TF1's tf.PaddingFIFOQueue).
+
+    Args:
+        capacity, dtypes, name, shared_name: as FIFOQueue.
+        shapes: one shape per component, each of known rank (dims may be None).
+
+    Raises:
+        ValueError: shapes does not have one entry per dtype, or one has unknown rank;
+            or as FIFOQueue.
+    """
+
+    _op_type = "PaddingFIFOQueue"
+
+    def __init__(self, capacity: int, dtypes: Sequence, shapes: Sequence, names=None,
+                 shared_name: str | None = None, name: str = "padding_fifo_queue"):
+        if names is not None:
+            raise ValueError("PaddingFIFOQueue: named components (names) are not supported")
+        if shapes is None or len(shapes) != len(dtypes):
+            got = "no" if shapes is None else len(shapes)
+            raise ValueError(f"Shapes must be provided for all components, but received "
+                             f"{len(dtypes)} dtypes and {got} shapes.")
+        if any(s is None for s in shapes):
+            raise ValueError(f"PaddingFIFOQueue: every component needs a shape of known "
+                             f"rank, got shapes {list(shapes)}")
+        super().__init__(capacity, dtypes, shapes, name, shared_name)
+
+
+class PriorityQueue(FIFOQueue):
+    """A queue dequeuing its elements by priority, smallest first (TF1's
+    tf.PriorityQueue). Elements are (priority, *components): the priority is an
+    int64 scalar, enqueued as the first value and returned as the first output.
+    Equal priorities leave in the order they came. As TF's, dequeue_up_to after close
+    fails with OutOfRangeError rather than return a short batch.
+
+    Args:
+        capacity: maximum number of queued elements.
+        types: dtypes of the components after the priority.
+        shapes: their shapes (required, as TF's).
+
+    Raises:
+        TypeError: shapes is None.
+        ValueError: shapes does not have one entry per type; or as FIFOQueue.
+    """
+
+    _op_type = "PriorityQueue"
+
+    def __init__(self, capacity: int, types: Sequence, shapes: Sequence, names=None,
+                 shared_name: str | None = None, name: str = "priority_queue"):
+        if names is not None:
+            raise ValueError("PriorityQueue: named components (names) are not supported")
+        if shapes is None or isinstance(shapes, (str, bytes)) or not hasattr(shapes,
+                                                                              "__len__"):
+            raise TypeError(f"Expected list for 'shapes' argument to 'PriorityQueue' Op, "
+                            f"not {shapes!r:.40}.")
+        dtypes = [DType.INT64] + list(types)
+        shapes = [()] + list(shapes)
+        if len(shapes) != len(dtypes):
+            raise ValueError(f"Queue shapes must have the same length as dtypes, received "
+                             f"len(shapes)={len(shapes)}, len(dtypes)={len(dtypes)}")
+        super().__init__(capacity, dtypes, shapes, name, shared_name)
 
 
 class RandomShuffleQueue(FIFOQueue):
