@@ -33,6 +33,7 @@ from ..errors import ExecutionError, OneGraphError, OutOfRangeError
 from ..format import DType
 from .process_registry import ProcessRegistry
 from .queue import decode_shapes
+from .record_io import RecordFileWriter
 from .registry import TensorInfo, define
 
 DOMAIN = "onegraph"
@@ -240,11 +241,9 @@ def _single_element(inputs, attrs, ctx):
 def _to_tfrecord(inputs, attrs, ctx):
     """Write the pipeline's scalar string elements to a TFRecord file (TF's
     DatasetToTFRecord); the file appears whole or not at all."""
-    from ..train.tfrecord import TFRecordWriter  # (train builds on the ops package)
-
     name = _handle_text(inputs[0], "DatasetToTFRecord: filename")
     elements = _open(attrs["token"], inputs[1:]).elements
-    writer = TFRecordWriter(name, attrs["compression_type"] or None)
+    writer = RecordFileWriter(name, attrs["compression_type"])
     try:
         for (value,) in elements:
             record = value[()] if isinstance(value, np.ndarray) else value

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..errors import ExecutionError, OneGraphError
 from ..format import DType
+from ..ops.record_io import raw_lines, read_records
 from . import graph as _g
 from .data_structure import (_as_array, _compatible, _Component, _components, _flatten,
                              _flatten_like, _key, _merge_shape, _pack, _same_structure,
@@ -37,16 +38,14 @@ from .data_structure import (_as_array, _compatible, _Component, _components, _f
 from . import data_sparse
 from .graph import Tensor
 from .sparse_tensor import SparseTensor, SparseTensorValue
+from .record_compression import compression_name
 from .tensor_shape import TensorShape
-from .record_compression import compression_name, open_stream
-from .tfrecord import read_records
 
 __all__ = ["Dataset", "Iterator", "TFRecordDataset", "TextLineDataset", "get_output_classes",
            "get_output_shapes", "get_output_types", "make_initializable_iterator",
            "make_one_shot_iterator", "experimental"]
 
 _INF = -1
-_LINE_CHUNK = 1 << 16  # bytes a text file is read in
 
 
 # --- datasets ----------------------------------------------------------------------------------
@@ -828,26 +827,6 @@ def _file_source(filenames, compression_type, num_parallel_reads, what: str,
         yield from _interleaved(iter(names), lambda name: read(name, compression, run), cycle,
                                 1)
     return make, captured
-
-
-def raw_lines(name: str, compression: str):
-    """The lines of a file as bytes, without their "\n" (a last line without one
-    included), read a chunk at a time.
-
-    Raises:
-        OSError; DataLossError (damaged compressed data).
-    """
-    with open_stream(name, compression) as f:
-        tail = b""
-        while True:
-            chunk = f.read(_LINE_CHUNK)
-            if not chunk:
-                break
-            lines = (tail + chunk).split(b"\n")
-            tail = lines.pop()
-            yield from lines
-        if tail:
-            yield tail
 
 
 def _text_lines(name: str, compression: str, run=None):

@@ -16,7 +16,7 @@ import os
 from ..errors import DataLossError, ExecutionError
 from ..ops.io_ops import parse_array, serialize_array
 from .data_structure import _collapse, _expand, _raw, no_windows
-from .tfrecord import TFRecordWriter, read_records
+from ..ops.record_io import RecordFileWriter, read_records
 
 _SUFFIX = ".og-cache"
 
@@ -47,7 +47,7 @@ def cached(dataset, filename: str, run):
                              f"cache lockfile already exists ('{path}.tmp'). If you are sure "
                              f"no other running computations are using this cache prefix, "
                              f"delete the lockfile and re-initialize the iterator.")
-    writer = TFRecordWriter(path)
+    writer = RecordFileWriter(path)
     try:
         for element in dataset._make(run):
             for array in _expand(element, comps):

@@ -19,7 +19,8 @@ from ..errors import ExecutionError
 from ..format import DType
 from ..ops.io_ops import CsvFields, csv_value
 from . import graph as _g
-from .data import Dataset, TFRecordDataset, _file_source, raw_lines
+from ..ops.record_io import raw_lines
+from .data import Dataset, TFRecordDataset, _file_source
 from .data_more import list_files
 from .data_structure import _as_array, _Component, skips_errors
 from .graph import Tensor

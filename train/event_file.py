@@ -37,10 +37,10 @@ import warnings
 import numpy as np
 
 from ..format import DType
+from ..format.ir import Graph as IRGraph, TensorKind
+from ..ops.record_io import frame_record
 from ..ops.summary_encoding import (encode_field, field_bytes, field_double, field_key,
                                     field_varint, read_fields, varint)
-from ..format.ir import Graph as IRGraph, TensorKind
-from .tfrecord import frame_record
 
 FILE_VERSION = "brain.Event:2"
 _INT64 = (-(2 ** 63), 2 ** 63 - 1)

@@ -1,18 +1,12 @@
-"""Compressed TFRecord and text files, as TF writes and reads them: the whole file is
-one zlib stream ("ZLIB", with zlib's header) or one gzip stream ("GZIP").
-
-`TFRecordOptions` and `TFRecordCompressionType` are TF1's names (tf.io /
-tf.python_io). TF's zlib defaults are level 6, window bits 15 and memory level 9
-(zlib's own is 8), and with the same settings Python's zlib writes TF's bytes.
-`open_stream` reads any of the three kinds as a plain binary stream, so the record
-framing above it does not care; a damaged stream is a DataLossError naming the file.
+"""How TFRecord and text files are compressed, in TF1's words: `TFRecordOptions` and
+`TFRecordCompressionType` (tf.io / tf.python_io). The streams themselves are
+ops/record_io.py's: the whole file one zlib ("ZLIB") or gzip ("GZIP") stream, with TF's
+zlib defaults (level 6, window bits 15, memory level 9: TF's bytes).
 """
 
 from __future__ import annotations
 
 import zlib
-
-from ..errors import DataLossError
 
 
 class TFRecordCompressionType:
@@ -75,9 +69,10 @@ class TFRecordOptions:
         raise ValueError(f'Not a valid compression_type: "{options}"')
 
     def _zlib_settings(self) -> dict:
+        """RecordFileWriter's zlib arguments for these options."""
         return {"level": _or(self.compression_level, -1),
                 "wbits": _or(self.window_bits, 15),
-                "memLevel": _or(self.mem_level, 9),
+                "mem_level": _or(self.mem_level, 9),
                 "strategy": _or(self.compression_strategy, zlib.Z_DEFAULT_STRATEGY)}
 
     def __repr__(self) -> str:
@@ -122,78 +117,3 @@ def compression_name(compression_type, what: str) -> str:
         return TFRecordOptions.get_compression_type_string(compression_type)
     except ValueError as e:
         raise ValueError(f"{what}: {e}") from None
-
-
-class _Inflating:
-    """A binary stream of the decompressed bytes of a zlib or gzip file."""
-
-    _CHUNK = 1 << 18
-
-    def __init__(self, raw, path: str, gzip: bool):
-        self._raw = raw
-        self._path = path
-        self._inflate = zlib.decompressobj(31 if gzip else 15)
-        self._buffer = b""
-        self._ended = False
-
-    def read(self, size: int) -> bytes:
-        while len(self._buffer) < size and not self._ended:
-            chunk = self._raw.read(self._CHUNK)
-            try:
-                if chunk:
-                    self._buffer += self._inflate.decompress(chunk)
-                else:
-                    self._buffer += self._inflate.flush()
-                    self._ended = True
-            except zlib.error as e:
-                raise DataLossError(f"{self._path}: the compressed data is damaged ({e})") \
-                    from None
-        if self._ended and not self._inflate.eof and not self._buffer:
-            raise DataLossError(f"{self._path}: the compressed data ends early")
-        out, self._buffer = self._buffer[:size], self._buffer[size:]
-        return out
-
-    def close(self) -> None:
-        self._raw.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-def open_stream(path: str, compression: str):
-    """`path` opened for reading as a binary stream of its (decompressed) bytes.
-
-    Raises:
-        OSError: the file cannot be opened.
-        (when read) DataLossError: the compressed data is damaged or cut short.
-    """
-    raw = open(path, "rb")
-    if not compression:
-        return raw
-    return _Inflating(raw, path, compression == "GZIP")
-
-
-class Deflating:
-    """Compresses what is written to a binary file object with TF's settings;
-    close() writes the stream's end (it does not close the file)."""
-
-    def __init__(self, raw, options: TFRecordOptions):
-        settings = options._zlib_settings()
-        if TFRecordOptions.get_compression_type_string(options) == "GZIP":
-            settings["wbits"] += 16
-        self._raw = raw
-        self._deflate = zlib.compressobj(settings["level"], zlib.DEFLATED, settings["wbits"],
-                                         settings["memLevel"], settings["strategy"])
-
-    def write(self, data: bytes) -> None:
-        self._raw.write(self._deflate.compress(data))
-
-    def flush(self) -> None:
-        """Everything written so far made readable (zlib's sync flush, as TF's Flush)."""
-        self._raw.write(self._deflate.flush(zlib.Z_SYNC_FLUSH))
-
-    def finish(self) -> None:
-        self._raw.write(self._deflate.flush(zlib.Z_FINISH))

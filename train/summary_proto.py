@@ -17,10 +17,10 @@ import struct
 import numpy as np
 
 from ..errors import DataLossError
+from ..ops.record_io import read_records
 from ..ops.summary_encoding import (field_bytes, field_double, field_float,
                                     field_packed_doubles, field_varint, read_fields)
 from .event_file import SessionLog
-from .tfrecord import read_records
 
 # field kinds: how a value is written and read back
 _DOUBLE, _FLOAT, _INT, _STRING, _BYTES, _DOUBLES = "double", "float", "int", "str", "bytes", \

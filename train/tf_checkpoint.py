@@ -28,12 +28,11 @@ import numpy as np
 
 from ..errors import DataLossError, FormatError, NotFoundError
 from ..format import DType
+from ..ops.crc32c import crc32c, mask, masked_crc32c  # noqa: F401 - (its API too)
 
 TABLE_MAGIC = 0xDB4775248B80FB57  # LevelDB table footer magic (little-endian fixed64)
 FOOTER_SIZE = 48  # two BlockHandles padded to 40 bytes, then the magic
 BLOCK_TRAILER = 5  # compression type byte + masked CRC-32C
-_MASK_DELTA = 0xA282EAD8  # LevelDB's CRC masking constant
-_CASTAGNOLI = 0x82F63B78  # CRC-32C polynomial, reflected
 
 # TF's DataType enum codes -> og dtypes (None: a TF type og has no dtype for)
 _TF_DTYPES = {
@@ -45,110 +44,6 @@ _TF_DTYPES = {
 }
 _TF_DTYPE_NAMES = {8: "complex64", 11: "qint8", 12: "quint8", 13: "qint32", 15: "qint16",
                    16: "quint16", 18: "complex128", 20: "resource", 21: "variant"}
-
-
-# --- CRC-32C ---------------------------------------------------------------------------
-
-def _make_table() -> np.ndarray:
-    table = np.zeros(256, np.uint32)
-    for b in range(256):
-        c = b
-        for _ in range(8):
-            c = (c >> 1) ^ _CASTAGNOLI if c & 1 else c >> 1
-        table[b] = c
-    return table
-
-
-_TABLE = _make_table()
-_TABLE_LIST = [int(v) for v in _TABLE]
-
-
-def _raw_scalar(state: int, data) -> int:
-    """The CRC register after feeding `data` into `state` (no pre/post inversion)."""
-    table = _TABLE_LIST
-    for b in data:
-        state = table[(state ^ b) & 0xFF] ^ (state >> 8)
-    return state
-
-
-def _zeros_operator(n: int) -> list:
-    """The linear map 'feed n zero bytes' on the 32-bit register, as the images of its
-    32 unit vectors (GF(2) matrix columns), by repeated squaring."""
-    def apply(cols, v):
-        out, i = 0, 0
-        while v:
-            if v & 1:
-                out ^= cols[i]
-            v >>= 1
-            i += 1
-        return out
-
-    result = [1 << i for i in range(32)]
-    power = [_raw_scalar(1 << i, b"\0") for i in range(32)]  # one zero byte
-    while n:
-        if n & 1:
-            result = [apply(power, c) for c in result]
-        power = [apply(power, c) for c in power]
-        n >>= 1
-    return result
-
-
-def _byte_tables(cols: list) -> list:
-    """Per byte position of the register, {byte value: image under the map}."""
-    tables = []
-    for pos in range(4):
-        t = []
-        for b in range(256):
-            out, v, i = 0, b << (8 * pos), 0
-            while v:
-                if v & 1:
-                    out ^= cols[i]
-                v >>= 1
-                i += 1
-            t.append(out)
-        tables.append(t)
-    return tables
-
-
-def _raw_vectorized(state: int, data: np.ndarray) -> int:
-    """As _raw_scalar for big buffers: the data is cut into `lanes` equal chunks whose
-    registers numpy advances together, then the chunks are chained with the linear
-    'feed L zero bytes' map (CRC linearity: crc(s, A+B) = Z_|B|(crc(s, A)) ^ crc(0, B))."""
-    lanes = 4096
-    length = data.size // lanes
-    body = data[:lanes * length].reshape(lanes, length).T.copy()  # column j: byte j of each
-    regs = np.zeros(lanes, np.uint32)
-    for j in range(length):
-        regs = _TABLE[(regs ^ body[j]) & 0xFF] ^ (regs >> np.uint32(8))
-    tables = _byte_tables(_zeros_operator(length))
-    t0, t1, t2, t3 = tables
-    for r in regs.tolist():
-        state = (t0[state & 0xFF] ^ t1[(state >> 8) & 0xFF] ^ t2[(state >> 16) & 0xFF]
-                 ^ t3[state >> 24] ^ r)
-    return _raw_scalar(state, data[lanes * length:].tobytes())
-
-
-def crc32c(data, crc: int = 0) -> int:
-    """CRC-32C (Castagnoli) of `data` (bytes-like), continuing from `crc`. Never raises
-    for bytes-like input."""
-    buf = np.frombuffer(memoryview(data).cast("B"), np.uint8)
-    state = crc ^ 0xFFFFFFFF
-    if buf.size < 1 << 16:  # the table loop is quicker than numpy's set-up here
-        state = _raw_scalar(state, buf.tobytes())
-    else:
-        state = _raw_vectorized(state, buf)
-    return state ^ 0xFFFFFFFF
-
-
-def masked_crc32c(data) -> int:
-    """LevelDB's masked CRC-32C of `data` (rotated right by 15 bits plus a constant), as
-    stored in table block trailers and TF's string tensors."""
-    return _mask(crc32c(data))
-
-
-def _mask(crc: int) -> int:
-    """LevelDB's masking of a CRC (so CRCs of data holding CRCs stay well spread)."""
-    return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF
 
 
 # --- byte decoding -------------------------------------------------------------------------
@@ -523,7 +418,7 @@ class TFCheckpointReader:
                                     f"{dtype.short_name}")
             crc = crc32c(raw)
             value = np.frombuffer(raw, dtype.numpy).copy()
-        if entry.crc is not None and _mask(crc) != entry.crc:
+        if entry.crc is not None and mask(crc) != entry.crc:
             raise DataLossError(f"{what}: its bytes fail their CRC-32C check (corrupted)")
         return value.reshape(entry.shape)
 

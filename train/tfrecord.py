@@ -1,87 +1,16 @@
-"""TFRecord files, TF's container of records (event files, tf.data's TFRecordDataset,
-tf.python_io): each record is its length (u64 little-endian), the masked CRC-32C of
-those 8 bytes (u32), the data, and the data's masked CRC-32C (u32).
-
-`frame_record` and `read_records` are the format; `TFRecordWriter` and
-`tf_record_iterator` are TF1's tf.python_io names for writing and reading one, plain
-or compressed (record_compression.py). Every
-read checks both checksums, so a damaged or cut file is a DataLossError naming the file
-and the record's offset, never wrong data.
+"""TFRecord files in TF1's words: `TFRecordWriter` and `tf_record_iterator`
+(tf.python_io), plain or compressed (record_compression.py). The format itself,
+`frame_record` and `read_records` (each read checks both checksums: a damaged or cut
+file is a DataLossError naming the file and the record's offset), is ops/record_io.py's.
 """
 
 from __future__ import annotations
 
 import os
-import struct
 import types
 
-from ..errors import DataLossError
-from .record_compression import (Deflating, TFRecordCompressionType, TFRecordOptions,
-                                 as_options, open_stream)
-from .tf_checkpoint import masked_crc32c
-
-_HEADER = 12  # the length and its CRC
-_PIECE = 1 << 24  # the most read from a file at once
-
-
-def frame_record(data: bytes) -> bytes:
-    """`data` framed as one TFRecord.
-
-    Raises:
-        TypeError: data is not bytes-like.
-    """
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError(f"a TFRecord holds bytes, got {type(data).__name__}")
-    data = bytes(data)
-    length = struct.pack("<Q", len(data))
-    return (length + struct.pack("<I", masked_crc32c(length)) + data
-            + struct.pack("<I", masked_crc32c(data)))
-
-
-def read_records(path: str, compression: str = ""):
-    """The records of TFRecord file `path`, in order, as bytes; compression "" (none),
-    "ZLIB" or "GZIP" (see record_compression.py). The file is read as a stream, a
-    record at a time.
-
-    Raises:
-        OSError: the file cannot be read.
-        DataLossError: a record is cut short or fails a checksum, or the compressed
-            data is damaged.
-    """
-    with open_stream(path, compression) as f:
-        pos = 0
-        while True:
-            head = _read_exact(f, _HEADER)
-            if not head:
-                return
-            if len(head) < _HEADER:
-                raise DataLossError(f"{path}: truncated record header at offset {pos}")
-            (head_crc,) = struct.unpack("<I", head[8:])
-            if masked_crc32c(head[:8]) != head_crc:
-                raise DataLossError(f"{path}: corrupted record length at offset {pos}")
-            (length,) = struct.unpack("<Q", head[:8])
-            rest = _read_exact(f, length + 4)
-            if len(rest) < length + 4:
-                raise DataLossError(f"{path}: truncated record at offset {pos}")
-            body = rest[:length]
-            (body_crc,) = struct.unpack("<I", rest[length:])
-            if masked_crc32c(body) != body_crc:
-                raise DataLossError(f"{path}: corrupted record data at offset {pos}")
-            yield body
-            pos += _HEADER + length + 4
-
-
-def _read_exact(f, size: int) -> bytes:
-    """Up to `size` bytes of f, fewer only at its end; read in bounded pieces so a
-    length field that checks out but is absurd cannot ask for all memory at once."""
-    parts, left = [], size
-    while left:
-        part = f.read(min(left, _PIECE))
-        if not part:
-            break
-        parts.append(part)
-        left -= len(part)
-    return b"".join(parts)
+from ..ops.record_io import RecordFileWriter, frame_record, read_records  # noqa: F401
+from .record_compression import TFRecordCompressionType, TFRecordOptions, as_options
 
 
 def tf_record_iterator(path, options=None):
@@ -110,11 +39,9 @@ class TFRecordWriter:
 
     def __init__(self, path, options=None):
         options = as_options(options, "TFRecordWriter")
-        self._path = os.fspath(path)
-        self._tmp = self._path + ".tmp"
-        self._file = open(self._tmp, "wb")
-        compressed = TFRecordOptions.get_compression_type_string(options) != ""
-        self._sink = Deflating(self._file, options) if compressed else self._file
+        self._writer = RecordFileWriter(
+            os.fspath(path), TFRecordOptions.get_compression_type_string(options),
+            **options._zlib_settings())
 
     def write(self, record) -> None:
         """Append one record (bytes; a str is written as UTF-8).
@@ -123,42 +50,22 @@ class TFRecordWriter:
             ValueError: the writer is closed.
             TypeError: record is not bytes or str.
         """
-        if self._file is None:
-            raise ValueError("TFRecordWriter: write after close")
         if isinstance(record, str):
             record = record.encode("utf-8")
-        self._sink.write(frame_record(record))
+        self._writer.write(record)
 
     def flush(self) -> None:
         """Push the written records to the temporary file. Raises OSError."""
-        if self._file is not None:
-            self._sink.flush()
-            self._file.flush()
+        self._writer.flush()
 
     def close(self) -> None:
         """Finish the file: end the compressed stream, fsync, then rename it to its
         path. Raises OSError."""
-        if self._file is None:
-            return
-        if self._sink is not self._file:
-            self._sink.finish()
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
-        self._file = None
-        os.replace(self._tmp, self._path)
+        self._writer.close()
 
     def discard(self) -> None:
-        """Drop what was written: the temporary file goes, the path is untouched.
-        Never raises."""
-        if self._file is None:
-            return
-        self._file.close()
-        self._file = None
-        try:
-            os.remove(self._tmp)
-        except OSError:
-            pass
+        """Drop what was written: the path is left untouched. Never raises."""
+        self._writer.discard()
 
     def __enter__(self) -> "TFRecordWriter":
         return self
