@@ -20,6 +20,7 @@ import threading
 import numpy as np
 
 from ..errors import ExecutionError
+from .record_io import raw_lines, read_records, read_whole
 from .registry import TensorInfo, define
 
 DOMAIN = "onegraph"
@@ -30,7 +31,6 @@ _CREATE_LOCK = threading.Lock()
 
 def _tfrecord_records(name: str, attrs):
     """(key, value) per record: key "<name>:<offset of the record in the stream>"."""
-    from ..train.tfrecord import read_records  # (train builds on ops)
     offset = 0
     for record in read_records(name, attrs["compression"]):
         yield f"{name}:{offset}", record
@@ -40,7 +40,6 @@ def _tfrecord_records(name: str, attrs):
 def _text_records(name: str, attrs):
     """(key, line) per line after the first skip_header_lines: key "<name>:<line
     number>" (counted from 1, skipped lines included); "\\n" or "\\r\\n" removed."""
-    from ..train.data import raw_lines
     skip = attrs["skip_header_lines"]
     for number, line in enumerate(raw_lines(name, ""), 1):
         if number > skip:
@@ -58,16 +57,6 @@ def _identity(name: str, attrs):
     yield name, name
 
 
-def _read_all(f) -> bytes:
-    """The rest of stream f (a decompressing stream reads a piece at a time)."""
-    parts = []
-    while True:
-        part = f.read(1 << 20)
-        if not part:
-            return b"".join(parts)
-        parts.append(part)
-
-
 def _fixed_records(name: str, attrs):
     """(key, record) per record of record_bytes bytes, one every hop_bytes (0: every
     record_bytes) after header_bytes, none reaching into the last footer_bytes; key
@@ -76,9 +65,7 @@ def _fixed_records(name: str, attrs):
     step = attrs["hop_bytes"] or size
     encoding = attrs["encoding"]
     if encoding:
-        from ..train.record_compression import open_stream
-        with open_stream(name, encoding) as f:
-            data = _read_all(f)  # the footer is only known at the end of the stream
+        data = read_whole(name, encoding)  # the footer is only known at the stream's end
         end = len(data) - footer
         read = lambda at: data[at:at + size]  # noqa: E731 - a view of the whole stream
         yield from _fixed_from(name, read, header, end, size, step)

@@ -24,7 +24,8 @@ _PIECE = 1 << 24  # the most read from a file at once
 _CHUNK = 1 << 18  # compressed bytes inflated at a time
 _LINE_CHUNK = 1 << 16  # bytes a text file is read in
 
-__all__ = ["RecordFileWriter", "frame_record", "open_stream", "raw_lines", "read_records"]
+__all__ = ["RecordFileWriter", "frame_record", "open_stream", "raw_lines", "read_records",
+           "read_whole"]
 
 
 def frame_record(data: bytes) -> bytes:
@@ -104,6 +105,21 @@ def raw_lines(path: str, compression: str = ""):
             yield from lines
         if tail:
             yield tail
+
+
+def read_whole(path: str, compression: str = "") -> bytes:
+    """The whole (decompressed) content of a file, read a piece at a time.
+
+    Raises:
+        OSError; DataLossError (damaged compressed data).
+    """
+    parts = []
+    with open_stream(path, compression) as f:
+        while True:
+            part = f.read(_CHUNK)
+            if not part:
+                return b"".join(parts)
+            parts.append(part)
 
 
 class _Inflating:

@@ -20,13 +20,17 @@ _TOP_LEVEL = {**{n: getattr(api_parsing, n) for n in api_parsing.__all__},
               **{n: getattr(api_io_ops, n) for n in api_io_ops.__all__
                  if n != "decode_padded_raw"}}
 
+# TF1's queues, in tf.io and tf.queue
+_QUEUES = {n: getattr(queues, n) for n in ("FIFOQueue", "PaddingFIFOQueue", "PriorityQueue",
+                                           "QueueBase", "RandomShuffleQueue")}
+
 _IO_NAMES = {**{n: getattr(api_parsing, n) for n in api_parsing.__all__},
              **{n: getattr(api_io_ops, n) for n in api_io_ops.__all__},
              "decode_base64": decode_base64, "encode_base64": encode_base64,
              "TFRecordOptions": TFRecordOptions,
              "TFRecordCompressionType": TFRecordCompressionType,
              "TFRecordWriter": TFRecordWriter, "tf_record_iterator": tf_record_iterator,
-             "FIFOQueue": queues.FIFOQueue, "RandomShuffleQueue": queues.RandomShuffleQueue,
+             **_QUEUES,
              "gfile": io_gfile_namespace,
              **{n: getattr(image, n) for n in ("decode_image", "decode_jpeg", "decode_png",
                                                "encode_png", "is_jpeg", "extract_jpeg_shape")
@@ -35,5 +39,7 @@ _IO_NAMES = {**{n: getattr(api_parsing, n) for n in api_parsing.__all__},
 io = namespace("io", "TF1's tf.io: Example parsing, TFRecord files, file and CSV / raw-bytes "
                "decoding, tensor protos, queues, image codecs, gfile.", _IO_NAMES)
 
+queue = namespace("queue", "TF1's tf.queue: the queue classes.", _QUEUES)
+
 globals().update(_TOP_LEVEL)
-__all__ = sorted(_TOP_LEVEL) + ["io"]
+__all__ = sorted(_TOP_LEVEL) + ["io", "queue"]

@@ -43,7 +43,7 @@ from .tensor_shape import TensorShape
 
 __all__ = ["Dataset", "Iterator", "TFRecordDataset", "TextLineDataset", "get_output_classes",
            "get_output_shapes", "get_output_types", "make_initializable_iterator",
-           "make_one_shot_iterator", "experimental"]
+           "make_one_shot_iterator", "experimental", "FixedLengthRecordDataset"]
 
 _INF = -1
 
@@ -886,3 +886,4 @@ from .data_iterator import (Iterator, get_output_classes, get_output_shapes,  # 
                             get_output_types, make_initializable_iterator,
                             make_one_shot_iterator)
 from . import data_experimental as experimental  # noqa: E402 - og.data.experimental
+from .data_fixed_length import FixedLengthRecordDataset  # noqa: E402,F401 - (builds on this)

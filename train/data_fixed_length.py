@@ -9,9 +9,9 @@ import numpy as np
 
 from ..errors import DataLossError, InvalidArgumentError
 from ..format import DType
+from ..ops.record_io import read_whole
 from .data import Dataset, _file_source
 from .data_structure import _Component
-from .record_compression import open_stream
 
 __all__ = ["FixedLengthRecordDataset"]
 
@@ -35,16 +35,6 @@ def _size(value, name: str, positive: bool = False) -> int:
     return int(value)
 
 
-def _read_all(f) -> bytes:
-    """The rest of stream f (a decompressing stream reads a piece at a time)."""
-    parts = []
-    while True:
-        part = f.read(1 << 20)
-        if not part:
-            return b"".join(parts)
-        parts.append(part)
-
-
 def _element(record: bytes) -> list:
     value = np.empty((), object)
     value[()] = record
@@ -63,8 +53,7 @@ def _records(size: int, header: int, footer: int):
     any record (its size is known); a compressed one a DataLossError at its end."""
     def read(name, compression, run=None):
         if compression:
-            with open_stream(name, compression) as f:
-                data = _read_all(f)  # the footer is only known at the end of the stream
+            data = read_whole(name, compression)  # the footer is known at the stream's end
             body = max(len(data) - header - footer, 0)
             for at in range(header, header + body - size + 1, size):
                 yield _element(data[at:at + size])

@@ -44,7 +44,9 @@ from .gradients import (IndexedSlices, IndexedSlicesValue, RegisterGradient, cus
                         gradient_override_map, gradients)
 from .nn import set_random_seed
 from .nn_extra import depth_to_space, space_to_depth
-from .queues import FIFOQueue, RandomShuffleQueue
+from .queues import FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue
+from .readers import *  # noqa: F401,F403 - TF1's TFRecordReader, TextLineReader, ...
+from .readers import __all__ as _readers_all
 from .optimizers import clip_by_global_norm, clip_by_norm, global_norm
 from .session import InteractiveSession, Session, get_default_session
 from .session_config import *  # noqa: F401,F403 - ConfigProto, GPUOptions, RunOptions, ...
@@ -85,6 +87,7 @@ from .api_tf1_odds import *  # noqa: E402,F401,F403 - sparse_segment_*, unravel_
 from .api_tf1_odds import __all__ as _api_tf1_odds_all  # noqa: E402
 from .nest import nest  # noqa: E402 - TF's tf.nest
 from .distributions import distributions  # noqa: E402 - TF1's tf.distributions
+from .api_io import queue  # noqa: E402 - TF1's tf.queue
 from .gradients import NoGradient, NotDifferentiable, no_gradient  # noqa: E402
 
 __all__ = sorted(
@@ -93,7 +96,7 @@ __all__ = sorted(
     | set(_api_linalg_solve_all) | set(_api_special_all) | set(_api_strings_all)
     | set(_api_partition_all) | set(_api_tf1_extra_all) | set(_session_config_all)
     | set(_api_tf1_more_all) | set(_api_sparse_all) | set(_api_io_all)
-    | set(_api_tf1_odds_all) | {
+    | set(_api_tf1_odds_all) | set(_readers_all) | {
     "random_gamma", "random_poisson", "TensorArray",
     "bool", "math", "random", "case", "clip_by_global_norm", "clip_by_norm", "global_norm",
     "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices",
@@ -105,6 +108,7 @@ __all__ = sorted(
     "python_io", "summary", "lookup", "tables_initializer", "gfile", "logging", "app", "flags",
     "sets", "feature_column", "AttrValue", "GraphDef", "NodeDef", "import_graph_def",
     "nest", "NoGradient", "NotDifferentiable", "no_gradient", "distributions",
+    "PaddingFIFOQueue", "PriorityQueue", "QueueBase", "queue",
     "depth_to_space", "space_to_depth", "multinomial", "random_crop", "random_shuffle",
     "AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope", "variable_scope",
     "initializers", "constant_initializer", "glorot_normal_initializer",
