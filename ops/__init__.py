@@ -20,6 +20,7 @@ from . import io_ops  # noqa: I001 - TF's file and CSV/raw decoding ops (onegrap
 from . import lookup  # noqa: I001 - TF's lookup tables (onegraph domain)
 from . import sets  # noqa: I001 - TF's set operations (onegraph domain)
 from . import readers  # noqa: I001 - TF's file readers (onegraph domain)
+from . import sparse_serialize, json_example  # noqa: I001 - TF's sparse/JSON serialization
 from . import (activation, activation_grad, attention, candidate_sampling, candidate_sampling_more,
                checkpoint, control_flow, conv, conv_grad, ctc, dataflow, debugging, deform_conv,
                elementwise, elementwise_grad, image, image_more, indexing, indexing_grad, linalg,
@@ -44,7 +45,7 @@ _FAMILIES = (activation, attention, bits, candidate_sampling, candidate_sampling
              random_more,
              reduction, rnn, rnn_grad_kernels, shape, signal, special, state, state_scatter,
              sparse, sparse_decode, strings, strings_tf, summary, tensor_extra, text, training,
-             parsing, io_ops, lookup, sets, readers)
+             parsing, io_ops, lookup, sets, readers, sparse_serialize, json_example)
 
 # Modules holding `GRADIENTS = {op_type: rule}` (default domain) or
 # `GRADIENTS = {(domain, op_type): rule}`.

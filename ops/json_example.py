@@ -1,0 +1,3 @@
+"""Operators: TF's json_example ops (onegraph domain). Filled in below."""
+
+OPS = ()

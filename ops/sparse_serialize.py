@@ -1,0 +1,3 @@
+"""Operators: TF's sparse_serialize ops (onegraph domain). Filled in below."""
+
+OPS = ()
