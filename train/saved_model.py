@@ -147,6 +147,45 @@ def _op_name(op, what: str) -> str | None:
     return inner.name if inner is not None and inner is not op else name
 
 
+def _variables(graph: _g.Graph) -> list:
+    """[name, trainable] of the graph's global variables (og.Variable objects), which
+    loading makes Variables again (TF restores its variable collections)."""
+    from .variables import Variable
+
+    return [[v.name, bool(v.trainable)] for v in graph.get_collection(_g.GLOBAL_VARIABLES)
+            if isinstance(v, Variable)]
+
+
+def _restore_variables(graph: _g.Graph, names) -> None:
+    """Make og.Variable handles for the loaded variables `names` ([name, trainable])
+    and put them in the GLOBAL_VARIABLES (and TRAINABLE_VARIABLES) collections, so
+    og.global_variables() and og.train.Saver see them as after TF's loader. A name
+    whose tensor, Assign or read op is not in the graph is skipped. Never raises."""
+    from .variables import Variable
+
+    ir = graph.ir_graph
+    for name, trainable in names:
+        index = ir.find_tensor(name)
+        if index is None or ir.tensors[index].kind is not TensorKind.VARIABLE:
+            continue
+        try:
+            assign = graph.get_operation_by_name(f"{name}/Assign")
+            read = graph.get_tensor_by_name(f"{name}/read")
+        except KeyError:
+            continue
+        # the attributes Variable.__init__ sets, on the loaded ops (no new ops built)
+        v = object.__new__(Variable)
+        v.graph, v.trainable = graph, bool(trainable)
+        v.handle = _g.Tensor(graph, index)
+        v.initializer, v._read, v._reads = assign, read, [read]
+        v.initial_value = _g.Tensor(graph, ir.nodes[assign.node_index].inputs[1])
+        graph._variables_by_handle[index] = v
+        graph.add_to_collection(_g.GLOBAL_VARIABLES, v)
+        if v.trainable:
+            graph.add_to_collection(_g.TRAINABLE_VARIABLES, v)
+        graph.get_collection_ref("_initializer_names").append(assign.name)
+
+
 def _first(*ops):
     """The first of ops that is not None (tensors have no truth value), or None."""
     return next((op for op in ops if op is not None), None)
@@ -205,7 +244,8 @@ class SavedModelBuilder:
                             if t.kind is TensorKind.VARIABLE and t.data is not None}
         self._models.append(model)
         self._entries.append({"tags": tags, "main_op": main, "signatures": {
-            k: signature_def_map[k].method_name for k in sigs}})
+            k: signature_def_map[k].method_name for k in sigs}, "variables": _variables(
+                graph)})
 
     def add_meta_graph_and_variables(self, sess, tags, signature_def_map=None,
                                      assets_collection=None, legacy_init_op=None,
@@ -296,7 +336,7 @@ class SavedModelBuilder:
                                     targets=sig.targets, graph=k)
                 names[key] = {"name": stored, "method_name": entry["signatures"][key]}
             entries.append({"tags": entry["tags"], "graph": k, "main_op": entry["main_op"],
-                            "signatures": names})
+                            "signatures": names, "variables": entry["variables"]})
         model.metadata[METADATA_KEY] = json.dumps(entries, sort_keys=True)
         os.makedirs(self._export_dir, exist_ok=True)
         path = os.path.join(self._export_dir, MODEL_FILENAME)
@@ -434,6 +474,8 @@ def load(sess, tags, export_dir, import_scope=None, **saver_kwargs) -> MetaGraph
             "`saved_model_cli`.")
     ir = model.graphs[int(entry["graph"])]
     _fill(sess, ir)
+    graph = _session_graph(sess, "loader.load")
+    _restore_variables(graph, entry.get("variables", []))
     sigs = {}
     for key, fact in entry["signatures"].items():
         stored = model.signatures[fact["name"]]
@@ -442,7 +484,6 @@ def load(sess, tags, export_dir, import_scope=None, **saver_kwargs) -> MetaGraph
             {k: _tensor_info(ir, i) for k, i in stored.outputs.items()},
             fact["method_name"])
     if entry.get("main_op"):
-        graph = _session_graph(sess, "loader.load")
         sess.run(graph.get_operation_by_name(entry["main_op"]))
     return MetaGraphDef(entry["tags"], sigs)
 

@@ -226,3 +226,27 @@ def test_bad_signature_maps_are_refused(tmp_path):
     with pytest.raises(ValueError, match="nothing to save"):
         b_.save()
     assert not os.path.exists(str(tmp_path / "m"))
+
+
+def test_loaded_variables_are_variables_again_and_train_on(tmp_path):
+    d = str(tmp_path / "m")
+    g = og.Graph()
+    sess, x, w, b, y = _trained(g)
+    with g.as_default():
+        frozen = og.Variable(3.0, trainable=False, name="frozen")
+        sess.run(frozen.initializer)
+    sm.simple_save(sess, d, inputs={"x": x}, outputs={"y": y})
+    g2, s2, _ = _load(["serve"], d)
+    with g2.as_default():
+        assert [v.name for v in og.global_variables()] == ["w", "b", "frozen"]
+        assert [v.name for v in og.trainable_variables()] == ["w", "b"]
+        xx, yy = g2.get_tensor_by_name("x"), g2.get_tensor_by_name("y")
+        loss = og.reduce_sum(yy)
+        step = og.train.GradientDescentOptimizer(0.5).minimize(loss)
+        s2.run(step, {xx: X})
+        # d(sum(x @ w + b))/dw = column sums of x, broadcast over w's columns
+        want = np.array(VALUES["w"]) - 0.5 * X.sum(0)[:, None]
+        np.testing.assert_allclose(s2.run(og.global_variables()[0]), want, rtol=1e-6)
+        np.testing.assert_allclose(s2.run(og.global_variables()[1]),
+                                   np.array(VALUES["b"]) - 0.5 * len(X), rtol=1e-6)
+        assert s2.run(og.global_variables()[2]) == 3.0
