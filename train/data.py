@@ -886,4 +886,11 @@ from .data_iterator import (Iterator, get_output_classes, get_output_shapes,  # 
                             get_output_types, make_initializable_iterator,
                             make_one_shot_iterator)
 from . import data_experimental as experimental  # noqa: E402 - og.data.experimental
-from .data_fixed_length import FixedLengthRecordDataset  # noqa: E402,F401 - (builds on this)
+
+
+def __getattr__(name: str):
+    # built on this module, so loaded on first use (importing it here would be circular)
+    if name == "FixedLengthRecordDataset":
+        from .data_fixed_length import FixedLengthRecordDataset
+        return FixedLengthRecordDataset
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -633,5 +633,12 @@ class TFRecordWriter:
                     name=name or "DatasetToTFRecord", domain=_ops.DOMAIN)
 
 
-from .data_csv import (CsvDataset, make_batched_features_dataset,  # noqa: E402 - (data_csv
-                       parse_example_dataset)  # builds on data, as this module)
+_CSV_NAMES = ("CsvDataset", "make_batched_features_dataset", "parse_example_dataset")
+
+
+def __getattr__(name: str):
+    # data_csv builds on og.data, which imports this module: load it on first use
+    if name in _CSV_NAMES:
+        from . import data_csv
+        return getattr(data_csv, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
