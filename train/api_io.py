@@ -9,6 +9,9 @@ tfrecord.py and record_compression.py; this module only gathers them under TF's 
 from __future__ import annotations
 
 from . import api_io_ops, api_parsing, image, image_more, queues  # noqa: F401 - (codecs)
+from .api_json_example import decode_json_example
+from .api_sparse_serialize import (deserialize_many_sparse, serialize_many_sparse,
+                                   serialize_sparse)
 from .api_strings import decode_base64, encode_base64
 from .gfile import io_gfile_namespace
 from .module_namespace import namespace
@@ -16,7 +19,8 @@ from .record_compression import TFRecordCompressionType, TFRecordOptions
 from .tfrecord import TFRecordWriter, tf_record_iterator
 
 # TF1's top-level names (tf.parse_example, tf.decode_csv, tf.FixedLenFeature, ...)
-_TOP_LEVEL = {**{n: getattr(api_parsing, n) for n in api_parsing.__all__},
+_TOP_LEVEL = {"decode_json_example": decode_json_example,
+              **{n: getattr(api_parsing, n) for n in api_parsing.__all__},
               **{n: getattr(api_io_ops, n) for n in api_io_ops.__all__
                  if n != "decode_padded_raw"}}
 
@@ -31,7 +35,10 @@ _IO_NAMES = {**{n: getattr(api_parsing, n) for n in api_parsing.__all__},
              "TFRecordCompressionType": TFRecordCompressionType,
              "TFRecordWriter": TFRecordWriter, "tf_record_iterator": tf_record_iterator,
              **_QUEUES,
-             "gfile": io_gfile_namespace,
+             "gfile": io_gfile_namespace, "decode_json_example": decode_json_example,
+             "serialize_sparse": serialize_sparse,
+             "serialize_many_sparse": serialize_many_sparse,
+             "deserialize_many_sparse": deserialize_many_sparse,
              **{n: getattr(image, n) for n in ("decode_image", "decode_jpeg", "decode_png",
                                                "encode_png", "is_jpeg", "extract_jpeg_shape")
                 if hasattr(image, n)}}

@@ -88,6 +88,10 @@ from .api_tf1_odds import __all__ as _api_tf1_odds_all  # noqa: E402
 from .nest import nest  # noqa: E402 - TF's tf.nest
 from .distributions import distributions  # noqa: E402 - TF1's tf.distributions
 from .api_io import queue  # noqa: E402 - TF1's tf.queue
+from .saved_model import saved_model  # noqa: E402 - TF1's tf.saved_model over .og files
+from .tensor_proto import make_ndarray, make_tensor_proto  # noqa: E402 - TF's TensorProto
+from .api_sparse_serialize import (deserialize_many_sparse, serialize_many_sparse,  # noqa: E402
+                                   serialize_sparse)
 from .gradients import NoGradient, NotDifferentiable, no_gradient  # noqa: E402
 
 __all__ = sorted(
@@ -108,7 +112,9 @@ __all__ = sorted(
     "python_io", "summary", "lookup", "tables_initializer", "gfile", "logging", "app", "flags",
     "sets", "feature_column", "AttrValue", "GraphDef", "NodeDef", "import_graph_def",
     "nest", "NoGradient", "NotDifferentiable", "no_gradient", "distributions",
-    "PaddingFIFOQueue", "PriorityQueue", "QueueBase", "queue",
+    "PaddingFIFOQueue", "PriorityQueue", "QueueBase", "queue", "saved_model",
+    "make_ndarray", "make_tensor_proto", "deserialize_many_sparse", "serialize_many_sparse",
+    "serialize_sparse",
     "depth_to_space", "space_to_depth", "multinomial", "random_crop", "random_shuffle",
     "AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope", "variable_scope",
     "initializers", "constant_initializer", "glorot_normal_initializer",
