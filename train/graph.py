@@ -602,11 +602,35 @@ class Graph:
         ai.onnx.preview.training's Gradient this way, with `gradients`. Never raises."""
         g = cls(ir.name)
         g._ir = ir
-        g._producer = ir.producers()
-        g._used_names = {t.name for t in ir.tensors} | {n.name for n in ir.nodes}
-        g._static = {k: np.asarray(t.data) for k, t in enumerate(ir.tensors)
-                     if t.kind is TensorKind.CONSTANT and t.data is not None}
+        g._index_ir()
         return g
+
+    def adopt(self, ir: IRGraph) -> None:
+        """Take in the tensors and nodes of a loaded IR graph, keeping this graph's own
+        IR object (so a Session running it sees them): og.saved_model's loader fills a
+        Session's empty graph this way.
+
+        Raises:
+            ValueError: this graph has ops or tensors already.
+            OneGraphError: this graph is finalized.
+        """
+        if self._ir.tensors or self._ir.nodes:
+            raise ValueError(f"the graph is not empty (it has {len(self._ir.nodes)} ops)")
+        self._check_open()
+        target = self._ir
+        target.tensors[:], target.nodes[:] = ir.tensors, ir.nodes
+        target.inputs[:], target.outputs[:] = ir.inputs, ir.outputs
+        target.doc_string = ir.doc_string
+        self._index_ir()
+
+    def _index_ir(self) -> None:
+        """The indexes of an IR graph built elsewhere: producers, names taken, and the
+        constants' values for static_value."""
+        ir = self._ir
+        self._producer = ir.producers()
+        self._used_names = {t.name for t in ir.tensors} | {n.name for n in ir.nodes}
+        self._static = {k: np.asarray(t.data) for k, t in enumerate(ir.tensors)
+                        if t.kind is TensorKind.CONSTANT and t.data is not None}
 
     _scope = _per_thread("scope")
     _device = _per_thread("device")

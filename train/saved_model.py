@@ -173,17 +173,7 @@ def _restore_variables(graph: _g.Graph, names) -> None:
             read = graph.get_tensor_by_name(f"{name}/read")
         except KeyError:
             continue
-        # the attributes Variable.__init__ sets, on the loaded ops (no new ops built)
-        v = object.__new__(Variable)
-        v.graph, v.trainable = graph, bool(trainable)
-        v.handle = _g.Tensor(graph, index)
-        v.initializer, v._read, v._reads = assign, read, [read]
-        v.initial_value = _g.Tensor(graph, ir.nodes[assign.node_index].inputs[1])
-        graph._variables_by_handle[index] = v
-        graph.add_to_collection(_g.GLOBAL_VARIABLES, v)
-        if v.trainable:
-            graph.add_to_collection(_g.TRAINABLE_VARIABLES, v)
-        graph.get_collection_ref("_initializer_names").append(assign.name)
+        Variable._of_loaded(graph, _g.Tensor(graph, index), assign, read, trainable)
 
 
 def _first(*ops):
@@ -419,15 +409,7 @@ def _fill(sess, ir) -> None:
     builder = _session_graph(sess, "loader.load")
     if builder.finalized:
         raise RuntimeError("loader.load: the session's graph is finalized")
-    target.tensors[:] = ir.tensors
-    target.nodes[:] = ir.nodes
-    target.inputs[:], target.outputs[:] = ir.inputs, ir.outputs
-    target.doc_string = ir.doc_string
-    # the og.Graph's own indexes of its IR (what Graph.around builds for an imported
-    # graph): producers, names taken, constant values for static_value
-    fresh = _g.Graph.around(target)
-    builder._producer, builder._used_names, builder._static = (
-        fresh._producer, fresh._used_names, fresh._static)
+    builder.adopt(ir)
 
 
 def load(sess, tags, export_dir, import_scope=None, **saver_kwargs) -> MetaGraphDef:

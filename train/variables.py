@@ -131,6 +131,23 @@ class Variable:
             graph.add_to_collection(c, self)
         graph.get_collection_ref("_initializer_names").append(self.initializer.name)
 
+    @classmethod
+    def _of_loaded(cls, graph: Graph, handle: Tensor, initializer: Operation, read: Tensor,
+                   trainable: bool) -> "Variable":
+        """The Variable of a loaded graph's variable tensor, Assign op and read tensor
+        (og.saved_model's loader; no op is added), in GLOBAL_VARIABLES (and
+        TRAINABLE_VARIABLES) as a built one is. Never raises."""
+        v = cls.__new__(cls)
+        v.graph, v.trainable, v.handle = graph, bool(trainable), handle
+        v.initializer, v._read, v._reads = initializer, read, [read]
+        v.initial_value = Tensor(graph, graph.ir_graph.nodes[initializer.node_index].inputs[1])
+        graph._variables_by_handle[handle.tensor_index] = v
+        graph.add_to_collection(_g.GLOBAL_VARIABLES, v)
+        if v.trainable:
+            graph.add_to_collection(_g.TRAINABLE_VARIABLES, v)
+        graph.get_collection_ref("_initializer_names").append(initializer.name)
+        return v
+
     # -- identity ---------------------------------------------------------------------
 
     @property
