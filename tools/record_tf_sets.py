@@ -11,30 +11,7 @@ It writes tests/train/data/tf1_sets_reference.json ({case: {"static", "values"} 
 
 from __future__ import annotations
 
-import json
-import os
-import sys
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.join(HERE, "..", "tests", "train", "data")
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "train"))
-
-import sets_cases as cases  # noqa: E402
-
-
-def main() -> None:
-    """Run every case under tf.compat.v1 and write the JSON reference."""
-    import tensorflow.compat.v1 as tf
-    tf.disable_eager_execution()
-    recorded = {name: cases.run(tf, name) for name in cases.CASES}
-    for name, result in recorded.items():
-        print(name, json.dumps(result)[:400])
-    path = os.path.join(DATA, "tf1_sets_reference.json")
-    with open(path + ".tmp", "w") as f:
-        json.dump(recorded, f, indent=1, sort_keys=True)
-        f.write("\n")
-    os.replace(path + ".tmp", path)
-
+from tf_recording import record_cases
 
 if __name__ == "__main__":
-    main()
+    record_cases("sets_cases", "tf1_sets_reference.json")

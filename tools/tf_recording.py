@@ -21,6 +21,20 @@ def load_cases(name: str):
     return module
 
 
+def record_cases(cases_module: str, reference: str) -> None:
+    """Run `cases.run(tf, name)` for every name of `cases.CASES` (tests/train/
+    <cases_module>.py) under tf.compat.v1 and write the results to
+    tests/train/data/<reference>."""
+    import tensorflow.compat.v1 as tf
+
+    tf.disable_eager_execution()
+    cases = load_cases(cases_module)
+    recorded = {name: cases.run(tf, name) for name in cases.CASES}
+    for name, result in recorded.items():
+        print(name, json.dumps(result)[:300])
+    write_reference(TRAIN_TESTS / "data" / reference, recorded)
+
+
 def write_reference(path, data) -> None:
     """data as indented, key-sorted JSON at path, written to a temporary file first."""
     tmp = f"{path}.tmp"
