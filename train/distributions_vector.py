@@ -124,7 +124,28 @@ class Categorical(Distribution):
         return og.cast(og.argmax(self._logits, axis=self._batch_rank), self.dtype)
 
 
-class Dirichlet(Distribution):
+class _Concentrated:
+    """Shapes and parameters of the distributions over the last axis of a
+    `_concentration` (alpha), whose sum is `_total_concentration`."""
+
+    concentration = property(lambda self: self._concentration, doc="alpha.")
+    total_concentration = property(lambda self: self._total_concentration,
+                                   doc="Sum of the last axis of concentration.")
+
+    def _batch_shape_tensor(self):
+        return _shape(self._total_concentration)
+
+    def _batch_shape(self):
+        return self._total_concentration.shape
+
+    def _event_shape_tensor(self):
+        return _shape(self._concentration)[-1:]
+
+    def _event_shape(self):
+        return self._concentration.shape.with_rank_at_least(1)[-1:]
+
+
+class Dirichlet(_Concentrated, Distribution):
     """Dirichlet(concentration) over the simplex (TF1's tf.distributions.Dirichlet)."""
 
     def __init__(self, concentration, validate_args=False, allow_nan_stats=True,
@@ -143,22 +164,6 @@ class Dirichlet(Distribution):
             self._total_concentration = og.reduce_sum(self._concentration, -1)
         super().__init__(self._concentration.dtype, FULLY_REPARAMETERIZED, validate_args,
                          allow_nan_stats, parameters, [self._concentration], scope)
-
-    concentration = property(lambda self: self._concentration, doc="alpha.")
-    total_concentration = property(lambda self: self._total_concentration,
-                                   doc="Sum of the last axis of concentration.")
-
-    def _batch_shape_tensor(self):
-        return _shape(self._total_concentration)
-
-    def _batch_shape(self):
-        return self._total_concentration.shape
-
-    def _event_shape_tensor(self):
-        return _shape(self._concentration)[-1:]
-
-    def _event_shape(self):
-        return self._concentration.shape.with_rank_at_least(1)[-1:]
 
     def _sample_n(self, n, seed=None):
         g = og.random_gamma(og.reshape(og.convert_to_tensor(n), [1]), self._concentration,
@@ -303,7 +308,7 @@ class Multinomial(_CountsBase):
         return self._mean_val - self._mean_val * p
 
 
-class DirichletMultinomial(_CountsBase):
+class DirichletMultinomial(_Concentrated, _CountsBase):
     """Dirichlet-compound multinomial (TF1's tf.distributions.DirichletMultinomial)."""
 
     def __init__(self, total_count, concentration, validate_args=False,
@@ -325,22 +330,6 @@ class DirichletMultinomial(_CountsBase):
                          allow_nan_stats, parameters, list(t.values()), scope)
 
     total_count = property(lambda self: self._total_count, doc="Number of trials.")
-    concentration = property(lambda self: self._concentration, doc="alpha.")
-    total_concentration = property(lambda self: self._total_concentration,
-                                   doc="Sum of the last axis of concentration.")
-
-    def _batch_shape_tensor(self):
-        return _shape(self._total_concentration)
-
-    def _batch_shape(self):
-        return self._total_concentration.shape
-
-    def _event_shape_tensor(self):
-        return _shape(self._concentration)[-1:]
-
-    def _event_shape(self):
-        return self._concentration.shape.with_rank_at_least(1)[-1:]
-
     def _sample_n(self, n, seed=None):
         n = _static_int(n, "DirichletMultinomial.sample")
         k = self.event_shape_tensor()[0]
