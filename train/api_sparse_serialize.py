@@ -10,24 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from . import graph as _g
-from .sparse_tensor import SparseTensor, SparseTensorValue
+from .api_sparse import _sparse
+from .sparse_tensor import SparseTensor
 
 _D = "onegraph"
 _TYPES = ("float32", "float64", "int32", "uint8", "int16", "int8", "object", "int64", "bool",
           "uint16", "float16", "uint32", "uint64")
-
-
-def _sparse(value, what: str) -> SparseTensor:
-    """value as a SparseTensor (a SparseTensorValue made constant).
-
-    Raises:
-        TypeError: it is neither.
-    """
-    if isinstance(value, SparseTensorValue):
-        return SparseTensor.from_value(value)
-    if not isinstance(value, SparseTensor):
-        raise TypeError(f"{what}: sp_input needs a SparseTensor, got {type(value).__name__}")
-    return value
 
 
 def _check_out_type(out_type, what: str) -> None:
@@ -60,7 +48,7 @@ def serialize_sparse(sp_input, name=None, out_type=None):
     """
     what = "serialize_sparse"
     _check_out_type(_g.as_dtype("string") if out_type is None else out_type, what)
-    sp = _sparse(sp_input, what)
+    sp = _sparse(sp_input, f"{what}: sp_input")
     return _op("SerializeSparse", [sp.indices, sp.values, sp.dense_shape], {}, name, what)
 
 
@@ -76,7 +64,7 @@ def serialize_many_sparse(sp_input, name=None, out_type=None):
     """
     what = "serialize_many_sparse"
     _check_out_type(_g.as_dtype("string") if out_type is None else out_type, what)
-    sp = _sparse(sp_input, what)
+    sp = _sparse(sp_input, f"{what}: sp_input")
     rank = sp.dense_shape.shape[0] if sp.dense_shape.shape else None
     if rank is not None and rank < 2:
         raise ValueError(f"{what}: rank of the SparseTensor should be > 1, but is {rank}")
