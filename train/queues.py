@@ -238,20 +238,8 @@ class QueueBase:
 
 
 class FIFOQueue(QueueBase):
-    """A bounded first-in first-out queue of tuples of tensors.
-
-    Args:
-        capacity: maximum number of queued elements.
-        dtypes: dtype of each component.
-        shapes: shape of each component (per element; None or -1 for an unknown dim),
-            or None if unknown. dequeue_many(0) needs fully defined shapes.
-        name: name of the queue op.
-        shared_name: Session-state key (default: the op's unique name).
-
-    Raises:
-        ValueError: capacity is not a positive integer.
-        OneGraphError: shapes does not have one entry per dtype, or a dtype is unknown.
-    """
+    """A bounded first-in first-out queue of tuples of tensors (QueueBase's arguments
+    and errors)."""
 
     _op_type = "FIFOQueue"
 
