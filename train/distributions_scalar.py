@@ -119,6 +119,15 @@ class _LocScale(Distribution):
     def _event_shape(self):
         return og.TensorShape([])
 
+    def _init_loc_scale(self, parameters, loc, scale, validate_args, allow_nan_stats, name):
+        """Set up a reparameterized loc/scale family (Normal, Laplace): the two of one
+        float dtype, scale checked positive with validate_args."""
+        t, scope = params_same_dtype({"loc": loc, "scale": scale}, name,
+                                     _positive("scale") if validate_args else None)
+        self._loc, self._scale = t["loc"], t["scale"]
+        Distribution.__init__(self, self._scale.dtype, FULLY_REPARAMETERIZED, validate_args,
+                              allow_nan_stats, parameters, [self._loc, self._scale], scope)
+
 
 def _positive(*keys):
     def checks(raw):
@@ -133,12 +142,7 @@ class Normal(_LocScale):
                  name="Normal"):
         """Raises TypeError/ValueError for non-float or mixed dtypes; with validate_args
         a non-positive scale fails at run time."""
-        parameters = dict(locals())
-        t, scope = params_same_dtype({"loc": loc, "scale": scale}, name,
-                                     _positive("scale") if validate_args else None)
-        self._loc, self._scale = t["loc"], t["scale"]
-        super().__init__(self._scale.dtype, FULLY_REPARAMETERIZED, validate_args,
-                         allow_nan_stats, parameters, [self._loc, self._scale], scope)
+        self._init_loc_scale(dict(locals()), loc, scale, validate_args, allow_nan_stats, name)
 
     loc = property(lambda self: self._loc, doc="The mean.")
     scale = property(lambda self: self._scale, doc="The standard deviation.")
@@ -191,12 +195,7 @@ class Laplace(_LocScale):
     def __init__(self, loc, scale, validate_args=False, allow_nan_stats=True,
                  name="Laplace"):
         """As Normal."""
-        parameters = dict(locals())
-        t, scope = params_same_dtype({"loc": loc, "scale": scale}, name,
-                                     _positive("scale") if validate_args else None)
-        self._loc, self._scale = t["loc"], t["scale"]
-        super().__init__(self._scale.dtype, FULLY_REPARAMETERIZED, validate_args,
-                         allow_nan_stats, parameters, [self._loc, self._scale], scope)
+        self._init_loc_scale(dict(locals()), loc, scale, validate_args, allow_nan_stats, name)
 
     loc = property(lambda self: self._loc, doc="The location.")
     scale = property(lambda self: self._scale, doc="The scale.")
