@@ -20,7 +20,7 @@ from ..errors import ExecutionError, InvalidArgumentError, ShapeError
 from .io_ops import parse_array, serialize_array, tf_type_name
 from .regex_re2 import text_bytes
 from .registry import TensorInfo, define
-from .summary_encoding import field_bytes, field_varint, read_fields, varint
+from .summary_encoding import field_bytes, field_varint, read_fields, read_varint, varint
 
 _D = "onegraph"
 _OBJ = np.dtype(object)
@@ -77,16 +77,7 @@ def _string_content(body: bytes, count: int) -> list:
     """
     lengths, pos = [], 0
     for _ in range(count):
-        value, shift = 0, 0
-        while True:
-            if pos >= len(body) or shift > 63:
-                raise ValueError("truncated string tensor_content")
-            byte = body[pos]
-            pos += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                break
+        value, pos = read_varint(body, pos)
         lengths.append(value)
     out = []
     for n in lengths:

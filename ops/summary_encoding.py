@@ -137,7 +137,12 @@ def encode_field(field: int, wire_type: int, value) -> bytes:
     raise ValueError(f"protobuf wire type {wire_type} is not supported")
 
 
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+def read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    """(the varint at data[pos:], the position after it).
+
+    Raises:
+        ValueError: it is truncated or overlong.
+    """
     value, shift = 0, 0
     while True:
         if pos >= len(data) or shift > 63:
@@ -158,7 +163,7 @@ def packed_int64s(data: bytes) -> list[int]:
     """
     out, pos = [], 0
     while pos < len(data):
-        value, pos = _read_varint(data, pos)
+        value, pos = read_varint(data, pos)
         out.append(value - 2 ** 64 if value >= 2 ** 63 else value)
     return out
 
@@ -173,16 +178,16 @@ def read_fields(data: bytes) -> list[tuple[int, int, bytes | int]]:
     out, pos = [], 0
     sizes = {1: 8, 5: 4}
     while pos < len(data):
-        key, pos = _read_varint(data, pos)
+        key, pos = read_varint(data, pos)
         field, wire_type = key >> 3, key & 7
         if field == 0:
             raise ValueError("malformed summary: field number 0")
         if wire_type == 0:
-            value, pos = _read_varint(data, pos)
+            value, pos = read_varint(data, pos)
         elif wire_type in sizes:
             value, pos = data[pos:pos + sizes[wire_type]], pos + sizes[wire_type]
         elif wire_type == 2:
-            size, pos = _read_varint(data, pos)
+            size, pos = read_varint(data, pos)
             value, pos = data[pos:pos + size], pos + size
         else:
             raise ValueError(f"malformed summary: unsupported wire type {wire_type}")

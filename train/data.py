@@ -292,21 +292,28 @@ class Dataset:
         key = object()
 
         def make(run):
-            sess = fn.session()
-            try:
-                for element in self._make(run):
-                    try:
-                        value = fn.run(sess, element, run)
-                    except OneGraphError as e:
-                        if skips_errors(run, key, e):
-                            continue
-                        raise
-                    yield value
-            finally:
-                sess.close()
+            for _, value in self._traced_results(fn, run, key):
+                yield value
         out = self._derive(fn.template, make, captured=fn.captured)
         out._error_key = key
         return out
+
+    def _traced_results(self, fn: _Traced, run, key):
+        """(element, fn's outputs for it) per element, in a Session of fn's own; an
+        element whose computation fails is skipped when an ignore_errors downstream
+        asked for it (error key `key`)."""
+        sess = fn.session()
+        try:
+            for element in self._make(run):
+                try:
+                    value = fn.run(sess, element, run)
+                except OneGraphError as e:
+                    if skips_errors(run, key, e):
+                        continue
+                    raise
+                yield element, value
+        finally:
+            sess.close()
 
     def filter(self, predicate: Callable) -> "Dataset":
         """The elements for which predicate(element) (a scalar bool tensor) is true.
@@ -323,19 +330,9 @@ class Dataset:
         key = object()
 
         def make(run):
-            sess = fn.session()
-            try:
-                for element in self._make(run):
-                    try:
-                        keep = bool(fn.run(sess, element, run)[0])
-                    except OneGraphError as e:
-                        if skips_errors(run, key, e):
-                            continue
-                        raise
-                    if keep:
-                        yield element
-            finally:
-                sess.close()
+            for element, value in self._traced_results(fn, run, key):
+                if bool(value[0]):
+                    yield element
         out = self._derive(self._structure, make, captured=fn.captured)
         out._error_key = key
         return out
