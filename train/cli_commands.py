@@ -275,7 +275,7 @@ def _resumed_step(sess, model, step_index, restored) -> int:
 
 def _read_of(sess, var_index):
     """A fetchable tensor holding the variable's value: its ReadVariable output."""
-    g = sess.graph
+    g = sess.ir_graph
     for node in g.nodes:
         if node.op_type == "ReadVariable" and node.inputs and node.inputs[0] == var_index:
             return node.outputs[0]

@@ -1199,7 +1199,7 @@ class Graph:
                     for n in self._ir.nodes]
         ir.inputs, ir.outputs = list(self._ir.inputs), list(self._ir.outputs)
         if session is not None:
-            if session.graph is not self._ir:
+            if session.ir_graph is not self._ir:
                 raise OneGraphError(
                     "to_model: the session was made for another graph (its variable "
                     "values belong to that graph); pass a Session of this graph")

@@ -457,10 +457,10 @@ def _builder_graph(sess: Session):
     """The og.Graph `sess` runs, or None (a Session of a loaded Model or IR graph,
     which has no collections)."""
     source = getattr(sess, "_source", None)
-    if isinstance(source, _g.Graph) and source.ir_graph is sess.graph:
+    if isinstance(source, _g.Graph) and source.ir_graph is sess.ir_graph:
         return source
     default = _g.get_default_graph()
-    return default if default.ir_graph is sess.graph else None
+    return default if default.ir_graph is sess.ir_graph else None
 
 
 def start_queue_runners(sess: Session | None = None, coord: Coordinator | None = None,

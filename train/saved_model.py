@@ -83,10 +83,10 @@ def _session_graph(sess, what: str) -> _g.Graph:
     if sess.closed:
         raise RuntimeError(f"{what}: the session is closed (its variable values are gone)")
     source = getattr(sess, "_source", None)
-    if isinstance(source, _g.Graph) and source.ir_graph is sess.graph:
+    if isinstance(source, _g.Graph) and source.ir_graph is sess.ir_graph:
         return source
     default = _g.get_default_graph()
-    if default.ir_graph is sess.graph:
+    if default.ir_graph is sess.ir_graph:
         return default
     raise TypeError(f"{what}: the session runs a loaded model, not an og.Graph; save a "
                     "loaded Model with og.save(model, path, session=sess)")
@@ -401,7 +401,7 @@ def _fill(sess, ir) -> None:
         ValueError: the session's graph is not empty.
         RuntimeError: its og.Graph is finalized.
     """
-    target = sess.graph
+    target = sess.ir_graph
     if target.tensors or target.nodes:
         raise ValueError(f"loader.load: the session's graph is not empty (it has "
                          f"{len(target.nodes)} ops); load into a Session of a new graph: "

@@ -384,8 +384,8 @@ class Saver:
     def _session_ops(self, sess):
         source = getattr(sess, "_source", None)
         builder = source if isinstance(source, _graph.Graph) and \
-            source.ir_graph is sess.graph else None
-        return self._ops(sess.graph, builder)
+            source.ir_graph is sess.ir_graph else None
+        return self._ops(sess.ir_graph, builder)
 
     # -- API ----------------------------------------------------------------------------
 

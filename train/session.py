@@ -335,7 +335,7 @@ class Session:
         if memory_arena:
             keep_freed_memory()
         self._source = graph
-        self.graph, self.model = _graph_of(graph)
+        self.ir_graph, self.model = _graph_of(graph)
         self._seed = seed
         self.config = config
         self.sess_str = target if isinstance(target, str) else ""
@@ -384,6 +384,16 @@ class Session:
                 value.abandon("its Session was closed")
 
     @property
+    def graph(self):
+        """The graph this session runs, as TF1's `Session.graph`: the `og.Graph` it was
+        made with (or the default graph it took), so `sess.graph.get_tensor_by_name`
+        and `with sess.graph.as_default():` work; for a session of a Model or of a
+        `onegraph.format.Graph`, that format graph (the model's main graph). The
+        format graph is `ir_graph` either way. Never raises."""
+        ir_of_source = getattr(self._source, "ir_graph", None)
+        return self._source if ir_of_source is self.ir_graph else self.ir_graph
+
+    @property
     def closed(self) -> bool:
         """Whether `close()` has run."""
         return self._closed
@@ -402,9 +412,9 @@ class Session:
                                "save or export inside the `with og.Session(...)` block, "
                                "or before sess.close()")
         out = {}
-        for i, t in enumerate(self.graph.tensors):
+        for i, t in enumerate(self.ir_graph.tensors):
             if t.kind is TensorKind.VARIABLE:
-                ref = self.state.get(("variable", id(self.graph), i))
+                ref = self.state.get(("variable", id(self.ir_graph), i))
                 if ref is not None and ref.value is not None:
                     out[i] = np.array(ref.value, order="C")
         return out
@@ -513,7 +523,7 @@ class Session:
             raise TypeError(f"Session.run: feed_dict must be a mapping (a dict) from "
                             f"tensors to values, got {type(feed_dict).__name__}")
         if fetches is None:
-            outputs = [self.graph.tensors[i].name for i in self.graph.outputs]
+            outputs = [self.ir_graph.tensors[i].name for i in self.ir_graph.outputs]
             raise TypeError("Session.run: fetches is None; give the tensors or ops to "
                             "fetch (a name, a handle, or a list or dict of them)"
                             + (f", e.g. the graph outputs {outputs}" if outputs else "")
@@ -527,7 +537,7 @@ class Session:
         feed_items, fed_variables = self._through_variable_reads(
             [(self._resolve_tensor(k), v) for k, v in _feed_pairs(feed_dict)])
         if len({i for i, _ in feed_items}) != len(feed_items):
-            twice = sorted({self.graph.tensors[i].name for i, _ in feed_items
+            twice = sorted({self.ir_graph.tensors[i].name for i, _ in feed_items
                             if sum(j == i for j, _ in feed_items) > 1})
             raise OneGraphError(f"Session.run: tensor(s) {twice} fed more than once "
                                 "(by handle and by name?)")
@@ -549,7 +559,7 @@ class Session:
                     raise RuntimeError(_CLOSED)
                 plan = self._plans.get(key)
                 if plan is None:
-                    plan = self._compile(self.graph, list(key[1]), list(key[2]),
+                    plan = self._compile(self.ir_graph, list(key[1]), list(key[2]),
                                          set(key[0]))
                     if len(self._plans) >= MAX_PLANS:  # the least recently used
                         self._plans.popitem(last=False)
@@ -557,7 +567,7 @@ class Session:
         values = plan.template.copy()
         for index, value in feed_items:
             values[index] = self._check_feed(index, value)
-        frame = _Frame(self.graph, values, None)
+        frame = _Frame(self.ir_graph, values, None)
         if run_metadata is None:
             self._execute(plan, frame)
         else:
@@ -577,7 +587,7 @@ class Session:
                 v = fed_variables[index] if index in fed_variables else values[index]
                 if v is DEAD:
                     raise OneGraphError(
-                        f"fetched tensor {self.graph.tensors[index].name!r} has no value "
+                        f"fetched tensor {self.ir_graph.tensors[index].name!r} has no value "
                         "in this run: it is computed in a cond branch that was not taken")
                 try:
                     if index not in given:
@@ -585,7 +595,7 @@ class Session:
                     out.append(given[index])
                 except MemoryError:
                     raise ResourceExhaustedError(
-                        f"fetched tensor {self.graph.tensors[index].name!r}: no memory for "
+                        f"fetched tensor {self.ir_graph.tensors[index].name!r}: no memory for "
                         f"the caller's copy of its {_nbytes(v):,} bytes") from None
             else:
                 out.append(None)
@@ -614,7 +624,7 @@ class Session:
                             "fetch")
         feeds = [self._resolve_tensor(f) for f in feed_list]
         if len(set(feeds)) != len(feeds):
-            twice = sorted({self.graph.tensors[i].name for i in feeds
+            twice = sorted({self.ir_graph.tensors[i].name for i in feeds
                             if feeds.count(i) > 1})
             raise OneGraphError(f"make_callable: tensor(s) {twice} listed twice in "
                                 "feed_list")
@@ -659,13 +669,13 @@ class Session:
         one (made once, closed with this one) on the model's graph the signature
         names: its tensor indices mean tensors of that graph, not of this one."""
         target = self.model.graphs[sig.graph]
-        if target is self.graph:
+        if target is self.ir_graph:
             return self
         with self._lock:
             if self._closed:
                 raise RuntimeError("Session: run on a closed session; make a new og.Session")
             other = self._signature_sessions.get(sig.graph)
-            if other is None or other.graph is not target:
+            if other is None or other.ir_graph is not target:
                 other = Session(target, seed=self._seed, memory_arena=False)
                 self._signature_sessions[sig.graph] = other
             other.optimize = self.optimize  # as set on this one, now or later
@@ -719,22 +729,22 @@ class Session:
         """Handles of another graph would resolve to whatever sits at their index
         here (TF1: "not an element of this graph")."""
         owner = getattr(f, "graph", None)
-        if owner is None or owner is self.graph:
+        if owner is None or owner is self.ir_graph:
             return
         ir = getattr(owner, "ir_graph", owner)
-        if ir is not self.graph:
+        if ir is not self.ir_graph:
             raise OneGraphError(f"{f!r} belongs to another graph, not to this Session's "
-                                f"graph {self.graph.name!r} (TF1: not an element of this "
+                                f"graph {self.ir_graph.name!r} (TF1: not an element of this "
                                 "graph)")
 
     def _resolve(self, f) -> tuple[str, int]:
         node_index = getattr(f, "node_index", None)
         if node_index is not None and getattr(f, "tensor_index", None) is None:
             self._check_owner(f)
-            if not 0 <= node_index < len(self.graph.nodes):
+            if not 0 <= node_index < len(self.ir_graph.nodes):
                 raise OneGraphError(f"node index {node_index} out of range")
             return "node", int(node_index)
-        if isinstance(f, str) and self.graph.find_tensor(f) is None:
+        if isinstance(f, str) and self.ir_graph.find_tensor(f) is None:
             names = self._node_name_map()
             if f in names:
                 return "node", names[f]
@@ -746,21 +756,21 @@ class Session:
             self._check_owner(f)
         else:
             if isinstance(f, str):
-                index = self.graph.find_tensor(f)
-                if index is not None and self.graph.name_is_repeated(f):
-                    twins = [i for i, t in enumerate(self.graph.tensors) if t.name == f]
-                    raise OneGraphError(f"graph {self.graph.name!r} has {len(twins)} "
+                index = self.ir_graph.find_tensor(f)
+                if index is not None and self.ir_graph.name_is_repeated(f):
+                    twins = [i for i, t in enumerate(self.ir_graph.tensors) if t.name == f]
+                    raise OneGraphError(f"graph {self.ir_graph.name!r} has {len(twins)} "
                                         f"tensors named {f!r} (indices {twins}); feed or "
                                         "fetch one by its index")
                 if index is None:
                     index = self._tf_output_name(f)
                 if index is None:
-                    raise OneGraphError(f"graph {self.graph.name!r} has no tensor named {f!r}")
+                    raise OneGraphError(f"graph {self.ir_graph.name!r} has no tensor named {f!r}")
             elif isinstance(f, (int, np.integer)) and not isinstance(f, (bool, np.bool_)):
                 index = int(f)
             else:
                 raise OneGraphError(f"cannot fetch or feed a {type(f).__name__}")
-        if not 0 <= index < len(self.graph.tensors):
+        if not 0 <= index < len(self.ir_graph.tensors):
             raise OneGraphError(f"tensor index {index} out of range")
         return index
 
@@ -777,7 +787,7 @@ class Session:
             OneGraphError: a node passes the variable on (into a while_loop or cond,
                 through Enter, Switch or Identity), where the fed value would not reach.
         """
-        tensors = self.graph.tensors
+        tensors = self.ir_graph.tensors
         if all(tensors[i].kind is not TensorKind.VARIABLE for i, _ in feed_items):
             return feed_items, {}
         out, variables = [], {}
@@ -786,7 +796,7 @@ class Session:
                 out.append((i, value))
                 continue
             variables[i] = value = _check_tensor_feed(tensors[i], value)
-            for node in self.graph.nodes:
+            for node in self.ir_graph.nodes:
                 if i not in node.inputs:
                     continue
                 if node.op_type == "ReadVariable" and node.domain == "onegraph" \
@@ -804,17 +814,17 @@ class Session:
     def _tf_output_name(self, name: str) -> int | None:
         """The tensor a TF1-style "op:k" name means (output k of the node named op; a
         tensor's own name with ":0"), or None. Only asked when no tensor has `name`."""
-        return output_named(self.graph, name, self._node_name_map().get)
+        return output_named(self.ir_graph, name, self._node_name_map().get)
 
     def _node_name_map(self) -> dict[str, int]:
         # Training graphs keep growing after the Session exists: rebuild on change.
-        if self._node_names_count != len(self.graph.nodes):
-            self._node_names = {n.name: i for i, n in enumerate(self.graph.nodes)}
-            self._node_names_count = len(self.graph.nodes)
+        if self._node_names_count != len(self.ir_graph.nodes):
+            self._node_names = {n.name: i for i, n in enumerate(self.ir_graph.nodes)}
+            self._node_names_count = len(self.ir_graph.nodes)
         return self._node_names
 
     def _check_feed(self, index: int, value):
-        t = self.graph.tensors[index]
+        t = self.ir_graph.tensors[index]
         if t.containers:
             return _check_container_feed(t, value, t.containers)
         if t.dtype is DType.UNDEFINED and t.shape is None and (
@@ -1477,7 +1487,7 @@ def model_with_values(model: Model, session: Session) -> Model:
 
     from ..format import Tensor
 
-    if session.graph is not model.graph:
+    if session.ir_graph is not model.graph:
         raise OneGraphError("the session was made for another model than the one saved "
                             "(make it with og.Session(model) for this model)")
     g = copy.copy(model.graph)

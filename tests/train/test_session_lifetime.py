@@ -206,7 +206,7 @@ def test_interactive_session_takes_the_default_graph():
     with g.as_default():
         sess = og.InteractiveSession()
     try:
-        assert sess.graph is g.ir_graph
+        assert sess.graph is g and sess.ir_graph is g.ir_graph
         np.testing.assert_array_equal(y.eval({x: [2.0, 2.0]}), [2.0, 4.0])
     finally:
         sess.close()
@@ -284,3 +284,34 @@ def test_close_while_the_queue_is_being_made_cancels_the_waiting_step(monkeypatc
     t.join(10)
     assert not t.is_alive(), "the step made its queue after close() and waits forever"
     assert len(errors) == 1 and isinstance(errors[0], og.CancelledError)
+
+
+def test_session_graph_is_the_og_graph_it_runs(tmp_path):
+    # TF1 code reaches tensors through the session: sess.graph.get_tensor_by_name after
+    # loader.load, `with sess.graph.as_default():`, FileWriter(logdir, sess.graph)
+    from onegraph.train.saved_model import saved_model as sm
+
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [None, 2], name="x")
+        y = og.multiply(x, 3.0, name="y")
+    with og.Session(graph=g) as sess:
+        assert sess.graph is g and sess.ir_graph is g.ir_graph
+        sm.simple_save(sess, str(tmp_path / "m"), inputs={"x": x}, outputs={"y": y})
+    with og.Session(graph=og.Graph()) as sess:
+        sm.loader.load(sess, [sm.tag_constants.SERVING], str(tmp_path / "m"))
+        xx = sess.graph.get_tensor_by_name("x:0")
+        yy = sess.graph.get_tensor_by_name("y:0")
+        np.testing.assert_array_equal(sess.run(yy, {xx: [[1.0, 2.0]]}), [[3.0, 6.0]])
+        with sess.graph.as_default():
+            z = og.add(yy, 1.0)
+        np.testing.assert_array_equal(sess.run(z, {xx: [[1.0, 2.0]]}), [[4.0, 7.0]])
+    # a session of the default graph: sess.graph is that og.Graph
+    with g.as_default(), og.Session() as sess:
+        assert sess.graph is g
+    # a session of a loaded model has no og.Graph: its graph is the model's format graph
+    model = g.to_model()
+    sess = og.Session(model)
+    assert sess.graph is model.graph and sess.ir_graph is model.graph
+    with pytest.raises(AttributeError):
+        sess.graph = g   # read-only, as TF1's
