@@ -32,6 +32,7 @@ from . import (activation, activation_grad, attention, candidate_sampling, candi
                quantization, queue, random, random_more, reduction, reduction_grad, rnn, rnn_grad,
                rnn_grad_kernels, shape, shape_grad, signal, special, special_grad, state,
                state_scatter, strings, strings_tf, tensor_extra, text, training, training_grad)
+from . import sparse_cross
 from .registry import (NUM_OUTPUTS, REQUIRED, AttrSpec, KernelContext, OpDef, Registry, TensorInfo,
                        VariableRef, define)
 
@@ -45,7 +46,7 @@ _FAMILIES = (activation, attention, bits, candidate_sampling, candidate_sampling
              random_more,
              reduction, rnn, rnn_grad_kernels, shape, signal, special, state, state_scatter,
              sparse, sparse_decode, strings, strings_tf, summary, tensor_extra, text, training,
-             parsing, io_ops, lookup, sets, readers, sparse_serialize, json_example)
+             parsing, io_ops, lookup, sets, readers, sparse_serialize, json_example, sparse_cross)
 
 # Modules holding `GRADIENTS = {op_type: rule}` (default domain) or
 # `GRADIENTS = {(domain, op_type): rule}`.
