@@ -2,13 +2,24 @@
 
 Each NodeDef becomes a call to og's own TF1-named function (graph_def_ops.CONVERTERS),
 in topological order, under TF's name scope ("import" unless `name` says otherwise).
+
+Control flow v1 (tf.cond's Switch/Merge, tf.while_loop's Enter/Merge/Switch/Exit/
+NextIteration/LoopCond) becomes og's own dataflow ops, which the Session runs as frames
+and onegraph.convert.to_onnx exports as If / Loop, from the IR alone (so a saved .og
+runs too). A loop's Merge reads its NextIteration, built later: that input is a back
+edge, left out of the build order and patched in once the NextIteration exists, as
+og.while_loop does. TF's Exit names no frame; the importer tracks the frame each node
+runs in (an Enter opens its frame_name, an Exit returns to the enclosing one) and
+gives og's Exit that name. Gradients through imported control flow are not built: an
+imported Merge has no og.cond predicate and an Exit no og.while_loop record, so
+og.gradients refuses them by name (GradientNotDefinedError / OneGraphError).
 """
 
 from __future__ import annotations
 
 from ..errors import ConversionError, OneGraphError
 from .graph_def import GraphDef
-from .graph_def_ops import CONVERTERS, UNSUPPORTED_KINDS
+from .graph_def_ops import BACK_EDGE_SOURCES, CONVERTERS, MERGE_KINDS, UNSUPPORTED_KINDS
 
 __all__ = ["import_graph_def"]
 
@@ -34,7 +45,7 @@ def _unsupported_message(graph_def) -> str | None:
     if not seen:
         return None
     parts = [f"{op} (x{count}, first node {first!r}"
-             + (", control flow v1" if op in UNSUPPORTED_KINDS else "") + ")"
+             + (", refused by name" if op in UNSUPPORTED_KINDS else "") + ")"
              for op, (count, first) in sorted(seen.items())]
     return (f"import_graph_def: {len(parts)} unsupported op type(s): " + ", ".join(parts))
 
@@ -42,9 +53,12 @@ def _unsupported_message(graph_def) -> str | None:
 def _topological(graph_def, mapped: set) -> list:
     """The nodes in an order where each comes after its data and control inputs
     (Kahn's algorithm, stable in GraphDef order); inputs in `mapped` need no producer.
+    A Merge's input from a NextIteration is a loop's back edge: it does not order the
+    Merge (the importer patches it in afterwards).
 
     Raises:
-        ConversionError: an input names a missing node, or the nodes form a cycle.
+        ConversionError: an input names a missing node, or the nodes form a cycle (one
+            that does not pass through a NextIteration into a Merge).
     """
     by_name = {}
     for node in graph_def.node:
@@ -61,6 +75,9 @@ def _topological(graph_def, mapped: set) -> list:
             if src not in by_name:
                 raise ConversionError(f"import_graph_def: node {node.name!r} has input "
                                       f"{ref!r}, which is not in the graph_def")
+            if node.op in MERGE_KINDS and index >= 0 \
+                    and by_name[src].op in BACK_EDGE_SOURCES:
+                continue    # a loop's back edge
             deps.add(src)
         waiting[node.name] = len(deps)
         for src in deps:
@@ -83,10 +100,11 @@ def _topological(graph_def, mapped: set) -> list:
 
 
 class _Context:
-    """What a converter may ask the importer: the node's name and static values."""
+    """What a converter may ask the importer: the node's name, the loop frame its
+    inputs run in ("" outside loops) and static values."""
 
     def __init__(self, graph):
-        self.graph, self.name = graph, None
+        self.graph, self.name, self.frame = graph, None, ""
 
     def static(self, tensor):
         """The value of `tensor` when known while building (a constant), else None."""
@@ -167,12 +185,109 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     outputs, operations = {}, {}
     with og.name_scope(scope):
         ctx = _Context(graph)
+        frames = _Frames()
         for node in order:
+            ctx.frame = frames.of_inputs(node)
             outputs[node.name], operations[node.name] = _build(node, ctx, outputs,
                                                                operations, mapped, og)
+            frames.record(node, ctx.frame)
+    _patch_back_edges(graph, order, outputs, mapped)
     if return_elements is None:
         return None
     return [_return_element(r, outputs, operations) for r in return_elements]
+
+
+class _Frames:
+    """The loop frame each built node runs in: an Enter runs in its frame_name (whose
+    parent is its input's frame), an Exit in its input frame's parent, any other node
+    in the frame of its inputs (control inputs too: a loop body's constants hang on
+    its pivot); "" is outside every loop."""
+
+    def __init__(self):
+        self.frame: dict = {}
+        self.parent: dict = {"": ""}
+
+    def of_inputs(self, node) -> str:
+        """The innermost frame among the node's built inputs ("" when none)."""
+        best = ""
+        for ref in node.input:
+            src, index = _split_name(ref)
+            if node.op in MERGE_KINDS and src not in self.frame:
+                continue    # a back edge, not built yet
+            found = self.frame.get(src, "")
+            if found and (not best or self._depth(found) > self._depth(best)):
+                best = found
+        return best
+
+    def _depth(self, frame: str) -> int:
+        depth = 0
+        while frame:
+            frame, depth = self.parent.get(frame, ""), depth + 1
+        return depth
+
+    def record(self, node, inputs_frame: str) -> None:
+        """Remember the node's frame, given the frame of its inputs.
+
+        Raises:
+            ConversionError: an Exit's input runs outside every loop frame (the Exit's
+                converter refuses that first), or an Enter reopens a frame from
+                another parent frame.
+        """
+        if node.op in ("Enter", "RefEnter"):
+            name = node.get("frame_name", "")
+            known = self.parent.setdefault(name, inputs_frame)
+            if known != inputs_frame:
+                raise ConversionError(f"import_graph_def: Enter {node.name!r} enters frame "
+                                      f"{name!r} from frame {inputs_frame!r}, but another "
+                                      f"Enter enters it from {known!r}")
+            self.frame[node.name] = name
+        elif node.op in ("Exit", "RefExit"):
+            self.frame[node.name] = self.parent.get(inputs_frame, "")
+        else:
+            self.frame[node.name] = inputs_frame
+
+
+def _patch_back_edges(graph, order, outputs, mapped) -> None:
+    """Point each loop Merge's back-edge input at its NextIteration's output (the Merge
+    was built reading its entering value there, as og.while_loop builds it).
+
+    Raises:
+        ConversionError: a back edge names an output its NextIteration does not have,
+            or the loop variable's static shape changes across iterations (TF1's
+            shape_invariants, which og's importer does not take).
+    """
+    for node in order:
+        if node.op not in MERGE_KINDS:
+            continue
+        merge = outputs[node.name][0]
+        ir_node = graph._ir.nodes[graph._producer[merge.tensor_index]]
+        for k, ref in enumerate(node.input):
+            src, index = _split_name(ref)
+            if index < 0 or f"{src}:{index}" in mapped or k >= len(ir_node.inputs):
+                continue
+            outs = outputs.get(src)
+            if outs is None or outs[0].op is None or \
+                    outs[0].op.type != "NextIteration":
+                continue
+            if index >= len(outs):
+                raise ConversionError(f"import_graph_def: node {node.name!r} reads {ref!r}, "
+                                      f"but {src!r} has {len(outs)} output(s)")
+            _check_loop_shape(node, merge, outs[index])
+            ir_node.inputs[k] = outs[index].tensor_index
+
+
+def _check_loop_shape(node, merge, next_value) -> None:
+    """Refuse a loop variable whose shape the body changes: the ops of the body were
+    built with the entering value's static shape, so they would fold wrong values."""
+    a, b = merge.shape, next_value.shape
+    if a is None or b is None:
+        return
+    if len(a) != len(b) or any(x is not None and y is not None and x != y
+                               for x, y in zip(a, b)):
+        raise ConversionError(f"import_graph_def: loop Merge {node.name!r} enters with "
+                              f"shape {list(a)} but its NextIteration carries shape "
+                              f"{list(b)}; loop variables that change shape are not "
+                              "supported by og's importer")
 
 
 def _og():
@@ -192,11 +307,20 @@ def _build(node, ctx, outputs, operations, mapped, og):
         if key in mapped:
             data.append(mapped[key])
             continue
+        if src not in outputs:
+            data.append(None)   # a Merge's back edge: patched in once built
+            continue
         outs = outputs[src]
         if index >= len(outs):
             raise ConversionError(f"import_graph_def: node {node.name!r} reads {ref!r}, "
                                   f"but {src!r} has {len(outs)} output(s)")
         data.append(outs[index])
+    if None in data:
+        built = [t for t in data if t is not None]
+        if not built:
+            raise ConversionError(f"import_graph_def: Merge {node.name!r} has no input "
+                                  "from outside its loop (only NextIteration back edges)")
+        data = [built[0] if t is None else t for t in data]
     ctx.name = node.name
     try:
         with og.control_dependencies(control):

@@ -12,11 +12,13 @@ import numpy as np
 
 from ..errors import ConversionError
 
-__all__ = ["CONVERTERS", "UNSUPPORTED_KINDS"]
+__all__ = ["CONVERTERS", "UNSUPPORTED_KINDS", "BACK_EDGE_SOURCES", "MERGE_KINDS"]
 
-# Control-flow v1 node kinds: their frames have no og counterpart, so they are refused.
-UNSUPPORTED_KINDS = frozenset({"Switch", "Merge", "Enter", "Exit", "NextIteration",
-                               "LoopCond", "RefSwitch", "RefMerge", "RefEnter"})
+# Node kinds refused by name (none today: control flow v1 is mapped, see _CONTROL_FLOW).
+UNSUPPORTED_KINDS: frozenset = frozenset()
+# a Merge's input from one of these is a loop's back edge (the importer patches it in)
+BACK_EDGE_SOURCES = frozenset({"NextIteration", "RefNextIteration"})
+MERGE_KINDS = frozenset({"Merge", "RefMerge"})
 
 
 def _og():
@@ -298,6 +300,66 @@ _SIMPLE_BINARY = {
     "Gather": "gather",
 }
 
+# --------------------------------------------------------------------- control flow v1
+# TF1's dataflow control flow maps one to one onto og's own ops (ops/dataflow.py), which
+# the Session runs as frames and the ONNX export rewrites to If / Loop; both read only
+# the IR, so no og.cond / og.while_loop bookkeeping is made for imported nodes (and
+# gradients through them are refused: see graph_def_import's module doc).
+
+def _graph():
+    return _og().get_default_graph()
+
+
+def _predicate(t):
+    """`t` with plain Identities (no control inputs) looked through. TF's cond switches
+    its values on pred_id = Identity(pred) but its pivot on pred itself; og's export
+    finds a cond by the one predicate its Switches share, and the values are equal."""
+    while True:
+        op = t.op
+        if op is None or op.type != "Identity" or op.control_inputs:
+            return t
+        t = op.inputs[0]
+
+
+def _switch(node, ins, ctx):
+    return list(_graph().op("Switch", [ins[0], _predicate(ins[1])], name=ctx.name))
+
+
+def _merge(node, ins, ctx):
+    """Merge of the live input. For a loop's back edge (its NextIteration, built later)
+    the importer passes the entering value and patches the input once that exists."""
+    if not ins:
+        raise ConversionError(f"{_where(node)}: a Merge needs at least one input")
+    return list(_graph().op("Merge", list(ins), name=ctx.name))
+
+
+def _enter(node, ins, ctx):
+    frame = node.get("frame_name", "")
+    if not isinstance(frame, str) or not frame:
+        raise ConversionError(f"{_where(node)}: an Enter needs a frame_name")
+    attrs = {"frame_name": frame, "is_constant": int(bool(node.get("is_constant", False))),
+             "parallel_iterations": int(node.get("parallel_iterations", 10))}
+    return _graph().op("Enter", [ins[0]], attrs, name=ctx.name)
+
+
+def _exit(node, ins, ctx):
+    """TF's Exit has no frame_name; og's names the frame it leaves (the importer
+    tracks which frame each node runs in)."""
+    if not ctx.frame:
+        raise ConversionError(f"{_where(node)}: its input is not inside a loop frame "
+                              "(no Enter leads to it)")
+    return _graph().op("Exit", [ins[0]], {"frame_name": ctx.frame}, name=ctx.name)
+
+
+_CONTROL_FLOW = {
+    "Switch": _switch, "RefSwitch": _switch, "Merge": _merge, "RefMerge": _merge,
+    "Enter": _enter, "RefEnter": _enter, "Exit": _exit, "RefExit": _exit,
+    "NextIteration": lambda n, i, c: _graph().op("NextIteration", [i[0]], name=c.name),
+    "RefNextIteration": lambda n, i, c: _graph().op("NextIteration", [i[0]], name=c.name),
+    "LoopCond": lambda n, i, c: _graph().op("LoopCond", [i[0]], name=c.name),
+}
+
+
 CONVERTERS = {
     "Placeholder": _placeholder,
     "PlaceholderWithDefault": lambda n, i, c: _og().placeholder_with_default(
@@ -346,3 +408,4 @@ CONVERTERS.update({op: _unary(fn) for op, fn in _SIMPLE_UNARY.items()})
 CONVERTERS.update({op: _binary(fn) for op, fn in _SIMPLE_BINARY.items()})
 CONVERTERS.update({op: _shaped(fn) for op, fn in (("Reshape", "reshape"), ("Tile", "tile"),
                                                   ("ExpandDims", "expand_dims"))})
+CONVERTERS.update(_CONTROL_FLOW)
