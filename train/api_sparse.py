@@ -394,6 +394,73 @@ def strings_split(input=None, sep=None, maxsplit=-1, result_type="SparseTensor",
     return SparseTensor(*out)
 
 
+# ------------------------------------------------------------------------- crosses
+
+_DEFAULT_HASH_KEY = 0xDECAFCAFFE  # TF's key for cross_hashed when none is given
+
+
+def _cross_inputs(inputs, what: str) -> tuple[list, list]:
+    """The sparse inputs' parts (indices, values, shapes) and the dense inputs, sparse
+    first as TF orders them, integer values cast to int64.
+
+    Raises:
+        TypeError: inputs is not a list or tuple, or holds other than Tensors and
+            SparseTensors (TF's messages).
+    """
+    from .graph import Tensor
+    if not isinstance(inputs, (tuple, list)):
+        raise TypeError("Inputs must be a list")
+    items = [SparseTensor.from_value(i) if isinstance(i, SparseTensorValue) else i
+             for i in inputs]
+    if not all(isinstance(i, (SparseTensor, Tensor)) for i in items):
+        raise TypeError(what)
+    sps = [i for i in items if isinstance(i, SparseTensor)]
+    dense = [i for i in items if not isinstance(i, SparseTensor)]
+
+    def as_int64(t):
+        name = t.dtype.name.lower()
+        return t if name in ("string", "int64") else api.cast(t, "int64")
+    parts = ([s.indices for s in sps] + [as_int64(s.values) for s in sps]
+             + [s.dense_shape for s in sps])
+    return parts + [as_int64(d) for d in dense], sps
+
+
+def cross(inputs, name=None, separator=None) -> SparseTensor:
+    """The string crosses of a list of SparseTensors and dense [batch, k] tensors (int64
+    or string), row by row: each row's cartesian product of features joined by
+    `separator` ("_X_"), sparse inputs first (TF's tf.sparse.cross). Running it with
+    rank or batch-size mismatches raises InvalidArgumentError.
+
+    Raises:
+        TypeError: inputs is not a list of Tensors and SparseTensors.
+    """
+    parts, sps = _cross_inputs(inputs, "All inputs must be Tensor or SparseTensor.")
+    g = _g.get_default_graph()
+    sep = g.convert("_X_" if separator is None else separator)
+    out = _op("SparseCrossV2", [sep] + parts, {"N": len(sps)}, name=name, num_outputs=3)
+    return SparseTensor(*out)
+
+
+def cross_hashed(inputs, num_buckets=0, hash_key=None, name=None) -> SparseTensor:
+    """The hashed crosses of a list of SparseTensors and dense tensors, as `cross` pairs
+    them: FingerprintCat64 of the features' fingerprints seeded with hash_key
+    (0xDECAFCAFFE), mod num_buckets when > 0 (TF's tf.sparse.cross_hashed; int64).
+
+    Raises:
+        TypeError: inputs is not a list of Tensors and SparseTensors.
+        ValueError: num_buckets is negative.
+    """
+    parts, sps = _cross_inputs(inputs, "All inputs must be SparseTensors")
+    if int(num_buckets) < 0:
+        raise ValueError(f"num_buckets must be >= 0, got {num_buckets}")
+    key = int(hash_key or _DEFAULT_HASH_KEY)
+    if key >= 2 ** 63:  # the attribute is an int64: keep its bits
+        key -= 2 ** 64
+    attrs = {"N": len(sps), "hashed_output": 1, "num_buckets": int(num_buckets),
+             "hash_key": key}
+    return SparseTensor(*_op("SparseCross", parts, attrs, name=name, num_outputs=3))
+
+
 # TF1's top-level names (tf.sparse_add, ...) and its tf.sparse namespace
 _TOP_LEVEL = {
     "sparse_add": add, "sparse_concat": concat, "sparse_fill_empty_rows": fill_empty_rows,
@@ -413,7 +480,8 @@ _TOP_LEVEL = {
 globals().update(_TOP_LEVEL)
 
 sparse = namespace("sparse", "TF1's tf.sparse: functions of og.SparseTensor.", {
-    "SparseTensor": SparseTensor, "add": add, "concat": concat,
+    "SparseTensor": SparseTensor, "add": add, "concat": concat, "cross": cross,
+    "cross_hashed": cross_hashed,
     "fill_empty_rows": fill_empty_rows, "from_dense": from_dense, "matmul": sparse_dense_matmul,
     "maximum": maximum, "minimum": minimum, "placeholder": sparse_placeholder,
     "reduce_max": reduce_max, "reduce_max_sparse": reduce_max_sparse,
