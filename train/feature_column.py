@@ -6,7 +6,8 @@ linear_model and make_parse_example_spec, composed from onegraph's existing ops:
     net = input_layer(features, cols)      # features: dict of tensors / SparseTensors
     spec = make_parse_example_spec(cols)   # for og.io.parse_example
 
-The column classes live in train/feature_column_columns.py."""
+crossed_column and shared_embedding_columns build the classes of
+train/feature_column_crossed.py; the others live in train/feature_column_columns.py."""
 
 from __future__ import annotations
 
@@ -23,12 +24,13 @@ from .feature_column_columns import (BucketizedColumn, EmbeddingColumn,
                                      _Builder, _CategoricalColumn, _Column, _DenseColumn,
                                      _check_key, _check_string_or_int, _dtr, _dtype, _is_int,
                                      _og)
+from .feature_column_crossed import CrossedColumn, SharedEmbeddingColumn
 
 __all__ = ["numeric_column", "bucketized_column", "categorical_column_with_identity",
            "categorical_column_with_vocabulary_list", "categorical_column_with_vocabulary_file",
            "categorical_column_with_hash_bucket", "weighted_categorical_column",
            "indicator_column", "embedding_column", "input_layer", "linear_model",
-           "make_parse_example_spec"]
+           "make_parse_example_spec", "crossed_column", "shared_embedding_columns"]
 
 
 def _check_shape(shape, key) -> tuple:
@@ -254,6 +256,94 @@ def embedding_column(categorical_column, dimension, combiner="mean", initializer
         initializer = og.truncated_normal_initializer(mean=0.0, stddev=1 / math.sqrt(dimension))
     return EmbeddingColumn(categorical_column, int(dimension), combiner, initializer,
                            max_norm, trainable)
+
+
+def crossed_column(keys, hash_bucket_size, hash_key=None):
+    """A categorical column of the hashed crosses of its keys (feature names, whose raw
+    string or integer features are crossed, or categorical columns, whose ids are):
+    og.sparse.cross_hashed into hash_bucket_size buckets, named by the sorted leaf names
+    joined with "_X_".
+
+    Raises:
+        ValueError: hash_bucket_size < 1, fewer than two keys, a key neither a string
+            nor a categorical column, a hashed categorical column as key (TF's messages).
+    """
+    if not hash_bucket_size or hash_bucket_size < 1:
+        raise ValueError(f"hash_bucket_size must be > 1. hash_bucket_size: {hash_bucket_size}")
+    if not keys or len(keys) < 2:
+        raise ValueError(f"keys must be a list with length > 1. Given: {keys}")
+    for key in keys:
+        if not isinstance(key, (str, _CategoricalColumn)):
+            raise ValueError("Unsupported key type. All keys must be either string, or "
+                             "categorical column except HashedCategoricalColumn. "
+                             f"Given: {key}")
+        if isinstance(key, HashedCategoricalColumn):
+            raise ValueError("categorical_column_with_hash_bucket is not supported for "
+                             "crossing. Hashing before crossing will increase probability "
+                             "of collision. Instead, use the feature name as a string. "
+                             f"Given: {key}")
+    return CrossedColumn(tuple(keys), hash_bucket_size, hash_key)
+
+
+def _base_categorical(col):
+    while isinstance(col, WeightedCategoricalColumn):
+        col = col.categorical_column
+    return col
+
+
+def shared_embedding_columns(categorical_columns, dimension, combiner="mean",
+                             initializer=None, shared_embedding_collection_name=None,
+                             ckpt_to_load_from=None, tensor_name_in_ckpt=None,
+                             max_norm=None, trainable=True, use_safe_embedding_lookup=True):
+    """TF1's shared embedding columns: one dense column per categorical column, all
+    looking up one variable embedding_weights [num_buckets, dimension] created under
+    the scope <collection name> (default: the sorted columns' names joined by "_" plus
+    "_shared_embedding") by the first of them input_layer builds.
+
+    Raises:
+        ValueError: dimension < 1, only one of the checkpoint arguments (both are not
+            supported either), initializer not callable, a column not categorical, columns
+            of different kinds or bucket counts (TF's messages), no columns.
+    """
+    og = _og()
+    if dimension is None or dimension < 1:
+        raise ValueError(f"Invalid dimension {dimension}.")
+    if (ckpt_to_load_from is None) != (tensor_name_in_ckpt is None):
+        raise ValueError("Must specify both `ckpt_to_load_from` and `tensor_name_in_ckpt` or "
+                         "none of them.")
+    if ckpt_to_load_from is not None:
+        raise ValueError("ckpt_to_load_from and tensor_name_in_ckpt are not supported.")
+    if initializer is not None and not callable(initializer):
+        raise ValueError("initializer must be callable if specified.")
+    if initializer is None:
+        initializer = og.truncated_normal_initializer(mean=0.0, stddev=1 / math.sqrt(dimension))
+    cols = list(categorical_columns)
+    if not cols:
+        raise ValueError("categorical_columns must not be empty.")
+    for c in cols:
+        if not isinstance(c, _CategoricalColumn):
+            raise ValueError("All categorical_columns must be subclasses of _CategoricalColumn. "
+                             f"Given: {c}, of type: {type(c)}")
+    ordered = sorted(cols, key=lambda c: c.name)
+    first = _base_categorical(ordered[0])
+    buckets = ordered[0].num_buckets
+    for c in ordered[1:]:
+        base = _base_categorical(c)
+        if not isinstance(base, type(first)):
+            raise ValueError("To use shared_embedding_column, all categorical_columns must "
+                             "have the same type, or be weighted_categorical_column or "
+                             f"sequence column of the same type. Given column: {first} of "
+                             f"type: {type(first)} does not match given column: {base} of "
+                             f"type: {type(base)}")
+        if buckets != c.num_buckets:
+            raise ValueError("To use shared_embedding_column, all categorical_columns must "
+                             f"have the same number of buckets. ven column: {first} with "
+                             f"buckets: {buckets} does  not match column: {c} with buckets: "
+                             f"{c.num_buckets}")
+    name = shared_embedding_collection_name or (
+        "_".join(c.name for c in ordered) + "_shared_embedding")
+    return [SharedEmbeddingColumn(c, int(dimension), combiner, initializer, name, max_norm,
+                                  trainable) for c in cols]
 
 
 def _normalize(feature_columns, dense_only: bool) -> list:

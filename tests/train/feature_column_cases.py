@@ -343,3 +343,144 @@ CASES = {
     "err_vocab_file_missing": lambda lib: lib.fc.categorical_column_with_vocabulary_file(
         "a", None),
 }
+
+
+# ------------------------------------------------------------ crossed and shared columns
+
+def _cross_feats(lib):
+    """Three rows: dense strings, dense int64 (1-D), sparse strings with an empty row."""
+    return {"a": lib.constant(_s(["x", "y", "zz", "x", "", "q"], (3, 2))),
+            "n": lib.constant(np.array([3, -7, 2 ** 40], np.int64)),
+            "s": lib.SparseTensor(np.array([[0, 0], [0, 1], [2, 0]], np.int64),
+                                  _s(["red", "blue", "green"]), np.array([3, 2], np.int64)),
+            "p": lib.constant(np.array([[-1.], [1.5], [9.]], np.float32))}
+
+
+def _crossed_linear(lib):
+    fc = lib.fc
+    voc = fc.categorical_column_with_vocabulary_list("s", ["red", "green"], num_oov_buckets=1)
+    cols = [fc.crossed_column(["a", "n"], 11),
+            fc.crossed_column([voc, "a"], 7, hash_key=77),
+            fc.crossed_column([fc.bucketized_column(fc.numeric_column("p"), [0., 2.]), "n"], 5)]
+    return {"out": {"pred": fc.linear_model(_cross_feats(lib), cols, units=2)},
+            "assign": True}
+
+
+def _crossed_indicator(lib):
+    fc = lib.fc
+    b = fc.bucketized_column(fc.numeric_column("p"), [0., 2.])
+    cols = [fc.indicator_column(fc.crossed_column(["s", b], 6)),
+            fc.indicator_column(fc.crossed_column(["n", "a", "s"], 13))]
+    return {"out": {"net": fc.input_layer(_cross_feats(lib), cols)}}
+
+
+def _crossed_embedding(lib):
+    fc = lib.fc
+    n = 1000
+    cross = fc.crossed_column(["a", "s"], n, hash_key=123456789)
+    nested = fc.crossed_column([fc.crossed_column(["n", "s"], 3), "p2"], n)
+    feats = dict(_cross_feats(lib), p2=lib.constant(_s(["u", "v", "w"])))
+    cols = [fc.embedding_column(cross, 1, combiner="sum", initializer=_emb_init(lib, n)),
+            fc.embedding_column(nested, 1, combiner="sum", initializer=_emb_init(lib, n))]
+    return {"out": {"net": fc.input_layer(feats, cols)}}
+
+
+def _crossed_embedding_assigned(lib):
+    fc = lib.fc
+    cross = fc.crossed_column(["a", "n"], 9)
+    cols = [fc.embedding_column(cross, 3, combiner="mean"), fc.numeric_column("p")]
+    return {"out": {"net": fc.input_layer(_cross_feats(lib), cols)}, "assign": True}
+
+
+def _shared_feats(lib):
+    return {"i": lib.constant(np.array([[0, 2], [3, -1], [1, 1]], np.int64)),
+            "j": lib.SparseTensor(np.array([[0, 0], [2, 0], [2, 1]], np.int64),
+                                  np.array([3, 0, 2], np.int64), np.array([3, 2], np.int64)),
+            "jw": lib.SparseTensor(np.array([[0, 0], [2, 0], [2, 1]], np.int64),
+                                   np.array([2., 0.5, 4.], np.float32),
+                                   np.array([3, 2], np.int64))}
+
+
+def _shared(lib):
+    fc = lib.fc
+    i = fc.categorical_column_with_identity("i", 4)
+    j = fc.categorical_column_with_identity("j", 4)
+    cols = fc.shared_embedding_columns([j, i], 3, combiner="sqrtn")
+    return {"out": {"net": fc.input_layer(_shared_feats(lib), cols)}, "assign": True}
+
+
+def _shared_named_weighted(lib):
+    fc = lib.fc
+    i = fc.categorical_column_with_identity("i", 4)
+    j = fc.weighted_categorical_column(fc.categorical_column_with_identity("j", 4), "jw")
+    init = lib.constant_initializer(np.arange(8, dtype=np.float32).reshape(4, 2))
+    cols = fc.shared_embedding_columns([i, j], 2, combiner="sum", initializer=init,
+                                       shared_embedding_collection_name="shared_ij")
+    return {"out": {"net": fc.input_layer(_shared_feats(lib), cols)}}
+
+
+def _shared_crossed(lib):
+    fc = lib.fc
+    c1 = fc.crossed_column(["a", "n"], 10)
+    c2 = fc.crossed_column(["a", "s"], 10)
+    cols = fc.shared_embedding_columns([c1, c2], 2, combiner="mean")
+    return {"out": {"net": fc.input_layer(_cross_feats(lib), cols)}, "assign": True}
+
+
+def _cross_spec(lib):
+    fc = lib.fc
+    voc = fc.categorical_column_with_vocabulary_list("v", ["a"])
+    cols = [fc.crossed_column(["a", voc], 5),
+            fc.crossed_column([fc.crossed_column(["b", "a"], 3),
+                               fc.bucketized_column(fc.numeric_column("p"), [0.])], 4)]
+    cols += fc.shared_embedding_columns([fc.categorical_column_with_identity("i", 3),
+                                         fc.categorical_column_with_identity("j", 3)], 2)
+    return {"out": {"spec": fc.make_parse_example_spec(cols)}}
+
+
+def _cross_names(lib):
+    fc = lib.fc
+    b = fc.bucketized_column(fc.numeric_column("p"), [0.])
+    inner = fc.crossed_column(["zeta", "alpha"], 3)
+    cols = [fc.crossed_column(["b", "a"], 5), fc.crossed_column([inner, b, "m"], 7),
+            fc.indicator_column(fc.crossed_column(["a", "b"], 5))]
+    cols += fc.shared_embedding_columns([fc.categorical_column_with_identity("y", 3),
+                                         fc.categorical_column_with_identity("x", 3)], 2)
+    return {"out": {"names": [col.name for col in cols]}}
+
+
+def _weighted_key_cross(lib):
+    fc = lib.fc
+    w = fc.weighted_categorical_column(fc.categorical_column_with_identity("j", 4), "jw")
+    cross = fc.crossed_column([w, "i"], 5)
+    return {"out": {"n": fc.input_layer(_shared_feats(lib), [fc.indicator_column(cross)])}}
+
+
+CASES.update({
+    "crossed_linear": _crossed_linear,
+    "crossed_indicator": _crossed_indicator,
+    "crossed_embedding": _crossed_embedding,
+    "crossed_embedding_assigned": _crossed_embedding_assigned,
+    "shared": _shared,
+    "shared_named_weighted": _shared_named_weighted,
+    "shared_crossed": _shared_crossed,
+    "cross_spec": _cross_spec,
+    "cross_names": _cross_names,
+    "err_cross_bucket_size": lambda lib: lib.fc.crossed_column(["a", "b"], 0),
+    "err_cross_one_key": lambda lib: lib.fc.crossed_column(["a"], 5),
+    "err_cross_key_type": lambda lib: lib.fc.crossed_column(
+        ["a", lib.fc.numeric_column("n")], 5),
+    "err_cross_hashed_key": lambda lib: lib.fc.crossed_column(
+        ["a", lib.fc.categorical_column_with_hash_bucket("h", 5)], 5),
+    "err_cross_weighted_key": _weighted_key_cross,
+    "err_shared_dim": lambda lib: lib.fc.shared_embedding_columns(
+        [lib.fc.categorical_column_with_identity("a", 3)], 0),
+    "err_shared_init": lambda lib: lib.fc.shared_embedding_columns(
+        [lib.fc.categorical_column_with_identity("a", 3)], 2, initializer=5),
+    "err_shared_buckets": lambda lib: lib.fc.shared_embedding_columns(
+        [lib.fc.categorical_column_with_identity("a", 3),
+         lib.fc.categorical_column_with_identity("b", 4)], 2),
+    "err_shared_kinds": lambda lib: lib.fc.shared_embedding_columns(
+        [lib.fc.categorical_column_with_identity("a", 3),
+         lib.fc.categorical_column_with_vocabulary_list("b", ["x", "y", "z"])], 2),
+})

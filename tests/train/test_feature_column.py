@@ -3,7 +3,8 @@
 input_layer and linear_model outputs for every column kind with dense and sparse
 inputs, OOV/default handling, hashed ids of many strings and integers, variable names
 and shapes, static shapes, embedding gradients, make_parse_example_spec and TF's
-errors."""
+errors; crossed columns (linear_model, indicator, embedding, nested) and shared
+embedding columns (one variable, TF's name)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,13 @@ REF = json.loads((pathlib.Path(__file__).parent / "data" /
 
 # TF's messages end with a TF repr (tensor, reshape node) that onegraph words its own way
 PREFIX_ONLY = {"err_rank0": "Feature (key: a) cannot have rank 0.",
-               "err_numeric_shape": "Cannot reshape a tensor with 3 elements"}
+               "err_numeric_shape": "Cannot reshape a tensor with 3 elements",
+               # ... and a Python class path (tensorflow.python.feature_column...)
+               "err_shared_kinds": "To use shared_embedding_column, all categorical_columns "
+                                   "must have the same type, or be weighted_categorical_column "
+                                   "or sequence column of the same type. Given column: "
+                                   "IdentityCategoricalColumn(key='a', number_buckets=3, "
+                                   "default_value=None) of type: <class '"}
 
 
 @pytest.fixture(scope="module")
