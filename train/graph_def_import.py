@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ..errors import ConversionError, OneGraphError
 from .graph_def import GraphDef
-from .graph_def_ops import BACK_EDGE_SOURCES, CONVERTERS, MERGE_KINDS, UNSUPPORTED_KINDS
+from .graph_def_ops import BACK_EDGE_SOURCES, CONVERTERS, MERGE_KINDS
 
 __all__ = ["import_graph_def"]
 
@@ -38,14 +38,13 @@ def _unsupported_message(graph_def) -> str | None:
     """One sentence listing every op type without a converter: count and first node."""
     seen: dict = {}
     for node in graph_def.node:
-        if node.op in CONVERTERS and node.op not in UNSUPPORTED_KINDS:
+        if node.op in CONVERTERS:
             continue
         count, first = seen.get(node.op, (0, node.name))
         seen[node.op] = (count + 1, first)
     if not seen:
         return None
-    parts = [f"{op} (x{count}, first node {first!r}"
-             + (", refused by name" if op in UNSUPPORTED_KINDS else "") + ")"
+    parts = [f"{op} (x{count}, first node {first!r})"
              for op, (count, first) in sorted(seen.items())]
     return (f"import_graph_def: {len(parts)} unsupported op type(s): " + ", ".join(parts))
 

@@ -12,10 +12,8 @@ import numpy as np
 
 from ..errors import ConversionError
 
-__all__ = ["CONVERTERS", "UNSUPPORTED_KINDS", "BACK_EDGE_SOURCES", "MERGE_KINDS"]
+__all__ = ["CONVERTERS", "BACK_EDGE_SOURCES", "MERGE_KINDS"]
 
-# Node kinds refused by name (none today: control flow v1 is mapped, see _CONTROL_FLOW).
-UNSUPPORTED_KINDS: frozenset = frozenset()
 # a Merge's input from one of these is a loop's back edge (the importer patches it in)
 BACK_EDGE_SOURCES = frozenset({"NextIteration", "RefNextIteration"})
 MERGE_KINDS = frozenset({"Merge", "RefMerge"})
