@@ -364,11 +364,14 @@ class VariableRef:
         """The current value.
 
         Raises:
-            ExecutionError: the variable was never initialised.
+            FailedPreconditionError: the variable was never initialised (an
+                ExecutionError; TF1's error for it).
         """
         if self.value is None:
-            from ..errors import ExecutionError
+            from ..errors import FailedPreconditionError
 
-            raise ExecutionError(f"variable {self.name!r} is used before it is initialised "
-                                 "(run the initializer first)")
+            raise FailedPreconditionError(
+                f"Attempting to use uninitialized value {self.name}: variable "
+                f"{self.name!r} is used before it is initialised (run the initializer "
+                "first)")
         return self.value

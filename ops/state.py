@@ -29,6 +29,11 @@ def _read(inputs, attrs, ctx):
     return (_ref(inputs[0], "ReadVariable").read(),)
 
 
+def _is_initialized(inputs, attrs, ctx):
+    """Whether the variable holds a value (TF1's IsVariableInitialized)."""
+    return (np.array(_ref(inputs[0], "IsVariableInitialized").value is not None),)
+
+
 def _assign(inputs, attrs, ctx):
     """Replace the variable's value with input 1 (cast to the old dtype if it had one)."""
     ref = _ref(inputs[0], "Assign")
@@ -126,6 +131,9 @@ OPS = tuple(sorted((
     define("CountUpTo", ["ref"], ["output"], _count_up_to, [("limit", "int")],
            infer=_infer_scalar_value, doc="ref += 1 while below limit; the old value",
            **_SIDE_EFFECTS),
+    define("IsVariableInitialized", ["ref"], ["is_initialized"], _is_initialized,
+           infer=lambda attrs, inputs: [TensorInfo(np.dtype(bool), ())],
+           doc="whether the variable holds a value", **_SIDE_EFFECTS),
     define("ReadVariable", ["ref", "gradient_to?"], ["value"], _read, infer=_infer_value,
            doc="snapshot of a variable's value", **_SIDE_EFFECTS),
     define("ScatterAdd", ["ref", "indices", "updates"], ["output"], _scatter_add,

@@ -26,7 +26,8 @@ from .tensor_shape import Dimension, TensorShape, dimension_value
 from .variables import (Variable, get_or_create_global_step, global_variables,
                         global_variables_initializer, local_variables,
                         local_variables_initializer, trainable_variables,
-                        variables_initializer)
+                        variables_initializer, is_variable_initialized,
+                        report_uninitialized_variables, assert_variables_initialized)
 
 float16, float32, float64 = DType.FLOAT16, DType.FLOAT32, DType.FLOAT64
 int8, int16, int32, int64 = DType.INT8, DType.INT16, DType.INT32, DType.INT64
@@ -1530,7 +1531,8 @@ raw_ops = _RawOps()
 __all__ = [
     "GLOBAL_STEP", "GLOBAL_VARIABLES", "LOCAL_VARIABLES", "LOSSES", "METRIC_VARIABLES",
     "REGULARIZATION_LOSSES", "TRAINABLE_VARIABLES", "UPDATE_OPS", "Graph",
-    "local_variables", "local_variables_initializer",
+    "local_variables", "local_variables_initializer", "is_variable_initialized",
+    "report_uninitialized_variables", "assert_variables_initialized",
     "Operation", "Tensor", "Variable", "abs", "add", "add_n", "add_to_collection", "argmax",
     "argmin", "as_dtype", "bool_", "cast", "ceil", "clip_by_value", "concat", "constant",
     "control_dependencies", "convert_to_tensor", "cos", "device", "divide", "equal", "erf",

@@ -57,7 +57,7 @@ from .saver import Saver, latest_checkpoint
 from .session import Session
 from .session_run_hook import SessionRunArgs, SessionRunContext, SessionRunValues
 from .variables import (global_variables, global_variables_initializer,
-                        local_variables_initializer)
+                        local_variables_initializer, report_uninitialized_variables)
 
 _log = logging.getLogger("onegraph")
 
@@ -83,10 +83,10 @@ class Scaffold:
         init_feed_dict: feeds for init_op.
         init_fn: called as `init_fn(scaffold, session)` after init_op.
         ready_op: an op whose value lists what is not initialized (a 1-D array, empty
-            when the model is ready), checked after initialization. onegraph has no
-            report_uninitialized_variables, so by default there is no check (the
-            graph's "ready_op" collection may give one).
-        ready_for_local_init_op: the same check, before local_init_op runs.
+            when the model is ready), checked after initialization; default
+            `og.report_uninitialized_variables()` (or the "ready_op" collection's).
+        ready_for_local_init_op: the same check, before local_init_op runs; default
+            the global variables' report (or the collection's).
         local_init_op: run after every initialization or restore; default
             `og.local_variables_initializer()` (or the "local_init_op" collection's).
         local_init_feed_dict: feeds for local_init_op.
@@ -148,10 +148,12 @@ class Scaffold:
             self._init_op = self.get_or_default(
                 "init_op", GraphKeys.INIT_OP, lambda: global_variables_initializer(graph))
         if self._ready_op is None:
-            self._ready_op = _only_item(graph, "ready_op", GraphKeys.READY_OP)
+            self._ready_op = self.get_or_default(
+                "ready_op", GraphKeys.READY_OP, report_uninitialized_variables)
         if self._ready_for_local_init_op is None:
-            self._ready_for_local_init_op = _only_item(
-                graph, "ready_for_local_init_op", GraphKeys.READY_FOR_LOCAL_INIT_OP)
+            self._ready_for_local_init_op = self.get_or_default(
+                "ready_for_local_init_op", GraphKeys.READY_FOR_LOCAL_INIT_OP,
+                lambda: report_uninitialized_variables(global_variables(graph=graph)))
         if self._local_init_op is None:
             self._local_init_op = self.get_or_default(
                 "local_init_op", GraphKeys.LOCAL_INIT_OP, self.default_local_init_op)

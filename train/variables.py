@@ -200,6 +200,20 @@ class Variable:
         self._reads.append(t)
         return t
 
+    def is_initialized(self, name: str | None = None) -> Tensor:
+        """A bool scalar tensor: whether the variable holds a value in the session that
+        runs it (TF1's Variable.is_initialized). A variable made from an array holds
+        its initial value from the session's start; one made from a tensor only after
+        its initializer ran.
+
+        Raises:
+            TypeError: name is not a str.
+        """
+        _g.check_name(name, "is_initialized")
+        with self.graph.control_dependencies(None):
+            return self.graph.op("IsVariableInitialized", [self.handle],
+                                 name=name or f"{self._base}/IsVariableInitialized")
+
     def _as_graph_tensor(self, graph):
         if graph is not None and graph is not self.graph:
             raise OneGraphError(f"variable {self.name!r} belongs to another graph")
@@ -577,3 +591,82 @@ def get_or_create_global_step(graph: Graph | None = None) -> Variable:
         finally:
             g._scope = saved
     return step
+
+
+def _variable_list(var_list, what: str) -> list:
+    """var_list as a list of Variables; None gives the default graph's global and local
+    variables (TF1's default).
+
+    Raises:
+        TypeError: var_list is not a list of Variables.
+    """
+    if var_list is None:
+        return global_variables() + local_variables()
+    if isinstance(var_list, (str, bytes, Tensor, Variable)) or not hasattr(
+            var_list, "__iter__"):
+        raise TypeError(f"{what}: var_list must be a list of Variables, got "
+                        f"{type(var_list).__name__}")
+    var_list = list(var_list)
+    for v in var_list:
+        if not isinstance(v, Variable):
+            raise TypeError(f"{what}: var_list holds a {type(v).__name__} "
+                            f"({_g._brief(v)}), not a Variable")
+    return var_list
+
+
+def is_variable_initialized(variable) -> Tensor:
+    """A bool scalar tensor: whether `variable` holds a value (TF1's
+    tf.is_variable_initialized).
+
+    Raises:
+        TypeError: variable is not an og.Variable.
+    """
+    if not isinstance(variable, Variable):
+        raise TypeError(f"is_variable_initialized: expected an og.Variable, got "
+                        f"{type(variable).__name__}")
+    return variable.is_initialized()
+
+
+def report_uninitialized_variables(var_list=None,
+                                   name: str = "report_uninitialized_variables") -> Tensor:
+    """A 1-D string tensor of the names of the variables in `var_list` (default: the
+    global and local variables) that hold no value when it runs, in var_list's order
+    (TF1's tf.report_uninitialized_variables; TF's names are the variables' op names,
+    og's variable names are those already). Empty when every one is initialized.
+
+    Raises:
+        TypeError: var_list is not a list of Variables, or name is not a str.
+    """
+    _g.check_name(name, "report_uninitialized_variables")
+    var_list = _variable_list(var_list, "report_uninitialized_variables")
+    g = var_list[0].graph if var_list else _g.get_default_graph()
+    with g.control_dependencies(None), g.name_scope(name):
+        names = g.constant(np.array([v.name for v in var_list], dtype=object).reshape(-1)
+                           if var_list else np.array([], dtype=object))
+        if not var_list:
+            return g.op("Identity", [names], name="Const")
+        flags = g.op("Concat", [g.op("Unsqueeze", [v.is_initialized(), g.constant(
+            np.array([0], np.int64))]) for v in var_list], {"axis": 0})
+        missing = g.op("Not", [flags])
+        return g.op("Compress", [names, missing], {"axis": 0})
+
+
+def assert_variables_initialized(var_list=None):
+    """A tensor whose evaluation fails with FailedPreconditionError naming the first
+    variable of `var_list` (default: the global and local variables) that holds no value
+    (TF1's tf.assert_variables_initialized: the variables' ranks, read); None when
+    var_list is empty.
+
+    Raises:
+        TypeError: var_list is not a list of Variables.
+    """
+    var_list = _variable_list(var_list, "assert_variables_initialized")
+    if not var_list:
+        return None
+    g = var_list[0].graph
+    with g.control_dependencies(None):
+        ranks = [g.op("Size", [g.op("Shape", [v.read_value()])]) for v in var_list]
+        if len(ranks) == 1:
+            return ranks[0]
+        return g.op("Concat", [g.op("Unsqueeze", [r, g.constant(np.array([0], np.int64))])
+                               for r in ranks], {"axis": 0})
