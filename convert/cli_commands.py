@@ -3,6 +3,7 @@
     onegraph convert in.onnx out.og          # import (direction from the extensions)
     onegraph convert in.og out.onnx [--opset N] [--no-check]
     onegraph convert frozen.pb out.og [--outputs NAME,...]   # a TF1 frozen graph
+    onegraph convert export_dir out.og [--signature S]       # a TF1 SavedModel dir
     onegraph run model.og --input x=x.npy [--input ...] [--output-dir DIR] [--signature S]
                  [--runs N] [--profile] [--trace FILE.json]
 
@@ -38,6 +39,8 @@ def cmd_convert(args) -> int:
     dst_ext = os.path.splitext(args.output)[1].lower()
     if args.outputs is not None and src_ext != ".pb":
         raise ConversionError("--outputs applies to TF frozen graphs (.pb -> .og) only")
+    if os.path.isdir(args.input) and dst_ext == ".og":
+        return _convert_saved_model(args)
     if src_ext == ".onnx" and dst_ext == ".og":
         from .onnx_import import from_onnx
 
@@ -110,6 +113,38 @@ def _convert_graph_def(args) -> int:
     sig = model.signatures["serving"]
     print(f"{args.input} -> {args.output}: {len(model.graph.nodes)} nodes, serving "
           f"signature {sorted(sig.inputs)} -> {sorted(sig.outputs)}, {size:,} bytes")
+    return 0
+
+
+def _convert_saved_model(args) -> int:
+    """`onegraph convert export_dir model.og`: a TF1 SavedModel directory (TensorFlow's
+    saved_model.pb, tags "serve") saved frozen as a Model whose signatures are its
+    SignatureDefs (--signature: only that one).
+
+    Raises:
+        ConversionError: --opset/--no-check, no saved_model.pb, a TF2 SavedModel, no
+            such signature, an op without a mapping, an output that cannot be written.
+        RuntimeError: no meta graph tagged "serve".
+        DataLossError: saved_model.pb or the checkpoint is corrupt.
+    """
+    import onegraph as og
+
+    from ..train.tf_saved_model import PB_FILENAME, has_tf_saved_model
+    from .tf_saved_model import from_saved_model
+
+    if args.opset is not None or args.no_check:
+        raise ConversionError("--opset and --no-check apply to export (.og -> .onnx) only")
+    if not has_tf_saved_model(args.input):
+        raise ConversionError(f"{args.input} is a directory without {PB_FILENAME} (not a "
+                              "TF SavedModel)")
+    _check_destination(args.input, args.output)
+    model = from_saved_model(args.input, signature=args.signature)
+    try:
+        size = og.save(model, args.output)
+    except OSError as e:
+        raise ConversionError(cannot_write(e, args.output)) from e
+    print(f"{args.input} -> {args.output}: {len(model.graph.nodes)} nodes, signatures "
+          f"{sorted(model.signatures)}, {size:,} bytes")
     return 0
 
 
@@ -656,7 +691,9 @@ def register(sub) -> None:
     p.add_argument("--signature", default=None, metavar="NAME",
                    help="the signature to export (.og -> .onnx; to_onnx's signature=): "
                         "its inputs and outputs become the ONNX model's, named by its "
-                        "keys; default: 'serving', or the model's only signature")
+                        "keys; default: 'serving', or the model's only signature; "
+                        "for a TF SavedModel directory -> .og, the one SignatureDef to "
+                        "convert (default: all)")
     p.set_defaults(func=cmd_convert)
 
     p = sub.add_parser("run", help="run a .og model on .npy inputs")

@@ -23,6 +23,7 @@ from .saved_model_defs import (MetaGraphDef, SignatureDef, TensorInfo, build_sig
                                build_tensor_info, classification_signature_def,
                                get_tensor_from_tensor_info, is_valid_signature,
                                predict_signature_def, regression_signature_def)
+from .tf_saved_model import has_tf_saved_model, load_into_graph
 
 __all__ = ["SavedModelBuilder", "simple_save", "load", "maybe_saved_model_directory",
            "saved_model", "MODEL_FILENAME", "METADATA_KEY"]
@@ -415,7 +416,9 @@ def _fill(sess, ir) -> None:
 def load(sess, tags, export_dir, import_scope=None, **saver_kwargs) -> MetaGraphDef:
     """Load the meta graph of export_dir whose tags are `tags` into the session's
     empty graph, its variables holding their saved values, and run its main op if it
-    has one (TF1's tf.saved_model.loader.load). saver_kwargs change nothing.
+    has one (TF1's tf.saved_model.loader.load). saver_kwargs change nothing. A
+    directory holding TensorFlow's saved_model.pb (and no saved_model.og) is imported
+    frozen: its variables become constants of their checkpoint values.
 
     Returns:
         A MetaGraphDef: `.signature_def` (key -> SignatureDef with TensorInfos naming
@@ -423,6 +426,10 @@ def load(sess, tags, export_dir, import_scope=None, **saver_kwargs) -> MetaGraph
 
     Raises:
         FileNotFoundError: export_dir holds no saved_model.og (TF's words).
+        ConversionError: a TF SavedModel (saved_model.pb, loaded frozen by
+            train/tf_saved_model.py) og cannot import: TF2 object-based, an op without
+            a converter, a variable missing from its checkpoint.
+        DataLossError: a TF SavedModel's saved_model.pb or checkpoint is corrupt.
         RuntimeError: no meta graph has these tags (TF's words), or sess is closed.
         ValueError: the session's graph is not empty, the file is not a SavedModel,
             or import_scope is given (not supported).
@@ -439,6 +446,14 @@ def load(sess, tags, export_dir, import_scope=None, **saver_kwargs) -> MetaGraph
         raise ValueError("loader.load: import_scope is not supported; load into a "
                          "Session of a new og.Graph")
     file = os.path.join(path, MODEL_FILENAME)
+    if not os.path.isfile(file) and has_tf_saved_model(path):
+        # TensorFlow's own saved_model.pb: imported frozen (train/tf_saved_model.py)
+        graph = _session_graph(sess, "loader.load")
+        if sess.ir_graph.tensors or sess.ir_graph.nodes or graph.finalized:
+            raise ValueError("loader.load: the session's graph is not empty or is "
+                             "finalized; load into a Session of a new graph: "
+                             "og.Session(graph=og.Graph())")
+        return load_into_graph(graph, tags, path)
     if not os.path.isfile(file):
         raise FileNotFoundError(f"SavedModel file does not exist at: {file}")
     # read into memory: the session must not depend on the file staying in place
