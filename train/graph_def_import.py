@@ -100,10 +100,12 @@ def _topological(graph_def, mapped: set) -> list:
 
 class _Context:
     """What a converter may ask the importer: the node's name, the loop frame its
-    inputs run in ("" outside loops) and static values."""
+    inputs run in ("" outside loops), static values, and the og TensorArray each
+    imported TensorArrayV3 handle stands for (keyed by the handle's tensor index)."""
 
     def __init__(self, graph):
         self.graph, self.name, self.frame = graph, None, ""
+        self.tensor_arrays: dict = {}
 
     def static(self, tensor):
         """The value of `tensor` when known while building (a constant), else None."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConversionError
+from .graph_def_tensor_array import TENSOR_ARRAY_CONVERTERS
 
 __all__ = ["CONVERTERS", "BACK_EDGE_SOURCES", "MERGE_KINDS"]
 
@@ -407,3 +408,4 @@ CONVERTERS.update({op: _binary(fn) for op, fn in _SIMPLE_BINARY.items()})
 CONVERTERS.update({op: _shaped(fn) for op, fn in (("Reshape", "reshape"), ("Tile", "tile"),
                                                   ("ExpandDims", "expand_dims"))})
 CONVERTERS.update(_CONTROL_FLOW)
+CONVERTERS.update(TENSOR_ARRAY_CONVERTERS)
