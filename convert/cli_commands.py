@@ -39,7 +39,9 @@ def cmd_convert(args) -> int:
     dst_ext = os.path.splitext(args.output)[1].lower()
     if args.outputs is not None and src_ext != ".pb":
         raise ConversionError("--outputs applies to TF frozen graphs (.pb -> .og) only")
-    if os.path.isdir(args.input) and dst_ext == ".og":
+    if os.path.isdir(args.input) and dst_ext == ".og" and (
+            src_ext not in (".onnx", ".pb", ".og") or _holds_saved_model(args.input)):
+        # (a directory named like a model file is refused as a file is: "Is a directory")
         return _convert_saved_model(args)
     if src_ext == ".onnx" and dst_ext == ".og":
         from .onnx_import import from_onnx
@@ -114,6 +116,12 @@ def _convert_graph_def(args) -> int:
     print(f"{args.input} -> {args.output}: {len(model.graph.nodes)} nodes, serving "
           f"signature {sorted(sig.inputs)} -> {sorted(sig.outputs)}, {size:,} bytes")
     return 0
+
+
+def _holds_saved_model(path: str) -> bool:
+    from ..train.tf_saved_model import has_tf_saved_model
+
+    return has_tf_saved_model(path)
 
 
 def _convert_saved_model(args) -> int:

@@ -100,16 +100,16 @@ def test_control_inputs_are_kept():
 
 
 def test_unsupported_ops_are_listed_together():
-    # the recording holds a cond (control flow v1 is imported since session 53) and a
+    # the recording holds a cond (control flow v1 imports since session 53) and a
     # MatrixDeterminant; two more nodes are given op types og has no converter for
     graph_def, _, _, _ = _load("unsupported")
     movable = [n for n in graph_def.node if n.op in ("Switch", "Merge")]
-    movable[0].op, movable[1].op = "TensorArrayV3", "NoSuchOp"
+    movable[0].op, movable[1].op = "TensorListReserve", "NoSuchOp"
     with og.Graph().as_default():
         with pytest.raises(ConversionError) as info:
             import_graph_def(graph_def)
     text = str(info.value)
-    for op in ("MatrixDeterminant", "TensorArrayV3", "NoSuchOp"):
+    for op in ("MatrixDeterminant", "TensorListReserve", "NoSuchOp"):
         assert op in text
     assert "3 unsupported op type(s)" in text
     graph_def, _, _, _ = _load("unsupported")
