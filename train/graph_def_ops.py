@@ -366,6 +366,9 @@ CONVERTERS = {
     "Const": _const,
     "IdentityN": lambda n, i, c: list(_og().identity_n(list(i), name=c.name)),
     "NoOp": lambda n, i, c: _og().no_op(name=c.name),
+    # og's run-time check (tf.nn.dynamic_rnn adds one on sequence_length's shape)
+    "Assert": lambda n, i, c: _og().Assert(i[0], list(i[1:]),
+                                           summarize=int(n.get("summarize", 3)), name=c.name),
     "MatMul": _matmul, "BatchMatMul": _batch_matmul, "BatchMatMulV2": _batch_matmul,
     "BatchMatMulV3": _batch_matmul,
     "BiasAdd": _bias_add, "BiasAddV1": _bias_add,

@@ -189,15 +189,7 @@ def _close(node, ins, ctx):
     return _og().no_op(name=ctx.name)
 
 
-def _assert(node, ins, ctx):
-    """Assert(condition, data...): og's run-time check (tf.nn.dynamic_rnn adds one
-    on sequence_length's shape)."""
-    return _og().Assert(ins[0], list(ins[1:]), summarize=int(node.get("summarize", 3)),
-                        name=ctx.name)
-
-
 TENSOR_ARRAY_CONVERTERS = {
-    "Assert": _assert,
     "TensorArrayV3": _create,
     "TensorArrayWriteV3": _write, "TensorArrayWriteV2": _write,
     "TensorArrayScatterV3": _scatter, "TensorArrayScatterV2": _scatter,
