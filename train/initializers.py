@@ -597,6 +597,75 @@ class Orthogonal(_Seeded):
         return _to_dtype(self.gain * q.reshape(dims), dt, self._what)
 
 
+class Identity(Initializer):
+    """gain times the identity matrix (a rectangular one for a non-square shape), as
+    TF1's tf.initializers.identity; 2-D shapes only.
+
+    Raises:
+        TypeError: gain is not a number, or dtype names no dtype.
+        ValueError: dtype is not a floating point type.
+    """
+
+    _what = "identity initializer"
+    _floats_only = True
+
+    def __init__(self, gain=1.0, dtype=DType.FLOAT32):
+        _python_number(gain, f"{self._what}: gain")
+        self.gain = gain
+        super().__init__(dtype)
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        """gain * eye(rows, cols) in `dtype` (default: the initializer's).
+
+        Raises:
+            TypeError: shape is not a list of ints, or dtype names no dtype.
+            ValueError: the shape is not 2-D (TF's message), or a dim is unknown or
+                negative.
+        """
+        dims = _dims(shape, self._what)
+        dt = self._call_dtype(dtype)
+        if len(dims) != 2:
+            raise ValueError("Identity matrix initializer can only be used for 2D "
+                             "matrices.")
+        return _to_dtype(self.gain * np.eye(*dims), dt, self._what)
+
+
+class UniformUnitScaling(_Seeded):
+    """Uniform values in [-m, m), m = factor * sqrt(3 / n) with n the product of all
+    dims but the last (at least 1), which keeps a linear layer's output scale, as TF1's
+    tf.uniform_unit_scaling_initializer (deprecated there for variance_scaling).
+
+    Raises:
+        TypeError: factor is not a number, seed not an int, or dtype names no dtype.
+        ValueError: seed is negative, or dtype is not a floating point type.
+    """
+
+    _what = "uniform_unit_scaling_initializer"
+    _floats_only = True
+
+    def __init__(self, factor=1.0, seed=None, dtype=DType.FLOAT32):
+        _python_number(factor, f"{self._what}: factor")
+        self.factor = factor
+        super().__init__(seed, dtype)
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        """Uniform values of `shape` (partition_info's full shape sets the scale, as
+        TF1) in `dtype` (default: the initializer's).
+
+        Raises:
+            TypeError: shape is not a list of ints, or dtype names no dtype.
+            ValueError: a dim is unknown or negative.
+        """
+        dims = _dims(shape, self._what)
+        dt = self._call_dtype(dtype)
+        full = getattr(partition_info, "full_shape", None)
+        scale_dims = _dims(full, self._what) if full is not None else dims
+        n = max(1.0, float(math.prod(scale_dims[:-1])))
+        limit = math.sqrt(3.0 / n) * self.factor
+        rng = _generator(self.seed, "uniform_unit_scaling")
+        return _uniform_floats(rng, dims, -limit, limit, dt, self._what)
+
+
 def he_normal(seed=None) -> VarianceScaling:
     """Truncated normal of std sqrt(2 / fan_in), as tf.initializers.he_normal.
 
@@ -649,6 +718,12 @@ variance_scaling_initializer = VarianceScaling
 glorot_uniform_initializer = GlorotUniform
 glorot_normal_initializer = GlorotNormal
 orthogonal_initializer = Orthogonal
+uniform_unit_scaling_initializer = UniformUnitScaling
+# tf.initializers' own short names
+constant, zeros, ones, identity = Constant, Zeros, Ones, Identity
+random_normal, truncated_normal, random_uniform = RandomNormal, TruncatedNormal, RandomUniform
+glorot_normal, glorot_uniform, orthogonal = GlorotNormal, GlorotUniform, Orthogonal
+variance_scaling, uniform_unit_scaling = VarianceScaling, UniformUnitScaling
 
 
 # TF1's tf.initializers also names the graph's initializer ops
@@ -690,4 +765,5 @@ __all__ = [
     "lecun_uniform", "ones_initializer", "orthogonal_initializer",
     "random_normal_initializer", "random_uniform_initializer",
     "truncated_normal_initializer", "variance_scaling_initializer", "zeros_initializer",
+    "uniform_unit_scaling_initializer", "Identity", "UniformUnitScaling",
 ]

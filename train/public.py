@@ -57,8 +57,8 @@ from . import initializers
 from .initializers import (constant_initializer, glorot_normal_initializer,
                            glorot_uniform_initializer, ones_initializer, orthogonal_initializer,
                            random_normal_initializer, random_uniform_initializer,
-                           truncated_normal_initializer, variance_scaling_initializer,
-                           zeros_initializer)
+                           truncated_normal_initializer, uniform_unit_scaling_initializer,
+                           variance_scaling_initializer, zeros_initializer)
 from .variable_scope import (AUTO_REUSE, VariableScope, get_variable, get_variable_scope,
                              variable_scope)
 
@@ -121,4 +121,5 @@ __all__ = sorted(
     "glorot_uniform_initializer", "ones_initializer", "orthogonal_initializer",
     "random_normal_initializer", "random_uniform_initializer",
     "truncated_normal_initializer", "variance_scaling_initializer", "zeros_initializer",
+    "uniform_unit_scaling_initializer",
 })
