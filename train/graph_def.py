@@ -14,7 +14,8 @@ from ..errors import ConversionError, DataLossError, ExecutionError
 from ..ops.io_ops import _BY_TF_NUMBER, parse_array
 from ..ops.summary_encoding import packed_int64s, read_fields
 
-__all__ = ["AttrValue", "GraphDef", "NodeDef", "tf_dtype"]
+__all__ = ["AttrValue", "FunctionDef", "GraphDef", "NodeDef", "func_name", "parse_library",
+           "tf_dtype"]
 
 
 def _fields(data, what: str) -> list:
@@ -146,7 +147,21 @@ def _list_value(data) -> dict:
             out.setdefault("shape", []).append(_shape(value))
         elif field == 8:
             out.setdefault("tensor", []).append(bytes(value))
+        elif field == 9:
+            out.setdefault("func", []).append(bytes(value))
     return out
+
+
+def func_name(data) -> str:
+    """The function name of a NameAttrList's bytes (a "func" attribute's value).
+
+    Raises:
+        DataLossError: the bytes are not a well-formed NameAttrList.
+    """
+    for field, wire, value in _fields(data, "NameAttrList"):
+        if field == 1 and wire == 2:
+            return _utf8(value, "NameAttrList.name")
+    return ""
 
 
 class NodeDef:
@@ -211,7 +226,7 @@ class NodeDef:
         if attr.kind == "list":
             if "type" in attr.value:
                 return [tf_dtype(t, where) for t in attr.value["type"]]
-            for member in ("i", "f", "b", "s", "shape", "tensor"):
+            for member in ("i", "f", "b", "s", "shape", "tensor", "func"):
                 if member in attr.value:
                     return attr.value[member]
             return []
@@ -228,14 +243,107 @@ def _utf8(value, what: str) -> str:
         raise DataLossError(f"cannot parse {what}: not UTF-8") from None
 
 
+class FunctionDef:
+    """One function of a GraphDef's library (function.proto's FunctionDef): `name`,
+    `input_args` and `output_args` (the signature OpDef's argument names, in order),
+    `node` (the body's NodeDefs, inputs named "node:output_arg:index" or an input
+    argument's name), `ret` ({output arg: tensor in the body}) and `control_ret`."""
+
+    def __init__(self, name="", input_args=None, output_args=None, node=None, ret=None,
+                 control_ret=None):
+        self.name = name
+        self.input_args = list(input_args or [])
+        self.output_args = list(output_args or [])
+        self.node = list(node or [])
+        self.ret = dict(ret or {})
+        self.control_ret = dict(control_ret or {})
+
+    @classmethod
+    def FromString(cls, data) -> "FunctionDef":  # noqa: N802 - protobuf's name
+        """Parse FunctionDef bytes (attr, arg_attr and resource_arg_unique_id, fields
+        5/7/8, are not needed by the importer and skipped).
+
+        Raises:
+            DataLossError: the bytes are not a well-formed FunctionDef.
+            TypeError: data is not bytes.
+        """
+        out = cls()
+        for field, wire, value in _fields(data, "FunctionDef"):
+            if wire != 2:
+                continue
+            if field == 1:
+                out._signature(value)
+            elif field == 3:
+                out.node.append(NodeDef.FromString(value))
+            elif field in (4, 6):
+                key, ref = _string_entry(value, "FunctionDef.ret entry")
+                (out.ret if field == 4 else out.control_ret)[key] = ref
+        return out
+
+    def _signature(self, data) -> None:
+        """Read the OpDef: its name (1), input_arg (2) and output_arg (3) names."""
+        for field, wire, value in _fields(data, "OpDef"):
+            if wire != 2:
+                continue
+            if field == 1:
+                self.name = _utf8(value, "OpDef.name")
+            elif field in (2, 3):
+                name = ""
+                for f2, w2, v2 in _fields(value, "OpDef.ArgDef"):
+                    if f2 == 1 and w2 == 2:
+                        name = _utf8(v2, "OpDef.ArgDef.name")
+                (self.input_args if field == 2 else self.output_args).append(name)
+
+    def __repr__(self) -> str:
+        return f"FunctionDef({self.name!r}, {len(self.node)} nodes)"
+
+
+def _string_entry(data, what: str) -> tuple:
+    """A map<string, string> entry's (key, value)."""
+    key, value = "", ""
+    for field, wire, v in _fields(data, what):
+        if field == 1 and wire == 2:
+            key = _utf8(v, what)
+        elif field == 2 and wire == 2:
+            value = _utf8(v, what)
+    return key, value
+
+
+def parse_library(data) -> dict:
+    """A FunctionDefLibrary's functions (field 1) as {name: FunctionDef}; gradients
+    (field 2) are not needed to run a graph and skipped.
+
+    Raises:
+        DataLossError: the bytes are malformed, or two functions share a name.
+    """
+    out: dict = {}
+    for field, wire, value in _fields(data, "FunctionDefLibrary"):
+        if field == 1 and wire == 2:
+            fn = FunctionDef.FromString(value)
+            if fn.name in out:
+                raise DataLossError(f"cannot parse FunctionDefLibrary: function "
+                                    f"{fn.name!r} is defined twice")
+            out[fn.name] = fn
+    return out
+
+
 class GraphDef:
     """A TF GraphDef: `node` (a list of NodeDef), `versions` ({"producer",
-    "min_consumer"}); function libraries are kept as raw bytes in `library`."""
+    "min_consumer"}); the function library is kept as raw bytes in `library` and
+    parsed by `functions()`."""
 
     def __init__(self, node=None, versions=None, library=b""):
         self.node = list(node or [])
         self.versions = dict(versions or {})
         self.library = library
+
+    def functions(self) -> dict:
+        """The library's functions as {name: FunctionDef} (empty without a library).
+
+        Raises:
+            DataLossError: the library bytes are malformed.
+        """
+        return parse_library(self.library) if self.library else {}
 
     @classmethod
     def FromString(cls, data) -> "GraphDef":  # noqa: N802 - protobuf's name

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from ..errors import ConversionError, OneGraphError
 from .graph_def import GraphDef
+from .graph_def_functions import call_library_function, reachable_nodes
 from .graph_def_ops import BACK_EDGE_SOURCES, CONVERTERS, MERGE_KINDS
 
 __all__ = ["import_graph_def"]
@@ -34,13 +35,15 @@ def _split_name(ref: str) -> tuple[str, int]:
     return ref, 0
 
 
-def _unsupported_message(graph_def) -> str | None:
-    """One sentence listing every op type without a converter: count and first node."""
+def _unsupported_message(graph_def, library) -> str | None:
+    """One sentence listing every op type without a converter (in the graph and in
+    the library functions it calls; a library function's name is an op type too):
+    count and first node ("function/node" inside a function)."""
     seen: dict = {}
-    for node in graph_def.node:
-        if node.op in CONVERTERS:
+    for where, node in reachable_nodes(graph_def, library):
+        if node.op in CONVERTERS or node.op in library:
             continue
-        count, first = seen.get(node.op, (0, node.name))
+        count, first = seen.get(node.op, (0, where))
         seen[node.op] = (count + 1, first)
     if not seen:
         return None
@@ -100,12 +103,30 @@ def _topological(graph_def, mapped: set) -> list:
 
 class _Context:
     """What a converter may ask the importer: the node's name, the loop frame its
-    inputs run in ("" outside loops), static values, and the og TensorArray each
-    imported TensorArrayV3 handle stands for (keyed by the handle's tensor index)."""
+    inputs run in ("" outside loops), static values, the og TensorArray each
+    imported TensorArrayV3 handle stands for (keyed by the handle's tensor index),
+    the graph_def's function library ({name: FunctionDef}) and `import_nodes`, which
+    builds a function body's nodes."""
 
-    def __init__(self, graph):
+    def __init__(self, graph, library=None):
         self.graph, self.name, self.frame = graph, None, ""
         self.tensor_arrays: dict = {}
+        self.library = library if library is not None else {}
+
+    def import_nodes(self, nodes, mapped: dict) -> tuple:
+        """Build `nodes` (NodeDefs whose inputs are "node:i" or keys of `mapped`,
+        {"name:i": og Tensor}) into the default graph; returns ({node name: output
+        tensors}, {node name: Operation}).
+
+        Raises:
+            ConversionError: as import_graph_def, for these nodes.
+        """
+        og = _og()
+        body = GraphDef(nodes)
+        order = _topological(body, set(mapped))
+        inner = _Context(self.graph, self.library)
+        inner.tensor_arrays = self.tensor_arrays
+        return _build_all(order, inner, mapped, og)
 
     def static(self, tensor):
         """The value of `tensor` when known while building (a constant), else None."""
@@ -176,26 +197,33 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     if return_elements is not None and (isinstance(return_elements, str) or not all(
             isinstance(r, str) for r in return_elements)):
         raise TypeError("import_graph_def: return_elements must be a list of str")
-    message = _unsupported_message(graph_def)
+    library = graph_def.functions()
+    message = _unsupported_message(graph_def, library)
     if message:
         raise ConversionError(message)
     mapped = _normalise_input_map(input_map, graph_def, og)
     order = _topological(graph_def, set(mapped))
     graph = og.get_default_graph()
     scope = "import" if name is None else name
-    outputs, operations = {}, {}
     with og.name_scope(scope):
-        ctx = _Context(graph)
-        frames = _Frames()
-        for node in order:
-            ctx.frame = frames.of_inputs(node)
-            outputs[node.name], operations[node.name] = _build(node, ctx, outputs,
-                                                               operations, mapped, og)
-            frames.record(node, ctx.frame)
-    _patch_back_edges(graph, order, outputs, mapped)
+        outputs, operations = _build_all(order, _Context(graph, library), mapped, og)
     if return_elements is None:
         return None
     return [_return_element(r, outputs, operations) for r in return_elements]
+
+
+def _build_all(order, ctx, mapped, og) -> tuple:
+    """Build the nodes of `order` (topological), tracking loop frames, then patch the
+    loops' back edges; returns ({name: output tensors}, {name: Operation})."""
+    outputs, operations = {}, {}
+    frames = _Frames()
+    for node in order:
+        ctx.frame = frames.of_inputs(node)
+        outputs[node.name], operations[node.name] = _build(node, ctx, outputs,
+                                                           operations, mapped, og)
+        frames.record(node, ctx.frame)
+    _patch_back_edges(ctx.graph, order, outputs, mapped)
+    return outputs, operations
 
 
 class _Frames:
@@ -325,7 +353,8 @@ def _build(node, ctx, outputs, operations, mapped, og):
     ctx.name = node.name
     try:
         with og.control_dependencies(control):
-            result = CONVERTERS[node.op](node, data, ctx)
+            convert = CONVERTERS.get(node.op, call_library_function)
+            result = convert(node, data, ctx)
     except ConversionError:
         raise
     except (TypeError, ValueError, OneGraphError) as e:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConversionError
+from .graph_def_functions import FUNCTION_CONVERTERS
 from .graph_def_tensor_array import TENSOR_ARRAY_CONVERTERS
 
 __all__ = ["CONVERTERS", "BACK_EDGE_SOURCES", "MERGE_KINDS"]
@@ -412,3 +413,4 @@ CONVERTERS.update({op: _shaped(fn) for op, fn in (("Reshape", "reshape"), ("Tile
                                                   ("ExpandDims", "expand_dims"))})
 CONVERTERS.update(_CONTROL_FLOW)
 CONVERTERS.update(TENSOR_ARRAY_CONVERTERS)
+CONVERTERS.update(FUNCTION_CONVERTERS)
