@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from . import api, api_extra, api_math
 from . import graph as _g
+from .api_sparse_more import NAMESPACE as _MORE, _TOP_LEVEL as _MORE_TOP_LEVEL
 from .api_sparse_segment import sparse_segment_mean, sparse_segment_sqrt_n, sparse_segment_sum
 from .module_namespace import namespace
 from .sparse_tensor import (SparseTensor, SparseTensorValue,
@@ -475,7 +476,7 @@ _TOP_LEVEL = {
     "sparse_segment_sqrt_n": sparse_segment_sqrt_n,
     "SparseTensor": SparseTensor, "SparseTensorValue": SparseTensorValue,
     "convert_to_tensor_or_sparse_tensor": convert_to_tensor_or_sparse_tensor,
-    "edit_distance": edit_distance, "string_split": string_split,
+    "edit_distance": edit_distance, "string_split": string_split, **_MORE_TOP_LEVEL,
 }
 globals().update(_TOP_LEVEL)
 
@@ -489,6 +490,6 @@ sparse = namespace("sparse", "TF1's tf.sparse: functions of og.SparseTensor.", {
     "reshape": reshape, "retain": retain, "slice": slice, "softmax": softmax,
     "sparse_dense_matmul": sparse_dense_matmul, "to_dense": to_dense,
     "to_indicator": to_indicator, "transpose": transpose, "segment_sum": sparse_segment_sum,
-    "segment_mean": sparse_segment_mean, "segment_sqrt_n": sparse_segment_sqrt_n})
+    "segment_mean": sparse_segment_mean, "segment_sqrt_n": sparse_segment_sqrt_n, **_MORE})
 
 __all__ = sorted(set(_TOP_LEVEL) | {"sparse", "sparse_to_dense"})
