@@ -107,7 +107,8 @@ class SparseTensor:
             return self._shape_default
         known = partial_shapes.entries(self.graph, self._dense_shape.tensor_index)
         if known is not None:
-            return TensorShape([None if d < 0 else d for d in known])
+            # (entries only the run knows are None, or -1 from a partly known shape)
+            return TensorShape([None if d is None or d < 0 else d for d in known])
         rank = self._dense_shape.shape[0] if self._dense_shape.shape else None
         return TensorShape(None if rank is None else [None] * rank)
 

@@ -48,24 +48,7 @@ def test_enough_scenarios_recorded():
     assert len(REFERENCE) >= 30
 
 
-def _partial_shapes_work() -> bool:
-    """Whether og.SparseTensor.shape takes a dense_shape whose entries are known in part
-    (train/sparse_tensor.py compared None entries with 0 before it was fixed)."""
-    with og.Graph().as_default():
-        n = og.placeholder(og.int64, [])
-        try:
-            og.SparseTensor([[0, 0]], [1.0], og.stack([n, og.constant(np.int64(2))])).shape
-        except TypeError:
-            return False
-    return True
-
-
-_STATIC_XFAIL = pytest.mark.xfail(not _partial_shapes_work(), strict=True,
-                                  reason="SparseTensor.shape fails on partly known entries")
-
-
-@pytest.mark.parametrize("case", [pytest.param(c, marks=_STATIC_XFAIL)
-                                  if c == "static_shapes" else c for c in sorted(cases.CASES)])
+@pytest.mark.parametrize("case", sorted(cases.CASES))
 def test_case_matches_tensorflow(case):
     want = REFERENCE[case]
     got = cases.run(og, case)
