@@ -2,8 +2,8 @@
 
 Assert raises when its condition holds a false element, naming the node and showing
 its data; CheckNumerics passes its input through and raises when it holds a NaN or an
-infinity. Both raise `ExecutionError`, so a run stops with a message instead of
-carrying bad values on. Assert has no outputs: as in TF1, it runs when something
+infinity. Both raise `InvalidArgumentError` (TF1's class; an `ExecutionError`), so a
+run stops with a message instead of carrying bad values on. Assert has no outputs: as in TF1, it runs when something
 depends on it (`og.control_dependencies`, `og.group`, a fetch of the op).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ExecutionError
+from ..errors import ExecutionError, InvalidArgumentError
 from .registry import TensorInfo, define
 
 DOMAIN = "onegraph"
@@ -39,7 +39,8 @@ def _assert(inputs, attrs, ctx):
         raise ExecutionError(f"Assert: the condition must be bool, got {condition.dtype}")
     if not condition.all():
         data = " ".join(_summary(v, int(attrs["summarize"])) for v in inputs[1:])
-        raise ExecutionError(f"assertion failed: {data}" if data else "assertion failed")
+        raise InvalidArgumentError(f"assertion failed: {data}" if data
+                                   else "assertion failed")
     return ()
 
 
@@ -59,8 +60,8 @@ def _check_numerics(inputs, attrs, ctx):
             found = [what for what, test in (("NaN", np.isnan), ("Inf", np.isinf))
                      if test(array).any()]
             if found:
-                raise ExecutionError(f"{attrs['message']}: Tensor had "
-                                     f"{' and '.join(found)} values")
+                raise InvalidArgumentError(f"{attrs['message']}: Tensor had "
+                                           f"{' and '.join(found)} values")
     return (x,)
 
 

@@ -16,7 +16,8 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..format import DType
-from . import api, api_compat, api_math, control_flow
+from . import (api, api_compat, api_math, api_tf1_odds, control_flow, debugging_more,
+               namespaces)
 from . import debugging as _debugging
 from . import graph as _g
 from .api import _graph_of
@@ -304,7 +305,8 @@ _DEBUGGING_NAMES = (
     "assert_non_negative", "assert_non_positive", "assert_none_equal", "assert_positive",
     "assert_rank", "assert_rank_at_least", "assert_scalar", "assert_type",
     "check_numerics", "is_finite", "is_inf", "is_nan", "is_non_decreasing",
-    "is_strictly_increasing")
+    "is_strictly_increasing", "is_numeric_tensor", "assert_all_finite",
+    "assert_proper_iterable", "assert_rank_in", "assert_same_float_dtype")
 
 
 def _debugging_namespace() -> types.ModuleType:
@@ -312,7 +314,8 @@ def _debugging_namespace() -> types.ModuleType:
     ns = types.ModuleType("onegraph.debugging", "TF's tf.debugging names (Assert, "
                           "assert_*, check_numerics, is_nan, ...)")
     for n in _DEBUGGING_NAMES:
-        for module in (_debugging, api_compat, api_math, api):
+        for module in (_debugging, debugging_more, api_compat, api_math, namespaces,
+                       api_tf1_odds, api):
             if hasattr(module, n):
                 setattr(ns, n, getattr(module, n))
                 break

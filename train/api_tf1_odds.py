@@ -20,6 +20,7 @@ from . import api, api_compat, api_extra, api_linalg, api_math
 
 from .api_py_func import py_func
 from .graph import Tensor
+from .namespaces import _NUMERIC, is_non_decreasing, is_strictly_increasing  # noqa: F401
 from .lookup import tables_initializer
 from .tf_logging import get_logger  # noqa: F401 - TF's tf.get_logger
 
@@ -31,11 +32,6 @@ __all__ = ["VERSION", "accumulate_n", "clip_by_average_norm", "colocate_with",
            "is_non_decreasing", "is_numeric_tensor", "is_strictly_increasing", "py_function",
            "sparse_matmul", "tensor_scatter_add", "tensor_scatter_sub",
            "tensor_scatter_update", "unravel_index"]
-
-_NUMERIC = {DType.FLOAT16, DType.BFLOAT16, DType.FLOAT32, DType.FLOAT64, DType.INT8,
-            DType.INT16, DType.INT32, DType.INT64, DType.UINT8, DType.UINT16, DType.UINT32,
-            DType.UINT64}
-
 
 def unravel_index(indices, dims, name=None) -> Tensor:
     """The coordinates in an array of shape `dims` of flat `indices` (a scalar or a
@@ -77,40 +73,6 @@ def clip_by_average_norm(t, clip_norm, name=None) -> Tensor:
     clip = api.cast(api._t(clip_norm), t.dtype)
     scale = clip * api.minimum(norm_inv * n, 1.0 / clip)
     return api.identity(t * scale, name=name)
-
-
-def _sorted_check(x, strict: bool, name) -> Tensor:
-    x = api.reshape(api._t(x), [-1])
-    if x.dtype not in _NUMERIC:
-        raise TypeError(f"Expected x to be numeric, instead found: {x.dtype.short_name}")
-    step = x[1:] - x[:-1] if x.dtype not in (DType.UINT8, DType.UINT16, DType.UINT32,
-                                             DType.UINT64) else None
-    if step is None:  # unsigned: compare instead of subtracting
-        ok = api.greater(x[1:], x[:-1]) if strict else api.greater_equal(x[1:], x[:-1])
-    else:
-        zero = api.zeros_like(step)
-        ok = api.greater(step, zero) if strict else api.greater_equal(step, zero)
-    return api_extra.reduce_all(ok, name=name)
-
-
-def is_non_decreasing(x, name=None) -> Tensor:
-    """Whether x's elements (flattened) never decrease: a bool scalar (TF's
-    tf.debugging.is_non_decreasing; true for fewer than two elements).
-
-    Raises:
-        TypeError: x is not numeric (TF's message).
-    """
-    return _sorted_check(x, False, name)
-
-
-def is_strictly_increasing(x, name=None) -> Tensor:
-    """Whether x's elements (flattened) always increase: a bool scalar (TF's
-    tf.debugging.is_strictly_increasing).
-
-    Raises:
-        TypeError: x is not numeric (TF's message).
-    """
-    return _sorted_check(x, True, name)
 
 
 def is_numeric_tensor(tensor) -> bool:

@@ -50,8 +50,8 @@ def check_numerics(tensor, message: str, name: str | None = None) -> Tensor:
     checked too. An ONNX export writes it as an Identity (ONNX has no such check).
 
     Raises:
-        TypeError: message is not a str, or name is not a str.
-        ShapeError: tensor is not of a float dtype (as TF1 refuses).
+        TypeError: message or name is not a str, or tensor is not of a float dtype
+            (TF1's error for that too).
     """
     _g.check_name(name, "check_numerics")
     if not isinstance(message, str):
@@ -59,7 +59,7 @@ def check_numerics(tensor, message: str, name: str | None = None) -> Tensor:
                         f"{type(message).__name__}")
     x = _t(tensor)
     if x.dtype is not DType.UNDEFINED and not (x.dtype.name.startswith(("FLOAT", "BFLOAT"))):
-        raise ShapeError(f"check_numerics: {x.name!r} must be a float tensor (only floats "
+        raise TypeError(f"check_numerics: {x.name!r} must be a float tensor (only floats "
                          f"hold NaN or Inf), got {x.dtype.short_name}")
     return x.graph.op("CheckNumerics", [x], {"message": message},
                       name=name or "CheckNumerics")

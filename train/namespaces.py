@@ -11,7 +11,8 @@ from __future__ import annotations
 import types
 
 from ..errors import ShapeError
-from . import api
+from ..format import DType
+from . import api, api_extra
 from . import graph as _g
 from .graph import Tensor
 from .module_namespace import namespace
@@ -88,26 +89,44 @@ def xdivy(x, y, name=None) -> Tensor:
     return api.where(api.equal(a, zero), zero, a / safe, name=name)
 
 
-def _monotone(x, strict: bool, name) -> Tensor:
-    t = api._t(x)
-    flat = api.reshape(t, [-1])
-    if flat.shape is not None and flat.shape[0] is not None and flat.shape[0] < 2:
-        return api.constant(True, name=name)
-    ahead, behind = flat[1:], flat[:-1]
-    step = api.greater(ahead, behind) if strict else api.greater_equal(ahead, behind)
-    from .api_extra import reduce_all
+# TF's numeric dtypes (tf.debugging.is_numeric_tensor's)
+_NUMERIC = {DType.FLOAT16, DType.BFLOAT16, DType.FLOAT32, DType.FLOAT64, DType.INT8,
+            DType.INT16, DType.INT32, DType.INT64, DType.UINT8, DType.UINT16, DType.UINT32,
+            DType.UINT64}
 
-    return reduce_all(step, name=name)
+
+def _sorted_check(x, strict: bool, name) -> Tensor:
+    x = api.reshape(api._t(x), [-1])
+    if x.dtype not in _NUMERIC:
+        raise TypeError(f"Expected x to be numeric, instead found: {x.dtype.short_name}")
+    step = x[1:] - x[:-1] if x.dtype not in (DType.UINT8, DType.UINT16, DType.UINT32,
+                                             DType.UINT64) else None
+    if step is None:  # unsigned: compare instead of subtracting
+        ok = api.greater(x[1:], x[:-1]) if strict else api.greater_equal(x[1:], x[:-1])
+    else:
+        zero = api.zeros_like(step)
+        ok = api.greater(step, zero) if strict else api.greater_equal(step, zero)
+    return api_extra.reduce_all(ok, name=name)
 
 
 def is_non_decreasing(x, name=None) -> Tensor:
-    """Whether x's elements (flattened) never decrease (tf.math.is_non_decreasing)."""
-    return _monotone(x, False, name)
+    """Whether x's elements (flattened) never decrease: a bool scalar (TF's
+    tf.debugging.is_non_decreasing; true for fewer than two elements).
+
+    Raises:
+        TypeError: x is not numeric (TF's message).
+    """
+    return _sorted_check(x, False, name)
 
 
 def is_strictly_increasing(x, name=None) -> Tensor:
-    """Whether x's elements (flattened) always increase (tf.math.is_strictly_increasing)."""
-    return _monotone(x, True, name)
+    """Whether x's elements (flattened) always increase: a bool scalar (TF's
+    tf.debugging.is_strictly_increasing).
+
+    Raises:
+        TypeError: x is not numeric (TF's message).
+    """
+    return _sorted_check(x, True, name)
 
 
 def polyval(coeffs, x, name=None) -> Tensor:
