@@ -86,7 +86,10 @@ def _unary(fn_name):
 
 def _binary(fn_name):
     def convert(node, ins, ctx):
-        return getattr(_og(), fn_name)(ins[0], ins[1], name=ctx.name)
+        fn = _og()
+        for part in fn_name.split("."):
+            fn = getattr(fn, part)
+        return fn(ins[0], ins[1], name=ctx.name)
     return convert
 
 
@@ -197,15 +200,37 @@ def _unpack(node, ins, ctx):
     return list(_og().unstack(ins[0], num=node.get("num"), axis=node.get("axis", 0)))
 
 
+def _slice_bounds(ctx, node, t, what: str, n: int):
+    """Per-axis bounds of StridedSlice's input `t`: ints where known while building,
+    else scalar tensors picked out of `t` (TF's begin/end computed at run time).
+
+    Raises:
+        ConversionError: `t` is not a vector of length n.
+    """
+    value = ctx.static(t)
+    if value is not None:
+        value = np.asarray(value).reshape(-1)
+        if value.shape != (n,):
+            raise ConversionError(f"{_where(node)}: {what} has {value.size} entries, "
+                                  f"strides has {n}")
+        return [int(v) for v in value]
+    shape = t.shape
+    if shape is not None and (len(shape) != 1 or shape[0] not in (None, n)):
+        raise ConversionError(f"{_where(node)}: {what} must be a vector of {n} entries, "
+                              f"its shape is {list(shape)}")
+    return [_og().strided_slice(t, i) for i in range(n)]
+
+
 def _strided_slice(node, ins, ctx):
-    """TF's StridedSlice masks turned into a Python index for og.strided_slice."""
+    """TF's StridedSlice masks turned into a Python index for og.strided_slice. Begin
+    and end may be run-time tensors (x[i] in a loop); strides must be constants, as
+    og's Slice steps are (TF's own front ends always emit constant strides)."""
     og = _og()
-    begin = _ints(ctx, node, ins[1], "begin")
-    end = _ints(ctx, node, ins[2], "end")
     strides = _ints(ctx, node, ins[3], "strides")
-    if not (isinstance(begin, list) and len(begin) == len(end) == len(strides)):
-        raise ConversionError(f"{_where(node)}: begin, end and strides must be vectors of "
-                              f"one length")
+    if not isinstance(strides, list):
+        raise ConversionError(f"{_where(node)}: strides must be a vector")
+    begin = _slice_bounds(ctx, node, ins[1], "begin", len(strides))
+    end = _slice_bounds(ctx, node, ins[2], "end", len(strides))
     masks = {k: int(node.get(k, 0)) for k in ("begin_mask", "end_mask", "ellipsis_mask",
                                               "new_axis_mask", "shrink_axis_mask")}
     key = []
@@ -280,6 +305,357 @@ def _shape_like(fn_name):
                                        name=ctx.name)
     return convert
 
+
+def _one_hot(node, ins, ctx):
+    """TF's OneHot: on/off values are tensors; og's one_hot wants numbers, so run-time
+    ones pick through a 0/1 mask instead."""
+    og = _og()
+    depth = _maybe_static(ctx, ins[1])
+    axis = int(node.get("axis", -1))
+    on, off = ctx.static(ins[2]), ctx.static(ins[3])
+    if on is not None and off is not None:
+        return og.one_hot(ins[0], depth, on_value=np.asarray(on).item(),
+                          off_value=np.asarray(off).item(), axis=axis,
+                          dtype=node.get("T", ins[2].dtype), name=ctx.name)
+    mask = og.cast(og.one_hot(ins[0], depth, axis=axis, dtype=np.int32), np.bool_)
+    return og.where_v2(mask, ins[2], ins[3], name=ctx.name)
+
+
+def _where_true(node, ins, ctx):
+    """Where with one input: the coordinates of the true (non-zero) entries."""
+    og = _og()
+    cond = ins[0]
+    if cond.dtype != og.bool:
+        cond = og.not_equal(cond, og.zeros([], dtype=cond.dtype))
+    return og.where(cond, name=ctx.name)
+
+
+def _cumulative(fn_name):
+    def convert(node, ins, ctx):
+        return getattr(_og(), fn_name)(ins[0], axis=_ints(ctx, node, ins[1], "the axis"),
+                                       exclusive=bool(node.get("exclusive", False)),
+                                       reverse=bool(node.get("reverse", False)),
+                                       name=ctx.name)
+    return convert
+
+
+def _block_op(fn_name):
+    """DepthToSpace / SpaceToDepth: a block_size attr and a data_format."""
+    def convert(node, ins, ctx):
+        return getattr(_og(), fn_name)(ins[0], int(node.get("block_size")), name=ctx.name,
+                                       data_format=node.get("data_format", "NHWC"))
+    return convert
+
+
+def _conv3d(node, ins, ctx):
+    return _og().nn.conv3d(ins[0], ins[1], strides=node.get("strides"),
+                           padding=node.get("padding"),
+                           data_format=node.get("data_format", "NDHWC"),
+                           dilations=node.get("dilations", [1, 1, 1, 1, 1]), name=ctx.name)
+
+
+def _pool3d(fn_name):
+    def convert(node, ins, ctx):
+        return getattr(_og().nn, fn_name)(ins[0], node.get("ksize"), node.get("strides"),
+                                          node.get("padding"),
+                                          data_format=node.get("data_format", "NDHWC"),
+                                          name=ctx.name)
+    return convert
+
+
+def _max_pool_v2(node, ins, ctx):
+    """MaxPoolV2: MaxPool with ksize and strides as (constant) inputs."""
+    return _og().nn.max_pool(ins[0], _ints(ctx, node, ins[1], "ksize"),
+                             _ints(ctx, node, ins[2], "strides"), node.get("padding"),
+                             data_format=node.get("data_format", "NHWC"), name=ctx.name)
+
+
+def _lrn(node, ins, ctx):
+    return _og().nn.lrn(ins[0], depth_radius=int(node.get("depth_radius", 5)),
+                        bias=float(node.get("bias", 1.0)), alpha=float(node.get("alpha", 1.0)),
+                        beta=float(node.get("beta", 0.5)), name=ctx.name)
+
+
+def _resize_area(node, ins, ctx):
+    return _og().image.resize_area(ins[0], ins[1],
+                                   align_corners=node.get("align_corners", False),
+                                   name=ctx.name)
+
+
+def _crop_and_resize(node, ins, ctx):
+    return _og().image.crop_and_resize(
+        ins[0], ins[1], box_ind=ins[2], crop_size=_ints(ctx, node, ins[3], "crop_size"),
+        method=node.get("method", "bilinear"),
+        extrapolation_value=float(node.get("extrapolation_value", 0.0)), name=ctx.name)
+
+
+def _nms(node, ins, ctx):
+    """NonMaxSuppressionV2..V5 (V2 has no score_threshold, V5 adds soft_nms_sigma);
+    V4 returns (indices, valid_outputs), V5 (indices, scores, valid_outputs)."""
+    from .image_more import _v5    # og's one NMS op behind all its NMS functions
+    threshold = ins[4] if len(ins) > 4 else float("-inf")
+    sigma = ins[5] if node.op == "NonMaxSuppressionV5" else 0.0
+    pad = bool(node.get("pad_to_max_output_size", False))
+    idx, scores, valid = _v5(ins[0], ins[1], ins[2], ins[3], threshold, sigma, pad,
+                             _where(node))
+    if node.op == "NonMaxSuppressionV5":
+        return [idx, scores, valid]
+    if node.op == "NonMaxSuppressionV4":
+        return [idx, valid]
+    return _og().identity(idx, name=ctx.name)
+
+
+def _segment(fn_name, sorted_ids):
+    def convert(node, ins, ctx):
+        fn = getattr(_og(), fn_name)
+        if sorted_ids:
+            return fn(ins[0], ins[1], name=ctx.name)
+        return fn(ins[0], ins[1], _maybe_static(ctx, ins[2]), name=ctx.name)
+    return convert
+
+
+def _align(node):
+    align = node.get("align", "RIGHT_LEFT")
+    return align.decode() if isinstance(align, bytes) else align
+
+
+def _k(ctx, node, t):
+    k = _ints(ctx, node, t, "k")
+    return tuple(k) if isinstance(k, list) else k
+
+
+def _matrix_diag(node, ins, ctx):
+    og = _og()
+    if node.op == "MatrixDiag":
+        return og.matrix_diag(ins[0], name=ctx.name)
+    return og.matrix_diag(ins[0], k=_k(ctx, node, ins[1]),
+                          num_rows=_ints(ctx, node, ins[2], "num_rows"),
+                          num_cols=_ints(ctx, node, ins[3], "num_cols"),
+                          padding_value=ins[4], align=_align(node), name=ctx.name)
+
+
+def _matrix_set_diag(node, ins, ctx):
+    og = _og()
+    if node.op == "MatrixSetDiag":
+        return og.matrix_set_diag(ins[0], ins[1], name=ctx.name)
+    return og.matrix_set_diag(ins[0], ins[1], k=_k(ctx, node, ins[2]), align=_align(node),
+                              name=ctx.name)
+
+
+def _matrix_diag_part(node, ins, ctx):
+    og = _og()
+    if node.op == "MatrixDiagPart":
+        return og.matrix_diag_part(ins[0], name=ctx.name)
+    return og.matrix_diag_part(ins[0], k=_k(ctx, node, ins[1]), padding_value=ins[2],
+                               align=_align(node), name=ctx.name)
+
+
+def _qr(node, ins, ctx):
+    return list(_og().qr(ins[0], full_matrices=bool(node.get("full_matrices", False)),
+                         name=ctx.name))
+
+
+def _svd(node, ins, ctx):
+    """TF's Svd has three outputs always; without compute_uv, u and v are unset."""
+    og = _og()
+    full = bool(node.get("full_matrices", False))
+    if node.get("compute_uv", True):
+        return list(og.svd(ins[0], full_matrices=full, compute_uv=True, name=ctx.name))
+    s = og.svd(ins[0], full_matrices=full, compute_uv=False, name=ctx.name)
+    empty = og.zeros([], dtype=ins[0].dtype)     # TF's unset u, v: scalars
+    return [s, empty, empty]
+
+
+def _bucketize(node, ins, ctx):
+    """Bucketize: the number of boundaries <= x (TF's bucket index), as int32."""
+    og = _og()
+    bounds = np.asarray([float(b) for b in node.get("boundaries", [])], np.float64)
+    if bounds.size and np.any(np.diff(bounds) < 0):
+        raise ConversionError(f"{_where(node)}: boundaries must be sorted")
+    if not bounds.size:
+        return og.zeros_like(ins[0], dtype=np.int32, name=ctx.name)
+    x = og.expand_dims(ins[0], -1)
+    hits = og.greater_equal(x, og.constant(bounds.astype(ins[0].dtype.as_numpy_dtype)))
+    return og.reduce_sum(og.cast(hits, np.int32), axis=-1, name=ctx.name)
+
+
+def _extract_patches(node, ins, ctx):
+    return _og().image.extract_image_patches(
+        ins[0], ksizes=node.get("ksizes"), strides=node.get("strides"),
+        rates=node.get("rates"), padding=node.get("padding"), name=ctx.name)
+
+
+def _fake_quant(node, ins, ctx):
+    og = _og()
+    bits, narrow = int(node.get("num_bits", 8)), bool(node.get("narrow_range", False))
+    if node.op == "FakeQuantWithMinMaxArgs":
+        return og.fake_quant_with_min_max_args(
+            ins[0], min=float(node.get("min", -6.0)), max=float(node.get("max", 6.0)),
+            num_bits=bits, narrow_range=narrow, name=ctx.name)
+    return og.fake_quant_with_min_max_vars(ins[0], ins[1], ins[2], num_bits=bits,
+                                           narrow_range=narrow, name=ctx.name)
+
+
+def _fake_quant_per_channel(node, ins, ctx):
+    """Per-channel fake quantisation: og has no per-channel function, so TF's recipe
+    (nudge min/max so 0 is exact, clamp, round to the grid) is composed from og ops,
+    one (min, max) per entry of the last axis."""
+    og = _og()
+    bits, narrow = int(node.get("num_bits", 8)), bool(node.get("narrow_range", False))
+    qmin, qmax = (1.0 if narrow else 0.0), float(2 ** bits - 1)
+    lo, hi = og.cast(ins[1], np.float32), og.cast(ins[2], np.float32)
+    scale = (hi - lo) / (qmax - qmin)
+    zero = og.clip_by_value(og.round(qmin - lo / scale), qmin, qmax)
+    nudged_lo, nudged_hi = (qmin - zero) * scale, (qmax - zero) * scale
+    x = og.clip_by_value(og.cast(ins[0], np.float32), nudged_lo, nudged_hi)
+    q = og.floor((x - nudged_lo) / scale + 0.5) * scale + nudged_lo
+    return og.identity(q, name=ctx.name)
+
+
+def _pass_through(node, ins, ctx):
+    """An op whose output is its first input (Print: og's Print prints the same)."""
+    og = _og()
+    if node.op == "Print":
+        return og.Print(ins[0], list(ins[1:]), message=node.get("message", None),
+                        first_n=node.get("first_n", -1),
+                        summarize=node.get("summarize", 3), name=ctx.name)
+    return og.check_numerics(ins[0], node.get("message", ""), name=ctx.name)
+
+
+def _string_format(node, ins, ctx):
+    return _og().strings.format(node.get("template", "%s"), list(ins),
+                                placeholder=node.get("placeholder", "%s"),
+                                summarize=int(node.get("summarize", 3)), name=ctx.name)
+
+
+def _print_v2(node, ins, ctx):
+    """PrintV2 writes its scalar string (StringFormat's output) as it is: og's own
+    PrintV2 op with tf.Print's style, which leaves a scalar string unquoted. TF's
+    log(...) streams go to stderr; file://<path> is appended to, as in TF."""
+    stream = node.get("output_stream", "stderr")
+    if not (stream == "stdout" or stream.startswith("file://")):
+        stream = "stderr"
+    attrs = {"template": ["", node.get("end", "\n")], "summarize": -1, "style": "v1",
+             "output_stream": stream, "first_n": -1}
+    return _graph().op("PrintV2", [ins[0]], attrs, name=ctx.name)
+
+
+def _decode_image(node, ins, ctx):
+    og = _og()
+    channels = int(node.get("channels", 0))
+    if node.op == "DecodePng":
+        return og.image.decode_png(ins[0], channels=channels,
+                                   dtype=node.get("dtype", np.uint8), name=ctx.name)
+    return og.image.decode_jpeg(
+        ins[0], channels=channels, ratio=int(node.get("ratio", 1)),
+        fancy_upscaling=bool(node.get("fancy_upscaling", True)),
+        try_recover_truncated=bool(node.get("try_recover_truncated", False)),
+        acceptable_fraction=float(node.get("acceptable_fraction", 1.0)),
+        dct_method=node.get("dct_method", ""), name=ctx.name)
+
+
+def _softmax_xent(node, ins, ctx):
+    """(loss, backprop): backprop is softmax(logits) - labels (one-hot for the sparse
+    op), TF's gradient output."""
+    og = _og()
+    logits, labels = ins[0], ins[1]
+    if node.op == "SparseSoftmaxCrossEntropyWithLogits":
+        loss = og.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits,
+                                                              name=ctx.name)
+        depth = og.shape(logits, out_type=labels.dtype)[-1]
+        labels = og.one_hot(labels, depth, dtype=logits.dtype)
+    else:
+        loss = og.nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits,
+                                                          name=ctx.name)
+    return [loss, og.nn.softmax(logits) - labels]
+
+
+def _int64(t):
+    """Indices as int64: og passes int32 ones through to ONNX's GatherND / ScatterND,
+    which refuse them (the values are the same)."""
+    og = _og()
+    return t if t.dtype == og.int64 else og.cast(t, og.int64)
+
+
+def _scatter_nd(fn_name):
+    def convert(node, ins, ctx):
+        return getattr(_og(), fn_name)(ins[0], _int64(ins[1]), ins[2], name=ctx.name)
+    return convert
+
+
+_MORE = {
+    "GatherNd": lambda n, i, c: _og().gather_nd(i[0], _int64(i[1]), name=c.name),
+    "ScatterNd": lambda n, i, c: _og().scatter_nd(_int64(i[0]), i[1],
+                                                  _maybe_static(c, i[2]), name=c.name),
+    "OneHot": _one_hot,
+    "Where": _where_true,
+    "ReverseV2": lambda n, i, c: _og().reverse(i[0], _ints(c, n, i[1], "the axis"),
+                                               name=c.name),
+    "Cumsum": _cumulative("cumsum"), "Cumprod": _cumulative("cumprod"),
+    "ClipByValue": lambda n, i, c: _og().clip_by_value(i[0], i[1], i[2], name=c.name),
+    "BroadcastTo": _shaped("broadcast_to"),
+    "DepthToSpace": _block_op("depth_to_space"), "SpaceToDepth": _block_op("space_to_depth"),
+    "SpaceToBatchND": lambda n, i, c: _og().space_to_batch_nd(
+        i[0], _maybe_static(c, i[1]), _maybe_static(c, i[2]), name=c.name),
+    "BatchToSpaceND": lambda n, i, c: _og().batch_to_space_nd(
+        i[0], _maybe_static(c, i[1]), _maybe_static(c, i[2]), name=c.name),
+    "Conv3D": _conv3d, "MaxPool3D": _pool3d("max_pool3d"), "AvgPool3D": _pool3d("avg_pool3d"),
+    "MaxPoolV2": _max_pool_v2, "LRN": _lrn,
+    "ResizeBicubic": _resize("resize_bicubic"), "ResizeArea": _resize_area,
+    "CropAndResize": _crop_and_resize,
+    "NonMaxSuppressionV2": _nms, "NonMaxSuppressionV3": _nms, "NonMaxSuppressionV4": _nms,
+    "NonMaxSuppressionV5": _nms,
+    "LinSpace": lambda n, i, c: _og().lin_space(i[0], i[1], i[2], name=c.name),
+    "Unique": lambda n, i, c: list(_og().unique(i[0], out_idx=n.get("out_idx", np.int32),
+                                                name=c.name)),
+    "UnsortedSegmentSum": _segment("unsorted_segment_sum", False),
+    "UnsortedSegmentMax": _segment("unsorted_segment_max", False),
+    "UnsortedSegmentMin": _segment("unsorted_segment_min", False),
+    "UnsortedSegmentProd": _segment("unsorted_segment_prod", False),
+    "SegmentSum": _segment("segment_sum", True), "SegmentMean": _segment("segment_mean", True),
+    "SegmentMax": _segment("segment_max", True), "SegmentMin": _segment("segment_min", True),
+    "SegmentProd": _segment("segment_prod", True),
+    "MatrixBandPart": lambda n, i, c: _og().matrix_band_part(
+        i[0], _maybe_static(c, i[1]), _maybe_static(c, i[2]), name=c.name),
+    "MatrixDiag": _matrix_diag, "MatrixDiagV3": _matrix_diag,
+    "MatrixSetDiag": _matrix_set_diag, "MatrixSetDiagV3": _matrix_set_diag,
+    "MatrixDiagPart": _matrix_diag_part, "MatrixDiagPartV3": _matrix_diag_part,
+    "MatrixInverse": lambda n, i, c: _og().matrix_inverse(
+        i[0], adjoint=bool(n.get("adjoint", False)), name=c.name),
+    "Qr": _qr, "Svd": _svd, "Bucketize": _bucketize,
+    "Roll": lambda n, i, c: _og().roll(i[0], _maybe_static(c, i[1]), _maybe_static(c, i[2]),
+                                       name=c.name),
+    "ExtractImagePatches": _extract_patches,
+    "FakeQuantWithMinMaxVars": _fake_quant, "FakeQuantWithMinMaxArgs": _fake_quant,
+    "FakeQuantWithMinMaxVarsPerChannel": _fake_quant_per_channel,
+    "CheckNumerics": _pass_through, "Print": _pass_through,
+    "StringFormat": _string_format, "PrintV2": _print_v2,
+    "DecodeJpeg": _decode_image, "DecodePng": _decode_image,
+    "EncodePng": lambda n, i, c: _og().image.encode_png(
+        i[0], compression=int(n.get("compression", -1)), name=c.name),
+    "SoftmaxCrossEntropyWithLogits": _softmax_xent,
+    "SparseSoftmaxCrossEntropyWithLogits": _softmax_xent,
+    "TensorScatterUpdate": _scatter_nd("tensor_scatter_update"),
+    "TensorScatterAdd": _scatter_nd("tensor_scatter_add"),
+    "TensorScatterSub": _scatter_nd("tensor_scatter_sub"),
+}
+_MORE_UNARY = {
+    "Tan": "tan", "Atan": "atan", "Asin": "asin", "Acos": "acos", "Sinh": "sinh",
+    "Cosh": "cosh", "Asinh": "asinh", "Acosh": "acosh", "Atanh": "atanh", "Expm1": "expm1",
+    "Log1p": "log1p", "Erfc": "erfc", "IsNan": "is_nan", "IsInf": "is_inf",
+    "IsFinite": "is_finite", "Softsign": "nn.softsign", "Lgamma": "lgamma",
+    "Digamma": "digamma", "Invert": "bitwise.invert", "L2Loss": "nn.l2_loss",
+    "InvertPermutation": "invert_permutation", "Cholesky": "cholesky",
+    "MatrixDeterminant": "matrix_determinant",
+}
+_MORE_BINARY = {
+    # TF's Mod is C's remainder (a truncating divide): not tf.math.mod's FloorMod
+    "Atan2": "atan2", "Mod": "truncatemod", "TruncateDiv": "truncatediv",
+    "TruncateMod": "truncatemod", "DivNoNan": "div_no_nan", "Xlogy": "math.xlogy",
+    "Xdivy": "math.xdivy", "BitwiseAnd": "bitwise.bitwise_and",
+    "BitwiseOr": "bitwise.bitwise_or", "BitwiseXor": "bitwise.bitwise_xor",
+    "LeftShift": "bitwise.left_shift", "RightShift": "bitwise.right_shift",
+}
 
 _SIMPLE_UNARY = {
     "Identity": "identity", "Snapshot": "identity", "StopGradient": "stop_gradient",
@@ -411,6 +787,9 @@ CONVERTERS.update({op: _unary(fn) for op, fn in _SIMPLE_UNARY.items()})
 CONVERTERS.update({op: _binary(fn) for op, fn in _SIMPLE_BINARY.items()})
 CONVERTERS.update({op: _shaped(fn) for op, fn in (("Reshape", "reshape"), ("Tile", "tile"),
                                                   ("ExpandDims", "expand_dims"))})
+CONVERTERS.update(_MORE)
+CONVERTERS.update({op: _unary(fn) for op, fn in _MORE_UNARY.items()})
+CONVERTERS.update({op: _binary(fn) for op, fn in _MORE_BINARY.items()})
 CONVERTERS.update(_CONTROL_FLOW)
 CONVERTERS.update(TENSOR_ARRAY_CONVERTERS)
 CONVERTERS.update(FUNCTION_CONVERTERS)
