@@ -18,6 +18,7 @@ Overrides: `RegisterGradient("Name")` registers a rule under a name and
 from __future__ import annotations
 
 import collections
+import enum
 import contextlib
 import functools
 from typing import Callable, Sequence
@@ -219,19 +220,60 @@ def dense(grad):
     return grad.to_dense() if isinstance(grad, IndexedSlices) else grad
 
 
-def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
-              name: str = "gradients", _in_context: bool = False, _loop=None) -> list:
-    """Symbolic gradients of sum(ys) with respect to each of xs.
+class AggregationMethod:
+    """How gradients that reach one tensor from several ops are summed (TF1's
+    tf.AggregationMethod). onegraph sums them with one AddN whichever is chosen: the
+    methods differ in TF only in scheduling and memory."""
+
+    ADD_N = 0
+    DEFAULT = ADD_N
+    EXPERIMENTAL_TREE = 1
+    EXPERIMENTAL_ACCUMULATE_N = 2
+
+
+class UnconnectedGradients(enum.Enum):
+    """What gradients() gives for an x that ys do not depend on (TF1's
+    tf.UnconnectedGradients): None, or zeros shaped like x."""
+
+    NONE = "none"
+    ZERO = "zero"
+
+
+def check_aggregation_method(method) -> None:
+    """Refuse an aggregation method TF does not know (None is the default).
+
+    Raises:
+        ValueError: TF's message.
+    """
+    if method is not None and method not in (AggregationMethod.ADD_N,
+                                             AggregationMethod.EXPERIMENTAL_TREE,
+                                             AggregationMethod.EXPERIMENTAL_ACCUMULATE_N):
+        raise ValueError(f"Invalid aggregation_method specified {method}.")
+
+
+def gradients(ys, xs, grad_ys=None, name: str = "gradients",
+              colocate_gradients_with_ops: bool = False, gate_gradients: bool = False,
+              aggregation_method=None, stop_gradients: Sequence | None = None,
+              unconnected_gradients=UnconnectedGradients.NONE, *,
+              _in_context: bool = False, _loop=None) -> list:
+    """Symbolic gradients of sum(ys) with respect to each of xs (TF1's tf.gradients,
+    with its arguments in its order).
 
     Args:
         ys: a tensor or list of tensors (differentiated as their sum, each weighted
             by its grad_ys entry).
         xs: tensors or Variables.
         grad_ys: initial gradients for ys (default ones shaped like each y).
+        name: name scope of the gradient nodes.
+        colocate_gradients_with_ops, gate_gradients: TF's device placement and
+            scheduling knobs; no effect in onegraph's in-process runtime.
+        aggregation_method: an og.AggregationMethod (checked; gradients are summed
+            with one AddN whichever it is).
         stop_gradients: tensors treated as constants (TF1): nothing propagates
             through the ops that produce them, but a stop tensor that is itself one
             of xs still gets its gradient.
-        name: name scope of the gradient nodes.
+        unconnected_gradients: og.UnconnectedGradients.NONE (or "none"): None for an
+            x that ys do not depend on; ZERO ("zero"): zeros shaped like it.
         _in_context, _loop: internal (the backward body of a while loop builds its
             nodes in its own context, differentiating the body of forward loop
             context `_loop`).
@@ -244,9 +286,35 @@ def gradients(ys, xs, grad_ys=None, stop_gradients: Sequence = (),
         GradientNotDefinedError: an op on a path from xs to ys has no gradient rule
             (the message names the op type and the node).
         ValueError: ys is an empty list, grad_ys is given with a different length
-            than ys or an entry of another shape than its y, or an entry of xs or
-            stop_gradients belongs to another graph.
+            than ys or an entry of another shape than its y, an entry of xs or
+            stop_gradients belongs to another graph, or aggregation_method or
+            unconnected_gradients is not one of TF's values.
     """
+    del colocate_gradients_with_ops, gate_gradients   # placement and scheduling only
+    check_aggregation_method(aggregation_method)
+    try:
+        zero_unconnected = UnconnectedGradients(unconnected_gradients) is \
+            UnconnectedGradients.ZERO
+    except ValueError:
+        raise ValueError(f"Unknown value for unconnected_gradients: "
+                         f"{unconnected_gradients!r}") from None
+    result = _gradients(ys, xs, grad_ys, stop_gradients, name, _in_context, _loop)
+    if zero_unconnected:
+        result = [_zeros_like(x, name) if gr is None else gr for gr, x in
+                  zip(result, xs if isinstance(xs, (list, tuple)) else [xs])]
+    return result
+
+
+def _zeros_like(x, scope: str) -> Tensor:
+    """Zeros shaped like the tensor or Variable x (an unconnected gradient), in the
+    gradients' name scope."""
+    t = _g.convert_to_tensor(x)
+    with t.graph.name_scope(scope or "gradients"):
+        return t.graph.op("ZerosLike", [t], name="zeros_like")
+
+
+def _gradients(ys, xs, grad_ys, stop_gradients, name, _in_context, _loop) -> list:
+    """gradients() without TF's knobs: see there."""
     ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
     xs_list = list(xs) if isinstance(xs, (list, tuple)) else [xs]
     if not ys:

@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import OneGraphError, ShapeError
 from . import api
 from . import graph as _g
-from .gradients import IndexedSlices, dense, gradients
+from .gradients import IndexedSlices, check_aggregation_method, dense, gradients
 from .graph import Operation, Tensor
 from .variables import Variable, get_or_create_global_step, trainable_variables
 
@@ -366,6 +366,28 @@ def piecewise_constant(global_step, boundaries: Sequence, values: Sequence,
 
 # --------------------------------------------------------------------------- optimizers
 
+def _check_gate(gate_gradients) -> None:
+    """Refuse a gate_gradients value TF does not know.
+
+    Raises:
+        ValueError: TF's message.
+    """
+    if gate_gradients not in (0, 1, 2):
+        raise ValueError(f"gate_gradients must be one of: Optimizer.GATE_NONE, "
+                         f"Optimizer.GATE_OP, Optimizer.GATE_GRAPH.  Not {gate_gradients}")
+
+
+def _constrained(update, var):
+    """The update of `var`, followed by var = var.constraint(var) when the variable has
+    a constraint (TF1's optimizers apply it after each variable's update)."""
+    constraint = getattr(var, "constraint", None)
+    if constraint is None:
+        return update
+    g = var.graph
+    with g.control_dependencies([update]):
+        return var.assign(constraint(var.read_value()))
+
+
 class Optimizer:
     """Base class: gradients, slots, clipping, and the train op.
 
@@ -391,6 +413,9 @@ class Optimizer:
     # TF1's slot variable names ("<var>/<name>", "<var>/<name>_1", ...) instead of
     # "<var>/<name>/<slot>": set by the TF1-named optimizers
     _tf1_names = False
+    # TF1's gate_gradients values: how much the gradient computation is serialized
+    # before updates (onegraph runs steps one after another: no effect on results)
+    GATE_NONE, GATE_OP, GATE_GRAPH = 0, 1, 2
 
     def __init__(self, learning_rate=0.01, clipvalue: float | None = None,
                  clipnorm: float | None = None, global_clipnorm: float | None = None,
@@ -445,14 +470,23 @@ class Optimizer:
                 g._scope = saved
         return self._slots[key]
 
-    def compute_gradients(self, loss, var_list=None) -> list[tuple]:
+    def compute_gradients(self, loss, var_list=None, gate_gradients=GATE_OP,
+                          aggregation_method=None, colocate_gradients_with_ops=False,
+                          grad_loss=None) -> list[tuple]:
         """[(gradient, variable)] for the trainable variables (or var_list), clipped as
         configured; the gradient is None for variables the loss does not depend on.
+        TF1's arguments: grad_loss is the gradient of the loss (default ones);
+        gate_gradients, aggregation_method and colocate_gradients_with_ops are checked
+        as TF checks them and change nothing in onegraph's serial runtime.
 
         Raises:
             ShapeError: loss is not floating point (an integer loss has no gradient).
             OneGraphError: no variables.
+            ValueError: gate_gradients or aggregation_method is not one of TF's values.
         """
+        del colocate_gradients_with_ops   # device placement only
+        _check_gate(gate_gradients)
+        check_aggregation_method(aggregation_method)
         loss = _g.convert_to_tensor(loss)
         if loss.dtype is not _g.DType.UNDEFINED and loss.dtype.numpy.kind != "f":
             raise ShapeError(f"{type(self).__name__}: the loss {loss.name!r} must be "
@@ -460,7 +494,7 @@ class Optimizer:
         var_list = list(var_list) if var_list is not None else trainable_variables(graph=loss.graph)
         if not var_list:
             raise OneGraphError("no variables to optimize")
-        grads = gradients(loss, var_list)
+        grads = gradients(loss, var_list, grad_ys=grad_loss)
         if self.clipvalue is not None:
             c = float(self.clipvalue)
             grads = [None if gr is None else (
@@ -487,7 +521,7 @@ class Optimizer:
         with g.name_scope(name or self.name):
             lr = self._lr(g)
             shared = self._prepare(g)
-            updates = [self._apply(gr, v, lr, shared) for gr, v in pairs]
+            updates = [_constrained(self._apply(gr, v, lr, shared), v) for gr, v in pairs]
             updates += self._finish(g, shared, updates)
         deps = [_g._node_of(u) for u in updates]
         deps += [_g._node_of(u) for u in g.get_collection(_g.UPDATE_OPS)]
@@ -498,10 +532,17 @@ class Optimizer:
         return g.op("NoOp", [], name="train",
                     control_inputs=[Operation(g, d) for d in deps if d is not None])
 
-    def minimize(self, loss, var_list=None, global_step=None,
-                 name: str | None = None) -> Operation:
+    def minimize(self, loss, var_list=None, global_step=None, name: str | None = None,
+                 gate_gradients=GATE_OP, aggregation_method=None,
+                 colocate_gradients_with_ops=False, grad_loss=None) -> Operation:
         """The train op: gradients of `loss` and every update; then global_step += 1
         when a global step is given.
+
+        TF1 orders the arguments (loss, global_step, var_list, ...): a Variable or
+        tensor given second (where og takes the list var_list) is that global step,
+        and a list given third is then var_list, so `opt.minimize(loss, step)` counts
+        steps as in TF1. gate_gradients, aggregation_method,
+        colocate_gradients_with_ops and grad_loss are compute_gradients'.
 
         Changed to TF1's default: `global_step=None` neither creates nor increments a
         global step (onegraph used to increment the graph's global step by default).
@@ -522,10 +563,16 @@ class Optimizer:
             OneGraphError: no variables, or the loss depends on none of them.
             ShapeError: the loss is not floating point.
             GradientNotDefinedError: an op between loss and variables has no rule.
+            ValueError: gate_gradients or aggregation_method is not one of TF's values.
         """
+        if isinstance(var_list, (Variable, Tensor)):   # TF1's positional global_step
+            var_list, global_step = global_step, var_list
         loss_t = _g.convert_to_tensor(loss)
-        return self.apply_gradients(self.compute_gradients(loss_t, var_list), global_step,
-                                    name)
+        pairs = self.compute_gradients(
+            loss_t, var_list, gate_gradients=gate_gradients,
+            aggregation_method=aggregation_method,
+            colocate_gradients_with_ops=colocate_gradients_with_ops, grad_loss=grad_loss)
+        return self.apply_gradients(pairs, global_step, name)
 
     # -- per optimizer ----------------------------------------------------------------
 

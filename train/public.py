@@ -40,8 +40,9 @@ from .api import bool_ as bool  # noqa: A004 - TF1's og.bool dtype
 from .control_flow import case, cond, foldl, map_fn, scan, while_loop
 from .debugging import *  # noqa: F401,F403 - Assert, check_numerics, assert_*
 from .debugging import __all__ as _debugging_all
-from .gradients import (IndexedSlices, IndexedSlicesValue, RegisterGradient, custom_gradient,
-                        gradient_override_map, gradients)
+from .gradients import (AggregationMethod, IndexedSlices, IndexedSlicesValue, RegisterGradient,
+                        UnconnectedGradients, custom_gradient, gradient_override_map,
+                        gradients)
 from .nn import set_random_seed
 from .nn_extra import depth_to_space, space_to_depth
 from .queues import FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue
@@ -59,8 +60,11 @@ from .initializers import (constant_initializer, glorot_normal_initializer,
                            random_normal_initializer, random_uniform_initializer,
                            truncated_normal_initializer, uniform_unit_scaling_initializer,
                            variance_scaling_initializer, zeros_initializer)
-from .variable_scope import (AUTO_REUSE, VariableScope, get_variable, get_variable_scope,
+from .variable_scope import (AUTO_REUSE, VariableScope, get_local_variable,
+                             get_variable, get_variable_scope, no_regularizer,
                              variable_scope)
+from .variables import (VariableAggregation, VariableSynchronization, model_variables,
+                        moving_average_variables)
 
 from .namespaces import make_math, make_random
 
@@ -106,6 +110,7 @@ __all__ = sorted(
     "random_gamma", "random_poisson", "TensorArray",
     "bool", "math", "random", "case", "clip_by_global_norm", "clip_by_norm", "global_norm",
     "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices",
+    "AggregationMethod", "UnconnectedGradients",
     "IndexedSlicesValue", "InteractiveSession", "RandomShuffleQueue", "RegisterGradient",
     "Session", "custom_gradient",
     "get_default_session", "gradient_override_map", "gradients", "image", "layers", "losses",
@@ -119,6 +124,8 @@ __all__ = sorted(
     "serialize_sparse",
     "depth_to_space", "space_to_depth", "multinomial", "random_crop", "random_shuffle",
     "AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope", "variable_scope",
+    "get_local_variable", "no_regularizer", "VariableAggregation", "VariableSynchronization",
+    "model_variables", "moving_average_variables",
     "initializers", "constant_initializer", "glorot_normal_initializer",
     "glorot_uniform_initializer", "ones_initializer", "orthogonal_initializer",
     "random_normal_initializer", "random_uniform_initializer",
