@@ -456,7 +456,9 @@ def gather_nd(params, indices, name=None, batch_dims=0) -> Tensor:
     p = _t(params)
     i = _g.integer_tensor(indices, "gather_nd: indices", p.graph)
     _check_gather_nd(p, i, batch_dims)
-    return p.graph.op("GatherND", [p, i], {"batch_dims": batch_dims}, name=name)
+    # ONNX's GatherND takes int64 indices only (TF's int32 ones would not export)
+    return p.graph.op("GatherND", [p, _cast(i, DType.INT64)], {"batch_dims": batch_dims},
+                      name=name)
 
 
 def _check_scatter_nd(i: Tensor, u: Tensor, dims) -> None:
@@ -505,7 +507,9 @@ def scatter_nd(indices, updates, shape, name=None) -> Tensor:
     _check_scatter_nd(i, u, shape_info[0])
     shape_t = _shape_tensor(g, shape_info)
     zeros = g.op("ConstantOfShape", [shape_t], {"value": np.zeros(1, u.dtype.numpy)})
-    return g.op("ScatterND", [zeros, i, u], {"reduction": "add"}, name=name)
+    # (ONNX's ScatterND takes int64 indices only)
+    return g.op("ScatterND", [zeros, _cast(i, DType.INT64), u], {"reduction": "add"},
+                name=name)
 
 
 # --------------------------------------------------------------------------- einsum

@@ -1045,3 +1045,25 @@ def test_int64_uniform_bounds_beyond_float64_precision(lo, hi):
     v = draw(tfx.random_uniform, [3000], minval=lo, maxval=hi, dtype=og.int64, seed=2)
     assert v.dtype == np.int64
     assert sorted({int(x) - lo for x in v}) == list(builtins.range(hi - lo))
+
+
+def test_int32_nd_indices_export_to_onnx():
+    # TF's indices are often int32; ONNX's GatherND and ScatterND take int64 only, so
+    # gather_nd / scatter_nd cast them (the export failed the ONNX checker)
+    ort = pytest.importorskip("onnxruntime")
+    from onegraph.convert import to_onnx
+
+    g = og.Graph()
+    with g.as_default():
+        x = og.placeholder(og.float32, [3, 4], name="x")
+        y = og.gather_nd(x, np.array([[0, 1], [2, 3]], np.int32), name="y")
+        z = og.scatter_nd(np.array([[1], [0]], np.int32), og.constant([5.0, 6.0]),
+                          np.array([3], np.int32), name="z")
+    model = g.to_model(signatures={"serving": og.signature(inputs={"x": x},
+                                                           outputs={"y": y, "z": z})})
+    sess = ort.InferenceSession(to_onnx(model).SerializeToString(),
+                                providers=["CPUExecutionProvider"])
+    xv = np.arange(12, dtype=np.float32).reshape(3, 4)
+    got_y, got_z = sess.run(["y", "z"], {"x": xv})
+    np.testing.assert_array_equal(got_y, [xv[0, 1], xv[2, 3]])   # numpy's indexing
+    np.testing.assert_array_equal(got_z, [6.0, 5.0, 0.0])
