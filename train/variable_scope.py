@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import functools
 import inspect
 import os
 import threading
@@ -35,12 +36,13 @@ import traceback
 
 
 from ..format import DType
-from ..errors import OneGraphError
+from ..errors import OneGraphError, UnimplementedError
 from . import api
 from . import graph as _g
 from . import initializers as _init
 from .graph import Graph, Tensor
-from .variables import Variable
+from .variables import (Variable, VariableAggregation, VariableSynchronization,
+                        _check_constraint, _sync_aggregation_trainable)
 
 
 class _ReuseMode(enum.Enum):
@@ -61,7 +63,8 @@ _TRACE_FRAMES = 5
 
 class VariableScope:
     """The defaults get_variable uses in a scope: its name prefix, reuse mode,
-    initializer and dtype. `with og.variable_scope(...) as scope` gives one; entering
+    initializer, regularizer, partitioner, custom getter, dtype, constraint...
+    `with og.variable_scope(...) as scope` gives one; entering
     `og.variable_scope(scope)` later (even inside another scope) goes back to it.
 
     Attributes:
@@ -69,16 +72,36 @@ class VariableScope:
         original_name_scope: the op name scope opened when the scope was made.
         reuse: False, True or og.AUTO_REUSE.
         initializer: default initializer of get_variable (None: by dtype).
+        regularizer: default regularizer of get_variable (None: none).
+        caching_device, partitioner, use_resource, constraint: get_variable's
+            defaults of those arguments.
+        custom_getter: the getter get_variable calls (those of nested scopes
+            composed, the innermost outermost), or None.
         dtype: default dtype of get_variable.
     """
 
-    def __init__(self, reuse, name: str = "", initializer=None, name_scope: str = "",
-                 dtype=DType.FLOAT32):
+    def __init__(self, reuse, name: str = "", initializer=None, regularizer=None,
+                 caching_device=None, partitioner=None, custom_getter=None,
+                 name_scope: str = "", dtype=DType.FLOAT32, use_resource=None,
+                 constraint=None):
         self._reuse = reuse
         self._name = name
         self._initializer = initializer
+        self._regularizer = regularizer
+        self._caching_device = caching_device
+        self._partitioner = partitioner
+        self._custom_getter = custom_getter
         self._name_scope = name_scope
         self._dtype = dtype
+        self._use_resource = use_resource
+        self._constraint = constraint
+
+    def _copy(self, reuse, name: str, name_scope: str, constraint) -> "VariableScope":
+        """This scope's defaults under another name, reuse and constraint (TF1 does not
+        carry a scope's constraint into the scopes opened inside it)."""
+        return VariableScope(reuse, name, self._initializer, self._regularizer,
+                             self._caching_device, self._partitioner, self._custom_getter,
+                             name_scope, self._dtype, self._use_resource, constraint)
 
     @property
     def name(self) -> str:
@@ -105,6 +128,36 @@ class VariableScope:
         """The default dtype of get_variable."""
         return self._dtype
 
+    @property
+    def regularizer(self):
+        """The default regularizer of get_variable (None: none)."""
+        return self._regularizer
+
+    @property
+    def caching_device(self):
+        """The default caching_device of get_variable (no effect in og)."""
+        return self._caching_device
+
+    @property
+    def partitioner(self):
+        """The default partitioner of get_variable (og supports None only)."""
+        return self._partitioner
+
+    @property
+    def custom_getter(self):
+        """The custom getter of get_variable in this scope, or None."""
+        return self._custom_getter
+
+    @property
+    def use_resource(self):
+        """The default use_resource of get_variable (accepted, no effect)."""
+        return self._use_resource
+
+    @property
+    def constraint(self):
+        """The default constraint of get_variable, or None."""
+        return self._constraint
+
     def reuse_variables(self) -> None:
         """Make get_variable in this scope (from now on) return existing variables.
         Never raises."""
@@ -121,6 +174,27 @@ class VariableScope:
             TypeError: dtype names no dtype.
         """
         self._dtype = _as_dtype(dtype, "VariableScope.set_dtype")
+
+    def set_regularizer(self, regularizer) -> None:
+        """Set the scope's default regularizer. Never raises."""
+        self._regularizer = regularizer
+
+    def set_caching_device(self, caching_device) -> None:
+        """Set the scope's default caching_device (no effect in og). Never raises."""
+        self._caching_device = caching_device
+
+    def set_partitioner(self, partitioner) -> None:
+        """Set the scope's default partitioner (get_variable refuses one). Never
+        raises."""
+        self._partitioner = partitioner
+
+    def set_custom_getter(self, custom_getter) -> None:
+        """Set the scope's custom getter (replacing, not composing). Never raises."""
+        self._custom_getter = custom_getter
+
+    def set_use_resource(self, use_resource) -> None:
+        """Set the scope's default use_resource. Never raises."""
+        self._use_resource = use_resource
 
     def get_collection(self, name) -> list:
         """The items of the default graph's collection `name` whose names start with
@@ -140,6 +214,11 @@ class VariableScope:
     def trainable_variables(self) -> list:
         """This scope's trainable variables. Never raises."""
         return self.get_collection(_g.TRAINABLE_VARIABLES)
+
+    def local_variables(self) -> list:
+        """This scope's local variables (LOCAL_VARIABLES under its prefix). Never
+        raises."""
+        return self.get_collection(_g.LOCAL_VARIABLES)
 
     def __repr__(self) -> str:
         return f"<og.VariableScope {self._name!r} reuse={self._reuse}>"
@@ -200,10 +279,18 @@ class variable_scope:  # noqa: N801 - TF1's name
             scopes opened in the current one ("dense", "dense_1", ...).
         values: tensors the ops will use: their graph is made the default inside.
         initializer: default initializer of get_variable inside.
+        regularizer: default regularizer of get_variable inside (inherited).
+        caching_device: default caching_device inside (accepted, no effect).
+        partitioner: default partitioner inside (get_variable refuses one).
+        custom_getter: `getter(next_getter, name, *args, **kwargs)` get_variable
+            calls inside; an enclosing scope's getter becomes its next_getter.
         reuse: True (get_variable returns existing variables, refuses new ones),
             og.AUTO_REUSE (returns them or creates them), or None/False (inherit the
             enclosing scope's; a VariableScope keeps its own).
         dtype: default dtype of get_variable inside (else inherited).
+        use_resource: default use_resource inside (accepted).
+        constraint: default constraint of get_variable in this scope (TF1 does not
+            pass it on to scopes opened inside).
         auxiliary_name_scope: False opens no name scope for ops.
 
     The `with` block gets the VariableScope. The name scope is the str (or the last
@@ -220,8 +307,9 @@ class variable_scope:  # noqa: N801 - TF1's name
     """
 
     def __init__(self, name_or_scope, default_name: str | None = None, values=None,
-                 initializer=None, reuse=None, dtype=None,
-                 auxiliary_name_scope: bool = True):
+                 initializer=None, regularizer=None, caching_device=None, partitioner=None,
+                 custom_getter=None, reuse=None, dtype=None, use_resource=None,
+                 constraint=None, auxiliary_name_scope: bool = True):
         _check_scope_args(name_or_scope, default_name, auxiliary_name_scope)
         if reuse is False:
             reuse = None  # TF1: False means inherit, like None
@@ -233,16 +321,20 @@ class variable_scope:  # noqa: N801 - TF1's name
                              "name_or_scope")
         if dtype is not None:
             dtype = _as_dtype(dtype, "variable_scope")
-        self._args = (_graph_of_values(values), name_or_scope, default_name, initializer,
-                      reuse, dtype, auxiliary_name_scope)
+        given = {"initializer": initializer, "regularizer": regularizer,
+                 "caching_device": caching_device, "partitioner": partitioner,
+                 "custom_getter": custom_getter, "reuse": reuse, "dtype": dtype,
+                 "use_resource": use_resource, "constraint": constraint}
+        self._args = (_graph_of_values(values), name_or_scope, default_name, given,
+                      auxiliary_name_scope)
         self._first = None  # the VariableScope of the first entry
         self._open: list = []  # the entries not exited yet, innermost last
 
     def __enter__(self) -> "VariableScope":
-        g, name_or_scope, default_name, initializer, reuse, dtype, aux = self._args
+        g, name_or_scope, default_name, given, aux = self._args
         if self._first is not None:
             name_or_scope = self._first
-        entry = _entered(g, name_or_scope, default_name, initializer, reuse, dtype, aux)
+        entry = _entered(g, name_or_scope, default_name, given, aux)
         scope = entry.__enter__()
         self._open.append(entry)
         if self._first is None:
@@ -251,7 +343,6 @@ class variable_scope:  # noqa: N801 - TF1's name
 
     def __exit__(self, exc_type, exc, tb):
         return self._open.pop().__exit__(exc_type, exc, tb)
-
 
 
 def _check_scope_args(name_or_scope, default_name, auxiliary_name_scope) -> None:
@@ -294,7 +385,7 @@ def _graph_of_values(values) -> Graph:
 
 
 @contextlib.contextmanager
-def _entered(g: Graph, name_or_scope, default_name, initializer, reuse, dtype,
+def _entered(g: Graph, name_or_scope, default_name, given: dict,
              auxiliary_name_scope: bool):
     """The body of variable_scope: default graph, name scope, then variable scope."""
     if isinstance(name_or_scope, VariableScope):
@@ -304,12 +395,12 @@ def _entered(g: Graph, name_or_scope, default_name, initializer, reuse, dtype,
     with g.as_default(), _ops_name_scope(g, ops_name, auxiliary_name_scope) as opened:
         scopes = _scopes(g)
         if isinstance(name_or_scope, VariableScope):
-            inner = _jump_to(scopes, name_or_scope, initializer, reuse, dtype)
+            inner = _jump_to(scopes, name_or_scope, given)
         else:
             if name_or_scope is None:
                 name_or_scope = _unique_scope_name(scopes, default_name)
             original = name_or_scope if opened is None else opened
-            inner = _prolong(scopes, name_or_scope, original, initializer, reuse, dtype)
+            inner = _prolong(scopes, name_or_scope, original, given)
         with inner as scope:
             yield scope
 
@@ -341,15 +432,14 @@ def _unique_scope_name(scopes: _ThreadScopes, prefix: str) -> str:
 
 
 @contextlib.contextmanager
-def _prolong(scopes: _ThreadScopes, name: str, original_name_scope: str, initializer,
-             reuse, dtype):
+def _prolong(scopes: _ThreadScopes, name: str, original_name_scope: str, given: dict):
     """A sub-scope `name` of the current scope: inherits its reuse (unless given),
-    initializer and dtype."""
+    initializer, regularizer, custom getter, dtype... (not its constraint)."""
     old = scopes.current
     full = f"{old.name}/{name}" if old.name else name
-    scope = VariableScope(reuse or old.reuse, full, old.initializer, original_name_scope,
-                          old.dtype)
-    _override(scope, initializer, dtype)
+    scope = old._copy(given["reuse"] or old.reuse, full, original_name_scope,
+                      given["constraint"])
+    _override(scope, given, old.custom_getter)
     scopes.counts[full] = scopes.counts.get(full, 0) + 1
     scopes.current = scope
     try:
@@ -365,13 +455,13 @@ def _prolong(scopes: _ThreadScopes, name: str, original_name_scope: str, initial
 
 
 @contextlib.contextmanager
-def _jump_to(scopes: _ThreadScopes, target: VariableScope, initializer, reuse, dtype):
+def _jump_to(scopes: _ThreadScopes, target: VariableScope, given: dict):
     """Back into a captured scope: a copy of it with the given overrides; its own
     reuse stands unless reuse is given (the enclosing scope's is not inherited)."""
     old = scopes.current
-    scope = VariableScope(reuse or target.reuse, target.name, target.initializer,
-                          target.original_name_scope, target.dtype)
-    _override(scope, initializer, dtype)
+    scope = target._copy(given["reuse"] or target.reuse, target.name,
+                         target.original_name_scope, given["constraint"])
+    _override(scope, given, target.custom_getter)
     scopes.counts[target.name] = scopes.counts.get(target.name, 0) + 1
     saved_counts = dict(scopes.counts)
     scopes.current = scope
@@ -384,12 +474,27 @@ def _jump_to(scopes: _ThreadScopes, target: VariableScope, initializer, reuse, d
     _check_nesting(misnested)
 
 
-def _override(scope: VariableScope, initializer, dtype) -> None:
-    """Apply variable_scope's initializer and dtype arguments when given."""
-    if initializer is not None:
-        scope.set_initializer(initializer)
-    if dtype is not None:
-        scope.set_dtype(dtype)
+def _override(scope: VariableScope, given: dict, outer_getter) -> None:
+    """Apply variable_scope's arguments that were given; a custom getter is composed
+    with `outer_getter` (the scope's it is entered from, or the captured scope's)."""
+    for key in ("initializer", "regularizer", "caching_device", "partitioner", "dtype",
+                "use_resource"):
+        if given[key] is not None:
+            getattr(scope, f"set_{key}")(given[key])
+    if given["custom_getter"] is not None:
+        scope.set_custom_getter(_composed_getter(given["custom_getter"], outer_getter))
+
+
+def _composed_getter(getter, outer_getter):
+    """`getter`, calling `outer_getter` (which calls the true getter) as its own
+    next getter, as TF1 composes the custom getters of nested scopes."""
+    if outer_getter is None:
+        return getter
+
+    def composed(getter_, *args, **kwargs):
+        return getter(functools.partial(outer_getter, getter_), *args, **kwargs)
+
+    return composed
 
 
 def _check_nesting(misnested: bool) -> None:
@@ -402,8 +507,11 @@ def _check_nesting(misnested: bool) -> None:
 
 # --------------------------------------------------------------------------- variables
 
-def get_variable(name: str, shape=None, dtype=None, initializer=None, trainable=None,
-                 collections=None) -> Variable:
+def get_variable(name: str, shape=None, dtype=None, initializer=None, regularizer=None,
+                 trainable=None, collections=None, caching_device=None, partitioner=None,
+                 validate_shape: bool = True, use_resource=None, custom_getter=None,
+                 constraint=None, synchronization=VariableSynchronization.AUTO,
+                 aggregation=VariableAggregation.NONE) -> Variable:
     """The variable "<current variable scope>/<name>": created, or with reuse
     returned, as tf.get_variable.
 
@@ -418,9 +526,23 @@ def get_variable(name: str, shape=None, dtype=None, initializer=None, trainable=
             shape must be None and the variable takes the value's shape), or None
             for the scope's initializer, else glorot_uniform for floats and zeros
             for integers, bools and strings.
-        trainable: add it to TRAINABLE_VARIABLES too (default True).
+        regularizer: a function of the new variable (default: the scope's); a
+            result other than None goes to REGULARIZATION_LOSSES, built under
+            "<variable>/Regularizer/" (only when the variable is created).
+        trainable: add it to TRAINABLE_VARIABLES too (default True, False for
+            synchronization ON_READ).
         collections: collections to add it to (default [GLOBAL_VARIABLES];
             TRAINABLE_VARIABLES is added when trainable).
+        caching_device, use_resource: accepted (TF1's), no effect.
+        partitioner: None (default: the scope's); og has no PartitionedVariable.
+        validate_shape: False lets the variable be assigned values of other shapes.
+        custom_getter: `getter(next_getter, name, *args, **kwargs)` returning the
+            variable, called with the full name and every argument as keywords
+            (constraint only if it takes it or **kwargs); composed after the
+            scope's getter.
+        constraint: kept as the variable's `.constraint` (default: the scope's).
+        synchronization, aggregation: og.VariableSynchronization and
+            og.VariableAggregation members (or their values).
 
     Reuse follows the scope: False refuses an existing name, True refuses a new
     one, og.AUTO_REUSE does either. A returned variable must agree with the given
@@ -435,8 +557,12 @@ def get_variable(name: str, shape=None, dtype=None, initializer=None, trainable=
             "If initializer is a constant, do not specify shape."; "Initializer type
             'float64' and explicit dtype 'float32' don't match."; "Shape of a new
             variable (scope/w) must be fully defined, but instead was (?, 4)."; an
-            empty name; a dtype with no default initializer (complex...); and what
+            empty name; a dtype with no default initializer (complex...); a
+            custom_getter or partitioner that is not callable; a constraint that
+            is not callable; an invalid synchronization or aggregation; and what
             the initializer raises for its arguments.
+        errors.UnimplementedError: a partitioner is given (or the scope's) for a
+            variable that is not a scalar.
         TypeError: name is not a str, shape not a list of ints, dtype names no
             dtype, trainable not a bool, or collections not a list.
         ShapeError: a dim of shape is negative.
@@ -444,42 +570,150 @@ def get_variable(name: str, shape=None, dtype=None, initializer=None, trainable=
             an integer variable...).
     """
     _check_variable_name(name)
+    g = _g.get_default_graph()
+    scope = _scopes(g).current
+    regularizer = scope.regularizer if regularizer is None else regularizer
+    caching_device = scope.caching_device if caching_device is None else caching_device
+    partitioner = scope.partitioner if partitioner is None else partitioner
+    custom_getter = scope.custom_getter if custom_getter is None else custom_getter
+    use_resource = scope.use_resource if use_resource is None else use_resource
+    if custom_getter is not None and not callable(custom_getter):
+        raise ValueError(f"Passed a custom_getter which is not callable: "
+                         f"{_g._brief(custom_getter)}")
+    if dtype is not None:
+        dtype = _as_dtype(dtype, "get_variable")
+        initializer = _explicit_dtype_value(name, initializer, dtype)
+    initializer = scope.initializer if initializer is None else initializer
+    constraint = scope.constraint if constraint is None else constraint
+    dtype = _as_dtype(scope.dtype, "get_variable") if dtype is None else dtype
+    full = f"{scope.name}/{name}" if scope.name else name
+    if trainable is not None:
+        trainable = api._bool_arg(trainable, "get_variable: trainable")
+    synchronization, aggregation, trainable = _sync_aggregation_trainable(
+        synchronization, aggregation, trainable, full)
+    kwargs = {"name": full, "shape": shape, "dtype": dtype, "initializer": initializer,
+              "regularizer": regularizer, "reuse": scope.reuse, "trainable": trainable,
+              "collections": collections, "caching_device": caching_device,
+              "partitioner": partitioner, "validate_shape": validate_shape,
+              "use_resource": use_resource, "synchronization": synchronization,
+              "aggregation": aggregation}
+    if custom_getter is None:
+        return _true_getter(constraint=constraint, **kwargs)
+    if _takes_keyword(custom_getter, "constraint"):
+        kwargs["constraint"] = constraint
+    return custom_getter(_true_getter, **kwargs)
+
+
+def get_local_variable(name: str, shape=None, dtype=None, initializer=None,
+                       regularizer=None, trainable=False, collections=None,
+                       caching_device=None, partitioner=None, validate_shape: bool = True,
+                       use_resource=None, custom_getter=None, constraint=None,
+                       synchronization=VariableSynchronization.AUTO,
+                       aggregation=VariableAggregation.NONE) -> Variable:
+    """get_variable into LOCAL_VARIABLES (added to the given collections), never
+    trainable whatever `trainable` says (TF1's tf.get_local_variable).
+
+    Raises:
+        As get_variable.
+    """
+    del trainable  # TF1 ignores it: local variables are not trained
+    if collections is not None and not isinstance(collections, (list, tuple, set)):
+        raise TypeError(f"get_local_variable: collections must be a list of collection "
+                        f"names, got {type(collections).__name__}")
+    collections = list(collections or []) + [_g.LOCAL_VARIABLES]
+    return get_variable(name, shape, dtype, initializer, regularizer, False, collections,
+                        caching_device, partitioner, validate_shape, use_resource,
+                        custom_getter, constraint, synchronization, aggregation)
+
+
+def no_regularizer(_) -> None:
+    """A regularizer that regularizes nothing (TF1's tf.no_regularizer): None, so a
+    scope's regularizer can be switched off for one variable. Never raises."""
+    return None
+
+
+def _takes_keyword(fn, keyword: str) -> bool:
+    """Whether fn has a parameter `keyword` or takes **kwargs (TF1 passes a custom
+    getter `constraint` only then, for getters written before it existed)."""
+    params = _parameters(fn)
+    return params is not None and (keyword in params or any(
+        p.kind is p.VAR_KEYWORD for p in params.values()))
+
+
+def _explicit_dtype_value(name: str, initializer, dtype: DType):
+    """A value initializer checked against an explicit dtype: Python numbers take it
+    (they have no dtype of their own: TF1 reads an int as int32, og.constant as
+    int64) when they fit; arrays and tensors must have it.
+
+    Raises:
+        ValueError: a typed value of another dtype (TF1's message).
+        OneGraphError: a Python value does not fit dtype.
+    """
+    if initializer is None or callable(initializer):
+        return initializer
+    if _plain_python(initializer):
+        try:
+            return _g._as_array(initializer, dtype)
+        except OneGraphError as e:
+            raise _g._named(e, f"get_variable {name!r}: initializer") from None
+    _check_value_dtype(initializer, dtype)
+    return initializer
+
+
+def _true_getter(name: str, shape=None, dtype=DType.FLOAT32, initializer=None,
+                 regularizer=None, reuse=None, trainable=None, collections=None,
+                 caching_device=None, partitioner=None, validate_shape: bool = True,
+                 use_resource=None, constraint=None,
+                 synchronization=VariableSynchronization.AUTO,
+                 aggregation=VariableAggregation.NONE) -> Variable:
+    """The variable `name` (the full name) of the default graph: returned when it
+    exists and `reuse` allows, else created (the getter a custom getter receives).
+
+    Raises:
+        As get_variable.
+    """
+    del caching_device, use_resource  # one device; og's variables act as resources
+    if partitioner is not None and not (isinstance(shape, (list, tuple)) and not shape):
+        if not callable(partitioner):
+            raise ValueError(f"Partitioner must be callable, but received: "
+                             f"{_g._brief(partitioner)}")
+        raise UnimplementedError(f"get_variable {name!r}: a partitioner (a "
+                                 "PartitionedVariable) is not supported; give "
+                                 "partitioner=None")
     dims = _g._shape_tuple(shape, "get_variable: shape")
     trainable = True if trainable is None else api._bool_arg(trainable,
                                                              "get_variable: trainable")
     collections = _collections(collections, trainable)
+    _check_constraint(constraint)
     g = _g.get_default_graph()
-    scope = _scopes(g).current
-    full = f"{scope.name}/{name}" if scope.name else name
-    if dtype is not None:
-        dtype = _as_dtype(dtype, "get_variable")
-        if initializer is not None and not callable(initializer):
-            if _plain_python(initializer):
-                # Python numbers have no dtype of their own (TF1 reads an int as
-                # int32, og.constant as int64): they take the explicit one if they fit
-                try:
-                    initializer = _g._as_array(initializer, dtype)
-                except OneGraphError as e:
-                    raise _g._named(e, f"get_variable {name!r}: initializer") from None
-            else:
-                _check_value_dtype(initializer, dtype)
-    if initializer is None:
-        initializer = scope.initializer
-    _check_not_in_control_flow(g, initializer, full)
-    dt = _as_dtype(scope.dtype, "get_variable") if dtype is None else dtype
+    dt = _as_dtype(dtype, "get_variable")
+    _check_not_in_control_flow(g, initializer, name)
     if dims is not None and initializer is not None and not callable(initializer):
         raise ValueError("If initializer is a constant, do not specify shape.")
     with g._lock:  # one thread's check-then-create must not interleave another's
-        found = _store(g).get(full)
+        found = _store(g).get(name)
         if found is not None:
-            return _reused(found, full, scope.reuse, dims, dt)
-        if scope.reuse is True:
-            raise ValueError(f"Variable {full} does not exist, or was not created with "
+            return _reused(found, name, reuse, dims, dt)
+        if reuse is True:
+            raise ValueError(f"Variable {name} does not exist, or was not created with "
                              "og.get_variable(). Did you mean to set "
                              "reuse=og.AUTO_REUSE in VarScope?")
-        var = _create(g, full, dims, dt, initializer, trainable, collections)
-        _store(g)[full] = (var, _origin())
+        var = _create(g, name, dims, dt, initializer, trainable, collections,
+                      {"validate_shape": validate_shape, "constraint": constraint,
+                       "synchronization": synchronization, "aggregation": aggregation})
+        _store(g)[name] = (var, _origin())
+    if regularizer is not None:
+        _regularize(g, var, name, regularizer)
     return var
+
+
+def _regularize(g: Graph, var: Variable, full: str, regularizer) -> None:
+    """regularizer(var), built under "<full>/Regularizer/" outside control flow, into
+    REGULARIZATION_LOSSES unless it is None (TF1's)."""
+    with _lifted(g), g.name_scope(f"{full}/Regularizer/"):
+        loss = regularizer(var)
+    if loss is not None:
+        g.add_to_collection(_g.REGULARIZATION_LOSSES, loss)
 
 
 def _check_not_in_control_flow(g: Graph, initializer, full: str) -> None:
@@ -624,7 +858,7 @@ def _default_initializer(full: str, dt: DType):
 
 
 def _create(g: Graph, full: str, dims, dt: DType, initializer, trainable: bool,
-            collections: list) -> Variable:
+            collections: list, extra: dict) -> Variable:
     """A new variable `full` holding the initializer's value (see get_variable).
 
     Raises:
@@ -639,8 +873,9 @@ def _create(g: Graph, full: str, dims, dt: DType, initializer, trainable: bool,
     with _lifted(g):
         with g.name_scope(f"{full}/Initializer"):
             value, value_dtype = _initial_value(full, dims, dt, initializer)
+        shape = None if dims is None else list(dims)
         return Variable(value, trainable=trainable, name=full, dtype=value_dtype,
-                        collections=collections, graph=g)
+                        collections=collections, graph=g, shape=shape, **extra)
 
 
 @contextlib.contextmanager
@@ -700,5 +935,5 @@ def _takes_no_arguments(fn) -> bool:
         for p in params.values())
 
 
-__all__ = ["AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope",
-           "variable_scope"]
+__all__ = ["AUTO_REUSE", "VariableScope", "get_local_variable", "get_variable",
+           "get_variable_scope", "no_regularizer", "variable_scope"]

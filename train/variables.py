@@ -8,11 +8,12 @@ the user or an optimizer adds (Assign, AssignAdd, AssignSub, ScatterAdd, Apply*)
 
 from __future__ import annotations
 
+import enum
 from typing import Callable
 
 import numpy as np
 
-from ..errors import OneGraphError, ShapeError
+from ..errors import OneGraphError, ShapeError, UnimplementedError
 from . import graph as _g
 from .graph import Graph, Operation, Tensor
 
@@ -53,18 +54,116 @@ def _index_tuples_method(method: str, reduction: str, words: str):
     return update
 
 
+MODEL_VARIABLES = "model_variables"  # TF1's GraphKeys.MODEL_VARIABLES
+MOVING_AVERAGE_VARIABLES = "moving_average_variables"  # GraphKeys.MOVING_AVERAGE_VARIABLES
+
+
+class VariableSynchronization(enum.Enum):
+    """When a distributed variable is synchronized (TF's tf.VariableSynchronization;
+    og runs on one device, so the value only decides `trainable`'s default)."""
+
+    AUTO = 0
+    NONE = 1
+    ON_WRITE = 2
+    ON_READ = 3
+
+
+class VariableAggregation(enum.Enum):
+    """How a distributed variable's updates are aggregated (TF1's
+    tf.VariableAggregation; accepted and kept, no effect on one device)."""
+
+    NONE = 0
+    SUM = 1
+    MEAN = 2
+    ONLY_FIRST_REPLICA = 3
+    ONLY_FIRST_TOWER = 3  # TF1's deprecated alias of ONLY_FIRST_REPLICA
+
+
+def _sync_aggregation_trainable(synchronization, aggregation, trainable, name) -> tuple:
+    """(synchronization, aggregation, trainable) as TF1 settles them: None gives AUTO and
+    NONE, values are looked up in the enums, and trainable None becomes "not ON_READ".
+
+    Raises:
+        ValueError: synchronization or aggregation is no member's value (TF1's message).
+    """
+    if aggregation is None:
+        aggregation = VariableAggregation.NONE
+    elif not isinstance(aggregation, VariableAggregation):
+        try:
+            aggregation = VariableAggregation(getattr(aggregation, "value", aggregation))
+        except (ValueError, TypeError):
+            raise ValueError(f"Invalid variable aggregation mode: {aggregation} for "
+                             f"variable: {name}") from None
+    if synchronization is None:
+        synchronization = VariableSynchronization.AUTO
+    elif not isinstance(synchronization, VariableSynchronization):
+        try:
+            synchronization = VariableSynchronization(
+                getattr(synchronization, "value", synchronization))
+        except (ValueError, TypeError):
+            raise ValueError(f"Invalid variable synchronization mode: {synchronization} "
+                             f"for variable: {name}") from None
+    if trainable is None:
+        trainable = synchronization is not VariableSynchronization.ON_READ
+    return synchronization, aggregation, trainable
+
+
+def _check_constraint(constraint) -> None:
+    """Raises ValueError (TF1's class) when constraint is neither None nor callable."""
+    if constraint is not None and not callable(constraint):
+        raise ValueError(f"Variable: the `constraint` argument must be None or a "
+                         f"callable, got a {type(constraint).__name__}: "
+                         f"{_g._brief(constraint)}")
+
+
+def _static_shape(shape, value_shape, validate_shape: bool, base: str):
+    """The variable's static shape: `shape` when given (it must fit the initial value's
+    shape; an og.TensorShape(None) leaves even the rank unknown), else the value's, as
+    TF's variables (validate_shape=False then only lets the kernel accept a new shape).
+
+    Raises:
+        TypeError: shape is not a list of ints and Nones.
+        ValueError: shape does not fit the initial value's shape.
+    """
+    del validate_shape  # TF 2's tf.compat.v1 keeps the static shape either way
+    dims = _g._shape_tuple(shape, f"Variable {base!r}: shape")
+    if dims is None:
+        return tuple(value_shape) if shape is None else None
+    if len(dims) != len(value_shape) or any(
+            d is not None and d != v for d, v in zip(dims, value_shape)):
+        raise ValueError(f"Variable {base!r}: the initial value's shape "
+                         f"{list(value_shape)} is not compatible with the explicitly "
+                         f"supplied `shape` argument {list(dims)}")
+    return dims
+
+
 class Variable:
-    """A mutable tensor living in the Session across steps.
+    """A mutable tensor living in the Session across steps (TF1's tf.Variable).
 
     Args:
         initial_value: array-like (stored in the graph and the saved model), or a
             callable returning one; a Tensor is also accepted (its value is then
             computed by the initializer op only).
-        trainable: add to the TRAINABLE_VARIABLES collection (optimizers' default).
-        name: name of the variable tensor (under the current name scope).
-        dtype: convert the initial value to this dtype.
+        trainable: add to the TRAINABLE_VARIABLES collection (optimizers' default);
+            None: True unless synchronization is ON_READ (TF1's).
         collections: collections to add to (default: GLOBAL_VARIABLES, plus
-            TRAINABLE_VARIABLES when trainable).
+            TRAINABLE_VARIABLES when trainable). A str here is taken as `name`
+            (onegraph's earlier third positional argument).
+        validate_shape: False lets assign() set values of other shapes (the static
+            shape is then `shape`, or unknown).
+        caching_device: accepted (TF1's), no effect: og has one device.
+        name: name of the variable tensor (under the current name scope).
+        variable_def, import_scope: TF1's VariableDef protos are not supported.
+        dtype: convert the initial value to this dtype.
+        expected_shape: ignored, as TF1 does.
+        constraint: a callable projecting the value after an optimizer's update (kept
+            as `.constraint`), or None.
+        use_resource: accepted (og's variables behave as resource variables).
+        synchronization, aggregation: og.VariableSynchronization and
+            og.VariableAggregation members (or their values), kept.
+        shape: the static shape (None dims allowed with validate_shape=False).
+        graph: the og.Graph to build in (default: the initial value's, or the default
+            graph).
 
     Example::
 
@@ -75,13 +174,42 @@ class Variable:
     Raises:
         OneGraphError: the initial value is a tensor of unknown shape or dtype, or a
             value that is not array-like or does not fit `dtype` (None, a str, ...).
-        TypeError: name is not a str, or graph is not an og.Graph.
+        errors.UnimplementedError: variable_def or import_scope is given.
+        TypeError: name is not a str, graph is not an og.Graph, validate_shape not a
+            bool, or shape not a list of ints.
+        ValueError: no initial_value; collections is not a list, tuple or set;
+            constraint is not callable; synchronization or aggregation is invalid; or
+            shape does not fit the initial value (TF1's classes).
     """
 
-    def __init__(self, initial_value, trainable: bool = True, name: str | None = None,
-                 dtype=None, collections=None, graph: Graph | None = None):
+    def __init__(self, initial_value=None, trainable=None, collections=None,
+                 validate_shape: bool = True, caching_device=None, name: str | None = None,
+                 variable_def=None, dtype=None, expected_shape=None, import_scope=None,
+                 constraint=None, use_resource=None, synchronization=None,
+                 aggregation=None, shape=None, graph: Graph | None = None):
+        del caching_device, expected_shape  # one device; TF1 ignores expected_shape
+        if isinstance(collections, str) and name is None:
+            name, collections = collections, None  # onegraph's old (value, trainable, name)
+        for what, given in (("variable_def", variable_def), ("import_scope", import_scope)):
+            if given is not None:
+                raise UnimplementedError(f"Variable: {what} (building a Variable from a "
+                                         "VariableDef proto) is not supported")
         _g.check_name(name, "Variable")
         _g.check_graph(graph, "Variable")
+        if initial_value is None:
+            raise ValueError("Variable: initial_value must be specified.")
+        if not isinstance(validate_shape, (bool, np.bool_)):
+            raise TypeError(f"Variable: validate_shape must be True or False, got "
+                            f"{_g._brief(validate_shape)}")
+        if collections is not None and not isinstance(collections, (list, tuple, set)):
+            raise ValueError(f"Variable: collections must be a list, tuple, or set, got "
+                             f"{type(collections).__name__} {_g._brief(collections)}")
+        _check_constraint(constraint)
+        self.synchronization, self.aggregation, trainable = _sync_aggregation_trainable(
+            synchronization, aggregation, trainable, name)
+        self.constraint = constraint
+        self.validate_shape = bool(validate_shape)
+        self.use_resource = use_resource
         if callable(initial_value) and not isinstance(initial_value, Tensor):
             initial_value = initial_value()
         if graph is None:
@@ -90,6 +218,7 @@ class Variable:
         self.graph = graph
         self.trainable = bool(trainable)
         base = graph.unique_name(name or "Variable")
+        assign_attrs = None if validate_shape else {"validate_shape": 0}
         with graph.control_dependencies(None):
             saved_cf, graph._cf_stack = graph._cf_stack, []
             saved_scope = graph._scope
@@ -102,21 +231,22 @@ class Variable:
                                             "fully known shape and dtype")
                     if dtype is not None and _g.as_dtype(dtype) != init.dtype:
                         init = graph.op("Cast", [init], {"to": _onnx_type(dtype)})
-                    data, shape, vdtype = None, init.shape, init.dtype
+                    data, value_shape, vdtype = None, init.shape, init.dtype
                 else:
                     try:
                         data = _g._as_array(initial_value, dtype)
                     except OneGraphError as e:
                         raise _g._named(e, f"variable {base!r}: initial_value") from None
                     data = np.array(data, order="C")
-                    shape, vdtype = data.shape, _g.DType.from_numpy(data.dtype)
+                    value_shape, vdtype = data.shape, _g.DType.from_numpy(data.dtype)
                     init = None
-                self.handle = graph.variable_tensor(base, vdtype, shape, data)
+                static = _static_shape(shape, value_shape, validate_shape, base)
+                self.handle = graph.variable_tensor(base, vdtype, static, data)
                 saved_scope, graph._scope = graph._scope, []  # names below are absolute
                 if init is None:
                     init = graph.constant(data, name=f"{base}/initial_value")
                 self.initial_value = init
-                self.initializer = graph.op("Assign", [self.handle, init],
+                self.initializer = graph.op("Assign", [self.handle, init], assign_attrs,
                                             name=f"{base}/Assign").op
                 self._read = graph.op("ReadVariable", [self.handle], name=f"{base}/read")
             finally:
@@ -124,9 +254,9 @@ class Variable:
                 graph._scope = saved_scope
         self._reads = [self._read]
         graph._variables_by_handle[self.handle.tensor_index] = self
-        if collections is None:
-            collections = [_g.GLOBAL_VARIABLES] + ([_g.TRAINABLE_VARIABLES] if trainable
-                                                   else [])
+        collections = [_g.GLOBAL_VARIABLES] if collections is None else list(collections)
+        if trainable and _g.TRAINABLE_VARIABLES not in collections:
+            collections.append(_g.TRAINABLE_VARIABLES)  # TF1 adds it to given ones too
         for c in collections:
             graph.add_to_collection(c, self)
         graph.get_collection_ref("_initializer_names").append(self.initializer.name)
@@ -140,6 +270,9 @@ class Variable:
         v = cls.__new__(cls)
         v.graph, v.trainable, v.handle = graph, bool(trainable), handle
         v.initializer, v._read, v._reads = initializer, read, [read]
+        v.constraint, v.validate_shape, v.use_resource = None, True, None
+        v.synchronization = VariableSynchronization.AUTO
+        v.aggregation = VariableAggregation.NONE
         v.initial_value = Tensor(graph, graph.ir_graph.nodes[initializer.node_index].inputs[1])
         graph._variables_by_handle[handle.tensor_index] = v
         graph.add_to_collection(_g.GLOBAL_VARIABLES, v)
@@ -270,7 +403,9 @@ class Variable:
             ShapeError / OneGraphError: as `_update_value`.
             TypeError: name is not a str.
         """
-        return self.graph.op(op, [self.handle, self._update_value(op, value)],
+        attrs = {"validate_shape": 0} if op == "Assign" and not self.validate_shape \
+            else None
+        return self.graph.op(op, [self.handle, self._update_value(op, value)], attrs,
                              name=name or f"{self._base}/{op}")
 
     def assign(self, value, name: str | None = None) -> Tensor:
@@ -555,6 +690,29 @@ def local_variables(scope: str | None = None, graph: Graph | None = None) -> lis
         re.error: scope is not a regular expression.
     """
     return _collected(_g.LOCAL_VARIABLES, scope, graph, "local_variables")
+
+
+def model_variables(scope: str | None = None, graph: Graph | None = None) -> list:
+    """The graph's MODEL_VARIABLES collection (layers' weights a model declares; TF1's
+    tf.model_variables); with `scope`, those whose names match it from their start.
+
+    Raises:
+        TypeError: graph is not an og.Graph, or scope not a str.
+        re.error: scope is not a regular expression.
+    """
+    return _collected(MODEL_VARIABLES, scope, graph, "model_variables")
+
+
+def moving_average_variables(scope: str | None = None, graph: Graph | None = None) -> list:
+    """The graph's MOVING_AVERAGE_VARIABLES collection (what og.train.
+    ExponentialMovingAverage.apply averaged; TF1's tf.moving_average_variables); with
+    `scope`, those whose names match it from their start.
+
+    Raises:
+        TypeError: graph is not an og.Graph, or scope not a str.
+        re.error: scope is not a regular expression.
+    """
+    return _collected(MOVING_AVERAGE_VARIABLES, scope, graph, "moving_average_variables")
 
 
 def local_variables_initializer(graph: Graph | None = None) -> Operation:
