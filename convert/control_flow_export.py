@@ -19,6 +19,12 @@ Switches' data inputs from the enclosing graph by name.
   its data path) finds it through the control edge its ops have from the branch's
   pivot, an Identity of Switch(pred, pred).
 * Merges whose branches share an op become one If with several outputs.
+* TF2's lowering of If (convert_variables_to_constants_v2's graphs) puts Identity
+  chains (Func/<cond>/then/_N/input/_M, .../output/_K) between the Switches, the branch
+  ops and the Merge, which are ops of the branch as any other; its Merge takes the then
+  result first, so which input is the true one is what Switch outputs each reads; its
+  constants have a control edge from a NoOp (input_control_node) that has one from the
+  pivot, so a control edge reaches the pivot through such NoOps.
 
 **while_loop**: each loop variable enters the frame (Enter), a Merge joins it with the
 value of the last iteration (NextIteration), the condition reads the Merges, a
@@ -107,6 +113,7 @@ class _Branch:
     members: set
     switches: set
     preds: set
+    sides: dict = dataclasses.field(default_factory=dict)  # Switch output read -> Switch
 
 
 class _Scope:
@@ -222,17 +229,15 @@ def _upstream(scope: _Scope, tensors: list[int], stops: set = frozenset(),
     return found
 
 
-def _walk_branch(scope: _Scope, start: int, side: int, where: str) -> _Branch:
-    """The branch whose result is tensor `start` (`side` 1: true, 0: false).
-
-    Raises:
-        ConversionError: the branch reads a Switch of its own cond through the
-            other branch's output (the graph is not a cond og.cond builds).
-    """
+def _walk_branch(scope: _Scope, start: int) -> _Branch:
+    """The branch whose result is tensor `start`: its ops, the Switches of its own cond
+    it reads, their predicates and which of their outputs (0, 1) it reads. Never
+    raises (`_cond_branches` judges the outputs read)."""
     g, producers = scope.g, scope.producers
     members: set = set()
     switches: set = set()
     preds: set = set()
+    sides: dict = {}
     seen: set = set()
     stack = [(start, 0, False)]  # (tensor, or node after a control edge; depth; edge)
     while stack:
@@ -244,8 +249,6 @@ def _walk_branch(scope: _Scope, start: int, side: int, where: str) -> _Branch:
             continue
         seen.add((n, depth))
         node = g.nodes[n]
-        if by_control and not _is_pivot(g, producers, node):
-            continue  # only a pivot's control edge says which branch an op is in
         frame = scope.exit_frame.get(n)
         if frame is not None:  # a while_loop in the branch: whole, then what enters it
             members |= frame.nodes()
@@ -253,12 +256,9 @@ def _walk_branch(scope: _Scope, start: int, side: int, where: str) -> _Branch:
             continue
         if _is(node, "Switch") and len(node.inputs) == 2:
             if depth == 0:
-                if not by_control and node.outputs[side] != t:
-                    raise ConversionError(
-                        f"{where}: its {'true' if side else 'false'} result reads the "
-                        f"other branch's output of Switch {node.name!r}")
                 switches.add(n)
                 preds.add(node.inputs[1])
+                sides.setdefault(node.outputs.index(t) if t in node.outputs else -1, n)
                 continue
             members.add(n)
             stack.extend((i, depth - 1, False) for i in node.inputs if i >= 0)
@@ -266,9 +266,60 @@ def _walk_branch(scope: _Scope, start: int, side: int, where: str) -> _Branch:
         members.add(n)
         inner = depth + 1 if is_cond_merge(g, node, producers) else depth
         stack.extend((i, inner, False) for i in node.inputs if i >= 0)
-        stack.extend((c, depth, True) for c in node.control_inputs
-                     if 0 <= c < len(g.nodes))
-    return _Branch(members, switches, preds)
+        # only a pivot's control edge says which branch an op is in (TF2's lowering
+        # reaches it through a NoOp, the function call's input_control_node)
+        pivots, relays = _pivot_links(g, producers, node)
+        if pivots:
+            members |= relays
+            stack.extend((c, depth, False) for p in pivots for c in g.nodes[p].outputs[:1])
+    return _Branch(members, switches, preds, sides)
+
+
+def _cond_branches(scope: _Scope, m: int, where: str) -> tuple:
+    """(false branch, true branch, position of the true result among Merge `m`'s
+    inputs). og.cond and TF1 give the true result second, TF2's lowering of If first:
+    the Switch outputs each input reads say which it is (1: the true side).
+
+    Raises:
+        ConversionError: a branch reads both outputs of its cond's Switches, or both
+            branches read the same output.
+    """
+    g = scope.g
+    walked = [_walk_branch(scope, i) for i in g.nodes[m].inputs]
+    read = [set(b.sides) for b in walked]
+    # the order more of the outputs read agree with (a tie: og's and TF1's)
+    true_at = 0 if len(read[0] & {1}) + len(read[1] & {0}) \
+        > len(read[1] & {1}) + len(read[0] & {0}) else 1
+    for position, b in enumerate(walked):
+        side = 1 if position == true_at else 0
+        wrong = [k for k in b.sides if k != side]
+        if wrong:
+            raise ConversionError(
+                f"{where}: its {'true' if side else 'false'} result reads the other "
+                f"branch's output of Switch {g.nodes[b.sides[wrong[0]]].name!r}")
+    return walked[1 - true_at], walked[true_at], true_at
+
+
+def _pivot_links(g: Graph, producers: dict[int, int], node: Node,
+                 within: set | None = None) -> tuple[set, set]:
+    """(pivots, relays): the pivots `node` has a control edge from, directly or through
+    NoOps that only relay control edges (TF2's lowering puts one between a branch's
+    pivot and its ops), with those NoOps; no relays without a pivot. `within`: only
+    nodes among these. Never raises."""
+    pivots, relays, seen = set(), set(), set()
+    stack = list(node.control_inputs)
+    while stack:
+        c = stack.pop()
+        if not 0 <= c < len(g.nodes) or c in seen or (within is not None and c not in within):
+            continue
+        seen.add(c)
+        other = g.nodes[c]
+        if _is_pivot(g, producers, other):
+            pivots.add(c)
+        elif _is(other, "NoOp") and not other.inputs and not other.outputs:
+            relays.add(c)
+            stack.extend(other.control_inputs)
+    return pivots, (relays if pivots else set())
 
 
 def _is_pivot(g: Graph, producers: dict[int, int], node: Node) -> bool:
@@ -314,11 +365,10 @@ def as_functional(g: Graph, candidates=None, fetched=(), where: str = "",
         _walk_frame(scope, f)
     merges = [k for k, node in enumerate(g.nodes)
               if wanted(k) and is_cond_merge(g, node, producers)]
-    branches = {}
+    branches, true_at = {}, {}
     for m in merges:
         here = f"{where}cond merge {g.nodes[m].name!r}"
-        branches[m] = tuple(_walk_branch(scope, g.nodes[m].inputs[side], side, here)
-                            for side in (0, 1))
+        *branches[m], true_at[m] = _cond_branches(scope, m, here)
     # a structure inside another one's subgraphs is that one's to rewrite
     inside: set = set()
     for m, sides in branches.items():
@@ -333,7 +383,7 @@ def as_functional(g: Graph, candidates=None, fetched=(), where: str = "",
     read = {i for node in g.nodes for i in node.inputs} | set(g.outputs) | set(fetched)
     gone: set = set()
     for group in _groups(scope, top_merges, branches):
-        gone |= _cond_as_if(scope, out, group, branches, read)
+        gone |= _cond_as_if(scope, out, group, branches, true_at, read)
     for f in top_frames:
         gone |= _loop_as_loop(scope, out, f)
     return _without_nodes(out, gone)
@@ -348,9 +398,11 @@ def used_names(g: Graph) -> set[str]:
     return names
 
 
-def _cond_as_if(scope: _Scope, out: Graph, group: list[int], branches, read: set) -> set:
+def _cond_as_if(scope: _Scope, out: Graph, group: list[int], branches, true_at: dict,
+                read: set) -> set:
     """Put the If of one group of a cond's Merges in `out` (at the first Merge's
-    place); returns the other Merges' indices, which the If replaces."""
+    place); returns the other Merges' indices, which the If replaces. `true_at`: per
+    Merge, which of its inputs is the true result."""
     g = scope.g
     pred = _predicate(g, group, branches, scope.where)
     first = g.nodes[group[0]]
@@ -361,15 +413,16 @@ def _cond_as_if(scope: _Scope, out: Graph, group: list[int], branches, read: set
         switches = set().union(*(branches[m][side].switches for m in group))
         renamed = {g.nodes[s].outputs[k]: g.nodes[s].inputs[0]
                    for s in switches for k in (0, 1)}
-        results = [g.nodes[m].inputs[side] for m in group]
+        at = {m: true_at[m] if side else 1 - true_at[m] for m in group}
+        results = [g.nodes[m].inputs[at[m]] for m in group]
         needed = _needed(scope, results, members)
         sub = _subgraph(scope, needed, renamed, [], results, f"{name}/{key}",
                         recurse=False)
-        for m in group:  # the Merge's value_index: 1 where the true branch ran
+        for m in group:  # the Merge's value_index: which of its inputs this branch is
             merge = g.nodes[m]
             if len(merge.outputs) > 1 and merge.outputs[1] in read:
                 tensor = g.tensors[merge.outputs[1]]
-                _constant_output(sub, np.array(side, tensor.dtype.numpy),
+                _constant_output(sub, np.array(at[m], tensor.dtype.numpy),
                                  f"{tensor.name}__{key}", scope.taken)
         subgraphs[key] = _functional_subgraph(sub, f"{name}/{key}: ", scope.taken)
     outputs = [g.nodes[m].outputs[0] for m in group]
@@ -511,12 +564,16 @@ def _needed(scope: _Scope, results: list[int], members: set) -> set:
     roots = list(results)
     while True:
         needed = _upstream(scope, roots, within=members)
-        extra = [g.nodes[c].outputs[0] for k in needed for c in g.nodes[k].control_inputs
-                 if c in members and _is_pivot(g, scope.producers, g.nodes[c])
-                 and scope.producers.get(g.nodes[c].inputs[0]) in members
-                 and g.nodes[c].outputs[0] not in roots]
+        extra, relays = [], set()
+        for k in needed:
+            pivots, through = _pivot_links(g, scope.producers, g.nodes[k], members)
+            inner = [p for p in pivots if scope.producers.get(g.nodes[p].inputs[0]) in members]
+            if inner:  # an inner cond's pivot: kept with the NoOps relaying its edge
+                relays |= through
+                extra.extend(g.nodes[p].outputs[0] for p in inner
+                             if g.nodes[p].outputs[0] not in roots)
         if not extra:
-            return needed
+            return needed | relays
         roots.extend(dict.fromkeys(extra))
 
 

@@ -5,6 +5,12 @@ The graph is imported with og.import_graph_def (train/graph_def_import.py) under
 own node names, and saved with one signature, "serving": its inputs are the graph's
 placeholders, its outputs the tensors named by `outputs` (default: the first output
 of every node nothing reads, control-only nodes left out). Keys are the node names.
+
+TF2's freezing (convert_variables_to_constants_v2, through lift_to_graph) leaves a
+Placeholder named `unused_control_flow_input*` for each loop input it met before its
+producer, then rewires the reader to the producer: the Placeholder stays, read by
+nothing. Such a Placeholder is no input of the signature (a caller could not know what
+to feed); one named so that a node does read is an input as any other.
 """
 
 from __future__ import annotations
@@ -53,10 +59,21 @@ def _sinks(graph_def) -> list:
     return [n.name for n in graph_def.node if n.name not in read and n.op not in _NOT_OUTPUTS]
 
 
+def _unused_lowering_inputs(graph_def, names) -> set:
+    """Names of the Placeholders TF2's freezing left behind: named
+    unused_control_flow_input*, read by no node (data or control edge) and not asked
+    for as an output (`names`)."""
+    read = {name.lstrip("^").split(":")[0] for node in graph_def.node for name in node.input}
+    read |= {n.split(":")[0] for n in names}
+    return {n.name for n in graph_def.node if n.op == "Placeholder"
+            and n.name.startswith("unused_control_flow_input") and n.name not in read}
+
+
 def from_graph_def(source, outputs=None):
     """The Model of a TF1 frozen graph: `source` a .pb path, its bytes or a GraphDef;
     `outputs` the node (or "node:i" tensor) names the serving signature gives (default:
-    the nodes nothing reads).
+    the nodes nothing reads). The signature's inputs are the Placeholders, but for
+    the `unused_control_flow_input*` ones nothing reads (TF2's freezing leaves them).
 
     Raises:
         ConversionError: unreadable or corrupt bytes, an op without a mapping (all of
@@ -74,7 +91,9 @@ def from_graph_def(source, outputs=None):
     unknown = [n for n in names if n.split(":")[0] not in known]
     if unknown:
         raise ConversionError(f"outputs {unknown} name no node of the graph")
-    placeholders = [n.name for n in graph_def.node if n.op == "Placeholder"]
+    unused = _unused_lowering_inputs(graph_def, names)
+    placeholders = [n.name for n in graph_def.node
+                    if n.op == "Placeholder" and n.name not in unused]
     graph = og.Graph()
     with graph.as_default():
         wanted = [n if ":" in n else f"{n}:0" for n in names]

@@ -91,14 +91,10 @@ def test_imported_graph_matches_tf(name):
                     _check(a, b, f"{name} run {k} {f}")
 
 
-def _model_feeds(feeds, ins, graph_def=None):
-    """The serving signature's inputs; TF's lowering of If/While (fn_lowered) leaves
-    Placeholders named unused_control_flow_input* that nothing reads: fed zeros."""
-    out = {f.split(":")[0]: v for f, v in zip(feeds, ins)}
-    for node in graph_def.node if graph_def is not None else ():
-        if node.op == "Placeholder" and node.name.startswith("unused_control_flow_input"):
-            out[node.name] = np.zeros([], node.get("dtype"))
-    return out
+def _model_feeds(feeds, ins):
+    """The serving signature's inputs; the Placeholders TF2's freezing leaves unread
+    (unused_control_flow_input*, in fn_lowered) are none of them."""
+    return {f.split(":")[0]: v for f, v in zip(feeds, ins)}
 
 
 @pytest.mark.parametrize("name", list(NAMES))
@@ -109,7 +105,7 @@ def test_saved_og_file_runs(name, tmp_path):
     og.save(model, path)
     sess = og.Session(og.load(path))
     for k, (ins, want) in enumerate(runs):
-        got = sess.run_signature("serving", **_model_feeds(feeds, ins, graph_def))
+        got = sess.run_signature("serving", **_model_feeds(feeds, ins))
         for f, b in zip(fetches, want):
             _check(got[f.split(":")[0]], b, f"{name} run {k} {f}")
 
@@ -126,13 +122,7 @@ def test_from_graph_def_finds_outputs_of_a_pb_file(tmp_path):
         _check(got[f.split(":")[0]], b, f)
 
 
-ONNX_NAMES = [n for n in NAMES if n != "lowered"] + [pytest.param("lowered", marks=(
-    pytest.mark.xfail(strict=True, reason="TF2's lowering of If (Func/.../input Identity "
-                      "nodes between Switch and branch) is refused by og's ONNX cond "
-                      "export (convert/control_flow_export.py)")))]
-
-
-@pytest.mark.parametrize("name", ONNX_NAMES)
+@pytest.mark.parametrize("name", list(NAMES))
 def test_onnx_export_runs_in_onnxruntime(name, tmp_path):
     ort = pytest.importorskip("onnxruntime")
     from onegraph.convert import to_onnx
@@ -145,7 +135,7 @@ def test_onnx_export_runs_in_onnxruntime(name, tmp_path):
     names = [o.name for o in session.get_outputs()]
     assert sorted(names) == sorted(f.split(":")[0] for f in fetches)
     for k, (ins, want) in enumerate(runs):
-        got = dict(zip(names, session.run(None, _model_feeds(feeds, ins, graph_def))))
+        got = dict(zip(names, session.run(None, _model_feeds(feeds, ins))))
         for f, b in zip(fetches, want):
             _check(got[f.split(":")[0]], b, f"{name} run {k} {f} (onnxruntime)")
 
