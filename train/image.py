@@ -170,8 +170,8 @@ def _float_at_most(value: int, dt: DType) -> float:
 # or (i + 0.5) * in / out - 0.5 with half_pixel_centers, or i * (in - 1) / (out - 1)
 # with align_corners; nearest takes floor(x) (round(x) with align_corners, floor of
 # (i + 0.5) * in / out with half-pixel centres: ONNX's half_pixel rounded half up).
-# Bicubic is Keys' kernel with a = -0.75, taps clamped to the edge; with half-pixel
-# centres a = -0.5 and taps outside the image left out (their weights renormalised).
+# Bicubic is not an ONNX Resize: TF1 rounds its weights through a table
+# (train/image_bicubic.py).
 _RESIZE_MODES = {
     ("linear", False, False): {"coordinate_transformation_mode": "asymmetric"},
     ("linear", True, False): {"coordinate_transformation_mode": "align_corners"},
@@ -182,12 +182,6 @@ _RESIZE_MODES = {
                                "nearest_mode": "round_prefer_ceil"},
     ("nearest", False, True): {"coordinate_transformation_mode": "half_pixel",
                                "nearest_mode": "round_prefer_ceil"},
-    ("cubic", False, False): {"coordinate_transformation_mode": "asymmetric",
-                              "cubic_coeff_a": -0.75},
-    ("cubic", True, False): {"coordinate_transformation_mode": "align_corners",
-                             "cubic_coeff_a": -0.75},
-    ("cubic", False, True): {"coordinate_transformation_mode": "half_pixel",
-                             "cubic_coeff_a": -0.5, "exclude_outside": 1},
 }
 
 
@@ -237,40 +231,39 @@ def _resize(images, size, mode: str, align_corners, half_pixel_centers, name, wh
         return _unbatched(x, single, name)
     if mode != "nearest" and x.dtype != DType.FLOAT32:
         x = api.cast(x, DType.FLOAT32)  # TF1's bilinear and bicubic give float32
-    attrs = dict(_RESIZE_MODES[(mode, align_corners, half_pixel_centers)], mode=mode)
-    batch, channels = api_extra._dims_slice(x, 0, 1), api_extra._dims_slice(x, 3, 4)
     if mode == "cubic":
-        y = _cubic_by_axes(x, size_t, attrs)
+        y = _cubic_tf_weights(x, dims, size_t, align_corners, half_pixel_centers)
     else:
+        attrs = dict(_RESIZE_MODES[(mode, align_corners, half_pixel_centers)], mode=mode)
+        batch, channels = api_extra._dims_slice(x, 0, 1), api_extra._dims_slice(x, 3, 4)
         full = g.op("Concat", [batch, size_t, channels], {"axis": 0})
         y = g.op("Resize", [x, None, None, full], attrs)
     return _unbatched(y, single, name)
 
 
-def _cubic_by_axes(x: Tensor, size_t: Tensor, attrs: dict) -> Tensor:
-    """Cubic Resize of NHWC x to size_t, one axis at a time: onnxruntime runs a cubic
-    Resize of a 4-D tensor only over its last two axes (or upsampling the middle
-    ones), and its optimizer moves Transposes around a Resize, so each axis is
-    reshaped to be the third of four with ones before it. The cubic kernel is
-    separable, so this is the 2-D resize (rounded once more in float32)."""
+def _cubic_tf_weights(x: Tensor, dims, size_t: Tensor, align_corners: bool,
+                      half_pixel_centers: bool) -> Tensor:
+    """Bicubic resize of NHWC x to size_t with TF's own table weights
+    (train/image_bicubic.py): along the width first, then the height, as TF. The
+    weight matrices are constants when the sizes are known while building, else
+    computed when the graph runs."""
+    from .image_bicubic import weight_matrix, weight_matrix_tensor
+
     g = x.graph
-
-    def dims(t, start, end):
-        return api_extra._dims_slice(t, start, end)
-
-    def joined(*parts):
-        return g.op("Concat", [p if isinstance(p, Tensor) else g.constant_ints(p)
-                               for p in parts], {"axis": 0})
-
-    n, channels = dims(x, 0, 1), dims(x, 3, 4)
-    new_h, new_w = size_t[0:1], size_t[1:2]
-    rows = api.reshape(x, joined(n, [1], dims(x, 1, 2), [-1]))     # (N, 1, H, W*C)
-    rows = g.op("Resize", [rows, None, None, joined(n, [1], new_h, dims(rows, 3, 4))],
-                attrs)
-    cols = api.reshape(rows, joined([-1, 1], dims(x, 2, 3), channels))  # (N*h, 1, W, C)
-    cols = g.op("Resize", [cols, None, None, joined(dims(cols, 0, 2), new_w, channels)],
-                attrs)
-    return api.reshape(cols, joined(n, size_t, channels))
+    mats = []
+    for axis in (2, 1):
+        n_in = x.shape[axis] if x.shape is not None else None
+        n_out = dims[axis - 1] if dims is not None else None
+        if n_in is not None and n_out is not None:
+            mats.append(g.constant(weight_matrix(n_in, n_out, align_corners,
+                                                 half_pixel_centers)))
+        else:
+            in_t = api.reshape(api_extra._dims_slice(x, axis, axis + 1), [])
+            out_t = api.reshape(size_t[axis - 1:axis], [])
+            mats.append(weight_matrix_tensor(g, in_t, out_t, align_corners,
+                                             half_pixel_centers))
+    cols = api_extra.einsum("nhwc,vw->nhvc", x, mats[0])
+    return api_extra.einsum("nhwc,uh->nuwc", cols, mats[1])
 
 
 def _aspect_preserving_size(x: Tensor, size_t: Tensor) -> tuple:

@@ -64,20 +64,11 @@ def test_every_case_is_recorded_and_holds_its_op(recorded):
         assert (fetches or case.op == "PrintV2") and 1 <= len(runs) <= 3, case.name
 
 
-# og's own op differs from TF's here (not the importer): kept visible, not hidden
-KNOWN_DIFFERENCES = {
-    "resize_bicubic": "og.image.resize_bicubic differs from TF's ResizeBicubic by ~2e-3 "
-                      "(og's kernel, not the importer)",
-    "resize_bicubic_half_pixel": "og.image.resize_bicubic(half_pixel_centers=True) "
-                                 "differs from TF's by ~2e-3 (og's kernel, not the importer)",
-}
 # outputs TF leaves unset (Svd's u and v without compute_uv): only shape and dtype count
 UNSET_OUTPUTS = {"svd_values": {1, 2}}
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
-    reason=KNOWN_DIFFERENCES[n], strict=True)) if n in KNOWN_DIFFERENCES else n
-                                  for n in NAMES])
+@pytest.mark.parametrize("name", NAMES)
 def test_imported_op_matches_tf(recorded, name):
     graph_def, feeds, fetches, runs = _load(recorded, name)
     with og.Graph().as_default() as g:

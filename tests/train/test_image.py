@@ -46,8 +46,10 @@ def test_matches_tensorflow(reference, case, dynamic):
     if want.dtype.kind != "f":
         np.testing.assert_array_equal(got, want)
     elif fn == "resize_bicubic" or kwargs.get("method") == og.image.ResizeMethod.BICUBIC:
-        # TF1 looks its cubic weights up in a 1024-entry table; these are exact
-        np.testing.assert_allclose(got, want, rtol=0, atol=1e-3)
+        # TF1 looks its cubic weights up in a 1024-entry table, and so does og
+        # (sizes known while building or not); ONNX's exact kernel was 1e-3 away
+        atol = 2e-6 * max(1.0, float(np.abs(want).max()))
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=atol)
     else:
         scale = max(1.0, float(np.abs(want).max()))
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=2e-6 * scale)

@@ -80,14 +80,9 @@ _ENCODE_CASES = [c for c in CASES if c[0].startswith("encode_")]
 
 @pytest.mark.parametrize("case", _VALUE_CASES, ids=[c[0] for c in _VALUE_CASES])
 def test_matches_tensorflow(reference, case):
-    name, _, _, kwargs, _ = case
-    if name.endswith("_m2"):
-        # TF1's bicubic looks its weights up in a 1024-entry table (see test_image.py)
-        tf1_reference.check_case(reference, case, rtol=0, atol=1e-3)
-    else:
-        # decodes, indices and counts exact; float results in float32 (area sums, NMS
-        # decayed scores, MS-SSIM's products of powers) to 1e-5
-        tf1_reference.check_case(reference, case, rtol=1e-5, atol=1e-5)
+    # decodes, indices and counts exact; float results in float32 (area sums, NMS
+    # decayed scores, MS-SSIM's products of powers, bicubic with TF's table) to 1e-5
+    tf1_reference.check_case(reference, case, rtol=1e-5, atol=1e-5)
 
 
 _PAD_CASES = [c for c in _VALUE_CASES if c[1] == "image.resize_image_with_pad"]
@@ -99,9 +94,7 @@ def test_resize_image_with_pad_of_sizes_known_only_at_run_time(reference, case):
     width unknown while building (images of any size, as a TF1 input pipeline decodes
     them): the same values and gradients."""
     hidden = tf1_reference.hidden_axes(reference, case, kept=1)   # all but the channels
-    bicubic = case[0].endswith("_m2")   # tolerances as test_matches_tensorflow's
-    tf1_reference.check_case(reference, case, rtol=0 if bicubic else 1e-5,
-                             atol=1e-3 if bicubic else 1e-5, hidden_dims=hidden)
+    tf1_reference.check_case(reference, case, rtol=1e-5, atol=1e-5, hidden_dims=hidden)
 
 
 def test_resize_image_with_pad_checks_an_empty_image_at_run_time():
