@@ -69,6 +69,27 @@ class FrameUnit:
         self.first = min(nodes)
 
 
+def control_outputs(graph, node_index: int, accept) -> tuple:
+    """The tensors whose deadness makes node `node_index` dead through its control
+    inputs: the first output of each control input for which `accept(index)` holds,
+    and, through a control input that is a NoOp (no outputs: TF2's lowered conds relay
+    a branch's pivot to the branch's constants through one, input_control_node), those
+    of the NoOp's own control inputs, as TF's executor passes deadness along control
+    edges."""
+    found, seen, todo = [], set(), list(graph.nodes[node_index].control_inputs)
+    while todo:
+        c = todo.pop()
+        if c in seen:
+            continue
+        seen.add(c)
+        node = graph.nodes[c]
+        if node.op_type == "NoOp" and not node.outputs:
+            todo.extend(node.control_inputs)
+        elif node.outputs and accept(c):
+            found.append(node.outputs[0])
+    return tuple(found)
+
+
 def has_frames(graph, nodes) -> bool:
     return any(graph.nodes[n].op_type == "Enter" for n in nodes)
 
@@ -252,8 +273,7 @@ class FrameRunner:
             op.check_arity(node.inputs, node.outputs, where)
             attrs = op.resolve_attrs(node.attributes, where)
             attrs[NODE_KEY] = (id(graph), it)  # per-node state: a seeded op's stream
-            ctrl = tuple(graph.nodes[c].outputs[0] for c in node.control_inputs
-                         if c in unit.nodes and graph.nodes[c].outputs)
+            ctrl = control_outputs(graph, it, lambda c: c in unit.nodes)
             # a StackPush saves a forward value for the gradient loop even when it is
             # dead (its pop is then dead too); its control input (the body's pivot)
             # still skips it when the whole body is dead

@@ -891,6 +891,9 @@ class Session:
                 for c in graph.nodes[n].control_inputs:
                     for i in graph.nodes[c].outputs[:1]:
                         last_use[i] = max(last_use.get(i, pos), pos)
+                # (pivots reached through NoOp relays are read as ctrl too)
+                for i in frames.control_outputs(graph, n, lambda c: True):
+                    last_use[i] = max(last_use.get(i, pos), pos)
             for i in implicit.get(n, ()):
                 last_use[i] = pos
         steps = []
@@ -921,8 +924,7 @@ class Session:
                          and i not in keep)
             dead_aware = node.op_type in _DEAD_AWARE
             uses_dead = uses_dead or node.op_type in ("Switch", "Merge")
-            ctrl = tuple(graph.nodes[c].outputs[0] for c in node.control_inputs
-                         if graph.nodes[c].outputs and graph.nodes[c].op_type in _PIVOTS)
+            ctrl = frames.control_outputs(graph, n, lambda c: graph.nodes[c].op_type in _PIVOTS)
             steps.append(_Step(op.kernel, attrs, tuple(node.inputs), tuple(node.outputs),
                                node, free, dead_aware, ctrl))
             for i in node.inputs:

@@ -150,21 +150,11 @@ def test_constant_branches_find_the_predicate_through_noop_relays(x, tmp_path):
                                                       _constant(-1.0), [])
                   + [_node("out", "Mul", ["cond/output", "x"], **_t())])
     want = x * (3.0 if x.sum() > 0 else -1.0)
-    _, got_ort, _ = _run_both(gd, ["out"], {"x": x}, tmp_path)
+    # og's Session passes deadness through the NoOp relay as TF's executor does (the
+    # untaken branch's constant is dead; before, its Merge could take it: 3x for -x)
+    got_og, got_ort, _ = _run_both(gd, ["out"], {"x": x}, tmp_path)
+    np.testing.assert_allclose(got_og["out"], want, rtol=1e-6)
     np.testing.assert_allclose(got_ort["out"], want, rtol=1e-6)
-
-
-@pytest.mark.xfail(strict=True, reason="og's Session makes a node dead through a dead "
-                   "control input only when that input is an Identity (a pivot; "
-                   "train/session.py _PIVOTS), not through TF2's NoOp input_control_node: "
-                   "the untaken branch's constant runs and its Merge can take it")
-def test_og_session_runs_constant_branches_behind_noop_relays(tmp_path):
-    x = XS[1]  # sum < 0: the else branch's -1
-    gd = GraphDef([_x()] + _predicate() + _lowered_if("cond", "Greater", _constant(3.0),
-                                                      _constant(-1.0), [])
-                  + [_node("out", "Mul", ["cond/output", "x"], **_t())])
-    got = og.Session(from_graph_def(gd, outputs=["out"])).run_signature("serving", x=x)
-    np.testing.assert_allclose(got["out"], -x, rtol=1e-6)
 
 
 def _nested_then(prefix, args, icn):
@@ -189,8 +179,8 @@ def test_nested_lowered_if_with_constant_inner_branches(x, tmp_path):
         want = x + (10.0 if (x - 1).sum() > 0 else 20.0)
     else:
         want = x + 1
-    # og's Session is left out: see test_og_session_runs_constant_branches_behind_...
-    _, got_ort, _ = _run_both(gd, ["out"], {"x": x}, tmp_path)
+    got_og, got_ort, _ = _run_both(gd, ["out"], {"x": x}, tmp_path)
+    np.testing.assert_allclose(got_og["out"], want, rtol=1e-6)
     np.testing.assert_allclose(got_ort["out"], want, rtol=1e-6)
 
 
