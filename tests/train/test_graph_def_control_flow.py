@@ -5,48 +5,23 @@ loaded from .og, and exported to ONNX for onnxruntime."""
 
 from __future__ import annotations
 
-import os
-
-import numpy as np
 import pytest
 
 import onegraph as og
-from onegraph.convert.tf_graph_def import from_graph_def
 from onegraph.errors import ConversionError, GradientNotDefinedError, OneGraphError
 from onegraph.train.graph_def import AttrValue, GraphDef, NodeDef
 from onegraph.train.graph_def_import import import_graph_def
 
-DATA = os.path.join(os.path.dirname(__file__), "data", "tf_graph_defs")
+from . import graph_def_recordings as rec
+
 NAMES = ["cond", "nested_cond", "while_capture", "nested_while", "while_max_iter",
          "cond_in_while", "frozen_rnn"]
 LOOPS = ["while_capture", "nested_while", "while_max_iter", "cond_in_while", "frozen_rnn"]
 
 
-def _load(name):
-    with open(os.path.join(DATA, f"cf_{name}.pb"), "rb") as f:
-        graph_def = GraphDef.FromString(f.read())
-    ref = np.load(os.path.join(DATA, f"cf_{name}.npz"))
-    feeds = [str(s) for s in ref["feeds"]]
-    fetches = [str(s) for s in ref["fetches"]]
-    runs = [([ref[f"in_{k}_{i}"] for i in range(len(feeds))],
-             [ref[f"out_{k}_{i}"] for i in range(len(fetches))])
-            for k in range(int(ref["runs"]))]
-    return graph_def, feeds, fetches, runs
-
-
-def _check(got, want, what):
-    got = np.asarray(got)
-    assert got.shape == want.shape, what
-    assert got.dtype == want.dtype, what
-    if want.dtype.kind == "f":
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=what)
-    else:
-        np.testing.assert_array_equal(got, want, err_msg=what)
-
-
 def test_recordings_hold_control_flow_v1():
     for name in NAMES:
-        graph_def, _, _, runs = _load(name)
+        graph_def, _, _, runs = rec.load("cf_" + name)
         kinds = {n.op for n in graph_def.node}
         assert {"Switch", "Merge"} <= kinds, name
         if name in LOOPS:
@@ -56,58 +31,24 @@ def test_recordings_hold_control_flow_v1():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_imported_graph_matches_tf(name):
-    graph_def, feeds, fetches, runs = _load(name)
-    with og.Graph().as_default() as g:
-        outs = import_graph_def(graph_def, return_elements=fetches + feeds)
-        tensors, placeholders = outs[:len(fetches)], outs[len(fetches):]
-        with og.Session(graph=g) as sess:
-            for k, (ins, want) in enumerate(runs):
-                got = sess.run(tensors, dict(zip(placeholders, ins)))
-                for f, a, b in zip(fetches, got, want):
-                    _check(a, b, f"{name} run {k} {f}")
-
-
-def _model_feeds(feeds, ins):
-    return {f.split(":")[0]: v for f, v in zip(feeds, ins)}
+    rec.check_imported("cf_" + name)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_saved_og_file_runs(name, tmp_path):
-    graph_def, feeds, fetches, runs = _load(name)
-    model = from_graph_def(graph_def, outputs=[f.split(":")[0] for f in fetches])
-    path = str(tmp_path / "m.og")
-    og.save(model, path)
-    loaded = og.load(path)
-    sess = og.Session(loaded)
-    for k, (ins, want) in enumerate(runs):
-        got = sess.run_signature("serving", **_model_feeds(feeds, ins))
-        for f, b in zip(fetches, want):
-            _check(got[f.split(":")[0]], b, f"{name} run {k} {f}")
+    rec.check_og_file("cf_" + name, tmp_path)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_onnx_export_runs_in_onnxruntime(name, tmp_path):
-    ort = pytest.importorskip("onnxruntime")
-    from onegraph.convert import to_onnx
-
-    graph_def, feeds, fetches, runs = _load(name)
-    model = from_graph_def(graph_def, outputs=[f.split(":")[0] for f in fetches])
-    path = str(tmp_path / "m.onnx")
-    to_onnx(model, path)
-    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    names = [o.name for o in session.get_outputs()]
-    assert sorted(names) == sorted(f.split(":")[0] for f in fetches)
-    for k, (ins, want) in enumerate(runs):
-        got = dict(zip(names, session.run(None, _model_feeds(feeds, ins))))
-        for f, b in zip(fetches, want):
-            _check(got[f.split(":")[0]], b, f"{name} run {k} {f} (onnxruntime)")
+    rec.check_onnxruntime("cf_" + name, tmp_path)
 
 
 def test_imported_loop_and_cond_refuse_gradients():
     for name, fetch, wrt, error in (
             ("while_capture", "s:0", "A:0", GradientNotDefinedError),
             ("cond", "out:0", "x:0", OneGraphError)):
-        graph_def, _, _, _ = _load(name)
+        graph_def, _, _, _ = rec.load("cf_" + name)
         with og.Graph().as_default():
             y, x = import_graph_def(graph_def, return_elements=[fetch, wrt], name="")
             with pytest.raises(error, match="Exit|Merge"):

@@ -6,8 +6,6 @@ from .og, and exported to ONNX for onnxruntime."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -17,7 +15,8 @@ from onegraph.errors import ConversionError
 from onegraph.train.graph_def import AttrValue, GraphDef, NodeDef
 from onegraph.train.graph_def_import import import_graph_def
 
-DATA = os.path.join(os.path.dirname(__file__), "data", "tf_graph_defs")
+from . import graph_def_recordings as rec
+
 # name -> (ops the top-level graph holds, ops its library functions hold)
 NAMES = {
     "cond": ({"StatelessIf"}, {"Mul", "Sub", "Sum"}),
@@ -30,35 +29,9 @@ NAMES = {
 }
 
 
-def _read(name):
-    with open(os.path.join(DATA, f"fn_{name}.pb"), "rb") as f:
-        return f.read()
-
-
-def _load(name):
-    graph_def = GraphDef.FromString(_read(name))
-    ref = np.load(os.path.join(DATA, f"fn_{name}.npz"))
-    feeds = [str(s) for s in ref["feeds"]]
-    fetches = [str(s) for s in ref["fetches"]]
-    runs = [([ref[f"in_{k}_{i}"] for i in range(len(feeds))],
-             [ref[f"out_{k}_{i}"] for i in range(len(fetches))])
-            for k in range(int(ref["runs"]))]
-    return graph_def, feeds, fetches, runs
-
-
-def _check(got, want, what):
-    got = np.asarray(got)
-    assert got.shape == want.shape, what
-    assert got.dtype == want.dtype, what
-    if want.dtype.kind == "f":
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=what)
-    else:
-        np.testing.assert_array_equal(got, want, err_msg=what)
-
-
 def test_recordings_hold_functional_ops():
     for name, (top, inside) in NAMES.items():
-        graph_def, _, _, runs = _load(name)
+        graph_def, _, _, runs = rec.load("fn_" + name)
         library = graph_def.functions()
         assert top <= {n.op for n in graph_def.node}, name
         in_functions = {n.op for fn in library.values() for n in fn.node}
@@ -68,7 +41,7 @@ def test_recordings_hold_functional_ops():
 
 
 def test_library_parses_signatures_and_rets():
-    library = GraphDef.FromString(_read("nested_call")).functions()
+    library = GraphDef.FromString(rec.read("fn_nested_call")).functions()
     middle = next(fn for name, fn in library.items() if "middle" in name)
     assert middle.input_args == ["u", "v"]
     assert len(middle.output_args) == 2
@@ -80,64 +53,29 @@ def test_library_parses_signatures_and_rets():
 
 @pytest.mark.parametrize("name", list(NAMES))
 def test_imported_graph_matches_tf(name):
-    graph_def, feeds, fetches, runs = _load(name)
-    with og.Graph().as_default() as g:
-        outs = import_graph_def(graph_def, return_elements=fetches + feeds)
-        tensors, placeholders = outs[:len(fetches)], outs[len(fetches):]
-        with og.Session(graph=g) as sess:
-            for k, (ins, want) in enumerate(runs):
-                got = sess.run(tensors, dict(zip(placeholders, ins)))
-                for f, a, b in zip(fetches, got, want):
-                    _check(a, b, f"{name} run {k} {f}")
-
-
-def _model_feeds(feeds, ins):
-    """The serving signature's inputs; the Placeholders TF2's freezing leaves unread
-    (unused_control_flow_input*, in fn_lowered) are none of them."""
-    return {f.split(":")[0]: v for f, v in zip(feeds, ins)}
+    rec.check_imported("fn_" + name)
 
 
 @pytest.mark.parametrize("name", list(NAMES))
 def test_saved_og_file_runs(name, tmp_path):
-    graph_def, feeds, fetches, runs = _load(name)
-    model = from_graph_def(graph_def, outputs=[f.split(":")[0] for f in fetches])
-    path = str(tmp_path / "m.og")
-    og.save(model, path)
-    sess = og.Session(og.load(path))
-    for k, (ins, want) in enumerate(runs):
-        got = sess.run_signature("serving", **_model_feeds(feeds, ins))
-        for f, b in zip(fetches, want):
-            _check(got[f.split(":")[0]], b, f"{name} run {k} {f}")
+    rec.check_og_file("fn_" + name, tmp_path)
 
 
 def test_from_graph_def_finds_outputs_of_a_pb_file(tmp_path):
     path = tmp_path / "frozen.pb"
-    path.write_bytes(_read("cond"))
-    _, feeds, fetches, runs = _load("cond")
+    path.write_bytes(rec.read("fn_cond"))
+    _, feeds, fetches, runs = rec.load("fn_cond")
     model = from_graph_def(str(path))
     sess = og.Session(model)
-    got = sess.run_signature("serving", **_model_feeds(feeds, runs[1][0]))
+    got = sess.run_signature("serving", **rec.model_feeds(feeds, runs[1][0]))
     assert sorted(got) == sorted(f.split(":")[0] for f in fetches)
     for f, b in zip(fetches, runs[1][1]):
-        _check(got[f.split(":")[0]], b, f)
+        rec.check(got[f.split(":")[0]], b, f)
 
 
 @pytest.mark.parametrize("name", list(NAMES))
 def test_onnx_export_runs_in_onnxruntime(name, tmp_path):
-    ort = pytest.importorskip("onnxruntime")
-    from onegraph.convert import to_onnx
-
-    graph_def, feeds, fetches, runs = _load(name)
-    model = from_graph_def(graph_def, outputs=[f.split(":")[0] for f in fetches])
-    path = str(tmp_path / "m.onnx")
-    to_onnx(model, path)
-    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    names = [o.name for o in session.get_outputs()]
-    assert sorted(names) == sorted(f.split(":")[0] for f in fetches)
-    for k, (ins, want) in enumerate(runs):
-        got = dict(zip(names, session.run(None, _model_feeds(feeds, ins))))
-        for f, b in zip(fetches, want):
-            _check(got[f.split(":")[0]], b, f"{name} run {k} {f} (onnxruntime)")
+    rec.check_onnxruntime("fn_" + name, tmp_path)
 
 
 def _func(name: str) -> AttrValue:
@@ -170,7 +108,7 @@ def test_unknown_op_type_that_is_no_library_function_is_unsupported():
 
 def test_unsupported_op_inside_a_function_is_listed():
     # the else branch's Sub becomes "Suq" (same length: the library stays well-formed)
-    data = _read("cond")
+    data = rec.read("fn_cond")
     assert data.count(b"\x12\x03Sub") == 1
     gd = GraphDef.FromString(data.replace(b"\x12\x03Sub", b"\x12\x03Suq"))
     with og.Graph().as_default():
@@ -180,7 +118,7 @@ def test_unsupported_op_inside_a_function_is_listed():
 
 
 def test_library_function_called_by_its_name_as_op_type():
-    graph_def = GraphDef.FromString(_read("nested_call"))
+    graph_def = GraphDef.FromString(rec.read("fn_nested_call"))
     inner = next(name for name in graph_def.functions() if "inner" in name)
     gd = GraphDef([NodeDef("x", "Placeholder", attr={"dtype": _float()}),
                    NodeDef("c", inner, ["x"])], library=graph_def.library)
@@ -195,7 +133,7 @@ def test_library_function_called_by_its_name_as_op_type():
 
 def test_while_runs_its_body_the_recorded_number_of_times():
     # cond_in_while's loop counter output equals the length of x
-    graph_def, feeds, fetches, runs = _load("cond_in_while")
+    graph_def, feeds, fetches, runs = rec.load("fn_cond_in_while")
     with og.Graph().as_default() as g:
         i, x = import_graph_def(graph_def, return_elements=["Identity:0", "x:0"], name="")
         with og.Session(graph=g) as sess:

@@ -13,45 +13,20 @@ import numpy as np
 import pytest
 
 import onegraph as og
-from onegraph.convert.tf_graph_def import from_graph_def
 from onegraph.errors import ConversionError, ShapeError
 from onegraph.train.graph_def import AttrValue, GraphDef, NodeDef
 from onegraph.train.graph_def_import import import_graph_def
 
-DATA = os.path.join(os.path.dirname(__file__), "data", "tf_graph_defs")
+from . import graph_def_recordings as rec
+
 NAMES = ["rnn_basic", "rnn_basic_seqlen", "rnn_lstm", "rnn_lstm_seqlen", "rnn_gru",
          "rnn_gru_seqlen", "map_fn", "scan_fold", "while_dynamic", "while_fixed", "split",
          "bad_reads"]
 
 
-def _load(name):
-    with open(os.path.join(DATA, f"ta_{name}.pb"), "rb") as f:
-        graph_def = GraphDef.FromString(f.read())
-    ref = np.load(os.path.join(DATA, f"ta_{name}.npz"))
-    feeds = [str(s) for s in ref["feeds"]]
-    fetches = [str(s) for s in ref["fetches"]]
-    runs = []
-    for k in range(int(ref["runs"])):
-        ins = [ref[f"in_{k}_{i}"] for i in range(len(feeds))]
-        if f"err_{k}" in ref.files:
-            continue    # TF raised: see test_read_out_of_range_fails_at_run_time
-        runs.append((ins, [ref[f"out_{k}_{i}"] for i in range(len(fetches))]))
-    return graph_def, feeds, fetches, runs
-
-
-def _check(got, want, what):
-    got = np.asarray(got)
-    assert got.shape == want.shape, what
-    assert got.dtype == want.dtype, what
-    if want.dtype.kind == "f":
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=what)
-    else:
-        np.testing.assert_array_equal(got, want, err_msg=what)
-
-
 def test_recordings_hold_tensor_array_v3_in_control_flow_v1():
     for name in NAMES:
-        graph_def, _, _, runs = _load(name)
+        graph_def, _, _, runs = rec.load("ta_" + name)
         kinds = {n.op for n in graph_def.node}
         assert "TensorArrayV3" in kinds, name
         assert not any(k.startswith("TensorList") or k in ("While", "StatelessWhile", "If")
@@ -63,58 +38,25 @@ def test_recordings_hold_tensor_array_v3_in_control_flow_v1():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_imported_graph_matches_tf(name):
-    graph_def, feeds, fetches, runs = _load(name)
-    with og.Graph().as_default() as g:
-        outs = import_graph_def(graph_def, return_elements=fetches + feeds)
-        tensors, placeholders = outs[:len(fetches)], outs[len(fetches):]
-        with og.Session(graph=g) as sess:
-            for k, (ins, want) in enumerate(runs):
-                got = sess.run(tensors, dict(zip(placeholders, ins)))
-                for f, a, b in zip(fetches, got, want):
-                    _check(a, b, f"{name} run {k} {f}")
-
-
-def _model_feeds(feeds, ins):
-    return {f.split(":")[0]: v for f, v in zip(feeds, ins)}
+    rec.check_imported("ta_" + name)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_saved_og_file_runs(name, tmp_path):
-    graph_def, feeds, fetches, runs = _load(name)
-    model = from_graph_def(graph_def, outputs=[f.split(":")[0] for f in fetches])
-    path = str(tmp_path / "m.og")
-    og.save(model, path)
-    sess = og.Session(og.load(path))
-    for k, (ins, want) in enumerate(runs):
-        got = sess.run_signature("serving", **_model_feeds(feeds, ins))
-        for f, b in zip(fetches, want):
-            _check(got[f.split(":")[0]], b, f"{name} run {k} {f}")
+    rec.check_og_file("ta_" + name, tmp_path)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_onnx_export_runs_in_onnxruntime(name, tmp_path):
-    ort = pytest.importorskip("onnxruntime")
-    from onegraph.convert import to_onnx
-
-    graph_def, feeds, fetches, runs = _load(name)
-    model = from_graph_def(graph_def, outputs=[f.split(":")[0] for f in fetches])
-    path = str(tmp_path / "m.onnx")
-    to_onnx(model, path)
-    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    names = [o.name for o in session.get_outputs()]
-    assert sorted(names) == sorted(f.split(":")[0] for f in fetches)
-    for k, (ins, want) in enumerate(runs):
-        got = dict(zip(names, session.run(None, _model_feeds(feeds, ins))))
-        for f, b in zip(fetches, want):
-            _check(got[f.split(":")[0]], b, f"{name} run {k} {f} (onnxruntime)")
+    rec.check_onnxruntime("ta_" + name, tmp_path)
 
 
 def test_read_out_of_range_fails_at_run_time():
     # TF: InvalidArgumentError "Tried to read from index 5 but array size is: 3"
-    ref = np.load(os.path.join(DATA, "ta_bad_reads.npz"))
+    ref = np.load(os.path.join(rec.DATA, "ta_bad_reads.npz"))
     assert str(ref["err_3"][0]) == "InvalidArgumentError"
     assert "index 5" in str(ref["err_3"][1]) and "size is: 3" in str(ref["err_3"][1])
-    graph_def, _, _, _ = _load("bad_reads")
+    graph_def, _, _, _ = rec.load("ta_bad_reads")
     with og.Graph().as_default() as g:
         out, i = import_graph_def(graph_def, return_elements=["out:0", "i:0"], name="")
         with og.Session(graph=g) as sess:
