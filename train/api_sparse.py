@@ -18,21 +18,9 @@ from .api_sparse_segment import sparse_segment_mean, sparse_segment_sqrt_n, spar
 from .module_namespace import namespace
 from .sparse_tensor import (SparseTensor, SparseTensorValue,
                             convert_to_tensor_or_sparse_tensor, sparse_placeholder)
+from .sparse_tensor import sparse_argument as _sparse
 
 _DOMAIN = "onegraph"
-
-
-def _sparse(value, what: str) -> SparseTensor:
-    """value as a SparseTensor (a SparseTensorValue made constant).
-
-    Raises:
-        TypeError: it is neither.
-    """
-    if isinstance(value, SparseTensorValue):
-        return SparseTensor.from_value(value)
-    if not isinstance(value, SparseTensor):
-        raise TypeError(f"{what}: needs a SparseTensor, got {type(value).__name__}")
-    return value
 
 
 def _op(op_type: str, inputs, attrs=None, name=None, num_outputs=None):

@@ -22,22 +22,10 @@ from .api_linalg import setdiff1d
 from .api_math import _checked
 from .gradients import IndexedSlices
 from .sparse_tensor import SparseTensor, SparseTensorValue
+from .sparse_tensor import sparse_argument as _sparse
 
 _DOMAIN = "onegraph"
 _INT64 = DType.INT64
-
-
-def _sparse(value, what: str) -> SparseTensor:
-    """value as a SparseTensor (a SparseTensorValue made constant).
-
-    Raises:
-        TypeError: it is neither.
-    """
-    if isinstance(value, SparseTensorValue):
-        return SparseTensor.from_value(value)
-    if not isinstance(value, SparseTensor):
-        raise TypeError(f"{what}: needs a SparseTensor, got {type(value).__name__}")
-    return value
 
 
 def _i64(g, value):

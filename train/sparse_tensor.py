@@ -268,3 +268,17 @@ def _dims(shape) -> list:
 
 __all__ = ["SparseTensor", "SparseTensorValue", "convert_to_tensor_or_sparse_tensor",
            "sparse_placeholder"]
+
+
+def sparse_argument(value, what: str) -> "SparseTensor":
+    """value as a SparseTensor (a SparseTensorValue made constant): the sparse
+    argument of a TF sparse function.
+
+    Raises:
+        TypeError: it is neither (the message starts with `what`).
+    """
+    if isinstance(value, SparseTensorValue):
+        return SparseTensor.from_value(value)
+    if not isinstance(value, SparseTensor):
+        raise TypeError(f"{what}: needs a SparseTensor, got {type(value).__name__}")
+    return value

@@ -11,31 +11,16 @@ from __future__ import annotations
 import json
 import os
 
-import numpy as np
 import pytest
 
 import onegraph as og
 
 from . import sparse_api_cases as cases
+from .tf1_reference import same_nested
 
 with open(os.path.join(os.path.dirname(__file__), "data",
                        "tf1_sparse_api_reference.json")) as _f:
     REFERENCE = json.load(_f)
-
-
-def _same(mine, theirs, where: str) -> None:
-    if isinstance(theirs, dict):
-        assert isinstance(mine, dict) and sorted(mine) == sorted(theirs), where
-        for key in theirs:
-            _same(mine[key], theirs[key], f"{where}.{key}")
-        return
-    want = np.asarray(theirs)
-    got = np.asarray(mine)
-    assert got.shape == want.shape, (where, got.shape, want.shape)
-    if want.dtype.kind == "f":
-        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=where)
-    else:
-        np.testing.assert_array_equal(got, want, err_msg=where)
 
 
 @pytest.mark.parametrize("case", sorted(cases.CASES))
@@ -46,7 +31,7 @@ def test_case_matches_tensorflow(case):
         assert "error" in got, f"TF raised {want['error']}; onegraph gave {got}"
         return
     assert "error" not in got, f"onegraph raised {got['error']}"
-    _same(got, want, case)
+    same_nested(got, want, case)
 
 
 def test_sparse_tensor_refuses_bad_parts():

@@ -20,27 +20,13 @@ import pytest
 import onegraph as og
 
 from . import sparse_more_cases as cases
+from .tf1_reference import same_nested
 
 with open(os.path.join(os.path.dirname(__file__), "data",
                        "tf1_sparse_more_reference.json")) as _f:
     REFERENCE = json.load(_f)
 
 _RUN_TIME = {"InvalidArgumentError": ("InvalidArgumentError", "ExecutionError")}
-
-
-def _same(mine, theirs, where: str) -> None:
-    if isinstance(theirs, dict):
-        assert isinstance(mine, dict) and sorted(mine) == sorted(theirs), where
-        for key in theirs:
-            _same(mine[key], theirs[key], f"{where}.{key}")
-        return
-    want = np.asarray(theirs)
-    got = np.asarray(mine)
-    assert got.shape == want.shape, (where, got.shape, want.shape)
-    if want.dtype.kind == "f":
-        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=where)
-    else:
-        np.testing.assert_array_equal(got, want, err_msg=where)
 
 
 def test_enough_scenarios_recorded():
@@ -58,7 +44,7 @@ def test_case_matches_tensorflow(case):
             f"TF raised {want['error']}, onegraph {got['error']}"
         return
     assert "error" not in got, f"onegraph raised {got['error']}"
-    _same(got, want, case)
+    same_nested(got, want, case)
 
 
 def test_namespaces_have_tf1_names():

@@ -1,6 +1,7 @@
 """Running the TF1-compatibility cases (tests/train/tf1_<name>_cases.py, function-call
 form) in onegraph and comparing with TensorFlow's recorded outputs and gradients
-(tests/train/data/tf1_<name>_reference.npz, written by tools/record_tf1_reference.py).
+(tests/train/data/tf1_<name>_reference.npz, written by tools/record_tf1_reference.py),
+and comparing nested recorded results of the other recorders (same_nested).
 """
 
 import os
@@ -107,3 +108,20 @@ def check_case(reference: dict, case, rtol=1e-5, atol=1e-5,
         scale = max(1.0, float(np.abs(want).max())) if want.size else 1.0
         np.testing.assert_allclose(got, want, rtol=rtol, atol=atol * scale,
                                    err_msg=f"d/d{key}")
+
+
+def same_nested(mine, theirs, where: str, rtol=1e-6, atol=1e-6) -> None:
+    """A recorded result (dicts of arrays as nested lists) equals og's: the same keys,
+    shapes exactly, floats to rtol/atol, everything else exactly."""
+    if isinstance(theirs, dict):
+        assert isinstance(mine, dict) and sorted(mine) == sorted(theirs), where
+        for key in theirs:
+            same_nested(mine[key], theirs[key], f"{where}.{key}", rtol, atol)
+        return
+    want = np.asarray(theirs)
+    got = np.asarray(mine)
+    assert got.shape == want.shape, (where, got.shape, want.shape)
+    if want.dtype.kind == "f":
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=where)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=where)
