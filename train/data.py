@@ -43,7 +43,14 @@ from .tensor_shape import TensorShape
 
 __all__ = ["Dataset", "Iterator", "TFRecordDataset", "TextLineDataset", "get_output_classes",
            "get_output_shapes", "get_output_types", "make_initializable_iterator",
-           "make_one_shot_iterator", "experimental", "FixedLengthRecordDataset"]
+           "make_one_shot_iterator", "experimental", "FixedLengthRecordDataset",
+           "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
+
+# TF's sentinels (tf.data.AUTOTUNE and tf.data.experimental.AUTOTUNE: let the runtime
+# choose a parallelism or buffer size; the cardinalities of endless and unknown inputs)
+AUTOTUNE = -1
+INFINITE_CARDINALITY = -1
+UNKNOWN_CARDINALITY = -2
 
 _INF = -1
 

@@ -19,16 +19,14 @@ from ..errors import ExecutionError
 from ..format import DType
 from ..ops import dataset as _ops
 from . import graph as _g
-from .data import Dataset, _positive
+from .data import (AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY,  # noqa: F401
+                   Dataset, _positive)
 from .data_iterator import _register, element_op
 from .data_structure import (_as_array, _Component, _flatten, _flatten_like, _pack,
                              _Run, _shape, _Traced, skip_errors_of)
 from .graph import Tensor
 from .record_compression import compression_name
 
-AUTOTUNE = -1
-INFINITE_CARDINALITY = -1
-UNKNOWN_CARDINALITY = -2
 
 __all__ = ["AUTOTUNE", "Counter", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY",
            "bucket_by_sequence_length", "choose_from_datasets", "copy_to_device",

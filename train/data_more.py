@@ -12,10 +12,8 @@ import numpy as np
 from ..errors import ExecutionError
 from ..format import DType
 from . import graph as _g
-from .data import Dataset
+from .data import AUTOTUNE, Dataset
 from .data_structure import _Component, _pack, _text, _Traced, no_windows
-
-AUTOTUNE = -1
 
 
 def _cpus() -> int:

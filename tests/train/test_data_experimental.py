@@ -169,3 +169,10 @@ def test_ignore_errors_skips_only_what_comes_before_it(caplog):
             assert sess.run(nxt) == 0.0
             with pytest.raises(ExecutionError, match="bad"):
                 sess.run(nxt)
+
+
+def test_tf_sentinels_in_both_namespaces():
+    # TF 2.21: tf.data.AUTOTUNE == tf.data.experimental.AUTOTUNE == -1,
+    # INFINITE_CARDINALITY == -1, UNKNOWN_CARDINALITY == -2
+    for ns in (og.data, og.data.experimental):
+        assert (ns.AUTOTUNE, ns.INFINITE_CARDINALITY, ns.UNKNOWN_CARDINALITY) == (-1, -1, -2)
