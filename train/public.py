@@ -91,6 +91,8 @@ from .api_tf1_odds import *  # noqa: E402,F401,F403 - sparse_segment_*, unravel_
 from .api_tf1_odds import __all__ as _api_tf1_odds_all  # noqa: E402
 from .debugging_more import *  # noqa: E402,F401,F403 - assert_rank_in, verify_tensor_all_finite
 from .debugging_more import __all__ as _debugging_more_all  # noqa: E402
+from .api_tf1_names import *  # noqa: E402,F401,F403 - space_to_batch, get_seed, init_scope, ...
+from .api_tf1_names import __all__ as _api_tf1_names_all  # noqa: E402
 from .nest import nest  # noqa: E402 - TF's tf.nest
 from .distributions import distributions  # noqa: E402 - TF1's tf.distributions
 from .api_io import queue  # noqa: E402 - TF1's tf.queue
@@ -106,7 +108,8 @@ __all__ = sorted(
     | set(_api_linalg_solve_all) | set(_api_special_all) | set(_api_strings_all)
     | set(_api_partition_all) | set(_api_tf1_extra_all) | set(_session_config_all)
     | set(_api_tf1_more_all) | set(_api_sparse_all) | set(_api_io_all)
-    | set(_api_tf1_odds_all) | set(_debugging_more_all) | set(_readers_all) | {
+    | set(_api_tf1_odds_all) | set(_debugging_more_all) | set(_api_tf1_names_all)
+    | set(_readers_all) | {
     "random_gamma", "random_poisson", "TensorArray",
     "bool", "math", "random", "case", "clip_by_global_norm", "clip_by_norm", "global_norm",
     "tuple", "cond", "foldl", "map_fn", "scan", "while_loop", "FIFOQueue", "IndexedSlices",
