@@ -1,5 +1,5 @@
-"""TF1 SavedModel directories written by TensorFlow itself (saved_model.pb + variables/):
-read, frozen and imported into an og graph.
+"""SavedModel directories written by TensorFlow itself (saved_model.pb + variables/), TF1
+and TF2 ones: read, frozen and imported into an og graph.
 
 Loading freezes the graph, as TF's convert_variables_to_constants does: each variable
 (a reference VariableV2, whose reads are Identity nodes, or a resource VarHandleOp, read
@@ -9,8 +9,14 @@ variables' names), and the graph is pruned to what the signatures need, so the s
 restore and initializer subgraphs are left out. The variables are therefore not og
 Variables: the loaded graph serves, it does not train.
 
-TF2 object-based SavedModels (tf.saved_model.save: functions in a FunctionDefLibrary
-called through StatefulPartitionedCall) are refused by name.
+TF2 object-based SavedModels (tf.saved_model.save) call a library function through a
+StatefulPartitionedCall whose trailing inputs are the captured variables' VarHandleOps.
+Their checkpoint keys are object-graph paths, found through the SavedObjectGraph: the
+called concrete function's bound_inputs name the captured objects' nodes, in the order of
+those inputs, and a variable's key is its shortest child path from the root (local names
+escaped as TF's escape_local_name) + "/.ATTRIBUTES/VARIABLE_VALUE". Each captured handle
+becomes a Const of that value, so inside the functions a ReadVariableOp of it becomes an
+Identity and a ResourceGather a Gather; functions that write variables are refused.
 """
 
 from __future__ import annotations
@@ -21,15 +27,18 @@ import numpy as np
 
 from ..errors import ConversionError, DataLossError, NotFoundError
 from ..ops.io_ops import serialize_array
-from .graph_def import AttrValue, GraphDef, NodeDef
+from .graph_def import AttrValue, GraphDef, NodeDef, func_name
 from .tf_saved_model_proto import parse_saved_model
 
-__all__ = ["PB_FILENAME", "has_tf_saved_model", "read_meta_graph", "freeze_meta_graph",
-           "import_meta_graph", "load_into_graph"]
+__all__ = ["PB_FILENAME", "INIT_OP_SIGNATURE", "has_tf_saved_model", "read_meta_graph",
+           "captured_variable_keys", "freeze_meta_graph", "import_meta_graph",
+           "load_into_graph"]
 
 PB_FILENAME = "saved_model.pb"
 _REF_VARIABLES = {"VariableV2", "Variable"}
-_TF2_CALLS = {"StatefulPartitionedCall", "PartitionedCall"}
+# the MetaGraphDef's pseudo-signature naming the init op (TF2), not a model signature
+INIT_OP_SIGNATURE = "__saved_model_init_op"
+_VARIABLE_ATTRIBUTE = "/.ATTRIBUTES/VARIABLE_VALUE"
 
 
 def has_tf_saved_model(export_dir) -> bool:
@@ -45,8 +54,7 @@ def read_meta_graph(export_dir: str, tags):
     """The MetaGraphDef of export_dir/saved_model.pb whose tags are exactly `tags`.
 
     Raises:
-        ConversionError: no saved_model.pb, it cannot be read, or the meta graph is a
-            TF2 object-based SavedModel's.
+        ConversionError: no saved_model.pb, or it cannot be read.
         DataLossError: saved_model.pb is not a well-formed SavedModel.
         RuntimeError: no meta graph has these tags (TF's words).
     """
@@ -70,13 +78,6 @@ def read_meta_graph(export_dir: str, tags):
             f"MetaGraphDef associated with tags {_tags_text(tags)} could not be found in "
             f"SavedModel, with available tags '{available}'. To inspect available "
             "tag-sets in the SavedModel, please use the SavedModel CLI: `saved_model_cli`.")
-    calls = [n.name for n in meta.graph_def.node if n.op in _TF2_CALLS]
-    if meta.object_graph or calls:
-        raise ConversionError(
-            f"{path} is a TF2 object-based SavedModel (tf.saved_model.save: a "
-            f"SavedObjectGraph, functions called through StatefulPartitionedCall"
-            f"{' nodes such as ' + repr(calls[0]) if calls else ''}); only TF1 "
-            "SavedModels (simple_save / SavedModelBuilder, graph mode) are supported")
     return meta
 
 
@@ -96,9 +97,11 @@ def _const_node(name: str, value: np.ndarray) -> NodeDef:
 class _Values:
     """Variable values from export_dir/variables/variables (read on first need)."""
 
-    def __init__(self, export_dir: str):
+    def __init__(self, export_dir: str, keys=None):
         self.prefix = os.path.join(export_dir, "variables", "variables")
         self._reader = None
+        # TF2: {captured VarHandleOp name: its object-graph checkpoint key}
+        self.keys = dict(keys or {})
 
     def get(self, var: NodeDef, dtype_attr: str = "dtype") -> np.ndarray:
         """The checkpoint value of variable node `var`, in its declared dtype and shape.
@@ -115,8 +118,15 @@ class _Values:
                 raise ConversionError(f"the SavedModel has variables (first {var.name!r}) "
                                       f"but no checkpoint {self.prefix}.index")
             self._reader = CheckpointReader(self.prefix)
-        keys = [var.name] + [k for k in [var.get("shared_name")] if k and k != var.name]
-        key = next((k for k in keys if self._reader.has_tensor(k)), None)
+        if var.name in self.keys:
+            key = self.keys[var.name]
+            if not self._reader.has_tensor(key):
+                raise ConversionError(f"variable {key!r} (captured as graph node "
+                                      f"{var.name!r}) is not in the SavedModel's "
+                                      f"checkpoint {self.prefix}")
+        else:
+            keys = [var.name] + [k for k in [var.get("shared_name")] if k and k != var.name]
+            key = next((k for k in keys if self._reader.has_tensor(k)), None)
         if key is None:
             raise ConversionError(f"variable {var.name!r} ({var.op}) is not in the "
                                   f"SavedModel's checkpoint {self.prefix}")
@@ -143,9 +153,13 @@ def _frozen(node: NodeDef, by_name: dict, values: _Values):
     Raises:
         ConversionError: a resource variable used by an op freezing cannot rewrite.
     """
-    if node.op in _REF_VARIABLES:
+    if node.op in _REF_VARIABLES or node.op == "VarHandleOp" and node.name in values.keys:
         return _const_node(node.name, values.get(node)), False
     handles = [by_name.get(_node_of(r)) for r in node.input if not r.startswith("^")]
+    if values.keys and _called_functions(node):
+        # a TF2 function call: its captured handles become Consts; its body is
+        # rewritten by _frozen_library
+        return node, True
     var = handles[0] if handles else None
     if var is None or var.op != "VarHandleOp":
         if any(h is not None and h.op == "VarHandleOp" for h in handles):
@@ -167,18 +181,154 @@ def _frozen(node: NodeDef, by_name: dict, values: _Values):
                           "ResourceGather reads")
 
 
+def _called_functions(node: NodeDef, library=()) -> list:
+    """The names of the functions `node` calls: through its func attributes (f,
+    then_branch, body, branches, ...) or, if its op names a library function, by op."""
+    names = [node.op] if node.op in library else []
+    for attr in node.attr.values():
+        if attr.kind == "func":
+            names.append(func_name(attr.value))
+        elif attr.kind == "list":
+            names.extend(func_name(v) for v in attr.value.get("func", []))
+    return names
+
+
+def _object_paths(graph) -> dict:
+    """{node id: checkpoint path} of a SavedObjectGraph: each node's first shortest
+    child path from the root (breadth first, children in order, as TF's checkpoint
+    traversal), local names escaped as TF's escape_local_name ("." -> "..", "/" -> ".S").
+    """
+    paths = {0: ""} if graph.nodes else {}
+    queue = [0] if graph.nodes else []
+    for node_id in queue:
+        for child, local in graph.nodes[node_id].children:
+            if child not in paths:
+                name = local.replace(".", "..").replace("/", ".S")
+                paths[child] = f"{paths[node_id]}/{name}" if paths[node_id] else name
+                queue.append(child)
+    return paths
+
+
+def captured_variable_keys(meta) -> dict:
+    """TF2: {VarHandleOp node name: checkpoint key} of the variables the graph's calls
+    of saved concrete functions capture (the call's trailing inputs, one per bound
+    input of the function in meta's SavedObjectGraph); {} for a TF1 meta graph.
+
+    Raises:
+        ConversionError: a call has fewer inputs than its function's bound inputs, or
+            a captured variable is not reachable from the object graph's root.
+    """
+    graph = meta.object_graph
+    if graph is None:
+        return {}
+    paths = _object_paths(graph)
+    by_name = {n.name: n for n in meta.graph_def.node}
+    keys: dict = {}
+    for node in meta.graph_def.node:
+        for fn in _called_functions(node):
+            bound = graph.bound_inputs.get(fn)
+            if not bound:
+                continue
+            inputs = [r for r in node.input if not r.startswith("^")]
+            if len(inputs) < len(bound):
+                raise ConversionError(f"node {node.name!r} calls {fn!r} with {len(inputs)} "
+                                      f"inputs, fewer than its {len(bound)} captured ones")
+            for ref, node_id in zip(inputs[len(inputs) - len(bound):], bound):
+                handle = by_name.get(_node_of(ref))
+                if handle is None or handle.op != "VarHandleOp" or \
+                        graph.nodes[node_id].kind != "variable":
+                    continue
+                if node_id not in paths:
+                    raise ConversionError(f"the variable captured as {handle.name!r} "
+                                          f"(object node {node_id}) is not reachable from "
+                                          "the SavedObjectGraph's root")
+                keys[handle.name] = paths[node_id] + _VARIABLE_ATTRIBUTE
+    return keys
+
+
+# resource-variable ops inside functions that a frozen graph cannot honour (writes)
+_VARIABLE_WRITES = ("Assign", "ResourceApply", "ResourceScatter", "ResourceSparseApply",
+                    "DestroyResourceOp", "VarHandleOp")
+
+
+def _frozen_function_node(node: NodeDef, fn_name: str) -> NodeDef:
+    """A function body node with its captured variables frozen: ReadVariableOp ->
+    Identity, ResourceGather -> Gather, VariableShape -> Shape; other nodes stay.
+
+    Raises:
+        ConversionError: the node writes or creates a variable.
+    """
+    if node.op == "ReadVariableOp":
+        return NodeDef(node.name, "Identity", node.input, node.device,
+                       {"T": node.attr.get("dtype", AttrValue())})
+    if node.op == "ResourceGather" and not node.get("batch_dims", 0):
+        attr = {"Tparams": node.attr.get("dtype", AttrValue())}
+        if "Tindices" in node.attr:
+            attr["Tindices"] = node.attr["Tindices"]
+        return NodeDef(node.name, "Gather", node.input, node.device, attr)
+    if node.op == "VariableShape":
+        attr = {"out_type": node.attr["out_type"]} if "out_type" in node.attr else {}
+        return NodeDef(node.name, "Shape", node.input, node.device, attr)
+    if node.op.startswith(_VARIABLE_WRITES) or node.op == "ResourceGather":
+        raise ConversionError(f"function {fn_name!r} node {node.name!r} ({node.op}) "
+                              "writes or creates a variable (or gathers with batch_dims); "
+                              "a frozen SavedModel serves only functions that read them")
+    return node
+
+
+def _frozen_library(nodes, library: dict) -> dict:
+    """The library functions `nodes` call, directly or not, each with its variable
+    reads frozen (_frozen_function_node); functions not called are left out.
+
+    Raises:
+        ConversionError: a called function is not in the library, or writes a variable.
+    """
+    from .graph_def import FunctionDef
+
+    out: dict = {}
+    todo = [f for n in nodes for f in _called_functions(n, library)]
+    while todo:
+        name = todo.pop()
+        if name in out:
+            continue
+        fn = library.get(name)
+        if fn is None:
+            raise ConversionError(f"the SavedModel's graph calls function {name!r}, which "
+                                  "is not in its function library")
+        body = [_frozen_function_node(n, name) for n in fn.node]
+        out[name] = FunctionDef(fn.name, fn.input_args, fn.output_args, body, fn.ret,
+                                fn.control_ret)
+        todo.extend(f for n in body for f in _called_functions(n, library))
+    return out
+
+
+class _FrozenGraphDef(GraphDef):
+    """A GraphDef whose function library is given already parsed (and rewritten)."""
+
+    def __init__(self, node, versions, functions: dict):
+        super().__init__(node, versions)
+        self._functions = functions
+
+    def functions(self) -> dict:
+        """The rewritten library, {name: FunctionDef}. Never raises."""
+        return dict(self._functions)
+
+
 def freeze_meta_graph(meta, export_dir: str, tensor_names) -> GraphDef:
     """A new GraphDef of meta's graph pruned to what computes `tensor_names` ("node:i"),
-    each variable it reads replaced by a Const of its checkpoint value.
+    each variable it reads replaced by a Const of its checkpoint value; a TF2 meta
+    graph's captured variables likewise, with the library functions it calls rewritten
+    to read those Consts (the result's functions() is that library).
 
     Raises:
         ConversionError: a tensor names no node, a variable is missing from the
-            checkpoint (or has another dtype/shape), or a resource variable is used by
-            an op other than ReadVariableOp / ResourceGather.
+            checkpoint (or has another dtype/shape), a resource variable is used by
+            an op other than ReadVariableOp / ResourceGather, or a called function
+            writes a variable.
         DataLossError: the checkpoint is corrupt.
     """
     by_name = {n.name: n for n in meta.graph_def.node}
-    values = _Values(export_dir)
+    values = _Values(export_dir, captured_variable_keys(meta))
     todo = []
     for name in tensor_names:
         node = _node_of(name)
@@ -201,7 +351,10 @@ def freeze_meta_graph(meta, export_dir: str, tensor_names) -> GraphDef:
                         if _node_of(r) not in kept and _node_of(r) not in
                         {n.name for n in kept[name]})
     nodes = [n for orig in meta.graph_def.node if orig.name in kept for n in kept[orig.name]]
-    return GraphDef(nodes, meta.graph_def.versions)
+    library = meta.graph_def.functions()
+    if not library:
+        return GraphDef(nodes, meta.graph_def.versions)
+    return _FrozenGraphDef(nodes, meta.graph_def.versions, _frozen_library(nodes, library))
 
 
 def _signature_tensors(meta, keys) -> list:
@@ -237,7 +390,8 @@ def import_meta_graph(meta, export_dir: str, keys=None) -> dict:
     """
     from .graph_def_import import import_graph_def
 
-    keys = list(meta.signature_def) if keys is None else list(keys)
+    keys = [k for k in meta.signature_def if k != INIT_OP_SIGNATURE] if keys is None \
+        else list(keys)
     missing = [k for k in keys if k not in meta.signature_def]
     if missing:
         raise ConversionError(f"the MetaGraphDef with tags {_tags_text(meta.tags)} has no "

@@ -110,7 +110,7 @@ def test_cli_signature_flag_and_refusals(tmp_path):
     assert list(og.load(out).signatures) == ["scaled"]
     assert main(["convert", src, str(tmp_path / "x.og"), "--opset", "13"]) != 0
     assert main(["convert", str(tmp_path), str(tmp_path / "y.og")]) != 0   # no .pb
-    assert main(["convert", os.path.join(DATA, "tf2_module"), str(tmp_path / "z.og")]) != 0
+    assert main(["convert", str(tmp_path / "nope"), str(tmp_path / "z.og")]) != 0
 
 
 def test_wrong_tags_raise_tfs_runtime_error():
@@ -130,12 +130,19 @@ def test_missing_saved_model_pb(tmp_path):
         og.saved_model.loader.load(sess, ["serve"], str(tmp_path))
 
 
-def test_tf2_object_based_saved_model_is_refused_by_name():
-    with pytest.raises(ConversionError, match="TF2 object-based SavedModel"):
-        from_saved_model(os.path.join(DATA, "tf2_module"))
-    with og.Session(graph=og.Graph()) as sess, \
-            pytest.raises(ConversionError, match="TF2 object-based"):
-        og.saved_model.loader.load(sess, ["serve"], os.path.join(DATA, "tf2_module"))
+def test_tf2_object_based_saved_model_loads():
+    # tf2_module: tf.Module with w = [[1, 2], [3, 4]] saved by the recorder,
+    # signature y = x @ w (tests/train/test_tf2_saved_model.py checks TF's own outputs)
+    x = np.array([[1.0, -2.0], [0.5, 3.0]], np.float32)
+    want = x @ np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    model = from_saved_model(os.path.join(DATA, "tf2_module"))
+    _close(og.Session(model).run_signature("serving_default", x=x)["y"], want)
+    with og.Session(graph=og.Graph()) as sess:
+        meta = og.saved_model.loader.load(sess, ["serve"], os.path.join(DATA, "tf2_module"))
+        sig = meta.signature_def["serving_default"]
+        got = sess.run(sess.graph.get_tensor_by_name(sig.outputs["y"].name),
+                       {sess.graph.get_tensor_by_name(sig.inputs["x"].name): x})
+    _close(got, want)
 
 
 def _copy(name: str, tmp_path) -> str:
