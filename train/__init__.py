@@ -54,6 +54,13 @@ from .warm_start import init_from_checkpoint, warm_start
 from .monitored_session import (ChiefSessionCreator, MonitoredSession,
                                 MonitoredTrainingSession, Scaffold, SessionCreator,
                                 SingularMonitoredSession, WorkerSessionCreator)
+from .session_manager import SessionManager
+from .checkpoint_state import generate_checkpoint_state_proto, update_checkpoint_state
+from .optimizers_adagrad_da import AdagradDAOptimizer
+from .train_more import (GlobalStepWaiterHook, LooperThread, ProfilerHook, VocabInfo,
+                         basic_train_loop, match_filenames_once)
+from .distributed import (ClusterSpec, Server, Supervisor, SyncReplicasOptimizer,
+                          replica_device_setter)
 
 __all__ = ["SGD", "AdaGrad", "Adam", "AdamOptimizer", "AdamW", "GradientDescentOptimizer",
            "Momentum", "Optimizer", "RMSProp", "clip_by_global_norm", "clip_by_norm",
@@ -82,4 +89,8 @@ __all__ = ["SGD", "AdaGrad", "Adam", "AdamOptimizer", "AdamW", "GradientDescentO
            "maybe_shuffle_batch_join", "init_from_checkpoint", "warm_start",
            "SummarySaverHook", "summary_iterator", "BytesList", "Example", "Feature",
            "FeatureList", "FeatureLists", "Features", "FloatList", "Int64List",
-           "SequenceExample"]
+           "SequenceExample",
+           "SessionManager", "generate_checkpoint_state_proto", "update_checkpoint_state",
+           "AdagradDAOptimizer", "GlobalStepWaiterHook", "LooperThread", "ProfilerHook",
+           "VocabInfo", "basic_train_loop", "match_filenames_once", "ClusterSpec", "Server",
+           "Supervisor", "SyncReplicasOptimizer", "replica_device_setter"]
