@@ -31,8 +31,8 @@ What happens, as in TF1:
    if it was not finalized before.
 
 Differences from TF1: everything runs in this process, so `master` must be '' and a
-worker's session cannot wait for a chief (see WorkerSessionCreator); `config` and run
-`options` are accepted and ignored; a session that fails is not
+worker's session cannot wait for a chief (see WorkerSessionCreator); `config` is
+accepted and ignored, run `options` only ask for a trace; a session that fails is not
 re-created (onegraph has no preemption errors to recover from); `should_stop()`
 also turns true after an OutOfRangeError (TF1's stays false, though the next run
 would fail again).
@@ -241,6 +241,11 @@ class Scaffold:
         (og.LOCAL_VARIABLES: epoch counters of input pipelines, metric totals) and its
         lookup tables (og.tables_initializer()), as TF1's Scaffold."""
         return group(local_variables_initializer(), tables_initializer())
+
+
+def _traces(options) -> bool:
+    """Whether run options (an og.RunOptions, or None) ask for a trace."""
+    return bool(getattr(options, "trace_level", 0))
 
 
 def _only_item(graph, arg_name: str, collection_key: str):
@@ -515,7 +520,9 @@ class _MonitoredSession:
 
         Args:
             fetches, feed_dict: as og.Session.run.
-            options: accepted for TF1 compatibility and ignored (handed to the hooks).
+            options: an og.RunOptions: handed to the hooks; a trace_level (here or in
+                a hook's SessionRunArgs.options) makes the run record into
+                run_metadata, or a new og.RunMetadata, which the hooks get.
             run_metadata: an og.RunMetadata recording the run, or None.
 
         Raises:
@@ -533,9 +540,14 @@ class _MonitoredSession:
         if fetches is None:
             raise TypeError("MonitoredSession.run: fetches is None; give the tensors or "
                             "ops to fetch")
-        run_context = SessionRunContext(SessionRunArgs(fetches, feed_dict), sess)
+        run_context = SessionRunContext(SessionRunArgs(fetches, feed_dict, options), sess)
         all_fetches = {_CALLER: fetches}
-        feeds = self._call_before_run(sess, run_context, all_fetches, feed_dict)
+        feeds, traced = self._call_before_run(sess, run_context, all_fetches, feed_dict)
+        # a hook that asks for a trace (RunOptions.trace_level, TF1's contract) gets the
+        # run's metadata in after_run, recorded into the caller's or a new RunMetadata
+        if (traced or _traces(options)) and run_metadata is None:
+            from .profiling import RunMetadata
+            run_metadata = RunMetadata()
         try:
             outputs = sess.run(all_fetches, feed_dict=feeds, run_metadata=run_metadata)
         except OutOfRangeError:
@@ -549,15 +561,16 @@ class _MonitoredSession:
         return outputs[_CALLER]
 
     def _call_before_run(self, sess, run_context, all_fetches, user_feed_dict):
-        """Add each hook's fetches to `all_fetches` (keyed by the hook); the feeds of
-        the run: the caller's plus the hooks'.
+        """Add each hook's fetches to `all_fetches` (keyed by the hook); (the feeds of
+        the run: the caller's plus the hooks', whether a hook's options ask for a
+        trace).
 
         Raises:
             RuntimeError: two of them feed the same tensor.
             TypeError: a hook's before_run returned something other than None or a
                 SessionRunArgs.
         """
-        hook_feeds = {}
+        hook_feeds, traced = {}, False
         for hook in self._hooks:
             request = hook.before_run(run_context)
             if request is None:
@@ -565,6 +578,7 @@ class _MonitoredSession:
             if not isinstance(request, SessionRunArgs):
                 raise TypeError(f"{type(hook).__name__}.before_run must return None or a "
                                 f"SessionRunArgs, got {type(request).__name__}")
+            traced = traced or _traces(request.options)
             if request.fetches is not None:
                 all_fetches[hook] = request.fetches
             if request.feed_dict:
@@ -572,12 +586,12 @@ class _MonitoredSession:
                                           "Same tensor is fed by two hooks.")
                 hook_feeds.update(request.feed_dict)
         if not hook_feeds:
-            return user_feed_dict
+            return user_feed_dict, traced
         if not user_feed_dict:
-            return hook_feeds
+            return hook_feeds, traced
         _raise_if_feeds_intersect(sess, user_feed_dict, hook_feeds,
                                   "Same tensor is fed by a SessionRunHook and user.")
-        return {**hook_feeds, **user_feed_dict}
+        return {**hook_feeds, **user_feed_dict}, traced
 
     def run_step_fn(self, step_fn):
         """Call `step_fn(step_context)` once: `step_context.session` is the raw

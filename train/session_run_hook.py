@@ -68,8 +68,9 @@ class SessionRunArgs(collections.namedtuple("SessionRunArgs",
                                             ["fetches", "feed_dict", "options"])):
     """What a hook adds to a `run` (TF1's tf.train.SessionRunArgs): `fetches` (a tensor,
     op or name, or a list/tuple/dict nesting of them, or None), `feed_dict` (a dict of
-    tensor -> value, or None) and `options` (kept for TF1 compatibility: og.Session has
-    no run options, so they are ignored). Never raises."""
+    tensor -> value, or None) and `options` (an og.RunOptions: a trace_level makes the
+    MonitoredSession record the run into an og.RunMetadata, which after_run gets as
+    run_values.run_metadata, as TF1's ProfilerHook asks). Never raises."""
 
     __slots__ = ()
 

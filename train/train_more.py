@@ -15,7 +15,7 @@ from ..errors import AbortedError
 from . import graph as _g
 from .api_compat import GraphKeys
 from .basic_session_run_hooks import SecondOrStepTimer
-from .profiling import RunMetadata
+from .session_config import RunOptions
 from .session_run_hook import SessionRunArgs, SessionRunHook
 from .training_util import get_global_step
 
@@ -103,16 +103,14 @@ class ProfilerHook(SessionRunHook):
 
     def begin(self) -> None:
         self._next_step = None
-        self._metadata = None
         self._global_step = _global_step_or_raise("ProfilerHook")
 
     def before_run(self, run_context):
         self._request_summary = (self._next_step is not None and
                                  self._timer.should_trigger_for_step(self._next_step))
-        if self._request_summary:
-            self._metadata = RunMetadata()
-            _trace_next_run(run_context.session, self._metadata)
-        return SessionRunArgs({"global_step": self._global_step})
+        options = RunOptions(trace_level=RunOptions.FULL_TRACE) \
+            if self._request_summary else None
+        return SessionRunArgs({"global_step": self._global_step}, options=options)
 
     def after_run(self, run_context, run_values) -> None:
         stale = int(np.asarray(run_values.results["global_step"]))
@@ -123,25 +121,8 @@ class ProfilerHook(SessionRunHook):
         if self._request_summary:
             step = int(np.asarray(run_context.session.run(self._global_step)))
             self._timer.update_last_triggered_step(step)
-            self._metadata.write_trace(self._output_file.format(step))
-            self._metadata = None
+            run_values.run_metadata.write_trace(self._output_file.format(step))
         self._next_step = step + 1
-
-
-def _trace_next_run(session, metadata: RunMetadata) -> None:
-    """Make the next `session.run` record into `metadata`. MonitoredSession runs the raw
-    og.Session with the caller's run_metadata only, so the hook shadows the session's
-    run method for exactly one call (the shadow removes itself, even if the run
-    fails)."""
-    original = type(session).run
-
-    def run_once(fetches, feed_dict=None, options=None, run_metadata=None, **kwargs):
-        session.__dict__.pop("run", None)
-        return original(session, fetches, feed_dict=feed_dict, options=options,
-                        run_metadata=metadata if run_metadata is None else run_metadata,
-                        **kwargs)
-
-    session.run = run_once
 
 
 # -- loops ------------------------------------------------------------------------------
