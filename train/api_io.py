@@ -40,7 +40,9 @@ _IO_NAMES = {**{n: getattr(api_parsing, n) for n in api_parsing.__all__},
              "serialize_many_sparse": serialize_many_sparse,
              "deserialize_many_sparse": deserialize_many_sparse,
              **{n: getattr(image, n) for n in ("decode_image", "decode_jpeg", "decode_png",
-                                               "encode_png", "is_jpeg", "extract_jpeg_shape")
+                                               "encode_png", "is_jpeg", "extract_jpeg_shape",
+                                               "decode_gif", "decode_bmp", "encode_jpeg",
+                                               "decode_and_crop_jpeg")
                 if hasattr(image, n)}}
 
 io = namespace("io", "TF1's tf.io: Example parsing, TFRecord files, file and CSV / raw-bytes "

@@ -57,6 +57,10 @@ def _contents(contents, what: str) -> Tensor:
         TypeError: contents is not a string.
         ShapeError: contents is not a scalar (where known).
     """
+    if isinstance(contents, (bytes, str)):
+        # an object array keeps trailing NUL bytes (a BMP's row padding), which numpy's
+        # bytes dtype, and so og.constant(bytes), drops
+        contents = np.array(contents, dtype=object)
     t = _t(contents)
     if t.dtype != DType.STRING:
         raise TypeError(f"{what}: contents must be a string tensor, got "
@@ -826,3 +830,7 @@ def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None, seed2=N
 for _name in __all__:
     setattr(_image_mod, _name, globals()[_name])
 _image_mod.__all__ = sorted(set(_image_mod.__all__) | set(__all__))
+
+# GIF and BMP decoding, JPEG encoding and cropping; its decode_image (GIF too) replaces
+# the one above in og.image
+from . import image_codecs  # noqa: E402,F401
