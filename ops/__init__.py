@@ -32,7 +32,8 @@ from . import (activation, activation_grad, attention, candidate_sampling, candi
                quantization, queue, random, random_more, reduction, reduction_grad, rnn, rnn_grad,
                rnn_grad_kernels, shape, shape_grad, signal, special, special_grad, state,
                state_scatter, strings, strings_tf, tensor_extra, text, training, training_grad)
-from . import sparse_cross
+from . import sparse_cross  # noqa: I001 - TF's sparse feature crosses (onegraph)
+from . import image_codecs  # noqa: I001 - TF's GIF/BMP decoding, JPEG encoding (onegraph)
 from .registry import (NUM_OUTPUTS, REQUIRED, AttrSpec, KernelContext, OpDef, Registry, TensorInfo,
                        VariableRef, define)
 
@@ -46,7 +47,8 @@ _FAMILIES = (activation, attention, bits, candidate_sampling, candidate_sampling
              random_more,
              reduction, rnn, rnn_grad_kernels, shape, signal, special, state, state_scatter,
              sparse, sparse_decode, strings, strings_tf, summary, tensor_extra, text, training,
-             parsing, io_ops, lookup, sets, readers, sparse_serialize, json_example, sparse_cross)
+             parsing, io_ops, lookup, sets, readers, sparse_serialize, json_example, sparse_cross,
+             image_codecs)
 
 # Modules holding `GRADIENTS = {op_type: rule}` (default domain) or
 # `GRADIENTS = {(domain, op_type): rule}`.

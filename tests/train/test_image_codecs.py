@@ -13,19 +13,12 @@ import pytest
 
 import onegraph as og
 from onegraph.errors import InvalidArgumentError, ShapeError, UnsupportedOpError
-from onegraph.ops import REGISTRY
-from onegraph.ops import image_codecs as _codec_ops
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "tf_image_codecs_reference.npz")
 REF = np.load(DATA)
 GIFS = sorted(k[4:] for k in REF.files if k.startswith("gif/"))
 BMPS = sorted(k[4:] for k in REF.files if k.startswith("bmp/"))
 JPEGS = sorted(k[5:] for k in REF.files if k.startswith("jpeg/"))
-
-for _op in _codec_ops.OPS:  # until ops/__init__.py lists the module
-    if not REGISTRY.has(_op.name, "onegraph"):
-        REGISTRY.add(_op)
-
 
 def _bytes(key: str) -> bytes:
     return REF[key].tobytes()
