@@ -59,6 +59,7 @@ from .checkpoint_state import generate_checkpoint_state_proto, update_checkpoint
 from .optimizers_adagrad_da import AdagradDAOptimizer
 from .train_more import (GlobalStepWaiterHook, LooperThread, ProfilerHook, VocabInfo,
                          basic_train_loop, match_filenames_once)
+from .meta_graph import import_meta_graph
 from .distributed import (ClusterSpec, Server, Supervisor, SyncReplicasOptimizer,
                           replica_device_setter)
 
@@ -93,4 +94,5 @@ __all__ = ["SGD", "AdaGrad", "Adam", "AdamOptimizer", "AdamW", "GradientDescentO
            "SessionManager", "generate_checkpoint_state_proto", "update_checkpoint_state",
            "AdagradDAOptimizer", "GlobalStepWaiterHook", "LooperThread", "ProfilerHook",
            "VocabInfo", "basic_train_loop", "match_filenames_once", "ClusterSpec", "Server",
-           "Supervisor", "SyncReplicasOptimizer", "replica_device_setter"]
+           "Supervisor", "SyncReplicasOptimizer", "replica_device_setter",
+           "import_meta_graph"]

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import ConversionError
 from .graph_def_functions import FUNCTION_CONVERTERS
+from .graph_def_state import STATE_CONVERTERS
 from .graph_def_tensor_array import TENSOR_ARRAY_CONVERTERS
 
 __all__ = ["CONVERTERS", "BACK_EDGE_SOURCES", "MERGE_KINDS"]
@@ -793,3 +794,4 @@ CONVERTERS.update({op: _binary(fn) for op, fn in _MORE_BINARY.items()})
 CONVERTERS.update(_CONTROL_FLOW)
 CONVERTERS.update(TENSOR_ARRAY_CONVERTERS)
 CONVERTERS.update(FUNCTION_CONVERTERS)
+CONVERTERS.update(STATE_CONVERTERS)
