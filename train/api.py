@@ -740,7 +740,10 @@ def _reduce(op_type):
         if _g._is_symbolic(axis):   # TF1 also takes the axes as a tensor
             inputs.append(reshape(cast(_g.integer_tensor(axis, f"{what}: axis", g),
                                        DType.INT64), [-1]))
-            return g.op(op_type, inputs, {"keepdims": int(keepdims)}, name=name)
+            # TF: axes that come out empty reduce nothing (ONNX's default: everything);
+            # TF's own gradients sum over BroadcastGradientArgs' often empty axes
+            return g.op(op_type, inputs, {"keepdims": int(keepdims),
+                                          "noop_with_empty_axes": 1}, name=name)
         axes = None if axis is None else _axes(axis, f"{op_type}: axis")
         if axes is not None:
             if not axes:  # TF: an empty axis list reduces nothing (ONNX: everything)

@@ -1313,6 +1313,10 @@ def _as_array(value, dtype=None) -> np.ndarray:
     """
     try:
         array = np.asarray(value)
+        if array.dtype.kind == "S" and not isinstance(value, (np.ndarray, np.generic)):
+            # numpy's fixed-width bytes drop trailing NUL bytes, which TF's strings keep
+            # (a BMP's last row padding): keep Python's bytes objects as they are
+            array = np.array(value, dtype=object)
     except (ValueError, TypeError, OverflowError) as e:
         raise OneGraphError(f"cannot convert {type(value).__name__} to a tensor: {e}") \
             from None

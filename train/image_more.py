@@ -57,10 +57,6 @@ def _contents(contents, what: str) -> Tensor:
         TypeError: contents is not a string.
         ShapeError: contents is not a scalar (where known).
     """
-    if isinstance(contents, (bytes, str)):
-        # an object array keeps trailing NUL bytes (a BMP's row padding), which numpy's
-        # bytes dtype, and so og.constant(bytes), drops
-        contents = np.array(contents, dtype=object)
     t = _t(contents)
     if t.dtype != DType.STRING:
         raise TypeError(f"{what}: contents must be a string tensor, got "

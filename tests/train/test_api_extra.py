@@ -1067,3 +1067,31 @@ def test_int32_nd_indices_export_to_onnx():
     got_y, got_z = sess.run(["y", "z"], {"x": xv})
     np.testing.assert_array_equal(got_y, [xv[0, 1], xv[2, 3]])   # numpy's indexing
     np.testing.assert_array_equal(got_z, [6.0, 5.0, 0.0])
+
+
+def test_bytes_constants_keep_trailing_nul_bytes():
+    # numpy's fixed-width bytes drop trailing NULs; TF's strings keep them (a BMP's
+    # last row padding was lost before)
+    with og.Graph().as_default():
+        values = [og.constant(b"ab\x00\x00"), og.constant([b"x\x00", b"y"]),
+                  og.constant([[b"\x00"], [b""]], dtype=og.string)]
+        with og.Session() as sess:
+            a, b, c = sess.run(values)
+    assert a.item() == b"ab\x00\x00" and list(b) == [b"x\x00", b"y"]
+    assert c.tolist() == [[b"\x00"], [b""]]
+
+
+def test_reduction_over_an_empty_axes_tensor_reduces_nothing():
+    # TF: axes given as a tensor that comes out empty reduce nothing (ONNX's default
+    # reduces everything); TF's gradient graphs sum over such axes
+    with og.Graph().as_default():
+        x = og.placeholder(og.float32, [2, 3])
+        axes = og.placeholder(og.int32, [None])
+        outs = [og.reduce_sum(x, axis=axes), og.reduce_mean(x, axis=axes),
+                og.reduce_max(x, axis=axes, keepdims=True)]
+        value = np.arange(6, dtype=np.float32).reshape(2, 3)
+        with og.Session() as sess:
+            for got in sess.run(outs, {x: value, axes: np.zeros(0, np.int32)}):
+                np.testing.assert_array_equal(got, value)
+            np.testing.assert_array_equal(sess.run(outs[0], {x: value, axes: [1]}),
+                                          value.sum(1))

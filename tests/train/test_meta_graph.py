@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import onegraph as og
-from onegraph.errors import ConversionError, DataLossError, NotFoundError, ShapeError
+from onegraph.errors import ConversionError, DataLossError, NotFoundError
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "tf_meta_graphs")
 VARIANTS = ["ref", "resource", "momentum_ref", "adam_resource"]
@@ -93,12 +93,8 @@ def test_saver_writes_tf_names(tmp_path):
         np.testing.assert_allclose(og.train.load_variable(path, name), want, rtol=1e-6)
 
 
-# og.reduce_sum given its axes as a tensor reduces every axis when that tensor is empty
-# (ONNX's ReduceSum default), where TF reduces none: the gradient graph's
-# Sum(grad, BroadcastGradientArgs(...)) of same-shaped operands then breaks. The fix
-# belongs in train/api.py's _reduce (noop_with_empty_axes=1 for tensor axes).
-@pytest.mark.xfail(reason="og.reduce_sum reduces all axes for an empty axes tensor",
-                   raises=ShapeError, strict=False)
+# (TF's gradient graph sums over BroadcastGradientArgs' axes, empty for same-shaped
+# operands: og.reduce_sum of an empty axes tensor reduces nothing, as TF's)
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_two_training_steps_match_tf(variant):
     e = _expected(variant)
