@@ -3,8 +3,9 @@
 Assert raises when its condition holds a false element, naming the node and showing
 its data; CheckNumerics passes its input through and raises when it holds a NaN or an
 infinity. Both raise `InvalidArgumentError` (TF1's class; an `ExecutionError`), so a
-run stops with a message instead of carrying bad values on. Assert has no outputs: as in TF1, it runs when something
-depends on it (`og.control_dependencies`, `og.group`, a fetch of the op).
+run stops with a message instead of carrying bad values on. Assert has no outputs: as
+in TF1, it runs when something depends on it (`og.control_dependencies`, `og.group`, a
+fetch of the op).
 """
 
 from __future__ import annotations
