@@ -20,7 +20,7 @@ from . import image as _image_mod
 from .api import _bool_arg, _int_arg, _t
 from .graph import Tensor
 from .api_extra import _python_number
-from .image_more import _DCT_METHODS, _channels, _contents, _named
+from .image_more import _DCT_METHODS, _channels, _contents, _decode_options, _named
 
 __all__ = ["adjust_jpeg_quality", "decode_and_crop_jpeg", "decode_bmp", "decode_gif",
            "decode_image", "encode_jpeg", "random_jpeg_quality"]
@@ -171,30 +171,6 @@ def encode_jpeg(image, format="", quality=95, progressive=False,  # noqa: A002 -
                         density_unit, x_density, y_density, xmp_metadata)
     return x.graph.op("EncodeJpeg", [x], {"quality": q, **attrs}, name=name,
                       domain="onegraph")
-
-
-def _decode_options(channels, ratio, fancy_upscaling, try_recover_truncated,
-                    acceptable_fraction, dct_method, what: str) -> dict:
-    """decode_jpeg's options checked as it checks them: the op's channels and ratio.
-
-    Raises:
-        TypeError: a flag is not a bool.
-        ValueError: channels not 0, 1 or 3, ratio not 1, 2, 4 or 8, dct_method not
-            TF's, or a TF option onegraph's decoder does not offer.
-    """
-    c = _channels(channels, (0, 1, 3), what)
-    r = _int_arg(ratio, f"{what}: ratio")
-    if r not in (1, 2, 4, 8):
-        raise ValueError(f"{what}: ratio must be 1, 2, 4 or 8, got {r}")
-    if dct_method not in _DCT_METHODS:
-        raise ValueError(f"{what}: dct_method must be one of {list(_DCT_METHODS)}, got "
-                         f"{dct_method!r:.40}")
-    if not _bool_arg(fancy_upscaling, f"{what}: fancy_upscaling") \
-            or _bool_arg(try_recover_truncated, f"{what}: try_recover_truncated") \
-            or _python_number(acceptable_fraction, f"{what}: acceptable_fraction") < 1:
-        raise ValueError(f"{what}: only fancy_upscaling=True, try_recover_truncated=False "
-                         f"and acceptable_fraction=1 (TF's defaults) are supported")
-    return {"channels": c, "ratio": r}
 
 
 def decode_and_crop_jpeg(contents, crop_window, channels=0, ratio=1, fancy_upscaling=True,

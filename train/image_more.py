@@ -178,6 +178,21 @@ def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True,
     what = "decode_jpeg"
     _g.check_name(name, what)
     t = _contents(contents, what)
+    attrs = _decode_options(channels, ratio, fancy_upscaling, try_recover_truncated,
+                            acceptable_fraction, dct_method, what)
+    y = t.graph.op("DecodeJpeg", [t], attrs, domain="onegraph")
+    return _named(y, name)
+
+
+def _decode_options(channels, ratio, fancy_upscaling, try_recover_truncated,
+                    acceptable_fraction, dct_method, what: str) -> dict:
+    """decode_jpeg's options checked as it checks them: the op's channels and ratio.
+
+    Raises:
+        TypeError: a flag is not a bool.
+        ValueError: channels not 0, 1 or 3, ratio not 1, 2, 4 or 8, dct_method not
+            TF's, or a TF option onegraph's decoder does not offer.
+    """
     c = _channels(channels, (0, 1, 3), what)
     r = _int_arg(ratio, f"{what}: ratio")
     if r not in (1, 2, 4, 8):
@@ -190,8 +205,7 @@ def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True,
             or _python_number(acceptable_fraction, f"{what}: acceptable_fraction") < 1:
         raise ValueError(f"{what}: only fancy_upscaling=True, try_recover_truncated=False "
                          f"and acceptable_fraction=1 (TF's defaults) are supported")
-    y = t.graph.op("DecodeJpeg", [t], {"channels": c, "ratio": r}, domain="onegraph")
-    return _named(y, name)
+    return {"channels": c, "ratio": r}
 
 
 def decode_image(contents, channels=None, dtype=DType.UINT8, name=None,
