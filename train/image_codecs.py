@@ -19,7 +19,6 @@ from . import graph as _g
 from . import image as _image_mod
 from .api import _bool_arg, _int_arg, _t
 from .graph import Tensor
-from .api_extra import _python_number
 from .image_more import _DCT_METHODS, _channels, _contents, _decode_options, _named
 
 __all__ = ["adjust_jpeg_quality", "decode_and_crop_jpeg", "decode_bmp", "decode_gif",
