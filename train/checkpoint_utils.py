@@ -240,20 +240,23 @@ first."""
 
 def get_checkpoint_state(checkpoint_dir, latest_filename=None):
     """The directory's CheckpointState, or None when it records no checkpoint (TF1's
-    tf.train.get_checkpoint_state; `latest_filename` is accepted and ignored: the index
-    is always checkpoint.json).
+    tf.train.get_checkpoint_state): og's own index (checkpoint.json), else TF's
+    checkpoint state text file (`latest_filename`, default "checkpoint": what
+    tf.train.Saver and og.train.update_checkpoint_state write).
 
     Raises:
-        DataLossError: the index file is damaged (names it).
+        DataLossError: the index file, or TF's state file, is damaged (names it).
         TypeError: checkpoint_dir is no path.
     """
-    del latest_filename
     directory = _path(checkpoint_dir, "get_checkpoint_state", none_is_missing=False)
     if not os.path.isdir(directory):
         return None
     index = _read_index(directory)
     if index["latest"] is None and not index["all"]:
-        return None
+        from .tf_checkpoint import tf_checkpoint_state
+
+        tf_state = tf_checkpoint_state(directory, latest_filename or "checkpoint")
+        return None if tf_state is None else CheckpointState(*tf_state)
     paths = [os.path.join(directory, name) for name in index["all"]]
     latest = index["latest"]
     return CheckpointState(os.path.join(directory, latest) if latest else paths[-1], paths)

@@ -301,14 +301,15 @@ def is_tf_checkpoint(prefix: str) -> bool:
     return os.path.isfile(prefix + ".index")
 
 
-def tf_latest_checkpoint(directory: str) -> str | None:
-    """The prefix TF's `checkpoint` text file in `directory` records as latest, if its
-    index exists (relative prefixes are taken in the directory); else None.
+def tf_checkpoint_state(directory: str, filename: str = "checkpoint"):
+    """(latest, [all, oldest first]) as TF's checkpoint state text file `filename` in
+    `directory` records them (C-escaped, relative paths taken in the directory; as TF1's
+    get_checkpoint_state reads it), or None when there is no such file.
 
     Raises:
-        DataLossError: the `checkpoint` file is not TF's text format.
+        DataLossError: the file is unreadable or has no model_checkpoint_path.
     """
-    path = os.path.join(directory, "checkpoint")
+    path = os.path.join(directory, filename)
     if not os.path.isfile(path):
         return None
     try:
@@ -316,14 +317,30 @@ def tf_latest_checkpoint(directory: str) -> str | None:
             text = f.read()
     except (OSError, UnicodeDecodeError) as e:
         raise DataLossError(f"TF checkpoint state {path} is unreadable: {e}") from e
-    match = re.search(r'^model_checkpoint_path:\s*"((?:[^"\\]|\\.)*)"', text, re.M)
-    if match is None:
+
+    def paths(field):
+        found = re.findall(rf'^{field}:\s*"((?:[^"\\]|\\.)*)"', text, re.M)
+        # TF writes the paths C-escaped (non-ASCII bytes as octal escapes)
+        out = [os.fsdecode(codecs.escape_decode(p.encode("utf-8"))[0]) for p in found]
+        return [p if os.path.isabs(p) else os.path.join(directory, p) for p in out]
+
+    latest = paths("model_checkpoint_path")
+    if not latest:
         raise DataLossError(f"TF checkpoint state {path} has no model_checkpoint_path")
-    # TF writes the path C-escaped (non-ASCII bytes as octal escapes)
-    prefix = os.fsdecode(codecs.escape_decode(match.group(1).encode("utf-8"))[0])
-    if not os.path.isabs(prefix):
-        prefix = os.path.join(directory, prefix)
-    return prefix if is_tf_checkpoint(prefix) else None
+    return latest[0], paths("all_model_checkpoint_paths")
+
+
+def tf_latest_checkpoint(directory: str) -> str | None:
+    """The prefix TF's `checkpoint` text file in `directory` records as latest, if its
+    index exists (relative prefixes are taken in the directory); else None.
+
+    Raises:
+        DataLossError: the `checkpoint` file is not TF's text format.
+    """
+    state = tf_checkpoint_state(directory)
+    if state is None:
+        return None
+    return state[0] if is_tf_checkpoint(state[0]) else None
 
 
 class TFCheckpointReader:
