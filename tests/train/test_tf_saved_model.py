@@ -16,22 +16,12 @@ from onegraph.cli import main
 from onegraph.convert import from_saved_model
 from onegraph.errors import ConversionError, DataLossError
 
+from .saved_model_recordings import check_run_signatures, reference
+
 DATA = os.path.join(os.path.dirname(__file__), "data", "tf_saved_models")
 # (model, tags, key prefix in the .npz)
 CASES = [("mlp_ref", ["serve"], ""), ("mlp_res", ["serve"], ""), ("cnn_bn", ["serve"], ""),
          ("two_sigs_res", ["serve"], ""), ("two_sigs_res", ["train"], "train:")]
-
-
-def _reference(name: str, prefix: str) -> dict:
-    """{signature: ({in key: array}, {out key: array})} TF recorded for one tag set."""
-    out: dict = {}
-    with np.load(os.path.join(DATA, name + ".npz")) as z:
-        for k in z.files:
-            if prefix and not k.startswith(prefix) or not prefix and ":" in k.split("/")[0]:
-                continue
-            sig, side, key = k[len(prefix):].split("/")
-            out.setdefault(sig, ({}, {}))[side == "out"][key] = z[k]
-    return out
 
 
 def _close(got, want):
@@ -40,7 +30,7 @@ def _close(got, want):
 
 @pytest.mark.parametrize("name,tags,prefix", CASES)
 def test_loader_load_gives_tfs_outputs_through_the_signature_names(name, tags, prefix):
-    ref = _reference(name, prefix)
+    ref = reference(DATA, name, prefix)
     with og.Session(graph=og.Graph()) as sess:
         meta = og.saved_model.loader.load(sess, tags, os.path.join(DATA, name))
         assert sorted(meta.meta_info_def.tags) == sorted(tags)
@@ -68,15 +58,9 @@ def test_loaded_graph_is_frozen_and_pruned():
 
 @pytest.mark.parametrize("name,tags,prefix", CASES)
 def test_from_saved_model_run_signature(name, tags, prefix):
-    ref = _reference(name, prefix)
+    ref = reference(DATA, name, prefix)
     model = from_saved_model(os.path.join(DATA, name), tags=tags, signature=None)
-    assert sorted(model.signatures) == sorted(ref)
-    sess = og.Session(model)
-    for key, (ins, outs) in ref.items():
-        got = sess.run_signature(key, **ins)
-        assert sorted(got) == sorted(outs)
-        for k, want in outs.items():
-            _close(got[k], want)
+    check_run_signatures(model, ref, atol=1e-6)
 
 
 def test_from_saved_model_default_signature_only():
@@ -88,7 +72,7 @@ def test_from_saved_model_default_signature_only():
 
 def test_cli_converts_a_saved_model_dir_and_onnx_export_runs(tmp_path, capsys):
     ort = pytest.importorskip("onnxruntime")
-    ref = _reference("cnn_bn", "")["serving_default"]
+    ref = reference(DATA, "cnn_bn", "")["serving_default"]
     og_path, onnx_path = str(tmp_path / "m.og"), str(tmp_path / "m.onnx")
     assert main(["convert", os.path.join(DATA, "cnn_bn"), og_path]) == 0
     assert "serving_default" in capsys.readouterr().out
