@@ -38,6 +38,7 @@ import numpy as np
 from ..errors import OpAttributeError, ShapeError
 from .activation import all_finite
 from .activation import relu as relu_op
+from .blas import matmul_constant
 from .conv_depthwise import depthwise_2d
 from .common import check_result_size, remember
 from .registry import TensorInfo, define
@@ -435,10 +436,12 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
             else:
                 y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
             _pointwise_with_ones_row(x, _weights_with_bias(w, b, m, cg, cdt, cache), y,
-                                     group, shuffled)
+                                     group, shuffled, cache)
             b = None
         elif group == 1:
-            y = np.matmul(w.reshape(m, c), x.reshape(n, c, npix), out=direct)
+            y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
+            for i in range(n):
+                _weights_times(w.reshape(m, c), x[i].reshape(c, npix), y[i], cache, w)
         elif shuffle == group:
             # group i's (mg, P) result lands at channels k*group + i: a strided (row
             # stride group*P) GEMM output, no copy
@@ -486,7 +489,8 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
             if fold:
                 b = None
             y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
-            _im2col_gemm(xp, cols, wm, kk, fold, kernel, strides, dilations, out_sp, y)
+            _im2col_gemm(xp, cols, wm, kk, fold, kernel, strides, dilations, out_sp, y,
+                         cache, wm if fold else w)
         else:
             xp = _pad_scratch(x, pb, pe, "conv.pad")
             cols = _im2col(xp, kernel, strides, dilations, out_sp)
@@ -520,12 +524,13 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
 _ONES_ROW_MIN_EXPANSION = 2
 
 
-def _pointwise_with_ones_row(x, wb, y, group=1, shuffled=False):
+def _pointwise_with_ones_row(x, wb, y, group=1, shuffled=False, cache=None):
     """y[i] = [W_g | b_g] @ [x_g[i]; 1] per group g for a 1x1 conv.
 
     x (N, C, *S), possibly a strided view; wb (M, C/group + 1), each group's rows
-    together; y (N, M, P), or (N, M/group, group, P) when `shuffled` (ShuffleNet's
-    channel shuffle: group g's output k lands at channel k*group + g).
+    together (cached in `cache` with its BLAS pack); y (N, M, P), or
+    (N, M/group, group, P) when `shuffled` (ShuffleNet's channel shuffle: group g's
+    output k lands at channel k*group + g).
     """
     n, c = x.shape[:2]
     cg = c // group
@@ -537,10 +542,18 @@ def _pointwise_with_ones_row(x, wb, y, group=1, shuffled=False):
     for i in range(n):
         np.copyto(cols[:, :cg].reshape(split), x[i].reshape(split))
         if group == 1:  # a plain GEMM, not a batch of one
-            np.matmul(wg[0], cols[0], out=y[i])
+            _weights_times(wg[0], cols[0], y[i], cache, wb)
         else:
             np.matmul(wg, cols, out=y[i].transpose(1, 0, 2) if shuffled
                       else y[i].reshape(group, -1, npix))
+
+
+def _weights_times(wm, cols, out, cache, owner):
+    """out = wm @ cols for the conv's weights wm (a view of `owner`, fixed while
+    `cache` lives, or any weights when cache is None): the BLAS backend's packed
+    product where it pays (ops/blas.py), numpy's otherwise."""
+    if cache is None or matmul_constant(wm, cols, cache, "a", out, owner) is None:
+        np.matmul(wm, cols, out=out)
 
 
 def _weights_with_bias(w, b, m, kk, cdt, cache):
@@ -567,9 +580,11 @@ _COLS_BLOCK_BYTES = 2 << 20
 _COLS_BLOCK_COPIES = 256
 
 
-def _im2col_gemm(xp, cols, wm, kk, fold, kernel, strides, dilations, out_sp, y):
+def _im2col_gemm(xp, cols, wm, kk, fold, kernel, strides, dilations, out_sp, y,
+                 cache=None, owner=None):
     """y[i] = wm @ im2col(xp[i]) for every image, with the bias row of ones when
-    `fold`; the columns are copied and multiplied in blocks of output rows."""
+    `fold`; the columns are copied and multiplied in blocks of output rows. wm is a
+    view of `owner`, fixed while `cache` (the node's, or None) lives."""
     rows_out = out_sp[0]
     per_row = math.prod(out_sp[1:])
     k_rows = kk + fold
@@ -588,7 +603,7 @@ def _im2col_gemm(xp, cols, wm, kk, fold, kernel, strides, dilations, out_sp, y):
             copy_rows(r0, r1, blk[:kk])
             if fold:
                 blk[kk] = 1
-            np.matmul(wm, blk, out=y[i, :, r0 * per_row:r1 * per_row])
+            _weights_times(wm, blk, y[i, :, r0 * per_row:r1 * per_row], cache, owner)
 
 
 def _im2col_rows(xpi, cols_i, kernel, strides, dilations):
@@ -877,7 +892,8 @@ def _conv_nhwc_2d(x, w, b, strides, pb, pe, out_sp, cache, relu, y):
     for i in range(n):
         np.copyto(xp[top:top + h, left:left + wd], x[i].transpose(1, 2, 0))
         np.copyto(dst, win)
-        np.matmul(cols, wt, out=yt)
+        if cache is None or matmul_constant(cols, wt, cache, "b", yt) is None:
+            np.matmul(cols, wt, out=yt)
         if relu:
             relu_op(yt.T, out=y[i])
         else:
