@@ -200,19 +200,18 @@ def _aligned(nbytes: int) -> np.ndarray:
 
 
 def matmul_constant(a: np.ndarray, b: np.ndarray, cache: dict, constant: str = "b",
-                    out: np.ndarray | None = None, owner: np.ndarray | None = None
-                    ) -> np.ndarray | None:
+                    out: np.ndarray | None = None) -> np.ndarray | None:
     """a @ b for 2-D a (M, K) and b (K, N) of one float dtype, where operand `constant`
-    ("a" or "b") is the same array object holding the same values on every call for as
-    long as `cache` lives (a model's weights, or a kernel's cached copy of them; not a
-    view made anew per call, whose pack would be made anew too). Through MKL's packed GEMM, with the
-    constant's packed copy kept in `cache`, when the backend is MKL and the product is
-    large enough to gain; otherwise None, and the caller multiplies with numpy.
+    ("a" or "b") holds the same values on every call for as long as `cache` lives (a
+    model's weights, or a kernel's cached copy of them). Through MKL's packed GEMM,
+    with the constant's packed copy kept in `cache`, when the backend is MKL and the
+    product is large enough to gain; otherwise None, and the caller multiplies with
+    numpy.
 
-    `out`: a (M, N) array of that dtype with contiguous rows to write into (a strided
-    row view is fine); the result is then `out`.
-    `owner`: the stable array the constant operand is a view of (a transposed or
-    reshaped weight made per call); the pack is kept under its identity.
+    The pack is kept under the identity of the array that owns the constant's memory
+    (its base, for a transposed or reshaped view made per call) and the view's place
+    in it. `out`: a (M, N) array of that dtype with contiguous rows, sharing no memory with
+    a or b, to write into (a strided row view is fine); the result is then `out`.
 
     Raises:
         InvalidArgumentError: ONEGRAPH_BLAS holds an unknown value.
@@ -235,11 +234,11 @@ def matmul_constant(a: np.ndarray, b: np.ndarray, cache: dict, constant: str = "
     if out is None:
         out = np.empty((m, n), a.dtype)
     elif out.shape != (m, n) or out.dtype != a.dtype or out.strides[1] != out.itemsize \
-            or out.strides[0] % out.itemsize or out.strides[0] < out.itemsize * n:
+            or out.strides[0] % out.itemsize or out.strides[0] < out.itemsize * n \
+            or np.may_share_memory(out, a) or np.may_share_memory(out, b):
         return None
-    w = a if constant == "a" else b
-    packed = _packed(mkl, w, w if owner is None else owner,
-                     la if constant == "a" else lb, constant, m, n, k, cache)
+    packed = _packed(mkl, a if constant == "a" else b, la if constant == "a" else lb,
+                     constant, m, n, k, cache)
     if packed is None:
         return None
     ldc = out.strides[0] // out.itemsize
@@ -252,31 +251,30 @@ def matmul_constant(a: np.ndarray, b: np.ndarray, cache: dict, constant: str = "
     return out
 
 
-def _packed(mkl, w, owner, layout, constant, m, n, k, cache):
-    """The packed copy of the constant w (owner, or a view of it) for this product's
-    (M, N, K), from `cache` or made and put there; None when the constant already has
-    its share of packs."""
+def _packed(mkl, w, layout, constant, m, n, k, cache):
+    """The packed copy of the constant w for this product's (M, N, K), from `cache` or
+    made and put there; None when that view of the constant already has its share of
+    packs (_PACKS_PER_CONSTANT shapes)."""
+    owner = w
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
     key = ("blas.packed", constant, id(owner))
     entry = cache.get(key)
     # the entry holds the owner itself, so the id stays its own while the pack is
-    # cached; views of it (any part, either orientation) each have their own packs
-    where = (w.ctypes.data - owner.ctypes.data, w.strides, m, n, k)
-    if entry is not None and entry[0] is owner:
-        packed = entry[1].get(where)
-        if packed is not None:
-            return packed
-        packs = entry[1]
-    else:
-        packs = {}
-        cache[key] = (owner, packs)
-    if len(packs) >= _PACKS_PER_CONSTANT:
-        return None
+    # cached; each view of it (any part, either orientation) has its own packs
+    if entry is None or entry[0] is not owner:
+        entry = cache[key] = (owner, {})
+    view = (w.ctypes.data - owner.ctypes.data, w.shape, w.strides)
+    packs = entry[1].setdefault(view, {})
+    packed = packs.get((m, n, k))
+    if packed is not None or len(packs) >= _PACKS_PER_CONSTANT:
+        return packed
     ident = _A_MATRIX if constant == "a" else _B_MATRIX
     dtype = w.dtype
     packed = _aligned(int(mkl.get_size[dtype](ident, m, n, k)))
     mkl.pack[dtype](_ROW_MAJOR, ident, layout[0], m, n, k, 1.0, w.ctypes.data, layout[1],
                     packed.ctypes.data)
-    packs[where] = packed
+    packs[(m, n, k)] = packed
     return packed
 
 

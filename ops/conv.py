@@ -441,7 +441,7 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
         elif group == 1:
             y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
             for i in range(n):
-                _weights_times(w.reshape(m, c), x[i].reshape(c, npix), y[i], cache, w)
+                _weights_times(w.reshape(m, c), x[i].reshape(c, npix), y[i], cache)
         elif shuffle == group:
             # group i's (mg, P) result lands at channels k*group + i: a strided (row
             # stride group*P) GEMM output, no copy
@@ -490,7 +490,7 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
                 b = None
             y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
             _im2col_gemm(xp, cols, wm, kk, fold, kernel, strides, dilations, out_sp, y,
-                         cache, wm if fold else w)
+                         cache)
         else:
             xp = _pad_scratch(x, pb, pe, "conv.pad")
             cols = _im2col(xp, kernel, strides, dilations, out_sp)
@@ -542,17 +542,17 @@ def _pointwise_with_ones_row(x, wb, y, group=1, shuffled=False, cache=None):
     for i in range(n):
         np.copyto(cols[:, :cg].reshape(split), x[i].reshape(split))
         if group == 1:  # a plain GEMM, not a batch of one
-            _weights_times(wg[0], cols[0], y[i], cache, wb)
+            _weights_times(wg[0], cols[0], y[i], cache)
         else:
             np.matmul(wg, cols, out=y[i].transpose(1, 0, 2) if shuffled
                       else y[i].reshape(group, -1, npix))
 
 
-def _weights_times(wm, cols, out, cache, owner):
-    """out = wm @ cols for the conv's weights wm (a view of `owner`, fixed while
-    `cache` lives, or any weights when cache is None): the BLAS backend's packed
-    product where it pays (ops/blas.py), numpy's otherwise."""
-    if cache is None or matmul_constant(wm, cols, cache, "a", out, owner) is None:
+def _weights_times(wm, cols, out, cache):
+    """out = wm @ cols for the conv's weights wm (fixed while `cache` lives, or any
+    weights when cache is None): the BLAS backend's packed product where it pays
+    (ops/blas.py), numpy's otherwise."""
+    if cache is None or matmul_constant(wm, cols, cache, "a", out) is None:
         np.matmul(wm, cols, out=out)
 
 
@@ -581,10 +581,10 @@ _COLS_BLOCK_COPIES = 256
 
 
 def _im2col_gemm(xp, cols, wm, kk, fold, kernel, strides, dilations, out_sp, y,
-                 cache=None, owner=None):
+                 cache=None):
     """y[i] = wm @ im2col(xp[i]) for every image, with the bias row of ones when
-    `fold`; the columns are copied and multiplied in blocks of output rows. wm is a
-    view of `owner`, fixed while `cache` (the node's, or None) lives."""
+    `fold`; the columns are copied and multiplied in blocks of output rows. wm is
+    fixed while `cache` (the node's, or None) lives."""
     rows_out = out_sp[0]
     per_row = math.prod(out_sp[1:])
     k_rows = kk + fold
@@ -603,7 +603,7 @@ def _im2col_gemm(xp, cols, wm, kk, fold, kernel, strides, dilations, out_sp, y,
             copy_rows(r0, r1, blk[:kk])
             if fold:
                 blk[kk] = 1
-            _weights_times(wm, blk, y[i, :, r0 * per_row:r1 * per_row], cache, owner)
+            _weights_times(wm, blk, y[i, :, r0 * per_row:r1 * per_row], cache)
 
 
 def _im2col_rows(xpi, cols_i, kernel, strides, dilations):

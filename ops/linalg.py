@@ -56,7 +56,7 @@ def _times_weights(a, b, attrs, weights=None):
     if weights is None:
         weights = b
     if is_plan_constant(weights):
-        y = matmul_constant(a, b, kernel_cache(attrs), owner=weights)
+        y = matmul_constant(a, b, kernel_cache(attrs))
         if y is not None:
             return y
     return np.matmul(a, b)

@@ -76,8 +76,11 @@ def test_packed_product_matches_float64(dtype, constant, a_kind, b_kind, backend
         got = blas.matmul_constant(a, b, cache, constant)
         assert got is not None and got.dtype == dtype and got.shape == (96, 300)
         _close(got, _oracle(a0, b0), dtype)
-    (owner, packs), = cache.values()
-    assert owner is (a if constant == "a" else b) and len(packs) == 1
+    (owner, views), = cache.values()
+    constant_array = a if constant == "a" else b
+    base = constant_array if constant_array.base is None else constant_array.base
+    assert owner is base  # the array owning the memory, not a view made per call
+    assert [len(packs) for packs in views.values()] == [1]
 
 
 @needs_mkl
@@ -103,8 +106,26 @@ def test_views_of_one_owner_keep_their_own_packs(backend_reset):
     cache: dict = {}
     for _ in range(2):
         for j in range(2):
-            got = blas.matmul_constant(owner[j], x, cache, "a", owner=owner)
+            got = blas.matmul_constant(owner[j], x, cache, "a")
             _close(got, _oracle(owner[j], x), np.float32)
+    (held, views), = cache.values()
+    assert held is owner and len(views) == 2
+
+
+@needs_mkl
+def test_views_made_per_call_share_their_base_pack(backend_reset):
+    """A weight reshaped or transposed anew on every call (a new view object each
+    time) is packed once, under the array that owns its memory."""
+    blas.use_backend("mkl")
+    rng = np.random.default_rng(6)
+    w = rng.standard_normal((128, 64, 3, 3)).astype(np.float32)
+    x = rng.standard_normal((576, 200)).astype(np.float32)
+    cache: dict = {}
+    for _ in range(3):
+        got = blas.matmul_constant(w.reshape(128, 576), x, cache, "a")
+        _close(got, _oracle(w.reshape(128, 576), x), np.float32)
+    (held, views), = cache.values()
+    assert held is w and [len(p) for p in views.values()] == [1]
 
 
 @needs_mkl
@@ -150,7 +171,7 @@ def test_threads_share_one_cache(backend_reset):
 
 @needs_mkl
 @pytest.mark.parametrize("case", ["small", "few_rows", "int", "mixed", "strided", "3-d",
-                                  "bad_out"])
+                                  "bad_out", "aliased_out"])
 def test_products_mkl_does_not_take_are_left_to_numpy(case, backend_reset):
     """None (the caller multiplies with numpy) below the measured crossover, for
     dtypes, layouts and outputs it cannot describe."""
@@ -173,6 +194,8 @@ def test_products_mkl_does_not_take_are_left_to_numpy(case, backend_reset):
         a = a.reshape(2, 64, 256)
     elif case == "bad_out":
         out = np.empty((256, 128), np.float32).T  # columns, not rows, contiguous
+    elif case == "aliased_out":  # BLAS would read what it already overwrote
+        out = a
     assert blas.matmul_constant(a, b, {}, "b", out=out) is None
 
 
