@@ -9,8 +9,9 @@ keeps its packed copy in its per-node cache and only the other operand moves. Me
 per product, one thread, Intel Sapphire Rapids (AVX-512), weights not in cache, numpy
 against MKL packed: 128x256 @ 256x1024 605 -> 435 us, 128x768 @ 768x3072 5260 -> 3571 us,
 32x512 @ 512x512 243 -> 146 us, 8x1024 @ 1024x1024 620 -> 195 us. A call into MKL costs
-some 5-20 us more than numpy's, so small products (under _MIN_MULTIPLY_ADDS, or fewer
-than _MIN_ROWS rows on the moving side) stay with numpy, which wins there.
+some 5-20 us more than numpy's, so small products (under _MIN_MULTIPLY_ADDS, fewer
+than _MIN_ROWS rows on the moving side, or a constant under _MIN_CONSTANT_ELEMENTS)
+stay with numpy, which wins there.
 
 The backend is chosen by the environment variable ONEGRAPH_BLAS, read at first use:
 "auto" (the default: MKL when its library loads, numpy otherwise), "numpy", or "mkl"
@@ -37,6 +38,11 @@ BACKENDS = ("auto", "numpy", "mkl")
 # Measured crossovers (see the module docstring): below either, numpy is faster
 _MIN_MULTIPLY_ADDS = 1 << 22
 _MIN_ROWS = 8
+# ... and a constant this small costs numpy little to pack, while MKL runs behind it in
+# the model when the other operand is long: ResNet-50's 1x1 convs on 56x56 images,
+# 256 x 65 (weights and bias) @ 65 x 3136 2.2 ms against 1.2 and 64 x 256 @ 256 x 3136
+# 1.4 against 1.15; from 128 x 512 up MKL gains (0.80 ms against 0.85)
+_MIN_CONSTANT_ELEMENTS = 1 << 16
 # MKL's LP64 interface takes 32-bit sizes and leading dimensions
 _MAX_DIM = (1 << 31) - 1
 # Packs of one constant for this many shapes of the moving operand, then plain numpy
@@ -226,6 +232,7 @@ def matmul_constant(a: np.ndarray, b: np.ndarray, cache: dict, constant: str = "
     n = b.shape[1]
     moving = n if constant == "a" else m
     if b.shape[0] != k or moving < _MIN_ROWS or m * n * k < _MIN_MULTIPLY_ADDS \
+            or (a.size if constant == "a" else b.size) < _MIN_CONSTANT_ELEMENTS \
             or max(m, n, k) > _MAX_DIM:
         return None
     la, lb = _layout(a), _layout(b)

@@ -68,8 +68,8 @@ def _close(got, want, dtype):
 def test_packed_product_matches_float64(dtype, constant, a_kind, b_kind, backend_reset):
     blas.use_backend("mkl")
     rng = np.random.default_rng(0)
-    a0 = rng.standard_normal((96, 200)).astype(dtype)
-    b0 = rng.standard_normal((200, 300)).astype(dtype)
+    a0 = rng.standard_normal((96, 700)).astype(dtype)
+    b0 = rng.standard_normal((700, 300)).astype(dtype)
     a, b = _views(a0, a_kind), _views(b0, b_kind)
     cache: dict = {}
     for _ in range(2):  # the pack is made on the first call, reused on the second
@@ -87,9 +87,9 @@ def test_packed_product_matches_float64(dtype, constant, a_kind, b_kind, backend
 def test_output_into_a_column_block_of_a_wider_array(backend_reset):
     blas.use_backend("mkl")
     rng = np.random.default_rng(1)
-    w = rng.standard_normal((64, 288)).astype(np.float32)
+    w = rng.standard_normal((256, 288)).astype(np.float32)
     x = rng.standard_normal((288, 400)).astype(np.float32)
-    y = np.full((64, 1000), 7.0, np.float32)
+    y = np.full((256, 1000), 7.0, np.float32)
     got = blas.matmul_constant(w, x, {}, "a", out=y[:, 300:700])
     assert got is not None and np.shares_memory(got, y)
     _close(y[:, 300:700], _oracle(w, x), np.float32)
@@ -101,8 +101,8 @@ def test_views_of_one_owner_keep_their_own_packs(backend_reset):
     """Two slices of one cached weight array (the same owner) must not share a pack."""
     blas.use_backend("mkl")
     rng = np.random.default_rng(2)
-    owner = rng.standard_normal((2, 128, 256)).astype(np.float32)
-    x = rng.standard_normal((256, 160)).astype(np.float32)
+    owner = rng.standard_normal((2, 256, 512)).astype(np.float32)
+    x = rng.standard_normal((512, 160)).astype(np.float32)
     cache: dict = {}
     for _ in range(2):
         for j in range(2):
@@ -170,8 +170,8 @@ def test_threads_share_one_cache(backend_reset):
 
 
 @needs_mkl
-@pytest.mark.parametrize("case", ["small", "few_rows", "int", "mixed", "strided", "3-d",
-                                  "bad_out", "aliased_out"])
+@pytest.mark.parametrize("case", ["small", "small_constant", "few_rows", "int", "mixed",
+                                  "strided", "3-d", "bad_out", "aliased_out"])
 def test_products_mkl_does_not_take_are_left_to_numpy(case, backend_reset):
     """None (the caller multiplies with numpy) below the measured crossover, for
     dtypes, layouts and outputs it cannot describe."""
@@ -182,6 +182,8 @@ def test_products_mkl_does_not_take_are_left_to_numpy(case, backend_reset):
     out = None
     if case == "small":
         a, b = a[:64, :64], b[:64, :64]
+    elif case == "small_constant":  # numpy packs it cheaply: see _MIN_CONSTANT_ELEMENTS
+        a, b = rng.standard_normal((4096, 64)).astype(np.float32), b[:64, :64]
     elif case == "few_rows":  # a matrix-vector product in all but name
         a = a[:blas._MIN_ROWS - 1]
     elif case == "int":
