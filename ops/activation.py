@@ -333,13 +333,24 @@ _GELU_ABS_MAX = 1e4
 _GELU_BLOCK = 1 << 16
 
 
-def _gelu_erf_float32(x):
-    """Gelu(x) = x * Phi(x) of a float32 array, as a new array; NaN propagates,
+def gelu_in_place(x: np.ndarray) -> np.ndarray:
+    """Exact Gelu of a C-contiguous, writeable float32 array, written over x and
+    returned (the Session's Gelu on a fresh GEMM output only it reads: the result
+    stays where the input is, in cache, instead of a new array). Never raises."""
+    if fp_errors_quiet():
+        return _gelu_erf_float32(x, out=x)
+    with np.errstate(all="ignore"):
+        return _gelu_erf_float32(x, out=x)
+
+
+def _gelu_erf_float32(x, out=None):
+    """Gelu(x) = x * Phi(x) of a float32 array, as a new array (or into `out`, a
+    C-contiguous array of x's shape, which may be x); NaN propagates,
     Gelu(+inf) = inf and Gelu(-inf) = NaN, as ONNX's formula 0.5 x (1 + erf(x / sqrt 2))
     gives (-inf * 0; onnxruntime and the other dtypes' kernels agree). Temporaries come
     from the scratch arena."""
     flat = np.ascontiguousarray(x).reshape(-1)
-    y = np.empty(flat.shape, np.float32)
+    y = np.empty(flat.shape, np.float32) if out is None else out.reshape(-1)
     block = max(1, min(flat.size, _GELU_BLOCK))  # an empty array still gets a block
     a = scratch("gelu.abs", (block,), np.float32)
     t = scratch("gelu.t", (block,), np.float32)
@@ -348,16 +359,18 @@ def _gelu_erf_float32(x):
         stop = min(flat.size, start + block)
         m = stop - start
         _gelu_erf_block(flat[start:stop], a[:m], t[:m], tail[:m], y[start:stop])
-    return y.reshape(x.shape)
+    return y.reshape(x.shape) if out is None else out
 
 
 def _gelu_erf_block(x, a, t, tail, y):
-    """`_gelu_erf_float32` of one flat block x into y, with temporaries a, t, tail."""
+    """`_gelu_erf_float32` of one flat block x into y (which may be x), with
+    temporaries a, t, tail."""
     f32 = np.float32
     c = f32(_GELU_TAIL_C)
     np.abs(x, out=a)
     wide = not a.max() <= _GELU_ABS_MAX  # also true when a NaN is there
     if wide:
+        neg_inf = np.isneginf(x)  # (before y, which may be x, is written)
         np.minimum(a, f32(_GELU_ABS_MAX), out=a)
     np.add(a, c, out=t)
     np.divide(c, t, out=t)
@@ -373,7 +386,7 @@ def _gelu_erf_block(x, a, t, tail, y):
     relu(x, out=y)
     y -= tail
     if wide:
-        y[np.isneginf(x)] = np.nan
+        y[neg_inf] = np.nan
 
 
 def _thresholded_relu(x, attrs):

@@ -44,6 +44,10 @@ The rewrites, in order:
 9. SiLU: Sigmoid(x) read only by a Mul(x, Sigmoid(x)), where x is read by those two
    steps only, becomes one `ops.activation.silu` step on float32/float64 (other dtypes
    run the two kernels in turn): four passes over x instead of five, no intermediate.
+10. Gelu in place: an exact float32 Gelu whose input only it reads, fresh from a
+   MatMul, Gemm, Conv or two-input Add step (a transformer's FFN projection and bias),
+   writes its result over that input, still in cache, instead of into a new array
+   (the transformer benchmark's four Gelu steps 1.94 -> 1.75 ms in the model).
 
 A rewrite only touches values nobody else reads: an intermediate consumed by exactly one
 step and neither fetched, fed nor a graph input/output. Plans using dead-value control
@@ -58,6 +62,7 @@ import numpy as np
 
 from ..format import DType
 from ..ops import REGISTRY, KernelContext
+from ..ops.activation import gelu_in_place
 from ..ops.activation import relu as relu_op
 from ..ops.activation import silu as silu_op
 from ..ops.common import remember
@@ -106,6 +111,7 @@ def optimize_plan(graph, steps: list, template: list, keep: set, fed: set,
     steps = _fold_concats(graph, steps, protected, _Step)
     steps = _relu_past_maxpool(steps, protected, _Step)
     steps = _fuse_silu(steps, protected, _Step, {id(s) for s in as_compiled})
+    steps = _gelu_in_place(steps, protected, _Step)
     _recompute_free(steps, protected | {i for i, v in enumerate(template) if v is not None})
     return steps
 
@@ -1189,4 +1195,44 @@ def _silu_kernel(sigmoid, mul, mul_attrs, gate):
             return (silu_op(x),)
         (g,) = sigmoid(inputs, attrs, ctx)
         return mul((x, g) if gate == 1 else (g, x), mul_attrs, ctx)
+    return kernel
+
+
+# Producers whose output is a new array private to the plan (or, for Add, one of its
+# fresh operands written in place): a Gelu that alone reads it may overwrite it
+_GELU_IN_PLACE_PRODUCERS = frozenset({"MatMul", "Gemm", "Conv", "Add"})
+
+
+def _gelu_in_place(steps, protected, Step):
+    """Rewrite 10 (see the module docstring): exact Gelu steps on a fresh output only
+    they read compute in place."""
+    users = _consumers(steps)
+    producer = {t: s for s in steps for t in s.outputs}
+    out = list(steps)
+    for k, step in enumerate(steps):
+        node = step.node
+        if node.op_type != "Gelu" or node.domain not in ("", "ai.onnx") \
+                or len(step.inputs) != 1 or len(step.outputs) != 1 \
+                or step.attrs.get("approximate", "none") != "none":
+            continue
+        x = step.inputs[0]
+        src = producer.get(x)
+        if x < 0 or x in protected or users.get(x) != [k] or src is None \
+                or src.node.op_type not in _GELU_IN_PLACE_PRODUCERS \
+                or src.node.domain not in ("", "ai.onnx") or len(src.outputs) != 1 \
+                or src.node.op_type == "Add" and len(src.inputs) != 2:
+            continue
+        out[k] = Step(_gelu_in_place_kernel(step.kernel), step.attrs, step.inputs,
+                      step.outputs, node, (), False)
+    return out
+
+
+def _gelu_in_place_kernel(gelu):
+    """Gelu over its float32 input's own memory; other inputs go to the Gelu kernel."""
+    def kernel(inputs, attrs, ctx):
+        x = inputs[0]
+        if type(x) is np.ndarray and x.dtype == np.float32 and x.flags.c_contiguous \
+                and x.flags.writeable:
+            return (gelu_in_place(x),)
+        return gelu(inputs, attrs, ctx)
     return kernel

@@ -653,3 +653,80 @@ def test_in_place_add_of_shapes_that_do_not_broadcast_is_a_shape_error():
                        w=np.ones((4, 3, 1, 1), np.float32), k=np.ones((4, 1), np.float32))
     with pytest.raises(og.ShapeError, match=r"input shapes \[2, 4, 6, 6\], \[4, 1\]"):
         og.Session(from_onnx(model)).run(["y"], {"x": xv})
+
+
+# -- rewrite 10: Gelu in place on a fresh MatMul/Add output --
+
+def _ffn_gelu(extra_reader=False, gelu_input="h"):
+    """x (6, 32) -> MatMul -> + bias -> Gelu -> y (opset 20), a transformer FFN's first
+    half; with `extra_reader` the biased value h is also added to the output."""
+    rng = np.random.default_rng(9)
+    w = (rng.standard_normal((32, 48)) * 3).astype(np.float32)
+    b = rng.standard_normal(48).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]),
+             helper.make_node("Add", ["m", "b"], ["h"]),
+             helper.make_node("Gelu", [gelu_input], ["g"])]
+    if extra_reader:
+        nodes.append(helper.make_node("Add", ["g", "h"], ["y"]))
+    else:
+        nodes.append(helper.make_node("Identity", ["g"], ["y"]))
+    model, x = _model(nodes, (6, 32), rng, w=w, b=b)
+    model.opset_import[0].version = 20
+    # huge, infinite and NaN products: Gelu(+inf) = inf, Gelu(-inf) = Gelu(NaN) = NaN
+    x[0, :3] = [np.inf, 0.0, 0.0]
+    x[1, :3] = [-np.inf, 0.0, 0.0]
+    x[2, :3] = [np.nan, 0.0, 0.0]
+    x[3] *= 1e4
+    return model, x
+
+
+def _gelu_kernel_names(sess):
+    (plan,) = sess._plans.values()
+    return [s.kernel.__qualname__.split(".")[0] for s in plan.steps
+            if s.node.op_type == "Gelu"]
+
+
+def _same_as_ort(got, model, x):
+    want = _ort(model, x)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(np.nan_to_num(got), np.nan_to_num(want), rtol=1e-5,
+                               atol=1e-5)
+
+
+def test_gelu_runs_in_place_on_the_bias_add_output():
+    model, x = _ffn_gelu()
+    kept = x.copy()
+    sess = og.Session(from_onnx(model))
+    y = sess.run("y", {"x": x})
+    assert _gelu_kernel_names(sess) == ["_gelu_in_place_kernel"]
+    np.testing.assert_array_equal(x, kept)  # the feed is never written
+    _same_as_ort(y, model, x)
+    _same_as_ort(sess.run("y", {"x": x}), model, x)  # and again, from the cached plan
+
+
+def test_gelu_keeps_an_input_another_step_reads():
+    model, x = _ffn_gelu(extra_reader=True)
+    sess = og.Session(from_onnx(model))
+    y = sess.run("y", {"x": x})
+    assert _gelu_kernel_names(sess) != ["_gelu_in_place_kernel"]
+    _same_as_ort(y, model, x)
+
+
+def test_gelu_keeps_a_fetched_input_and_a_feed():
+    model, x = _ffn_gelu()
+    sess = og.Session(from_onnx(model))
+    h, y = sess.run(["h", "y"], {"x": x})
+    assert _gelu_kernel_names(sess) != ["_gelu_in_place_kernel"]
+    _same_as_ort(y, model, x)
+    want_h = ort.InferenceSession(_with_output(model, "h").SerializeToString(),
+                                  providers=["CPUExecutionProvider"]).run(["h"], {"x": x})
+    np.testing.assert_array_equal(np.isnan(h), np.isnan(want_h[0]))
+    np.testing.assert_allclose(np.nan_to_num(h), np.nan_to_num(want_h[0]), rtol=1e-5,
+                               atol=1e-4)
+    # a Gelu reading the fed x itself must leave the caller's array alone
+    model, x = _ffn_gelu(gelu_input="x")
+    kept = x.copy()
+    sess = og.Session(from_onnx(model))
+    sess.run("y", {"x": x})
+    np.testing.assert_array_equal(x, kept)
+    assert _gelu_kernel_names(sess) != ["_gelu_in_place_kernel"]
