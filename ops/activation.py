@@ -265,6 +265,12 @@ def _gelu(x, attrs):
     mode = attrs["approximate"]
     if x.dtype == np.float32 and mode in ("none", "tanh"):
         return _gelu_float32(x, mode)
+    if x.dtype.name in ("float16", "bfloat16") and mode == "none":
+        # through the float32 kernel, rounded once (its relative error, ~1e-6 into the
+        # far tail, is far below their half ulp); the float64 path below took 8.6 ms
+        # for 131k values against 0.3. Not the tanh form: 1 + tanh cancels in float32
+        # near x = -5.4, off by 2e-7 where float16 rounds the exact value to -0
+        return _gelu_float32(x.astype(np.float32), mode).astype(x.dtype)
     wide = x.astype(np.float64)
     if mode == "none":
         y = 0.5 * wide * (1.0 + erf(wide / math.sqrt(2.0)))

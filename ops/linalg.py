@@ -29,8 +29,24 @@ def _widen(*arrays):
 # --------------------------------------------------------------------------------------
 
 
+def _with_constant_weights(a, b, attrs):
+    """((a, b) in a BLAS-friendly dtype, result dtype, whether b is constant): as
+    `_widen`, but a plan-constant float16/bfloat16 b is widened once and kept in the
+    node's cache (a float16 transformer converted every weight on every run); b is
+    then that cached copy, itself constant."""
+    constant = is_plan_constant(b)
+    dt = a.dtype
+    if not constant or dt in _NATIVE or dt.kind in "iub" or b.dtype != dt:
+        return _widen(a, b) + (constant,)
+    cache = kernel_cache(attrs)
+    held = cache.get(("widened", id(b)))
+    if held is None or held[0] is not b:  # holding b keeps its id b's
+        held = cache[("widened", id(b))] = (b, np.asarray(b, dtype=np.float32))
+    return (np.asarray(a, dtype=np.float32), held[1]), dt, True
+
+
 def _matmul_kernel(inputs, attrs, ctx):
-    (a, b), dt = _widen(inputs[0], inputs[1])
+    (a, b), dt, constant = _with_constant_weights(inputs[0], inputs[1], attrs)
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError(f"MatMul: scalar operands are not allowed, got shapes "
                          f"{list(a.shape)} and {list(b.shape)}")
@@ -39,23 +55,21 @@ def _matmul_kernel(inputs, attrs, ctx):
         # one GEMM on the rows of a: numpy would call BLAS once per leading index, with
         # short rows (ConvNeXt's 1x56x56x96 @ 96x384: 10.9 ms against 5.1)
         rows = a.reshape(int(np.prod(a.shape[:-1])), a.shape[-1])  # -1 fails when K = 0
-        y = _times_weights(rows, b, attrs).reshape(a.shape[:-1] + b.shape[1:])
+        y = _times_weights(rows, b, attrs, constant).reshape(a.shape[:-1] + b.shape[1:])
     elif a.ndim > 2 or b.ndim > 2:
         y = np.matmul(_rows_contiguous(a), _rows_contiguous(b))
     elif a.ndim == 2 and b.ndim == 2:
-        y = _times_weights(a, b, attrs)
+        y = _times_weights(a, b, attrs, constant)
     else:
         y = np.matmul(a, b)
     return (np.asarray(y).astype(dt, copy=False),)
 
 
-def _times_weights(a, b, attrs, weights=None):
-    """a @ b for 2-D a and b; when `weights` (b, or the array b is a transposed view of)
-    is a plan constant, through the BLAS backend's packed product with its pack in the
-    node's cache (ops/blas.py), else numpy."""
-    if weights is None:
-        weights = b
-    if is_plan_constant(weights):
+def _times_weights(a, b, attrs, constant):
+    """a @ b for 2-D a and b; when b is `constant` (a plan constant, a view of one or
+    the node's cached copy of one), through the BLAS backend's packed product with its
+    pack in the node's cache (ops/blas.py), else numpy."""
+    if constant:
         y = matmul_constant(a, b, kernel_cache(attrs))
         if y is not None:
             return y
@@ -137,14 +151,13 @@ def _gemm_kernel(inputs, attrs, ctx):
     if a.ndim != 2 or b.ndim != 2:
         raise ShapeError(f"Gemm: A and B must be 2-D, got shapes {list(a.shape)} and "
                          f"{list(b.shape)}")
-    (a, b), dt = _widen(a, b)
-    weights = b
+    (a, b), dt, constant = _with_constant_weights(a, b, attrs)
     if int(attrs["transA"]):
         a = a.T
     if int(attrs["transB"]):
         b = b.T
     alpha, beta = float(attrs["alpha"]), float(attrs["beta"])
-    y = _times_weights(a, b, attrs, weights)
+    y = _times_weights(a, b, attrs, constant)
     if y.dtype.kind in "iu" and not (alpha.is_integer() and beta.is_integer()):
         # fractional factors on integers: scale in float64, truncate at the end
         y = y.astype(np.float64)

@@ -80,3 +80,45 @@ def test_packed_weights_match_onnxruntime(name, model, feeds, backend, monkeypat
     for got in runs:
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     assert (backend == "mkl") == any(packs), packs
+
+
+@pytest.mark.parametrize("backend", [pytest.param("mkl", marks=needs_mkl), "numpy"])
+@pytest.mark.parametrize("op_type", ["MatMul", "Gemm"])
+def test_float16_weights_are_widened_once(op_type, backend, monkeypatch):
+    """A float16 model's constant weights are converted to float32 once, not on every
+    run; results are the float64 product rounded to float16 (within an ulp)."""
+    rng = np.random.default_rng(5)
+    w = (rng.standard_normal((256, 512)) / 16).astype(np.float16)
+    x = rng.standard_normal((64, 256)).astype(np.float16)
+    inputs = ["x", "w"]
+    node = helper.make_node(op_type, inputs, ["y"])
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT16, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT16, None)],
+        [numpy_helper.from_array(w, "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    from onegraph.ops import linalg
+    weights_seen = []
+    real = linalg._with_constant_weights
+
+    def recording(a, b, attrs):
+        (a2, b2), dt, constant = real(a, b, attrs)
+        weights_seen.append((b2, constant))
+        return (a2, b2), dt, constant
+
+    monkeypatch.setattr(linalg, "_with_constant_weights", recording)
+    blas.use_backend(backend)
+    try:
+        sess = og.Session(from_onnx(model))
+        runs = [sess.run(["y"], {"x": x})[0] for _ in range(3)]
+    finally:
+        blas._reset_for_tests()
+    want = (x.astype(np.float64) @ w.astype(np.float64)).astype(np.float16)
+    for got in runs:
+        assert got.dtype == np.float16
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
+                                   rtol=2e-3, atol=2e-3)
+    # the same float32 array every run (widened once, then taken from the cache)
+    assert len(weights_seen) == 3 and all(c for _, c in weights_seen)
+    first = weights_seen[0][0]
+    assert first.dtype == np.float32 and all(b is first for b, _ in weights_seen)

@@ -280,6 +280,29 @@ def test_float32_gelu_specials_in_later_blocks():
     assert _run("Gelu", [np.zeros((0, 4), np.float32)]).shape == (0, 4)
 
 
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_float16_gelu_is_the_float64_value_rounded(approximate):
+    # (the exact form goes through the float32 kernel, the tanh form through float64)
+    """float16 Gelu runs the float32 kernel and rounds once: every finite float16 value
+    (all 63,488) gives the float64 formula's value rounded to float16, or, for under
+    1% of them (near a rounding tie, such as the half of a subnormal), the float16
+    value on the exact value's other side: never more than one ulp away."""
+    x = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    x = x[np.isfinite(x)]
+    got = _run("Gelu", [x], approximate=approximate)
+    assert got.dtype == np.float16
+    v = x.astype(np.float64)
+    if approximate == "none":
+        exact = np.array([t * math.erfc(-t / math.sqrt(2.0)) / 2 for t in v])
+    else:
+        exact = 0.5 * v * (1 + np.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v ** 3)))
+    want = exact.astype(np.float16)
+    off = got != want
+    assert off.sum() <= 0.01 * x.size
+    ulp = np.spacing(np.abs(want[off])).astype(np.float64)
+    assert np.all(np.abs(got[off].astype(np.float64) - exact[off]) <= ulp)
+
+
 @pytest.mark.parametrize("op_type,attrs", [("Div", {}), ("Mod", {}), ("Mod", {"fmod": 1})])
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8])
 def test_integer_division_by_zero_is_refused(op_type, attrs, dtype):
