@@ -380,7 +380,7 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
     out_dtype = x.dtype
     cdt = _compute_dtype(out_dtype)
     x = np.asarray(x, dtype=cdt)
-    w = np.asarray(w, dtype=cdt)
+    w = _weights_in(w, cdt, cache)
     group = _group(attrs)
     if x.ndim != w.ndim or x.ndim < 3:
         _check_weights("Conv", x.shape, w.shape, attrs)
@@ -510,6 +510,17 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
             y.reshape((n, shuffle, m // shuffle, npix)).transpose(0, 2, 1, 3)
         ).reshape((n, m) + tuple(out_sp))
     return y.astype(out_dtype, copy=False)
+
+
+def _weights_in(w, cdt, cache):
+    """w in the compute dtype; a float16/bfloat16 w of a cached node is converted once
+    and kept in `cache` (a float16 ResNet-50 converted all its weights on every run)."""
+    if w.dtype == cdt or cache is None:
+        return np.asarray(w, dtype=cdt)
+    held = cache.get(("w", cdt))
+    if held is None or held[0] is not w:  # holding w keeps its id w's
+        held = cache[("w", cdt)] = (w, np.asarray(w, dtype=cdt))
+    return held[1]
 
 
 # A 1x1 conv with many more outputs than inputs (ResNet's 64 -> 256 expansions) takes
@@ -1105,7 +1116,7 @@ def conv_transpose_nd(x, w, b, attrs):
     out_dtype = x.dtype
     cdt = _compute_dtype(out_dtype)
     x = np.asarray(x, dtype=cdt)
-    w = np.asarray(w, dtype=cdt)
+    w = _weights_in(w, cdt, cache)
     group = _group(attrs)
     if x.ndim != w.ndim or x.ndim < 3 or attrs.get("kernel_shape"):
         _check_weights("ConvTranspose", x.shape, w.shape, attrs)

@@ -357,3 +357,26 @@ def test_grouped_1x1_ones_row_writes_the_channel_shuffle(group, shuffle, dtype):
         want = want.reshape(n, shuffle, m // shuffle, 5, 6).transpose(0, 2, 1, 3, 4)
     assert got.dtype == dtype and got.shape == (n, m, 5, 6)
     np.testing.assert_allclose(got, want.reshape(n, m, 5, 6), rtol=1e-4, atol=1e-4)
+
+
+def test_float16_weights_of_a_cached_conv_are_converted_once():
+    """The fused Conv's float16 weights go to float32 once, into its cache (which is
+    for fixed weights), and are used from there on later runs."""
+    from onegraph.ops.conv import conv_nd
+
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((1, 16, 14, 14)).astype(np.float16)
+    w = (rng.standard_normal((32, 16, 3, 3)) / 8).astype(np.float16)
+    b = rng.standard_normal(32).astype(np.float16)
+    attrs = dict(pads=[1, 1, 1, 1])
+    cache: dict = {}
+    first = conv_nd(x, w, b, attrs, cache)
+    (held_w, wide), = [v for k, v in cache.items() if k == ("w", np.dtype(np.float32))]
+    assert held_w is w and wide.dtype == np.float32
+    second = conv_nd(x, w, b, attrs, cache)
+    assert cache[("w", np.dtype(np.float32))][1] is wide
+    want = _ort_conv(x, w, b, attrs)
+    for got in (first, second):
+        assert got.dtype == np.float16
+        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32),
+                                   rtol=1e-2, atol=1e-2)
