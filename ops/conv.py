@@ -1116,7 +1116,7 @@ def conv_transpose_nd(x, w, b, attrs):
     out_dtype = x.dtype
     cdt = _compute_dtype(out_dtype)
     x = np.asarray(x, dtype=cdt)
-    w = _weights_in(w, cdt, cache)
+    w = np.asarray(w, dtype=cdt)
     group = _group(attrs)
     if x.ndim != w.ndim or x.ndim < 3 or attrs.get("kernel_shape"):
         _check_weights("ConvTranspose", x.shape, w.shape, attrs)
