@@ -16,18 +16,7 @@ from onegraph.ops.registry import NUM_OUTPUTS
 ort = pytest.importorskip("onnxruntime")
 onnx = pytest.importorskip("onnx")
 
-from onnx import helper  # noqa: E402
-
-
-def _onnxruntime(op_type, x, attrs):
-    node = helper.make_node(op_type, ["x"], ["y"], **attrs)
-    dt = helper.np_dtype_to_tensor_dtype(x.dtype)
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", dt, x.shape)],
-                              [helper.make_tensor_value_info("y", dt, None)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-    model.ir_version = 10
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return sess.run(None, {"x": np.ascontiguousarray(x)})[0]
+from .test_pool_gemm import _ort_pool  # noqa: E402
 
 
 @pytest.mark.parametrize("op_type", ["MaxPool", "AveragePool"])
@@ -67,7 +56,7 @@ def test_two_by_two_pool_matches_onnxruntime(op_type, shape, attrs, two_pass, dt
             n, c, h // 2, 2, w // 2, 2)
         want = win.max(axis=(3, 5)) if op_type == "MaxPool" else win.mean(axis=(3, 5))
     elif dtype == np.float32:
-        want = _onnxruntime(op_type, x, attrs)
+        want = _ort_pool(x, attrs, op_type)
     else:
         pytest.skip("onnxruntime has no float64 AveragePool; float32 checks this path")
     assert got.shape == want.shape and got.dtype == dtype
@@ -86,5 +75,5 @@ def test_strided_input_view():
         op = get_op(op_type)
         resolved = dict(op.resolve_attrs(attrs), **{NUM_OUTPUTS: 1})
         (got,) = op.kernel([x], resolved, KernelContext())
-        np.testing.assert_allclose(got, _onnxruntime(op_type, x, attrs), rtol=1e-6,
+        np.testing.assert_allclose(got, _ort_pool(x, attrs, op_type), rtol=1e-6,
                                    atol=1e-6)

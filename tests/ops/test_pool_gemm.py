@@ -50,17 +50,18 @@ GEMM_CASES = [
 ]
 
 
-def _ort_pool(x, attrs):
+def _ort_pool(x, attrs, op_type="AveragePool"):
+    """onnxruntime's output of one pool node (opset 21) on x."""
     from onnx import helper
 
-    node = helper.make_node("AveragePool", ["x"], ["y"], **attrs)
+    node = helper.make_node(op_type, ["x"], ["y"], **attrs)
     dt = helper.np_dtype_to_tensor_dtype(x.dtype)
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", dt, x.shape)],
                               [helper.make_tensor_value_info("y", dt, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     model.ir_version = 10
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return sess.run(None, {"x": x})[0]
+    return sess.run(None, {"x": np.ascontiguousarray(x)})[0]
 
 
 def _ours(x, attrs):
