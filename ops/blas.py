@@ -19,7 +19,8 @@ The backend is chosen by the environment variable ONEGRAPH_BLAS, read at first u
 wheel's libmkl_rt (or the path in ONEGRAPH_MKL_LIBRARY, or the system's mkl_rt) with
 32-bit integers (the LP64 interface); its thread count follows MKL_NUM_THREADS as usual.
 Results differ from numpy's in the last bits (another summation order), as any two BLAS
-libraries do; float32 and float64 only, other dtypes always use numpy.
+libraries do; float32 and float64 only, other dtypes always use numpy. A pack takes
+about as much memory as the constant itself, for as long as its node's plan lives.
 """
 
 from __future__ import annotations
@@ -278,7 +279,10 @@ def _packed(mkl, w, layout, constant, m, n, k, cache):
         return packed
     ident = _A_MATRIX if constant == "a" else _B_MATRIX
     dtype = w.dtype
-    packed = _aligned(int(mkl.get_size[dtype](ident, m, n, k)))
+    size = int(mkl.get_size[dtype](ident, m, n, k))
+    if size <= 0:  # MKL declined the shape: numpy multiplies
+        return None
+    packed = _aligned(size)
     mkl.pack[dtype](_ROW_MAJOR, ident, layout[0], m, n, k, 1.0, w.ctypes.data, layout[1],
                     packed.ctypes.data)
     packs[(m, n, k)] = packed
