@@ -467,7 +467,7 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
         elif group == 1 and nsp == 2 and 2 * m <= c and strides == [1, 1] \
                 and dilations == [1, 1] and min(pb + pe) >= 0 \
                 and not (nhwc and npix <= _NHWC_OVER_TAPS_PIXELS):
-            y = _conv_taps_2d(x, w, pb, pe, out_sp).reshape(n, m, npix)
+            y = _conv_taps_2d(x, w, pb, pe, out_sp, cache).reshape(n, m, npix)
         elif nhwc:
             y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
             _conv_nhwc_2d(x, w, b, strides, pb, pe, out_sp, cache, relu, y)
@@ -911,13 +911,14 @@ def _conv_nhwc_2d(x, w, b, strides, pb, pe, out_sp, cache, relu, y):
             np.copyto(y[i], yt.T)
 
 
-def _conv_taps_2d(x, w, pb, pe, out_sp):
+def _conv_taps_2d(x, w, pb, pe, out_sp, cache=None):
     """Stride-1 2-D conv with few output channels (M <= C/2): GEMM first, shift after.
 
     One GEMM (kh*kw*M, C) @ (C, padded pixels) gives every tap's contribution at every
     padded position; the output is the sum of the kh*kw planes, each shifted by its tap
     offset in the row-major padded image (rows wrap into the pad columns, which are
     cropped). This writes kh*kw*M values per pixel instead of im2col's kh*kw*C.
+    The reordered weights are kept in `cache` when given (the node's, for fixed w).
     """
     n, c, h, wd = x.shape
     m, _, kh, kw = w.shape
@@ -925,7 +926,11 @@ def _conv_taps_2d(x, w, pb, pe, out_sp):
     hp, wp = h + pb[0] + pe[0], wd + pb[1] + pe[1]
     xp = _pad_scratch(x, [pb[0], pb[1]], [pe[0] + 1, pe[1]], "conv.pad")  # spare row
     length = (hp + 1) * wp
-    wt = np.ascontiguousarray(w.transpose(2, 3, 0, 1)).reshape(kh * kw * m, c)
+    wt = cache.get(("w_taps", x.dtype)) if cache is not None else None
+    if wt is None:
+        wt = np.ascontiguousarray(w.transpose(2, 3, 0, 1)).reshape(kh * kw * m, c)
+        if cache is not None:
+            cache[("w_taps", x.dtype)] = wt
     y = np.empty((n, m, ho, wo), dtype=x.dtype)
     span = ho * wp
     for i in range(n):

@@ -293,6 +293,26 @@ def test_conv_taps_cases_take_the_taps_path():
     assert len(calls) == len(cases)
 
 
+def test_conv_taps_path_keeps_its_reordered_weights_in_the_cache():
+    """With the fused Conv's cache the taps path reorders its weights once; the
+    second run uses them from the cache and still gives onnxruntime's output."""
+    from onegraph.ops.conv import conv_nd
+
+    rng = np.random.default_rng(8)
+    # (20x20: past the channels-last path's small images; M <= C/2, not Winograd's)
+    x = rng.standard_normal((1, 64, 20, 20)).astype(np.float32)
+    w = rng.standard_normal((16, 64, 3, 3)).astype(np.float32)
+    attrs = dict(pads=[1, 1, 1, 1])
+    cache: dict = {}
+    first = conv_nd(x, w, None, attrs, cache)
+    wt = cache[("w_taps", np.dtype(np.float32))]
+    second = conv_nd(x, w, None, attrs, cache)
+    assert cache[("w_taps", np.dtype(np.float32))] is wt
+    want = _ort_conv(x, w, None, attrs)
+    for got in (first, second):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
 ONES_ROW_CASES = [
     ((1, 8, 9, 9), (24, 8, 1, 1), {}),
     ((2, 6, 7, 5), (12, 6, 1, 1), {}),                                  # batch, M = 2C
