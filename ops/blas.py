@@ -33,6 +33,7 @@ import threading
 import numpy as np
 
 from ..errors import InvalidArgumentError, UnavailableError
+from .common import derived
 
 BACKENDS = ("auto", "numpy", "mkl")
 
@@ -266,14 +267,10 @@ def _packed(mkl, w, layout, constant, m, n, k, cache):
     owner = w
     while isinstance(owner.base, np.ndarray):
         owner = owner.base
-    key = ("blas.packed", constant, id(owner))
-    entry = cache.get(key)
-    # the entry holds the owner itself, so the id stays its own while the pack is
-    # cached; each view of it (any part, either orientation) has its own packs
-    if entry is None or entry[0] is not owner:
-        entry = cache[key] = (owner, {})
+    # each view of the owner (any part, either orientation) has its own packs
+    views = derived(cache, ("blas.packed", constant, id(owner)), owner, lambda _: {})
     view = (w.ctypes.data - owner.ctypes.data, w.shape, w.strides)
-    packs = entry[1].setdefault(view, {})
+    packs = views.setdefault(view, {})
     packed = packs.get((m, n, k))
     if packed is not None or len(packs) >= _PACKS_PER_CONSTANT:
         return packed

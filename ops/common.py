@@ -17,6 +17,17 @@ def remember(memo: dict, key, value, limit: int):
     return value
 
 
+def derived(cache: dict, key, source, make):
+    """make(source), kept in cache[key] with `source` itself and made again only when
+    another object comes (a weight converted or packed once per node): holding the
+    source keeps its id, often part of `key`, from passing to a new array. Never
+    raises beyond what `make` raises."""
+    held = cache.get(key)
+    if held is None or held[0] is not source:
+        held = cache[key] = (source, make(source))
+    return held[1]
+
+
 def broadcast_shape(*shapes, where: str = ""):
     """Numpy/ONNX multidirectional broadcast of shapes with None for unknown dims.
 

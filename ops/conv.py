@@ -40,7 +40,7 @@ from .activation import all_finite
 from .activation import relu as relu_op
 from .blas import matmul_constant
 from .conv_depthwise import depthwise_2d
-from .common import check_result_size, remember
+from .common import check_result_size, derived, remember
 from .registry import TensorInfo, define
 from .scratch import scratch as _scratch
 
@@ -517,10 +517,7 @@ def _weights_in(w, cdt, cache):
     and kept in `cache` (a float16 ResNet-50 converted all its weights on every run)."""
     if w.dtype == cdt or cache is None:
         return np.asarray(w, dtype=cdt)
-    held = cache.get(("w", cdt))
-    if held is None or held[0] is not w:  # holding w keeps its id w's
-        held = cache[("w", cdt)] = (w, np.asarray(w, dtype=cdt))
-    return held[1]
+    return derived(cache, ("w", cdt), w, lambda v: np.asarray(v, dtype=cdt))
 
 
 # A 1x1 conv with many more outputs than inputs (ResNet's 64 -> 256 expansions) takes

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import OpAttributeError, ShapeError
 from .blas import matmul_constant
-from .common import broadcast_shape
+from .common import broadcast_shape, derived
 from .registry import TensorInfo, define, is_plan_constant, kernel_cache
 
 _NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
@@ -38,11 +38,9 @@ def _with_constant_weights(a, b, attrs):
     dt = a.dtype
     if not constant or dt in _NATIVE or dt.kind in "iub" or b.dtype != dt:
         return _widen(a, b) + (constant,)
-    cache = kernel_cache(attrs)
-    held = cache.get(("widened", id(b)))
-    if held is None or held[0] is not b:  # holding b keeps its id b's
-        held = cache[("widened", id(b))] = (b, np.asarray(b, dtype=np.float32))
-    return (np.asarray(a, dtype=np.float32), held[1]), dt, True
+    wide = derived(kernel_cache(attrs), ("widened", id(b)), b,
+                   lambda v: np.asarray(v, dtype=np.float32))
+    return (np.asarray(a, dtype=np.float32), wide), dt, True
 
 
 def _matmul_kernel(inputs, attrs, ctx):
