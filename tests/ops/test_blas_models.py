@@ -47,6 +47,7 @@ def _cases():
         {"x": rng.standard_normal((64, 256), np.float32)}
     for name, (c, m, k, hw, stride) in {
             "conv1x1": (256, 512, 1, 14, 1), "conv1x1_expand": (128, 512, 1, 28, 1),
+            "conv1x1_7x7": (512, 256, 1, 7, 1),
             "conv3x3_small": (256, 256, 3, 7, 1),
             "conv3x3_strided": (64, 128, 3, 56, 2)}.items():
         nodes = [helper.make_node("Conv", ["x", "w", "b"], ["z"], pads=[k // 2] * 4,

@@ -400,3 +400,63 @@ def test_float16_weights_of_a_cached_conv_are_converted_once():
         assert got.dtype == np.float16
         np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32),
                                    rtol=1e-2, atol=1e-2)
+
+
+# 1x1 convs on small images through MKL's packed GEMM in the (P, C) @ (C, M) orientation
+# (`ops.conv._pointwise_transposed`): sizes MKL takes (>= 4M multiply-adds, >= 64k
+# weights), pixel counts up to 169 that are no multiple of 16
+TRANSPOSED_CASES = [
+    ((1, 512, 7, 7), (256, 512, 1, 1), {}),                           # M < 2C
+    ((2, 256, 7, 7), (768, 256, 1, 1), {}),                           # M >= 2C, batch
+    ((1, 512, 13, 13), (128, 512, 1, 1), {}),
+    ((1, 256, 14, 14), (512, 256, 1, 1), dict(strides=[2, 2])),       # strided input
+    ((1, 320, 9, 11), (320, 320, 1, 1), {}),
+]
+
+
+@pytest.mark.parametrize("backend", ["mkl", "numpy"])
+@pytest.mark.parametrize("case", TRANSPOSED_CASES, ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("fused", ["cache", "cache+relu", "out+relu"])
+def test_conv_1x1_small_images_transposed_matches_onnxruntime(case, dtype, bias, fused,
+                                                              backend, monkeypatch):
+    """Under MKL these 1x1 convs take the transposed product (its pack of W^T is in the
+    cache); under numpy the usual one. Either way they match onnxruntime, with the bias,
+    the Relu and `out=` a channel slice of a wider buffer."""
+    from onegraph.ops import blas
+    from onegraph.ops import conv as conv_ops
+
+    from .test_blas import _mkl_loads
+
+    if backend == "mkl" and not _mkl_loads():
+        pytest.skip("Intel MKL (the mkl extra) does not load here")
+    taken = []
+    real = conv_ops._pointwise_transposed
+
+    def spy(*args, **kwargs):
+        y = real(*args, **kwargs)
+        taken.append(y is not None)
+        return y
+
+    monkeypatch.setattr(conv_ops, "_pointwise_transposed", spy)
+    xs, ws, attrs = case
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal(xs).astype(dtype)
+    w = (rng.standard_normal(ws) / np.sqrt(ws[1])).astype(dtype)
+    b = rng.standard_normal(ws[0]).astype(dtype) if bias else None
+    blas.use_backend(backend)
+    try:
+        got, _ = _fused_conv(x, w, b, attrs, fused)
+    finally:
+        blas._reset_for_tests()
+    assert taken and all(taken) == (backend == "mkl"), taken
+    _assert_matches_ort(got, x, w, b, attrs, fused.endswith("relu"))
+
+
+@pytest.mark.parametrize("npix, pays", [(49, True), (81, True), (169, True), (64, False),
+                                        (144, False), (196, False), (4, True)])
+def test_transposed_1x1_rule(npix, pays):
+    from onegraph.ops.conv import _transposed_pays
+
+    assert _transposed_pays(npix) == pays
