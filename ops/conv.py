@@ -38,7 +38,7 @@ import numpy as np
 from ..errors import OpAttributeError, ShapeError
 from .activation import all_finite
 from .activation import relu as relu_op
-from .blas import matmul_constant
+from .blas import backend, matmul_constant
 from .conv_depthwise import depthwise_2d
 from .common import check_result_size, derived, remember
 from .registry import TensorInfo, define
@@ -583,6 +583,13 @@ def _pointwise_transposed(x, w, b, relu, cache, out=None):
     Relu (when `relu`) in the transposing copy into the (N, M, P) result, which is
     `out` when given. None, with nothing written, when the BLAS backend does not take
     the product (numpy then multiplies the usual way)."""
+    # MKL's refusals depend on the shapes only: remembered per input shape, so a
+    # product it will not take costs a dict lookup, not a reshaped call, every run
+    declines = cache.get("pointwise_t_declined")
+    if declines is None:
+        declines = cache["pointwise_t_declined"] = {}
+    if (x.shape[1:], x.dtype) in declines or backend() != "mkl":
+        return None
     n, c = x.shape[:2]
     m = w.shape[0]
     npix = math.prod(x.shape[2:])
@@ -591,6 +598,7 @@ def _pointwise_transposed(x, w, b, relu, cache, out=None):
     y = out
     for i in range(n):
         if matmul_constant(x[i].reshape(c, npix).T, wt, cache, "b", yt) is None:
+            remember(declines, (x.shape[1:], x.dtype), True, _GEOMETRIES_PER_CONV)
             return None  # the same shapes every image: only the first can decline
         if y is None:
             y = np.empty((n, m, npix), dtype=x.dtype)

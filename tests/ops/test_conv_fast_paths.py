@@ -460,3 +460,40 @@ def test_transposed_1x1_rule(npix, pays):
     from onegraph.ops.conv import _transposed_pays
 
     assert _transposed_pays(npix) == pays
+
+
+@pytest.mark.parametrize("backend", ["mkl", "numpy"])
+def test_transposed_1x1_asks_the_blas_once_per_declined_shape(backend, monkeypatch):
+    """A 1x1 conv too small for MKL is declined once per input shape and then left to
+    numpy without asking again (or never asked under the numpy backend); results stay
+    those of the plain path."""
+    from onegraph.ops import blas
+    from onegraph.ops import conv as conv_ops
+
+    from .test_blas import _mkl_loads
+
+    if backend == "mkl" and not _mkl_loads():
+        pytest.skip("Intel MKL (the mkl extra) does not load here")
+    asked = []
+    real = conv_ops.matmul_constant
+
+    def counting(a, b, cache, constant="b", out=None):
+        asked.append(constant)
+        return real(a, b, cache, constant, out)
+
+    monkeypatch.setattr(conv_ops, "matmul_constant", counting)
+    rng = np.random.default_rng(9)
+    w = rng.standard_normal((32, 64, 1, 1)).astype(np.float32)
+    b = rng.standard_normal(32).astype(np.float32)
+    cache: dict = {}
+    blas.use_backend(backend)
+    try:
+        for hw in (7, 7, 7, 9, 9):
+            x = rng.standard_normal((1, 64, hw, hw)).astype(np.float32)
+            got = conv_ops.conv_nd(x, w, b, {}, cache, relu=True)
+            want = np.maximum(np.einsum("mc,nchw->nmhw", w[:, :, 0, 0], x)
+                              + b[:, None, None], 0)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    finally:
+        blas._reset_for_tests()
+    assert asked.count("b") == (2 if backend == "mkl" else 0), asked
