@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ..errors import OpAttributeError, ShapeError
+from .blas import normal_cdf
 from .common import infer_elementwise, infer_same
 from .elementwise import erf, fp_errors_quiet
 from .registry import define
@@ -353,13 +354,22 @@ def _gelu_erf_float32(x, out=None):
     """Gelu(x) = x * Phi(x) of a float32 array, as a new array (or into `out`, a
     C-contiguous array of x's shape, which may be x); NaN propagates,
     Gelu(+inf) = inf and Gelu(-inf) = NaN, as ONNX's formula 0.5 x (1 + erf(x / sqrt 2))
-    gives (-inf * 0; onnxruntime and the other dtypes' kernels agree). Temporaries come
-    from the scratch arena."""
+    gives (-inf * 0; onnxruntime and the other dtypes' kernels agree). x * Phi(x) with
+    MKL's Phi when the BLAS backend is MKL (ops/blas.py), else the tail polynomial
+    below. Temporaries come from the scratch arena."""
     flat = np.ascontiguousarray(x).reshape(-1)
     y = np.empty(flat.shape, np.float32) if out is None else out.reshape(-1)
     block = max(1, min(flat.size, _GELU_BLOCK))  # an empty array still gets a block
-    a = scratch("gelu.abs", (block,), np.float32)
     t = scratch("gelu.t", (block,), np.float32)
+    # MKL's vector-math Phi when the BLAS backend is MKL (ops/blas.py): x * Phi(x)
+    if flat.size and normal_cdf(flat[:block], t) is not None:
+        for start in range(0, flat.size, block):
+            stop = min(flat.size, start + block)
+            if start:
+                normal_cdf(flat[start:stop], t[:stop - start])
+            np.multiply(flat[start:stop], t[:stop - start], out=y[start:stop])
+        return y.reshape(x.shape) if out is None else out
+    a = scratch("gelu.abs", (block,), np.float32)
     tail = scratch("gelu.tail", (block,), np.float32)
     for start in range(0, flat.size, block):
         stop = min(flat.size, start + block)

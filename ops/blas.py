@@ -1,4 +1,5 @@
-"""Matrix products with a constant operand through Intel MKL's packed GEMM, when installed.
+"""Matrix products with a constant operand through Intel MKL's packed GEMM, when installed
+(and MKL's vector math for the normal CDF, which Gelu takes from it).
 
 numpy's matmul (OpenBLAS, in numpy's wheels) copies both operands into its packed panel
 layout on every call. A model's weights never change between runs, and onnxruntime
@@ -21,6 +22,11 @@ wheel's libmkl_rt (or the path in ONEGRAPH_MKL_LIBRARY, or the system's mkl_rt) 
 Results differ from numpy's in the last bits (another summation order), as any two BLAS
 libraries do; float32 and float64 only, other dtypes always use numpy. A pack takes
 about as much memory as the constant itself, for as long as its node's plan lives.
+
+The same backend choice covers `normal_cdf`, MKL's vector-math Phi(x) (vmsCdfNorm,
+high accuracy), from which exact Gelu is x * Phi(x) in two passes instead of numpy's two
+dozen: 131k float32 values 363 -> 80 us, within 2 ulp of the exact value over float32's
+normal range (numpy's polynomial: 1.3e-6 relative).
 """
 
 from __future__ import annotations
@@ -62,12 +68,13 @@ _mkl: "_Mkl | None | bool" = None  # None: not tried; False: not loadable
 
 
 class _Mkl:
-    """The packed-GEMM entry points of one loaded libmkl_rt, per dtype."""
+    """The packed-GEMM and vector-math entry points of one loaded libmkl_rt, per
+    dtype."""
 
     def __init__(self, lib):
         p, i, sz = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t
         self.path = getattr(lib, "_name", "")
-        self.get_size, self.pack, self.compute = {}, {}, {}
+        self.get_size, self.pack, self.compute, self.cdf_norm = {}, {}, {}, {}
         for dtype, prefix, real in ((np.dtype(np.float32), "s", ctypes.c_float),
                                     (np.dtype(np.float64), "d", ctypes.c_double)):
             get_size = getattr(lib, f"cblas_{prefix}gemm_pack_get_size")
@@ -79,6 +86,9 @@ class _Mkl:
             compute.argtypes = [i, i, i, i, i, i, p, i, p, i, real, p, i]
             self.get_size[dtype], self.pack[dtype], self.compute[dtype] = \
                 get_size, pack, compute
+            cdf_norm = getattr(lib, f"vm{prefix}CdfNorm")
+            cdf_norm.restype, cdf_norm.argtypes = None, [i, p, p, ctypes.c_int64]
+            self.cdf_norm[dtype] = cdf_norm
 
 
 def _library_paths():
@@ -284,6 +294,40 @@ def _packed(mkl, w, layout, constant, m, n, k, cache):
                     packed.ctypes.data)
     packs[(m, n, k)] = packed
     return packed
+
+
+# Vector math mode: high accuracy (VML_HA; under 2 ulp over float32's normal range,
+# measured against math.erfc), no error status kept (VML_ERRMODE_NOERR), the CPU's
+# denormal handling left as it is
+_VML_MODE = 0x2 | 0x2000
+# MKL_INT (LP64) counts: longer arrays go in parts of this many values
+_VML_MAX_COUNT = 1 << 30
+
+
+def normal_cdf(x: np.ndarray, out: np.ndarray) -> np.ndarray | None:
+    """Phi(x) = 0.5 (1 + erf(x / sqrt 2)), the standard normal CDF, of a C-contiguous
+    float32 or float64 array x written into `out` (C-contiguous, x's shape and dtype,
+    may be x) through MKL's vector math (vmsCdfNorm / vmdCdfNorm) when the backend is
+    MKL, and returned; None, with nothing written, otherwise (the caller computes it
+    with numpy). Phi(-inf) = 0, Phi(inf) = 1, NaN stays NaN.
+
+    Raises:
+        InvalidArgumentError: ONEGRAPH_BLAS holds an unknown value.
+        UnavailableError: ONEGRAPH_BLAS=mkl and MKL cannot be loaded.
+    """
+    mkl = _active_mkl()
+    if mkl is None or x.dtype not in mkl.cdf_norm or out.dtype != x.dtype \
+            or out.shape != x.shape or type(x) is not np.ndarray \
+            or not (x.flags.c_contiguous and out.flags.c_contiguous):
+        return None
+    fn = mkl.cdf_norm[x.dtype]
+    flat_x, flat_y = x.reshape(-1), out.reshape(-1)
+    item = x.itemsize
+    for start in range(0, flat_x.size, _VML_MAX_COUNT):
+        count = min(_VML_MAX_COUNT, flat_x.size - start)
+        fn(count, flat_x.ctypes.data + start * item, flat_y.ctypes.data + start * item,
+           _VML_MODE)
+    return out
 
 
 def _reset_for_tests():

@@ -265,3 +265,43 @@ def test_use_backend_mkl_without_the_library_keeps_the_backend(monkeypatch,
     with pytest.raises(UnavailableError, match="ONEGRAPH_MKL_LIBRARY"):
         blas.use_backend("mkl")
     assert blas.backend() == "numpy"
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_normal_cdf_matches_math_erfc(dtype, backend_reset):
+    """MKL's Phi(x) against 0.5 erfc(-x / sqrt 2) in float64 wherever the result is a
+    normal number: float32 within 2 ulp; float64 within the oracle's own error (x /
+    sqrt 2 rounded, then erfc's steep tail: up to ~1e-13 relative at x = -30), specials
+    as the limits, and in place (out is x)."""
+    import math
+
+    blas.use_backend("mkl")
+    x = np.concatenate([np.linspace(-12, 12, 20001), -np.geomspace(1e-6, 37, 500),
+                        np.geomspace(1e-6, 9, 500)]).astype(dtype)
+    got = blas.normal_cdf(x, np.empty_like(x))
+    want = np.array([0.5 * math.erfc(-v / math.sqrt(2)) for v in x.astype(float)])
+    normal = want >= np.finfo(dtype).tiny
+    if dtype == np.float32:
+        ulp = np.spacing(want[normal].astype(dtype)).astype(float)
+        assert np.all(np.abs(got[normal] - want[normal]) <= 2 * ulp)
+    else:
+        np.testing.assert_allclose(got[normal], want[normal], rtol=5e-13, atol=0)
+    special = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0], dtype)
+    same = special.copy()
+    assert blas.normal_cdf(same, same) is same
+    np.testing.assert_array_equal(same, np.array([1, 0, np.nan, 0.5, 0.5], dtype))
+
+
+@needs_mkl
+def test_normal_cdf_leaves_what_it_cannot_take_to_numpy(backend_reset):
+    blas.use_backend("mkl")
+    x = np.linspace(-3, 3, 64, dtype=np.float32)
+    for args in [(x[::2], np.empty(32, np.float32)),            # strided input
+                 (x, np.empty(64, np.float64)),                  # other output dtype
+                 (x, np.empty(63, np.float32)),                  # other shape
+                 (x.astype(np.float16), np.empty(64, np.float16))]:
+        assert blas.normal_cdf(*args) is None
+    blas.use_backend("numpy")
+    out = np.full(64, 7, np.float32)
+    assert blas.normal_cdf(x, out) is None and (out == 7).all()

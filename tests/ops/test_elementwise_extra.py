@@ -17,6 +17,7 @@ from onegraph.ops import KernelContext, get_op
 from onegraph.ops.elementwise import cast_array, erf
 
 from .node_cases import all_node_cases, assert_outputs_match, onnx_attr_value
+from .test_blas import needs_mkl
 
 # Cast cases that still cannot pass once converted, with the reason.
 _CAST_XFAIL: dict[str, str] = {}
@@ -235,16 +236,39 @@ def test_relu_against_a_zero_plane_matches_the_definition(dtype, monkeypatch):
     np.testing.assert_array_equal(activation.relu(small), want[0, 0, :2, :4])
 
 
-def test_float32_gelu_matches_math_erfc_into_the_tail():
-    # float32 Gelu is relu(x) - |x| Q(|x|) with a fitted normal tail Q; against the
-    # float64 oracle x * erfc(-x / sqrt 2) / 2 its error must stay relative everywhere,
-    # negative tail included (1 + erf(x / sqrt 2) loses all digits past x ~ -5)
+@pytest.fixture(params=[pytest.param("mkl", marks=needs_mkl), "numpy"])
+def gelu_backend(request, monkeypatch):
+    """Exact float32 Gelu as x * Phi(x) with MKL's Phi ("mkl") or the numpy tail
+    polynomial ("numpy"): (backend, calls), calls saying per normal_cdf call whether
+    MKL computed it."""
+    from onegraph.ops import activation, blas
+
+    calls = []
+    real = activation.normal_cdf
+
+    def counting(x, out):
+        y = real(x, out)
+        calls.append(y is not None)
+        return y
+
+    monkeypatch.setattr(activation, "normal_cdf", counting)
+    blas.use_backend(request.param)
+    yield request.param, calls
+    blas._reset_for_tests()
+
+
+def test_float32_gelu_matches_math_erfc_into_the_tail(gelu_backend):
+    # float32 Gelu is x * Phi(x) through MKL's Phi or relu(x) - |x| Q(|x|) with a
+    # fitted normal tail Q; against the float64 oracle x * erfc(-x / sqrt 2) / 2 its
+    # error must stay relative everywhere, negative tail included (1 + erf(x / sqrt 2)
+    # loses all digits past x ~ -5)
     x = np.concatenate([np.linspace(-14, 14, 40001), np.geomspace(1e-7, 14, 2000),
                         -np.geomspace(1e-7, 14, 2000), [0.0, -0.0, 1e-30, -1e-30]]
                        ).astype(np.float32)
     # a scratch-sized image too, so the temporaries come from the arena
     x = np.concatenate([x, np.random.default_rng(2).standard_normal(70000, np.float32)])
     y = _run("Gelu", [x])
+    assert any(gelu_backend[1]) == (gelu_backend[0] == "mkl")
     assert y.dtype == np.float32 and y.shape == x.shape
     want = np.array([v * math.erfc(-v / math.sqrt(2.0)) / 2 for v in x.astype(float)])
     np.testing.assert_allclose(y, want, rtol=8e-6, atol=1e-38)
@@ -263,12 +287,13 @@ def test_float32_gelu_matches_math_erfc_into_the_tail():
         math.sqrt(2 / math.pi) * (z + 0.044715 * z ** 3))), rtol=2e-6, atol=3e-7)
 
 
-def test_float32_gelu_specials_in_later_blocks():
+def test_float32_gelu_specials_in_later_blocks(gelu_backend):
     # float32 Gelu runs in blocks of 65536 values: specials in a later block, and a
     # block without any, must each get their own clamp
     x = np.random.default_rng(5).standard_normal((3, 70000), np.float32)
     x[2, 5], x[1, 7], x[2, 69999], x[0, 3] = -np.inf, np.nan, -1e30, np.inf
     y = _run("Gelu", [x])
+    assert any(gelu_backend[1]) == (gelu_backend[0] == "mkl")
     assert y.shape == x.shape and y.dtype == np.float32
     assert np.isnan(y[2, 5]) and np.isnan(y[1, 7]) and y[2, 69999] == 0
     assert np.isposinf(y[0, 3])
@@ -281,7 +306,7 @@ def test_float32_gelu_specials_in_later_blocks():
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
-def test_float16_gelu_is_the_float64_value_rounded(approximate):
+def test_float16_gelu_is_the_float64_value_rounded(approximate, gelu_backend):
     # (the exact form goes through the float32 kernel, the tanh form through float64)
     """float16 Gelu runs the float32 kernel and rounds once: every finite float16 value
     (all 63,488) gives the float64 formula's value rounded to float16, or, for under
@@ -290,6 +315,7 @@ def test_float16_gelu_is_the_float64_value_rounded(approximate):
     x = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
     x = x[np.isfinite(x)]
     got = _run("Gelu", [x], approximate=approximate)
+    assert any(gelu_backend[1]) == (gelu_backend[0] == "mkl" and approximate == "none")
     assert got.dtype == np.float16
     v = x.astype(np.float64)
     if approximate == "none":
