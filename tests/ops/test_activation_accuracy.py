@@ -101,7 +101,7 @@ def test_clip_both_bounds_and_crossed_bounds():
     np.testing.assert_array_equal(run("Clip", [x[:3], hi, lo]), [0.0, 0.0, 0.0])
 
 
-def test_float32_erf_against_math_erf():
+def test_float32_erf_against_math_erf(blas_backend):
     rng = np.random.default_rng(5)
     x = np.concatenate([rng.standard_normal(50000) * 2, rng.uniform(-6, 6, 20000),
                         np.logspace(-30, 1, 3000), -np.logspace(-30, 1, 3000),
@@ -117,7 +117,7 @@ def test_float32_erf_against_math_erf():
     assert np.signbit(run("Erf", [np.array([-0.0], np.float32)]))[0]
 
 
-def test_float16_and_float64_erf():
+def test_float16_and_float64_erf(blas_backend):
     x = np.linspace(-5, 5, 201)
     want = np.array([math.erf(v) for v in x])
     np.testing.assert_allclose(run("Erf", [x]), want, rtol=1e-15, atol=1e-16)
@@ -129,7 +129,7 @@ def test_float16_and_float64_erf():
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
-def test_erf_and_activations_of_empty_arrays(dtype):
+def test_erf_and_activations_of_empty_arrays(dtype, blas_backend):
     x = np.zeros((0, 3), dtype)
     for op_type in ("Erf", "Sigmoid", "HardSwish", "ThresholdedRelu"):
         y = run(op_type, [x])

@@ -305,3 +305,35 @@ def test_normal_cdf_leaves_what_it_cannot_take_to_numpy(backend_reset):
     blas.use_backend("numpy")
     out = np.full(64, 7, np.float32)
     assert blas.normal_cdf(x, out) is None and (out == 7).all()
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_erf_through_mkl_matches_math_erf(dtype, backend_reset, monkeypatch):
+    """The Erf kernel's erf under the MKL backend is MKL's (checked taken): within an
+    ulp of math.erf, odd, the limits at +-inf, NaN kept, 0-d arrays kept 0-d."""
+    import math
+
+    from onegraph.ops import elementwise
+
+    taken = []
+    real = elementwise.mkl_erf
+
+    def counting(x, out):
+        y = real(x, out)
+        taken.append(y is not None)
+        return y
+
+    monkeypatch.setattr(elementwise, "mkl_erf", counting)
+    blas.use_backend("mkl")
+    x = np.concatenate([np.linspace(-6, 6, 40001), np.geomspace(1e-30, 6, 800),
+                        -np.geomspace(1e-30, 6, 800)]).astype(dtype)
+    got = elementwise.erf(x)
+    want = np.array([math.erf(v) for v in x.astype(float)])
+    ulp = np.spacing(np.abs(want).astype(dtype)).astype(float)
+    assert got.dtype == dtype and np.all(np.abs(got - want) <= ulp)
+    special = elementwise.erf(np.array([np.inf, -np.inf, np.nan, -0.0], dtype))
+    np.testing.assert_array_equal(special[:2], [1, -1])
+    assert np.isnan(special[2]) and np.signbit(special[3])
+    assert elementwise.erf(np.array(0.5, dtype)).shape == ()
+    assert taken and all(taken)

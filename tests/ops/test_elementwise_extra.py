@@ -17,7 +17,6 @@ from onegraph.ops import KernelContext, get_op
 from onegraph.ops.elementwise import cast_array, erf
 
 from .node_cases import all_node_cases, assert_outputs_match, onnx_attr_value
-from .test_blas import needs_mkl
 
 # Cast cases that still cannot pass once converted, with the reason.
 _CAST_XFAIL: dict[str, str] = {}
@@ -70,14 +69,15 @@ def test_cast_case_converted(case, request):
         _bits_equal(want, got[0])
 
 
-def test_erf_matches_math_erf():
+def test_erf_matches_math_erf(blas_backend):
     x = np.concatenate([np.linspace(-7, 7, 20001), np.logspace(-30, 0.9, 500),
                         [0.0, 2.5, 2.4999999, -2.5000001, 30.0]])
     want = np.array([math.erf(v) for v in x])
     np.testing.assert_allclose(erf(x), want, rtol=4e-15, atol=0)
     x32 = x.astype(np.float32)
     want32 = np.array([math.erf(float(v)) for v in x32], np.float32)
-    # float32 runs the fitted rational (7 ulp at worst), not the float64 series
+    # float32 runs MKL's erf or the fitted rational (7 ulp at worst), not the float64
+    # series
     np.testing.assert_allclose(erf(x32), want32, rtol=5e-7, atol=0)
     assert erf(np.array([np.inf, -np.inf])).tolist() == [1.0, -1.0]
     assert np.isnan(erf(np.array([np.nan])))[0]
@@ -236,12 +236,12 @@ def test_relu_against_a_zero_plane_matches_the_definition(dtype, monkeypatch):
     np.testing.assert_array_equal(activation.relu(small), want[0, 0, :2, :4])
 
 
-@pytest.fixture(params=[pytest.param("mkl", marks=needs_mkl), "numpy"])
-def gelu_backend(request, monkeypatch):
+@pytest.fixture
+def gelu_backend(blas_backend, monkeypatch):
     """Exact float32 Gelu as x * Phi(x) with MKL's Phi ("mkl") or the numpy tail
     polynomial ("numpy"): (backend, calls), calls saying per normal_cdf call whether
     MKL computed it."""
-    from onegraph.ops import activation, blas
+    from onegraph.ops import activation
 
     calls = []
     real = activation.normal_cdf
@@ -252,9 +252,7 @@ def gelu_backend(request, monkeypatch):
         return y
 
     monkeypatch.setattr(activation, "normal_cdf", counting)
-    blas.use_backend(request.param)
-    yield request.param, calls
-    blas._reset_for_tests()
+    return blas_backend, calls
 
 
 def test_float32_gelu_matches_math_erfc_into_the_tail(gelu_backend):
