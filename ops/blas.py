@@ -223,7 +223,8 @@ def _aligned(nbytes: int) -> np.ndarray:
 
 
 def matmul_constant(a: np.ndarray, b: np.ndarray, cache: dict, constant: str = "b",
-                    out: np.ndarray | None = None) -> np.ndarray | None:
+                    out: np.ndarray | None = None,
+                    accumulate: bool = False) -> np.ndarray | None:
     """a @ b for 2-D a (M, K) and b (K, N) of one float dtype, where operand `constant`
     ("a" or "b") holds the same values on every call for as long as `cache` lives (a
     model's weights, or a kernel's cached copy of them). Through MKL's packed GEMM,
@@ -235,6 +236,8 @@ def matmul_constant(a: np.ndarray, b: np.ndarray, cache: dict, constant: str = "
     (its base, for a transposed or reshaped view made per call) and the view's place
     in it. `out`: a (M, N) array of that dtype with contiguous rows, sharing no memory with
     a or b, to write into (a strided row view is fine); the result is then `out`.
+    `accumulate`: add the product to what `out` holds (GEMM's beta = 1: a residual
+    added in the same pass), which needs `out`.
 
     Raises:
         InvalidArgumentError: ONEGRAPH_BLAS holds an unknown value.
@@ -256,6 +259,8 @@ def matmul_constant(a: np.ndarray, b: np.ndarray, cache: dict, constant: str = "
     if la is None or lb is None or max(la[1], lb[1]) > _MAX_DIM:
         return None
     if out is None:
+        if accumulate:
+            return None
         out = np.empty((m, n), a.dtype)
     elif out.shape != (m, n) or out.dtype != a.dtype or out.strides[1] != out.itemsize \
             or out.strides[0] % out.itemsize or out.strides[0] < out.itemsize * n \
@@ -266,12 +271,13 @@ def matmul_constant(a: np.ndarray, b: np.ndarray, cache: dict, constant: str = "
     if packed is None:
         return None
     ldc = out.strides[0] // out.itemsize
+    beta = 1.0 if accumulate else 0.0
     if constant == "a":
         mkl.compute[a.dtype](_ROW_MAJOR, _PACKED, lb[0], m, n, k, packed.ctypes.data,
-                             la[1], b.ctypes.data, lb[1], 0.0, out.ctypes.data, ldc)
+                             la[1], b.ctypes.data, lb[1], beta, out.ctypes.data, ldc)
     else:
         mkl.compute[a.dtype](_ROW_MAJOR, la[0], _PACKED, m, n, k, a.ctypes.data, la[1],
-                             packed.ctypes.data, lb[1], 0.0, out.ctypes.data, ldc)
+                             packed.ctypes.data, lb[1], beta, out.ctypes.data, ldc)
     return out
 
 

@@ -360,7 +360,7 @@ def _conv_kernel(inputs, attrs, ctx):
 _GEOMETRIES_PER_CONV = 64
 
 
-def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
+def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False, add=None):
     """N-D convolution (ONNX Conv semantics), x (N, C, *S), w (M, C/group, *k).
 
     `cache`: a dict the caller keeps for fixed (w, b) (the Session's plan-time Conv
@@ -373,9 +373,15 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
     return; the dense GEMM paths write their GEMM there directly, others copy.
     `relu`: apply max(y, 0) to the result (in the pass that writes it where a path
     has one, else in place at the end).
+    `add`: an array added to the result before the Relu (a residual block's shortcut,
+    broadcast as Add). When it is an (N, M, *out) array of the compute dtype
+    (float32/64), C-contiguous and writeable, the caller gives up its values: the sum
+    is written over it and returned, by the GEMM itself where the BLAS backend
+    accumulates (group-1 1x1 convs through MKL).
 
     Raises:
-        ShapeError: channels, weight shape and group disagree, or `out` does not fit.
+        ShapeError: channels, weight shape and group disagree, `out` does not fit, or
+            `add` does not broadcast to the result.
     """
     out_dtype = x.dtype
     cdt = _compute_dtype(out_dtype)
@@ -416,10 +422,20 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
         direct = out.reshape(n, m, npix)
         if out.size and not np.may_share_memory(direct, out):
             raise ShapeError("Conv: out must merge its spatial dims without a copy")
+    acc = None  # `add` as (N, M, P), when the result is to be summed into its memory
+    add_relu = False  # the Relu then waits for the sum
+    if add is not None:
+        if out is None and not shuffle and type(add) is np.ndarray \
+                and add.shape == (n, m) + tuple(out_sp) and add.dtype == cdt \
+                and add.flags.c_contiguous and add.flags.writeable \
+                and not np.may_share_memory(add, x):
+            acc = add.reshape(n, m, npix)
+        add_relu, relu = relu, False
+    accumulated = False  # the GEMM added the product to acc itself
     if n == 0 or npix == 0:
         # nothing to compute; the fast paths' reshapes (-1 over zero pixels) would fail
         y = out if out is not None else np.zeros((n, m) + tuple(out_sp), dtype=cdt)
-        return y.astype(out_dtype, copy=False)
+        return _with_residual(y, add, add_relu, out_dtype)
 
     if all(k == 1 for k in kernel) and not any(pb) and not any(pe):
         # 1x1: a plain GEMM on the (possibly strided) input; a stride past the input
@@ -429,24 +445,31 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
                                                      for o, s in zip(out_sp, strides))]
         y = None
         if group == 1 and cache is not None and _transposed_pays(npix):
-            y = _pointwise_transposed(x, w, b, relu, cache, direct)
+            y = _pointwise_transposed(x, w, b, relu, cache, direct if acc is None else acc,
+                                      acc is not None)
         if y is not None:
-            b, relu = None, False
+            b, relu, accumulated = None, False, acc is not None
         elif b is not None and cache is not None \
                 and (group > 1 or m >= _ONES_ROW_MIN_EXPANSION * c):
             shuffled = group > 1 and shuffle == group
             if shuffled:  # group i's outputs land at channels k*group + i
                 y = np.empty((n, mg, group, npix), dtype=cdt)
                 shuffle = None
+            elif acc is not None and group == 1:
+                y, accumulated = acc, True
             else:
                 y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
             _pointwise_with_ones_row(x, _weights_with_bias(w, b, m, cg, cdt, cache), y,
-                                     group, shuffled, cache)
+                                     group, shuffled, cache, accumulated)
             b = None
         elif group == 1:
-            y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
+            if acc is not None:
+                y, accumulated = acc, True
+            else:
+                y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
             for i in range(n):
-                _weights_times(w.reshape(m, c), x[i].reshape(c, npix), y[i], cache)
+                _weights_times(w.reshape(m, c), x[i].reshape(c, npix), y[i], cache,
+                               accumulated)
         elif shuffle == group:
             # group i's (mg, P) result lands at channels k*group + i: a strided (row
             # stride group*P) GEMM output, no copy
@@ -514,6 +537,28 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False):
         y = np.ascontiguousarray(
             y.reshape((n, shuffle, m // shuffle, npix)).transpose(0, 2, 1, 3)
         ).reshape((n, m) + tuple(out_sp))
+    if acc is not None:
+        if not accumulated:
+            np.add(acc, y.reshape(n, m, npix), out=acc)
+        return _with_residual(add, None, add_relu, out_dtype)
+    return _with_residual(y, add, add_relu, out_dtype)
+
+
+def _with_residual(y, add, relu, out_dtype):
+    """y + add (when add is given, broadcast as Add, into a new array), then Relu in
+    place when `relu`, as out_dtype.
+
+    Raises:
+        ShapeError: add does not broadcast to y's shape.
+    """
+    if add is not None:
+        try:
+            y = np.add(y, add, dtype=y.dtype)
+        except ValueError as e:
+            raise ShapeError(f"Conv: residual of shape {np.shape(add)} does not "
+                             f"broadcast to the output {y.shape}") from e
+    if relu:
+        relu_op(y, out=y)
     return y.astype(out_dtype, copy=False)
 
 
@@ -537,8 +582,10 @@ def _weights_in(w, cdt, cache):
 _ONES_ROW_MIN_EXPANSION = 2
 
 
-def _pointwise_with_ones_row(x, wb, y, group=1, shuffled=False, cache=None):
-    """y[i] = [W_g | b_g] @ [x_g[i]; 1] per group g for a 1x1 conv.
+def _pointwise_with_ones_row(x, wb, y, group=1, shuffled=False, cache=None,
+                             accumulate=False):
+    """y[i] = [W_g | b_g] @ [x_g[i]; 1] per group g for a 1x1 conv (added to what y
+    holds when `accumulate`, group 1 only).
 
     x (N, C, *S), possibly a strided view; wb (M, C/group + 1), each group's rows
     together (cached in `cache` with its BLAS pack); y (N, M, P), or
@@ -555,7 +602,7 @@ def _pointwise_with_ones_row(x, wb, y, group=1, shuffled=False, cache=None):
     for i in range(n):
         np.copyto(cols[:, :cg].reshape(split), x[i].reshape(split))
         if group == 1:  # a plain GEMM, not a batch of one
-            _weights_times(wg[0], cols[0], y[i], cache)
+            _weights_times(wg[0], cols[0], y[i], cache, accumulate)
         else:
             np.matmul(wg, cols, out=y[i].transpose(1, 0, 2) if shuffled
                       else y[i].reshape(group, -1, npix))
@@ -577,12 +624,13 @@ def _transposed_pays(npix):
     return npix <= _TRANSPOSED_MAX_PIXELS and npix % 16 != 0
 
 
-def _pointwise_transposed(x, w, b, relu, cache, out=None):
+def _pointwise_transposed(x, w, b, relu, cache, out=None, accumulate=False):
     """A group-1 1x1 Conv of x (N, C, *S) as (x[i]^T @ W^T)^T per image through MKL's
     packed GEMM, the weights packed once in `cache`: the bias added to the (P, M) rows,
     Relu (when `relu`) in the transposing copy into the (N, M, P) result, which is
-    `out` when given. None, with nothing written, when the BLAS backend does not take
-    the product (numpy then multiplies the usual way)."""
+    `out` when given (the transposing pass adds to what `out` holds when `accumulate`).
+    None, with nothing written, when the BLAS backend does not take the product (numpy
+    then multiplies the usual way)."""
     # MKL's refusals depend on the shapes only: remembered per input shape, so a
     # product it will not take costs a dict lookup, not a reshaped call, every run
     declines = cache.get("pointwise_t_declined")
@@ -604,18 +652,28 @@ def _pointwise_transposed(x, w, b, relu, cache, out=None):
             y = np.empty((n, m, npix), dtype=x.dtype)
         if b is not None:
             np.add(yt, np.asarray(b, dtype=yt.dtype), out=yt)
-        if relu:
+        if accumulate:
+            np.add(y[i], yt.T, out=y[i])
+            if relu:
+                relu_op(y[i], out=y[i])
+        elif relu:
             relu_op(yt.T, out=y[i])
         else:
             np.copyto(y[i], yt.T)
     return y
 
 
-def _weights_times(wm, cols, out, cache):
-    """out = wm @ cols for the conv's weights wm (fixed while `cache` lives, or any
-    weights when cache is None): the BLAS backend's packed product where it pays
-    (ops/blas.py), numpy's otherwise."""
-    if cache is None or matmul_constant(wm, cols, cache, "a", out) is None:
+def _weights_times(wm, cols, out, cache, accumulate=False):
+    """out = wm @ cols (out += wm @ cols when `accumulate`) for the conv's weights wm
+    (fixed while `cache` lives, or any weights when cache is None): the BLAS backend's
+    packed product where it pays (ops/blas.py; it accumulates in the same pass), numpy's
+    otherwise."""
+    if cache is not None and matmul_constant(wm, cols, cache, "a", out,
+                                             accumulate) is not None:
+        return
+    if accumulate:
+        out += np.matmul(wm, cols)
+    else:
         np.matmul(wm, cols, out=out)
 
 

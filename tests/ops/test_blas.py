@@ -337,3 +337,24 @@ def test_erf_through_mkl_matches_math_erf(dtype, backend_reset, monkeypatch):
     assert np.isnan(special[2]) and np.signbit(special[3])
     assert elementwise.erf(np.array(0.5, dtype)).shape == ()
     assert taken and all(taken)
+
+
+@needs_mkl
+@pytest.mark.parametrize("constant", ["a", "b"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_packed_product_accumulates_into_out(constant, dtype, backend_reset):
+    """accumulate=True adds the product to what `out` holds (GEMM's beta = 1), also
+    into a column block of a wider array; without `out` there is nothing to add to."""
+    blas.use_backend("mkl")
+    rng = np.random.default_rng(13)
+    a = rng.standard_normal((256, 300)).astype(dtype)
+    b = rng.standard_normal((300, 320)).astype(dtype)
+    wide = rng.standard_normal((256, 400)).astype(dtype)
+    before = wide.copy()
+    cache: dict = {}
+    got = blas.matmul_constant(a, b, cache, constant, wide[:, 40:360], accumulate=True)
+    assert got is not None and np.shares_memory(got, wide)
+    _close(wide[:, 40:360], before[:, 40:360] + _oracle(a, b), dtype)
+    np.testing.assert_array_equal(wide[:, :40], before[:, :40])
+    np.testing.assert_array_equal(wide[:, 360:], before[:, 360:])
+    assert blas.matmul_constant(a, b, cache, constant, accumulate=True) is None

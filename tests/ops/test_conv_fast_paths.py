@@ -477,9 +477,9 @@ def test_transposed_1x1_asks_the_blas_once_per_declined_shape(backend, monkeypat
     asked = []
     real = conv_ops.matmul_constant
 
-    def counting(a, b, cache, constant="b", out=None):
+    def counting(a, b, cache, constant="b", out=None, accumulate=False):
         asked.append(constant)
-        return real(a, b, cache, constant, out)
+        return real(a, b, cache, constant, out, accumulate)
 
     monkeypatch.setattr(conv_ops, "matmul_constant", counting)
     rng = np.random.default_rng(9)
@@ -497,3 +497,67 @@ def test_transposed_1x1_asks_the_blas_once_per_declined_shape(backend, monkeypat
     finally:
         blas._reset_for_tests()
     assert asked.count("b") == (2 if backend == "mkl" else 0), asked
+
+
+ADD_CASES = [  # (x, w, attrs): each reaches a different conv path
+    ((1, 64, 14, 14), (256, 64, 1, 1), {}),                            # ones row
+    ((2, 256, 14, 14), (128, 256, 1, 1), {}),                          # plain 1x1
+    ((1, 512, 7, 7), (256, 512, 1, 1), {}),                            # transposed
+    ((1, 128, 28, 28), (256, 128, 1, 1), dict(strides=[2, 2])),       # strided 1x1
+    ((1, 64, 16, 16), (64, 64, 3, 3), dict(pads=[1, 1, 1, 1])),       # Winograd
+    ((1, 32, 7, 7), (48, 32, 3, 3), dict(pads=[1, 1, 1, 1])),         # channels-last
+    ((1, 24, 9, 9), (48, 6, 1, 1), dict(group=4)),                     # grouped
+]
+
+
+@pytest.mark.parametrize("case", ADD_CASES, ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("relu", [True, False])
+def test_conv_sums_into_the_residual(case, dtype, relu, blas_backend):
+    """conv_nd(..., add=s) is relu(conv + s) written over s (a fitting array) on every
+    path, twice on one cache (packs made, then used), against onnxruntime's Conv."""
+    from onegraph.ops import conv as conv_ops
+
+    xs, ws, attrs = case
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal(xs).astype(dtype)
+    w = (rng.standard_normal(ws) / np.sqrt(np.prod(ws[1:]))).astype(dtype)
+    b = rng.standard_normal(ws[0]).astype(dtype)
+    resolved = get_op("Conv").resolve_attrs(attrs, num_outputs=1)
+    conv = _ort_conv(x.astype(np.float32), w.astype(np.float32), b.astype(np.float32),
+                     attrs).astype(np.float64)
+    cache: dict = {}
+    for _ in range(2):
+        s = rng.standard_normal(conv.shape).astype(dtype)
+        want = conv + s
+        if relu:
+            want = np.maximum(want, 0)
+        keep = s.copy()
+        got = conv_ops.conv_nd(x, w, b, resolved, cache, relu=relu, add=s)
+        assert got.dtype == dtype and got.shape == conv.shape
+        assert np.shares_memory(got, s) and not np.array_equal(s, keep)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_residual_that_does_not_fit_is_added_apart():
+    """A broadcast shortcut, a read-only one, another dtype: the sum is a new array and
+    the shortcut is left as it was; one that does not broadcast is a ShapeError."""
+    from onegraph.errors import ShapeError
+    from onegraph.ops import conv as conv_ops
+
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((1, 16, 6, 6)).astype(np.float32)
+    w = rng.standard_normal((32, 16, 1, 1)).astype(np.float32)
+    b = rng.standard_normal(32).astype(np.float32)
+    plain = conv_ops.conv_nd(x, w, b, {})
+    read_only = rng.standard_normal(plain.shape).astype(np.float32)
+    read_only.flags.writeable = False
+    for s in (rng.standard_normal((1, 32, 1, 1)).astype(np.float32), read_only,
+              rng.standard_normal(plain.shape).astype(np.float64)):
+        keep = s.copy()
+        got = conv_ops.conv_nd(x, w, b, {}, {}, relu=True, add=s)
+        assert not np.shares_memory(got, s) and got.dtype == np.float32
+        np.testing.assert_array_equal(s, keep)
+        np.testing.assert_allclose(got, np.maximum(plain + s, 0), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ShapeError, match="residual of shape"):
+        conv_ops.conv_nd(x, w, b, {}, {}, add=np.zeros((1, 31, 6, 6), np.float32))

@@ -1,4 +1,4 @@
-"""Fixtures shared by the kernel tests."""
+"""Fixtures shared across the test folders."""
 
 import pytest
 
