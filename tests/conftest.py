@@ -18,3 +18,23 @@ def blas_backend(request):
         pytest.skip("Intel MKL (the mkl extra) does not load here")
     yield request.param
     blas._reset_for_tests()
+
+
+@pytest.fixture
+def taken_by(monkeypatch):
+    """record(module, name): wrap module.name, a function that returns None when it
+    leaves the work to another path (MKL declining, a fast path not applying), so that
+    each call appends whether it did the work; returns that list."""
+    def record(module, name):
+        calls = []
+        real = getattr(module, name)
+
+        def recording(*args, **kwargs):
+            y = real(*args, **kwargs)
+            calls.append(y is not None)
+            return y
+
+        monkeypatch.setattr(module, name, recording)
+        return calls
+    return record
+

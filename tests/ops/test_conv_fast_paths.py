@@ -414,43 +414,25 @@ TRANSPOSED_CASES = [
 ]
 
 
-@pytest.mark.parametrize("backend", ["mkl", "numpy"])
 @pytest.mark.parametrize("case", TRANSPOSED_CASES, ids=str)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("fused", ["cache", "cache+relu", "out+relu"])
 def test_conv_1x1_small_images_transposed_matches_onnxruntime(case, dtype, bias, fused,
-                                                              backend, monkeypatch):
+                                                              blas_backend, taken_by):
     """Under MKL these 1x1 convs take the transposed product (its pack of W^T is in the
     cache); under numpy the usual one. Either way they match onnxruntime, with the bias,
     the Relu and `out=` a channel slice of a wider buffer."""
-    from onegraph.ops import blas
     from onegraph.ops import conv as conv_ops
 
-    from .test_blas import _mkl_loads
-
-    if backend == "mkl" and not _mkl_loads():
-        pytest.skip("Intel MKL (the mkl extra) does not load here")
-    taken = []
-    real = conv_ops._pointwise_transposed
-
-    def spy(*args, **kwargs):
-        y = real(*args, **kwargs)
-        taken.append(y is not None)
-        return y
-
-    monkeypatch.setattr(conv_ops, "_pointwise_transposed", spy)
+    taken = taken_by(conv_ops, "_pointwise_transposed")
     xs, ws, attrs = case
     rng = np.random.default_rng(8)
     x = rng.standard_normal(xs).astype(dtype)
     w = (rng.standard_normal(ws) / np.sqrt(ws[1])).astype(dtype)
     b = rng.standard_normal(ws[0]).astype(dtype) if bias else None
-    blas.use_backend(backend)
-    try:
-        got, _ = _fused_conv(x, w, b, attrs, fused)
-    finally:
-        blas._reset_for_tests()
-    assert taken and all(taken) == (backend == "mkl"), taken
+    got, _ = _fused_conv(x, w, b, attrs, fused)
+    assert taken and all(taken) == (blas_backend == "mkl"), taken
     _assert_matches_ort(got, x, w, b, attrs, fused.endswith("relu"))
 
 
@@ -462,18 +444,12 @@ def test_transposed_1x1_rule(npix, pays):
     assert _transposed_pays(npix) == pays
 
 
-@pytest.mark.parametrize("backend", ["mkl", "numpy"])
-def test_transposed_1x1_asks_the_blas_once_per_declined_shape(backend, monkeypatch):
+def test_transposed_1x1_asks_the_blas_once_per_declined_shape(blas_backend, monkeypatch):
     """A 1x1 conv too small for MKL is declined once per input shape and then left to
     numpy without asking again (or never asked under the numpy backend); results stay
     those of the plain path."""
-    from onegraph.ops import blas
     from onegraph.ops import conv as conv_ops
 
-    from .test_blas import _mkl_loads
-
-    if backend == "mkl" and not _mkl_loads():
-        pytest.skip("Intel MKL (the mkl extra) does not load here")
     asked = []
     real = conv_ops.matmul_constant
 
@@ -486,17 +462,13 @@ def test_transposed_1x1_asks_the_blas_once_per_declined_shape(backend, monkeypat
     w = rng.standard_normal((32, 64, 1, 1)).astype(np.float32)
     b = rng.standard_normal(32).astype(np.float32)
     cache: dict = {}
-    blas.use_backend(backend)
-    try:
-        for hw in (7, 7, 7, 9, 9):
-            x = rng.standard_normal((1, 64, hw, hw)).astype(np.float32)
-            got = conv_ops.conv_nd(x, w, b, {}, cache, relu=True)
-            want = np.maximum(np.einsum("mc,nchw->nmhw", w[:, :, 0, 0], x)
-                              + b[:, None, None], 0)
-            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-    finally:
-        blas._reset_for_tests()
-    assert asked.count("b") == (2 if backend == "mkl" else 0), asked
+    for hw in (7, 7, 7, 9, 9):
+        x = rng.standard_normal((1, 64, hw, hw)).astype(np.float32)
+        got = conv_ops.conv_nd(x, w, b, {}, cache, relu=True)
+        want = np.maximum(np.einsum("mc,nchw->nmhw", w[:, :, 0, 0], x)
+                          + b[:, None, None], 0)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert asked.count("b") == (2 if blas_backend == "mkl" else 0), asked
 
 
 ADD_CASES = [  # (x, w, attrs): each reaches a different conv path

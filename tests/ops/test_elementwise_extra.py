@@ -237,22 +237,13 @@ def test_relu_against_a_zero_plane_matches_the_definition(dtype, monkeypatch):
 
 
 @pytest.fixture
-def gelu_backend(blas_backend, monkeypatch):
+def gelu_backend(blas_backend, taken_by):
     """Exact float32 Gelu as x * Phi(x) with MKL's Phi ("mkl") or the numpy tail
     polynomial ("numpy"): (backend, calls), calls saying per normal_cdf call whether
     MKL computed it."""
     from onegraph.ops import activation
 
-    calls = []
-    real = activation.normal_cdf
-
-    def counting(x, out):
-        y = real(x, out)
-        calls.append(y is not None)
-        return y
-
-    monkeypatch.setattr(activation, "normal_cdf", counting)
-    return blas_backend, calls
+    return blas_backend, taken_by(activation, "normal_cdf")
 
 
 def test_float32_gelu_matches_math_erfc_into_the_tail(gelu_backend):
