@@ -27,7 +27,7 @@ The same backend choice covers two of MKL's vector-math functions (high accuracy
 `normal_cdf`, Phi(x), from which exact Gelu is x * Phi(x) in two passes instead of
 numpy's two dozen (131k float32 values 363 -> 80 us, within 2 ulp of the exact value
 over float32's normal range, where numpy's polynomial keeps 1.3e-6 relative), and `erf`
-(the Erf op: 131k float32 values 324 -> ~40 us).
+(the Erf op and every erf() user: 131k float32 values 324 -> 81 us, within an ulp).
 """
 
 from __future__ import annotations
