@@ -401,18 +401,19 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False, add=
         if attrs.get("kernel_shape"):
             _check_weights("Conv", x.shape, w.shape, attrs)
         strides, dilations, pb, pe, out_sp = _pool_geometry(x.shape[2:], kernel, attrs)
-    else:  # the node's attrs are fixed: the geometry depends on the image size only
+        _check_padded_size("Conv", x.shape, cdt.itemsize, pb, pe)
+    else:  # the node's attrs are fixed: the geometry and its checks depend on the
+        # input's shape only, so they are made once per shape
         geometries = cache.get("geometry")
         if geometries is None:
             geometries = cache["geometry"] = {}
-        geometry = geometries.get(x.shape[2:])
+        geometry = geometries.get((x.shape, cdt))
         if geometry is None:  # bounded: a model may see ever new image sizes
             _check_weights("Conv", x.shape, w.shape, attrs)
-            geometry = remember(geometries, x.shape[2:],
-                                _pool_geometry(x.shape[2:], kernel, attrs),
-                                _GEOMETRIES_PER_CONV)
+            geometry = _pool_geometry(x.shape[2:], kernel, attrs)
+            _check_padded_size("Conv", x.shape, cdt.itemsize, geometry[2], geometry[3])
+            remember(geometries, (x.shape, cdt), geometry, _GEOMETRIES_PER_CONV)
         strides, dilations, pb, pe, out_sp = geometry
-    _check_padded_size("Conv", x.shape, cdt.itemsize, pb, pe)
     npix = math.prod(out_sp)
     nsp = len(kernel)
     direct = None  # `out` as (N, M, P) when the GEMM writes into it

@@ -164,3 +164,29 @@ def test_a_stride_past_the_input_gives_its_single_window(op, attrs):
                                 providers=["CPUExecutionProvider"]).run(["y"], {"x": x})[0]
     assert got.shape == want.shape and got.shape[2] == 1
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_fused_conv_checks_its_padding_once_per_input_shape():
+    """A Conv with constant weights (the Session's fused, cached step) refuses pads that
+    would pad the input beyond the result limit on every input shape it meets (the
+    check is made once per shape with the geometry), and still runs a shape it was
+    given before: against onnxruntime."""
+    from onegraph.errors import ResourceExhaustedError
+
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    big = _model(helper.make_node("Conv", ["x", "w"], ["y"], name="padded",
+                                  pads=[2 ** 40] * 4), ["n", 3, "h", "w"], w=w)
+    sess = og.Session(from_onnx(big))
+    for n in (1, 3, 1):
+        with pytest.raises(ResourceExhaustedError, match="padded.*pads"):
+            sess.run(["y"], {"x": np.ones((n, 3, 5, 5), np.float32)})
+    small = _model(helper.make_node("Conv", ["x", "w"], ["y"], pads=[1] * 4),
+                   ["n", 3, 5, 5], w=w)
+    sess = og.Session(from_onnx(small))
+    for n in (1, 2, 1):
+        x = rng.standard_normal((n, 3, 5, 5)).astype(np.float32)
+        got = sess.run(["y"], {"x": x})[0]
+        want = ort.InferenceSession(small.SerializeToString(),
+                                    providers=["CPUExecutionProvider"]).run(["y"], {"x": x})[0]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
