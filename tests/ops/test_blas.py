@@ -350,3 +350,20 @@ def test_packed_product_accumulates_into_out(constant, dtype, backend_reset):
     np.testing.assert_array_equal(wide[:, :40], before[:, :40])
     np.testing.assert_array_equal(wide[:, 360:], before[:, 360:])
     assert blas.matmul_constant(a, b, cache, constant, accumulate=True) is None
+
+
+@needs_mkl
+def test_small_constants_accumulate_through_mkl(backend_reset):
+    """A constant below the size MKL takes for plain products is still packed when the
+    product accumulates into `out` (it saves numpy's add pass); plain products of it
+    stay with numpy."""
+    blas.use_backend("mkl")
+    rng = np.random.default_rng(14)
+    w = rng.standard_normal((256, 65)).astype(np.float32)    # 16k values, under 64k
+    x = rng.standard_normal((65, 3136)).astype(np.float32)
+    s = rng.standard_normal((256, 3136)).astype(np.float32)
+    want = s.astype(np.float64) + _oracle(w, x)
+    cache: dict = {}
+    assert blas.matmul_constant(w, x, cache, "a", np.empty_like(s)) is None
+    assert blas.matmul_constant(w, x, cache, "a", s, accumulate=True) is s
+    _close(s, want, np.float32)
