@@ -35,14 +35,13 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
-import threading
 
 import numpy as np
 
-from ..errors import InvalidArgumentError, UnavailableError
+from .backend_choice import BackendChoice
 from .common import derived
 
-BACKENDS = ("auto", "numpy", "mkl")
+BACKENDS = ("auto", "numpy", "mkl")  # as _switch.names
 
 # Measured crossovers (see the module docstring): below either, numpy is faster
 _MIN_MULTIPLY_ADDS = 1 << 22
@@ -70,11 +69,6 @@ _LP64 = 0
 
 # MKL vector-math functions taken (vms<name> / vmd<name>: n, a, r, mode)
 _VECTOR_FUNCTIONS = ("CdfNorm", "Erf")
-
-_lock = threading.Lock()
-_choice: str | None = None      # the requested backend, once read
-_mkl: "_Mkl | None | bool" = None  # None: not tried; False: not loadable
-
 
 class _Mkl:
     """The packed-GEMM and vector-math entry points of one loaded libmkl_rt, per
@@ -123,7 +117,7 @@ def _library_paths():
 
 
 def _load_mkl():
-    """The loaded MKL, or False when no libmkl_rt loads with the LP64 interface."""
+    """The loaded MKL, or None when no libmkl_rt loads with the LP64 interface."""
     for path in _library_paths():
         try:
             lib = ctypes.CDLL(path)
@@ -136,19 +130,13 @@ def _load_mkl():
             return _Mkl(lib)
         except (OSError, AttributeError):
             continue
-    return False
+    return None
 
 
-def _requested() -> str:
-    """The backend ONEGRAPH_BLAS (or use_backend) asks for."""
-    global _choice
-    if _choice is None:
-        value = os.environ.get("ONEGRAPH_BLAS", "auto").strip().lower() or "auto"
-        if value not in BACKENDS:
-            raise InvalidArgumentError(
-                f"ONEGRAPH_BLAS={value!r}: expected one of {', '.join(BACKENDS)}")
-        _choice = value
-    return _choice
+_switch = BackendChoice(
+    "ONEGRAPH_BLAS", "mkl", _load_mkl,
+    "Intel MKL's libmkl_rt could not be loaded: install the 'mkl' extra (pip install "
+    "'onegraph[mkl]', x86-64) or set ONEGRAPH_MKL_LIBRARY to the library's path")
 
 
 def _active_mkl():
@@ -158,22 +146,7 @@ def _active_mkl():
         InvalidArgumentError: ONEGRAPH_BLAS holds an unknown value.
         UnavailableError: "mkl" was asked for and no libmkl_rt loads.
     """
-    global _mkl
-    choice = _requested()
-    if choice == "numpy":
-        return None
-    if _mkl is None:
-        with _lock:
-            if _mkl is None:
-                _mkl = _load_mkl()
-    if _mkl is False:
-        if choice == "mkl":
-            raise UnavailableError(
-                "ONEGRAPH_BLAS=mkl, but Intel MKL's libmkl_rt could not be loaded: "
-                "install the 'mkl' extra (pip install 'onegraph[mkl]', x86-64) or set "
-                "ONEGRAPH_MKL_LIBRARY to the library's path")
-        return None
-    return _mkl
+    return _switch.active()
 
 
 def backend() -> str:
@@ -183,7 +156,7 @@ def backend() -> str:
         InvalidArgumentError: ONEGRAPH_BLAS holds an unknown value.
         UnavailableError: ONEGRAPH_BLAS=mkl and MKL cannot be loaded.
     """
-    return "numpy" if _active_mkl() is None else "mkl"
+    return _switch.backend()
 
 
 def use_backend(name: str) -> str:
@@ -195,16 +168,7 @@ def use_backend(name: str) -> str:
         UnavailableError: "mkl" and MKL cannot be loaded (the backend is then
             unchanged).
     """
-    global _choice
-    if not isinstance(name, str) or name.strip().lower() not in BACKENDS:
-        raise InvalidArgumentError(
-            f"use_backend: expected one of {', '.join(BACKENDS)}, got {name!r}")
-    before, _choice = _choice, name.strip().lower()
-    try:
-        return backend()
-    except UnavailableError:
-        _choice = before
-        raise
+    return _switch.use(name)
 
 
 def _layout(x):
@@ -365,5 +329,4 @@ def _vector_math(name, x, out):
 
 def _reset_for_tests():
     """Forget the requested backend (ONEGRAPH_BLAS is read again at next use)."""
-    global _choice
-    _choice = None
+    _switch.reset()

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import jit
 from .scratch import scratch as _scratch
 
 # Below this many flat output positions per channel (ho * wq) the per-channel rows
@@ -60,6 +61,9 @@ def depthwise_2d(x, w, strides, pads_begin, out_sp, cache=None, bias=None, out=N
     (the channels-last form keeps its tiled weights there). The result is written into
     `out` (N, C, *out_sp) when given (any strides), else into a new array; returned.
     """
+    compiled = jit.kernels("conv")
+    if compiled is not None:
+        return _compiled(compiled, x, w, strides, pads_begin, out_sp, bias, out)
     if out is None:
         out = np.empty(x.shape[:2] + tuple(out_sp), x.dtype)
     bias = None if bias is None else np.asarray(bias, x.dtype).reshape(-1)
@@ -78,6 +82,32 @@ def depthwise_2d(x, w, strides, pads_begin, out_sp, cache=None, bias=None, out=N
             np.add(y, bias.reshape(-1, 1, 1), out=out)
             return out
     np.copyto(out, y)
+    return out
+
+
+def _compiled(kernels, x, w, strides, pads_begin, out_sp, bias, out):
+    """depthwise_2d through the numba kernels of conv_jit.py: the 3x3
+    same-size stride-1 form, the 3x3 row form (other pads, strides 1 or 2 across), or
+    the general one. They write C-contiguous outputs (one compiled form per layout)."""
+    c = x.shape[1]
+    x = np.ascontiguousarray(x)
+    w = np.ascontiguousarray(w, dtype=x.dtype)
+    b = np.zeros(c, x.dtype) if bias is None else \
+        np.ascontiguousarray(np.asarray(bias, x.dtype).reshape(c))
+    y = out if out is not None and out.flags.c_contiguous else \
+        np.empty(x.shape[:2] + tuple(out_sp), x.dtype)
+    kernel = w.shape[2:]
+    if kernel == (3, 3) and list(strides) == [1, 1] and list(pads_begin) == [1, 1] \
+            and tuple(out_sp) == x.shape[2:] and x.shape[3] >= 2:
+        kernels.same_3x3(x, w, b, y)
+    elif kernel == (3, 3) and strides[1] in (1, 2):
+        kernels.depthwise_3x3(x, w, b, y, strides[0], strides[1], pads_begin[0], pads_begin[1])
+    else:
+        kernels.padded(x, w, b, y, strides[0], strides[1], pads_begin[0], pads_begin[1])
+    if out is None:
+        return y
+    if y is not out:
+        np.copyto(out, y)
     return out
 
 

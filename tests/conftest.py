@@ -3,21 +3,49 @@
 import pytest
 
 
+def _under_backend(module, name, missing):
+    """Switch `module` (ops.blas or ops.jit) to backend `name` for one test, skipping the
+    test when that backend does not load (`missing` says why); yields the name and
+    puts the environment's choice back after."""
+    from onegraph.errors import UnavailableError
+
+    try:
+        module.use_backend(name)
+    except UnavailableError:
+        module._reset_for_tests()
+        pytest.skip(missing)
+    yield name
+    module._reset_for_tests()
+
+
 @pytest.fixture(params=["mkl", "numpy"])
 def blas_backend(request):
     """Run the test under the MKL backend (skipped where MKL does not load) and under
     numpy; the backend's name. Kernels with an MKL path (packed products, Gelu's
     normal CDF, erf) are then checked both ways."""
-    from onegraph.errors import UnavailableError
     from onegraph.ops import blas
 
-    try:
-        blas.use_backend(request.param)
-    except UnavailableError:  # MKL asked for, none loads
-        blas._reset_for_tests()
-        pytest.skip("Intel MKL (the mkl extra) does not load here")
-    yield request.param
-    blas._reset_for_tests()
+    yield from _under_backend(blas, request.param,
+                              "Intel MKL (the mkl extra) does not load here")
+
+
+@pytest.fixture(params=["numba", "numpy"])
+def jit_backend(request):
+    """Run the test with numba's compiled kernels (skipped where numba does not import)
+    and with numpy's; the backend's name. Kernels with a compiled form (ops/jit.py:
+    depthwise convs) are then checked both ways."""
+    from onegraph.ops import jit
+
+    yield from _under_backend(jit, request.param, "numba (the jit extra) does not import")
+
+
+@pytest.fixture
+def numpy_kernels():
+    """Run the test with numpy's kernels only (JIT backend "numpy"): for tests of the
+    numpy forms themselves."""
+    from onegraph.ops import jit
+
+    yield from _under_backend(jit, "numpy", "")
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """The device-side packages run with numpy and flatbuffers alone (ARCHITECTURE.md).
 
 A fresh interpreter is started with an import hook that makes onnx, onnxruntime,
-mpi4py, matplotlib, tqdm and ml_dtypes unimportable, as on a Raspberry Pi that only
+mpi4py, matplotlib, tqdm, ml_dtypes and numba unimportable, as on a Raspberry Pi that only
 ran `pip install onegraph`; it must still import the core packages and load, inspect
 and run a model.
 """
@@ -16,7 +16,7 @@ import onegraph as og
 from onegraph.format import Graph, Model
 
 _BLOCKED = ("onnx", "onnxruntime", "mpi4py", "matplotlib", "tqdm", "ml_dtypes", "torch",
-            "hypothesis", "psutil")
+            "hypothesis", "psutil", "numba", "llvmlite")
 
 
 def test_core_runs_without_optional_packages(tmp_path):

@@ -260,7 +260,7 @@ def test_environment_chooses_the_backend():
 
 def test_use_backend_mkl_without_the_library_keeps_the_backend(monkeypatch,
                                                               backend_reset):
-    monkeypatch.setattr(blas, "_mkl", False)  # as if no libmkl_rt had loaded
+    monkeypatch.setattr(blas._switch, "loaded", False)  # as if no libmkl_rt had loaded
     blas.use_backend("auto")
     with pytest.raises(UnavailableError, match="ONEGRAPH_MKL_LIBRARY"):
         blas.use_backend("mkl")

@@ -1,0 +1,217 @@
+"""Depthwise conv kernels compiled by numba (ops/jit.py), behind
+conv_depthwise.depthwise_2d: a depthwise conv does kh*kw multiply-adds per output and
+no reduction over channels, so numpy's whole-array passes (one per tap) run at memory
+speed. Importing this module imports numba.
+
+Three forms, each one compiled loop per output plane that LLVM vectorises:
+- `same_3x3` (depthwise, stride 1, pad 1, the output as large as the input): the
+  channel's image copied between two zero rows into a flat buffer; every output is then
+  one long flat loop with the taps at fixed offsets, the side columns redone.
+- `depthwise_3x3` (other pads, strides 1 or 2 across): the input read
+  where it lies, no padded copy; the windows inside the image row by row, the border
+  ones one by one (`_plane_3x3`).
+- `padded` (depthwise, any kernel size and strides): the image copied into the row
+  stride phases of its padded form, one loop per tap over all rows at once, the
+  strided columns kept at the end.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# cache: the machine code is kept on disk for the next process (see ops/jit.py);
+# error_model="numpy": division and overflow follow IEEE rules, no Python exceptions
+COMPILE = dict(cache=True, nogil=True, error_model="numpy")
+
+
+@njit(**COMPILE)
+def same_3x3(x, w, b, out):
+    """3x3 stride-1 depthwise conv with one pixel of zero padding on every side (the
+    output as large as the input) of C-contiguous x (N, C, H, W), W >= 2, weights w
+    (C, 1, 3, 3) and bias b (C,), written into the C-contiguous out (N, C, H, W).
+
+    The image is copied between a zero row above and one below, so output position p
+    (flat over the image) reads p + a*W + b for tap (a, b): one loop over all H*W
+    outputs. Where a horizontal tap crosses the image's side it reads the neighbouring
+    row's end instead of the zero pad, so the first and last column are then
+    recomputed without those taps."""
+    n_, c_, h, wd = x.shape
+    hw = h * wd
+    buf = np.zeros(hw + 2 * wd + 2, x.dtype)
+    for i in range(n_):
+        for c in range(c_):
+            buf[wd + 1:wd + 1 + hw] = x[i, c].reshape(hw)
+            of = out[i, c].reshape(hw)
+            w00, w01, w02 = w[c, 0, 0, 0], w[c, 0, 0, 1], w[c, 0, 0, 2]
+            w10, w11, w12 = w[c, 0, 1, 0], w[c, 0, 1, 1], w[c, 0, 1, 2]
+            w20, w21, w22 = w[c, 0, 2, 0], w[c, 0, 2, 1], w[c, 0, 2, 2]
+            bias = b[c]
+            # three views (one per kernel row) rather than one buffer with offsets: LLVM
+            # vectorises the loop then (its alias checks stay few)
+            x0, x1, x2 = buf[0:hw + 2], buf[wd:wd + hw + 2], buf[2 * wd:2 * wd + hw + 2]
+            for p in range(hw):
+                of[p] = (bias + w00 * x0[p] + w01 * x0[p + 1] + w02 * x0[p + 2]
+                         + w10 * x1[p] + w11 * x1[p + 1] + w12 * x1[p + 2]
+                         + w20 * x2[p] + w21 * x2[p + 1] + w22 * x2[p + 2])
+            for r in range(h):
+                p = r * wd
+                of[p] = (bias + w01 * x0[p + 1] + w02 * x0[p + 2] + w11 * x1[p + 1]
+                         + w12 * x1[p + 2] + w21 * x2[p + 1] + w22 * x2[p + 2])
+                p += wd - 1
+                of[p] = (bias + w00 * x0[p] + w01 * x0[p + 1] + w10 * x1[p]
+                         + w11 * x1[p + 1] + w20 * x2[p] + w21 * x2[p + 1])
+    return out
+
+
+@njit(**COMPILE)
+def _into_phases(img, planes, sh, wp, pt, pl, hq):
+    """Copy the image rows (H, W) into the row phases of its zero-padded form (the
+    padding itself is never written: it stays zero for every channel). Flat indices
+    and the phase stepped along (no division per row): a short row's copy costs
+    little more than numba's slicing or an integer division would."""
+    h, wd = img.shape
+    flat_in, flat_out = img.reshape(h * wd), planes.reshape(planes.size)
+    plane = planes.shape[1]
+    phase, q = pt % sh, pt // sh
+    for r in range(h):
+        if q >= hq:
+            break
+        dst, src = phase * plane + q * wp + pl, r * wd
+        for j in range(wd):
+            flat_out[dst + j] = flat_in[src + j]
+        phase += 1
+        if phase == sh:
+            phase, q = 0, q + 1
+
+
+@njit(**COMPILE)
+def _crop(acc, out, wp, sw):
+    """out (ho, wo) = the outputs at every sw-th column of the flat rows of width wp."""
+    ho, wo = out.shape
+    for r in range(ho):
+        src, dst = acc[r * wp:(r + 1) * wp], out[r]
+        if sw == 1:
+            for j in range(wo):
+                dst[j] = src[j]
+        else:
+            for j in range(wo):
+                dst[j] = src[j * sw]
+
+
+@njit(**COMPILE)
+def padded(x, w, b, out, sh, sw, pt, pl):
+    """Depthwise conv of any kernel size, strides (sh, sw) and non-negative leading pads
+    (pt, pl), no dilation, of C-contiguous x (N, C, H, W) with w (C, 1, kh, kw) and
+    bias b (C,), written into out (N, C, ho, wo) (any strides); the trailing pads follow
+    from out's size, taps past the image reading zeros.
+
+    The zero-padded image is split by rows into its sh vertical stride phases (padded
+    row R is row R // sh of phase R % sh), each flat with the padded width wp: tap
+    (a, t) of output row r, column j then reads phase a % sh at flat position
+    (r + a // sh) * wp + j * sw + t, so each tap is one loop over all rows' outputs at
+    once. Outputs are computed at every column and the strided ones kept."""
+    n_, c_, h, wd = x.shape
+    kh, kw = w.shape[2], w.shape[3]
+    ho, wo = out.shape[2], out.shape[3]
+    wp = max((wo - 1) * sw + kw, pl + wd)
+    hq = ho + (kh - 1) // sh     # rows of each phase the taps read
+    span = ho * wp
+    planes = np.zeros((sh, hq * wp + kw), x.dtype)
+    acc = np.empty(span, x.dtype)
+    for i in range(n_):
+        for c in range(c_):
+            _into_phases(x[i, c], planes, sh, wp, pt, pl, hq)
+            for a in range(kh):
+                plane = planes[a % sh]
+                for t in range(kw):
+                    off = (a // sh) * wp + t
+                    src = plane[off:off + span]
+                    wv = w[c, 0, a, t]
+                    if a == 0 and t == 0:
+                        bias = b[c]
+                        for p in range(span):
+                            acc[p] = bias + wv * src[p]
+                    else:
+                        for p in range(span):
+                            acc[p] += wv * src[p]
+            _crop(acc, out[i, c], wp, sw)
+    return out
+
+
+
+@njit(**COMPILE)
+def _window(img, top, left, k, acc):
+    """`acc` plus the in-image taps of the 3x3 window at (top, left) times the weights
+    k (3, 3): a window that reaches past the image's side, top or bottom."""
+    h, wd = img.shape
+    for a in range(3):
+        r = top + a
+        if 0 <= r < h:
+            for t in range(3):
+                col = left + t
+                if 0 <= col < wd:
+                    acc += k[a, t] * img[r, col]
+    return acc
+
+
+@njit(**COMPILE)
+def _plane_3x3(img, k, o, sh, sw, pt, pl):
+    """o (ho, wo) += the 3x3 conv of the plane img (H, W) with weights k (3, 3), vertical
+    stride sh, horizontal stride sw of 1 or 2, leading pads (pt, pl) >= 0 (the trailing
+    ones follow from o's size). The windows inside the image go a row at a time, each
+    row one loop over views that start at its first inner window (indices from range()
+    are never negative: LLVM then drops numba's wrap-around test and vectorises); the
+    border windows one by one, their taps past the image skipped."""
+    h, wd = img.shape
+    ho, wo = o.shape
+    # windows inside the image: rows [i0, i1) (i*sh - pt >= 0, i*sh - pt + 2 < h) and
+    # columns [j0, j1) likewise
+    i0 = min(ho, (pt + sh - 1) // sh)
+    i1 = max(i0, min(ho, (h - 3 + pt) // sh + 1))
+    j0 = min(wo, (pl + sw - 1) // sw)
+    j1 = max(j0, min(wo, (wd - 3 + pl) // sw + 1))
+    for r in range(ho):
+        top = r * sh - pt
+        # a row of inner windows skips its columns [j0, j1)
+        skip_to = j1 if i0 <= r < i1 else j0
+        for j in range(j0):
+            o[r, j] = _window(img, top, j * sw - pl, k, o[r, j])
+        for j in range(skip_to, wo):
+            o[r, j] = _window(img, top, j * sw - pl, k, o[r, j])
+    if j1 <= j0:
+        return
+    w00, w01, w02 = k[0, 0], k[0, 1], k[0, 2]
+    w10, w11, w12 = k[1, 0], k[1, 1], k[1, 2]
+    w20, w21, w22 = k[2, 0], k[2, 1], k[2, 2]
+    first, n = j0 * sw - pl, j1 - j0
+    for r in range(i0, i1):
+        top = r * sh - pt
+        a, b, d = img[top, first:], img[top + 1, first:], img[top + 2, first:]
+        q = o[r, j0:j1]
+        if sw == 1:
+            for j in range(n):
+                q[j] = (q[j] + w00 * a[j] + w01 * a[j + 1] + w02 * a[j + 2]
+                        + w10 * b[j] + w11 * b[j + 1] + w12 * b[j + 2]
+                        + w20 * d[j] + w21 * d[j + 1] + w22 * d[j + 2])
+        else:
+            for j in range(n):
+                m = 2 * j
+                q[j] = (q[j] + w00 * a[m] + w01 * a[m + 1] + w02 * a[m + 2]
+                        + w10 * b[m] + w11 * b[m + 1] + w12 * b[m + 2]
+                        + w20 * d[m] + w21 * d[m + 1] + w22 * d[m + 2])
+
+
+@njit(**COMPILE)
+def depthwise_3x3(x, w, b, out, sh, sw, pt, pl):
+    """3x3 depthwise conv of x (N, C, H, W) with weights w (C, 1, 3, 3) and bias b (C,),
+    strides (sh, sw) with sw 1 or 2, leading pads (pt, pl) >= 0, into out (N, C, ho, wo)
+    (any strides; the trailing pads follow from its size): each output plane is its bias
+    plus one `_plane_3x3` pass."""
+    for i in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            o = out[i, c]
+            o[:, :] = b[c]
+            _plane_3x3(x[i, c], w[c, 0], o, sh, sw, pt, pl)
+    return out
+
