@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import OpAttributeError, ShapeError
 from .conv import (_check_padded_size, _compute_dtype, _pad_for_windows, _pool_geometry,
                    _scratch, _window_slices)
+from . import jit
 from .common import check_result_size, remember
 from .registry import NUM_OUTPUTS, TensorInfo, define
 
@@ -87,6 +88,26 @@ def _taps_reaching_input(n, k, s, d, b, o):
     return range(first, last + 1)
 
 
+# numba's window reductions (pool_jit.py, JIT backend numba) take 3x3 stride-2 pools of
+# images at least this wide; smaller images (many short rows) and the other shapes run
+# faster as the numpy passes below. Measured per max / sum, float32, numpy -> numba:
+# 64x112x112 pad 1 772 -> 328 / 754 -> 297 us, 64x111x111 689 -> 304, 128x55x55 275 ->
+# 196, 24x56x56 pad 1 71 -> 38, 136x28x28 pad 1 107 -> 87; against 256x27x27 122 -> 147,
+# 3x3/1 pad 1 192x28x28 110 -> 262, 2x2/2 64x56x56 62 -> 67.
+_COMPILED_MIN_WIDTH = 28
+_COMPILED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _compiled_reduction(x, kernel, strides, dil, pb):
+    """numba's window-reduction kernels (pool_jit.py) when the JIT backend is numba and
+    they take this pool (the rule above), else None."""
+    if x.ndim == 4 and x.dtype in _COMPILED_DTYPES and list(kernel) == [3, 3] \
+            and list(strides) == [2, 2] and list(dil) == [1, 1] and min(pb) >= 0 \
+            and x.shape[3] >= _COMPILED_MIN_WIDTH:
+        return jit.kernels("pool")
+    return None
+
+
 def _separable_reduce(x, kernel, strides, dil, pb, out_sp, ufunc, init):
     """Reduce every window with `ufunc` (np.maximum or np.add), one spatial dim at a time.
 
@@ -94,6 +115,15 @@ def _separable_reduce(x, kernel, strides, dil, pb, out_sp, ufunc, init):
     outputs whose input lies inside x, so padding acts as the identity `init`.  Cost is
     sum(kernel) whole-array ufunc calls instead of prod(kernel).
     """
+    compiled = _compiled_reduction(x, kernel, strides, dil, pb) \
+        if ufunc in (np.maximum, np.add) else None
+    if compiled is not None:
+        y = np.empty(x.shape[:2] + tuple(out_sp), x.dtype)
+        args = (np.ascontiguousarray(x), y, kernel[0], kernel[1], strides[0], strides[1],
+                pb[0], pb[1])
+        if ufunc is np.maximum:
+            return compiled.max_2d(*args, init)
+        return compiled.sum_2d(*args)
     flat = None
     if x.ndim == 4 and list(kernel) == [3, 3] and list(strides) == [1, 1] \
             and list(dil) == [1, 1] and list(pb) == [1, 1] \
@@ -584,7 +614,10 @@ def _averagepool_kernel(inputs, attrs, ctx):
             # of the image's size reaches past it, skipping pixels)
             return (_global_mean(x),)
     include_pad = bool(attrs.get("count_include_pad", 0))
-    if x.ndim == 4 and x.dtype in (np.float32, np.float64):
+    # numba's window sums, where they take the pool, beat the GEMMs too (24x56x56 3x3/2
+    # pad 1 84 -> 58 us, 128x56x56 409 -> 225)
+    if x.ndim == 4 and x.dtype in (np.float32, np.float64) \
+            and _compiled_reduction(x, *geometry[:4]) is None:
         if _average_gemm_applies(x.shape[2:], geometry, include_pad):
             y = _average_2d_gemm(x, geometry, include_pad)
             if y is not None:

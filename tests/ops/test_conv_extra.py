@@ -215,7 +215,7 @@ STRIDE2_CASES = [
 @pytest.mark.parametrize("path, case", [("_reduce_3x3_s2", c)
                                         for c in PAD1_STRIDE2_CASES + STRIDE2_CASES], ids=str)
 @pytest.mark.parametrize("op_type", ["MaxPool", "AveragePool"])
-def test_pool_3x3_stride2_vs_ort(path, case, op_type, monkeypatch):
+def test_pool_3x3_stride2_vs_ort(path, case, op_type, monkeypatch, numpy_kernels):
     """3x3/2 pools, with one leading pixel of padding or none, take their rows-first
     path (`ops.pool._reduce_3x3_s2`: rows at stride 2, then column shifts), the first
     window (with padding) and the last row and/or column window (overhanging) redone

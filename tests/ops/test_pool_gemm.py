@@ -20,6 +20,13 @@ RNG = np.random.default_rng(7)
 
 
 @pytest.fixture(autouse=True)
+def _numpy_kernels(numpy_kernels):
+    """The GEMM path under test is numpy's: numba's window sums (JIT backend numba)
+    take some of these pools first (tests/ops/test_pool_jit.py)."""
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _fresh_rng():
     """Each test draws from its own fresh generator: a test's inputs must not depend on
     which tests ran before it (a failure must reproduce under -k)."""

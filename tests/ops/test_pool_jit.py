@@ -1,0 +1,131 @@
+"""ops/pool_jit.py: numba's window reductions (MaxPool's maximum, AveragePool's and
+LpPool's sums). The kernels on random geometry against a float64 oracle (every window
+reduced directly, NaN propagating as np.maximum), and the pools that the size rule
+sends to them against onnxruntime, the compiled path recorded as taken."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from onegraph.ops import KernelContext, get_op
+from onegraph.ops import pool as pool_ops
+
+ort = pytest.importorskip("onnxruntime")
+
+from .test_pool_gemm import _ort_pool  # noqa: E402
+
+
+@pytest.fixture
+def pool_kernels():
+    """ops/pool_jit.py with the JIT backend set to numba (skipped where numba does not
+    import), the backend put back after."""
+    from onegraph.errors import UnavailableError
+    from onegraph.ops import jit
+
+    try:
+        jit.use_backend("numba")
+    except UnavailableError:
+        jit._reset_for_tests()
+        pytest.skip("numba (the jit extra) does not import")
+    yield jit.kernels("pool")
+    jit._reset_for_tests()
+
+
+def _windows_oracle(x, kernel, strides, pads, out_sp, reduce):
+    """float64: `reduce` (np.max or np.sum) over the in-image taps of every window;
+    -inf / 0 where a window holds none."""
+    ho, wo = out_sp
+    y = np.empty(x.shape[:2] + (ho, wo))
+    h, w = x.shape[2:]
+    for i, j in itertools.product(range(ho), range(wo)):
+        r0, c0 = i * strides[0] - pads[0], j * strides[1] - pads[1]
+        win = x[:, :, max(0, r0):max(0, r0 + kernel[0]), max(0, c0):max(0, c0 + kernel[1])]
+        if win.shape[2] == 0 or win.shape[3] == 0:
+            y[:, :, i, j] = -np.inf if reduce is np.max else 0.0
+        else:
+            y[:, :, i, j] = reduce(win.reshape(win.shape[:2] + (-1,)), axis=2)
+    return y
+
+
+def test_kernels_on_random_geometry_float64(pool_kernels):
+    """max_2d and sum_2d on images 1-12, kernels 1-4, strides 1-3, pads 0-2 and
+    overhanging last windows (ceil mode), batch 1-2, NaN and inf in the input:
+    exact against the direct reduction of each window."""
+    rng = np.random.default_rng(3)
+    checked = 0
+    for _ in range(250):
+        h, w = (int(v) for v in rng.integers(1, 13, 2))
+        kh, kw = (int(v) for v in rng.integers(1, 5, 2))
+        sh, sw = (int(v) for v in rng.integers(1, 4, 2))
+        pt, pl = min(int(rng.integers(0, 3)), kh - 1), min(int(rng.integers(0, 3)), kw - 1)
+        ho = (h + 2 * pt - kh + int(rng.integers(0, sh))) // sh + 1
+        wo = (w + 2 * pl - kw + int(rng.integers(0, sw))) // sw + 1
+        if ho < 1 or wo < 1:
+            continue
+        x = rng.standard_normal((int(rng.integers(1, 3)), 3, h, w))
+        x.flat[rng.integers(0, x.size, 2)] = [np.nan, np.inf]
+        for kernel, reduce in ((pool_kernels.max_2d, np.max),
+                               (pool_kernels.sum_2d, np.sum)):
+            out = np.empty(x.shape[:2] + (ho, wo))
+            args = (x, out, kh, kw, sh, sw, pt, pl)
+            got = kernel(*args, -np.inf) if reduce is np.max else kernel(*args)
+            with np.errstate(invalid="ignore"):
+                want = _windows_oracle(x, (kh, kw), (sh, sw), (pt, pl), (ho, wo), reduce)
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        checked += 1
+    assert checked > 150
+
+
+CASES = [
+    ((1, 8, 56, 56), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
+    ((2, 5, 29, 30), dict(kernel_shape=[3, 3], strides=[2, 2])),
+    ((1, 4, 31, 40), dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)),
+    ((1, 3, 33, 28), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 2, 1],
+                          count_include_pad=1)),
+    ((1, 6, 28, 28), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                          ceil_mode=1)),
+]
+
+
+def _run(op_type, x, attrs):
+    op = get_op(op_type)
+    return op.kernel([x], op.resolve_attrs(attrs, num_outputs=1), KernelContext())[0]
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+@pytest.mark.parametrize("op_type", ["MaxPool", "AveragePool"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_pools_the_rule_sends_to_numba_match_onnxruntime(case, op_type, dtype,
+                                                         pool_kernels, taken_by):
+    """3x3 stride-2 pools of images at least _COMPILED_MIN_WIDTH wide run through
+    pool_jit.py (recorded) and match onnxruntime (float64 compared in float32, which
+    onnxruntime pools)."""
+    shape, attrs = case
+    if op_type == "MaxPool":
+        attrs = {k: v for k, v in attrs.items() if k != "count_include_pad"}
+    x = np.random.default_rng(1).standard_normal(shape).astype(dtype)
+    ran = taken_by(pool_ops, "_compiled_reduction")
+    got = _run(op_type, x, attrs)
+    assert got.dtype == dtype and any(ran)
+    # finite inputs: onnxruntime's MaxPool keeps a NaN in some of its windows only (its
+    # max instruction's operand order); NaN is checked against the oracle above
+    want = _ort_pool(x.astype(np.float32), attrs, op_type)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape, attrs", [
+    ((1, 4, 27, 27), dict(kernel_shape=[3, 3], strides=[2, 2])),      # too narrow
+    ((1, 4, 56, 56), dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1])),   # stride 1
+    ((1, 4, 56, 56), dict(kernel_shape=[2, 2], strides=[2, 2])),      # 2x2
+], ids=str)
+def test_pools_outside_the_rule_stay_with_numpy(shape, attrs, pool_kernels, taken_by):
+    x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+    ran = taken_by(pool_ops, "_compiled_reduction")
+    for op_type in ("MaxPool", "AveragePool"):
+        np.testing.assert_allclose(_run(op_type, x, attrs), _ort_pool(x, attrs, op_type),
+                                   rtol=1e-5, atol=1e-6)
+    assert not any(ran)
