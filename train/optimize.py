@@ -67,7 +67,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..format import DType
-from ..ops import REGISTRY, KernelContext
+from ..ops import REGISTRY, KernelContext, jit
 from ..ops.activation import gelu_in_place
 from ..ops.activation import relu as relu_op
 from ..ops.activation import silu as silu_op
@@ -591,6 +591,15 @@ def _clip_kernel(affine, one_by_one, fallback):
         c = cache.get(cdt)
         if c is None:
             c = cache[cdt] = c64.astype(cdt).reshape(-1, 1, 1)
+        compiled = _per_channel_kernels(x, cdt)
+        if compiled is not None:  # one pass (numba) instead of numpy's one or two
+            flat, y = _channels_flat(x)
+            if one_by_one:
+                compiled.clip_below(flat, c.reshape(-1), y.reshape(flat.shape))
+            else:
+                compiled.shift_relu(flat, c.reshape(-1), x.dtype.type(0),
+                                    y.reshape(flat.shape))
+            return (y,)
         if one_by_one:
             y = np.maximum(x, c, dtype=cdt)
         else:
@@ -964,6 +973,12 @@ def _affine_kernel(affine, rank, relu, bn_kernel, bn_attrs, chain):
         if ab is None:
             shape = (-1,) + (1,) * (x.ndim - 2)
             ab = cache[key] = (a64.astype(cdt).reshape(shape), b64.astype(cdt).reshape(shape))
+        compiled = _per_channel_kernels(x, cdt)
+        if compiled is not None:  # one pass (numba) instead of numpy's two or three
+            flat, y = _channels_flat(x)
+            compiled.affine(flat, ab[0].reshape(-1), ab[1].reshape(-1), relu,
+                            x.dtype.type(0), y.reshape(flat.shape))
+            return (y,)
         y = np.multiply(x, ab[0], dtype=cdt)
         y += ab[1]
         if relu:
@@ -971,6 +986,20 @@ def _affine_kernel(affine, rank, relu, bn_kernel, bn_attrs, chain):
         return (y.astype(x.dtype, copy=False),)
 
     return kernel
+
+
+def _per_channel_kernels(x, cdt):
+    """ops/normalization_jit.py's kernels for x (float32/float64, not empty) when the JIT
+    backend is numba, else None (numpy's passes)."""
+    if x.dtype != cdt or x.size == 0 or type(x) is not np.ndarray:
+        return None
+    return jit.kernels("normalization")
+
+
+def _channels_flat(x):
+    """(x as C-contiguous (N, C, P), a new array of x's shape for the result)."""
+    x = np.ascontiguousarray(x)
+    return x.reshape(x.shape[0], x.shape[1], -1), np.empty_like(x)
 
 
 def _relu_inplace(y):
