@@ -36,6 +36,7 @@ import math
 import numpy as np
 
 from ..errors import OpAttributeError, ShapeError
+from . import jit
 from .activation import all_finite
 from .activation import relu as relu_op
 from .blas import backend, matmul_constant
@@ -489,7 +490,8 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False, add=
             and (cache is not None or m * kk <= _NHWC_UNCACHED_WEIGHTS)
         if kernel == [3, 3] and group == 1 and strides == [1, 1] and dilations == [1, 1] \
                 and min(pb + pe) >= 0 and cache is not None \
-                and _winograd_pays(c, m, out_sp) and _finite(x, w, cache):
+                and _winograd_pays(c, m, out_sp, jit.backend() == "numba") \
+                and _finite(x, w, cache):
             y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
             _winograd_in_bands(x, w, b, pb, out_sp, cache, relu, y)
             b, relu = None, False
@@ -777,12 +779,23 @@ _WINO_MIN_PIXELS = 144
 _WINO_MIN_HARMONIC = 20        # C*M/(C+M), from 20x20 outputs up
 _WINO_SMALL_PIXELS = 400
 _WINO_SMALL_MIN_HARMONIC = 48  # below 20x20
+# With numba's transforms (conv_jit.py, JIT backend numba) the transforms cost one pass
+# each, and Winograd also wins from 14x14 outputs at C*M/(C+M) >= 16: 128 -> 32 at
+# 14x14 0.74x (DenseNet's growth convs), 32 -> 32 at 28x28 0.79x and 56x56 0.71x,
+# 64 -> 64 at 14x14 0.88x; ties at 40 -> 96 14x14 and 32 -> 48 20x20; loses below:
+# 16 -> 64 at 55x55 1.23x, 48 -> 192 at 13x13 1.16x, 128 -> 32 at 7x7 1.17x
+_WINO_COMPILED_MIN_PIXELS = 196
+_WINO_COMPILED_MIN_HARMONIC = 16
 
 
-def _winograd_pays(c, m, out_sp):
+def _winograd_pays(c, m, out_sp, compiled=False):
     """Whether Winograd F(2x2, 3x3) beats the other paths for C input and M output
-    channels and this output size (measured per shape; see the constants above)."""
+    channels and this output size (measured per shape; see the constants above);
+    `compiled`: with numba's transforms."""
     npix = out_sp[0] * out_sp[1]
+    if compiled and npix >= _WINO_COMPILED_MIN_PIXELS \
+            and c * m >= _WINO_COMPILED_MIN_HARMONIC * (c + m):
+        return True
     if npix < _WINO_MIN_PIXELS:
         return False
     need = _WINO_MIN_HARMONIC if npix >= _WINO_SMALL_PIXELS else _WINO_SMALL_MIN_HARMONIC
@@ -880,6 +893,10 @@ def _conv_winograd_3x3(x, w, b, pb, out_sp, cache, relu, y):
     spare column, which the final crop drops. y may also be an (N, M, ho, wo) view
     with contiguous rows (a band of a taller output).
     """
+    compiled = jit.kernels("conv")
+    if compiled is not None:
+        _winograd_compiled(compiled, x, w, b, pb, out_sp, cache, relu, y)
+        return
     n, c, h, wd = x.shape
     m = w.shape[0]
     top, left = pb
@@ -953,6 +970,42 @@ def _conv_winograd_3x3(x, w, b, pb, out_sp, cache, relu, y):
                 else:
                     np.copyto(pf[:, :, q], cols[q])
             np.copyto(yi[:, p::2], prow[:, :(ho - p + 1) // 2, :wo])
+
+
+def _winograd_compiled(kernels, x, w, b, pb, out_sp, cache, relu, y):
+    """`_conv_winograd_3x3` with numba's transforms (conv_jit.py): per image the input
+    transform into 16 planes (C, tiles), 16 GEMMs with the cached transformed weights,
+    the output transform (+ bias, Relu) into y, one compiled pass each instead of two
+    dozen numpy passes. Measured per conv against the numpy transforms: 64->64 at
+    56x56 1958 -> 1698 us, 64->192 at 56x56 4884 -> 3877, 128->128 at 28x28 1430 ->
+    1305, 256->256 at 14x14 1388 -> 1237."""
+    n, c = x.shape[:2]
+    m = w.shape[0]
+    ho, wo = out_sp
+    th, tw = (ho + 1) // 2, (wo + 1) // 2
+    dt = x.dtype
+    u = _winograd_weights(w, cache, dt)
+    v = _wino_planes("conv.wino_v", c, th * tw, dt)
+    prod = _wino_planes("conv.wino_m", m, th * tw, dt)
+    bias = np.zeros(m, dt) if b is None else np.ascontiguousarray(np.asarray(b, dt))
+    x = np.ascontiguousarray(x)
+    for i in range(n):
+        kernels.winograd_input(x[i], pb[0], pb[1], th, tw, v)
+        for k in range(16):
+            _weights_times(u[k], v[k], prod[k], cache)
+        yi = y[i].reshape(m, ho, wo) if y.ndim == 3 else y[i]
+        kernels.winograd_output(prod, bias, relu, dt.type(0), yi)
+
+
+def _wino_planes(purpose, rows, cols, dtype):
+    """16 scratch planes of (rows, cols) whose starts lie an odd number of 64-byte lines
+    apart: 16 planes a multiple of 4 KiB apart share the L1's sets (4K aliasing), which
+    made the transforms of 64 channels of 28x28 tiles 7x slower."""
+    line = 64 // dtype.itemsize
+    stride = -(-rows * cols // line) * line
+    if (stride // line) % 2 == 0:
+        stride += line
+    return _scratch(purpose, (16, stride), dtype)[:, :rows * cols].reshape(16, rows, cols)
 
 
 # Channels-last im2col for small feature maps (the deep layers of Inception, ResNet,

@@ -1,9 +1,12 @@
-"""Depthwise conv kernels compiled by numba (ops/jit.py), behind
-conv_depthwise.depthwise_2d: a depthwise conv does kh*kw multiply-adds per output and
-no reduction over channels, so numpy's whole-array passes (one per tap) run at memory
-speed. Importing this module imports numba.
+"""Conv kernels compiled by numba (ops/jit.py): the depthwise conv (behind
+conv_depthwise.depthwise_2d: kh*kw multiply-adds per output and no reduction over
+channels, so numpy's whole-array passes, one per tap, run at memory speed) and the
+input and output transforms of the Winograd 3x3 conv (behind conv._conv_winograd_3x3:
+two dozen numpy passes each, one compiled pass here; `winograd_input`,
+`winograd_output`). Importing this module imports numba.
 
-Three forms, each one compiled loop per output plane that LLVM vectorises:
+The depthwise conv in three forms, each one compiled loop per output plane that LLVM
+vectorises:
 - `same_3x3` (depthwise, stride 1, pad 1, the output as large as the input): the
   channel's image copied between two zero rows into a flat buffer; every output is then
   one long flat loop with the taps at fixed offsets, the side columns redone.
@@ -23,6 +26,12 @@ from numba import njit
 # cache: the machine code is kept on disk for the next process (see ops/jit.py);
 # error_model="numpy": division and overflow follow IEEE rules, no Python exceptions
 COMPILE = dict(cache=True, nogil=True, error_model="numpy")
+
+
+@njit(inline="always", **COMPILE)
+def max_nan(a, b):
+    """max(a, b), NaN when either is NaN (as np.maximum); shared by the *_jit modules."""
+    return a if (a >= b) | (a != a) else b
 
 
 @njit(**COMPILE)
@@ -215,3 +224,81 @@ def depthwise_3x3(x, w, b, out, sh, sw, pt, pl):
             _plane_3x3(x[i, c], w[c, 0], o, sh, sw, pt, pl)
     return out
 
+
+
+@njit(**COMPILE)
+def winograd_input(x, top, left, th, tw, v):
+    """Winograd F(2x2, 3x3) input transform of one image x (C, H, W) zero-padded by
+    (top, left) in front (and as needed behind): v[4k + l, c, i*tw + j] = (B^T d B)[k, l]
+    for the 4x4 tile d at rows 2i - top.., columns 2j - left.. of channel c, with
+    B^T = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]. Each channel is
+    copied into a zero-bordered buffer first; every tile row is then one loop over its
+    tiles (stride-2 reads, sixteen contiguous writes) that LLVM vectorises."""
+    c_, h, wd = x.shape
+    buf = np.zeros((2 * th + 2, 2 * tw + 2), x.dtype)
+    rows = min(h, buf.shape[0] - top)
+    cols = min(wd, buf.shape[1] - left)
+    for c in range(c_):
+        for r in range(rows):
+            src, dst = x[c, r], buf[r + top, left:]
+            for j in range(cols):
+                dst[j] = src[j]
+        for i in range(th):
+            r0, r1, r2, r3 = buf[2 * i], buf[2 * i + 1], buf[2 * i + 2], buf[2 * i + 3]
+            o = v[:, c, i * tw:(i + 1) * tw]
+            for j in range(tw):
+                k = 2 * j
+                a0, a1, a2, a3 = r0[k] - r2[k], r0[k + 1] - r2[k + 1], \
+                    r0[k + 2] - r2[k + 2], r0[k + 3] - r2[k + 3]
+                b0, b1, b2, b3 = r1[k] + r2[k], r1[k + 1] + r2[k + 1], \
+                    r1[k + 2] + r2[k + 2], r1[k + 3] + r2[k + 3]
+                c0, c1, c2, c3 = r2[k] - r1[k], r2[k + 1] - r1[k + 1], \
+                    r2[k + 2] - r1[k + 2], r2[k + 3] - r1[k + 3]
+                d0, d1, d2, d3 = r1[k] - r3[k], r1[k + 1] - r3[k + 1], \
+                    r1[k + 2] - r3[k + 2], r1[k + 3] - r3[k + 3]
+                o[0, j], o[1, j], o[2, j], o[3, j] = a0 - a2, a1 + a2, a2 - a1, a1 - a3
+                o[4, j], o[5, j], o[6, j], o[7, j] = b0 - b2, b1 + b2, b2 - b1, b1 - b3
+                o[8, j], o[9, j], o[10, j], o[11, j] = c0 - c2, c1 + c2, c2 - c1, c1 - c3
+                o[12, j], o[13, j], o[14, j], o[15, j] = d0 - d2, d1 + d2, d2 - d1, d1 - d3
+    return v
+
+
+@njit(**COMPILE)
+def winograd_output(p, b, relu, zero, y):
+    """Winograd F(2x2, 3x3) output transform: y (M, ho, wo) (rows contiguous, any
+    strides) = A^T m A + b per tile, m[k, l] = p[4k + l, channel, tile] (tiles row-major,
+    (wo + 1) // 2 per row), A^T = [[1, 1, 1, 0], [0, 1, -1, -1]], then max(., zero) when
+    `relu`; the outputs of the last tile row or column past the image are dropped."""
+    m_, ho, wo = y.shape
+    tw = (wo + 1) // 2
+    th = (ho + 1) // 2
+    full = wo // 2
+    for m in range(m_):
+        bias = b[m]
+        for i in range(th):
+            q = p[:, m, i * tw:(i + 1) * tw]
+            top = y[m, 2 * i]
+            below = 2 * i + 1 < ho
+            bottom = y[m, 2 * i + 1] if below else top
+            for j in range(tw):
+                s0 = q[0, j] + q[4, j] + q[8, j]
+                s1 = q[1, j] + q[5, j] + q[9, j]
+                s2 = q[2, j] + q[6, j] + q[10, j]
+                s3 = q[3, j] + q[7, j] + q[11, j]
+                t0 = q[4, j] - q[8, j] - q[12, j]
+                t1 = q[5, j] - q[9, j] - q[13, j]
+                t2 = q[6, j] - q[10, j] - q[14, j]
+                t3 = q[7, j] - q[11, j] - q[15, j]
+                y00, y01 = s0 + s1 + s2 + bias, s1 - s2 - s3 + bias
+                y10, y11 = t0 + t1 + t2 + bias, t1 - t2 - t3 + bias
+                if relu:
+                    y00, y01 = max_nan(y00, zero), max_nan(y01, zero)
+                    y10, y11 = max_nan(y10, zero), max_nan(y11, zero)
+                if below:
+                    bottom[2 * j] = y10
+                top[2 * j] = y00
+                if j < full:
+                    top[2 * j + 1] = y01
+                    if below:
+                        bottom[2 * j + 1] = y11
+    return y

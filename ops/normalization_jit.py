@@ -14,13 +14,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from .conv_jit import COMPILE
-
-
-@njit(inline="always", **COMPILE)
-def _max_nan(v, lo):
-    """max(v, lo), NaN when v is NaN (lo is never NaN here)."""
-    return v if (v >= lo) | (v != v) else lo
+from .conv_jit import COMPILE, max_nan
 
 
 @njit(**COMPILE)
@@ -32,7 +26,7 @@ def affine(x, a, b, relu, zero, out):
             src, dst, scale, shift = x[i, c], out[i, c], a[c], b[c]
             if relu:
                 for j in range(src.size):
-                    dst[j] = _max_nan(src[j] * scale + shift, zero)
+                    dst[j] = max_nan(src[j] * scale + shift, zero)
             else:
                 for j in range(src.size):
                     dst[j] = src[j] * scale + shift
@@ -47,7 +41,7 @@ def clip_below(x, low, out):
         for c in range(x.shape[1]):
             src, dst, lo = x[i, c], out[i, c], low[c]
             for j in range(src.size):
-                dst[j] = _max_nan(src[j], lo)
+                dst[j] = max_nan(src[j], lo)
     return out
 
 
@@ -59,5 +53,5 @@ def shift_relu(x, shift, zero, out):
         for c in range(x.shape[1]):
             src, dst, s = x[i, c], out[i, c], shift[c]
             for j in range(src.size):
-                dst[j] = _max_nan(src[j] - s, zero)
+                dst[j] = max_nan(src[j] - s, zero)
     return out

@@ -15,13 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .conv_jit import COMPILE
-
-
-@njit(inline="always", **COMPILE)
-def _maximum(a, b):
-    """max(a, b), NaN when either is NaN (as np.maximum)."""
-    return a if (a >= b) | (a != a) else b
+from .conv_jit import COMPILE, max_nan
 
 
 @njit(inline="always", **COMPILE)
@@ -112,7 +106,7 @@ def max_2d(x, out, kh, kw, sh, sw, pt, pl, lowest):
     """Max over each window (NaN when the window holds one); `lowest` for a window with
     no tap in the image."""
     out[...] = lowest
-    return _reduce(x, out, kh, kw, sh, sw, pt, pl, _maximum)
+    return _reduce(x, out, kh, kw, sh, sw, pt, pl, max_nan)
 
 
 @njit(**COMPILE)

@@ -157,9 +157,10 @@ WINOGRAD_CASES = [
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("fused", ["cache", "cache+relu", "out+relu"])
-def test_conv_winograd_path_matches_onnxruntime(case, dtype, bias, fused):
+def test_conv_winograd_path_matches_onnxruntime(case, dtype, bias, fused, jit_backend):
     """`ops.conv._conv_winograd_3x3` (3x3 stride 1, shapes `_winograd_pays` accepts, a
-    weight cache) as the Session's fused Conv calls it, against onnxruntime."""
+    weight cache) as the Session's fused Conv calls it, against onnxruntime; with
+    numpy's transforms and numba's."""
     xs, ws, attrs = case
     rng = np.random.default_rng(2)
     x = rng.standard_normal(xs).astype(dtype)
@@ -170,7 +171,7 @@ def test_conv_winograd_path_matches_onnxruntime(case, dtype, bias, fused):
     _assert_matches_ort(got, x, w, b, attrs, fused.endswith("relu"))
 
 
-def test_conv_winograd_float64_is_exact_to_float64_rounding():
+def test_conv_winograd_float64_is_exact_to_float64_rounding(jit_backend):
     """float64 through Winograd against a float64 direct sum (onnxruntime has none)."""
     from onegraph.ops import conv as conv_ops
 
@@ -214,13 +215,31 @@ def _direct_3x3(x, wt, b, pads, ho, wo, relu):
     return np.maximum(want, 0) if relu else want
 
 
-def test_winograd_geometry_sweep_float64():
+def _count_compiled(monkeypatch, jit_backend):
+    """A list that `_winograd_compiled` (numba's transforms) appends to per call; the
+    numpy backend must never call it."""
+    from onegraph.ops import conv as conv_ops
+
+    calls = []
+    real = conv_ops._winograd_compiled
+
+    def recording(*args):
+        assert jit_backend == "numba"
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(conv_ops, "_winograd_compiled", recording)
+    return calls
+
+
+def test_winograd_geometry_sweep_float64(jit_backend, monkeypatch):
     """`_conv_winograd_3x3` called directly on 1x1 to 15x15 images with 0-5 pixels of
     padding per side (a phase may hold no image values at all), odd and even output
     sizes, batch 1-2, with and without bias and Relu: exact to float64 rounding
-    against a direct sum of the nine taps."""
+    against a direct sum of the nine taps; numpy's transforms and numba's."""
     from onegraph.ops import conv as conv_ops
 
+    calls = _count_compiled(monkeypatch, jit_backend)
     checked = 0
     for _, case in _random_3x3_cases(11, 200):
         x, wt, b, pads, ho, wo, relu = case
@@ -231,10 +250,11 @@ def test_winograd_geometry_sweep_float64():
                                    err_msg=f"x {x.shape} pads {pads}")
         checked += 1
     assert checked > 150
+    assert len(calls) == (checked if jit_backend == "numba" else 0)
 
 
 @pytest.mark.parametrize("band_rows", [2, 4])
-def test_winograd_in_bands_sweep_float64(band_rows, monkeypatch):
+def test_winograd_in_bands_sweep_float64(band_rows, monkeypatch, jit_backend):
     """`_winograd_in_bands` with bands of 2 or 4 output rows (so most images here are
     split; a band may lie wholly in the top or bottom padding) writing into a
     (N, M, P) array and into a channel slice of a wider buffer: exact to float64
@@ -242,6 +262,7 @@ def test_winograd_in_bands_sweep_float64(band_rows, monkeypatch):
     from onegraph.ops import conv as conv_ops
 
     monkeypatch.setattr(conv_ops, "_WINO_BAND_ROWS", band_rows)
+    calls = _count_compiled(monkeypatch, jit_backend)
     split = 0
     for trial, case in _random_3x3_cases(12, 120):
         x, wt, b, pads, ho, wo, relu = case
@@ -258,6 +279,7 @@ def test_winograd_in_bands_sweep_float64(band_rows, monkeypatch):
             assert np.isnan(wide[:, 0]).all() and np.isnan(wide[:, m + 1:]).all()
         split += ho > 2 * band_rows
     assert split > 20
+    assert bool(calls) == (jit_backend == "numba")
 
 
 def test_winograd_is_chosen_where_it_was_measured_faster():
@@ -272,6 +294,13 @@ def test_winograd_is_chosen_where_it_was_measured_faster():
     assert not _winograd_pays(128, 32, (14, 14))  # small image, few outputs
     assert not _winograd_pays(32, 128, (13, 13))  # small image, few inputs
     assert not _winograd_pays(512, 512, (7, 7))  # tiny image
+    # with numba's transforms, also from 14x14 at C*M/(C+M) >= 16
+    assert _winograd_pays(128, 32, (14, 14), compiled=True)
+    assert _winograd_pays(32, 32, (28, 28), compiled=True)
+    assert not _winograd_pays(16, 64, (55, 55), compiled=True)
+    assert not _winograd_pays(48, 192, (13, 13), compiled=True)
+    assert not _winograd_pays(128, 32, (7, 7), compiled=True)
+    assert _winograd_pays(64, 256, (13, 13), compiled=True)  # as without
 
 
 def test_conv_taps_cases_take_the_taps_path():
