@@ -807,6 +807,9 @@ def _winograd_pays(c, m, out_sp, compiled=False):
 # position) overflow L2. Measured, conv alone, interleaved: 64x56x56 -> 192 5146 vs
 # 5813 us, 64x56x56 -> 64 1913 vs 2160 us; 28x28 images gain nothing (left whole).
 _WINO_BAND_ROWS = 16
+# ... and F(4x4, 3x3) in bands of this many: 16 rows are only 4 rows of its tiles, too
+# few columns for its GEMMs (64 -> 64 at 56x56: whole image 1400 us, bands of 16 2095)
+_WINO4_BAND_ROWS = 64
 
 
 def _finite(x, w, cache):
@@ -829,9 +832,12 @@ def _finite(x, w, cache):
 
 def _winograd_in_bands(x, w, b, pb, out_sp, cache, relu, y):
     """`_conv_winograd_3x3` into y (N, M, P), run on horizontal bands of
-    _WINO_BAND_ROWS output rows when the image has more than twice as many."""
+    _WINO_BAND_ROWS output rows (_WINO4_BAND_ROWS for F(4x4, 3x3)) when the image has
+    more than twice as many."""
     ho, wo = out_sp
     rows = _WINO_BAND_ROWS
+    if _winograd4_pays(x.shape[1], w.shape[0], wo) and jit.kernels("conv") is not None:
+        rows = _WINO4_BAND_ROWS
     if not rows or ho <= 2 * rows:
         _conv_winograd_3x3(x, w, b, pb, out_sp, cache, relu, y)
         return
@@ -849,15 +855,22 @@ def _winograd_in_bands(x, w, b, pb, out_sp, cache, relu, y):
                            cache, relu, y4[:, :, o0:o1])
 
 
-def _winograd_weights(w, cache, dtype):
-    """U = G g G^T per (output, input) channel pair, as (16, M, C), cached."""
-    key = ("w_winograd", dtype)
+# G of Winograd F(2x2, 3x3) and F(4x4, 3x3): U = G g G^T transforms a 3x3 kernel g
+_WINO_G = {2: ((1, 0, 0), (.5, .5, .5), (.5, -.5, .5), (0, 0, 1)),
+           4: ((1 / 4, 0, 0), (-1 / 6, -1 / 6, -1 / 6), (-1 / 6, 1 / 6, -1 / 6),
+               (1 / 24, 1 / 12, 1 / 6), (1 / 24, -1 / 12, 1 / 6), (0, 0, 1))}
+
+
+def _winograd_weights(w, cache, dtype, tile=2):
+    """U = G g G^T per (output, input) channel pair, as ((tile + 2)^2, M, C), for
+    F(tile x tile, 3x3), computed in float64 and cached."""
+    key = ("w_winograd", dtype) if tile == 2 else ("w_winograd", dtype, tile)
     u = cache.get(key)
     if u is None:
-        g = np.array([[1, 0, 0], [.5, .5, .5], [.5, -.5, .5], [0, 0, 1]])
+        g = np.array(_WINO_G[tile])
         u = np.einsum("ra,mcab,sb->rsmc", g, w.astype(np.float64), g)
-        u = cache[key] = np.ascontiguousarray(u.reshape(16, w.shape[0], w.shape[1]),
-                                              dtype=dtype)
+        u = cache[key] = np.ascontiguousarray(
+            u.reshape((tile + 2) ** 2, w.shape[0], w.shape[1]), dtype=dtype)
     return u
 
 
@@ -982,30 +995,51 @@ def _winograd_compiled(kernels, x, w, b, pb, out_sp, cache, relu, y):
     n, c = x.shape[:2]
     m = w.shape[0]
     ho, wo = out_sp
-    th, tw = (ho + 1) // 2, (wo + 1) // 2
+    tile = 4 if _winograd4_pays(c, m, wo) else 2
+    th, tw = -(-ho // tile), -(-wo // tile)
+    planes = (tile + 2) ** 2
     dt = x.dtype
-    u = _winograd_weights(w, cache, dt)
-    v = _wino_planes("conv.wino_v", c, th * tw, dt)
-    prod = _wino_planes("conv.wino_m", m, th * tw, dt)
+    u = _winograd_weights(w, cache, dt, tile)
+    v = _wino_planes("conv.wino_v", planes, c, th * tw, dt)
+    prod = _wino_planes("conv.wino_m", planes, m, th * tw, dt)
     bias = np.zeros(m, dt) if b is None else np.ascontiguousarray(np.asarray(b, dt))
     x = np.ascontiguousarray(x)
+    transform_in, transform_out = (kernels.winograd4_input, kernels.winograd4_output) \
+        if tile == 4 else (kernels.winograd_input, kernels.winograd_output)
     for i in range(n):
-        kernels.winograd_input(x[i], pb[0], pb[1], th, tw, v)
-        for k in range(16):
+        transform_in(x[i], pb[0], pb[1], th, tw, v)
+        for k in range(planes):
             _weights_times(u[k], v[k], prod[k], cache)
         yi = y[i].reshape(m, ho, wo) if y.ndim == 3 else y[i]
-        kernels.winograd_output(prod, bias, relu, dt.type(0), yi)
+        transform_out(prod, bias, relu, dt.type(0), yi)
 
 
-def _wino_planes(purpose, rows, cols, dtype):
-    """16 scratch planes of (rows, cols) whose starts lie an odd number of 64-byte lines
-    apart: 16 planes a multiple of 4 KiB apart share the L1's sets (4K aliasing), which
-    made the transforms of 64 channels of 28x28 tiles 7x slower."""
+# Winograd F(4x4, 3x3) (numba's transforms only) for images from 28 columns wide with
+# at least 64 channels on both sides, where its 2.25 multiplies per output (against
+# F(2x2)'s 4) outweigh costlier transforms. Its float32 results lie within about 1e-5
+# of the largest output (F(2x2): 4e-7). Measured per conv against F(2x2): 64 -> 64 at
+# 56x56 0.79x, 64 -> 192 at 56x56 0.72x, 128 -> 128 and 96 -> 96 at 28x28 0.76-0.79x;
+# ties or losses at 256 -> 256 14x14 1.05x, 32 -> 128 27x27 1.01x, 128 -> 32 28x28 1.05x.
+_WINO4_MIN_WIDTH = 28
+_WINO4_MIN_CHANNELS = 64
+
+
+def _winograd4_pays(c, m, width):
+    """Whether F(4x4, 3x3) beats F(2x2, 3x3) (numba's transforms) for C input and M
+    output channels and outputs `width` columns wide."""
+    return width >= _WINO4_MIN_WIDTH and min(c, m) >= _WINO4_MIN_CHANNELS
+
+
+def _wino_planes(purpose, count, rows, cols, dtype):
+    """`count` scratch planes of (rows, cols) whose starts lie an odd number of 64-byte
+    lines apart: planes a multiple of 4 KiB apart share the L1's sets (4K aliasing),
+    which made the transforms of 64 channels of 28x28 tiles 7x slower."""
     line = 64 // dtype.itemsize
     stride = -(-rows * cols // line) * line
     if (stride // line) % 2 == 0:
         stride += line
-    return _scratch(purpose, (16, stride), dtype)[:, :rows * cols].reshape(16, rows, cols)
+    return _scratch(purpose, (count, stride), dtype)[:, :rows * cols].reshape(
+        count, rows, cols)
 
 
 # Channels-last im2col for small feature maps (the deep layers of Inception, ResNet,

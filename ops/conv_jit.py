@@ -2,8 +2,9 @@
 conv_depthwise.depthwise_2d: kh*kw multiply-adds per output and no reduction over
 channels, so numpy's whole-array passes, one per tap, run at memory speed) and the
 input and output transforms of the Winograd 3x3 conv (behind conv._conv_winograd_3x3:
-two dozen numpy passes each, one compiled pass here; `winograd_input`,
-`winograd_output`). Importing this module imports numba.
+two dozen numpy passes each, one compiled pass here; F(2x2, 3x3) in `winograd_input`,
+`winograd_output` and F(4x4, 3x3), which numpy's passes could not afford, in
+`winograd4_input`, `winograd4_output`). Importing this module imports numba.
 
 The depthwise conv in three forms, each one compiled loop per output plane that LLVM
 vectorises:
@@ -301,4 +302,121 @@ def winograd_output(p, b, relu, zero, y):
                     top[2 * j + 1] = y01
                     if below:
                         bottom[2 * j + 1] = y11
+    return y
+
+
+# Winograd F(4x4, 3x3): 6x6 input tiles, 4x4 output tiles, 36 products per tile where
+# F(2x2, 3x3) needs 16 per 2x2 (2.25 multiplies per output instead of 4; the transforms
+# cost more and lose about a digit of float32 accuracy, so conv.py takes it where the
+# products dominate). B^T and A^T's multiples are spelled as additions: numba would
+# widen float32 * int to float64.
+
+
+@njit(inline="always", **COMPILE)
+def _bt6(d0, d1, d2, d3, d4, d5):
+    """B^T d for one column of a 6x6 tile, B^T = [[4, 0, -5, 0, 1, 0],
+    [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0], [0, -2, -1, 2, 1, 0],
+    [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]]."""
+    e1, e2, e3 = d1 + d1, d2 + d2, d3 + d3
+    f0, f1, f2, f3 = (d0 + d0) + (d0 + d0), e1 + e1, e2 + e2, e3 + e3
+    return (f0 - (f2 + d2) + d4, d3 + d4 - f1 - f2, f1 - f2 - d3 + d4,
+            e3 - e1 - d2 + d4, e1 - d2 - e3 + d4, f1 - (f3 + d3) + d5)
+
+
+@njit(inline="always", **COMPILE)
+def _at6(m0, m1, m2, m3, m4, m5):
+    """A^T m for one column of a 6x6 product tile, A^T = [[1, 1, 1, 1, 1, 0],
+    [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0], [0, 1, -1, 8, -8, 1]]."""
+    a, b, c, d = m1 + m2, m1 - m2, m3 + m4, m3 - m4
+    c2, d2 = c + c, d + d
+    c4, d4 = c2 + c2, d2 + d2
+    return (m0 + a + c, b + d2, a + c4, b + (d4 + d4) + m5)
+
+
+@njit(**COMPILE)
+def winograd4_input(x, top, left, th, tw, v):
+    """F(4x4, 3x3) input transform of one image x (C, H, W) zero-padded by (top, left)
+    in front: v[6k + l, c, i*tw + j] = (B^T d B)[k, l] for the 6x6 tile d at rows
+    4i - top.., columns 4j - left.. of channel c (as `winograd_input`)."""
+    c_, h, wd = x.shape
+    buf = np.zeros((4 * th + 2, 4 * tw + 2), x.dtype)
+    rows = min(h, buf.shape[0] - top)
+    cols = min(wd, buf.shape[1] - left)
+    for c in range(c_):
+        for r in range(rows):
+            src, dst = x[c, r], buf[r + top, left:]
+            for j in range(cols):
+                dst[j] = src[j]
+        for i in range(th):
+            r0, r1, r2 = buf[4 * i], buf[4 * i + 1], buf[4 * i + 2]
+            r3, r4, r5 = buf[4 * i + 3], buf[4 * i + 4], buf[4 * i + 5]
+            o = v[:, c, i * tw:(i + 1) * tw]
+            for j in range(tw):
+                k = 4 * j
+                c0 = _bt6(r0[k], r1[k], r2[k], r3[k], r4[k], r5[k])
+                c1 = _bt6(r0[k + 1], r1[k + 1], r2[k + 1], r3[k + 1], r4[k + 1], r5[k + 1])
+                c2 = _bt6(r0[k + 2], r1[k + 2], r2[k + 2], r3[k + 2], r4[k + 2], r5[k + 2])
+                c3 = _bt6(r0[k + 3], r1[k + 3], r2[k + 3], r3[k + 3], r4[k + 3], r5[k + 3])
+                c4 = _bt6(r0[k + 4], r1[k + 4], r2[k + 4], r3[k + 4], r4[k + 4], r5[k + 4])
+                c5 = _bt6(r0[k + 5], r1[k + 5], r2[k + 5], r3[k + 5], r4[k + 5], r5[k + 5])
+                for a in range(6):
+                    q = _bt6(c0[a], c1[a], c2[a], c3[a], c4[a], c5[a])
+                    o[6 * a, j], o[6 * a + 1, j], o[6 * a + 2, j] = q[0], q[1], q[2]
+                    o[6 * a + 3, j], o[6 * a + 4, j], o[6 * a + 5, j] = q[3], q[4], q[5]
+    return v
+
+
+@njit(inline="always", **COMPILE)
+def _tile16(q, j):
+    """A^T m A (4x4) of tile j, m[k, l] = q[6k + l, j]."""
+    s0 = _at6(q[0, j], q[6, j], q[12, j], q[18, j], q[24, j], q[30, j])
+    s1 = _at6(q[1, j], q[7, j], q[13, j], q[19, j], q[25, j], q[31, j])
+    s2 = _at6(q[2, j], q[8, j], q[14, j], q[20, j], q[26, j], q[32, j])
+    s3 = _at6(q[3, j], q[9, j], q[15, j], q[21, j], q[27, j], q[33, j])
+    s4 = _at6(q[4, j], q[10, j], q[16, j], q[22, j], q[28, j], q[34, j])
+    s5 = _at6(q[5, j], q[11, j], q[17, j], q[23, j], q[29, j], q[35, j])
+    return (_at6(s0[0], s1[0], s2[0], s3[0], s4[0], s5[0]),
+            _at6(s0[1], s1[1], s2[1], s3[1], s4[1], s5[1]),
+            _at6(s0[2], s1[2], s2[2], s3[2], s4[2], s5[2]),
+            _at6(s0[3], s1[3], s2[3], s3[3], s4[3], s5[3]))
+
+
+@njit(inline="always", **COMPILE)
+def _finish(v, bias, relu, zero):
+    v = v + bias
+    return max_nan(v, zero) if relu else v
+
+
+@njit(**COMPILE)
+def winograd4_output(p, b, relu, zero, y):
+    """F(4x4, 3x3) output transform: y (M, ho, wo) (rows contiguous, any strides) =
+    A^T m A + b per tile, m[k, l] = p[6k + l, channel, tile] (tiles row-major,
+    (wo + 3) // 4 per row), then max(., zero) when `relu`; outputs past the image
+    dropped. Whole tiles store without tests (one loop LLVM can unroll), the last
+    partial tile row and column one value at a time."""
+    m_, ho, wo = y.shape
+    tw, th = (wo + 3) // 4, (ho + 3) // 4
+    whole = wo // 4
+    for m in range(m_):
+        bias = b[m]
+        for i in range(th):
+            q = p[:, m, i * tw:(i + 1) * tw]
+            start = 0
+            if 4 * i + 3 < ho:
+                y0, y1, y2, y3 = y[m, 4 * i], y[m, 4 * i + 1], y[m, 4 * i + 2], y[m, 4 * i + 3]
+                for j in range(whole):
+                    z0, z1, z2, z3 = _tile16(q, j)
+                    k = 4 * j
+                    for e in range(4):
+                        y0[k + e] = _finish(z0[e], bias, relu, zero)
+                        y1[k + e] = _finish(z1[e], bias, relu, zero)
+                        y2[k + e] = _finish(z2[e], bias, relu, zero)
+                        y3[k + e] = _finish(z3[e], bias, relu, zero)
+                start = whole
+            for j in range(start, tw):
+                z = _tile16(q, j)
+                for a in range(min(4, ho - 4 * i)):
+                    row = y[m, 4 * i + a]
+                    for e in range(min(4, wo - 4 * j)):
+                        row[4 * j + e] = _finish(z[a][e], bias, relu, zero)
     return y

@@ -562,3 +562,75 @@ def test_conv_residual_that_does_not_fit_is_added_apart():
         np.testing.assert_allclose(got, np.maximum(plain + s, 0), rtol=1e-5, atol=1e-5)
     with pytest.raises(ShapeError, match="residual of shape"):
         conv_ops.conv_nd(x, w, b, {}, {}, add=np.zeros((1, 31, 6, 6), np.float32))
+
+
+@pytest.fixture
+def winograd4(monkeypatch):
+    """numba's F(4x4, 3x3) Winograd for every 3x3 conv that takes Winograd (skipped
+    where numba does not import); a list of the tile sizes that ran."""
+    from onegraph.errors import UnavailableError
+    from onegraph.ops import conv as conv_ops
+    from onegraph.ops import jit
+
+    try:
+        jit.use_backend("numba")
+    except UnavailableError:
+        jit._reset_for_tests()
+        pytest.skip("numba (the jit extra) does not import")
+    tiles = []
+    monkeypatch.setattr(conv_ops, "_winograd4_pays", lambda *a: tiles.append(4) or True)
+    yield tiles
+    jit._reset_for_tests()
+
+
+def test_winograd4_geometry_sweep_float64(winograd4):
+    """F(4x4, 3x3) on the random small convs of the F(2x2) sweeps (1x1 to 15x15 images,
+    0-5 pixels of padding, partial last tile rows and columns, batch 1-2, bias, Relu),
+    directly and in bands of 4 rows: float64 within 1e-11 of the direct sum (its
+    transforms' multiples 4, 5, 8 cost a few more digits than F(2x2)'s)."""
+    from onegraph.ops import conv as conv_ops
+
+    checked = 0
+    for trial, case in _random_3x3_cases(13, 200):
+        x, wt, b, pads, ho, wo, relu = case
+        y = np.empty((x.shape[0], wt.shape[0], ho * wo))
+        if trial % 2:
+            conv_ops._conv_winograd_3x3(x, wt, b, pads[:2], [ho, wo], {}, relu, y)
+        else:
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(conv_ops, "_WINO4_BAND_ROWS", 4)
+                conv_ops._winograd_in_bands(x, wt, b, pads[:2], [ho, wo], {}, relu, y)
+        want = _direct_3x3(*case)
+        np.testing.assert_allclose(y.reshape(want.shape), want, rtol=1e-11, atol=1e-11,
+                                   err_msg=f"x {x.shape} pads {pads}")
+        checked += 1
+    assert checked > 150 and len(winograd4) >= checked
+
+
+@pytest.mark.parametrize("case", WINOGRAD_CASES + [
+    ((1, 64, 28, 28), (64, 64, 3, 3), dict(pads=[1, 1, 1, 1])),
+    ((2, 72, 37, 30), (64, 72, 3, 3), dict(pads=[1, 1, 1, 1])),      # partial tiles
+], ids=str)
+@pytest.mark.parametrize("fused", ["cache", "cache+relu", "out+relu"])
+def test_winograd4_matches_onnxruntime(case, fused, winograd4):
+    """float32 F(4x4, 3x3) as the Session's fused Conv calls it, against onnxruntime
+    (rtol 1e-4 and 1e-4 of the largest output)."""
+    xs, ws, attrs = case
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    b = rng.standard_normal(ws[0]).astype(np.float32)
+    got, cache = _fused_conv(x, w, b, attrs, fused)
+    assert any(len(k) == 3 and k[2] == 4 for k in cache if isinstance(k, tuple)
+               and k[0] == "w_winograd") and winograd4
+    _assert_matches_ort(got, x, w, b, attrs, fused.endswith("relu"))
+
+
+def test_winograd4_is_chosen_where_it_was_measured_faster():
+    from onegraph.ops.conv import _winograd4_pays
+
+    assert _winograd4_pays(64, 64, 56) and _winograd4_pays(64, 192, 56)
+    assert _winograd4_pays(128, 128, 28) and _winograd4_pays(96, 96, 28)
+    assert not _winograd4_pays(256, 256, 14)   # 1.05x
+    assert not _winograd4_pays(32, 128, 27)    # few input channels
+    assert not _winograd4_pays(128, 32, 28)    # few output channels
