@@ -490,7 +490,7 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False, add=
             and (cache is not None or m * kk <= _NHWC_UNCACHED_WEIGHTS)
         if kernel == [3, 3] and group == 1 and strides == [1, 1] and dilations == [1, 1] \
                 and min(pb + pe) >= 0 and cache is not None \
-                and _winograd_pays(c, m, out_sp, jit.backend() == "numba") \
+                and _winograd_pays(c, m, out_sp, jit.kernels("conv") is not None) \
                 and _finite(x, w, cache):
             y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
             _winograd_in_bands(x, w, b, pb, out_sp, cache, relu, y)

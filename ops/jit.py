@@ -30,6 +30,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from ..errors import UnavailableError
 from .backend_choice import BackendChoice
 
 BACKENDS = ("auto", "numpy", "numba")  # as _switch.names
@@ -49,6 +50,7 @@ _switch = BackendChoice(
     "numba could not be imported: install the 'jit' extra (pip install 'onegraph[jit]')")
 
 _modules: dict[str, ModuleType] = {}
+_failures: dict[str, Exception] = {}  # families whose kernels failed to load, why
 
 
 def kernels(family: str) -> ModuleType | None:
@@ -57,13 +59,25 @@ def kernels(family: str) -> ModuleType | None:
 
     Raises:
         InvalidArgumentError: ONEGRAPH_JIT holds an unknown value.
-        UnavailableError: ONEGRAPH_JIT=numba and numba cannot be imported.
+        UnavailableError: ONEGRAPH_JIT=numba and numba cannot be imported or the
+            family's kernels cannot be loaded ("auto" then gives None: numpy's kernels).
     """
     if _switch.active() is None:
         return None
     module = _modules.get(family)
-    if module is None:
-        module = _modules[family] = importlib.import_module(f"{__package__}.{family}_jit")
+    if module is None and family not in _failures:
+        try:
+            module = _modules[family] = importlib.import_module(
+                f"{__package__}.{family}_jit")
+        except Exception as e:
+            # numba imports but cannot take the kernels (no writable cache location for
+            # cache=True, an LLVM it cannot use, ...): numpy's kernels do the work
+            _failures[family] = e
+    if module is None and _switch.requested() == "numba":
+        e = _failures[family]
+        raise UnavailableError(
+            f"ONEGRAPH_JIT=numba, but the compiled kernels of {family!r} could not be "
+            f"loaded: {type(e).__name__}: {e}") from e
     return module
 
 

@@ -113,3 +113,30 @@ def test_use_backend_numba_without_numba_keeps_the_backend(monkeypatch, backend_
 def test_numpy_backend_hands_out_no_kernels(backend_reset):
     assert jit.use_backend("numpy") == "numpy"
     assert jit.kernels("conv") is None
+
+
+def test_kernels_that_fail_to_load_leave_the_work_to_numpy(monkeypatch, backend_reset):
+    """numba imports but a family's kernels do not load (as with no writable cache
+    location): "auto" runs numpy's kernels, once tried; "numba" is UnavailableError
+    naming the family and the cause."""
+    pytest.importorskip("numba")
+    import importlib
+
+    real = importlib.import_module
+    tries = []
+
+    def failing(name, *args):
+        if name.endswith("pool_jit"):
+            tries.append(name)
+            raise RuntimeError("cannot cache function: no locator available")
+        return real(name, *args)
+
+    monkeypatch.setattr(jit.importlib, "import_module", failing)
+    monkeypatch.setattr(jit, "_modules", {})
+    monkeypatch.setattr(jit, "_failures", {})
+    assert jit.use_backend("auto") == "numba"
+    assert jit.kernels("pool") is None and jit.kernels("pool") is None
+    assert len(tries) == 1 and jit.kernels("conv") is not None
+    jit.use_backend("numba")
+    with pytest.raises(UnavailableError, match="'pool'.*no locator available"):
+        jit.kernels("pool")
