@@ -88,22 +88,25 @@ def _taps_reaching_input(n, k, s, d, b, o):
     return range(first, last + 1)
 
 
-# numba's window reductions (pool_jit.py, JIT backend numba) take 3x3 stride-2 pools of
-# images at least this wide; smaller images (many short rows) and the other shapes run
-# faster as the numpy passes below. Measured per max / sum, float32, numpy -> numba:
-# 64x112x112 pad 1 772 -> 328 / 754 -> 297 us, 64x111x111 689 -> 304, 128x55x55 275 ->
-# 196, 24x56x56 pad 1 71 -> 38, 136x28x28 pad 1 107 -> 87; against 256x27x27 122 -> 147,
-# 3x3/1 pad 1 192x28x28 110 -> 262, 2x2/2 64x56x56 62 -> 67.
-_COMPILED_MIN_WIDTH = 28
+# numba's window reductions (pool_jit.py, JIT backend numba) take the strided pools;
+# stride-1 pools run faster as the numpy passes below (which fold each row once where
+# the compiled kernel folds it per output row). Measured per max / sum, float32, numpy
+# -> numba: 3x3/2 64x112x112 pad 1 819 -> 309 / 787 -> 276 us, 128x55x55 301 -> 195,
+# 24x56x56 pad 1 79 -> 37, 576x14x14 188 -> 137, 256x27x27 135 -> 134 / 136 -> 105;
+# 2x2/2 256x56x56 375 -> 256, 64x56x56 70 -> 61, 512x28x28 219 -> 193; against 3x3/1
+# pad 1 192x28x28 122 -> 221, 832x7x7 63 -> 190, and 2x2/2 below 28 columns (1024x14x14
+# 125 -> 146: numpy's two passes, `_reduce_2x2_s2`).
+_COMPILED_MIN_WIDTH_2 = 28
+_AVERAGE_COMPILED_MIN_WIDTH = 28
 _COMPILED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _compiled_reduction(x, kernel, strides, dil, pb):
     """numba's window-reduction kernels (pool_jit.py) when the JIT backend is numba and
     they take this pool (the rule above), else None."""
-    if x.ndim == 4 and x.dtype in _COMPILED_DTYPES and list(kernel) == [3, 3] \
-            and list(strides) == [2, 2] and list(dil) == [1, 1] and min(pb) >= 0 \
-            and x.shape[3] >= _COMPILED_MIN_WIDTH:
+    if x.ndim == 4 and x.dtype in _COMPILED_DTYPES and min(strides) >= 2 \
+            and list(dil) == [1, 1] and min(pb) >= 0 \
+            and (kernel[1] >= 3 or x.shape[3] >= _COMPILED_MIN_WIDTH_2):
         return jit.kernels("pool")
     return None
 
@@ -614,10 +617,12 @@ def _averagepool_kernel(inputs, attrs, ctx):
             # of the image's size reaches past it, skipping pixels)
             return (_global_mean(x),)
     include_pad = bool(attrs.get("count_include_pad", 0))
-    # numba's window sums, where they take the pool, beat the GEMMs too (24x56x56 3x3/2
-    # pad 1 84 -> 58 us, 128x56x56 409 -> 225)
+    # numba's window sums, where they take the pool, beat the GEMMs from 28 columns up
+    # (3x3/2 pad 1: 24x56x56 92 -> 61 us, 136x28x28 112 -> 89) but not below (272x14x14
+    # 52 -> 79, 2x2/2 512x14x14 76 -> 82)
     if x.ndim == 4 and x.dtype in (np.float32, np.float64) \
-            and _compiled_reduction(x, *geometry[:4]) is None:
+            and (x.shape[3] < _AVERAGE_COMPILED_MIN_WIDTH
+                 or _compiled_reduction(x, *geometry[:4]) is None):
         if _average_gemm_applies(x.shape[2:], geometry, include_pad):
             y = _average_2d_gemm(x, geometry, include_pad)
             if y is not None:

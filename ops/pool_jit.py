@@ -13,7 +13,7 @@ copy.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 from .conv_jit import COMPILE, max_nan
 
@@ -26,79 +26,82 @@ def _add(a, b):
 @njit(inline="always", **COMPILE)
 def _reduce(x, out, kh, kw, sh, sw, pt, pl, combine):
     """out[n, c, i, j] = `combine` over the in-image taps of the kh x kw window at
-    (i*sh - pt, j*sw - pl) of x (N, C, H, W); out (N, C, ho, wo) any strides. A window
-    with no tap in the image is left to the caller (see max_2d, sum_2d)."""
+    (i*sh - pt, j*sw - pl) of C-contiguous x (N, C, H, W) into C-contiguous out
+    (N, C, ho, wo). A window with no tap in the image is left to the caller (see max_2d,
+    sum_2d). Flat arrays with unsigned indices throughout: numba then neither tests
+    indices for wrap-around nor makes a view (reference-counted) per row, which made a
+    row's fixed cost larger than small images' rows."""
     n_, c_, h, wd = x.shape
     ho, wo = out.shape[2], out.shape[3]
+    xf, of = x.reshape(x.size), out.reshape(out.size)
     rows = np.empty(wd, x.dtype)
     # columns [j0, j1): windows inside the image (j*sw - pl >= 0, j*sw - pl + kw <= W)
     j0 = min(wo, (pl + sw - 1) // sw)
-    j1 = min(wo, (wd - kw + pl) // sw + 1) if wd >= kw - pl else 0
-    for i in range(n_):
-        for c in range(c_):
-            img, o = x[i, c], out[i, c]
-            for r in range(ho):
-                top = r * sh - pt
-                a0, a1 = max(0, top), min(h, top + kh)
-                orow = o[r]
-                if a1 <= a0:
-                    continue
-                first = img[a0]
+    j1 = max(j0, min(wo, (wd - kw + pl) // sw + 1) if wd >= kw - pl else 0)
+    for plane in range(n_ * c_):
+        src, dst = uint64(plane * h * wd), uint64(plane * ho * wo)
+        for r in range(ho):
+            top = r * sh - pt
+            a0, a1 = max(0, top), min(h, top + kh)
+            if a1 <= a0:
+                continue
+            first = src + uint64(a0 * wd)
+            for j in range(wd):
+                rows[j] = xf[first + uint64(j)]
+            for a in range(a0 + 1, a1):
+                line = src + uint64(a * wd)
                 for j in range(wd):
-                    rows[j] = first[j]
-                for a in range(a0 + 1, a1):
-                    src = img[a]
-                    for j in range(wd):
-                        rows[j] = combine(rows[j], src[j])
-                for j in range(j0):
-                    _edge_column(rows, orow, j, kw, sw, pl, combine)
-                for j in range(max(j0, j1), wo):
-                    _edge_column(rows, orow, j, kw, sw, pl, combine)
-                if j1 > j0:
-                    _inner_columns(rows, orow, j0, j1, kw, sw, pl, combine)
+                    rows[j] = combine(rows[j], xf[line + uint64(j)])
+            orow = dst + uint64(r * wo)
+            for j in range(j0):
+                _edge_column(rows, of, orow, j, kw, sw, pl, combine)
+            for j in range(j1, wo):
+                _edge_column(rows, of, orow, j, kw, sw, pl, combine)
+            if j1 > j0:
+                _inner_columns(rows, of, orow, j0, j1, kw, sw, pl, combine)
     return out
 
 
 @njit(inline="always", **COMPILE)
-def _edge_column(rows, orow, j, kw, sw, pl, combine):
-    """orow[j] = `combine` over the in-image columns of window j of the folded row (a
-    window that reaches past the side; left alone when none is in the image)."""
+def _edge_column(rows, of, orow, j, kw, sw, pl, combine):
+    """of[orow + j] = `combine` over the in-image columns of window j of the folded row
+    (a window that reaches past the side; left alone when none is in the image)."""
     left = j * sw - pl
     b0, b1 = max(0, left), min(rows.size, left + kw)
     if b1 > b0:
         acc = rows[b0]
         for b in range(b0 + 1, b1):
             acc = combine(acc, rows[b])
-        orow[j] = acc
+        of[orow + uint64(j)] = acc
 
 
 @njit(inline="always", **COMPILE)
-def _inner_columns(rows, orow, j0, j1, kw, sw, pl, combine):
-    """orow[j0:j1] for the windows inside the image: one pass per kernel column over
-    views that start at the first window's tap (indices from range() are never
-    negative: LLVM drops numba's wrap-around test and vectorises strides 1 and 2)."""
-    q, n = orow[j0:j1], j1 - j0
+def _inner_columns(rows, of, orow, j0, j1, kw, sw, pl, combine):
+    """of[orow + j] for the windows j in [j0, j1), inside the image: one pass per kernel
+    column, the strides 1 and 2 each their own loop (LLVM vectorises them)."""
+    n = j1 - j0
+    out0 = orow + uint64(j0)
     for b in range(kw):
-        src = rows[j0 * sw - pl + b:]
+        at = uint64(j0 * sw - pl + b)   # the first window's tap b, never negative
         if b == 0:
             if sw == 1:
                 for j in range(n):
-                    q[j] = src[j]
-            elif sw == 2:
-                for j in range(n):
-                    q[j] = src[2 * j]
+                    of[out0 + uint64(j)] = rows[at + uint64(j)]
             else:
                 for j in range(n):
-                    q[j] = src[j * sw]
+                    of[out0 + uint64(j)] = rows[at + uint64(j * sw)]
         elif sw == 1:
             for j in range(n):
-                q[j] = combine(q[j], src[j])
+                q = out0 + uint64(j)
+                of[q] = combine(of[q], rows[at + uint64(j)])
         elif sw == 2:
             for j in range(n):
-                q[j] = combine(q[j], src[2 * j])
+                q = out0 + uint64(j)
+                of[q] = combine(of[q], rows[at + uint64(2 * j)])
         else:
             for j in range(n):
-                q[j] = combine(q[j], src[j * sw])
+                q = out0 + uint64(j)
+                of[q] = combine(of[q], rows[at + uint64(j * sw)])
 
 
 @njit(**COMPILE)

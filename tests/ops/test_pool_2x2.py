@@ -31,7 +31,7 @@ from .test_pool_gemm import _ort_pool  # noqa: E402
 ])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_two_by_two_pool_matches_onnxruntime(op_type, shape, attrs, two_pass, dtype,
-                                             monkeypatch):
+                                             monkeypatch, numpy_kernels):
     calls = []
     real = pool_ops._reduce_2x2_s2
     monkeypatch.setattr(pool_ops, "_reduce_2x2_s2",

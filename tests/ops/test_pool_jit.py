@@ -88,6 +88,14 @@ CASES = [
                           count_include_pad=1)),
     ((1, 6, 28, 28), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
                           ceil_mode=1)),
+    ((1, 6, 28, 30), dict(kernel_shape=[2, 2], strides=[2, 2])),
+    ((1, 3, 31, 29), dict(kernel_shape=[3, 3], strides=[3, 3], pads=[0, 1, 1, 0])),
+]
+# narrower images: MaxPool only (AveragePool's GEMMs take these first)
+NARROW = [
+    ((1, 4, 27, 27), dict(kernel_shape=[3, 3], strides=[2, 2])),
+    ((2, 5, 14, 14), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1])),
+    ((1, 3, 9, 8), dict(kernel_shape=[4, 3], strides=[2, 3], pads=[1, 1, 0, 2])),
 ]
 
 
@@ -96,14 +104,14 @@ def _run(op_type, x, attrs):
     return op.kernel([x], op.resolve_attrs(attrs, num_outputs=1), KernelContext())[0]
 
 
-@pytest.mark.parametrize("case", CASES, ids=str)
-@pytest.mark.parametrize("op_type", ["MaxPool", "AveragePool"])
+@pytest.mark.parametrize("case, op_type",
+                         [(c, op) for c in CASES for op in ("MaxPool", "AveragePool")]
+                         + [(c, "MaxPool") for c in NARROW], ids=str)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_pools_the_rule_sends_to_numba_match_onnxruntime(case, op_type, dtype,
                                                          pool_kernels, taken_by):
-    """3x3 stride-2 pools of images at least _COMPILED_MIN_WIDTH wide run through
-    pool_jit.py (recorded) and match onnxruntime (float64 compared in float32, which
-    onnxruntime pools)."""
+    """Strided pools (2x2 from 28 columns wide) run through pool_jit.py (recorded) and
+    match onnxruntime (float64 compared in float32, which onnxruntime pools)."""
     shape, attrs = case
     if op_type == "MaxPool":
         attrs = {k: v for k, v in attrs.items() if k != "count_include_pad"}
@@ -118,9 +126,9 @@ def test_pools_the_rule_sends_to_numba_match_onnxruntime(case, op_type, dtype,
 
 
 @pytest.mark.parametrize("shape, attrs", [
-    ((1, 4, 27, 27), dict(kernel_shape=[3, 3], strides=[2, 2])),      # too narrow
     ((1, 4, 56, 56), dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1])),   # stride 1
-    ((1, 4, 56, 56), dict(kernel_shape=[2, 2], strides=[2, 2])),      # 2x2
+    ((1, 4, 26, 26), dict(kernel_shape=[2, 2], strides=[2, 2])),      # 2x2, narrow
+    ((1, 4, 30, 30), dict(kernel_shape=[3, 3], strides=[2, 2], dilations=[2, 2])),
 ], ids=str)
 def test_pools_outside_the_rule_stay_with_numpy(shape, attrs, pool_kernels, taken_by):
     x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
