@@ -13,7 +13,7 @@ vectorises:
   one long flat loop with the taps at fixed offsets, the side columns redone.
 - `depthwise_3x3` (other pads, strides 1 or 2 across): the input read
   where it lies, no padded copy; the windows inside the image row by row, the border
-  ones one by one (`_plane_3x3`).
+  ones one by one.
 - `padded` (depthwise, any kernel size and strides): the image copied into the row
   stride phases of its padded form, one loop per tap over all rows at once, the
   strided columns kept at the end.
@@ -22,7 +22,7 @@ vectorises:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 # cache: the machine code is kept on disk for the next process (see ops/jit.py);
 # error_model="numpy": division and overflow follow IEEE rules, no Python exceptions
@@ -150,81 +150,78 @@ def padded(x, w, b, out, sh, sw, pt, pl):
 
 
 
-@njit(**COMPILE)
-def _window(img, top, left, k, acc):
-    """`acc` plus the in-image taps of the 3x3 window at (top, left) times the weights
-    k (3, 3): a window that reaches past the image's side, top or bottom."""
-    h, wd = img.shape
+@njit(inline="always", **COMPILE)
+def _window(xf, src, h, wd, top, left, w, c, acc):
+    """`acc` plus the in-image taps of the 3x3 window at (top, left) of the plane at
+    flat offset `src` of xf (H x W) times the weights w[c, 0]: a window that reaches
+    past the image's side, top or bottom."""
     for a in range(3):
         r = top + a
         if 0 <= r < h:
             for t in range(3):
                 col = left + t
                 if 0 <= col < wd:
-                    acc += k[a, t] * img[r, col]
+                    acc += w[c, 0, a, t] * xf[src + uint64(r * wd + col)]
     return acc
 
 
 @njit(**COMPILE)
-def _plane_3x3(img, k, o, sh, sw, pt, pl):
-    """o (ho, wo) += the 3x3 conv of the plane img (H, W) with weights k (3, 3), vertical
-    stride sh, horizontal stride sw of 1 or 2, leading pads (pt, pl) >= 0 (the trailing
-    ones follow from o's size). The windows inside the image go a row at a time, each
-    row one loop over views that start at its first inner window (indices from range()
-    are never negative: LLVM then drops numba's wrap-around test and vectorises); the
-    border windows one by one, their taps past the image skipped."""
-    h, wd = img.shape
-    ho, wo = o.shape
+def depthwise_3x3(x, w, b, out, sh, sw, pt, pl):
+    """3x3 depthwise conv of C-contiguous x (N, C, H, W) with weights w (C, 1, 3, 3) and
+    bias b (C,), strides (sh, sw) with sw 1 or 2, leading pads (pt, pl) >= 0, into the
+    C-contiguous out (N, C, ho, wo) (the trailing pads follow from its size), reading
+    the input where it lies. The windows inside the image go a row at a time, one loop
+    over the row's columns (the stride a constant in each of the two loops); the border
+    windows one by one, their taps past the image skipped. Flat arrays with unsigned
+    indices: no view per row and no wrap-around test per element (see pool_jit.py)."""
+    n_, c_, h, wd = x.shape
+    ho, wo = out.shape[2], out.shape[3]
+    xf, of = x.reshape(x.size), out.reshape(out.size)
     # windows inside the image: rows [i0, i1) (i*sh - pt >= 0, i*sh - pt + 2 < h) and
     # columns [j0, j1) likewise
     i0 = min(ho, (pt + sh - 1) // sh)
     i1 = max(i0, min(ho, (h - 3 + pt) // sh + 1))
     j0 = min(wo, (pl + sw - 1) // sw)
     j1 = max(j0, min(wo, (wd - 3 + pl) // sw + 1))
-    for r in range(ho):
-        top = r * sh - pt
-        # a row of inner windows skips its columns [j0, j1)
-        skip_to = j1 if i0 <= r < i1 else j0
-        for j in range(j0):
-            o[r, j] = _window(img, top, j * sw - pl, k, o[r, j])
-        for j in range(skip_to, wo):
-            o[r, j] = _window(img, top, j * sw - pl, k, o[r, j])
-    if j1 <= j0:
-        return
-    w00, w01, w02 = k[0, 0], k[0, 1], k[0, 2]
-    w10, w11, w12 = k[1, 0], k[1, 1], k[1, 2]
-    w20, w21, w22 = k[2, 0], k[2, 1], k[2, 2]
-    first, n = j0 * sw - pl, j1 - j0
-    for r in range(i0, i1):
-        top = r * sh - pt
-        a, b, d = img[top, first:], img[top + 1, first:], img[top + 2, first:]
-        q = o[r, j0:j1]
-        if sw == 1:
-            for j in range(n):
-                q[j] = (q[j] + w00 * a[j] + w01 * a[j + 1] + w02 * a[j + 2]
-                        + w10 * b[j] + w11 * b[j + 1] + w12 * b[j + 2]
-                        + w20 * d[j] + w21 * d[j + 1] + w22 * d[j + 2])
-        else:
-            for j in range(n):
-                m = 2 * j
-                q[j] = (q[j] + w00 * a[m] + w01 * a[m + 1] + w02 * a[m + 2]
-                        + w10 * b[m] + w11 * b[m + 1] + w12 * b[m + 2]
-                        + w20 * d[m] + w21 * d[m + 1] + w22 * d[m + 2])
-
-
-@njit(**COMPILE)
-def depthwise_3x3(x, w, b, out, sh, sw, pt, pl):
-    """3x3 depthwise conv of x (N, C, H, W) with weights w (C, 1, 3, 3) and bias b (C,),
-    strides (sh, sw) with sw 1 or 2, leading pads (pt, pl) >= 0, into out (N, C, ho, wo)
-    (any strides; the trailing pads follow from its size): each output plane is its bias
-    plus one `_plane_3x3` pass."""
-    for i in range(x.shape[0]):
-        for c in range(x.shape[1]):
-            o = out[i, c]
-            o[:, :] = b[c]
-            _plane_3x3(x[i, c], w[c, 0], o, sh, sw, pt, pl)
+    n = j1 - j0
+    for plane in range(n_ * c_):
+        c = plane % c_
+        src, dst = uint64(plane * h * wd), uint64(plane * ho * wo)
+        bias = b[c]
+        for r in range(ho):
+            top = r * sh - pt
+            row = dst + uint64(r * wo)
+            skip_to = j1 if i0 <= r < i1 else j0   # inner rows skip [j0, j1)
+            for j in range(j0):
+                of[row + uint64(j)] = _window(xf, src, h, wd, top, j * sw - pl, w, c, bias)
+            for j in range(skip_to, wo):
+                of[row + uint64(j)] = _window(xf, src, h, wd, top, j * sw - pl, w, c, bias)
+        if n <= 0:
+            continue
+        w00, w01, w02 = w[c, 0, 0, 0], w[c, 0, 0, 1], w[c, 0, 0, 2]
+        w10, w11, w12 = w[c, 0, 1, 0], w[c, 0, 1, 1], w[c, 0, 1, 2]
+        w20, w21, w22 = w[c, 0, 2, 0], w[c, 0, 2, 1], w[c, 0, 2, 2]
+        for r in range(i0, i1):
+            a = src + uint64((r * sh - pt) * wd + j0 * sw - pl)   # first inner window
+            bb, d = a + uint64(wd), a + uint64(2 * wd)
+            q = dst + uint64(r * wo + j0)
+            if sw == 1:
+                for j in range(n):
+                    u = uint64(j)
+                    of[q + u] = (bias + w00 * xf[a + u] + w01 * xf[a + u + 1]
+                                 + w02 * xf[a + u + 2] + w10 * xf[bb + u]
+                                 + w11 * xf[bb + u + 1] + w12 * xf[bb + u + 2]
+                                 + w20 * xf[d + u] + w21 * xf[d + u + 1]
+                                 + w22 * xf[d + u + 2])
+            else:
+                for j in range(n):
+                    u, m = uint64(j), uint64(2 * j)
+                    of[q + u] = (bias + w00 * xf[a + m] + w01 * xf[a + m + 1]
+                                 + w02 * xf[a + m + 2] + w10 * xf[bb + m]
+                                 + w11 * xf[bb + m + 1] + w12 * xf[bb + m + 2]
+                                 + w20 * xf[d + m] + w21 * xf[d + m + 1]
+                                 + w22 * xf[d + m + 2])
     return out
-
 
 
 @njit(**COMPILE)
