@@ -224,6 +224,18 @@ def depthwise_3x3(x, w, b, out, sh, sw, pt, pl):
     return out
 
 
+@njit(inline="always", **COMPILE)
+def _into_border(img, buf, top, left):
+    """Copy the plane img (H, W) into buf at (top, left), as much of it as fits: buf's
+    other cells are zero padding that no plane ever writes."""
+    h, wd = img.shape
+    cols = min(wd, buf.shape[1] - left)
+    for r in range(min(h, buf.shape[0] - top)):
+        src, dst = img[r], buf[r + top, left:]
+        for j in range(cols):
+            dst[j] = src[j]
+
+
 @njit(**COMPILE)
 def winograd_input(x, top, left, th, tw, v):
     """Winograd F(2x2, 3x3) input transform of one image x (C, H, W) zero-padded by
@@ -232,15 +244,9 @@ def winograd_input(x, top, left, th, tw, v):
     B^T = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]. Each channel is
     copied into a zero-bordered buffer first; every tile row is then one loop over its
     tiles (stride-2 reads, sixteen contiguous writes) that LLVM vectorises."""
-    c_, h, wd = x.shape
     buf = np.zeros((2 * th + 2, 2 * tw + 2), x.dtype)
-    rows = min(h, buf.shape[0] - top)
-    cols = min(wd, buf.shape[1] - left)
-    for c in range(c_):
-        for r in range(rows):
-            src, dst = x[c, r], buf[r + top, left:]
-            for j in range(cols):
-                dst[j] = src[j]
+    for c in range(x.shape[0]):
+        _into_border(x[c], buf, top, left)
         for i in range(th):
             r0, r1, r2, r3 = buf[2 * i], buf[2 * i + 1], buf[2 * i + 2], buf[2 * i + 3]
             o = v[:, c, i * tw:(i + 1) * tw]
@@ -335,15 +341,9 @@ def winograd4_input(x, top, left, th, tw, v):
     """F(4x4, 3x3) input transform of one image x (C, H, W) zero-padded by (top, left)
     in front: v[6k + l, c, i*tw + j] = (B^T d B)[k, l] for the 6x6 tile d at rows
     4i - top.., columns 4j - left.. of channel c (as `winograd_input`)."""
-    c_, h, wd = x.shape
     buf = np.zeros((4 * th + 2, 4 * tw + 2), x.dtype)
-    rows = min(h, buf.shape[0] - top)
-    cols = min(wd, buf.shape[1] - left)
-    for c in range(c_):
-        for r in range(rows):
-            src, dst = x[c, r], buf[r + top, left:]
-            for j in range(cols):
-                dst[j] = src[j]
+    for c in range(x.shape[0]):
+        _into_border(x[c], buf, top, left)
         for i in range(th):
             r0, r1, r2 = buf[4 * i], buf[4 * i + 1], buf[4 * i + 2]
             r3, r4, r5 = buf[4 * i + 3], buf[4 * i + 4], buf[4 * i + 5]

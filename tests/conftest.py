@@ -40,6 +40,15 @@ def jit_backend(request):
 
 
 @pytest.fixture
+def numba_jit():
+    """Run the test with numba's compiled kernels only (JIT backend "numba"), skipped
+    where numba does not import: for tests of the compiled kernels themselves."""
+    from onegraph.ops import jit
+
+    yield from _under_backend(jit, "numba", "numba (the jit extra) does not import")
+
+
+@pytest.fixture
 def numpy_kernels():
     """Run the test with numpy's kernels only (JIT backend "numpy"): for tests of the
     numpy forms themselves."""

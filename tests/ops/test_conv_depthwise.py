@@ -180,38 +180,18 @@ def _record_compiled(monkeypatch):
     return calls
 
 
-def test_compiled_depthwise_geometry_sweep_float64(monkeypatch):
+def test_compiled_depthwise_geometry_sweep_float64(monkeypatch, numba_jit):
     """numba's kernels on the same random geometry (and into a strided `out`), exact to
     float64 rounding against the direct sum; each of the three kernels ran on some."""
-    from onegraph.ops import jit
-
-    for _ in _under_numba():
-        calls = _record_compiled(monkeypatch)
-        checked = 0
-        for x, w, b, strides, pb, out_sp, want in _random_geometries(6, 300):
-            got = conv_depthwise.depthwise_2d(x, w, strides, pb, out_sp, {}, b)
-            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
-            _check_into_strided_out(x, w, b, strides, pb, out_sp, want)
-            checked += 1
-        assert checked > 150 and jit.backend() == "numba"
-        assert min(calls.values()) > 10, calls
-
-
-def _under_numba():
-    """Yield once with the JIT backend set to numba (skip when numba does not import),
-    then put the environment's choice back."""
-    from onegraph.errors import UnavailableError
-    from onegraph.ops import jit
-
-    try:
-        jit.use_backend("numba")
-    except UnavailableError:
-        jit._reset_for_tests()
-        pytest.skip("numba (the jit extra) does not import")
-    try:
-        yield
-    finally:
-        jit._reset_for_tests()
+    calls = _record_compiled(monkeypatch)
+    checked = 0
+    for x, w, b, strides, pb, out_sp, want in _random_geometries(6, 300):
+        got = conv_depthwise.depthwise_2d(x, w, strides, pb, out_sp, {}, b)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        _check_into_strided_out(x, w, b, strides, pb, out_sp, want)
+        checked += 1
+    assert checked > 150
+    assert min(calls.values()) > 10, calls
 
 
 @pytest.mark.parametrize("special", [np.nan, np.inf, -np.inf])

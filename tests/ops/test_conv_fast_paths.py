@@ -565,22 +565,14 @@ def test_conv_residual_that_does_not_fit_is_added_apart():
 
 
 @pytest.fixture
-def winograd4(monkeypatch):
+def winograd4(monkeypatch, numba_jit):
     """numba's F(4x4, 3x3) Winograd for every 3x3 conv that takes Winograd (skipped
     where numba does not import); a list of the tile sizes that ran."""
-    from onegraph.errors import UnavailableError
     from onegraph.ops import conv as conv_ops
-    from onegraph.ops import jit
 
-    try:
-        jit.use_backend("numba")
-    except UnavailableError:
-        jit._reset_for_tests()
-        pytest.skip("numba (the jit extra) does not import")
     tiles = []
     monkeypatch.setattr(conv_ops, "_winograd4_pays", lambda *a: tiles.append(4) or True)
-    yield tiles
-    jit._reset_for_tests()
+    return tiles
 
 
 def test_winograd4_geometry_sweep_float64(winograd4):

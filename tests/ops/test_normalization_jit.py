@@ -9,17 +9,10 @@ import pytest
 
 
 @pytest.fixture
-def kernels():
-    from onegraph.errors import UnavailableError
+def kernels(numba_jit):
     from onegraph.ops import jit
 
-    try:
-        jit.use_backend("numba")
-    except UnavailableError:
-        jit._reset_for_tests()
-        pytest.skip("numba (the jit extra) does not import")
-    yield jit.kernels("normalization")
-    jit._reset_for_tests()
+    return jit.kernels("normalization")
 
 
 def _inputs(dtype, shape, seed):

@@ -19,19 +19,12 @@ from .test_pool_gemm import _ort_pool  # noqa: E402
 
 
 @pytest.fixture
-def pool_kernels():
-    """ops/pool_jit.py with the JIT backend set to numba (skipped where numba does not
-    import), the backend put back after."""
-    from onegraph.errors import UnavailableError
+def pool_kernels(numba_jit):
+    """ops/pool_jit.py, the JIT backend set to numba (skipped where numba does not
+    import)."""
     from onegraph.ops import jit
 
-    try:
-        jit.use_backend("numba")
-    except UnavailableError:
-        jit._reset_for_tests()
-        pytest.skip("numba (the jit extra) does not import")
-    yield jit.kernels("pool")
-    jit._reset_for_tests()
+    return jit.kernels("pool")
 
 
 def _windows_oracle(x, kernel, strides, pads, out_sp, reduce):
