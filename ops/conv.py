@@ -986,10 +986,11 @@ def _conv_winograd_3x3(x, w, b, pb, out_sp, cache, relu, y):
 
 
 def _winograd_compiled(kernels, x, w, b, pb, out_sp, cache, relu, y):
-    """`_conv_winograd_3x3` with numba's transforms (conv_jit.py): per image the input
-    transform into 16 planes (C, tiles), 16 GEMMs with the cached transformed weights,
-    the output transform (+ bias, Relu) into y, one compiled pass each instead of two
-    dozen numpy passes. Measured per conv against the numpy transforms: 64->64 at
+    """`_conv_winograd_3x3` with numba's transforms (conv_jit.py), F(2x2, 3x3) or, where
+    `_winograd4_pays`, F(4x4, 3x3): per image the input transform into (tile + 2)^2
+    planes (C, tiles), one GEMM per plane with the cached transformed weights, the
+    output transform (+ bias, Relu) into y, one compiled pass each instead of two dozen
+    numpy passes. Measured per conv against the numpy transforms, F(2x2): 64->64 at
     56x56 1958 -> 1698 us, 64->192 at 56x56 4884 -> 3877, 128->128 at 28x28 1430 ->
     1305, 256->256 at 14x14 1388 -> 1237."""
     n, c = x.shape[:2]

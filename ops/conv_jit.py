@@ -8,13 +8,12 @@ two dozen numpy passes each, one compiled pass here; F(2x2, 3x3) in `winograd_in
 
 The depthwise conv in three forms, each one compiled loop per output plane that LLVM
 vectorises:
-- `same_3x3` (depthwise, stride 1, pad 1, the output as large as the input): the
+- `same_3x3` (stride 1, pad 1, the output as large as the input): the
   channel's image copied between two zero rows into a flat buffer; every output is then
   one long flat loop with the taps at fixed offsets, the side columns redone.
-- `depthwise_3x3` (other pads, strides 1 or 2 across): the input read
-  where it lies, no padded copy; the windows inside the image row by row, the border
-  ones one by one.
-- `padded` (depthwise, any kernel size and strides): the image copied into the row
+- `depthwise_3x3` (other pads, strides 1 or 2 across): the input read where it lies,
+  no padded copy; the windows inside the image row by row, the border ones one by one.
+- `padded` (any kernel size and strides): the image copied into the row
   stride phases of its padded form, one loop per tap over all rows at once, the
   strided columns kept at the end.
 """

@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import OpAttributeError, ShapeError
-from .conv import (_check_padded_size, _compute_dtype, _pad_for_windows, _pool_geometry,
-                   _scratch, _window_slices)
 from . import jit
 from .common import check_result_size, remember
+from .conv import (_check_padded_size, _compute_dtype, _pad_for_windows, _pool_geometry,
+                   _scratch, _window_slices)
 from .registry import NUM_OUTPUTS, TensorInfo, define
 
 _ALL = (slice(None), slice(None))
