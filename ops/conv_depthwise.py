@@ -87,8 +87,8 @@ def depthwise_2d(x, w, strides, pads_begin, out_sp, cache=None, bias=None, out=N
 
 def _compiled(kernels, x, w, strides, pads_begin, out_sp, bias, out):
     """depthwise_2d through the numba kernels of conv_jit.py: the 3x3
-    same-size stride-1 form, the 3x3 row form (other pads, strides 1 or 2 across), or
-    the general one. They write C-contiguous outputs (one compiled form per layout)."""
+    same-size stride-1 form, the 3x3 stride-2 phase form, the 3x3 row form (other pads
+    and strides, 1 or 2 across), or the general one. They write C-contiguous outputs (one compiled form per layout)."""
     c = x.shape[1]
     x = np.ascontiguousarray(x)
     w = np.ascontiguousarray(w, dtype=x.dtype)
@@ -100,6 +100,8 @@ def _compiled(kernels, x, w, strides, pads_begin, out_sp, bias, out):
     if kernel == (3, 3) and list(strides) == [1, 1] and list(pads_begin) == [1, 1] \
             and tuple(out_sp) == x.shape[2:] and x.shape[3] >= 2:
         kernels.same_3x3(x, w, b, y)
+    elif kernel == (3, 3) and list(strides) == [2, 2]:
+        kernels.strided_3x3(x, w, b, y, pads_begin[0], pads_begin[1])
     elif kernel == (3, 3) and strides[1] in (1, 2):
         kernels.depthwise_3x3(x, w, b, y, strides[0], strides[1], pads_begin[0], pads_begin[1])
     else:

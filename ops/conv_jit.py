@@ -6,13 +6,16 @@ two dozen numpy passes each, one compiled pass here; F(2x2, 3x3) in `winograd_in
 `winograd_output` and F(4x4, 3x3), which numpy's passes could not afford, in
 `winograd4_input`, `winograd4_output`). Importing this module imports numba.
 
-The depthwise conv in three forms, each one compiled loop per output plane that LLVM
+The depthwise conv in four forms, each one compiled loop per output plane that LLVM
 vectorises:
 - `same_3x3` (stride 1, pad 1, the output as large as the input): the
   channel's image copied between two zero rows into a flat buffer; every output is then
   one long flat loop with the taps at fixed offsets, the side columns redone.
-- `depthwise_3x3` (other pads, strides 1 or 2 across): the input read where it lies,
-  no padded copy; the windows inside the image row by row, the border ones one by one.
+- `strided_3x3` (stride 2, any pads): the padded image split into its four 2x2 stride
+  phases, every tap then a fixed offset into one of them: one flat loop per plane.
+- `depthwise_3x3` (other pads and strides, 1 or 2 across): the input read where it
+  lies, no padded copy; the windows inside the image row by row, the border ones one
+  by one.
 - `padded` (any kernel size and strides): the image copied into the row
   stride phases of its padded form, one loop per tap over all rows at once, the
   strided columns kept at the end.
@@ -40,36 +43,43 @@ def same_3x3(x, w, b, out):
     output as large as the input) of C-contiguous x (N, C, H, W), W >= 2, weights w
     (C, 1, 3, 3) and bias b (C,), written into the C-contiguous out (N, C, H, W).
 
-    The image is copied between a zero row above and one below, so output position p
-    (flat over the image) reads p + a*W + b for tap (a, b): one loop over all H*W
+    Each plane is copied between a zero row above and one below, so output position p
+    (flat over the plane) reads p + a*W + t for tap (a, t): one loop over all H*W
     outputs. Where a horizontal tap crosses the image's side it reads the neighbouring
     row's end instead of the zero pad, so the first and last column are then
-    recomputed without those taps."""
+    recomputed without those taps. Flat arrays with unsigned indices and no view per
+    plane (numba reference-counts views): a 14x14 plane costs 140 ns, not 250."""
     n_, c_, h, wd = x.shape
     hw = h * wd
+    xf, of, wf = x.reshape(x.size), out.reshape(out.size), w.reshape(w.size)
     buf = np.zeros(hw + 2 * wd + 2, x.dtype)
-    for i in range(n_):
-        for c in range(c_):
-            buf[wd + 1:wd + 1 + hw] = x[i, c].reshape(hw)
-            of = out[i, c].reshape(hw)
-            w00, w01, w02 = w[c, 0, 0, 0], w[c, 0, 0, 1], w[c, 0, 0, 2]
-            w10, w11, w12 = w[c, 0, 1, 0], w[c, 0, 1, 1], w[c, 0, 1, 2]
-            w20, w21, w22 = w[c, 0, 2, 0], w[c, 0, 2, 1], w[c, 0, 2, 2]
-            bias = b[c]
-            # three views (one per kernel row) rather than one buffer with offsets: LLVM
-            # vectorises the loop then (its alias checks stay few)
-            x0, x1, x2 = buf[0:hw + 2], buf[wd:wd + hw + 2], buf[2 * wd:2 * wd + hw + 2]
-            for p in range(hw):
-                of[p] = (bias + w00 * x0[p] + w01 * x0[p + 1] + w02 * x0[p + 2]
-                         + w10 * x1[p] + w11 * x1[p + 1] + w12 * x1[p + 2]
-                         + w20 * x2[p] + w21 * x2[p + 1] + w22 * x2[p + 2])
-            for r in range(h):
-                p = r * wd
-                of[p] = (bias + w01 * x0[p + 1] + w02 * x0[p + 2] + w11 * x1[p + 1]
-                         + w12 * x1[p + 2] + w21 * x2[p + 1] + w22 * x2[p + 2])
-                p += wd - 1
-                of[p] = (bias + w00 * x0[p] + w01 * x0[p + 1] + w10 * x1[p]
-                         + w11 * x1[p + 1] + w20 * x2[p] + w21 * x2[p + 1])
+    one, two, row, rows2 = uint64(1), uint64(2), uint64(wd), uint64(2 * wd)
+    for plane in range(n_ * c_):
+        c = plane % c_
+        src = uint64(plane * hw)
+        for p in range(hw):
+            buf[uint64(wd + 1 + p)] = xf[src + uint64(p)]
+        k = uint64(9 * c)
+        w00, w01, w02 = wf[k], wf[k + one], wf[k + two]
+        w10, w11, w12 = wf[k + uint64(3)], wf[k + uint64(4)], wf[k + uint64(5)]
+        w20, w21, w22 = wf[k + uint64(6)], wf[k + uint64(7)], wf[k + uint64(8)]
+        bias = b[c]
+        for i in range(hw):
+            p = uint64(i)
+            q, r = row + p, rows2 + p
+            of[src + p] = (bias + w00 * buf[p] + w01 * buf[p + one] + w02 * buf[p + two]
+                           + w10 * buf[q] + w11 * buf[q + one] + w12 * buf[q + two]
+                           + w20 * buf[r] + w21 * buf[r + one] + w22 * buf[r + two])
+        for i in range(h):
+            p = uint64(i * wd)
+            q, r = row + p, rows2 + p
+            of[src + p] = (bias + w01 * buf[p + one] + w02 * buf[p + two]
+                           + w11 * buf[q + one] + w12 * buf[q + two]
+                           + w21 * buf[r + one] + w22 * buf[r + two])
+            p += uint64(wd - 1)
+            q, r = row + p, rows2 + p
+            of[src + p] = (bias + w00 * buf[p] + w01 * buf[p + one] + w10 * buf[q]
+                           + w11 * buf[q + one] + w20 * buf[r] + w21 * buf[r + one])
     return out
 
 
@@ -147,6 +157,71 @@ def padded(x, w, b, out, sh, sw, pt, pl):
             _crop(acc, out[i, c], wp, sw)
     return out
 
+
+
+@njit(**COMPILE)
+def strided_3x3(x, w, b, out, pt, pl):
+    """3x3 stride-2 depthwise conv of C-contiguous x (N, C, H, W) with weights w
+    (C, 1, 3, 3) and bias b (C,), leading pads (pt, pl) >= 0, into the C-contiguous out
+    (N, C, ho, wo) (the trailing pads follow from its size).
+
+    Each plane is copied into the four stride phases of its zero-padded form (padded
+    element (R, C) at row R // 2, column C // 2 of phase (R % 2, C % 2), rows wq long):
+    tap (a, t) of output (r, j) is then phase (a % 2, t % 2) at flat position
+    r*wq + j + (a // 2)*wq + t // 2, so all outputs of a plane are one loop with nine
+    fixed offsets, computed at wq columns a row and cropped to wo. A row's even and
+    odd input columns are copied in the same loop (LLVM deinterleaves them with vector
+    permutes, where a stride-2 read alone becomes a gather). The padding positions are
+    never written, so they stay zero from plane to plane. Against reading the windows
+    in place (`depthwise_3x3`), 112x56x56 320 -> 150 us, 64x112x112 720 -> 330."""
+    n_, c_, h, wd = x.shape
+    ho, wo = out.shape[2], out.shape[3]
+    hq = max(ho + 1, (h + pt + 2) // 2)
+    wq = max(wo + 1, (wd + pl + 2) // 2)
+    pq = hq * wq
+    xf, of, wf = x.reshape(x.size), out.reshape(out.size), w.reshape(w.size)
+    phases = np.zeros(4 * pq + 2, x.dtype)   # (row parity, column parity) planes
+    span = ho * wq
+    acc = np.empty(span, x.dtype)
+    one, row, row1 = uint64(1), uint64(wq), uint64(wq + 1)
+    ee, eo, oe, oo = uint64(0), uint64(pq), uint64(2 * pq), uint64(3 * pq)
+    # input column 2j lands in column phase pl % 2 at (2j + pl) // 2, 2j + 1 in the other
+    even_col = uint64((pl % 2) * pq + pl // 2)
+    odd_col = uint64(((pl + 1) % 2) * pq + (pl + 1) // 2)
+    for plane in range(n_ * c_):
+        c = plane % c_
+        src = uint64(plane * h * wd)
+        for i in range(h):
+            r = i + pt
+            base = uint64((r % 2) * 2 * pq + (r // 2) * wq)
+            s = src + uint64(i * wd)
+            de, do = base + even_col, base + odd_col
+            for j in range(wd // 2):
+                u = uint64(j)
+                e = xf[s + u + u]
+                o = xf[s + u + u + one]
+                phases[de + u] = e
+                phases[do + u] = o
+            if wd % 2:
+                phases[de + uint64(wd // 2)] = xf[s + uint64(wd - 1)]
+        k = uint64(9 * c)
+        w00, w01, w02 = wf[k], wf[k + one], wf[k + uint64(2)]
+        w10, w11, w12 = wf[k + uint64(3)], wf[k + uint64(4)], wf[k + uint64(5)]
+        w20, w21, w22 = wf[k + uint64(6)], wf[k + uint64(7)], wf[k + uint64(8)]
+        bias = b[c]
+        for i in range(span):
+            p = uint64(i)
+            acc[p] = (bias + w00 * phases[ee + p] + w01 * phases[eo + p]
+                      + w02 * phases[ee + p + one] + w10 * phases[oe + p]
+                      + w11 * phases[oo + p] + w12 * phases[oe + p + one]
+                      + w20 * phases[ee + p + row] + w21 * phases[eo + p + row]
+                      + w22 * phases[ee + p + row1])
+        dst = uint64(plane * ho * wo)
+        for r in range(ho):
+            d, s = dst + uint64(r * wo), uint64(r * wq)
+            for j in range(wo):
+                of[d + uint64(j)] = acc[s + uint64(j)]
+    return out
 
 
 @njit(inline="always", **COMPILE)

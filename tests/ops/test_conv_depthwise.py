@@ -1,7 +1,7 @@
 """The depthwise Conv path (`ops.conv_depthwise`, group == C == M, 2-D, no dilation)
 against onnxruntime: numpy's three forms (same width for stride-1 convs as wide as their
-input, NCHW rows for large images, channels-last for small ones) and numba's three
-kernels (ops/conv_jit.py: same_3x3, depthwise_3x3, padded), strides 1-3 and unequal,
+input, NCHW rows for large images, channels-last for small ones) and numba's four
+kernels (ops/conv_jit.py: same_3x3, strided_3x3, depthwise_3x3, padded), strides 1-3 and unequal,
 symmetric/asymmetric/zero pads, auto_pad, ceil-like overhang, batch > 1, non-square
 kernels, float32/float64/float16, bias, NaN and inf inputs, and as the Session's fused
 Conv calls it (weight cache, Relu, `out=` a Concat slice)."""
@@ -96,8 +96,8 @@ def test_every_form_is_taken_and_agrees(form, monkeypatch, numpy_kernels):
 def _random_geometries(seed, count):
     """(x, w, b, strides, leading pads, output size, want) for `count` random depthwise
     geometries (images 1-13, kernels 1-5, strides 1-3, pads 0-3 per side, a third of
-    them stride 1 with the width kept, a third 3x3, a tenth 3x3 stride 1 pad 1, batch
-    1-2) that have an output,
+    them stride 1 with the width kept, a third 3x3, a tenth 3x3 stride 1 pad 1, a tenth
+    3x3 stride 2, batch 1-2) that have an output,
     float64, want being a direct sum over the taps of the zero-padded image."""
     rng = np.random.default_rng(seed)
     for _ in range(count):
@@ -115,6 +115,9 @@ def _random_geometries(seed, count):
             kh = kw = 3
             sh = sw = 1
             pb, pe = [1, 1], [1, 1]
+        elif rng.random() < 0.1:  # 3x3 stride 2
+            kh = kw = 3
+            sh = sw = 2
         ho = (h + pb[0] + pe[0] - kh) // sh + 1
         wo = (wd + pb[1] + pe[1] - kw) // sw + 1
         if ho < 1 or wo < 1:
@@ -168,7 +171,7 @@ def _record_compiled(monkeypatch):
     from onegraph.ops import jit
 
     kernels = jit.kernels("conv")
-    calls = {name: 0 for name in ("same_3x3", "depthwise_3x3", "padded")}
+    calls = {name: 0 for name in ("same_3x3", "strided_3x3", "depthwise_3x3", "padded")}
     for name in calls:
         real = getattr(kernels, name)
 
@@ -182,7 +185,7 @@ def _record_compiled(monkeypatch):
 
 def test_compiled_depthwise_geometry_sweep_float64(monkeypatch, numba_jit):
     """numba's kernels on the same random geometry (and into a strided `out`), exact to
-    float64 rounding against the direct sum; each of the three kernels ran on some."""
+    float64 rounding against the direct sum; each of the four kernels ran on some."""
     calls = _record_compiled(monkeypatch)
     checked = 0
     for x, w, b, strides, pb, out_sp, want in _random_geometries(6, 300):
