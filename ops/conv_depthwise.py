@@ -86,9 +86,10 @@ def depthwise_2d(x, w, strides, pads_begin, out_sp, cache=None, bias=None, out=N
 
 
 def _compiled(kernels, x, w, strides, pads_begin, out_sp, bias, out):
-    """depthwise_2d through the numba kernels of conv_jit.py: the 3x3
-    same-size stride-1 form, the 3x3 stride-2 phase form, the 3x3 row form (other pads
-    and strides, 1 or 2 across), or the general one. They write C-contiguous outputs (one compiled form per layout)."""
+    """depthwise_2d through the numba kernels of conv_jit.py: the 3x3 same-size
+    stride-1 form, the 3x3 stride-2 phase form, the 3x3 row form (other pads and
+    strides, 1 or 2 across), or the general one. They write C-contiguous outputs (one
+    compiled form per layout)."""
     c = x.shape[1]
     x = np.ascontiguousarray(x)
     w = np.ascontiguousarray(w, dtype=x.dtype)
