@@ -488,7 +488,13 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False, add=
         nhwc = group == 1 and nsp == 2 and dilations == [1, 1] and min(pb + pe) >= 0 \
             and npix <= _NHWC_MAX_PIXELS and c >= _NHWC_MIN_CHANNELS \
             and (cache is not None or m * kk <= _NHWC_UNCACHED_WEIGHTS)
-        if kernel == [3, 3] and group == 1 and strides == [1, 1] and dilations == [1, 1] \
+        compiled = jit.kernels("conv") if cache is not None else None
+        if compiled is not None and group == 1 and nsp == 2 and dilations == [1, 1] \
+                and min(pb + pe) >= 0 and _direct_taps_pays(c, m, kernel, out_sp):
+            y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
+            _conv_direct_taps(compiled, x, w, b, strides, pb, out_sp, cache, relu, y)
+            b, relu = None, False
+        elif kernel == [3, 3] and group == 1 and strides == [1, 1] and dilations == [1, 1] \
                 and min(pb + pe) >= 0 and cache is not None \
                 and _winograd_pays(c, m, out_sp, jit.kernels("conv") is not None) \
                 and _finite(x, w, cache):
@@ -1041,6 +1047,73 @@ def _wino_planes(purpose, count, rows, cols, dtype):
         stride += line
     return _scratch(purpose, (count, stride), dtype)[:, :rows * cols].reshape(
         count, rows, cols)
+
+
+# Convs with few taps per output (C*kh*kw) and few output channels, straight from the
+# stride phases of the padded input in numba (conv_jit.direct_taps): the GEMM on their
+# im2col columns has too short a K (27 for a 3x3 RGB stem) and too few rows (M) to run
+# at speed. Measured per conv without Relu, caches cold (median, one thread), im2col +
+# GEMM -> direct taps: 3 -> 24 3x3/2 on 224x224 (ShuffleNet's stem) 690 -> 525 us,
+# 3 -> 32 3x3/2 715 -> 635, 3 -> 16 3x3 at 224x224 1470 -> 1050, 16 -> 16 3x3 at
+# 112x112 1810 -> 1150, 16 -> 32 at 56x56 675 -> 625, 8 -> 32 at 28x28 220 -> 155;
+# ties at 48 outputs, slower from 64 (3 -> 64 3x3/2 1.1x, 3x3/1 1.2x: the GEMM's rows
+# are enough there) and past 144 taps.
+_DIRECT_MAX_TAPS = 144
+_DIRECT_MAX_OUTPUTS = 32
+# Output rows per band: the band's input rows stay in cache while every block of four
+# output channels reads them (512 to 1024 values measured alike, 256 slower)
+_DIRECT_BAND_VALUES = 1024
+
+
+def _direct_taps_pays(c, m, kernel, out_sp):
+    """Whether a group-1 2-D conv with C input and M output channels goes through
+    `direct_taps` (numba's; see the measurements above)."""
+    return min(out_sp) > 0 and m <= _DIRECT_MAX_OUTPUTS \
+        and c * kernel[0] * kernel[1] <= _DIRECT_MAX_TAPS
+
+
+def _conv_direct_taps(kernels, x, w, b, strides, pb, out_sp, cache, relu, y):
+    """2-D conv (group 1, no dilation, pads >= 0) into y (N, M, P), returned, by numba's
+    direct taps (conv_jit.direct_taps, + bias and Relu when `relu`): per image, x copied into
+    the stride phases of its padded form (a buffer kept in `cache` per input shape,
+    whose padding positions are never written), then one pass per four output
+    channels. The taps come in groups of nine; the spare taps of the last group read
+    a zero plane past the phases (a zero weight times an inf there would be NaN)."""
+    n, c, h, wd = x.shape
+    m, _, kh, kw = w.shape
+    sh, sw = strides
+    ho, wo = out_sp
+    dt = x.dtype
+    layouts = cache.get("direct_taps")
+    if layouts is None:
+        layouts = cache["direct_taps"] = {}
+    layout = layouts.get((x.shape[1:], dt))
+    if layout is None:
+        hq = ho + (kh - 1) // sh + 1     # a spare row: the junk columns read past
+        wq = wo + (kw - 1) // sw
+        size = c * sh * sw * hq * wq
+        phases = np.zeros(size + hq * wq, dt)
+        taps = [((ci * sh + a % sh) * sw + t % sw) * hq * wq + (a // sh) * wq + t // sw
+                for ci in range(c) for a in range(kh) for t in range(kw)]
+        groups = -(-len(taps) // 9)
+        offsets = np.array(taps + [size] * (9 * groups - len(taps)), np.int64)
+        blocks = -(-m // 4)
+        wt = np.zeros((4 * blocks, 9 * groups), dt)
+        wt[:m, :len(taps)] = w.reshape(m, -1)
+        weights = np.ascontiguousarray(
+            wt.reshape(blocks, 4, groups, 9).transpose(0, 2, 1, 3))
+        rows = max(1, min(ho, _DIRECT_BAND_VALUES // wq))
+        layout = (phases, phases[:size].reshape(c, sh, sw, hq, wq), offsets, weights, wq,
+                  rows)
+        remember(layouts, (x.shape[1:], dt), layout, _GEOMETRIES_PER_CONV)
+    phases, grid, offsets, weights, wq, rows = layout
+    bias = np.zeros(m, dt) if b is None else np.ascontiguousarray(np.asarray(b, dt))
+    x = np.ascontiguousarray(x)
+    for i in range(n):
+        kernels.into_stride_phases(x[i], sh, sw, pb[0], pb[1], grid)
+        kernels.direct_taps(phases, offsets, weights, bias, relu, dt.type(0), wq, rows,
+                            y[i].reshape(m, ho, wo))
+    return y
 
 
 # Channels-last im2col for small feature maps (the deep layers of Inception, ResNet,

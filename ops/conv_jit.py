@@ -491,3 +491,106 @@ def winograd4_output(p, b, relu, zero, y):
                     for e in range(min(4, wo - 4 * j)):
                         row[4 * j + e] = _finish(z[a][e], bias, relu, zero)
     return y
+
+
+@njit(**COMPILE)
+def into_stride_phases(x, sh, sw, pt, pl, phases):
+    """Copy the image x (C, H, W) into the stride phases of its zero-padded form,
+    phases (C, sh, sw, hq, wq): padded element (R, Q) of channel c lands at
+    phases[c, R % sh, Q % sw, R // sh, Q // sw]. Only the image's positions are
+    written (those past the buffer dropped): the padding keeps whatever the buffer
+    held, zero when it was made so, and the same positions every call."""
+    c_, h, wd = x.shape
+    hq, wq = phases.shape[3], phases.shape[4]
+    xf, pf = x.reshape(x.size), phases.reshape(phases.size)
+    pq = hq * wq
+    for c in range(c_):
+        for i in range(h):
+            r = i + pt
+            if r // sh >= hq:
+                break
+            src = uint64((c * h + i) * wd)
+            base = ((c * sh + r % sh) * sw) * pq + (r // sh) * wq
+            for rx in range(sw):
+                j0 = (rx - pl) % sw   # the first input column of column phase rx
+                q0 = (j0 + pl) // sw
+                count = min((wd - j0 + sw - 1) // sw, wq - q0) if j0 < wd else 0
+                dst = uint64(base + rx * pq + q0)
+                first = src + uint64(j0)
+                for j in range(count):
+                    pf[dst + uint64(j)] = xf[first + uint64(j * sw)]
+    return phases
+
+
+@njit(**COMPILE)
+def direct_taps(phases, offsets, weights, b, relu, zero, wq, rows, y):
+    """A convolution with few taps per output (small C*kh*kw, e.g. an RGB stem) straight
+    from the stride phases of its padded input (`into_stride_phases`, flattened):
+    output (m, r, j) = b[m] + sum over taps k of weights[m // 4, k // 9, m % 4, k % 9] *
+    phases[offsets[k] + r*wq + j], then max(., zero) when `relu`, into y (M, ho, wo)
+    (rows contiguous). The taps come in groups of nine (`offsets` padded with zero
+    weights) and the output channels in blocks of four: each group is one loop over a
+    band of `rows` output rows (wq positions a row, the last wq - wo dropped) that
+    reads the nine inputs once and updates four accumulators, 36 multiply-adds per
+    position in registers where a GEMM on this few taps (K of 27 for 3x3 RGB) runs
+    starved. The weights' first axis covers ceil(M / 4) blocks, the last one padded."""
+    m_, ho, wo = y.shape
+    groups = offsets.size // 9
+    band = rows * wq
+    acc = np.empty(4 * band, y.dtype)
+    a1, a2, a3 = uint64(band), uint64(2 * band), uint64(3 * band)
+    for r0 in range(0, ho, rows):
+        r1 = min(ho, r0 + rows)
+        n = (r1 - r0) * wq
+        start = r0 * wq
+        for blk in range(weights.shape[0]):
+            m0 = 4 * blk
+            for q in range(4):
+                bias = b[m0 + q] if m0 + q < m_ else zero
+                for i in range(n):
+                    acc[uint64(q * band + i)] = bias
+            for g in range(groups):
+                k = 9 * g
+                o0, o1, o2 = uint64(offsets[k] + start), uint64(offsets[k + 1] + start), \
+                    uint64(offsets[k + 2] + start)
+                o3, o4, o5 = uint64(offsets[k + 3] + start), uint64(offsets[k + 4] + start), \
+                    uint64(offsets[k + 5] + start)
+                o6, o7, o8 = uint64(offsets[k + 6] + start), uint64(offsets[k + 7] + start), \
+                    uint64(offsets[k + 8] + start)
+                wg = weights[blk, g]
+                u00, u01, u02, u03, u04, u05, u06, u07, u08 = \
+                    wg[0, 0], wg[0, 1], wg[0, 2], wg[0, 3], wg[0, 4], wg[0, 5], wg[0, 6], \
+                    wg[0, 7], wg[0, 8]
+                u10, u11, u12, u13, u14, u15, u16, u17, u18 = \
+                    wg[1, 0], wg[1, 1], wg[1, 2], wg[1, 3], wg[1, 4], wg[1, 5], wg[1, 6], \
+                    wg[1, 7], wg[1, 8]
+                u20, u21, u22, u23, u24, u25, u26, u27, u28 = \
+                    wg[2, 0], wg[2, 1], wg[2, 2], wg[2, 3], wg[2, 4], wg[2, 5], wg[2, 6], \
+                    wg[2, 7], wg[2, 8]
+                u30, u31, u32, u33, u34, u35, u36, u37, u38 = \
+                    wg[3, 0], wg[3, 1], wg[3, 2], wg[3, 3], wg[3, 4], wg[3, 5], wg[3, 6], \
+                    wg[3, 7], wg[3, 8]
+                for i in range(n):
+                    p = uint64(i)
+                    e0, e1, e2 = phases[o0 + p], phases[o1 + p], phases[o2 + p]
+                    e3, e4, e5 = phases[o3 + p], phases[o4 + p], phases[o5 + p]
+                    e6, e7, e8 = phases[o6 + p], phases[o7 + p], phases[o8 + p]
+                    acc[p] += (u00 * e0 + u01 * e1 + u02 * e2 + u03 * e3 + u04 * e4
+                               + u05 * e5 + u06 * e6 + u07 * e7 + u08 * e8)
+                    acc[a1 + p] += (u10 * e0 + u11 * e1 + u12 * e2 + u13 * e3 + u14 * e4
+                                    + u15 * e5 + u16 * e6 + u17 * e7 + u18 * e8)
+                    acc[a2 + p] += (u20 * e0 + u21 * e1 + u22 * e2 + u23 * e3 + u24 * e4
+                                    + u25 * e5 + u26 * e6 + u27 * e7 + u28 * e8)
+                    acc[a3 + p] += (u30 * e0 + u31 * e1 + u32 * e2 + u33 * e3 + u34 * e4
+                                    + u35 * e5 + u36 * e6 + u37 * e7 + u38 * e8)
+            for q in range(min(4, m_ - m0)):
+                for r in range(r0, r1):
+                    dst = y[m0 + q, r]
+                    src = uint64(q * band + (r - r0) * wq)
+                    if relu:
+                        for j in range(wo):
+                            dst[j] = max_nan(acc[src + uint64(j)], zero)
+                    else:
+                        for j in range(wo):
+                            dst[j] = acc[src + uint64(j)]
+    return y
