@@ -518,13 +518,15 @@ def _softmax(lx, axis, fast=False):
                 and top <= _SOFTMAX_UNSHIFTED_HIGH - math.log(n):  # False for NaN
             e = np.exp(lx)
             return np.divide(e, _softmax_sums(e, axis, rows), out=e)
-        if top - bottom < _SOFTMAX_SHARED_SHIFT_SPAN \
-                and not _softmax_rows_likely_low(lx, top, rows):  # False for inf, NaN
+        # one row (a classifier's logits): the shared shift is its own max
+        single = lx.size == n and math.isfinite(top)
+        if single or (top - bottom < _SOFTMAX_SHARED_SHIFT_SPAN
+                      and not _softmax_rows_likely_low(lx, top, rows)):  # no inf, NaN
             e = np.subtract(lx, top)
             np.exp(e, out=e)
             s = _softmax_sums(e, axis, rows)
             low = s < n * math.exp(-_SOFTMAX_ROW_DROP)
-            if low.any():
+            if not single and low.any():
                 if not rows:
                     return _softmax(lx, axis)
                 _softmax_redo_rows(lx, e, s, low)

@@ -209,6 +209,28 @@ def test_float32_softmax_matches_a_float64_per_row_softmax(case):
     np.testing.assert_allclose(y[finite], _softmax_f64(x, axis)[finite], rtol=2e-6, atol=0)
 
 
+@pytest.mark.parametrize("shape, axis", [((1, 1000), -1), ((1, 1000, 1, 1), 1), ((7,), 0)])
+@pytest.mark.parametrize("offset", [0.0, 100.0, -300.0, 9.5e9])
+def test_float32_softmax_of_one_row_matches_a_float64_softmax(shape, axis, offset):
+    # one row (a classifier's logits) is shifted by its own max with no row sampling;
+    # logits far past exp's range, spans over 80 and -inf/NaN entries included
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal(shape) * 3 + offset).astype(np.float32)
+    np.testing.assert_allclose(_run("Softmax", [x], axis=axis), _softmax_f64(x, axis),
+                               rtol=2e-6, atol=0)
+    flat = x.reshape(-1)
+    flat[4] = flat.max() - 150 if offset < 1e9 else -1e10   # far below: underflows to 0
+    flat[:3] = -np.inf
+    np.testing.assert_allclose(_run("Softmax", [x], axis=axis), _softmax_f64(x, axis),
+                               rtol=2e-6, atol=1e-40)
+    flat[3] = np.nan
+    assert np.isnan(_run("Softmax", [x], axis=axis)).all()
+    flat[:] = -np.inf   # no finite logit: NaN, as the float64 softmax
+    with np.errstate(invalid="ignore"):
+        want = _softmax_f64(x, axis)
+    np.testing.assert_array_equal(np.isnan(_run("Softmax", [x], axis=axis)), np.isnan(want))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_relu_against_a_zero_plane_matches_the_definition(dtype, monkeypatch):
     # float32/float64 Relu compares against a shared read-only plane of zeros; the
