@@ -1053,9 +1053,9 @@ def _wino_planes(purpose, count, rows, cols, dtype):
 # stride phases of the padded input in numba (conv_jit.direct_taps): the GEMM on their
 # im2col columns has too short a K (27 for a 3x3 RGB stem) and too few rows (M) to run
 # at speed. Measured per conv without Relu, caches cold (median, one thread), im2col +
-# GEMM -> direct taps: 3 -> 24 3x3/2 on 224x224 (ShuffleNet's stem) 690 -> 525 us,
-# 3 -> 32 3x3/2 715 -> 635, 3 -> 16 3x3 at 224x224 1470 -> 1050, 16 -> 16 3x3 at
-# 112x112 1810 -> 1150, 16 -> 32 at 56x56 675 -> 625, 8 -> 32 at 28x28 220 -> 155;
+# GEMM -> direct taps: 3 -> 24 3x3/2 on 224x224 (ShuffleNet's stem) 690 -> 460 us,
+# 3 -> 32 3x3/2 775 -> 550, 3 -> 16 3x3 at 224x224 1470 -> 1050, 16 -> 16 3x3 at
+# 112x112 1700 -> 870, 16 -> 32 at 56x56 675 -> 625, 8 -> 32 at 28x28 220 -> 155;
 # ties at 48 outputs, slower from 64 (3 -> 64 3x3/2 1.1x, 3x3/1 1.2x: the GEMM's rows
 # are enough there) and past 144 taps.
 _DIRECT_MAX_TAPS = 144

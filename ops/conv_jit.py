@@ -522,7 +522,7 @@ def into_stride_phases(x, sh, sw, pt, pl, phases):
     return phases
 
 
-@njit(**COMPILE)
+@njit(fastmath={"contract"}, **COMPILE)
 def direct_taps(phases, offsets, weights, b, relu, zero, wq, rows, y):
     """A convolution with few taps per output (small C*kh*kw, e.g. an RGB stem) straight
     from the stride phases of its padded input (`into_stride_phases`, flattened):
@@ -533,7 +533,11 @@ def direct_taps(phases, offsets, weights, b, relu, zero, wq, rows, y):
     band of `rows` output rows (wq positions a row, the last wq - wo dropped) that
     reads the nine inputs once and updates four accumulators, 36 multiply-adds per
     position in registers where a GEMM on this few taps (K of 27 for 3x3 RGB) runs
-    starved. The weights' first axis covers ceil(M / 4) blocks, the last one padded."""
+    starved. The weights' first axis covers ceil(M / 4) blocks, the last one padded.
+    Each output sums its taps in order by fused multiply-adds and takes the bias
+    last, as a GEMM over im2col columns with a row of ones does: the results equal
+    conv.py's im2col path's to the bit (OpenBLAS), so quantized models that round
+    the conv's output see the same integers on either path."""
     m_, ho, wo = y.shape
     groups = offsets.size // 9
     band = rows * wq
@@ -545,10 +549,8 @@ def direct_taps(phases, offsets, weights, b, relu, zero, wq, rows, y):
         start = r0 * wq
         for blk in range(weights.shape[0]):
             m0 = 4 * blk
-            for q in range(4):
-                bias = b[m0 + q] if m0 + q < m_ else zero
-                for i in range(n):
-                    acc[uint64(q * band + i)] = bias
+            for i in range(4 * band):
+                acc[i] = zero
             for g in range(groups):
                 k = 9 * g
                 o0, o1, o2 = uint64(offsets[k] + start), uint64(offsets[k + 1] + start), \
@@ -575,22 +577,26 @@ def direct_taps(phases, offsets, weights, b, relu, zero, wq, rows, y):
                     e0, e1, e2 = phases[o0 + p], phases[o1 + p], phases[o2 + p]
                     e3, e4, e5 = phases[o3 + p], phases[o4 + p], phases[o5 + p]
                     e6, e7, e8 = phases[o6 + p], phases[o7 + p], phases[o8 + p]
-                    acc[p] += (u00 * e0 + u01 * e1 + u02 * e2 + u03 * e3 + u04 * e4
-                               + u05 * e5 + u06 * e6 + u07 * e7 + u08 * e8)
-                    acc[a1 + p] += (u10 * e0 + u11 * e1 + u12 * e2 + u13 * e3 + u14 * e4
-                                    + u15 * e5 + u16 * e6 + u17 * e7 + u18 * e8)
-                    acc[a2 + p] += (u20 * e0 + u21 * e1 + u22 * e2 + u23 * e3 + u24 * e4
-                                    + u25 * e5 + u26 * e6 + u27 * e7 + u28 * e8)
-                    acc[a3 + p] += (u30 * e0 + u31 * e1 + u32 * e2 + u33 * e3 + u34 * e4
-                                    + u35 * e5 + u36 * e6 + u37 * e7 + u38 * e8)
+                    acc[p] = (acc[p] + u00 * e0 + u01 * e1 + u02 * e2 + u03 * e3 + u04 * e4
+                              + u05 * e5 + u06 * e6 + u07 * e7 + u08 * e8)
+                    q = a1 + p
+                    acc[q] = (acc[q] + u10 * e0 + u11 * e1 + u12 * e2 + u13 * e3 + u14 * e4
+                              + u15 * e5 + u16 * e6 + u17 * e7 + u18 * e8)
+                    q = a2 + p
+                    acc[q] = (acc[q] + u20 * e0 + u21 * e1 + u22 * e2 + u23 * e3 + u24 * e4
+                              + u25 * e5 + u26 * e6 + u27 * e7 + u28 * e8)
+                    q = a3 + p
+                    acc[q] = (acc[q] + u30 * e0 + u31 * e1 + u32 * e2 + u33 * e3 + u34 * e4
+                              + u35 * e5 + u36 * e6 + u37 * e7 + u38 * e8)
             for q in range(min(4, m_ - m0)):
+                bias = b[m0 + q]
                 for r in range(r0, r1):
                     dst = y[m0 + q, r]
                     src = uint64(q * band + (r - r0) * wq)
                     if relu:
                         for j in range(wo):
-                            dst[j] = max_nan(acc[src + uint64(j)], zero)
+                            dst[j] = max_nan(acc[src + uint64(j)] + bias, zero)
                     else:
                         for j in range(wo):
-                            dst[j] = acc[src + uint64(j)]
+                            dst[j] = acc[src + uint64(j)] + bias
     return y
