@@ -159,6 +159,35 @@ def padded(x, w, b, out, sh, sw, pt, pl):
 
 
 
+@njit(inline="always", **COMPILE)
+def into_2x2_phases(xf, start, h, wd, pt, pl, phases, hq, wq):
+    """Copy the plane at flat offset `start` of xf (H x W) into the four 2x2 stride
+    phases of its zero-padded form, flat in `phases`, each hq x wq: padded element
+    (R, Q) at row R // 2, column Q // 2 of phase 2 * (R % 2) + Q % 2; pads (pt, pl) in
+    front, everything of the image inside the phases. A row's even and odd columns are
+    copied in one loop, which LLVM deinterleaves with vector permutes (a stride-2 read
+    alone becomes a gather). Padding positions are never written: they keep their
+    value from plane to plane."""
+    pq = hq * wq
+    one = uint64(1)
+    # input column 2j lands in column phase pl % 2 at (2j + pl) // 2, 2j + 1 in the other
+    even_col = uint64((pl % 2) * pq + pl // 2)
+    odd_col = uint64(((pl + 1) % 2) * pq + (pl + 1) // 2)
+    for i in range(h):
+        r = i + pt
+        base = uint64((r % 2) * 2 * pq + (r // 2) * wq)
+        s = uint64(start + i * wd)
+        de, do = base + even_col, base + odd_col
+        for j in range(wd // 2):
+            u = uint64(j)
+            e = xf[s + u + u]
+            o = xf[s + u + u + one]
+            phases[de + u] = e
+            phases[do + u] = o
+        if wd % 2:
+            phases[de + uint64(wd // 2)] = xf[s + uint64(wd - 1)]
+
+
 @njit(**COMPILE)
 def strided_3x3(x, w, b, out, pt, pl):
     """3x3 stride-2 depthwise conv of C-contiguous x (N, C, H, W) with weights w
@@ -169,10 +198,8 @@ def strided_3x3(x, w, b, out, pt, pl):
     element (R, C) at row R // 2, column C // 2 of phase (R % 2, C % 2), rows wq long):
     tap (a, t) of output (r, j) is then phase (a % 2, t % 2) at flat position
     r*wq + j + (a // 2)*wq + t // 2, so all outputs of a plane are one loop with nine
-    fixed offsets, computed at wq columns a row and cropped to wo. A row's even and
-    odd input columns are copied in the same loop (LLVM deinterleaves them with vector
-    permutes, where a stride-2 read alone becomes a gather). The padding positions are
-    never written, so they stay zero from plane to plane. Against reading the windows
+    fixed offsets, computed at wq columns a row and cropped to wo (`into_2x2_phases`;
+    the padding stays zero from plane to plane). Against reading the windows
     in place (`depthwise_3x3`), 112x56x56 320 -> 150 us, 64x112x112 720 -> 330."""
     n_, c_, h, wd = x.shape
     ho, wo = out.shape[2], out.shape[3]
@@ -185,25 +212,9 @@ def strided_3x3(x, w, b, out, pt, pl):
     acc = np.empty(span, x.dtype)
     one, row, row1 = uint64(1), uint64(wq), uint64(wq + 1)
     ee, eo, oe, oo = uint64(0), uint64(pq), uint64(2 * pq), uint64(3 * pq)
-    # input column 2j lands in column phase pl % 2 at (2j + pl) // 2, 2j + 1 in the other
-    even_col = uint64((pl % 2) * pq + pl // 2)
-    odd_col = uint64(((pl + 1) % 2) * pq + (pl + 1) // 2)
     for plane in range(n_ * c_):
         c = plane % c_
-        src = uint64(plane * h * wd)
-        for i in range(h):
-            r = i + pt
-            base = uint64((r % 2) * 2 * pq + (r // 2) * wq)
-            s = src + uint64(i * wd)
-            de, do = base + even_col, base + odd_col
-            for j in range(wd // 2):
-                u = uint64(j)
-                e = xf[s + u + u]
-                o = xf[s + u + u + one]
-                phases[de + u] = e
-                phases[do + u] = o
-            if wd % 2:
-                phases[de + uint64(wd // 2)] = xf[s + uint64(wd - 1)]
+        into_2x2_phases(xf, plane * h * wd, h, wd, pt, pl, phases, hq, wq)
         k = uint64(9 * c)
         w00, w01, w02 = wf[k], wf[k + one], wf[k + uint64(2)]
         w10, w11, w12 = wf[k + uint64(3)], wf[k + uint64(4)], wf[k + uint64(5)]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
-from .conv_jit import COMPILE, max_nan
+from .conv_jit import COMPILE, into_2x2_phases, max_nan
 
 
 @njit(inline="always", **COMPILE)
@@ -117,3 +117,37 @@ def sum_2d(x, out, kh, kw, sh, sw, pt, pl):
     """Sum over each window's in-image taps (0 for a window with none)."""
     out[...] = 0
     return _reduce(x, out, kh, kw, sh, sw, pt, pl, _add)
+
+
+@njit(**COMPILE)
+def mean_3x3_s2(x, out, pt, pl, divisor):
+    """3x3 stride-2 window sums of C-contiguous x (N, C, H, W), leading pads (pt, pl) >= 0
+    reading zeros, divided by divisor (ho, wo) (each window's count) into the
+    C-contiguous out (N, C, ho, wo): AveragePool in one pass. Each plane is first
+    copied into the four stride phases of its zero-padded form (conv_jit's
+    `into_2x2_phases`: every tap then a fixed offset into one phase), then each
+    output row is one loop over its columns, the window's rows summed first (the
+    numpy passes' order). Against the window sums then the division as two passes:
+    24x56x56 60 -> 22 us, 136x28x28 106 -> 76, and 150 -> 50 us with the input out of
+    cache; 544x7x7 50 -> 34."""
+    n_, c_, h, wd = x.shape
+    ho, wo = out.shape[2], out.shape[3]
+    hq = max(ho + 1, (h + pt + 2) // 2)
+    wq = max(wo + 1, (wd + pl + 2) // 2)
+    pq = hq * wq
+    xf, of, df = x.reshape(x.size), out.reshape(out.size), divisor.reshape(divisor.size)
+    phases = np.zeros(4 * pq + 2, x.dtype)   # (row parity, column parity) planes
+    one, row, row1 = uint64(1), uint64(wq), uint64(wq + 1)
+    ee, eo, oe, oo = uint64(0), uint64(pq), uint64(2 * pq), uint64(3 * pq)
+    for plane in range(n_ * c_):
+        into_2x2_phases(xf, plane * h * wd, h, wd, pt, pl, phases, hq, wq)
+        dst = uint64(plane * ho * wo)
+        for r in range(ho):
+            d, first, q = dst + uint64(r * wo), uint64(r * wq), uint64(r * wo)
+            for j in range(wo):
+                p = first + uint64(j)
+                left = phases[ee + p] + phases[oe + p] + phases[ee + p + row]
+                mid = phases[eo + p] + phases[oo + p] + phases[eo + p + row]
+                right = phases[ee + p + one] + phases[oe + p + one] + phases[ee + p + row1]
+                of[d + uint64(j)] = (left + mid + right) / df[q + uint64(j)]
+    return out

@@ -73,6 +73,38 @@ def test_kernels_on_random_geometry_float64(pool_kernels):
     assert checked > 150
 
 
+def test_mean_3x3_s2_on_random_geometry_float64(pool_kernels):
+    """mean_3x3_s2 on images 1-15, leading pads 0-2, trailing extent from the output
+    size (pads 0-2, ceil mode's overhang), batch 1-2, NaN and inf in the input, the
+    padding counted or not: exact against the float64 window sums over the counts."""
+    rng = np.random.default_rng(8)
+    checked = 0
+    for _ in range(200):
+        h, w = (int(v) for v in rng.integers(1, 16, 2))
+        pb = [int(v) for v in rng.integers(0, 3, 2)]
+        pe = [int(v) for v in rng.integers(0, 3, 2)]
+        ceil = int(rng.integers(0, 2))
+        ho = (h + pb[0] + pe[0] - 3 + ceil) // 2 + 1
+        wo = (w + pb[1] + pe[1] - 3 + ceil) // 2 + 1
+        if ho < 1 or wo < 1 or (ho - 1) * 2 >= h + pb[0] or (wo - 1) * 2 >= w + pb[1]:
+            continue  # (ONNX drops a last window that starts in the trailing padding)
+        x = rng.standard_normal((int(rng.integers(1, 3)), 3, h, w))
+        x.flat[rng.integers(0, x.size, 2)] = [np.nan, np.inf]
+        include_pad = bool(rng.integers(0, 2))
+        counts = pool_ops._window_counts([h, w], [3, 3], [2, 2], [1, 1], pb, pe,
+                                         [ho, wo], include_pad)
+        out = np.empty(x.shape[:2] + (ho, wo))
+        got = pool_kernels.mean_3x3_s2(x, out, pb[0], pb[1],
+                                       np.maximum(counts, 1).astype(np.float64))
+        with np.errstate(invalid="ignore"):
+            want = _windows_oracle(x, (3, 3), (2, 2), pb, (ho, wo), np.sum) \
+                / np.maximum(counts, 1)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        checked += 1
+    assert checked > 100
+
+
 CASES = [
     ((1, 8, 56, 56), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
     ((2, 5, 29, 30), dict(kernel_shape=[3, 3], strides=[2, 2])),
@@ -103,15 +135,22 @@ def _run(op_type, x, attrs):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_pools_the_rule_sends_to_numba_match_onnxruntime(case, op_type, dtype,
                                                          pool_kernels, taken_by):
-    """Strided pools (2x2 from 28 columns wide) run through pool_jit.py (recorded) and
-    match onnxruntime (float64 compared in float32, which onnxruntime pools)."""
+    """Strided pools (2x2 from 28 columns wide) run through pool_jit.py (recorded: 3x3
+    stride-2 AveragePools through mean_3x3_s2, the rest through the window reductions)
+    and match onnxruntime (float64 compared in float32, which onnxruntime pools)."""
     shape, attrs = case
     if op_type == "MaxPool":
         attrs = {k: v for k, v in attrs.items() if k != "count_include_pad"}
     x = np.random.default_rng(1).standard_normal(shape).astype(dtype)
     ran = taken_by(pool_ops, "_compiled_reduction")
+    mean = taken_by(pool_ops, "_mean_3x3_s2_compiled")
     got = _run(op_type, x, attrs)
-    assert got.dtype == dtype and any(ran)
+    assert got.dtype == dtype
+    if op_type == "AveragePool" and attrs["kernel_shape"] == [3, 3] \
+            and attrs["strides"] == [2, 2]:
+        assert any(mean) and not any(ran)   # sums and division in one pass
+    else:
+        assert any(ran)
     # finite inputs: onnxruntime's MaxPool keeps a NaN in some of its windows only (its
     # max instruction's operand order); NaN is checked against the oracle above
     want = _ort_pool(x.astype(np.float32), attrs, op_type)
