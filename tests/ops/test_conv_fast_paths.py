@@ -255,6 +255,26 @@ def test_winograd_geometry_sweep_float64(jit_backend, monkeypatch):
     assert len(calls) == (checked if jit_backend == "numba" else 0)
 
 
+@pytest.mark.parametrize("m, c, tiles", [(300, 240, 60), (24, 16, 49)])
+def test_winograd_plane_products(m, c, tiles, blas_backend, taken_by):
+    """`_winograd_products`: MKL's packed GEMM plane by plane where it takes the planes
+    (large weights, MKL backend), numpy's batched matmul otherwise; the same products
+    either way, into strided planes (as `_wino_planes` lays them out)."""
+    from onegraph.ops import conv as conv_ops
+
+    rng = np.random.default_rng(6)
+    u = rng.standard_normal((16, m, c)).astype(np.float32)
+    v = rng.standard_normal((16, c + 3, tiles))[:, :c].astype(np.float32)[:, :, :tiles]
+    store = np.full((16, m, tiles + 5), np.nan, np.float32)
+    prod = store[:, :, :tiles]
+    packed = taken_by(conv_ops, "matmul_constant")
+    conv_ops._winograd_products(u, v, prod, {})
+    np.testing.assert_allclose(prod, np.matmul(u.astype(np.float64), v), rtol=1e-4,
+                               atol=1e-4 * np.sqrt(c))
+    assert np.isnan(store[:, :, tiles:]).all()
+    assert any(packed) == (blas_backend == "mkl" and m * c >= 1 << 16), packed
+
+
 @pytest.mark.parametrize("band_rows", [2, 4])
 def test_winograd_in_bands_sweep_float64(band_rows, monkeypatch, jit_backend):
     """`_winograd_in_bands` with bands of 2 or 4 output rows (so most images here are
