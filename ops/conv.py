@@ -5,9 +5,14 @@ Convolution is im2col + GEMM, with faster paths chosen by shape (`conv_nd`):
 - 1x1 convs are a plain GEMM on the input (grouped: one batched matmul); grouped
   ones, and ones with at least twice as many outputs as inputs, take their bias
   through the GEMM as a row of ones (`_pointwise_with_ones_row`).
+- With numba (ops/jit.py) and a weight cache, 2-D convs with few taps per output and
+  few output channels (C*kh*kw <= 144, M <= 32: RGB stems) run as compiled direct
+  taps from the stride phases of the padded input (`_conv_direct_taps`).
 - 3x3 stride-1 convs with >= 64 input channels and >= 144 output pixels, when the
   caller keeps a weight cache (the Session's fused Conv steps), run Winograd
-  F(2x2, 3x3) (`_conv_winograd_3x3`): 2.25x fewer multiplies in the GEMMs.
+  F(2x2, 3x3) (`_conv_winograd_3x3`): 2.25x fewer multiplies in the GEMMs (with
+  numba's transforms also from 14x14 and fewer channels, and F(4x4, 3x3) on wide
+  images, `_winograd_compiled`).
 - Stride-1 2-D convs with few output channels (M <= C/2, e.g. DenseNet's 128->32 3x3)
   run GEMM-then-shift (`_conv_taps_2d`), which moves kh*kw*M rather than kh*kw*C
   values per pixel.
@@ -18,7 +23,7 @@ Convolution is im2col + GEMM, with faster paths chosen by shape (`conv_nd`):
   one GEMM (the bias a row of ones); groups are a batch axis of the matmul, blocked
   so depthwise columns stay in L2.
 - 2-D depthwise convs (group == C == M, no dilation) skip im2col: sums of shifted
-  views contracted by einsum (`conv_depthwise.depthwise_2d`).
+  views contracted by einsum, or numba's loops (`conv_depthwise.depthwise_2d`).
 
 ConvTranspose is GEMM followed by col2im, the scatter-add of columns back to an image,
 again looping over kernel positions only.

@@ -160,6 +160,17 @@ def padded(x, w, b, out, sh, sw, pt, pl):
 
 
 @njit(inline="always", **COMPILE)
+def zero_2x2_phases(h, wd, ho, wo, pt, pl, dtype):
+    """(phases, hq, wq): a zeroed flat buffer for the four 2x2 stride phases
+    (`into_2x2_phases`) of an H x W plane padded by (pt, pl) in front, each hq x wq,
+    large enough for the whole image and for windows reaching one phase row and column
+    past the ho x wo outputs, and two spare values."""
+    hq = max(ho + 1, (h + pt + 2) // 2)
+    wq = max(wo + 1, (wd + pl + 2) // 2)
+    return np.zeros(4 * hq * wq + 2, dtype), hq, wq
+
+
+@njit(inline="always", **COMPILE)
 def into_2x2_phases(xf, start, h, wd, pt, pl, phases, hq, wq):
     """Copy the plane at flat offset `start` of xf (H x W) into the four 2x2 stride
     phases of its zero-padded form, flat in `phases`, each hq x wq: padded element
@@ -203,11 +214,9 @@ def strided_3x3(x, w, b, out, pt, pl):
     in place (`depthwise_3x3`), 112x56x56 320 -> 150 us, 64x112x112 720 -> 330."""
     n_, c_, h, wd = x.shape
     ho, wo = out.shape[2], out.shape[3]
-    hq = max(ho + 1, (h + pt + 2) // 2)
-    wq = max(wo + 1, (wd + pl + 2) // 2)
+    phases, hq, wq = zero_2x2_phases(h, wd, ho, wo, pt, pl, x.dtype)
     pq = hq * wq
     xf, of, wf = x.reshape(x.size), out.reshape(out.size), w.reshape(w.size)
-    phases = np.zeros(4 * pq + 2, x.dtype)   # (row parity, column parity) planes
     span = ho * wq
     acc = np.empty(span, x.dtype)
     one, row, row1 = uint64(1), uint64(wq), uint64(wq + 1)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
-from .conv_jit import COMPILE, into_2x2_phases, max_nan
+from .conv_jit import COMPILE, into_2x2_phases, max_nan, zero_2x2_phases
 
 
 @njit(inline="always", **COMPILE)
@@ -132,11 +132,9 @@ def mean_3x3_s2(x, out, pt, pl, divisor):
     cache; 544x7x7 50 -> 34."""
     n_, c_, h, wd = x.shape
     ho, wo = out.shape[2], out.shape[3]
-    hq = max(ho + 1, (h + pt + 2) // 2)
-    wq = max(wo + 1, (wd + pl + 2) // 2)
+    phases, hq, wq = zero_2x2_phases(h, wd, ho, wo, pt, pl, x.dtype)
     pq = hq * wq
     xf, of, df = x.reshape(x.size), out.reshape(out.size), divisor.reshape(divisor.size)
-    phases = np.zeros(4 * pq + 2, x.dtype)   # (row parity, column parity) planes
     one, row, row1 = uint64(1), uint64(wq), uint64(wq + 1)
     ee, eo, oe, oo = uint64(0), uint64(pq), uint64(2 * pq), uint64(3 * pq)
     for plane in range(n_ * c_):
