@@ -366,7 +366,8 @@ def _conv_kernel(inputs, attrs, ctx):
 _GEOMETRIES_PER_CONV = 64
 
 
-def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False, add=None):
+def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False, add=None,
+            relu_input=False):
     """N-D convolution (ONNX Conv semantics), x (N, C, *S), w (M, C/group, *k).
 
     `cache`: a dict the caller keeps for fixed (w, b) (the Session's plan-time Conv
@@ -384,6 +385,8 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False, add=
     (float32/64), C-contiguous and writeable, the caller gives up its values: the sum
     is written over it and returned, by the GEMM itself where the BLAS backend
     accumulates (group-1 1x1 convs through MKL).
+    `relu_input`: convolve max(x, 0) (the Relu of the step before, moved here by the
+    Session's rewrite 12: 2-D depthwise convs apply it as they read x, others first).
 
     Raises:
         ShapeError: channels, weight shape and group disagree, `out` does not fit, or
@@ -439,6 +442,10 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False, add=
             acc = add.reshape(n, m, npix)
         add_relu, relu = relu, False
     accumulated = False  # the GEMM added the product to acc itself
+    depthwise = group == c == m and nsp == 2 and dilations == [1, 1] \
+        and min(pb + pe) >= 0 and c > 1 and any(k != 1 for k in kernel)
+    if relu_input and not depthwise:
+        x = relu_op(x)
     if n == 0 or npix == 0:
         # nothing to compute; the fast paths' reshapes (-1 over zero pixels) would fail
         y = out if out is not None else np.zeros((n, m) + tuple(out_sp), dtype=cdt)
@@ -514,11 +521,10 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False, add=
             y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
             _conv_nhwc_2d(x, w, b, strides, pb, pe, out_sp, cache, relu, y)
             b, relu = None, False
-        elif group == c == m and nsp == 2 and dilations == [1, 1] and min(pb + pe) >= 0 \
-                and c > 1:
+        elif depthwise:
             y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
             depthwise_2d(x, w, strides, pb, out_sp, cache, b,
-                         y.reshape((n, m) + tuple(out_sp)))
+                         y.reshape((n, m) + tuple(out_sp)), relu_input)
             b = None
         elif group == 1:
             xp = _pad_scratch(x, pb, pe, "conv.pad")

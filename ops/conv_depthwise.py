@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import jit
+from .activation import relu as relu_op
 from .scratch import scratch as _scratch
 
 # Below this many flat output positions per channel (ho * wq) the per-channel rows
@@ -52,7 +53,8 @@ _SAME_WIDTH_MIN_SPAN = 150
 _CHANNELS_LAST_ROW = 2048
 
 
-def depthwise_2d(x, w, strides, pads_begin, out_sp, cache=None, bias=None, out=None):
+def depthwise_2d(x, w, strides, pads_begin, out_sp, cache=None, bias=None, out=None,
+                 rectify=False):
     """Depthwise conv of x (N, C, H, W) with w (C, 1, kh, kw) and optional bias (C,),
     all of x's dtype (float32 or float64), without dilation.
 
@@ -60,10 +62,15 @@ def depthwise_2d(x, w, strides, pads_begin, out_sp, cache=None, bias=None, out=N
     `out_sp`, taps past the input reading zeros. `cache`: a dict kept for fixed w
     (the channels-last form keeps its tiled weights there). The result is written into
     `out` (N, C, *out_sp) when given (any strides), else into a new array; returned.
+    `rectify`: convolve max(x, 0) instead (a Relu before the conv, moved here by the
+    Session's rewrite 12): numba's 3x3 forms apply it as they copy each plane, the
+    others make it a pass of its own first.
     """
     compiled = jit.kernels("conv")
     if compiled is not None:
-        return _compiled(compiled, x, w, strides, pads_begin, out_sp, bias, out)
+        return _compiled(compiled, x, w, strides, pads_begin, out_sp, bias, out, rectify)
+    if rectify:
+        x = relu_op(x)
     if out is None:
         out = np.empty(x.shape[:2] + tuple(out_sp), x.dtype)
     bias = None if bias is None else np.asarray(bias, x.dtype).reshape(-1)
@@ -85,13 +92,14 @@ def depthwise_2d(x, w, strides, pads_begin, out_sp, cache=None, bias=None, out=N
     return out
 
 
-def _compiled(kernels, x, w, strides, pads_begin, out_sp, bias, out):
+def _compiled(kernels, x, w, strides, pads_begin, out_sp, bias, out, rectify=False):
     """depthwise_2d through the numba kernels of conv_jit.py: the 3x3 same-size
-    stride-1 form, the 3x3 stride-2 phase form, the 3x3 row form (other pads and
-    strides, 1 or 2 across), or the general one. They write C-contiguous outputs (one
-    compiled form per layout)."""
+    stride-1 form, the 3x3 stride-2 phase form (both rectifying as they copy when
+    `rectify`), the 3x3 row form (other pads and strides, 1 or 2 across), or the
+    general one. They write C-contiguous outputs (one compiled form per layout)."""
     c = x.shape[1]
     x = np.ascontiguousarray(x)
+    zero = x.dtype.type(0)
     w = np.ascontiguousarray(w, dtype=x.dtype)
     b = np.zeros(c, x.dtype) if bias is None else \
         np.ascontiguousarray(np.asarray(bias, x.dtype).reshape(c))
@@ -100,13 +108,18 @@ def _compiled(kernels, x, w, strides, pads_begin, out_sp, bias, out):
     kernel = w.shape[2:]
     if kernel == (3, 3) and list(strides) == [1, 1] and list(pads_begin) == [1, 1] \
             and tuple(out_sp) == x.shape[2:] and x.shape[3] >= 2:
-        kernels.same_3x3(x, w, b, y)
+        kernels.same_3x3(x, w, b, y, rectify, zero)
     elif kernel == (3, 3) and list(strides) == [2, 2]:
-        kernels.strided_3x3(x, w, b, y, pads_begin[0], pads_begin[1])
-    elif kernel == (3, 3) and strides[1] in (1, 2):
-        kernels.depthwise_3x3(x, w, b, y, strides[0], strides[1], pads_begin[0], pads_begin[1])
+        kernels.strided_3x3(x, w, b, y, pads_begin[0], pads_begin[1], rectify, zero)
     else:
-        kernels.padded(x, w, b, y, strides[0], strides[1], pads_begin[0], pads_begin[1])
+        if rectify:
+            x = relu_op(x)
+        if kernel == (3, 3) and strides[1] in (1, 2):
+            kernels.depthwise_3x3(x, w, b, y, strides[0], strides[1], pads_begin[0],
+                                  pads_begin[1])
+        else:
+            kernels.padded(x, w, b, y, strides[0], strides[1], pads_begin[0],
+                           pads_begin[1])
     if out is None:
         return y
     if y is not out:

@@ -38,10 +38,12 @@ def max_nan(a, b):
 
 
 @njit(**COMPILE)
-def same_3x3(x, w, b, out):
+def same_3x3(x, w, b, out, rectify, zero):
     """3x3 stride-1 depthwise conv with one pixel of zero padding on every side (the
     output as large as the input) of C-contiguous x (N, C, H, W), W >= 2, weights w
-    (C, 1, 3, 3) and bias b (C,), written into the C-contiguous out (N, C, H, W).
+    (C, 1, 3, 3) and bias b (C,), written into the C-contiguous out (N, C, H, W);
+    with `rectify`, of max(x, zero) (the Relu before it, applied as each plane is
+    copied; zero: a 0 of x's dtype).
 
     Each plane is copied between a zero row above and one below, so output position p
     (flat over the plane) reads p + a*W + t for tap (a, t): one loop over all H*W
@@ -57,8 +59,12 @@ def same_3x3(x, w, b, out):
     for plane in range(n_ * c_):
         c = plane % c_
         src = uint64(plane * hw)
-        for p in range(hw):
-            buf[uint64(wd + 1 + p)] = xf[src + uint64(p)]
+        if rectify:
+            for p in range(hw):
+                buf[uint64(wd + 1 + p)] = max_nan(xf[src + uint64(p)], zero)
+        else:
+            for p in range(hw):
+                buf[uint64(wd + 1 + p)] = xf[src + uint64(p)]
         k = uint64(9 * c)
         w00, w01, w02 = wf[k], wf[k + one], wf[k + two]
         w10, w11, w12 = wf[k + uint64(3)], wf[k + uint64(4)], wf[k + uint64(5)]
@@ -171,14 +177,14 @@ def zero_2x2_phases(h, wd, ho, wo, pt, pl, dtype):
 
 
 @njit(inline="always", **COMPILE)
-def into_2x2_phases(xf, start, h, wd, pt, pl, phases, hq, wq):
+def into_2x2_phases(xf, start, h, wd, pt, pl, phases, hq, wq, rectify, zero):
     """Copy the plane at flat offset `start` of xf (H x W) into the four 2x2 stride
     phases of its zero-padded form, flat in `phases`, each hq x wq: padded element
     (R, Q) at row R // 2, column Q // 2 of phase 2 * (R % 2) + Q % 2; pads (pt, pl) in
-    front, everything of the image inside the phases. A row's even and odd columns are
-    copied in one loop, which LLVM deinterleaves with vector permutes (a stride-2 read
-    alone becomes a gather). Padding positions are never written: they keep their
-    value from plane to plane."""
+    front, everything of the image inside the phases; max(value, zero) with `rectify`.
+    A row's even and odd columns are copied in one loop, which LLVM deinterleaves with
+    vector permutes (a stride-2 read alone becomes a gather). Padding positions are
+    never written: they keep their value from plane to plane."""
     pq = hq * wq
     one = uint64(1)
     # input column 2j lands in column phase pl % 2 at (2j + pl) // 2, 2j + 1 in the other
@@ -189,21 +195,31 @@ def into_2x2_phases(xf, start, h, wd, pt, pl, phases, hq, wq):
         base = uint64((r % 2) * 2 * pq + (r // 2) * wq)
         s = uint64(start + i * wd)
         de, do = base + even_col, base + odd_col
-        for j in range(wd // 2):
-            u = uint64(j)
-            e = xf[s + u + u]
-            o = xf[s + u + u + one]
-            phases[de + u] = e
-            phases[do + u] = o
+        if rectify:
+            for j in range(wd // 2):
+                u = uint64(j)
+                e = xf[s + u + u]
+                o = xf[s + u + u + one]
+                phases[de + u] = max_nan(e, zero)
+                phases[do + u] = max_nan(o, zero)
+        else:
+            for j in range(wd // 2):
+                u = uint64(j)
+                e = xf[s + u + u]
+                o = xf[s + u + u + one]
+                phases[de + u] = e
+                phases[do + u] = o
         if wd % 2:
-            phases[de + uint64(wd // 2)] = xf[s + uint64(wd - 1)]
+            last = xf[s + uint64(wd - 1)]
+            phases[de + uint64(wd // 2)] = max_nan(last, zero) if rectify else last
 
 
 @njit(**COMPILE)
-def strided_3x3(x, w, b, out, pt, pl):
-    """3x3 stride-2 depthwise conv of C-contiguous x (N, C, H, W) with weights w
-    (C, 1, 3, 3) and bias b (C,), leading pads (pt, pl) >= 0, into the C-contiguous out
-    (N, C, ho, wo) (the trailing pads follow from its size).
+def strided_3x3(x, w, b, out, pt, pl, rectify, zero):
+    """3x3 stride-2 depthwise conv of C-contiguous x (N, C, H, W) (of max(x, zero) with
+    `rectify`, as `same_3x3`) with weights w (C, 1, 3, 3) and bias b (C,), leading pads
+    (pt, pl) >= 0, into the C-contiguous out (N, C, ho, wo) (the trailing pads follow
+    from its size).
 
     Each plane is copied into the four stride phases of its zero-padded form (padded
     element (R, C) at row R // 2, column C // 2 of phase (R % 2, C % 2), rows wq long):
@@ -223,7 +239,7 @@ def strided_3x3(x, w, b, out, pt, pl):
     ee, eo, oe, oo = uint64(0), uint64(pq), uint64(2 * pq), uint64(3 * pq)
     for plane in range(n_ * c_):
         c = plane % c_
-        into_2x2_phases(xf, plane * h * wd, h, wd, pt, pl, phases, hq, wq)
+        into_2x2_phases(xf, plane * h * wd, h, wd, pt, pl, phases, hq, wq, rectify, zero)
         k = uint64(9 * c)
         w00, w01, w02 = wf[k], wf[k + one], wf[k + uint64(2)]
         w10, w11, w12 = wf[k + uint64(3)], wf[k + uint64(4)], wf[k + uint64(5)]

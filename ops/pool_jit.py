@@ -137,8 +137,9 @@ def mean_3x3_s2(x, out, pt, pl, divisor):
     xf, of, df = x.reshape(x.size), out.reshape(out.size), divisor.reshape(divisor.size)
     one, row, row1 = uint64(1), uint64(wq), uint64(wq + 1)
     ee, eo, oe, oo = uint64(0), uint64(pq), uint64(2 * pq), uint64(3 * pq)
+    zero = phases[0]   # (freshly zeroed: a 0 of x's dtype)
     for plane in range(n_ * c_):
-        into_2x2_phases(xf, plane * h * wd, h, wd, pt, pl, phases, hq, wq)
+        into_2x2_phases(xf, plane * h * wd, h, wd, pt, pl, phases, hq, wq, False, zero)
         dst = uint64(plane * ho * wo)
         for r in range(ho):
             d, first, q = dst + uint64(r * wo), uint64(r * wq), uint64(r * wo)

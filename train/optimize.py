@@ -54,6 +54,10 @@ The rewrites, in order:
    Conv), becomes one step at the Add's place: the Conv sums into the shortcut's
    memory, its GEMM accumulating there where MKL does it (`ops.conv.conv_nd`'s `add`;
    ResNet's blocks from 28x28 down: one pass over each block output less).
+12. Relu into the depthwise Conv: a fused Conv + Relu (channel-shuffled or not) read
+   only by a fused 2-D depthwise Conv leaves the Relu to the depthwise Conv, which
+   applies it while copying each input plane (numba's 3x3 forms; a pass of its own
+   otherwise): ShuffleNet's 16 grouped 1x1 convs lose a pass over their output each.
 
 A rewrite only touches values nobody else reads: an intermediate consumed by exactly one
 step and neither fetched, fed nor a graph input/output. Plans using dead-value control
@@ -119,6 +123,7 @@ def optimize_plan(graph, steps: list, template: list, keep: set, fed: set,
     steps = _fuse_silu(steps, protected, _Step, {id(s) for s in as_compiled})
     steps = _gelu_in_place(steps, protected, _Step)
     steps = _residual_into_conv(steps, protected, _Step)
+    steps = _relu_into_depthwise(steps, protected, _Step)
     _recompute_free(steps, protected | {i for i, v in enumerate(template) if v is not None})
     return steps
 
@@ -610,20 +615,27 @@ def _clip_kernel(affine, one_by_one, fallback):
     return kernel
 
 
-def _conv_kernel(conv, w, b, relu):
+def _conv_kernel(conv, w, b, relu, relu_input=False):
+    """A fused Conv step: `conv` (the registry's Conv kernel, or another op's) with the
+    constant weights w and bias b, then Relu when `relu`; `relu_input`: of max(x, 0)
+    (rewrite 12). The kernel carries `conv_parts` (conv, w, b, relu) and its weight
+    cache for the later rewrites."""
     from ..ops import conv as conv_ops
 
     cache: dict = {}  # GEMM-ready weights of this node, built on first use
 
     def kernel(inputs, attrs, ctx):
         if conv is conv_ops._conv_kernel and isinstance(inputs[0], np.ndarray):
-            y = conv_ops.conv_nd(inputs[0], w, b, attrs, cache, relu=relu)
+            y = conv_ops.conv_nd(inputs[0], w, b, attrs, cache, relu=relu,
+                                 relu_input=relu_input)
         else:
-            (y,) = conv([inputs[0], w, b], attrs, ctx)
+            x = relu_op(np.asarray(inputs[0])) if relu_input else inputs[0]
+            (y,) = conv([x, w, b], attrs, ctx)
             if relu:
                 y = _relu_inplace(y)
         return (y,)
     kernel.conv_parts = (conv, w, b, relu)
+    kernel.relu_input = relu_input
     kernel.cache = cache
     return kernel
 
@@ -789,6 +801,7 @@ def _shuffled_conv_kernel(parts, sh1, sh2, chain):
             y = kern([y] if arg is None else [y, arg], kattrs, ctx)[0]
         return (y,)
 
+    kernel.shuffled_parts = (parts, sh1, sh2, chain)
     return kernel
 
 
@@ -1331,4 +1344,52 @@ def _conv_residual_kernel(parts, relu, pos, add):
 
 
 _RESIDUAL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _relu_into_depthwise(steps, protected, Step):
+    """A fused Conv + Relu, or one writing its output channel-shuffled (rewrite 5),
+    read only by a fused 2-D depthwise Conv: the Relu moves into the depthwise Conv,
+    which applies it as it reads its input (rewrite 12). Runs last: the depthwise step
+    it makes keeps `conv_parts` for inspection but no earlier rewrite sees it."""
+    from ..ops import conv as conv_ops
+
+    users = _consumers(steps)
+    out = list(steps)
+    for k, step in enumerate(steps):
+        without_relu = _without_relu(step.kernel)
+        if without_relu is None or len(step.outputs) != 1:
+            continue
+        j = _sole_reader(steps, users, step.outputs[0], protected)
+        after = getattr(steps[j].kernel, "conv_parts", None) if j is not None else None
+        if after is None or after[0] is not conv_ops._conv_kernel \
+                or getattr(steps[j].kernel, "relu_input", False) \
+                or not _depthwise_2d(after[1], steps[j].attrs):
+            continue
+        nxt = steps[j]
+        out[k] = Step(without_relu(), step.attrs, step.inputs, step.outputs, step.node,
+                      (), False, step.ctrl)
+        out[j] = Step(_conv_kernel(*after, relu_input=True), nxt.attrs, nxt.inputs,
+                      nxt.outputs, nxt.node, (), False, nxt.ctrl)
+    return out
+
+
+def _without_relu(kernel):
+    """For a fused Conv step's kernel that ends in a Relu (plain, or writing its output
+    channel-shuffled): a function making the same kernel without the Relu; else None."""
+    parts = getattr(kernel, "conv_parts", None)
+    if parts is not None and parts[3] and not getattr(kernel, "relu_input", False):
+        return lambda: _conv_kernel(parts[0], parts[1], parts[2], False)
+    shuffled = getattr(kernel, "shuffled_parts", None)
+    if shuffled is not None and shuffled[0][3]:
+        parts, sh1, sh2, chain = shuffled
+        return lambda: _shuffled_conv_kernel(parts[:3] + (False,), sh1, sh2, chain)
+    return None
+
+
+def _depthwise_2d(w, attrs) -> bool:
+    """Whether a Conv with weights w and these attributes is a 2-D depthwise conv with
+    a kernel larger than one pixel (group == C == M)."""
+    group = attrs.get("group", 1) or 1
+    return w.ndim == 4 and w.shape[1] == 1 and int(group) == w.shape[0] > 1 \
+        and w.shape[2:] != (1, 1)
 

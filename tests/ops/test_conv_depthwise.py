@@ -197,6 +197,32 @@ def test_compiled_depthwise_geometry_sweep_float64(monkeypatch, numba_jit):
     assert min(calls.values()) > 10, calls
 
 
+def test_rectified_input_equals_relu_first(jit_backend):
+    """depthwise_2d(rectify=True) (a Relu moved into the conv, Session rewrite 12) gives
+    to the bit what the conv of relu(x) gives, NaN, inf and -inf included, through every
+    form (numba's rectify as they copy, the others rectify first)."""
+    from onegraph.ops.activation import relu
+
+    rng = np.random.default_rng(9)
+    for shape, ks, strides, pads in (((1, 5, 9, 9), (3, 3), [1, 1], [1, 1]),    # same size
+                                     ((2, 4, 9, 10), (3, 3), [2, 2], [1, 0]),   # stride 2
+                                     ((1, 3, 8, 8), (3, 3), [1, 2], [0, 1]),    # row form
+                                     ((1, 3, 9, 9), (5, 5), [1, 1], [2, 2]),    # padded
+                                     ((1, 40, 9, 9), (3, 3), [2, 2], [1, 1])):
+        x = rng.standard_normal(shape)
+        x.flat[rng.integers(0, x.size, 4)] = [np.nan, np.inf, -np.inf, -0.0]
+        w = rng.standard_normal((shape[1], 1) + ks)
+        b = rng.standard_normal(shape[1])
+        out_sp = [(s + 2 * p - k) // st + 1 for s, p, k, st
+                  in zip(shape[2:], pads, ks, strides)]
+        with np.errstate(invalid="ignore"):
+            want = conv_depthwise.depthwise_2d(relu(x), w, strides, pads, out_sp, {}, b)
+            got = conv_depthwise.depthwise_2d(x, w, strides, pads, out_sp, {}, b,
+                                              rectify=True)
+        np.testing.assert_array_equal(got, want)
+        assert (x < 0).any()   # (the Relu had work to do)
+
+
 @pytest.mark.parametrize("special", [np.nan, np.inf, -np.inf])
 def test_non_finite_inputs_reach_exactly_their_windows(special, jit_backend):
     """An inf or NaN in the image makes non-finite exactly the outputs whose windows

@@ -730,3 +730,83 @@ def test_gelu_keeps_a_fetched_input_and_a_feed():
     sess.run("y", {"x": x})
     np.testing.assert_array_equal(x, kept)
     assert _gelu_kernel_names(sess) != ["_gelu_in_place_kernel"]
+
+
+def _shuffle_unit(shuffle=True, reader="depthwise"):
+    """ShuffleNet's unit head: a grouped 1x1 Conv + BatchNormalization + Relu, the
+    channel shuffle (Reshape, Transpose, Reshape) when `shuffle`, then the Conv reading
+    it: a 3x3 depthwise Conv + BatchNormalization ("depthwise", "depthwise_s2") or a
+    dense 3x3 Conv ("dense")."""
+    rng = np.random.default_rng(12)
+    c, m = 8, 12
+    x_shape = (2, c, 9, 9)
+    weights = dict(w1=rng.standard_normal((m, c // 2, 1, 1)),
+                   scale=rng.uniform(0.5, 2, m), shift=rng.standard_normal(m),
+                   mean=rng.standard_normal(m), var=rng.uniform(0.5, 2, m),
+                   w2=rng.standard_normal((m, 1 if reader != "dense" else m, 3, 3)),
+                   b2=rng.standard_normal(m))
+    weights = {k: v.astype(np.float32) for k, v in weights.items()}
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c"], group=2),
+             helper.make_node("BatchNormalization", ["c", "scale", "shift", "mean", "var"],
+                              ["n"]),
+             helper.make_node("Relu", ["n"], ["r"])]
+    t = "r"
+    if shuffle:
+        weights["s1"] = np.array([2, 2, m // 2, 9, 9], np.int64)
+        weights["s2"] = np.array([2, m, 9, 9], np.int64)
+        nodes += [helper.make_node("Reshape", ["r", "s1"], ["r1"]),
+                  helper.make_node("Transpose", ["r1"], ["t"], perm=[0, 2, 1, 3, 4]),
+                  helper.make_node("Reshape", ["t", "s2"], ["r2"])]
+        t = "r2"
+    group = 1 if reader == "dense" else m
+    strides = [2, 2] if reader == "depthwise_s2" else [1, 1]
+    nodes.append(helper.make_node("Conv", [t, "w2", "b2"], ["y"], group=group,
+                                  pads=[1, 1, 1, 1], strides=strides))
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(v, k) for k, v in weights.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 9
+    return model, rng.standard_normal(x_shape).astype(np.float32)
+
+
+def _rectifying_steps(sess):
+    (plan,) = sess._plans.values()
+    return sum(bool(getattr(s.kernel, "relu_input", False)) for s in plan.steps)
+
+
+@pytest.mark.parametrize("shuffle", [True, False])
+@pytest.mark.parametrize("reader", ["depthwise", "depthwise_s2"])
+def test_relu_moves_into_the_depthwise_conv(shuffle, reader, jit_backend):
+    """Rewrite 12: the grouped 1x1 Conv's Relu (after the folded shuffle or not) is
+    applied by the depthwise Conv as it reads; the same results as onnxruntime."""
+    model, x = _shuffle_unit(shuffle, reader)
+    x[0, :, :4] -= 3   # (plenty of negative 1x1 outputs for the Relu)
+    sess = og.Session(from_onnx(model))
+    y = sess.run("y", {"x": x})
+    assert _rectifying_steps(sess) == 1
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
+
+
+def test_relu_stays_before_a_dense_conv_or_a_fetched_output():
+    """No rewrite 12 when the reader is not a depthwise Conv, or the rectified output
+    is fetched too (it must come out rectified)."""
+    model, x = _shuffle_unit(reader="dense")
+    sess = og.Session(from_onnx(model))
+    y = sess.run("y", {"x": x})
+    assert _rectifying_steps(sess) == 0
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
+    model, x = _shuffle_unit(shuffle=False)
+    sess = og.Session(from_onnx(model))
+    r, y = sess.run(["r", "y"], {"x": x})
+    assert _rectifying_steps(sess) == 0
+    full = ort.InferenceSession(_with_output(model, "r").SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(["y", "r"], {"x": x})
+    np.testing.assert_allclose(y, full[0], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(r, full[1], rtol=1e-4, atol=1e-4)
+    assert (r >= 0).all()
