@@ -125,6 +125,8 @@ def _separable_reduce(x, kernel, strides, dil, pb, out_sp, ufunc, init):
         args = (np.ascontiguousarray(x), y, kernel[0], kernel[1], strides[0], strides[1],
                 pb[0], pb[1])
         if ufunc is np.maximum:
+            if list(kernel) == [3, 3] and list(strides) == [2, 2]:
+                return compiled.max_3x3_s2(args[0], y, pb[0], pb[1], init)
             return compiled.max_2d(*args, init)
         return compiled.sum_2d(*args)
     flat = None

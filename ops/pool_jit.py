@@ -150,3 +150,61 @@ def mean_3x3_s2(x, out, pt, pl, divisor):
                 right = phases[ee + p + one] + phases[oe + p + one] + phases[ee + p + row1]
                 of[d + uint64(j)] = (left + mid + right) / df[q + uint64(j)]
     return out
+
+
+@njit(**COMPILE)
+def max_3x3_s2(x, out, pt, pl, lowest):
+    """`max_2d` for 3x3 windows at stride 2 (the pool after most stems): each output
+    row folds its window's rows into the even and odd padded columns apart (one loop
+    reading a row's column pairs, which LLVM deinterleaves with vector permutes), then
+    takes each window's three columns from those two rows contiguously, where
+    `max_2d`'s stride-2 column reads become gathers. Padding positions hold `lowest`,
+    never written. Against max_2d: 64x112x112 370 -> 256 us, 192x56x56 323 -> 257,
+    832x14x14 200 -> 157; equal at 27x27 and 28x28."""
+    n_, c_, h, wd = x.shape
+    ho, wo = out.shape[2], out.shape[3]
+    wq = max(wo + 1, (wd + pl + 2) // 2)
+    even = np.full(wq + 1, lowest, x.dtype)   # padded columns 2q
+    odd = np.full(wq + 1, lowest, x.dtype)    # padded columns 2q + 1
+    xf, of = x.reshape(x.size), out.reshape(out.size)
+    one = uint64(1)
+    pairs = wd // 2
+    # input column 2j is padded column 2j + pl: phase pl % 2 at (2j + pl) // 2, and
+    # 2j + 1 the other phase at (2j + 1 + pl) // 2
+    from_even, from_odd = (even, odd) if pl % 2 == 0 else (odd, even)
+    e0, o0 = uint64(pl // 2), uint64((pl + 1) // 2)
+    last = e0 + uint64(pairs)
+    for plane in range(n_ * c_):
+        src = uint64(plane * h * wd)
+        dst = uint64(plane * ho * wo)
+        for r in range(ho):
+            top = 2 * r - pt
+            a0, a1 = max(0, top), min(h, top + 3)
+            row = dst + uint64(r * wo)
+            if a1 <= a0:
+                for j in range(wo):
+                    of[row + uint64(j)] = lowest
+                continue
+            first = src + uint64(a0 * wd)
+            for j in range(pairs):
+                u = uint64(j)
+                e = xf[first + u + u]
+                o = xf[first + u + u + one]
+                from_even[e0 + u] = e
+                from_odd[o0 + u] = o
+            if wd % 2:
+                from_even[last] = xf[first + uint64(wd - 1)]
+            for a in range(a0 + 1, a1):
+                line = src + uint64(a * wd)
+                for j in range(pairs):
+                    u = uint64(j)
+                    e = xf[line + u + u]
+                    o = xf[line + u + u + one]
+                    from_even[e0 + u] = max_nan(from_even[e0 + u], e)
+                    from_odd[o0 + u] = max_nan(from_odd[o0 + u], o)
+                if wd % 2:
+                    from_even[last] = max_nan(from_even[last], xf[line + uint64(wd - 1)])
+            for j in range(wo):
+                u = uint64(j)
+                of[row + u] = max_nan(max_nan(even[u], odd[u]), even[u + one])
+    return out

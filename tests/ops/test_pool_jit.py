@@ -105,6 +105,32 @@ def test_mean_3x3_s2_on_random_geometry_float64(pool_kernels):
     assert checked > 100
 
 
+def test_max_3x3_s2_on_random_geometry_float64(pool_kernels):
+    """max_3x3_s2 on images 1-15 (odd and even widths), leading pads 0-2, ceil mode's
+    overhang, batch 1-2, NaN and inf in the input: exact against the float64 window
+    maxima (NaN where a window holds one), and equal to max_2d's results."""
+    rng = np.random.default_rng(10)
+    checked = 0
+    for _ in range(200):
+        h, w = (int(v) for v in rng.integers(1, 16, 2))
+        pt, pl = (int(v) for v in rng.integers(0, 3, 2))
+        ho = (h + 2 * pt - 3 + int(rng.integers(0, 2))) // 2 + 1
+        wo = (w + 2 * pl - 3 + int(rng.integers(0, 2))) // 2 + 1
+        if ho < 1 or wo < 1:
+            continue
+        x = rng.standard_normal((int(rng.integers(1, 3)), 3, h, w))
+        x.flat[rng.integers(0, x.size, 2)] = [np.nan, -np.inf]
+        got = pool_kernels.max_3x3_s2(x, np.empty(x.shape[:2] + (ho, wo)), pt, pl, -np.inf)
+        with np.errstate(invalid="ignore"):
+            want = _windows_oracle(x, (3, 3), (2, 2), (pt, pl), (ho, wo), np.max)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_allclose(got, want, rtol=0, atol=0)
+        np.testing.assert_array_equal(got, pool_kernels.max_2d(
+            x, np.full_like(got, -np.inf), 3, 3, 2, 2, pt, pl, -np.inf))
+        checked += 1
+    assert checked > 100
+
+
 CASES = [
     ((1, 8, 56, 56), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
     ((2, 5, 29, 30), dict(kernel_shape=[3, 3], strides=[2, 2])),
