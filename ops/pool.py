@@ -118,6 +118,13 @@ def _separable_reduce(x, kernel, strides, dil, pb, out_sp, ufunc, init):
     outputs whose input lies inside x, so padding acts as the identity `init`.  Cost is
     sum(kernel) whole-array ufunc calls instead of prod(kernel).
     """
+    if ufunc is np.maximum and x.ndim == 4 and x.dtype in _COMPILED_DTYPES \
+            and list(kernel) == [3, 3] and list(dil) == [1, 1] \
+            and _same_size_3x3(x, (kernel, strides, dil, pb, pb, out_sp)):
+        compiled = jit.kernels("pool")
+        if compiled is not None:
+            return compiled.max_3x3_same(np.ascontiguousarray(x), np.empty(x.shape, x.dtype),
+                                        init)
     compiled = _compiled_reduction(x, kernel, strides, dil, pb) \
         if ufunc in (np.maximum, np.add) else None
     if compiled is not None:
@@ -620,9 +627,10 @@ def _averagepool_kernel(inputs, attrs, ctx):
             return (_global_mean(x),)
     include_pad = bool(attrs.get("count_include_pad", 0))
     if geometry is not None and x.ndim == 4 and x.dtype in _COMPILED_DTYPES \
-            and list(geometry[0]) == [3, 3] and list(geometry[1]) == [2, 2] \
-            and list(geometry[2]) == [1, 1] and min(geometry[3]) >= 0:
-        y = _mean_3x3_s2_compiled(x, geometry, include_pad)
+            and list(geometry[0]) == [3, 3] and list(geometry[2]) == [1, 1] \
+            and (list(geometry[1]) == [2, 2] and min(geometry[3]) >= 0
+                 or _same_size_3x3(x, geometry)):
+        y = _mean_3x3_compiled(x, geometry, include_pad)
         if y is not None:
             return (y,)
     # numba's window sums, where they take the pool, beat the GEMMs from 28 columns up
@@ -645,11 +653,20 @@ def _averagepool_kernel(inputs, attrs, ctx):
     return (acc.astype(x.dtype, copy=False),)
 
 
-def _mean_3x3_s2_compiled(x, geometry, include_pad):
-    """A 3x3 stride-2 AveragePool of float32/float64 x (N, C, H, W) in one compiled pass
-    (pool_jit.mean_3x3_s2: sums and division together, where the other paths make a
-    pass each) when the JIT backend is numba, else None. ShuffleNet's shortcut
-    pools run 2-3x faster (measured in pool_jit)."""
+def _same_size_3x3(x, geometry):
+    """Whether a 3x3 pool geometry is stride 1 with one pixel of padding on every side
+    (the output as large as x, at least two columns wide)."""
+    kernel, strides, _, pb, pe, out_sp = geometry
+    return list(strides) == [1, 1] and list(pb) == list(pe) == [1, 1] \
+        and tuple(out_sp) == x.shape[2:] and x.shape[3] >= 2
+
+
+def _mean_3x3_compiled(x, geometry, include_pad):
+    """A 3x3 AveragePool of float32/float64 x (N, C, H, W), stride 2 or stride 1 with
+    the output as large as x, in one compiled pass (pool_jit.mean_3x3_s2,
+    mean_3x3_same: sums and division together, where the other paths make a pass
+    each) when the JIT backend is numba, else None. ShuffleNet's stride-2 shortcut
+    pools run 2-3x faster, Inception's stride-1 branch pools 5x."""
     compiled = jit.kernels("pool")
     if compiled is None:
         return None
@@ -657,8 +674,11 @@ def _mean_3x3_s2_compiled(x, geometry, include_pad):
     counts, _ = _window_counts_cached(x.shape[2:], kernel, strides, dil, pb, pe, out_sp,
                                       include_pad)
     y = np.empty(x.shape[:2] + tuple(out_sp), x.dtype)
-    return compiled.mean_3x3_s2(np.ascontiguousarray(x), y, pb[0], pb[1],
-                                np.maximum(counts, 1).astype(x.dtype))
+    divisor = np.maximum(counts, 1).astype(x.dtype)
+    x = np.ascontiguousarray(x)
+    if list(strides) == [1, 1]:
+        return compiled.mean_3x3_same(x, y, divisor)
+    return compiled.mean_3x3_s2(x, y, pb[0], pb[1], divisor)
 
 
 def _lppool_kernel(inputs, attrs, ctx):

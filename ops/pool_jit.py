@@ -208,3 +208,71 @@ def max_3x3_s2(x, out, pt, pl, lowest):
                 u = uint64(j)
                 of[row + u] = max_nan(max_nan(even[u], odd[u]), even[u + one])
     return out
+
+
+@njit(inline="always", **COMPILE)
+def _divide(value, divisor, p):
+    return value / divisor[p]
+
+
+@njit(inline="always", **COMPILE)
+def _keep(value, divisor, p):
+    return value
+
+
+@njit(inline="always", **COMPILE)
+def _same_3x3(x, out, fill, combine, finish, divisor):
+    """out (N, C, H, W) = finish(`combine` over the 3x3 window around each pixel of the
+    C-contiguous x (N, C, H, W), W >= 2, padded by one pixel of `fill` (the identity of
+    `combine`), divisor, flat pixel index). Each plane is copied between a row of
+    `fill` above and one below, so every window is nine fixed offsets from its pixel:
+    one flat loop over the plane, the window's rows combined first, then its columns
+    (the numpy passes' order); the side columns, whose horizontal taps read the
+    neighbouring row's end, are redone without them."""
+    n_, c_, h, wd = x.shape
+    hw = h * wd
+    xf, of = x.reshape(x.size), out.reshape(out.size)
+    buf = np.full(hw + 2 * wd + 2, fill, x.dtype)
+    one, two, row, rows2 = uint64(1), uint64(2), uint64(wd), uint64(2 * wd)
+    for plane in range(n_ * c_):
+        src = uint64(plane * hw)
+        for i in range(hw):
+            buf[uint64(wd + 1 + i)] = xf[src + uint64(i)]
+        for i in range(hw):
+            p = uint64(i)
+            q, r = row + p, rows2 + p
+            left = combine(combine(buf[p], buf[q]), buf[r])
+            mid = combine(combine(buf[p + one], buf[q + one]), buf[r + one])
+            right = combine(combine(buf[p + two], buf[q + two]), buf[r + two])
+            of[src + p] = finish(combine(combine(left, mid), right), divisor, p)
+        for i in range(h):
+            p = uint64(i * wd)
+            q, r = row + p, rows2 + p
+            mid = combine(combine(buf[p + one], buf[q + one]), buf[r + one])
+            right = combine(combine(buf[p + two], buf[q + two]), buf[r + two])
+            of[src + p] = finish(combine(mid, right), divisor, p)
+            p += uint64(wd - 1)
+            q, r = row + p, rows2 + p
+            left = combine(combine(buf[p], buf[q]), buf[r])
+            mid = combine(combine(buf[p + one], buf[q + one]), buf[r + one])
+            of[src + p] = finish(combine(left, mid), divisor, p)
+    return out
+
+
+@njit(**COMPILE)
+def mean_3x3_same(x, out, divisor):
+    """AveragePool 3x3, stride 1, one pixel of padding on every side (the output as
+    large as the input) of C-contiguous x (N, C, H, W), W >= 2: the window sums divided
+    by divisor (H, W) (each window's count) in one pass (`_same_3x3`). Against numpy's
+    window passes and the division: 64x28x28 117 -> 20 us, 192x28x28 315 -> 60, 128x7x7
+    36 -> 6."""
+    flat = divisor.reshape(divisor.size)
+    return _same_3x3(x, out, flat[0] * 0, _add, _divide, flat)
+
+
+@njit(**COMPILE)
+def max_3x3_same(x, out, lowest):
+    """MaxPool 3x3, stride 1, one pixel of padding on every side, as `mean_3x3_same`
+    (NaN where a window holds one): 256x28x28 289 -> 186 us, 192x28x28 185 -> 134,
+    480x14x14 122 -> 109 against numpy's passes, equal to them."""
+    return _same_3x3(x, out, lowest, max_nan, _keep, out.reshape(out.size)[:1])

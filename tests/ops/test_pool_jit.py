@@ -131,6 +131,50 @@ def test_max_3x3_s2_on_random_geometry_float64(pool_kernels):
     assert checked > 100
 
 
+def test_same_size_3x3_kernels_on_random_geometry_float64(pool_kernels):
+    """mean_3x3_same and max_3x3_same (3x3, stride 1, one pixel of padding all round) on
+    images 1-15 x 2-15, batch 1-2, NaN and inf in the input, the padding counted or
+    not: exact against the float64 window sums over the counts and window maxima."""
+    rng = np.random.default_rng(12)
+    for _ in range(120):
+        h, w = int(rng.integers(1, 16)), int(rng.integers(2, 16))
+        x = rng.standard_normal((int(rng.integers(1, 3)), 3, h, w))
+        x.flat[rng.integers(0, x.size, 2)] = [np.nan, np.inf]
+        include_pad = bool(rng.integers(0, 2))
+        counts = pool_ops._window_counts([h, w], [3, 3], [1, 1], [1, 1], [1, 1], [1, 1],
+                                         [h, w], include_pad)
+        mean = pool_kernels.mean_3x3_same(x, np.empty_like(x),
+                                          np.maximum(counts, 1).astype(np.float64))
+        top = pool_kernels.max_3x3_same(x, np.empty_like(x), -np.inf)
+        with np.errstate(invalid="ignore"):
+            sums = _windows_oracle(x, (3, 3), (1, 1), (1, 1), (h, w), np.sum)
+            maxima = _windows_oracle(x, (3, 3), (1, 1), (1, 1), (h, w), np.max)
+        for got, want in ((mean, sums / np.maximum(counts, 1)), (top, maxima)):
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("op_type", ["MaxPool", "AveragePool"])
+@pytest.mark.parametrize("shape", [(1, 6, 28, 28), (2, 5, 7, 9)], ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_same_size_3x3_pools_match_onnxruntime(op_type, shape, dtype, pool_kernels,
+                                               monkeypatch):
+    """Inception's branch pools (3x3, stride 1, pads 1) through the one-pass kernels
+    (recorded) against onnxruntime, the padding counted or not."""
+    ran = []
+    name = "max_3x3_same" if op_type == "MaxPool" else "mean_3x3_same"
+    real = getattr(pool_kernels, name)
+    monkeypatch.setattr(pool_kernels, name, lambda *a: (ran.append(1), real(*a))[1])
+    x = np.random.default_rng(3).standard_normal(shape).astype(dtype)
+    for extra in ({}, {"count_include_pad": 1}) if op_type == "AveragePool" else ({},):
+        attrs = dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1], **extra)
+        got = _run(op_type, x, attrs)
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, _ort_pool(x.astype(np.float32), attrs, op_type),
+                                   rtol=1e-5, atol=1e-6)
+    assert ran
+
+
 CASES = [
     ((1, 8, 56, 56), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
     ((2, 5, 29, 30), dict(kernel_shape=[3, 3], strides=[2, 2])),
@@ -169,7 +213,7 @@ def test_pools_the_rule_sends_to_numba_match_onnxruntime(case, op_type, dtype,
         attrs = {k: v for k, v in attrs.items() if k != "count_include_pad"}
     x = np.random.default_rng(1).standard_normal(shape).astype(dtype)
     ran = taken_by(pool_ops, "_compiled_reduction")
-    mean = taken_by(pool_ops, "_mean_3x3_s2_compiled")
+    mean = taken_by(pool_ops, "_mean_3x3_compiled")
     got = _run(op_type, x, attrs)
     assert got.dtype == dtype
     if op_type == "AveragePool" and attrs["kernel_shape"] == [3, 3] \
@@ -184,7 +228,7 @@ def test_pools_the_rule_sends_to_numba_match_onnxruntime(case, op_type, dtype,
 
 
 @pytest.mark.parametrize("shape, attrs", [
-    ((1, 4, 56, 56), dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1])),   # stride 1
+    ((1, 4, 56, 56), dict(kernel_shape=[3, 3], pads=[1, 0, 1, 0])),   # stride 1
     ((1, 4, 26, 26), dict(kernel_shape=[2, 2], strides=[2, 2])),      # 2x2, narrow
     ((1, 4, 30, 30), dict(kernel_shape=[3, 3], strides=[2, 2], dilations=[2, 2])),
 ], ids=str)
