@@ -37,6 +37,14 @@ def max_nan(a, b):
     return a if (a >= b) | (a != a) else b
 
 
+@njit(inline="always", **COMPILE)
+def _copy(src, at, dst, to, count, zero, transform):
+    """dst[to + i] = transform(src[at + i], zero) for i < count (unsigned offsets)."""
+    for i in range(count):
+        u = uint64(i)
+        dst[to + u] = transform(src[at + u], zero)
+
+
 @njit(**COMPILE)
 def same_3x3(x, w, b, out, rectify, zero):
     """3x3 stride-1 depthwise conv with one pixel of zero padding on every side (the
@@ -60,11 +68,9 @@ def same_3x3(x, w, b, out, rectify, zero):
         c = plane % c_
         src = uint64(plane * hw)
         if rectify:
-            for p in range(hw):
-                buf[uint64(wd + 1 + p)] = max_nan(xf[src + uint64(p)], zero)
+            _copy(xf, src, buf, uint64(wd + 1), hw, zero, rectified)
         else:
-            for p in range(hw):
-                buf[uint64(wd + 1 + p)] = xf[src + uint64(p)]
+            _copy(xf, src, buf, uint64(wd + 1), hw, zero, as_is)
         k = uint64(9 * c)
         w00, w01, w02 = wf[k], wf[k + one], wf[k + two]
         w10, w11, w12 = wf[k + uint64(3)], wf[k + uint64(4)], wf[k + uint64(5)]
@@ -177,16 +183,41 @@ def zero_2x2_phases(h, wd, ho, wo, pt, pl, dtype):
 
 
 @njit(inline="always", **COMPILE)
-def into_2x2_phases(xf, start, h, wd, pt, pl, phases, hq, wq, rectify, zero):
-    """Copy the plane at flat offset `start` of xf (H x W) into the four 2x2 stride
-    phases of its zero-padded form, flat in `phases`, each hq x wq: padded element
-    (R, Q) at row R // 2, column Q // 2 of phase 2 * (R % 2) + Q % 2; pads (pt, pl) in
-    front, everything of the image inside the phases; max(value, zero) with `rectify`.
-    A row's even and odd columns are copied in one loop, which LLVM deinterleaves with
-    vector permutes (a stride-2 read alone becomes a gather). Padding positions are
-    never written: they keep their value from plane to plane."""
-    pq = hq * wq
+def as_is(value, zero):
+    """`value`: the copy that `rectified` is with the Relu (a kernel argument)."""
+    return value
+
+
+@njit(inline="always", **COMPILE)
+def rectified(value, zero):
+    """max(value, zero), NaN kept: a Relu moved into the copy (Session rewrite 12)."""
+    return max_nan(value, zero)
+
+
+@njit(inline="always", **COMPILE)
+def split_pairs(xf, start, pairs, even, e0, odd, o0, zero, transform):
+    """even[e0 + j] = transform(xf[start + 2j]), odd[o0 + j] = transform(xf[start +
+    2j + 1]) for j < pairs (`as_is` or `rectified`), with unsigned offsets. Both columns
+    of a pair are read in one loop, which LLVM deinterleaves with vector permutes (a
+    stride-2 read alone becomes a gather); `even` and `odd` may be one array."""
     one = uint64(1)
+    for j in range(pairs):
+        u = uint64(j)
+        e = xf[start + u + u]
+        o = xf[start + u + u + one]
+        even[e0 + u] = transform(e, zero)
+        odd[o0 + u] = transform(o, zero)
+
+
+@njit(inline="always", **COMPILE)
+def into_2x2_phases(xf, start, h, wd, pt, pl, phases, hq, wq, zero, transform):
+    """Copy the plane at flat offset `start` of xf (H x W), each value through
+    `transform` (`as_is`, or `rectified` with zero a 0 of its dtype), into the four
+    2x2 stride phases of its zero-padded form, flat in `phases`, each hq x wq: padded
+    element (R, Q) at row R // 2, column Q // 2 of phase 2 * (R % 2) + Q % 2; pads
+    (pt, pl) in front, everything of the image inside the phases (`split_pairs` a row).
+    Padding positions are never written: they keep their value from plane to plane."""
+    pq = hq * wq
     # input column 2j lands in column phase pl % 2 at (2j + pl) // 2, 2j + 1 in the other
     even_col = uint64((pl % 2) * pq + pl // 2)
     odd_col = uint64(((pl + 1) % 2) * pq + (pl + 1) // 2)
@@ -195,23 +226,9 @@ def into_2x2_phases(xf, start, h, wd, pt, pl, phases, hq, wq, rectify, zero):
         base = uint64((r % 2) * 2 * pq + (r // 2) * wq)
         s = uint64(start + i * wd)
         de, do = base + even_col, base + odd_col
-        if rectify:
-            for j in range(wd // 2):
-                u = uint64(j)
-                e = xf[s + u + u]
-                o = xf[s + u + u + one]
-                phases[de + u] = max_nan(e, zero)
-                phases[do + u] = max_nan(o, zero)
-        else:
-            for j in range(wd // 2):
-                u = uint64(j)
-                e = xf[s + u + u]
-                o = xf[s + u + u + one]
-                phases[de + u] = e
-                phases[do + u] = o
+        split_pairs(xf, s, wd // 2, phases, de, phases, do, zero, transform)
         if wd % 2:
-            last = xf[s + uint64(wd - 1)]
-            phases[de + uint64(wd // 2)] = max_nan(last, zero) if rectify else last
+            phases[de + uint64(wd // 2)] = transform(xf[s + uint64(wd - 1)], zero)
 
 
 @njit(**COMPILE)
@@ -239,7 +256,11 @@ def strided_3x3(x, w, b, out, pt, pl, rectify, zero):
     ee, eo, oe, oo = uint64(0), uint64(pq), uint64(2 * pq), uint64(3 * pq)
     for plane in range(n_ * c_):
         c = plane % c_
-        into_2x2_phases(xf, plane * h * wd, h, wd, pt, pl, phases, hq, wq, rectify, zero)
+        if rectify:
+            into_2x2_phases(xf, plane * h * wd, h, wd, pt, pl, phases, hq, wq, zero,
+                            rectified)
+        else:
+            into_2x2_phases(xf, plane * h * wd, h, wd, pt, pl, phases, hq, wq, zero, as_is)
         k = uint64(9 * c)
         w00, w01, w02 = wf[k], wf[k + one], wf[k + uint64(2)]
         w10, w11, w12 = wf[k + uint64(3)], wf[k + uint64(4)], wf[k + uint64(5)]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
-from .conv_jit import COMPILE, into_2x2_phases, max_nan, zero_2x2_phases
+from .conv_jit import COMPILE, as_is, into_2x2_phases, max_nan, split_pairs, zero_2x2_phases
 
 
 @njit(inline="always", **COMPILE)
@@ -137,9 +137,9 @@ def mean_3x3_s2(x, out, pt, pl, divisor):
     xf, of, df = x.reshape(x.size), out.reshape(out.size), divisor.reshape(divisor.size)
     one, row, row1 = uint64(1), uint64(wq), uint64(wq + 1)
     ee, eo, oe, oo = uint64(0), uint64(pq), uint64(2 * pq), uint64(3 * pq)
-    zero = phases[0]   # (freshly zeroed: a 0 of x's dtype)
     for plane in range(n_ * c_):
-        into_2x2_phases(xf, plane * h * wd, h, wd, pt, pl, phases, hq, wq, False, zero)
+        into_2x2_phases(xf, plane * h * wd, h, wd, pt, pl, phases, hq, wq, phases[0],
+                        as_is)
         dst = uint64(plane * ho * wo)
         for r in range(ho):
             d, first, q = dst + uint64(r * wo), uint64(r * wq), uint64(r * wo)
@@ -186,12 +186,7 @@ def max_3x3_s2(x, out, pt, pl, lowest):
                     of[row + uint64(j)] = lowest
                 continue
             first = src + uint64(a0 * wd)
-            for j in range(pairs):
-                u = uint64(j)
-                e = xf[first + u + u]
-                o = xf[first + u + u + one]
-                from_even[e0 + u] = e
-                from_odd[o0 + u] = o
+            split_pairs(xf, first, pairs, from_even, e0, from_odd, o0, lowest, as_is)
             if wd % 2:
                 from_even[last] = xf[first + uint64(wd - 1)]
             for a in range(a0 + 1, a1):

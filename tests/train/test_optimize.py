@@ -786,9 +786,7 @@ def test_relu_moves_into_the_depthwise_conv(shuffle, reader, jit_backend):
     sess = og.Session(from_onnx(model))
     y = sess.run("y", {"x": x})
     assert _rectifying_steps(sess) == 1
-    want = ort.InferenceSession(model.SerializeToString(),
-                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(y, _ort(model, x), rtol=1e-4, atol=1e-4)
 
 
 def test_relu_stays_before_a_dense_conv_or_a_fetched_output():
@@ -798,9 +796,7 @@ def test_relu_stays_before_a_dense_conv_or_a_fetched_output():
     sess = og.Session(from_onnx(model))
     y = sess.run("y", {"x": x})
     assert _rectifying_steps(sess) == 0
-    want = ort.InferenceSession(model.SerializeToString(),
-                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(y, _ort(model, x), rtol=1e-4, atol=1e-4)
     model, x = _shuffle_unit(shuffle=False)
     sess = og.Session(from_onnx(model))
     r, y = sess.run(["r", "y"], {"x": x})
