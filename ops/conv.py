@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 
 import numpy as np
 
@@ -1098,25 +1099,26 @@ def _direct_taps_pays(c, m, kernel, out_sp):
 
 def _conv_direct_taps(kernels, x, w, b, strides, pb, out_sp, cache, relu, y):
     """2-D conv (group 1, no dilation, pads >= 0) into y (N, M, P), returned, by numba's
-    direct taps (conv_jit.direct_taps, + bias and Relu when `relu`): per image, x copied into
-    the stride phases of its padded form (a buffer kept in `cache` per input shape,
-    whose padding positions are never written), then one pass per four output
-    channels. The taps come in groups of nine; the spare taps of the last group read
-    a zero plane past the phases (a zero weight times an inf there would be NaN)."""
+    direct taps (conv_jit.direct_taps, + bias and Relu when `relu`): per image, x copied
+    into the stride phases of its padded form (a buffer per thread and input shape,
+    kept in `cache`, whose padding positions are never written: threads sharing a
+    Session run this conv at once), then one pass per four output channels. The taps
+    come in groups of nine; the spare taps of the last group read a zero plane past
+    the phases (a zero weight times an inf there would be NaN)."""
     n, c, h, wd = x.shape
     m, _, kh, kw = w.shape
     sh, sw = strides
     ho, wo = out_sp
     dt = x.dtype
+    key = (x.shape[1:], dt)
     layouts = cache.get("direct_taps")
     if layouts is None:
-        layouts = cache["direct_taps"] = {}
-    layout = layouts.get((x.shape[1:], dt))
+        layouts = cache.setdefault("direct_taps", {})
+    layout = layouts.get(key)
     if layout is None:
         hq = ho + (kh - 1) // sh + 1     # a spare row: the junk columns read past
         wq = wo + (kw - 1) // sw
         size = c * sh * sw * hq * wq
-        phases = np.zeros(size + hq * wq, dt)
         taps = [((ci * sh + a % sh) * sw + t % sw) * hq * wq + (a // sh) * wq + t // sw
                 for ci in range(c) for a in range(kh) for t in range(kw)]
         groups = -(-len(taps) // 9)
@@ -1127,10 +1129,22 @@ def _conv_direct_taps(kernels, x, w, b, strides, pb, out_sp, cache, relu, y):
         weights = np.ascontiguousarray(
             wt.reshape(blocks, 4, groups, 9).transpose(0, 2, 1, 3))
         rows = max(1, min(ho, _DIRECT_BAND_VALUES // wq))
-        layout = (phases, phases[:size].reshape(c, sh, sw, hq, wq), offsets, weights, wq,
-                  rows)
-        remember(layouts, (x.shape[1:], dt), layout, _GEOMETRIES_PER_CONV)
-    phases, grid, offsets, weights, wq, rows = layout
+        layout = ((c, sh, sw, hq, wq), offsets, weights, rows)
+        remember(layouts, key, layout, _GEOMETRIES_PER_CONV)
+    grid_shape, offsets, weights, rows = layout
+    wq = grid_shape[4]
+    mine = cache.get("direct_taps_buffers")
+    if mine is None:
+        mine = cache.setdefault("direct_taps_buffers", threading.local())
+    buffers = getattr(mine, "by_shape", None)
+    if buffers is None:
+        buffers = mine.by_shape = {}
+    phases = buffers.get(key)
+    if phases is None:
+        size = math.prod(grid_shape)
+        phases = remember(buffers, key, np.zeros(size + grid_shape[3] * wq, dt),
+                          _GEOMETRIES_PER_CONV)
+    grid = phases[:math.prod(grid_shape)].reshape(grid_shape)
     bias = np.zeros(m, dt) if b is None else np.ascontiguousarray(np.asarray(b, dt))
     x = np.ascontiguousarray(x)
     for i in range(n):
