@@ -509,7 +509,7 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False, add=
             b, relu = None, False
         elif kernel == [3, 3] and group == 1 and strides == [1, 1] and dilations == [1, 1] \
                 and min(pb + pe) >= 0 and cache is not None \
-                and _winograd_pays(c, m, out_sp, jit.kernels("conv") is not None) \
+                and _winograd_pays(c, m, out_sp, compiled is not None) \
                 and _finite(x, w, cache):
             y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
             _winograd_in_bands(x, w, b, pb, out_sp, cache, relu, y)
@@ -1037,8 +1037,8 @@ def _winograd_products(u, v, prod, cache):
     plane by plane where it takes them (large weights: 256 -> 256 at 56x56, F(4x4),
     5.7 against 6.7 ms batched), else as numpy's one batched matmul, whose GEMMs run
     in one call instead of a Python loop of small ones (in the models, against that
-    loop: Inception v2 -2.7%, DenseNet-121 -2.5%, ResNet-50 -2.3%, Inception v1 -1.6%,
-    interleaved A/B)."""
+    loop: Inception v2 -3.6%, DenseNet-121 -2.5%, ResNet-50 -2.1%, Inception v1 -1.6%,
+    VGG-19 unchanged; interleaved A/B)."""
     if matmul_constant(u[0], v[0], cache, "a", prod[0]) is None:
         np.matmul(u, v, out=prod)
         return
@@ -1129,10 +1129,11 @@ def _conv_direct_taps(kernels, x, w, b, strides, pb, out_sp, cache, relu, y):
         weights = np.ascontiguousarray(
             wt.reshape(blocks, 4, groups, 9).transpose(0, 2, 1, 3))
         rows = max(1, min(ho, _DIRECT_BAND_VALUES // wq))
-        layout = ((c, sh, sw, hq, wq), offsets, weights, rows)
+        bias = np.zeros(m, dt) if b is None else np.ascontiguousarray(np.asarray(b, dt))
+        layout = ((c, sh, sw, hq, wq), offsets, weights, rows, bias)
         remember(layouts, key, layout, _GEOMETRIES_PER_CONV)
-    grid_shape, offsets, weights, rows = layout
-    wq = grid_shape[4]
+    grid_shape, offsets, weights, rows, bias = layout
+    size, wq = math.prod(grid_shape), grid_shape[4]
     mine = cache.get("direct_taps_buffers")
     if mine is None:
         mine = cache.setdefault("direct_taps_buffers", threading.local())
@@ -1140,12 +1141,10 @@ def _conv_direct_taps(kernels, x, w, b, strides, pb, out_sp, cache, relu, y):
     if buffers is None:
         buffers = mine.by_shape = {}
     phases = buffers.get(key)
-    if phases is None:
-        size = math.prod(grid_shape)
+    if phases is None:   # (the spare zero plane past the phases: grid_shape[3] rows)
         phases = remember(buffers, key, np.zeros(size + grid_shape[3] * wq, dt),
                           _GEOMETRIES_PER_CONV)
-    grid = phases[:math.prod(grid_shape)].reshape(grid_shape)
-    bias = np.zeros(m, dt) if b is None else np.ascontiguousarray(np.asarray(b, dt))
+    grid = phases[:size].reshape(grid_shape)
     x = np.ascontiguousarray(x)
     for i in range(n):
         kernels.into_stride_phases(x[i], sh, sw, pb[0], pb[1], grid)

@@ -1355,17 +1355,18 @@ def _relu_into_depthwise(steps, protected, Step):
 
     users = _consumers(steps)
     out = list(steps)
-    for k, step in enumerate(steps):
+    for k in range(len(out)):
+        step = out[k]  # a depthwise Conv may already apply the Relu before it
         without_relu = _without_relu(step.kernel)
         if without_relu is None or len(step.outputs) != 1:
             continue
-        j = _sole_reader(steps, users, step.outputs[0], protected)
-        after = getattr(steps[j].kernel, "conv_parts", None) if j is not None else None
+        j = _sole_reader(out, users, step.outputs[0], protected)
+        after = getattr(out[j].kernel, "conv_parts", None) if j is not None else None
         if after is None or after[0] is not conv_ops._conv_kernel \
-                or getattr(steps[j].kernel, "relu_input", False) \
-                or not _depthwise_2d(after[1], steps[j].attrs):
+                or getattr(out[j].kernel, "relu_input", False) \
+                or not _depthwise_2d(after[1], out[j].attrs):
             continue
-        nxt = steps[j]
+        nxt = out[j]
         out[k] = Step(without_relu(), step.attrs, step.inputs, step.outputs, step.node,
                       (), False, step.ctrl)
         out[j] = Step(_conv_kernel(*after, relu_input=True), nxt.attrs, nxt.inputs,
@@ -1375,10 +1376,12 @@ def _relu_into_depthwise(steps, protected, Step):
 
 def _without_relu(kernel):
     """For a fused Conv step's kernel that ends in a Relu (plain, or writing its output
-    channel-shuffled): a function making the same kernel without the Relu; else None."""
+    channel-shuffled): a function making the same kernel without the Relu (still
+    rectifying its input when it did); else None."""
     parts = getattr(kernel, "conv_parts", None)
-    if parts is not None and parts[3] and not getattr(kernel, "relu_input", False):
-        return lambda: _conv_kernel(parts[0], parts[1], parts[2], False)
+    if parts is not None and parts[3]:
+        rectify = getattr(kernel, "relu_input", False)
+        return lambda: _conv_kernel(parts[0], parts[1], parts[2], False, rectify)
     shuffled = getattr(kernel, "shuffled_parts", None)
     if shuffled is not None and shuffled[0][3]:
         parts, sh1, sh2, chain = shuffled

@@ -806,3 +806,26 @@ def test_relu_stays_before_a_dense_conv_or_a_fetched_output():
     np.testing.assert_allclose(y, full[0], rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(r, full[1], rtol=1e-4, atol=1e-4)
     assert (r >= 0).all()
+
+
+def test_relu_moves_along_a_chain_of_depthwise_convs(jit_backend):
+    """Conv + Relu -> depthwise Conv + Relu -> depthwise Conv: each Relu moves into the
+    next Conv, the middle one both rectifying its input and leaving its own Relu to
+    the last; the same results as onnxruntime."""
+    rng = np.random.default_rng(14)
+    c = 6
+    weights = {k: rng.standard_normal(shape).astype(np.float32) for k, shape in (
+        ("w1", (c, 3, 1, 1)), ("w2", (c, 1, 3, 3)), ("w3", (c, 1, 3, 3)),
+        ("b1", (c,)), ("b2", (c,)), ("b3", (c,)))}
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], group=c, pads=[1] * 4),
+             helper.make_node("Relu", ["c2"], ["r2"]),
+             helper.make_node("Conv", ["r2", "w3", "b3"], ["y"], group=c, pads=[1] * 4,
+                              strides=[2, 2])]
+    model, x = _model(nodes, (2, 3, 10, 10), rng, **weights)
+    sess = og.Session(from_onnx(model))
+    y = sess.run("y", {"x": x})
+    assert _rectifying_steps(sess) == 2
+    np.testing.assert_allclose(y, _ort(model, x), rtol=1e-4, atol=1e-4)
+
