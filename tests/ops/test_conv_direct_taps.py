@@ -12,6 +12,7 @@ import pytest
 
 from onegraph.ops import conv
 
+from ..threads import run_together
 from .test_conv_fast_paths import _assert_matches_ort, _run_conv
 
 pytest.importorskip("onnxruntime")
@@ -146,8 +147,6 @@ def test_threads_sharing_one_cache_get_their_own_phase_buffers(numba_jit):
     """Two threads run one conv (one weight cache, as threads sharing a Session do) on
     different images at once: each result is its own image's (numba's kernels release
     the GIL, so a shared phase buffer would mix the images)."""
-    import threading
-
     rng = np.random.default_rng(13)
     w = rng.standard_normal((16, 3, 3, 3))
     b = rng.standard_normal(16)
@@ -156,19 +155,12 @@ def test_threads_sharing_one_cache_get_their_own_phase_buffers(numba_jit):
     wants = [_direct_sum(x, w, b, [2, 2], [1, 1], [1, 1]) for x in images]
     cache: dict = {}
     errors = []
-    start = threading.Barrier(2)
 
     def work(k):
-        start.wait()
         for _ in range(60):
             got = conv.conv_nd(images[k], w, b, attrs, cache)
             if not np.allclose(got, wants[k], rtol=1e-12, atol=1e-12):
                 errors.append(k)
                 return
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not any(t.is_alive() for t in threads) and not errors
+    assert not run_together(work, 2, 60) and not errors

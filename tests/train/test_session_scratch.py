@@ -4,13 +4,13 @@ branch's own steps) or share nothing between threads; checked against onnxruntim
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 
 import onegraph as og
 from onegraph.convert import from_onnx
+
+from ..threads import run_together
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -80,22 +80,15 @@ def test_sessions_in_threads_keep_their_scratch_apart():
     ref = _ort(model)
     wants = [ref.run(["y"], {"x": x, "flag": np.array(f)})[0] for x, f in zip(inputs, flags)]
     errors = []
-    barrier = threading.Barrier(2)
 
     def work(k):
         sess = og.Session(from_onnx(model))
         feeds = {"x": inputs[k], "flag": np.array(flags[k])}
-        barrier.wait()
         for _ in range(100):
             got = sess.run("y", feeds)
             if not np.allclose(got, wants[k], rtol=1e-4, atol=1e-4):
                 errors.append(k)
                 return
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert not any(t.is_alive() for t in threads)
+    assert not run_together(work, 2)
     assert errors == []
