@@ -11,14 +11,16 @@ treat weights as constants. The two runtimes take turns run by run, so a burst o
 a shared machine hits both alike. The table also gives the max abs difference of the outputs.
 
     python3 benchmarks/bench_inference.py [--models squeezenet,transformer] [--runs 20]
-        [--blas auto|numpy|mkl] [--jit auto|numpy|numba]
+        [--blas auto|numpy|mkl] [--jit auto|numpy|numba] [--dnnl auto|numpy|onednn]
 
 --blas picks onegraph's backend for products with constant weights (ops/blas.py: Intel
 MKL's packed GEMM when the `mkl` extra is installed, numpy's matmul otherwise); the
 default is ONEGRAPH_BLAS's choice ("auto"). --jit picks the backend for the kernels with
 a compiled form (ops/jit.py: numba's depthwise convs, 3x3/2 pools and BatchNormalization
 passes when the `jit` extra is installed, numpy's otherwise); the default is
-ONEGRAPH_JIT's choice. The backends used are printed first.
+ONEGRAPH_JIT's choice. --dnnl picks the backend for 2-D float32 convs (ops/onednn.py:
+oneDNN's kernels when the `onednn` extra is installed, conv.py's own otherwise); the
+default is ONEGRAPH_DNNL's choice. The backends used are printed first.
 
 Target: every model within 1.5x of onnxruntime.
 """
@@ -121,12 +123,15 @@ def main(argv=None):
                     default=os.environ.get("ONEGRAPH_BLAS", "auto"))
     ap.add_argument("--jit", choices=("auto", "numpy", "numba"),
                     default=os.environ.get("ONEGRAPH_JIT", "auto"))
+    ap.add_argument("--dnnl", choices=("auto", "numpy", "onednn"),
+                    default=os.environ.get("ONEGRAPH_DNNL", "auto"))
     args = ap.parse_args(argv)
     names = [n for n in args.models.split(",") if n]
-    from onegraph.ops import blas, jit
+    from onegraph.ops import blas, jit, onednn
 
     print(f"onegraph's products with constant weights: {blas.use_backend(args.blas)}; "
-          f"compiled kernels: {jit.use_backend(args.jit)}")
+          f"compiled kernels: {jit.use_backend(args.jit)}; "
+          f"convolutions: {onednn.use_backend(args.dnnl)}")
     print(f"{'model':<14} {'onegraph ms':>12} {'ORT ms':>10} {'ratio':>7} {'max|diff|':>10}")
     worst = 0.0
     for name, model, feeds in load_models(names):

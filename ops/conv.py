@@ -42,7 +42,7 @@ import threading
 import numpy as np
 
 from ..errors import OpAttributeError, ShapeError
-from . import jit
+from . import jit, onednn
 from .activation import all_finite
 from .activation import relu as relu_op
 from .blas import backend, matmul_constant
@@ -452,7 +452,20 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False, add=
         y = out if out is not None else np.zeros((n, m) + tuple(out_sp), dtype=cdt)
         return _with_residual(y, add, add_relu, out_dtype)
 
-    if all(k == 1 for k in kernel) and not any(pb) and not any(pe):
+    y = None
+    if cache is not None and nsp == 2 and cdt == np.float32 and not shuffle \
+            and min(pb + pe) >= 0 and not (relu_input and depthwise) \
+            and _onednn_pays(c, m, group, kernel, strides, dilations, out_sp) \
+            and onednn.active():
+        y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
+        if onednn.conv_2d(np.ascontiguousarray(x), w, b, strides, pb, pe, dilations, group,
+                          relu, y.reshape((n, m) + tuple(out_sp)), cache):
+            b, relu = None, False
+        else:
+            y = None
+    if y is not None:
+        pass
+    elif all(k == 1 for k in kernel) and not any(pb) and not any(pe):
         # 1x1: a plain GEMM on the (possibly strided) input; a stride past the input
         # (one window) reads as 1 (`_single_window_strides`) but still takes one pixel
         if any(s != 1 for s in strides) or x.shape[2:] != tuple(out_sp):
@@ -1088,6 +1101,36 @@ _DIRECT_MAX_OUTPUTS = 32
 # Output rows per band: the band's input rows stay in cache while every block of four
 # output channels reads them (512 to 1024 values measured alike, 256 slower)
 _DIRECT_BAND_VALUES = 1024
+
+
+# Which float32 2-D convs oneDNN runs (ops/onednn.py), from per-conv timings with bias
+# and Relu, one thread, Sapphire Rapids, the reorders to and from its blocked layouts
+# included (oneDNN's time / this module's): stems 3 -> 64 3x3/2 on 224 0.57, 7x7/2
+# 0.52; 3x3/2 0.55-0.65; 3x3 with few channels 16 -> 64 on 55x55 0.63, 32 -> 128 on
+# 27x27 0.64, 128 -> 32 on 56x56 0.75; 3x3 on 14x14 and less 0.62-0.85. Where the
+# 3x3 stride-1 convs have many channels on large images, Winograd's fewer
+# multiplications win: 128 -> 128 on 112x112 1.30, 256 -> 256 on 56x56 1.96,
+# 512 -> 512 on 28x28 1.59, 64 -> 192 on 56x56 1.24, 128 -> 128 on 28x28 1.18, (at
+# 14x14) 512 -> 512 1.07; the line runs at C*M/(C+M) = 40 from 28x28 up (64 -> 64 on
+# 224x224 0.81, 64 -> 96 on 28x28 0.91), 128 below. 1x1 convs are GEMMs on the NCHW
+# input already (oneDNN's: 0.94-1.38), depthwise convs numba's (1.3-1.7).
+_ONEDNN_WIDE_IMAGE = 28
+_ONEDNN_MAX_HARMONIC_WIDE = 40
+_ONEDNN_MAX_HARMONIC = 128
+_ONEDNN_ANY_IMAGE = 7
+
+
+def _onednn_pays(c, m, group, kernel, strides, dilations, out_sp):
+    """Whether a float32 2-D conv of a Session's plan goes through oneDNN
+    (ops/onednn.py) when that backend is active (see the measurements above)."""
+    if group != 1 or all(k == 1 for k in kernel):
+        return False
+    if kernel != [3, 3] or strides != [1, 1] or dilations != [1, 1] \
+            or min(out_sp) <= _ONEDNN_ANY_IMAGE:
+        return True
+    limit = _ONEDNN_MAX_HARMONIC_WIDE if min(out_sp) >= _ONEDNN_WIDE_IMAGE \
+        else _ONEDNN_MAX_HARMONIC
+    return c * m <= limit * (c + m)
 
 
 def _direct_taps_pays(c, m, kernel, out_sp):

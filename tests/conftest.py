@@ -4,9 +4,9 @@ import pytest
 
 
 def _under_backend(module, name, missing):
-    """Switch `module` (ops.blas or ops.jit) to backend `name` for one test, skipping the
-    test when that backend does not load (`missing` says why); yields the name and
-    puts the environment's choice back after."""
+    """Switch `module` (ops.blas, ops.jit or ops.onednn) to backend `name` for one test,
+    skipping the test when that backend does not load (`missing` says why); yields the
+    name and puts the environment's choice back after."""
     from onegraph.errors import UnavailableError
 
     try:
@@ -58,10 +58,11 @@ def numpy_kernels():
 
 
 @pytest.fixture
-def taken_by(monkeypatch):
+def taken_by(monkeypatch, own_convs):
     """record(module, name): wrap module.name, a function that returns None when it
     leaves the work to another path (MKL declining, a fast path not applying), so that
-    each call appends whether it did the work; returns that list."""
+    each call appends whether it did the work; returns that list. The test runs with
+    conv.py's own paths (oneDNN off), whose choices it checks."""
     def record(module, name):
         calls = []
         real = getattr(module, name)
@@ -75,3 +76,24 @@ def taken_by(monkeypatch):
         return calls
     return record
 
+
+
+@pytest.fixture(params=["onednn", "numpy"])
+def dnnl_backend(request):
+    """Run the test with oneDNN's convolutions (skipped where libdnnl does not load) and
+    with conv.py's own; the backend's name."""
+    from onegraph.ops import onednn
+
+    yield from _under_backend(onednn, request.param,
+                              "oneDNN (the onednn extra) does not load here")
+
+
+@pytest.fixture
+def own_convs():
+    """conv.py's own convolution paths for one test (oneDNN off): for tests that check
+    which of them a conv takes."""
+    from onegraph.ops import onednn
+
+    onednn.use_backend("numpy")
+    yield
+    onednn._reset_for_tests()

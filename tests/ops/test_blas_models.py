@@ -60,7 +60,8 @@ def _cases():
 
 @pytest.mark.parametrize("backend", [pytest.param("mkl", marks=needs_mkl), "numpy"])
 @pytest.mark.parametrize("name,model,feeds", list(_cases()), ids=[c[0] for c in _cases()])
-def test_packed_weights_match_onnxruntime(name, model, feeds, backend, monkeypatch):
+def test_packed_weights_match_onnxruntime(name, model, feeds, backend, monkeypatch,
+                                          own_convs):
     packs = []
     real = blas._packed
 

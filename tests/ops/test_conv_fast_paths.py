@@ -13,6 +13,12 @@ ort = pytest.importorskip("onnxruntime")
 onnx = pytest.importorskip("onnx")
 
 
+@pytest.fixture(autouse=True)
+def _own_paths(own_convs):
+    """These tests check conv.py's own paths (each case is sized for one of them):
+    oneDNN off (tests/ops/test_onednn.py has its own)."""
+
+
 def _ort_conv(x, w, b, attrs):
     from onnx import TensorProto, helper
 

@@ -1,0 +1,495 @@
+"""2-D convolutions through Intel's oneDNN, when installed (the optional `onednn` extra).
+
+A convolution written as im2col plus one GEMM spends its time in the GEMM's packing and
+in a columns matrix kh*kw times the input's size; onnxruntime's MLAS runs convs
+directly on channel-blocked images (NCHWc: 16 channels a vector, an output block's
+accumulators in registers), and oneDNN's AVX-512/AVX2 JIT kernels do the same. Here a
+float32 Conv of a Session's plan (its weights fixed while the node's cache lives) is
+run by one oneDNN convolution primitive on blocked copies of its input and output:
+the input is reordered into the layout the primitive picked (nChw16c on AVX-512), the
+primitive adds the bias and applies the Relu as it writes, and its output is reordered
+back into the NCHW result (or the Concat slice it was asked to fill). The weights are
+reordered once per plan. Measured per Conv (one thread, Sapphire Rapids, bias and
+Relu, the two reorders included), im2col + GEMM (or Winograd) against oneDNN:
+SqueezeNet's 16 -> 64 3x3 on 55x55 941 -> 446 us, 32 -> 128 on 27x27 663 -> 395;
+the rule of which convs come here is conv.py's (`_onednn_pays`).
+
+The backend is chosen by the environment variable ONEGRAPH_DNNL, read at first use:
+"auto" (the default: oneDNN when its library loads, numpy otherwise), "numpy", or
+"onednn" (oneDNN or an error); `use_backend` changes it at run time. The library is the
+`onednn-cpu-gomp` wheel's libdnnl (or the path in ONEGRAPH_DNNL_LIBRARY); its thread
+count follows OMP_NUM_THREADS. Results differ from the GEMM paths' in the last bits
+(another summation order). Threads may share a plan: each thread has its own stream,
+scratchpad and blocked buffers (oneDNN's primitives are thread-safe with the
+scratchpad given by the caller).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+
+import numpy as np
+
+from ..errors import ExecutionError
+from .backend_choice import BackendChoice
+
+BACKENDS = ("auto", "numpy", "onednn")  # as _switch.names
+
+# oneDNN 3.x C API enumerations (oneapi/dnnl/dnnl_types.h, dnnl_common_types.h)
+_SUCCESS, _UNIMPLEMENTED = 0, 3
+_CPU_ENGINE, _IN_ORDER_STREAM = 1, 1
+_F32 = 3
+_ANY, _A, _ABCD, _ABCDE = 1, 2, 5, 6
+_FORWARD_INFERENCE, _CONVOLUTION_DIRECT, _ELTWISE_RELU = 96, 1, 0x20
+_SCRATCHPAD_USER = 1
+_QUERY_IMPL_INFO = 8
+_QUERY_SRC, _QUERY_WEIGHTS, _QUERY_DST, _QUERY_SCRATCHPAD = 129, 131, 133, 136
+_ARG_SRC, _ARG_DST, _ARG_WEIGHTS, _ARG_BIAS, _ARG_SCRATCHPAD = 1, 17, 33, 41, 80
+_MAX_DIMS = 12
+# oneDNN's fallbacks when no JIT kernel fits: its reference loops (a 3x3/2 stem on
+# blocked layouts took 1.3 s against 1.2 ms) and im2col + its GEMM on plain layouts
+# (what conv.py does itself)
+_SLOW_IMPLEMENTATIONS = ("ref", "gemm", "x64:gemm")
+_STATUS = {1: "out of memory", 2: "invalid arguments", 3: "unimplemented",
+           4: "iterator ends", 5: "runtime error", 6: "not required"}
+
+_Dims = ctypes.c_int64 * _MAX_DIMS
+_Handle = ctypes.c_void_p
+
+
+class _ExecArg(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_int), ("memory", _Handle)]
+
+
+class _Declined(Exception):
+    """oneDNN has no implementation for this convolution (the caller's own path runs)."""
+
+
+def _dims(values) -> _Dims:
+    d = _Dims()
+    for i, v in enumerate(values):
+        d[i] = int(v)
+    return d
+
+
+class _Library:
+    """The entry points of one loaded libdnnl, with their C signatures, and its CPU
+    engine."""
+
+    def __init__(self, lib):
+        h, i, p = _Handle, ctypes.c_int, ctypes.POINTER
+        status = ctypes.c_int
+        self.path = getattr(lib, "_name", "")
+        signatures = {
+            "dnnl_engine_create": (status, [p(h), i, ctypes.c_size_t]),
+            "dnnl_stream_create": (status, [p(h), h, ctypes.c_uint]),
+            "dnnl_stream_wait": (status, [h]),
+            "dnnl_stream_destroy": (status, [h]),
+            "dnnl_memory_desc_create_with_tag": (status, [p(h), i, _Dims, i, i]),
+            "dnnl_memory_desc_create_with_strides": (status, [p(h), i, _Dims, i, _Dims]),
+            "dnnl_memory_desc_destroy": (status, [h]),
+            "dnnl_memory_desc_equal": (i, [h, h]),
+            "dnnl_memory_desc_get_size": (ctypes.c_size_t, [h]),
+            "dnnl_memory_create": (status, [p(h), h, h, h]),
+            "dnnl_memory_set_data_handle": (status, [h, h]),
+            "dnnl_memory_destroy": (status, [h]),
+            "dnnl_primitive_attr_create": (status, [p(h)]),
+            "dnnl_primitive_attr_destroy": (status, [h]),
+            "dnnl_primitive_attr_set_scratchpad_mode": (status, [h, i]),
+            "dnnl_primitive_attr_set_post_ops": (status, [h, h]),
+            "dnnl_post_ops_create": (status, [p(h)]),
+            "dnnl_post_ops_destroy": (status, [h]),
+            "dnnl_post_ops_append_eltwise": (status, [h, i, ctypes.c_float,
+                                                      ctypes.c_float]),
+            "dnnl_convolution_forward_primitive_desc_create": (
+                status, [p(h), h, i, i, h, h, h, h, _Dims, _Dims, _Dims, _Dims, h]),
+            "dnnl_reorder_primitive_desc_create": (status, [p(h), h, h, h, h, h]),
+            "dnnl_primitive_desc_query": (status, [h, i, i, h]),
+            "dnnl_primitive_desc_query_md": (h, [h, i, i]),
+            "dnnl_primitive_desc_destroy": (status, [h]),
+            "dnnl_primitive_create": (status, [p(h), h]),
+            "dnnl_primitive_execute": (status, [h, h, i, p(_ExecArg)]),
+            "dnnl_primitive_destroy": (status, [h]),
+        }
+        for name, (restype, argtypes) in signatures.items():
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = restype, argtypes
+            setattr(self, name[len("dnnl_"):], fn)
+        self.engine = _Handle()
+        self.check(self.engine_create(ctypes.byref(self.engine), _CPU_ENGINE, 0),
+                   "creating the CPU engine")
+
+    @staticmethod
+    def check(status: int, what: str) -> None:
+        """Raise for a failed call: _Declined when oneDNN has no implementation,
+        ExecutionError otherwise."""
+        if status == _SUCCESS:
+            return
+        if status == _UNIMPLEMENTED:
+            raise _Declined(what)
+        raise ExecutionError(f"oneDNN: {what} failed: {_STATUS.get(status, status)}")
+
+    def memory_desc(self, shape, tag=None, strides=None) -> _Handle:
+        """A float32 memory descriptor of `shape` in format `tag` (or with element
+        `strides`); the caller destroys it."""
+        md = _Handle()
+        if strides is not None:
+            status = self.memory_desc_create_with_strides(
+                ctypes.byref(md), len(shape), _dims(shape), _F32, _dims(strides))
+        else:
+            status = self.memory_desc_create_with_tag(
+                ctypes.byref(md), len(shape), _dims(shape), _F32, tag)
+        self.check(status, f"describing a {tuple(shape)} tensor")
+        return md
+
+    def memory(self, md, data=None) -> _Handle:
+        """A memory object over `data` (an array's address, or none yet)."""
+        mem = _Handle()
+        self.check(self.memory_create(ctypes.byref(mem), md, self.engine,
+                                      _Handle(data or 0)), "creating a memory object")
+        return mem
+
+    def primitive(self, pd) -> _Handle:
+        """The primitive of a primitive descriptor."""
+        prim = _Handle()
+        self.check(self.primitive_create(ctypes.byref(prim), pd), "creating a primitive")
+        return prim
+
+
+def _library_paths():
+    """Where libdnnl may be: ONEGRAPH_DNNL_LIBRARY, or the `onednn-cpu-gomp` wheel's
+    files."""
+    explicit = os.environ.get("ONEGRAPH_DNNL_LIBRARY")
+    if explicit:
+        yield explicit
+        return
+    try:
+        from importlib import metadata
+        files = metadata.files("onednn-cpu-gomp") or ()
+    except Exception:  # not installed, or metadata unreadable
+        files = ()
+    for f in files:
+        if f.name.startswith("libdnnl.so."):
+            yield str(f.locate())
+
+
+def _load_onednn():
+    """The loaded oneDNN, or None when no libdnnl loads."""
+    for path in _library_paths():
+        try:
+            return _Library(ctypes.CDLL(path))
+        except (OSError, AttributeError, ExecutionError):
+            continue
+    return None
+
+
+_switch = BackendChoice(
+    "ONEGRAPH_DNNL", "onednn", _load_onednn,
+    "oneDNN's libdnnl could not be loaded: install the 'onednn' extra (pip install "
+    "'onegraph[onednn]', Linux x86-64) or set ONEGRAPH_DNNL_LIBRARY to the library's "
+    "path")
+
+
+def backend() -> str:
+    """The backend 2-D float32 convolutions may use now: "onednn" or "numpy".
+
+    Raises:
+        InvalidArgumentError: ONEGRAPH_DNNL holds an unknown value.
+        UnavailableError: ONEGRAPH_DNNL=onednn and oneDNN cannot be loaded.
+    """
+    return _switch.backend()
+
+
+def use_backend(name: str) -> str:
+    """Choose the backend for the convolutions that follow ("auto", "numpy" or "onednn",
+    as ONEGRAPH_DNNL) and return the one now in use. Plans already made stay valid.
+
+    Raises:
+        InvalidArgumentError: `name` is not one of BACKENDS.
+        UnavailableError: "onednn" and oneDNN cannot be loaded (the backend is then
+            unchanged).
+    """
+    return _switch.use(name)
+
+
+def active() -> bool:
+    """Whether convolutions go through oneDNN now.
+
+    Raises:
+        InvalidArgumentError: ONEGRAPH_DNNL holds an unknown value.
+        UnavailableError: ONEGRAPH_DNNL=onednn and oneDNN cannot be loaded.
+    """
+    return _switch.active() is not None
+
+
+def _aligned_floats(count: int) -> np.ndarray:
+    """A float32 buffer of `count` values starting on a 64-byte boundary."""
+    raw = np.zeros(count + 16, np.float32)
+    start = (-raw.ctypes.data % 64) // 4
+    return raw[start:start + count]
+
+
+class _Reorder:
+    """A reorder primitive from one memory descriptor to another."""
+
+    def __init__(self, lib, src_md, dst_md):
+        self.pd = _Handle()
+        lib.check(lib.reorder_primitive_desc_create(ctypes.byref(self.pd), src_md,
+                                                    lib.engine, dst_md, lib.engine, None),
+                  "creating a reorder")
+        self.primitive = lib.primitive(self.pd)
+
+    def destroy(self, lib):
+        lib.primitive_destroy(self.primitive)
+        lib.primitive_desc_destroy(self.pd)
+
+
+class _ThreadState:
+    """One thread's stream, scratchpad, blocked buffers and memory objects for a plan,
+    with the argument lists of its primitives made once."""
+
+    def __init__(self, lib, plan):
+        self.lib = lib
+        self.stream = _Handle()
+        lib.check(lib.stream_create(ctypes.byref(self.stream), lib.engine,
+                                    _IN_ORDER_STREAM), "creating a stream")
+        self.buffers = []
+        self.memories = []
+
+        def memory(md, buffer=True):
+            data = None
+            if buffer:
+                floats = _aligned_floats(max(1, lib.memory_desc_get_size(md) // 4))
+                self.buffers.append(floats)
+                data = floats.ctypes.data
+            mem = lib.memory(md, data)
+            self.memories.append(mem)
+            return mem
+
+        self.user_src = memory(plan.user_src_md, buffer=False)
+        self.user_dst = memory(plan.user_dst_md, buffer=False)
+        src = memory(plan.src_md) if plan.src_reorder else self.user_src
+        dst = memory(plan.dst_md) if plan.dst_reorder else self.user_dst
+        conv = [(_ARG_SRC, src), (_ARG_WEIGHTS, plan.weights_memory), (_ARG_DST, dst)]
+        if plan.bias_memory is not None:
+            conv.append((_ARG_BIAS, plan.bias_memory))
+        if plan.scratchpad_size:
+            conv.append((_ARG_SCRATCHPAD, memory(plan.scratchpad_md)))
+        self.steps = []
+        if plan.src_reorder:
+            self.steps.append(self._step(plan.src_reorder.primitive,
+                                         [(_ARG_SRC, self.user_src), (_ARG_DST, src)]))
+        self.steps.append(self._step(plan.primitive, conv))
+        if plan.dst_reorder:
+            self.steps.append(self._step(plan.dst_reorder.primitive,
+                                         [(_ARG_SRC, dst), (_ARG_DST, self.user_dst)]))
+
+    @staticmethod
+    def _step(primitive, args):
+        array = (_ExecArg * len(args))(*[_ExecArg(k, v) for k, v in args])
+        return primitive, len(args), array
+
+    def __del__(self):
+        lib = self.lib
+        for mem in self.memories:
+            lib.memory_destroy(mem)
+        lib.stream_destroy(self.stream)
+
+
+class ConvPlan:
+    """One oneDNN convolution (float32, group `group`, NCHW in and out, bias and Relu
+    fused) for a fixed input shape and output strides, with its reordered weights.
+
+    Raises:
+        _Declined: oneDNN has no implementation for it.
+        ExecutionError: oneDNN failed otherwise.
+    """
+
+    def __init__(self, lib, x_shape, y_shape, y_strides, w, b, strides, pads_begin,
+                 pads_end, dilations, group, relu):
+        self.lib = lib
+        self._descs = []
+        n, c = x_shape[:2]
+        m = w.shape[0]
+        kernel = w.shape[2:]
+        if group == 1:
+            w_shape, w_tag = w.shape, _ABCD
+        else:
+            w_shape, w_tag = (group, m // group, c // group) + kernel, _ABCDE
+        desc = self._desc
+        self.user_src_md = desc(x_shape, _ABCD)
+        self.user_dst_md = desc(y_shape, strides=y_strides)
+        any_src, any_dst = desc(x_shape, _ANY), desc(y_shape, _ANY)
+        any_w, user_w = desc(w_shape, _ANY), desc(w_shape, w_tag)
+        bias_md = desc((m,), _A) if b is not None else None
+        attr, post_ops = _Handle(), _Handle()
+        lib.check(lib.primitive_attr_create(ctypes.byref(attr)), "creating attributes")
+        try:
+            lib.check(lib.primitive_attr_set_scratchpad_mode(attr, _SCRATCHPAD_USER),
+                      "setting the scratchpad mode")
+            if relu:
+                lib.check(lib.post_ops_create(ctypes.byref(post_ops)), "creating post-ops")
+                lib.check(lib.post_ops_append_eltwise(post_ops, _ELTWISE_RELU, 0.0, 0.0),
+                          "adding the Relu")
+                lib.check(lib.primitive_attr_set_post_ops(attr, post_ops),
+                          "setting the post-ops")
+            self.pd = _Handle()
+            lib.check(lib.convolution_forward_primitive_desc_create(
+                ctypes.byref(self.pd), lib.engine, _FORWARD_INFERENCE, _CONVOLUTION_DIRECT,
+                any_src, any_w, bias_md, any_dst, _dims(strides),
+                _dims(d - 1 for d in dilations), _dims(pads_begin), _dims(pads_end), attr),
+                "creating the convolution")
+        finally:
+            if post_ops:
+                lib.post_ops_destroy(post_ops)
+            lib.primitive_attr_destroy(attr)
+        impl = ctypes.c_char_p()
+        lib.check(lib.primitive_desc_query(self.pd, _QUERY_IMPL_INFO, 0,
+                                           ctypes.cast(ctypes.byref(impl), _Handle)),
+                  "asking the implementation")
+        self.implementation = (impl.value or b"?").decode()
+        if self.implementation.startswith(_SLOW_IMPLEMENTATIONS):
+            lib.primitive_desc_destroy(self.pd)
+            self.pd = None
+            raise _Declined(self.implementation)
+        self.primitive = lib.primitive(self.pd)
+        # descriptors the primitive descriptor owns (valid while it lives)
+        self.src_md = lib.primitive_desc_query_md(self.pd, _QUERY_SRC, 0)
+        self.dst_md = lib.primitive_desc_query_md(self.pd, _QUERY_DST, 0)
+        weights_md = lib.primitive_desc_query_md(self.pd, _QUERY_WEIGHTS, 0)
+        self.scratchpad_md = lib.primitive_desc_query_md(self.pd, _QUERY_SCRATCHPAD, 0)
+        self.scratchpad_size = lib.memory_desc_get_size(self.scratchpad_md) \
+            if self.scratchpad_md else 0
+        self.src_reorder = None if lib.memory_desc_equal(self.src_md, self.user_src_md) \
+            else _Reorder(lib, self.user_src_md, self.src_md)
+        self.dst_reorder = None if lib.memory_desc_equal(self.dst_md, self.user_dst_md) \
+            else _Reorder(lib, self.dst_md, self.user_dst_md)
+        self._memories = []
+        # the weights, reordered once (with the bias, held for the plan's life)
+        self._weights = _aligned_floats(max(1, lib.memory_desc_get_size(weights_md) // 4))
+        self.weights_memory = self._memory(weights_md, self._weights)
+        w_user = np.ascontiguousarray(w, dtype=np.float32)
+        if lib.memory_desc_equal(weights_md, user_w):
+            np.copyto(self._weights[:w_user.size], w_user.reshape(-1))
+        else:
+            reorder = _Reorder(lib, user_w, weights_md)
+            try:
+                self._run(lib, reorder.primitive, [(_ARG_SRC, self._memory(user_w, w_user)),
+                                                   (_ARG_DST, self.weights_memory)])
+            finally:
+                reorder.destroy(lib)
+        self._bias = None if b is None else np.ascontiguousarray(b, dtype=np.float32)
+        self.bias_memory = None if b is None else self._memory(bias_md, self._bias)
+        self.w, self.b = w, b  # the sources, held: their identity marks the plan's
+        self._threads = threading.local()
+
+    def _desc(self, shape, tag=None, strides=None):
+        md = self.lib.memory_desc(shape, tag, strides)
+        self._descs.append(md)
+        return md
+
+    def _memory(self, md, array):
+        mem = self.lib.memory(md, array.ctypes.data)
+        self._memories.append(mem)
+        return mem
+
+    @staticmethod
+    def _run(lib, primitive, args):
+        """Run one primitive on a stream of its own (plan-time work)."""
+        stream = _Handle()
+        lib.check(lib.stream_create(ctypes.byref(stream), lib.engine, _IN_ORDER_STREAM),
+                  "creating a stream")
+        try:
+            array = (_ExecArg * len(args))(*[_ExecArg(k, v) for k, v in args])
+            lib.check(lib.primitive_execute(primitive, stream, len(args), array),
+                      "reordering the weights")
+            lib.check(lib.stream_wait(stream), "waiting for the weights")
+        finally:
+            lib.stream_destroy(stream)
+
+    def run(self, x: np.ndarray, y: np.ndarray) -> None:
+        """y = the convolution of x (C-contiguous float32 of the plan's input shape),
+        into y (the plan's output shape and strides).
+
+        Raises:
+            ExecutionError: oneDNN failed.
+        """
+        state = getattr(self._threads, "state", None)
+        if state is None:
+            state = self._threads.state = _ThreadState(self.lib, self)
+        lib = self.lib
+        lib.memory_set_data_handle(state.user_src, x.ctypes.data)
+        lib.memory_set_data_handle(state.user_dst, y.ctypes.data)
+        for primitive, count, args in state.steps:
+            status = lib.primitive_execute(primitive, state.stream, count, args)
+            if status != _SUCCESS:
+                lib.check(status, "running the convolution")
+        lib.check(lib.stream_wait(state.stream), "waiting for the convolution")
+
+    def __del__(self):
+        lib = self.lib
+        for mem in getattr(self, "_memories", ()):
+            lib.memory_destroy(mem)
+        for reorder in (getattr(self, "src_reorder", None),
+                        getattr(self, "dst_reorder", None)):
+            if reorder is not None:
+                reorder.destroy(lib)
+        if getattr(self, "primitive", None):
+            lib.primitive_destroy(self.primitive)
+        if getattr(self, "pd", None):
+            lib.primitive_desc_destroy(self.pd)
+        for md in getattr(self, "_descs", ()):
+            lib.memory_desc_destroy(md)
+
+
+# Plans per node and input shape, then plain kernels (a model fed ever new image sizes
+# must not grow a primitive per size)
+_PLANS_PER_CONV = 4
+
+
+def conv_2d(x, w, b, strides, pads_begin, pads_end, dilations, group, relu, y, cache):
+    """y = Conv(x, w, b) (+ Relu when `relu`) for float32 NCHW x (C-contiguous) through
+    oneDNN, with w and b fixed while `cache` (the node's) lives; y a float32 array of the
+    output shape (any strides, e.g. a Concat's channel slice). True when done; False
+    when the backend is not oneDNN, or oneDNN has no fast kernel for this conv or
+    refuses its arguments (the caller's own path runs then).
+
+    Raises:
+        InvalidArgumentError: ONEGRAPH_DNNL holds an unknown value.
+        UnavailableError: ONEGRAPH_DNNL=onednn and oneDNN cannot be loaded.
+        ExecutionError: oneDNN failed.
+    """
+    lib = _switch.active()
+    if lib is None:
+        return False
+    plans = cache.get("onednn")
+    if plans is None:
+        plans = cache["onednn"] = {}
+    key = (x.shape, y.shape, y.strides, relu)
+    plan = plans.get(key)
+    if plan is not None and plan is not False and (plan.w is not w or plan.b is not b):
+        plan = None  # other weights than the plan's: not the constants a cache holds
+        del plans[key]
+    if plan is None:
+        if len(plans) >= _PLANS_PER_CONV:
+            return False
+        try:
+            plan = ConvPlan(lib, x.shape, y.shape,
+                            tuple(s // y.itemsize for s in y.strides), w, b, strides,
+                            pads_begin, pads_end, dilations, group, relu)
+        except (_Declined, ExecutionError):
+            # no kernel, or arguments past oneDNN's limits (a stride of 2**62 that
+            # leaves one window): conv.py's own paths run this conv
+            plan = False
+        plans[key] = plan
+    if plan is False:
+        return False
+    plan.run(x, y)
+    return True
+
+
+def _reset_for_tests():
+    """Forget the requested backend (ONEGRAPH_DNNL is read again at next use)."""
+    _switch.reset()
