@@ -2,6 +2,10 @@
 
 Convolution is im2col + GEMM, with faster paths chosen by shape (`conv_nd`):
 
+- With oneDNN (ops/onednn.py, the `onednn` extra) and a weight cache, float32 2-D
+  convs with kernels past 1x1 (stems, strided convs, few channels, small images; not
+  the wide many-channel 3x3s where Winograd below wins, `_onednn_pays`) run as one
+  oneDNN primitive on channel-blocked copies, bias and Relu fused.
 - 1x1 convs are a plain GEMM on the input (grouped: one batched matmul); grouped
   ones, and ones with at least twice as many outputs as inputs, take their bias
   through the GEMM as a row of ones (`_pointwise_with_ones_row`).
