@@ -18,8 +18,10 @@ The backend is chosen by the environment variable ONEGRAPH_DNNL, read at first u
 "auto" (the default: oneDNN when its library loads, numpy otherwise), "numpy", or
 "onednn" (oneDNN or an error); `use_backend` changes it at run time. The library is the
 `onednn-cpu-gomp` wheel's libdnnl (or the path in ONEGRAPH_DNNL_LIBRARY); its thread
-count follows OMP_NUM_THREADS. Results differ from the GEMM paths' in the last bits
-(another summation order). Threads may share a plan: each thread has its own stream,
+count follows OMP_NUM_THREADS. A process forked after oneDNN was loaded runs conv.py's
+own paths: GNU OpenMP's thread pool does not survive fork, and a forked child's first
+oneDNN call on several threads would hang. Results differ from the GEMM paths' in the
+last bits (another summation order). Threads may share a plan: each thread has its own stream,
 scratchpad and blocked buffers (oneDNN's primitives are thread-safe with the
 scratchpad given by the caller).
 """
@@ -190,16 +192,40 @@ _switch = BackendChoice(
     "oneDNN's libdnnl could not be loaded: install the 'onednn' extra (pip install "
     "'onegraph[onednn]', Linux x86-64) or set ONEGRAPH_DNNL_LIBRARY to the library's "
     "path")
+_forked_after_load = False  # this process was forked from one that had loaded oneDNN
 
 
-def backend() -> str:
-    """The backend 2-D float32 convolutions may use now: "onednn" or "numpy".
+def _after_fork_in_child():
+    global _forked_after_load
+    if _switch.loaded:
+        _forked_after_load = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _active_library():
+    """The loaded oneDNN when the backend is oneDNN (and usable in this process), else
+    None.
 
     Raises:
         InvalidArgumentError: ONEGRAPH_DNNL holds an unknown value.
         UnavailableError: ONEGRAPH_DNNL=onednn and oneDNN cannot be loaded.
     """
-    return _switch.backend()
+    lib = _switch.active()
+    return None if _forked_after_load else lib
+
+
+def backend() -> str:
+    """The backend 2-D float32 convolutions may use now: "onednn" or "numpy" (always
+    "numpy" in a process forked after oneDNN was loaded).
+
+    Raises:
+        InvalidArgumentError: ONEGRAPH_DNNL holds an unknown value.
+        UnavailableError: ONEGRAPH_DNNL=onednn and oneDNN cannot be loaded.
+    """
+    return "numpy" if _active_library() is None else _switch.name
 
 
 def use_backend(name: str) -> str:
@@ -211,7 +237,8 @@ def use_backend(name: str) -> str:
         UnavailableError: "onednn" and oneDNN cannot be loaded (the backend is then
             unchanged).
     """
-    return _switch.use(name)
+    _switch.use(name)
+    return backend()
 
 
 def active() -> bool:
@@ -221,7 +248,7 @@ def active() -> bool:
         InvalidArgumentError: ONEGRAPH_DNNL holds an unknown value.
         UnavailableError: ONEGRAPH_DNNL=onednn and oneDNN cannot be loaded.
     """
-    return _switch.active() is not None
+    return _active_library() is not None
 
 
 def _aligned_floats(count: int) -> np.ndarray:
@@ -461,7 +488,7 @@ def conv_2d(x, w, b, strides, pads_begin, pads_end, dilations, group, relu, y, c
         UnavailableError: ONEGRAPH_DNNL=onednn and oneDNN cannot be loaded.
         ExecutionError: oneDNN failed.
     """
-    lib = _switch.active()
+    lib = _active_library()
     if lib is None:
         return False
     plans = cache.get("onednn")

@@ -278,3 +278,40 @@ def test_session_runs_a_conv_net_through_onednn_like_onnxruntime(dnnl_backend,
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
     # the stem, the 3x3 and the dilated conv (not the 1x1), on both runs
     assert done.count(True) == (6 if dnnl_backend == "onednn" else 0)
+
+
+@needs_onednn
+def test_a_process_forked_after_onednn_ran_on_threads_runs_the_own_paths():
+    """GNU OpenMP's thread pool does not survive fork: a child forked after a oneDNN
+    conv ran on two threads used to hang in its first conv. It now runs conv.py's
+    own paths (the backend reads "numpy" there) and gives the parent's result."""
+    code = """
+        import multiprocessing as mp
+        import numpy as np
+        from onegraph.ops import conv, get_op, onednn
+        attrs = get_op("Conv").resolve_attrs(dict(pads=[1, 1, 1, 1]), num_outputs=1)
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal((1, 16, 40, 40)).astype(np.float32)
+        w = rng.standard_normal((32, 16, 3, 3)).astype(np.float32)
+        cache = {}
+        y = conv.conv_nd(x, w, None, attrs, cache)
+        assert any(p is not False for p in cache["onednn"].values())
+
+        def child(q):
+            q.put((onednn.backend(), float(np.abs(conv.conv_nd(x, w, None, attrs, cache)
+                                                   - y).max())))
+
+        ctx = mp.get_context("fork")
+        q = ctx.Queue()
+        p = ctx.Process(target=child, args=(q,))
+        p.start()
+        p.join(60)
+        if p.is_alive():
+            p.kill()
+            print("hung")
+        else:
+            name, diff = q.get(timeout=5)
+            print(name, diff < 1e-3 * float(np.abs(y).max()), onednn.backend())
+    """
+    result = _run_python(code, OMP_NUM_THREADS="2")
+    assert result.stdout.strip() == "numpy True onednn", result.stdout + result.stderr
