@@ -69,6 +69,11 @@ class _Declined(Exception):
     """oneDNN has no implementation for this convolution (the caller's own path runs)."""
 
 
+def _arguments(pairs):
+    """(count, C array) of execution arguments from (argument id, memory) pairs."""
+    return len(pairs), (_ExecArg * len(pairs))(*[_ExecArg(k, v) for k, v in pairs])
+
+
 def _dims(values) -> _Dims:
     d = _Dims()
     for i, v in enumerate(values):
@@ -279,11 +284,11 @@ class _ThreadState:
 
     def __init__(self, lib, plan):
         self.lib = lib
+        self.buffers = []
+        self.memories = []
         self.stream = _Handle()
         lib.check(lib.stream_create(ctypes.byref(self.stream), lib.engine,
                                     _IN_ORDER_STREAM), "creating a stream")
-        self.buffers = []
-        self.memories = []
 
         def memory(md, buffer=True):
             data = None
@@ -306,23 +311,19 @@ class _ThreadState:
             conv.append((_ARG_SCRATCHPAD, memory(plan.scratchpad_md)))
         self.steps = []
         if plan.src_reorder:
-            self.steps.append(self._step(plan.src_reorder.primitive,
-                                         [(_ARG_SRC, self.user_src), (_ARG_DST, src)]))
-        self.steps.append(self._step(plan.primitive, conv))
+            self.steps.append((plan.src_reorder.primitive,) + _arguments(
+                [(_ARG_SRC, self.user_src), (_ARG_DST, src)]))
+        self.steps.append((plan.primitive,) + _arguments(conv))
         if plan.dst_reorder:
-            self.steps.append(self._step(plan.dst_reorder.primitive,
-                                         [(_ARG_SRC, dst), (_ARG_DST, self.user_dst)]))
-
-    @staticmethod
-    def _step(primitive, args):
-        array = (_ExecArg * len(args))(*[_ExecArg(k, v) for k, v in args])
-        return primitive, len(args), array
+            self.steps.append((plan.dst_reorder.primitive,) + _arguments(
+                [(_ARG_SRC, dst), (_ARG_DST, self.user_dst)]))
 
     def __del__(self):
         lib = self.lib
         for mem in self.memories:
             lib.memory_destroy(mem)
-        lib.stream_destroy(self.stream)
+        if self.stream:
+            lib.stream_destroy(self.stream)
 
 
 class ConvPlan:
@@ -429,8 +430,7 @@ class ConvPlan:
         lib.check(lib.stream_create(ctypes.byref(stream), lib.engine, _IN_ORDER_STREAM),
                   "creating a stream")
         try:
-            array = (_ExecArg * len(args))(*[_ExecArg(k, v) for k, v in args])
-            lib.check(lib.primitive_execute(primitive, stream, len(args), array),
+            lib.check(lib.primitive_execute(primitive, stream, *_arguments(args)),
                       "reordering the weights")
             lib.check(lib.stream_wait(stream), "waiting for the weights")
         finally:
