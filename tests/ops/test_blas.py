@@ -20,6 +20,8 @@ import pytest
 from onegraph.errors import InvalidArgumentError, UnavailableError
 from onegraph.ops import blas
 
+from ..backends import needs_backend
+
 
 @pytest.fixture
 def backend_reset():
@@ -28,15 +30,7 @@ def backend_reset():
     blas._reset_for_tests()
 
 
-def _mkl_loads() -> bool:
-    try:
-        return blas.use_backend("auto") == "mkl"
-    finally:
-        blas._reset_for_tests()
-
-
-needs_mkl = pytest.mark.skipif(not _mkl_loads(), reason="Intel MKL (the mkl extra) "
-                               "does not load here")
+needs_mkl = needs_backend(blas, "mkl", "Intel MKL (the mkl extra)")
 
 
 def _views(x, kind):

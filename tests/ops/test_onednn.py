@@ -18,6 +18,7 @@ from onegraph.errors import InvalidArgumentError
 from onegraph.ops import conv, onednn
 from onegraph.ops import get_op
 
+from ..backends import needs_backend
 from ..threads import run_together
 from .test_conv_fast_paths import _assert_matches_ort, _fused_conv
 
@@ -35,15 +36,7 @@ CASES = [
 ]
 
 
-def _onednn_loads() -> bool:
-    try:
-        return onednn.use_backend("auto") == "onednn"
-    finally:
-        onednn._reset_for_tests()
-
-
-needs_onednn = pytest.mark.skipif(not _onednn_loads(), reason="oneDNN (the onednn "
-                                  "extra) does not load here")
+needs_onednn = needs_backend(onednn, "onednn", "oneDNN (the onednn extra)")
 
 
 @pytest.fixture
