@@ -459,16 +459,11 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False, add=
     y = None
     if cache is not None and nsp == 2 and cdt == np.float32 and not shuffle \
             and min(pb + pe) >= 0 and not (relu_input and depthwise) \
-            and _onednn_pays(c, m, group, kernel, strides, dilations, out_sp) \
-            and onednn.active():
-        y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
-        if onednn.conv_2d(np.ascontiguousarray(x), w, b, strides, pb, pe, dilations, group,
-                          relu, y.reshape((n, m) + tuple(out_sp)), cache):
-            b, relu = None, False
-        else:
-            y = None
+            and _onednn_pays(c, m, group, kernel, strides, dilations, out_sp):
+        y = _conv_onednn(x, w, b, strides, pb, pe, dilations, group, relu, out_sp, direct,
+                         cache)
     if y is not None:
-        pass
+        b, relu = None, False  # oneDNN added them
     elif all(k == 1 for k in kernel) and not any(pb) and not any(pe):
         # 1x1: a plain GEMM on the (possibly strided) input; a stride past the input
         # (one window) reads as 1 (`_single_window_strides`) but still takes one pixel
@@ -1135,6 +1130,25 @@ def _onednn_pays(c, m, group, kernel, strides, dilations, out_sp):
     limit = _ONEDNN_MAX_HARMONIC_WIDE if min(out_sp) >= _ONEDNN_WIDE_IMAGE \
         else _ONEDNN_MAX_HARMONIC
     return c * m <= limit * (c + m)
+
+
+def _conv_onednn(x, w, b, strides, pb, pe, dilations, group, relu, out_sp, direct,
+                 cache):
+    """A float32 2-D conv (+ bias, + Relu when `relu`) through oneDNN into `direct` (or a
+    new (N, M, P) array), returned; None when the oneDNN backend is off or declines.
+
+    Raises:
+        ExecutionError: oneDNN failed.
+    """
+    if not onednn.active():
+        return None
+    n, m = x.shape[0], w.shape[0]
+    y = np.empty((n, m, math.prod(out_sp)), dtype=np.float32) if direct is None \
+        else direct
+    if onednn.conv_2d(np.ascontiguousarray(x), w, b, strides, pb, pe, dilations, group,
+                      relu, y.reshape((n, m) + tuple(out_sp)), cache):
+        return y
+    return None
 
 
 def _direct_taps_pays(c, m, kernel, out_sp):

@@ -77,7 +77,6 @@ def taken_by(monkeypatch, own_convs):
     return record
 
 
-
 @pytest.fixture(params=["onednn", "numpy"])
 def dnnl_backend(request):
     """Run the test with oneDNN's convolutions (skipped where libdnnl does not load) and
