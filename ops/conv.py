@@ -50,7 +50,7 @@ from . import jit, onednn
 from .activation import all_finite
 from .activation import relu as relu_op
 from .blas import backend, matmul_constant
-from .conv_depthwise import depthwise_2d
+from .conv_depthwise import _rectified_input, depthwise_2d
 from .common import check_result_size, derived, remember
 from .registry import TensorInfo, define
 from .scratch import scratch as _scratch
@@ -372,7 +372,7 @@ _GEOMETRIES_PER_CONV = 64
 
 
 def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False, add=None,
-            relu_input=False):
+            relu_input=False, input_shift=None):
     """N-D convolution (ONNX Conv semantics), x (N, C, *S), w (M, C/group, *k).
 
     `cache`: a dict the caller keeps for fixed (w, b) (the Session's plan-time Conv
@@ -391,7 +391,8 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False, add=
     is written over it and returned, by the GEMM itself where the BLAS backend
     accumulates (group-1 1x1 convs through MKL).
     `relu_input`: convolve max(x, 0) (the Relu of the step before, moved here by the
-    Session's rewrite 12: 2-D depthwise convs apply it as they read x, others first).
+    Session's rewrite 12: 2-D depthwise convs apply it as they read x, others first);
+    with `input_shift` (C,), max(x + input_shift, 0) (the step's bias moved too).
 
     Raises:
         ShapeError: channels, weight shape and group disagree, `out` does not fit, or
@@ -450,7 +451,7 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False, add=
     depthwise = group == c == m and nsp == 2 and dilations == [1, 1] \
         and min(pb + pe) >= 0 and c > 1 and any(k != 1 for k in kernel)
     if relu_input and not depthwise:
-        x = relu_op(x)
+        x = _rectified_input(x, input_shift)
     if n == 0 or npix == 0:
         # nothing to compute; the fast paths' reshapes (-1 over zero pixels) would fail
         y = out if out is not None else np.zeros((n, m) + tuple(out_sp), dtype=cdt)
@@ -537,7 +538,7 @@ def conv_nd(x, w, b, attrs, cache=None, shuffle=None, out=None, relu=False, add=
         elif depthwise:
             y = np.empty((n, m, npix), dtype=cdt) if direct is None else direct
             depthwise_2d(x, w, strides, pb, out_sp, cache, b,
-                         y.reshape((n, m) + tuple(out_sp)), relu_input)
+                         y.reshape((n, m) + tuple(out_sp)), relu_input, input_shift)
             b = None
         elif group == 1:
             xp = _pad_scratch(x, pb, pe, "conv.pad")

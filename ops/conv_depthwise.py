@@ -54,7 +54,7 @@ _CHANNELS_LAST_ROW = 2048
 
 
 def depthwise_2d(x, w, strides, pads_begin, out_sp, cache=None, bias=None, out=None,
-                 rectify=False):
+                 rectify=False, shift=None):
     """Depthwise conv of x (N, C, H, W) with w (C, 1, kh, kw) and optional bias (C,),
     all of x's dtype (float32 or float64), without dilation.
 
@@ -64,13 +64,15 @@ def depthwise_2d(x, w, strides, pads_begin, out_sp, cache=None, bias=None, out=N
     `out` (N, C, *out_sp) when given (any strides), else into a new array; returned.
     `rectify`: convolve max(x, 0) instead (a Relu before the conv, moved here by the
     Session's rewrite 12): numba's 3x3 forms apply it as they copy each plane, the
-    others make it a pass of its own first.
+    others make it a pass of its own first. `shift` (C,), with `rectify`: convolve
+    max(x + shift, 0) (the producer's bias moved here as well).
     """
     compiled = jit.kernels("conv")
     if compiled is not None:
-        return _compiled(compiled, x, w, strides, pads_begin, out_sp, bias, out, rectify)
+        return _compiled(compiled, x, w, strides, pads_begin, out_sp, bias, out, rectify,
+                         shift)
     if rectify:
-        x = relu_op(x)
+        x = _rectified_input(x, shift)
     if out is None:
         out = np.empty(x.shape[:2] + tuple(out_sp), x.dtype)
     bias = None if bias is None else np.asarray(bias, x.dtype).reshape(-1)
@@ -92,7 +94,17 @@ def depthwise_2d(x, w, strides, pads_begin, out_sp, cache=None, bias=None, out=N
     return out
 
 
-def _compiled(kernels, x, w, strides, pads_begin, out_sp, bias, out, rectify=False):
+def _rectified_input(x, shift):
+    """max(x + shift, 0) per channel (x (N, C, ...), shift (C,) or None: no shift), a
+    new array."""
+    if shift is None:
+        return relu_op(x)
+    y = np.add(x, np.asarray(shift, x.dtype).reshape((-1,) + (1,) * (x.ndim - 2)))
+    return relu_op(y, out=y)
+
+
+def _compiled(kernels, x, w, strides, pads_begin, out_sp, bias, out, rectify=False,
+              shift=None):
     """depthwise_2d through the numba kernels of conv_jit.py: the 3x3 same-size
     stride-1 form, the 3x3 stride-2 phase form (both rectifying as they copy when
     `rectify`), the 3x3 row form (other pads and strides, 1 or 2 across), or the
@@ -106,14 +118,17 @@ def _compiled(kernels, x, w, strides, pads_begin, out_sp, bias, out, rectify=Fal
     y = out if out is not None and out.flags.c_contiguous else \
         np.empty(x.shape[:2] + tuple(out_sp), x.dtype)
     kernel = w.shape[2:]
+    shifts = np.ascontiguousarray(np.asarray(shift, x.dtype).reshape(c)) \
+        if rectify and shift is not None else np.zeros(0, x.dtype)
     if kernel == (3, 3) and list(strides) == [1, 1] and list(pads_begin) == [1, 1] \
             and tuple(out_sp) == x.shape[2:] and x.shape[3] >= 2:
-        kernels.same_3x3(x, w, b, y, rectify, zero)
+        kernels.same_3x3(x, w, b, y, rectify, zero, shifts)
     elif kernel == (3, 3) and list(strides) == [2, 2]:
-        kernels.strided_3x3(x, w, b, y, pads_begin[0], pads_begin[1], rectify, zero)
+        kernels.strided_3x3(x, w, b, y, pads_begin[0], pads_begin[1], rectify, zero,
+                            shifts)
     else:
         if rectify:
-            x = relu_op(x)
+            x = _rectified_input(x, shift)
         if kernel == (3, 3) and strides[1] in (1, 2):
             kernels.depthwise_3x3(x, w, b, y, strides[0], strides[1], pads_begin[0],
                                   pads_begin[1])

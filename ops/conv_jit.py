@@ -38,20 +38,22 @@ def max_nan(a, b):
 
 
 @njit(inline="always", **COMPILE)
-def _copy(src, at, dst, to, count, zero, transform):
-    """dst[to + i] = transform(src[at + i], zero) for i < count (unsigned offsets)."""
+def _copy(src, at, dst, to, count, zero, shift, transform):
+    """dst[to + i] = transform(src[at + i], zero, shift) for i < count (unsigned
+    offsets)."""
     for i in range(count):
         u = uint64(i)
-        dst[to + u] = transform(src[at + u], zero)
+        dst[to + u] = transform(src[at + u], zero, shift)
 
 
 @njit(**COMPILE)
-def same_3x3(x, w, b, out, rectify, zero):
+def same_3x3(x, w, b, out, rectify, zero, shift):
     """3x3 stride-1 depthwise conv with one pixel of zero padding on every side (the
     output as large as the input) of C-contiguous x (N, C, H, W), W >= 2, weights w
     (C, 1, 3, 3) and bias b (C,), written into the C-contiguous out (N, C, H, W);
     with `rectify`, of max(x, zero) (the Relu before it, applied as each plane is
-    copied; zero: a 0 of x's dtype).
+    copied; zero: a 0 of x's dtype), or of max(x + shift[c], zero) on channel c when
+    `shift` is not empty (the producer's bias moved here too).
 
     Each plane is copied between a zero row above and one below, so output position p
     (flat over the plane) reads p + a*W + t for tap (a, t): one loop over all H*W
@@ -67,10 +69,12 @@ def same_3x3(x, w, b, out, rectify, zero):
     for plane in range(n_ * c_):
         c = plane % c_
         src = uint64(plane * hw)
-        if rectify:
-            _copy(xf, src, buf, uint64(wd + 1), hw, zero, rectified)
+        if shift.size:
+            _copy(xf, src, buf, uint64(wd + 1), hw, zero, shift[c], shifted_rectified)
+        elif rectify:
+            _copy(xf, src, buf, uint64(wd + 1), hw, zero, zero, rectified)
         else:
-            _copy(xf, src, buf, uint64(wd + 1), hw, zero, as_is)
+            _copy(xf, src, buf, uint64(wd + 1), hw, zero, zero, as_is)
         k = uint64(9 * c)
         w00, w01, w02 = wf[k], wf[k + one], wf[k + two]
         w10, w11, w12 = wf[k + uint64(3)], wf[k + uint64(4)], wf[k + uint64(5)]
@@ -183,21 +187,29 @@ def zero_2x2_phases(h, wd, ho, wo, pt, pl, dtype):
 
 
 @njit(inline="always", **COMPILE)
-def as_is(value, zero):
+def as_is(value, zero, shift):
     """`value`: the copy that `rectified` is with the Relu (a kernel argument)."""
     return value
 
 
 @njit(inline="always", **COMPILE)
-def rectified(value, zero):
+def rectified(value, zero, shift):
     """max(value, zero), NaN kept: a Relu moved into the copy (Session rewrite 12)."""
     return max_nan(value, zero)
 
 
 @njit(inline="always", **COMPILE)
-def split_pairs(xf, start, pairs, even, e0, odd, o0, zero, transform):
+def shifted_rectified(value, zero, shift):
+    """max(value + shift, zero), NaN kept: the producer's bias and Relu moved into the
+    copy (Session rewrite 12)."""
+    return max_nan(value + shift, zero)
+
+
+@njit(inline="always", **COMPILE)
+def split_pairs(xf, start, pairs, even, e0, odd, o0, zero, shift, transform):
     """even[e0 + j] = transform(xf[start + 2j]), odd[o0 + j] = transform(xf[start +
-    2j + 1]) for j < pairs (`as_is` or `rectified`), with unsigned offsets. Both columns
+    2j + 1]) for j < pairs (`as_is`, `rectified` or `shifted_rectified`, given zero and
+    shift), with unsigned offsets. Both columns
     of a pair are read in one loop, which LLVM deinterleaves with vector permutes (a
     stride-2 read alone becomes a gather); `even` and `odd` may be one array."""
     one = uint64(1)
@@ -205,14 +217,15 @@ def split_pairs(xf, start, pairs, even, e0, odd, o0, zero, transform):
         u = uint64(j)
         e = xf[start + u + u]
         o = xf[start + u + u + one]
-        even[e0 + u] = transform(e, zero)
-        odd[o0 + u] = transform(o, zero)
+        even[e0 + u] = transform(e, zero, shift)
+        odd[o0 + u] = transform(o, zero, shift)
 
 
 @njit(inline="always", **COMPILE)
-def into_2x2_phases(xf, start, h, wd, pt, pl, phases, hq, wq, zero, transform):
+def into_2x2_phases(xf, start, h, wd, pt, pl, phases, hq, wq, zero, shift, transform):
     """Copy the plane at flat offset `start` of xf (H x W), each value through
-    `transform` (`as_is`, or `rectified` with zero a 0 of its dtype), into the four
+    `transform` (`as_is`, `rectified` or `shifted_rectified`, with zero a 0 of its
+    dtype and the shift), into the four
     2x2 stride phases of its zero-padded form, flat in `phases`, each hq x wq: padded
     element (R, Q) at row R // 2, column Q // 2 of phase 2 * (R % 2) + Q % 2; pads
     (pt, pl) in front, everything of the image inside the phases (`split_pairs` a row).
@@ -226,15 +239,16 @@ def into_2x2_phases(xf, start, h, wd, pt, pl, phases, hq, wq, zero, transform):
         base = uint64((r % 2) * 2 * pq + (r // 2) * wq)
         s = uint64(start + i * wd)
         de, do = base + even_col, base + odd_col
-        split_pairs(xf, s, wd // 2, phases, de, phases, do, zero, transform)
+        split_pairs(xf, s, wd // 2, phases, de, phases, do, zero, shift, transform)
         if wd % 2:
-            phases[de + uint64(wd // 2)] = transform(xf[s + uint64(wd - 1)], zero)
+            phases[de + uint64(wd // 2)] = transform(xf[s + uint64(wd - 1)], zero, shift)
 
 
 @njit(**COMPILE)
-def strided_3x3(x, w, b, out, pt, pl, rectify, zero):
+def strided_3x3(x, w, b, out, pt, pl, rectify, zero, shift):
     """3x3 stride-2 depthwise conv of C-contiguous x (N, C, H, W) (of max(x, zero) with
-    `rectify`, as `same_3x3`) with weights w (C, 1, 3, 3) and bias b (C,), leading pads
+    `rectify`, of max(x + shift[c], zero) with a `shift`, as `same_3x3`) with weights
+    w (C, 1, 3, 3) and bias b (C,), leading pads
     (pt, pl) >= 0, into the C-contiguous out (N, C, ho, wo) (the trailing pads follow
     from its size).
 
@@ -256,11 +270,14 @@ def strided_3x3(x, w, b, out, pt, pl, rectify, zero):
     ee, eo, oe, oo = uint64(0), uint64(pq), uint64(2 * pq), uint64(3 * pq)
     for plane in range(n_ * c_):
         c = plane % c_
-        if rectify:
-            into_2x2_phases(xf, plane * h * wd, h, wd, pt, pl, phases, hq, wq, zero,
-                            rectified)
+        start = plane * h * wd
+        if shift.size:
+            into_2x2_phases(xf, start, h, wd, pt, pl, phases, hq, wq, zero, shift[c],
+                            shifted_rectified)
+        elif rectify:
+            into_2x2_phases(xf, start, h, wd, pt, pl, phases, hq, wq, zero, zero, rectified)
         else:
-            into_2x2_phases(xf, plane * h * wd, h, wd, pt, pl, phases, hq, wq, zero, as_is)
+            into_2x2_phases(xf, start, h, wd, pt, pl, phases, hq, wq, zero, zero, as_is)
         k = uint64(9 * c)
         w00, w01, w02 = wf[k], wf[k + one], wf[k + uint64(2)]
         w10, w11, w12 = wf[k + uint64(3)], wf[k + uint64(4)], wf[k + uint64(5)]

@@ -139,7 +139,7 @@ def mean_3x3_s2(x, out, pt, pl, divisor):
     ee, eo, oe, oo = uint64(0), uint64(pq), uint64(2 * pq), uint64(3 * pq)
     for plane in range(n_ * c_):
         into_2x2_phases(xf, plane * h * wd, h, wd, pt, pl, phases, hq, wq, phases[0],
-                        as_is)
+                        phases[0], as_is)
         dst = uint64(plane * ho * wo)
         for r in range(ho):
             d, first, q = dst + uint64(r * wo), uint64(r * wq), uint64(r * wo)
@@ -186,7 +186,7 @@ def max_3x3_s2(x, out, pt, pl, lowest):
                     of[row + uint64(j)] = lowest
                 continue
             first = src + uint64(a0 * wd)
-            split_pairs(xf, first, pairs, from_even, e0, from_odd, o0, lowest, as_is)
+            split_pairs(xf, first, pairs, from_even, e0, from_odd, o0, lowest, lowest, as_is)
             if wd % 2:
                 from_even[last] = xf[first + uint64(wd - 1)]
             for a in range(a0 + 1, a1):

@@ -615,27 +615,31 @@ def _clip_kernel(affine, one_by_one, fallback):
     return kernel
 
 
-def _conv_kernel(conv, w, b, relu, relu_input=False):
+def _conv_kernel(conv, w, b, relu, relu_input=False, input_shift=None):
     """A fused Conv step: `conv` (the registry's Conv kernel, or another op's) with the
     constant weights w and bias b, then Relu when `relu`; `relu_input`: of max(x, 0)
-    (rewrite 12). The kernel carries `conv_parts` (conv, w, b, relu) and its weight
-    cache for the later rewrites."""
+    (rewrite 12), or of max(x + input_shift(x.shape), 0) when that gives a per-channel
+    vector (the producer's bias, moved too). The kernel carries `conv_parts` (conv,
+    w, b, relu) and its weight cache for the later rewrites."""
     from ..ops import conv as conv_ops
+    from ..ops.conv_depthwise import _rectified_input
 
     cache: dict = {}  # GEMM-ready weights of this node, built on first use
 
     def kernel(inputs, attrs, ctx):
+        shift = input_shift(np.shape(inputs[0])) if input_shift is not None else None
         if conv is conv_ops._conv_kernel and isinstance(inputs[0], np.ndarray):
             y = conv_ops.conv_nd(inputs[0], w, b, attrs, cache, relu=relu,
-                                 relu_input=relu_input)
+                                 relu_input=relu_input, input_shift=shift)
         else:
-            x = relu_op(np.asarray(inputs[0])) if relu_input else inputs[0]
+            x = _rectified_input(np.asarray(inputs[0]), shift) if relu_input \
+                else inputs[0]
             (y,) = conv([x, w, b], attrs, ctx)
             if relu:
                 y = _relu_inplace(y)
         return (y,)
     kernel.conv_parts = (conv, w, b, relu)
-    kernel.relu_input = relu_input
+    kernel.relu_input, kernel.input_shift = relu_input, input_shift
     kernel.cache = cache
     return kernel
 
@@ -757,15 +761,10 @@ def _remember(memo: dict, key, value):
     return remember(memo, key, value, _PER_SHAPE_ENTRIES)
 
 
-def _shuffled_conv_kernel(parts, sh1, sh2, chain):
-    """A fused Conv step followed by a channel shuffle (see `_fold_shuffles`)."""
-    from ..ops import conv as conv_ops
-
-    conv, w, b, relu = parts
-    plain = _conv_kernel(conv, w, b, relu)
-    cache: dict = {}
-    groups: dict = {}  # input shape -> shuffle g, or 0 when the shapes do not fit
-
+def _shuffle_group(y_shape, sh1, sh2) -> int:
+    """The group g of the channel shuffle that the Reshape (sh1) -> Transpose ->
+    Reshape (sh2) chain of `_fold_shuffles` makes of a Conv output of `y_shape`, or 0
+    when the shapes do not fit that pattern (the chain then runs as written)."""
     def resolve(target, shape):
         out = [shape[i] if d == 0 and i < len(shape) else d for i, d in enumerate(target)]
         if out.count(-1) == 1:
@@ -773,19 +772,35 @@ def _shuffled_conv_kernel(parts, sh1, sh2, chain):
             out[out.index(-1)] = int(np.prod(shape)) // known if known else -1
         return out
 
+    y_shape = list(y_shape)
+    if len(y_shape) != len(sh2) or len(sh1) <= 1:
+        return 0
+    m, g1 = y_shape[1], sh1[1]
+    if g1 > 1 and m % g1 == 0 \
+            and resolve(sh1, y_shape) == [y_shape[0], g1, m // g1] + y_shape[2:] \
+            and resolve(sh2, [y_shape[0], m // g1, g1] + y_shape[2:]) == y_shape:
+        return g1
+    return 0
+
+
+def _shuffled_conv_kernel(parts, sh1, sh2, chain, bias_moved=False):
+    """A fused Conv step followed by a channel shuffle (see `_fold_shuffles`).
+    `bias_moved`: where the shuffle folds into the Conv (`_shuffle_group` of its output
+    shape), the bias is left out, to be added by the reader (rewrite 12)."""
+    from ..ops import conv as conv_ops
+
+    conv, w, b, relu = parts
+    plain = _conv_kernel(conv, w, b, relu)
+    cache: dict = {}
+    groups: dict = {}  # input shape -> shuffle g, or 0 when the shapes do not fit
+
     def shuffle_of(x, attrs):
         g = groups.get(x.shape)
         if g is None:
             g = 0
-            m = w.shape[0]
-            if x.ndim == w.ndim and x.ndim == len(sh2) and len(sh1) > 1:
+            if x.ndim == w.ndim:
                 *_, out_sp = conv_ops._pool_geometry(x.shape[2:], list(w.shape[2:]), attrs)
-                y_shape = [x.shape[0], m] + list(out_sp)
-                g1 = sh1[1]
-                if g1 > 1 and m % g1 == 0 \
-                        and resolve(sh1, y_shape) == [y_shape[0], g1, m // g1] + y_shape[2:] \
-                        and resolve(sh2, [y_shape[0], m // g1, g1] + y_shape[2:]) == y_shape:
-                    g = g1
+                g = _shuffle_group([x.shape[0], w.shape[0]] + list(out_sp), sh1, sh2)
             _remember(groups, x.shape, g)
         return g
 
@@ -795,13 +810,15 @@ def _shuffled_conv_kernel(parts, sh1, sh2, chain):
                 and x.dtype.kind == "f":
             g = shuffle_of(x, attrs)
             if g:
-                return (conv_ops.conv_nd(x, w, b, attrs, cache, shuffle=g, relu=relu),)
+                return (conv_ops.conv_nd(x, w, None if bias_moved else b, attrs, cache,
+                                         shuffle=g, relu=relu),)
         (y,) = plain(inputs, attrs, ctx)
         for kern, kattrs, arg in chain:
             y = kern([y] if arg is None else [y, arg], kattrs, ctx)[0]
         return (y,)
 
     kernel.shuffled_parts = (parts, sh1, sh2, chain)
+    kernel.bias_moved = bias_moved
     return kernel
 
 
@@ -1367,11 +1384,51 @@ def _relu_into_depthwise(steps, protected, Step):
                 or not _depthwise_2d(after[1], out[j].attrs):
             continue
         nxt = out[j]
-        out[k] = Step(without_relu(), step.attrs, step.inputs, step.outputs, step.node,
+        moved = _without_relu_and_bias(step.kernel)
+        make, shift = moved if moved is not None else (without_relu, None)
+        out[k] = Step(make(), step.attrs, step.inputs, step.outputs, step.node,
                       (), False, step.ctrl)
-        out[j] = Step(_conv_kernel(*after, relu_input=True), nxt.attrs, nxt.inputs,
-                      nxt.outputs, nxt.node, (), False, nxt.ctrl)
+        out[j] = Step(_conv_kernel(*after, relu_input=True, input_shift=shift), nxt.attrs,
+                      nxt.inputs, nxt.outputs, nxt.node, (), False, nxt.ctrl)
     return out
+
+
+def _without_relu_and_bias(kernel):
+    """For a fused Conv step's kernel (the registry's Conv, plain or writing its output
+    channel-shuffled) that ends in a Relu and has a bias: (a function making the same
+    kernel without its Relu and bias, shift(y_shape) -> the bias in the order of the
+    output channels the reader sees, or None when the kernel added it itself); else
+    None. The reader then convolves max(y + shift, 0): a grouped 1x1 conv with a bias
+    copies its input under a row of ones (`conv._pointwise_with_ones_row`), one
+    without multiplies it in place."""
+    from ..ops import conv as conv_ops
+
+    parts = getattr(kernel, "conv_parts", None)
+    if parts is not None and parts[3] and parts[0] is conv_ops._conv_kernel \
+            and parts[2] is not None:
+        rectify = getattr(kernel, "relu_input", False)
+        own_shift = getattr(kernel, "input_shift", None)
+        bias = np.asarray(parts[2]).reshape(-1)
+        return (lambda: _conv_kernel(parts[0], parts[1], None, False, rectify, own_shift),
+                lambda y_shape: bias)
+    shuffled = getattr(kernel, "shuffled_parts", None)
+    if shuffled is not None and shuffled[0][3] and shuffled[0][0] is conv_ops._conv_kernel \
+            and shuffled[0][2] is not None:
+        parts, sh1, sh2, chain = shuffled
+        bias = np.asarray(parts[2]).reshape(-1)
+        permuted: dict = {}
+
+        def shift(y_shape):
+            g = _shuffle_group(y_shape, sh1, sh2)
+            if not g:  # the kernel ran its chain as written, with the bias
+                return None
+            if g not in permuted:  # channel i*(M/g) + k lands at k*g + i
+                permuted[g] = np.ascontiguousarray(bias.reshape(g, -1).T.reshape(-1))
+            return permuted[g]
+
+        return (lambda: _shuffled_conv_kernel(parts[:3] + (False,), sh1, sh2, chain,
+                                              bias_moved=True), shift)
+    return None
 
 
 def _without_relu(kernel):
@@ -1381,7 +1438,8 @@ def _without_relu(kernel):
     parts = getattr(kernel, "conv_parts", None)
     if parts is not None and parts[3]:
         rectify = getattr(kernel, "relu_input", False)
-        return lambda: _conv_kernel(parts[0], parts[1], parts[2], False, rectify)
+        own_shift = getattr(kernel, "input_shift", None)
+        return lambda: _conv_kernel(parts[0], parts[1], parts[2], False, rectify, own_shift)
     shuffled = getattr(kernel, "shuffled_parts", None)
     if shuffled is not None and shuffled[0][3]:
         parts, sh1, sh2, chain = shuffled

@@ -197,10 +197,12 @@ def test_compiled_depthwise_geometry_sweep_float64(monkeypatch, numba_jit):
     assert min(calls.values()) > 10, calls
 
 
-def test_rectified_input_equals_relu_first(jit_backend):
+@pytest.mark.parametrize("shifted", [False, True])
+def test_rectified_input_equals_relu_first(jit_backend, shifted):
     """depthwise_2d(rectify=True) (a Relu moved into the conv, Session rewrite 12) gives
     to the bit what the conv of relu(x) gives, NaN, inf and -inf included, through every
-    form (numba's rectify as they copy, the others rectify first)."""
+    form (numba's rectify as they copy, the others rectify first); with a `shift` (the
+    producer's bias moved too), what the conv of relu(x + shift) gives."""
     from onegraph.ops.activation import relu
 
     rng = np.random.default_rng(9)
@@ -215,10 +217,12 @@ def test_rectified_input_equals_relu_first(jit_backend):
         b = rng.standard_normal(shape[1])
         out_sp = [(s + 2 * p - k) // st + 1 for s, p, k, st
                   in zip(shape[2:], pads, ks, strides)]
+        shift = rng.standard_normal(shape[1]) if shifted else None
         with np.errstate(invalid="ignore"):
-            want = conv_depthwise.depthwise_2d(relu(x), w, strides, pads, out_sp, {}, b)
+            before = x + shift.reshape(-1, 1, 1) if shifted else x
+            want = conv_depthwise.depthwise_2d(relu(before), w, strides, pads, out_sp, {}, b)
             got = conv_depthwise.depthwise_2d(x, w, strides, pads, out_sp, {}, b,
-                                              rectify=True)
+                                              rectify=True, shift=shift)
         np.testing.assert_array_equal(got, want)
         assert (x < 0).any()   # (the Relu had work to do)
 

@@ -776,16 +776,30 @@ def _rectifying_steps(sess):
     return sum(bool(getattr(s.kernel, "relu_input", False)) for s in plan.steps)
 
 
+def _shifting_steps(sess):
+    """Steps that add a producer's bias as they read (rewrite 12), and the producers
+    left without a bias."""
+    (plan,) = sess._plans.values()
+    shifting = sum(getattr(s.kernel, "input_shift", None) is not None for s in plan.steps)
+    unbiased = sum(getattr(s.kernel, "bias_moved", False)
+                   or getattr(s.kernel, "conv_parts", (0, 0, 0))[2] is None
+                   for s in plan.steps if hasattr(s.kernel, "conv_parts")
+                   or hasattr(s.kernel, "shuffled_parts"))
+    return shifting, unbiased
+
+
 @pytest.mark.parametrize("shuffle", [True, False])
 @pytest.mark.parametrize("reader", ["depthwise", "depthwise_s2"])
 def test_relu_moves_into_the_depthwise_conv(shuffle, reader, jit_backend):
-    """Rewrite 12: the grouped 1x1 Conv's Relu (after the folded shuffle or not) is
-    applied by the depthwise Conv as it reads; the same results as onnxruntime."""
+    """Rewrite 12: the grouped 1x1 Conv's bias (its BatchNormalization's shift) and Relu
+    (after the folded shuffle or not) are applied by the depthwise Conv as it reads,
+    the bias in the shuffled channel order; the same results as onnxruntime."""
     model, x = _shuffle_unit(shuffle, reader)
     x[0, :, :4] -= 3   # (plenty of negative 1x1 outputs for the Relu)
     sess = og.Session(from_onnx(model))
     y = sess.run("y", {"x": x})
     assert _rectifying_steps(sess) == 1
+    assert _shifting_steps(sess) == (1, 1)
     np.testing.assert_allclose(y, _ort(model, x), rtol=1e-4, atol=1e-4)
 
 
@@ -827,5 +841,23 @@ def test_relu_moves_along_a_chain_of_depthwise_convs(jit_backend):
     sess = og.Session(from_onnx(model))
     y = sess.run("y", {"x": x})
     assert _rectifying_steps(sess) == 2
+    assert _shifting_steps(sess) == (2, 2)  # b1 and b2 move on; the last keeps b3
     np.testing.assert_allclose(y, _ort(model, x), rtol=1e-4, atol=1e-4)
 
+
+
+def test_a_shuffle_that_does_not_fold_keeps_its_bias():
+    """A shuffled producer whose output shape does not fit its folded shuffle runs its
+    Reshape/Transpose chain with the bias: the reader's shift is then None."""
+    from onegraph.ops import conv as conv_ops
+    from onegraph.train import optimize
+
+    kernel = optimize._shuffled_conv_kernel(
+        (conv_ops._conv_kernel, np.ones((12, 4, 1, 1), np.float32),
+         np.arange(12, dtype=np.float32), True), [2, 2, 6, 9, 9], [2, 12, 9, 9], [])
+    make, shift = optimize._without_relu_and_bias(kernel)
+    moved = make()
+    assert moved.bias_moved and moved.shuffled_parts[0][2] is not None  # (the fallback's)
+    np.testing.assert_array_equal(shift((2, 12, 9, 9)),
+                                  np.arange(12).reshape(2, 6).T.reshape(-1))
+    assert shift((2, 12, 5, 5)) is None
