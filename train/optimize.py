@@ -58,6 +58,9 @@ The rewrites, in order:
    only by a fused 2-D depthwise Conv leaves the Relu to the depthwise Conv, which
    applies it while copying each input plane (numba's 3x3 forms; a pass of its own
    otherwise): ShuffleNet's 16 grouped 1x1 convs lose a pass over their output each.
+   The producer's bias moves along (max(x + b, 0) in the same copy, b in the
+   shuffled channel order): a grouped 1x1 conv without a bias multiplies its input
+   in place instead of copying it under a row of ones.
 
 A rewrite only touches values nobody else reads: an intermediate consumed by exactly one
 step and neither fetched, fed nor a graph input/output. Plans using dead-value control
