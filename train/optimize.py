@@ -788,12 +788,13 @@ def _shuffle_group(y_shape, sh1, sh2) -> int:
 
 def _shuffled_conv_kernel(parts, sh1, sh2, chain, bias_moved=False):
     """A fused Conv step followed by a channel shuffle (see `_fold_shuffles`).
-    `bias_moved`: where the shuffle folds into the Conv (`_shuffle_group` of its output
-    shape), the bias is left out, to be added by the reader (rewrite 12)."""
+    `bias_moved` (no Relu then): where the shuffle folds (`_shuffle_group` of the
+    Conv's output shape, whichever path runs), the bias is left out, to be added by
+    the reader (rewrite 12), which decides from the same shape."""
     from ..ops import conv as conv_ops
 
     conv, w, b, relu = parts
-    plain = _conv_kernel(conv, w, b, relu)
+    plain = _conv_kernel(conv, w, None if bias_moved else b, relu)
     cache: dict = {}
     groups: dict = {}  # input shape -> shuffle g, or 0 when the shapes do not fit
 
@@ -816,6 +817,8 @@ def _shuffled_conv_kernel(parts, sh1, sh2, chain, bias_moved=False):
                 return (conv_ops.conv_nd(x, w, None if bias_moved else b, attrs, cache,
                                          shuffle=g, relu=relu),)
         (y,) = plain(inputs, attrs, ctx)
+        if bias_moved and b is not None and not _shuffle_group(np.shape(y), sh1, sh2):
+            y = y + np.asarray(b, y.dtype).reshape((-1,) + (1,) * (np.ndim(y) - 2))
         for kern, kattrs, arg in chain:
             y = kern([y] if arg is None else [y, arg], kattrs, ctx)[0]
         return (y,)

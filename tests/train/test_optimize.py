@@ -861,3 +861,27 @@ def test_a_shuffle_that_does_not_fold_keeps_its_bias():
     np.testing.assert_array_equal(shift((2, 12, 9, 9)),
                                   np.arange(12).reshape(2, 6).T.reshape(-1))
     assert shift((2, 12, 5, 5)) is None
+    # whichever path the producer takes (the folded shuffle, or its Conv then the
+    # Reshape/Transpose chain, here for an ndarray subclass), the bias is left to the
+    # reader exactly when the shape fits
+    from onegraph.ops import KernelContext, get_op
+
+    class Sub(np.ndarray):
+        pass
+
+    attrs = get_op("Conv").resolve_attrs({}, num_outputs=1)
+    x = np.random.default_rng(3).standard_normal((2, 4, 9, 9)).astype(np.float32)
+    chain = [(get_op("Reshape").kernel, {"allowzero": 0}, np.array([2, 2, 6, 9, 9])),
+             (get_op("Transpose").kernel, get_op("Transpose").resolve_attrs(
+                 {"perm": [0, 2, 1, 3, 4]}, num_outputs=1), None),
+             (get_op("Reshape").kernel, {"allowzero": 0}, np.array([2, 12, 9, 9]))]
+    w = np.random.default_rng(4).standard_normal((12, 4, 1, 1)).astype(np.float32)
+    moved = optimize._shuffled_conv_kernel(
+        (conv_ops._conv_kernel, w, np.arange(12, dtype=np.float32), False),
+        [2, 2, 6, 9, 9], [2, 12, 9, 9], chain, bias_moved=True)
+    (fast,) = moved([x], attrs, KernelContext())
+    (slow,) = moved([x.view(Sub)], attrs, KernelContext())
+    np.testing.assert_allclose(np.asarray(slow), fast, rtol=1e-6, atol=1e-6)
+    want = np.einsum("mc,nchw->nmhw", w[:, :, 0, 0], x)    # no bias
+    np.testing.assert_allclose(fast, want.reshape(2, 2, 6, 9, 9).transpose(0, 2, 1, 3, 4)
+                               .reshape(2, 12, 9, 9), rtol=1e-5, atol=1e-5)
