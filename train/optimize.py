@@ -1422,15 +1422,17 @@ def _without_relu_and_bias(kernel):
             and shuffled[0][2] is not None:
         parts, sh1, sh2, chain = shuffled
         bias = np.asarray(parts[2]).reshape(-1)
-        permuted: dict = {}
+        per_shape: dict = {}  # reader input shape -> the shift, or None
 
         def shift(y_shape):
-            g = _shuffle_group(y_shape, sh1, sh2)
-            if not g:  # the kernel ran its chain as written, with the bias
-                return None
-            if g not in permuted:  # channel i*(M/g) + k lands at k*g + i
-                permuted[g] = np.ascontiguousarray(bias.reshape(g, -1).T.reshape(-1))
-            return permuted[g]
+            y_shape = tuple(y_shape)
+            if y_shape not in per_shape:
+                g = _shuffle_group(y_shape, sh1, sh2)
+                # channel i*(M/g) + k lands at k*g + i; with no g the kernel ran its
+                # chain as written, with the bias
+                _remember(per_shape, y_shape, np.ascontiguousarray(
+                    bias.reshape(g, -1).T.reshape(-1)) if g else None)
+            return per_shape[y_shape]
 
         return (lambda: _shuffled_conv_kernel(parts[:3] + (False,), sh1, sh2, chain,
                                               bias_moved=True), shift)
