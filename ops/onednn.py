@@ -113,6 +113,17 @@ class _Library:
             "dnnl_convolution_forward_primitive_desc_create": (
                 status, [p(h), h, i, i, h, h, h, h, _Dims, _Dims, _Dims, _Dims, h]),
             "dnnl_reorder_primitive_desc_create": (status, [p(h), h, h, h, h, h]),
+            "dnnl_memory_desc_create_submemory": (status, [p(h), h, _Dims, _Dims]),
+            "dnnl_post_ops_append_sum": (status, [h, ctypes.c_float, ctypes.c_int32, i]),
+            "dnnl_pooling_forward_primitive_desc_create": (
+                status, [p(h), h, i, i, h, h, _Dims, _Dims, _Dims, _Dims, _Dims, h]),
+            "dnnl_concat_primitive_desc_create": (status, [p(h), h, h, i, i, p(h), h]),
+            "dnnl_eltwise_forward_primitive_desc_create": (
+                status, [p(h), h, i, i, h, h, ctypes.c_float, ctypes.c_float, h]),
+            "dnnl_binary_primitive_desc_create": (status, [p(h), h, i, h, h, h, h]),
+            "dnnl_lrn_forward_primitive_desc_create": (
+                status, [p(h), h, i, i, h, h, ctypes.c_int64, ctypes.c_float,
+                         ctypes.c_float, ctypes.c_float, h]),
             "dnnl_primitive_desc_query": (status, [h, i, i, h]),
             "dnnl_primitive_desc_query_md": (h, [h, i, i]),
             "dnnl_primitive_desc_destroy": (status, [h]),

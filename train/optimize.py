@@ -82,6 +82,7 @@ from ..ops.common import remember
 from ..ops.registry import NUM_OUTPUTS, mark_plan_constant
 from ..ops.scratch import begin_kernel
 from .fuse_gelu import fuse_erf_gelu
+from .onednn_chains import onednn_chains
 
 _NONDETERMINISTIC = frozenset({
     "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
@@ -117,6 +118,7 @@ def optimize_plan(graph, steps: list, template: list, keep: set, fed: set,
     # a step an earlier one already changed (a Mul that absorbed a Relu)
     as_compiled = list(steps)
     steps = _fuse(graph, steps, template, fed, graph_inputs, protected, _Step)
+    steps = onednn_chains(steps, protected, _Step)
     steps = _bias_into_pointwise_conv(steps, protected, _Step)
     steps = _fold_shuffles(steps, template, fed, graph_inputs, protected, _Step)
     steps = _pointwise_conv_before_avgpool(steps, protected, _Step)

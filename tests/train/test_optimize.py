@@ -14,6 +14,10 @@ ort = pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
+# the rewrites checked here are those the plan gets on conv.py's own paths: with
+# oneDNN on, its chains (rewrite 13, tests/train/test_onednn_chains.py) take conv runs
+pytestmark = pytest.mark.usefixtures("own_convs")
+
 
 def _model(nodes, x_shape, rng, **weights):
     """An opset-19 model: input x (float32, x_shape), output y, the given float32

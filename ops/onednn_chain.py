@@ -1,0 +1,623 @@
+"""Chains of float32 2-D conv-net steps run by oneDNN on channel-blocked images.
+
+One conv through oneDNN (ops/onednn.py) pays a reorder of its input into the blocked
+layout its kernel runs on (nChw16c: 16 channels a vector) and of its output back to
+NCHW; those two passes ate most of what the kernel gains, so 1x1 convs stayed im2col-
+free GEMMs. onnxruntime's NCHWc transformer keeps whole runs of a conv net blocked
+instead. A `ChainProgram` does that for a run of a Session's steps (the Session's
+rewrite in train/onednn_chains.py picks them): Convs (bias and Relu fused), MaxPool,
+AveragePool, GlobalAveragePool, LRN, Relu, Add, channel Concats and inference Dropout,
+all on nChw16c buffers; the chain's inputs are reordered in as its first readers need
+them and only the values read outside the chain are reordered out to NCHW. A Concat
+whose inputs come from the chain's convs and pools (channel offsets a multiple of 16)
+costs nothing: they write into their channel blocks of its buffer. A conv that runs
+better on conv.py's own paths (3x3 stride-1 convs with many channels on wide images:
+Winograd) runs there, its input reordered out and its output back in.
+
+A program is made for one set of input shapes. It raises `Declined` when oneDNN has
+no fast kernel for a step or a step's arguments do not fit (the caller then runs the
+steps one by one); the results are those of the steps (another summation order: the
+last bits differ).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import threading
+
+import numpy as np
+
+from ..errors import OneGraphError
+from . import onednn
+from .onednn import (_ABCD, _ANY, _ARG_BIAS, _ARG_DST, _ARG_SCRATCHPAD, _ARG_SRC,
+                     _ARG_WEIGHTS, _ELTWISE_RELU, _FORWARD_INFERENCE,
+                     _QUERY_IMPL_INFO, _QUERY_SCRATCHPAD, _QUERY_SRC, _QUERY_WEIGHTS,
+                     _SCRATCHPAD_USER, _SLOW_IMPLEMENTATIONS, _A, _ABCDE,
+                     _CONVOLUTION_DIRECT, _IN_ORDER_STREAM, _SUCCESS, _Declined, _Handle,
+                     _aligned_floats, _arguments, _dims)
+
+Declined = _Declined
+
+_BLOCKED = 78  # aBcd16b: nChw16c
+_BLOCK = 16
+_POOL_MAX, _POOL_AVG_INCLUDE, _POOL_AVG_EXCLUDE = 0x1ff, 0x2ff, 0x3ff
+_LRN_ACROSS_CHANNELS = 0xaff
+_BINARY_ADD = 0x1fff0
+_ARG_SRC_1 = 2
+_ARG_MULTIPLE_SRC = 1024
+
+
+class ChainOp:
+    """One step of a chain: `kind` ("conv", "maxpool", "avgpool", "globalavgpool",
+    "lrn", "relu", "add", "concat", "identity"), its input and output tensor ids, the
+    node's attributes, and for convs the constant weights, bias and fused Relu; `host`
+    is the step's own kernel (inputs, attrs, ctx) -> outputs, which runs a conv that
+    oneDNN should not."""
+
+    __slots__ = ("kind", "inputs", "output", "attrs", "w", "b", "relu", "host")
+
+    def __init__(self, kind, inputs, output, attrs, w=None, b=None, relu=False,
+                 host=None):
+        self.kind, self.inputs, self.output, self.attrs = kind, tuple(inputs), output, attrs
+        self.w, self.b, self.relu, self.host = w, b, relu, host
+
+
+def _decline_on_error(fn):
+    """Run fn(); a onegraph error (a shape or attribute the step's own kernel reports
+    better) declines the chain."""
+    try:
+        return fn()
+    except OneGraphError as e:
+        raise Declined(str(e)) from e
+
+
+class _Primitive:
+    """A primitive descriptor and its primitive; `implementation` is oneDNN's name for
+    the kernel it picked."""
+
+    def __init__(self, lib, pd):
+        self.lib, self.pd = lib, pd
+        impl = ctypes.c_char_p()
+        lib.check(lib.primitive_desc_query(pd, _QUERY_IMPL_INFO, 0,
+                                           ctypes.cast(ctypes.byref(impl), _Handle)),
+                  "asking the implementation")
+        self.implementation = (impl.value or b"?").decode()
+        self.primitive = None
+        if self.implementation.startswith(_SLOW_IMPLEMENTATIONS):
+            raise Declined(self.implementation)
+        self.primitive = lib.primitive(pd)
+        self.scratchpad_md = lib.primitive_desc_query_md(pd, _QUERY_SCRATCHPAD, 0)
+        self.scratchpad_size = lib.memory_desc_get_size(self.scratchpad_md) \
+            if self.scratchpad_md else 0
+
+    def md(self, what):
+        """A descriptor the primitive descriptor owns (valid while it lives)."""
+        return self.lib.primitive_desc_query_md(self.pd, what, 0)
+
+    def __del__(self):
+        if self.primitive:
+            self.lib.primitive_destroy(self.primitive)
+        if self.pd:
+            self.lib.primitive_desc_destroy(self.pd)
+
+
+class ChainProgram:
+    """The oneDNN primitives of a chain for fixed input shapes, with its reordered
+    weights; `run` executes it (threads may share a program: each has its own
+    buffers, memory objects and stream).
+
+    Raises:
+        Declined: a step has no fast oneDNN kernel, or its arguments do not fit.
+        ExecutionError: oneDNN failed otherwise.
+    """
+
+    def __init__(self, lib, ops, inputs, outputs, input_shapes):
+        self.lib = lib
+        self._descs, self._memories, self._held, self._prims = [], [], [], []
+        self.inputs, self.outputs = tuple(inputs), tuple(outputs)
+        self.shapes = dict(zip(inputs, input_shapes))
+        self.md = {}       # tensor or temporary -> memory descriptor
+        self.root = {}     # tensor or temporary -> whose buffer holds it (None: the user's)
+        self.steps = []    # ("prim", _Primitive, [(arg, key)]) or ("host", op, in, out)
+        self.alias = {}
+        self._temporaries = 0
+        for t, shape in self.shapes.items():
+            if len(shape) != 4:
+                raise Declined(f"a rank-{len(shape)} input")
+            self.md[t] = self._desc(shape, _ABCD)
+            self.root[t] = None
+        for op in ops:
+            if op.kind == "identity":
+                self.alias[op.output] = self._key(op.inputs[0])
+            else:
+                self.shapes[op.output] = _decline_on_error(lambda: self._shape_of(op))
+        self._readers = {}
+        for op in ops:
+            for t in op.inputs:
+                self._readers[self._key(t)] = self._readers.get(self._key(t), 0) + 1
+        self._sliced, self._sub = self._concat_slices(ops)
+        self._written = set()  # values their step wrote into their Concat slice
+        self._blocked_inputs = {}
+        for op in ops:
+            if op.kind != "identity":
+                try:
+                    getattr(self, "_build_" + op.kind)(op)
+                except Declined as e:
+                    raise Declined(f"{op.kind} of {self.shapes[self._key(op.inputs[0])]}: "
+                                   f"{e}") from e
+        self.output_keys = [self._key(t) for t in outputs]
+        self.output_shapes = [self.shapes[k] for k in self.output_keys]
+        self.output_mds = [self._desc(s, _ABCD) for s in self.output_shapes]
+        self.output_reorders = [onednn._Reorder(lib, self.md[k], md)
+                                for k, md in zip(self.output_keys, self.output_mds)]
+        self.scratchpad_size = max((s[1].scratchpad_size for s in self.steps
+                                    if s[0] == "prim"), default=0)
+        self._threads = threading.local()
+
+    # -- planning ------------------------------------------------------------------
+
+    def _key(self, t):
+        return self.alias.get(t, t)
+
+    def _desc(self, shape, tag=None, strides=None):
+        md = self.lib.memory_desc(shape, tag, strides)
+        self._descs.append(md)
+        return md
+
+    def _temporary(self, md):
+        self._temporaries += 1
+        key = ("temporary", self._temporaries)
+        self.md[key], self.root[key] = md, key
+        return key
+
+    def _shape_of(self, op):
+        from .conv import _pool_geometry
+        from .pool import _geometry
+
+        x = self.shapes[self._key(op.inputs[0])]
+        if op.kind == "conv":
+            m, cg = op.w.shape[:2]
+            group = int(op.attrs.get("group", 1))
+            if op.w.ndim != 4 or x[1] != cg * group or m % group:
+                raise Declined("weights that do not fit")
+            *_, out_sp = _pool_geometry(x[2:], list(op.w.shape[2:]), op.attrs)
+            return (x[0], m) + tuple(out_sp)
+        if op.kind in ("maxpool", "avgpool"):
+            return x[:2] + tuple(_geometry(x, op.attrs, 4)[-1])
+        if op.kind == "globalavgpool":
+            return x[:2] + (1, 1)
+        if op.kind == "concat":
+            shapes = [self.shapes[self._key(t)] for t in op.inputs]
+            axis = int(op.attrs.get("axis", 1))
+            if axis not in (1, -3) or any(s[:1] + s[2:] != x[:1] + x[2:] for s in shapes):
+                raise Declined("a Concat that is not one of channels")
+            return (x[0], sum(s[1] for s in shapes)) + x[2:]
+        if op.kind == "add":
+            if self.shapes[self._key(op.inputs[1])] != x:
+                raise Declined("an Add that broadcasts")
+        return x
+
+    def _concat_slices(self, ops):
+        """{concat output: channel offsets of its inputs} for the chain's channel
+        Concats whose inputs start on block boundaries, and {tensor: (concat output,
+        channel offset)} for those inputs that the step making them may write
+        straight into their slice of the Concat's buffer (read by it alone)."""
+        made = {op.output for op in ops if op.kind not in ("identity", "concat")}
+        sliced, sub = {}, {}
+        for op in ops:
+            if op.kind != "concat":
+                continue
+            keys = [self._key(t) for t in op.inputs]
+            offsets = [int(o) for o in np.cumsum([0] + [self.shapes[k][1] for k in keys])]
+            if any(o % _BLOCK for o in offsets[:-1]) or len(set(keys)) != len(keys):
+                continue
+            sliced[op.output] = offsets
+            for k, o in zip(keys, offsets):
+                if k in made and self._readers.get(k) == 1 and k not in self.outputs:
+                    sub[k] = (op.output, o)
+        return sliced, sub
+
+    def _slice(self, parent, shape, offset):
+        """A descriptor of channels [offset, offset + shape[1]) of a blocked value."""
+        md = _Handle()
+        self.lib.check(self.lib.memory_desc_create_submemory(
+            ctypes.byref(md), self._blocked(parent), _dims(shape), _dims((0, offset, 0, 0))),
+            "describing a Concat slice")
+        self._descs.append(md)
+        return md
+
+    def _with_output(self, t, create):
+        """create(descriptor of t) -> the _Primitive of the step making t: written into
+        its Concat slice when it has one and the kernel takes that, else into a
+        blocked buffer of its own."""
+        if t in self._sub:
+            parent, offset = self._sub[t]
+            md = self._slice(parent, self.shapes[t], offset)
+            try:
+                prim = create(md)
+            except Declined:
+                pass  # (a jit 3x3 conv refuses a slice past the first channels)
+            else:
+                self.md[t], self.root[t] = md, parent
+                self._written.add(t)
+                return prim
+        return create(self._blocked(t))
+
+    def _blocked(self, t):
+        if t not in self.md:
+            self.md[t], self.root[t] = self._desc(self.shapes[t], _BLOCKED), t
+        return self.md[t]
+
+    def _attr(self, relu=False):
+        lib = self.lib
+        attr, post_ops = _Handle(), _Handle()
+        lib.check(lib.primitive_attr_create(ctypes.byref(attr)), "creating attributes")
+        try:
+            lib.check(lib.primitive_attr_set_scratchpad_mode(attr, _SCRATCHPAD_USER),
+                      "setting the scratchpad mode")
+            if relu:
+                lib.check(lib.post_ops_create(ctypes.byref(post_ops)), "creating post-ops")
+                lib.check(lib.post_ops_append_eltwise(post_ops, _ELTWISE_RELU, 0.0, 0.0),
+                          "adding the Relu")
+                lib.check(lib.primitive_attr_set_post_ops(attr, post_ops),
+                          "setting the post-ops")
+                lib.post_ops_destroy(post_ops)
+        except BaseException:
+            lib.primitive_attr_destroy(attr)
+            raise
+        return attr
+
+    def _primitive(self, create, what, relu=False):
+        """A _Primitive from create(pd pointer, attr) -> status."""
+        attr = self._attr(relu)
+        pd = _Handle()
+        try:
+            self.lib.check(create(ctypes.byref(pd), attr), what)
+        finally:
+            self.lib.primitive_attr_destroy(attr)
+        prim = _Primitive(self.lib, pd)
+        self._prims.append(prim)
+        return prim
+
+    def _add_step(self, prim, args):
+        if prim.scratchpad_size:
+            key = ("scratchpad", len(self.steps))
+            self.md[key], self.root[key] = prim.scratchpad_md, "scratchpad"
+            args = args + [(_ARG_SCRATCHPAD, key)]
+        self.steps.append(("prim", prim, args))
+
+    def _reorder_to(self, key, md):
+        """key itself when its layout is md, else a temporary holding it reordered."""
+        if self.lib.memory_desc_equal(self.md[key], md):
+            return key
+        tmp = self._temporary(md)
+        reorder = onednn._Reorder(self.lib, self.md[key], md)
+        self._prims.append(_ReorderPrimitive(self.lib, reorder))
+        self.steps.append(("prim", self._prims[-1], [(_ARG_SRC, key), (_ARG_DST, tmp)]))
+        return tmp
+
+    def _src(self, t):
+        """(key, descriptor) a primitive reads t from: the chain's own values as they
+        are, its inputs (NCHW) through one blocked copy each when they have a block's
+        channels."""
+        key = self._key(t)
+        if self.root[key] is None and self.shapes[key][1] >= _BLOCK:
+            if key not in self._blocked_inputs:
+                self._blocked_inputs[key] = self._reorder_to(
+                    key, self._desc(self.shapes[key], _BLOCKED))
+            key = self._blocked_inputs[key]
+        return key, self.md[key]
+
+    # -- steps -----------------------------------------------------------------------
+
+    def _build_conv(self, op):
+        from .conv import _onednn_pays, _pool_geometry
+
+        lib = self.lib
+        x_key = self._key(op.inputs[0])
+        x_shape = self.shapes[x_key]
+        w = op.w
+        m = w.shape[0]
+        group = int(op.attrs.get("group", 1))
+        strides, dil, pb, pe, out_sp = _decline_on_error(
+            lambda: _pool_geometry(x_shape[2:], list(w.shape[2:]), op.attrs))
+        if min(pb + pe) < 0:
+            raise Declined("negative pads")
+        kernel = list(w.shape[2:])
+        if op.host is not None and group == 1 and kernel == [3, 3] \
+                and not _onednn_pays(x_shape[1], m, group, kernel, strides, dil, out_sp):
+            self._host_step(op)
+            return
+        if group == 1:
+            w_shape, w_tag = w.shape, _ABCD
+        else:
+            w_shape, w_tag = (group, m // group, w.shape[1]) + tuple(kernel), _ABCDE
+        any_w, user_w = self._desc(w_shape, _ANY), self._desc(w_shape, w_tag)
+        bias_md = self._desc((m,), _A) if op.b is not None else None
+        key, x_md = self._src(op.inputs[0])
+        if self.root[key] is None:
+            x_md = self._desc(x_shape, _ANY)  # a chain input: the layout the kernel wants
+        try:
+            prim = self._with_output(op.output, lambda y_md: self._primitive(
+                lambda pd, attr: lib.convolution_forward_primitive_desc_create(
+                    pd, lib.engine, _FORWARD_INFERENCE, _CONVOLUTION_DIRECT, x_md, any_w,
+                    bias_md, y_md, _dims(strides), _dims(d - 1 for d in dil), _dims(pb),
+                    _dims(pe), attr), "creating a convolution", op.relu))
+        except Declined:
+            if op.host is None:
+                raise
+            # no blocked kernel (a grouped conv of 136 channels a group): its own path
+            self._host_step(op)
+            return
+        key = self._reorder_to(key, prim.md(_QUERY_SRC))
+        weights_md = prim.md(_QUERY_WEIGHTS)
+        weights = self._hold(_aligned_floats(max(1, lib.memory_desc_get_size(weights_md)
+                                                 // 4)))
+        w_user = self._hold(np.ascontiguousarray(w, dtype=np.float32))
+        w_mem = self._memory(weights_md, weights)
+        reorder = onednn._Reorder(lib, user_w, weights_md)
+        try:
+            onednn.ConvPlan._run(lib, reorder.primitive,
+                                 [(_ARG_SRC, self._memory(user_w, w_user)),
+                                  (_ARG_DST, w_mem)])
+        finally:
+            reorder.destroy(lib)
+        args = [(_ARG_SRC, key), (_ARG_WEIGHTS, ("memory", w_mem)), (_ARG_DST, op.output)]
+        if op.b is not None:
+            bias = self._hold(np.ascontiguousarray(op.b, dtype=np.float32))
+            args.append((_ARG_BIAS, ("memory", self._memory(bias_md, bias))))
+        self._add_step(prim, args)
+
+    def _host_step(self, op):
+        """Run op's own kernel on NCHW: its input reordered out, its output back in."""
+        x_key = self._key(op.inputs[0])
+        plain_in = self._temporary(self._desc(self.shapes[x_key], _ABCD))
+        reorder = onednn._Reorder(self.lib, self.md[x_key], self.md[plain_in])
+        self._prims.append(_ReorderPrimitive(self.lib, reorder))
+        self.steps.append(("prim", self._prims[-1], [(_ARG_SRC, x_key),
+                                                     (_ARG_DST, plain_in)]))
+        plain_out = self._temporary(self._desc(self.shapes[op.output], _ABCD))
+        self.root[plain_out] = None  # the host kernel's own array, set per run
+        self.steps.append(("host", op, plain_in, plain_out))
+        self._prims.append(self._with_output(op.output, lambda y_md: _ReorderPrimitive(
+            self.lib, onednn._Reorder(self.lib, self.md[plain_out], y_md))))
+        self.steps.append(("prim", self._prims[-1], [(_ARG_SRC, plain_out),
+                                                     (_ARG_DST, op.output)]))
+
+    def _build_pool(self, op, algorithm, kernel, strides, dil, pb, pe):
+        lib = self.lib
+        key, x_md = self._src(op.inputs[0])
+        prim = self._with_output(op.output, lambda y_md: self._primitive(
+            lambda pd, attr: lib.pooling_forward_primitive_desc_create(
+                pd, lib.engine, _FORWARD_INFERENCE, algorithm, x_md, y_md, _dims(strides),
+                _dims(kernel), _dims(d - 1 for d in dil), _dims(pb), _dims(pe), attr),
+            "creating a pooling"))
+        self._add_step(prim, [(_ARG_SRC, key), (_ARG_DST, op.output)])
+
+    def _window(self, op):
+        """(kernel, strides, dilations, pads_begin, oneDNN's pads_end) of a pool; the
+        end pads reach the last window ceil_mode keeps."""
+        from .pool import _geometry
+
+        x = self.shapes[self._key(op.inputs[0])]
+        kernel, strides, dil, pb, pe, out_sp = _decline_on_error(
+            lambda: _geometry(x, op.attrs, 4))
+        if len(kernel) != 2 or min(pb + pe) < 0:
+            raise Declined("not a 2-D pool")
+        # oneDNN's end pads give its output size by floor division: the pads its
+        # last window reaches (ceil_mode's may pass the node's, floor's fall short)
+        reach = [(o - 1) * s + (k - 1) * d + 1 - n - b for o, s, k, d, n, b in
+                 zip(out_sp, strides, kernel, dil, x[2:], pb)]
+        return kernel, strides, dil, pb, pe, [max(r, 0) for r in reach]
+
+    def _build_maxpool(self, op):
+        kernel, strides, dil, pb, _, reach = self._window(op)
+        self._build_pool(op, _POOL_MAX, kernel, strides, dil, pb, reach)
+
+    def _build_avgpool(self, op):
+        kernel, strides, dil, pb, pe, reach = self._window(op)
+        include = bool(op.attrs.get("count_include_pad", 0))
+        # windows counting padding: oneDNN counts the end pads it is given, ONNX the
+        # node's pads only (a ceil_mode window past them counts what it covers)
+        if include and any(r > e for r, e in zip(reach, pe)):
+            raise Declined("windows counted differently")
+        self._build_pool(op, _POOL_AVG_INCLUDE if include else _POOL_AVG_EXCLUDE,
+                         kernel, strides, dil, pb, reach)
+
+    def _build_globalavgpool(self, op):
+        x = self.shapes[self._key(op.inputs[0])]
+        self._build_pool(op, _POOL_AVG_EXCLUDE, x[2:], (1, 1), (1, 1), (0, 0), (0, 0))
+
+    def _build_lrn(self, op):
+        lib = self.lib
+        size = int(op.attrs["size"])
+        if size % 2 == 0:
+            raise Declined("an even LRN size (ONNX's window is lopsided)")
+        key, x_md = self._src(op.inputs[0])
+        a = op.attrs
+        prim = self._with_output(op.output, lambda y_md: self._primitive(
+            lambda pd, attr: lib.lrn_forward_primitive_desc_create(
+                pd, lib.engine, _FORWARD_INFERENCE, _LRN_ACROSS_CHANNELS, x_md, y_md, size,
+                float(a.get("alpha", 1e-4)), float(a.get("beta", 0.75)),
+                float(a.get("bias", 1.0)), attr), "creating an LRN"))
+        self._add_step(prim, [(_ARG_SRC, key), (_ARG_DST, op.output)])
+
+    def _build_relu(self, op):
+        lib = self.lib
+        key, x_md = self._src(op.inputs[0])
+        prim = self._with_output(op.output, lambda y_md: self._primitive(
+            lambda pd, attr: lib.eltwise_forward_primitive_desc_create(
+                pd, lib.engine, _FORWARD_INFERENCE, _ELTWISE_RELU, x_md, y_md, 0.0, 0.0,
+                attr), "creating a Relu"))
+        self._add_step(prim, [(_ARG_SRC, key), (_ARG_DST, op.output)])
+
+    def _build_add(self, op):
+        lib = self.lib
+        (a, a_md), (b, b_md) = self._src(op.inputs[0]), self._src(op.inputs[1])
+        prim = self._with_output(op.output, lambda y_md: self._primitive(
+            lambda pd, attr: lib.binary_primitive_desc_create(
+                pd, lib.engine, _BINARY_ADD, a_md, b_md, y_md, attr), "creating an Add",
+            op.relu))
+        self._add_step(prim, [(_ARG_SRC, a), (_ARG_SRC_1, b), (_ARG_DST, op.output)])
+
+    def _build_concat(self, op):
+        lib = self.lib
+        y_md = self._blocked(op.output)
+        offsets = self._sliced.get(op.output)
+        if offsets is not None:
+            # inputs not written into their slices are copied there
+            for t, offset in zip(op.inputs, offsets):
+                key = self._key(t)
+                if key not in self._written:
+                    part = self._temporary(self._slice(op.output, self.shapes[key], offset))
+                    self.root[part] = op.output
+                    self._add_step(_ReorderPrimitive(lib, onednn._Reorder(
+                        lib, self.md[key], self.md[part])), [(_ARG_SRC, key),
+                                                             (_ARG_DST, part)])
+            return
+        # inputs off the block boundaries: oneDNN concatenates blocked images only by
+        # its reference loops, so this one runs on NCHW copies (rare: 24 + 24 channels)
+        srcs = [self._reorder_to(self._key(t), self._desc(self.shapes[self._key(t)], _ABCD))
+                for t in op.inputs]
+        plain = self._temporary(self._desc(self.shapes[op.output], _ABCD))
+        mds = (_Handle * len(srcs))(*[self.md[k] for k in srcs])
+        prim = self._primitive(
+            lambda pd, attr: lib.concat_primitive_desc_create(
+                pd, lib.engine, self.md[plain], len(srcs), 1, mds, attr),
+            "creating a Concat")
+        self._add_step(prim, [(_ARG_MULTIPLE_SRC + i, k) for i, k in enumerate(srcs)]
+                       + [(_ARG_DST, plain)])
+        self._add_step(_ReorderPrimitive(lib, onednn._Reorder(lib, self.md[plain], y_md)),
+                       [(_ARG_SRC, plain), (_ARG_DST, op.output)])
+
+    def _hold(self, array):
+        self._held.append(array)
+        return array
+
+    def _memory(self, md, array):
+        mem = self.lib.memory(md, array.ctypes.data)
+        self._memories.append(mem)
+        return mem
+
+    # -- running -----------------------------------------------------------------------
+
+    def run(self, inputs, ctx) -> list:
+        """The chain's outputs (new NCHW float32 arrays) for `inputs` (C-contiguous
+        float32 arrays of the program's input shapes); `ctx` is passed to host steps.
+
+        Raises:
+            ExecutionError: oneDNN failed.
+        """
+        state = getattr(self._threads, "state", None)
+        if state is None:
+            state = self._threads.state = _ThreadState(self)
+        lib = self.lib
+        for mem, x in zip(state.input_memories, inputs):
+            lib.memory_set_data_handle(mem, x.ctypes.data)
+        outs = [np.empty(s, np.float32) for s in self.output_shapes]
+        for mem, y in zip(state.output_memories, outs):
+            lib.memory_set_data_handle(mem, y.ctypes.data)
+        stream = state.stream
+        for step in state.steps:
+            if step[0] is None:  # a host step: what came before must be done
+                lib.check(lib.stream_wait(stream), "waiting for the chain")
+                _, op, x, mem = step
+                (y,) = op.host([x], op.attrs, ctx)
+                y = np.ascontiguousarray(y, dtype=np.float32)
+                state.host_outputs.append(y)  # alive until its reorder ran
+                lib.memory_set_data_handle(mem, y.ctypes.data)
+                continue
+            status = lib.primitive_execute(step[0], stream, step[1], step[2])
+            if status != _SUCCESS:
+                lib.check(status, "running the chain")
+        lib.check(lib.stream_wait(stream), "waiting for the chain")
+        state.host_outputs.clear()
+        return outs
+
+    def __del__(self):
+        lib = self.lib
+        for mem in getattr(self, "_memories", ()):
+            lib.memory_destroy(mem)
+        for reorder in getattr(self, "output_reorders", ()):
+            reorder.destroy(lib)
+        self._prims = []
+        for md in getattr(self, "_descs", ()):
+            lib.memory_desc_destroy(md)
+
+
+class _ReorderPrimitive:
+    """A reorder as a chain step (no scratchpad)."""
+
+    scratchpad_size = 0
+
+    def __init__(self, lib, reorder):
+        self.lib, self.reorder = lib, reorder
+        self.primitive = reorder.primitive
+
+    def __del__(self):
+        self.reorder.destroy(self.lib)
+
+
+class _ThreadState:
+    """One thread's buffers, memory objects, stream and argument lists for a
+    program."""
+
+    def __init__(self, program):
+        lib = self.lib = program.lib
+        self.memories = []
+        self.host_outputs = []
+        self.stream = _Handle()
+        lib.check(lib.stream_create(ctypes.byref(self.stream), lib.engine,
+                                    _IN_ORDER_STREAM), "creating a stream")
+        sizes = {}
+        for key, root in program.root.items():
+            if root is not None:
+                size = lib.memory_desc_get_size(program.md[key])
+                if root == "scratchpad":
+                    size = program.scratchpad_size
+                sizes[root] = max(sizes.get(root, 0), size)
+        buffers = {root: _aligned_floats(max(1, size // 4 + 1))
+                   for root, size in sizes.items()}
+        self.buffers = list(buffers.values())
+        base = {root: b.ctypes.data for root, b in buffers.items()}
+        memory = {}
+
+        def memory_of(key):
+            if isinstance(key, tuple) and key[0] == "memory":
+                return key[1]
+            mem = memory.get(key)
+            if mem is None:
+                root = program.root[key]
+                mem = memory[key] = lib.memory(program.md[key],
+                                               base[root] if root is not None else None)
+                self.memories.append(mem)
+            return mem
+
+        self.input_memories = [memory_of(t) for t in program.inputs]
+        self.steps = []
+        for step in program.steps:
+            if step[0] == "host":
+                _, op, x_key, y_key = step
+                # the host kernel reads an NCHW array over its input's buffer
+                shape = program.shapes[program._key(op.inputs[0])]
+                x = buffers[x_key][:math.prod(shape)].reshape(shape)
+                self.steps.append((None, op, x, memory_of(y_key)))
+                continue
+            _, prim, args = step
+            self.steps.append((prim.primitive,) + _arguments(
+                [(arg, memory_of(key)) for arg, key in args]))
+        self.output_memories = []
+        for k, md, reorder in zip(program.output_keys, program.output_mds,
+                                  program.output_reorders):
+            out = lib.memory(md, None)
+            self.memories.append(out)
+            self.output_memories.append(out)
+            self.steps.append((reorder.primitive,) + _arguments(
+                [(_ARG_SRC, memory_of(k)), (_ARG_DST, out)]))
+
+    def __del__(self):
+        for mem in self.memories:
+            self.lib.memory_destroy(mem)
+        if self.stream:
+            self.lib.stream_destroy(self.stream)

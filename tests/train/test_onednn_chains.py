@@ -1,0 +1,247 @@
+"""Rewrite 13 (train/onednn_chains.py, ops/onednn_chain.py): runs of conv-net steps run
+by oneDNN on channel-blocked buffers, checked against onnxruntime on seeded random
+weights; the steps' own kernels when oneDNN declines or is switched off."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import onegraph as og
+from onegraph.convert import from_onnx
+from onegraph.ops import onednn
+
+from ..backends import needs_backend
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from onnx import TensorProto, helper  # noqa: E402
+
+pytestmark = needs_backend(onednn, "onednn", "oneDNN (the onednn extra)")
+
+
+@pytest.fixture(autouse=True)
+def _onednn():
+    onednn.use_backend("onednn")
+    yield
+    onednn._reset_for_tests()
+
+
+def _conv(name, x, c_in, c_out, k, rng, weights, stride=1, pad=None, relu=True):
+    """A Conv (He-scaled random weights and bias) and optionally its Relu; the output
+    name."""
+    w = rng.standard_normal((c_out, c_in, k, k)).astype(np.float32) * np.sqrt(
+        2.0 / (c_in * k * k))
+    weights[name + "_w"] = w
+    weights[name + "_b"] = rng.standard_normal(c_out).astype(np.float32) * 0.1
+    p = k // 2 if pad is None else pad
+    nodes = [helper.make_node("Conv", [x, name + "_w", name + "_b"], [name],
+                              kernel_shape=[k, k], strides=[stride, stride],
+                              pads=[p, p, p, p], name=name)]
+    if relu:
+        nodes.append(helper.make_node("Relu", [name], [name + "_r"], name=name + "_relu"))
+        return nodes, name + "_r"
+    return nodes, name
+
+
+def _fire_net(rng, c=3, squeeze=16, expand=32, ceil_mode=1, include_pad=0, lrn=True):
+    """A SqueezeNet-like net: 3x3/2 stem, MaxPool, fire module (1x1 squeeze, 1x1 and
+    3x3 expands, channel Concat), AveragePool, LRN, a 1x1 conv, GlobalAveragePool."""
+    weights = {}
+    nodes, t = _conv("stem", "x", c, 32, 3, rng, weights, stride=2, pad=0)
+    nodes.append(helper.make_node("MaxPool", [t], ["pool1"], kernel_shape=[3, 3],
+                                  strides=[2, 2], ceil_mode=ceil_mode, name="pool1"))
+    n2, s = _conv("squeeze", "pool1", 32, squeeze, 1, rng, weights)
+    n3, e1 = _conv("expand1", s, squeeze, expand, 1, rng, weights)
+    n4, e3 = _conv("expand3", s, squeeze, expand, 3, rng, weights)
+    nodes += n2 + n3 + n4
+    nodes.append(helper.make_node("Concat", [e1, e3], ["cat"], axis=1, name="cat"))
+    nodes.append(helper.make_node("Dropout", ["cat"], ["drop"], name="drop"))
+    nodes.append(helper.make_node("AveragePool", ["drop"], ["avg"], kernel_shape=[3, 3],
+                                  strides=[1, 1], pads=[1, 1, 1, 1],
+                                  count_include_pad=include_pad, name="avg"))
+    last = "avg"
+    if lrn:
+        nodes.append(helper.make_node("LRN", ["avg"], ["lrn"], size=5, alpha=1e-3,
+                                      beta=0.75, bias=1.5, name="lrn"))
+        last = "lrn"
+    n5, h = _conv("head", last, 2 * expand, 10, 1, rng, weights)
+    nodes += n5
+    nodes.append(helper.make_node("GlobalAveragePool", [h], ["y"], name="gap"))
+    return nodes, weights
+
+
+def _model(nodes, weights, x_shape, outputs=("y",)):
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
+        [helper.make_tensor(k, TensorProto.FLOAT, v.shape, v.ravel())
+         for k, v in weights.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 9
+    return model
+
+
+def _ort(model, feeds, outputs):
+    return ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(list(outputs), feeds)
+
+
+def _chains(sess):
+    """The chain steps of the Session's (one) plan."""
+    (plan,) = sess._plans.values()
+    return [s for s in plan.steps if s.node.op_type == "OneDnnChain"]
+
+
+def _check(model, x, outputs=("y",), rtol=1e-4, atol=1e-5):
+    sess = og.Session(from_onnx(model))
+    got = sess.run(list(outputs), {"x": x})
+    want = _ort(model, {"x": x}, outputs)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+    return sess
+
+
+@pytest.mark.parametrize("ceil_mode,include_pad", [(0, 0), (1, 0), (0, 1), (1, 1)])
+@pytest.mark.parametrize("size", [33, 40])
+def test_fire_net_runs_as_one_chain(ceil_mode, include_pad, size):
+    rng = np.random.default_rng(size + 2 * ceil_mode + include_pad)
+    nodes, weights = _fire_net(rng, ceil_mode=ceil_mode, include_pad=include_pad)
+    model = _model(nodes, weights, [1, 3, size, size])
+    x = rng.standard_normal((1, 3, size, size)).astype(np.float32)
+    sess = _check(model, x)
+    (plan,) = sess._plans.values()
+    (chain,) = plan.steps  # the whole net
+    programs = list(chain.kernel.programs.values())
+    assert len(programs) == 1 and programs[0] is not False
+    assert len(chain.kernel.members) >= 10
+
+
+def test_concat_off_the_block_boundaries_and_batch_two():
+    # 24 + 24 channels: the second input starts mid-block, so the Concat copies
+    rng = np.random.default_rng(5)
+    nodes, weights = _fire_net(rng, squeeze=8, expand=24)
+    model = _model(nodes, weights, [2, 3, 29, 29])
+    x = rng.standard_normal((2, 3, 29, 29)).astype(np.float32)
+    sess = _check(model, x)
+    (chain,) = _chains(sess)
+    assert all(chain.kernel.programs.values())
+
+
+def test_fetched_intermediates_come_out_of_the_chain():
+    rng = np.random.default_rng(6)
+    nodes, weights = _fire_net(rng)
+    outputs = ("y", "cat", "drop", "squeeze_r", "pool1")
+    model = _model(nodes, weights, [1, 3, 31, 31], outputs)
+    x = rng.standard_normal((1, 3, 31, 31)).astype(np.float32)
+    sess = _check(model, x, outputs)
+    (chain,) = _chains(sess)
+    assert all(chain.kernel.programs.values())
+
+
+def test_new_input_shapes_get_programs_up_to_the_limit_then_the_steps_run():
+    from onegraph.train import onednn_chains
+
+    rng = np.random.default_rng(7)
+    nodes, weights = _fire_net(rng, lrn=False)
+    model = _model(nodes, weights, [1, 3, None, None])
+    sess = og.Session(from_onnx(model))
+    for size in range(25, 25 + onednn_chains._PROGRAMS_PER_CHAIN + 2):
+        x = rng.standard_normal((1, 3, size, size)).astype(np.float32)
+        np.testing.assert_allclose(sess.run("y", {"x": x}), _ort(model, {"x": x}, ["y"])[0],
+                                   rtol=1e-4, atol=1e-5)
+    (chain,) = _chains(sess)
+    assert len(chain.kernel.programs) == onednn_chains._PROGRAMS_PER_CHAIN
+
+
+def test_switching_oneDNN_off_runs_the_chain_steps():
+    rng = np.random.default_rng(8)
+    nodes, weights = _fire_net(rng)
+    model = _model(nodes, weights, [1, 3, 27, 27])
+    x = rng.standard_normal((1, 3, 27, 27)).astype(np.float32)
+    sess = og.Session(from_onnx(model))
+    want = _ort(model, {"x": x}, ["y"])[0]
+    np.testing.assert_allclose(sess.run("y", {"x": x}), want, rtol=1e-4, atol=1e-5)
+    (chain,) = _chains(sess)
+    calls = []
+    real = chain.kernel.members[0].kernel
+    chain.kernel.members[0].kernel = lambda *a: calls.append(1) or real(*a)
+    onednn.use_backend("numpy")
+    np.testing.assert_allclose(sess.run("y", {"x": x}), want, rtol=1e-4, atol=1e-5)
+    assert calls == [1]
+
+
+def test_a_wide_3x3_conv_runs_on_its_own_path_inside_the_chain():
+    # 3x3 stride-1 with many channels on a wide image: Winograd (conv.py) beats
+    # oneDNN there, so the chain hands it its input in NCHW and takes its output back
+    rng = np.random.default_rng(9)
+    weights = {}
+    n1, a = _conv("a", "x", 8, 128, 1, rng, weights)
+    n2, b = _conv("b", a, 128, 128, 3, rng, weights)
+    n3, c = _conv("c", b, 128, 32, 1, rng, weights, relu=False)
+    model = _model(n1 + n2 + n3 + [helper.make_node("Identity", [c], ["y"])], weights,
+                   [1, 8, 30, 30])
+    x = rng.standard_normal((1, 8, 30, 30)).astype(np.float32)
+    sess = _check(model, x, rtol=1e-4, atol=1e-4)
+    (chain,) = _chains(sess)
+    (program,) = chain.kernel.programs.values()
+    assert [s[0] for s in program.steps].count("host") == 1
+
+
+def test_threads_share_a_chain():
+    rng = np.random.default_rng(10)
+    nodes, weights = _fire_net(rng)
+    model = _model(nodes, weights, [1, 3, 35, 35])
+    sess = og.Session(from_onnx(model))
+    xs = [rng.standard_normal((1, 3, 35, 35)).astype(np.float32) for _ in range(4)]
+    wants = [_ort(model, {"x": x}, ["y"])[0] for x in xs]
+    sess.run("y", {"x": xs[0]})
+    errors = []
+
+    def work(k):
+        try:
+            for _ in range(5):
+                np.testing.assert_allclose(sess.run("y", {"x": xs[k]}), wants[k],
+                                           rtol=1e-4, atol=1e-5)
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors and not any(t.is_alive() for t in threads)
+
+
+def test_a_step_that_fails_is_named():
+    # a Concat of images of different sizes: the chain declines, the steps run, and
+    # the Concat's own error names its node
+    rng = np.random.default_rng(11)
+    weights = {}
+    n1, a = _conv("a", "x", 3, 16, 3, rng, weights, stride=2)
+    n2, b = _conv("b", "x", 3, 16, 3, rng, weights)
+    model = _model(n1 + n2 + [helper.make_node("Concat", [a, b], ["y"], axis=1,
+                                               name="cat")], weights, [1, 3, 16, 16])
+    sess = og.Session(from_onnx(model))
+    with pytest.raises(og.OneGraphError, match="node 'cat' \\(Concat\\)"):
+        sess.run("y", {"x": np.zeros((1, 3, 16, 16), np.float32)})
+    (chain,) = _chains(sess)
+    assert list(chain.kernel.programs.values()) == [False]
+
+
+def test_no_chain_for_one_conv_or_without_oneDNN():
+    rng = np.random.default_rng(12)
+    weights = {}
+    n1, a = _conv("a", "x", 3, 16, 3, rng, weights)
+    model = _model(n1 + [helper.make_node("MaxPool", [a], ["y"], kernel_shape=[2, 2])],
+                   weights, [1, 3, 16, 16])
+    x = rng.standard_normal((1, 3, 16, 16)).astype(np.float32)
+    assert _chains(_check(model, x)) == []
+    nodes, weights = _fire_net(rng)
+    onednn.use_backend("numpy")
+    assert _chains(_check(_model(nodes, weights, [1, 3, 27, 27]),
+                          rng.standard_normal((1, 3, 27, 27)).astype(np.float32))) == []

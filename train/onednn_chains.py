@@ -1,0 +1,152 @@
+"""Rewrite 13 of the Session's plan optimiser: runs of conv-net steps as oneDNN chains.
+
+When oneDNN is the conv backend (ops/onednn.py), each run of consecutive steps that
+`ops.onednn_chain` can hold (fused Convs with constant float32 weights, MaxPool,
+AveragePool, GlobalAveragePool, LRN, Relu, channel Concat, inference Dropout) with at
+least two Convs becomes one step: its values stay channel-blocked between the steps,
+and only those read outside the run (or fetched, fed, kept) come out as NCHW arrays.
+The step keeps the run's own steps: inputs that are not 4-D float32 arrays, a backend
+switched off, or a run oneDNN declines for its input shapes run them one by one, as
+they would have run without this rewrite.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ExecutionError, OneGraphError
+from ..format.ir import Node
+from ..ops import onednn
+from ..ops.common import kernel_failure
+from ..ops.onednn_chain import ChainOp, ChainProgram, Declined
+from ..ops.scratch import begin_kernel
+
+_SIMPLE_OPS = {"MaxPool": "maxpool", "AveragePool": "avgpool",
+               "GlobalAveragePool": "globalavgpool", "LRN": "lrn", "Relu": "relu",
+               "Dropout": "identity"}
+_MIN_CONVS = 2  # one conv alone already runs through oneDNN (ops/onednn.conv_2d)
+_PROGRAMS_PER_CHAIN = 4  # input shapes with a program; others run the steps
+
+
+def onednn_chains(steps: list, protected: set, Step) -> list:
+    """The plan's steps with each run of chainable steps (two Convs or more) replaced
+    by one chain step, when oneDNN is active; `protected` values (fetched, fed, kept)
+    always come out of a chain."""
+    try:
+        if not onednn.active():
+            return steps
+    except OneGraphError:  # a bad ONEGRAPH_DNNL: the convs report it when they run
+        return steps
+    ops = [_chain_op(s) for s in steps]
+    readers: dict[int, list[int]] = {}
+    for k, s in enumerate(steps):
+        for i in s.inputs:
+            readers.setdefault(i, []).append(k)
+    out, start = [], 0
+    for end in range(len(steps) + 1):
+        if end < len(steps) and ops[end] is not None:
+            continue
+        run = range(start, end)
+        if sum(ops[k].kind == "conv" for k in run) >= _MIN_CONVS:
+            out.append(_chain_step(steps, ops, run, readers, protected, Step))
+        else:
+            out.extend(steps[k] for k in run)
+        if end < len(steps):
+            out.append(steps[end])
+        start = end + 1
+    return out
+
+
+def _chain_op(step):
+    """The ChainOp of a step, or None when a chain cannot hold it."""
+    from ..ops.conv import _conv_kernel as registry_conv
+
+    node = step.node
+    if node.domain not in ("", "ai.onnx") or step.outputs[0] < 0 \
+            or max(step.outputs[1:], default=-1) >= 0 or not step.inputs \
+            or min(step.inputs) < 0:
+        return None
+    parts = getattr(step.kernel, "conv_parts", None)
+    if node.op_type == "Conv" and parts is not None:
+        conv, w, b, relu = parts
+        # grouped convs (ShuffleNet's) stay out: oneDNN has no blocked kernel for most
+        # group widths, and the Session's later rewrites fold their shuffles and Relus
+        if conv is not registry_conv or step.kernel.relu_input or len(step.inputs) != 1 \
+                or w.ndim != 4 or w.dtype != np.float32 or step.attrs.get("group", 1) != 1 \
+                or b is not None and b.dtype != np.float32:
+            return None
+        return ChainOp("conv", step.inputs, step.outputs[0], step.attrs, w, b, relu,
+                       host=step.kernel)
+    kind = "concat" if node.op_type == "Concat" else _SIMPLE_OPS.get(node.op_type)
+    # (a kernel other than the registry's has a Relu or more fused into it)
+    if kind is None or kind != "concat" and len(step.inputs) != 1 \
+            or step.kernel is not _registry_kernel(node):
+        return None
+    return ChainOp(kind, step.inputs, step.outputs[0], step.attrs)
+
+
+def _registry_kernel(node):
+    from ..ops import REGISTRY
+
+    return REGISTRY.get(node.op_type, node.domain).kernel
+
+
+def _chain_step(steps, ops, run, readers, protected, Step):
+    """One step running steps[run] as a oneDNN chain."""
+    members = [steps[k] for k in run]
+    made = {t for s in members for t in s.outputs}
+    inputs = []
+    for s in members:
+        for i in s.inputs:
+            if i not in made and i not in inputs:
+                inputs.append(i)
+    outputs = [t for t in sorted(made) if t in protected
+               or any(k not in run for k in readers.get(t, ()))]
+    node = Node("OneDnnChain", list(inputs), list(outputs),
+                name=f"oneDNN chain {members[0].node.name}..{members[-1].node.name}",
+                domain="ai.onegraph.plan")
+    kernel = _chain_kernel([ops[k] for k in run], members, tuple(inputs), tuple(outputs))
+    return Step(kernel, {}, tuple(inputs), tuple(outputs), node, (), False)
+
+
+def _chain_kernel(chain_ops, members, inputs, outputs):
+    programs: dict = {}
+
+    def kernel(args, attrs, ctx):
+        lib = onednn._active_library()
+        if lib is not None and all(type(a) is np.ndarray and a.dtype == np.float32
+                                   and a.ndim == 4 for a in args):
+            key = tuple(a.shape for a in args)
+            program = programs.get(key)
+            if program is None and len(programs) < _PROGRAMS_PER_CHAIN:
+                try:
+                    program = ChainProgram(lib, chain_ops, inputs, outputs, key)
+                except (Declined, ExecutionError):
+                    program = False  # the steps run one by one
+                programs[key] = program
+            if program:
+                return program.run([np.ascontiguousarray(a) for a in args], ctx)
+        return _run_members(members, inputs, outputs, args, ctx)
+
+    kernel.programs = programs
+    kernel.members = members
+    return kernel
+
+
+def _run_members(members, inputs, outputs, args, ctx):
+    """The chain's outputs from its own steps, run in turn."""
+    values = dict(zip(inputs, args))
+    for s in members:
+        begin_kernel()
+        step_args = [values[i] for i in s.inputs]
+        try:
+            outs = s.kernel(step_args, s.attrs, ctx)
+        except OneGraphError as e:
+            if str(e).startswith("node "):
+                raise
+            raise type(e)(f"node {s.node.name!r} ({s.node.op_type}): {e}") from e
+        except Exception as e:
+            raise kernel_failure(e, f"node {s.node.name!r} ({s.node.op_type})",
+                                 step_args) from e
+        values[s.outputs[0]] = outs[0]
+    return [values[t] for t in outputs]
