@@ -37,7 +37,8 @@ def onednn_chains(steps: list, protected: set, Step) -> list:
             return steps
     except OneGraphError:  # a bad ONEGRAPH_DNNL: the convs report it when they run
         return steps
-    ops = [_chain_op(s) for s in steps]
+    produced = {t for s in steps for t in s.outputs}
+    ops = [_chain_op(s, produced) for s in steps]
     readers: dict[int, list[int]] = {}
     for k, s in enumerate(steps):
         for i in s.inputs:
@@ -57,8 +58,9 @@ def onednn_chains(steps: list, protected: set, Step) -> list:
     return out
 
 
-def _chain_op(step):
-    """The ChainOp of a step, or None when a chain cannot hold it."""
+def _chain_op(step, produced=frozenset()):
+    """The ChainOp of a step, or None when a chain cannot hold it; `produced`: the
+    tensors steps make (an Add of a constant broadcasts: no chain step)."""
     from ..ops.conv import _conv_kernel as registry_conv
 
     node = step.node
@@ -77,6 +79,18 @@ def _chain_op(step):
             return None
         return ChainOp("conv", step.inputs, step.outputs[0], step.attrs, w, b, relu,
                        host=step.kernel)
+    if node.op_type in ("Add", "Sum") and len(step.inputs) == 2 \
+            and step.inputs[0] != step.inputs[1] and produced.issuperset(step.inputs):
+        # the registry's Add or Sum, summing in place or with a Relu fused (rewrite 4)
+        kernel, relu = step.kernel, False
+        if hasattr(kernel, "add_into"):
+            relu = kernel.add_into[1]
+        else:
+            if hasattr(kernel, "relu_after"):
+                kernel, relu = kernel.relu_after, True
+            if kernel is not _registry_kernel(node):
+                return None
+        return ChainOp("add", step.inputs, step.outputs[0], step.attrs, relu=relu)
     kind = "concat" if node.op_type == "Concat" else _SIMPLE_OPS.get(node.op_type)
     # (a kernel other than the registry's has a Relu or more fused into it)
     if kind is None or kind != "concat" and len(step.inputs) != 1 \

@@ -1058,6 +1058,7 @@ def _relu_fused(producer):
         else:
             y = np.maximum(y, np.zeros((), y.dtype))
         return (y,) + tuple(outs[1:])
+    kernel.relu_after = producer
     return kernel
 
 

@@ -245,3 +245,40 @@ def test_no_chain_for_one_conv_or_without_oneDNN():
     onednn.use_backend("numpy")
     assert _chains(_check(_model(nodes, weights, [1, 3, 27, 27]),
                           rng.standard_normal((1, 3, 27, 27)).astype(np.float32))) == []
+
+
+@pytest.mark.parametrize("op", ["Add", "Sum"])
+@pytest.mark.parametrize("relu", [True, False])
+def test_residual_blocks_stay_in_the_chain(op, relu):
+    rng = np.random.default_rng(13)
+    weights = {}
+    n1, stem = _conv("stem", "x", 3, 32, 3, rng, weights, stride=2)
+    n2, a = _conv("a", stem, 32, 32, 3, rng, weights)
+    n3, b = _conv("b", a, 32, 32, 1, rng, weights, relu=False)
+    nodes = n1 + n2 + n3 + [helper.make_node(op, [b, stem], ["sum"], name="add")]
+    if relu:
+        nodes.append(helper.make_node("Relu", ["sum"], ["sum_r"]))
+    n4, c = _conv("c", "sum_r" if relu else "sum", 32, 16, 1, rng, weights, relu=False)
+    model = _model(nodes + n4 + [helper.make_node("Identity", [c], ["y"])], weights,
+                   [1, 3, 23, 23])
+    x = rng.standard_normal((1, 3, 23, 23)).astype(np.float32)
+    sess = _check(model, x)
+    (chain,) = _chains(sess)
+    assert [m.node.op_type for m in chain.kernel.members].count(op) == 1
+    assert all(chain.kernel.programs.values())
+
+
+def test_an_add_of_a_constant_breaks_the_chain():
+    rng = np.random.default_rng(14)
+    # (a per-channel constant would fold into the conv)
+    weights = {"shift": rng.standard_normal((16, 12, 12)).astype(np.float32)}
+    n1, a = _conv("a", "x", 3, 16, 3, rng, weights)
+    n2, b = _conv("b", a, 16, 16, 3, rng, weights, relu=False)
+    nodes = n1 + n2 + [helper.make_node("Add", [b, "shift"], ["s"])]
+    n3, c = _conv("c", "s", 16, 16, 1, rng, weights)
+    n4, d = _conv("d", c, 16, 16, 1, rng, weights, relu=False)
+    model = _model(nodes + n3 + n4 + [helper.make_node("Identity", [d], ["y"])], weights,
+                   [1, 3, 12, 12])
+    sess = _check(model, rng.standard_normal((1, 3, 12, 12)).astype(np.float32))
+    chains = _chains(sess)
+    assert len(chains) == 2 and all(all(c.kernel.programs.values()) for c in chains)
