@@ -36,6 +36,7 @@ from .onednn import (_ABCD, _ANY, _ARG_BIAS, _ARG_DST, _ARG_SCRATCHPAD, _ARG_SRC
                      _SCRATCHPAD_USER, _SLOW_IMPLEMENTATIONS, _A, _ABCDE,
                      _CONVOLUTION_DIRECT, _IN_ORDER_STREAM, _SUCCESS, _Declined, _Handle,
                      _aligned_floats, _arguments, _dims)
+from .scratch import begin_kernel
 
 Declined = _Declined
 
@@ -153,6 +154,7 @@ class ChainProgram:
                                 for k, md in zip(self.output_keys, self.output_mds)]
         self.scratchpad_size = max((s[1].scratchpad_size for s in self.steps
                                     if s[0] == "prim"), default=0)
+        self.slot_of, self.slot_sizes = self._share_buffers()
         self._threads = threading.local()
 
     # -- planning ------------------------------------------------------------------
@@ -299,10 +301,9 @@ class ChainProgram:
 
     def _src(self, t):
         """(key, descriptor) a primitive reads t from: the chain's own values as they
-        are, its inputs (NCHW) through one blocked copy each when they have a block's
-        channels."""
+        are, its inputs (NCHW) through one blocked copy each."""
         key = self._key(t)
-        if self.root[key] is None and self.shapes[key][1] >= _BLOCK:
+        if self.root[key] is None:
             if key not in self._blocked_inputs:
                 self._blocked_inputs[key] = self._reorder_to(
                     key, self._desc(self.shapes[key], _BLOCKED))
@@ -335,9 +336,11 @@ class ChainProgram:
             w_shape, w_tag = (group, m // group, w.shape[1]) + tuple(kernel), _ABCDE
         any_w, user_w = self._desc(w_shape, _ANY), self._desc(w_shape, w_tag)
         bias_md = self._desc((m,), _A) if op.b is not None else None
-        key, x_md = self._src(op.inputs[0])
+        key, x_md = x_key, self.md[x_key]
         if self.root[key] is None:
-            x_md = self._desc(x_shape, _ANY)  # a chain input: the layout the kernel wants
+            # a chain input: reordered into the layout the kernel wants (an RGB stem
+            # reads NCHW as it is)
+            x_md = self._desc(x_shape, _ANY)
         try:
             prim = self._with_output(op.output, lambda y_md: self._primitive(
                 lambda pd, attr: lib.convolution_forward_primitive_desc_create(
@@ -500,6 +503,44 @@ class ChainProgram:
         self._memories.append(mem)
         return mem
 
+    def _share_buffers(self):
+        """({buffer owner: slot}, slot sizes in bytes): values whose lives do not
+        overlap share a slot, so a deep chain's working set stays a few images (and in
+        cache) instead of one buffer per value."""
+        sizes, first, last = {}, {}, {}
+        for key, root in self.root.items():
+            if root is not None:
+                size = self.scratchpad_size if root == "scratchpad" \
+                    else self.lib.memory_desc_get_size(self.md[key])
+                sizes[root] = max(sizes.get(root, 0), size)
+        uses = [[k for _, k in s[2]] if s[0] == "prim" else list(s[2:]) for s in self.steps]
+        uses.append(self.output_keys)  # reordered out after the last step
+        for when, keys in enumerate(uses):
+            for key in keys:
+                root = self.root.get(key) if not isinstance(key, tuple) \
+                    or key[0] != "memory" else None
+                if root is not None:
+                    first.setdefault(root, when)
+                    last[root] = when
+        slot_of, slot_sizes, free_after = {}, [], []
+        for root in sorted(first, key=first.get):
+            if root == "scratchpad":
+                continue
+            free = [s for s, end in enumerate(free_after) if end < first[root]]
+            if free:  # the freed slot nearest in size
+                slot = min(free, key=lambda s: abs(slot_sizes[s] - sizes[root]))
+                slot_sizes[slot] = max(slot_sizes[slot], sizes[root])
+                free_after[slot] = last[root]
+            else:
+                slot = len(slot_sizes)
+                slot_sizes.append(sizes[root])
+                free_after.append(last[root])
+            slot_of[root] = slot
+        if "scratchpad" in sizes:
+            slot_of["scratchpad"] = len(slot_sizes)
+            slot_sizes.append(sizes["scratchpad"])
+        return slot_of, slot_sizes
+
     # -- running -----------------------------------------------------------------------
 
     def run(self, inputs, ctx) -> list:
@@ -522,6 +563,7 @@ class ChainProgram:
         for step in state.steps:
             if step[0] is None:  # a host step: what came before must be done
                 lib.check(lib.stream_wait(stream), "waiting for the chain")
+                begin_kernel()
                 _, op, x, mem = step
                 (y,) = op.host([x], op.attrs, ctx)
                 y = np.ascontiguousarray(y, dtype=np.float32)
@@ -570,16 +612,9 @@ class _ThreadState:
         self.stream = _Handle()
         lib.check(lib.stream_create(ctypes.byref(self.stream), lib.engine,
                                     _IN_ORDER_STREAM), "creating a stream")
-        sizes = {}
-        for key, root in program.root.items():
-            if root is not None:
-                size = lib.memory_desc_get_size(program.md[key])
-                if root == "scratchpad":
-                    size = program.scratchpad_size
-                sizes[root] = max(sizes.get(root, 0), size)
-        buffers = {root: _aligned_floats(max(1, size // 4 + 1))
-                   for root, size in sizes.items()}
-        self.buffers = list(buffers.values())
+        self.buffers = [_aligned_floats(max(1, size // 4 + 1))
+                        for size in program.slot_sizes]
+        buffers = {root: self.buffers[slot] for root, slot in program.slot_of.items()}
         base = {root: b.ctypes.data for root, b in buffers.items()}
         memory = {}
 

@@ -282,3 +282,16 @@ def test_an_add_of_a_constant_breaks_the_chain():
     sess = _check(model, rng.standard_normal((1, 3, 12, 12)).astype(np.float32))
     chains = _chains(sess)
     assert len(chains) == 2 and all(all(c.kernel.programs.values()) for c in chains)
+
+
+def test_a_chain_may_start_with_a_pool_of_its_input():
+    rng = np.random.default_rng(15)
+    weights = {}
+    n1, a = _conv("a", "p", 5, 16, 3, rng, weights)
+    n2, b = _conv("b", a, 16, 24, 3, rng, weights, relu=False)
+    model = _model([helper.make_node("MaxPool", ["x"], ["p"], kernel_shape=[2, 2],
+                                     strides=[2, 2])] + n1 + n2
+                   + [helper.make_node("Identity", [b], ["y"])], weights, [1, 5, 20, 20])
+    sess = _check(model, rng.standard_normal((1, 5, 20, 20)).astype(np.float32))
+    (chain,) = _chains(sess)
+    assert len(chain.kernel.members) == 3 and all(chain.kernel.programs.values())
