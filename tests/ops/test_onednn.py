@@ -269,8 +269,56 @@ def test_session_runs_a_conv_net_through_onednn_like_onnxruntime(dnnl_backend,
     for _ in range(2):
         got = session.run("y", {"x": x})
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
-    # the stem, the 3x3 and the dilated conv (not the 1x1), on both runs
-    assert done.count(True) == (6 if dnnl_backend == "onednn" else 0)
+    (plan,) = session._plans.values()
+    if dnnl_backend == "onednn":
+        # the net is one oneDNN chain (train/onednn_chains.py), no conv on its own
+        (chain,) = plan.steps
+        assert chain.node.op_type == "OneDnnChain" and all(chain.kernel.programs.values())
+        assert done == []
+    else:
+        assert done.count(True) == 0
+
+
+@needs_onednn
+def test_single_convs_of_a_session_run_through_onednn(monkeypatch):
+    """Convs outside chains (one conv between other ops) take oneDNN's plan per conv
+    where the rule says it pays: the stem yes, the 1x1 no."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    import onegraph
+    from onegraph.convert import from_onnx
+
+    onednn.use_backend("onednn")
+    rng = np.random.default_rng(3)
+    inits = [numpy_helper.from_array((rng.standard_normal(shape) * 0.2).astype(np.float32),
+                                     name) for name, shape in
+             (("w0", (16, 3, 3, 3)), ("w1", (8, 16, 1, 1)))]
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w0"], ["c0"], pads=[1, 1, 1, 1], strides=[2, 2]),
+         helper.make_node("Sigmoid", ["c0"], ["s"]),
+         helper.make_node("Conv", ["s", "w1"], ["y"])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    done = []
+    real = onednn.conv_2d
+
+    def recording(*args):
+        done.append(real(*args))
+        return done[-1]
+    monkeypatch.setattr(onednn, "conv_2d", recording)
+    session = onegraph.Session(from_onnx(model))
+    try:
+        for _ in range(2):
+            np.testing.assert_allclose(session.run("y", {"x": x}), want, rtol=1e-4,
+                                       atol=1e-5)
+    finally:
+        onednn._reset_for_tests()
+    assert done == [True, True]
 
 
 @needs_onednn

@@ -17,6 +17,10 @@ ort = pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
+# rewrite 11 is the plan's on conv.py's own paths: with oneDNN on, residual blocks run
+# in its chains (rewrite 13, tests/train/test_onednn_chains.py)
+pytestmark = pytest.mark.usefixtures("own_convs")
+
 
 def _weights(rng, m, c, k):
     return {"w": (rng.standard_normal((m, c, k, k)) / np.sqrt(c * k * k)).astype(np.float32),
