@@ -1141,7 +1141,9 @@ def _conv_onednn(x, w, b, strides, pb, pe, dilations, group, relu, out_sp, direc
     Raises:
         ExecutionError: oneDNN failed.
     """
-    if not onednn.active():
+    # oneDNN's fused Relu is max(y, 0) in a form that gives 0 for NaN (onnxruntime's
+    # and conv.py's keep NaN): inputs that may make NaN take conv.py's paths
+    if not onednn.active() or relu and not np.isfinite(x).all():
         return None
     n, m = x.shape[0], w.shape[0]
     y = np.empty((n, m, math.prod(out_sp)), dtype=np.float32) if direct is None \

@@ -128,8 +128,11 @@ def _chain_kernel(chain_ops, members, inputs, outputs):
 
     def kernel(args, attrs, ctx):
         lib = onednn._active_library()
+        # oneDNN's Relu and MaxPool turn NaN into numbers (max(NaN, 0) = 0 in its
+        # kernels, where onnxruntime's and the steps' keep it): inputs holding NaN or
+        # inf (which a conv may turn into NaN) run the steps
         if lib is not None and all(type(a) is np.ndarray and a.dtype == np.float32
-                                   and a.ndim == 4 for a in args):
+                                   and a.ndim == 4 and np.isfinite(a).all() for a in args):
             key = tuple(a.shape for a in args)
             program = programs.get(key)
             if program is None and len(programs) < _PROGRAMS_PER_CHAIN:

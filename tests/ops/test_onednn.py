@@ -91,6 +91,29 @@ def test_non_finite_inputs_reach_the_outputs_onnxruntime_gives(with_onednn):
     np.testing.assert_allclose(got[finite], want[finite], rtol=1e-4, atol=1e-3)
 
 
+@needs_onednn
+def test_a_fused_relu_keeps_nan_as_onnxruntime_does(with_onednn):
+    """oneDNN's Relu post-op gives 0 for NaN; a conv + Relu whose input holds NaN or
+    inf takes conv.py's paths, which keep it."""
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((1, 16, 12, 12)).astype(np.float32)
+    x[0, 3, 2, 5] = np.nan
+    x[0, 7, 9, 1] = np.inf
+    w = rng.standard_normal((24, 16, 3, 3)).astype(np.float32)
+    attrs = dict(pads=[1, 1, 1, 1])
+    got, cache = _fused_conv(x, w, None, attrs, "cache+relu")
+    assert not _plans(cache)
+    from .test_conv_fast_paths import _ort_conv
+    want = np.maximum(_ort_conv(x, w, None, attrs), 0)
+    assert np.isnan(want).any()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-4, atol=1e-3)
+    # finite inputs take oneDNN's plan again
+    got, cache = _fused_conv(np.nan_to_num(x, posinf=0.0), w, None, attrs, "cache+relu")
+    assert _plans(cache)
+
+
 def _resolved(attrs):
     return get_op("Conv").resolve_attrs(attrs, num_outputs=1)
 

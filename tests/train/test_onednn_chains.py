@@ -295,3 +295,23 @@ def test_a_chain_may_start_with_a_pool_of_its_input():
     sess = _check(model, rng.standard_normal((1, 5, 20, 20)).astype(np.float32))
     (chain,) = _chains(sess)
     assert len(chain.kernel.members) == 3 and all(chain.kernel.programs.values())
+
+
+def test_nan_and_inf_inputs_run_the_steps_which_keep_nan():
+    # oneDNN's Relu and MaxPool give numbers for NaN; the steps, like onnxruntime,
+    # keep it: a NaN pixel must reach the output
+    rng = np.random.default_rng(16)
+    nodes, weights = _fire_net(rng)
+    model = _model(nodes, weights, [1, 3, 29, 29])
+    x = rng.standard_normal((1, 3, 29, 29)).astype(np.float32)
+    x[0, :, 5, 5] = np.nan
+    x[0, :, 20, 7] = np.inf
+    sess = og.Session(from_onnx(model))
+    got = sess.run("y", {"x": x})
+    want = _ort(model, {"x": x}, ["y"])[0]
+    assert np.isnan(want).any()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got[~np.isnan(got)], want[~np.isnan(want)], rtol=1e-4,
+                               atol=1e-5)
+    (chain,) = _chains(sess)
+    assert chain.kernel.programs == {}  # the steps ran
