@@ -61,6 +61,14 @@ The rewrites, in order:
    The producer's bias moves along (max(x + b, 0) in the same copy, b in the
    shuffled channel order): a grouped 1x1 conv without a bias multiplies its input
    in place instead of copying it under a row of ones.
+13. oneDNN chains (`train/onednn_chains.py`; made right after rewrites 2-4, so 4a-12
+   see only the steps left outside): when oneDNN is the conv backend, each run of
+   consecutive fused group-1 Convs, MaxPool, AveragePool, GlobalAveragePool, LRN,
+   Relu, channel Concat, Add/Sum of two step outputs and inference Dropout holding two
+   Convs or more becomes one step that keeps its values in oneDNN's channel-blocked
+   layout (`ops/onednn_chain.py`): only values read outside the run, fetched or kept
+   come out as NCHW arrays. The step runs the original steps when oneDNN declines,
+   is switched off, or its inputs are not finite float32 images.
 
 A rewrite only touches values nobody else reads: an intermediate consumed by exactly one
 step and neither fetched, fed nor a graph input/output. Plans using dead-value control
