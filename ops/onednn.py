@@ -289,6 +289,104 @@ class _Reorder:
         lib.primitive_desc_destroy(self.pd)
 
 
+def attributes(lib, relu=False) -> _Handle:
+    """Primitive attributes: a user-managed scratchpad (threads sharing a primitive
+    each pass their own), and a Relu post-op when `relu`; the caller destroys them.
+
+    Raises:
+        ExecutionError: oneDNN failed.
+    """
+    attr, post_ops = _Handle(), _Handle()
+    lib.check(lib.primitive_attr_create(ctypes.byref(attr)), "creating attributes")
+    try:
+        lib.check(lib.primitive_attr_set_scratchpad_mode(attr, _SCRATCHPAD_USER),
+                  "setting the scratchpad mode")
+        if relu:
+            lib.check(lib.post_ops_create(ctypes.byref(post_ops)), "creating post-ops")
+            lib.check(lib.post_ops_append_eltwise(post_ops, _ELTWISE_RELU, 0.0, 0.0),
+                      "adding the Relu")
+            lib.check(lib.primitive_attr_set_post_ops(attr, post_ops),
+                      "setting the post-ops")
+    except BaseException:
+        lib.primitive_attr_destroy(attr)
+        raise
+    finally:
+        if post_ops:
+            lib.post_ops_destroy(post_ops)
+    return attr
+
+
+class Primitive:
+    """A primitive made by create(pointer to the descriptor, attributes) -> status,
+    with `relu` as a post-op; `implementation` is oneDNN's name for the kernel it
+    picked. oneDNN's reference loops and its plain-layout GEMM fallback are declined.
+
+    Raises:
+        _Declined: no implementation, or only a slow one.
+        ExecutionError: oneDNN failed otherwise.
+    """
+
+    def __init__(self, lib, create, what, relu=False):
+        self.lib, self.pd, self.primitive = lib, _Handle(), None
+        attr = attributes(lib, relu)
+        try:
+            lib.check(create(ctypes.byref(self.pd), attr), what)
+        finally:
+            lib.primitive_attr_destroy(attr)
+        impl = ctypes.c_char_p()
+        lib.check(lib.primitive_desc_query(self.pd, _QUERY_IMPL_INFO, 0,
+                                           ctypes.cast(ctypes.byref(impl), _Handle)),
+                  "asking the implementation")
+        self.implementation = (impl.value or b"?").decode()
+        if self.implementation.startswith(_SLOW_IMPLEMENTATIONS):
+            raise _Declined(self.implementation)
+        self.primitive = lib.primitive(self.pd)
+        self.scratchpad_md = self.md(_QUERY_SCRATCHPAD)
+        self.scratchpad_size = lib.memory_desc_get_size(self.scratchpad_md) \
+            if self.scratchpad_md else 0
+
+    def md(self, what):
+        """A descriptor the primitive descriptor owns (valid while it lives)."""
+        return self.lib.primitive_desc_query_md(self.pd, what, 0)
+
+    def __del__(self):
+        if self.primitive:
+            self.lib.primitive_destroy(self.primitive)
+        if self.pd:
+            self.lib.primitive_desc_destroy(self.pd)
+
+
+def reordered_weights(lib, user_md, md, w):
+    """(buffer, memory) of w (described by user_md) reordered into layout md once.
+
+    Raises:
+        _Declined: oneDNN has no such reorder.
+        ExecutionError: oneDNN failed.
+    """
+    buffer = _aligned_floats(max(1, lib.memory_desc_get_size(md) // 4))
+    memory = lib.memory(md, buffer.ctypes.data)
+    source = lib.memory(user_md, w.ctypes.data)
+    stream = _Handle()
+    reorder = None
+    try:
+        reorder = _Reorder(lib, user_md, md)
+        lib.check(lib.stream_create(ctypes.byref(stream), lib.engine, _IN_ORDER_STREAM),
+                  "creating a stream")
+        lib.check(lib.primitive_execute(reorder.primitive, stream, *_arguments(
+            [(_ARG_SRC, source), (_ARG_DST, memory)])), "reordering the weights")
+        lib.check(lib.stream_wait(stream), "waiting for the weights")
+    except BaseException:
+        lib.memory_destroy(memory)
+        raise
+    finally:
+        if stream:
+            lib.stream_destroy(stream)
+        if reorder is not None:
+            reorder.destroy(lib)
+        lib.memory_destroy(source)
+    return buffer, memory
+
+
 class _ThreadState:
     """One thread's stream, scratchpad, blocked buffers and memory objects for a plan,
     with the argument lists of its primitives made once."""
@@ -363,62 +461,24 @@ class ConvPlan:
         any_src, any_dst = desc(x_shape, _ANY), desc(y_shape, _ANY)
         any_w, user_w = desc(w_shape, _ANY), desc(w_shape, w_tag)
         bias_md = desc((m,), _A) if b is not None else None
-        attr, post_ops = _Handle(), _Handle()
-        lib.check(lib.primitive_attr_create(ctypes.byref(attr)), "creating attributes")
-        try:
-            lib.check(lib.primitive_attr_set_scratchpad_mode(attr, _SCRATCHPAD_USER),
-                      "setting the scratchpad mode")
-            if relu:
-                lib.check(lib.post_ops_create(ctypes.byref(post_ops)), "creating post-ops")
-                lib.check(lib.post_ops_append_eltwise(post_ops, _ELTWISE_RELU, 0.0, 0.0),
-                          "adding the Relu")
-                lib.check(lib.primitive_attr_set_post_ops(attr, post_ops),
-                          "setting the post-ops")
-            self.pd = _Handle()
-            lib.check(lib.convolution_forward_primitive_desc_create(
-                ctypes.byref(self.pd), lib.engine, _FORWARD_INFERENCE, _CONVOLUTION_DIRECT,
-                any_src, any_w, bias_md, any_dst, _dims(strides),
-                _dims(d - 1 for d in dilations), _dims(pads_begin), _dims(pads_end), attr),
-                "creating the convolution")
-        finally:
-            if post_ops:
-                lib.post_ops_destroy(post_ops)
-            lib.primitive_attr_destroy(attr)
-        impl = ctypes.c_char_p()
-        lib.check(lib.primitive_desc_query(self.pd, _QUERY_IMPL_INFO, 0,
-                                           ctypes.cast(ctypes.byref(impl), _Handle)),
-                  "asking the implementation")
-        self.implementation = (impl.value or b"?").decode()
-        if self.implementation.startswith(_SLOW_IMPLEMENTATIONS):
-            lib.primitive_desc_destroy(self.pd)
-            self.pd = None
-            raise _Declined(self.implementation)
-        self.primitive = lib.primitive(self.pd)
-        # descriptors the primitive descriptor owns (valid while it lives)
-        self.src_md = lib.primitive_desc_query_md(self.pd, _QUERY_SRC, 0)
-        self.dst_md = lib.primitive_desc_query_md(self.pd, _QUERY_DST, 0)
-        weights_md = lib.primitive_desc_query_md(self.pd, _QUERY_WEIGHTS, 0)
-        self.scratchpad_md = lib.primitive_desc_query_md(self.pd, _QUERY_SCRATCHPAD, 0)
-        self.scratchpad_size = lib.memory_desc_get_size(self.scratchpad_md) \
-            if self.scratchpad_md else 0
+        self.conv = Primitive(lib, lambda pd, attr: lib.convolution_forward_primitive_desc_create(
+            pd, lib.engine, _FORWARD_INFERENCE, _CONVOLUTION_DIRECT, any_src, any_w, bias_md,
+            any_dst, _dims(strides), _dims(d - 1 for d in dilations), _dims(pads_begin),
+            _dims(pads_end), attr), "creating the convolution", relu)
+        self.implementation = self.conv.implementation
+        self.primitive = self.conv.primitive
+        self.src_md, self.dst_md = self.conv.md(_QUERY_SRC), self.conv.md(_QUERY_DST)
+        self.scratchpad_md = self.conv.scratchpad_md
+        self.scratchpad_size = self.conv.scratchpad_size
         self.src_reorder = None if lib.memory_desc_equal(self.src_md, self.user_src_md) \
             else _Reorder(lib, self.user_src_md, self.src_md)
         self.dst_reorder = None if lib.memory_desc_equal(self.dst_md, self.user_dst_md) \
             else _Reorder(lib, self.dst_md, self.user_dst_md)
         self._memories = []
         # the weights, reordered once (with the bias, held for the plan's life)
-        self._weights = _aligned_floats(max(1, lib.memory_desc_get_size(weights_md) // 4))
-        self.weights_memory = self._memory(weights_md, self._weights)
-        w_user = np.ascontiguousarray(w, dtype=np.float32)
-        if lib.memory_desc_equal(weights_md, user_w):
-            np.copyto(self._weights[:w_user.size], w_user.reshape(-1))
-        else:
-            reorder = _Reorder(lib, user_w, weights_md)
-            try:
-                self._run(lib, reorder.primitive, [(_ARG_SRC, self._memory(user_w, w_user)),
-                                                   (_ARG_DST, self.weights_memory)])
-            finally:
-                reorder.destroy(lib)
+        self._weights, self.weights_memory = reordered_weights(
+            lib, user_w, self.conv.md(_QUERY_WEIGHTS), np.ascontiguousarray(w, np.float32))
+        self._memories.append(self.weights_memory)
         self._bias = None if b is None else np.ascontiguousarray(b, dtype=np.float32)
         self.bias_memory = None if b is None else self._memory(bias_md, self._bias)
         self.w, self.b = w, b  # the sources, held: their identity marks the plan's
@@ -433,19 +493,6 @@ class ConvPlan:
         mem = self.lib.memory(md, array.ctypes.data)
         self._memories.append(mem)
         return mem
-
-    @staticmethod
-    def _run(lib, primitive, args):
-        """Run one primitive on a stream of its own (plan-time work)."""
-        stream = _Handle()
-        lib.check(lib.stream_create(ctypes.byref(stream), lib.engine, _IN_ORDER_STREAM),
-                  "creating a stream")
-        try:
-            lib.check(lib.primitive_execute(primitive, stream, *_arguments(args)),
-                      "reordering the weights")
-            lib.check(lib.stream_wait(stream), "waiting for the weights")
-        finally:
-            lib.stream_destroy(stream)
 
     def run(self, x: np.ndarray, y: np.ndarray) -> None:
         """y = the convolution of x (C-contiguous float32 of the plan's input shape),
@@ -474,10 +521,6 @@ class ConvPlan:
                         getattr(self, "dst_reorder", None)):
             if reorder is not None:
                 reorder.destroy(lib)
-        if getattr(self, "primitive", None):
-            lib.primitive_destroy(self.primitive)
-        if getattr(self, "pd", None):
-            lib.primitive_desc_destroy(self.pd)
         for md in getattr(self, "_descs", ()):
             lib.memory_desc_destroy(md)
 

@@ -30,12 +30,11 @@ import numpy as np
 
 from ..errors import OneGraphError
 from . import onednn
-from .onednn import (_ABCD, _ANY, _ARG_BIAS, _ARG_DST, _ARG_SCRATCHPAD, _ARG_SRC,
-                     _ARG_WEIGHTS, _ELTWISE_RELU, _FORWARD_INFERENCE,
-                     _QUERY_IMPL_INFO, _QUERY_SCRATCHPAD, _QUERY_SRC, _QUERY_WEIGHTS,
-                     _SCRATCHPAD_USER, _SLOW_IMPLEMENTATIONS, _A, _ABCDE,
-                     _CONVOLUTION_DIRECT, _IN_ORDER_STREAM, _SUCCESS, _Declined, _Handle,
-                     _aligned_floats, _arguments, _dims)
+from .onednn import (_A, _ABCD, _ABCDE, _ANY, _ARG_BIAS, _ARG_DST, _ARG_SCRATCHPAD,
+                     _ARG_SRC, _ARG_WEIGHTS, _CONVOLUTION_DIRECT, _ELTWISE_RELU,
+                     _FORWARD_INFERENCE, _IN_ORDER_STREAM, _QUERY_SRC, _QUERY_WEIGHTS,
+                     _SUCCESS, Primitive, _Declined, _Handle, _aligned_floats, _arguments,
+                     _dims, reordered_weights)
 from .scratch import begin_kernel
 
 Declined = _Declined
@@ -73,36 +72,6 @@ def _decline_on_error(fn):
         raise Declined(str(e)) from e
 
 
-class _Primitive:
-    """A primitive descriptor and its primitive; `implementation` is oneDNN's name for
-    the kernel it picked."""
-
-    def __init__(self, lib, pd):
-        self.lib, self.pd = lib, pd
-        impl = ctypes.c_char_p()
-        lib.check(lib.primitive_desc_query(pd, _QUERY_IMPL_INFO, 0,
-                                           ctypes.cast(ctypes.byref(impl), _Handle)),
-                  "asking the implementation")
-        self.implementation = (impl.value or b"?").decode()
-        self.primitive = None
-        if self.implementation.startswith(_SLOW_IMPLEMENTATIONS):
-            raise Declined(self.implementation)
-        self.primitive = lib.primitive(pd)
-        self.scratchpad_md = lib.primitive_desc_query_md(pd, _QUERY_SCRATCHPAD, 0)
-        self.scratchpad_size = lib.memory_desc_get_size(self.scratchpad_md) \
-            if self.scratchpad_md else 0
-
-    def md(self, what):
-        """A descriptor the primitive descriptor owns (valid while it lives)."""
-        return self.lib.primitive_desc_query_md(self.pd, what, 0)
-
-    def __del__(self):
-        if self.primitive:
-            self.lib.primitive_destroy(self.primitive)
-        if self.pd:
-            self.lib.primitive_desc_destroy(self.pd)
-
-
 class ChainProgram:
     """The oneDNN primitives of a chain for fixed input shapes, with its reordered
     weights; `run` executes it (threads may share a program: each has its own
@@ -120,7 +89,7 @@ class ChainProgram:
         self.shapes = dict(zip(inputs, input_shapes))
         self.md = {}       # tensor or temporary -> memory descriptor
         self.root = {}     # tensor or temporary -> whose buffer holds it (None: the user's)
-        self.steps = []    # ("prim", _Primitive, [(arg, key)]) or ("host", op, in, out)
+        self.steps = []    # ("prim", Primitive, [(arg, key)]) or ("host", op, in, out)
         self.alias = {}
         self._temporaries = 0
         for t, shape in self.shapes.items():
@@ -230,7 +199,7 @@ class ChainProgram:
         return md
 
     def _with_output(self, t, create):
-        """create(descriptor of t) -> the _Primitive of the step making t: written into
+        """create(descriptor of t) -> the Primitive of the step making t: written into
         its Concat slice when it has one and the kernel takes that, else into a
         blocked buffer of its own."""
         if t in self._sub:
@@ -251,34 +220,9 @@ class ChainProgram:
             self.md[t], self.root[t] = self._desc(self.shapes[t], _BLOCKED), t
         return self.md[t]
 
-    def _attr(self, relu=False):
-        lib = self.lib
-        attr, post_ops = _Handle(), _Handle()
-        lib.check(lib.primitive_attr_create(ctypes.byref(attr)), "creating attributes")
-        try:
-            lib.check(lib.primitive_attr_set_scratchpad_mode(attr, _SCRATCHPAD_USER),
-                      "setting the scratchpad mode")
-            if relu:
-                lib.check(lib.post_ops_create(ctypes.byref(post_ops)), "creating post-ops")
-                lib.check(lib.post_ops_append_eltwise(post_ops, _ELTWISE_RELU, 0.0, 0.0),
-                          "adding the Relu")
-                lib.check(lib.primitive_attr_set_post_ops(attr, post_ops),
-                          "setting the post-ops")
-                lib.post_ops_destroy(post_ops)
-        except BaseException:
-            lib.primitive_attr_destroy(attr)
-            raise
-        return attr
-
     def _primitive(self, create, what, relu=False):
-        """A _Primitive from create(pd pointer, attr) -> status."""
-        attr = self._attr(relu)
-        pd = _Handle()
-        try:
-            self.lib.check(create(ctypes.byref(pd), attr), what)
-        finally:
-            self.lib.primitive_attr_destroy(attr)
-        prim = _Primitive(self.lib, pd)
+        """A Primitive (ops/onednn.py) from create(pd pointer, attr) -> status."""
+        prim = Primitive(self.lib, create, what, relu)
         self._prims.append(prim)
         return prim
 
@@ -354,18 +298,10 @@ class ChainProgram:
             self._host_step(op)
             return
         key = self._reorder_to(key, prim.md(_QUERY_SRC))
-        weights_md = prim.md(_QUERY_WEIGHTS)
-        weights = self._hold(_aligned_floats(max(1, lib.memory_desc_get_size(weights_md)
-                                                 // 4)))
-        w_user = self._hold(np.ascontiguousarray(w, dtype=np.float32))
-        w_mem = self._memory(weights_md, weights)
-        reorder = onednn._Reorder(lib, user_w, weights_md)
-        try:
-            onednn.ConvPlan._run(lib, reorder.primitive,
-                                 [(_ARG_SRC, self._memory(user_w, w_user)),
-                                  (_ARG_DST, w_mem)])
-        finally:
-            reorder.destroy(lib)
+        weights, w_mem = reordered_weights(lib, user_w, prim.md(_QUERY_WEIGHTS),
+                                           np.ascontiguousarray(w, dtype=np.float32))
+        self._hold(weights)
+        self._memories.append(w_mem)
         args = [(_ARG_SRC, key), (_ARG_WEIGHTS, ("memory", w_mem)), (_ARG_DST, op.output)]
         if op.b is not None:
             bias = self._hold(np.ascontiguousarray(op.b, dtype=np.float32))
