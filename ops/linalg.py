@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import OpAttributeError, ShapeError
+from . import onednn_matmul
 from .blas import matmul_constant
 from .common import broadcast_shape, derived
 from .registry import TensorInfo, define, is_plan_constant, kernel_cache
@@ -68,7 +69,10 @@ def _times_weights(a, b, attrs, constant):
     the node's cached copy of one), through the BLAS backend's packed product with its
     pack in the node's cache (ops/blas.py), else numpy."""
     if constant:
-        y = matmul_constant(a, b, kernel_cache(attrs))
+        cache = kernel_cache(attrs)
+        y = onednn_matmul.matmul_constant(a, b, cache)
+        if y is None:
+            y = matmul_constant(a, b, cache)
         if y is not None:
             return y
     return np.matmul(a, b)

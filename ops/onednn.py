@@ -121,6 +121,7 @@ class _Library:
             "dnnl_eltwise_forward_primitive_desc_create": (
                 status, [p(h), h, i, i, h, h, ctypes.c_float, ctypes.c_float, h]),
             "dnnl_binary_primitive_desc_create": (status, [p(h), h, i, h, h, h, h]),
+            "dnnl_matmul_primitive_desc_create": (status, [p(h), h, h, h, h, h, h]),
             "dnnl_lrn_forward_primitive_desc_create": (
                 status, [p(h), h, i, i, h, h, ctypes.c_int64, ctypes.c_float,
                          ctypes.c_float, ctypes.c_float, h]),
