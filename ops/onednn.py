@@ -290,9 +290,10 @@ class _Reorder:
         lib.primitive_desc_destroy(self.pd)
 
 
-def attributes(lib, relu=False) -> _Handle:
+def attributes(lib, post_op=None) -> _Handle:
     """Primitive attributes: a user-managed scratchpad (threads sharing a primitive
-    each pass their own), and a Relu post-op when `relu`; the caller destroys them.
+    each pass their own), and the eltwise `post_op` (an algorithm kind such as
+    _ELTWISE_RELU) when given; the caller destroys them.
 
     Raises:
         ExecutionError: oneDNN failed.
@@ -302,10 +303,10 @@ def attributes(lib, relu=False) -> _Handle:
     try:
         lib.check(lib.primitive_attr_set_scratchpad_mode(attr, _SCRATCHPAD_USER),
                   "setting the scratchpad mode")
-        if relu:
+        if post_op is not None:
             lib.check(lib.post_ops_create(ctypes.byref(post_ops)), "creating post-ops")
-            lib.check(lib.post_ops_append_eltwise(post_ops, _ELTWISE_RELU, 0.0, 0.0),
-                      "adding the Relu")
+            lib.check(lib.post_ops_append_eltwise(post_ops, post_op, 0.0, 0.0),
+                      "adding the activation")
             lib.check(lib.primitive_attr_set_post_ops(attr, post_ops),
                       "setting the post-ops")
     except BaseException:
@@ -319,17 +320,18 @@ def attributes(lib, relu=False) -> _Handle:
 
 class Primitive:
     """A primitive made by create(pointer to the descriptor, attributes) -> status,
-    with `relu` as a post-op; `implementation` is oneDNN's name for the kernel it
-    picked. oneDNN's reference loops and its plain-layout GEMM fallback are declined.
+    with the eltwise `post_op` (see `attributes`); `implementation` is oneDNN's name
+    for the kernel it picked. oneDNN's reference loops and its plain-layout GEMM
+    fallback are declined.
 
     Raises:
         _Declined: no implementation, or only a slow one.
         ExecutionError: oneDNN failed otherwise.
     """
 
-    def __init__(self, lib, create, what, relu=False):
+    def __init__(self, lib, create, what, post_op=None):
         self.lib, self.pd, self.primitive = lib, _Handle(), None
-        attr = attributes(lib, relu)
+        attr = attributes(lib, post_op)
         try:
             lib.check(create(ctypes.byref(self.pd), attr), what)
         finally:
@@ -465,7 +467,8 @@ class ConvPlan:
         self.conv = Primitive(lib, lambda pd, attr: lib.convolution_forward_primitive_desc_create(
             pd, lib.engine, _FORWARD_INFERENCE, _CONVOLUTION_DIRECT, any_src, any_w, bias_md,
             any_dst, _dims(strides), _dims(d - 1 for d in dilations), _dims(pads_begin),
-            _dims(pads_end), attr), "creating the convolution", relu)
+            _dims(pads_end), attr), "creating the convolution",
+            _ELTWISE_RELU if relu else None)
         self.implementation = self.conv.implementation
         self.primitive = self.conv.primitive
         self.src_md, self.dst_md = self.conv.md(_QUERY_SRC), self.conv.md(_QUERY_DST)

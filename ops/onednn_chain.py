@@ -222,7 +222,7 @@ class ChainProgram:
 
     def _primitive(self, create, what, relu=False):
         """A Primitive (ops/onednn.py) from create(pd pointer, attr) -> status."""
-        prim = Primitive(self.lib, create, what, relu)
+        prim = Primitive(self.lib, create, what, _ELTWISE_RELU if relu else None)
         self._prims.append(prim)
         return prim
 

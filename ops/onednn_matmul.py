@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import ExecutionError
 from .common import derived
-from .onednn import (_ANY, _ARG_DST, _ARG_SCRATCHPAD, _ARG_SRC, _ARG_WEIGHTS,
+from .onednn import (_ANY, _ARG_BIAS, _ARG_DST, _ARG_SCRATCHPAD, _ARG_SRC, _ARG_WEIGHTS,
                      _IN_ORDER_STREAM, _QUERY_WEIGHTS, _SUCCESS, Primitive, _active_library,
                      _aligned_floats, _arguments, _Declined, _Handle, reordered_weights)
 
@@ -33,28 +33,42 @@ _PLANS_PER_WEIGHTS = 4  # row counts with a plan per weight matrix; others go to
 _MAX_DIM = 1 << 40
 
 
+# activations oneDNN applies as it writes the product (eltwise algorithm kinds)
+ACTIVATIONS = {"gelu": 0x31, "gelu_tanh": 0x2b}
+
+
 class MatmulPlan:
-    """a @ w for a of `rows` rows (row stride `lda` elements) and the constant (K, N)
-    float32 matrix w (any strides), w reordered once.
+    """a @ w (+ bias) (then `activation`, a key of ACTIVATIONS) for C-contiguous a of
+    `rows` rows and the constant (K, N) float32 matrix w (any strides), w reordered
+    once.
 
     Raises:
         _Declined: oneDNN has no fast kernel for the product.
         ExecutionError: oneDNN failed otherwise.
     """
 
-    def __init__(self, lib, rows, lda, w):
+    def __init__(self, lib, rows, w, bias=None, activation=None):
         self.lib = lib
         k, n = w.shape
-        self._descs = [lib.memory_desc((rows, k), strides=(lda, 1)),
+        self._descs = [lib.memory_desc((rows, k), strides=(k, 1)),
                        lib.memory_desc((k, n), _ANY),
                        lib.memory_desc((k, n), strides=tuple(s // 4 for s in w.strides)),
-                       lib.memory_desc((rows, n), strides=(n, 1))]
-        src, any_w, user_w, dst = self._descs
+                       lib.memory_desc((rows, n), strides=(n, 1)),
+                       lib.memory_desc((1, n), strides=(n, 1))]
+        src, any_w, user_w, dst, bias_md = self._descs
         self.product = Primitive(lib, lambda pd, attr: lib.matmul_primitive_desc_create(
-            pd, lib.engine, src, any_w, None, dst, attr), "creating a matmul")
-        self._weights, self._weights_memory = reordered_weights(
+            pd, lib.engine, src, any_w, bias_md if bias is not None else None, dst, attr),
+            "creating a matmul", ACTIVATIONS[activation] if activation else None)
+        self._memories = []
+        self._weights, weights_memory = reordered_weights(
             lib, user_w, self.product.md(_QUERY_WEIGHTS), w)
-        self.w = w  # held: its identity marks the plan's
+        self._memories.append(weights_memory)
+        self.args = [(_ARG_WEIGHTS, weights_memory)]
+        if bias is not None:
+            self._bias = np.ascontiguousarray(bias, dtype=np.float32)
+            self._memories.append(lib.memory(bias_md, self._bias.ctypes.data))
+            self.args.append((_ARG_BIAS, self._memories[-1]))
+        self.w, self.bias = w, bias  # held: their identity marks the plan's
         self._threads = threading.local()
 
     def run(self, a: np.ndarray, y: np.ndarray) -> None:
@@ -77,8 +91,8 @@ class MatmulPlan:
 
     def __del__(self):
         lib = self.lib
-        if getattr(self, "_weights_memory", None):
-            lib.memory_destroy(self._weights_memory)
+        for mem in getattr(self, "_memories", ()):
+            lib.memory_destroy(mem)
         for md in getattr(self, "_descs", ()):
             lib.memory_desc_destroy(md)
 
@@ -92,11 +106,10 @@ class _ThreadState:
         self.memories = []
         lib.check(lib.stream_create(ctypes.byref(self.stream), lib.engine,
                                     _IN_ORDER_STREAM), "creating a stream")
-        src, _, _, dst = plan._descs
+        src, _, _, dst, _ = plan._descs
         self.src, self.dst = lib.memory(src), lib.memory(dst)
         self.memories += [self.src, self.dst]
-        args = [(_ARG_SRC, self.src), (_ARG_WEIGHTS, plan._weights_memory),
-                (_ARG_DST, self.dst)]
+        args = [(_ARG_SRC, self.src), (_ARG_DST, self.dst)] + plan.args
         product = plan.product
         if product.scratchpad_size:
             self.scratchpad = _aligned_floats(product.scratchpad_size // 4 + 1)
@@ -112,11 +125,14 @@ class _ThreadState:
             self.lib.stream_destroy(self.stream)
 
 
-def matmul_constant(a: np.ndarray, w: np.ndarray, cache: dict) -> np.ndarray | None:
+def matmul_constant(a: np.ndarray, w: np.ndarray, cache: dict, bias=None,
+                    activation=None) -> np.ndarray | None:
     """a @ w for float32 2-D a (M, K) and w (K, N), where w holds the same values on
     every call for as long as `cache` lives (a model's weights), through oneDNN's
-    matmul with w's reordered copy in `cache`; None when the backend is not oneDNN, the
-    product is small, or oneDNN has no fast kernel for it (the caller's GEMM runs).
+    matmul with w's reordered copy in `cache`; plus `bias` (a constant float32 (N,)
+    vector) and then `activation` (a key of ACTIVATIONS) as oneDNN writes the product.
+    None when the backend is not oneDNN, the product is small, or oneDNN has no fast
+    kernel for it (the caller's GEMM runs).
 
     Raises:
         InvalidArgumentError: ONEGRAPH_DNNL holds an unknown value.
@@ -130,23 +146,28 @@ def matmul_constant(a: np.ndarray, w: np.ndarray, cache: dict) -> np.ndarray | N
         return None
     (m, k), n = a.shape, w.shape[1]
     if m < _MIN_ROWS or m * n * k < _MIN_MULTIPLY_ADDS or max(m, n, k) > _MAX_DIM \
-            or any(s % 4 or s < 0 for s in w.strides):
+            or any(s % 4 or s < 0 for s in w.strides) or bias is not None and (
+                type(bias) is not np.ndarray or bias.dtype != np.float32
+                or bias.shape not in ((n,), (1, n))):
         return None
-    if a.strides[1] != 4 or a.strides[0] % 4 or a.strides[0] < 4 * k:
-        a = np.ascontiguousarray(a)
+    # (oneDNN's fast kernels want dense rows: with a row stride it picks a GEMM)
+    a = np.ascontiguousarray(a)
     owner = w
     while isinstance(owner.base, np.ndarray):
         owner = owner.base
     # plans per view of the owner (Gemm's transB makes a new view on every call)
     views = derived(cache, ("onednn.matmul", id(owner)), owner, lambda _: {})
     plans = views.setdefault((w.ctypes.data - owner.ctypes.data, w.shape, w.strides), {})
-    key = (m, a.strides[0] // 4)
+    key = (m, activation)
     plan = plans.get(key)
+    if plan is not None and plan is not False and plan.bias is not bias:
+        plan = None  # another bias than the plan's
+        del plans[key]
     if plan is None:
         if len(plans) >= _PLANS_PER_WEIGHTS:
             return None
         try:
-            plan = MatmulPlan(lib, m, key[1], w)
+            plan = MatmulPlan(lib, m, w, bias, activation)
         except (_Declined, ExecutionError):
             plan = False  # MKL or numpy multiplies
         plans[key] = plan

@@ -143,16 +143,22 @@ def _chain_kernel(chain_ops, members, inputs, outputs):
                 programs[key] = program
             if program:
                 return program.run([np.ascontiguousarray(a) for a in args], ctx)
-        return _run_members(members, inputs, outputs, args, ctx)
+        return run_members(members, inputs, outputs, args, ctx)
 
     kernel.programs = programs
     kernel.members = members
     return kernel
 
 
-def _run_members(members, inputs, outputs, args, ctx):
-    """The chain's outputs from its own steps, run in turn."""
-    values = dict(zip(inputs, args))
+def run_members(members, inputs, outputs, args, ctx, constants=None):
+    """The outputs of a fused step from its own steps, run in turn on its inputs
+    (and `constants`, {tensor: value}); an error names the step's node.
+
+    Raises:
+        OneGraphError: a step failed.
+    """
+    values = dict(constants or {})
+    values.update(zip(inputs, args))
     for s in members:
         begin_kernel()
         step_args = [values[i] for i in s.inputs]

@@ -89,6 +89,7 @@ from ..ops.activation import silu as silu_op
 from ..ops.common import remember
 from ..ops.registry import NUM_OUTPUTS, mark_plan_constant
 from ..ops.scratch import begin_kernel
+from .fuse_dense import fuse_dense
 from .fuse_gelu import fuse_erf_gelu
 from .onednn_chains import onednn_chains
 
@@ -125,6 +126,9 @@ def optimize_plan(graph, steps: list, template: list, keep: set, fed: set,
     # the steps as compiled: a later rewrite that matches op types (SiLU) must not take
     # a step an earlier one already changed (a Mul that absorbed a Relu)
     as_compiled = list(steps)
+    # before _fuse, which would sum the bias into the product in place
+    steps = fuse_dense(steps, lambda i: _const(i, template, fed, graph_inputs), protected,
+                       _Step)
     steps = _fuse(graph, steps, template, fed, graph_inputs, protected, _Step)
     steps = onednn_chains(steps, protected, _Step)
     steps = _bias_into_pointwise_conv(steps, protected, _Step)
