@@ -28,7 +28,7 @@ import threading
 
 import numpy as np
 
-from ..errors import OneGraphError
+from ..errors import ExecutionError, OneGraphError
 from . import onednn
 from .onednn import (_A, _ABCD, _ABCDE, _ANY, _ARG_BIAS, _ARG_DST, _ARG_SCRATCHPAD,
                      _ARG_SRC, _ARG_WEIGHTS, _CONVOLUTION_DIRECT, _ELTWISE_RELU,
@@ -51,9 +51,10 @@ _ARG_MULTIPLE_SRC = 1024
 class ChainOp:
     """One step of a chain: `kind` ("conv", "maxpool", "avgpool", "globalavgpool",
     "lrn", "relu", "add", "concat", "identity"), its input and output tensor ids, the
-    node's attributes, and for convs the constant weights, bias and fused Relu; `host`
-    is the step's own kernel (inputs, attrs, ctx) -> outputs, which runs a conv that
-    oneDNN should not."""
+    node's attributes, and for convs the constant weights, bias and fused Relu (for
+    Add its fused Relu); `host` is the step's own kernel (inputs, attrs, ctx) ->
+    outputs, which runs the step on NCHW copies where oneDNN has no kernel for it (or,
+    for 3x3 convs with many channels on wide images, a slower one than Winograd)."""
 
     __slots__ = ("kind", "inputs", "output", "attrs", "w", "b", "relu", "host")
 
@@ -114,8 +115,12 @@ class ChainProgram:
                 try:
                     getattr(self, "_build_" + op.kind)(op)
                 except Declined as e:
-                    raise Declined(f"{op.kind} of {self.shapes[self._key(op.inputs[0])]}: "
-                                   f"{e}") from e
+                    if op.host is None:
+                        raise Declined(f"{op.kind} of "
+                                       f"{self.shapes[self._key(op.inputs[0])]}: {e}") from e
+                    # no oneDNN kernel for it (a grouped conv of 136 channels a group,
+                    # an Add that broadcasts): the step's own kernel, on NCHW
+                    self._host_step(op)
         self.output_keys = [self._key(t) for t in outputs]
         self.output_shapes = [self.shapes[k] for k in self.output_keys]
         self.output_mds = [self._desc(s, _ABCD) for s in self.output_shapes]
@@ -165,8 +170,14 @@ class ChainProgram:
                 raise Declined("a Concat that is not one of channels")
             return (x[0], sum(s[1] for s in shapes)) + x[2:]
         if op.kind == "add":
-            if self.shapes[self._key(op.inputs[1])] != x:
-                raise Declined("an Add that broadcasts")
+            # (one that broadcasts runs as a host step; 4-D only)
+            try:
+                y = np.broadcast_shapes(x, self.shapes[self._key(op.inputs[1])])
+            except ValueError:  # the Add's own kernel says it in onegraph's words
+                raise Declined("an Add of shapes that do not broadcast") from None
+            if len(y) != 4:
+                raise Declined("an Add of another rank")
+            return y
         return x
 
     def _concat_slices(self, ops):
@@ -285,18 +296,11 @@ class ChainProgram:
             # a chain input: reordered into the layout the kernel wants (an RGB stem
             # reads NCHW as it is)
             x_md = self._desc(x_shape, _ANY)
-        try:
-            prim = self._with_output(op.output, lambda y_md: self._primitive(
-                lambda pd, attr: lib.convolution_forward_primitive_desc_create(
-                    pd, lib.engine, _FORWARD_INFERENCE, _CONVOLUTION_DIRECT, x_md, any_w,
-                    bias_md, y_md, _dims(strides), _dims(d - 1 for d in dil), _dims(pb),
-                    _dims(pe), attr), "creating a convolution", op.relu))
-        except Declined:
-            if op.host is None:
-                raise
-            # no blocked kernel (a grouped conv of 136 channels a group): its own path
-            self._host_step(op)
-            return
+        prim = self._with_output(op.output, lambda y_md: self._primitive(
+            lambda pd, attr: lib.convolution_forward_primitive_desc_create(
+                pd, lib.engine, _FORWARD_INFERENCE, _CONVOLUTION_DIRECT, x_md, any_w,
+                bias_md, y_md, _dims(strides), _dims(d - 1 for d in dil), _dims(pb),
+                _dims(pe), attr), "creating a convolution", op.relu))
         key = self._reorder_to(key, prim.md(_QUERY_SRC))
         weights, w_mem = reordered_weights(lib, user_w, prim.md(_QUERY_WEIGHTS),
                                            np.ascontiguousarray(w, dtype=np.float32))
@@ -309,16 +313,19 @@ class ChainProgram:
         self._add_step(prim, args)
 
     def _host_step(self, op):
-        """Run op's own kernel on NCHW: its input reordered out, its output back in."""
-        x_key = self._key(op.inputs[0])
-        plain_in = self._temporary(self._desc(self.shapes[x_key], _ABCD))
-        reorder = onednn._Reorder(self.lib, self.md[x_key], self.md[plain_in])
-        self._prims.append(_ReorderPrimitive(self.lib, reorder))
-        self.steps.append(("prim", self._prims[-1], [(_ARG_SRC, x_key),
-                                                     (_ARG_DST, plain_in)]))
+        """Run op's own kernel on NCHW: its inputs reordered out, its output back in."""
+        plain_ins = []
+        for t in op.inputs:
+            key = self._key(t)
+            plain = self._temporary(self._desc(self.shapes[key], _ABCD))
+            reorder = onednn._Reorder(self.lib, self.md[key], self.md[plain])
+            self._prims.append(_ReorderPrimitive(self.lib, reorder))
+            self.steps.append(("prim", self._prims[-1], [(_ARG_SRC, key),
+                                                         (_ARG_DST, plain)]))
+            plain_ins.append(plain)
         plain_out = self._temporary(self._desc(self.shapes[op.output], _ABCD))
         self.root[plain_out] = None  # the host kernel's own array, set per run
-        self.steps.append(("host", op, plain_in, plain_out))
+        self.steps.append(("host", op, tuple(plain_ins), plain_out))
         self._prims.append(self._with_output(op.output, lambda y_md: _ReorderPrimitive(
             self.lib, onednn._Reorder(self.lib, self.md[plain_out], y_md))))
         self.steps.append(("prim", self._prims[-1], [(_ARG_SRC, plain_out),
@@ -393,6 +400,8 @@ class ChainProgram:
 
     def _build_add(self, op):
         lib = self.lib
+        if len({self.shapes[self._key(t)] for t in op.inputs}) != 1:
+            raise Declined("an Add that broadcasts")
         (a, a_md), (b, b_md) = self._src(op.inputs[0]), self._src(op.inputs[1])
         prim = self._with_output(op.output, lambda y_md: self._primitive(
             lambda pd, attr: lib.binary_primitive_desc_create(
@@ -449,7 +458,8 @@ class ChainProgram:
                 size = self.scratchpad_size if root == "scratchpad" \
                     else self.lib.memory_desc_get_size(self.md[key])
                 sizes[root] = max(sizes.get(root, 0), size)
-        uses = [[k for _, k in s[2]] if s[0] == "prim" else list(s[2:]) for s in self.steps]
+        uses = [[k for _, k in s[2]] if s[0] == "prim" else list(s[2]) + [s[3]]
+                for s in self.steps]
         uses.append(self.output_keys)  # reordered out after the last step
         for when, keys in enumerate(uses):
             for key in keys:
@@ -500,9 +510,16 @@ class ChainProgram:
             if step[0] is None:  # a host step: what came before must be done
                 lib.check(lib.stream_wait(stream), "waiting for the chain")
                 begin_kernel()
-                _, op, x, mem = step
-                (y,) = op.host([x], op.attrs, ctx)
+                _, op, xs, mem, shape = step
+                (y,) = op.host(xs, op.attrs, ctx)
                 y = np.ascontiguousarray(y, dtype=np.float32)
+                if any(np.may_share_memory(y, x) for x in xs):
+                    # (an Add summing in place): its buffer may be the next step's
+                    # destination
+                    y = y.copy()
+                if y.shape != shape:  # (the reorder reads `shape` from it)
+                    raise ExecutionError(f"a chain's {op.kind} step gave shape "
+                                         f"{list(y.shape)}, expected {list(shape)}")
                 state.host_outputs.append(y)  # alive until its reorder ran
                 lib.memory_set_data_handle(mem, y.ctypes.data)
                 continue
@@ -569,11 +586,14 @@ class _ThreadState:
         self.steps = []
         for step in program.steps:
             if step[0] == "host":
-                _, op, x_key, y_key = step
-                # the host kernel reads an NCHW array over its input's buffer
-                shape = program.shapes[program._key(op.inputs[0])]
-                x = buffers[x_key][:math.prod(shape)].reshape(shape)
-                self.steps.append((None, op, x, memory_of(y_key)))
+                _, op, x_keys, y_key = step
+                # the host kernel reads NCHW arrays over its inputs' buffers
+                xs = []
+                for t, key in zip(op.inputs, x_keys):
+                    shape = program.shapes[program._key(t)]
+                    xs.append(buffers[key][:math.prod(shape)].reshape(shape))
+                self.steps.append((None, op, xs, memory_of(y_key),
+                                   program.shapes[op.output]))
                 continue
             _, prim, args = step
             self.steps.append((prim.primitive,) + _arguments(

@@ -1,13 +1,14 @@
 """Rewrite 13 of the Session's plan optimiser: runs of conv-net steps as oneDNN chains.
 
 When oneDNN is the conv backend (ops/onednn.py), each run of consecutive steps that
-`ops.onednn_chain` can hold (fused Convs with constant float32 weights, MaxPool,
-AveragePool, GlobalAveragePool, LRN, Relu, channel Concat, inference Dropout) with at
-least two Convs becomes one step: its values stay channel-blocked between the steps,
-and only those read outside the run (or fetched, fed, kept) come out as NCHW arrays.
-The step keeps the run's own steps: inputs that are not 4-D float32 arrays, a backend
-switched off, or a run oneDNN declines for its input shapes run them one by one, as
-they would have run without this rewrite.
+`ops.onednn_chain` can hold (fused group-1 Convs with constant float32 weights,
+MaxPool, AveragePool, GlobalAveragePool, LRN, Relu, channel Concat, Add or Sum of two
+step outputs, inference Dropout) with at least two Convs becomes one step: its values
+stay channel-blocked between the steps, and only those read outside the run (or
+fetched, fed, kept) come out as NCHW arrays. The step keeps the run's own steps:
+inputs that are not finite 4-D float32 arrays, a backend switched off, or a run oneDNN
+declines for its input shapes run them one by one, as they would have run without
+this rewrite (but for rewrites 4a-12, which come after it).
 """
 
 from __future__ import annotations
@@ -90,13 +91,14 @@ def _chain_op(step, produced=frozenset()):
                 kernel, relu = kernel.relu_after, True
             if kernel is not _registry_kernel(node):
                 return None
-        return ChainOp("add", step.inputs, step.outputs[0], step.attrs, relu=relu)
+        return ChainOp("add", step.inputs, step.outputs[0], step.attrs, relu=relu,
+                       host=step.kernel)
     kind = "concat" if node.op_type == "Concat" else _SIMPLE_OPS.get(node.op_type)
     # (a kernel other than the registry's has a Relu or more fused into it)
     if kind is None or kind != "concat" and len(step.inputs) != 1 \
             or step.kernel is not _registry_kernel(node):
         return None
-    return ChainOp(kind, step.inputs, step.outputs[0], step.attrs)
+    return ChainOp(kind, step.inputs, step.outputs[0], step.attrs, host=step.kernel)
 
 
 def _registry_kernel(node):

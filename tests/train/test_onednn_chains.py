@@ -315,3 +315,25 @@ def test_nan_and_inf_inputs_run_the_steps_which_keep_nan():
                                atol=1e-5)
     (chain,) = _chains(sess)
     assert chain.kernel.programs == {}  # the steps ran
+
+
+def test_steps_without_a_oneDNN_kernel_run_on_their_own_inside_the_chain():
+    # an Add that broadcasts (N, C, H, W) + (N, C, 1, 1) and an AveragePool counting
+    # padding whose ceil_mode windows pass the pads have no oneDNN form here: they run
+    # their own kernels on NCHW copies
+    rng = np.random.default_rng(17)
+    weights = {}
+    n1, a = _conv("a", "x", 3, 16, 3, rng, weights)
+    n2, b = _conv("b", a, 16, 16, 3, rng, weights, relu=False)
+    nodes = n1 + n2 + [
+        helper.make_node("GlobalAveragePool", [a], ["g"]),
+        helper.make_node("Add", [b, "g"], ["s"]),
+        helper.make_node("AveragePool", ["s"], ["l"], kernel_shape=[3, 3], strides=[2, 2],
+                         ceil_mode=1, count_include_pad=1)]
+    n3, c = _conv("c", "l", 16, 8, 1, rng, weights, relu=False)
+    model = _model(nodes + n3 + [helper.make_node("Identity", [c], ["y"])], weights,
+                   [1, 3, 14, 14])
+    sess = _check(model, rng.standard_normal((1, 3, 14, 14)).astype(np.float32))
+    (chain,) = _chains(sess)
+    (program,) = chain.kernel.programs.values()
+    assert sorted(s[1].kind for s in program.steps if s[0] == "host") == ["add", "avgpool"]
