@@ -43,7 +43,7 @@ _BLOCKED = 78  # aBcd16b: nChw16c
 _BLOCK = 16
 _POOL_MAX, _POOL_AVG_INCLUDE, _POOL_AVG_EXCLUDE = 0x1ff, 0x2ff, 0x3ff
 _LRN_ACROSS_CHANNELS = 0xaff
-_BINARY_ADD = 0x1fff0
+_BINARY_ADD, _BINARY_MAX, _BINARY_SUB = 0x1fff0, 0x1fff2, 0x1fff5
 _ARG_SRC_1 = 2
 _ARG_MULTIPLE_SRC = 1024
 
@@ -52,7 +52,8 @@ class ChainOp:
     """One step of a chain: `kind` ("conv", "maxpool", "avgpool", "globalavgpool",
     "lrn", "relu", "add", "concat", "identity"), its input and output tensor ids, the
     node's attributes, and for convs the constant weights, bias and fused Relu (for
-    Add its fused Relu); `host` is the step's own kernel (inputs, attrs, ctx) ->
+    Add its fused Relu; for "clip", max(x, b) per channel, or max(x - b, 0) with
+    `relu`); `host` is the step's own kernel (inputs, attrs, ctx) ->
     outputs, which runs the step on NCHW copies where oneDNN has no kernel for it (or,
     for 3x3 convs with many channels on wide images, a slower one than Winograd)."""
 
@@ -169,6 +170,8 @@ class ChainProgram:
             if axis not in (1, -3) or any(s[:1] + s[2:] != x[:1] + x[2:] for s in shapes):
                 raise Declined("a Concat that is not one of channels")
             return (x[0], sum(s[1] for s in shapes)) + x[2:]
+        if op.kind == "clip" and x[1] != op.b.shape[0]:
+            raise Declined("a BatchNormalization of other channels")
         if op.kind == "add":
             # (one that broadcasts runs as a host step; 4-D only)
             try:
@@ -408,6 +411,18 @@ class ChainProgram:
                 pd, lib.engine, _BINARY_ADD, a_md, b_md, y_md, attr), "creating an Add",
             op.relu))
         self._add_step(prim, [(_ARG_SRC, a), (_ARG_SRC_1, b), (_ARG_DST, op.output)])
+
+    def _build_clip(self, op):
+        lib = self.lib
+        key, x_md = self._src(op.inputs[0])
+        bound = self._hold(np.ascontiguousarray(op.b, dtype=np.float32))
+        bound_md = self._desc((1, bound.size, 1, 1), _ABCD)
+        prim = self._with_output(op.output, lambda y_md: self._primitive(
+            lambda pd, attr: lib.binary_primitive_desc_create(
+                pd, lib.engine, _BINARY_SUB if op.relu else _BINARY_MAX, x_md, bound_md,
+                y_md, attr), "creating a BatchNormalization", op.relu))
+        self._add_step(prim, [(_ARG_SRC, key), (_ARG_SRC_1, ("memory", self._memory(
+            bound_md, bound))), (_ARG_DST, op.output)])
 
     def _build_concat(self, op):
         lib = self.lib

@@ -29,17 +29,17 @@ _MIN_CONVS = 2  # one conv alone already runs through oneDNN (ops/onednn.conv_2d
 _PROGRAMS_PER_CHAIN = 4  # input shapes with a program; others run the steps
 
 
-def onednn_chains(steps: list, protected: set, Step) -> list:
+def onednn_chains(steps: list, const, protected: set, Step) -> list:
     """The plan's steps with each run of chainable steps (two Convs or more) replaced
-    by one chain step, when oneDNN is active; `protected` values (fetched, fed, kept)
-    always come out of a chain."""
+    by one chain step, when oneDNN is active; `const(i)` is tensor i's constant value
+    or None; `protected` values (fetched, fed, kept) always come out of a chain."""
     try:
         if not onednn.active():
             return steps
     except OneGraphError:  # a bad ONEGRAPH_DNNL: the convs report it when they run
         return steps
     produced = {t for s in steps for t in s.outputs}
-    ops = [_chain_op(s, produced) for s in steps]
+    ops = [_chain_op(s, produced, const) for s in steps]
     readers: dict[int, list[int]] = {}
     for k, s in enumerate(steps):
         for i in s.inputs:
@@ -50,7 +50,7 @@ def onednn_chains(steps: list, protected: set, Step) -> list:
             continue
         run = range(start, end)
         if sum(ops[k].kind == "conv" for k in run) >= _MIN_CONVS:
-            out.append(_chain_step(steps, ops, run, readers, protected, Step))
+            out.append(_chain_step(steps, ops, run, readers, protected, const, Step))
         else:
             out.extend(steps[k] for k in run)
         if end < len(steps):
@@ -59,9 +59,10 @@ def onednn_chains(steps: list, protected: set, Step) -> list:
     return out
 
 
-def _chain_op(step, produced=frozenset()):
+def _chain_op(step, produced=frozenset(), const=lambda i: None):
     """The ChainOp of a step, or None when a chain cannot hold it; `produced`: the
-    tensors steps make (an Add of a constant broadcasts: no chain step)."""
+    tensors steps make (an Add of a constant broadcasts: no chain step); `const`: as
+    `onednn_chains`'s."""
     from ..ops.conv import _conv_kernel as registry_conv
 
     node = step.node
@@ -93,6 +94,14 @@ def _chain_op(step, produced=frozenset()):
                 return None
         return ChainOp("add", step.inputs, step.outputs[0], step.attrs, relu=relu,
                        host=step.kernel)
+    clip = getattr(step.kernel, "clip", None)
+    if node.op_type == "BatchNormalization" and clip is not None \
+            and all(const(i) is not None for i in step.inputs[1:]):
+        # a BatchNormalization + Relu whose scale went into the next conv (rewrite 4,
+        # DenseNet's): max(x, c) or max(x - c, 0) per channel
+        bound, one_by_one = clip
+        return ChainOp("clip", step.inputs[:1], step.outputs[0], step.attrs,
+                       b=bound.astype(np.float32), relu=not one_by_one, host=step.kernel)
     kind = "concat" if node.op_type == "Concat" else _SIMPLE_OPS.get(node.op_type)
     # (a kernel other than the registry's has a Relu or more fused into it)
     if kind is None or kind != "concat" and len(step.inputs) != 1 \
@@ -107,25 +116,29 @@ def _registry_kernel(node):
     return REGISTRY.get(node.op_type, node.domain).kernel
 
 
-def _chain_step(steps, ops, run, readers, protected, Step):
+def _chain_step(steps, ops, run, readers, protected, const, Step):
     """One step running steps[run] as a oneDNN chain."""
     members = [steps[k] for k in run]
     made = {t for s in members for t in s.outputs}
     inputs = []
-    for s in members:
-        for i in s.inputs:
+    for k in run:
+        for i in ops[k].inputs:
             if i not in made and i not in inputs:
                 inputs.append(i)
+    # what the steps read besides (a BatchNormalization's parameters)
+    constants = {i: const(i) for s in members for i in s.inputs
+                 if i not in made and i not in inputs}
     outputs = [t for t in sorted(made) if t in protected
                or any(k not in run for k in readers.get(t, ()))]
     node = Node("OneDnnChain", list(inputs), list(outputs),
                 name=f"oneDNN chain {members[0].node.name}..{members[-1].node.name}",
                 domain="ai.onegraph.plan")
-    kernel = _chain_kernel([ops[k] for k in run], members, tuple(inputs), tuple(outputs))
+    kernel = _chain_kernel([ops[k] for k in run], members, tuple(inputs), tuple(outputs),
+                           constants)
     return Step(kernel, {}, tuple(inputs), tuple(outputs), node, (), False)
 
 
-def _chain_kernel(chain_ops, members, inputs, outputs):
+def _chain_kernel(chain_ops, members, inputs, outputs, constants):
     programs: dict = {}
 
     def kernel(args, attrs, ctx):
@@ -145,7 +158,7 @@ def _chain_kernel(chain_ops, members, inputs, outputs):
                 programs[key] = program
             if program:
                 return program.run([np.ascontiguousarray(a) for a in args], ctx)
-        return run_members(members, inputs, outputs, args, ctx)
+        return run_members(members, inputs, outputs, args, ctx, constants)
 
     kernel.programs = programs
     kernel.members = members

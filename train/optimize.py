@@ -130,7 +130,8 @@ def optimize_plan(graph, steps: list, template: list, keep: set, fed: set,
     steps = fuse_dense(steps, lambda i: _const(i, template, fed, graph_inputs), protected,
                        _Step)
     steps = _fuse(graph, steps, template, fed, graph_inputs, protected, _Step)
-    steps = onednn_chains(steps, protected, _Step)
+    steps = onednn_chains(steps, lambda i: _const(i, template, fed, graph_inputs),
+                          protected, _Step)
     steps = _bias_into_pointwise_conv(steps, protected, _Step)
     steps = _fold_shuffles(steps, template, fed, graph_inputs, protected, _Step)
     steps = _pointwise_conv_before_avgpool(steps, protected, _Step)
@@ -629,6 +630,7 @@ def _clip_kernel(affine, one_by_one, fallback):
             relu_op(y, out=y)
         return (y.astype(x.dtype, copy=False),)
 
+    kernel.clip = (c64, one_by_one)  # for the oneDNN chains (rewrite 13)
     return kernel
 
 

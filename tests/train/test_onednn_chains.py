@@ -337,3 +337,36 @@ def test_steps_without_a_oneDNN_kernel_run_on_their_own_inside_the_chain():
     (chain,) = _chains(sess)
     (program,) = chain.kernel.programs.values()
     assert sorted(s[1].kind for s in program.steps if s[0] == "host") == ["add", "avgpool"]
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_dense_blocks_keep_their_batch_norms_in_the_chain(k):
+    # DenseNet's layer: BatchNormalization + Relu (its scale folded into the next conv,
+    # which leaves max(x, c) before a 1x1 conv, max(x - c, 0) before a 3x3) -> conv ->
+    # conv -> Concat with the layer's input
+    rng = np.random.default_rng(18 + k)
+    weights = {}
+    n1, stem = _conv("stem", "x", 3, 32, 3, rng, weights)
+    nodes = list(n1)
+    x_in = stem
+    for layer in range(2):
+        c = 32 + 16 * layer
+        p = f"l{layer}"
+        weights[p + "_s"] = rng.uniform(0.5, 1.5, c).astype(np.float32)
+        weights[p + "_o"] = rng.standard_normal(c).astype(np.float32) * 0.3
+        weights[p + "_m"] = rng.standard_normal(c).astype(np.float32) * 0.2
+        weights[p + "_v"] = rng.uniform(0.5, 2.0, c).astype(np.float32)
+        nodes += [helper.make_node("BatchNormalization", [x_in, p + "_s", p + "_o",
+                                                          p + "_m", p + "_v"], [p + "_bn"]),
+                  helper.make_node("Relu", [p + "_bn"], [p + "_br"])]
+        n2, a = _conv(p + "_a", p + "_br", c, 32, k, rng, weights)
+        n3, b = _conv(p + "_b", a, 32, 16, 3, rng, weights, relu=False)
+        nodes += n2 + n3 + [helper.make_node("Concat", [x_in, b], [p + "_cat"], axis=1)]
+        x_in = p + "_cat"
+    model = _model(nodes + [helper.make_node("Identity", [x_in], ["y"])], weights,
+                   [1, 3, 20, 20])
+    sess = _check(model, rng.standard_normal((1, 3, 20, 20)).astype(np.float32),
+                  rtol=1e-4, atol=1e-4)
+    (chain,) = _chains(sess)
+    assert [m.node.op_type for m in chain.kernel.members].count("BatchNormalization") == 2
+    assert all(chain.kernel.programs.values())
