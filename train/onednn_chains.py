@@ -73,10 +73,13 @@ def _chain_op(step, produced=frozenset(), const=lambda i: None):
     parts = getattr(step.kernel, "conv_parts", None)
     if node.op_type == "Conv" and parts is not None:
         conv, w, b, relu = parts
-        # grouped convs (ShuffleNet's) stay out: oneDNN has no blocked kernel for most
-        # group widths, and the Session's later rewrites fold their shuffles and Relus
+        group = int(step.attrs.get("group", 1) or 1)
+        # grouped convs only with whole channel blocks a group (AlexNet's): oneDNN has
+        # no blocked kernel for other widths, and the Session's later rewrites fold
+        # ShuffleNet's shuffles and Relus into its grouped and depthwise convs
         if conv is not registry_conv or step.kernel.relu_input or len(step.inputs) != 1 \
-                or w.ndim != 4 or w.dtype != np.float32 or step.attrs.get("group", 1) != 1 \
+                or w.ndim != 4 or w.dtype != np.float32 \
+                or group != 1 and (w.shape[1] % 16 or w.shape[0] // group % 16) \
                 or b is not None and b.dtype != np.float32:
             return None
         return ChainOp("conv", step.inputs, step.outputs[0], step.attrs, w, b, relu,

@@ -370,3 +370,20 @@ def test_dense_blocks_keep_their_batch_norms_in_the_chain(k):
     (chain,) = _chains(sess)
     assert [m.node.op_type for m in chain.kernel.members].count("BatchNormalization") == 2
     assert all(chain.kernel.programs.values())
+
+
+@pytest.mark.parametrize("per_group,chained", [(32, True), (8, False)])
+def test_grouped_convs_join_with_whole_channel_blocks(per_group, chained):
+    rng = np.random.default_rng(19)
+    weights = {}
+    n1, a = _conv("a", "x", 3, 2 * per_group, 3, rng, weights)
+    weights["g_w"] = (rng.standard_normal((2 * per_group, per_group, 3, 3))
+                      / np.sqrt(9 * per_group)).astype(np.float32)
+    nodes = n1 + [helper.make_node("Conv", [a, "g_w"], ["g"], group=2, pads=[1, 1, 1, 1]),
+                  helper.make_node("Relu", ["g"], ["g_r"])]
+    n2, c = _conv("c", "g_r", 2 * per_group, 16, 1, rng, weights, relu=False)
+    model = _model(nodes + n2 + [helper.make_node("Identity", [c], ["y"])], weights,
+                   [1, 3, 15, 15])
+    sess = _check(model, rng.standard_normal((1, 3, 15, 15)).astype(np.float32))
+    members = [m for ch in _chains(sess) for m in ch.kernel.members]
+    assert any(m.attrs.get("group") == 2 for m in members) == chained
