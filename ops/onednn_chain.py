@@ -93,6 +93,7 @@ class ChainProgram:
         self.root = {}     # tensor or temporary -> whose buffer holds it (None: the user's)
         self.steps = []    # ("prim", Primitive, [(arg, key)]) or ("host", op, in, out)
         self.alias = {}
+        self.offset = {}   # a Concat slice's byte offset in its Concat's buffer
         self._temporaries = 0
         for t, shape in self.shapes.items():
             if len(shape) != 4:
@@ -203,14 +204,22 @@ class ChainProgram:
                     sub[k] = (op.output, o)
         return sliced, sub
 
-    def _slice(self, parent, shape, offset):
-        """A descriptor of channels [offset, offset + shape[1]) of a blocked value."""
-        md = _Handle()
-        self.lib.check(self.lib.memory_desc_create_submemory(
-            ctypes.byref(md), self._blocked(parent), _dims(shape), _dims((0, offset, 0, 0))),
-            "describing a Concat slice")
-        self._descs.append(md)
-        return md
+    def _slice(self, key, parent, shape, offset):
+        """Describe `key` (of `shape`) as channels [offset, offset + shape[1]) of the
+        blocked value `parent`: for one image a dense blocked tensor at a byte offset
+        in the parent's buffer (channel blocks are contiguous there, and every kernel
+        takes a dense tensor), for a batch a sub-memory descriptor."""
+        parent_md = self._blocked(parent)
+        if shape[0] == 1:
+            md = self._desc(shape, _BLOCKED)
+            self.offset[key] = 4 * offset * math.prod(shape[2:])
+        else:
+            md = _Handle()
+            self.lib.check(self.lib.memory_desc_create_submemory(
+                ctypes.byref(md), parent_md, _dims(shape), _dims((0, offset, 0, 0))),
+                "describing a Concat slice")
+            self._descs.append(md)
+        self.md[key], self.root[key] = md, parent
 
     def _with_output(self, t, create):
         """create(descriptor of t) -> the Primitive of the step making t: written into
@@ -218,13 +227,13 @@ class ChainProgram:
         blocked buffer of its own."""
         if t in self._sub:
             parent, offset = self._sub[t]
-            md = self._slice(parent, self.shapes[t], offset)
+            self._slice(t, parent, self.shapes[t], offset)
             try:
-                prim = create(md)
-            except Declined:
-                pass  # (a jit 3x3 conv refuses a slice past the first channels)
+                prim = create(self.md[t])
+            except Declined:  # (jit 3x3 convs refuse a batch's slice past channel 0)
+                del self.md[t], self.root[t]
+                self.offset.pop(t, None)
             else:
-                self.md[t], self.root[t] = md, parent
                 self._written.add(t)
                 return prim
         return create(self._blocked(t))
@@ -433,8 +442,8 @@ class ChainProgram:
             for t, offset in zip(op.inputs, offsets):
                 key = self._key(t)
                 if key not in self._written:
-                    part = self._temporary(self._slice(op.output, self.shapes[key], offset))
-                    self.root[part] = op.output
+                    part = self._temporary(None)
+                    self._slice(part, op.output, self.shapes[key], offset)
                     self._add_step(_ReorderPrimitive(lib, onednn._Reorder(
                         lib, self.md[key], self.md[part])), [(_ARG_SRC, key),
                                                              (_ARG_DST, part)])
@@ -471,7 +480,8 @@ class ChainProgram:
         for key, root in self.root.items():
             if root is not None:
                 size = self.scratchpad_size if root == "scratchpad" \
-                    else self.lib.memory_desc_get_size(self.md[key])
+                    else self.lib.memory_desc_get_size(self.md[key]) \
+                    + self.offset.get(key, 0)
                 sizes[root] = max(sizes.get(root, 0), size)
         uses = [[k for _, k in s[2]] if s[0] == "prim" else list(s[2]) + [s[3]]
                 for s in self.steps]
@@ -592,8 +602,9 @@ class _ThreadState:
             mem = memory.get(key)
             if mem is None:
                 root = program.root[key]
-                mem = memory[key] = lib.memory(program.md[key],
-                                               base[root] if root is not None else None)
+                mem = memory[key] = lib.memory(
+                    program.md[key],
+                    base[root] + program.offset.get(key, 0) if root is not None else None)
                 self.memories.append(mem)
             return mem
 
