@@ -23,8 +23,7 @@ from ..ops.onednn_chain import ChainOp, ChainProgram, Declined
 from ..ops.scratch import begin_kernel
 
 _SIMPLE_OPS = {"MaxPool": "maxpool", "AveragePool": "avgpool",
-               "GlobalAveragePool": "globalavgpool", "LRN": "lrn", "Relu": "relu",
-               "Dropout": "identity"}
+               "GlobalAveragePool": "globalavgpool", "LRN": "lrn", "Relu": "relu"}
 _MIN_CONVS = 2  # one conv alone already runs through oneDNN (ops/onednn.conv_2d)
 _PROGRAMS_PER_CHAIN = 4  # input shapes with a program; others run the steps
 
@@ -39,11 +38,13 @@ def onednn_chains(steps: list, const, protected: set, Step) -> list:
     except OneGraphError:  # a bad ONEGRAPH_DNNL: the convs report it when they run
         return steps
     produced = {t for s in steps for t in s.outputs}
-    ops = [_chain_op(s, produced, const) for s in steps]
     readers: dict[int, list[int]] = {}
     for k, s in enumerate(steps):
         for i in s.inputs:
             readers.setdefault(i, []).append(k)
+    ops = [_chain_op(s, produced, const,
+                     lambda t: t < 0 or t not in protected and t not in readers)
+           for s in steps]
     out, start = [], 0
     for end in range(len(steps) + 1):
         if end < len(steps) and ops[end] is not None:
@@ -59,16 +60,22 @@ def onednn_chains(steps: list, const, protected: set, Step) -> list:
     return out
 
 
-def _chain_op(step, produced=frozenset(), const=lambda i: None):
+def _chain_op(step, produced=frozenset(), const=lambda i: None, unused=lambda t: t < 0):
     """The ChainOp of a step, or None when a chain cannot hold it; `produced`: the
     tensors steps make (an Add of a constant broadcasts: no chain step); `const`: as
-    `onednn_chains`'s."""
+    `onednn_chains`'s; `unused(t)`: whether nothing reads, fetches or keeps tensor t
+    (a Dropout's mask)."""
     from ..ops.conv import _conv_kernel as registry_conv
 
     node = step.node
-    if node.domain not in ("", "ai.onnx") or step.outputs[0] < 0 \
-            or max(step.outputs[1:], default=-1) >= 0 or not step.inputs \
-            or min(step.inputs) < 0:
+    if node.domain not in ("", "ai.onnx") or step.outputs[0] < 0 or not step.inputs \
+            or min(step.inputs[:1]) < 0:
+        return None
+    if node.op_type == "Dropout" and step.kernel is _registry_kernel(node) \
+            and all(unused(t) for t in step.outputs[1:]) \
+            and _inference_dropout(step, const):
+        return ChainOp("identity", step.inputs[:1], step.outputs[0], step.attrs)
+    if max(step.outputs[1:], default=-1) >= 0 or min(step.inputs) < 0:
         return None
     parts = getattr(step.kernel, "conv_parts", None)
     if node.op_type == "Conv" and parts is not None:
@@ -111,6 +118,16 @@ def _chain_op(step, produced=frozenset(), const=lambda i: None):
             or step.kernel is not _registry_kernel(node):
         return None
     return ChainOp(kind, step.inputs, step.outputs[0], step.attrs, host=step.kernel)
+
+
+def _inference_dropout(step, const) -> bool:
+    """Whether a Dropout step passes its input through: a constant scalar ratio (or
+    none) and training_mode absent or a constant false."""
+    ins = list(step.inputs[1:]) + [-1, -1]
+    ratio, training = (const(i) if i >= 0 else None for i in ins[:2])
+    return (ins[0] < 0 or ratio is not None and ratio.size == 1) \
+        and (ins[1] < 0 or training is not None and training.size == 1
+             and not training.reshape(-1)[0])
 
 
 def _registry_kernel(node):

@@ -387,3 +387,26 @@ def test_grouped_convs_join_with_whole_channel_blocks(per_group, chained):
     sess = _check(model, rng.standard_normal((1, 3, 15, 15)).astype(np.float32))
     members = [m for ch in _chains(sess) for m in ch.kernel.members]
     assert any(m.attrs.get("group") == 2 for m in members) == chained
+
+
+@pytest.mark.parametrize("fetch_mask", [False, True])
+def test_an_inference_dropout_with_a_ratio_and_a_mask_joins_unless_its_mask_is_read(
+        fetch_mask):
+    rng = np.random.default_rng(20)
+    weights = {"ratio": np.array(0.5, np.float32)}
+    n1, a = _conv("a", "x", 3, 16, 3, rng, weights)
+    nodes = n1 + [helper.make_node("Dropout", [a, "ratio"], ["d", "mask"])]
+    n2, b = _conv("b", "d", 16, 16, 1, rng, weights, relu=False)
+    outputs = ("y", "mask") if fetch_mask else ("y",)
+    model = _model(nodes + n2 + [helper.make_node("Identity", [b], ["y"])], weights,
+                   [1, 3, 12, 12], outputs)
+    if fetch_mask:
+        model.graph.output[1].type.tensor_type.elem_type = TensorProto.BOOL
+    x = rng.standard_normal((1, 3, 12, 12)).astype(np.float32)
+    sess = og.Session(from_onnx(model))
+    got = sess.run(list(outputs), {"x": x})
+    want = _ort(model, {"x": x}, outputs)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-4, atol=1e-5)
+    if fetch_mask:
+        np.testing.assert_array_equal(got[1], want[1])
+    assert len(_chains(sess)) == (0 if fetch_mask else 1)
