@@ -1,12 +1,12 @@
 """Matrix products with constant float32 weights through oneDNN's matmul, when the
 oneDNN backend is active (ops/onednn.py).
 
-MKL's packed GEMM (ops/blas.py) keeps a pack of each weight matrix, but its packs are
-several times the matrix (a 256 x 1024 float32 matrix, 1 MB, packs into 7.1 MB), so in
-a model, where each layer's weights come from memory, the product waits on that
-traffic. oneDNN's matmul reorders the weights once into its own blocked layout, the
+MKL's packed GEMM (ops/blas.py) keeps a pack of each weight matrix, but its packs were
+several times the matrix (a 256 x 1024 float32 matrix, 1 MB, packed into 7.1 MB on
+AMD EPYC Zen 4), so in a model, where each layer's weights come from memory, the
+product waits on that traffic. oneDNN's matmul reorders the weights once into its own blocked layout, the
 same size as the matrix, and runs its brgemm AVX-512/AVX2 kernels on it. Measured per
-product, one thread, Sapphire Rapids, caches flushed before each call (warm in
+product, one thread, AMD EPYC Zen 4, caches flushed before each call (warm in
 brackets), MKL packed -> oneDNN: 128 x 256 @ 256 x 1024 1036 (763) -> 726 (611) us,
 128 x 1024 @ 1024 x 256 934 (769) -> 697 (629) us, 128 x 256 @ 256 x 256 421 (235) ->
 258 (164) us. Products with fewer than _MIN_ROWS rows (a batch-1 classifier's
