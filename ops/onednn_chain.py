@@ -6,18 +6,21 @@ NCHW; those two passes ate most of what the kernel gains, so 1x1 convs stayed im
 free GEMMs. onnxruntime's NCHWc transformer keeps whole runs of a conv net blocked
 instead. A `ChainProgram` does that for a run of a Session's steps (the Session's
 rewrite in train/onednn_chains.py picks them): Convs (bias and Relu fused), MaxPool,
-AveragePool, GlobalAveragePool, LRN, Relu, Add, channel Concats and inference Dropout,
-all on nChw16c buffers; the chain's inputs are reordered in as its first readers need
-them and only the values read outside the chain are reordered out to NCHW. A Concat
-whose inputs come from the chain's convs and pools (channel offsets a multiple of 16)
-costs nothing: they write into their channel blocks of its buffer. A conv that runs
-better on conv.py's own paths (3x3 stride-1 convs with many channels on wide images:
-Winograd) runs there, its input reordered out and its output back in.
+AveragePool, GlobalAveragePool, LRN, Relu, Add, a BatchNormalization + Relu reduced
+to a per-channel clip, channel Concats and inference Dropout, all on nChw16c buffers;
+the chain's inputs are reordered in as its first readers need them and only the
+values read outside the chain are reordered out to NCHW. A Concat whose inputs start
+on block boundaries costs nothing for the inputs its steps make: they write into their
+channel blocks of its buffer (others are copied there). Values whose lives do not
+overlap share buffers. A step oneDNN has no kernel for (an Add that broadcasts), and a
+conv that runs better on conv.py's own paths (3x3 stride-1 convs with many channels on
+wide images: Winograd), runs its own kernel, its inputs reordered out and its output
+back in.
 
-A program is made for one set of input shapes. It raises `Declined` when oneDNN has
-no fast kernel for a step or a step's arguments do not fit (the caller then runs the
-steps one by one); the results are those of the steps (another summation order: the
-last bits differ).
+A program is made for one set of input shapes. It raises `Declined` when a step's
+shapes or arguments do not fit (the caller then runs the steps one by one, whose
+kernels report what is wrong); the results are those of the steps (another summation
+order: the last bits differ).
 """
 
 from __future__ import annotations

@@ -63,12 +63,17 @@ The rewrites, in order:
    in place instead of copying it under a row of ones.
 13. oneDNN chains (`train/onednn_chains.py`; made right after rewrites 2-4, so 4a-12
    see only the steps left outside): when oneDNN is the conv backend, each run of
-   consecutive fused group-1 Convs, MaxPool, AveragePool, GlobalAveragePool, LRN,
-   Relu, channel Concat, Add/Sum of two step outputs and inference Dropout holding two
-   Convs or more becomes one step that keeps its values in oneDNN's channel-blocked
-   layout (`ops/onednn_chain.py`): only values read outside the run, fetched or kept
-   come out as NCHW arrays. The step runs the original steps when oneDNN declines,
-   is switched off, or its inputs are not finite float32 images.
+   consecutive fused Convs (group 1, or groups of whole 16-channel blocks), MaxPool,
+   AveragePool, GlobalAveragePool, LRN, Relu, channel Concat, Add/Sum of two step
+   outputs, BatchNormalization + Relu clips (rewrite 4's, DenseNet's) and inference
+   Dropout holding two Convs or more becomes one step that keeps its values in
+   oneDNN's channel-blocked layout (`ops/onednn_chain.py`): only values read outside
+   the run, fetched or kept come out as NCHW arrays. The step runs the original steps
+   when oneDNN declines, is switched off, or its inputs are not finite float32 images.
+14. Dense layers (`train/fuse_dense.py`; made before rewrite 4, which would sum the
+   bias into the product in place): when oneDNN is active, a MatMul by a constant
+   float32 matrix + an Add of a constant bias (+ a Gelu) becomes one oneDNN matmul
+   applying the bias and Gelu as it writes (`ops/onednn_matmul.py`).
 
 A rewrite only touches values nobody else reads: an intermediate consumed by exactly one
 step and neither fetched, fed nor a graph input/output. Plans using dead-value control
