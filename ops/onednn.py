@@ -390,17 +390,59 @@ def reordered_weights(lib, user_md, md, w):
     return buffer, memory
 
 
-class _ThreadState:
-    """One thread's stream, scratchpad, blocked buffers and memory objects for a plan,
-    with the argument lists of its primitives made once."""
+class StreamState:
+    """One thread's stream and the memory objects made for it (destroyed with it):
+    the base of each plan's per-thread state (oneDNN's primitives are thread-safe with
+    the caller's scratchpad, but a stream and a memory object's data handle are not)."""
 
-    def __init__(self, lib, plan):
+    def __init__(self, lib):
         self.lib = lib
-        self.buffers = []
         self.memories = []
         self.stream = _Handle()
         lib.check(lib.stream_create(ctypes.byref(self.stream), lib.engine,
                                     _IN_ORDER_STREAM), "creating a stream")
+
+    def memory(self, md, data=None) -> _Handle:
+        """A memory object of this thread over `data` (an address; none yet)."""
+        mem = self.lib.memory(md, data)
+        self.memories.append(mem)
+        return mem
+
+    def execute(self, steps, what: str) -> None:
+        """Run (primitive, argument count, arguments) steps in turn and wait for them.
+
+        Raises:
+            ExecutionError: oneDNN failed.
+        """
+        lib = self.lib
+        for primitive, count, args in steps:
+            status = lib.primitive_execute(primitive, self.stream, count, args)
+            if status != _SUCCESS:
+                lib.check(status, "running " + what)
+        lib.check(lib.stream_wait(self.stream), "waiting for " + what)
+
+    def __del__(self):
+        for mem in self.memories:
+            self.lib.memory_destroy(mem)
+        if self.stream:
+            self.lib.stream_destroy(self.stream)
+
+
+def thread_state(threads: threading.local, make):
+    """This thread's state in `threads`, made by make() on its first use."""
+    state = getattr(threads, "state", None)
+    if state is None:
+        state = threads.state = make()
+    return state
+
+
+class _ThreadState(StreamState):
+    """One thread's stream, scratchpad, blocked buffers and memory objects for a conv
+    plan, with the argument lists of its primitives made once."""
+
+    def __init__(self, lib, plan):
+        super().__init__(lib)
+        self.buffers = []
 
         def memory(md, buffer=True):
             data = None
@@ -408,9 +450,7 @@ class _ThreadState:
                 floats = _aligned_floats(max(1, lib.memory_desc_get_size(md) // 4))
                 self.buffers.append(floats)
                 data = floats.ctypes.data
-            mem = lib.memory(md, data)
-            self.memories.append(mem)
-            return mem
+            return self.memory(md, data)
 
         self.user_src = memory(plan.user_src_md, buffer=False)
         self.user_dst = memory(plan.user_dst_md, buffer=False)
@@ -429,13 +469,6 @@ class _ThreadState:
         if plan.dst_reorder:
             self.steps.append((plan.dst_reorder.primitive,) + _arguments(
                 [(_ARG_SRC, dst), (_ARG_DST, self.user_dst)]))
-
-    def __del__(self):
-        lib = self.lib
-        for mem in self.memories:
-            lib.memory_destroy(mem)
-        if self.stream:
-            lib.stream_destroy(self.stream)
 
 
 class ConvPlan:
@@ -505,17 +538,10 @@ class ConvPlan:
         Raises:
             ExecutionError: oneDNN failed.
         """
-        state = getattr(self._threads, "state", None)
-        if state is None:
-            state = self._threads.state = _ThreadState(self.lib, self)
-        lib = self.lib
-        lib.memory_set_data_handle(state.user_src, x.ctypes.data)
-        lib.memory_set_data_handle(state.user_dst, y.ctypes.data)
-        for primitive, count, args in state.steps:
-            status = lib.primitive_execute(primitive, state.stream, count, args)
-            if status != _SUCCESS:
-                lib.check(status, "running the convolution")
-        lib.check(lib.stream_wait(state.stream), "waiting for the convolution")
+        state = thread_state(self._threads, lambda: _ThreadState(self.lib, self))
+        self.lib.memory_set_data_handle(state.user_src, x.ctypes.data)
+        self.lib.memory_set_data_handle(state.user_dst, y.ctypes.data)
+        state.execute(state.steps, "the convolution")
 
     def __del__(self):
         lib = self.lib

@@ -35,9 +35,9 @@ from ..errors import ExecutionError, OneGraphError
 from . import onednn
 from .onednn import (_A, _ABCD, _ABCDE, _ANY, _ARG_BIAS, _ARG_DST, _ARG_SCRATCHPAD,
                      _ARG_SRC, _ARG_WEIGHTS, _CONVOLUTION_DIRECT, _ELTWISE_RELU,
-                     _FORWARD_INFERENCE, _IN_ORDER_STREAM, _QUERY_SRC, _QUERY_WEIGHTS,
-                     _SUCCESS, Primitive, _Declined, _Handle, _aligned_floats, _arguments,
-                     _dims, reordered_weights)
+                     _FORWARD_INFERENCE, _QUERY_SRC, _QUERY_WEIGHTS, Primitive,
+                     StreamState, _Declined, _Handle, _aligned_floats, _arguments, _dims,
+                     reordered_weights, thread_state)
 from .scratch import begin_kernel
 
 Declined = _Declined
@@ -524,21 +524,19 @@ class ChainProgram:
         Raises:
             ExecutionError: oneDNN failed.
         """
-        state = getattr(self._threads, "state", None)
-        if state is None:
-            state = self._threads.state = _ThreadState(self)
+        state = thread_state(self._threads, lambda: _ThreadState(self))
         lib = self.lib
         for mem, x in zip(state.input_memories, inputs):
             lib.memory_set_data_handle(mem, x.ctypes.data)
         outs = [np.empty(s, np.float32) for s in self.output_shapes]
         for mem, y in zip(state.output_memories, outs):
             lib.memory_set_data_handle(mem, y.ctypes.data)
-        stream = state.stream
-        for step in state.steps:
-            if step[0] is None:  # a host step: what came before must be done
-                lib.check(lib.stream_wait(stream), "waiting for the chain")
+        for segment in state.segments:
+            if segment[0] == "oneDNN":
+                state.execute(segment[1], "the chain")  # (and waits for it)
+            else:
                 begin_kernel()
-                _, op, xs, mem, shape = step
+                _, op, xs, mem, shape = segment
                 (y,) = op.host(xs, op.attrs, ctx)
                 y = np.ascontiguousarray(y, dtype=np.float32)
                 if any(np.may_share_memory(y, x) for x in xs):
@@ -550,11 +548,6 @@ class ChainProgram:
                                          f"{list(y.shape)}, expected {list(shape)}")
                 state.host_outputs.append(y)  # alive until its reorder ran
                 lib.memory_set_data_handle(mem, y.ctypes.data)
-                continue
-            status = lib.primitive_execute(step[0], stream, step[1], step[2])
-            if status != _SUCCESS:
-                lib.check(status, "running the chain")
-        lib.check(lib.stream_wait(stream), "waiting for the chain")
         state.host_outputs.clear()
         return outs
 
@@ -582,17 +575,14 @@ class _ReorderPrimitive:
         self.reorder.destroy(self.lib)
 
 
-class _ThreadState:
+class _ThreadState(StreamState):
     """One thread's buffers, memory objects, stream and argument lists for a
-    program."""
+    program: `segments`, runs of primitives ("oneDNN", steps) between host steps
+    ("host", op, input arrays, output memory, output shape)."""
 
     def __init__(self, program):
-        lib = self.lib = program.lib
-        self.memories = []
+        super().__init__(program.lib)
         self.host_outputs = []
-        self.stream = _Handle()
-        lib.check(lib.stream_create(ctypes.byref(self.stream), lib.engine,
-                                    _IN_ORDER_STREAM), "creating a stream")
         self.buffers = [_aligned_floats(max(1, size // 4 + 1))
                         for size in program.slot_sizes]
         buffers = {root: self.buffers[slot] for root, slot in program.slot_of.items()}
@@ -605,14 +595,14 @@ class _ThreadState:
             mem = memory.get(key)
             if mem is None:
                 root = program.root[key]
-                mem = memory[key] = lib.memory(
+                mem = memory[key] = self.memory(
                     program.md[key],
                     base[root] + program.offset.get(key, 0) if root is not None else None)
-                self.memories.append(mem)
             return mem
 
         self.input_memories = [memory_of(t) for t in program.inputs]
-        self.steps = []
+        self.segments = []
+        primitives = []
         for step in program.steps:
             if step[0] == "host":
                 _, op, x_keys, y_key = step
@@ -621,23 +611,18 @@ class _ThreadState:
                 for t, key in zip(op.inputs, x_keys):
                     shape = program.shapes[program._key(t)]
                     xs.append(buffers[key][:math.prod(shape)].reshape(shape))
-                self.steps.append((None, op, xs, memory_of(y_key),
-                                   program.shapes[op.output]))
+                self.segments += [("oneDNN", primitives),
+                                  ("host", op, xs, memory_of(y_key),
+                                   program.shapes[op.output])]
+                primitives = []
                 continue
             _, prim, args = step
-            self.steps.append((prim.primitive,) + _arguments(
+            primitives.append((prim.primitive,) + _arguments(
                 [(arg, memory_of(key)) for arg, key in args]))
         self.output_memories = []
         for k, md, reorder in zip(program.output_keys, program.output_mds,
                                   program.output_reorders):
-            out = lib.memory(md, None)
-            self.memories.append(out)
-            self.output_memories.append(out)
-            self.steps.append((reorder.primitive,) + _arguments(
-                [(_ARG_SRC, memory_of(k)), (_ARG_DST, out)]))
-
-    def __del__(self):
-        for mem in self.memories:
-            self.lib.memory_destroy(mem)
-        if self.stream:
-            self.lib.stream_destroy(self.stream)
+            self.output_memories.append(self.memory(md))
+            primitives.append((reorder.primitive,) + _arguments(
+                [(_ARG_SRC, memory_of(k)), (_ARG_DST, self.output_memories[-1])]))
+        self.segments.append(("oneDNN", primitives))

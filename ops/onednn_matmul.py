@@ -4,8 +4,9 @@ oneDNN backend is active (ops/onednn.py).
 MKL's packed GEMM (ops/blas.py) keeps a pack of each weight matrix, but its packs were
 several times the matrix (a 256 x 1024 float32 matrix, 1 MB, packed into 7.1 MB on
 AMD EPYC Zen 4), so in a model, where each layer's weights come from memory, the
-product waits on that traffic. oneDNN's matmul reorders the weights once into its own blocked layout, the
-same size as the matrix, and runs its brgemm AVX-512/AVX2 kernels on it. Measured per
+product waits on that traffic. oneDNN's matmul reorders the weights once into its
+own blocked layout, the same size as the matrix, and runs its brgemm AVX-512/AVX2
+kernels on it. Measured per
 product, one thread, AMD EPYC Zen 4, caches flushed before each call (warm in
 brackets), MKL packed -> oneDNN: 128 x 256 @ 256 x 1024 1036 (763) -> 726 (611) us,
 128 x 1024 @ 1024 x 256 934 (769) -> 697 (629) us, 128 x 256 @ 256 x 256 421 (235) ->
@@ -16,7 +17,6 @@ stay with MKL or numpy. Results differ from the GEMMs' in the last bits.
 
 from __future__ import annotations
 
-import ctypes
 import threading
 
 import numpy as np
@@ -24,8 +24,9 @@ import numpy as np
 from ..errors import ExecutionError
 from .common import derived
 from .onednn import (_ANY, _ARG_BIAS, _ARG_DST, _ARG_SCRATCHPAD, _ARG_SRC, _ARG_WEIGHTS,
-                     _IN_ORDER_STREAM, _QUERY_WEIGHTS, _SUCCESS, Primitive, _active_library,
-                     _aligned_floats, _arguments, _Declined, _Handle, reordered_weights)
+                     _QUERY_WEIGHTS, Primitive, StreamState, _active_library,
+                     _aligned_floats, _arguments, _Declined, reordered_weights,
+                     thread_state)
 
 _MIN_ROWS = 8
 _MIN_MULTIPLY_ADDS = 1 << 18
@@ -77,17 +78,10 @@ class MatmulPlan:
         Raises:
             ExecutionError: oneDNN failed.
         """
-        state = getattr(self._threads, "state", None)
-        if state is None:
-            state = self._threads.state = _ThreadState(self)
-        lib = self.lib
-        lib.memory_set_data_handle(state.src, a.ctypes.data)
-        lib.memory_set_data_handle(state.dst, y.ctypes.data)
-        status = lib.primitive_execute(self.product.primitive, state.stream, state.count,
-                                       state.args)
-        if status != _SUCCESS:
-            lib.check(status, "running the matmul")
-        lib.check(lib.stream_wait(state.stream), "waiting for the matmul")
+        state = thread_state(self._threads, lambda: _ThreadState(self))
+        self.lib.memory_set_data_handle(state.src, a.ctypes.data)
+        self.lib.memory_set_data_handle(state.dst, y.ctypes.data)
+        state.execute(state.steps, "the matmul")
 
     def __del__(self):
         lib = self.lib
@@ -97,32 +91,20 @@ class MatmulPlan:
             lib.memory_desc_destroy(md)
 
 
-class _ThreadState:
+class _ThreadState(StreamState):
     """One thread's stream, scratchpad and source/result memory objects for a plan."""
 
     def __init__(self, plan):
-        lib = self.lib = plan.lib
-        self.stream = _Handle()
-        self.memories = []
-        lib.check(lib.stream_create(ctypes.byref(self.stream), lib.engine,
-                                    _IN_ORDER_STREAM), "creating a stream")
+        super().__init__(plan.lib)
         src, _, _, dst, _ = plan._descs
-        self.src, self.dst = lib.memory(src), lib.memory(dst)
-        self.memories += [self.src, self.dst]
+        self.src, self.dst = self.memory(src), self.memory(dst)
         args = [(_ARG_SRC, self.src), (_ARG_DST, self.dst)] + plan.args
         product = plan.product
         if product.scratchpad_size:
             self.scratchpad = _aligned_floats(product.scratchpad_size // 4 + 1)
-            scratch = lib.memory(product.scratchpad_md, self.scratchpad.ctypes.data)
-            self.memories.append(scratch)
-            args.append((_ARG_SCRATCHPAD, scratch))
-        self.count, self.args = _arguments(args)
-
-    def __del__(self):
-        for mem in self.memories:
-            self.lib.memory_destroy(mem)
-        if self.stream:
-            self.lib.stream_destroy(self.stream)
+            args.append((_ARG_SCRATCHPAD, self.memory(product.scratchpad_md,
+                                                      self.scratchpad.ctypes.data)))
+        self.steps = [(product.primitive,) + _arguments(args)]
 
 
 def matmul_constant(a: np.ndarray, w: np.ndarray, cache: dict, bias=None,

@@ -88,6 +88,17 @@ def dnnl_backend(request):
 
 
 @pytest.fixture
+def with_onednn():
+    """oneDNN's backend for one test (skip it where oneDNN does not load: needs_backend
+    in tests/backends.py)."""
+    from onegraph.ops import onednn
+
+    onednn.use_backend("onednn")
+    yield
+    onednn._reset_for_tests()
+
+
+@pytest.fixture
 def own_convs():
     """conv.py's own convolution paths for one test (oneDNN off): for tests that check
     which of them a conv takes."""

@@ -39,13 +39,6 @@ CASES = [
 needs_onednn = needs_backend(onednn, "onednn", "oneDNN (the onednn extra)")
 
 
-@pytest.fixture
-def with_onednn():
-    onednn.use_backend("onednn")
-    yield
-    onednn._reset_for_tests()
-
-
 def _plans(cache):
     return [p for p in cache.get("onednn", {}).values() if p is not False]
 
@@ -238,12 +231,32 @@ def test_environment_chooses_the_backend():
                        ).stdout.strip() == "numpy"
 
 
+def _ort_output(model, x):
+    """onnxruntime's first output of `model` for input x."""
+    import onnxruntime as ort
+
+    return ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+
+
+def _record_conv_2d(monkeypatch) -> list:
+    """The list of what each onednn.conv_2d call returns (True: oneDNN ran it)."""
+    done = []
+    real = onednn.conv_2d
+
+    def recording(*args):
+        done.append(real(*args))
+        return done[-1]
+
+    monkeypatch.setattr(onednn, "conv_2d", recording)
+    return done
+
+
 @needs_onednn
 def test_session_runs_a_conv_net_through_onednn_like_onnxruntime(dnnl_backend,
                                                                   monkeypatch):
     """A small conv net (stem, 3x3 convs, Concat of two branches, pool, classifier) in
     the Session under both backends against onnxruntime."""
-    import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper
 
     import onegraph
@@ -278,16 +291,8 @@ def test_session_runs_a_conv_net_through_onednn_like_onnxruntime(dnnl_backend,
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10, 1, 1])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
-    want = ort.InferenceSession(model.SerializeToString(),
-                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-    done = []
-    real = onednn.conv_2d
-
-    def recording(*args):
-        done.append(real(*args))
-        return done[-1]
-
-    monkeypatch.setattr(onednn, "conv_2d", recording)
+    want = _ort_output(model, x)
+    done = _record_conv_2d(monkeypatch)
     session = onegraph.Session(from_onnx(model))
     for _ in range(2):
         got = session.run("y", {"x": x})
@@ -306,7 +311,6 @@ def test_session_runs_a_conv_net_through_onednn_like_onnxruntime(dnnl_backend,
 def test_single_convs_of_a_session_run_through_onednn(monkeypatch):
     """Convs outside chains (one conv between other ops) take oneDNN's plan per conv
     where the rule says it pays: the stem yes, the 1x1 no."""
-    import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper
 
     import onegraph
@@ -325,15 +329,8 @@ def test_single_convs_of_a_session_run_through_onednn(monkeypatch):
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
-    want = ort.InferenceSession(model.SerializeToString(),
-                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-    done = []
-    real = onednn.conv_2d
-
-    def recording(*args):
-        done.append(real(*args))
-        return done[-1]
-    monkeypatch.setattr(onednn, "conv_2d", recording)
+    want = _ort_output(model, x)
+    done = _record_conv_2d(monkeypatch)
     session = onegraph.Session(from_onnx(model))
     try:
         for _ in range(2):

@@ -4,7 +4,6 @@ against float64 numpy (and math.erf for the fused Gelu)."""
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 import pytest
@@ -12,15 +11,10 @@ import pytest
 from onegraph.ops import onednn, onednn_matmul
 
 from ..backends import needs_backend
+from ..threads import run_together
 
-pytestmark = needs_backend(onednn, "onednn", "oneDNN (the onednn extra)")
-
-
-@pytest.fixture(autouse=True)
-def _onednn():
-    onednn.use_backend("onednn")
-    yield
-    onednn._reset_for_tests()
+pytestmark = [needs_backend(onednn, "onednn", "oneDNN (the onednn extra)"),
+              pytest.mark.usefixtures("with_onednn")]
 
 
 def _expected(a, w, bias=None, activation=None):
@@ -129,9 +123,4 @@ def test_threads_share_a_plan():
         except Exception as e:  # reported below
             errors.append(e)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not errors and not any(t.is_alive() for t in threads)
+    assert run_together(work, 4, timeout=60) == [] and not errors

@@ -17,14 +17,8 @@ ort = pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper  # noqa: E402
 
-pytestmark = needs_backend(onednn, "onednn", "oneDNN (the onednn extra)")
-
-
-@pytest.fixture(autouse=True)
-def _onednn():
-    onednn.use_backend("onednn")
-    yield
-    onednn._reset_for_tests()
+pytestmark = [needs_backend(onednn, "onednn", "oneDNN (the onednn extra)"),
+              pytest.mark.usefixtures("with_onednn")]
 
 
 def _model(act, x_shape, k=64, n=96, bias_first=False, outputs=("y",), seed=0):

@@ -4,8 +4,6 @@ weights; the steps' own kernels when oneDNN declines or is switched off."""
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 
@@ -14,20 +12,15 @@ from onegraph.convert import from_onnx
 from onegraph.ops import onednn
 
 from ..backends import needs_backend
+from ..threads import run_together
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper  # noqa: E402
 
-pytestmark = needs_backend(onednn, "onednn", "oneDNN (the onednn extra)")
-
-
-@pytest.fixture(autouse=True)
-def _onednn():
-    onednn.use_backend("onednn")
-    yield
-    onednn._reset_for_tests()
+pytestmark = [needs_backend(onednn, "onednn", "oneDNN (the onednn extra)"),
+              pytest.mark.usefixtures("with_onednn")]
 
 
 def _conv(name, x, c_in, c_out, k, rng, weights, stride=1, pad=None, relu=True):
@@ -209,12 +202,7 @@ def test_threads_share_a_chain():
         except Exception as e:  # reported below
             errors.append(e)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not errors and not any(t.is_alive() for t in threads)
+    assert run_together(work, 4, timeout=60) == [] and not errors
 
 
 def test_a_step_that_fails_is_named():
