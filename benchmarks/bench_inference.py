@@ -18,9 +18,10 @@ MKL's packed GEMM when the `mkl` extra is installed, numpy's matmul otherwise); 
 default is ONEGRAPH_BLAS's choice ("auto"). --jit picks the backend for the kernels with
 a compiled form (ops/jit.py: numba's depthwise convs, 3x3/2 pools and BatchNormalization
 passes when the `jit` extra is installed, numpy's otherwise); the default is
-ONEGRAPH_JIT's choice. --dnnl picks the backend for 2-D float32 convs (ops/onednn.py:
-oneDNN's kernels when the `onednn` extra is installed, conv.py's own otherwise); the
-default is ONEGRAPH_DNNL's choice. The backends used are printed first.
+ONEGRAPH_JIT's choice. --dnnl picks the backend for 2-D float32 convs, the Session's
+conv-net chains and products with constant float32 weights (ops/onednn*.py: oneDNN's
+kernels when the `onednn` extra is installed, conv.py's, MKL's or numpy's otherwise);
+the default is ONEGRAPH_DNNL's choice. The backends used are printed first.
 
 Target: every model within 1.5x of onnxruntime.
 """
@@ -131,7 +132,7 @@ def main(argv=None):
 
     print(f"onegraph's products with constant weights: {blas.use_backend(args.blas)}; "
           f"compiled kernels: {jit.use_backend(args.jit)}; "
-          f"convolutions: {onednn.use_backend(args.dnnl)}")
+          f"convolutions and conv-net chains: {onednn.use_backend(args.dnnl)}")
     print(f"{'model':<14} {'onegraph ms':>12} {'ORT ms':>10} {'ratio':>7} {'max|diff|':>10}")
     worst = 0.0
     for name, model, feeds in load_models(names):

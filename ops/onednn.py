@@ -14,6 +14,10 @@ Relu, the two reorders included), im2col + GEMM (or Winograd) against oneDNN:
 SqueezeNet's 16 -> 64 3x3 on 55x55 941 -> 446 us, 32 -> 128 on 27x27 663 -> 395;
 the rule of which convs come here is conv.py's (`_onednn_pays`).
 
+The same backend runs the Session's conv-net chains, whole runs of conv-net steps kept
+in the blocked layout (ops/onednn_chain.py, train/onednn_chains.py), and products by
+constant float32 weights (ops/onednn_matmul.py, train/fuse_dense.py).
+
 The backend is chosen by the environment variable ONEGRAPH_DNNL, read at first use:
 "auto" (the default: oneDNN when its library loads, numpy otherwise), "numpy", or
 "onednn" (oneDNN or an error); `use_backend` changes it at run time. The library is the
