@@ -39,7 +39,7 @@ import os
 import numpy as np
 
 from .backend_choice import BackendChoice
-from .common import derived
+from .common import per_view
 
 BACKENDS = ("auto", "numpy", "mkl")  # as _switch.names
 
@@ -255,13 +255,7 @@ def _packed(mkl, w, layout, constant, m, n, k, cache):
     """The packed copy of the constant w for this product's (M, N, K), from `cache` or
     made and put there; None when that view of the constant already has its share of
     packs (_PACKS_PER_CONSTANT shapes)."""
-    owner = w
-    while isinstance(owner.base, np.ndarray):
-        owner = owner.base
-    # each view of the owner (any part, either orientation) has its own packs
-    views = derived(cache, ("blas.packed", constant, id(owner)), owner, lambda _: {})
-    view = (w.ctypes.data - owner.ctypes.data, w.shape, w.strides)
-    packs = views.setdefault(view, {})
+    packs = per_view(cache, ("blas.packed", constant), w)
     packed = packs.get((m, n, k))
     if packed is not None or len(packs) >= _PACKS_PER_CONSTANT:
         return packed

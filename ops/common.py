@@ -28,6 +28,18 @@ def derived(cache: dict, key, source, make):
     return held[1]
 
 
+def per_view(cache: dict, tag, w: np.ndarray) -> dict:
+    """A dict in `cache` for this view of the array owning w's memory (its base, for
+    a transposed or reshaped view made per call), under `tag`: what is made from a
+    constant once (a pack, a reordered copy) is kept per part and orientation of it.
+    Holding the owner keeps its id from passing to a new array. Never raises."""
+    owner = w
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    views = derived(cache, (tag, id(owner)), owner, lambda _: {})
+    return views.setdefault((w.ctypes.data - owner.ctypes.data, w.shape, w.strides), {})
+
+
 def broadcast_shape(*shapes, where: str = ""):
     """Numpy/ONNX multidirectional broadcast of shapes with None for unknown dims.
 

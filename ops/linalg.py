@@ -66,8 +66,9 @@ def _matmul_kernel(inputs, attrs, ctx):
 
 def _times_weights(a, b, attrs, constant):
     """a @ b for 2-D a and b; when b is `constant` (a plan constant, a view of one or
-    the node's cached copy of one), through the BLAS backend's packed product with its
-    pack in the node's cache (ops/blas.py), else numpy."""
+    the node's cached copy of one), through oneDNN's matmul (ops/onednn_matmul.py) or
+    else the BLAS backend's packed product (ops/blas.py), with the reordered weights or
+    pack in the node's cache; else numpy."""
     if constant:
         cache = kernel_cache(attrs)
         y = onednn_matmul.matmul_constant(a, b, cache)

@@ -22,7 +22,7 @@ import threading
 import numpy as np
 
 from ..errors import ExecutionError
-from .common import derived
+from .common import per_view
 from .onednn import (_ANY, _ARG_BIAS, _ARG_DST, _ARG_SCRATCHPAD, _ARG_SRC, _ARG_WEIGHTS,
                      _QUERY_WEIGHTS, Primitive, StreamState, _active_library,
                      _aligned_floats, _arguments, _Declined, reordered_weights,
@@ -134,12 +134,8 @@ def matmul_constant(a: np.ndarray, w: np.ndarray, cache: dict, bias=None,
         return None
     # (oneDNN's fast kernels want dense rows: with a row stride it picks a GEMM)
     a = np.ascontiguousarray(a)
-    owner = w
-    while isinstance(owner.base, np.ndarray):
-        owner = owner.base
-    # plans per view of the owner (Gemm's transB makes a new view on every call)
-    views = derived(cache, ("onednn.matmul", id(owner)), owner, lambda _: {})
-    plans = views.setdefault((w.ctypes.data - owner.ctypes.data, w.shape, w.strides), {})
+    # (Gemm's transB makes a new view of the constant on every call)
+    plans = per_view(cache, "onednn.matmul", w)
     key = (m, activation)
     plan = plans.get(key)
     if plan is not None and plan is not False and plan.bias is not bias:
